@@ -1,0 +1,343 @@
+package mailbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The states of a message in a mailbox. Each is a directory under the
+// agent's mailbox, and a message changes state by a rename, never by an
+// edit in place.
+const (
+	Tmp      = "tmp"      // staging: writers write here, then rename
+	Outbox   = "outbox"   // what the agent sends
+	Sent     = "sent"     // routed: the original file, named by its id
+	Rejected = "rejected" // refused, with a .reason file beside it
+	Inbox    = "inbox"    // delivered, not yet handled
+	Cur      = "cur"      // claimed, being handled
+	Done     = "done"     // handled
+	Dead     = "dead"     // given up, with a .reason file beside it
+)
+
+// States lists every mailbox state directory.
+var States = []string{Tmp, Outbox, Sent, Rejected, Inbox, Cur, Done, Dead}
+
+// received lists, in the order a message moves through them, the states
+// that hold a delivered message.
+var received = []string{Inbox, Cur, Done, Dead}
+
+// ReasonSuffix ends the name of the file that says why a message beside it
+// was rejected or given up.
+const ReasonSuffix = ".reason"
+
+// deliverySuffix ends the name of a delivery staged in a recipient's tmp/.
+// Only the router writes such files, so a runner starting after a crash may
+// remove them.
+const deliverySuffix = ".delivery"
+
+// ErrNotFound is the error for a message that is not in the state an
+// operation expects it in.
+var ErrNotFound = errors.New("message not found")
+
+// Dir is an agent's mailbox directory (mailboxes/<agent>). Its base name is
+// the agent's name.
+type Dir string
+
+// Agent returns the name of the agent that owns the mailbox.
+func (d Dir) Agent() string { return filepath.Base(string(d)) }
+
+// Path returns the path of name in a state directory.
+func (d Dir) Path(state, name string) string {
+	return filepath.Join(string(d), state, name)
+}
+
+// Init creates the mailbox and its state directories; it is a no-op for
+// the ones that exist.
+func (d Dir) Init() error {
+	for _, s := range States {
+		if err := os.MkdirAll(filepath.Join(string(d), s), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Send writes m into the outbox durably: it is staged in tmp/, synced,
+// renamed to outbox/<id>.md, and the outbox directory is synced. m must
+// have an id. It returns the path of the file in the outbox.
+func (d Dir) Send(m *Message) (string, error) {
+	id, ok := m.Get("id")
+	if !ok || !IsID(id) {
+		return "", fmt.Errorf("send: message has no valid id")
+	}
+	name := FileName(id)
+	tmp := d.Path(Tmp, name)
+	if err := writeFile(tmp, m.Bytes(), true); err != nil {
+		return "", err
+	}
+	dst := d.Path(Outbox, name)
+	if err := os.Link(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("send: %w", err)
+	}
+	if err := os.Remove(tmp); err != nil {
+		return "", err
+	}
+	if err := syncDir(filepath.Join(string(d), Outbox)); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+// Deliver puts a message into the inbox under "<id>.md", unless the
+// mailbox already holds it in any received state (inbox, cur, done, dead),
+// which makes a repeated delivery a no-op: it reports false then. The copy
+// is staged in tmp/ and linked into inbox/; it is durable once s.Sync
+// returns.
+func (d Dir) Deliver(id string, data []byte, s *Syncer) (delivered bool, err error) {
+	name := FileName(id)
+	// States are checked in the order a message moves through them, so a
+	// copy that moves on while we look is still seen.
+	for _, st := range received {
+		if _, err := os.Lstat(d.Path(st, name)); err == nil {
+			return false, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return false, err
+		}
+	}
+	tmp := d.Path(Tmp, name+deliverySuffix)
+	if err := writeFile(tmp, data, s.perFile); err != nil {
+		return false, fmt.Errorf("deliver to %s: %w", d.Agent(), err)
+	}
+	err = os.Link(tmp, d.Path(Inbox, name))
+	os.Remove(tmp)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("deliver to %s: %w", d.Agent(), err)
+	}
+	s.dirty(filepath.Join(string(d), Inbox))
+	return true, nil
+}
+
+// CleanTmp removes deliveries a stopped router left staged in tmp/. Files
+// other writers stage there are left alone.
+func (d Dir) CleanTmp() error {
+	entries, err := os.ReadDir(filepath.Join(string(d), Tmp))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), deliverySuffix) {
+			if err := os.Remove(d.Path(Tmp, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// MarkSent moves a routed file from the outbox to sent/<id>.md. The move is
+// durable once s.Sync returns.
+func (d Dir) MarkSent(name, id string, s *Syncer) error {
+	if err := os.Rename(d.Path(Outbox, name), d.Path(Sent, FileName(id))); err != nil {
+		return err
+	}
+	s.dirty(filepath.Join(string(d), Outbox))
+	s.dirty(filepath.Join(string(d), Sent))
+	return nil
+}
+
+// IsSent reports whether the agent already sent a message with this id.
+func (d Dir) IsSent(id string) bool {
+	_, err := os.Lstat(d.Path(Sent, FileName(id)))
+	return err == nil
+}
+
+// Reject moves a file out of the outbox into rejected/ and writes the
+// reason beside it, in "<name>.reason". The rejected file is named after
+// the time the file was last modified and its original name, so a rejection
+// repeated after a crash lands in the same place. It returns the path of
+// the rejected file. The file is moved with a rename and never opened, so
+// symbolic links, pipes and devices are safe to reject. The move is durable
+// once s.Sync returns.
+func (d Dir) Reject(name string, modified time.Time, reason string, s *Syncer) (string, error) {
+	base := modified.UTC().Format("20060102-150405.000000Z") + "-" + truncateName(name, 180)
+	target := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(d.Path(Rejected, target)); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		target = fmt.Sprintf("%s-%d", base, i)
+	}
+	if err := d.writeReason(Rejected, target, reason, s.perFile); err != nil {
+		return "", err
+	}
+	dst := d.Path(Rejected, target)
+	if err := os.Rename(d.Path(Outbox, name), dst); err != nil {
+		return "", err
+	}
+	s.dirty(filepath.Join(string(d), Outbox))
+	s.dirty(filepath.Join(string(d), Rejected))
+	return dst, nil
+}
+
+// writeReason writes "<name>.reason" in a state directory, staged in tmp/.
+func (d Dir) writeReason(state, name, reason string, sync bool) error {
+	if !strings.HasSuffix(reason, "\n") {
+		reason += "\n"
+	}
+	tmp := d.Path(Tmp, name+ReasonSuffix)
+	if err := writeFile(tmp, []byte(reason), sync); err != nil {
+		return err
+	}
+	return os.Rename(tmp, d.Path(state, name+ReasonSuffix))
+}
+
+// Claim moves a message from inbox/ to cur/: its handler has taken it. The
+// move is durable when Claim returns.
+func (d Dir) Claim(id string) error {
+	return d.move(id, Inbox, Cur)
+}
+
+// Finish moves a message from cur/ to done/. The move is durable when
+// Finish returns.
+func (d Dir) Finish(id string) error {
+	return d.move(id, Cur, Done)
+}
+
+// GiveUp moves a message from cur/ to dead/ and writes the reason beside
+// it. The move is durable when GiveUp returns.
+func (d Dir) GiveUp(id, reason string) error {
+	if _, err := os.Lstat(d.Path(Cur, FileName(id))); err != nil {
+		return d.notFound(id, Cur, err)
+	}
+	if err := d.writeReason(Dead, FileName(id), reason, true); err != nil {
+		return err
+	}
+	return d.move(id, Cur, Dead)
+}
+
+func (d Dir) move(id, from, to string) error {
+	name := FileName(id)
+	if err := os.Rename(d.Path(from, name), d.Path(to, name)); err != nil {
+		return d.notFound(id, from, err)
+	}
+	if err := syncDir(filepath.Join(string(d), to)); err != nil {
+		return err
+	}
+	return syncDir(filepath.Join(string(d), from))
+}
+
+func (d Dir) notFound(id, state string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %s/%s: %w", d.Agent(), state, FileName(id), ErrNotFound)
+	}
+	return err
+}
+
+// Entry is a file in a mailbox state directory.
+type Entry struct {
+	Name     string    // file name
+	Path     string    // path of the file
+	ID       string    // message id when the name is "<id>.md"; else empty
+	Modified time.Time // last modification
+	Size     int64
+	Reason   string // first line of the .reason file beside it, if any
+}
+
+// List returns the files in a state directory, sorted by name (for
+// messages named by id, the order they were sent in). Reason files are not
+// listed; their first line is in Entry.Reason. Entries that vanish while
+// listing are skipped.
+func (d Dir) List(state string) ([]Entry, error) {
+	dir := filepath.Join(string(d), state)
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]bool, len(des))
+	for _, de := range des {
+		names[de.Name()] = true
+	}
+	var out []Entry
+	for _, de := range des {
+		n := de.Name()
+		if strings.HasSuffix(n, ReasonSuffix) && names[strings.TrimSuffix(n, ReasonSuffix)] {
+			continue
+		}
+		info, err := de.Info()
+		if err != nil {
+			continue
+		}
+		e := Entry{Name: n, Path: filepath.Join(dir, n), Modified: info.ModTime(), Size: info.Size()}
+		if stem, ok := strings.CutSuffix(n, ".md"); ok && IsID(stem) {
+			e.ID = stem
+		}
+		if names[n+ReasonSuffix] {
+			e.Reason = firstLine(filepath.Join(dir, n+ReasonSuffix))
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Count returns the number of messages in a state directory (reason files
+// and scratch files not counted).
+func (d Dir) Count(state string) (int, error) {
+	des, err := os.ReadDir(filepath.Join(string(d), state))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, de := range des {
+		if !strings.HasSuffix(de.Name(), ReasonSuffix) && !IsScratch(de.Name()) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func firstLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	l, _, _ := strings.Cut(string(b), "\n")
+	return l
+}
+
+func truncateName(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	return name[:max]
+}
+
+// IsScratch reports whether a name in a mailbox is an editor's or a tool's
+// scratch file rather than a message: dot files, backups ending in "~",
+// emacs "#autosave#" files, vim swap files and vim's numeric write probe
+// ("4913"), and ".tmp" files. The router leaves them alone.
+func IsScratch(name string) bool {
+	if name == "" || name[0] == '.' || strings.HasSuffix(name, "~") || strings.HasSuffix(name, ".tmp") {
+		return true
+	}
+	if strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") {
+		return true
+	}
+	for _, ext := range []string{".swp", ".swo", ".swx", ".swpx"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return strings.Trim(name, "0123456789") == ""
+}

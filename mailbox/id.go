@@ -1,0 +1,113 @@
+package mailbox
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+)
+
+// A message id reads, in `ls`, as the UTC time it was sent, the sender and
+// six hex digits that tell apart messages sent in the same microsecond:
+//
+//	20261121-101500.123456Z-alice-3fa9c2
+//
+// Ids sort by time, and a message is stored under "<id>.md" in every
+// mailbox state, so a directory listing is in sending order.
+const idTimeLayout = "20060102-150405.000000Z"
+
+var (
+	idPattern   = regexp.MustCompile(`^(\d{8}-\d{6}\.\d{6}Z)-([a-z0-9]+(?:-[a-z0-9]+)*)-([0-9a-f]{6})$`)
+	namePattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+)
+
+// maxNameLen bounds agent names, which are used as directory names.
+const maxNameLen = 64
+
+// ErrBadName is the error for a name that is not lower-case kebab-case.
+var ErrBadName = errors.New("not a valid name: use lower-case letters, digits and single hyphens (like team-lead)")
+
+// CheckName returns an error unless name is lower-case kebab-case: letters,
+// digits and single inner hyphens, at most 64 characters. Names checked this
+// way are safe to use as file and directory names.
+func CheckName(name string) error {
+	if len(name) > maxNameLen {
+		return fmt.Errorf("%q is longer than %d characters", name, maxNameLen)
+	}
+	if !namePattern.MatchString(name) {
+		return fmt.Errorf("%q is %w", name, ErrBadName)
+	}
+	return nil
+}
+
+// IDs hands out message ids. Ids from one IDs value are strictly
+// increasing, even when the clock stands still or steps back. The zero value
+// is ready to use and reads the system clock.
+type IDs struct {
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+
+	mu   sync.Mutex
+	last time.Time
+}
+
+// New returns a fresh id for a message sent by from.
+func (g *IDs) New(from string) string {
+	now := time.Now
+	if g.Now != nil {
+		now = g.Now
+	}
+	t := now().UTC().Truncate(time.Microsecond)
+	g.mu.Lock()
+	if !t.After(g.last) {
+		t = g.last.Add(time.Microsecond)
+	}
+	g.last = t
+	g.mu.Unlock()
+	var r [3]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails on supported platforms
+	return formatID(t, from, hex.EncodeToString(r[:]))
+}
+
+// DerivedID returns the id of a message that arrived without one: its time
+// is the file's modification time and its suffix a digest of the file's name
+// and content, so that the same file gets the same id after a crash.
+func DerivedID(from string, modified time.Time, name string, content []byte) string {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(content)
+	return formatID(modified.UTC().Truncate(time.Microsecond), from, hex.EncodeToString(h.Sum(nil)[:3]))
+}
+
+func formatID(t time.Time, from, suffix string) string {
+	return t.Format(idTimeLayout) + "-" + from + "-" + suffix
+}
+
+// ParseID splits a message id into the time it was sent and its sender.
+func ParseID(id string) (sent time.Time, from string, err error) {
+	m := idPattern.FindStringSubmatch(id)
+	if m == nil {
+		return time.Time{}, "", fmt.Errorf("%q is not a parley message id (like 20261121-101500.123456Z-alice-3fa9c2); leave id out and parley assigns one", id)
+	}
+	t, err := time.Parse(idTimeLayout, m[1])
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("%q is not a parley message id: %v", id, err)
+	}
+	return t, m[2], nil
+}
+
+// IsID reports whether s has the form of a message id.
+func IsID(s string) bool { return idPattern.MatchString(s) }
+
+// FileName returns the file name a message with this id has in every
+// mailbox state.
+func FileName(id string) string { return id + ".md" }
+
+// TimeFormat is how parley writes times in headers (the created field) and
+// in its journal: RFC 3339, UTC, microseconds.
+const TimeFormat = "2006-01-02T15:04:05.000000Z"

@@ -1,0 +1,762 @@
+// Package mailbox owns parley's message files and mailbox directories: it
+// parses and writes messages (YAML frontmatter or tag-first), names them,
+// and moves them between the states of a mailbox (tmp, outbox, sent,
+// rejected, inbox, cur, done, dead) with renames that survive a crash.
+package mailbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Reserved header fields, in the order parley writes them when it adds
+// them to a message. Every other header field is the protocol's payload.
+var reserved = []string{
+	"id", "from", "to", "cc", "type", "signal", "thread",
+	"reply_to", "request_id", "summary", "created",
+}
+
+// IsReserved reports whether key is one of the header fields parley itself
+// gives a meaning to (id, from, to, cc, type, signal, thread, reply_to,
+// request_id, summary, created).
+func IsReserved(key string) bool {
+	for _, r := range reserved {
+		if r == key {
+			return true
+		}
+	}
+	return false
+}
+
+// maxDepth bounds the nesting of a header value; deeper headers are refused
+// rather than walked.
+const maxDepth = 64
+
+// ParseError is the error for a message file that cannot be read as a
+// message. It names the file (when known), the line (1-based, counted in the
+// file) and the header field concerned (when there is one).
+type ParseError struct {
+	Path  string // file the message came from; empty when parsed from memory
+	Line  int    // 1-based line in the file; 0 when unknown
+	Field string // header field concerned; empty when none
+	Err   error
+}
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(":")
+	}
+	if e.Line > 0 {
+		b.WriteString(strconv.Itoa(e.Line))
+		b.WriteString(":")
+	}
+	if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Errors callers may branch on with errors.Is.
+var (
+	// ErrEmpty is the error for an empty message file.
+	ErrEmpty = errors.New("empty file")
+	// ErrBinary is the error for a file that is not UTF-8 text.
+	ErrBinary = errors.New("not a text file")
+	// ErrNoHeader is the error for a file that has neither frontmatter nor
+	// a tag line.
+	ErrNoHeader = errors.New("no header: a message starts with a '---' frontmatter block or a [TYPE] tag line")
+)
+
+// Message is one parsed message: an ordered header and a body kept byte for
+// byte. The header keeps the key order, comments and quoting of the file it
+// came from; Bytes writes it back with only the added keys new.
+type Message struct {
+	// Tag is the tag of a tag-first message ("NARRATIVE" for a file whose
+	// first line is "[NARRATIVE]"); empty for a frontmatter message.
+	Tag string
+	// Body is everything after the header, byte for byte.
+	Body []byte
+
+	header    *yaml.Node // mapping node
+	raw       []byte     // header text as written, reusable while rawValid
+	rawValid  bool       // raw is a block mapping that still matches header
+	added     []string   // keys set since parsing that were not in raw
+	firstLine int        // file line of the first header line
+}
+
+// New returns an empty message with the given body.
+func New(body []byte) *Message {
+	return &Message{
+		Body:      body,
+		header:    &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"},
+		rawValid:  true,
+		firstLine: 2,
+	}
+}
+
+var (
+	tagLine = regexp.MustCompile(`^\[([A-Za-z][A-Za-z0-9_-]*)\][ \t]*\r?$`)
+	keyLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*[ \t]*:([ \t]|\r?$)`)
+	yamlErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	typeErr = regexp.MustCompile(`^line (\d+): (.*)$`)
+)
+
+// Parse reads a message: YAML frontmatter between '---' lines, or a
+// tag-first message ("[TAG]" on line one, "key: value" lines, a blank line,
+// free text), which is normalised to a header with "type: TAG". Errors are
+// *ParseError values naming the line and, where there is one, the field.
+func Parse(data []byte) (*Message, error) {
+	if len(data) == 0 {
+		return nil, &ParseError{Err: ErrEmpty}
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, &ParseError{Line: lineAt(data, i), Err: fmt.Errorf("%w: NUL byte at offset %d", ErrBinary, i)}
+	}
+	if !utf8.Valid(data) {
+		i := firstInvalidUTF8(data)
+		return nil, &ParseError{Line: lineAt(data, i), Err: fmt.Errorf("%w: invalid UTF-8 at offset %d", ErrBinary, i)}
+	}
+	text := data
+	if bytes.HasPrefix(text, []byte("\uFEFF")) {
+		text = text[3:]
+	}
+	first, rest := cutLine(text)
+	switch {
+	case isDelimiter(first, "---"):
+		return parseFrontmatter(rest)
+	case tagLine.Match(first):
+		tag := string(tagLine.FindSubmatch(first)[1])
+		return parseTagFirst(tag, rest)
+	}
+	if len(bytes.TrimSpace(text)) == 0 {
+		return nil, &ParseError{Line: 1, Err: fmt.Errorf("%w: only white space", ErrEmpty)}
+	}
+	return nil, &ParseError{Line: 1, Err: ErrNoHeader}
+}
+
+// parseFrontmatter parses the text after an opening "---" line: the header
+// runs to the next "---" (or "...") line, and the body is everything after.
+func parseFrontmatter(rest []byte) (*Message, error) {
+	for off := 0; off < len(rest); {
+		l, _ := cutLine(rest[off:])
+		next := off + len(l) + eolLen(rest[off+len(l):])
+		if isDelimiter(l, "---") || isDelimiter(l, "...") {
+			m, err := newParsed(rest[:off], 2)
+			if err != nil {
+				return nil, err
+			}
+			m.Body = rest[next:]
+			return m, nil
+		}
+		off = next
+	}
+	return nil, &ParseError{Line: 1, Field: "header", Err: errors.New("frontmatter is never closed: add a '---' line after the header")}
+}
+
+// parseTagFirst parses the lines after a "[TAG]" line: a header of
+// YAML-like lines, ended by a blank line that is not inside a block scalar,
+// or by the first line that is not header-like.
+func parseTagFirst(tag string, rest []byte) (*Message, error) {
+	end, bodyStart := 0, 0
+	for off := 0; ; {
+		if off >= len(rest) {
+			end, bodyStart = off, off
+			break
+		}
+		l, _ := cutLine(rest[off:])
+		next := off + len(l) + eolLen(rest[off+len(l):])
+		trimmed := bytes.TrimRight(l, " \t\r")
+		if len(trimmed) == 0 {
+			if continuesBlock(rest[next:]) && off > 0 {
+				off = next
+				continue
+			}
+			end, bodyStart = off, next
+			break
+		}
+		if !headerLike(l, off == 0) {
+			end, bodyStart = off, off
+			break
+		}
+		off = next
+	}
+	m, err := newParsed(rest[:end], 2)
+	if err != nil {
+		lenient, lerr := parseLenient(rest[:end], 2)
+		if lerr != nil {
+			return nil, err
+		}
+		m = lenient
+	}
+	m.Tag = tag
+	m.Body = rest[bodyStart:]
+	if _, ok := m.lookup("type"); !ok {
+		m.Set("type", tag)
+	} else if t, _ := m.Get("type"); t != tag {
+		return nil, &ParseError{Line: m.Line("type"), Field: "type", Err: fmt.Errorf("%q disagrees with the tag [%s] on line 1", t, tag)}
+	}
+	return m, nil
+}
+
+// headerLike reports whether a line of a tag-first message belongs to its
+// header: a "key:" line, an indented continuation, a list item or a comment.
+func headerLike(l []byte, first bool) bool {
+	if keyLine.Match(l) {
+		return true
+	}
+	if first {
+		return false
+	}
+	return l[0] == ' ' || l[0] == '\t' || l[0] == '#' || bytes.HasPrefix(l, []byte("- "))
+}
+
+// continuesBlock reports whether the text after a blank line goes on with
+// an indented line, as a block scalar with an empty line in it does.
+func continuesBlock(text []byte) bool {
+	for len(text) > 0 {
+		l, _ := cutLine(text)
+		if len(bytes.TrimRight(l, " \t\r")) > 0 {
+			return l[0] == ' ' || l[0] == '\t'
+		}
+		text = text[len(l)+eolLen(text[len(l):]):]
+	}
+	return false
+}
+
+// parseLenient reads a tag-first header that is not valid YAML as plain
+// "key: value" lines, each value a string, the way people and models write
+// them ("note: Remember: the door is locked").
+func parseLenient(header []byte, firstLine int) (*Message, error) {
+	m := New(nil)
+	m.rawValid = false
+	m.firstLine = firstLine
+	for i, l := range strings.Split(strings.TrimRight(string(header), "\n"), "\n") {
+		l = strings.TrimRight(l, "\r")
+		if !keyLine.MatchString(l) {
+			return nil, errors.New("not key: value lines")
+		}
+		k, v, _ := strings.Cut(l, ":")
+		k = strings.TrimSpace(k)
+		if _, dup := m.lookup(k); dup {
+			return nil, errors.New("duplicate key")
+		}
+		m.header.Content = append(m.header.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k, Line: i + 1},
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: strings.TrimSpace(v), Line: i + 1})
+	}
+	return m, nil
+}
+
+// newParsed decodes a YAML header whose first line is firstLine in the file.
+func newParsed(header []byte, firstLine int) (m *Message, err error) {
+	m = New(nil)
+	m.firstLine = firstLine
+	m.raw = header
+	if len(bytes.TrimSpace(header)) == 0 {
+		return m, nil
+	}
+	var doc yaml.Node
+	if err := safeUnmarshal(header, &doc); err != nil {
+		return nil, yamlError(err, header, firstLine)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return m, nil
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return m, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &ParseError{Line: root.Line + firstLine - 1, Err: errors.New("header is not a set of key: value fields")}
+	}
+	if err := checkNode(root, firstLine, 0); err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(root.Content)/2)
+	for i := 0; i < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.Tag != "!!int" && k.Tag != "!!bool") {
+			return nil, &ParseError{Line: k.Line + firstLine - 1, Err: errors.New("header keys must be plain names")}
+		}
+		if seen[k.Value] {
+			return nil, &ParseError{Line: k.Line + firstLine - 1, Field: k.Value, Err: errors.New("appears twice in the header")}
+		}
+		seen[k.Value] = true
+	}
+	m.header = root
+	// A block mapping can take more keys written before or after it as
+	// text; a flow mapping ({a: 1}) has to be written out again.
+	m.rawValid = root.Style&yaml.FlowStyle == 0
+	return m, nil
+}
+
+// checkNode refuses anchors, aliases and excessive nesting anywhere in a
+// header: a message has no use for them, and they are how YAML bombs work.
+func checkNode(n *yaml.Node, firstLine, depth int) error {
+	if depth > maxDepth {
+		return &ParseError{Line: n.Line + firstLine - 1, Err: fmt.Errorf("header nests deeper than %d levels", maxDepth)}
+	}
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		return &ParseError{Line: n.Line + firstLine - 1, Err: errors.New("YAML anchors and aliases are not allowed in a message header")}
+	}
+	for _, c := range n.Content {
+		if err := checkNode(c, firstLine, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// safeUnmarshal decodes YAML and turns a panic in the decoder into an error:
+// message headers come from anyone, and bad input must never crash parley.
+func safeUnmarshal(data []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: cannot decode header (%v)", r)
+		}
+	}()
+	return yaml.Unmarshal(data, v)
+}
+
+// yamlError converts a yaml.v3 error into a *ParseError with a file line.
+func yamlError(err error, header []byte, firstLine int) error {
+	msg := err.Error()
+	if te := (*yaml.TypeError)(nil); errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	line := 0
+	if m := yamlErr.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	} else if m := typeErr.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	if l := badLine(header); l > 0 {
+		line = l
+	}
+	if line == 0 {
+		line = 1
+	}
+	return &ParseError{Line: line + firstLine - 1, Field: "header", Err: errors.New(strings.TrimPrefix(msg, "yaml: "))}
+}
+
+// maxBadLineSearch bounds the header size for which badLine searches.
+const maxBadLineSearch = 200
+
+// badLine finds the line of a header that YAML refuses: the line after the
+// longest run of leading lines that still parses. yaml.v3 reports some
+// errors on the line a construct started, counted from 0, and others on the
+// line after the problem; this finds the line a person has to fix. It
+// returns 0 for headers too long to search.
+func badLine(header []byte) int {
+	lines := bytes.SplitAfter(header, []byte("\n"))
+	if len(lines) > maxBadLineSearch {
+		return 0
+	}
+	for k := len(lines) - 1; k >= 0; k-- {
+		var doc yaml.Node
+		if safeUnmarshal(bytes.Join(lines[:k], nil), &doc) == nil {
+			return k + 1
+		}
+	}
+	return 1
+}
+
+// lookup returns the value node of key.
+func (m *Message) lookup(key string) (*yaml.Node, bool) {
+	c := m.header.Content
+	for i := 0; i+1 < len(c); i += 2 {
+		if c[i].Value == key {
+			return c[i+1], true
+		}
+	}
+	return nil, false
+}
+
+// Has reports whether the header has key.
+func (m *Message) Has(key string) bool {
+	_, ok := m.lookup(key)
+	return ok
+}
+
+// Get returns the value of a scalar header field. ok is false when the key
+// is absent or its value is not a scalar (a list or a mapping).
+func (m *Message) Get(key string) (value string, ok bool) {
+	n, found := m.lookup(key)
+	if !found || n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	if n.Tag == "!!null" {
+		return "", true
+	}
+	return n.Value, true
+}
+
+// Names returns the value of a header field that holds one name or a list
+// of names (to, cc). A missing field gives nil. A value that is neither a
+// scalar nor a list of scalars is a *ParseError naming the field.
+func (m *Message) Names(key string) ([]string, error) {
+	n, found := m.lookup(key)
+	if !found || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		return nil, nil
+	}
+	bad := &ParseError{Line: m.lineOf(n), Field: key, Err: errors.New("must be a name or a list of names")}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		var out []string
+		for _, part := range strings.Split(n.Value, ",") {
+			if p := strings.TrimSpace(part); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	case yaml.SequenceNode:
+		out := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return nil, bad
+			}
+			out = append(out, c.Value)
+		}
+		return out, nil
+	}
+	return nil, bad
+}
+
+// Value returns a header field decoded into a Go value (string, bool, int,
+// float64, []any, map[string]any), or nil when the key is absent.
+func (m *Message) Value(key string) any {
+	n, ok := m.lookup(key)
+	if !ok {
+		return nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return n.Value
+	}
+	return v
+}
+
+// Keys returns the header keys in file order.
+func (m *Message) Keys() []string {
+	keys := make([]string, 0, len(m.header.Content)/2)
+	for i := 0; i+1 < len(m.header.Content); i += 2 {
+		keys = append(keys, m.header.Content[i].Value)
+	}
+	return keys
+}
+
+// Line returns the file line of a header key, or 0 when it is absent or was
+// added after parsing.
+func (m *Message) Line(key string) int {
+	c := m.header.Content
+	for i := 0; i+1 < len(c); i += 2 {
+		if c[i].Value == key {
+			return m.lineOf(c[i])
+		}
+	}
+	return 0
+}
+
+func (m *Message) lineOf(n *yaml.Node) int {
+	if n.Line == 0 {
+		return 0
+	}
+	return n.Line + m.firstLine - 1
+}
+
+// Set sets a header field to a string value. A key already present keeps
+// its place; a new reserved key goes before the keys of the file, in
+// parley's order, and any other new key goes after them.
+func (m *Message) Set(key, value string) {
+	v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}
+	m.SetNode(key, v)
+}
+
+// SetValue sets a header field to the YAML value written as text: "true" is
+// a boolean, "12" an integer, "[a, b]" a list; text that is not a single
+// YAML value is kept as a string.
+func (m *Message) SetValue(key, text string) {
+	var doc yaml.Node
+	if err := safeUnmarshal([]byte(text), &doc); err == nil && len(doc.Content) == 1 && checkNode(doc.Content[0], 1, 0) == nil {
+		v := doc.Content[0]
+		if v.Kind == yaml.ScalarNode && v.Style == 0 {
+			clearPos(v)
+			m.SetNode(key, v)
+			return
+		}
+		if v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle != 0 {
+			clearPos(v)
+			m.SetNode(key, v)
+			return
+		}
+	}
+	m.Set(key, text)
+}
+
+func clearPos(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		clearPos(c)
+	}
+}
+
+// SetNames sets a header field to one name, or to a list of names.
+func (m *Message) SetNames(key string, names []string) {
+	if len(names) == 1 {
+		m.Set(key, names[0])
+		return
+	}
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+	for _, n := range names {
+		seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: n})
+	}
+	m.SetNode(key, seq)
+}
+
+// SetNode sets a header field to a YAML node.
+func (m *Message) SetNode(key string, v *yaml.Node) {
+	c := m.header.Content
+	for i := 0; i+1 < len(c); i += 2 {
+		if c[i].Value == key {
+			c[i+1] = v
+			m.rawValid = m.rawValid && m.isAdded(key)
+			return
+		}
+	}
+	k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}
+	m.added = append(m.added, key)
+	if !IsReserved(key) {
+		m.header.Content = append(m.header.Content, k, v)
+		return
+	}
+	// Reserved keys go before the file's own keys, after earlier
+	// additions that come before them in parley's order.
+	at := 0
+	for i := 0; i+1 < len(c); i += 2 {
+		if !m.isAdded(c[i].Value) || !IsReserved(c[i].Value) || ReservedRank(c[i].Value) > ReservedRank(key) {
+			break
+		}
+		at = i + 2
+	}
+	out := make([]*yaml.Node, 0, len(c)+2)
+	out = append(out, c[:at]...)
+	out = append(out, k, v)
+	out = append(out, c[at:]...)
+	m.header.Content = out
+}
+
+// Delete removes a header field.
+func (m *Message) Delete(key string) {
+	c := m.header.Content
+	for i := 0; i+1 < len(c); i += 2 {
+		if c[i].Value == key {
+			m.header.Content = append(c[:i:i], c[i+2:]...)
+			if !m.isAdded(key) {
+				m.rawValid = false
+			}
+			return
+		}
+	}
+}
+
+func (m *Message) isAdded(key string) bool {
+	for _, a := range m.added {
+		if a == key {
+			return true
+		}
+	}
+	return false
+}
+
+// ReservedRank returns the position of a reserved field in parley's order
+// (id first, created last), and len(reserved) for any other field.
+func ReservedRank(key string) int {
+	for i, r := range reserved {
+		if r == key {
+			return i
+		}
+	}
+	return len(reserved)
+}
+
+// Bytes returns the message as a frontmatter file: "---", the header,
+// "---", the body. The header text of a parsed file is reused as written;
+// keys added since parsing are written before it (reserved keys) or after it
+// (payload keys), so comments, quoting and order survive.
+func (m *Message) Bytes() []byte {
+	var b bytes.Buffer
+	b.Grow(len(m.raw) + len(m.Body) + 256)
+	b.WriteString("---\n")
+	if m.rawValid {
+		var before, after []*yaml.Node
+		c := m.header.Content
+		for i := 0; i+1 < len(c); i += 2 {
+			if !m.isAdded(c[i].Value) {
+				continue
+			}
+			if IsReserved(c[i].Value) {
+				before = append(before, c[i], c[i+1])
+			} else {
+				after = append(after, c[i], c[i+1])
+			}
+		}
+		writeMapping(&b, before)
+		b.Write(m.raw)
+		if len(m.raw) > 0 && m.raw[len(m.raw)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+		writeMapping(&b, after)
+	} else {
+		writeMapping(&b, m.header.Content)
+	}
+	b.WriteString("---\n")
+	b.Write(m.Body)
+	return b.Bytes()
+}
+
+// writeMapping writes key/value node pairs as a block mapping: plain
+// "key: value" lines where the value needs no quoting, YAML's own encoding
+// otherwise.
+func writeMapping(b *bytes.Buffer, pairs []*yaml.Node) {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		k, v := pairs[i], pairs[i+1]
+		if plainSafe(v) && plainToken.MatchString(k.Value) {
+			b.WriteString(k.Value)
+			b.WriteString(": ")
+			b.WriteString(v.Value)
+			b.WriteByte('\n')
+			continue
+		}
+		enc := yaml.NewEncoder(b)
+		enc.SetIndent(2)
+		_ = enc.Encode(&yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{k, v}}) // encoding a well-formed node into a buffer cannot fail
+		_ = enc.Close()
+	}
+}
+
+var (
+	plainToken = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
+	timestamp  = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$`)
+)
+
+// plainSafe reports whether a node can be written as "key: value" by hand:
+// a string scalar made of name characters that YAML reads back as the same
+// string.
+func plainSafe(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+		return false
+	}
+	if !plainToken.MatchString(n.Value) && !timestamp.MatchString(n.Value) {
+		return false
+	}
+	switch n.Tag {
+	case "!!str":
+		return readsAsString(n.Value)
+	case "!!int", "!!bool", "!!float", "!!timestamp":
+		return n.Style == 0
+	}
+	return false
+}
+
+// readsAsString reports whether a plain scalar made of name characters is
+// read back by YAML as a string (and not as a boolean, null or number).
+// Timestamps count as strings: parley reads them as text.
+func readsAsString(v string) bool {
+	switch strings.ToLower(v) {
+	case "true", "false", "yes", "no", "y", "n", "on", "off", "null":
+		return false
+	}
+	if _, err := strconv.ParseFloat(strings.ReplaceAll(v, "_", ""), 64); err == nil {
+		return false
+	}
+	if _, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 0, 64); err == nil {
+		return false
+	}
+	return true
+}
+
+// cutLine returns the first line of text without its line ending, and the
+// text after the line ending.
+func cutLine(text []byte) (line, rest []byte) {
+	i := bytes.IndexByte(text, '\n')
+	if i < 0 {
+		return text, nil
+	}
+	return text[:i], text[i+1:]
+}
+
+// eolLen is the length of the line ending at the start of text (0 or 1).
+func eolLen(text []byte) int {
+	if len(text) > 0 && text[0] == '\n' {
+		return 1
+	}
+	return 0
+}
+
+func isDelimiter(line []byte, delim string) bool {
+	return string(bytes.TrimRight(line, " \t\r")) == delim
+}
+
+func lineAt(data []byte, offset int) int {
+	return bytes.Count(data[:offset], []byte("\n")) + 1
+}
+
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(data)
+}
+
+// Text returns a header field as a person would read it: a scalar as its
+// value, a list of scalars as "a, b", anything else as indented YAML on the
+// lines below. An absent field gives "".
+func (m *Message) Text(key string) string {
+	n, ok := m.lookup(key)
+	if !ok {
+		return ""
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n.Value
+	case yaml.SequenceNode:
+		parts := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				parts = nil
+				break
+			}
+			parts = append(parts, c.Value)
+		}
+		if parts != nil {
+			return strings.Join(parts, ", ")
+		}
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return n.Value
+	}
+	return "\n  " + strings.ReplaceAll(strings.TrimRight(string(b), "\n"), "\n", "\n  ")
+}
