@@ -1,0 +1,431 @@
+// Package runner is parley's engine: it finds and reads a workspace,
+// watches every agent's outbox, checks each message, delivers it durably to
+// its recipients and writes one journal line per decision.
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// ConfigFile is the name of a workspace's configuration file.
+const ConfigFile = "parley.yaml"
+
+// Directories of a workspace, relative to its root.
+const (
+	MailboxesDir = "mailboxes" // one mailbox per agent
+	StateDir     = ".parley"   // runtime state: lock, journal
+)
+
+// Defaults for the router section of parley.yaml.
+const (
+	DefaultRescanInterval = 30 * time.Second
+	DefaultSettle         = 200 * time.Millisecond
+	DefaultMaxMessageSize = 1 << 20
+)
+
+// ErrNoWorkspace is the error when no parley.yaml is found in a directory
+// or any directory above it.
+var ErrNoWorkspace = errors.New("not in a parley workspace (no parley.yaml here or in any parent directory)")
+
+// Config is what parley.yaml says. Its fields, with their keys:
+//
+//	agents:                  # every agent that has a mailbox
+//	  - name: gm             # lower-case kebab-case, unique
+//	    role: gm             # optional: what the agent does in the protocol
+//	router:
+//	  rescan_interval: 30s   # full rescan of every outbox, besides file events
+//	  settle: 200ms          # a file written in place is taken once unchanged this long
+//	  max_message_size: 1MiB # larger files are rejected
+type Config struct {
+	Agents []Agent
+	Router RouterConfig
+}
+
+// Agent is one agent of a workspace.
+type Agent struct {
+	Name string
+	Role string
+	Line int // line of the entry in parley.yaml
+}
+
+// RouterConfig tunes the router.
+type RouterConfig struct {
+	// RescanInterval is how often every outbox is listed again, in case a
+	// file event was missed. Default 30s.
+	RescanInterval time.Duration
+	// Settle is how long a file that was not renamed into the outbox must
+	// stay unchanged before it is taken. Default 200ms.
+	Settle time.Duration
+	// MaxMessageSize is the largest message file accepted, in bytes.
+	// Default 1 MiB.
+	MaxMessageSize int64
+}
+
+// ConfigError is an error in parley.yaml. It names the line and the key.
+type ConfigError struct {
+	Path string
+	Line int
+	Key  string
+	Err  error
+}
+
+func (e *ConfigError) Error() string {
+	s := e.Path
+	if e.Line > 0 {
+		s += ":" + strconv.Itoa(e.Line)
+	}
+	s += ": "
+	if e.Key != "" {
+		s += e.Key + ": "
+	}
+	return s + e.Err.Error()
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ParseConfig reads parley.yaml text. path is used in errors.
+func ParseConfig(path string, data []byte) (*Config, error) {
+	cfg := &Config{Router: RouterConfig{
+		RescanInterval: DefaultRescanInterval,
+		Settle:         DefaultSettle,
+		MaxMessageSize: DefaultMaxMessageSize,
+	}}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &ConfigError{Path: path, Err: errors.New(strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	if len(doc.Content) == 0 {
+		return cfg, nil
+	}
+	root := doc.Content[0]
+	bad := func(n *yaml.Node, key, format string, args ...any) error {
+		return &ConfigError{Path: path, Line: n.Line, Key: key, Err: fmt.Errorf(format, args...)}
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, bad(root, "", "expected keys agents: and router:")
+	}
+	err := eachKey(root, "", bad, map[string]func(*yaml.Node) error{
+		"agents": func(v *yaml.Node) error {
+			if v.Kind != yaml.SequenceNode {
+				return bad(v, "agents", "expected a list of agents")
+			}
+			for i, item := range v.Content {
+				key := fmt.Sprintf("agents[%d]", i)
+				a := Agent{Line: item.Line}
+				switch item.Kind {
+				case yaml.ScalarNode: // "- gm" is short for "- name: gm"
+					a.Name = item.Value
+				case yaml.MappingNode:
+					err := eachKey(item, key, bad, map[string]func(*yaml.Node) error{
+						"name": func(v *yaml.Node) error { return scalar(v, key+".name", &a.Name, bad) },
+						"role": func(v *yaml.Node) error { return scalar(v, key+".role", &a.Role, bad) },
+					})
+					if err != nil {
+						return err
+					}
+				default:
+					return bad(item, key, "expected name: and role:")
+				}
+				if a.Name == "" {
+					return bad(item, key, "name: missing")
+				}
+				if err := mailbox.CheckName(a.Name); err != nil {
+					return bad(item, key+".name", "%v", err)
+				}
+				for _, prev := range cfg.Agents {
+					if prev.Name == a.Name {
+						return bad(item, key+".name", "%q is already the name of the agent on line %d", a.Name, prev.Line)
+					}
+				}
+				cfg.Agents = append(cfg.Agents, a)
+			}
+			return nil
+		},
+		"router": func(v *yaml.Node) error {
+			r := &cfg.Router
+			return eachKey(v, "router", bad, map[string]func(*yaml.Node) error{
+				"rescan_interval": func(v *yaml.Node) error { return duration(v, "router.rescan_interval", &r.RescanInterval, bad) },
+				"settle":          func(v *yaml.Node) error { return duration(v, "router.settle", &r.Settle, bad) },
+				"max_message_size": func(v *yaml.Node) error {
+					n, err := ParseSize(v.Value)
+					if err != nil || v.Kind != yaml.ScalarNode {
+						return bad(v, "router.max_message_size", "%q is not a size (like 1MiB, 512KiB or 65536)", v.Value)
+					}
+					r.MaxMessageSize = n
+					return nil
+				},
+			})
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+type badFunc func(n *yaml.Node, key, format string, args ...any) error
+
+// eachKey calls the handler of every key of a mapping and refuses unknown
+// keys, naming the ones it knows.
+func eachKey(m *yaml.Node, prefix string, bad badFunc, handlers map[string]func(*yaml.Node) error) error {
+	if m.Kind != yaml.MappingNode {
+		return bad(m, prefix, "expected keys, not %q", m.Value)
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		h, ok := handlers[k.Value]
+		if !ok {
+			known := make([]string, 0, len(handlers))
+			for name := range handlers {
+				known = append(known, name)
+			}
+			sort.Strings(known)
+			return bad(k, join(prefix, k.Value), "unknown key (known here: %s)", strings.Join(known, ", "))
+		}
+		if err := h(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+func scalar(v *yaml.Node, key string, dst *string, bad badFunc) error {
+	if v.Kind != yaml.ScalarNode {
+		return bad(v, key, "expected a single value")
+	}
+	*dst = v.Value
+	return nil
+}
+
+func duration(v *yaml.Node, key string, dst *time.Duration, bad badFunc) error {
+	d, err := time.ParseDuration(v.Value)
+	if err != nil || v.Kind != yaml.ScalarNode || d < 0 {
+		return bad(v, key, "%q is not a duration (like 30s or 200ms)", v.Value)
+	}
+	*dst = d
+	return nil
+}
+
+// ParseSize reads a byte count: a number with an optional unit (B, KB, KiB,
+// MB, MiB, GB, GiB; case does not matter).
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := len(s)
+	for i > 0 && (s[i-1] < '0' || s[i-1] > '9') {
+		i--
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	mult := map[string]int64{
+		"": 1, "b": 1, "kb": 1000, "kib": 1 << 10, "k": 1 << 10,
+		"mb": 1000 * 1000, "mib": 1 << 20, "m": 1 << 20,
+		"gb": 1000 * 1000 * 1000, "gib": 1 << 30, "g": 1 << 30,
+	}[strings.ToLower(strings.TrimSpace(s[i:]))]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	return n * mult, nil
+}
+
+// Workspace is a directory holding parley.yaml, the agents' mailboxes and
+// parley's runtime state.
+type Workspace struct {
+	Root   string
+	Config *Config
+}
+
+// FindWorkspace returns the workspace root that holds dir: the nearest
+// directory at or above dir with a parley.yaml.
+func FindWorkspace(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ConfigFile)); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ErrNoWorkspace
+		}
+		dir = parent
+	}
+}
+
+// OpenWorkspace reads the parley.yaml of the workspace at root.
+func OpenWorkspace(root string) (*Workspace, error) {
+	path := filepath.Join(root, ConfigFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", root, ErrNoWorkspace)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ParseConfig(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{Root: root, Config: cfg}, nil
+}
+
+// ErrWorkspaceExists is the error for initialising a directory that
+// already holds a parley.yaml.
+var ErrWorkspaceExists = errors.New("a workspace already exists here (parley.yaml)")
+
+// InitWorkspace creates a workspace in dir: parley.yaml naming the agents,
+// a mailbox for each, the .parley runtime directory, and a .gitignore for
+// transient paths. It refuses a directory that already has a parley.yaml.
+func InitWorkspace(dir string, agents []string) (*Workspace, error) {
+	if len(agents) == 0 {
+		return nil, errors.New("name at least one agent")
+	}
+	seen := map[string]bool{}
+	for _, a := range agents {
+		if err := mailbox.CheckName(a); err != nil {
+			return nil, fmt.Errorf("agent %w", err)
+		}
+		if seen[a] {
+			return nil, fmt.Errorf("agent %q is named twice", a)
+		}
+		seen[a] = true
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, ConfigFile)
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("%s: %w", dir, ErrWorkspaceExists)
+	}
+	var b strings.Builder
+	b.WriteString(configHeader)
+	b.WriteString("agents:\n")
+	for _, a := range agents {
+		fmt.Fprintf(&b, "  - name: %s\n", a)
+	}
+	b.WriteString(configRouter)
+	if err := mailbox.WriteFileAtomic(path, []byte(b.String())); err != nil {
+		return nil, err
+	}
+	if err := writeIfMissing(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
+		return nil, err
+	}
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		return nil, err
+	}
+	return ws, ws.initDirs()
+}
+
+const configHeader = `# parley workspace. Each agent has a mailbox under mailboxes/<name>/;
+# it sends by putting a message file into its outbox/, and ` + "`parley run`" + `
+# delivers it to the inbox/ of every recipient.
+`
+
+const configRouter = `
+# How the router behaves (these are the defaults).
+router:
+  rescan_interval: 30s    # list every outbox again this often, besides file events
+  settle: 200ms           # a file written in place is taken once unchanged this long
+  max_message_size: 1MiB  # larger message files are rejected
+`
+
+const gitignore = `# parley: transient runtime state
+.parley/lock
+mailboxes/*/tmp/
+`
+
+func writeIfMissing(path, content string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	return mailbox.WriteFileAtomic(path, []byte(content))
+}
+
+// initDirs creates the mailboxes of every agent and the runtime directory;
+// existing ones are left as they are.
+func (w *Workspace) initDirs() error {
+	if err := os.MkdirAll(filepath.Join(w.Root, StateDir), 0o755); err != nil {
+		return err
+	}
+	for _, a := range w.Config.Agents {
+		if err := w.Mailbox(a.Name).Init(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Mailbox returns the mailbox directory of an agent.
+func (w *Workspace) Mailbox(agent string) mailbox.Dir {
+	return mailbox.Dir(filepath.Join(w.Root, MailboxesDir, agent))
+}
+
+// Agent returns the agent with this name.
+func (w *Workspace) Agent(name string) (Agent, bool) {
+	for _, a := range w.Config.Agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// AgentNames returns the names of the agents, in parley.yaml order.
+func (w *Workspace) AgentNames() []string {
+	names := make([]string, len(w.Config.Agents))
+	for i, a := range w.Config.Agents {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// JournalPath returns the path of the routing journal.
+func (w *Workspace) JournalPath() string {
+	return filepath.Join(w.Root, StateDir, "journal.jsonl")
+}
+
+// UnknownAgentError is the error for a name that is not an agent of the
+// workspace.
+type UnknownAgentError struct {
+	Name   string
+	Agents []string
+}
+
+func (e *UnknownAgentError) Error() string {
+	return fmt.Sprintf("unknown agent %q (agents: %s)", e.Name, strings.Join(e.Agents, ", "))
+}
+
+// CheckAgent returns an error unless name is a valid name and an agent of
+// the workspace.
+func (w *Workspace) CheckAgent(name string) error {
+	if err := mailbox.CheckName(name); err != nil {
+		return err
+	}
+	if _, ok := w.Agent(name); !ok {
+		return &UnknownAgentError{Name: name, Agents: w.AgentNames()}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseConfig(t *testing.T) {
+	cfg, err := ParseConfig("parley.yaml", []byte(`
+agents:
+  - name: gm
+    role: gm
+  - aria            # short form
+router:
+  rescan_interval: 5s
+  settle: 50ms
+  max_message_size: 64KiB
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		Agents: []Agent{{Name: "gm", Role: "gm", Line: 3}, {Name: "aria", Line: 5}},
+		Router: RouterConfig{RescanInterval: 5 * time.Second, Settle: 50 * time.Millisecond, MaxMessageSize: 64 << 10},
+	}
+	if d := cmp.Diff(want, cfg); d != "" {
+		t.Errorf("ParseConfig (-want +got):\n%s", d)
+	}
+	empty, err := ParseConfig("parley.yaml", []byte("# nothing yet\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty.Router.MaxMessageSize != DefaultMaxMessageSize || empty.Router.Settle != DefaultSettle || empty.Router.RescanInterval != DefaultRescanInterval {
+		t.Errorf("defaults = %+v", empty.Router)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, router)"},
+		{"unknown agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (known here: name, role)"},
+		{"bad agent name", "agents:\n  - name: Game Master\n", `parley.yaml:2: agents[0].name: "Game Master" is not a valid name`},
+		{"path as a name", "agents:\n  - ../etc\n", `parley.yaml:2: agents[0].name: "../etc" is not a valid name`},
+		{"duplicate agent", "agents:\n  - gm\n  - aria\n  - gm\n", `parley.yaml:4: agents[2].name: "gm" is already the name of the agent on line 2`},
+		{"agent without name", "agents:\n  - role: gm\n", "parley.yaml:2: agents[0]: name: missing"},
+		{"agents not a list", "agents: gm\n", "parley.yaml:1: agents: expected a list of agents"},
+		{"bad duration", "router:\n  settle: soon\n", `parley.yaml:2: router.settle: "soon" is not a duration`},
+		{"bad size", "router:\n  max_message_size: big\n", `parley.yaml:2: router.max_message_size: "big" is not a size`},
+		{"not yaml", "agents: [gm\n", "parley.yaml: line 1: did not find expected ',' or ']'"},
+		{"not a mapping", "- gm\n", "parley.yaml:1: expected keys agents: and router:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("parley.yaml", []byte(tt.text))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("ParseConfig = %v, want a *ConfigError", err)
+			}
+			if got := err.Error(); len(got) < len(tt.want) || got[:len(tt.want)] != tt.want {
+				t.Errorf("ParseConfig error = %q, want it to start with %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1MiB": 1 << 20, "512KiB": 512 << 10, "65536": 65536, "2mb": 2000000, "1 GiB": 1 << 30, "10B": 10} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v, want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MiB", "-1", "1 parsec", "1.5MiB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) succeeded, want an error", in)
+		}
+	}
+}
+
+func TestFindWorkspace(t *testing.T) {
+	ws := newWorkspace(t, "gm")
+	deep := filepath.Join(ws.Root, "mailboxes", "gm", "inbox")
+	got, err := FindWorkspace(deep)
+	if err != nil || got != ws.Root {
+		t.Errorf("FindWorkspace(%s) = %q, %v, want %q", deep, got, err, ws.Root)
+	}
+	if _, err := FindWorkspace(t.TempDir()); !errors.Is(err, ErrNoWorkspace) {
+		t.Errorf("FindWorkspace outside a workspace = %v, want ErrNoWorkspace", err)
+	}
+}
+
+func TestInitWorkspace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "table")
+	ws, err := InitWorkspace(dir, []string{"gm", "aria"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"parley.yaml", ".gitignore", ".parley", "mailboxes/gm/outbox", "mailboxes/aria/inbox", "mailboxes/aria/dead"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("init did not create %s: %v", p, err)
+		}
+	}
+	if d := cmp.Diff([]string{"gm", "aria"}, ws.AgentNames()); d != "" {
+		t.Errorf("agents (-want +got):\n%s", d)
+	}
+	if _, err := InitWorkspace(dir, []string{"gm"}); !errors.Is(err, ErrWorkspaceExists) {
+		t.Errorf("second init = %v, want ErrWorkspaceExists", err)
+	}
+	for _, bad := range [][]string{nil, {"Bad Name"}, {"gm", "gm"}, {"a/b"}} {
+		if _, err := InitWorkspace(t.TempDir(), bad); err == nil {
+			t.Errorf("InitWorkspace(%q) succeeded, want an error", bad)
+		}
+	}
+}

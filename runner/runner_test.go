@@ -1,0 +1,625 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// newWorkspace creates a workspace with the given agents in a temporary
+// directory.
+func newWorkspace(t *testing.T, agents ...string) *Workspace {
+	t.Helper()
+	ws, err := InitWorkspace(t.TempDir(), agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// drop writes a file into an agent's outbox the way a person would, in
+// place, and dates it a minute back so the router takes it at once.
+func drop(t *testing.T, ws *Workspace, agent, name, content string) string {
+	t.Helper()
+	path := ws.Mailbox(agent).Path(mailbox.Outbox, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	age(t, path)
+	return path
+}
+
+var fileClock = time.Now().Add(-time.Minute)
+
+// age sets a file's modification time in the past, keeping the order in
+// which files were aged.
+func age(t *testing.T, path string) {
+	t.Helper()
+	fileClock = fileClock.Add(time.Millisecond)
+	if err := os.Chtimes(path, fileClock, fileClock); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// routeAll runs the router until nothing is left to route.
+func routeAll(t *testing.T, ws *Workspace) Stats {
+	t.Helper()
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return stats
+}
+
+// names lists the files in a mailbox state, reason files left out.
+func names(t *testing.T, ws *Workspace, agent, state string) []string {
+	t.Helper()
+	entries, err := ws.Mailbox(agent).List(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, e := range entries {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// readMessage parses a file.
+func readMessage(t *testing.T, path string) *mailbox.Message {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+func journalEntries(t *testing.T, ws *Workspace) []Entry {
+	t.Helper()
+	var out []Entry
+	if err := ReadJournal(ws.JournalPath(), func(e Entry) error { out = append(out, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRecipients(t *testing.T) {
+	tests := []struct {
+		name   string
+		header string
+		want   map[string]bool // agent -> has it in inbox
+	}{
+		{"direct", "to: bob", map[string]bool{"bob": true}},
+		{"list", "to: [bob, carol]", map[string]bool{"bob": true, "carol": true}},
+		{"comma separated", "to: bob, carol", map[string]bool{"bob": true, "carol": true}},
+		{"cc", "to: bob\ncc: carol", map[string]bool{"bob": true, "carol": true}},
+		{"cc only", "cc: dave", map[string]bool{"dave": true}},
+		{"broadcast leaves out the sender", "to: \"*\"", map[string]bool{"bob": true, "carol": true, "dave": true}},
+		{"broadcast and cc are one copy each", "to: \"*\"\ncc: bob", map[string]bool{"bob": true, "carol": true, "dave": true}},
+		{"to self", "to: alice", map[string]bool{"alice": true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := newWorkspace(t, "alice", "bob", "carol", "dave")
+			drop(t, ws, "alice", "hello.md", "---\n"+tt.header+"\n---\nhi\n")
+			stats := routeAll(t, ws)
+			if stats.Routed != 1 || stats.Rejected != 0 {
+				t.Fatalf("stats = %+v, want 1 routed; status: %+v", stats, mustStatus(t, ws))
+			}
+			got := map[string]bool{}
+			for _, a := range ws.AgentNames() {
+				if n := len(names(t, ws, a, mailbox.Inbox)); n > 0 {
+					if n != 1 {
+						t.Errorf("%s has %d copies, want 1", a, n)
+					}
+					got[a] = true
+				}
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("inboxes (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff([]string{names(t, ws, "alice", mailbox.Sent)[0]}, names(t, ws, "alice", mailbox.Sent)); d != "" || len(names(t, ws, "alice", mailbox.Outbox)) != 0 {
+				t.Errorf("outbox not emptied into sent/")
+			}
+		})
+	}
+}
+
+func mustStatus(t *testing.T, ws *Workspace) []AgentStatus {
+	t.Helper()
+	s, err := ws.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDeliveredCopy(t *testing.T) {
+	ws := newWorkspace(t, "gm", "aria")
+	drop(t, ws, "gm", "note.md", "---\n# the GM's own comment\nto: aria   # the player\nmood: grim\n---\nThe door creaks.\n---\nnot a header\n")
+	drop(t, ws, "gm", "tag.md", "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\n\n## Scene\nRain.\n")
+	routeAll(t, ws)
+	inbox := names(t, ws, "aria", mailbox.Inbox)
+	if len(inbox) != 2 {
+		t.Fatalf("aria's inbox = %v, want 2 messages", inbox)
+	}
+	first, err := os.ReadFile(ws.Mailbox("aria").Path(mailbox.Inbox, inbox[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSuffix(inbox[0], ".md")
+	sent, _, _ := mailbox.ParseID(id)
+	want := "---\nid: " + id + "\nfrom: gm\ncreated: " + sent.Format(mailbox.TimeFormat) + "\n" +
+		"# the GM's own comment\nto: aria   # the player\nmood: grim\n---\nThe door creaks.\n---\nnot a header\n"
+	if d := cmp.Diff(want, string(first)); d != "" {
+		t.Errorf("delivered copy of a hand-written file (-want +got):\n%s", d)
+	}
+	m := readMessage(t, ws.Mailbox("aria").Path(mailbox.Inbox, inbox[1]))
+	if typ, _ := m.Get("type"); typ != "GM_TO_PLAYER" {
+		t.Errorf("tag-first message delivered with type %q, want GM_TO_PLAYER", typ)
+	}
+	if got := string(m.Body); got != "## Scene\nRain.\n" {
+		t.Errorf("tag-first body = %q", got)
+	}
+	// The sender's sent/ keeps the file exactly as written.
+	sentFile, err := os.ReadFile(ws.Mailbox("gm").Path(mailbox.Sent, inbox[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(sentFile), "[GM_TO_PLAYER]\n") {
+		t.Errorf("sent/ copy was rewritten: %q", sentFile)
+	}
+}
+
+func TestJournal(t *testing.T) {
+	ws := newWorkspace(t, "gm", "aria", "bram")
+	drop(t, ws, "gm", "a.md", "---\nto: \"*\"\ntype: NARRATIVE\nsignal: start\n---\nx\n")
+	drop(t, ws, "gm", "b.md", "---\nto: zed\n---\nx\n")
+	routeAll(t, ws)
+	got := journalEntries(t, ws)
+	if len(got) != 2 {
+		t.Fatalf("journal has %d entries, want 2: %+v", len(got), got)
+	}
+	d := got[0]
+	if d.Outcome != Delivered || d.From != "gm" || d.Type != "NARRATIVE" || d.Signal != "start" || d.File != "a.md" || !mailbox.IsID(d.ID) {
+		t.Errorf("delivery entry = %+v", d)
+	}
+	if diff := cmp.Diff([]string{"aria", "bram"}, d.To); diff != "" {
+		t.Errorf("delivery entry recipients (-want +got):\n%s", diff)
+	}
+	if _, err := time.Parse(mailbox.TimeFormat, d.Time); err != nil {
+		t.Errorf("entry time %q: %v", d.Time, err)
+	}
+	r := got[1]
+	if r.Outcome != Refused || r.File != "b.md" || !strings.Contains(r.Reason, `b.md:2: to: unknown agent "zed"`) {
+		t.Errorf("rejection entry = %+v", r)
+	}
+}
+
+// TestBadInput drops each kind of bad file, beside a good message, and
+// checks that the bad one is rejected with its reason, the good one is
+// delivered, and status shows the reason.
+func TestBadInput(t *testing.T) {
+	garbage := make([]byte, 4096)
+	rand.New(rand.NewSource(1)).Read(garbage)
+	tests := []struct {
+		name    string
+		file    string
+		make    func(t *testing.T, path string) // creates the bad file at path
+		config  string                          // router settings for parley.yaml
+		reason  string                          // what the reason file must say
+		checkFn func(t *testing.T, dir string)
+	}{
+		{name: "garbage bytes", file: "junk", make: content(string(garbage)), reason: "junk:1: not a text file"},
+		{name: "binary file", file: "photo.png", make: content("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), reason: "photo.png:3: not a text file: NUL byte at offset 8"},
+		{name: "empty file", file: "empty.md", make: content(""), reason: "empty.md: empty file"},
+		{name: "only white space", file: "blank.md", make: content("\n  \n"), reason: "blank.md:1: empty file"},
+		{name: "no header", file: "prose.md", make: content("Just some words.\n"), reason: "prose.md:1: no header"},
+		{name: "frontmatter does not parse", file: "broken.md", make: content("---\nto: bob\ntype: [unclosed\n---\nbody\n"), reason: "broken.md:3: header: did not find expected ',' or ']'"},
+		{name: "frontmatter never closed", file: "open.md", make: content("---\nto: bob\nhello\n"), reason: "open.md:1: header: frontmatter is never closed"},
+		{name: "over the size limit", file: "big.md", make: content("---\nto: bob\n---\n" + strings.Repeat("x", 1<<20)), reason: "big.md: file is 1.0 MiB, over the 1 MiB limit"},
+		{name: "over a configured size limit", file: "big.md", config: "router:\n  max_message_size: 100\n", make: content("---\nto: bob\n---\n" + strings.Repeat("x", 200)), reason: "big.md: file is 216 bytes, over the 100 bytes limit"},
+		{name: "symbolic link", file: "link.md", make: symlinkToFIFO, reason: "link.md: a symbolic link, which parley does not follow"},
+		{name: "named pipe", file: "pipe.md", make: fifo, reason: "pipe.md: a named pipe (FIFO), which parley does not read"},
+		{name: "directory", file: "folder.md", make: func(t *testing.T, p string) { os.Mkdir(p, 0o755) }, reason: "folder.md: a directory"},
+		{name: "unknown agent", file: "zed.md", make: content("---\nto: zed\n---\nhi\n"), reason: `zed.md:2: to: unknown agent "zed" (agents: alice, bob)`},
+		{name: "path up", file: "up.md", make: content("---\nto: ../x\n---\nhi\n"), reason: `up.md:2: to: "../x" is not a valid name`},
+		{name: "path down", file: "down.md", make: content("---\ncc: a/b\n---\nhi\n"), reason: `down.md:2: cc: "a/b" is not a valid name`},
+		{name: "dot", file: "dot.md", make: content("---\nto: [bob, .]\n---\nhi\n"), reason: `dot.md:2: to: "." is not a valid name`},
+		{name: "no recipient", file: "nobody.md", make: content("---\ntype: NOTE\n---\nhi\n"), reason: "nobody.md: to: missing"},
+		{name: "forged sender", file: "forged.md", make: content("---\nfrom: bob\nto: bob\n---\nhi\n"), reason: `forged.md:2: from: "bob", but the file is in the outbox of "alice"`},
+		{name: "id of another sender", file: "theft.md", make: content("---\nid: 20261121-101500.123456Z-bob-3fa9c2\nto: bob\n---\nhi\n"), reason: `theft.md:2: id: "20261121-101500.123456Z-bob-3fa9c2" names "bob" as its sender`},
+		{name: "id not parley's", file: "myid.md", make: content("---\nid: msg-1\nto: bob\n---\nhi\n"), reason: `myid.md:2: id: "msg-1" is not a parley message id`},
+		{name: "type is a list", file: "types.md", make: content("---\nto: bob\ntype: [A, B]\n---\nhi\n"), reason: "types.md:3: type: must be a single value"},
+		{name: "alias bomb", file: "bomb.md", make: content("---\nto: bob\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n---\n"), reason: "bomb.md:3: YAML anchors and aliases are not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := newWorkspace(t, "alice", "bob")
+			if tt.config != "" {
+				ws = reconfigure(t, ws, "agents: [alice, bob]\n"+tt.config)
+			}
+			path := ws.Mailbox("alice").Path(mailbox.Outbox, tt.file)
+			tt.make(t, path)
+			drop(t, ws, "alice", "good.md", "---\nto: bob\n---\nstill here\n")
+
+			stats := routeAll(t, ws)
+			if stats.Routed != 1 || stats.Rejected != 1 {
+				t.Errorf("stats = %+v, want the good message routed and the bad one rejected", stats)
+			}
+			if got := names(t, ws, "alice", mailbox.Outbox); len(got) != 0 {
+				t.Errorf("outbox still holds %v", got)
+			}
+			rejected, err := ws.Mailbox("alice").List(mailbox.Rejected)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rejected) != 1 {
+				t.Fatalf("rejected/ = %+v, want one file", rejected)
+			}
+			if !strings.HasSuffix(rejected[0].Name, "-"+tt.file) {
+				t.Errorf("rejected file is named %q, want it to end in -%s", rejected[0].Name, tt.file)
+			}
+			if !strings.HasPrefix(rejected[0].Reason, tt.reason) {
+				t.Errorf("reason = %q, want it to start with %q", rejected[0].Reason, tt.reason)
+			}
+			status := mustStatus(t, ws)
+			if len(status[0].RejectedFiles) != 1 || status[0].RejectedFiles[0].Reason != rejected[0].Reason {
+				t.Errorf("status does not show the rejection: %+v", status[0])
+			}
+			if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 1 {
+				t.Errorf("bob's inbox = %v, want the good message", got)
+			}
+		})
+	}
+}
+
+// reconfigure replaces a workspace's parley.yaml.
+func reconfigure(t *testing.T, ws *Workspace, config string) *Workspace {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(ws.Root, ConfigFile), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := OpenWorkspace(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func content(s string) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		age(t, path)
+	}
+}
+
+// symlinkToFIFO makes path a symbolic link to a named pipe: following it
+// and reading would block the router for ever.
+func symlinkToFIFO(t *testing.T, path string) {
+	t.Helper()
+	target := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(target, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fifo(t *testing.T, path string) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDuplicateID(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	id := "20261121-101500.123456Z-alice-3fa9c2"
+	drop(t, ws, "alice", "one.md", "---\nid: "+id+"\nto: bob\n---\nfirst\n")
+	drop(t, ws, "alice", "two.md", "---\nid: "+id+"\nto: bob\n---\nsecond\n")
+	routeAll(t, ws)
+	drop(t, ws, "alice", "three.md", "---\nid: "+id+"\nto: bob\n---\nthird\n")
+	routeAll(t, ws)
+	m := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, id+".md"))
+	if string(m.Body) != "first\n" {
+		t.Errorf("bob holds %q, want the first message", m.Body)
+	}
+	rejected, _ := ws.Mailbox("alice").List(mailbox.Rejected)
+	if len(rejected) != 2 {
+		t.Fatalf("rejected = %+v, want two duplicates", rejected)
+	}
+	for _, r := range rejected {
+		if !strings.Contains(r.Reason, "id: duplicate: alice already sent a message with id "+id) {
+			t.Errorf("reason = %q", r.Reason)
+		}
+	}
+}
+
+func TestLock(t *testing.T) {
+	ws := newWorkspace(t, "alice")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ws, Options{})
+	var le *LockedError
+	if !errors.As(err, &le) || le.PID != os.Getpid() {
+		t.Fatalf("second Open = %v, want a LockedError naming pid %d", err, os.Getpid())
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("error %q does not say which pid holds the lock", err)
+	}
+	if got := ws.RunnerPID(); got != os.Getpid() {
+		t.Errorf("RunnerPID() = %d, want %d", got, os.Getpid())
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ws.RunnerPID(); got != 0 {
+		t.Errorf("RunnerPID() after Close = %d, want 0", got)
+	}
+	r, err = Open(ws, Options{})
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	r.Close()
+}
+
+// TestRecovery sets up what a runner killed mid-batch leaves behind and
+// checks that the next one finishes the job without a second copy.
+func TestRecovery(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob", "carol", "dave")
+	id := "20261121-101500.123456Z-alice-3fa9c2"
+	name := id + ".md"
+	text := "---\nid: " + id + "\nfrom: alice\nto: \"*\"\ncreated: 2026-11-21T10:15:00.123456Z\n---\nhello\n"
+	drop(t, ws, "alice", name, text)
+	// bob already handled it, carol is handling it, dave never got it.
+	for agent, state := range map[string]string{"bob": mailbox.Done, "carol": mailbox.Cur} {
+		if err := os.WriteFile(ws.Mailbox(agent).Path(state, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A delivery staged for dave, and a journal line cut short.
+	staged := ws.Mailbox("dave").Path(mailbox.Tmp, name+".delivery")
+	if err := os.WriteFile(staged, []byte(text[:20]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.JournalPath(), []byte(`{"time":"2026-11-21T10:15:00.000000Z","id":"x","fr`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A file another writer is staging must survive.
+	theirs := ws.Mailbox("dave").Path(mailbox.Tmp, "draft.md")
+	if err := os.WriteFile(theirs, []byte("draft"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	stats := routeAll(t, ws)
+	if stats.Routed != 1 || stats.Deliveries != 1 || stats.Recovered != 2 {
+		t.Errorf("stats = %+v, want 1 routed, 1 delivery (dave), 2 recovered", stats)
+	}
+	for agent, state := range map[string]string{"bob": mailbox.Done, "carol": mailbox.Cur, "dave": mailbox.Inbox} {
+		total := 0
+		for _, s := range []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead} {
+			total += len(names(t, ws, agent, s))
+		}
+		if total != 1 || len(names(t, ws, agent, state)) != 1 {
+			t.Errorf("%s holds %d copies, want one in %s", agent, total, state)
+		}
+	}
+	if _, err := os.Stat(staged); !os.IsNotExist(err) {
+		t.Errorf("staged delivery left in tmp/: %v", err)
+	}
+	if _, err := os.Stat(theirs); err != nil {
+		t.Errorf("another writer's tmp/ file was removed: %v", err)
+	}
+	var entries []Entry
+	err := ReadJournal(ws.JournalPath(), func(e Entry) error { entries = append(entries, e); return nil })
+	var je *JournalError
+	if !errors.As(err, &je) || je.Line != 1 {
+		t.Errorf("ReadJournal error = %v, want the cut line 1 reported", err)
+	}
+	if len(entries) != 1 || entries[0].ID != id {
+		t.Fatalf("journal entries = %+v, want the recovered delivery", entries)
+	}
+	if d := cmp.Diff([]string{"bob", "carol"}, entries[0].Already); d != "" {
+		t.Errorf("journal 'already' (-want +got):\n%s", d)
+	}
+}
+
+// TestOrder checks that one sender's messages reach one recipient in the
+// order they were sent, as listed by name in the inbox.
+func TestOrder(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob", "carol")
+	ids := &mailbox.IDs{}
+	const n = 300
+	for i := 0; i < n; i++ {
+		for _, from := range []string{"alice", "carol"} {
+			m := mailbox.New([]byte("x\n"))
+			m.Set("id", ids.New(from))
+			m.Set("to", "bob")
+			m.Set("seq", fmt.Sprint(i))
+			if _, err := ws.Mailbox(from).Send(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	routeAll(t, ws)
+	inbox := names(t, ws, "bob", mailbox.Inbox)
+	if len(inbox) != 2*n {
+		t.Fatalf("bob has %d messages, want %d", len(inbox), 2*n)
+	}
+	next := map[string]int{}
+	for _, name := range inbox {
+		m := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, name))
+		from, _ := m.Get("from")
+		seq, _ := m.Get("seq")
+		if seq != fmt.Sprint(next[from]) {
+			t.Fatalf("%s: seq %s from %s, want %d", name, seq, from, next[from])
+		}
+		next[from]++
+	}
+}
+
+// TestSettle checks that a file written in place is taken only once it
+// has stopped changing for the settle time, while a file named by its id
+// is taken as soon as it appears.
+func TestSettle(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	now := time.Now()
+	clock := now
+	r, err := Open(ws, Options{Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	inPlace := ws.Mailbox("alice").Path(mailbox.Outbox, "draft.md")
+	if err := os.WriteFile(inPlace, []byte("---\nto: bob\n---\nhalf"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(inPlace, now, now)
+	m := mailbox.New([]byte("whole\n"))
+	m.Set("id", (&mailbox.IDs{}).New("alice"))
+	m.Set("to", "bob")
+	if _, err := ws.Mailbox("alice").Send(m); err != nil {
+		t.Fatal(err)
+	}
+	r.scan()
+	next, err := r.routePending(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(names(t, ws, "bob", mailbox.Inbox)); got != 1 {
+		t.Fatalf("after the first look bob has %d messages, want only the one named by its id", got)
+	}
+	if want := now.Add(DefaultSettle); !next.Equal(want) {
+		t.Errorf("next look at %v, want %v (settle time after the write)", next, want)
+	}
+	// The writer goes on writing: the settle time starts again.
+	clock = now.Add(150 * time.Millisecond)
+	if err := os.WriteFile(inPlace, []byte("---\nto: bob\n---\nhalf and the rest\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(inPlace, clock, clock)
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clock = now.Add(300 * time.Millisecond)
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(names(t, ws, "bob", mailbox.Inbox)); got != 1 {
+		t.Fatalf("file taken %v after its last write, before settling", clock.Sub(now.Add(150*time.Millisecond)))
+	}
+	clock = now.Add(400 * time.Millisecond)
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	inbox := names(t, ws, "bob", mailbox.Inbox)
+	if len(inbox) != 2 {
+		t.Fatalf("bob has %v, want the settled file too", inbox)
+	}
+	got := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, inbox[1]))
+	if string(got.Body) != "half and the rest\n" && string(readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, inbox[0])).Body) != "half and the rest\n" {
+		t.Errorf("the settled file was delivered incomplete")
+	}
+}
+
+func TestIgnored(t *testing.T) {
+	for _, name := range []string{".hello.md.swp", "hello.md~", "4913", "#hello.md#", ".#hello.md", "hello.md.swp", "x.tmp"} {
+		if !mailbox.IsScratch(name) {
+			t.Errorf("mailbox.IsScratch(%q) = false, want true", name)
+		}
+	}
+	for _, name := range []string{"hello.md", "hello", "2026-plan.md", "20261121-101500.123456Z-a-3fa9c2.md"} {
+		if mailbox.IsScratch(name) {
+			t.Errorf("mailbox.IsScratch(%q) = true, want false", name)
+		}
+	}
+	ws := newWorkspace(t, "alice", "bob")
+	drop(t, ws, "alice", ".draft.md.swp", "swap")
+	drop(t, ws, "alice", "4913", "")
+	stats := routeAll(t, ws)
+	if stats != (Stats{}) {
+		t.Errorf("editor droppings were routed: %+v", stats)
+	}
+	if got := names(t, ws, "alice", mailbox.Outbox); len(got) != 2 {
+		t.Errorf("outbox = %v, want the droppings left alone", got)
+	}
+}
+
+// TestWatch runs the router in watch mode and sends to it while it runs.
+func TestWatch(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats)
+	go func() {
+		stats, err := r.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- stats
+	}()
+	ids := &mailbox.IDs{}
+	for i := 0; i < 20; i++ {
+		m := mailbox.New([]byte("hi\n"))
+		m.Set("id", ids.New("alice"))
+		m.Set("to", "bob")
+		if _, err := ws.Mailbox("alice").Send(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// And one written by hand, in place.
+	if err := os.WriteFile(ws.Mailbox("alice").Path(mailbox.Outbox, "by-hand.md"), []byte("---\nto: bob\n---\nhello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "bob", mailbox.Inbox)) == 21 })
+	cancel()
+	if stats := <-done; stats.Routed != 21 {
+		t.Errorf("stats = %+v, want 21 routed", stats)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, deadline time.Duration, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("condition not met within %v", deadline)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,112 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// AgentStatus is what an agent's mailbox holds.
+type AgentStatus struct {
+	Name     string `json:"name"`
+	Role     string `json:"role,omitempty"`
+	Outbox   int    `json:"outbox"`   // written, not yet routed
+	Inbox    int    `json:"inbox"`    // delivered, not yet handled
+	Cur      int    `json:"cur"`      // being handled
+	Done     int    `json:"done"`     // handled
+	Dead     int    `json:"dead"`     // given up
+	Sent     int    `json:"sent"`     // routed from its outbox
+	Rejected int    `json:"rejected"` // refused from its outbox
+	// LastActivity is the last time a message entered or left any of the
+	// agent's mailbox states; zero when none ever did.
+	LastActivity time.Time `json:"last_activity,omitzero"`
+	// RejectedFiles are the refused files, oldest first, each with the
+	// reason parley gave.
+	RejectedFiles []Problem `json:"rejected_files,omitempty"`
+	// DeadFiles are the messages given up on, with the reason.
+	DeadFiles []Problem `json:"dead_files,omitempty"`
+}
+
+// Problem is a file that was refused or given up on, and why.
+type Problem struct {
+	Path   string `json:"path"` // relative to the workspace root
+	Reason string `json:"reason"`
+}
+
+// Status reports every agent's mailbox.
+func (w *Workspace) Status() ([]AgentStatus, error) {
+	out := make([]AgentStatus, 0, len(w.Config.Agents))
+	for _, a := range w.Config.Agents {
+		box := w.Mailbox(a.Name)
+		s := AgentStatus{Name: a.Name, Role: a.Role}
+		counts := []struct {
+			state string
+			n     *int
+		}{
+			{mailbox.Outbox, &s.Outbox}, {mailbox.Inbox, &s.Inbox}, {mailbox.Cur, &s.Cur},
+			{mailbox.Done, &s.Done}, {mailbox.Dead, &s.Dead}, {mailbox.Sent, &s.Sent},
+			{mailbox.Rejected, &s.Rejected},
+		}
+		for _, c := range counts {
+			n, err := box.Count(c.state)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+			*c.n = n
+			// A directory's modification time moves whenever an entry
+			// is added or removed: the newest one is the last activity.
+			if info, err := os.Stat(filepath.Join(string(box), c.state)); err == nil && info.ModTime().After(s.LastActivity) {
+				s.LastActivity = info.ModTime()
+			}
+		}
+		for _, p := range []struct {
+			state string
+			dst   *[]Problem
+		}{{mailbox.Rejected, &s.RejectedFiles}, {mailbox.Dead, &s.DeadFiles}} {
+			entries, err := box.List(p.state)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+			for _, e := range entries {
+				if e.Name[0] == '.' {
+					continue
+				}
+				rel, _ := filepath.Rel(w.Root, e.Path)
+				*p.dst = append(*p.dst, Problem{Path: rel, Reason: e.Reason})
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ErrMessageNotFound is the error when no mailbox holds a message id.
+var ErrMessageNotFound = errors.New("no mailbox holds this message")
+
+// FindMessage returns the path of a message by id: the copy in a
+// recipient's mailbox (inbox, cur, done, dead) if there is one, else the
+// sender's routed original (sent) or a rejected file of that name.
+func (w *Workspace) FindMessage(id string) (string, error) {
+	if !mailbox.IsID(id) {
+		return "", fmt.Errorf("%q: %w", id, ErrMessageNotFound)
+	}
+	name := mailbox.FileName(id)
+	for _, states := range [][]string{
+		{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead},
+		{mailbox.Sent, mailbox.Outbox},
+	} {
+		for _, a := range w.Config.Agents {
+			for _, st := range states {
+				p := w.Mailbox(a.Name).Path(st, name)
+				if _, err := os.Lstat(p); err == nil {
+					return p, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: %w", id, ErrMessageNotFound)
+}
