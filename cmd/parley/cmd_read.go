@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+func readCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "read",
+		Usage:     "print a message, by id or path: its header, then its body",
+		ArgsUsage: "ID|PATH",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "raw", Usage: "print the file exactly as it is"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if err := exactArgs(c, 1, "a message ID or a PATH"); err != nil {
+				return err
+			}
+			arg := c.Args().First()
+			path := arg
+			if _, err := os.Lstat(arg); err != nil {
+				if !mailbox.IsID(arg) {
+					return fmt.Errorf("%s: no such file, and not a message id", arg)
+				}
+				ws, err := workspace(c)
+				if err != nil {
+					return err
+				}
+				if path, err = ws.FindMessage(arg); err != nil {
+					return err
+				}
+			}
+			return runRead(e, path, c.Bool("raw"), c.Bool("json"))
+		},
+	}
+}
+
+func runRead(e *env, path string, raw, asJSON bool) error {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
+	if info.Size() > 64<<20 {
+		return fmt.Errorf("%s: %d bytes is too large to be a message", path, info.Size())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if raw {
+		_, err := e.stdout.Write(data)
+		return err
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		var pe *mailbox.ParseError
+		if errors.As(err, &pe) {
+			pe.Path = path
+		}
+		return err
+	}
+	if asJSON {
+		header := make(map[string]any)
+		for _, k := range m.Keys() {
+			header[k] = m.Value(k)
+		}
+		return e.printJSON(map[string]any{"path": path, "keys": m.Keys(), "header": header, "body": string(m.Body)})
+	}
+	// Reserved fields first, in parley's order, then the payload as written.
+	keys := m.Keys()
+	sort.SliceStable(keys, func(i, j int) bool { return mailbox.ReservedRank(keys[i]) < mailbox.ReservedRank(keys[j]) })
+	width := 0
+	for _, k := range keys {
+		width = max(width, len(k))
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%-*s  %s\n", width+1, k+":", m.Text(k))
+	}
+	b.WriteString(strings.Repeat("─", 40))
+	b.WriteString("\n")
+	b.Write(m.Body)
+	if len(m.Body) > 0 && m.Body[len(m.Body)-1] != '\n' {
+		b.WriteString("\n")
+	}
+	_, err = fmt.Fprint(e.stdout, b.String())
+	return err
+}

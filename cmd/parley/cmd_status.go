@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/runner"
+)
+
+func statusCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show each agent's mailbox counts and last activity, and every rejected file with its reason",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			ws, err := workspace(c)
+			if err != nil {
+				return err
+			}
+			return runStatus(e, ws, c.Bool("json"), time.Now())
+		},
+	}
+}
+
+type statusReport struct {
+	Workspace string               `json:"workspace"`
+	RunnerPID int                  `json:"runner_pid,omitempty"`
+	Agents    []runner.AgentStatus `json:"agents"`
+}
+
+func runStatus(e *env, ws *runner.Workspace, asJSON bool, now time.Time) error {
+	agents, err := ws.Status()
+	if err != nil {
+		return err
+	}
+	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Agents: agents}
+	if asJSON {
+		return e.printJSON(rep)
+	}
+	runnerState := "not running"
+	if rep.RunnerPID > 0 {
+		runnerState = fmt.Sprintf("running (pid %d)", rep.RunnerPID)
+	}
+	fmt.Fprintf(e.stdout, "workspace %s\nrunner    %s\n\n", ws.Root, runnerState)
+	width := len("AGENT")
+	for _, a := range agents {
+		width = max(width, len(a.Name))
+	}
+	fmt.Fprintf(e.stdout, "%-*s  OUTBOX  INBOX  CUR  DONE  DEAD  SENT  REJECTED  LAST ACTIVITY\n", width, "AGENT")
+	for _, a := range agents {
+		fmt.Fprintf(e.stdout, "%-*s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
+	}
+	for _, p := range []struct {
+		title string
+		get   func(runner.AgentStatus) []runner.Problem
+	}{
+		{"rejected", func(a runner.AgentStatus) []runner.Problem { return a.RejectedFiles }},
+		{"dead", func(a runner.AgentStatus) []runner.Problem { return a.DeadFiles }},
+	} {
+		var lines []string
+		for _, a := range agents {
+			for _, f := range p.get(a) {
+				reason := f.Reason
+				if reason == "" {
+					reason = "(no reason file)"
+				}
+				lines = append(lines, "  "+filepath.ToSlash(f.Path)+"\n      "+reason)
+			}
+		}
+		if len(lines) > 0 {
+			fmt.Fprintf(e.stdout, "\n%s:\n%s\n", p.title, strings.Join(lines, "\n"))
+		}
+	}
+	return nil
+}
+
+// ago formats a time as a local date and time with how long ago it was.
+func ago(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t).Round(time.Second)
+	rel := "just now"
+	switch {
+	case d >= 48*time.Hour:
+		rel = fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	case d >= time.Hour:
+		rel = fmt.Sprintf("%dh ago", int(d.Hours()))
+	case d >= time.Minute:
+		rel = fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d >= time.Second:
+		rel = fmt.Sprintf("%ds ago", int(d.Seconds()))
+	}
+	return t.Local().Format("2006-01-02 15:04:05") + " (" + rel + ")"
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/runner"
+)
+
+// TestExitCodes checks the exit codes scripts branch on.
+func TestExitCodes(t *testing.T) {
+	ws, err := runner.InitWorkspace(t.TempDir(), []string{"alice", "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"ok", []string{"-C", ws.Root, "status"}, exitOK},
+		{"unknown command", []string{"frobnicate"}, exitUsage},
+		{"unknown flag", []string{"-C", ws.Root, "status", "--bogus"}, exitUsage},
+		{"missing --from", []string{"-C", ws.Root, "send", "--to", "bob", "--body", "x"}, exitUsage},
+		{"unknown recipient", []string{"-C", ws.Root, "send", "--from", "alice", "--to", "zed", "--body", "x"}, exitUsage},
+		{"extra argument", []string{"-C", ws.Root, "status", "now"}, exitUsage},
+		{"no workspace", []string{"-C", empty, "status"}, exitNoWorkspace},
+		{"failure", []string{"read", "/nonexistent/message.md"}, exitFailure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			got := run(context.Background(), append([]string{"parley"}, tt.args...), strings.NewReader(""), &out, &errOut)
+			if got != tt.want {
+				t.Errorf("parley %s = exit %d, want %d; stderr:\n%s", strings.Join(tt.args, " "), got, tt.want, errOut.String())
+			}
+			if got != exitOK && !strings.HasPrefix(errOut.String(), "parley: ") {
+				t.Errorf("stderr = %q, want a line starting with \"parley: \"", errOut.String())
+			}
+		})
+	}
+
+	t.Run("locked", func(t *testing.T) {
+		r, err := runner.Open(ws, runner.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var out, errOut bytes.Buffer
+		if got := run(context.Background(), []string{"parley", "-C", ws.Root, "run", "--until-idle"}, strings.NewReader(""), &out, &errOut); got != exitLocked {
+			t.Errorf("run on a locked workspace = exit %d, want %d; stderr:\n%s", got, exitLocked, errOut.String())
+		}
+	})
+}
+
+func TestFlagsFirst(t *testing.T) {
+	app := newApp(&env{})
+	tests := []struct {
+		in, want string
+	}{
+		{"parley init table --agent gm -a aria", "parley init --agent gm -a aria -- table"},
+		{"parley -C dir init table --agent=gm", "parley -C dir init --agent=gm -- table"},
+		{"parley send --from gm --to aria --body hi", "parley send --from gm --to aria --body hi"},
+		{"parley read --raw ID", "parley read --raw -- ID"},
+		{"parley read ID --json", "parley read --json -- ID"},
+		{"parley read -- --json", "parley read -- --json"},
+		{"parley inbox bob --state done", "parley inbox --state done -- bob"},
+		{"parley nosuch --x y", "parley nosuch --x y"},
+		{"parley", "parley"},
+	}
+	for _, tt := range tests {
+		got := strings.Join(flagsFirst(app, strings.Fields(tt.in)), " ")
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("flagsFirst(%q) (-want +got):\n%s", tt.in, d)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+// Command parley runs file-based agent workflows: agents exchange messages
+// as markdown files in per-agent mailboxes, and `parley run` routes them.
+// This package owns everything a user sees: flags, output, exit codes.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/parley-dev/parley/runner"
+)
+
+// Exit codes. They are part of parley's interface: scripts branch on them.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // the command failed, or found problems (validate, a bad message)
+	exitUsage       = 2 // wrong flags or arguments
+	exitLocked      = 3 // another runner holds the workspace
+	exitNoWorkspace = 4 // no parley.yaml here or above
+)
+
+func main() {
+	os.Exit(parleyMain())
+}
+
+// parleyMain runs the command line and returns the exit code.
+func parleyMain() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// run is parley's main with its inputs and outputs passed in, so tests can
+// drive it in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	app := newApp(env)
+	err := app.RunContext(ctx, flagsFirst(app, args))
+	if env.usage != nil && err == nil {
+		err = env.usage
+	}
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	if !errors.Is(err, errSilent) {
+		fmt.Fprintf(stderr, "parley: %v\n", err)
+		if h := hint(err); h != "" {
+			fmt.Fprintf(stderr, "parley: hint: %s\n", h)
+		}
+	}
+	return code
+}
+
+// env carries the process's streams to the commands.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	usage          error // set when the command line was wrong
+}
+
+// logger returns the logger for library code, writing to stderr.
+func (e *env) logger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// usageError marks an error in the command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// errSilent is returned by commands that have already said what went wrong
+// (validate's list of problems) and only need the exit code.
+var errSilent = errors.New("failed")
+
+// exitCode maps an error to parley's exit code, in one place.
+func exitCode(err error) int {
+	var ue usageError
+	var le *runner.LockedError
+	switch {
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &le):
+		return exitLocked
+	case errors.Is(err, runner.ErrNoWorkspace):
+		return exitNoWorkspace
+	}
+	return exitFailure
+}
+
+// hint returns advice for errors a user can fix.
+func hint(err error) string {
+	var le *runner.LockedError
+	switch {
+	case errors.As(err, &le):
+		return "one `parley run` per workspace; stop the other one, or use `parley status` to watch it work"
+	case errors.Is(err, runner.ErrNoWorkspace):
+		return "create one with `parley init DIR --agent NAME...`, or point at one with -C DIR"
+	}
+	var ue usageError
+	if errors.As(err, &ue) && !strings.Contains(err.Error(), "--help") {
+		return "see `parley help` or `parley COMMAND --help`"
+	}
+	return ""
+}

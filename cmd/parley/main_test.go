@@ -1,0 +1,98 @@
+package main
+
+import (
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/parley-dev/parley/runner"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"parley": func() { os.Exit(parleyMain()) },
+	})
+}
+
+// TestScripts runs the command-line scripts in testdata/*.txtar. Each is
+// headed by the behaviour it guards.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("TZ", "UTC")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mkfifo":     cmdMkfifo,
+			"garbage":    cmdGarbage,
+			"waitrunner": cmdWaitRunner,
+			"count":      cmdCount,
+		},
+	})
+}
+
+// mkfifo PATH: make a named pipe.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+}
+
+// garbage PATH N: write N random bytes.
+func cmdGarbage(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: garbage PATH N")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	b := make([]byte, n)
+	rand.Read(b)
+	b[0] = 0xff // never valid UTF-8
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
+}
+
+// waitrunner DIR: wait (up to 30s) until a runner holds the workspace.
+func cmdWaitRunner(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitrunner DIR")
+	}
+	ws, err := runner.OpenWorkspace(ts.MkAbs(args[0]))
+	ts.Check(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for ws.RunnerPID() == 0 {
+		if time.Now().After(deadline) {
+			ts.Fatalf("no runner took the workspace within 30s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// count DIR N: DIR holds exactly N files (not counting .reason files).
+func cmdCount(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: count DIR N")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	des, err := os.ReadDir(ts.MkAbs(args[0]))
+	ts.Check(err)
+	got := 0
+	var names []string
+	for _, de := range des {
+		if filepath.Ext(de.Name()) != ".reason" {
+			got++
+			names = append(names, de.Name())
+		}
+	}
+	if (got == want) == neg {
+		ts.Fatalf("%s holds %d files %v, want %s%d", args[0], got, names, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
