@@ -68,28 +68,6 @@ func (s *Syncer) dirty(dir string) {
 	s.mu.Unlock()
 }
 
-// writeFile creates path with data, failing if it exists, and fsyncs it
-// when sync is set.
-func writeFile(path string, data []byte, sync bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
-	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			os.Remove(path)
-			return err
-		}
-	}
-	return f.Close()
-}
-
 // WriteFileAtomic replaces path with data durably: it writes a temporary
 // file in the same directory, fsyncs it, renames it over path and fsyncs
 // the directory. Readers see the old content or the new, never a mix.

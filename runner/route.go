@@ -91,7 +91,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			continue
 		}
 		box := r.agents[c.agent]
-		data, err := readMessageFile(box.Path(mailbox.Outbox, c.name), r.ws.Config.Router.MaxMessageSize)
+		data, err := mailbox.ReadFile(box.Path(mailbox.Outbox, c.name), r.ws.Config.Router.MaxMessageSize)
 		if err != nil {
 			if isGone(err) {
 				delete(r.pending, c.fileKey)

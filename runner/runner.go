@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -304,12 +303,12 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 		c := candidate{fileKey: k, info: info}
 		c.sent = sendTime(c)
-		switch {
-		case !info.Mode().IsRegular():
-			c.refusal = &refusal{Reason: notRegular(info.Mode())}
-		case info.Size() > maxSize:
-			c.refusal = &refusal{Reason: fmt.Sprintf("file is %s, over the %s limit (router.max_message_size in parley.yaml)", sizeString(info.Size()), sizeString(maxSize))}
-		case !settled(p, info, now, settle) && !idNamed(k.name):
+		if err := mailbox.CheckFile(info, maxSize); err != nil {
+			c.refusal = &refusal{Reason: err.Error()}
+			ready = append(ready, c)
+			continue
+		}
+		if !settled(p, info, now, settle) && !idNamed(k.name) {
 			if p == nil || p.size != info.Size() || !p.modified.Equal(info.ModTime()) {
 				r.pending[k] = &pending{size: info.Size(), modified: info.ModTime(), since: now}
 				p = r.pending[k]
@@ -386,60 +385,4 @@ func settled(p *pending, info fs.FileInfo, now time.Time, settle time.Duration) 
 func idNamed(name string) bool {
 	stem, ok := strings.CutSuffix(name, ".md")
 	return ok && mailbox.IsID(stem)
-}
-
-func notRegular(mode fs.FileMode) string {
-	switch {
-	case mode&fs.ModeSymlink != 0:
-		return "a symbolic link, which parley does not follow: put the message file itself in the outbox"
-	case mode&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO), which parley does not read: a message is a regular file"
-	case mode&fs.ModeDevice != 0 || mode&fs.ModeCharDevice != 0:
-		return "a device, which parley does not read: a message is a regular file"
-	case mode.IsDir():
-		return "a directory: a message is a regular file"
-	case mode&fs.ModeSocket != 0:
-		return "a socket: a message is a regular file"
-	}
-	return "not a regular file"
-}
-
-func sizeString(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// readMessageFile reads an outbox file without following a symbolic link
-// or blocking on a pipe put in its place, and refuses anything but a
-// regular file of at most max bytes.
-func readMessageFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, errors.New(notRegular(info.Mode()))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("file is over the %s limit (router.max_message_size in parley.yaml)", sizeString(max))
-	}
-	return data, nil
 }

@@ -1,0 +1,56 @@
+//go:build !unix
+
+package mailbox
+
+import (
+	"io"
+	"os"
+)
+
+// ReadFile reads a message file someone else wrote: it refuses anything
+// but a regular file (*NotRegularError) and reads at most max bytes
+// (*TooLargeError beyond).
+func ReadFile(path string, max int64) ([]byte, error) {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckFile(info, max); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &TooLargeError{Size: -1, Max: max}
+	}
+	return data, nil
+}
+
+// writeFile creates (or truncates) path with data, and fsyncs it when sync
+// is set. On a failed write the file is removed.
+func writeFile(path string, data []byte, sync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			os.Remove(path)
+			return err
+		}
+	}
+	return f.Close()
+}

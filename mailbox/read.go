@@ -1,0 +1,71 @@
+package mailbox
+
+import (
+	"fmt"
+	"io/fs"
+)
+
+// NotRegularError is the error for a mailbox entry that is not a regular
+// file: a symbolic link (never followed), a named pipe or device (never
+// read), a directory or a socket.
+type NotRegularError struct {
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	m := e.Mode
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link, which parley does not follow: put the message file itself in the outbox"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO), which parley does not read: a message is a regular file"
+	case m&fs.ModeDevice != 0 || m&fs.ModeCharDevice != 0:
+		return "a device, which parley does not read: a message is a regular file"
+	case m.IsDir():
+		return "a directory: a message is a regular file"
+	case m&fs.ModeSocket != 0:
+		return "a socket: a message is a regular file"
+	}
+	return "not a regular file"
+}
+
+// TooLargeError is the error for a message file over the size limit.
+type TooLargeError struct {
+	Size int64 // the file's size; -1 when it grew past Max while being read
+	Max  int64
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("file is over the %s limit (router.max_message_size in parley.yaml)", SizeString(e.Max))
+	}
+	return fmt.Sprintf("file is %s, over the %s limit (router.max_message_size in parley.yaml)", SizeString(e.Size), SizeString(e.Max))
+}
+
+// CheckFile returns a *NotRegularError or a *TooLargeError when a file,
+// as lstat(2) describes it, cannot be a message of at most max bytes.
+func CheckFile(info fs.FileInfo, max int64) error {
+	if !info.Mode().IsRegular() {
+		return &NotRegularError{Mode: info.Mode()}
+	}
+	if info.Size() > max {
+		return &TooLargeError{Size: info.Size(), Max: max}
+	}
+	return nil
+}
+
+// SizeString formats a byte count the way parley's messages do: "1 MiB",
+// "1.5 KiB", "200 bytes".
+func SizeString(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
