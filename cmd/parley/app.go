@@ -18,7 +18,7 @@ func newApp(e *env) *cli.App {
 		UsageText: "parley [-C DIR] COMMAND [flags] [args]",
 		Description: "Agents exchange messages as markdown files in per-agent mailboxes\n" +
 			"(mailboxes/<agent>/outbox/ -> inbox/). `parley run` routes them.\n" +
-			"Flags go before arguments.",
+			"Flags may come before or after arguments; after -- everything is an argument.",
 		Reader:    e.stdin,
 		Writer:    e.stdout,
 		ErrWriter: e.stderr,
@@ -89,7 +89,7 @@ func (e *env) printJSON(v any) error {
 // noArgs refuses positional arguments for commands that take none.
 func noArgs(c *cli.Context) error {
 	if c.Args().Present() {
-		return usagef("%s takes no arguments (got %q); flags go before arguments", c.Command.Name, c.Args().First())
+		return usagef("%s takes no arguments (got %q)", c.Command.Name, c.Args().First())
 	}
 	return nil
 }

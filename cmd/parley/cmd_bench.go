@@ -1,7 +1,569 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner"
+)
 
 func benchCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "bench", Usage: "measure routing speed", Action: func(c *cli.Context) error { return nil }}
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "measure routing speed, latency and memory on this machine, against parley's targets",
+		Description: "Builds throwaway workspaces in --dir and reports, for 1 KiB messages: the raw\n" +
+			"rate of this disk for write+rename+syncfs batches; durable routing rate and\n" +
+			"hop latency (file appears in an outbox -> durable in the inbox) for 1->1\n" +
+			"traffic and for 8 agents broadcasting; idle hop latency; startup with a\n" +
+			"backlog of messages and its peak memory; the CPU an idle runner uses.\n" +
+			"Exits 1 when a target is missed.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
+			&cli.IntFlag{Name: "messages", Value: 5000, Usage: "messages per throughput phase"},
+			&cli.IntFlag{Name: "startup", Value: 100000, Usage: "messages pending at startup (0 skips the phase)"},
+			&cli.DurationFlag{Name: "paced", Value: 3 * time.Second, Usage: "how long each latency-at-load phase runs"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			opts := benchOptions{
+				Dir:      c.String("dir"),
+				Messages: c.Int("messages"),
+				Startup:  c.Int("startup"),
+				Paced:    c.Duration("paced"),
+				JSON:     c.Bool("json"),
+			}
+			return runBench(c.Context, e, opts)
+		},
+	}
+}
+
+type benchOptions struct {
+	Dir      string
+	Messages int
+	Startup  int
+	Paced    time.Duration
+	JSON     bool
+}
+
+// benchReport is what `parley bench` measured.
+type benchReport struct {
+	RawRate     float64        `json:"raw_rate"`    // files/s for write+rename, syncfs per 100
+	OneToOne    trafficFigures `json:"one_to_one"`  // 1 -> 1
+	Broadcast   trafficFigures `json:"broadcast"`   // 8 agents, each to '*'
+	IdleP50     float64        `json:"idle_p50_ms"` // one message at a time
+	IdleP99     float64        `json:"idle_p99_ms"` //
+	Startup     *startupFigure `json:"startup"`     // nil when skipped
+	IdleCPU     float64        `json:"idle_cpu_ms"` // CPU time of an idle runner over IdleWindow
+	IdleWindow  float64        `json:"idle_window_s"`
+	PeakRSSMiB  float64        `json:"peak_rss_mib"` // of this process, routing in-process
+	Targets     []targetResult `json:"targets"`
+	MessageSize int            `json:"message_size"`
+}
+
+type trafficFigures struct {
+	// Offered is the rate messages were offered at: 40% of the raw rate
+	// (divided by 7 for broadcasts, which make 7 copies each).
+	Offered float64 `json:"offered"`
+	// Sustained is the rate they were routed durably: messages over the
+	// time from the first one appearing to the last one being durable.
+	Sustained float64 `json:"sustained"`
+	P50       float64 `json:"p50_ms"` // hop latency at the offered rate
+	P99       float64 `json:"p99_ms"`
+	// Flood is the rate when senders write as fast as they can, competing
+	// with the router for the CPU and the disk.
+	Flood           float64 `json:"flood"`
+	FloodDeliveries float64 `json:"flood_deliveries"` // inbox copies/s while flooded
+}
+
+type startupFigure struct {
+	Messages int     `json:"messages"`
+	Seconds  float64 `json:"seconds"`
+	RSSMiB   float64 `json:"rss_mib"`
+	Routed   int     `json:"routed"`
+}
+
+type targetResult struct {
+	Name string `json:"name"`
+	Got  string `json:"got"`
+	Want string `json:"want"`
+	Met  bool   `json:"met"`
+}
+
+const benchMessageSize = 1024
+
+func runBench(ctx context.Context, e *env, opts benchOptions) error {
+	base, err := os.MkdirTemp(opts.Dir, "parley-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(base)
+	say := func(format string, args ...any) {
+		if !opts.JSON {
+			fmt.Fprintf(e.stderr, format+"\n", args...)
+		}
+	}
+	rep := benchReport{MessageSize: benchMessageSize}
+
+	say("measuring the disk: write+rename, syncfs every 100 files ...")
+	if rep.RawRate, err = rawRate(filepath.Join(base, "raw"), opts.Messages); err != nil {
+		return err
+	}
+
+	paced := 0.4 * rep.RawRate
+	for _, t := range []struct {
+		name    string
+		senders int
+		offered float64
+		flood   int
+		dst     *trafficFigures
+	}{
+		{"1 -> 1", 1, paced, opts.Messages, &rep.OneToOne},
+		{"8 agents broadcasting", 8, paced / 7, opts.Messages / 4, &rep.Broadcast},
+	} {
+		say("%s: offered at %.0f messages/s for %v ...", t.name, t.offered, opts.Paced)
+		at, err := traffic(ctx, filepath.Join(base, "paced-"+strconv.Itoa(t.senders)), t.senders, int(t.offered*opts.Paced.Seconds()), t.offered)
+		if err != nil {
+			return err
+		}
+		say("%s: %d messages as fast as they come ...", t.name, t.flood)
+		flood, err := traffic(ctx, filepath.Join(base, "flood-"+strconv.Itoa(t.senders)), t.senders, t.flood, 0)
+		if err != nil {
+			return err
+		}
+		*t.dst = trafficFigures{
+			Offered: t.offered, Sustained: at.rate, P50: at.p50, P99: at.p99,
+			Flood: flood.rate, FloodDeliveries: flood.deliveries,
+		}
+	}
+
+	say("idle hop latency: 100 messages, one at a time ...")
+	if rep.IdleP50, rep.IdleP99, err = idleLatency(ctx, filepath.Join(base, "idle"), 100); err != nil {
+		return err
+	}
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
+		rep.PeakRSSMiB = float64(ru.Maxrss) / 1024
+	}
+
+	say("idle runner: CPU used over 3 s ...")
+	rep.IdleWindow = 3
+	if rep.IdleCPU, err = idleCPU(ctx, filepath.Join(base, "cpu"), 3*time.Second); err != nil {
+		return err
+	}
+	// Last, because it leaves the most files behind.
+	if opts.Startup > 0 {
+		say("startup: %d messages pending, routed by a fresh `parley run --until-idle` ...", opts.Startup)
+		if rep.Startup, err = startup(ctx, filepath.Join(base, "startup"), opts.Startup); err != nil {
+			return err
+		}
+	}
+	// Deleting the workspaces is left to the end: on some filesystems
+	// (ext4 without a journal) creating files is slow for a while after
+	// many were deleted.
+	rep.Targets = targets(rep)
+	if opts.JSON {
+		if err := e.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		printBench(e.stdout, rep)
+	}
+	for _, t := range rep.Targets {
+		if !t.Met {
+			return errors.New("a target was missed (see above)")
+		}
+	}
+	return nil
+}
+
+func targets(rep benchReport) []targetResult {
+	var out []targetResult
+	add := func(name, got, want string, met bool) {
+		out = append(out, targetResult{Name: name, Got: got, Want: want, Met: met})
+	}
+	// The paced sender stops on time; allow the last message's own hop.
+	ratio := rep.OneToOne.Sustained / rep.RawRate
+	add("sustained durable routing, 1 -> 1", fmt.Sprintf("%.0f msg/s = %.1f%% of raw", rep.OneToOne.Sustained, 100*ratio), ">= 40% of raw", ratio >= 0.4*0.98)
+	add("p99 hop latency at 40% of raw, 1 -> 1", ms(rep.OneToOne.P99), "<= 25 ms", rep.OneToOne.P99 <= 25)
+	add("p99 hop latency at 40% of raw, broadcast", ms(rep.Broadcast.P99), "<= 25 ms", rep.Broadcast.P99 <= 25)
+	add("idle hop latency p50", ms(rep.IdleP50), "<= 2 ms", rep.IdleP50 <= 2)
+	if s := rep.Startup; s != nil {
+		add(fmt.Sprintf("startup with %d pending: all routed", s.Messages), fmt.Sprintf("%d routed", s.Routed), fmt.Sprint(s.Messages), s.Routed == s.Messages)
+		add(fmt.Sprintf("startup with %d pending: peak RSS", s.Messages), fmt.Sprintf("%.0f MiB", s.RSSMiB), "<= 256 MiB", s.RSSMiB <= 256)
+	}
+	add("idle runner CPU", fmt.Sprintf("%.0f ms in %.0f s", rep.IdleCPU, rep.IdleWindow), "0 ms (no polling)", rep.IdleCPU < 20)
+	return out
+}
+
+func ms(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " ms" }
+
+func printBench(w io.Writer, rep benchReport) {
+	fmt.Fprintf(w, "parley bench (1 KiB messages)\n\n")
+	fmt.Fprintf(w, "raw disk, write+rename, syncfs per 100   %8.0f files/s\n", rep.RawRate)
+	for _, t := range []struct {
+		name string
+		f    trafficFigures
+	}{{"1 -> 1", rep.OneToOne}, {"8 agents broadcasting", rep.Broadcast}} {
+		fmt.Fprintf(w, "%-40s offered %.0f msg/s, routed %.0f msg/s durably, hop p50 %s, p99 %s\n", t.name, t.f.Offered, t.f.Sustained, ms(t.f.P50), ms(t.f.P99))
+		fmt.Fprintf(w, "%-40s flooded: %.0f msg/s (%.0f deliveries/s)\n", "", t.f.Flood, t.f.FloodDeliveries)
+	}
+	fmt.Fprintf(w, "%-40s hop p50 %s, p99 %s\n", "idle, one message at a time", ms(rep.IdleP50), ms(rep.IdleP99))
+	if s := rep.Startup; s != nil {
+		fmt.Fprintf(w, "%-40s %d routed in %.1f s (%.0f msg/s), peak RSS %.0f MiB\n", fmt.Sprintf("startup, %d pending", s.Messages), s.Routed, s.Seconds, float64(s.Routed)/s.Seconds, s.RSSMiB)
+	}
+	fmt.Fprintf(w, "%-40s %.0f ms CPU in %.0f s\n", "idle runner", rep.IdleCPU, rep.IdleWindow)
+	fmt.Fprintf(w, "%-40s %.0f MiB\n\ntargets:\n", "peak RSS of this process", rep.PeakRSSMiB)
+	for _, t := range rep.Targets {
+		mark := "ok  "
+		if !t.Met {
+			mark = "MISS"
+		}
+		fmt.Fprintf(w, "  %s %-48s %-28s (want %s)\n", mark, t.Name, t.Got, t.Want)
+	}
+}
+
+// rawRate measures this disk: 1 KiB files written in one directory and
+// renamed into another, with a syncfs every 100 files.
+func rawRate(dir string, n int) (float64, error) {
+	tmp, dst := filepath.Join(dir, "tmp"), filepath.Join(dir, "new")
+	for _, d := range []string{tmp, dst} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return 0, err
+		}
+	}
+	root, err := os.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	data := bytes.Repeat([]byte("x"), benchMessageSize)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		name := strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			return 0, err
+		}
+		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dst, name)); err != nil {
+			return 0, err
+		}
+		if i%100 == 99 {
+			if err := unix.Syncfs(int(root.Fd())); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := unix.Syncfs(int(root.Fd())); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// benchBody is a 1 KiB message file addressed by the header.
+func benchMessage(id, from, to string) []byte {
+	head := fmt.Sprintf("---\nid: %s\nfrom: %s\nto: %s\ntype: BENCH\n---\n", id, from, to)
+	body := strings.Repeat("All work and no play. ", benchMessageSize/22+1)
+	return []byte(head + body[:benchMessageSize-len(head)-1] + "\n")
+}
+
+// traffic starts a runner on a fresh workspace and has senders write n
+// messages in all, each to the next agent (1 -> 1) or to '*' (senders > 1),
+// staged in tmp/ and renamed into the outbox. rate 0 sends as fast as
+// possible; otherwise messages are offered at rate per second. Hop latency
+// is the time from the rename to the journal's record of the durable
+// delivery.
+// trafficResult is what one traffic run measured.
+type trafficResult struct {
+	rate, deliveries float64 // messages/s and inbox copies/s, durable
+	p50, p99         float64 // hop latency, ms
+}
+
+func traffic(ctx context.Context, dir string, senders, n int, rate float64) (trafficResult, error) {
+	var agents []string
+	for i := 0; i < max(senders, 2); i++ {
+		agents = append(agents, fmt.Sprintf("agent-%d", i))
+	}
+	ws, err := runner.InitWorkspace(dir, agents)
+	if err != nil {
+		return trafficResult{}, err
+	}
+	r, err := runner.Open(ws, runner.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return trafficResult{}, err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(runCtx)
+		done <- err
+	}()
+
+	ids := &mailbox.IDs{}
+	appeared := make(map[string]time.Time, n)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if rate > 0 {
+			if wait := time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))); wait > 0 {
+				time.Sleep(wait)
+			}
+		}
+		from := agents[i%senders]
+		to := agents[1]
+		if senders > 1 {
+			to = `"*"`
+		}
+		id := ids.New(from)
+		box := ws.Mailbox(from)
+		tmp := box.Path(mailbox.Tmp, id+".md")
+		if err := os.WriteFile(tmp, benchMessage(id, from, to), 0o644); err != nil {
+			return trafficResult{}, err
+		}
+		if err := os.Rename(tmp, box.Path(mailbox.Outbox, id+".md")); err != nil {
+			return trafficResult{}, err
+		}
+		appeared[id] = time.Now()
+	}
+	// Wait until the journal has every message.
+	var entries []runner.Entry
+	deadline := time.Now().Add(5*time.Minute + time.Duration(n)*time.Millisecond)
+	for {
+		entries = entries[:0]
+		if err := runner.ReadJournal(ws.JournalPath(), func(en runner.Entry) error { entries = append(entries, en); return nil }); err != nil {
+			return trafficResult{}, err
+		}
+		if len(entries) >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		return trafficResult{}, err
+	}
+	if err := r.Close(); err != nil {
+		return trafficResult{}, err
+	}
+	if len(entries) < n {
+		return trafficResult{}, fmt.Errorf("bench: only %d of %d messages were routed", len(entries), n)
+	}
+	var lat []float64
+	var last time.Time
+	deliveries := 0
+	for _, en := range entries {
+		t, err := time.Parse(mailbox.TimeFormat, en.Time)
+		if err != nil || en.Outcome != runner.Delivered {
+			return trafficResult{}, fmt.Errorf("bench: journal entry %+v", en)
+		}
+		lat = append(lat, float64(t.Sub(appeared[en.ID]))/float64(time.Millisecond))
+		if t.After(last) {
+			last = t
+		}
+		deliveries += len(en.To)
+	}
+	elapsed := last.Sub(start).Seconds()
+	return trafficResult{
+		rate:       float64(n) / elapsed,
+		deliveries: float64(deliveries) / elapsed,
+		p50:        percentile(lat, 0.5),
+		p99:        percentile(lat, 0.99),
+	}, nil
+}
+
+// idleLatency sends n messages one at a time to an idle runner, each after
+// the previous one was delivered and a pause.
+func idleLatency(ctx context.Context, dir string, n int) (p50, p99 float64, err error) {
+	ws, err := runner.InitWorkspace(dir, []string{"alice", "bob"})
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := runner.Open(ws, runner.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return 0, 0, err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(runCtx)
+		done <- err
+	}()
+	ids := &mailbox.IDs{}
+	appeared := map[string]time.Time{}
+	box := ws.Mailbox("alice")
+	for i := 0; i < n; i++ {
+		time.Sleep(20 * time.Millisecond) // let the runner go idle
+		id := ids.New("alice")
+		tmp := box.Path(mailbox.Tmp, id+".md")
+		if err := os.WriteFile(tmp, benchMessage(id, "alice", "bob"), 0o644); err != nil {
+			return 0, 0, err
+		}
+		if err := os.Rename(tmp, box.Path(mailbox.Outbox, id+".md")); err != nil {
+			return 0, 0, err
+		}
+		appeared[id] = time.Now()
+		sent := box.Path(mailbox.Sent, id+".md")
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if _, err := os.Lstat(sent); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return 0, 0, fmt.Errorf("bench: message %s not routed within 10s", id)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		return 0, 0, err
+	}
+	if err := r.Close(); err != nil {
+		return 0, 0, err
+	}
+	var lat []float64
+	err = runner.ReadJournal(ws.JournalPath(), func(en runner.Entry) error {
+		t, err := time.Parse(mailbox.TimeFormat, en.Time)
+		if err != nil {
+			return err
+		}
+		lat = append(lat, float64(t.Sub(appeared[en.ID]))/float64(time.Millisecond))
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return percentile(lat, 0.5), percentile(lat, 0.99), nil
+}
+
+// startup fills four outboxes with n messages, then routes them with a
+// separate `parley run --until-idle` process, and reads its peak RSS.
+func startup(ctx context.Context, dir string, n int) (*startupFigure, error) {
+	agents := []string{"ann", "bo", "cy", "di"}
+	ws, err := runner.InitWorkspace(dir, agents)
+	if err != nil {
+		return nil, err
+	}
+	ids := &mailbox.IDs{}
+	for i := 0; i < n; i++ {
+		from, to := agents[i%4], agents[(i+1)%4]
+		id := ids.New(from)
+		box := ws.Mailbox(from)
+		tmp := box.Path(mailbox.Tmp, id+".md")
+		if err := os.WriteFile(tmp, benchMessage(id, from, to), 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, box.Path(mailbox.Outbox, id+".md")); err != nil {
+			return nil, err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, self, "-C", ws.Root, "run", "--until-idle", "--quiet", "--json")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("bench: startup run: %v: %s", err, errOut.String())
+	}
+	f := &startupFigure{Messages: n, Seconds: time.Since(start).Seconds()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		f.RSSMiB = float64(ru.Maxrss) / 1024
+	}
+	routed := 0
+	for _, a := range agents {
+		c, err := ws.Mailbox(a).Count(mailbox.Inbox)
+		if err != nil {
+			return nil, err
+		}
+		routed += c
+	}
+	f.Routed = routed
+	return f, nil
+}
+
+// idleCPU starts `parley run` on an empty workspace and reads how much CPU
+// it uses over a window after it has started.
+func idleCPU(ctx context.Context, dir string, window time.Duration) (float64, error) {
+	ws, err := runner.InitWorkspace(dir, []string{"alice", "bob", "carol"})
+	if err != nil {
+		return 0, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.CommandContext(ctx, self, "-C", ws.Root, "run", "--quiet")
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Signal(syscall.SIGTERM)
+	for deadline := time.Now().Add(10 * time.Second); ws.RunnerPID() == 0; {
+		if time.Now().After(deadline) {
+			return 0, errors.New("bench: the idle runner did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // past the start-up scan
+	before, err := cpuTicks(cmd.Process.Pid)
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(window)
+	after, err := cpuTicks(cmd.Process.Pid)
+	if err != nil {
+		return 0, err
+	}
+	return float64(after-before) * 10, nil // USER_HZ is 100: a tick is 10 ms
+}
+
+// cpuTicks reads a process's user+system CPU time, in clock ticks, from
+// /proc/PID/stat.
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("bench: cannot read /proc/%d/stat", pid)
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return utime + stime, nil
+}
+
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	i := int(p * float64(len(s)-1))
+	return s[i]
 }
