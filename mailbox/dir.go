@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The states of a message in a mailbox. Each is a directory under the
@@ -316,9 +317,14 @@ func firstLine(path string) string {
 	return l
 }
 
+// truncateName shortens a name to at most max bytes, on a character
+// boundary.
 func truncateName(name string, max int) string {
 	if len(name) <= max {
 		return name
+	}
+	for max > 0 && !utf8.RuneStart(name[max]) {
+		max--
 	}
 	return name[:max]
 }

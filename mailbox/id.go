@@ -36,7 +36,7 @@ var ErrBadName = errors.New("not a valid name: use lower-case letters, digits an
 // way are safe to use as file and directory names.
 func CheckName(name string) error {
 	if len(name) > maxNameLen {
-		return fmt.Errorf("%q is longer than %d characters", name, maxNameLen)
+		return fmt.Errorf("%q is longer than %d characters: %w", name, maxNameLen, ErrBadName)
 	}
 	if !namePattern.MatchString(name) {
 		return fmt.Errorf("%q is %w", name, ErrBadName)
@@ -55,7 +55,8 @@ type IDs struct {
 	last time.Time
 }
 
-// New returns a fresh id for a message sent by from.
+// New returns a fresh id for a message sent by from, which must be a valid
+// name (see CheckName).
 func (g *IDs) New(from string) string {
 	now := time.Now
 	if g.Now != nil {

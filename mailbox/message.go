@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -86,6 +87,14 @@ var (
 // Message is one parsed message: an ordered header and a body kept byte for
 // byte. The header keeps the key order, comments and quoting of the file it
 // came from; Bytes writes it back with only the added keys new.
+//
+// A tag-first message ("[NARRATIVE]" on line one) is written by Bytes as a
+// frontmatter envelope (type: NARRATIVE, and the id, from, to, cc and
+// created parley adds) followed by the message exactly as it was written.
+// Its protocol fields stay in that text, where the protocol put them: a
+// protocol field may share a name with a reserved one ("type: VETO" in a
+// [PLAYER_TO_GM], "from: gm" in a [NARRATOR_NOTE]) without clashing. Only
+// id, to and cc are lifted into the envelope, as addressing.
 type Message struct {
 	// Tag is the tag of a tag-first message ("NARRATIVE" for a file whose
 	// first line is "[NARRATIVE]"); empty for a frontmatter message.
@@ -98,6 +107,13 @@ type Message struct {
 	rawValid  bool       // raw is a block mapping that still matches header
 	added     []string   // keys set since parsing that were not in raw
 	firstLine int        // file line of the first header line
+
+	// A tag-first message keeps its text as written (tag line, fields,
+	// body) and is written after a frontmatter envelope; its fields are
+	// read from that text.
+	tagText      []byte
+	payload      *yaml.Node // mapping of the fields after the tag line
+	payloadFirst int        // file line of the first field line
 }
 
 // New returns an empty message with the given body.
@@ -141,8 +157,7 @@ func Parse(data []byte) (*Message, error) {
 	case isDelimiter(first, "---"):
 		return parseFrontmatter(rest)
 	case tagLine.Match(first):
-		tag := string(tagLine.FindSubmatch(first)[1])
-		return parseTagFirst(tag, rest)
+		return parseTagFirst(text, 1)
 	}
 	if len(bytes.TrimSpace(text)) == 0 {
 		return nil, &ParseError{Line: 1, Err: fmt.Errorf("%w: only white space", ErrEmpty)}
@@ -162,6 +177,7 @@ func parseFrontmatter(rest []byte) (*Message, error) {
 				return nil, err
 			}
 			m.Body = rest[next:]
+			m.attachTagText(2 + bytes.Count(rest[:next], []byte("\n")))
 			return m, nil
 		}
 		off = next
@@ -169,21 +185,66 @@ func parseFrontmatter(rest []byte) (*Message, error) {
 	return nil, &ParseError{Line: 1, Field: "header", Err: errors.New("frontmatter is never closed: add a '---' line after the header")}
 }
 
-// parseTagFirst parses the lines after a "[TAG]" line: a header of
-// YAML-like lines, ended by a blank line that is not inside a block scalar,
-// or by the first line that is not header-like.
-func parseTagFirst(tag string, rest []byte) (*Message, error) {
-	end, bodyStart := 0, 0
-	for off := 0; ; {
-		if off >= len(rest) {
-			end, bodyStart = off, off
-			break
+// parseTagFirst parses a tag-first message: text starts with its "[TAG]"
+// line, which is line firstLine of the file.
+func parseTagFirst(text []byte, firstLine int) (*Message, error) {
+	tagLineText, rest := cutLine(text)
+	tag := string(tagLine.FindSubmatch(tagLineText)[1])
+	payload, body, err := parseFields(rest, firstLine+1)
+	if err != nil {
+		return nil, err
+	}
+	m := New(nil)
+	m.Tag = tag
+	m.tagText = text
+	m.payload = payload
+	m.payloadFirst = firstLine + 1
+	m.Body = body
+	m.Set("type", tag)
+	// Addressing is parley's business: lift it into the envelope.
+	for _, key := range []string{"id", "to", "cc"} {
+		if v, ok := lookupIn(payload, key); ok {
+			m.SetNode(key, v)
 		}
+	}
+	return m, nil
+}
+
+// attachTagText recognises a delivered tag-first message: a frontmatter
+// envelope whose body starts with the "[TYPE]" line of its type. The body,
+// starting on file line bodyLine, becomes the message's tag-first text.
+// A body that does not read as a tag-first message is left a plain body.
+func (m *Message) attachTagText(bodyLine int) {
+	typ, ok := m.Get("type")
+	first, _ := cutLine(m.Body)
+	if !ok || typ == "" || !tagLine.Match(first) || string(tagLine.FindSubmatch(first)[1]) != typ {
+		return
+	}
+	payload, body, err := parseFields(m.Body[len(first)+eolLen(m.Body[len(first):]):], bodyLine+1)
+	if err != nil {
+		return
+	}
+	m.Tag = typ
+	m.tagText = m.Body
+	m.payload = payload
+	m.payloadFirst = bodyLine + 1
+	m.Body = body
+}
+
+// parseFields reads the fields of a tag-first message from the text after
+// its tag line (which starts on file line firstLine) and returns them with
+// the body. The fields are YAML-like lines; they end at a blank line, or at
+// the first line that is not a field. A blank line inside a block scalar
+// does not end them, nor does one followed only by more fields to the end
+// of the message (a list, a blank line, then more fields).
+func parseFields(rest []byte, firstLine int) (fields *yaml.Node, body []byte, err error) {
+	end, bodyStart := len(rest), len(rest)
+	inBlock := false // the last field line opened or continues a block
+	for off := 0; off < len(rest); {
 		l, _ := cutLine(rest[off:])
 		next := off + len(l) + eolLen(rest[off+len(l):])
-		trimmed := bytes.TrimRight(l, " \t\r")
-		if len(trimmed) == 0 {
-			if continuesBlock(rest[next:]) && off > 0 {
+		if len(bytes.TrimRight(l, " \t\r")) == 0 {
+			if off > 0 && ((inBlock && continuesIndented(rest[next:])) || onlyFields(rest[next:])) {
 				off = next
 				continue
 			}
@@ -194,24 +255,67 @@ func parseTagFirst(tag string, rest []byte) (*Message, error) {
 			end, bodyStart = off, off
 			break
 		}
+		inBlock = l[0] == ' ' || l[0] == '\t' || blockStart.Match(l)
 		off = next
 	}
-	m, err := newParsed(rest[:end], 2)
+	header := rest[:end]
+	if end > 0 && header[end-1] != '\n' {
+		// A header that runs to the end of a file without a final line
+		// break is read as if it had one: else a block scalar on its last
+		// line would read differently once a body follows.
+		header = append(header[:end:end], '\n')
+	}
+	m, err := newParsed(header, firstLine)
 	if err != nil {
-		lenient, lerr := parseLenient(rest[:end], 2)
+		lenient, lerr := parseLenient(header, firstLine)
 		if lerr != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m = lenient
 	}
-	m.Tag = tag
-	m.Body = rest[bodyStart:]
-	if _, ok := m.lookup("type"); !ok {
-		m.Set("type", tag)
-	} else if t, _ := m.Get("type"); t != tag {
-		return nil, &ParseError{Line: m.Line("type"), Field: "type", Err: fmt.Errorf("%q disagrees with the tag [%s] on line 1", t, tag)}
+	return m.header, rest[bodyStart:], nil
+}
+
+// blockStart matches a field line that opens a block scalar ("summary: |").
+var blockStart = regexp.MustCompile(`:[ \t]*[|>][-+0-9]*[ \t]*\r?$`)
+
+// protocolKey matches the start of a field line as protocols write them:
+// lower-case snake_case.
+var protocolKey = regexp.MustCompile(`^[a-z_][a-z0-9_]*[ \t]*:([ \t]|\r?$)`)
+
+// continuesIndented reports whether the text after a blank line goes on
+// with an indented line.
+func continuesIndented(text []byte) bool {
+	for len(text) > 0 {
+		l, _ := cutLine(text)
+		if len(bytes.TrimRight(l, " \t\r")) > 0 {
+			return l[0] == ' ' || l[0] == '\t'
+		}
+		text = text[len(l)+eolLen(text[len(l):]):]
 	}
-	return m, nil
+	return false
+}
+
+// onlyFields reports whether the text after a blank line is nothing but
+// more fields to its end: its first line a protocol field, every other one
+// a field, an indented line, a list item, a comment or blank.
+func onlyFields(text []byte) bool {
+	first := true
+	for len(text) > 0 {
+		l, _ := cutLine(text)
+		text = text[len(l)+eolLen(text[len(l):]):]
+		if len(bytes.TrimRight(l, " \t\r")) == 0 {
+			continue
+		}
+		if first && !protocolKey.Match(l) {
+			return false
+		}
+		if !first && !headerLike(l, false) {
+			return false
+		}
+		first = false
+	}
+	return !first
 }
 
 // headerLike reports whether a line of a tag-first message belongs to its
@@ -224,19 +328,6 @@ func headerLike(l []byte, first bool) bool {
 		return false
 	}
 	return l[0] == ' ' || l[0] == '\t' || l[0] == '#' || bytes.HasPrefix(l, []byte("- "))
-}
-
-// continuesBlock reports whether the text after a blank line goes on with
-// an indented line, as a block scalar with an empty line in it does.
-func continuesBlock(text []byte) bool {
-	for len(text) > 0 {
-		l, _ := cutLine(text)
-		if len(bytes.TrimRight(l, " \t\r")) > 0 {
-			return l[0] == ' ' || l[0] == '\t'
-		}
-		text = text[len(l)+eolLen(text[len(l):]):]
-	}
-	return false
 }
 
 // parseLenient reads a tag-first header that is not valid YAML as plain
@@ -267,12 +358,16 @@ func parseLenient(header []byte, firstLine int) (*Message, error) {
 func newParsed(header []byte, firstLine int) (m *Message, err error) {
 	m = New(nil)
 	m.firstLine = firstLine
-	m.raw = header
 	if len(bytes.TrimSpace(header)) == 0 {
 		return m, nil
 	}
-	var doc yaml.Node
-	if err := safeUnmarshal(header, &doc); err != nil {
+	doc, err := decodeOne(header)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.Line += firstLine - 1
+			return nil, pe
+		}
 		return nil, yamlError(err, header, firstLine)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -300,9 +395,14 @@ func newParsed(header []byte, firstLine int) (m *Message, err error) {
 		seen[k.Value] = true
 	}
 	m.header = root
-	// A block mapping can take more keys written before or after it as
-	// text; a flow mapping ({a: 1}) has to be written out again.
-	m.rawValid = root.Style&yaml.FlowStyle == 0
+	// A block mapping that starts with a key in the first column can take
+	// more keys written before or after it as text; a flow mapping
+	// ({a: 1}), a tagged one ("!!map" or "!" on a line of its own) or an
+	// indented one has to be written out again. A header with no fields
+	// keeps none of its text (blank lines, comments, "~"): keys written
+	// beside it could make it invalid YAML.
+	m.raw = header
+	m.rawValid = root.Style == 0 && root.Column == 1 && len(root.Content) > 0 && root.Content[0].Line == root.Line
 	return m, nil
 }
 
@@ -321,6 +421,30 @@ func checkNode(n *yaml.Node, firstLine, depth int) error {
 		}
 	}
 	return nil
+}
+
+// decodeOne decodes a header that must be one YAML document: a second one
+// (after a "--- " line, or a lone carriage return YAML takes for a line
+// break) would hold fields the first does not show. Its errors are yaml.v3
+// errors, or a *ParseError with a line counted in the header.
+func decodeOne(data []byte) (doc yaml.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: cannot decode header (%v)", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return doc, err
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+		return doc, nil
+	case err != nil:
+		return doc, err
+	}
+	return doc, &ParseError{Line: max(extra.Line, 1), Field: "header", Err: errors.New("a second YAML document starts here: a header is one set of fields (a '---' inside it?)")}
 }
 
 // safeUnmarshal decodes YAML and turns a panic in the decoder into an error:
@@ -379,9 +503,12 @@ func badLine(header []byte) int {
 	return 1
 }
 
-// lookup returns the value node of key.
-func (m *Message) lookup(key string) (*yaml.Node, bool) {
-	c := m.header.Content
+// lookupIn returns the value node of key in a mapping.
+func lookupIn(mapping *yaml.Node, key string) (*yaml.Node, bool) {
+	if mapping == nil {
+		return nil, false
+	}
+	c := mapping.Content
 	for i := 0; i+1 < len(c); i += 2 {
 		if c[i].Value == key {
 			return c[i+1], true
@@ -390,16 +517,52 @@ func (m *Message) lookup(key string) (*yaml.Node, bool) {
 	return nil, false
 }
 
-// Has reports whether the header has key.
-func (m *Message) Has(key string) bool {
-	_, ok := m.lookup(key)
-	return ok
+// lookup returns the value node of key: from the header, or, for a field
+// that is not reserved, from a tag-first message's fields.
+func (m *Message) lookup(key string) (*yaml.Node, bool) {
+	if n, ok := lookupIn(m.header, key); ok {
+		return n, true
+	}
+	if !IsReserved(key) {
+		return lookupIn(m.payload, key)
+	}
+	return nil, false
 }
 
-// Get returns the value of a scalar header field. ok is false when the key
-// is absent or its value is not a scalar (a list or a mapping).
-func (m *Message) Get(key string) (value string, ok bool) {
-	n, found := m.lookup(key)
+// Field returns a protocol field of a message as a string: in a tag-first
+// message, the field written after the tag line (even one named like a
+// reserved field, as "type: VETO" in a [PLAYER_TO_GM]); otherwise the
+// header field. ok is false when it is absent or not a scalar.
+func (m *Message) Field(key string) (value string, ok bool) {
+	n, found := lookupIn(m.payload, key)
+	if !found {
+		n, found = lookupIn(m.header, key)
+	}
+	return scalarValue(n, found)
+}
+
+// FieldValue returns a protocol field (as Field finds it) decoded into a
+// Go value, or nil when it is absent.
+func (m *Message) FieldValue(key string) any {
+	n, found := lookupIn(m.payload, key)
+	if !found {
+		n, found = lookupIn(m.header, key)
+	}
+	if !found {
+		return nil
+	}
+	return decoded(n)
+}
+
+func decoded(n *yaml.Node) any {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return n.Value
+	}
+	return v
+}
+
+func scalarValue(n *yaml.Node, found bool) (string, bool) {
 	if !found || n.Kind != yaml.ScalarNode {
 		return "", false
 	}
@@ -407,6 +570,21 @@ func (m *Message) Get(key string) (value string, ok bool) {
 		return "", true
 	}
 	return n.Value, true
+}
+
+// Has reports whether the message has a field: in the header, or, for a
+// field that is not reserved, among a tag-first message's fields.
+func (m *Message) Has(key string) bool {
+	_, ok := m.lookup(key)
+	return ok
+}
+
+// Get returns the value of a scalar field: from the header, or, for a
+// field that is not reserved, from a tag-first message's fields. ok is
+// false when the key is absent or its value is not a scalar (a list or a
+// mapping).
+func (m *Message) Get(key string) (value string, ok bool) {
+	return scalarValue(m.lookup(key))
 }
 
 // Names returns the value of a header field that holds one name or a list
@@ -417,7 +595,7 @@ func (m *Message) Names(key string) ([]string, error) {
 	if !found || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
 		return nil, nil
 	}
-	bad := &ParseError{Line: m.lineOf(n), Field: key, Err: errors.New("must be a name or a list of names")}
+	bad := &ParseError{Line: m.Line(key), Field: key, Err: errors.New("must be a name or a list of names")}
 	switch n.Kind {
 	case yaml.ScalarNode:
 		var out []string
@@ -440,46 +618,70 @@ func (m *Message) Names(key string) ([]string, error) {
 	return nil, bad
 }
 
-// Value returns a header field decoded into a Go value (string, bool, int,
-// float64, []any, map[string]any), or nil when the key is absent.
+// Value returns a field (as Get finds it) decoded into a Go value (string,
+// bool, int, float64, time.Time for a timestamp, []any, map[string]any),
+// or nil when the key is absent.
 func (m *Message) Value(key string) any {
 	n, ok := m.lookup(key)
 	if !ok {
 		return nil
 	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return n.Value
-	}
-	return v
+	return decoded(n)
 }
 
-// Keys returns the header keys in file order.
+// Keys returns the header keys in file order (for a tag-first message,
+// the keys of its envelope).
 func (m *Message) Keys() []string {
-	keys := make([]string, 0, len(m.header.Content)/2)
-	for i := 0; i+1 < len(m.header.Content); i += 2 {
-		keys = append(keys, m.header.Content[i].Value)
+	return keysOf(m.header)
+}
+
+// FieldKeys returns the keys of the protocol's fields in file order: those
+// after the tag line of a tag-first message, or the header keys.
+func (m *Message) FieldKeys() []string {
+	if m.payload != nil {
+		return keysOf(m.payload)
+	}
+	return keysOf(m.header)
+}
+
+func keysOf(mapping *yaml.Node) []string {
+	keys := make([]string, 0, len(mapping.Content)/2)
+	for i := 0; i+1 < len(mapping.Content); i += 2 {
+		keys = append(keys, mapping.Content[i].Value)
 	}
 	return keys
 }
 
-// Line returns the file line of a header key, or 0 when it is absent or was
+// Line returns the file line of a field, or 0 when it is absent or was
 // added after parsing.
 func (m *Message) Line(key string) int {
-	c := m.header.Content
+	if l := keyLineIn(m.header, key, m.firstLine); l > 0 {
+		return l
+	}
+	return keyLineIn(m.payload, key, m.payloadFirst)
+}
+
+func keyLineIn(mapping *yaml.Node, key string, firstLine int) int {
+	if mapping == nil {
+		return 0
+	}
+	c := mapping.Content
 	for i := 0; i+1 < len(c); i += 2 {
-		if c[i].Value == key {
-			return m.lineOf(c[i])
+		if c[i].Value == key && c[i].Line > 0 {
+			return c[i].Line + firstLine - 1
 		}
 	}
 	return 0
 }
 
-func (m *Message) lineOf(n *yaml.Node) int {
-	if n.Line == 0 {
-		return 0
+// Content returns what follows the header in the file Bytes writes: the
+// body, or, for a tag-first message, its whole text as written (tag line,
+// fields, body).
+func (m *Message) Content() []byte {
+	if m.tagText != nil {
+		return m.tagText
 	}
-	return n.Line + m.firstLine - 1
+	return m.Body
 }
 
 // Set sets a header field to a string value. A key already present keeps
@@ -603,7 +805,7 @@ func ReservedRank(key string) int {
 // (payload keys), so comments, quoting and order survive.
 func (m *Message) Bytes() []byte {
 	var b bytes.Buffer
-	b.Grow(len(m.raw) + len(m.Body) + 256)
+	b.Grow(len(m.raw) + len(m.Content()) + 256)
 	b.WriteString("---\n")
 	if m.rawValid {
 		var before, after []*yaml.Node
@@ -628,17 +830,17 @@ func (m *Message) Bytes() []byte {
 		writeMapping(&b, m.header.Content)
 	}
 	b.WriteString("---\n")
-	b.Write(m.Body)
+	b.Write(m.Content())
 	return b.Bytes()
 }
 
 // writeMapping writes key/value node pairs as a block mapping: plain
-// "key: value" lines where the value needs no quoting, YAML's own encoding
-// otherwise.
+// "key: value" lines where neither the key nor the value needs quoting or
+// carries a comment, YAML's own encoding otherwise.
 func writeMapping(b *bytes.Buffer, pairs []*yaml.Node) {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		k, v := pairs[i], pairs[i+1]
-		if plainSafe(v) && plainToken.MatchString(k.Value) {
+		if plainSafe(k) && plainSafe(v) {
 			b.WriteString(k.Value)
 			b.WriteString(": ")
 			b.WriteString(v.Value)

@@ -1,0 +1,536 @@
+package mailbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const (
+	id1 = "20261121-101500.000001Z-alice-000001"
+	id2 = "20261121-101500.000002Z-alice-000002"
+	id3 = "20261121-101500.000003Z-carol-000003"
+)
+
+// newDir returns an initialised mailbox for agent bob in a fresh directory,
+// and a Syncer for its filesystem.
+func newDir(t *testing.T) (Dir, *Syncer) {
+	t.Helper()
+	root := t.TempDir()
+	d := Dir(filepath.Join(root, "mailboxes", "bob"))
+	if err := d.Init(); err != nil {
+		t.Fatalf("Init() = %v", err)
+	}
+	s, err := NewSyncer(root)
+	if err != nil {
+		t.Fatalf("NewSyncer(%q) = %v", root, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Syncer.Close() = %v", err)
+		}
+	})
+	return d, s
+}
+
+// names lists the names in a state directory, sorted.
+func names(t *testing.T, d Dir, state string) []string {
+	t.Helper()
+	des, err := os.ReadDir(filepath.Join(string(d), state))
+	if err != nil {
+		t.Fatalf("ReadDir(%s) = %v", state, err)
+	}
+	out := []string{}
+	for _, de := range des {
+		out = append(out, de.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tree maps each state to the names in it, leaving out empty states.
+func tree(t *testing.T, d Dir) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, st := range States {
+		if n := names(t, d, st); len(n) > 0 {
+			out[st] = n
+		}
+	}
+	return out
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("ReadFile = %v", err)
+	}
+	return string(b)
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestInit(t *testing.T) {
+	d, _ := newDir(t)
+	for _, st := range States {
+		info, err := os.Stat(filepath.Join(string(d), st))
+		if err != nil || !info.IsDir() {
+			t.Errorf("after Init, %s: %v, want a directory", st, err)
+		}
+	}
+	writeTestFile(t, d.Path(Inbox, FileName(id1)), "x")
+	if err := d.Init(); err != nil {
+		t.Fatalf("second Init() = %v", err)
+	}
+	if got := names(t, d, Inbox); len(got) != 1 {
+		t.Errorf("second Init() left inbox with %q, want the message kept", got)
+	}
+	if got := d.Agent(); got != "bob" {
+		t.Errorf("Agent() = %q, want bob", got)
+	}
+}
+
+func TestSend(t *testing.T) {
+	d, _ := newDir(t)
+	m := mustParse(t, "---\nto: carol\n---\nHello.\n")
+	m.Set("id", id1)
+	m.Set("from", "bob")
+	path, err := d.Send(m)
+	if err != nil {
+		t.Fatalf("Send() = %v", err)
+	}
+	if want := d.Path(Outbox, id1+".md"); path != want {
+		t.Errorf("Send() = %q, want %q", path, want)
+	}
+	if got, want := readFile(t, path), string(m.Bytes()); got != want {
+		t.Errorf("Send() wrote %q, want %q", got, want)
+	}
+	if diff := cmp.Diff(map[string][]string{Outbox: {id1 + ".md"}}, tree(t, d)); diff != "" {
+		t.Errorf("mailbox after Send() mismatch (-want +got):\n%s", diff)
+	}
+
+	// A second message with the same id does not replace the first.
+	m.Body = []byte("Other.\n")
+	if _, err := d.Send(m); err == nil {
+		t.Errorf("Send() of an id already in the outbox = nil, want an error")
+	}
+	if got := readFile(t, path); !strings.HasSuffix(got, "Hello.\n") {
+		t.Errorf("after a second Send(), outbox file = %q, want the first message", got)
+	}
+	if got := names(t, d, Tmp); len(got) != 0 {
+		t.Errorf("after a failed Send(), tmp/ holds %q, want nothing", got)
+	}
+}
+
+func TestSendRefusesBadID(t *testing.T) {
+	for _, id := range []string{"", "hello", "../../etc/passwd", "20261121-101500.123456Z-Alice-3fa9c2"} {
+		d, _ := newDir(t)
+		m := New([]byte("Hello.\n"))
+		if id != "" {
+			m.Set("id", id)
+		}
+		if path, err := d.Send(m); err == nil {
+			t.Errorf("Send() with id %q = %q, nil, want an error", id, path)
+		}
+		if got := tree(t, d); len(got) != 0 {
+			t.Errorf("Send() with id %q left %v, want nothing written", id, got)
+		}
+	}
+}
+
+func TestDeliver(t *testing.T) {
+	d, s := newDir(t)
+	ok, err := d.Deliver(id1, []byte("first"), s)
+	if err != nil || !ok {
+		t.Fatalf("Deliver(%s) = %v, %v, want true, nil", id1, ok, err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatalf("Sync() = %v", err)
+	}
+	if got := readFile(t, d.Path(Inbox, id1+".md")); got != "first" {
+		t.Errorf("inbox/%s.md = %q, want %q", id1, got, "first")
+	}
+	if diff := cmp.Diff(map[string][]string{Inbox: {id1 + ".md"}}, tree(t, d)); diff != "" {
+		t.Errorf("mailbox after Deliver() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeliverTwice(t *testing.T) {
+	// Each case moves the first copy to a state, then delivers again.
+	tests := []struct {
+		state string
+		move  func(Dir) error
+	}{
+		{Inbox, func(Dir) error { return nil }},
+		{Cur, func(d Dir) error { return d.Claim(id1) }},
+		{Done, func(d Dir) error {
+			if err := d.Claim(id1); err != nil {
+				return err
+			}
+			return d.Finish(id1)
+		}},
+		{Dead, func(d Dir) error {
+			if err := d.Claim(id1); err != nil {
+				return err
+			}
+			return d.GiveUp(id1, "timed out")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.state, func(t *testing.T) {
+			d, s := newDir(t)
+			if ok, err := d.Deliver(id1, []byte("first"), s); err != nil || !ok {
+				t.Fatalf("Deliver(%s) = %v, %v, want true, nil", id1, ok, err)
+			}
+			if err := tt.move(d); err != nil {
+				t.Fatalf("moving the message to %s: %v", tt.state, err)
+			}
+			ok, err := d.Deliver(id1, []byte("second"), s)
+			if err != nil || ok {
+				t.Errorf("second Deliver(%s) = %v, %v, want false, nil", id1, ok, err)
+			}
+			if err := s.Sync(); err != nil {
+				t.Fatalf("Sync() = %v", err)
+			}
+			copies := 0
+			for _, st := range []string{Inbox, Cur, Done, Dead} {
+				for _, n := range names(t, d, st) {
+					if n == id1+".md" {
+						copies++
+					}
+				}
+			}
+			if copies != 1 {
+				t.Errorf("after two deliveries, %d copies of %s, want 1: %v", copies, id1, tree(t, d))
+			}
+			if got := readFile(t, d.Path(tt.state, id1+".md")); got != "first" {
+				t.Errorf("%s/%s.md = %q, want the first delivery", tt.state, id1, got)
+			}
+			if got := names(t, d, Tmp); len(got) != 0 {
+				t.Errorf("tmp/ holds %q after Deliver, want nothing", got)
+			}
+		})
+	}
+}
+
+func TestDeliverOrder(t *testing.T) {
+	d, s := newDir(t)
+	for _, id := range []string{id3, id1, id2} {
+		if ok, err := d.Deliver(id, []byte(id), s); err != nil || !ok {
+			t.Fatalf("Deliver(%s) = %v, %v", id, ok, err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatalf("Sync() = %v", err)
+	}
+	list, err := d.List(Inbox)
+	if err != nil {
+		t.Fatalf("List(inbox) = %v", err)
+	}
+	var got []string
+	for _, e := range list {
+		got = append(got, e.ID)
+	}
+	if diff := cmp.Diff([]string{id1, id2, id3}, got); diff != "" {
+		t.Errorf("List(inbox) ids mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestClaimFinishGiveUp(t *testing.T) {
+	d, s := newDir(t)
+	for _, id := range []string{id1, id2} {
+		if ok, err := d.Deliver(id, []byte("msg "+id), s); err != nil || !ok {
+			t.Fatalf("Deliver(%s) = %v, %v", id, ok, err)
+		}
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want map[string][]string
+	}{
+		{"claim 1", func() error { return d.Claim(id1) }, map[string][]string{
+			Inbox: {id2 + ".md"}, Cur: {id1 + ".md"},
+		}},
+		{"finish 1", func() error { return d.Finish(id1) }, map[string][]string{
+			Inbox: {id2 + ".md"}, Done: {id1 + ".md"},
+		}},
+		{"claim 2", func() error { return d.Claim(id2) }, map[string][]string{
+			Cur: {id2 + ".md"}, Done: {id1 + ".md"},
+		}},
+		{"give up 2", func() error { return d.GiveUp(id2, "handler failed 3 times\nlast error: exit 1") }, map[string][]string{
+			Done: {id1 + ".md"}, Dead: {id2 + ".md", id2 + ".md.reason"},
+		}},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if diff := cmp.Diff(st.want, tree(t, d)); diff != "" {
+			t.Fatalf("mailbox after %s mismatch (-want +got):\n%s", st.name, diff)
+		}
+	}
+	if got := readFile(t, d.Path(Done, id1+".md")); got != "msg "+id1 {
+		t.Errorf("done/%s.md = %q, want the delivered content", id1, got)
+	}
+	if got := readFile(t, d.Path(Dead, id2+".md")); got != "msg "+id2 {
+		t.Errorf("dead/%s.md = %q, want the delivered content", id2, got)
+	}
+	if got, want := readFile(t, d.Path(Dead, id2+".md.reason")), "handler failed 3 times\nlast error: exit 1\n"; got != want {
+		t.Errorf("dead/%s.md.reason = %q, want %q", id2, got, want)
+	}
+}
+
+func TestMoveNotFound(t *testing.T) {
+	d, s := newDir(t)
+	if ok, err := d.Deliver(id1, []byte("x"), s); err != nil || !ok {
+		t.Fatalf("Deliver(%s) = %v, %v", id1, ok, err)
+	}
+	tests := []struct {
+		name string
+		do   func() error
+	}{
+		{"claim missing", func() error { return d.Claim(id2) }},
+		{"finish unclaimed", func() error { return d.Finish(id1) }},
+		{"give up unclaimed", func() error { return d.GiveUp(id1, "why") }},
+	}
+	for _, tt := range tests {
+		err := tt.do()
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s = %v, want an error matching ErrNotFound", tt.name, err)
+		}
+	}
+	if diff := cmp.Diff(map[string][]string{Inbox: {id1 + ".md"}}, tree(t, d)); diff != "" {
+		t.Errorf("mailbox after failed moves mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRejectSymlink(t *testing.T) {
+	d, s := newDir(t)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	writeTestFile(t, outside, "do not touch\n")
+	link := d.Path(Outbox, "evil.md")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Date(2026, 11, 21, 10, 15, 0, 123456789, time.UTC)
+	path, err := d.Reject("evil.md", mtime, "a symbolic link is not a message", s)
+	if err != nil {
+		t.Fatalf("Reject(evil.md) = %v", err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatalf("Sync() = %v", err)
+	}
+	const name = "20261121-101500.123456Z-evil.md"
+	if want := d.Path(Rejected, name); path != want {
+		t.Errorf("Reject(evil.md) = %q, want %q", path, want)
+	}
+	info, err := os.Lstat(path)
+	if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("rejected file: %v, %v, want the symbolic link itself", info, err)
+	}
+	if target, err := os.Readlink(path); err != nil || target != outside {
+		t.Errorf("Readlink(rejected) = %q, %v, want %q", target, err, outside)
+	}
+	if got := readFile(t, outside); got != "do not touch\n" {
+		t.Errorf("the link's target now holds %q, want it untouched", got)
+	}
+	if got := readFile(t, path+ReasonSuffix); got != "a symbolic link is not a message\n" {
+		t.Errorf("reason file = %q, want the reason and a newline", got)
+	}
+	if diff := cmp.Diff(map[string][]string{Rejected: {name, name + ReasonSuffix}}, tree(t, d)); diff != "" {
+		t.Errorf("mailbox after Reject mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRejectFIFO(t *testing.T) {
+	d, s := newDir(t)
+	if err := syscall.Mkfifo(d.Path(Outbox, "pipe.md"), 0o644); err != nil {
+		t.Skipf("Mkfifo: %v", err)
+	}
+	// Reject must not open the pipe: opening it would block with no writer.
+	mtime := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
+	path, err := d.Reject("pipe.md", mtime, "not a regular file", s)
+	if err != nil {
+		t.Fatalf("Reject(pipe.md) = %v", err)
+	}
+	info, err := os.Lstat(path)
+	if err != nil || info.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("rejected file: %v, %v, want the named pipe", info, err)
+	}
+	if got := readFile(t, path+ReasonSuffix); got != "not a regular file\n" {
+		t.Errorf("reason file = %q, want %q", got, "not a regular file\n")
+	}
+	if got := names(t, d, Outbox); len(got) != 0 {
+		t.Errorf("outbox after Reject = %q, want empty", got)
+	}
+}
+
+func TestRejectSameNameTwice(t *testing.T) {
+	d, s := newDir(t)
+	mtime := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
+	var paths []string
+	for i, content := range []string{"first\n", "second\n"} {
+		writeTestFile(t, d.Path(Outbox, "note.md"), content)
+		path, err := d.Reject("note.md", mtime, []string{"reason one", "reason two"}[i], s)
+		if err != nil {
+			t.Fatalf("Reject(note.md) #%d = %v", i+1, err)
+		}
+		paths = append(paths, path)
+	}
+	if paths[0] == paths[1] {
+		t.Fatalf("two Rejects of note.md both returned %q, want two files", paths[0])
+	}
+	for i, want := range []string{"first\n", "second\n"} {
+		if got := readFile(t, paths[i]); got != want {
+			t.Errorf("rejected file #%d = %q, want %q", i+1, got, want)
+		}
+		if got, want := readFile(t, paths[i]+ReasonSuffix), []string{"reason one\n", "reason two\n"}[i]; got != want {
+			t.Errorf("reason #%d = %q, want %q", i+1, got, want)
+		}
+	}
+	list, err := d.List(Rejected)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("List(rejected) = %v, %v, want two entries", list, err)
+	}
+}
+
+func TestMarkSent(t *testing.T) {
+	d, s := newDir(t)
+	writeTestFile(t, d.Path(Outbox, "hello.md"), "---\nto: carol\n---\nhi\n")
+	if d.IsSent(id1) {
+		t.Errorf("IsSent(%s) before MarkSent = true, want false", id1)
+	}
+	if err := d.MarkSent("hello.md", id1, s); err != nil {
+		t.Fatalf("MarkSent() = %v", err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatalf("Sync() = %v", err)
+	}
+	if diff := cmp.Diff(map[string][]string{Sent: {id1 + ".md"}}, tree(t, d)); diff != "" {
+		t.Errorf("mailbox after MarkSent mismatch (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, d.Path(Sent, id1+".md")); got != "---\nto: carol\n---\nhi\n" {
+		t.Errorf("sent file = %q, want the outbox file as written", got)
+	}
+	if !d.IsSent(id1) {
+		t.Errorf("IsSent(%s) after MarkSent = false, want true", id1)
+	}
+	if err := d.MarkSent("hello.md", id2, s); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("MarkSent() of a file no longer in the outbox = %v, want an error matching fs.ErrNotExist", err)
+	}
+}
+
+func TestCleanTmp(t *testing.T) {
+	d, s := newDir(t)
+	for _, n := range []string{id1 + ".md.delivery", id2 + ".md.delivery", id3 + ".md", "note.reason", "draft.md"} {
+		writeTestFile(t, d.Path(Tmp, n), "x")
+	}
+	if err := os.Mkdir(d.Path(Tmp, "dir.delivery"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CleanTmp(); err != nil {
+		t.Fatalf("CleanTmp() = %v", err)
+	}
+	want := []string{id3 + ".md", "dir.delivery", "draft.md", "note.reason"}
+	if diff := cmp.Diff(want, names(t, d, Tmp)); diff != "" {
+		t.Errorf("tmp/ after CleanTmp mismatch (-want +got):\n%s", diff)
+	}
+	// A stale staged delivery does not stop the next delivery of that id.
+	writeTestFile(t, d.Path(Tmp, id1+".md.delivery"), "stale")
+	if ok, err := d.Deliver(id1, []byte("fresh"), s); err != nil || !ok {
+		t.Fatalf("Deliver over a stale staged copy = %v, %v, want true, nil", ok, err)
+	}
+	if got := readFile(t, d.Path(Inbox, id1+".md")); got != "fresh" {
+		t.Errorf("inbox copy = %q, want %q", got, "fresh")
+	}
+}
+
+func TestListAndCount(t *testing.T) {
+	d, s := newDir(t)
+	for _, id := range []string{id2, id1} {
+		if ok, err := d.Deliver(id, []byte("msg"), s); err != nil || !ok {
+			t.Fatalf("Deliver(%s) = %v, %v", id, ok, err)
+		}
+		if err := d.Claim(id); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.GiveUp(id, "gave up on "+id+"\nsecond line"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTestFile(t, d.Path(Dead, "notes.txt"), "not a message")
+	list, err := d.List(Dead)
+	if err != nil {
+		t.Fatalf("List(dead) = %v", err)
+	}
+	type entry struct{ Name, Path, ID, Reason string }
+	var got []entry
+	for _, e := range list {
+		got = append(got, entry{e.Name, e.Path, e.ID, e.Reason})
+		if e.Modified.IsZero() {
+			t.Errorf("List(dead): %s has no modification time", e.Name)
+		}
+	}
+	want := []entry{
+		{id1 + ".md", d.Path(Dead, id1+".md"), id1, "gave up on " + id1},
+		{id2 + ".md", d.Path(Dead, id2+".md"), id2, "gave up on " + id2},
+		{"notes.txt", d.Path(Dead, "notes.txt"), "", ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("List(dead) mismatch (-want +got):\n%s", diff)
+	}
+	if list[2].Size != int64(len("not a message")) {
+		t.Errorf("List(dead): notes.txt size = %d, want %d", list[2].Size, len("not a message"))
+	}
+
+	n, err := d.Count(Dead)
+	if err != nil || n != 3 {
+		t.Errorf("Count(dead) = %d, %v, want 3, nil", n, err)
+	}
+	writeTestFile(t, d.Path(Inbox, ".hidden"), "x")
+	if n, err := d.Count(Inbox); err != nil || n != 0 {
+		t.Errorf("Count(inbox) with only a dot file = %d, %v, want 0, nil", n, err)
+	}
+	if _, err := d.List("nowhere"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("List(nowhere) = %v, want an error matching fs.ErrNotExist", err)
+	}
+}
+
+func TestIsScratch(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{id1 + ".md", false},
+		{"hello.md", false},
+		{"notes.txt", false},
+		{"4913a", false},
+		{".hello.md.swp", true},
+		{"hello.md.swp", true},
+		{"hello.md~", true},
+		{"#hello.md#", true},
+		{".#hello.md", true},
+		{"4913", true},
+		{"hello.md.tmp", true},
+		{"", true},
+	}
+	for _, tt := range tests {
+		if got := IsScratch(tt.name); got != tt.want {
+			t.Errorf("IsScratch(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

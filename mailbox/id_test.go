@@ -1,0 +1,235 @@
+package mailbox
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock returns the times it is given, one per call, then the last one
+// again.
+func fakeClock(times ...time.Time) func() time.Time {
+	var mu sync.Mutex
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t := times[0]
+		if len(times) > 1 {
+			times = times[1:]
+		}
+		return t
+	}
+}
+
+func TestIDsNewFormat(t *testing.T) {
+	at := time.Date(2026, 11, 21, 11, 15, 0, 123456789, time.FixedZone("CET", 3600))
+	g := &IDs{Now: fakeClock(at)}
+	id := g.New("team-lead")
+	const prefix = "20261121-101500.123456Z-team-lead-"
+	if !strings.HasPrefix(id, prefix) || len(id) != len(prefix)+6 || !IsID(id) {
+		t.Fatalf("New(team-lead) at %v = %q, want %q and six hex digits", at, id, prefix)
+	}
+	sent, from, err := ParseID(id)
+	if err != nil {
+		t.Fatalf("ParseID(%q) = %v", id, err)
+	}
+	if want := at.Truncate(time.Microsecond); !sent.Equal(want) || from != "team-lead" {
+		t.Errorf("ParseID(%q) = %v, %q, want %v, team-lead", id, sent, from, want)
+	}
+	if sent.Location() != time.UTC {
+		t.Errorf("ParseID(%q) time zone = %v, want UTC", id, sent.Location())
+	}
+}
+
+func TestIDsNewIncreasing(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
+	tests := []struct {
+		name  string
+		times []time.Time
+	}{
+		{"clock stands still", []time.Time{t0, t0, t0, t0}},
+		{"clock steps back", []time.Time{t0, t0.Add(-time.Hour), t0.Add(-time.Second), t0.Add(-time.Microsecond)}},
+		{"same microsecond", []time.Time{t0, t0.Add(100 * time.Nanosecond), t0.Add(999 * time.Nanosecond)}},
+		{"clock moves on", []time.Time{t0, t0.Add(time.Microsecond), t0.Add(time.Second)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &IDs{Now: fakeClock(tt.times...)}
+			var prev string
+			var prevTime time.Time
+			for i := range tt.times {
+				id := g.New("alice")
+				sent, _, err := ParseID(id)
+				if err != nil {
+					t.Fatalf("ParseID(New(alice)) = %v", err)
+				}
+				if i > 0 && (id <= prev || !sent.After(prevTime)) {
+					t.Errorf("New(alice) #%d = %q after %q, want a later id", i, id, prev)
+				}
+				prev, prevTime = id, sent
+			}
+		})
+	}
+}
+
+func TestIDsNewUnique(t *testing.T) {
+	// Several goroutines share one generator and a clock that stands still.
+	g := &IDs{Now: fakeClock(time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC))}
+	const workers, each = 4, 2000
+	ids := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				ids[w] = append(ids[w], g.New("alice"))
+			}
+		}()
+	}
+	wg.Wait()
+	seen := make(map[string]bool, workers*each)
+	times := make(map[time.Time]bool, workers*each)
+	for _, list := range ids {
+		for i, id := range list {
+			if seen[id] {
+				t.Fatalf("New(alice) returned %q twice", id)
+			}
+			seen[id] = true
+			sent, _, err := ParseID(id)
+			if err != nil {
+				t.Fatalf("ParseID(%q) = %v", id, err)
+			}
+			times[sent] = true
+			if i > 0 && id <= list[i-1] {
+				t.Fatalf("New(alice) = %q after %q in one goroutine, want a later id", id, list[i-1])
+			}
+		}
+	}
+	if len(times) != workers*each {
+		t.Errorf("%d ids carry %d distinct times, want every time distinct", workers*each, len(times))
+	}
+}
+
+func TestIDsZeroValue(t *testing.T) {
+	var g IDs
+	before := time.Now().UTC().Truncate(time.Microsecond)
+	id := g.New("bob")
+	sent, from, err := ParseID(id)
+	if err != nil || from != "bob" {
+		t.Fatalf("ParseID(%q) = %v, %q, %v, want bob and no error", id, sent, from, err)
+	}
+	if sent.Before(before) || sent.After(time.Now().Add(time.Second)) {
+		t.Errorf("zero IDs.New(bob) time = %v, want about %v", sent, before)
+	}
+}
+
+func TestParseIDRejects(t *testing.T) {
+	tests := []struct {
+		id    string
+		shape bool // IsID checks only the shape of an id
+	}{
+		{"", false},
+		{"hello", false},
+		{"20261121-101500.123456Z-Alice-3fa9c2", false},   // upper-case sender
+		{"20261121-101500.123456Z-alice-3FA9C2", false},   // upper-case hex
+		{"20261121-101500.123456Z-alice-3fa9c", false},    // short suffix
+		{"20261121-101500.123456Z-alice-3fa9c2a", false},  // long suffix
+		{"20261121-101500.123456Z--3fa9c2", false},        // no sender
+		{"20261121-101500.123456Z-al--ice-3fa9c2", false}, // double hyphen
+		{"20261121-101500.123456-alice-3fa9c2", false},    // no Z
+		{"20261121-101500Z-alice-3fa9c2", false},          // no microseconds
+		{"20261121-101500.123456Z-alice-3fa9c2.md", false},
+		{"../20261121-101500.123456Z-alice-3fa9c2", false},
+		{" 20261121-101500.123456Z-alice-3fa9c2", false},
+		{"20261321-101500.123456Z-alice-3fa9c2", true}, // month 13
+		{"20261121-251500.123456Z-alice-3fa9c2", true}, // hour 25
+	}
+	for _, tt := range tests {
+		if sent, from, err := ParseID(tt.id); err == nil {
+			t.Errorf("ParseID(%q) = %v, %q, nil, want an error", tt.id, sent, from)
+		}
+		if got := IsID(tt.id); got != tt.shape {
+			t.Errorf("IsID(%q) = %v, want %v", tt.id, got, tt.shape)
+		}
+	}
+}
+
+func TestDerivedID(t *testing.T) {
+	mtime := time.Date(2026, 11, 21, 10, 15, 0, 123456000, time.UTC)
+	base := DerivedID("alice", mtime, "note.md", []byte("hello"))
+	if !IsID(base) {
+		t.Fatalf("DerivedID(...) = %q, want a message id", base)
+	}
+	sent, from, err := ParseID(base)
+	if err != nil || !sent.Equal(mtime) || from != "alice" {
+		t.Errorf("ParseID(%q) = %v, %q, %v, want %v, alice", base, sent, from, err, mtime)
+	}
+	if again := DerivedID("alice", mtime.In(time.FixedZone("X", -7200)), "note.md", []byte("hello")); again != base {
+		t.Errorf("DerivedID of the same file = %q, then %q, want the same id", base, again)
+	}
+	tests := []struct {
+		name    string
+		mtime   time.Time
+		file    string
+		content string
+	}{
+		{"other name", mtime, "note2.md", "hello"},
+		{"other content", mtime, "note.md", "hello!"},
+		{"other mtime", mtime.Add(time.Microsecond), "note.md", "hello"},
+		{"name and content split elsewhere", mtime, "note.mdh", "ello"},
+	}
+	for _, tt := range tests {
+		if got := DerivedID("alice", tt.mtime, tt.file, []byte(tt.content)); got == base {
+			t.Errorf("DerivedID with %s = %q, want an id other than %q", tt.name, got, base)
+		}
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"alice", true},
+		{"team-lead", true},
+		{"gm2", true},
+		{"corwin-voss-2", true},
+		{"a", true},
+		{strings.Repeat("a", 64), true},
+		{strings.Repeat("a", 65), false},
+		{"", false},
+		{".", false},
+		{"..", false},
+		{"../x", false},
+		{"a/b", false},
+		{"A", false},
+		{"Alice", false},
+		{"a--b", false},
+		{"-a", false},
+		{"a-", false},
+		{"a b", false},
+		{"a_b", false},
+		{"a.md", false},
+		{"*", false},
+		{"é", false},
+	}
+	for _, tt := range tests {
+		err := CheckName(tt.name)
+		if tt.ok != (err == nil) {
+			t.Errorf("CheckName(%q) = %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if err != nil && len(tt.name) <= maxNameLen && !errors.Is(err, ErrBadName) {
+			t.Errorf("CheckName(%q) = %v, want an error matching ErrBadName", tt.name, err)
+		}
+	}
+}
+
+func TestFileName(t *testing.T) {
+	const id = "20261121-101500.123456Z-alice-3fa9c2"
+	if got := FileName(id); got != id+".md" {
+		t.Errorf("FileName(%q) = %q, want %q", id, got, id+".md")
+	}
+}
