@@ -192,7 +192,8 @@ func FollowJournal(ctx context.Context, path string, fn func(Entry) error) error
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			// Whatever was written before the end is shown.
+			return catchUp()
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil

@@ -83,6 +83,21 @@ func names(t *testing.T, ws *Workspace, agent, state string) []string {
 	return out
 }
 
+// stage sends a message the Maildir way, as `parley send` does but without
+// the fsync, which a test does not need: written in tmp/, renamed into the
+// outbox as <id>.md.
+func stage(t testing.TB, box mailbox.Dir, m *mailbox.Message) {
+	t.Helper()
+	id, _ := m.Get("id")
+	tmp := box.Path(mailbox.Tmp, id+".md")
+	if err := os.WriteFile(tmp, m.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, box.Path(mailbox.Outbox, id+".md")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readMessage parses a file.
 func readMessage(t *testing.T, path string) *mailbox.Message {
 	t.Helper()
@@ -466,9 +481,7 @@ func TestOrder(t *testing.T) {
 			m.Set("id", ids.New(from))
 			m.Set("to", "bob")
 			m.Set("seq", fmt.Sprint(i))
-			if _, err := ws.Mailbox(from).Send(m); err != nil {
-				t.Fatal(err)
-			}
+			stage(t, ws.Mailbox(from), m)
 		}
 	}
 	routeAll(t, ws)
@@ -621,5 +634,66 @@ func waitFor(t *testing.T, deadline time.Duration, cond func() bool) {
 			t.Fatalf("condition not met within %v", deadline)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestRescan checks that a file the watcher never reports (as on NFS) is
+// routed by the periodic rescan.
+func TestRescan(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	ws = reconfigure(t, ws, "agents: [alice, bob]\nrouter:\n  rescan_interval: 50ms\n")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.noEvents = true
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := r.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	m := mailbox.New([]byte("hi\n"))
+	m.Set("id", (&mailbox.IDs{}).New("alice"))
+	m.Set("to", "bob")
+	if _, err := ws.Mailbox("alice").Send(m); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "bob", mailbox.Inbox)) == 1 })
+	cancel()
+	<-done
+}
+
+// TestTagFirstProtocolFields checks that a tag-first message's own fields
+// named like reserved ones (the protocol's type, from) are the protocol's:
+// the message is routed by its tag and its sender's outbox, and delivered
+// as written under the envelope.
+func TestTagFirstProtocolFields(t *testing.T) {
+	ws := newWorkspace(t, "gm", "aria")
+	text := "[PLAYER_TO_GM]\nto: gm\ntype: VETO\nfrom: tilda-brannock\n\nThis touches my backstory.\n"
+	drop(t, ws, "aria", "veto.md", text)
+	if stats := routeAll(t, ws); stats.Routed != 1 {
+		t.Fatalf("stats = %+v, want the message routed", stats)
+	}
+	inbox := names(t, ws, "gm", mailbox.Inbox)
+	data, err := os.ReadFile(ws.Mailbox("gm").Path(mailbox.Inbox, inbox[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, content, ok := strings.Cut(strings.TrimPrefix(string(data), "---\n"), "\n---\n")
+	if !ok || content != text {
+		t.Errorf("delivered %q, want the envelope then the message as written", data)
+	}
+	m := readMessage(t, ws.Mailbox("gm").Path(mailbox.Inbox, inbox[0]))
+	for key, want := range map[string]string{"from": "aria", "type": "PLAYER_TO_GM", "to": "gm"} {
+		if got, _ := m.Get(key); got != want {
+			t.Errorf("envelope %s = %q, want %q", key, got, want)
+		}
+	}
+	if got, _ := m.Field("type"); got != "VETO" {
+		t.Errorf("protocol field type = %q, want VETO", got)
 	}
 }

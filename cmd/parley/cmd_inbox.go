@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -63,8 +62,12 @@ func runInbox(e *env, ws *runner.Workspace, agent, state string, asJSON bool) er
 	list := make([]listedMessage, 0, len(entries))
 	for _, en := range entries {
 		l := listedMessage{ID: en.ID, File: en.Name, Problem: en.Reason}
-		data, err := os.ReadFile(en.Path)
-		if err == nil && en.Size <= runner.DefaultMaxMessageSize {
+		// Read as the router does: no symlinks followed, nothing huge.
+		data, err := mailbox.ReadFile(en.Path, ws.Config.Router.MaxMessageSize)
+		if err != nil && l.Problem == "" {
+			l.Problem = err.Error()
+		}
+		if err == nil {
 			if m, perr := mailbox.Parse(data); perr == nil {
 				l.From, _ = m.Get("from")
 				l.Type, _ = m.Get("type")
@@ -108,7 +111,7 @@ func runInbox(e *env, ws *runner.Workspace, agent, state string, asJSON bool) er
 // summaryOf returns a message's summary field, or the first line of its
 // body, shortened.
 func summaryOf(m *mailbox.Message) string {
-	s, _ := m.Get("summary")
+	s, _ := m.Field("summary")
 	if s == "" {
 		for _, line := range strings.Split(string(m.Body), "\n") {
 			if line = strings.TrimSpace(strings.TrimLeft(line, "# ")); line != "" {

@@ -76,7 +76,14 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 		for _, k := range m.Keys() {
 			header[k] = m.Value(k)
 		}
-		return e.printJSON(map[string]any{"path": path, "keys": m.Keys(), "header": header, "body": string(m.Body)})
+		fields := make(map[string]any)
+		for _, k := range m.FieldKeys() {
+			fields[k] = m.FieldValue(k)
+		}
+		return e.printJSON(map[string]any{
+			"path": path, "keys": m.Keys(), "header": header,
+			"tag": m.Tag, "fields": fields, "body": string(m.Body),
+		})
 	}
 	// Reserved fields first, in parley's order, then the payload as written.
 	keys := m.Keys()
@@ -91,8 +98,9 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 	}
 	b.WriteString(strings.Repeat("─", 40))
 	b.WriteString("\n")
-	b.Write(m.Body)
-	if len(m.Body) > 0 && m.Body[len(m.Body)-1] != '\n' {
+	content := m.Content() // a tag-first message is shown as written
+	b.Write(content)
+	if len(content) > 0 && content[len(content)-1] != '\n' {
 		b.WriteString("\n")
 	}
 	_, err = fmt.Fprint(e.stdout, b.String())
