@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -37,10 +38,13 @@ var received = []string{Inbox, Cur, Done, Dead}
 // was rejected or given up.
 const ReasonSuffix = ".reason"
 
-// deliverySuffix ends the name of a delivery staged in a recipient's tmp/.
-// Only the router writes such files, so a runner starting after a crash may
-// remove them.
-const deliverySuffix = ".delivery"
+// Names ending in these suffixes in tmp/ are staged by the router: a
+// delivery in a recipient's tmp/, a stamped copy in a sender's. Only the
+// router writes them, so a runner starting after a crash may remove them.
+const (
+	deliverySuffix = ".delivery"
+	stampSuffix    = ".stamp"
+)
 
 // ErrNotFound is the error for a message that is not in the state an
 // operation expects it in.
@@ -128,8 +132,8 @@ func (d Dir) Deliver(id string, data []byte, s *Syncer) (delivered bool, err err
 	return true, nil
 }
 
-// CleanTmp removes deliveries a stopped router left staged in tmp/. Files
-// other writers stage there are left alone.
+// CleanTmp removes what a stopped router left staged in tmp/. Files other
+// writers stage there are left alone.
 func (d Dir) CleanTmp() error {
 	entries, err := os.ReadDir(filepath.Join(string(d), Tmp))
 	if err != nil {
@@ -137,13 +141,40 @@ func (d Dir) CleanTmp() error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), deliverySuffix) {
+		if e.Type().IsRegular() && (strings.HasSuffix(e.Name(), deliverySuffix) || strings.HasSuffix(e.Name(), stampSuffix)) {
 			if err := os.Remove(d.Path(Tmp, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Stamp replaces a file in the outbox with m, under the same name and with
+// the same modification time (modified), which says when it was sent. The
+// router gives a file that came without an id its id this way before
+// delivering it, so that the id survives a crash. m must have an id. The
+// new content is staged in tmp/ and renamed over the file; it is durable
+// once s.Sync returns.
+func (d Dir) Stamp(name string, modified time.Time, m *Message, s *Syncer) error {
+	id, ok := m.Get("id")
+	if !ok || !IsID(id) {
+		return fmt.Errorf("stamp %s: message has no valid id", name)
+	}
+	tmp := d.Path(Tmp, FileName(id)+stampSuffix)
+	if err := writeFile(tmp, m.Bytes(), s.perFile); err != nil {
+		return err
+	}
+	if err := os.Chtimes(tmp, time.Time{}, modified); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, d.Path(Outbox, name)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	s.dirty(filepath.Join(string(d), Outbox))
+	return nil
 }
 
 // MarkSent moves a routed file from the outbox to sent/<id>.md. The move is
@@ -308,10 +339,12 @@ func (d Dir) Count(state string) (int, error) {
 	return n, nil
 }
 
+// firstLine returns the first line of a reason file. It is read the way
+// message files are, never following a link or blocking on a pipe.
 func firstLine(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path, 64<<10)
 	if err != nil {
-		return ""
+		return "(unreadable reason file: " + err.Error() + ")"
 	}
 	l, _, _ := strings.Cut(string(b), "\n")
 	return l
@@ -331,8 +364,8 @@ func truncateName(name string, max int) string {
 
 // IsScratch reports whether a name in a mailbox is an editor's or a tool's
 // scratch file rather than a message: dot files, backups ending in "~",
-// emacs "#autosave#" files, vim swap files and vim's numeric write probe
-// ("4913"), and ".tmp" files. The router leaves them alone.
+// emacs "#autosave#" files, vim swap files and vim's write probe ("4913",
+// then 5036, 5159, ...), and ".tmp" files. The router leaves them alone.
 func IsScratch(name string) bool {
 	if name == "" || name[0] == '.' || strings.HasSuffix(name, "~") || strings.HasSuffix(name, ".tmp") {
 		return true
@@ -345,5 +378,12 @@ func IsScratch(name string) bool {
 			return true
 		}
 	}
-	return strings.Trim(name, "0123456789") == ""
+	return isVimProbe(name)
+}
+
+// isVimProbe reports whether name is one vim creates to test a directory
+// before writing: 4913, or 4913 plus a multiple of 123.
+func isVimProbe(name string) bool {
+	n, err := strconv.Atoi(name)
+	return err == nil && n >= 4913 && (n-4913)%123 == 0 && strconv.Itoa(n) == name
 }

@@ -525,6 +525,10 @@ func TestIsScratch(t *testing.T) {
 		{"#hello.md#", true},
 		{".#hello.md", true},
 		{"4913", true},
+		{"5036", true},
+		{"1", false},
+		{"20261121", false},
+		{"04913", false},
 		{"hello.md.tmp", true},
 		{"", true},
 	}
@@ -532,5 +536,125 @@ func TestIsScratch(t *testing.T) {
 		if got := IsScratch(tt.name); got != tt.want {
 			t.Errorf("IsScratch(%q) = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestDeliverIgnoresPlantedLink checks that a symbolic link planted where
+// a delivery is staged never makes the router write through it.
+func TestDeliverIgnoresPlantedLink(t *testing.T) {
+	d, s := newDir(t)
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, d.Path(Tmp, FileName(id1)+deliverySuffix)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := d.Deliver(id1, []byte("message\n"), s); err != nil || !ok {
+		t.Fatalf("Deliver = %v, %v; want delivered", ok, err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	info, err := os.Lstat(d.Path(Inbox, FileName(id1)))
+	if err != nil || !info.Mode().IsRegular() {
+		t.Errorf("inbox copy is %v, %v; want a regular file", info, err)
+	}
+}
+
+func TestStamp(t *testing.T) {
+	d, s := newDir(t)
+	if err := os.WriteFile(d.Path(Outbox, "note.md"), []byte("---\nto: carol\n---\nhi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse([]byte("---\nto: carol\n---\nhi\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
+	if err := d.Stamp("note.md", sent, m, s); err == nil {
+		t.Errorf("Stamp of a message without an id succeeded")
+	}
+	m.Set("id", id1)
+	if err := d.Stamp("note.md", sent, m, s); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(d.Path(Outbox, "note.md")); err != nil || !info.ModTime().Equal(sent) {
+		t.Errorf("stamped file's modification time = %v, %v; want %v kept", info.ModTime(), err, sent)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(d.Path(Outbox, "note.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "---\nid: " + id1 + "\nto: carol\n---\nhi\n"; string(b) != want {
+		t.Errorf("stamped file = %q, want %q", b, want)
+	}
+	if tmp, _ := os.ReadDir(filepath.Join(string(d), Tmp)); len(tmp) != 0 {
+		t.Errorf("tmp/ holds %d files after Stamp", len(tmp))
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.md", "---\nto: bob\n---\nhi\n")
+	if b, err := ReadFile(good, 100); err != nil || string(b) != "---\nto: bob\n---\nhi\n" {
+		t.Errorf("ReadFile(good) = %q, %v", b, err)
+	}
+	var tl *TooLargeError
+	if _, err := ReadFile(good, 10); !errors.As(err, &tl) || tl.Size != 19 || tl.Max != 10 {
+		t.Errorf("ReadFile over the limit = %v, want a TooLargeError for 19 bytes", err)
+	}
+	if b, err := ReadFile(write("empty.md", ""), 10); err != nil || len(b) != 0 {
+		t.Errorf("ReadFile(empty) = %q, %v", b, err)
+	}
+	// A pipe is refused without blocking, even when it stands where a
+	// regular file was a moment ago (opened, not lstat'ed, here).
+	pipe := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var nr *NotRegularError
+	if _, err := ReadFile(pipe, 100); !errors.As(err, &nr) || nr.Mode&fs.ModeNamedPipe == 0 {
+		t.Errorf("ReadFile(fifo) = %v, want a NotRegularError for a pipe", err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(link, 100); !errors.As(err, &nr) || nr.Mode&fs.ModeSymlink == 0 {
+		t.Errorf("ReadFile(symlink) = %v, want a NotRegularError for a link", err)
+	}
+	if _, err := ReadFile(dir, 100); !errors.As(err, &nr) || !nr.Mode.IsDir() {
+		t.Errorf("ReadFile(dir) = %v, want a NotRegularError for a directory", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing"), 100); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFile(missing) = %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestReasonFileNotFollowed(t *testing.T) {
+	d, _ := newDir(t)
+	if err := os.WriteFile(d.Path(Dead, FileName(id1)), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(d.Path(Dead, FileName(id1)+ReasonSuffix), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := d.List(Dead)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("List = %v, %v", entries, err)
+	}
+	if !strings.HasPrefix(entries[0].Reason, "(unreadable reason file") {
+		t.Errorf("Reason = %q, want it marked unreadable", entries[0].Reason)
 	}
 }

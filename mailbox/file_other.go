@@ -3,7 +3,9 @@
 package mailbox
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -33,10 +35,14 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return data, nil
 }
 
-// writeFile creates (or truncates) path with data, and fsyncs it when sync
-// is set. On a failed write the file is removed.
+// writeFile creates path with data, and fsyncs it when sync is set. Any
+// file already at path is removed first and the new one created
+// exclusively. On a failed write the file is removed.
 func writeFile(path string, data []byte, sync bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}

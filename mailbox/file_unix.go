@@ -32,7 +32,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, &NotRegularError{Mode: modeOf(st.Mode)}
+		return nil, &NotRegularError{Mode: modeOf(uint32(st.Mode))}
 	}
 	if st.Size > max {
 		return nil, &TooLargeError{Size: st.Size, Max: max}
@@ -77,10 +77,16 @@ func modeOf(m uint32) fs.FileMode {
 	return fs.ModeIrregular
 }
 
-// writeFile creates (or truncates) path with data, and fsyncs it when sync
-// is set. On a failed write the file is removed.
+// writeFile creates path with data, and fsyncs it when sync is set. Any
+// file already at path is removed first, and the new one is created
+// exclusively and without following a symbolic link: a link planted in a
+// staging directory never makes parley write elsewhere. On a failed write
+// the file is removed.
 func writeFile(path string, data []byte, sync bool) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	if err := unix.Unlink(path); err != nil && err != unix.ENOENT {
+		return &fs.PathError{Op: "remove", Path: path, Err: err}
+	}
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: path, Err: err}
 	}

@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -69,20 +68,15 @@ func (g *IDs) New(from string) string {
 	}
 	g.last = t
 	g.mu.Unlock()
-	var r [3]byte
-	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails on supported platforms
-	return formatID(t, from, hex.EncodeToString(r[:]))
+	return IDAt(from, t)
 }
 
-// DerivedID returns the id of a message that arrived without one: its time
-// is the file's modification time and its suffix a digest of the file's name
-// and content, so that the same file gets the same id after a crash.
-func DerivedID(from string, modified time.Time, name string, content []byte) string {
-	h := sha256.New()
-	h.Write([]byte(name))
-	h.Write([]byte{0})
-	h.Write(content)
-	return formatID(modified.UTC().Truncate(time.Microsecond), from, hex.EncodeToString(h.Sum(nil)[:3]))
+// IDAt returns an id for a message sent by from at time t (to the
+// microsecond), with a random suffix.
+func IDAt(from string, t time.Time) string {
+	var r [3]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails on supported platforms
+	return formatID(t.UTC().Truncate(time.Microsecond), from, hex.EncodeToString(r[:]))
 }
 
 func formatID(t time.Time, from, suffix string) string {

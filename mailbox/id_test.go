@@ -157,34 +157,18 @@ func TestParseIDRejects(t *testing.T) {
 	}
 }
 
-func TestDerivedID(t *testing.T) {
-	mtime := time.Date(2026, 11, 21, 10, 15, 0, 123456000, time.UTC)
-	base := DerivedID("alice", mtime, "note.md", []byte("hello"))
-	if !IsID(base) {
-		t.Fatalf("DerivedID(...) = %q, want a message id", base)
+func TestIDAt(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 15, 0, 123456789, time.FixedZone("X", 3600))
+	id := IDAt("team-lead", at)
+	sent, from, err := ParseID(id)
+	if err != nil || from != "team-lead" || !sent.Equal(at.Truncate(time.Microsecond)) {
+		t.Errorf("ParseID(IDAt(team-lead, %v)) = %v, %q, %v", at, sent, from, err)
 	}
-	sent, from, err := ParseID(base)
-	if err != nil || !sent.Equal(mtime) || from != "alice" {
-		t.Errorf("ParseID(%q) = %v, %q, %v, want %v, alice", base, sent, from, err, mtime)
+	if !strings.HasPrefix(id, "20261121-091500.123456Z-team-lead-") {
+		t.Errorf("IDAt = %q, want the UTC time to the microsecond, then the sender", id)
 	}
-	if again := DerivedID("alice", mtime.In(time.FixedZone("X", -7200)), "note.md", []byte("hello")); again != base {
-		t.Errorf("DerivedID of the same file = %q, then %q, want the same id", base, again)
-	}
-	tests := []struct {
-		name    string
-		mtime   time.Time
-		file    string
-		content string
-	}{
-		{"other name", mtime, "note2.md", "hello"},
-		{"other content", mtime, "note.md", "hello!"},
-		{"other mtime", mtime.Add(time.Microsecond), "note.md", "hello"},
-		{"name and content split elsewhere", mtime, "note.mdh", "ello"},
-	}
-	for _, tt := range tests {
-		if got := DerivedID("alice", tt.mtime, tt.file, []byte(tt.content)); got == base {
-			t.Errorf("DerivedID with %s = %q, want an id other than %q", tt.name, got, base)
-		}
+	if IDAt("team-lead", at) == id {
+		t.Errorf("two ids for the same time and sender are equal: %q", id)
 	}
 }
 

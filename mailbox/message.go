@@ -238,26 +238,7 @@ func (m *Message) attachTagText(bodyLine int) {
 // does not end them, nor does one followed only by more fields to the end
 // of the message (a list, a blank line, then more fields).
 func parseFields(rest []byte, firstLine int) (fields *yaml.Node, body []byte, err error) {
-	end, bodyStart := len(rest), len(rest)
-	inBlock := false // the last field line opened or continues a block
-	for off := 0; off < len(rest); {
-		l, _ := cutLine(rest[off:])
-		next := off + len(l) + eolLen(rest[off+len(l):])
-		if len(bytes.TrimRight(l, " \t\r")) == 0 {
-			if off > 0 && ((inBlock && continuesIndented(rest[next:])) || onlyFields(rest[next:])) {
-				off = next
-				continue
-			}
-			end, bodyStart = off, next
-			break
-		}
-		if !headerLike(l, off == 0) {
-			end, bodyStart = off, off
-			break
-		}
-		inBlock = l[0] == ' ' || l[0] == '\t' || blockStart.Match(l)
-		off = next
-	}
+	end, bodyStart := fieldsEnd(rest)
 	header := rest[:end]
 	if end > 0 && header[end-1] != '\n' {
 		// A header that runs to the end of a file without a final line
@@ -276,47 +257,62 @@ func parseFields(rest []byte, firstLine int) (fields *yaml.Node, body []byte, er
 	return m.header, rest[bodyStart:], nil
 }
 
+// fieldsEnd finds where the fields of a tag-first message end (end) and its
+// body starts (bodyStart), in one pass back and one forward over the lines.
+func fieldsEnd(rest []byte) (end, bodyStart int) {
+	type line struct {
+		start, next int // offsets of the line and of the one after it
+		text        []byte
+		blank       bool
+	}
+	var lines []line
+	for off := 0; off < len(rest); {
+		l, _ := cutLine(rest[off:])
+		next := off + len(l) + eolLen(rest[off+len(l):])
+		lines = append(lines, line{off, next, l, len(bytes.TrimRight(l, " \t\r")) == 0})
+		off = next
+	}
+	n := len(lines)
+	// nextText[i] is the first non-blank line at or after i (n for none);
+	// fieldsToEnd[i] says lines i.. are all field-like, to the end.
+	nextText := make([]int, n+1)
+	fieldsToEnd := make([]bool, n+1)
+	nextText[n], fieldsToEnd[n] = n, true
+	for i := n - 1; i >= 0; i-- {
+		if lines[i].blank {
+			nextText[i], fieldsToEnd[i] = nextText[i+1], fieldsToEnd[i+1]
+			continue
+		}
+		nextText[i] = i
+		fieldsToEnd[i] = headerLike(lines[i].text, false) && fieldsToEnd[i+1]
+	}
+	inBlock := false // the last field line opened or continues a block
+	for i, l := range lines {
+		if l.blank {
+			k := nextText[i+1]
+			indented := k < n && (lines[k].text[0] == ' ' || lines[k].text[0] == '\t')
+			// A blank line inside a block scalar, or before a last run of
+			// fields, does not end the fields.
+			onlyFields := k < n && protocolKey.Match(lines[k].text) && fieldsToEnd[k+1]
+			if i > 0 && ((inBlock && indented) || onlyFields) {
+				continue
+			}
+			return l.start, l.next
+		}
+		if !headerLike(l.text, i == 0) {
+			return l.start, l.start
+		}
+		inBlock = l.text[0] == ' ' || l.text[0] == '\t' || blockStart.Match(l.text)
+	}
+	return len(rest), len(rest)
+}
+
 // blockStart matches a field line that opens a block scalar ("summary: |").
 var blockStart = regexp.MustCompile(`:[ \t]*[|>][-+0-9]*[ \t]*\r?$`)
 
 // protocolKey matches the start of a field line as protocols write them:
 // lower-case snake_case.
 var protocolKey = regexp.MustCompile(`^[a-z_][a-z0-9_]*[ \t]*:([ \t]|\r?$)`)
-
-// continuesIndented reports whether the text after a blank line goes on
-// with an indented line.
-func continuesIndented(text []byte) bool {
-	for len(text) > 0 {
-		l, _ := cutLine(text)
-		if len(bytes.TrimRight(l, " \t\r")) > 0 {
-			return l[0] == ' ' || l[0] == '\t'
-		}
-		text = text[len(l)+eolLen(text[len(l):]):]
-	}
-	return false
-}
-
-// onlyFields reports whether the text after a blank line is nothing but
-// more fields to its end: its first line a protocol field, every other one
-// a field, an indented line, a list item, a comment or blank.
-func onlyFields(text []byte) bool {
-	first := true
-	for len(text) > 0 {
-		l, _ := cutLine(text)
-		text = text[len(l)+eolLen(text[len(l):]):]
-		if len(bytes.TrimRight(l, " \t\r")) == 0 {
-			continue
-		}
-		if first && !protocolKey.Match(l) {
-			return false
-		}
-		if !first && !headerLike(l, false) {
-			return false
-		}
-		first = false
-	}
-	return !first
-}
 
 // headerLike reports whether a line of a tag-first message belongs to its
 // header: a "key:" line, an indented continuation, a list item or a comment.

@@ -156,8 +156,16 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		"router": func(v *yaml.Node) error {
 			r := &cfg.Router
 			return eachKey(v, "router", bad, map[string]func(*yaml.Node) error{
-				"rescan_interval": func(v *yaml.Node) error { return duration(v, "router.rescan_interval", &r.RescanInterval, bad) },
-				"settle":          func(v *yaml.Node) error { return duration(v, "router.settle", &r.Settle, bad) },
+				"rescan_interval": func(v *yaml.Node) error {
+					if err := duration(v, "router.rescan_interval", &r.RescanInterval, bad); err != nil {
+						return err
+					}
+					if r.RescanInterval <= 0 {
+						return bad(v, "router.rescan_interval", "must be more than 0 (the router lists every outbox this often)")
+					}
+					return nil
+				},
+				"settle": func(v *yaml.Node) error { return duration(v, "router.settle", &r.Settle, bad) },
 				"max_message_size": func(v *yaml.Node) error {
 					n, err := ParseSize(v.Value)
 					if err != nil || v.Kind != yaml.ScalarNode {

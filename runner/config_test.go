@@ -52,6 +52,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"agent without name", "agents:\n  - role: gm\n", "parley.yaml:2: agents[0]: name: missing"},
 		{"agents not a list", "agents: gm\n", "parley.yaml:1: agents: expected a list of agents"},
 		{"bad duration", "router:\n  settle: soon\n", `parley.yaml:2: router.settle: "soon" is not a duration`},
+		{"no rescan", "router:\n  rescan_interval: 0s\n", "parley.yaml:2: router.rescan_interval: must be more than 0"},
 		{"bad size", "router:\n  max_message_size: big\n", `parley.yaml:2: router.max_message_size: "big" is not a size`},
 		{"not yaml", "agents: [gm\n", "parley.yaml: line 1: did not find expected ',' or ']'"},
 		{"not a mapping", "- gm\n", "parley.yaml:1: expected keys agents: and router:"},

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,14 +34,17 @@ func lockWorkspace(root string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	// `parley status` takes a shared lock for an instant to see whether a
+	// runner holds the workspace: give it that instant.
+	for try := 0; errors.Is(err, unix.EWOULDBLOCK) && try < 10; try++ {
+		time.Sleep(10 * time.Millisecond)
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			pid := 0
-			if b, rerr := os.ReadFile(path); rerr == nil {
-				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			}
-			return nil, &LockedError{Path: path, PID: pid}
+			return nil, &LockedError{Path: path, PID: holderPID(path)}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -56,10 +60,9 @@ func unlockWorkspace(f *os.File) error {
 	return f.Close() // closing the file releases the flock
 }
 
-// RunnerPID returns the pid of the runner holding the workspace, or 0 when
-// no runner is running. It only looks: it never takes the lock.
-func (w *Workspace) RunnerPID() int {
-	b, err := os.ReadFile(filepath.Join(w.Root, StateDir, "lock"))
+// holderPID returns the pid written in a lock file, or 0.
+func holderPID(path string) int {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
@@ -67,9 +70,25 @@ func (w *Workspace) RunnerPID() int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	// A runner that was killed leaves its pid behind; check it is alive.
-	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
+	return pid
+}
+
+// RunnerPID returns the pid of the runner holding the workspace, or 0 when
+// no runner is running. It asks the lock itself, with a shared lock it
+// takes and gives back at once (a pid left by a killed runner may belong to
+// another process by now).
+func (w *Workspace) RunnerPID() int {
+	path := filepath.Join(w.Root, StateDir, "lock")
+	f, err := os.Open(path)
+	if err != nil {
 		return 0
 	}
-	return pid
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		return 0 // nobody holds it
+	}
+	if pid := holderPID(path); pid > 0 {
+		return pid
+	}
+	return -1 // held, by a runner that has not written its pid yet
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -52,27 +54,30 @@ type accepted struct {
 	msg        *mailbox.Message
 	id         string
 	recipients []string
+	stamp      bool // came without an id: written back with one first
 	already    []string
-	failed     bool
+	err        error // why delivering it failed
+	skipped    bool  // an earlier message of its sender failed: not tried
 }
 
-// routeBatch reads, checks and delivers a batch of ready files, makes the
-// deliveries and rejections durable with one sync, then moves the routed
-// files to sent/ and writes the journal. It returns when a file that is not
-// complete yet should be looked at again.
+// routeBatch reads, checks and delivers a batch of ready files in sending
+// order, makes the deliveries and rejections durable with one sync, writes
+// the journal, then moves the routed files to sent/. A file that turns out
+// to be incomplete, or that fails, holds back its sender's later files. It
+// returns when a file that is not complete yet should be looked at again.
 func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Duration) (wait time.Time, err error) {
 	var (
 		entries = make([]*Entry, len(batch)) // journal lines, in batch order
 		routed  []*accepted
 		ids     = make(map[string]bool)
+		held    = make(map[string]bool) // senders with an earlier file not routed now
 	)
 	reject := func(i int, c candidate, id string, m *mailbox.Message, f *refusal) {
 		box := r.agents[c.agent]
 		text := f.text(c.name)
 		path, err := box.Reject(c.name, c.info.ModTime(), rejectionNote(text, c, now), r.syncer)
 		if err != nil {
-			r.log.Error("rejecting", "agent", c.agent, "file", c.name, "err", err)
-			delete(r.pending, c.fileKey) // looked at again on the next listing
+			r.fail(c, now, fmt.Errorf("rejecting: %w", err))
 			return
 		}
 		delete(r.pending, c.fileKey)
@@ -90,6 +95,9 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			reject(i, c, "", nil, c.refusal)
 			continue
 		}
+		if held[c.agent] {
+			continue // stays pending, behind its sender's earlier file
+		}
 		box := r.agents[c.agent]
 		data, err := mailbox.ReadFile(box.Path(mailbox.Outbox, c.name), r.ws.Config.Router.MaxMessageSize)
 		if err != nil {
@@ -101,14 +109,11 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			continue
 		}
 		msg, perr := mailbox.Parse(data)
-		if idNamed(c.name) && !settled(r.pending[c.fileKey], c.info, now, settle) {
+		if p := r.pending[c.fileKey]; idNamed(c.name) && !settled(p, c.info, now, settle) {
 			// Complete only if it names itself; otherwise wait for it.
 			if id, _ := msgID(msg); perr != nil || id+".md" != c.name {
-				p := &pending{size: c.info.Size(), modified: c.info.ModTime(), since: now}
-				if old := r.pending[c.fileKey]; old != nil && old.size == p.size && old.modified.Equal(p.modified) {
-					p = old
-				}
-				r.pending[c.fileKey] = p
+				p.observe(c.info, now)
+				held[c.agent] = true
 				if at := p.since.Add(settle); wait.IsZero() || at.Before(wait) {
 					wait = at
 				}
@@ -119,29 +124,72 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			reject(i, c, "", nil, refusalOf(perr))
 			continue
 		}
-		id, f := r.check(c, msg, data, ids)
+		id, f := r.check(c, msg, ids)
 		if f != nil {
 			reject(i, c, id, msg, f)
 			continue
 		}
-		ids[id] = true
 		recipients, f := r.recipients(c.agent, msg)
 		if f != nil {
 			reject(i, c, id, msg, f)
 			continue
 		}
-		routed = append(routed, &accepted{candidate: c, index: i, msg: msg, id: id, recipients: recipients})
+		a := &accepted{candidate: c, index: i, msg: msg, id: id, recipients: recipients}
+		if id == "" {
+			a.stamp = true
+			a.id = r.newID(c)
+			msg.Set("id", a.id)
+		}
+		if !msg.Has("created") {
+			sent, _, _ := mailbox.ParseID(a.id)
+			msg.Set("created", sent.Format(mailbox.TimeFormat))
+		}
+		ids[a.id] = true
+		routed = append(routed, a)
 	}
 
-	// Deliver, in batch order, so that each recipient gets each sender's
+	// A file that came without an id is written back with the id it was
+	// given, durably, before any copy is delivered: routed again after a
+	// crash, it is the same message.
+	failed := make(map[string]bool) // senders whose earlier message failed
+	stamped := false
+	for _, a := range routed {
+		if !a.stamp {
+			continue
+		}
+		if failed[a.agent] {
+			a.skipped = true
+			continue
+		}
+		if err := r.agents[a.agent].Stamp(a.name, a.info.ModTime(), a.msg, r.syncer); err != nil {
+			a.err = fmt.Errorf("writing its id into it: %w", err)
+			failed[a.agent] = true
+			continue
+		}
+		stamped = true
+	}
+	if stamped {
+		if err := r.syncer.Sync(); err != nil {
+			return wait, r.failAll(routed, now, fmt.Errorf("syncing ids: %w", err))
+		}
+	}
+
+	// Deliver, in sending order, so that each recipient gets each sender's
 	// messages in the order they were sent.
 	for _, a := range routed {
+		if a.err != nil || a.skipped {
+			continue
+		}
+		if failed[a.agent] {
+			a.skipped = true
+			continue
+		}
 		data := a.msg.Bytes()
 		for _, to := range a.recipients {
 			ok, err := r.agents[to].Deliver(a.id, data, r.syncer)
 			if err != nil {
-				r.log.Error("delivering", "id", a.id, "to", to, "err", err)
-				a.failed = true
+				a.err = fmt.Errorf("delivering to %s: %w", to, err)
+				failed[a.agent] = true
 				break
 			}
 			if ok {
@@ -153,29 +201,28 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		}
 	}
 	if err := r.syncer.Sync(); err != nil {
-		// Nothing of this batch is known to be durable: leave the files
-		// in the outboxes for the next listing.
-		for _, a := range routed {
-			delete(r.pending, a.fileKey)
-		}
-		return wait, fmt.Errorf("syncing deliveries: %w", err)
+		// Nothing of this batch is known to be durable: the files stay in
+		// the outboxes and are routed again.
+		return wait, r.failAll(routed, now, fmt.Errorf("syncing deliveries: %w", err))
 	}
+
+	// The journal first, then the moves to sent/: a crash in between
+	// routes the message again, which the journal shows as already
+	// delivered, rather than leaving a routed message unrecorded.
 	stamp := journalTime(r.opts.Now())
+	var done []*accepted
 	for _, a := range routed {
-		delete(r.pending, a.fileKey)
-		if a.failed {
-			continue // retried on the next listing; deliveries made are kept
+		switch {
+		case a.skipped:
+		case a.err != nil:
+			r.fail(a.candidate, now, a.err)
+		default:
+			e := Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: Delivered, File: a.name, Already: a.already}
+			e.Type, _ = a.msg.Get("type")
+			e.Signal, _ = a.msg.Get("signal")
+			entries[a.index] = &e
+			done = append(done, a)
 		}
-		if err := r.agents[a.agent].MarkSent(a.name, a.id, r.syncer); err != nil {
-			r.log.Error("moving to sent", "agent", a.agent, "file", a.name, "err", err)
-			continue
-		}
-		r.stats.Routed++
-		e := Entry{Time: stamp, ID: a.id, From: a.agent, To: a.recipients, Outcome: Delivered, File: a.name, Already: a.already}
-		e.Type, _ = a.msg.Get("type")
-		e.Signal, _ = a.msg.Get("signal")
-		entries[a.index] = &e
-		r.log.Debug("delivered", "id", a.id, "from", a.agent, "to", a.recipients)
 	}
 	lines := make([]Entry, 0, len(entries))
 	for _, e := range entries {
@@ -185,9 +232,84 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		}
 	}
 	if err := r.journal.append(lines); err != nil {
-		return wait, fmt.Errorf("writing journal: %w", err)
+		return wait, r.failAll(done, now, fmt.Errorf("writing journal: %w", err))
+	}
+	for _, a := range done {
+		if err := r.agents[a.agent].MarkSent(a.name, a.id, r.syncer); err != nil {
+			r.fail(a.candidate, now, fmt.Errorf("moving to sent/: %w", err))
+			continue
+		}
+		delete(r.pending, a.fileKey)
+		r.noteSent(a.agent, a.id)
+		r.stats.Routed++
+		r.log.Debug("delivered", "id", a.id, "from", a.agent, "to", a.recipients)
 	}
 	return wait, nil
+}
+
+// maxAttempts is how often `parley run --until-idle` tries a file that
+// fails before giving up on it.
+const maxAttempts = 4
+
+// fail records a failed attempt to route a file: it is tried again after
+// a pause that doubles with each failure, up to the rescan interval, and
+// its sender's later files wait for it.
+func (r *Runner) fail(c candidate, now time.Time, err error) {
+	p := r.note(c.fileKey)
+	p.failures++
+	p.lastErr = err
+	pause := min(100*time.Millisecond<<min(p.failures-1, 16), r.ws.Config.Router.RescanInterval)
+	p.retryAt = now.Add(pause)
+	r.log.Error("routing failed; trying again", "agent", c.agent, "file", c.name, "attempt", p.failures, "retry_in", pause, "err", err)
+}
+
+// failAll records a failure of every message of a batch that was tried.
+func (r *Runner) failAll(routed []*accepted, now time.Time, err error) error {
+	for _, a := range routed {
+		if !a.skipped {
+			r.fail(a.candidate, now, err)
+		}
+	}
+	return err
+}
+
+// newID gives a message that came without an id one: its time is the
+// file's modification time, but after the last message its sender sent,
+// so that ids (and inbox listings) keep the order messages were routed in.
+func (r *Runner) newID(c candidate) string {
+	t := c.info.ModTime().UTC().Truncate(time.Microsecond)
+	if last := r.lastSent(c.agent); !t.After(last) {
+		t = last.Add(time.Microsecond)
+	}
+	r.last[c.agent] = t
+	return mailbox.IDAt(c.agent, t)
+}
+
+// lastSent returns the time of the newest id an agent has sent, reading
+// its sent/ directory the first time.
+func (r *Runner) lastSent(agent string) time.Time {
+	if t, ok := r.last[agent]; ok {
+		return t
+	}
+	var last time.Time
+	if entries, err := os.ReadDir(filepath.Join(string(r.agents[agent]), mailbox.Sent)); err == nil {
+		for i := len(entries) - 1; i >= 0; i-- {
+			stem, _ := strings.CutSuffix(entries[i].Name(), ".md")
+			if t, _, err := mailbox.ParseID(stem); err == nil {
+				last = t
+				break
+			}
+		}
+	}
+	r.last[agent] = last
+	return last
+}
+
+// noteSent records that an agent sent a message with this id.
+func (r *Runner) noteSent(agent, id string) {
+	if t, _, err := mailbox.ParseID(id); err == nil && t.After(r.lastSent(agent)) {
+		r.last[agent] = t
+	}
 }
 
 // msgID returns the id a message carries, if any.
@@ -198,9 +320,11 @@ func msgID(m *mailbox.Message) (string, bool) {
 	return m.Get("id")
 }
 
-// check verifies the reserved fields that say who sent a message and fills
-// in the ones left out (id, from, created). It returns the message's id.
-func (r *Runner) check(c candidate, m *mailbox.Message, data []byte, batchIDs map[string]bool) (string, *refusal) {
+// check verifies the reserved fields that say who sent a message: from is
+// the outbox's owner (filled in when left out), an id is a parley id of
+// that sender not sent before. It returns the message's id, or "" when it
+// came without one.
+func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool) (string, *refusal) {
 	owner := r.agents[c.agent]
 	if m.Has("from") {
 		from, ok := m.Get("from")
@@ -210,35 +334,26 @@ func (r *Runner) check(c candidate, m *mailbox.Message, data []byte, batchIDs ma
 	} else {
 		m.Set("from", c.agent)
 	}
-	id, ok := m.Get("id")
-	switch {
-	case m.Has("id") && !ok:
-		return "", &refusal{Line: m.Line("id"), Field: "id", Reason: "must be a single value"}
-	case ok:
-		_, sender, err := mailbox.ParseID(id)
-		if err != nil {
-			return "", &refusal{Line: m.Line("id"), Field: "id", Reason: err.Error()}
-		}
-		if sender != c.agent {
-			return "", &refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, c.agent)}
-		}
-	default:
-		id = mailbox.DerivedID(c.agent, c.info.ModTime(), c.name, data)
-		m.Set("id", id)
-	}
-	if batchIDs[id] || owner.IsSent(id) {
-		return id, &refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", c.agent, id, "mailboxes/"+c.agent+"/sent/")}
-	}
-	for _, key := range []string{"type", "signal", "thread", "reply_to", "request_id", "created"} {
+	for _, key := range []string{"id", "type", "signal", "thread", "reply_to", "request_id", "created"} {
 		if m.Has(key) {
 			if _, ok := m.Get(key); !ok {
-				return id, &refusal{Line: m.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
+				return "", &refusal{Line: m.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
 			}
 		}
 	}
-	if !m.Has("created") {
-		sent, _, _ := mailbox.ParseID(id)
-		m.Set("created", sent.Format(mailbox.TimeFormat))
+	id, ok := m.Get("id")
+	if !ok {
+		return "", nil
+	}
+	_, sender, err := mailbox.ParseID(id)
+	if err != nil {
+		return "", &refusal{Line: m.Line("id"), Field: "id", Reason: err.Error()}
+	}
+	if sender != c.agent {
+		return "", &refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, c.agent)}
+	}
+	if batchIDs[id] || owner.IsSent(id) {
+		return id, &refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", c.agent, id, "mailboxes/"+c.agent+"/sent/")}
 	}
 	return id, nil
 }

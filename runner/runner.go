@@ -53,6 +53,7 @@ type Runner struct {
 	agents  map[string]mailbox.Dir
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed
+	last    map[string]time.Time // agent -> time of the newest id it sent
 	stats   Stats
 
 	// noEvents makes Run watch no directory, as on a filesystem that
@@ -65,9 +66,13 @@ type fileKey struct{ agent, name string }
 
 // pending is what the runner knows of an outbox file it has not routed.
 type pending struct {
+	seen     bool // size, modified and since hold an earlier look
 	size     int64
 	modified time.Time
 	since    time.Time // when the runner first saw this size and mtime
+	failures int       // failed attempts to route it, in a row
+	retryAt  time.Time // no attempt before this, after a failure
+	lastErr  error     // why the last attempt failed
 }
 
 // Open takes the workspace's lock, creates missing mailboxes and finishes
@@ -99,6 +104,7 @@ func Open(ws *Workspace, opts Options) (*Runner, error) {
 		lock:    lock,
 		agents:  make(map[string]mailbox.Dir),
 		pending: make(map[fileKey]*pending),
+		last:    make(map[string]time.Time),
 	}
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
@@ -210,6 +216,8 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 }
 
 // runUntilIdle routes until a listing of every outbox finds nothing to do.
+// Files that keep failing are tried maxAttempts times; then it gives up
+// with an error naming them.
 func (r *Runner) runUntilIdle(ctx context.Context) error {
 	for {
 		r.scan()
@@ -218,7 +226,7 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		}
 		for len(r.pending) > 0 {
 			next, err := r.routePending(ctx)
-			if err != nil {
+			if err != nil && !r.anyRetryable() {
 				return err
 			}
 			if ctx.Err() != nil {
@@ -227,7 +235,10 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			if len(r.pending) == 0 {
 				break
 			}
-			// Files still being written: wait for them to settle.
+			if !r.anyRetryable() {
+				return r.givenUp()
+			}
+			// Files still being written, or to try again: wait for them.
 			t := time.NewTimer(max(time.Until(next), time.Millisecond))
 			select {
 			case <-ctx.Done():
@@ -237,6 +248,33 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// anyRetryable reports whether a pending file is still worth waiting for:
+// one not yet given up on after maxAttempts failures.
+func (r *Runner) anyRetryable() bool {
+	for _, p := range r.pending {
+		if p.failures < maxAttempts {
+			return true
+		}
+	}
+	return false
+}
+
+// givenUp is the error for files that kept failing.
+func (r *Runner) givenUp() error {
+	var errs []error
+	for k, p := range r.pending {
+		errs = append(errs, fmt.Errorf("mailboxes/%s/outbox/%s: %w", k.agent, k.name, p.lastErr))
+	}
+	return fmt.Errorf("%d %s could not be routed after %d attempts: %w", len(errs), plural(len(errs), "file", "files"), maxAttempts, errors.Join(errs...))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // event notes an outbox file named by a file event.
@@ -252,14 +290,20 @@ func (r *Runner) event(outboxes map[string]string, ev fsnotify.Event) {
 	if mailbox.IsScratch(name) {
 		return
 	}
-	k := fileKey{agent, name}
-	if p := r.pending[k]; p != nil && ev.Has(fsnotify.Write) {
-		p.since = r.opts.Now() // still being written
-		return
+	p := r.note(fileKey{agent, name})
+	if ev.Has(fsnotify.Write) && p.seen {
+		p.since = r.opts.Now() // still being written: settle again
 	}
-	if _, ok := r.pending[k]; !ok {
-		r.pending[k] = nil
+}
+
+// note records an outbox file as pending, once.
+func (r *Runner) note(k fileKey) *pending {
+	p := r.pending[k]
+	if p == nil {
+		p = &pending{}
+		r.pending[k] = p
 	}
+	return p
 }
 
 // scan lists every outbox and notes the files it holds.
@@ -272,12 +316,8 @@ func (r *Runner) scan() {
 			continue
 		}
 		for _, de := range des {
-			if mailbox.IsScratch(de.Name()) {
-				continue
-			}
-			k := fileKey{agent, de.Name()}
-			if _, ok := r.pending[k]; !ok {
-				r.pending[k] = nil
+			if !mailbox.IsScratch(de.Name()) {
+				r.note(fileKey{agent, de.Name()})
 			}
 		}
 	}
@@ -287,13 +327,15 @@ func (r *Runner) scan() {
 type candidate struct {
 	fileKey
 	info    fs.FileInfo
-	sent    time.Time // see sendTime
+	sent    time.Time // when it was sent: see sendTime
 	refusal *refusal  // set when the file is refused without being read
 }
 
-// routePending looks at every pending file, routes those that are ready in
-// batches, and returns when the earliest file still being written should be
-// looked at again (zero when none is).
+// routePending looks at every pending file and routes, in batches and in
+// sending order, those that are complete. A file still being written holds
+// back its sender's later files, so that one sender's messages arrive in
+// the order they were sent. It returns when to look again (zero when
+// nothing waits).
 func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 	if len(r.pending) == 0 {
 		return time.Time{}, nil
@@ -301,9 +343,21 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 	now := r.opts.Now()
 	settle := r.ws.Config.Router.Settle
 	maxSize := r.ws.Config.Router.MaxMessageSize
+	later := func(at time.Time) {
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
 	var ready []candidate
+	blocked := make(map[string]time.Time) // agent -> earliest file it waits for
+	block := func(c candidate) {
+		if b, ok := blocked[c.agent]; !ok || c.sent.Before(b) {
+			blocked[c.agent] = c.sent
+		}
+	}
 	for k, p := range r.pending {
-		info, err := os.Lstat(r.agents[k.agent].Path(mailbox.Outbox, k.name))
+		path := r.agents[k.agent].Path(mailbox.Outbox, k.name)
+		info, err := os.Lstat(path)
 		if err != nil {
 			delete(r.pending, k) // gone: routed, or taken back by its writer
 			continue
@@ -315,34 +369,35 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 			ready = append(ready, c)
 			continue
 		}
-		if !settled(p, info, now, settle) && !idNamed(k.name) {
-			if p == nil || p.size != info.Size() || !p.modified.Equal(info.ModTime()) {
-				r.pending[k] = &pending{size: info.Size(), modified: info.ModTime(), since: now}
-				p = r.pending[k]
-			}
-			at := p.since.Add(settle)
-			if m := info.ModTime().Add(settle); m.After(at) && !info.ModTime().After(now) {
-				at = m
-			}
-			if next.IsZero() || at.Before(next) {
-				next = at
-			}
+		if now.Before(p.retryAt) {
+			block(c) // failed before: retried later, in order
+			later(p.retryAt)
 			continue
 		}
-		ready = append(ready, c)
+		wasSettled := settled(p, info, now, settle)
+		p.observe(info, now)
+		if idNamed(k.name) || wasSettled && !beingWritten(path) {
+			ready = append(ready, c)
+			continue
+		}
+		block(c)
+		at := p.since.Add(settle)
+		if !at.After(now) {
+			at = now.Add(settle) // settled in time, but still open for writing
+		}
+		later(at)
 	}
-	// Route in sending order: by modification time, then name (ids sort by
-	// time, and file times are only as fine as the kernel's clock tick).
-	sort.Slice(ready, func(i, j int) bool {
-		a, b := ready[i], ready[j]
-		if ta, tb := a.sent, b.sent; !ta.Equal(tb) {
-			return ta.Before(tb)
+	// Route in sending order; a sender's files after one it waits for wait
+	// too.
+	sort.Slice(ready, func(i, j int) bool { return before(ready[i], ready[j]) })
+	kept := ready[:0]
+	for _, c := range ready {
+		if b, ok := blocked[c.agent]; ok && c.refusal == nil && !c.sent.Before(b) {
+			continue
 		}
-		if a.agent != b.agent {
-			return a.agent < b.agent
-		}
-		return a.name < b.name
-	})
+		kept = append(kept, c)
+	}
+	ready = kept
 	for len(ready) > 0 {
 		if ctx.Err() != nil {
 			return next, nil
@@ -352,31 +407,80 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		if err != nil {
 			return next, err
 		}
-		if !wait.IsZero() && (next.IsZero() || wait.Before(next)) {
-			next = wait
+		if !wait.IsZero() {
+			later(wait)
 		}
 		ready = ready[n:]
 	}
 	return next, nil
 }
 
-// sendTime is when a file was sent, as far as the router can tell: the
-// time in its name for a file named by its id (to the microsecond), else
-// its modification time.
-func sendTime(c candidate) time.Time {
-	if stem, ok := strings.CutSuffix(c.name, ".md"); ok {
-		if t, _, err := mailbox.ParseID(stem); err == nil {
-			return t
-		}
+// before orders candidates by sending time, then sender, then name in
+// natural order ("note-2" before "note-10"; ids, which start with digits,
+// before other names).
+func before(a, b candidate) bool {
+	if !a.sent.Equal(b.sent) {
+		return a.sent.Before(b.sent)
 	}
+	if a.agent != b.agent {
+		return a.agent < b.agent
+	}
+	return naturalLess(a.name, b.name)
+}
+
+// sendTime is when a file was sent, as far as the router can tell: when it
+// was last written. File times are only as fine as the kernel's clock tick
+// (a few milliseconds); files of one sender written in the same tick go in
+// name order, which for files named by their id is the order they were
+// sent in.
+func sendTime(c candidate) time.Time {
 	return c.info.ModTime()
 }
 
-// settled reports whether a file has stopped changing: unchanged since the
-// runner first saw it and untouched for the settle time.
+// naturalLess compares names with runs of digits compared as numbers.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// observe records what a look at the file found; a change restarts the
+// settle time.
+func (p *pending) observe(info fs.FileInfo, now time.Time) {
+	if !p.seen || p.size != info.Size() || !p.modified.Equal(info.ModTime()) {
+		p.seen, p.size, p.modified, p.since = true, info.Size(), info.ModTime(), now
+	}
+}
+
+// settled reports whether a file has stopped changing: untouched for the
+// settle time, and, when the runner looked before, unchanged since.
 func settled(p *pending, info fs.FileInfo, now time.Time, settle time.Duration) bool {
 	mod := info.ModTime()
-	if p == nil {
+	if !p.seen {
 		// First sight: an old file (a rescan at start) is complete.
 		return !mod.After(now) && now.Sub(mod) >= settle
 	}
@@ -384,6 +488,15 @@ func settled(p *pending, info fs.FileInfo, now time.Time, settle time.Duration) 
 		return false
 	}
 	return now.Sub(p.since) >= settle && (mod.After(now) || now.Sub(mod) >= settle)
+}
+
+// beingWritten reports whether a process still has the file open for
+// writing (a program streaming a message into the outbox, pausing longer
+// than the settle time). Where that cannot be known, it says no, and the
+// settle time alone decides.
+func beingWritten(path string) bool {
+	open, err := mailbox.BeingWritten(path)
+	return err == nil && open
 }
 
 // idNamed reports whether a file is named "<id>.md". Such files are

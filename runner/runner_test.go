@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -199,13 +200,17 @@ func TestDeliveredCopy(t *testing.T) {
 	if got := string(m.Body); got != "## Scene\nRain.\n" {
 		t.Errorf("tag-first body = %q", got)
 	}
-	// The sender's sent/ keeps the file exactly as written.
-	sentFile, err := os.ReadFile(ws.Mailbox("gm").Path(mailbox.Sent, inbox[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(string(sentFile), "[GM_TO_PLAYER]\n") {
-		t.Errorf("sent/ copy was rewritten: %q", sentFile)
+	// A file that came without an id was given one in place before it
+	// was delivered: the sender's sent/ holds what the recipients got.
+	for _, name := range inbox {
+		sentFile, err := os.ReadFile(ws.Mailbox("gm").Path(mailbox.Sent, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(ws.Mailbox("aria").Path(mailbox.Inbox, name))
+		if string(sentFile) != string(got) {
+			t.Errorf("sent/%s = %q, want what was delivered: %q", name, sentFile, got)
+		}
 	}
 }
 
@@ -470,11 +475,12 @@ func TestRecovery(t *testing.T) {
 }
 
 // TestOrder checks that one sender's messages reach one recipient in the
-// order they were sent, as listed by name in the inbox.
+// order they were sent: in the order the copies arrive in the inbox (as
+// the inbox's file events show it), and as listed by name.
 func TestOrder(t *testing.T) {
-	ws := newWorkspace(t, "alice", "bob", "carol")
+	ws := newWorkspace(t, "alice", "bob", "carol", "dave")
 	ids := &mailbox.IDs{}
-	const n = 300
+	const n = 200
 	for i := 0; i < n; i++ {
 		for _, from := range []string{"alice", "carol"} {
 			m := mailbox.New([]byte("x\n"))
@@ -483,21 +489,82 @@ func TestOrder(t *testing.T) {
 			m.Set("seq", fmt.Sprint(i))
 			stage(t, ws.Mailbox(from), m)
 		}
+		// dave writes by hand: no id, names that sort in sending order.
+		drop(t, ws, "dave", fmt.Sprintf("note-%04d.md", i), fmt.Sprintf("---\nto: bob\nseq: %d\n---\nx\n", i))
+	}
+	w, err := fsnotify.NewBufferedWatcher(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Add(filepath.Join(string(ws.Mailbox("bob")), mailbox.Inbox)); err != nil {
+		t.Fatal(err)
 	}
 	routeAll(t, ws)
-	inbox := names(t, ws, "bob", mailbox.Inbox)
-	if len(inbox) != 2*n {
-		t.Fatalf("bob has %d messages, want %d", len(inbox), 2*n)
-	}
-	next := map[string]int{}
-	for _, name := range inbox {
-		m := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, name))
-		from, _ := m.Get("from")
-		seq, _ := m.Get("seq")
-		if seq != fmt.Sprint(next[from]) {
-			t.Fatalf("%s: seq %s from %s, want %d", name, seq, from, next[from])
+	var arrived []string
+	for len(arrived) < 3*n {
+		select {
+		case ev := <-w.Events:
+			if ev.Has(fsnotify.Create) {
+				arrived = append(arrived, filepath.Base(ev.Name))
+			}
+		case err := <-w.Errors:
+			t.Fatal(err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("saw %d arrivals, want %d", len(arrived), 3*n)
 		}
-		next[from]++
+	}
+	inbox := names(t, ws, "bob", mailbox.Inbox)
+	if len(inbox) != 3*n {
+		t.Fatalf("bob has %d messages, want %d", len(inbox), 3*n)
+	}
+	for _, order := range []struct {
+		what  string
+		names []string
+	}{{"arrival", arrived}, {"ls", inbox}} {
+		next := map[string]int{}
+		for _, name := range order.names {
+			m := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, name))
+			from, _ := m.Get("from")
+			seq, _ := m.Get("seq")
+			if seq != fmt.Sprint(next[from]) {
+				t.Fatalf("in %s order, %s: seq %s from %s, want %d", order.what, name, seq, from, next[from])
+			}
+			next[from]++
+		}
+	}
+}
+
+// clockRunner opens a runner whose clock the test sets.
+func clockRunner(t *testing.T, ws *Workspace, clock *time.Time) *Runner {
+	t.Helper()
+	r, err := Open(ws, Options{Now: func() time.Time { return *clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// look has the runner list the outboxes and route what is ready.
+func look(t *testing.T, r *Runner) time.Time {
+	t.Helper()
+	r.scan()
+	next, err := r.routePending(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// writeAt writes a file in place and sets its modification time.
+func writeAt(t *testing.T, path, content string, at time.Time) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, at, at); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -505,30 +572,19 @@ func TestOrder(t *testing.T) {
 // has stopped changing for the settle time, while a file named by its id
 // is taken as soon as it appears.
 func TestSettle(t *testing.T) {
-	ws := newWorkspace(t, "alice", "bob")
+	ws := newWorkspace(t, "alice", "bob", "carol")
 	now := time.Now()
 	clock := now
-	r, err := Open(ws, Options{Now: func() time.Time { return clock }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := clockRunner(t, ws, &clock)
 	inPlace := ws.Mailbox("alice").Path(mailbox.Outbox, "draft.md")
-	if err := os.WriteFile(inPlace, []byte("---\nto: bob\n---\nhalf"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.Chtimes(inPlace, now, now)
+	writeAt(t, inPlace, "---\nto: bob\n---\nhalf", now)
 	m := mailbox.New([]byte("whole\n"))
-	m.Set("id", (&mailbox.IDs{}).New("alice"))
+	m.Set("id", (&mailbox.IDs{}).New("carol"))
 	m.Set("to", "bob")
-	if _, err := ws.Mailbox("alice").Send(m); err != nil {
+	if _, err := ws.Mailbox("carol").Send(m); err != nil {
 		t.Fatal(err)
 	}
-	r.scan()
-	next, err := r.routePending(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	next := look(t, r)
 	if got := len(names(t, ws, "bob", mailbox.Inbox)); got != 1 {
 		t.Fatalf("after the first look bob has %d messages, want only the one named by its id", got)
 	}
@@ -537,31 +593,155 @@ func TestSettle(t *testing.T) {
 	}
 	// The writer goes on writing: the settle time starts again.
 	clock = now.Add(150 * time.Millisecond)
-	if err := os.WriteFile(inPlace, []byte("---\nto: bob\n---\nhalf and the rest\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.Chtimes(inPlace, clock, clock)
-	if _, err := r.routePending(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	writeAt(t, inPlace, "---\nto: bob\n---\nhalf and the rest\n", clock)
+	look(t, r)
 	clock = now.Add(300 * time.Millisecond)
-	if _, err := r.routePending(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	look(t, r)
 	if got := len(names(t, ws, "bob", mailbox.Inbox)); got != 1 {
 		t.Fatalf("file taken %v after its last write, before settling", clock.Sub(now.Add(150*time.Millisecond)))
 	}
 	clock = now.Add(400 * time.Millisecond)
-	if _, err := r.routePending(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	look(t, r)
 	inbox := names(t, ws, "bob", mailbox.Inbox)
 	if len(inbox) != 2 {
 		t.Fatalf("bob has %v, want the settled file too", inbox)
 	}
-	got := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, inbox[1]))
-	if string(got.Body) != "half and the rest\n" && string(readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, inbox[0])).Body) != "half and the rest\n" {
-		t.Errorf("the settled file was delivered incomplete")
+	for _, name := range inbox {
+		if strings.Contains(name, "-alice-") {
+			if got := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, name)); string(got.Body) != "half and the rest\n" {
+				t.Errorf("the settled file was delivered as %q", got.Body)
+			}
+		}
+	}
+}
+
+// TestStillOpenForWriting checks that a file a program still holds open
+// for writing is not taken, however long it has been quiet.
+func TestStillOpenForWriting(t *testing.T) {
+	if _, err := mailbox.BeingWritten(os.Args[0]); err != nil {
+		t.Skipf("no way to tell open files here: %v", err)
+	}
+	ws := newWorkspace(t, "alice", "bob")
+	now := time.Now()
+	clock := now
+	r := clockRunner(t, ws, &clock)
+	path := ws.Mailbox("alice").Path(mailbox.Outbox, "stream.md")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.WriteString("---\nto: bob\n---\nThe first part, then a pause")
+	look(t, r)
+	clock = now.Add(time.Hour)
+	look(t, r)
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+		t.Fatalf("a file still open for writing was delivered: %v", got)
+	}
+	w.WriteString(", then the end.\n")
+	w.Close()
+	clock = now.Add(2 * time.Hour)
+	look(t, r) // it changed: settle again
+	clock = clock.Add(time.Second)
+	look(t, r)
+	inbox := names(t, ws, "bob", mailbox.Inbox)
+	if len(inbox) != 1 {
+		t.Fatalf("bob has %v after the writer closed the file, want it", inbox)
+	}
+	if got := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, inbox[0])); !strings.HasSuffix(string(got.Body), "then the end.\n") {
+		t.Errorf("delivered %q, want the whole text", got.Body)
+	}
+}
+
+// TestHoldBack checks that a sender's message waits behind an earlier one
+// of the same sender that is still being written, and that both then
+// arrive in the order they were sent.
+func TestHoldBack(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	now := time.Now()
+	clock := now
+	r := clockRunner(t, ws, &clock)
+	// Written in place a moment ago, and still settling.
+	writeAt(t, ws.Mailbox("alice").Path(mailbox.Outbox, "first.md"), "---\nto: bob\n---\nfirst\n", now.Add(-50*time.Millisecond))
+	m := mailbox.New([]byte("second\n"))
+	m.Set("id", (&mailbox.IDs{Now: func() time.Time { return clock }}).New("alice"))
+	m.Set("to", "bob")
+	if _, err := ws.Mailbox("alice").Send(m); err != nil {
+		t.Fatal(err)
+	}
+	look(t, r)
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+		t.Fatalf("bob has %v while alice's earlier message is still being written", got)
+	}
+	clock = now.Add(time.Second)
+	look(t, r)
+	var bodies []string
+	for _, name := range names(t, ws, "bob", mailbox.Inbox) {
+		bodies = append(bodies, string(readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, name)).Body))
+	}
+	if d := cmp.Diff([]string{"first\n", "second\n"}, bodies); d != "" {
+		t.Errorf("bob's inbox, in ls order (-want +got):\n%s", d)
+	}
+}
+
+// TestStampedIDs checks that files written by hand, in one clock tick, get
+// ids in the order they are routed (modification time, then name), so that
+// an inbox listing shows them in that order, and that the id is written
+// into the file before it is delivered.
+func TestStampedIDs(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	tick := time.Now().Add(-time.Minute)
+	for i := 1; i <= 8; i++ {
+		writeAt(t, ws.Mailbox("alice").Path(mailbox.Outbox, fmt.Sprintf("m%d.md", i)), fmt.Sprintf("---\nto: bob\n---\n%d\n", i), tick)
+	}
+	routeAll(t, ws)
+	var got []string
+	for _, name := range names(t, ws, "bob", mailbox.Inbox) {
+		got = append(got, strings.TrimSpace(string(readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, name)).Body)))
+	}
+	if d := cmp.Diff([]string{"1", "2", "3", "4", "5", "6", "7", "8"}, got); d != "" {
+		t.Errorf("bob's inbox in ls order (-want +got):\n%s", d)
+	}
+	// A later hand-written file sorts after them even with an older
+	// modification time.
+	writeAt(t, ws.Mailbox("alice").Path(mailbox.Outbox, "late.md"), "---\nto: bob\n---\nlate\n", tick.Add(-time.Hour))
+	routeAll(t, ws)
+	inbox := names(t, ws, "bob", mailbox.Inbox)
+	if last := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, inbox[len(inbox)-1])); string(last.Body) != "late\n" {
+		t.Errorf("last in bob's inbox is %q, want the late message", last.Body)
+	}
+}
+
+// TestFailingDelivery checks that a delivery that keeps failing does not
+// spin: --until-idle tries a few times, backing off, and then gives up
+// with an error naming the file, while the other senders' messages go
+// through.
+func TestFailingDelivery(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob", "carol")
+	m := mailbox.New([]byte("hi\n"))
+	id := (&mailbox.IDs{}).New("alice")
+	m.Set("id", id)
+	m.Set("to", "bob")
+	stage(t, ws.Mailbox("alice"), m)
+	// Something in the way of the staged delivery: a directory.
+	if err := os.MkdirAll(ws.Mailbox("bob").Path(mailbox.Tmp, id+".md.delivery/x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	drop(t, ws, "carol", "fine.md", "---\nto: bob\n---\nfine\n")
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	stats, err := r.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "mailboxes/alice/outbox/"+id+".md") || !strings.Contains(err.Error(), "after 4 attempts") {
+		t.Errorf("Run = %v, want an error naming the file after 4 attempts", err)
+	}
+	if stats.Routed != 1 {
+		t.Errorf("stats = %+v, want carol's message routed", stats)
+	}
+	if got := names(t, ws, "alice", mailbox.Outbox); len(got) != 1 {
+		t.Errorf("alice's outbox = %v, want the failing message kept", got)
 	}
 }
 
@@ -695,5 +875,19 @@ func TestTagFirstProtocolFields(t *testing.T) {
 	}
 	if got, _ := m.Field("type"); got != "VETO" {
 		t.Errorf("protocol field type = %q, want VETO", got)
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	sorted := []string{
+		"20261121-101500.000001Z-alice-000001.md", "20261121-101500.000002Z-alice-000001.md",
+		"a.md", "note-2.md", "note-10.md", "note-010b.md", "note-10c.md", "zeta",
+	}
+	for i := range sorted {
+		for j := range sorted {
+			if got := naturalLess(sorted[i], sorted[j]); got != (i < j) && sorted[i] != sorted[j] {
+				t.Errorf("naturalLess(%q, %q) = %v, want %v", sorted[i], sorted[j], got, i < j)
+			}
+		}
 	}
 }

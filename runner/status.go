@@ -29,6 +29,9 @@ type AgentStatus struct {
 	RejectedFiles []Problem `json:"rejected_files,omitempty"`
 	// DeadFiles are the messages given up on, with the reason.
 	DeadFiles []Problem `json:"dead_files,omitempty"`
+	// Ignored are files in the outbox the router leaves alone: editor
+	// scratch files (swap files, backups ending in "~", dot files).
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // Problem is a file that was refused or given up on, and why.
@@ -79,6 +82,13 @@ func (w *Workspace) Status() ([]AgentStatus, error) {
 				*p.dst = append(*p.dst, Problem{Path: rel, Reason: e.Reason})
 			}
 		}
+		if des, err := os.ReadDir(filepath.Join(string(box), mailbox.Outbox)); err == nil {
+			for _, de := range des {
+				if mailbox.IsScratch(de.Name()) {
+					s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, de.Name()))
+				}
+			}
+		}
 		out = append(out, s)
 	}
 	return out, nil
@@ -89,7 +99,7 @@ var ErrMessageNotFound = errors.New("no mailbox holds this message")
 
 // FindMessage returns the path of a message by id: the copy in a
 // recipient's mailbox (inbox, cur, done, dead) if there is one, else the
-// sender's routed original (sent) or a rejected file of that name.
+// sender's file (sent, or outbox before it is routed).
 func (w *Workspace) FindMessage(id string) (string, error) {
 	if !mailbox.IsID(id) {
 		return "", fmt.Errorf("%q: %w", id, ErrMessageNotFound)

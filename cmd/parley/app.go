@@ -49,7 +49,9 @@ func newApp(e *env) *cli.App {
 		CommandNotFound: func(c *cli.Context, name string) {
 			e.usage = usagef("unknown command %q", name)
 		},
-		HideHelpCommand: false,
+		// --field values and --body text may hold commas; the commands
+		// that take lists split them themselves.
+		DisableSliceFlagSeparator: true,
 	}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError

@@ -51,7 +51,9 @@ func benchCommand(e *env) *cli.Command {
 				Paced:    c.Duration("paced"),
 				JSON:     c.Bool("json"),
 			}
-			return runBench(c.Context, e, opts)
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			return runBench(ctx, e, opts)
 		},
 	}
 }
@@ -279,12 +281,12 @@ func rawRate(dir string, n int) (float64, error) {
 			return 0, err
 		}
 		if i%100 == 99 {
-			if err := unix.Syncfs(int(root.Fd())); err != nil {
+			if err := syncDisk(root); err != nil {
 				return 0, err
 			}
 		}
 	}
-	if err := unix.Syncfs(int(root.Fd())); err != nil {
+	if err := syncDisk(root); err != nil {
 		return 0, err
 	}
 	return float64(n) / time.Since(start).Seconds(), nil

@@ -26,7 +26,9 @@ func demoCommand(e *env) *cli.Command {
 			if c.NArg() > 1 {
 				return usagef("demo takes at most one directory")
 			}
-			return runDemo(c.Context, e, c.Args().First())
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			return runDemo(ctx, e, c.Args().First())
 		},
 	}
 }

@@ -29,7 +29,9 @@ func logCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runLog(c.Context, e, ws, c.Bool("follow"), c.Bool("json"))
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			return runLog(ctx, e, ws, c.Bool("follow"), c.Bool("json"))
 		},
 	}
 }

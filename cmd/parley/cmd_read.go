@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -45,17 +46,11 @@ func readCommand(e *env) *cli.Command {
 }
 
 func runRead(e *env, path string, raw, asJSON bool) error {
-	info, err := os.Lstat(path)
-	if err != nil {
-		return err
+	data, err := mailbox.ReadFile(path, 64<<20)
+	var pe *fs.PathError
+	if err != nil && !errors.As(err, &pe) {
+		err = fmt.Errorf("%s: %w", path, err) // the error does not name the file
 	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
-	}
-	if info.Size() > 64<<20 {
-		return fmt.Errorf("%s: %d bytes is too large to be a message", path, info.Size())
-	}
-	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,9 @@ func runCommand(e *env) *cli.Command {
 			case c.Bool("quiet"):
 				level = slog.LevelError
 			}
-			return runRun(c.Context, e, ws, runOptions{UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json")})
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			return runRun(ctx, e, ws, runOptions{UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json")})
 		},
 	}
 }

@@ -31,7 +31,7 @@ func statusCommand(e *env) *cli.Command {
 
 type statusReport struct {
 	Workspace string               `json:"workspace"`
-	RunnerPID int                  `json:"runner_pid,omitempty"`
+	RunnerPID int                  `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
 	Agents    []runner.AgentStatus `json:"agents"`
 }
 
@@ -45,8 +45,11 @@ func runStatus(e *env, ws *runner.Workspace, asJSON bool, now time.Time) error {
 		return e.printJSON(rep)
 	}
 	runnerState := "not running"
-	if rep.RunnerPID > 0 {
+	switch {
+	case rep.RunnerPID > 0:
 		runnerState = fmt.Sprintf("running (pid %d)", rep.RunnerPID)
+	case rep.RunnerPID < 0:
+		runnerState = "running"
 	}
 	fmt.Fprintf(e.stdout, "workspace %s\nrunner    %s\n\n", ws.Root, runnerState)
 	width := len("AGENT")
@@ -77,6 +80,15 @@ func runStatus(e *env, ws *runner.Workspace, asJSON bool, now time.Time) error {
 		if len(lines) > 0 {
 			fmt.Fprintf(e.stdout, "\n%s:\n%s\n", p.title, strings.Join(lines, "\n"))
 		}
+	}
+	var ignored []string
+	for _, a := range agents {
+		for _, f := range a.Ignored {
+			ignored = append(ignored, "  "+filepath.ToSlash(f))
+		}
+	}
+	if len(ignored) > 0 {
+		fmt.Fprintf(e.stdout, "\nignored in outboxes (editor scratch files, never routed):\n%s\n", strings.Join(ignored, "\n"))
 	}
 	return nil
 }

@@ -32,9 +32,14 @@ func main() {
 
 // parleyMain runs the command line and returns the exit code.
 func parleyMain() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	return run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// interruptible returns a context that ends on SIGINT or SIGTERM, for the
+// commands that run until interrupted (run, log --follow, demo, bench) and
+// end cleanly then. Other commands keep the default: a signal stops them.
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
 
 // run is parley's main with its inputs and outputs passed in, so tests can

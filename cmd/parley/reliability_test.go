@@ -6,11 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
@@ -93,6 +96,10 @@ func TestCrash(t *testing.T) {
 						t.Error(err)
 						return
 					}
+					// A file without an id is ordered by its modification
+					// time, which is as fine as the kernel's clock tick:
+					// the next message comes a tick later.
+					time.Sleep(10 * time.Millisecond)
 				} else {
 					// As `parley send` writes, without its fsync: a
 					// killed process loses nothing from the page cache.
@@ -115,6 +122,8 @@ func TestCrash(t *testing.T) {
 		}()
 	}
 	total := perSender * len(agents)
+	// Watch every inbox, to see the order copies arrive in.
+	arrivals := watchInboxes(t, ws)
 	// One agent handles its messages as they come: inbox -> cur -> done.
 	stopHandling := make(chan struct{})
 	handled := make(chan struct{})
@@ -182,6 +191,80 @@ func TestCrash(t *testing.T) {
 		t.Fatalf("final run: %v\n%s", err, out)
 	}
 	checkDelivered(t, ws, sent)
+	checkArrivalOrder(t, ws, arrivals())
+}
+
+// watchInboxes records, per agent, the names of the files that arrive in
+// its inbox, in order. The returned function stops watching and returns
+// them.
+func watchInboxes(t *testing.T, ws *runner.Workspace) func() map[string][]string {
+	t.Helper()
+	w, err := fsnotify.NewBufferedWatcher(1 << 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range stateDirs(ws, mailbox.Inbox) {
+		if err := w.Add(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string][]string{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Has(fsnotify.Create) {
+					agent := filepath.Base(filepath.Dir(filepath.Dir(ev.Name)))
+					got[agent] = append(got[agent], filepath.Base(ev.Name))
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				t.Errorf("watching inboxes: %v", err)
+			}
+		}
+	}()
+	return func() map[string][]string {
+		w.Close()
+		<-done
+		return got
+	}
+}
+
+// checkArrivalOrder checks that each recipient got each sender's messages
+// in the order they were sent (their keys are "<sender>-<n>").
+func checkArrivalOrder(t *testing.T, ws *runner.Workspace, arrivals map[string][]string) {
+	t.Helper()
+	for agent, names := range arrivals {
+		last := map[string]int{}
+		for _, name := range names {
+			path, err := ws.FindMessage(strings.TrimSuffix(name, ".md"))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, _, _ := strings.Cut(string(m.Body), "\n")
+			from, n, _ := strings.Cut(key, "-")
+			seq, _ := strconv.Atoi(n)
+			if prev, ok := last[from]; ok && seq <= prev {
+				t.Errorf("%s got %s after %s-%d", agent, key, from, prev)
+			}
+			last[from] = seq
+		}
+	}
 }
 
 // stateDirs lists a state directory of every agent.
