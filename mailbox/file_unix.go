@@ -83,10 +83,14 @@ func modeOf(m uint32) fs.FileMode {
 // staging directory never makes parley write elsewhere. On a failed write
 // the file is removed.
 func writeFile(path string, data []byte, sync bool) error {
-	if err := unix.Unlink(path); err != nil && err != unix.ENOENT {
-		return &fs.PathError{Op: "remove", Path: path, Err: err}
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Open(path, flags, 0o644)
+	if err == unix.EEXIST {
+		if err := unix.Unlink(path); err != nil && err != unix.ENOENT {
+			return &fs.PathError{Op: "remove", Path: path, Err: err}
+		}
+		fd, err = unix.Open(path, flags, 0o644)
 	}
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -95,24 +99,30 @@ func writeFile(path string, data []byte, sync bool) error {
 		os.Remove(path)
 		return &fs.PathError{Op: op, Path: path, Err: err}
 	}
+	if err := writeAll(fd, data, sync); err != nil {
+		return fail("write", err)
+	}
+	if err := unix.Close(fd); err != nil {
+		os.Remove(path)
+		return &fs.PathError{Op: "close", Path: path, Err: err}
+	}
+	return nil
+}
+
+// writeAll writes data to fd, and fsyncs it when sync is set.
+func writeAll(fd int, data []byte, sync bool) error {
 	for off := 0; off < len(data); {
 		n, err := unix.Write(fd, data[off:])
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return fail("write", err)
+			return err
 		}
 		off += n
 	}
 	if sync {
-		if err := unix.Fsync(fd); err != nil {
-			return fail("sync", err)
-		}
-	}
-	if err := unix.Close(fd); err != nil {
-		os.Remove(path)
-		return &fs.PathError{Op: "close", Path: path, Err: err}
+		return unix.Fsync(fd)
 	}
 	return nil
 }

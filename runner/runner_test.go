@@ -717,22 +717,26 @@ func TestStampedIDs(t *testing.T) {
 // with an error naming the file, while the other senders' messages go
 // through.
 func TestFailingDelivery(t *testing.T) {
-	ws := newWorkspace(t, "alice", "bob", "carol")
+	ws := newWorkspace(t, "alice", "bob", "carol", "dave")
 	m := mailbox.New([]byte("hi\n"))
 	id := (&mailbox.IDs{}).New("alice")
 	m.Set("id", id)
 	m.Set("to", "bob")
 	stage(t, ws.Mailbox("alice"), m)
-	// Something in the way of the staged delivery: a directory.
-	if err := os.MkdirAll(ws.Mailbox("bob").Path(mailbox.Tmp, id+".md.delivery/x"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	drop(t, ws, "carol", "fine.md", "---\nto: bob\n---\nfine\n")
+	drop(t, ws, "carol", "fine.md", "---\nto: dave\n---\nfine\n")
 	r, err := Open(ws, Options{UntilIdle: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	// bob's inbox breaks: a file where the directory should be.
+	inbox := filepath.Join(string(ws.Mailbox("bob")), mailbox.Inbox)
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	stats, err := r.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "mailboxes/alice/outbox/"+id+".md") || !strings.Contains(err.Error(), "after 4 attempts") {
 		t.Errorf("Run = %v, want an error naming the file after 4 attempts", err)
