@@ -328,6 +328,7 @@ type candidate struct {
 	fileKey
 	info    fs.FileInfo
 	sent    time.Time // when it was sent: see sendTime
+	idTime  time.Time // the time in its name, for a file named by its id
 	refusal *refusal  // set when the file is refused without being read
 }
 
@@ -364,6 +365,9 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 		c := candidate{fileKey: k, info: info}
 		c.sent = sendTime(c)
+		if stem, ok := strings.CutSuffix(k.name, ".md"); ok {
+			c.idTime, _, _ = mailbox.ParseID(stem)
+		}
 		if err := mailbox.CheckFile(info, maxSize); err != nil {
 			c.refusal = &refusal{Reason: err.Error()}
 			ready = append(ready, c)
@@ -415,12 +419,19 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 	return next, nil
 }
 
-// before orders candidates by sending time, then sender, then name in
-// natural order ("note-2" before "note-10"; ids, which start with digits,
-// before other names).
+// before orders candidates by sending time. Within one tick of the file
+// clock, files named by their id come first, in the order of the time in
+// their ids (to the microsecond, whoever sent them), then the others by
+// sender and name in natural order ("note-2" before "note-10").
 func before(a, b candidate) bool {
 	if !a.sent.Equal(b.sent) {
 		return a.sent.Before(b.sent)
+	}
+	if a.idTime.IsZero() != b.idTime.IsZero() {
+		return !a.idTime.IsZero()
+	}
+	if !a.idTime.Equal(b.idTime) {
+		return a.idTime.Before(b.idTime)
 	}
 	if a.agent != b.agent {
 		return a.agent < b.agent
