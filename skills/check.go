@@ -1,0 +1,370 @@
+package skills
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Set is the protocol a workspace speaks: the types of the skills it uses.
+type Set struct {
+	Skills []*Skill
+	types  map[string]*Type
+	owner  map[string]*Skill
+}
+
+// NewSet puts skills together. Two skills defining the same type is an
+// error: a message of that type would not know which one it follows.
+func NewSet(skills ...*Skill) (*Set, error) {
+	s := &Set{Skills: skills, types: map[string]*Type{}, owner: map[string]*Skill{}}
+	for _, sk := range skills {
+		for _, t := range sk.Types {
+			if other, ok := s.owner[t.Name]; ok {
+				return nil, fmt.Errorf("skills %s and %s both define %s: use one of them", other.Name, sk.Name, displayName(t.Name, t.Tagged))
+			}
+			s.types[t.Name] = t
+			s.owner[t.Name] = sk
+		}
+	}
+	return s, nil
+}
+
+// Type returns the type with this name, and the skill that defines it.
+func (s *Set) Type(name string) (*Type, *Skill, bool) {
+	t, ok := s.types[name]
+	return t, s.owner[name], ok
+}
+
+// TypeNames returns the names of every type, sorted.
+func (s *Set) TypeNames() []string {
+	names := make([]string, 0, len(s.types))
+	for n := range s.types {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Party is an agent a message comes from or goes to, with its roles.
+type Party struct {
+	Name  string
+	Roles []string
+}
+
+// Envelope is what the router knows of a message besides its text.
+type Envelope struct {
+	Sender     Party
+	Recipients []Party
+	// Broadcast is set when the message is addressed to "*".
+	Broadcast bool
+	// Phase is the session's phase (1, 2, ...); 0 when the workspace
+	// does not say, and phases are not checked.
+	Phase int
+	// Strict makes deprecated and wrong-phase messages violations rather
+	// than warnings.
+	Strict bool
+}
+
+// Violation is a way a message breaks its protocol. A warning does not
+// stop the message; anything else refuses it.
+type Violation struct {
+	Field   string `json:"field,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Reason  string `json:"reason"`
+	Warning bool   `json:"warning,omitempty"`
+}
+
+func (v Violation) Error() string {
+	if v.Field == "" {
+		return v.Reason
+	}
+	return v.Field + ": " + v.Reason
+}
+
+// Check checks a message against the protocol: its type is known (a
+// tag-first message with an unknown tag is informal, and passes with a
+// warning), required fields are there, enumerated values are exact, the
+// sender's and recipients' roles may send and receive it, a structured
+// request is not broadcast, hard rules hold, and its phase is right. It
+// returns the message's type (nil for an informal message) and every
+// violation found.
+func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
+	name, _ := m.Get("type")
+	if name == "" {
+		return nil, nil
+	}
+	t, _, ok := s.Type(name)
+	if !ok {
+		if m.Tag != "" {
+			return nil, []Violation{{Field: "type", Line: m.Line("type"), Reason: fmt.Sprintf("[%s] is no type of this workspace's protocol: delivered as an informal message", name), Warning: true}}
+		}
+		return nil, []Violation{{Field: "type", Line: m.Line("type"), Reason: fmt.Sprintf("%q is not a message type of this workspace's protocol (%s); leave type out for an informal message", name, strings.Join(s.TypeNames(), ", "))}}
+	}
+	var vs []Violation
+	add := func(field, reason string, warning bool) {
+		top, _, _ := strings.Cut(strings.SplitN(field, "[", 2)[0], ".")
+		vs = append(vs, Violation{Field: field, Line: m.Line(top), Reason: reason, Warning: warning})
+	}
+	get := func(path string) (any, bool) { return valueAt(m, path) }
+	label := displayName(t.Name, t.Tagged)
+
+	for _, f := range t.Fields {
+		if f.When != nil && !f.When.holds(get) {
+			continue
+		}
+		vals, present := valuesAt(m, f.Name)
+		if parent, key, nested := cutLast(f.Name); nested {
+			// A nested field is required in every element of its parent,
+			// when the parent is there.
+			if f.Required {
+				for _, pv := range parentValues(m, parent) {
+					if mv, ok := pv.(map[string]any); ok {
+						if _, ok := mv[key]; !ok {
+							add(f.Name, fmt.Sprintf("missing in an element of %s: %s requires it", strings.TrimSuffix(parent, "[]"), label), false)
+							break
+						}
+					}
+				}
+			}
+			present = true
+		}
+		if f.Required && !present {
+			why := fmt.Sprintf("missing: %s requires it", label)
+			if f.When != nil {
+				why += " when " + f.When.String()
+			}
+			if f.Description != "" {
+				why += " (" + f.Description + ")"
+			}
+			add(f.Name, why, false)
+			continue
+		}
+		if len(f.Enum) == 0 {
+			continue
+		}
+		for _, v := range vals {
+			if v == nil {
+				continue
+			}
+			got := scalarString(v)
+			if !contains(f.Enum, got) {
+				why := fmt.Sprintf("%q is not one of %s", got, strings.Join(f.Enum, ", "))
+				if close := caseMatch(f.Enum, got); close != "" {
+					why += fmt.Sprintf(" (values are exact: %q, not %q)", close, got)
+				}
+				add(f.Name, why, false)
+			}
+		}
+	}
+
+	if len(t.Senders) > 0 && len(env.Sender.Roles) > 0 && !allows(t.Senders, env.Sender.Roles) {
+		add("from", fmt.Sprintf("%s (%s) may not send %s: it is sent by %s", env.Sender.Name, roleList(env.Sender.Roles), label, strings.Join(t.Senders, " or ")), false)
+	}
+	if len(t.Recipients) > 0 && !allows(t.Recipients, []string{"*"}) {
+		for _, r := range env.Recipients {
+			if len(r.Roles) > 0 && !allows(t.Recipients, r.Roles) {
+				add("to", fmt.Sprintf("%s (%s) may not receive %s: it goes to %s", r.Name, roleList(r.Roles), label, strings.Join(t.Recipients, " or ")), false)
+			}
+		}
+	}
+	if t.NoBroadcast && env.Broadcast {
+		add("to", fmt.Sprintf("%s is a structured request and cannot be broadcast: name its recipient", label), false)
+	}
+	for _, r := range t.Rules {
+		if r.Then.holds(get) {
+			continue
+		}
+		for _, c := range r.If {
+			if c.holds(get) {
+				v, _ := get(c.Path)
+				got, _ := get(r.Then.Path)
+				add(r.Then.Path, fmt.Sprintf("hard rule of %s: %s (here %s is %s and %s is %q)", label, r.Text, c.Path, scalarString(v), r.Then.Path, scalarString(got)), false)
+				break
+			}
+		}
+	}
+	if d := t.Deprecated; d != nil {
+		since := phaseNumber(d.Deprecated)
+		if env.Phase == 0 || since == 0 || env.Phase >= since {
+			why := fmt.Sprintf("%s is deprecated since %s", label, d.Deprecated)
+			if d.Replacement != "" {
+				why += ": " + d.Replacement
+			}
+			add("type", why, !env.Strict)
+		}
+	}
+	if env.Phase > 0 && t.Phase != "" && !inPhase(t.Phase, env.Phase) && t.Deprecated == nil {
+		add("type", fmt.Sprintf("%s belongs to phase %s, and the session is in phase %d", label, t.Phase, env.Phase), !env.Strict)
+	}
+	return t, vs
+}
+
+// DefaultRecipients says where a message of type t goes when it names no
+// recipient: the roles it is sent to, and whether to every agent of those
+// roles (all) or to the one agent that has them. Broadcast types give "*".
+func (t *Type) DefaultRecipients() (roles []string, all bool) {
+	return t.Recipients, t.AllRecipients || t.IsBroadcast()
+}
+
+// cutLast splits a nested path at its last dot: "a[].b" gives "a[]", "b".
+func cutLast(path string) (parent, key string, ok bool) {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return "", path, false
+	}
+	return path[:i], path[i+1:], true
+}
+
+// parentValues returns the values at a parent path, each element of a
+// list when it ends in "[]".
+func parentValues(m *mailbox.Message, parent string) []any {
+	list := strings.HasSuffix(parent, "[]")
+	vals, ok := valuesAt(m, strings.TrimSuffix(parent, "[]"))
+	if !ok {
+		return nil
+	}
+	if list {
+		return elements(vals)
+	}
+	return vals
+}
+
+// valueAt returns the value at a dotted path of a message's fields.
+func valueAt(m *mailbox.Message, path string) (any, bool) {
+	vals, ok := valuesAt(m, path)
+	if !ok || len(vals) == 0 {
+		return nil, false
+	}
+	return vals[0], true
+}
+
+// valuesAt returns every value at a path: "a.b" in a map, "a[].b" in each
+// element of a list, "a.*" each value of a map. present is false when the
+// path's first part is absent.
+func valuesAt(m *mailbox.Message, path string) (vals []any, present bool) {
+	parts := splitPath(path)
+	root := m.FieldValue(parts[0].key)
+	if root == nil {
+		_, present = m.Field(parts[0].key)
+		if !present {
+			return nil, false
+		}
+	}
+	vals = []any{root}
+	if parts[0].list {
+		vals = elements(vals)
+	}
+	for _, p := range parts[1:] {
+		var next []any
+		for _, v := range vals {
+			mv, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			if p.key == "*" {
+				for _, k := range sortedKeys(mv) {
+					next = append(next, mv[k])
+				}
+				continue
+			}
+			if x, ok := mv[p.key]; ok {
+				next = append(next, x)
+			}
+		}
+		if p.list {
+			next = elements(next)
+		}
+		vals = next
+	}
+	return vals, true
+}
+
+type pathPart struct {
+	key  string
+	list bool
+}
+
+func splitPath(path string) []pathPart {
+	var out []pathPart
+	for _, seg := range strings.Split(path, ".") {
+		p := pathPart{key: seg}
+		if k, ok := strings.CutSuffix(seg, "[]"); ok {
+			p = pathPart{key: k, list: true}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func elements(vals []any) []any {
+	var out []any
+	for _, v := range vals {
+		if l, ok := v.([]any); ok {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// allows reports whether any of roles is one of allowed ("any" and "*"
+// allow every role).
+func allows(allowed, roles []string) bool {
+	for _, a := range allowed {
+		if a == "any" || a == "*" {
+			return true
+		}
+		if contains(roles, a) {
+			return true
+		}
+	}
+	return false
+}
+
+func roleList(roles []string) string {
+	if len(roles) == 1 {
+		return "role " + roles[0]
+	}
+	return "roles " + strings.Join(roles, ", ")
+}
+
+// caseMatch returns the allowed value that differs from got only in case.
+func caseMatch(allowed []string, got string) string {
+	for _, a := range allowed {
+		if strings.EqualFold(a, got) {
+			return a
+		}
+	}
+	return ""
+}
+
+// phaseNumber reads the number in "Phase 2", "2+" or "2".
+func phaseNumber(s string) int {
+	m := phaseRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// inPhase reports whether a type of phase spec ("1+", "1 only") may be
+// sent in phase n.
+func inPhase(spec string, n int) bool {
+	p := phaseNumber(spec)
+	if strings.HasSuffix(spec, "+") {
+		return n >= p
+	}
+	return n == p
+}

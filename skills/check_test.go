@@ -1,0 +1,219 @@
+package skills
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+func builtinSet(t *testing.T, names ...string) *Set {
+	t.Helper()
+	lib, err := LoadLibrary("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := lib.Set(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func msg(t *testing.T, text string) *mailbox.Message {
+	t.Helper()
+	m, err := mailbox.Parse([]byte(text))
+	if err != nil {
+		t.Fatalf("Parse(%q) = %v", text, err)
+	}
+	return m
+}
+
+func party(name string, roles ...string) Party { return Party{Name: name, Roles: roles} }
+
+func TestCheck(t *testing.T) {
+	set := builtinSet(t, "dnd-team", "dev-pipeline", "team-requests")
+	gm, aria, lead := party("gm", "gm"), party("aria", "player"), party("lead", "team-lead")
+	orch, rev := party("orchestrator", "orchestrator"), party("rev", "reviewer")
+	tests := []struct {
+		name string
+		text string
+		env  Envelope
+		want []string // violations, "field: reason" prefixes; "~" marks a warning
+	}{
+		{
+			name: "valid tag-first",
+			text: "[GM_TO_PLAYER]\nrequest_type: QUICK_REACTION\nscene_number: 5\nscene_slug: the-door\n\nWhat now?\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{aria}},
+		},
+		{
+			name: "missing required field",
+			text: "[GM_TO_PLAYER]\nrequest_type: QUICK_REACTION\nscene_number: 5\n\nWhat now?\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{aria}},
+			want: []string{"scene_slug: missing: [GM_TO_PLAYER] requires it"},
+		},
+		{
+			name: "enum values are exact",
+			text: "[GM_TO_PLAYER]\nrequest_type: quick_reaction\nscene_number: 5\nscene_slug: x\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{aria}},
+			want: []string{`request_type: "quick_reaction" is not one of QUICK_REACTION, FULL_CONTEXT`},
+		},
+		{
+			name: "sender role may not send it",
+			text: "[NARRATIVE]\n\nThe rain.\n",
+			env:  Envelope{Sender: aria, Recipients: []Party{gm}, Broadcast: true},
+			want: []string{"from: aria (role player) may not send [NARRATIVE]: it is sent by gm"},
+		},
+		{
+			name: "recipient role may not receive it",
+			text: "[ASK_PLAYER]\nquestion: Who?\nheader: Who\noptions: []\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{aria}},
+			want: []string{"to: aria (role player) may not receive [ASK_PLAYER]: it goes to team-lead"},
+		},
+		{
+			name: "conditional fields",
+			text: "[SESSION_COMMAND]\ncommand: start\n",
+			env:  Envelope{Sender: lead, Recipients: []Party{gm}},
+			want: []string{"campaign: missing", "player_character: missing", "narrative_style: missing", "ai_characters: missing"},
+		},
+		{
+			name: "conditional fields not needed for another value",
+			text: "[SESSION_COMMAND]\ncommand: save\n",
+			env:  Envelope{Sender: lead, Recipients: []Party{gm}},
+		},
+		{
+			name: "nested required fields in each element",
+			text: "[AWAIT_PLAYERS]\ncharacters:\n  - name: aria\n    request_type: QUICK_REACTION\n    scene_context: dark\n    just_happened: a noise\n    request: react\n  - name: bram\n    request_type: BOGUS\nscene_number: 5\nscene_slug: x\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{lead}},
+			want: []string{`characters[].request_type: "BOGUS" is not one of`, "characters[].scene_context: missing in an element of characters", "characters[].just_happened: missing in an element", "characters[].request: missing in an element", "~type: [AWAIT_PLAYERS] is deprecated since Phase 2"},
+		},
+		{
+			name: "unknown tag is informal",
+			text: "[GOSSIP]\n\nDid you hear?\n",
+			env:  Envelope{Sender: aria, Recipients: []Party{gm}},
+			want: []string{"~type: [GOSSIP] is no type of this workspace's protocol"},
+		},
+		{
+			name: "unknown envelope type is refused",
+			text: "---\ntype: review_verdicts\n---\n",
+			env:  Envelope{Sender: rev, Recipients: []Party{orch}},
+			want: []string{`type: "review_verdicts" is not a message type`},
+		},
+		{
+			name: "no type is informal",
+			text: "---\nto: gm\n---\nhi\n",
+			env:  Envelope{Sender: aria, Recipients: []Party{gm}},
+		},
+		{
+			name: "hard rule",
+			text: "---\ntype: review_verdict\nsignal: pass\ncritical_count: 2\nmoderate_count: 0\nminor_count: 0\nac_coverage:\n  AC1: pass\n---\n",
+			env:  Envelope{Sender: rev, Recipients: []Party{orch}},
+			want: []string{"signal: hard rule of review_verdict: `critical_count > 0` requires `signal: fail` (here critical_count is 2 and signal is \"pass\")"},
+		},
+		{
+			name: "hard rule with or and a dotted path",
+			text: "---\ntype: audit_verdict\nsignal: pass_with_notes\nsecurity_findings:\n  critical: 1\n  high: 0\n  medium: 0\n  low: 0\nbuild_status: pass\ntest_status: pass\n---\n",
+			env:  Envelope{Sender: party("aud", "auditor"), Recipients: []Party{orch}},
+			want: []string{"signal: hard rule of audit_verdict"},
+		},
+		{
+			name: "hard rule kept",
+			text: "---\ntype: audit_verdict\nsignal: fail\nsecurity_findings:\n  critical: 1\n  high: 0\n  medium: 0\n  low: 0\nbuild_status: pass\ntest_status: fail\n---\n",
+			env:  Envelope{Sender: party("aud", "auditor"), Recipients: []Party{orch}},
+		},
+		{
+			name: "map values are enumerated",
+			text: "---\ntype: review_verdict\nsignal: pass\ncritical_count: 0\nmoderate_count: 0\nminor_count: 0\nac_coverage:\n  AC1: PASS\n---\n",
+			env:  Envelope{Sender: rev, Recipients: []Party{orch}},
+			want: []string{`ac_coverage.*: "PASS" is not one of pass, fail (values are exact: "pass", not "PASS")`},
+		},
+		{
+			name: "structured request never broadcast",
+			text: "---\ntype: shutdown_request\nreason: done\n---\n",
+			env:  Envelope{Sender: lead, Recipients: []Party{gm, aria}, Broadcast: true},
+			want: []string{"to: shutdown_request is a structured request and cannot be broadcast"},
+		},
+		{
+			name: "wrong phase is a warning",
+			text: "[HUMAN_DECISION]\ncharacter: aria\n",
+			env:  Envelope{Sender: lead, Recipients: []Party{party("seat", "human")}, Phase: 1},
+			want: []string{"~type: [HUMAN_DECISION] belongs to phase 2+, and the session is in phase 1"},
+		},
+		{
+			name: "wrong phase refused when strict",
+			text: "[HUMAN_DECISION]\ncharacter: aria\n",
+			env:  Envelope{Sender: lead, Recipients: []Party{party("seat", "human")}, Phase: 1, Strict: true},
+			want: []string{"type: [HUMAN_DECISION] belongs to phase 2+"},
+		},
+		{
+			name: "agents without roles are not checked",
+			text: "[NARRATIVE]\n\nRain.\n",
+			env:  Envelope{Sender: party("someone"), Recipients: []Party{party("other")}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, vs := set.Check(msg(t, tt.text), tt.env)
+			var got []string
+			for _, v := range vs {
+				s := v.Error()
+				if v.Warning {
+					s = "~" + s
+				}
+				got = append(got, s)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("Check = %q, want %d violations like %q", got, len(tt.want), tt.want)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tt.want[i]) {
+					t.Errorf("violation %d = %q, want it to start with %q", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestCheckLines(t *testing.T) {
+	set := builtinSet(t, "dnd-team")
+	_, vs := set.Check(msg(t, "[GM_TO_PLAYER]\nscene_number: 5\nrequest_type: nope\nscene_slug: x\n"), Envelope{})
+	if len(vs) != 1 || vs[0].Line != 3 || vs[0].Field != "request_type" {
+		t.Errorf("Check = %+v, want the enum violation on line 3", vs)
+	}
+}
+
+func TestDefaultRecipients(t *testing.T) {
+	set := builtinSet(t, "dnd-team")
+	for name, want := range map[string]struct {
+		roles []string
+		all   bool
+	}{
+		"NARRATIVE":          {[]string{"*"}, true},
+		"ASK_PLAYER":         {[]string{"team-lead"}, false},
+		"JOURNAL_CHECKPOINT": {[]string{"player", "human"}, true},
+		"GM_TO_PLAYER":       {[]string{"player", "human"}, false},
+	} {
+		ty, _, _ := set.Type(name)
+		roles, all := ty.DefaultRecipients()
+		if d := cmp.Diff(want.roles, roles); d != "" || all != want.all {
+			t.Errorf("%s: DefaultRecipients = %v, %v; want %v, %v", name, roles, all, want.roles, want.all)
+		}
+	}
+}
+
+func TestNewSetConflict(t *testing.T) {
+	lib, err := LoadLibrary("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dnd, _ := lib.Get("dnd-team")
+	copy := Parse("other.md", []byte("---\nname: other\ndescription: x\n---\n### `[NARRATIVE]`\n\nx\n"))
+	if _, err := NewSet(dnd, copy); err == nil || !strings.Contains(err.Error(), "both define [NARRATIVE]") {
+		t.Errorf("NewSet with two [NARRATIVE] = %v, want a conflict", err)
+	}
+	if _, err := lib.Set([]string{"nope"}); err == nil || !strings.Contains(err.Error(), `unknown skill "nope"`) {
+		t.Errorf("Set(nope) = %v", err)
+	}
+}

@@ -1,0 +1,161 @@
+package skills
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// newProtocol is a skill nobody compiled in: new tags, new fields, a
+// rule. parley must read it with no change to its code.
+const newProtocol = "---\n" +
+	"name: heist-crew\n" +
+	"description: How a heist crew plans a job.\n" +
+	"version: 1\n" +
+	"---\n" +
+	"\n" +
+	"# Heist crew\n" +
+	"\n" +
+	"## From the mastermind\n" +
+	"\n" +
+	"### `[CASE_THE_JOINT]`\n" +
+	"\n" +
+	"Sends a lookout to watch a building.\n" +
+	"\n" +
+	"- **Sender**: mastermind\n" +
+	"- **Recipient**: lookout\n" +
+	"- **Transport**: direct\n" +
+	"\n" +
+	"```\n" +
+	"[CASE_THE_JOINT]\n" +
+	"building: the-bank\n" +
+	"hours: day | night\n" +
+	"```\n" +
+	"\n" +
+	"| Field | Required | Description |\n" +
+	"|---|---|---|\n" +
+	"| `building` | Yes | Which building |\n" +
+	"| `hours` | Yes | One of: `day`, `night`, `both` |\n" +
+	"| `guards` | No | How many guards were seen |\n" +
+	"\n" +
+	"**Hard rule:** `guards > 3` requires `hours: day`.\n" +
+	"\n" +
+	"### `[ALL_CLEAR]`\n" +
+	"\n" +
+	"- **Sender**: lookout\n" +
+	"- **Recipient**: all (broadcast)\n" +
+	"- **Transport**: broadcast\n"
+
+func TestParseNewProtocol(t *testing.T) {
+	s := Parse("skills/heist-crew.md", []byte(newProtocol))
+	if len(s.Problems) != 0 {
+		t.Fatalf("problems: %v", s.Problems)
+	}
+	want := map[string][]string{
+		"CASE_THE_JOINT mastermind>lookout direct": {"building!", "hours!=day|night|both", "guards?"},
+		"ALL_CLEAR lookout>* broadcast":            {},
+	}
+	if d := cmp.Diff(want, schema(s)); d != "" {
+		t.Errorf("schema (-want +got):\n%s", d)
+	}
+	ty, _ := s.Type("CASE_THE_JOINT")
+	if len(ty.Rules) != 1 || ty.Rules[0].Line != 31 || ty.Rules[0].Then.String() != "hours: day" {
+		t.Errorf("rules = %+v", ty.Rules)
+	}
+	if ty.Line != 11 || ty.Section != "From the mastermind" || ty.Description != "" && !strings.HasPrefix(ty.Description, "Sends") {
+		t.Errorf("line %d, section %q", ty.Line, ty.Section)
+	}
+	if f, _ := ty.Field("hours"); f.Line != 28 {
+		t.Errorf("field hours on line %d, want 28", f.Line)
+	}
+}
+
+func TestParseProblems(t *testing.T) {
+	front := "---\nname: bad\ndescription: x\n---\n"
+	tests := []struct {
+		name    string
+		text    string
+		problem string // "line: message" prefix; "~" for a warning
+	}{
+		{"no frontmatter", "# A protocol\n\n### `[PING]`\n", "~1: no frontmatter (name:, description:): named \"broken\" after its file"},
+		{"frontmatter never closed", "---\nname: bad\n\n# A protocol\n", "1: frontmatter: frontmatter is never closed"},
+		{"name missing", "---\ndescription: x\n---\n", "1: frontmatter: name: missing"},
+		{"name not kebab-case", "---\nname: Bad Name\ndescription: x\n---\n", `1: frontmatter: name: "Bad Name" is not a valid name`},
+		{"malformed table", front + "### `[PING]`\n\n| Field | Required | Description\n| `x` | Yes | an x |\n", "7: looks like a table but is not one"},
+		{"heading without a type", front + "## Messages\n\n### `[]`\n", "7: heading \"`[]`\" names no message type"},
+		{"two types with the same name", front + "### `[PING]`\n\nx\n\n### `[PING]`\n", "9: [PING] is defined twice: here and on line 5"},
+		{"hard rule parley cannot parse", front + "### review\n\n**Hard rule:** critical findings require a fail.\n", "7: hard rule: \"critical findings require a fail.\": write the conditions"},
+		{"hard rule joined by and", front + "### review\n\n**Hard rule:** `a > 0` and `b > 0` requires `signal: fail`.\n", "7: hard rule: \"`a > 0` and `b > 0`\": conditions joined by \"and\""},
+		{"hard rule with a bad condition", front + "### review\n\n**Hard rule:** `a is big` requires `signal: fail`.\n", "7: hard rule: condition \"a is big\" not understood"},
+		{"hard rule outside a type", front + "# Rules\n\n**Hard rule:** `a > 0` requires `b: c`.\n", "7: hard rule outside a message type"},
+		{"required is neither yes nor no", front + "### `[PING]`\n\n| Field | Required | Description |\n|---|---|---|\n| `x` | Maybe | an x |\n", "9: field x: Required is \"Maybe\": write Yes or No"},
+		{"field listed twice", front + "### `[PING]`\n\n| Field | Required | Description |\n|---|---|---|\n| `x` | Yes | an x |\n| `x` | No | again |\n", "10: field x of PING is listed twice (line 9)"},
+		{"field table outside a type", front + "| Field | Required | Description |\n|---|---|---|\n| `x` | Yes | an x |\n", "5: field table outside a message type"},
+		{"table not understood", front + "### `[PING]`\n\n| Colour | Taste |\n|---|---|\n| red | sweet |\n", "~7: table not understood (columns: colour, taste); skipped"},
+		{"required line naming nothing", front + "### ping_pong\n\nRequired: everything.\n", "7: Required: names no field"},
+		{"empty file", "", "1: empty file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Parse("skills/broken.md", []byte(tt.text))
+			var got []string
+			for _, p := range s.Problems {
+				g := strings.TrimPrefix(p.String(), "line ")
+				g = strings.Replace(g, " ("+p.Section+")", "", 1)
+				g = strings.Replace(g, ": error: ", ": ", 1)
+				if p.Warning {
+					g = "~" + strings.Replace(g, ": warning: ", ": ", 1)
+				}
+				got = append(got, g)
+			}
+			for _, g := range got {
+				if strings.HasPrefix(g, tt.problem) {
+					return
+				}
+			}
+			t.Errorf("problems = %q, want one starting with %q", got, tt.problem)
+		})
+	}
+}
+
+func TestSkillErr(t *testing.T) {
+	s := Parse("skills/x.md", []byte("---\nname: x\ndescription: y\n---\n### `[A]`\n\n### `[A]`\n"))
+	err := s.Err()
+	if err == nil || !strings.Contains(err.Error(), "skill x cannot be used:\n  skills/x.md:7: [A] is defined twice") {
+		t.Errorf("Err() = %v", err)
+	}
+	if ok := Parse("skills/y.md", []byte(newProtocol)); ok.Err() != nil {
+		t.Errorf("Err() of a good skill = %v", ok.Err())
+	}
+}
+
+func TestParseRoles(t *testing.T) {
+	tests := []struct {
+		in    string
+		roles []string
+		all   bool
+	}{
+		{"GM", []string{"gm"}, false},
+		{"Team lead", []string{"team-lead"}, false},
+		{"All (broadcast)", []string{"*"}, true},
+		{"All teammates (broadcast)", []string{"*"}, true},
+		{"GM or Player", []string{"gm", "player"}, false},
+		{"GM or any player teammate", []string{"gm", "player"}, false},
+		{"Specific player teammate", []string{"player"}, false},
+		{"Human's player teammate", []string{"human"}, false},
+		{"Player teammate (AI or human-relay)", []string{"player"}, false},
+		{"Any teammate (GM, narrator, or player)", []string{"any"}, false},
+		{"All player teammates", []string{"player"}, true},
+		{"worker, debugger, documenter", []string{"worker", "debugger", "documenter"}, false},
+		{"architect (Phase 1)", []string{"architect"}, false},
+		{"Specific player teammate (Phase 2) or included in `[AWAIT_PLAYERS]` for ephemeral Tasks (Phase 1)", []string{"player"}, false},
+		{"`gm` or `player`", []string{"gm", "player"}, false},
+	}
+	for _, tt := range tests {
+		roles, all := parseRoles(tt.in)
+		if d := cmp.Diff(tt.roles, roles); d != "" || all != tt.all {
+			t.Errorf("parseRoles(%q) = %v, %v; want %v, %v", tt.in, roles, all, tt.roles, tt.all)
+		}
+	}
+}
