@@ -113,7 +113,7 @@ type Message struct {
 	// read from that text.
 	tagText      []byte
 	payload      *yaml.Node // mapping of the fields after the tag line
-	payloadFirst int        // file line of the first field line
+	payloadFirst int        // file line of the first field line (the tag is on the line before)
 }
 
 // New returns an empty message with the given body.
@@ -653,6 +653,9 @@ func keysOf(mapping *yaml.Node) []string {
 func (m *Message) Line(key string) int {
 	if l := keyLineIn(m.header, key, m.firstLine); l > 0 {
 		return l
+	}
+	if key == "type" && m.tagText != nil {
+		return m.payloadFirst - 1 // the tag line says the type
 	}
 	return keyLineIn(m.payload, key, m.payloadFirst)
 }

@@ -863,11 +863,11 @@ func TestLine(t *testing.T) {
 		},
 		{
 			in:   "[NOTE]\nfrom: gm\nnote: hi\n\nbody\n",
-			want: map[string]int{"type": 0, "from": 2, "note": 3},
+			want: map[string]int{"type": 1, "from": 2, "note": 3}, // the tag line says the type
 		},
 		{
 			in:   "[NOTE]\nfrom: gm\nnote: Remember: the door\n\nbody\n",
-			want: map[string]int{"type": 0, "from": 2, "note": 3},
+			want: map[string]int{"type": 1, "from": 2, "note": 3}, // the tag line says the type
 		},
 	}
 	for _, tt := range tests {

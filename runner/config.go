@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/skills"
 )
 
 // ConfigFile is the name of a workspace's configuration file.
@@ -41,14 +42,22 @@ var ErrNoWorkspace = errors.New("not in a parley workspace (no parley.yaml here 
 
 // Config is what parley.yaml says. Its fields, with their keys:
 //
+//	skills: [dnd-team]       # the protocols messages are checked against
+//	phase: 2                 # optional: the session's phase, for phased protocols
+//	strict: false            # refuse deprecated and wrong-phase messages
 //	agents:                  # every agent that has a mailbox
 //	  - name: gm             # lower-case kebab-case, unique
-//	    role: gm             # optional: what the agent does in the protocol
+//	    role: gm             # what the agent does in the protocol (default: its name)
+//	  - name: aria
+//	    roles: [player, human]
 //	router:
 //	  rescan_interval: 30s   # full rescan of every outbox, besides file events
 //	  settle: 200ms          # a file written in place is taken once unchanged this long
 //	  max_message_size: 1MiB # larger files are rejected
 type Config struct {
+	Skills []string
+	Phase  int
+	Strict bool
 	Agents []Agent
 	Router RouterConfig
 }
@@ -56,8 +65,10 @@ type Config struct {
 // Agent is one agent of a workspace.
 type Agent struct {
 	Name string
-	Role string
-	Line int // line of the entry in parley.yaml
+	// Roles are what the agent does in the protocol (gm, player, worker,
+	// ...). An agent given none has its name as its role.
+	Roles []string
+	Line  int // line of the entry in parley.yaml
 }
 
 // RouterConfig tunes the router.
@@ -114,9 +125,26 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return &ConfigError{Path: path, Line: n.Line, Key: key, Err: fmt.Errorf(format, args...)}
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, bad(root, "", "expected keys agents: and router:")
+		return nil, bad(root, "", "expected keys such as agents:, skills: and router:")
 	}
 	err := eachKey(root, "", bad, map[string]func(*yaml.Node) error{
+		"skills": func(v *yaml.Node) error { return nameList(v, "skills", &cfg.Skills, bad) },
+		"phase": func(v *yaml.Node) error {
+			n, err := strconv.Atoi(v.Value)
+			if err != nil || v.Kind != yaml.ScalarNode || n < 1 {
+				return bad(v, "phase", "%q is not a phase (1, 2, ...)", v.Value)
+			}
+			cfg.Phase = n
+			return nil
+		},
+		"strict": func(v *yaml.Node) error {
+			b, err := strconv.ParseBool(v.Value)
+			if err != nil || v.Kind != yaml.ScalarNode {
+				return bad(v, "strict", "%q is not true or false", v.Value)
+			}
+			cfg.Strict = b
+			return nil
+		},
 		"agents": func(v *yaml.Node) error {
 			if v.Kind != yaml.SequenceNode {
 				return bad(v, "agents", "expected a list of agents")
@@ -129,8 +157,9 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 					a.Name = item.Value
 				case yaml.MappingNode:
 					err := eachKey(item, key, bad, map[string]func(*yaml.Node) error{
-						"name": func(v *yaml.Node) error { return scalar(v, key+".name", &a.Name, bad) },
-						"role": func(v *yaml.Node) error { return scalar(v, key+".role", &a.Role, bad) },
+						"name":  func(v *yaml.Node) error { return scalar(v, key+".name", &a.Name, bad) },
+						"role":  func(v *yaml.Node) error { return nameList(v, key+".role", &a.Roles, bad) },
+						"roles": func(v *yaml.Node) error { return nameList(v, key+".roles", &a.Roles, bad) },
 					})
 					if err != nil {
 						return err
@@ -221,6 +250,29 @@ func scalar(v *yaml.Node, key string, dst *string, bad badFunc) error {
 		return bad(v, key, "expected a single value")
 	}
 	*dst = v.Value
+	return nil
+}
+
+// nameList reads one name or a list of names, each lower-case kebab-case.
+func nameList(v *yaml.Node, key string, dst *[]string, bad badFunc) error {
+	var items []*yaml.Node
+	switch v.Kind {
+	case yaml.ScalarNode:
+		items = []*yaml.Node{v}
+	case yaml.SequenceNode:
+		items = v.Content
+	default:
+		return bad(v, key, "expected a name or a list of names")
+	}
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode {
+			return bad(it, key, "expected a name")
+		}
+		if err := mailbox.CheckName(it.Value); err != nil {
+			return bad(it, key, "%v", err)
+		}
+		*dst = append(*dst, it.Value)
+	}
 	return nil
 }
 
@@ -399,6 +451,43 @@ func (w *Workspace) Agent(name string) (Agent, bool) {
 		}
 	}
 	return Agent{}, false
+}
+
+// Roles returns an agent's roles: those parley.yaml gives it, or its name.
+func (w *Workspace) Roles(agent string) []string {
+	if a, ok := w.Agent(agent); ok && len(a.Roles) > 0 {
+		return a.Roles
+	}
+	return []string{agent}
+}
+
+// SkillsDir returns the directory of the workspace's own skills.
+func (w *Workspace) SkillsDir() string {
+	return filepath.Join(w.Root, "skills")
+}
+
+// Skills returns every skill the workspace can use: the shipped ones and
+// those in its skills/ directory.
+func (w *Workspace) Skills() (*skills.Library, error) {
+	return skills.LoadLibrary(w.SkillsDir())
+}
+
+// Protocol returns the skills parley.yaml names, put together; nil when it
+// names none, and messages are then not checked. A skill that is unknown
+// or cannot be read is an error that says which and why.
+func (w *Workspace) Protocol() (*skills.Set, error) {
+	if len(w.Config.Skills) == 0 {
+		return nil, nil
+	}
+	lib, err := w.Skills()
+	if err != nil {
+		return nil, err
+	}
+	set, err := lib.Set(w.Config.Skills)
+	if err != nil {
+		return nil, fmt.Errorf("%s: skills: %w", filepath.Join(w.Root, ConfigFile), err)
+	}
+	return set, nil
 }
 
 // AgentNames returns the names of the agents, in parley.yaml order.

@@ -25,7 +25,7 @@ router:
 		t.Fatal(err)
 	}
 	want := &Config{
-		Agents: []Agent{{Name: "gm", Role: "gm", Line: 3}, {Name: "aria", Line: 5}},
+		Agents: []Agent{{Name: "gm", Roles: []string{"gm"}, Line: 3}, {Name: "aria", Line: 5}},
 		Router: RouterConfig{RescanInterval: 5 * time.Second, Settle: 50 * time.Millisecond, MaxMessageSize: 64 << 10},
 	}
 	if d := cmp.Diff(want, cfg); d != "" {
@@ -44,8 +44,11 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
-		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, router)"},
-		{"unknown agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (known here: name, role)"},
+		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, phase, router, skills, strict)"},
+		{"bad role", "agents:\n  - name: gm\n    role: Game Master\n", `parley.yaml:3: agents[0].role: "Game Master" is not a valid name`},
+		{"bad phase", "phase: two\n", `parley.yaml:1: phase: "two" is not a phase`},
+		{"bad skill name", "skills: [dnd team]\n", `parley.yaml:1: skills: "dnd team" is not a valid name`},
+		{"unknown agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (known here: name, role, roles)"},
 		{"bad agent name", "agents:\n  - name: Game Master\n", `parley.yaml:2: agents[0].name: "Game Master" is not a valid name`},
 		{"path as a name", "agents:\n  - ../etc\n", `parley.yaml:2: agents[0].name: "../etc" is not a valid name`},
 		{"duplicate agent", "agents:\n  - gm\n  - aria\n  - gm\n", `parley.yaml:4: agents[2].name: "gm" is already the name of the agent on line 2`},
@@ -55,7 +58,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"no rescan", "router:\n  rescan_interval: 0s\n", "parley.yaml:2: router.rescan_interval: must be more than 0"},
 		{"bad size", "router:\n  max_message_size: big\n", `parley.yaml:2: router.max_message_size: "big" is not a size`},
 		{"not yaml", "agents: [gm\n", "parley.yaml: line 1: did not find expected ',' or ']'"},
-		{"not a mapping", "- gm\n", "parley.yaml:1: expected keys agents: and router:"},
+		{"not a mapping", "- gm\n", "parley.yaml:1: expected keys such as agents:, skills: and router:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

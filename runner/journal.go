@@ -37,6 +37,9 @@ type Entry struct {
 	Reason  string   `json:"reason,omitempty"`  // why it was rejected
 	File    string   `json:"file"`              // the file's name in the outbox
 	Already []string `json:"already,omitempty"` // recipients that held it already (a re-route after a crash)
+	// Warnings are what the protocol had to say about a message it let
+	// through: a deprecated or wrong-phase type, an informal tag.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // journal appends entries to the journal file.

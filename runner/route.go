@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/skills"
 )
 
 // refusal says why a message is rejected: the line and header field
@@ -58,6 +59,7 @@ type accepted struct {
 	already    []string
 	err        error // why delivering it failed
 	skipped    bool  // an earlier message of its sender failed: not tried
+	warnings   []string
 }
 
 // routeBatch reads, checks and delivers a batch of ready files in sending
@@ -129,12 +131,17 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			reject(i, c, id, msg, f)
 			continue
 		}
-		recipients, f := r.recipients(c.agent, msg)
+		recipients, broadcast, f := r.recipients(c.agent, msg)
 		if f != nil {
 			reject(i, c, id, msg, f)
 			continue
 		}
-		a := &accepted{candidate: c, index: i, msg: msg, id: id, recipients: recipients}
+		f, warnings := r.checkProtocol(c.agent, msg, recipients, broadcast)
+		if f != nil {
+			reject(i, c, id, msg, f)
+			continue
+		}
+		a := &accepted{candidate: c, index: i, msg: msg, id: id, recipients: recipients, warnings: warnings}
 		if id == "" {
 			a.stamp = true
 			a.id = r.newID(c)
@@ -217,7 +224,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		case a.err != nil:
 			r.fail(a.candidate, now, a.err)
 		default:
-			e := Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: Delivered, File: a.name, Already: a.already}
+			e := Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
 			e.Type, _ = a.msg.Get("type")
 			e.Signal, _ = a.msg.Get("signal")
 			entries[a.index] = &e
@@ -359,45 +366,162 @@ func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool
 }
 
 // recipients resolves to and cc into agent names: "*" is every agent but
-// the sender. An unknown name, or one that is not a valid name, refuses the
-// message; so does a message with no recipient.
-func (r *Runner) recipients(sender string, m *mailbox.Message) ([]string, *refusal) {
+// the sender. A message that names none goes where its type's protocol
+// sends it (see defaultRecipients). An unknown name, or one that is not a
+// valid name, refuses the message; so does a message with no recipient.
+// broadcast reports that the message is addressed to everyone.
+func (r *Runner) recipients(sender string, m *mailbox.Message) (out []string, broadcast bool, f *refusal) {
 	seen := make(map[string]bool)
-	var out []string
+	addAgent := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	everyone := func() {
+		broadcast = true
+		for _, a := range r.ws.Config.Agents {
+			if a.Name != sender {
+				addAgent(a.Name)
+			}
+		}
+	}
+	named := false
 	for _, field := range []string{"to", "cc"} {
 		names, err := m.Names(field)
 		if err != nil {
-			return nil, refusalOf(err)
+			return nil, false, refusalOf(err)
 		}
 		for _, n := range names {
+			named = true
 			if n == "*" {
-				for _, a := range r.ws.Config.Agents {
-					if a.Name != sender && !seen[a.Name] {
-						seen[a.Name] = true
-						out = append(out, a.Name)
-					}
-				}
+				everyone()
 				continue
 			}
 			if err := mailbox.CheckName(n); err != nil {
-				return nil, &refusal{Line: m.Line(field), Field: field, Reason: err.Error()}
+				return nil, false, &refusal{Line: m.Line(field), Field: field, Reason: err.Error()}
 			}
 			if _, ok := r.agents[n]; !ok {
-				return nil, &refusal{Line: m.Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: r.ws.AgentNames()}).Error()}
+				return nil, false, &refusal{Line: m.Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: r.ws.AgentNames()}).Error()}
 			}
-			if !seen[n] {
-				seen[n] = true
-				out = append(out, n)
+			addAgent(n)
+		}
+	}
+	if !named {
+		roles, all, f := r.defaultRecipients(m)
+		if f != nil {
+			return nil, false, f
+		}
+		if roles != nil {
+			if contains(roles, "*") {
+				everyone()
+				m.Set("to", "*")
+			} else {
+				for _, a := range r.ws.Config.Agents {
+					if a.Name != sender && overlaps(r.ws.Roles(a.Name), roles) {
+						addAgent(a.Name)
+					}
+				}
+				switch {
+				case len(out) == 0:
+					return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing, and no agent but the sender has the role %s goes to (%s): give an agent that role in parley.yaml, or name the recipient", typeLabel(m), strings.Join(roles, " or "))}
+				case len(out) > 1 && !all:
+					return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing: %s goes to one %s, and there are several (%s): name it with to:", typeLabel(m), strings.Join(roles, " or "), strings.Join(out, ", "))}
+				}
+				m.SetNames("to", out)
 			}
 		}
 	}
 	if len(out) == 0 {
-		if m.Has("to") {
-			return nil, &refusal{Line: m.Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
+		if named {
+			return nil, false, &refusal{Line: m.Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
 		}
-		return nil, &refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
+		return nil, false, &refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
 	}
-	return out, nil
+	return out, broadcast, nil
+}
+
+// defaultRecipients returns the roles a message that names no recipient
+// goes to, from its type in the workspace's protocol; nil roles when the
+// protocol does not say. all reports that it goes to every agent of those
+// roles.
+func (r *Runner) defaultRecipients(m *mailbox.Message) (roles []string, all bool, f *refusal) {
+	if r.protocol == nil {
+		return nil, false, nil
+	}
+	name, _ := m.Get("type")
+	t, _, ok := r.protocol.Type(name)
+	if !ok || len(t.Recipients) == 0 {
+		return nil, false, nil
+	}
+	roles, all = t.DefaultRecipients()
+	if contains(roles, "any") {
+		return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing: %s may go to any agent: name it with to:", typeLabel(m))}
+	}
+	return roles, all, nil
+}
+
+// typeLabel names a message's type as its protocol writes it.
+func typeLabel(m *mailbox.Message) string {
+	name, _ := m.Get("type")
+	if m.Tag != "" {
+		return "[" + name + "]"
+	}
+	return name
+}
+
+// checkProtocol checks a message against the workspace's protocol. It
+// returns a refusal for violations, and the warnings to journal.
+func (r *Runner) checkProtocol(sender string, m *mailbox.Message, recipients []string, broadcast bool) (*refusal, []string) {
+	if r.protocol == nil {
+		return nil, nil
+	}
+	env := skills.Envelope{
+		Sender:    skills.Party{Name: sender, Roles: r.ws.Roles(sender)},
+		Broadcast: broadcast,
+		Phase:     r.ws.Config.Phase,
+		Strict:    r.ws.Config.Strict,
+	}
+	for _, to := range recipients {
+		env.Recipients = append(env.Recipients, skills.Party{Name: to, Roles: r.ws.Roles(to)})
+	}
+	_, vs := r.protocol.Check(m, env)
+	var warnings []string
+	var f *refusal
+	for _, v := range vs {
+		if v.Warning {
+			warnings = append(warnings, v.Error())
+			continue
+		}
+		if f == nil {
+			f = &refusal{Line: v.Line, Field: v.Field, Reason: v.Reason}
+			continue
+		}
+		more := v.Error()
+		if v.Line > 0 {
+			more = fmt.Sprintf("line %d: %s", v.Line, more)
+		}
+		f.Reason += "; and " + more
+	}
+	return f, warnings
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if contains(b, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // rejectionNote is the text of a .reason file: the reason on the first

@@ -16,6 +16,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/skills"
 )
 
 // Options configure a Runner.
@@ -44,13 +45,14 @@ type Stats struct {
 // Runner routes the messages of one workspace. Only one Runner may hold a
 // workspace at a time.
 type Runner struct {
-	ws      *Workspace
-	opts    Options
-	log     *slog.Logger
-	lock    *os.File
-	journal *journal
-	syncer  *mailbox.Syncer
-	agents  map[string]mailbox.Dir
+	ws       *Workspace
+	opts     Options
+	log      *slog.Logger
+	lock     *os.File
+	journal  *journal
+	syncer   *mailbox.Syncer
+	agents   map[string]mailbox.Dir
+	protocol *skills.Set // nil when the workspace names no skills
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed
 	last    map[string]time.Time // agent -> time of the newest id it sent
@@ -93,18 +95,23 @@ func Open(ws *Workspace, opts Options) (*Runner, error) {
 	if err := ws.initDirs(); err != nil {
 		return nil, err
 	}
+	protocol, err := ws.Protocol()
+	if err != nil {
+		return nil, err
+	}
 	lock, err := lockWorkspace(ws.Root)
 	if err != nil {
 		return nil, err
 	}
 	r := &Runner{
-		ws:      ws,
-		opts:    opts,
-		log:     opts.Logger,
-		lock:    lock,
-		agents:  make(map[string]mailbox.Dir),
-		pending: make(map[fileKey]*pending),
-		last:    make(map[string]time.Time),
+		ws:       ws,
+		opts:     opts,
+		log:      opts.Logger,
+		lock:     lock,
+		protocol: protocol,
+		agents:   make(map[string]mailbox.Dir),
+		pending:  make(map[fileKey]*pending),
+		last:     make(map[string]time.Time),
 	}
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)

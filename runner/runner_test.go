@@ -327,6 +327,9 @@ func reconfigure(t *testing.T, ws *Workspace, config string) *Workspace {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := ws.initDirs(); err != nil {
+		t.Fatal(err)
+	}
 	return ws
 }
 

@@ -12,15 +12,15 @@ import (
 
 // AgentStatus is what an agent's mailbox holds.
 type AgentStatus struct {
-	Name     string `json:"name"`
-	Role     string `json:"role,omitempty"`
-	Outbox   int    `json:"outbox"`   // written, not yet routed
-	Inbox    int    `json:"inbox"`    // delivered, not yet handled
-	Cur      int    `json:"cur"`      // being handled
-	Done     int    `json:"done"`     // handled
-	Dead     int    `json:"dead"`     // given up
-	Sent     int    `json:"sent"`     // routed from its outbox
-	Rejected int    `json:"rejected"` // refused from its outbox
+	Name     string   `json:"name"`
+	Roles    []string `json:"roles,omitempty"`
+	Outbox   int      `json:"outbox"`   // written, not yet routed
+	Inbox    int      `json:"inbox"`    // delivered, not yet handled
+	Cur      int      `json:"cur"`      // being handled
+	Done     int      `json:"done"`     // handled
+	Dead     int      `json:"dead"`     // given up
+	Sent     int      `json:"sent"`     // routed from its outbox
+	Rejected int      `json:"rejected"` // refused from its outbox
 	// LastActivity is the last time a message entered or left any of the
 	// agent's mailbox states; zero when none ever did.
 	LastActivity time.Time `json:"last_activity,omitzero"`
@@ -45,7 +45,7 @@ func (w *Workspace) Status() ([]AgentStatus, error) {
 	out := make([]AgentStatus, 0, len(w.Config.Agents))
 	for _, a := range w.Config.Agents {
 		box := w.Mailbox(a.Name)
-		s := AgentStatus{Name: a.Name, Role: a.Role}
+		s := AgentStatus{Name: a.Name, Roles: w.Roles(a.Name)}
 		counts := []struct {
 			state string
 			n     *int
