@@ -13,7 +13,7 @@ import (
 // BenchmarkRoute measures routing 1 KiB messages 1 -> 1 from a backlog,
 // durably (one sync per batch), per message.
 func BenchmarkRoute(b *testing.B) {
-	ws, err := InitWorkspace(b.TempDir(), []string{"alice", "bob"})
+	ws, err := InitWorkspace(b.TempDir(), AgentsNamed("alice", "bob"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -355,22 +355,39 @@ func OpenWorkspace(root string) (*Workspace, error) {
 // already holds a parley.yaml.
 var ErrWorkspaceExists = errors.New("a workspace already exists here (parley.yaml)")
 
-// InitWorkspace creates a workspace in dir: parley.yaml naming the agents,
-// a mailbox for each, the .parley runtime directory, and a .gitignore for
-// transient paths. It refuses a directory that already has a parley.yaml.
-func InitWorkspace(dir string, agents []string) (*Workspace, error) {
+// InitWorkspace creates a workspace in dir: parley.yaml naming the agents
+// (with their roles) and the skills messages are checked against, a
+// mailbox for each agent, the shipped skills copied into skills/ (to read
+// and to edit: a workspace file overrides the shipped one), the .parley
+// runtime directory, and a .gitignore for transient paths. It refuses a
+// directory that already has a parley.yaml.
+func InitWorkspace(dir string, agents []Agent, skillNames []string) (*Workspace, error) {
 	if len(agents) == 0 {
 		return nil, errors.New("name at least one agent")
 	}
 	seen := map[string]bool{}
 	for _, a := range agents {
-		if err := mailbox.CheckName(a); err != nil {
+		if err := mailbox.CheckName(a.Name); err != nil {
 			return nil, fmt.Errorf("agent %w", err)
 		}
-		if seen[a] {
-			return nil, fmt.Errorf("agent %q is named twice", a)
+		for _, r := range a.Roles {
+			if err := mailbox.CheckName(r); err != nil {
+				return nil, fmt.Errorf("agent %s: role %w", a.Name, err)
+			}
 		}
-		seen[a] = true
+		if seen[a.Name] {
+			return nil, fmt.Errorf("agent %q is named twice", a.Name)
+		}
+		seen[a.Name] = true
+	}
+	if len(skillNames) > 0 {
+		lib, err := skills.LoadLibrary(filepath.Join(dir, "skills"))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := lib.Set(skillNames); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -381,9 +398,21 @@ func InitWorkspace(dir string, agents []string) (*Workspace, error) {
 	}
 	var b strings.Builder
 	b.WriteString(configHeader)
+	if len(skillNames) > 0 {
+		fmt.Fprintf(&b, "skills: [%s]  # the protocols messages are checked against\n", strings.Join(skillNames, ", "))
+	} else {
+		b.WriteString("# skills: [dnd-team]  # check messages against protocols (parley skills list)\n")
+	}
 	b.WriteString("agents:\n")
 	for _, a := range agents {
-		fmt.Fprintf(&b, "  - name: %s\n", a)
+		fmt.Fprintf(&b, "  - name: %s\n", a.Name)
+		switch len(a.Roles) {
+		case 0:
+		case 1:
+			fmt.Fprintf(&b, "    role: %s\n", a.Roles[0])
+		default:
+			fmt.Fprintf(&b, "    roles: [%s]\n", strings.Join(a.Roles, ", "))
+		}
 	}
 	b.WriteString(configRouter)
 	if err := mailbox.WriteFileAtomic(path, []byte(b.String())); err != nil {
@@ -392,6 +421,14 @@ func InitWorkspace(dir string, agents []string) (*Workspace, error) {
 	if err := writeIfMissing(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(filepath.Join(dir, "skills"), 0o755); err != nil {
+		return nil, err
+	}
+	for name, data := range skills.Builtin() {
+		if err := writeIfMissing(filepath.Join(dir, "skills", name), string(data)); err != nil {
+			return nil, err
+		}
+	}
 	ws, err := OpenWorkspace(dir)
 	if err != nil {
 		return nil, err
@@ -399,9 +436,19 @@ func InitWorkspace(dir string, agents []string) (*Workspace, error) {
 	return ws, ws.initDirs()
 }
 
+// AgentsNamed returns agents with these names and no roles of their own.
+func AgentsNamed(names ...string) []Agent {
+	out := make([]Agent, len(names))
+	for i, n := range names {
+		out[i] = Agent{Name: n}
+	}
+	return out
+}
+
 const configHeader = `# parley workspace. Each agent has a mailbox under mailboxes/<name>/;
 # it sends by putting a message file into its outbox/, and ` + "`parley run`" + `
-# delivers it to the inbox/ of every recipient.
+# delivers it to the inbox/ of every recipient. An agent's role (what it
+# does in the protocol) is its name unless role: says otherwise.
 `
 
 const configRouter = `

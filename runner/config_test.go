@@ -101,7 +101,7 @@ func TestFindWorkspace(t *testing.T) {
 
 func TestInitWorkspace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "table")
-	ws, err := InitWorkspace(dir, []string{"gm", "aria"})
+	ws, err := InitWorkspace(dir, AgentsNamed("gm", "aria"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +113,11 @@ func TestInitWorkspace(t *testing.T) {
 	if d := cmp.Diff([]string{"gm", "aria"}, ws.AgentNames()); d != "" {
 		t.Errorf("agents (-want +got):\n%s", d)
 	}
-	if _, err := InitWorkspace(dir, []string{"gm"}); !errors.Is(err, ErrWorkspaceExists) {
+	if _, err := InitWorkspace(dir, AgentsNamed("gm"), nil); !errors.Is(err, ErrWorkspaceExists) {
 		t.Errorf("second init = %v, want ErrWorkspaceExists", err)
 	}
 	for _, bad := range [][]string{nil, {"Bad Name"}, {"gm", "gm"}, {"a/b"}} {
-		if _, err := InitWorkspace(t.TempDir(), bad); err == nil {
+		if _, err := InitWorkspace(t.TempDir(), AgentsNamed(bad...), nil); err == nil {
 			t.Errorf("InitWorkspace(%q) succeeded, want an error", bad)
 		}
 	}

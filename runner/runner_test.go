@@ -22,7 +22,7 @@ import (
 // directory.
 func newWorkspace(t *testing.T, agents ...string) *Workspace {
 	t.Helper()
-	ws, err := InitWorkspace(t.TempDir(), agents)
+	ws, err := InitWorkspace(t.TempDir(), AgentsNamed(agents...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

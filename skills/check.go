@@ -115,6 +115,12 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 		if f.When != nil && !f.When.holds(get) {
 			continue
 		}
+		if f.Name == "type" && t.Tagged && m.Tag == "" {
+			// A tag-first protocol's own type field (ACTION, VETO, ...)
+			// can only be written in a tag-first message: in a
+			// frontmatter header, type is the message's type.
+			continue
+		}
 		vals, present := valuesAt(m, f.Name)
 		if parent, key, nested := cutLast(f.Name); nested {
 			// A nested field is required in every element of its parent,

@@ -38,6 +38,9 @@ func newApp(e *env) *cli.App {
 			inboxCommand(e),
 			readCommand(e),
 			logCommand(e),
+			skillsCommand(e),
+			validateCommand(e),
+			composeCommand(e),
 			demoCommand(e),
 			benchCommand(e),
 		},
@@ -138,7 +141,19 @@ func flagsFirst(app *cli.App, args []string) []string {
 	cmd := app.Command(args[i])
 	out = append(out, args[i])
 	i++
-	if cmd == nil || len(cmd.Subcommands) > 0 {
+	for cmd != nil && len(cmd.Subcommands) > 0 {
+		if i >= len(args) {
+			return out
+		}
+		sub := cmd.Command(args[i])
+		if sub == nil {
+			return append(out, args[i:]...)
+		}
+		out = append(out, args[i])
+		i++
+		cmd = sub
+	}
+	if cmd == nil {
 		return append(out, args[i:]...)
 	}
 	var flags, positional []string

@@ -308,7 +308,7 @@ func traffic(ctx context.Context, dir string, senders, n int, rate float64) (tra
 	for i := 0; i < max(senders, 2); i++ {
 		agents = append(agents, fmt.Sprintf("agent-%d", i))
 	}
-	ws, err := runner.InitWorkspace(dir, agents)
+	ws, err := runner.InitWorkspace(dir, runner.AgentsNamed(agents...), nil)
 	if err != nil {
 		return trafficResult{}, err
 	}
@@ -398,7 +398,7 @@ func traffic(ctx context.Context, dir string, senders, n int, rate float64) (tra
 // idleLatency sends n messages one at a time to an idle runner, each after
 // the previous one was delivered and a pause.
 func idleLatency(ctx context.Context, dir string, n int) (p50, p99 float64, err error) {
-	ws, err := runner.InitWorkspace(dir, []string{"alice", "bob"})
+	ws, err := runner.InitWorkspace(dir, runner.AgentsNamed("alice", "bob"), nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -464,7 +464,7 @@ func idleLatency(ctx context.Context, dir string, n int) (p50, p99 float64, err 
 // separate `parley run --until-idle` process, and reads its peak RSS.
 func startup(ctx context.Context, dir string, n int) (*startupFigure, error) {
 	agents := []string{"ann", "bo", "cy", "di"}
-	ws, err := runner.InitWorkspace(dir, agents)
+	ws, err := runner.InitWorkspace(dir, runner.AgentsNamed(agents...), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -511,7 +511,7 @@ func startup(ctx context.Context, dir string, n int) (*startupFigure, error) {
 // idleCPU starts `parley run` on an empty workspace and reads how much CPU
 // it uses over a window after it has started.
 func idleCPU(ctx context.Context, dir string, window time.Duration) (float64, error) {
-	ws, err := runner.InitWorkspace(dir, []string{"alice", "bob", "carol"})
+	ws, err := runner.InitWorkspace(dir, runner.AgentsNamed("alice", "bob", "carol"), nil)
 	if err != nil {
 		return 0, err
 	}

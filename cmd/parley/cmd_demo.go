@@ -33,24 +33,31 @@ func demoCommand(e *env) *cli.Command {
 	}
 }
 
-// demoHandWritten is a message written by hand, tag-first, the way the D&D
-// protocol writes them; parley normalises it to a frontmatter header.
-const demoHandWritten = `[PLAYER_TO_GM]
-to: gm
-character: bram
-action: I light a torch and look for tracks.
+// Messages written by hand, tag-first, the way the D&D protocol writes
+// them; parley delivers them under a frontmatter envelope.
+const (
+	demoAction = `[PLAYER_TO_GM]
+type: ACTION
+character: aria
 
-Bram kneels by the door, torch in one hand, and studies the mud.
+Aria raises her mug to the stranger and nods, slowly.
 `
+	demoNote = `[NARRATOR_NOTE]
+from: bram
+note: Linger on the stranger's lamp: it burns green.
+`
+	// A player may not narrate: the protocol's sender rule refuses it.
+	demoOverreach = `[NARRATIVE]
 
-// demoRefused is addressed to an agent that does not exist: the router
-// refuses it and says why.
-const demoRefused = `---
+And then the dragon appears!
+`
+	// To an agent that does not exist: refused, with the reason.
+	demoUnknown = `---
 to: zed
-type: PLAYER_TO_GM
 ---
 Is anyone there?
 `
+)
 
 func runDemo(ctx context.Context, e *env, dir string) error {
 	keep := dir != ""
@@ -62,18 +69,20 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	ws, err := runner.InitWorkspace(dir, []string{"gm", "narrator", "aria", "bram"})
+	agents := []runner.Agent{{Name: "gm"}, {Name: "narrator"}, {Name: "aria", Roles: []string{"player"}}, {Name: "bram", Roles: []string{"player"}}}
+	ws, err := runner.InitWorkspace(dir, agents, []string{"dnd-team"})
 	if err != nil {
 		return err
 	}
 	out := e.stdout
-	fmt.Fprintf(out, "== a workspace with four agents: gm, narrator, aria, bram (%s)\n\n", ws.Root)
+	fmt.Fprintf(out, "== a D&D table: gm, narrator, and two players, aria and bram (%s)\n", ws.Root)
+	fmt.Fprintln(out, "   messages are checked against the dnd-team protocol (skills/dnd-team.md)")
+	fmt.Fprintln(out)
 
 	ids := &mailbox.IDs{Now: time.Now}
 	sends := []sendOptions{
-		{From: "gm", To: []string{"*"}, Type: "NARRATIVE", Body: "Rain hammers the roof of the Drowned Lantern. A stranger's lamp gutters by the door.\n"},
-		{From: "gm", To: []string{"aria"}, CC: []string{"narrator"}, Type: "GM_TO_PLAYER", Fields: []string{"request_type=QUICK_REACTION"}, Body: "The stranger's eyes find yours. What do you do?\n"},
-		{From: "aria", To: []string{"gm"}, Type: "PLAYER_TO_GM", Body: "Aria raises her mug and nods, slowly.\n"},
+		{From: "gm", Type: "NARRATIVE", Body: "Rain hammers the roof of the Drowned Lantern. A stranger's lamp gutters by the door.\n"},
+		{From: "gm", To: []string{"aria"}, Type: "GM_TO_PLAYER", Fields: []string{"request_type=QUICK_REACTION", "scene_number=001", "scene_slug=the-drowned-lantern"}, Body: "The stranger's eyes find yours. What do you do?\n"},
 	}
 	for _, s := range sends {
 		m, err := buildMessage(ws, s, ids)
@@ -83,15 +92,23 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 		if _, err := ws.Mailbox(s.From).Send(m); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "parley send --from %s --to %s%s --type %s   (%s)\n", s.From, joinFlag(s.To), ccFlag(s.CC), s.Type, kindOf(s))
+		to := "(no --to: the protocol sends it to everyone)"
+		if len(s.To) > 0 {
+			to = "--to " + joinFlag(s.To)
+		}
+		fmt.Fprintf(out, "parley send --from %s --type %s %s\n", s.From, s.Type, to)
 	}
-	for name, text := range map[string]string{"torch.md": demoHandWritten, "hello.md": demoRefused} {
-		if err := os.WriteFile(ws.Mailbox("bram").Path(mailbox.Outbox, name), []byte(text), 0o644); err != nil {
+	for _, f := range []struct{ agent, name, text, what string }{
+		{"aria", "mug.md", demoAction, "tag-first, no to: the protocol sends it to the gm"},
+		{"bram", "lamp.md", demoNote, "tag-first, goes to the narrator"},
+		{"bram", "dragon.md", demoOverreach, "a player narrating: refused by the protocol"},
+		{"bram", "hello.md", demoUnknown, "to an agent that does not exist: refused"},
+	} {
+		if err := os.WriteFile(ws.Mailbox(f.agent).Path(mailbox.Outbox, f.name), []byte(f.text), 0o644); err != nil {
 			return err
 		}
+		fmt.Fprintf(out, "written by hand: mailboxes/%s/outbox/%s  (%s)\n", f.agent, f.name, f.what)
 	}
-	fmt.Fprintln(out, "hand-written: mailboxes/bram/outbox/torch.md  (tag-first, the way the D&D protocol writes them)")
-	fmt.Fprintln(out, "hand-written: mailboxes/bram/outbox/hello.md  (to an agent that does not exist: refused)")
 
 	fmt.Fprintln(out, "\n== parley run --until-idle")
 	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -146,21 +163,4 @@ func joinFlag(names []string) string {
 		s += n
 	}
 	return s
-}
-
-func ccFlag(names []string) string {
-	if len(names) == 0 {
-		return ""
-	}
-	return " --cc " + joinFlag(names)
-}
-
-func kindOf(s sendOptions) string {
-	switch {
-	case len(s.To) == 1 && s.To[0] == "*":
-		return "broadcast"
-	case len(s.CC) > 0:
-		return "direct, with a copy"
-	}
-	return "direct"
 }

@@ -13,10 +13,11 @@ import (
 func initCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "init",
-		Usage:     "create a workspace: parley.yaml, a mailbox per agent, .gitignore",
+		Usage:     "create a workspace: parley.yaml, a mailbox per agent, the shipped skills in skills/, .gitignore",
 		ArgsUsage: "[DIR]",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "agent", Aliases: []string{"a"}, Usage: "an agent `NAME` (repeat, or separate with commas); at least one"},
+			&cli.StringSliceFlag{Name: "agent", Aliases: []string{"a"}, Usage: "an agent `NAME`, or NAME:ROLE (aria:player; several roles joined by +); repeat, or separate with commas; at least one"},
+			&cli.StringSliceFlag{Name: "skill", Usage: "check messages against the skill `NAME` (parley skills list); repeat"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -26,28 +27,32 @@ func initCommand(e *env) *cli.Command {
 			if dir == "" {
 				dir = "."
 			}
-			var agents []string
-			for _, a := range c.StringSlice("agent") {
-				for _, n := range strings.Split(a, ",") {
-					if n = strings.TrimSpace(n); n != "" {
-						agents = append(agents, n)
-					}
+			var agents []runner.Agent
+			for _, spec := range splitNames(c.StringSlice("agent")) {
+				name, roles, _ := strings.Cut(spec, ":")
+				a := runner.Agent{Name: name}
+				if roles != "" {
+					a.Roles = strings.Split(roles, "+")
 				}
+				agents = append(agents, a)
 			}
 			if len(agents) == 0 {
-				return usagef("name the agents: parley init [DIR] --agent NAME --agent NAME...")
+				return usagef("name the agents: parley init [DIR] --agent NAME --agent NAME:ROLE...")
 			}
-			return runInit(e, dir, agents)
+			return runInit(e, dir, agents, splitNames(c.StringSlice("skill")))
 		},
 	}
 }
 
-func runInit(e *env, dir string, agents []string) error {
-	ws, err := runner.InitWorkspace(dir, agents)
+func runInit(e *env, dir string, agents []runner.Agent, skillNames []string) error {
+	ws, err := runner.InitWorkspace(dir, agents, skillNames)
 	if err != nil {
 		return err
 	}
 	abs, _ := filepath.Abs(ws.Root)
 	fmt.Fprintf(e.stdout, "created workspace %s with %d agents: mailboxes/{%s}\n", abs, len(agents), strings.Join(ws.AgentNames(), ","))
+	if len(skillNames) > 0 {
+		fmt.Fprintf(e.stdout, "messages are checked against: %s (skills/)\n", strings.Join(skillNames, ", "))
+	}
 	return nil
 }

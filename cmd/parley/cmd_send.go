@@ -94,7 +94,7 @@ func buildMessage(ws *runner.Workspace, opts sendOptions, ids *mailbox.IDs) (*ma
 	if err != nil {
 		return nil, err
 	}
-	if len(to)+len(cc) == 0 {
+	if len(to)+len(cc) == 0 && !hasDefaultRecipients(ws, opts.Type) {
 		return nil, usagef("say who the message is for: --to AGENT (or --to '*' for everyone)")
 	}
 	m := mailbox.New([]byte(opts.Body))
@@ -168,4 +168,18 @@ func runSend(e *env, ws *runner.Workspace, opts sendOptions) error {
 	}
 	fmt.Fprintln(e.stdout, id)
 	return nil
+}
+
+// hasDefaultRecipients reports whether the workspace's protocol says where
+// a message of this type goes, so that it may leave out --to.
+func hasDefaultRecipients(ws *runner.Workspace, typ string) bool {
+	if typ == "" {
+		return false
+	}
+	set, err := ws.Protocol()
+	if err != nil || set == nil {
+		return false
+	}
+	t, _, ok := set.Type(typ)
+	return ok && len(t.Recipients) > 0
 }

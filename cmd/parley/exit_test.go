@@ -13,7 +13,7 @@ import (
 
 // TestExitCodes checks the exit codes scripts branch on.
 func TestExitCodes(t *testing.T) {
-	ws, err := runner.InitWorkspace(t.TempDir(), []string{"alice", "bob"})
+	ws, err := runner.InitWorkspace(t.TempDir(), runner.AgentsNamed("alice", "bob"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestCrash(t *testing.T) {
 		t.Skip("sends thousands of messages")
 	}
 	agents := []string{"ann", "bo", "cy", "di"}
-	ws, err := runner.InitWorkspace(t.TempDir(), agents)
+	ws, err := runner.InitWorkspace(t.TempDir(), runner.AgentsNamed(agents...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func checkDelivered(t *testing.T, ws *runner.Workspace, sent []sentMessage) {
 // the same and from different agents, and checks nothing is lost.
 func TestConcurrentSends(t *testing.T) {
 	agents := []string{"ann", "bo", "cy", "di"}
-	ws, err := runner.InitWorkspace(t.TempDir(), agents)
+	ws, err := runner.InitWorkspace(t.TempDir(), runner.AgentsNamed(agents...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/skills"
+)
+
+func skillsCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "skills",
+		Usage: "list, show and check the protocol skills messages are checked against",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "list the skills: shipped ones and the workspace's skills/ files",
+				Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					lib, ws, err := library(c)
+					if err != nil {
+						return err
+					}
+					return runSkillsList(e, lib, ws, c.Bool("json"))
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "show what parley read from a skill: its message types, who sends them where, fields, values, rules",
+				ArgsUsage: "NAME|FILE",
+				Flags:     []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					if err := exactArgs(c, 1, "a skill NAME or FILE"); err != nil {
+						return err
+					}
+					s, err := findSkill(c, c.Args().First())
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return e.printJSON(s)
+					}
+					describeSkill(e.stdout, s)
+					return nil
+				},
+			},
+			{
+				Name:      "check",
+				Usage:     "read a skill file and say what was understood and what was not (exit 1 on errors)",
+				ArgsUsage: "FILE",
+				Flags:     []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					if err := exactArgs(c, 1, "a skill FILE"); err != nil {
+						return err
+					}
+					return runSkillsCheck(e, c.Args().First(), c.Bool("json"))
+				},
+			},
+		},
+	}
+}
+
+// library returns the skills of the workspace, or the shipped ones when
+// there is no workspace.
+func library(c *cli.Context) (*skills.Library, *runner.Workspace, error) {
+	ws, err := workspace(c)
+	if errors.Is(err, runner.ErrNoWorkspace) {
+		lib, err := skills.LoadLibrary("")
+		return lib, nil, err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	lib, err := ws.Skills()
+	return lib, ws, err
+}
+
+// findSkill returns a skill by name, or reads the file at arg.
+func findSkill(c *cli.Context, arg string) (*skills.Skill, error) {
+	if strings.HasSuffix(arg, ".md") || strings.ContainsRune(arg, os.PathSeparator) {
+		if data, err := os.ReadFile(arg); err == nil {
+			return skills.Parse(arg, data), nil
+		}
+	}
+	lib, _, err := library(c)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := lib.Get(arg)
+	if !ok {
+		var names []string
+		for _, s := range lib.List() {
+			names = append(names, s.Name)
+		}
+		return nil, fmt.Errorf("%w %q (skills: %s)", skills.ErrUnknownSkill, arg, strings.Join(names, ", "))
+	}
+	return s, nil
+}
+
+type listedSkill struct {
+	Name        string `json:"name"`
+	Version     string `json:"version,omitempty"`
+	Description string `json:"description"`
+	Source      string `json:"source"`
+	Types       int    `json:"types"`
+	Used        bool   `json:"used"`
+	Errors      int    `json:"errors"`
+	Warnings    int    `json:"warnings"`
+}
+
+func runSkillsList(e *env, lib *skills.Library, ws *runner.Workspace, asJSON bool) error {
+	var used []string
+	if ws != nil {
+		used = ws.Config.Skills
+	}
+	var out []listedSkill
+	for _, s := range lib.List() {
+		l := listedSkill{Name: s.Name, Version: s.Version, Description: s.Description, Source: s.Source, Types: len(s.Types)}
+		for _, u := range used {
+			l.Used = l.Used || u == s.Name
+		}
+		l.Errors = len(s.Errors())
+		l.Warnings = len(s.Problems) - l.Errors
+		out = append(out, l)
+	}
+	if asJSON {
+		return e.printJSON(out)
+	}
+	width := len("SKILL")
+	for _, l := range out {
+		width = max(width, len(l.Name))
+	}
+	fmt.Fprintf(e.stdout, "%-*s  USED  TYPES  VERSION  SOURCE\n", width, "SKILL")
+	for _, l := range out {
+		mark := ""
+		if l.Used {
+			mark = "yes"
+		}
+		src := l.Source
+		if l.Errors > 0 {
+			src += fmt.Sprintf("  (%d %s: parley skills check %s)", l.Errors, plural(l.Errors, "error", "errors"), l.Source)
+		}
+		fmt.Fprintf(e.stdout, "%-*s  %-4s  %5d  %-7s  %s\n", width, l.Name, mark, l.Types, dash(l.Version), src)
+	}
+	return nil
+}
+
+// describeSkill writes what parley read from a skill, for a person.
+func describeSkill(w io.Writer, s *skills.Skill) {
+	fmt.Fprintf(w, "%s", s.Name)
+	if s.Version != "" {
+		fmt.Fprintf(w, " (version %s)", s.Version)
+	}
+	fmt.Fprintf(w, "  %s\n", s.Source)
+	if s.Description != "" {
+		fmt.Fprintf(w, "%s\n", s.Description)
+	}
+	for _, t := range s.Types {
+		name := t.Name
+		if t.Tagged {
+			name = "[" + t.Name + "]"
+		}
+		fmt.Fprintf(w, "\n%s  (line %d", name, t.Line)
+		if t.Section != "" {
+			fmt.Fprintf(w, ", %s", t.Section)
+		}
+		fmt.Fprintln(w, ")")
+		from, to := strings.Join(t.Senders, " or "), strings.Join(t.Recipients, " or ")
+		if to == "*" {
+			to = "everyone"
+		} else if t.AllRecipients {
+			to = "every " + to
+		}
+		line := fmt.Sprintf("  from %s to %s, %s", dash(from), dash(to), t.Transport)
+		if t.NoBroadcast {
+			line += ", never broadcast"
+		}
+		if t.Phase != "" {
+			line += ", phase " + t.Phase
+		}
+		fmt.Fprintln(w, line)
+		if d := t.Deprecated; d != nil {
+			fmt.Fprintf(w, "  deprecated since %s: %s\n", d.Deprecated, d.Replacement)
+		}
+		for _, f := range t.Fields {
+			req := "optional"
+			if f.Required {
+				req = "required"
+			}
+			if f.When != nil {
+				req += " when " + f.When.String()
+			}
+			fmt.Fprintf(w, "  %-28s %s", f.Name, req)
+			if len(f.Enum) > 0 {
+				fmt.Fprintf(w, "; one of %s", strings.Join(f.Enum, ", "))
+			}
+			fmt.Fprintln(w)
+		}
+		for _, r := range t.Rules {
+			fmt.Fprintf(w, "  rule: %s\n", strings.ReplaceAll(r.Text, "`", ""))
+		}
+	}
+	if len(s.Signals) > 0 {
+		fmt.Fprintln(w, "\nsignals:")
+		for _, sg := range s.Signals {
+			who := ""
+			if len(sg.Senders) > 0 {
+				who = "from " + strings.Join(sg.Senders, ", ")
+			}
+			if len(sg.Recipients) > 0 {
+				who = "to " + strings.Join(sg.Recipients, ", ")
+			}
+			fmt.Fprintf(w, "  %-18s %s (%s)\n", sg.Name, sg.Meaning, who)
+		}
+	}
+	if len(s.Problems) > 0 {
+		fmt.Fprintln(w, "\nnot understood:")
+		for _, p := range s.Problems {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
+}
+
+func runSkillsCheck(e *env, path string, asJSON bool) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := skills.Parse(path, data)
+	if asJSON {
+		if err := e.printJSON(s); err != nil {
+			return err
+		}
+	} else {
+		fields, rules := 0, 0
+		for _, t := range s.Types {
+			fields += len(t.Fields)
+			rules += len(t.Rules)
+		}
+		fmt.Fprintf(e.stdout, "%s: skill %q: %d message %s, %d %s, %d hard %s, %d %s\n", path, s.Name,
+			len(s.Types), plural(len(s.Types), "type", "types"), fields, plural(fields, "field", "fields"),
+			rules, plural(rules, "rule", "rules"), len(s.Signals), plural(len(s.Signals), "signal", "signals"))
+		for _, p := range s.Problems {
+			kind := "error"
+			if p.Warning {
+				kind = "warning"
+			}
+			where := ""
+			if p.Section != "" {
+				where = " (" + p.Section + ")"
+			}
+			fmt.Fprintf(e.stdout, "%s:%d: %s%s: %s\n", path, p.Line, kind, where, p.Message)
+		}
+		if len(s.Problems) == 0 {
+			fmt.Fprintln(e.stdout, "everything was understood")
+		}
+	}
+	if len(s.Errors()) > 0 {
+		return errSilent
+	}
+	return nil
+}
