@@ -41,6 +41,7 @@ func newApp(e *env) *cli.App {
 			skillsCommand(e),
 			validateCommand(e),
 			composeCommand(e),
+			rollCommand(e),
 			demoCommand(e),
 			benchCommand(e),
 		},
