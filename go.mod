@@ -16,5 +16,6 @@ require (
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	github.com/yuin/goldmark v1.8.7 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

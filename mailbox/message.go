@@ -21,12 +21,13 @@ import (
 // them to a message. Every other header field is the protocol's payload.
 var reserved = []string{
 	"id", "from", "to", "cc", "type", "signal", "thread",
-	"reply_to", "request_id", "summary", "created",
+	"reply_to", "request_id", "summary", "created", "hops",
 }
 
 // IsReserved reports whether key is one of the header fields parley itself
 // gives a meaning to (id, from, to, cc, type, signal, thread, reply_to,
-// request_id, summary, created).
+// request_id, summary, created, and hops: how many driver answers led to
+// the message).
 func IsReserved(key string) bool {
 	for _, r := range reserved {
 		if r == key {
@@ -658,6 +659,15 @@ func (m *Message) Line(key string) int {
 		return m.payloadFirst - 1 // the tag line says the type
 	}
 	return keyLineIn(m.payload, key, m.payloadFirst)
+}
+
+// FieldLine returns the file line of a protocol field (as Field finds it:
+// in a tag-first message, the fields after the tag line first), or 0.
+func (m *Message) FieldLine(key string) int {
+	if l := keyLineIn(m.payload, key, m.payloadFirst); l > 0 {
+		return l
+	}
+	return keyLineIn(m.header, key, m.firstLine)
 }
 
 func keyLineIn(mapping *yaml.Node, key string, firstLine int) int {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +60,20 @@ type Config struct {
 	Phase  int
 	Strict bool
 	Agents []Agent
-	Router RouterConfig
+	Routes []Route
+	// StopOn lists message types whose delivery ends the session: the
+	// runner stops every driver and exits.
+	StopOn []string
+	// Concurrency caps how many agents' drivers run at once. Default:
+	// the number of CPUs.
+	Concurrency int
+	// HopLimit caps how many times a message may be answered by a driver
+	// in a chain, as a guard against loops. Default 20.
+	HopLimit int
+	// MaxOutput caps what a command or session may print for one
+	// message. Default 4 MiB.
+	MaxOutput int64
+	Router    RouterConfig
 }
 
 // Agent is one agent of a workspace.
@@ -68,8 +82,40 @@ type Agent struct {
 	// Roles are what the agent does in the protocol (gm, player, worker,
 	// ...). An agent given none has its name as its role.
 	Roles []string
-	Line  int // line of the entry in parley.yaml
+	// Driver is how the agent runs: human (the default: messages wait in
+	// its inbox), command, session or builtin.
+	Driver string
+	// Run is the program of a command or session driver, as argv: no
+	// shell, no message content in the arguments.
+	Run []string
+	// Handler names the built-in handler of a builtin driver.
+	Handler string
+	// Character is the character the agent plays, when it is not named
+	// after it: a message addressed to the character (to: tilda-brannock)
+	// goes to the agent.
+	Character string
+	// Timeout bounds one message's handling (default 5m); Retries is how
+	// often a failed message is tried again (default 2).
+	Timeout time.Duration
+	Retries int
+	Line    int // line of the entry in parley.yaml
 }
+
+// Drivers an agent may have.
+const (
+	DriverHuman   = "human"
+	DriverCommand = "command"
+	DriverSession = "session"
+	DriverBuiltin = "builtin"
+)
+
+// Defaults for agents and dispatch.
+const (
+	DefaultTimeout   = 5 * time.Minute
+	DefaultRetries   = 2
+	DefaultHopLimit  = 20
+	DefaultMaxOutput = 4 << 20
+)
 
 // RouterConfig tunes the router.
 type RouterConfig struct {
@@ -108,11 +154,16 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 // ParseConfig reads parley.yaml text. path is used in errors.
 func ParseConfig(path string, data []byte) (*Config, error) {
-	cfg := &Config{Router: RouterConfig{
-		RescanInterval: DefaultRescanInterval,
-		Settle:         DefaultSettle,
-		MaxMessageSize: DefaultMaxMessageSize,
-	}}
+	cfg := &Config{
+		Concurrency: runtime.NumCPU(),
+		HopLimit:    DefaultHopLimit,
+		MaxOutput:   DefaultMaxOutput,
+		Router: RouterConfig{
+			RescanInterval: DefaultRescanInterval,
+			Settle:         DefaultSettle,
+			MaxMessageSize: DefaultMaxMessageSize,
+		},
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &ConfigError{Path: path, Err: errors.New(strings.TrimPrefix(err.Error(), "yaml: "))}
@@ -151,7 +202,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			}
 			for i, item := range v.Content {
 				key := fmt.Sprintf("agents[%d]", i)
-				a := Agent{Line: item.Line}
+				a := Agent{Line: item.Line, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries}
 				switch item.Kind {
 				case yaml.ScalarNode: // "- gm" is short for "- name: gm"
 					a.Name = item.Value
@@ -160,8 +211,52 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 						"name":  func(v *yaml.Node) error { return scalar(v, key+".name", &a.Name, bad) },
 						"role":  func(v *yaml.Node) error { return nameList(v, key+".role", &a.Roles, bad) },
 						"roles": func(v *yaml.Node) error { return nameList(v, key+".roles", &a.Roles, bad) },
+						"driver": func(v *yaml.Node) error {
+							if err := scalar(v, key+".driver", &a.Driver, bad); err != nil {
+								return err
+							}
+							switch a.Driver {
+							case DriverHuman, DriverCommand, DriverSession, DriverBuiltin:
+								return nil
+							}
+							return bad(v, key+".driver", "unknown driver %q (drivers: human, command, session, builtin)", a.Driver)
+						},
+						"run": func(v *yaml.Node) error {
+							switch v.Kind {
+							case yaml.ScalarNode:
+								a.Run = strings.Fields(v.Value)
+							case yaml.SequenceNode:
+								for _, it := range v.Content {
+									if it.Kind != yaml.ScalarNode {
+										return bad(it, key+".run", "expected the program and its arguments, as a list of words")
+									}
+									a.Run = append(a.Run, it.Value)
+								}
+							default:
+								return bad(v, key+".run", "expected the program and its arguments, as a list of words")
+							}
+							if len(a.Run) == 0 {
+								return bad(v, key+".run", "names no program")
+							}
+							return nil
+						},
+						"handler": func(v *yaml.Node) error { return scalar(v, key+".handler", &a.Handler, bad) },
+						"character": func(v *yaml.Node) error {
+							if err := scalar(v, key+".character", &a.Character, bad); err != nil {
+								return err
+							}
+							if err := mailbox.CheckName(a.Character); err != nil {
+								return bad(v, key+".character", "%v: a character is named as its sheet's file (tilda-brannock)", err)
+							}
+							return nil
+						},
+						"timeout": func(v *yaml.Node) error { return duration(v, key+".timeout", &a.Timeout, bad) },
+						"retries": func(v *yaml.Node) error { return count(v, key+".retries", &a.Retries, bad) },
 					})
 					if err != nil {
+						return err
+					}
+					if err := checkDriver(&a, key, item, bad); err != nil {
 						return err
 					}
 				default:
@@ -180,6 +275,55 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 				}
 				cfg.Agents = append(cfg.Agents, a)
 			}
+			return nil
+		},
+		"routes": func(v *yaml.Node) error {
+			if v.Kind != yaml.SequenceNode {
+				return bad(v, "routes", "expected a list of routes")
+			}
+			for i, item := range v.Content {
+				r, err := parseRoute(item, fmt.Sprintf("routes[%d]", i), bad)
+				if err != nil {
+					return err
+				}
+				cfg.Routes = append(cfg.Routes, r)
+			}
+			return nil
+		},
+		"stop_on": func(v *yaml.Node) error {
+			var types []string
+			if err := wordList(v, "stop_on", &types, bad); err != nil {
+				return err
+			}
+			for _, t := range types {
+				cfg.StopOn = append(cfg.StopOn, strings.Trim(t, "[]"))
+			}
+			return nil
+		},
+		"concurrency": func(v *yaml.Node) error {
+			if err := count(v, "concurrency", &cfg.Concurrency, bad); err != nil {
+				return err
+			}
+			if cfg.Concurrency < 1 {
+				return bad(v, "concurrency", "must be 1 or more")
+			}
+			return nil
+		},
+		"hop_limit": func(v *yaml.Node) error {
+			if err := count(v, "hop_limit", &cfg.HopLimit, bad); err != nil {
+				return err
+			}
+			if cfg.HopLimit < 1 {
+				return bad(v, "hop_limit", "must be 1 or more")
+			}
+			return nil
+		},
+		"max_output": func(v *yaml.Node) error {
+			n, err := ParseSize(v.Value)
+			if err != nil || v.Kind != yaml.ScalarNode || n <= 0 {
+				return bad(v, "max_output", "%q is not a size (like 4MiB)", v.Value)
+			}
+			cfg.MaxOutput = n
 			return nil
 		},
 		"router": func(v *yaml.Node) error {
@@ -209,7 +353,56 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoutes(cfg, path); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// checkDriver checks that an agent has what its driver needs.
+func checkDriver(a *Agent, key string, item *yaml.Node, bad badFunc) error {
+	switch a.Driver {
+	case DriverCommand, DriverSession:
+		if len(a.Run) == 0 {
+			return bad(item, key+".run", "missing: a %s agent needs the program to run (run: [./agent.sh])", a.Driver)
+		}
+	case DriverBuiltin:
+		if a.Handler == "" {
+			return bad(item, key+".handler", "missing: a builtin agent needs the name of its handler")
+		}
+	}
+	if a.Driver != DriverCommand && a.Driver != DriverSession && len(a.Run) > 0 {
+		return bad(item, key+".run", "only command and session agents run a program (driver: command)")
+	}
+	return nil
+}
+
+// count reads a non-negative whole number.
+func count(v *yaml.Node, key string, dst *int, bad badFunc) error {
+	n, err := strconv.Atoi(v.Value)
+	if err != nil || v.Kind != yaml.ScalarNode || n < 0 {
+		return bad(v, key, "%q is not a whole number", v.Value)
+	}
+	*dst = n
+	return nil
+}
+
+// wordList reads one word or a list of words.
+func wordList(v *yaml.Node, key string, dst *[]string, bad badFunc) error {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		*dst = append(*dst, v.Value)
+		return nil
+	case yaml.SequenceNode:
+		for _, it := range v.Content {
+			if it.Kind != yaml.ScalarNode {
+				return bad(it, key, "expected a word")
+			}
+			*dst = append(*dst, it.Value)
+		}
+		return nil
+	}
+	return bad(v, key, "expected a word or a list of words")
 }
 
 type badFunc func(n *yaml.Node, key, format string, args ...any) error
@@ -498,6 +691,20 @@ func (w *Workspace) Agent(name string) (Agent, bool) {
 		}
 	}
 	return Agent{}, false
+}
+
+// Resolve returns the agent a message names: an agent by its name, or the
+// agent that plays a character of that name.
+func (w *Workspace) Resolve(name string) (string, bool) {
+	if _, ok := w.Agent(name); ok {
+		return name, true
+	}
+	for _, a := range w.Config.Agents {
+		if a.Character != "" && a.Character == name {
+			return a.Name, true
+		}
+	}
+	return "", false
 }
 
 // Roles returns an agent's roles: those parley.yaml gives it, or its name.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -25,8 +26,14 @@ router:
 		t.Fatal(err)
 	}
 	want := &Config{
-		Agents: []Agent{{Name: "gm", Roles: []string{"gm"}, Line: 3}, {Name: "aria", Line: 5}},
-		Router: RouterConfig{RescanInterval: 5 * time.Second, Settle: 50 * time.Millisecond, MaxMessageSize: 64 << 10},
+		Agents: []Agent{
+			{Name: "gm", Roles: []string{"gm"}, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 3},
+			{Name: "aria", Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 5},
+		},
+		Concurrency: runtime.NumCPU(),
+		HopLimit:    DefaultHopLimit,
+		MaxOutput:   DefaultMaxOutput,
+		Router:      RouterConfig{RescanInterval: 5 * time.Second, Settle: 50 * time.Millisecond, MaxMessageSize: 64 << 10},
 	}
 	if d := cmp.Diff(want, cfg); d != "" {
 		t.Errorf("ParseConfig (-want +got):\n%s", d)
@@ -44,11 +51,22 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
-		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, phase, router, skills, strict)"},
+		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, concurrency, hop_limit, max_output, phase, router, routes, skills, stop_on, strict)"},
 		{"bad role", "agents:\n  - name: gm\n    role: Game Master\n", `parley.yaml:3: agents[0].role: "Game Master" is not a valid name`},
 		{"bad phase", "phase: two\n", `parley.yaml:1: phase: "two" is not a phase`},
 		{"bad skill name", "skills: [dnd team]\n", `parley.yaml:1: skills: "dnd team" is not a valid name`},
-		{"unknown agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (known here: name, role, roles)"},
+		{"unknown agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (known here: character, driver, handler, name, retries, role, roles, run, timeout)"},
+		{"unknown driver", "agents:\n  - name: gm\n    driver: robot\n", `parley.yaml:3: agents[0].driver: unknown driver "robot" (drivers: human, command, session, builtin)`},
+		{"command without a program", "agents:\n  - name: gm\n    driver: command\n", "parley.yaml:2: agents[0].run: missing: a command agent needs the program to run"},
+		{"builtin without a handler", "agents:\n  - name: dice\n    driver: builtin\n", "parley.yaml:2: agents[0].handler: missing"},
+		{"run for a human", "agents:\n  - name: gm\n    run: [x]\n", "parley.yaml:2: agents[0].run: only command and session agents run a program"},
+		{"bad timeout", "agents:\n  - name: gm\n    timeout: soon\n", `parley.yaml:3: agents[0].timeout: "soon" is not a duration`},
+		{"route to a missing agent", "agents: [gm]\nroutes:\n  - match: {type: X}\n    to: zed\n", `parley.yaml:3: routes[0]: routes to "zed", which is no agent and no agent's role`},
+		{"route to nowhere", "agents: [gm]\nroutes:\n  - match: {type: X}\n", "parley.yaml:3: routes[0]: sends nowhere"},
+		{"route from a missing agent", "agents: [gm]\nroutes:\n  - match: {from: zed}\n    to: gm\n", `parley.yaml:3: routes[0].match.from: "zed" is no agent`},
+		{"route to a missing role", "agents: [gm]\nroutes:\n  - match: {type: X}\n    to: role:bard\n", `parley.yaml:3: routes[0]: no agent has the role "bard"`},
+		{"cycle of routes", "agents:\n  - {name: a, driver: command, run: [x]}\n  - {name: b, driver: command, run: [x]}\nroutes:\n  - match: {from: a}\n    to: b\n  - match: {from: b}\n    to: a\n", "parley.yaml:5: routes[0]: routes send every message around a circle of agents that answer by program (a -> b -> a)"},
+		{"bad concurrency", "concurrency: 0\n", "parley.yaml:1: concurrency: must be 1 or more"},
 		{"bad agent name", "agents:\n  - name: Game Master\n", `parley.yaml:2: agents[0].name: "Game Master" is not a valid name`},
 		{"path as a name", "agents:\n  - ../etc\n", `parley.yaml:2: agents[0].name: "../etc" is not a valid name`},
 		{"duplicate agent", "agents:\n  - gm\n  - aria\n  - gm\n", `parley.yaml:4: agents[2].name: "gm" is already the name of the agent on line 2`},

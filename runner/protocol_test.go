@@ -179,3 +179,59 @@ func TestBrokenSkillStopsTheRunner(t *testing.T) {
 		t.Errorf("Open with an unknown skill = %v", err)
 	}
 }
+
+// TestProtocolNamesAndCharacters: the gm need not be called gm, and a
+// player agent may play a character of another name; messages addressed to
+// the character reach it.
+func TestProtocolNamesAndCharacters(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "dm"), `skills: [dnd-team]
+agents:
+  - name: dm
+    role: gm
+  - narrator
+  - name: p1
+    role: player
+    character: tilda-brannock
+  - name: p2
+    role: player
+    character: grimjaw-ironforge
+`)
+	drop(t, ws, "narrator", "request.md", "[NARRATOR_REQUEST]\nrequest: What happened in the warehouse?\n")
+	drop(t, ws, "p1", "whisper.md", "[PLAYER_TO_PLAYER]\nfrom: tilda-brannock\nto: grimjaw-ironforge\n\n*whispers* Left flank.\n")
+	routeAll(t, ws)
+	got := outcomes(t, ws)
+	if d := cmp.Diff(outcome{To: []string{"dm"}}, got["request.md"]); d != "" {
+		t.Errorf("request.md (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(outcome{To: []string{"p2"}}, got["whisper.md"]); d != "" {
+		t.Errorf("whisper.md (-want +got):\n%s", d)
+	}
+}
+
+// TestSeedAsWorkspaceSkill loads a reference document, as it is, as the
+// workspace's protocol.
+func TestSeedAsWorkspaceSkill(t *testing.T) {
+	seed, err := os.ReadFile("../../shared/seeds/messaging-protocol-v2.md")
+	if err != nil {
+		t.Skipf("the seed documents are beside the checkout in CI: %v", err)
+	}
+	ws := reconfigure(t, newWorkspace(t, "gm"), "skills: [messaging-protocol]\nagents: [gm, team-lead, {name: aria, role: player}]\n")
+	os.MkdirAll(ws.SkillsDir(), 0o755)
+	if err := os.WriteFile(filepath.Join(ws.SkillsDir(), "messaging-protocol-v2.md"), seed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	drop(t, ws, "gm", "ask.md", "[ASK_PLAYER]\nquestion: Which character?\nheader: Character\noptions:\n  - label: Aria\n    description: the bard\n")
+	drop(t, ws, "aria", "veto.md", "[PLAYER_TO_GM]\ntype: VETO\ncharacter: aria\n\nNot this.\n")
+	drop(t, ws, "aria", "shout.md", "[NARRATIVE]\n\nI narrate!\n")
+	routeAll(t, ws)
+	got := outcomes(t, ws)
+	if d := cmp.Diff([]string{"team-lead"}, got["ask.md"].To); d != "" {
+		t.Errorf("ask.md went to (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"gm"}, got["veto.md"].To); d != "" {
+		t.Errorf("veto.md went to (-want +got):\n%s", d)
+	}
+	if !strings.Contains(got["shout.md"].Refused, "may not send [NARRATIVE]") {
+		t.Errorf("shout.md: %+v", got["shout.md"])
+	}
+}

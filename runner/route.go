@@ -131,6 +131,10 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			reject(i, c, id, msg, f)
 			continue
 		}
+		if f := r.checkHops(msg); f != nil {
+			reject(i, c, id, msg, f)
+			continue
+		}
 		recipients, broadcast, f := r.recipients(c.agent, msg)
 		if f != nil {
 			reject(i, c, id, msg, f)
@@ -249,6 +253,9 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		delete(r.pending, a.fileKey)
 		r.noteSent(a.agent, a.id)
 		r.stats.Routed++
+		for _, to := range a.recipients {
+			r.notify(to)
+		}
 		r.log.Debug("delivered", "id", a.id, "from", a.agent, "to", a.recipients)
 	}
 	return wait, nil
@@ -401,35 +408,62 @@ func (r *Runner) recipients(sender string, m *mailbox.Message) (out []string, br
 			if err := mailbox.CheckName(n); err != nil {
 				return nil, false, &refusal{Line: m.Line(field), Field: field, Reason: err.Error()}
 			}
-			if _, ok := r.agents[n]; !ok {
+			agent, ok := r.ws.Resolve(n) // an agent, or the agent playing a character
+			if !ok {
 				return nil, false, &refusal{Line: m.Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: r.ws.AgentNames()}).Error()}
 			}
-			addAgent(n)
+			addAgent(agent)
+		}
+	}
+	// Routes add to what the message names and what its protocol says.
+	routes, err := r.ws.applyRoutes(sender, m)
+	if err != nil {
+		return nil, false, &refusal{Field: "to", Reason: err.Error()}
+	}
+	var routedTo []string
+	for _, rt := range routes {
+		for _, a := range rt.Agents {
+			routedTo = appendNew(routedTo, a)
 		}
 	}
 	if !named {
 		roles, all, f := r.defaultRecipients(m)
-		if f != nil {
+		if f != nil && len(routedTo) == 0 {
 			return nil, false, f
 		}
 		if roles != nil {
 			if contains(roles, "*") {
 				everyone()
-				m.Set("to", "*")
 			} else {
+				var byRole []string
 				for _, a := range r.ws.Config.Agents {
 					if a.Name != sender && overlaps(r.ws.Roles(a.Name), roles) {
-						addAgent(a.Name)
+						byRole = append(byRole, a.Name)
 					}
 				}
 				switch {
-				case len(out) == 0:
-					return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing, and no agent but the sender has the role %s goes to (%s): give an agent that role in parley.yaml, or name the recipient", typeLabel(m), strings.Join(roles, " or "))}
-				case len(out) > 1 && !all:
-					return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing: %s goes to one %s, and there are several (%s): name it with to:", typeLabel(m), strings.Join(roles, " or "), strings.Join(out, ", "))}
+				case len(byRole) > 1 && !all && len(routedTo) == 0:
+					return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing: %s goes to one %s, and there are several (%s): name it with to:", typeLabel(m), strings.Join(roles, " or "), strings.Join(byRole, ", "))}
+				case len(byRole) == 1 || all:
+					for _, a := range byRole {
+						addAgent(a)
+					}
 				}
-				m.SetNames("to", out)
+				if len(byRole) == 0 && len(routedTo) == 0 {
+					return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing, and no agent but the sender has the role %s goes to (%s): give an agent that role in parley.yaml, or name the recipient", typeLabel(m), strings.Join(roles, " or "))}
+				}
 			}
+		}
+	}
+	for _, a := range routedTo {
+		addAgent(a)
+	}
+	if !named && len(out) > 0 {
+		// Say in the delivered copy where it went.
+		if broadcast {
+			m.Set("to", "*")
+		} else {
+			m.SetNames("to", out)
 		}
 	}
 	if len(out) == 0 {
@@ -439,6 +473,23 @@ func (r *Runner) recipients(sender string, m *mailbox.Message) (out []string, br
 		return nil, false, &refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
 	}
 	return out, broadcast, nil
+}
+
+// checkHops dead-letters a message that is too deep in a chain of driver
+// answers: agents answering each other for ever.
+func (r *Runner) checkHops(m *mailbox.Message) *refusal {
+	v, ok := m.Get("hops")
+	if !ok {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return &refusal{Line: m.Line("hops"), Field: "hops", Reason: fmt.Sprintf("%q is not a count", v)}
+	}
+	if n > r.ws.Config.HopLimit {
+		return &refusal{Line: m.Line("hops"), Field: "hops", Reason: fmt.Sprintf("dead letter: the %d-th answer in a chain of answers by programs (hop_limit: %d in parley.yaml): agents answering each other in a loop?", n, r.ws.Config.HopLimit)}
+	}
+	return nil
 }
 
 // defaultRecipients returns the roles a message that names no recipient

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
@@ -32,6 +33,12 @@ type Options struct {
 	BatchSize int
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Handlers are the built-in handlers agents with the builtin driver
+	// may name.
+	Handlers Handlers
+	// NoDrivers routes without running any agent's driver: messages wait
+	// in every inbox, as for human agents.
+	NoDrivers bool
 }
 
 // Stats counts what a Run did.
@@ -57,6 +64,11 @@ type Runner struct {
 	pending map[fileKey]*pending // outbox files seen and not yet routed
 	last    map[string]time.Time // agent -> time of the newest id it sent
 	stats   Stats
+
+	workers map[string]*worker // agents with a driver
+	slots   chan struct{}      // concurrency: one per running driver
+	kick    chan struct{}      // a worker published messages, or went idle
+	state   *stateBook
 
 	// noEvents makes Run watch no directory, as on a filesystem that
 	// reports no file events (NFS, SMB, FUSE); set by tests.
@@ -112,6 +124,10 @@ func Open(ws *Workspace, opts Options) (*Runner, error) {
 		agents:   make(map[string]mailbox.Dir),
 		pending:  make(map[fileKey]*pending),
 		last:     make(map[string]time.Time),
+		workers:  make(map[string]*worker),
+		slots:    make(chan struct{}, ws.Config.Concurrency),
+		kick:     make(chan struct{}, 1),
+		state:    loadStateBook(ws.Root, opts.Now),
 	}
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
@@ -119,6 +135,17 @@ func Open(ws *Workspace, opts Options) (*Runner, error) {
 		if err := box.CleanTmp(); err != nil {
 			r.Close()
 			return nil, err
+		}
+		if opts.NoDrivers {
+			continue
+		}
+		d, err := r.newDriver(a)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		if d != nil {
+			r.workers[a.Name] = &worker{r: r, agent: a, box: box, driver: d, wake: make(chan struct{}, 1)}
 		}
 	}
 	if r.journal, err = openJournal(ws.JournalPath()); err != nil {
@@ -154,12 +181,30 @@ func (r *Runner) Close() error {
 // they are rejected. It returns an error only when it cannot go on (the
 // watcher or the disk fails).
 func (r *Runner) Run(ctx context.Context) (Stats, error) {
-	if r.opts.UntilIdle {
-		return r.stats, r.runUntilIdle(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	for _, w := range r.workers {
+		g.Go(func() error { return w.run(gctx) })
 	}
+	var err error
+	if r.opts.UntilIdle {
+		err = r.runUntilIdle(gctx)
+	} else {
+		err = r.watch(gctx)
+	}
+	cancel()
+	if werr := g.Wait(); err == nil && !errors.Is(werr, context.Canceled) {
+		err = werr
+	}
+	return r.stats, err
+}
+
+// watch routes on file events until ctx ends.
+func (r *Runner) watch(ctx context.Context) error {
 	w, err := fsnotify.NewBufferedWatcher(4096)
 	if err != nil {
-		return r.stats, err
+		return err
 	}
 	defer w.Close()
 	outboxes := make(map[string]string, len(r.agents)) // outbox dir -> agent
@@ -170,7 +215,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			continue
 		}
 		if err := w.Add(dir); err != nil {
-			return r.stats, fmt.Errorf("watch %s: %w", dir, err)
+			return fmt.Errorf("watch %s: %w", dir, err)
 		}
 	}
 	r.log.Info("routing", "workspace", r.ws.Root, "agents", len(r.agents))
@@ -189,10 +234,10 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return r.stats, nil
+			return nil
 		case ev, ok := <-w.Events:
 			if !ok {
-				return r.stats, errors.New("file watcher stopped")
+				return errors.New("file watcher stopped")
 			}
 			r.event(outboxes, ev)
 			// Take every event already queued, so that a burst is
@@ -207,55 +252,77 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			}
 		case err, ok := <-w.Errors:
 			if !ok {
-				return r.stats, errors.New("file watcher stopped")
+				return errors.New("file watcher stopped")
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				r.log.Warn("file events overflowed; listing every outbox again")
 				r.scan()
 				continue
 			}
-			return r.stats, fmt.Errorf("watching outboxes: %w", err)
+			return fmt.Errorf("watching outboxes: %w", err)
 		case <-rescan.C:
 			r.scan()
 		case <-settle.C:
+		case <-r.kick:
+			r.scan() // a driver published messages
 		}
 	}
 }
 
-// runUntilIdle routes until a listing of every outbox finds nothing to do.
+// runUntilIdle routes, and lets drivers handle what was delivered, until
+// a listing of every outbox finds nothing to do and every driver is idle.
 // Files that keep failing are tried maxAttempts times; then it gives up
 // with an error naming them.
 func (r *Runner) runUntilIdle(ctx context.Context) error {
 	for {
 		r.scan()
-		if len(r.pending) == 0 {
+		next, err := r.routePending(ctx)
+		if err != nil && !r.anyRetryable() {
+			return err
+		}
+		if ctx.Err() != nil {
 			return nil
 		}
-		for len(r.pending) > 0 {
-			next, err := r.routePending(ctx)
-			if err != nil && !r.anyRetryable() {
-				return err
-			}
-			if ctx.Err() != nil {
+		if len(r.pending) > 0 && !r.anyRetryable() {
+			return r.givenUp()
+		}
+		if len(r.pending) == 0 && r.workersIdle() {
+			// Look once more: a driver may have published since.
+			r.scan()
+			if len(r.pending) == 0 && r.workersIdle() {
 				return nil
 			}
-			if len(r.pending) == 0 {
-				break
-			}
-			if !r.anyRetryable() {
-				return r.givenUp()
-			}
-			// Files still being written, or to try again: wait for them.
+			continue
+		}
+		// Files still being written, files to try again, or drivers at
+		// work: wait for them.
+		var timer <-chan time.Time
+		if !next.IsZero() {
 			t := time.NewTimer(max(time.Until(next), time.Millisecond))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
-			}
+			defer t.Stop()
+			timer = t.C
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer:
+		case <-r.kick:
 		}
 	}
 }
+
+// workersIdle reports whether every driver is idle with an empty inbox.
+func (r *Runner) workersIdle() bool {
+	for _, w := range r.workers {
+		if !w.idle() {
+			return false
+		}
+	}
+	return true
+}
+
+// isStopped reports whether an agent was shut down.
+func (r *Runner) isStopped(agent string) bool { return r.state.stopped(agent) }
 
 // anyRetryable reports whether a pending file is still worth waiting for:
 // one not yet given up on after maxAttempts failures.
@@ -422,6 +489,12 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 			later(wait)
 		}
 		ready = ready[n:]
+	}
+	// Files that failed just now are tried again later.
+	for _, p := range r.pending {
+		if p.retryAt.After(now) {
+			later(p.retryAt)
+		}
 	}
 	return next, nil
 }

@@ -104,9 +104,15 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 		return nil, []Violation{{Field: "type", Line: m.Line("type"), Reason: fmt.Sprintf("%q is not a message type of this workspace's protocol (%s); leave type out for an informal message", name, strings.Join(s.TypeNames(), ", "))}}
 	}
 	var vs []Violation
+	// add reports a violation about the message (its type, sender,
+	// recipients) at the line of that header field.
 	add := func(field, reason string, warning bool) {
+		vs = append(vs, Violation{Field: field, Line: m.Line(field), Reason: reason, Warning: warning})
+	}
+	// addField reports a violation about a protocol field at its line.
+	addField := func(field, reason string) {
 		top, _, _ := strings.Cut(strings.SplitN(field, "[", 2)[0], ".")
-		vs = append(vs, Violation{Field: field, Line: m.Line(top), Reason: reason, Warning: warning})
+		vs = append(vs, Violation{Field: field, Line: m.FieldLine(top), Reason: reason})
 	}
 	get := func(path string) (any, bool) { return valueAt(m, path) }
 	label := displayName(t.Name, t.Tagged)
@@ -122,20 +128,25 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 			continue
 		}
 		vals, present := valuesAt(m, f.Name)
-		if parent, key, nested := cutLast(f.Name); nested {
+		parent, key, nested := cutLast(f.Name)
+		if nested {
 			// A nested field is required in every element of its parent,
 			// when the parent is there.
 			if f.Required {
 				for _, pv := range parentValues(m, parent) {
 					if mv, ok := pv.(map[string]any); ok {
 						if _, ok := mv[key]; !ok {
-							add(f.Name, fmt.Sprintf("missing in an element of %s: %s requires it", strings.TrimSuffix(parent, "[]"), label), false)
+							addField(f.Name, fmt.Sprintf("missing in an element of %s: %s requires it", strings.TrimSuffix(parent, "[]"), label))
 							break
 						}
 					}
 				}
 			}
 			present = true
+		}
+		if f.Required && !nested && present && allEmpty(vals) {
+			addField(f.Name, fmt.Sprintf("empty: %s requires a value", label))
+			continue
 		}
 		if f.Required && !present {
 			why := fmt.Sprintf("missing: %s requires it", label)
@@ -145,10 +156,11 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 			if f.Description != "" {
 				why += " (" + f.Description + ")"
 			}
-			add(f.Name, why, false)
+			addField(f.Name, why)
 			continue
 		}
-		if len(f.Enum) == 0 {
+		if len(f.Enum) == 0 || f.Name == "to" || f.Name == "cc" || f.Name == "from" {
+			// Addressing is checked as names and roles, not as values.
 			continue
 		}
 		for _, v := range vals {
@@ -161,7 +173,7 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 				if close := caseMatch(f.Enum, got); close != "" {
 					why += fmt.Sprintf(" (values are exact: %q, not %q)", close, got)
 				}
-				add(f.Name, why, false)
+				addField(f.Name, why)
 			}
 		}
 	}
@@ -180,6 +192,16 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 		add("to", fmt.Sprintf("%s is a structured request and cannot be broadcast: name its recipient", label), false)
 	}
 	for _, r := range t.Rules {
+		for _, c := range append(append([]Condition(nil), r.If...), r.Then) {
+			if c.Op == "==" || c.Op == "!=" {
+				continue
+			}
+			if v, ok := get(c.Path); ok && v != nil {
+				if _, err := strconv.ParseFloat(scalarString(v), 64); err != nil {
+					addField(c.Path, fmt.Sprintf("%q is not a number, and a hard rule of %s compares it (%s)", scalarString(v), label, c))
+				}
+			}
+		}
 		if r.Then.holds(get) {
 			continue
 		}
@@ -187,7 +209,7 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 			if c.holds(get) {
 				v, _ := get(c.Path)
 				got, _ := get(r.Then.Path)
-				add(r.Then.Path, fmt.Sprintf("hard rule of %s: %s (here %s is %s and %s is %q)", label, r.Text, c.Path, scalarString(v), r.Then.Path, scalarString(got)), false)
+				addField(r.Then.Path, fmt.Sprintf("hard rule of %s: %s (here %s is %s and %s is %q)", label, r.Text, c.Path, scalarString(v), r.Then.Path, scalarString(got)))
 				break
 			}
 		}
@@ -213,6 +235,16 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 // roles (all) or to the one agent that has them. Broadcast types give "*".
 func (t *Type) DefaultRecipients() (roles []string, all bool) {
 	return t.Recipients, t.AllRecipients || t.IsBroadcast()
+}
+
+// allEmpty reports whether every value is null or an empty string.
+func allEmpty(vals []any) bool {
+	for _, v := range vals {
+		if s, ok := v.(string); v != nil && (!ok || strings.TrimSpace(s) != "") {
+			return false
+		}
+	}
+	return true
 }
 
 // cutLast splits a nested path at its last dot: "a[].b" gives "a[]", "b".

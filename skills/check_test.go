@@ -217,3 +217,56 @@ func TestNewSetConflict(t *testing.T) {
 		t.Errorf("Set(nope) = %v", err)
 	}
 }
+
+func TestCheckReviewFixes(t *testing.T) {
+	set := builtinSet(t, "dnd-team", "dev-pipeline")
+	gm, aria := party("gm", "gm"), party("aria", "player")
+	orch := party("orchestrator", "orchestrator")
+	tests := []struct {
+		name string
+		text string
+		env  Envelope
+		want []string
+	}{
+		{
+			name: "an empty required field is missing",
+			text: "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\nscene_number:\nscene_slug: \"\"\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{aria}},
+			want: []string{"scene_number: empty: [GM_TO_PLAYER] requires a value", "scene_slug: empty"},
+		},
+		{
+			name: "a value a hard rule compares must be a number",
+			text: "---\ntype: review_verdict\nsignal: pass\ncritical_count: one\nmoderate_count: 0\nminor_count: 0\nac_coverage: {AC1: pass}\n---\n",
+			env:  Envelope{Sender: party("rev", "reviewer"), Recipients: []Party{orch}},
+			want: []string{`critical_count: "one" is not a number, and a hard rule of review_verdict compares it`},
+		},
+		{
+			name: "any agent may signal blocked",
+			text: "---\ntype: research_result\nsignal: blocked\ntopic: x\nverified: false\n---\n",
+			env:  Envelope{Sender: party("res", "researcher"), Recipients: []Party{orch}},
+		},
+		{
+			name: "addressing is not checked as values",
+			text: "[NARRATOR_REQUEST]\nto: dm\nrequest: What happened?\n",
+			env:  Envelope{Sender: party("nar", "narrator"), Recipients: []Party{party("dm", "gm")}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, vs := set.Check(msg(t, tt.text), tt.env)
+			if len(vs) != len(tt.want) {
+				t.Fatalf("Check = %v, want %d violations like %q", vs, len(tt.want), tt.want)
+			}
+			for i, v := range vs {
+				if !strings.HasPrefix(v.Error(), tt.want[i]) {
+					t.Errorf("violation %d = %q, want it to start with %q", i, v.Error(), tt.want[i])
+				}
+			}
+		})
+	}
+	// A protocol field named type is reported on its own line.
+	_, vs := set.Check(msg(t, "[PLAYER_TO_GM]\ntype: veto\ncharacter: aria\n"), Envelope{})
+	if len(vs) != 1 || vs[0].Line != 2 {
+		t.Errorf("Check = %+v, want the type value on line 2", vs)
+	}
+}

@@ -32,6 +32,12 @@ func Builtin() map[string][]byte {
 // name.
 type Library struct {
 	skills map[string]*Skill
+	// byFile finds a workspace skill by its file name without .md, so
+	// that two documents that give themselves the same name (two
+	// versions of one protocol) can each be named.
+	byFile map[string]*Skill
+	// clash lists the names two workspace files both claim.
+	clash map[string][]string
 	// Shadowed lists the shipped skills a workspace file replaces.
 	Shadowed []string
 }
@@ -42,7 +48,7 @@ var ErrUnknownSkill = errors.New("unknown skill")
 // LoadLibrary reads the shipped skills and the *.md files of dir (which
 // may be missing). Two files of dir naming the same skill is an error.
 func LoadLibrary(dir string) (*Library, error) {
-	l := &Library{skills: map[string]*Skill{}}
+	l := &Library{skills: map[string]*Skill{}, byFile: map[string]*Skill{}, clash: map[string][]string{}}
 	files := Builtin()
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -74,8 +80,10 @@ func LoadLibrary(dir string) (*Library, error) {
 			return nil, err
 		}
 		s := Parse(path, data)
+		l.byFile[strings.TrimSuffix(e.Name(), ".md")] = s
 		if other, ok := local[s.Name]; ok {
-			return nil, fmt.Errorf("%s and %s both define the skill %q: rename one (name: in its frontmatter)", other, path, s.Name)
+			l.clash[s.Name] = append(l.clash[s.Name], other, path)
+			continue
 		}
 		local[s.Name] = path
 		if old, ok := l.skills[s.Name]; ok && strings.HasPrefix(old.Source, "builtin:") {
@@ -86,19 +94,38 @@ func LoadLibrary(dir string) (*Library, error) {
 	return l, nil
 }
 
-// List returns every skill, sorted by name.
+// List returns every skill, sorted by name (every file of a name several
+// files claim).
 func (l *Library) List() []*Skill {
 	out := make([]*Skill, 0, len(l.skills))
-	for _, s := range l.skills {
-		out = append(out, s)
+	for name, s := range l.skills {
+		if _, clash := l.clash[name]; !clash {
+			out = append(out, s)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for _, s := range l.byFile {
+		if _, clash := l.clash[s.Name]; clash {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Source < out[j].Source
+	})
 	return out
 }
 
-// Get returns the skill with this name.
+// Get returns the skill with this name, or in the workspace file of this
+// name (without .md).
 func (l *Library) Get(name string) (*Skill, bool) {
-	s, ok := l.skills[name]
+	if _, clash := l.clash[name]; !clash {
+		if s, ok := l.skills[name]; ok {
+			return s, true
+		}
+	}
+	s, ok := l.byFile[name]
 	return s, ok
 }
 
@@ -107,7 +134,14 @@ func (l *Library) Get(name string) (*Skill, bool) {
 func (l *Library) Set(names []string) (*Set, error) {
 	var chosen []*Skill
 	for _, n := range names {
-		s, ok := l.skills[n]
+		if files, clash := l.clash[n]; clash {
+			if s, ok := l.byFile[n]; ok {
+				chosen = append(chosen, s)
+				continue
+			}
+			return nil, fmt.Errorf("several files call themselves %q (%s): name the one you mean by its file name", n, strings.Join(files, ", "))
+		}
+		s, ok := l.Get(n)
 		if !ok {
 			known := make([]string, 0, len(l.skills))
 			for k := range l.skills {

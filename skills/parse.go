@@ -25,6 +25,8 @@ import (
 // (see Skill.Err).
 func Parse(source string, data []byte) *Skill {
 	s := &Skill{Source: source}
+	// Read CRLF files as LF ones: lines keep their numbers.
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	p := &parser{skill: s, types: make(map[string]*typeState)}
 	body, bodyLine := p.frontmatter(data)
 	p.src = body
@@ -166,7 +168,12 @@ func (p *parser) block(n gast.Node) {
 	case *gast.List:
 		for item := n.FirstChild(); item != nil; item = item.NextSibling() {
 			if first := item.FirstChild(); first != nil {
-				p.bullet(p.inline(first), p.line(first))
+				txt, line := strings.TrimSpace(p.inline(first)), p.line(first)
+				if labelled.MatchString(txt) {
+					p.bullet(txt, line)
+				} else {
+					p.prose(txt, line) // Required:, Hard rule: ... in a list
+				}
 			}
 		}
 	case *east.Table:
@@ -210,7 +217,7 @@ func (p *parser) heading(n *gast.Heading) {
 	case badTag.MatchString(txt):
 		p.problem(line, fmt.Sprintf("heading %q names no message type: a tag is [NAME] in letters, digits and _", txt), false)
 		return
-	case plainHeading.MatchString(txt):
+	case plainHeading.MatchString(txt) && n.Level <= 3:
 		name = plainHeading.FindStringSubmatch(txt)[1]
 	default:
 		return
@@ -480,6 +487,7 @@ func (p *parser) fieldTable(rows [][]cell, fieldCol, reqCol, descCol, line int) 
 }
 
 func (p *parser) referenceTable(rows [][]cell, nameCol, senderCol, recipientCol, transportCol, phaseCol int) {
+	seenRows := map[string]bool{}
 	for _, r := range rows {
 		raw := at(r, nameCol)
 		name, tagged := typeCell(raw)
@@ -487,6 +495,11 @@ func (p *parser) referenceTable(rows [][]cell, nameCol, senderCol, recipientCol,
 			p.problem(cellLine(r), fmt.Sprintf("reference table row %q names no message type", raw), false)
 			continue
 		}
+		if seenRows[name] {
+			p.problem(cellLine(r), fmt.Sprintf("%s is listed twice in the reference table", displayName(name, tagged)), true)
+			continue
+		}
+		seenRows[name] = true
 		t := p.typeNamed(name, cellLine(r))
 		t.Tagged = t.Tagged || tagged
 		if t.SenderText == "" {
@@ -788,7 +801,9 @@ func (p *parser) finish() {
 				if k == "type" {
 					continue
 				}
-				required := t.byExample && inAll(t.examples, k)
+				// Keys every example shows are required, when there are
+				// examples enough to tell.
+				required := t.byExample && len(t.examples) > 1 && inAll(t.examples, k)
 				// Addressing shown in an example is not a field of the
 				// type, unless the type's own table says it is.
 				if _, ok := t.Field(k); !ok && !(mailbox.IsReserved(k) && !t.byExample) {
@@ -821,6 +836,7 @@ func (p *parser) finish() {
 				t.Recipients, t.AllRecipients = roles, all
 			}
 		}
+		p.anySignals(t)
 		for k, isBool := range t.booleans {
 			if f, ok := t.Field(k); ok && isBool && len(f.Enum) == 0 {
 				f.Enum = []string{"true", "false"}
@@ -840,6 +856,37 @@ func (p *parser) finish() {
 		}
 		p.skill.Types = append(p.skill.Types, t.Type)
 	}
+}
+
+// anySignals adds to a type's signal values those its signal tables say
+// any agent may emit ("blocked", "escalate"), when the type goes the
+// table's way (its recipients are the table's "X -> Y" Y).
+func (p *parser) anySignals(t *typeState) {
+	f, ok := t.Field("signal")
+	if !ok || len(f.Enum) == 0 {
+		return
+	}
+	for _, sg := range p.skill.Signals {
+		if !contains(sg.Senders, "any") {
+			continue
+		}
+		m := arrow.FindStringSubmatch(sg.Direction)
+		if m == nil {
+			continue
+		}
+		if to, _ := parseRoles(m[2]); overlapsAny(to, t.Recipients) {
+			f.Enum = union(f.Enum, []string{sg.Name})
+		}
+	}
+}
+
+func overlapsAny(a, b []string) bool {
+	for _, x := range a {
+		if contains(b, x) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasRequestID(t *typeState) bool {

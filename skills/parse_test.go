@@ -1,6 +1,8 @@
 package skills
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -151,11 +153,59 @@ func TestParseRoles(t *testing.T) {
 		{"architect (Phase 1)", []string{"architect"}, false},
 		{"Specific player teammate (Phase 2) or included in `[AWAIT_PLAYERS]` for ephemeral Tasks (Phase 1)", []string{"player"}, false},
 		{"`gm` or `player`", []string{"gm", "player"}, false},
+		{"all drivers", []string{"driver"}, true},
+		{"every secretaries", []string{"secretary"}, true},
 	}
 	for _, tt := range tests {
 		roles, all := parseRoles(tt.in)
 		if d := cmp.Diff(tt.roles, roles); d != "" || all != tt.all {
 			t.Errorf("parseRoles(%q) = %v, %v; want %v, %v", tt.in, roles, all, tt.roles, tt.all)
 		}
+	}
+}
+
+func TestParseCRLFAndLists(t *testing.T) {
+	text := "---\nname: x\ndescription: y\n---\n### status_report\n\n- Required: `state`\n- Optional: `note`\n- **Hard rule:** `errors > 0` requires `state: red`.\n\n```yaml\n---\ntype: status_report\nstate: green | amber | red\n---\n```\n"
+	crlf := strings.ReplaceAll(text, "\n", "\r\n")
+	for name, in := range map[string]string{"LF": text, "CRLF": crlf} {
+		s := Parse("x.md", []byte(in))
+		if len(s.Problems) != 0 {
+			t.Errorf("%s: problems %v", name, s.Problems)
+		}
+		want := map[string][]string{"status_report > direct": {"state!=green|amber|red", "note?"}}
+		if d := cmp.Diff(want, schema(s)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", name, d)
+		}
+		ty, _ := s.Type("status_report")
+		if ty == nil || len(ty.Rules) != 1 || ty.Rules[0].Line != 9 {
+			t.Errorf("%s: rules %+v", name, ty)
+		}
+	}
+}
+
+func TestLibraryNameClash(t *testing.T) {
+	dir := t.TempDir()
+	for file, version := range map[string]string{"proto-v1.md": "1", "proto-v2.md": "2"} {
+		text := "---\nname: proto\ndescription: x\nversion: " + version + "\n---\n### `[PING_V" + version + "]`\n"
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib, err := LoadLibrary(dir)
+	if err != nil {
+		t.Fatalf("two files naming themselves alike must load: %v", err)
+	}
+	if _, err := lib.Set([]string{"proto"}); err == nil || !strings.Contains(err.Error(), `several files call themselves "proto"`) {
+		t.Errorf("Set(proto) = %v, want the clash named", err)
+	}
+	set, err := lib.Set([]string{"proto-v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := set.Type("PING_V2"); !ok {
+		t.Errorf("the skill named by its file is not the v2 one")
+	}
+	if n := len(lib.List()); n != 5 {
+		t.Errorf("List has %d skills, want the 3 shipped and both files", n)
 	}
 }

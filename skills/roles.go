@@ -64,6 +64,9 @@ func parseRoles(text string) (roles []string, all bool) {
 		}
 		role, ok := roleWords[part]
 		if !ok {
+			if all {
+				part = singular(part)
+			}
 			role = strings.Join(strings.Fields(part), "-")
 		}
 		if !contains(roles, role) {
@@ -112,4 +115,18 @@ func cutAny(s string, prefixes ...string) (string, bool) {
 		}
 	}
 	return s, false
+}
+
+// singular makes the last word of a plural role singular: "drivers" is
+// driver, "secretaries" secretary.
+func singular(s string) string {
+	switch {
+	case strings.HasSuffix(s, "ies"):
+		return strings.TrimSuffix(s, "ies") + "y"
+	case strings.HasSuffix(s, "ss"):
+		return s
+	case strings.HasSuffix(s, "s"):
+		return strings.TrimSuffix(s, "s")
+	}
+	return s
 }

@@ -166,11 +166,11 @@ func TestSeedMessageSchema(t *testing.T) {
 	s := loadSeed(t, "message-schema.md")
 	want := map[string][]string{
 		"worker_submission worker,debugger,documenter>orchestrator direct": {"type!", "signal!=rfr|blocked|escalate", "files_changed!", "qa_check!=pass|fail", "ac_coverage?", "ac_coverage.*?=pass|fail|partial|na"},
-		"review_verdict reviewer>orchestrator direct":                      {"type!", "signal!=pass|pass_with_notes|fail", "critical_count!", "moderate_count!", "minor_count!", "ac_coverage!", "ac_coverage.*?=pass|fail"},
-		"audit_verdict auditor>orchestrator direct":                        {"type!", "signal!=pass|pass_with_notes|fail", "security_findings!", "build_status!=pass|fail|skipped", "test_status!=pass|fail|partial|skipped", "typecheck_status?=pass|fail|skipped"},
-		"triage_result architect>orchestrator direct":                      {"type!", "signal!=triage_complete", "tier!=0|1|2|3", "research_needed!=true|false", "research_count?"},
-		"plan_result architect>orchestrator direct":                        {"type!", "signal!=plan_complete|blocked", "plan_file!", "wave_count!", "risk_tags!", "has_blockers!", "step_count?"},
-		"research_result researcher>orchestrator direct":                   {"type!", "signal!=research_complete", "topic!", "verified!=true|false", "has_gotchas?=true|false"},
+		"review_verdict reviewer>orchestrator direct":                      {"type!", "signal!=pass|pass_with_notes|fail|blocked|escalate", "critical_count!", "moderate_count!", "minor_count!", "ac_coverage!", "ac_coverage.*?=pass|fail"},
+		"audit_verdict auditor>orchestrator direct":                        {"type!", "signal!=pass|pass_with_notes|fail|blocked|escalate", "security_findings!", "build_status!=pass|fail|skipped", "test_status!=pass|fail|partial|skipped", "typecheck_status?=pass|fail|skipped"},
+		"triage_result architect>orchestrator direct":                      {"type!", "signal!=triage_complete|blocked|escalate", "tier!=0|1|2|3", "research_needed!=true|false", "research_count?"},
+		"plan_result architect>orchestrator direct":                        {"type!", "signal!=plan_complete|blocked|escalate", "plan_file!", "wave_count!", "risk_tags!", "has_blockers!", "step_count?"},
+		"research_result researcher>orchestrator direct":                   {"type!", "signal!=research_complete|blocked|escalate", "topic!", "verified!=true|false", "has_gotchas?=true|false"},
 		"task_assignment orchestrator>worker,debugger,documenter direct":   {"type!", "signal!=execute", "task?", "plan_file?", "wave?", "step?"},
 		"revision_request orchestrator>worker,debugger,documenter direct":  {"type!", "signal!=revise", "iteration!", "max_iterations?", "fix_severity?=critical|critical+moderate|all"},
 		"approval orchestrator>worker,debugger,documenter direct":          {"type!", "signal!=lgtm"},
@@ -223,7 +223,7 @@ func TestSeedSendMessageTool(t *testing.T) {
 		t.Errorf("name = %q, want it taken from the file name", s.Name)
 	}
 	want := map[string][]string{
-		"shutdown_request > direct no-broadcast":       {"reason!"},
+		"shutdown_request > direct no-broadcast":       {"reason?"},
 		"shutdown_response > direct no-broadcast":      {"request_id!", "approve!=true|false", "reason?"},
 		"plan_approval_request > direct no-broadcast":  {},
 		"plan_approval_response > direct no-broadcast": {"request_id!", "approve!=true|false", "feedback?"},

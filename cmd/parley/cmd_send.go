@@ -181,5 +181,13 @@ func hasDefaultRecipients(ws *runner.Workspace, typ string) bool {
 		return false
 	}
 	t, _, ok := set.Type(typ)
-	return ok && len(t.Recipients) > 0
+	if !ok || len(t.Recipients) == 0 {
+		return false
+	}
+	for _, r := range t.Recipients {
+		if r == "any" {
+			return false // it may go to anyone: it must say whom
+		}
+	}
+	return true
 }

@@ -1,0 +1,334 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Delivery is a message handed to an agent's driver.
+type Delivery struct {
+	Agent     string
+	ID        string
+	Path      string // the message file, in the agent's cur/
+	Data      []byte
+	Message   *mailbox.Message
+	Workspace string // the workspace root
+	Outbox    string // where the handler may write messages to send
+	Attempt   int    // 1 for the first try
+}
+
+// Handler is a built-in agent: Go code that answers the messages
+// delivered to it with messages to send. Packages such as campaigns and
+// plans provide handlers; cmd/parley registers them.
+type Handler interface {
+	Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error)
+}
+
+// HandlerFunc makes a function a Handler.
+type HandlerFunc func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+	return f(ctx, d)
+}
+
+// Handlers maps the names agents give in "handler:" to built-in handlers.
+type Handlers map[string]Handler
+
+// Names returns the registered handler names, sorted.
+func (h Handlers) Names() []string {
+	names := make([]string, 0, len(h))
+	for n := range h {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// driver runs an agent: it handles one delivery and returns what the agent
+// said, as message texts.
+type driver interface {
+	handle(ctx context.Context, d *Delivery) ([][]byte, error)
+	close() error
+}
+
+// HandleError says why a driver failed a message: the exit code and the
+// end of what the program wrote to stderr, when it is a program.
+type HandleError struct {
+	Err       error
+	ExitCode  int    // -1 when the program did not exit by itself
+	Stderr    string // the last lines it wrote to stderr
+	Permanent bool   // trying again cannot help (the program is missing)
+}
+
+func (e *HandleError) Error() string {
+	s := e.Err.Error()
+	if e.ExitCode > 0 {
+		s = fmt.Sprintf("exit code %d: %s", e.ExitCode, s)
+	}
+	return s
+}
+
+func (e *HandleError) Unwrap() error { return e.Err }
+
+// tail keeps the last bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// capped is a writer that fails once more than max bytes were written,
+// and calls over then, once.
+type capped struct {
+	w    io.Writer
+	n    int64
+	max  int64
+	over func()
+	once sync.Once
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	if c.n > c.max {
+		c.once.Do(c.over)
+		return 0, errOutputTooLarge
+	}
+	return c.w.Write(p)
+}
+
+// commandDriver runs a program for each message: the message on stdin,
+// what it prints on stdout sent as the agent.
+type commandDriver struct {
+	agent     Agent
+	root      string
+	maxOutput int64
+}
+
+func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.agent.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.agent.Run[0], c.agent.Run[1:]...)
+	cmd.Dir = c.root
+	cmd.Env = append(os.Environ(), driverEnv(d)...)
+	cmd.Stdin = bytes.NewReader(d.Data)
+	var stdout bytes.Buffer
+	stderr := &tail{max: 4096}
+	killGroup := func() error {
+		if cmd.Process != nil {
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return nil
+	}
+	tooMuch := false
+	cmd.Stdout = &capped{w: &stdout, max: c.maxOutput, over: func() { tooMuch = true; killGroup() }}
+	cmd.Stderr = stderr
+	// The program and everything it starts form a process group, killed
+	// together on a timeout or at shutdown.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = killGroup
+	cmd.WaitDelay = 2 * time.Second
+	err := cmd.Run()
+	// Children that outlive the program go with it.
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the group may be gone already
+	}
+	switch {
+	case tooMuch:
+		return nil, &HandleError{Err: fmt.Errorf("%w (%s): killed", errOutputTooLarge, mailbox.SizeString(c.maxOutput)), ExitCode: -1, Stderr: stderr.String()}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, &HandleError{Err: fmt.Errorf("timed out after %v: killed", c.agent.Timeout), ExitCode: -1, Stderr: stderr.String()}
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+		return nil, &HandleError{Err: fmt.Errorf("cannot start %s: %w", c.agent.Run[0], err), Permanent: true}
+	case err != nil:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, &HandleError{Err: errors.New("the program failed"), ExitCode: ee.ExitCode(), Stderr: stderr.String()}
+		}
+		return nil, &HandleError{Err: err, ExitCode: -1, Stderr: stderr.String()}
+	}
+	return splitFrames(stdout.Bytes()), nil
+}
+
+func (c *commandDriver) close() error { return nil }
+
+// driverEnv is what a program learns of the message it handles.
+func driverEnv(d *Delivery) []string {
+	from, _ := d.Message.Get("from")
+	typ, _ := d.Message.Get("type")
+	return []string{
+		"PARLEY_WORKSPACE=" + d.Workspace,
+		"PARLEY_AGENT=" + d.Agent,
+		"PARLEY_MESSAGE=" + d.Path,
+		"PARLEY_MESSAGE_ID=" + d.ID,
+		"PARLEY_FROM=" + from,
+		"PARLEY_TYPE=" + typ,
+		"PARLEY_OUTBOX=" + d.Outbox,
+		fmt.Sprintf("PARLEY_ATTEMPT=%d", d.Attempt),
+	}
+}
+
+// sessionDriver keeps one program running for an agent and feeds it the
+// agent's messages one after another on stdin, each ended by a FrameEnd
+// line; it reads the program's messages from stdout, up to the empty frame
+// that says the program is done with the message. A program that dies is
+// started again for the next attempt.
+type sessionDriver struct {
+	agent     Agent
+	root      string
+	maxOutput int64
+
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	frames *frameReader
+	stderr *tail
+	done   chan error // the program's exit
+}
+
+func (s *sessionDriver) start(d *Delivery) error {
+	cmd := exec.Command(s.agent.Run[0], s.agent.Run[1:]...)
+	cmd.Dir = s.root
+	cmd.Env = append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+d.Outbox)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	s.stderr = &tail{max: 4096}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		perm := errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
+		return &HandleError{Err: fmt.Errorf("cannot start %s: %w", s.agent.Run[0], err), Permanent: perm}
+	}
+	s.cmd, s.stdin = cmd, stdin
+	s.frames = &frameReader{r: bufio.NewReaderSize(stdout, 64<<10), max: s.maxOutput}
+	s.done = make(chan error, 1)
+	go func() { s.done <- cmd.Wait() }() // ended by kill: close stops it
+	return nil
+}
+
+func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
+	if s.cmd == nil {
+		if err := s.start(d); err != nil {
+			return nil, err
+		}
+	}
+	type result struct {
+		frames [][]byte
+		err    error
+	}
+	got := make(chan result, 1)
+	go func() {
+		if err := writeFrame(s.stdin, d.Data); err != nil {
+			got <- result{err: fmt.Errorf("writing to the session: %w", err)}
+			return
+		}
+		f, err := s.frames.next()
+		got <- result{f, err}
+	}()
+	timer := time.NewTimer(s.agent.Timeout)
+	defer timer.Stop()
+	fail := func(err error) ([][]byte, error) {
+		stderr := s.stderr.String()
+		s.kill()
+		<-got // the reader ends once the program is killed
+		return nil, &HandleError{Err: err, ExitCode: -1, Stderr: stderr}
+	}
+	select {
+	case r := <-got:
+		if r.err != nil {
+			stderr := s.stderr.String()
+			s.kill()
+			return nil, &HandleError{Err: r.err, ExitCode: -1, Stderr: stderr}
+		}
+		return r.frames, nil
+	case <-timer.C:
+		return fail(fmt.Errorf("timed out after %v: the session was killed and will be started again", s.agent.Timeout))
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
+}
+
+// kill ends the session's process group; the next message starts it anew.
+func (s *sessionDriver) kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // it may be gone already
+	s.stdin.Close()
+	<-s.done
+	s.cmd = nil
+}
+
+// close stops the session: its stdin is closed, and it is given a moment
+// to exit before its process group is killed.
+func (s *sessionDriver) close() error {
+	if s.cmd == nil {
+		return nil
+	}
+	s.stdin.Close()
+	select {
+	case <-s.done:
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // children it left
+		s.cmd = nil
+	case <-time.After(3 * time.Second):
+		s.kill()
+	}
+	return nil
+}
+
+// builtinDriver hands messages to a Go handler.
+type builtinDriver struct {
+	handler Handler
+	timeout time.Duration
+}
+
+func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	msgs, err := b.handler.Handle(ctx, d)
+	if err != nil {
+		return nil, &HandleError{Err: err, ExitCode: -1}
+	}
+	out := make([][]byte, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, m.Bytes())
+	}
+	return out, nil
+}
+
+func (b *builtinDriver) close() error { return nil }

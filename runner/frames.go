@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// FrameEnd is the line that ends one message in a stream of messages: a
+// command's or session's standard output, or a session's standard input.
+// It is the ASCII record separator (0x1E) alone on a line, which no
+// markdown body holds by accident (bodies may well hold "---"). A program
+// prints it with printf '\036\n'. A session prints it twice in a row
+// (an empty message) when it is done with the message it was given.
+const FrameEnd = "\x1e"
+
+// splitFrames splits a command's output into messages at FrameEnd lines.
+// Empty frames (nothing but blank lines) are dropped.
+func splitFrames(out []byte) [][]byte {
+	var frames [][]byte
+	var cur bytes.Buffer
+	flush := func() {
+		if len(bytes.TrimSpace(cur.Bytes())) > 0 {
+			frames = append(frames, append([]byte(nil), cur.Bytes()...))
+		}
+		cur.Reset()
+	}
+	for len(out) > 0 {
+		line, rest, found := bytes.Cut(out, []byte("\n"))
+		if string(bytes.TrimRight(line, "\r")) == FrameEnd {
+			flush()
+		} else {
+			cur.Write(line)
+			if found {
+				cur.WriteByte('\n')
+			}
+		}
+		out = rest
+	}
+	flush()
+	return frames
+}
+
+// writeFrame writes one message to a stream, ended by a FrameEnd line.
+func writeFrame(w io.Writer, data []byte) error {
+	var b bytes.Buffer
+	b.Grow(len(data) + 3)
+	b.Write(data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString(FrameEnd + "\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// errOutputTooLarge is the error for a program that prints more than the
+// workspace allows for one message.
+var errOutputTooLarge = errors.New("printed more than max_output for one message")
+
+// frameReader reads a session's output: frames ended by FrameEnd lines,
+// and the empty frame that says the session is done with its message.
+type frameReader struct {
+	r   *bufio.Reader
+	max int64
+}
+
+// next returns the messages a session printed for the message it was
+// given, up to the empty frame that ends them.
+func (fr *frameReader) next() ([][]byte, error) {
+	var frames [][]byte
+	var cur bytes.Buffer
+	var total int64
+	for {
+		line, err := fr.r.ReadBytes('\n')
+		total += int64(len(line))
+		if total > fr.max {
+			return nil, errOutputTooLarge
+		}
+		if len(line) > 0 && string(bytes.TrimRight(line, "\r\n")) == FrameEnd {
+			if len(bytes.TrimSpace(cur.Bytes())) == 0 {
+				return frames, nil // the empty frame: done
+			}
+			frames = append(frames, append([]byte(nil), cur.Bytes()...))
+			cur.Reset()
+			continue
+		}
+		cur.Write(line)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("the session ended its output before finishing the message")
+			}
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// What an agent's driver is doing, as `parley status` shows it.
+const (
+	StateIdle     = "idle"     // nothing to do
+	StateWorking  = "working"  // handling a message
+	StateRetrying = "retrying" // a message failed; it is tried again soon
+	StateFailed   = "failed"   // gave up the last message (it is in dead/)
+	StateStopped  = "stopped"  // shut down: messages wait in its inbox
+	StateWaiting  = "waiting"  // a human agent with messages to read
+)
+
+// AgentRun is what the runner last knew of an agent's driver.
+type AgentRun struct {
+	State   string    `json:"state"`
+	Message string    `json:"message,omitempty"` // the message being handled
+	Since   time.Time `json:"since"`
+	// Stopped is set once the agent approved a shutdown request: its
+	// driver does not run again until `parley start AGENT`.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// stateBook keeps .parley/agents.json: what each agent's driver is doing,
+// for `parley status`, and which agents are stopped, across restarts. It
+// is runtime state: written atomically, not synced.
+type stateBook struct {
+	path string
+	now  func() time.Time
+
+	mu     sync.Mutex
+	agents map[string]AgentRun
+}
+
+func statePath(root string) string { return filepath.Join(root, StateDir, "agents.json") }
+
+func loadStateBook(root string, now func() time.Time) *stateBook {
+	s := &stateBook{path: statePath(root), now: now, agents: map[string]AgentRun{}}
+	if data, err := os.ReadFile(s.path); err == nil {
+		_ = json.Unmarshal(data, &s.agents) // a damaged file is rewritten from scratch
+	}
+	for name, a := range s.agents {
+		if !a.Stopped {
+			delete(s.agents, name) // only a stop outlives a runner
+		}
+	}
+	return s
+}
+
+func (s *stateBook) set(agent, state, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agents[agent]
+	if a.State == state && a.Message == message {
+		return
+	}
+	a.State, a.Message, a.Since = state, message, s.now().UTC()
+	if a.Stopped && state != StateStopped {
+		a.State = StateStopped
+	}
+	s.agents[agent] = a
+	s.writeLocked()
+}
+
+func (s *stateBook) setStopped(agent string, stopped bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agents[agent]
+	a.Stopped = stopped
+	a.State, a.Since = StateIdle, s.now().UTC()
+	if stopped {
+		a.State = StateStopped
+	}
+	s.agents[agent] = a
+	s.writeLocked()
+}
+
+func (s *stateBook) stopped(agent string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agents[agent].Stopped
+}
+
+func (s *stateBook) writeLocked() {
+	data, err := json.MarshalIndent(s.agents, "", "  ")
+	if err != nil {
+		return
+	}
+	tmp := s.path + ".tmp"
+	if os.WriteFile(tmp, append(data, '\n'), 0o644) == nil {
+		_ = os.Rename(tmp, s.path) // runtime state: a lost write is rewritten at the next change
+	}
+}
+
+// AgentRuns reads what the runner last wrote about each agent's driver.
+func (w *Workspace) AgentRuns() (map[string]AgentRun, error) {
+	data, err := os.ReadFile(statePath(w.Root))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]AgentRun{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]AgentRun{}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return map[string]AgentRun{}, nil
+	}
+	return out, nil
+}
