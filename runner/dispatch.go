@@ -127,7 +127,11 @@ func (w *worker) drain(ctx context.Context) error {
 		if next == nil {
 			return nil
 		}
+		// Busy from before the claim, so that the message is never out of
+		// the inbox while the worker looks idle.
+		w.setBusy(next.ID)
 		if err := w.box.Claim(next.ID); err != nil {
+			w.setBusy("")
 			if errors.Is(err, mailbox.ErrNotFound) {
 				continue // taken by someone else
 			}

@@ -1,0 +1,301 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// script writes an executable shell script in the workspace and returns
+// its path.
+func script(t *testing.T, ws *Workspace, name, body string) string {
+	t.Helper()
+	path := filepath.Join(ws.Root, name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runIdle runs the router and the drivers until nothing is left to do.
+func runIdle(t *testing.T, ws *Workspace, opts Options) (Stats, error) {
+	t.Helper()
+	opts.UntilIdle = true
+	r, err := Open(ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return r.Run(ctx)
+}
+
+// bodies returns the bodies of the messages in a mailbox state, in order.
+func bodies(t *testing.T, ws *Workspace, agent, state string) []string {
+	t.Helper()
+	out := []string{}
+	for _, n := range names(t, ws, agent, state) {
+		m := readMessage(t, ws.Mailbox(agent).Path(state, n))
+		out = append(out, strings.TrimSpace(string(m.Body)))
+	}
+	return out
+}
+
+func send(t *testing.T, ws *Workspace, from, to, body string, fields ...string) string {
+	t.Helper()
+	m := mailbox.New([]byte(body + "\n"))
+	id := (&mailbox.IDs{}).New(from)
+	m.Set("id", id)
+	m.Set("to", to)
+	for i := 0; i+1 < len(fields); i += 2 {
+		m.Set(fields[i], fields[i+1])
+	}
+	stage(t, ws.Mailbox(from), m)
+	return id
+}
+
+func TestCommandDriver(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "echo.sh", `
+msg=$(cat)
+body=$(printf '%s\n' "$msg" | sed '1,/^---$/d')
+echo "heard: $body (from $PARLEY_FROM, id $PARLEY_MESSAGE_ID, agent $PARLEY_AGENT)"
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - name: echo\n    driver: command\n    run: [./echo.sh]\n")
+	id := send(t, ws, "boss", "echo", "hello")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := bodies(t, ws, "boss", mailbox.Inbox)
+	want := []string{fmt.Sprintf("heard: hello (from boss, id %s, agent echo)", id)}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	reply := readMessage(t, ws.Mailbox("boss").Path(mailbox.Inbox, names(t, ws, "boss", mailbox.Inbox)[0]))
+	for k, v := range map[string]string{"from": "echo", "to": "boss", "reply_to": id, "thread": id, "hops": "1"} {
+		if got, _ := reply.Get(k); got != v {
+			t.Errorf("reply %s = %q, want %q", k, got, v)
+		}
+	}
+	if got := names(t, ws, "echo", mailbox.Done); len(got) != 1 || got[0] != id+".md" {
+		t.Errorf("echo's done/ = %v, want the message it handled", got)
+	}
+	if tmp, _ := os.ReadDir(filepath.Join(string(ws.Mailbox("echo")), mailbox.Tmp)); len(tmp) != 0 {
+		t.Errorf("echo's tmp/ holds %d entries after the run", len(tmp))
+	}
+}
+
+// TestCommandOutputs: several envelopes separated by FrameEnd lines, and
+// files the program writes into its outbox, are all sent as the agent.
+func TestCommandOutputs(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "multi.sh", `
+cat > /dev/null
+printf -- '---\nto: boss\ntype: NOTE\n---\none\n---\nstill one\n\036\n'
+printf -- '[NOTE]\nto: boss\n\ntwo\n\036\n'
+printf -- '---\nto: boss\n---\nthree\n' > "$PARLEY_OUTBOX/file.md"
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - name: bot\n    driver: command\n    run: [./multi.sh]\n")
+	send(t, ws, "boss", "bot", "go")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := bodies(t, ws, "boss", mailbox.Inbox)
+	want := []string{"three", "one\n---\nstill one", "two"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("boss's inbox, in order (-want +got):\n%s", d)
+	}
+}
+
+// TestCommandFailures: a program that fails, hangs, is missing, prints too
+// much, or forges its sender.
+func TestCommandFailures(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
+	script(t, ws, "hang.sh", "cat >/dev/null; sleep 600 & echo $! > child.pid; sleep 600\n")
+	script(t, ws, "flood.sh", "cat >/dev/null; yes flood | head -c 3000000\n")
+	script(t, ws, "forge.sh", "cat >/dev/null; printf -- '---\\nfrom: boss\\nto: boss\\n---\\nI am boss\\n'\n")
+	ws = reconfigure(t, ws, `max_output: 1MiB
+agents:
+  - boss
+  - {name: failer, driver: command, run: [./fail.sh], retries: 1}
+  - {name: hanger, driver: command, run: [./hang.sh], timeout: 300ms, retries: 0}
+  - {name: missing, driver: command, run: [./no-such-program]}
+  - {name: flooder, driver: command, run: [./flood.sh], retries: 0}
+  - {name: forger, driver: command, run: [./forge.sh]}
+`)
+	for _, a := range []string{"failer", "hanger", "missing", "flooder", "forger"} {
+		send(t, ws, "boss", a, "work")
+	}
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for agent, want := range map[string]string{
+		"failer":  "failer: gave up after 2 attempts: exit code 3: the program failed",
+		"hanger":  "hanger: gave up after 1 attempt: timed out after 300ms: killed",
+		"missing": "missing: gave up after 1 attempt: cannot start ./no-such-program",
+		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB): killed",
+	} {
+		dead, err := ws.Mailbox(agent).List(mailbox.Dead)
+		if err != nil || len(dead) != 1 {
+			t.Errorf("%s: dead/ = %+v, %v", agent, dead, err)
+			continue
+		}
+		if !strings.HasPrefix(dead[0].Reason, want) {
+			t.Errorf("%s: reason %q, want it to start with %q", agent, dead[0].Reason, want)
+		}
+	}
+	reason, _ := os.ReadFile(ws.Mailbox("failer").Path(mailbox.Dead, names(t, ws, "failer", mailbox.Dead)[0]+".reason"))
+	if !strings.Contains(string(reason), "no luck") {
+		t.Errorf("the reason does not hold the program's stderr: %q", reason)
+	}
+	// The hung program's child went with it (a zombie waiting to be
+	// reaped by init does not run).
+	if pid, err := os.ReadFile(filepath.Join(ws.Root, "child.pid")); err == nil {
+		var n int
+		fmt.Sscan(string(pid), &n)
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
+		if fields := strings.Fields(string(stat)); err == nil && len(fields) > 2 && fields[2] != "Z" {
+			t.Errorf("the child %d of a timed-out program still runs (%s)", n, fields[2])
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	} else {
+		t.Errorf("the hanging script did not start its child: %v", err)
+	}
+	// A forged sender is refused by the router, like any bad message.
+	rejected, _ := ws.Mailbox("forger").List(mailbox.Rejected)
+	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, `from: "boss", but the file is in the outbox of "forger"`) {
+		t.Errorf("forger's rejected/ = %+v", rejected)
+	}
+}
+
+// TestSessionDriver: one program handles every message, in order; when it
+// dies mid-message it is started again and the message redelivered.
+func TestSessionDriver(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "session.sh", `
+n=0
+while true; do
+  msg=""
+  while IFS= read -r line; do
+    [ "$line" = "$(printf '\036')" ] && break
+    msg="$msg$line
+"
+  done
+  [ -z "$msg" ] && exit 0
+  n=$((n+1))
+  case "$msg" in
+    *die*) if [ ! -e died ]; then touch died; exit 1; fi ;;
+  esac
+  body=$(printf '%s' "$msg" | tail -n 1)
+  printf 'reply %s to %s\n\036\n\036\n' "$n" "$body"
+done
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: sess, driver: session, run: [./session.sh], timeout: 10s}\n")
+	send(t, ws, "boss", "sess", "first")
+	send(t, ws, "boss", "sess", "second")
+	send(t, ws, "boss", "sess", "die please")
+	send(t, ws, "boss", "sess", "after")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := bodies(t, ws, "boss", mailbox.Inbox)
+	// One process for the first two; it dies on the third, which is
+	// handled again by a new one, and so is the fourth.
+	want := []string{"reply 1 to first", "reply 2 to second", "reply 1 to die please", "reply 2 to after"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+}
+
+func TestBuiltinDriver(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: upper, driver: builtin, handler: shout}\n")
+	handlers := Handlers{"shout": HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+		from, _ := d.Message.Get("from")
+		m := mailbox.New([]byte(strings.ToUpper(string(d.Message.Body))))
+		m.Set("to", from)
+		return []*mailbox.Message{m}, nil
+	})}
+	send(t, ws, "boss", "upper", "quiet please")
+	if _, err := runIdle(t, ws, Options{Handlers: handlers}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"QUIET PLEASE"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if _, err := Open(ws, Options{}); err == nil || !strings.Contains(err.Error(), `unknown handler "shout"`) {
+		t.Errorf("Open without the handler = %v", err)
+	}
+}
+
+// TestHopLimit: two programs answering each other stop at the hop limit;
+// the message past it is dead-lettered with the reason.
+func TestHopLimit(t *testing.T) {
+	ws := newWorkspace(t, "ping")
+	script(t, ws, "to.sh", "cat >/dev/null; printf -- '---\\nto: %s\\n---\\nagain\\n' \"$1\"\n")
+	ws = reconfigure(t, ws, "hop_limit: 5\nagents:\n  - {name: ping, driver: command, run: [./to.sh, pong]}\n  - {name: pong, driver: command, run: [./to.sh, ping]}\n  - starter\n")
+	send(t, ws, "starter", "ping", "go")
+	stats, err := runIdle(t, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Routed != 6 || stats.Rejected != 1 {
+		t.Errorf("stats = %+v, want the first message and 5 answers routed, the 6th refused", stats)
+	}
+	var reasons []string
+	for _, a := range []string{"ping", "pong"} {
+		rej, _ := ws.Mailbox(a).List(mailbox.Rejected)
+		for _, r := range rej {
+			reasons = append(reasons, r.Reason)
+		}
+	}
+	if len(reasons) != 1 || !strings.Contains(reasons[0], "hops: dead letter: the 6-th answer in a chain") {
+		t.Errorf("reasons = %q", reasons)
+	}
+}
+
+// TestRoutesDeliver: routes add copies (peer visibility), send to the
+// agent named in a field, and back to the sender of the message answered.
+func TestRoutesDeliver(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "gm"), `agents:
+  - gm
+  - narrator
+  - {name: p1, role: player, character: tilda-brannock}
+  - {name: p2, role: player}
+routes:
+  - match: {type: PLAYER_TO_PLAYER}
+    cc: [gm, narrator]
+  - match: {type: GM_TO_PLAYER}
+    to: $character
+  - match: {type: ACK}
+    to: reply
+  - match: {from_role: player, signal: oops}
+    to: role:player
+`)
+	drop(t, ws, "p1", "whisper.md", "[PLAYER_TO_PLAYER]\nto: p2\n\nLeft flank.\n")
+	drop(t, ws, "gm", "prompt.md", "[GM_TO_PLAYER]\ncharacter: tilda-brannock\n\nWhat now?\n")
+	drop(t, ws, "p2", "ack.md", "---\ntype: ACK\nreply_to: 20261121-101500.000000Z-gm-000001\n---\nok\n")
+	drop(t, ws, "p2", "oops.md", "---\nsignal: oops\n---\noops\n")
+	routeAll(t, ws)
+	got := outcomes(t, ws)
+	for file, want := range map[string][]string{
+		"whisper.md": {"p2", "gm", "narrator"},
+		"prompt.md":  {"p1"},
+		"ack.md":     {"gm"},
+		"oops.md":    {"p1"},
+	} {
+		if d := cmp.Diff(want, got[file].To); d != "" {
+			t.Errorf("%s went to (-want +got):\n%s (outcome %+v)", file, d, got[file])
+		}
+	}
+}
