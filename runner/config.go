@@ -61,6 +61,9 @@ type Config struct {
 	Strict bool
 	Agents []Agent
 	Routes []Route
+	// Timeouts are liveness policies: nudge an agent that does not
+	// answer, then mark it unresponsive.
+	Timeouts []Timeout
 	// StopOn lists message types whose delivery ends the session: the
 	// runner stops every driver and exits.
 	StopOn []string
@@ -287,6 +290,19 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 					return err
 				}
 				cfg.Routes = append(cfg.Routes, r)
+			}
+			return nil
+		},
+		"timeouts": func(v *yaml.Node) error {
+			if v.Kind != yaml.SequenceNode {
+				return bad(v, "timeouts", "expected a list of timeouts")
+			}
+			for i, item := range v.Content {
+				t, err := parseTimeout(item, fmt.Sprintf("timeouts[%d]", i), bad)
+				if err != nil {
+					return err
+				}
+				cfg.Timeouts = append(cfg.Timeouts, t)
 			}
 			return nil
 		},

@@ -51,7 +51,7 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
-		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, concurrency, hop_limit, max_output, phase, router, routes, skills, stop_on, strict)"},
+		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, concurrency, hop_limit, max_output, phase, router, routes, skills, stop_on, strict, timeouts)"},
 		{"bad role", "agents:\n  - name: gm\n    role: Game Master\n", `parley.yaml:3: agents[0].role: "Game Master" is not a valid name`},
 		{"bad phase", "phase: two\n", `parley.yaml:1: phase: "two" is not a phase`},
 		{"bad skill name", "skills: [dnd team]\n", `parley.yaml:1: skills: "dnd team" is not a valid name`},

@@ -111,6 +111,7 @@ func (w *worker) run(ctx context.Context) error {
 func (w *worker) drain(ctx context.Context) error {
 	for ctx.Err() == nil {
 		if w.r.isStopped(w.agent.Name) {
+			w.driver.close() // a session ends; messages wait in the inbox
 			return nil
 		}
 		entries, err := w.box.List(mailbox.Inbox)
@@ -282,8 +283,12 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 			hops = n + 1
 		}
 	}
+	stopping := false
 	for _, data := range outputs {
 		msg := w.reply(in, id, data)
+		if msg != nil && approvesShutdown(msg) {
+			stopping = true
+		}
 		if msg != nil {
 			outID := ids.New(w.agent.Name)
 			if !msg.Has("id") {
@@ -316,6 +321,11 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 	}
 	if err := w.r.syncer.Sync(); err != nil {
 		return err
+	}
+	if stopping {
+		// The agent agreed to shut down: it takes no next message, even
+		// one delivered before the router sees its answer.
+		w.r.stopAgent(w.agent.Name)
 	}
 	return w.publish(ready)
 }

@@ -40,6 +40,9 @@ type Entry struct {
 	// Warnings are what the protocol had to say about a message it let
 	// through: a deprecated or wrong-phase type, an informal tag.
 	Warnings []string `json:"warnings,omitempty"`
+	// Note is what the runner did about a message: an agent stopped
+	// after approving its shutdown, a refusal, a session ended.
+	Note string `json:"note,omitempty"`
 }
 
 // journal appends entries to the journal file.

@@ -229,6 +229,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			r.fail(a.candidate, now, a.err)
 		default:
 			e := Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
+			e.Note = r.observe(a.agent, a.msg)
 			e.Type, _ = a.msg.Get("type")
 			e.Signal, _ = a.msg.Get("signal")
 			entries[a.index] = &e
@@ -256,6 +257,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		for _, to := range a.recipients {
 			r.notify(to)
 		}
+		r.expectReplies(a.agent, a.msg, a.recipients)
 		r.log.Debug("delivered", "id", a.id, "from", a.agent, "to", a.recipients)
 	}
 	return wait, nil
@@ -372,107 +374,144 @@ func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool
 	return id, nil
 }
 
-// recipients resolves to and cc into agent names: "*" is every agent but
-// the sender. A message that names none goes where its type's protocol
-// sends it (see defaultRecipients). An unknown name, or one that is not a
-// valid name, refuses the message; so does a message with no recipient.
-// broadcast reports that the message is addressed to everyone.
-func (r *Runner) recipients(sender string, m *mailbox.Message) (out []string, broadcast bool, f *refusal) {
+// Addressing is how a message's recipients were worked out: what it
+// names, what its protocol says, and what the workspace's routes add.
+type Addressing struct {
+	Recipients []string `json:"recipients"`          // every recipient, in order
+	Broadcast  bool     `json:"broadcast,omitempty"` // addressed to "*"
+	Named      []string `json:"named,omitempty"`     // from to: and cc:
+	// Default are the agents the protocol sends the type to, when the
+	// message names none; DefaultRoles the roles they were chosen by.
+	Default      []string     `json:"default,omitempty"`
+	DefaultRoles []string     `json:"default_roles,omitempty"`
+	Routes       []RouteMatch `json:"routes,omitempty"`
+}
+
+// RouteMatch is a route that matched a message, and the agents it added.
+type RouteMatch struct {
+	Key    string   `json:"route"` // routes[i]
+	Line   int      `json:"line"`  // in parley.yaml
+	Agents []string `json:"agents"`
+}
+
+// address resolves a message's recipients: to and cc ("*" is every agent
+// but the sender; a name is an agent, or the agent playing a character of
+// that name), the protocol's default for its type when it names none, and
+// the routes that match it. An unknown or invalid name, or a message with
+// no recipient, is refused.
+func (w *Workspace) address(protocol *skills.Set, sender string, m *mailbox.Message) (*Addressing, *refusal) {
+	a := &Addressing{}
 	seen := make(map[string]bool)
 	addAgent := func(n string) {
 		if !seen[n] {
 			seen[n] = true
-			out = append(out, n)
+			a.Recipients = append(a.Recipients, n)
 		}
 	}
-	everyone := func() {
-		broadcast = true
-		for _, a := range r.ws.Config.Agents {
-			if a.Name != sender {
-				addAgent(a.Name)
+	everyone := func() []string {
+		a.Broadcast = true
+		var all []string
+		for _, ag := range w.Config.Agents {
+			if ag.Name != sender {
+				addAgent(ag.Name)
+				all = append(all, ag.Name)
 			}
 		}
+		return all
 	}
 	named := false
 	for _, field := range []string{"to", "cc"} {
 		names, err := m.Names(field)
 		if err != nil {
-			return nil, false, refusalOf(err)
+			return nil, refusalOf(err)
 		}
 		for _, n := range names {
 			named = true
 			if n == "*" {
-				everyone()
+				a.Named = append(a.Named, everyone()...)
 				continue
 			}
 			if err := mailbox.CheckName(n); err != nil {
-				return nil, false, &refusal{Line: m.Line(field), Field: field, Reason: err.Error()}
+				return nil, &refusal{Line: m.Line(field), Field: field, Reason: err.Error()}
 			}
-			agent, ok := r.ws.Resolve(n) // an agent, or the agent playing a character
+			agent, ok := w.Resolve(n)
 			if !ok {
-				return nil, false, &refusal{Line: m.Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: r.ws.AgentNames()}).Error()}
+				return nil, &refusal{Line: m.Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: w.AgentNames()}).Error()}
 			}
 			addAgent(agent)
+			a.Named = appendNew(a.Named, agent)
 		}
 	}
 	// Routes add to what the message names and what its protocol says.
-	routes, err := r.ws.applyRoutes(sender, m)
+	routes, err := w.applyRoutes(sender, m)
 	if err != nil {
-		return nil, false, &refusal{Field: "to", Reason: err.Error()}
+		return nil, &refusal{Field: "to", Reason: err.Error()}
 	}
 	var routedTo []string
 	for _, rt := range routes {
-		for _, a := range rt.Agents {
-			routedTo = appendNew(routedTo, a)
+		a.Routes = append(a.Routes, RouteMatch{Key: rt.Route.Key, Line: rt.Route.Line, Agents: rt.Agents})
+		for _, ag := range rt.Agents {
+			routedTo = appendNew(routedTo, ag)
 		}
 	}
 	if !named {
-		roles, all, f := r.defaultRecipients(m)
+		roles, all, f := defaultRoles(protocol, m)
 		if f != nil && len(routedTo) == 0 {
-			return nil, false, f
+			return nil, f
 		}
-		if roles != nil {
-			if contains(roles, "*") {
-				everyone()
-			} else {
-				var byRole []string
-				for _, a := range r.ws.Config.Agents {
-					if a.Name != sender && overlaps(r.ws.Roles(a.Name), roles) {
-						byRole = append(byRole, a.Name)
-					}
+		a.DefaultRoles = roles
+		switch {
+		case roles == nil:
+		case contains(roles, "*"):
+			a.Default = everyone()
+		default:
+			var byRole []string
+			for _, ag := range w.Config.Agents {
+				if ag.Name != sender && overlaps(w.Roles(ag.Name), roles) {
+					byRole = append(byRole, ag.Name)
 				}
-				switch {
-				case len(byRole) > 1 && !all && len(routedTo) == 0:
-					return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing: %s goes to one %s, and there are several (%s): name it with to:", typeLabel(m), strings.Join(roles, " or "), strings.Join(byRole, ", "))}
-				case len(byRole) == 1 || all:
-					for _, a := range byRole {
-						addAgent(a)
-					}
+			}
+			switch {
+			case len(byRole) > 1 && !all && len(routedTo) == 0:
+				return nil, &refusal{Field: "to", Reason: fmt.Sprintf("missing: %s goes to one %s, and there are several (%s): name it with to:", typeLabel(m), strings.Join(roles, " or "), strings.Join(byRole, ", "))}
+			case len(byRole) == 1 || all:
+				a.Default = byRole
+				for _, ag := range byRole {
+					addAgent(ag)
 				}
-				if len(byRole) == 0 && len(routedTo) == 0 {
-					return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing, and no agent but the sender has the role %s goes to (%s): give an agent that role in parley.yaml, or name the recipient", typeLabel(m), strings.Join(roles, " or "))}
-				}
+			}
+			if len(byRole) == 0 && len(routedTo) == 0 {
+				return nil, &refusal{Field: "to", Reason: fmt.Sprintf("missing, and no agent but the sender has the role %s goes to (%s): give an agent that role in parley.yaml, or name the recipient", typeLabel(m), strings.Join(roles, " or "))}
 			}
 		}
 	}
-	for _, a := range routedTo {
-		addAgent(a)
+	for _, ag := range routedTo {
+		addAgent(ag)
 	}
-	if !named && len(out) > 0 {
-		// Say in the delivered copy where it went.
-		if broadcast {
+	if len(a.Recipients) == 0 {
+		if named {
+			return nil, &refusal{Line: m.Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
+		}
+		return nil, &refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
+	}
+	return a, nil
+}
+
+// recipients resolves a message's recipients for delivery; a message that
+// named none says in its delivered copy where it went.
+func (r *Runner) recipients(sender string, m *mailbox.Message) ([]string, bool, *refusal) {
+	a, f := r.ws.address(r.protocol, sender, m)
+	if f != nil {
+		return nil, false, f
+	}
+	if len(a.Named) == 0 {
+		if a.Broadcast {
 			m.Set("to", "*")
 		} else {
-			m.SetNames("to", out)
+			m.SetNames("to", a.Recipients)
 		}
 	}
-	if len(out) == 0 {
-		if named {
-			return nil, false, &refusal{Line: m.Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
-		}
-		return nil, false, &refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
-	}
-	return out, broadcast, nil
+	return a.Recipients, a.Broadcast, nil
 }
 
 // checkHops dead-letters a message that is too deep in a chain of driver
@@ -492,16 +531,15 @@ func (r *Runner) checkHops(m *mailbox.Message) *refusal {
 	return nil
 }
 
-// defaultRecipients returns the roles a message that names no recipient
-// goes to, from its type in the workspace's protocol; nil roles when the
-// protocol does not say. all reports that it goes to every agent of those
-// roles.
-func (r *Runner) defaultRecipients(m *mailbox.Message) (roles []string, all bool, f *refusal) {
-	if r.protocol == nil {
+// defaultRoles returns the roles a message that names no recipient goes
+// to, from its type in the protocol; nil roles when the protocol does not
+// say. all reports that it goes to every agent of those roles.
+func defaultRoles(protocol *skills.Set, m *mailbox.Message) (roles []string, all bool, f *refusal) {
+	if protocol == nil {
 		return nil, false, nil
 	}
 	name, _ := m.Get("type")
-	t, _, ok := r.protocol.Type(name)
+	t, _, ok := protocol.Type(name)
 	if !ok || len(t.Recipients) == 0 {
 		return nil, false, nil
 	}
@@ -591,4 +629,26 @@ func rejectionNote(reason string, c candidate, now time.Time) string {
 // isGone reports whether an error means the file is no longer there.
 func isGone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist)
+}
+
+// Explain works out where a message from sender would go, and why,
+// without sending it: what it names, what its protocol says, and each
+// route that matches. A message that would be refused gives an error with
+// the reason.
+func (w *Workspace) Explain(sender string, m *mailbox.Message) (*Addressing, error) {
+	protocol, err := w.Protocol()
+	if err != nil {
+		return nil, err
+	}
+	if m.Has("from") {
+		from, _ := m.Get("from")
+		if from != sender {
+			return nil, fmt.Errorf("from: %q, but it is sent by %q", from, sender)
+		}
+	}
+	a, f := w.address(protocol, sender, m)
+	if f != nil {
+		return nil, errors.New(f.text("message"))
+	}
+	return a, nil
 }

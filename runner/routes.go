@@ -217,7 +217,7 @@ type routed struct {
 
 // matches reports whether a route applies to a message from sender.
 func (r *Route) matches(ws *Workspace, sender string, m *mailbox.Message) bool {
-	typ, _ := m.Get("type")
+	typ := messageType(m)
 	signal, _ := m.Get("signal")
 	if len(r.Type) > 0 && !contains(r.Type, typ) {
 		return false

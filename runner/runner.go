@@ -43,10 +43,13 @@ type Options struct {
 
 // Stats counts what a Run did.
 type Stats struct {
-	Routed     int `json:"routed"`     // messages delivered
-	Deliveries int `json:"deliveries"` // copies written into inboxes
-	Rejected   int `json:"rejected"`   // files moved to rejected/
-	Recovered  int `json:"recovered"`  // copies found already delivered (a re-route after a crash)
+	// Ended says why the run ended before being interrupted: a message
+	// type the workspace stops on (stop_on) was delivered.
+	Ended      string `json:"ended,omitempty"`
+	Routed     int    `json:"routed"`     // messages delivered
+	Deliveries int    `json:"deliveries"` // copies written into inboxes
+	Rejected   int    `json:"rejected"`   // files moved to rejected/
+	Recovered  int    `json:"recovered"`  // copies found already delivered (a re-route after a crash)
 }
 
 // Runner routes the messages of one workspace. Only one Runner may hold a
@@ -66,9 +69,13 @@ type Runner struct {
 	stats   Stats
 
 	workers map[string]*worker // agents with a driver
-	slots   chan struct{}      // concurrency: one per running driver
-	kick    chan struct{}      // a worker published messages, or went idle
-	state   *stateBook
+	// sessionOver, once set, says why the run ends: a stop_on type was
+	// delivered.
+	sessionOver string
+	expected    []*expectation // replies awaited, for timeouts:
+	slots       chan struct{}  // concurrency: one per running driver
+	kick        chan struct{}  // a worker published messages, or went idle
+	state       *stateBook
 
 	// noEvents makes Run watch no directory, as on a filesystem that
 	// reports no file events (NFS, SMB, FUSE); set by tests.
@@ -197,6 +204,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	if werr := g.Wait(); err == nil && !errors.Is(werr, context.Canceled) {
 		err = werr
 	}
+	r.stats.Ended = r.sessionOver
 	return r.stats, err
 }
 
@@ -228,6 +236,14 @@ func (r *Runner) watch(ctx context.Context) error {
 		next, err := r.routePending(ctx)
 		if err != nil {
 			r.log.Error("routing", "err", err)
+		}
+		if r.sessionOver != "" {
+			r.log.Info("session over", "why", r.sessionOver)
+			return nil
+		}
+		r.checkDeadlines()
+		if d := r.nextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
+			next = d
 		}
 		if !next.IsZero() {
 			settle.Reset(max(time.Until(next), time.Millisecond))
@@ -280,33 +296,42 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		if err != nil && !r.anyRetryable() {
 			return err
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || r.sessionOver != "" {
 			return nil
 		}
 		if len(r.pending) > 0 && !r.anyRetryable() {
 			return r.givenUp()
 		}
-		if len(r.pending) == 0 && r.workersIdle() {
+		r.checkDeadlines()
+		if d := r.nextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
+			next = d
+		}
+		if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
 			// Look once more: a driver may have published since.
 			r.scan()
-			if len(r.pending) == 0 && r.workersIdle() {
+			if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
 				return nil
 			}
 			continue
 		}
 		// Files still being written, files to try again, or drivers at
 		// work: wait for them.
-		var timer <-chan time.Time
+		var timer *time.Timer
+		var fire <-chan time.Time
 		if !next.IsZero() {
-			t := time.NewTimer(max(time.Until(next), time.Millisecond))
-			defer t.Stop()
-			timer = t.C
+			timer = time.NewTimer(max(time.Until(next), time.Millisecond))
+			fire = timer.C
 		}
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-timer:
+		case <-fire:
 		case <-r.kick:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return nil
 		}
 	}
 }

@@ -18,6 +18,9 @@ const (
 	StateFailed   = "failed"   // gave up the last message (it is in dead/)
 	StateStopped  = "stopped"  // shut down: messages wait in its inbox
 	StateWaiting  = "waiting"  // a human agent with messages to read
+	// StateUnresponsive marks an agent that did not answer in time, even
+	// after a nudge (timeouts: in parley.yaml).
+	StateUnresponsive = "unresponsive"
 )
 
 // AgentRun is what the runner last knew of an agent's driver.
@@ -26,8 +29,11 @@ type AgentRun struct {
 	Message string    `json:"message,omitempty"` // the message being handled
 	Since   time.Time `json:"since"`
 	// Stopped is set once the agent approved a shutdown request: its
-	// driver does not run again until `parley start AGENT`.
+	// driver does not run again in this run; messages wait in its inbox.
 	Stopped bool `json:"stopped,omitempty"`
+	// Note is the last thing to know: a shutdown refused, and why; an
+	// agent that did not answer in time.
+	Note string `json:"note,omitempty"`
 }
 
 // stateBook keeps .parley/agents.json: what each agent's driver is doing,
@@ -48,11 +54,9 @@ func loadStateBook(root string, now func() time.Time) *stateBook {
 	if data, err := os.ReadFile(s.path); err == nil {
 		_ = json.Unmarshal(data, &s.agents) // a damaged file is rewritten from scratch
 	}
-	for name, a := range s.agents {
-		if !a.Stopped {
-			delete(s.agents, name) // only a stop outlives a runner
-		}
-	}
+	// A new runner starts every agent afresh: a stop lasts for the run.
+	s.agents = map[string]AgentRun{}
+	s.writeLocked()
 	return s
 }
 
@@ -79,6 +83,18 @@ func (s *stateBook) setStopped(agent string, stopped bool) {
 	a.State, a.Since = StateIdle, s.now().UTC()
 	if stopped {
 		a.State = StateStopped
+	}
+	s.agents[agent] = a
+	s.writeLocked()
+}
+
+func (s *stateBook) note(agent, note string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agents[agent]
+	a.Note = note
+	if a.State == "" {
+		a.State, a.Since = StateIdle, s.now().UTC()
 	}
 	s.agents[agent] = a
 	s.writeLocked()

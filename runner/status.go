@@ -12,15 +12,22 @@ import (
 
 // AgentStatus is what an agent's mailbox holds.
 type AgentStatus struct {
-	Name     string   `json:"name"`
-	Roles    []string `json:"roles,omitempty"`
-	Outbox   int      `json:"outbox"`   // written, not yet routed
-	Inbox    int      `json:"inbox"`    // delivered, not yet handled
-	Cur      int      `json:"cur"`      // being handled
-	Done     int      `json:"done"`     // handled
-	Dead     int      `json:"dead"`     // given up
-	Sent     int      `json:"sent"`     // routed from its outbox
-	Rejected int      `json:"rejected"` // refused from its outbox
+	Name   string   `json:"name"`
+	Roles  []string `json:"roles,omitempty"`
+	Driver string   `json:"driver"`
+	// State is what the agent is doing: idle, working, retrying, failed,
+	// stopped, unresponsive; waiting for a human agent with messages to
+	// read; "-" for a driver when no runner runs.
+	State    string    `json:"state"`
+	Since    time.Time `json:"since,omitzero"`
+	Note     string    `json:"note,omitempty"`
+	Outbox   int       `json:"outbox"`   // written, not yet routed
+	Inbox    int       `json:"inbox"`    // delivered, not yet handled
+	Cur      int       `json:"cur"`      // being handled
+	Done     int       `json:"done"`     // handled
+	Dead     int       `json:"dead"`     // given up
+	Sent     int       `json:"sent"`     // routed from its outbox
+	Rejected int       `json:"rejected"` // refused from its outbox
 	// LastActivity is the last time a message entered or left any of the
 	// agent's mailbox states; zero when none ever did.
 	LastActivity time.Time `json:"last_activity,omitzero"`
@@ -43,9 +50,24 @@ type Problem struct {
 // Status reports every agent's mailbox.
 func (w *Workspace) Status() ([]AgentStatus, error) {
 	out := make([]AgentStatus, 0, len(w.Config.Agents))
+	running := w.RunnerPID() != 0
+	runs, err := w.AgentRuns()
+	if err != nil {
+		return nil, err
+	}
 	for _, a := range w.Config.Agents {
 		box := w.Mailbox(a.Name)
-		s := AgentStatus{Name: a.Name, Roles: w.Roles(a.Name)}
+		s := AgentStatus{Name: a.Name, Roles: w.Roles(a.Name), Driver: a.Driver, State: StateIdle}
+		run, ran := runs[a.Name]
+		switch {
+		case ran && running:
+			s.State, s.Since, s.Note = run.State, run.Since, run.Note
+		case a.Driver != DriverHuman:
+			s.State = "-" // nothing runs it now
+		}
+		if ran && !running && run.Note != "" {
+			s.Note = run.Note + " (last run)"
+		}
 		counts := []struct {
 			state string
 			n     *int
@@ -65,6 +87,9 @@ func (w *Workspace) Status() ([]AgentStatus, error) {
 			if info, err := os.Stat(filepath.Join(string(box), c.state)); err == nil && info.ModTime().After(s.LastActivity) {
 				s.LastActivity = info.ModTime()
 			}
+		}
+		if a.Driver == DriverHuman && s.Inbox > 0 && s.State == StateIdle {
+			s.State = StateWaiting
 		}
 		for _, p := range []struct {
 			state string

@@ -82,5 +82,11 @@ func formatEntry(en runner.Entry) string {
 	if len(en.Already) > 0 {
 		line += fmt.Sprintf("  (already held by %s)", strings.Join(en.Already, ", "))
 	}
+	for _, w := range en.Warnings {
+		line += "\n    warning: " + w
+	}
+	if en.Note != "" {
+		line += "\n    note: " + en.Note
+	}
 	return line
 }

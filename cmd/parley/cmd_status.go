@@ -56,9 +56,16 @@ func runStatus(e *env, ws *runner.Workspace, asJSON bool, now time.Time) error {
 	for _, a := range agents {
 		width = max(width, len(a.Name))
 	}
-	fmt.Fprintf(e.stdout, "%-*s  OUTBOX  INBOX  CUR  DONE  DEAD  SENT  REJECTED  LAST ACTIVITY\n", width, "AGENT")
+	fmt.Fprintf(e.stdout, "%-*s  %-12s  OUTBOX  INBOX  CUR  DONE  DEAD  SENT  REJECTED  LAST ACTIVITY\n", width, "AGENT", "STATE")
+	var notes []string
 	for _, a := range agents {
-		fmt.Fprintf(e.stdout, "%-*s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
+		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, a.State, a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
+		if a.Note != "" {
+			notes = append(notes, "  "+a.Name+": "+a.Note)
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(e.stdout, "\nnotes:\n%s\n", strings.Join(notes, "\n"))
 	}
 	for _, p := range []struct {
 		title string

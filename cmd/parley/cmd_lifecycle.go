@@ -1,0 +1,205 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner"
+)
+
+func stopCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "stop",
+		Usage:     "ask agents to shut down: a shutdown_request through the bus; an agent that approves is stopped",
+		ArgsUsage: "AGENT...",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "ask every agent that runs a program"},
+			&cli.StringFlag{Name: "from", Usage: "who asks (`AGENT`; default: the agent with the role team-lead)"},
+			&cli.StringFlag{Name: "reason", Usage: "why (`TEXT`)"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			ws, err := workspace(c)
+			if err != nil {
+				return err
+			}
+			targets := c.Args().Slice()
+			if c.Bool("all") {
+				for _, a := range ws.Config.Agents {
+					if a.Driver != runner.DriverHuman && a.Driver != "" {
+						targets = append(targets, a.Name)
+					}
+				}
+			}
+			if len(targets) == 0 {
+				return usagef("name the agents to stop, or --all")
+			}
+			from := c.String("from")
+			if from == "" {
+				from = lead(ws)
+			}
+			if from == "" {
+				return usagef("say who asks: --from AGENT (no agent has the role team-lead)")
+			}
+			if err := ws.CheckAgent(from); err != nil {
+				return usagef("--from: %v", err)
+			}
+			var sent []map[string]string
+			for _, t := range targets {
+				if t == from {
+					continue
+				}
+				if err := ws.CheckAgent(t); err != nil {
+					return usagef("%v", err)
+				}
+				m := mailbox.New([]byte(dashIfEmpty(c.String("reason"), "Please shut down.") + "\n"))
+				id := (&mailbox.IDs{Now: time.Now}).New(from)
+				m.Set("id", id)
+				m.Set("from", from)
+				m.Set("to", t)
+				m.Set("type", runner.ShutdownRequest)
+				m.Set("request_id", id)
+				if r := c.String("reason"); r != "" {
+					m.Set("reason", r)
+				}
+				if _, err := ws.Mailbox(from).Send(m); err != nil {
+					return err
+				}
+				sent = append(sent, map[string]string{"agent": t, "request_id": id})
+				if !c.Bool("json") {
+					fmt.Fprintf(e.stdout, "asked %s to shut down (request %s)\n", t, id)
+				}
+			}
+			if c.Bool("json") {
+				return e.printJSON(sent)
+			}
+			return nil
+		},
+	}
+}
+
+// lead returns the agent whose role is team-lead, if there is one.
+func lead(ws *runner.Workspace) string {
+	for _, a := range ws.AgentNames() {
+		for _, r := range ws.Roles(a) {
+			if r == "team-lead" || r == "lead" {
+				return a
+			}
+		}
+	}
+	return ""
+}
+
+func dashIfEmpty(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+func answerCommand(e *env, name string, approve bool) *cli.Command {
+	verb := "approve"
+	if !approve {
+		verb = "refuse"
+	}
+	return &cli.Command{
+		Name:      name,
+		Usage:     verb + " a plan approval or shutdown request waiting in a mailbox, by its id: the answer goes back through the bus",
+		ArgsUsage: "ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "feedback", Aliases: []string{"reason"}, Usage: "what to say with the answer (`TEXT`)"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := exactArgs(c, 1, "the ID of the request"); err != nil {
+				return err
+			}
+			ws, err := workspace(c)
+			if err != nil {
+				return err
+			}
+			return runAnswer(e, ws, c.Args().First(), approve, c.String("feedback"))
+		},
+	}
+}
+
+// runAnswer answers a structured request as the agent that received it.
+func runAnswer(e *env, ws *runner.Workspace, id string, approve bool, feedback string) error {
+	path, err := ws.FindMessage(id)
+	if err != nil {
+		return err
+	}
+	agent, state, ok := mailboxOf(ws, path)
+	if !ok || (state != mailbox.Inbox && state != mailbox.Cur && state != mailbox.Done) {
+		return fmt.Errorf("%s: no agent has received it (it is in %s)", id, filepath.Dir(path))
+	}
+	data, err := mailbox.ReadFile(path, ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return err
+	}
+	req, err := mailbox.Parse(data)
+	if err != nil {
+		return err
+	}
+	typ, _ := req.Get("type")
+	var respType, textField string
+	switch typ {
+	case runner.PlanApprovalRequest:
+		respType, textField = runner.PlanApprovalResponse, "feedback"
+	case runner.ShutdownRequest:
+		respType, textField = runner.ShutdownResponse, "reason"
+	default:
+		return fmt.Errorf("%s is a %s, not a plan_approval_request or a shutdown_request", id, dashIfEmpty(typ, "message without a type"))
+	}
+	requester, _ := req.Get("from")
+	requestID, ok := req.Get("request_id")
+	if !ok {
+		requestID = id
+	}
+	body := "Approved."
+	if !approve {
+		body = "Refused."
+	}
+	if feedback != "" {
+		body = feedback
+	}
+	m := mailbox.New([]byte(body + "\n"))
+	respID := (&mailbox.IDs{Now: time.Now}).New(agent)
+	m.Set("id", respID)
+	m.Set("from", agent)
+	m.Set("to", requester)
+	m.Set("type", respType)
+	m.Set("request_id", requestID)
+	m.Set("reply_to", id)
+	m.SetValue("approve", fmt.Sprint(approve))
+	if feedback != "" {
+		m.Set(textField, feedback)
+	}
+	if _, err := ws.Mailbox(agent).Send(m); err != nil {
+		return err
+	}
+	// The request is handled.
+	box := ws.Mailbox(agent)
+	if state == mailbox.Inbox {
+		if err := box.Claim(id); err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+			return err
+		}
+		state = mailbox.Cur
+	}
+	if state == mailbox.Cur {
+		if err := box.Finish(id); err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+			return err
+		}
+	}
+	word := "approved"
+	if !approve {
+		word = "refused"
+	}
+	fmt.Fprintf(e.stdout, "%s %s's %s (%s): answer %s sent to %s\n", word, strings.TrimSpace(requester), typ, requestID, respID, requester)
+	return nil
+}

@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Structured requests a runner acts on (see the team-requests skill).
+const (
+	ShutdownRequest      = "shutdown_request"
+	ShutdownResponse     = "shutdown_response"
+	PlanApprovalRequest  = "plan_approval_request"
+	PlanApprovalResponse = "plan_approval_response"
+)
+
+// observe acts on a message just delivered: an approved shutdown stops the
+// agent that approved it, a refused one is noted with its reason, and a
+// type the workspace stops on ends the run. It returns a note for the
+// journal, if any.
+func (r *Runner) observe(sender string, m *mailbox.Message) string {
+	typ := messageType(m)
+	note := ""
+	if typ == ShutdownResponse {
+		reason, _ := m.Field("reason")
+		if approvesShutdown(m) {
+			r.stopAgent(sender)
+			note = fmt.Sprintf("%s approved its shutdown: its driver is stopped, messages to it wait in its inbox", sender)
+		} else {
+			note = fmt.Sprintf("%s refused to shut down: %s", sender, dash(reason))
+			r.state.note(sender, "refused to shut down: "+dash(reason))
+		}
+	}
+	for _, t := range r.ws.Config.StopOn {
+		if t == typ {
+			r.sessionOver = fmt.Sprintf("%s from %s ends the session (stop_on in %s)", typ, sender, ConfigFile)
+			note = r.sessionOver
+		}
+	}
+	return note
+}
+
+// messageType returns a message's type without the brackets of its tag
+// ("[SESSION_END]" is SESSION_END).
+func messageType(m *mailbox.Message) string {
+	typ, _ := m.Get("type")
+	return strings.Trim(typ, "[] ")
+}
+
+// approvesShutdown reports whether a message is a shutdown_response that
+// approves.
+func approvesShutdown(m *mailbox.Message) bool {
+	typ := messageType(m)
+	approve, _ := m.Field("approve")
+	return typ == ShutdownResponse && (approve == "true" || approve == "yes")
+}
+
+// stopAgent stops an agent's driver for the rest of the run.
+func (r *Runner) stopAgent(agent string) {
+	r.state.setStopped(agent, true)
+	if w, ok := r.workers[agent]; ok {
+		select {
+		case w.wake <- struct{}{}: // it notices, and closes a session
+		default:
+		}
+	}
+	r.log.Info("agent stopped", "agent", agent)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

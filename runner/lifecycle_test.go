@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// answerShutdown is an agent program that answers a shutdown_request with
+// approve: $1 (and reason: $2), and anything else with "handled".
+const answerShutdown = `
+msg=$(cat)
+case "$msg" in
+*"type: shutdown_request"*)
+  rid=$(printf '%s\n' "$msg" | sed -n 's/^request_id: //p')
+  printf -- '---\nto: lead\ntype: shutdown_response\nrequest_id: %s\napprove: %s\nreason: %s\n---\nanswer\n' "$rid" "$1" "$2" ;;
+*) echo handled ;;
+esac
+`
+
+// TestShutdownHandshake: an agent that approves a shutdown request is
+// stopped at once, and what is sent to it afterwards waits in its inbox;
+// one that refuses goes on working, and its reason is noted.
+func TestShutdownHandshake(t *testing.T) {
+	ws := newWorkspace(t, "lead")
+	script(t, ws, "answer.sh", answerShutdown)
+	ws = reconfigure(t, ws, `agents:
+  - {name: lead, role: team-lead}
+  - {name: yes, driver: command, run: [./answer.sh, "true", done]}
+  - {name: no, driver: command, run: [./answer.sh, "false", "busy with the map"]}
+`)
+	reqYes := send(t, ws, "lead", "yes", "Please shut down.", "type", ShutdownRequest, "request_id", "r-yes")
+	send(t, ws, "lead", "no", "Please shut down.", "type", ShutdownRequest, "request_id", "r-no")
+	later := send(t, ws, "lead", "yes", "one more thing")
+	send(t, ws, "lead", "no", "one more thing")
+
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, ws, "yes", mailbox.Inbox); len(got) != 1 || got[0] != mailbox.FileName(later) {
+		t.Errorf("yes's inbox = %v, want the message sent after it shut down, waiting", got)
+	}
+	if got := names(t, ws, "yes", mailbox.Done); len(got) != 1 || got[0] != mailbox.FileName(reqYes) {
+		t.Errorf("yes's done/ = %v, want only the shutdown request", got)
+	}
+	if got := len(names(t, ws, "no", mailbox.Done)); got != 2 {
+		t.Errorf("no handled %d messages, want both: it refused to stop", got)
+	}
+	var answers []string
+	for _, n := range names(t, ws, "lead", mailbox.Inbox) {
+		m := readMessage(t, ws.Mailbox("lead").Path(mailbox.Inbox, n))
+		from, _ := m.Get("from")
+		typ, _ := m.Get("type")
+		rid, _ := m.Get("request_id")
+		answers = append(answers, from+" "+typ+" "+rid)
+	}
+	slices.Sort(answers) // yes and no answer in parallel
+	want := []string{"no  ", "no shutdown_response r-no", "yes shutdown_response r-yes"}
+	if d := cmp.Diff(want, answers); d != "" {
+		t.Errorf("lead's inbox (-want +got):\n%s", d)
+	}
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !runs["yes"].Stopped || runs["yes"].State != StateStopped {
+		t.Errorf("yes = %+v, want stopped", runs["yes"])
+	}
+	if runs["no"].Stopped || runs["no"].Note != "refused to shut down: busy with the map" {
+		t.Errorf("no = %+v, want running, with the refusal noted", runs["no"])
+	}
+	var notes []string
+	for _, e := range journalEntries(t, ws) {
+		if e.Note != "" {
+			notes = append(notes, e.Note)
+		}
+	}
+	slices.Sort(notes)
+	if len(notes) != 2 || !strings.HasPrefix(notes[0], "no refused to shut down: busy with the map") || !strings.HasPrefix(notes[1], "yes approved its shutdown") {
+		t.Errorf("journal notes = %q", notes)
+	}
+}
+
+// TestStopOn: a message of a type listed in stop_on ends a run that would
+// otherwise go on watching.
+func TestStopOn(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "gm"), "stop_on: [SESSION_END]\nagents: [gm, aria]\n")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan Stats, 1)
+	go func() {
+		stats, err := r.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- stats
+	}()
+	send(t, ws, "gm", "aria", "Good night, all.", "type", "[SESSION_END]")
+	select {
+	case stats := <-done:
+		if !strings.Contains(stats.Ended, "SESSION_END from gm ends the session") {
+			t.Errorf("Ended = %q", stats.Ended)
+		}
+		if stats.Routed != 1 {
+			t.Errorf("routed %d, want the closing message delivered", stats.Routed)
+		}
+	case <-ctx.Done():
+		t.Fatal("the run went on after [SESSION_END]")
+	}
+}
+
+// TestTimeoutNudge: an agent that does not answer in time is nudged with
+// the configured message, then marked unresponsive; one that answers the
+// nudge is not.
+func TestTimeoutNudge(t *testing.T) {
+	ws := newWorkspace(t, "lead")
+	// late answers only the nudge; quick answers at once.
+	script(t, ws, "late.sh", `grep -q 'type: NUDGE' && echo "sorry, here"; exit 0`)
+	script(t, ws, "quick.sh", "cat >/dev/null; echo here\n")
+	ws = reconfigure(t, ws, `agents:
+  - lead
+  - silent
+  - {name: late, driver: command, run: [./late.sh]}
+  - {name: quick, driver: command, run: [./quick.sh]}
+timeouts:
+  - match: {type: ASK}
+    after: 300ms
+    nudge:
+      type: NUDGE
+      fields: {campaign: the-rot-beneath}
+      body: Are you still with us?
+`)
+	ask := map[string]string{}
+	for _, to := range []string{"silent", "late", "quick"} {
+		ask[to] = send(t, ws, "lead", to, "Where are you?", "type", "ASK")
+	}
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := runs["silent"]; s.State != StateUnresponsive || !strings.Contains(s.Note, "no answer to "+ask["silent"]+" from lead within 300ms, nor after a nudge") {
+		t.Errorf("silent = %+v, want unresponsive with a note", s)
+	}
+	for _, a := range []string{"late", "quick"} {
+		if s := runs[a]; s.State == StateUnresponsive || s.Note != "" {
+			t.Errorf("%s = %+v, want it responsive", a, s)
+		}
+	}
+	// silent holds the question and the nudge, from lead, about it.
+	in := names(t, ws, "silent", mailbox.Inbox)
+	if len(in) != 2 {
+		t.Fatalf("silent's inbox = %v, want the question and the nudge", in)
+	}
+	nudge := readMessage(t, ws.Mailbox("silent").Path(mailbox.Inbox, in[1]))
+	for k, v := range map[string]string{"from": "lead", "type": "NUDGE", "reply_to": ask["silent"], "campaign": "the-rot-beneath"} {
+		if got, _ := nudge.Get(k); got != v {
+			t.Errorf("nudge %s = %q, want %q", k, got, v)
+		}
+	}
+	if got := strings.TrimSpace(string(nudge.Body)); got != "Are you still with us?" {
+		t.Errorf("nudge body = %q", got)
+	}
+	if got := len(names(t, ws, "quick", mailbox.Done)); got != 1 {
+		t.Errorf("quick handled %d messages, want only the question (no nudge)", got)
+	}
+	replies := bodies(t, ws, "lead", mailbox.Inbox)
+	slices.Sort(replies) // the two answer in parallel
+	if d := cmp.Diff([]string{"here", "sorry, here"}, replies); d != "" {
+		t.Errorf("lead's inbox (-want +got):\n%s", d)
+	}
+}
