@@ -74,8 +74,8 @@ func (d Dir) Init() error {
 }
 
 // Send writes m into the outbox durably: it is staged in tmp/, synced,
-// renamed to outbox/<id>.md, and the outbox directory is synced. m must
-// have an id. It returns the path of the file in the outbox.
+// renamed to outbox/<id>.md, and the outbox directory is synced. A
+// missing mailbox is created. m must have an id. It returns the path of the file in the outbox.
 func (d Dir) Send(m *Message) (string, error) {
 	id, ok := m.Get("id")
 	if !ok || !IsID(id) {
@@ -83,7 +83,14 @@ func (d Dir) Send(m *Message) (string, error) {
 	}
 	name := FileName(id)
 	tmp := d.Path(Tmp, name)
-	if err := writeFile(tmp, m.Bytes(), true); err != nil {
+	err := writeFile(tmp, m.Bytes(), true)
+	if errors.Is(err, fs.ErrNotExist) {
+		// An agent added to parley.yaml by hand has no mailbox yet.
+		if err = d.Init(); err == nil {
+			err = writeFile(tmp, m.Bytes(), true)
+		}
+	}
+	if err != nil {
 		return "", err
 	}
 	dst := d.Path(Outbox, name)

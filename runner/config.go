@@ -65,7 +65,8 @@ type Config struct {
 	// answer, then mark it unresponsive.
 	Timeouts []Timeout
 	// StopOn lists message types whose delivery ends the session: the
-	// runner stops every driver and exits.
+	// agents finish what is in flight (the closing message included),
+	// then the runner stops every driver and exits.
 	StopOn []string
 	// Concurrency caps how many agents' drivers run at once. Default:
 	// the number of CPUs.
@@ -678,6 +679,16 @@ func writeIfMissing(path, content string) error {
 		return nil
 	}
 	return mailbox.WriteFileAtomic(path, []byte(content))
+}
+
+// MakeMailboxes creates what a hand-written parley.yaml needs: the
+// mailbox of every agent, the runtime directory and a .gitignore for it.
+// Existing ones are left as they are.
+func (w *Workspace) MakeMailboxes() error {
+	if err := writeIfMissing(filepath.Join(w.Root, ".gitignore"), gitignore); err != nil {
+		return err
+	}
+	return w.initDirs()
 }
 
 // initDirs creates the mailboxes of every agent and the runtime directory;

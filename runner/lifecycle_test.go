@@ -88,9 +88,12 @@ func TestShutdownHandshake(t *testing.T) {
 }
 
 // TestStopOn: a message of a type listed in stop_on ends a run that would
-// otherwise go on watching.
+// otherwise go on watching, once the agents have handled it: the scribe's
+// summary, written on the closing message, is delivered.
 func TestStopOn(t *testing.T) {
-	ws := reconfigure(t, newWorkspace(t, "gm"), "stop_on: [SESSION_END]\nagents: [gm, aria]\n")
+	ws := newWorkspace(t, "gm")
+	script(t, ws, "scribe.sh", "cat >/dev/null; echo 'Summary: the lantern is lit.'\n")
+	ws = reconfigure(t, ws, "stop_on: [SESSION_END]\nagents:\n  - gm\n  - aria\n  - {name: scribe, driver: command, run: [./scribe.sh]}\n")
 	r, err := Open(ws, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -106,17 +109,20 @@ func TestStopOn(t *testing.T) {
 		}
 		done <- stats
 	}()
-	send(t, ws, "gm", "aria", "Good night, all.", "type", "[SESSION_END]")
+	send(t, ws, "gm", "*", "Good night, all.", "type", "[SESSION_END]")
 	select {
 	case stats := <-done:
 		if !strings.Contains(stats.Ended, "SESSION_END from gm ends the session") {
 			t.Errorf("Ended = %q", stats.Ended)
 		}
-		if stats.Routed != 1 {
-			t.Errorf("routed %d, want the closing message delivered", stats.Routed)
+		if stats.Routed != 2 {
+			t.Errorf("routed %d, want the closing message and the summary", stats.Routed)
 		}
 	case <-ctx.Done():
 		t.Fatal("the run went on after [SESSION_END]")
+	}
+	if d := cmp.Diff([]string{"Summary: the lantern is lit."}, bodies(t, ws, "gm", mailbox.Inbox)); d != "" {
+		t.Errorf("gm's inbox (-want +got):\n%s", d)
 	}
 }
 

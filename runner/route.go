@@ -634,8 +634,8 @@ func isGone(err error) bool {
 // Explain works out where a message from sender would go, and why,
 // without sending it: what it names, what its protocol says, and each
 // route that matches. A message that would be refused gives an error with
-// the reason.
-func (w *Workspace) Explain(sender string, m *mailbox.Message) (*Addressing, error) {
+// the reason, naming file.
+func (w *Workspace) Explain(file, sender string, m *mailbox.Message) (*Addressing, error) {
 	protocol, err := w.Protocol()
 	if err != nil {
 		return nil, err
@@ -643,12 +643,12 @@ func (w *Workspace) Explain(sender string, m *mailbox.Message) (*Addressing, err
 	if m.Has("from") {
 		from, _ := m.Get("from")
 		if from != sender {
-			return nil, fmt.Errorf("from: %q, but it is sent by %q", from, sender)
+			return nil, fmt.Errorf("%s: from: %q, but it is sent by %q", file, from, sender)
 		}
 	}
 	a, f := w.address(protocol, sender, m)
 	if f != nil {
-		return nil, errors.New(f.text("message"))
+		return nil, errors.New(f.text(file))
 	}
 	return a, nil
 }

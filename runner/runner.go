@@ -44,7 +44,9 @@ type Options struct {
 // Stats counts what a Run did.
 type Stats struct {
 	// Ended says why the run ended before being interrupted: a message
-	// type the workspace stops on (stop_on) was delivered.
+	// type the workspace stops on (stop_on) was delivered. The agents
+	// handle what was in flight, the closing message too, before the run
+	// ends.
 	Ended      string `json:"ended,omitempty"`
 	Routed     int    `json:"routed"`     // messages delivered
 	Deliveries int    `json:"deliveries"` // copies written into inboxes
@@ -238,8 +240,8 @@ func (r *Runner) watch(ctx context.Context) error {
 			r.log.Error("routing", "err", err)
 		}
 		if r.sessionOver != "" {
-			r.log.Info("session over", "why", r.sessionOver)
-			return nil
+			r.log.Info("session over; finishing what is in flight", "why", r.sessionOver)
+			return r.runUntilIdle(ctx)
 		}
 		r.checkDeadlines()
 		if d := r.nextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
@@ -288,7 +290,8 @@ func (r *Runner) watch(ctx context.Context) error {
 // runUntilIdle routes, and lets drivers handle what was delivered, until
 // a listing of every outbox finds nothing to do and every driver is idle.
 // Files that keep failing are tried maxAttempts times; then it gives up
-// with an error naming them.
+// with an error naming them. It is also how a watching run winds down
+// once a stop_on message is delivered.
 func (r *Runner) runUntilIdle(ctx context.Context) error {
 	for {
 		r.scan()
@@ -296,11 +299,16 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		if err != nil && !r.anyRetryable() {
 			return err
 		}
-		if ctx.Err() != nil || r.sessionOver != "" {
+		if ctx.Err() != nil {
 			return nil
 		}
 		if len(r.pending) > 0 && !r.anyRetryable() {
 			return r.givenUp()
+		}
+		if r.sessionOver != "" {
+			// The session is over: what is in flight is finished, but
+			// no reply is awaited any more.
+			r.expected = nil
 		}
 		r.checkDeadlines()
 		if d := r.nextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
@@ -310,6 +318,9 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			// Look once more: a driver may have published since.
 			r.scan()
 			if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
+				if r.sessionOver != "" {
+					r.log.Info("session over", "why", r.sessionOver)
+				}
 				return nil
 			}
 			continue

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,8 +13,11 @@ import (
 
 func initCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:      "init",
-		Usage:     "create a workspace: parley.yaml, a mailbox per agent, the shipped skills in skills/, .gitignore",
+		Name:  "init",
+		Usage: "create a workspace: parley.yaml, a mailbox per agent, the shipped skills in skills/, .gitignore",
+		Description: "With --agent, writes a new parley.yaml. Without, in a directory that has a\n" +
+			"parley.yaml (written by hand, or edited to add agents), it makes the missing\n" +
+			"mailboxes of the agents it lists.",
 		ArgsUsage: "[DIR]",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "agent", Aliases: []string{"a"}, Usage: "an agent `NAME`, or NAME:ROLE (aria:player; several roles joined by +); repeat, or separate with commas; at least one"},
@@ -36,6 +40,11 @@ func initCommand(e *env) *cli.Command {
 				}
 				agents = append(agents, a)
 			}
+			if len(agents) == 0 && len(c.StringSlice("skill")) == 0 {
+				if _, err := os.Stat(filepath.Join(dir, runner.ConfigFile)); err == nil {
+					return runMakeMailboxes(e, dir)
+				}
+			}
 			if len(agents) == 0 {
 				return usagef("name the agents: parley init [DIR] --agent NAME --agent NAME:ROLE...")
 			}
@@ -54,5 +63,18 @@ func runInit(e *env, dir string, agents []runner.Agent, skillNames []string) err
 	if len(skillNames) > 0 {
 		fmt.Fprintf(e.stdout, "messages are checked against: %s (skills/)\n", strings.Join(skillNames, ", "))
 	}
+	return nil
+}
+
+// runMakeMailboxes makes the mailboxes of an existing parley.yaml.
+func runMakeMailboxes(e *env, dir string) error {
+	ws, err := runner.OpenWorkspace(dir)
+	if err != nil {
+		return err
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "workspace %s: mailboxes/{%s} ready\n", ws.Root, strings.Join(ws.AgentNames(), ","))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -58,6 +59,8 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 		_, err := e.stdout.Write(data)
 		return err
 	}
+	// A refused or given-up message has the reason beside it.
+	reason, _ := os.ReadFile(path + mailbox.ReasonSuffix)
 	m, err := mailbox.Parse(data)
 	if err != nil {
 		var pe *mailbox.ParseError
@@ -78,6 +81,7 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 		return e.printJSON(map[string]any{
 			"path": path, "keys": m.Keys(), "header": header,
 			"tag": m.Tag, "fields": fields, "body": string(m.Body),
+			"reason": string(reason),
 		})
 	}
 	// Reserved fields first, in parley's order, then the payload as written.
@@ -97,6 +101,9 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 	b.Write(content)
 	if len(content) > 0 && content[len(content)-1] != '\n' {
 		b.WriteString("\n")
+	}
+	if len(reason) > 0 {
+		fmt.Fprintf(&b, "%s\nwhy it is in %s/ (%s):\n%s", strings.Repeat("─", 40), filepath.Base(filepath.Dir(path)), filepath.Base(path)+mailbox.ReasonSuffix, reason)
 	}
 	_, err = fmt.Fprint(e.stdout, b.String())
 	return err

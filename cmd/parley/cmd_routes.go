@@ -62,9 +62,9 @@ func runExplain(e *env, ws *runner.Workspace, path, from string, asJSON bool) er
 	if err := ws.CheckAgent(from); err != nil {
 		return usagef("--from: %v", err)
 	}
-	a, err := ws.Explain(from, m)
+	a, err := ws.Explain(path, from, m)
 	if err != nil {
-		return fmt.Errorf("%s: refused: %w", path, err)
+		return err // the router would refuse it, for this reason
 	}
 	if asJSON {
 		return e.printJSON(a)

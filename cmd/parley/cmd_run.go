@@ -49,7 +49,7 @@ type runOptions struct {
 }
 
 func runRun(ctx context.Context, e *env, ws *runner.Workspace, opts runOptions) error {
-	r, err := runner.Open(ws, runner.Options{Logger: e.logger(opts.Level), UntilIdle: opts.UntilIdle})
+	r, err := runner.Open(ws, runner.Options{Logger: e.logger(opts.Level), UntilIdle: opts.UntilIdle, Handlers: handlers()})
 	if err != nil {
 		return err
 	}
@@ -74,6 +74,9 @@ func statsLine(s runner.Stats) string {
 		s.Deliveries, plural(s.Deliveries, "delivery", "deliveries"), s.Rejected)
 	if s.Recovered > 0 {
 		line += fmt.Sprintf(", %d already delivered before a restart", s.Recovered)
+	}
+	if s.Ended != "" {
+		line += "\nsession over: " + s.Ended
 	}
 	return line
 }
