@@ -21,16 +21,22 @@ const (
 // journal, if any.
 func (r *Runner) observe(sender string, m *mailbox.Message) string {
 	typ := messageType(m)
+	id, _ := m.Get("id")
 	note := ""
 	if typ == ShutdownResponse {
 		reason, _ := m.Field("reason")
 		if approvesShutdown(m) {
 			r.stopAgent(sender)
 			note = fmt.Sprintf("%s approved its shutdown: its driver is stopped, messages to it wait in its inbox", sender)
+			r.state.note(sender, "shut down: it approved a shutdown request")
 		} else {
 			note = fmt.Sprintf("%s refused to shut down: %s", sender, dash(reason))
 			r.state.note(sender, "refused to shut down: "+dash(reason))
 		}
+	}
+	if about, ok := r.nudges[id]; ok {
+		delete(r.nudges, id)
+		note = about
 	}
 	for _, t := range r.ws.Config.StopOn {
 		if t == typ {
@@ -58,6 +64,9 @@ func approvesShutdown(m *mailbox.Message) bool {
 
 // stopAgent stops an agent's driver for the rest of the run.
 func (r *Runner) stopAgent(agent string) {
+	if r.state.stopped(agent) {
+		return
+	}
 	r.state.setStopped(agent, true)
 	if w, ok := r.workers[agent]; ok {
 		select {

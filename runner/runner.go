@@ -74,9 +74,10 @@ type Runner struct {
 	// sessionOver, once set, says why the run ends: a stop_on type was
 	// delivered.
 	sessionOver string
-	expected    []*expectation // replies awaited, for timeouts:
-	slots       chan struct{}  // concurrency: one per running driver
-	kick        chan struct{}  // a worker published messages, or went idle
+	expected    []*expectation    // replies awaited, for timeouts:
+	nudges      map[string]string // id of a nudge sent -> why, for the journal
+	slots       chan struct{}     // concurrency: one per running driver
+	kick        chan struct{}     // a worker published messages, or went idle
 	state       *stateBook
 
 	// noEvents makes Run watch no directory, as on a filesystem that
@@ -136,6 +137,7 @@ func Open(ws *Workspace, opts Options) (*Runner, error) {
 		workers:  make(map[string]*worker),
 		slots:    make(chan struct{}, ws.Config.Concurrency),
 		kick:     make(chan struct{}, 1),
+		nudges:   make(map[string]string),
 		state:    loadStateBook(ws.Root, opts.Now),
 	}
 	for _, a := range ws.Config.Agents {

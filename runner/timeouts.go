@@ -183,6 +183,8 @@ func (r *Runner) nudge(e *expectation) error {
 	for k, v := range n.Fields {
 		m.SetValue(k, v)
 	}
+	id, _ := m.Get("id")
+	r.nudges[id] = fmt.Sprintf("a nudge: %s did not answer %s within %v", e.agent, e.message, e.policy.After)
 	_, err := r.agents[e.waiting].Send(m)
 	r.kickRouter()
 	r.log.Info("nudged", "agent", e.agent, "by", e.waiting, "about", e.message)

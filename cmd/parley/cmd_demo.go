@@ -18,19 +18,54 @@ import (
 func demoCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
-		Usage:     "show parley at work: a small table of agents exchange messages, are routed, and the log and status are printed",
-		ArgsUsage: "[DIR]",
-		Description: "Without DIR the workspace is made in a temporary directory and removed\n" +
-			"afterwards; with DIR it is made there and kept, to look around in.",
+		Usage:     "show parley at work: a small team of agents exchange messages, are routed, and the log and status are printed",
+		ArgsUsage: "[EXAMPLE] [DIR]",
+		Description: "EXAMPLE is one of:\n" +
+			"   dnd    a D&D table checked against the dnd-team protocol: messages sent,\n" +
+			"          written by hand, two refused (the default)\n" +
+			"   teams  examples/teams: a lead, a researcher and a writer, each a shell\n" +
+			"          script, exercising direct messages, a broadcast, a route by signal,\n" +
+			"          a timeout nudge, the shutdown handshake and stop_on\n\n" +
+			"Without DIR the workspace is made in a temporary directory and removed\n" +
+			"afterwards; with DIR it is made there and kept, to look around in. (A DIR\n" +
+			"named like an example is written ./teams.)",
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
-				return usagef("demo takes at most one directory")
+			args := c.Args().Slice()
+			example := "dnd"
+			if len(args) > 0 && demos[args[0]] != nil {
+				example, args = args[0], args[1:]
+			}
+			if len(args) > 1 {
+				return usagef("demo takes an example name and at most one directory")
+			}
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			return runDemo(ctx, e, c.Args().First())
+			return demos[example](ctx, e, dir)
 		},
 	}
+}
+
+// demos are the examples `parley demo` runs, by name.
+var demos = map[string]func(ctx context.Context, e *env, dir string) error{
+	"dnd":   runDemo,
+	"teams": runTeamsDemo,
+}
+
+// demoDir returns the directory to make a demo workspace in: dir, or a
+// temporary one, with the function that removes it.
+func demoDir(dir string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "parley-demo-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
 // Messages written by hand, tag-first, the way the D&D protocol writes
@@ -61,14 +96,11 @@ Is anyone there?
 
 func runDemo(ctx context.Context, e *env, dir string) error {
 	keep := dir != ""
-	if !keep {
-		tmp, err := os.MkdirTemp("", "parley-demo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	dir, cleanup, err := demoDir(dir)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	agents := []runner.Agent{{Name: "gm"}, {Name: "narrator"}, {Name: "aria", Roles: []string{"player"}}, {Name: "bram", Roles: []string{"player"}}}
 	ws, err := runner.InitWorkspace(dir, agents, []string{"dnd-team"})
 	if err != nil {
