@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -218,7 +219,11 @@ type sessionDriver struct {
 func (s *sessionDriver) start(d *Delivery) error {
 	cmd := exec.Command(s.agent.Run[0], s.agent.Run[1:]...)
 	cmd.Dir = s.root
-	cmd.Env = append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+d.Outbox)
+	// A session outlives each message, so its PARLEY_OUTBOX is the
+	// agent's real outbox: files it writes there are routed like files
+	// written by hand.
+	outbox := filepath.Join(s.root, MailboxesDir, d.Agent, mailbox.Outbox)
+	cmd.Env = append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
