@@ -27,7 +27,9 @@ import (
 //     commit point;
 //  4. each message in it is renamed into the outbox, where the router
 //     takes it;
-//  5. cur/<id>.md moves to done/.
+//  5. cur/<id>.md moves to done/;
+//  6. the ready directory, now empty, is removed: it goes last, as it is
+//     what tells a restarted runner that the message was answered.
 //
 // A runner killed at any point redoes, on start, what is left: a ready
 // directory is published and its message finished; a message still in
@@ -52,6 +54,9 @@ type worker struct {
 	mu      sync.Mutex
 	busy    bool
 	current string // id of the message being handled
+	// started is set once the worker has finished what a stopped runner
+	// left; until then it is not idle, even with an empty inbox.
+	started bool
 }
 
 // newDriver makes the driver of an agent; nil for a human agent.
@@ -95,6 +100,10 @@ func (w *worker) run(ctx context.Context) error {
 	if err := w.recover(ctx); err != nil {
 		return err
 	}
+	w.mu.Lock()
+	w.started = true
+	w.mu.Unlock()
+	w.r.kickRouter()
 	for {
 		if err := w.drain(ctx); err != nil {
 			return err
@@ -157,10 +166,7 @@ func (w *worker) recover(ctx context.Context) error {
 		case !de.IsDir():
 		case strings.HasSuffix(name, readySuffix):
 			id := strings.TrimSuffix(name, readySuffix)
-			if err := w.publish(filepath.Join(tmp, name)); err != nil {
-				return err
-			}
-			if err := w.box.Finish(id); err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+			if err := w.publish(filepath.Join(tmp, name), id); err != nil {
 				return err
 			}
 			w.r.log.Info("finished a message after a restart", "agent", w.agent.Name, "id", id)
@@ -229,9 +235,6 @@ func (w *worker) handle(ctx context.Context, id string) {
 			err = w.commit(stage, id, m, frames)
 		}
 		if err == nil {
-			if err := w.box.Finish(id); err != nil {
-				w.r.log.Error("finishing", "agent", w.agent.Name, "id", id, "err", err)
-			}
 			w.r.state.set(w.agent.Name, StateIdle, "")
 			return
 		}
@@ -253,7 +256,9 @@ func (w *worker) handle(ctx context.Context, id string) {
 }
 
 // commit turns what the agent said into messages in the stage, makes the
-// stage the ready directory (durably), and publishes it.
+// stage the ready directory (durably), publishes it and finishes the
+// message. It returns an error only before the commit point, when the
+// handling may be tried again.
 func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) error {
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
@@ -327,7 +332,13 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 		// one delivered before the router sees its answer.
 		w.r.stopAgent(w.agent.Name)
 	}
-	return w.publish(ready)
+	// Committed: handling the message again now would send its answers a
+	// second time. A publish that fails is logged, not retried; the ready
+	// directory stays for the next runner to finish.
+	if err := w.publish(ready, id); err != nil {
+		w.r.log.Error("publishing", "agent", w.agent.Name, "id", id, "err", err)
+	}
+	return nil
 }
 
 // reply makes a message of what an agent said: an envelope as it is, or
@@ -352,9 +363,10 @@ func (w *worker) reply(in *mailbox.Message, id string, data []byte) *mailbox.Mes
 	return m
 }
 
-// publish moves every message of a ready directory into the outbox, then
-// removes it.
-func (w *worker) publish(ready string) error {
+// publish moves every message of a ready directory into the outbox,
+// finishes the message they answer (cur/ -> done/), then removes the
+// directory.
+func (w *worker) publish(ready, id string) error {
 	des, err := os.ReadDir(ready)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -374,6 +386,16 @@ func (w *worker) publish(ready string) error {
 	}
 	if len(names) > 0 {
 		w.r.kickRouter()
+	}
+	// The ready directory is the only record that the message was
+	// answered, so it goes last, once the message is in done/. Removed
+	// before, a runner killed in between left the message in cur/ with
+	// nothing to say so, and the next runner handled it again and sent
+	// its answers twice (under new ids: the router cannot tell them from
+	// new messages). The message may be done already: finished by a
+	// runner killed before it removed the directory.
+	if err := w.box.Finish(id); err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+		return err
 	}
 	return os.Remove(ready)
 }
@@ -403,9 +425,9 @@ func (w *worker) setBusy(id string) {
 // idle reports whether the worker handles nothing and has nothing waiting.
 func (w *worker) idle() bool {
 	w.mu.Lock()
-	busy := w.busy
+	busy, started := w.busy, w.started
 	w.mu.Unlock()
-	if busy {
+	if busy || !started {
 		return false
 	}
 	if w.r.isStopped(w.agent.Name) {
