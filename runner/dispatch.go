@@ -123,33 +123,44 @@ func (w *worker) drain(ctx context.Context) error {
 			w.driver.close() // a session ends; messages wait in the inbox
 			return nil
 		}
-		entries, err := w.box.List(mailbox.Inbox)
+		next, err := w.oldest()
 		if err != nil {
 			return err
 		}
-		var next *mailbox.Entry
-		for i := range entries {
-			if entries[i].ID != "" {
-				next = &entries[i]
-				break
-			}
-		}
-		if next == nil {
+		if next == "" {
 			return nil
 		}
 		// Busy from before the claim, so that the message is never out of
 		// the inbox while the worker looks idle.
-		w.setBusy(next.ID)
-		if err := w.box.Claim(next.ID); err != nil {
+		w.setBusy(next)
+		if err := w.box.Claim(next); err != nil {
 			w.setBusy("")
 			if errors.Is(err, mailbox.ErrNotFound) {
 				continue // taken by someone else
 			}
 			return err
 		}
-		w.handle(ctx, next.ID)
+		w.handle(ctx, next)
 	}
 	return nil
+}
+
+// oldest returns the id of the oldest message in the inbox, or "" when
+// there is none. It reads names only (os.ReadDir sorts them, and ids sort
+// in sending order): the worker looks once per message, and a look that
+// stats every file, as List does, makes working through a backlog
+// quadratic.
+func (w *worker) oldest() (string, error) {
+	des, err := os.ReadDir(filepath.Join(string(w.box), mailbox.Inbox))
+	if err != nil {
+		return "", err
+	}
+	for _, de := range des {
+		if stem, ok := strings.CutSuffix(de.Name(), ".md"); ok && mailbox.IsID(stem) {
+			return stem, nil
+		}
+	}
+	return "", nil
 }
 
 // recover finishes what a stopped runner left: published outputs whose

@@ -172,6 +172,7 @@ func Open(ws *Workspace, opts Options) (*Runner, error) {
 
 // Close releases the workspace.
 func (r *Runner) Close() error {
+	r.state.close() // before the lock goes: the next runner writes the book
 	var errs []error
 	if r.syncer != nil {
 		errs = append(errs, r.syncer.Sync(), r.syncer.Close())

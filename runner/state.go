@@ -38,25 +38,35 @@ type AgentRun struct {
 
 // stateBook keeps .parley/agents.json: what each agent's driver is doing,
 // for `parley status`, and which agents are stopped, across restarts. It
-// is runtime state: written atomically, not synced.
+// is runtime state: written atomically, not synced, and off the path of
+// the messages: a goroutine of its own writes the book after a change,
+// once for changes that come faster than it writes. (Written by the
+// worker, the two changes of every message, working then idle again,
+// each replaced a file on the message's path, which on a busy disk cost
+// about as much as the fsyncs that make the message durable.) close
+// writes the last change.
 type stateBook struct {
 	path string
 	now  func() time.Time
 
 	mu     sync.Mutex
 	agents map[string]AgentRun
+	closed bool          // no change is written any more
+	kick   chan struct{} // a change waits for the writer
+	done   chan struct{} // closed when the writer has stopped
 }
 
 func statePath(root string) string { return filepath.Join(root, StateDir, "agents.json") }
 
 func loadStateBook(root string, now func() time.Time) *stateBook {
-	s := &stateBook{path: statePath(root), now: now, agents: map[string]AgentRun{}}
+	s := &stateBook{path: statePath(root), now: now, agents: map[string]AgentRun{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if data, err := os.ReadFile(s.path); err == nil {
 		_ = json.Unmarshal(data, &s.agents) // a damaged file is rewritten from scratch
 	}
 	// A new runner starts every agent afresh: a stop lasts for the run.
 	s.agents = map[string]AgentRun{}
-	s.writeLocked()
+	s.write()
+	go s.writer()
 	return s
 }
 
@@ -72,7 +82,7 @@ func (s *stateBook) set(agent, state, message string) {
 		a.State = StateStopped
 	}
 	s.agents[agent] = a
-	s.writeLocked()
+	s.changedLocked()
 }
 
 func (s *stateBook) setStopped(agent string, stopped bool) {
@@ -85,7 +95,7 @@ func (s *stateBook) setStopped(agent string, stopped bool) {
 		a.State = StateStopped
 	}
 	s.agents[agent] = a
-	s.writeLocked()
+	s.changedLocked()
 }
 
 func (s *stateBook) note(agent, note string) {
@@ -97,7 +107,7 @@ func (s *stateBook) note(agent, note string) {
 		a.State, a.Since = StateIdle, s.now().UTC()
 	}
 	s.agents[agent] = a
-	s.writeLocked()
+	s.changedLocked()
 }
 
 func (s *stateBook) stopped(agent string) bool {
@@ -106,8 +116,42 @@ func (s *stateBook) stopped(agent string) bool {
 	return s.agents[agent].Stopped
 }
 
-func (s *stateBook) writeLocked() {
+// changedLocked has the writer write the book. s.mu is held.
+func (s *stateBook) changedLocked() {
+	if s.closed {
+		return
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default: // a write is pending already: it takes this change too
+	}
+}
+
+func (s *stateBook) writer() {
+	defer close(s.done)
+	for range s.kick {
+		s.write()
+	}
+}
+
+// close writes the last change, if it is not written yet, and stops the
+// writer. The runner changes nothing after.
+func (s *stateBook) close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.kick)
+	}
+	s.mu.Unlock()
+	<-s.done
+}
+
+// write replaces the file with the book. Only the writer calls it (and
+// loadStateBook, before the writer starts).
+func (s *stateBook) write() {
+	s.mu.Lock()
 	data, err := json.MarshalIndent(s.agents, "", "  ")
+	s.mu.Unlock()
 	if err != nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,23 +27,47 @@ import (
 func benchCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
-		Usage: "measure routing speed, latency and memory on this machine, against parley's targets",
+		Usage: "measure routing (or, with --drivers, agent dispatch) speed, latency and memory on this machine, against parley's targets",
 		Description: "Builds throwaway workspaces in --dir and reports, for 1 KiB messages: the raw\n" +
 			"rate of this disk for write+rename+syncfs batches; durable routing rate and\n" +
 			"hop latency (file appears in an outbox -> durable in the inbox) for 1->1\n" +
 			"traffic and for 8 agents broadcasting; idle hop latency; startup with a\n" +
 			"backlog of messages and its peak memory; the CPU an idle runner uses.\n" +
+			"\n" +
+			"With --drivers it measures the agent drivers instead: what dispatch adds\n" +
+			"to a command agent's program (a cat-like sh script) per message, above the\n" +
+			"program's own run time; 4 command agents working through their inboxes in\n" +
+			"parallel, against one; and the session driver's round trip (message\n" +
+			"written to the program -> its answer read). --driver-messages sets the\n" +
+			"backlog of each agent.\n" +
+			"\n" +
 			"Exits 1 when a target is missed.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
 			&cli.IntFlag{Name: "messages", Value: 5000, Usage: "messages per throughput phase"},
 			&cli.IntFlag{Name: "startup", Value: 100000, Usage: "messages pending at startup (0 skips the phase)"},
 			&cli.DurationFlag{Name: "paced", Value: 3 * time.Second, Usage: "how long each latency-at-load phase runs"},
+			&cli.BoolFlag{Name: "drivers", Usage: "measure the command and session drivers instead of routing"},
+			&cli.IntFlag{Name: "driver-messages", Value: 500, Usage: "with --drivers: messages each agent handles (the session round trips are twice as many)"},
+			// The session program of the --drivers phases: this binary.
+			&cli.BoolFlag{Name: "session-agent", Hidden: true},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
+			}
+			if c.Bool("session-agent") {
+				return runner.SessionEcho(e.stdin, e.stdout)
+			}
+			if c.Bool("drivers") {
+				n := c.Int("driver-messages")
+				if n < 2 {
+					return usagef("--driver-messages must be at least 2 (got %d)", n)
+				}
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runDriversBench(ctx, e, driversOptions{Dir: c.String("dir"), Messages: n, JSON: c.Bool("json")})
 			}
 			opts := benchOptions{
 				Dir:      c.String("dir"),
@@ -238,8 +263,13 @@ func printBench(w io.Writer, rep benchReport) {
 		fmt.Fprintf(w, "%-40s %d routed in %.1f s (%.0f msg/s), peak RSS %.0f MiB\n", fmt.Sprintf("startup, %d pending", s.Messages), s.Routed, s.Seconds, float64(s.Routed)/s.Seconds, s.RSSMiB)
 	}
 	fmt.Fprintf(w, "%-40s %.0f ms CPU in %.0f s\n", "idle runner", rep.IdleCPU, rep.IdleWindow)
-	fmt.Fprintf(w, "%-40s %.0f MiB\n\ntargets:\n", "peak RSS of this process", rep.PeakRSSMiB)
-	for _, t := range rep.Targets {
+	fmt.Fprintf(w, "%-40s %.0f MiB\n", "peak RSS of this process", rep.PeakRSSMiB)
+	printTargets(w, rep.Targets)
+}
+
+func printTargets(w io.Writer, targets []targetResult) {
+	fmt.Fprintf(w, "\ntargets:\n")
+	for _, t := range targets {
 		mark := "ok  "
 		if !t.Met {
 			mark = "MISS"
@@ -573,4 +603,198 @@ func percentile(v []float64, p float64) float64 {
 	sort.Float64s(s)
 	i := int(p * float64(len(s)-1))
 	return s[i]
+}
+
+// The drivers: `parley bench --drivers`.
+
+type driversOptions struct {
+	Dir      string
+	Messages int // per agent
+	JSON     bool
+}
+
+// driversReport is what `parley bench --drivers` measured. Times are in
+// milliseconds, walls in seconds.
+type driversReport struct {
+	CPUs     int    `json:"cpus"`
+	Messages int    `json:"messages"` // per agent
+	Program  string `json:"program"`  // the command agents' script
+	// BareP50 is the median run time of the program as a plain child
+	// process (fork, exec, its work, wait), over BareRuns runs.
+	BareP50  float64 `json:"bare_p50_ms"`
+	BareRuns int     `json:"bare_runs"`
+	// Command is one command agent with a backlog of Messages; Parallel
+	// four of them, with concurrency 4; Session one session agent.
+	Command  dispatchFigures `json:"command"`
+	Parallel dispatchFigures `json:"parallel"`
+	Session  dispatchFigures `json:"session"`
+	// OverheadP50 is what dispatch adds to the program, per message:
+	// Command.P50 - BareP50.
+	OverheadP50 float64 `json:"overhead_p50_ms"`
+	// RoundTrip is the session driver's round trip alone: message written
+	// to the program -> the end of its answer read.
+	RoundTripP50 float64        `json:"round_trip_p50_ms"`
+	RoundTripP99 float64        `json:"round_trip_p99_ms"`
+	RoundTrips   int            `json:"round_trips"`
+	Targets      []targetResult `json:"targets"`
+}
+
+// dispatchFigures sums up a runner.DispatchFigures.
+type dispatchFigures struct {
+	Agents int     `json:"agents"`
+	Wall   float64 `json:"wall_s"`
+	// P50 and P99 are of the per-message cycle: from the driver starting
+	// on a message to it starting on the agent's next one (claim, driver,
+	// durable output, publish, done/, next claim).
+	P50       float64 `json:"p50_ms"`
+	P99       float64 `json:"p99_ms"`
+	Mean      float64 `json:"mean_ms"`       // wall / messages per agent
+	DriverP50 float64 `json:"driver_p50_ms"` // the driver alone
+	// MaxRunning is the most drivers seen running at once; AvgRunning
+	// how many ran on average (driver time over wall time).
+	MaxRunning int     `json:"max_running"`
+	AvgRunning float64 `json:"avg_running"`
+}
+
+func summarize(f *runner.DispatchFigures) dispatchFigures {
+	return dispatchFigures{
+		Agents:     f.Agents,
+		Wall:       f.Wall.Seconds(),
+		P50:        percentile(millis(f.Cycles), 0.5),
+		P99:        percentile(millis(f.Cycles), 0.99),
+		Mean:       float64(f.Wall) / float64(time.Millisecond) / float64(f.Messages),
+		DriverP50:  percentile(millis(f.Handles), 0.5),
+		MaxRunning: f.MaxRunning,
+		AvgRunning: f.Busy.Seconds() / f.Wall.Seconds(),
+	}
+}
+
+func millis(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = float64(d) / float64(time.Millisecond)
+	}
+	return out
+}
+
+// runDriversBench measures the drivers against their targets. The command
+// agents run runner.BenchCommandScript; the session agent is this binary
+// (bench --session-agent), which answers at once, so that what is
+// measured is parley.
+func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
+	base, err := os.MkdirTemp(opts.Dir, "parley-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(base)
+	say := func(format string, args ...any) {
+		if !opts.JSON {
+			fmt.Fprintf(e.stderr, format+"\n", args...)
+		}
+	}
+	script := filepath.Join(base, "echo-body.sh")
+	if err := os.WriteFile(script, []byte(runner.BenchCommandScript), 0o755); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	session := []string{self, "bench", "--session-agent"}
+	n := opts.Messages
+	rep := driversReport{
+		CPUs:       runtime.NumCPU(),
+		Messages:   n,
+		Program:    "a /bin/sh script: exec sed '1,/^---$/d' (answers with the body)",
+		BareRuns:   min(max(n/2, 20), 200),
+		RoundTrips: max(2*n, 100),
+	}
+
+	say("the program alone: %d runs ...", rep.BareRuns)
+	bare, err := runner.BenchProcess(ctx, base, []string{script}, runner.BenchMessage("boss", "agent-1"), rep.BareRuns)
+	if err != nil {
+		return err
+	}
+	rep.BareP50 = percentile(millis(bare), 0.5)
+
+	for _, p := range []struct {
+		what   string
+		driver string
+		run    []string
+		agents int
+		dst    *dispatchFigures
+	}{
+		{"1 command agent", runner.DriverCommand, []string{script}, 1, &rep.Command},
+		{"4 command agents", runner.DriverCommand, []string{script}, 4, &rep.Parallel},
+		{"1 session agent", runner.DriverSession, session, 1, &rep.Session},
+	} {
+		say("%s, %d messages each ...", p.what, n)
+		f, err := runner.BenchDispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-%d", p.driver, p.agents)), p.driver, p.run, p.agents, n)
+		if err != nil {
+			return err
+		}
+		*p.dst = summarize(f)
+	}
+	rep.OverheadP50 = rep.Command.P50 - rep.BareP50
+
+	say("session round trips: %d ...", rep.RoundTrips)
+	rt, err := runner.BenchSession(ctx, base, session, rep.RoundTrips)
+	if err != nil {
+		return err
+	}
+	rep.RoundTripP50, rep.RoundTripP99 = percentile(millis(rt), 0.5), percentile(millis(rt), 0.99)
+
+	rep.Targets = driverTargets(rep)
+	if opts.JSON {
+		if err := e.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		printDriversBench(e.stdout, rep)
+	}
+	for _, t := range rep.Targets {
+		if !t.Met {
+			return errors.New("a target was missed (see above)")
+		}
+	}
+	return nil
+}
+
+func driverTargets(rep driversReport) []targetResult {
+	var out []targetResult
+	add := func(name, got, want string, met bool) {
+		out = append(out, targetResult{Name: name, Got: got, Want: want, Met: met})
+	}
+	add("command dispatch overhead p50", ms(rep.OverheadP50), "<= 5 ms above the program", rep.OverheadP50 <= 5)
+	// All four run at once, and, given a CPU each, finish in about the
+	// time one takes. With fewer CPUs than agents they share the CPUs:
+	// the wall time is shown, not judged.
+	p := rep.Parallel
+	ratio := p.Wall / rep.Command.Wall
+	want := fmt.Sprintf("%d at once, wall <= 1.5x one's", p.Agents)
+	met := p.MaxRunning == p.Agents && ratio <= 1.5
+	if rep.CPUs < p.Agents {
+		want = fmt.Sprintf("%d at once; wall not judged on %d CPUs", p.Agents, rep.CPUs)
+		met = p.MaxRunning == p.Agents
+	}
+	add(fmt.Sprintf("%d command agents in parallel", p.Agents), fmt.Sprintf("%d at once, wall %.2fx", p.MaxRunning, ratio), want, met)
+	add("session round trip p50", ms(rep.RoundTripP50), "<= 1 ms", rep.RoundTripP50 <= 1)
+	return out
+}
+
+func printDriversBench(w io.Writer, rep driversReport) {
+	fmt.Fprintf(w, "parley bench --drivers (1 KiB messages, %d per agent, %d CPUs)\n\n", rep.Messages, rep.CPUs)
+	fmt.Fprintf(w, "%-40s %s\n", "command agents' program", rep.Program)
+	fmt.Fprintf(w, "%-40s p50 %s (%d runs)\n", "the program alone (fork+exec+wait)", ms(rep.BareP50), rep.BareRuns)
+	for _, t := range []struct {
+		name string
+		f    dispatchFigures
+	}{{"1 command agent", rep.Command}, {"4 command agents, concurrency 4", rep.Parallel}, {"1 session agent", rep.Session}} {
+		fmt.Fprintf(w, "%-40s per message p50 %s, p99 %s, mean %s; driver alone p50 %s\n", t.name, ms(t.f.P50), ms(t.f.P99), ms(t.f.Mean), ms(t.f.DriverP50))
+		fmt.Fprintf(w, "%-40s wall %.2f s, at most %d running at once, %.2f on average\n", "", t.f.Wall, t.f.MaxRunning, t.f.AvgRunning)
+	}
+	fmt.Fprintf(w, "%-40s %s = %s - %s\n", "dispatch overhead p50 (command)", ms(rep.OverheadP50), ms(rep.Command.P50), ms(rep.BareP50))
+	fmt.Fprintf(w, "%-40s %.2fx one agent's\n", "wall of 4 agents", rep.Parallel.Wall/rep.Command.Wall)
+	fmt.Fprintf(w, "%-40s p50 %s, p99 %s (%d round trips)\n", "session round trip", ms(rep.RoundTripP50), ms(rep.RoundTripP99), rep.RoundTrips)
+	printTargets(w, rep.Targets)
 }

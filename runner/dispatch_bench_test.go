@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The dispatch targets, measured. Each benchmark's op is one message (to
+// each agent); -benchtime 500x gives the 500-message runs of the targets:
+//
+//	go test ./runner -run '^$' -bench 'Dispatch|Parallel|Session' -benchtime 500x
+//
+// Timings are reported, never asserted: `parley bench --drivers` checks
+// them against the targets.
+
+// BenchmarkCommandDispatch: one command agent running a cat-like script
+// (BenchCommandScript) through a backlog of b.N messages. The overhead is
+// what parley adds to the program's own run time: the p50 of a message's
+// cycle through dispatch (see DispatchFigures.Cycles) minus the median
+// time of plain fork/execs of the same script with the same input.
+// Target: overhead p50 <= 5 ms.
+func BenchmarkCommandDispatch(b *testing.B) {
+	ctx := benchContext(b)
+	dir := b.TempDir()
+	run := benchScript(b, dir)
+	bare, err := BenchProcess(ctx, dir, run, BenchMessage("boss", "agent-1"), min(max(b.N, 20), 200))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := BenchDispatch(ctx, filepath.Join(dir, "ws"), DriverCommand, run, 1, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(f.Wall.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(ms(pct(bare, 0.5)), "bare-p50-ms")
+	if len(f.Cycles) > 0 {
+		b.ReportMetric(ms(pct(f.Cycles, 0.5)), "p50-ms")
+		b.ReportMetric(ms(pct(f.Cycles, 0.99)), "p99-ms")
+		b.ReportMetric(ms(pct(f.Cycles, 0.5)-pct(bare, 0.5)), "overhead-p50-ms")
+	}
+	b.ReportMetric(ms(pct(f.Handles, 0.5)), "driver-p50-ms")
+}
+
+// BenchmarkParallelAgents: 4 command agents with b.N messages each, and
+// concurrency 4, against one agent with b.N messages. x-one-agent is the
+// wall time of the four over that of the one (close to 1 with 4 free
+// CPUs); max-running the most agents seen running at once (4: all in
+// parallel), avg-running how many ran on average.
+func BenchmarkParallelAgents(b *testing.B) {
+	ctx := benchContext(b)
+	dir := b.TempDir()
+	run := benchScript(b, dir)
+	one, err := BenchDispatch(ctx, filepath.Join(dir, "one"), DriverCommand, run, 1, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	four, err := BenchDispatch(ctx, filepath.Join(dir, "four"), DriverCommand, run, 4, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(four.Wall.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(one.Wall.Seconds(), "one-agent-s")
+	b.ReportMetric(four.Wall.Seconds(), "four-agents-s")
+	b.ReportMetric(four.Wall.Seconds()/one.Wall.Seconds(), "x-one-agent")
+	b.ReportMetric(float64(four.MaxRunning), "max-running")
+	b.ReportMetric(four.Busy.Seconds()/four.Wall.Seconds(), "avg-running")
+}
+
+// BenchmarkSessionRoundTrip: the session driver's round trip, from
+// writing a message to a session program (this test binary, as
+// SessionEcho) to reading the end of its answer. Target: p50 <= 1 ms.
+func BenchmarkSessionRoundTrip(b *testing.B) {
+	ctx := benchContext(b)
+	rt, err := BenchSession(ctx, b.TempDir(), sessionHelper(b), b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum time.Duration
+	for _, d := range rt {
+		sum += d
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N), "ns/op") // the start of the program left out
+	b.ReportMetric(ms(pct(rt, 0.5)), "p50-ms")
+	b.ReportMetric(ms(pct(rt, 0.99)), "p99-ms")
+}
+
+// BenchmarkSessionDispatch: one session agent through a backlog of b.N
+// messages, everything dispatch does included (the durable moves of the
+// message and of the answer): the session counterpart of
+// BenchmarkCommandDispatch. For information; the target is the round
+// trip.
+func BenchmarkSessionDispatch(b *testing.B) {
+	ctx := benchContext(b)
+	dir := b.TempDir()
+	f, err := BenchDispatch(ctx, dir, DriverSession, sessionHelper(b), 1, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(f.Wall.Nanoseconds())/float64(b.N), "ns/op")
+	if len(f.Cycles) > 0 {
+		b.ReportMetric(ms(pct(f.Cycles, 0.5)), "p50-ms")
+		b.ReportMetric(ms(pct(f.Cycles, 0.99)), "p99-ms")
+	}
+	b.ReportMetric(ms(pct(f.Handles, 0.5)), "driver-p50-ms")
+}
+
+// TestBenchSessionHelper is not a test: it is the session program of the
+// session benchmarks, run as this test binary with
+// PARLEY_BENCH_SESSION_HELPER=1.
+func TestBenchSessionHelper(t *testing.T) {
+	if os.Getenv("PARLEY_BENCH_SESSION_HELPER") != "1" {
+		t.Skip("the session program of the session benchmarks")
+	}
+	if err := SessionEcho(os.Stdin, os.Stdout); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// sessionHelper returns the command line that runs this test binary as
+// TestBenchSessionHelper.
+func sessionHelper(b *testing.B) []string {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("PARLEY_BENCH_SESSION_HELPER", "1") // the driver passes its environment on
+	return []string{self, "-test.run=^TestBenchSessionHelper$"}
+}
+
+// benchScript writes BenchCommandScript into dir.
+func benchScript(b *testing.B, dir string) []string {
+	path := filepath.Join(dir, "echo-body.sh")
+	if err := os.WriteFile(path, []byte(BenchCommandScript), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return []string{path}
+}
+
+func benchContext(b *testing.B) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	b.Cleanup(cancel)
+	return ctx
+}
+
+// pct returns the p-th quantile of v (nearest rank, rounding down).
+func pct(v []time.Duration, p float64) time.Duration {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[int(p*float64(len(s)-1))]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
