@@ -281,11 +281,14 @@ routes:
     to: reply
   - match: {from_role: player, signal: oops}
     to: role:player
+  - match: {type: ALARM}
+    to: "*"
 `)
 	drop(t, ws, "p1", "whisper.md", "[PLAYER_TO_PLAYER]\nto: p2\n\nLeft flank.\n")
 	drop(t, ws, "gm", "prompt.md", "[GM_TO_PLAYER]\ncharacter: tilda-brannock\n\nWhat now?\n")
 	drop(t, ws, "p2", "ack.md", "---\ntype: ACK\nreply_to: 20261121-101500.000000Z-gm-000001\n---\nok\n")
 	drop(t, ws, "p2", "oops.md", "---\nsignal: oops\n---\noops\n")
+	drop(t, ws, "narrator", "alarm.md", "---\ntype: ALARM\n---\nFire!\n")
 	routeAll(t, ws)
 	got := outcomes(t, ws)
 	for file, want := range map[string][]string{
@@ -293,6 +296,7 @@ routes:
 		"prompt.md":  {"p1"},
 		"ack.md":     {"gm"},
 		"oops.md":    {"p1"},
+		"alarm.md":   {"gm", "p1", "p2"},
 	} {
 		if d := cmp.Diff(want, got[file].To); d != "" {
 			t.Errorf("%s went to (-want +got):\n%s (outcome %+v)", file, d, got[file])
@@ -325,13 +329,16 @@ done
 	}
 }
 
-// TestCommandGarbage: output that is not text is not sent; it is refused
-// by the router with the reason, and kept.
+// TestCommandGarbage: output that is not text, or that is addressed to
+// no one known, is not sent; the router refuses it with the reason, and
+// keeps it.
 func TestCommandGarbage(t *testing.T) {
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "garble.sh", "cat >/dev/null; printf 'GIF89a\\000\\001\\002\\003'\n")
-	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: garbler, driver: command, run: [./garble.sh]}\n")
+	script(t, ws, "lost.sh", "cat >/dev/null; printf -- '---\\nto: zed\\n---\\nhello?\\n'\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: garbler, driver: command, run: [./garble.sh]}\n  - {name: lost, driver: command, run: [./lost.sh]}\n")
 	send(t, ws, "boss", "garbler", "draw me something")
+	send(t, ws, "boss", "lost", "write to a friend")
 	if _, err := runIdle(t, ws, Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -341,6 +348,11 @@ func TestCommandGarbage(t *testing.T) {
 	}
 	if got := len(names(t, ws, "garbler", mailbox.Done)); got != 1 {
 		t.Errorf("garbler's done/ holds %d, want the message handled", got)
+	}
+	// To an agent that does not exist: refused with the reason, and kept.
+	lost, _ := ws.Mailbox("lost").List(mailbox.Rejected)
+	if len(lost) != 1 || !strings.Contains(lost[0].Reason, `to: unknown agent "zed"`) {
+		t.Errorf("lost's rejected/ = %+v", lost)
 	}
 	if got := len(names(t, ws, "boss", mailbox.Inbox)); got != 0 {
 		t.Errorf("boss got %d messages, want none", got)
