@@ -19,7 +19,6 @@ import (
 
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
 )
 
 // ResultType is the type of the answer.
@@ -35,15 +34,16 @@ type Roller struct {
 // dice.Seeded(n) for rolls that can be repeated).
 func New(src dice.Source) *Roller { return &Roller{src: src} }
 
-// Handle answers one request.
-func (r *Roller) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
-	in := d.Message
+// Handle answers one request, delivered to the dice agent.
+func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
 	expr := request(in)
 	var body strings.Builder
 	out := mailbox.New(nil)
 	from, _ := in.Get("from")
 	out.Set("to", from)
-	out.Set("reply_to", d.ID)
+	if id, ok := in.Get("id"); ok {
+		out.Set("reply_to", id)
+	}
 	if expr == "" {
 		fmt.Fprintf(&body, "Nothing to roll: name the dice in a dice: field (dice: 1d20+5).\n")
 		out.Body = []byte(body.String())

@@ -7,7 +7,6 @@ import (
 
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
 )
 
 func ask(t *testing.T, r *Roller, text string) *mailbox.Message {
@@ -16,7 +15,8 @@ func ask(t *testing.T, r *Roller, text string) *mailbox.Message {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := r.Handle(context.Background(), &runner.Delivery{Agent: "dice", ID: "20261121-101500.000000Z-gm-000001", Message: m})
+	m.Set("id", "20261121-101500.000000Z-gm-000001")
+	out, err := r.Handle(context.Background(), m)
 	if err != nil {
 		t.Fatal(err)
 	}
