@@ -83,6 +83,10 @@ func WriteFileAtomic(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// SyncDir fsyncs a directory, making the entries created, renamed or
+// removed in it durable.
+func SyncDir(dir string) error { return syncDir(dir) }
+
 // syncDir fsyncs a directory, making the entries renamed into it durable.
 func syncDir(dir string) error {
 	f, err := os.Open(dir)

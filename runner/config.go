@@ -68,6 +68,10 @@ type Config struct {
 	// agents finish what is in flight (the closing message included),
 	// then the runner stops every driver and exits.
 	StopOn []string
+	// Campaign is the campaign under campaigns/ that the campaign
+	// commands and the D&D built-in agents use when none is named. Empty:
+	// the workspace's only campaign.
+	Campaign string
 	// Concurrency caps how many agents' drivers run at once. Default:
 	// the number of CPUs.
 	Concurrency int
@@ -304,6 +308,15 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 					return err
 				}
 				cfg.Timeouts = append(cfg.Timeouts, t)
+			}
+			return nil
+		},
+		"campaign": func(v *yaml.Node) error {
+			if err := scalar(v, "campaign", &cfg.Campaign, bad); err != nil {
+				return err
+			}
+			if err := mailbox.CheckName(cfg.Campaign); err != nil {
+				return bad(v, "campaign", "%v", err)
 			}
 			return nil
 		},

@@ -51,7 +51,7 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
-		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, concurrency, hop_limit, max_output, phase, router, routes, skills, stop_on, strict, timeouts)"},
+		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, campaign, concurrency, hop_limit, max_output, phase, router, routes, skills, stop_on, strict, timeouts)"},
 		{"bad role", "agents:\n  - name: gm\n    role: Game Master\n", `parley.yaml:3: agents[0].role: "Game Master" is not a valid name`},
 		{"bad phase", "phase: two\n", `parley.yaml:1: phase: "two" is not a phase`},
 		{"bad skill name", "skills: [dnd team]\n", `parley.yaml:1: skills: "dnd team" is not a valid name`},
@@ -61,6 +61,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"builtin without a handler", "agents:\n  - name: dice\n    driver: builtin\n", "parley.yaml:2: agents[0].handler: missing"},
 		{"run for a human", "agents:\n  - name: gm\n    run: [x]\n", "parley.yaml:2: agents[0].run: only command and session agents run a program"},
 		{"bad timeout", "agents:\n  - name: gm\n    timeout: soon\n", `parley.yaml:3: agents[0].timeout: "soon" is not a duration`},
+		{"bad campaign name", "campaign: the/rot\nagents: [gm]\n", `parley.yaml:1: campaign: "the/rot" is not a valid name`},
 		{"route to a missing agent", "agents: [gm]\nroutes:\n  - match: {type: X}\n    to: zed\n", `parley.yaml:3: routes[0]: routes to "zed", which is no agent and no agent's role`},
 		{"route to nowhere", "agents: [gm]\nroutes:\n  - match: {type: X}\n", "parley.yaml:3: routes[0]: sends nowhere"},
 		{"route from a missing agent", "agents: [gm]\nroutes:\n  - match: {from: zed}\n    to: gm\n", `parley.yaml:3: routes[0].match.from: "zed" is no agent`},

@@ -55,7 +55,7 @@ func runTeamsDemo(ctx context.Context, e *env, dir string) error {
 	fmt.Fprintf(out, "parley send --from you --to lead --type TASK --field 'topic=%s'\n", teamsTopic)
 
 	fmt.Fprintln(out, "\n== parley run --until-idle")
-	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Handlers: handlers(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Handlers: handlers(ws), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}

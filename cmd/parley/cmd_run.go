@@ -49,7 +49,7 @@ type runOptions struct {
 }
 
 func runRun(ctx context.Context, e *env, ws *runner.Workspace, opts runOptions) error {
-	r, err := runner.Open(ws, runner.Options{Logger: e.logger(opts.Level), UntilIdle: opts.UntilIdle, Handlers: handlers()})
+	r, err := runner.Open(ws, runner.Options{Logger: e.logger(opts.Level), UntilIdle: opts.UntilIdle, Handlers: handlers(ws)})
 	if err != nil {
 		return err
 	}

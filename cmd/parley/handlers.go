@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"slices"
 
+	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/roller"
 	"github.com/parley-dev/parley/mailbox"
@@ -24,9 +26,25 @@ func adapt(h messageHandler) runner.Handler {
 
 // handlers are the built-in agents parley.yaml can name with
 // `driver: builtin` and `handler: NAME`.
-func handlers() runner.Handlers {
+func handlers(ws *runner.Workspace) runner.Handlers {
+	camps := agents.Campaigns{Workspace: ws.Root, Default: ws.Config.Campaign}
+	var narrators []string
+	players := map[string]string{}
+	for _, a := range ws.Config.Agents {
+		if slices.Contains(ws.Roles(a.Name), "narrator") {
+			narrators = append(narrators, a.Name)
+		}
+		if a.Character != "" {
+			players[a.Name] = a.Character
+		}
+	}
 	return runner.Handlers{
 		// dice answers a roll request with a [DICE_RESULT].
 		"dice": adapt(roller.New(dice.Random())),
+		// scribe appends every [NARRATIVE], and the narrators' prose, to
+		// the campaign's scene files.
+		"scribe": adapt(&agents.Scribe{Campaigns: camps, Narrators: narrators}),
+		// journal adds a [JOURNAL_ENTRY] to its character's journal.
+		"journal": adapt(&agents.Journaler{Campaigns: camps, Players: players}),
 	}
 }

@@ -1,0 +1,41 @@
+// Package agents holds the D&D table's built-in agents: Go handlers that
+// answer messages by changing campaign files — the scribe that keeps the
+// scenes, the journal keeper, the state writer that applies the GM's
+// deltas, and the game master's tools. Each handles one message at a time
+// and knows nothing of the runner: cmd/parley registers them.
+package agents
+
+import (
+	"strings"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Campaigns finds the campaign a message is about: the one its campaign
+// field names, else Default, else the workspace's only campaign.
+type Campaigns struct {
+	Workspace string // the workspace root
+	Default   string // campaign: in parley.yaml; may be empty
+}
+
+// For returns the campaign of a message.
+func (c Campaigns) For(m *mailbox.Message) (*campaigns.Campaign, error) {
+	name, _ := m.Field("campaign")
+	if name == "" {
+		name = c.Default
+	}
+	return campaigns.Find(c.Workspace, strings.TrimSpace(name))
+}
+
+// typeOf returns a message's type without the brackets of its tag.
+func typeOf(m *mailbox.Message) string {
+	t, _ := m.Get("type")
+	return strings.Trim(t, "[] ")
+}
+
+// field returns a protocol field, trimmed.
+func field(m *mailbox.Message, key string) string {
+	v, _ := m.Field(key)
+	return strings.TrimSpace(v)
+}

@@ -1,0 +1,89 @@
+package agents
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// table makes a workspace with one campaign and a character sheet.
+func table(t *testing.T) (string, *campaigns.Campaign) {
+	t.Helper()
+	ws := t.TempDir()
+	camp, err := campaigns.New(ws, "the-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheet := "# Tilda Brannock\n\n| | |\n|---|---|\n| **Level** | 1 |\n| **Hit Points** | 12/12 |\n"
+	if err := os.WriteFile(camp.SheetPath("tilda-brannock"), []byte(sheet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws, camp
+}
+
+func msg(t *testing.T, text string) *mailbox.Message {
+	t.Helper()
+	m, err := mailbox.Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestScribe(t *testing.T) {
+	ws, camp := table(t)
+	s := &Scribe{Campaigns: Campaigns{Workspace: ws}, Narrators: []string{"narrator"}}
+	for _, text := range []string{
+		"---\nid: 20261121-101500.000000Z-gm-000001\nfrom: gm\ntype: NARRATIVE\n---\n[NARRATIVE]\n\nRain on the roof. Tilda rolls 1d20+5 = [8]+5 = 13.\n",
+		"---\nid: 20261121-101501.000000Z-gm-000002\nfrom: gm\ntype: GM_TO_PLAYER\n---\nWhat do you do?\n", // not story
+		"---\nid: 20261121-101502.000000Z-narrator-000003\nfrom: narrator\ntype: SCENE_PROSE\nscene_number: \"002\"\nscene_slug: the-docks\nlocation: The docks\n---\nGulls wheel overhead.\n",
+		"---\nid: 20261121-101503.000000Z-narrator-000004\nfrom: narrator\ntype: NARRATOR_REQUEST\n---\nWhat happened at the gate?\n", // a question
+		"---\nid: 20261121-101504.000000Z-aria-000005\nfrom: aria\ntype: PLAYER_TO_GM\n---\nI draw my sword.\n",
+	} {
+		if out, err := s.Handle(context.Background(), msg(t, text)); err != nil || out != nil {
+			t.Fatalf("Handle = %v, %v", out, err)
+		}
+	}
+	one, _ := os.ReadFile(filepath.Join(camp.Path("scenes"), "001-opening.md"))
+	if !strings.HasSuffix(string(one), "<!-- message 20261121-101500.000000Z-gm-000001 -->\nRain on the roof. Tilda rolls.\n") {
+		t.Errorf("scene 1:\n%s", one)
+	}
+	two, _ := os.ReadFile(filepath.Join(camp.Path("scenes"), "002-the-docks.md"))
+	if !strings.Contains(string(two), "location: The docks\n") || !strings.HasSuffix(string(two), "Gulls wheel overhead.\n") {
+		t.Errorf("scene 2:\n%s", two)
+	}
+	if all, _ := os.ReadDir(camp.Path("scenes")); len(all) != 3 { // and .gitkeep
+		t.Errorf("scenes/ holds %d files", len(all))
+	}
+}
+
+func TestJournaler(t *testing.T) {
+	ws, camp := table(t)
+	j := &Journaler{Campaigns: Campaigns{Workspace: ws}, Players: map[string]string{"aria": "tilda-brannock"}, Now: func() time.Time { return time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC) }}
+	in := msg(t, "---\nid: 20261121-101500.000000Z-aria-000001\nfrom: aria\ntype: JOURNAL_ENTRY\ntitle: The Mermaid\nfeel: Uneasy.\n---\nWe met Lysara.\nWhat I learned: She pays well.\n")
+	for range 2 { // handled twice after a crash: written once
+		if _, err := j.Handle(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(camp.JournalPath("tilda-brannock"))
+	want := "\n## 2026-11-21 — The Mermaid\n<!-- message 20261121-101500.000000Z-aria-000001 -->\n\n**What happened:** We met Lysara.\n\n**What I learned:** She pays well.\n\n**How I feel:** Uneasy.\n"
+	if !strings.HasSuffix(string(got), want) || strings.Count(string(got), "## 2026") != 1 {
+		t.Errorf("journal:\n%s", got)
+	}
+	// A sender who plays no one, naming no one: the error says why.
+	_, err := j.Handle(context.Background(), msg(t, "---\nfrom: gm\ntype: JOURNAL_ENTRY\n---\nx\n"))
+	if err == nil || !strings.Contains(err.Error(), "gm plays none") {
+		t.Errorf("Handle = %v", err)
+	}
+	_, err = j.Handle(context.Background(), msg(t, "---\nfrom: gm\ntype: JOURNAL_ENTRY\ncharacter: nobody-here\n---\nx\n"))
+	if err == nil || !strings.Contains(err.Error(), `no such character "nobody-here"`) {
+		t.Errorf("Handle = %v", err)
+	}
+}

@@ -1,0 +1,61 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/parley-dev/parley/campaigns/journal"
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// JournalType is the type of the message a player sends to have an entry
+// added to their journal.
+const JournalType = "JOURNAL_ENTRY"
+
+// Journaler adds entries to the characters' journals: a [JOURNAL_ENTRY]
+// whose fields (title, happened, did, learned, feel) or free text (with
+// labels, see journal.Parse) give the parts. The character is the one the
+// message names, else the one its sender plays. It answers nothing.
+type Journaler struct {
+	Campaigns
+	// Players maps an agent to the character it plays.
+	Players map[string]string
+	// Now dates the entries; nil means time.Now.
+	Now func() time.Time
+}
+
+// Handle adds one entry.
+func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
+	if typeOf(in) != JournalType {
+		return nil, nil
+	}
+	camp, err := j.For(in)
+	if err != nil {
+		return nil, err
+	}
+	character := characterOf(in, j.Players)
+	if character == "" {
+		from, _ := in.Get("from")
+		return nil, fmt.Errorf("%s: whose journal? name the character (character: tilda-brannock): %s plays none", JournalType, from)
+	}
+	if _, err := camp.Sheet(character); err != nil {
+		return nil, err
+	}
+	e := journal.Parse(string(in.Body))
+	for key, dst := range map[string]*string{"title": &e.Title, "happened": &e.Happened, "did": &e.Did, "learned": &e.Learned, "feel": &e.Feel} {
+		if v := field(in, key); v != "" {
+			*dst = v
+		}
+	}
+	now := time.Now
+	if j.Now != nil {
+		now = j.Now
+	}
+	e.Date = now()
+	e.ID, _ = in.Get("id")
+	if _, err := journal.Add(camp.JournalPath(character), character, e); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}

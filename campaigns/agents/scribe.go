@@ -1,0 +1,79 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/scenes"
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Scribe appends the story to the campaign's scene files: every
+// [NARRATIVE], and the prose the narrators send (anything from them but a
+// [NARRATOR_REQUEST], which is a question for the GM). The scene is the one
+// the message names (scene_number and scene_slug, or current_scene:
+// "005 - the-warehouse-heist"), else the one being told; location and time
+// fields go into the scene's frontmatter. It answers nothing.
+type Scribe struct {
+	Campaigns
+	// Narrators are the agents whose prose is the story.
+	Narrators []string
+}
+
+var currentSceneRE = regexp.MustCompile(`^\s*(\d+)\s*[-–—:]\s*([a-z0-9]+(?:-[a-z0-9]+)*)\s*$`)
+
+// Handle appends one message's prose.
+func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
+	typ := typeOf(in)
+	from, _ := in.Get("from")
+	narrator := slices.Contains(s.Narrators, from)
+	if typ != "NARRATIVE" && (!narrator || typ == "NARRATOR_REQUEST") {
+		return nil, nil // not story: nothing to keep
+	}
+	camp, err := s.For(in)
+	if err != nil {
+		return nil, err
+	}
+	e := scenes.Entry{
+		Slug:     field(in, "scene_slug"),
+		Location: field(in, "location"),
+		Time:     field(in, "time"),
+		Text:     string(in.Body),
+	}
+	e.ID, _ = in.Get("id")
+	if n := field(in, "scene_number"); n != "" {
+		num, err := strconv.Atoi(n)
+		if err != nil || num < 1 {
+			return nil, fmt.Errorf("scene_number: %q is not a scene number (like 005)", n)
+		}
+		e.Number = num
+	}
+	if m := currentSceneRE.FindStringSubmatch(field(in, "current_scene")); m != nil && e.Number == 0 && e.Slug == "" {
+		e.Number, _ = strconv.Atoi(m[1])
+		e.Slug = m[2]
+	}
+	_, _, err = scenes.Append(camp.Path(campaigns.ScenesDir), e)
+	if errors.Is(err, scenes.ErrNothingToTell) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// characterOf returns the character a message is about: its character
+// field, else the one its sender plays.
+func characterOf(in *mailbox.Message, players map[string]string) string {
+	if c := field(in, "character"); c != "" {
+		return strings.ToLower(strings.ReplaceAll(c, " ", "-"))
+	}
+	from, _ := in.Get("from")
+	return players[from]
+}

@@ -1,0 +1,202 @@
+// Package checkpoint saves a workspace's story in git: it commits the
+// campaign and plan files, and nothing else — not the campaigns' tmp/
+// directories, not the mailboxes, not parley's runtime files under
+// .parley/, and not other changes a person has staged. It only ever adds
+// a commit on top of the current branch: it never amends, resets or
+// rewrites history.
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Paths are the workspace directories a checkpoint saves.
+var Paths = []string{"campaigns", "plans"}
+
+// Errors callers branch on.
+var (
+	ErrNotRepo   = errors.New("the workspace is not in a git repository: run `git init` first")
+	ErrNothing   = errors.New("nothing changed since the last checkpoint")
+	ErrNoGit     = errors.New("git is not installed")
+	ErrDetached  = errors.New("git is on no branch (detached HEAD): check out a branch first")
+	ErrConflicts = errors.New("the repository is in the middle of a merge or rebase: finish it first")
+)
+
+// Options say what to save and how to describe it.
+type Options struct {
+	// Message is the commit message; empty for one made from what
+	// changed (see Describe).
+	Message string
+	// Describe makes the first line of the default message from the
+	// changed files (relative to the workspace); nil for a plain one.
+	Describe func(changed []string) string
+}
+
+// Result is a checkpoint made.
+type Result struct {
+	Commit  string   `json:"commit"`  // the new commit's hash
+	Message string   `json:"message"` // its message
+	Files   []string `json:"files"`   // what it changed, relative to the workspace
+}
+
+// Save commits the changes to the campaign and plan files of the
+// workspace at root.
+func Save(ctx context.Context, root string, opts Options) (*Result, error) {
+	g := &git{ctx: ctx, dir: root}
+	top, err := g.run("rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, err
+	}
+	top = strings.TrimSpace(top)
+	if _, err := g.run("symbolic-ref", "-q", "HEAD"); err != nil {
+		return nil, ErrDetached
+	}
+	if gitDir, err := g.run("rev-parse", "--git-dir"); err == nil {
+		for _, f := range []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD"} {
+			if exists(filepath.Join(root, strings.TrimSpace(gitDir), f)) {
+				return nil, ErrConflicts
+			}
+		}
+	}
+	specs := pathspecs(root, top)
+	if len(specs) == 0 {
+		return nil, ErrNothing
+	}
+	// Stage exactly the story: new, changed and removed files under the
+	// saved directories, never the transient ones.
+	if _, err := g.run(append([]string{"add", "--all", "--"}, specs...)...); err != nil {
+		return nil, err
+	}
+	out, err := g.run(append([]string{"diff", "--cached", "--name-only", "-z", "--"}, specs...)...)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for _, f := range strings.Split(out, "\x00") {
+		if f == "" {
+			continue
+		}
+		rel, err := filepath.Rel(root, filepath.Join(top, f))
+		if err != nil {
+			rel = f
+		}
+		changed = append(changed, filepath.ToSlash(rel))
+	}
+	sort.Strings(changed)
+	if len(changed) == 0 {
+		return nil, ErrNothing
+	}
+	msg := opts.Message
+	if msg == "" {
+		msg = defaultMessage(changed, opts.Describe)
+	}
+	// --only with the pathspecs: other changes the person staged stay
+	// staged and out of this commit.
+	args := []string{"commit", "--quiet", "--no-verify", "--only", "-m", msg, "--"}
+	if _, err := g.commit(append(args, specs...)...); err != nil {
+		return nil, err
+	}
+	hash, err := g.run("rev-parse", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Commit: strings.TrimSpace(hash), Message: msg, Files: changed}, nil
+}
+
+// pathspecs are the saved directories that exist, as git pathspecs from
+// the repository's top, with the transient paths excluded.
+func pathspecs(root, top string) []string {
+	var specs []string
+	for _, p := range Paths {
+		if !exists(filepath.Join(root, p)) {
+			continue
+		}
+		rel, err := filepath.Rel(top, filepath.Join(root, p))
+		if err != nil {
+			continue
+		}
+		specs = append(specs, ":(top)"+filepath.ToSlash(rel))
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	rel, _ := filepath.Rel(top, filepath.Join(root, "campaigns"))
+	return append(specs, ":(top,exclude,glob)"+filepath.ToSlash(rel)+"/*/tmp/**")
+}
+
+// defaultMessage says what a checkpoint saves: a first line, then the
+// files.
+func defaultMessage(changed []string, describe func([]string) string) string {
+	first := ""
+	if describe != nil {
+		first = describe(changed)
+	}
+	if first == "" {
+		first = "checkpoint"
+	}
+	var b strings.Builder
+	b.WriteString(first)
+	b.WriteString("\n\n")
+	for _, f := range changed {
+		fmt.Fprintf(&b, "- %s\n", f)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+type git struct {
+	ctx context.Context
+	dir string
+}
+
+func (g *git) run(args ...string) (string, error) {
+	return g.exec(nil, args...)
+}
+
+// commit runs git commit, with an author of last resort when the
+// repository has none configured (a fresh machine should still save).
+func (g *git) commit(args ...string) (string, error) {
+	var pre []string
+	if name, _ := g.run("config", "user.name"); strings.TrimSpace(name) == "" {
+		pre = append(pre, "-c", "user.name=parley")
+	}
+	if email, _ := g.run("config", "user.email"); strings.TrimSpace(email) == "" {
+		pre = append(pre, "-c", "user.email=parley@localhost")
+	}
+	return g.exec(pre, args...)
+}
+
+func (g *git) exec(pre []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(g.ctx, "git", append(pre, args...)...)
+	cmd.Dir = g.dir
+	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrNotFound) {
+		return "", ErrNoGit
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if strings.Contains(msg, "not a git repository") {
+			return "", ErrNotRepo
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return stdout.String(), nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

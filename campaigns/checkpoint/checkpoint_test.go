@@ -1,0 +1,113 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// repo makes a git repository with no identity configured, as on a fresh
+// machine, and returns its path.
+func repo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	return dir
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func write(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSave(t *testing.T) {
+	top := repo(t)
+	ws := filepath.Join(top, "table") // the workspace may sit inside a larger repository
+	write(t, ws, map[string]string{
+		"parley.yaml":                           "agents: [gm]\n",
+		"campaigns/rot/story-state.md":          "# Story\n",
+		"campaigns/rot/party/tilda-brannock.md": "| **Hit Points** | 12/12 |\n",
+		"campaigns/rot/tmp/gm-state-delta.md":   "- NPC: x\n",
+		"plans/plan-1.md":                       "# Plan\n",
+		"mailboxes/gm/inbox/20261121-x.md":      "hi\n",
+		".parley/journal.jsonl":                 "{}\n",
+		"notes.txt":                             "mine\n",
+	})
+	gitIn(t, top, "add", "table/notes.txt") // staged by the person: not ours to commit
+	res, err := Save(context.Background(), ws, Options{Describe: func(changed []string) string { return "save: rot, " + changed[0] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"campaigns/rot/party/tilda-brannock.md", "campaigns/rot/story-state.md", "plans/plan-1.md"}
+	if d := cmp.Diff(want, res.Files); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	if !strings.HasPrefix(res.Message, "save: rot, campaigns/rot/party/tilda-brannock.md\n\n- campaigns/rot/party/tilda-brannock.md\n") {
+		t.Errorf("message = %q", res.Message)
+	}
+	committed := gitIn(t, top, "show", "--name-only", "--format=%an", "HEAD")
+	if !strings.HasPrefix(committed, "parley\n") || strings.Contains(committed, "tmp/") || strings.Contains(committed, "notes.txt") || strings.Contains(committed, "mailboxes") {
+		t.Errorf("the commit holds:\n%s", committed)
+	}
+	if staged := gitIn(t, top, "diff", "--cached", "--name-only"); staged != "table/notes.txt\n" {
+		t.Errorf("still staged = %q, want the person's file", staged)
+	}
+
+	// Nothing new: said so, and no commit.
+	if _, err := Save(context.Background(), ws, Options{}); !errors.Is(err, ErrNothing) {
+		t.Errorf("Save with nothing changed = %v", err)
+	}
+	// A removed file and an edited one; a message of our own.
+	os.Remove(filepath.Join(ws, "plans/plan-1.md"))
+	write(t, ws, map[string]string{"campaigns/rot/story-state.md": "# Story\nmore\n"})
+	res, err = Save(context.Background(), ws, Options{Message: "before the boss fight"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"campaigns/rot/story-state.md", "plans/plan-1.md"}, res.Files); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	if log := gitIn(t, top, "log", "--format=%s"); log != "before the boss fight\nsave: rot, campaigns/rot/party/tilda-brannock.md\n" {
+		t.Errorf("history = %q", log)
+	}
+}
+
+func TestSaveNotRepo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Setenv("GIT_CEILING_DIRECTORIES", os.TempDir())
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"campaigns/rot/story-state.md": "x\n"})
+	if _, err := Save(context.Background(), dir, Options{}); !errors.Is(err, ErrNotRepo) {
+		t.Errorf("Save outside a repository = %v, want ErrNotRepo", err)
+	}
+}

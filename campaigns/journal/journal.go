@@ -1,0 +1,166 @@
+// Package journal keeps a character's journal, party/<character>-journal.md:
+// dated entries, newest last, each telling what happened, what the
+// character did, what they learned and how they feel, in their own voice.
+//
+// An entry is appended; nothing else in the file moves, so a person may
+// edit earlier entries by hand. An entry written for a message carries the
+// message id in an HTML comment (invisible when the file is rendered), so
+// that a message handled twice after a crash is journaled once.
+package journal
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Entry is one journal entry.
+type Entry struct {
+	Date     time.Time
+	Title    string
+	Happened string // what happened
+	Did      string // what I did
+	Learned  string // what I learned
+	Feel     string // how I feel
+	// ID, when set, is the id of the message the entry was written for:
+	// an entry with an id the journal holds already is not added again.
+	ID string
+}
+
+// ErrEmpty is the error for an entry that says nothing.
+var ErrEmpty = errors.New("the entry says nothing: give a title or what happened")
+
+// The parts of an entry, as they are labelled in the file and in text
+// given to Parse.
+var parts = []struct {
+	label string
+	field func(*Entry) *string
+}{
+	{"What happened", func(e *Entry) *string { return &e.Happened }},
+	{"What I did", func(e *Entry) *string { return &e.Did }},
+	{"What I learned", func(e *Entry) *string { return &e.Learned }},
+	{"How I feel", func(e *Entry) *string { return &e.Feel }},
+}
+
+// Parse reads an entry from text a person or an agent wrote: an optional
+// "Title:" line, then paragraphs, each part starting with its label ("What
+// happened:", "What I did:", "What I learned:", "How I feel:", with or
+// without ** around it). Text before any label is what happened.
+func Parse(text string) Entry {
+	var e Entry
+	cur := &e.Happened
+	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		bare := strings.TrimSpace(strings.ReplaceAll(line, "**", ""))
+		if rest, ok := cutLabel(bare, "Title"); ok && e.Title == "" {
+			e.Title = rest
+			continue
+		}
+		labelled := false
+		for _, p := range parts {
+			if rest, ok := cutLabel(bare, p.label); ok {
+				cur = p.field(&e)
+				*cur = appendLine(*cur, rest)
+				labelled = true
+				break
+			}
+		}
+		if !labelled {
+			*cur = appendLine(*cur, line)
+		}
+	}
+	for _, p := range parts {
+		f := p.field(&e)
+		*f = strings.TrimSpace(*f)
+	}
+	return e
+}
+
+// cutLabel cuts "Label:" from the start of a line, case-insensitively.
+func cutLabel(line, label string) (string, bool) {
+	if len(line) <= len(label) || !strings.EqualFold(line[:len(label)], label) || line[len(label)] != ':' {
+		return "", false
+	}
+	return strings.TrimSpace(line[len(label)+1:]), true
+}
+
+func appendLine(s, line string) string {
+	if s == "" {
+		return line
+	}
+	return s + "\n" + line
+}
+
+// Add appends an entry to the journal at path, creating the file with a
+// heading for character when it does not exist. The file is replaced
+// atomically. It reports false, with no error, when the journal holds an
+// entry for e.ID already.
+func Add(path, character string, e Entry) (bool, error) {
+	if strings.TrimSpace(e.Title+e.Happened+e.Did+e.Learned+e.Feel) == "" {
+		return false, ErrEmpty
+	}
+	old, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		old = []byte(fmt.Sprintf("# %s — Journal\n\n> Written in %s's own voice, one entry per day of play, newest last.\n", displayName(character), displayName(character)))
+	} else if err != nil {
+		return false, err
+	}
+	if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
+		return false, nil
+	}
+	var b bytes.Buffer
+	b.Write(old)
+	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
+		b.WriteByte('\n')
+	}
+	b.WriteString(Format(e))
+	if err := mailbox.WriteFileAtomic(path, b.Bytes()); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Format renders an entry as it is appended to a journal: a blank line,
+// a dated heading, then each part that has something to say.
+func Format(e Entry) string {
+	var b strings.Builder
+	b.WriteString("\n")
+	date := e.Date
+	if date.IsZero() {
+		date = time.Now()
+	}
+	heading := date.Format("2006-01-02")
+	if e.Title != "" {
+		heading += " — " + oneLine(e.Title)
+	}
+	fmt.Fprintf(&b, "## %s\n", heading)
+	if e.ID != "" {
+		fmt.Fprintf(&b, "%s\n", marker(e.ID))
+	}
+	for _, p := range parts {
+		if text := strings.TrimSpace(*p.field(&e)); text != "" {
+			fmt.Fprintf(&b, "\n**%s:** %s\n", p.label, text)
+		}
+	}
+	return b.String()
+}
+
+func marker(id string) string { return "<!-- message " + id + " -->" }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// displayName turns tilda-brannock into "Tilda Brannock".
+func displayName(character string) string {
+	words := strings.Split(character, "-")
+	for i, w := range words {
+		if w != "" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, " ")
+}

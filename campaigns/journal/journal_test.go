@@ -1,0 +1,97 @@
+package journal
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       Entry
+	}{
+		{"labels", "Title: The warehouse\nWhat happened: We broke in.\nThe door was rotten.\n**What I did:** Picked the lock.\nwhat i learned: The cult is real.\nHow I feel: Cold.\n",
+			Entry{Title: "The warehouse", Happened: "We broke in.\nThe door was rotten.", Did: "Picked the lock.", Learned: "The cult is real.", Feel: "Cold."}},
+		{"prose only", "We waited all night.\n\nNobody came.\n", Entry{Happened: "We waited all night.\n\nNobody came."}},
+		{"a second title line is text", "Title: One\nTitle: Two\n", Entry{Title: "One", Happened: "Title: Two"}},
+		{"crlf", "Title: A\r\nHow I feel: fine\r\n", Entry{Title: "A", Feel: "fine"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, Parse(tc.text)); d != "" {
+				t.Errorf("Parse (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAdd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "corwin-voss-journal.md")
+	day := time.Date(2026, 11, 21, 20, 0, 0, 0, time.UTC)
+	added, err := Add(path, "corwin-voss", Entry{Date: day, Title: "The Blushing Mermaid", Happened: "Met Lysara.", Feel: "Wary."})
+	if err != nil || !added {
+		t.Fatalf("Add = %v, %v", added, err)
+	}
+	want := "# Corwin Voss — Journal\n\n> Written in Corwin Voss's own voice, one entry per day of play, newest last.\n" +
+		"\n## 2026-11-21 — The Blushing Mermaid\n\n**What happened:** Met Lysara.\n\n**How I feel:** Wary.\n"
+	got, _ := os.ReadFile(path)
+	if d := cmp.Diff(want, string(got)); d != "" {
+		t.Fatalf("journal (-want +got):\n%s", d)
+	}
+
+	// A person edits the file; the next entry keeps the edit, and a
+	// message journaled twice is written once.
+	edited := strings.Replace(string(got), "Met Lysara.", "Met Lysara. She lied.", 1)
+	os.WriteFile(path, []byte(strings.TrimSuffix(edited, "\n")), 0o644)
+	e := Entry{Date: day.Add(24 * time.Hour), Learned: "The rot spreads.", ID: "20261122-200000.000000Z-corwin-0a0b0c"}
+	for i, wantAdded := range []bool{true, false} {
+		added, err := Add(path, "corwin-voss", e)
+		if err != nil || added != wantAdded {
+			t.Fatalf("Add #%d = %v, %v; want %v", i+1, added, err, wantAdded)
+		}
+	}
+	got, _ = os.ReadFile(path)
+	wantEnd := "She lied.\n\n**How I feel:** Wary.\n\n## 2026-11-22\n<!-- message 20261122-200000.000000Z-corwin-0a0b0c -->\n\n**What I learned:** The rot spreads.\n"
+	if !strings.HasSuffix(string(got), wantEnd) {
+		t.Errorf("journal ends %q, want %q", got, wantEnd)
+	}
+}
+
+func TestAddEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x-journal.md")
+	if _, err := Add(path, "x", Entry{Happened: "  \n"}); err != ErrEmpty {
+		t.Errorf("Add of an empty entry = %v, want ErrEmpty", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("an empty entry created the journal")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"Title: x\nWhat happened: y\n", "**How I feel:** ok", "What I did:", ":\n::", "title:\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		e := Parse(text)
+		// Whatever was said, but the labels, is kept somewhere.
+		all := strings.ReplaceAll(e.Title+" "+e.Happened+" "+e.Did+" "+e.Learned+" "+e.Feel, "**", "")
+		for _, line := range strings.Split(text, "\n") {
+			bare := strings.TrimSpace(strings.ReplaceAll(line, "**", ""))
+			for _, label := range []string{"Title", "What happened", "What I did", "What I learned", "How I feel"} {
+				if rest, ok := cutLabel(bare, label); ok {
+					bare = rest
+					break
+				}
+			}
+			for _, w := range strings.Fields(bare) {
+				if !strings.Contains(all, w) {
+					t.Fatalf("word %q of %q is lost: %+v", w, text, e)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,346 @@
+// Package scenes keeps the story as it is told: scenes/NNN-slug.md in a
+// campaign, one file per scene, numbered in order, holding the prose the
+// players heard. A scribe appends each narrative to the scene it belongs
+// to, starting a new file when the scene number or slug changes; the
+// file's frontmatter holds the scene's location and time when they are
+// known. Secrets, difficulty classes and raw dice notation never reach a
+// scene file: they are for the GM's eyes.
+package scenes
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Scene is a scene file.
+type Scene struct {
+	Number int
+	Slug   string
+	Path   string
+}
+
+var fileRE = regexp.MustCompile(`^(\d{1,4})-([a-z0-9]+(?:-[a-z0-9]+)*)\.md$`)
+
+// FileName returns the name of a scene's file: 005-the-warehouse-heist.md.
+func FileName(number int, slug string) string {
+	return fmt.Sprintf("%03d-%s.md", number, slug)
+}
+
+// List returns the scene files of a scenes directory, in order. Files
+// whose names do not follow NNN-slug.md are not scenes and are left out.
+func List(dir string) ([]Scene, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Scene
+	for _, de := range des {
+		m := fileRE.FindStringSubmatch(de.Name())
+		if m == nil || de.IsDir() {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, Scene{Number: n, Slug: m[2], Path: filepath.Join(dir, de.Name())})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// Current returns the scene being told: the highest-numbered one (the
+// last by name among files with that number). ok is false when there is
+// none.
+func Current(dir string) (Scene, bool, error) {
+	all, err := List(dir)
+	if err != nil || len(all) == 0 {
+		return Scene{}, false, err
+	}
+	return all[len(all)-1], true, nil
+}
+
+// Entry is a piece of the story to append.
+type Entry struct {
+	Number   int    // the scene's number; 0 for the scene being told
+	Slug     string // the scene's slug; "" for the scene being told
+	Location string // where it happens, when known
+	Time     string // when it happens, when known
+	Text     string // the prose, before Clean
+	// ID, when set, is the id of the message the text came from: text with
+	// an id the scene holds already is not appended again.
+	ID string
+}
+
+// ErrNothingToTell is the error for an entry whose text is empty once
+// cleaned.
+var ErrNothingToTell = errors.New("nothing to append: the text is empty once secrets, DCs and dice are removed")
+
+// Append adds an entry to the scene it belongs to in dir, and returns the
+// scene's file. A new scene file is numbered from the highest existing one
+// unless the entry names a number that is free. It reports false, with no
+// error, when the scene holds the entry's id already. A scene file whose
+// frontmatter a person broke is not touched: the error names it.
+func Append(dir string, e Entry) (string, bool, error) {
+	text := Clean(e.Text)
+	if text == "" {
+		return "", false, ErrNothingToTell
+	}
+	if e.Slug != "" && !fileRE.MatchString(FileName(1, e.Slug)) {
+		return "", false, fmt.Errorf("scene slug %q: use lower-case words joined by - (the-warehouse-heist)", e.Slug)
+	}
+	target, err := pick(dir, e)
+	if err != nil {
+		return "", false, err
+	}
+	old, err := os.ReadFile(target.Path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", false, err
+	}
+	var doc []byte
+	if old == nil {
+		doc = newScene(target, e)
+	} else {
+		if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
+			return target.Path, false, nil
+		}
+		doc, err = setFront(target.Path, old, map[string]string{"location": e.Location, "time": e.Time})
+		if err != nil {
+			return "", false, err
+		}
+	}
+	var b bytes.Buffer
+	b.Write(doc)
+	if !bytes.HasSuffix(doc, []byte("\n")) {
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	if e.ID != "" {
+		b.WriteString(marker(e.ID) + "\n")
+	}
+	b.WriteString(text)
+	b.WriteByte('\n')
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, err
+	}
+	if err := mailbox.WriteFileAtomic(target.Path, b.Bytes()); err != nil {
+		return "", false, err
+	}
+	return target.Path, true, nil
+}
+
+// pick finds the file an entry goes to.
+func pick(dir string, e Entry) (Scene, error) {
+	all, err := List(dir)
+	if err != nil {
+		return Scene{}, err
+	}
+	var cur *Scene
+	if len(all) > 0 {
+		cur = &all[len(all)-1]
+	}
+	next := 1
+	if cur != nil {
+		next = cur.Number + 1
+	}
+	free := func(n int) bool {
+		for _, s := range all {
+			if s.Number == n {
+				return false
+			}
+		}
+		return true
+	}
+	at := func(n int, slug string) Scene {
+		return Scene{Number: n, Slug: slug, Path: filepath.Join(dir, FileName(n, slug))}
+	}
+	switch {
+	case e.Number == 0 && e.Slug == "":
+		if cur != nil {
+			return *cur, nil
+		}
+		return at(1, "opening"), nil
+	case e.Slug == "":
+		// A number alone: that scene if it exists, else a new one.
+		for i := len(all) - 1; i >= 0; i-- {
+			if all[i].Number == e.Number {
+				return all[i], nil
+			}
+		}
+		slug := "untitled"
+		if cur != nil {
+			slug = cur.Slug
+		}
+		return at(e.Number, slug), nil
+	}
+	for _, s := range all {
+		if s.Slug == e.Slug && (e.Number == 0 || s.Number == e.Number) {
+			return s, nil
+		}
+	}
+	if e.Number > 0 && free(e.Number) {
+		return at(e.Number, e.Slug), nil
+	}
+	return at(next, e.Slug), nil
+}
+
+// newScene is the start of a new scene file.
+func newScene(s Scene, e Entry) []byte {
+	var b strings.Builder
+	b.WriteString("---\n")
+	fmt.Fprintf(&b, "scene: %d\n", s.Number)
+	fmt.Fprintf(&b, "slug: %s\n", s.Slug)
+	if e.Location != "" {
+		fmt.Fprintf(&b, "location: %s\n", quote(e.Location))
+	}
+	if e.Time != "" {
+		fmt.Fprintf(&b, "time: %s\n", quote(e.Time))
+	}
+	b.WriteString("---\n")
+	fmt.Fprintf(&b, "# Scene %d: %s\n", s.Number, title(s.Slug))
+	return []byte(b.String())
+}
+
+// setFront sets frontmatter keys to the values given (empty ones are
+// left alone), changing only their lines.
+func setFront(path string, doc []byte, values map[string]string) ([]byte, error) {
+	if !bytes.HasPrefix(doc, []byte("---\n")) {
+		return doc, nil // no frontmatter: a person's choice, kept
+	}
+	end := bytes.Index(doc[4:], []byte("\n---\n"))
+	if end < 0 && bytes.HasSuffix(doc, []byte("\n---")) {
+		end = len(doc) - 4 - 4
+	}
+	if end < 0 {
+		return nil, fmt.Errorf("%s:1: frontmatter: no closing --- line", path)
+	}
+	front := doc[4 : 4+end+1] // the header lines, each ending in \n
+	var n yaml.Node
+	if err := yaml.Unmarshal(front, &n); err != nil {
+		return nil, fmt.Errorf("%s: frontmatter: %w", path, yamlLine(err))
+	}
+	if len(n.Content) > 0 && n.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:2: frontmatter: expected key: value lines", path)
+	}
+	lines := strings.SplitAfter(string(front), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	changed := false
+	for _, key := range []string{"location", "time"} {
+		v := values[key]
+		if v == "" {
+			continue
+		}
+		line := key + ": " + quote(v) + "\n"
+		found := false
+		for i, l := range lines {
+			if strings.HasPrefix(l, key+":") {
+				found = true
+				if l != line {
+					lines[i], changed = line, true
+				}
+			}
+		}
+		if !found {
+			lines, changed = append(lines, line), true
+		}
+	}
+	if !changed {
+		return doc, nil
+	}
+	var b bytes.Buffer
+	b.WriteString("---\n")
+	b.WriteString(strings.Join(lines, ""))
+	b.Write(doc[4+end+1:])
+	return b.Bytes(), nil
+}
+
+// yamlLine rewrites a yaml error's "line N" to count from the file's
+// first line (the --- line).
+func yamlLine(err error) error {
+	re := regexp.MustCompile(`line (\d+)`)
+	return errors.New(re.ReplaceAllStringFunc(err.Error(), func(s string) string {
+		n, _ := strconv.Atoi(s[5:])
+		return "line " + strconv.Itoa(n+1)
+	}))
+}
+
+func marker(id string) string { return "<!-- message " + id + " -->" }
+
+// quote writes a value as YAML: plain when it reads back as the same text.
+func quote(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	var back string
+	if yaml.Unmarshal([]byte("v: "+s), &struct{ V *string }{&back}) == nil && back == s && !strings.ContainsAny(s, "#:") {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+func title(slug string) string {
+	words := strings.Split(slug, "-")
+	for i, w := range words {
+		if w != "" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+var (
+	commentRE = regexp.MustCompile(`(?s)<!--.*?-->`)
+	// A line that is a note for the GM: "SECRET: ...", "GM note: ...",
+	// "(GM only) ...", possibly as a list item or a quote.
+	secretLineRE = regexp.MustCompile(`(?i)^\s*(?:[>*-]\s*)*(?:\*\*|__)?(?:\[|\()?(?:secret|gm[ _-]?notes?|gm[ _-]?only|hidden)(?:\]|\))?(?:\*\*|__)?\s*(?::|\)|\]|—|-)`)
+	// An inline aside for the GM: "[secret: ...]", "(GM: ...)".
+	secretInlineRE = regexp.MustCompile(`(?i)\s*[\[(](?:secret|gm[ _-]?notes?|gm[ _-]?only|gm|hidden)\s*:[^\])]*[\])]`)
+	// A difficulty class: "DC 15", "(DC 15)", "DC15".
+	dcRE = regexp.MustCompile(`\s*\(\s*DC\s*\d+\s*\)|\bDC\s*\d+\b\s*`)
+	// Dice notation, with what a roll shows: "1d20+5 = [8]+5 = 13",
+	// "2d6", "d20", "4d6dl1", "[13]".
+	diceRE = regexp.MustCompile(`\b\d*d(?:\d+|%|F)(?:(?:k[hl]?|d[hl]?|r[o]?|!{1,2}p?|[<>]=?)\d*)*(?:\s*[-+*/]\s*\d+)*(?:\s*=\s*(?:\[[^\]]*\](?:\s*[-+*/]\s*\d+)*|-?\d+))*`)
+	// An aside about the mechanics: "(DC 14 to notice)", "(2d6 fire)".
+	mechanicsRE  = regexp.MustCompile(`\s*\([^()]*(?:\bDC\s*\d+|\b\d*d(?:\d+|%|F)\b)[^()]*\)`)
+	emptyParenRE = regexp.MustCompile(`\(\s*[,;:]?\s*\)|\[\s*\]`)
+	spacesRE     = regexp.MustCompile(`[ \t]{2,}`)
+	spacePunctRE = regexp.MustCompile(`[ \t]+([.,;:!?])`)
+	blankRunRE   = regexp.MustCompile(`\n{3,}`)
+)
+
+// Clean removes what players must not read from prose: HTML comments,
+// lines and asides marked secret or for the GM, difficulty classes and
+// raw dice notation. What remains is trimmed; paragraphs are kept.
+func Clean(text string) string {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = commentRE.ReplaceAllString(text, "")
+	var kept []string
+	for _, line := range strings.Split(text, "\n") {
+		if secretLineRE.MatchString(line) {
+			continue
+		}
+		line = secretInlineRE.ReplaceAllString(line, "")
+		line = mechanicsRE.ReplaceAllString(line, "")
+		line = dcRE.ReplaceAllString(line, "")
+		line = diceRE.ReplaceAllString(line, "")
+		line = emptyParenRE.ReplaceAllString(line, "")
+		line = spacesRE.ReplaceAllString(line, " ")
+		line = spacePunctRE.ReplaceAllString(line, "$1")
+		kept = append(kept, strings.TrimRight(line, " \t"))
+	}
+	text = strings.Join(kept, "\n")
+	text = blankRunRE.ReplaceAllString(text, "\n\n")
+	return strings.TrimSpace(text)
+}

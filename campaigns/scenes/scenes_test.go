@@ -1,0 +1,153 @@
+package scenes
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestClean(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Rain on the roof.", "Rain on the roof."},
+		{"Corwin makes a DC 15 Perception check and spots the wire.", "Corwin makes a Perception check and spots the wire."},
+		{"The lock gives (DC 12).", "The lock gives."},
+		{"Tilda swings (1d20+5 = [8]+5 = 13) and misses.", "Tilda swings and misses."},
+		{"She takes 2d6 damage.", "She takes damage."},
+		{"With advantage she rolls 2d20kh1+3 = [4, 17]+3 = 20 and hits.", "With advantage she rolls and hits."},
+		{"Fire washes over him (2d6 fire, half on a save).", "Fire washes over him."},
+		{"The door opens.\nSECRET: the cult watches from the roof.\nWind howls.", "The door opens.\nWind howls."},
+		{"- **GM note:** Korvus is blackmailed.\nThe sergeant nods.", "The sergeant nods."},
+		{"The sergeant nods [secret: he is lying] and leaves.", "The sergeant nods and leaves."},
+		{"A shadow moves.<!-- the assassin, Veris -->", "A shadow moves."},
+		{"First.\n\n\n\nSecond.", "First.\n\nSecond."},
+		{"Washington DC is far away; the dragon's den is not.", "Washington DC is far away; the dragon's den is not."},
+		{"SECRET: only this", ""},
+	} {
+		if got := Clean(tc.in); got != tc.want {
+			t.Errorf("Clean(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestAppend(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "scenes")
+	// The first narrative, with no scene named, opens scene 1.
+	p, ok, err := Append(dir, Entry{Text: "The tavern is loud."})
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if filepath.Base(p) != "001-opening.md" {
+		t.Errorf("first scene = %s", p)
+	}
+	// A named scene starts a new file, numbered as asked.
+	p, _, err = Append(dir, Entry{Number: 5, Slug: "the-warehouse-heist", Location: "Vendrath Warehouse", Text: "Crates rot in the dark (DC 14 to notice).", ID: "20261121-101500.000000Z-gm-000001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "---\nscene: 5\nslug: the-warehouse-heist\nlocation: Vendrath Warehouse\n---\n# Scene 5: The Warehouse Heist\n\n<!-- message 20261121-101500.000000Z-gm-000001 -->\nCrates rot in the dark.\n"
+	if d := cmp.Diff(want, read(t, p)); d != "" {
+		t.Fatalf("new scene (-want +got):\n%s", d)
+	}
+	// More of the same scene, once even if delivered twice; the time
+	// becomes known.
+	for range 2 {
+		if _, _, err := Append(dir, Entry{Text: "A rat squeaks.", Time: "Midnight", ID: "20261121-101600.000000Z-gm-000002"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want = "---\nscene: 5\nslug: the-warehouse-heist\nlocation: Vendrath Warehouse\ntime: Midnight\n---\n# Scene 5: The Warehouse Heist\n\n<!-- message 20261121-101500.000000Z-gm-000001 -->\nCrates rot in the dark.\n\n<!-- message 20261121-101600.000000Z-gm-000002 -->\nA rat squeaks.\n"
+	if d := cmp.Diff(want, read(t, p)); d != "" {
+		t.Errorf("appended (-want +got):\n%s", d)
+	}
+	// A new slug without a number is the next scene.
+	p, _, _ = Append(dir, Entry{Slug: "the-sewers", Text: "Water drips."})
+	if filepath.Base(p) != "006-the-sewers.md" {
+		t.Errorf("next scene = %s", p)
+	}
+	// Asking for a taken number with another slug numbers from the top.
+	p, _, _ = Append(dir, Entry{Number: 5, Slug: "a-flashback", Text: "Years ago."})
+	if filepath.Base(p) != "007-a-flashback.md" {
+		t.Errorf("scene with a taken number = %s", p)
+	}
+	all, _ := List(dir)
+	var names []string
+	for _, s := range all {
+		names = append(names, filepath.Base(s.Path))
+	}
+	if d := cmp.Diff([]string{"001-opening.md", "005-the-warehouse-heist.md", "006-the-sewers.md", "007-a-flashback.md"}, names); d != "" {
+		t.Errorf("scenes (-want +got):\n%s", d)
+	}
+}
+
+// TestHandEdited: a person's edits survive; a frontmatter they broke stops
+// the scribe with the file's name, and the file is untouched.
+func TestHandEdited(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "003-the-docks.md")
+	kept := "# The docks\n\nWritten by hand, no frontmatter.\n"
+	os.WriteFile(path, []byte(kept), 0o644)
+	if _, _, err := Append(dir, Entry{Location: "Docks", Text: "Gulls."}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path); got != kept+"\nGulls.\n" {
+		t.Errorf("hand-made scene = %q", got)
+	}
+	broken := "---\nscene: 3\nlocation: [unclosed\n---\n# The docks\n"
+	os.WriteFile(path, []byte(broken), 0o644)
+	_, _, err := Append(dir, Entry{Location: "Docks", Text: "Gulls."})
+	if err == nil || !strings.Contains(err.Error(), "003-the-docks.md") {
+		t.Errorf("Append to a broken frontmatter = %v", err)
+	}
+	if got := read(t, path); got != broken {
+		t.Errorf("the broken file was changed: %q", got)
+	}
+	os.WriteFile(path, []byte("---\nscene: 3\n# never closed\n"), 0o644)
+	if _, _, err := Append(dir, Entry{Text: "x"}); err == nil || !strings.Contains(err.Error(), "no closing ---") {
+		t.Errorf("Append to an unclosed frontmatter = %v", err)
+	}
+}
+
+func TestAppendNothing(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := Append(dir, Entry{Text: "SECRET: all of it"}); !errors.Is(err, ErrNothingToTell) {
+		t.Errorf("Append of a secret = %v", err)
+	}
+	if _, _, err := Append(dir, Entry{Slug: "Bad Slug", Text: "x"}); err == nil {
+		t.Error("a bad slug was accepted")
+	}
+	if all, _ := List(dir); len(all) != 0 {
+		t.Errorf("files were made: %v", all)
+	}
+}
+
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{"Tilda swings (1d20+5 = [8]+5 = 13).", "DC 15", "SECRET: x\ny", "<!-- a -->b", "[gm: x] y", "d20 d% dF 4d6dl1 2d20kh1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Clean(s)
+		if commentRE.MatchString(out) {
+			t.Errorf("Clean(%q) = %q keeps a comment", s, out)
+		}
+		if diceRE.MatchString(out) || dcRE.MatchString(out) {
+			// Removing one may join text into another: cleaning again
+			// must then find nothing more.
+			if again := Clean(out); diceRE.MatchString(again) || dcRE.MatchString(again) {
+				t.Errorf("Clean(%q) = %q keeps dice or a DC", s, again)
+			}
+		}
+	})
+}
