@@ -1,0 +1,147 @@
+package sheet_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/parley-dev/parley/campaigns/sheet"
+)
+
+// FuzzParse checks that Parse never panics and that its errors are
+// *Error values; that a sheet it reads gives back its bytes unchanged;
+// that SetHP to a valid value changes exactly one line (or refuses with
+// ErrUneditable and changes nothing); and that every other method either
+// changes the text so that it reads back as the Doc says, or fails and
+// leaves text and values as they were.
+func FuzzParse(f *testing.F) {
+	for _, p := range fixturePaths() {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, s := range []string{
+		tableSheet, flowSheet, blockSheet,
+		"| **HP** | 8 |\n", "**Hit Points**: 8/8\n", "| **Hit Points** | eight |\n", "| **Hit Points** | 0/0 |\n",
+		"| **Hit Points** | 8/8 |\n| STR | DEX | CON | INT | WIS | CHA |\n|-|-|-|-|-|-|\n| 15 (+2) | 13 | 14 | 8 | 12 | 10 |\n| +2 | +1 | +2 | −1 | +1 | +0 |\n",
+		"| **Hit Points** | 8/8 |\n| CHA | DEX | STR | INT | WIS | CON |\n|-|-|-|-|-|-|\n| 10 | 13 | 15 | 8 | 12 | 14 |\n| +0 | +1 |\n",
+		"| **Hit Points** | 8/8 |\n## Equipment\n- Two daggers\n- Pack\n  - rope\n- Torch (x3)\n### Currency\n1,500 gold pieces, 3 sp\n",
+		"| **Hit Points** | 8/8 |\n## Equipment\n- Dagger\n- 2 daggers\n",
+		"---\nhp: 3\nmax_hp: 5\ninventory: [{name: A}, 'b', \"c\"]\ncurrency: {}\n---\n",
+		"---\nhp: 3\nmax_hp: 5\ninventory:\n  -\n    name: Rope\n  - Two daggers\ncurrency:\nlevel:\n---\n",
+		"---\nhp: 3\nmax_hp: 5\ninventory: ~\nabilities:\n  str: 15\n---\n",
+		"---\r\nhp: 3\r\nmax_hp: 5\r\n---\r\n",
+		"---\nhp: [3\n---\n| **Hit Points** | 8/8 |\n",
+		"---\nhp: &a 3\nmax_hp: *a\n---\n",
+		"---\nhp: 3\nmax_hp: 5\ninventory:\n  - name: \"Long\n      sword\"\n    quantity: 2\n---\n",
+		"```\n| **Hit Points** | 1/1 |\n```\n", "<!--\n-->", "", "---", "---\n---\n", "\xef\xbb\xbf---\nhp: 1\nmax_hp: 1\n---\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := sheet.Parse("party/x.md", data)
+		if err != nil {
+			var se *sheet.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("Parse error %v (%T) is not a *sheet.Error", err, err)
+			}
+			return
+		}
+		if !bytes.Equal(d.Bytes(), data) {
+			t.Fatalf("Bytes() after Parse differs from the input")
+		}
+
+		// SetHP to a valid value changes one line.
+		n := (d.HP + 1) % (d.MaxHP + 1)
+		before := d.Bytes()
+		if err := d.SetHP(n); err != nil {
+			if !errors.Is(err, sheet.ErrUneditable) {
+				t.Fatalf("SetHP(%d) with MaxHP %d = %v", n, d.MaxHP, err)
+			}
+			if !bytes.Equal(d.Bytes(), before) {
+				t.Fatalf("SetHP(%d) failed and changed the text", n)
+			}
+		} else {
+			if d.HP != n {
+				t.Fatalf("SetHP(%d): HP = %d", n, d.HP)
+			}
+			a, b := strings.Split(string(before), "\n"), strings.Split(string(d.Bytes()), "\n")
+			if len(a) != len(b) {
+				t.Fatalf("SetHP(%d) changed the number of lines: %d to %d", n, len(a), len(b))
+			}
+			changed := 0
+			for i := range a {
+				if a[i] != b[i] {
+					changed++
+				}
+			}
+			if changed != 1 {
+				t.Fatalf("SetHP(%d) changed %d lines, want 1", n, changed)
+			}
+		}
+
+		first := "nothing"
+		if len(d.Items) > 0 {
+			first = d.Items[0].Slug
+		}
+		ops := []func() error{
+			func() error { _, _, err := d.Damage(1); return err },
+			func() error { _, _, err := d.Heal(1); return err },
+			func() error { return d.SetMaxHP(d.MaxHP + 2) },
+			func() error { return d.SetLevel(2) },
+			func() error { return d.SetAbility("dex", 12) },
+			func() error { _, err := d.ChangeItem(first, 1); return err },
+			func() error { _, err := d.AddItem("Fuzz torch", 2, "for the sewers"); return err },
+			func() error { _, err := d.ChangeItem("fuzz torches", -1); return err },
+			func() error { return d.SetCurrency("sp", 3) },
+			func() error { return d.SetCurrency("pp", 1) },
+			func() error {
+				if len(d.Items) == 0 {
+					return nil
+				}
+				_, err := d.ChangeItem(d.Items[0].Slug, -d.Items[0].Quantity)
+				return err
+			},
+		}
+		for i, op := range ops {
+			before, sh := d.Bytes(), d.Sheet
+			if err := op(); err != nil {
+				var se *sheet.Error
+				if !errors.As(err, &se) {
+					t.Fatalf("op %d: error %v (%T) is not a *sheet.Error", i, err, err)
+				}
+				if !bytes.Equal(d.Bytes(), before) {
+					t.Fatalf("op %d failed (%v) and changed the text", i, err)
+				}
+				if diff := cmp.Diff(sh, d.Sheet); diff != "" {
+					t.Fatalf("op %d failed (%v) and changed the values:\n%s", i, err, diff)
+				}
+				continue
+			}
+			again, err := sheet.Parse("party/x.md", d.Bytes())
+			if err != nil {
+				t.Fatalf("op %d: the text no longer parses: %v", i, err)
+			}
+			if diff := cmp.Diff(d.Sheet, again.Sheet, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("op %d: the text reads back differently (-doc +reread):\n%s", i, diff)
+			}
+		}
+	})
+}
+
+// fixturePaths returns the fixture sheets, or none when they are absent.
+func fixturePaths() []string {
+	var out []string
+	for _, name := range []string{"corwin-voss", "gideon-harrowmoor", "seraphine-duskhollow", "tilda-brannock"} {
+		p := fixtureDir + "/" + name + ".md"
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,529 @@
+// Package sheet owns D&D character sheets: the markdown files under a
+// campaign's party/ directory (party/tilda-brannock.md) that people write,
+// edit by hand and keep in git. It reads what a sheet says and changes
+// values where they are written: only the changed value's bytes move,
+// every other byte of the file stays as it was, and the write is atomic.
+//
+// # Layouts
+//
+// A sheet comes in one of two layouts.
+//
+// [Tables] is the layout people write without parley. Mechanical state
+// lives in markdown:
+//
+//	| **Hit Points** | 8/8 |          current/max (a lone number is both)
+//	| **Level** | 1 |
+//	| STR | DEX | CON | INT | WIS | CHA |      an ability table: header,
+//	|:---:|:---:|:---:|:---:|:---:|:---:|      separator, scores ("15" or
+//	| 7 | 14 | 11 | 10 | 14 | 13 |            "15 (+2)") and, optionally,
+//	| -2 | +2 | +0 | +0 | +2 | +1 |           a row of modifiers
+//	## Equipment                              items: the bullets of this
+//	### Worn/Carried                          section, grouped by its ###
+//	- Two daggers                             headings
+//	### Pack Contents
+//	- Burglar's pack (backpack, bag of 1,000 ball bearings, ...)
+//	### Currency                              coins: "15 gp, 3 sp"
+//	15 gp
+//
+// Hit points and level may also be written as "**Hit Points**: 8/8"
+// lines, and abilities as a two-column table with one row per ability.
+// When a label appears twice the first one counts. Lines in fenced code
+// blocks and HTML comments are not read.
+//
+// [Frontmatter] is parley's own layout: YAML between "---" lines above the
+// prose, with the keys hp, max_hp, level, abilities ({str: 15, ...}),
+// inventory (a list of {name, quantity, note} mappings, or of strings read
+// like a tables-layout item) and currency ({gp: 10, sp: 5}), in flow or
+// block style. A file whose frontmatter has no hp key is read in the
+// tables layout (its frontmatter is left alone).
+//
+// # Items
+//
+// In the tables layout an item's quantity is a leading count ("20 crossbow
+// bolts", "Two daggers", "a torch"; one to twenty in words) or a trailing
+// "(x3)", "x3" or "×3"; otherwise it is 1. A count followed by a unit is
+// part of the name ("50 ft hempen rope" is one rope). What follows the
+// name in parentheses, or after " — ", " - " or ": ", is the item's note,
+// so a pack with its contents in parentheses is one item, and indented
+// lines under a bullet belong to it. See [Slug] for how items are named.
+//
+// # Changes
+//
+// Each method of [Doc] either changes the text and the values
+// consistently or returns an error and changes nothing: it edits the
+// bytes, reads the result again, and keeps it only if it reads back as
+// intended. Several changes followed by [Doc.Save] are all-or-nothing for
+// the file. A Doc is not safe for concurrent use.
+package sheet
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// MaxSize is the largest sheet Parse reads, in bytes.
+const MaxSize = 1 << 20
+
+// MaxAmount bounds quantities, coin amounts and hit points.
+const MaxAmount = 1_000_000_000
+
+// Layout says how a sheet is written.
+type Layout int
+
+const (
+	// Tables is the layout of sheets written without parley: markdown
+	// tables, an Equipment section of bullet lists, a Currency line.
+	Tables Layout = iota + 1
+	// Frontmatter is parley's own layout: YAML frontmatter above the prose.
+	Frontmatter
+)
+
+// String returns "tables" or "frontmatter".
+func (l Layout) String() string {
+	switch l {
+	case Tables:
+		return "tables"
+	case Frontmatter:
+		return "frontmatter"
+	}
+	return fmt.Sprintf("Layout(%d)", int(l))
+}
+
+// Abilities are the six ability scores in the order of AbilityNames.
+type Abilities [6]int
+
+// AbilityNames names the abilities in the order of Abilities. Treat it as
+// read-only.
+var AbilityNames = [6]string{"STR", "DEX", "CON", "INT", "WIS", "CHA"}
+
+// Modifier returns the ability modifier of a score: (score-10)/2 rounded
+// down.
+func Modifier(score int) int {
+	d := score - 10
+	if d < 0 {
+		return (d - 1) / 2
+	}
+	return d / 2
+}
+
+// Sheet is what a sheet says.
+type Sheet struct {
+	Name      string // the character: the file name without .md (tilda-brannock)
+	Path      string // as the caller gave it
+	Layout    Layout
+	HP, MaxHP int
+	Level     int       // 0 when the sheet has none
+	Abilities Abilities // all 0 when the sheet has none
+	Items     []Item    // in the order written
+	Currency  []Coin    // in the order written
+}
+
+// Item is one entry of a sheet's equipment or inventory.
+type Item struct {
+	Name     string // as written, without its count: "daggers" for "Two daggers"
+	Slug     string // Slug(Name): "daggers"
+	Quantity int
+	Section  string // the ### heading it is under ("Worn/Carried", "Pack Contents"); "" in the frontmatter layout
+	Note     string // what the line says beside the name: "backpack, bedroll, ..."
+	Line     int    // 1-based line of the item in the file
+}
+
+// Coin is an amount of one denomination: {Denom: "gp", Amount: 15}.
+type Coin struct {
+	Denom  string // gp, sp, cp, ep or pp
+	Amount int
+}
+
+// Doc is a sheet file and its text. Its methods change values where they
+// are written; the embedded Sheet always describes the current text. Treat
+// the embedded fields as read-only: change them with the methods.
+type Doc struct {
+	Sheet
+	p    *parsed
+	base []byte // what the file held when read or last saved
+}
+
+// Read reads and parses the sheet at path.
+func Read(path string) (*Doc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse parses data as the sheet at path; path names the character and
+// the file Save writes. Its errors are *Error values naming the line and
+// field. Parse keeps its own copy of data, and Save expects to find data
+// on disk.
+func Parse(path string, data []byte) (*Doc, error) {
+	data = bytes.Clone(data)
+	if data == nil {
+		data = []byte{}
+	}
+	p, err := parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	d := &Doc{p: p, base: data}
+	d.sync()
+	return d, nil
+}
+
+// Bytes returns the sheet's current text.
+func (d *Doc) Bytes() []byte { return bytes.Clone(d.p.data) }
+
+// Save writes the current text to the sheet's path atomically (a
+// temporary file, fsync, rename, fsync of the directory), unless nothing
+// changed. It refuses with ErrChanged when the file on disk no longer
+// holds what was read (or last saved), so a concurrent edit is never
+// overwritten; read the file again and redo the changes. A symbolic link
+// is followed, and the file keeps its permissions.
+func (d *Doc) Save() error {
+	if bytes.Equal(d.p.data, d.base) {
+		return nil
+	}
+	path := d.Path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	cur, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Error{Path: d.Path, Err: fmt.Errorf("%w: it is gone", ErrChanged)}
+	}
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(cur, d.base) {
+		return &Error{Path: d.Path, Err: ErrChanged}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := mailbox.WriteFileAtomic(path, d.p.data); err != nil {
+		return err
+	}
+	if nst, err := os.Stat(path); err == nil && nst.Mode().Perm() != st.Mode().Perm() {
+		if err := os.Chmod(path, st.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	d.base = d.p.data
+	return nil
+}
+
+// sync copies the parse into the embedded Sheet.
+func (d *Doc) sync() {
+	d.Sheet = d.p.sh
+	d.Sheet.Items = append([]Item(nil), d.p.sh.Items...)
+	d.Sheet.Currency = append([]Coin(nil), d.p.sh.Currency...)
+}
+
+func (d *Doc) fail(line int, field string, err error) error {
+	return &Error{Path: d.p.path, Line: line, Field: field, Err: err}
+}
+
+// change applies edits, reads the result again and keeps it only if it
+// reads back as want says the sheet should; otherwise the Doc is left as
+// it was.
+func (d *Doc) change(line int, field string, edits []edit, want func(*Sheet)) error {
+	data := splice(d.p.data, edits)
+	np, err := parse(d.p.path, data)
+	if err != nil {
+		var se *Error
+		if errors.As(err, &se) {
+			err = se.Err
+		}
+		return d.fail(line, field, fmt.Errorf("%w: the change would not read back (%v)", ErrUneditable, err))
+	}
+	w := d.p.sh
+	w.Items = append([]Item(nil), w.Items...)
+	w.Currency = append([]Coin(nil), w.Currency...)
+	want(&w)
+	if !sameSheet(w, np.sh) {
+		return d.fail(line, field, fmt.Errorf("%w: the change would not read back as intended", ErrUneditable))
+	}
+	d.p = np
+	d.sync()
+	return nil
+}
+
+// sameSheet reports whether got says what want says. Items are compared
+// by slug key (a count change may turn "daggers" into "dagger"),
+// quantity, section and note; lines are not compared.
+func sameSheet(want, got Sheet) bool {
+	if want.Layout != got.Layout || want.HP != got.HP || want.MaxHP != got.MaxHP ||
+		want.Level != got.Level || want.Abilities != got.Abilities ||
+		len(want.Items) != len(got.Items) || len(want.Currency) != len(got.Currency) {
+		return false
+	}
+	for i := range want.Currency {
+		if want.Currency[i] != got.Currency[i] {
+			return false
+		}
+	}
+	type val struct {
+		q             int
+		section, note string
+	}
+	m := make(map[string]val, len(want.Items))
+	for _, it := range want.Items {
+		m[slugKey(it.Slug)] = val{it.Quantity, it.Section, it.Note}
+	}
+	for _, it := range got.Items {
+		v, ok := m[slugKey(it.Slug)]
+		if !ok || v != (val{it.Quantity, it.Section, it.Note}) {
+			return false
+		}
+	}
+	return true
+}
+
+// SetHP sets the current hit points, 0 to MaxHP.
+func (d *Doc) SetHP(n int) error {
+	if n < 0 || n > d.p.sh.MaxHP {
+		return d.fail(d.p.hpLine, "hit points", fmt.Errorf("%d is %w: want 0 to %d", n, ErrRange, d.p.sh.MaxHP))
+	}
+	return d.setHP(n, d.p.sh.MaxHP)
+}
+
+// SetMaxHP sets the hit point maximum, at least 1; current hit points
+// above the new maximum come down to it.
+func (d *Doc) SetMaxHP(n int) error {
+	if n < 1 || n > MaxAmount {
+		return d.fail(d.p.hpLine, "max hit points", fmt.Errorf("%d is %w: want 1 to %d", n, ErrRange, MaxAmount))
+	}
+	return d.setHP(min(d.p.sh.HP, n), n)
+}
+
+// Damage takes n hit points away, stopping at 0, and returns the hit
+// points before and after.
+func (d *Doc) Damage(n int) (from, to int, err error) {
+	from = d.p.sh.HP
+	if n < 0 {
+		return from, from, d.fail(d.p.hpLine, "hit points", fmt.Errorf("damage %d is %w: want 0 or more", n, ErrRange))
+	}
+	to = max(from-n, 0)
+	if err := d.setHP(to, d.p.sh.MaxHP); err != nil {
+		return from, from, err
+	}
+	return from, to, nil
+}
+
+// Heal gives n hit points back, stopping at MaxHP, and returns the hit
+// points before and after.
+func (d *Doc) Heal(n int) (from, to int, err error) {
+	from = d.p.sh.HP
+	if n < 0 {
+		return from, from, d.fail(d.p.hpLine, "hit points", fmt.Errorf("healing %d is %w: want 0 or more", n, ErrRange))
+	}
+	to = d.p.sh.MaxHP
+	if n < to-from {
+		to = from + n
+	}
+	if err := d.setHP(to, d.p.sh.MaxHP); err != nil {
+		return from, from, err
+	}
+	return from, to, nil
+}
+
+func (d *Doc) setHP(hp, maxHP int) error {
+	if hp == d.p.sh.HP && maxHP == d.p.sh.MaxHP {
+		return nil
+	}
+	edits, err := d.p.hpEdits(hp, maxHP)
+	if err != nil {
+		return d.fail(d.p.hpLine, "hit points", err)
+	}
+	return d.change(d.p.hpLine, "hit points", edits, func(s *Sheet) { s.HP, s.MaxHP = hp, maxHP })
+}
+
+// SetLevel sets the character's level, 1 to 20. A tables-layout sheet
+// without a level says so with ErrMissing; a frontmatter sheet gains a
+// level key.
+func (d *Doc) SetLevel(n int) error {
+	if n < 1 || n > 20 {
+		return d.fail(d.p.levelLine, "level", fmt.Errorf("%d is %w: want 1 to 20", n, ErrRange))
+	}
+	if n == d.p.sh.Level {
+		return nil
+	}
+	edits, err := d.p.levelEdits(n)
+	if err != nil {
+		return d.fail(d.p.levelLine, "level", err)
+	}
+	return d.change(d.p.levelLine, "level", edits, func(s *Sheet) { s.Level = n })
+}
+
+// SetAbility sets one ability score, 1 to 30. The name is str, dex, con,
+// int, wis or cha (or the full name), in any case. A modifier written
+// beside the score or in a modifier row under it follows.
+func (d *Doc) SetAbility(name string, n int) error {
+	i := abilityIndex(normLabel(name))
+	if i < 0 {
+		return d.fail(d.p.abilLine, "abilities", fmt.Errorf("unknown ability %q: want str, dex, con, int, wis or cha", name))
+	}
+	field := AbilityNames[i]
+	if n < 1 || n > 30 {
+		return d.fail(d.p.abilLine, field, fmt.Errorf("%d is %w: want 1 to 30", n, ErrRange))
+	}
+	if !d.p.haveAbil {
+		return d.fail(0, field, fmt.Errorf("ability scores are %w", ErrMissing))
+	}
+	if d.p.sh.Abilities[i] == n {
+		return nil
+	}
+	edits, err := d.p.abilityEdits(i, n)
+	if err != nil {
+		return d.fail(d.p.abilLine, field, err)
+	}
+	return d.change(d.p.abilLine, field, edits, func(s *Sheet) { s.Abilities[i] = n })
+}
+
+// AddItem adds quantity (at least 1) of an item. An item with the same
+// slug gains the quantity (the note is then ignored); otherwise a new
+// entry is written: in the tables layout a line "- Name", "- N Name" or
+// "- N Name — note" at the end of "### Pack Contents" (or after the last
+// item of the Equipment section, or in a new "### Pack Contents" under a
+// new "## Equipment" at the end of the file); in the frontmatter layout an
+// entry in the style of the existing ones. The name must not carry a
+// count of its own ("2 daggers"); pass the quantity. It returns the item
+// as it now reads.
+func (d *Doc) AddItem(name string, quantity int, note string) (Item, error) {
+	name, note = strings.TrimSpace(name), strings.TrimSpace(note)
+	switch {
+	case name == "":
+		return Item{}, d.fail(0, "items", errors.New("an item needs a name"))
+	case strings.ContainsAny(name, "\r\n") || strings.ContainsAny(note, "\r\n"):
+		return Item{}, d.fail(0, "items", fmt.Errorf("%q: a name or note must be one line", name))
+	case quantity < 1 || quantity > MaxAmount:
+		return Item{}, d.fail(0, "items", fmt.Errorf("%q: quantity %d is %w: want 1 to %d", name, quantity, ErrRange, MaxAmount))
+	}
+	tx := parseItemText(name)
+	if tx.count != noCount {
+		if w := strings.ToLower(name[tx.cStart:tx.cEnd]); w != "a" && w != "an" {
+			return Item{}, d.fail(0, "items", fmt.Errorf("%q carries a count: pass the name without it and the quantity", name))
+		}
+		name = strings.TrimSpace(name[tx.nameStart:])
+	}
+	slug := Slug(name)
+	if slug == "" {
+		return Item{}, d.fail(0, "items", fmt.Errorf("%q has no letters or digits to name it by", name))
+	}
+	if i := d.p.exact(slug); i >= 0 {
+		return d.changeItem(i, quantity)
+	}
+	edits, want, err := d.p.addEdits(name, quantity, note)
+	if err != nil {
+		return Item{}, d.fail(0, "items", err)
+	}
+	if err := d.change(0, "items", edits, func(s *Sheet) { s.Items = append(s.Items, want) }); err != nil {
+		return Item{}, err
+	}
+	return d.item(d.p.exact(want.Slug)), nil
+}
+
+// ChangeItem changes an item's quantity by delta. The item is named by
+// its name or slug, singular or plural ("dagger" finds "Two daggers");
+// failing an exact match, by a run of the words of its name ("potion"
+// finds "Healing potion") when only one item has them. At 0 the item's
+// entry is removed (with the lines indented under it). It returns the
+// item as it now reads, with Quantity 0 when removed. Errors:
+// ErrUnknownItem, ErrAmbiguous, ErrBelowZero.
+func (d *Doc) ChangeItem(nameOrSlug string, delta int) (Item, error) {
+	i, err := d.p.find(nameOrSlug)
+	if err != nil {
+		return Item{}, d.fail(0, "items", err)
+	}
+	return d.changeItem(i, delta)
+}
+
+func (d *Doc) changeItem(i, delta int) (Item, error) {
+	it := d.p.sh.Items[i]
+	q := it.Quantity + delta
+	switch {
+	case delta == 0:
+		return it, nil
+	case q < 0:
+		return Item{}, d.fail(it.Line, "items", fmt.Errorf("%s: %d %+d is %w", it.Name, it.Quantity, delta, ErrBelowZero))
+	case q > MaxAmount || delta > MaxAmount:
+		return Item{}, d.fail(it.Line, "items", fmt.Errorf("%s: %d %+d is %w: at most %d", it.Name, it.Quantity, delta, ErrRange, MaxAmount))
+	}
+	var edits []edit
+	var err error
+	if q == 0 {
+		edits, err = d.p.removeEdits(i)
+	} else {
+		edits, err = d.p.qtyEdits(i, q)
+	}
+	if err != nil {
+		return Item{}, d.fail(it.Line, "items", err)
+	}
+	err = d.change(it.Line, "items", edits, func(s *Sheet) {
+		if q == 0 {
+			s.Items = append(s.Items[:i], s.Items[i+1:]...)
+		} else {
+			s.Items[i].Quantity = q
+		}
+	})
+	if err != nil {
+		return Item{}, err
+	}
+	if q == 0 {
+		it.Quantity = 0
+		return it, nil
+	}
+	return d.item(d.p.exact(it.Slug)), nil
+}
+
+func (d *Doc) item(i int) Item {
+	if i < 0 {
+		return Item{}
+	}
+	return d.p.sh.Items[i]
+}
+
+// SetCurrency sets the amount of one denomination (gp, sp, cp, ep or pp;
+// the full names gold, silver... work too). A coin the sheet does not
+// have yet is added after the last one written (", 3 sp"); a sheet with
+// no currency gains a "### Currency" section or a currency key.
+func (d *Doc) SetCurrency(denom string, n int) error {
+	dn := coinDenom(strings.ToLower(strings.TrimSpace(denom)))
+	if dn == "" {
+		return d.fail(0, "currency", fmt.Errorf("unknown coin %q: want gp, sp, cp, ep or pp", denom))
+	}
+	if n < 0 {
+		return d.fail(0, "currency", fmt.Errorf("%d %s is %w", n, dn, ErrBelowZero))
+	}
+	if n > MaxAmount {
+		return d.fail(0, "currency", fmt.Errorf("%d %s is %w: at most %d", n, dn, ErrRange, MaxAmount))
+	}
+	at := -1
+	for i, c := range d.p.sh.Currency {
+		if c.Denom == dn {
+			at = i
+		}
+	}
+	if at >= 0 && d.p.sh.Currency[at].Amount == n {
+		return nil
+	}
+	edits, err := d.p.coinEdits(dn, at, n)
+	if err != nil {
+		return d.fail(0, "currency", err)
+	}
+	return d.change(0, "currency", edits, func(s *Sheet) {
+		if at >= 0 {
+			s.Currency[at].Amount = n
+		} else {
+			s.Currency = append(s.Currency, Coin{Denom: dn, Amount: n})
+		}
+	})
+}
