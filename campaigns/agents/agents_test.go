@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -85,5 +86,107 @@ func TestJournaler(t *testing.T) {
 	_, err = j.Handle(context.Background(), msg(t, "---\nfrom: gm\ntype: JOURNAL_ENTRY\ncharacter: nobody-here\n---\nx\n"))
 	if err == nil || !strings.Contains(err.Error(), `no such character "nobody-here"`) {
 		t.Errorf("Handle = %v", err)
+	}
+}
+
+func TestStateWriter(t *testing.T) {
+	ws, camp := table(t)
+	s := &StateWriter{Campaigns: Campaigns{Workspace: ws}}
+	write := func(rel, text string) {
+		t.Helper()
+		if err := os.WriteFile(camp.Path(rel), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := msg(t, "---\nid: 20261121-101500.000000Z-gm-000001\nfrom: gm\ntype: STATE_UPDATED\n---\n[STATE_UPDATED]\n")
+
+	// Every line applied: the deltas are gone and nobody is bothered.
+	write("tmp/gm-state-delta.md", "- NPC: Wiven Mirsk - a fence\n")
+	write("tmp/party-knowledge-delta.md", "- LEARNED: The rot spreads from below\n")
+	out, err := s.Handle(context.Background(), in)
+	if err != nil || out != nil {
+		t.Fatalf("Handle = %v, %v", out, err)
+	}
+	story, _ := os.ReadFile(camp.Path(campaigns.StoryState))
+	if !strings.Contains(string(story), "\n- Wiven Mirsk - a fence\n") {
+		t.Errorf("story-state.md:\n%s", story)
+	}
+	if _, err := os.Stat(camp.Path("tmp/gm-state-delta.md")); err == nil {
+		t.Error("the applied delta is still there")
+	}
+
+	// A line that cannot go in: kept in the delta, and the gm is told.
+	write("tmp/gm-state-delta.md", "- MONSTER: a rat king\n- QUEST: Find Tomlin\n")
+	out, err = s.Handle(context.Background(), in)
+	if err != nil || len(out) != 1 {
+		t.Fatalf("Handle = %v, %v", out, err)
+	}
+	if to, _ := out[0].Get("to"); to != "gm" {
+		t.Errorf("reply to %q", to)
+	}
+	if re, _ := out[0].Get("reply_to"); re != "20261121-101500.000000Z-gm-000001" {
+		t.Errorf("reply_to %q", re)
+	}
+	if !strings.Contains(string(out[0].Body), `tmp/gm-state-delta.md:1: keyword "MONSTER": unknown`) {
+		t.Errorf("reply:\n%s", out[0].Body)
+	}
+	kept, _ := os.ReadFile(camp.Path("tmp/gm-state-delta.md"))
+	if !strings.Contains(string(kept), "- MONSTER: a rat king") || strings.Contains(string(kept), "Tomlin") {
+		t.Errorf("delta now:\n%s", kept)
+	}
+
+	// Other messages are not its business.
+	if out, err := s.Handle(context.Background(), msg(t, "---\nfrom: gm\ntype: NARRATIVE\n---\nx\n")); err != nil || out != nil {
+		t.Errorf("Handle(NARRATIVE) = %v, %v", out, err)
+	}
+}
+
+func TestToolbox(t *testing.T) {
+	ws, camp := table(t)
+	tb := &Toolbox{Campaigns: Campaigns{Workspace: ws}, Players: map[string]string{"aria": "tilda-brannock"}, Dice: dice.Seeded(1)}
+	call := msg(t, "---\nid: 20261121-101500.000000Z-aria-000001\nfrom: aria\ntool: update_character\narguments: {damage: 5}\n---\n")
+	var first string
+	for i := range 2 { // delivered twice after a crash: the damage is done once
+		out, err := tb.Handle(context.Background(), call)
+		if err != nil || len(out) != 1 {
+			t.Fatalf("Handle = %v, %v", out, err)
+		}
+		if ok, _ := out[0].Get("success"); ok != "true" {
+			t.Fatalf("success: %q\n%s", ok, out[0].Body)
+		}
+		if i == 0 {
+			first = string(out[0].Body)
+		} else if string(out[0].Body) != first {
+			t.Errorf("the second answer differs:\n%s\nfirst:\n%s", out[0].Body, first)
+		}
+	}
+	sheetText, _ := os.ReadFile(camp.SheetPath("tilda-brannock"))
+	if !strings.Contains(string(sheetText), "| **Hit Points** | 7/12 |") {
+		t.Errorf("sheet:\n%s", sheetText)
+	}
+	if !strings.Contains(first, `"hp": 7`) {
+		t.Errorf("result:\n%s", first)
+	}
+
+	// A failed call: an error result, the sheet as it was.
+	out, err := tb.Handle(context.Background(), msg(t, "---\nid: 20261121-101501.000000Z-gm-000002\nfrom: gm\ntool: update_character\n---\n{\"character\": \"tilda-brannock\", \"hp\": 40}\n"))
+	if err != nil || len(out) != 1 {
+		t.Fatalf("Handle = %v, %v", out, err)
+	}
+	if ok, _ := out[0].Get("success"); ok != "false" {
+		t.Errorf("success: %q", ok)
+	}
+	if !strings.Contains(string(out[0].Body), `"Error: party/tilda-brannock.md:`) {
+		t.Errorf("result:\n%s", out[0].Body)
+	}
+	after, _ := os.ReadFile(camp.SheetPath("tilda-brannock"))
+	if string(after) != string(sheetText) {
+		t.Errorf("a failed call changed the sheet:\n%s", after)
+	}
+
+	// No tool named: the sender is told how to call one.
+	out, err = tb.Handle(context.Background(), msg(t, "---\nfrom: gm\n---\nroll for me\n"))
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0].Body), "Which tool?") {
+		t.Errorf("Handle = %v, %v", out, err)
 	}
 }

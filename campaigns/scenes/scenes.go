@@ -344,3 +344,16 @@ func Clean(text string) string {
 	text = blankRunRE.ReplaceAllString(text, "\n\n")
 	return strings.TrimSpace(text)
 }
+
+// Check reads a scene file and reports what would stop Append from
+// adding to it: frontmatter that does not parse, or is not key: value
+// lines. A scene without frontmatter is fine.
+func Check(path string) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	doc = bytes.ReplaceAll(doc, []byte("\r\n"), []byte("\n"))
+	_, err = setFront(path, doc, nil)
+	return err
+}

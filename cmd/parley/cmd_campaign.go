@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/delta"
 	"github.com/parley-dev/parley/runner"
 )
 
@@ -83,8 +86,173 @@ func campaignCommand(e *env) *cli.Command {
 					return nil
 				},
 			},
+			{
+				Name:      "check",
+				Usage:     "say what of the campaign's layout is present, missing or malformed; parses every sheet (exit 1 when a required file is missing or a file is malformed)",
+				ArgsUsage: "[NAME]",
+				Flags:     []cli.Flag{campaignFlag, jsonFlag},
+				Action: func(c *cli.Context) error {
+					camp, ws, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					rep, err := camp.Check()
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						if err := e.printJSON(rep); err != nil {
+							return err
+						}
+					} else {
+						printCheck(e, ws, rep)
+					}
+					if !rep.OK() {
+						return errSilent
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "apply",
+				Usage:     "apply the GM's deltas: tmp/gm-state-delta.md to story-state.md, tmp/party-knowledge-delta.md to party-knowledge.md (lines that cannot go in stay in the delta; exit 1 then)",
+				ArgsUsage: "[NAME]",
+				Flags: []cli.Flag{campaignFlag, jsonFlag,
+					&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would change; write nothing"},
+				},
+				Action: func(c *cli.Context) error {
+					camp, _, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					rep, applyErr := delta.Apply(c.Context, camp.Root, delta.Options{DryRun: c.Bool("dry-run")})
+					if c.Bool("json") {
+						if err := e.printJSON(applyJSON(camp, rep, applyErr)); err != nil {
+							return err
+						}
+					} else {
+						printApply(e, camp, rep, c.Bool("dry-run"))
+					}
+					if applyErr != nil {
+						if c.Bool("json") {
+							return errSilent
+						}
+						return applyErr
+					}
+					for _, f := range rep.Files {
+						if len(f.Kept) > 0 {
+							return errSilent
+						}
+					}
+					return nil
+				},
+			},
 		},
 	}
+}
+
+// campaignArg opens the campaign named by the argument or --campaign.
+func campaignArg(c *cli.Context) (*campaigns.Campaign, *runner.Workspace, error) {
+	if c.NArg() > 1 {
+		return nil, nil, usagef("%s takes at most one campaign NAME", c.Command.FullName())
+	}
+	ws, err := workspace(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	camp, err := openCampaign(c, ws, c.Args().First())
+	return camp, ws, err
+}
+
+func printCheck(e *env, ws *runner.Workspace, rep *campaigns.Report) {
+	w := e.stdout
+	fmt.Fprintf(w, "campaign %s (%s)\n", rep.Campaign, rel(ws, rep.Dir))
+	width := 0
+	for _, f := range rep.Findings {
+		width = max(width, len(f.Path))
+	}
+	failed := 0
+	for _, f := range rep.Findings {
+		detail := f.Detail
+		if f.Status == campaigns.Missing && !f.Required {
+			detail = strings.TrimSuffix("(optional) "+detail, " ")
+		}
+		if f.Failed() {
+			failed++
+		}
+		fmt.Fprintf(w, "  %-9s  %-*s  %s\n", f.Status, width, f.Path, detail)
+	}
+	if failed == 0 {
+		fmt.Fprintf(w, "ok: parley can read and change this campaign\n")
+		return
+	}
+	fmt.Fprintf(w, "%d %s: see the missing and malformed lines above\n", failed, map[bool]string{true: "problem", false: "problems"}[failed == 1])
+}
+
+func printApply(e *env, camp *campaigns.Campaign, rep *delta.Report, dryRun bool) {
+	w := e.stdout
+	if len(rep.Files) == 0 {
+		fmt.Fprintf(w, "%s: no deltas waiting in tmp/\n", camp.Name)
+		return
+	}
+	for _, f := range rep.Files {
+		verb := string(f.Outcome)
+		if dryRun {
+			verb = "would be " + verb
+		}
+		fmt.Fprintf(w, "%s -> %s: %s\n", f.Delta, f.Target, verb)
+		for _, ch := range f.Applied {
+			fmt.Fprintf(w, "  %s\n", ch)
+		}
+		for _, k := range f.Kept {
+			fmt.Fprintf(w, "  kept in the delta: %v\n", k)
+		}
+	}
+}
+
+// applyJSON is the report of campaign apply --json.
+func applyJSON(camp *campaigns.Campaign, rep *delta.Report, err error) any {
+	type kept struct {
+		Line    int    `json:"line"`
+		Keyword string `json:"keyword"`
+		Text    string `json:"text"`
+		Reason  string `json:"reason"`
+	}
+	type change struct {
+		Line    int    `json:"line"`
+		Keyword string `json:"keyword"`
+		Entity  string `json:"entity,omitempty"`
+		Section string `json:"section"`
+		Action  string `json:"action"`
+		Created bool   `json:"created,omitempty"`
+		Note    string `json:"note,omitempty"`
+	}
+	type file struct {
+		Delta   string   `json:"delta"`
+		Target  string   `json:"target"`
+		Outcome string   `json:"outcome"`
+		Applied []change `json:"applied"`
+		Kept    []kept   `json:"kept"`
+	}
+	out := struct {
+		Campaign string `json:"campaign"`
+		Files    []file `json:"files"`
+		Error    string `json:"error,omitempty"`
+	}{Campaign: camp.Name, Files: []file{}}
+	for _, f := range rep.Files {
+		ff := file{Delta: f.Delta, Target: f.Target, Outcome: string(f.Outcome), Applied: []change{}, Kept: []kept{}}
+		for _, c := range f.Applied {
+			ff.Applied = append(ff.Applied, change{c.Line, string(c.Keyword), c.Entity, c.Section, string(c.Action), c.Created, c.Note})
+		}
+		for _, k := range f.Kept {
+			ff.Kept = append(ff.Kept, kept{Line: k.Line, Keyword: k.Keyword, Text: k.Text, Reason: errors.Unwrap(k).Error()})
+		}
+		out.Files = append(out.Files, ff)
+	}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	return out
 }
 
 // rel returns path relative to the workspace root, for messages.

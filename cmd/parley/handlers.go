@@ -46,5 +46,10 @@ func handlers(ws *runner.Workspace) runner.Handlers {
 		"scribe": adapt(&agents.Scribe{Campaigns: camps, Narrators: narrators}),
 		// journal adds a [JOURNAL_ENTRY] to its character's journal.
 		"journal": adapt(&agents.Journaler{Campaigns: camps, Players: players}),
+		// state applies the gm's delta files on a [STATE_UPDATED].
+		"state": adapt(&agents.StateWriter{Campaigns: camps}),
+		// tools runs the gm's tools (roll_dice, update_inventory, ...)
+		// for a message with a tool field, answering the result as JSON.
+		"tools": adapt(&agents.Toolbox{Campaigns: camps, Players: players, Dice: dice.Random()}),
 	}
 }

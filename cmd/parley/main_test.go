@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +21,9 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// fixtures is where the shared conformance fixtures are, when they are.
+var fixtures, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures"))
+
 // TestScripts runs the command-line scripts in testdata/*.txtar. Each is
 // headed by the behaviour it guards.
 func TestScripts(t *testing.T) {
@@ -27,7 +31,17 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata",
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("TZ", "UTC")
+			e.Setenv("FIXTURES", fixtures)
 			return nil
+		},
+		// [fixtures]: the shared fixtures are checked out beside the
+		// repository (in CI; not in a user's clone).
+		Condition: func(cond string) (bool, error) {
+			if cond != "fixtures" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			_, err := os.Stat(filepath.Join(fixtures, "campaigns", "the-rot-beneath"))
+			return err == nil, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkfifo":     cmdMkfifo,

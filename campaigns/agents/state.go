@@ -1,0 +1,69 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/parley-dev/parley/campaigns/delta"
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// StateType is the type of the message the game master sends once the
+// delta files are on disk.
+const StateType = "STATE_UPDATED"
+
+// StateWriter folds the game master's deltas into the campaign on a
+// [STATE_UPDATED]: tmp/gm-state-delta.md into story-state.md and
+// tmp/party-knowledge-delta.md into party-knowledge.md (see
+// delta.Apply). When every line went in it answers nothing; when a line
+// was kept in its delta (an unknown keyword, a secret in the party's
+// file) or a delta could not be applied, it tells the sender, in an
+// informal message, what was kept and why, so the game master can fix
+// it. The deltas stay on disk until they are applied, so nothing the
+// game master wrote is lost either way.
+type StateWriter struct {
+	Campaigns
+}
+
+// Handle applies the deltas of one [STATE_UPDATED].
+func (s *StateWriter) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
+	if typeOf(in) != StateType {
+		return nil, nil
+	}
+	camp, err := s.For(in)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := delta.Apply(ctx, camp.Root, delta.Options{})
+	var trouble []string
+	if err != nil {
+		if !errors.Is(err, delta.ErrMissingTarget) && !errors.Is(err, delta.ErrChanged) {
+			return nil, err // a disk problem: the runner tries again
+		}
+		trouble = append(trouble, err.Error())
+	}
+	for _, f := range rep.Files {
+		for _, k := range f.Kept {
+			trouble = append(trouble, fmt.Sprintf("%s: kept in %s: %v", f.Target, f.Delta, k))
+		}
+	}
+	if len(trouble) == 0 {
+		return nil, nil
+	}
+	return []*mailbox.Message{reply(in, fmt.Sprintf(
+		"Applied what I could of the deltas of campaign %s; fix these lines in the delta files and send [%s] again:\n\n- %s\n",
+		camp.Name, StateType, strings.Join(trouble, "\n- ")))}, nil
+}
+
+// reply returns an informal message to the sender of in, in reply to it.
+func reply(in *mailbox.Message, body string) *mailbox.Message {
+	out := mailbox.New([]byte(body))
+	from, _ := in.Get("from")
+	out.Set("to", from)
+	if id, ok := in.Get("id"); ok {
+		out.Set("reply_to", id)
+	}
+	return out
+}

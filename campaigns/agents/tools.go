@@ -1,0 +1,165 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/tools"
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// ToolCallsDir is where Toolbox keeps the result of each call, by message
+// id, under the campaign's tmp/ directory.
+const ToolCallsDir = campaigns.TmpDir + "/tool-calls"
+
+// Toolbox runs the game master's tools (see package tools) for messages
+// that name one in a tool field:
+//
+//	---
+//	to: tools
+//	tool: update_inventory
+//	arguments: {"character": "tilda-brannock", "updates": [{"slug": "torch", "quantityChange": -1}]}
+//	---
+//
+// The arguments are JSON, in the arguments field (a JSON string, or a
+// YAML mapping) or in the body. It answers the sender with an informal
+// message whose tool and success fields say how the call went and whose
+// body is the result as JSON: the tool's result, or {"success": false,
+// "message": "Error: ..."} for a call that failed, which changed no file.
+//
+// A call is carried out once per message: its answer is kept in
+// tmp/tool-calls/<message id>.json, and a message delivered again (after a
+// crash) gets that answer without the sheet changing a second time.
+type Toolbox struct {
+	Campaigns
+	// Players maps an agent to the character it plays: the character a
+	// call from that agent means when it names none.
+	Players map[string]string
+	// Dice rolls for roll_dice.
+	Dice dice.Source
+
+	mu sync.Mutex // one call at a time: sheets are read, changed and saved
+}
+
+// Handle runs the tool one message calls.
+func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
+	name := field(in, "tool")
+	if name == "" {
+		return []*mailbox.Message{reply(in, "Which tool? Name it in a tool field (tool: roll_dice) and give its JSON arguments in an arguments field or the body. Tools: roll_dice, add_inventory, update_inventory, update_character, get_character_stats.\n")}, nil
+	}
+	camp, err := t.For(in)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := in.Get("id")
+	record := "" // a message without a usable id is answered, not recorded
+	if validID(id) {
+		record = filepath.Join(camp.Path(ToolCallsDir), id+".json")
+	}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if record != "" {
+		if done, err := os.ReadFile(record); err == nil {
+			return []*mailbox.Message{answer(in, name, done)}, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	var result []byte
+	args, err := arguments(in)
+	if err == nil {
+		box := tools.New(camp, t.Dice)
+		from, _ := in.Get("from")
+		box.Character = t.Players[from]
+		var res any
+		if res, err = box.Call(ctx, name, args); err == nil {
+			result, err = encode(res)
+		}
+	}
+	if err != nil {
+		result, _ = encode(map[string]any{"success": false, "message": "Error: " + strings.ReplaceAll(err.Error(), camp.Root+string(filepath.Separator), "")})
+	}
+	if record != "" {
+		if err := os.MkdirAll(filepath.Dir(record), 0o755); err != nil {
+			return nil, err
+		}
+		if err := mailbox.WriteFileAtomic(record, result); err != nil {
+			return nil, err
+		}
+	}
+	return []*mailbox.Message{answer(in, name, result)}, nil
+}
+
+// encode returns v as indented JSON, "->" left as it is, ending in a
+// newline.
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(v)
+	return b.Bytes(), err
+}
+
+// validID reports whether a message id can name a file: the runner's ids
+// (20261121-101500.000000Z-gm-000001) can.
+func validID(id string) bool {
+	if id == "" || len(id) > 200 || strings.HasPrefix(id, ".") {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// arguments returns a tool call's JSON arguments.
+func arguments(in *mailbox.Message) (json.RawMessage, error) {
+	if in.Has("arguments") {
+		switch v := in.FieldValue("arguments").(type) {
+		case string:
+			return json.RawMessage(v), nil
+		case nil:
+			return json.RawMessage("{}"), nil
+		default:
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("arguments: %w", err)
+			}
+			return b, nil
+		}
+	}
+	return json.RawMessage(bytes.TrimSpace(in.Body)), nil
+}
+
+// answer is the reply to a tool call: the result as the body.
+func answer(in *mailbox.Message, tool string, result []byte) *mailbox.Message {
+	out := reply(in, string(result))
+	out.Set("tool", tool)
+	var r struct {
+		Success     *bool  `json:"success"`
+		Message     string `json:"message"`
+		Description string `json:"description"`
+	}
+	ok := json.Unmarshal(result, &r) == nil && (r.Success == nil || *r.Success)
+	out.SetValue("success", strconv.FormatBool(ok))
+	// The summary is what `parley inbox` shows: what the call did.
+	if sum := strings.TrimSpace(r.Description + " " + r.Message); sum != "" {
+		out.Set("summary", sum)
+	}
+	return out
+}

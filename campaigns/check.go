@@ -1,0 +1,324 @@
+package campaigns
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/parley-dev/parley/campaigns/delta"
+	"github.com/parley-dev/parley/campaigns/scenes"
+	"github.com/parley-dev/parley/campaigns/sheet"
+)
+
+// Status says how a file of a campaign was found.
+type Status string
+
+// The statuses of a Finding. Missing required files and malformed ones
+// fail a check; the others are for a person to know.
+const (
+	OK        Status = "ok"
+	Missing   Status = "missing"   // a file the layout has is not there
+	Malformed Status = "malformed" // there, but parley cannot read it
+	Warning   Status = "warning"   // readable, but something is off
+)
+
+// Finding is what a check found about one file or directory.
+type Finding struct {
+	Path     string `json:"path"`   // relative to the campaign, slash-separated
+	Status   Status `json:"status"` //
+	Required bool   `json:"required"`
+	Detail   string `json:"detail,omitempty"` // what it holds, or what is wrong
+}
+
+// Failed reports whether the finding fails the check.
+func (f Finding) Failed() bool {
+	return f.Status == Malformed || f.Status == Missing && f.Required
+}
+
+// Report is the result of checking a campaign.
+type Report struct {
+	Campaign string    `json:"campaign"`
+	Dir      string    `json:"dir"`
+	Findings []Finding `json:"findings"`
+}
+
+// OK reports whether nothing failed: every required file is there and
+// every file parley reads parses.
+func (r *Report) OK() bool {
+	for _, f := range r.Findings {
+		if f.Failed() {
+			return false
+		}
+	}
+	return true
+}
+
+// The files a campaign must have: what the game master and the players'
+// agents read at every turn. The rest of the layout is optional.
+var required = map[string]bool{Overview: true, StoryState: true, PartyKnowledge: true, PartyDir + "/": true}
+
+// Check reads a campaign's files and reports what is present, missing or
+// malformed: the top-level files and their sections, every character
+// sheet (parsed as package sheet reads it), journals without a sheet,
+// scene files and their frontmatter, the note directories, and deltas
+// waiting in tmp/. It returns an error only when the campaign cannot be
+// read at all; problems with files are findings.
+func (c *Campaign) Check() (*Report, error) {
+	r := &Report{Campaign: c.Name, Dir: c.Root}
+	add := func(path string, s Status, detail string) {
+		r.Findings = append(r.Findings, Finding{Path: path, Status: s, Required: required[path], Detail: detail})
+	}
+	for _, name := range []string{Overview, WorldPrimer, StoryState, PartyKnowledge, Preferences, DecisionLog} {
+		data, err := os.ReadFile(c.Path(name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			add(name, Missing, "")
+			continue
+		case err != nil:
+			add(name, Malformed, err.Error())
+			continue
+		}
+		s, detail := OK, describeSections(data)
+		if lost := missingSections(name, data); len(lost) > 0 {
+			s = Warning
+			detail += "; no " + strings.Join(lost, ", no ") + " section (added when first written to)"
+		}
+		add(name, s, detail)
+	}
+	if err := c.checkParty(add); err != nil {
+		return nil, err
+	}
+	if err := c.checkScenes(add); err != nil {
+		return nil, err
+	}
+	for _, dir := range NoteDirs {
+		n, err := countFiles(c.Path(dir), ".md")
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			add(dir+"/", Missing, "")
+		case err != nil:
+			add(dir+"/", Malformed, err.Error())
+		default:
+			add(dir+"/", OK, plural(n, "note"))
+		}
+	}
+	c.checkDeltas(add)
+	return r, nil
+}
+
+// checkParty checks the sheets and journals in party/.
+func (c *Campaign) checkParty(add func(string, Status, string)) error {
+	des, err := os.ReadDir(c.Path(PartyDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		add(PartyDir+"/", Missing, "the character sheets go here: party/<character>.md")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sheets := map[string]bool{}
+	var journals []string
+	for _, de := range des {
+		name := de.Name()
+		if de.IsDir() || !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		if strings.HasSuffix(name, JournalSuffix) {
+			journals = append(journals, name)
+			continue
+		}
+		sheets[strings.TrimSuffix(name, ".md")] = true
+	}
+	if len(sheets) == 0 {
+		add(PartyDir+"/", Warning, "no character sheets yet: put them in party/<character>.md")
+	} else {
+		add(PartyDir+"/", OK, plural(len(sheets), "character"))
+	}
+	names := make([]string, 0, len(sheets))
+	for n := range sheets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		path := PartyDir + "/" + n + ".md"
+		if err := ValidName(n); err != nil {
+			add(path, Malformed, fmt.Sprintf("a character's sheet is named by the full kebab-case name (tilda-brannock.md): %v", err))
+			continue
+		}
+		d, err := sheet.Read(c.Path(PartyDir, n+".md"))
+		if err != nil {
+			add(path, Malformed, relError(c.Root, err))
+			continue
+		}
+		add(path, OK, fmt.Sprintf("HP %d/%d, level %s, %s", d.HP, d.MaxHP, levelText(d.Level), plural(len(d.Items), "item")))
+	}
+	sort.Strings(journals)
+	for _, j := range journals {
+		who := strings.TrimSuffix(j, JournalSuffix)
+		if !sheets[who] {
+			add(PartyDir+"/"+j, Warning, fmt.Sprintf("a journal without a sheet: no party/%s.md", who))
+			continue
+		}
+		n, err := countEntries(c.Path(PartyDir, j))
+		if err != nil {
+			add(PartyDir+"/"+j, Malformed, err.Error())
+			continue
+		}
+		add(PartyDir+"/"+j, OK, plural(n, "entry"))
+	}
+	return nil
+}
+
+// checkScenes checks the scene files: their names and frontmatter.
+func (c *Campaign) checkScenes(add func(string, Status, string)) error {
+	dir := c.Path(ScenesDir)
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		add(ScenesDir+"/", Missing, "made when the first scene is told")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	all, err := scenes.List(dir)
+	if err != nil {
+		return err
+	}
+	add(ScenesDir+"/", OK, plural(len(all), "scene"))
+	isScene := map[string]bool{}
+	for _, s := range all {
+		isScene[filepath.Base(s.Path)] = true
+		if err := scenes.Check(s.Path); err != nil {
+			add(ScenesDir+"/"+filepath.Base(s.Path), Malformed, relError(c.Root, err))
+		}
+	}
+	for _, de := range des {
+		if n := de.Name(); strings.HasSuffix(n, ".md") && !isScene[n] {
+			add(ScenesDir+"/"+n, Warning, "not a scene file name (NNN-slug.md, like 004-the-sewers.md): the scribe leaves it alone")
+		}
+	}
+	return nil
+}
+
+// checkDeltas reports the deltas waiting in tmp/, and their lines that
+// cannot be applied.
+func (c *Campaign) checkDeltas(add func(string, Status, string)) {
+	for _, name := range []string{delta.StoryDelta, delta.PartyDelta} {
+		data, err := os.ReadFile(c.Path(filepath.FromSlash(name)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			add(name, Malformed, err.Error())
+			continue
+		}
+		d, err := delta.Parse(name, data)
+		if err != nil {
+			add(name, Warning, fmt.Sprintf("%s waiting; some cannot be applied: %v", plural(len(d.Entries), "line"), strings.ReplaceAll(err.Error(), "\n", "; ")))
+			continue
+		}
+		add(name, Warning, fmt.Sprintf("%s waiting to be applied: parley campaign apply %s", plural(len(d.Entries), "line"), c.Name))
+	}
+}
+
+// describeSections says how many "## " sections a markdown file has.
+func describeSections(data []byte) string {
+	n := 0
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("## ")) {
+			n++
+		}
+	}
+	return plural(n, "section")
+}
+
+// missingSections returns the sections the tools write into that a file
+// lacks. They are created when needed, so their absence is a warning.
+func missingSections(name string, data []byte) []string {
+	var want []string
+	switch name {
+	case StoryState:
+		want = []string{"Current Situation", "GM Notes (Secret)"}
+	case PartyKnowledge:
+		want = []string{"Current Situation"}
+	default:
+		return nil
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if t, ok := strings.CutPrefix(strings.TrimSpace(l), "## "); ok {
+			have[strings.ToLower(strings.TrimSpace(t))] = true
+		}
+	}
+	var lost []string
+	for _, w := range want {
+		if !have[strings.ToLower(w)] {
+			lost = append(lost, `"## `+w+`"`)
+		}
+	}
+	return lost
+}
+
+var entryRE = regexp.MustCompile(`^## `)
+
+// countEntries counts the "## " entries of a journal.
+func countEntries(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if entryRE.Match(sc.Bytes()) {
+			n++
+		}
+	}
+	return n, sc.Err()
+}
+
+// countFiles counts the files with a suffix in a directory.
+func countFiles(dir, suffix string) (int, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, de := range des {
+		if !de.IsDir() && strings.HasSuffix(de.Name(), suffix) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// relError shortens the campaign's directory out of an error's text.
+func relError(root string, err error) string {
+	return strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
+}
+
+func levelText(level int) string {
+	if level == 0 {
+		return "not written"
+	}
+	return fmt.Sprint(level)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "y") {
+		return fmt.Sprintf("%d %sies", n, what[:len(what)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,481 @@
+// Package tools is the game master's toolbox: the five tools of the GM tool
+// protocol — roll_dice, add_inventory, update_inventory, update_character
+// and get_character_stats — acting on a campaign's character sheets. A
+// tool is called by name with JSON arguments and answers a JSON result, as
+// an LLM's tool call is. A tool that fails returns an error, which callers
+// feed back to the model as {"success": false, "message": "Error: ..."},
+// and leaves every file as it was: the changes of one call are made to
+// the sheet in memory and saved once, all or nothing.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/sheet"
+)
+
+// Errors callers branch on.
+var (
+	ErrUnknownTool = errors.New("unknown tool")
+	ErrArguments   = errors.New("bad arguments")
+	ErrWhich       = errors.New("which character?")
+)
+
+// Box runs the tools on one campaign.
+type Box struct {
+	Campaign *campaigns.Campaign
+	// Character is the character a call means when it names none and the
+	// campaign has several (the human's character, say); may be empty.
+	Character string
+
+	mu   sync.Mutex // guards dice, and orders changes to sheets
+	dice dice.Source
+}
+
+// New returns a toolbox for a campaign, rolling with src.
+func New(c *campaigns.Campaign, src dice.Source) *Box {
+	return &Box{Campaign: c, dice: src}
+}
+
+// Tool describes a tool for a model: its name, what it does, and its
+// arguments as a JSON schema.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Tools lists the tools, in the protocol's order.
+func Tools() []Tool {
+	return []Tool{
+		{"roll_dice", "Roll dice for a check, an attack or damage, in dice notation (1d20+5, 2d20kh1+3, 8d6); with a dc, say whether it succeeds.",
+			json.RawMessage(`{"type":"object","properties":{"dice":{"type":"string","description":"dice notation, like 1d20+5"},"reason":{"type":"string","description":"what the roll is for"},"dc":{"type":"integer","description":"difficulty class, for a check"}},"required":["dice","reason"]}`)},
+		{"add_inventory", "Give a character new items.",
+			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"quantity":{"type":"integer","minimum":1}},"required":["name"]}}},"required":["items"]}`)},
+		{"update_inventory", "Change the quantities of a character's items: a negative change uses them up; an item at 0 is gone.",
+			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"updates":{"type":"array","items":{"type":"object","properties":{"slug":{"type":"string","description":"the item's name in kebab case, like healing-potion"},"quantityChange":{"type":"integer"}},"required":["slug","quantityChange"]}}},"required":["updates"]}`)},
+		{"update_character", "Change a character's hit points (set hp, or give damage or healing), maximum hit points, level or ability scores.",
+			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"hp":{"type":"integer"},"maxHp":{"type":"integer"},"level":{"type":"integer"},"stats":{"type":"object","properties":{"str":{"type":"integer"},"dex":{"type":"integer"},"con":{"type":"integer"},"int":{"type":"integer"},"wis":{"type":"integer"},"cha":{"type":"integer"}}},"damage":{"type":"integer","minimum":0,"description":"hit points lost; hp stops at 0"},"healing":{"type":"integer","minimum":0,"description":"hit points regained; hp stops at maxHp"}}}`)},
+		{"get_character_stats", "Read a character's sheet: hit points, level, ability scores, inventory and money.",
+			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"}}}`)},
+	}
+}
+
+// Call runs a tool with its JSON arguments and returns its result, to be
+// encoded as JSON.
+func (b *Box) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	switch name {
+	case "roll_dice":
+		var a RollArgs
+		if err := decode(args, &a); err != nil {
+			return nil, err
+		}
+		return answer(b.roll(a))
+	case "add_inventory":
+		var a AddArgs
+		if err := decode(args, &a); err != nil {
+			return nil, err
+		}
+		return answer(b.add(a))
+	case "update_inventory":
+		var a UpdateInventoryArgs
+		if err := decode(args, &a); err != nil {
+			return nil, err
+		}
+		return answer(b.updateInventory(a))
+	case "update_character":
+		var a UpdateCharacterArgs
+		if err := decode(args, &a); err != nil {
+			return nil, err
+		}
+		return answer(b.updateCharacter(a))
+	case "get_character_stats":
+		var a CharacterArgs
+		if err := decode(args, &a); err != nil {
+			return nil, err
+		}
+		return answer(b.stats(a))
+	}
+	names := make([]string, 0, 5)
+	for _, t := range Tools() {
+		names = append(names, t.Name)
+	}
+	return nil, fmt.Errorf("%q: %w (tools: %s)", name, ErrUnknownTool, strings.Join(names, ", "))
+}
+
+// answer returns a tool's result, or a nil result with its error: not a
+// nil pointer in a non-nil interface.
+func answer[T any](r *T, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decode reads arguments strictly: an argument the tool does not know is
+// an error the model can correct.
+func decode(args json.RawMessage, dst any) error {
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.DisallowUnknownFields()
+	if err := d.Decode(dst); err != nil {
+		return fmt.Errorf("%w: %v", ErrArguments, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	// Decode stops after one value; what follows it is a mistake too.
+	var more json.RawMessage
+	if err := d.Decode(&more); err != io.EOF {
+		return fmt.Errorf("%w: more after the arguments object", ErrArguments)
+	}
+	return nil
+}
+
+// CharacterArgs name the character a tool acts on.
+type CharacterArgs struct {
+	Character string `json:"character,omitempty"`
+}
+
+// RollArgs are roll_dice's arguments.
+type RollArgs struct {
+	Dice      string `json:"dice"`
+	Reason    string `json:"reason"`
+	DC        *int64 `json:"dc,omitempty"`
+	Character string `json:"character,omitempty"` // said in the result, not used
+}
+
+// RollResult is roll_dice's result.
+type RollResult struct {
+	Dice        string `json:"dice"`
+	Reason      string `json:"reason"`
+	Rolls       []int  `json:"rolls"`    // the kept dice
+	Modifier    int64  `json:"modifier"` // the total less the kept dice
+	Total       int64  `json:"total"`
+	Roll        string `json:"roll"` // in the protocol's notation: 1d20+5 = [13]+5 = 18
+	DC          *int64 `json:"dc,omitempty"`
+	Outcome     string `json:"outcome,omitempty"` // success, failure, critical_success, critical_failure
+	Description string `json:"description"`
+}
+
+func (b *Box) roll(a RollArgs) (*RollResult, error) {
+	if strings.TrimSpace(a.Dice) == "" {
+		return nil, fmt.Errorf("%w: dice: missing (like 1d20+5)", ErrArguments)
+	}
+	b.mu.Lock()
+	res, err := dice.Roll(a.Dice, b.dice)
+	b.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := &RollResult{Dice: res.Expr, Reason: a.Reason, Total: res.Total, Roll: res.Roll, DC: a.DC, Rolls: []int{}}
+	var kept int64
+	for _, t := range res.Terms {
+		for _, d := range t.Dice {
+			if d.Kept {
+				out.Rolls = append(out.Rolls, d.Value)
+				kept += int64(d.Value)
+			}
+		}
+	}
+	out.Modifier = res.Total - kept
+	reason := a.Reason
+	if reason == "" {
+		reason = "a roll"
+	}
+	out.Description = fmt.Sprintf("Rolled %s for %s: %s", res.Expr, reason, strings.TrimPrefix(res.Roll, res.Expr+" = "))
+	if a.DC != nil {
+		out.Outcome = string(res.Against(*a.DC))
+		out.Description += fmt.Sprintf(" vs DC %d: %s", *a.DC, out.Outcome)
+	}
+	return out, nil
+}
+
+// Item is an item given to a character.
+type Item struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Quantity    int    `json:"quantity,omitempty"` // default 1
+}
+
+// AddArgs are add_inventory's arguments.
+type AddArgs struct {
+	CharacterArgs
+	Items []Item `json:"items"`
+}
+
+// InventoryResult is what add_inventory and update_inventory answer.
+type InventoryResult struct {
+	Success   bool     `json:"success"`
+	Message   string   `json:"message"`
+	Character string   `json:"character"`
+	Changes   []Change `json:"changes"`
+}
+
+// Change is an item's quantity before and after.
+type Change struct {
+	Name string `json:"name"`
+	Slug string `json:"slug"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+}
+
+func (b *Box) add(a AddArgs) (*InventoryResult, error) {
+	if len(a.Items) == 0 {
+		return nil, fmt.Errorf("%w: items: give at least one", ErrArguments)
+	}
+	res := &InventoryResult{Success: true}
+	err := b.edit(a.Character, &res.Character, func(d *sheet.Doc) error {
+		for i, it := range a.Items {
+			q := it.Quantity
+			if q == 0 {
+				q = 1
+			}
+			if strings.TrimSpace(it.Name) == "" || q < 0 {
+				return fmt.Errorf("%w: items[%d]: a name and a quantity of 1 or more", ErrArguments, i)
+			}
+			got, err := d.AddItem(it.Name, q, it.Description)
+			if err != nil {
+				return fmt.Errorf("items[%d] %q: %w", i, it.Name, err)
+			}
+			// The sheet matched the name singular or plural alike, so the
+			// quantity before is what the change added to.
+			res.Changes = append(res.Changes, Change{Name: got.Name, Slug: got.Slug, From: got.Quantity - q, To: got.Quantity})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Message = describe(res.Character, res.Changes)
+	return res, nil
+}
+
+// Update is one change of update_inventory.
+type Update struct {
+	Slug           string `json:"slug"`
+	QuantityChange int    `json:"quantityChange"`
+}
+
+// UpdateInventoryArgs are update_inventory's arguments.
+type UpdateInventoryArgs struct {
+	CharacterArgs
+	Updates []Update `json:"updates"`
+}
+
+func (b *Box) updateInventory(a UpdateInventoryArgs) (*InventoryResult, error) {
+	if len(a.Updates) == 0 {
+		return nil, fmt.Errorf("%w: updates: give at least one", ErrArguments)
+	}
+	res := &InventoryResult{Success: true}
+	err := b.edit(a.Character, &res.Character, func(d *sheet.Doc) error {
+		for i, u := range a.Updates {
+			got, err := d.ChangeItem(u.Slug, u.QuantityChange)
+			if err != nil {
+				return fmt.Errorf("updates[%d] %q: %w", i, u.Slug, err)
+			}
+			// ChangeItem finds "dagger" in "Two daggers" and "potion" in
+			// "Healing potion": the quantity before is the one after less
+			// the change, not what an exact slug would find.
+			res.Changes = append(res.Changes, Change{Name: got.Name, Slug: got.Slug, From: got.Quantity - u.QuantityChange, To: got.Quantity})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Message = describe(res.Character, res.Changes)
+	return res, nil
+}
+
+func describe(character string, changes []Change) string {
+	var parts []string
+	for _, c := range changes {
+		switch {
+		case c.To == 0:
+			parts = append(parts, fmt.Sprintf("%s: used up", c.Name))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %d -> %d", c.Name, c.From, c.To))
+		}
+	}
+	return character + ": " + strings.Join(parts, "; ")
+}
+
+// UpdateCharacterArgs are update_character's arguments; what is left out
+// does not change.
+type UpdateCharacterArgs struct {
+	CharacterArgs
+	HP      *int           `json:"hp,omitempty"`
+	MaxHP   *int           `json:"maxHp,omitempty"`
+	MaxHP2  *int           `json:"max_hp,omitempty"` // the same, as the sheets write it
+	Level   *int           `json:"level,omitempty"`
+	Stats   map[string]int `json:"stats,omitempty"` // str, dex, con, int, wis, cha
+	Damage  *int           `json:"damage,omitempty"`
+	Healing *int           `json:"healing,omitempty"`
+}
+
+// CharacterResult is what update_character and get_character_stats
+// answer: the character as the sheet now says.
+type CharacterResult struct {
+	Success   bool           `json:"success"`
+	Message   string         `json:"message,omitempty"`
+	Name      string         `json:"name"`
+	HP        int            `json:"hp"`
+	MaxHP     int            `json:"maxHp"`
+	Level     int            `json:"level"`
+	Stats     map[string]int `json:"stats"`
+	Inventory []InventoryRow `json:"inventory"`
+	Currency  map[string]int `json:"currency"`
+}
+
+// InventoryRow is an item a character holds.
+type InventoryRow struct {
+	Name     string `json:"name"`
+	Slug     string `json:"slug"`
+	Quantity int    `json:"quantity"`
+	Section  string `json:"section,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+func (b *Box) updateCharacter(a UpdateCharacterArgs) (*CharacterResult, error) {
+	if a.MaxHP == nil {
+		a.MaxHP = a.MaxHP2
+	}
+	var said []string
+	var result *CharacterResult
+	err := b.edit(a.Character, nil, func(d *sheet.Doc) error {
+		if a.MaxHP != nil {
+			if err := d.SetMaxHP(*a.MaxHP); err != nil {
+				return err
+			}
+			said = append(said, fmt.Sprintf("max HP %d", *a.MaxHP))
+		}
+		if a.HP != nil {
+			if err := d.SetHP(*a.HP); err != nil {
+				return err
+			}
+			said = append(said, fmt.Sprintf("HP -> %d", *a.HP))
+		}
+		if a.Damage != nil {
+			from, to, err := d.Damage(*a.Damage)
+			if err != nil {
+				return err
+			}
+			said = append(said, fmt.Sprintf("%d damage: HP %d -> %d", *a.Damage, from, to))
+		}
+		if a.Healing != nil {
+			from, to, err := d.Heal(*a.Healing)
+			if err != nil {
+				return err
+			}
+			said = append(said, fmt.Sprintf("healed %d: HP %d -> %d", *a.Healing, from, to))
+		}
+		if a.Level != nil {
+			if err := d.SetLevel(*a.Level); err != nil {
+				return err
+			}
+			said = append(said, fmt.Sprintf("level %d", *a.Level))
+		}
+		keys := make([]string, 0, len(a.Stats))
+		for k := range a.Stats {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := d.SetAbility(k, a.Stats[k]); err != nil {
+				return err
+			}
+			said = append(said, fmt.Sprintf("%s %d", strings.ToUpper(k), a.Stats[k]))
+		}
+		if len(said) == 0 {
+			return fmt.Errorf("%w: nothing to change: give hp, maxHp, level, stats, damage or healing", ErrArguments)
+		}
+		result = View(d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	result.Success = true
+	result.Message = result.Name + ": " + strings.Join(said, ", ")
+	return result, nil
+}
+
+func (b *Box) stats(a CharacterArgs) (*CharacterResult, error) {
+	path, err := b.sheetPath(a.Character)
+	if err != nil {
+		return nil, err
+	}
+	d, err := sheet.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	r := View(d)
+	r.Success = true
+	return r, nil
+}
+
+// View is a sheet as get_character_stats answers it.
+func View(d *sheet.Doc) *CharacterResult {
+	r := &CharacterResult{Name: d.Name, HP: d.HP, MaxHP: d.MaxHP, Level: d.Level, Stats: map[string]int{}, Inventory: []InventoryRow{}, Currency: map[string]int{}}
+	for i, n := range sheet.AbilityNames {
+		r.Stats[strings.ToLower(n)] = d.Abilities[i]
+	}
+	for _, it := range d.Items {
+		r.Inventory = append(r.Inventory, InventoryRow{Name: it.Name, Slug: it.Slug, Quantity: it.Quantity, Section: it.Section, Note: it.Note})
+	}
+	for _, c := range d.Currency {
+		r.Currency[c.Denom] = c.Amount
+	}
+	return r
+}
+
+// edit reads a character's sheet, changes it with fn and saves it, or
+// saves nothing when fn fails. The character's name is put in *who.
+func (b *Box) edit(character string, who *string, fn func(*sheet.Doc) error) error {
+	path, err := b.sheetPath(character)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, err := sheet.Read(path)
+	if err != nil {
+		return err
+	}
+	if who != nil {
+		*who = d.Name
+	}
+	if err := fn(d); err != nil {
+		return err
+	}
+	return d.Save()
+}
+
+// sheetPath finds the sheet of the character a call names, or of the only
+// (or default) character.
+func (b *Box) sheetPath(character string) (string, error) {
+	if character == "" {
+		character = b.Character
+	}
+	if character == "" {
+		all, err := b.Campaign.Characters()
+		if err != nil {
+			return "", err
+		}
+		if len(all) != 1 {
+			return "", fmt.Errorf("%w: name one in the character argument (characters: %s)", ErrWhich, strings.Join(all, ", "))
+		}
+		character = all[0]
+	}
+	return b.Campaign.Sheet(strings.ToLower(strings.ReplaceAll(strings.TrimSpace(character), " ", "-")))
+}

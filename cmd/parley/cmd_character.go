@@ -1,0 +1,367 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/sheet"
+	"github.com/parley-dev/parley/campaigns/tools"
+)
+
+// readSheet opens the sheet of the character named by the first argument.
+func readSheet(c *cli.Context) (*sheet.Doc, string, error) {
+	if c.NArg() < 1 {
+		return nil, "", usagef("%s needs the CHARACTER (the sheet's name, like tilda-brannock)", c.Command.FullName())
+	}
+	ws, err := workspace(c)
+	if err != nil {
+		return nil, "", err
+	}
+	camp, err := openCampaign(c, ws, "")
+	if err != nil {
+		return nil, "", err
+	}
+	path, err := camp.Sheet(c.Args().First())
+	if err != nil {
+		return nil, "", err
+	}
+	// The sheet is read by a path relative to the working directory, when
+	// it is below it, so that errors name a file the user can open.
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, path); err == nil && filepath.IsLocal(r) {
+			path = r
+		}
+	}
+	d, err := sheet.Read(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, filepath.ToSlash(path), nil
+}
+
+func characterCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "character",
+		Usage: "read and change a character sheet (party/CHARACTER.md): only the changed values move",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "show",
+				Usage:     "print what the sheet says: hit points, level, ability scores, items, money",
+				ArgsUsage: "CHARACTER",
+				Flags:     []cli.Flag{campaignFlag, jsonFlag},
+				Action: func(c *cli.Context) error {
+					d, path, err := readSheet(c)
+					if err != nil {
+						return err
+					}
+					return printSheet(e, d, path, c.Bool("json"))
+				},
+			},
+			{
+				Name:      "set",
+				Usage:     "set values: hp=7 max_hp=14 level=2 str=16 ... gp=20 (all or nothing)",
+				ArgsUsage: "CHARACTER KEY=VALUE...",
+				Flags:     []cli.Flag{campaignFlag},
+				Action: func(c *cli.Context) error {
+					if c.NArg() < 2 {
+						return usagef("character set needs the CHARACTER and at least one KEY=VALUE (hp=7)")
+					}
+					d, path, err := readSheet(c)
+					if err != nil {
+						return err
+					}
+					var said []string
+					for _, kv := range c.Args().Slice()[1:] {
+						k, v, ok := strings.Cut(kv, "=")
+						n, err := strconv.Atoi(strings.TrimSpace(v))
+						if !ok || err != nil {
+							return usagef("%q: want KEY=NUMBER (hp=7)", kv)
+						}
+						before, err := setValue(d, strings.ToLower(strings.TrimSpace(k)), n)
+						if errors.Is(err, errUnknownKey) {
+							return usagef("%s: %q: %v", path, k, err)
+						}
+						if err != nil {
+							return err // names the sheet, the line and the field
+						}
+						said = append(said, fmt.Sprintf("%s %d -> %d", k, before, n))
+					}
+					if err := d.Save(); err != nil {
+						return err
+					}
+					fmt.Fprintf(e.stdout, "%s: %s\n", d.Name, strings.Join(said, ", "))
+					return nil
+				},
+			},
+			hpCommand(e, "damage", "take N hit points off (not below 0)"),
+			hpCommand(e, "heal", "give N hit points back (not above the maximum)"),
+		},
+	}
+}
+
+// setValue sets one value of a sheet and returns what it was.
+func setValue(d *sheet.Doc, key string, n int) (before int, err error) {
+	switch key {
+	case "hp":
+		before = d.HP
+		return before, d.SetHP(n)
+	case "max_hp", "maxhp", "max-hp":
+		before = d.MaxHP
+		return before, d.SetMaxHP(n)
+	case "level":
+		before = d.Level
+		return before, d.SetLevel(n)
+	}
+	for i, a := range sheet.AbilityNames {
+		if strings.EqualFold(a, key) {
+			before = d.Abilities[i]
+			return before, d.SetAbility(key, n)
+		}
+	}
+	switch key {
+	case "gp", "sp", "cp", "ep", "pp":
+		for _, c := range d.Currency {
+			if c.Denom == key {
+				before = c.Amount
+			}
+		}
+		return before, d.SetCurrency(key, n)
+	}
+	return 0, errUnknownKey
+}
+
+var errUnknownKey = errors.New("unknown key (keys: hp, max_hp, level, str, dex, con, int, wis, cha, gp, sp, cp, ep, pp)")
+
+func hpCommand(e *env, name, usage string) *cli.Command {
+	return &cli.Command{
+		Name:      name,
+		Usage:     usage,
+		ArgsUsage: "CHARACTER N",
+		Flags:     []cli.Flag{campaignFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return usagef("character %s needs the CHARACTER and N", name)
+			}
+			n, err := strconv.Atoi(c.Args().Get(1))
+			if err != nil || n < 0 {
+				return usagef("N: %q is not a number of hit points", c.Args().Get(1))
+			}
+			d, _, err := readSheet(c)
+			if err != nil {
+				return err
+			}
+			change := d.Damage
+			if name == "heal" {
+				change = d.Heal
+			}
+			from, to, err := change(n)
+			if err != nil {
+				return err
+			}
+			if err := d.Save(); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s: HP %d -> %d (of %d)\n", d.Name, from, to, d.MaxHP)
+			return nil
+		},
+	}
+}
+
+func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
+	if asJSON {
+		v := tools.View(d)
+		v.Success = true
+		return e.printJSON(v)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "%s (%s)\n", d.Name, path)
+	fmt.Fprintf(w, "  HP     %d/%d\n  level  %d\n", d.HP, d.MaxHP, d.Level)
+	var abil []string
+	for i, a := range sheet.AbilityNames {
+		abil = append(abil, fmt.Sprintf("%s %d (%+d)", a, d.Abilities[i], sheet.Modifier(d.Abilities[i])))
+	}
+	fmt.Fprintf(w, "  %s\n", strings.Join(abil, "  "))
+	if len(d.Currency) > 0 {
+		var coins []string
+		for _, c := range d.Currency {
+			coins = append(coins, fmt.Sprintf("%d %s", c.Amount, c.Denom))
+		}
+		fmt.Fprintf(w, "  money  %s\n", strings.Join(coins, ", "))
+	}
+	printItems(e, d)
+	return nil
+}
+
+func printItems(e *env, d *sheet.Doc) {
+	if len(d.Items) == 0 {
+		fmt.Fprintln(e.stdout, "  no items")
+		return
+	}
+	fmt.Fprintln(e.stdout, "  items:")
+	for _, it := range d.Items {
+		line := fmt.Sprintf("    %3d  %s", it.Quantity, it.Name)
+		if it.Note != "" {
+			line += " — " + it.Note
+		}
+		fmt.Fprintf(e.stdout, "%s  (%s)\n", line, it.Slug)
+	}
+}
+
+func inventoryCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "inventory",
+		Usage: "list, add and use a character's items",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list the items on the sheet, with quantities",
+				ArgsUsage: "CHARACTER",
+				Flags:     []cli.Flag{campaignFlag, jsonFlag},
+				Action: func(c *cli.Context) error {
+					d, _, err := readSheet(c)
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return e.printJSON(tools.View(d).Inventory)
+					}
+					printItems(e, d)
+					return nil
+				},
+			},
+			{
+				Name:      "add",
+				Usage:     "add an item (or more of one the sheet has)",
+				ArgsUsage: "CHARACTER ITEM",
+				Flags: []cli.Flag{campaignFlag,
+					&cli.IntFlag{Name: "quantity", Aliases: []string{"n"}, Value: 1, Usage: "how `MANY`"},
+					&cli.StringFlag{Name: "note", Usage: "a `NOTE` on the item (what it does)"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 2 {
+						return usagef("inventory add needs the CHARACTER and the ITEM (quote a name with spaces)")
+					}
+					if c.Int("quantity") < 1 {
+						return usagef("--quantity: %d: add at least 1 (inventory use takes items away)", c.Int("quantity"))
+					}
+					d, _, err := readSheet(c)
+					if err != nil {
+						return err
+					}
+					it, err := d.AddItem(c.Args().Get(1), c.Int("quantity"), c.String("note"))
+					if err != nil {
+						return err
+					}
+					from := it.Quantity - c.Int("quantity")
+					if err := d.Save(); err != nil {
+						return err
+					}
+					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, it.Name, from, it.Quantity)
+					return nil
+				},
+			},
+			{
+				Name:      "use",
+				Usage:     "use up items: the quantity goes down; at 0 the item is gone",
+				ArgsUsage: "CHARACTER ITEM",
+				Flags: []cli.Flag{campaignFlag,
+					&cli.IntFlag{Name: "quantity", Aliases: []string{"n"}, Value: 1, Usage: "how `MANY`"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 2 {
+						return usagef("inventory use needs the CHARACTER and the ITEM")
+					}
+					if c.Int("quantity") < 1 {
+						return usagef("--quantity: %d: use at least 1 (inventory add gives items)", c.Int("quantity"))
+					}
+					d, _, err := readSheet(c)
+					if err != nil {
+						return err
+					}
+					it, err := d.ChangeItem(c.Args().Get(1), -c.Int("quantity"))
+					if err != nil {
+						return err
+					}
+					from := it.Quantity + c.Int("quantity")
+					if err := d.Save(); err != nil {
+						return err
+					}
+					if it.Quantity == 0 {
+						fmt.Fprintf(e.stdout, "%s: %s %d -> 0: gone from the sheet\n", d.Name, it.Name, from)
+						return nil
+					}
+					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, it.Name, from, it.Quantity)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func toolCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "tool",
+		Usage: "call the game master's tools as a model does: JSON arguments in, a JSON result out",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "print the tools, with their arguments as JSON schemas",
+				Action: func(c *cli.Context) error {
+					return e.printJSON(tools.Tools())
+				},
+			},
+			{
+				Name:      "call",
+				Usage:     "call a tool; the arguments come from ARGS or stdin; a failure prints {\"success\": false, ...} and exits 1",
+				ArgsUsage: "TOOL [ARGS]",
+				Flags: []cli.Flag{campaignFlag,
+					&cli.StringFlag{Name: "character", Usage: "the `CHARACTER` a call that names none acts on"},
+					&cli.Uint64Flag{Name: "seed", Usage: "roll_dice: roll with this `SEED`, for results that can be repeated"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() < 1 || c.NArg() > 2 {
+						return usagef("tool call needs the TOOL, and its JSON ARGS (or stdin)")
+					}
+					args := []byte(c.Args().Get(1))
+					if c.NArg() == 1 {
+						var err error
+						if args, err = io.ReadAll(e.stdin); err != nil {
+							return err
+						}
+					}
+					ws, err := workspace(c)
+					if err != nil {
+						return err
+					}
+					camp, err := openCampaign(c, ws, "")
+					if err != nil {
+						return err
+					}
+					src := dice.Random()
+					if c.IsSet("seed") {
+						src = dice.Seeded(c.Uint64("seed"))
+					}
+					box := tools.New(camp, src)
+					box.Character = c.String("character")
+					res, err := box.Call(c.Context, c.Args().First(), args)
+					if err != nil {
+						msg := strings.ReplaceAll(err.Error(), camp.Root+string(filepath.Separator), "")
+						if perr := e.printJSON(map[string]any{"success": false, "message": "Error: " + msg}); perr != nil {
+							return perr
+						}
+						return errSilent
+					}
+					return e.printJSON(res)
+				},
+			},
+		},
+	}
+}
