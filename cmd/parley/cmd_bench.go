@@ -41,6 +41,10 @@ func benchCommand(e *env) *cli.Command {
 			"written to the program -> its answer read). --driver-messages sets the\n" +
 			"backlog of each agent.\n" +
 			"\n" +
+			"With --campaign it measures the D&D campaign tools: parley roll with 100\n" +
+			"expressions as a whole process, a character sheet update, a state delta of\n" +
+			"50 lines applied.\n" +
+			"\n" +
 			"Exits 1 when a target is missed.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
@@ -49,6 +53,8 @@ func benchCommand(e *env) *cli.Command {
 			&cli.DurationFlag{Name: "paced", Value: 3 * time.Second, Usage: "how long each latency-at-load phase runs"},
 			&cli.BoolFlag{Name: "drivers", Usage: "measure the command and session drivers instead of routing"},
 			&cli.IntFlag{Name: "driver-messages", Value: 500, Usage: "with --drivers: messages each agent handles (the session round trips are twice as many)"},
+			&cli.BoolFlag{Name: "campaign", Usage: "measure the D&D campaign tools instead: parley roll, sheet updates, state deltas"},
+			&cli.IntFlag{Name: "runs", Value: 50, Usage: "with --campaign: runs of each measurement"},
 			// The session program of the --drivers phases: this binary.
 			&cli.BoolFlag{Name: "session-agent", Hidden: true},
 			jsonFlag,
@@ -59,6 +65,14 @@ func benchCommand(e *env) *cli.Command {
 			}
 			if c.Bool("session-agent") {
 				return runner.SessionEcho(e.stdin, e.stdout)
+			}
+			if c.Bool("campaign") {
+				if c.Int("runs") < 1 {
+					return usagef("--runs must be at least 1 (got %d)", c.Int("runs"))
+				}
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runCampaignBench(ctx, e, campaignBenchOptions{Dir: c.String("dir"), Runs: c.Int("runs"), JSON: c.Bool("json")})
 			}
 			if c.Bool("drivers") {
 				n := c.Int("driver-messages")
