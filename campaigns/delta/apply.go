@@ -3,6 +3,7 @@ package delta
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -559,8 +560,13 @@ func isHPLabel(s string) bool {
 	return t == "hit points" || t == "hp" || strings.HasPrefix(t, "hit points:") || strings.HasPrefix(t, "hp:")
 }
 
-// hpLine returns the hit points line s with a new value: what follows its
-// first colon is replaced.
+// hpValueRE matches hit points as a line writes them: "9/16", "9 / 16", "9".
+var hpValueRE = regexp.MustCompile(`\d+(?:\s*/\s*\d+)?`)
+
+// hpLine returns the hit points line s with a new value. When the value is
+// only numbers ("15/16") and the line has some, just those change, so a
+// note a person wrote beside them ("9/16 (poisoned)") stays; otherwise
+// what follows the line's first colon is replaced.
 func hpLine(s, name, value string) string {
 	_, _, at, _ := markerOf(s)
 	prefix, t := s[:at], s[at:]
@@ -571,6 +577,9 @@ func hpLine(s, name, value string) string {
 	j := i + 1
 	if strings.HasPrefix(t[j:], "**") || strings.HasPrefix(t[j:], "__") {
 		j += 2
+	}
+	if loc := hpValueRE.FindStringIndex(t[j:]); loc != nil && hpValueRE.FindString(value) == value {
+		return prefix + t[:j+loc[0]] + value + t[j+loc[1]:]
 	}
 	return prefix + t[:j] + " " + value
 }

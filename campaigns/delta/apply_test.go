@@ -226,6 +226,12 @@ func TestApplyStory(t *testing.T) {
 			`line 3: Party HP "Seraphine Duskhollow": inserted in Party Status > Hit Points`,
 		},
 	}, {
+		name:  "party hp: a note a person wrote beside the numbers stays",
+		doc:   strings.Replace(story, "- Tilda Brannock: 12/12\n", "- Tilda Brannock: 12/12 (blessed until dawn)\n", 1),
+		delta: "- Party HP: tilda-brannock 8/12\n",
+		want:  strings.Replace(story, "- Tilda Brannock: 12/12\n", "- Tilda Brannock: 8/12 (blessed until dawn)\n", 1),
+		did:   []string{`line 1: Party HP "Tilda Brannock": replaced in Party Status > Hit Points`},
+	}, {
 		name:  "party hp: several on a line, a block, a line without keyword",
 		doc:   story,
 		delta: "- HP: Tilda 5/12, corwin-voss 1/9\n- Party HP:\n  - Gideon: 4/8\nSeraphine: 7/7\n",

@@ -156,7 +156,7 @@ func TestMethodErrors(t *testing.T) {
 		{"ChangeItem unknown", tableSheet, func(d *sheet.Doc) error { _, err := d.ChangeItem("rope", -1); return err }, sheet.ErrUnknownItem,
 			`party/x.md: items: no such item "rope"`},
 		{"ChangeItem below zero", tableSheet, func(d *sheet.Doc) error { _, err := d.ChangeItem("dagger", -3); return err }, sheet.ErrBelowZero,
-			"party/x.md:16: items: daggers: 2 -3 is below zero"},
+			"party/x.md:16: items: daggers: 2 held, 3 to take: below zero"},
 		{"ChangeItem ambiguous", tableSheet, func(d *sheet.Doc) error { _, err := d.ChangeItem("potion", 1); return err }, sheet.ErrAmbiguous,
 			`party/x.md: items: ambiguous item "potion": it could be Healing potion (line 17), Potion of climbing (line 18)`},
 		{"AddItem without a name", tableSheet, func(d *sheet.Doc) error { _, err := d.AddItem(" ", 1, ""); return err }, nil,

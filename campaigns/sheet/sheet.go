@@ -453,7 +453,7 @@ func (d *Doc) changeItem(i, delta int) (Item, error) {
 	case delta == 0:
 		return it, nil
 	case q < 0:
-		return Item{}, d.fail(it.Line, "items", fmt.Errorf("%s: %d %+d is %w", it.Name, it.Quantity, delta, ErrBelowZero))
+		return Item{}, d.fail(it.Line, "items", fmt.Errorf("%s: %d held, %d to take: %w", it.Name, it.Quantity, -delta, ErrBelowZero))
 	case q > MaxAmount || delta > MaxAmount:
 		return Item{}, d.fail(it.Line, "items", fmt.Errorf("%s: %d %+d is %w: at most %d", it.Name, it.Quantity, delta, ErrRange, MaxAmount))
 	}
