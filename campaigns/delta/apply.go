@@ -332,6 +332,13 @@ func (m *doc) replaceItem(i, to int, text string, more []string) Action {
 		}
 		old = rest
 	}
+	// The entity keeps its name as the file spells it: "npc: wiven mirsk -
+	// ..." does not rename "Wiven Mirsk".
+	if was, _, _ := splitEntity(boldReplacer.Replace(old)); was != "" {
+		if name, sep, rest := splitEntity(text); name != was && strings.EqualFold(boldReplacer.Replace(name), was) {
+			text = was + sep + rest
+		}
+	}
 	if strings.HasPrefix(old, "**") && !strings.Contains(text, "**") {
 		name, sep, rest := splitEntity(text)
 		text = "**" + name + "**" + sep + rest

@@ -178,7 +178,7 @@ func TestApplyStory(t *testing.T) {
 		name:  "npc inserted then upserted",
 		doc:   story,
 		delta: "- NPC: Wiven Mirsk - a fence\n- npc: WIVEN MIRSK: an informant\n",
-		want:  edit(t, story, "| Lysara Vendrath | Friendly |\n", "| Lysara Vendrath | Friendly |\n\n- WIVEN MIRSK: an informant\n"),
+		want:  edit(t, story, "| Lysara Vendrath | Friendly |\n", "| Lysara Vendrath | Friendly |\n\n- Wiven Mirsk: an informant\n"), // the file's spelling stays
 		redo:  true,
 		did: []string{
 			`line 1: NPC "Wiven Mirsk": inserted in NPC Relationships`,
@@ -188,7 +188,7 @@ func TestApplyStory(t *testing.T) {
 		name:  "quest upserted by name",
 		doc:   story,
 		delta: "- QUEST: find the LEDGER - found, it is forged\n",
-		want:  edit(t, story, "- Find the ledger - Lysara wants it back\n", "- find the LEDGER - found, it is forged\n"),
+		want:  edit(t, story, "- Find the ledger - Lysara wants it back\n", "- Find the ledger - found, it is forged\n"),
 		did:   []string{`line 1: QUEST "find the LEDGER": replaced in Active Quests`},
 	}, {
 		name:  "quest added",
@@ -268,7 +268,7 @@ func TestApplyStoryPlaces(t *testing.T) {
 		name:  "fallback headings",
 		doc:   "# S\n\n## Situation\n\nold\n\n## Quests\n\n## Key NPCs\n\n- Lysara - boss\n\n## Key Locations\n- The Docks\n",
 		delta: "- SITUATION: new\n- QUEST: Q\n- NPC: lysara - ex-boss\n- LOCATION: The Sewers\n",
-		want:  "# S\n\n## Situation\n\nnew\n\n## Quests\n\n- Q\n\n## Key NPCs\n\n- lysara - ex-boss\n\n## Key Locations\n- The Docks\n- The Sewers\n",
+		want:  "# S\n\n## Situation\n\nnew\n\n## Quests\n\n- Q\n\n## Key NPCs\n\n- Lysara - ex-boss\n\n## Key Locations\n- The Docks\n- The Sewers\n",
 		did: []string{
 			"line 1: SITUATION: replaced in Situation",
 			`line 2: QUEST "Q": inserted in Quests`,
@@ -349,7 +349,7 @@ func TestApplyStoryPlaces(t *testing.T) {
 		name:  "continuation lines: replaced when given, kept when not",
 		doc:   "## NPCs\n\n- **Lysara** - boss\n  - owns ships\n- [x] Wiven - fence\n  - owes money\n\n## Next\n",
 		delta: "- NPC: Lysara - ex-boss\n- NPC: wiven - informant\n  - paid off his debt\n  - fled\n",
-		want:  "## NPCs\n\n- **Lysara** - ex-boss\n  - owns ships\n- [x] wiven - informant\n  - paid off his debt\n  - fled\n\n## Next\n",
+		want:  "## NPCs\n\n- **Lysara** - ex-boss\n  - owns ships\n- [x] Wiven - informant\n  - paid off his debt\n  - fled\n\n## Next\n",
 		did: []string{
 			`line 1: NPC "Lysara": replaced in NPCs`,
 			`line 2: NPC "wiven": replaced in NPCs`,

@@ -68,8 +68,10 @@
 //     entity; an entity that has a subsection of its own gets its text added
 //     there; a subsection that is a list of such entities ("### Secondary
 //     Quests") gets the bullet;
-//   - a replaced bullet keeps its marker, checkbox, indentation and bold
-//     name, and its indented lines unless the delta gives new ones;
+//   - a replaced bullet keeps its marker, checkbox, indentation, bold
+//     name and the name's spelling (a delta saying "wiven mirsk" does
+//     not rename "Wiven Mirsk"), and its indented lines unless the delta
+//     gives new ones;
 //   - a missing section is added at the end of the file, but in front of
 //     the secret part of story-state.md: the "## GM Notes (Secret)" section,
 //     the "---" line before it and everything after it. Only SECRET and
