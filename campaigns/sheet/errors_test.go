@@ -48,6 +48,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"hit points as text", "# X\n\n| | |\n|---|---|\n| **Hit Points** | eight |\n", nil,
 			`party/x.md:5: hit points: "eight" is not a number`},
+		{"hit points empty", "| **Hit Points** |  |\n", nil,
+			`party/x.md:1: hit points: empty: want current/max, like 8/12`},
 		{"hit points half text", "**Hit Points**: 8/eight\n", nil,
 			`party/x.md:1: hit points: "8/eight" is not a number`},
 		{"no hit points", "# X\n\nNothing to see.\n", sheet.ErrNoHP,

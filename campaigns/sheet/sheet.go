@@ -154,7 +154,11 @@ type Doc struct {
 func Read(path string) (*Doc, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is the Error's
+		}
+		return nil, &Error{Path: path, Err: err}
 	}
 	return Parse(path, data)
 }

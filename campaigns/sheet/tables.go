@@ -253,7 +253,12 @@ func (p *parsed) hpValue(i int, val span) error {
 	a, b := stripEmphasis(s)
 	v := s[a:b]
 	k := digitsEnd(v, 0)
-	bad := func() error { return p.errf(i+1, "hit points", "%q is not a number", strings.TrimSpace(s)) }
+	bad := func() error {
+		if strings.TrimSpace(s) == "" {
+			return p.errf(i+1, "hit points", "empty: want current/max, like 8/12")
+		}
+		return p.errf(i+1, "hit points", "%q is not a number", strings.TrimSpace(s))
+	}
 	if k == 0 {
 		return bad()
 	}
