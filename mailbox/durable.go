@@ -2,8 +2,10 @@ package mailbox
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 )
 
@@ -71,8 +73,11 @@ func (s *Syncer) dirty(dir string) {
 // WriteFileAtomic replaces path with data durably: it writes a temporary
 // file in the same directory, fsyncs it, renames it over path and fsyncs
 // the directory. Readers see the old content or the new, never a mix.
+//
+// The temporary file's name is path's with a random part and ".tmp"
+// added, so writers of the same file at once never share one.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
+	tmp := path + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
 	if err := writeFile(tmp, data, true); err != nil {
 		return err
 	}

@@ -198,6 +198,13 @@ func (d *Doc) Save() error {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
+	// The check that the file is still what was read, and the write, are
+	// one step for every Save in every process: no change is lost between.
+	unlock, err := lockDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cur, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Error{Path: d.Path, Err: fmt.Errorf("%w: it is gone", ErrChanged)}
@@ -222,6 +229,36 @@ func (d *Doc) Save() error {
 	}
 	d.base = d.p.data
 	return nil
+}
+
+// updateTries bounds how often Update starts again after another writer
+// saved the sheet first.
+const updateTries = 10
+
+// Update reads the sheet at path, changes it with change and saves it. When
+// another writer (another command, a tool call, an agent) saved the sheet
+// between the read and the save, it reads the sheet again and makes the
+// change again on what is there now, so that both changes count: change
+// must work from the Doc it is given ("take 3 hit points"), and may be
+// called more than once. When change fails nothing is saved and its error
+// is returned. It returns the Doc as saved.
+func Update(path string, change func(*Doc) error) (*Doc, error) {
+	for try := 1; ; try++ {
+		d, err := Read(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := change(d); err != nil {
+			return nil, err
+		}
+		err = d.Save()
+		if err == nil {
+			return d, nil
+		}
+		if !errors.Is(err, ErrChanged) || try == updateTries {
+			return nil, err
+		}
+	}
 }
 
 // sync copies the parse into the embedded Sheet.

@@ -29,6 +29,7 @@ var (
 	ErrUnknownTool = errors.New("unknown tool")
 	ErrArguments   = errors.New("bad arguments")
 	ErrWhich       = errors.New("which character?")
+	ErrNotYours    = errors.New("not your character")
 )
 
 // Box runs the tools on one campaign.
@@ -37,6 +38,10 @@ type Box struct {
 	// Character is the character a call means when it names none and the
 	// campaign has several (the human's character, say); may be empty.
 	Character string
+	// Own, when set, is the only character the calls may change: a
+	// player's agent changes its own sheet, not the others'. Reading
+	// (get_character_stats) and rolling are not limited.
+	Own string
 
 	mu   sync.Mutex // guards dice, and orders changes to sheets
 	dice dice.Source
@@ -204,7 +209,7 @@ func (b *Box) roll(a RollArgs) (*RollResult, error) {
 type Item struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	Quantity    int    `json:"quantity,omitempty"` // default 1
+	Quantity    *int   `json:"quantity,omitempty"` // default 1
 }
 
 // AddArgs are add_inventory's arguments.
@@ -219,6 +224,7 @@ type InventoryResult struct {
 	Message   string   `json:"message"`
 	Character string   `json:"character"`
 	Changes   []Change `json:"changes"`
+	Notes     []string `json:"notes,omitempty"` // what was not done as asked, and why
 }
 
 // Change is an item's quantity before and after.
@@ -235,17 +241,21 @@ func (b *Box) add(a AddArgs) (*InventoryResult, error) {
 	}
 	res := &InventoryResult{Success: true}
 	err := b.edit(a.Character, &res.Character, func(d *sheet.Doc) error {
+		res.Changes, res.Notes = nil, nil // made again when another writer saved first
 		for i, it := range a.Items {
-			q := it.Quantity
-			if q == 0 {
-				q = 1
+			q := 1
+			if it.Quantity != nil {
+				q = *it.Quantity
 			}
-			if strings.TrimSpace(it.Name) == "" || q < 0 {
+			if strings.TrimSpace(it.Name) == "" || q < 1 {
 				return fmt.Errorf("%w: items[%d]: a name and a quantity of 1 or more", ErrArguments, i)
 			}
 			got, err := d.AddItem(it.Name, q, it.Description)
 			if err != nil {
 				return fmt.Errorf("items[%d] %q: %w", i, it.Name, err)
+			}
+			if it.Description != "" && got.Quantity > q && got.Note != it.Description {
+				res.Notes = append(res.Notes, fmt.Sprintf("%s: the sheet has the item already; its note stays %q", got.Name, got.Note))
 			}
 			// The sheet matched the name singular or plural alike, so the
 			// quantity before is what the change added to.
@@ -257,13 +267,16 @@ func (b *Box) add(a AddArgs) (*InventoryResult, error) {
 		return nil, err
 	}
 	res.Message = describe(res.Character, res.Changes)
+	for _, n := range res.Notes {
+		res.Message += " (" + n + ")"
+	}
 	return res, nil
 }
 
 // Update is one change of update_inventory.
 type Update struct {
 	Slug           string `json:"slug"`
-	QuantityChange int    `json:"quantityChange"`
+	QuantityChange *int   `json:"quantityChange"`
 }
 
 // UpdateInventoryArgs are update_inventory's arguments.
@@ -278,15 +291,19 @@ func (b *Box) updateInventory(a UpdateInventoryArgs) (*InventoryResult, error) {
 	}
 	res := &InventoryResult{Success: true}
 	err := b.edit(a.Character, &res.Character, func(d *sheet.Doc) error {
+		res.Changes = nil // made again when another writer saved first
 		for i, u := range a.Updates {
-			got, err := d.ChangeItem(u.Slug, u.QuantityChange)
+			if u.QuantityChange == nil || *u.QuantityChange == 0 {
+				return fmt.Errorf("%w: updates[%d]: quantityChange: give a change other than 0 (-1 uses one up)", ErrArguments, i)
+			}
+			got, err := d.ChangeItem(u.Slug, *u.QuantityChange)
 			if err != nil {
 				return fmt.Errorf("updates[%d] %q: %w", i, u.Slug, err)
 			}
 			// ChangeItem finds "dagger" in "Two daggers" and "potion" in
 			// "Healing potion": the quantity before is the one after less
 			// the change, not what an exact slug would find.
-			res.Changes = append(res.Changes, Change{Name: got.Name, Slug: got.Slug, From: got.Quantity - u.QuantityChange, To: got.Quantity})
+			res.Changes = append(res.Changes, Change{Name: got.Name, Slug: got.Slug, From: got.Quantity - *u.QuantityChange, To: got.Quantity})
 		}
 		return nil
 	})
@@ -353,6 +370,7 @@ func (b *Box) updateCharacter(a UpdateCharacterArgs) (*CharacterResult, error) {
 	var said []string
 	var result *CharacterResult
 	err := b.edit(a.Character, nil, func(d *sheet.Doc) error {
+		said = nil // made again when another writer saved first
 		if a.MaxHP != nil {
 			if err := d.SetMaxHP(*a.MaxHP); err != nil {
 				return err
@@ -446,19 +464,18 @@ func (b *Box) edit(character string, who *string, fn func(*sheet.Doc) error) err
 	if err != nil {
 		return err
 	}
+	if b.Own != "" && path != b.Campaign.SheetPath(b.Own) {
+		return fmt.Errorf("%w: this caller plays %s, and may change only that sheet", ErrNotYours, b.Own)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	d, err := sheet.Read(path)
-	if err != nil {
-		return err
-	}
-	if who != nil {
-		*who = d.Name
-	}
-	if err := fn(d); err != nil {
-		return err
-	}
-	return d.Save()
+	_, err = sheet.Update(path, func(d *sheet.Doc) error {
+		if who != nil {
+			*who = d.Name
+		}
+		return fn(d)
+	})
+	return err
 }
 
 // sheetPath finds the sheet of the character a call names, or of the only

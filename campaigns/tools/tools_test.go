@@ -454,6 +454,9 @@ func TestCallFailsLeavesSheet(t *testing.T) {
 		{"negative quantity after a good one", "add_inventory",
 			`{"items": [{"name": "Rope"}, {"name": "Chalk", "quantity": -2}]}`, tools.ErrArguments},
 		{"no items", "add_inventory", `{"items": []}`, tools.ErrArguments},
+		{"quantity 0", "add_inventory", `{"items": [{"name": "Rope", "quantity": 0}]}`, tools.ErrArguments},
+		{"no quantityChange", "update_inventory", `{"updates": [{"slug": "torch"}]}`, tools.ErrArguments},
+		{"quantityChange 0", "update_inventory", `{"updates": [{"slug": "torch", "quantityChange": 0}]}`, tools.ErrArguments},
 		{"unknown tool", "cast_spell", `{"spell": "fireball"}`, tools.ErrUnknownTool},
 		{"unknown character", "update_character", `{"character": "corwin-voss", "hp": 5}`, campaigns.ErrNoSheet},
 		{"character outside the party", "update_character", `{"character": "../overview", "hp": 5}`, nil},
@@ -706,4 +709,26 @@ func TestConcurrentCalls(t *testing.T) {
 		{"name": "Healing potion", "slug": "healing-potion", "quantity": 3, "note": "smells of mint"},
 		{"name": "Torch", "slug": "torch", "quantity": 9}]}`
 	checkFields(t, got, want)
+}
+
+// A player's box changes only the sheet of the character it plays; it
+// still reads the others'.
+func TestOwnCharacter(t *testing.T) {
+	c := newCampaign(t, map[string]string{"tilda-brannock": tablesSheet, "brother-oswin": frontSheet})
+	b := tools.New(c, dice.Seeded(1))
+	b.Own, b.Character = "tilda-brannock", "tilda-brannock"
+	before := readFile(t, c.SheetPath("brother-oswin"))
+	_, err := call(t, b, "update_character", `{"character": "brother-oswin", "damage": 8}`)
+	if !errors.Is(err, tools.ErrNotYours) {
+		t.Errorf("changing another's sheet: %v", err)
+	}
+	if after := readFile(t, c.SheetPath("brother-oswin")); after != before {
+		t.Errorf("the other sheet changed:\n%s", after)
+	}
+	if _, err := call(t, b, "get_character_stats", `{"character": "brother-oswin"}`); err != nil {
+		t.Errorf("reading another's sheet: %v", err)
+	}
+	if _, err := call(t, b, "update_character", `{"damage": 1}`); err != nil {
+		t.Errorf("changing its own sheet: %v", err)
+	}
 }

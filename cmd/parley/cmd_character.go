@@ -16,35 +16,57 @@ import (
 	"github.com/parley-dev/parley/campaigns/tools"
 )
 
-// readSheet opens the sheet of the character named by the first argument.
-func readSheet(c *cli.Context) (*sheet.Doc, string, error) {
+// sheetArg returns the path of the sheet of the character named by the
+// first argument ("tilda-brannock"; "Tilda Brannock" works too), relative
+// to the working directory when it is below it, so that errors name a
+// file the user can open.
+func sheetArg(c *cli.Context) (string, error) {
 	if c.NArg() < 1 {
-		return nil, "", usagef("%s needs the CHARACTER (the sheet's name, like tilda-brannock)", c.Command.FullName())
+		return "", usagef("%s needs the CHARACTER (the sheet's name, like tilda-brannock)", c.Command.FullName())
 	}
 	ws, err := workspace(c)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	camp, err := openCampaign(c, ws, "")
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
-	path, err := camp.Sheet(c.Args().First())
+	name := strings.ToLower(strings.Join(strings.Fields(c.Args().First()), "-"))
+	path, err := camp.Sheet(name)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
-	// The sheet is read by a path relative to the working directory, when
-	// it is below it, so that errors name a file the user can open.
 	if wd, err := os.Getwd(); err == nil {
 		if r, err := filepath.Rel(wd, path); err == nil && filepath.IsLocal(r) {
 			path = r
 		}
 	}
+	return filepath.ToSlash(path), nil
+}
+
+// readSheet reads the sheet of the character named by the first argument.
+func readSheet(c *cli.Context) (*sheet.Doc, string, error) {
+	path, err := sheetArg(c)
+	if err != nil {
+		return nil, "", err
+	}
 	d, err := sheet.Read(path)
 	if err != nil {
 		return nil, "", err
 	}
-	return d, filepath.ToSlash(path), nil
+	return d, path, nil
+}
+
+// updateSheet changes the sheet of the character named by the first
+// argument with change, and saves it (see sheet.Update: when another
+// writer saved the sheet first, change runs again on what is there now).
+func updateSheet(c *cli.Context, change func(d *sheet.Doc, path string) error) (*sheet.Doc, error) {
+	path, err := sheetArg(c)
+	if err != nil {
+		return nil, err
+	}
+	return sheet.Update(path, func(d *sheet.Doc) error { return change(d, path) })
 }
 
 func characterCommand(e *env) *cli.Command {
@@ -74,27 +96,39 @@ func characterCommand(e *env) *cli.Command {
 					if c.NArg() < 2 {
 						return usagef("character set needs the CHARACTER and at least one KEY=VALUE (hp=7)")
 					}
-					d, path, err := readSheet(c)
-					if err != nil {
-						return err
+					type pair struct {
+						key string
+						n   int
 					}
-					var said []string
+					var pairs []pair
 					for _, kv := range c.Args().Slice()[1:] {
 						k, v, ok := strings.Cut(kv, "=")
 						n, err := strconv.Atoi(strings.TrimSpace(v))
 						if !ok || err != nil {
 							return usagef("%q: want KEY=NUMBER (hp=7)", kv)
 						}
-						before, err := setValue(d, strings.ToLower(strings.TrimSpace(k)), n)
-						if errors.Is(err, errUnknownKey) {
-							return usagef("%s: %q: %v", path, k, err)
-						}
-						if err != nil {
-							return err // names the sheet, the line and the field
-						}
-						said = append(said, fmt.Sprintf("%s %d -> %d", k, before, n))
+						pairs = append(pairs, pair{strings.ToLower(strings.TrimSpace(k)), n})
 					}
-					if err := d.Save(); err != nil {
+					var said []string
+					d, err := updateSheet(c, func(d *sheet.Doc, path string) error {
+						said = nil
+						for _, p := range pairs {
+							hp := d.HP
+							before, err := setValue(d, p.key, p.n)
+							if errors.Is(err, errUnknownKey) {
+								return usagef("%s: %q: %v", path, p.key, err)
+							}
+							if err != nil {
+								return err // names the sheet, the line and the field
+							}
+							said = append(said, fmt.Sprintf("%s %d -> %d", p.key, before, p.n))
+							if p.key != "hp" && d.HP != hp {
+								said = append(said, fmt.Sprintf("hp %d -> %d", hp, d.HP))
+							}
+						}
+						return nil
+					})
+					if err != nil {
 						return err
 					}
 					fmt.Fprintf(e.stdout, "%s: %s\n", d.Name, strings.Join(said, ", "))
@@ -154,19 +188,17 @@ func hpCommand(e *env, name, usage string) *cli.Command {
 			if err != nil || n < 0 {
 				return usagef("N: %q is not a number of hit points", c.Args().Get(1))
 			}
-			d, _, err := readSheet(c)
-			if err != nil {
+			var from, to int
+			d, err := updateSheet(c, func(d *sheet.Doc, _ string) error {
+				change := d.Damage
+				if name == "heal" {
+					change = d.Heal
+				}
+				var err error
+				from, to, err = change(n)
 				return err
-			}
-			change := d.Damage
-			if name == "heal" {
-				change = d.Heal
-			}
-			from, to, err := change(n)
+			})
 			if err != nil {
-				return err
-			}
-			if err := d.Save(); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "%s: HP %d -> %d (of %d)\n", d.Name, from, to, d.MaxHP)
@@ -252,19 +284,20 @@ func inventoryCommand(e *env) *cli.Command {
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: add at least 1 (inventory use takes items away)", c.Int("quantity"))
 					}
-					d, _, err := readSheet(c)
-					if err != nil {
+					var it sheet.Item
+					d, err := updateSheet(c, func(d *sheet.Doc, _ string) error {
+						var err error
+						it, err = d.AddItem(c.Args().Get(1), c.Int("quantity"), c.String("note"))
 						return err
-					}
-					it, err := d.AddItem(c.Args().Get(1), c.Int("quantity"), c.String("note"))
+					})
 					if err != nil {
 						return err
 					}
 					from := it.Quantity - c.Int("quantity")
-					if err := d.Save(); err != nil {
-						return err
-					}
 					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, it.Name, from, it.Quantity)
+					if note := c.String("note"); note != "" && from > 0 && it.Note != note {
+						fmt.Fprintf(e.stdout, "the sheet had %s already: its note stays %q (edit the sheet to change it)\n", it.Name, it.Note)
+					}
 					return nil
 				},
 			},
@@ -282,18 +315,16 @@ func inventoryCommand(e *env) *cli.Command {
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: use at least 1 (inventory add gives items)", c.Int("quantity"))
 					}
-					d, _, err := readSheet(c)
-					if err != nil {
+					var it sheet.Item
+					d, err := updateSheet(c, func(d *sheet.Doc, _ string) error {
+						var err error
+						it, err = d.ChangeItem(c.Args().Get(1), -c.Int("quantity"))
 						return err
-					}
-					it, err := d.ChangeItem(c.Args().Get(1), -c.Int("quantity"))
+					})
 					if err != nil {
 						return err
 					}
 					from := it.Quantity + c.Int("quantity")
-					if err := d.Save(); err != nil {
-						return err
-					}
 					if it.Quantity == 0 {
 						fmt.Fprintf(e.stdout, "%s: %s %d -> 0: gone from the sheet\n", d.Name, it.Name, from)
 						return nil
