@@ -6,6 +6,7 @@
 package agents
 
 import (
+	"os"
 	"strings"
 
 	"github.com/parley-dev/parley/campaigns"
@@ -38,4 +39,28 @@ func typeOf(m *mailbox.Message) string {
 func field(m *mailbox.Message, key string) string {
 	v, _ := m.Field(key)
 	return strings.TrimSpace(v)
+}
+
+// direct reports whether a message was sent to one agent by name (to:
+// with one name, not "*"): a message its handler should answer even when
+// it has nothing to do with it, where a broadcast is passed over quietly.
+func direct(m *mailbox.Message) bool {
+	to, err := m.Names("to")
+	return err == nil && len(to) == 1 && to[0] != "*"
+}
+
+// playerOf returns the character the sender of a message plays: the one
+// players maps it to, else the character whose sheet is named after the
+// sender (an agent named tilda-brannock plays Tilda), else "".
+func playerOf(in *mailbox.Message, players map[string]string, camp *campaigns.Campaign) string {
+	from, _ := in.Get("from")
+	if c := players[from]; c != "" {
+		return c
+	}
+	if campaigns.ValidName(from) == nil {
+		if _, err := os.Stat(camp.SheetPath(from)); err == nil {
+			return from
+		}
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,19 @@ func TestJournaler(t *testing.T) {
 	_, err := j.Handle(context.Background(), msg(t, "---\nfrom: gm\ntype: JOURNAL_ENTRY\n---\nx\n"))
 	if err == nil || !strings.Contains(err.Error(), "gm plays none") {
 		t.Errorf("Handle = %v", err)
+	}
+	// The tag heading the body of a frontmatter message; a sender named
+	// after its character.
+	if _, err := j.Handle(context.Background(), msg(t, "---\nid: 20261121-101501.000000Z-tilda-brannock-000002\nfrom: tilda-brannock\nto: journal\n---\n[JOURNAL_ENTRY]\nTitle: The docks\nWe waited.\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(camp.JournalPath("tilda-brannock")); !strings.Contains(string(got), "— The docks\n") || !strings.Contains(string(got), "**What happened:** We waited.\n") {
+		t.Errorf("journal:\n%s", got)
+	}
+	// Anything else sent to it is answered, not silently dropped.
+	out, err := j.Handle(context.Background(), msg(t, "---\nfrom: aria\nto: journal\n---\nDear diary\n"))
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0].Body), "[JOURNAL_ENTRY]") {
+		t.Errorf("Handle = %v, %v", out, err)
 	}
 	_, err = j.Handle(context.Background(), msg(t, "---\nfrom: gm\ntype: JOURNAL_ENTRY\ncharacter: nobody-here\n---\nx\n"))
 	if err == nil || !strings.Contains(err.Error(), `no such character "nobody-here"`) {
@@ -185,8 +199,53 @@ func TestToolbox(t *testing.T) {
 	}
 
 	// No tool named: the sender is told how to call one.
-	out, err = tb.Handle(context.Background(), msg(t, "---\nfrom: gm\n---\nroll for me\n"))
+	out, err = tb.Handle(context.Background(), msg(t, "---\nfrom: gm\nto: tools\n---\nroll for me\n"))
 	if err != nil || len(out) != 1 || !strings.Contains(string(out[0].Body), "Which tool?") {
 		t.Errorf("Handle = %v, %v", out, err)
+	}
+	// A broadcast is not a call: no answer.
+	out, err = tb.Handle(context.Background(), msg(t, "---\nfrom: gm\nto: '*'\ntype: NARRATIVE\n---\nRain.\n"))
+	if err != nil || out != nil {
+		t.Errorf("Handle(broadcast) = %v, %v", out, err)
+	}
+
+	// A player's agent changes only its own sheet, even when it names
+	// another character.
+	if err := os.WriteFile(camp.SheetPath("corwin-voss"), []byte("| **Hit Points** | 8/8 |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = tb.Handle(context.Background(), msg(t, "---\nid: 20261121-101502.000000Z-aria-000003\nfrom: aria\ntool: update_character\n---\n{\"character\": \"corwin-voss\", \"damage\": 8}\n"))
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0].Body), "not your character") {
+		t.Errorf("Handle = %v, %v", out, err)
+	}
+	// An agent named after its character plays it.
+	out, err = tb.Handle(context.Background(), msg(t, "---\nid: 20261121-101503.000000Z-corwin-voss-000004\nfrom: corwin-voss\ntool: update_character\narguments: {damage: 3}\n---\n"))
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0].Body), `"hp": 5`) {
+		t.Errorf("Handle = %v, %v", out, err)
+	}
+}
+
+// current_scene as people write it names the scene; one without a number
+// is refused, not filed in the wrong scene.
+func TestScribeCurrentScene(t *testing.T) {
+	ws, camp := table(t)
+	s := &Scribe{Campaigns: Campaigns{Workspace: ws}}
+	for i, tt := range []struct{ scene, file string }{
+		{"Scene 4: The Docks", "004-the-docks.md"},
+		{"003 - The Sewers!", "003-the-sewers.md"},
+		{"005 - the-warehouse-heist", "005-the-warehouse-heist.md"},
+		{"#6 Lysara's Office", "006-lysaras-office.md"},
+	} {
+		in := msg(t, fmt.Sprintf("---\nid: 20261121-1015%02d.000000Z-gm-00000%d\nfrom: gm\ntype: NARRATIVE\ncurrent_scene: %q\n---\nThe tide turns.\n", i, i, tt.scene))
+		if _, err := s.Handle(context.Background(), in); err != nil {
+			t.Fatalf("%q: %v", tt.scene, err)
+		}
+		if _, err := os.Stat(filepath.Join(camp.Path("scenes"), tt.file)); err != nil {
+			t.Errorf("%q: %v", tt.scene, err)
+		}
+	}
+	_, err := s.Handle(context.Background(), msg(t, "---\nfrom: gm\ntype: NARRATIVE\ncurrent_scene: the next one\n---\nx\n"))
+	if err == nil || !strings.Contains(err.Error(), `current_scene: "the next one" names no scene number`) {
+		t.Errorf("Handle = %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns/journal"
@@ -27,8 +28,18 @@ type Journaler struct {
 
 // Handle adds one entry.
 func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
+	body := in.Body
 	if typeOf(in) != JournalType {
-		return nil, nil
+		// "[JOURNAL_ENTRY]" heading the body of a message with another
+		// header is an entry too.
+		first, rest, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
+		if typeOf(in) != "" || strings.TrimSpace(first) != "["+JournalType+"]" {
+			if direct(in) {
+				return []*mailbox.Message{reply(in, fmt.Sprintf("I keep the characters' journals and nothing else: send a [%s] (type: %s) with a title and what happened, what you did, what you learned and how you feel.\n", JournalType, JournalType))}, nil
+			}
+			return nil, nil
+		}
+		body = []byte(rest)
 	}
 	camp, err := j.For(in)
 	if err != nil {
@@ -36,13 +47,16 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 	}
 	character := characterOf(in, j.Players)
 	if character == "" {
+		character = playerOf(in, j.Players, camp)
+	}
+	if character == "" {
 		from, _ := in.Get("from")
 		return nil, fmt.Errorf("%s: whose journal? name the character (character: tilda-brannock): %s plays none", JournalType, from)
 	}
 	if _, err := camp.Sheet(character); err != nil {
 		return nil, err
 	}
-	e := journal.Parse(string(in.Body))
+	e := journal.Parse(string(body))
 	for key, dst := range map[string]*string{"title": &e.Title, "happened": &e.Happened, "did": &e.Did, "learned": &e.Learned, "feel": &e.Feel} {
 		if v := field(in, key); v != "" {
 			*dst = v

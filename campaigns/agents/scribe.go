@@ -26,7 +26,30 @@ type Scribe struct {
 	Narrators []string
 }
 
-var currentSceneRE = regexp.MustCompile(`^\s*(\d+)\s*[-–—:]\s*([a-z0-9]+(?:-[a-z0-9]+)*)\s*$`)
+// currentSceneRE reads a current_scene field: "005 - the-warehouse-heist",
+// and as people write it, "Scene 4: The Docks", "#3 The Sewers!".
+var currentSceneRE = regexp.MustCompile(`(?i)^\s*(?:scene\s*)?#?\s*(\d+)\s*[-–—:.]?\s*(.*)$`)
+
+// slugify writes a scene's name as the slug of its file name: "The
+// Sewers!" is "the-sewers".
+func slugify(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		if r != '\'' && r != '’' {
+			dash = true
+		}
+	}
+	return b.String()
+}
 
 // Handle appends one message's prose.
 func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
@@ -41,7 +64,7 @@ func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 		return nil, err
 	}
 	e := scenes.Entry{
-		Slug:     field(in, "scene_slug"),
+		Slug:     slugify(field(in, "scene_slug")),
 		Location: field(in, "location"),
 		Time:     field(in, "time"),
 		Text:     string(in.Body),
@@ -54,9 +77,16 @@ func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 		}
 		e.Number = num
 	}
-	if m := currentSceneRE.FindStringSubmatch(field(in, "current_scene")); m != nil && e.Number == 0 && e.Slug == "" {
-		e.Number, _ = strconv.Atoi(m[1])
-		e.Slug = m[2]
+	if cs := field(in, "current_scene"); cs != "" && e.Number == 0 && e.Slug == "" {
+		m := currentSceneRE.FindStringSubmatch(cs)
+		if m == nil {
+			return nil, fmt.Errorf("current_scene: %q names no scene number (like 005 - the-warehouse)", cs)
+		}
+		num, err := strconv.Atoi(m[1])
+		if err != nil || num < 1 {
+			return nil, fmt.Errorf("current_scene: %q: %q is not a scene number", cs, m[1])
+		}
+		e.Number, e.Slug = num, slugify(m[2])
 	}
 	_, _, err = scenes.Append(camp.Path(campaigns.ScenesDir), e)
 	if errors.Is(err, scenes.ErrNothingToTell) {

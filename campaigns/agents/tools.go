@@ -38,6 +38,11 @@ const ToolCallsDir = campaigns.TmpDir + "/tool-calls"
 // body is the result as JSON: the tool's result, or {"success": false,
 // "message": "Error: ..."} for a call that failed, which changed no file.
 //
+// A call from an agent that plays a character (Players, or an agent named
+// after a sheet) acts on that character when it names none, and may change
+// no other sheet. A message without a tool field sent to the toolbox
+// alone is answered with how to call one; a broadcast is passed over.
+//
 // A call is carried out once per message: its answer is kept in
 // tmp/tool-calls/<message id>.json, and a message delivered again (after a
 // crash) gets that answer without the sheet changing a second time.
@@ -56,6 +61,9 @@ type Toolbox struct {
 func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
 	name := field(in, "tool")
 	if name == "" {
+		if !direct(in) {
+			return nil, nil // a broadcast: not a call
+		}
 		return []*mailbox.Message{reply(in, "Which tool? Name it in a tool field (tool: roll_dice) and give its JSON arguments in an arguments field or the body. Tools: roll_dice, add_inventory, update_inventory, update_character, get_character_stats.\n")}, nil
 	}
 	camp, err := t.For(in)
@@ -81,8 +89,10 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 	args, err := arguments(in)
 	if err == nil {
 		box := tools.New(camp, t.Dice)
-		from, _ := in.Get("from")
-		box.Character = t.Players[from]
+		// A player's agent calls for its own character, and changes no
+		// other sheet.
+		box.Character = playerOf(in, t.Players, camp)
+		box.Own = box.Character
 		var res any
 		if res, err = box.Call(ctx, name, args); err == nil {
 			result, err = encode(res)

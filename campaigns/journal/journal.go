@@ -144,10 +144,22 @@ func Format(e Entry) string {
 	}
 	for _, p := range parts {
 		if text := strings.TrimSpace(*p.field(&e)); text != "" {
-			fmt.Fprintf(&b, "\n**%s:** %s\n", p.label, text)
+			fmt.Fprintf(&b, "\n**%s:** %s\n", p.label, escapeHeadings(text))
 		}
 	}
 	return b.String()
+}
+
+// escapeHeadings escapes a "#" that starts a line of an entry's text, so
+// that the text cannot start an entry or a section of its own.
+func escapeHeadings(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if t := strings.TrimLeft(l, " \t"); strings.HasPrefix(t, "#") {
+			lines[i] = l[:len(l)-len(t)] + "\\" + t
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func marker(id string) string { return "<!-- message " + id + " -->" }

@@ -95,3 +95,12 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A heading in an entry's text cannot start an entry of its own.
+func TestFormatEscapesHeadings(t *testing.T) {
+	got := Format(Entry{Date: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC), Title: "Notes", Did: "Wrote this:\n## Not an entry\n  # nor this"})
+	want := "\n## 2026-11-21 — Notes\n\n**What I did:** Wrote this:\n\\## Not an entry\n  \\# nor this\n"
+	if got != want {
+		t.Errorf("Format = %q, want %q", got, want)
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -304,11 +306,14 @@ var (
 	commentRE = regexp.MustCompile(`(?s)<!--.*?-->`)
 	// A line that is a note for the GM: "SECRET: ...", "GM note: ...",
 	// "(GM only) ...", possibly as a list item or a quote.
-	secretLineRE = regexp.MustCompile(`(?i)^\s*(?:[>*-]\s*)*(?:\*\*|__)?(?:\[|\()?(?:secret|gm[ _-]?notes?|gm[ _-]?only|hidden)(?:\]|\))?(?:\*\*|__)?\s*(?::|\)|\]|—|-)`)
+	// "Hidden:" counts, but not "Hidden — behind the altar", nor words
+	// such as "Secret-keepers": a dash marks a note only with spaces
+	// around it, and only after "secret" or "GM note".
+	secretLineRE = regexp.MustCompile(`(?i)^\s*(?:[>*-]\s*)*(?:\*\*|__)?(?:(?:[\[(](?:secret|gm[ _-]?notes?|gm[ _-]?only|hidden)[\])])|(?:(?:secret|gm[ _-]?notes?|gm[ _-]?only|hidden)(?:\*\*|__)?\s*:)|(?:(?:secret|gm[ _-]?notes?|gm[ _-]?only)(?:\*\*|__)?\s+[—–-]\s))`)
 	// An inline aside for the GM: "[secret: ...]", "(GM: ...)".
 	secretInlineRE = regexp.MustCompile(`(?i)\s*[\[(](?:secret|gm[ _-]?notes?|gm[ _-]?only|gm|hidden)\s*:[^\])]*[\])]`)
 	// A difficulty class: "DC 15", "(DC 15)", "DC15".
-	dcRE = regexp.MustCompile(`\s*\(\s*DC\s*\d+\s*\)|\bDC\s*\d+\b\s*`)
+	dcRE = regexp.MustCompile(`\s*\(\s*DC\s*\d+\s*\)|(?:\b(?:vs\.?|versus|against)\s+)?\bDC\s*\d+\b\s*`)
 	// Dice notation, with what a roll shows: "1d20+5 = [8]+5 = 13",
 	// "2d6", "d20", "4d6dl1", "[13]".
 	diceRE = regexp.MustCompile(`\b\d*d(?:\d+|%|F)(?:(?:k[hl]?|d[hl]?|r[o]?|!{1,2}p?|[<>]=?)\d*)*(?:\s*[-+*/]\s*\d+)*(?:\s*=\s*(?:\[[^\]]*\](?:\s*[-+*/]\s*\d+)*|-?\d+))*`)
@@ -333,8 +338,8 @@ func Clean(text string) string {
 		}
 		line = secretInlineRE.ReplaceAllString(line, "")
 		line = mechanicsRE.ReplaceAllString(line, "")
-		line = dcRE.ReplaceAllString(line, "")
-		line = diceRE.ReplaceAllString(line, "")
+		line = outsideQuotes(line, func(s string) string { return dcRE.ReplaceAllString(s, "") })
+		line = removeDice(line)
 		line = emptyParenRE.ReplaceAllString(line, "")
 		line = spacesRE.ReplaceAllString(line, " ")
 		line = spacePunctRE.ReplaceAllString(line, "$1")
@@ -343,6 +348,55 @@ func Clean(text string) string {
 	text = strings.Join(kept, "\n")
 	text = blankRunRE.ReplaceAllString(text, "\n\n")
 	return strings.TrimSpace(text)
+}
+
+// outsideQuotes applies fn to the parts of a line outside double quotes:
+// what a character says ("DC 10 forever!") is theirs.
+func outsideQuotes(line string, fn func(string) string) string {
+	var b strings.Builder
+	inside := false
+	start := 0
+	for i, r := range line {
+		if r != '"' && r != '“' && r != '”' {
+			continue
+		}
+		part := line[start:i]
+		if !inside {
+			part = fn(part)
+		}
+		b.WriteString(part)
+		b.WriteRune(r)
+		start = i + utf8.RuneLen(r)
+		inside = !inside
+	}
+	part := line[start:]
+	if !inside {
+		part = fn(part)
+	}
+	b.WriteString(part)
+	return b.String()
+}
+
+// removeDice removes dice notation from a line, leaving a die named as a
+// thing alone ("a d20-shaped idol", "d20s", "the d20's face"): notation
+// that a letter, a hyphen or an apostrophe touches is part of a word.
+func removeDice(line string) string {
+	locs := diceRE.FindAllStringIndex(line, -1)
+	for i := len(locs) - 1; i >= 0; i-- {
+		a, b := locs[i][0], locs[i][1]
+		if b < len(line) {
+			if r, _ := utf8.DecodeRuneInString(line[b:]); unicode.IsLetter(r) || r == '-' || r == '\'' || r == '’' {
+				continue
+			}
+		}
+		if a > 0 {
+			if r, _ := utf8.DecodeLastRuneInString(line[:a]); unicode.IsLetter(r) || r == '-' && a > 1 && unicode.IsLetter(rune(line[a-2])) {
+				continue
+			}
+		}
+		line = line[:a] + line[b:]
+	}
+	return line
 }
 
 // Check reads a scene file and reports what would stop Append from

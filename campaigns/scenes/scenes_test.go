@@ -26,6 +26,14 @@ func TestClean(t *testing.T) {
 		{"First.\n\n\n\nSecond.", "First.\n\nSecond."},
 		{"Washington DC is far away; the dragon's den is not.", "Washington DC is far away; the dragon's den is not."},
 		{"SECRET: only this", ""},
+		{"Hidden — behind the altar, a door.", "Hidden — behind the altar, a door."},
+		{"Secret-keepers of the Congregation wait.", "Secret-keepers of the Congregation wait."},
+		{"Hidden: the door is trapped.\nDust.", "Dust."},
+		{"Secret — the duke lies.\nDust.", "Dust."},
+		{"[Hidden] the door is trapped.\nDust.", "Dust."},
+		{"A d20-shaped idol stares back; the d20's face is worn.", "A d20-shaped idol stares back; the d20's face is worn."},
+		{"Tilda rolls 1d20+4 vs DC 15 and shoulders the door.", "Tilda rolls and shoulders the door."},
+		{`"DC 10 forever!" the old sergeant shouts, rolling d20 after d20.`, `"DC 10 forever!" the old sergeant shouts, rolling after.`},
 	} {
 		if got := Clean(tc.in); got != tc.want {
 			t.Errorf("Clean(%q) = %q, want %q", tc.in, got, tc.want)
@@ -142,12 +150,11 @@ func FuzzClean(f *testing.F) {
 		if commentRE.MatchString(out) {
 			t.Errorf("Clean(%q) = %q keeps a comment", s, out)
 		}
-		if diceRE.MatchString(out) || dcRE.MatchString(out) {
-			// Removing one may join text into another: cleaning again
-			// must then find nothing more.
-			if again := Clean(out); diceRE.MatchString(again) || dcRE.MatchString(again) {
-				t.Errorf("Clean(%q) = %q keeps dice or a DC", s, again)
-			}
+		// Removing one may join text into another: cleaning again must
+		// then find nothing more (dice inside words, DCs inside quotes
+		// are prose).
+		if again := Clean(out); removeDice(again) != again || outsideQuotes(again, func(s string) string { return dcRE.ReplaceAllString(s, "") }) != again {
+			t.Errorf("Clean(%q) = %q keeps dice or a DC", s, again)
 		}
 	})
 }

@@ -348,8 +348,8 @@ type CharacterResult struct {
 	Name      string         `json:"name"`
 	HP        int            `json:"hp"`
 	MaxHP     int            `json:"maxHp"`
-	Level     int            `json:"level"`
-	Stats     map[string]int `json:"stats"`
+	Level     int            `json:"level,omitempty"` // left out when the sheet does not say
+	Stats     map[string]int `json:"stats"`           // the ability scores the sheet gives
 	Inventory []InventoryRow `json:"inventory"`
 	Currency  map[string]int `json:"currency"`
 }
@@ -446,7 +446,9 @@ func (b *Box) stats(a CharacterArgs) (*CharacterResult, error) {
 func View(d *sheet.Doc) *CharacterResult {
 	r := &CharacterResult{Name: d.Name, HP: d.HP, MaxHP: d.MaxHP, Level: d.Level, Stats: map[string]int{}, Inventory: []InventoryRow{}, Currency: map[string]int{}}
 	for i, n := range sheet.AbilityNames {
-		r.Stats[strings.ToLower(n)] = d.Abilities[i]
+		if d.Abilities[i] != 0 { // 0: not on the sheet
+			r.Stats[strings.ToLower(n)] = d.Abilities[i]
+		}
 	}
 	for _, it := range d.Items {
 		r.Inventory = append(r.Inventory, InventoryRow{Name: it.Name, Slug: it.Slug, Quantity: it.Quantity, Section: it.Section, Note: it.Note})

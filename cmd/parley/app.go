@@ -67,9 +67,14 @@ func newApp(e *env) *cli.App {
 		// that take lists split them themselves.
 		DisableSliceFlagSeparator: true,
 	}
-	for _, cmd := range app.Commands {
-		cmd.OnUsageError = app.OnUsageError
+	var usage func([]*cli.Command)
+	usage = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			cmd.OnUsageError = app.OnUsageError
+			usage(cmd.Subcommands)
+		}
 	}
+	usage(app.Commands)
 	return app
 }
 

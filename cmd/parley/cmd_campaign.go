@@ -126,6 +126,9 @@ func campaignCommand(e *env) *cli.Command {
 						return err
 					}
 					rep, applyErr := delta.Apply(c.Context, camp.Root, delta.Options{DryRun: c.Bool("dry-run")})
+					if applyErr != nil && len(rep.Files) == 0 && !c.Bool("json") {
+						return applyErr // nothing done to report
+					}
 					if c.Bool("json") {
 						if err := e.printJSON(applyJSON(camp, rep, applyErr)); err != nil {
 							return err

@@ -215,10 +215,22 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "%s (%s)\n", d.Name, path)
-	fmt.Fprintf(w, "  HP     %d/%d\n  level  %d\n", d.HP, d.MaxHP, d.Level)
+	fmt.Fprintf(w, "  HP     %d/%d\n", d.HP, d.MaxHP)
+	if d.Level > 0 {
+		fmt.Fprintf(w, "  level  %d\n", d.Level)
+	} else {
+		fmt.Fprintf(w, "  level  not on the sheet\n")
+	}
 	var abil []string
 	for i, a := range sheet.AbilityNames {
+		if d.Abilities[i] == 0 {
+			abil = append(abil, a+" -")
+			continue
+		}
 		abil = append(abil, fmt.Sprintf("%s %d (%+d)", a, d.Abilities[i], sheet.Modifier(d.Abilities[i])))
+	}
+	if d.Abilities == (sheet.Abilities{}) {
+		abil = []string{"ability scores not on the sheet"}
 	}
 	fmt.Fprintf(w, "  %s\n", strings.Join(abil, "  "))
 	if len(d.Currency) > 0 {

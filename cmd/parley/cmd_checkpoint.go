@@ -53,7 +53,11 @@ func checkpointCommand(e *env) *cli.Command {
 				return e.printJSON(res)
 			}
 			first, _, _ := strings.Cut(res.Message, "\n")
-			fmt.Fprintf(e.stdout, "saved %s: %s (%d %s)\n", res.Commit[:min(12, len(res.Commit))], first, len(res.Files), plural(len(res.Files), "file", "files"))
+			count := fmt.Sprintf("(%d %s)", len(res.Files), plural(len(res.Files), "file", "files"))
+			if !strings.HasSuffix(first, count) { // the default message says it already
+				first += " " + count
+			}
+			fmt.Fprintf(e.stdout, "saved %s: %s\n", res.Commit[:min(12, len(res.Commit))], first)
 			return nil
 		},
 	}
