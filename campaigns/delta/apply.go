@@ -55,7 +55,8 @@ func ApplyStory(doc []byte, d *Delta) ([]byte, *Result) { return apply(doc, d, s
 // ApplyParty applies d to party-knowledge.md, given as doc, and returns
 // the new content and what changed. SECRET and UPCOMING entries are never
 // written: they are in the Result's Kept, refused (ErrRefused), as are
-// Party HP entries and those Parse found wrong. When nothing is applied it
+// entries with a line labelled secret ("Secret:", "[upcoming]"), Party HP
+// entries and those Parse found wrong. When nothing is applied it
 // returns doc itself.
 func ApplyParty(doc []byte, d *Delta) ([]byte, *Result) { return apply(doc, d, partyRules) }
 
@@ -72,7 +73,7 @@ func apply(src []byte, d *Delta, r *rules) ([]byte, *Result) {
 			err = check(e)
 		}
 		if err == nil {
-			err = allowed(e.Keyword, r)
+			err = allowed(e, r)
 		}
 		if err != nil {
 			res.Kept = append(res.Kept, lineError(d.Path, e, err))
@@ -86,8 +87,12 @@ func apply(src []byte, d *Delta, r *rules) ([]byte, *Result) {
 	return m.bytes(), res
 }
 
-// allowed reports why a keyword has no place in a target, or nil.
-func allowed(k Keyword, r *rules) error {
+// allowed reports why an entry has no place in a target, or nil. Nothing
+// labelled secret goes to party-knowledge.md, whatever its keyword: not
+// an entry whose text, text after the entity's name or any of whose lines
+// starts "Secret:", "[Secret]", "**Upcoming**", "secret -" and the like.
+func allowed(e *Entry, r *rules) error {
+	k := e.Keyword
 	switch {
 	case !r.story && (k == Secret || k == Upcoming):
 		return ErrRefused
@@ -96,7 +101,65 @@ func allowed(k Keyword, r *rules) error {
 	case !r.story && k == PartyHP:
 		return fmt.Errorf("%w (put it in %s)", ErrMisplaced, StoryDelta)
 	}
+	if !r.story {
+		lines := append([]string{e.Text}, e.More...)
+		if k == NPC || k == Quest || k == Location {
+			// The text after the name may be a bullet of its own, under
+			// the entity's "### " heading.
+			_, _, rest := splitEntity(bare(e.Text))
+			lines = append(lines, rest)
+		}
+		for _, s := range lines {
+			if label, ok := secretLabel(s); ok {
+				return fmt.Errorf("labelled %q: %w", label, ErrRefused)
+			}
+		}
+	}
 	return nil
+}
+
+// secretLabel reports whether a line starts with "secret", "secrets" or
+// "upcoming" used as a label, and returns the word as written: followed
+// by a colon, a dash, a parenthesis or nothing, or set off by emphasis,
+// brackets or backquotes ("**Secret** the cult", "[upcoming] a raid").
+// Bullets, checkboxes, quote marks, "#" and opening marks before the word
+// are skipped, however many. "Secret passages" and "Secret-keeper" are not
+// labels.
+func secretLabel(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	for {
+		u := stripBullet(t)
+		if _, rest, ok := cutBox(u); ok {
+			u = rest
+		}
+		u = strings.TrimLeft(u, "*_[`>(# \t")
+		if u == t {
+			break
+		}
+		t = u
+	}
+	end := strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) })
+	if end < 0 {
+		end = len(t)
+	}
+	word, rest := t[:end], t[end:]
+	switch strings.ToLower(word) {
+	case "secret", "secrets", "upcoming":
+	default:
+		return "", false
+	}
+	if strings.TrimLeft(rest, "*_]`)") != rest {
+		return word, true
+	}
+	r := strings.TrimLeft(rest, " \t")
+	switch {
+	case r == "", strings.HasPrefix(r, ":"), strings.HasPrefix(r, "–"), strings.HasPrefix(r, "—"),
+		strings.HasPrefix(r, "("), strings.HasPrefix(r, "="):
+		return word, true
+	case strings.HasPrefix(r, "-"):
+		return word, r != rest || len(r) == 1 || isSpace(r[1])
+	}
+	return "", false
 }
 
 // apply applies one checked, allowed entry.
@@ -261,13 +324,14 @@ func (m *doc) situation(e *Entry) Change {
 
 // upsert replaces the bullet of an NPC, a quest or a place, or adds one.
 func (m *doc) upsert(e *Entry, r *rules) Change {
-	name, _, _ := splitEntity(bare(e.Text))
+	text := normSep(e.Text)
+	name, _, _ := splitEntity(bare(text))
 	k2 := key(name)
 	c := Change{Line: e.Line, Keyword: e.Keyword, Entity: name}
 	titles := r.sections[e.Keyword]
 	k, from, to := m.section(titles)
 	if k < 0 {
-		m.addSection(titles[0], itemLines("- ", e.Text, e.More))
+		m.addSection(titles[0], itemLines("- ", text, e.More))
 		c.Section, c.Action, c.Created = titles[0], Inserted, true
 		return c
 	}
@@ -275,24 +339,24 @@ func (m *doc) upsert(e *Entry, r *rules) Change {
 	for i := from; i < to; i++ {
 		if t, ok := m.item(i); ok && entityKey(t) == k2 {
 			c.Section = m.where(i)
-			c.Action = m.replaceItem(i, to, e.Text, e.More)
+			c.Action = m.replaceItem(i, to, text, e.More)
 			return c
 		}
 	}
 	// A subsection of the entity's: its text goes there.
-	_, _, rest := splitEntity(e.Text)
+	_, _, rest := splitEntity(text)
 	if sk := m.entitySub(k, to, name); sk >= 0 {
 		from, to := m.heads[sk].i+1, min(m.end(sk), to)
 		c.Section = m.where(m.heads[sk].i)
-		text, more := rest, e.More
-		if text == "" && len(more) > 0 {
-			text, more = stripBullet(strings.TrimSpace(more[0])), dedent(more[1:])
+		item, more := rest, e.More
+		if item == "" && len(more) > 0 {
+			item, more = stripBullet(strings.TrimSpace(more[0])), dedent(more[1:])
 		}
-		if text == "" || m.hasItem(from, to, text) {
+		if item == "" || m.hasItem(from, to, item) {
 			c.Action = Unchanged
 			return c
 		}
-		_, c.Note = m.addItem(from, to, text, more)
+		_, c.Note = m.addItem(from, to, item, more)
 		c.Action = Inserted
 		return c
 	}
@@ -302,10 +366,10 @@ func (m *doc) upsert(e *Entry, r *rules) Change {
 	child := min(m.firstChild(k), to)
 	if lk := m.listSub(k, to, plural[e.Keyword]); lk >= 0 {
 		// A subsection listing entities of the kind.
-		at, c.Note = m.addItem(m.heads[lk].i+1, min(m.end(lk), to), e.Text, e.More)
+		at, c.Note = m.addItem(m.heads[lk].i+1, min(m.end(lk), to), text, e.More)
 	} else if a, b := m.content(from, child); a < b || child == to {
 		// The section's own list.
-		at, c.Note = m.addItem(from, child, e.Text, e.More)
+		at, c.Note = m.addItem(from, child, text, e.More)
 	} else {
 		// A section of subsections: one more.
 		block := []string{"### " + name}

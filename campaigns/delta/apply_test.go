@@ -1,6 +1,7 @@
 package delta_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -244,6 +245,37 @@ func TestApplyStory(t *testing.T) {
 			`line 4: Party HP "Seraphine": inserted in Party Status > Hit Points`,
 		},
 	}, {
+		// Bug: an indented SECRET went under Locations with its parent.
+		name:  "an indented secret goes to the GM notes",
+		doc:   story,
+		delta: "- LOCATION: The Sewers - dark\n  - SECRET: the cult meets here\n- NPC: Wiven\n  UPCOMING: Wiven runs\n",
+		want: edit(t, story,
+			"| Lysara Vendrath | Friendly |\n\n---\n", "| Lysara Vendrath | Friendly |\n\n- Wiven\n\n## Locations\n\n- The Sewers - dark\n\n---\n",
+			"- The ledger is forged\n", "- The ledger is forged\n- the cult meets here\n",
+			"- The Fist raids the docks\n", "- The Fist raids the docks\n- Wiven runs\n"),
+		did: []string{
+			`line 1: LOCATION "The Sewers": inserted in Locations (new)`,
+			"line 2: SECRET: inserted in GM Notes (Secret) > Hidden Information",
+			`line 3: NPC "Wiven": inserted in NPC Relationships`,
+			"line 4: UPCOMING: inserted in GM Notes (Secret) > Upcoming Planned Events",
+		},
+	}, {
+		// Bug: these spellings were LEARNED, not secrets.
+		name:  "secrets in other spellings",
+		doc:   story,
+		delta: "- SECRET - a\n- [SECRET] b\n- **Secret** c\n- secret — d\n- Secrets – e\n- UPCOMING - f\n",
+		want: edit(t, story,
+			"- The ledger is forged\n", "- The ledger is forged\n- a\n- b\n- c\n- d\n- e\n",
+			"- The Fist raids the docks\n", "- The Fist raids the docks\n- f\n"),
+		did: []string{
+			"line 1: SECRET: inserted in GM Notes (Secret) > Hidden Information",
+			"line 2: SECRET: inserted in GM Notes (Secret) > Hidden Information",
+			"line 3: SECRET: inserted in GM Notes (Secret) > Hidden Information",
+			"line 4: SECRET: inserted in GM Notes (Secret) > Hidden Information",
+			"line 5: SECRET: inserted in GM Notes (Secret) > Hidden Information",
+			"line 6: UPCOMING: inserted in GM Notes (Secret) > Upcoming Planned Events",
+		},
+	}, {
 		name:  "kept: learned, no keyword, unknown",
 		doc:   story,
 		delta: "- LEARNED: x\nThe watch lies.\n- MONSTER: ghoul\n",
@@ -382,6 +414,20 @@ func TestApplyStoryPlaces(t *testing.T) {
 		want:  "## NPCs\r\n\r\n- A\r\n- B\r\n\r\n## Current Situation\r\n\r\nnew\r\nmore",
 		did:   []string{`line 1: NPC "B": inserted in NPCs`, "line 2: SITUATION: replaced in Current Situation"},
 	}, {
+		// Bug: the whole text was the name, so an update added a second
+		// bullet.
+		name:  "a tab-separated name",
+		doc:   "## NPCs\n\n- Old Ann\t-\tbaker\n",
+		delta: "- NPC:\tTab Tom\t-\tdesc\twith a tab\n- NPC: old ann - retired\n- NPC: tab tom\t—\tlater\n- QUEST:\tThe Ledger:\tfind it\n",
+		want:  "## NPCs\n\n- Old Ann - retired\n- Tab Tom — later\n\n## Active Quests\n\n- The Ledger: find it\n",
+		did: []string{
+			`line 1: NPC "Tab Tom": inserted in NPCs`,
+			`line 2: NPC "old ann": replaced in NPCs`,
+			`line 3: NPC "tab tom": replaced in NPCs`,
+			`line 4: QUEST "The Ledger": inserted in Active Quests (new)`,
+		},
+		redo: true,
+	}, {
 		name:  "an empty document",
 		doc:   "",
 		delta: "- SECRET: s\n",
@@ -421,6 +467,61 @@ func TestApplyParty(t *testing.T) {
 			`tmp/delta.md:3: keyword "Party HP": not for this file (put it in tmp/gm-state-delta.md)`,
 		},
 	}, {
+		// Bug: indented lines were the entry's above, so both secrets
+		// were written for the players to read.
+		name:  "indented secrets refused",
+		doc:   party,
+		delta: "- LOCATION: The Sewers - dark\n  - SECRET: the cult meets here\n- LEARNED: Tomlin is alive\n  SECRET: Thane is blackmailed\n",
+		want: edit(t, party,
+			"- **What it is**: Piers and warehouses\n", "- **What it is**: Piers and warehouses\n\n### The Sewers\n- dark\n",
+			"- The ledger was stolen\n", "- The ledger was stolen\n- Tomlin is alive\n"),
+		did: []string{
+			`line 1: LOCATION "The Sewers": inserted in Locations We've Visited > The Sewers (new)`,
+			"line 3: LEARNED: inserted in Important Information Learned",
+		},
+		kept: []string{
+			`tmp/delta.md:2: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:4: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+		},
+	}, {
+		// Bug: these spellings were LEARNED, written for the players.
+		name:  "secrets in other spellings refused",
+		doc:   party,
+		delta: "- SECRET - a\n- [SECRET] b\n- **SECRET** c\n- Secret — d\n- upcoming – e\n- NPC: Wiven\n  [Upcoming]: f\n",
+		want:  edit(t, party, "| Lysara Vendrath | Our employer |\n", "| Lysara Vendrath | Our employer |\n\n- Wiven\n"),
+		did:   []string{`line 6: NPC "Wiven": inserted in NPCs We've Met`},
+		kept: []string{
+			`tmp/delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:2: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:3: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:4: keyword "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:5: keyword "upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:7: keyword "Upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+		},
+	}, {
+		// Nothing labelled secret reaches the players, whatever its
+		// keyword: in its text or on any of its lines.
+		name: "lines labelled secret refused",
+		doc:  party,
+		delta: "- LEARNED: *Secret*: the ledger is forged\n- [ ] secret: Lysara lies\n- NPC: Wiven - a fence\n  - Secret (GM only): he works for the cult\n" +
+			"- SITUATION: At the docks.\n  `UPCOMING` a raid\n- QUEST: Secrets - of the docks\n- LEARNED: Secret passages run under the docks\n- LEARNED: Ilse is the secret-keeper\n" +
+			"- LOCATION: The Docks - secret: a tunnel to the sewers\n- LEARNED: > - [x] __secret__ the fence lies\n- LEARNED: x\n  #upcoming (soon) a raid\n",
+		want: edit(t, party, "- The ledger was stolen\n", "- The ledger was stolen\n- Secret passages run under the docks\n- Ilse is the secret-keeper\n"),
+		did: []string{
+			"line 8: LEARNED: inserted in Important Information Learned",
+			"line 9: LEARNED: inserted in Important Information Learned",
+		},
+		kept: []string{
+			`tmp/delta.md:1: keyword "LEARNED": labelled "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:2: "[ ] secret: Lysara lies": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:3: keyword "NPC": labelled "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:5: keyword "SITUATION": labelled "UPCOMING": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:7: keyword "QUEST": labelled "Secrets": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:10: keyword "LOCATION": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:11: keyword "LEARNED": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:12: keyword "LEARNED": labelled "upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+		},
+	}, {
 		name:  "fallback headings and created sections",
 		doc:   "# PK\n\n## What We Know\n* a\n\n## Known Information\n\n## NPCs\n",
 		delta: "- LEARNED: b\n- LOCATION: c\n- NPC: d\n",
@@ -457,5 +558,30 @@ func TestApplyHandMade(t *testing.T) {
 	if len(res.Applied) != 1 || len(res.Kept) != 2 ||
 		!errors.Is(res.Kept[0], delta.ErrEmpty) || !errors.Is(res.Kept[1], delta.ErrUnknownKeyword) {
 		t.Errorf("ApplyStory of hand-made entries = %v, kept %v; want 1 applied, 2 kept (empty, unknown)", changes(res), kept(res))
+	}
+}
+
+// TestApplyIndentedSecret is the review's case end to end: Apply said
+// "applied" and wrote both secrets into party-knowledge.md.
+func TestApplyIndentedSecret(t *testing.T) {
+	const partyDelta = "- LOCATION: The Sewers - dark\n  - SECRET: the cult meets here\n- LEARNED: Tomlin is alive\n  SECRET: Thane is blackmailed\n"
+	dir := campaign(t, map[string]string{delta.PartyFile: party, delta.PartyDelta: partyDelta})
+	rep, err := delta.Apply(context.Background(), dir, delta.Options{})
+	if err != nil {
+		t.Fatalf("Apply = %v", err)
+	}
+	if got, want := outcomes(rep), []string{delta.PartyDelta + " -> " + delta.PartyFile + ": partial"}; !cmp.Equal(got, want) {
+		t.Errorf("Apply outcomes = %v, want %v", got, want)
+	}
+	pk := read(t, dir, delta.PartyFile)
+	for _, secret := range []string{"cult", "blackmail"} {
+		if strings.Contains(pk, secret) {
+			t.Errorf("party-knowledge.md holds %q:\n%s", secret, pk)
+		}
+	}
+	want := "# parley: not applied to party-knowledge.md: SECRET: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)\n" +
+		"- SECRET: the cult meets here\nSECRET: Thane is blackmailed\n" // as written, at the margin
+	if got := read(t, dir, delta.PartyDelta); got != want {
+		t.Errorf("party delta after Apply = %q, want %q", got, want)
 	}
 }

@@ -22,13 +22,22 @@
 //
 // Parsing is tolerant: the bullet may be "-", "*", "+", "1." or absent;
 // keywords are matched without regard to case and may be written in bold
-// ("**NPC**:"); blank lines, headings and "#" comments (and HTML comments)
-// are ignored; a line indented under another belongs to it (a multi-line
-// SITUATION, the sub-bullets of an NPC, one character per line under
-// "Party HP:"). A line without a keyword is something the party learned;
-// one shaped "Name: 8/12" is a Party HP line. An upper-case word before a
-// colon ("MONSTER:") or a bold one is a keyword, and an unknown keyword is
-// reported, never guessed at.
+// ("**NPC**:", "**SECRET** text"), in brackets ("[SECRET] text") or before
+// a dash ("SECRET - text", with an en or em dash too); blank lines,
+// headings and "#" comments (and HTML comments) are ignored; a line
+// indented under another belongs to it (a multi-line SITUATION, the
+// sub-bullets of an NPC, one character per line under "Party HP:"), but
+// for an indented line that starts with a known keyword written plainly
+// ("- NPC: Wiven"): that one is an entry of its own, at its own line. An
+// indented SECRET or UPCOMING is one in any spelling, so a secret is a
+// secret wherever it is written; another keyword in bold ("- **Location**:
+// the docks" under an NPC, the "**Location**:" of a SITUATION) is a field
+// of the entry above, and a character's "Name: 8/12" under "Party HP:" a
+// line of it. A line
+// without a keyword is something the party learned; one shaped "Name:
+// 8/12" is a Party HP line. An upper-case word before a colon ("MONSTER:")
+// or a bold one is a keyword, and an unknown keyword is reported, never
+// guessed at.
 //
 // # What goes where
 //
@@ -38,9 +47,10 @@
 //
 //   - SITUATION replaces the body of the Current Situation section;
 //   - NPC, QUEST and LOCATION upsert a bullet of their section: a bullet
-//     whose name (the text before the first " - " or ": ", without ** and
-//     checkbox) is the entity's, in any case, is replaced; else a bullet is
-//     added;
+//     whose name (the text before the first " - " or ": ", a tab counting
+//     as a space, without ** and checkbox) is the entity's, in any case,
+//     is replaced; else a bullet is added. A separator written with tabs
+//     is written with spaces;
 //   - SECRET is added under "### Hidden Information" of the secret section
 //     ("## GM Notes (Secret)"), UPCOMING under its "### Upcoming Planned
 //     Events" (created when missing: upcoming events are the GM's alone);
@@ -51,8 +61,11 @@
 // ("NPCs We've Met", "Active Quests", "Locations We've Visited"), LEARNED and
 // lines without a keyword to "Important Information Learned", and SITUATION
 // replaces its Current Situation. SECRET and UPCOMING are never written
-// there: they are refused and kept in the delta. LEARNED has no place in
-// story-state.md, nor Party HP in party-knowledge.md: they are kept too.
+// there: they are refused and kept in the delta, and so is any entry
+// labelled secret whatever its keyword: one whose text, text after the
+// entity's name or any line starts "Secret:", "[secret]", "**Upcoming**",
+// "secret -" or the like. LEARNED has no place in story-state.md, nor
+// Party HP in party-knowledge.md: they are kept too.
 //
 // Where a line goes inside a section, so that the file still reads as a
 // person wrote it:
@@ -157,7 +170,8 @@ var (
 	// SITUATION) would end the section it is written into.
 	ErrStructure = errors.New("a heading or code fence here would break the file's sections")
 	// ErrRefused is the error for a SECRET or UPCOMING line in the party's
-	// delta: players read party-knowledge.md.
+	// delta, or a line labelled secret ("Secret:", "[upcoming]"): players
+	// read party-knowledge.md.
 	ErrRefused = errors.New("refused: players read " + PartyFile + " (put it in " + StoryDelta + ")")
 	// ErrMisplaced is the error for a line the target has no place for:
 	// LEARNED (and a line without keyword) in story-state.md, Party HP in
@@ -200,7 +214,8 @@ type Delta struct {
 }
 
 // Entry is one change of a delta: a keyword line and the lines indented
-// under it.
+// under it (but for the indented lines that start entries of their own:
+// SECRET, UPCOMING, and keywords written plainly).
 type Entry struct {
 	Line    int     // 1-based line of the keyword line
 	Keyword Keyword // the canonical keyword; Learned for a line without one; "" when unknown
@@ -208,6 +223,7 @@ type Entry struct {
 	Text    string  // the text after the keyword, trimmed
 	// More holds the indented lines under the keyword line, with their
 	// common indentation removed; a blank line between two of them is "".
+	// An indented keyword line and the lines under it are not in it.
 	More []string
 	// Source holds the entry's lines as written in the file, kept in the
 	// delta when the entry is not applied.

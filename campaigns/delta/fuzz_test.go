@@ -24,6 +24,15 @@ var fuzzDeltas = []string{
 	"- LOCATION: Primary Quest: Bring the Salt to Harrowgate - with news\n- QUEST: bring the salt to harrowgate - late\n- SECRET: [ ] a box\n",
 	"",
 	"- NPC: |a|b|\n- NPC: **bold** - x\n- SECRET: the wolves belong to a druid who watches the road for the tithe\n",
+	// An indented keyword line is an entry of its own.
+	"- LOCATION: The Sewers - dark\n  - SECRET: the cult meets here\n- LEARNED: Tomlin is alive\n  SECRET: Thane is blackmailed\n",
+	"- NPC: Wiven\n  - **Secret**: he lies\n    to everyone\n\n  - owes the Guild\n    [upcoming] the Guild collects\n  - and fears it\n" +
+		"- Party HP:\n  - Tilda Brannock: 8/12\n  - UPCOMING: a raid\n- SITUATION:\n  **Location**: The grate\n  - NPC: Wiven - waiting\n",
+	// Keyword spellings, and lines labelled secret.
+	"- SECRET - a\n- [SECRET] b\n- **SECRET** c\n- Secret — d\n- upcoming – e\n- **Quest -** f\n- [ ] SECRET: g\n- Secret-keeper Ilse - a woman\n" +
+		"- LEARNED: *Secret*: h\n- NPC: Wiven - a fence\n  Secret (GM only): i\n- LOCATION: The Docks - secret: j\n",
+	// Tabs around an entity's separator.
+	"- NPC:\tTab Tom\t-\tdesc\twith a tab\n- NPC: tab tom\t—\tlater\n- QUEST:\tThe Ledger:\tfind it\n- NPC\t-\tOld Ann\n",
 }
 
 // fuzzDocs are the documents FuzzApply applies deltas to.
@@ -112,7 +121,8 @@ type shaped struct {
 
 // FuzzApply applies deltas to sample documents, as story-state.md and as
 // party-knowledge.md, and checks that nothing panics; that every entry is
-// applied or kept, once; that no secret reaches party-knowledge.md; that
+// applied or kept, once; that no secret reaches party-knowledge.md, nor a
+// line labelled secret or written as a SECRET or UPCOMING line; that
 // the headings stay, in order; and that every line of the document is
 // still there, but bullets replaced (one per change that says so), the
 // body of a replaced Current Situation, and blank and indented lines.
@@ -141,6 +151,28 @@ func checkApply(t *testing.T, story bool, doc string, d *Delta, out string, res 
 	t.Helper()
 	if len(res.Applied) == 0 && out != doc {
 		t.Fatalf("nothing applied, yet the document changed:\n%s", cmp.Diff(doc, out))
+	}
+	if !story {
+		// No line the party did not have is labelled secret.
+		had := make(map[string]int)
+		for _, l := range strings.Split(doc, "\n") {
+			had[strings.TrimRight(l, "\r")]++
+		}
+		for _, l := range strings.Split(out, "\n") {
+			l = strings.TrimRight(l, "\r")
+			if had[l] > 0 {
+				had[l]--
+				continue
+			}
+			if _, ok := secretLabel(l); ok {
+				t.Fatalf("party-knowledge.md got the line %q, labelled secret:\n%s", l, out)
+			}
+			if word, _, ok := cutKnown(stripBullet(strings.TrimSpace(l))); ok {
+				if k := keywords[normWord(word)]; k == Secret || k == Upcoming {
+					t.Fatalf("party-knowledge.md got the line %q, a %s:\n%s", l, k, out)
+				}
+			}
+		}
 	}
 	done := make(map[int]int)
 	for _, c := range res.Applied {

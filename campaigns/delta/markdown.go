@@ -420,23 +420,62 @@ func cutBox(s string) (box, rest string, ok bool) {
 	return "", s, false
 }
 
+// entitySeps are the separators of an entity's name from the rest, as
+// splitEntity finds them.
+var entitySeps = []string{" - ", " — ", " – ", ": "}
+
 // splitEntity splits an entity's text at the first " - " (or " — ", " – ",
-// ": ") into its name and the rest.
+// ": ") into its name and the rest; a tab counts as a space ("Tom\t-\tx"
+// is "Tom" and "x"). sep is the separator as written with spaces.
 func splitEntity(s string) (name, sep, rest string) {
-	best := -1
-	for _, p := range []string{" - ", " — ", " – ", ": "} {
-		if i := strings.Index(s, p); i >= 0 && (best < 0 || i < best) {
-			best, sep = i, p
-		}
-		if q := p[1:]; strings.HasPrefix(s, q) && q != " " {
-			best, sep = 0, q // "- no name": no name
-			break
-		}
-	}
+	best := findSep(s)
 	if best < 0 {
 		return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), ":")), "", ""
 	}
+	sep = sepAt(s, best)
 	return strings.TrimSpace(s[:best]), sep, strings.TrimSpace(s[best+len(sep):])
+}
+
+// findSep returns the offset of the separator splitEntity splits s at, or
+// -1: 0 for text that starts with one ("- no name" names nothing).
+func findSep(s string) int {
+	t := strings.ReplaceAll(s, "\t", " ") // same offsets: both are a byte
+	best := -1
+	for _, p := range entitySeps {
+		if i := strings.Index(t, p); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+		if q := p[1:]; strings.HasPrefix(t, q) && q != " " {
+			return 0
+		}
+	}
+	return best
+}
+
+// sepAt returns the separator at offset i of s, as written with spaces.
+func sepAt(s string, i int) string {
+	t := strings.ReplaceAll(s[i:], "\t", " ")
+	for _, p := range entitySeps {
+		if i == 0 && strings.HasPrefix(t, p[1:]) && p[1:] != " " {
+			return p[1:]
+		}
+		if strings.HasPrefix(t, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// normSep returns an entity's text with the separator splitEntity finds
+// written with spaces where it has tabs ("Tom\t-\tx" is "Tom - x"); the
+// rest of the text is left as it is.
+func normSep(s string) string {
+	i := findSep(s)
+	if i < 0 {
+		return s
+	}
+	sep := sepAt(s, i)
+	return s[:i] + sep + s[i+len(sep):]
 }
 
 // key normalizes a name for matching: lower case, single spaces, no

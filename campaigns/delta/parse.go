@@ -15,9 +15,12 @@ import (
 func Parse(path string, data []byte) (*Delta, error) {
 	d := &Delta{Path: path}
 	text := strings.TrimPrefix(string(data), "\ufeff")
-	cur := -1 // the entry indented lines belong to
-	curIndent := 0
-	blanks := 0 // blank lines since the last line of the current entry
+	// open holds the entries indented lines may belong to, outermost
+	// first: a top-level entry, then the entries started by indented
+	// keyword lines under it.
+	type opened struct{ entry, indent int }
+	var open []opened
+	blanks := 0 // blank lines since the last line of an entry
 	comment := false
 	for i, ln := range strings.Split(text, "\n") {
 		ln = strings.TrimRight(ln, "\r")
@@ -31,8 +34,21 @@ func Parse(path string, data []byte) (*Delta, error) {
 			continue
 		}
 		ind := indentOf(ln)
-		if cur >= 0 && ind > curIndent {
-			e := &d.Entries[cur]
+		for len(open) > 0 && ind <= open[len(open)-1].indent {
+			open = open[:len(open)-1]
+		}
+		if len(open) > 0 {
+			top := open[len(open)-1].entry
+			if startsEntry(&d.Entries[top], trimmed) {
+				// A keyword line is an entry of its own, wherever it is:
+				// an indented SECRET is a secret, not an NPC's detail.
+				e, _ := parseLine(i+1, ln, trimmed)
+				d.Entries = append(d.Entries, e)
+				open = append(open, opened{len(d.Entries) - 1, ind})
+				blanks = 0
+				continue
+			}
+			e := &d.Entries[top]
 			for ; blanks > 0; blanks-- {
 				e.Source = append(e.Source, "")
 				e.More = append(e.More, "")
@@ -42,7 +58,6 @@ func Parse(path string, data []byte) (*Delta, error) {
 			continue
 		}
 		blanks = 0
-		cur = -1
 		switch {
 		case strings.HasPrefix(trimmed, "<!--"):
 			comment = !strings.Contains(trimmed[4:], "-->")
@@ -55,7 +70,7 @@ func Parse(path string, data []byte) (*Delta, error) {
 			continue
 		}
 		d.Entries = append(d.Entries, e)
-		cur, curIndent = len(d.Entries)-1, ind
+		open = append(open, opened{len(d.Entries) - 1, ind})
 	}
 	var errs []error
 	for i := range d.Entries {
@@ -73,6 +88,27 @@ func Parse(path string, data []byte) (*Delta, error) {
 	return d, errors.Join(errs...)
 }
 
+// startsEntry reports whether trimmed, a line indented under entry e,
+// starts an entry of its own. A SECRET or UPCOMING line, in any of the
+// forms parseLine reads, is the GM's wherever it is written, never a
+// detail of the entry above (which may be going to the players' file).
+// Another keyword starts an entry when written plainly ("- NPC: Wiven");
+// in bold it is a field of the entry above (an NPC's "- **Location**: the
+// docks", the Current Situation's "**Location**:"), and a character's
+// "Name: 8/12" under Party HP is not a keyword at all.
+func startsEntry(e *Entry, trimmed string) bool {
+	s := stripBullet(trimmed)
+	word, _, ok := cutKnown(s)
+	if !ok {
+		return false
+	}
+	switch keywords[normWord(word)] {
+	case Secret, Upcoming:
+		return true
+	}
+	return !strings.HasPrefix(s, "**") && !strings.HasPrefix(s, "__")
+}
+
 // parseLine reads a keyword line; it reports false for a bare bullet.
 func parseLine(n int, ln, trimmed string) (Entry, bool) {
 	e := Entry{Line: n, Source: []string{ln}}
@@ -80,12 +116,13 @@ func parseLine(n int, ln, trimmed string) (Entry, bool) {
 	if s == "" {
 		return e, false
 	}
+	if word, text, ok := cutKnown(s); ok {
+		e.Keyword, e.Word, e.Text = keywords[normWord(word)], word, text
+		return e, true
+	}
 	word, text, bold, ok := cutKeyword(s)
 	switch {
 	case !ok:
-	case keywords[normWord(word)] != "":
-		e.Keyword, e.Word, e.Text = keywords[normWord(word)], word, text
-		return e, true
 	case isHPValue(text) && isName(word):
 		e.Keyword, e.Text = PartyHP, s
 		return e, true
@@ -96,6 +133,91 @@ func parseLine(n int, ln, trimmed string) (Entry, bool) {
 	e.Keyword, e.Text = Learned, s
 	return e, true
 }
+
+// cutKnown splits a line that starts with a known keyword, in any of the
+// forms a delta may write it: "KEYWORD: text", "**KEYWORD**: text",
+// "**KEYWORD:** text", "**KEYWORD** text", "[KEYWORD] text" and "KEYWORD
+// - text" (or an en or em dash). It reports false for any other line, an
+// unknown keyword's included.
+func cutKnown(s string) (word, text string, ok bool) {
+	known := func(w string) bool { return isWord(w) && keywords[normWord(w)] != "" }
+	if w, t, _, ok := cutKeyword(s); ok && known(w) {
+		return w, t, true
+	}
+	var inner, after string
+	switch {
+	case strings.HasPrefix(s, "**"), strings.HasPrefix(s, "__"):
+		j := strings.Index(s[2:], s[:2])
+		if j < 0 {
+			return "", "", false
+		}
+		inner, after = s[2:2+j], s[4+j:]
+		if w, dash := cutDash(inner); dash && strings.TrimSpace(dropSep(inner[len(w):])) == "" {
+			inner = w // "**SECRET -** text"
+		}
+	case strings.HasPrefix(s, "["):
+		j := strings.IndexByte(s, ']')
+		if j < 0 {
+			return "", "", false
+		}
+		inner, after = boldReplacer.Replace(s[1:j]), s[j+1:]
+	default:
+		w, dash := cutDash(s)
+		if !dash || !known(strings.TrimSpace(w)) {
+			return "", "", false
+		}
+		return strings.TrimSpace(w), strings.TrimSpace(dropSep(s[len(w):])), true
+	}
+	inner = strings.TrimSpace(inner)
+	if !known(inner) {
+		return "", "", false
+	}
+	return inner, strings.TrimSpace(dropSep(after)), true
+}
+
+// dashes are the separators of "KEYWORD - text": a hyphen with spaces
+// (or tabs) around it, an en dash, an em dash.
+var dashes = []string{"-", "–", "—"}
+
+// cutDash returns the text of s before its first dash separator, and
+// whether there is one. A hyphen separates when a space or a tab is on
+// its left and a space, a tab or the end of s on its right
+// ("Secret-keeper" is one word).
+func cutDash(s string) (before string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		for _, d := range dashes {
+			if !strings.HasPrefix(s[i:], d) {
+				continue
+			}
+			if d == "-" {
+				j := i + 1
+				if i == 0 || !isSpace(s[i-1]) || (j < len(s) && !isSpace(s[j])) {
+					continue
+				}
+			}
+			return s[:i], true
+		}
+	}
+	return s, false
+}
+
+// keywordSeps are what dropSep removes.
+var keywordSeps = append([]string{":"}, dashes...)
+
+// dropSep removes the separator after a keyword from the start of s: a
+// colon or a dash, and the spaces around it.
+func dropSep(s string) string {
+	s = strings.TrimLeft(s, " \t")
+	for _, p := range keywordSeps {
+		if strings.HasPrefix(s, p) {
+			return strings.TrimLeft(s[len(p):], " \t")
+		}
+	}
+	return s
+}
+
+// isSpace reports whether c is a space or a tab.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
 
 // cutKeyword splits "KEYWORD: text", "**KEYWORD**: text" or
 // "**KEYWORD:** text"; bold reports the bold forms.

@@ -112,6 +112,56 @@ func TestParse(t *testing.T) {
 		{"tabs", "-\tNPC:\tA\n\t- more\n", []entry{
 			{Line: 1, Keyword: delta.NPC, Word: "NPC", Text: "A", More: []string{"- more"}},
 		}},
+		// Bug: an indented keyword line was a continuation line of the
+		// entry above, so a SECRET under a LEARNED reached the players.
+		{"indented keyword lines are entries", "- LOCATION: The Sewers - dark\n  - SECRET: the cult meets here\n- LEARNED: Tomlin is alive\n  SECRET: Thane is blackmailed\n", []entry{
+			{Line: 1, Keyword: delta.Location, Word: "LOCATION", Text: "The Sewers - dark"},
+			{Line: 2, Keyword: delta.Secret, Word: "SECRET", Text: "the cult meets here"},
+			{Line: 3, Keyword: delta.Learned, Word: "LEARNED", Text: "Tomlin is alive"},
+			{Line: 4, Keyword: delta.Secret, Word: "SECRET", Text: "Thane is blackmailed"},
+		}},
+		{"lines after an indented entry", "- NPC: Wiven\n  - **Secret**: he lies\n    to everyone\n\n  - owes the Guild\n    [upcoming] the Guild collects\n  - and fears it\n", []entry{
+			{Line: 1, Keyword: delta.NPC, Word: "NPC", Text: "Wiven", More: []string{"- owes the Guild", "- and fears it"}},
+			{Line: 2, Keyword: delta.Secret, Word: "Secret", Text: "he lies", More: []string{"to everyone"}},
+			{Line: 6, Keyword: delta.Upcoming, Word: "upcoming", Text: "the Guild collects"},
+		}},
+		{"indented lines that are not entries", "- Party HP:\n  - Tilda Brannock: 8/12\n  Corwin: 9/9\n  - UPCOMING: a raid\n- SITUATION:\n  **Location**: The grate\n  **Time**: Midnight\n  - NPC: Wiven - waiting\n", []entry{
+			{Line: 1, Keyword: delta.PartyHP, Word: "Party HP", More: []string{"- Tilda Brannock: 8/12", "Corwin: 9/9"}},
+			{Line: 4, Keyword: delta.Upcoming, Word: "UPCOMING", Text: "a raid"},
+			{Line: 5, Keyword: delta.Situation, Word: "SITUATION", More: []string{"**Location**: The grate", "**Time**: Midnight"}},
+			{Line: 8, Keyword: delta.NPC, Word: "NPC", Text: "Wiven - waiting"},
+		}},
+		{"a bold keyword under an entry is its field", "- NPC: Wiven - a fence\n  - **Location**: the docks\n  - **Quest**: none\n  - **Secret**: works for the cult\n", []entry{
+			{Line: 1, Keyword: delta.NPC, Word: "NPC", Text: "Wiven - a fence", More: []string{"- **Location**: the docks", "- **Quest**: none"}},
+			{Line: 4, Keyword: delta.Secret, Word: "Secret", Text: "works for the cult"},
+		}},
+		// Bug: these spellings were lines without keyword, LEARNED.
+		{"keyword spellings", "- SECRET - a\n- [SECRET] b\n- **SECRET** c\n- Secret — d\n- upcoming – e\n- [Party HP]: tilda 1/2\n- **Quest -** f\n- NPC\t-\tTab Tom\n- [ ] SECRET: g\n" +
+			"- Secret-keeper Ilse - a woman\n- MONSTER - ghoul\n- The Sewers — dark\n- Secret passages run under the docks\n", []entry{
+			{Line: 1, Keyword: delta.Secret, Word: "SECRET", Text: "a"},
+			{Line: 2, Keyword: delta.Secret, Word: "SECRET", Text: "b"},
+			{Line: 3, Keyword: delta.Secret, Word: "SECRET", Text: "c"},
+			{Line: 4, Keyword: delta.Secret, Word: "Secret", Text: "d"},
+			{Line: 5, Keyword: delta.Upcoming, Word: "upcoming", Text: "e"},
+			{Line: 6, Keyword: delta.PartyHP, Word: "Party HP", Text: "tilda 1/2"},
+			{Line: 7, Keyword: delta.Quest, Word: "Quest", Text: "f"},
+			{Line: 8, Keyword: delta.NPC, Word: "NPC", Text: "Tab Tom"},
+			{Line: 9, Keyword: delta.Learned, Text: "[ ] SECRET: g"}, // ApplyParty refuses it
+			{Line: 10, Keyword: delta.Learned, Text: "Secret-keeper Ilse - a woman"},
+			{Line: 11, Keyword: delta.Learned, Text: "MONSTER - ghoul"},
+			{Line: 12, Keyword: delta.Learned, Text: "The Sewers — dark"},
+			{Line: 13, Keyword: delta.Learned, Text: "Secret passages run under the docks"},
+		}},
+		{"keyword spellings naming nothing", "- [SECRET]\n- NPC -\n- **Upcoming** —\n", []entry{
+			{Line: 1, Keyword: delta.Secret, Word: "SECRET", Err: delta.ErrEmpty},
+			{Line: 2, Keyword: delta.NPC, Word: "NPC", Err: delta.ErrEmpty},
+			{Line: 3, Keyword: delta.Upcoming, Word: "Upcoming", Err: delta.ErrEmpty},
+		}},
+		// Bug: the name was not split at a tab-separated "-".
+		{"tab-separated name", "- NPC:\tTab Tom\t-\tdesc\n- QUEST: -\tnothing\n", []entry{
+			{Line: 1, Keyword: delta.NPC, Word: "NPC", Text: "Tab Tom\t-\tdesc"},
+			{Line: 2, Keyword: delta.Quest, Word: "QUEST", Text: "-\tnothing", Err: delta.ErrEmpty},
+		}},
 		{"empty", "", nil},
 		{"comments only", "# nothing today\n\n", nil},
 	} {
