@@ -157,7 +157,12 @@ func (c *Campaign) checkParty(add func(string, Status, string)) error {
 			add(path, Malformed, relError(c.Root, err))
 			continue
 		}
-		add(path, OK, fmt.Sprintf("HP %d/%d, level %s, %s", d.HP, d.MaxHP, levelText(d.Level), plural(len(d.Items), "item")))
+		detail := fmt.Sprintf("HP %d/%d, level %s, %s", d.HP, d.MaxHP, levelText(d.Level), plural(len(d.Items), "item"))
+		if len(d.Unread) > 0 {
+			add(path, Warning, detail+"; could not read "+strings.ReplaceAll(strings.Join(d.Unread, "; "), c.Root+string(filepath.Separator), ""))
+			continue
+		}
+		add(path, OK, detail)
 	}
 	sort.Strings(journals)
 	for _, j := range journals {

@@ -62,8 +62,48 @@ func TestParseErrors(t *testing.T) {
 			`party/x.md:1: hit points: 12 is out of range: want 0 to 10, the maximum`},
 		{"level as text", "| **Level** | one |\n" + hp, nil,
 			`party/x.md:1: level: "one" is not a number`},
-		{"level 25", "| **Level** | 25 |\n" + hp, sheet.ErrRange,
-			`party/x.md:1: level: 25 is out of range: want 1 to 20`},
+		{"level 3rd-ish", "| **Level** | 3rdish |\n" + hp, nil,
+			`party/x.md:1: level: "3rdish" is not a number`},
+		{"level of ten digits", "| **Level** | 1234567890 |\n" + hp, sheet.ErrRange,
+			`party/x.md:1: level: 1234567890 is out of range: at most 1000000000`},
+		{"hit points with a max in words", "**Hit Points**: 12 (max fourteen)\n", nil,
+			`party/x.md:1: max hit points: cannot tell the maximum from "12 (max fourteen)": want current/max, like 8/12`},
+		{"hit points of a max in words", "**HP**: 7 of twelve\n", nil,
+			`party/x.md:1: max hit points: cannot tell the maximum from "7 of twelve": want current/max, like 8/12`},
+		{"hit points with a bare number beside", "| **Hit Points** | 12 (14) |\n", nil,
+			`party/x.md:1: max hit points: cannot tell the maximum from "12 (14)": want current/max, like 8/12`},
+		{"hit points with two maxima", "**Hit Points**: 10/12 (max 14)\n", nil,
+			`party/x.md:1: max hit points: cannot tell the maximum from "10/12 (max 14)": want current/max, like 8/12`},
+		{"max row as text", "| **Hit Points** | 12 |\n| **Max HP** | lots |\n", nil,
+			`party/x.md:2: max hit points: "lots" is not a number`},
+		{"max row and max beside disagree", "| **Hit Points** | 12/14 |\n| **Max HP** | 16 |\n", nil,
+			`party/x.md:2: max hit points: line 1 says 14 and line 2 says 16: cannot tell the maximum`},
+		{"max row 0", "| **Hit Points** | 0 |\n| **Max HP** | 0 |\n", sheet.ErrRange,
+			`party/x.md:2: max hit points: 0 is out of range: want at least 1`},
+		{"hit points above the max row", "| **Max HP** | 14 |\n| **Hit Points** | 15 |\n", sheet.ErrRange,
+			`party/x.md:2: hit points: 15 is out of range: want 0 to 14, the maximum`},
+		{"currency that is not coins", hp + "### Currency\nabout 40 in gems\n", nil,
+			`party/x.md:5: currency: "about 40 in gems" is not an amount of coins: want "15 gp, 3 sp" or "**Gold**: 15"`},
+		{"currency labels without colons", hp + "### Currency\nGP 10, SP 4\n", nil,
+			`party/x.md:5: currency: "GP 10, SP 4" is not an amount of coins: want "15 gp, 3 sp" or "**Gold**: 15"`},
+		{"currency label with words", hp + "### Currency\n**Gold**: 10\n**Silver**: a few\n", nil,
+			`party/x.md:6: currency: sp: "a few" is not a number`},
+		{"currency label and coin disagree", hp + "### Currency\nGold: 10 sp\n", nil,
+			`party/x.md:5: currency: "Gold: 10 sp": gp or sp?`},
+		{"currency written twice in two styles", hp + "### Currency\n**Gold**: 10\n5 gp\n", nil,
+			`party/x.md:6: currency: gp written twice, on lines 5 and 6`},
+		{"currency column as text", hp + "### Currency\n| GP | SP |\n|---|---|\n| 10 | four |\n", nil,
+			`party/x.md:7: currency: sp: "four" is not a number`},
+		{"currency columns without amounts", hp + "### Currency\n| GP | SP |\n|---|---|\n\nNone.\n", nil,
+			`party/x.md:5: currency: no row of amounts under the coins`},
+		{"currency columns with two rows", hp + "### Currency\n| GP | SP |\n|---|---|\n| 10 | 4 |\n| 2 | 1 |\n", nil,
+			`party/x.md:8: currency: a second row of amounts under the coins of line 5: want one`},
+		{"currency columns, a short row", hp + "### Currency\n| GP | SP |\n|---|---|\n| 10 |\n", nil,
+			`party/x.md:7: currency: the row of amounts has no sp cell`},
+		{"currency row as text", hp + "### Currency\n| Gold | lots |\n", nil,
+			`party/x.md:5: currency: gp: "lots" is not a number`},
+		{"currency row that is not coins", hp + "### Currency\n| Gems | 3 |\n", nil,
+			`party/x.md:5: currency: "| Gems | 3 |" is not an amount of coins: want "15 gp, 3 sp" or "**Gold**: 15"`},
 		{"ability table without CHA", hp + "\n| STR | DEX | CON | INT | WIS |\n|---|---|---|---|---|\n| 7 | 14 | 11 | 10 | 14 |\n", nil,
 			`party/x.md:5: abilities: the table has no CHA column`},
 		{"ability table without INT and CHA", hp + "\n| STR | DEX | CON | WIS |\n|---|---|---|---|\n| 7 | 14 | 11 | 14 |\n", nil,
@@ -90,6 +130,8 @@ func TestParseErrors(t *testing.T) {
 			`party/x.md:2: max hit points: no max_hp beside hp`},
 		{"frontmatter max_hp 0", "---\nhp: 0\nmax_hp: 0\n---\n", sheet.ErrRange,
 			`party/x.md:3: max hit points: 0 is out of range: want 1 to 1000000000`},
+		{"frontmatter ability 0", "---\nhp: 8\nmax_hp: 8\nabilities: {str: 0, dex: 13, con: 14, int: 8, wis: 12, cha: 10}\n---\n", sheet.ErrRange,
+			`party/x.md:4: STR: 0 is out of range: want 1 to 30`},
 		{"frontmatter abilities without cha", "---\nhp: 8\nmax_hp: 8\nabilities: {str: 15, dex: 13, con: 14, int: 8, wis: 12}\n---\n", nil,
 			`party/x.md:4: abilities: no cha`},
 		{"frontmatter abilities as a list", "---\nhp: 8\nmax_hp: 8\nabilities: [15, 13]\n---\n", nil,
@@ -110,6 +152,23 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := sheet.Parse("party/x.md", []byte(tt.src))
+			if strings.Contains(tt.want, ": currency: ") {
+				// Money it cannot read does not stop the sheet: it is
+				// reported in Unread, SetCurrency refuses, the rest works.
+				if err != nil {
+					t.Fatalf("Parse = %v, want the sheet read without its money", err)
+				}
+				if len(d.Unread) != 1 || d.Unread[0] != tt.want || d.Currency != nil {
+					t.Errorf("Unread = %q, Currency = %v; want [%q] and none", d.Unread, d.Currency, tt.want)
+				}
+				if err := d.SetCurrency("gp", 1); !errors.Is(err, sheet.ErrUneditable) {
+					t.Errorf("SetCurrency = %v, want ErrUneditable", err)
+				}
+				if _, _, err := d.Damage(1); err != nil {
+					t.Errorf("Damage = %v", err)
+				}
+				return
+			}
 			if err == nil {
 				t.Fatalf("Parse = %+v, want an error", d.Sheet)
 			}
@@ -154,6 +213,12 @@ func TestMethodErrors(t *testing.T) {
 			`party/x.md:10: abilities: unknown ability "luck": want str, dex, con, int, wis or cha`},
 		{"SetAbility 31", tableSheet, func(d *sheet.Doc) error { return d.SetAbility("str", 31) }, sheet.ErrRange,
 			"party/x.md:10: STR: 31 is out of range: want 1 to 30"},
+		{"SetLevel 22 on a sheet at 21", "| **Level** | 21 |\n| **HP** | 5 |\n", func(d *sheet.Doc) error { return d.SetLevel(22) }, sheet.ErrRange,
+			"party/x.md:1: level: 22 is out of range: want 1 to 20"},
+		{"SetAbility 32 on a score of 31", "| **HP** | 5 |\n| STR | DEX | CON | INT | WIS | CHA |\n|-|-|-|-|-|-|\n| 31 | 14 | 11 | 10 | 14 | 13 |\n",
+			func(d *sheet.Doc) error { return d.SetAbility("str", 32) }, sheet.ErrRange, "party/x.md:4: STR: 32 is out of range: want 1 to 30"},
+		{"SetHP above the max row", "| **HP** | 5 |\n| **Max HP** | 9 |\n", func(d *sheet.Doc) error { return d.SetHP(10) }, sheet.ErrRange,
+			"party/x.md:1: hit points: 10 is out of range: want 0 to 9"},
 		{"SetAbility without abilities", noLevel, func(d *sheet.Doc) error { return d.SetAbility("str", 10) }, sheet.ErrMissing, ""},
 		{"ChangeItem unknown", tableSheet, func(d *sheet.Doc) error { _, err := d.ChangeItem("rope", -1); return err }, sheet.ErrUnknownItem,
 			`party/x.md: items: no such item "rope"`},

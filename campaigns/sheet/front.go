@@ -121,7 +121,9 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 		f.levelKey, f.level = lv.k, lv.v
 		p.levelLine = f.line(lv.v)
 		if !isNull(lv.v) {
-			if p.sh.Level, err = p.intNode(lv.v, "level", 1, 20); err != nil {
+			// A level outside 1 to 20 is read as written; SetLevel
+			// refuses to write one.
+			if p.sh.Level, err = p.intNode(lv.v, "level", 0, MaxAmount); err != nil {
 				return false, err
 			}
 		}
@@ -188,9 +190,12 @@ func (p *parsed) frontAbilities(m *yaml.Node) error {
 		if f.abil[a] != nil {
 			return p.errf(f.line(k), AbilityNames[a], "written twice, on lines %d and %d", f.line(f.abil[a]), f.line(k))
 		}
-		n, err := p.intNode(v, AbilityNames[a], 1, 30)
+		n, err := p.intNode(v, AbilityNames[a], 0, MaxAmount) // above 30 is read as written
 		if err != nil {
 			return err
+		}
+		if n < 1 {
+			return p.errf(f.line(v), AbilityNames[a], "%d is %w: want 1 to 30", n, ErrRange)
 		}
 		f.abil[a], p.sh.Abilities[a] = v, n
 	}

@@ -1,6 +1,7 @@
 package sheet_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -169,6 +170,18 @@ func TestFrontmatterChange(t *testing.T) {
 		}, []string{"+level: 4\n", "+currency: {gp: 7}\n"}},
 		{"CRLF", "---\r\nhp: 3\r\nmax_hp: 5\r\n---\r\n", func(d *sheet.Doc) error { _, err := d.AddItem("Torch", 1, ""); return err },
 			[]string{"+inventory:\r\n", "+  - {name: Torch, quantity: 1}\r\n"}},
+		{"level and ability above the rules do not stop damage", "---\nhp: 3\nmax_hp: 5\nlevel: 23\nabilities: {str: 32, dex: 1, con: 1, int: 1, wis: 1, cha: 1}\n---\n",
+			func(d *sheet.Doc) error {
+				if d.Level != 23 || d.Abilities[0] != 32 {
+					return fmt.Errorf("Level, STR = %d, %d; want 23, 32", d.Level, d.Abilities[0])
+				}
+				_, _, err := d.Damage(1)
+				return err
+			}, []string{"-hp: 3\n", "+hp: 2\n"}},
+		{"level above 20 set to 20", "---\nhp: 3\nmax_hp: 5\nlevel: 23\n---\n", func(d *sheet.Doc) error { return d.SetLevel(20) },
+			[]string{"-level: 23\n", "+level: 20\n"}},
+		{"string item with a count in parentheses", "---\nhp: 3\nmax_hp: 5\ninventory:\n  - Rations (5)\n---\n", func(d *sheet.Doc) error { _, err := d.ChangeItem("rations", -2); return err },
+			[]string{"-  - Rations (5)\n", "+  - Rations (3)\n"}},
 		{"frontmatter without hp is left alone", "---\ntags: [pc]\n---\n| **Hit Points** | 4/9 |\n", func(d *sheet.Doc) error { return d.SetHP(9) },
 			[]string{"-| **Hit Points** | 4/9 |\n", "+| **Hit Points** | 9/9 |\n"}},
 	}

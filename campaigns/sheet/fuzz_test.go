@@ -40,6 +40,19 @@ func FuzzParse(f *testing.F) {
 		"---\nhp: &a 3\nmax_hp: *a\n---\n",
 		"---\nhp: 3\nmax_hp: 5\ninventory:\n  - name: \"Long\n      sword\"\n    quantity: 2\n---\n",
 		"```\n| **Hit Points** | 1/1 |\n```\n", "<!--\n-->", "", "---", "---\n---\n", "\xef\xbb\xbf---\nhp: 1\nmax_hp: 1\n---\n",
+		// Maxima, levels, scores, coins and counts as people write them.
+		"**Hit Points**: 12 (max 14)\n", "**HP**: 7 of 12\n", "| **HP** | 7 out of 12 |\n", "| **Hit Points** | 12 (maximum: 14) |\n",
+		"| **Hit Points** | 12 (14 max) |\n", "**Hit Points**: 12, max 14\n", "**Hit Points**: 10/12 (max 14)\n", "| **Hit Points** | 12 (14) |\n",
+		"| **Hit Points** | 12 |\n| **Max HP** | 14 |\n", "| **Maximum Hit Points** | 14 |\n| **Hit Points** | 12/14 |\n",
+		"**HP**: 12\n**HP Max**: 14\n", "| **Hit Points** | 12 |\n| **Max Hit Points** | lots |\n",
+		"| **Level** | 3rd |\n| **HP** | 8 |\n", "**Level**: 21\n**HP**: 8\n", "---\nhp: 3\nmax_hp: 5\nlevel: 23\nabilities: {str: 32, dex: 1, con: 1, int: 1, wis: 1, cha: 1}\n---\n",
+		"| **HP** | 8 |\n| STR | DEX | CON | INT | WIS | CHA |\n|-|-|-|-|-|-|\n| 32 | 14 | 11 | 10 | 14 | 13 |\n",
+		"| **HP** | 8 |\n### Currency\n**Gold**: 10\n**Silver**: 4\n**Copper**: 3\n**Electrum**: -\n**Platinum**:\n",
+		"| **HP** | 8 |\n### Currency\n- **Gold:** 10\n", "| **HP** | 8 |\n### Currency\nGP: 10, SP: 4\n", "| **HP** | 8 |\n### Currency\nGP: 10 SP: 4\n",
+		"| **HP** | 8 |\n### Currency\n| GP | SP |\n|---|---|\n| 10 | 4 |\n", "| **HP** | 8 |\n### Currency\n| | GP | SP |\n|:-:|:-:|:-:|\n| Purse | 1,200 | |\n",
+		"| **HP** | 8 |\n### Currency\n| Coin | Amount |\n|---|---|\n| Gold | 10 |\n| Silver (sp) | **4** |\n",
+		"| **HP** | 8 |\n### Currency\nNone\n", "| **HP** | 8 |\n### Currency\n-\n", "| **HP** | 8 |\n### Currency\nabout 40 in gems\n",
+		"| **HP** | 8 |\n## Equipment\n- Rations (5)\n- Arrows (x20)\n- Torches (3) — for the sewers\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -73,7 +73,7 @@ type countKind int
 const (
 	noCount    countKind = iota
 	leadCount            // "20 crossbow bolts", "Two daggers", "a torch", "2x Dagger"
-	trailCount           // "Torch (x3)", "Torch x3"
+	trailCount           // "Torch (x3)", "Torch x3", "Rations (5)"
 )
 
 // itemText is an item as a line of text says it. Offsets are into the
@@ -116,6 +116,9 @@ func parseItemText(s string) itemText {
 		if k, ds, de, n, ok := trailingX(s, i, ne); ok {
 			tx.qty, tx.count, tx.cStart, tx.cEnd = n, trailCount, ds, de
 			tx.nameEnd = k
+		} else if g, ds, de, n, ok := bareCount(s, j, end); ok {
+			tx.qty, tx.count, tx.cStart, tx.cEnd = n, trailCount, ds, de
+			mark = g
 		} else if g, ds, de, n, ok := countGroup(s, j, end); ok {
 			tx.qty, tx.count, tx.cStart, tx.cEnd = n, trailCount, ds, de
 			mark = g
@@ -355,6 +358,22 @@ func countGroup(s string, j, end int) (g span, ds, de, n int, ok bool) {
 		}
 	}
 	return span{}, 0, 0, 0, false
+}
+
+// bareCount finds a count in parentheses, "(5)", opening at s[j]: right
+// after the name. It returns the group, the digits and the quantity.
+func bareCount(s string, j, end int) (g span, ds, de, n int, ok bool) {
+	if j >= end || s[j] != '(' {
+		return span{}, 0, 0, 0, false
+	}
+	ds = skipSpaces(s, j+1)
+	de = digitsEnd(s[:end], ds)
+	k := skipSpaces(s[:end], de)
+	if de == ds || de-ds > 9 || k >= end || s[k] != ')' {
+		return span{}, 0, 0, 0, false
+	}
+	n, _ = strconv.Atoi(s[ds:de])
+	return span{j, k + 1}, ds, de, n, true
 }
 
 // normalizeNote turns what follows a name into its note: without a

@@ -41,6 +41,13 @@ func TestParseItemText(t *testing.T) {
 		{"(x3)", got{"(x3)", "", 1, noCount}},
 		{"  ", got{"", "", 1, noCount}},
 		{"12345678901 arrows", got{"12345678901 arrows", "", 1, noCount}},
+		{"Rations (5)", got{"Rations", "", 5, trailCount}},
+		{"Rations ( 5 ) (dried)", got{"Rations", "dried", 5, trailCount}},
+		{"Rations (5) - dried", got{"Rations", "dried", 5, trailCount}},
+		{"Rations (5 days)", got{"Rations", "5 days", 1, noCount}},
+		{"Holy symbol (worn) (5)", got{"Holy symbol", "(worn) (5)", 1, noCount}},
+		{"Rations (1234567890)", got{"Rations", "1234567890", 1, noCount}},
+		{"(5)", got{"(5)", "", 1, noCount}},
 	}
 	for _, tt := range tests {
 		tx := parseItemText(tt.text)
@@ -78,6 +85,8 @@ func TestItemQuantityEdits(t *testing.T) {
 		{"Torch (x3)", 5, "Torch (x5)"},
 		{"Torch (x3)", 1, "Torch (x1)"},
 		{"Torch x3", 2, "Torch x2"},
+		{"Rations (5)", 4, "Rations (4)"},
+		{"Rations (5) — dried", 12, "Rations (12) — dried"},
 		{"TWO DAGGERS", 1, "1 DAGGER"},
 	}
 	for _, tt := range tests {

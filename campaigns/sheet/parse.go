@@ -23,6 +23,7 @@ type parsed struct {
 
 	hpLine, levelLine, abilLine int // 1-based, 0 when not written
 	haveAbil                    bool
+	curErr                      error // why the money could not be read
 }
 
 // span is a range of bytes of the text; the zero span is no span.
@@ -237,7 +238,11 @@ func (p *parsed) levelEdits(n int) ([]edit, error) {
 	if !p.t.level.ok() {
 		return nil, fmt.Errorf("the sheet has no level row: %w", ErrMissing)
 	}
-	return []edit{{p.t.level.start, p.t.level.end, itoa(n)}}, nil
+	text := itoa(n)
+	if p.t.levelOrd != "" {
+		text = ordinal(n, p.t.levelOrd)
+	}
+	return []edit{{p.t.level.start, p.t.level.end, text}}, nil
 }
 
 func (p *parsed) abilityEdits(i, n int) ([]edit, error) {
@@ -274,5 +279,5 @@ func (p *parsed) coinEdits(denom string, at, n int) ([]edit, error) {
 	if p.f != nil {
 		return p.f.coinEdits(p, denom, at, n)
 	}
-	return []edit{p.t.coinEdits(p, denom, at, n)}, nil
+	return p.t.coinEdits(p, denom, at, n), nil
 }

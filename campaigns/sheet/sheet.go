@@ -27,8 +27,22 @@
 //
 // Hit points and level may also be written as "**Hit Points**: 8/8"
 // lines, and abilities as a two-column table with one row per ability.
-// When a label appears twice the first one counts. Lines in fenced code
-// blocks and HTML comments are not read.
+// The maximum may also be written "8 of 12", "8 out of 12" or "8 (max
+// 12)", or on a row of its own ("| **Max HP** | 12 |"); a lone number is
+// both only when no such row says otherwise. Hit points whose maximum
+// cannot be read ("8 (max twelve)", "8 (12)") are an error, never a
+// guess. A level may be an ordinal ("3rd"), and stays one when changed. A
+// level outside 1 to 20 or an ability score above 30 is read as written;
+// only SetLevel and SetAbility refuse to write one. When a label appears
+// twice the first one counts. Lines in fenced code blocks and HTML
+// comments are not read.
+//
+// Coins may also be written label first, one a line ("**Gold**: 10") or
+// several ("GP: 10, SP: 4"), as table rows ("| Gold | 10 |"), or as a
+// table with a column for each coin over one row of amounts; "-" or
+// "none" for an amount is 0. A Currency section of prose only ("None")
+// holds no coins, but a line in it with a number that is not an amount
+// of coins is an error.
 //
 // [Frontmatter] is parley's own layout: YAML between "---" lines above the
 // prose, with the keys hp, max_hp, level, abilities ({str: 15, ...}),
@@ -41,11 +55,13 @@
 //
 // In the tables layout an item's quantity is a leading count ("20 crossbow
 // bolts", "Two daggers", "a torch"; one to twenty in words) or a trailing
-// "(x3)", "x3" or "×3"; otherwise it is 1. A count followed by a unit is
-// part of the name ("50 ft hempen rope" is one rope). What follows the
-// name in parentheses, or after " — ", " - " or ": ", is the item's note,
-// so a pack with its contents in parentheses is one item, and indented
-// lines under a bullet belong to it. See [Slug] for how items are named.
+// "(x3)", "x3" or "×3", or a count in parentheses right after the name
+// ("Rations (5)"); otherwise it is 1. A changed count keeps its style. A
+// count followed by a unit is part of the name ("50 ft hempen rope" is
+// one rope). What follows the name in parentheses, or after " — ", " - "
+// or ": ", is the item's note, so a pack with its contents in parentheses
+// is one item, and indented lines under a bullet belong to it. See [Slug]
+// for how items are named.
 //
 // # Changes
 //
@@ -123,6 +139,10 @@ type Sheet struct {
 	Abilities Abilities // all 0 when the sheet has none
 	Items     []Item    // in the order written
 	Currency  []Coin    // in the order written
+	// Unread says what of the sheet could not be read, each as "path:line:
+	// field: problem" (money written in a way the package does not know);
+	// the rest of the sheet reads and changes as usual.
+	Unread []string
 }
 
 // Item is one entry of a sheet's equipment or inventory.
@@ -194,17 +214,30 @@ func (d *Doc) Save() error {
 	if bytes.Equal(d.p.data, d.base) {
 		return nil
 	}
-	path := d.Path
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
 	// The check that the file is still what was read, and the write, are
 	// one step for every Save in every process: no change is lost between.
-	unlock, err := lockDir(filepath.Dir(path))
+	unlock, err := lockDir(filepath.Dir(realPath(d.Path)))
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	return d.saveLocked()
+}
+
+// realPath is path with symbolic links followed, when it can be.
+func realPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
+}
+
+// saveLocked is Save, with the directory's lock held by the caller.
+func (d *Doc) saveLocked() error {
+	if bytes.Equal(d.p.data, d.base) {
+		return nil
+	}
+	path := realPath(d.Path)
 	cur, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Error{Path: d.Path, Err: fmt.Errorf("%w: it is gone", ErrChanged)}
@@ -231,18 +264,25 @@ func (d *Doc) Save() error {
 	return nil
 }
 
-// updateTries bounds how often Update starts again after another writer
-// saved the sheet first.
-const updateTries = 10
+// updateTries bounds how often Update starts again after a writer that
+// does not take the lock (a person's editor) saved the sheet first.
+const updateTries = 5
 
-// Update reads the sheet at path, changes it with change and saves it. When
-// another writer (another command, a tool call, an agent) saved the sheet
-// between the read and the save, it reads the sheet again and makes the
-// change again on what is there now, so that both changes count: change
-// must work from the Doc it is given ("take 3 hit points"), and may be
-// called more than once. When change fails nothing is saved and its error
-// is returned. It returns the Doc as saved.
+// Update reads the sheet at path, changes it with change and saves it,
+// holding the lock Save takes for the whole of it: Updates and Saves of
+// the sheet, from any process, take turns, and none is lost. When a
+// writer that takes no lock (a person's editor) saved the sheet between
+// the read and the save, it reads the sheet again and makes the change
+// again on what is there now: change must work from the Doc it is given
+// ("take 3 hit points"), and may be called more than once. When change
+// fails nothing is saved and its error is returned. It returns the Doc
+// as saved.
 func Update(path string, change func(*Doc) error) (*Doc, error) {
+	unlock, err := lockDir(filepath.Dir(realPath(path)))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	for try := 1; ; try++ {
 		d, err := Read(path)
 		if err != nil {
@@ -251,7 +291,7 @@ func Update(path string, change func(*Doc) error) (*Doc, error) {
 		if err := change(d); err != nil {
 			return nil, err
 		}
-		err = d.Save()
+		err = d.saveLocked()
 		if err == nil {
 			return d, nil
 		}
@@ -533,10 +573,21 @@ func (d *Doc) item(i int) Item {
 }
 
 // SetCurrency sets the amount of one denomination (gp, sp, cp, ep or pp;
-// the full names gold, silver... work too). A coin the sheet does not
-// have yet is added after the last one written (", 3 sp"); a sheet with
-// no currency gains a "### Currency" section or a currency key.
+// the full names gold, silver... work too) where it is written. A coin
+// the sheet does not have yet is added in the style of the last one
+// written: after it on its line ("15 gp, 3 sp", "GP: 10, SP: 3"), on a
+// line or table row of its own ("**Silver**: 3"), or as a new column of a
+// table of coin columns; a sheet with no currency gains a "### Currency"
+// section or a currency key.
 func (d *Doc) SetCurrency(denom string, n int) error {
+	if d.p.curErr != nil {
+		var se *Error
+		line := 0
+		if errors.As(d.p.curErr, &se) {
+			line = se.Line
+		}
+		return d.fail(line, "currency", fmt.Errorf("%w: the money on the sheet could not be read (%v); correct it by hand", ErrUneditable, errors.Unwrap(d.p.curErr)))
+	}
 	dn := coinDenom(strings.ToLower(strings.TrimSpace(denom)))
 	if dn == "" {
 		return d.fail(0, "currency", fmt.Errorf("unknown coin %q: want gp, sp, cp, ep or pp", denom))

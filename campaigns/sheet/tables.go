@@ -7,8 +7,11 @@ import (
 
 // tables holds where a tables-layout sheet writes each value.
 type tables struct {
-	hp, max  span // max is not ok when one number gives both
-	level    span
+	hp, max  span   // max: the maximum beside hp ("8/12", "8 (max 12)"), not ok when not written there
+	maxRow   span   // a "| **Max HP** | 12 |" row's number, not ok when none
+	maxLine  int    // 1-based line of maxRow
+	level    span   // the level's digits and any ordinal suffix ("3rd")
+	levelOrd string // the ordinal suffix as written ("rd"), "" when none
 	abil     [6]span
 	modParen [6]span // "(+2)" beside a score
 	modRow   [6]span // a row of modifiers under the scores
@@ -37,12 +40,6 @@ type tItem struct {
 	tx           itemText
 }
 
-// tCoin is where an amount is written, and where its denomination ends.
-type tCoin struct {
-	amount span
-	end    int
-}
-
 func (p *parsed) parseTables(from int) error {
 	t := &tables{marker: '-'}
 	t.eq.lastItem, t.pack.lastItem, t.cur.lastItem = -1, -1, -1
@@ -54,11 +51,12 @@ func (p *parsed) parseTables(from int) error {
 		sectionName                    string
 		curItem                        = -1
 		contentCol                     int
-		hpDone, levelDone, abilDone    bool
+		hpDone, maxDone                bool
+		levelDone, abilDone            bool
+		cs                             = curState{seen: map[string]int{}}
 		vAbil                          [6]span
 		vMod                           [6]span
 		vScore, vLine                  [6]int
-		coinLine                       = map[string]int{}
 	)
 	n := len(p.ls)
 	for i := from; i < n; i++ {
@@ -122,16 +120,10 @@ func (p *parsed) parseTables(from int) error {
 			}
 		}
 		if inCur {
-			for _, c := range findCoins(line) {
-				if c.n > MaxAmount {
-					return p.errf(i+1, "currency", "%d %s is %w: at most %d", c.n, c.denom, ErrRange, MaxAmount)
-				}
-				if l, ok := coinLine[c.denom]; ok {
-					return p.errf(i+1, "currency", "%s written twice, on lines %d and %d", c.denom, l, i+1)
-				}
-				coinLine[c.denom] = i + 1
-				p.sh.Currency = append(p.sh.Currency, Coin{Denom: c.denom, Amount: c.n})
-				t.coins = append(t.coins, tCoin{amount: span{at + c.amount.start, at + c.amount.end}, end: at + c.end})
+			// Money the package cannot read does not stop the rest of the
+			// sheet: it is reported in Unread, and SetCurrency refuses.
+			if p.curErr == nil {
+				p.curErr = p.currencyLine(i, &cs)
 			}
 			continue
 		}
@@ -167,6 +159,14 @@ func (p *parsed) parseTables(from int) error {
 			}
 			hpDone = true
 			if err := p.hpValue(i, val); err != nil {
+				return err
+			}
+		case isMaxHPLabel(label):
+			if maxDone {
+				break
+			}
+			maxDone = true
+			if err := p.maxHPValue(i, val); err != nil {
 				return err
 			}
 		case label == "level" || label == "character level":
@@ -225,13 +225,20 @@ func (p *parsed) parseTables(from int) error {
 	if !hpDone {
 		return &Error{Path: p.path, Err: fmt.Errorf("%w: want a \"| **Hit Points** | 8/8 |\" row, or hp and max_hp in the frontmatter", ErrNoHP)}
 	}
+	if err := p.checkHP(); err != nil {
+		return err
+	}
 	if !abilDone && vLine != [6]int{} && !containsZero(vLine) {
 		for a := range vLine {
-			if vScore[a] < 1 || vScore[a] > 30 {
+			if vScore[a] < 1 {
 				return p.errf(vLine[a], AbilityNames[a], "%d is %w: want 1 to 30", vScore[a], ErrRange)
 			}
 		}
 		t.abil, t.modParen, p.sh.Abilities, p.haveAbil, p.abilLine = vAbil, vMod, vScore, true, vLine[0]
+	}
+	if p.curErr != nil {
+		p.sh.Currency = nil
+		p.sh.Unread = append(p.sh.Unread, p.curErr.Error())
 	}
 	return nil
 }
@@ -245,76 +252,287 @@ func containsZero(a [6]int) bool {
 	return false
 }
 
-// hpValue reads "8/8" (current/max) or "8" (both) in the span val of line i.
+// hpValue reads the hit points in the span val of line i: current and
+// maximum as "8/12", "8 of 12", "8 out of 12" or "8 (max 12)", or a lone
+// number. What follows in parentheses or after a space is a note, unless
+// it speaks of a maximum the reading did not take: a maximum is never
+// guessed.
 func (p *parsed) hpValue(i int, val span) error {
 	t := p.t
 	p.hpLine = i + 1
 	s := string(p.data[val.start:val.end])
 	a, b := stripEmphasis(s)
 	v := s[a:b]
-	k := digitsEnd(v, 0)
-	bad := func() error {
+	hp, mx, rest, ok := splitHP(v)
+	if !ok || rest < len(v) && !isSpace(v[rest]) && v[rest] != '(' {
 		if strings.TrimSpace(s) == "" {
 			return p.errf(i+1, "hit points", "empty: want current/max, like 8/12")
 		}
 		return p.errf(i+1, "hit points", "%q is not a number", strings.TrimSpace(s))
 	}
-	if k == 0 {
-		return bad()
-	}
-	hp := span{val.start + a, val.start + a + k}
-	j := skipSpaces(v, k)
-	var mx span
-	if j < len(v) && v[j] == '/' {
-		j = skipSpaces(v, j+1)
-		e := digitsEnd(v, j)
-		if e == j {
-			return bad()
-		}
-		mx = span{val.start + a + j, val.start + a + e}
-		k = e
-	}
-	if k < len(v) && !isSpace(v[k]) && v[k] != '(' {
-		return bad()
+	if unclearMax(v[rest:], mx.ok()) {
+		return p.errf(i+1, "max hit points", "cannot tell the maximum from %q: want current/max, like 8/12", strings.TrimSpace(s))
 	}
 	if hp.end-hp.start > 9 || mx.end-mx.start > 9 {
 		return p.errf(i+1, "hit points", "%s is %w: at most %d", strings.TrimSpace(s), ErrRange, MaxAmount)
 	}
-	t.hp, t.max = hp, mx
-	p.sh.HP = atoi(p.data[hp.start:hp.end])
+	off := val.start + a
+	t.hp = span{off + hp.start, off + hp.end}
+	p.sh.HP = atoi(p.data[t.hp.start:t.hp.end])
 	p.sh.MaxHP = p.sh.HP
 	if mx.ok() {
-		p.sh.MaxHP = atoi(p.data[mx.start:mx.end])
-	}
-	if p.sh.MaxHP < 1 {
-		return p.errf(i+1, "max hit points", "%d is %w: want at least 1", p.sh.MaxHP, ErrRange)
-	}
-	if p.sh.HP > p.sh.MaxHP {
-		return p.errf(i+1, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
+		t.max = span{off + mx.start, off + mx.end}
+		p.sh.MaxHP = atoi(p.data[t.max.start:t.max.end])
 	}
 	return nil
 }
 
-// levelValue reads a level, 1 to 20, in the span val of line i.
+// splitHP reads the current hit points at the start of v and a maximum
+// written after them, returning their spans and where the reading ended.
+// It fails on a "/" without a number after it.
+func splitHP(v string) (hp, mx span, rest int, ok bool) {
+	k := digitsEnd(v, 0)
+	if k == 0 {
+		return span{}, span{}, 0, false
+	}
+	hp = span{0, k}
+	j := skipSpaces(v, k)
+	if j < len(v) && v[j] == '/' {
+		j = skipSpaces(v, j+1)
+		e := digitsEnd(v, j)
+		if e == j {
+			return span{}, span{}, 0, false
+		}
+		return hp, span{j, e}, e, true
+	}
+	if j > k || j < len(v) && (v[j] == ',' || v[j] == '(') {
+		if m, e, ok := maxPhrase(v, j); ok {
+			return hp, m, e, true
+		}
+	}
+	return hp, span{}, k, true
+}
+
+// maxPhrase reads a maximum written at v[j:]: "of 12", "out of 12",
+// "(max 12)", "(max: 12)", "(maximum HP 12)", "(of 12)", "(12 max)" or
+// ", max 12". It returns the number's span and where the phrase ends.
+func maxPhrase(v string, j int) (span, int, bool) {
+	number := func(j int) (span, int, bool) {
+		e := digitsEnd(v, j)
+		return span{j, e}, e, e > j
+	}
+	// of reads "of" or "out of" and the number after it.
+	of := func(j int) (span, int, bool) {
+		w, e := wordAt(v, j)
+		if w == "out" {
+			w, e = wordAt(v, skipSpaces(v, e))
+		}
+		if w != "of" || e == len(v) || !isSpace(v[e]) {
+			return span{}, 0, false
+		}
+		return number(skipSpaces(v, e))
+	}
+	// maxWord reads "max", "maximum", "max." with "hp" or "hit points" and
+	// a colon, then the number.
+	maxWord := func(j int) (span, int, bool) {
+		w, e := wordAt(v, j)
+		if w != "max" && w != "maximum" {
+			return span{}, 0, false
+		}
+		if e < len(v) && v[e] == '.' {
+			e++
+		}
+		q := skipSpaces(v, e)
+		switch w, f := wordAt(v, q); w {
+		case "hp":
+			e = f
+		case "hit":
+			if w2, g := wordAt(v, skipSpaces(v, f)); w2 == "points" {
+				e = g
+			}
+		}
+		q = skipSpaces(v, e)
+		if q < len(v) && v[q] == ':' {
+			q = skipSpaces(v, q+1)
+		}
+		return number(q)
+	}
+	if m, e, ok := of(j); ok {
+		return m, e, true
+	}
+	if j < len(v) && v[j] == ',' {
+		return maxWord(skipSpaces(v, j+1))
+	}
+	if j >= len(v) || v[j] != '(' {
+		return span{}, 0, false
+	}
+	in := skipSpaces(v, j+1)
+	m, e, ok := of(in)
+	if !ok {
+		m, e, ok = maxWord(in)
+	}
+	if !ok { // "(12 max)"
+		m, e, ok = number(in)
+		if ok {
+			w, f := wordAt(v, skipSpaces(v, e))
+			ok, e = w == "max" || w == "maximum", f
+		}
+	}
+	if !ok {
+		return span{}, 0, false
+	}
+	e = skipSpaces(v, e)
+	if e >= len(v) || v[e] != ')' {
+		return span{}, 0, false
+	}
+	return m, e + 1, true
+}
+
+// wordAt returns the word of letters at s[j:], lower case, and where it
+// ends; "" when no letter is there.
+func wordAt(s string, j int) (string, int) {
+	e := j
+	for e < len(s) && isLetter(s[e]) {
+		e++
+	}
+	return strings.ToLower(s[j:e]), e
+}
+
+// unclearMax reports whether what follows the hit points speaks of a
+// maximum that was not read: "max" or "maximum" anywhere, and, when no
+// maximum was read, a leading "of" ("7 of twelve"), "of 12", "/ 12" or
+// another bare number ("12 (14)").
+func unclearMax(rest string, haveMax bool) bool {
+	for k := 0; k < len(rest); k++ {
+		if !isLetter(rest[k]) || k > 0 && isLetter(rest[k-1]) {
+			continue
+		}
+		w, e := wordAt(rest, k)
+		switch {
+		case w == "max" || w == "maximum":
+			return true
+		case w == "of" && !haveMax && digitsEnd(rest, skipSpaces(rest, e)) > skipSpaces(rest, e):
+			return true
+		}
+		k = e - 1
+	}
+	if haveMax {
+		return false
+	}
+	if w, _ := wordAt(rest, skipSpaces(rest, 0)); w == "of" || w == "out" { // "7 of twelve"
+		return true
+	}
+	for k := 0; k < len(rest); k++ {
+		if rest[k] == '/' && digitsEnd(rest, skipSpaces(rest, k+1)) > skipSpaces(rest, k+1) {
+			return true
+		}
+	}
+	r := strings.TrimLeft(rest, " \t(")
+	e := digitsEnd(r, 0)
+	return e > 0 && (e == len(r) || isSpace(r[e]) || r[e] == ')')
+}
+
+// isMaxHPLabel reports whether a label names the hit point maximum on a
+// row of its own: "Max HP", "Maximum Hit Points", "HP Max".
+func isMaxHPLabel(label string) bool {
+	switch strings.Join(strings.Fields(strings.NewReplacer(".", " ", "(hp)", " ").Replace(label)), " ") {
+	case "max hp", "maximum hp", "max hit points", "maximum hit points", "hp max", "hp maximum",
+		"hit points max", "hit points maximum", "hit point maximum", "max hit point", "maximum hit point":
+		return true
+	}
+	return false
+}
+
+// maxHPValue reads the number of a Max HP row in the span val of line i.
+func (p *parsed) maxHPValue(i int, val span) error {
+	s := string(p.data[val.start:val.end])
+	a, b := stripEmphasis(s)
+	v := s[a:b]
+	k := digitsEnd(v, 0)
+	if k == 0 || k < len(v) && !isSpace(v[k]) && v[k] != '(' {
+		return p.errf(i+1, "max hit points", "%q is not a number", strings.TrimSpace(s))
+	}
+	if k > 9 {
+		return p.errf(i+1, "max hit points", "%s is %w: at most %d", v[:k], ErrRange, MaxAmount)
+	}
+	p.t.maxRow = span{val.start + a, val.start + a + k}
+	p.t.maxLine = i + 1
+	return nil
+}
+
+// checkHP takes the maximum from a Max HP row, when there is one, and
+// checks the hit points against it.
+func (p *parsed) checkHP() error {
+	t := p.t
+	maxLine := p.hpLine
+	if t.maxRow.ok() {
+		n := atoi(p.data[t.maxRow.start:t.maxRow.end])
+		if t.max.ok() && n != p.sh.MaxHP {
+			return p.errf(t.maxLine, "max hit points", "line %d says %d and line %d says %d: cannot tell the maximum", p.hpLine, p.sh.MaxHP, t.maxLine, n)
+		}
+		p.sh.MaxHP, maxLine = n, t.maxLine
+	}
+	if p.sh.MaxHP < 1 {
+		return p.errf(maxLine, "max hit points", "%d is %w: want at least 1", p.sh.MaxHP, ErrRange)
+	}
+	if p.sh.HP > p.sh.MaxHP {
+		return p.errf(p.hpLine, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
+	}
+	return nil
+}
+
+// levelValue reads a level in the span val of line i: a number, or an
+// ordinal ("3rd"). A level outside 1 to 20 is read as written; SetLevel
+// refuses to write one.
 func (p *parsed) levelValue(i int, val span) error {
 	p.levelLine = i + 1
 	s := string(p.data[val.start:val.end])
 	a, b := stripEmphasis(s)
 	v := s[a:b]
 	k := digitsEnd(v, 0)
-	if k == 0 || k < len(v) && !isSpace(v[k]) && v[k] != '(' {
+	e := k
+	if k > 0 && k+2 <= len(v) && isOrdinal(v[k:k+2]) {
+		e = k + 2
+	}
+	if k == 0 || e < len(v) && !isSpace(v[e]) && v[e] != '(' {
 		return p.errf(i+1, "level", "%q is not a number", strings.TrimSpace(s))
 	}
-	if k > 2 {
-		return p.errf(i+1, "level", "%s is %w: want 1 to 20", v[:k], ErrRange)
+	if k > 9 {
+		return p.errf(i+1, "level", "%s is %w: at most %d", v[:k], ErrRange, MaxAmount)
 	}
-	n := atoi([]byte(v[:k]))
-	if n < 1 || n > 20 {
-		return p.errf(i+1, "level", "%d is %w: want 1 to 20", n, ErrRange)
-	}
-	p.t.level = span{val.start + a, val.start + a + k}
-	p.sh.Level = n
+	p.t.level = span{val.start + a, val.start + a + e}
+	p.t.levelOrd = v[k:e]
+	p.sh.Level = atoi([]byte(v[:k]))
 	return nil
+}
+
+// isOrdinal reports whether s is an ordinal suffix: st, nd, rd or th in
+// any case.
+func isOrdinal(s string) bool {
+	switch strings.ToLower(s) {
+	case "st", "nd", "rd", "th":
+		return true
+	}
+	return false
+}
+
+// ordinal writes n with the ordinal suffix, in the case of old ("3rd",
+// "3RD").
+func ordinal(n int, old string) string {
+	suf := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suf = "st"
+	case n%10 == 2:
+		suf = "nd"
+	case n%10 == 3:
+		suf = "rd"
+	}
+	if old != "" && old[0] >= 'A' && old[0] <= 'Z' {
+		suf = strings.ToUpper(suf)
+	}
+	return itoa(n) + suf
 }
 
 // abilityTable reads the ability table whose header is line i.
@@ -348,7 +566,7 @@ func (p *parsed) abilityTable(i int, cols [6]int) error {
 		if !ok {
 			return p.errf(j+1, AbilityNames[a], "%q is not a number", strings.TrimSpace(cell))
 		}
-		if sc < 1 || sc > 30 {
+		if sc < 1 {
 			return p.errf(j+1, AbilityNames[a], "%d is %w: want 1 to 30", sc, ErrRange)
 		}
 		scores[a] = sc
@@ -398,12 +616,13 @@ func abilityCols(line string, cells []span) ([6]int, int) {
 }
 
 // parseScore reads "15" or "15 (+2)", with optional emphasis, returning
-// the score and the spans of the score and the modifier within s.
+// the score and the spans of the score and the modifier within s. A score
+// above 30 is read as written; SetAbility refuses to write one.
 func parseScore(s string) (score int, ss, ms span, ok bool) {
 	a, b := stripEmphasis(s)
 	v := s[a:b]
 	k := digitsEnd(v, 0)
-	if k == 0 || k > 3 {
+	if k == 0 || k > 9 {
 		return 0, span{}, span{}, false
 	}
 	score = atoi([]byte(v[:k]))
@@ -451,7 +670,7 @@ func parseSigned(s string, j int) (end int, signed, ok bool) {
 		signed = true
 	}
 	e := digitsEnd(s, j)
-	if e == j || e-j > 2 {
+	if e == j || e-j > 9 {
 		return 0, false, false
 	}
 	return e, signed, true
@@ -635,64 +854,10 @@ func isSepRow(line string, cells []span) bool {
 	return true
 }
 
-// coinAt is an amount of coins found in a line.
-type coinAt struct {
-	amount span // the digits
-	end    int  // after the denomination
-	denom  string
-	n      int
-}
-
-// findCoins finds "15 gp", "3 silver", "1,200 gold pieces" in a line.
-func findCoins(line string) []coinAt {
-	var out []coinAt
-	for k := 0; k < len(line); k++ {
-		if !isDigit(line[k]) || k > 0 && (isDigit(line[k-1]) || isLetter(line[k-1]) || line[k-1] == ',' || line[k-1] == '.') {
-			continue
-		}
-		j, n, digits := k, 0, 0
-		for j < len(line) && (isDigit(line[j]) || line[j] == ',' && j+1 < len(line) && isDigit(line[j+1])) {
-			if line[j] != ',' {
-				digits++
-				if digits <= 10 {
-					n = n*10 + int(line[j]-'0')
-				}
-			}
-			j++
-		}
-		if digits > 10 {
-			n = MaxAmount + 1
-		}
-		w := skipSpaces(line, j)
-		e := w
-		for e < len(line) && isLetter(line[e]) {
-			e++
-		}
-		d := coinDenom(strings.ToLower(line[w:e]))
-		if d == "" {
-			k = j - 1
-			continue
-		}
-		end := e
-		if p := skipSpaces(line, e); p < len(line) {
-			q := p
-			for q < len(line) && isLetter(line[q]) {
-				q++
-			}
-			if w := strings.ToLower(line[p:q]); w == "pieces" || w == "piece" {
-				end = q
-			}
-		}
-		out = append(out, coinAt{amount: span{k, j}, end: end, denom: d, n: n})
-		k = end - 1
-	}
-	return out
-}
-
 // Edits.
 
 func (t *tables) hpEdits(p *parsed, hp, maxHP int) []edit {
-	if !t.max.ok() {
+	if !t.max.ok() && !t.maxRow.ok() { // one number gives both
 		text := itoa(hp)
 		if hp != maxHP {
 			text += "/" + itoa(maxHP)
@@ -704,7 +869,11 @@ func (t *tables) hpEdits(p *parsed, hp, maxHP int) []edit {
 		e = append(e, edit{t.hp.start, t.hp.end, itoa(hp)})
 	}
 	if maxHP != p.sh.MaxHP {
-		e = append(e, edit{t.max.start, t.max.end, itoa(maxHP)})
+		for _, s := range []span{t.max, t.maxRow} {
+			if s.ok() {
+				e = append(e, edit{s.start, s.end, itoa(maxHP)})
+			}
+		}
 	}
 	return e
 }
@@ -798,26 +967,4 @@ func (p *parsed) appendSection(text string) edit {
 		text = p.nl + text
 	}
 	return edit{len(d), len(d), text}
-}
-
-func (t *tables) coinEdits(p *parsed, denom string, at, n int) edit {
-	if at >= 0 {
-		c := t.coins[at]
-		text := itoa(n)
-		if strings.Contains(string(p.data[c.amount.start:c.amount.end]), ",") {
-			text = withCommas(n)
-		}
-		return edit{c.amount.start, c.amount.end, text}
-	}
-	coin := itoa(n) + " " + denom
-	switch {
-	case len(t.coins) > 0:
-		end := t.coins[len(t.coins)-1].end
-		return edit{end, end, ", " + coin}
-	case t.cur.found:
-		return p.insertLines(t.cur.contentEnd, coin+p.nl)
-	case t.eq.found:
-		return p.insertLines(t.eq.contentEnd, p.nl+"### Currency"+p.nl+coin+p.nl)
-	}
-	return p.appendSection("## Equipment" + p.nl + p.nl + "### Currency" + p.nl + coin + p.nl)
 }

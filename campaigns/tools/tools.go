@@ -352,6 +352,7 @@ type CharacterResult struct {
 	Stats     map[string]int `json:"stats"`           // the ability scores the sheet gives
 	Inventory []InventoryRow `json:"inventory"`
 	Currency  map[string]int `json:"currency"`
+	Unread    []string       `json:"unread,omitempty"` // what of the sheet could not be read
 }
 
 // InventoryRow is an item a character holds.
@@ -456,6 +457,7 @@ func View(d *sheet.Doc) *CharacterResult {
 	for _, c := range d.Currency {
 		r.Currency[c.Denom] = c.Amount
 	}
+	r.Unread = d.Unread
 	return r
 }
 

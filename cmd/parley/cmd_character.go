@@ -240,6 +240,9 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "  money  %s\n", strings.Join(coins, ", "))
 	}
+	for _, u := range d.Unread {
+		fmt.Fprintf(w, "  could not read: %s\n", u)
+	}
 	printItems(e, d)
 	return nil
 }
