@@ -327,3 +327,32 @@ func plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// Strangers returns, for the Party HP lines a delta report applied, the
+// ones naming a character with no sheet in party/ ("Party HP: nobody 3/3"
+// is written anyway: the GM may know better), as "line N: NAME". A name
+// is a character's when it is the sheet's name or its first words
+// ("Tilda" for tilda-brannock).
+func (c *Campaign) Strangers(rep *delta.Report) []string {
+	have, _ := c.Characters()
+	var out []string
+	for _, f := range rep.Files {
+		for _, ch := range f.Applied {
+			if ch.Keyword != delta.PartyHP {
+				continue
+			}
+			name := strings.ToLower(strings.Join(strings.Fields(ch.Entity), "-"))
+			known := false
+			for _, h := range have {
+				if h == name || strings.HasPrefix(h, name+"-") {
+					known = true
+					break
+				}
+			}
+			if !known {
+				out = append(out, fmt.Sprintf("%s line %d: no sheet in party/ for %q", f.Delta, ch.Line, ch.Entity))
+			}
+		}
+	}
+	return out
+}

@@ -44,6 +44,9 @@ func (s *StateWriter) Handle(ctx context.Context, in *mailbox.Message) ([]*mailb
 		}
 		trouble = append(trouble, err.Error())
 	}
+	for _, s := range camp.Strangers(rep) {
+		trouble = append(trouble, s+" (written anyway; check the name)")
+	}
 	for _, f := range rep.Files {
 		for _, k := range f.Kept {
 			trouble = append(trouble, fmt.Sprintf("%s: kept in %s: %v", f.Target, f.Delta, k))
@@ -53,8 +56,8 @@ func (s *StateWriter) Handle(ctx context.Context, in *mailbox.Message) ([]*mailb
 		return nil, nil
 	}
 	return []*mailbox.Message{reply(in, fmt.Sprintf(
-		"Applied what I could of the deltas of campaign %s; fix these lines in the delta files and send [%s] again:\n\n- %s\n",
-		camp.Name, StateType, strings.Join(trouble, "\n- ")))}, nil
+		"Applied the deltas of campaign %s, but:\n\n- %s\n\nA line kept in a delta file stays in tmp/ until it is fixed; send [%s] again then.\n",
+		camp.Name, strings.Join(trouble, "\n- "), StateType))}, nil
 }
 
 // reply returns an informal message to the sender of in, in reply to it.

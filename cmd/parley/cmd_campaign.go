@@ -135,6 +135,9 @@ func campaignCommand(e *env) *cli.Command {
 						}
 					} else {
 						printApply(e, camp, rep, c.Bool("dry-run"))
+						for _, s := range camp.Strangers(rep) {
+							fmt.Fprintf(e.stdout, "note: %s (written anyway; check the name)\n", s)
+						}
 					}
 					if applyErr != nil {
 						if c.Bool("json") {
