@@ -118,6 +118,19 @@ func List(workspace string) ([]string, error) {
 	return names, nil
 }
 
+// Strays returns the directories of the workspace's campaigns/ whose
+// names cannot name a campaign ("My Campaign"): List leaves them out.
+func Strays(workspace string) []string {
+	des, _ := os.ReadDir(filepath.Join(workspace, Dir))
+	var out []string
+	for _, de := range des {
+		if de.IsDir() && ValidName(de.Name()) != nil && !strings.HasPrefix(de.Name(), ".") {
+			out = append(out, de.Name())
+		}
+	}
+	return out
+}
+
 // Path returns the path of a file of the campaign.
 func (c *Campaign) Path(rel ...string) string {
 	return filepath.Join(append([]string{c.Root}, rel...)...)
@@ -176,4 +189,26 @@ func orNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// Kebab writes a name in kebab case, as campaign, character and scene
+// names are: "The Sewers!" is "the-sewers", "Lysara's Office"
+// "lysaras-office".
+func Kebab(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		if r != '\'' && r != '’' {
+			dash = true
+		}
+	}
+	return b.String()
 }

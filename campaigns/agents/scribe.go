@@ -30,27 +30,6 @@ type Scribe struct {
 // and as people write it, "Scene 4: The Docks", "#3 The Sewers!".
 var currentSceneRE = regexp.MustCompile(`(?i)^\s*(?:scene\s*)?#?\s*(\d+)\s*[-–—:.]?\s*(.*)$`)
 
-// slugify writes a scene's name as the slug of its file name: "The
-// Sewers!" is "the-sewers".
-func slugify(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-			continue
-		}
-		if r != '\'' && r != '’' {
-			dash = true
-		}
-	}
-	return b.String()
-}
-
 // Handle appends one message's prose.
 func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
 	typ := typeOf(in)
@@ -64,7 +43,7 @@ func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 		return nil, err
 	}
 	e := scenes.Entry{
-		Slug:     slugify(field(in, "scene_slug")),
+		Slug:     campaigns.Kebab(field(in, "scene_slug")),
 		Location: field(in, "location"),
 		Time:     field(in, "time"),
 		Text:     string(in.Body),
@@ -86,7 +65,7 @@ func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 		if err != nil || num < 1 {
 			return nil, fmt.Errorf("current_scene: %q: %q is not a scene number", cs, m[1])
 		}
-		e.Number, e.Slug = num, slugify(m[2])
+		e.Number, e.Slug = num, campaigns.Kebab(m[2])
 	}
 	_, _, err = scenes.Append(camp.Path(campaigns.ScenesDir), e)
 	if errors.Is(err, scenes.ErrNothingToTell) {

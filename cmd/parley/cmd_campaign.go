@@ -70,6 +70,9 @@ func campaignCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
+					for _, n := range campaigns.Strays(ws.Root) {
+						fmt.Fprintf(e.stderr, "parley: %s/%s is not a campaign: its name is not kebab-case (rename it, like %s)\n", campaigns.Dir, n, campaigns.Kebab(n))
+					}
 					if c.Bool("json") {
 						if names == nil {
 							names = []string{}
