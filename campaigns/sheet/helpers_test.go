@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parley-dev/parley/internal/linediff"
 )
 
 // fixtureDir holds the real-world sheets of the-rot-beneath, shared with
@@ -36,39 +38,7 @@ func copyTo(tb testing.TB, src, dir string) string {
 	return dst
 }
 
-// lineDiff returns the lines of a missing from b ("-line") and the lines
-// of b missing from a ("+line"), in order, from a longest common
-// subsequence of lines.
+// lineDiff returns the lines changed from a to b (see linediff.Lines).
 func lineDiff(a, b string) []string {
-	x, y := strings.SplitAfter(a, "\n"), strings.SplitAfter(b, "\n")
-	n, m := len(x), len(y)
-	l := make([][]int, n+1)
-	for i := range l {
-		l[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				l[i][j] = l[i+1][j+1] + 1
-			} else {
-				l[i][j] = max(l[i+1][j], l[i][j+1])
-			}
-		}
-	}
-	var out []string
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && x[i] == y[j]:
-			i++
-			j++
-		case i < n && (j == m || l[i+1][j] >= l[i][j+1]):
-			out = append(out, "-"+x[i])
-			i++
-		default:
-			out = append(out, "+"+y[j])
-			j++
-		}
-	}
-	return out
+	return linediff.Lines(strings.SplitAfter(a, "\n"), strings.SplitAfter(b, "\n"))
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/campaigns/tools"
+	"github.com/parley-dev/parley/internal/linediff"
 )
 
 // tablesSheet is a sheet in the layout people write by hand.
@@ -151,41 +152,9 @@ func checkFields(t *testing.T, got map[string]any, want string) {
 	}
 }
 
-// lineDiff returns the lines of a missing from b ("-line") and the lines
-// of b missing from a ("+line"), in order, from a longest common
-// subsequence of lines.
+// lineDiff returns the lines changed from a to b (see linediff.Lines).
 func lineDiff(a, b string) []string {
-	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
-	n, m := len(x), len(y)
-	l := make([][]int, n+1)
-	for i := range l {
-		l[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				l[i][j] = l[i+1][j+1] + 1
-			} else {
-				l[i][j] = max(l[i+1][j], l[i][j+1])
-			}
-		}
-	}
-	var out []string
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && x[i] == y[j]:
-			i++
-			j++
-		case i < n && (j == m || l[i+1][j] >= l[i][j+1]):
-			out = append(out, "-"+x[i])
-			i++
-		default:
-			out = append(out, "+"+y[j])
-			j++
-		}
-	}
-	return out
+	return linediff.Lines(strings.Split(a, "\n"), strings.Split(b, "\n"))
 }
 
 // outcome is what a successful call should answer and do to the sheet.
