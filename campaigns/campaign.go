@@ -131,6 +131,30 @@ func Strays(workspace string) []string {
 	return out
 }
 
+// Short returns err with the campaign's directory left out of its text,
+// so that it names files as a person sees them in the campaign
+// ("party/tilda-brannock.md:28: hit points: ..."); errors.Is and errors.As
+// see err as it was. Short(nil) is nil.
+func (c *Campaign) Short(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &shortError{err: err, c: c}
+}
+
+type shortError struct {
+	err error
+	c   *Campaign
+}
+
+func (e *shortError) Error() string { return e.c.shorten(e.err.Error()) }
+func (e *shortError) Unwrap() error { return e.err }
+
+// shorten leaves the campaign's directory out of s.
+func (c *Campaign) shorten(s string) string {
+	return strings.ReplaceAll(s, c.Root+string(filepath.Separator), "")
+}
+
 // Path returns the path of a file of the campaign.
 func (c *Campaign) Path(rel ...string) string {
 	return filepath.Join(append([]string{c.Root}, rel...)...)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -154,12 +153,12 @@ func (c *Campaign) checkParty(add func(string, Status, string)) error {
 		}
 		d, err := sheet.Read(c.Path(PartyDir, n+".md"))
 		if err != nil {
-			add(path, Malformed, relError(c.Root, err))
+			add(path, Malformed, c.Short(err).Error())
 			continue
 		}
 		detail := fmt.Sprintf("HP %d/%d, level %s, %s", d.HP, d.MaxHP, levelText(d.Level), plural(len(d.Items), "item"))
 		if len(d.Unread) > 0 {
-			add(path, Warning, detail+"; could not read "+strings.ReplaceAll(strings.Join(d.Unread, "; "), c.Root+string(filepath.Separator), ""))
+			add(path, Warning, detail+"; could not read "+c.shorten(strings.Join(d.Unread, "; ")))
 			continue
 		}
 		add(path, OK, detail)
@@ -201,7 +200,7 @@ func (c *Campaign) checkScenes(add func(string, Status, string)) error {
 	for _, s := range all {
 		isScene[filepath.Base(s.Path)] = true
 		if err := scenes.Check(s.Path); err != nil {
-			add(ScenesDir+"/"+filepath.Base(s.Path), Malformed, relError(c.Root, err))
+			add(ScenesDir+"/"+filepath.Base(s.Path), Malformed, c.Short(err).Error())
 		}
 	}
 	for _, de := range des {
@@ -271,8 +270,6 @@ func missingSections(name string, data []byte) []string {
 	return lost
 }
 
-var entryRE = regexp.MustCompile(`^## `)
-
 // countEntries counts the "## " entries of a journal.
 func countEntries(path string) (int, error) {
 	f, err := os.Open(path)
@@ -284,7 +281,7 @@ func countEntries(path string) (int, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		if entryRE.Match(sc.Bytes()) {
+		if bytes.HasPrefix(sc.Bytes(), []byte("## ")) {
 			n++
 		}
 	}
@@ -304,11 +301,6 @@ func countFiles(dir, suffix string) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// relError shortens the campaign's directory out of an error's text.
-func relError(root string, err error) string {
-	return strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
 }
 
 func levelText(level int) string {

@@ -72,7 +72,7 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 	}
 	id, _ := in.Get("id")
 	record := "" // a message without a usable id is answered, not recorded
-	if validID(id) {
+	if mailbox.IsID(id) {
 		record = filepath.Join(camp.Path(ToolCallsDir), id+".json")
 	}
 
@@ -99,7 +99,7 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 		}
 	}
 	if err != nil {
-		result, _ = encode(map[string]any{"success": false, "message": "Error: " + strings.ReplaceAll(err.Error(), camp.Root+string(filepath.Separator), "")})
+		result, _ = encode(map[string]any{"success": false, "message": "Error: " + err.Error()})
 	}
 	if record != "" {
 		if err := os.MkdirAll(filepath.Dir(record), 0o755); err != nil {
@@ -121,20 +121,6 @@ func encode(v any) ([]byte, error) {
 	enc.SetIndent("", "  ")
 	err := enc.Encode(v)
 	return b.Bytes(), err
-}
-
-// validID reports whether a message id can name a file: the runner's ids
-// (20261121-101500.000000Z-gm-000001) can.
-func validID(id string) bool {
-	if id == "" || len(id) > 200 || strings.HasPrefix(id, ".") {
-		return false
-	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // arguments returns a tool call's JSON arguments.

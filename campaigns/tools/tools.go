@@ -43,7 +43,7 @@ type Box struct {
 	// (get_character_stats) and rolling are not limited.
 	Own string
 
-	mu   sync.Mutex // guards dice, and orders changes to sheets
+	mu   sync.Mutex // guards dice
 	dice dice.Source
 }
 
@@ -78,7 +78,15 @@ func Tools() []Tool {
 
 // Call runs a tool with its JSON arguments and returns its result, to be
 // encoded as JSON.
+//
+// Its errors name the campaign's files from the campaign's directory
+// ("party/tilda-brannock.md:28: ..."), as a model is shown them.
 func (b *Box) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	res, err := b.call(name, args)
+	return res, b.Campaign.Short(err)
+}
+
+func (b *Box) call(name string, args json.RawMessage) (any, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -471,8 +479,7 @@ func (b *Box) edit(character string, who *string, fn func(*sheet.Doc) error) err
 	if b.Own != "" && path != b.Campaign.SheetPath(b.Own) {
 		return fmt.Errorf("%w: this caller plays %s, and may change only that sheet", ErrNotYours, b.Own)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	// sheet.Update takes turns with every other writer of the sheet.
 	_, err = sheet.Update(path, func(d *sheet.Doc) error {
 		if who != nil {
 			*who = d.Name

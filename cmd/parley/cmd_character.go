@@ -399,8 +399,7 @@ func toolCommand(e *env) *cli.Command {
 					box.Character = c.String("character")
 					res, err := box.Call(c.Context, c.Args().First(), args)
 					if err != nil {
-						msg := strings.ReplaceAll(err.Error(), camp.Root+string(filepath.Separator), "")
-						if perr := e.printJSON(map[string]any{"success": false, "message": "Error: " + msg}); perr != nil {
+						if perr := e.printJSON(map[string]any{"success": false, "message": "Error: " + err.Error()}); perr != nil {
 							return perr
 						}
 						return errSilent
