@@ -16,16 +16,21 @@ import (
 // campaignFlag names the campaign a command works on.
 var campaignFlag = &cli.StringFlag{Name: "campaign", Usage: "the campaign `NAME` (default: campaign: in parley.yaml, or the workspace's only campaign)"}
 
-// openCampaign opens the campaign named by --campaign (or by name, when
-// given), else the workspace's default.
-func openCampaign(c *cli.Context, ws *runner.Workspace, name string) (*campaigns.Campaign, error) {
+// openCampaign opens the workspace, and in it the campaign name, else the
+// one --campaign names, else campaign: in parley.yaml, else the only one.
+func openCampaign(c *cli.Context, name string) (*campaigns.Campaign, *runner.Workspace, error) {
+	ws, err := workspace(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	if name == "" {
 		name = c.String("campaign")
 	}
 	if name == "" {
 		name = ws.Config.Campaign
 	}
-	return campaigns.Find(ws.Root, name)
+	camp, err := campaigns.Find(ws.Root, name)
+	return camp, ws, err
 }
 
 func campaignCommand(e *env) *cli.Command {
@@ -165,12 +170,7 @@ func campaignArg(c *cli.Context) (*campaigns.Campaign, *runner.Workspace, error)
 	if c.NArg() > 1 {
 		return nil, nil, usagef("%s takes at most one campaign NAME", c.Command.FullName())
 	}
-	ws, err := workspace(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	camp, err := openCampaign(c, ws, c.Args().First())
-	return camp, ws, err
+	return openCampaign(c, c.Args().First())
 }
 
 func printCheck(e *env, ws *runner.Workspace, rep *campaigns.Report) {

@@ -24,11 +24,7 @@ func sheetArg(c *cli.Context) (string, error) {
 	if c.NArg() < 1 {
 		return "", usagef("%s needs the CHARACTER (the sheet's name, like tilda-brannock)", c.Command.FullName())
 	}
-	ws, err := workspace(c)
-	if err != nil {
-		return "", err
-	}
-	camp, err := openCampaign(c, ws, "")
+	camp, _, err := openCampaign(c, "")
 	if err != nil {
 		return "", err
 	}
@@ -383,11 +379,7 @@ func toolCommand(e *env) *cli.Command {
 							return err
 						}
 					}
-					ws, err := workspace(c)
-					if err != nil {
-						return err
-					}
-					camp, err := openCampaign(c, ws, "")
+					camp, _, err := openCampaign(c, "")
 					if err != nil {
 						return err
 					}

@@ -34,11 +34,7 @@ func journalCommand(e *env) *cli.Command {
 				if err := exactArgs(c, 1, "the CHARACTER whose journal it is (the sheet's name, like tilda-brannock)"); err != nil {
 					return err
 				}
-				ws, err := workspace(c)
-				if err != nil {
-					return err
-				}
-				camp, err := openCampaign(c, ws, "")
+				camp, ws, err := openCampaign(c, "")
 				if err != nil {
 					return err
 				}
