@@ -155,16 +155,11 @@ type targetResult struct {
 const benchMessageSize = 1024
 
 func runBench(ctx context.Context, e *env, opts benchOptions) error {
-	base, err := os.MkdirTemp(opts.Dir, "parley-bench-")
+	base, say, cleanup, err := startBench(e, opts.Dir, opts.JSON)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(base)
-	say := func(format string, args ...any) {
-		if !opts.JSON {
-			fmt.Fprintf(e.stderr, format+"\n", args...)
-		}
-	}
+	defer cleanup()
 	rep := benchReport{MessageSize: benchMessageSize}
 
 	say("measuring the disk: write+rename, syncfs every 100 files ...")
@@ -224,19 +219,7 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 	// (ext4 without a journal) creating files is slow for a while after
 	// many were deleted.
 	rep.Targets = targets(rep)
-	if opts.JSON {
-		if err := e.printJSON(rep); err != nil {
-			return err
-		}
-	} else {
-		printBench(e.stdout, rep)
-	}
-	for _, t := range rep.Targets {
-		if !t.Met {
-			return errors.New("a target was missed (see above)")
-		}
-	}
-	return nil
+	return reportBench(e, opts.JSON, rep, rep.Targets, func(w io.Writer) { printBench(w, rep) })
 }
 
 func targets(rep benchReport) []targetResult {
@@ -258,6 +241,40 @@ func targets(rep benchReport) []targetResult {
 	}
 	add("idle runner CPU", fmt.Sprintf("%.0f ms in %.0f s", rep.IdleCPU, rep.IdleWindow), "0 ms (no polling)", rep.IdleCPU < 20)
 	return out
+}
+
+// startBench makes the throwaway directory a bench works in (in dir, or
+// the system's temporary directory), and returns it, a function that
+// tells progress on stderr (quiet with --json), and one that removes it.
+func startBench(e *env, dir string, quiet bool) (base string, say func(format string, args ...any), cleanup func(), err error) {
+	base, err = os.MkdirTemp(dir, "parley-bench-")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	say = func(format string, args ...any) {
+		if !quiet {
+			fmt.Fprintf(e.stderr, format+"\n", args...)
+		}
+	}
+	return base, say, func() { os.RemoveAll(base) }, nil
+}
+
+// reportBench prints a bench's report, as JSON or as text, and fails when
+// a target was missed.
+func reportBench(e *env, asJSON bool, rep any, targets []targetResult, text func(io.Writer)) error {
+	if asJSON {
+		if err := e.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		text(e.stdout)
+	}
+	for _, t := range targets {
+		if !t.Met {
+			return errors.New("a target was missed (see above)")
+		}
+	}
+	return nil
 }
 
 func ms(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " ms" }
@@ -696,16 +713,11 @@ func millis(ds []time.Duration) []float64 {
 // (bench --session-agent), which answers at once, so that what is
 // measured is parley.
 func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
-	base, err := os.MkdirTemp(opts.Dir, "parley-bench-")
+	base, say, cleanup, err := startBench(e, opts.Dir, opts.JSON)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(base)
-	say := func(format string, args ...any) {
-		if !opts.JSON {
-			fmt.Fprintf(e.stderr, format+"\n", args...)
-		}
-	}
+	defer cleanup()
 	script := filepath.Join(base, "echo-body.sh")
 	if err := os.WriteFile(script, []byte(runner.BenchCommandScript), 0o755); err != nil {
 		return err
@@ -759,19 +771,7 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 	rep.RoundTripP50, rep.RoundTripP99 = percentile(millis(rt), 0.5), percentile(millis(rt), 0.99)
 
 	rep.Targets = driverTargets(rep)
-	if opts.JSON {
-		if err := e.printJSON(rep); err != nil {
-			return err
-		}
-	} else {
-		printDriversBench(e.stdout, rep)
-	}
-	for _, t := range rep.Targets {
-		if !t.Met {
-			return errors.New("a target was missed (see above)")
-		}
-	}
-	return nil
+	return reportBench(e, opts.JSON, rep, rep.Targets, func(w io.Writer) { printDriversBench(w, rep) })
 }
 
 func driverTargets(rep driversReport) []targetResult {
