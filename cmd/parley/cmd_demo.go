@@ -142,8 +142,35 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 		fmt.Fprintf(out, "written by hand: mailboxes/%s/outbox/%s  (%s)\n", f.agent, f.name, f.what)
 	}
 
+	if err := showRun(ctx, e, ws); err != nil {
+		return err
+	}
+	entries, err := ws.Mailbox("aria").List(mailbox.Inbox)
+	if err == nil && len(entries) > 0 {
+		last := entries[len(entries)-1]
+		rel, _ := filepath.Rel(ws.Root, last.Path)
+		fmt.Fprintf(out, "\n== cat %s\n", rel)
+		data, err := os.ReadFile(last.Path)
+		if err != nil {
+			return err
+		}
+		out.Write(data)
+	}
+	if keep {
+		fmt.Fprintf(out, "\nThe workspace is in %s: try `parley -C %s status`.\n", ws.Root, dir)
+	} else {
+		fmt.Fprintln(out, "\nRun `parley demo DIR` to keep the workspace and look around.")
+	}
+	return nil
+}
+
+// showRun runs a demo workspace until it is idle, built-in agents
+// included, and shows the run's figures, the log and the status, as the
+// commands print them.
+func showRun(ctx context.Context, e *env, ws *runner.Workspace) error {
+	out := e.stdout
 	fmt.Fprintln(out, "\n== parley run --until-idle")
-	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Handlers: handlers(ws), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}
@@ -163,22 +190,6 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 	fmt.Fprintln(out, "\n== parley status")
 	if err := runStatus(e, ws, false, time.Now()); err != nil {
 		return err
-	}
-	entries, err := ws.Mailbox("aria").List(mailbox.Inbox)
-	if err == nil && len(entries) > 0 {
-		last := entries[len(entries)-1]
-		rel, _ := filepath.Rel(ws.Root, last.Path)
-		fmt.Fprintf(out, "\n== cat %s\n", rel)
-		data, err := os.ReadFile(last.Path)
-		if err != nil {
-			return err
-		}
-		out.Write(data)
-	}
-	if keep {
-		fmt.Fprintf(out, "\nThe workspace is in %s: try `parley -C %s status`.\n", ws.Root, dir)
-	} else {
-		fmt.Fprintln(out, "\nRun `parley demo DIR` to keep the workspace and look around.")
 	}
 	return nil
 }

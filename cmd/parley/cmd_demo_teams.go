@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,26 +52,7 @@ func runTeamsDemo(ctx context.Context, e *env, dir string) error {
 	}
 	fmt.Fprintf(out, "parley send --from you --to lead --type TASK --field 'topic=%s'\n", teamsTopic)
 
-	fmt.Fprintln(out, "\n== parley run --until-idle")
-	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Handlers: handlers(ws), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		return err
-	}
-	stats, err := r.Run(ctx)
-	if cerr := r.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(out, statsLine(stats))
-
-	fmt.Fprintln(out, "\n== parley log")
-	if err := runLog(ctx, e, ws, false, false); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "\n== parley status")
-	if err := runStatus(e, ws, false, time.Now()); err != nil {
+	if err := showRun(ctx, e, ws); err != nil {
 		return err
 	}
 	if reports, err := ws.Mailbox("you").List(mailbox.Inbox); err == nil && len(reports) > 0 {
