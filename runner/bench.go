@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // Measuring the drivers, for `parley bench --drivers` and the benchmarks
@@ -112,14 +113,14 @@ func BenchDispatch(ctx context.Context, dir, driver string, run []string, agents
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte(cfg.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg.String()), 0o644); err != nil {
 		return nil, err
 	}
-	ws, err := OpenWorkspace(dir)
+	ws, err := workspace.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := ws.initDirs(); err != nil {
+	if err := ws.MakeDirs(); err != nil {
 		return nil, err
 	}
 	// The backlog, delivered the way the router does, in sending order.
@@ -217,9 +218,9 @@ func (c *clockedDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 // the clock starts. dir is its working directory.
 func BenchSession(ctx context.Context, dir string, run []string, n int) ([]time.Duration, error) {
 	s := &sessionDriver{
-		agent:     Agent{Name: "agent-1", Driver: DriverSession, Run: run, Timeout: time.Minute},
+		agent:     workspace.Agent{Name: "agent-1", Driver: workspace.DriverSession, Run: run, Timeout: time.Minute},
 		root:      dir,
-		maxOutput: DefaultMaxOutput,
+		maxOutput: workspace.DefaultMaxOutput,
 	}
 	defer s.close()
 	id := (&mailbox.IDs{}).New("boss")

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // BenchmarkRoute measures routing 1 KiB messages 1 -> 1 from a backlog,
 // durably (one sync per batch), per message.
 func BenchmarkRoute(b *testing.B) {
-	ws, err := InitWorkspace(b.TempDir(), AgentsNamed("alice", "bob"), nil)
+	ws, err := workspace.Init(b.TempDir(), workspace.AgentsNamed("alice", "bob"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // Dispatch: each agent with a command, session or builtin driver has a
@@ -46,7 +47,7 @@ const (
 // worker runs one agent's driver.
 type worker struct {
 	r      *Runner
-	agent  Agent
+	agent  workspace.Agent
 	box    mailbox.Dir
 	driver driver
 	wake   chan struct{}
@@ -60,16 +61,16 @@ type worker struct {
 }
 
 // newDriver makes the driver of an agent; nil for a human agent.
-func (r *Runner) newDriver(a Agent) (driver, error) {
+func (r *Runner) newDriver(a workspace.Agent) (driver, error) {
 	switch a.Driver {
-	case DriverCommand:
+	case workspace.DriverCommand:
 		return &commandDriver{agent: a, root: r.ws.Root, maxOutput: r.ws.Config.MaxOutput}, nil
-	case DriverSession:
+	case workspace.DriverSession:
 		return &sessionDriver{agent: a, root: r.ws.Root, maxOutput: r.ws.Config.MaxOutput}, nil
-	case DriverBuiltin:
+	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {
-			return nil, fmt.Errorf("%s: agent %s: unknown handler %q (handlers: %s)", ConfigFile, a.Name, a.Handler, strings.Join(r.opts.Handlers.Names(), ", "))
+			return nil, fmt.Errorf("%s: agent %s: unknown handler %q (handlers: %s)", workspace.ConfigFile, a.Name, a.Handler, strings.Join(r.opts.Handlers.Names(), ", "))
 		}
 		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
 	}
@@ -236,7 +237,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			return // shutting down: the message stays in cur/, for the next runner
 		}
 		w.r.log.Debug("handling", "agent", w.agent.Name, "id", id, "attempt", attempt)
-		w.r.state.set(w.agent.Name, StateWorking, id)
+		w.r.state.set(w.agent.Name, workspace.StateWorking, id)
 		frames, err := w.driver.handle(ctx, d)
 		release()
 		if ctx.Err() != nil {
@@ -246,7 +247,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			err = w.commit(stage, id, m, frames)
 		}
 		if err == nil {
-			w.r.state.set(w.agent.Name, StateIdle, "")
+			w.r.state.set(w.agent.Name, workspace.StateIdle, "")
 			return
 		}
 		var he *HandleError
@@ -257,7 +258,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		}
 		pause := time.Duration(1<<min(attempt-1, 6)) * time.Second
 		w.r.log.Warn("handling failed; trying again", "agent", w.agent.Name, "id", id, "attempt", attempt, "retry_in", pause, "err", err)
-		w.r.state.set(w.agent.Name, StateRetrying, id)
+		w.r.state.set(w.agent.Name, workspace.StateRetrying, id)
 		select {
 		case <-ctx.Done():
 			return
@@ -424,7 +425,7 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	}
 	_ = os.RemoveAll(w.box.Path(mailbox.Tmp, id+outSuffix))
 	w.r.log.Error("gave up a message", "agent", w.agent.Name, "id", id, "err", err)
-	w.r.state.set(w.agent.Name, StateFailed, id)
+	w.r.state.set(w.agent.Name, workspace.StateFailed, id)
 }
 
 func (w *worker) setBusy(id string) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // The dispatch targets, measured. Each benchmark's op is one message (to
@@ -31,7 +33,7 @@ func BenchmarkCommandDispatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := BenchDispatch(ctx, filepath.Join(dir, "ws"), DriverCommand, run, 1, b.N)
+	f, err := BenchDispatch(ctx, filepath.Join(dir, "ws"), workspace.DriverCommand, run, 1, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,11 +56,11 @@ func BenchmarkParallelAgents(b *testing.B) {
 	ctx := benchContext(b)
 	dir := b.TempDir()
 	run := benchScript(b, dir)
-	one, err := BenchDispatch(ctx, filepath.Join(dir, "one"), DriverCommand, run, 1, b.N)
+	one, err := BenchDispatch(ctx, filepath.Join(dir, "one"), workspace.DriverCommand, run, 1, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
-	four, err := BenchDispatch(ctx, filepath.Join(dir, "four"), DriverCommand, run, 4, b.N)
+	four, err := BenchDispatch(ctx, filepath.Join(dir, "four"), workspace.DriverCommand, run, 4, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func BenchmarkSessionRoundTrip(b *testing.B) {
 func BenchmarkSessionDispatch(b *testing.B) {
 	ctx := benchContext(b)
 	dir := b.TempDir()
-	f, err := BenchDispatch(ctx, dir, DriverSession, sessionHelper(b), 1, b.N)
+	f, err := BenchDispatch(ctx, dir, workspace.DriverSession, sessionHelper(b), 1, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,11 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // script writes an executable shell script in the workspace and returns
 // its path.
-func script(t *testing.T, ws *Workspace, name, body string) string {
+func script(t *testing.T, ws *workspace.Workspace, name, body string) string {
 	t.Helper()
 	path := filepath.Join(ws.Root, name)
 	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
@@ -27,7 +28,7 @@ func script(t *testing.T, ws *Workspace, name, body string) string {
 }
 
 // runIdle runs the router and the drivers until nothing is left to do.
-func runIdle(t *testing.T, ws *Workspace, opts Options) (Stats, error) {
+func runIdle(t *testing.T, ws *workspace.Workspace, opts Options) (Stats, error) {
 	t.Helper()
 	opts.UntilIdle = true
 	r, err := Open(ws, opts)
@@ -41,7 +42,7 @@ func runIdle(t *testing.T, ws *Workspace, opts Options) (Stats, error) {
 }
 
 // bodies returns the bodies of the messages in a mailbox state, in order.
-func bodies(t *testing.T, ws *Workspace, agent, state string) []string {
+func bodies(t *testing.T, ws *workspace.Workspace, agent, state string) []string {
 	t.Helper()
 	out := []string{}
 	for _, n := range names(t, ws, agent, state) {
@@ -51,7 +52,7 @@ func bodies(t *testing.T, ws *Workspace, agent, state string) []string {
 	return out
 }
 
-func send(t *testing.T, ws *Workspace, from, to, body string, fields ...string) string {
+func send(t *testing.T, ws *workspace.Workspace, from, to, body string, fields ...string) string {
 	t.Helper()
 	m := mailbox.New([]byte(body + "\n"))
 	id := (&mailbox.IDs{}).New(from)

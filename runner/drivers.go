@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // Delivery is a message handed to an agent's driver.
@@ -131,7 +132,7 @@ func (c *capped) Write(p []byte) (int, error) {
 // commandDriver runs a program for each message: the message on stdin,
 // what it prints on stdout sent as the agent.
 type commandDriver struct {
-	agent     Agent
+	agent     workspace.Agent
 	root      string
 	maxOutput int64
 }
@@ -205,7 +206,7 @@ func driverEnv(d *Delivery) []string {
 // that says the program is done with the message. A program that dies is
 // started again for the next attempt.
 type sessionDriver struct {
-	agent     Agent
+	agent     workspace.Agent
 	root      string
 	maxOutput int64
 
@@ -222,7 +223,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	// A session outlives each message, so its PARLEY_OUTBOX is the
 	// agent's real outbox: files it writes there are routed like files
 	// written by hand.
-	outbox := filepath.Join(s.root, MailboxesDir, d.Agent, mailbox.Outbox)
+	outbox := filepath.Join(s.root, workspace.MailboxesDir, d.Agent, mailbox.Outbox)
 	cmd.Env = append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // FuzzParseConfig: no parley.yaml a person writes makes the parser panic,
@@ -26,11 +28,11 @@ func FuzzParseConfig(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	if data, err := os.ReadFile(filepath.Join("..", "examples", "teams", ConfigFile)); err == nil {
+	if data, err := os.ReadFile(filepath.Join("..", "examples", "teams", workspace.ConfigFile)); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := ParseConfig("parley.yaml", data)
+		_, err := workspace.ParseConfig("parley.yaml", data)
 		if err != nil && !strings.HasPrefix(err.Error(), "parley.yaml") {
 			t.Errorf("error does not name the file: %v", err)
 		}

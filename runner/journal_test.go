@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func TestFollowJournal(t *testing.T) {
@@ -15,14 +17,14 @@ func TestFollowJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.close()
-	if err := j.append([]Entry{{ID: "first", Outcome: Delivered}}); err != nil {
+	if err := j.append([]workspace.Entry{{ID: "first", Outcome: workspace.Delivered}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan string, 10)
 	done := make(chan error)
 	go func() {
-		done <- FollowJournal(ctx, path, func(e Entry) error { got <- e.ID; return nil })
+		done <- workspace.FollowJournal(ctx, path, func(e workspace.Entry) error { got <- e.ID; return nil })
 	}()
 	expect := func(want string) {
 		t.Helper()
@@ -43,11 +45,11 @@ func TestFollowJournal(t *testing.T) {
 	}
 	f.WriteString(`{"id":"sec`)
 	f.Close()
-	if err := j.append([]Entry{{ID: "third"}}); err != nil {
+	if err := j.append([]workspace.Entry{{ID: "third"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The half line and "third" were joined into one bad line: skipped.
-	if err := j.append([]Entry{{ID: "fourth"}}); err != nil {
+	if err := j.append([]workspace.Entry{{ID: "fourth"}}); err != nil {
 		t.Fatal(err)
 	}
 	expect("fourth")
@@ -66,12 +68,12 @@ func TestOpenJournalEndsCutLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.append([]Entry{{ID: "c"}}); err != nil {
+	if err := j.append([]workspace.Entry{{ID: "c"}}); err != nil {
 		t.Fatal(err)
 	}
 	j.close()
 	var ids []string
-	err = ReadJournal(path, func(e Entry) error { ids = append(ids, e.ID); return nil })
+	err = workspace.ReadJournal(path, func(e workspace.Entry) error { ids = append(ids, e.ID); return nil })
 	if len(ids) != 2 || ids[0] != "a" || ids[1] != "c" {
 		t.Errorf("entries after a cut line = %v, want [a c]", ids)
 	}

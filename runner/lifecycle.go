@@ -2,17 +2,9 @@ package runner
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/parley-dev/parley/mailbox"
-)
-
-// Structured requests a runner acts on (see the team-requests skill).
-const (
-	ShutdownRequest      = "shutdown_request"
-	ShutdownResponse     = "shutdown_response"
-	PlanApprovalRequest  = "plan_approval_request"
-	PlanApprovalResponse = "plan_approval_response"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // observe acts on a message just delivered: an approved shutdown stops the
@@ -20,10 +12,10 @@ const (
 // type the workspace stops on ends the run. It returns a note for the
 // journal, if any.
 func (r *Runner) observe(sender string, m *mailbox.Message) string {
-	typ := messageType(m)
+	typ := workspace.TypeOf(m)
 	id, _ := m.Get("id")
 	note := ""
-	if typ == ShutdownResponse {
+	if typ == workspace.ShutdownResponse {
 		reason, _ := m.Field("reason")
 		if approvesShutdown(m) {
 			r.stopAgent(sender)
@@ -40,26 +32,19 @@ func (r *Runner) observe(sender string, m *mailbox.Message) string {
 	}
 	for _, t := range r.ws.Config.StopOn {
 		if t == typ {
-			r.sessionOver = fmt.Sprintf("%s from %s ends the session (stop_on in %s)", typ, sender, ConfigFile)
+			r.sessionOver = fmt.Sprintf("%s from %s ends the session (stop_on in %s)", typ, sender, workspace.ConfigFile)
 			note = r.sessionOver
 		}
 	}
 	return note
 }
 
-// messageType returns a message's type without the brackets of its tag
-// ("[SESSION_END]" is SESSION_END).
-func messageType(m *mailbox.Message) string {
-	typ, _ := m.Get("type")
-	return strings.Trim(typ, "[] ")
-}
-
 // approvesShutdown reports whether a message is a shutdown_response that
 // approves.
 func approvesShutdown(m *mailbox.Message) bool {
-	typ := messageType(m)
+	typ := workspace.TypeOf(m)
 	approve, _ := m.Field("approve")
-	return typ == ShutdownResponse && (approve == "true" || approve == "yes")
+	return typ == workspace.ShutdownResponse && (approve == "true" || approve == "yes")
 }
 
 // stopAgent stops an agent's driver for the rest of the run.

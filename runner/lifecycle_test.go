@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // answerShutdown is an agent program that answers a shutdown_request with
@@ -35,8 +36,8 @@ func TestShutdownHandshake(t *testing.T) {
   - {name: yes, driver: command, run: [./answer.sh, "true", done]}
   - {name: no, driver: command, run: [./answer.sh, "false", "busy with the map"]}
 `)
-	reqYes := send(t, ws, "lead", "yes", "Please shut down.", "type", ShutdownRequest, "request_id", "r-yes")
-	send(t, ws, "lead", "no", "Please shut down.", "type", ShutdownRequest, "request_id", "r-no")
+	reqYes := send(t, ws, "lead", "yes", "Please shut down.", "type", workspace.ShutdownRequest, "request_id", "r-yes")
+	send(t, ws, "lead", "no", "Please shut down.", "type", workspace.ShutdownRequest, "request_id", "r-no")
 	later := send(t, ws, "lead", "yes", "one more thing")
 	send(t, ws, "lead", "no", "one more thing")
 
@@ -69,7 +70,7 @@ func TestShutdownHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !runs["yes"].Stopped || runs["yes"].State != StateStopped {
+	if !runs["yes"].Stopped || runs["yes"].State != workspace.StateStopped {
 		t.Errorf("yes = %+v, want stopped", runs["yes"])
 	}
 	if runs["no"].Stopped || runs["no"].Note != "refused to shut down: busy with the map" {
@@ -158,11 +159,11 @@ timeouts:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := runs["silent"]; s.State != StateUnresponsive || !strings.Contains(s.Note, "no answer to "+ask["silent"]+" from lead within 300ms, nor after a nudge") {
+	if s := runs["silent"]; s.State != workspace.StateUnresponsive || !strings.Contains(s.Note, "no answer to "+ask["silent"]+" from lead within 300ms, nor after a nudge") {
 		t.Errorf("silent = %+v, want unresponsive with a note", s)
 	}
 	for _, a := range []string{"late", "quick"} {
-		if s := runs[a]; s.State == StateUnresponsive || s.Note != "" {
+		if s := runs[a]; s.State == workspace.StateUnresponsive || s.Note != "" {
 			t.Errorf("%s = %+v, want it responsive", a, s)
 		}
 	}

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/parley-dev/parley/runner/workspace"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,8 +27,8 @@ func (e *LockedError) Error() string {
 // lockWorkspace takes the workspace's runner lock: an exclusive flock(2) on
 // .parley/lock, which the kernel releases when the holder exits, however it
 // exits. The holder's pid is written into the file for the next one to read.
-func lockWorkspace(root string) (*os.File, error) {
-	path := filepath.Join(root, StateDir, "lock")
+func lockWorkspace(ws *workspace.Workspace) (*os.File, error) {
+	path := ws.LockPath()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -44,7 +43,7 @@ func lockWorkspace(root string) (*os.File, error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &LockedError{Path: path, PID: holderPID(path)}
+			return nil, &LockedError{Path: path, PID: workspace.LockHolder(path)}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -58,37 +57,4 @@ func lockWorkspace(root string) (*os.File, error) {
 func unlockWorkspace(f *os.File) error {
 	_ = f.Truncate(0)
 	return f.Close() // closing the file releases the flock
-}
-
-// holderPID returns the pid written in a lock file, or 0.
-func holderPID(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	return pid
-}
-
-// RunnerPID returns the pid of the runner holding the workspace, or 0 when
-// no runner is running. It asks the lock itself, with a shared lock it
-// takes and gives back at once (a pid left by a killed runner may belong to
-// another process by now).
-func (w *Workspace) RunnerPID() int {
-	path := filepath.Join(w.Root, StateDir, "lock")
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
-		return 0 // nobody holds it
-	}
-	if pid := holderPID(path); pid > 0 {
-		return pid
-	}
-	return -1 // held, by a runner that has not written its pid yet
 }

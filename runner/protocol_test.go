@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/parley-dev/parley/skills"
 )
 
@@ -34,12 +35,12 @@ type outcome struct {
 	Warnings []string
 }
 
-func outcomes(t *testing.T, ws *Workspace) map[string]outcome {
+func outcomes(t *testing.T, ws *workspace.Workspace) map[string]outcome {
 	t.Helper()
 	out := map[string]outcome{}
 	for _, e := range journalEntries(t, ws) {
 		o := outcome{To: e.To, Warnings: e.Warnings}
-		if e.Outcome == Refused {
+		if e.Outcome == workspace.Refused {
 			o.To = nil
 			o.Refused = e.Reason
 		}

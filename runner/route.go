@@ -11,42 +11,9 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/parley-dev/parley/skills"
 )
-
-// refusal says why a message is rejected: the line and header field
-// concerned (when known) and a reason a person can act on.
-type refusal struct {
-	Line   int
-	Field  string
-	Reason string
-}
-
-// text formats the refusal as "file:line: field: reason".
-func (f *refusal) text(file string) string {
-	var b strings.Builder
-	b.WriteString(file)
-	b.WriteString(":")
-	if f.Line > 0 {
-		b.WriteString(strconv.Itoa(f.Line))
-		b.WriteString(":")
-	}
-	b.WriteString(" ")
-	if f.Field != "" {
-		b.WriteString(f.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(f.Reason)
-	return b.String()
-}
-
-func refusalOf(err error) *refusal {
-	var pe *mailbox.ParseError
-	if errors.As(err, &pe) {
-		return &refusal{Line: pe.Line, Field: pe.Field, Reason: pe.Err.Error()}
-	}
-	return &refusal{Reason: err.Error()}
-}
 
 // accepted is a message that passed every check and is being delivered.
 type accepted struct {
@@ -69,14 +36,14 @@ type accepted struct {
 // returns when a file that is not complete yet should be looked at again.
 func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Duration) (wait time.Time, err error) {
 	var (
-		entries = make([]*Entry, len(batch)) // journal lines, in batch order
+		entries = make([]*workspace.Entry, len(batch)) // journal lines, in batch order
 		routed  []*accepted
 		ids     = make(map[string]bool)
 		held    = make(map[string]bool) // senders with an earlier file not routed now
 	)
-	reject := func(i int, c candidate, id string, m *mailbox.Message, f *refusal) {
+	reject := func(i int, c candidate, id string, m *mailbox.Message, f *workspace.Refusal) {
 		box := r.agents[c.agent]
-		text := f.text(c.name)
+		text := f.Text(c.name)
 		path, err := box.Reject(c.name, c.info.ModTime(), rejectionNote(text, c, now), r.syncer)
 		if err != nil {
 			r.fail(c, now, fmt.Errorf("rejecting: %w", err))
@@ -84,7 +51,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		}
 		delete(r.pending, c.fileKey)
 		r.stats.Rejected++
-		e := Entry{ID: id, From: c.agent, Outcome: Refused, Reason: text, File: c.name}
+		e := workspace.Entry{ID: id, From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name}
 		if m != nil {
 			e.Type, _ = m.Get("type")
 			e.Signal, _ = m.Get("signal")
@@ -107,7 +74,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 				delete(r.pending, c.fileKey)
 				continue
 			}
-			reject(i, c, "", nil, &refusal{Reason: err.Error()})
+			reject(i, c, "", nil, &workspace.Refusal{Reason: err.Error()})
 			continue
 		}
 		msg, perr := mailbox.Parse(data)
@@ -123,7 +90,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			}
 		}
 		if perr != nil {
-			reject(i, c, "", nil, refusalOf(perr))
+			reject(i, c, "", nil, workspace.RefusalOf(perr))
 			continue
 		}
 		id, f := r.check(c, msg, ids)
@@ -228,7 +195,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		case a.err != nil:
 			r.fail(a.candidate, now, a.err)
 		default:
-			e := Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
+			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
 			e.Note = r.observe(a.agent, a.msg)
 			e.Type, _ = a.msg.Get("type")
 			e.Signal, _ = a.msg.Get("signal")
@@ -236,7 +203,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			done = append(done, a)
 		}
 	}
-	lines := make([]Entry, 0, len(entries))
+	lines := make([]workspace.Entry, 0, len(entries))
 	for _, e := range entries {
 		if e != nil {
 			e.Time = stamp
@@ -340,12 +307,12 @@ func msgID(m *mailbox.Message) (string, bool) {
 // the outbox's owner (filled in when left out), an id is a parley id of
 // that sender not sent before. It returns the message's id, or "" when it
 // came without one.
-func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool) (string, *refusal) {
+func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool) (string, *workspace.Refusal) {
 	owner := r.agents[c.agent]
 	if m.Has("from") {
 		from, ok := m.Get("from")
 		if !ok || from != c.agent {
-			return "", &refusal{Line: m.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, c.agent)}
+			return "", &workspace.Refusal{Line: m.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, c.agent)}
 		}
 	} else {
 		m.Set("from", c.agent)
@@ -353,7 +320,7 @@ func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool
 	for _, key := range []string{"id", "type", "signal", "thread", "reply_to", "request_id", "created"} {
 		if m.Has(key) {
 			if _, ok := m.Get(key); !ok {
-				return "", &refusal{Line: m.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
+				return "", &workspace.Refusal{Line: m.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
 			}
 		}
 	}
@@ -363,144 +330,21 @@ func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool
 	}
 	_, sender, err := mailbox.ParseID(id)
 	if err != nil {
-		return "", &refusal{Line: m.Line("id"), Field: "id", Reason: err.Error()}
+		return "", &workspace.Refusal{Line: m.Line("id"), Field: "id", Reason: err.Error()}
 	}
 	if sender != c.agent {
-		return "", &refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, c.agent)}
+		return "", &workspace.Refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, c.agent)}
 	}
 	if batchIDs[id] || owner.IsSent(id) {
-		return id, &refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", c.agent, id, "mailboxes/"+c.agent+"/sent/")}
+		return id, &workspace.Refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", c.agent, id, "mailboxes/"+c.agent+"/sent/")}
 	}
 	return id, nil
 }
 
-// Addressing is how a message's recipients were worked out: what it
-// names, what its protocol says, and what the workspace's routes add.
-type Addressing struct {
-	Recipients []string `json:"recipients"`          // every recipient, in order
-	Broadcast  bool     `json:"broadcast,omitempty"` // addressed to "*"
-	Named      []string `json:"named,omitempty"`     // from to: and cc:
-	// Default are the agents the protocol sends the type to, when the
-	// message names none; DefaultRoles the roles they were chosen by.
-	Default      []string     `json:"default,omitempty"`
-	DefaultRoles []string     `json:"default_roles,omitempty"`
-	Routes       []RouteMatch `json:"routes,omitempty"`
-}
-
-// RouteMatch is a route that matched a message, and the agents it added.
-type RouteMatch struct {
-	Key    string   `json:"route"` // routes[i]
-	Line   int      `json:"line"`  // in parley.yaml
-	Agents []string `json:"agents"`
-}
-
-// address resolves a message's recipients: to and cc ("*" is every agent
-// but the sender; a name is an agent, or the agent playing a character of
-// that name), the protocol's default for its type when it names none, and
-// the routes that match it. An unknown or invalid name, or a message with
-// no recipient, is refused.
-func (w *Workspace) address(protocol *skills.Set, sender string, m *mailbox.Message) (*Addressing, *refusal) {
-	a := &Addressing{}
-	seen := make(map[string]bool)
-	addAgent := func(n string) {
-		if !seen[n] {
-			seen[n] = true
-			a.Recipients = append(a.Recipients, n)
-		}
-	}
-	everyone := func() []string {
-		a.Broadcast = true
-		var all []string
-		for _, ag := range w.Config.Agents {
-			if ag.Name != sender {
-				addAgent(ag.Name)
-				all = append(all, ag.Name)
-			}
-		}
-		return all
-	}
-	named := false
-	for _, field := range []string{"to", "cc"} {
-		names, err := m.Names(field)
-		if err != nil {
-			return nil, refusalOf(err)
-		}
-		for _, n := range names {
-			named = true
-			if n == "*" {
-				a.Named = append(a.Named, everyone()...)
-				continue
-			}
-			if err := mailbox.CheckName(n); err != nil {
-				return nil, &refusal{Line: m.Line(field), Field: field, Reason: err.Error()}
-			}
-			agent, ok := w.Resolve(n)
-			if !ok {
-				return nil, &refusal{Line: m.Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: w.AgentNames()}).Error()}
-			}
-			addAgent(agent)
-			a.Named = appendNew(a.Named, agent)
-		}
-	}
-	// Routes add to what the message names and what its protocol says.
-	routes, err := w.applyRoutes(sender, m)
-	if err != nil {
-		return nil, &refusal{Field: "to", Reason: err.Error()}
-	}
-	var routedTo []string
-	for _, rt := range routes {
-		a.Routes = append(a.Routes, RouteMatch{Key: rt.Route.Key, Line: rt.Route.Line, Agents: rt.Agents})
-		for _, ag := range rt.Agents {
-			routedTo = appendNew(routedTo, ag)
-		}
-	}
-	if !named {
-		roles, all, f := defaultRoles(protocol, m)
-		if f != nil && len(routedTo) == 0 {
-			return nil, f
-		}
-		a.DefaultRoles = roles
-		switch {
-		case roles == nil:
-		case contains(roles, "*"):
-			a.Default = everyone()
-		default:
-			var byRole []string
-			for _, ag := range w.Config.Agents {
-				if ag.Name != sender && overlaps(w.Roles(ag.Name), roles) {
-					byRole = append(byRole, ag.Name)
-				}
-			}
-			switch {
-			case len(byRole) > 1 && !all && len(routedTo) == 0:
-				return nil, &refusal{Field: "to", Reason: fmt.Sprintf("missing: %s goes to one %s, and there are several (%s): name it with to:", typeLabel(m), strings.Join(roles, " or "), strings.Join(byRole, ", "))}
-			case len(byRole) == 1 || all:
-				a.Default = byRole
-				for _, ag := range byRole {
-					addAgent(ag)
-				}
-			}
-			if len(byRole) == 0 && len(routedTo) == 0 {
-				return nil, &refusal{Field: "to", Reason: fmt.Sprintf("missing, and no agent but the sender has the role %s goes to (%s): give an agent that role in parley.yaml, or name the recipient", typeLabel(m), strings.Join(roles, " or "))}
-			}
-		}
-	}
-	for _, ag := range routedTo {
-		addAgent(ag)
-	}
-	if len(a.Recipients) == 0 {
-		if named {
-			return nil, &refusal{Line: m.Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
-		}
-		return nil, &refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
-	}
-	return a, nil
-}
-
 // recipients resolves a message's recipients for delivery; a message that
 // named none says in its delivered copy where it went.
-func (r *Runner) recipients(sender string, m *mailbox.Message) ([]string, bool, *refusal) {
-	a, f := r.ws.address(r.protocol, sender, m)
+func (r *Runner) recipients(sender string, m *mailbox.Message) ([]string, bool, *workspace.Refusal) {
+	a, f := r.ws.Address(r.protocol, sender, m)
 	if f != nil {
 		return nil, false, f
 	}
@@ -516,52 +360,24 @@ func (r *Runner) recipients(sender string, m *mailbox.Message) ([]string, bool, 
 
 // checkHops dead-letters a message that is too deep in a chain of driver
 // answers: agents answering each other for ever.
-func (r *Runner) checkHops(m *mailbox.Message) *refusal {
+func (r *Runner) checkHops(m *mailbox.Message) *workspace.Refusal {
 	v, ok := m.Get("hops")
 	if !ok {
 		return nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return &refusal{Line: m.Line("hops"), Field: "hops", Reason: fmt.Sprintf("%q is not a count", v)}
+		return &workspace.Refusal{Line: m.Line("hops"), Field: "hops", Reason: fmt.Sprintf("%q is not a count", v)}
 	}
 	if n > r.ws.Config.HopLimit {
-		return &refusal{Line: m.Line("hops"), Field: "hops", Reason: fmt.Sprintf("dead letter: the %d-th answer in a chain of answers by programs (hop_limit: %d in parley.yaml): agents answering each other in a loop?", n, r.ws.Config.HopLimit)}
+		return &workspace.Refusal{Line: m.Line("hops"), Field: "hops", Reason: fmt.Sprintf("dead letter: the %d-th answer in a chain of answers by programs (hop_limit: %d in parley.yaml): agents answering each other in a loop?", n, r.ws.Config.HopLimit)}
 	}
 	return nil
 }
 
-// defaultRoles returns the roles a message that names no recipient goes
-// to, from its type in the protocol; nil roles when the protocol does not
-// say. all reports that it goes to every agent of those roles.
-func defaultRoles(protocol *skills.Set, m *mailbox.Message) (roles []string, all bool, f *refusal) {
-	if protocol == nil {
-		return nil, false, nil
-	}
-	name, _ := m.Get("type")
-	t, _, ok := protocol.Type(name)
-	if !ok || len(t.Recipients) == 0 {
-		return nil, false, nil
-	}
-	roles, all = t.DefaultRecipients()
-	if contains(roles, "any") {
-		return nil, false, &refusal{Field: "to", Reason: fmt.Sprintf("missing: %s may go to any agent: name it with to:", typeLabel(m))}
-	}
-	return roles, all, nil
-}
-
-// typeLabel names a message's type as its protocol writes it.
-func typeLabel(m *mailbox.Message) string {
-	name, _ := m.Get("type")
-	if m.Tag != "" {
-		return "[" + name + "]"
-	}
-	return name
-}
-
 // checkProtocol checks a message against the workspace's protocol. It
 // returns a refusal for violations, and the warnings to journal.
-func (r *Runner) checkProtocol(sender string, m *mailbox.Message, recipients []string, broadcast bool) (*refusal, []string) {
+func (r *Runner) checkProtocol(sender string, m *mailbox.Message, recipients []string, broadcast bool) (*workspace.Refusal, []string) {
 	if r.protocol == nil {
 		return nil, nil
 	}
@@ -576,14 +392,14 @@ func (r *Runner) checkProtocol(sender string, m *mailbox.Message, recipients []s
 	}
 	_, vs := r.protocol.Check(m, env)
 	var warnings []string
-	var f *refusal
+	var f *workspace.Refusal
 	for _, v := range vs {
 		if v.Warning {
 			warnings = append(warnings, v.Error())
 			continue
 		}
 		if f == nil {
-			f = &refusal{Line: v.Line, Field: v.Field, Reason: v.Reason}
+			f = &workspace.Refusal{Line: v.Line, Field: v.Field, Reason: v.Reason}
 			continue
 		}
 		more := v.Error()
@@ -593,24 +409,6 @@ func (r *Runner) checkProtocol(sender string, m *mailbox.Message, recipients []s
 		f.Reason += "; and " + more
 	}
 	return f, warnings
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func overlaps(a, b []string) bool {
-	for _, x := range a {
-		if contains(b, x) {
-			return true
-		}
-	}
-	return false
 }
 
 // rejectionNote is the text of a .reason file: the reason on the first
@@ -629,26 +427,4 @@ func rejectionNote(reason string, c candidate, now time.Time) string {
 // isGone reports whether an error means the file is no longer there.
 func isGone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist)
-}
-
-// Explain works out where a message from sender would go, and why,
-// without sending it: what it names, what its protocol says, and each
-// route that matches. A message that would be refused gives an error with
-// the reason, naming file.
-func (w *Workspace) Explain(file, sender string, m *mailbox.Message) (*Addressing, error) {
-	protocol, err := w.Protocol()
-	if err != nil {
-		return nil, err
-	}
-	if m.Has("from") {
-		from, _ := m.Get("from")
-		if from != sender {
-			return nil, fmt.Errorf("%s: from: %q, but it is sent by %q", file, from, sender)
-		}
-	}
-	a, f := w.address(protocol, sender, m)
-	if f != nil {
-		return nil, errors.New(f.text(file))
-	}
-	return a, nil
 }

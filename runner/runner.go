@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/parley-dev/parley/skills"
 )
 
@@ -57,7 +58,7 @@ type Stats struct {
 // Runner routes the messages of one workspace. Only one Runner may hold a
 // workspace at a time.
 type Runner struct {
-	ws       *Workspace
+	ws       *workspace.Workspace
 	opts     Options
 	log      *slog.Logger
 	lock     *os.File
@@ -104,7 +105,7 @@ type pending struct {
 // are removed, and a journal line cut short is ended. Messages still in the
 // outboxes are routed again by Run, each delivery being a no-op where it
 // was already made. A workspace held by another runner gives *LockedError.
-func Open(ws *Workspace, opts Options) (*Runner, error) {
+func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -114,14 +115,14 @@ func Open(ws *Workspace, opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := ws.initDirs(); err != nil {
+	if err := ws.MakeDirs(); err != nil {
 		return nil, err
 	}
 	protocol, err := ws.Protocol()
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockWorkspace(ws.Root)
+	lock, err := lockWorkspace(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func Open(ws *Workspace, opts Options) (*Runner, error) {
 		slots:    make(chan struct{}, ws.Config.Concurrency),
 		kick:     make(chan struct{}, 1),
 		nudges:   make(map[string]string),
-		state:    loadStateBook(ws.Root, opts.Now),
+		state:    loadStateBook(ws, opts.Now),
 	}
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
@@ -440,9 +441,9 @@ func (r *Runner) scan() {
 type candidate struct {
 	fileKey
 	info    fs.FileInfo
-	sent    time.Time // when it was sent: see sendTime
-	idTime  time.Time // the time in its name, for a file named by its id
-	refusal *refusal  // set when the file is refused without being read
+	sent    time.Time          // when it was sent: see sendTime
+	idTime  time.Time          // the time in its name, for a file named by its id
+	refusal *workspace.Refusal // set when the file is refused without being read
 }
 
 // routePending looks at every pending file and routes, in batches and in
@@ -482,7 +483,7 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 			c.idTime, _, _ = mailbox.ParseID(stem)
 		}
 		if err := mailbox.CheckFile(info, maxSize); err != nil {
-			c.refusal = &refusal{Reason: err.Error()}
+			c.refusal = &workspace.Refusal{Reason: err.Error()}
 			ready = append(ready, c)
 			continue
 		}

@@ -16,13 +16,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // newWorkspace creates a workspace with the given agents in a temporary
 // directory.
-func newWorkspace(t *testing.T, agents ...string) *Workspace {
+func newWorkspace(t *testing.T, agents ...string) *workspace.Workspace {
 	t.Helper()
-	ws, err := InitWorkspace(t.TempDir(), AgentsNamed(agents...), nil)
+	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed(agents...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func newWorkspace(t *testing.T, agents ...string) *Workspace {
 
 // drop writes a file into an agent's outbox the way a person would, in
 // place, and dates it a minute back so the router takes it at once.
-func drop(t *testing.T, ws *Workspace, agent, name, content string) string {
+func drop(t *testing.T, ws *workspace.Workspace, agent, name, content string) string {
 	t.Helper()
 	path := ws.Mailbox(agent).Path(mailbox.Outbox, name)
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -54,7 +55,7 @@ func age(t *testing.T, path string) {
 }
 
 // routeAll runs the router until nothing is left to route.
-func routeAll(t *testing.T, ws *Workspace) Stats {
+func routeAll(t *testing.T, ws *workspace.Workspace) Stats {
 	t.Helper()
 	r, err := Open(ws, Options{UntilIdle: true})
 	if err != nil {
@@ -71,7 +72,7 @@ func routeAll(t *testing.T, ws *Workspace) Stats {
 }
 
 // names lists the files in a mailbox state, reason files left out.
-func names(t *testing.T, ws *Workspace, agent, state string) []string {
+func names(t *testing.T, ws *workspace.Workspace, agent, state string) []string {
 	t.Helper()
 	entries, err := ws.Mailbox(agent).List(state)
 	if err != nil {
@@ -113,10 +114,10 @@ func readMessage(t *testing.T, path string) *mailbox.Message {
 	return m
 }
 
-func journalEntries(t *testing.T, ws *Workspace) []Entry {
+func journalEntries(t *testing.T, ws *workspace.Workspace) []workspace.Entry {
 	t.Helper()
-	var out []Entry
-	if err := ReadJournal(ws.JournalPath(), func(e Entry) error { out = append(out, e); return nil }); err != nil {
+	var out []workspace.Entry
+	if err := workspace.ReadJournal(ws.JournalPath(), func(e workspace.Entry) error { out = append(out, e); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -164,7 +165,7 @@ func TestRecipients(t *testing.T) {
 	}
 }
 
-func mustStatus(t *testing.T, ws *Workspace) []AgentStatus {
+func mustStatus(t *testing.T, ws *workspace.Workspace) []workspace.AgentStatus {
 	t.Helper()
 	s, err := ws.Status()
 	if err != nil {
@@ -224,7 +225,7 @@ func TestJournal(t *testing.T) {
 		t.Fatalf("journal has %d entries, want 2: %+v", len(got), got)
 	}
 	d := got[0]
-	if d.Outcome != Delivered || d.From != "gm" || d.Type != "NARRATIVE" || d.Signal != "start" || d.File != "a.md" || !mailbox.IsID(d.ID) {
+	if d.Outcome != workspace.Delivered || d.From != "gm" || d.Type != "NARRATIVE" || d.Signal != "start" || d.File != "a.md" || !mailbox.IsID(d.ID) {
 		t.Errorf("delivery entry = %+v", d)
 	}
 	if diff := cmp.Diff([]string{"aria", "bram"}, d.To); diff != "" {
@@ -234,7 +235,7 @@ func TestJournal(t *testing.T) {
 		t.Errorf("entry time %q: %v", d.Time, err)
 	}
 	r := got[1]
-	if r.Outcome != Refused || r.File != "b.md" || !strings.Contains(r.Reason, `b.md:2: to: unknown agent "zed"`) {
+	if r.Outcome != workspace.Refused || r.File != "b.md" || !strings.Contains(r.Reason, `b.md:2: to: unknown agent "zed"`) {
 		t.Errorf("rejection entry = %+v", r)
 	}
 }
@@ -318,16 +319,16 @@ func TestBadInput(t *testing.T) {
 }
 
 // reconfigure replaces a workspace's parley.yaml.
-func reconfigure(t *testing.T, ws *Workspace, config string) *Workspace {
+func reconfigure(t *testing.T, ws *workspace.Workspace, config string) *workspace.Workspace {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(ws.Root, ConfigFile), []byte(config), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws.Root, workspace.ConfigFile), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := OpenWorkspace(ws.Root)
+	ws, err := workspace.Open(ws.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.initDirs(); err != nil {
+	if err := ws.MakeDirs(); err != nil {
 		t.Fatal(err)
 	}
 	return ws
@@ -463,9 +464,9 @@ func TestRecovery(t *testing.T) {
 	if _, err := os.Stat(theirs); err != nil {
 		t.Errorf("another writer's tmp/ file was removed: %v", err)
 	}
-	var entries []Entry
-	err := ReadJournal(ws.JournalPath(), func(e Entry) error { entries = append(entries, e); return nil })
-	var je *JournalError
+	var entries []workspace.Entry
+	err := workspace.ReadJournal(ws.JournalPath(), func(e workspace.Entry) error { entries = append(entries, e); return nil })
+	var je *workspace.JournalError
 	if !errors.As(err, &je) || je.Line != 1 {
 		t.Errorf("ReadJournal error = %v, want the cut line 1 reported", err)
 	}
@@ -539,7 +540,7 @@ func TestOrder(t *testing.T) {
 }
 
 // clockRunner opens a runner whose clock the test sets.
-func clockRunner(t *testing.T, ws *Workspace, clock *time.Time) *Runner {
+func clockRunner(t *testing.T, ws *workspace.Workspace, clock *time.Time) *Runner {
 	t.Helper()
 	r, err := Open(ws, Options{Now: func() time.Time { return *clock }})
 	if err != nil {
@@ -591,7 +592,7 @@ func TestSettle(t *testing.T) {
 	if got := len(names(t, ws, "bob", mailbox.Inbox)); got != 1 {
 		t.Fatalf("after the first look bob has %d messages, want only the one named by its id", got)
 	}
-	if want := now.Add(DefaultSettle); !next.Equal(want) {
+	if want := now.Add(workspace.DefaultSettle); !next.Equal(want) {
 		t.Errorf("next look at %v, want %v (settle time after the write)", next, want)
 	}
 	// The writer goes on writing: the settle time starts again.

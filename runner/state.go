@@ -2,39 +2,12 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
-)
 
-// What an agent's driver is doing, as `parley status` shows it.
-const (
-	StateIdle     = "idle"     // nothing to do
-	StateWorking  = "working"  // handling a message
-	StateRetrying = "retrying" // a message failed; it is tried again soon
-	StateFailed   = "failed"   // gave up the last message (it is in dead/)
-	StateStopped  = "stopped"  // shut down: messages wait in its inbox
-	StateWaiting  = "waiting"  // a human agent with messages to read
-	// StateUnresponsive marks an agent that did not answer in time, even
-	// after a nudge (timeouts: in parley.yaml).
-	StateUnresponsive = "unresponsive"
+	"github.com/parley-dev/parley/runner/workspace"
 )
-
-// AgentRun is what the runner last knew of an agent's driver.
-type AgentRun struct {
-	State   string    `json:"state"`
-	Message string    `json:"message,omitempty"` // the message being handled
-	Since   time.Time `json:"since"`
-	// Stopped is set once the agent approved a shutdown request: its
-	// driver does not run again in this run; messages wait in its inbox.
-	Stopped bool `json:"stopped,omitempty"`
-	// Note is the last thing to know: a shutdown refused, and why; an
-	// agent that did not answer in time.
-	Note string `json:"note,omitempty"`
-}
 
 // stateBook keeps .parley/agents.json: what each agent's driver is doing,
 // for `parley status`, and which agents are stopped, across restarts. It
@@ -50,21 +23,19 @@ type stateBook struct {
 	now  func() time.Time
 
 	mu     sync.Mutex
-	agents map[string]AgentRun
+	agents map[string]workspace.AgentRun
 	closed bool          // no change is written any more
 	kick   chan struct{} // a change waits for the writer
 	done   chan struct{} // closed when the writer has stopped
 }
 
-func statePath(root string) string { return filepath.Join(root, StateDir, "agents.json") }
-
-func loadStateBook(root string, now func() time.Time) *stateBook {
-	s := &stateBook{path: statePath(root), now: now, agents: map[string]AgentRun{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
+	s := &stateBook{path: ws.AgentsPath(), now: now, agents: map[string]workspace.AgentRun{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if data, err := os.ReadFile(s.path); err == nil {
 		_ = json.Unmarshal(data, &s.agents) // a damaged file is rewritten from scratch
 	}
 	// A new runner starts every agent afresh: a stop lasts for the run.
-	s.agents = map[string]AgentRun{}
+	s.agents = map[string]workspace.AgentRun{}
 	s.write()
 	go s.writer()
 	return s
@@ -78,8 +49,8 @@ func (s *stateBook) set(agent, state, message string) {
 		return
 	}
 	a.State, a.Message, a.Since = state, message, s.now().UTC()
-	if a.Stopped && state != StateStopped {
-		a.State = StateStopped
+	if a.Stopped && state != workspace.StateStopped {
+		a.State = workspace.StateStopped
 	}
 	s.agents[agent] = a
 	s.changedLocked()
@@ -90,9 +61,9 @@ func (s *stateBook) setStopped(agent string, stopped bool) {
 	defer s.mu.Unlock()
 	a := s.agents[agent]
 	a.Stopped = stopped
-	a.State, a.Since = StateIdle, s.now().UTC()
+	a.State, a.Since = workspace.StateIdle, s.now().UTC()
 	if stopped {
-		a.State = StateStopped
+		a.State = workspace.StateStopped
 	}
 	s.agents[agent] = a
 	s.changedLocked()
@@ -104,7 +75,7 @@ func (s *stateBook) note(agent, note string) {
 	a := s.agents[agent]
 	a.Note = note
 	if a.State == "" {
-		a.State, a.Since = StateIdle, s.now().UTC()
+		a.State, a.Since = workspace.StateIdle, s.now().UTC()
 	}
 	s.agents[agent] = a
 	s.changedLocked()
@@ -159,20 +130,4 @@ func (s *stateBook) write() {
 	if os.WriteFile(tmp, append(data, '\n'), 0o644) == nil {
 		_ = os.Rename(tmp, s.path) // runtime state: a lost write is rewritten at the next change
 	}
-}
-
-// AgentRuns reads what the runner last wrote about each agent's driver.
-func (w *Workspace) AgentRuns() (map[string]AgentRun, error) {
-	data, err := os.ReadFile(statePath(w.Root))
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]AgentRun{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]AgentRun{}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return map[string]AgentRun{}, nil
-	}
-	return out, nil
 }

@@ -2,89 +2,20 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
-
-// Timeout is a liveness policy: an agent sent a matching message is
-// expected to say something within After; if it does not, it is nudged
-// with a configured message, and if it still does not, it is marked
-// unresponsive.
-//
-//	timeouts:
-//	  - match: {type: GM_TO_PLAYER}   # type, to (agent names), to_role; all optional
-//	    after: 120s
-//	    nudge:                        # sent by the one waiting, to the silent agent
-//	      type: CONTEXT_REFRESH
-//	      fields: {campaign: the-rot-beneath}
-//	      body: Are you still with us?
-type Timeout struct {
-	Type   []string
-	To     []string
-	ToRole []string
-	After  time.Duration
-	Nudge  *Nudge
-	Line   int
-	Key    string
-}
-
-// Nudge is the message a Timeout sends.
-type Nudge struct {
-	Type   string
-	Fields map[string]string
-	Body   string
-}
-
-func parseTimeout(n *yaml.Node, key string, bad badFunc) (Timeout, error) {
-	t := Timeout{Line: n.Line, Key: key}
-	err := eachKey(n, key, bad, map[string]func(*yaml.Node) error{
-		"match": func(v *yaml.Node) error {
-			return eachKey(v, key+".match", bad, map[string]func(*yaml.Node) error{
-				"type":    func(v *yaml.Node) error { return wordList(v, key+".match.type", &t.Type, bad) },
-				"to":      func(v *yaml.Node) error { return nameList(v, key+".match.to", &t.To, bad) },
-				"to_role": func(v *yaml.Node) error { return nameList(v, key+".match.to_role", &t.ToRole, bad) },
-			})
-		},
-		"after": func(v *yaml.Node) error { return duration(v, key+".after", &t.After, bad) },
-		"nudge": func(v *yaml.Node) error {
-			t.Nudge = &Nudge{Fields: map[string]string{}}
-			return eachKey(v, key+".nudge", bad, map[string]func(*yaml.Node) error{
-				"type": func(v *yaml.Node) error { return scalar(v, key+".nudge.type", &t.Nudge.Type, bad) },
-				"body": func(v *yaml.Node) error { return scalar(v, key+".nudge.body", &t.Nudge.Body, bad) },
-				"fields": func(v *yaml.Node) error {
-					if v.Kind != yaml.MappingNode {
-						return bad(v, key+".nudge.fields", "expected field: value pairs")
-					}
-					for i := 0; i+1 < len(v.Content); i += 2 {
-						t.Nudge.Fields[v.Content[i].Value] = v.Content[i+1].Value
-					}
-					return nil
-				},
-			})
-		},
-	})
-	if err != nil {
-		return t, err
-	}
-	for i, ty := range t.Type {
-		t.Type[i] = strings.Trim(ty, "[]")
-	}
-	if t.After <= 0 {
-		return t, bad(n, key+".after", "missing: say how long to wait (after: 120s)")
-	}
-	return t, nil
-}
 
 // expectation is a reply the runner waits for.
 type expectation struct {
 	agent    string // who should answer
 	waiting  string // who sent the message
 	message  string // its id
-	policy   *Timeout
+	policy   *workspace.Timeout
 	deadline time.Time
 	nudged   bool
 }
@@ -93,18 +24,18 @@ type expectation struct {
 // workspace's timeouts.
 func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []string) {
 	r.clearExpectations(sender) // whoever speaks is alive
-	typ := messageType(m)
+	typ := workspace.TypeOf(m)
 	id, _ := m.Get("id")
 	for i := range r.ws.Config.Timeouts {
 		p := &r.ws.Config.Timeouts[i]
-		if len(p.Type) > 0 && !contains(p.Type, typ) {
+		if len(p.Type) > 0 && !slices.Contains(p.Type, typ) {
 			continue
 		}
 		for _, to := range recipients {
-			if len(p.To) > 0 && !contains(p.To, to) {
+			if len(p.To) > 0 && !slices.Contains(p.To, to) {
 				continue
 			}
-			if len(p.ToRole) > 0 && !overlaps(p.ToRole, r.ws.Roles(to)) {
+			if len(p.ToRole) > 0 && !r.ws.HasRole(to, p.ToRole...) {
 				continue
 			}
 			r.expected = append(r.expected, &expectation{agent: to, waiting: sender, message: id, policy: p, deadline: r.opts.Now().Add(p.After)})
@@ -157,7 +88,7 @@ func (r *Runner) checkDeadlines() {
 		if e.nudged {
 			note += ", nor after a nudge"
 		}
-		r.state.set(e.agent, StateUnresponsive, e.message)
+		r.state.set(e.agent, workspace.StateUnresponsive, e.message)
 		r.state.note(e.agent, note)
 		r.log.Warn("agent unresponsive", "agent", e.agent, "message", e.message, "policy", e.policy.Key)
 	}

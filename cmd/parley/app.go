@@ -5,9 +5,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/urfave/cli/v2"
-
-	"github.com/parley-dev/parley/runner"
 )
 
 // newApp builds the command line.
@@ -80,7 +79,7 @@ func newApp(e *env) *cli.App {
 
 // workspace opens the workspace named by -C, or the one holding the
 // current directory.
-func workspace(c *cli.Context) (*runner.Workspace, error) {
+func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 	dir := c.String("workspace")
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -89,11 +88,11 @@ func workspace(c *cli.Context) (*runner.Workspace, error) {
 		}
 		dir = wd
 	}
-	root, err := runner.FindWorkspace(dir)
+	root, err := workspace.Find(dir)
 	if err != nil {
 		return nil, err
 	}
-	return runner.OpenWorkspace(root)
+	return workspace.Open(root)
 }
 
 // jsonFlag is the --json flag of commands whose output is data.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func benchCommand(e *env) *cli.Command {
@@ -369,7 +370,7 @@ func traffic(ctx context.Context, dir string, senders, n int, rate float64) (tra
 	for i := 0; i < max(senders, 2); i++ {
 		agents = append(agents, fmt.Sprintf("agent-%d", i))
 	}
-	ws, err := runner.InitWorkspace(dir, runner.AgentsNamed(agents...), nil)
+	ws, err := workspace.Init(dir, workspace.AgentsNamed(agents...), nil)
 	if err != nil {
 		return trafficResult{}, err
 	}
@@ -411,11 +412,11 @@ func traffic(ctx context.Context, dir string, senders, n int, rate float64) (tra
 		appeared[id] = time.Now()
 	}
 	// Wait until the journal has every message.
-	var entries []runner.Entry
+	var entries []workspace.Entry
 	deadline := time.Now().Add(5*time.Minute + time.Duration(n)*time.Millisecond)
 	for {
 		entries = entries[:0]
-		if err := runner.ReadJournal(ws.JournalPath(), func(en runner.Entry) error { entries = append(entries, en); return nil }); err != nil {
+		if err := workspace.ReadJournal(ws.JournalPath(), func(en workspace.Entry) error { entries = append(entries, en); return nil }); err != nil {
 			return trafficResult{}, err
 		}
 		if len(entries) >= n || time.Now().After(deadline) {
@@ -438,7 +439,7 @@ func traffic(ctx context.Context, dir string, senders, n int, rate float64) (tra
 	deliveries := 0
 	for _, en := range entries {
 		t, err := time.Parse(mailbox.TimeFormat, en.Time)
-		if err != nil || en.Outcome != runner.Delivered {
+		if err != nil || en.Outcome != workspace.Delivered {
 			return trafficResult{}, fmt.Errorf("bench: journal entry %+v", en)
 		}
 		lat = append(lat, float64(t.Sub(appeared[en.ID]))/float64(time.Millisecond))
@@ -459,7 +460,7 @@ func traffic(ctx context.Context, dir string, senders, n int, rate float64) (tra
 // idleLatency sends n messages one at a time to an idle runner, each after
 // the previous one was delivered and a pause.
 func idleLatency(ctx context.Context, dir string, n int) (p50, p99 float64, err error) {
-	ws, err := runner.InitWorkspace(dir, runner.AgentsNamed("alice", "bob"), nil)
+	ws, err := workspace.Init(dir, workspace.AgentsNamed("alice", "bob"), nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -507,7 +508,7 @@ func idleLatency(ctx context.Context, dir string, n int) (p50, p99 float64, err 
 		return 0, 0, err
 	}
 	var lat []float64
-	err = runner.ReadJournal(ws.JournalPath(), func(en runner.Entry) error {
+	err = workspace.ReadJournal(ws.JournalPath(), func(en workspace.Entry) error {
 		t, err := time.Parse(mailbox.TimeFormat, en.Time)
 		if err != nil {
 			return err
@@ -525,7 +526,7 @@ func idleLatency(ctx context.Context, dir string, n int) (p50, p99 float64, err 
 // separate `parley run --until-idle` process, and reads its peak RSS.
 func startup(ctx context.Context, dir string, n int) (*startupFigure, error) {
 	agents := []string{"ann", "bo", "cy", "di"}
-	ws, err := runner.InitWorkspace(dir, runner.AgentsNamed(agents...), nil)
+	ws, err := workspace.Init(dir, workspace.AgentsNamed(agents...), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -572,7 +573,7 @@ func startup(ctx context.Context, dir string, n int) (*startupFigure, error) {
 // idleCPU starts `parley run` on an empty workspace and reads how much CPU
 // it uses over a window after it has started.
 func idleCPU(ctx context.Context, dir string, window time.Duration) (float64, error) {
-	ws, err := runner.InitWorkspace(dir, runner.AgentsNamed("alice", "bob", "carol"), nil)
+	ws, err := workspace.Init(dir, workspace.AgentsNamed("alice", "bob", "carol"), nil)
 	if err != nil {
 		return 0, err
 	}
@@ -750,9 +751,9 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 		agents int
 		dst    *dispatchFigures
 	}{
-		{"1 command agent", runner.DriverCommand, []string{script}, 1, &rep.Command},
-		{"4 command agents", runner.DriverCommand, []string{script}, 4, &rep.Parallel},
-		{"1 session agent", runner.DriverSession, session, 1, &rep.Session},
+		{"1 command agent", workspace.DriverCommand, []string{script}, 1, &rep.Command},
+		{"4 command agents", workspace.DriverCommand, []string{script}, 4, &rep.Parallel},
+		{"1 session agent", workspace.DriverSession, session, 1, &rep.Session},
 	} {
 		say("%s, %d messages each ...", p.what, n)
 		f, err := runner.BenchDispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-%d", p.driver, p.agents)), p.driver, p.run, p.agents, n)

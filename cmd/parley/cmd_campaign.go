@@ -10,7 +10,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/delta"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // campaignFlag names the campaign a command works on.
@@ -18,8 +18,8 @@ var campaignFlag = &cli.StringFlag{Name: "campaign", Usage: "the campaign `NAME`
 
 // openCampaign opens the workspace, and in it the campaign name, else the
 // one --campaign names, else campaign: in parley.yaml, else the only one.
-func openCampaign(c *cli.Context, name string) (*campaigns.Campaign, *runner.Workspace, error) {
-	ws, err := workspace(c)
+func openCampaign(c *cli.Context, name string) (*campaigns.Campaign, *workspace.Workspace, error) {
+	ws, err := openWorkspace(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -46,7 +46,7 @@ func campaignCommand(e *env) *cli.Command {
 					if err := exactArgs(c, 1, "the campaign's NAME (lower-case words joined by -)"); err != nil {
 						return err
 					}
-					ws, err := workspace(c)
+					ws, err := openWorkspace(c)
 					if err != nil {
 						return err
 					}
@@ -67,7 +67,7 @@ func campaignCommand(e *env) *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					ws, err := workspace(c)
+					ws, err := openWorkspace(c)
 					if err != nil {
 						return err
 					}
@@ -166,14 +166,14 @@ func campaignCommand(e *env) *cli.Command {
 }
 
 // campaignArg opens the campaign named by the argument or --campaign.
-func campaignArg(c *cli.Context) (*campaigns.Campaign, *runner.Workspace, error) {
+func campaignArg(c *cli.Context) (*campaigns.Campaign, *workspace.Workspace, error) {
 	if c.NArg() > 1 {
 		return nil, nil, usagef("%s takes at most one campaign NAME", c.Command.FullName())
 	}
 	return openCampaign(c, c.Args().First())
 }
 
-func printCheck(e *env, ws *runner.Workspace, rep *campaigns.Report) {
+func printCheck(e *env, ws *workspace.Workspace, rep *campaigns.Report) {
 	w := e.stdout
 	fmt.Fprintf(w, "campaign %s (%s)\n", rep.Campaign, rel(ws, rep.Dir))
 	width := 0
@@ -265,7 +265,7 @@ func applyJSON(camp *campaigns.Campaign, rep *delta.Report, err error) any {
 }
 
 // rel returns path relative to the workspace root, for messages.
-func rel(ws *runner.Workspace, path string) string {
+func rel(ws *workspace.Workspace, path string) string {
 	if r, err := filepath.Rel(ws.Root, path); err == nil {
 		return filepath.ToSlash(r)
 	}

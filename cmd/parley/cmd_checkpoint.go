@@ -12,7 +12,7 @@ import (
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/checkpoint"
 	"github.com/parley-dev/parley/campaigns/scenes"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func checkpointCommand(e *env) *cli.Command {
@@ -31,7 +31,7 @@ func checkpointCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			ws, err := workspace(c)
+			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ func checkpointCommand(e *env) *cli.Command {
 
 // describeSave names what a checkpoint saves: each campaign changed, with
 // its current scene, and plans.
-func describeSave(ws *runner.Workspace, changed []string) string {
+func describeSave(ws *workspace.Workspace, changed []string) string {
 	touched := map[string]bool{}
 	plans := false
 	for _, f := range changed {

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/parley-dev/parley/skills"
 )
 
@@ -32,8 +32,8 @@ func composeCommand(e *env) *cli.Command {
 			if err := exactArgs(c, 1, "a message TYPE (like GM_TO_PLAYER or review_verdict)"); err != nil {
 				return err
 			}
-			ws, err := workspace(c)
-			if err != nil && !errors.Is(err, runner.ErrNoWorkspace) {
+			ws, err := openWorkspace(c)
+			if err != nil && !errors.Is(err, workspace.ErrNoWorkspace) {
 				return err
 			}
 			t, err := findType(c, ws, strings.Trim(c.Args().First(), "[]"))
@@ -66,7 +66,7 @@ func composeCommand(e *env) *cli.Command {
 
 // findType looks a type up in the workspace's protocol, in the skill named
 // by --skill, or in every skill parley knows.
-func findType(c *cli.Context, ws *runner.Workspace, name string) (*skills.Type, error) {
+func findType(c *cli.Context, ws *workspace.Workspace, name string) (*skills.Type, error) {
 	lib, _, err := library(c)
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func template(t *skills.Type, from string, to []string) string {
 
 // editAndSend opens the template in the editor, in the sender's tmp/, and
 // sends what was written; an unchanged or emptied file is not sent.
-func editAndSend(e *env, ws *runner.Workspace, from, editor, text string) error {
+func editAndSend(e *env, ws *workspace.Workspace, from, editor, text string) error {
 	box := ws.Mailbox(from)
 	id := (&mailbox.IDs{Now: time.Now}).New(from)
 	path := box.Path(mailbox.Tmp, "compose-"+id+".md")

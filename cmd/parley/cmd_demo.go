@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func demoCommand(e *env) *cli.Command {
@@ -101,8 +102,8 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 		return err
 	}
 	defer cleanup()
-	agents := []runner.Agent{{Name: "gm"}, {Name: "narrator"}, {Name: "aria", Roles: []string{"player"}}, {Name: "bram", Roles: []string{"player"}}}
-	ws, err := runner.InitWorkspace(dir, agents, []string{"dnd-team"})
+	agents := []workspace.Agent{{Name: "gm"}, {Name: "narrator"}, {Name: "aria", Roles: []string{"player"}}, {Name: "bram", Roles: []string{"player"}}}
+	ws, err := workspace.Init(dir, agents, []string{"dnd-team"})
 	if err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 // showRun runs a demo workspace until it is idle, built-in agents
 // included, and shows the run's figures, the log and the status, as the
 // commands print them.
-func showRun(ctx context.Context, e *env, ws *runner.Workspace) error {
+func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	out := e.stdout
 	fmt.Fprintln(out, "\n== parley run --until-idle")
 	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Handlers: handlers(ws), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/parley-dev/parley/examples"
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // teamsTopic is what the demo asks the team to write about.
@@ -30,7 +30,7 @@ func runTeamsDemo(ctx context.Context, e *env, dir string) error {
 	if err := copyExample(examples.Teams, "teams", dir); err != nil {
 		return err
 	}
-	ws, err := runner.OpenWorkspace(dir)
+	ws, err := workspace.Open(dir)
 	if err != nil {
 		return err
 	}
@@ -81,8 +81,8 @@ func runTeamsDemo(ctx context.Context, e *env, dir string) error {
 // dir, which must not hold a workspace yet. Shell scripts are made
 // executable.
 func copyExample(fsys fs.FS, root, dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, runner.ConfigFile)); err == nil {
-		return fmt.Errorf("%s: %w", dir, runner.ErrWorkspaceExists)
+	if _, err := os.Stat(filepath.Join(dir, workspace.ConfigFile)); err == nil {
+		return fmt.Errorf("%s: %w", dir, workspace.ErrWorkspaceExists)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

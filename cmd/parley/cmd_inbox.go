@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func inboxCommand(e *env) *cli.Command {
@@ -24,7 +24,7 @@ func inboxCommand(e *env) *cli.Command {
 			if err := exactArgs(c, 1, "an AGENT"); err != nil {
 				return err
 			}
-			ws, err := workspace(c)
+			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
@@ -44,7 +44,7 @@ type listedMessage struct {
 	Problem string `json:"problem,omitempty"` // why the file is not a readable message, or why it was refused
 }
 
-func runInbox(e *env, ws *runner.Workspace, agent, state string, asJSON bool) error {
+func runInbox(e *env, ws *workspace.Workspace, agent, state string, asJSON bool) error {
 	if err := ws.CheckAgent(agent); err != nil {
 		return usagef("%v", err)
 	}

@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/urfave/cli/v2"
-
-	"github.com/parley-dev/parley/runner"
 )
 
 func initCommand(e *env) *cli.Command {
@@ -31,17 +30,17 @@ func initCommand(e *env) *cli.Command {
 			if dir == "" {
 				dir = "."
 			}
-			var agents []runner.Agent
+			var agents []workspace.Agent
 			for _, spec := range splitNames(c.StringSlice("agent")) {
 				name, roles, _ := strings.Cut(spec, ":")
-				a := runner.Agent{Name: name}
+				a := workspace.Agent{Name: name}
 				if roles != "" {
 					a.Roles = strings.Split(roles, "+")
 				}
 				agents = append(agents, a)
 			}
 			if len(agents) == 0 && len(c.StringSlice("skill")) == 0 {
-				if _, err := os.Stat(filepath.Join(dir, runner.ConfigFile)); err == nil {
+				if _, err := os.Stat(filepath.Join(dir, workspace.ConfigFile)); err == nil {
 					return runMakeMailboxes(e, dir)
 				}
 			}
@@ -53,8 +52,8 @@ func initCommand(e *env) *cli.Command {
 	}
 }
 
-func runInit(e *env, dir string, agents []runner.Agent, skillNames []string) error {
-	ws, err := runner.InitWorkspace(dir, agents, skillNames)
+func runInit(e *env, dir string, agents []workspace.Agent, skillNames []string) error {
+	ws, err := workspace.Init(dir, agents, skillNames)
 	if err != nil {
 		return err
 	}
@@ -68,7 +67,7 @@ func runInit(e *env, dir string, agents []runner.Agent, skillNames []string) err
 
 // runMakeMailboxes makes the mailboxes of an existing parley.yaml.
 func runMakeMailboxes(e *env, dir string) error {
-	ws, err := runner.OpenWorkspace(dir)
+	ws, err := workspace.Open(dir)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func stopCommand(e *env) *cli.Command {
@@ -25,14 +25,14 @@ func stopCommand(e *env) *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			ws, err := workspace(c)
+			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
 			targets := c.Args().Slice()
 			if c.Bool("all") {
 				for _, a := range ws.Config.Agents {
-					if a.Driver != runner.DriverHuman && a.Driver != "" {
+					if a.Driver != workspace.DriverHuman && a.Driver != "" {
 						targets = append(targets, a.Name)
 					}
 				}
@@ -63,7 +63,7 @@ func stopCommand(e *env) *cli.Command {
 				m.Set("id", id)
 				m.Set("from", from)
 				m.Set("to", t)
-				m.Set("type", runner.ShutdownRequest)
+				m.Set("type", workspace.ShutdownRequest)
 				m.Set("request_id", id)
 				if r := c.String("reason"); r != "" {
 					m.Set("reason", r)
@@ -85,7 +85,7 @@ func stopCommand(e *env) *cli.Command {
 }
 
 // lead returns the agent whose role is team-lead, if there is one.
-func lead(ws *runner.Workspace) string {
+func lead(ws *workspace.Workspace) string {
 	for _, a := range ws.AgentNames() {
 		for _, r := range ws.Roles(a) {
 			if r == "team-lead" || r == "lead" {
@@ -119,7 +119,7 @@ func answerCommand(e *env, name string, approve bool) *cli.Command {
 			if err := exactArgs(c, 1, "the ID of the request"); err != nil {
 				return err
 			}
-			ws, err := workspace(c)
+			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func answerCommand(e *env, name string, approve bool) *cli.Command {
 }
 
 // runAnswer answers a structured request as the agent that received it.
-func runAnswer(e *env, ws *runner.Workspace, id string, approve bool, feedback string) error {
+func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedback string) error {
 	path, err := ws.FindMessage(id)
 	if err != nil {
 		return err
@@ -149,10 +149,10 @@ func runAnswer(e *env, ws *runner.Workspace, id string, approve bool, feedback s
 	typ, _ := req.Get("type")
 	var respType, textField string
 	switch typ {
-	case runner.PlanApprovalRequest:
-		respType, textField = runner.PlanApprovalResponse, "feedback"
-	case runner.ShutdownRequest:
-		respType, textField = runner.ShutdownResponse, "reason"
+	case workspace.PlanApprovalRequest:
+		respType, textField = workspace.PlanApprovalResponse, "feedback"
+	case workspace.ShutdownRequest:
+		respType, textField = workspace.ShutdownResponse, "reason"
 	default:
 		return fmt.Errorf("%s is a %s, not a plan_approval_request or a shutdown_request", id, dashIfEmpty(typ, "message without a type"))
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func logCommand(e *env) *cli.Command {
@@ -25,7 +25,7 @@ func logCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			ws, err := workspace(c)
+			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
@@ -36,8 +36,8 @@ func logCommand(e *env) *cli.Command {
 	}
 }
 
-func runLog(ctx context.Context, e *env, ws *runner.Workspace, follow, asJSON bool) error {
-	print := func(en runner.Entry) error {
+func runLog(ctx context.Context, e *env, ws *workspace.Workspace, follow, asJSON bool) error {
+	print := func(en workspace.Entry) error {
 		if asJSON {
 			return e.printJSONLine(en)
 		}
@@ -46,11 +46,11 @@ func runLog(ctx context.Context, e *env, ws *runner.Workspace, follow, asJSON bo
 	}
 	var err error
 	if follow {
-		err = runner.FollowJournal(ctx, ws.JournalPath(), print)
+		err = workspace.FollowJournal(ctx, ws.JournalPath(), print)
 	} else {
-		err = runner.ReadJournal(ws.JournalPath(), print)
+		err = workspace.ReadJournal(ws.JournalPath(), print)
 	}
-	var je *runner.JournalError
+	var je *workspace.JournalError
 	if errors.As(err, &je) {
 		// Unreadable lines (cut short by a crash) are reported, not fatal.
 		fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %v\n", ws.JournalPath(), err)
@@ -62,7 +62,7 @@ func runLog(ctx context.Context, e *env, ws *runner.Workspace, follow, asJSON bo
 // formatEntry renders a journal entry for a terminal:
 //
 //	2026-11-21 10:15:00.123  delivered  gm -> alice, bob  NARRATIVE  20261121-...-gm-3fa9c2
-func formatEntry(en runner.Entry) string {
+func formatEntry(en workspace.Entry) string {
 	when := en.Time
 	if t, err := time.Parse(mailbox.TimeFormat, en.Time); err == nil {
 		when = t.Local().Format("2006-01-02 15:04:05.000")
@@ -76,7 +76,7 @@ func formatEntry(en runner.Entry) string {
 		to = "-"
 	}
 	line := fmt.Sprintf("%s  %-9s  %s -> %s  %s  %s", when, en.Outcome, en.From, to, dash(kind), dash(en.ID))
-	if en.Outcome == runner.Refused {
+	if en.Outcome == workspace.Refused {
 		line = fmt.Sprintf("%s  %-9s  %s  %s", when, en.Outcome, en.From, en.Reason)
 	}
 	if len(en.Already) > 0 {

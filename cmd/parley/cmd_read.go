@@ -33,7 +33,7 @@ func readCommand(e *env) *cli.Command {
 				if !mailbox.IsID(arg) {
 					return fmt.Errorf("%s: no such file, and not a message id", arg)
 				}
-				ws, err := workspace(c)
+				ws, err := openWorkspace(c)
 				if err != nil {
 					return err
 				}

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func routesCommand(e *env) *cli.Command {
@@ -27,7 +27,7 @@ func routesCommand(e *env) *cli.Command {
 				if err := exactArgs(c, 1, "a message FILE"); err != nil {
 					return err
 				}
-				ws, err := workspace(c)
+				ws, err := openWorkspace(c)
 				if err != nil {
 					return err
 				}
@@ -37,7 +37,7 @@ func routesCommand(e *env) *cli.Command {
 	}
 }
 
-func runExplain(e *env, ws *runner.Workspace, path, from string, asJSON bool) error {
+func runExplain(e *env, ws *workspace.Workspace, path, from string, asJSON bool) error {
 	data, err := mailbox.ReadFile(path, ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func runExplain(e *env, ws *runner.Workspace, path, from string, asJSON bool) er
 		fmt.Fprintf(e.stdout, "  by the protocol:    %s (the type goes to %s)\n", dash(strings.Join(a.Default, ", ")), strings.Join(a.DefaultRoles, " or "))
 	}
 	for _, r := range a.Routes {
-		fmt.Fprintf(e.stdout, "  by %s (%s:%d): %s\n", r.Key, runner.ConfigFile, r.Line, dash(strings.Join(r.Agents, ", ")))
+		fmt.Fprintf(e.stdout, "  by %s (%s:%d): %s\n", r.Key, workspace.ConfigFile, r.Line, dash(strings.Join(r.Agents, ", ")))
 	}
 	fmt.Fprintf(e.stdout, "  goes to:            %s\n", strings.Join(a.Recipients, ", "))
 	return nil

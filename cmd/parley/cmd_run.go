@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func runCommand(e *env) *cli.Command {
@@ -24,7 +25,7 @@ func runCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			ws, err := workspace(c)
+			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
@@ -48,7 +49,7 @@ type runOptions struct {
 	JSON      bool
 }
 
-func runRun(ctx context.Context, e *env, ws *runner.Workspace, opts runOptions) error {
+func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOptions) error {
 	r, err := runner.Open(ws, runner.Options{Logger: e.logger(opts.Level), UntilIdle: opts.UntilIdle, Handlers: handlers(ws)})
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func sendCommand(e *env) *cli.Command {
@@ -34,7 +34,7 @@ func sendCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			ws, err := workspace(c)
+			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // buildMessage checks the options against the workspace and makes the
 // message.
-func buildMessage(ws *runner.Workspace, opts sendOptions, ids *mailbox.IDs) (*mailbox.Message, error) {
+func buildMessage(ws *workspace.Workspace, opts sendOptions, ids *mailbox.IDs) (*mailbox.Message, error) {
 	if opts.From == "" {
 		return nil, usagef("say who sends the message: --from AGENT")
 	}
@@ -134,7 +134,7 @@ func buildMessage(ws *runner.Workspace, opts sendOptions, ids *mailbox.IDs) (*ma
 	return m, nil
 }
 
-func recipientList(ws *runner.Workspace, flag string, values []string) ([]string, error) {
+func recipientList(ws *workspace.Workspace, flag string, values []string) ([]string, error) {
 	var out []string
 	for _, v := range values {
 		for _, n := range strings.Split(v, ",") {
@@ -153,7 +153,7 @@ func recipientList(ws *runner.Workspace, flag string, values []string) ([]string
 	return out, nil
 }
 
-func runSend(e *env, ws *runner.Workspace, opts sendOptions) error {
+func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	m, err := buildMessage(ws, opts, &mailbox.IDs{Now: time.Now})
 	if err != nil {
 		return err
@@ -172,7 +172,7 @@ func runSend(e *env, ws *runner.Workspace, opts sendOptions) error {
 
 // hasDefaultRecipients reports whether the workspace's protocol says where
 // a message of this type goes, so that it may leave out --to.
-func hasDefaultRecipients(ws *runner.Workspace, typ string) bool {
+func hasDefaultRecipients(ws *workspace.Workspace, typ string) bool {
 	if typ == "" {
 		return false
 	}

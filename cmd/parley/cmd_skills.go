@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/parley-dev/parley/skills"
 )
 
@@ -71,9 +71,9 @@ func skillsCommand(e *env) *cli.Command {
 
 // library returns the skills of the workspace, or the shipped ones when
 // there is no workspace.
-func library(c *cli.Context) (*skills.Library, *runner.Workspace, error) {
-	ws, err := workspace(c)
-	if errors.Is(err, runner.ErrNoWorkspace) {
+func library(c *cli.Context) (*skills.Library, *workspace.Workspace, error) {
+	ws, err := openWorkspace(c)
+	if errors.Is(err, workspace.ErrNoWorkspace) {
 		lib, err := skills.LoadLibrary("")
 		return lib, nil, err
 	}
@@ -117,7 +117,7 @@ type listedSkill struct {
 	Warnings    int    `json:"warnings"`
 }
 
-func runSkillsList(e *env, lib *skills.Library, ws *runner.Workspace, asJSON bool) error {
+func runSkillsList(e *env, lib *skills.Library, ws *workspace.Workspace, asJSON bool) error {
 	var used []string
 	if ws != nil {
 		used = ws.Config.Skills

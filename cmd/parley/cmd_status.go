@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/urfave/cli/v2"
-
-	"github.com/parley-dev/parley/runner"
 )
 
 func statusCommand(e *env) *cli.Command {
@@ -20,7 +19,7 @@ func statusCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			ws, err := workspace(c)
+			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
@@ -30,12 +29,12 @@ func statusCommand(e *env) *cli.Command {
 }
 
 type statusReport struct {
-	Workspace string               `json:"workspace"`
-	RunnerPID int                  `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
-	Agents    []runner.AgentStatus `json:"agents"`
+	Workspace string                  `json:"workspace"`
+	RunnerPID int                     `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
+	Agents    []workspace.AgentStatus `json:"agents"`
 }
 
-func runStatus(e *env, ws *runner.Workspace, asJSON bool, now time.Time) error {
+func runStatus(e *env, ws *workspace.Workspace, asJSON bool, now time.Time) error {
 	agents, err := ws.Status()
 	if err != nil {
 		return err
@@ -69,10 +68,10 @@ func runStatus(e *env, ws *runner.Workspace, asJSON bool, now time.Time) error {
 	}
 	for _, p := range []struct {
 		title string
-		get   func(runner.AgentStatus) []runner.Problem
+		get   func(workspace.AgentStatus) []workspace.Problem
 	}{
-		{"rejected", func(a runner.AgentStatus) []runner.Problem { return a.RejectedFiles }},
-		{"dead", func(a runner.AgentStatus) []runner.Problem { return a.DeadFiles }},
+		{"rejected", func(a workspace.AgentStatus) []workspace.Problem { return a.RejectedFiles }},
+		{"dead", func(a workspace.AgentStatus) []workspace.Problem { return a.DeadFiles }},
 	} {
 		var lines []string
 		for _, a := range agents {

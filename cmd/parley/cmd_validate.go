@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/parley-dev/parley/skills"
 )
 
@@ -27,8 +27,8 @@ func validateCommand(e *env) *cli.Command {
 			if c.NArg() == 0 {
 				return usagef("validate needs message files or mailbox directories")
 			}
-			ws, err := workspace(c)
-			if err != nil && !errors.Is(err, runner.ErrNoWorkspace) {
+			ws, err := openWorkspace(c)
+			if err != nil && !errors.Is(err, workspace.ErrNoWorkspace) {
 				return err
 			}
 			var set *skills.Set
@@ -65,7 +65,7 @@ func splitNames(values []string) []string {
 // runValidate checks every message file under paths. ws and set may be
 // nil: without a workspace, names are not checked; without skills, only
 // the files' form is.
-func runValidate(e *env, ws *runner.Workspace, set *skills.Set, paths []string) error {
+func runValidate(e *env, ws *workspace.Workspace, set *skills.Set, paths []string) error {
 	files, problems := 0, 0
 	report := func(path string, line int, field, reason string) {
 		problems++
@@ -78,7 +78,7 @@ func runValidate(e *env, ws *runner.Workspace, set *skills.Set, paths []string) 
 		}
 		fmt.Fprintf(e.stdout, "%s: %s\n", loc, reason)
 	}
-	maxSize := int64(runner.DefaultMaxMessageSize)
+	maxSize := int64(workspace.DefaultMaxMessageSize)
 	if ws != nil {
 		maxSize = ws.Config.Router.MaxMessageSize
 	}
@@ -158,7 +158,7 @@ func runValidate(e *env, ws *runner.Workspace, set *skills.Set, paths []string) 
 // the sender is the owner of the outbox (or sent/, rejected/) it is in, or
 // its from: field; the recipients are its to: and cc:. With a workspace,
 // unknown names are problems.
-func envelopeOf(ws *runner.Workspace, path string, m *mailbox.Message) (skills.Envelope, []skills.Violation) {
+func envelopeOf(ws *workspace.Workspace, path string, m *mailbox.Message) (skills.Envelope, []skills.Violation) {
 	var env skills.Envelope
 	var bad []skills.Violation
 	roles := func(name string) []string {
@@ -209,7 +209,7 @@ func envelopeOf(ws *runner.Workspace, path string, m *mailbox.Message) (skills.E
 }
 
 // mailboxOf tells whose mailbox, and which state, a path is in.
-func mailboxOf(ws *runner.Workspace, path string) (agent, state string, ok bool) {
+func mailboxOf(ws *workspace.Workspace, path string) (agent, state string, ok bool) {
 	if ws == nil {
 		return "", "", false
 	}
@@ -217,7 +217,7 @@ func mailboxOf(ws *runner.Workspace, path string) (agent, state string, ok bool)
 	if err != nil {
 		return "", "", false
 	}
-	rel, err := filepath.Rel(filepath.Join(ws.Root, runner.MailboxesDir), abs)
+	rel, err := filepath.Rel(filepath.Join(ws.Root, workspace.MailboxesDir), abs)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return "", "", false
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // crashAgentScript is the program of every command agent: it notes that it
@@ -58,7 +58,7 @@ func TestCrashAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ws, err := runner.OpenWorkspace(root)
+	ws, err := workspace.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestCrashAgents(t *testing.T) {
 	triggers := []trigger{
 		{"started", func(k, pid int) func() bool {
 			return func() bool {
-				b, _ := os.ReadFile(filepath.Join(root, runner.StateDir, "lock"))
+				b, _ := os.ReadFile(filepath.Join(root, workspace.StateDir, "lock"))
 				return strings.TrimSpace(string(b)) == strconv.Itoa(pid)
 			}
 		}},

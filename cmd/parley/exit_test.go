@@ -9,11 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestExitCodes checks the exit codes scripts branch on.
 func TestExitCodes(t *testing.T) {
-	ws, err := runner.InitWorkspace(t.TempDir(), runner.AgentsNamed("alice", "bob"), nil)
+	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("alice", "bob"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/roller"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // messageHandler is what the built-in agents of other packages provide:
@@ -26,7 +27,7 @@ func adapt(h messageHandler) runner.Handler {
 
 // handlers are the built-in agents parley.yaml can name with
 // `driver: builtin` and `handler: NAME`.
-func handlers(ws *runner.Workspace) runner.Handlers {
+func handlers(ws *workspace.Workspace) runner.Handlers {
 	camps := agents.Campaigns{Workspace: ws.Root, Default: ws.Config.Campaign}
 	var narrators []string
 	players := map[string]string{}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // Exit codes. They are part of parley's interface: scripts branch on them.
@@ -99,7 +100,7 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &le):
 		return exitLocked
-	case errors.Is(err, runner.ErrNoWorkspace):
+	case errors.Is(err, workspace.ErrNoWorkspace):
 		return exitNoWorkspace
 	}
 	return exitFailure
@@ -111,7 +112,7 @@ func hint(err error) string {
 	switch {
 	case errors.As(err, &le):
 		return "one `parley run` per workspace; stop the other one, or use `parley status` to watch it work"
-	case errors.Is(err, runner.ErrNoWorkspace):
+	case errors.Is(err, workspace.ErrNoWorkspace):
 		return "create one with `parley init DIR --agent NAME...`, or point at one with -C DIR"
 	}
 	var ue usageError

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/parley-dev/parley/runner"
 )
 
 func TestMain(m *testing.M) {
@@ -78,7 +77,7 @@ func cmdWaitRunner(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: waitrunner DIR")
 	}
-	ws, err := runner.OpenWorkspace(ts.MkAbs(args[0]))
+	ws, err := workspace.Open(ts.MkAbs(args[0]))
 	ts.Check(err)
 	deadline := time.Now().Add(30 * time.Second)
 	for ws.RunnerPID() == 0 {

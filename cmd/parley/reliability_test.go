@@ -16,7 +16,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // These tests run parley as a separate process: testscript.Main (in
@@ -38,7 +38,7 @@ func TestCrash(t *testing.T) {
 		t.Skip("sends thousands of messages")
 	}
 	agents := []string{"ann", "bo", "cy", "di"}
-	ws, err := runner.InitWorkspace(t.TempDir(), runner.AgentsNamed(agents...), nil)
+	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed(agents...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestCrash(t *testing.T) {
 // watchInboxes records, per agent, the names of the files that arrive in
 // its inbox, in order. The returned function stops watching and returns
 // them.
-func watchInboxes(t *testing.T, ws *runner.Workspace) func() map[string][]string {
+func watchInboxes(t *testing.T, ws *workspace.Workspace) func() map[string][]string {
 	t.Helper()
 	w, err := fsnotify.NewBufferedWatcher(1 << 16)
 	if err != nil {
@@ -239,7 +239,7 @@ func watchInboxes(t *testing.T, ws *runner.Workspace) func() map[string][]string
 
 // checkArrivalOrder checks that each recipient got each sender's messages
 // in the order they were sent (their keys are "<sender>-<n>").
-func checkArrivalOrder(t *testing.T, ws *runner.Workspace, arrivals map[string][]string) {
+func checkArrivalOrder(t *testing.T, ws *workspace.Workspace, arrivals map[string][]string) {
 	t.Helper()
 	for agent, names := range arrivals {
 		last := map[string]int{}
@@ -268,7 +268,7 @@ func checkArrivalOrder(t *testing.T, ws *runner.Workspace, arrivals map[string][
 }
 
 // stateDirs lists a state directory of every agent.
-func stateDirs(ws *runner.Workspace, state string) []string {
+func stateDirs(ws *workspace.Workspace, state string) []string {
 	var dirs []string
 	for _, a := range ws.AgentNames() {
 		dirs = append(dirs, filepath.Join(string(ws.Mailbox(a)), state))
@@ -278,7 +278,7 @@ func stateDirs(ws *runner.Workspace, state string) []string {
 
 // waitCount waits until the directories hold at least n files between
 // them, or, with no directories, until the journal has n lines.
-func waitCount(t *testing.T, ws *runner.Workspace, dirs []string, n int) {
+func waitCount(t *testing.T, ws *workspace.Workspace, dirs []string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -304,7 +304,7 @@ func waitCount(t *testing.T, ws *runner.Workspace, dirs []string, n int) {
 // checkDelivered checks that every outbox is empty, every message sent is
 // in its sender's sent/, and every recipient holds each of its messages
 // exactly once (in inbox, cur, done or dead), and nothing else.
-func checkDelivered(t *testing.T, ws *runner.Workspace, sent []sentMessage) {
+func checkDelivered(t *testing.T, ws *workspace.Workspace, sent []sentMessage) {
 	t.Helper()
 	want := map[string]map[string]bool{} // recipient -> keys
 	sentBy := map[string]int{}
@@ -367,7 +367,7 @@ func checkDelivered(t *testing.T, ws *runner.Workspace, sent []sentMessage) {
 // the same and from different agents, and checks nothing is lost.
 func TestConcurrentSends(t *testing.T) {
 	agents := []string{"ann", "bo", "cy", "di"}
-	ws, err := runner.InitWorkspace(t.TempDir(), runner.AgentsNamed(agents...), nil)
+	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed(agents...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

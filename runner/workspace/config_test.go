@@ -1,4 +1,4 @@
-package runner
+package workspace
 
 import (
 	"errors"
@@ -109,18 +109,18 @@ func TestParseSize(t *testing.T) {
 func TestFindWorkspace(t *testing.T) {
 	ws := newWorkspace(t, "gm")
 	deep := filepath.Join(ws.Root, "mailboxes", "gm", "inbox")
-	got, err := FindWorkspace(deep)
+	got, err := Find(deep)
 	if err != nil || got != ws.Root {
-		t.Errorf("FindWorkspace(%s) = %q, %v, want %q", deep, got, err, ws.Root)
+		t.Errorf("Find(%s) = %q, %v, want %q", deep, got, err, ws.Root)
 	}
-	if _, err := FindWorkspace(t.TempDir()); !errors.Is(err, ErrNoWorkspace) {
-		t.Errorf("FindWorkspace outside a workspace = %v, want ErrNoWorkspace", err)
+	if _, err := Find(t.TempDir()); !errors.Is(err, ErrNoWorkspace) {
+		t.Errorf("Find outside a workspace = %v, want ErrNoWorkspace", err)
 	}
 }
 
 func TestInitWorkspace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "table")
-	ws, err := InitWorkspace(dir, AgentsNamed("gm", "aria"), nil)
+	ws, err := Init(dir, AgentsNamed("gm", "aria"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +132,22 @@ func TestInitWorkspace(t *testing.T) {
 	if d := cmp.Diff([]string{"gm", "aria"}, ws.AgentNames()); d != "" {
 		t.Errorf("agents (-want +got):\n%s", d)
 	}
-	if _, err := InitWorkspace(dir, AgentsNamed("gm"), nil); !errors.Is(err, ErrWorkspaceExists) {
+	if _, err := Init(dir, AgentsNamed("gm"), nil); !errors.Is(err, ErrWorkspaceExists) {
 		t.Errorf("second init = %v, want ErrWorkspaceExists", err)
 	}
 	for _, bad := range [][]string{nil, {"Bad Name"}, {"gm", "gm"}, {"a/b"}} {
-		if _, err := InitWorkspace(t.TempDir(), AgentsNamed(bad...), nil); err == nil {
-			t.Errorf("InitWorkspace(%q) succeeded, want an error", bad)
+		if _, err := Init(t.TempDir(), AgentsNamed(bad...), nil); err == nil {
+			t.Errorf("Init(%q) succeeded, want an error", bad)
 		}
 	}
+}
+
+// newWorkspace creates a workspace with these agents in a fresh directory.
+func newWorkspace(t *testing.T, agents ...string) *Workspace {
+	t.Helper()
+	ws, err := Init(t.TempDir(), AgentsNamed(agents...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
 }

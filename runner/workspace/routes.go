@@ -1,8 +1,9 @@
-package runner
+package workspace
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -139,14 +140,14 @@ func checkRouteCycle(cfg *Config, path string, agents map[string]Agent) error {
 		}
 		var from []string
 		for _, a := range cfg.Agents {
-			if contains(r.From, a.Name) || overlaps(r.FromRole, rolesOf(a)) {
+			if slices.Contains(r.From, a.Name) || overlaps(r.FromRole, rolesOf(a)) {
 				from = append(from, a.Name)
 			}
 		}
 		for _, f := range from {
 			for _, t := range r.targets() {
 				for _, a := range cfg.Agents {
-					if a.Name == t || (!isAgent(agents, t) && contains(rolesOf(a), strings.TrimPrefix(t, "role:"))) {
+					if a.Name == t || (!isAgent(agents, t) && slices.Contains(rolesOf(a), strings.TrimPrefix(t, "role:"))) {
 						if automated(f) && automated(a.Name) && f != a.Name {
 							edges[f] = append(edges[f], a.Name)
 							lines[[2]string{f, a.Name}] = r
@@ -217,15 +218,15 @@ type routed struct {
 
 // matches reports whether a route applies to a message from sender.
 func (r *Route) matches(ws *Workspace, sender string, m *mailbox.Message) bool {
-	typ := messageType(m)
+	typ := TypeOf(m)
 	signal, _ := m.Get("signal")
-	if len(r.Type) > 0 && !contains(r.Type, typ) {
+	if len(r.Type) > 0 && !slices.Contains(r.Type, typ) {
 		return false
 	}
-	if len(r.Signal) > 0 && !contains(r.Signal, signal) {
+	if len(r.Signal) > 0 && !slices.Contains(r.Signal, signal) {
 		return false
 	}
-	if len(r.From) > 0 && !contains(r.From, sender) {
+	if len(r.From) > 0 && !slices.Contains(r.From, sender) {
 		return false
 	}
 	if len(r.FromRole) > 0 && !overlaps(r.FromRole, ws.Roles(sender)) {
@@ -243,7 +244,7 @@ func (r *Route) matches(ws *Workspace, sender string, m *mailbox.Message) bool {
 func (r *Route) resolve(ws *Workspace, sender string, m *mailbox.Message) ([]string, error) {
 	var out []string
 	add := func(n string) {
-		if n != sender && !contains(out, n) {
+		if n != sender && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
@@ -283,20 +284,13 @@ func (r *Route) resolve(ws *Workspace, sender string, m *mailbox.Message) ([]str
 				continue
 			}
 			for _, a := range ws.AgentNames() {
-				if contains(ws.Roles(a), role) {
+				if slices.Contains(ws.Roles(a), role) {
 					add(a)
 				}
 			}
 		}
 	}
 	return out, nil
-}
-
-func appendNew(list []string, s string) []string {
-	if contains(list, s) {
-		return list
-	}
-	return append(list, s)
 }
 
 // applyRoutes returns the recipients the workspace's routes add to a

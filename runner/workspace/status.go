@@ -1,4 +1,4 @@
-package runner
+package workspace
 
 import (
 	"errors"

@@ -1,0 +1,56 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// What an agent's driver is doing, as `parley status` shows it.
+const (
+	StateIdle     = "idle"     // nothing to do
+	StateWorking  = "working"  // handling a message
+	StateRetrying = "retrying" // a message failed; it is tried again soon
+	StateFailed   = "failed"   // gave up the last message (it is in dead/)
+	StateStopped  = "stopped"  // shut down: messages wait in its inbox
+	StateWaiting  = "waiting"  // a human agent with messages to read
+	// StateUnresponsive marks an agent that did not answer in time, even
+	// after a nudge (timeouts: in parley.yaml).
+	StateUnresponsive = "unresponsive"
+)
+
+// AgentRun is what the runner last knew of an agent's driver.
+type AgentRun struct {
+	State   string    `json:"state"`
+	Message string    `json:"message,omitempty"` // the message being handled
+	Since   time.Time `json:"since"`
+	// Stopped is set once the agent approved a shutdown request: its
+	// driver does not run again in this run; messages wait in its inbox.
+	Stopped bool `json:"stopped,omitempty"`
+	// Note is the last thing to know: a shutdown refused, and why; an
+	// agent that did not answer in time.
+	Note string `json:"note,omitempty"`
+}
+
+// AgentsPath returns the path of the file where the runner keeps what each
+// agent's driver is doing (.parley/agents.json).
+func (w *Workspace) AgentsPath() string { return filepath.Join(w.Root, StateDir, "agents.json") }
+
+// AgentRuns reads what the runner last wrote about each agent's driver.
+func (w *Workspace) AgentRuns() (map[string]AgentRun, error) {
+	data, err := os.ReadFile(w.AgentsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]AgentRun{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]AgentRun{}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return map[string]AgentRun{}, nil
+	}
+	return out, nil
+}

@@ -1,0 +1,328 @@
+// Package workspace owns what a parley workspace is: finding, opening and
+// creating one; parley.yaml (agents, roles, characters, skills, routes,
+// timeouts, policies) with errors that name the line and the key; the
+// layout of its directories; the one Check that says whether a message is
+// valid and where it goes; and the read side of the runtime state in
+// .parley/ (the journal, what each agent is doing, who holds the lock).
+// The runner routes by it; commands that do not route use it alone.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/skills"
+)
+
+// ConfigFile is the name of a workspace's configuration file.
+const ConfigFile = "parley.yaml"
+
+// Directories of a workspace, relative to its root.
+const (
+	MailboxesDir = "mailboxes" // one mailbox per agent
+	StateDir     = ".parley"   // runtime state: lock, journal
+)
+
+// ErrNoWorkspace is the error when no parley.yaml is found in a directory
+// or any directory above it.
+var ErrNoWorkspace = errors.New("not in a parley workspace (no parley.yaml here or in any parent directory)")
+
+// Workspace is a directory holding parley.yaml, the agents' mailboxes and
+// parley's runtime state.
+type Workspace struct {
+	Root   string
+	Config *Config
+}
+
+// Find returns the workspace root that holds dir: the nearest
+// directory at or above dir with a parley.yaml.
+func Find(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ConfigFile)); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ErrNoWorkspace
+		}
+		dir = parent
+	}
+}
+
+// Open reads the parley.yaml of the workspace at root.
+func Open(root string) (*Workspace, error) {
+	path := filepath.Join(root, ConfigFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", root, ErrNoWorkspace)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ParseConfig(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{Root: root, Config: cfg}, nil
+}
+
+// ErrWorkspaceExists is the error for initialising a directory that
+// already holds a parley.yaml.
+var ErrWorkspaceExists = errors.New("a workspace already exists here (parley.yaml)")
+
+// Init creates a workspace in dir: parley.yaml naming the agents
+// (with their roles) and the skills messages are checked against, a
+// mailbox for each agent, the shipped skills copied into skills/ (to read
+// and to edit: a workspace file overrides the shipped one), the .parley
+// runtime directory, and a .gitignore for transient paths. It refuses a
+// directory that already has a parley.yaml.
+func Init(dir string, agents []Agent, skillNames []string) (*Workspace, error) {
+	if len(agents) == 0 {
+		return nil, errors.New("name at least one agent")
+	}
+	seen := map[string]bool{}
+	for _, a := range agents {
+		if err := mailbox.CheckName(a.Name); err != nil {
+			return nil, fmt.Errorf("agent %w", err)
+		}
+		for _, r := range a.Roles {
+			if err := mailbox.CheckName(r); err != nil {
+				return nil, fmt.Errorf("agent %s: role %w", a.Name, err)
+			}
+		}
+		if seen[a.Name] {
+			return nil, fmt.Errorf("agent %q is named twice", a.Name)
+		}
+		seen[a.Name] = true
+	}
+	if len(skillNames) > 0 {
+		lib, err := skills.LoadLibrary(filepath.Join(dir, "skills"))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := lib.Set(skillNames); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, ConfigFile)
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("%s: %w", dir, ErrWorkspaceExists)
+	}
+	var b strings.Builder
+	b.WriteString(configHeader)
+	if len(skillNames) > 0 {
+		fmt.Fprintf(&b, "skills: [%s]  # the protocols messages are checked against\n", strings.Join(skillNames, ", "))
+	} else {
+		b.WriteString("# skills: [dnd-team]  # check messages against protocols (parley skills list)\n")
+	}
+	b.WriteString("agents:\n")
+	for _, a := range agents {
+		fmt.Fprintf(&b, "  - name: %s\n", a.Name)
+		switch len(a.Roles) {
+		case 0:
+		case 1:
+			fmt.Fprintf(&b, "    role: %s\n", a.Roles[0])
+		default:
+			fmt.Fprintf(&b, "    roles: [%s]\n", strings.Join(a.Roles, ", "))
+		}
+	}
+	b.WriteString(configRouter)
+	if err := mailbox.WriteFileAtomic(path, []byte(b.String())); err != nil {
+		return nil, err
+	}
+	if err := writeIfMissing(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "skills"), 0o755); err != nil {
+		return nil, err
+	}
+	for name, data := range skills.Builtin() {
+		if err := writeIfMissing(filepath.Join(dir, "skills", name), string(data)); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return ws, ws.MakeDirs()
+}
+
+// AgentsNamed returns agents with these names and no roles of their own.
+func AgentsNamed(names ...string) []Agent {
+	out := make([]Agent, len(names))
+	for i, n := range names {
+		out[i] = Agent{Name: n}
+	}
+	return out
+}
+
+const configHeader = `# parley workspace. Each agent has a mailbox under mailboxes/<name>/;
+# it sends by putting a message file into its outbox/, and ` + "`parley run`" + `
+# delivers it to the inbox/ of every recipient. An agent's role (what it
+# does in the protocol) is its name unless role: says otherwise.
+`
+
+const configRouter = `
+# How the router behaves (these are the defaults).
+router:
+  rescan_interval: 30s    # list every outbox again this often, besides file events
+  settle: 200ms           # a file written in place is taken once unchanged this long
+  max_message_size: 1MiB  # larger message files are rejected
+`
+
+const gitignore = `# parley: transient runtime state
+.parley/lock
+mailboxes/*/tmp/
+`
+
+func writeIfMissing(path, content string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	return mailbox.WriteFileAtomic(path, []byte(content))
+}
+
+// MakeMailboxes creates what a hand-written parley.yaml needs: the
+// mailbox of every agent, the runtime directory and a .gitignore for it.
+// Existing ones are left as they are.
+func (w *Workspace) MakeMailboxes() error {
+	if err := writeIfMissing(filepath.Join(w.Root, ".gitignore"), gitignore); err != nil {
+		return err
+	}
+	return w.MakeDirs()
+}
+
+// MakeDirs creates the mailboxes of every agent and the runtime directory;
+// existing ones are left as they are.
+func (w *Workspace) MakeDirs() error {
+	if err := os.MkdirAll(filepath.Join(w.Root, StateDir), 0o755); err != nil {
+		return err
+	}
+	for _, a := range w.Config.Agents {
+		if err := w.Mailbox(a.Name).Init(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Mailbox returns the mailbox directory of an agent.
+func (w *Workspace) Mailbox(agent string) mailbox.Dir {
+	return mailbox.Dir(filepath.Join(w.Root, MailboxesDir, agent))
+}
+
+// Agent returns the agent with this name.
+func (w *Workspace) Agent(name string) (Agent, bool) {
+	for _, a := range w.Config.Agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// Resolve returns the agent a message names: an agent by its name, or the
+// agent that plays a character of that name.
+func (w *Workspace) Resolve(name string) (string, bool) {
+	if _, ok := w.Agent(name); ok {
+		return name, true
+	}
+	for _, a := range w.Config.Agents {
+		if a.Character != "" && a.Character == name {
+			return a.Name, true
+		}
+	}
+	return "", false
+}
+
+// Roles returns an agent's roles: those parley.yaml gives it, or its name.
+func (w *Workspace) Roles(agent string) []string {
+	if a, ok := w.Agent(agent); ok && len(a.Roles) > 0 {
+		return a.Roles
+	}
+	return []string{agent}
+}
+
+// SkillsDir returns the directory of the workspace's own skills.
+func (w *Workspace) SkillsDir() string {
+	return filepath.Join(w.Root, "skills")
+}
+
+// Skills returns every skill the workspace can use: the shipped ones and
+// those in its skills/ directory.
+func (w *Workspace) Skills() (*skills.Library, error) {
+	return skills.LoadLibrary(w.SkillsDir())
+}
+
+// Protocol returns the skills parley.yaml names, put together; nil when it
+// names none, and messages are then not checked. A skill that is unknown
+// or cannot be read is an error that says which and why.
+func (w *Workspace) Protocol() (*skills.Set, error) {
+	if len(w.Config.Skills) == 0 {
+		return nil, nil
+	}
+	lib, err := w.Skills()
+	if err != nil {
+		return nil, err
+	}
+	set, err := lib.Set(w.Config.Skills)
+	if err != nil {
+		return nil, fmt.Errorf("%s: skills: %w", filepath.Join(w.Root, ConfigFile), err)
+	}
+	return set, nil
+}
+
+// AgentNames returns the names of the agents, in parley.yaml order.
+func (w *Workspace) AgentNames() []string {
+	names := make([]string, len(w.Config.Agents))
+	for i, a := range w.Config.Agents {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// JournalPath returns the path of the routing journal.
+func (w *Workspace) JournalPath() string {
+	return filepath.Join(w.Root, StateDir, "journal.jsonl")
+}
+
+// UnknownAgentError is the error for a name that is not an agent of the
+// workspace.
+type UnknownAgentError struct {
+	Name   string
+	Agents []string
+}
+
+func (e *UnknownAgentError) Error() string {
+	return fmt.Sprintf("unknown agent %q (agents: %s)", e.Name, strings.Join(e.Agents, ", "))
+}
+
+// CheckAgent returns an error unless name is a valid name and an agent of
+// the workspace.
+func (w *Workspace) CheckAgent(name string) error {
+	if err := mailbox.CheckName(name); err != nil {
+		return err
+	}
+	if _, ok := w.Agent(name); !ok {
+		return &UnknownAgentError{Name: name, Agents: w.AgentNames()}
+	}
+	return nil
+}
+
+// HasRole reports whether an agent has any of these roles.
+func (w *Workspace) HasRole(agent string, roles ...string) bool {
+	return overlaps(w.Roles(agent), roles)
+}
