@@ -77,7 +77,7 @@ func (d Dir) Init() error {
 // renamed to outbox/<id>.md, and the outbox directory is synced. A
 // missing mailbox is created. m must have an id. It returns the path of the file in the outbox.
 func (d Dir) Send(m *Message) (string, error) {
-	id, ok := m.Get("id")
+	id, ok := m.Header().Get("id")
 	if !ok || !IsID(id) {
 		return "", fmt.Errorf("send: message has no valid id")
 	}
@@ -173,7 +173,7 @@ func (d Dir) CleanTmp() error {
 // new content is staged in tmp/ and renamed over the file; it is durable
 // once s.Sync returns.
 func (d Dir) Stamp(name string, modified time.Time, m *Message, s *Syncer) error {
-	id, ok := m.Get("id")
+	id, ok := m.Header().Get("id")
 	if !ok || !IsID(id) {
 		return fmt.Errorf("stamp %s: message has no valid id", name)
 	}

@@ -14,8 +14,8 @@ func ExampleParse() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	typ, _ := m.Get("type")
-	scene, _ := m.Get("scene")
+	typ, _ := m.Header().Get("type")
+	scene, _ := m.Payload().Get("scene")
 	fmt.Println("tag:", m.Tag)
 	fmt.Println("type:", typ)
 	fmt.Println("scene:", scene)

@@ -216,7 +216,7 @@ func parseTagFirst(text []byte, firstLine int) (*Message, error) {
 // starting on file line bodyLine, becomes the message's tag-first text.
 // A body that does not read as a tag-first message is left a plain body.
 func (m *Message) attachTagText(bodyLine int) {
-	typ, ok := m.Get("type")
+	typ, ok := m.Header().Get("type")
 	first, _ := cutLine(m.Body)
 	if !ok || typ == "" || !tagLine.Match(first) || string(tagLine.FindSubmatch(first)[1]) != typ {
 		return
@@ -341,7 +341,7 @@ func parseLenient(header []byte, firstLine int) (*Message, error) {
 		}
 		k, v, _ := strings.Cut(l, ":")
 		k = strings.TrimSpace(k)
-		if _, dup := m.lookup(k); dup {
+		if _, dup := lookupIn(m.header, k); dup {
 			return nil, errors.New("duplicate key")
 		}
 		m.header.Content = append(m.header.Content,
@@ -498,189 +498,6 @@ func badLine(header []byte) int {
 		}
 	}
 	return 1
-}
-
-// lookupIn returns the value node of key in a mapping.
-func lookupIn(mapping *yaml.Node, key string) (*yaml.Node, bool) {
-	if mapping == nil {
-		return nil, false
-	}
-	c := mapping.Content
-	for i := 0; i+1 < len(c); i += 2 {
-		if c[i].Value == key {
-			return c[i+1], true
-		}
-	}
-	return nil, false
-}
-
-// lookup returns the value node of key: from the header, or, for a field
-// that is not reserved, from a tag-first message's fields.
-func (m *Message) lookup(key string) (*yaml.Node, bool) {
-	if n, ok := lookupIn(m.header, key); ok {
-		return n, true
-	}
-	if !IsReserved(key) {
-		return lookupIn(m.payload, key)
-	}
-	return nil, false
-}
-
-// Field returns a protocol field of a message as a string: in a tag-first
-// message, the field written after the tag line (even one named like a
-// reserved field, as "type: VETO" in a [PLAYER_TO_GM]); otherwise the
-// header field. ok is false when it is absent or not a scalar.
-func (m *Message) Field(key string) (value string, ok bool) {
-	n, found := lookupIn(m.payload, key)
-	if !found {
-		n, found = lookupIn(m.header, key)
-	}
-	return scalarValue(n, found)
-}
-
-// FieldValue returns a protocol field (as Field finds it) decoded into a
-// Go value, or nil when it is absent.
-func (m *Message) FieldValue(key string) any {
-	n, found := lookupIn(m.payload, key)
-	if !found {
-		n, found = lookupIn(m.header, key)
-	}
-	if !found {
-		return nil
-	}
-	return decoded(n)
-}
-
-func decoded(n *yaml.Node) any {
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return n.Value
-	}
-	return v
-}
-
-func scalarValue(n *yaml.Node, found bool) (string, bool) {
-	if !found || n.Kind != yaml.ScalarNode {
-		return "", false
-	}
-	if n.Tag == "!!null" {
-		return "", true
-	}
-	return n.Value, true
-}
-
-// Has reports whether the message has a field: in the header, or, for a
-// field that is not reserved, among a tag-first message's fields.
-func (m *Message) Has(key string) bool {
-	_, ok := m.lookup(key)
-	return ok
-}
-
-// Get returns the value of a scalar field: from the header, or, for a
-// field that is not reserved, from a tag-first message's fields. ok is
-// false when the key is absent or its value is not a scalar (a list or a
-// mapping).
-func (m *Message) Get(key string) (value string, ok bool) {
-	return scalarValue(m.lookup(key))
-}
-
-// Names returns the value of a header field that holds one name or a list
-// of names (to, cc). A missing field gives nil. A value that is neither a
-// scalar nor a list of scalars is a *ParseError naming the field.
-func (m *Message) Names(key string) ([]string, error) {
-	n, found := m.lookup(key)
-	if !found || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
-		return nil, nil
-	}
-	bad := &ParseError{Line: m.Line(key), Field: key, Err: errors.New("must be a name or a list of names")}
-	switch n.Kind {
-	case yaml.ScalarNode:
-		var out []string
-		for _, part := range strings.Split(n.Value, ",") {
-			if p := strings.TrimSpace(part); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out, nil
-	case yaml.SequenceNode:
-		out := make([]string, 0, len(n.Content))
-		for _, c := range n.Content {
-			if c.Kind != yaml.ScalarNode {
-				return nil, bad
-			}
-			out = append(out, c.Value)
-		}
-		return out, nil
-	}
-	return nil, bad
-}
-
-// Value returns a field (as Get finds it) decoded into a Go value (string,
-// bool, int, float64, time.Time for a timestamp, []any, map[string]any),
-// or nil when the key is absent.
-func (m *Message) Value(key string) any {
-	n, ok := m.lookup(key)
-	if !ok {
-		return nil
-	}
-	return decoded(n)
-}
-
-// Keys returns the header keys in file order (for a tag-first message,
-// the keys of its envelope).
-func (m *Message) Keys() []string {
-	return keysOf(m.header)
-}
-
-// FieldKeys returns the keys of the protocol's fields in file order: those
-// after the tag line of a tag-first message, or the header keys.
-func (m *Message) FieldKeys() []string {
-	if m.payload != nil {
-		return keysOf(m.payload)
-	}
-	return keysOf(m.header)
-}
-
-func keysOf(mapping *yaml.Node) []string {
-	keys := make([]string, 0, len(mapping.Content)/2)
-	for i := 0; i+1 < len(mapping.Content); i += 2 {
-		keys = append(keys, mapping.Content[i].Value)
-	}
-	return keys
-}
-
-// Line returns the file line of a field, or 0 when it is absent or was
-// added after parsing.
-func (m *Message) Line(key string) int {
-	if l := keyLineIn(m.header, key, m.firstLine); l > 0 {
-		return l
-	}
-	if key == "type" && m.tagText != nil {
-		return m.payloadFirst - 1 // the tag line says the type
-	}
-	return keyLineIn(m.payload, key, m.payloadFirst)
-}
-
-// FieldLine returns the file line of a protocol field (as Field finds it:
-// in a tag-first message, the fields after the tag line first), or 0.
-func (m *Message) FieldLine(key string) int {
-	if l := keyLineIn(m.payload, key, m.payloadFirst); l > 0 {
-		return l
-	}
-	return keyLineIn(m.header, key, m.firstLine)
-}
-
-func keyLineIn(mapping *yaml.Node, key string, firstLine int) int {
-	if mapping == nil {
-		return 0
-	}
-	c := mapping.Content
-	for i := 0; i+1 < len(c); i += 2 {
-		if c[i].Value == key && c[i].Line > 0 {
-			return c[i].Line + firstLine - 1
-		}
-	}
-	return 0
 }
 
 // Content returns what follows the header in the file Bytes writes: the
@@ -939,35 +756,4 @@ func firstInvalidUTF8(data []byte) int {
 		i += size
 	}
 	return len(data)
-}
-
-// Text returns a header field as a person would read it: a scalar as its
-// value, a list of scalars as "a, b", anything else as indented YAML on the
-// lines below. An absent field gives "".
-func (m *Message) Text(key string) string {
-	n, ok := m.lookup(key)
-	if !ok {
-		return ""
-	}
-	switch n.Kind {
-	case yaml.ScalarNode:
-		return n.Value
-	case yaml.SequenceNode:
-		parts := make([]string, 0, len(n.Content))
-		for _, c := range n.Content {
-			if c.Kind != yaml.ScalarNode {
-				parts = nil
-				break
-			}
-			parts = append(parts, c.Value)
-		}
-		if parts != nil {
-			return strings.Join(parts, ", ")
-		}
-	}
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return n.Value
-	}
-	return "\n  " + strings.ReplaceAll(strings.TrimRight(string(b), "\n"), "\n", "\n  ")
 }

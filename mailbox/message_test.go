@@ -21,7 +21,7 @@ type parsed struct {
 }
 
 func summarize(m *Message) parsed {
-	p := parsed{Tag: m.Tag, Keys: m.FieldKeys(), Values: map[string]any{}, Body: string(m.Body)}
+	p := parsed{Tag: m.Tag, Keys: m.Payload().Keys(), Values: map[string]any{}, Body: string(m.Body)}
 	for _, k := range p.Keys {
 		n, ok := lookupIn(m.payload, k)
 		if !ok {
@@ -350,7 +350,7 @@ func TestParseTagFirst(t *testing.T) {
 			if diff := cmp.Diff(tt.want, summarize(m)); diff != "" {
 				t.Errorf("Parse(%q) mismatch (-want +got):\n%s", tt.in, diff)
 			}
-			if typ, _ := m.Get("type"); typ != tt.want.Tag {
+			if typ, _ := m.Header().Get("type"); typ != tt.want.Tag {
 				t.Errorf("Parse(%q): type = %q, want the tag %q", tt.in, typ, tt.want.Tag)
 			}
 			if got := string(m.Content()); got != tt.in {
@@ -465,7 +465,7 @@ func TestParseAliasBomb(t *testing.T) {
 		// A tag-first header may be read leniently, as text: then the
 		// aliases stay text and are never expanded.
 		if err == nil {
-			if got, _ := m.Get("lol9"); got != "&l9 ["+strings.Repeat("*l8, ", 8)+"*l8]" {
+			if got, _ := m.Payload().Get("lol9"); got != "&l9 ["+strings.Repeat("*l8, ", 8)+"*l8]" {
 				t.Errorf("Parse(tag-first alias bomb).Get(lol9) = %q, want the text as written", got)
 			}
 			if len(out) > 2*len(in) {
@@ -524,16 +524,16 @@ func TestBytesKeepsHandWrittenHeader(t *testing.T) {
 		t.Errorf("Bytes() mismatch (-want +got):\n%s", diff)
 	}
 	wantKeys := []string{"id", "from", "created", "to", "summary", "signal", "findings", "x_trace"}
-	if diff := cmp.Diff(wantKeys, m.Keys()); diff != "" {
+	if diff := cmp.Diff(wantKeys, m.Header().Keys()); diff != "" {
 		t.Errorf("Keys() mismatch (-want +got):\n%s", diff)
 	}
 	m2 := mustParse(t, string(m.Bytes()))
-	if diff := cmp.Diff(wantKeys, m2.Keys()); diff != "" {
+	if diff := cmp.Diff(wantKeys, m2.Header().Keys()); diff != "" {
 		t.Errorf("Parse(Bytes()).Keys() mismatch (-want +got):\n%s", diff)
 	}
 	for _, k := range []string{"id", "from", "created", "to", "summary", "signal", "x_trace"} {
-		want, _ := m.Get(k)
-		if got, ok := m2.Get(k); got != want || !ok {
+		want, _ := m.Header().Get(k)
+		if got, ok := m2.Header().Get(k); got != want || !ok {
 			t.Errorf("Parse(Bytes()).Get(%q) = %q, %v, want %q, true", k, got, ok, want)
 		}
 	}
@@ -620,19 +620,19 @@ func TestBytesTagFirst(t *testing.T) {
 	if m2.Tag != "NARRATOR_NOTE" || string(m2.Body) != "The scene.\n" {
 		t.Errorf("re-read: Tag %q, Body %q; want the tag and the body of the original", m2.Tag, m2.Body)
 	}
-	if v, _ := m2.Field("note"); v != "Emphasize the reunion." {
+	if v, _ := m2.Payload().Get("note"); v != "Emphasize the reunion." {
 		t.Errorf("re-read: Field(note) = %q", v)
 	}
 
 	// Addressing is lifted into the envelope.
 	m = mustParse(t, "[PLAYER_TO_PLAYER]\nfrom: tilda-brannock\nto: grimjaw-ironforge\n\n*whispers*\n")
-	if to, _ := m.Get("to"); to != "grimjaw-ironforge" || m.Line("to") != 3 {
-		t.Errorf("Get(to) = %q on line %d, want grimjaw-ironforge on line 3", to, m.Line("to"))
+	if to, _ := m.Header().Get("to"); to != "grimjaw-ironforge" || m.Header().Line("to") != 3 {
+		t.Errorf("Get(to) = %q on line %d, want grimjaw-ironforge on line 3", to, m.Header().Line("to"))
 	}
-	if m.Has("from") {
+	if m.Header().Has("from") {
 		t.Errorf("the protocol's from: field was taken for the sender")
 	}
-	if from, _ := m.Field("from"); from != "tilda-brannock" {
+	if from, _ := m.Payload().Get("from"); from != "tilda-brannock" {
 		t.Errorf("Field(from) = %q, want tilda-brannock", from)
 	}
 }
@@ -640,7 +640,7 @@ func TestBytesTagFirst(t *testing.T) {
 func TestSetExistingKey(t *testing.T) {
 	m := mustParse(t, "---\nfrom: alice\nto: bob\nsummary: old\n---\nbody\n")
 	m.Set("to", "carol")
-	if diff := cmp.Diff([]string{"from", "to", "summary"}, m.Keys()); diff != "" {
+	if diff := cmp.Diff([]string{"from", "to", "summary"}, m.Header().Keys()); diff != "" {
 		t.Errorf("Keys() after Set(to) mismatch (-want +got):\n%s", diff)
 	}
 	want := "---\nfrom: alice\nto: carol\nsummary: old\n---\nbody\n"
@@ -737,7 +737,7 @@ func TestSetValue(t *testing.T) {
 	for _, tt := range tests {
 		m := New(nil)
 		m.SetValue("k", tt.text)
-		if diff := cmp.Diff(tt.want, m.Value("k")); diff != "" {
+		if diff := cmp.Diff(tt.want, m.Payload().Value("k")); diff != "" {
 			t.Errorf("SetValue(k, %q): Value(k) mismatch (-want +got):\n%s", tt.text, diff)
 		}
 		out := m.Bytes()
@@ -746,7 +746,7 @@ func TestSetValue(t *testing.T) {
 			t.Errorf("SetValue(k, %q): Parse(Bytes()) = %v, want no error; Bytes() = %q", tt.text, err, out)
 			continue
 		}
-		if diff := cmp.Diff(tt.want, m2.Value("k")); diff != "" {
+		if diff := cmp.Diff(tt.want, m2.Payload().Value("k")); diff != "" {
 			t.Errorf("SetValue(k, %q): Parse(Bytes()).Value(k) mismatch (-want +got):\n%s", tt.text, diff)
 		}
 	}
@@ -767,7 +767,7 @@ func TestSetNames(t *testing.T) {
 		if !strings.Contains(out, tt.line) {
 			t.Errorf("SetNames(to, %q): Bytes() = %q, want a line %q", tt.names, out, tt.line)
 		}
-		got, err := mustParse(t, out).Names("to")
+		got, err := mustParse(t, out).Header().Names("to")
 		if err != nil {
 			t.Fatalf("SetNames(to, %q): Parse(Bytes()).Names(to) = %v", tt.names, err)
 		}
@@ -777,7 +777,7 @@ func TestSetNames(t *testing.T) {
 	}
 	m := New(nil)
 	m.SetNames("to", []string{"bob"})
-	if got, ok := m.Get("to"); got != "bob" || !ok {
+	if got, ok := m.Header().Get("to"); got != "bob" || !ok {
 		t.Errorf("SetNames(to, [bob]); Get(to) = %q, %v, want bob, true", got, ok)
 	}
 }
@@ -802,7 +802,7 @@ func TestNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		m := mustParse(t, "---\nfrom: alice\n"+tt.header+"\n---\n")
-		got, err := m.Names("to")
+		got, err := m.Header().Names("to")
 		if tt.line == 0 {
 			if err != nil {
 				t.Errorf("Names(to) of %q = %v, want no error", tt.header, err)
@@ -836,13 +836,13 @@ func TestGetAndText(t *testing.T) {
 		{"missing", "", false, "", false},
 	}
 	for _, tt := range tests {
-		if got, ok := m.Get(tt.key); got != tt.get || ok != tt.getOK {
+		if got, ok := m.Header().Get(tt.key); got != tt.get || ok != tt.getOK {
 			t.Errorf("Get(%q) = %q, %v, want %q, %v", tt.key, got, ok, tt.get, tt.getOK)
 		}
-		if got := m.Text(tt.key); got != tt.text {
+		if got := m.Header().Text(tt.key); got != tt.text {
 			t.Errorf("Text(%q) = %q, want %q", tt.key, got, tt.text)
 		}
-		if got := m.Has(tt.key); got != tt.hasKey {
+		if got := m.Header().Has(tt.key); got != tt.hasKey {
 			t.Errorf("Has(%q) = %v, want %v", tt.key, got, tt.hasKey)
 		}
 	}
@@ -874,7 +874,7 @@ func TestLine(t *testing.T) {
 		m := mustParse(t, tt.in)
 		got := map[string]int{}
 		for k := range tt.want {
-			got[k] = m.Line(k)
+			got[k] = m.Header().Line(k)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("Parse(%q).Line mismatch (-want +got):\n%s", tt.in, diff)
@@ -883,10 +883,10 @@ func TestLine(t *testing.T) {
 	m := mustParse(t, "---\nfrom: alice\n---\n")
 	m.Set("id", "20261121-101500.123456Z-alice-3fa9c2")
 	m.Set("from", "bob")
-	if got := m.Line("id"); got != 0 {
+	if got := m.Header().Line("id"); got != 0 {
 		t.Errorf("Line(id) of an added key = %d, want 0", got)
 	}
-	if got := m.Line("from"); got != 2 {
+	if got := m.Header().Line("from"); got != 2 {
 		t.Errorf("Line(from) after Set(from) = %d, want 2", got)
 	}
 }

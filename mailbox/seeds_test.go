@@ -60,7 +60,7 @@ func TestSeedExamples(t *testing.T) {
 					if want := strings.Trim(first, "[]"); msg.Tag != want {
 						t.Errorf("Tag = %q, want %q", msg.Tag, want)
 					}
-					if typ, _ := msg.Get("type"); typ != msg.Tag {
+					if typ, _ := msg.Header().Get("type"); typ != msg.Tag {
 						t.Errorf("type = %q, want the tag", typ)
 					}
 					header = block[:len(block)-len(msg.Body)]
@@ -69,7 +69,7 @@ func TestSeedExamples(t *testing.T) {
 				for _, k := range topLevelKey.FindAllSubmatch(header, -1) {
 					want = append(want, string(k[1]))
 				}
-				got := msg.FieldKeys()
+				got := msg.Payload().Keys()
 				sort.Strings(want)
 				sort.Strings(got)
 				if d := cmp.Diff(want, got); d != "" {

@@ -295,7 +295,7 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 	}
 	outputs = append(outputs, frames...)
 	hops := 1
-	if h, ok := in.Get("hops"); ok {
+	if h, ok := in.Header().Get("hops"); ok {
 		if n, err := strconv.Atoi(h); err == nil {
 			hops = n + 1
 		}
@@ -308,17 +308,17 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 		}
 		if msg != nil {
 			outID := ids.New(w.agent.Name)
-			if !msg.Has("id") {
+			if !msg.Header().Has("id") {
 				msg.Set("id", outID)
-			} else if v, _ := msg.Get("id"); !mailbox.IsID(v) {
+			} else if v, _ := msg.Header().Get("id"); !mailbox.IsID(v) {
 				msg = nil // a bad id: the router refuses it with its reason
 			}
 			if msg != nil {
-				if !msg.Has("hops") {
+				if !msg.Header().Has("hops") {
 					msg.Set("hops", strconv.Itoa(hops))
 				}
 				data = msg.Bytes()
-				outID, _ = msg.Get("id")
+				outID, _ = msg.Header().Get("id")
 			}
 			if err := os.WriteFile(filepath.Join(stage, mailbox.FileName(outID)), data, 0o644); err != nil {
 				return err
@@ -363,11 +363,11 @@ func (w *worker) reply(in *mailbox.Message, id string, data []byte) *mailbox.Mes
 		return nil
 	}
 	m := mailbox.New(data)
-	if from, ok := in.Get("from"); ok {
+	if from, ok := in.Header().Get("from"); ok {
 		m.Set("to", from)
 	}
 	m.Set("reply_to", id)
-	thread, ok := in.Get("thread")
+	thread, ok := in.Header().Get("thread")
 	if !ok {
 		thread = id
 	}

@@ -84,7 +84,7 @@ echo "heard: $body (from $PARLEY_FROM, id $PARLEY_MESSAGE_ID, agent $PARLEY_AGEN
 	}
 	reply := readMessage(t, ws.Mailbox("boss").Path(mailbox.Inbox, names(t, ws, "boss", mailbox.Inbox)[0]))
 	for k, v := range map[string]string{"from": "echo", "to": "boss", "reply_to": id, "thread": id, "hops": "1"} {
-		if got, _ := reply.Get(k); got != v {
+		if got, _ := reply.Header().Get(k); got != v {
 			t.Errorf("reply %s = %q, want %q", k, got, v)
 		}
 	}
@@ -222,7 +222,7 @@ done
 func TestBuiltinDriver(t *testing.T) {
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: upper, driver: builtin, handler: shout}\n")
 	handlers := Handlers{"shout": HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
-		from, _ := d.Message.Get("from")
+		from, _ := d.Message.Header().Get("from")
 		m := mailbox.New([]byte(strings.ToUpper(string(d.Message.Body))))
 		m.Set("to", from)
 		return []*mailbox.Message{m}, nil

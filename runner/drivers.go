@@ -186,8 +186,8 @@ func (c *commandDriver) close() error { return nil }
 
 // driverEnv is what a program learns of the message it handles.
 func driverEnv(d *Delivery) []string {
-	from, _ := d.Message.Get("from")
-	typ, _ := d.Message.Get("type")
+	from, _ := d.Message.Header().Get("from")
+	typ, _ := d.Message.Header().Get("type")
 	return []string{
 		"PARLEY_WORKSPACE=" + d.Workspace,
 		"PARLEY_AGENT=" + d.Agent,

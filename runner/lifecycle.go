@@ -13,10 +13,10 @@ import (
 // journal, if any.
 func (r *Runner) observe(sender string, m *mailbox.Message) string {
 	typ := workspace.TypeOf(m)
-	id, _ := m.Get("id")
+	id, _ := m.Header().Get("id")
 	note := ""
 	if typ == workspace.ShutdownResponse {
-		reason, _ := m.Field("reason")
+		reason, _ := m.Payload().Get("reason")
 		if approvesShutdown(m) {
 			r.stopAgent(sender)
 			note = fmt.Sprintf("%s approved its shutdown: its driver is stopped, messages to it wait in its inbox", sender)
@@ -43,7 +43,7 @@ func (r *Runner) observe(sender string, m *mailbox.Message) string {
 // approves.
 func approvesShutdown(m *mailbox.Message) bool {
 	typ := workspace.TypeOf(m)
-	approve, _ := m.Field("approve")
+	approve, _ := m.Payload().Get("approve")
 	return typ == workspace.ShutdownResponse && (approve == "true" || approve == "yes")
 }
 

@@ -56,9 +56,9 @@ func TestShutdownHandshake(t *testing.T) {
 	var answers []string
 	for _, n := range names(t, ws, "lead", mailbox.Inbox) {
 		m := readMessage(t, ws.Mailbox("lead").Path(mailbox.Inbox, n))
-		from, _ := m.Get("from")
-		typ, _ := m.Get("type")
-		rid, _ := m.Get("request_id")
+		from, _ := m.Header().Get("from")
+		typ, _ := m.Header().Get("type")
+		rid, _ := m.Header().Get("request_id")
 		answers = append(answers, from+" "+typ+" "+rid)
 	}
 	slices.Sort(answers) // yes and no answer in parallel
@@ -174,7 +174,7 @@ timeouts:
 	}
 	nudge := readMessage(t, ws.Mailbox("silent").Path(mailbox.Inbox, in[1]))
 	for k, v := range map[string]string{"from": "lead", "type": "NUDGE", "reply_to": ask["silent"], "campaign": "the-rot-beneath"} {
-		if got, _ := nudge.Get(k); got != v {
+		if got, _ := nudge.Header().Get(k); got != v {
 			t.Errorf("nudge %s = %q, want %q", k, got, v)
 		}
 	}

@@ -98,8 +98,8 @@ func TestProtocol(t *testing.T) {
 	inbox := names(t, ws, "team-lead", mailbox.Inbox)
 	for _, n := range inbox {
 		m := readMessage(t, ws.Mailbox("team-lead").Path(mailbox.Inbox, n))
-		if typ, _ := m.Get("type"); typ == "ASK_PLAYER" {
-			if to, _ := m.Get("to"); to != "team-lead" {
+		if typ, _ := m.Header().Get("type"); typ == "ASK_PLAYER" {
+			if to, _ := m.Header().Get("to"); to != "team-lead" {
 				t.Errorf("delivered [ASK_PLAYER] says to: %q, want team-lead", to)
 			}
 		}

@@ -53,8 +53,8 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		r.stats.Rejected++
 		e := workspace.Entry{ID: id, From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name}
 		if m != nil {
-			e.Type, _ = m.Get("type")
-			e.Signal, _ = m.Get("signal")
+			e.Type, _ = m.Header().Get("type")
+			e.Signal, _ = m.Header().Get("signal")
 		}
 		entries[i] = &e
 		r.log.Warn("rejected", "agent", c.agent, "file", c.name, "reason", text, "moved_to", path)
@@ -118,7 +118,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			a.id = r.newID(c)
 			msg.Set("id", a.id)
 		}
-		if !msg.Has("created") {
+		if !msg.Header().Has("created") {
 			sent, _, _ := mailbox.ParseID(a.id)
 			msg.Set("created", sent.Format(mailbox.TimeFormat))
 		}
@@ -197,8 +197,8 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		default:
 			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
 			e.Note = r.observe(a.agent, a.msg)
-			e.Type, _ = a.msg.Get("type")
-			e.Signal, _ = a.msg.Get("signal")
+			e.Type, _ = a.msg.Header().Get("type")
+			e.Signal, _ = a.msg.Header().Get("signal")
 			entries[a.index] = &e
 			done = append(done, a)
 		}
@@ -300,7 +300,7 @@ func msgID(m *mailbox.Message) (string, bool) {
 	if m == nil {
 		return "", false
 	}
-	return m.Get("id")
+	return m.Header().Get("id")
 }
 
 // check verifies the reserved fields that say who sent a message: from is
@@ -309,34 +309,34 @@ func msgID(m *mailbox.Message) (string, bool) {
 // came without one.
 func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool) (string, *workspace.Refusal) {
 	owner := r.agents[c.agent]
-	if m.Has("from") {
-		from, ok := m.Get("from")
+	if m.Header().Has("from") {
+		from, ok := m.Header().Get("from")
 		if !ok || from != c.agent {
-			return "", &workspace.Refusal{Line: m.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, c.agent)}
+			return "", &workspace.Refusal{Line: m.Header().Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, c.agent)}
 		}
 	} else {
 		m.Set("from", c.agent)
 	}
 	for _, key := range []string{"id", "type", "signal", "thread", "reply_to", "request_id", "created"} {
-		if m.Has(key) {
-			if _, ok := m.Get(key); !ok {
-				return "", &workspace.Refusal{Line: m.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
+		if m.Header().Has(key) {
+			if _, ok := m.Header().Get(key); !ok {
+				return "", &workspace.Refusal{Line: m.Header().Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
 			}
 		}
 	}
-	id, ok := m.Get("id")
+	id, ok := m.Header().Get("id")
 	if !ok {
 		return "", nil
 	}
 	_, sender, err := mailbox.ParseID(id)
 	if err != nil {
-		return "", &workspace.Refusal{Line: m.Line("id"), Field: "id", Reason: err.Error()}
+		return "", &workspace.Refusal{Line: m.Header().Line("id"), Field: "id", Reason: err.Error()}
 	}
 	if sender != c.agent {
-		return "", &workspace.Refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, c.agent)}
+		return "", &workspace.Refusal{Line: m.Header().Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, c.agent)}
 	}
 	if batchIDs[id] || owner.IsSent(id) {
-		return id, &workspace.Refusal{Line: m.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", c.agent, id, "mailboxes/"+c.agent+"/sent/")}
+		return id, &workspace.Refusal{Line: m.Header().Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", c.agent, id, "mailboxes/"+c.agent+"/sent/")}
 	}
 	return id, nil
 }
@@ -361,16 +361,16 @@ func (r *Runner) recipients(sender string, m *mailbox.Message) ([]string, bool, 
 // checkHops dead-letters a message that is too deep in a chain of driver
 // answers: agents answering each other for ever.
 func (r *Runner) checkHops(m *mailbox.Message) *workspace.Refusal {
-	v, ok := m.Get("hops")
+	v, ok := m.Header().Get("hops")
 	if !ok {
 		return nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return &workspace.Refusal{Line: m.Line("hops"), Field: "hops", Reason: fmt.Sprintf("%q is not a count", v)}
+		return &workspace.Refusal{Line: m.Header().Line("hops"), Field: "hops", Reason: fmt.Sprintf("%q is not a count", v)}
 	}
 	if n > r.ws.Config.HopLimit {
-		return &workspace.Refusal{Line: m.Line("hops"), Field: "hops", Reason: fmt.Sprintf("dead letter: the %d-th answer in a chain of answers by programs (hop_limit: %d in parley.yaml): agents answering each other in a loop?", n, r.ws.Config.HopLimit)}
+		return &workspace.Refusal{Line: m.Header().Line("hops"), Field: "hops", Reason: fmt.Sprintf("dead letter: the %d-th answer in a chain of answers by programs (hop_limit: %d in parley.yaml): agents answering each other in a loop?", n, r.ws.Config.HopLimit)}
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func names(t *testing.T, ws *workspace.Workspace, agent, state string) []string 
 // outbox as <id>.md.
 func stage(t testing.TB, box mailbox.Dir, m *mailbox.Message) {
 	t.Helper()
-	id, _ := m.Get("id")
+	id, _ := m.Header().Get("id")
 	tmp := box.Path(mailbox.Tmp, id+".md")
 	if err := os.WriteFile(tmp, m.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func TestDeliveredCopy(t *testing.T) {
 		t.Errorf("delivered copy of a hand-written file (-want +got):\n%s", d)
 	}
 	m := readMessage(t, ws.Mailbox("aria").Path(mailbox.Inbox, inbox[1]))
-	if typ, _ := m.Get("type"); typ != "GM_TO_PLAYER" {
+	if typ, _ := m.Header().Get("type"); typ != "GM_TO_PLAYER" {
 		t.Errorf("tag-first message delivered with type %q, want GM_TO_PLAYER", typ)
 	}
 	if got := string(m.Body); got != "## Scene\nRain.\n" {
@@ -529,8 +529,8 @@ func TestOrder(t *testing.T) {
 		next := map[string]int{}
 		for _, name := range order.names {
 			m := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, name))
-			from, _ := m.Get("from")
-			seq, _ := m.Get("seq")
+			from, _ := m.Header().Get("from")
+			seq, _ := m.Payload().Get("seq")
 			if seq != fmt.Sprint(next[from]) {
 				t.Fatalf("in %s order, %s: seq %s from %s, want %d", order.what, name, seq, from, next[from])
 			}
@@ -877,11 +877,11 @@ func TestTagFirstProtocolFields(t *testing.T) {
 	}
 	m := readMessage(t, ws.Mailbox("gm").Path(mailbox.Inbox, inbox[0]))
 	for key, want := range map[string]string{"from": "aria", "type": "PLAYER_TO_GM", "to": "gm"} {
-		if got, _ := m.Get(key); got != want {
+		if got, _ := m.Header().Get(key); got != want {
 			t.Errorf("envelope %s = %q, want %q", key, got, want)
 		}
 	}
-	if got, _ := m.Field("type"); got != "VETO" {
+	if got, _ := m.Payload().Get("type"); got != "VETO" {
 		t.Errorf("protocol field type = %q, want VETO", got)
 	}
 }

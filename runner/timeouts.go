@@ -25,7 +25,7 @@ type expectation struct {
 func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []string) {
 	r.clearExpectations(sender) // whoever speaks is alive
 	typ := workspace.TypeOf(m)
-	id, _ := m.Get("id")
+	id, _ := m.Header().Get("id")
 	for i := range r.ws.Config.Timeouts {
 		p := &r.ws.Config.Timeouts[i]
 		if len(p.Type) > 0 && !slices.Contains(p.Type, typ) {
@@ -114,7 +114,7 @@ func (r *Runner) nudge(e *expectation) error {
 	for k, v := range n.Fields {
 		m.SetValue(k, v)
 	}
-	id, _ := m.Get("id")
+	id, _ := m.Header().Get("id")
 	r.nudges[id] = fmt.Sprintf("a nudge: %s did not answer %s within %v", e.agent, e.message, e.policy.After)
 	_, err := r.agents[e.waiting].Send(m)
 	r.kickRouter()

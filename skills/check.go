@@ -92,27 +92,27 @@ func (v Violation) Error() string {
 // returns the message's type (nil for an informal message) and every
 // violation found.
 func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
-	name, _ := m.Get("type")
+	name, _ := m.Header().Get("type")
 	if name == "" {
 		return nil, nil
 	}
 	t, _, ok := s.Type(name)
 	if !ok {
 		if m.Tag != "" {
-			return nil, []Violation{{Field: "type", Line: m.Line("type"), Reason: fmt.Sprintf("[%s] is no type of this workspace's protocol: delivered as an informal message", name), Warning: true}}
+			return nil, []Violation{{Field: "type", Line: m.Header().Line("type"), Reason: fmt.Sprintf("[%s] is no type of this workspace's protocol: delivered as an informal message", name), Warning: true}}
 		}
-		return nil, []Violation{{Field: "type", Line: m.Line("type"), Reason: fmt.Sprintf("%q is not a message type of this workspace's protocol (%s); leave type out for an informal message", name, strings.Join(s.TypeNames(), ", "))}}
+		return nil, []Violation{{Field: "type", Line: m.Header().Line("type"), Reason: fmt.Sprintf("%q is not a message type of this workspace's protocol (%s); leave type out for an informal message", name, strings.Join(s.TypeNames(), ", "))}}
 	}
 	var vs []Violation
 	// add reports a violation about the message (its type, sender,
 	// recipients) at the line of that header field.
 	add := func(field, reason string, warning bool) {
-		vs = append(vs, Violation{Field: field, Line: m.Line(field), Reason: reason, Warning: warning})
+		vs = append(vs, Violation{Field: field, Line: m.Header().Line(field), Reason: reason, Warning: warning})
 	}
 	// addField reports a violation about a protocol field at its line.
 	addField := func(field, reason string) {
 		top, _, _ := strings.Cut(strings.SplitN(field, "[", 2)[0], ".")
-		vs = append(vs, Violation{Field: field, Line: m.FieldLine(top), Reason: reason})
+		vs = append(vs, Violation{Field: field, Line: m.Payload().Line(top), Reason: reason})
 	}
 	get := func(path string) (any, bool) { return valueAt(m, path) }
 	label := displayName(t.Name, t.Tagged)
@@ -121,13 +121,14 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 		if f.When != nil && !f.When.holds(get) {
 			continue
 		}
-		if f.Name == "type" && t.Tagged && m.Tag == "" {
-			// A tag-first protocol's own type field (ACTION, VETO, ...)
-			// can only be written in a tag-first message: in a
-			// frontmatter header, type is the message's type.
-			continue
-		}
 		vals, present := valuesAt(m, f.Name)
+		// A tag-first protocol's own type field (ACTION, VETO, ...) is
+		// written after the tag line: in a frontmatter header, type: is
+		// the message's type, never the protocol's field.
+		envelopeType := f.Name == "type" && t.Tagged && m.Tag == ""
+		if envelopeType {
+			vals, present = nil, false
+		}
 		parent, key, nested := cutLast(f.Name)
 		if nested {
 			// A nested field is required in every element of its parent,
@@ -149,14 +150,7 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 			continue
 		}
 		if f.Required && !present {
-			why := fmt.Sprintf("missing: %s requires it", label)
-			if f.When != nil {
-				why += " when " + f.When.String()
-			}
-			if f.Description != "" {
-				why += " (" + f.Description + ")"
-			}
-			addField(f.Name, why)
+			addField(f.Name, missing(t, f, envelopeType))
 			continue
 		}
 		if len(f.Enum) == 0 || f.Name == "to" || f.Name == "cc" || f.Name == "from" {
@@ -230,6 +224,27 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 	return t, vs
 }
 
+// missing says why a required field that is absent is needed, and what
+// it may hold. envelopeType is set for a tag-first protocol's type field
+// looked for in a frontmatter message, which cannot hold it.
+func missing(t *Type, f *Field, envelopeType bool) string {
+	label := displayName(t.Name, t.Tagged)
+	why := "missing: " + label + " requires it"
+	if len(f.Enum) > 0 {
+		why = "missing: " + label + " needs one of " + strings.Join(f.Enum, ", ")
+	}
+	if f.When != nil {
+		why += " when " + f.When.String()
+	}
+	switch {
+	case envelopeType:
+		why += " (in a frontmatter header, type: is the message's type: write the message tag-first, " + label + " on line one, then the type: line)"
+	case f.Description != "" && len(f.Enum) == 0:
+		why += " (" + f.Description + ")"
+	}
+	return why
+}
+
 // DefaultRecipients says where a message of type t goes when it names no
 // recipient: the roles it is sent to, and whether to every agent of those
 // roles (all) or to the one agent that has them. Broadcast types give "*".
@@ -284,10 +299,10 @@ func valueAt(m *mailbox.Message, path string) (any, bool) {
 // path's first part is absent.
 func valuesAt(m *mailbox.Message, path string) (vals []any, present bool) {
 	parts := splitPath(path)
-	root := m.FieldValue(parts[0].key)
+	fields := fieldsOf(m, parts[0].key)
+	root := fields.Value(parts[0].key)
 	if root == nil {
-		_, present = m.Field(parts[0].key)
-		if !present {
+		if present = fields.Has(parts[0].key); !present {
 			return nil, false
 		}
 	}
@@ -318,6 +333,19 @@ func valuesAt(m *mailbox.Message, path string) (vals []any, present bool) {
 		vals = next
 	}
 	return vals, true
+}
+
+// fieldsOf returns where a protocol field is read: the payload, except
+// that a protocol's from, to and cc, when the payload leaves them out,
+// are the message's sender and recipients, as its header says (a
+// [NARRATOR_REQUEST] needs a to:, and the router fills it in from the
+// protocol when the message names no recipient).
+func fieldsOf(m *mailbox.Message, key string) mailbox.Fields {
+	p := m.Payload()
+	if !p.Has(key) && (key == "from" || key == "to" || key == "cc") {
+		return m.Header()
+	}
+	return p
 }
 
 type pathPart struct {

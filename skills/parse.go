@@ -110,9 +110,9 @@ func (p *parser) frontmatter(data []byte) (body []byte, bodyLine int) {
 		return data, 1
 	}
 	s := p.skill
-	s.Name, _ = m.Field("name")
-	s.Description, _ = m.Field("description")
-	s.Version, _ = m.Field("version")
+	s.Name, _ = m.Payload().Get("name")
+	s.Description, _ = m.Payload().Get("description")
+	s.Version, _ = m.Payload().Get("version")
 	switch {
 	case s.Name == "":
 		p.problem(1, "frontmatter: name: missing", false)

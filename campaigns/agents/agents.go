@@ -22,7 +22,7 @@ type Campaigns struct {
 
 // For returns the campaign of a message.
 func (c Campaigns) For(m *mailbox.Message) (*campaigns.Campaign, error) {
-	name, _ := m.Field("campaign")
+	name, _ := m.Payload().Get("campaign")
 	if name == "" {
 		name = c.Default
 	}
@@ -31,13 +31,13 @@ func (c Campaigns) For(m *mailbox.Message) (*campaigns.Campaign, error) {
 
 // typeOf returns a message's type without the brackets of its tag.
 func typeOf(m *mailbox.Message) string {
-	t, _ := m.Get("type")
+	t, _ := m.Header().Get("type")
 	return strings.Trim(t, "[] ")
 }
 
 // field returns a protocol field, trimmed.
 func field(m *mailbox.Message, key string) string {
-	v, _ := m.Field(key)
+	v, _ := m.Payload().Get(key)
 	return strings.TrimSpace(v)
 }
 
@@ -45,7 +45,7 @@ func field(m *mailbox.Message, key string) string {
 // with one name, not "*"): a message its handler should answer even when
 // it has nothing to do with it, where a broadcast is passed over quietly.
 func direct(m *mailbox.Message) bool {
-	to, err := m.Names("to")
+	to, err := m.Header().Names("to")
 	return err == nil && len(to) == 1 && to[0] != "*"
 }
 
@@ -53,7 +53,7 @@ func direct(m *mailbox.Message) bool {
 // players maps it to, else the character whose sheet is named after the
 // sender (an agent named tilda-brannock plays Tilda), else "".
 func playerOf(in *mailbox.Message, players map[string]string, camp *campaigns.Campaign) string {
-	from, _ := in.Get("from")
+	from, _ := in.Header().Get("from")
 	if c := players[from]; c != "" {
 		return c
 	}

@@ -135,10 +135,10 @@ func TestStateWriter(t *testing.T) {
 	if err != nil || len(out) != 1 {
 		t.Fatalf("Handle = %v, %v", out, err)
 	}
-	if to, _ := out[0].Get("to"); to != "gm" {
+	if to, _ := out[0].Header().Get("to"); to != "gm" {
 		t.Errorf("reply to %q", to)
 	}
-	if re, _ := out[0].Get("reply_to"); re != "20261121-101500.000000Z-gm-000001" {
+	if re, _ := out[0].Header().Get("reply_to"); re != "20261121-101500.000000Z-gm-000001" {
 		t.Errorf("reply_to %q", re)
 	}
 	if !strings.Contains(string(out[0].Body), `tmp/gm-state-delta.md:1: keyword "MONSTER": unknown`) {
@@ -165,7 +165,7 @@ func TestToolbox(t *testing.T) {
 		if err != nil || len(out) != 1 {
 			t.Fatalf("Handle = %v, %v", out, err)
 		}
-		if ok, _ := out[0].Get("success"); ok != "true" {
+		if ok, _ := out[0].Payload().Get("success"); ok != "true" {
 			t.Fatalf("success: %q\n%s", ok, out[0].Body)
 		}
 		if i == 0 {
@@ -187,7 +187,7 @@ func TestToolbox(t *testing.T) {
 	if err != nil || len(out) != 1 {
 		t.Fatalf("Handle = %v, %v", out, err)
 	}
-	if ok, _ := out[0].Get("success"); ok != "false" {
+	if ok, _ := out[0].Payload().Get("success"); ok != "false" {
 		t.Errorf("success: %q", ok)
 	}
 	if !strings.Contains(string(out[0].Body), `"Error: party/tilda-brannock.md:`) {

@@ -50,7 +50,7 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 		character = playerOf(in, j.Players, camp)
 	}
 	if character == "" {
-		from, _ := in.Get("from")
+		from, _ := in.Header().Get("from")
 		return nil, fmt.Errorf("%s: whose journal? name the character (character: tilda-brannock): %s plays none", JournalType, from)
 	}
 	if _, err := camp.Sheet(character); err != nil {
@@ -67,7 +67,7 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 		now = j.Now
 	}
 	e.Date = now()
-	e.ID, _ = in.Get("id")
+	e.ID, _ = in.Header().Get("id")
 	if _, err := journal.Add(camp.JournalPath(character), character, e); err != nil {
 		return nil, err
 	}

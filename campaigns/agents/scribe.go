@@ -33,7 +33,7 @@ var currentSceneRE = regexp.MustCompile(`(?i)^\s*(?:scene\s*)?#?\s*(\d+)\s*[-–
 // Handle appends one message's prose.
 func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
 	typ := typeOf(in)
-	from, _ := in.Get("from")
+	from, _ := in.Header().Get("from")
 	narrator := slices.Contains(s.Narrators, from)
 	if typ != "NARRATIVE" && (!narrator || typ == "NARRATOR_REQUEST") {
 		return nil, nil // not story: nothing to keep
@@ -48,7 +48,7 @@ func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 		Time:     field(in, "time"),
 		Text:     string(in.Body),
 	}
-	e.ID, _ = in.Get("id")
+	e.ID, _ = in.Header().Get("id")
 	if n := field(in, "scene_number"); n != "" {
 		num, err := strconv.Atoi(n)
 		if err != nil || num < 1 {
@@ -83,6 +83,6 @@ func characterOf(in *mailbox.Message, players map[string]string) string {
 	if c := field(in, "character"); c != "" {
 		return strings.ToLower(strings.ReplaceAll(c, " ", "-"))
 	}
-	from, _ := in.Get("from")
+	from, _ := in.Header().Get("from")
 	return players[from]
 }

@@ -63,9 +63,9 @@ func (s *StateWriter) Handle(ctx context.Context, in *mailbox.Message) ([]*mailb
 // reply returns an informal message to the sender of in, in reply to it.
 func reply(in *mailbox.Message, body string) *mailbox.Message {
 	out := mailbox.New([]byte(body))
-	from, _ := in.Get("from")
+	from, _ := in.Header().Get("from")
 	out.Set("to", from)
-	if id, ok := in.Get("id"); ok {
+	if id, ok := in.Header().Get("id"); ok {
 		out.Set("reply_to", id)
 	}
 	return out

@@ -70,7 +70,7 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 	if err != nil {
 		return nil, err
 	}
-	id, _ := in.Get("id")
+	id, _ := in.Header().Get("id")
 	record := "" // a message without a usable id is answered, not recorded
 	if mailbox.IsID(id) {
 		record = filepath.Join(camp.Path(ToolCallsDir), id+".json")
@@ -125,8 +125,8 @@ func encode(v any) ([]byte, error) {
 
 // arguments returns a tool call's JSON arguments.
 func arguments(in *mailbox.Message) (json.RawMessage, error) {
-	if in.Has("arguments") {
-		switch v := in.FieldValue("arguments").(type) {
+	if in.Payload().Has("arguments") {
+		switch v := in.Payload().Value("arguments").(type) {
 		case string:
 			return json.RawMessage(v), nil
 		case nil:

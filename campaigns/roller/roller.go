@@ -39,9 +39,9 @@ func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 	expr := request(in)
 	var body strings.Builder
 	out := mailbox.New(nil)
-	from, _ := in.Get("from")
+	from, _ := in.Header().Get("from")
 	out.Set("to", from)
-	if id, ok := in.Get("id"); ok {
+	if id, ok := in.Header().Get("id"); ok {
 		out.Set("reply_to", id)
 	}
 	if expr == "" {
@@ -50,7 +50,7 @@ func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 		return []*mailbox.Message{out}, nil
 	}
 	var dc *int64
-	if v, ok := in.Field("dc"); ok {
+	if v, ok := in.Payload().Get("dc"); ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
 			fmt.Fprintf(&body, "Cannot judge against dc %q: not a whole number.\n", v)
@@ -69,7 +69,7 @@ func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 	}
 	out.Set("type", ResultType)
 	for _, k := range []string{"character", "check"} {
-		if v, ok := in.Field(k); ok {
+		if v, ok := in.Payload().Get(k); ok {
 			out.Set(k, v)
 		}
 	}
@@ -89,7 +89,7 @@ func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 // request returns the dice a message asks for.
 func request(m *mailbox.Message) string {
 	for _, k := range []string{"dice", "roll"} {
-		if v, ok := m.Field(k); ok && strings.TrimSpace(v) != "" {
+		if v, ok := m.Payload().Get(k); ok && strings.TrimSpace(v) != "" {
 			return strings.TrimSpace(v)
 		}
 	}

@@ -23,10 +23,10 @@ func ask(t *testing.T, r *Roller, text string) *mailbox.Message {
 	if len(out) != 1 {
 		t.Fatalf("%d answers, want 1", len(out))
 	}
-	if to, _ := out[0].Get("to"); to != "gm" {
+	if to, _ := out[0].Header().Get("to"); to != "gm" {
 		t.Errorf("answer to %q, want the sender", to)
 	}
-	if rt, _ := out[0].Get("reply_to"); rt != "20261121-101500.000000Z-gm-000001" {
+	if rt, _ := out[0].Header().Get("reply_to"); rt != "20261121-101500.000000Z-gm-000001" {
 		t.Errorf("reply_to = %q", rt)
 	}
 	return out[0]
@@ -42,7 +42,7 @@ func TestRollRequest(t *testing.T) {
 	got := ask(t, r, "---\nfrom: gm\nto: dice\ntype: DICE_REQUEST\n---\n[DICE_REQUEST]\ncharacter: corwin-voss\ncheck: Stealth\ndice: 1d20+5\ndc: 12\n\nSneak past.\n")
 	outcome := string(want.Against(12))
 	for k, v := range map[string]string{"type": ResultType, "character": "corwin-voss", "check": "Stealth", "roll": want.Roll, "dc": "12", "result": outcome} {
-		if g, _ := got.Get(k); g != v {
+		if g, _ := got.Header().Get(k); g != v {
 			t.Errorf("%s = %q, want %q", k, g, v)
 		}
 	}
@@ -53,11 +53,11 @@ func TestRollRequest(t *testing.T) {
 
 func TestRollFromBody(t *testing.T) {
 	got := ask(t, New(dice.Seeded(1)), "---\nfrom: gm\n---\n\n 2d6+3 \n")
-	roll, _ := got.Get("roll")
+	roll, _ := got.Payload().Get("roll")
 	if !strings.HasPrefix(roll, "2d6+3 = [") {
 		t.Errorf("roll = %q, want the body's expression rolled", roll)
 	}
-	if got.Has("dc") || got.Has("result") {
+	if got.Payload().Has("dc") || got.Payload().Has("result") {
 		t.Errorf("an answer without a dc judges nothing: %s", got.Bytes())
 	}
 }
@@ -72,7 +72,7 @@ func TestBadRequests(t *testing.T) {
 		"---\nfrom: gm\nroll: 1d0\n---\nignored 1d6\n": `Cannot roll "1d0"`,
 	} {
 		got := ask(t, r, text)
-		if got.Has("type") {
+		if got.Header().Has("type") {
 			t.Errorf("%q: answered with a %s", text, got.Bytes())
 		}
 		if !strings.HasPrefix(string(got.Body), want) {
@@ -85,10 +85,10 @@ func TestBadRequests(t *testing.T) {
 // tag's fields.
 func TestRollFromTaggedBody(t *testing.T) {
 	got := ask(t, New(dice.Seeded(1)), "---\nfrom: gm\ntype: ASK_ROLL\n---\n[ASK_ROLL]\ncharacter: tilda-brannock\n\n1d8\n")
-	if roll, _ := got.Get("roll"); !strings.HasPrefix(roll, "1d8 = [") {
+	if roll, _ := got.Payload().Get("roll"); !strings.HasPrefix(roll, "1d8 = [") {
 		t.Errorf("roll = %q, want the free text's expression rolled", roll)
 	}
-	if c, _ := got.Get("character"); c != "tilda-brannock" {
+	if c, _ := got.Payload().Get("character"); c != "tilda-brannock" {
 		t.Errorf("character = %q", c)
 	}
 }

@@ -69,11 +69,11 @@ func runInbox(e *env, ws *workspace.Workspace, agent, state string, asJSON bool)
 		}
 		if err == nil {
 			if m, perr := mailbox.Parse(data); perr == nil {
-				l.From, _ = m.Get("from")
-				l.Type, _ = m.Get("type")
-				l.Signal, _ = m.Get("signal")
+				l.From, _ = m.Header().Get("from")
+				l.Type, _ = m.Header().Get("type")
+				l.Signal, _ = m.Header().Get("signal")
 				l.Summary = summaryOf(m)
-				if id, ok := m.Get("id"); ok && l.ID == "" {
+				if id, ok := m.Header().Get("id"); ok && l.ID == "" {
 					l.ID = id
 				}
 			} else if l.Problem == "" {
@@ -111,7 +111,10 @@ func runInbox(e *env, ws *workspace.Workspace, agent, state string, asJSON bool)
 // summaryOf returns a message's summary field, or the first line of its
 // body, shortened.
 func summaryOf(m *mailbox.Message) string {
-	s, _ := m.Field("summary")
+	s, _ := m.Payload().Get("summary") // a [SESSION_END] has one of its own
+	if s == "" {
+		s, _ = m.Header().Get("summary")
+	}
 	if s == "" {
 		for _, line := range strings.Split(string(m.Body), "\n") {
 			if line = strings.TrimSpace(strings.TrimLeft(line, "# ")); line != "" {

@@ -146,7 +146,7 @@ func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedbac
 	if err != nil {
 		return err
 	}
-	typ, _ := req.Get("type")
+	typ, _ := req.Header().Get("type")
 	var respType, textField string
 	switch typ {
 	case workspace.PlanApprovalRequest:
@@ -156,8 +156,8 @@ func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedbac
 	default:
 		return fmt.Errorf("%s is a %s, not a plan_approval_request or a shutdown_request", id, dashIfEmpty(typ, "message without a type"))
 	}
-	requester, _ := req.Get("from")
-	requestID, ok := req.Get("request_id")
+	requester, _ := req.Header().Get("from")
+	requestID, ok := req.Header().Get("request_id")
 	if !ok {
 		requestID = id
 	}

@@ -71,21 +71,21 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 	}
 	if asJSON {
 		header := make(map[string]any)
-		for _, k := range m.Keys() {
-			header[k] = m.Value(k)
+		for _, k := range m.Header().Keys() {
+			header[k] = m.Header().Value(k)
 		}
 		fields := make(map[string]any)
-		for _, k := range m.FieldKeys() {
-			fields[k] = m.FieldValue(k)
+		for _, k := range m.Payload().Keys() {
+			fields[k] = m.Payload().Value(k)
 		}
 		return e.printJSON(map[string]any{
-			"path": path, "keys": m.Keys(), "header": header,
+			"path": path, "keys": m.Header().Keys(), "header": header,
 			"tag": m.Tag, "fields": fields, "body": string(m.Body),
 			"reason": string(reason),
 		})
 	}
 	// Reserved fields first, in parley's order, then the payload as written.
-	keys := m.Keys()
+	keys := m.Header().Keys()
 	sort.SliceStable(keys, func(i, j int) bool { return mailbox.ReservedRank(keys[i]) < mailbox.ReservedRank(keys[j]) })
 	width := 0
 	for _, k := range keys {
@@ -93,7 +93,7 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 	}
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%-*s  %s\n", width+1, k+":", m.Text(k))
+		fmt.Fprintf(&b, "%-*s  %s\n", width+1, k+":", m.Header().Text(k))
 	}
 	b.WriteString(strings.Repeat("─", 40))
 	b.WriteString("\n")

@@ -53,7 +53,7 @@ func runExplain(e *env, ws *workspace.Workspace, path, from string, asJSON bool)
 	if from == "" {
 		if agent, _, ok := mailboxOf(ws, path); ok {
 			from = agent
-		} else if f, ok := m.Get("from"); ok {
+		} else if f, ok := m.Header().Get("from"); ok {
 			from = f
 		} else {
 			return usagef("say who sends it: --from AGENT (the file is in no outbox and has no from:)")
@@ -69,7 +69,7 @@ func runExplain(e *env, ws *workspace.Workspace, path, from string, asJSON bool)
 	if asJSON {
 		return e.printJSON(a)
 	}
-	typ, _ := m.Get("type")
+	typ, _ := m.Header().Get("type")
 	fmt.Fprintf(e.stdout, "%s: from %s, type %s\n", path, from, dash(typ))
 	if len(a.Named) > 0 {
 		fmt.Fprintf(e.stdout, "  named in to:/cc:    %s\n", strings.Join(a.Named, ", "))

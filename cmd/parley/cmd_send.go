@@ -126,7 +126,7 @@ func buildMessage(ws *workspace.Workspace, opts sendOptions, ids *mailbox.IDs) (
 		case "to", "cc", "type", "signal":
 			return nil, usagef("--field %s: use --%s", k, k)
 		}
-		if m.Has(k) {
+		if m.Header().Has(k) {
 			return nil, usagef("--field %s: given twice", k)
 		}
 		m.SetValue(k, v)
@@ -162,7 +162,7 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if err != nil {
 		return err
 	}
-	id, _ := m.Get("id")
+	id, _ := m.Header().Get("id")
 	if opts.JSON {
 		return e.printJSON(map[string]string{"id": id, "path": path})
 	}

@@ -167,10 +167,10 @@ func envelopeOf(ws *workspace.Workspace, path string, m *mailbox.Message) (skill
 		}
 		return ws.Roles(name)
 	}
-	sender, _ := m.Get("from")
+	sender, _ := m.Header().Get("from")
 	if agent, state, ok := mailboxOf(ws, path); ok && (state == mailbox.Outbox || state == mailbox.Sent || state == mailbox.Rejected) {
 		if sender != "" && sender != agent {
-			bad = append(bad, skills.Violation{Field: "from", Line: m.Line("from"), Reason: fmt.Sprintf("%q, but the file is in the mailbox of %q", sender, agent)})
+			bad = append(bad, skills.Violation{Field: "from", Line: m.Header().Line("from"), Reason: fmt.Sprintf("%q, but the file is in the mailbox of %q", sender, agent)})
 		}
 		sender = agent
 	}
@@ -179,9 +179,9 @@ func envelopeOf(ws *workspace.Workspace, path string, m *mailbox.Message) (skill
 		env.Phase, env.Strict = ws.Config.Phase, ws.Config.Strict
 	}
 	for _, field := range []string{"to", "cc"} {
-		names, err := m.Names(field)
+		names, err := m.Header().Names(field)
 		if err != nil {
-			bad = append(bad, skills.Violation{Field: field, Line: m.Line(field), Reason: err.Error()})
+			bad = append(bad, skills.Violation{Field: field, Line: m.Header().Line(field), Reason: err.Error()})
 			continue
 		}
 		for _, n := range names {
@@ -198,7 +198,7 @@ func envelopeOf(ws *workspace.Workspace, path string, m *mailbox.Message) (skill
 			}
 			if ws != nil {
 				if err := ws.CheckAgent(n); err != nil {
-					bad = append(bad, skills.Violation{Field: field, Line: m.Line(field), Reason: err.Error()})
+					bad = append(bad, skills.Violation{Field: field, Line: m.Header().Line(field), Reason: err.Error()})
 					continue
 				}
 			}

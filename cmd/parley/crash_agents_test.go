@@ -289,8 +289,8 @@ func TestCrashAgents(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", e.Path, err)
 		}
-		answers, _ := m.Get("reply_to")
-		from, _ := m.Get("from")
+		answers, _ := m.Header().Get("reply_to")
+		from, _ := m.Header().Get("from")
 		if a, ok := sentTo[answers]; !ok || from != a {
 			t.Errorf("boss got %s, from %s, replying to %q: not a reply to a message sent to %s", e.Name, from, answers, from)
 			continue

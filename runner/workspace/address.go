@@ -92,7 +92,7 @@ func (w *Workspace) Address(protocol *skills.Set, sender string, m *mailbox.Mess
 	}
 	named := false
 	for _, field := range []string{"to", "cc"} {
-		names, err := m.Names(field)
+		names, err := m.Header().Names(field)
 		if err != nil {
 			return nil, RefusalOf(err)
 		}
@@ -103,11 +103,11 @@ func (w *Workspace) Address(protocol *skills.Set, sender string, m *mailbox.Mess
 				continue
 			}
 			if err := mailbox.CheckName(n); err != nil {
-				return nil, &Refusal{Line: m.Line(field), Field: field, Reason: err.Error()}
+				return nil, &Refusal{Line: m.Header().Line(field), Field: field, Reason: err.Error()}
 			}
 			agent, ok := w.Resolve(n)
 			if !ok {
-				return nil, &Refusal{Line: m.Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: w.AgentNames()}).Error()}
+				return nil, &Refusal{Line: m.Header().Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: w.AgentNames()}).Error()}
 			}
 			addAgent(agent)
 			a.Named = appendNew(a.Named, agent)
@@ -161,7 +161,7 @@ func (w *Workspace) Address(protocol *skills.Set, sender string, m *mailbox.Mess
 	}
 	if len(a.Recipients) == 0 {
 		if named {
-			return nil, &Refusal{Line: m.Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
+			return nil, &Refusal{Line: m.Header().Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
 		}
 		return nil, &Refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
 	}
@@ -175,7 +175,7 @@ func defaultRoles(protocol *skills.Set, m *mailbox.Message) (roles []string, all
 	if protocol == nil {
 		return nil, false, nil
 	}
-	name, _ := m.Get("type")
+	name, _ := m.Header().Get("type")
 	t, _, ok := protocol.Type(name)
 	if !ok || len(t.Recipients) == 0 {
 		return nil, false, nil
@@ -189,7 +189,7 @@ func defaultRoles(protocol *skills.Set, m *mailbox.Message) (roles []string, all
 
 // typeLabel names a message's type as its protocol writes it.
 func typeLabel(m *mailbox.Message) string {
-	name, _ := m.Get("type")
+	name, _ := m.Header().Get("type")
 	if m.Tag != "" {
 		return "[" + name + "]"
 	}
@@ -205,8 +205,8 @@ func (w *Workspace) Explain(file, sender string, m *mailbox.Message) (*Addressin
 	if err != nil {
 		return nil, err
 	}
-	if m.Has("from") {
-		from, _ := m.Get("from")
+	if m.Header().Has("from") {
+		from, _ := m.Header().Get("from")
 		if from != sender {
 			return nil, fmt.Errorf("%s: from: %q, but it is sent by %q", file, from, sender)
 		}

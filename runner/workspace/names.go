@@ -28,6 +28,6 @@ func appendNew(list []string, s string) []string {
 // TypeOf returns a message's type as routes, timeouts and stop_on name
 // it: without the brackets of a tag ("[SESSION_END]" is SESSION_END).
 func TypeOf(m *mailbox.Message) string {
-	typ, _ := m.Get("type")
+	typ, _ := m.Header().Get("type")
 	return strings.Trim(typ, "[] ")
 }

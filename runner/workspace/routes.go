@@ -219,7 +219,7 @@ type routed struct {
 // matches reports whether a route applies to a message from sender.
 func (r *Route) matches(ws *Workspace, sender string, m *mailbox.Message) bool {
 	typ := TypeOf(m)
-	signal, _ := m.Get("signal")
+	signal, _ := m.Header().Get("signal")
 	if len(r.Type) > 0 && !slices.Contains(r.Type, typ) {
 		return false
 	}
@@ -233,7 +233,7 @@ func (r *Route) matches(ws *Workspace, sender string, m *mailbox.Message) bool {
 		return false
 	}
 	for k, want := range r.Fields {
-		if got, ok := m.Field(k); !ok || got != want {
+		if got, ok := m.Payload().Get(k); !ok || got != want {
 			return false
 		}
 	}
@@ -255,7 +255,7 @@ func (r *Route) resolve(ws *Workspace, sender string, m *mailbox.Message) ([]str
 				add(a)
 			}
 		case t == "reply":
-			id, ok := m.Get("reply_to")
+			id, ok := m.Header().Get("reply_to")
 			if !ok {
 				return nil, fmt.Errorf("%s (line %d) sends it back to the sender of the message it answers, and it has no reply_to", r.Key, r.Line)
 			}
@@ -268,7 +268,7 @@ func (r *Route) resolve(ws *Workspace, sender string, m *mailbox.Message) ([]str
 			}
 			out = appendNew(out, from)
 		case fieldTarget.MatchString(t):
-			v, ok := m.Field(t[1:])
+			v, ok := m.Payload().Get(t[1:])
 			if !ok || v == "" {
 				return nil, fmt.Errorf("%s (line %d) sends it to %s, and the message has no %s field", r.Key, r.Line, t, t[1:])
 			}
