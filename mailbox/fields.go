@@ -211,3 +211,16 @@ func keyLineIn(mapping *yaml.Node, key string, firstLine int) int {
 	}
 	return 0
 }
+
+// Clone returns a copy of the message whose header can be changed
+// without changing m: setting or deleting a header field of the copy
+// leaves m as it was. Field values and the body are shared, and neither
+// copy changes them in place.
+func (m *Message) Clone() *Message {
+	c := *m
+	h := *m.header
+	h.Content = append([]*yaml.Node(nil), m.header.Content...)
+	c.header = &h
+	c.added = append([]string(nil), m.added...)
+	return &c
+}

@@ -518,25 +518,83 @@ func (m *Message) Set(key, value string) {
 	m.SetNode(key, v)
 }
 
-// SetValue sets a header field to the YAML value written as text: "true" is
-// a boolean, "12" an integer, "[a, b]" a list; text that is not a single
-// YAML value is kept as a string.
+// SetValue sets a header field to the YAML value written as text, as
+// ParseValue reads it.
 func (m *Message) SetValue(key, text string) {
+	m.SetNode(key, ParseValue(text))
+}
+
+// ParseValue reads a field's value as YAML written on one line, the way
+// `parley send --field` takes it: true is a boolean, 12 an integer, "001"
+// (quoted) the string 001, [a, b] a list, {k: v} a mapping. Text that is
+// not one such value (a "key: value" sentence, a block, a YAML error) is
+// kept as a string, as written.
+func ParseValue(text string) *yaml.Node {
 	var doc yaml.Node
 	if err := safeUnmarshal([]byte(text), &doc); err == nil && len(doc.Content) == 1 && checkNode(doc.Content[0], 1, 0) == nil {
 		v := doc.Content[0]
-		if v.Kind == yaml.ScalarNode && v.Style == 0 {
+		flow := v.Style&yaml.FlowStyle != 0
+		if v.Kind == yaml.ScalarNode && v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 ||
+			(v.Kind == yaml.SequenceNode || v.Kind == yaml.MappingNode) && flow {
 			clearPos(v)
-			m.SetNode(key, v)
-			return
-		}
-		if v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle != 0 {
-			clearPos(v)
-			m.SetNode(key, v)
-			return
+			return v
 		}
 	}
-	m.Set(key, text)
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: text}
+}
+
+// NewTagFirst returns a tag-first message of type tag, as a person would
+// write it: "[TAG]" on line one, the fields set with SetPayload, a blank
+// line, then body. Bytes writes it after a frontmatter envelope, like a
+// tag-first message that was parsed.
+func NewTagFirst(tag string, body []byte) *Message {
+	m := New(body)
+	m.Tag = tag
+	m.payload = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	m.Set("type", tag)
+	m.render()
+	return m
+}
+
+// SetPayload sets a field of a tag-first message made by NewTagFirst to
+// the YAML value written as text (as ParseValue reads it). to, cc and id
+// address the message: like Parse, it lifts them into the header when the
+// header has none. For any other message it sets the header field.
+func (m *Message) SetPayload(key, text string) {
+	if m.payload == nil {
+		m.SetValue(key, text)
+		return
+	}
+	v := ParseValue(text)
+	if n, ok := lookupIn(m.payload, key); ok {
+		*n = *v
+	} else {
+		m.payload.Content = append(m.payload.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+	}
+	if _, ok := lookupIn(m.header, key); !ok && (key == "to" || key == "cc" || key == "id") {
+		m.SetNode(key, v)
+	}
+	m.render()
+}
+
+// SetBody replaces the body of a message.
+func (m *Message) SetBody(body []byte) {
+	m.Body = body
+	if m.payload != nil && m.tagText != nil {
+		m.render()
+	}
+}
+
+// render writes the text of a tag-first message from its fields and body.
+func (m *Message) render() {
+	var b bytes.Buffer
+	b.WriteString("[" + m.Tag + "]\n")
+	writeMapping(&b, m.payload.Content)
+	if len(m.Body) > 0 {
+		b.WriteString("\n")
+		b.Write(m.Body)
+	}
+	m.tagText = b.Bytes()
 }
 
 func clearPos(n *yaml.Node) {

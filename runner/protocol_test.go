@@ -204,7 +204,8 @@ agents:
 	if d := cmp.Diff(outcome{To: []string{"dm"}}, got["request.md"]); d != "" {
 		t.Errorf("request.md (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(outcome{To: []string{"p2"}}, got["whisper.md"]); d != "" {
+	// The protocol lets the gm and the narrator see every whisper.
+	if d := cmp.Diff(outcome{To: []string{"p2", "dm", "narrator"}}, got["whisper.md"]); d != "" {
 		t.Errorf("whisper.md (-want +got):\n%s", d)
 	}
 }

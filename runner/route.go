@@ -6,13 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
-	"github.com/parley-dev/parley/skills"
 )
 
 // accepted is a message that passed every check and is being delivered.
@@ -29,136 +27,172 @@ type accepted struct {
 	warnings   []string
 }
 
+// batch is one round of routing: the files taken, in sending order, and
+// what became of each.
+type batch struct {
+	r       *Runner
+	now     time.Time
+	settle  time.Duration
+	entries []*workspace.Entry // journal lines, in batch order
+	routed  []*accepted
+	ids     map[string]bool // ids accepted in this batch
+	held    map[string]bool // senders with an earlier file not routed now
+	failed  map[string]bool // senders whose earlier message failed
+	wait    time.Time       // when to look again at a file not complete yet
+}
+
 // routeBatch reads, checks and delivers a batch of ready files in sending
 // order, makes the deliveries and rejections durable with one sync, writes
 // the journal, then moves the routed files to sent/. A file that turns out
 // to be incomplete, or that fails, holds back its sender's later files. It
 // returns when a file that is not complete yet should be looked at again.
-func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Duration) (wait time.Time, err error) {
-	var (
-		entries = make([]*workspace.Entry, len(batch)) // journal lines, in batch order
-		routed  []*accepted
-		ids     = make(map[string]bool)
-		held    = make(map[string]bool) // senders with an earlier file not routed now
-	)
-	reject := func(i int, c candidate, id string, m *mailbox.Message, f *workspace.Refusal) {
-		box := r.agents[c.agent]
-		text := f.Text(c.name)
-		path, err := box.Reject(c.name, c.info.ModTime(), rejectionNote(text, c, now), r.syncer)
-		if err != nil {
-			r.fail(c, now, fmt.Errorf("rejecting: %w", err))
+func (r *Runner) routeBatch(files []candidate, now time.Time, settle time.Duration) (wait time.Time, err error) {
+	b := &batch{
+		r: r, now: now, settle: settle,
+		entries: make([]*workspace.Entry, len(files)),
+		ids:     make(map[string]bool),
+		held:    make(map[string]bool),
+		failed:  make(map[string]bool),
+	}
+	for i, c := range files {
+		b.take(i, c)
+	}
+	if err := b.stampIDs(); err != nil {
+		return b.wait, err
+	}
+	if err := b.deliver(); err != nil {
+		return b.wait, err
+	}
+	return b.wait, b.finish()
+}
+
+// take reads and checks one file: it is accepted for delivery, refused,
+// or left for later (incomplete, or behind its sender's earlier file).
+func (b *batch) take(i int, c candidate) {
+	r := b.r
+	if c.refusal != nil {
+		b.reject(i, c, nil, c.refusal)
+		return
+	}
+	if b.held[c.agent] {
+		return // stays pending, behind its sender's earlier file
+	}
+	box := r.agents[c.agent]
+	data, err := mailbox.ReadFile(box.Path(mailbox.Outbox, c.name), r.ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		if isGone(err) {
+			delete(r.pending, c.fileKey)
 			return
 		}
-		delete(r.pending, c.fileKey)
-		r.stats.Rejected++
-		e := workspace.Entry{ID: id, From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name}
-		if m != nil {
-			e.Type, _ = m.Header().Get("type")
-			e.Signal, _ = m.Header().Get("signal")
-		}
-		entries[i] = &e
-		r.log.Warn("rejected", "agent", c.agent, "file", c.name, "reason", text, "moved_to", path)
+		b.reject(i, c, nil, workspace.RefusalOf(c.name, err))
+		return
 	}
-	for i, c := range batch {
-		if c.refusal != nil {
-			reject(i, c, "", nil, c.refusal)
-			continue
-		}
-		if held[c.agent] {
-			continue // stays pending, behind its sender's earlier file
-		}
-		box := r.agents[c.agent]
-		data, err := mailbox.ReadFile(box.Path(mailbox.Outbox, c.name), r.ws.Config.Router.MaxMessageSize)
-		if err != nil {
-			if isGone(err) {
-				delete(r.pending, c.fileKey)
-				continue
+	msg, perr := mailbox.Parse(data)
+	if p := r.pending[c.fileKey]; idNamed(c.name) && !settled(p, c.info, b.now, b.settle) {
+		// Complete only if it names itself; otherwise wait for it.
+		if id, _ := msgID(msg); perr != nil || id+".md" != c.name {
+			p.observe(c.info, b.now)
+			b.held[c.agent] = true
+			if at := p.since.Add(b.settle); b.wait.IsZero() || at.Before(b.wait) {
+				b.wait = at
 			}
-			reject(i, c, "", nil, &workspace.Refusal{Reason: err.Error()})
-			continue
+			return
 		}
-		msg, perr := mailbox.Parse(data)
-		if p := r.pending[c.fileKey]; idNamed(c.name) && !settled(p, c.info, now, settle) {
-			// Complete only if it names itself; otherwise wait for it.
-			if id, _ := msgID(msg); perr != nil || id+".md" != c.name {
-				p.observe(c.info, now)
-				held[c.agent] = true
-				if at := p.since.Add(settle); wait.IsZero() || at.Before(wait) {
-					wait = at
-				}
-				continue
-			}
-		}
-		if perr != nil {
-			reject(i, c, "", nil, workspace.RefusalOf(perr))
-			continue
-		}
-		id, f := r.check(c, msg, ids)
-		if f != nil {
-			reject(i, c, id, msg, f)
-			continue
-		}
-		if f := r.checkHops(msg); f != nil {
-			reject(i, c, id, msg, f)
-			continue
-		}
-		recipients, broadcast, f := r.recipients(c.agent, msg)
-		if f != nil {
-			reject(i, c, id, msg, f)
-			continue
-		}
-		f, warnings := r.checkProtocol(c.agent, msg, recipients, broadcast)
-		if f != nil {
-			reject(i, c, id, msg, f)
-			continue
-		}
-		a := &accepted{candidate: c, index: i, msg: msg, id: id, recipients: recipients, warnings: warnings}
-		if id == "" {
-			a.stamp = true
-			a.id = r.newID(c)
-			msg.Set("id", a.id)
-		}
-		if !msg.Header().Has("created") {
-			sent, _, _ := mailbox.ParseID(a.id)
-			msg.Set("created", sent.Format(mailbox.TimeFormat))
-		}
-		ids[a.id] = true
-		routed = append(routed, a)
 	}
+	if perr != nil {
+		b.reject(i, c, nil, workspace.RefusalOf(c.name, perr))
+		return
+	}
+	v, err := r.ws.Check(workspace.Input{
+		File: c.name, Sender: c.agent, Message: msg,
+		Sent: func(id string) bool { return b.ids[id] || box.IsSent(id) },
+	})
+	if err != nil {
+		r.fail(c, b.now, err) // the skills cannot be read
+		b.held[c.agent] = true
+		return
+	}
+	if !v.Accepted() {
+		b.reject(i, c, msg, v.Refusal)
+		return
+	}
+	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings}
+	if a.id == "" {
+		a.stamp = true
+		a.id = r.newID(c)
+		a.msg.Set("id", a.id)
+	}
+	if !a.msg.Header().Has("created") {
+		sent, _, _ := mailbox.ParseID(a.id)
+		a.msg.Set("created", sent.Format(mailbox.TimeFormat))
+	}
+	b.ids[a.id] = true
+	b.routed = append(b.routed, a)
+}
 
-	// A file that came without an id is written back with the id it was
-	// given, durably, before any copy is delivered: routed again after a
-	// crash, it is the same message.
-	failed := make(map[string]bool) // senders whose earlier message failed
+// reject moves a refused file to its sender's rejected/, with the reason
+// beside it, and notes the journal line.
+func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refusal) {
+	r := b.r
+	f.File = c.name
+	text := f.Error()
+	path, err := r.agents[c.agent].Reject(c.name, c.info.ModTime(), rejectionNote(text, c, b.now), r.syncer)
+	if err != nil {
+		r.fail(c, b.now, fmt.Errorf("rejecting: %w", err))
+		return
+	}
+	delete(r.pending, c.fileKey)
+	r.stats.Rejected++
+	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name}
+	if m != nil {
+		e.ID, _ = m.Header().Get("id")
+		e.Type, _ = m.Header().Get("type")
+		e.Signal, _ = m.Header().Get("signal")
+	}
+	b.entries[i] = &e
+	r.log.Warn("rejected", "agent", c.agent, "file", c.name, "reason", text, "moved_to", path)
+}
+
+// stampIDs writes a file that came without an id back with the id it was
+// given, durably, before any copy is delivered: routed again after a
+// crash, it is the same message.
+func (b *batch) stampIDs() error {
+	r := b.r
 	stamped := false
-	for _, a := range routed {
+	for _, a := range b.routed {
 		if !a.stamp {
 			continue
 		}
-		if failed[a.agent] {
+		if b.failed[a.agent] {
 			a.skipped = true
 			continue
 		}
 		if err := r.agents[a.agent].Stamp(a.name, a.info.ModTime(), a.msg, r.syncer); err != nil {
 			a.err = fmt.Errorf("writing its id into it: %w", err)
-			failed[a.agent] = true
+			b.failed[a.agent] = true
 			continue
 		}
 		stamped = true
 	}
-	if stamped {
-		if err := r.syncer.Sync(); err != nil {
-			return wait, r.failAll(routed, now, fmt.Errorf("syncing ids: %w", err))
-		}
+	if !stamped {
+		return nil
 	}
+	if err := r.syncer.Sync(); err != nil {
+		return r.failAll(b.routed, b.now, fmt.Errorf("syncing ids: %w", err))
+	}
+	return nil
+}
 
-	// Deliver, in sending order, so that each recipient gets each sender's
-	// messages in the order they were sent.
-	for _, a := range routed {
+// deliver writes every accepted message into its recipients' inboxes, in
+// sending order, so that each recipient gets each sender's messages in
+// the order they were sent, and makes them durable with one sync.
+func (b *batch) deliver() error {
+	r := b.r
+	for _, a := range b.routed {
 		if a.err != nil || a.skipped {
 			continue
 		}
-		if failed[a.agent] {
+		if b.failed[a.agent] {
 			a.skipped = true
 			continue
 		}
@@ -167,7 +201,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			ok, err := r.agents[to].Deliver(a.id, data, r.syncer)
 			if err != nil {
 				a.err = fmt.Errorf("delivering to %s: %w", to, err)
-				failed[a.agent] = true
+				b.failed[a.agent] = true
 				break
 			}
 			if ok {
@@ -181,41 +215,45 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 	if err := r.syncer.Sync(); err != nil {
 		// Nothing of this batch is known to be durable: the files stay in
 		// the outboxes and are routed again.
-		return wait, r.failAll(routed, now, fmt.Errorf("syncing deliveries: %w", err))
+		return r.failAll(b.routed, b.now, fmt.Errorf("syncing deliveries: %w", err))
 	}
+	return nil
+}
 
-	// The journal first, then the moves to sent/: a crash in between
-	// routes the message again, which the journal shows as already
-	// delivered, rather than leaving a routed message unrecorded.
-	stamp := journalTime(r.opts.Now())
+// finish writes the journal, then moves the routed files to sent/: a
+// crash in between routes a message again, which the journal shows as
+// already delivered, rather than leaving a routed message unrecorded.
+func (b *batch) finish() error {
+	r := b.r
 	var done []*accepted
-	for _, a := range routed {
+	for _, a := range b.routed {
 		switch {
 		case a.skipped:
 		case a.err != nil:
-			r.fail(a.candidate, now, a.err)
+			r.fail(a.candidate, b.now, a.err)
 		default:
 			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
 			e.Note = r.observe(a.agent, a.msg)
 			e.Type, _ = a.msg.Header().Get("type")
 			e.Signal, _ = a.msg.Header().Get("signal")
-			entries[a.index] = &e
+			b.entries[a.index] = &e
 			done = append(done, a)
 		}
 	}
-	lines := make([]workspace.Entry, 0, len(entries))
-	for _, e := range entries {
+	stamp := journalTime(r.opts.Now())
+	lines := make([]workspace.Entry, 0, len(b.entries))
+	for _, e := range b.entries {
 		if e != nil {
 			e.Time = stamp
 			lines = append(lines, *e)
 		}
 	}
 	if err := r.journal.append(lines); err != nil {
-		return wait, r.failAll(done, now, fmt.Errorf("writing journal: %w", err))
+		return r.failAll(done, b.now, fmt.Errorf("writing journal: %w", err))
 	}
 	for _, a := range done {
 		if err := r.agents[a.agent].MarkSent(a.name, a.id, r.syncer); err != nil {
-			r.fail(a.candidate, now, fmt.Errorf("moving to sent/: %w", err))
+			r.fail(a.candidate, b.now, fmt.Errorf("moving to sent/: %w", err))
 			continue
 		}
 		delete(r.pending, a.fileKey)
@@ -227,7 +265,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 		r.expectReplies(a.agent, a.msg, a.recipients)
 		r.log.Debug("delivered", "id", a.id, "from", a.agent, "to", a.recipients)
 	}
-	return wait, nil
+	return nil
 }
 
 // maxAttempts is how often `parley run --until-idle` tries a file that
@@ -301,114 +339,6 @@ func msgID(m *mailbox.Message) (string, bool) {
 		return "", false
 	}
 	return m.Header().Get("id")
-}
-
-// check verifies the reserved fields that say who sent a message: from is
-// the outbox's owner (filled in when left out), an id is a parley id of
-// that sender not sent before. It returns the message's id, or "" when it
-// came without one.
-func (r *Runner) check(c candidate, m *mailbox.Message, batchIDs map[string]bool) (string, *workspace.Refusal) {
-	owner := r.agents[c.agent]
-	if m.Header().Has("from") {
-		from, ok := m.Header().Get("from")
-		if !ok || from != c.agent {
-			return "", &workspace.Refusal{Line: m.Header().Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, c.agent)}
-		}
-	} else {
-		m.Set("from", c.agent)
-	}
-	for _, key := range []string{"id", "type", "signal", "thread", "reply_to", "request_id", "created"} {
-		if m.Header().Has(key) {
-			if _, ok := m.Header().Get(key); !ok {
-				return "", &workspace.Refusal{Line: m.Header().Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
-			}
-		}
-	}
-	id, ok := m.Header().Get("id")
-	if !ok {
-		return "", nil
-	}
-	_, sender, err := mailbox.ParseID(id)
-	if err != nil {
-		return "", &workspace.Refusal{Line: m.Header().Line("id"), Field: "id", Reason: err.Error()}
-	}
-	if sender != c.agent {
-		return "", &workspace.Refusal{Line: m.Header().Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, c.agent)}
-	}
-	if batchIDs[id] || owner.IsSent(id) {
-		return id, &workspace.Refusal{Line: m.Header().Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", c.agent, id, "mailboxes/"+c.agent+"/sent/")}
-	}
-	return id, nil
-}
-
-// recipients resolves a message's recipients for delivery; a message that
-// named none says in its delivered copy where it went.
-func (r *Runner) recipients(sender string, m *mailbox.Message) ([]string, bool, *workspace.Refusal) {
-	a, f := r.ws.Address(r.protocol, sender, m)
-	if f != nil {
-		return nil, false, f
-	}
-	if len(a.Named) == 0 {
-		if a.Broadcast {
-			m.Set("to", "*")
-		} else {
-			m.SetNames("to", a.Recipients)
-		}
-	}
-	return a.Recipients, a.Broadcast, nil
-}
-
-// checkHops dead-letters a message that is too deep in a chain of driver
-// answers: agents answering each other for ever.
-func (r *Runner) checkHops(m *mailbox.Message) *workspace.Refusal {
-	v, ok := m.Header().Get("hops")
-	if !ok {
-		return nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return &workspace.Refusal{Line: m.Header().Line("hops"), Field: "hops", Reason: fmt.Sprintf("%q is not a count", v)}
-	}
-	if n > r.ws.Config.HopLimit {
-		return &workspace.Refusal{Line: m.Header().Line("hops"), Field: "hops", Reason: fmt.Sprintf("dead letter: the %d-th answer in a chain of answers by programs (hop_limit: %d in parley.yaml): agents answering each other in a loop?", n, r.ws.Config.HopLimit)}
-	}
-	return nil
-}
-
-// checkProtocol checks a message against the workspace's protocol. It
-// returns a refusal for violations, and the warnings to journal.
-func (r *Runner) checkProtocol(sender string, m *mailbox.Message, recipients []string, broadcast bool) (*workspace.Refusal, []string) {
-	if r.protocol == nil {
-		return nil, nil
-	}
-	env := skills.Envelope{
-		Sender:    skills.Party{Name: sender, Roles: r.ws.Roles(sender)},
-		Broadcast: broadcast,
-		Phase:     r.ws.Config.Phase,
-		Strict:    r.ws.Config.Strict,
-	}
-	for _, to := range recipients {
-		env.Recipients = append(env.Recipients, skills.Party{Name: to, Roles: r.ws.Roles(to)})
-	}
-	_, vs := r.protocol.Check(m, env)
-	var warnings []string
-	var f *workspace.Refusal
-	for _, v := range vs {
-		if v.Warning {
-			warnings = append(warnings, v.Error())
-			continue
-		}
-		if f == nil {
-			f = &workspace.Refusal{Line: v.Line, Field: v.Field, Reason: v.Reason}
-			continue
-		}
-		more := v.Error()
-		if v.Line > 0 {
-			more = fmt.Sprintf("line %d: %s", v.Line, more)
-		}
-		f.Reason += "; and " + more
-	}
-	return f, warnings
 }
 
 // rejectionNote is the text of a .reason file: the reason on the first

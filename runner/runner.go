@@ -122,6 +122,13 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnings, err := ws.Lint()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		opts.Logger.Warn(w)
+	}
 	lock, err := lockWorkspace(ws)
 	if err != nil {
 		return nil, err

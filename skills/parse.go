@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -273,7 +274,7 @@ func displayName(name string, tagged bool) string {
 }
 
 var (
-	labelled     = regexp.MustCompile(`^(Sender|Senders|Recipient|Recipients|Transport|Phase|Emitted by|Sent to)\s*:\s*(.+)$`)
+	labelled     = regexp.MustCompile(`^(Sender|Senders|Recipient|Recipients|Transport|Phase|Emitted by|Sent to|Copied to|Visible to)\s*:\s*(.+)$`)
 	listLine     = regexp.MustCompile(`^(Required|Optional)\s*:\s*(.*)$`)
 	hardRule     = regexp.MustCompile(`^Hard rule\s*:\s*(.*)$`)
 	additional   = regexp.MustCompile("^Additional fields (?:for `([^`]+)` (?:command|value)|when `([^`]+)` is `([^`]+)`)")
@@ -318,6 +319,16 @@ func (p *parser) prose(txt string, line int) {
 		return
 	}
 	t := p.cur
+	if roles := observers(txt); roles != nil {
+		if t.Observers == nil {
+			t.ObserversLine = line
+		}
+		for _, r := range roles {
+			if !slices.Contains(t.Observers, r) {
+				t.Observers = append(t.Observers, r)
+			}
+		}
+	}
 	switch {
 	case listLine.MatchString(txt):
 		m := listLine.FindStringSubmatch(txt)
@@ -349,6 +360,37 @@ func (p *parser) prose(txt string, line int) {
 	}
 }
 
+var (
+	seesVerb  = regexp.MustCompile(`(?i)\b(?:sees?|captures?|receives? a copy of|gets? a copy of)\b`)
+	seesEvery = regexp.MustCompile(`(?i)\b(?:every|all|each)\b`)
+)
+
+// observers reads a rule that lets roles see every message of a type,
+// as protocols write it: "GM sees all player-to-player messages via peer
+// DM visibility", "Narrator captures via peer DM visibility", "The gm and
+// the narrator see every player-to-player message". The sentence names
+// the roles before its verb, and speaks of visibility or of every
+// message. It returns nil for any other sentence.
+func observers(txt string) []string {
+	loc := seesVerb.FindStringIndex(txt)
+	if loc == nil {
+		return nil
+	}
+	rest := strings.ToLower(txt[loc[1]:])
+	if !strings.Contains(rest, "visibility") && !seesEvery.MatchString(rest) {
+		return nil
+	}
+	subject := strings.TrimSpace(txt[:loc[0]])
+	if subject == "" || len(strings.Fields(subject)) > 6 || strings.ContainsAny(subject, ".;:()[]`*") {
+		return nil
+	}
+	roles, _ := parseRoles(subject)
+	if len(roles) == 0 || slices.Contains(roles, "*") || slices.Contains(roles, "any") {
+		return nil
+	}
+	return roles
+}
+
 // bullet reads a "Sender: gm" line, from a list or a paragraph.
 func (p *parser) bullet(txt string, line int) {
 	m := labelled.FindStringSubmatch(strings.TrimSpace(txt))
@@ -362,10 +404,13 @@ func (p *parser) bullet(txt string, line int) {
 		t.SenderText = value
 		t.Senders, _ = parseRoles(value)
 	case "Recipient", "Recipients", "Sent to":
-		t.RecipientText = value
+		t.RecipientText, t.RecipientLine = value, line
 		var all bool
 		t.Recipients, all = parseRoles(value)
 		t.AllRecipients = t.AllRecipients || all
+	case "Copied to", "Visible to":
+		t.Observers, _ = parseRoles(value)
+		t.ObserversLine = line
 	case "Transport":
 		t.Transport, t.NoBroadcast = parseTransport(value, t.NoBroadcast)
 	case "Phase":
@@ -507,7 +552,7 @@ func (p *parser) referenceTable(rows [][]cell, nameCol, senderCol, recipientCol,
 			t.Senders, _ = parseRoles(t.SenderText)
 		}
 		if t.RecipientText == "" {
-			t.RecipientText = at(r, recipientCol)
+			t.RecipientText, t.RecipientLine = at(r, recipientCol), cellLine(r)
 			var all bool
 			t.Recipients, all = parseRoles(t.RecipientText)
 			t.AllRecipients = t.AllRecipients || all

@@ -48,6 +48,13 @@ type Type struct {
 	// SenderText and RecipientText are as the document writes them.
 	SenderText    string `json:"sender_text,omitempty"`
 	RecipientText string `json:"recipient_text,omitempty"`
+	// RecipientLine is the line that says where the type goes.
+	RecipientLine int `json:"recipient_line,omitempty"`
+	// Observers are roles that see every message of the type, whoever it
+	// is sent to (the gm and the narrator see every [PLAYER_TO_PLAYER]):
+	// each gets a copy. ObserversLine is the line of the rule.
+	Observers     []string `json:"observers,omitempty"`
+	ObserversLine int      `json:"observers_line,omitempty"`
 
 	// Transport is "broadcast" or "direct". NoBroadcast is set for
 	// structured requests, which must name their recipient.

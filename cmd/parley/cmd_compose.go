@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,14 +20,17 @@ import (
 func composeCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "compose",
-		Usage:     "write a message of a type from a template with every field (required first, allowed values in comments); opens $EDITOR and sends it, or prints the template",
+		Usage:     "write a message of a type from a template with every field (required first, allowed values in comments); opens $VISUAL or $EDITOR, checks what you wrote and sends it, or prints the template",
 		ArgsUsage: "TYPE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "the sending `AGENT`"},
 			&cli.StringSliceFlag{Name: "to", Usage: "a recipient `AGENT` (repeat, or separate with commas)"},
 			&cli.StringFlag{Name: "skill", Usage: "take the type from this skill `NAME` (default: the workspace's skills, else any skill)"},
-			&cli.BoolFlag{Name: "print", Usage: "print the template even when $EDITOR is set"},
-			&cli.BoolFlag{Name: "edit", Usage: "open $EDITOR even when stdin is not a terminal"},
+			&cli.BoolFlag{Name: "print", Usage: "print the template even when $VISUAL or $EDITOR is set"},
+			&cli.BoolFlag{Name: "edit", Usage: "open the editor even when stdin is not a terminal"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check what was written and say where it would go; send nothing"},
+			&cli.BoolFlag{Name: "no-check", Usage: "send it even if the router would refuse it (the refusal is then on record in rejected/)"},
+			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if err := exactArgs(c, 1, "a message TYPE (like GM_TO_PLAYER or review_verdict)"); err != nil {
@@ -47,10 +51,13 @@ func composeCommand(e *env) *cli.Command {
 					return usagef("--from: %v", err)
 				}
 			}
-			text := template(t, from, to)
-			editor := os.Getenv("EDITOR")
+			tmpl := template(t, from, to)
+			editor := os.Getenv("VISUAL")
+			if editor == "" {
+				editor = os.Getenv("EDITOR")
+			}
 			if editor == "" || c.Bool("print") || !isTerminal(e.stdin) && !c.Bool("edit") {
-				_, err := fmt.Fprint(e.stdout, text)
+				_, err := fmt.Fprint(e.stdout, tmpl.text)
 				return err
 			}
 			if ws == nil {
@@ -59,7 +66,7 @@ func composeCommand(e *env) *cli.Command {
 			if from == "" {
 				return usagef("say who sends it: --from AGENT")
 			}
-			return editAndSend(e, ws, from, editor, text)
+			return editAndSend(e, ws, editor, tmpl, composeOptions{From: from, DryRun: c.Bool("dry-run"), NoCheck: c.Bool("no-check"), JSON: c.Bool("json")})
 		},
 	}
 }
@@ -105,11 +112,29 @@ func findType(c *cli.Context, ws *workspace.Workspace, name string) (*skills.Typ
 	return nil, usagef("%q is defined by several skills (%s): choose one with --skill", name, strings.Join(where, ", "))
 }
 
+// composed is a template: its text, and the help it holds (comments at
+// the end of field lines, the line standing for the body), which is taken
+// out again before the message is sent.
+type composed struct {
+	text     string
+	comments []string // "  # required; ..." at the end of a line
+	optional []string // fields that may be left empty, and are then left out
+	body     string   // the line that stands for the body
+}
+
 // template writes a message of type t with every field: required ones
 // first, then optional ones, with what each means and its allowed values
 // in comments. A tag-first type gets a tag-first message.
-func template(t *skills.Type, from string, to []string) string {
+func template(t *skills.Type, from string, to []string) composed {
+	var c composed
 	var b strings.Builder
+	line := func(key, comment string) {
+		if comment != "" {
+			comment = "  # " + comment
+			c.comments = append(c.comments, comment)
+		}
+		fmt.Fprintf(&b, "%s:%s\n", key, comment)
+	}
 	if t.Tagged {
 		fmt.Fprintf(&b, "[%s]\n", t.Name)
 	} else {
@@ -118,59 +143,30 @@ func template(t *skills.Type, from string, to []string) string {
 			fmt.Fprintf(&b, "from: %s\n", from)
 		}
 	}
+	c.optional = append(c.optional, "to")
 	switch {
 	case len(to) > 0:
 		fmt.Fprintf(&b, "to: %s\n", strings.Join(to, ", "))
 	case t.IsBroadcast():
-		b.WriteString("to:  # left empty, it goes to everyone (a broadcast)\n")
+		line("to", "left empty, it goes to everyone (a broadcast)")
 	case len(t.Recipients) > 0:
-		fmt.Fprintf(&b, "to:  # an agent with the role %s; left empty, parley picks it if only one has it\n", strings.Join(t.Recipients, " or "))
+		line("to", fmt.Sprintf("an agent with the role %s; left empty, parley picks it if only one has it", strings.Join(t.Recipients, " or ")))
 	default:
-		b.WriteString("to:  # the recipient\n")
+		line("to", "the recipient")
 	}
 	if !t.Tagged {
 		fmt.Fprintf(&b, "type: %s\n", t.Name)
 	}
-	top := func(f *skills.Field) bool { return !strings.ContainsAny(f.Name, ".[") }
-	nested := func(parent string) []string {
-		var subs []string
-		for _, f := range t.Fields {
-			if p, k, ok := strings.Cut(f.Name, "."); ok && strings.TrimSuffix(p, "[]") == parent {
-				subs = append(subs, k)
-			}
-		}
-		return subs
-	}
 	for _, pass := range []bool{true, false} {
 		for _, f := range t.Fields {
-			if !top(f) || f.Name == "type" || f.Required != pass {
+			top := !strings.ContainsAny(f.Name, ".[")
+			if !top || (f.Name == "type" && !t.Tagged) || f.Name == "to" && len(to) > 0 || f.Required != pass {
 				continue
 			}
-			var notes []string
-			if f.Required {
-				notes = append(notes, "required")
-			} else {
-				notes = append(notes, "optional")
+			if !f.Required {
+				c.optional = append(c.optional, f.Name)
 			}
-			if f.When != nil {
-				notes[0] += " when " + f.When.String()
-			}
-			if f.Description != "" {
-				notes = append(notes, f.Description)
-			}
-			if len(f.Enum) > 0 && !strings.Contains(strings.ToLower(f.Description), "one of") {
-				notes = append(notes, "one of: "+strings.Join(f.Enum, ", "))
-			}
-			var subs []string
-			for _, sub := range nested(f.Name) {
-				if sub != "*" {
-					subs = append(subs, sub)
-				}
-			}
-			if len(subs) > 0 {
-				notes = append(notes, "each with "+strings.Join(subs, ", "))
-			}
-			fmt.Fprintf(&b, "%s:  # %s\n", f.Name, strings.Join(notes, "; "))
+			line(f.Name, fieldHelp(t, f))
 		}
 	}
 	if t.Tagged {
@@ -178,19 +174,82 @@ func template(t *skills.Type, from string, to []string) string {
 	} else {
 		b.WriteString("---\n")
 	}
+	c.body = "<!-- the message"
 	if t.Description != "" {
-		fmt.Fprintf(&b, "%s\n", t.Description)
+		c.body += ": " + t.Description
 	}
-	return b.String()
+	c.body += " -->"
+	b.WriteString(c.body + "\n")
+	c.text = b.String()
+	return c
 }
 
-// editAndSend opens the template in the editor, in the sender's tmp/, and
-// sends what was written; an unchanged or emptied file is not sent.
-func editAndSend(e *env, ws *workspace.Workspace, from, editor, text string) error {
-	box := ws.Mailbox(from)
-	id := (&mailbox.IDs{Now: time.Now}).New(from)
+// fieldHelp says what a field of a template is for and what it may hold.
+func fieldHelp(t *skills.Type, f *skills.Field) string {
+	var notes []string
+	if f.Required {
+		notes = append(notes, "required")
+	} else {
+		notes = append(notes, "optional")
+	}
+	if f.When != nil {
+		notes[0] += " when " + f.When.String()
+	}
+	if f.Description != "" {
+		notes = append(notes, f.Description)
+	}
+	if len(f.Enum) > 0 && !strings.Contains(strings.ToLower(f.Description), "one of") {
+		notes = append(notes, "one of: "+strings.Join(f.Enum, ", "))
+	}
+	var subs []string
+	for _, g := range t.Fields {
+		if p, k, ok := strings.Cut(g.Name, "."); ok && strings.TrimSuffix(p, "[]") == f.Name && k != "*" {
+			subs = append(subs, k)
+		}
+	}
+	if len(subs) > 0 {
+		notes = append(notes, "each with "+strings.Join(subs, ", "))
+	}
+	return strings.Join(notes, "; ")
+}
+
+// strip takes the template's help out of what was written: its comments,
+// the optional fields and the to: left empty, the line standing for the
+// body.
+func (c composed) strip(written []byte) []byte {
+	lines := strings.SplitAfter(string(written), "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		text := strings.TrimRight(l, "\r\n")
+		for _, comment := range c.comments {
+			text = strings.TrimSuffix(text, comment)
+		}
+		if text == c.body {
+			continue
+		}
+		key, value, ok := strings.Cut(text, ":")
+		if ok && strings.TrimSpace(value) == "" && slices.Contains(c.optional, key) {
+			continue
+		}
+		out = append(out, text+l[len(strings.TrimRight(l, "\r\n")):])
+	}
+	return []byte(strings.Join(out, ""))
+}
+
+type composeOptions struct {
+	From                  string
+	DryRun, NoCheck, JSON bool
+}
+
+// editAndSend opens the template in the editor, in the sender's tmp/,
+// and sends what was written, checked as the router checks it. An
+// unchanged or emptied template is not sent; a draft that cannot be sent
+// is kept, and the error says where.
+func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, opts composeOptions) error {
+	box := ws.Mailbox(opts.From)
+	id := (&mailbox.IDs{Now: time.Now}).New(opts.From)
 	path := box.Path(mailbox.Tmp, "compose-"+id+".md")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(tmpl.text), 0o644); err != nil {
 		return err
 	}
 	args := strings.Fields(editor)
@@ -203,19 +262,49 @@ func editAndSend(e *env, ws *workspace.Workspace, from, editor, text string) err
 	if err != nil {
 		return err
 	}
-	if bytes.Equal(written, []byte(text)) || len(bytes.TrimSpace(written)) == 0 {
+	text := tmpl.strip(written)
+	if bytes.Equal(written, []byte(tmpl.text)) || len(bytes.TrimSpace(text)) == 0 {
 		os.Remove(path)
-		fmt.Fprintln(e.stderr, "parley: not sent: the template was left unchanged")
-		return nil
+		return errors.New("not sent: the template was left unchanged")
 	}
-	if _, err := mailbox.Parse(written); err != nil {
-		return fmt.Errorf("%s: %w (fix it and move it into %s)", path, err, box.Path(mailbox.Outbox, ""))
+	kept := func(err error) error { return fmt.Errorf("%w\nparley: the draft is kept in %s", err, path) }
+	m, err := mailbox.Parse(text)
+	if err != nil {
+		return kept(workspace.RefusalOf(path, err))
 	}
-	dst := box.Path(mailbox.Outbox, "compose-"+id+".md")
-	if err := os.Rename(path, dst); err != nil {
-		return err
+	if !opts.NoCheck {
+		v, err := ws.Check(workspace.Input{File: path, Sender: opts.From, Message: m})
+		if err != nil {
+			return err
+		}
+		if opts.DryRun {
+			os.Remove(path)
+			return showVerdict(e, v, opts.JSON)
+		}
+		if !v.Accepted() {
+			return kept(v.Refusal)
+		}
+		for _, w := range v.Warnings {
+			fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)
+		}
 	}
-	fmt.Fprintln(e.stdout, dst)
+	if !m.Header().Has("id") {
+		m.Set("id", id)
+		sent, _, _ := mailbox.ParseID(id)
+		m.Set("created", sent.Format(mailbox.TimeFormat))
+	}
+	if !m.Header().Has("from") {
+		m.Set("from", opts.From)
+	}
+	if _, err := box.Send(m); err != nil {
+		return kept(err)
+	}
+	os.Remove(path)
+	sentID, _ := m.Header().Get("id")
+	if opts.JSON {
+		return e.printJSON(map[string]string{"id": sentID})
+	}
+	fmt.Fprintln(e.stdout, sentID)
 	return nil
 }
 

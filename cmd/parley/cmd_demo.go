@@ -112,17 +112,12 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 	fmt.Fprintln(out, "   messages are checked against the dnd-team protocol (skills/dnd-team.md)")
 	fmt.Fprintln(out)
 
-	ids := &mailbox.IDs{Now: time.Now}
 	sends := []sendOptions{
-		{From: "gm", Type: "NARRATIVE", Body: "Rain hammers the roof of the Drowned Lantern. A stranger's lamp gutters by the door.\n"},
-		{From: "gm", To: []string{"aria"}, Type: "GM_TO_PLAYER", Fields: []string{"request_type=QUICK_REACTION", "scene_number=001", "scene_slug=the-drowned-lantern"}, Body: "The stranger's eyes find yours. What do you do?\n"},
+		{From: "gm", Type: "NARRATIVE", Body: text("Rain hammers the roof of the Drowned Lantern. A stranger's lamp gutters by the door.\n")},
+		{From: "gm", To: []string{"aria"}, Type: "GM_TO_PLAYER", Fields: []string{"request_type=QUICK_REACTION", "scene_number=001", "scene_slug=the-drowned-lantern"}, Body: text("The stranger's eyes find yours. What do you do?\n")},
 	}
 	for _, s := range sends {
-		m, err := buildMessage(ws, s, ids)
-		if err != nil {
-			return err
-		}
-		if _, err := ws.Mailbox(s.From).Send(m); err != nil {
+		if err := runSend(e.quiet(), ws, s); err != nil {
 			return err
 		}
 		to := "(no --to: the protocol sends it to everyone)"

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/parley-dev/parley/examples"
 	"github.com/parley-dev/parley/mailbox"
@@ -42,12 +41,8 @@ func runTeamsDemo(ctx context.Context, e *env, dir string) error {
 	fmt.Fprintln(out, "   see parley.yaml: a route by signal, a timeout that nudges, stop_on: [TEAM_DONE]")
 	fmt.Fprintln(out)
 
-	task := sendOptions{From: "you", To: []string{"lead"}, Type: "TASK", Fields: []string{"topic=" + teamsTopic}, Body: "Write a short history, please.\n"}
-	m, err := buildMessage(ws, task, &mailbox.IDs{Now: time.Now})
-	if err != nil {
-		return err
-	}
-	if _, err := ws.Mailbox("you").Send(m); err != nil {
+	task := sendOptions{From: "you", To: []string{"lead"}, Type: "TASK", Fields: []string{"topic=" + teamsTopic}, Body: text("Write a short history, please.\n")}
+	if err := runSend(e.quiet(), ws, task); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "parley send --from you --to lead --type TASK --field 'topic=%s'\n", teamsTopic)

@@ -134,7 +134,7 @@ func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedbac
 	if err != nil {
 		return err
 	}
-	agent, state, ok := mailboxOf(ws, path)
+	agent, state, ok := ws.Locate(path)
 	if !ok || (state != mailbox.Inbox && state != mailbox.Cur && state != mailbox.Done) {
 		return fmt.Errorf("%s: no agent has received it (it is in %s)", id, filepath.Dir(path))
 	}

@@ -3,11 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -38,48 +36,37 @@ func routesCommand(e *env) *cli.Command {
 }
 
 func runExplain(e *env, ws *workspace.Workspace, path, from string, asJSON bool) error {
-	data, err := mailbox.ReadFile(path, ws.Config.Router.MaxMessageSize)
+	if from != "" {
+		if err := ws.CheckAgent(from); err != nil {
+			return usagef("--from: %v", err)
+		}
+	}
+	v, err := ws.CheckFile(path, from)
+	if errors.Is(err, workspace.ErrNoSender) {
+		return usagef("%s: say who sends it: --from AGENT (the file is in no outbox and has no from:)", path)
+	}
 	if err != nil {
 		return err
 	}
-	m, err := mailbox.Parse(data)
+	warnings, err := ws.Lint()
 	if err != nil {
-		var pe *mailbox.ParseError
-		if errors.As(err, &pe) {
-			pe.Path = path
-		}
 		return err
 	}
-	if from == "" {
-		if agent, _, ok := mailboxOf(ws, path); ok {
-			from = agent
-		} else if f, ok := m.Header().Get("from"); ok {
-			from = f
-		} else {
-			return usagef("say who sends it: --from AGENT (the file is in no outbox and has no from:)")
-		}
-	}
-	if err := ws.CheckAgent(from); err != nil {
-		return usagef("--from: %v", err)
-	}
-	a, err := ws.Explain(path, from, m)
-	if err != nil {
-		return err // the router would refuse it, for this reason
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)
 	}
 	if asJSON {
-		return e.printJSON(a)
+		if err := e.printJSON(jsonVerdict(v)); err != nil {
+			return err
+		}
+		if !v.Accepted() {
+			return errSilent
+		}
+		return nil
 	}
-	typ, _ := m.Header().Get("type")
-	fmt.Fprintf(e.stdout, "%s: from %s, type %s\n", path, from, dash(typ))
-	if len(a.Named) > 0 {
-		fmt.Fprintf(e.stdout, "  named in to:/cc:    %s\n", strings.Join(a.Named, ", "))
+	if !v.Accepted() {
+		return v.Refusal // the router would refuse it, for this reason
 	}
-	if len(a.DefaultRoles) > 0 {
-		fmt.Fprintf(e.stdout, "  by the protocol:    %s (the type goes to %s)\n", dash(strings.Join(a.Default, ", ")), strings.Join(a.DefaultRoles, " or "))
-	}
-	for _, r := range a.Routes {
-		fmt.Fprintf(e.stdout, "  by %s (%s:%d): %s\n", r.Key, workspace.ConfigFile, r.Line, dash(strings.Join(r.Agents, ", ")))
-	}
-	fmt.Fprintf(e.stdout, "  goes to:            %s\n", strings.Join(a.Recipients, ", "))
+	printVerdict(e.stdout, v)
 	return nil
 }

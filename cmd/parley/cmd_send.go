@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,17 +17,21 @@ import (
 func sendCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "send",
-		Usage: "write a message into an agent's outbox (the body comes from --body or stdin)",
-		UsageText: "parley send --from AGENT --to AGENT [--cc AGENT] [--type TYPE] [--signal SIGNAL] [--field KEY=VALUE]... [--body TEXT]\n" +
-			"   echo 'The door creaks open.' | parley send --from gm --to '*' --type NARRATIVE",
+		Usage: "check a message and write it into an agent's outbox (the body comes from --body or stdin, or the whole message from --file)",
+		UsageText: "parley send --from AGENT [--to AGENT] [--cc AGENT] [--type TYPE] [--signal SIGNAL] [--field KEY=VALUE]... [--body TEXT]\n" +
+			"   parley send --file MESSAGE.md [--from AGENT]\n" +
+			"   echo 'The door creaks open.' | parley send --from gm --type NARRATIVE",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "from", Usage: "the sending `AGENT` (required)"},
-			&cli.StringSliceFlag{Name: "to", Usage: "a recipient `AGENT`, or '*' for every agent but the sender (repeat, or separate with commas)"},
+			&cli.StringFlag{Name: "from", Usage: "the sending `AGENT` (required, unless the --file names it)"},
+			&cli.StringSliceFlag{Name: "to", Usage: "a recipient `AGENT` (or the character it plays), or '*' for every agent but the sender (repeat, or separate with commas)"},
 			&cli.StringSliceFlag{Name: "cc", Usage: "a recipient `AGENT` to copy (repeat, or separate with commas)"},
 			&cli.StringFlag{Name: "type", Usage: "the message `TYPE` (NARRATIVE, review_verdict, ...)"},
 			&cli.StringFlag{Name: "signal", Usage: "the message `SIGNAL` (pass, fail, ...)"},
-			&cli.StringSliceFlag{Name: "field", Aliases: []string{"f"}, Usage: "a header field `KEY=VALUE`; VALUE is read as YAML (true, 12, [a, b]) (repeat)"},
+			&cli.StringSliceFlag{Name: "field", Aliases: []string{"f"}, Usage: "a protocol field `KEY=VALUE`; VALUE is YAML: true, 12, '\"001\"' (a string), [a, b], {k: v} (repeat)"},
 			&cli.StringFlag{Name: "body", Usage: "the message body `TEXT` (default: read stdin)"},
+			&cli.StringFlag{Name: "file", Usage: "send this message `FILE` as it is written (header and body), instead of building one from flags"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the message and say where it would go; write nothing"},
+			&cli.BoolFlag{Name: "no-check", Usage: "write the message even if the router would refuse it (the refusal is then on record in rejected/)"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -39,30 +43,23 @@ func sendCommand(e *env) *cli.Command {
 				return err
 			}
 			opts := sendOptions{
-				From:   c.String("from"),
-				To:     c.StringSlice("to"),
-				CC:     c.StringSlice("cc"),
-				Type:   c.String("type"),
-				Signal: c.String("signal"),
-				Fields: c.StringSlice("field"),
-				JSON:   c.Bool("json"),
+				From:    c.String("from"),
+				To:      c.StringSlice("to"),
+				CC:      c.StringSlice("cc"),
+				Type:    strings.Trim(c.String("type"), "[]"),
+				Signal:  c.String("signal"),
+				Fields:  c.StringSlice("field"),
+				File:    c.String("file"),
+				DryRun:  c.Bool("dry-run"),
+				NoCheck: c.Bool("no-check"),
+				JSON:    c.Bool("json"),
 			}
 			if c.IsSet("body") {
-				opts.Body = c.String("body")
-				if opts.Body != "" && !strings.HasSuffix(opts.Body, "\n") {
-					opts.Body += "\n"
+				body := c.String("body")
+				if body != "" && !strings.HasSuffix(body, "\n") {
+					body += "\n"
 				}
-			} else {
-				if f, ok := e.stdin.(*os.File); ok {
-					if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
-						fmt.Fprintln(e.stderr, "parley: reading the message body from the terminal; end it with Ctrl-D")
-					}
-				}
-				b, err := io.ReadAll(e.stdin)
-				if err != nil {
-					return fmt.Errorf("reading the body from stdin: %w", err)
-				}
-				opts.Body = string(b)
+				opts.Body = &body
 			}
 			return runSend(e, ws, opts)
 		},
@@ -70,95 +67,65 @@ func sendCommand(e *env) *cli.Command {
 }
 
 type sendOptions struct {
-	From, Type, Signal, Body string
+	From, Type, Signal, File string
 	To, CC, Fields           []string
-	JSON                     bool
+	Body                     *string // nil: read stdin
+	DryRun, NoCheck, JSON    bool
 }
 
 var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
-// buildMessage checks the options against the workspace and makes the
-// message.
-func buildMessage(ws *workspace.Workspace, opts sendOptions, ids *mailbox.IDs) (*mailbox.Message, error) {
-	if opts.From == "" {
-		return nil, usagef("say who sends the message: --from AGENT")
-	}
-	if err := ws.CheckAgent(opts.From); err != nil {
-		return nil, usagef("--from: %v", err)
-	}
-	to, err := recipientList(ws, "--to", opts.To)
-	if err != nil {
-		return nil, err
-	}
-	cc, err := recipientList(ws, "--cc", opts.CC)
-	if err != nil {
-		return nil, err
-	}
-	if len(to)+len(cc) == 0 && !hasDefaultRecipients(ws, opts.Type) {
-		return nil, usagef("say who the message is for: --to AGENT (or --to '*' for everyone)")
-	}
-	m := mailbox.New([]byte(opts.Body))
-	id := ids.New(opts.From)
-	m.Set("id", id)
-	m.Set("from", opts.From)
-	if len(to) > 0 {
-		m.SetNames("to", to)
-	}
-	if len(cc) > 0 {
-		m.SetNames("cc", cc)
-	}
-	if opts.Type != "" {
-		m.Set("type", opts.Type)
-	}
-	if opts.Signal != "" {
-		m.Set("signal", opts.Signal)
-	}
-	sent, _, _ := mailbox.ParseID(id)
-	m.Set("created", sent.Format(mailbox.TimeFormat))
-	for _, f := range opts.Fields {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok || !fieldKey.MatchString(k) {
-			return nil, usagef("--field %q: write KEY=VALUE, with a KEY of letters, digits, _ and -", f)
-		}
-		switch k {
-		case "id", "from", "created":
-			return nil, usagef("--field %s: parley sets %s itself", k, k)
-		case "to", "cc", "type", "signal":
-			return nil, usagef("--field %s: use --%s", k, k)
-		}
-		if m.Header().Has(k) {
-			return nil, usagef("--field %s: given twice", k)
-		}
-		m.SetValue(k, v)
-	}
-	return m, nil
-}
-
-func recipientList(ws *workspace.Workspace, flag string, values []string) ([]string, error) {
-	var out []string
-	for _, v := range values {
-		for _, n := range strings.Split(v, ",") {
-			n = strings.TrimSpace(n)
-			if n == "" {
-				continue
-			}
-			if n != "*" {
-				if err := ws.CheckAgent(n); err != nil {
-					return nil, usagef("%s: %v", flag, err)
-				}
-			}
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
+// runSend checks the message the options describe, then writes it into
+// the sender's outbox (or, with DryRun, says where it would go). The
+// arguments are checked, and the message against the protocol and the
+// routes, before the body is read: the body never changes the verdict.
 func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
-	m, err := buildMessage(ws, opts, &mailbox.IDs{Now: time.Now})
+	var m *mailbox.Message
+	var err error
+	if opts.File != "" {
+		m, err = messageFile(ws, &opts)
+	} else {
+		m, err = buildMessage(ws, opts)
+	}
 	if err != nil {
 		return err
 	}
-	path, err := ws.Mailbox(opts.From).Send(m)
+	box := ws.Mailbox(opts.From)
+	if !opts.NoCheck {
+		v, err := ws.Check(workspace.Input{File: opts.File, Sender: opts.From, Message: m})
+		if err != nil {
+			return err
+		}
+		if opts.DryRun {
+			return showVerdict(e, v, opts.JSON)
+		}
+		if !v.Accepted() {
+			return v.Refusal
+		}
+		for _, w := range v.Warnings {
+			fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)
+		}
+	} else if opts.DryRun {
+		return usagef("--dry-run checks the message: leave out --no-check")
+	}
+	if opts.File == "" {
+		body, err := readBody(e, opts.Body)
+		if err != nil {
+			return err
+		}
+		m.SetBody(body)
+	}
+	ids := &mailbox.IDs{Now: time.Now}
+	if !m.Header().Has("id") {
+		id := ids.New(opts.From)
+		m.Set("id", id)
+		sent, _, _ := mailbox.ParseID(id)
+		m.Set("created", sent.Format(mailbox.TimeFormat))
+	}
+	if !m.Header().Has("from") {
+		m.Set("from", opts.From)
+	}
+	path, err := box.Send(m)
 	if err != nil {
 		return err
 	}
@@ -170,24 +137,147 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	return nil
 }
 
-// hasDefaultRecipients reports whether the workspace's protocol says where
-// a message of this type goes, so that it may leave out --to.
-func hasDefaultRecipients(ws *workspace.Workspace, typ string) bool {
+// showVerdict prints a verdict (send and compose --dry-run); a refused
+// message exits 1.
+func showVerdict(e *env, v *workspace.Verdict, asJSON bool) error {
+	if asJSON {
+		if err := e.printJSON(jsonVerdict(v)); err != nil {
+			return err
+		}
+	} else {
+		printVerdict(e.stdout, v)
+	}
+	if !v.Accepted() {
+		return errSilent
+	}
+	return nil
+}
+
+// readBody returns the body given with --body, or reads it from stdin,
+// saying so when stdin is a terminal.
+func readBody(e *env, body *string) ([]byte, error) {
+	if body != nil {
+		return []byte(*body), nil
+	}
+	if isTerminal(e.stdin) {
+		fmt.Fprintln(e.stderr, "parley: reading the message body from the terminal; end it with Ctrl-D")
+	}
+	b, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("reading the body from stdin: %w", err)
+	}
+	return b, nil
+}
+
+// messageFile reads a message file to send as it is; the sender is
+// --from, or the file's from:.
+func messageFile(ws *workspace.Workspace, opts *sendOptions) (*mailbox.Message, error) {
+	if len(opts.To)+len(opts.CC)+len(opts.Fields) > 0 || opts.Type != "" || opts.Signal != "" || opts.Body != nil {
+		return nil, usagef("--file sends the file as it is written: put its recipients, type and fields in the file")
+	}
+	data, err := mailbox.ReadFile(opts.File, ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return nil, workspace.RefusalOf(opts.File, err)
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return nil, workspace.RefusalOf(opts.File, err)
+	}
+	if opts.From == "" {
+		opts.From, _ = m.Header().Get("from")
+	}
+	if opts.From == "" {
+		return nil, usagef("say who sends it: --from AGENT (%s has no from:)", opts.File)
+	}
+	if err := ws.CheckAgent(opts.From); err != nil {
+		return nil, usagef("--from: %v", err)
+	}
+	return m, nil
+}
+
+// buildMessage makes the message the flags describe, with no body yet.
+// A type of a tag-first protocol is written as such a message, after the
+// envelope, so that its fields may share a name with a header field
+// (--field type=ACTION in a [PLAYER_TO_GM]).
+func buildMessage(ws *workspace.Workspace, opts sendOptions) (*mailbox.Message, error) {
+	if opts.From == "" {
+		return nil, usagef("say who sends the message: --from AGENT")
+	}
+	if err := ws.CheckAgent(opts.From); err != nil {
+		return nil, usagef("--from: %v", err)
+	}
+	payload, err := protocolFields(ws, opts.Type)
+	if err != nil {
+		return nil, err
+	}
+	var m *mailbox.Message
+	if payload != nil {
+		m = mailbox.NewTagFirst(opts.Type, nil)
+	} else {
+		m = mailbox.New(nil)
+		if opts.Type != "" {
+			m.Set("type", opts.Type)
+		}
+	}
+	for _, to := range []struct {
+		key    string
+		values []string
+	}{{"to", opts.To}, {"cc", opts.CC}} {
+		if names := splitNames(to.values); len(names) > 0 {
+			m.SetNames(to.key, names)
+		}
+	}
+	if opts.Signal != "" {
+		m.Set("signal", opts.Signal)
+	}
+	seen := map[string]bool{}
+	for _, f := range opts.Fields {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || !fieldKey.MatchString(k) {
+			return nil, usagef("--field %q: write KEY=VALUE, with a KEY of letters, digits, _ and -", f)
+		}
+		if seen[k] {
+			return nil, usagef("--field %s: given twice", k)
+		}
+		seen[k] = true
+		switch {
+		case slices.Contains(payload, k):
+			m.SetPayload(k, v) // the protocol's own field, even one named like a header field
+		case k == "id" || k == "from" || k == "created":
+			return nil, usagef("--field %s: parley sets %s itself", k, k)
+		case k == "to" || k == "cc" || k == "type" || k == "signal":
+			return nil, usagef("--field %s: use --%s", k, k)
+		case payload != nil && !mailbox.IsReserved(k):
+			m.SetPayload(k, v)
+		default:
+			m.SetValue(k, v)
+		}
+	}
+	return m, nil
+}
+
+// protocolFields returns the top-level fields the protocol defines for a
+// type of a tag-first protocol, or nil when the type is not one.
+func protocolFields(ws *workspace.Workspace, typ string) ([]string, error) {
 	if typ == "" {
-		return false
+		return nil, nil
 	}
 	set, err := ws.Protocol()
 	if err != nil || set == nil {
-		return false
+		return nil, err
 	}
 	t, _, ok := set.Type(typ)
-	if !ok || len(t.Recipients) == 0 {
-		return false
+	if !ok || !t.Tagged {
+		return nil, nil
 	}
-	for _, r := range t.Recipients {
-		if r == "any" {
-			return false // it may go to anyone: it must say whom
+	fields := []string{}
+	for _, f := range t.Fields {
+		if !strings.ContainsAny(f.Name, ".[") {
+			fields = append(fields, f.Name)
 		}
 	}
-	return true
+	return fields, nil
 }
+
+// text returns a pointer to s, for a body given in code.
+func text(s string) *string { return &s }

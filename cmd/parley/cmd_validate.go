@@ -18,10 +18,12 @@ import (
 func validateCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "validate",
-		Usage:     "check message files, or whole mailboxes, against the protocol; one line per problem (file:line: field: reason), exit 1 on any",
+		Usage:     "check message files, or whole mailboxes, as the router would; one line per problem (file:line: field: reason), exit 1 on any",
 		ArgsUsage: "PATH...",
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "from", Usage: "the sending `AGENT` of files that are in no outbox and have no from:"},
 			&cli.StringSliceFlag{Name: "skill", Usage: "check against this skill `NAME` (default: the skills parley.yaml names)"},
+			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -31,21 +33,31 @@ func validateCommand(e *env) *cli.Command {
 			if err != nil && !errors.Is(err, workspace.ErrNoWorkspace) {
 				return err
 			}
-			var set *skills.Set
-			if names := c.StringSlice("skill"); len(names) > 0 {
-				lib, _, err := library(c)
-				if err != nil {
-					return err
+			names := splitNames(c.StringSlice("skill"))
+			if ws == nil {
+				// Without a workspace there are no agents to route to:
+				// only the files' form, and their fields against a skill.
+				var set *skills.Set
+				if len(names) > 0 {
+					lib, _, err := library(c)
+					if err != nil {
+						return err
+					}
+					if set, err = lib.Set(names); err != nil {
+						return err
+					}
 				}
-				if set, err = lib.Set(splitNames(names)); err != nil {
-					return err
-				}
-			} else if ws != nil {
-				if set, err = ws.Protocol(); err != nil {
-					return err
+				return runValidateForm(e, set, c.Args().Slice())
+			}
+			if len(names) > 0 {
+				ws = ws.WithSkills(names)
+			}
+			if from := c.String("from"); from != "" {
+				if err := ws.CheckAgent(from); err != nil {
+					return usagef("--from: %v", err)
 				}
 			}
-			return runValidate(e, ws, set, c.Args().Slice())
+			return runValidate(e, ws, c.String("from"), c.Args().Slice(), c.Bool("json"))
 		},
 	}
 }
@@ -62,10 +74,66 @@ func splitNames(values []string) []string {
 	return out
 }
 
-// runValidate checks every message file under paths. ws and set may be
-// nil: without a workspace, names are not checked; without skills, only
-// the files' form is.
-func runValidate(e *env, ws *workspace.Workspace, set *skills.Set, paths []string) error {
+// runValidate checks every message file under paths as the router would
+// (workspace.CheckFile): what it says of a file is what the router would
+// journal for it.
+func runValidate(e *env, ws *workspace.Workspace, from string, paths []string, asJSON bool) error {
+	var verdicts []verdictJSON
+	files, problems := 0, 0
+	err := eachMessageFile(paths, func(path string, err error) error {
+		files++
+		var v *workspace.Verdict
+		if err == nil {
+			v, err = ws.CheckFile(path, from)
+		}
+		switch {
+		case errors.Is(err, workspace.ErrNoSender):
+			v = &workspace.Verdict{File: path, Refusal: &workspace.Refusal{File: path, Field: "from", Reason: "missing: the file is in no outbox and says nobody sent it: give --from AGENT"}}
+		case err != nil:
+			var pe *fs.PathError
+			if !errors.As(err, &pe) {
+				return err // the skills cannot be read
+			}
+			v = &workspace.Verdict{File: path, Refusal: &workspace.Refusal{File: path, Reason: pe.Err.Error()}}
+		}
+		if !v.Accepted() {
+			problems++
+		}
+		if asJSON {
+			verdicts = append(verdicts, jsonVerdict(v))
+			return nil
+		}
+		if !v.Accepted() {
+			fmt.Fprintln(e.stdout, v.Refusal.Error())
+		}
+		for _, w := range v.Warnings {
+			fmt.Fprintf(e.stdout, "%s: warning: %s\n", path, w)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if verdicts == nil {
+			verdicts = []verdictJSON{}
+		}
+		if err := e.printJSON(verdicts); err != nil {
+			return err
+		}
+	} else if problems == 0 {
+		fmt.Fprintf(e.stdout, "%d %s: no problems\n", files, plural(files, "file", "files"))
+	}
+	if problems > 0 {
+		return errSilent
+	}
+	return nil
+}
+
+// runValidateForm checks message files outside a workspace: their form,
+// and, with a skill, their fields against it. There are no agents, so
+// nothing of who sends a message or where it goes.
+func runValidateForm(e *env, set *skills.Set, paths []string) error {
 	files, problems := 0, 0
 	report := func(path string, line int, field, reason string) {
 		problems++
@@ -78,35 +146,24 @@ func runValidate(e *env, ws *workspace.Workspace, set *skills.Set, paths []strin
 		}
 		fmt.Fprintf(e.stdout, "%s: %s\n", loc, reason)
 	}
-	maxSize := int64(workspace.DefaultMaxMessageSize)
-	if ws != nil {
-		maxSize = ws.Config.Router.MaxMessageSize
-	}
-	check := func(path string) {
+	err := eachMessageFile(paths, func(path string, err error) error {
 		files++
-		data, err := mailbox.ReadFile(path, maxSize)
-		if err != nil {
-			report(path, 0, "", err.Error())
-			return
-		}
-		m, err := mailbox.Parse(data)
-		if err != nil {
-			var pe *mailbox.ParseError
-			if errors.As(err, &pe) {
-				report(path, pe.Line, pe.Field, pe.Err.Error())
-			} else {
-				report(path, 0, "", err.Error())
+		var m *mailbox.Message
+		if err == nil {
+			var data []byte
+			if data, err = mailbox.ReadFile(path, workspace.DefaultMaxMessageSize); err == nil {
+				m, err = mailbox.Parse(data)
 			}
-			return
 		}
-		env, bad := envelopeOf(ws, path, m)
-		for _, b := range bad {
-			report(path, b.Line, b.Field, b.Reason)
+		if err != nil {
+			f := workspace.RefusalOf(path, err)
+			report(path, f.Line, f.Field, f.Reason)
+			return nil
 		}
 		if set == nil {
-			return
+			return nil
 		}
-		_, vs := set.Check(m, env)
+		_, vs := set.Check(m, skills.Envelope{})
 		for _, v := range vs {
 			if v.Warning {
 				fmt.Fprintf(e.stdout, "%s:%d: warning: %s\n", path, v.Line, v.Error())
@@ -114,21 +171,34 @@ func runValidate(e *env, ws *workspace.Workspace, set *skills.Set, paths []strin
 			}
 			report(path, v.Line, v.Field, v.Reason)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	if problems > 0 {
+		return errSilent
+	}
+	fmt.Fprintf(e.stdout, "%d %s: no problems\n", files, plural(files, "file", "files"))
+	return nil
+}
+
+// eachMessageFile calls fn for every message file among paths: a file
+// itself, or every file in a directory tree, leaving out staging (tmp/),
+// reason files and editors' scratch files. A path that cannot be read is
+// given to fn with its error.
+func eachMessageFile(paths []string, fn func(path string, err error) error) error {
 	for _, p := range paths {
 		info, err := os.Lstat(p)
-		if err != nil {
-			report(p, 0, "", err.Error())
-			continue
-		}
-		if !info.IsDir() {
-			check(p)
+		if err != nil || !info.IsDir() {
+			if err := fn(p, err); err != nil {
+				return err
+			}
 			continue
 		}
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
-				report(path, 0, "", err.Error())
-				return nil
+				return fn(path, err)
 			}
 			name := d.Name()
 			if d.IsDir() {
@@ -140,90 +210,11 @@ func runValidate(e *env, ws *workspace.Workspace, set *skills.Set, paths []strin
 			if mailbox.IsScratch(name) || strings.HasSuffix(name, mailbox.ReasonSuffix) {
 				return nil
 			}
-			check(path)
-			return nil
+			return fn(path, nil)
 		})
 		if err != nil {
 			return err
 		}
 	}
-	if problems > 0 {
-		return errSilent
-	}
-	fmt.Fprintf(e.stdout, "%d %s: no problems\n", files, plural(files, "file", "files"))
 	return nil
-}
-
-// envelopeOf works out who sent a message and to whom, for checking it:
-// the sender is the owner of the outbox (or sent/, rejected/) it is in, or
-// its from: field; the recipients are its to: and cc:. With a workspace,
-// unknown names are problems.
-func envelopeOf(ws *workspace.Workspace, path string, m *mailbox.Message) (skills.Envelope, []skills.Violation) {
-	var env skills.Envelope
-	var bad []skills.Violation
-	roles := func(name string) []string {
-		if ws == nil || name == "" {
-			return nil // who it is is not known: its role is not checked
-		}
-		return ws.Roles(name)
-	}
-	sender, _ := m.Header().Get("from")
-	if agent, state, ok := mailboxOf(ws, path); ok && (state == mailbox.Outbox || state == mailbox.Sent || state == mailbox.Rejected) {
-		if sender != "" && sender != agent {
-			bad = append(bad, skills.Violation{Field: "from", Line: m.Header().Line("from"), Reason: fmt.Sprintf("%q, but the file is in the mailbox of %q", sender, agent)})
-		}
-		sender = agent
-	}
-	env.Sender = skills.Party{Name: sender, Roles: roles(sender)}
-	if ws != nil {
-		env.Phase, env.Strict = ws.Config.Phase, ws.Config.Strict
-	}
-	for _, field := range []string{"to", "cc"} {
-		names, err := m.Header().Names(field)
-		if err != nil {
-			bad = append(bad, skills.Violation{Field: field, Line: m.Header().Line(field), Reason: err.Error()})
-			continue
-		}
-		for _, n := range names {
-			if n == "*" {
-				env.Broadcast = true
-				if ws != nil {
-					for _, a := range ws.AgentNames() {
-						if a != sender {
-							env.Recipients = append(env.Recipients, skills.Party{Name: a, Roles: roles(a)})
-						}
-					}
-				}
-				continue
-			}
-			if ws != nil {
-				if err := ws.CheckAgent(n); err != nil {
-					bad = append(bad, skills.Violation{Field: field, Line: m.Header().Line(field), Reason: err.Error()})
-					continue
-				}
-			}
-			env.Recipients = append(env.Recipients, skills.Party{Name: n, Roles: roles(n)})
-		}
-	}
-	return env, bad
-}
-
-// mailboxOf tells whose mailbox, and which state, a path is in.
-func mailboxOf(ws *workspace.Workspace, path string) (agent, state string, ok bool) {
-	if ws == nil {
-		return "", "", false
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", "", false
-	}
-	rel, err := filepath.Rel(filepath.Join(ws.Root, workspace.MailboxesDir), abs)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return "", "", false
-	}
-	parts := strings.Split(filepath.ToSlash(rel), "/")
-	if len(parts) != 3 {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
 }

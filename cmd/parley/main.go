@@ -72,6 +72,12 @@ type env struct {
 	usage          error // set when the command line was wrong
 }
 
+// quiet returns the environment with standard output discarded, for a
+// command run on another's behalf (the demos send as `parley send` does).
+func (e *env) quiet() *env {
+	return &env{stdin: e.stdin, stdout: io.Discard, stderr: e.stderr}
+}
+
 // logger returns the logger for library code, writing to stderr.
 func (e *env) logger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))

@@ -1,166 +1,74 @@
 package workspace
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
 )
 
-// Refusal says why a message is rejected: the line and header field
-// concerned (when known) and a reason a person can act on.
-type Refusal struct {
-	Line   int
-	Field  string
-	Reason string
+// addressing is the recipients of a message as address works them out,
+// each with the rules that send it there.
+type addressing struct {
+	list      []Recipient
+	broadcast bool // addressed to "*", by the message or its protocol
+	named     bool // to: or cc: names someone
 }
 
-// text formats the refusal as "file:line: field: reason".
-func (f *Refusal) Text(file string) string {
-	var b strings.Builder
-	b.WriteString(file)
-	b.WriteString(":")
-	if f.Line > 0 {
-		b.WriteString(strconv.Itoa(f.Line))
-		b.WriteString(":")
-	}
-	b.WriteString(" ")
-	if f.Field != "" {
-		b.WriteString(f.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(f.Reason)
-	return b.String()
-}
-
-func RefusalOf(err error) *Refusal {
-	var pe *mailbox.ParseError
-	if errors.As(err, &pe) {
-		return &Refusal{Line: pe.Line, Field: pe.Field, Reason: pe.Err.Error()}
-	}
-	return &Refusal{Reason: err.Error()}
-}
-
-// Addressing is how a message's recipients were worked out: what it
-// names, what its protocol says, and what the workspace's routes add.
-type Addressing struct {
-	Recipients []string `json:"recipients"`          // every recipient, in order
-	Broadcast  bool     `json:"broadcast,omitempty"` // addressed to "*"
-	Named      []string `json:"named,omitempty"`     // from to: and cc:
-	// Default are the agents the protocol sends the type to, when the
-	// message names none; DefaultRoles the roles they were chosen by.
-	Default      []string     `json:"default,omitempty"`
-	DefaultRoles []string     `json:"default_roles,omitempty"`
-	Routes       []RouteMatch `json:"routes,omitempty"`
-}
-
-// RouteMatch is a route that matched a message, and the agents it added.
-type RouteMatch struct {
-	Key    string   `json:"route"` // routes[i]
-	Line   int      `json:"line"`  // in parley.yaml
-	Agents []string `json:"agents"`
-}
-
-// Address resolves a message's recipients: to and cc ("*" is every agent
-// but the sender; a name is an agent, or the agent playing a character of
-// that name), the protocol's default for its type when it names none, and
-// the routes that match it. An unknown or invalid name, or a message with
-// no recipient, is refused.
-func (w *Workspace) Address(protocol *skills.Set, sender string, m *mailbox.Message) (*Addressing, *Refusal) {
-	a := &Addressing{}
-	seen := make(map[string]bool)
-	addAgent := func(n string) {
-		if !seen[n] {
-			seen[n] = true
-			a.Recipients = append(a.Recipients, n)
+// add sends the message to an agent by a rule.
+func (a *addressing) add(agent string, r Rule) {
+	for i := range a.list {
+		if a.list[i].Agent == agent {
+			if !slices.Contains(a.list[i].Rules, r) {
+				a.list[i].Rules = append(a.list[i].Rules, r)
+			}
+			return
 		}
 	}
-	everyone := func() []string {
-		a.Broadcast = true
-		var all []string
-		for _, ag := range w.Config.Agents {
-			if ag.Name != sender {
-				addAgent(ag.Name)
-				all = append(all, ag.Name)
-			}
-		}
-		return all
-	}
-	named := false
-	for _, field := range []string{"to", "cc"} {
-		names, err := m.Header().Names(field)
-		if err != nil {
-			return nil, RefusalOf(err)
-		}
-		for _, n := range names {
-			named = true
-			if n == "*" {
-				a.Named = append(a.Named, everyone()...)
-				continue
-			}
-			if err := mailbox.CheckName(n); err != nil {
-				return nil, &Refusal{Line: m.Header().Line(field), Field: field, Reason: err.Error()}
-			}
-			agent, ok := w.Resolve(n)
-			if !ok {
-				return nil, &Refusal{Line: m.Header().Line(field), Field: field, Reason: (&UnknownAgentError{Name: n, Agents: w.AgentNames()}).Error()}
-			}
-			addAgent(agent)
-			a.Named = appendNew(a.Named, agent)
+	a.list = append(a.list, Recipient{Agent: agent, Rules: []Rule{r}})
+}
+
+// has reports whether an agent is a recipient by a rule of this kind.
+func (a *addressing) has(agent, kind string) bool {
+	for _, r := range a.list {
+		if r.Agent == agent {
+			return slices.ContainsFunc(r.Rules, func(r Rule) bool { return r.Kind == kind })
 		}
 	}
-	// Routes add to what the message names and what its protocol says.
+	return false
+}
+
+// address works out a message's recipients, in this order: the agents
+// its to: and cc: name ("*" is every agent but the sender; a name is an
+// agent, or the agent that plays the character of that name; a tag-first
+// message's own to: and cc: count too); when it names none, the agents
+// its protocol sends the type to; the agents the protocol lets see every
+// message of the type; and the agents routes add. An unknown or invalid
+// name, or a message that goes nowhere, is refused.
+func (w *Workspace) address(protocol *skills.Set, sender string, m *mailbox.Message) (*addressing, *Refusal) {
+	a := &addressing{}
+	if f := w.addressNamed(a, sender, m); f != nil {
+		return nil, f
+	}
 	routes, err := w.applyRoutes(sender, m)
 	if err != nil {
 		return nil, &Refusal{Field: "to", Reason: err.Error()}
 	}
-	var routedTo []string
-	for _, rt := range routes {
-		a.Routes = append(a.Routes, RouteMatch{Key: rt.Route.Key, Line: rt.Route.Line, Agents: rt.Agents})
-		for _, ag := range rt.Agents {
-			routedTo = appendNew(routedTo, ag)
-		}
-	}
-	if !named {
-		roles, all, f := defaultRoles(protocol, m)
-		if f != nil && len(routedTo) == 0 {
+	if !a.named {
+		if f := w.addressByProtocol(a, protocol, sender, m, len(routes) > 0); f != nil {
 			return nil, f
 		}
-		a.DefaultRoles = roles
-		switch {
-		case roles == nil:
-		case slices.Contains(roles, "*"):
-			a.Default = everyone()
-		default:
-			var byRole []string
-			for _, ag := range w.Config.Agents {
-				if ag.Name != sender && overlaps(w.Roles(ag.Name), roles) {
-					byRole = append(byRole, ag.Name)
-				}
-			}
-			switch {
-			case len(byRole) > 1 && !all && len(routedTo) == 0:
-				return nil, &Refusal{Field: "to", Reason: fmt.Sprintf("missing: %s goes to one %s, and there are several (%s): name it with to:", typeLabel(m), strings.Join(roles, " or "), strings.Join(byRole, ", "))}
-			case len(byRole) == 1 || all:
-				a.Default = byRole
-				for _, ag := range byRole {
-					addAgent(ag)
-				}
-			}
-			if len(byRole) == 0 && len(routedTo) == 0 {
-				return nil, &Refusal{Field: "to", Reason: fmt.Sprintf("missing, and no agent but the sender has the role %s goes to (%s): give an agent that role in parley.yaml, or name the recipient", typeLabel(m), strings.Join(roles, " or "))}
-			}
+	}
+	w.addressObservers(a, protocol, sender, m)
+	for _, rt := range routes {
+		for _, ag := range rt.Agents {
+			a.add(ag, Rule{Kind: RuleRoute, Source: rt.Route.Key, Line: rt.Route.Line, Text: fmt.Sprintf("%s (%s:%d)", rt.Route.Key, ConfigFile, rt.Route.Line)})
 		}
 	}
-	for _, ag := range routedTo {
-		addAgent(ag)
-	}
-	if len(a.Recipients) == 0 {
-		if named {
+	if len(a.list) == 0 {
+		if a.named {
 			return nil, &Refusal{Line: m.Header().Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
 		}
 		return nil, &Refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
@@ -168,23 +76,138 @@ func (w *Workspace) Address(protocol *skills.Set, sender string, m *mailbox.Mess
 	return a, nil
 }
 
-// defaultRoles returns the roles a message that names no recipient goes
-// to, from its type in the protocol; nil roles when the protocol does not
-// say. all reports that it goes to every agent of those roles.
-func defaultRoles(protocol *skills.Set, m *mailbox.Message) (roles []string, all bool, f *Refusal) {
+// addressNamed adds the agents a message names in to: and cc:: in its
+// header, and, for a tag-first message, among its fields.
+func (w *Workspace) addressNamed(a *addressing, sender string, m *mailbox.Message) *Refusal {
+	views := []mailbox.Fields{m.Header()}
+	if m.Tag != "" {
+		views = append(views, m.Payload())
+	}
+	for _, fields := range views {
+		for _, field := range []string{"to", "cc"} {
+			names, err := fields.Names(field)
+			if err != nil {
+				return RefusalOf("", err)
+			}
+			line := fields.Line(field)
+			for _, n := range names {
+				a.named = true
+				if f := w.addName(a, sender, field, line, n); f != nil {
+					return f
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// addName adds the agent a name in to: or cc: stands for.
+func (w *Workspace) addName(a *addressing, sender, field string, line int, name string) *Refusal {
+	if name == "*" {
+		a.broadcast = true
+		for _, ag := range w.AgentNames() {
+			if ag != sender {
+				a.add(ag, Rule{Kind: RuleNamed, Source: field, Line: line, Text: field + `: "*" (everyone but the sender)`})
+			}
+		}
+		return nil
+	}
+	if err := mailbox.CheckName(name); err != nil {
+		return &Refusal{Line: line, Field: field, Reason: err.Error()}
+	}
+	agent, ok := w.Resolve(name)
+	if !ok {
+		return &Refusal{Line: line, Field: field, Reason: (&UnknownAgentError{Name: name, Agents: w.AgentNames()}).Error()}
+	}
+	text := "named in " + field + ":"
+	if agent != name {
+		text = fmt.Sprintf("%s: %s, the character it plays", field, name)
+	}
+	a.add(agent, Rule{Kind: RuleNamed, Source: field, Line: line, Text: text})
+	return nil
+}
+
+// addressByProtocol adds the agents the protocol sends a message's type
+// to, for a message that names no recipient: every agent of the
+// recipient roles for a broadcast or a plural ("player teammates"), else
+// the one agent that has the role. routed says routes add recipients,
+// which is then enough when the protocol cannot choose.
+func (w *Workspace) addressByProtocol(a *addressing, protocol *skills.Set, sender string, m *mailbox.Message, routed bool) *Refusal {
+	t, skill := typeOf(protocol, m)
+	if t == nil || len(t.Recipients) == 0 {
+		return nil
+	}
+	roles, all := t.DefaultRecipients()
+	label := typeLabel(m)
+	rule := Rule{Kind: RuleProtocol, Source: skill.Source, Line: t.Line, Text: fmt.Sprintf("the protocol: %s goes to %s", label, t.RecipientText)}
+	if slices.Contains(roles, "*") {
+		a.broadcast = true
+		rule.Text = fmt.Sprintf("the protocol: %s goes to everyone", label)
+		for _, ag := range w.AgentNames() {
+			if ag != sender {
+				a.add(ag, rule)
+			}
+		}
+		return nil
+	}
+	if slices.Contains(roles, "any") {
+		if routed {
+			return nil
+		}
+		return &Refusal{Field: "to", Reason: fmt.Sprintf("missing: %s may go to any agent: name it with to:", label)}
+	}
+	var byRole []string
+	for _, ag := range w.AgentNames() {
+		if ag != sender && w.HasRole(ag, roles...) {
+			byRole = append(byRole, ag)
+		}
+	}
+	switch {
+	case len(byRole) > 1 && !all:
+		if routed {
+			return nil
+		}
+		return &Refusal{Field: "to", Reason: fmt.Sprintf("missing: %s goes to one %s, and there are several (%s): name it with to:", label, strings.Join(roles, " or "), strings.Join(byRole, ", "))}
+	case len(byRole) == 0:
+		if routed {
+			return nil
+		}
+		return &Refusal{Field: "to", Reason: fmt.Sprintf("missing, and no agent but the sender has the role %s goes to (%s): give an agent that role in %s, or name the recipient", label, strings.Join(roles, " or "), ConfigFile)}
+	}
+	for _, ag := range byRole {
+		a.add(ag, rule)
+	}
+	return nil
+}
+
+// addressObservers adds the agents whose role the protocol lets see every
+// message of the type (the gm and the narrator see every
+// [PLAYER_TO_PLAYER]), but the sender.
+func (w *Workspace) addressObservers(a *addressing, protocol *skills.Set, sender string, m *mailbox.Message) {
+	t, skill := typeOf(protocol, m)
+	if t == nil || len(t.Observers) == 0 {
+		return
+	}
+	rule := Rule{Kind: RuleVisibility, Source: skill.Source, Line: t.ObserversLine, Text: fmt.Sprintf("the protocol: %s see every %s (%s:%d)", strings.Join(t.Observers, " and "), typeLabel(m), skill.Source, t.ObserversLine)}
+	for _, ag := range w.AgentNames() {
+		if ag != sender && w.HasRole(ag, t.Observers...) {
+			a.add(ag, rule)
+		}
+	}
+}
+
+// typeOf returns the protocol's type of a message, and the skill that
+// defines it; nil for a message of no type the protocol knows.
+func typeOf(protocol *skills.Set, m *mailbox.Message) (*skills.Type, *skills.Skill) {
 	if protocol == nil {
-		return nil, false, nil
+		return nil, nil
 	}
 	name, _ := m.Header().Get("type")
-	t, _, ok := protocol.Type(name)
-	if !ok || len(t.Recipients) == 0 {
-		return nil, false, nil
+	t, skill, ok := protocol.Type(name)
+	if !ok {
+		return nil, nil
 	}
-	roles, all = t.DefaultRecipients()
-	if slices.Contains(roles, "any") {
-		return nil, false, &Refusal{Field: "to", Reason: fmt.Sprintf("missing: %s may go to any agent: name it with to:", typeLabel(m))}
-	}
-	return roles, all, nil
+	return t, skill
 }
 
 // typeLabel names a message's type as its protocol writes it.
@@ -196,24 +219,45 @@ func typeLabel(m *mailbox.Message) string {
 	return name
 }
 
-// Explain works out where a message from sender would go, and why,
-// without sending it: what it names, what its protocol says, and each
-// route that matches. A message that would be refused gives an error with
-// the reason, naming file.
-func (w *Workspace) Explain(file, sender string, m *mailbox.Message) (*Addressing, error) {
-	protocol, err := w.Protocol()
-	if err != nil {
-		return nil, err
+// checkProtocol checks a message against the workspace's protocol: its
+// fields and values, its hard rules, that its sender's role may send it,
+// and that each agent it names or its protocol sends it to may receive
+// it. The agents routes and the protocol's visibility rules add are the
+// workspace's decision and are not checked against the recipient column
+// (parley says so when it starts: see Lint). It returns a refusal listing
+// every breach, and the warnings.
+func (w *Workspace) checkProtocol(protocol *skills.Set, sender string, m *mailbox.Message, a *addressing) (*Refusal, []string) {
+	if protocol == nil {
+		return nil, nil
 	}
-	if m.Header().Has("from") {
-		from, _ := m.Header().Get("from")
-		if from != sender {
-			return nil, fmt.Errorf("%s: from: %q, but it is sent by %q", file, from, sender)
+	env := skills.Envelope{
+		Sender:    skills.Party{Name: sender, Roles: w.Roles(sender)},
+		Broadcast: a.broadcast,
+		Phase:     w.Config.Phase,
+		Strict:    w.Config.Strict,
+	}
+	for _, r := range a.list {
+		if a.has(r.Agent, RuleNamed) || a.has(r.Agent, RuleProtocol) {
+			env.Recipients = append(env.Recipients, skills.Party{Name: r.Agent, Roles: w.Roles(r.Agent)})
 		}
 	}
-	a, f := w.Address(protocol, sender, m)
-	if f != nil {
-		return nil, errors.New(f.Text(file))
+	_, vs := protocol.Check(m, env)
+	var warnings []string
+	var f *Refusal
+	for _, v := range vs {
+		if v.Warning {
+			warnings = append(warnings, v.Error())
+			continue
+		}
+		if f == nil {
+			f = &Refusal{Line: v.Line, Field: v.Field, Reason: v.Reason}
+			continue
+		}
+		more := v.Error()
+		if v.Line > 0 {
+			more = fmt.Sprintf("line %d: %s", v.Line, more)
+		}
+		f.Reason += "; and " + more
 	}
-	return a, nil
+	return f, warnings
 }

@@ -26,9 +26,10 @@ import (
 //	    cc: [narrator]             # copies: the same, for readability
 //
 // A target "$character" is the agent named in the message's character
-// field; "reply" is the sender of the message it answers (reply_to); a
-// word is an agent's name, or else a role (every agent with it), and
-// "role:x" is always a role.
+// field (nobody when the message has none); "reply" is the sender of the
+// message it answers (nobody when it has no reply_to); a word is an
+// agent's name, or else a role (every agent with it), and "role:x" is
+// always a role.
 type Route struct {
 	Type     []string
 	Signal   []string
@@ -106,9 +107,8 @@ func checkRoutes(cfg *Config, path string) error {
 			switch {
 			case t == "*" || t == "reply" || fieldTarget.MatchString(t):
 			case strings.HasPrefix(t, "role:"):
-				if !roles[strings.TrimPrefix(t, "role:")] {
-					return &ConfigError{Path: path, Line: r.Line, Key: r.Key, Err: fmt.Errorf("no agent has the role %q", strings.TrimPrefix(t, "role:"))}
-				}
+				// A role nobody holds yet is a warning (see Lint): the
+				// agent that will hold it may be added later.
 			default:
 				if _, ok := agents[t]; !ok && !roles[t] {
 					return &ConfigError{Path: path, Line: r.Line, Key: r.Key, Err: fmt.Errorf("routes to %q, which is no agent and no agent's role", t)}
@@ -256,8 +256,8 @@ func (r *Route) resolve(ws *Workspace, sender string, m *mailbox.Message) ([]str
 			}
 		case t == "reply":
 			id, ok := m.Header().Get("reply_to")
-			if !ok {
-				return nil, fmt.Errorf("%s (line %d) sends it back to the sender of the message it answers, and it has no reply_to", r.Key, r.Line)
+			if !ok || id == "" {
+				continue // it answers no message: nobody to send it back to
 			}
 			_, from, err := mailbox.ParseID(id)
 			if err != nil {
@@ -270,7 +270,7 @@ func (r *Route) resolve(ws *Workspace, sender string, m *mailbox.Message) ([]str
 		case fieldTarget.MatchString(t):
 			v, ok := m.Payload().Get(t[1:])
 			if !ok || v == "" {
-				return nil, fmt.Errorf("%s (line %d) sends it to %s, and the message has no %s field", r.Key, r.Line, t, t[1:])
+				continue // the message does not say: the target adds nobody
 			}
 			agent, ok := ws.Resolve(v)
 			if !ok {

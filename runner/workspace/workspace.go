@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
@@ -37,6 +38,10 @@ var ErrNoWorkspace = errors.New("not in a parley workspace (no parley.yaml here 
 type Workspace struct {
 	Root   string
 	Config *Config
+
+	protocolOnce sync.Once
+	protocol     *skills.Set
+	protocolErr  error
 }
 
 // Find returns the workspace root that holds dir: the nearest
@@ -269,20 +274,24 @@ func (w *Workspace) Skills() (*skills.Library, error) {
 
 // Protocol returns the skills parley.yaml names, put together; nil when it
 // names none, and messages are then not checked. A skill that is unknown
-// or cannot be read is an error that says which and why.
+// or cannot be read is an error that says which and why. The skills are
+// read once, the first time they are needed.
 func (w *Workspace) Protocol() (*skills.Set, error) {
-	if len(w.Config.Skills) == 0 {
-		return nil, nil
-	}
-	lib, err := w.Skills()
-	if err != nil {
-		return nil, err
-	}
-	set, err := lib.Set(w.Config.Skills)
-	if err != nil {
-		return nil, fmt.Errorf("%s: skills: %w", filepath.Join(w.Root, ConfigFile), err)
-	}
-	return set, nil
+	w.protocolOnce.Do(func() {
+		if len(w.Config.Skills) == 0 {
+			return
+		}
+		lib, err := w.Skills()
+		if err != nil {
+			w.protocolErr = err
+			return
+		}
+		w.protocol, err = lib.Set(w.Config.Skills)
+		if err != nil {
+			w.protocolErr = fmt.Errorf("%s: skills: %w", filepath.Join(w.Root, ConfigFile), err)
+		}
+	})
+	return w.protocol, w.protocolErr
 }
 
 // AgentNames returns the names of the agents, in parley.yaml order.
@@ -325,4 +334,12 @@ func (w *Workspace) CheckAgent(name string) error {
 // HasRole reports whether an agent has any of these roles.
 func (w *Workspace) HasRole(agent string, roles ...string) bool {
 	return overlaps(w.Roles(agent), roles)
+}
+
+// WithSkills returns the workspace as it would be with parley.yaml naming
+// these skills: for checking messages against another protocol.
+func (w *Workspace) WithSkills(names []string) *Workspace {
+	cfg := *w.Config
+	cfg.Skills = names
+	return &Workspace{Root: w.Root, Config: &cfg}
 }

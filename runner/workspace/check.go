@@ -1,0 +1,282 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Check is the one place that says whether a message is valid and where
+// it goes. The router delivers by its verdict; `parley send`, `compose`,
+// `validate` and `routes explain` show the same verdict, so that what
+// they accept the router delivers, to the same agents, and what they
+// refuse it refuses, for the same reason.
+
+// Input is a message to check and what is known of it besides its text.
+type Input struct {
+	// File names the message in a refusal: its name in the outbox, or the
+	// path a command was given. Empty for a message built in memory.
+	File string
+	// Sender is the agent that sends it: the owner of the outbox it is in.
+	Sender string
+	// Message is the parsed message. Check does not change it.
+	Message *mailbox.Message
+	// Sent reports whether the sender already sent a message with this
+	// id. Nil looks in the sender's sent/ directory; the router also
+	// counts the ids of the batch it is routing.
+	Sent func(id string) bool
+}
+
+// Verdict is what Check decided about a message: the agents it goes to,
+// each with the rules that send it there, and warnings; or the refusal.
+type Verdict struct {
+	File   string `json:"file,omitempty"`
+	From   string `json:"from"`
+	ID     string `json:"id,omitempty"` // empty when the message has none yet
+	Type   string `json:"type,omitempty"`
+	Signal string `json:"signal,omitempty"`
+	// Recipients are the agents it goes to, in delivery order.
+	Recipients []Recipient `json:"recipients,omitempty"`
+	// Broadcast is set for a message to everyone but its sender.
+	Broadcast bool `json:"broadcast,omitempty"`
+	// Warnings are what the protocol and the workspace have to say about
+	// a message they let through: a deprecated type, an informal tag...
+	Warnings []string `json:"warnings,omitempty"`
+	// Refusal, when set, is why the message is refused; it then goes
+	// nowhere.
+	Refusal *Refusal `json:"refusal,omitempty"`
+	// Message is the message as the router delivers it: from: filled in
+	// when it was left out, and to: when it named no recipient (the
+	// agents it goes to, or "*"). Nil when the message is refused.
+	Message *mailbox.Message `json:"-"`
+}
+
+// Accepted reports whether the message may be delivered.
+func (v *Verdict) Accepted() bool { return v.Refusal == nil }
+
+// Agents returns the names of the recipients, in delivery order.
+func (v *Verdict) Agents() []string {
+	out := make([]string, len(v.Recipients))
+	for i, r := range v.Recipients {
+		out[i] = r.Agent
+	}
+	return out
+}
+
+// Recipient is an agent a message goes to, and why.
+type Recipient struct {
+	Agent string `json:"agent"`
+	Rules []Rule `json:"rules"`
+}
+
+// Kinds of rules that send a message to an agent.
+const (
+	RuleNamed      = "named"      // the message names it in to: or cc:
+	RuleProtocol   = "protocol"   // the protocol sends the type to its role
+	RuleVisibility = "visibility" // the protocol lets its role see every message of the type
+	RuleRoute      = "route"      // a route in parley.yaml
+)
+
+// Rule is one reason a message goes to an agent.
+type Rule struct {
+	Kind string `json:"kind"`
+	// Source is where the rule is written: "to", "cc", a skill file,
+	// "routes[2]"; Line its line there (in the message for to and cc).
+	Source string `json:"source,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	// Text says it as a person reads it.
+	Text string `json:"text"`
+}
+
+// Refusal says why a message is refused: the file, the line and field
+// concerned (when known), and a reason a person can act on.
+type Refusal struct {
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Error formats the refusal as "file:line: field: reason", leaving out
+// what is not known.
+func (f *Refusal) Error() string {
+	var b strings.Builder
+	if f.File != "" {
+		b.WriteString(f.File)
+		b.WriteString(":")
+	}
+	if f.Line > 0 {
+		b.WriteString(strconv.Itoa(f.Line))
+		b.WriteString(":")
+	}
+	if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	if f.Field != "" {
+		b.WriteString(f.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(f.Reason)
+	return b.String()
+}
+
+// RefusalOf turns the error of reading or parsing a message file into a
+// refusal of that file.
+func RefusalOf(file string, err error) *Refusal {
+	var pe *mailbox.ParseError
+	if errors.As(err, &pe) {
+		return &Refusal{File: file, Line: pe.Line, Field: pe.Field, Reason: pe.Err.Error()}
+	}
+	return &Refusal{File: file, Reason: err.Error()}
+}
+
+// Check checks a message from in.Sender and works out where it goes: the
+// sender's own fields (from, id, hops, a protocol's from naming a
+// character), its recipients (what it names, what its protocol says,
+// routes), then the protocol. The first problem found refuses it, except
+// that every breach of the protocol is listed. An error is returned only
+// when the workspace's skills cannot be read.
+func (w *Workspace) Check(in Input) (*Verdict, error) {
+	protocol, err := w.Protocol()
+	if err != nil {
+		return nil, err
+	}
+	m := in.Message.Clone()
+	v := &Verdict{File: in.File, From: in.Sender}
+	v.ID, _ = m.Header().Get("id")
+	v.Type, _ = m.Header().Get("type")
+	v.Signal, _ = m.Header().Get("signal")
+	refuse := func(f *Refusal) (*Verdict, error) {
+		f.File = in.File
+		v.Refusal, v.Recipients, v.Broadcast = f, nil, false
+		return v, nil
+	}
+	if f := w.checkSender(in, m); f != nil {
+		return refuse(f)
+	}
+	if f := w.checkHops(m); f != nil {
+		return refuse(f)
+	}
+	f, warning := w.checkSpeaker(in.Sender, m)
+	if f != nil {
+		return refuse(f)
+	}
+	if warning != "" {
+		v.Warnings = append(v.Warnings, warning)
+	}
+	a, f := w.address(protocol, in.Sender, m)
+	if f != nil {
+		return refuse(f)
+	}
+	v.Recipients, v.Broadcast = a.list, a.broadcast
+	if !a.named {
+		// Where it goes is written into the copy each recipient gets,
+		// and is the protocol's to: when it has one.
+		if a.broadcast {
+			m.Set("to", "*")
+		} else {
+			m.SetNames("to", v.Agents())
+		}
+	}
+	f, warnings := w.checkProtocol(protocol, in.Sender, m, a)
+	if f != nil {
+		return refuse(f)
+	}
+	v.Warnings = append(v.Warnings, warnings...)
+	v.Message = m
+	return v, nil
+}
+
+// singleValued are the header fields that hold one value, never a list or
+// a mapping.
+var singleValued = []string{"id", "type", "signal", "thread", "reply_to", "request_id", "created"}
+
+// checkSender checks the header fields that say who sends the message:
+// from: is the sender (filled in when left out), and an id is a parley
+// id of that sender that it has not sent before.
+func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
+	if _, ok := w.Agent(in.Sender); !ok {
+		return &Refusal{Field: "from", Reason: (&UnknownAgentError{Name: in.Sender, Agents: w.AgentNames()}).Error()}
+	}
+	h := m.Header()
+	if h.Has("from") {
+		if from, ok := h.Get("from"); !ok || from != in.Sender {
+			return &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, in.Sender)}
+		}
+	} else {
+		m.Set("from", in.Sender)
+	}
+	for _, key := range singleValued {
+		if _, ok := h.Get(key); h.Has(key) && !ok {
+			return &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
+		}
+	}
+	id, ok := h.Get("id")
+	if !ok {
+		return nil
+	}
+	_, sender, err := mailbox.ParseID(id)
+	if err != nil {
+		return &Refusal{Line: h.Line("id"), Field: "id", Reason: err.Error()}
+	}
+	if sender != in.Sender {
+		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, in.Sender)}
+	}
+	sent := in.Sent
+	if sent == nil {
+		sent = w.Mailbox(in.Sender).IsSent
+	}
+	if sent(id) {
+		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", in.Sender, id, MailboxesDir+"/"+in.Sender+"/"+mailbox.Sent+"/")}
+	}
+	return nil
+}
+
+// checkHops refuses a message too deep in a chain of answers by programs:
+// agents answering each other for ever. hops: is written by the runner
+// on what a program says.
+func (w *Workspace) checkHops(m *mailbox.Message) *Refusal {
+	h := m.Header()
+	v, ok := h.Get("hops")
+	if !h.Has("hops") {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil || n < 0 {
+		return &Refusal{Line: h.Line("hops"), Field: "hops", Reason: fmt.Sprintf("%q is not a count", h.Text("hops"))}
+	}
+	if n > w.Config.HopLimit {
+		return &Refusal{Line: h.Line("hops"), Field: "hops", Reason: fmt.Sprintf("dead letter: the %d-th answer in a chain of answers by programs (hop_limit: %d in %s): agents answering each other in a loop?", n, w.Config.HopLimit, ConfigFile)}
+	}
+	return nil
+}
+
+// checkSpeaker checks the from: a tag-first protocol writes among its
+// fields ([PLAYER_TO_PLAYER], [NARRATOR_NOTE]): who speaks, the sender
+// or the character it plays. Naming another agent, or another agent's
+// character, is refused; a name the workspace does not know is let
+// through with a warning, since nobody said who plays it.
+func (w *Workspace) checkSpeaker(sender string, m *mailbox.Message) (*Refusal, string) {
+	if m.Tag == "" {
+		return nil, ""
+	}
+	p := m.Payload()
+	speaker, ok := p.Get("from")
+	if !ok || speaker == "" || speaker == sender {
+		return nil, ""
+	}
+	if a, _ := w.Agent(sender); a.Character == speaker {
+		return nil, ""
+	}
+	agent, known := w.Resolve(speaker)
+	switch {
+	case !known:
+		return nil, fmt.Sprintf("from: %q is no agent and no character of this workspace, so parley cannot tell whether %s plays it (give %s character: %s in %s)", speaker, sender, sender, speaker, ConfigFile)
+	case agent == speaker:
+		return &Refusal{Line: p.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the message comes from %s: an agent speaks only as itself or the character it plays", speaker, sender)}, ""
+	}
+	return &Refusal{Line: p.Line("from"), Field: "from", Reason: fmt.Sprintf("%q is the character %s plays, but the message comes from %s: an agent speaks only as itself or the character it plays", speaker, agent, sender)}, ""
+}

@@ -1,0 +1,68 @@
+package workspace
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// ErrNoSender is the error for a message file whose sender cannot be told:
+// it is in no agent's outbox and has no from:.
+var ErrNoSender = errors.New("say who sends it: the file is in no outbox and has no from:")
+
+// Locate says whose mailbox, and which state of it, a path is in:
+// mailboxes/AGENT/STATE/FILE. ok is false for any other path.
+func (w *Workspace) Locate(path string) (agent, state string, ok bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", "", false
+	}
+	rel, err := filepath.Rel(filepath.Join(w.Root, MailboxesDir), abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", "", false
+	}
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if len(parts) != 3 || !slices.Contains(mailbox.States, parts[1]) {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// CheckFile reads a message file and checks it as the router would, were
+// the file in sender's outbox. An empty sender is worked out: the owner of
+// the mailbox when the file is in an outbox (or its tmp/, sent/ or
+// rejected/), else the file's from:; a file with neither gives
+// ErrNoSender. A file in sent/, or delivered into a mailbox, is the
+// message its id names, not a second one. A file parley cannot read as a
+// message is refused, as the router refuses it. The refusal names the
+// file as path.
+func (w *Workspace) CheckFile(path, sender string) (*Verdict, error) {
+	agent, state, inMailbox := w.Locate(path)
+	data, err := mailbox.ReadFile(path, w.Config.Router.MaxMessageSize)
+	var m *mailbox.Message
+	if err == nil {
+		m, err = mailbox.Parse(data)
+	}
+	if sender == "" {
+		switch {
+		case inMailbox && slices.Contains([]string{mailbox.Tmp, mailbox.Outbox, mailbox.Sent, mailbox.Rejected}, state):
+			sender = agent
+		case m != nil:
+			sender, _ = m.Header().Get("from")
+		}
+	}
+	if err != nil {
+		return &Verdict{File: path, From: sender, Refusal: RefusalOf(path, err)}, nil
+	}
+	if sender == "" {
+		return nil, ErrNoSender
+	}
+	in := Input{File: path, Sender: sender, Message: m}
+	if inMailbox && state != mailbox.Tmp && state != mailbox.Outbox && state != mailbox.Rejected {
+		in.Sent = func(string) bool { return false } // it is the message itself
+	}
+	return w.Check(in)
+}

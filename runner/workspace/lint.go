@@ -1,0 +1,166 @@
+package workspace
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/parley-dev/parley/skills"
+)
+
+// Lint returns what parley says about the workspace when it starts
+// without refusing to start: a route matching a type no skill defines, or
+// a field no type has; a route to a role nobody holds, or from one; and
+// a route that sends a type to agents its protocol does not list as
+// recipients. Such a route is the workspace owner's decision, and its
+// recipients get the message; the warning names the line of the protocol
+// it overrides. An error is returned only when the skills cannot be read.
+func (w *Workspace) Lint() ([]string, error) {
+	protocol, err := w.Protocol()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	warn := func(r *Route, key, format string, args ...any) {
+		out = append(out, fmt.Sprintf("%s:%d: %s: %s", ConfigFile, r.Line, key, fmt.Sprintf(format, args...)))
+	}
+	held := func(role string) bool {
+		return slices.ContainsFunc(w.AgentNames(), func(a string) bool { return w.HasRole(a, role) })
+	}
+	for i := range w.Config.Routes {
+		r := &w.Config.Routes[i]
+		for _, role := range r.FromRole {
+			if !held(role) {
+				warn(r, r.Key+".match.from_role", "no agent has the role %q: the route matches nothing", role)
+			}
+		}
+		for _, t := range r.targets() {
+			if role, ok := strings.CutPrefix(t, "role:"); ok && !held(role) {
+				warn(r, r.Key, "no agent has the role %q: the route sends nothing to it", role)
+			}
+		}
+		if protocol == nil {
+			continue
+		}
+		types := w.lintTypes(r, protocol, warn)
+		for _, field := range r.fieldNames() {
+			if !slices.ContainsFunc(types, func(t *skills.Type) bool { return hasField(t, field) }) {
+				warn(r, r.Key, "no %s has a field %q: the route applies only to messages that carry it anyway", typesLabel(r), field)
+			}
+		}
+		w.lintRecipients(r, protocol, warn)
+	}
+	return out, nil
+}
+
+// lintTypes returns the types of the protocol a route can match: those
+// it names, or every type; it warns about names no skill defines.
+func (w *Workspace) lintTypes(r *Route, protocol *skills.Set, warn func(*Route, string, string, ...any)) []*skills.Type {
+	var types []*skills.Type
+	if len(r.Type) == 0 {
+		for _, name := range protocol.TypeNames() {
+			t, _, _ := protocol.Type(name)
+			types = append(types, t)
+		}
+		return types
+	}
+	for _, name := range r.Type {
+		t, _, ok := protocol.Type(name)
+		if !ok {
+			warn(r, r.Key+".match.type", "no skill of this workspace defines %s (types: %s): the route matches only informal messages of that type", name, strings.Join(protocol.TypeNames(), ", "))
+			continue
+		}
+		types = append(types, t)
+	}
+	return types
+}
+
+// lintRecipients warns when a route sends a type to agents whose roles
+// its protocol does not list among the type's recipients.
+func (w *Workspace) lintRecipients(r *Route, protocol *skills.Set, warn func(*Route, string, string, ...any)) {
+	for _, name := range r.Type {
+		t, skill, ok := protocol.Type(name)
+		if !ok || len(t.Recipients) == 0 || slices.Contains(t.Recipients, "*") || slices.Contains(t.Recipients, "any") {
+			continue
+		}
+		for _, agent := range w.staticTargets(r) {
+			if w.HasRole(agent, t.Recipients...) {
+				continue
+			}
+			line := t.RecipientLine
+			if line == 0 {
+				line = t.Line
+			}
+			warn(r, r.Key, "sends %s to %s (%s), which %s:%d does not list among its recipients (%s): delivered, as the route says", displayType(t), agent, strings.Join(w.Roles(agent), ", "), skill.Source, line, t.RecipientText)
+		}
+	}
+}
+
+// staticTargets returns the agents a route sends to whatever the message
+// says: its names, roles and "*" (not $field or reply).
+func (w *Workspace) staticTargets(r *Route) []string {
+	var out []string
+	for _, t := range r.targets() {
+		switch {
+		case t == "reply" || fieldTarget.MatchString(t):
+		case t == "*":
+			for _, a := range w.AgentNames() {
+				out = appendNew(out, a)
+			}
+		default:
+			if _, ok := w.Agent(t); ok && !strings.HasPrefix(t, "role:") {
+				out = appendNew(out, t)
+				continue
+			}
+			role := strings.TrimPrefix(t, "role:")
+			for _, a := range w.AgentNames() {
+				if w.HasRole(a, role) {
+					out = appendNew(out, a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fieldNames returns the message fields a route reads: those it matches
+// on and those its $field targets name.
+func (r *Route) fieldNames() []string {
+	var out []string
+	for k := range r.Fields {
+		out = appendNew(out, k)
+	}
+	slices.Sort(out)
+	for _, t := range r.targets() {
+		if fieldTarget.MatchString(t) {
+			out = appendNew(out, t[1:])
+		}
+	}
+	return out
+}
+
+// hasField reports whether a type has a field of this name, at its top
+// level or as the first part of a nested one.
+func hasField(t *skills.Type, name string) bool {
+	for _, f := range t.Fields {
+		top, _, _ := strings.Cut(strings.TrimSuffix(strings.SplitN(f.Name, "[", 2)[0], "."), ".")
+		if f.Name == name || top == name {
+			return true
+		}
+	}
+	return false
+}
+
+func typesLabel(r *Route) string {
+	if len(r.Type) == 0 {
+		return "type of the protocol"
+	}
+	return "type it matches (" + strings.Join(r.Type, ", ") + ")"
+}
+
+func displayType(t *skills.Type) string {
+	if t.Tagged {
+		return "[" + t.Name + "]"
+	}
+	return t.Name
+}
