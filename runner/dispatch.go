@@ -60,6 +60,26 @@ type worker struct {
 	started bool
 }
 
+// Handled is one run of an agent's driver on a message, as reported to
+// Options.OnHandled.
+type Handled struct {
+	Agent   string
+	ID      string // the message's id
+	Attempt int    // 1 for the first try
+	// Start is when the driver was handed the message and End when it
+	// returned, both read from Options.Now. For a command agent that is
+	// the program's whole run; for a session agent, from writing the
+	// message to the running program to reading the frame that ends its
+	// answer (after starting the program, when it was not running); for a
+	// builtin agent, the handler's call. It leaves out what dispatch does
+	// around the driver: claiming the message, waiting for a concurrency
+	// slot, making the answer durable and publishing it.
+	Start, End time.Time
+	// Err is the driver's error, nil when the agent answered (whatever
+	// became of its answer afterwards).
+	Err error
+}
+
 // newDriver makes the driver of an agent; nil for a human agent.
 func (r *Runner) newDriver(a workspace.Agent) (driver, error) {
 	switch a.Driver {
@@ -238,7 +258,14 @@ func (w *worker) handle(ctx context.Context, id string) {
 		}
 		w.r.log.Debug("handling", "agent", w.agent.Name, "id", id, "attempt", attempt)
 		w.r.state.set(w.agent.Name, workspace.StateWorking, id)
+		var start time.Time
+		if w.r.opts.OnHandled != nil {
+			start = w.r.opts.Now()
+		}
 		frames, err := w.driver.handle(ctx, d)
+		if w.r.opts.OnHandled != nil {
+			w.r.opts.OnHandled(Handled{Agent: w.agent.Name, ID: id, Attempt: attempt, Start: start, End: w.r.opts.Now(), Err: err})
+		}
 		release()
 		if ctx.Err() != nil {
 			return // shutting down: handled again by the next runner

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -236,6 +237,52 @@ func TestBuiltinDriver(t *testing.T) {
 	}
 	if _, err := Open(ws, Options{}); err == nil || !strings.Contains(err.Error(), `unknown handler "shout"`) {
 		t.Errorf("Open without the handler = %v", err)
+	}
+}
+
+// TestOnHandled: the hook hears of every run of a driver, in order for
+// each agent, with the message, the attempt, the times and the error;
+// human agents' messages are not handled, so not reported.
+func TestOnHandled(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "echo.sh", "cat\n")
+	script(t, ws, "fail.sh", "cat >/dev/null; exit 3\n")
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - other
+  - {name: echo, driver: command, run: [./echo.sh]}
+  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
+`)
+	type call struct {
+		ID      string
+		Attempt int
+		Failed  bool
+	}
+	want := map[string][]call{}
+	for _, body := range []string{"one", "two", "three"} {
+		id := send(t, ws, "boss", "echo", body)
+		want["echo"] = append(want["echo"], call{ID: id, Attempt: 1})
+	}
+	want["failer"] = []call{{ID: send(t, ws, "boss", "failer", "work"), Attempt: 1, Failed: true}}
+	send(t, ws, "boss", "other", "for a person")
+
+	var mu sync.Mutex // calls for different agents may come at once
+	got := map[string][]call{}
+	last := map[string]time.Time{}
+	onHandled := func(h Handled) {
+		mu.Lock()
+		defer mu.Unlock()
+		if h.Start.IsZero() || h.End.Before(h.Start) || h.Start.Before(last[h.Agent]) {
+			t.Errorf("%s %s: start %v, end %v, after an earlier run that ended at %v", h.Agent, h.ID, h.Start, h.End, last[h.Agent])
+		}
+		last[h.Agent] = h.End
+		got[h.Agent] = append(got[h.Agent], call{ID: h.ID, Attempt: h.Attempt, Failed: h.Err != nil})
+	}
+	if _, err := runIdle(t, ws, Options{OnHandled: onHandled}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("OnHandled calls (-want +got):\n%s", d)
 	}
 }
 

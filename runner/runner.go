@@ -40,6 +40,14 @@ type Options struct {
 	// NoDrivers routes without running any agent's driver: messages wait
 	// in every inbox, as for human agents.
 	NoDrivers bool
+	// OnHandled, when set, is called each time an agent's driver is done
+	// with a message (once per attempt), with when it started and ended:
+	// what a status or a web view needs for an agent's last activity and
+	// per-message timings. It is called from the agent's worker, which
+	// waits for it, so it must return quickly; calls for different agents
+	// may come at the same time, calls for one agent come one after the
+	// other, in the order its driver ran. Unset, it costs a nil check.
+	OnHandled func(Handled)
 }
 
 // Stats counts what a Run did.

@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/parley-dev/parley/internal/bench"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -65,7 +66,7 @@ func benchCommand(e *env) *cli.Command {
 				return err
 			}
 			if c.Bool("session-agent") {
-				return runner.SessionEcho(e.stdin, e.stdout)
+				return bench.SessionEcho(e.stdin, e.stdout)
 			}
 			if c.Bool("campaign") {
 				if c.Int("runs") < 1 {
@@ -664,14 +665,16 @@ type driversReport struct {
 	// Command.P50 - BareP50.
 	OverheadP50 float64 `json:"overhead_p50_ms"`
 	// RoundTrip is the session driver's round trip alone: message written
-	// to the program -> the end of its answer read.
+	// to the program -> the end of its answer read, for each message of a
+	// session agent's backlog but the first, between which dispatch does
+	// its work on the previous one.
 	RoundTripP50 float64        `json:"round_trip_p50_ms"`
 	RoundTripP99 float64        `json:"round_trip_p99_ms"`
 	RoundTrips   int            `json:"round_trips"`
 	Targets      []targetResult `json:"targets"`
 }
 
-// dispatchFigures sums up a runner.DispatchFigures.
+// dispatchFigures sums up a bench.DispatchFigures.
 type dispatchFigures struct {
 	Agents int     `json:"agents"`
 	Wall   float64 `json:"wall_s"`
@@ -688,7 +691,7 @@ type dispatchFigures struct {
 	AvgRunning float64 `json:"avg_running"`
 }
 
-func summarize(f *runner.DispatchFigures) dispatchFigures {
+func summarize(f *bench.DispatchFigures) dispatchFigures {
 	return dispatchFigures{
 		Agents:     f.Agents,
 		Wall:       f.Wall.Seconds(),
@@ -710,7 +713,7 @@ func millis(ds []time.Duration) []float64 {
 }
 
 // runDriversBench measures the drivers against their targets. The command
-// agents run runner.BenchCommandScript; the session agent is this binary
+// agents run bench.CommandScript; the session agent is this binary
 // (bench --session-agent), which answers at once, so that what is
 // measured is parley.
 func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
@@ -720,7 +723,7 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 	}
 	defer cleanup()
 	script := filepath.Join(base, "echo-body.sh")
-	if err := os.WriteFile(script, []byte(runner.BenchCommandScript), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte(bench.CommandScript), 0o755); err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -738,7 +741,7 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 	}
 
 	say("the program alone: %d runs ...", rep.BareRuns)
-	bare, err := runner.BenchProcess(ctx, base, []string{script}, runner.BenchMessage("boss", "agent-1"), rep.BareRuns)
+	bare, err := bench.Process(ctx, base, []string{script}, bench.Message("boss", "agent-1"), rep.BareRuns)
 	if err != nil {
 		return err
 	}
@@ -756,7 +759,7 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 		{"1 session agent", workspace.DriverSession, session, 1, &rep.Session},
 	} {
 		say("%s, %d messages each ...", p.what, n)
-		f, err := runner.BenchDispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-%d", p.driver, p.agents)), p.driver, p.run, p.agents, n)
+		f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-%d", p.driver, p.agents)), p.driver, p.run, p.agents, n)
 		if err != nil {
 			return err
 		}
@@ -765,7 +768,7 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 	rep.OverheadP50 = rep.Command.P50 - rep.BareP50
 
 	say("session round trips: %d ...", rep.RoundTrips)
-	rt, err := runner.BenchSession(ctx, base, session, rep.RoundTrips)
+	rt, err := bench.Session(ctx, filepath.Join(base, "session-round-trips"), session, rep.RoundTrips)
 	if err != nil {
 		return err
 	}

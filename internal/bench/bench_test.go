@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"context"
@@ -8,19 +8,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // The dispatch targets, measured. Each benchmark's op is one message (to
 // each agent); -benchtime 500x gives the 500-message runs of the targets:
 //
-//	go test ./runner -run '^$' -bench 'Dispatch|Parallel|Session' -benchtime 500x
+//	go test ./internal/bench -run '^$' -bench . -benchtime 500x
 //
 // Timings are reported, never asserted: `parley bench --drivers` checks
 // them against the targets.
 
 // BenchmarkCommandDispatch: one command agent running a cat-like script
-// (BenchCommandScript) through a backlog of b.N messages. The overhead is
+// (CommandScript) through a backlog of b.N messages. The overhead is
 // what parley adds to the program's own run time: the p50 of a message's
 // cycle through dispatch (see DispatchFigures.Cycles) minus the median
 // time of plain fork/execs of the same script with the same input.
@@ -29,11 +30,11 @@ func BenchmarkCommandDispatch(b *testing.B) {
 	ctx := benchContext(b)
 	dir := b.TempDir()
 	run := benchScript(b, dir)
-	bare, err := BenchProcess(ctx, dir, run, BenchMessage("boss", "agent-1"), min(max(b.N, 20), 200))
+	bare, err := Process(ctx, dir, run, Message("boss", "agent-1"), min(max(b.N, 20), 200))
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := BenchDispatch(ctx, filepath.Join(dir, "ws"), workspace.DriverCommand, run, 1, b.N)
+	f, err := Dispatch(ctx, filepath.Join(dir, "ws"), workspace.DriverCommand, run, 1, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,11 +57,11 @@ func BenchmarkParallelAgents(b *testing.B) {
 	ctx := benchContext(b)
 	dir := b.TempDir()
 	run := benchScript(b, dir)
-	one, err := BenchDispatch(ctx, filepath.Join(dir, "one"), workspace.DriverCommand, run, 1, b.N)
+	one, err := Dispatch(ctx, filepath.Join(dir, "one"), workspace.DriverCommand, run, 1, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
-	four, err := BenchDispatch(ctx, filepath.Join(dir, "four"), workspace.DriverCommand, run, 4, b.N)
+	four, err := Dispatch(ctx, filepath.Join(dir, "four"), workspace.DriverCommand, run, 4, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,10 +75,11 @@ func BenchmarkParallelAgents(b *testing.B) {
 
 // BenchmarkSessionRoundTrip: the session driver's round trip, from
 // writing a message to a session program (this test binary, as
-// SessionEcho) to reading the end of its answer. Target: p50 <= 1 ms.
+// SessionEcho) to reading the end of its answer, for each message of a
+// session agent's backlog but the first. Target: p50 <= 1 ms.
 func BenchmarkSessionRoundTrip(b *testing.B) {
 	ctx := benchContext(b)
-	rt, err := BenchSession(ctx, b.TempDir(), sessionHelper(b), b.N)
+	rt, err := Session(ctx, b.TempDir(), sessionHelper(b), b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +100,7 @@ func BenchmarkSessionRoundTrip(b *testing.B) {
 func BenchmarkSessionDispatch(b *testing.B) {
 	ctx := benchContext(b)
 	dir := b.TempDir()
-	f, err := BenchDispatch(ctx, dir, workspace.DriverSession, sessionHelper(b), 1, b.N)
+	f, err := Dispatch(ctx, dir, workspace.DriverSession, sessionHelper(b), 1, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,10 +112,64 @@ func BenchmarkSessionDispatch(b *testing.B) {
 	b.ReportMetric(ms(pct(f.Handles, 0.5)), "driver-p50-ms")
 }
 
-// TestBenchSessionHelper is not a test: it is the session program of the
+// TestDispatch: the figures hold one driver time per message and one
+// cycle per message but each agent's last, and the agents' drivers ran
+// at once.
+func TestDispatch(t *testing.T) {
+	ctx := benchContext(t)
+	dir := t.TempDir()
+	const agents, messages = 2, 3
+	f, err := Dispatch(ctx, filepath.Join(dir, "ws"), workspace.DriverCommand, benchScript(t, dir), agents, messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Handles) != agents*messages || len(f.Cycles) != agents*(messages-1) {
+		t.Errorf("Dispatch: %d driver times, %d cycles; want %d, %d", len(f.Handles), len(f.Cycles), agents*messages, agents*(messages-1))
+	}
+	if f.MaxRunning < 1 || f.MaxRunning > agents || f.Busy <= 0 || f.Wall < f.Busy/agents {
+		t.Errorf("Dispatch: at most %d running, busy %v, wall %v", f.MaxRunning, f.Busy, f.Wall)
+	}
+}
+
+// TestSession: one round trip per message but the first.
+func TestSession(t *testing.T) {
+	rt, err := Session(benchContext(t), t.TempDir(), sessionHelper(t), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rt) != 3 {
+		t.Errorf("Session(3) = %d round trips, want 3", len(rt))
+	}
+}
+
+func TestMostAtOnce(t *testing.T) {
+	t0 := time.Now()
+	run := func(start, end int) runner.Handled {
+		return runner.Handled{Start: t0.Add(time.Duration(start)), End: t0.Add(time.Duration(end))}
+	}
+	for _, tc := range []struct {
+		name string
+		runs []runner.Handled
+		want int
+	}{
+		{"none", nil, 0},
+		{"one", []runner.Handled{run(0, 5)}, 1},
+		{"one after the other", []runner.Handled{run(0, 5), run(5, 9), run(9, 12)}, 1},
+		{"overlapping", []runner.Handled{run(0, 5), run(4, 9), run(3, 12), run(10, 11)}, 3},
+		{"nested", []runner.Handled{run(0, 10), run(2, 3), run(3, 4), run(8, 9)}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mostAtOnce(tc.runs); got != tc.want {
+				t.Errorf("mostAtOnce = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSessionHelper is not a test: it is the session program of the
 // session benchmarks, run as this test binary with
 // PARLEY_BENCH_SESSION_HELPER=1.
-func TestBenchSessionHelper(t *testing.T) {
+func TestSessionHelper(t *testing.T) {
 	if os.Getenv("PARLEY_BENCH_SESSION_HELPER") != "1" {
 		t.Skip("the session program of the session benchmarks")
 	}
@@ -124,28 +180,30 @@ func TestBenchSessionHelper(t *testing.T) {
 }
 
 // sessionHelper returns the command line that runs this test binary as
-// TestBenchSessionHelper.
-func sessionHelper(b *testing.B) []string {
+// TestSessionHelper.
+func sessionHelper(tb testing.TB) []string {
+	tb.Helper()
 	self, err := os.Executable()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Setenv("PARLEY_BENCH_SESSION_HELPER", "1") // the driver passes its environment on
-	return []string{self, "-test.run=^TestBenchSessionHelper$"}
+	tb.Setenv("PARLEY_BENCH_SESSION_HELPER", "1") // the driver passes its environment on
+	return []string{self, "-test.run=^TestSessionHelper$"}
 }
 
-// benchScript writes BenchCommandScript into dir.
-func benchScript(b *testing.B, dir string) []string {
+// benchScript writes CommandScript into dir.
+func benchScript(tb testing.TB, dir string) []string {
+	tb.Helper()
 	path := filepath.Join(dir, "echo-body.sh")
-	if err := os.WriteFile(path, []byte(BenchCommandScript), 0o755); err != nil {
-		b.Fatal(err)
+	if err := os.WriteFile(path, []byte(CommandScript), 0o755); err != nil {
+		tb.Fatal(err)
 	}
 	return []string{path}
 }
 
-func benchContext(b *testing.B) context.Context {
+func benchContext(tb testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	b.Cleanup(cancel)
+	tb.Cleanup(cancel)
 	return ctx
 }
 
