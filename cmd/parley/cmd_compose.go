@@ -268,44 +268,50 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 		return errors.New("not sent: the template was left unchanged")
 	}
 	kept := func(err error) error { return fmt.Errorf("%w\nparley: the draft is kept in %s", err, path) }
-	m, err := mailbox.Parse(text)
-	if err != nil {
-		return kept(workspace.RefusalOf(path, err))
+	// What is checked, and sent, is the draft without the template's
+	// help, read as the router reads a file.
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		return err
 	}
-	if !opts.NoCheck {
-		v, err := ws.Check(workspace.Input{File: path, Sender: opts.From, Message: m})
+	if opts.NoCheck {
+		if opts.DryRun {
+			return usagef("--dry-run checks the message: leave out --no-check")
+		}
+	} else {
+		v, err := ws.CheckFile(path, opts.From)
 		if err != nil {
 			return err
 		}
 		if opts.DryRun {
 			os.Remove(path)
-			return showVerdict(e, v, opts.JSON)
 		}
-		if !v.Accepted() {
-			return kept(v.Refusal)
+		if err := judged(e, v, opts.DryRun, opts.JSON); err != nil {
+			if opts.DryRun {
+				return err
+			}
+			return kept(err)
 		}
-		for _, w := range v.Warnings {
-			fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)
+		if opts.DryRun {
+			return nil
 		}
+	}
+	data, err := mailbox.ReadFile(path, ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return kept(err)
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return kept(workspace.RefusalOf(path, err))
 	}
 	if !m.Header().Has("id") {
 		m.Set("id", id)
 		sent, _, _ := mailbox.ParseID(id)
 		m.Set("created", sent.Format(mailbox.TimeFormat))
 	}
-	if !m.Header().Has("from") {
-		m.Set("from", opts.From)
-	}
-	if _, err := box.Send(m); err != nil {
+	if err := write(e, box, m, opts.JSON); err != nil {
 		return kept(err)
 	}
-	os.Remove(path)
-	sentID, _ := m.Header().Get("id")
-	if opts.JSON {
-		return e.printJSON(map[string]string{"id": sentID})
-	}
-	fmt.Fprintln(e.stdout, sentID)
-	return nil
+	return os.Remove(path)
 }
 
 func isTerminal(r any) bool {

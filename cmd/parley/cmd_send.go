@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -80,57 +81,105 @@ var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 // arguments are checked, and the message against the protocol and the
 // routes, before the body is read: the body never changes the verdict.
 func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
-	var m *mailbox.Message
-	var err error
 	if opts.File != "" {
-		m, err = messageFile(ws, &opts)
-	} else {
-		m, err = buildMessage(ws, opts)
+		return sendFile(e, ws, opts)
 	}
+	m, err := buildMessage(ws, opts)
 	if err != nil {
 		return err
 	}
-	box := ws.Mailbox(opts.From)
 	if !opts.NoCheck {
-		v, err := ws.Check(workspace.Input{File: opts.File, Sender: opts.From, Message: m})
+		v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
 		if err != nil {
 			return err
 		}
-		if opts.DryRun {
-			return showVerdict(e, v, opts.JSON)
-		}
-		if !v.Accepted() {
-			return v.Refusal
-		}
-		for _, w := range v.Warnings {
-			fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)
+		if err := judged(e, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
+			return err
 		}
 	} else if opts.DryRun {
 		return usagef("--dry-run checks the message: leave out --no-check")
 	}
-	if opts.File == "" {
-		body, err := readBody(e, opts.Body)
-		if err != nil {
+	body, err := readBody(e, opts.Body)
+	if err != nil {
+		return err
+	}
+	m.SetBody(body)
+	return write(e, ws.Mailbox(opts.From), m, opts.JSON)
+}
+
+// sendFile sends a message file as it is written, after the check
+// validate makes of it.
+func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
+	if len(opts.To)+len(opts.CC)+len(opts.Fields) > 0 || opts.Type != "" || opts.Signal != "" || opts.Body != nil {
+		return usagef("--file sends the file as it is written: put its recipients, type and fields in the file")
+	}
+	if opts.From != "" {
+		if err := ws.CheckAgent(opts.From); err != nil {
+			return usagef("--from: %v", err)
+		}
+	}
+	if opts.NoCheck && opts.DryRun {
+		return usagef("--dry-run checks the message: leave out --no-check")
+	}
+	v, err := ws.CheckFile(opts.File, opts.From)
+	if errors.Is(err, workspace.ErrNoSender) {
+		return usagef("say who sends it: --from AGENT (%s is in no outbox and has no from:)", opts.File)
+	}
+	if err != nil {
+		return err
+	}
+	if !opts.NoCheck || !v.Accepted() && v.Message == nil {
+		if err := judged(e, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
 			return err
 		}
-		m.SetBody(body)
 	}
-	ids := &mailbox.IDs{Now: time.Now}
+	data, err := mailbox.ReadFile(opts.File, ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return err
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return err
+	}
+	return write(e, ws.Mailbox(v.From), m, opts.JSON)
+}
+
+// judged shows a verdict with dryRun, and otherwise turns a refusal into
+// the error to exit with, after saying the warnings.
+func judged(e *env, v *workspace.Verdict, dryRun, asJSON bool) error {
+	if dryRun {
+		return showVerdict(e, v, asJSON)
+	}
+	if !v.Accepted() {
+		return v.Refusal
+	}
+	for _, w := range v.Warnings {
+		fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)
+	}
+	return nil
+}
+
+// write gives a message its id, sender and time where it has none, and
+// writes it durably into the outbox; it prints the id (--json: id and
+// path).
+func write(e *env, box mailbox.Dir, m *mailbox.Message, asJSON bool) error {
 	if !m.Header().Has("id") {
-		id := ids.New(opts.From)
+		id := (&mailbox.IDs{Now: time.Now}).New(box.Agent())
 		m.Set("id", id)
-		sent, _, _ := mailbox.ParseID(id)
-		m.Set("created", sent.Format(mailbox.TimeFormat))
+		if !m.Header().Has("created") {
+			sent, _, _ := mailbox.ParseID(id)
+			m.Set("created", sent.Format(mailbox.TimeFormat))
+		}
 	}
 	if !m.Header().Has("from") {
-		m.Set("from", opts.From)
+		m.Set("from", box.Agent())
 	}
 	path, err := box.Send(m)
 	if err != nil {
 		return err
 	}
 	id, _ := m.Header().Get("id")
-	if opts.JSON {
+	if asJSON {
 		return e.printJSON(map[string]string{"id": id, "path": path})
 	}
 	fmt.Fprintln(e.stdout, id)
@@ -167,32 +216,6 @@ func readBody(e *env, body *string) ([]byte, error) {
 		return nil, fmt.Errorf("reading the body from stdin: %w", err)
 	}
 	return b, nil
-}
-
-// messageFile reads a message file to send as it is; the sender is
-// --from, or the file's from:.
-func messageFile(ws *workspace.Workspace, opts *sendOptions) (*mailbox.Message, error) {
-	if len(opts.To)+len(opts.CC)+len(opts.Fields) > 0 || opts.Type != "" || opts.Signal != "" || opts.Body != nil {
-		return nil, usagef("--file sends the file as it is written: put its recipients, type and fields in the file")
-	}
-	data, err := mailbox.ReadFile(opts.File, ws.Config.Router.MaxMessageSize)
-	if err != nil {
-		return nil, workspace.RefusalOf(opts.File, err)
-	}
-	m, err := mailbox.Parse(data)
-	if err != nil {
-		return nil, workspace.RefusalOf(opts.File, err)
-	}
-	if opts.From == "" {
-		opts.From, _ = m.Header().Get("from")
-	}
-	if opts.From == "" {
-		return nil, usagef("say who sends it: --from AGENT (%s has no from:)", opts.File)
-	}
-	if err := ws.CheckAgent(opts.From); err != nil {
-		return nil, usagef("--from: %v", err)
-	}
-	return m, nil
 }
 
 // buildMessage makes the message the flags describe, with no body yet.
