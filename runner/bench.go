@@ -129,11 +129,11 @@ func BenchDispatch(ctx context.Context, dir, driver string, run []string, agents
 		for _, a := range names {
 			id := ids.New("boss")
 			box := ws.Mailbox(a)
-			tmp := box.Path(mailbox.Tmp, id+".md")
+			tmp := box.Path(mailbox.Tmp, mailbox.FileName(id))
 			if err := os.WriteFile(tmp, benchMessage(id, "boss", a), 0o644); err != nil {
 				return nil, err
 			}
-			if err := os.Rename(tmp, box.Path(mailbox.Inbox, id+".md")); err != nil {
+			if err := os.Rename(tmp, box.Path(mailbox.Inbox, mailbox.FileName(id))); err != nil {
 				return nil, err
 			}
 		}

@@ -147,21 +147,14 @@ func (w *worker) drain(ctx context.Context) error {
 }
 
 // oldest returns the id of the oldest message in the inbox, or "" when
-// there is none. It reads names only (os.ReadDir sorts them, and ids sort
-// in sending order): the worker looks once per message, and a look that
-// stats every file, as List does, makes working through a backlog
-// quadratic.
+// there is none. It reads names only (see Dir.IDs): the worker looks once
+// per message.
 func (w *worker) oldest() (string, error) {
-	des, err := os.ReadDir(filepath.Join(string(w.box), mailbox.Inbox))
-	if err != nil {
+	ids, err := w.box.IDs(mailbox.Inbox)
+	if err != nil || len(ids) == 0 {
 		return "", err
 	}
-	for _, de := range des {
-		if stem, ok := strings.CutSuffix(de.Name(), ".md"); ok && mailbox.IsID(stem) {
-			return stem, nil
-		}
-	}
-	return "", nil
+	return ids[0], nil
 }
 
 // recover finishes what a stopped runner left: published outputs whose
@@ -189,16 +182,16 @@ func (w *worker) recover(ctx context.Context) error {
 			}
 		}
 	}
-	cur, err := w.box.List(mailbox.Cur)
+	cur, err := w.box.IDs(mailbox.Cur)
 	if err != nil {
 		return err
 	}
-	for _, e := range cur {
-		if e.ID == "" || ctx.Err() != nil {
-			continue
+	for _, id := range cur {
+		if ctx.Err() != nil {
+			break
 		}
-		w.r.log.Info("handling again a message a stopped runner had claimed", "agent", w.agent.Name, "id", e.ID)
-		w.handle(ctx, e.ID)
+		w.r.log.Info("handling again a message a stopped runner had claimed", "agent", w.agent.Name, "id", id)
+		w.handle(ctx, id)
 	}
 	return nil
 }
