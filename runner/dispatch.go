@@ -259,7 +259,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		}
 	}
 	stopping := false
-	for _, data := range outputs {
+	for i, data := range outputs {
 		msg := w.reply(in, id, data)
 		if msg != nil && approvesShutdown(msg) {
 			stopping = true
@@ -285,7 +285,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		}
 		// Not a message and not text: kept as it is, for the router to
 		// refuse with its reason.
-		name := fmt.Sprintf("%s.output-%d", id, len(outputs))
+		name := fmt.Sprintf("%s.output-%d", id, i+1)
 		if err := stage.Add(name, data); err != nil {
 			return err
 		}

@@ -332,13 +332,15 @@ done
 
 // TestCommandGarbage: output that is not text, or that is addressed to
 // no one known, is not sent; the router refuses it with the reason, and
-// keeps it.
+// keeps it, every piece of it.
 func TestCommandGarbage(t *testing.T) {
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "garble.sh", "cat >/dev/null; printf 'GIF89a\\000\\001\\002\\003'\n")
 	script(t, ws, "lost.sh", "cat >/dev/null; printf -- '---\\nto: zed\\n---\\nhello?\\n'\n")
-	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: garbler, driver: command, run: [./garble.sh]}\n  - {name: lost, driver: command, run: [./lost.sh]}\n")
+	script(t, ws, "garble2.sh", "cat >/dev/null; printf 'GIF89a\\000\\001\\n\\036\\nPNG\\000\\002\\n'\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: garbler, driver: command, run: [./garble.sh]}\n  - {name: garbler2, driver: command, run: [./garble2.sh]}\n  - {name: lost, driver: command, run: [./lost.sh]}\n")
 	send(t, ws, "boss", "garbler", "draw me something")
+	send(t, ws, "boss", "garbler2", "draw me two things")
 	send(t, ws, "boss", "lost", "write to a friend")
 	if _, err := runIdle(t, ws, Options{}); err != nil {
 		t.Fatal(err)
@@ -349,6 +351,10 @@ func TestCommandGarbage(t *testing.T) {
 	}
 	if got := len(names(t, ws, "garbler", mailbox.Done)); got != 1 {
 		t.Errorf("garbler's done/ holds %d, want the message handled", got)
+	}
+	// Two outputs that are not text are both kept and refused.
+	if rejected, _ := ws.Mailbox("garbler2").List(mailbox.Rejected); len(rejected) != 2 {
+		t.Errorf("garbler2's rejected/ = %+v, want both outputs refused", rejected)
 	}
 	// To an agent that does not exist: refused with the reason, and kept.
 	lost, _ := ws.Mailbox("lost").List(mailbox.Rejected)
