@@ -260,7 +260,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	}
 	stopping := false
 	for i, data := range outputs {
-		msg := w.reply(in, id, data)
+		msg := reply(in, data)
 		if msg != nil && approvesShutdown(msg) {
 			stopping = true
 		}
@@ -312,25 +312,15 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 }
 
 // reply makes a message of what an agent said: an envelope as it is, or
-// plain text as a reply to the sender of the message it handled. It
+// plain text as a reply to the message it handled (mailbox.Reply). It
 // returns nil for output that is not text.
-func (w *worker) reply(in *mailbox.Message, id string, data []byte) *mailbox.Message {
+func reply(in *mailbox.Message, data []byte) *mailbox.Message {
 	if m, err := mailbox.Parse(data); err == nil {
 		return m
 	} else if errors.Is(err, mailbox.ErrBinary) || errors.Is(err, mailbox.ErrEmpty) {
 		return nil
 	}
-	m := mailbox.New(data)
-	if from, ok := in.Header().Get("from"); ok {
-		m.Set("to", from)
-	}
-	m.Set("reply_to", id)
-	thread, ok := in.Header().Get("thread")
-	if !ok {
-		thread = id
-	}
-	m.Set("thread", thread)
-	return m
+	return mailbox.Reply(in, data)
 }
 
 // giveUp moves a message to dead/ with why it failed.
