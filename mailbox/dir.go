@@ -327,9 +327,7 @@ func (d Dir) List(state string) ([]Entry, error) {
 			continue
 		}
 		e := Entry{Name: n, Path: filepath.Join(dir, n), Modified: info.ModTime(), Size: info.Size()}
-		if stem, ok := strings.CutSuffix(n, ".md"); ok && IsID(stem) {
-			e.ID = stem
-		}
+		e.ID, _ = IDFromName(n)
 		if names[n+ReasonSuffix] {
 			e.Reason = firstLine(filepath.Join(dir, n+ReasonSuffix))
 		}
@@ -337,6 +335,42 @@ func (d Dir) List(state string) ([]Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// Names returns the names of the entries of a state directory, sorted,
+// whatever they are (messages, reason files, scratch files). It reads
+// names only and stats nothing, which keeps it cheap on a large
+// directory.
+func (d Dir) Names(state string) ([]string, error) {
+	des, err := os.ReadDir(filepath.Join(string(d), state))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(des))
+	for i, de := range des {
+		names[i] = de.Name()
+	}
+	return names, nil
+}
+
+// IDs returns the ids of the messages in a state directory (the entries
+// named "<id>.md"), in the order they were sent: ids sort by the time
+// they were given. Like Names it reads names only, with no stat per
+// file: a worker looks for its next message once per message, and a look
+// that stats every file, as List does, makes working through a backlog
+// quadratic in system calls.
+func (d Dir) IDs(state string) ([]string, error) {
+	names, err := d.Names(state)
+	if err != nil {
+		return nil, err
+	}
+	ids := names[:0]
+	for _, n := range names {
+		if id, ok := IDFromName(n); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // Count returns the number of messages in a state directory (reason files

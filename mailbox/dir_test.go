@@ -510,6 +510,44 @@ func TestListAndCount(t *testing.T) {
 	}
 }
 
+// TestNamesAndIDs: Names lists every entry of a state; IDs only the
+// messages, in the order they were sent, whatever order they came in.
+func TestNamesAndIDs(t *testing.T) {
+	d, s := newDir(t)
+	for _, id := range []string{id3, id1, id2} {
+		if ok, err := d.Deliver(id, []byte("msg"), s); err != nil || !ok {
+			t.Fatalf("Deliver(%s) = %v, %v", id, ok, err)
+		}
+	}
+	for _, n := range []string{"draft.md", ".hidden", id1 + ".md.reason", id2 + ".md~", "20261121-101500.000009Z-Bob-000009.md"} {
+		writeTestFile(t, d.Path(Inbox, n), "x")
+	}
+	if err := os.Mkdir(d.Path(Inbox, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names, err := d.Names(Inbox)
+	if err != nil {
+		t.Fatalf("Names(inbox) = %v", err)
+	}
+	want := []string{".hidden", id1 + ".md", id1 + ".md.reason", id2 + ".md", id2 + ".md~", id3 + ".md", "20261121-101500.000009Z-Bob-000009.md", "draft.md", "sub"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("Names(inbox) mismatch (-want +got):\n%s", diff)
+	}
+	ids, err := d.IDs(Inbox)
+	if err != nil {
+		t.Fatalf("IDs(inbox) = %v", err)
+	}
+	if diff := cmp.Diff([]string{id1, id2, id3}, ids); diff != "" {
+		t.Errorf("IDs(inbox) mismatch (-want +got):\n%s", diff)
+	}
+	if ids, err := d.IDs(Done); err != nil || len(ids) != 0 {
+		t.Errorf("IDs(done) = %q, %v, want none", ids, err)
+	}
+	if _, err := d.IDs("nowhere"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("IDs(nowhere) = %v, want an error matching fs.ErrNotExist", err)
+	}
+}
+
 func TestIsScratch(t *testing.T) {
 	tests := []struct {
 		name string

@@ -18,7 +18,12 @@ import (
 //   - a batch at a time (the router's deliveries): write and rename many
 //     files without syncing, then call Syncer.Sync once. On Linux that is a
 //     single syncfs(2) on the workspace's filesystem; elsewhere each file is
-//     fsynced as it is written and each touched directory at Sync.
+//     fsynced as it is written and each touched directory at Sync;
+//   - a stage at a time (a driver's answers to a message, see Stage): on
+//     Linux written without syncing and made durable by one syncfs(2) at
+//     Commit; elsewhere each file is fsynced as it is written (or at
+//     Commit for the files a program wrote itself), then the stage
+//     directory and tmp/ at Commit, without Sync.
 //
 // A caller reports a batch as delivered only after Sync returned.
 
@@ -26,6 +31,11 @@ import (
 type Syncer struct {
 	root    *os.File // a directory on the filesystem to sync
 	perFile bool     // no syncfs here: fsync files as written, dirs at Sync
+
+	// onSync, when set (by tests only), is told of every fsync of a file
+	// or directory done for a Stage or at Sync, and of every syncfs (with
+	// root's name). It may be called from several goroutines at once.
+	onSync func(path string)
 
 	mu   sync.Mutex
 	dirs map[string]struct{}
@@ -45,7 +55,11 @@ func NewSyncer(root string) (*Syncer, error) {
 // Sync durable.
 func (s *Syncer) Sync() error {
 	if !s.perFile {
-		return syncfs(s.root)
+		err := syncfs(s.root)
+		if err == nil {
+			s.noteSync(s.root.Name())
+		}
+		return err
 	}
 	s.mu.Lock()
 	dirs := s.dirs
@@ -53,9 +67,48 @@ func (s *Syncer) Sync() error {
 	s.mu.Unlock()
 	var errs []error
 	for d := range dirs {
-		errs = append(errs, syncDir(d))
+		errs = append(errs, s.syncDir(d))
 	}
 	return errors.Join(errs...)
+}
+
+// writeFile creates path with data (see writeFile), fsynced where there
+// is no syncfs, and reports whether it fsynced it.
+func (s *Syncer) writeFile(path string, data []byte) (synced bool, err error) {
+	sync := s.perFile
+	if err := writeFile(path, data, sync); err != nil {
+		return false, err
+	}
+	if sync {
+		s.noteSync(path)
+	}
+	return sync, nil
+}
+
+// syncFile fsyncs the file at path if it is a regular file (see
+// syncFile).
+func (s *Syncer) syncFile(path string) error {
+	synced, err := syncFile(path)
+	if synced {
+		s.noteSync(path)
+	}
+	return err
+}
+
+// syncDir fsyncs a directory.
+func (s *Syncer) syncDir(dir string) error {
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	s.noteSync(dir)
+	return nil
+}
+
+// noteSync tells the test hook, if any, that path was synced.
+func (s *Syncer) noteSync(path string) {
+	if s.onSync != nil {
+		s.onSync(path)
+	}
 }
 
 // Close releases the Syncer's directory handle.

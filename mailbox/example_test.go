@@ -79,3 +79,21 @@ func ExampleDir_Deliver() {
 	// delivered: false
 	// 20261121-101500.123456Z-alice-3fa9c2.md
 }
+
+func ExampleReply() {
+	ask, err := mailbox.Parse([]byte("---\nid: 20261121-101500.000001Z-alice-3fa9c2\nfrom: alice\nto: bob\n---\nReady?\n"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	answer := mailbox.Reply(ask, []byte("Ready.\n"))
+	answer.Set("from", "bob")
+	fmt.Print(string(answer.Bytes()))
+	// Output:
+	// ---
+	// from: bob
+	// to: alice
+	// thread: 20261121-101500.000001Z-alice-3fa9c2
+	// reply_to: 20261121-101500.000001Z-alice-3fa9c2
+	// ---
+	// Ready.
+}

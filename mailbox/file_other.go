@@ -60,3 +60,25 @@ func writeFile(path string, data []byte, sync bool) error {
 	}
 	return f.Close()
 }
+
+// syncFile fsyncs the regular file at path, which someone else may have
+// written, and reports whether it did. Anything else (a symbolic link, a
+// pipe, a directory) is left alone.
+func syncFile(path string) (synced bool, err error) {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return false, err
+	}
+	if !info.Mode().IsRegular() {
+		return false, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false, err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err == nil, err
+}

@@ -126,3 +126,29 @@ func writeAll(fd int, data []byte, sync bool) error {
 	}
 	return nil
 }
+
+// syncFile fsyncs the regular file at path, which someone else may have
+// written, and reports whether it did. Anything else (a symbolic link,
+// never followed; a pipe, never blocked on; a directory, whose entries are
+// not ours) is left alone.
+func syncFile(path string) (synced bool, err error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP {
+		return false, nil
+	}
+	if err != nil {
+		return false, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false, nil
+	}
+	if err := unix.Fsync(fd); err != nil {
+		return false, &fs.PathError{Op: "fsync", Path: path, Err: err}
+	}
+	return true, nil
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 )
@@ -99,9 +100,23 @@ func ParseID(id string) (sent time.Time, from string, err error) {
 // IsID reports whether s has the form of a message id.
 func IsID(s string) bool { return idPattern.MatchString(s) }
 
+// messageExt ends the file name of every message named by its id.
+const messageExt = ".md"
+
 // FileName returns the file name a message with this id has in every
-// mailbox state.
-func FileName(id string) string { return id + ".md" }
+// mailbox state: "<id>.md". IDFromName reads it back.
+func FileName(id string) string { return id + messageExt }
+
+// IDFromName returns the id of the message a file name names: id for
+// "<id>.md". ok is false for any other name (a reason file, a scratch
+// file, a file a person named, a name whose stem is not an id).
+func IDFromName(name string) (id string, ok bool) {
+	id, ok = strings.CutSuffix(name, messageExt)
+	if !ok || !IsID(id) {
+		return "", false
+	}
+	return id, true
+}
 
 // TimeFormat is how parley writes times in headers (the created field) and
 // in its journal: RFC 3339, UTC, microseconds.

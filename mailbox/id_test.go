@@ -217,3 +217,32 @@ func TestFileName(t *testing.T) {
 		t.Errorf("FileName(%q) = %q, want %q", id, got, id+".md")
 	}
 }
+
+// TestIDFromName: the one reader of the "<id>.md" layout FileName writes.
+func TestIDFromName(t *testing.T) {
+	const id = "20261121-101500.123456Z-alice-3fa9c2"
+	tests := []struct {
+		name, id string
+		ok       bool
+	}{
+		{FileName(id), id, true},
+		{id + ".md", id, true},
+		{id, "", false},                  // no extension
+		{id + ".md.reason", "", false},   // the reason beside a message
+		{id + ".md.delivery", "", false}, // a delivery staged by the router
+		{id + ".md~", "", false},         // an editor's backup
+		{"." + id + ".md", "", false},    // a dot file
+		{id + ".MD", "", false},
+		{"draft.md", "", false}, // a file a person named
+		{".md", "", false},
+		{"", "", false},
+		{"20261121-101500.123456Z-Alice-3fa9c2.md", "", false}, // not an id
+		{"compose-" + id + ".md", "", false},
+	}
+	for _, tt := range tests {
+		id, ok := IDFromName(tt.name)
+		if id != tt.id || ok != tt.ok {
+			t.Errorf("IDFromName(%q) = %q, %v, want %q, %v", tt.name, id, ok, tt.id, tt.ok)
+		}
+	}
+}

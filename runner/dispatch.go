@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,29 +16,21 @@ import (
 // Dispatch: each agent with a command, session or builtin driver has a
 // worker that takes the messages of its inbox one at a time, in order:
 //
-//  1. claim: inbox/<id>.md moves to cur/;
+//  1. claim: the message moves from inbox/ to cur/;
 //  2. the driver handles it; what the agent says is written, as message
-//     files, into tmp/<id>.out/ (a command may also write there itself:
-//     it is its PARLEY_OUTBOX);
-//  3. tmp/<id>.out/ is renamed tmp/<id>.out.ready/ and synced: the
-//     commit point;
-//  4. each message in it is renamed into the outbox, where the router
-//     takes it;
-//  5. cur/<id>.md moves to done/;
-//  6. the ready directory, now empty, is removed: it goes last, as it is
-//     what tells a restarted runner that the message was answered.
+//     files, into the message's stage (mailbox.Stage; a command may also
+//     write there itself: it is its PARLEY_OUTBOX);
+//  3. the stage is committed, durably: the commit point;
+//  4. the stage is published: each message in it moves into the outbox,
+//     where the router takes it, and the message handled moves from cur/
+//     to done/.
 //
-// A runner killed at any point redoes, on start, what is left: a ready
-// directory is published and its message finished; a message still in
-// cur/ without one is handled again. So every message is handled at least
-// once, and what an agent says is sent exactly once. A message that fails
-// is tried again, after a pause that doubles, up to the agent's retries;
-// then it goes to dead/ with the reason.
-
-const (
-	outSuffix   = ".out"
-	readySuffix = ".out.ready"
-)
+// A runner killed at any point redoes, on start, what is left: a
+// committed stage is published and its message finished; an open one is
+// discarded, and a message still in cur/ handled again. So every message
+// is handled at least once, and what an agent says is sent exactly once.
+// A message that fails is tried again, after a pause that doubles, up to
+// the agent's retries; then it goes to dead/ with the reason.
 
 // worker runs one agent's driver.
 type worker struct {
@@ -167,58 +155,46 @@ func (w *worker) drain(ctx context.Context) error {
 }
 
 // oldest returns the id of the oldest message in the inbox, or "" when
-// there is none. It reads names only (os.ReadDir sorts them, and ids sort
-// in sending order): the worker looks once per message, and a look that
-// stats every file, as List does, makes working through a backlog
-// quadratic.
+// there is none. It reads names only (see Dir.IDs): the worker looks once
+// per message.
 func (w *worker) oldest() (string, error) {
-	des, err := os.ReadDir(filepath.Join(string(w.box), mailbox.Inbox))
-	if err != nil {
+	ids, err := w.box.IDs(mailbox.Inbox)
+	if err != nil || len(ids) == 0 {
 		return "", err
 	}
-	for _, de := range des {
-		if stem, ok := strings.CutSuffix(de.Name(), ".md"); ok && mailbox.IsID(stem) {
-			return stem, nil
-		}
-	}
-	return "", nil
+	return ids[0], nil
 }
 
-// recover finishes what a stopped runner left: published outputs whose
+// recover finishes what a stopped runner left: committed answers whose
 // message was not finished, and messages claimed but not answered.
 func (w *worker) recover(ctx context.Context) error {
-	tmp := filepath.Join(string(w.box), mailbox.Tmp)
-	des, err := os.ReadDir(tmp)
+	stages, err := w.box.Stages(w.r.syncer)
 	if err != nil {
 		return err
 	}
-	for _, de := range des {
-		name := de.Name()
-		switch {
-		case !de.IsDir():
-		case strings.HasSuffix(name, readySuffix):
-			id := strings.TrimSuffix(name, readySuffix)
-			if err := w.publish(filepath.Join(tmp, name), id); err != nil {
-				return err
-			}
-			w.r.log.Info("finished a message after a restart", "agent", w.agent.Name, "id", id)
-		case strings.HasSuffix(name, outSuffix):
+	for _, st := range stages {
+		if !st.Committed() {
 			// A run that did not complete: it is done again.
-			if err := os.RemoveAll(filepath.Join(tmp, name)); err != nil {
+			if err := st.Discard(); err != nil {
 				return err
 			}
-		}
-	}
-	cur, err := w.box.List(mailbox.Cur)
-	if err != nil {
-		return err
-	}
-	for _, e := range cur {
-		if e.ID == "" || ctx.Err() != nil {
 			continue
 		}
-		w.r.log.Info("handling again a message a stopped runner had claimed", "agent", w.agent.Name, "id", e.ID)
-		w.handle(ctx, e.ID)
+		if _, err := st.Publish(); err != nil {
+			return err
+		}
+		w.r.log.Info("finished a message after a restart", "agent", w.agent.Name, "id", st.ID())
+	}
+	cur, err := w.box.IDs(mailbox.Cur)
+	if err != nil {
+		return err
+	}
+	for _, id := range cur {
+		if ctx.Err() != nil {
+			break
+		}
+		w.r.log.Info("handling again a message a stopped runner had claimed", "agent", w.agent.Name, "id", id)
+		w.handle(ctx, id)
 	}
 	return nil
 }
@@ -242,16 +218,13 @@ func (w *worker) handle(ctx context.Context, id string) {
 		return
 	}
 	attempts := 1 + w.agent.Retries
+	stage := w.box.Stage(id, w.r.syncer)
 	for attempt := 1; ; attempt++ {
-		stage := w.box.Path(mailbox.Tmp, id+outSuffix)
-		if err := os.RemoveAll(stage); err != nil {
-			w.r.log.Error("clearing a stage", "err", err)
-		}
-		if err := os.Mkdir(stage, 0o755); err != nil {
+		if err := stage.Open(); err != nil {
 			w.giveUp(id, &HandleError{Err: err}, attempt)
 			return
 		}
-		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: w.r.ws.Root, Outbox: stage, Attempt: attempt}
+		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: w.r.ws.Root, Outbox: stage.Path(), Attempt: attempt}
 		release := w.r.acquire(ctx)
 		if release == nil {
 			return // shutting down: the message stays in cur/, for the next runner
@@ -294,31 +267,16 @@ func (w *worker) handle(ctx context.Context, id string) {
 	}
 }
 
-// commit turns what the agent said into messages in the stage, makes the
-// stage the ready directory (durably), publishes it and finishes the
-// message. It returns an error only before the commit point, when the
-// handling may be tried again.
-func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) error {
+// commit turns what the agent said into messages in the stage, commits
+// the stage, publishes it and finishes the message. It returns an error
+// only before the commit point, when the handling may be tried again.
+func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte) error {
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
-	des, err := os.ReadDir(stage)
+	outputs, err := stage.Take(w.r.ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
-	}
-	var outputs [][]byte
-	for _, de := range des {
-		if !de.Type().IsRegular() || mailbox.IsScratch(de.Name()) {
-			continue
-		}
-		data, err := mailbox.ReadFile(filepath.Join(stage, de.Name()), w.r.ws.Config.Router.MaxMessageSize)
-		if err != nil {
-			return err
-		}
-		outputs = append(outputs, data)
-		if err := os.Remove(filepath.Join(stage, de.Name())); err != nil {
-			return err
-		}
 	}
 	outputs = append(outputs, frames...)
 	hops := 1
@@ -328,8 +286,8 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 		}
 	}
 	stopping := false
-	for _, data := range outputs {
-		msg := w.reply(in, id, data)
+	for i, data := range outputs {
+		msg := reply(in, data)
 		if msg != nil && approvesShutdown(msg) {
 			stopping = true
 		}
@@ -347,23 +305,19 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 				data = msg.Bytes()
 				outID, _ = msg.Header().Get("id")
 			}
-			if err := os.WriteFile(filepath.Join(stage, mailbox.FileName(outID)), data, 0o644); err != nil {
+			if err := stage.Add(mailbox.FileName(outID), data); err != nil {
 				return err
 			}
 			continue
 		}
 		// Not a message and not text: kept as it is, for the router to
 		// refuse with its reason.
-		name := fmt.Sprintf("%s.output-%d", id, len(outputs))
-		if err := os.WriteFile(filepath.Join(stage, name), data, 0o644); err != nil {
+		name := fmt.Sprintf("%s.output-%d", id, i+1)
+		if err := stage.Add(name, data); err != nil {
 			return err
 		}
 	}
-	ready := w.box.Path(mailbox.Tmp, id+readySuffix)
-	if err := os.Rename(stage, ready); err != nil {
-		return err
-	}
-	if err := w.r.syncer.Sync(); err != nil {
+	if err := stage.Commit(); err != nil {
 		return err
 	}
 	if stopping {
@@ -372,71 +326,28 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 		w.r.stopAgent(w.agent.Name)
 	}
 	// Committed: handling the message again now would send its answers a
-	// second time. A publish that fails is logged, not retried; the ready
-	// directory stays for the next runner to finish.
-	if err := w.publish(ready, id); err != nil {
+	// second time. A publish that fails is logged, not retried; the
+	// committed stage stays for the next runner to finish.
+	n, err := stage.Publish()
+	if err != nil {
 		w.r.log.Error("publishing", "agent", w.agent.Name, "id", id, "err", err)
+	}
+	if n > 0 {
+		w.r.kickRouter()
 	}
 	return nil
 }
 
 // reply makes a message of what an agent said: an envelope as it is, or
-// plain text as a reply to the sender of the message it handled. It
+// plain text as a reply to the message it handled (mailbox.Reply). It
 // returns nil for output that is not text.
-func (w *worker) reply(in *mailbox.Message, id string, data []byte) *mailbox.Message {
+func reply(in *mailbox.Message, data []byte) *mailbox.Message {
 	if m, err := mailbox.Parse(data); err == nil {
 		return m
 	} else if errors.Is(err, mailbox.ErrBinary) || errors.Is(err, mailbox.ErrEmpty) {
 		return nil
 	}
-	m := mailbox.New(data)
-	if from, ok := in.Header().Get("from"); ok {
-		m.Set("to", from)
-	}
-	m.Set("reply_to", id)
-	thread, ok := in.Header().Get("thread")
-	if !ok {
-		thread = id
-	}
-	m.Set("thread", thread)
-	return m
-}
-
-// publish moves every message of a ready directory into the outbox,
-// finishes the message they answer (cur/ -> done/), then removes the
-// directory.
-func (w *worker) publish(ready, id string) error {
-	des, err := os.ReadDir(ready)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	names := make([]string, 0, len(des))
-	for _, de := range des {
-		names = append(names, de.Name())
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := os.Rename(filepath.Join(ready, n), w.box.Path(mailbox.Outbox, n)); err != nil {
-			return err
-		}
-	}
-	if len(names) > 0 {
-		w.r.kickRouter()
-	}
-	// The ready directory is the only record that the message was
-	// answered, so it goes last, once the message is in done/. Removed
-	// before, a runner killed in between left the message in cur/ with
-	// nothing to say so, and the next runner handled it again and sent
-	// its answers twice (under new ids: the router cannot tell them from
-	// new messages). The message may be done already: finished by a
-	// runner killed before it removed the directory.
-	if err := w.box.Finish(id); err != nil && !errors.Is(err, mailbox.ErrNotFound) {
-		return err
-	}
-	return os.Remove(ready)
+	return mailbox.Reply(in, data)
 }
 
 // giveUp moves a message to dead/ with why it failed.
@@ -450,7 +361,9 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	if err := w.box.GiveUp(id, b.String()); err != nil {
 		w.r.log.Error("giving up a message", "agent", w.agent.Name, "id", id, "err", err)
 	}
-	_ = os.RemoveAll(w.box.Path(mailbox.Tmp, id+outSuffix))
+	if err := w.box.Stage(id, w.r.syncer).Discard(); err != nil {
+		w.r.log.Error("discarding the stage of a message given up", "agent", w.agent.Name, "id", id, "err", err)
+	}
 	w.r.log.Error("gave up a message", "agent", w.agent.Name, "id", id, "err", err)
 	w.r.state.set(w.agent.Name, workspace.StateFailed, id)
 }

@@ -379,13 +379,15 @@ done
 
 // TestCommandGarbage: output that is not text, or that is addressed to
 // no one known, is not sent; the router refuses it with the reason, and
-// keeps it.
+// keeps it, every piece of it.
 func TestCommandGarbage(t *testing.T) {
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "garble.sh", "cat >/dev/null; printf 'GIF89a\\000\\001\\002\\003'\n")
 	script(t, ws, "lost.sh", "cat >/dev/null; printf -- '---\\nto: zed\\n---\\nhello?\\n'\n")
-	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: garbler, driver: command, run: [./garble.sh]}\n  - {name: lost, driver: command, run: [./lost.sh]}\n")
+	script(t, ws, "garble2.sh", "cat >/dev/null; printf 'GIF89a\\000\\001\\n\\036\\nPNG\\000\\002\\n'\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: garbler, driver: command, run: [./garble.sh]}\n  - {name: garbler2, driver: command, run: [./garble2.sh]}\n  - {name: lost, driver: command, run: [./lost.sh]}\n")
 	send(t, ws, "boss", "garbler", "draw me something")
+	send(t, ws, "boss", "garbler2", "draw me two things")
 	send(t, ws, "boss", "lost", "write to a friend")
 	if _, err := runIdle(t, ws, Options{}); err != nil {
 		t.Fatal(err)
@@ -396,6 +398,10 @@ func TestCommandGarbage(t *testing.T) {
 	}
 	if got := len(names(t, ws, "garbler", mailbox.Done)); got != 1 {
 		t.Errorf("garbler's done/ holds %d, want the message handled", got)
+	}
+	// Two outputs that are not text are both kept and refused.
+	if rejected, _ := ws.Mailbox("garbler2").List(mailbox.Rejected); len(rejected) != 2 {
+		t.Errorf("garbler2's rejected/ = %+v, want both outputs refused", rejected)
 	}
 	// To an agent that does not exist: refused with the reason, and kept.
 	lost, _ := ws.Mailbox("lost").List(mailbox.Rejected)
@@ -459,5 +465,75 @@ wait
 	}
 	if d := cmp.Diff([]string{"finished"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
 		t.Errorf("after a restart, boss's inbox (-want +got):\n%s", d)
+	}
+}
+
+// TestRecoverStages: a runner starts where a stopped one left an agent's
+// work. Answers it had committed are sent once and their message
+// finished, never handled again; answers it was still writing are
+// dropped, and their message handled again.
+func TestRecoverStages(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "again.sh", "cat >/dev/null; echo \"handled again: $PARLEY_MESSAGE_ID\"\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: bot, driver: command, run: [./again.sh]}\n")
+	box := ws.Mailbox("bot")
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ids := &mailbox.IDs{}
+	claim := func() string {
+		m := mailbox.New([]byte("work\n"))
+		id := ids.New("boss")
+		m.Set("id", id)
+		m.Set("from", "boss")
+		m.Set("to", "bot")
+		if ok, err := box.Deliver(id, m.Bytes(), s); err != nil || !ok {
+			t.Fatalf("Deliver = %v, %v", ok, err)
+		}
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := box.Claim(id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	committed, open := claim(), claim()
+	st := box.Stage(committed, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	answer := mailbox.New([]byte("committed before the stop\n"))
+	answerID := ids.New("bot")
+	answer.Set("id", answerID)
+	answer.Set("to", "boss")
+	if err := st.Add(mailbox.FileName(answerID), answer.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st = box.Stage(open, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(st.Path(), "half.md"), []byte("---\nto: boss\n---\nhalf writ"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"committed before the stop", "handled again: " + open}
+	if d := cmp.Diff(want, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{mailbox.FileName(committed), mailbox.FileName(open)}, names(t, ws, "bot", mailbox.Done)); d != "" {
+		t.Errorf("bot's done/ (-want +got):\n%s", d)
+	}
+	if tmp, _ := os.ReadDir(filepath.Join(string(box), mailbox.Tmp)); len(tmp) != 0 {
+		t.Errorf("bot's tmp/ holds %d entries after the run", len(tmp))
 	}
 }

@@ -173,7 +173,7 @@ timeouts:
 		t.Fatalf("silent's inbox = %v, want the question and the nudge", in)
 	}
 	nudge := readMessage(t, ws.Mailbox("silent").Path(mailbox.Inbox, in[1]))
-	for k, v := range map[string]string{"from": "lead", "type": "NUDGE", "reply_to": ask["silent"], "campaign": "the-rot-beneath"} {
+	for k, v := range map[string]string{"from": "lead", "to": "silent", "type": "NUDGE", "reply_to": ask["silent"], "thread": ask["silent"], "campaign": "the-rot-beneath"} {
 		if got, _ := nudge.Header().Get(k); got != v {
 			t.Errorf("nudge %s = %q, want %q", k, got, v)
 		}

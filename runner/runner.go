@@ -438,15 +438,14 @@ func (r *Runner) note(k fileKey) *pending {
 // scan lists every outbox and notes the files it holds.
 func (r *Runner) scan() {
 	for agent, box := range r.agents {
-		dir := filepath.Join(string(box), mailbox.Outbox)
-		des, err := os.ReadDir(dir)
+		names, err := box.Names(mailbox.Outbox)
 		if err != nil {
 			r.log.Error("listing outbox", "agent", agent, "err", err)
 			continue
 		}
-		for _, de := range des {
-			if !mailbox.IsScratch(de.Name()) {
-				r.note(fileKey{agent, de.Name()})
+		for _, n := range names {
+			if !mailbox.IsScratch(n) {
+				r.note(fileKey{agent, n})
 			}
 		}
 	}
@@ -494,8 +493,8 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 		c := candidate{fileKey: k, info: info}
 		c.sent = sendTime(c)
-		if stem, ok := strings.CutSuffix(k.name, ".md"); ok {
-			c.idTime, _, _ = mailbox.ParseID(stem)
+		if id, ok := mailbox.IDFromName(k.name); ok {
+			c.idTime, _, _ = mailbox.ParseID(id)
 		}
 		if err := mailbox.CheckFile(info, maxSize); err != nil {
 			c.refusal = &workspace.Refusal{Reason: err.Error()}
@@ -649,6 +648,6 @@ func beingWritten(path string) bool {
 // written the Maildir way (in tmp/, then renamed), so one whose header
 // carries the same id is complete as soon as it appears.
 func idNamed(name string) bool {
-	stem, ok := strings.CutSuffix(name, ".md")
-	return ok && mailbox.IsID(stem)
+	_, ok := mailbox.IDFromName(name)
+	return ok
 }

@@ -12,9 +12,10 @@ import (
 
 // expectation is a reply the runner waits for.
 type expectation struct {
-	agent    string // who should answer
-	waiting  string // who sent the message
-	message  string // its id
+	agent    string           // who should answer
+	waiting  string           // who sent the message
+	message  string           // its id
+	asked    *mailbox.Message // the message, as delivered
 	policy   *workspace.Timeout
 	deadline time.Time
 	nudged   bool
@@ -38,7 +39,7 @@ func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []s
 			if len(p.ToRole) > 0 && !r.ws.HasRole(to, p.ToRole...) {
 				continue
 			}
-			r.expected = append(r.expected, &expectation{agent: to, waiting: sender, message: id, policy: p, deadline: r.opts.Now().Add(p.After)})
+			r.expected = append(r.expected, &expectation{agent: to, waiting: sender, message: id, asked: m, policy: p, deadline: r.opts.Now().Add(p.After)})
 		}
 	}
 }
@@ -96,21 +97,22 @@ func (r *Runner) checkDeadlines() {
 }
 
 // nudge sends a policy's nudge message from the one waiting to the silent
-// agent, through the bus.
+// agent, through the bus. The nudge follows up the message that got no
+// answer: it is a reply to it (reply_to, thread), sent on to the silent
+// agent rather than back to its sender.
 func (r *Runner) nudge(e *expectation) error {
 	n := e.policy.Nudge
 	body := n.Body
 	if body == "" {
 		body = fmt.Sprintf("No answer yet to %s.", e.message)
 	}
-	m := mailbox.New([]byte(strings.TrimRight(body, "\n") + "\n"))
+	m := mailbox.Reply(e.asked, []byte(strings.TrimRight(body, "\n")+"\n"))
 	m.Set("id", (&mailbox.IDs{Now: r.opts.Now}).New(e.waiting))
 	m.Set("from", e.waiting)
 	m.Set("to", e.agent)
 	if n.Type != "" {
 		m.Set("type", n.Type)
 	}
-	m.Set("reply_to", e.message)
 	for k, v := range n.Fields {
 		m.SetValue(k, v)
 	}

@@ -141,6 +141,9 @@ func TestStateWriter(t *testing.T) {
 	if re, _ := out[0].Header().Get("reply_to"); re != "20261121-101500.000000Z-gm-000001" {
 		t.Errorf("reply_to %q", re)
 	}
+	if th, _ := out[0].Header().Get("thread"); th != "20261121-101500.000000Z-gm-000001" {
+		t.Errorf("thread %q, want the id of the message answered (it started the thread)", th)
+	}
 	if !strings.Contains(string(out[0].Body), `tmp/gm-state-delta.md:1: keyword "MONSTER": unknown`) {
 		t.Errorf("reply:\n%s", out[0].Body)
 	}

@@ -35,7 +35,7 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 		first, rest, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
 		if typeOf(in) != "" || strings.TrimSpace(first) != "["+JournalType+"]" {
 			if direct(in) {
-				return []*mailbox.Message{reply(in, fmt.Sprintf("I keep the characters' journals and nothing else: send a [%s] (type: %s) with a title and what happened, what you did, what you learned and how you feel.\n", JournalType, JournalType))}, nil
+				return []*mailbox.Message{mailbox.Reply(in, fmt.Appendf(nil, "I keep the characters' journals and nothing else: send a [%s] (type: %s) with a title and what happened, what you did, what you learned and how you feel.\n", JournalType, JournalType))}, nil
 			}
 			return nil, nil
 		}

@@ -55,18 +55,7 @@ func (s *StateWriter) Handle(ctx context.Context, in *mailbox.Message) ([]*mailb
 	if len(trouble) == 0 {
 		return nil, nil
 	}
-	return []*mailbox.Message{reply(in, fmt.Sprintf(
+	return []*mailbox.Message{mailbox.Reply(in, fmt.Appendf(nil,
 		"Applied the deltas of campaign %s, but:\n\n- %s\n\nA line kept in a delta file stays in tmp/ until it is fixed; send [%s] again then.\n",
 		camp.Name, strings.Join(trouble, "\n- "), StateType))}, nil
-}
-
-// reply returns an informal message to the sender of in, in reply to it.
-func reply(in *mailbox.Message, body string) *mailbox.Message {
-	out := mailbox.New([]byte(body))
-	from, _ := in.Header().Get("from")
-	out.Set("to", from)
-	if id, ok := in.Header().Get("id"); ok {
-		out.Set("reply_to", id)
-	}
-	return out
 }

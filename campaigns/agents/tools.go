@@ -64,7 +64,7 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 		if !direct(in) {
 			return nil, nil // a broadcast: not a call
 		}
-		return []*mailbox.Message{reply(in, "Which tool? Name it in a tool field (tool: roll_dice) and give its JSON arguments in an arguments field or the body. Tools: roll_dice, add_inventory, update_inventory, update_character, get_character_stats.\n")}, nil
+		return []*mailbox.Message{mailbox.Reply(in, []byte("Which tool? Name it in a tool field (tool: roll_dice) and give its JSON arguments in an arguments field or the body. Tools: roll_dice, add_inventory, update_inventory, update_character, get_character_stats.\n"))}, nil
 	}
 	camp, err := t.For(in)
 	if err != nil {
@@ -144,7 +144,7 @@ func arguments(in *mailbox.Message) (json.RawMessage, error) {
 
 // answer is the reply to a tool call: the result as the body.
 func answer(in *mailbox.Message, tool string, result []byte) *mailbox.Message {
-	out := reply(in, string(result))
+	out := mailbox.Reply(in, result)
 	out.Set("tool", tool)
 	var r struct {
 		Success     *bool  `json:"success"`

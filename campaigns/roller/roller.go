@@ -38,12 +38,7 @@ func New(src dice.Source) *Roller { return &Roller{src: src} }
 func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
 	expr := request(in)
 	var body strings.Builder
-	out := mailbox.New(nil)
-	from, _ := in.Header().Get("from")
-	out.Set("to", from)
-	if id, ok := in.Header().Get("id"); ok {
-		out.Set("reply_to", id)
-	}
+	out := mailbox.Reply(in, nil)
 	if expr == "" {
 		fmt.Fprintf(&body, "Nothing to roll: name the dice in a dice: field (dice: 1d20+5).\n")
 		out.Body = []byte(body.String())

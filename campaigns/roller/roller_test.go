@@ -29,6 +29,9 @@ func ask(t *testing.T, r *Roller, text string) *mailbox.Message {
 	if rt, _ := out[0].Header().Get("reply_to"); rt != "20261121-101500.000000Z-gm-000001" {
 		t.Errorf("reply_to = %q", rt)
 	}
+	if th, _ := out[0].Header().Get("thread"); th != "20261121-101500.000000Z-gm-000001" {
+		t.Errorf("thread = %q, want the request's id (it started the thread)", th)
+	}
 	return out[0]
 }
 

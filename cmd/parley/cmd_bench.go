@@ -403,11 +403,11 @@ func traffic(ctx context.Context, dir string, senders, n int, rate float64) (tra
 		}
 		id := ids.New(from)
 		box := ws.Mailbox(from)
-		tmp := box.Path(mailbox.Tmp, id+".md")
+		tmp := box.Path(mailbox.Tmp, mailbox.FileName(id))
 		if err := os.WriteFile(tmp, benchMessage(id, from, to), 0o644); err != nil {
 			return trafficResult{}, err
 		}
-		if err := os.Rename(tmp, box.Path(mailbox.Outbox, id+".md")); err != nil {
+		if err := os.Rename(tmp, box.Path(mailbox.Outbox, mailbox.FileName(id))); err != nil {
 			return trafficResult{}, err
 		}
 		appeared[id] = time.Now()
@@ -482,15 +482,15 @@ func idleLatency(ctx context.Context, dir string, n int) (p50, p99 float64, err 
 	for i := 0; i < n; i++ {
 		time.Sleep(20 * time.Millisecond) // let the runner go idle
 		id := ids.New("alice")
-		tmp := box.Path(mailbox.Tmp, id+".md")
+		tmp := box.Path(mailbox.Tmp, mailbox.FileName(id))
 		if err := os.WriteFile(tmp, benchMessage(id, "alice", "bob"), 0o644); err != nil {
 			return 0, 0, err
 		}
-		if err := os.Rename(tmp, box.Path(mailbox.Outbox, id+".md")); err != nil {
+		if err := os.Rename(tmp, box.Path(mailbox.Outbox, mailbox.FileName(id))); err != nil {
 			return 0, 0, err
 		}
 		appeared[id] = time.Now()
-		sent := box.Path(mailbox.Sent, id+".md")
+		sent := box.Path(mailbox.Sent, mailbox.FileName(id))
 		for deadline := time.Now().Add(10 * time.Second); ; {
 			if _, err := os.Lstat(sent); err == nil {
 				break
@@ -536,11 +536,11 @@ func startup(ctx context.Context, dir string, n int) (*startupFigure, error) {
 		from, to := agents[i%4], agents[(i+1)%4]
 		id := ids.New(from)
 		box := ws.Mailbox(from)
-		tmp := box.Path(mailbox.Tmp, id+".md")
+		tmp := box.Path(mailbox.Tmp, mailbox.FileName(id))
 		if err := os.WriteFile(tmp, benchMessage(id, from, to), 0o644); err != nil {
 			return nil, err
 		}
-		if err := os.Rename(tmp, box.Path(mailbox.Outbox, id+".md")); err != nil {
+		if err := os.Rename(tmp, box.Path(mailbox.Outbox, mailbox.FileName(id))); err != nil {
 			return nil, err
 		}
 	}

@@ -157,6 +157,9 @@ func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedbac
 		return fmt.Errorf("%s is a %s, not a plan_approval_request or a shutdown_request", id, dashIfEmpty(typ, "message without a type"))
 	}
 	requester, _ := req.Header().Get("from")
+	if requester == "" {
+		return fmt.Errorf("%s has no sender (from) to answer", id)
+	}
 	requestID, ok := req.Header().Get("request_id")
 	if !ok {
 		requestID = id
@@ -168,14 +171,12 @@ func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedbac
 	if feedback != "" {
 		body = feedback
 	}
-	m := mailbox.New([]byte(body + "\n"))
+	m := mailbox.Reply(req, []byte(body+"\n"))
 	respID := (&mailbox.IDs{Now: time.Now}).New(agent)
 	m.Set("id", respID)
 	m.Set("from", agent)
-	m.Set("to", requester)
 	m.Set("type", respType)
 	m.Set("request_id", requestID)
-	m.Set("reply_to", id)
 	m.SetValue("approve", fmt.Sprint(approve))
 	if feedback != "" {
 		m.Set(textField, feedback)

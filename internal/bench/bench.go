@@ -133,11 +133,11 @@ func Dispatch(ctx context.Context, dir, driver string, run []string, agents, mes
 		for _, a := range names {
 			id := ids.New("boss")
 			box := ws.Mailbox(a)
-			tmp := box.Path(mailbox.Tmp, id+".md")
+			tmp := box.Path(mailbox.Tmp, mailbox.FileName(id))
 			if err := os.WriteFile(tmp, message(id, "boss", a), 0o644); err != nil {
 				return nil, err
 			}
-			if err := os.Rename(tmp, box.Path(mailbox.Inbox, id+".md")); err != nil {
+			if err := os.Rename(tmp, box.Path(mailbox.Inbox, mailbox.FileName(id))); err != nil {
 				return nil, err
 			}
 		}

@@ -107,10 +107,10 @@ func (w *Workspace) Status() ([]AgentStatus, error) {
 				*p.dst = append(*p.dst, Problem{Path: rel, Reason: e.Reason})
 			}
 		}
-		if des, err := os.ReadDir(filepath.Join(string(box), mailbox.Outbox)); err == nil {
-			for _, de := range des {
-				if mailbox.IsScratch(de.Name()) {
-					s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, de.Name()))
+		if names, err := box.Names(mailbox.Outbox); err == nil {
+			for _, n := range names {
+				if mailbox.IsScratch(n) {
+					s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n))
 				}
 			}
 		}

@@ -1,0 +1,427 @@
+package mailbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const (
+	out1 = "20261121-101501.000001Z-bob-0000a1"
+	out2 = "20261121-101501.000002Z-bob-0000a2"
+)
+
+// claimed delivers a message to d and claims it: it is in cur/, being
+// handled.
+func claimed(t *testing.T, d Dir, s *Syncer, id string) {
+	t.Helper()
+	if ok, err := d.Deliver(id, []byte("msg "+id), s); err != nil || !ok {
+		t.Fatalf("Deliver(%s) = %v, %v", id, ok, err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Claim(id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncLog records, through the Syncer's test hook, the paths synced,
+// relative to the mailbox, in order.
+type syncLog struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *syncLog) watch(t *testing.T, d Dir, s *Syncer) {
+	s.onSync = func(path string) {
+		rel, err := filepath.Rel(string(d), path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = path
+		}
+		l.mu.Lock()
+		l.paths = append(l.paths, filepath.ToSlash(rel))
+		l.mu.Unlock()
+	}
+	t.Cleanup(func() { s.onSync = nil })
+}
+
+func (l *syncLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.paths
+	l.paths = nil
+	return p
+}
+
+// TestStage: what a program wrote itself is taken, the answers added,
+// committed and published into the outbox in name order, and the message
+// answered finished; nothing is left in tmp/.
+func TestStage(t *testing.T) {
+	d, s := newDir(t)
+	claimed(t, d, s, id1)
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatalf("Open() = %v", err)
+	}
+	writeTestFile(t, filepath.Join(st.Path(), "left over"), "from an earlier attempt")
+	if err := st.Open(); err != nil {
+		t.Fatalf("second Open() = %v", err)
+	}
+	if got := names(t, d, Tmp+"/"+id1+".out"); len(got) != 0 {
+		t.Errorf("after Open, the stage holds %q, want it empty", got)
+	}
+	// A program writes into its PARLEY_OUTBOX.
+	writeTestFile(t, filepath.Join(st.Path(), "b.md"), "second file")
+	writeTestFile(t, filepath.Join(st.Path(), "a.md"), "first file")
+	writeTestFile(t, filepath.Join(st.Path(), ".a.md.swp"), "vim's")
+	taken, err := st.Take(1 << 20)
+	if err != nil {
+		t.Fatalf("Take() = %v", err)
+	}
+	if diff := cmp.Diff([]string{"first file", "second file"}, strs(taken)); diff != "" {
+		t.Errorf("Take() mismatch (-want +got):\n%s", diff)
+	}
+	for _, f := range []struct{ name, data string }{{FileName(out2), "two"}, {FileName(out1), "one"}} {
+		if err := st.Add(f.name, []byte(f.data)); err != nil {
+			t.Fatalf("Add(%s) = %v", f.name, err)
+		}
+	}
+	if st.Committed() {
+		t.Errorf("Committed() before Commit = true")
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatalf("Commit() = %v", err)
+	}
+	if !st.Committed() {
+		t.Errorf("Committed() after Commit = false")
+	}
+	want := map[string][]string{Tmp: {id1 + ".out.ready"}, Cur: {FileName(id1)}}
+	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
+		t.Errorf("after Commit (-want +got):\n%s", diff)
+	}
+	n, err := st.Publish()
+	if err != nil || n != 3 {
+		t.Fatalf("Publish() = %d, %v, want 3, nil", n, err)
+	}
+	want = map[string][]string{Outbox: {".a.md.swp", FileName(out1), FileName(out2)}, Done: {FileName(id1)}}
+	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
+		t.Errorf("after Publish (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, d.Path(Outbox, FileName(out1))); got != "one" {
+		t.Errorf("published %s = %q, want %q", out1, got, "one")
+	}
+}
+
+func strs(bs [][]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
+}
+
+// TestStageTakeTooLarge: a file over the limit is an error naming it.
+func TestStageTakeTooLarge(t *testing.T) {
+	d, s := newDir(t)
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(st.Path(), "big.md"), "0123456789")
+	_, err := st.Take(5)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) {
+		t.Fatalf("Take(5) = %v, want a *TooLargeError", err)
+	}
+}
+
+// TestStageMisuse: a stage is written only before Commit, published only
+// after, and discarded only before.
+func TestStageMisuse(t *testing.T) {
+	d, s := newDir(t)
+	claimed(t, d, s, id1)
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"", ".", "..", "../outbox/x.md", "sub/x.md"} {
+		if err := st.Add(name, []byte("x")); err == nil {
+			t.Errorf("Add(%q) = nil, want an error", name)
+		}
+	}
+	if _, err := st.Publish(); !errors.Is(err, errNotCommitted) {
+		t.Errorf("Publish() before Commit = %v, want errNotCommitted", err)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Add(FileName(out1), []byte("late")); !errors.Is(err, errCommitted) {
+		t.Errorf("Add() after Commit = %v, want errCommitted", err)
+	}
+	if err := st.Discard(); !errors.Is(err, errCommitted) {
+		t.Errorf("Discard() after Commit = %v, want errCommitted", err)
+	}
+	if err := st.Open(); !errors.Is(err, errCommitted) {
+		t.Errorf("Open() after Commit = %v, want errCommitted", err)
+	}
+	if err := st.Commit(); !errors.Is(err, errCommitted) {
+		t.Errorf("second Commit() = %v, want errCommitted", err)
+	}
+}
+
+// TestStageRecovery: what a runner stopped at any point left. A committed
+// stage is published exactly once, however far its publishing had got;
+// an open one is discarded and its message stays claimed, to be handled
+// again.
+func TestStageRecovery(t *testing.T) {
+	tests := []struct {
+		name string
+		// crash leaves the mailbox as a runner stopped at some point
+		// left it, for a message id1 answered with out1 and out2.
+		crash func(t *testing.T, d Dir, s *Syncer)
+		want  map[string][]string // after recovery
+	}{{
+		name: "while the answers were written",
+		crash: func(t *testing.T, d Dir, s *Syncer) {
+			st := stageAnswers(t, d, s)
+			writeTestFile(t, filepath.Join(st.Path(), "program.md"), "half")
+		},
+		want: map[string][]string{Cur: {FileName(id1)}},
+	}, {
+		name: "right after the commit",
+		crash: func(t *testing.T, d Dir, s *Syncer) {
+			commitAnswers(t, d, s)
+		},
+		want: map[string][]string{Outbox: {FileName(out1), FileName(out2)}, Done: {FileName(id1)}},
+	}, {
+		name: "after one answer was moved to the outbox",
+		crash: func(t *testing.T, d Dir, s *Syncer) {
+			commitAnswers(t, d, s)
+			ready := d.Path(Tmp, id1+".out.ready")
+			if err := os.Rename(filepath.Join(ready, FileName(out1)), d.Path(Outbox, FileName(out1))); err != nil {
+				t.Fatal(err)
+			}
+		},
+		want: map[string][]string{Outbox: {FileName(out1), FileName(out2)}, Done: {FileName(id1)}},
+	}, {
+		name: "after the first answer was routed",
+		crash: func(t *testing.T, d Dir, s *Syncer) {
+			commitAnswers(t, d, s)
+			ready := d.Path(Tmp, id1+".out.ready")
+			if err := os.Rename(filepath.Join(ready, FileName(out1)), d.Path(Sent, FileName(out1))); err != nil {
+				t.Fatal(err)
+			}
+		},
+		want: map[string][]string{Outbox: {FileName(out2)}, Sent: {FileName(out1)}, Done: {FileName(id1)}},
+	}, {
+		name: "after the message was finished",
+		crash: func(t *testing.T, d Dir, s *Syncer) {
+			commitAnswers(t, d, s)
+			ready := d.Path(Tmp, id1+".out.ready")
+			for _, id := range []string{out1, out2} {
+				if err := os.Rename(filepath.Join(ready, FileName(id)), d.Path(Outbox, FileName(id))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.Finish(id1); err != nil {
+				t.Fatal(err)
+			}
+		},
+		want: map[string][]string{Outbox: {FileName(out1), FileName(out2)}, Done: {FileName(id1)}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, s := newDir(t)
+			claimed(t, d, s, id1)
+			tt.crash(t, d, s)
+			// Not stages: a directory not named after an id, a file.
+			if err := os.Mkdir(d.Path(Tmp, "notes.out.ready"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeTestFile(t, d.Path(Tmp, id2+".out"), "a file")
+			recoverStages(t, d, s)
+			tt.want[Tmp] = []string{id2 + ".out", "notes.out.ready"}
+			if diff := cmp.Diff(tt.want, tree(t, d)); diff != "" {
+				t.Errorf("after recovery (-want +got):\n%s", diff)
+			}
+			// A second runner stopped during recovery, or after it,
+			// recovers again: nothing changes.
+			recoverStages(t, d, s)
+			if diff := cmp.Diff(tt.want, tree(t, d)); diff != "" {
+				t.Errorf("after a second recovery (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStagesOrder: Stages lists committed and open stages together, in
+// the order their messages were sent.
+func TestStagesOrder(t *testing.T) {
+	d, s := newDir(t)
+	for _, id := range []string{id3, id1, id2} {
+		claimed(t, d, s, id)
+		st := d.Stage(id, s)
+		if err := st.Open(); err != nil {
+			t.Fatal(err)
+		}
+		if id != id2 {
+			if err := st.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stages, err := d.Stages(s)
+	if err != nil {
+		t.Fatalf("Stages() = %v", err)
+	}
+	type stage struct {
+		ID        string
+		Committed bool
+	}
+	var got []stage
+	for _, st := range stages {
+		got = append(got, stage{st.ID(), st.Committed()})
+	}
+	want := []stage{{id1, true}, {id2, false}, {id3, true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Stages() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// stageAnswers opens the stage of id1 and adds two answers.
+func stageAnswers(t *testing.T, d Dir, s *Syncer) *Stage {
+	t.Helper()
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{out1, out2} {
+		if err := st.Add(FileName(id), []byte("answer "+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// commitAnswers stages two answers to id1 and commits them.
+func commitAnswers(t *testing.T, d Dir, s *Syncer) {
+	t.Helper()
+	if err := stageAnswers(t, d, s).Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recoverStages does what a runner starting does with the stages a
+// stopped one left.
+func recoverStages(t *testing.T, d Dir, s *Syncer) {
+	t.Helper()
+	stages, err := d.Stages(s)
+	if err != nil {
+		t.Fatalf("Stages() = %v", err)
+	}
+	for _, st := range stages {
+		if !st.Committed() {
+			if err := st.Discard(); err != nil {
+				t.Fatalf("Discard(%s) = %v", st.ID(), err)
+			}
+			continue
+		}
+		if _, err := st.Publish(); err != nil {
+			t.Fatalf("Publish(%s) = %v", st.ID(), err)
+		}
+	}
+}
+
+// TestStagePerFileSync: where there is no syncfs, every file of a stage
+// (the answers added, and the files a program wrote itself) is fsynced
+// before the stage directory, the stage directory before it is renamed,
+// tmp/ after, and the outbox once the answers are in it; Sync is never
+// relied on.
+func TestStagePerFileSync(t *testing.T) {
+	d, s := newDir(t)
+	claimed(t, d, s, id1)
+	s.perFile = true
+	var log syncLog
+	log.watch(t, d, s)
+
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(st.Path(), "program.md"), "taken and added again")
+	writeTestFile(t, filepath.Join(st.Path(), "#draft#"), "a scratch file, published as it is")
+	if err := os.Symlink("/etc/passwd", filepath.Join(st.Path(), "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := st.Take(1 << 20)
+	if err != nil || len(taken) != 1 {
+		t.Fatalf("Take() = %q, %v", taken, err)
+	}
+	for _, f := range []struct{ name, data string }{{FileName(out1), string(taken[0])}, {FileName(out2), "two"}} {
+		if err := st.Add(f.name, []byte(f.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stage := Tmp + "/" + id1 + ".out"
+	added := log.take()
+	if diff := cmp.Diff([]string{stage + "/" + FileName(out1), stage + "/" + FileName(out2)}, added); diff != "" {
+		t.Errorf("synced by Add (-want +got):\n%s", diff)
+	}
+
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{stage + "/#draft#", stage, Tmp}
+	if diff := cmp.Diff(want, log.take()); diff != "" {
+		t.Errorf("synced by Commit, in order (-want +got):\n%s", diff)
+	}
+	// Every regular file of the committed stage was synced, under its
+	// name in the open stage.
+	synced := append(added, want...)
+	for _, n := range names(t, d, Tmp+"/"+id1+".out.ready") {
+		info, err := os.Lstat(filepath.Join(d.Path(Tmp, id1+".out.ready"), n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().IsRegular() && !slices.Contains(synced, stage+"/"+n) {
+			t.Errorf("%s was committed and never synced", n)
+		}
+	}
+
+	if _, err := st.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{Outbox}, log.take()); diff != "" {
+		t.Errorf("synced by Publish (-want +got):\n%s", diff)
+	}
+}
+
+// TestStageSyncfs: where there is syncfs, nothing is synced file by file:
+// Commit syncs the filesystem, once.
+func TestStageSyncfs(t *testing.T) {
+	if !haveSyncfs {
+		t.Skip("no syncfs here")
+	}
+	d, s := newDir(t)
+	claimed(t, d, s, id1)
+	var log syncLog
+	log.watch(t, d, s)
+	st := stageAnswers(t, d, s)
+	writeTestFile(t, filepath.Join(st.Path(), "#draft#"), "scratch")
+	if got := log.take(); len(got) != 0 {
+		t.Errorf("synced while staging: %q, want nothing", got)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{s.root.Name()}, log.take()); diff != "" {
+		t.Errorf("synced by Commit (-want +got):\n%s", diff)
+	}
+}
