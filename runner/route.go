@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -90,7 +87,7 @@ func (b *batch) take(i int, c candidate) {
 	msg, perr := mailbox.Parse(data)
 	if p := r.pending[c.fileKey]; idNamed(c.name) && !settled(p, c.info, b.now, b.settle) {
 		// Complete only if it names itself; otherwise wait for it.
-		if id, _ := msgID(msg); perr != nil || id+".md" != c.name {
+		if id, _ := msgID(msg); perr != nil || mailbox.FileName(id) != c.name {
 			p.observe(c.info, b.now)
 			b.held[c.agent] = true
 			if at := p.since.Add(b.settle); b.wait.IsZero() || at.Before(b.wait) {
@@ -143,7 +140,7 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	}
 	delete(r.pending, c.fileKey)
 	r.stats.Rejected++
-	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name}
+	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, Line: f.Line, Field: f.Field, File: c.name}
 	if m != nil {
 		e.ID, _ = m.Header().Get("id")
 		e.Type, _ = m.Header().Get("type")
@@ -313,14 +310,8 @@ func (r *Runner) lastSent(agent string) time.Time {
 		return t
 	}
 	var last time.Time
-	if entries, err := os.ReadDir(filepath.Join(string(r.agents[agent]), mailbox.Sent)); err == nil {
-		for i := len(entries) - 1; i >= 0; i-- {
-			stem, _ := strings.CutSuffix(entries[i].Name(), ".md")
-			if t, _, err := mailbox.ParseID(stem); err == nil {
-				last = t
-				break
-			}
-		}
+	if ids, err := r.agents[agent].IDs(mailbox.Sent); err == nil && len(ids) > 0 {
+		last, _, _ = mailbox.ParseID(ids[len(ids)-1])
 	}
 	r.last[agent] = last
 	return last

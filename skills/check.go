@@ -172,8 +172,8 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 		}
 	}
 
-	if len(t.Senders) > 0 && len(env.Sender.Roles) > 0 && !allows(t.Senders, env.Sender.Roles) {
-		add("from", fmt.Sprintf("%s (%s) may not send %s: it is sent by %s", env.Sender.Name, roleList(env.Sender.Roles), label, strings.Join(t.Senders, " or ")), false)
+	if why := t.SenderRefusal(env.Sender); why != "" {
+		add("from", why, false)
 	}
 	if len(t.Recipients) > 0 && !allows(t.Recipients, []string{"*"}) {
 		for _, r := range env.Recipients {
@@ -243,6 +243,16 @@ func missing(t *Type, f *Field, envelopeType bool) string {
 		why += " (" + f.Description + ")"
 	}
 	return why
+}
+
+// SenderRefusal says why an agent may not send messages of type t: its
+// roles are none of those the protocol lets send it. It returns "" when
+// it may, or when the agent's roles are not known.
+func (t *Type) SenderRefusal(sender Party) string {
+	if len(t.Senders) == 0 || len(sender.Roles) == 0 || allows(t.Senders, sender.Roles) {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s) may not send %s: it is sent by %s", sender.Name, roleList(sender.Roles), displayName(t.Name, t.Tagged), strings.Join(t.Senders, " or "))
 }
 
 // DefaultRecipients says where a message of type t goes when it names no

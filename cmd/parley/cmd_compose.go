@@ -263,9 +263,13 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 		return err
 	}
 	text := tmpl.strip(written)
-	if bytes.Equal(written, []byte(tmpl.text)) || len(bytes.TrimSpace(text)) == 0 {
+	switch {
+	case bytes.Equal(written, []byte(tmpl.text)):
 		os.Remove(path)
 		return errors.New("not sent: the template was left unchanged")
+	case len(bytes.TrimSpace(text)) == 0:
+		os.Remove(path)
+		return errors.New("not sent: the draft was emptied")
 	}
 	kept := func(err error) error { return fmt.Errorf("%w\nparley: the draft is kept in %s", err, path) }
 	// What is checked, and sent, is the draft without the template's

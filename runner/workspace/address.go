@@ -56,8 +56,9 @@ func (w *Workspace) address(protocol *skills.Set, sender string, m *mailbox.Mess
 	if err != nil {
 		return nil, &Refusal{Field: "to", Reason: err.Error()}
 	}
+	routed := slices.ContainsFunc(routes, func(r routed) bool { return len(r.Agents) > 0 })
 	if !a.named {
-		if f := w.addressByProtocol(a, protocol, sender, m, len(routes) > 0); f != nil {
+		if f := w.addressByProtocol(a, protocol, sender, m, routed); f != nil {
 			return nil, f
 		}
 	}
@@ -136,6 +137,10 @@ func (w *Workspace) addressByProtocol(a *addressing, protocol *skills.Set, sende
 	t, skill := typeOf(protocol, m)
 	if t == nil || len(t.Recipients) == 0 {
 		return nil
+	}
+	if why := t.SenderRefusal(skills.Party{Name: sender, Roles: w.Roles(sender)}); why != "" {
+		// The sender is the problem, not the recipient: say so.
+		return &Refusal{Line: m.Header().Line("from"), Field: "from", Reason: why}
 	}
 	roles, all := t.DefaultRecipients()
 	label := typeLabel(m)

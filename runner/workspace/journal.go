@@ -32,7 +32,9 @@ type Entry struct {
 	Type    string   `json:"type,omitempty"`    // the message's type
 	Signal  string   `json:"signal,omitempty"`  // the message's signal
 	Outcome string   `json:"outcome"`           // delivered or rejected
-	Reason  string   `json:"reason,omitempty"`  // why it was rejected
+	Reason  string   `json:"reason,omitempty"`  // why it was rejected: "file:line: field: reason"
+	Line    int      `json:"line,omitempty"`    // the line of the file the refusal is about
+	Field   string   `json:"field,omitempty"`   // the field the refusal is about
 	File    string   `json:"file"`              // the file's name in the outbox
 	Already []string `json:"already,omitempty"` // recipients that held it already (a re-route after a crash)
 	// Warnings are what the protocol had to say about a message it let
