@@ -908,3 +908,54 @@ func TestIsReserved(t *testing.T) {
 		}
 	}
 }
+
+// TestNewTagFirst: a tag-first message built in memory is written as a
+// person writes one, after the envelope, and reads back the same: its own
+// fields may share a name with a header field.
+func TestNewTagFirst(t *testing.T) {
+	m := NewTagFirst("PLAYER_TO_GM", nil)
+	m.Set("id", "20261121-101500.000000Z-aria-0a0b0c")
+	m.Set("from", "aria")
+	m.SetPayload("type", "ACTION")
+	m.SetPayload("character", "tilda-brannock")
+	m.SetPayload("to", "gm")
+	m.SetBody([]byte("I push the door.\n"))
+	want := "---\nid: 20261121-101500.000000Z-aria-0a0b0c\nfrom: aria\nto: gm\ntype: PLAYER_TO_GM\n---\n" +
+		"[PLAYER_TO_GM]\ntype: ACTION\ncharacter: tilda-brannock\nto: gm\n\nI push the door.\n"
+	if got := string(m.Bytes()); got != want {
+		t.Fatalf("Bytes() =\n%s\nwant\n%s", got, want)
+	}
+	back := mustParse(t, want)
+	for _, c := range []struct {
+		view       Fields
+		key, value string
+	}{
+		{back.Header(), "type", "PLAYER_TO_GM"},
+		{back.Payload(), "type", "ACTION"},
+		{back.Payload(), "character", "tilda-brannock"},
+		{back.Header(), "to", "gm"},
+	} {
+		if got, _ := c.view.Get(c.key); got != c.value {
+			t.Errorf("read back: %s = %q, want %q", c.key, got, c.value)
+		}
+	}
+	if string(back.Body) != "I push the door.\n" {
+		t.Errorf("body = %q", back.Body)
+	}
+}
+
+// TestClone: changing the header of a clone leaves the original alone.
+func TestClone(t *testing.T) {
+	m := mustParse(t, "---\nto: aria\n# a comment\n---\nHi.\n")
+	before := string(m.Bytes())
+	c := m.Clone()
+	c.Set("from", "gm")
+	c.Set("to", "bram")
+	c.Delete("to")
+	if got := string(m.Bytes()); got != before {
+		t.Errorf("the original changed:\n%s\nwant\n%s", got, before)
+	}
+	if got := string(c.Bytes()); got != "---\nfrom: gm\n---\nHi.\n" {
+		t.Errorf("the clone = %q", got)
+	}
+}

@@ -3,41 +3,8 @@ package runner
 import (
 	"bufio"
 	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/parley-dev/parley/runner/workspace"
 )
-
-// FuzzParseConfig: no parley.yaml a person writes makes the parser panic,
-// and every error names the file and a line.
-func FuzzParseConfig(f *testing.F) {
-	for _, s := range []string{
-		"agents: [gm, aria]\n",
-		"agents:\n  - {name: lead, role: team-lead, driver: command, run: [sh, lead.sh], timeout: 30s, retries: 1}\n",
-		"agents: [a, b]\nroutes:\n  - match: {type: X, from_role: a}\n    to: $character\n    cc: [reply]\n",
-		"agents: [a]\ntimeouts:\n  - match: {type: ASK}\n    after: 1s\n    nudge: {type: N, fields: {k: v}, body: hi}\n",
-		"stop_on: [SESSION_END]\nconcurrency: 2\nhop_limit: 5\nmax_output: 1MiB\nagents: [a]\n",
-		"router: {rescan_interval: 5s, settle: 50ms, max_message_size: 64KiB}\n",
-		"agents:\n  - name: x\n    driver: robot\n",
-		"agents: &a [a]\nroutes: *a\n",
-		"- just a list\n",
-		"agents:\n\t- tab\n",
-	} {
-		f.Add([]byte(s))
-	}
-	if data, err := os.ReadFile(filepath.Join("..", "examples", "teams", workspace.ConfigFile)); err == nil {
-		f.Add(data)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := workspace.ParseConfig("parley.yaml", data)
-		if err != nil && !strings.HasPrefix(err.Error(), "parley.yaml") {
-			t.Errorf("error does not name the file: %v", err)
-		}
-	})
-}
 
 // FuzzFrames: an agent's output, however odd, splits into frames that
 // hold no separator line, lose no text, and read the same from a session's

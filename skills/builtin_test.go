@@ -106,6 +106,9 @@ func TestBuiltinCoversSeeds(t *testing.T) {
 					t.Errorf("%s does not define %s", skill, st.Name)
 					continue
 				}
+				if strings.Join(ot.Observers, ",") != strings.Join(st.Observers, ",") {
+					t.Errorf("%s: %s is seen by %v, the seed says %v", skill, st.Name, ot.Observers, st.Observers)
+				}
 				for _, f := range st.Fields {
 					of, ok := ot.Field(f.Name)
 					if !ok {

@@ -209,3 +209,32 @@ func TestLibraryNameClash(t *testing.T) {
 		t.Errorf("List has %d skills, want the 3 shipped and both files", n)
 	}
 }
+
+// TestObservers reads the rules that let roles see every message of a
+// type, as protocols write them, and nothing else.
+func TestObservers(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"GM sees all player-to-player messages via peer DM visibility", []string{"gm"}},
+		{"Narrator captures via peer DM visibility for scene files", []string{"narrator"}},
+		{"The gm and the narrator see every player-to-player message (peer visibility); the narrator uses them for the scene files.", []string{"gm", "narrator"}},
+		{"The auditor receives a copy of every review_verdict", []string{"auditor"}},
+		{"Players must NOT respond to broadcasts", nil},
+		{"Team lead: Strips tag, displays to human.", nil},
+		{"Recipient re-reads campaign files, resumes from latest state.", nil},
+		{"Everyone sees every message", nil},
+		{"When the GM wants the narrator to emphasize a moment, it sees to it that every detail is captured.", nil},
+	}
+	for _, tt := range tests {
+		if got := observers(tt.text); !cmp.Equal(got, tt.want) {
+			t.Errorf("observers(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+	s := Parse("x.md", []byte("---\nname: x\ndescription: y\n---\n### `[WHISPER]`\n\n- **Sender**: player\n- **Recipient**: player\n- **Copied to**: gm, narrator\n"))
+	ty, ok := s.Type("WHISPER")
+	if !ok || !cmp.Equal(ty.Observers, []string{"gm", "narrator"}) || ty.ObserversLine != 9 {
+		t.Errorf("Copied to: observers %v line %d, want [gm narrator] line 9", ty.Observers, ty.ObserversLine)
+	}
+}

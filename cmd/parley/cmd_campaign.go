@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -54,8 +53,8 @@ func campaignCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(e.stdout, "made campaign %s in %s\n", camp.Name, rel(ws, camp.Root))
-					fmt.Fprintf(e.stdout, "next: put the character sheets in %s/party/, then `parley campaign check %s`\n", rel(ws, camp.Root), camp.Name)
+					fmt.Fprintf(e.stdout, "made campaign %s in %s\n", camp.Name, ws.Short(camp.Root))
+					fmt.Fprintf(e.stdout, "next: put the character sheets in %s/party/, then `parley campaign check %s`\n", ws.Short(camp.Root), camp.Name)
 					return nil
 				},
 			},
@@ -175,7 +174,7 @@ func campaignArg(c *cli.Context) (*campaigns.Campaign, *workspace.Workspace, err
 
 func printCheck(e *env, ws *workspace.Workspace, rep *campaigns.Report) {
 	w := e.stdout
-	fmt.Fprintf(w, "campaign %s (%s)\n", rep.Campaign, rel(ws, rep.Dir))
+	fmt.Fprintf(w, "campaign %s (%s)\n", rep.Campaign, ws.Short(rep.Dir))
 	width := 0
 	for _, f := range rep.Findings {
 		width = max(width, len(f.Path))
@@ -262,12 +261,4 @@ func applyJSON(camp *campaigns.Campaign, rep *delta.Report, err error) any {
 		out.Error = err.Error()
 	}
 	return out
-}
-
-// rel returns path relative to the workspace root, for messages.
-func rel(ws *workspace.Workspace, path string) string {
-	if r, err := filepath.Rel(ws.Root, path); err == nil {
-		return filepath.ToSlash(r)
-	}
-	return path
 }

@@ -56,9 +56,9 @@ func journalCommand(e *env) *cli.Command {
 				}
 				path := camp.JournalPath(character)
 				if _, err := journal.Add(path, character, entry); err != nil {
-					return fmt.Errorf("%s: %w", rel(ws, path), err)
+					return fmt.Errorf("%s: %w", ws.Short(path), err)
 				}
-				fmt.Fprintf(e.stdout, "added an entry to %s\n", rel(ws, path))
+				fmt.Fprintf(e.stdout, "added an entry to %s\n", ws.Short(path))
 				return nil
 			},
 		}},

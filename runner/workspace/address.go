@@ -144,7 +144,7 @@ func (w *Workspace) addressByProtocol(a *addressing, protocol *skills.Set, sende
 	}
 	roles, all := t.DefaultRecipients()
 	label := typeLabel(m)
-	rule := Rule{Kind: RuleProtocol, Source: skill.Source, Line: t.Line, Text: fmt.Sprintf("the protocol: %s goes to %s", label, t.RecipientText)}
+	rule := Rule{Kind: RuleProtocol, Source: w.Short(skill.Source), Line: t.Line, Text: fmt.Sprintf("the protocol: %s goes to %s", label, t.RecipientText)}
 	if slices.Contains(roles, "*") {
 		a.broadcast = true
 		rule.Text = fmt.Sprintf("the protocol: %s goes to everyone", label)
@@ -193,7 +193,7 @@ func (w *Workspace) addressObservers(a *addressing, protocol *skills.Set, sender
 	if t == nil || len(t.Observers) == 0 {
 		return
 	}
-	rule := Rule{Kind: RuleVisibility, Source: skill.Source, Line: t.ObserversLine, Text: fmt.Sprintf("the protocol: %s see every %s (%s:%d)", strings.Join(t.Observers, " and "), typeLabel(m), skill.Source, t.ObserversLine)}
+	rule := Rule{Kind: RuleVisibility, Source: w.Short(skill.Source), Line: t.ObserversLine, Text: fmt.Sprintf("the protocol: %s see every %s (%s:%d)", strings.Join(t.Observers, " and "), typeLabel(m), w.Short(skill.Source), t.ObserversLine)}
 	for _, ag := range w.AgentNames() {
 		if ag != sender && w.HasRole(ag, t.Observers...) {
 			a.add(ag, rule)

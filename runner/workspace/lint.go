@@ -91,7 +91,7 @@ func (w *Workspace) lintRecipients(r *Route, protocol *skills.Set, warn func(*Ro
 			if line == 0 {
 				line = t.Line
 			}
-			warn(r, r.Key, "sends %s to %s (%s), which %s:%d does not list among its recipients (%s): delivered, as the route says", displayType(t), agent, strings.Join(w.Roles(agent), ", "), skill.Source, line, t.RecipientText)
+			warn(r, r.Key, "sends %s to %s (%s), which %s:%d does not list among its recipients (%s): delivered, as the route says", displayType(t), agent, strings.Join(w.Roles(agent), ", "), w.Short(skill.Source), line, t.RecipientText)
 		}
 	}
 }

@@ -343,3 +343,12 @@ func (w *Workspace) WithSkills(names []string) *Workspace {
 	cfg.Skills = names
 	return &Workspace{Root: w.Root, Config: &cfg}
 }
+
+// Short returns a path inside the workspace relative to its root, as
+// messages to people name files; any other path as it is.
+func (w *Workspace) Short(path string) string {
+	if rel, err := filepath.Rel(w.Root, path); err == nil && filepath.IsAbs(path) && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}

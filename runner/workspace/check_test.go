@@ -1,0 +1,254 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// tableWorkspace is a D&D table: a gm, a narrator, a team lead, two
+// players with characters, routes of several kinds.
+func tableWorkspace(t *testing.T) *Workspace {
+	t.Helper()
+	cfg, err := ParseConfig(ConfigFile, []byte(`skills: [dnd-team]
+agents:
+  - gm
+  - narrator
+  - {name: lead, role: team-lead}
+  - {name: aria, role: player, character: tilda-brannock}
+  - {name: bram, role: player, character: corwin-voss}
+routes:
+  - match: {type: SESSION_END}
+    cc: [narrator]
+  - match: {type: GM_TO_PLAYER}
+    to: $character
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	if err := ws.MakeMailboxes(); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func parse(t *testing.T, text string) *mailbox.Message {
+	t.Helper()
+	m, err := mailbox.Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// recipient is a recipient and the kinds of the rules that send it there.
+type recipient struct {
+	Agent string
+	Kinds []string
+}
+
+func recipientsOf(v *Verdict) []recipient {
+	var out []recipient
+	for _, r := range v.Recipients {
+		var kinds []string
+		for _, rule := range r.Rules {
+			kinds = append(kinds, rule.Kind)
+		}
+		out = append(out, recipient{r.Agent, kinds})
+	}
+	return out
+}
+
+func TestCheckRecipients(t *testing.T) {
+	ws := tableWorkspace(t)
+	tests := []struct {
+		name, sender, text string
+		want               []recipient
+	}{
+		{"named", "gm", "---\nto: aria\ncc: narrator\n---\nHi.\n",
+			[]recipient{{"aria", []string{RuleNamed}}, {"narrator", []string{RuleNamed}}}},
+		{"a character reaches its player", "gm", "---\nto: corwin-voss\n---\nHi.\n",
+			[]recipient{{"bram", []string{RuleNamed}}}},
+		{"everyone but the sender", "gm", "---\nto: \"*\"\n---\nHi.\n",
+			[]recipient{{"narrator", []string{RuleNamed}}, {"lead", []string{RuleNamed}}, {"aria", []string{RuleNamed}}, {"bram", []string{RuleNamed}}}},
+		{"the protocol's broadcast", "gm", "[NARRATIVE]\n\nRain.\n",
+			[]recipient{{"narrator", []string{RuleProtocol}}, {"lead", []string{RuleProtocol}}, {"aria", []string{RuleProtocol}}, {"bram", []string{RuleProtocol}}}},
+		{"the protocol's one recipient", "narrator", "[NARRATOR_REQUEST]\nrequest: what happened?\n",
+			[]recipient{{"gm", []string{RuleProtocol}}}},
+		{"the protocol's visibility", "aria", "[PLAYER_TO_PLAYER]\nfrom: tilda-brannock\nto: corwin-voss\n\nPsst.\n",
+			[]recipient{{"bram", []string{RuleNamed}}, {"gm", []string{RuleVisibility}}, {"narrator", []string{RuleVisibility}}}},
+		{"a route beside the protocol", "gm", "[SESSION_END]\nsummary: done\nstate_saved: true\nnext_hook: later\n",
+			[]recipient{{"lead", []string{RuleProtocol}}, {"narrator", []string{RuleRoute}}}},
+		{"a $field route where the protocol cannot choose", "gm", "[GM_TO_PLAYER]\ncharacter: tilda-brannock\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n",
+			[]recipient{{"aria", []string{RuleRoute}}}},
+		{"named and routed", "gm", "[GM_TO_PLAYER]\nto: aria\ncharacter: tilda-brannock\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n",
+			[]recipient{{"aria", []string{RuleNamed, RuleRoute}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := parse(t, tt.text)
+			before := string(m.Bytes())
+			v, err := ws.Check(Input{File: "m.md", Sender: tt.sender, Message: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !v.Accepted() {
+				t.Fatalf("Check refused it: %v", v.Refusal)
+			}
+			if d := cmp.Diff(tt.want, recipientsOf(v)); d != "" {
+				t.Errorf("recipients (-want +got):\n%s", d)
+			}
+			if got := string(m.Bytes()); got != before {
+				t.Errorf("Check changed the message it was given:\n%s\nwant\n%s", got, before)
+			}
+			if from, _ := v.Message.Header().Get("from"); from != tt.sender {
+				t.Errorf("delivered from: = %q, want %q", from, tt.sender)
+			}
+		})
+	}
+}
+
+// TestCheckStampsTo: a message that names no recipient says in its
+// delivered copy where it went.
+func TestCheckStampsTo(t *testing.T) {
+	ws := tableWorkspace(t)
+	for text, want := range map[string]string{
+		"[NARRATIVE]\n\nRain.\n":                    "*",
+		"[NARRATOR_REQUEST]\nrequest: what now?\n":  "gm",
+		"[NARRATOR_REQUEST]\nto: gm\nrequest: hm\n": "gm",
+	} {
+		sender := "gm"
+		if strings.Contains(text, "REQUEST") {
+			sender = "narrator"
+		}
+		v, err := ws.Check(Input{Sender: sender, Message: parse(t, text)})
+		if err != nil || !v.Accepted() {
+			t.Fatalf("Check(%q) = %v, %v", text, v.Refusal, err)
+		}
+		if got := v.Message.Header().Text("to"); got != want {
+			t.Errorf("Check(%q): delivered to: %q, want %q", text, got, want)
+		}
+	}
+}
+
+func TestCheckRefusals(t *testing.T) {
+	ws := tableWorkspace(t)
+	sent := "20261121-101500.000000Z-gm-00000a"
+	if err := os.WriteFile(ws.Mailbox("gm").Path(mailbox.Sent, mailbox.FileName(sent)), []byte("---\nto: aria\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, sender, text string
+		want               Refusal
+	}{
+		{"not an agent", "zed", "---\nto: aria\n---\n", Refusal{File: "m.md", Field: "from", Reason: `unknown agent "zed" (agents: gm, narrator, lead, aria, bram)`}},
+		{"a forged from", "aria", "---\nfrom: bram\nto: gm\n---\n", Refusal{File: "m.md", Line: 2, Field: "from", Reason: `"bram", but the file is in the outbox of "aria": an agent sends only from its own outbox`}},
+		{"an id sent before", "gm", "---\nid: " + sent + "\nto: aria\n---\n", Refusal{File: "m.md", Line: 2, Field: "id", Reason: "duplicate: gm already sent a message with id " + sent + " (in mailboxes/gm/sent/)"}},
+		{"past the hop limit", "gm", "---\nto: aria\nhops: 21\n---\n", Refusal{File: "m.md", Line: 3, Field: "hops", Reason: "dead letter: the 21-th answer in a chain of answers by programs (hop_limit: 20 in parley.yaml): agents answering each other in a loop?"}},
+		{"nobody", "gm", "---\nnote: hi\n---\n", Refusal{File: "m.md", Field: "to", Reason: `missing: say who the message is for (to: <agent>, a list, or "*" for everyone)`}},
+		{"another's character", "aria", "[PLAYER_TO_PLAYER]\nfrom: corwin-voss\nto: corwin-voss\n", Refusal{File: "m.md", Line: 2, Field: "from", Reason: `"corwin-voss" is the character bram plays, but the message comes from aria: an agent speaks only as itself or the character it plays`}},
+		{"the protocol's type field, missing", "aria", "[PLAYER_TO_GM]\ncharacter: tilda-brannock\n", Refusal{File: "m.md", Field: "type", Reason: "missing: [PLAYER_TO_GM] needs one of ACTION, REACTION, VETO"}},
+		{"a player narrating", "bram", "[NARRATIVE]\n\nA dragon.\n", Refusal{File: "m.md", Field: "from", Reason: "bram (role player) may not send [NARRATIVE]: it is sent by gm"}},
+		{"one of several", "gm", "[GM_TO_PLAYER]\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n", Refusal{File: "m.md", Field: "to", Reason: "missing: [GM_TO_PLAYER] goes to one player or human, and there are several (aria, bram): name it with to:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := ws.Check(Input{File: "m.md", Sender: tt.sender, Message: parse(t, tt.text)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Accepted() {
+				t.Fatalf("Check accepted it, to %v", v.Agents())
+			}
+			if d := cmp.Diff(&tt.want, v.Refusal); d != "" {
+				t.Errorf("refusal (-want +got):\n%s", d)
+			}
+			if v.Message != nil || v.Recipients != nil {
+				t.Errorf("a refused message has a message to deliver or recipients: %v", v.Agents())
+			}
+		})
+	}
+}
+
+func TestCheckFile(t *testing.T) {
+	ws := tableWorkspace(t)
+	// In an outbox, the owner sends it; in sent/ it is itself, not a
+	// duplicate; elsewhere, its from:.
+	name := "20261121-101500.000000Z-aria-00000b"
+	text := "---\nid: " + name + "\nto: gm\n---\nHi.\n"
+	for _, path := range []string{
+		ws.Mailbox("aria").Path(mailbox.Outbox, "hi.md"),
+		ws.Mailbox("aria").Path(mailbox.Sent, mailbox.FileName(name)),
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := ws.CheckFile(ws.Mailbox("aria").Path(mailbox.Sent, mailbox.FileName(name)), "")
+	if err != nil || !v.Accepted() || v.From != "aria" {
+		t.Errorf("CheckFile(sent copy) = %+v, %v, want accepted from aria", v, err)
+	}
+	v, err = ws.CheckFile(ws.Mailbox("aria").Path(mailbox.Outbox, "hi.md"), "")
+	if err != nil || v.Accepted() || v.Refusal.Field != "id" {
+		t.Errorf("CheckFile(outbox file with a sent id) = %+v, %v, want a duplicate id", v, err)
+	}
+	loose := filepath.Join(t.TempDir(), "loose.md")
+	if err := os.WriteFile(loose, []byte("---\nto: gm\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.CheckFile(loose, ""); err != ErrNoSender {
+		t.Errorf("CheckFile(a file of nobody) = %v, want ErrNoSender", err)
+	}
+}
+
+func TestLint(t *testing.T) {
+	cfg, err := ParseConfig(ConfigFile, []byte(`skills: [dnd-team]
+agents:
+  - gm
+  - narrator
+  - {name: aria, role: player}
+routes:
+  - match: {type: PLAYER_TO_PLAYER}
+    cc: [gm, narrator]
+  - match: {type: NO_SUCH_TYPE}
+    to: gm
+  - match: {type: NARRATIVE, fields: {mood: grim}}
+    to: gm
+  - match: {from_role: bard}
+    to: role:bard
+  - match: {type: GM_TO_PLAYER}
+    cc: [narrator]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	got, err := ws.Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to gm (gm), which builtin:dnd-team.md:635 does not list among its recipients (player or human): delivered, as the route says",
+		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:635 does not list among its recipients (player or human): delivered, as the route says",
+		"parley.yaml:9: routes[1].match.type: no skill of this workspace defines NO_SUCH_TYPE",
+		`parley.yaml:11: routes[2]: no type it matches (NARRATIVE) has a field "mood": the route applies only to messages that carry it anyway`,
+		`parley.yaml:13: routes[3].match.from_role: no agent has the role "bard": the route matches nothing`,
+		`parley.yaml:13: routes[3]: no agent has the role "bard": the route sends nothing to it`,
+		"parley.yaml:15: routes[4]: sends [GM_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:126 does not list among its recipients (player or human): delivered, as the route says",
+	}
+	for i := range got {
+		// The list of types is long: the start says enough.
+		if before, _, ok := strings.Cut(got[i], " (types: "); ok {
+			got[i] = before
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Lint (-want +got):\n%s", d)
+	}
+}
