@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/parley-dev/parley/mailbox"
 )
 
 //go:embed builtin/*.md
@@ -29,26 +32,58 @@ func Builtin() map[string][]byte {
 
 // Library is every skill a workspace can use: the shipped ones, and the
 // files in its skills/ directory, which replace shipped skills of the same
-// name.
+// name. A document is read (parsed into its schema) only when it is asked
+// for: a command that checks messages against one skill does not pay for
+// the others.
 type Library struct {
-	skills map[string]*Skill
+	skills map[string]*entry
 	// byFile finds a workspace skill by its file name without .md, so
 	// that two documents that give themselves the same name (two
 	// versions of one protocol) can each be named.
-	byFile map[string]*Skill
+	byFile map[string]*entry
 	// clash lists the names two workspace files both claim.
 	clash map[string][]string
 	// Shadowed lists the shipped skills a workspace file replaces.
 	Shadowed []string
 }
 
+// entry is one skill document, read when it is first needed.
+type entry struct {
+	source string
+	data   []byte
+	name   string
+	once   sync.Once
+	skill  *Skill
+}
+
+// newEntry names a document by its frontmatter's name: without parsing
+// the rest, when the frontmatter says it plainly; else by parsing it now.
+func newEntry(source string, data []byte) *entry {
+	e := &entry{source: source, data: data}
+	if m, err := mailbox.Parse(data); err == nil && m.Tag == "" {
+		if name, ok := m.Payload().Get("name"); ok && mailbox.CheckName(name) == nil {
+			e.name = name
+			return e
+		}
+	}
+	e.name = e.get().Name
+	return e
+}
+
+// get returns the skill, parsing the document the first time.
+func (e *entry) get() *Skill {
+	e.once.Do(func() { e.skill = Parse(e.source, e.data) })
+	return e.skill
+}
+
 // ErrUnknownSkill is the error for a skill name no file defines.
 var ErrUnknownSkill = errors.New("unknown skill")
 
-// LoadLibrary reads the shipped skills and the *.md files of dir (which
-// may be missing). Two files of dir naming the same skill is an error.
+// LoadLibrary finds the shipped skills and the *.md files of dir (which
+// may be missing). Two files of dir naming the same skill is an error
+// when that skill is asked for by name.
 func LoadLibrary(dir string) (*Library, error) {
-	l := &Library{skills: map[string]*Skill{}, byFile: map[string]*Skill{}, clash: map[string][]string{}}
+	l := &Library{skills: map[string]*entry{}, byFile: map[string]*entry{}, clash: map[string][]string{}}
 	files := Builtin()
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -56,8 +91,8 @@ func LoadLibrary(dir string) (*Library, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		s := Parse("builtin:"+n, files[n])
-		l.skills[s.Name] = s
+		e := newEntry("builtin:"+n, files[n])
+		l.skills[e.name] = e
 	}
 	if dir == "" {
 		return l, nil
@@ -70,26 +105,26 @@ func LoadLibrary(dir string) (*Library, error) {
 		return nil, err
 	}
 	local := map[string]string{}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || strings.HasPrefix(e.Name(), ".") {
+	for _, de := range entries {
+		if de.IsDir() || !strings.HasSuffix(de.Name(), ".md") || strings.HasPrefix(de.Name(), ".") {
 			continue
 		}
-		path := filepath.Join(dir, e.Name())
+		path := filepath.Join(dir, de.Name())
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		s := Parse(path, data)
-		l.byFile[strings.TrimSuffix(e.Name(), ".md")] = s
-		if other, ok := local[s.Name]; ok {
-			l.clash[s.Name] = append(l.clash[s.Name], other, path)
+		e := newEntry(path, data)
+		l.byFile[strings.TrimSuffix(de.Name(), ".md")] = e
+		if other, ok := local[e.name]; ok {
+			l.clash[e.name] = append(l.clash[e.name], other, path)
 			continue
 		}
-		local[s.Name] = path
-		if old, ok := l.skills[s.Name]; ok && strings.HasPrefix(old.Source, "builtin:") {
-			l.Shadowed = append(l.Shadowed, s.Name)
+		local[e.name] = path
+		if old, ok := l.skills[e.name]; ok && strings.HasPrefix(old.source, "builtin:") {
+			l.Shadowed = append(l.Shadowed, e.name)
 		}
-		l.skills[s.Name] = s
+		l.skills[e.name] = e
 	}
 	return l, nil
 }
@@ -98,14 +133,14 @@ func LoadLibrary(dir string) (*Library, error) {
 // files claim).
 func (l *Library) List() []*Skill {
 	out := make([]*Skill, 0, len(l.skills))
-	for name, s := range l.skills {
+	for name, e := range l.skills {
 		if _, clash := l.clash[name]; !clash {
-			out = append(out, s)
+			out = append(out, e.get())
 		}
 	}
-	for _, s := range l.byFile {
-		if _, clash := l.clash[s.Name]; clash {
-			out = append(out, s)
+	for _, e := range l.byFile {
+		if _, clash := l.clash[e.name]; clash {
+			out = append(out, e.get())
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -121,12 +156,15 @@ func (l *Library) List() []*Skill {
 // name (without .md).
 func (l *Library) Get(name string) (*Skill, bool) {
 	if _, clash := l.clash[name]; !clash {
-		if s, ok := l.skills[name]; ok {
-			return s, true
+		if e, ok := l.skills[name]; ok {
+			return e.get(), true
 		}
 	}
-	s, ok := l.byFile[name]
-	return s, ok
+	e, ok := l.byFile[name]
+	if !ok {
+		return nil, false
+	}
+	return e.get(), true
 }
 
 // Set returns the named skills as the protocol of a workspace. An unknown
@@ -135,8 +173,8 @@ func (l *Library) Set(names []string) (*Set, error) {
 	var chosen []*Skill
 	for _, n := range names {
 		if files, clash := l.clash[n]; clash {
-			if s, ok := l.byFile[n]; ok {
-				chosen = append(chosen, s)
+			if e, ok := l.byFile[n]; ok {
+				chosen = append(chosen, e.get())
 				continue
 			}
 			return nil, fmt.Errorf("several files call themselves %q (%s): name the one you mean by its file name", n, strings.Join(files, ", "))

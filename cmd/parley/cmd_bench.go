@@ -47,6 +47,10 @@ func benchCommand(e *env) *cli.Command {
 			"expressions as a whole process, a character sheet update, a state delta of\n" +
 			"50 lines applied.\n" +
 			"\n" +
+			"With --send it measures parley send of a checked 1 KiB message as a whole\n" +
+			"process, in rounds interleaved with a bare parley process and the disk's\n" +
+			"own durable write of the same bytes.\n" +
+			"\n" +
 			"Exits 1 when a target is missed.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
@@ -56,7 +60,8 @@ func benchCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "drivers", Usage: "measure the command and session drivers instead of routing"},
 			&cli.IntFlag{Name: "driver-messages", Value: 500, Usage: "with --drivers: messages each agent handles (the session round trips are twice as many)"},
 			&cli.BoolFlag{Name: "campaign", Usage: "measure the D&D campaign tools instead: parley roll, sheet updates, state deltas"},
-			&cli.IntFlag{Name: "runs", Value: 50, Usage: "with --campaign: runs of each measurement"},
+			&cli.BoolFlag{Name: "send", Usage: "measure parley send instead: a checked message written durably, as a whole process"},
+			&cli.IntFlag{Name: "runs", Value: 50, Usage: "with --campaign or --send: runs of each measurement"},
 			// The session program of the --drivers phases: this binary.
 			&cli.BoolFlag{Name: "session-agent", Hidden: true},
 			jsonFlag,
@@ -67,6 +72,14 @@ func benchCommand(e *env) *cli.Command {
 			}
 			if c.Bool("session-agent") {
 				return bench.SessionEcho(e.stdin, e.stdout)
+			}
+			if c.Bool("send") {
+				if c.Int("runs") < 1 {
+					return usagef("--runs must be at least 1 (got %d)", c.Int("runs"))
+				}
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runSendBench(ctx, e, sendBenchOptions{Dir: c.String("dir"), Runs: c.Int("runs"), JSON: c.Bool("json")})
 			}
 			if c.Bool("campaign") {
 				if c.Int("runs") < 1 {
