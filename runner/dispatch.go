@@ -320,7 +320,7 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 				data = msg.Bytes()
 				outID, _ = msg.Get("id")
 			}
-			if err := os.WriteFile(filepath.Join(stage, mailbox.FileName(outID)), data, 0o644); err != nil {
+			if err := w.r.syncer.WriteFile(filepath.Join(stage, mailbox.FileName(outID)), data); err != nil {
 				return err
 			}
 			continue
@@ -328,12 +328,12 @@ func (w *worker) commit(stage, id string, in *mailbox.Message, frames [][]byte) 
 		// Not a message and not text: kept as it is, for the router to
 		// refuse with its reason.
 		name := fmt.Sprintf("%s.output-%d", id, len(outputs))
-		if err := os.WriteFile(filepath.Join(stage, name), data, 0o644); err != nil {
+		if err := w.r.syncer.WriteFile(filepath.Join(stage, name), data); err != nil {
 			return err
 		}
 	}
 	ready := w.box.Path(mailbox.Tmp, id+readySuffix)
-	if err := os.Rename(stage, ready); err != nil {
+	if err := w.r.syncer.Rename(stage, ready); err != nil {
 		return err
 	}
 	if err := w.r.syncer.Sync(); err != nil {

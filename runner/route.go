@@ -210,7 +210,7 @@ func (r *Runner) routeBatch(batch []candidate, now time.Time, settle time.Durati
 			lines = append(lines, *e)
 		}
 	}
-	if err := r.journal.append(lines); err != nil {
+	if err := r.journal.append(lines, r.syncer); err != nil {
 		return wait, r.failAll(done, now, fmt.Errorf("writing journal: %w", err))
 	}
 	for _, a := range done {
