@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,17 +16,21 @@ import (
 //
 //   - one file at a time (Send, Claim, Finish, GiveUp): write the file in
 //     tmp/, fsync it, rename it into place, fsync the directory;
-//   - a batch at a time (the router's deliveries): write and rename many
-//     files without syncing, then call Syncer.Sync once. On Linux that is a
-//     single syncfs(2) on the workspace's filesystem; elsewhere each file is
-//     fsynced as it is written and each touched directory at Sync;
+//   - a batch at a time (the router's deliveries, the journal's lines):
+//     write and rename many files through the Syncer without syncing, then
+//     call Syncer.Sync once. On Linux that is a single syncfs(2) on the
+//     workspace's filesystem; elsewhere (macOS) each file is fsynced as it
+//     is written, and each directory touched and each file noted with
+//     Syncer.Wrote at Sync;
 //   - a stage at a time (a driver's answers to a message, see Stage): on
 //     Linux written without syncing and made durable by one syncfs(2) at
 //     Commit; elsewhere each file is fsynced as it is written (or at
 //     Commit for the files a program wrote itself), then the stage
 //     directory and tmp/ at Commit, without Sync.
 //
-// A caller reports a batch as delivered only after Sync returned.
+// A caller reports a batch as delivered only after Sync returned. A file
+// written or renamed around the Syncer (os.WriteFile, os.Rename) is made
+// durable by Sync on Linux only: use the Syncer's methods.
 
 // Syncer makes the writes and renames of a batch durable together.
 type Syncer struct {
@@ -37,8 +42,13 @@ type Syncer struct {
 	// root's name). It may be called from several goroutines at once.
 	onSync func(path string)
 
-	mu   sync.Mutex
-	dirs map[string]struct{}
+	// syncing makes per-file Syncs take turns: a Sync that finds nothing
+	// left to sync returns only once the one syncing its writes is done.
+	syncing sync.Mutex
+
+	mu    sync.Mutex
+	dirs  map[string]struct{}   // directories to fsync at the next Sync
+	files map[*os.File]struct{} // open files to fsync at the next Sync
 }
 
 // NewSyncer returns a Syncer for the filesystem holding root (a
@@ -48,11 +58,12 @@ func NewSyncer(root string) (*Syncer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Syncer{root: f, perFile: !haveSyncfs, dirs: make(map[string]struct{})}, nil
+	return &Syncer{root: f, perFile: !haveSyncfs, dirs: make(map[string]struct{}), files: make(map[*os.File]struct{})}, nil
 }
 
 // Sync makes every write and rename done through the Syncer since the last
-// Sync durable.
+// Sync durable. Without syncfs, a directory removed since it was touched
+// is skipped, and what failed to sync is tried again at the next Sync.
 func (s *Syncer) Sync() error {
 	if !s.perFile {
 		err := syncfs(s.root)
@@ -61,13 +72,24 @@ func (s *Syncer) Sync() error {
 		}
 		return err
 	}
+	s.syncing.Lock()
+	defer s.syncing.Unlock()
 	s.mu.Lock()
-	dirs := s.dirs
-	s.dirs = make(map[string]struct{})
+	dirs, files := s.dirs, s.files
+	s.dirs, s.files = make(map[string]struct{}), make(map[*os.File]struct{})
 	s.mu.Unlock()
 	var errs []error
+	for f := range files {
+		if err := f.Sync(); err != nil {
+			errs = append(errs, err)
+			s.wrote(f)
+		}
+	}
 	for d := range dirs {
-		errs = append(errs, s.syncDir(d))
+		if err := s.syncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			s.dirty(d)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -109,6 +131,20 @@ func (s *Syncer) noteSync(path string) {
 	if s.onSync != nil {
 		s.onSync(path)
 	}
+}
+
+// Wrote notes that f, a file kept open, has been written to: the writes
+// are durable once Sync returns. f must stay open until then.
+func (s *Syncer) Wrote(f *os.File) {
+	if s.perFile {
+		s.wrote(f)
+	}
+}
+
+func (s *Syncer) wrote(f *os.File) {
+	s.mu.Lock()
+	s.files[f] = struct{}{}
+	s.mu.Unlock()
 }
 
 // Close releases the Syncer's directory handle.

@@ -39,8 +39,9 @@ func openJournal(path string) (*journal, error) {
 	return &journal{f: f}, nil
 }
 
-// append writes entries, one JSON line each, in one write.
-func (j *journal) append(entries []workspace.Entry) error {
+// append writes entries, one JSON line each, in one write; they are
+// durable once s.Sync returns.
+func (j *journal) append(entries []workspace.Entry, s *mailbox.Syncer) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -53,6 +54,7 @@ func (j *journal) append(entries []workspace.Entry) error {
 		}
 	}
 	_, err := j.f.Write(b.Bytes())
+	s.Wrote(j.f)
 	return err
 }
 

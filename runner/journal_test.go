@@ -7,17 +7,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
+// newSyncer returns a Syncer for the filesystem holding dir.
+func newSyncer(t *testing.T, dir string) *mailbox.Syncer {
+	t.Helper()
+	s, err := mailbox.NewSyncer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestFollowJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	s := newSyncer(t, filepath.Dir(path))
 	j, err := openJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.close()
-	if err := j.append([]workspace.Entry{{ID: "first", Outcome: workspace.Delivered}}); err != nil {
+	if err := j.append([]workspace.Entry{{ID: "first", Outcome: workspace.Delivered}}, s); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -45,11 +58,11 @@ func TestFollowJournal(t *testing.T) {
 	}
 	f.WriteString(`{"id":"sec`)
 	f.Close()
-	if err := j.append([]workspace.Entry{{ID: "third"}}); err != nil {
+	if err := j.append([]workspace.Entry{{ID: "third"}}, s); err != nil {
 		t.Fatal(err)
 	}
 	// The half line and "third" were joined into one bad line: skipped.
-	if err := j.append([]workspace.Entry{{ID: "fourth"}}); err != nil {
+	if err := j.append([]workspace.Entry{{ID: "fourth"}}, s); err != nil {
 		t.Fatal(err)
 	}
 	expect("fourth")
@@ -64,11 +77,12 @@ func TestOpenJournalEndsCutLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"id":"a"}`+"\n"+`{"id":"b`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s := newSyncer(t, filepath.Dir(path))
 	j, err := openJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.append([]workspace.Entry{{ID: "c"}}); err != nil {
+	if err := j.append([]workspace.Entry{{ID: "c"}}, s); err != nil {
 		t.Fatal(err)
 	}
 	j.close()

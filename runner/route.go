@@ -245,7 +245,7 @@ func (b *batch) finish() error {
 			lines = append(lines, *e)
 		}
 	}
-	if err := r.journal.append(lines); err != nil {
+	if err := r.journal.append(lines, r.syncer); err != nil {
 		return r.failAll(done, b.now, fmt.Errorf("writing journal: %w", err))
 	}
 	for _, a := range done {

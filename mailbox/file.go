@@ -1,5 +1,3 @@
-//go:build unix
-
 package mailbox
 
 import (
@@ -122,7 +120,7 @@ func writeAll(fd int, data []byte, sync bool) error {
 		off += n
 	}
 	if sync {
-		return unix.Fsync(fd)
+		return fsync(fd)
 	}
 	return nil
 }
