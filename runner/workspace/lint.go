@@ -10,7 +10,7 @@ import (
 
 // Lint returns what parley says about the workspace when it starts
 // without refusing to start: a route matching a type no skill defines, or
-// a field no type has; a route to a role nobody holds, or from one; and
+// a field none of the types it matches has; a route to a role nobody holds, or from one; and
 // a route that sends a type to agents its protocol does not list as
 // recipients. Such a route is the workspace owner's decision, and its
 // recipients get the message; the warning names the line of the protocol
@@ -42,10 +42,12 @@ func (w *Workspace) Lint() ([]string, error) {
 		if protocol == nil {
 			continue
 		}
+		// A route for any type matches informal messages too, which may
+		// carry any field: only the fields of the types named are known.
 		types := w.lintTypes(r, protocol, warn)
 		for _, field := range r.fieldNames() {
-			if !slices.ContainsFunc(types, func(t *skills.Type) bool { return hasField(t, field) }) {
-				warn(r, r.Key, "no %s has a field %q: the route applies only to messages that carry it anyway", typesLabel(r), field)
+			if len(r.Type) > 0 && !slices.ContainsFunc(types, func(t *skills.Type) bool { return hasField(t, field) }) {
+				warn(r, r.Key, "no type it matches (%s) has a field %q: the route applies only to messages that carry it anyway", strings.Join(r.Type, ", "), field)
 			}
 		}
 		w.lintRecipients(r, protocol, warn)
@@ -53,17 +55,10 @@ func (w *Workspace) Lint() ([]string, error) {
 	return out, nil
 }
 
-// lintTypes returns the types of the protocol a route can match: those
-// it names, or every type; it warns about names no skill defines.
+// lintTypes returns the types of the protocol a route names, and warns
+// about names no skill defines.
 func (w *Workspace) lintTypes(r *Route, protocol *skills.Set, warn func(*Route, string, string, ...any)) []*skills.Type {
 	var types []*skills.Type
-	if len(r.Type) == 0 {
-		for _, name := range protocol.TypeNames() {
-			t, _, _ := protocol.Type(name)
-			types = append(types, t)
-		}
-		return types
-	}
 	for _, name := range r.Type {
 		t, _, ok := protocol.Type(name)
 		if !ok {
@@ -149,13 +144,6 @@ func hasField(t *skills.Type, name string) bool {
 		}
 	}
 	return false
-}
-
-func typesLabel(r *Route) string {
-	if len(r.Type) == 0 {
-		return "type of the protocol"
-	}
-	return "type it matches (" + strings.Join(r.Type, ", ") + ")"
 }
 
 func displayType(t *skills.Type) string {
