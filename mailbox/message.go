@@ -2,6 +2,8 @@
 // parses and writes messages (YAML frontmatter or tag-first), names them,
 // and moves them between the states of a mailbox (tmp, outbox, sent,
 // rejected, inbox, cur, done, dead) with renames that survive a crash.
+// Its frontmatter splitter, SplitFrontmatter, serves skills and character
+// sheets too.
 package mailbox
 
 import (
