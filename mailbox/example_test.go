@@ -1,6 +1,7 @@
 package mailbox_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -96,4 +97,20 @@ func ExampleReply() {
 	// reply_to: 20261121-101500.000001Z-alice-3fa9c2
 	// ---
 	// Ready.
+}
+
+func ExampleSplitFrontmatter() {
+	data := []byte("---\r\nname: dice\r\n---\r\n# Dice\r\n")
+	fm, err := mailbox.SplitFrontmatter(data)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("header: %q, bytes %d to %d\n", fm.Header, fm.HeaderStart, fm.HeaderEnd)
+	fmt.Printf("body: %q, from byte %d, line %d\n", fm.Body, fm.BodyStart, fm.BodyLine)
+	_, err = mailbox.SplitFrontmatter([]byte("---\nname: dice\n# Dice\n"))
+	fmt.Println(errors.Is(err, mailbox.ErrUnclosedFrontmatter))
+	// Output:
+	// header: "name: dice\r\n", bytes 5 to 17
+	// body: "# Dice\r\n", from byte 22, line 4
+	// true
 }

@@ -112,3 +112,51 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSplitFrontmatter checks what SplitFrontmatter promises: of a
+// frontmatter it finds, that its offsets give its header and body, that
+// the header holds no closing line and that the body starts on BodyLine
+// (checkSplit); of one it does not find, that the first line is not
+// "---" (ErrNoFrontmatter) or that no later line closes it
+// (ErrUnclosedFrontmatter). FuzzParse covers it too, through Parse.
+func FuzzSplitFrontmatter(f *testing.F) {
+	for _, s := range []string{
+		"---\nfrom: alice\n---\nHello.\n",
+		"---\r\nfrom: alice\r\n---\r\nline one\r\n",
+		"\uFEFF---\nfrom: alice\n...\nHello.\n",
+		"---\n---\n",
+		"--- \t\nfrom: alice\n---  \r\nintro\n---\nmore\n",
+		"---\nfrom: alice\n---",
+		"---\nfrom: alice\nnever closed\n",
+		"---",
+		"[NARRATIVE]\n\nThe door creaks open.\n",
+		"\n---\n---\n",
+		"",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fm, err := SplitFrontmatter(data)
+		first, _ := cutLine(bytes.TrimPrefix(data, bom))
+		switch {
+		case err == nil:
+			checkSplit(t, data, fm)
+		case errors.Is(err, ErrNoFrontmatter):
+			if isDelimiter(first, "---") {
+				t.Fatalf("SplitFrontmatter(%q) = %v, but the first line %q opens a frontmatter", data, err, first)
+			}
+		case errors.Is(err, ErrUnclosedFrontmatter):
+			if !isDelimiter(first, "---") {
+				t.Fatalf("SplitFrontmatter(%q) = %v, but the first line %q opens no frontmatter", data, err, first)
+			}
+			lines := bytes.Split(data, []byte("\n"))
+			for _, l := range lines[1:] {
+				if isDelimiter(l, "---") || isDelimiter(l, "...") {
+					t.Fatalf("SplitFrontmatter(%q) = %v, but line %q closes it", data, err, l)
+				}
+			}
+		default:
+			t.Fatalf("SplitFrontmatter(%q) error = %v, want ErrNoFrontmatter or ErrUnclosedFrontmatter", data, err)
+		}
+	})
+}

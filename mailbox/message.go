@@ -2,6 +2,8 @@
 // parses and writes messages (YAML frontmatter or tag-first), names them,
 // and moves them between the states of a mailbox (tmp, outbox, sent,
 // rejected, inbox, cur, done, dead) with renames that survive a crash.
+// Its frontmatter splitter, SplitFrontmatter, serves skills and character
+// sheets too.
 package mailbox
 
 import (
@@ -149,14 +151,14 @@ func Parse(data []byte) (*Message, error) {
 		i := firstInvalidUTF8(data)
 		return nil, &ParseError{Line: lineAt(data, i), Err: fmt.Errorf("%w: invalid UTF-8 at offset %d", ErrBinary, i)}
 	}
-	text := data
-	if bytes.HasPrefix(text, []byte("\uFEFF")) {
-		text = text[3:]
-	}
-	first, rest := cutLine(text)
+	text := bytes.TrimPrefix(data, bom)
+	first, _ := cutLine(text)
+	fm, err := SplitFrontmatter(text)
 	switch {
-	case isDelimiter(first, "---"):
-		return parseFrontmatter(rest)
+	case err == nil:
+		return parseFrontmatter(fm)
+	case errors.Is(err, ErrUnclosedFrontmatter):
+		return nil, &ParseError{Line: 1, Field: "header", Err: err}
 	case tagLine.Match(first):
 		return parseTagFirst(text, 1)
 	}
@@ -166,24 +168,16 @@ func Parse(data []byte) (*Message, error) {
 	return nil, &ParseError{Line: 1, Err: ErrNoHeader}
 }
 
-// parseFrontmatter parses the text after an opening "---" line: the header
-// runs to the next "---" (or "...") line, and the body is everything after.
-func parseFrontmatter(rest []byte) (*Message, error) {
-	for off := 0; off < len(rest); {
-		l, _ := cutLine(rest[off:])
-		next := off + len(l) + eolLen(rest[off+len(l):])
-		if isDelimiter(l, "---") || isDelimiter(l, "...") {
-			m, err := newParsed(rest[:off], 2)
-			if err != nil {
-				return nil, err
-			}
-			m.Body = rest[next:]
-			m.attachTagText(2 + bytes.Count(rest[:next], []byte("\n")))
-			return m, nil
-		}
-		off = next
+// parseFrontmatter parses a frontmatter message: the header, then the
+// body as it is written.
+func parseFrontmatter(fm Frontmatter) (*Message, error) {
+	m, err := newParsed(fm.Header, 2)
+	if err != nil {
+		return nil, err
 	}
-	return nil, &ParseError{Line: 1, Field: "header", Err: errors.New("frontmatter is never closed: add a '---' line after the header")}
+	m.Body = fm.Body
+	m.attachTagText(fm.BodyLine)
+	return m, nil
 }
 
 // parseTagFirst parses a tag-first message: text starts with its "[TAG]"
@@ -795,10 +789,6 @@ func eolLen(text []byte) int {
 		return 1
 	}
 	return 0
-}
-
-func isDelimiter(line []byte, delim string) bool {
-	return string(bytes.TrimRight(line, " \t\r")) == delim
 }
 
 func lineAt(data []byte, offset int) int {

@@ -83,6 +83,11 @@ type pendingWhen struct {
 	field, value string
 }
 
+// frontmatter reads the skill's name, description and version from the
+// document's frontmatter, and returns the markdown body after it and the
+// line it starts on. mailbox.Parse reads and checks the header, as it does
+// a message's; mailbox.SplitFrontmatter says where the body starts. A
+// document without frontmatter is all body.
 func (p *parser) frontmatter(data []byte) (body []byte, bodyLine int) {
 	m, err := mailbox.Parse(data)
 	if errors.Is(err, mailbox.ErrNoHeader) || err == nil && m.Tag != "" {
@@ -123,8 +128,12 @@ func (p *parser) frontmatter(data []byte) (body []byte, bodyLine int) {
 	if s.Description == "" {
 		p.problem(1, "frontmatter: description: missing", true)
 	}
-	start := len(data) - len(m.Body)
-	return m.Body, bytes.Count(data[:start], []byte("\n")) + 1
+	// Parse read the header of a frontmatter, so the split finds it.
+	fm, err := mailbox.SplitFrontmatter(data)
+	if err != nil {
+		return data, 1
+	}
+	return fm.Body, fm.BodyLine
 }
 
 // nameFromSource makes a skill name of a file name: "send-message-tool.md"

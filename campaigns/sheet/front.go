@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/parley-dev/parley/mailbox"
 )
 
 // front holds where a frontmatter-layout sheet writes each value, as
@@ -36,21 +38,16 @@ type fItem struct {
 	tx   itemText   // a string item's reading
 }
 
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-// splitFrontmatter finds YAML frontmatter: a first line "---" and a later
-// line "---" or "...". Without the closing line there is none.
+// splitFrontmatter finds YAML frontmatter as messages have it (see
+// mailbox.SplitFrontmatter): a first line "---" and a later line "---" or
+// "...". Without the closing line there is none, and the sheet is read in
+// the tables layout.
 func (p *parsed) splitFrontmatter() *front {
-	first := strings.TrimRight(string(bytes.TrimPrefix([]byte(p.text(0)), utf8BOM)), " \t")
-	if first != "---" {
+	fm, err := mailbox.SplitFrontmatter(p.data)
+	if err != nil {
 		return nil
 	}
-	for i := 1; i < len(p.ls); i++ {
-		if t := strings.TrimRight(p.text(i), " \t"); t == "---" || t == "..." {
-			return &front{start: p.next(0), end: p.ls[i], line0: 1, bodyLine: i + 1}
-		}
-	}
-	return nil
+	return &front{start: fm.HeaderStart, end: fm.HeaderEnd, line0: 1, bodyLine: fm.BodyLine - 1}
 }
 
 // yamlError is a frontmatter that is not YAML.

@@ -227,3 +227,52 @@ func TestFrontmatterReturns(t *testing.T) {
 		t.Errorf("the torch is still written:\n%s", d.Bytes())
 	}
 }
+
+// TestFrontmatterSplit checks which layout each way of writing the
+// frontmatter's delimiter lines gives (they are split as messages are,
+// by mailbox.SplitFrontmatter), and that SetHP edits the hp line of each.
+func TestFrontmatterSplit(t *testing.T) {
+	const table = "| **Hit Points** | 4/9 |\n"
+	for _, tt := range []struct {
+		name, src string
+		layout    sheet.Layout
+		want      []string // lines SetHP(2) changes
+	}{
+		{"plain", "---\nhp: 3\nmax_hp: 5\n---\n# Tilda\n", sheet.Frontmatter,
+			[]string{"-hp: 3\n", "+hp: 2\n"}},
+		{"byte order mark", "\uFEFF---\nhp: 3\nmax_hp: 5\n---\n# Tilda\n", sheet.Frontmatter,
+			[]string{"-hp: 3\n", "+hp: 2\n"}},
+		{"CRLF closed by ...", "---\r\nhp: 3\r\nmax_hp: 5\r\n...\r\n# Tilda\r\n", sheet.Frontmatter,
+			[]string{"-hp: 3\r\n", "+hp: 2\r\n"}},
+		{"trailing spaces on the delimiters", "--- \nhp: 3\nmax_hp: 5\n---\t\n# Tilda\n", sheet.Frontmatter,
+			[]string{"-hp: 3\n", "+hp: 2\n"}},
+		{"closing line without a line break", "---\nhp: 3\nmax_hp: 5\n---", sheet.Frontmatter,
+			[]string{"-hp: 3\n", "+hp: 2\n"}},
+		{"closing line ending in a carriage return, without a line feed", "---\nhp: 3\nmax_hp: 5\n---\r", sheet.Frontmatter,
+			[]string{"-hp: 3\n", "+hp: 2\n"}},
+		{"--- in the prose", "---\nhp: 3\nmax_hp: 5\n---\n# Tilda\n---\nhp: 7\n", sheet.Frontmatter,
+			[]string{"-hp: 3\n", "+hp: 2\n"}},
+		{"unclosed: read as tables", "---\ntags: [pc]\n" + table, sheet.Tables,
+			[]string{"-| **Hit Points** | 4/9 |\n", "+| **Hit Points** | 2/9 |\n"}},
+		{"empty frontmatter: read as tables", "---\n---\n" + table, sheet.Tables,
+			[]string{"-| **Hit Points** | 4/9 |\n", "+| **Hit Points** | 2/9 |\n"}},
+		{"indented opening line: no frontmatter", " ---\nhp: 3\n---\n" + table, sheet.Tables,
+			[]string{"-| **Hit Points** | 4/9 |\n", "+| **Hit Points** | 2/9 |\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := sheet.Parse("party/tilda-brannock.md", []byte(tt.src))
+			if err != nil {
+				t.Fatalf("Parse = %v", err)
+			}
+			if d.Layout != tt.layout {
+				t.Errorf("Parse: layout %v, want %v", d.Layout, tt.layout)
+			}
+			if err := d.SetHP(2); err != nil {
+				t.Fatalf("SetHP(2) = %v", err)
+			}
+			if diff := cmp.Diff(tt.want, lineDiff(tt.src, string(d.Bytes()))); diff != "" {
+				t.Errorf("SetHP(2): changed lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
