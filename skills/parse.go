@@ -308,13 +308,19 @@ func (p *parser) prose(txt string, line int) {
 		p.bullet(txt, line)
 		return
 	}
-	for _, m := range typeMention.FindAllStringSubmatch(txt, -1) {
-		t := p.typeNamed(m[1], line)
-		if t.Section == "" {
-			t.Section, t.path = p.section(), p.headingPath()
+	// Cheap looks for the words each pattern needs keep the patterns off
+	// most paragraphs: reading a skill is on the path of every command
+	// that checks a message.
+	lower := strings.ToLower(txt)
+	if strings.Contains(txt, "`type:") {
+		for _, m := range typeMention.FindAllStringSubmatch(txt, -1) {
+			t := p.typeNamed(m[1], line)
+			if t.Section == "" {
+				t.Section, t.path = p.section(), p.headingPath()
+			}
 		}
 	}
-	if noBroadcast.MatchString(txt) {
+	if (strings.Contains(lower, "broadcast") || strings.Contains(lower, "direct only")) && noBroadcast.MatchString(txt) {
 		if p.cur != nil {
 			p.cur.NoBroadcast = true
 		} else {
@@ -381,6 +387,10 @@ var (
 // the roles before its verb, and speaks of visibility or of every
 // message. It returns nil for any other sentence.
 func observers(txt string) []string {
+	lower := strings.ToLower(txt)
+	if !strings.Contains(lower, "see") && !strings.Contains(lower, "captur") && !strings.Contains(lower, "a copy of") {
+		return nil
+	}
 	loc := seesVerb.FindStringIndex(txt)
 	if loc == nil {
 		return nil

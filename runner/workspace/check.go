@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/parley-dev/parley/mailbox"
 )
@@ -101,26 +100,9 @@ type Refusal struct {
 }
 
 // Error formats the refusal as "file:line: field: reason", leaving out
-// what is not known.
+// what is not known, as every error about a message file reads.
 func (f *Refusal) Error() string {
-	var b strings.Builder
-	if f.File != "" {
-		b.WriteString(f.File)
-		b.WriteString(":")
-	}
-	if f.Line > 0 {
-		b.WriteString(strconv.Itoa(f.Line))
-		b.WriteString(":")
-	}
-	if b.Len() > 0 {
-		b.WriteString(" ")
-	}
-	if f.Field != "" {
-		b.WriteString(f.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(f.Reason)
-	return b.String()
+	return (&mailbox.ParseError{Path: f.File, Line: f.Line, Field: f.Field, Err: errors.New(f.Reason)}).Error()
 }
 
 // RefusalOf turns the error of reading or parsing a message file into a
