@@ -1,3 +1,8 @@
+// Package runner is parley's engine: it watches every agent's outbox,
+// has each message checked by the workspace (workspace.Check), delivers it
+// durably to its recipients, writes one journal line per decision, and
+// runs the agents' drivers on what they receive. What a workspace is, and
+// what a valid message is, belong to runner/workspace.
 package runner
 
 import (
