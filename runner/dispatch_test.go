@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,6 +239,39 @@ func TestBuiltinDriver(t *testing.T) {
 	}
 	if _, err := Open(ws, Options{}); err == nil || !strings.Contains(err.Error(), `unknown handler "shout"`) {
 		t.Errorf("Open without the handler = %v", err)
+	}
+}
+
+// TestBuiltinErrors: a built-in handler's error that comes again with
+// the same message goes to dead/ at once; one that may pass (the disk
+// failing for now) is tried again, and passes.
+func TestBuiltinErrors(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: picky, driver: builtin, handler: picky, retries: 2}\n")
+	tries := map[string]int{}
+	handlers := Handlers{"picky": HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+		body := strings.TrimSpace(string(d.Message.Body))
+		tries[body]++
+		switch {
+		case body == "malformed":
+			return nil, errors.New("scene_number: \"five\" is not a scene number")
+		case body == "disk" && tries[body] == 1:
+			return nil, &fs.PathError{Op: "write", Path: "story-state.md", Err: syscall.ENOSPC}
+		}
+		return nil, nil
+	})}
+	send(t, ws, "boss", "picky", "malformed")
+	send(t, ws, "boss", "picky", "disk")
+	if _, err := runIdle(t, ws, Options{Handlers: handlers}); err != nil {
+		t.Fatal(err)
+	}
+	if tries["malformed"] != 1 || tries["disk"] != 2 {
+		t.Errorf("tries = %v, want malformed once (no retry can fix it), disk twice", tries)
+	}
+	if d := cmp.Diff([]string{"malformed"}, bodies(t, ws, "picky", mailbox.Dead)); d != "" {
+		t.Errorf("dead/ (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"disk"}, bodies(t, ws, "picky", mailbox.Done)); d != "" {
+		t.Errorf("done/ (-want +got):\n%s", d)
 	}
 }
 

@@ -328,7 +328,7 @@ func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	defer cancel()
 	msgs, err := b.handler.Handle(ctx, d)
 	if err != nil {
-		return nil, &HandleError{Err: err, ExitCode: -1}
+		return nil, &HandleError{Err: err, ExitCode: -1, Permanent: !mayPass(err)}
 	}
 	out := make([][]byte, 0, len(msgs))
 	for _, m := range msgs {
@@ -338,3 +338,25 @@ func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 }
 
 func (b *builtinDriver) close() error { return nil }
+
+// mayPass reports whether a built-in handler's error may pass on a later
+// try: the disk or the system failing for now (out of space, an I/O
+// error, a permission a person may fix, too many open files), or the
+// handler's time running out. Any other error — a malformed field, a
+// missing sheet — comes again with the same message, so the message goes
+// to dead/ at once with it.
+func mayPass(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return false
+	}
+	switch errno {
+	case syscall.EIO, syscall.ENOSPC, syscall.EDQUOT, syscall.EAGAIN, syscall.EINTR, syscall.EBUSY,
+		syscall.EMFILE, syscall.ENFILE, syscall.EACCES, syscall.EPERM, syscall.EROFS, syscall.ENOMEM:
+		return true
+	}
+	return false
+}

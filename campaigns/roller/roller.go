@@ -2,10 +2,14 @@
 // message asks for and answers the sender with a [DICE_RESULT] in the D&D
 // protocol's notation ("1d20+5 = [8]+5 = 13").
 //
-// The request names the dice in a `dice:` or `roll:` field, or on the
-// first line of its body; `dc:` judges the total (success, failure, and
-// on a d20 check critical_success or critical_failure); `character:` and
-// `check:` are carried into the answer. A request that cannot be rolled
+// A roll request names the dice in a `dice:` or `roll:` field, or, sent to
+// the dice agent itself rather than broadcast, on the first line of its
+// body (after the fields of a tag-first message). A broadcast without a
+// dice field — a [NARRATIVE] — is not a request, and is not answered. `dc:` judges the total (success, failure, and on a d20
+// check critical_success or critical_failure). With `character:` and
+// `check:` the answer is a [DICE_RESULT], as the D&D protocol writes one;
+// without them it is an informal answer with the same roll, dc and result
+// fields (a [DICE_RESULT] requires both). A request that cannot be rolled
 // is answered with the reason, as text, so that the one who asked can fix
 // it.
 package roller
@@ -36,7 +40,10 @@ func New(src dice.Source) *Roller { return &Roller{src: src} }
 
 // Handle answers one request, delivered to the dice agent.
 func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
-	expr := request(in)
+	expr, asked := request(in)
+	if !asked {
+		return nil, nil // not a roll request: nothing to answer
+	}
 	var body strings.Builder
 	out := mailbox.Reply(in, nil)
 	if expr == "" {
@@ -62,10 +69,14 @@ func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 		out.Body = []byte(body.String())
 		return []*mailbox.Message{out}, nil
 	}
-	out.Set("type", ResultType)
-	for _, k := range []string{"character", "check"} {
-		if v, ok := in.Payload().Get(k); ok {
-			out.Set(k, v)
+	character, _ := in.Payload().Get("character")
+	check, _ := in.Payload().Get("check")
+	if character != "" && check != "" {
+		out.Set("type", ResultType)
+	}
+	for _, f := range [][2]string{{"character", character}, {"check", check}} {
+		if f[1] != "" {
+			out.Set(f[0], f[1])
 		}
 	}
 	out.Set("roll", res.Roll)
@@ -81,17 +92,23 @@ func (r *Roller) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 	return []*mailbox.Message{out}, nil
 }
 
-// request returns the dice a message asks for.
-func request(m *mailbox.Message) string {
+// request returns the dice a message asks for, and whether it is a roll
+// request at all: one with a dice: or roll: field, or one sent to the
+// dice agent rather than broadcast, whose body's first line holds the
+// dice.
+func request(m *mailbox.Message) (expr string, asked bool) {
 	for _, k := range []string{"dice", "roll"} {
-		if v, ok := m.Payload().Get(k); ok && strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
+		if v, ok := m.Payload().Get(k); ok {
+			return strings.TrimSpace(v), true
 		}
+	}
+	if to, _ := m.Header().Get("to"); to == "*" {
+		return "", false
 	}
 	for _, line := range strings.Split(string(m.Body), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
-			return line
+			return line, true
 		}
 	}
-	return ""
+	return "", true
 }

@@ -95,3 +95,36 @@ func TestRollFromTaggedBody(t *testing.T) {
 		t.Errorf("character = %q", c)
 	}
 }
+
+// TestOnlyRequests: a broadcast is not a roll request, and a [NARRATIVE]
+// to everyone is not answered.
+func TestOnlyRequests(t *testing.T) {
+	r := New(dice.Seeded(1))
+	for _, text := range []string{
+		"---\nfrom: gm\nto: \"*\"\ntype: NARRATIVE\n---\n[NARRATIVE]\n\nRain hammers the roof.\n",
+		"---\nfrom: gm\nto: \"*\"\n---\n1d20\n",
+	} {
+		m, err := mailbox.Parse([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.Handle(context.Background(), m)
+		if err != nil || len(out) != 0 {
+			t.Errorf("%q: answered %d messages (%v), want none", text, len(out), err)
+		}
+	}
+}
+
+// TestResultNeedsCharacterAndCheck: the protocol's [DICE_RESULT] requires
+// both; without them the answer is informal, with the same fields.
+func TestResultNeedsCharacterAndCheck(t *testing.T) {
+	got := ask(t, New(dice.Seeded(1)), "---\nfrom: gm\ndice: 1d20\ncharacter: tilda-brannock\ndc: 10\n---\n")
+	if got.Header().Has("type") {
+		t.Errorf("answered with a type without a check: %s", got.Bytes())
+	}
+	for _, k := range []string{"roll", "dc", "result", "character"} {
+		if !got.Payload().Has(k) {
+			t.Errorf("the informal answer has no %s: %s", k, got.Bytes())
+		}
+	}
+}
