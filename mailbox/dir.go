@@ -218,7 +218,7 @@ func (d Dir) IsSent(id string) bool {
 // symbolic links, pipes and devices are safe to reject. The move is durable
 // once s.Sync returns.
 func (d Dir) Reject(name string, modified time.Time, reason string, s *Syncer) (string, error) {
-	base := modified.UTC().Format("20060102-150405.000000Z") + "-" + truncateName(name, 180)
+	base := modified.UTC().Format(rejectedStamp) + "-" + truncateName(name, 180)
 	target := base
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(d.Path(Rejected, target)); errors.Is(err, fs.ErrNotExist) {
@@ -248,6 +248,63 @@ func (d Dir) writeReason(state, name, reason string, sync bool) error {
 		return err
 	}
 	return os.Rename(tmp, d.Path(state, name+ReasonSuffix))
+}
+
+// rejectedStamp is the time that starts the name of a rejected file.
+const rejectedStamp = "20060102-150405.000000Z"
+
+// ErrExists is the error for a move that would replace a file.
+var ErrExists = errors.New("a file of that name is there already")
+
+// Unreject puts a rejected file back into the outbox, under the name it
+// was sent with, and removes its reason: a person fixed it and sends it
+// again. It returns the file's path in the outbox. A file of that name in
+// the outbox is not replaced (ErrExists).
+func (d Dir) Unreject(name string) (string, error) {
+	original := name
+	if len(name) > len(rejectedStamp)+1 && name[len(rejectedStamp)] == '-' {
+		if _, err := time.Parse(rejectedStamp, name[:len(rejectedStamp)]); err == nil {
+			original = name[len(rejectedStamp)+1:]
+		}
+	}
+	dst := d.Path(Outbox, original)
+	if err := d.moveBack(d.Path(Rejected, name), dst); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+// Revive puts a message given up on back into the inbox (dead/ -> inbox/)
+// and removes its reason: its agent handles it again.
+func (d Dir) Revive(id string) error {
+	return d.moveBack(d.Path(Dead, FileName(id)), d.Path(Inbox, FileName(id)))
+}
+
+// moveBack moves a refused or dead file to dst, never over a file there,
+// removes the reason beside it, and makes both directories durable.
+func (d Dir) moveBack(src, dst string) error {
+	if _, err := os.Lstat(src); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %s/%s: %w", d.Agent(), filepath.Base(filepath.Dir(src)), filepath.Base(src), ErrNotFound)
+		}
+		return err
+	}
+	if err := os.Link(src, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s: %w", dst, ErrExists)
+		}
+		return err
+	}
+	if err := os.Remove(src); err != nil {
+		return err
+	}
+	if err := os.Remove(src + ReasonSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(src))
 }
 
 // Claim moves a message from inbox/ to cur/: its handler has taken it. The
@@ -304,7 +361,8 @@ type Entry struct {
 
 // List returns the files in a state directory, sorted by name (for
 // messages named by id, the order they were sent in). Reason files are not
-// listed; their first line is in Entry.Reason. Entries that vanish while
+// listed, even one whose message was moved away; their first line is in
+// the Entry.Reason of the file they are beside. Entries that vanish while
 // listing are skipped.
 func (d Dir) List(state string) ([]Entry, error) {
 	dir := filepath.Join(string(d), state)
@@ -319,8 +377,8 @@ func (d Dir) List(state string) ([]Entry, error) {
 	var out []Entry
 	for _, de := range des {
 		n := de.Name()
-		if strings.HasSuffix(n, ReasonSuffix) && names[strings.TrimSuffix(n, ReasonSuffix)] {
-			continue
+		if strings.HasSuffix(n, ReasonSuffix) {
+			continue // a reason, never a message: beside its file, or left by one moved away
 		}
 		info, err := de.Info()
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -52,10 +51,7 @@ func composeCommand(e *env) *cli.Command {
 				}
 			}
 			tmpl := template(t, from, to)
-			editor := os.Getenv("VISUAL")
-			if editor == "" {
-				editor = os.Getenv("EDITOR")
-			}
+			editor := editorOf()
 			if editor == "" || c.Bool("print") || !isTerminal(e.stdin) && !c.Bool("edit") {
 				_, err := fmt.Fprint(e.stdout, tmpl.text)
 				return err
@@ -252,11 +248,8 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 	if err := os.WriteFile(path, []byte(tmpl.text), 0o644); err != nil {
 		return err
 	}
-	args := strings.Fields(editor)
-	cmd := exec.Command(args[0], append(args[1:], path)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w (the draft is in %s)", editor, err, path)
+	if err := runEditor(editor, path); err != nil {
+		return fmt.Errorf("%w (the draft is in %s)", err, path)
 	}
 	written, err := os.ReadFile(path)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func readCommand(e *env) *cli.Command {
@@ -30,14 +31,17 @@ func readCommand(e *env) *cli.Command {
 			arg := c.Args().First()
 			path := arg
 			if _, err := os.Lstat(arg); err != nil {
-				if !mailbox.IsID(arg) {
-					return fmt.Errorf("%s: no such file, and not a message id", arg)
+				if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".md") {
+					return err // a path, not an id
 				}
-				ws, err := openWorkspace(c)
+				ws, werr := openWorkspace(c)
+				if werr != nil {
+					return werr
+				}
+				if path, err = ws.FindMessage(arg); errors.Is(err, workspace.ErrMessageNotFound) && !mailbox.IsID(arg) {
+					return fmt.Errorf("%s: no such file, and no message id starts or ends with it", arg)
+				}
 				if err != nil {
-					return err
-				}
-				if path, err = ws.FindMessage(arg); err != nil {
 					return err
 				}
 			}

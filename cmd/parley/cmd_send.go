@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -56,11 +58,7 @@ func sendCommand(e *env) *cli.Command {
 				JSON:    c.Bool("json"),
 			}
 			if c.IsSet("body") {
-				body := c.String("body")
-				if body != "" && !strings.HasSuffix(body, "\n") {
-					body += "\n"
-				}
-				opts.Body = &body
+				opts.Body = text(withNewline(c.String("body")))
 			}
 			return runSend(e, ws, opts)
 		},
@@ -72,6 +70,13 @@ type sendOptions struct {
 	To, CC, Fields           []string
 	Body                     *string // nil: read stdin
 	DryRun, NoCheck, JSON    bool
+	// Answers, when set, is the message this one answers (parley reply):
+	// it goes to that message's sender, with reply_to and thread set.
+	Answers *mailbox.Message
+	// Edit opens $VISUAL or $EDITOR for the body when stdin is a
+	// terminal, with Quote shown in a comment that is taken out.
+	Edit  bool
+	Quote string
 }
 
 var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
@@ -99,7 +104,7 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	} else if opts.DryRun {
 		return usagef("--dry-run checks the message: leave out --no-check")
 	}
-	body, err := readBody(e, opts.Body)
+	body, err := readBody(e, ws, opts)
 	if err != nil {
 		return err
 	}
@@ -203,12 +208,16 @@ func showVerdict(e *env, v *workspace.Verdict, asJSON bool) error {
 }
 
 // readBody returns the body given with --body, or reads it from stdin,
-// saying so when stdin is a terminal.
-func readBody(e *env, body *string) ([]byte, error) {
-	if body != nil {
-		return []byte(*body), nil
+// saying so when stdin is a terminal; with opts.Edit and a terminal, it
+// opens $VISUAL or $EDITOR instead, when one is set.
+func readBody(e *env, ws *workspace.Workspace, opts sendOptions) ([]byte, error) {
+	if opts.Body != nil {
+		return []byte(*opts.Body), nil
 	}
 	if isTerminal(e.stdin) {
+		if editor := editorOf(); opts.Edit && editor != "" {
+			return editBody(ws.Mailbox(opts.From), editor, opts.Quote)
+		}
 		fmt.Fprintln(e.stderr, "parley: reading the message body from the terminal; end it with Ctrl-D")
 	}
 	b, err := io.ReadAll(e.stdin)
@@ -216,6 +225,49 @@ func readBody(e *env, body *string) ([]byte, error) {
 		return nil, fmt.Errorf("reading the body from stdin: %w", err)
 	}
 	return b, nil
+}
+
+// editorOf returns the editor a person chose: $VISUAL, else $EDITOR.
+func editorOf() string {
+	if v := os.Getenv("VISUAL"); v != "" {
+		return v
+	}
+	return os.Getenv("EDITOR")
+}
+
+// editBody opens an editor on a draft in the sender's tmp/, holding quote
+// in a comment, and returns what was written without the comment. An
+// empty body means the person changed their mind: nothing is sent.
+func editBody(box mailbox.Dir, editor, quote string) ([]byte, error) {
+	comment := "<!-- write the message above; this note is taken out.\n" + strings.ReplaceAll(quote, "-->", "- ->") + "-->\n"
+	path := box.Path(mailbox.Tmp, "draft-"+(&mailbox.IDs{Now: time.Now}).New(box.Agent())+".md")
+	if err := os.WriteFile(path, []byte("\n"+comment), 0o644); err != nil {
+		return nil, err
+	}
+	defer os.Remove(path)
+	if err := runEditor(editor, path); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	body := strings.Replace(string(data), comment, "", 1)
+	if strings.TrimSpace(body) == "" {
+		return nil, errors.New("not sent: the message was left empty")
+	}
+	return []byte(strings.TrimLeft(body, "\n")), nil
+}
+
+// runEditor runs an editor, its command split at spaces, on path.
+func runEditor(editor, path string) error {
+	args := strings.Fields(editor)
+	cmd := exec.Command(args[0], append(args[1:], path)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", editor, err)
+	}
+	return nil
 }
 
 // buildMessage makes the message the flags describe, with no body yet.
@@ -240,6 +292,14 @@ func buildMessage(ws *workspace.Workspace, opts sendOptions) (*mailbox.Message, 
 		m = mailbox.New(nil)
 		if opts.Type != "" {
 			m.Set("type", opts.Type)
+		}
+	}
+	if opts.Answers != nil {
+		r := mailbox.Reply(opts.Answers, nil)
+		for _, key := range []string{"to", "reply_to", "thread"} {
+			if v, ok := r.Header().Get(key); ok && !(key == "to" && len(opts.To) > 0) {
+				m.Set(key, v)
+			}
 		}
 	}
 	for _, to := range []struct {

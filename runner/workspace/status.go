@@ -122,26 +122,18 @@ func (w *Workspace) Status() ([]AgentStatus, error) {
 // ErrMessageNotFound is the error when no mailbox holds a message id.
 var ErrMessageNotFound = errors.New("no mailbox holds this message")
 
-// FindMessage returns the path of a message by id: the copy in a
-// recipient's mailbox (inbox, cur, done, dead) if there is one, else the
-// sender's file (sent, or outbox before it is routed).
+// FindMessage returns the path of a message by id, or by a short id (see
+// ResolveID): the copy in a recipient's mailbox (inbox, cur, done, dead)
+// if there is one, else the sender's file (sent, or outbox before it is
+// routed).
 func (w *Workspace) FindMessage(id string) (string, error) {
-	if !mailbox.IsID(id) {
-		return "", fmt.Errorf("%q: %w", id, ErrMessageNotFound)
+	id, err := w.ResolveID(id)
+	if err != nil {
+		return "", err
 	}
-	name := mailbox.FileName(id)
-	for _, states := range [][]string{
-		{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead},
-		{mailbox.Sent, mailbox.Outbox},
-	} {
-		for _, a := range w.Config.Agents {
-			for _, st := range states {
-				p := w.Mailbox(a.Name).Path(st, name)
-				if _, err := os.Lstat(p); err == nil {
-					return p, nil
-				}
-			}
-		}
+	copies := w.Copies(id)
+	if len(copies) == 0 {
+		return "", fmt.Errorf("%s: %w", id, ErrMessageNotFound)
 	}
-	return "", fmt.Errorf("%s: %w", id, ErrMessageNotFound)
+	return copies[0].Path, nil
 }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+func doneCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "done",
+		Usage:     "mark messages handled: move them from an agent's inbox (or cur/) to done/",
+		ArgsUsage: "ID...",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "whose copy (default: the one agent that holds it in its inbox)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usagef("done needs the ID of a message (a short id works: its last six hex digits)")
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			if a := c.String("agent"); a != "" {
+				if err := ws.CheckAgent(a); err != nil {
+					return usagef("--agent: %v", err)
+				}
+			}
+			return runDone(e, ws, c.String("agent"), c.Args().Slice())
+		},
+	}
+}
+
+// runDone moves each message an agent received to its done/: the person
+// (or script) playing the agent has handled it.
+func runDone(e *env, ws *workspace.Workspace, agent string, args []string) error {
+	var errs []error
+	for _, arg := range args {
+		id, err := ws.ResolveID(arg)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c, err := ws.Received(id, agent, mailbox.Inbox, mailbox.Cur)
+		if err != nil {
+			errs = append(errs, doneAlready(ws, id, agent, err))
+			continue
+		}
+		box := ws.Mailbox(c.Agent)
+		if c.State == mailbox.Inbox {
+			if err := box.Claim(id); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := box.Finish(id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: done (%s)\n", id, ws.Short(box.Path(mailbox.Done, "")))
+	}
+	return errors.Join(errs...)
+}
+
+// doneAlready says so when a message is in done/ already, rather than
+// that it is not found.
+func doneAlready(ws *workspace.Workspace, id, agent string, err error) error {
+	if c, derr := ws.Received(id, agent, mailbox.Done); derr == nil {
+		return fmt.Errorf("%s: handled already (in %s)", id, ws.Short(c.Path))
+	}
+	return err
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+func replyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "reply",
+		Usage: "answer a message, as the agent that received it: to its sender, with reply_to and thread set; it is then marked handled",
+		UsageText: "parley reply ID [--body TEXT] [--type TYPE] [--field KEY=VALUE]...   (a short id works)\n" +
+			"   echo 'On my way.' | parley reply 2f322e",
+		ArgsUsage: "ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "whose copy it is, and who answers (default: the one agent that received it)"},
+			&cli.StringSliceFlag{Name: "cc", Usage: "copy the answer to `AGENT` too"},
+			&cli.StringFlag{Name: "type", Usage: "the answer's `TYPE` (default: none, an informal message)"},
+			&cli.StringFlag{Name: "signal", Usage: "the answer's `SIGNAL`"},
+			&cli.StringSliceFlag{Name: "field", Aliases: []string{"f"}, Usage: "a protocol field `KEY=VALUE`, as for send (repeat)"},
+			&cli.StringFlag{Name: "body", Usage: "the answer's `TEXT` (default: stdin, or $VISUAL/$EDITOR at a terminal)"},
+			&cli.BoolFlag{Name: "keep", Usage: "leave the message in the inbox: do not mark it handled"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the answer and say where it would go; write nothing"},
+			&cli.BoolFlag{Name: "no-check", Usage: "write the answer even if the router would refuse it"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if err := exactArgs(c, 1, "the ID of the message to answer (a short id works)"); err != nil {
+				return err
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			if a := c.String("agent"); a != "" {
+				if err := ws.CheckAgent(a); err != nil {
+					return usagef("--agent: %v", err)
+				}
+			}
+			opts := sendOptions{
+				CC:      c.StringSlice("cc"),
+				Type:    strings.Trim(c.String("type"), "[]"),
+				Signal:  c.String("signal"),
+				Fields:  c.StringSlice("field"),
+				DryRun:  c.Bool("dry-run"),
+				NoCheck: c.Bool("no-check"),
+				JSON:    c.Bool("json"),
+				Edit:    true,
+			}
+			if c.IsSet("body") {
+				opts.Body = text(withNewline(c.String("body")))
+			}
+			return runReply(e, ws, c.Args().First(), c.String("agent"), c.Bool("keep"), opts)
+		},
+	}
+}
+
+// runReply answers a message as the agent that received it, through the
+// same check and write as send, then marks the message handled.
+func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opts sendOptions) error {
+	id, err := ws.ResolveID(arg)
+	if err != nil {
+		return err
+	}
+	c, err := ws.Received(id, agent, mailbox.Inbox, mailbox.Cur, mailbox.Done)
+	if err != nil {
+		return err
+	}
+	data, err := mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return err
+	}
+	in, err := mailbox.Parse(data)
+	if err != nil {
+		return workspace.RefusalOf(c.Path, err)
+	}
+	if from, _ := in.Header().Get("from"); from == "" {
+		return fmt.Errorf("%s: says nobody sent it (no from:): there is no one to answer", ws.Short(c.Path))
+	}
+	opts.From, opts.Answers = c.Agent, in
+	opts.Quote = quote(in)
+	if err := runSend(e, ws, opts); err != nil || opts.DryRun || keep || c.State == mailbox.Done {
+		return err
+	}
+	return runDone(e.quiet(), ws, c.Agent, []string{id})
+}
+
+// quote is what an editor shows of the message being answered.
+func quote(m *mailbox.Message) string {
+	from, _ := m.Header().Get("from")
+	typ, _ := m.Header().Get("type")
+	var b strings.Builder
+	fmt.Fprintf(&b, "answering %s", from)
+	if typ != "" {
+		fmt.Fprintf(&b, " (%s)", typ)
+	}
+	b.WriteString(":\n")
+	for _, line := range strings.Split(strings.TrimRight(string(m.Content()), "\n"), "\n") {
+		b.WriteString("> " + line + "\n")
+	}
+	return b.String()
+}
+
+// withNewline ends a non-empty text with a line break.
+func withNewline(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
+}

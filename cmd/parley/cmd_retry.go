@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+func retryCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "retry",
+		Usage: "put a refused or given-up message back: a file in rejected/ into its outbox, a message in dead/ into its inbox; its .reason goes",
+		UsageText: "parley retry mailboxes/aria/rejected/FILE...   (fix the file first)\n" +
+			"   parley retry ID...   (a message in an agent's dead/; a short id works)",
+		ArgsUsage: "ID|FILE...",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "whose dead/ (default: the one agent that holds the message there)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usagef("retry needs a file in rejected/, or the ID of a message in dead/")
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			if a := c.String("agent"); a != "" {
+				if err := ws.CheckAgent(a); err != nil {
+					return usagef("--agent: %v", err)
+				}
+			}
+			return runRetry(e, ws, c.String("agent"), c.Args().Slice())
+		},
+	}
+}
+
+// runRetry puts each refused file back into its outbox, and each message
+// given up on back into its agent's inbox.
+func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) error {
+	var errs []error
+	for _, arg := range args {
+		if _, err := os.Lstat(arg); err == nil {
+			who, state, ok := ws.Locate(arg)
+			switch {
+			case ok && state == mailbox.Rejected:
+				dst, err := ws.Mailbox(who).Unreject(filepath.Base(arg))
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintf(e.stdout, "%s: back in %s\n", arg, ws.Short(dst))
+				continue
+			case ok && state == mailbox.Dead:
+				arg, _ = mailbox.IDFromName(filepath.Base(arg))
+				agent = who
+			default:
+				errs = append(errs, fmt.Errorf("%s: neither in an agent's rejected/ nor in its dead/", arg))
+				continue
+			}
+		}
+		id, err := ws.ResolveID(arg)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c, err := ws.Received(id, agent, mailbox.Dead)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := ws.Mailbox(c.Agent).Revive(id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: back in %s\n", id, ws.Short(ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))))
+	}
+	return errors.Join(errs...)
+}

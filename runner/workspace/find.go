@@ -1,0 +1,131 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// AmbiguousIDError is the error for a short id that more than one
+// message's id starts or ends with.
+type AmbiguousIDError struct {
+	Short      string
+	Candidates []string // the ids it could be, sorted
+}
+
+func (e *AmbiguousIDError) Error() string {
+	return fmt.Sprintf("%q could be any of %d messages: %s", e.Short, len(e.Candidates), strings.Join(e.Candidates, ", "))
+}
+
+// minShortID is the fewest characters a short id may have: fewer would
+// match almost anything.
+const minShortID = 4
+
+// ResolveID returns the message id a person means: the id itself, or, as
+// in git, a unique start or end of one (2f322e, the six hex digits every
+// id ends with, or 20261121-1015). The ids looked at are those of every
+// message in any agent's mailbox, in any state. A short id that matches
+// several gives *AmbiguousIDError naming them; one that matches none,
+// ErrMessageNotFound.
+func (w *Workspace) ResolveID(s string) (string, error) {
+	if mailbox.IsID(s) {
+		return s, nil
+	}
+	if len(s) < minShortID || strings.ContainsAny(s, "/ ") {
+		return "", fmt.Errorf("%q: %w (a short id needs %d characters or more)", s, ErrMessageNotFound, minShortID)
+	}
+	var found []string
+	for _, agent := range w.AgentNames() {
+		box := w.Mailbox(agent)
+		for _, state := range mailbox.States {
+			ids, err := box.IDs(state)
+			if err != nil {
+				continue // a state not made yet
+			}
+			for _, id := range ids {
+				if (strings.HasPrefix(id, s) || strings.HasSuffix(id, s)) && !slices.Contains(found, id) {
+					found = append(found, id)
+				}
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("%q: %w", s, ErrMessageNotFound)
+	case 1:
+		return found[0], nil
+	}
+	slices.Sort(found)
+	return "", &AmbiguousIDError{Short: s, Candidates: found}
+}
+
+// Copy is where one copy of a message is: whose mailbox, which state.
+type Copy struct {
+	Agent, State, Path string
+}
+
+// Copies returns every copy of a message in the workspace: the copies
+// delivered to its recipients (in inbox/, cur/, done/ or dead/), then the
+// sender's file (sent/, or outbox/ before it is routed).
+func (w *Workspace) Copies(id string) []Copy {
+	var out []Copy
+	name := mailbox.FileName(id)
+	for _, states := range [][]string{
+		{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead},
+		{mailbox.Sent, mailbox.Outbox},
+	} {
+		for _, agent := range w.AgentNames() {
+			for _, st := range states {
+				p := w.Mailbox(agent).Path(st, name)
+				if exists(p) {
+					out = append(out, Copy{Agent: agent, State: st, Path: p})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Received returns the copy of a message an agent received: of agent,
+// or, when agent is "", of the one agent that holds it in the given
+// states. A message that several agents hold there asks which.
+func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
+	var held []Copy
+	for _, c := range w.Copies(id) {
+		if slices.Contains(states, c.State) && (agent == "" || c.Agent == agent) {
+			held = append(held, c)
+		}
+	}
+	switch {
+	case len(held) == 1:
+		return held[0], nil
+	case len(held) == 0 && agent != "":
+		return Copy{}, fmt.Errorf("%s: %w in the %s of %s", id, ErrMessageNotFound, strings.Join(states, " or "), agent)
+	case len(held) == 0:
+		return Copy{}, fmt.Errorf("%s: %w in any agent's %s", id, ErrMessageNotFound, strings.Join(states, " or "))
+	}
+	var who []string
+	for _, c := range held {
+		who = append(who, c.Agent)
+	}
+	return Copy{}, &SeveralHoldersError{ID: id, Agents: who}
+}
+
+// SeveralHoldersError is the error for a message several agents received,
+// when a command has to know whose copy is meant.
+type SeveralHoldersError struct {
+	ID     string
+	Agents []string
+}
+
+func (e *SeveralHoldersError) Error() string {
+	return fmt.Sprintf("%s was delivered to several agents (%s): say whose copy with --agent", e.ID, strings.Join(e.Agents, ", "))
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
