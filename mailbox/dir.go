@@ -96,6 +96,9 @@ func (d Dir) Send(m *Message) (string, error) {
 	dst := d.Path(Outbox, name)
 	if err := os.Link(tmp, dst); err != nil {
 		os.Remove(tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("send: a message with id %s is in the outbox of %s already, not yet routed: %w", id, d.Agent(), ErrExists)
+		}
 		return "", fmt.Errorf("send: %w", err)
 	}
 	if err := os.Remove(tmp); err != nil {

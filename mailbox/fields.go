@@ -32,6 +32,18 @@ func (m *Message) Header() Fields { return Fields{m: m} }
 // line of a tag-first message, the header of any other.
 func (m *Message) Payload() Fields { return Fields{m: m, payload: true} }
 
+// For returns the view a protocol's field is read from: the payload;
+// except that a from, to or cc the payload leaves out is the header's —
+// the message's sender and recipients stand for the protocol's (a
+// [NARRATOR_REQUEST] needs a to:, and the router fills in the header's).
+func (m *Message) For(key string) Fields {
+	p := m.Payload()
+	if !p.Has(key) && (key == "from" || key == "to" || key == "cc") {
+		return m.Header()
+	}
+	return p
+}
+
 // mapping returns the mapping node the view reads, and the file line of
 // its first line.
 func (f Fields) mapping() (*yaml.Node, int) {

@@ -281,6 +281,15 @@ func fieldsEnd(rest []byte) (end, bodyStart int) {
 		nextText[i] = i
 		fieldsToEnd[i] = headerLike(lines[i].text, false) && fieldsToEnd[i+1]
 	}
+	// commentsThenField says whether line i starts a run of comment
+	// lines that a field line follows: "[TAG]", "# a note", "to: gm" has
+	// its note in the header; "[TAG]", "# A Title", prose is a body.
+	commentsThenField := func(i int) bool {
+		start := i
+		for ; i < n && bytes.HasPrefix(lines[i].text, []byte("#")); i++ {
+		}
+		return i > start && i < n && keyLine.Match(lines[i].text)
+	}
 	inBlock := false // the last field line opened or continues a block
 	for i, l := range lines {
 		if l.blank {
@@ -294,7 +303,7 @@ func fieldsEnd(rest []byte) (end, bodyStart int) {
 			}
 			return l.start, l.next
 		}
-		if !headerLike(l.text, i == 0) {
+		if !headerLike(l.text, i == 0 && !commentsThenField(i)) {
 			return l.start, l.start
 		}
 		inBlock = l.text[0] == ' ' || l.text[0] == '\t' || blockStart.Match(l.text)

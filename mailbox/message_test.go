@@ -959,3 +959,19 @@ func TestClone(t *testing.T) {
 		t.Errorf("the clone = %q", got)
 	}
 }
+
+// TestTagFirstLeadingComment: a comment right after the tag line belongs
+// to the fields when fields follow it; a markdown title there is body.
+func TestTagFirstLeadingComment(t *testing.T) {
+	m := mustParse(t, "[PLAYER_TO_GM]\n# a note for the gm\ntype: ACTION\ncharacter: tilda-brannock\n\nI push.\n")
+	if got, _ := m.Payload().Get("type"); got != "ACTION" {
+		t.Errorf("type = %q, want ACTION: the comment hid the fields", got)
+	}
+	if string(m.Body) != "I push.\n" {
+		t.Errorf("body = %q", m.Body)
+	}
+	m = mustParse(t, "[NARRATIVE]\n# The Drowned Lantern\nRain hammers the roof.\n")
+	if string(m.Body) != "# The Drowned Lantern\nRain hammers the roof.\n" {
+		t.Errorf("body = %q, want the title and the prose", m.Body)
+	}
+}

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"fmt"
 	"io/fs"
+	"strings"
 )
 
 // NotRegularError is the error for a mailbox entry that is not a regular
@@ -57,15 +58,22 @@ func CheckFile(info fs.FileInfo, max int64) error {
 // SizeString formats a byte count the way parley's messages do: "1 MiB",
 // "1.5 KiB", "200 bytes".
 func SizeString(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	for _, u := range []struct {
+		unit  string
+		shift uint
+	}{{"MiB", 20}, {"KiB", 10}} {
+		if n < 1<<u.shift {
+			continue
+		}
+		if n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.unit)
+		}
+		// Rounded to a whole number, it would read like the limit it
+		// passes ("1.0 MiB, over the 1 MiB limit"): say the bytes then.
+		if s := fmt.Sprintf("%.1f", float64(n)/float64(int64(1)<<u.shift)); !strings.HasSuffix(s, ".0") {
+			return s + " " + u.unit
+		}
+		break
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -176,10 +176,14 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 		add("from", why, false)
 	}
 	if len(t.Recipients) > 0 && !allows(t.Recipients, []string{"*"}) {
+		var refused []string
 		for _, r := range env.Recipients {
 			if len(r.Roles) > 0 && !allows(t.Recipients, r.Roles) {
-				add("to", fmt.Sprintf("%s (%s) may not receive %s: it goes to %s", r.Name, roleList(r.Roles), label, strings.Join(t.Recipients, " or ")), false)
+				refused = append(refused, fmt.Sprintf("%s (%s)", r.Name, roleList(r.Roles)))
 			}
+		}
+		if len(refused) > 0 {
+			add("to", fmt.Sprintf("%s may not receive %s: it goes to %s", strings.Join(refused, ", "), label, strings.Join(t.Recipients, " or ")), false)
 		}
 	}
 	if t.NoBroadcast && env.Broadcast {
@@ -309,7 +313,7 @@ func valueAt(m *mailbox.Message, path string) (any, bool) {
 // path's first part is absent.
 func valuesAt(m *mailbox.Message, path string) (vals []any, present bool) {
 	parts := splitPath(path)
-	fields := fieldsOf(m, parts[0].key)
+	fields := m.For(parts[0].key)
 	root := fields.Value(parts[0].key)
 	if root == nil {
 		if present = fields.Has(parts[0].key); !present {
@@ -343,19 +347,6 @@ func valuesAt(m *mailbox.Message, path string) (vals []any, present bool) {
 		vals = next
 	}
 	return vals, true
-}
-
-// fieldsOf returns where a protocol field is read: the payload, except
-// that a protocol's from, to and cc, when the payload leaves them out,
-// are the message's sender and recipients, as its header says (a
-// [NARRATOR_REQUEST] needs a to:, and the router fills it in from the
-// protocol when the message names no recipient).
-func fieldsOf(m *mailbox.Message, key string) mailbox.Fields {
-	p := m.Payload()
-	if !p.Has(key) && (key == "from" || key == "to" || key == "cc") {
-		return m.Header()
-	}
-	return p
 }
 
 type pathPart struct {

@@ -126,8 +126,8 @@ func template(t *skills.Type, from string, to []string) composed {
 	var b strings.Builder
 	line := func(key, comment string) {
 		if comment != "" {
+			c.comments = append(c.comments, "# "+comment)
 			comment = "  # " + comment
-			c.comments = append(c.comments, comment)
 		}
 		fmt.Fprintf(&b, "%s:%s\n", key, comment)
 	}
@@ -139,14 +139,17 @@ func template(t *skills.Type, from string, to []string) composed {
 			fmt.Fprintf(&b, "from: %s\n", from)
 		}
 	}
-	c.optional = append(c.optional, "to")
+	// One to: line addresses the message, and is the protocol's own to:
+	// when it has one; a from: the protocol asks for may be left empty,
+	// and is then the sender.
+	c.optional = append(c.optional, "to", "cc", "from")
 	switch {
 	case len(to) > 0:
 		fmt.Fprintf(&b, "to: %s\n", strings.Join(to, ", "))
 	case t.IsBroadcast():
 		line("to", "left empty, it goes to everyone (a broadcast)")
 	case len(t.Recipients) > 0:
-		line("to", fmt.Sprintf("an agent with the role %s; left empty, parley picks it if only one has it", strings.Join(t.Recipients, " or ")))
+		line("to", fmt.Sprintf("an agent with the role %s (or the character it plays); left empty, parley picks it if only one has it", strings.Join(t.Recipients, " or ")))
 	default:
 		line("to", "the recipient")
 	}
@@ -156,13 +159,20 @@ func template(t *skills.Type, from string, to []string) composed {
 	for _, pass := range []bool{true, false} {
 		for _, f := range t.Fields {
 			top := !strings.ContainsAny(f.Name, ".[")
-			if !top || (f.Name == "type" && !t.Tagged) || f.Name == "to" && len(to) > 0 || f.Required != pass {
+			if !top || (f.Name == "type" && !t.Tagged) || f.Name == "to" || f.Name == "cc" || f.Required != pass {
 				continue
 			}
-			if !f.Required {
+			help := fieldHelp(t, f)
+			switch {
+			case f.Name == "from":
+				if !t.Tagged {
+					continue // in a frontmatter header, from: is the sender's
+				}
+				help = "who speaks: you, or the character you play; left empty, you"
+			case !f.Required:
 				c.optional = append(c.optional, f.Name)
 			}
-			line(f.Name, fieldHelp(t, f))
+			line(f.Name, help)
 		}
 	}
 	if t.Tagged {
@@ -194,8 +204,9 @@ func fieldHelp(t *skills.Type, f *skills.Field) string {
 	if f.Description != "" {
 		notes = append(notes, f.Description)
 	}
-	if len(f.Enum) > 0 && !strings.Contains(strings.ToLower(f.Description), "one of") {
-		notes = append(notes, "one of: "+strings.Join(f.Enum, ", "))
+	if len(f.Enum) > 0 {
+		// What the check allows, which a description may say only in part.
+		notes = append(notes, "allowed: "+strings.Join(f.Enum, ", "))
 	}
 	var subs []string
 	for _, g := range t.Fields {
@@ -218,7 +229,11 @@ func (c composed) strip(written []byte) []byte {
 	for _, l := range lines {
 		text := strings.TrimRight(l, "\r\n")
 		for _, comment := range c.comments {
-			text = strings.TrimSuffix(text, comment)
+			// The note, wherever the value was typed: before it, or
+			// after it on the same line.
+			if i := strings.Index(text, comment); i >= 0 && strings.HasSuffix(text, comment) {
+				text = strings.TrimRight(text[:i], " \t")
+			}
 		}
 		if text == c.body {
 			continue
@@ -275,7 +290,7 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 			return usagef("--dry-run checks the message: leave out --no-check")
 		}
 	} else {
-		v, err := ws.CheckFile(path, opts.From)
+		v, err := ws.CheckFile(path, workspace.FileCheck{Sender: opts.From, Sending: true})
 		if err != nil {
 			return err
 		}

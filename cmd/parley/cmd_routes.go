@@ -41,7 +41,7 @@ func runExplain(e *env, ws *workspace.Workspace, path, from string, asJSON bool)
 			return usagef("--from: %v", err)
 		}
 	}
-	v, err := ws.CheckFile(path, from)
+	v, err := ws.CheckFile(path, workspace.FileCheck{Sender: from})
 	if errors.Is(err, workspace.ErrNoSender) {
 		return usagef("%s: say who sends it: --from AGENT (the file is in no outbox and has no from:)", path)
 	}

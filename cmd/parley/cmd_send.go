@@ -126,7 +126,7 @@ func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if opts.NoCheck && opts.DryRun {
 		return usagef("--dry-run checks the message: leave out --no-check")
 	}
-	v, err := ws.CheckFile(opts.File, opts.From)
+	v, err := ws.CheckFile(opts.File, workspace.FileCheck{Sender: opts.From, Sending: true})
 	if errors.Is(err, workspace.ErrNoSender) {
 		return usagef("say who sends it: --from AGENT (%s is in no outbox and has no from:)", opts.File)
 	}

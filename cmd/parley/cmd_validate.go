@@ -47,7 +47,7 @@ func validateCommand(e *env) *cli.Command {
 						return err
 					}
 				}
-				return runValidateForm(e, set, c.Args().Slice())
+				return runValidateForm(e, set, c.Args().Slice(), c.Bool("json"))
 			}
 			if len(names) > 0 {
 				ws = ws.WithSkills(names)
@@ -80,11 +80,20 @@ func splitNames(values []string) []string {
 func runValidate(e *env, ws *workspace.Workspace, from string, paths []string, asJSON bool) error {
 	var verdicts []verdictJSON
 	files, problems := 0, 0
+	// The router refuses a second file of one outbox with an id the first
+	// had: so does validate, for the files it was given.
+	seen := map[[2]string]bool{}
+	sent := func(sender, id string) bool { return seen[[2]string{sender, id}] }
 	err := eachMessageFile(paths, func(path string, err error) error {
 		files++
 		var v *workspace.Verdict
 		if err == nil {
-			v, err = ws.CheckFile(path, from)
+			v, err = ws.CheckFile(path, workspace.FileCheck{Sender: from, Sent: sent})
+		}
+		if v != nil && v.Accepted() && v.ID != "" {
+			if _, state, ok := ws.Locate(path); !ok || state == mailbox.Outbox || state == mailbox.Tmp {
+				seen[[2]string{v.From, v.ID}] = true
+			}
 		}
 		switch {
 		case errors.Is(err, workspace.ErrNoSender):
@@ -133,21 +142,12 @@ func runValidate(e *env, ws *workspace.Workspace, from string, paths []string, a
 // runValidateForm checks message files outside a workspace: their form,
 // and, with a skill, their fields against it. There are no agents, so
 // nothing of who sends a message or where it goes.
-func runValidateForm(e *env, set *skills.Set, paths []string) error {
+func runValidateForm(e *env, set *skills.Set, paths []string, asJSON bool) error {
+	var verdicts []verdictJSON
 	files, problems := 0, 0
-	report := func(path string, line int, field, reason string) {
-		problems++
-		loc := path
-		if line > 0 {
-			loc = fmt.Sprintf("%s:%d", path, line)
-		}
-		if field != "" {
-			reason = field + ": " + reason
-		}
-		fmt.Fprintf(e.stdout, "%s: %s\n", loc, reason)
-	}
 	err := eachMessageFile(paths, func(path string, err error) error {
 		files++
+		v := &workspace.Verdict{File: path}
 		var m *mailbox.Message
 		if err == nil {
 			var data []byte
@@ -156,30 +156,55 @@ func runValidateForm(e *env, set *skills.Set, paths []string) error {
 			}
 		}
 		if err != nil {
-			f := workspace.RefusalOf(path, err)
-			report(path, f.Line, f.Field, f.Reason)
-			return nil
-		}
-		if set == nil {
-			return nil
-		}
-		_, vs := set.Check(m, skills.Envelope{})
-		for _, v := range vs {
-			if v.Warning {
-				fmt.Fprintf(e.stdout, "%s:%d: warning: %s\n", path, v.Line, v.Error())
-				continue
+			v.Refusal = workspace.RefusalOf(path, err)
+		} else if set != nil {
+			v.Type, _ = m.Header().Get("type")
+			_, vs := set.Check(m, skills.Envelope{})
+			for _, vi := range vs {
+				switch {
+				case vi.Warning:
+					v.Warnings = append(v.Warnings, vi.Error())
+				case v.Refusal == nil:
+					v.Refusal = &workspace.Refusal{File: path, Line: vi.Line, Field: vi.Field, Reason: vi.Reason}
+				default:
+					v.Refusal.Reason += "; and " + vi.Error()
+				}
 			}
-			report(path, v.Line, v.Field, v.Reason)
+		}
+		if !v.Accepted() {
+			problems++
+		}
+		if asJSON {
+			verdicts = append(verdicts, jsonVerdict(v))
+			return nil
+		}
+		if !v.Accepted() {
+			fmt.Fprintln(e.stdout, v.Refusal.Error())
+		}
+		for _, w := range v.Warnings {
+			fmt.Fprintf(e.stdout, "%s: warning: %s\n", path, w)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	switch {
+	case asJSON:
+		if verdicts == nil {
+			verdicts = []verdictJSON{}
+		}
+		if err := e.printJSON(verdicts); err != nil {
+			return err
+		}
+	case problems == 0 && set == nil:
+		fmt.Fprintf(e.stdout, "%d %s: readable messages (outside a workspace and without --skill, neither their senders nor a protocol were checked)\n", files, plural(files, "file", "files"))
+	case problems == 0:
+		fmt.Fprintf(e.stdout, "%d %s: no problems\n", files, plural(files, "file", "files"))
+	}
 	if problems > 0 {
 		return errSilent
 	}
-	fmt.Fprintf(e.stdout, "%d %s: no problems\n", files, plural(files, "file", "files"))
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 )
@@ -163,6 +164,9 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 			m.SetNames("to", v.Agents())
 		}
 	}
+	if f := w.checkSize(in.Sender, m); f != nil {
+		return refuse(f)
+	}
 	f, warnings := w.checkProtocol(protocol, in.Sender, m, a)
 	if f != nil {
 		return refuse(f)
@@ -184,16 +188,20 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		return &Refusal{Field: "from", Reason: (&UnknownAgentError{Name: in.Sender, Agents: w.AgentNames()}).Error()}
 	}
 	h := m.Header()
-	if h.Has("from") {
-		if from, ok := h.Get("from"); !ok || from != in.Sender {
-			return &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, in.Sender)}
-		}
-	} else {
-		m.Set("from", in.Sender)
-	}
-	for _, key := range singleValued {
+	for _, key := range append([]string{"from"}, singleValued...) {
 		if _, ok := h.Get(key); h.Has(key) && !ok {
 			return &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
+		}
+	}
+	switch from, _ := h.Get("from"); {
+	case from == "":
+		m.Set("from", in.Sender) // left out, or left empty
+	case from != in.Sender:
+		return &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, in.Sender)}
+	}
+	if created, ok := h.Get("created"); ok && created != "" {
+		if _, err := time.Parse(time.RFC3339Nano, created); err != nil {
+			return &Refusal{Line: h.Line("created"), Field: "created", Reason: fmt.Sprintf("%q is not a time (like 2026-11-21T10:15:00.123456Z): leave it out and parley writes when it was sent", created)}
 		}
 	}
 	id, ok := h.Get("id")
@@ -213,6 +221,25 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	}
 	if sent(id) {
 		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", in.Sender, id, MailboxesDir+"/"+in.Sender+"/"+mailbox.Sent+"/")}
+	}
+	return nil
+}
+
+// checkSize refuses a message whose copies would be over the size limit
+// once parley has added what it adds (from, to, and the id and time it
+// gives a message that came without them): a file under the limit in an
+// outbox must not become one over it in sent/ and every inbox, nor, when
+// its id is written into it before a crash, be refused on the next start.
+func (w *Workspace) checkSize(sender string, m *mailbox.Message) *Refusal {
+	n := int64(len(m.Bytes()))
+	if !m.Header().Has("id") {
+		n += int64(len("id: \n") + len(mailbox.IDAt(sender, time.Time{})))
+	}
+	if !m.Header().Has("created") {
+		n += int64(len("created: \n") + len(mailbox.TimeFormat))
+	}
+	if max := w.Config.Router.MaxMessageSize; n > max {
+		return &Refusal{Reason: fmt.Sprintf("with the from, to, id and time parley adds it would be %s, over the %s limit (router.max_message_size in %s)", mailbox.SizeString(n), mailbox.SizeString(max), ConfigFile)}
 	}
 	return nil
 }

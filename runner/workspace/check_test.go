@@ -190,11 +190,11 @@ func TestCheckFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v, err := ws.CheckFile(ws.Mailbox("aria").Path(mailbox.Sent, mailbox.FileName(name)), "")
+	v, err := ws.CheckFile(ws.Mailbox("aria").Path(mailbox.Sent, mailbox.FileName(name)), FileCheck{})
 	if err != nil || !v.Accepted() || v.From != "aria" {
 		t.Errorf("CheckFile(sent copy) = %+v, %v, want accepted from aria", v, err)
 	}
-	v, err = ws.CheckFile(ws.Mailbox("aria").Path(mailbox.Outbox, "hi.md"), "")
+	v, err = ws.CheckFile(ws.Mailbox("aria").Path(mailbox.Outbox, "hi.md"), FileCheck{})
 	if err != nil || v.Accepted() || v.Refusal.Field != "id" {
 		t.Errorf("CheckFile(outbox file with a sent id) = %+v, %v, want a duplicate id", v, err)
 	}
@@ -202,7 +202,7 @@ func TestCheckFile(t *testing.T) {
 	if err := os.WriteFile(loose, []byte("---\nto: gm\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.CheckFile(loose, ""); err != ErrNoSender {
+	if _, err := ws.CheckFile(loose, FileCheck{}); err != ErrNoSender {
 		t.Errorf("CheckFile(a file of nobody) = %v, want ErrNoSender", err)
 	}
 }

@@ -363,10 +363,35 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCharacters(cfg, path); err != nil {
+		return nil, err
+	}
 	if err := checkRoutes(cfg, path); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// checkCharacters refuses a character two agents play, and one named like
+// another agent: a message to that name could not say whom it is for.
+func checkCharacters(cfg *Config, path string) error {
+	player := map[string]Agent{}
+	for i, a := range cfg.Agents {
+		if a.Character == "" {
+			continue
+		}
+		key := fmt.Sprintf("agents[%d].character", i)
+		if other, ok := player[a.Character]; ok {
+			return &ConfigError{Path: path, Line: a.Line, Key: key, Err: fmt.Errorf("%q is played by %s already (line %d): a message to it could not say which agent it is for", a.Character, other.Name, other.Line)}
+		}
+		for _, b := range cfg.Agents {
+			if b.Name == a.Character && b.Name != a.Name {
+				return &ConfigError{Path: path, Line: a.Line, Key: key, Err: fmt.Errorf("%q is the name of another agent (line %d): a message to it could not say which agent it is for", a.Character, b.Line)}
+			}
+		}
+		player[a.Character] = a
+	}
+	return nil
 }
 
 // checkDriver checks that an agent has what its driver needs.

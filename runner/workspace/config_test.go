@@ -67,6 +67,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"route from a missing agent", "agents: [gm]\nroutes:\n  - match: {from: zed}\n    to: gm\n", `parley.yaml:3: routes[0].match.from: "zed" is no agent`},
 		{"cycle of routes", "agents:\n  - {name: a, driver: command, run: [x]}\n  - {name: b, driver: command, run: [x]}\nroutes:\n  - match: {from: a}\n    to: b\n  - match: {from: b}\n    to: a\n", "parley.yaml:5: routes[0]: routes send every message around a circle of agents that answer by program (a -> b -> a)"},
 		{"bad concurrency", "concurrency: 0\n", "parley.yaml:1: concurrency: must be 1 or more"},
+		{"a character played twice", "agents:\n  - {name: a, character: tilda}\n  - {name: b, character: tilda}\n", `parley.yaml:3: agents[1].character: "tilda" is played by a already (line 2): a message to it could not say which agent it is for`},
+		{"a character named like an agent", "agents:\n  - {name: a, character: b}\n  - b\n", `parley.yaml:2: agents[0].character: "b" is the name of another agent (line 3): a message to it could not say which agent it is for`},
 		{"bad agent name", "agents:\n  - name: Game Master\n", `parley.yaml:2: agents[0].name: "Game Master" is not a valid name`},
 		{"path as a name", "agents:\n  - ../etc\n", `parley.yaml:2: agents[0].name: "../etc" is not a valid name`},
 		{"duplicate agent", "agents:\n  - gm\n  - aria\n  - gm\n", `parley.yaml:4: agents[2].name: "gm" is already the name of the agent on line 2`},

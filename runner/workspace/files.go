@@ -11,7 +11,7 @@ import (
 
 // ErrNoSender is the error for a message file whose sender cannot be told:
 // it is in no agent's outbox and has no from:.
-var ErrNoSender = errors.New("say who sends it: the file is in no outbox and has no from:")
+var ErrNoSender = errors.New("say who sends it: the file is in no outbox, and its header names no sender (from:)")
 
 // Locate says whose mailbox, and which state of it, a path is in:
 // mailboxes/AGENT/STATE/FILE. ok is false for any other path.
@@ -31,21 +31,35 @@ func (w *Workspace) Locate(path string) (agent, state string, ok bool) {
 	return parts[0], parts[1], true
 }
 
+// FileCheck says how CheckFile looks at a file.
+type FileCheck struct {
+	// Sender is the agent that sends the file. Empty: the owner of the
+	// mailbox when the file is in an outbox (or its tmp/, sent/ or
+	// rejected/), else the file's from:.
+	Sender string
+	// Sending says the file is to be sent now (send --file, compose): an
+	// id its sender sent before is a duplicate wherever the file is.
+	// Otherwise a file in sent/, or in a mailbox it was delivered to, is
+	// the message its id names, not a second sending of it.
+	Sending bool
+	// Sent, when set, tells of more ids sent before: those of the files
+	// of an outbox checked before this one, which the router would route
+	// first.
+	Sent func(sender, id string) bool
+}
+
 // CheckFile reads a message file and checks it as the router would, were
-// the file in sender's outbox. An empty sender is worked out: the owner of
-// the mailbox when the file is in an outbox (or its tmp/, sent/ or
-// rejected/), else the file's from:; a file with neither gives
-// ErrNoSender. A file in sent/, or delivered into a mailbox, is the
-// message its id names, not a second one. A file parley cannot read as a
-// message is refused, as the router refuses it. The refusal names the
-// file as path.
-func (w *Workspace) CheckFile(path, sender string) (*Verdict, error) {
+// the file in its sender's outbox (see FileCheck). A file with no sender
+// to be told gives ErrNoSender. A file parley cannot read as a message is
+// refused, as the router refuses it. The refusal names the file as path.
+func (w *Workspace) CheckFile(path string, opts FileCheck) (*Verdict, error) {
 	agent, state, inMailbox := w.Locate(path)
 	data, err := mailbox.ReadFile(path, w.Config.Router.MaxMessageSize)
 	var m *mailbox.Message
 	if err == nil {
 		m, err = mailbox.Parse(data)
 	}
+	sender := opts.Sender
 	if sender == "" {
 		switch {
 		case inMailbox && slices.Contains([]string{mailbox.Tmp, mailbox.Outbox, mailbox.Sent, mailbox.Rejected}, state):
@@ -61,8 +75,13 @@ func (w *Workspace) CheckFile(path, sender string) (*Verdict, error) {
 		return nil, ErrNoSender
 	}
 	in := Input{File: path, Sender: sender, Message: m}
-	if inMailbox && state != mailbox.Tmp && state != mailbox.Outbox && state != mailbox.Rejected {
-		in.Sent = func(string) bool { return false } // it is the message itself
+	itself := !opts.Sending && inMailbox && state != mailbox.Tmp && state != mailbox.Outbox && state != mailbox.Rejected
+	box := w.Mailbox(sender)
+	in.Sent = func(id string) bool {
+		if opts.Sent != nil && opts.Sent(sender, id) {
+			return true
+		}
+		return !itself && box.IsSent(id)
 	}
 	return w.Check(in)
 }

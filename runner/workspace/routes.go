@@ -25,8 +25,10 @@ import (
 //	    to: [gm]                   # names, roles, "*", "$field", "reply"
 //	    cc: [narrator]             # copies: the same, for readability
 //
-// A target "$character" is the agent named in the message's character
-// field (nobody when the message has none); "reply" is the sender of the
+// A target "$character" is the agent named (or the character played) in
+// the message's character field, or each of a list (nobody when the
+// message has none; a from, to or cc the protocol's fields leave out is
+// the header's); "reply" is the sender of the
 // message it answers (nobody when it has no reply_to); a word is an
 // agent's name, or else a role (every agent with it), and "role:x" is
 // always a role.
@@ -233,7 +235,7 @@ func (r *Route) matches(ws *Workspace, sender string, m *mailbox.Message) bool {
 		return false
 	}
 	for k, want := range r.Fields {
-		if got, ok := m.Payload().Get(k); !ok || got != want {
+		if got, ok := m.For(k).Get(k); !ok || got != want {
 			return false
 		}
 	}
@@ -268,15 +270,18 @@ func (r *Route) resolve(ws *Workspace, sender string, m *mailbox.Message) ([]str
 			}
 			out = appendNew(out, from)
 		case fieldTarget.MatchString(t):
-			v, ok := m.Payload().Get(t[1:])
-			if !ok || v == "" {
-				continue // the message does not say: the target adds nobody
+			names, err := m.For(t[1:]).Names(t[1:])
+			if err != nil {
+				return nil, fmt.Errorf("%s (line %d) sends it to %s, which is not a name or a list of names", r.Key, r.Line, t)
 			}
-			agent, ok := ws.Resolve(v)
-			if !ok {
-				return nil, fmt.Errorf("%s (line %d) sends it to %s = %q, which is no agent and no agent's character", r.Key, r.Line, t, v)
+			// A message that does not say adds nobody.
+			for _, v := range names {
+				agent, ok := ws.Resolve(v)
+				if !ok {
+					return nil, fmt.Errorf("%s (line %d) sends it to %s = %q, which is no agent and no agent's character", r.Key, r.Line, t, v)
+				}
+				out = appendNew(out, agent)
 			}
-			out = appendNew(out, agent)
 		default:
 			role := strings.TrimPrefix(t, "role:")
 			if _, ok := ws.Agent(t); ok && !strings.HasPrefix(t, "role:") {
