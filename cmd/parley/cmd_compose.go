@@ -204,8 +204,10 @@ func fieldHelp(t *skills.Type, f *skills.Field) string {
 	if f.Description != "" {
 		notes = append(notes, f.Description)
 	}
-	if len(f.Enum) > 0 {
-		// What the check allows, which a description may say only in part.
+	// What the check allows, unless the description says all of it
+	// already (a description may list only some of the values).
+	unsaid := func(v string) bool { return !strings.Contains(f.Description, v) }
+	if slices.ContainsFunc(f.Enum, unsaid) {
 		notes = append(notes, "allowed: "+strings.Join(f.Enum, ", "))
 	}
 	var subs []string
