@@ -60,7 +60,9 @@ func TestExitCodes(t *testing.T) {
 	})
 }
 
-func TestFlagsFirst(t *testing.T) {
+// TestCommandLine checks how the command line is put in urfave's order:
+// flags anywhere, global flags before the command, arguments after "--".
+func TestCommandLine(t *testing.T) {
 	app := newApp(&env{})
 	tests := []struct {
 		in, want string
@@ -72,13 +74,53 @@ func TestFlagsFirst(t *testing.T) {
 		{"parley read ID --json", "parley read --json -- ID"},
 		{"parley read -- --json", "parley read -- --json"},
 		{"parley inbox bob --state done", "parley inbox --state done -- bob"},
-		{"parley nosuch --x y", "parley nosuch --x y"},
+		{"parley status -C dir", "parley -C dir status"},
+		{"parley inbox bob --workspace=dir --json", "parley --workspace=dir inbox --json -- bob"},
+		{"parley campaign -C dir list --json", "parley -C dir campaign list --json"},
+		{"parley skills show dnd-team -C dir", "parley -C dir skills show -- dnd-team"},
+		{"parley roll -7/2 --seed 1 -d4", "parley roll --seed 1 -- -7/2 -d4"},
+		{"parley character damage aria -3", "parley character damage -- aria -3"},
+		{"parley send --body -x --from gm", "parley send --body -x --from gm"},
+		{"parley status --help", "parley status --help"},
+		{"parley campaign --help", "parley campaign --help"},
+		{"parley help campaign", "parley help campaign"},
+		{"parley campaign help list", "parley campaign help list"},
 		{"parley", "parley"},
 	}
 	for _, tt := range tests {
-		got := strings.Join(flagsFirst(app, strings.Fields(tt.in)), " ")
-		if d := cmp.Diff(tt.want, got); d != "" {
-			t.Errorf("flagsFirst(%q) (-want +got):\n%s", tt.in, d)
+		out, err := commandLine(app, strings.Fields(tt.in))
+		if err != nil {
+			t.Errorf("commandLine(%q) = %v", tt.in, err)
+			continue
+		}
+		if d := cmp.Diff(tt.want, strings.Join(out, " ")); d != "" {
+			t.Errorf("commandLine(%q) (-want +got):\n%s", tt.in, d)
+		}
+	}
+
+	refused := []struct {
+		in, want string
+	}{
+		{"parley inbox me --follow", "inbox: unknown flag --follow (its flags: --state, --json)"},
+		{"parley roll --bogus 1d20", "roll: unknown flag --bogus (its flags: --seed, --dc, --json)"},
+		{"parley status --json=true --bogus=1", "status: unknown flag --bogus (its flags: --json)"},
+		{"parley -x status", "unknown flag -x (before a command, parley takes --workspace/-C)"},
+		{"parley nosuch --x y", `unknown command "nosuch"`},
+		{"parley campaign", "campaign needs a command: new, list, check, apply"},
+		{"parley campaign -C dir", "campaign needs a command: new, list, check, apply"},
+		{"parley campaign nosuch", `campaign: unknown command "nosuch" (its commands: new, list, check, apply)`},
+		{"parley campaign --json list", "campaign: unknown flag --json (name a command first: new, list, check, apply)"},
+		{"parley inbox me --state", "inbox: --state needs a value: --state STATE"},
+		{"parley status -C", "-C needs a value: -C DIR"},
+		{"parley -C", "-C needs a value: -C DIR"},
+	}
+	for _, tt := range refused {
+		_, err := commandLine(app, strings.Fields(tt.in))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("commandLine(%q) = %v, want %q", tt.in, err, tt.want)
+		}
+		if exitCode(err) != exitUsage {
+			t.Errorf("commandLine(%q): exit %d, want %d", tt.in, exitCode(err), exitUsage)
 		}
 	}
 }
