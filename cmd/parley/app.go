@@ -29,6 +29,14 @@ func newApp(e *env) *cli.App {
 				Usage:   "the workspace `DIR` (default: the nearest directory with a parley.yaml, from here up)",
 				EnvVars: []string{"PARLEY_WORKSPACE"},
 			},
+			// Not cli.App.Version: urfave's own flag has a -v alias.
+			&cli.BoolFlag{Name: "version", Usage: "print parley's version (as `parley version` does)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				return runVersion(e, buildVersion(), false)
+			}
+			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
 			initCommand(e),
@@ -54,6 +62,7 @@ func newApp(e *env) *cli.App {
 			answerCommand(e, "reject", false),
 			demoCommand(e),
 			benchCommand(e),
+			versionCommand(e),
 		},
 		// main decides exit codes and prints errors, in one place.
 		ExitErrHandler: func(*cli.Context, error) {},

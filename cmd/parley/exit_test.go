@@ -85,6 +85,7 @@ func TestCommandLine(t *testing.T) {
 		{"parley campaign --help", "parley campaign --help"},
 		{"parley help campaign", "parley help campaign"},
 		{"parley campaign help list", "parley campaign help list"},
+		{"parley --version", "parley --version"},
 		{"parley", "parley"},
 	}
 	for _, tt := range tests {
@@ -104,7 +105,8 @@ func TestCommandLine(t *testing.T) {
 		{"parley inbox me --follow", "inbox: unknown flag --follow (its flags: --state, --json)"},
 		{"parley roll --bogus 1d20", "roll: unknown flag --bogus (its flags: --seed, --dc, --json)"},
 		{"parley status --json=true --bogus=1", "status: unknown flag --bogus (its flags: --json)"},
-		{"parley -x status", "unknown flag -x (before a command, parley takes --workspace/-C)"},
+		{"parley status now --version", "status: unknown flag --version (its flags: --json)"},
+		{"parley -x status", "unknown flag -x (before a command, parley takes --workspace/-C, --version)"},
 		{"parley nosuch --x y", `unknown command "nosuch"`},
 		{"parley campaign", "campaign needs a command: new, list, check, apply"},
 		{"parley campaign -C dir", "campaign needs a command: new, list, check, apply"},
