@@ -63,6 +63,8 @@ func newApp(e *env) *cli.App {
 			demoCommand(e),
 			benchCommand(e),
 			versionCommand(e),
+			completionCommand(e),
+			completeCommand(e),
 		},
 		// main decides exit codes and prints errors, in one place.
 		ExitErrHandler: func(*cli.Context, error) {},

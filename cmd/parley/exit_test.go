@@ -85,6 +85,7 @@ func TestCommandLine(t *testing.T) {
 		{"parley campaign --help", "parley campaign --help"},
 		{"parley help campaign", "parley help campaign"},
 		{"parley campaign help list", "parley campaign help list"},
+		{"parley __complete send --fr", "parley __complete send --fr"},
 		{"parley --version", "parley --version"},
 		{"parley", "parley"},
 	}
