@@ -151,32 +151,50 @@ func (e *env) printJSON(v any) error {
 // noArgs refuses positional arguments for commands that take none.
 func noArgs(c *cli.Context) error {
 	if c.Args().Present() {
-		return argsError(c, "%s takes no arguments (got %q)", c.Command.FullName(), c.Args().First())
+		return argsError(c, "%s takes no arguments (got %q)", commandName(c), c.Args().First())
 	}
 	return nil
 }
 
 // exactArgs requires n positional arguments, named by what.
 func exactArgs(c *cli.Context, n int, what string) error {
+	return argCount(c, n, n, what)
+}
+
+// argCount requires from min to max positional arguments (max < 0: any
+// number), named by what.
+func argCount(c *cli.Context, min, max int, what string) error {
 	switch {
-	case c.NArg() < n:
-		return argsError(c, "%s needs %s", c.Command.FullName(), what)
-	case c.NArg() > n:
-		return argsError(c, "%s takes only %s (got an extra argument %q)", c.Command.FullName(), what, c.Args().Get(n))
+	case c.NArg() < min:
+		return argsError(c, "%s needs %s", commandName(c), what)
+	case max >= 0 && c.NArg() > max:
+		return argsError(c, "%s takes only %s (got an extra argument %q)", commandName(c), what, c.Args().Get(max))
 	}
 	return nil
+}
+
+// commandName is the command being run, as typed after "parley": "inbox",
+// "skills show". (urfave's Command.FullName is the last word only.)
+func commandName(c *cli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() { // the command's context, its parents', the app's
+		if ctx.Command != nil && ctx.Command.Name != c.App.Name {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
 }
 
 // argsError is a usage error in a command's arguments; its hint is the
 // command's synopsis.
 func argsError(c *cli.Context, format string, args ...any) error {
-	return usageError{err: fmt.Errorf(format, args...), hint: "usage: " + synopsis(c.Command)}
+	return usageError{err: fmt.Errorf(format, args...), hint: "usage: " + synopsis(commandName(c), c.Command)}
 }
 
 // synopsis is a command's usage in one line: parley inbox [--state STATE]
 // [--json] AGENT. A command with many flags has [flags] instead.
-func synopsis(cmd *cli.Command) string {
-	parts := []string{"parley", cmd.FullName()}
+func synopsis(name string, cmd *cli.Command) string {
+	parts := []string{"parley", name}
 	var flags []string
 	for _, f := range cmd.Flags {
 		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() || isHelpFlag(dashName(f.Names()[0])) {

@@ -167,7 +167,7 @@ func campaignCommand(e *env) *cli.Command {
 // campaignArg opens the campaign named by the argument or --campaign.
 func campaignArg(c *cli.Context) (*campaigns.Campaign, *workspace.Workspace, error) {
 	if c.NArg() > 1 {
-		return nil, nil, argsError(c, "%s takes at most one CAMPAIGN (got an extra argument %q)", c.Command.FullName(), c.Args().Get(1))
+		return nil, nil, argsError(c, "%s takes at most one CAMPAIGN (got an extra argument %q)", commandName(c), c.Args().Get(1))
 	}
 	return openCampaign(c, c.Args().First())
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -126,4 +128,68 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("commandLine(%q): exit %d, want %d", tt.in, exitCode(err), exitUsage)
 		}
 	}
+}
+
+// TestUsageOfEveryCommand runs every command, as newApp defines it, with
+// an unknown flag, one argument more than its ArgsUsage allows, and none
+// when it needs some: each is a usage error (exit 2) told in one line on
+// stderr, starting "parley: ". A command added later is walked too, so its
+// ArgsUsage has to say what it takes.
+func TestUsageOfEveryCommand(t *testing.T) {
+	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("alice", "bob"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(ws.Root)
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			if cmd.Hidden {
+				continue
+			}
+			p := append(slices.Clone(path), cmd.Name)
+			if len(cmd.Subcommands) > 0 {
+				walk(p, cmd.Subcommands)
+				continue
+			}
+			var required, max int
+			for _, w := range strings.Fields(cmd.ArgsUsage) {
+				if strings.Contains(w, "...") {
+					max = -1
+				}
+				if !strings.HasPrefix(w, "[") {
+					required++
+				}
+				if max >= 0 {
+					max++
+				}
+			}
+			lines := [][]string{append(slices.Clone(p), "--no-such-flag")}
+			if max >= 0 {
+				extra := slices.Clone(p)
+				for range max + 1 {
+					extra = append(extra, "x")
+				}
+				lines = append(lines, extra)
+			}
+			if required > 0 {
+				lines = append(lines, p)
+			}
+			for _, args := range lines {
+				var out, errOut bytes.Buffer
+				got := run(context.Background(), append([]string{"parley"}, args...), strings.NewReader(""), &out, &errOut)
+				first, _, _ := strings.Cut(errOut.String(), "\n")
+				if got != exitUsage || !strings.HasPrefix(first, "parley: ") || strings.HasPrefix(first, "parley: hint:") {
+					t.Errorf("parley %s = exit %d, stderr:\n%s\nwant exit %d and one line \"parley: ...\" (then a hint, perhaps)", strings.Join(args, " "), got, errOut.String(), exitUsage)
+				}
+				for _, l := range strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")[1:] {
+					if !strings.HasPrefix(l, "parley: hint: ") {
+						t.Errorf("parley %s: stderr has more than the error and a hint:\n%s", strings.Join(args, " "), errOut.String())
+						break
+					}
+				}
+			}
+		}
+	}
+	walk(nil, newApp(&env{}).Commands)
 }
