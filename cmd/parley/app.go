@@ -30,7 +30,7 @@ func newApp(e *env) *cli.App {
 				EnvVars: []string{"PARLEY_WORKSPACE"},
 			},
 			// Not cli.App.Version: urfave's own flag has a -v alias.
-			&cli.BoolFlag{Name: "version", Usage: "print parley's version (as `parley version` does)"},
+			&cli.BoolFlag{Name: "version", Usage: "print parley's version, as the version command does"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Bool("version") {

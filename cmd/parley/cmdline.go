@@ -54,6 +54,12 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 	name := rest[0]
 	cmd := app.Command(name)
 	if cmd == nil {
+		if isHelpCommand(name) && len(rest) > 2 {
+			// urfave's help reads one word: `parley help skills show`
+			// is `parley skills show --help`.
+			line := append(slices.Clone(globals), rest[1:]...)
+			return commandLine(app, append(line, "--help"))
+		}
 		if isHelpCommand(name) {
 			return args, nil
 		}

@@ -86,6 +86,8 @@ func TestCommandLine(t *testing.T) {
 		{"parley status --help", "parley status --help"},
 		{"parley campaign --help", "parley campaign --help"},
 		{"parley help campaign", "parley help campaign"},
+		{"parley help skills show", "parley skills show --help"},
+		{"parley -C dir help campaign new", "parley -C dir campaign new --help"},
 		{"parley campaign help list", "parley campaign help list"},
 		{"parley __complete send --fr", "parley __complete send --fr"},
 		{"parley --version", "parley --version"},
