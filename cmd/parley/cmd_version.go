@@ -12,9 +12,10 @@ func versionCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print parley's version: the module version, the commit it was built from (and whether it had uncommitted changes), the Go release",
-		Description: "`parley --version` prints the same. A binary built by `go install` from a\n" +
-			"tagged module has its version; one built in a checkout has \"(devel)\" and the\n" +
-			"commit; `go run` and `go test` builds may have neither, and print what they have.",
+		Description: "`parley --version` prints the same. `go install` of a tagged module gives\n" +
+			"its tag; a build in a git checkout, a version made from the commit (+dirty\n" +
+			"with uncommitted changes); `go run`, `go test` and -buildvcs=false builds\n" +
+			"know less, and print what they have (\"(devel)\").",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
