@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 
@@ -28,6 +29,14 @@ func newApp(e *env) *cli.App {
 				Usage:   "the workspace `DIR` (default: the nearest directory with a parley.yaml, from here up)",
 				EnvVars: []string{"PARLEY_WORKSPACE"},
 			},
+			// Not cli.App.Version: urfave's own flag has a -v alias.
+			&cli.BoolFlag{Name: "version", Usage: "print parley's version, as the version command does"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				return runVersion(e, buildVersion(), false)
+			}
+			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
 			initCommand(e),
@@ -56,14 +65,17 @@ func newApp(e *env) *cli.App {
 			retryCommand(e),
 			demoCommand(e),
 			benchCommand(e),
+			versionCommand(e),
+			completionCommand(e),
+			completeCommand(e),
 		},
 		// main decides exit codes and prints errors, in one place.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err}
+			return usageError{err: err}
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			e.usage = usagef("unknown command %q", name)
+			e.usage = unknownCommand(c.App.Commands, name)
 		},
 		// --field values and --body text may hold commas; the commands
 		// that take lists split them themselves.
@@ -73,6 +85,10 @@ func newApp(e *env) *cli.App {
 	usage = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
 			cmd.OnUsageError = app.OnUsageError
+			if len(cmd.Subcommands) > 0 {
+				cmd.UsageText = "parley " + cmd.Name + " COMMAND [flags] [args]"
+				cmd.CustomHelpTemplate = groupHelp
+			}
 			usage(cmd.Subcommands)
 		}
 	}
@@ -80,11 +96,23 @@ func newApp(e *env) *cli.App {
 	return app
 }
 
-// workspace opens the workspace named by -C, or the one holding the
-// current directory.
+// groupHelp is the help of a command with subcommands (campaign, skills,
+// ...). urfave's own template lists the subcommands only once the group
+// has run (`parley campaign --help`), not for `parley help campaign`.
+var groupHelp = strings.Replace(cli.SubcommandHelpTemplate,
+	`{{template "visibleCommandCategoryTemplate" .}}`, `{{template "visibleCommandTemplate" .}}`, 1)
+
+// openWorkspace opens the workspace named by -C, or the one holding the
+// current directory. Either is found by walking up, as git does; a -C that
+// names no directory is an error of its own, so that the walk never starts
+// from a parent the user did not name.
 func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 	dir := c.String("workspace")
-	if dir == "" {
+	if dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, noDirError(dir)
+		}
+	} else {
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil, err
@@ -96,6 +124,20 @@ func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 		return nil, err
 	}
 	return workspace.Open(root)
+}
+
+// noDirError is a -C (or PARLEY_WORKSPACE) that names no directory. It
+// exits as no workspace does (4), but is not workspace.ErrNoWorkspace:
+// commands that go on without a workspace (skills, validate) must not go
+// on when the one named is not there.
+type noDirError string
+
+func (d noDirError) Error() string {
+	from := "-C"
+	if os.Getenv("PARLEY_WORKSPACE") == string(d) {
+		from = "PARLEY_WORKSPACE"
+	}
+	return fmt.Sprintf("%s: no such directory: %s", from, string(d))
 }
 
 // jsonFlag is the --json flag of commands whose output is data.
@@ -112,17 +154,69 @@ func (e *env) printJSON(v any) error {
 // noArgs refuses positional arguments for commands that take none.
 func noArgs(c *cli.Context) error {
 	if c.Args().Present() {
-		return usagef("%s takes no arguments (got %q)", c.Command.Name, c.Args().First())
+		return argsError(c, "%s takes no arguments (got %q)", commandName(c), c.Args().First())
 	}
 	return nil
 }
 
-// exactArgs requires n positional arguments.
+// exactArgs requires n positional arguments, named by what.
 func exactArgs(c *cli.Context, n int, what string) error {
-	if c.NArg() != n {
-		return usagef("%s needs %s", c.Command.Name, what)
+	return argCount(c, n, n, what)
+}
+
+// argCount requires from min to max positional arguments (max < 0: any
+// number), named by what.
+func argCount(c *cli.Context, min, max int, what string) error {
+	switch {
+	case c.NArg() < min:
+		return argsError(c, "%s needs %s", commandName(c), what)
+	case max >= 0 && c.NArg() > max:
+		return argsError(c, "%s takes only %s (got an extra argument %q)", commandName(c), what, c.Args().Get(max))
 	}
 	return nil
+}
+
+// commandName is the command being run, as typed after "parley": "inbox",
+// "skills show". (urfave's Command.FullName is the last word only.)
+func commandName(c *cli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() { // the command's context, its parents', the app's
+		if ctx.Command != nil && ctx.Command.Name != c.App.Name {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+// argsError is a usage error in a command's arguments; its hint is the
+// command's synopsis.
+func argsError(c *cli.Context, format string, args ...any) error {
+	return usageError{err: fmt.Errorf(format, args...), hint: "usage: " + synopsis(commandName(c), c.Command)}
+}
+
+// synopsis is a command's usage in one line: parley inbox [--state STATE]
+// [--json] AGENT. A command with many flags has [flags] instead.
+func synopsis(name string, cmd *cli.Command) string {
+	parts := []string{"parley", name}
+	var flags []string
+	for _, f := range cmd.Flags {
+		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() || isHelpFlag(dashName(f.Names()[0])) {
+			continue
+		}
+		name := dashName(f.Names()[0])
+		if needsValue(f, name) {
+			name += " " + placeholder(f)
+		}
+		flags = append(flags, "["+name+"]")
+	}
+	if len(flags) > 4 {
+		flags = []string{"[flags]"}
+	}
+	parts = append(parts, flags...)
+	if cmd.ArgsUsage != "" {
+		parts = append(parts, cmd.ArgsUsage)
+	}
+	return strings.Join(parts, " ")
 }
 
 // printJSONLine writes v as one line of JSON.
@@ -130,110 +224,4 @@ func (e *env) printJSONLine(v any) error {
 	enc := json.NewEncoder(e.stdout)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-// flagsFirst lets flags follow arguments (`parley init DIR --agent gm`), as
-// people type them: urfave/cli stops reading flags at the first argument,
-// so the flags of the command being run are moved before its arguments.
-// Everything after "--" stays an argument.
-func flagsFirst(app *cli.App, args []string) []string {
-	if len(args) < 2 {
-		return args
-	}
-	out := []string{args[0]}
-	i := 1
-	// Global flags, up to the command name.
-	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
-		out = append(out, args[i])
-		if takesValue(app.Flags, args[i]) {
-			if i+1 < len(args) {
-				out = append(out, args[i+1])
-			}
-			i++
-		}
-		i++
-	}
-	if i >= len(args) {
-		return out
-	}
-	cmd := app.Command(args[i])
-	out = append(out, args[i])
-	i++
-	for cmd != nil && len(cmd.Subcommands) > 0 {
-		if i >= len(args) {
-			return out
-		}
-		sub := cmd.Command(args[i])
-		if sub == nil {
-			return append(out, args[i:]...)
-		}
-		out = append(out, args[i])
-		i++
-		cmd = sub
-	}
-	if cmd == nil {
-		return append(out, args[i:]...)
-	}
-	var flags, positional []string
-	for ; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			positional = append(positional, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(a, "-") && a != "-" && isFlag(cmd.Flags, a):
-			flags = append(flags, a)
-			if takesValue(cmd.Flags, a) && i+1 < len(args) {
-				flags = append(flags, args[i+1])
-				i++
-			}
-		default:
-			positional = append(positional, a)
-		}
-	}
-	out = append(out, flags...)
-	if len(positional) > 0 {
-		out = append(out, "--")
-		out = append(out, positional...)
-	}
-	return out
-}
-
-// flagName returns the name in "--name=value", "--name" or "-n".
-func flagName(arg string) string {
-	name := strings.TrimLeft(arg, "-")
-	name, _, _ = strings.Cut(name, "=")
-	return name
-}
-
-func findFlag(flags []cli.Flag, arg string) cli.Flag {
-	name := flagName(arg)
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if n == name {
-				return f
-			}
-		}
-	}
-	if name == "help" || name == "h" {
-		return &cli.BoolFlag{Name: name}
-	}
-	return nil
-}
-
-func isFlag(flags []cli.Flag, arg string) bool { return findFlag(flags, arg) != nil }
-
-// takesValue reports whether a flag reads the next argument as its value.
-func takesValue(flags []cli.Flag, arg string) bool {
-	if strings.Contains(arg, "=") {
-		return false
-	}
-	f := findFlag(flags, arg)
-	if f == nil {
-		return false
-	}
-	if _, ok := f.(*cli.BoolFlag); ok {
-		return false
-	}
-	return true
 }

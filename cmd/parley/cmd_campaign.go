@@ -96,7 +96,7 @@ func campaignCommand(e *env) *cli.Command {
 			{
 				Name:      "check",
 				Usage:     "say what of the campaign's layout is present, missing or malformed; parses every sheet (exit 1 when a required file is missing or a file is malformed)",
-				ArgsUsage: "[NAME]",
+				ArgsUsage: "[CAMPAIGN]",
 				Flags:     []cli.Flag{campaignFlag, jsonFlag},
 				Action: func(c *cli.Context) error {
 					camp, ws, err := campaignArg(c)
@@ -123,7 +123,7 @@ func campaignCommand(e *env) *cli.Command {
 			{
 				Name:      "apply",
 				Usage:     "apply the GM's deltas: tmp/gm-state-delta.md to story-state.md, tmp/party-knowledge-delta.md to party-knowledge.md (lines that cannot go in stay in the delta; exit 1 then)",
-				ArgsUsage: "[NAME]",
+				ArgsUsage: "[CAMPAIGN]",
 				Flags: []cli.Flag{campaignFlag, jsonFlag,
 					&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would change; write nothing"},
 				},
@@ -167,7 +167,7 @@ func campaignCommand(e *env) *cli.Command {
 // campaignArg opens the campaign named by the argument or --campaign.
 func campaignArg(c *cli.Context) (*campaigns.Campaign, *workspace.Workspace, error) {
 	if c.NArg() > 1 {
-		return nil, nil, usagef("%s takes at most one campaign NAME", c.Command.FullName())
+		return nil, nil, argsError(c, "%s takes at most one CAMPAIGN (got an extra argument %q)", commandName(c), c.Args().Get(1))
 	}
 	return openCampaign(c, c.Args().First())
 }

@@ -22,7 +22,7 @@ import (
 // file the user can open.
 func sheetArg(c *cli.Context) (string, error) {
 	if c.NArg() < 1 {
-		return "", usagef("%s needs the CHARACTER (the sheet's name, like tilda-brannock)", c.Command.FullName())
+		return "", argsError(c, "%s needs the CHARACTER (the sheet's name, like tilda-brannock)", commandName(c))
 	}
 	camp, _, err := openCampaign(c, "")
 	if err != nil {
@@ -76,6 +76,9 @@ func characterCommand(e *env) *cli.Command {
 				ArgsUsage: "CHARACTER",
 				Flags:     []cli.Flag{campaignFlag, jsonFlag},
 				Action: func(c *cli.Context) error {
+					if err := exactArgs(c, 1, "the CHARACTER (the sheet's name, like tilda-brannock)"); err != nil {
+						return err
+					}
 					d, path, err := readSheet(c)
 					if err != nil {
 						return err
@@ -89,8 +92,8 @@ func characterCommand(e *env) *cli.Command {
 				ArgsUsage: "CHARACTER KEY=VALUE...",
 				Flags:     []cli.Flag{campaignFlag},
 				Action: func(c *cli.Context) error {
-					if c.NArg() < 2 {
-						return usagef("character set needs the CHARACTER and at least one KEY=VALUE (hp=7)")
+					if err := argCount(c, 2, -1, "the CHARACTER and at least one KEY=VALUE (hp=7)"); err != nil {
+						return err
 					}
 					type pair struct {
 						key string
@@ -177,8 +180,8 @@ func hpCommand(e *env, name, usage string) *cli.Command {
 		ArgsUsage: "CHARACTER N",
 		Flags:     []cli.Flag{campaignFlag},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return usagef("character %s needs the CHARACTER and N", name)
+			if err := exactArgs(c, 2, "the CHARACTER and N"); err != nil {
+				return err
 			}
 			n, err := strconv.Atoi(c.Args().Get(1))
 			if err != nil || n < 0 {
@@ -269,6 +272,9 @@ func inventoryCommand(e *env) *cli.Command {
 				ArgsUsage: "CHARACTER",
 				Flags:     []cli.Flag{campaignFlag, jsonFlag},
 				Action: func(c *cli.Context) error {
+					if err := exactArgs(c, 1, "the CHARACTER (the sheet's name, like tilda-brannock)"); err != nil {
+						return err
+					}
 					d, _, err := readSheet(c)
 					if err != nil {
 						return err
@@ -289,8 +295,8 @@ func inventoryCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "note", Usage: "a `NOTE` on the item (what it does)"},
 				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 2 {
-						return usagef("inventory add needs the CHARACTER and the ITEM (quote a name with spaces)")
+					if err := exactArgs(c, 2, "the CHARACTER and the ITEM (quote a name with spaces)"); err != nil {
+						return err
 					}
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: add at least 1 (inventory use takes items away)", c.Int("quantity"))
@@ -320,8 +326,8 @@ func inventoryCommand(e *env) *cli.Command {
 					&cli.IntFlag{Name: "quantity", Aliases: []string{"n"}, Value: 1, Usage: "how `MANY`"},
 				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 2 {
-						return usagef("inventory use needs the CHARACTER and the ITEM")
+					if err := exactArgs(c, 2, "the CHARACTER and the ITEM (quote a name with spaces)"); err != nil {
+						return err
 					}
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: use at least 1 (inventory add gives items)", c.Int("quantity"))
@@ -357,6 +363,9 @@ func toolCommand(e *env) *cli.Command {
 				Name:  "list",
 				Usage: "print the tools, with their arguments as JSON schemas",
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return e.printJSON(tools.Tools())
 				},
 			},
@@ -369,8 +378,8 @@ func toolCommand(e *env) *cli.Command {
 					&cli.Uint64Flag{Name: "seed", Usage: "roll_dice: roll with this `SEED`, for results that can be repeated"},
 				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() < 1 || c.NArg() > 2 {
-						return usagef("tool call needs the TOOL, and its JSON ARGS (or stdin)")
+					if err := argCount(c, 1, 2, "the TOOL, and its JSON ARGS (or stdin)"); err != nil {
+						return err
 					}
 					args := []byte(c.Args().Get(1))
 					if c.NArg() == 1 {

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -20,28 +23,31 @@ func demoCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
 		Usage:     "show parley at work: a small team of agents exchange messages, are routed, and the log and status are printed",
-		ArgsUsage: "[EXAMPLE] [DIR]",
-		Description: "EXAMPLE is one of:\n" +
+		ArgsUsage: "[dnd|teams [DIR]]",
+		Description: "The first argument names the demo:\n" +
 			"   dnd    a D&D table checked against the dnd-team protocol: messages sent,\n" +
 			"          written by hand, two refused (the default)\n" +
 			"   teams  examples/teams: a lead, a researcher and a writer, each a shell\n" +
 			"          script, exercising direct messages, a broadcast, a route by signal,\n" +
 			"          a timeout nudge, the shutdown handshake and stop_on\n\n" +
 			"Without DIR the workspace is made in a temporary directory and removed\n" +
-			"afterwards; with DIR it is made there and kept, to look around in. (A DIR\n" +
-			"named like an example is written ./teams.)",
+			"afterwards; with DIR it is made there and kept, to look around in. DIR\n" +
+			"always comes second, so `parley demo dnd teams` makes the D&D demo in a\n" +
+			"directory named teams.",
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
-			example := "dnd"
-			if len(args) > 0 && demos[args[0]] != nil {
-				example, args = args[0], args[1:]
+			example, dir := "dnd", ""
+			if len(args) > 0 {
+				example = args[0]
 			}
-			if len(args) > 1 {
-				return usagef("demo takes an example name and at most one directory")
+			if demos[example] == nil {
+				return argsError(c, "unknown demo %q (demos: %s); to keep the D&D demo in a directory, name both: parley demo dnd %s", example, strings.Join(demoNames(), ", "), example)
 			}
-			dir := ""
-			if len(args) == 1 {
-				dir = args[0]
+			if len(args) > 2 {
+				return argsError(c, "demo takes a demo name and a directory (got an extra argument %q)", args[2])
+			}
+			if len(args) == 2 {
+				dir = args[1]
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
@@ -54,6 +60,11 @@ func demoCommand(e *env) *cli.Command {
 var demos = map[string]func(ctx context.Context, e *env, dir string) error{
 	"dnd":   runDemo,
 	"teams": runTeamsDemo,
+}
+
+// demoNames returns the names of the demos, sorted.
+func demoNames() []string {
+	return slices.Sorted(maps.Keys(demos))
 }
 
 // demoDir returns the directory to make a demo workspace in: dir, or a
@@ -155,7 +166,7 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 	if keep {
 		fmt.Fprintf(out, "\nThe workspace is in %s: try `parley -C %s status`.\n", ws.Root, dir)
 	} else {
-		fmt.Fprintln(out, "\nRun `parley demo DIR` to keep the workspace and look around.")
+		fmt.Fprintln(out, "\nRun `parley demo dnd DIR` to keep the workspace and look around.")
 	}
 	return nil
 }

@@ -16,7 +16,8 @@ func initCommand(e *env) *cli.Command {
 		Usage: "create a workspace: parley.yaml, a mailbox per agent, the shipped skills in skills/, .gitignore",
 		Description: "With --agent, writes a new parley.yaml. Without, in a directory that has a\n" +
 			"parley.yaml (written by hand, or edited to add agents), it makes the missing\n" +
-			"mailboxes of the agents it lists.",
+			"mailboxes of the agents it lists. DIR defaults to -C's directory, else the\n" +
+			"current one.",
 		ArgsUsage: "[DIR]",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "agent", Aliases: []string{"a"}, Usage: "an agent `NAME`, or NAME:ROLE (aria:player; several roles joined by +); repeat, or separate with commas; at least one"},
@@ -24,9 +25,13 @@ func initCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return usagef("init takes one directory, got %d arguments", c.NArg())
+				return argsError(c, "init takes one directory (got an extra argument %q)", c.Args().Get(1))
 			}
+			// The workspace is made in DIR, else where -C points, else here.
 			dir := c.Args().First()
+			if dir == "" {
+				dir = c.String("workspace")
+			}
 			if dir == "" {
 				dir = "."
 			}

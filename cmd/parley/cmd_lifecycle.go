@@ -25,6 +25,9 @@ func stopCommand(e *env) *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
+			if !c.Args().Present() && !c.Bool("all") {
+				return argsError(c, "name the agents to stop, or --all")
+			}
 			ws, err := openWorkspace(c)
 			if err != nil {
 				return err

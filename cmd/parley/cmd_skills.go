@@ -36,10 +36,10 @@ func skillsCommand(e *env) *cli.Command {
 			{
 				Name:      "show",
 				Usage:     "show what parley read from a skill: its message types, who sends them where, fields, values, rules",
-				ArgsUsage: "NAME|FILE",
+				ArgsUsage: "SKILL|FILE",
 				Flags:     []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					if err := exactArgs(c, 1, "a skill NAME or FILE"); err != nil {
+					if err := exactArgs(c, 1, "a SKILL (its name) or a skill FILE"); err != nil {
 						return err
 					}
 					s, err := findSkill(c, c.Args().First())

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -60,7 +62,9 @@ func TestExitCodes(t *testing.T) {
 	})
 }
 
-func TestFlagsFirst(t *testing.T) {
+// TestCommandLine checks how the command line is put in urfave's order:
+// flags anywhere, global flags before the command, arguments after "--".
+func TestCommandLine(t *testing.T) {
 	app := newApp(&env{})
 	tests := []struct {
 		in, want string
@@ -72,13 +76,122 @@ func TestFlagsFirst(t *testing.T) {
 		{"parley read ID --json", "parley read --json -- ID"},
 		{"parley read -- --json", "parley read -- --json"},
 		{"parley inbox bob --state done", "parley inbox --state done -- bob"},
-		{"parley nosuch --x y", "parley nosuch --x y"},
+		{"parley status -C dir", "parley -C dir status"},
+		{"parley inbox bob --workspace=dir --json", "parley --workspace=dir inbox --json -- bob"},
+		{"parley campaign -C dir list --json", "parley -C dir campaign list --json"},
+		{"parley skills show dnd-team -C dir", "parley -C dir skills show -- dnd-team"},
+		{"parley roll -7/2 --seed 1 -d4", "parley roll --seed 1 -- -7/2 -d4"},
+		{"parley character damage aria -3", "parley character damage -- aria -3"},
+		{"parley send --body -x --from gm", "parley send --body -x --from gm"},
+		{"parley status --help", "parley status --help"},
+		{"parley campaign --help", "parley campaign --help"},
+		{"parley help campaign", "parley help campaign"},
+		{"parley help skills show", "parley skills show --help"},
+		{"parley -C dir help campaign new", "parley -C dir campaign new --help"},
+		{"parley campaign help list", "parley campaign help list"},
+		{"parley __complete send --fr", "parley __complete send --fr"},
+		{"parley --version", "parley --version"},
 		{"parley", "parley"},
 	}
 	for _, tt := range tests {
-		got := strings.Join(flagsFirst(app, strings.Fields(tt.in)), " ")
-		if d := cmp.Diff(tt.want, got); d != "" {
-			t.Errorf("flagsFirst(%q) (-want +got):\n%s", tt.in, d)
+		out, err := commandLine(app, strings.Fields(tt.in))
+		if err != nil {
+			t.Errorf("commandLine(%q) = %v", tt.in, err)
+			continue
+		}
+		if d := cmp.Diff(tt.want, strings.Join(out, " ")); d != "" {
+			t.Errorf("commandLine(%q) (-want +got):\n%s", tt.in, d)
 		}
 	}
+
+	refused := []struct {
+		in, want string
+	}{
+		{"parley inbox me --follow", "inbox: unknown flag --follow (its flags: --state, --json)"},
+		{"parley roll --bogus 1d20", "roll: unknown flag --bogus (its flags: --seed, --dc, --json)"},
+		{"parley status --json=true --bogus=1", "status: unknown flag --bogus (its flags: --json)"},
+		{"parley status now --version", "status: unknown flag --version (its flags: --json)"},
+		{"parley -x status", "unknown flag -x (before a command, parley takes --workspace/-C, --version)"},
+		{"parley nosuch --x y", `unknown command "nosuch"`},
+		{"parley campaign", "campaign needs a command: new, list, check, apply"},
+		{"parley campaign -C dir", "campaign needs a command: new, list, check, apply"},
+		{"parley campaign nosuch", `campaign: unknown command "nosuch" (its commands: new, list, check, apply)`},
+		{"parley campaign --json list", "campaign: unknown flag --json (name a command first: new, list, check, apply)"},
+		{"parley inbox me --state", "inbox: --state needs a value: --state STATE"},
+		{"parley status -C", "-C needs a value: -C DIR"},
+		{"parley -C", "-C needs a value: -C DIR"},
+	}
+	for _, tt := range refused {
+		_, err := commandLine(app, strings.Fields(tt.in))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("commandLine(%q) = %v, want %q", tt.in, err, tt.want)
+		}
+		if exitCode(err) != exitUsage {
+			t.Errorf("commandLine(%q): exit %d, want %d", tt.in, exitCode(err), exitUsage)
+		}
+	}
+}
+
+// TestUsageOfEveryCommand runs every command, as newApp defines it, with
+// an unknown flag, one argument more than its ArgsUsage allows, and none
+// when it needs some: each is a usage error (exit 2) told in one line on
+// stderr, starting "parley: ". A command added later is walked too, so its
+// ArgsUsage has to say what it takes.
+func TestUsageOfEveryCommand(t *testing.T) {
+	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("alice", "bob"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(ws.Root)
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			if cmd.Hidden {
+				continue
+			}
+			p := append(slices.Clone(path), cmd.Name)
+			if len(cmd.Subcommands) > 0 {
+				walk(p, cmd.Subcommands)
+				continue
+			}
+			var required, max int
+			for _, w := range strings.Fields(cmd.ArgsUsage) {
+				if strings.Contains(w, "...") {
+					max = -1
+				}
+				if !strings.HasPrefix(w, "[") {
+					required++
+				}
+				if max >= 0 {
+					max++
+				}
+			}
+			lines := [][]string{append(slices.Clone(p), "--no-such-flag")}
+			if max >= 0 {
+				extra := slices.Clone(p)
+				for range max + 1 {
+					extra = append(extra, "x")
+				}
+				lines = append(lines, extra)
+			}
+			if required > 0 {
+				lines = append(lines, p)
+			}
+			for _, args := range lines {
+				var out, errOut bytes.Buffer
+				got := run(context.Background(), append([]string{"parley"}, args...), strings.NewReader(""), &out, &errOut)
+				first, _, _ := strings.Cut(errOut.String(), "\n")
+				if got != exitUsage || !strings.HasPrefix(first, "parley: ") || strings.HasPrefix(first, "parley: hint:") {
+					t.Errorf("parley %s = exit %d, stderr:\n%s\nwant exit %d and one line \"parley: ...\" (then a hint, perhaps)", strings.Join(args, " "), got, errOut.String(), exitUsage)
+				}
+				for _, l := range strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")[1:] {
+					if !strings.HasPrefix(l, "parley: hint: ") {
+						t.Errorf("parley %s: stderr has more than the error and a hint:\n%s", strings.Join(args, " "), errOut.String())
+						break
+					}
+				}
+			}
+		}
+	}
+	walk(nil, newApp(&env{}).Commands)
 }

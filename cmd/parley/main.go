@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/parley-dev/parley/runner"
@@ -24,7 +23,7 @@ const (
 	exitFailure     = 1 // the command failed, or found problems (validate, a bad message)
 	exitUsage       = 2 // wrong flags or arguments
 	exitLocked      = 3 // another runner holds the workspace
-	exitNoWorkspace = 4 // no parley.yaml here or above
+	exitNoWorkspace = 4 // no parley.yaml here or above, or -C names no directory
 )
 
 func main() {
@@ -48,7 +47,10 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	app := newApp(env)
-	err := app.RunContext(ctx, flagsFirst(app, args))
+	args, err := commandLine(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if env.usage != nil && err == nil {
 		err = env.usage
 	}
@@ -84,13 +86,16 @@ func (e *env) logger(level slog.Level) *slog.Logger {
 }
 
 // usageError marks an error in the command line.
-type usageError struct{ err error }
+type usageError struct {
+	err  error
+	hint string // what to do instead, when the error alone does not say
+}
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return usageError{err: fmt.Errorf(format, args...)}
 }
 
 // errSilent is returned by commands that have already said what went wrong
@@ -106,24 +111,24 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &le):
 		return exitLocked
-	case errors.Is(err, workspace.ErrNoWorkspace):
+	case errors.Is(err, workspace.ErrNoWorkspace), errors.As(err, new(noDirError)):
 		return exitNoWorkspace
 	}
 	return exitFailure
 }
 
-// hint returns advice for errors a user can fix.
+// hint returns advice for errors a user can fix, where the error alone
+// does not say what to do.
 func hint(err error) string {
 	var le *runner.LockedError
+	var ue usageError
 	switch {
 	case errors.As(err, &le):
 		return "one `parley run` per workspace; stop the other one, or use `parley status` to watch it work"
 	case errors.Is(err, workspace.ErrNoWorkspace):
 		return "create one with `parley init DIR --agent NAME...`, or point at one with -C DIR"
-	}
-	var ue usageError
-	if errors.As(err, &ue) && !strings.Contains(err.Error(), "--help") {
-		return "see `parley help` or `parley COMMAND --help`"
+	case errors.As(err, &ue):
+		return ue.hint
 	}
 	return ""
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -47,6 +50,7 @@ func TestScripts(t *testing.T) {
 			"garbage":    cmdGarbage,
 			"waitrunner": cmdWaitRunner,
 			"count":      cmdCount,
+			"exits":      cmdExits,
 		},
 	})
 }
@@ -107,5 +111,39 @@ func cmdCount(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if (got == want) == neg {
 		ts.Fatalf("%s holds %d files %v, want %s%d", args[0], got, names, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
+
+// exits CODE PROGRAM [ARGS...]: run a program as exec does (its stdout and
+// stderr are there for the next commands) and check its exit code. When
+// it is not 0, stderr must say why in one line, "parley: ...", which hint
+// lines ("parley: hint: ...") may follow.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	var ee *exec.ExitError
+	if err := ts.Exec(args[1], args[2:]...); errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+	if want == 0 {
+		return
+	}
+	lines := strings.Split(strings.TrimSuffix(ts.ReadFile("stderr"), "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "parley: ") || strings.HasPrefix(lines[0], "parley: hint: ") {
+		ts.Fatalf("stderr starts %q, want one line \"parley: ...\"", lines[0])
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, "parley: hint: ") {
+			ts.Fatalf("stderr has %q after the error, want one line (and hints)", l)
+		}
 	}
 }

@@ -88,8 +88,8 @@ var ErrWorkspaceExists = errors.New("a workspace already exists here (parley.yam
 // (with their roles) and the skills messages are checked against, a
 // mailbox for each agent, the shipped skills copied into skills/ (to read
 // and to edit: a workspace file overrides the shipped one), the .parley
-// runtime directory, and a .gitignore for transient paths. It refuses a
-// directory that already has a parley.yaml.
+// runtime directory, and a .gitignore for what is not the session's record
+// (see gitignore). It refuses a directory that already has a parley.yaml.
 func Init(dir string, agents []Agent, skillNames []string) (*Workspace, error) {
 	if len(agents) == 0 {
 		return nil, errors.New("name at least one agent")
@@ -188,9 +188,25 @@ router:
   max_message_size: 1MiB  # larger message files are rejected
 `
 
-const gitignore = `# parley: transient runtime state
-.parley/lock
+// gitignore is the .gitignore a workspace gets. Messages are the session's
+// record and stay in git: every mailbox state, the .reason files, and the
+// routing journal. What is left out is the runner's own state (the lock,
+// what each agent is doing, and whatever else it keeps in .parley/), files
+// being written (tmp/), and editor scratch files, which the router never
+// takes (mailbox.IsScratch; vim's later probes, 5036 and on, live for a
+// moment only).
+const gitignore = `# parley: the runner's state, files being written, editor scratch files.
+# Messages (mailboxes/) and the routing journal are the session's record.
+.parley/*
+!.parley/journal.jsonl
 mailboxes/*/tmp/
+mailboxes/**/.*
+mailboxes/**/*~
+mailboxes/**/#*#
+mailboxes/**/*.sw[opx]
+mailboxes/**/*.swpx
+mailboxes/**/*.tmp
+mailboxes/**/4913
 `
 
 func writeIfMissing(path, content string) error {

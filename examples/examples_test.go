@@ -1,0 +1,56 @@
+package examples
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// TestGitignore checks that each example's .gitignore keeps out what the
+// .gitignore of `parley init` keeps out, and nothing of what it keeps:
+// an example copied to start a project is versioned as a new workspace is.
+func TestGitignore(t *testing.T) {
+	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(ws.Root, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := patterns(string(data))
+	got, err := fs.ReadFile(Teams, "teams/.gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, p := range patterns(string(got)) {
+		have[p] = true
+	}
+	for _, p := range want {
+		if !have[p] {
+			t.Errorf("examples/teams/.gitignore lacks %q, which parley init writes", p)
+		}
+	}
+	for p := range have {
+		if strings.HasPrefix(strings.TrimPrefix(p, "/"), "mailboxes") && !slices.Contains(want, p) {
+			t.Errorf("examples/teams/.gitignore has %q, which parley init does not write", p)
+		}
+	}
+}
+
+// patterns returns the lines of a .gitignore that are patterns.
+func patterns(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
