@@ -18,6 +18,7 @@ type accepted struct {
 	id         string
 	recipients []string
 	stamp      bool // came without an id: written back with one first
+	nudge      bool // a nudge the runner sent (timeouts:)
 	already    []string
 	err        error // why delivering it failed
 	skipped    bool  // an earlier message of its sender failed: not tried
@@ -230,6 +231,7 @@ func (b *batch) finish() error {
 			r.fail(a.candidate, b.now, a.err)
 		default:
 			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
+			a.nudge = r.nudges[a.id] != ""
 			e.Note = r.observe(a.agent, a.msg)
 			e.Type, _ = a.msg.Header().Get("type")
 			e.Signal, _ = a.msg.Header().Get("signal")
@@ -259,7 +261,11 @@ func (b *batch) finish() error {
 		for _, to := range a.recipients {
 			r.notify(to)
 		}
-		r.expectReplies(a.agent, a.msg, a.recipients)
+		if !a.nudge {
+			// A nudge is parley's, not its sender's: it shows no sign of
+			// life, and is never itself waited on, nor nudged.
+			r.expectReplies(a.agent, a.msg, a.recipients)
+		}
 		r.log.Debug("delivered", "id", a.id, "from", a.agent, "to", a.recipients)
 	}
 	return nil
