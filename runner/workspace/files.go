@@ -36,8 +36,9 @@ func (w *Workspace) Locate(path string) (agent, state string, ok bool) {
 // the mailbox when the file is in an outbox (or its tmp/, sent/ or
 // rejected/), else the file's from:; a file with neither gives
 // ErrNoSender. A file in sent/, or delivered into a mailbox, is the
-// message its id names, not a second one. A file parley cannot read as a
-// message is refused, as the router refuses it. The refusal names the
+// message its id names, not a second one. A notice from parley itself
+// (from: parley) delivered into a mailbox is accepted as it is. A file
+// parley cannot read as a message is refused, as the router refuses it. The refusal names the
 // file as path.
 func (w *Workspace) CheckFile(path, sender string) (*Verdict, error) {
 	agent, state, inMailbox := w.Locate(path)
@@ -59,6 +60,14 @@ func (w *Workspace) CheckFile(path, sender string) (*Verdict, error) {
 	}
 	if sender == "" {
 		return nil, ErrNoSender
+	}
+	if sender == Runner && inMailbox && slices.Contains([]string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, state) {
+		// parley's own notice, delivered: it passes no Check, as the
+		// runner writes it straight into the inboxes.
+		v := &Verdict{File: path, From: Runner}
+		v.ID, _ = m.Header().Get("id")
+		v.Type, _ = m.Header().Get("type")
+		return v, nil
 	}
 	in := Input{File: path, Sender: sender, Message: m}
 	if inMailbox && state != mailbox.Tmp && state != mailbox.Outbox && state != mailbox.Rejected {
