@@ -28,8 +28,9 @@ var reserved = []string{
 
 // IsReserved reports whether key is one of the header fields parley itself
 // gives a meaning to (id, from, to, cc, type, signal, thread, reply_to,
-// request_id, summary, created, and hops: how many driver answers led to
-// the message).
+// request_id, summary, created, and hops: how many messages in a row the
+// sender and the recipient, two programs, have sent each other, which only
+// the runner writes).
 func IsReserved(key string) bool {
 	for _, r := range reserved {
 		if r == key {

@@ -219,6 +219,23 @@ func (st *Stage) Commit() error {
 	return nil
 }
 
+// Names returns the names of the files a committed stage holds, which
+// Publish moves into the outbox; none once it is published.
+func (st *Stage) Names() ([]string, error) {
+	des, err := os.ReadDir(st.readyPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(des))
+	for i, de := range des {
+		names[i] = de.Name()
+	}
+	return names, nil
+}
+
 // Publish sends what a committed stage holds: it moves every file of the
 // ready directory into the outbox, in name order, and makes the moves
 // durable; it finishes the message answered (cur/ -> done/), then removes

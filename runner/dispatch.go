@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -180,6 +179,9 @@ func (w *worker) recover(ctx context.Context) error {
 			}
 			continue
 		}
+		if names, err := st.Names(); err == nil {
+			w.r.chains.publish(w.agent.Name, names, w.answered(st.ID()))
+		}
 		if _, err := st.Publish(); err != nil {
 			return err
 		}
@@ -197,6 +199,22 @@ func (w *worker) recover(ctx context.Context) error {
 		w.handle(ctx, id)
 	}
 	return nil
+}
+
+// answered returns what a message the agent handled is to it, read from
+// its copy in cur/ (or done/, when a stopped runner had finished it); an
+// answer to nobody when it cannot be read.
+func (w *worker) answered(id string) answer {
+	for _, state := range []string{mailbox.Cur, mailbox.Done} {
+		data, err := mailbox.ReadFile(w.box.Path(state, mailbox.FileName(id)), w.r.ws.Config.Router.MaxMessageSize)
+		if err != nil {
+			continue
+		}
+		if m, err := mailbox.Parse(data); err == nil {
+			return answerOf(m)
+		}
+	}
+	return answer{}
 }
 
 // handle runs the driver on a claimed message, with retries, and
@@ -217,6 +235,15 @@ func (w *worker) handle(ctx context.Context, id string) {
 		w.giveUp(id, &HandleError{Err: fmt.Errorf("cannot read the message: %w", err)}, 0)
 		return
 	}
+	if isNotice(m) {
+		// parley's own notice: filed, for the record; the program is not
+		// woken to answer it (see Loops).
+		if err := w.box.Finish(id); err != nil {
+			w.r.log.Error("filing a notice", "agent", w.agent.Name, "id", id, "err", err)
+		}
+		return
+	}
+	w.r.chains.take(w.agent.Name, answerOf(m))
 	attempts := 1 + w.agent.Retries
 	stage := w.box.Stage(id, w.r.syncer)
 	for attempt := 1; ; attempt++ {
@@ -279,12 +306,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		return err
 	}
 	outputs = append(outputs, frames...)
-	hops := 1
-	if h, ok := in.Header().Get("hops"); ok {
-		if n, err := strconv.Atoi(h); err == nil {
-			hops = n + 1
-		}
-	}
+	var names []string
 	stopping := false
 	for i, data := range outputs {
 		msg := reply(in, data)
@@ -299,12 +321,10 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 				msg = nil // a bad id: the router refuses it with its reason
 			}
 			if msg != nil {
-				if !msg.Header().Has("hops") {
-					msg.Set("hops", strconv.Itoa(hops))
-				}
 				data = msg.Bytes()
 				outID, _ = msg.Header().Get("id")
 			}
+			names = append(names, mailbox.FileName(outID))
 			if err := stage.Add(mailbox.FileName(outID), data); err != nil {
 				return err
 			}
@@ -313,6 +333,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		// Not a message and not text: kept as it is, for the router to
 		// refuse with its reason.
 		name := fmt.Sprintf("%s.output-%d", id, i+1)
+		names = append(names, name)
 		if err := stage.Add(name, data); err != nil {
 			return err
 		}
@@ -320,6 +341,8 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	if err := stage.Commit(); err != nil {
 		return err
 	}
+	// What it said answers this message, whenever the router takes it.
+	w.r.chains.publish(w.agent.Name, names, answerOf(in))
 	if stopping {
 		// The agent agreed to shut down: it takes no next message, even
 		// one delivered before the router sees its answer.

@@ -190,3 +190,63 @@ timeouts:
 		t.Errorf("lead's inbox (-want +got):\n%s", d)
 	}
 }
+
+// TestNudgeOnce: a nudge is never itself waited on, nor nudged, even
+// when the rule that sent it matches it too (a rule for its type, a
+// catch-all, a rule by recipient only): an agent that stays silent gets
+// exactly one nudge per message it was waited on for, then is marked
+// unresponsive, and the run ends.
+func TestNudgeOnce(t *testing.T) {
+	rules := map[string]string{
+		"catch-all":            "  - after: 200ms\n    nudge: {type: ASK}\n",
+		"the nudge's own type": "  - match: {type: ASK}\n    after: 200ms\n    nudge: {type: ASK}\n",
+		"by recipient only":    "  - match: {to: [silent, mute]}\n    after: 200ms\n    nudge: {body: \"Hello?\"}\n",
+		"by role only":         "  - match: {to_role: quiet}\n    after: 200ms\n    nudge: {}\n",
+	}
+	for name, rule := range rules {
+		t.Run(name, func(t *testing.T) {
+			ws := newWorkspace(t, "lead")
+			script(t, ws, "mute.sh", "cat >/dev/null\n") // handles, never answers
+			ws = reconfigure(t, ws, `agents:
+  - lead
+  - {name: silent, role: quiet}
+  - {name: mute, role: quiet, driver: command, run: [./mute.sh]}
+timeouts:
+`+rule)
+			asks := map[string][]string{}
+			for _, to := range []string{"silent", "mute", "silent"} {
+				asks[to] = append(asks[to], send(t, ws, "lead", to, "Where are you?", "type", "ASK"))
+			}
+			start := time.Now()
+			if _, err := runIdle(t, ws, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 20*time.Second {
+				t.Errorf("the run took %v: it kept waiting on nudges", took)
+			}
+			runs, err := ws.AgentRuns()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for agent, state := range map[string]string{"silent": mailbox.Inbox, "mute": mailbox.Done} {
+				if s := runs[agent]; s.State != workspace.StateUnresponsive || !strings.Contains(s.Note, "nor after a nudge") {
+					t.Errorf("%s = %+v, want unresponsive after a nudge", agent, s)
+				}
+				// Each message it was asked, and one nudge about each.
+				var nudged []string
+				got := names(t, ws, agent, state)
+				for _, n := range got {
+					m := readMessage(t, ws.Mailbox(agent).Path(state, n))
+					if about, ok := m.Header().Get("reply_to"); ok {
+						nudged = append(nudged, about)
+					}
+				}
+				slices.Sort(nudged)
+				want := slices.Sorted(slices.Values(asks[agent]))
+				if d := cmp.Diff(want, nudged); d != "" || len(got) != 2*len(asks[agent]) {
+					t.Errorf("%s's %s = %v; the nudges are about (-want +got):\n%s", agent, state, got, d)
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -17,7 +18,9 @@ type accepted struct {
 	msg        *mailbox.Message
 	id         string
 	recipients []string
-	stamp      bool // came without an id: written back with one first
+	stamp      bool           // came without an id: written back with one first
+	hops       map[string]int // recipient -> the hops: of its copy
+	nudge      bool           // a nudge the runner sent (timeouts:)
 	already    []string
 	err        error // why delivering it failed
 	skipped    bool  // an earlier message of its sender failed: not tried
@@ -36,6 +39,7 @@ type batch struct {
 	held    map[string]bool // senders with an earlier file not routed now
 	failed  map[string]bool // senders whose earlier message failed
 	wait    time.Time       // when to look again at a file not complete yet
+	notices []*notice       // loops stopped: parley's notices to deliver
 }
 
 // routeBatch reads, checks and delivers a batch of ready files in sending
@@ -79,6 +83,7 @@ func (b *batch) take(i int, c candidate) {
 	if err != nil {
 		if isGone(err) {
 			delete(r.pending, c.fileKey)
+			r.chains.forget(c.fileKey)
 			return
 		}
 		b.reject(i, c, nil, workspace.RefusalOf(c.name, err))
@@ -100,9 +105,11 @@ func (b *batch) take(i int, c candidate) {
 		b.reject(i, c, nil, workspace.RefusalOf(c.name, perr))
 		return
 	}
+	answering, ans := r.answering(c.fileKey, msg)
 	v, err := r.ws.Check(workspace.Input{
 		File: c.name, Sender: c.agent, Message: msg,
-		Sent: func(id string) bool { return b.ids[id] || box.IsSent(id) },
+		Sent:      func(id string) bool { return b.ids[id] || box.IsSent(id) },
+		Answering: answering,
 	})
 	if err != nil {
 		r.fail(c, b.now, err) // the skills cannot be read
@@ -110,10 +117,13 @@ func (b *batch) take(i int, c candidate) {
 		return
 	}
 	if !v.Accepted() {
-		b.reject(i, c, msg, v.Refusal)
+		path := b.reject(i, c, msg, v.Refusal)
+		if l := v.Refusal.Loop; l != nil && path != "" {
+			b.stopLoop(l, ans, path)
+		}
 		return
 	}
-	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings}
+	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops}
 	if a.id == "" {
 		a.stamp = true
 		a.id = r.newID(c)
@@ -128,17 +138,19 @@ func (b *batch) take(i int, c candidate) {
 }
 
 // reject moves a refused file to its sender's rejected/, with the reason
-// beside it, and notes the journal line.
-func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refusal) {
+// beside it, and notes the journal line. It returns where the file is
+// now, or "" when it could not be moved (it is tried again).
+func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refusal) string {
 	r := b.r
 	f.File = c.name
 	text := f.Error()
 	path, err := r.agents[c.agent].Reject(c.name, c.info.ModTime(), rejectionNote(text, c, b.now), r.syncer)
 	if err != nil {
 		r.fail(c, b.now, fmt.Errorf("rejecting: %w", err))
-		return
+		return ""
 	}
 	delete(r.pending, c.fileKey)
+	r.chains.forget(c.fileKey)
 	r.stats.Rejected++
 	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, Line: f.Line, Field: f.Field, File: c.name}
 	if m != nil {
@@ -148,6 +160,17 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	}
 	b.entries[i] = &e
 	r.log.Warn("rejected", "agent", c.agent, "file", c.name, "reason", text, "moved_to", path)
+	return path
+}
+
+// stopLoop notes a loop stopped, and the notice that tells of it,
+// delivered and journaled with the batch.
+func (b *batch) stopLoop(l *workspace.Loop, a answer, rejected string) {
+	r := b.r
+	r.stats.Loops++
+	n := r.loopNotice(l, a, rejected)
+	b.notices = append(b.notices, n)
+	r.log.Warn("loop stopped", "agent", l.From, "with", l.With, "hops", l.Hops, "hop_limit", l.Limit, "told", n.recipients)
 }
 
 // stampIDs writes a file that came without an id back with the id it was
@@ -193,8 +216,16 @@ func (b *batch) deliver() error {
 			a.skipped = true
 			continue
 		}
-		data := a.msg.Bytes()
+		copies := map[int][]byte{0: a.msg.Bytes()} // by the hops: they carry
 		for _, to := range a.recipients {
+			n := a.hops[to]
+			data, ok := copies[n]
+			if !ok {
+				m := a.msg.Clone()
+				m.SetValue("hops", strconv.Itoa(n))
+				data = m.Bytes()
+				copies[n] = data
+			}
 			ok, err := r.agents[to].Deliver(a.id, data, r.syncer)
 			if err != nil {
 				a.err = fmt.Errorf("delivering to %s: %w", to, err)
@@ -206,6 +237,15 @@ func (b *batch) deliver() error {
 			} else {
 				a.already = append(a.already, to)
 				r.stats.Recovered++
+			}
+		}
+	}
+	for _, n := range b.notices {
+		for _, to := range n.recipients {
+			if _, err := r.agents[to].Deliver(n.id, n.data, r.syncer); err != nil {
+				// The loop is stopped all the same: the refusal is
+				// journaled with its reason.
+				r.log.Error("delivering a loop notice", "to", to, "err", err)
 			}
 		}
 	}
@@ -230,6 +270,7 @@ func (b *batch) finish() error {
 			r.fail(a.candidate, b.now, a.err)
 		default:
 			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
+			a.nudge = r.nudges[a.id] != ""
 			e.Note = r.observe(a.agent, a.msg)
 			e.Type, _ = a.msg.Header().Get("type")
 			e.Signal, _ = a.msg.Header().Get("signal")
@@ -238,12 +279,16 @@ func (b *batch) finish() error {
 		}
 	}
 	stamp := journalTime(r.opts.Now())
-	lines := make([]workspace.Entry, 0, len(b.entries))
+	lines := make([]workspace.Entry, 0, len(b.entries)+len(b.notices))
 	for _, e := range b.entries {
 		if e != nil {
 			e.Time = stamp
 			lines = append(lines, *e)
 		}
+	}
+	for _, n := range b.notices {
+		n.entry.Time = stamp
+		lines = append(lines, n.entry)
 	}
 	if err := r.journal.append(lines, r.syncer); err != nil {
 		return r.failAll(done, b.now, fmt.Errorf("writing journal: %w", err))
@@ -254,13 +299,23 @@ func (b *batch) finish() error {
 			continue
 		}
 		delete(r.pending, a.fileKey)
+		r.chains.forget(a.fileKey)
 		r.noteSent(a.agent, a.id)
 		r.stats.Routed++
 		for _, to := range a.recipients {
 			r.notify(to)
 		}
-		r.expectReplies(a.agent, a.msg, a.recipients)
+		if !a.nudge {
+			// A nudge is parley's, not its sender's: it shows no sign of
+			// life, and is never itself waited on, nor nudged.
+			r.expectReplies(a.agent, a.msg, a.recipients)
+		}
 		r.log.Debug("delivered", "id", a.id, "from", a.agent, "to", a.recipients)
+	}
+	for _, n := range b.notices {
+		for _, to := range n.recipients {
+			r.notify(to)
+		}
 	}
 	return nil
 }

@@ -66,6 +66,12 @@ type Stats struct {
 	Deliveries int    `json:"deliveries"` // copies written into inboxes
 	Rejected   int    `json:"rejected"`   // files moved to rejected/
 	Recovered  int    `json:"recovered"`  // copies found already delivered (a re-route after a crash)
+	// Loops counts the loops stopped: messages refused because two
+	// programs had answered each other hop_limit times in a row (they
+	// count in Rejected too). Each is journaled with its reason, and a
+	// notice from parley tells the sender and every person (notices count
+	// in neither Routed nor Deliveries: they come from no outbox).
+	Loops int `json:"loops"`
 }
 
 // Runner routes the messages of one workspace. Only one Runner may hold a
@@ -90,6 +96,7 @@ type Runner struct {
 	sessionOver string
 	expected    []*expectation    // replies awaited, for timeouts:
 	nudges      map[string]string // id of a nudge sent -> why, for the journal
+	chains      *chains           // the messages programs answer, for loops
 	slots       chan struct{}     // concurrency: one per running driver
 	kick        chan struct{}     // a worker published messages, or went idle
 	state       *stateBook
@@ -159,6 +166,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		slots:    make(chan struct{}, ws.Config.Concurrency),
 		kick:     make(chan struct{}, 1),
 		nudges:   make(map[string]string),
+		chains:   newChains(),
 		state:    loadStateBook(ws, opts.Now),
 	}
 	for _, a := range ws.Config.Agents {

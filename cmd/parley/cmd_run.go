@@ -73,6 +73,9 @@ func statsLine(s runner.Stats) string {
 	line := fmt.Sprintf("routed %d %s (%d %s), rejected %d",
 		s.Routed, plural(s.Routed, "message", "messages"),
 		s.Deliveries, plural(s.Deliveries, "delivery", "deliveries"), s.Rejected)
+	if s.Loops > 0 {
+		line += fmt.Sprintf(", stopped %d %s", s.Loops, plural(s.Loops, "loop", "loops"))
+	}
 	if s.Recovered > 0 {
 		line += fmt.Sprintf(", %d already delivered before a restart", s.Recovered)
 	}

@@ -3,7 +3,6 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -28,6 +27,12 @@ type Input struct {
 	// id. Nil looks in the sender's sent/ directory; the router also
 	// counts the ids of the batch it is routing.
 	Sent func(id string) bool
+	// Answering, for a message a program agent says, is the message its
+	// driver was handling then: the router knows it, and with it whether
+	// the message continues an exchange between two programs (see
+	// Loops). Nil for a message a person writes, or one parley writes on
+	// an agent's behalf (a nudge).
+	Answering *Answering
 }
 
 // Verdict is what Check decided about a message: the agents it goes to,
@@ -42,6 +47,11 @@ type Verdict struct {
 	Recipients []Recipient `json:"recipients,omitempty"`
 	// Broadcast is set for a message to everyone but its sender.
 	Broadcast bool `json:"broadcast,omitempty"`
+	// Hops, for a message a program sends, is the hops: the router
+	// writes into the copy of each program it goes to: how many messages
+	// in a row the two have sent each other, this one included (see
+	// Loops).
+	Hops map[string]int `json:"hops,omitempty"`
 	// Warnings are what the protocol and the workspace have to say about
 	// a message they let through: a deprecated type, an informal tag...
 	Warnings []string `json:"warnings,omitempty"`
@@ -98,12 +108,23 @@ type Refusal struct {
 	Line   int    `json:"line,omitempty"`
 	Field  string `json:"field,omitempty"`
 	Reason string `json:"reason"`
+	// Loop is set when the message is refused to stop a loop between two
+	// programs; the refusal is then ErrLoop (errors.Is).
+	Loop *Loop `json:"loop,omitempty"`
 }
 
 // Error formats the refusal as "file:line: field: reason", leaving out
 // what is not known, as every error about a message file reads.
 func (f *Refusal) Error() string {
 	return (&mailbox.ParseError{Path: f.File, Line: f.Line, Field: f.Field, Err: errors.New(f.Reason)}).Error()
+}
+
+// Unwrap returns ErrLoop for a refusal that stops a loop.
+func (f *Refusal) Unwrap() error {
+	if f.Loop != nil {
+		return ErrLoop
+	}
+	return nil
 }
 
 // RefusalOf turns the error of reading or parsing a message file into a
@@ -117,9 +138,9 @@ func RefusalOf(file string, err error) *Refusal {
 }
 
 // Check checks a message from in.Sender and works out where it goes: the
-// sender's own fields (from, id, hops, a protocol's from naming a
-// character), its recipients (what it names, what its protocol says,
-// routes), then the protocol. The first problem found refuses it, except
+// sender's own fields (from, id, a protocol's from naming a character),
+// its recipients (what it names, what its protocol says, routes), whether
+// it goes round a loop, then the protocol. The first problem found refuses it, except
 // that every breach of the protocol is listed. An error is returned only
 // when the workspace's skills cannot be read.
 func (w *Workspace) Check(in Input) (*Verdict, error) {
@@ -134,13 +155,10 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	v.Signal, _ = m.Header().Get("signal")
 	refuse := func(f *Refusal) (*Verdict, error) {
 		f.File = in.File
-		v.Refusal, v.Recipients, v.Broadcast = f, nil, false
+		v.Refusal, v.Recipients, v.Broadcast, v.Hops = f, nil, false, nil
 		return v, nil
 	}
 	if f := w.checkSender(in, m); f != nil {
-		return refuse(f)
-	}
-	if f := w.checkHops(m); f != nil {
 		return refuse(f)
 	}
 	f, warning := w.checkSpeaker(in.Sender, m)
@@ -155,6 +173,9 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 		return refuse(f)
 	}
 	v.Recipients, v.Broadcast = a.list, a.broadcast
+	if v.Hops, f = w.checkLoop(in, m, v.Agents()); f != nil {
+		return refuse(f)
+	}
 	if !a.named {
 		// Where it goes is written into the copy each recipient gets,
 		// and is the protocol's to: when it has one.
@@ -240,25 +261,6 @@ func (w *Workspace) checkSize(sender string, m *mailbox.Message) *Refusal {
 	}
 	if max := w.Config.Router.MaxMessageSize; n > max {
 		return &Refusal{Reason: fmt.Sprintf("with the from, to, id and time parley adds it would be %s, over the %s limit (router.max_message_size in %s)", mailbox.SizeString(n), mailbox.SizeString(max), ConfigFile)}
-	}
-	return nil
-}
-
-// checkHops refuses a message too deep in a chain of answers by programs:
-// agents answering each other for ever. hops: is written by the runner
-// on what a program says.
-func (w *Workspace) checkHops(m *mailbox.Message) *Refusal {
-	h := m.Header()
-	v, ok := h.Get("hops")
-	if !h.Has("hops") {
-		return nil
-	}
-	n, err := strconv.Atoi(v)
-	if !ok || err != nil || n < 0 {
-		return &Refusal{Line: h.Line("hops"), Field: "hops", Reason: fmt.Sprintf("%q is not a count", h.Text("hops"))}
-	}
-	if n > w.Config.HopLimit {
-		return &Refusal{Line: h.Line("hops"), Field: "hops", Reason: fmt.Sprintf("dead letter: the %d-th answer in a chain of answers by programs (hop_limit: %d in %s): agents answering each other in a loop?", n, w.Config.HopLimit, ConfigFile)}
 	}
 	return nil
 }

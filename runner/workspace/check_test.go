@@ -150,7 +150,6 @@ func TestCheckRefusals(t *testing.T) {
 		{"not an agent", "zed", "---\nto: aria\n---\n", Refusal{File: "m.md", Field: "from", Reason: `unknown agent "zed" (agents: gm, narrator, lead, aria, bram)`}},
 		{"a forged from", "aria", "---\nfrom: bram\nto: gm\n---\n", Refusal{File: "m.md", Line: 2, Field: "from", Reason: `"bram", but the file is in the outbox of "aria": an agent sends only from its own outbox`}},
 		{"an id sent before", "gm", "---\nid: " + sent + "\nto: aria\n---\n", Refusal{File: "m.md", Line: 2, Field: "id", Reason: "duplicate: gm already sent a message with id " + sent + " (in mailboxes/gm/sent/)"}},
-		{"past the hop limit", "gm", "---\nto: aria\nhops: 21\n---\n", Refusal{File: "m.md", Line: 3, Field: "hops", Reason: "dead letter: the 21-th answer in a chain of answers by programs (hop_limit: 20 in parley.yaml): agents answering each other in a loop?"}},
 		{"nobody", "gm", "---\nnote: hi\n---\n", Refusal{File: "m.md", Field: "to", Reason: `missing: say who the message is for (to: <agent>, a list, or "*" for everyone)`}},
 		{"another's character", "aria", "[PLAYER_TO_PLAYER]\nfrom: corwin-voss\nto: corwin-voss\n", Refusal{File: "m.md", Line: 2, Field: "from", Reason: `"corwin-voss" is the character bram plays, but the message comes from aria: an agent speaks only as itself or the character it plays`}},
 		{"the protocol's type field, missing", "aria", "[PLAYER_TO_GM]\ncharacter: tilda-brannock\n", Refusal{File: "m.md", Field: "type", Reason: "missing: [PLAYER_TO_GM] needs one of ACTION, REACTION, VETO"}},

@@ -55,8 +55,9 @@ type Config struct {
 	// Concurrency caps how many agents' drivers run at once. Default:
 	// the number of CPUs.
 	Concurrency int
-	// HopLimit caps how many times a message may be answered by a driver
-	// in a chain, as a guard against loops. Default 20.
+	// HopLimit caps how many messages in a row two program agents may
+	// send each other, answering one another: the guard against loops
+	// (see Loops). Default 20.
 	HopLimit int
 	// MaxOutput caps what a command or session may print for one
 	// message. Default 4 MiB.
@@ -255,6 +256,9 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 				}
 				if err := mailbox.CheckName(a.Name); err != nil {
 					return bad(item, key+".name", "%v", err)
+				}
+				if a.Name == Runner {
+					return bad(item, key+".name", "%q is taken: parley's runner sends its own notices under that name", a.Name)
 				}
 				for _, prev := range cfg.Agents {
 					if prev.Name == a.Name {

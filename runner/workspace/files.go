@@ -50,8 +50,10 @@ type FileCheck struct {
 
 // CheckFile reads a message file and checks it as the router would, were
 // the file in its sender's outbox (see FileCheck). A file with no sender
-// to be told gives ErrNoSender. A file parley cannot read as a message is
-// refused, as the router refuses it. The refusal names the file as path.
+// to be told gives ErrNoSender. A notice from parley itself (from:
+// parley) delivered into a mailbox is accepted as it is. A file parley
+// cannot read as a message is refused, as the router refuses it. The
+// refusal names the file as path.
 func (w *Workspace) CheckFile(path string, opts FileCheck) (*Verdict, error) {
 	agent, state, inMailbox := w.Locate(path)
 	data, err := mailbox.ReadFile(path, w.Config.Router.MaxMessageSize)
@@ -73,6 +75,14 @@ func (w *Workspace) CheckFile(path string, opts FileCheck) (*Verdict, error) {
 	}
 	if sender == "" {
 		return nil, ErrNoSender
+	}
+	if sender == Runner && inMailbox && slices.Contains([]string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, state) {
+		// parley's own notice, delivered: it passes no Check, as the
+		// runner writes it straight into the inboxes.
+		v := &Verdict{File: path, From: Runner}
+		v.ID, _ = m.Header().Get("id")
+		v.Type, _ = m.Header().Get("type")
+		return v, nil
 	}
 	in := Input{File: path, Sender: sender, Message: m}
 	itself := !opts.Sending && inMailbox && state != mailbox.Tmp && state != mailbox.Outbox && state != mailbox.Rejected

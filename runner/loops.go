@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Loops (see workspace's Loops for the rule). The count of a message a
+// program says depends on the message it was handling: who sent it, and
+// the hops: in the program's copy, which parley wrote. The runner keeps
+// that, for each program agent, from what it knows, never from what the
+// program wrote:
+//
+//   - what a driver says in answer to a message (its stage) answers that
+//     message: noted per file, before the stage is published;
+//   - any other file in a program agent's outbox (a session writing into
+//     it) answers the message its driver took last.
+//
+// A stopped loop is reported by a notice from parley (workspace.Runner),
+// of type loop_stopped, to the agent whose message was stopped and to
+// every person. It is parley's own message: written straight into the
+// inboxes, not checked against the protocols, and journaled. A program
+// agent does not see it: its worker files it in done/ without running the
+// driver, since a program that loops would only answer it.
+
+// answer is a message a program agent was handling: what Check needs
+// (Answering) and its thread, for a notice.
+type answer struct {
+	workspace.Answering
+	thread string
+}
+
+// chains is what the runner knows of the messages program agents were
+// handling. Workers write it, the router reads it.
+type chains struct {
+	mu       sync.Mutex
+	files    map[fileKey]answer // published answers, until routed
+	handling map[string]answer  // agent -> the message its driver took last
+}
+
+func newChains() *chains {
+	return &chains{files: make(map[fileKey]answer), handling: make(map[string]answer)}
+}
+
+// answerOf returns what a message is to the program handling it, read
+// from the program's copy: its sender, its hops: and its thread.
+func answerOf(m *mailbox.Message) answer {
+	h := m.Header()
+	from, _ := h.Get("from")
+	hops, _ := h.Get("hops")
+	n, err := strconv.Atoi(hops)
+	if err != nil || n < 0 {
+		n = 0
+	}
+	thread, _ := h.Get("thread")
+	if thread == "" {
+		thread, _ = h.Get("id")
+	}
+	return answer{Answering: workspace.Answering{From: from, Hops: n}, thread: thread}
+}
+
+// take notes the message an agent's driver takes.
+func (c *chains) take(agent string, a answer) {
+	c.mu.Lock()
+	c.handling[agent] = a
+	c.mu.Unlock()
+}
+
+// publish notes the message the files of a stage answer.
+func (c *chains) publish(agent string, names []string, a answer) {
+	c.mu.Lock()
+	for _, n := range names {
+		c.files[fileKey{agent, n}] = a
+	}
+	c.mu.Unlock()
+}
+
+// answering returns the message an outbox file of a program agent
+// answers, and whether the runner knows one.
+func (c *chains) answering(k fileKey) (answer, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.files[k]; ok {
+		return a, true
+	}
+	a, ok := c.handling[k.agent]
+	return a, ok
+}
+
+// forget drops what was noted of a file once it is routed or refused.
+func (c *chains) forget(k fileKey) {
+	c.mu.Lock()
+	delete(c.files, k)
+	c.mu.Unlock()
+}
+
+// answering returns what Check needs to know of the message a file
+// answers: nil for a person's message and for parley's own (a nudge); for
+// a program's message the runner knows nothing of, an answer to nobody.
+func (r *Runner) answering(k fileKey, m *mailbox.Message) (*workspace.Answering, answer) {
+	if !r.ws.IsProgram(k.agent) {
+		return nil, answer{}
+	}
+	if id, ok := msgID(m); ok && r.nudges[id] != "" {
+		return nil, answer{}
+	}
+	a, _ := r.chains.answering(k)
+	return &a.Answering, a
+}
+
+// notice is a loop notice, delivered with the batch that stopped the loop.
+type notice struct {
+	id         string
+	data       []byte
+	recipients []string
+	entry      workspace.Entry
+}
+
+// loopNotice writes the notice of a stopped loop: to the agent whose
+// message was stopped, and to every person.
+func (r *Runner) loopNotice(l *workspace.Loop, a answer, rejected string) *notice {
+	to := []string{l.From}
+	for _, ag := range r.ws.Config.Agents {
+		if !r.ws.IsProgram(ag.Name) && ag.Name != l.From {
+			to = append(to, ag.Name)
+		}
+	}
+	if rel, err := filepath.Rel(r.ws.Root, rejected); err == nil {
+		rejected = filepath.ToSlash(rel)
+	}
+	between := l.From + " and " + l.With
+	if l.From == l.With {
+		between = l.From + ", answering itself"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "parley stopped a loop: %s, programs answering each other, have sent each other %d messages in a row, and %s's answer would have been message %d (hop_limit: %d in %s).\n", between, l.Hops-1, l.From, l.Hops, l.Limit, workspace.ConfigFile)
+	fmt.Fprintf(&b, "\nThe answer was not sent: it is in %s, with the reason beside it.\n", rejected)
+	fmt.Fprintf(&b, "\n%s does not see this notice (it is filed in its done/): a program that loops would only answer it.\n", l.From)
+	m := mailbox.New([]byte(b.String()))
+	id := (&mailbox.IDs{Now: r.opts.Now}).New(workspace.Runner)
+	m.Set("id", id)
+	m.Set("from", workspace.Runner)
+	m.SetNames("to", to)
+	m.Set("type", workspace.LoopStopped)
+	if a.thread != "" {
+		m.Set("thread", a.thread)
+	}
+	sent, _, _ := mailbox.ParseID(id)
+	m.Set("created", sent.Format(mailbox.TimeFormat))
+	m.SetValue("agent", l.From)
+	m.SetValue("with", l.With)
+	m.SetValue("limit", strconv.Itoa(l.Limit))
+	m.SetValue("stopped", rejected)
+	return &notice{
+		id: id, data: m.Bytes(), recipients: to,
+		entry: workspace.Entry{
+			ID: id, From: workspace.Runner, To: to, Type: workspace.LoopStopped, Outcome: workspace.Delivered, File: mailbox.FileName(id),
+			Note: fmt.Sprintf("parley's notice of the loop it stopped between %s: the answer is in %s", between, rejected),
+		},
+	}
+}
+
+// isNotice reports whether a delivered message is parley's own notice.
+func isNotice(m *mailbox.Message) bool {
+	from, _ := m.Header().Get("from")
+	return from == workspace.Runner
+}

@@ -1,0 +1,102 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Loops. Two programs can answer each other for ever. parley counts how
+// many messages in a row two program agents have sent each other, along
+// each chain of answers, and writes the count as hops: into each program
+// recipient's copy: a message a program sends back to the program whose
+// message it is handling counts one more than that message did; any other
+// message a program sends counts 1; a person's message counts nothing.
+// The message that would be one past hop_limit is refused: the loop is
+// stopped.
+//
+// The count is parley's: it is worked out from what the runner knows (who
+// sent the message a program was handling, and the hops: parley wrote in
+// the program's copy), never from what the program wrote. A program that
+// copies the header it was given, or writes hops: 0, changes nothing.
+//
+// A workflow that goes through an orchestrator, or a person, does not
+// trip it however long it runs: the orchestrator passes each answer on to
+// someone else (the reviewer, the next worker), which counts 1 again; a
+// worker and a reviewer that answer each other directly count their
+// rounds, as they should.
+
+// Runner is the name parley's runner writes its own notices under (the
+// loop notices): no agent may take it.
+const Runner = "parley"
+
+// LoopStopped is the type of the notice the runner sends when it stops a
+// loop.
+const LoopStopped = "loop_stopped"
+
+// ErrLoop is what a refusal for stopping a loop is (errors.Is): the
+// message would have been one more in a loop between two programs.
+var ErrLoop = errors.New("loop stopped")
+
+// Answering is the message a program agent was handling when it said the
+// one checked, as the runner knows it: who sent it, and the hops: in the
+// program's copy of it.
+type Answering struct {
+	From string
+	Hops int
+}
+
+// Loop is a loop stopped: From and With, two programs, would have sent
+// each other Hops messages in a row, past Limit (hop_limit).
+type Loop struct {
+	From  string `json:"from"`
+	With  string `json:"with"`
+	Hops  int    `json:"hops"`
+	Limit int    `json:"limit"`
+}
+
+// IsProgram reports whether an agent's messages are written by a
+// program: its driver is command, session or builtin.
+func (w *Workspace) IsProgram(agent string) bool {
+	a, ok := w.Agent(agent)
+	return ok && a.Driver != DriverHuman
+}
+
+// checkLoop works out the hops: of a program's message in each program
+// recipient's copy (see Loops), and refuses it past hop_limit. The hops:
+// the sender wrote are dropped, whatever it wrote.
+func (w *Workspace) checkLoop(in Input, m *mailbox.Message, recipients []string) (map[string]int, *Refusal) {
+	m.Delete("hops")
+	a := in.Answering
+	if a == nil || !w.IsProgram(in.Sender) {
+		return nil, nil
+	}
+	var hops map[string]int
+	for _, to := range recipients {
+		if !w.IsProgram(to) {
+			continue
+		}
+		n := 1
+		if to == a.From {
+			n = max(a.Hops, 0) + 1
+		}
+		if n > w.Config.HopLimit {
+			loop := &Loop{From: in.Sender, With: to, Hops: n, Limit: w.Config.HopLimit}
+			return nil, &Refusal{Reason: loop.reason(), Loop: loop}
+		}
+		if hops == nil {
+			hops = make(map[string]int)
+		}
+		hops[to] = n
+	}
+	return hops, nil
+}
+
+func (l *Loop) reason() string {
+	between := l.From + " and " + l.With
+	if l.From == l.With {
+		between = l.From + " and itself"
+	}
+	return fmt.Sprintf("%v: it would be message %d in a row between %s, programs answering each other (hop_limit: %d in %s)", ErrLoop, l.Hops, between, l.Limit, ConfigFile)
+}
