@@ -16,7 +16,7 @@ func doneCommand(e *env) *cli.Command {
 		Usage:     "mark messages handled: move them from an agent's inbox (or cur/) to done/",
 		ArgsUsage: "ID...",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Usage: "whose copy (default: the one agent that holds it in its inbox)"},
+			agentFlag("whose copy (default: the one agent that holds it in its inbox)"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -26,10 +26,8 @@ func doneCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if a := c.String("agent"); a != "" {
-				if err := ws.CheckAgent(a); err != nil {
-					return usagef("--agent: %v", err)
-				}
+			if err := checkAgentFlag(c, ws); err != nil {
+				return err
 			}
 			return runDone(e, ws, c.String("agent"), c.Args().Slice())
 		},
@@ -74,4 +72,20 @@ func doneAlready(ws *workspace.Workspace, id, agent string, err error) error {
 		return fmt.Errorf("%s: handled already (in %s)", id, ws.Short(c.Path))
 	}
 	return err
+}
+
+// agentFlag is the --agent flag of the commands that act on one agent's
+// copy of a message.
+func agentFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: "agent", Usage: usage}
+}
+
+// checkAgentFlag refuses an --agent that is no agent of the workspace.
+func checkAgentFlag(c *cli.Context, ws *workspace.Workspace) error {
+	if a := c.String("agent"); a != "" {
+		if err := ws.CheckAgent(a); err != nil {
+			return usagef("--agent: %v", err)
+		}
+	}
+	return nil
 }

@@ -18,7 +18,7 @@ func replyCommand(e *env) *cli.Command {
 			"   echo 'On my way.' | parley reply 2f322e",
 		ArgsUsage: "ID",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Usage: "whose copy it is, and who answers (default: the one agent that received it)"},
+			agentFlag("whose copy it is, and who answers (default: the one agent that received it)"),
 			&cli.StringSliceFlag{Name: "cc", Usage: "copy the answer to `AGENT` too"},
 			&cli.StringFlag{Name: "type", Usage: "the answer's `TYPE` (default: none, an informal message)"},
 			&cli.StringFlag{Name: "signal", Usage: "the answer's `SIGNAL`"},
@@ -37,10 +37,8 @@ func replyCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if a := c.String("agent"); a != "" {
-				if err := ws.CheckAgent(a); err != nil {
-					return usagef("--agent: %v", err)
-				}
+			if err := checkAgentFlag(c, ws); err != nil {
+				return err
 			}
 			opts := sendOptions{
 				CC:      c.StringSlice("cc"),

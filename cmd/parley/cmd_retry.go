@@ -20,7 +20,7 @@ func retryCommand(e *env) *cli.Command {
 			"   parley retry ID...   (a message in an agent's dead/; a short id works)",
 		ArgsUsage: "ID|FILE...",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Usage: "whose dead/ (default: the one agent that holds the message there)"},
+			agentFlag("whose dead/ (default: the one agent that holds the message there)"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -30,10 +30,8 @@ func retryCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if a := c.String("agent"); a != "" {
-				if err := ws.CheckAgent(a); err != nil {
-					return usagef("--agent: %v", err)
-				}
+			if err := checkAgentFlag(c, ws); err != nil {
+				return err
 			}
 			return runRetry(e, ws, c.String("agent"), c.Args().Slice())
 		},

@@ -78,14 +78,12 @@ func splitNames(values []string) []string {
 // (workspace.CheckFile): what it says of a file is what the router would
 // journal for it.
 func runValidate(e *env, ws *workspace.Workspace, from string, paths []string, asJSON bool) error {
-	var verdicts []verdictJSON
-	files, problems := 0, 0
+	rep := &report{e: e, asJSON: asJSON}
 	// The router refuses a second file of one outbox with an id the first
 	// had: so does validate, for the files it was given.
 	seen := map[[2]string]bool{}
 	sent := func(sender, id string) bool { return seen[[2]string{sender, id}] }
 	err := eachMessageFile(paths, func(path string, err error) error {
-		files++
 		var v *workspace.Verdict
 		if err == nil {
 			v, err = ws.CheckFile(path, workspace.FileCheck{Sender: from, Sent: sent})
@@ -105,48 +103,21 @@ func runValidate(e *env, ws *workspace.Workspace, from string, paths []string, a
 			}
 			v = &workspace.Verdict{File: path, Refusal: &workspace.Refusal{File: path, Reason: pe.Err.Error()}}
 		}
-		if !v.Accepted() {
-			problems++
-		}
-		if asJSON {
-			verdicts = append(verdicts, jsonVerdict(v))
-			return nil
-		}
-		if !v.Accepted() {
-			fmt.Fprintln(e.stdout, v.Refusal.Error())
-		}
-		for _, w := range v.Warnings {
-			fmt.Fprintf(e.stdout, "%s: warning: %s\n", path, w)
-		}
+		rep.add(v)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		if verdicts == nil {
-			verdicts = []verdictJSON{}
-		}
-		if err := e.printJSON(verdicts); err != nil {
-			return err
-		}
-	} else if problems == 0 {
-		fmt.Fprintf(e.stdout, "%d %s: no problems\n", files, plural(files, "file", "files"))
-	}
-	if problems > 0 {
-		return errSilent
-	}
-	return nil
+	return rep.finish("no problems")
 }
 
 // runValidateForm checks message files outside a workspace: their form,
 // and, with a skill, their fields against it. There are no agents, so
 // nothing of who sends a message or where it goes.
 func runValidateForm(e *env, set *skills.Set, paths []string, asJSON bool) error {
-	var verdicts []verdictJSON
-	files, problems := 0, 0
+	rep := &report{e: e, asJSON: asJSON}
 	err := eachMessageFile(paths, func(path string, err error) error {
-		files++
 		v := &workspace.Verdict{File: path}
 		var m *mailbox.Message
 		if err == nil {
@@ -171,38 +142,60 @@ func runValidateForm(e *env, set *skills.Set, paths []string, asJSON bool) error
 				}
 			}
 		}
-		if !v.Accepted() {
-			problems++
-		}
-		if asJSON {
-			verdicts = append(verdicts, jsonVerdict(v))
-			return nil
-		}
-		if !v.Accepted() {
-			fmt.Fprintln(e.stdout, v.Refusal.Error())
-		}
-		for _, w := range v.Warnings {
-			fmt.Fprintf(e.stdout, "%s: warning: %s\n", path, w)
-		}
+		rep.add(v)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	if set == nil {
+		return rep.finish("readable messages (outside a workspace and without --skill, neither their senders nor a protocol were checked)")
+	}
+	return rep.finish("no problems")
+}
+
+// report is what validate says of the files it checks: a line for each
+// refusal and warning, then a line when all passed; or, with JSON, every
+// verdict at the end.
+type report struct {
+	e               *env
+	asJSON          bool
+	verdicts        []verdictJSON
+	files, problems int
+}
+
+func (r *report) add(v *workspace.Verdict) {
+	r.files++
+	if !v.Accepted() {
+		r.problems++
+	}
+	if r.asJSON {
+		r.verdicts = append(r.verdicts, jsonVerdict(v))
+		return
+	}
+	if !v.Accepted() {
+		fmt.Fprintln(r.e.stdout, v.Refusal.Error())
+	}
+	for _, w := range v.Warnings {
+		fmt.Fprintf(r.e.stdout, "%s: warning: %s\n", v.File, w)
+	}
+}
+
+// finish prints the verdicts (JSON) or, when every file passed, ok; it
+// returns the error that exits 1 when one did not.
+func (r *report) finish(ok string) error {
 	switch {
-	case asJSON:
-		if verdicts == nil {
-			verdicts = []verdictJSON{}
+	case r.asJSON:
+		if r.verdicts == nil {
+			r.verdicts = []verdictJSON{}
 		}
-		if err := e.printJSON(verdicts); err != nil {
+		if err := r.e.printJSON(r.verdicts); err != nil {
 			return err
 		}
-	case problems == 0 && set == nil:
-		fmt.Fprintf(e.stdout, "%d %s: readable messages (outside a workspace and without --skill, neither their senders nor a protocol were checked)\n", files, plural(files, "file", "files"))
-	case problems == 0:
-		fmt.Fprintf(e.stdout, "%d %s: no problems\n", files, plural(files, "file", "files"))
+	case r.problems == 0:
+		fmt.Fprintf(r.e.stdout, "%d %s: %s\n", r.files, plural(r.files, "file", "files"), ok)
 	}
-	if problems > 0 {
+	if r.problems > 0 {
 		return errSilent
 	}
 	return nil
