@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -140,7 +141,9 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	}
 	delete(r.pending, c.fileKey)
 	r.stats.Rejected++
-	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, Line: f.Line, Field: f.Field, File: c.name}
+	rel := mailboxPath(c.agent, mailbox.Rejected, filepath.Base(path))
+	r.noteRejected(c.agent, rel, text)
+	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, Line: f.Line, Field: f.Field, File: c.name, Path: rel}
 	if m != nil {
 		e.ID, _ = m.Header().Get("id")
 		e.Type, _ = m.Header().Get("type")

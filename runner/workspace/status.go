@@ -43,7 +43,8 @@ type AgentStatus struct {
 
 // Problem is a file that was refused or given up on, and why.
 type Problem struct {
-	Path   string `json:"path"` // relative to the workspace root
+	Agent  string `json:"agent"` // whose mailbox holds it
+	Path   string `json:"path"`  // relative to the workspace root
 	Reason string `json:"reason"`
 }
 
