@@ -25,6 +25,7 @@ const (
 	exitUsage       = 2 // wrong flags or arguments
 	exitLocked      = 3 // another runner holds the workspace
 	exitNoWorkspace = 4 // no parley.yaml here or above
+	exitRefused     = 5 // parley run: a file was refused or a message given up during the run
 )
 
 func main() {
@@ -101,6 +102,7 @@ var errSilent = errors.New("failed")
 func exitCode(err error) int {
 	var ue usageError
 	var le *runner.LockedError
+	var re *refusedError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
@@ -108,6 +110,8 @@ func exitCode(err error) int {
 		return exitLocked
 	case errors.Is(err, workspace.ErrNoWorkspace):
 		return exitNoWorkspace
+	case errors.As(err, &re):
+		return exitRefused
 	}
 	return exitFailure
 }
@@ -120,6 +124,8 @@ func hint(err error) string {
 		return "one `parley run` per workspace; stop the other one, or use `parley status` to watch it work"
 	case errors.Is(err, workspace.ErrNoWorkspace):
 		return "create one with `parley init DIR --agent NAME...`, or point at one with -C DIR"
+	case errors.As(err, new(*refusedError)):
+		return "`parley status` lists them; `parley log --outcome rejected,dead` says when; fix a rejected file and move it back into the outbox to send it again"
 	}
 	var ue usageError
 	if errors.As(err, &ue) && !strings.Contains(err.Error(), "--help") {
