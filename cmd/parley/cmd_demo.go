@@ -180,7 +180,7 @@ func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	fmt.Fprintln(out, statsLine(stats))
 
 	fmt.Fprintln(out, "\n== parley log")
-	if err := runLog(ctx, e, ws, false, false); err != nil {
+	if err := runLog(ctx, e, ws, logOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "\n== parley status")
