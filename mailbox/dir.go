@@ -3,6 +3,7 @@ package mailbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -374,19 +375,39 @@ func (d Dir) IDs(state string) ([]string, error) {
 }
 
 // Count returns the number of messages in a state directory (reason files
-// and scratch files not counted).
+// and scratch files not counted). It reads names only, unsorted: a count
+// of 100,000 files costs their directory entries, nothing more.
 func (d Dir) Count(state string) (int, error) {
-	des, err := os.ReadDir(filepath.Join(string(d), state))
+	f, err := os.Open(filepath.Join(string(d), state))
 	if err != nil {
 		return 0, err
 	}
+	defer f.Close()
 	n := 0
-	for _, de := range des {
-		if !strings.HasSuffix(de.Name(), ReasonSuffix) && !IsScratch(de.Name()) {
-			n++
+	for {
+		names, err := f.Readdirnames(4096)
+		for _, name := range names {
+			if !strings.HasSuffix(name, ReasonSuffix) && !IsScratch(name) {
+				n++
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
 		}
 	}
-	return n, nil
+}
+
+// Reason returns the first line of the reason file beside a file of a
+// state directory (rejected/, dead/), and whether there is one.
+func (d Dir) Reason(state, name string) (string, bool) {
+	path := d.Path(state, name+ReasonSuffix)
+	if _, err := os.Lstat(path); err != nil {
+		return "", false
+	}
+	return firstLine(path), true
 }
 
 // firstLine returns the first line of a reason file. It is read the way

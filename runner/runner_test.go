@@ -167,7 +167,7 @@ func TestRecipients(t *testing.T) {
 
 func mustStatus(t *testing.T, ws *workspace.Workspace) []workspace.AgentStatus {
 	t.Helper()
-	s, err := ws.Status()
+	s, err := ws.Status(workspace.StatusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

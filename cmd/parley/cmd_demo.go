@@ -184,7 +184,7 @@ func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 		return err
 	}
 	fmt.Fprintln(out, "\n== parley status")
-	if err := runStatus(e, ws, false, time.Now()); err != nil {
+	if err := runStatus(e, ws, statusOptions{}, time.Now()); err != nil {
 		return err
 	}
 	return nil
