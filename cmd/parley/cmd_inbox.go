@@ -83,30 +83,15 @@ func runInbox(e *env, ws *workspace.Workspace, agent string, opts inboxOptions) 
 	box := ws.Mailbox(agent)
 	// Names only, then only the files listed are read: a mailbox of
 	// 100,000 messages costs its directory, not 100,000 reads.
-	names, err := box.Names(state)
+	files, total, err := box.Newest(state, opts.Limit)
 	if err != nil {
 		return err
-	}
-	have := make(map[string]bool, len(names))
-	for _, n := range names {
-		have[n] = true
-	}
-	files := names[:0:0]
-	for _, n := range names {
-		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok && have[base] {
-			continue // the reason of the file beside it
-		}
-		files = append(files, n)
-	}
-	total := len(files)
-	if opts.Limit > 0 && total > opts.Limit {
-		files = files[total-opts.Limit:]
 	}
 	list := make([]listedMessage, 0, len(files))
 	for _, name := range files {
 		l := listedMessage{File: name}
 		l.ID, _ = mailbox.IDFromName(name)
-		if have[name+mailbox.ReasonSuffix] {
+		if state == mailbox.Rejected || state == mailbox.Dead {
 			l.Problem, _ = box.Reason(state, name)
 		}
 		// Read as the router does: no symlinks followed, nothing huge.

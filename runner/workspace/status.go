@@ -136,47 +136,28 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 	return out, nil
 }
 
-// problems counts the files of a rejected/ or dead/ directory, as Count
-// does, and returns the newest max of them (every one when max is 0),
-// oldest first, each with the first line of its reason file.
+// problems counts the files of a rejected/ or dead/ directory and
+// returns the newest max of them (every one when max is 0), oldest first,
+// each with the first line of its reason file.
 func (w *Workspace) problems(agent, state string, max int) (int, []Problem, error) {
 	box := w.Mailbox(agent)
-	names, err := box.Names(state)
+	names, total, err := box.Newest(state, max)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil, nil
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	have := make(map[string]bool, len(names))
-	for _, n := range names {
-		have[n] = true
-	}
-	var files []string
-	count := 0
-	for _, n := range names {
-		if strings.HasSuffix(n, mailbox.ReasonSuffix) && have[strings.TrimSuffix(n, mailbox.ReasonSuffix)] {
-			continue // the reason of the file beside it
-		}
-		if !strings.HasSuffix(n, mailbox.ReasonSuffix) && !mailbox.IsScratch(n) {
-			count++
-		}
-		if n[0] != '.' {
-			files = append(files, n)
-		}
-	}
-	if max > 0 && len(files) > max {
-		files = files[len(files)-max:]
-	}
 	var out []Problem
-	for _, n := range files {
-		p := Problem{Agent: agent, Path: filepath.Join(MailboxesDir, agent, state, n)}
-		if have[n+mailbox.ReasonSuffix] {
-			p.Reason, _ = box.Reason(state, n)
+	for _, n := range names {
+		if n[0] == '.' {
+			continue
 		}
+		p := Problem{Agent: agent, Path: filepath.Join(MailboxesDir, agent, state, n)}
+		p.Reason, _ = box.Reason(state, n)
 		out = append(out, p)
 	}
-	return count, out, nil
+	return total, out, nil
 }
 
 // ErrMessageNotFound is the error when no mailbox holds a message id.
