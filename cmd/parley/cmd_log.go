@@ -119,7 +119,14 @@ const logTime = "2006-01-02 15:04:05.000Z07:00"
 //	2026-11-21 10:15:01.789Z  handled    alice  NARRATIVE from gm  20261121-...-gm-3fa9c2
 //	2026-11-21 10:15:02.000Z  dead       bob  NARRATIVE from gm  20261121-...-gm-3fa9c2  bob: gave up after 3 attempts: ...
 func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
-	if t, err := time.Parse(mailbox.TimeFormat, en.Time); err == nil {
+	if loc == time.UTC && isJournalTime(en.Time) {
+		// 2026-11-21T10:15:00.412345Z -> 2026-11-21 10:15:00.412Z, as
+		// the general case below would print it, without parsing.
+		b = append(b, en.Time[:10]...)
+		b = append(b, ' ')
+		b = append(b, en.Time[11:23]...)
+		b = append(b, 'Z')
+	} else if t, err := time.Parse(mailbox.TimeFormat, en.Time); err == nil {
 		b = t.In(loc).AppendFormat(b, logTime)
 	} else {
 		b = append(b, printable(en.Time)...)
@@ -202,6 +209,21 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, printable(en.Note)...)
 	}
 	return append(b, '\n')
+}
+
+// isJournalTime reports whether s is written in mailbox.TimeFormat
+// (2026-11-21T10:15:00.412345Z), digits where digits go.
+func isJournalTime(s string) bool {
+	const layout = "dddd-dd-ddTdd:dd:dd.ddddddZ"
+	if len(s) != len(layout) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if layout[i] == 'd' && (s[i] < '0' || s[i] > '9') || layout[i] != 'd' && s[i] != layout[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // splitList splits the values of a repeatable flag at commas too.

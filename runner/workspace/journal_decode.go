@@ -13,8 +13,15 @@ import (
 // JSON. The caller then decodes the line with encoding/json, so an entry
 // reads the same either way (FuzzDecodeEntry checks that). On false, e
 // may hold part of the line.
-func decodeEntry(b []byte, e *Entry) bool {
-	d := decoder{b: b}
+//
+// The fields are substrings of the line (but for the strings with
+// escapes), which is copied into a string once.
+func decodeEntry(b []byte, e *Entry) bool { return decodeString(string(b), e) }
+
+// decodeString is decodeEntry of a line already in a string: the fields
+// are substrings of it.
+func decodeString(s string, e *Entry) bool {
+	d := decoder{b: s}
 	if !d.next('{') {
 		return false
 	}
@@ -26,7 +33,7 @@ func decodeEntry(b []byte, e *Entry) bool {
 		if !ok || !d.next(':') {
 			return false
 		}
-		switch string(key) {
+		switch key {
 		case "time":
 			e.Time, ok = d.str()
 		case "id":
@@ -78,7 +85,7 @@ func decodeEntry(b []byte, e *Entry) bool {
 
 // decoder reads JSON values from b, from i on.
 type decoder struct {
-	b []byte
+	b string
 	i int
 }
 
@@ -110,9 +117,9 @@ func (d *decoder) end() bool {
 }
 
 // key reads an object key made of plain ASCII, without escapes.
-func (d *decoder) key() ([]byte, bool) {
+func (d *decoder) key() (string, bool) {
 	if !d.next('"') {
-		return nil, false
+		return "", false
 	}
 	start := d.i
 	for d.i < len(d.b) {
@@ -122,11 +129,11 @@ func (d *decoder) key() ([]byte, bool) {
 			return d.b[start : d.i-1], true
 		}
 		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return nil, false
+			return "", false
 		}
 		d.i++
 	}
-	return nil, false
+	return "", false
 }
 
 // str reads a string.
@@ -142,10 +149,10 @@ func (d *decoder) str() (string, bool) {
 		case c == '"':
 			s := d.b[start:d.i]
 			d.i++
-			if !ascii && !utf8.Valid(s) {
+			if !ascii && !utf8.ValidString(s) {
 				return "", false // encoding/json replaces invalid bytes
 			}
-			return string(s), true
+			return s, true
 		case c == '\\':
 			return d.escaped(start)
 		case c < 0x20:
@@ -244,6 +251,6 @@ func (d *decoder) int() (int, bool) {
 	if d.i < len(d.b) && (d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E') {
 		return 0, false
 	}
-	v, err := strconv.Atoi(string(d.b[start:d.i]))
+	v, err := strconv.Atoi(d.b[start:d.i])
 	return v, err == nil
 }

@@ -235,3 +235,24 @@ func TestAppendJournalEndsCutLine(t *testing.T) {
 		t.Errorf("ReadJournal did not report the cut line")
 	}
 }
+
+// TestReadJournalLongLines: lines longer than the reader's buffer, and
+// many of them, read whole.
+func TestReadJournalLongLines(t *testing.T) {
+	var entries []Entry
+	for i := range 300 {
+		entries = append(entries, Entry{ID: fmt.Sprint(i), Outcome: Delivered, Note: strings.Repeat("n", i*i*3)}) // up to 268 KB
+	}
+	path := writeJournal(t, entries...)
+	i := 0
+	err := ReadJournal(path, func(e Entry) error {
+		if e.ID != fmt.Sprint(i) || len(e.Note) != i*i*3 {
+			t.Fatalf("entry %d = id %s, note of %d bytes", i, e.ID, len(e.Note))
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != len(entries) {
+		t.Errorf("read %d entries, %v; want %d", i, err, len(entries))
+	}
+}
