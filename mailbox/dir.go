@@ -414,6 +414,72 @@ func (d Dir) Names(state string) ([]string, error) {
 	return names, nil
 }
 
+// Newest returns the names of the newest n files of a state directory
+// (every one when n is 0), in name order, and how many files it holds.
+// For messages named by id, and for rejected files, whose names start
+// with the time they were written, name order is the order they came in.
+// A reason file is neither counted nor listed when the file it explains
+// is there. Newest reads names only, unsorted, and keeps the n greatest:
+// a directory of 100,000 messages costs its entries and no sort.
+func (d Dir) Newest(state string, n int) (names []string, total int, err error) {
+	f, err := os.Open(filepath.Join(string(d), state))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	all, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Reason files and whether their file is there.
+	var explained map[string]bool
+	for _, name := range all {
+		if base, ok := strings.CutSuffix(name, ReasonSuffix); ok {
+			if explained == nil {
+				explained = make(map[string]bool)
+			}
+			explained[base] = false
+		}
+	}
+	for _, name := range all {
+		if _, ok := explained[name]; ok {
+			explained[name] = true
+		}
+	}
+	files := all[:0]
+	for _, name := range all {
+		if base, ok := strings.CutSuffix(name, ReasonSuffix); ok && explained[base] {
+			continue
+		}
+		files = append(files, name)
+	}
+	if n <= 0 || len(files) <= n {
+		sort.Strings(files)
+		return files, len(files), nil
+	}
+	return greatest(files, n), len(files), nil
+}
+
+// greatest returns the n greatest of names, sorted, in one pass: names
+// come from the directory in no useful order, so few of them beat the
+// least kept so far.
+func greatest(names []string, n int) []string {
+	top := make([]string, 0, n) // sorted
+	for _, name := range names {
+		i := sort.SearchStrings(top, name)
+		if len(top) < n {
+			top = append(top, "")
+			copy(top[i+1:], top[i:])
+			top[i] = name
+		} else if i > 0 {
+			// Drop the least, top[0]: name goes just below top[i].
+			copy(top[:i-1], top[1:i])
+			top[i-1] = name
+		}
+	}
+	return top
+}
+
 // IDs returns the ids of the messages in a state directory (the entries
 // named "<id>.md"), in the order they were sent: ids sort by the time
 // they were given. Like Names it reads names only, with no stat per
@@ -435,19 +501,22 @@ func (d Dir) IDs(state string) ([]string, error) {
 }
 
 // Count returns the number of messages in a state directory (reason files
-// and scratch files not counted).
+// and scratch files not counted). It reads names only, unsorted: a count
+// of 100,000 files costs their directory entries, nothing more.
 func (d Dir) Count(state string) (int, error) {
-	des, err := os.ReadDir(filepath.Join(string(d), state))
-	if err != nil {
-		return 0, err
+	return countMessages(filepath.Join(string(d), state))
+}
+
+func hasReasonSuffix(name string) bool { return strings.HasSuffix(name, ReasonSuffix) }
+
+// Reason returns the first line of the reason file beside a file of a
+// state directory (rejected/, dead/), and whether there is one.
+func (d Dir) Reason(state, name string) (string, bool) {
+	path := d.Path(state, name+ReasonSuffix)
+	if _, err := os.Lstat(path); err != nil {
+		return "", false
 	}
-	n := 0
-	for _, de := range des {
-		if !strings.HasSuffix(de.Name(), ReasonSuffix) && !IsScratch(de.Name()) {
-			n++
-		}
-	}
-	return n, nil
+	return firstLine(path), true
 }
 
 // firstLine returns the first line of a reason file. It is read the way

@@ -2,9 +2,12 @@ package mailbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -694,5 +697,70 @@ func TestReasonFileNotFollowed(t *testing.T) {
 	}
 	if !strings.HasPrefix(entries[0].Reason, "(unreadable reason file") {
 		t.Errorf("Reason = %q, want it marked unreadable", entries[0].Reason)
+	}
+}
+
+func TestNewest(t *testing.T) {
+	d := Dir(t.TempDir())
+	if err := d.Init(); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, i := range rand.Perm(40) {
+		name := fmt.Sprintf("%03d.md", i)
+		if err := os.WriteFile(d.Path(Rejected, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if err := os.WriteFile(d.Path(Rejected, name+ReasonSuffix), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 40 {
+		all = append(all, fmt.Sprintf("%03d.md", i))
+	}
+	// A reason file with nothing beside it is a file like any other.
+	if err := os.WriteFile(d.Path(Rejected, "zz.md"+ReasonSuffix), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, "zz.md"+ReasonSuffix)
+	for _, n := range []int{0, 1, 5, 40, 41, 100} {
+		got, total, err := d.Newest(Rejected, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all
+		if n > 0 && n < len(all) {
+			want = all[len(all)-n:]
+		}
+		if total != len(all) || !slices.Equal(got, want) {
+			t.Errorf("Newest(%d) = %v, %d; want %v, %d", n, got, total, want, len(all))
+		}
+	}
+}
+
+// TestCount: messages are counted; reason files, scratch files, and the
+// directory's own entries are not.
+func TestCount(t *testing.T) {
+	d := Dir(t.TempDir())
+	if err := d.Init(); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{id1 + ".md", id1 + ".md.reason", "hello.md", "notes.txt", "x.reason", ".hidden.md", "#auto#", "draft.md~", "a.swp", "4913", "y.tmp", "#x.md"}
+	for i := range 3000 { // more than one getdents buffer
+		names = append(names, fmt.Sprintf("%s-%04d.md", id2, i))
+	}
+	for _, n := range names {
+		if err := os.WriteFile(d.Path(Inbox, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := d.Count(Inbox)
+	if want := 4 + 3000; err != nil || got != want { // id1.md, hello.md, notes.txt, #x.md
+		t.Errorf("Count = %d, %v; want %d", got, err, want)
+	}
+	if _, err := d.Count("nosuch"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Count of a missing directory: %v, want fs.ErrNotExist", err)
 	}
 }

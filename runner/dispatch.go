@@ -186,6 +186,7 @@ func (w *worker) recover(ctx context.Context) error {
 			return err
 		}
 		w.r.log.Info("finished a message after a restart", "agent", w.agent.Name, "id", st.ID())
+		w.recordHandled(st.ID(), w.read(mailbox.Done, st.ID()), 0, "finished by a runner started after a crash")
 	}
 	cur, err := w.box.IDs(mailbox.Cur)
 	if err != nil {
@@ -271,7 +272,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			return // shutting down: handled again by the next runner
 		}
 		if err == nil {
-			err = w.commit(stage, id, m, frames)
+			err = w.commit(stage, id, m, frames, attempt)
 		}
 		if err == nil {
 			w.r.state.set(w.agent.Name, workspace.StateIdle, "")
@@ -297,7 +298,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 // commit turns what the agent said into messages in the stage, commits
 // the stage, publishes it and finishes the message. It returns an error
 // only before the commit point, when the handling may be tried again.
-func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte) error {
+func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int) error {
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
@@ -354,6 +355,8 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	n, err := stage.Publish()
 	if err != nil {
 		w.r.log.Error("publishing", "agent", w.agent.Name, "id", id, "err", err)
+	} else {
+		w.recordHandled(id, in, attempt, "")
 	}
 	if n > 0 {
 		w.r.kickRouter()
@@ -377,12 +380,15 @@ func reply(in *mailbox.Message, data []byte) *mailbox.Message {
 func (w *worker) giveUp(id string, err error, attempts int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: gave up after %d %s: %v\n", w.agent.Name, attempts, plural(attempts, "attempt", "attempts"), err)
+	reason := strings.TrimSuffix(b.String(), "\n")
 	var he *HandleError
 	if errors.As(err, &he) && he.Stderr != "" {
 		fmt.Fprintf(&b, "\nstderr (last lines):\n%s\n", he.Stderr)
 	}
 	if err := w.box.GiveUp(id, b.String()); err != nil {
 		w.r.log.Error("giving up a message", "agent", w.agent.Name, "id", id, "err", err)
+	} else {
+		w.recordGivenUp(id, reason, attempts)
 	}
 	if err := w.box.Stage(id, w.r.syncer).Discard(); err != nil {
 		w.r.log.Error("discarding the stage of a message given up", "agent", w.agent.Name, "id", id, "err", err)

@@ -548,4 +548,18 @@ func TestRecoverStages(t *testing.T) {
 	if tmp, _ := os.ReadDir(filepath.Join(string(box), mailbox.Tmp)); len(tmp) != 0 {
 		t.Errorf("bot's tmp/ holds %d entries after the run", len(tmp))
 	}
+	// The journal says how each was finished.
+	var handled []string
+	for _, e := range journalEntries(t, ws) {
+		if e.Outcome == workspace.Handled {
+			handled = append(handled, fmt.Sprintf("%s from %s, %d attempts, note %q", e.ID, e.From, e.Attempts, e.Note))
+		}
+	}
+	want = []string{
+		committed + ` from boss, 0 attempts, note "finished by a runner started after a crash"`,
+		open + ` from boss, 1 attempts, note ""`,
+	}
+	if d := cmp.Diff(want, handled); d != "" {
+		t.Errorf("handled lines (-want +got):\n%s", d)
+	}
 }

@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
-// journal appends entries to the journal file.
+// journal appends entries to the journal file. The router and the
+// agents' workers write to it at once: each append is one write of whole
+// lines, under a lock.
 type journal struct {
-	f *os.File
+	mu sync.Mutex
+	f  *os.File
 }
 
 // openJournal opens the journal for appending. A last line cut short by a
@@ -53,7 +57,9 @@ func (j *journal) append(entries []workspace.Entry, s *mailbox.Syncer) error {
 			return err
 		}
 	}
+	j.mu.Lock()
 	_, err := j.f.Write(b.Bytes())
+	j.mu.Unlock()
 	s.Wrote(j.f)
 	return err
 }

@@ -49,10 +49,10 @@ func approvesShutdown(m *mailbox.Message) bool {
 
 // stopAgent stops an agent's driver for the rest of the run.
 func (r *Runner) stopAgent(agent string) {
-	if r.state.stopped(agent) {
-		return
+	if !r.state.setStopped(agent, true) {
+		return // stopped already
 	}
-	r.state.setStopped(agent, true)
+	r.recordStopped(agent)
 	if w, ok := r.workers[agent]; ok {
 		select {
 		case w.wake <- struct{}{}: // it notices, and closes a session

@@ -76,15 +76,21 @@ func TestShutdownHandshake(t *testing.T) {
 	if runs["no"].Stopped || runs["no"].Note != "refused to shut down: busy with the map" {
 		t.Errorf("no = %+v, want running, with the refusal noted", runs["no"])
 	}
-	var notes []string
+	var notes, stopped []string
 	for _, e := range journalEntries(t, ws) {
-		if e.Note != "" {
+		if e.Note != "" && e.Outcome == workspace.Delivered {
 			notes = append(notes, e.Note)
+		}
+		if e.Outcome == workspace.Stopped {
+			stopped = append(stopped, e.Agent)
 		}
 	}
 	slices.Sort(notes)
 	if len(notes) != 2 || !strings.HasPrefix(notes[0], "no refused to shut down: busy with the map") || !strings.HasPrefix(notes[1], "yes approved its shutdown") {
 		t.Errorf("journal notes = %q", notes)
+	}
+	if !slices.Equal(stopped, []string{"yes"}) {
+		t.Errorf("journal: stopped %q, want [yes], once", stopped)
 	}
 }
 

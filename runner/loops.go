@@ -147,7 +147,7 @@ func (r *Runner) loopNotice(l *workspace.Loop, a answer, rejected string) *notic
 	m.Set("id", id)
 	m.Set("from", workspace.Runner)
 	m.SetNames("to", to)
-	m.Set("type", workspace.LoopStopped)
+	m.Set("type", workspace.LoopNotice)
 	if a.thread != "" {
 		m.Set("thread", a.thread)
 	}
@@ -160,7 +160,7 @@ func (r *Runner) loopNotice(l *workspace.Loop, a answer, rejected string) *notic
 	return &notice{
 		id: id, data: m.Bytes(), recipients: to,
 		entry: workspace.Entry{
-			ID: id, From: workspace.Runner, To: to, Type: workspace.LoopStopped, Outcome: workspace.Delivered, File: mailbox.FileName(id),
+			ID: id, From: workspace.Runner, To: to, Type: workspace.LoopNotice, Outcome: workspace.Delivered, File: mailbox.FileName(id),
 			Note: fmt.Sprintf("parley's notice of the loop it stopped between %s: the answer is in %s", between, rejected),
 		},
 	}

@@ -123,7 +123,7 @@ agents:
 			var notice *mailbox.Message
 			for _, n := range names(t, ws, stopped, mailbox.Done) {
 				m := readMessage(t, ws.Mailbox(stopped).Path(mailbox.Done, n))
-				if typ, _ := m.Header().Get("type"); typ == workspace.LoopStopped {
+				if typ, _ := m.Header().Get("type"); typ == workspace.LoopNotice {
 					notice = m
 				}
 			}
@@ -150,14 +150,14 @@ agents:
 			if body := string(notice.Body); !strings.Contains(body, "have sent each other 5 messages in a row") {
 				t.Errorf("notice body = %q", body)
 			}
-			// Journaled: the refusal with its reason, then the notice.
+			// Journaled: the loop stopped, with its reason, then the notice.
 			var outcomes []string
 			for _, e := range journalEntries(t, ws) {
-				if e.Outcome == workspace.Refused || e.From == workspace.Runner {
+				if e.Outcome == workspace.Refused || e.Outcome == workspace.LoopStopped || e.From == workspace.Runner {
 					outcomes = append(outcomes, e.From+" "+e.Outcome)
 				}
 			}
-			if want := []string{stopped + " " + workspace.Refused, workspace.Runner + " " + workspace.Delivered}; !slices.Equal(outcomes, want) {
+			if want := []string{stopped + " " + workspace.LoopStopped, workspace.Runner + " " + workspace.Delivered}; !slices.Equal(outcomes, want) {
 				t.Errorf("journal = %q, want %q", outcomes, want)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -152,7 +153,14 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	delete(r.pending, c.fileKey)
 	r.chains.forget(c.fileKey)
 	r.stats.Rejected++
-	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, Line: f.Line, Field: f.Field, File: c.name}
+	rel := mailboxPath(c.agent, mailbox.Rejected, filepath.Base(path))
+	r.noteRejected(c.agent, rel, text)
+	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, Line: f.Line, Field: f.Field, File: c.name, Path: rel}
+	if f.Loop != nil {
+		// Refused like any file (it is in rejected/), and said to be a
+		// loop stopped: what `parley log --outcome loop` lists.
+		e.Outcome, e.Agent, e.Note = workspace.LoopStopped, c.agent, fmt.Sprintf("stopped: %s and %s answered each other %d times in a row; they and every person are told", f.Loop.From, f.Loop.With, f.Loop.Hops)
+	}
 	if m != nil {
 		e.ID, _ = m.Header().Get("id")
 		e.Type, _ = m.Header().Get("type")

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -66,6 +67,14 @@ type Stats struct {
 	Deliveries int    `json:"deliveries"` // copies written into inboxes
 	Rejected   int    `json:"rejected"`   // files moved to rejected/
 	Recovered  int    `json:"recovered"`  // copies found already delivered (a re-route after a crash)
+	Handled    int    `json:"handled"`    // messages agents' drivers finished (moved to done/)
+	Dead       int    `json:"dead"`       // messages given up (moved to dead/)
+	// RejectedFiles and DeadFiles name the files refused and the messages
+	// given up during the run, with the reason, in the order it happened:
+	// the first 1000 of each (Rejected and Dead count them all), so that
+	// a long run refusing a flood of files keeps its memory.
+	RejectedFiles []workspace.Problem `json:"rejected_files"`
+	DeadFiles     []workspace.Problem `json:"dead_files"`
 	// Loops counts the loops stopped: messages refused because two
 	// programs had answered each other hop_limit times in a row (they
 	// count in Rejected too). Each is journaled with its reason, and a
@@ -73,6 +82,9 @@ type Stats struct {
 	// in neither Routed nor Deliveries: they come from no outbox).
 	Loops int `json:"loops"`
 }
+
+// Refused reports whether anything was refused or given up during the run.
+func (s Stats) Refused() bool { return s.Rejected > 0 || s.Dead > 0 }
 
 // Runner routes the messages of one workspace. Only one Runner may hold a
 // workspace at a time.
@@ -89,6 +101,9 @@ type Runner struct {
 	pending map[fileKey]*pending // outbox files seen and not yet routed
 	last    map[string]time.Time // agent -> time of the newest id it sent
 	stats   Stats
+	// statsMu guards what the workers count in stats (Handled, Dead,
+	// DeadFiles); the router's counts are its own.
+	statsMu sync.Mutex
 
 	workers map[string]*worker // agents with a driver
 	// sessionOver, once set, says why the run ends: a stop_on type was
@@ -239,7 +254,12 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 		err = werr
 	}
 	r.stats.Ended = r.sessionOver
-	return r.stats, err
+	r.statsMu.Lock()
+	defer r.statsMu.Unlock()
+	stats := r.stats
+	stats.RejectedFiles = append([]workspace.Problem{}, stats.RejectedFiles...)
+	stats.DeadFiles = append([]workspace.Problem{}, stats.DeadFiles...)
+	return stats, err
 }
 
 // watch routes on file events until ctx ends.

@@ -56,10 +56,15 @@ func (s *stateBook) set(agent, state, message string) {
 	s.changedLocked()
 }
 
-func (s *stateBook) setStopped(agent string, stopped bool) {
+// setStopped marks an agent stopped or not, and reports whether that
+// changed anything.
+func (s *stateBook) setStopped(agent string, stopped bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.agents[agent]
+	if a.Stopped == stopped {
+		return false
+	}
 	a.Stopped = stopped
 	a.State, a.Since = workspace.StateIdle, s.now().UTC()
 	if stopped {
@@ -67,6 +72,7 @@ func (s *stateBook) setStopped(agent string, stopped bool) {
 	}
 	s.agents[agent] = a
 	s.changedLocked()
+	return true
 }
 
 func (s *stateBook) note(agent, note string) {

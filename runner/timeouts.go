@@ -119,6 +119,9 @@ func (r *Runner) nudge(e *expectation) error {
 	id, _ := m.Header().Get("id")
 	r.nudges[id] = fmt.Sprintf("a nudge: %s did not answer %s within %v", e.agent, e.message, e.policy.After)
 	_, err := r.agents[e.waiting].Send(m)
+	if err == nil {
+		r.recordNudge(e, id)
+	}
 	r.kickRouter()
 	r.log.Info("nudged", "agent", e.agent, "by", e.waiting, "about", e.message)
 	return err

@@ -51,6 +51,10 @@ func benchCommand(e *env) *cli.Command {
 			"process, in rounds interleaved with a bare parley process and the disk's\n" +
 			"own durable write of the same bytes.\n" +
 			"\n" +
+			"With --reading it builds a workspace of --reading-messages messages (100,000)\n" +
+			"and a journal as long, then times parley inbox, status and log as whole\n" +
+			"processes, in interleaved rounds.\n" +
+			"\n" +
 			"Exits 1 when a target is missed.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
@@ -61,7 +65,9 @@ func benchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "driver-messages", Value: 500, Usage: "with --drivers: messages each agent handles (the session round trips are twice as many)"},
 			&cli.BoolFlag{Name: "campaign", Usage: "measure the D&D campaign tools instead: parley roll, sheet updates, state deltas"},
 			&cli.BoolFlag{Name: "send", Usage: "measure parley send instead: a checked message written durably, as a whole process"},
-			&cli.IntFlag{Name: "runs", Value: 50, Usage: "with --campaign or --send: runs of each measurement"},
+			&cli.BoolFlag{Name: "reading", Usage: "measure parley inbox, status and log on a workspace of 100,000 messages instead"},
+			&cli.IntFlag{Name: "reading-messages", Value: 100000, Usage: "with --reading: messages in the workspace, and lines in its journal"},
+			&cli.IntFlag{Name: "runs", Value: 50, Usage: "with --campaign, --send or --reading: runs of each measurement"},
 			// The session program of the --drivers phases: this binary.
 			&cli.BoolFlag{Name: "session-agent", Hidden: true},
 			jsonFlag,
@@ -72,6 +78,14 @@ func benchCommand(e *env) *cli.Command {
 			}
 			if c.Bool("session-agent") {
 				return bench.SessionEcho(e.stdin, e.stdout)
+			}
+			if c.Bool("reading") {
+				if c.Int("runs") < 1 || c.Int("reading-messages") < 1 {
+					return usagef("--runs and --reading-messages must be at least 1 (got %d and %d)", c.Int("runs"), c.Int("reading-messages"))
+				}
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runReadingBench(ctx, e, readingBenchOptions{Dir: c.String("dir"), Messages: c.Int("reading-messages"), Runs: c.Int("runs"), JSON: c.Bool("json")})
 			}
 			if c.Bool("send") {
 				if c.Int("runs") < 1 {

@@ -262,7 +262,7 @@ func (k *completer) workspace() *workspace.Workspace {
 func (k *completer) commands(cmds []*cli.Command, add func(value, desc string)) {
 	for _, c := range cmds {
 		if !c.Hidden && !isHelpCommand(c.Name) {
-			add(c.Name, shorten(c.Usage))
+			add(c.Name, summary(c.Usage))
 		}
 	}
 }
@@ -346,11 +346,11 @@ func (k *completer) values(kinds []int, cmd *cli.Command, add func(value, desc s
 			}
 		case kindTool:
 			for _, t := range tools.Tools() {
-				add(t.Name, shorten(t.Description))
+				add(t.Name, summary(t.Description))
 			}
 		case kindSkill:
 			for _, s := range k.skills() {
-				add(s.Name, shorten(s.Description))
+				add(s.Name, summary(s.Description))
 			}
 		case kindType:
 			for _, s := range k.protocol() {
@@ -480,19 +480,17 @@ func (k *completer) protocol() []*skills.Skill {
 // describeFlag is a flag's usage, short, for a completion menu.
 func describeFlag(f cli.Flag) string {
 	if df, ok := f.(cli.DocGenerationFlag); ok {
-		return shorten(strings.ReplaceAll(df.GetUsage(), "`", ""))
+		return summary(strings.ReplaceAll(df.GetUsage(), "`", ""))
 	}
 	return ""
 }
 
-// shorten cuts a description to one short line.
-func shorten(s string) string {
+// summary cuts a description to one short line for a completion menu:
+// its first clause, at most 70 characters.
+func summary(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if i := strings.IndexAny(s, ":;("); i > 20 {
 		s = strings.TrimSpace(s[:i])
 	}
-	if r := []rune(s); len(r) > 70 {
-		s = string(r[:69]) + "…"
-	}
-	return s
+	return shorten(s, 70)
 }

@@ -191,11 +191,11 @@ func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	fmt.Fprintln(out, statsLine(stats))
 
 	fmt.Fprintln(out, "\n== parley log")
-	if err := runLog(ctx, e, ws, false, false); err != nil {
+	if err := runLog(ctx, e, ws, logOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "\n== parley status")
-	if err := runStatus(e, ws, false, time.Now()); err != nil {
+	if err := runStatus(e, ws, statusOptions{}, time.Now()); err != nil {
 		return err
 	}
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,6 +38,12 @@ func doneCommand(e *env) *cli.Command {
 // runDone moves each message an agent received to its done/: the person
 // (or script) playing the agent has handled it.
 func runDone(e *env, ws *workspace.Workspace, agent string, args []string) error {
+	return markDone(e, ws, agent, args, "marked handled by a person (parley done)")
+}
+
+// markDone moves each message an agent received to its done/, and says so
+// in the journal with note.
+func markDone(e *env, ws *workspace.Workspace, agent string, args []string, note string) error {
 	var errs []error
 	for _, arg := range args {
 		id, err := ws.ResolveID(arg)
@@ -60,6 +67,10 @@ func runDone(e *env, ws *workspace.Workspace, agent string, args []string) error
 			errs = append(errs, err)
 			continue
 		}
+		done := box.Path(mailbox.Done, mailbox.FileName(id))
+		rec := workspace.Entry{Outcome: workspace.MarkedDone, Agent: c.Agent, ID: id, File: mailbox.FileName(id), Path: ws.Short(done), Note: note}
+		rec.From, rec.Type = senderAndType(done, ws)
+		journalLine(e, ws, rec)
 		fmt.Fprintf(e.stdout, "%s: done (%s)\n", id, ws.Short(box.Path(mailbox.Done, "")))
 	}
 	return errors.Join(errs...)
@@ -88,4 +99,30 @@ func checkAgentFlag(c *cli.Context, ws *workspace.Workspace) error {
 		}
 	}
 	return nil
+}
+
+// senderAndType reads who sent a message file and its type, for a journal
+// line; a file that cannot be read gives neither.
+func senderAndType(path string, ws *workspace.Workspace) (from, typ string) {
+	data, err := mailbox.ReadFile(path, ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return "", ""
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return "", ""
+	}
+	from, _ = m.Header().Get("from")
+	typ, _ = m.Header().Get("type")
+	return from, typ
+}
+
+// journalLine appends a line for something a person did to the journal. What
+// was done is done: a journal that cannot be written is a warning, so that
+// a script does not do it again.
+func journalLine(e *env, ws *workspace.Workspace, rec workspace.Entry) {
+	rec.Time = time.Now().UTC().Format(mailbox.TimeFormat)
+	if err := workspace.AppendJournal(ws.JournalPath(), rec); err != nil {
+		fmt.Fprintf(e.stderr, "parley: warning: done, but the journal was not written: %v\n", err)
+	}
 }

@@ -18,19 +18,43 @@ func inboxCommand(e *env) *cli.Command {
 		ArgsUsage: "AGENT",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "state", Value: mailbox.Inbox, Usage: "the mailbox `STATE` to list: " + strings.Join(mailbox.States[1:], ", ")},
+			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: fmt.Sprintf("list the newest `N` messages (default %d in text; --json lists every one)", inboxLimit)},
+			&cli.BoolFlag{Name: "all", Usage: "list every message"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if err := exactArgs(c, 1, "an AGENT"); err != nil {
 				return err
 			}
+			opts := inboxOptions{State: c.String("state"), JSON: c.Bool("json"), Limit: c.Int("limit")}
+			switch {
+			case c.IsSet("limit") && c.Bool("all"):
+				return usagef("--limit and --all: give one")
+			case c.IsSet("limit") && opts.Limit < 1:
+				return usagef("--limit must be at least 1 (got %d)", opts.Limit)
+			case c.Bool("all"):
+				opts.Limit = 0
+			case !c.IsSet("limit") && !opts.JSON:
+				opts.Limit = inboxLimit
+			}
 			ws, err := openWorkspace(c)
 			if err != nil {
 				return err
 			}
-			return runInbox(e, ws, c.Args().First(), c.String("state"), c.Bool("json"))
+			return runInbox(e, ws, c.Args().First(), opts)
 		},
 	}
+}
+
+// inboxLimit is how many messages parley inbox lists in text, the
+// newest: a person reads the top of a long list, and each message listed
+// is a file read and parsed.
+const inboxLimit = 50
+
+type inboxOptions struct {
+	State string
+	Limit int // the newest Limit messages; 0: every one
+	JSON  bool
 }
 
 // listedMessage is one line of `parley inbox`.
@@ -44,7 +68,8 @@ type listedMessage struct {
 	Problem string `json:"problem,omitempty"` // why the file is not a readable message, or why it was refused
 }
 
-func runInbox(e *env, ws *workspace.Workspace, agent, state string, asJSON bool) error {
+func runInbox(e *env, ws *workspace.Workspace, agent string, opts inboxOptions) error {
+	state := opts.State
 	if err := ws.CheckAgent(agent); err != nil {
 		return usagef("%v", err)
 	}
@@ -55,15 +80,22 @@ func runInbox(e *env, ws *workspace.Workspace, agent, state string, asJSON bool)
 	if !known {
 		return usagef("--state %q: use one of %s", state, strings.Join(mailbox.States, ", "))
 	}
-	entries, err := ws.Mailbox(agent).List(state)
+	box := ws.Mailbox(agent)
+	// Names only, then only the files listed are read: a mailbox of
+	// 100,000 messages costs its directory, not 100,000 reads.
+	files, total, err := box.Newest(state, opts.Limit)
 	if err != nil {
 		return err
 	}
-	list := make([]listedMessage, 0, len(entries))
-	for _, en := range entries {
-		l := listedMessage{ID: en.ID, File: en.Name, Problem: en.Reason}
+	list := make([]listedMessage, 0, len(files))
+	for _, name := range files {
+		l := listedMessage{File: name}
+		l.ID, _ = mailbox.IDFromName(name)
+		if state == mailbox.Rejected || state == mailbox.Dead {
+			l.Problem, _ = box.Reason(state, name)
+		}
 		// Read as the router does: no symlinks followed, nothing huge.
-		data, err := mailbox.ReadFile(en.Path, ws.Config.Router.MaxMessageSize)
+		data, err := mailbox.ReadFile(box.Path(state, name), ws.Config.Router.MaxMessageSize)
 		if err != nil && l.Problem == "" {
 			l.Problem = err.Error()
 		}
@@ -85,12 +117,15 @@ func runInbox(e *env, ws *workspace.Workspace, agent, state string, asJSON bool)
 		}
 		list = append(list, l)
 	}
-	if asJSON {
+	if opts.JSON {
 		return e.printJSON(list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(e.stdout, "%s/%s is empty\n", agent, state)
 		return nil
+	}
+	if older := total - len(list); older > 0 {
+		fmt.Fprintf(e.stdout, "%s/%s: the newest %d of %d messages (--all lists every one)\n", agent, state, len(list), total)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tFROM\tTYPE\tSUMMARY")
@@ -101,9 +136,11 @@ func runInbox(e *env, ws *workspace.Workspace, agent, state string, asJSON bool)
 		}
 		sum := l.Summary
 		if l.Problem != "" {
-			sum = l.Problem
+			sum = shorten(printable(l.Problem), 160)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, dash(l.From), dash(l.Type), sum)
+		// Printable: escaped, and without tabs, which tabwriter would
+		// take for a column break.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(id), printable(dash(l.From)), printable(dash(l.Type)), printable(sum))
 	}
 	return tw.Flush()
 }

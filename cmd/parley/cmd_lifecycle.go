@@ -204,6 +204,18 @@ func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedbac
 	if !approve {
 		word = "refused"
 	}
+	note := fmt.Sprintf("%s %s's %s (%s): answer %s sent to %s", word, requester, typ, requestID, respID, requester)
+	if feedback != "" {
+		note += ": " + feedback
+	}
+	rec := workspace.Entry{Time: time.Now().UTC().Format(mailbox.TimeFormat), Outcome: workspace.Answered, Agent: agent,
+		ID: id, From: requester, Type: typ, File: mailbox.FileName(id),
+		Path: filepath.Join(workspace.MailboxesDir, agent, mailbox.Done, mailbox.FileName(id)), Sent: respID, Note: note}
+	if err := workspace.AppendJournal(ws.JournalPath(), rec); err != nil {
+		// The answer is sent: failing now would have a script send it
+		// again.
+		fmt.Fprintf(e.stderr, "parley: warning: the answer is sent, but the journal was not written: %v\n", err)
+	}
 	fmt.Fprintf(e.stdout, "%s %s's %s (%s): answer %s sent to %s\n", word, strings.TrimSpace(requester), typ, requestID, respID, requester)
 	return nil
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,14 +19,35 @@ import (
 func logCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "log",
-		Usage: "print the routing journal, oldest first: one line per message routed or rejected",
+		Usage: "print the journal, oldest first: one line per message delivered, rejected, handled, given up, ...",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines as messages are routed (until interrupted)"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines as they are written (until interrupted)"},
+			&cli.StringSliceFlag{Name: "agent", Usage: "only lines about `AGENT`: its sender, a recipient, or the agent it happened to (repeat, or separate with commas)"},
+			&cli.StringSliceFlag{Name: "type", Usage: "only messages of `TYPE` (repeat, or separate with commas)"},
+			&cli.StringSliceFlag{Name: "outcome", Usage: "only `OUTCOME`s: " + strings.Join(workspace.Outcomes, ", ") + " (repeat, or separate with commas)"},
+			&cli.StringFlag{Name: "since", Usage: "only lines from `WHEN` on: a duration back from now (10m, 2h, 3d) or a time (2026-11-21, 2026-11-21T10:15, RFC 3339); UTC unless it says otherwise or --local"},
+			&cli.BoolFlag{Name: "local", Usage: "print times (and read --since) in the local time zone instead of UTC"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
+			}
+			opts := logOptions{Follow: c.Bool("follow"), JSON: c.Bool("json"), Local: c.Bool("local")}
+			opts.Filter.Agents = splitList(c.StringSlice("agent"))
+			opts.Filter.Types = splitList(c.StringSlice("type"))
+			opts.Filter.Outcomes = splitList(c.StringSlice("outcome"))
+			for _, o := range opts.Filter.Outcomes {
+				if !slices.Contains(workspace.Outcomes, o) {
+					return usagef("--outcome %q: use one of %s", o, strings.Join(workspace.Outcomes, ", "))
+				}
+			}
+			if s := c.String("since"); s != "" {
+				since, err := parseSince(s, time.Now(), opts.location())
+				if err != nil {
+					return usagef("--since %q: %v", s, err)
+				}
+				opts.Filter.Since = since
 			}
 			ws, err := openWorkspace(c)
 			if err != nil {
@@ -31,24 +55,48 @@ func logCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			return runLog(ctx, e, ws, c.Bool("follow"), c.Bool("json"))
+			return runLog(ctx, e, ws, opts)
 		},
 	}
 }
 
-func runLog(ctx context.Context, e *env, ws *workspace.Workspace, follow, asJSON bool) error {
-	print := func(en workspace.Entry) error {
-		if asJSON {
-			return e.printJSONLine(en)
+type logOptions struct {
+	Filter workspace.JournalFilter
+	Follow bool
+	JSON   bool
+	Local  bool // times in the local zone, not UTC
+}
+
+func (o logOptions) location() *time.Location {
+	if o.Local {
+		return time.Local
+	}
+	return time.UTC
+}
+
+func runLog(ctx context.Context, e *env, ws *workspace.Workspace, opts logOptions) error {
+	// Buffered: a journal of 100,000 lines is one write per 64 KiB, not
+	// one per line; flushed whenever the journal is read to its end.
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	loc := opts.location()
+	var line []byte
+	print := func(en workspace.Entry, raw []byte) error {
+		if opts.JSON {
+			line = append(append(line[:0], raw...), '\n') // the entry as it is
+		} else {
+			line = appendEntry(line[:0], &en, loc)
 		}
-		_, err := fmt.Fprintln(e.stdout, formatEntry(en))
+		_, err := out.Write(line)
 		return err
 	}
 	var err error
-	if follow {
-		err = workspace.FollowJournal(ctx, ws.JournalPath(), print)
+	if opts.Follow {
+		err = opts.Filter.Follow(ctx, ws.JournalPath(), print, out.Flush)
 	} else {
-		err = workspace.ReadJournal(ws.JournalPath(), print)
+		err = opts.Filter.Read(ws.JournalPath(), print)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
 	}
 	var je *workspace.JournalError
 	if errors.As(err, &je) {
@@ -59,34 +107,159 @@ func runLog(ctx context.Context, e *env, ws *workspace.Workspace, follow, asJSON
 	return err
 }
 
-// formatEntry renders a journal entry for a terminal:
+// logTime is how parley log prints a time: UTC (as ids are) with a Z, or
+// local with the zone's offset.
+const logTime = "2006-01-02 15:04:05.000Z07:00"
+
+// appendEntry renders a journal entry for a terminal, one line (and one
+// more per warning or note), every field made printable:
 //
-//	2026-11-21 10:15:00.123  delivered  gm -> alice, bob  NARRATIVE  20261121-...-gm-3fa9c2
-func formatEntry(en workspace.Entry) string {
-	when := en.Time
-	if t, err := time.Parse(mailbox.TimeFormat, en.Time); err == nil {
-		when = t.Local().Format("2006-01-02 15:04:05.000")
+//	2026-11-21 10:15:00.123Z  delivered  gm -> alice, bob  NARRATIVE  20261121-...-gm-3fa9c2
+//	2026-11-21 10:15:00.456Z  rejected   bob  hello.md:2: to: unknown agent "zed"
+//	2026-11-21 10:15:01.789Z  handled    alice  NARRATIVE from gm  20261121-...-gm-3fa9c2
+//	2026-11-21 10:15:02.000Z  dead       bob  NARRATIVE from gm  20261121-...-gm-3fa9c2  bob: gave up after 3 attempts: ...
+func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
+	if loc == time.UTC && isJournalTime(en.Time) {
+		// 2026-11-21T10:15:00.412345Z -> 2026-11-21 10:15:00.412Z, as
+		// the general case below would print it, without parsing.
+		b = append(b, en.Time[:10]...)
+		b = append(b, ' ')
+		b = append(b, en.Time[11:23]...)
+		b = append(b, 'Z')
+	} else if t, err := time.Parse(mailbox.TimeFormat, en.Time); err == nil {
+		b = t.In(loc).AppendFormat(b, logTime)
+	} else {
+		b = append(b, printable(en.Time)...)
 	}
+	b = append(b, "  "...)
+	outcome := printable(en.Outcome)
+	b = append(b, outcome...)
+	for n := len(outcome); n < 9; n++ {
+		b = append(b, ' ')
+	}
+	b = append(b, "  "...)
 	kind := en.Type
 	if en.Signal != "" {
 		kind += "/" + en.Signal
 	}
-	to := strings.Join(en.To, ", ")
-	if to == "" {
-		to = "-"
-	}
-	line := fmt.Sprintf("%s  %-9s  %s -> %s  %s  %s", when, en.Outcome, en.From, to, dash(kind), dash(en.ID))
-	if en.Outcome == workspace.Refused {
-		line = fmt.Sprintf("%s  %-9s  %s  %s", when, en.Outcome, en.From, en.Reason)
+	switch en.Outcome {
+	case workspace.Delivered:
+		b = append(b, printable(en.From)...)
+		b = append(b, " -> "...)
+		if len(en.To) == 0 {
+			b = append(b, '-')
+		}
+		for i, to := range en.To {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, printable(to)...)
+		}
+		b = append(b, "  "...)
+		b = append(b, printable(dash(kind))...)
+		b = append(b, "  "...)
+		b = append(b, printable(dash(en.ID))...)
+	case workspace.Refused:
+		b = append(b, printable(en.From)...)
+		b = append(b, "  "...)
+		b = append(b, printable(en.Reason)...)
+	default:
+		who := en.Agent
+		if who == "" {
+			who = en.From
+		}
+		b = append(b, printable(dash(who))...)
+		from := en.From != "" && en.From != who
+		if kind != "" || from {
+			b = append(b, "  "...)
+			b = append(b, printable(kind)...)
+			if from {
+				if kind != "" {
+					b = append(b, ' ')
+				}
+				b = append(b, "from "...)
+				b = append(b, printable(en.From)...)
+			}
+		}
+		if en.ID != "" {
+			b = append(b, "  "...)
+			b = append(b, printable(en.ID)...)
+		}
+		if en.Attempts > 1 {
+			b = append(b, "  (attempt "...)
+			b = strconv.AppendInt(b, int64(en.Attempts), 10)
+			b = append(b, ')')
+		}
+		if en.Reason != "" {
+			b = append(b, "  "...)
+			b = append(b, printable(en.Reason)...)
+		}
 	}
 	if len(en.Already) > 0 {
-		line += fmt.Sprintf("  (already held by %s)", strings.Join(en.Already, ", "))
+		b = append(b, "  (already held by "...)
+		b = append(b, printable(strings.Join(en.Already, ", "))...)
+		b = append(b, ')')
 	}
 	for _, w := range en.Warnings {
-		line += "\n    warning: " + w
+		b = append(b, "\n    warning: "...)
+		b = append(b, printable(w)...)
 	}
 	if en.Note != "" {
-		line += "\n    note: " + en.Note
+		b = append(b, "\n    note: "...)
+		b = append(b, printable(en.Note)...)
 	}
-	return line
+	return append(b, '\n')
+}
+
+// isJournalTime reports whether s is written in mailbox.TimeFormat
+// (2026-11-21T10:15:00.412345Z), digits where digits go.
+func isJournalTime(s string) bool {
+	const layout = "dddd-dd-ddTdd:dd:dd.ddddddZ"
+	if len(s) != len(layout) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if layout[i] == 'd' && (s[i] < '0' || s[i] > '9') || layout[i] != 'd' && s[i] != layout[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// splitList splits the values of a repeatable flag at commas too.
+func splitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// sinceLayouts are the times --since takes, besides RFC 3339.
+var sinceLayouts = []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"}
+
+// parseSince reads --since: a duration back from now (Go's, and "3d"
+// for days), or a time; a time that names no zone is in loc.
+func parseSince(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+			return now.AddDate(0, 0, -days), nil
+		}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range sinceLayouts {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("want a duration back from now (10m, 2h, 3d) or a time (2026-11-21, 2026-11-21T10:15, 2026-11-21T10:15:00+01:00)")
 }

@@ -85,7 +85,7 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	if err := runSend(e, ws, opts); err != nil || opts.DryRun || keep || c.State == mailbox.Done {
 		return err
 	}
-	return runDone(e.quiet(), ws, c.Agent, []string{id})
+	return markDone(e.quiet(), ws, c.Agent, []string{id}, "answered with parley reply")
 }
 
 // quote is what an editor shows of the message being answered.

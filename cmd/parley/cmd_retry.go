@@ -47,11 +47,13 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 			who, state, ok := ws.Locate(arg)
 			switch {
 			case ok && state == mailbox.Rejected:
+				reason, _ := ws.Mailbox(who).Reason(mailbox.Rejected, filepath.Base(arg))
 				dst, err := ws.Mailbox(who).Unreject(filepath.Base(arg))
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
+				journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: who, From: who, File: filepath.Base(dst), Path: ws.Short(dst), Reason: reason, Note: "a refused file put back into its outbox (parley retry)"})
 				fmt.Fprintf(e.stdout, "%s: back in %s\n", arg, ws.Short(dst))
 				continue
 			case ok && state == mailbox.Dead:
@@ -72,10 +74,15 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 			errs = append(errs, err)
 			continue
 		}
+		reason, _ := ws.Mailbox(c.Agent).Reason(mailbox.Dead, mailbox.FileName(id))
 		if err := ws.Mailbox(c.Agent).Revive(id); err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		inbox := ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))
+		rec := workspace.Entry{Outcome: workspace.Retried, Agent: c.Agent, ID: id, File: mailbox.FileName(id), Path: ws.Short(inbox), Reason: reason, Note: "a message given up on put back into the inbox (parley retry)"}
+		rec.From, rec.Type = senderAndType(inbox, ws)
+		journalLine(e, ws, rec)
 		fmt.Fprintf(e.stdout, "%s: back in %s\n", id, ws.Short(ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))))
 	}
 	return errors.Join(errs...)

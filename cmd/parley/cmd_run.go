@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,10 +63,54 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		return err
 	}
 	if opts.JSON {
-		return e.printJSON(stats)
+		err = e.printJSON(stats)
+	} else {
+		_, err = fmt.Fprintln(e.stdout, statsLine(stats))
 	}
-	fmt.Fprintln(e.stdout, statsLine(stats))
+	if err != nil {
+		return err
+	}
+	// A run that ended by itself says whether all went through; one
+	// stopped by a signal is a clean stop, whatever happened before.
+	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && stats.Refused() {
+		return &refusedError{stats}
+	}
 	return nil
+}
+
+// refusedError ends a run during which files were refused or messages
+// given up: exit code 5, with what and why on stderr.
+type refusedError struct{ stats runner.Stats }
+
+// maxNamed is how many refused files, and as many messages given up, a
+// run names on stderr; --json lists them all (up to runner's cap).
+const maxNamed = 20
+
+func (e *refusedError) Error() string {
+	s := e.stats
+	var parts []string
+	if s.Rejected > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s rejected", s.Rejected, plural(s.Rejected, "file", "files")))
+	}
+	if s.Dead > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s given up", s.Dead, plural(s.Dead, "message", "messages")))
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(parts, " and ") + " during this run:")
+	for _, k := range []struct {
+		what  string
+		list  []workspace.Problem
+		total int
+	}{{"rejected", s.RejectedFiles, s.Rejected}, {"dead", s.DeadFiles, s.Dead}} {
+		for i, p := range k.list {
+			if i == maxNamed {
+				fmt.Fprintf(&b, "\n  ... and %d more %s (parley status --all)", k.total-maxNamed, k.what)
+				break
+			}
+			fmt.Fprintf(&b, "\n  %-8s  %s  %s\n            %s", k.what, printable(p.Agent), printable(p.Path), printable(p.Reason))
+		}
+	}
+	return b.String()
 }
 
 // statsLine says what a run did, in one line.
@@ -73,6 +118,9 @@ func statsLine(s runner.Stats) string {
 	line := fmt.Sprintf("routed %d %s (%d %s), rejected %d",
 		s.Routed, plural(s.Routed, "message", "messages"),
 		s.Deliveries, plural(s.Deliveries, "delivery", "deliveries"), s.Rejected)
+	if s.Dead > 0 {
+		line += fmt.Sprintf(", given up %d", s.Dead)
+	}
 	if s.Loops > 0 {
 		line += fmt.Sprintf(", stopped %d %s", s.Loops, plural(s.Loops, "loop", "loops"))
 	}

@@ -13,8 +13,11 @@ import (
 func statusCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show each agent's mailbox counts and last activity, and every rejected file with its reason",
-		Flags: []cli.Flag{jsonFlag},
+		Usage: "show each agent's mailbox counts and last activity, and its newest rejected files and dead letters with the reasons",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: fmt.Sprintf("list every rejected file and dead letter, not only the %d newest of each agent", statusProblems)},
+			jsonFlag,
+		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -23,10 +26,23 @@ func statusCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runStatus(e, ws, c.Bool("json"), time.Now())
+			return runStatus(e, ws, statusOptions{All: c.Bool("all"), JSON: c.Bool("json")}, time.Now())
 		},
 	}
 }
+
+type statusOptions struct {
+	All  bool // every rejected file and dead letter
+	JSON bool
+}
+
+// statusProblems is how many rejected files, and as many dead letters,
+// status lists per agent without --all: the newest.
+const statusProblems = 10
+
+// statusReason is the longest a reason is printed in text: a reason may
+// hold a whole YAML error, or anything a program wrote.
+const statusReason = 160
 
 type statusReport struct {
 	Workspace string                  `json:"workspace"`
@@ -34,13 +50,17 @@ type statusReport struct {
 	Agents    []workspace.AgentStatus `json:"agents"`
 }
 
-func runStatus(e *env, ws *workspace.Workspace, asJSON bool, now time.Time) error {
-	agents, err := ws.Status()
+func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
+	so := workspace.StatusOptions{Problems: statusProblems}
+	if opts.All {
+		so.Problems = 0
+	}
+	agents, err := ws.Status(so)
 	if err != nil {
 		return err
 	}
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Agents: agents}
-	if asJSON {
+	if opts.JSON {
 		return e.printJSON(rep)
 	}
 	runnerState := "not running"
@@ -58,9 +78,9 @@ func runStatus(e *env, ws *workspace.Workspace, asJSON bool, now time.Time) erro
 	fmt.Fprintf(e.stdout, "%-*s  %-12s  OUTBOX  INBOX  CUR  DONE  DEAD  SENT  REJECTED  LAST ACTIVITY\n", width, "AGENT", "STATE")
 	var notes []string
 	for _, a := range agents {
-		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, a.State, a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
+		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, printable(a.State), a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
 		if a.Note != "" {
-			notes = append(notes, "  "+a.Name+": "+a.Note)
+			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
 		}
 	}
 	if len(notes) > 0 {
@@ -68,19 +88,23 @@ func runStatus(e *env, ws *workspace.Workspace, asJSON bool, now time.Time) erro
 	}
 	for _, p := range []struct {
 		title string
-		get   func(workspace.AgentStatus) []workspace.Problem
+		get   func(workspace.AgentStatus) ([]workspace.Problem, int)
 	}{
-		{"rejected", func(a workspace.AgentStatus) []workspace.Problem { return a.RejectedFiles }},
-		{"dead", func(a workspace.AgentStatus) []workspace.Problem { return a.DeadFiles }},
+		{"rejected", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.RejectedFiles, a.Rejected }},
+		{"dead", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.DeadFiles, a.Dead }},
 	} {
 		var lines []string
 		for _, a := range agents {
-			for _, f := range p.get(a) {
-				reason := f.Reason
-				if reason == "" {
+			files, total := p.get(a)
+			if older := total - len(files); older > 0 && !opts.All {
+				lines = append(lines, fmt.Sprintf("  %s: %d older not shown (parley status --all lists every one)", a.Name, older))
+			}
+			for _, f := range files {
+				reason := shorten(printable(f.Reason), statusReason)
+				if f.Reason == "" {
 					reason = "(no reason file)"
 				}
-				lines = append(lines, "  "+filepath.ToSlash(f.Path)+"\n      "+reason)
+				lines = append(lines, "  "+printable(filepath.ToSlash(f.Path))+"\n      "+reason)
 			}
 		}
 		if len(lines) > 0 {
@@ -90,7 +114,7 @@ func runStatus(e *env, ws *workspace.Workspace, asJSON bool, now time.Time) erro
 	var ignored []string
 	for _, a := range agents {
 		for _, f := range a.Ignored {
-			ignored = append(ignored, "  "+filepath.ToSlash(f))
+			ignored = append(ignored, "  "+printable(filepath.ToSlash(f)))
 		}
 	}
 	if len(ignored) > 0 {

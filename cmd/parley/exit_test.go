@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -48,6 +51,55 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("refused during a run", func(t *testing.T) {
+		ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("alice", "bob"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := ws.Mailbox("alice").Path(mailbox.Outbox, "bad.md")
+		if err := os.WriteFile(bad, []byte("---\nto: zed\n---\nhi\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		if got := run(context.Background(), []string{"parley", "-C", ws.Root, "run", "--until-idle", "--quiet"}, strings.NewReader(""), &out, &errOut); got != exitRefused {
+			t.Errorf("a run that refused a file = exit %d, want %d; stderr:\n%s", got, exitRefused, errOut.String())
+		}
+		if !strings.HasPrefix(errOut.String(), "parley: 1 file rejected during this run:\n") {
+			t.Errorf("stderr = %q, want it to name the rejection", errOut.String())
+		}
+	})
+
+	// A watching run stopped by a signal is a clean stop: 0, whatever it
+	// refused before.
+	t.Run("refused, then interrupted", func(t *testing.T) {
+		ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("alice", "bob"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(ws.Mailbox("alice").Path(mailbox.Outbox, "bad.md"), []byte("---\nto: zed\n---\nhi\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		code := make(chan int, 1)
+		go func() {
+			var out, errOut bytes.Buffer
+			code <- run(ctx, []string{"parley", "-C", ws.Root, "run", "--quiet"}, strings.NewReader(""), &out, &errOut)
+		}()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if n, _ := ws.Mailbox("alice").Count(mailbox.Rejected); n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the runner did not reject the file within 30s")
+			}
+		}
+		cancel()
+		if got := <-code; got != exitOK {
+			t.Errorf("an interrupted run = exit %d, want %d", got, exitOK)
+		}
+	})
 
 	t.Run("locked", func(t *testing.T) {
 		r, err := runner.Open(ws, runner.Options{})
@@ -107,10 +159,10 @@ func TestCommandLine(t *testing.T) {
 	refused := []struct {
 		in, want string
 	}{
-		{"parley inbox me --follow", "inbox: unknown flag --follow (its flags: --state, --json)"},
+		{"parley inbox me --follow", "inbox: unknown flag --follow (its flags: --state, --limit/-n, --all, --json)"},
 		{"parley roll --bogus 1d20", "roll: unknown flag --bogus (its flags: --seed, --dc, --json)"},
-		{"parley status --json=true --bogus=1", "status: unknown flag --bogus (its flags: --json)"},
-		{"parley status now --version", "status: unknown flag --version (its flags: --json)"},
+		{"parley status --json=true --bogus=1", "status: unknown flag --bogus (its flags: --all, --json)"},
+		{"parley status now --version", "status: unknown flag --version (its flags: --all, --json)"},
 		{"parley -x status", "unknown flag -x (before a command, parley takes --workspace/-C, --version)"},
 		{"parley nosuch --x y", `unknown command "nosuch"`},
 		{"parley campaign", "campaign needs a command: new, list, check, apply"},

@@ -24,6 +24,7 @@ const (
 	exitUsage       = 2 // wrong flags or arguments
 	exitLocked      = 3 // another runner holds the workspace
 	exitNoWorkspace = 4 // no parley.yaml here or above, or -C names no directory
+	exitRefused     = 5 // parley run: a file was refused or a message given up during the run
 )
 
 func main() {
@@ -106,6 +107,7 @@ var errSilent = errors.New("failed")
 func exitCode(err error) int {
 	var ue usageError
 	var le *runner.LockedError
+	var re *refusedError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
@@ -113,6 +115,8 @@ func exitCode(err error) int {
 		return exitLocked
 	case errors.Is(err, workspace.ErrNoWorkspace), errors.As(err, new(noDirError)):
 		return exitNoWorkspace
+	case errors.As(err, &re):
+		return exitRefused
 	}
 	return exitFailure
 }
@@ -127,6 +131,8 @@ func hint(err error) string {
 		return "one `parley run` per workspace; stop the other one, or use `parley status` to watch it work"
 	case errors.Is(err, workspace.ErrNoWorkspace):
 		return "create one with `parley init DIR --agent NAME...`, or point at one with -C DIR"
+	case errors.As(err, new(*refusedError)):
+		return "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when; fix a rejected file and move it back into the outbox to send it again"
 	case errors.As(err, &ue):
 		return ue.hint
 	}

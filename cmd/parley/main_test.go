@@ -37,8 +37,13 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		// [fixtures]: the shared fixtures are checked out beside the
-		// repository (in CI; not in a user's clone).
+		// repository (in CI; not in a user's clone). [tz:NAME]: this
+		// system knows the time zone NAME.
 		Condition: func(cond string) (bool, error) {
+			if zone, ok := strings.CutPrefix(cond, "tz:"); ok {
+				_, err := time.LoadLocation(zone)
+				return err == nil, nil
+			}
 			if cond != "fixtures" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,32 +10,97 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/parley-dev/parley/mailbox"
 )
 
-// Outcomes of a routing decision.
+// Outcomes: what became of a message, the outcome of a journal line. The
+// router writes delivered and rejected; the runner handled, dead, nudged
+// and stopped; commands a person runs write the others. Entry says which
+// fields each outcome fills.
 const (
-	Delivered = "delivered" // every recipient has the message
-	Refused   = "rejected"  // moved to rejected/, with the reason beside it
+	// Delivered: every recipient has the message. ID, From (the sender),
+	// To (every recipient), Type, Signal, File (its name in the outbox),
+	// Already (recipients that held it before: a re-route after a crash),
+	// Warnings, Note.
+	Delivered = "delivered"
+	// Refused: the file was moved to its sender's rejected/, with the
+	// reason beside it. From, File, Path (where it is now), Reason, Line
+	// and Field; ID, Type and Signal when the file could be read.
+	Refused = "rejected"
+	// Handled: an agent's driver finished a message (cur/ -> done/) and
+	// what it said is on its way. Agent (who handled it), ID, From, Type,
+	// Signal (the message's), File, Path, Attempts; Note when a runner
+	// finished it after a restart.
+	Handled = "handled"
+	// GivenUp: an agent's driver failed on a message as often as it may,
+	// or could not run at all; the message is in dead/, with the reason
+	// beside it. Agent, ID, From, Type, Signal, File, Path, Attempts,
+	// Reason.
+	GivenUp = "dead"
+	// Nudged: an agent did not answer in time and was sent a nudge.
+	// Agent (the silent one), ID, From, Type (of the message it did not
+	// answer), Sent (the nudge's id), Note.
+	Nudged = "nudged"
+	// Stopped: an agent approved a request to shut down: its driver takes
+	// no more messages in this run. Agent, Note.
+	Stopped = "stopped"
+	// Answered: a person answered a request with parley approve or
+	// reject. Agent (who answered), ID, From, Type (the request's), Path
+	// (the request, now in done/), Sent (the answer's id), Note (approved
+	// or refused, and the feedback).
+	Answered = "answered"
+	// MarkedDone: a person marked a message handled (inbox/ -> done/).
+	// Agent, ID, From, Type, File, Path, Note.
+	MarkedDone = "done"
+	// Retried: a rejected or dead message was put back to go again: a
+	// rejected file into its sender's outbox, a dead message into its
+	// agent's inbox. Agent (whose mailbox), ID, File, Path (where it is
+	// now), Reason (why it had been refused or given up), Note.
+	Retried = "retried"
+	// LoopStopped: the runner stopped agents answering each other in a
+	// loop. Agent (whose message would have gone on), ID, From, To, Type,
+	// Reason (what repeated), Note (what was done about it).
+	LoopStopped = "loop"
 )
 
-// Entry is one line of the routing journal (.parley/journal.jsonl): one
-// routing decision, written once it is durable.
+// Outcomes lists every outcome, in the order a message meets them.
+var Outcomes = []string{Delivered, Refused, Handled, GivenUp, Nudged, Stopped, Answered, MarkedDone, Retried, LoopStopped}
+
+// Entry is one line of the journal (.parley/journal.jsonl): one thing that
+// became of a message, written once it happened. The constants above say
+// which fields each outcome fills; fields left empty are left out of the
+// line.
 type Entry struct {
-	Time    string   `json:"time"`              // when the decision became durable (UTC)
-	ID      string   `json:"id,omitempty"`      // message id; empty when the file could not be read
-	From    string   `json:"from"`              // the agent whose outbox held the file
-	To      []string `json:"to,omitempty"`      // every recipient
-	Type    string   `json:"type,omitempty"`    // the message's type
-	Signal  string   `json:"signal,omitempty"`  // the message's signal
-	Outcome string   `json:"outcome"`           // delivered or rejected
-	Reason  string   `json:"reason,omitempty"`  // why it was rejected: "file:line: field: reason"
-	Line    int      `json:"line,omitempty"`    // the line of the file the refusal is about
-	Field   string   `json:"field,omitempty"`   // the field the refusal is about
-	File    string   `json:"file"`              // the file's name in the outbox
-	Already []string `json:"already,omitempty"` // recipients that held it already (a re-route after a crash)
+	Time string `json:"time"` // when it happened (UTC, mailbox.TimeFormat)
+	// ID is the message's id; empty when the file could not be read.
+	ID      string   `json:"id,omitempty"`
+	From    string   `json:"from,omitempty"` // the message's sender (for a routed file, the agent whose outbox held it)
+	To      []string `json:"to,omitempty"`   // every recipient
+	Type    string   `json:"type,omitempty"` // the message's type
+	Signal  string   `json:"signal,omitempty"`
+	Outcome string   `json:"outcome"` // one of Outcomes
+	// Agent is the agent the outcome happened to, when it is not the
+	// sender of a routed file: who handled the message, gave it up, was
+	// nudged, stopped, answered.
+	Agent  string `json:"agent,omitempty"`
+	Reason string `json:"reason,omitempty"` // why it was rejected ("file:line: field: reason") or given up
+	Line   int    `json:"line,omitempty"`   // the line of the file the refusal is about
+	Field  string `json:"field,omitempty"`  // the field the refusal is about
+	File   string `json:"file,omitempty"`   // the file's name: in the outbox for a routed file, else "<id>.md"
+	// Path is where the file is after the outcome, relative to the
+	// workspace root (mailboxes/bram/rejected/...), for outcomes that
+	// move it out of the way: rejected, handled, dead, answered, done,
+	// retried.
+	Path     string   `json:"path,omitempty"`
+	Attempts int      `json:"attempts,omitempty"` // how often the driver tried
+	Sent     string   `json:"sent,omitempty"`     // the id of the message parley sent for it: a nudge, an answer
+	Already  []string `json:"already,omitempty"`  // recipients that held it already (a re-route after a crash)
 	// Warnings are what the protocol had to say about a message it let
 	// through: a deprecated or wrong-phase type, an informal tag.
 	Warnings []string `json:"warnings,omitempty"`
@@ -59,51 +123,78 @@ func (e *JournalError) Error() string { return fmt.Sprintf("journal line %d: %v"
 // returned together, as *JournalError values, after the whole file is read.
 // A missing journal has no entries.
 func ReadJournal(path string, fn func(Entry) error) error {
-	f, err := os.Open(path)
+	var all JournalFilter
+	return all.Read(path, func(e Entry, _ []byte) error { return fn(e) })
+}
+
+// FollowJournal calls fn for every entry of the journal, then for every
+// entry appended later, until ctx is done. It returns nil when ctx ends it.
+func FollowJournal(ctx context.Context, path string, fn func(Entry) error) error {
+	var all JournalFilter
+	return all.Follow(ctx, path, func(e Entry, _ []byte) error { return fn(e) }, nil)
+}
+
+// JournalFilter selects entries of the journal. Its zero value selects
+// every entry; each field set narrows the selection, and a list selects
+// an entry that has any of its values.
+type JournalFilter struct {
+	Agents   []string  // the sender, a recipient, or the agent the outcome happened to
+	Types    []string  // the message's type
+	Outcomes []string  // see Outcomes
+	Since    time.Time // at or after this time; zero: from the start
+}
+
+// Match reports whether the filter selects e. An entry whose time cannot
+// be read is not selected by a filter with Since.
+func (f *JournalFilter) Match(e *Entry) bool {
+	if len(f.Agents) > 0 && !slices.Contains(f.Agents, e.From) && !slices.Contains(f.Agents, e.Agent) && !slices.ContainsFunc(e.To, func(to string) bool { return slices.Contains(f.Agents, to) }) {
+		return false
+	}
+	if len(f.Types) > 0 && !slices.Contains(f.Types, e.Type) {
+		return false
+	}
+	if len(f.Outcomes) > 0 && !slices.Contains(f.Outcomes, e.Outcome) {
+		return false
+	}
+	if !f.Since.IsZero() {
+		t, err := time.Parse(mailbox.TimeFormat, e.Time)
+		if err != nil || t.Before(f.Since) {
+			return false
+		}
+	}
+	return true
+}
+
+// Read calls fn for every entry of the journal at path that the filter
+// selects, in order, with the line it was read from (valid during the
+// call only). Lines that are not entries (a line cut short by a crash)
+// are skipped and returned together, as *JournalError values, after the
+// whole file is read. A missing journal has no entries.
+//
+// Reading streams: memory does not grow with the journal. A line that
+// cannot match is skipped without being decoded (see skip), and lines
+// written the way parley writes them are decoded without reflection
+// (decodeEntry), so a journal of 100,000 lines is read in a fraction of
+// a second.
+func (f *JournalFilter) Read(path string, fn func(e Entry, line []byte) error) error {
+	file, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	_, err = readEntries(f, 0, fn)
+	defer file.Close()
+	_, err = f.compile().read(file, 0, fn)
 	return err
 }
 
-// readEntries reads complete lines from r, starting at line number line
-// (0-based count of lines already read), and returns the number of complete
-// lines read. A trailing line without a newline is left unread.
-func readEntries(r io.Reader, line int, fn func(Entry) error) (int, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var bad []error
-	n := 0
-	for {
-		b, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			return n, errors.Join(bad...)
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		var e Entry
-		if err := json.Unmarshal(b, &e); err != nil {
-			bad = append(bad, &JournalError{Line: line + n, Err: err})
-			continue
-		}
-		if err := fn(e); err != nil {
-			return n, err
-		}
-	}
-}
-
-// FollowJournal calls fn for every entry of the journal, then for every
-// entry appended later, until ctx is done. It returns nil when ctx ends it.
-func FollowJournal(ctx context.Context, path string, fn func(Entry) error) error {
+// Follow calls fn for every entry the filter selects, as Read does, then
+// for every one appended later, until ctx is done; caughtUp, when not
+// nil, is called each time it has read to the end of the journal (to
+// flush what fn wrote). It returns nil when ctx ends it.
+func (f *JournalFilter) Follow(ctx context.Context, path string, fn func(e Entry, line []byte) error, caughtUp func() error) error {
+	q := f.compile()
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -132,12 +223,15 @@ func FollowJournal(ctx context.Context, path string, fn func(Entry) error) error
 			return err
 		}
 		cr := &countingReader{r: f}
-		n, err := readEntries(cr, lines, fn)
+		n, err := q.read(cr, lines, fn)
 		lines += n
 		off += cr.complete
 		var je *JournalError
 		if errors.As(err, &je) {
-			return nil // unreadable lines are skipped when following
+			err = nil // unreadable lines are skipped when following
+		}
+		if err == nil && caughtUp != nil {
+			err = caughtUp()
 		}
 		return err
 	}
@@ -171,6 +265,113 @@ func FollowJournal(ctx context.Context, path string, fn func(Entry) error) error
 	}
 }
 
+// query is a filter made ready to test raw lines.
+type query struct {
+	f                       *JournalFilter
+	agents, types, outcomes [][]byte // each value as a JSON string
+	since                   []byte   // Since in the journal's time format
+	all                     bool     // the filter selects everything
+}
+
+func (f *JournalFilter) compile() *query {
+	q := &query{f: f}
+	quote := func(vs []string) [][]byte {
+		out := make([][]byte, len(vs))
+		for i, v := range vs {
+			out[i], _ = json.Marshal(v)
+		}
+		return out
+	}
+	q.agents, q.types, q.outcomes = quote(f.Agents), quote(f.Types), quote(f.Outcomes)
+	if !f.Since.IsZero() {
+		q.since = []byte(f.Since.UTC().Format(mailbox.TimeFormat))
+	}
+	q.all = len(f.Agents) == 0 && len(f.Types) == 0 && len(f.Outcomes) == 0 && f.Since.IsZero()
+	return q
+}
+
+// timePrefix starts every line parley writes: the time comes first.
+var timePrefix = []byte(`{"time":"`)
+
+// skip reports whether a line surely holds no entry the filter selects,
+// without decoding it: a value the filter asks for appears in a
+// selected line as a JSON string, and the time of a line written by
+// parley is a fixed-width string that sorts as the time does. A line
+// with a \u escape could spell a value otherwise, so it is never
+// skipped.
+func (q *query) skip(line []byte) bool {
+	if q.all || bytes.Contains(line, []byte(`\u`)) {
+		return false
+	}
+	if q.since != nil && bytes.HasPrefix(line, timePrefix) {
+		n := len(timePrefix) + len(q.since)
+		if len(line) > n && line[n] == '"' && bytes.Compare(line[len(timePrefix):n], q.since) < 0 {
+			return true
+		}
+	}
+	for _, vs := range [][][]byte{q.agents, q.types, q.outcomes} {
+		if len(vs) > 0 && !slices.ContainsFunc(vs, func(v []byte) bool { return bytes.Contains(line, v) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// read reads complete lines from r, starting at line number line
+// (0-based count of lines already read), calls fn for those the filter
+// selects, and returns the number of complete lines read. A trailing line
+// without a newline is left unread.
+//
+// It reads 64 KiB at a time and copies the whole lines of each read into
+// one string, of which the entries' fields are substrings: one
+// allocation per few hundred lines rather than one per field.
+func (q *query) read(r io.Reader, line int, fn func(Entry, []byte) error) (int, error) {
+	buf := make([]byte, 0, 64<<10)
+	var bad []error
+	n := 0
+	for {
+		if len(buf) == cap(buf) {
+			// A line longer than the buffer: make room for it.
+			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+		}
+		m, rerr := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if end := bytes.LastIndexByte(buf, '\n') + 1; end > 0 {
+			raw, text := buf[:end], string(buf[:end])
+			for start := 0; start < end; {
+				stop := start + strings.IndexByte(text[start:], '\n') + 1
+				b, s := raw[start:stop], text[start:stop]
+				start = stop
+				n++
+				if len(bytes.TrimSpace(b)) == 0 || q.skip(b) {
+					continue
+				}
+				var e Entry
+				if !decodeString(s, &e) {
+					e = Entry{}
+					if err := json.Unmarshal(b, &e); err != nil {
+						bad = append(bad, &JournalError{Line: line + n, Err: err})
+						continue
+					}
+				}
+				if !q.all && !q.f.Match(&e) {
+					continue
+				}
+				if err := fn(e, bytes.TrimRight(b, "\r\n")); err != nil {
+					return n, err
+				}
+			}
+			buf = buf[:copy(buf, buf[end:])]
+		}
+		if errors.Is(rerr, io.EOF) {
+			return n, errors.Join(bad...)
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
+}
+
 // countingReader counts the bytes of complete lines read through it.
 type countingReader struct {
 	r        io.Reader
@@ -185,4 +386,53 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	c.read += int64(n)
 	return n, err
+}
+
+// AppendJournal appends entries to the journal at path, for a command
+// that records what a person did (parley approve, reject): one write of
+// whole lines, then an fsync. It is safe while a runner writes the
+// journal too. Both open the file with O_APPEND, so each write lands at
+// the end of the file as it is then, and on a local filesystem (Linux,
+// macOS) the kernel holds the file's lock for the whole write, so the
+// lines of two writers never mix. POSIX itself promises that only for
+// pipes, and for writes up to PIPE_BUF (4 KiB on Linux, 512 bytes on
+// macOS); parley's lines are that short but for long reasons. Over NFS,
+// O_APPEND is not atomic: lines written at the same moment by a command
+// and a runner on two machines may collide (reading skips a broken line
+// and says so). A last line cut short by a crash is ended first, so the
+// entries start on a line of their own.
+func AppendJournal(path string, entries ...Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if info, err := f.Stat(); err == nil && info.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, info.Size()-1); err == nil && last[0] != '\n' {
+			// Cut short, or a runner's line being written as we look:
+			// then this makes an empty line, which readers skip.
+			b.WriteByte('\n')
+		}
+	}
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for i := range entries {
+		if err := enc.Encode(&entries[i]); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -31,9 +31,9 @@ import (
 // loop notices): no agent may take it.
 const Runner = "parley"
 
-// LoopStopped is the type of the notice the runner sends when it stops a
+// LoopNotice is the type of the notice the runner sends when it stops a
 // loop.
-const LoopStopped = "loop_stopped"
+const LoopNotice = "loop_stopped"
 
 // ErrLoop is what a refusal for stopping a loop is (errors.Is): the
 // message would have been one more in a loop between two programs.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -31,10 +32,12 @@ type AgentStatus struct {
 	// LastActivity is the last time a message entered or left any of the
 	// agent's mailbox states; zero when none ever did.
 	LastActivity time.Time `json:"last_activity,omitzero"`
-	// RejectedFiles are the refused files, oldest first, each with the
-	// reason parley gave.
+	// RejectedFiles are the refused files, each with the reason parley
+	// gave: the newest StatusOptions.Problems of them (Rejected counts
+	// them all), oldest first.
 	RejectedFiles []Problem `json:"rejected_files,omitempty"`
-	// DeadFiles are the messages given up on, with the reason.
+	// DeadFiles are the messages given up on, with the reason: the newest
+	// StatusOptions.Problems of them (Dead counts them all), oldest first.
 	DeadFiles []Problem `json:"dead_files,omitempty"`
 	// Ignored are files in the outbox the router leaves alone: editor
 	// scratch files (swap files, backups ending in "~", dot files).
@@ -43,12 +46,24 @@ type AgentStatus struct {
 
 // Problem is a file that was refused or given up on, and why.
 type Problem struct {
-	Path   string `json:"path"` // relative to the workspace root
+	Agent  string `json:"agent"` // whose mailbox holds it
+	Path   string `json:"path"`  // relative to the workspace root
 	Reason string `json:"reason"`
 }
 
-// Status reports every agent's mailbox.
-func (w *Workspace) Status() ([]AgentStatus, error) {
+// StatusOptions say how much Status lists.
+type StatusOptions struct {
+	// Problems caps the rejected files and the dead letters listed per
+	// agent: the newest ones (by name: a rejected file's name starts with
+	// the time it was written, a dead letter's is its id, which starts
+	// with the time it was sent). 0 lists every one.
+	Problems int
+}
+
+// Status reports every agent's mailbox. It reads directories, not files:
+// only the reason files of the problems it lists, so that it answers at
+// once on a workspace holding 100,000 messages.
+func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 	out := make([]AgentStatus, 0, len(w.Config.Agents))
 	running := w.RunnerPID() != 0
 	runs, err := w.AgentRuns()
@@ -72,9 +87,7 @@ func (w *Workspace) Status() ([]AgentStatus, error) {
 			state string
 			n     *int
 		}{
-			{mailbox.Outbox, &s.Outbox}, {mailbox.Inbox, &s.Inbox}, {mailbox.Cur, &s.Cur},
-			{mailbox.Done, &s.Done}, {mailbox.Dead, &s.Dead}, {mailbox.Sent, &s.Sent},
-			{mailbox.Rejected, &s.Rejected},
+			{mailbox.Inbox, &s.Inbox}, {mailbox.Cur, &s.Cur}, {mailbox.Done, &s.Done}, {mailbox.Sent, &s.Sent},
 		}
 		for _, c := range counts {
 			n, err := box.Count(c.state)
@@ -82,9 +95,14 @@ func (w *Workspace) Status() ([]AgentStatus, error) {
 				return nil, err
 			}
 			*c.n = n
+		}
+		for _, state := range mailbox.States {
 			// A directory's modification time moves whenever an entry
 			// is added or removed: the newest one is the last activity.
-			if info, err := os.Stat(filepath.Join(string(box), c.state)); err == nil && info.ModTime().After(s.LastActivity) {
+			if state == mailbox.Tmp {
+				continue
+			}
+			if info, err := os.Stat(filepath.Join(string(box), state)); err == nil && info.ModTime().After(s.LastActivity) {
 				s.LastActivity = info.ModTime()
 			}
 		}
@@ -93,30 +111,53 @@ func (w *Workspace) Status() ([]AgentStatus, error) {
 		}
 		for _, p := range []struct {
 			state string
+			n     *int
 			dst   *[]Problem
-		}{{mailbox.Rejected, &s.RejectedFiles}, {mailbox.Dead, &s.DeadFiles}} {
-			entries, err := box.List(p.state)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
+		}{{mailbox.Rejected, &s.Rejected, &s.RejectedFiles}, {mailbox.Dead, &s.Dead, &s.DeadFiles}} {
+			n, problems, err := w.problems(a.Name, p.state, opts.Problems)
+			if err != nil {
 				return nil, err
 			}
-			for _, e := range entries {
-				if e.Name[0] == '.' {
-					continue
-				}
-				rel, _ := filepath.Rel(w.Root, e.Path)
-				*p.dst = append(*p.dst, Problem{Path: rel, Reason: e.Reason})
-			}
+			*p.n, *p.dst = n, problems
 		}
-		if names, err := box.Names(mailbox.Outbox); err == nil {
-			for _, n := range names {
-				if mailbox.IsScratch(n) {
-					s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n))
-				}
+		names, err := box.Names(mailbox.Outbox)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, n := range names {
+			if mailbox.IsScratch(n) {
+				s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n))
+			} else if !strings.HasSuffix(n, mailbox.ReasonSuffix) {
+				s.Outbox++
 			}
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// problems counts the files of a rejected/ or dead/ directory and
+// returns the newest max of them (every one when max is 0), oldest first,
+// each with the first line of its reason file.
+func (w *Workspace) problems(agent, state string, max int) (int, []Problem, error) {
+	box := w.Mailbox(agent)
+	names, total, err := box.Newest(state, max)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	var out []Problem
+	for _, n := range names {
+		if n[0] == '.' {
+			continue
+		}
+		p := Problem{Agent: agent, Path: filepath.Join(MailboxesDir, agent, state, n)}
+		p.Reason, _ = box.Reason(state, n)
+		out = append(out, p)
+	}
+	return total, out, nil
 }
 
 // ErrMessageNotFound is the error when no mailbox holds a message id.

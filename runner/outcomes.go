@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"path/filepath"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// The journal's lines for what becomes of a message after it is routed:
+// handled, given up, nudged, an agent stopped. The router writes its own
+// lines a batch at a time (see batch.finish); these are one line each,
+// written as it happens, by the worker or the router that did it.
+
+// maxListed caps Stats.RejectedFiles and Stats.DeadFiles.
+const maxListed = 1000
+
+// record writes one journal line, stamped now. It is one write and no
+// sync: the next sync of the runner (a batch routed, a stage committed)
+// makes it durable with everything else, so a handled message costs its
+// worker one system call more. A runner killed before that sync loses
+// nothing (the line is in the kernel's hands); a power cut may lose the
+// line, never the message: the mailboxes are the truth.
+func (r *Runner) record(e workspace.Entry) {
+	e.Time = journalTime(r.opts.Now())
+	if err := r.journal.append([]workspace.Entry{e}, r.syncer); err != nil {
+		r.log.Error("writing the journal", "outcome", e.Outcome, "agent", e.Agent, "id", e.ID, "err", err)
+	}
+}
+
+// recordHandled notes that the worker's driver finished a message: it is
+// in done/.
+func (w *worker) recordHandled(id string, m *mailbox.Message, attempts int, note string) {
+	e := workspace.Entry{Outcome: workspace.Handled, Agent: w.agent.Name, ID: id, File: mailbox.FileName(id),
+		Path: mailboxPath(w.agent.Name, mailbox.Done, mailbox.FileName(id)), Attempts: attempts, Note: note}
+	describe(&e, m)
+	w.r.record(e)
+	w.r.statsMu.Lock()
+	w.r.stats.Handled++
+	w.r.statsMu.Unlock()
+}
+
+// recordGivenUp notes that a message was moved to dead/, and why.
+func (w *worker) recordGivenUp(id, reason string, attempts int) {
+	name := mailbox.FileName(id)
+	path := mailboxPath(w.agent.Name, mailbox.Dead, name)
+	e := workspace.Entry{Outcome: workspace.GivenUp, Agent: w.agent.Name, ID: id, File: name, Path: path, Attempts: attempts, Reason: reason}
+	describe(&e, w.read(mailbox.Dead, id))
+	w.r.record(e)
+	w.r.statsMu.Lock()
+	w.r.stats.Dead++
+	if len(w.r.stats.DeadFiles) < maxListed {
+		w.r.stats.DeadFiles = append(w.r.stats.DeadFiles, workspace.Problem{Agent: w.agent.Name, Path: path, Reason: reason})
+	}
+	w.r.statsMu.Unlock()
+}
+
+// read returns a message of the worker's mailbox, or nil when it cannot
+// be read: the journal then goes without its sender and type.
+func (w *worker) read(state, id string) *mailbox.Message {
+	data, err := mailbox.ReadFile(w.box.Path(state, mailbox.FileName(id)), w.r.ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return nil
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// noteRejected lists a file refused during the run.
+func (r *Runner) noteRejected(agent, path, reason string) {
+	r.statsMu.Lock()
+	if len(r.stats.RejectedFiles) < maxListed {
+		r.stats.RejectedFiles = append(r.stats.RejectedFiles, workspace.Problem{Agent: agent, Path: path, Reason: reason})
+	}
+	r.statsMu.Unlock()
+}
+
+// recordNudge notes that a silent agent was sent a nudge (its id: sent).
+func (r *Runner) recordNudge(e *expectation, sent string) {
+	r.record(workspace.Entry{Outcome: workspace.Nudged, Agent: e.agent, ID: e.message, From: e.waiting,
+		Type: typeOf(e.asked), File: mailbox.FileName(e.message), Sent: sent, Note: r.nudges[sent]})
+}
+
+// recordStopped notes that an agent approved its shutdown.
+func (r *Runner) recordStopped(agent string) {
+	r.record(workspace.Entry{Outcome: workspace.Stopped, Agent: agent,
+		Note: agent + " approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox"})
+}
+
+// describe fills in what an entry says of its message.
+func describe(e *workspace.Entry, m *mailbox.Message) {
+	if m == nil {
+		return
+	}
+	e.From, _ = m.Header().Get("from")
+	e.Type, _ = m.Header().Get("type")
+	e.Signal, _ = m.Header().Get("signal")
+}
+
+// mailboxPath is the path of a file in a mailbox state, relative to the
+// workspace root, as the journal and the stats name it.
+func mailboxPath(agent, state, name string) string {
+	return filepath.Join(workspace.MailboxesDir, agent, state, name)
+}
+
+// typeOf returns a message's type as the journal writes it.
+func typeOf(m *mailbox.Message) string {
+	t, _ := m.Header().Get("type")
+	return t
+}

@@ -1,0 +1,258 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// journalLines are lines as parley writes them, and as people and other
+// tools might.
+var journalLines = []string{
+	`{"time":"2026-11-21T10:15:00.412345Z","id":"20261121-101500.398761Z-gm-7d1e04","from":"gm","to":["narrator","aria","bram"],"type":"NARRATIVE","outcome":"delivered","file":"20261121-101500.398761Z-gm-7d1e04.md"}`,
+	`{"time":"2026-11-21T10:15:00.603000Z","from":"bram","outcome":"rejected","reason":"hello.md:2: to: unknown agent \"zed\"\n\ttab","line":2,"field":"to","file":"hello.md","path":"mailboxes/bram/rejected/20261121-101500.000000Z-hello.md"}`,
+	`{"time":"2026-11-21T10:15:01.000000Z","id":"x","from":"gm","type":"ASK","outcome":"dead","agent":"aria","reason":"aria: gave up after 3 attempts: exit code 3","file":"x.md","path":"p","attempts":3,"already":[],"warnings":["w1","w2"],"note":"ünïcödé","signal":"s","sent":"y"}`,
+	`{"time":"2026-11-21T10:15:02.000000Z","from":"a","outcome":"rejected","reason":"esc \u001b[31m red","file":"\u00e9.md"}`,
+	`{ "time" : "2026-11-21T10:15:03.000000Z" , "from" : "a" , "outcome" : "handled" , "file" : "f" , "line" : -0 }`,
+	`{"Time":"2026-11-21T10:15:04.000000Z","from":"a","outcome":"handled","file":"f","extra":{"k":[1,2]}}`,
+	`{"time":"2026-11-21T10:15:05.000000Z","from":null,"outcome":"handled","file":"f","line":1.0}`,
+	`{"time":"2026-11-21T10:15:05.000000Z","from":"a","from":"b","to":["x"],"to":[],"file":"f\/g"}`,
+	"{\"time\":\"2026-11-21T10:15:06.000000Z\",\"from\":\"\xff\",\"file\":\"f\"}", // invalid UTF-8
+	`{"time":"2026-11-21T10:15:06.000000Z","from":"a","file":"f"} trailing`,
+	`{"time":"2026-11-21T10:15:06.0`,
+	`[]`,
+	`{}`,
+}
+
+// FuzzDecodeEntry: the fast decoder reads a line the way encoding/json
+// does, or leaves it to encoding/json.
+func FuzzDecodeEntry(f *testing.F) {
+	for _, l := range journalLines {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var fast Entry
+		if !decodeEntry(line, &fast) {
+			return
+		}
+		var slow Entry
+		if err := json.Unmarshal(line, &slow); err != nil {
+			t.Fatalf("decodeEntry(%q) succeeded; encoding/json: %v", line, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("decodeEntry(%q) = %+v, encoding/json = %+v", line, fast, slow)
+		}
+	})
+}
+
+// TestDecodeEntryFastPath: parley's own lines take the fast path.
+func TestDecodeEntryFastPath(t *testing.T) {
+	for _, l := range journalLines[:5] {
+		var e Entry
+		if !decodeEntry([]byte(l+"\n"), &e) && !strings.Contains(l, `\u`) {
+			t.Errorf("decodeEntry(%s) = false, want the fast path", l)
+		}
+	}
+	// Every field of an Entry, written by encoding/json.
+	full := Entry{Time: "t", ID: "i", From: "f", To: []string{"a", "b"}, Type: "T", Signal: "s", Outcome: "o", Agent: "g",
+		Reason: "r\n\"q\"\\", Line: 7, Field: "d", File: "x.md", Path: "p/x.md", Attempts: 2, Sent: "n", Already: []string{"a"},
+		Warnings: []string{"w"}, Note: "<&>"}
+	b, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(b))) // as SetEscapeHTML(false) writes
+	var got Entry
+	if !decodeEntry(b, &got) {
+		t.Fatalf("decodeEntry(%s) = false", b)
+	}
+	if d := cmp.Diff(full, got); d != "" {
+		t.Errorf("decodeEntry (-want +got):\n%s", d)
+	}
+}
+
+func writeJournal(t *testing.T, entries ...Entry) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	if err := AppendJournal(path, entries...); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestJournalFilter(t *testing.T) {
+	path := writeJournal(t,
+		Entry{Time: "2026-11-21T10:00:00.000000Z", ID: "1", From: "gm", To: []string{"aria", "bram"}, Type: "NARRATIVE", Outcome: Delivered},
+		Entry{Time: "2026-11-21T10:05:00.000000Z", From: "bram", Outcome: Refused, Reason: "to: unknown agent \"aria\""},
+		Entry{Time: "2026-11-21T10:10:00.000000Z", ID: "1", From: "gm", Type: "NARRATIVE", Outcome: Handled, Agent: "aria"},
+		Entry{Time: "2026-11-21T10:15:00.000000Z", ID: "2", From: "aria", To: []string{"gm"}, Type: "PLAYER_TO_GM", Outcome: Delivered},
+		Entry{Time: "2026-11-21T10:20:00.000000Z", ID: "3", From: "gm", Type: "GM_TO_PLAYER", Outcome: GivenUp, Agent: "narrator", Reason: "aria"},
+	)
+	// An entry written by hand, with a \u escape: never skipped unread.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, `{"time":"2026-11-21T10:25:00.000000Z","id":"4","from":"\u0061ria","outcome":"delivered","file":"x"}`)
+	f.Close()
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name   string
+		filter JournalFilter
+		want   string // the selected entries' outcome:id, in order
+	}{
+		{"all", JournalFilter{}, "delivered:1 rejected: handled:1 delivered:2 dead:3 delivered:4"},
+		// aria is a recipient, a handler, a sender, and named in reasons
+		// only (not selected).
+		{"agent", JournalFilter{Agents: []string{"aria"}}, "delivered:1 handled:1 delivered:2 delivered:4"},
+		{"agents", JournalFilter{Agents: []string{"bram", "narrator"}}, "delivered:1 rejected: dead:3"},
+		{"type", JournalFilter{Types: []string{"NARRATIVE"}}, "delivered:1 handled:1"},
+		{"outcome", JournalFilter{Outcomes: []string{Refused, GivenUp}}, "rejected: dead:3"},
+		{"since", JournalFilter{Since: at("2026-11-21T10:10:00Z")}, "handled:1 delivered:2 dead:3 delivered:4"},
+		{"since, in another zone", JournalFilter{Since: at("2026-11-21T11:15:00+01:00")}, "delivered:2 dead:3 delivered:4"},
+		{"all of them", JournalFilter{Agents: []string{"gm"}, Outcomes: []string{Delivered}, Since: at("2026-11-21T10:01:00Z")}, "delivered:2"},
+		{"none", JournalFilter{Types: []string{"nothing"}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			err := c.filter.Read(path, func(e Entry, line []byte) error {
+				var again Entry
+				if err := json.Unmarshal(line, &again); err != nil || again.ID != e.ID {
+					t.Errorf("line %q does not hold entry %+v", line, e)
+				}
+				got = append(got, e.Outcome+":"+e.ID)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := strings.Join(got, " "); g != c.want {
+				t.Errorf("selected %q, want %q", g, c.want)
+			}
+		})
+	}
+}
+
+// TestFollowJournalFilter: a filter applies to what is appended later, and
+// caughtUp is called once the journal is read to its end.
+func TestFollowJournalFilter(t *testing.T) {
+	path := writeJournal(t, Entry{Time: "2026-11-21T10:00:00.000000Z", ID: "1", From: "gm", Outcome: Delivered})
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan string, 10)
+	caught := make(chan bool, 10)
+	done := make(chan error)
+	filter := JournalFilter{Outcomes: []string{Refused}}
+	go func() {
+		done <- filter.Follow(ctx, path, func(e Entry, _ []byte) error { got <- e.ID; return nil },
+			func() error { caught <- true; return nil })
+	}()
+	<-caught
+	if err := AppendJournal(path, Entry{ID: "2", Outcome: Delivered}, Entry{ID: "3", Outcome: Refused}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-got:
+		if id != "3" {
+			t.Errorf("followed %q, want only the rejected entry 3", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the rejected entry never arrived")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Follow = %v, want nil when cancelled", err)
+	}
+}
+
+// TestAppendJournalConcurrent: lines appended at once by several writers,
+// each with its own file descriptor as a command and a runner have, come
+// out whole: short lines, and lines longer than PIPE_BUF.
+func TestAppendJournalConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	const writers, lines = 4, 50
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range lines {
+				note := strings.Repeat(string(rune('a'+w)), 10+(i%3)*3000) // up to 6 KiB
+				if err := AppendJournal(path, Entry{ID: fmt.Sprintf("%d-%d", w, i), Outcome: Answered, Note: note}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	err := ReadJournal(path, func(e Entry) error {
+		if strings.Trim(e.Note, string(e.ID[0]-'0'+'a')) != "" {
+			t.Errorf("entry %s holds another writer's bytes", e.ID)
+		}
+		seen[e.ID] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ReadJournal: %v (lines were mixed)", err)
+	}
+	if len(seen) != writers*lines {
+		t.Errorf("read %d entries, want %d", len(seen), writers*lines)
+	}
+}
+
+// TestAppendJournalEndsCutLine: a line cut short by a crash is ended
+// before the next entry.
+func TestAppendJournalEndsCutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	if err := os.WriteFile(path, []byte(`{"id":"a"}`+"\n"+`{"id":"b`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendJournal(path, Entry{ID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	err := ReadJournal(path, func(e Entry) error { ids = append(ids, e.ID); return nil })
+	if d := cmp.Diff([]string{"a", "c"}, ids); d != "" {
+		t.Errorf("entries after a cut line (-want +got):\n%s", d)
+	}
+	if err == nil {
+		t.Errorf("ReadJournal did not report the cut line")
+	}
+}
+
+// TestReadJournalLongLines: lines longer than the reader's buffer, and
+// many of them, read whole.
+func TestReadJournalLongLines(t *testing.T) {
+	var entries []Entry
+	for i := range 300 {
+		entries = append(entries, Entry{ID: fmt.Sprint(i), Outcome: Delivered, Note: strings.Repeat("n", i*i*3)}) // up to 268 KB
+	}
+	path := writeJournal(t, entries...)
+	i := 0
+	err := ReadJournal(path, func(e Entry) error {
+		if e.ID != fmt.Sprint(i) || len(e.Note) != i*i*3 {
+			t.Fatalf("entry %d = id %s, note of %d bytes", i, e.ID, len(e.Note))
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != len(entries) {
+		t.Errorf("read %d entries, %v; want %d", i, err, len(entries))
+	}
+}
