@@ -431,27 +431,13 @@ func (d Dir) Newest(state string, n int) (names []string, total int, err error) 
 	if err != nil {
 		return nil, 0, err
 	}
-	// Reason files and whether their file is there.
-	var explained map[string]bool
-	for _, name := range all {
-		if base, ok := strings.CutSuffix(name, ReasonSuffix); ok {
-			if explained == nil {
-				explained = make(map[string]bool)
-			}
-			explained[base] = false
-		}
-	}
-	for _, name := range all {
-		if _, ok := explained[name]; ok {
-			explained[name] = true
-		}
-	}
+	// Reason files are never messages: beside their file, or left behind
+	// by one moved away by hand.
 	files := all[:0]
 	for _, name := range all {
-		if base, ok := strings.CutSuffix(name, ReasonSuffix); ok && explained[base] {
-			continue
+		if !strings.HasSuffix(name, ReasonSuffix) {
+			files = append(files, name)
 		}
-		files = append(files, name)
 	}
 	if n <= 0 || len(files) <= n {
 		sort.Strings(files)

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -20,13 +25,14 @@ func inboxCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "state", Value: mailbox.Inbox, Usage: "the mailbox `STATE` to list: " + strings.Join(mailbox.States[1:], ", ")},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: fmt.Sprintf("list the newest `N` messages (default %d in text; --json lists every one)", inboxLimit)},
 			&cli.BoolFlag{Name: "all", Usage: "list every message"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "then print each message as it arrives, until interrupted"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if err := exactArgs(c, 1, "an AGENT"); err != nil {
 				return err
 			}
-			opts := inboxOptions{State: c.String("state"), JSON: c.Bool("json"), Limit: c.Int("limit")}
+			opts := inboxOptions{State: c.String("state"), JSON: c.Bool("json"), Limit: c.Int("limit"), Follow: c.Bool("follow")}
 			switch {
 			case c.IsSet("limit") && c.Bool("all"):
 				return usagef("--limit and --all: give one")
@@ -41,6 +47,11 @@ func inboxCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if opts.Follow {
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return followInbox(ctx, e, ws, c.Args().First(), opts)
+			}
 			return runInbox(e, ws, c.Args().First(), opts)
 		},
 	}
@@ -52,9 +63,10 @@ func inboxCommand(e *env) *cli.Command {
 const inboxLimit = 50
 
 type inboxOptions struct {
-	State string
-	Limit int // the newest Limit messages; 0: every one
-	JSON  bool
+	State  string
+	Limit  int // the newest Limit messages; 0: every one
+	JSON   bool
+	Follow bool
 }
 
 // listedMessage is one line of `parley inbox`.
@@ -66,60 +78,25 @@ type listedMessage struct {
 	Signal  string `json:"signal,omitempty"`
 	Summary string `json:"summary,omitempty"`
 	Problem string `json:"problem,omitempty"` // why the file is not a readable message, or why it was refused
+	// New marks a message of an inbox that arrived since a person last
+	// listed it.
+	New bool `json:"new,omitempty"`
 }
 
 func runInbox(e *env, ws *workspace.Workspace, agent string, opts inboxOptions) error {
-	state := opts.State
-	if err := ws.CheckAgent(agent); err != nil {
-		return usagef("%v", err)
-	}
-	known := false
-	for _, s := range mailbox.States {
-		known = known || s == state
-	}
-	if !known {
-		return usagef("--state %q: use one of %s", state, strings.Join(mailbox.States, ", "))
-	}
-	box := ws.Mailbox(agent)
-	// Names only, then only the files listed are read: a mailbox of
-	// 100,000 messages costs its directory, not 100,000 reads.
-	files, total, err := box.Newest(state, opts.Limit)
+	list, total, err := listInbox(ws, agent, opts, nil)
 	if err != nil {
 		return err
-	}
-	list := make([]listedMessage, 0, len(files))
-	for _, name := range files {
-		l := listedMessage{File: name}
-		l.ID, _ = mailbox.IDFromName(name)
-		if state == mailbox.Rejected || state == mailbox.Dead {
-			l.Problem, _ = box.Reason(state, name)
-		}
-		// Read as the router does: no symlinks followed, nothing huge.
-		data, err := mailbox.ReadFile(box.Path(state, name), ws.Config.Router.MaxMessageSize)
-		if err != nil && l.Problem == "" {
-			l.Problem = err.Error()
-		}
-		if err == nil {
-			if m, perr := mailbox.Parse(data); perr == nil {
-				l.From, _ = m.Header().Get("from")
-				l.Type, _ = m.Header().Get("type")
-				l.Signal, _ = m.Header().Get("signal")
-				l.Summary = summaryOf(m)
-				if id, ok := m.Header().Get("id"); ok && l.ID == "" {
-					l.ID = id
-				}
-			} else if l.Problem == "" {
-				l.Problem = perr.Error()
-			}
-		}
-		if l.From == "" && (state == mailbox.Outbox || state == mailbox.Sent || state == mailbox.Rejected) {
-			l.From = agent // what an agent sends is from it, said or not
-		}
-		list = append(list, l)
 	}
 	if opts.JSON {
 		return e.printJSON(list)
 	}
+	return printInbox(e, agent, opts.State, list, total)
+}
+
+// printInbox prints a listing: a line for each message, and what it
+// leaves out and what is new.
+func printInbox(e *env, agent, state string, list []listedMessage, total int) error {
 	if len(list) == 0 {
 		fmt.Fprintf(e.stdout, "%s/%s is empty\n", agent, state)
 		return nil
@@ -127,22 +104,195 @@ func runInbox(e *env, ws *workspace.Workspace, agent string, opts inboxOptions) 
 	if older := total - len(list); older > 0 {
 		fmt.Fprintf(e.stdout, "%s/%s: the newest %d of %d messages (--all lists every one)\n", agent, state, len(list), total)
 	}
+	if n := countNew(list); n > 0 {
+		fmt.Fprintf(e.stdout, "%d new since you last looked (marked *)\n", n)
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tFROM\tTYPE\tSUMMARY")
 	for _, l := range list {
-		id := l.ID
-		if id == "" {
-			id = l.File
-		}
-		sum := l.Summary
-		if l.Problem != "" {
-			sum = shorten(printable(l.Problem), 160)
-		}
-		// Printable: escaped, and without tabs, which tabwriter would
-		// take for a column break.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(id), printable(dash(l.From)), printable(dash(l.Type)), printable(sum))
+		printListed(tw, l)
 	}
 	return tw.Flush()
+}
+
+// listInbox reads the messages of an agent's mailbox state that a listing
+// shows (the newest opts.Limit; of them, those not in skip), and, for an
+// inbox, marks those new since a person last listed it, then records that
+// they have been shown. It returns them oldest first, and how many the
+// state holds in all.
+func listInbox(ws *workspace.Workspace, agent string, opts inboxOptions, skip map[string]bool) ([]listedMessage, int, error) {
+	state := opts.State
+	if err := ws.CheckAgent(agent); err != nil {
+		return nil, 0, usagef("%v", err)
+	}
+	if !slices.Contains(mailbox.States, state) {
+		return nil, 0, usagef("--state %q: use one of %s", state, strings.Join(mailbox.States, ", "))
+	}
+	box := ws.Mailbox(agent)
+	// Names only, then only the files listed are read: a mailbox of
+	// 100,000 messages costs its directory, not 100,000 reads.
+	files, total, err := box.Newest(state, opts.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	seen := ""
+	if state == mailbox.Inbox {
+		seen = ws.Seen(agent)
+	}
+	list := make([]listedMessage, 0, len(files))
+	for _, name := range files {
+		if skip[name] {
+			continue
+		}
+		l := readListed(ws, box, agent, state, name)
+		l.New = state == mailbox.Inbox && l.ID > seen
+		list = append(list, l)
+	}
+	if state == mailbox.Inbox && len(list) > 0 {
+		// A record of what a person saw: a failure to keep it loses
+		// only the marks of the next listing.
+		_ = ws.MarkSeen(agent, list[len(list)-1].ID)
+	}
+	return list, total, nil
+}
+
+// readListed reads one file of a mailbox state for a listing.
+func readListed(ws *workspace.Workspace, box mailbox.Dir, agent, state, name string) listedMessage {
+	l := listedMessage{File: name}
+	l.ID, _ = mailbox.IDFromName(name)
+	if state == mailbox.Rejected || state == mailbox.Dead {
+		l.Problem, _ = box.Reason(state, name)
+	}
+	// Read as the router does: no symlinks followed, nothing huge.
+	data, err := mailbox.ReadFile(box.Path(state, name), ws.Config.Router.MaxMessageSize)
+	if err != nil && l.Problem == "" {
+		l.Problem = err.Error()
+	}
+	if err == nil {
+		if m, perr := mailbox.Parse(data); perr == nil {
+			l.From, _ = m.Header().Get("from")
+			l.Type, _ = m.Header().Get("type")
+			l.Signal, _ = m.Header().Get("signal")
+			l.Summary = summaryOf(m)
+			if id, ok := m.Header().Get("id"); ok && l.ID == "" {
+				l.ID = id
+			}
+		} else if l.Problem == "" {
+			l.Problem = perr.Error()
+		}
+	}
+	if l.From == "" && (state == mailbox.Outbox || state == mailbox.Sent || state == mailbox.Rejected) {
+		l.From = agent // what an agent sends is from it, said or not
+	}
+	return l
+}
+
+// printListed writes one line of a listing: id (marked * when new),
+// sender, type, summary.
+func printListed(w io.Writer, l listedMessage) {
+	id := l.ID
+	if id == "" {
+		id = l.File
+	}
+	if l.New {
+		id = "*" + id
+	}
+	sum := l.Summary
+	if l.Problem != "" {
+		sum = shorten(printable(l.Problem), 160)
+	}
+	// Printable: escaped, and without tabs, which tabwriter would take
+	// for a column break.
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", printable(id), printable(dash(l.From)), printable(dash(l.Type)), printable(sum))
+}
+
+func countNew(list []listedMessage) int {
+	n := 0
+	for _, l := range list {
+		if l.New {
+			n++
+		}
+	}
+	return n
+}
+
+// followInbox lists a mailbox state as runInbox does, then prints each
+// message that arrives in it, until ctx ends. The directory is watched,
+// and looked at every two seconds besides, for filesystems that report
+// no events.
+func followInbox(ctx context.Context, e *env, ws *workspace.Workspace, agent string, opts inboxOptions) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := ws.CheckAgent(agent); err != nil {
+		return usagef("%v", err)
+	}
+	dir := ws.Mailbox(agent).Path(opts.State, "")
+	if err := w.Add(dir); err != nil {
+		return err
+	}
+	// What is there before the first listing is shown by it, or left out
+	// as older; what arrives while it is made is in it. Either way it is
+	// not printed again, and nothing that arrives after is missed.
+	shown := map[string]bool{}
+	names, err := ws.Mailbox(agent).Names(opts.State)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		shown[n] = true
+	}
+	list, total, err := listInbox(ws, agent, opts, nil)
+	if err != nil {
+		return err
+	}
+	for _, l := range list {
+		shown[l.File] = true
+	}
+	if opts.JSON {
+		// One JSON object a line, the first listing's and each later
+		// message's alike, so that a script reads them as they come.
+		for _, l := range list {
+			if err := e.printJSONLine(l); err != nil {
+				return err
+			}
+		}
+	} else if err := printInbox(e, agent, opts.State, list, total); err != nil {
+		return err
+	}
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.Events:
+		case <-w.Errors:
+		case <-tick.C:
+		}
+		all := opts
+		all.Limit = 0
+		list, _, err := listInbox(ws, agent, all, shown)
+		if err != nil {
+			return err
+		}
+		for _, l := range list {
+			shown[l.File] = true
+			if opts.JSON {
+				if err := e.printJSONLine(l); err != nil {
+					return err
+				}
+				continue
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			printListed(tw, l)
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // summaryOf returns a message's summary field, or the first line of its

@@ -132,7 +132,11 @@ func answerCommand(e *env, name string, approve bool) *cli.Command {
 }
 
 // runAnswer answers a structured request as the agent that received it.
-func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedback string) error {
+func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedback string) error {
+	id, err := ws.ResolveID(arg)
+	if err != nil {
+		return err
+	}
 	path, err := ws.FindMessage(id)
 	if err != nil {
 		return err
@@ -166,6 +170,9 @@ func runAnswer(e *env, ws *workspace.Workspace, id string, approve bool, feedbac
 	requestID, ok := req.Header().Get("request_id")
 	if !ok {
 		requestID = id
+	}
+	if a, ok := ws.FindAnswer(id, requestID); ok {
+		return fmt.Errorf("%s was answered already: %s sent a %s (%s) at %s UTC", id, a.From, a.Type, a.ID, a.Sent.UTC().Format("2006-01-02 15:04:05"))
 	}
 	body := "Approved."
 	if !approve {

@@ -159,7 +159,7 @@ func TestCommandLine(t *testing.T) {
 	refused := []struct {
 		in, want string
 	}{
-		{"parley inbox me --follow", "inbox: unknown flag --follow (its flags: --state, --limit/-n, --all, --json)"},
+		{"parley inbox me --bogus", "inbox: unknown flag --bogus (its flags: --state, --limit/-n, --all, --follow/-f, --json)"},
 		{"parley roll --bogus 1d20", "roll: unknown flag --bogus (its flags: --seed, --dc, --json)"},
 		{"parley status --json=true --bogus=1", "status: unknown flag --bogus (its flags: --all, --json)"},
 		{"parley status now --version", "status: unknown flag --version (its flags: --all, --json)"},
