@@ -71,9 +71,9 @@ type Handled struct {
 func (r *Runner) newDriver(a workspace.Agent) (driver, error) {
 	switch a.Driver {
 	case workspace.DriverCommand:
-		return &commandDriver{agent: a, root: r.ws.Root, maxOutput: r.ws.Config.MaxOutput}, nil
+		return &commandDriver{agent: a, root: r.ws().Root, maxOutput: r.ws().Config.MaxOutput}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: r.ws.Root, maxOutput: r.ws.Config.MaxOutput}, nil
+		return &sessionDriver{agent: a, root: r.ws().Root, maxOutput: r.ws().Config.MaxOutput}, nil
 	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {
@@ -207,7 +207,7 @@ func (w *worker) recover(ctx context.Context) error {
 // answer to nobody when it cannot be read.
 func (w *worker) answered(id string) answer {
 	for _, state := range []string{mailbox.Cur, mailbox.Done} {
-		data, err := mailbox.ReadFile(w.box.Path(state, mailbox.FileName(id)), w.r.ws.Config.Router.MaxMessageSize)
+		data, err := mailbox.ReadFile(w.box.Path(state, mailbox.FileName(id)), w.r.ws().Config.Router.MaxMessageSize)
 		if err != nil {
 			continue
 		}
@@ -227,7 +227,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		w.r.kickRouter() // a worker going idle may end an --until-idle run
 	}()
 	path := w.box.Path(mailbox.Cur, mailbox.FileName(id))
-	data, err := mailbox.ReadFile(path, w.r.ws.Config.Router.MaxMessageSize)
+	data, err := mailbox.ReadFile(path, w.r.ws().Config.Router.MaxMessageSize)
 	var m *mailbox.Message
 	if err == nil {
 		m, err = mailbox.Parse(data)
@@ -252,7 +252,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			w.giveUp(id, &HandleError{Err: err}, attempt)
 			return
 		}
-		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: w.r.ws.Root, Outbox: stage.Path(), Attempt: attempt}
+		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: w.r.ws().Root, Outbox: stage.Path(), Attempt: attempt}
 		release := w.r.acquire(ctx)
 		if release == nil {
 			return // shutting down: the message stays in cur/, for the next runner
@@ -302,7 +302,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
-	outputs, err := stage.Take(w.r.ws.Config.Router.MaxMessageSize)
+	outputs, err := stage.Take(w.r.ws().Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func (r *Runner) observe(sender string, m *mailbox.Message) string {
 		delete(r.nudges, id)
 		note = about
 	}
-	for _, t := range r.ws.Config.StopOn {
+	for _, t := range r.ws().Config.StopOn {
 		if t == typ {
 			r.sessionOver = fmt.Sprintf("%s from %s ends the session (stop_on in %s)", typ, sender, workspace.ConfigFile)
 			note = r.sessionOver

@@ -104,7 +104,7 @@ func (c *chains) forget(k fileKey) {
 // answers: nil for a person's message and for parley's own (a nudge); for
 // a program's message the runner knows nothing of, an answer to nobody.
 func (r *Runner) answering(k fileKey, m *mailbox.Message) (*workspace.Answering, answer) {
-	if !r.ws.IsProgram(k.agent) {
+	if !r.ws().IsProgram(k.agent) {
 		return nil, answer{}
 	}
 	if id, ok := msgID(m); ok && r.nudges[id] != "" {
@@ -126,12 +126,12 @@ type notice struct {
 // message was stopped, and to every person.
 func (r *Runner) loopNotice(l *workspace.Loop, a answer, rejected string) *notice {
 	to := []string{l.From}
-	for _, ag := range r.ws.Config.Agents {
-		if !r.ws.IsProgram(ag.Name) && ag.Name != l.From {
+	for _, ag := range r.ws().Config.Agents {
+		if !r.ws().IsProgram(ag.Name) && ag.Name != l.From {
 			to = append(to, ag.Name)
 		}
 	}
-	if rel, err := filepath.Rel(r.ws.Root, rejected); err == nil {
+	if rel, err := filepath.Rel(r.ws().Root, rejected); err == nil {
 		rejected = filepath.ToSlash(rel)
 	}
 	between := l.From + " and " + l.With

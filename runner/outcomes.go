@@ -58,7 +58,7 @@ func (w *worker) recordGivenUp(id, reason string, attempts int) {
 // read returns a message of the worker's mailbox, or nil when it cannot
 // be read: the journal then goes without its sender and type.
 func (w *worker) read(state, id string) *mailbox.Message {
-	data, err := mailbox.ReadFile(w.box.Path(state, mailbox.FileName(id)), w.r.ws.Config.Router.MaxMessageSize)
+	data, err := mailbox.ReadFile(w.box.Path(state, mailbox.FileName(id)), w.r.ws().Config.Router.MaxMessageSize)
 	if err != nil {
 		return nil
 	}

@@ -80,7 +80,7 @@ func (b *batch) take(i int, c candidate) {
 		return // stays pending, behind its sender's earlier file
 	}
 	box := r.agents[c.agent]
-	data, err := mailbox.ReadFile(box.Path(mailbox.Outbox, c.name), r.ws.Config.Router.MaxMessageSize)
+	data, err := mailbox.ReadFile(box.Path(mailbox.Outbox, c.name), r.ws().Config.Router.MaxMessageSize)
 	if err != nil {
 		if isGone(err) {
 			delete(r.pending, c.fileKey)
@@ -107,7 +107,7 @@ func (b *batch) take(i int, c candidate) {
 		return
 	}
 	answering, ans := r.answering(c.fileKey, msg)
-	v, err := r.ws.Check(workspace.Input{
+	v, err := r.ws().Check(workspace.Input{
 		File: c.name, Sender: c.agent, Message: msg,
 		Sent:      func(id string) bool { return b.ids[id] || box.IsSent(id) },
 		Answering: answering,
@@ -339,7 +339,7 @@ func (r *Runner) fail(c candidate, now time.Time, err error) {
 	p := r.note(c.fileKey)
 	p.failures++
 	p.lastErr = err
-	pause := min(100*time.Millisecond<<min(p.failures-1, 16), r.ws.Config.Router.RescanInterval)
+	pause := min(100*time.Millisecond<<min(p.failures-1, 16), r.ws().Config.Router.RescanInterval)
 	p.retryAt = now.Add(pause)
 	r.log.Error("routing failed; trying again", "agent", c.agent, "file", c.name, "attempt", p.failures, "retry_in", pause, "err", err)
 }

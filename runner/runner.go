@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -24,7 +25,6 @@ import (
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
-	"github.com/parley-dev/parley/skills"
 )
 
 // Options configure a Runner.
@@ -89,14 +89,15 @@ func (s Stats) Refused() bool { return s.Rejected > 0 || s.Dead > 0 }
 // Runner routes the messages of one workspace. Only one Runner may hold a
 // workspace at a time.
 type Runner struct {
-	ws       *workspace.Workspace
-	opts     Options
-	log      *slog.Logger
-	lock     *os.File
-	journal  *journal
-	syncer   *mailbox.Syncer
-	agents   map[string]mailbox.Dir
-	protocol *skills.Set // nil when the workspace names no skills
+	// current is the workspace as last loaded: parley.yaml can change
+	// while the runner runs (see reload).
+	current atomic.Pointer[workspace.Workspace]
+	opts    Options
+	log     *slog.Logger
+	lock    *os.File
+	journal *journal
+	syncer  *mailbox.Syncer
+	agents  map[string]mailbox.Dir
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed
 	last    map[string]time.Time // agent -> time of the newest id it sent
@@ -120,6 +121,9 @@ type Runner struct {
 	// reports no file events (NFS, SMB, FUSE); set by tests.
 	noEvents bool
 }
+
+// ws returns the workspace as last loaded.
+func (r *Runner) ws() *workspace.Workspace { return r.current.Load() }
 
 // fileKey names a file in an agent's outbox.
 type fileKey struct{ agent, name string }
@@ -153,8 +157,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	if err := ws.MakeDirs(); err != nil {
 		return nil, err
 	}
-	protocol, err := ws.Protocol()
-	if err != nil {
+	if _, err := ws.Protocol(); err != nil {
 		return nil, err
 	}
 	warnings, err := ws.Lint()
@@ -169,21 +172,20 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		ws:       ws,
-		opts:     opts,
-		log:      opts.Logger,
-		lock:     lock,
-		protocol: protocol,
-		agents:   make(map[string]mailbox.Dir),
-		pending:  make(map[fileKey]*pending),
-		last:     make(map[string]time.Time),
-		workers:  make(map[string]*worker),
-		slots:    make(chan struct{}, ws.Config.Concurrency),
-		kick:     make(chan struct{}, 1),
-		nudges:   make(map[string]string),
-		chains:   newChains(),
-		state:    loadStateBook(ws, opts.Now),
+		opts:    opts,
+		log:     opts.Logger,
+		lock:    lock,
+		agents:  make(map[string]mailbox.Dir),
+		pending: make(map[fileKey]*pending),
+		last:    make(map[string]time.Time),
+		workers: make(map[string]*worker),
+		slots:   make(chan struct{}, ws.Config.Concurrency),
+		kick:    make(chan struct{}, 1),
+		nudges:  make(map[string]string),
+		chains:  newChains(),
+		state:   loadStateBook(ws, opts.Now),
 	}
+	r.current.Store(ws)
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
 		r.agents[a.Name] = box
@@ -280,9 +282,9 @@ func (r *Runner) watch(ctx context.Context) error {
 			return fmt.Errorf("watch %s: %w", dir, err)
 		}
 	}
-	r.log.Info("routing", "workspace", r.ws.Root, "agents", len(r.agents))
+	r.log.Info("routing", "workspace", r.ws().Root, "agents", len(r.agents))
 	r.scan()
-	rescan := time.NewTicker(r.ws.Config.Router.RescanInterval)
+	rescan := time.NewTicker(r.ws().Config.Router.RescanInterval)
 	defer rescan.Stop()
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
@@ -503,8 +505,8 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		return time.Time{}, nil
 	}
 	now := r.opts.Now()
-	settle := r.ws.Config.Router.Settle
-	maxSize := r.ws.Config.Router.MaxMessageSize
+	settle := r.ws().Config.Router.Settle
+	maxSize := r.ws().Config.Router.MaxMessageSize
 	later := func(at time.Time) {
 		if next.IsZero() || at.Before(next) {
 			next = at

@@ -27,8 +27,8 @@ func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []s
 	r.clearExpectations(sender) // whoever speaks is alive
 	typ := workspace.TypeOf(m)
 	id, _ := m.Header().Get("id")
-	for i := range r.ws.Config.Timeouts {
-		p := &r.ws.Config.Timeouts[i]
+	for i := range r.ws().Config.Timeouts {
+		p := &r.ws().Config.Timeouts[i]
 		if len(p.Type) > 0 && !slices.Contains(p.Type, typ) {
 			continue
 		}
@@ -36,7 +36,7 @@ func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []s
 			if len(p.To) > 0 && !slices.Contains(p.To, to) {
 				continue
 			}
-			if len(p.ToRole) > 0 && !r.ws.HasRole(to, p.ToRole...) {
+			if len(p.ToRole) > 0 && !r.ws().HasRole(to, p.ToRole...) {
 				continue
 			}
 			r.expected = append(r.expected, &expectation{agent: to, waiting: sender, message: id, asked: m, policy: p, deadline: r.opts.Now().Add(p.After)})
