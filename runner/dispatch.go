@@ -39,6 +39,13 @@ type worker struct {
 	driver driver
 	wake   chan struct{}
 
+	// quit is closed to tell the worker to stop once the message it
+	// handles is done (parley.yaml changed its driver, or removed it);
+	// done is closed when it has stopped.
+	quit     chan struct{}
+	quitOnce sync.Once
+	done     chan struct{}
+
 	mu      sync.Mutex
 	busy    bool
 	current string // id of the message being handled
@@ -67,13 +74,40 @@ type Handled struct {
 	Err error
 }
 
-// newDriver makes the driver of an agent; nil for a human agent.
-func (r *Runner) newDriver(a workspace.Agent) (driver, error) {
+func newWorker(r *Runner, a workspace.Agent, box mailbox.Dir, d driver) *worker {
+	return &worker{r: r, agent: a, box: box, driver: d, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// stop tells the worker to stop once the message it handles is done.
+func (w *worker) stop() { w.quitOnce.Do(func() { close(w.quit) }) }
+
+// quitting reports whether the worker was told to stop.
+func (w *worker) quitting() bool {
+	select {
+	case <-w.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// startWorker runs a worker in the run's group; the router is told when
+// it ends.
+func (r *Runner) startWorker(w *worker) {
+	r.group.Go(func() error {
+		defer r.kickRouter()
+		defer close(w.done)
+		return w.run(r.groupCtx)
+	})
+}
+
+// newDriver makes the driver of an agent of ws; nil for a human agent.
+func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
 	switch a.Driver {
 	case workspace.DriverCommand:
-		return &commandDriver{agent: a, root: r.ws().Root, maxOutput: r.ws().Config.MaxOutput}, nil
+		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: r.ws().Root, maxOutput: r.ws().Config.MaxOutput}, nil
+		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput}, nil
 	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {
@@ -119,6 +153,8 @@ func (w *worker) run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-w.quit:
+			return nil
 		case <-w.wake:
 		}
 	}
@@ -126,7 +162,7 @@ func (w *worker) run(ctx context.Context) error {
 
 // drain handles every message waiting in the inbox, oldest first.
 func (w *worker) drain(ctx context.Context) error {
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !w.quitting() {
 		if w.r.isStopped(w.agent.Name) {
 			w.driver.close() // a session ends; messages wait in the inbox
 			return nil

@@ -106,7 +106,15 @@ type Runner struct {
 	// DeadFiles); the router's counts are its own.
 	statsMu sync.Mutex
 
-	workers map[string]*worker // agents with a driver
+	workers  map[string]*worker   // agents with a driver
+	retiring map[string]*retiring // workers stopping, by agent (reload)
+	group    *errgroup.Group      // the workers, while Run runs
+	groupCtx context.Context
+
+	config   configWatch
+	watcher  *fsnotify.Watcher // while watch runs
+	outboxes map[string]string // outbox directory -> agent, while watch runs
+	rescan   *time.Ticker
 	// sessionOver, once set, says why the run ends: a stop_on type was
 	// delivered.
 	sessionOver string
@@ -172,18 +180,19 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		opts:    opts,
-		log:     opts.Logger,
-		lock:    lock,
-		agents:  make(map[string]mailbox.Dir),
-		pending: make(map[fileKey]*pending),
-		last:    make(map[string]time.Time),
-		workers: make(map[string]*worker),
-		slots:   make(chan struct{}, ws.Config.Concurrency),
-		kick:    make(chan struct{}, 1),
-		nudges:  make(map[string]string),
-		chains:  newChains(),
-		state:   loadStateBook(ws, opts.Now),
+		opts:     opts,
+		log:      opts.Logger,
+		lock:     lock,
+		agents:   make(map[string]mailbox.Dir),
+		pending:  make(map[fileKey]*pending),
+		last:     make(map[string]time.Time),
+		workers:  make(map[string]*worker),
+		retiring: make(map[string]*retiring),
+		slots:    make(chan struct{}, ws.Config.Concurrency),
+		kick:     make(chan struct{}, 1),
+		nudges:   make(map[string]string),
+		chains:   newChains(),
+		state:    loadStateBook(ws, opts.Now),
 	}
 	r.current.Store(ws)
 	for _, a := range ws.Config.Agents {
@@ -196,13 +205,13 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		if opts.NoDrivers {
 			continue
 		}
-		d, err := r.newDriver(a)
+		d, err := r.newDriver(a, ws)
 		if err != nil {
 			r.Close()
 			return nil, err
 		}
 		if d != nil {
-			r.workers[a.Name] = &worker{r: r, agent: a, box: box, driver: d, wake: make(chan struct{}, 1)}
+			r.workers[a.Name] = newWorker(r, a, box, d)
 		}
 	}
 	if r.journal, err = openJournal(ws.JournalPath()); err != nil {
@@ -213,6 +222,9 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		r.Close()
 		return nil, err
 	}
+	now := opts.Now()
+	r.config = configWatch{stamp: workspace.StampConfig(ws.Root), started: now, loaded: now}
+	r.writeRunnerInfo()
 	return r, nil
 }
 
@@ -227,6 +239,7 @@ func (r *Runner) Close() error {
 		errs = append(errs, r.journal.close())
 	}
 	if r.lock != nil {
+		_ = os.Remove(workspace.RunnerInfoPath(r.ws().Root))
 		errs = append(errs, unlockWorkspace(r.lock))
 	}
 	return errors.Join(errs...)
@@ -242,8 +255,9 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
+	r.group, r.groupCtx = g, gctx
 	for _, w := range r.workers {
-		g.Go(func() error { return w.run(gctx) })
+		r.startWorker(w)
 	}
 	var err error
 	if r.opts.UntilIdle {
@@ -264,17 +278,20 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	return stats, err
 }
 
-// watch routes on file events until ctx ends.
+// watch routes on file events until ctx ends. It also watches the
+// workspace's directory and skills/, to reload the configuration when it
+// changes (see reload.go).
 func (r *Runner) watch(ctx context.Context) error {
 	w, err := fsnotify.NewBufferedWatcher(4096)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	outboxes := make(map[string]string, len(r.agents)) // outbox dir -> agent
+	r.watcher, r.outboxes = w, make(map[string]string, len(r.agents))
+	defer func() { r.watcher, r.outboxes = nil, nil }()
 	for name, box := range r.agents {
 		dir := filepath.Join(string(box), mailbox.Outbox)
-		outboxes[dir] = name
+		r.outboxes[dir] = name
 		if r.noEvents {
 			continue
 		}
@@ -282,16 +299,27 @@ func (r *Runner) watch(ctx context.Context) error {
 			return fmt.Errorf("watch %s: %w", dir, err)
 		}
 	}
-	r.log.Info("routing", "workspace", r.ws().Root, "agents", len(r.agents))
+	root := r.ws().Root
+	if !r.noEvents {
+		// Events here are hints too: the rescan compares the files.
+		_ = w.Add(root)
+		_ = w.Add(filepath.Join(root, "skills"))
+	}
+	r.log.Info("routing", "workspace", root, "agents", len(r.agents))
+	r.config.dirty = true // changed since Open, before the watch began?
 	r.scan()
-	rescan := time.NewTicker(r.ws().Config.Router.RescanInterval)
-	defer rescan.Stop()
+	r.rescan = time.NewTicker(r.ws().Config.Router.RescanInterval)
+	defer r.rescan.Stop()
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	for {
-		next, err := r.routePending(ctx)
-		if err != nil {
-			r.log.Error("routing", "err", err)
+		r.startRetired()
+		next := r.checkConfig()
+		if next.IsZero() {
+			// Routing waits while the configuration is being written.
+			if next, err = r.routePending(ctx); err != nil {
+				r.log.Error("routing", "err", err)
+			}
 		}
 		if r.sessionOver != "" {
 			r.log.Info("session over; finishing what is in flight", "why", r.sessionOver)
@@ -311,13 +339,13 @@ func (r *Runner) watch(ctx context.Context) error {
 			if !ok {
 				return errors.New("file watcher stopped")
 			}
-			r.event(outboxes, ev)
+			r.event(ev)
 			// Take every event already queued, so that a burst is
 			// routed, and synced, as one batch.
 			for drained := false; !drained; {
 				select {
 				case ev := <-w.Events:
-					r.event(outboxes, ev)
+					r.event(ev)
 				default:
 					drained = true
 				}
@@ -328,15 +356,17 @@ func (r *Runner) watch(ctx context.Context) error {
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				r.log.Warn("file events overflowed; listing every outbox again")
+				r.config.dirty = true
 				r.scan()
 				continue
 			}
 			return fmt.Errorf("watching outboxes: %w", err)
-		case <-rescan.C:
+		case <-r.rescan.C:
+			r.config.dirty = true
 			r.scan()
 		case <-settle.C:
 		case <-r.kick:
-			r.scan() // a driver published messages
+			r.scan() // a driver published messages, or stopped
 		}
 	}
 }
@@ -441,12 +471,19 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// event notes an outbox file named by a file event.
-func (r *Runner) event(outboxes map[string]string, ev fsnotify.Event) {
+// event notes an outbox file named by a file event, or that the
+// configuration may have changed.
+func (r *Runner) event(ev fsnotify.Event) {
+	if r.configEvent(ev.Name) {
+		if ev.Op != fsnotify.Chmod {
+			r.config.dirty = true
+		}
+		return
+	}
 	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
 		return
 	}
-	agent, ok := outboxes[filepath.Dir(ev.Name)]
+	agent, ok := r.outboxes[filepath.Dir(ev.Name)]
 	if !ok {
 		return
 	}

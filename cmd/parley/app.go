@@ -123,7 +123,14 @@ func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return workspace.Open(root)
+	ws, err := workspace.Open(root)
+	if err != nil {
+		if note := workspace.RunnerKeeps(root); note != "" {
+			return nil, fmt.Errorf("%w%s", err, note)
+		}
+		return nil, err
+	}
+	return ws, nil
 }
 
 // noDirError is a -C (or PARLEY_WORKSPACE) that names no directory. It

@@ -299,7 +299,7 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 		if opts.DryRun {
 			os.Remove(path)
 		}
-		if err := judged(e, v, opts.DryRun, opts.JSON); err != nil {
+		if err := judged(e, ws, v, opts.DryRun, opts.JSON); err != nil {
 			if opts.DryRun {
 				return err
 			}

@@ -98,7 +98,7 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := judged(e, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
+		if err := judged(e, ws, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
 			return err
 		}
 	} else if opts.DryRun {
@@ -134,7 +134,7 @@ func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		return err
 	}
 	if !opts.NoCheck || !v.Accepted() && v.Message == nil {
-		if err := judged(e, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
+		if err := judged(e, ws, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
 			return err
 		}
 	}
@@ -151,12 +151,34 @@ func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
 
 // judged shows a verdict with dryRun, and otherwise turns a refusal into
 // the error to exit with, after saying the warnings.
-func judged(e *env, v *workspace.Verdict, dryRun, asJSON bool) error {
+// A message naming an agent the running runner has not loaded is refused
+// when the runner could not load parley.yaml (it would reject it), and
+// otherwise sent with a warning.
+func judged(e *env, ws *workspace.Workspace, v *workspace.Verdict, dryRun, asJSON bool) error {
+	var gap *workspace.RunnerGap
+	if v.Accepted() {
+		gap = ws.RunnerGap(v)
+	}
 	if dryRun {
-		return showVerdict(e, v, asJSON)
+		if gap != nil {
+			v.Warnings = append(v.Warnings, gap.Error())
+		}
+		if err := showVerdict(e, v, asJSON); err != nil {
+			return err
+		}
+		if gap != nil && gap.ConfigError != "" {
+			return gap
+		}
+		return nil
 	}
 	if !v.Accepted() {
 		return v.Refusal
+	}
+	if gap != nil && gap.ConfigError != "" {
+		return gap
+	}
+	if gap != nil {
+		v.Warnings = append(v.Warnings, gap.Error())
 	}
 	for _, w := range v.Warnings {
 		fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)

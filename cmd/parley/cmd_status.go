@@ -47,6 +47,7 @@ const statusReason = 160
 type statusReport struct {
 	Workspace string                  `json:"workspace"`
 	RunnerPID int                     `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
+	Runner    *workspace.RunnerInfo   `json:"runner,omitempty"`     // what the running runner says of its configuration
 	Agents    []workspace.AgentStatus `json:"agents"`
 }
 
@@ -59,7 +60,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	if err != nil {
 		return err
 	}
-	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Agents: agents}
+	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents}
 	if opts.JSON {
 		return e.printJSON(rep)
 	}
@@ -70,7 +71,15 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	case rep.RunnerPID < 0:
 		runnerState = "running"
 	}
-	fmt.Fprintf(e.stdout, "workspace %s\nrunner    %s\n\n", ws.Root, runnerState)
+	fmt.Fprintf(e.stdout, "workspace %s\nrunner    %s\n", ws.Root, runnerState)
+	if info := rep.Runner; info != nil {
+		fmt.Fprintf(e.stdout, "config    loaded %s\n", ago(info.Loaded, now))
+		if info.ConfigError != "" && workspace.StampConfig(ws.Root).String() == info.Files {
+			fmt.Fprintf(e.stdout, "          %s as saved now is NOT loaded (tried %s); the runner routes with the one loaded before:\n          %s\n",
+				workspace.ConfigFile, ago(info.ConfigErrorAt, now), printable(info.ConfigError))
+		}
+	}
+	fmt.Fprintln(e.stdout)
 	width := len("AGENT")
 	for _, a := range agents {
 		width = max(width, len(a.Name))
@@ -81,6 +90,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, printable(a.State), a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
 		if a.Note != "" {
 			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
+		}
+		if rep.Runner != nil && !rep.Runner.Knows(a.Name) {
+			notes = append(notes, "  "+a.Name+": not routed yet: the running runner has not loaded it from "+workspace.ConfigFile)
 		}
 	}
 	if len(notes) > 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,6 +55,7 @@ func TestScripts(t *testing.T) {
 			"mkfifo":     cmdMkfifo,
 			"garbage":    cmdGarbage,
 			"waitrunner": cmdWaitRunner,
+			"waitfor":    cmdWaitFor,
 			"count":      cmdCount,
 			"exits":      cmdExits,
 		},
@@ -92,6 +94,41 @@ func cmdWaitRunner(ts *testscript.TestScript, neg bool, args []string) {
 	for ws.RunnerPID() == 0 {
 		if time.Now().After(deadline) {
 			ts.Fatalf("no runner took the workspace within 30s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitfor PATH [REGEXP]: wait (up to 30s) until PATH exists and, with
+// REGEXP, its content matches it; for a directory, until the names of its
+// files, one per line, match. For what a running runner does.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfor PATH [REGEXP]")
+	}
+	var re *regexp.Regexp
+	if len(args) == 2 {
+		var err error
+		re, err = regexp.Compile(args[1])
+		ts.Check(err)
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var data []byte
+		err := error(nil)
+		if des, derr := os.ReadDir(path); derr == nil {
+			for _, de := range des {
+				data = append(data, de.Name()+"\n"...)
+			}
+		} else {
+			data, err = os.ReadFile(path)
+		}
+		if err == nil && (re == nil || re.Match(data)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s: not there, or not matching %v, within 30s; last: %s", args[0], re, data)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// watching starts a runner that watches until the test ends.
+func watching(t *testing.T, ws *workspace.Workspace, opts Options) *Runner {
+	t.Helper()
+	r, err := Open(ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := r.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		r.Close()
+	})
+	return r
+}
+
+// saveConfig writes parley.yaml as an editor would, in place; aged, it is
+// dated a minute back, as a file saved a while ago.
+func saveConfig(t *testing.T, ws *workspace.Workspace, config string, aged bool) {
+	t.Helper()
+	path := filepath.Join(ws.Root, workspace.ConfigFile)
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if aged {
+		age(t, path)
+	}
+}
+
+func runnerInfo(t *testing.T, ws *workspace.Workspace) workspace.RunnerInfo {
+	t.Helper()
+	info := workspace.ReadRunnerInfo(ws.Root)
+	if info == nil {
+		return workspace.RunnerInfo{}
+	}
+	return *info
+}
+
+// TestReloadAgents checks that agents added to parley.yaml while the
+// runner runs are routed to, driven and reported, and that agents removed
+// are no longer routed to.
+func TestReloadAgents(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	script(t, ws, "echo.sh", "echo \"echo: $(tail -n 1 \"$PARLEY_MESSAGE\")\"\n")
+	watching(t, ws, Options{})
+	if got := runnerInfo(t, ws).Agents; strings.Join(got, ",") != "alice,bob" {
+		t.Fatalf("runner.json agents = %v", got)
+	}
+
+	saveConfig(t, ws, "agents:\n  - alice\n  - carol\n  - name: echo\n    driver: command\n    run: [./echo.sh]\n", true)
+	waitFor(t, 10*time.Second, func() bool { return runnerInfo(t, ws).Knows("echo") || runnerInfo(t, ws).ConfigError != "" })
+	info := runnerInfo(t, ws)
+	if strings.Join(info.Agents, ",") != "alice,carol,echo" || info.ConfigError != "" {
+		t.Fatalf("after the reload, runner.json = %+v", info)
+	}
+	for _, d := range []string{mailbox.Inbox, mailbox.Outbox} {
+		if _, err := os.Stat(ws.Mailbox("carol").Path(d, "")); err != nil {
+			t.Errorf("carol's mailbox was not made: %v", err)
+		}
+	}
+	send(t, ws, "alice", "carol", "hello carol")
+	send(t, ws, "alice", "echo", "ping")
+	send(t, ws, "alice", "bob", "bob is gone")
+	waitFor(t, 10*time.Second, func() bool {
+		return len(names(t, ws, "carol", mailbox.Inbox)) == 1 && len(names(t, ws, "alice", mailbox.Inbox)) == 1 &&
+			len(names(t, ws, "alice", mailbox.Rejected)) >= 1
+	})
+	if got := bodies(t, ws, "alice", mailbox.Inbox); got[0] != "echo: ping" {
+		t.Errorf("echo answered %q", got)
+	}
+	if n := len(names(t, ws, "bob", mailbox.Inbox)); n != 0 {
+		t.Errorf("bob, removed, received %d messages", n)
+	}
+}
+
+// TestReloadRacesASend checks that a message sent right after parley.yaml
+// was saved is checked against what was saved, not against the
+// configuration loaded before.
+func TestReloadRacesASend(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	watching(t, ws, Options{})
+	saveConfig(t, ws, "agents: [alice, bob, carol]\n", false)
+	send(t, ws, "alice", "carol", "are you there?")
+	waitFor(t, 10*time.Second, func() bool {
+		in, _ := os.ReadDir(ws.Mailbox("carol").Path(mailbox.Inbox, ""))
+		return len(in)+len(names(t, ws, "alice", mailbox.Rejected)) > 0
+	})
+	if n := len(names(t, ws, "alice", mailbox.Rejected)); n != 0 {
+		t.Fatalf("the message to carol was rejected: %v", names(t, ws, "alice", mailbox.Rejected))
+	}
+}
+
+// TestReloadBroken checks that a parley.yaml that cannot be loaded keeps
+// the previous configuration routing, says why in runner.json and in the
+// error any command gets, and that mending it loads it.
+func TestReloadBroken(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	watching(t, ws, Options{})
+	saveConfig(t, ws, "agents: [alice, bob, carol\n", true)
+	waitFor(t, 10*time.Second, func() bool { return runnerInfo(t, ws).ConfigError != "" })
+	info := runnerInfo(t, ws)
+	if !strings.Contains(info.ConfigError, "parley.yaml:") || info.Knows("carol") {
+		t.Errorf("runner.json = %+v; want the YAML error with its line, and no carol", info)
+	}
+	if _, err := workspace.Open(ws.Root); err == nil {
+		t.Error("the broken parley.yaml opens")
+	}
+	if note := workspace.RunnerKeeps(ws.Root); !strings.Contains(note, "keeps routing with the configuration it loaded at") {
+		t.Errorf("RunnerKeeps = %q; want it to say the runner goes on", note)
+	}
+	send(t, ws, "alice", "bob", "still routed")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "bob", mailbox.Inbox)) == 1 })
+
+	// An unknown handler is refused before anything changes.
+	saveConfig(t, ws, "agents:\n  - alice\n  - bob\n  - {name: x, driver: builtin, handler: nosuch}\n", true)
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(runnerInfo(t, ws).ConfigError, "nosuch") })
+	if runnerInfo(t, ws).Knows("x") {
+		t.Error("an agent with an unknown handler was loaded")
+	}
+
+	saveConfig(t, ws, "agents: [alice, bob, carol]\n", true)
+	waitFor(t, 10*time.Second, func() bool { return runnerInfo(t, ws).Knows("carol") })
+	if info := runnerInfo(t, ws); info.ConfigError != "" {
+		t.Errorf("mended, runner.json still says %q", info.ConfigError)
+	}
+}
+
+// TestReloadDriver checks that an agent whose program changed finishes
+// the message it is handling with the old program, then answers the next
+// with the new one, and handles each message once.
+func TestReloadDriver(t *testing.T) {
+	ws := newWorkspace(t, "alice")
+	gate := filepath.Join(ws.Root, "go")
+	script(t, ws, "old.sh", "while [ ! -e "+gate+" ]; do sleep 0.01; done\necho old\n")
+	script(t, ws, "new.sh", "echo new\n")
+	saveConfig(t, ws, "agents:\n  - alice\n  - {name: bot, driver: command, run: [./old.sh]}\n", true)
+	ws, err := workspace.Open(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeDirs(); err != nil {
+		t.Fatal(err)
+	}
+	watching(t, ws, Options{})
+	send(t, ws, "alice", "bot", "first")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "bot", mailbox.Cur)) == 1 })
+
+	saveConfig(t, ws, "agents:\n  - alice\n  - {name: bot, driver: command, run: [./new.sh]}\n", true)
+	waitFor(t, 10*time.Second, func() bool {
+		info := runnerInfo(t, ws)
+		return info.Loaded.After(info.Started)
+	})
+	send(t, ws, "alice", "bot", "second")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "alice", mailbox.Inbox)) == 2 })
+	if got := strings.Join(bodies(t, ws, "alice", mailbox.Inbox), ","); got != "old,new" {
+		t.Errorf("answers = %s, want old,new", got)
+	}
+	if n := len(names(t, ws, "bot", mailbox.Done)); n != 2 {
+		t.Errorf("bot's done/ holds %d messages, want 2", n)
+	}
+}

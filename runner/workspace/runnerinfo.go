@@ -1,0 +1,176 @@
+package workspace
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RunnerInfo is what a running runner says about the configuration it
+// routes with (.parley/runner.json): parley.yaml can be edited while it
+// runs, and it reloads it; a file it cannot load leaves the previous
+// configuration running, and this says why.
+type RunnerInfo struct {
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	// Loaded is when the configuration it routes with was read, and
+	// Agents the agents it has.
+	Loaded time.Time `json:"loaded"`
+	Agents []string  `json:"agents"`
+	// ConfigError says why parley.yaml (or a skill it names), as it was
+	// at ConfigErrorAt, was not loaded; empty when the files on disk are
+	// the ones loaded.
+	ConfigError   string    `json:"config_error,omitempty"`
+	ConfigErrorAt time.Time `json:"config_error_at,omitzero"`
+	// Files identifies the files it read last (ConfigStamp.String): when
+	// they changed since, it has not read them yet.
+	Files string `json:"files"`
+}
+
+// RunnerInfoPath returns the path of the file a running runner keeps its
+// RunnerInfo in.
+func RunnerInfoPath(root string) string { return filepath.Join(root, StateDir, "runner.json") }
+
+// ReadRunnerInfo returns what the runner routing the workspace at root
+// says of its configuration; nil when no runner runs there, or it has
+// written nothing yet.
+func ReadRunnerInfo(root string) *RunnerInfo {
+	w := &Workspace{Root: root}
+	pid := w.RunnerPID()
+	if pid == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(RunnerInfoPath(root))
+	if err != nil {
+		return nil
+	}
+	var info RunnerInfo
+	if json.Unmarshal(data, &info) != nil || (pid > 0 && info.PID != pid) {
+		return nil // left by an earlier runner
+	}
+	return &info
+}
+
+// Knows reports whether the runner routes for an agent.
+func (i RunnerInfo) Knows(agent string) bool { return slices.Contains(i.Agents, agent) }
+
+// RunnerKeeps is what an error opening the workspace at root adds when
+// a runner runs on with the configuration it loaded before: "" when none
+// runs.
+func RunnerKeeps(root string) string {
+	info := ReadRunnerInfo(root)
+	if info == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (the running runner, pid %d, keeps routing with the configuration it loaded at %s)", info.PID, info.Loaded.Local().Format("15:04:05"))
+}
+
+// ConfigStamp identifies the files a workspace's configuration is read
+// from: parley.yaml and the skills in skills/. Two stamps differ when any
+// of them was written, added, removed or replaced.
+type ConfigStamp struct {
+	files string
+	// Newest is the latest modification time among them: a file changed
+	// less than the settle time ago may still be being written.
+	Newest time.Time
+}
+
+// Equal reports whether two stamps name the same files, unchanged.
+func (s ConfigStamp) Equal(o ConfigStamp) bool { return s.files == o.files }
+
+// String lists the files with their size, time and inode.
+func (s ConfigStamp) String() string { return s.files }
+
+// StampConfig stats the files the configuration of the workspace at root
+// is read from. It reads no file: a runner calls it on every change it is
+// told of in the workspace's directory or in skills/, and on every rescan.
+func StampConfig(root string) ConfigStamp {
+	var b strings.Builder
+	var st ConfigStamp
+	add := func(path string, info fs.FileInfo) {
+		fmt.Fprintf(&b, "%s %d %d %s\n", path, info.Size(), info.ModTime().UnixNano(), inodeOf(info))
+		if info.ModTime().After(st.Newest) {
+			st.Newest = info.ModTime()
+		}
+	}
+	if info, err := os.Stat(filepath.Join(root, ConfigFile)); err == nil {
+		add(ConfigFile, info)
+	}
+	dir := filepath.Join(root, "skills")
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".md") || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if info, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && !info.IsDir() {
+				add("skills/"+e.Name(), info)
+			}
+		}
+	}
+	st.files = b.String()
+	return st
+}
+
+// inodeOf names the file behind info: a file renamed over another (as
+// editors and git save) is another inode, whatever its size and time.
+func inodeOf(info fs.FileInfo) string {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%v:%v", st.Dev, st.Ino)
+	}
+	return ""
+}
+
+// RunnerGap is what the running runner does not know of a message's
+// sender and recipients: parley.yaml was edited since it loaded it.
+type RunnerGap struct {
+	PID     int
+	Unknown []string // agents it has not loaded
+	// ConfigError is why it did not load parley.yaml as it is now; empty
+	// when it simply has not loaded it yet (it does before it routes).
+	ConfigError string
+}
+
+func (g *RunnerGap) Error() string {
+	who := "agent " + strings.Join(g.Unknown, ", agent ")
+	if g.ConfigError != "" {
+		return fmt.Sprintf("the running runner (pid %d) does not know %s and would reject this message: it could not load %s: %s", g.PID, who, ConfigFile, g.ConfigError)
+	}
+	return fmt.Sprintf("the running runner (pid %d) has not loaded %s yet; it reloads %s before it routes this message", g.PID, who, ConfigFile)
+}
+
+// RunnerGap returns what the running runner does not know of a verdict's
+// sender and recipients; nil when no runner runs or it knows them all.
+func (w *Workspace) RunnerGap(v *Verdict) *RunnerGap {
+	info := ReadRunnerInfo(w.Root)
+	if info == nil {
+		return nil
+	}
+	var unknown []string
+	for _, name := range append([]string{v.From}, recipientNames(v)...) {
+		if name != "" && !info.Knows(name) && !slices.Contains(unknown, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	gap := &RunnerGap{PID: info.PID, Unknown: unknown}
+	if StampConfig(w.Root).String() == info.Files {
+		gap.ConfigError = info.ConfigError // else it has not read them yet
+	}
+	return gap
+}
+
+func recipientNames(v *Verdict) []string {
+	out := make([]string, len(v.Recipients))
+	for i, r := range v.Recipients {
+		out[i] = r.Agent
+	}
+	return out
+}
