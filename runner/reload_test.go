@@ -183,3 +183,32 @@ func TestReloadDriver(t *testing.T) {
 		t.Errorf("bot's done/ holds %d messages, want 2", n)
 	}
 }
+
+// TestReloadSkill checks that a skill edited while the runner runs is the
+// one the next message is checked against.
+func TestReloadSkill(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "skills: [crew]\nagents:\n  - {name: boss, role: mastermind}\n  - {name: eyes, role: lookout}\n")
+	skill := func(hours string) string {
+		return "---\nname: crew\ndescription: A crew.\n---\n\n### `[CASE]`\n\n- **Sender**: mastermind\n- **Recipient**: lookout\n\n" +
+			"| Field | Required | Description |\n|---|---|---|\n| `hours` | Yes | One of: " + hours + " |\n"
+	}
+	path := filepath.Join(ws.SkillsDir(), "crew.md")
+	if err := os.MkdirAll(ws.SkillsDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(skill("`day`, `night`")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	watching(t, ws, Options{})
+	if err := os.WriteFile(path, []byte(skill("`day`, `night`, `evening`")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	drop(t, ws, "boss", "evening.md", "[CASE]\nhours: evening\n")
+	waitFor(t, 10*time.Second, func() bool {
+		in, _ := os.ReadDir(ws.Mailbox("eyes").Path(mailbox.Inbox, ""))
+		return len(in)+len(names(t, ws, "boss", mailbox.Rejected)) > 0
+	})
+	if got := names(t, ws, "boss", mailbox.Rejected); len(got) != 0 {
+		t.Errorf("checked against the skill as it was: rejected %v", got)
+	}
+}
