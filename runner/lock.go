@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/parley-dev/parley/runner/workspace"
 	"golang.org/x/sys/unix"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // LockedError is the error when another runner holds the workspace.
 type LockedError struct {
-	Path string // the lock file
+	Path string // the workspace
 	PID  int    // the process holding it, 0 when unknown
 }
 
@@ -24,37 +25,48 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("workspace is locked by another runner (%s)", e.Path)
 }
 
-// lockWorkspace takes the workspace's runner lock: an exclusive flock(2) on
-// .parley/lock, which the kernel releases when the holder exits, however it
-// exits. The holder's pid is written into the file for the next one to read.
-func lockWorkspace(ws *workspace.Workspace) (*os.File, error) {
-	path := ws.LockPath()
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// workspaceLock is a runner's hold on its workspace.
+type workspaceLock struct {
+	dir     *os.File // the workspace directory, flocked
+	pidFile string   // .parley/lock, naming the holder's pid
+}
+
+// lockWorkspace takes the workspace's runner lock: an exclusive flock(2)
+// on the workspace directory itself, which the kernel releases when the
+// holder exits, however it exits, and which no `rm .parley/lock`, `git
+// clean` or `rm -rf .parley` can take away (the directory is the
+// workspace). The holder's pid is written into .parley/lock for people
+// and for the next runner to read; that file is not the lock.
+func lockWorkspace(ws *workspace.Workspace) (*workspaceLock, error) {
+	dir, err := os.Open(ws.Root)
 	if err != nil {
 		return nil, err
 	}
-	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	err = unix.Flock(int(dir.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	// `parley status` takes a shared lock for an instant to see whether a
 	// runner holds the workspace: give it that instant.
 	for try := 0; errors.Is(err, unix.EWOULDBLOCK) && try < 10; try++ {
 		time.Sleep(10 * time.Millisecond)
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err = unix.Flock(int(dir.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	}
 	if err != nil {
-		f.Close()
+		dir.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &LockedError{Path: path, PID: workspace.LockHolder(path)}
+			return nil, &LockedError{Path: ws.LockPath(), PID: ws.RunnerPID()}
 		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, fmt.Errorf("lock %s: %w", ws.Root, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0) // the pid is a courtesy for the next runner; the flock is the lock
-	}
-	return f, nil
+	l := &workspaceLock{dir: dir, pidFile: ws.LockPath()}
+	// The pid is a courtesy for people and the next runner; the flock is
+	// the lock.
+	_ = os.WriteFile(l.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	return l, nil
 }
 
-// unlockWorkspace releases the lock taken by lockWorkspace.
-func unlockWorkspace(f *os.File) error {
-	_ = f.Truncate(0)
-	return f.Close() // closing the file releases the flock
+// unlock releases the lock taken by lockWorkspace.
+func (l *workspaceLock) unlock() error {
+	if pid := workspace.LockHolder(l.pidFile); pid == os.Getpid() {
+		_ = os.Truncate(l.pidFile, 0)
+	}
+	return l.dir.Close() // closing the directory releases the flock
 }

@@ -94,7 +94,7 @@ type Runner struct {
 	current atomic.Pointer[workspace.Workspace]
 	opts    Options
 	log     *slog.Logger
-	lock    *os.File
+	lock    *workspaceLock
 	journal *journal
 	syncer  *mailbox.Syncer
 	agents  map[string]mailbox.Dir
@@ -240,7 +240,7 @@ func (r *Runner) Close() error {
 	}
 	if r.lock != nil {
 		_ = os.Remove(workspace.RunnerInfoPath(r.ws().Root))
-		errs = append(errs, unlockWorkspace(r.lock))
+		errs = append(errs, r.lock.unlock())
 	}
 	return errors.Join(errs...)
 }

@@ -404,6 +404,19 @@ func TestLock(t *testing.T) {
 	if got := ws.RunnerPID(); got != os.Getpid() {
 		t.Errorf("RunnerPID() = %d, want %d", got, os.Getpid())
 	}
+	// What people and git do to .parley/ does not free the workspace:
+	// `rm .parley/lock`, `git clean -fdX`, `rm -rf .parley`.
+	for _, remove := range []string{ws.LockPath(), filepath.Join(ws.Root, workspace.StateDir)} {
+		if err := os.RemoveAll(remove); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(ws, Options{}); !errors.As(err, &le) {
+			t.Fatalf("Open after removing %s = %v, want a LockedError", filepath.Base(remove), err)
+		}
+		if got := ws.RunnerPID(); got == 0 {
+			t.Errorf("after removing %s, RunnerPID() = 0: no runner seen", filepath.Base(remove))
+		}
+	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}

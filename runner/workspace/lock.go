@@ -27,21 +27,26 @@ func LockHolder(path string) int {
 }
 
 // RunnerPID returns the pid of the runner holding the workspace, or 0 when
-// no runner is running. It asks the lock itself, with a shared lock it
-// takes and gives back at once (a pid left by a killed runner may belong to
-// another process by now).
+// no runner is running. It asks the lock itself, an flock on the
+// workspace directory, with a shared lock it takes and gives back at once
+// (a pid left by a killed runner may belong to another process by now);
+// the pid is read from .parley/lock, else from .parley/runner.json, and
+// is -1 when neither names it (a runner that has not written it yet, or
+// whose files a person removed).
 func (w *Workspace) RunnerPID() int {
-	path := w.LockPath()
-	f, err := os.Open(path)
+	dir, err := os.Open(w.Root)
 	if err != nil {
 		return 0
 	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
-		return 0 // nobody holds it
+	defer dir.Close()
+	if err := unix.Flock(int(dir.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		return 0 // nobody holds it (closing the directory gives it back)
 	}
-	if pid := LockHolder(path); pid > 0 {
+	if pid := LockHolder(w.LockPath()); pid > 0 {
 		return pid
 	}
-	return -1 // held, by a runner that has not written its pid yet
+	if info, ok := readRunnerInfo(w.Root); ok && info.PID > 0 {
+		return info.PID
+	}
+	return -1
 }

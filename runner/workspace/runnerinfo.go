@@ -46,15 +46,20 @@ func ReadRunnerInfo(root string) *RunnerInfo {
 	if pid == 0 {
 		return nil
 	}
-	data, err := os.ReadFile(RunnerInfoPath(root))
-	if err != nil {
-		return nil
-	}
-	var info RunnerInfo
-	if json.Unmarshal(data, &info) != nil || (pid > 0 && info.PID != pid) {
+	info, ok := readRunnerInfo(root)
+	if !ok || (pid > 0 && info.PID != pid) {
 		return nil // left by an earlier runner
 	}
 	return &info
+}
+
+func readRunnerInfo(root string) (RunnerInfo, bool) {
+	var info RunnerInfo
+	data, err := os.ReadFile(RunnerInfoPath(root))
+	if err != nil || json.Unmarshal(data, &info) != nil {
+		return info, false
+	}
+	return info, true
 }
 
 // Knows reports whether the runner routes for an agent.
