@@ -120,7 +120,8 @@ func (st *Stage) Open() error {
 	if err := os.RemoveAll(st.Path()); err != nil {
 		return fmt.Errorf("clearing the stage: %w", err)
 	}
-	return os.Mkdir(st.Path(), 0o755)
+	// MkdirAll: tmp/ itself may have gone (`git clean -fdX` removes it).
+	return os.MkdirAll(st.Path(), 0o755)
 }
 
 // Take reads and removes the files a program wrote into the stage

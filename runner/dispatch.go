@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -168,6 +169,12 @@ func (w *worker) drain(ctx context.Context) error {
 			return nil
 		}
 		next, err := w.oldest()
+		if errors.Is(err, fs.ErrNotExist) {
+			// The inbox was removed: the router makes it again, and
+			// wakes the worker when something arrives.
+			w.r.askRepair()
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -199,12 +200,16 @@ func driverChanged(old, ws *workspace.Workspace, a, b workspace.Agent) bool {
 // handling and stops, and no reply is awaited from it or for it. Its
 // mailbox stays as it is.
 func (r *Runner) forget(agent string) {
-	if box, ok := r.agents[agent]; ok && r.watcher != nil {
+	if box, ok := r.agents[agent]; ok && r.outboxes != nil {
 		dir := filepath.Join(string(box), mailbox.Outbox)
-		_ = r.watcher.Remove(dir)
+		if r.watcher != nil {
+			_ = r.watcher.Remove(dir)
+		}
 		delete(r.outboxes, dir)
 	}
 	delete(r.agents, agent)
+	delete(r.unwatched, agent)
+	delete(r.troubles, agent)
 	for k := range r.pending {
 		if k.agent == agent {
 			delete(r.pending, k)
@@ -250,28 +255,14 @@ func (r *Runner) startRetired() {
 	}
 }
 
-// watchOutbox starts watching an agent's outbox for file events.
-func (r *Runner) watchOutbox(agent string) {
-	if r.watcher == nil || r.outboxes == nil {
-		return
-	}
-	dir := filepath.Join(string(r.agents[agent]), mailbox.Outbox)
-	r.outboxes[dir] = agent
-	if r.noEvents {
-		return
-	}
-	if err := r.watcher.Add(dir); err != nil {
-		r.log.Warn("cannot watch an outbox; it is listed every rescan", "agent", agent, "err", err)
-	}
-}
-
 // writeRunnerInfo writes .parley/runner.json: what `parley status` and
 // `parley send` read of the configuration this runner routes with. It is
 // runtime state, replaced whole (not synced: a crash loses nothing a new
 // runner would not write again).
 func (r *Runner) writeRunnerInfo() {
 	ws := r.ws()
-	info := workspace.RunnerInfo{PID: os.Getpid(), Started: r.config.started, Loaded: r.config.loaded, Agents: ws.AgentNames(), Files: r.config.stamp.String()}
+	info := workspace.RunnerInfo{PID: os.Getpid(), Started: r.config.started, Loaded: r.config.loaded, Agents: ws.AgentNames(), Files: r.config.stamp.String(),
+		Unwatched: r.unwatchedAgents(), Mailboxes: maps.Clone(r.troubles)}
 	if r.config.err != nil {
 		info.ConfigError, info.ConfigErrorAt = r.config.err.Error(), r.config.errAt
 	}

@@ -15,9 +15,19 @@ import (
 // watching starts a runner that watches until the test ends.
 func watching(t *testing.T, ws *workspace.Workspace, opts Options) *Runner {
 	t.Helper()
+	return watchingWith(t, ws, opts, nil)
+}
+
+// watchingWith is watching, with setup called on the runner before it
+// runs.
+func watchingWith(t *testing.T, ws *workspace.Workspace, opts Options, setup func(*Runner)) *Runner {
+	t.Helper()
 	r, err := Open(ws, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -341,6 +342,9 @@ func (r *Runner) fail(c candidate, now time.Time, err error) {
 	p.lastErr = err
 	pause := min(100*time.Millisecond<<min(p.failures-1, 16), r.ws().Config.Router.RescanInterval)
 	p.retryAt = now.Add(pause)
+	if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) && r.repairAt.IsZero() {
+		r.repairAt = now // a mailbox directory went missing: make it again first
+	}
 	r.log.Error("routing failed; trying again", "agent", c.agent, "file", c.name, "attempt", p.failures, "retry_in", pause, "err", err)
 }
 

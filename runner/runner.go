@@ -112,9 +112,19 @@ type Runner struct {
 	groupCtx context.Context
 
 	config   configWatch
-	watcher  *fsnotify.Watcher // while watch runs
+	watcher  *fsnotify.Watcher // while watch runs; nil when none could be made
 	outboxes map[string]string // outbox directory -> agent, while watch runs
 	rescan   *time.Ticker
+
+	// See repair.go.
+	repairAsked   atomic.Bool       // a worker found a directory missing
+	repairAt      time.Time         // make missing directories from then on
+	troubles      map[string]string // agent -> why its mailbox cannot be used
+	unwatched     map[string]bool   // agents whose outbox has no file events
+	saidUnwatched bool
+	watcherErr    error // why no watcher could be made
+	watchHook     func(dir string) error
+	polledAt      time.Time
 	// sessionOver, once set, says why the run ends: a stop_on type was
 	// delivered.
 	sessionOver string
@@ -180,19 +190,21 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		opts:     opts,
-		log:      opts.Logger,
-		lock:     lock,
-		agents:   make(map[string]mailbox.Dir),
-		pending:  make(map[fileKey]*pending),
-		last:     make(map[string]time.Time),
-		workers:  make(map[string]*worker),
-		retiring: make(map[string]*retiring),
-		slots:    make(chan struct{}, ws.Config.Concurrency),
-		kick:     make(chan struct{}, 1),
-		nudges:   make(map[string]string),
-		chains:   newChains(),
-		state:    loadStateBook(ws, opts.Now),
+		opts:      opts,
+		log:       opts.Logger,
+		lock:      lock,
+		agents:    make(map[string]mailbox.Dir),
+		pending:   make(map[fileKey]*pending),
+		last:      make(map[string]time.Time),
+		workers:   make(map[string]*worker),
+		retiring:  make(map[string]*retiring),
+		troubles:  make(map[string]string),
+		unwatched: make(map[string]bool),
+		slots:     make(chan struct{}, ws.Config.Concurrency),
+		kick:      make(chan struct{}, 1),
+		nudges:    make(map[string]string),
+		chains:    newChains(),
+		state:     loadStateBook(ws, opts.Now),
 	}
 	r.current.Store(ws)
 	for _, a := range ws.Config.Agents {
@@ -283,37 +295,45 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 // changes (see reload.go).
 func (r *Runner) watch(ctx context.Context) error {
 	w, err := fsnotify.NewBufferedWatcher(4096)
+	var events <-chan fsnotify.Event
+	var errs <-chan error
 	if err != nil {
-		return err
+		// No inotify instance left: every outbox is listed every
+		// pollInterval instead.
+		r.watcherErr = fmt.Errorf("no file watcher: %w", err)
+	} else {
+		defer w.Close()
+		r.watcher, events, errs = w, w.Events, w.Errors
 	}
-	defer w.Close()
-	r.watcher, r.outboxes = w, make(map[string]string, len(r.agents))
+	r.outboxes = make(map[string]string, len(r.agents))
 	defer func() { r.watcher, r.outboxes = nil, nil }()
-	for name, box := range r.agents {
-		dir := filepath.Join(string(box), mailbox.Outbox)
-		r.outboxes[dir] = name
-		if r.noEvents {
-			continue
-		}
-		if err := w.Add(dir); err != nil {
-			return fmt.Errorf("watch %s: %w", dir, err)
-		}
+	for name := range r.agents {
+		r.watchOutbox(name)
 	}
 	root := r.ws().Root
-	if !r.noEvents {
+	if r.watcher != nil && !r.noEvents {
 		// Events here are hints too: the rescan compares the files.
 		_ = w.Add(root)
 		_ = w.Add(filepath.Join(root, "skills"))
 	}
 	r.log.Info("routing", "workspace", root, "agents", len(r.agents))
 	r.config.dirty = true // changed since Open, before the watch began?
+	r.writeRunnerInfo()
 	r.scan()
+	r.polledAt = r.opts.Now()
 	r.rescan = time.NewTicker(r.ws().Config.Router.RescanInterval)
 	defer r.rescan.Stop()
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	for {
 		r.startRetired()
+		now := r.opts.Now()
+		if r.repairAsked.Load() || (!r.repairAt.IsZero() && !now.Before(r.repairAt)) {
+			r.repair()
+		}
+		if p := r.nextPoll(); !p.IsZero() && !now.Before(p) {
+			r.pollUnwatched()
+		}
 		next := r.checkConfig()
 		if next.IsZero() {
 			// Routing waits while the configuration is being written.
@@ -326,8 +346,10 @@ func (r *Runner) watch(ctx context.Context) error {
 			return r.runUntilIdle(ctx)
 		}
 		r.checkDeadlines()
-		if d := r.nextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
-			next = d
+		for _, d := range []time.Time{r.nextDeadline(), r.nextPoll(), r.repairAt} {
+			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
+				next = d
+			}
 		}
 		if !next.IsZero() {
 			settle.Reset(max(time.Until(next), time.Millisecond))
@@ -335,7 +357,7 @@ func (r *Runner) watch(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-w.Events:
+		case ev, ok := <-events:
 			if !ok {
 				return errors.New("file watcher stopped")
 			}
@@ -344,13 +366,13 @@ func (r *Runner) watch(ctx context.Context) error {
 			// routed, and synced, as one batch.
 			for drained := false; !drained; {
 				select {
-				case ev := <-w.Events:
+				case ev := <-events:
 					r.event(ev)
 				default:
 					drained = true
 				}
 			}
-		case err, ok := <-w.Errors:
+		case err, ok := <-errs:
 			if !ok {
 				return errors.New("file watcher stopped")
 			}
@@ -363,6 +385,7 @@ func (r *Runner) watch(ctx context.Context) error {
 			return fmt.Errorf("watching outboxes: %w", err)
 		case <-r.rescan.C:
 			r.config.dirty = true
+			r.repair()
 			r.scan()
 		case <-settle.C:
 		case <-r.kick:
@@ -378,6 +401,9 @@ func (r *Runner) watch(ctx context.Context) error {
 // once a stop_on message is delivered.
 func (r *Runner) runUntilIdle(ctx context.Context) error {
 	for {
+		if r.repairAsked.Load() || !r.repairAt.IsZero() {
+			r.repair()
+		}
 		r.scan()
 		next, err := r.routePending(ctx)
 		if err != nil && !r.anyRetryable() {
@@ -480,6 +506,10 @@ func (r *Runner) event(ev fsnotify.Event) {
 		}
 		return
 	}
+	if agent, ok := r.outboxes[ev.Name]; ok && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
+		r.outboxGone(agent) // the outbox itself: its watch is gone
+		return
+	}
 	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
 		return
 	}
@@ -509,16 +539,28 @@ func (r *Runner) note(k fileKey) *pending {
 
 // scan lists every outbox and notes the files it holds.
 func (r *Runner) scan() {
-	for agent, box := range r.agents {
-		names, err := box.Names(mailbox.Outbox)
-		if err != nil {
-			r.log.Error("listing outbox", "agent", agent, "err", err)
-			continue
+	for agent := range r.agents {
+		r.scanAgent(agent)
+	}
+}
+
+// scanAgent lists an agent's outbox and notes the files it holds. A
+// missing outbox is made again (see repair).
+func (r *Runner) scanAgent(agent string) {
+	names, err := r.agents[agent].Names(mailbox.Outbox)
+	if errors.Is(err, fs.ErrNotExist) {
+		if r.repairAt.IsZero() {
+			r.repairAt = r.opts.Now()
 		}
-		for _, n := range names {
-			if !mailbox.IsScratch(n) {
-				r.note(fileKey{agent, n})
-			}
+		return
+	}
+	if err != nil {
+		r.log.Error("listing outbox", "agent", agent, "err", err)
+		return
+	}
+	for _, n := range names {
+		if !mailbox.IsScratch(n) {
+			r.note(fileKey{agent, n})
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,6 +91,18 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, printable(a.State), a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
 		if a.Note != "" {
 			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
+		}
+		if a.Unusable != "" {
+			notes = append(notes, "  "+a.Name+": "+printable(a.Unusable))
+		}
+		if len(a.Missing) > 0 {
+			notes = append(notes, fmt.Sprintf("  %s: missing %s/{%s}: a running runner makes them again", a.Name, filepath.ToSlash(filepath.Join(workspace.MailboxesDir, a.Name)), strings.Join(a.Missing, ",")))
+		}
+		if rep.Runner != nil && rep.Runner.Mailboxes[a.Name] != "" {
+			notes = append(notes, "  "+a.Name+": its mailbox cannot be used: "+printable(rep.Runner.Mailboxes[a.Name]))
+		}
+		if rep.Runner != nil && slices.Contains(rep.Runner.Unwatched, a.Name) {
+			notes = append(notes, "  "+a.Name+": no file events for its outbox (the kernel's inotify watches are used up); the runner lists it every second")
 		}
 		if rep.Runner != nil && !rep.Runner.Knows(a.Name) {
 			notes = append(notes, "  "+a.Name+": not routed yet: the running runner has not loaded it from "+workspace.ConfigFile)

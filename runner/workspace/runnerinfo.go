@@ -31,6 +31,12 @@ type RunnerInfo struct {
 	// Files identifies the files it read last (ConfigStamp.String): when
 	// they changed since, it has not read them yet.
 	Files string `json:"files"`
+	// Unwatched are the agents whose outbox the runner gets no file
+	// events for (the kernel's watches are used up): it lists them every
+	// second instead.
+	Unwatched []string `json:"unwatched,omitempty"`
+	// Mailboxes says, by agent, why a mailbox cannot be used.
+	Mailboxes map[string]string `json:"mailbox_problems,omitempty"`
 }
 
 // RunnerInfoPath returns the path of the file a running runner keeps its

@@ -42,6 +42,11 @@ type AgentStatus struct {
 	// Ignored are files in the outbox the router leaves alone: editor
 	// scratch files (swap files, backups ending in "~", dot files).
 	Ignored []string `json:"ignored,omitempty"`
+	// Missing are the mailbox's state directories that are not there (a
+	// person or `git clean` removed them); a runner makes them again.
+	Missing []string `json:"missing,omitempty"`
+	// Unusable says why the mailbox cannot be read, when it cannot.
+	Unusable string `json:"unusable,omitempty"`
 }
 
 // Problem is a file that was refused or given up on, and why.
@@ -89,6 +94,12 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		}{
 			{mailbox.Inbox, &s.Inbox}, {mailbox.Cur, &s.Cur}, {mailbox.Done, &s.Done}, {mailbox.Sent, &s.Sent},
 		}
+		if info, err := os.Lstat(string(box)); err == nil && !info.IsDir() {
+			// One mailbox a person broke does not hide the others.
+			s.Unusable = w.Short(string(box)) + " is not a directory"
+			out = append(out, s)
+			continue
+		}
 		for _, c := range counts {
 			n, err := box.Count(c.state)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -99,10 +110,11 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		for _, state := range mailbox.States {
 			// A directory's modification time moves whenever an entry
 			// is added or removed: the newest one is the last activity.
-			if state == mailbox.Tmp {
-				continue
+			info, err := os.Stat(filepath.Join(string(box), state))
+			if errors.Is(err, os.ErrNotExist) {
+				s.Missing = append(s.Missing, state)
 			}
-			if info, err := os.Stat(filepath.Join(string(box), state)); err == nil && info.ModTime().After(s.LastActivity) {
+			if err == nil && state != mailbox.Tmp && info.ModTime().After(s.LastActivity) {
 				s.LastActivity = info.ModTime()
 			}
 		}
