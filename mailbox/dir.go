@@ -337,6 +337,9 @@ func (d Dir) GiveUp(id, reason string) error {
 func (d Dir) move(id, from, to string) error {
 	name := FileName(id)
 	if err := os.Rename(d.Path(from, name), d.Path(to, name)); err != nil {
+		if _, serr := os.Lstat(d.Path(from, name)); serr == nil {
+			return err // the message is there: the directory it goes to is not
+		}
 		return d.notFound(id, from, err)
 	}
 	if err := syncDir(filepath.Join(string(d), to)); err != nil {

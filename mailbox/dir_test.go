@@ -321,6 +321,29 @@ func TestMoveNotFound(t *testing.T) {
 	}
 }
 
+// TestClaimIntoMissingDir checks that a claim whose cur/ was removed says
+// the directory is missing, not that the message is: the message stays in
+// the inbox, and the caller can make cur/ again and claim it.
+func TestClaimIntoMissingDir(t *testing.T) {
+	d, s := newDir(t)
+	if ok, err := d.Deliver(id1, []byte("x"), s); err != nil || !ok {
+		t.Fatalf("Deliver(%s) = %v, %v", id1, ok, err)
+	}
+	if err := os.Remove(d.Path(Cur, "")); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Claim(id1)
+	if errors.Is(err, ErrNotFound) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Claim with cur/ removed = %v, want a missing directory, not a missing message", err)
+	}
+	if err := d.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Claim(id1); err != nil {
+		t.Fatalf("Claim after Init = %v", err)
+	}
+}
+
 func TestRejectSymlink(t *testing.T) {
 	d, s := newDir(t)
 	outside := filepath.Join(t.TempDir(), "secret.txt")

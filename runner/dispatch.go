@@ -189,6 +189,10 @@ func (w *worker) drain(ctx context.Context) error {
 			if errors.Is(err, mailbox.ErrNotFound) {
 				continue // taken by someone else
 			}
+			if errors.Is(err, fs.ErrNotExist) {
+				w.r.askRepair() // cur/ was removed; the router wakes the worker
+				return nil
+			}
 			return err
 		}
 		w.handle(ctx, next)
@@ -211,6 +215,10 @@ func (w *worker) oldest() (string, error) {
 // message was not finished, and messages claimed but not answered.
 func (w *worker) recover(ctx context.Context) error {
 	stages, err := w.box.Stages(w.r.syncer)
+	if errors.Is(err, fs.ErrNotExist) {
+		w.r.askRepair() // tmp/ was removed: nothing was left in it
+		stages, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -232,6 +240,10 @@ func (w *worker) recover(ctx context.Context) error {
 		w.recordHandled(st.ID(), w.read(mailbox.Done, st.ID()), 0, "finished by a runner started after a crash")
 	}
 	cur, err := w.box.IDs(mailbox.Cur)
+	if errors.Is(err, fs.ErrNotExist) {
+		w.r.askRepair()
+		cur, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}

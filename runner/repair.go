@@ -68,6 +68,7 @@ func (r *Runner) repair() {
 		if err != nil {
 			continue
 		}
+		r.notify(agent) // a worker that found a directory missing looks again
 		if gone {
 			r.log.Warn("made again the mailbox directories that were removed", "agent", agent)
 		}

@@ -57,6 +57,23 @@ func TestMailboxRemoved(t *testing.T) {
 	}
 }
 
+// TestCurRemoved checks that a worker whose cur/ was removed does not
+// spin or stop the runner: the message waits in the inbox, cur/ is made
+// again, and the message is handled.
+func TestCurRemoved(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "alice"), "agents:\n  - alice\n  - {name: echo, driver: command, run: [./echo.sh]}\nrouter:\n  rescan_interval: 1h\n")
+	script(t, ws, "echo.sh", "echo \"echo: $(tail -n 1 \"$PARLEY_MESSAGE\")\"\n")
+	watching(t, ws, Options{})
+	if err := os.RemoveAll(ws.Mailbox("echo").Path(mailbox.Cur, "")); err != nil {
+		t.Fatal(err)
+	}
+	send(t, ws, "alice", "echo", "ping")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "alice", mailbox.Inbox)) == 1 })
+	if got := bodies(t, ws, "alice", mailbox.Inbox); got[0] != "echo: ping" {
+		t.Errorf("echo answered %q", got)
+	}
+}
+
 // TestMailboxCannotBeMade checks that a mailbox the runner cannot make
 // again is reported, with the reason, and that other agents are served.
 func TestMailboxCannotBeMade(t *testing.T) {
