@@ -73,11 +73,23 @@ func (fr *frameReader) next() ([][]byte, error) {
 	var frames [][]byte
 	var cur bytes.Buffer
 	var total int64
+	var line []byte
 	for {
-		line, err := fr.r.ReadBytes('\n')
-		total += int64(len(line))
+		// A line is read piece by piece, so that one endless line is
+		// stopped at max_output, not held whole in memory.
+		chunk, err := fr.r.ReadSlice('\n')
+		total += int64(len(chunk))
 		if total > fr.max {
 			return nil, errOutputTooLarge
+		}
+		line = append(line[:0], chunk...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			chunk, err = fr.r.ReadSlice('\n')
+			total += int64(len(chunk))
+			if total > fr.max {
+				return nil, errOutputTooLarge
+			}
+			line = append(line, chunk...)
 		}
 		if len(line) > 0 && string(bytes.TrimRight(line, "\r\n")) == FrameEnd {
 			if len(bytes.TrimSpace(cur.Bytes())) == 0 {
