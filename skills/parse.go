@@ -920,6 +920,7 @@ func (p *parser) finish() {
 		}
 		p.skill.Types = append(p.skill.Types, t.Type)
 	}
+	p.review()
 }
 
 // anySignals adds to a type's signal values those its signal tables say

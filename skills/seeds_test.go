@@ -231,8 +231,9 @@ func TestSeedSendMessageTool(t *testing.T) {
 	if d := cmp.Diff(want, schema(s)); d != "" {
 		t.Errorf("schema of send-message-tool.md (-want +got):\n%s", d)
 	}
-	// What it could not read is said, as warnings: no frontmatter, and the
-	// addressing table.
+	// What it could not read is said, as warnings: no frontmatter, the
+	// addressing table, and the types whose recipient is only in prose
+	// ("ask a teammate"): they go where their to: says.
 	var got []string
 	for _, p := range s.Problems {
 		if !p.Warning {
@@ -240,7 +241,20 @@ func TestSeedSendMessageTool(t *testing.T) {
 		}
 		got = append(got, p.Message)
 	}
-	if len(got) != 2 || !strings.HasPrefix(got[0], "no frontmatter") || !strings.HasPrefix(got[1], "table not understood (columns: address, meaning)") {
-		t.Errorf("problems = %q", got)
+	wantProblems := []string{
+		"no frontmatter",
+		"table not understood (columns: address, meaning)",
+		"shutdown_request: no recipient found",
+		"shutdown_response: no recipient found",
+		"plan_approval_request: no recipient found",
+		"plan_approval_response: no recipient found",
+	}
+	if len(got) != len(wantProblems) {
+		t.Fatalf("problems = %q", got)
+	}
+	for i, w := range wantProblems {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("problem %d = %q, want it to start with %q", i, got[i], w)
+		}
 	}
 }
