@@ -269,3 +269,34 @@ func TestObservers(t *testing.T) {
 		t.Errorf("Copied to: observers %v line %d, want [gm narrator] line 9", ty.Observers, ty.ObserversLine)
 	}
 }
+
+// TestNotations checks the ways protocols write allowed values, role
+// phrases, and headings that are sentences rather than "sender to
+// recipient".
+func TestNotations(t *testing.T) {
+	text := "---\nname: n\ndescription: notations\n---\n" +
+		"## Responding to Narrator Requests\n\n" +
+		"### `[VOTE]`\n\n- **Sender**: Any teammate\n- **Recipient**: Either the GM or a player\n\n" +
+		"| Field | Required | Description |\n|---|---|---|\n" +
+		"| `choice` | Yes | One of: `A`, `B` |\n" +
+		"| `mood` | Yes | How they feel (`calm`/`angry`) |\n" +
+		"| `side` | Yes | `left` or `right` |\n" +
+		"| `pace` | No | either `slow` or `fast` |\n" +
+		"| `secret` | No | `true`/`false` |\n" +
+		"| `level` | No | The level, see below |\n" +
+		"| `ref` | No | Points at `scene_number` or `scene_slug` of the scene |\n\n" +
+		"Values of `level`:\n\n- `low` — barely\n- `high`: a lot\n\n" +
+		"```yaml\n[VOTE]\nchoice: A\nstance: for | against\n```\n\n" +
+		"## GM to Players\n\n### `[CUE]`\n\n- Required: `cue`\n"
+	s := Parse("n.md", []byte(text))
+	want := map[string][]string{
+		"VOTE any>gm,player direct": {"choice!=A|B", "mood!=calm|angry", "side!=left|right", "pace?=slow|fast", "secret?=true|false", "level?=low|high", "ref?", "stance?=for|against"},
+		"CUE gm>player all direct":  {"cue!"},
+	}
+	if d := cmp.Diff(want, schema(s)); d != "" {
+		t.Errorf("schema (-want +got):\n%s", d)
+	}
+	for _, p := range s.Problems {
+		t.Errorf("problem: %+v", p)
+	}
+}
