@@ -937,6 +937,7 @@ func (p *parser) finish() {
 			}
 		}
 		p.anySignals(t)
+		p.rolesFromSignals(t)
 		for k, isBool := range t.booleans {
 			if f, ok := t.Field(k); ok && isBool && len(f.Enum) == 0 {
 				f.Enum = []string{"true", "false"}
@@ -957,6 +958,46 @@ func (p *parser) finish() {
 		p.skill.Types = append(p.skill.Types, t.Type)
 	}
 	p.review()
+}
+
+// rolesFromSignals gives a type whose section names no sender (or no
+// recipient) the roles its signal tables give every value of its signal
+// field.
+func (p *parser) rolesFromSignals(t *typeState) {
+	f, ok := t.Field("signal")
+	if !ok || len(f.Enum) == 0 || len(t.Senders) > 0 && len(t.Recipients) > 0 {
+		return
+	}
+	var senders, recipients []string
+	sendersKnown, recipientsKnown := true, true
+	for _, v := range f.Enum {
+		var sg *Signal
+		for _, x := range p.skill.Signals {
+			if x.Name == v {
+				sg = x
+				break
+			}
+		}
+		if sg == nil {
+			return
+		}
+		if r := sg.SignalSenders(); len(r) > 0 {
+			senders = union(senders, r)
+		} else {
+			sendersKnown = false
+		}
+		if r := sg.SignalRecipients(); len(r) > 0 {
+			recipients = union(recipients, r)
+		} else {
+			recipientsKnown = false
+		}
+	}
+	if len(t.Senders) == 0 && sendersKnown {
+		t.Senders = senders
+	}
+	if len(t.Recipients) == 0 && recipientsKnown {
+		t.Recipients = recipients
+	}
 }
 
 // anySignals adds to a type's signal values those its signal tables say
