@@ -250,13 +250,23 @@ func (p *parser) heading(n *gast.Heading) {
 	t.byHeading, t.Tagged, t.Line, t.level = true, tagged, line, n.Level
 	t.Section = p.parentSection()
 	t.path = p.headingPath()
-	if m := arrow.FindStringSubmatch(t.Section); m != nil && (hasArrow(t.Section) || rolePhrase(m[1]) && rolePhrase(m[2])) {
-		t.sectionFrom, t.sectionTo = m[1], m[2]
-	}
+	t.sectionFrom, t.sectionTo, _ = headingRoles(t.Section)
 	p.cur = t
 }
 
-func hasArrow(s string) bool { return strings.Contains(s, "→") || strings.Contains(s, "->") }
+// headingRoles reads a heading that says who sends to whom: "Agent →
+// Orchestrator", "GM to Players"; not a sentence with "to" in it
+// ("Responding to Narrator Requests").
+func headingRoles(heading string) (from, to string, ok bool) {
+	m := arrow.FindStringSubmatch(heading)
+	if m == nil {
+		return "", "", false
+	}
+	if strings.Contains(heading, "→") || strings.Contains(heading, "->") || rolePhrase(m[1]) && rolePhrase(m[2]) {
+		return m[1], m[2], true
+	}
+	return "", "", false
+}
 
 // rolePhrase reports whether one side of a heading "X to Y" may name
 // roles ("GM", "the player teammates") rather than be part of a sentence
@@ -1012,11 +1022,11 @@ func (p *parser) anySignals(t *typeState) {
 		if !contains(sg.Senders, "any") {
 			continue
 		}
-		m := arrow.FindStringSubmatch(sg.Direction)
-		if m == nil {
+		_, toText, ok := headingRoles(sg.Direction)
+		if !ok {
 			continue
 		}
-		if to, _ := parseRoles(m[2]); overlapsAny(to, t.Recipients) {
+		if to, _ := parseRoles(toText); overlapsAny(to, t.Recipients) {
 			f.Enum = union(f.Enum, []string{sg.Name})
 		}
 	}

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -18,8 +19,8 @@ import (
 func (sg *Signal) SignalSenders() []string {
 	roles := sg.Senders
 	if len(roles) == 0 {
-		if m := arrow.FindStringSubmatch(sg.Direction); m != nil && hasArrow(sg.Direction) {
-			roles, _ = parseRoles(m[1])
+		if from, _, ok := headingRoles(sg.Direction); ok {
+			roles, _ = parseRoles(from)
 		}
 	}
 	if generic(roles) {
@@ -33,8 +34,8 @@ func (sg *Signal) SignalSenders() []string {
 func (sg *Signal) SignalRecipients() []string {
 	roles := sg.Recipients
 	if len(roles) == 0 {
-		if m := arrow.FindStringSubmatch(sg.Direction); m != nil && hasArrow(sg.Direction) {
-			roles, _ = parseRoles(m[2])
+		if _, to, ok := headingRoles(sg.Direction); ok {
+			roles, _ = parseRoles(to)
 		}
 	}
 	if generic(roles) {
@@ -73,7 +74,7 @@ func (s *Set) checkSignal(m *mailbox.Message, env Envelope) []Violation {
 		line = m.Payload().Line("signal")
 	}
 	var vs []Violation
-	where := fmt.Sprintf("%s:%d", sk.Source, sg.Line)
+	where := fmt.Sprintf("%s:%d", filepath.Base(sk.Source), sg.Line)
 	if senders := sg.SignalSenders(); len(senders) > 0 && len(env.Sender.Roles) > 0 && !allows(senders, env.Sender.Roles) {
 		vs = append(vs, Violation{Field: "signal", Line: line, Reason: fmt.Sprintf("%s (%s) may not emit %s: it is emitted by %s (%s)", env.Sender.Name, roleList(env.Sender.Roles), name, strings.Join(senders, " or "), where)})
 	}
