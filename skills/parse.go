@@ -2,6 +2,8 @@ package skills
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,7 +27,8 @@ import (
 // line and the section, and errors among them make the skill unusable
 // (see Skill.Err).
 func Parse(source string, data []byte) *Skill {
-	s := &Skill{Source: source}
+	sum := sha256.Sum256(data)
+	s := &Skill{Source: source, Hash: hex.EncodeToString(sum[:6])}
 	// Read CRLF files as LF ones: lines keep their numbers.
 	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	p := &parser{skill: s, types: make(map[string]*typeState)}
