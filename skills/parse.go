@@ -699,6 +699,10 @@ func (p *parser) example(n *gast.FencedCodeBlock) {
 	content := b.String()
 	lang := strings.ToLower(string(n.Language(p.src)))
 	trimmed := strings.TrimSpace(content)
+	if (lang == "typescript" || lang == "ts" || lang == "") && interfaceStart.MatchString(content) {
+		p.interfaces(content, p.line(n))
+		return
+	}
 	if lang == "json" || strings.HasPrefix(trimmed, "{") {
 		p.jsonExample(trimmed, p.line(n))
 		return
