@@ -344,6 +344,14 @@ func (p *parser) paragraph(n *gast.Paragraph) {
 	txt := strings.TrimSpace(p.inline(n))
 	line := p.line(n)
 	p.lastPara = txt
+	// Lines that each start with a label ("Emitted by: worker", then
+	// "Sent to: lead") are read one by one, not as one sentence.
+	if lines := strings.Split(p.inlineBreaks(n, '\n'), "\n"); len(lines) > 1 && startsLabel(lines[0]) && startsLabel(lines[1]) {
+		for i, l := range lines {
+			p.prose(strings.TrimSpace(l), line+i)
+		}
+		return
+	}
 	if tableLooking.MatchString(txt) {
 		p.problem(line, "looks like a table but is not one: a table needs a header row, then a |---|---| row", false)
 		return
@@ -351,11 +359,24 @@ func (p *parser) paragraph(n *gast.Paragraph) {
 	p.prose(txt, line)
 }
 
+// startsLabel reports whether a line starts with a label parley reads:
+// Sender:, Emitted by:, Required:, Hard rule: ...
+func startsLabel(line string) bool {
+	line = strings.TrimSpace(line)
+	return labelled.MatchString(line) || listLine.MatchString(line) || hardRule.MatchString(line)
+}
+
 // prose reads the sentences of a paragraph that carry schema.
 func (p *parser) prose(txt string, line int) {
 	if m := labelled.FindStringSubmatch(txt); m != nil && p.cur != nil {
 		p.bullet(txt, line)
 		return
+	}
+	if p.cur != nil && strings.HasPrefix(txt, "`") {
+		// "`stage` is `draft` or `final`."
+		if m := fieldValues.FindStringSubmatch(txt); m != nil {
+			p.cur.enums[m[1]] = union(p.cur.enums[m[1]], oneOf(m[2]))
+		}
 	}
 	// Cheap looks for the words each pattern needs keep the patterns off
 	// most paragraphs: reading a skill is on the path of every command
@@ -1085,7 +1106,11 @@ func (p *parser) ensureField(t *typeState, name string, required bool) {
 
 // inline renders a node's inline content as text: emphasis and links
 // dropped, code spans kept in backticks.
-func (p *parser) inline(n gast.Node) string {
+func (p *parser) inline(n gast.Node) string { return p.inlineBreaks(n, ' ') }
+
+// inlineBreaks renders a node's inline content as inline does, writing
+// brk where a line of the source ends.
+func (p *parser) inlineBreaks(n gast.Node, brk byte) string {
 	var b strings.Builder
 	var walk func(gast.Node)
 	walk = func(n gast.Node) {
@@ -1094,7 +1119,7 @@ func (p *parser) inline(n gast.Node) string {
 			case *gast.Text:
 				b.Write(util.UnescapePunctuations(c.Value(p.src)))
 				if c.SoftLineBreak() || c.HardLineBreak() {
-					b.WriteByte(' ')
+					b.WriteByte(brk)
 				}
 			case *gast.String:
 				b.Write(c.Value)
@@ -1225,6 +1250,10 @@ var valueItem = regexp.MustCompile("^`([^`]+)`\\s*(?:$|[-–—:(,]|\\s)")
 // spanList is two or more code spans separated by commas, slashes, bars
 // or "or": `a`, `b` or `c`; `a`/`b`; `A` | `B`.
 const spanList = "`[^`]+`(?:\\s*(?:,\\s*or\\b|,|/|\\\\?\\||\\bor\\b)\\s*`[^`]+`)+"
+
+// fieldValues is a sentence giving a field's values: "`stage` is `draft`
+// or `final`", "`mode` must be one of `a`, `b`".
+var fieldValues = regexp.MustCompile("^`([A-Za-z_][\\w.\\[\\]]*)` (?:is|must be|may be|can be)(?: one of:?| either)? (" + spanList + ")\\s*\\.?$")
 
 // enumForms are the ways a field's description gives its allowed values:
 // "One of: `A`, `B`"; a list of values that is the whole description, or
