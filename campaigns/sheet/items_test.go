@@ -1,6 +1,7 @@
 package sheet
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -136,5 +137,26 @@ func TestModifier(t *testing.T) {
 		if got := Modifier(score); got != want {
 			t.Errorf("Modifier(%d) = %d, want %d", score, got, want)
 		}
+	}
+}
+
+// TestNotItems checks that bullets under an Equipment section that are
+// notes about the gear (a Limitations heading, a "**Notes:**" label) are
+// not read as items, and that items after them are.
+func TestNotItems(t *testing.T) {
+	text := "# Kit\n\n| **Hit Points** | 9/9 |\n\n## Equipment\n\n- Longsword\n- Shield\n\n" +
+		"### Limitations\n\n- Cannot wear heavy armor\n- No metal near the shrine\n\n" +
+		"### Pack\n\n- Rope\n\n**Notes:**\n- The rope is frayed\n\n**Worn:**\n- Cloak\n"
+	d, err := Parse("party/kit.md", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range d.Sheet.Items {
+		got = append(got, it.Name)
+	}
+	want := []string{"Longsword", "Shield", "Rope", "Cloak"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("items = %q, want %q", got, want)
 	}
 }

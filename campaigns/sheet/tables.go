@@ -46,6 +46,7 @@ func (p *parsed) parseTables(from int) error {
 	p.t = t
 	var (
 		inComment, inEq, inPack, inCur bool
+		notItems                       bool // in Equipment, under notes (Limitations, Notes): not items
 		fence                          string
 		eqLevel                        int
 		sectionName                    string
@@ -94,11 +95,12 @@ func (p *parsed) parseTables(from int) error {
 			head := section{found: true, name: htext, headNext: p.next(i), contentEnd: p.next(i), lastItem: -1}
 			switch {
 			case !t.eq.found && lvl <= 2 && (strings.Contains(nt, "equipment") || strings.Contains(nt, "inventory")):
-				t.eq, inEq, eqLevel, sectionName = head, true, lvl, ""
+				t.eq, inEq, eqLevel, sectionName, notItems = head, true, lvl, "", false
 			case !t.cur.found && (strings.Contains(nt, "currency") || nt == "money" || nt == "coins" || nt == "wealth" || nt == "purse"):
 				t.cur, inCur = head, true
 			case inEq:
 				sectionName = htext
+				notItems = notesLabel(nt)
 				if !t.pack.found && strings.Contains(nt, "pack") {
 					t.pack, inPack = head, true
 				}
@@ -202,7 +204,14 @@ func (p *parsed) parseTables(from int) error {
 		}
 		curItem = -1
 		marker, textAt, col, ok := bullet(line)
-		if !ok || ind > 3 {
+		if !ok && ind <= 3 {
+			// "**Limitations:**" over a list: notes, until the next
+			// heading or the next label that is not one.
+			if l, lok := labelLine(trim); lok {
+				notItems = notesLabel(l)
+			}
+		}
+		if !ok || ind > 3 || notItems {
 			continue
 		}
 		text := strings.TrimRight(line[textAt:], " \t")
@@ -724,6 +733,35 @@ func atoi(b []byte) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// notesWords start the names of the parts of an Equipment section that
+// hold notes about the gear, not gear: "Limitations", "Notes", "Rules".
+var notesWords = []string{"limitation", "restriction", "note", "rule", "proficienc", "attunement", "feature", "trait", "reminder"}
+
+// notesLabel reports whether a normalized heading or label names notes.
+func notesLabel(label string) bool {
+	for _, w := range notesWords {
+		if strings.HasPrefix(label, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// labelLine reads a line that is only a label: "**Limitations:**",
+// "Notes:", "**Notes**:". It returns the label, normalized.
+func labelLine(trim string) (string, bool) {
+	s := strings.TrimRight(trim, " \t")
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "**"), "__")
+	if !strings.HasSuffix(s, ":") {
+		return "", false
+	}
+	s = strings.Trim(strings.TrimSuffix(s, ":"), "*_ ")
+	if s == "" || strings.ContainsAny(s, "|[]") || len(strings.Fields(s)) > 4 {
+		return "", false
+	}
+	return normLabel(s), true
 }
 
 func indentWidth(line string) int {
