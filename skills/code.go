@@ -2,6 +2,7 @@ package skills
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 )
@@ -174,4 +175,116 @@ func snake(name string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// jsonSchema reads message types declared as a JSON Schema: an object
+// schema with properties (or several, under oneOf, anyOf, $defs or
+// definitions). A type is named by its type property's const (or single
+// enum value), else by its title or definition name in snake_case; its
+// properties are its fields, required when the schema's required lists
+// them, and an enum or const gives their allowed values. It reports
+// whether v was a schema.
+func (p *parser) jsonSchema(v map[string]any, line int) bool {
+	type named struct {
+		name   string
+		schema map[string]any
+	}
+	var found []named
+	if _, ok := v["properties"].(map[string]any); ok {
+		found = append(found, named{schema: v})
+	}
+	for _, k := range []string{"oneOf", "anyOf"} {
+		list, _ := v[k].([]any)
+		for _, s := range list {
+			if m, ok := s.(map[string]any); ok {
+				found = append(found, named{schema: m})
+			}
+		}
+	}
+	for _, k := range []string{"$defs", "definitions"} {
+		defs, _ := v[k].(map[string]any)
+		names := make([]string, 0, len(defs))
+		for n := range defs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if m, ok := defs[n].(map[string]any); ok {
+				found = append(found, named{name: n, schema: m})
+			}
+		}
+	}
+	if len(found) == 0 {
+		return false
+	}
+	for _, f := range found {
+		props, ok := f.schema["properties"].(map[string]any)
+		if !ok {
+			continue
+		}
+		name := ""
+		if tp, ok := props["type"].(map[string]any); ok {
+			if c, ok := tp["const"].(string); ok {
+				name = c
+			} else if e, ok := tp["enum"].([]any); ok && len(e) == 1 {
+				name, _ = e[0].(string)
+			}
+		}
+		own := name != ""
+		if name == "" {
+			if title, ok := f.schema["title"].(string); ok {
+				name = snake(strings.Join(strings.Fields(title), ""))
+			} else if f.name != "" {
+				name = snake(f.name)
+			}
+		}
+		var t *typeState
+		switch {
+		case p.cur != nil && (name == p.cur.Name || name == ""):
+			t = p.cur
+		case name != "" && plainHeading.MatchString(name):
+			t = p.typeFromCode(name, line)
+		default:
+			continue
+		}
+		required := map[string]bool{}
+		if list, ok := f.schema["required"].([]any); ok {
+			for _, r := range list {
+				if s, ok := r.(string); ok {
+					required[s] = true
+				}
+			}
+		}
+		keys := make([]string, 0, len(props))
+		for k := range props {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == "type" && own {
+				continue
+			}
+			if required[k] {
+				t.required = append(t.required, k)
+			} else {
+				t.optional = append(t.optional, k)
+			}
+			prop, _ := props[k].(map[string]any)
+			var values []string
+			if c, ok := prop["const"].(string); ok {
+				values = []string{c}
+			}
+			if e, ok := prop["enum"].([]any); ok {
+				for _, x := range e {
+					if s, ok := x.(string); ok {
+						values = append(values, s)
+					}
+				}
+			}
+			if len(values) > 0 {
+				t.enums[k] = union(t.enums[k], values)
+			}
+		}
+	}
+	return true
 }

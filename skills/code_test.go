@@ -38,3 +38,26 @@ func TestSnake(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONSchemaTypes checks message types declared as JSON Schema: one
+// schema, and several under oneOf and $defs.
+func TestJSONSchemaTypes(t *testing.T) {
+	text := "---\nname: js\ndescription: types as schemas\n---\n" +
+		"## Scout → Captain\n\n```json\n" +
+		`{"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Sighting", "type": "object",` +
+		` "properties": {"type": {"const": "sighting"}, "bearing": {"type": "integer"}, "kind": {"enum": ["ship", "whale"]}, "note": {"type": "string"}},` +
+		` "required": ["type", "bearing", "kind"]}` + "\n```\n\n" +
+		"## Captain → Scout\n\n```json\n" +
+		`{"$defs": {"Recall": {"type": "object", "properties": {"urgent": {"type": "boolean", "enum": ["yes", "no"]}}, "required": ["urgent"]}}}` + "\n```\n"
+	s := Parse("js.md", []byte(text))
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"sighting scout>captain direct": {"bearing!", "kind!=ship|whale", "note?"},
+		"recall captain>scout direct":   {"urgent!=yes|no"},
+	}
+	if d := cmp.Diff(want, schema(s)); d != "" {
+		t.Errorf("schema (-want +got):\n%s", d)
+	}
+}

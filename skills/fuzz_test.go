@@ -16,6 +16,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("# no frontmatter\n\n```json\n{\"to\": \"x\", \"message\": {\"type\": \"ping_request\", \"request_id\": \"1\"}}\n```\n"))
 	f.Add([]byte("---\nname: x\n---\n| Tag | Sender | Recipient |\n|---|---|---|\n| `[A]` | gm | all (broadcast) |\n"))
 	f.Add([]byte("## A → B\n\n```ts\ninterface P { type: 'p'; x?: 'a' | 'b'; y: Array<{ z: string;\n }>; }\ninterface Q {\n```\n"))
+	f.Add([]byte("## A → B\n\n```json\n{\"oneOf\": [{\"properties\": {\"type\": {\"const\": \"p\"}, \"x\": {\"enum\": [\"a\", 1]}}, \"required\": [\"x\", 2]}], \"$defs\": {\"Q\": {\"properties\": 3}}}\n```\n"))
 	f.Add([]byte("Values of `x`:\n\n- `a`\n- `b`\n\n### `[T]`\n\n| Field | Required | Description |\n|---|---|---|\n| `x` | Yes | (`a`/`b`) |\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := Parse("fuzz.md", data)

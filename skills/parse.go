@@ -873,6 +873,9 @@ func (p *parser) jsonExample(content string, line int) {
 	if err := json.Unmarshal([]byte(content), &v); err != nil {
 		return
 	}
+	if p.jsonSchema(v, line) {
+		return
+	}
 	msg := v
 	if inner, ok := v["message"].(map[string]any); ok {
 		msg = inner
