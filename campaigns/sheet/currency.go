@@ -384,6 +384,12 @@ func findCoins(line string) []coinAt {
 		}
 		d := coinDenom(strings.ToLower(line[w:e]))
 		if d == "" {
+			// A setting's own money: "250 credits", "3 trade tokens".
+			if name, ne := namedCurrency(line, w); name != "" {
+				out = append(out, coinAt{kind: amountFirst, start: k, end: ne, amount: span{k, j}, denom: name, n: n})
+				k = ne - 1
+				continue
+			}
 			k = j - 1
 			continue
 		}
@@ -401,6 +407,41 @@ func findCoins(line string) []coinAt {
 		k = end - 1
 	}
 	return out
+}
+
+// notCurrency are words that start a phrase, not a currency's name:
+// "40 in gems", "3 of them".
+var notCurrency = map[string]bool{"in": true, "of": true, "worth": true, "a": true, "an": true, "the": true, "and": true, "or": true,
+	"for": true, "to": true, "at": true, "from": true, "with": true, "per": true, "x": true, "more": true, "less": true, "times": true}
+
+// namedCurrency reads the name of a setting's own currency written after
+// an amount, from w: one or two words of letters ("credits", "trade
+// tokens", "marks"), ended by the line, a comma, a semicolon or a
+// parenthesis. It returns the name in lower case and where it ends; ""
+// for anything else (a sentence is not money).
+func namedCurrency(line string, w int) (string, int) {
+	var words []string
+	e := w
+	for len(words) < 3 {
+		s := e
+		for e < len(line) && isLetter(line[e]) {
+			e++
+		}
+		if e == s {
+			break
+		}
+		words = append(words, strings.ToLower(line[s:e]))
+		if n := skipSpaces(line, e); n < len(line) && isLetter(line[n]) {
+			e = n
+			continue
+		}
+		break
+	}
+	rest := strings.TrimLeft(line[e:], " \t")
+	if len(words) == 0 || len(words) > 2 || rest != "" && !strings.ContainsAny(rest[:1], ",;(") || notCurrency[words[0]] {
+		return "", 0
+	}
+	return strings.Join(words, " "), e
 }
 
 // Edits.

@@ -233,7 +233,7 @@ func TestMethodErrors(t *testing.T) {
 		{"AddItem 0", tableSheet, func(d *sheet.Doc) error { _, err := d.AddItem("Torch", 0, ""); return err }, sheet.ErrRange, ""},
 		{"AddItem two lines", tableSheet, func(d *sheet.Doc) error { _, err := d.AddItem("Torch", 1, "a\nb"); return err }, nil, ""},
 		{"SetCurrency unknown coin", tableSheet, func(d *sheet.Doc) error { return d.SetCurrency("gems", 1) }, nil,
-			`party/x.md: currency: unknown coin "gems": want gp, sp, cp, ep or pp`},
+			`party/x.md: currency: unknown coin "gems": want gp, sp, cp, ep or pp, or a currency the sheet holds`},
 		{"SetCurrency below zero", tableSheet, func(d *sheet.Doc) error { return d.SetCurrency("gp", -1) }, sheet.ErrBelowZero, ""},
 		{"frontmatter ChangeItem below zero", flowSheet, func(d *sheet.Doc) error { _, err := d.ChangeItem("longsword", -2); return err }, sheet.ErrBelowZero, ""},
 		{"frontmatter entry that cannot be removed", uneditable, func(d *sheet.Doc) error { _, err := d.ChangeItem("rope", -2); return err }, sheet.ErrUneditable,

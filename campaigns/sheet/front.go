@@ -280,7 +280,7 @@ func (p *parsed) frontCoins(m *yaml.Node) error {
 		k, v := m.Content[i], m.Content[i+1]
 		d := coinDenom(strings.ToLower(k.Value))
 		if d == "" {
-			continue
+			d = strings.ToLower(strings.TrimSpace(k.Value)) // a setting's own: credits
 		}
 		if l, ok := seen[d]; ok {
 			return p.errf(f.line(k), "currency", "%s written twice, on lines %d and %d", d, l, f.line(k))

@@ -572,6 +572,23 @@ func (d *Doc) item(i int) Item {
 	return d.p.sh.Items[i]
 }
 
+// Denom returns the denomination a word names: a D&D coin ("gold" is gp),
+// or a currency of the setting the sheet already holds ("credits",
+// "trade-tokens" for trade tokens); "" for none.
+func (d *Doc) Denom(word string) string {
+	w := strings.ToLower(strings.TrimSpace(word))
+	if dn := coinDenom(w); dn != "" {
+		return dn
+	}
+	w = strings.NewReplacer("-", " ", "_", " ").Replace(w)
+	for _, c := range d.p.sh.Currency {
+		if c.Denom == w {
+			return w
+		}
+	}
+	return ""
+}
+
 // SetCurrency sets the amount of one denomination (gp, sp, cp, ep or pp;
 // the full names gold, silver... work too) where it is written. A coin
 // the sheet does not have yet is added in the style of the last one
@@ -588,9 +605,9 @@ func (d *Doc) SetCurrency(denom string, n int) error {
 		}
 		return d.fail(line, "currency", fmt.Errorf("%w: the money on the sheet could not be read (%v); correct it by hand", ErrUneditable, errors.Unwrap(d.p.curErr)))
 	}
-	dn := coinDenom(strings.ToLower(strings.TrimSpace(denom)))
+	dn := d.Denom(denom)
 	if dn == "" {
-		return d.fail(0, "currency", fmt.Errorf("unknown coin %q: want gp, sp, cp, ep or pp", denom))
+		return d.fail(0, "currency", fmt.Errorf("unknown coin %q: want gp, sp, cp, ep or pp, or a currency the sheet holds", denom))
 	}
 	if n < 0 {
 		return d.fail(0, "currency", fmt.Errorf("%d %s is %w", n, dn, ErrBelowZero))

@@ -159,19 +159,18 @@ func setValue(d *sheet.Doc, key string, n int) (before int, err error) {
 			return before, d.SetAbility(key, n)
 		}
 	}
-	switch key {
-	case "gp", "sp", "cp", "ep", "pp":
+	if dn := d.Denom(key); dn != "" {
 		for _, c := range d.Currency {
-			if c.Denom == key {
+			if c.Denom == dn {
 				before = c.Amount
 			}
 		}
-		return before, d.SetCurrency(key, n)
+		return before, d.SetCurrency(dn, n)
 	}
 	return 0, errUnknownKey
 }
 
-var errUnknownKey = errors.New("unknown key (keys: hp, max_hp, level, str, dex, con, int, wis, cha, gp, sp, cp, ep, pp)")
+var errUnknownKey = errors.New("unknown key (keys: hp, max_hp, level, str, dex, con, int, wis, cha, gp, sp, cp, ep, pp, or a currency the sheet holds: credits, trade-tokens)")
 
 func hpCommand(e *env, name, usage string) *cli.Command {
 	return &cli.Command{
