@@ -214,6 +214,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 			r.Close()
 			return nil, err
 		}
+		r.removeLeftovers(box)
 		if opts.NoDrivers {
 			continue
 		}
@@ -238,6 +239,23 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	r.config = configWatch{stamp: workspace.StampConfig(ws.Root), started: now, loaded: now}
 	r.writeRunnerInfo()
 	return r, nil
+}
+
+// removeLeftovers removes what writers that were killed (a `parley
+// send`, a program staging the Maildir way) left in an agent's tmp/. A
+// failure is logged: the files stay, and `parley status` shows them.
+func (r *Runner) removeLeftovers(box mailbox.Dir) {
+	removed, err := box.RemoveLeftovers(r.opts.Now())
+	if len(removed) > 0 {
+		var size int64
+		for _, e := range removed {
+			size += e.Size
+		}
+		r.log.Info("removed files staged by writers that were killed", "agent", box.Agent(), "files", len(removed), "bytes", size)
+	}
+	if err != nil {
+		r.log.Warn("removing files staged by writers that were killed", "agent", box.Agent(), "err", err)
+	}
 }
 
 // Close releases the workspace.

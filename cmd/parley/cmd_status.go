@@ -53,7 +53,7 @@ type statusReport struct {
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
-	so := workspace.StatusOptions{Problems: statusProblems}
+	so := workspace.StatusOptions{Problems: statusProblems, Now: now}
 	if opts.All {
 		so.Problems = 0
 	}
@@ -135,6 +135,15 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		if len(lines) > 0 {
 			fmt.Fprintf(e.stdout, "\n%s:\n%s\n", p.title, strings.Join(lines, "\n"))
 		}
+	}
+	var leftovers []string
+	for _, a := range agents {
+		for _, f := range a.Leftovers {
+			leftovers = append(leftovers, "  "+printable(filepath.ToSlash(f)))
+		}
+	}
+	if len(leftovers) > 0 {
+		fmt.Fprintf(e.stdout, "\nleft in tmp/ by writers that were killed (the runner removes them when it starts):\n%s\n", strings.Join(leftovers, "\n"))
 	}
 	var ignored []string
 	for _, a := range agents {

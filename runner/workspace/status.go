@@ -45,6 +45,10 @@ type AgentStatus struct {
 	// Missing are the mailbox's state directories that are not there (a
 	// person or `git clean` removed them); a runner makes them again.
 	Missing []string `json:"missing,omitempty"`
+	// Leftovers are files staged in tmp/ by writers that were killed (a
+	// `parley send`, a program writing the Maildir way), untouched for
+	// mailbox.StaleAfter: the next runner to start removes them.
+	Leftovers []string `json:"leftovers,omitempty"`
 	// Unusable says why the mailbox cannot be read, when it cannot.
 	Unusable string `json:"unusable,omitempty"`
 }
@@ -63,6 +67,9 @@ type StatusOptions struct {
 	// the time it was written, a dead letter's is its id, which starts
 	// with the time it was sent). 0 lists every one.
 	Problems int
+	// Now is the time files in tmp/ are judged stale at (see Leftovers);
+	// zero means time.Now().
+	Now time.Time
 }
 
 // Status reports every agent's mailbox. It reads directories, not files:
@@ -131,6 +138,17 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 				return nil, err
 			}
 			*p.n, *p.dst = n, problems
+		}
+		now := opts.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		left, err := box.Leftovers(now)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range left {
+			s.Leftovers = append(s.Leftovers, filepath.Join(MailboxesDir, a.Name, mailbox.Tmp, e.Name))
 		}
 		names, err := box.Names(mailbox.Outbox)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
