@@ -382,9 +382,45 @@ func (d Dir) moveBack(src, dst string) error {
 	return syncDir(filepath.Dir(src))
 }
 
+// ErrHandled is the error for claiming a message that was handled or
+// given up on already: see HandledError.
+var ErrHandled = errors.New("handled already")
+
+// HandledError is the error for claiming a message the mailbox holds in
+// done/ or dead/ already: a copy of it came back into inbox/ (`git stash
+// pop`, `git checkout`, a backup restored). It matches ErrHandled.
+type HandledError struct {
+	Agent string
+	ID    string
+	State string // Done or Dead: where the message is
+}
+
+func (e *HandledError) Error() string {
+	return fmt.Sprintf("%s: %s: in %s/ already: %s", e.Agent, FileName(e.ID), e.State, ErrHandled)
+}
+
+// Is reports whether target is ErrHandled.
+func (e *HandledError) Is(target error) bool { return target == ErrHandled }
+
 // Claim moves a message from inbox/ to cur/: its handler has taken it. The
-// move is durable when Claim returns.
+// move is durable when Claim returns. Like Deliver, it checks first that
+// the message was not handled already: a message in done/ or dead/ is
+// never claimed again. A copy of one found in inbox/ is filed where the
+// message is, replacing the copy there (one rename: the mailbox holds
+// the message once, where it was), and Claim returns a *HandledError.
 func (d Dir) Claim(id string) error {
+	name := FileName(id)
+	for _, st := range []string{Done, Dead} {
+		if _, err := os.Lstat(d.Path(st, name)); err == nil {
+			if err := os.Rename(d.Path(Inbox, name), d.Path(st, name)); err != nil {
+				return d.notFound(id, Inbox, err)
+			}
+			if err := syncDir(filepath.Join(string(d), Inbox)); err != nil {
+				return err
+			}
+			return &HandledError{Agent: d.Agent(), ID: id, State: st}
+		}
+	}
 	return d.move(id, Inbox, Cur)
 }
 

@@ -829,3 +829,29 @@ func TestLeftovers(t *testing.T) {
 		t.Errorf("tmp/ after RemoveLeftovers mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestClaimHandled: a copy of a message in done/ or dead/ found in inbox/
+// is never claimed: it is filed where the message is.
+func TestClaimHandled(t *testing.T) {
+	for _, state := range []string{Done, Dead} {
+		t.Run(state, func(t *testing.T) {
+			d, _ := newDir(t)
+			writeTestFile(t, d.Path(state, FileName(id1)), "handled")
+			writeTestFile(t, d.Path(Inbox, FileName(id1)), "handled")
+			err := d.Claim(id1)
+			var h *HandledError
+			if !errors.As(err, &h) || h.State != state || !errors.Is(err, ErrHandled) {
+				t.Fatalf("Claim() of a message in %s/ = %v, want a *HandledError in %s", state, err, state)
+			}
+			if got := names(t, d, Inbox); len(got) != 0 {
+				t.Errorf("inbox/ after Claim = %v, want it empty", got)
+			}
+			if got := names(t, d, Cur); len(got) != 0 {
+				t.Errorf("cur/ after Claim = %v, want it empty", got)
+			}
+			if got := names(t, d, state); len(got) != 1 {
+				t.Errorf("%s/ after Claim = %v, want the message once", state, got)
+			}
+		})
+	}
+}

@@ -189,6 +189,13 @@ func (w *worker) drain(ctx context.Context) error {
 			if errors.Is(err, mailbox.ErrNotFound) {
 				continue // taken by someone else
 			}
+			if h := (*mailbox.HandledError)(nil); errors.As(err, &h) {
+				// Restored into the inbox (git stash, git checkout):
+				// handled is handled; it is never run twice.
+				w.r.log.Warn("not handling again a message handled already; its copy in the inbox is filed", "agent", w.agent.Name, "id", next, "in", h.State)
+				w.r.kickRouter() // it may be idle now
+				continue
+			}
 			if errors.Is(err, fs.ErrNotExist) {
 				w.r.askRepair() // cur/ was removed; the router wakes the worker
 				return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -128,13 +129,17 @@ func (b *batch) take(i int, c candidate) {
 	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops}
 	if a.id == "" {
 		a.stamp = true
-		a.id = r.newID(c)
-		a.msg.Set("id", a.id)
+		if id, ok := r.routedAlready(c, data, a.msg); ok {
+			// Put back as it was (git checkout, git stash pop): the same
+			// message, routed again under its id, which delivers nothing
+			// twice.
+			a.id = id
+			r.log.Warn("routed already: same name and content as a message in sent/; not delivered twice", "agent", c.agent, "file", c.name, "id", id)
+		} else {
+			a.id = r.newID(c, data)
+		}
 	}
-	if !a.msg.Header().Has("created") {
-		sent, _, _ := mailbox.ParseID(a.id)
-		a.msg.Set("created", sent.Format(mailbox.TimeFormat))
-	}
+	stampWith(a.msg, a.id)
 	b.ids[a.id] = true
 	b.routed = append(b.routed, a)
 }
@@ -358,16 +363,61 @@ func (r *Runner) failAll(routed []*accepted, now time.Time, err error) error {
 	return err
 }
 
+// stampWith gives a message that came without an id the id it was given,
+// and the time it was created when it says none: the time in the id.
+func stampWith(m *mailbox.Message, id string) {
+	m.Set("id", id)
+	if !m.Header().Has("created") {
+		sent, _, _ := mailbox.ParseID(id)
+		m.Set("created", sent.Format(mailbox.TimeFormat))
+	}
+}
+
 // newID gives a message that came without an id one: its time is the
 // file's modification time, but after the last message its sender sent,
-// so that ids (and inbox listings) keep the order messages were routed in.
-func (r *Runner) newID(c candidate) string {
+// so that ids (and inbox listings) keep the order messages were routed
+// in; its last six hex digits are drawn from the file's name and content
+// (see routedAlready).
+func (r *Runner) newID(c candidate, data []byte) string {
 	t := c.info.ModTime().UTC().Truncate(time.Microsecond)
 	if last := r.lastSent(c.agent); !t.After(last) {
 		t = last.Add(time.Microsecond)
 	}
 	r.last[c.agent] = t
-	return mailbox.IDAt(c.agent, t)
+	return mailbox.IDOf(c.agent, t, c.name, data)
+}
+
+// routedAlready returns the id of a message in the sender's sent/ that
+// this file, which came without an id, was routed as before: a file of
+// the same name and content put back in the outbox (`git checkout`, `git
+// stash pop` of a mailbox). It is the one whose id ends in the digits
+// drawn from the file's name and content, and which reads, byte for
+// byte, as the file given that id.
+func (r *Runner) routedAlready(c candidate, data []byte, m *mailbox.Message) (string, bool) {
+	box := r.agents[c.agent]
+	index := r.suffixes[c.agent]
+	if index == nil {
+		// Built the first time a file without an id comes from this
+		// sender, then kept up to date by noteSent.
+		index = make(map[string][]string)
+		ids, _ := box.IDs(mailbox.Sent)
+		for _, id := range ids {
+			index[mailbox.IDSuffix(id)] = append(index[mailbox.IDSuffix(id)], id)
+		}
+		r.suffixes[c.agent] = index
+	}
+	for _, id := range index[mailbox.ContentSuffix(c.name, data)] {
+		sent, err := mailbox.ReadFile(box.Path(mailbox.Sent, mailbox.FileName(id)), r.ws().Config.Router.MaxMessageSize)
+		if err != nil {
+			continue
+		}
+		again := m.Clone()
+		stampWith(again, id)
+		if string(again.Bytes()) == string(sent) {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // lastSent returns the time of the newest id an agent has sent, reading
@@ -388,6 +438,9 @@ func (r *Runner) lastSent(agent string) time.Time {
 func (r *Runner) noteSent(agent, id string) {
 	if t, _, err := mailbox.ParseID(id); err == nil && t.After(r.lastSent(agent)) {
 		r.last[agent] = t
+	}
+	if index := r.suffixes[agent]; index != nil && !slices.Contains(index[mailbox.IDSuffix(id)], id) {
+		index[mailbox.IDSuffix(id)] = append(index[mailbox.IDSuffix(id)], id)
 	}
 }
 

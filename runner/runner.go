@@ -101,7 +101,10 @@ type Runner struct {
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed
 	last    map[string]time.Time // agent -> time of the newest id it sent
-	stats   Stats
+	// suffixes indexes, per agent, the ids in its sent/ by their last six
+	// hex digits, to find a file routed already (see routedAlready).
+	suffixes map[string]map[string][]string
+	stats    Stats
 	// statsMu guards what the workers count in stats (Handled, Dead,
 	// DeadFiles); the router's counts are its own.
 	statsMu sync.Mutex
@@ -196,6 +199,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		agents:    make(map[string]mailbox.Dir),
 		pending:   make(map[fileKey]*pending),
 		last:      make(map[string]time.Time),
+		suffixes:  make(map[string]map[string][]string),
 		workers:   make(map[string]*worker),
 		retiring:  make(map[string]*retiring),
 		troubles:  make(map[string]string),

@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// TestHandledIsHandled: a message put back into an inbox (git stash pop,
+// git checkout) that the agent handled already is not run again; its copy
+// is filed where the message is (issue 11, item 7).
+func TestHandledIsHandled(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "count.sh", "cat >/dev/null\necho run >> runs.txt\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - name: bot\n    driver: command\n    run: [./count.sh]\n")
+	id := send(t, ws, "boss", "bot", "once")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	box := ws.Mailbox("bot")
+	for _, state := range []string{mailbox.Done, mailbox.Dead} {
+		// Restored into the inbox.
+		if state == mailbox.Dead {
+			if err := os.Rename(box.Path(mailbox.Done, mailbox.FileName(id)), box.Path(mailbox.Dead, mailbox.FileName(id))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := os.ReadFile(box.Path(state, mailbox.FileName(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(box.Path(mailbox.Inbox, mailbox.FileName(id)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runIdle(t, ws, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		runs, _ := os.ReadFile(ws.Root + "/runs.txt")
+		if n := strings.Count(string(runs), "run\n"); n != 1 {
+			t.Errorf("a message restored into the inbox, in %s/ already: the program ran %d times, want 1", state, n)
+		}
+		if got := names(t, ws, "bot", mailbox.Inbox); len(got) != 0 {
+			t.Errorf("bot's inbox/ = %v, want it empty: the restored copy filed", got)
+		}
+		if got := names(t, ws, "bot", state); len(got) != 1 {
+			t.Errorf("bot's %s/ = %v, want the one message", state, got)
+		}
+	}
+}
+
+// TestRoutedOnce: a file without an id that was routed, put back into
+// the outbox as it was (git checkout), is not delivered a second time
+// under a new id (issue 11, item 7).
+func TestRoutedOnce(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	const hello = "---\nto: bob\n---\nHello.\n"
+	drop(t, ws, "boss", "hello.md", hello)
+	if s := routeAll(t, ws); s.Routed != 1 {
+		t.Fatalf("first run routed %d, want 1", s.Routed)
+	}
+	drop(t, ws, "boss", "hello.md", hello) // restored
+	drop(t, ws, "boss", "other.md", "---\nto: bob\n---\nSomething else.\n")
+	s := routeAll(t, ws)
+	if s.Deliveries != 1 || s.Recovered != 1 {
+		t.Errorf("second run: %d deliveries, %d found delivered already; want 1 (other.md) and 1 (hello.md)", s.Deliveries, s.Recovered)
+	}
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 2 {
+		t.Errorf("bob's inbox/ = %v, want 2 messages: hello.md once, other.md", got)
+	}
+	if got := names(t, ws, "boss", mailbox.Sent); len(got) != 2 {
+		t.Errorf("boss's sent/ = %v, want 2 files", got)
+	}
+	if got := names(t, ws, "boss", mailbox.Outbox); len(got) != 0 {
+		t.Errorf("boss's outbox/ = %v, want it empty", got)
+	}
+	// The same content under another name is another message.
+	drop(t, ws, "boss", "hello-again.md", hello)
+	if s := routeAll(t, ws); s.Deliveries != 1 {
+		t.Errorf("same content, another name: %d deliveries, want 1", s.Deliveries)
+	}
+}
