@@ -127,6 +127,12 @@ func (b *batch) take(i int, c candidate) {
 		return
 	}
 	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops}
+	if _, from, err := mailbox.ParseID(a.id); err == nil && from == c.agent {
+		// An id its sender's file carries (written into it by a runner
+		// stopped before it moved the file to sent/): ids given after it
+		// sort after it.
+		r.noteSent(c.agent, a.id)
+	}
 	if a.id == "" {
 		a.stamp = true
 		if id, ok := r.routedAlready(c, data, a.msg); ok {

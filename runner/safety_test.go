@@ -1,9 +1,13 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
 )
@@ -79,5 +83,26 @@ func TestRoutedOnce(t *testing.T) {
 	drop(t, ws, "boss", "hello-again.md", hello)
 	if s := routeAll(t, ws); s.Deliveries != 1 {
 		t.Errorf("same content, another name: %d deliveries, want 1", s.Deliveries)
+	}
+}
+
+// TestOrderAfterCrash: a runner killed after writing ids into hand-written
+// files, before moving them to sent/, leaves them in the outbox with their
+// ids; the next runner gives the files after them, written in the same
+// clock tick, ids that sort after theirs (issue 11, item 6).
+func TestOrderAfterCrash(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	at := time.Now().Add(-time.Minute).Truncate(time.Second)
+	box := ws.Mailbox("boss")
+	// What the killed runner stamped: seq 1 at the file's time, seq 2 a
+	// microsecond after.
+	for i, id := range []string{mailbox.IDAt("boss", at), mailbox.IDAt("boss", at.Add(time.Microsecond))} {
+		writeAt(t, box.Path(mailbox.Outbox, fmt.Sprintf("seq-%d.md", i+1)), fmt.Sprintf("---\nid: %s\nto: bob\n---\nseq %d\n", id, i+1), at)
+	}
+	writeAt(t, box.Path(mailbox.Outbox, "seq-3.md"), "---\nto: bob\n---\nseq 3\n", at)
+	routeAll(t, ws)
+	want := []string{"seq 1", "seq 2", "seq 3"}
+	if d := cmp.Diff(want, bodies(t, ws, "bob", mailbox.Inbox)); d != "" {
+		t.Errorf("bob's inbox, in id order (-want +got):\n%s", d)
 	}
 }
