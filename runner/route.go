@@ -351,7 +351,11 @@ func (r *Runner) fail(c candidate, now time.Time, err error) {
 	p := r.note(c.fileKey)
 	p.failures++
 	p.lastErr = err
-	pause := min(100*time.Millisecond<<min(p.failures-1, 16), r.ws().Config.Router.RescanInterval)
+	limit := r.ws().Config.Router.RescanInterval
+	if errors.Is(err, errJournal) {
+		limit = min(limit, journalRetry) // the disk may have room again any moment
+	}
+	pause := min(100*time.Millisecond<<min(p.failures-1, 16), limit)
 	p.retryAt = now.Add(pause)
 	if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) && r.repairAt.IsZero() {
 		r.repairAt = now // a mailbox directory went missing: make it again first

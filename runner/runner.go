@@ -235,6 +235,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		r.Close()
 		return nil, err
 	}
+	r.journal.now = opts.Now
 	if r.syncer, err = mailbox.NewSyncer(ws.Root); err != nil {
 		r.Close()
 		return nil, err
@@ -266,6 +267,9 @@ func (r *Runner) removeLeftovers(box mailbox.Dir) {
 func (r *Runner) Close() error {
 	r.state.close() // before the lock goes: the next runner writes the book
 	var errs []error
+	if r.journal != nil && r.syncer != nil {
+		errs = append(errs, r.journal.flush(r.syncer)) // lines kept from a failed write
+	}
 	if r.syncer != nil {
 		errs = append(errs, r.syncer.Sync(), r.syncer.Close())
 	}
@@ -368,7 +372,8 @@ func (r *Runner) watch(ctx context.Context) error {
 			return r.runUntilIdle(ctx)
 		}
 		r.checkDeadlines()
-		for _, d := range []time.Time{r.nextDeadline(), r.nextPoll(), r.repairAt} {
+		r.flushJournal(now)
+		for _, d := range []time.Time{r.nextDeadline(), r.nextPoll(), r.repairAt, r.journal.retryAt()} {
 			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
 				next = d
 			}
@@ -443,8 +448,11 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			r.expected = nil
 		}
 		r.checkDeadlines()
-		if d := r.nextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
-			next = d
+		r.flushJournal(r.opts.Now())
+		for _, d := range []time.Time{r.nextDeadline(), r.journal.retryAt()} {
+			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
+				next = d
+			}
 		}
 		if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
 			// Look once more: a driver may have published since.
@@ -476,6 +484,17 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+	}
+}
+
+// flushJournal writes the journal lines kept from a failed write, once
+// they are due to be tried again.
+func (r *Runner) flushJournal(now time.Time) {
+	if at := r.journal.retryAt(); at.IsZero() || now.Before(at) {
+		return
+	}
+	if err := r.journal.flush(r.syncer); err != nil {
+		r.log.Error("writing the journal; the lines are kept and tried again", "err", err)
 	}
 }
 
