@@ -288,6 +288,8 @@ func (b *batch) finish() error {
 		case a.skipped:
 		case a.err != nil:
 			r.fail(a.candidate, b.now, a.err)
+		case r.journaledAlready(a):
+			done = append(done, a) // one line said it was delivered already
 		default:
 			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
 			a.nudge = r.nudges[a.id] != ""
@@ -316,6 +318,7 @@ func (b *batch) finish() error {
 	for _, a := range done {
 		if err := r.agents[a.agent].MarkSent(a.name, a.id, r.syncer); err != nil {
 			r.fail(a.candidate, b.now, fmt.Errorf("moving to sent/: %w", err))
+			r.note(a.fileKey).journaled = a.id
 			continue
 		}
 		delete(r.pending, a.fileKey)
@@ -338,6 +341,14 @@ func (b *batch) finish() error {
 		}
 	}
 	return nil
+}
+
+// journaledAlready reports whether a message routed again was journaled
+// as delivered by an attempt whose move to sent/ failed, and nothing new
+// was delivered since: one line tells of it.
+func (r *Runner) journaledAlready(a *accepted) bool {
+	p := r.pending[a.fileKey]
+	return p != nil && p.journaled == a.id && len(a.already) == len(a.recipients)
 }
 
 // maxAttempts is how often `parley run --until-idle` tries a file that

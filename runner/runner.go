@@ -158,6 +158,10 @@ type pending struct {
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
 	lastErr  error     // why the last attempt failed
+	// journaled is the id under which the file was journaled as
+	// delivered while its move to sent/ failed: tried again, it is not
+	// journaled again unless something new is delivered.
+	journaled string
 }
 
 // Open takes the workspace's lock, creates missing mailboxes and finishes

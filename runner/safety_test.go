@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +106,38 @@ func TestOrderAfterCrash(t *testing.T) {
 	want := []string{"seq 1", "seq 2", "seq 3"}
 	if d := cmp.Diff(want, bodies(t, ws, "bob", mailbox.Inbox)); d != "" {
 		t.Errorf("bob's inbox, in id order (-want +got):\n%s", d)
+	}
+}
+
+// TestDeliveredOnceInJournal: a message whose move to sent/ keeps failing
+// is journaled as delivered once, not once per attempt (issue 11, item
+// 16).
+func TestDeliveredOnceInJournal(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	id := send(t, ws, "boss", "bob", "hello")
+	r, err := Open(ws, Options{NoDrivers: true, UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sent := ws.Mailbox("boss").Path(mailbox.Sent, "")
+	if err := os.Remove(sent); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Clean(sent), nil, 0o644); err != nil { // sent/ unusable
+		t.Fatal(err)
+	}
+	if _, err := r.Run(context.Background()); err == nil {
+		t.Fatal("run with sent/ unusable = nil error, want the file given up")
+	}
+	data, err := os.ReadFile(ws.JournalPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), `"id":"`+id+`"`); n != 1 {
+		t.Errorf("journal has %d lines for %s, want 1:\n%s", n, id, data)
+	}
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 1 {
+		t.Errorf("bob's inbox/ = %v, want the message once", got)
 	}
 }
