@@ -395,12 +395,17 @@ func stampWith(m *mailbox.Message, id string) {
 }
 
 // newID gives a message that came without an id one: its time is the
-// file's modification time, but after the last message its sender sent,
+// file's modification time (now, for one dated in the future), but after the last message its sender sent,
 // so that ids (and inbox listings) keep the order messages were routed
 // in; its last six hex digits are drawn from the file's name and content
 // (see routedAlready).
 func (r *Runner) newID(c candidate, data []byte) string {
 	t := c.info.ModTime().UTC().Truncate(time.Microsecond)
+	if now := r.opts.Now().UTC().Truncate(time.Microsecond); t.After(now) {
+		// A file dated in the future (a clock set wrong, `touch -d`) is
+		// sent now: its id would pin the sender's later ids there.
+		t = now
+	}
 	if last := r.lastSent(c.agent); !t.After(last) {
 		t = last.Add(time.Microsecond)
 	}

@@ -141,3 +141,25 @@ func TestDeliveredOnceInJournal(t *testing.T) {
 		t.Errorf("bob's inbox/ = %v, want the message once", got)
 	}
 }
+
+// TestFutureModTime: a file dated in the future is given an id of now,
+// and does not pin its sender's later ids in the future (issue 11, item
+// 16).
+func TestFutureModTime(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	future := time.Now().AddDate(1, 0, 0)
+	writeAt(t, ws.Mailbox("boss").Path(mailbox.Outbox, "later.md"), "---\nto: bob\n---\nfrom the future\n", future)
+	routeAll(t, ws)
+	drop(t, ws, "boss", "next.md", "---\nto: bob\n---\nnext\n")
+	routeAll(t, ws)
+	horizon := time.Now().Add(time.Minute)
+	for _, n := range names(t, ws, "bob", mailbox.Inbox) {
+		id, _ := mailbox.IDFromName(n)
+		if at, _, _ := mailbox.ParseID(id); at.After(horizon) {
+			t.Errorf("id %s is in the future", id)
+		}
+	}
+	if d := cmp.Diff([]string{"from the future", "next"}, bodies(t, ws, "bob", mailbox.Inbox)); d != "" {
+		t.Errorf("bob's inbox (-want +got):\n%s", d)
+	}
+}
