@@ -163,3 +163,21 @@ func TestFutureModTime(t *testing.T) {
 		t.Errorf("bob's inbox (-want +got):\n%s", d)
 	}
 }
+
+// TestCreatedEmpty: a message whose created: is left empty is delivered
+// with the time it was sent (issue 11, item 16).
+func TestCreatedEmpty(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	drop(t, ws, "boss", "hello.md", "---\nto: bob\ncreated:\n---\nHi.\n")
+	routeAll(t, ws)
+	got := names(t, ws, "bob", mailbox.Inbox)
+	if len(got) != 1 {
+		t.Fatalf("bob's inbox/ = %v, want the message", got)
+	}
+	m := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, got[0]))
+	id, _ := mailbox.IDFromName(got[0])
+	sent, _, _ := mailbox.ParseID(id)
+	if c, _ := m.Header().Get("created"); c != sent.Format(mailbox.TimeFormat) {
+		t.Errorf("created: %q, want the time in its id, %s", c, sent.Format(mailbox.TimeFormat))
+	}
+}
