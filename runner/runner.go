@@ -192,6 +192,11 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	for _, w := range warnings {
 		opts.Logger.Warn(w)
 	}
+	if unknown, err := ws.UnknownMailboxes(); err == nil {
+		for _, u := range unknown {
+			opts.Logger.Warn("a mailbox of no agent: renamed or removed in "+workspace.ConfigFile+"? its messages wait, unrouted", "mailbox", u.Path, "outbox", u.Outbox, "inbox", u.Inbox)
+		}
+	}
 	lock, err := lockWorkspace(ws)
 	if err != nil {
 		return nil, err

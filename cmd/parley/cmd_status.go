@@ -50,6 +50,9 @@ type statusReport struct {
 	RunnerPID int                     `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
 	Runner    *workspace.RunnerInfo   `json:"runner,omitempty"`     // what the running runner says of its configuration
 	Agents    []workspace.AgentStatus `json:"agents"`
+	// Unknown are mailboxes of no agent of parley.yaml: what an agent
+	// renamed or removed left behind.
+	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
@@ -61,7 +64,11 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	if err != nil {
 		return err
 	}
-	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents}
+	unknown, err := ws.UnknownMailboxes()
+	if err != nil {
+		return err
+	}
+	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
 	if opts.JSON {
 		return e.printJSON(rep)
 	}
@@ -107,6 +114,10 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		if rep.Runner != nil && !rep.Runner.Knows(a.Name) {
 			notes = append(notes, "  "+a.Name+": not routed yet: the running runner has not loaded it from "+workspace.ConfigFile)
 		}
+	}
+	for _, u := range unknown {
+		notes = append(notes, fmt.Sprintf("  %s/: no agent of %s has this name (renamed or removed?); nobody routes or handles its messages (outbox %d, inbox %d): rename the agent back, or move them",
+			printable(filepath.ToSlash(u.Path)), workspace.ConfigFile, u.Outbox, u.Inbox))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(e.stdout, "\nnotes:\n%s\n", strings.Join(notes, "\n"))

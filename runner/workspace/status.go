@@ -166,6 +166,45 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 	return out, nil
 }
 
+// Unknown is a mailbox directory that names no agent of parley.yaml: an
+// agent renamed or removed there, whose mailbox was left behind.
+type Unknown struct {
+	Path string `json:"path"` // relative to the workspace root
+	// Outbox and Inbox count the messages waiting there: nobody routes
+	// or handles them while no agent has that name.
+	Outbox int `json:"outbox"`
+	Inbox  int `json:"inbox"`
+}
+
+// UnknownMailboxes returns the directories in mailboxes/ that name no
+// agent of parley.yaml, sorted by name: what a renamed agent left. Files
+// and dot files there are not mailboxes and are left out.
+func (w *Workspace) UnknownMailboxes() ([]Unknown, error) {
+	des, err := os.ReadDir(filepath.Join(w.Root, MailboxesDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Unknown
+	for _, de := range des {
+		name := de.Name()
+		if !de.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		if _, ok := w.Agent(name); ok {
+			continue
+		}
+		box := w.Mailbox(name)
+		u := Unknown{Path: filepath.Join(MailboxesDir, name)}
+		u.Outbox, _ = box.Count(mailbox.Outbox)
+		u.Inbox, _ = box.Count(mailbox.Inbox)
+		out = append(out, u)
+	}
+	return out, nil
+}
+
 // problems counts the files of a rejected/ or dead/ directory and
 // returns the newest max of them (every one when max is 0), oldest first,
 // each with the first line of its reason file.
