@@ -417,8 +417,9 @@ func (r *Runner) newID(c candidate, data []byte) string {
 // this file, which came without an id, was routed as before: a file of
 // the same name and content put back in the outbox (`git checkout`, `git
 // stash pop` of a mailbox). It is the one whose id ends in the digits
-// drawn from the file's name and content, and which reads, byte for
-// byte, as the file given that id.
+// drawn from the file's name and content, which reads, byte for byte,
+// as the file given that id, and which the journal says came from a file
+// of that name.
 func (r *Runner) routedAlready(c candidate, data []byte, m *mailbox.Message) (string, bool) {
 	box := r.agents[c.agent]
 	index := r.suffixes[c.agent]
@@ -439,11 +440,30 @@ func (r *Runner) routedAlready(c candidate, data []byte, m *mailbox.Message) (st
 		}
 		again := m.Clone()
 		stampWith(again, id)
-		if string(again.Bytes()) == string(sent) {
+		if string(again.Bytes()) == string(sent) && r.journaledFrom(c.agent, id, c.name) {
 			return id, true
 		}
 	}
 	return "", false
+}
+
+// errFound stops a read of the journal.
+var errFound = errors.New("found")
+
+// journaledFrom reports whether the journal says a message was routed
+// from a file of this name. Two files of the same content under other
+// names read the same once given an id; only the journal, which names
+// the file each message came from, tells them apart. It is read only
+// when a file's name and content match a message in sent/: rarely.
+func (r *Runner) journaledFrom(agent, id, name string) bool {
+	f := workspace.JournalFilter{Agents: []string{agent}, Outcomes: []string{workspace.Delivered}}
+	err := f.Read(r.ws().JournalPath(), func(e workspace.Entry, _ []byte) error {
+		if e.ID == id && e.From == agent && e.File == name {
+			return errFound
+		}
+		return nil
+	})
+	return errors.Is(err, errFound)
 }
 
 // lastSent returns the time of the newest id an agent has sent, reading

@@ -181,3 +181,28 @@ func TestCreatedEmpty(t *testing.T) {
 		t.Errorf("created: %q, want the time in its id, %s", c, sent.Format(mailbox.TimeFormat))
 	}
 }
+
+// TestSameContentOtherName: two files of the same content under names
+// whose digits collide are two messages: only a file of the same name
+// and content is taken for one routed already.
+func TestSameContentOtherName(t *testing.T) {
+	const content = "---\nto: bob\n---\nok\n"
+	seen := map[string]string{}
+	var a, b string
+	for i := 0; a == ""; i++ {
+		name := fmt.Sprintf("ok-%d.md", i)
+		suffix := mailbox.ContentSuffix(name, []byte(content))
+		if other, ok := seen[suffix]; ok {
+			a, b = other, name
+		}
+		seen[suffix] = name
+	}
+	ws := newWorkspace(t, "boss", "bob")
+	drop(t, ws, "boss", a, content)
+	routeAll(t, ws)
+	drop(t, ws, "boss", b, content)
+	routeAll(t, ws)
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 2 {
+		t.Errorf("bob's inbox/ = %v, want 2 messages: %s and %s", got, a, b)
+	}
+}
