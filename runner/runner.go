@@ -100,6 +100,7 @@ type Runner struct {
 	agents  map[string]mailbox.Dir
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed
+	holders map[string]fileKey   // agent -> the file that held it back at the last look
 	last    map[string]time.Time // agent -> time of the newest id it sent
 	// suffixes indexes, per agent, the ids in its sent/ by their last six
 	// hex digits, to find a file routed already (see routedAlready).
@@ -141,6 +142,17 @@ type Runner struct {
 	// noEvents makes Run watch no directory, as on a filesystem that
 	// reports no file events (NFS, SMB, FUSE); set by tests.
 	noEvents bool
+	// writing, when set, replaces beingWritten; set by tests.
+	writing func(path string) bool
+}
+
+// beingWritten reports whether a writer still has an outbox file open
+// (see the function beingWritten).
+func (r *Runner) beingWritten(path string) bool {
+	if r.writing != nil {
+		return r.writing(path)
+	}
+	return beingWritten(path)
 }
 
 // ws returns the workspace as last loaded.
@@ -641,48 +653,44 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 			next = at
 		}
 	}
-	var ready []candidate
+	var ready, quiet []candidate
 	blocked := make(map[string]time.Time) // agent -> earliest file it waits for
+	holders := make(map[string]fileKey)   // agent -> that file
 	block := func(c candidate) {
 		if b, ok := blocked[c.agent]; !ok || c.sent.Before(b) {
-			blocked[c.agent] = c.sent
+			blocked[c.agent], holders[c.agent] = c.sent, c.fileKey
 		}
+	}
+	// The files that held their senders back at the last look are looked
+	// at first: a file seen before, after one that still holds its sender
+	// back, waits, and is not looked at again (no stat, no lease) until
+	// that one is routed. Thousands of files waiting behind one being
+	// written cost nothing each time the router looks.
+	var first []candidate
+	for _, k := range r.holders {
+		if p := r.pending[k]; p != nil {
+			r.look(k, p, now, settle, maxSize, &ready, &first, block, later)
+		}
+	}
+	for _, c := range first {
+		if r.beingWritten(r.agents[c.agent].Path(mailbox.Outbox, c.name)) {
+			block(c) // still open for writing: its sender's later files wait
+			later(now.Add(settle))
+			continue
+		}
+		quiet = append(quiet, c)
 	}
 	for k, p := range r.pending {
-		path := r.agents[k.agent].Path(mailbox.Outbox, k.name)
-		info, err := os.Lstat(path)
-		if err != nil {
-			delete(r.pending, k) // gone: routed, or taken back by its writer
-			continue
+		if r.holders[k.agent] == k {
+			continue // looked at above
 		}
-		c := candidate{fileKey: k, info: info}
-		c.sent = sendTime(c)
-		if id, ok := mailbox.IDFromName(k.name); ok {
-			c.idTime, _, _ = mailbox.ParseID(id)
+		if b, ok := blocked[k.agent]; ok && p.seen && !p.modified.Before(b) {
+			continue // waits behind an earlier file of its sender
 		}
-		if err := mailbox.CheckFile(info, maxSize); err != nil {
-			c.refusal = &workspace.Refusal{Reason: err.Error()}
-			ready = append(ready, c)
-			continue
-		}
-		if now.Before(p.retryAt) {
-			block(c) // failed before: retried later, in order
-			later(p.retryAt)
-			continue
-		}
-		wasSettled := settled(p, info, now, settle)
-		p.observe(info, now)
-		if idNamed(k.name) || wasSettled && !beingWritten(path) {
-			ready = append(ready, c)
-			continue
-		}
-		block(c)
-		at := p.since.Add(settle)
-		if !at.After(now) {
-			at = now.Add(settle) // settled in time, but still open for writing
-		}
-		later(at)
+		r.look(k, p, now, settle, maxSize, &ready, &quiet, block, later)
 	}
+	r.holders = holders
+	r.routeQuiet(quiet, &ready, blocked, block, later, now, settle)
 	// Route in sending order; a sender's files after one it waits for wait
 	// too.
 	sort.Slice(ready, func(i, j int) bool { return before(ready[i], ready[j]) })
@@ -715,6 +723,68 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 	}
 	return next, nil
+}
+
+// look stats a pending file and sorts it: ready to route (or refuse),
+// quiet (unchanged for the settle time: ready unless a writer has it
+// open, see routeQuiet), or holding its sender back (block), with when to
+// look again (later).
+func (r *Runner) look(k fileKey, p *pending, now time.Time, settle time.Duration, maxSize int64, ready, quiet *[]candidate, block func(candidate), later func(time.Time)) {
+	info, err := os.Lstat(r.agents[k.agent].Path(mailbox.Outbox, k.name))
+	if err != nil {
+		delete(r.pending, k) // gone: routed, or taken back by its writer
+		return
+	}
+	c := candidate{fileKey: k, info: info}
+	c.sent = sendTime(c)
+	if id, ok := mailbox.IDFromName(k.name); ok {
+		c.idTime, _, _ = mailbox.ParseID(id)
+	}
+	if err := mailbox.CheckFile(info, maxSize); err != nil {
+		c.refusal = &workspace.Refusal{Reason: err.Error()}
+		*ready = append(*ready, c)
+		return
+	}
+	if now.Before(p.retryAt) {
+		block(c) // failed before: retried later, in order
+		later(p.retryAt)
+		return
+	}
+	wasSettled := settled(p, info, now, settle)
+	p.observe(info, now)
+	if idNamed(k.name) {
+		*ready = append(*ready, c)
+		return
+	}
+	if wasSettled {
+		*quiet = append(*quiet, c) // unless a writer has it open
+		return
+	}
+	block(c)
+	at := p.since.Add(settle)
+	if !at.After(now) {
+		at = now.Add(settle)
+	}
+	later(at)
+}
+
+// routeQuiet adds to ready the files that stopped changing, unless a
+// writer still has one open. Asking the kernel costs a lease per file:
+// it is asked, in sending order, only of files no earlier file of their
+// sender waits for.
+func (r *Runner) routeQuiet(quiet []candidate, ready *[]candidate, blocked map[string]time.Time, block func(candidate), later func(time.Time), now time.Time, settle time.Duration) {
+	sort.Slice(quiet, func(i, j int) bool { return before(quiet[i], quiet[j]) })
+	for _, c := range quiet {
+		if b, ok := blocked[c.agent]; ok && !c.sent.Before(b) {
+			continue // waits behind an earlier file
+		}
+		if r.beingWritten(r.agents[c.agent].Path(mailbox.Outbox, c.name)) {
+			block(c)
+			later(now.Add(settle)) // settled in time, but still open for writing
+			continue
+		}
+		*ready = append(*ready, c)
+	}
 }
 
 // before orders candidates by sending time. Within one tick of the file

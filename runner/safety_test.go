@@ -206,3 +206,41 @@ func TestSameContentOtherName(t *testing.T) {
 		t.Errorf("bob's inbox/ = %v, want 2 messages: %s and %s", got, a, b)
 	}
 }
+
+// TestWaitingBehindIsCheap: files waiting behind one still being written
+// are not looked at again, each time the router looks, until it is done:
+// no lease asked of each (issue 11, item 16: 10,000 files waiting behind
+// one took half a core).
+func TestWaitingBehindIsCheap(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	first := drop(t, ws, "alice", "a-0000.md", "---\nto: bob\n---\nfirst\n")
+	const behind = 300
+	for i := 1; i <= behind; i++ {
+		drop(t, ws, "alice", fmt.Sprintf("m-%d.md", i), "---\nto: bob\n---\nlater\n")
+	}
+	clock := time.Now()
+	r := clockRunner(t, ws, &clock)
+	held, asked := true, 0
+	r.writing = func(path string) bool {
+		asked++
+		return held && path == first
+	}
+	look(t, r) // the first look asks of the file being written
+	for i := 0; i < 5; i++ {
+		asked = 0
+		clock = clock.Add(time.Second)
+		look(t, r)
+		if asked > 1 {
+			t.Fatalf("look %d asked %d files whether they are being written, want only the one holding the others back", i+2, asked)
+		}
+		if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+			t.Fatalf("bob's inbox/ = %d messages while the first is being written, want none", len(got))
+		}
+	}
+	held = false
+	clock = clock.Add(time.Second)
+	look(t, r)
+	if got := bodies(t, ws, "bob", mailbox.Inbox); len(got) != behind+1 || got[0] != "first" {
+		t.Errorf("bob's inbox/ once the first is written: %d messages (first %q), want %d, first first", len(got), got[:min(1, len(got))], behind+1)
+	}
+}
