@@ -108,7 +108,7 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 	case workspace.DriverCommand:
 		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput}, nil
+		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log}, nil
 	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {

@@ -366,26 +366,34 @@ routes:
 
 // TestSessionOutbox: a session writes files into its own outbox, which
 // outlives each message, and they are routed like files written by hand.
+// A session that prints one separator too many when it is done has the
+// stray dropped: the next message is not taken as done before the session
+// has read it.
 func TestSessionOutbox(t *testing.T) {
-	ws := newWorkspace(t, "boss")
-	script(t, ws, "writer.sh", `
+	for name, done := range map[string]string{"one separator": `'\036\n'`, "a stray separator": `'\036\n\036\n'`} {
+		t.Run(name, func(t *testing.T) {
+			ws := newWorkspace(t, "boss")
+			script(t, ws, "writer.sh", `
 n=0
 while IFS= read -r line; do
   [ "$line" = "$(printf '\036')" ] || continue
   n=$((n+1))
   printf -- '---\nto: boss\n---\nnote %s\n' "$n" > "$PARLEY_OUTBOX/.note-$n.md"
   mv "$PARLEY_OUTBOX/.note-$n.md" "$PARLEY_OUTBOX/note-$n.md"
-  printf '\036\n\036\n'
+  printf `+done+` # nothing printed: done
 done
 `)
-	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: sess, driver: session, run: [./writer.sh]}\n")
-	send(t, ws, "boss", "sess", "one")
-	send(t, ws, "boss", "sess", "two")
-	if _, err := runIdle(t, ws, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff([]string{"note 1", "note 2"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
-		t.Errorf("boss's inbox (-want +got):\n%s", d)
+			ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: sess, driver: session, run: [./writer.sh]}\n")
+			for _, body := range []string{"one", "two", "three"} {
+				send(t, ws, "boss", "sess", body)
+			}
+			if _, err := runIdle(t, ws, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff([]string{"note 1", "note 2", "note 3"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+				t.Errorf("boss's inbox (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 

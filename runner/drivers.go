@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,6 +210,7 @@ type sessionDriver struct {
 	agent     workspace.Agent
 	root      string
 	maxOutput int64
+	log       *slog.Logger
 
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -256,6 +258,9 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	type result struct {
 		frames [][]byte
 		err    error
+	}
+	if n := s.frames.stray(); n > 0 && s.log != nil {
+		s.log.Warn("dropped what a session printed after it was done with its message", "agent", s.agent.Name, "bytes", n)
 	}
 	got := make(chan result, 1)
 	go func() {

@@ -12,8 +12,9 @@ import (
 // command's or session's standard output, or a session's standard input.
 // It is the ASCII record separator (0x1E) alone on a line, which no
 // markdown body holds by accident (bodies may well hold "---"). A program
-// prints it with printf '\036\n'. A session prints it twice in a row
-// (an empty message) when it is done with the message it was given.
+// prints it with printf '\036\n'. A session prints an empty message when
+// it is done with the message it was given: FrameEnd right after the one
+// ending its last answer, or FrameEnd alone when it had nothing to say.
 const FrameEnd = "\x1e"
 
 // splitFrames splits a command's output into messages at FrameEnd lines.
@@ -67,17 +68,39 @@ type frameReader struct {
 	max int64
 }
 
+// stray drops what the session printed after the empty frame that ended
+// its last message, as far as it has already arrived: it answers nothing,
+// and read as the start of the next answer it would end that one before
+// the session had read it. It returns how many bytes were dropped.
+func (fr *frameReader) stray() int {
+	n := fr.r.Buffered()
+	_, _ = fr.r.Discard(n)
+	return n
+}
+
 // next returns the messages a session printed for the message it was
 // given, up to the empty frame that ends them.
 func (fr *frameReader) next() ([][]byte, error) {
 	var frames [][]byte
 	var cur bytes.Buffer
 	var total int64
+	var line []byte
 	for {
-		line, err := fr.r.ReadBytes('\n')
-		total += int64(len(line))
+		// A line is read piece by piece, so that one endless line is
+		// stopped at max_output, not held whole in memory.
+		chunk, err := fr.r.ReadSlice('\n')
+		total += int64(len(chunk))
 		if total > fr.max {
 			return nil, errOutputTooLarge
+		}
+		line = append(line[:0], chunk...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			chunk, err = fr.r.ReadSlice('\n')
+			total += int64(len(chunk))
+			if total > fr.max {
+				return nil, errOutputTooLarge
+			}
+			line = append(line, chunk...)
 		}
 		if len(line) > 0 && string(bytes.TrimRight(line, "\r\n")) == FrameEnd {
 			if len(bytes.TrimSpace(cur.Bytes())) == 0 {

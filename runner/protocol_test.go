@@ -78,7 +78,7 @@ func TestProtocol(t *testing.T) {
 		"player-narrates.md": {Refused: "player-narrates.md: from: aria (role player) may not send [NARRATIVE]: it is sent by gm"},
 		"old-style.md":       {To: []string{"team-lead"}, Warnings: []string{"type: [AWAIT_PLAYERS] is deprecated since Phase 2: [GM_TO_PLAYER], sent by the gm directly to each player"}},
 		"gossip.md":          {To: []string{"bram"}, Warnings: []string{"type: [GOSSIP] is no type of this workspace's protocol: delivered as an informal message"}},
-		"typo.md":            {Refused: `typo.md:3: type: "NARATIVE" is not a message type of this workspace's protocol`},
+		"typo.md":            {Refused: `typo.md:3: type: "NARATIVE" is no type of this workspace's protocol; did you mean "NARRATIVE"?`},
 		"veto.md":            {To: []string{"gm"}},
 		"ask-aria.md":        {Refused: "ask-aria.md:2: to: aria (role player) may not receive [ASK_PLAYER]: it goes to team-lead"},
 	}

@@ -185,12 +185,12 @@ func TestReloadDriver(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "alice", mailbox.Inbox)) == 2 })
+	// An answer can reach alice before its message is filed in done/.
+	waitFor(t, 10*time.Second, func() bool {
+		return len(names(t, ws, "alice", mailbox.Inbox)) == 2 && len(names(t, ws, "bot", mailbox.Done)) == 2
+	})
 	if got := strings.Join(bodies(t, ws, "alice", mailbox.Inbox), ","); got != "old,new" {
 		t.Errorf("answers = %s, want old,new", got)
-	}
-	if n := len(names(t, ws, "bot", mailbox.Done)); n != 2 {
-		t.Errorf("bot's done/ holds %d messages, want 2", n)
 	}
 }
 

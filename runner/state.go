@@ -24,13 +24,17 @@ type stateBook struct {
 
 	mu     sync.Mutex
 	agents map[string]workspace.AgentRun
+	// silent holds, for an agent marked unresponsive, the message it did
+	// not answer: it stays unresponsive, whatever else it handles, until
+	// it sends something (spoke).
+	silent map[string]string
 	closed bool          // no change is written any more
 	kick   chan struct{} // a change waits for the writer
 	done   chan struct{} // closed when the writer has stopped
 }
 
 func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
-	s := &stateBook{path: ws.AgentsPath(), now: now, agents: map[string]workspace.AgentRun{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &stateBook{path: ws.AgentsPath(), now: now, agents: map[string]workspace.AgentRun{}, silent: map[string]string{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if data, err := os.ReadFile(s.path); err == nil {
 		_ = json.Unmarshal(data, &s.agents) // a damaged file is rewritten from scratch
 	}
@@ -44,6 +48,12 @@ func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
 func (s *stateBook) set(agent, state, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	switch {
+	case state == workspace.StateUnresponsive:
+		s.silent[agent] = message
+	case state == workspace.StateIdle && s.silent[agent] != "":
+		state, message = workspace.StateUnresponsive, s.silent[agent]
+	}
 	a := s.agents[agent]
 	if a.State == state && a.Message == message {
 		return
@@ -54,6 +64,22 @@ func (s *stateBook) set(agent, state, message string) {
 	}
 	s.agents[agent] = a
 	s.changedLocked()
+}
+
+// spoke notes that an agent sent a message: it is alive, and no longer
+// unresponsive.
+func (s *stateBook) spoke(agent string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.silent[agent]; !ok {
+		return
+	}
+	delete(s.silent, agent)
+	if a := s.agents[agent]; a.State == workspace.StateUnresponsive {
+		a.State, a.Message, a.Since = workspace.StateIdle, "", s.now().UTC()
+		s.agents[agent] = a
+		s.changedLocked()
+	}
 }
 
 // setStopped marks an agent stopped or not, and reports whether that

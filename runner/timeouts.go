@@ -25,6 +25,7 @@ type expectation struct {
 // workspace's timeouts.
 func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []string) {
 	r.clearExpectations(sender) // whoever speaks is alive
+	r.state.spoke(sender)
 	typ := workspace.TypeOf(m)
 	id, _ := m.Header().Get("id")
 	for i := range r.ws().Config.Timeouts {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -48,6 +49,34 @@ func (s *Set) TypeNames() []string {
 	return names
 }
 
+// unknownType is the verdict on a message whose type the protocol does not
+// define. One or two edits from a known type is a typo, refused with the
+// type meant; a tag-first message with another tag is informal, delivered
+// with a warning unless strict: true; a type: field must name a type.
+func (s *Set) unknownType(m *mailbox.Message, name string, strict bool) Violation {
+	v := Violation{Field: "type", Line: m.Header().Line("type")}
+	written, show := fmt.Sprintf("%q", name), func(n string) string { return fmt.Sprintf("%q", n) }
+	if m.Tag != "" {
+		written, show = "["+name+"]", func(n string) string { return "[" + n + "]" }
+	}
+	edits := 1
+	if len(name) >= 6 {
+		edits = 2
+	}
+	switch near := spell.Nearest(name, s.TypeNames(), edits); {
+	case near != "":
+		v.Reason = fmt.Sprintf("%s is no type of this workspace's protocol; did you mean %s?", written, show(near))
+	case m.Tag != "" && strict:
+		v.Reason = fmt.Sprintf("%s is no type of this workspace's protocol, and strict: true refuses informal messages", written)
+	case m.Tag != "":
+		v.Reason = fmt.Sprintf("%s is no type of this workspace's protocol: delivered as an informal message", written)
+		v.Warning = true
+	default:
+		v.Reason = fmt.Sprintf("%s is not a message type of this workspace's protocol (%s); leave type out for an informal message", written, strings.Join(s.TypeNames(), ", "))
+	}
+	return v
+}
+
 // Party is an agent a message comes from or goes to, with its roles.
 type Party struct {
 	Name  string
@@ -63,8 +92,8 @@ type Envelope struct {
 	// Phase is the session's phase (1, 2, ...); 0 when the workspace
 	// does not say, and phases are not checked.
 	Phase int
-	// Strict makes deprecated and wrong-phase messages violations rather
-	// than warnings.
+	// Strict makes deprecated and wrong-phase messages, and tag-first
+	// messages with an unknown tag, violations rather than warnings.
 	Strict bool
 }
 
@@ -98,10 +127,7 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 	}
 	t, _, ok := s.Type(name)
 	if !ok {
-		if m.Tag != "" {
-			return nil, []Violation{{Field: "type", Line: m.Header().Line("type"), Reason: fmt.Sprintf("[%s] is no type of this workspace's protocol: delivered as an informal message", name), Warning: true}}
-		}
-		return nil, []Violation{{Field: "type", Line: m.Header().Line("type"), Reason: fmt.Sprintf("%q is not a message type of this workspace's protocol (%s); leave type out for an informal message", name, strings.Join(s.TypeNames(), ", "))}}
+		return nil, []Violation{s.unknownType(m, name, env.Strict)}
 	}
 	var vs []Violation
 	// add reports a violation about the message (its type, sender,

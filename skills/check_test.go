@@ -96,10 +96,34 @@ func TestCheck(t *testing.T) {
 			want: []string{"~type: [GOSSIP] is no type of this workspace's protocol"},
 		},
 		{
+			name: "unknown tag is refused when strict",
+			text: "[GOSSIP]\n\nDid you hear?\n",
+			env:  Envelope{Sender: aria, Recipients: []Party{gm}, Strict: true},
+			want: []string{"type: [GOSSIP] is no type of this workspace's protocol, and strict: true refuses informal messages"},
+		},
+		{
+			name: "a tag one swap from a type is a typo, refused",
+			text: "[PLAYER_TO_MG]\ncharacter: aria\ntype: ACTION\n\nI draw my sword.\n",
+			env:  Envelope{Sender: aria, Recipients: []Party{gm}},
+			want: []string{"type: [PLAYER_TO_MG] is no type of this workspace's protocol; did you mean [PLAYER_TO_GM]?"},
+		},
+		{
+			name: "a tag in the wrong case is a typo",
+			text: "[narrative]\n\nThe door creaks.\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{aria}},
+			want: []string{"type: [narrative] is no type of this workspace's protocol; did you mean [NARRATIVE]?"},
+		},
+		{
 			name: "unknown envelope type is refused",
+			text: "---\ntype: review_summary\n---\n",
+			env:  Envelope{Sender: rev, Recipients: []Party{orch}},
+			want: []string{`type: "review_summary" is not a message type`},
+		},
+		{
+			name: "an envelope type one letter off is a typo",
 			text: "---\ntype: review_verdicts\n---\n",
 			env:  Envelope{Sender: rev, Recipients: []Party{orch}},
-			want: []string{`type: "review_verdicts" is not a message type`},
+			want: []string{`type: "review_verdicts" is no type of this workspace's protocol; did you mean "review_verdict"?`},
 		},
 		{
 			name: "no type is informal",

@@ -54,6 +54,7 @@ type parser struct {
 	order    []*typeState
 
 	when          *pendingWhen // for the next field table
+	lastPara      string       // the paragraph just read, for a list of values after it
 	noBroadcast   bool         // "cannot be broadcast" said outside a type
 	noBroadcastAt int
 }
@@ -170,12 +171,20 @@ func (p *parser) section() string {
 }
 
 func (p *parser) block(n gast.Node) {
+	defer func() {
+		if _, ok := n.(*gast.Paragraph); !ok {
+			p.lastPara = "" // a list of values follows its paragraph at once
+		}
+	}()
 	switch n := n.(type) {
 	case *gast.Heading:
 		p.heading(n)
 	case *gast.Paragraph:
 		p.paragraph(n)
 	case *gast.List:
+		if p.valueList(n) {
+			break
+		}
 		for item := n.FirstChild(); item != nil; item = item.NextSibling() {
 			if first := item.FirstChild(); first != nil {
 				txt, line := strings.TrimSpace(p.inline(first)), p.line(first)
@@ -241,10 +250,36 @@ func (p *parser) heading(n *gast.Heading) {
 	t.byHeading, t.Tagged, t.Line, t.level = true, tagged, line, n.Level
 	t.Section = p.parentSection()
 	t.path = p.headingPath()
-	if m := arrow.FindStringSubmatch(t.Section); m != nil {
+	if m := arrow.FindStringSubmatch(t.Section); m != nil && (hasArrow(t.Section) || rolePhrase(m[1]) && rolePhrase(m[2])) {
 		t.sectionFrom, t.sectionTo = m[1], m[2]
 	}
 	p.cur = t
+}
+
+func hasArrow(s string) bool { return strings.Contains(s, "→") || strings.Contains(s, "->") }
+
+// rolePhrase reports whether one side of a heading "X to Y" may name
+// roles ("GM", "the player teammates") rather than be part of a sentence
+// ("Responding", "Narrator Requests"): a few words, none a verb in -ing,
+// and, past the first, words parley knows for roles.
+func rolePhrase(s string) bool {
+	words := strings.Fields(strings.ToLower(stripTicks(s)))
+	if len(words) == 0 || len(words) > 4 {
+		return false
+	}
+	for i, w := range words {
+		if strings.HasSuffix(w, "ing") {
+			return false
+		}
+		if i > 0 && w != "or" && w != "and" && w != "all" {
+			if _, ok := roleWords[strings.TrimSuffix(w, "s")]; !ok {
+				if _, ok := roleWords[w]; !ok && !slices.Contains([]string{"the", "a", "an", "any", "each", "every", "other"}, w) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // headingPath is the text of every heading we are under.
@@ -295,6 +330,7 @@ var (
 func (p *parser) paragraph(n *gast.Paragraph) {
 	txt := strings.TrimSpace(p.inline(n))
 	line := p.line(n)
+	p.lastPara = txt
 	if tableLooking.MatchString(txt) {
 		p.problem(line, "looks like a table but is not one: a table needs a header row, then a |---|---| row", false)
 		return
@@ -920,6 +956,7 @@ func (p *parser) finish() {
 		}
 		p.skill.Types = append(p.skill.Types, t.Type)
 	}
+	p.review()
 }
 
 // anySignals adds to a type's signal values those its signal tables say
@@ -1091,19 +1128,71 @@ func leadingSpans(s string) []string {
 	}
 }
 
-var oneOfRe = regexp.MustCompile("(?i)one of:?\\s*((?:`[^`]+`(?:\\s*,\\s*|\\s+or\\s+|\\s*,\\s*or\\s+|\\s*)?)+)")
+// valueList reads a bullet list of allowed values after a paragraph that
+// names one field and ends with a colon ("Values of `level`:"), under a
+// message type: each item is a value in backticks, alone or followed by
+// what it means. It reports whether the list was read so.
+func (p *parser) valueList(n *gast.List) bool {
+	if p.cur == nil || !strings.HasSuffix(p.lastPara, ":") {
+		return false
+	}
+	named := codeSpan.FindAllStringSubmatch(p.lastPara, -1)
+	if len(named) != 1 || labelled.MatchString(p.lastPara) || listLine.MatchString(p.lastPara) {
+		return false
+	}
+	var values []string
+	for item := n.FirstChild(); item != nil; item = item.NextSibling() {
+		first := item.FirstChild()
+		if first == nil {
+			return false
+		}
+		m := valueItem.FindStringSubmatch(strings.TrimSpace(p.inline(first)))
+		if m == nil {
+			return false
+		}
+		values = append(values, m[1])
+	}
+	if len(values) < 2 {
+		return false
+	}
+	field := named[0][1]
+	p.cur.enums[field] = union(p.cur.enums[field], values)
+	return true
+}
 
-// oneOf reads an enumeration written "One of: `A`, `B`, `C`".
+// valueItem is an item of a list of values: `value`, alone or followed by
+// what it means.
+var valueItem = regexp.MustCompile("^`([^`]+)`\\s*(?:$|[-–—:(,]|\\s)")
+
+// spanList is two or more code spans separated by commas, slashes, bars
+// or "or": `a`, `b` or `c`; `a`/`b`; `A` | `B`.
+const spanList = "`[^`]+`(?:\\s*(?:,\\s*or\\b|,|/|\\\\?\\||\\bor\\b)\\s*`[^`]+`)+"
+
+// enumForms are the ways a field's description gives its allowed values:
+// "One of: `A`, `B`"; a list of values that is the whole description, or
+// all of a parenthesis; "either `a` or `b`"; "Values: `a`, `b`".
+var enumForms = []*regexp.Regexp{
+	regexp.MustCompile("(?i)one of:?\\s*((?:`[^`]+`(?:\\s*,\\s*|\\s+or\\s+|\\s*,\\s*or\\s+|\\s*)?)+)"),
+	regexp.MustCompile("(?i)^\\s*(?:either\\s+)?(" + spanList + ")\\s*\\.?\\s*$"),
+	regexp.MustCompile("(?i)\\(\\s*(?:either\\s+)?(" + spanList + ")\\s*\\)"),
+	regexp.MustCompile("(?i)\\beither\\s+(" + spanList + ")"),
+	regexp.MustCompile("(?i)\\b(?:values|allowed values|allowed|options|possible values)\\s*:\\s*(" + spanList + ")"),
+}
+
+// oneOf reads the enumeration a field's description gives, if any.
 func oneOf(desc string) []string {
-	m := oneOfRe.FindStringSubmatch(desc)
-	if m == nil {
-		return nil
+	for _, re := range enumForms {
+		m := re.FindStringSubmatch(desc)
+		if m == nil {
+			continue
+		}
+		var out []string
+		for _, s := range codeSpan.FindAllStringSubmatch(m[1], -1) {
+			out = append(out, s[1])
+		}
+		return out
 	}
-	var out []string
-	for _, s := range codeSpan.FindAllStringSubmatch(m[1], -1) {
-		out = append(out, s[1])
-	}
-	return out
+	return nil
 }
 
 func contains(list []string, s string) bool {

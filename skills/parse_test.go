@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,21 +166,51 @@ func TestParseRoles(t *testing.T) {
 }
 
 func TestParseCRLFAndLists(t *testing.T) {
-	text := "---\nname: x\ndescription: y\n---\n### status_report\n\n- Required: `state`\n- Optional: `note`\n- **Hard rule:** `errors > 0` requires `state: red`.\n\n```yaml\n---\ntype: status_report\nstate: green | amber | red\n---\n```\n"
+	text := "---\nname: x\ndescription: y\n---\n### status_report\n\n- Sender: worker\n- Required: `state`\n- Optional: `note`, `errors`\n- Recipient: lead\n- **Hard rule:** `errors > 0` requires `state: red`.\n\n```yaml\n---\ntype: status_report\nstate: green | amber | red\n---\n```\n"
 	crlf := strings.ReplaceAll(text, "\n", "\r\n")
 	for name, in := range map[string]string{"LF": text, "CRLF": crlf} {
 		s := Parse("x.md", []byte(in))
 		if len(s.Problems) != 0 {
 			t.Errorf("%s: problems %v", name, s.Problems)
 		}
-		want := map[string][]string{"status_report > direct": {"state!=green|amber|red", "note?"}}
+		want := map[string][]string{"status_report worker>team-lead direct": {"state!=green|amber|red", "note?", "errors?"}}
 		if d := cmp.Diff(want, schema(s)); d != "" {
 			t.Errorf("%s (-want +got):\n%s", name, d)
 		}
 		ty, _ := s.Type("status_report")
-		if ty == nil || len(ty.Rules) != 1 || ty.Rules[0].Line != 9 {
+		if ty == nil || len(ty.Rules) != 1 || ty.Rules[0].Line != 11 {
 			t.Errorf("%s: rules %+v", name, ty)
 		}
+	}
+}
+
+// TestReview checks that skills check says what looks misread, and that a
+// document with no message type is no protocol.
+func TestReview(t *testing.T) {
+	notes := Parse("notes.md", []byte("---\nname: notes\ndescription: our notes\n---\n# Notes\n\nSome prose about the team.\n"))
+	if err := notes.Err(); err == nil || !strings.Contains(err.Error(), "no message type found: not a protocol parley can read") {
+		t.Errorf("a document with no type: Err() = %v", err)
+	}
+	text := "---\nname: x\ndescription: y\n---\n" +
+		"### `[REPORT]`\n\n- **Sender**: worker\n- Required: `state`\n- **Hard rule:** `errors > 0` requires `state: red`.\n\n" +
+		"### `[ORDER]`\n\n- **Sender**: the narrator requests handler\n- **Recipient**: worker\n\n" +
+		"### `[NOTE]`\n\n- **Sender**: whoever is responding to the narrator\n- **Recipient**: worker\n"
+	s := Parse("x.md", []byte(text))
+	var got []string
+	for _, p := range s.Problems {
+		got = append(got, fmt.Sprintf("%d %v %s", p.Line, p.Warning, p.Message))
+	}
+	want := []string{
+		`5 true [REPORT]: no recipient found: a message of this type goes only where its to: says`,
+		`9 true [REPORT]: a hard rule on "errors", a field the type does not have: ` + "`errors > 0` requires `state: red`",
+		`11 true [ORDER]: the sender "the narrator requests handler" was read as the role "narrator-requests-handler": a phrase rather than a role?`,
+		`16 true [NOTE]: the sender "whoever is responding to the narrator" names no role parley can read: any agent may send it`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"narrator-requests-handler", "worker"}, s.Roles()); d != "" {
+		t.Errorf("Roles() (-want +got):\n%s", d)
 	}
 }
 
@@ -236,5 +267,36 @@ func TestObservers(t *testing.T) {
 	ty, ok := s.Type("WHISPER")
 	if !ok || !cmp.Equal(ty.Observers, []string{"gm", "narrator"}) || ty.ObserversLine != 9 {
 		t.Errorf("Copied to: observers %v line %d, want [gm narrator] line 9", ty.Observers, ty.ObserversLine)
+	}
+}
+
+// TestNotations checks the ways protocols write allowed values, role
+// phrases, and headings that are sentences rather than "sender to
+// recipient".
+func TestNotations(t *testing.T) {
+	text := "---\nname: n\ndescription: notations\n---\n" +
+		"## Responding to Narrator Requests\n\n" +
+		"### `[VOTE]`\n\n- **Sender**: Any teammate\n- **Recipient**: Either the GM or a player\n\n" +
+		"| Field | Required | Description |\n|---|---|---|\n" +
+		"| `choice` | Yes | One of: `A`, `B` |\n" +
+		"| `mood` | Yes | How they feel (`calm`/`angry`) |\n" +
+		"| `side` | Yes | `left` or `right` |\n" +
+		"| `pace` | No | either `slow` or `fast` |\n" +
+		"| `secret` | No | `true`/`false` |\n" +
+		"| `level` | No | The level, see below |\n" +
+		"| `ref` | No | Points at `scene_number` or `scene_slug` of the scene |\n\n" +
+		"Values of `level`:\n\n- `low` — barely\n- `high`: a lot\n\n" +
+		"```yaml\n[VOTE]\nchoice: A\nstance: for | against\n```\n\n" +
+		"## GM to Players\n\n### `[CUE]`\n\n- Required: `cue`\n"
+	s := Parse("n.md", []byte(text))
+	want := map[string][]string{
+		"VOTE any>gm,player direct": {"choice!=A|B", "mood!=calm|angry", "side!=left|right", "pace?=slow|fast", "secret?=true|false", "level?=low|high", "ref?", "stance?=for|against"},
+		"CUE gm>player all direct":  {"cue!"},
+	}
+	if d := cmp.Diff(want, schema(s)); d != "" {
+		t.Errorf("schema (-want +got):\n%s", d)
+	}
+	for _, p := range s.Problems {
+		t.Errorf("problem: %+v", p)
 	}
 }

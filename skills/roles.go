@@ -45,9 +45,10 @@ func parseRoles(text string) (roles []string, all bool) {
 			return []string{"*"}, true
 		}
 	}
+	s, _ = cutAny(s, "either ")
 	for _, part := range roleSplit.Split(s, -1) {
 		part = strings.Trim(strings.TrimSpace(part), ".")
-		for _, prefix := range []string{"a ", "an ", "the ", "specific ", "another ", "any ", "each ", "every ", "one "} {
+		for _, prefix := range []string{"either ", "a ", "an ", "the ", "specific ", "another ", "any ", "each ", "every ", "one "} {
 			if strings.HasPrefix(part, prefix) && part != "any" {
 				part = strings.TrimSpace(strings.TrimPrefix(part, prefix))
 			}

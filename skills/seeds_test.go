@@ -93,9 +93,9 @@ func TestSeedV2(t *testing.T) {
 		"NARRATIVE gm>* broadcast":                {},
 		"GM_TO_PLAYER gm>player direct":           {"request_type!=" + requestTypes7, "scene_number!", "scene_slug!"},
 		"ASK_PLAYER gm>team-lead direct":          {"question!", "header!", "options!"},
-		"SESSION_END gm>team-lead direct":         {"summary!", "state_saved!", "next_hook!"},
+		"SESSION_END gm>team-lead direct":         {"summary!", "state_saved!=true|false", "next_hook!"},
 		"NARRATOR_NOTE gm,player>narrator direct": {"from!", "note!"},
-		"DICE_RESULT team-lead>gm direct":         {"character!", "check!", "roll!", "dc?", "result?"},
+		"DICE_RESULT team-lead>gm direct":         {"character!", "check!", "roll!", "dc?", "result?=success|failure|critical_success|critical_failure"},
 		"PLAYER_ANSWER team-lead>gm direct":       {"question!", "answer!"},
 		"SESSION_COMMAND team-lead>gm direct":     {"command!=start|save|end", "reason?", "campaign! when:command: start", "player_character! when:command: start", "narrative_style! when:command: start", "ai_characters! when:command: start"},
 		"CONTEXT_REFRESH team-lead>any direct":    {"campaign!", "current_scene?", "last_narrative_summary?"},
@@ -126,11 +126,11 @@ func TestSeedV1(t *testing.T) {
 		"GM_TO_PLAYER gm>player direct 1+":                               {"request_type!=" + requestTypes4, "scene_number!", "scene_slug!"},
 		"ASK_PLAYER gm>team-lead direct 1+":                              {"question!", "header!", "options!"},
 		"STATE_UPDATED gm>team-lead direct 1+":                           {"deltas_written!", "characters_involved!"},
-		"SESSION_END gm>team-lead direct 1+":                             {"summary!", "state_saved!", "next_hook!"},
+		"SESSION_END gm>team-lead direct 1+":                             {"summary!", "state_saved!=true|false", "next_hook!"},
 		"NARRATOR_NOTE gm,player>narrator direct 1+":                     {"from!", "note!"},
 		"AWAIT_PLAYERS gm>team-lead direct 1 only deprecated:Phase 2":    {"characters!", "characters[].name!", "characters[].request_type!=" + requestTypes4, "characters[].scene_context!", "characters[].just_happened!", "characters[].request!", "scene_number!", "scene_slug!"},
 		"PLAYER_ACTION team-lead>gm direct 1+":                           {"character!", "action!"},
-		"DICE_RESULT team-lead>gm direct 1+":                             {"character!", "check!", "roll!", "dc?", "result?"},
+		"DICE_RESULT team-lead>gm direct 1+":                             {"character!", "check!", "roll!", "dc?", "result?=success|failure|critical_success|critical_failure"},
 		"PLAYER_ANSWER team-lead>gm direct 1+":                           {"question!", "answer!"},
 		"PLAYER_RESPONSES team-lead>gm direct 1 only deprecated:Phase 2": {"responses!", "vetoes?"},
 		"SESSION_COMMAND team-lead>gm direct 1+":                         {"command!=start|save|end", "reason?", "campaign! when:command: start", "player_character! when:command: start", "narrative_style! when:command: start", "ai_characters! when:command: start"},
@@ -231,8 +231,9 @@ func TestSeedSendMessageTool(t *testing.T) {
 	if d := cmp.Diff(want, schema(s)); d != "" {
 		t.Errorf("schema of send-message-tool.md (-want +got):\n%s", d)
 	}
-	// What it could not read is said, as warnings: no frontmatter, and the
-	// addressing table.
+	// What it could not read is said, as warnings: no frontmatter, the
+	// addressing table, and the types whose recipient is only in prose
+	// ("ask a teammate"): they go where their to: says.
 	var got []string
 	for _, p := range s.Problems {
 		if !p.Warning {
@@ -240,7 +241,20 @@ func TestSeedSendMessageTool(t *testing.T) {
 		}
 		got = append(got, p.Message)
 	}
-	if len(got) != 2 || !strings.HasPrefix(got[0], "no frontmatter") || !strings.HasPrefix(got[1], "table not understood (columns: address, meaning)") {
-		t.Errorf("problems = %q", got)
+	wantProblems := []string{
+		"no frontmatter",
+		"table not understood (columns: address, meaning)",
+		"shutdown_request: no recipient found",
+		"shutdown_response: no recipient found",
+		"plan_approval_request: no recipient found",
+		"plan_approval_response: no recipient found",
+	}
+	if len(got) != len(wantProblems) {
+		t.Fatalf("problems = %q", got)
+	}
+	for i, w := range wantProblems {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("problem %d = %q, want it to start with %q", i, got[i], w)
+		}
 	}
 }

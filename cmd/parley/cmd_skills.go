@@ -62,7 +62,11 @@ func skillsCommand(e *env) *cli.Command {
 					if err := exactArgs(c, 1, "a skill FILE"); err != nil {
 						return err
 					}
-					return runSkillsCheck(e, c.Args().First(), c.Bool("json"))
+					ws, err := openWorkspace(c)
+					if err != nil && !errors.Is(err, workspace.ErrNoWorkspace) {
+						return err
+					}
+					return runSkillsCheck(e, ws, c.Args().First(), c.Bool("json"))
 				},
 			},
 		},
@@ -230,7 +234,10 @@ func describeSkill(w io.Writer, s *skills.Skill) {
 	}
 }
 
-func runSkillsCheck(e *env, path string, asJSON bool) error {
+// runSkillsCheck says what parley read in a skill file and what it could
+// not; in a workspace (ws not nil), also the roles it names that no agent
+// has.
+func runSkillsCheck(e *env, ws *workspace.Workspace, path string, asJSON bool) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -249,6 +256,20 @@ func runSkillsCheck(e *env, path string, asJSON bool) error {
 		fmt.Fprintf(e.stdout, "%s: skill %q: %d message %s, %d %s, %d hard %s, %d %s\n", path, s.Name,
 			len(s.Types), plural(len(s.Types), "type", "types"), fields, plural(fields, "field", "fields"),
 			rules, plural(rules, "rule", "rules"), len(s.Signals), plural(len(s.Signals), "signal", "signals"))
+		if roles := s.Roles(); len(roles) > 0 {
+			fmt.Fprintf(e.stdout, "roles: %s\n", strings.Join(roles, ", "))
+			if ws != nil {
+				var unheld []string
+				for _, r := range roles {
+					if !ws.RoleHeld(r) {
+						unheld = append(unheld, r)
+					}
+				}
+				if len(unheld) > 0 {
+					fmt.Fprintf(e.stdout, "no agent in %s has: %s\n", workspace.ConfigFile, strings.Join(unheld, ", "))
+				}
+			}
+		}
 		for _, p := range s.Problems {
 			kind := "error"
 			if p.Warning {

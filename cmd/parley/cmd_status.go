@@ -53,6 +53,8 @@ type statusReport struct {
 	// Unknown are mailboxes of no agent of parley.yaml: what an agent
 	// renamed or removed left behind.
 	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
+	// UnheldRoles are the roles the skills name that no agent has.
+	UnheldRoles []workspace.UnheldRole `json:"unheld_roles,omitempty"`
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
@@ -69,6 +71,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		return err
 	}
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
+	if protocol, err := ws.Protocol(); err == nil {
+		rep.UnheldRoles = ws.UnheldRoles(protocol) // a broken skill is said by run
+	}
 	if opts.JSON {
 		return e.printJSON(rep)
 	}
@@ -86,6 +91,17 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			fmt.Fprintf(e.stdout, "          %s as saved now is NOT loaded (tried %s); the runner routes with the one loaded before:\n          %s\n",
 				workspace.ConfigFile, ago(info.ConfigErrorAt, now), printable(info.ConfigError))
 		}
+	}
+	if len(rep.UnheldRoles) > 0 {
+		var groups []string // "human, narrator (dnd-team)"
+		for i, u := range rep.UnheldRoles {
+			if i > 0 && rep.UnheldRoles[i-1].Skill == u.Skill {
+				groups[len(groups)-1] = strings.TrimSuffix(groups[len(groups)-1], " ("+u.Skill+")") + ", " + u.Role + " (" + u.Skill + ")"
+				continue
+			}
+			groups = append(groups, u.Role+" ("+u.Skill+")")
+		}
+		fmt.Fprintf(e.stdout, "roles     no agent has %s: what the protocol sends to them goes nowhere unless to: names an agent\n", strings.Join(groups, "; "))
 	}
 	fmt.Fprintln(e.stdout)
 	width := len("AGENT")

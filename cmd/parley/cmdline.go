@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/internal/spell"
 )
 
 // commandLine reads the command line before urfave/cli does, and puts it
@@ -280,41 +281,17 @@ func commandList(cmds []*cli.Command, sep string) string {
 // unknownCommand is the usage error for a command parley does not have,
 // with the nearest name when one is close (a typo).
 func unknownCommand(cmds []*cli.Command, name string) error {
-	best, bestDist := "", 3
+	var names []string
 	for _, c := range cmds {
-		if c.Hidden {
-			continue
-		}
-		if d := editDistance(name, c.Name); d < bestDist {
-			best, bestDist = c.Name, d
+		if !c.Hidden {
+			names = append(names, c.Name)
 		}
 	}
 	ue := usageError{err: fmt.Errorf("unknown command %q", name), hint: "`parley help` lists the commands"}
-	if best != "" {
+	if best := spell.Nearest(name, names, 2); best != "" {
 		ue.hint = fmt.Sprintf("did you mean `parley %s`?", best)
 	}
 	return ue
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // flagName returns the name in "--name=value", "--name" or "-n".

@@ -233,6 +233,7 @@ routes:
 		t.Fatal(err)
 	}
 	want := []string{
+		"parley.yaml: skills: dnd-team names roles no agent has (human, team-lead): what it sends to them has nowhere to go unless named in to:",
 		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to gm (gm), which builtin:dnd-team.md:635 does not list among its recipients (player or human): delivered, as the route says",
 		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:635 does not list among its recipients (player or human): delivered, as the route says",
 		"parley.yaml:9: routes[1].match.type: no skill of this workspace defines NO_SUCH_TYPE",

@@ -24,8 +24,18 @@ func (w *Workspace) Lint() ([]string, error) {
 	warn := func(r *Route, key, format string, args ...any) {
 		out = append(out, fmt.Sprintf("%s:%d: %s: %s", ConfigFile, r.Line, key, fmt.Sprintf(format, args...)))
 	}
-	held := func(role string) bool {
-		return slices.ContainsFunc(w.AgentNames(), func(a string) bool { return w.HasRole(a, role) })
+	held := w.RoleHeld
+	unheld := map[string][]string{} // skill -> roles
+	var order []string
+	for _, u := range w.UnheldRoles(protocol) {
+		if unheld[u.Skill] == nil {
+			order = append(order, u.Skill)
+		}
+		unheld[u.Skill] = append(unheld[u.Skill], u.Role)
+	}
+	for _, sk := range order {
+		roles := unheld[sk]
+		out = append(out, fmt.Sprintf("%s: skills: %s names %s no agent has (%s): what it sends to %s has nowhere to go unless named in to:", ConfigFile, sk, plural(len(roles), "a role", "roles"), strings.Join(roles, ", "), plural(len(roles), "it", "them")))
 	}
 	for i := range w.Config.Routes {
 		r := &w.Config.Routes[i]
@@ -53,6 +63,37 @@ func (w *Workspace) Lint() ([]string, error) {
 		w.lintRecipients(r, protocol, warn)
 	}
 	return out, nil
+}
+
+// UnheldRole is a role a skill names that no agent of the workspace has.
+type UnheldRole struct {
+	Role  string `json:"role"`
+	Skill string `json:"skill"` // the skill's name
+}
+
+// UnheldRoles returns the roles the workspace's skills name that no agent
+// has, in the order of the skills; nil without skills.
+func (w *Workspace) UnheldRoles(protocol *skills.Set) []UnheldRole {
+	if protocol == nil {
+		return nil
+	}
+	var out []UnheldRole
+	seen := map[string]bool{}
+	for _, sk := range protocol.Skills {
+		for _, role := range sk.Roles() {
+			if seen[role] || w.RoleHeld(role) {
+				continue
+			}
+			seen[role] = true
+			out = append(out, UnheldRole{Role: role, Skill: sk.Name})
+		}
+	}
+	return out
+}
+
+// RoleHeld reports whether an agent has the role.
+func (w *Workspace) RoleHeld(role string) bool {
+	return slices.ContainsFunc(w.AgentNames(), func(a string) bool { return w.HasRole(a, role) })
 }
 
 // lintTypes returns the types of the protocol a route names, and warns
@@ -151,4 +192,12 @@ func displayType(t *skills.Type) string {
 		return "[" + t.Name + "]"
 	}
 	return t.Name
+}
+
+// plural returns one or many as n says.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
