@@ -409,19 +409,32 @@ func (e *HandledError) Is(target error) bool { return target == ErrHandled }
 // message is, replacing the copy there (one rename: the mailbox holds
 // the message once, where it was), and Claim returns a *HandledError.
 func (d Dir) Claim(id string) error {
+	if err := d.FileHandled(id, Inbox); err != nil {
+		return err
+	}
+	return d.move(id, Inbox, Cur)
+}
+
+// FileHandled checks that a message in state (inbox/ or cur/) was not
+// handled already: when the mailbox holds it in done/ or dead/ too (a
+// copy came back with `git stash pop` or `git checkout`), the copy in
+// state is filed there, replacing the copy there (one rename: the mailbox
+// holds the message once, where it was), and FileHandled returns a
+// *HandledError. It returns nil for a message not handled yet.
+func (d Dir) FileHandled(id, state string) error {
 	name := FileName(id)
 	for _, st := range []string{Done, Dead} {
 		if _, err := os.Lstat(d.Path(st, name)); err == nil {
-			if err := os.Rename(d.Path(Inbox, name), d.Path(st, name)); err != nil {
-				return d.notFound(id, Inbox, err)
+			if err := os.Rename(d.Path(state, name), d.Path(st, name)); err != nil {
+				return d.notFound(id, state, err)
 			}
-			if err := syncDir(filepath.Join(string(d), Inbox)); err != nil {
+			if err := syncDir(filepath.Join(string(d), state)); err != nil {
 				return err
 			}
 			return &HandledError{Agent: d.Agent(), ID: id, State: st}
 		}
 	}
-	return d.move(id, Inbox, Cur)
+	return nil
 }
 
 // Finish moves a message from cur/ to done/. The move is durable when

@@ -258,6 +258,12 @@ func (w *worker) recover(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
+		if h := (*mailbox.HandledError)(nil); errors.As(w.box.FileHandled(id, mailbox.Cur), &h) {
+			// Put back into cur/ (git stash, git checkout) after it was
+			// handled: handled is handled.
+			w.r.log.Warn("not handling again a message handled already; its copy in cur/ is filed", "agent", w.agent.Name, "id", id, "in", h.State)
+			continue
+		}
 		w.r.log.Info("handling again a message a stopped runner had claimed", "agent", w.agent.Name, "id", id)
 		w.handle(ctx, id)
 	}

@@ -26,18 +26,21 @@ func TestHandledIsHandled(t *testing.T) {
 		t.Fatal(err)
 	}
 	box := ws.Mailbox("bot")
-	for _, state := range []string{mailbox.Done, mailbox.Dead} {
-		// Restored into the inbox.
-		if state == mailbox.Dead {
-			if err := os.Rename(box.Path(mailbox.Done, mailbox.FileName(id)), box.Path(mailbox.Dead, mailbox.FileName(id))); err != nil {
+	for _, tt := range []struct{ into, state string }{
+		{mailbox.Inbox, mailbox.Done}, {mailbox.Inbox, mailbox.Dead}, {mailbox.Cur, mailbox.Dead}, {mailbox.Cur, mailbox.Done},
+	} {
+		// The message is in tt.state; a copy is restored into tt.into.
+		if _, err := os.Lstat(box.Path(tt.state, mailbox.FileName(id))); err != nil {
+			other := map[string]string{mailbox.Done: mailbox.Dead, mailbox.Dead: mailbox.Done}[tt.state]
+			if err := os.Rename(box.Path(other, mailbox.FileName(id)), box.Path(tt.state, mailbox.FileName(id))); err != nil {
 				t.Fatal(err)
 			}
 		}
-		data, err := os.ReadFile(box.Path(state, mailbox.FileName(id)))
+		data, err := os.ReadFile(box.Path(tt.state, mailbox.FileName(id)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(box.Path(mailbox.Inbox, mailbox.FileName(id)), data, 0o644); err != nil {
+		if err := os.WriteFile(box.Path(tt.into, mailbox.FileName(id)), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := runIdle(t, ws, Options{}); err != nil {
@@ -45,13 +48,15 @@ func TestHandledIsHandled(t *testing.T) {
 		}
 		runs, _ := os.ReadFile(ws.Root + "/runs.txt")
 		if n := strings.Count(string(runs), "run\n"); n != 1 {
-			t.Errorf("a message restored into the inbox, in %s/ already: the program ran %d times, want 1", state, n)
+			t.Errorf("a message restored into %s/, in %s/ already: the program ran %d times, want 1", tt.into, tt.state, n)
 		}
-		if got := names(t, ws, "bot", mailbox.Inbox); len(got) != 0 {
-			t.Errorf("bot's inbox/ = %v, want it empty: the restored copy filed", got)
+		for _, st := range []string{mailbox.Inbox, mailbox.Cur} {
+			if got := names(t, ws, "bot", st); len(got) != 0 {
+				t.Errorf("bot's %s/ = %v, want it empty: the restored copy filed", st, got)
+			}
 		}
-		if got := names(t, ws, "bot", state); len(got) != 1 {
-			t.Errorf("bot's %s/ = %v, want the one message", state, got)
+		if got := names(t, ws, "bot", tt.state); len(got) != 1 {
+			t.Errorf("bot's %s/ = %v, want the one message", tt.state, got)
 		}
 	}
 }
