@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -172,23 +173,55 @@ func (c *Campaign) JournalPath(character string) string {
 
 // Characters returns the characters that have a sheet in party/, sorted.
 func (c *Campaign) Characters() ([]string, error) {
-	des, err := os.ReadDir(c.Path(PartyDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	pf, err := c.partyFiles()
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	return pf.sheets, nil
+}
+
+// party is what party/ holds: the characters' sheets and journals (by file
+// name without .md), and other files people keep beside them.
+type party struct {
+	missing  bool
+	sheets   []string // tilda-brannock
+	journals []string // tilda-brannock-journal.md
+	others   []string // appearance-briefs.md
+}
+
+// partyFiles sorts the files of party/: a journal by its name; a file
+// that does not look like a character sheet (sheet.Looks) is another
+// file, not a sheet with mistakes. It is the one place that says which
+// files are characters.
+func (c *Campaign) partyFiles() (party, error) {
+	var pf party
+	des, err := os.ReadDir(c.Path(PartyDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		pf.missing = true
+		return pf, nil
+	}
+	if err != nil {
+		return pf, err
+	}
 	for _, de := range des {
 		n := de.Name()
-		if de.IsDir() || !strings.HasSuffix(n, ".md") || strings.HasSuffix(n, JournalSuffix) {
-			continue
+		switch {
+		case de.IsDir() || !strings.HasSuffix(n, ".md"):
+		case strings.HasSuffix(n, JournalSuffix):
+			pf.journals = append(pf.journals, n)
+		default:
+			data, err := os.ReadFile(c.Path(PartyDir, n))
+			if err == nil && !sheet.Looks(data) {
+				pf.others = append(pf.others, n)
+				continue
+			}
+			pf.sheets = append(pf.sheets, strings.TrimSuffix(n, ".md"))
 		}
-		out = append(out, strings.TrimSuffix(n, ".md"))
 	}
-	sort.Strings(out)
-	return out, nil
+	sort.Strings(pf.sheets)
+	sort.Strings(pf.journals)
+	sort.Strings(pf.others)
+	return pf, nil
 }
 
 // Sheet returns the path of the sheet of a character, by its full

@@ -73,8 +73,14 @@ func TestBadNames(t *testing.T) {
 func TestCharacters(t *testing.T) {
 	ws := t.TempDir()
 	c, _ := New(ws, "x")
-	for _, f := range []string{"tilda-brannock.md", "tilda-brannock-journal.md", "corwin-voss.md", "notes.txt"} {
-		os.WriteFile(c.Path(PartyDir, f), []byte("x\n"), 0o644)
+	for f, text := range map[string]string{
+		"tilda-brannock.md":         "| **Hit Points** | 8/8 |\n",
+		"tilda-brannock-journal.md": "x\n",
+		"corwin-voss.md":            "# Corwin\n\n## Equipment\n- Lute\n", // a sheet, with a mistake
+		"notes.txt":                 "x\n",
+		"appearance-briefs.md":      "# Appearance briefs\n\n- Tilda: short\n", // beside the sheets
+	} {
+		os.WriteFile(c.Path(PartyDir, f), []byte(text), 0o644)
 	}
 	got, _ := c.Characters()
 	if d := cmp.Diff([]string{"corwin-voss", "tilda-brannock"}, got); d != "" {

@@ -114,37 +114,31 @@ func (c *Campaign) Check() (*Report, error) {
 
 // checkParty checks the sheets and journals in party/.
 func (c *Campaign) checkParty(add func(string, Status, string)) error {
-	des, err := os.ReadDir(c.Path(PartyDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		add(PartyDir+"/", Missing, "the character sheets go here: party/<character>.md")
-		return nil
-	}
+	pf, err := c.partyFiles()
 	if err != nil {
 		return err
 	}
-	sheets := map[string]bool{}
-	var journals []string
-	for _, de := range des {
-		name := de.Name()
-		if de.IsDir() || !strings.HasSuffix(name, ".md") {
-			continue
-		}
-		if strings.HasSuffix(name, JournalSuffix) {
-			journals = append(journals, name)
-			continue
-		}
-		sheets[strings.TrimSuffix(name, ".md")] = true
+	if pf.missing {
+		add(PartyDir+"/", Missing, "the character sheets go here: party/<character>.md")
+		return nil
 	}
+	sheets := map[string]bool{}
+	for _, n := range pf.sheets {
+		sheets[n] = true
+	}
+	journals, names := pf.journals, pf.sheets
 	if len(sheets) == 0 {
 		add(PartyDir+"/", Warning, "no character sheets yet: put them in party/<character>.md")
 	} else {
-		add(PartyDir+"/", OK, plural(len(sheets), "character"))
+		detail := plural(len(sheets), "character")
+		if len(pf.others) > 0 {
+			detail += ", " + plural(len(pf.others), "other file")
+		}
+		add(PartyDir+"/", OK, detail)
 	}
-	names := make([]string, 0, len(sheets))
-	for n := range sheets {
-		names = append(names, n)
+	for _, o := range pf.others {
+		add(PartyDir+"/"+o, OK, "not a character sheet: kept as it is")
 	}
-	sort.Strings(names)
 	for _, n := range names {
 		path := PartyDir + "/" + n + ".md"
 		if err := ValidName(n); err != nil {

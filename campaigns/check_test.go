@@ -70,6 +70,7 @@ func TestCheckProblems(t *testing.T) {
 	write("party/nobody-journal.md", "## 2026-11-21 — x\n")
 	write("party/mira-voss-journal.md", "# Journal\n\n## 2026-11-21 — a\n\n## 2026-11-22 — b\n")
 	write("party/broken.md", "| **Hit Points** | eight |\n")
+	write("party/relationships.md", "# Who trusts whom\n\nMira trusts nobody.\n")
 	write("scenes/001-the-inn.md", "---\nlocation: [unclosed\n---\nText.\n")
 	write("scenes/notes.md", "ideas\n")
 	write("tmp/gm-state-delta.md", "- NPC: Wiven\n")
@@ -89,7 +90,8 @@ func TestCheckProblems(t *testing.T) {
 		detail string
 	}{
 		PartyKnowledge:               {Missing, ""},
-		"party/":                     {OK, "3 characters"},
+		"party/":                     {OK, "3 characters, 1 other file"},
+		"party/relationships.md":     {OK, "not a character sheet: kept as it is"},
 		"party/mira-voss.md":         {OK, "HP 8/8, level not written, 0 items"},
 		"party/Mira Voss.md":         {Malformed, "full kebab-case name"},
 		"party/broken.md":            {Malformed, `party/broken.md:1: hit points: "eight" is not a number`},

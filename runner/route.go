@@ -28,6 +28,7 @@ type accepted struct {
 	err        error // why delivering it failed
 	skipped    bool  // an earlier message of its sender failed: not tried
 	warnings   []string
+	skill      string // the skill that checked it (Verdict.Skill)
 }
 
 // batch is one round of routing: the files taken, in sending order, and
@@ -121,12 +122,15 @@ func (b *batch) take(i int, c candidate) {
 	}
 	if !v.Accepted() {
 		path := b.reject(i, c, msg, v.Refusal)
+		if e := b.entries[i]; e != nil {
+			e.Skill = v.Skill // refused by this version of its protocol
+		}
 		if l := v.Refusal.Loop; l != nil && path != "" {
 			b.stopLoop(l, ans, path)
 		}
 		return
 	}
-	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops}
+	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops, skill: v.Skill}
 	if _, from, err := mailbox.ParseID(a.id); err == nil && from == c.agent {
 		// An id its sender's file carries (written into it by a runner
 		// stopped before it moved the file to sent/): ids given after it
@@ -291,7 +295,7 @@ func (b *batch) finish() error {
 		case r.journaledAlready(a):
 			done = append(done, a) // one line said it was delivered already
 		default:
-			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings}
+			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings, Skill: a.skill}
 			a.nudge = r.nudges[a.id] != ""
 			e.Note = r.observe(a.agent, a.msg)
 			e.Type, _ = a.msg.Header().Get("type")

@@ -117,19 +117,22 @@ func (v Violation) Error() string {
 // tag-first message with an unknown tag is informal, and passes with a
 // warning), required fields are there, enumerated values are exact, the
 // sender's and recipients' roles may send and receive it, a structured
-// request is not broadcast, hard rules hold, and its phase is right. It
+// request is not broadcast, hard rules hold, and its phase is right; and
+// the signal it carries, typed or informal, is one the sender may emit to
+// those recipients, by the protocol's signal tables. It
 // returns the message's type (nil for an informal message) and every
 // violation found.
 func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
+	signals := s.checkSignal(m, env)
 	name, _ := m.Header().Get("type")
 	if name == "" {
-		return nil, nil
+		return nil, signals
 	}
 	t, _, ok := s.Type(name)
 	if !ok {
-		return nil, []Violation{s.unknownType(m, name, env.Strict)}
+		return nil, append([]Violation{s.unknownType(m, name, env.Strict)}, signals...)
 	}
-	var vs []Violation
+	vs := signals
 	// add reports a violation about the message (its type, sender,
 	// recipients) at the line of that header field.
 	add := func(field, reason string, warning bool) {

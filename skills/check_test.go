@@ -294,3 +294,60 @@ func TestCheckReviewFixes(t *testing.T) {
 		t.Errorf("Check = %+v, want the type value on line 2", vs)
 	}
 }
+
+// TestSignalTables checks that a protocol's signal tables are rules: who
+// may emit each signal and to whom it goes, from a column or from the
+// table's heading, for typed and informal messages alike; and that a type
+// whose section names no sender gets the roles of its signals.
+func TestSignalTables(t *testing.T) {
+	text := "---\nname: crew\ndescription: signals\n---\n" +
+		"## Signals\n\n### Crew → Boss\n\n| Signal | Meaning | Emitted by |\n|---|---|---|\n| `done` | Finished | driver, lookout |\n| `stuck` | Help | any agent |\n\n" +
+		"### Boss → Crew\n\n| Signal | Meaning | Sent to |\n|---|---|---|\n| `go` | Start | driver |\n\n" +
+		"## Types\n\n### report\n\n```yaml\n---\ntype: report\nsignal: done\n---\n```\n\nRequired: `type`, `signal`\n"
+	sk := Parse("crew.md", []byte(text))
+	if err := sk.Err(); err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, _, _ := set.Type("report")
+	if d := cmp.Diff([]string{"driver", "lookout"}, report.Senders); d != "" {
+		t.Errorf("report's senders, from its signal (-want +got):\n%s", d)
+	}
+	boss, driver, lookout := party("boss", "boss"), party("dan", "driver"), party("lou", "lookout")
+	for _, tt := range []struct {
+		name string
+		text string
+		env  Envelope
+		want string
+	}{
+		{"the boss says go to a driver", "---\nsignal: go\n---\n", Envelope{Sender: boss, Recipients: []Party{driver}}, ""},
+		{"a driver may not say go", "---\nsignal: go\n---\n", Envelope{Sender: driver, Recipients: []Party{lookout}}, "signal: dan (role driver) may not emit go: it is emitted by boss (crew.md:"},
+		{"go is sent to drivers only", "---\nsignal: go\n---\n", Envelope{Sender: boss, Recipients: []Party{lookout}}, "signal: go is sent to driver, not to lou (role lookout)"},
+		{"anyone may be stuck", "---\nsignal: stuck\n---\n", Envelope{Sender: lookout, Recipients: []Party{boss}}, ""},
+		{"the boss may not report done", "---\ntype: report\nsignal: done\n---\n", Envelope{Sender: boss, Recipients: []Party{boss}}, "signal: boss (role boss) may not emit done"},
+		{"an unknown signal is not judged here", "---\nsignal: whatever\n---\n", Envelope{Sender: driver, Recipients: []Party{boss}}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := mailbox.Parse([]byte(tt.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, vs := set.Check(m, tt.env)
+			var got []string
+			for _, v := range vs {
+				if !v.Warning {
+					got = append(got, v.Error())
+				}
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("violations %q, want none", got)
+			case tt.want != "" && (len(got) == 0 || !strings.HasPrefix(got[0], tt.want)):
+				t.Errorf("violations %q, want the first to start with %q", got, tt.want)
+			}
+		})
+	}
+}

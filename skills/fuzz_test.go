@@ -15,6 +15,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("---\nname: x\ndescription: y\n---\n### `[A]`\n\n| Field | Required |\n|---|---|\n| `a` | Yes |\n\n**Hard rule:** `a > 1` or `b: c` requires `d: e`.\n"))
 	f.Add([]byte("# no frontmatter\n\n```json\n{\"to\": \"x\", \"message\": {\"type\": \"ping_request\", \"request_id\": \"1\"}}\n```\n"))
 	f.Add([]byte("---\nname: x\n---\n| Tag | Sender | Recipient |\n|---|---|---|\n| `[A]` | gm | all (broadcast) |\n"))
+	f.Add([]byte("## A → B\n\n```ts\ninterface P { type: 'p'; x?: 'a' | 'b'; y: Array<{ z: string;\n }>; }\ninterface Q {\n```\n"))
+	f.Add([]byte("Values of `x`:\n\n- `a`\n- `b`\n\n### `[T]`\n\n| Field | Required | Description |\n|---|---|---|\n| `x` | Yes | (`a`/`b`) |\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := Parse("fuzz.md", data)
 		lines := bytes.Count(data, []byte("\n")) + 1

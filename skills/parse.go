@@ -2,6 +2,8 @@ package skills
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,7 +27,8 @@ import (
 // line and the section, and errors among them make the skill unusable
 // (see Skill.Err).
 func Parse(source string, data []byte) *Skill {
-	s := &Skill{Source: source}
+	sum := sha256.Sum256(data)
+	s := &Skill{Source: source, Hash: hex.EncodeToString(sum[:6])}
 	// Read CRLF files as LF ones: lines keep their numbers.
 	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	p := &parser{skill: s, types: make(map[string]*typeState)}
@@ -250,13 +253,23 @@ func (p *parser) heading(n *gast.Heading) {
 	t.byHeading, t.Tagged, t.Line, t.level = true, tagged, line, n.Level
 	t.Section = p.parentSection()
 	t.path = p.headingPath()
-	if m := arrow.FindStringSubmatch(t.Section); m != nil && (hasArrow(t.Section) || rolePhrase(m[1]) && rolePhrase(m[2])) {
-		t.sectionFrom, t.sectionTo = m[1], m[2]
-	}
+	t.sectionFrom, t.sectionTo, _ = headingRoles(t.Section)
 	p.cur = t
 }
 
-func hasArrow(s string) bool { return strings.Contains(s, "→") || strings.Contains(s, "->") }
+// headingRoles reads a heading that says who sends to whom: "Agent →
+// Orchestrator", "GM to Players"; not a sentence with "to" in it
+// ("Responding to Narrator Requests").
+func headingRoles(heading string) (from, to string, ok bool) {
+	m := arrow.FindStringSubmatch(heading)
+	if m == nil {
+		return "", "", false
+	}
+	if strings.Contains(heading, "→") || strings.Contains(heading, "->") || rolePhrase(m[1]) && rolePhrase(m[2]) {
+		return m[1], m[2], true
+	}
+	return "", "", false
+}
 
 // rolePhrase reports whether one side of a heading "X to Y" may name
 // roles ("GM", "the player teammates") rather than be part of a sentence
@@ -331,6 +344,14 @@ func (p *parser) paragraph(n *gast.Paragraph) {
 	txt := strings.TrimSpace(p.inline(n))
 	line := p.line(n)
 	p.lastPara = txt
+	// Lines that each start with a label ("Emitted by: worker", then
+	// "Sent to: lead") are read one by one, not as one sentence.
+	if lines := strings.Split(p.inlineBreaks(n, '\n'), "\n"); len(lines) > 1 && startsLabel(lines[0]) && startsLabel(lines[1]) {
+		for i, l := range lines {
+			p.prose(strings.TrimSpace(l), line+i)
+		}
+		return
+	}
 	if tableLooking.MatchString(txt) {
 		p.problem(line, "looks like a table but is not one: a table needs a header row, then a |---|---| row", false)
 		return
@@ -338,11 +359,24 @@ func (p *parser) paragraph(n *gast.Paragraph) {
 	p.prose(txt, line)
 }
 
+// startsLabel reports whether a line starts with a label parley reads:
+// Sender:, Emitted by:, Required:, Hard rule: ...
+func startsLabel(line string) bool {
+	line = strings.TrimSpace(line)
+	return labelled.MatchString(line) || listLine.MatchString(line) || hardRule.MatchString(line)
+}
+
 // prose reads the sentences of a paragraph that carry schema.
 func (p *parser) prose(txt string, line int) {
 	if m := labelled.FindStringSubmatch(txt); m != nil && p.cur != nil {
 		p.bullet(txt, line)
 		return
+	}
+	if p.cur != nil && strings.HasPrefix(txt, "`") {
+		// "`stage` is `draft` or `final`."
+		if m := fieldValues.FindStringSubmatch(txt); m != nil {
+			p.cur.enums[m[1]] = union(p.cur.enums[m[1]], oneOf(m[2]))
+		}
 	}
 	// Cheap looks for the words each pattern needs keep the patterns off
 	// most paragraphs: reading a skill is on the path of every command
@@ -686,6 +720,10 @@ func (p *parser) example(n *gast.FencedCodeBlock) {
 	content := b.String()
 	lang := strings.ToLower(string(n.Language(p.src)))
 	trimmed := strings.TrimSpace(content)
+	if (lang == "typescript" || lang == "ts" || lang == "") && interfaceStart.MatchString(content) {
+		p.interfaces(content, p.line(n))
+		return
+	}
 	if lang == "json" || strings.HasPrefix(trimmed, "{") {
 		p.jsonExample(trimmed, p.line(n))
 		return
@@ -937,6 +975,7 @@ func (p *parser) finish() {
 			}
 		}
 		p.anySignals(t)
+		p.rolesFromSignals(t)
 		for k, isBool := range t.booleans {
 			if f, ok := t.Field(k); ok && isBool && len(f.Enum) == 0 {
 				f.Enum = []string{"true", "false"}
@@ -959,6 +998,46 @@ func (p *parser) finish() {
 	p.review()
 }
 
+// rolesFromSignals gives a type whose section names no sender (or no
+// recipient) the roles its signal tables give every value of its signal
+// field.
+func (p *parser) rolesFromSignals(t *typeState) {
+	f, ok := t.Field("signal")
+	if !ok || len(f.Enum) == 0 || len(t.Senders) > 0 && len(t.Recipients) > 0 {
+		return
+	}
+	var senders, recipients []string
+	sendersKnown, recipientsKnown := true, true
+	for _, v := range f.Enum {
+		var sg *Signal
+		for _, x := range p.skill.Signals {
+			if x.Name == v {
+				sg = x
+				break
+			}
+		}
+		if sg == nil {
+			return
+		}
+		if r := sg.SignalSenders(); len(r) > 0 {
+			senders = union(senders, r)
+		} else {
+			sendersKnown = false
+		}
+		if r := sg.SignalRecipients(); len(r) > 0 {
+			recipients = union(recipients, r)
+		} else {
+			recipientsKnown = false
+		}
+	}
+	if len(t.Senders) == 0 && sendersKnown {
+		t.Senders = senders
+	}
+	if len(t.Recipients) == 0 && recipientsKnown {
+		t.Recipients = recipients
+	}
+}
+
 // anySignals adds to a type's signal values those its signal tables say
 // any agent may emit ("blocked", "escalate"), when the type goes the
 // table's way (its recipients are the table's "X -> Y" Y).
@@ -971,11 +1050,11 @@ func (p *parser) anySignals(t *typeState) {
 		if !contains(sg.Senders, "any") {
 			continue
 		}
-		m := arrow.FindStringSubmatch(sg.Direction)
-		if m == nil {
+		_, toText, ok := headingRoles(sg.Direction)
+		if !ok {
 			continue
 		}
-		if to, _ := parseRoles(m[2]); overlapsAny(to, t.Recipients) {
+		if to, _ := parseRoles(toText); overlapsAny(to, t.Recipients) {
 			f.Enum = union(f.Enum, []string{sg.Name})
 		}
 	}
@@ -1027,7 +1106,11 @@ func (p *parser) ensureField(t *typeState, name string, required bool) {
 
 // inline renders a node's inline content as text: emphasis and links
 // dropped, code spans kept in backticks.
-func (p *parser) inline(n gast.Node) string {
+func (p *parser) inline(n gast.Node) string { return p.inlineBreaks(n, ' ') }
+
+// inlineBreaks renders a node's inline content as inline does, writing
+// brk where a line of the source ends.
+func (p *parser) inlineBreaks(n gast.Node, brk byte) string {
 	var b strings.Builder
 	var walk func(gast.Node)
 	walk = func(n gast.Node) {
@@ -1036,7 +1119,7 @@ func (p *parser) inline(n gast.Node) string {
 			case *gast.Text:
 				b.Write(util.UnescapePunctuations(c.Value(p.src)))
 				if c.SoftLineBreak() || c.HardLineBreak() {
-					b.WriteByte(' ')
+					b.WriteByte(brk)
 				}
 			case *gast.String:
 				b.Write(c.Value)
@@ -1167,6 +1250,10 @@ var valueItem = regexp.MustCompile("^`([^`]+)`\\s*(?:$|[-–—:(,]|\\s)")
 // spanList is two or more code spans separated by commas, slashes, bars
 // or "or": `a`, `b` or `c`; `a`/`b`; `A` | `B`.
 const spanList = "`[^`]+`(?:\\s*(?:,\\s*or\\b|,|/|\\\\?\\||\\bor\\b)\\s*`[^`]+`)+"
+
+// fieldValues is a sentence giving a field's values: "`stage` is `draft`
+// or `final`", "`mode` must be one of `a`, `b`".
+var fieldValues = regexp.MustCompile("^`([A-Za-z_][\\w.\\[\\]]*)` (?:is|must be|may be|can be)(?: one of:?| either)? (" + spanList + ")\\s*\\.?$")
 
 // enumForms are the ways a field's description gives its allowed values:
 // "One of: `A`, `B`"; a list of values that is the whole description, or

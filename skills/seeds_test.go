@@ -258,3 +258,17 @@ func TestSeedSendMessageTool(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedGMToolProtocol: the tool-loop document defines its messages as
+// TypeScript interfaces, between a frontend and a backend.
+func TestSeedGMToolProtocol(t *testing.T) {
+	s := loadSeed(t, "gm-tool-protocol.md")
+	want := map[string][]string{
+		"message frontend>backend direct":           {"role!=user|assistant|system|tool", "content!", "toolCallId?", "toolCalls?"},
+		"llm_response backend>frontend direct":      {"message!"},
+		"assistant_message backend>frontend direct": {"role!=assistant", "content!", "toolCalls?"},
+	}
+	if d := cmp.Diff(want, schema(s)); d != "" {
+		t.Errorf("schema of gm-tool-protocol.md (-want +got):\n%s", d)
+	}
+}

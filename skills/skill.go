@@ -21,6 +21,9 @@ type Skill struct {
 	// Source is where the skill was read from: a file path, or
 	// "builtin:<file>" for a shipped skill.
 	Source string `json:"source"`
+	// Hash is the start of the SHA-256 of the file's bytes: which version
+	// of the document checked a message (see Ref).
+	Hash string `json:"hash"`
 
 	Types        []*Type       `json:"types"`
 	Signals      []*Signal     `json:"signals,omitempty"`
@@ -28,6 +31,10 @@ type Skill struct {
 	// Problems is what the document holds that could not be read.
 	Problems []Problem `json:"problems,omitempty"`
 }
+
+// Ref names the skill and the version of its file: "dnd-team@1a2b3c4d5e6f",
+// as the journal records the skill that checked each message.
+func (s *Skill) Ref() string { return s.Name + "@" + s.Hash }
 
 // Type is one message type.
 type Type struct {

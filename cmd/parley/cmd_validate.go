@@ -23,6 +23,7 @@ func validateCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "the sending `AGENT` of files that are in no outbox and have no from:"},
 			&cli.StringSliceFlag{Name: "skill", Usage: "check against this skill `NAME` (default: the skills parley.yaml names)"},
+			&cli.StringSliceFlag{Name: "against", Usage: "check against the skill in this `FILE`, any version of it (git show REV:skills/x.md > old.md): a finished session against the protocol it ran under"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -34,6 +35,16 @@ func validateCommand(e *env) *cli.Command {
 				return err
 			}
 			names := splitNames(c.StringSlice("skill"))
+			against, err := skillFiles(c.StringSlice("against"))
+			if err != nil {
+				return err
+			}
+			if against != nil && len(names) > 0 {
+				return usagef("--skill and --against: give one or the other")
+			}
+			if ws == nil && against != nil {
+				return runValidateForm(e, against, c.Args().Slice(), c.Bool("json"))
+			}
 			if ws == nil {
 				// Without a workspace there are no agents to route to:
 				// only the files' form, and their fields against a skill.
@@ -52,6 +63,9 @@ func validateCommand(e *env) *cli.Command {
 			if len(names) > 0 {
 				ws = ws.WithSkills(names)
 			}
+			if against != nil {
+				ws = ws.WithProtocol(against)
+			}
 			if from := c.String("from"); from != "" {
 				if err := ws.CheckAgent(from); err != nil {
 					return usagef("--from: %v", err)
@@ -60,6 +74,27 @@ func validateCommand(e *env) *cli.Command {
 			return runValidate(e, ws, c.String("from"), c.Args().Slice(), c.Bool("json"))
 		},
 	}
+}
+
+// skillFiles reads skill files given by path into a set; nil for none.
+// A file that is no usable skill is an error naming it.
+func skillFiles(paths []string) (*skills.Set, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	var list []*skills.Skill
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		sk := skills.Parse(path, data)
+		if err := sk.Err(); err != nil {
+			return nil, err
+		}
+		list = append(list, sk)
+	}
+	return skills.NewSet(list...)
 }
 
 func splitNames(values []string) []string {

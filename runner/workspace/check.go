@@ -43,6 +43,9 @@ type Verdict struct {
 	ID     string `json:"id,omitempty"` // empty when the message has none yet
 	Type   string `json:"type,omitempty"`
 	Signal string `json:"signal,omitempty"`
+	// Skill is the skill that defines its type, and the version of its
+	// file (skills.Skill.Ref): what it was checked against.
+	Skill string `json:"skill,omitempty"`
 	// Recipients are the agents it goes to, in delivery order.
 	Recipients []Recipient `json:"recipients,omitempty"`
 	// Broadcast is set for a message to everyone but its sender.
@@ -153,6 +156,9 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	v.ID, _ = m.Header().Get("id")
 	v.Type, _ = m.Header().Get("type")
 	v.Signal, _ = m.Header().Get("signal")
+	if _, sk := typeOf(protocol, m); sk != nil {
+		v.Skill = sk.Ref()
+	}
 	refuse := func(f *Refusal) (*Verdict, error) {
 		f.File = in.File
 		v.Refusal, v.Recipients, v.Broadcast, v.Hops = f, nil, false, nil

@@ -84,7 +84,8 @@ type Entry struct {
 	To      []string `json:"to,omitempty"`   // every recipient
 	Type    string   `json:"type,omitempty"` // the message's type
 	Signal  string   `json:"signal,omitempty"`
-	Outcome string   `json:"outcome"` // one of Outcomes
+	Skill   string   `json:"skill,omitempty"` // the skill that checked it, name@hash of its file
+	Outcome string   `json:"outcome"`         // one of Outcomes
 	// Agent is the agent the outcome happened to, when it is not the
 	// sender of a routed file: who handled the message, gave it up, was
 	// nudged, stopped, answered.

@@ -46,6 +46,8 @@ func decodeString(s string, e *Entry) bool {
 			e.Type, ok = d.str()
 		case "signal":
 			e.Signal, ok = d.str()
+		case "skill":
+			e.Skill, ok = d.str()
 		case "outcome":
 			e.Outcome, ok = d.str()
 		case "agent":

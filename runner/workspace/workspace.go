@@ -352,6 +352,15 @@ func (w *Workspace) HasRole(agent string, roles ...string) bool {
 	return overlaps(w.Roles(agent), roles)
 }
 
+// WithProtocol returns the workspace checking messages against this set
+// of skills instead of those parley.yaml names: an old version of a
+// protocol, to check a finished session against what it ran under.
+func (w *Workspace) WithProtocol(set *skills.Set) *Workspace {
+	out := &Workspace{Root: w.Root, Config: w.Config}
+	out.protocolOnce.Do(func() { out.protocol = set })
+	return out
+}
+
 // WithSkills returns the workspace as it would be with parley.yaml naming
 // these skills: for checking messages against another protocol.
 func (w *Workspace) WithSkills(names []string) *Workspace {
