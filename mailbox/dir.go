@@ -46,6 +46,14 @@ const (
 	stampSuffix    = ".stamp"
 )
 
+// sendSuffix ends the name under which Send stages a message in tmp/.
+const sendSuffix = ".send"
+
+// StaleAfter is how long a file staged in tmp/ (see Leftovers) stays
+// untouched before it is taken for the leftover of a writer that was
+// killed: a writer stages and moves a message in milliseconds.
+const StaleAfter = 10 * time.Minute
+
 // ErrNotFound is the error for a message that is not in the state an
 // operation expects it in.
 var ErrNotFound = errors.New("message not found")
@@ -73,7 +81,8 @@ func (d Dir) Init() error {
 	return nil
 }
 
-// Send writes m into the outbox durably: it is staged in tmp/, synced,
+// Send writes m into the outbox durably: it is staged in tmp/ (as
+// "<id>.md.send", which a send killed part way leaves: see Leftovers), synced,
 // renamed to outbox/<id>.md, and the outbox directory is synced. A
 // missing mailbox is created. m must have an id. It returns the path of the file in the outbox.
 func (d Dir) Send(m *Message) (string, error) {
@@ -82,7 +91,7 @@ func (d Dir) Send(m *Message) (string, error) {
 		return "", fmt.Errorf("send: message has no valid id")
 	}
 	name := FileName(id)
-	tmp := d.Path(Tmp, name)
+	tmp := d.Path(Tmp, name+sendSuffix)
 	err := writeFile(tmp, m.Bytes(), true)
 	if errors.Is(err, fs.ErrNotExist) {
 		// An agent added to parley.yaml by hand has no mailbox yet.
@@ -167,6 +176,69 @@ func (d Dir) CleanTmp() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Leftovers returns the files a writer killed part way left in tmp/: a
+// message Send staged ("<id>.md.send", or "<id>.md" as Send named it
+// before, and as writers that stage the Maildir way name it) and a reason
+// staged for rejected/ or dead/ ("<name>.reason"), once nothing has
+// modified them for StaleAfter before now and, where the kernel can tell,
+// nobody has them open for writing. Other files in tmp/ (a person's
+// draft, a program's stage) are never leftovers. They are sorted by name.
+func (d Dir) Leftovers(now time.Time) ([]Entry, error) {
+	dir := filepath.Join(string(d), Tmp)
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, de := range des {
+		n := de.Name()
+		if !de.Type().IsRegular() || !isStaged(n) {
+			continue
+		}
+		info, err := de.Info()
+		if err != nil || now.Sub(info.ModTime()) < StaleAfter {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		if open, err := BeingWritten(path); err == nil && open {
+			continue
+		}
+		out = append(out, Entry{Name: n, Path: path, Modified: info.ModTime(), Size: info.Size()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// isStaged reports whether a name in tmp/ is one a writer stages a
+// message or a reason under (see Leftovers).
+func isStaged(name string) bool {
+	if strings.HasSuffix(name, ReasonSuffix) {
+		return true
+	}
+	name = strings.TrimSuffix(name, sendSuffix)
+	_, ok := IDFromName(name)
+	return ok
+}
+
+// RemoveLeftovers removes the leftovers of killed writers from tmp/ (see
+// Leftovers) and returns what it removed.
+func (d Dir) RemoveLeftovers(now time.Time) ([]Entry, error) {
+	left, err := d.Leftovers(now)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	removed := left[:0]
+	for _, e := range left {
+		if err := os.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, e)
+	}
+	return removed, errors.Join(errs...)
 }
 
 // Stamp replaces a file in the outbox with m, under the same name and with
@@ -310,10 +382,59 @@ func (d Dir) moveBack(src, dst string) error {
 	return syncDir(filepath.Dir(src))
 }
 
+// ErrHandled is the error for claiming a message that was handled or
+// given up on already: see HandledError.
+var ErrHandled = errors.New("handled already")
+
+// HandledError is the error for claiming a message the mailbox holds in
+// done/ or dead/ already: a copy of it came back into inbox/ (`git stash
+// pop`, `git checkout`, a backup restored). It matches ErrHandled.
+type HandledError struct {
+	Agent string
+	ID    string
+	State string // Done or Dead: where the message is
+}
+
+func (e *HandledError) Error() string {
+	return fmt.Sprintf("%s: %s: in %s/ already: %s", e.Agent, FileName(e.ID), e.State, ErrHandled)
+}
+
+// Is reports whether target is ErrHandled.
+func (e *HandledError) Is(target error) bool { return target == ErrHandled }
+
 // Claim moves a message from inbox/ to cur/: its handler has taken it. The
-// move is durable when Claim returns.
+// move is durable when Claim returns. Like Deliver, it checks first that
+// the message was not handled already: a message in done/ or dead/ is
+// never claimed again. A copy of one found in inbox/ is filed where the
+// message is, replacing the copy there (one rename: the mailbox holds
+// the message once, where it was), and Claim returns a *HandledError.
 func (d Dir) Claim(id string) error {
+	if err := d.FileHandled(id, Inbox); err != nil {
+		return err
+	}
 	return d.move(id, Inbox, Cur)
+}
+
+// FileHandled checks that a message in state (inbox/ or cur/) was not
+// handled already: when the mailbox holds it in done/ or dead/ too (a
+// copy came back with `git stash pop` or `git checkout`), the copy in
+// state is filed there, replacing the copy there (one rename: the mailbox
+// holds the message once, where it was), and FileHandled returns a
+// *HandledError. It returns nil for a message not handled yet.
+func (d Dir) FileHandled(id, state string) error {
+	name := FileName(id)
+	for _, st := range []string{Done, Dead} {
+		if _, err := os.Lstat(d.Path(st, name)); err == nil {
+			if err := os.Rename(d.Path(state, name), d.Path(st, name)); err != nil {
+				return d.notFound(id, state, err)
+			}
+			if err := syncDir(filepath.Join(string(d), state)); err != nil {
+				return err
+			}
+			return &HandledError{Agent: d.Agent(), ID: id, State: st}
+		}
+	}
+	return nil
 }
 
 // Finish moves a message from cur/ to done/. The move is durable when

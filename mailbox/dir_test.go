@@ -787,3 +787,71 @@ func TestCount(t *testing.T) {
 		t.Errorf("Count of a missing directory: %v, want fs.ErrNotExist", err)
 	}
 }
+
+func TestLeftovers(t *testing.T) {
+	d, _ := newDir(t)
+	now := time.Now()
+	old := now.Add(-StaleAfter - time.Minute)
+	for _, f := range []struct {
+		name string
+		at   time.Time
+	}{
+		{id1 + ".md.send", old},       // a killed parley send
+		{id2 + ".md", old},            // a killed send of an earlier parley, or a Maildir writer
+		{"x.md.reason", old},          // a reason staged for rejected/
+		{id3 + ".md.send", now},       // a send under way
+		{"draft-" + id3 + ".md", old}, // a person's draft
+		{"notes.md", old},
+	} {
+		writeTestFile(t, d.Path(Tmp, f.name), "staged")
+		if err := os.Chtimes(d.Path(Tmp, f.name), f.at, f.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left, err := d.Leftovers(now)
+	if err != nil {
+		t.Fatalf("Leftovers() = %v", err)
+	}
+	var got []string
+	for _, e := range left {
+		got = append(got, e.Name)
+	}
+	want := []string{id1 + ".md.send", id2 + ".md", "x.md.reason"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Leftovers() mismatch (-want +got):\n%s", diff)
+	}
+	removed, err := d.RemoveLeftovers(now)
+	if err != nil || len(removed) != 3 {
+		t.Fatalf("RemoveLeftovers() = %d files, %v, want 3, nil", len(removed), err)
+	}
+	want = []string{id3 + ".md.send", "draft-" + id3 + ".md", "notes.md"}
+	if diff := cmp.Diff(want, names(t, d, Tmp)); diff != "" {
+		t.Errorf("tmp/ after RemoveLeftovers mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestClaimHandled: a copy of a message in done/ or dead/ found in inbox/
+// is never claimed: it is filed where the message is.
+func TestClaimHandled(t *testing.T) {
+	for _, state := range []string{Done, Dead} {
+		t.Run(state, func(t *testing.T) {
+			d, _ := newDir(t)
+			writeTestFile(t, d.Path(state, FileName(id1)), "handled")
+			writeTestFile(t, d.Path(Inbox, FileName(id1)), "handled")
+			err := d.Claim(id1)
+			var h *HandledError
+			if !errors.As(err, &h) || h.State != state || !errors.Is(err, ErrHandled) {
+				t.Fatalf("Claim() of a message in %s/ = %v, want a *HandledError in %s", state, err, state)
+			}
+			if got := names(t, d, Inbox); len(got) != 0 {
+				t.Errorf("inbox/ after Claim = %v, want it empty", got)
+			}
+			if got := names(t, d, Cur); len(got) != 0 {
+				t.Errorf("cur/ after Claim = %v, want it empty", got)
+			}
+			if got := names(t, d, state); len(got) != 1 {
+				t.Errorf("%s/ after Claim = %v, want the message once", state, got)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -78,6 +79,33 @@ func IDAt(from string, t time.Time) string {
 	var r [3]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails on supported platforms
 	return formatID(t.UTC().Truncate(time.Microsecond), from, hex.EncodeToString(r[:]))
+}
+
+// IDOf returns the id parley gives a file that came without one: sent by
+// from at time t (to the microsecond), its six hex digits drawn from the
+// file's name and content. A file routed once, then put back in its
+// outbox as it was (`git checkout`, `git stash pop`), gets ids ending the
+// same way: see IDSuffix.
+func IDOf(from string, t time.Time, name string, content []byte) string {
+	return formatID(t.UTC().Truncate(time.Microsecond), from, ContentSuffix(name, content))
+}
+
+// ContentSuffix returns the six hex digits IDOf draws from a file's name
+// and content.
+func ContentSuffix(name string, content []byte) string {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil)[:3])
+}
+
+// IDSuffix returns the six hex digits that end an id.
+func IDSuffix(id string) string {
+	if len(id) < 6 {
+		return ""
+	}
+	return id[len(id)-6:]
 }
 
 func formatID(t time.Time, from, suffix string) string {

@@ -246,3 +246,19 @@ func TestIDFromName(t *testing.T) {
 		}
 	}
 }
+
+func TestIDOf(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 15, 0, 123456789, time.UTC)
+	a := IDOf("alice", at, "hello.md", []byte("hi\n"))
+	if !IsID(a) || !strings.HasPrefix(a, "20261121-101500.123456Z-alice-") {
+		t.Fatalf("IDOf() = %q, want an id of alice at 10:15:00.123456", a)
+	}
+	if b := IDOf("alice", at.Add(time.Second), "hello.md", []byte("hi\n")); IDSuffix(b) != IDSuffix(a) {
+		t.Errorf("IDOf() of one file at two times: suffixes %q and %q, want the same", IDSuffix(a), IDSuffix(b))
+	}
+	for _, other := range []string{IDOf("alice", at, "hello2.md", []byte("hi\n")), IDOf("alice", at, "hello.md", []byte("hi!\n"))} {
+		if IDSuffix(other) == IDSuffix(a) {
+			t.Errorf("IDOf() of another name or content ends like %q: %q", a, other)
+		}
+	}
+}

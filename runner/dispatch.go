@@ -189,6 +189,13 @@ func (w *worker) drain(ctx context.Context) error {
 			if errors.Is(err, mailbox.ErrNotFound) {
 				continue // taken by someone else
 			}
+			if h := (*mailbox.HandledError)(nil); errors.As(err, &h) {
+				// Restored into the inbox (git stash, git checkout):
+				// handled is handled; it is never run twice.
+				w.r.log.Warn("not handling again a message handled already; its copy in the inbox is filed", "agent", w.agent.Name, "id", next, "in", h.State)
+				w.r.kickRouter() // it may be idle now
+				continue
+			}
 			if errors.Is(err, fs.ErrNotExist) {
 				w.r.askRepair() // cur/ was removed; the router wakes the worker
 				return nil
@@ -250,6 +257,12 @@ func (w *worker) recover(ctx context.Context) error {
 	for _, id := range cur {
 		if ctx.Err() != nil {
 			break
+		}
+		if h := (*mailbox.HandledError)(nil); errors.As(w.box.FileHandled(id, mailbox.Cur), &h) {
+			// Put back into cur/ (git stash, git checkout) after it was
+			// handled: handled is handled.
+			w.r.log.Warn("not handling again a message handled already; its copy in cur/ is filed", "agent", w.agent.Name, "id", id, "in", h.State)
+			continue
 		}
 		w.r.log.Info("handling again a message a stopped runner had claimed", "agent", w.agent.Name, "id", id)
 		w.handle(ctx, id)

@@ -3,7 +3,10 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -14,57 +17,226 @@ import (
 // journal appends entries to the journal file. The router and the
 // agents' workers write to it at once: each append is one write of whole
 // lines, under a lock.
+//
+// It follows its file: before each write it checks that the path still
+// names the file it has open, and when git (a checkout, a stash) or a
+// person replaced or removed it, it opens what the path names now. A
+// write cut short (a full disk) is taken back, so no line is ever left
+// half written with the next one glued to it.
 type journal struct {
-	mu sync.Mutex
-	f  *os.File
+	mu      sync.Mutex
+	path    string
+	f       *os.File
+	info    os.FileInfo // of f: the path names another file when it differs
+	retired []*os.File  // files replaced under the path, closed with the journal
+	broken  bool        // a write cut short could not be taken back: end its line first
+	// backlog holds lines of record that could not be written: they are
+	// written before any later line, at the next append or flush.
+	backlog  []byte
+	failedAt time.Time // when writing the backlog last failed
+	// write writes to the file; tests make it fail.
+	write func(f *os.File, b []byte) (int, error)
+	now   func() time.Time
 }
+
+// journalRetry is how soon lines that could not be written (a full disk)
+// are tried again: well under the rescan interval.
+const journalRetry = time.Second
+
+// errJournal marks the errors of writing the journal.
+var errJournal = errors.New("writing the journal")
 
 // openJournal opens the journal for appending. A last line cut short by a
 // crash is ended, so the next entry starts on a line of its own.
 func openJournal(path string) (*journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	j := &journal{path: path, write: (*os.File).Write, now: time.Now}
+	f, info, err := openJournalFile(path)
 	if err != nil {
 		return nil, err
 	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if n := info.Size(); n > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, n-1); err == nil && last[0] != '\n' {
-			if _, err := f.Write([]byte("\n")); err != nil {
-				f.Close()
-				return nil, err
-			}
-		}
-	}
-	return &journal{f: f}, nil
+	j.f, j.info = f, info
+	return j, nil
 }
 
-// append writes entries, one JSON line each, in one write; they are
-// durable once s.Sync returns.
-func (j *journal) append(entries []workspace.Entry, s *mailbox.Syncer) error {
-	if len(entries) == 0 {
+// openJournalFile opens (or creates) the journal file for appending and
+// ends its last line if it was cut short.
+func openJournalFile(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if errors.Is(err, os.ErrNotExist) {
+		// .parley/ was removed: made again, as mailboxes are.
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err == nil {
+		err = endLine(f, info.Size())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
+}
+
+// endLine writes a newline at the end of a file of size bytes unless it
+// is empty or ends with one.
+func endLine(f *os.File, size int64) error {
+	if size == 0 {
 		return nil
 	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil || last[0] == '\n' {
+		return err
+	}
+	_, err := f.Write([]byte("\n"))
+	return err
+}
+
+// encode renders entries as JSON lines.
+func encode(entries []workspace.Entry) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	for i := range entries {
 		if err := enc.Encode(&entries[i]); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// append writes entries, one JSON line each, in one write (after the
+// backlog, if any); they are durable once s.Sync returns. When the write
+// fails, nothing of it is left in the file and the entries are not kept:
+// the router routes the files again, and journals them then.
+func (j *journal) append(entries []workspace.Entry, s *mailbox.Syncer) error {
+	return j.add(entries, s, false)
+}
+
+// record writes entries as append does; when the write fails, they are
+// kept and written before any later line (see flush).
+func (j *journal) record(entries []workspace.Entry, s *mailbox.Syncer) error {
+	return j.add(entries, s, true)
+}
+
+func (j *journal) add(entries []workspace.Entry, s *mailbox.Syncer, keep bool) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	b, err := encode(entries)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := len(j.backlog)
+	j.backlog = append(j.backlog, b...)
+	if err := j.writeBacklog(s); err != nil {
+		if !keep {
+			j.backlog = j.backlog[:n]
+		}
+		return err
+	}
+	return nil
+}
+
+// flush writes the lines kept from failed writes, if any.
+func (j *journal) flush(s *mailbox.Syncer) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.backlog) == 0 {
+		return nil
+	}
+	return j.writeBacklog(s)
+}
+
+// retryAt returns when lines kept from a failed write are to be tried
+// again; zero when none are kept.
+func (j *journal) retryAt() time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.backlog) == 0 {
+		return time.Time{}
+	}
+	return j.failedAt.Add(journalRetry)
+}
+
+// writeBacklog writes the backlog in one write. j.mu is held.
+func (j *journal) writeBacklog(s *mailbox.Syncer) error {
+	err := j.writeLines(j.backlog)
+	if err != nil {
+		j.failedAt = j.now()
+		return fmt.Errorf("%w %s: %w", errJournal, j.path, err)
+	}
+	s.Wrote(j.f)
+	j.backlog = j.backlog[:0]
+	return nil
+}
+
+// writeLines writes whole lines at the end of the file the path names,
+// or nothing. j.mu is held.
+func (j *journal) writeLines(b []byte) error {
+	if err := j.follow(); err != nil {
+		return err
+	}
+	info, err := j.f.Stat()
+	if err != nil {
+		return err
+	}
+	if j.broken {
+		if err := endLine(j.f, info.Size()); err != nil {
+			return err
+		}
+		j.broken = false
+		if info, err = j.f.Stat(); err != nil {
 			return err
 		}
 	}
-	j.mu.Lock()
-	_, err := j.f.Write(b.Bytes())
-	j.mu.Unlock()
-	s.Wrote(j.f)
+	start := info.Size()
+	n, err := j.write(j.f, b)
+	if err != nil && n > 0 {
+		// Cut short: take it back, unless another writer (a parley
+		// command) appended since; then the next write ends the line
+		// first, and `parley log` skips the broken one, saying so.
+		if now, serr := j.f.Stat(); serr != nil || now.Size() != start+int64(n) || j.f.Truncate(start) != nil {
+			j.broken = true
+		}
+	}
 	return err
 }
 
-func (j *journal) close() error { return j.f.Close() }
+// follow opens the file the path names now, when it is no longer the one
+// open: git replaced it (a checkout, a stash), or a person removed it.
+// j.mu is held.
+func (j *journal) follow() error {
+	info, err := os.Stat(j.path)
+	if err == nil && os.SameFile(info, j.info) {
+		return nil
+	}
+	f, info, err := openJournalFile(j.path)
+	if err != nil {
+		return err
+	}
+	// The old file may be waiting for a sync (see mailbox.Syncer.Wrote):
+	// it is closed with the journal.
+	j.retired = append(j.retired, j.f)
+	j.f, j.info, j.broken = f, info, false
+	return nil
+}
+
+func (j *journal) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	errs := []error{j.f.Close()}
+	for _, f := range j.retired {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
 
 // journalTime formats a time for the journal.
 func journalTime(t time.Time) string {

@@ -2,10 +2,16 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -93,5 +99,170 @@ func TestOpenJournalEndsCutLine(t *testing.T) {
 	}
 	if err == nil {
 		t.Errorf("ReadJournal did not report the cut line")
+	}
+}
+
+// journalLines reads a journal file's lines, each of which must be a
+// whole entry, and returns their ids.
+func journalLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if l == "" {
+			continue
+		}
+		var e workspace.Entry
+		if !strings.HasSuffix(l, "\n") || json.Unmarshal([]byte(l), &e) != nil {
+			t.Fatalf("journal line %q is not a whole entry; journal:\n%s", l, data)
+		}
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+func entry(id string) []workspace.Entry {
+	return []workspace.Entry{{ID: id, Outcome: workspace.Delivered}}
+}
+
+// TestJournalFollowsItsFile: a journal replaced under the runner (git
+// checkout) or removed gets the next lines, not the file the runner had
+// open (issue 11, item 8).
+func TestJournalFollowsItsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newSyncer(t, filepath.Dir(path))
+	j, err := openJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	if err := j.append(entry("a"), s); err != nil {
+		t.Fatal(err)
+	}
+	// git checkout: a new file renamed over the path, its last line
+	// not ended.
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(`{"id":"from-git","outcome":"delivered"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.append(entry("b"), s); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"from-git", "b"}, journalLines(t, path)); d != "" {
+		t.Errorf("journal after it was replaced (-want +got):\n%s", d)
+	}
+	// rm -rf .parley
+	if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.append(entry("c"), s); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"c"}, journalLines(t, path)); d != "" {
+		t.Errorf("journal after it was removed (-want +got):\n%s", d)
+	}
+	if err := s.Sync(); err != nil {
+		t.Errorf("Sync() after the journal was replaced = %v", err)
+	}
+}
+
+// TestJournalCutShort: a write cut short by a full disk leaves no half
+// line for the next one to be glued to; the lines of record are kept and
+// written once the disk has room (issue 11, item 8).
+func TestJournalCutShort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	s := newSyncer(t, filepath.Dir(path))
+	j, err := openJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	if err := j.append(entry("a"), s); err != nil {
+		t.Fatal(err)
+	}
+	full := true
+	j.write = func(f *os.File, b []byte) (int, error) {
+		if !full {
+			return f.Write(b)
+		}
+		n, _ := f.Write(b[:len(b)/2])
+		return n, syscall.ENOSPC
+	}
+	if err := j.append(entry("routed"), s); !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, errJournal) {
+		t.Fatalf("append() on a full disk = %v, want ENOSPC", err)
+	}
+	if d := cmp.Diff([]string{"a"}, journalLines(t, path)); d != "" {
+		t.Errorf("journal after a write cut short (-want +got):\n%s", d)
+	}
+	if err := j.record(entry("handled"), s); err == nil {
+		t.Fatal("record() on a full disk = nil, want an error")
+	}
+	if j.retryAt().IsZero() {
+		t.Error("retryAt() = zero with a line kept")
+	}
+	full = false
+	if err := j.append(entry("routed"), s); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"a", "handled", "routed"}, journalLines(t, path)); d != "" {
+		t.Errorf("journal once the disk has room (-want +got):\n%s", d)
+	}
+	if !j.retryAt().IsZero() {
+		t.Error("retryAt() is set with nothing kept")
+	}
+}
+
+// TestJournalRetry: files whose routing failed on writing the journal are
+// tried again within journalRetry, however often it failed, not after the
+// rescan interval (issue 11, item 8).
+func TestJournalRetry(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	drop(t, ws, "alice", "hello.md", "---\nto: bob\n---\nHi.\n")
+	clock := time.Now()
+	r := clockRunner(t, ws, &clock)
+	fails := 0
+	r.journal.write = func(f *os.File, b []byte) (int, error) {
+		if fails < 8 {
+			fails++
+			return 0, syscall.ENOSPC
+		}
+		return f.Write(b)
+	}
+	settle := ws.Config.Router.Settle
+	last := clock
+	for seen := 0; fails < 8; {
+		r.scan()
+		next, err := r.routePending(context.Background())
+		if fails > seen {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("routing with a full disk = %v, want ENOSPC", err)
+			}
+			if gap := clock.Sub(last); gap > journalRetry+settle {
+				t.Fatalf("failed journal write %d came %v after the one before, want at most %v", fails, gap, journalRetry+settle)
+			}
+			seen, last = fails, clock
+			next = r.pending[fileKey{"alice", "hello.md"}].retryAt
+		}
+		if !next.After(clock) {
+			t.Fatalf("next look at %v, not after now", next)
+		}
+		clock = next
+	}
+	clock = clock.Add(journalRetry + settle)
+	look(t, r)
+	if got := names(t, ws, "alice", mailbox.Sent); len(got) != 1 {
+		t.Errorf("alice's sent/ = %v once the journal could be written, want the message", got)
+	}
+	if ids := journalLines(t, ws.JournalPath()); len(ids) != 1 {
+		t.Errorf("journal = %v, want one line", ids)
 	}
 }

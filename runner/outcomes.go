@@ -23,8 +23,10 @@ const maxListed = 1000
 // line, never the message: the mailboxes are the truth.
 func (r *Runner) record(e workspace.Entry) {
 	e.Time = journalTime(r.opts.Now())
-	if err := r.journal.append([]workspace.Entry{e}, r.syncer); err != nil {
-		r.log.Error("writing the journal", "outcome", e.Outcome, "agent", e.Agent, "id", e.ID, "err", err)
+	if err := r.journal.record([]workspace.Entry{e}, r.syncer); err != nil {
+		// The line is kept, and written before the next one (see
+		// journal.record), at the latest a journalRetry from now.
+		r.log.Error("writing the journal; the line is kept and tried again", "outcome", e.Outcome, "agent", e.Agent, "id", e.ID, "err", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -130,15 +131,25 @@ func (b *batch) take(i int, c candidate) {
 		return
 	}
 	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops, skill: v.Skill}
+	if _, from, err := mailbox.ParseID(a.id); err == nil && from == c.agent {
+		// An id its sender's file carries (written into it by a runner
+		// stopped before it moved the file to sent/): ids given after it
+		// sort after it.
+		r.noteSent(c.agent, a.id)
+	}
 	if a.id == "" {
 		a.stamp = true
-		a.id = r.newID(c)
-		a.msg.Set("id", a.id)
+		if id, ok := r.routedAlready(c, data, a.msg); ok {
+			// Put back as it was (git checkout, git stash pop): the same
+			// message, routed again under its id, which delivers nothing
+			// twice.
+			a.id = id
+			r.log.Warn("routed already: same name and content as a message in sent/; not delivered twice", "agent", c.agent, "file", c.name, "id", id)
+		} else {
+			a.id = r.newID(c, data)
+		}
 	}
-	if !a.msg.Header().Has("created") {
-		sent, _, _ := mailbox.ParseID(a.id)
-		a.msg.Set("created", sent.Format(mailbox.TimeFormat))
-	}
+	stampWith(a.msg, a.id)
 	b.ids[a.id] = true
 	b.routed = append(b.routed, a)
 }
@@ -281,6 +292,8 @@ func (b *batch) finish() error {
 		case a.skipped:
 		case a.err != nil:
 			r.fail(a.candidate, b.now, a.err)
+		case r.journaledAlready(a):
+			done = append(done, a) // one line said it was delivered already
 		default:
 			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings, Skill: a.skill}
 			a.nudge = r.nudges[a.id] != ""
@@ -309,6 +322,7 @@ func (b *batch) finish() error {
 	for _, a := range done {
 		if err := r.agents[a.agent].MarkSent(a.name, a.id, r.syncer); err != nil {
 			r.fail(a.candidate, b.now, fmt.Errorf("moving to sent/: %w", err))
+			r.note(a.fileKey).journaled = a.id
 			continue
 		}
 		delete(r.pending, a.fileKey)
@@ -333,6 +347,14 @@ func (b *batch) finish() error {
 	return nil
 }
 
+// journaledAlready reports whether a message routed again was journaled
+// as delivered by an attempt whose move to sent/ failed, and nothing new
+// was delivered since: one line tells of it.
+func (r *Runner) journaledAlready(a *accepted) bool {
+	p := r.pending[a.fileKey]
+	return p != nil && p.journaled == a.id && len(a.already) == len(a.recipients)
+}
+
 // maxAttempts is how often `parley run --until-idle` tries a file that
 // fails before giving up on it.
 const maxAttempts = 4
@@ -344,7 +366,11 @@ func (r *Runner) fail(c candidate, now time.Time, err error) {
 	p := r.note(c.fileKey)
 	p.failures++
 	p.lastErr = err
-	pause := min(100*time.Millisecond<<min(p.failures-1, 16), r.ws().Config.Router.RescanInterval)
+	limit := r.ws().Config.Router.RescanInterval
+	if errors.Is(err, errJournal) {
+		limit = min(limit, journalRetry) // the disk may have room again any moment
+	}
+	pause := min(100*time.Millisecond<<min(p.failures-1, 16), limit)
 	p.retryAt = now.Add(pause)
 	if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) && r.repairAt.IsZero() {
 		r.repairAt = now // a mailbox directory went missing: make it again first
@@ -362,16 +388,86 @@ func (r *Runner) failAll(routed []*accepted, now time.Time, err error) error {
 	return err
 }
 
+// stampWith gives a message that came without an id the id it was given,
+// and the time it was created when it says none: the time in the id.
+func stampWith(m *mailbox.Message, id string) {
+	m.Set("id", id)
+	if !m.Header().Has("created") {
+		sent, _, _ := mailbox.ParseID(id)
+		m.Set("created", sent.Format(mailbox.TimeFormat))
+	}
+}
+
 // newID gives a message that came without an id one: its time is the
-// file's modification time, but after the last message its sender sent,
-// so that ids (and inbox listings) keep the order messages were routed in.
-func (r *Runner) newID(c candidate) string {
+// file's modification time (now, for one dated in the future), but after the last message its sender sent,
+// so that ids (and inbox listings) keep the order messages were routed
+// in; its last six hex digits are drawn from the file's name and content
+// (see routedAlready).
+func (r *Runner) newID(c candidate, data []byte) string {
 	t := c.info.ModTime().UTC().Truncate(time.Microsecond)
+	if now := r.opts.Now().UTC().Truncate(time.Microsecond); t.After(now) {
+		// A file dated in the future (a clock set wrong, `touch -d`) is
+		// sent now: its id would pin the sender's later ids there.
+		t = now
+	}
 	if last := r.lastSent(c.agent); !t.After(last) {
 		t = last.Add(time.Microsecond)
 	}
 	r.last[c.agent] = t
-	return mailbox.IDAt(c.agent, t)
+	return mailbox.IDOf(c.agent, t, c.name, data)
+}
+
+// routedAlready returns the id of a message in the sender's sent/ that
+// this file, which came without an id, was routed as before: a file of
+// the same name and content put back in the outbox (`git checkout`, `git
+// stash pop` of a mailbox). It is the one whose id ends in the digits
+// drawn from the file's name and content, which reads, byte for byte,
+// as the file given that id, and which the journal says came from a file
+// of that name.
+func (r *Runner) routedAlready(c candidate, data []byte, m *mailbox.Message) (string, bool) {
+	box := r.agents[c.agent]
+	index := r.suffixes[c.agent]
+	if index == nil {
+		// Built the first time a file without an id comes from this
+		// sender, then kept up to date by noteSent.
+		index = make(map[string][]string)
+		ids, _ := box.IDs(mailbox.Sent)
+		for _, id := range ids {
+			index[mailbox.IDSuffix(id)] = append(index[mailbox.IDSuffix(id)], id)
+		}
+		r.suffixes[c.agent] = index
+	}
+	for _, id := range index[mailbox.ContentSuffix(c.name, data)] {
+		sent, err := mailbox.ReadFile(box.Path(mailbox.Sent, mailbox.FileName(id)), r.ws().Config.Router.MaxMessageSize)
+		if err != nil {
+			continue
+		}
+		again := m.Clone()
+		stampWith(again, id)
+		if string(again.Bytes()) == string(sent) && r.journaledFrom(c.agent, id, c.name) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// errFound stops a read of the journal.
+var errFound = errors.New("found")
+
+// journaledFrom reports whether the journal says a message was routed
+// from a file of this name. Two files of the same content under other
+// names read the same once given an id; only the journal, which names
+// the file each message came from, tells them apart. It is read only
+// when a file's name and content match a message in sent/: rarely.
+func (r *Runner) journaledFrom(agent, id, name string) bool {
+	f := workspace.JournalFilter{Agents: []string{agent}, Outcomes: []string{workspace.Delivered}}
+	err := f.Read(r.ws().JournalPath(), func(e workspace.Entry, _ []byte) error {
+		if e.ID == id && e.From == agent && e.File == name {
+			return errFound
+		}
+		return nil
+	})
+	return errors.Is(err, errFound)
 }
 
 // lastSent returns the time of the newest id an agent has sent, reading
@@ -392,6 +488,9 @@ func (r *Runner) lastSent(agent string) time.Time {
 func (r *Runner) noteSent(agent, id string) {
 	if t, _, err := mailbox.ParseID(id); err == nil && t.After(r.lastSent(agent)) {
 		r.last[agent] = t
+	}
+	if index := r.suffixes[agent]; index != nil && !slices.Contains(index[mailbox.IDSuffix(id)], id) {
+		index[mailbox.IDSuffix(id)] = append(index[mailbox.IDSuffix(id)], id)
 	}
 }
 

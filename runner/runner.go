@@ -100,8 +100,12 @@ type Runner struct {
 	agents  map[string]mailbox.Dir
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed
+	holders map[string]fileKey   // agent -> the file that held it back at the last look
 	last    map[string]time.Time // agent -> time of the newest id it sent
-	stats   Stats
+	// suffixes indexes, per agent, the ids in its sent/ by their last six
+	// hex digits, to find a file routed already (see routedAlready).
+	suffixes map[string]map[string][]string
+	stats    Stats
 	// statsMu guards what the workers count in stats (Handled, Dead,
 	// DeadFiles); the router's counts are its own.
 	statsMu sync.Mutex
@@ -138,6 +142,17 @@ type Runner struct {
 	// noEvents makes Run watch no directory, as on a filesystem that
 	// reports no file events (NFS, SMB, FUSE); set by tests.
 	noEvents bool
+	// writing, when set, replaces beingWritten; set by tests.
+	writing func(path string) bool
+}
+
+// beingWritten reports whether a writer still has an outbox file open
+// (see the function beingWritten).
+func (r *Runner) beingWritten(path string) bool {
+	if r.writing != nil {
+		return r.writing(path)
+	}
+	return beingWritten(path)
 }
 
 // ws returns the workspace as last loaded.
@@ -155,6 +170,10 @@ type pending struct {
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
 	lastErr  error     // why the last attempt failed
+	// journaled is the id under which the file was journaled as
+	// delivered while its move to sent/ failed: tried again, it is not
+	// journaled again unless something new is delivered.
+	journaled string
 }
 
 // Open takes the workspace's lock, creates missing mailboxes and finishes
@@ -185,6 +204,11 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	for _, w := range warnings {
 		opts.Logger.Warn(w)
 	}
+	if unknown, err := ws.UnknownMailboxes(); err == nil {
+		for _, u := range unknown {
+			opts.Logger.Warn("a mailbox of no agent: renamed or removed in "+workspace.ConfigFile+"? its messages wait, unrouted", "mailbox", u.Path, "outbox", u.Outbox, "inbox", u.Inbox)
+		}
+	}
 	lock, err := lockWorkspace(ws)
 	if err != nil {
 		return nil, err
@@ -196,6 +220,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		agents:    make(map[string]mailbox.Dir),
 		pending:   make(map[fileKey]*pending),
 		last:      make(map[string]time.Time),
+		suffixes:  make(map[string]map[string][]string),
 		workers:   make(map[string]*worker),
 		retiring:  make(map[string]*retiring),
 		troubles:  make(map[string]string),
@@ -214,6 +239,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 			r.Close()
 			return nil, err
 		}
+		r.removeLeftovers(box)
 		if opts.NoDrivers {
 			continue
 		}
@@ -230,6 +256,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		r.Close()
 		return nil, err
 	}
+	r.journal.now = opts.Now
 	if r.syncer, err = mailbox.NewSyncer(ws.Root); err != nil {
 		r.Close()
 		return nil, err
@@ -240,10 +267,30 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	return r, nil
 }
 
+// removeLeftovers removes what writers that were killed (a `parley
+// send`, a program staging the Maildir way) left in an agent's tmp/. A
+// failure is logged: the files stay, and `parley status` shows them.
+func (r *Runner) removeLeftovers(box mailbox.Dir) {
+	removed, err := box.RemoveLeftovers(r.opts.Now())
+	if len(removed) > 0 {
+		var size int64
+		for _, e := range removed {
+			size += e.Size
+		}
+		r.log.Info("removed files staged by writers that were killed", "agent", box.Agent(), "files", len(removed), "bytes", size)
+	}
+	if err != nil {
+		r.log.Warn("removing files staged by writers that were killed", "agent", box.Agent(), "err", err)
+	}
+}
+
 // Close releases the workspace.
 func (r *Runner) Close() error {
 	r.state.close() // before the lock goes: the next runner writes the book
 	var errs []error
+	if r.journal != nil && r.syncer != nil {
+		errs = append(errs, r.journal.flush(r.syncer)) // lines kept from a failed write
+	}
 	if r.syncer != nil {
 		errs = append(errs, r.syncer.Sync(), r.syncer.Close())
 	}
@@ -346,7 +393,8 @@ func (r *Runner) watch(ctx context.Context) error {
 			return r.runUntilIdle(ctx)
 		}
 		r.checkDeadlines()
-		for _, d := range []time.Time{r.nextDeadline(), r.nextPoll(), r.repairAt} {
+		r.flushJournal(now)
+		for _, d := range []time.Time{r.nextDeadline(), r.nextPoll(), r.repairAt, r.journal.retryAt()} {
 			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
 				next = d
 			}
@@ -421,8 +469,11 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			r.expected = nil
 		}
 		r.checkDeadlines()
-		if d := r.nextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
-			next = d
+		r.flushJournal(r.opts.Now())
+		for _, d := range []time.Time{r.nextDeadline(), r.journal.retryAt()} {
+			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
+				next = d
+			}
 		}
 		if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
 			// Look once more: a driver may have published since.
@@ -454,6 +505,17 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+	}
+}
+
+// flushJournal writes the journal lines kept from a failed write, once
+// they are due to be tried again.
+func (r *Runner) flushJournal(now time.Time) {
+	if at := r.journal.retryAt(); at.IsZero() || now.Before(at) {
+		return
+	}
+	if err := r.journal.flush(r.syncer); err != nil {
+		r.log.Error("writing the journal; the lines are kept and tried again", "err", err)
 	}
 }
 
@@ -591,48 +653,44 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 			next = at
 		}
 	}
-	var ready []candidate
+	var ready, quiet []candidate
 	blocked := make(map[string]time.Time) // agent -> earliest file it waits for
+	holders := make(map[string]fileKey)   // agent -> that file
 	block := func(c candidate) {
 		if b, ok := blocked[c.agent]; !ok || c.sent.Before(b) {
-			blocked[c.agent] = c.sent
+			blocked[c.agent], holders[c.agent] = c.sent, c.fileKey
 		}
+	}
+	// The files that held their senders back at the last look are looked
+	// at first: a file seen before, after one that still holds its sender
+	// back, waits, and is not looked at again (no stat, no lease) until
+	// that one is routed. Thousands of files waiting behind one being
+	// written cost nothing each time the router looks.
+	var first []candidate
+	for _, k := range r.holders {
+		if p := r.pending[k]; p != nil {
+			r.look(k, p, now, settle, maxSize, &ready, &first, block, later)
+		}
+	}
+	for _, c := range first {
+		if r.beingWritten(r.agents[c.agent].Path(mailbox.Outbox, c.name)) {
+			block(c) // still open for writing: its sender's later files wait
+			later(now.Add(settle))
+			continue
+		}
+		quiet = append(quiet, c)
 	}
 	for k, p := range r.pending {
-		path := r.agents[k.agent].Path(mailbox.Outbox, k.name)
-		info, err := os.Lstat(path)
-		if err != nil {
-			delete(r.pending, k) // gone: routed, or taken back by its writer
-			continue
+		if r.holders[k.agent] == k {
+			continue // looked at above
 		}
-		c := candidate{fileKey: k, info: info}
-		c.sent = sendTime(c)
-		if id, ok := mailbox.IDFromName(k.name); ok {
-			c.idTime, _, _ = mailbox.ParseID(id)
+		if b, ok := blocked[k.agent]; ok && p.seen && !p.modified.Before(b) {
+			continue // waits behind an earlier file of its sender
 		}
-		if err := mailbox.CheckFile(info, maxSize); err != nil {
-			c.refusal = &workspace.Refusal{Reason: err.Error()}
-			ready = append(ready, c)
-			continue
-		}
-		if now.Before(p.retryAt) {
-			block(c) // failed before: retried later, in order
-			later(p.retryAt)
-			continue
-		}
-		wasSettled := settled(p, info, now, settle)
-		p.observe(info, now)
-		if idNamed(k.name) || wasSettled && !beingWritten(path) {
-			ready = append(ready, c)
-			continue
-		}
-		block(c)
-		at := p.since.Add(settle)
-		if !at.After(now) {
-			at = now.Add(settle) // settled in time, but still open for writing
-		}
-		later(at)
+		r.look(k, p, now, settle, maxSize, &ready, &quiet, block, later)
 	}
+	r.holders = holders
+	r.routeQuiet(quiet, &ready, blocked, block, later, now, settle)
 	// Route in sending order; a sender's files after one it waits for wait
 	// too.
 	sort.Slice(ready, func(i, j int) bool { return before(ready[i], ready[j]) })
@@ -665,6 +723,68 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 	}
 	return next, nil
+}
+
+// look stats a pending file and sorts it: ready to route (or refuse),
+// quiet (unchanged for the settle time: ready unless a writer has it
+// open, see routeQuiet), or holding its sender back (block), with when to
+// look again (later).
+func (r *Runner) look(k fileKey, p *pending, now time.Time, settle time.Duration, maxSize int64, ready, quiet *[]candidate, block func(candidate), later func(time.Time)) {
+	info, err := os.Lstat(r.agents[k.agent].Path(mailbox.Outbox, k.name))
+	if err != nil {
+		delete(r.pending, k) // gone: routed, or taken back by its writer
+		return
+	}
+	c := candidate{fileKey: k, info: info}
+	c.sent = sendTime(c)
+	if id, ok := mailbox.IDFromName(k.name); ok {
+		c.idTime, _, _ = mailbox.ParseID(id)
+	}
+	if err := mailbox.CheckFile(info, maxSize); err != nil {
+		c.refusal = &workspace.Refusal{Reason: err.Error()}
+		*ready = append(*ready, c)
+		return
+	}
+	if now.Before(p.retryAt) {
+		block(c) // failed before: retried later, in order
+		later(p.retryAt)
+		return
+	}
+	wasSettled := settled(p, info, now, settle)
+	p.observe(info, now)
+	if idNamed(k.name) {
+		*ready = append(*ready, c)
+		return
+	}
+	if wasSettled {
+		*quiet = append(*quiet, c) // unless a writer has it open
+		return
+	}
+	block(c)
+	at := p.since.Add(settle)
+	if !at.After(now) {
+		at = now.Add(settle)
+	}
+	later(at)
+}
+
+// routeQuiet adds to ready the files that stopped changing, unless a
+// writer still has one open. Asking the kernel costs a lease per file:
+// it is asked, in sending order, only of files no earlier file of their
+// sender waits for.
+func (r *Runner) routeQuiet(quiet []candidate, ready *[]candidate, blocked map[string]time.Time, block func(candidate), later func(time.Time), now time.Time, settle time.Duration) {
+	sort.Slice(quiet, func(i, j int) bool { return before(quiet[i], quiet[j]) })
+	for _, c := range quiet {
+		if b, ok := blocked[c.agent]; ok && !c.sent.Before(b) {
+			continue // waits behind an earlier file
+		}
+		if r.beingWritten(r.agents[c.agent].Path(mailbox.Outbox, c.name)) {
+			block(c)
+			later(now.Add(settle)) // settled in time, but still open for writing
+			continue
+		}
+		*ready = append(*ready, c)
+	}
 }
 
 // before orders candidates by sending time. Within one tick of the file

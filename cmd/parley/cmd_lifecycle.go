@@ -197,10 +197,13 @@ func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedba
 	// The request is handled.
 	box := ws.Mailbox(agent)
 	if state == mailbox.Inbox {
-		if err := box.Claim(id); err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+		err := box.Claim(id)
+		if err != nil && !errors.Is(err, mailbox.ErrNotFound) && !errors.Is(err, mailbox.ErrHandled) {
 			return err
 		}
-		state = mailbox.Cur
+		if !errors.Is(err, mailbox.ErrHandled) {
+			state = mailbox.Cur
+		}
 	}
 	if state == mailbox.Cur {
 		if err := box.Finish(id); err != nil && !errors.Is(err, mailbox.ErrNotFound) {

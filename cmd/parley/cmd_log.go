@@ -101,7 +101,7 @@ func runLog(ctx context.Context, e *env, ws *workspace.Workspace, opts logOption
 	var je *workspace.JournalError
 	if errors.As(err, &je) {
 		// Unreadable lines (cut short by a crash) are reported, not fatal.
-		fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %v\n", ws.JournalPath(), err)
+		fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %s\n", printable(ws.JournalPath()), printableLines(err.Error()))
 		return nil
 	}
 	return err

@@ -50,12 +50,15 @@ type statusReport struct {
 	RunnerPID int                     `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
 	Runner    *workspace.RunnerInfo   `json:"runner,omitempty"`     // what the running runner says of its configuration
 	Agents    []workspace.AgentStatus `json:"agents"`
+	// Unknown are mailboxes of no agent of parley.yaml: what an agent
+	// renamed or removed left behind.
+	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
 	// UnheldRoles are the roles the skills name that no agent has.
 	UnheldRoles []workspace.UnheldRole `json:"unheld_roles,omitempty"`
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
-	so := workspace.StatusOptions{Problems: statusProblems}
+	so := workspace.StatusOptions{Problems: statusProblems, Now: now}
 	if opts.All {
 		so.Problems = 0
 	}
@@ -63,7 +66,11 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	if err != nil {
 		return err
 	}
-	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents}
+	unknown, err := ws.UnknownMailboxes()
+	if err != nil {
+		return err
+	}
+	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
 	if protocol, err := ws.Protocol(); err == nil {
 		rep.UnheldRoles = ws.UnheldRoles(protocol) // a broken skill is said by run
 	}
@@ -124,6 +131,10 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			notes = append(notes, "  "+a.Name+": not routed yet: the running runner has not loaded it from "+workspace.ConfigFile)
 		}
 	}
+	for _, u := range unknown {
+		notes = append(notes, fmt.Sprintf("  %s/: no agent of %s has this name (renamed or removed?); nobody routes or handles its messages (outbox %d, inbox %d): rename the agent back, or move them",
+			printable(filepath.ToSlash(u.Path)), workspace.ConfigFile, u.Outbox, u.Inbox))
+	}
 	if len(notes) > 0 {
 		fmt.Fprintf(e.stdout, "\nnotes:\n%s\n", strings.Join(notes, "\n"))
 	}
@@ -151,6 +162,15 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		if len(lines) > 0 {
 			fmt.Fprintf(e.stdout, "\n%s:\n%s\n", p.title, strings.Join(lines, "\n"))
 		}
+	}
+	var leftovers []string
+	for _, a := range agents {
+		for _, f := range a.Leftovers {
+			leftovers = append(leftovers, "  "+printable(filepath.ToSlash(f)))
+		}
+	}
+	if len(leftovers) > 0 {
+		fmt.Fprintf(e.stdout, "\nleft in tmp/ by writers that were killed (the runner removes them when it starts):\n%s\n", strings.Join(leftovers, "\n"))
 	}
 	var ignored []string
 	for _, a := range agents {

@@ -60,9 +60,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	code := exitCode(err)
 	if !errors.Is(err, errSilent) {
-		fmt.Fprintf(stderr, "parley: %v\n", err)
+		// An error may name a file or quote what a person or a program
+		// wrote: escaped, line by line, like everything parley prints.
+		fmt.Fprintf(stderr, "parley: %s\n", printableLines(err.Error()))
 		if h := hint(err); h != "" {
-			fmt.Fprintf(stderr, "parley: hint: %s\n", h)
+			fmt.Fprintf(stderr, "parley: hint: %s\n", printableLines(h))
 		}
 	}
 	return code

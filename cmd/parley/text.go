@@ -52,6 +52,19 @@ func printable(s string) string {
 	return b.String()
 }
 
+// printableLines is printable for a text of several lines (an error
+// that joins others): each line is escaped, and the line breaks kept.
+func printableLines(s string) string {
+	if !strings.Contains(s, "\n") {
+		return printable(s)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = printable(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // unsafeRune reports whether a non-ASCII rune is one printable escapes:
 // C1 controls, line and paragraph separators, and the bidi controls.
 func unsafeRune(r rune) bool {

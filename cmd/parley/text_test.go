@@ -69,3 +69,14 @@ func TestLogTime(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintableLines(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"one line \x1b[2J", `one line \x1b[2J`},
+		{"first\x07\nsecond\t", "first\\a\nsecond\\t"},
+	} {
+		if got := printableLines(tt.in); got != tt.want {
+			t.Errorf("printableLines(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

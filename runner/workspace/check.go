@@ -226,7 +226,9 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	case from != in.Sender:
 		return &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, in.Sender)}
 	}
-	if created, ok := h.Get("created"); ok && created != "" {
+	if created, ok := h.Get("created"); ok && created == "" {
+		m.Delete("created") // left empty: parley writes when it was sent, as when left out
+	} else if ok {
 		if _, err := time.Parse(time.RFC3339Nano, created); err != nil {
 			return &Refusal{Line: h.Line("created"), Field: "created", Reason: fmt.Sprintf("%q is not a time (like 2026-11-21T10:15:00.123456Z): leave it out and parley writes when it was sent", created)}
 		}

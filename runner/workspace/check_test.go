@@ -252,3 +252,42 @@ routes:
 		t.Errorf("Lint (-want +got):\n%s", d)
 	}
 }
+
+// TestCheckCreated: created: is a time; left empty, it is left out, and
+// the router writes when the message was sent (issue 11, item 16).
+func TestCheckCreated(t *testing.T) {
+	ws := tableWorkspace(t)
+	for _, tt := range []struct {
+		created string
+		refused bool
+		want    string // created: of the message delivered; "" for none
+	}{
+		{"2026-11-21T10:15:00.123456Z", false, "2026-11-21T10:15:00.123456Z"},
+		{"2026-11-21T10:15:00+02:00", false, "2026-11-21T10:15:00+02:00"},
+		{`""`, false, ""},
+		{"", false, ""},
+		{"yesterday", true, ""},
+		{"2026-11-21", true, ""},
+		{"[a, b]", true, ""},
+	} {
+		t.Run(tt.created, func(t *testing.T) {
+			v, err := ws.Check(Input{File: "x.md", Sender: "gm", Message: parse(t, "---\nto: aria\ncreated: "+tt.created+"\n---\nHi.\n")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.refused {
+				if v.Accepted() || v.Refusal.Field != "created" || v.Refusal.Line != 3 {
+					t.Errorf("Check(created: %s) = %+v, want refused on line 3, field created", tt.created, v.Refusal)
+				}
+				return
+			}
+			if !v.Accepted() {
+				t.Fatalf("Check(created: %s) refused: %v", tt.created, v.Refusal)
+			}
+			got, ok := v.Message.Header().Get("created")
+			if got != tt.want || ok != (tt.want != "") {
+				t.Errorf("Check(created: %s): created = %q, %v, want %q", tt.created, got, ok, tt.want)
+			}
+		})
+	}
+}

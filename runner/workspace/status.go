@@ -45,6 +45,10 @@ type AgentStatus struct {
 	// Missing are the mailbox's state directories that are not there (a
 	// person or `git clean` removed them); a runner makes them again.
 	Missing []string `json:"missing,omitempty"`
+	// Leftovers are files staged in tmp/ by writers that were killed (a
+	// `parley send`, a program writing the Maildir way), untouched for
+	// mailbox.StaleAfter: the next runner to start removes them.
+	Leftovers []string `json:"leftovers,omitempty"`
 	// Unusable says why the mailbox cannot be read, when it cannot.
 	Unusable string `json:"unusable,omitempty"`
 }
@@ -63,6 +67,9 @@ type StatusOptions struct {
 	// the time it was written, a dead letter's is its id, which starts
 	// with the time it was sent). 0 lists every one.
 	Problems int
+	// Now is the time files in tmp/ are judged stale at (see Leftovers);
+	// zero means time.Now().
+	Now time.Time
 }
 
 // Status reports every agent's mailbox. It reads directories, not files:
@@ -132,6 +139,17 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 			}
 			*p.n, *p.dst = n, problems
 		}
+		now := opts.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		left, err := box.Leftovers(now)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range left {
+			s.Leftovers = append(s.Leftovers, filepath.Join(MailboxesDir, a.Name, mailbox.Tmp, e.Name))
+		}
 		names, err := box.Names(mailbox.Outbox)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -144,6 +162,45 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 			}
 		}
 		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Unknown is a mailbox directory that names no agent of parley.yaml: an
+// agent renamed or removed there, whose mailbox was left behind.
+type Unknown struct {
+	Path string `json:"path"` // relative to the workspace root
+	// Outbox and Inbox count the messages waiting there: nobody routes
+	// or handles them while no agent has that name.
+	Outbox int `json:"outbox"`
+	Inbox  int `json:"inbox"`
+}
+
+// UnknownMailboxes returns the directories in mailboxes/ that name no
+// agent of parley.yaml, sorted by name: what a renamed agent left. Files
+// and dot files there are not mailboxes and are left out.
+func (w *Workspace) UnknownMailboxes() ([]Unknown, error) {
+	des, err := os.ReadDir(filepath.Join(w.Root, MailboxesDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Unknown
+	for _, de := range des {
+		name := de.Name()
+		if !de.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		if _, ok := w.Agent(name); ok {
+			continue
+		}
+		box := w.Mailbox(name)
+		u := Unknown{Path: filepath.Join(MailboxesDir, name)}
+		u.Outbox, _ = box.Count(mailbox.Outbox)
+		u.Inbox, _ = box.Count(mailbox.Inbox)
+		out = append(out, u)
 	}
 	return out, nil
 }

@@ -1,0 +1,251 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// TestHandledIsHandled: a message put back into an inbox (git stash pop,
+// git checkout) that the agent handled already is not run again; its copy
+// is filed where the message is (issue 11, item 7).
+func TestHandledIsHandled(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "count.sh", "cat >/dev/null\necho run >> runs.txt\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - name: bot\n    driver: command\n    run: [./count.sh]\n")
+	id := send(t, ws, "boss", "bot", "once")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	box := ws.Mailbox("bot")
+	for _, tt := range []struct{ into, state string }{
+		{mailbox.Inbox, mailbox.Done}, {mailbox.Inbox, mailbox.Dead}, {mailbox.Cur, mailbox.Dead}, {mailbox.Cur, mailbox.Done},
+	} {
+		// The message is in tt.state; a copy is restored into tt.into.
+		if _, err := os.Lstat(box.Path(tt.state, mailbox.FileName(id))); err != nil {
+			other := map[string]string{mailbox.Done: mailbox.Dead, mailbox.Dead: mailbox.Done}[tt.state]
+			if err := os.Rename(box.Path(other, mailbox.FileName(id)), box.Path(tt.state, mailbox.FileName(id))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := os.ReadFile(box.Path(tt.state, mailbox.FileName(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(box.Path(tt.into, mailbox.FileName(id)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runIdle(t, ws, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		runs, _ := os.ReadFile(ws.Root + "/runs.txt")
+		if n := strings.Count(string(runs), "run\n"); n != 1 {
+			t.Errorf("a message restored into %s/, in %s/ already: the program ran %d times, want 1", tt.into, tt.state, n)
+		}
+		for _, st := range []string{mailbox.Inbox, mailbox.Cur} {
+			if got := names(t, ws, "bot", st); len(got) != 0 {
+				t.Errorf("bot's %s/ = %v, want it empty: the restored copy filed", st, got)
+			}
+		}
+		if got := names(t, ws, "bot", tt.state); len(got) != 1 {
+			t.Errorf("bot's %s/ = %v, want the one message", tt.state, got)
+		}
+	}
+}
+
+// TestRoutedOnce: a file without an id that was routed, put back into
+// the outbox as it was (git checkout), is not delivered a second time
+// under a new id (issue 11, item 7).
+func TestRoutedOnce(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	const hello = "---\nto: bob\n---\nHello.\n"
+	drop(t, ws, "boss", "hello.md", hello)
+	if s := routeAll(t, ws); s.Routed != 1 {
+		t.Fatalf("first run routed %d, want 1", s.Routed)
+	}
+	drop(t, ws, "boss", "hello.md", hello) // restored
+	drop(t, ws, "boss", "other.md", "---\nto: bob\n---\nSomething else.\n")
+	s := routeAll(t, ws)
+	if s.Deliveries != 1 || s.Recovered != 1 {
+		t.Errorf("second run: %d deliveries, %d found delivered already; want 1 (other.md) and 1 (hello.md)", s.Deliveries, s.Recovered)
+	}
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 2 {
+		t.Errorf("bob's inbox/ = %v, want 2 messages: hello.md once, other.md", got)
+	}
+	if got := names(t, ws, "boss", mailbox.Sent); len(got) != 2 {
+		t.Errorf("boss's sent/ = %v, want 2 files", got)
+	}
+	if got := names(t, ws, "boss", mailbox.Outbox); len(got) != 0 {
+		t.Errorf("boss's outbox/ = %v, want it empty", got)
+	}
+	// The same content under another name is another message.
+	drop(t, ws, "boss", "hello-again.md", hello)
+	if s := routeAll(t, ws); s.Deliveries != 1 {
+		t.Errorf("same content, another name: %d deliveries, want 1", s.Deliveries)
+	}
+}
+
+// TestOrderAfterCrash: a runner killed after writing ids into hand-written
+// files, before moving them to sent/, leaves them in the outbox with their
+// ids; the next runner gives the files after them, written in the same
+// clock tick, ids that sort after theirs (issue 11, item 6).
+func TestOrderAfterCrash(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	at := time.Now().Add(-time.Minute).Truncate(time.Second)
+	box := ws.Mailbox("boss")
+	// What the killed runner stamped: seq 1 at the file's time, seq 2 a
+	// microsecond after.
+	for i, id := range []string{mailbox.IDAt("boss", at), mailbox.IDAt("boss", at.Add(time.Microsecond))} {
+		writeAt(t, box.Path(mailbox.Outbox, fmt.Sprintf("seq-%d.md", i+1)), fmt.Sprintf("---\nid: %s\nto: bob\n---\nseq %d\n", id, i+1), at)
+	}
+	writeAt(t, box.Path(mailbox.Outbox, "seq-3.md"), "---\nto: bob\n---\nseq 3\n", at)
+	routeAll(t, ws)
+	want := []string{"seq 1", "seq 2", "seq 3"}
+	if d := cmp.Diff(want, bodies(t, ws, "bob", mailbox.Inbox)); d != "" {
+		t.Errorf("bob's inbox, in id order (-want +got):\n%s", d)
+	}
+}
+
+// TestDeliveredOnceInJournal: a message whose move to sent/ keeps failing
+// is journaled as delivered once, not once per attempt (issue 11, item
+// 16).
+func TestDeliveredOnceInJournal(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	id := send(t, ws, "boss", "bob", "hello")
+	r, err := Open(ws, Options{NoDrivers: true, UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sent := ws.Mailbox("boss").Path(mailbox.Sent, "")
+	if err := os.Remove(sent); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Clean(sent), nil, 0o644); err != nil { // sent/ unusable
+		t.Fatal(err)
+	}
+	if _, err := r.Run(context.Background()); err == nil {
+		t.Fatal("run with sent/ unusable = nil error, want the file given up")
+	}
+	data, err := os.ReadFile(ws.JournalPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), `"id":"`+id+`"`); n != 1 {
+		t.Errorf("journal has %d lines for %s, want 1:\n%s", n, id, data)
+	}
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 1 {
+		t.Errorf("bob's inbox/ = %v, want the message once", got)
+	}
+}
+
+// TestFutureModTime: a file dated in the future is given an id of now,
+// and does not pin its sender's later ids in the future (issue 11, item
+// 16).
+func TestFutureModTime(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	future := time.Now().AddDate(1, 0, 0)
+	writeAt(t, ws.Mailbox("boss").Path(mailbox.Outbox, "later.md"), "---\nto: bob\n---\nfrom the future\n", future)
+	routeAll(t, ws)
+	drop(t, ws, "boss", "next.md", "---\nto: bob\n---\nnext\n")
+	routeAll(t, ws)
+	horizon := time.Now().Add(time.Minute)
+	for _, n := range names(t, ws, "bob", mailbox.Inbox) {
+		id, _ := mailbox.IDFromName(n)
+		if at, _, _ := mailbox.ParseID(id); at.After(horizon) {
+			t.Errorf("id %s is in the future", id)
+		}
+	}
+	if d := cmp.Diff([]string{"from the future", "next"}, bodies(t, ws, "bob", mailbox.Inbox)); d != "" {
+		t.Errorf("bob's inbox (-want +got):\n%s", d)
+	}
+}
+
+// TestCreatedEmpty: a message whose created: is left empty is delivered
+// with the time it was sent (issue 11, item 16).
+func TestCreatedEmpty(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	drop(t, ws, "boss", "hello.md", "---\nto: bob\ncreated:\n---\nHi.\n")
+	routeAll(t, ws)
+	got := names(t, ws, "bob", mailbox.Inbox)
+	if len(got) != 1 {
+		t.Fatalf("bob's inbox/ = %v, want the message", got)
+	}
+	m := readMessage(t, ws.Mailbox("bob").Path(mailbox.Inbox, got[0]))
+	id, _ := mailbox.IDFromName(got[0])
+	sent, _, _ := mailbox.ParseID(id)
+	if c, _ := m.Header().Get("created"); c != sent.Format(mailbox.TimeFormat) {
+		t.Errorf("created: %q, want the time in its id, %s", c, sent.Format(mailbox.TimeFormat))
+	}
+}
+
+// TestSameContentOtherName: two files of the same content under names
+// whose digits collide are two messages: only a file of the same name
+// and content is taken for one routed already.
+func TestSameContentOtherName(t *testing.T) {
+	const content = "---\nto: bob\n---\nok\n"
+	seen := map[string]string{}
+	var a, b string
+	for i := 0; a == ""; i++ {
+		name := fmt.Sprintf("ok-%d.md", i)
+		suffix := mailbox.ContentSuffix(name, []byte(content))
+		if other, ok := seen[suffix]; ok {
+			a, b = other, name
+		}
+		seen[suffix] = name
+	}
+	ws := newWorkspace(t, "boss", "bob")
+	drop(t, ws, "boss", a, content)
+	routeAll(t, ws)
+	drop(t, ws, "boss", b, content)
+	routeAll(t, ws)
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 2 {
+		t.Errorf("bob's inbox/ = %v, want 2 messages: %s and %s", got, a, b)
+	}
+}
+
+// TestWaitingBehindIsCheap: files waiting behind one still being written
+// are not looked at again, each time the router looks, until it is done:
+// no lease asked of each (issue 11, item 16: 10,000 files waiting behind
+// one took half a core).
+func TestWaitingBehindIsCheap(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	first := drop(t, ws, "alice", "a-0000.md", "---\nto: bob\n---\nfirst\n")
+	const behind = 300
+	for i := 1; i <= behind; i++ {
+		drop(t, ws, "alice", fmt.Sprintf("m-%d.md", i), "---\nto: bob\n---\nlater\n")
+	}
+	clock := time.Now()
+	r := clockRunner(t, ws, &clock)
+	held, asked := true, 0
+	r.writing = func(path string) bool {
+		asked++
+		return held && path == first
+	}
+	look(t, r) // the first look asks of the file being written
+	for i := 0; i < 5; i++ {
+		asked = 0
+		clock = clock.Add(time.Second)
+		look(t, r)
+		if asked > 1 {
+			t.Fatalf("look %d asked %d files whether they are being written, want only the one holding the others back", i+2, asked)
+		}
+		if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+			t.Fatalf("bob's inbox/ = %d messages while the first is being written, want none", len(got))
+		}
+	}
+	held = false
+	clock = clock.Add(time.Second)
+	look(t, r)
+	if got := bodies(t, ws, "bob", mailbox.Inbox); len(got) != behind+1 || got[0] != "first" {
+		t.Errorf("bob's inbox/ once the first is written: %d messages (first %q), want %d, first first", len(got), got[:min(1, len(got))], behind+1)
+	}
+}
