@@ -164,6 +164,9 @@ func stageAndLink(dir, name, dst string, data []byte, sync bool) error {
 // writers stage there are left alone.
 func (d Dir) CleanTmp() error {
 	entries, err := os.ReadDir(filepath.Join(string(d), Tmp))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed (git clean -fdX): nothing staged is left
+	}
 	if err != nil {
 		return err
 	}

@@ -483,6 +483,14 @@ func TestCleanTmp(t *testing.T) {
 	if got := readFile(t, d.Path(Inbox, id1+".md")); got != "fresh" {
 		t.Errorf("inbox copy = %q, want %q", got, "fresh")
 	}
+	// A tmp/ removed (git clean -fdX, a mailbox removed while a runner
+	// starts) holds nothing to clean: no error.
+	if err := os.RemoveAll(d.Path(Tmp, "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CleanTmp(); err != nil {
+		t.Errorf("CleanTmp() of a removed tmp/ = %v, want nil", err)
+	}
 }
 
 func TestListAndCount(t *testing.T) {

@@ -107,6 +107,13 @@ func (r *Runner) watchOutbox(agent string) (changed bool) {
 		delete(r.unwatched, agent)
 		return changed
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// Removed since it was made: made again, and watched then.
+		if r.repairAt.IsZero() {
+			r.repairAt = r.opts.Now()
+		}
+		return false
+	}
 	if !r.unwatched[agent] {
 		r.unwatched[agent] = true
 		changed = true
