@@ -109,9 +109,7 @@ func (r *Runner) watchOutbox(agent string) (changed bool) {
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// Removed since it was made: made again, and watched then.
-		if r.repairAt.IsZero() {
-			r.repairAt = r.opts.Now()
-		}
+		r.repairSoon()
 		return false
 	}
 	if !r.unwatched[agent] {
@@ -150,6 +148,15 @@ func (r *Runner) nextPoll() time.Time {
 		return time.Time{}
 	}
 	return r.polledAt.Add(pollInterval)
+}
+
+// repairSoon has missing mailbox directories made again once the settle
+// time has passed: a person's rm -rf under way is not raced by the
+// directories it removes coming back.
+func (r *Runner) repairSoon() {
+	if r.repairAt.IsZero() {
+		r.repairAt = r.opts.Now().Add(r.ws().Config.Router.Settle)
+	}
 }
 
 // outboxGone notes that a watched outbox was removed or moved away: its

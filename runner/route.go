@@ -372,8 +372,8 @@ func (r *Runner) fail(c candidate, now time.Time, err error) {
 	}
 	pause := min(100*time.Millisecond<<min(p.failures-1, 16), limit)
 	p.retryAt = now.Add(pause)
-	if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) && r.repairAt.IsZero() {
-		r.repairAt = now // a mailbox directory went missing: make it again first
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		r.repairSoon() // a mailbox directory went missing: make it again first
 	}
 	r.log.Error("routing failed; trying again", "agent", c.agent, "file", c.name, "attempt", p.failures, "retry_in", pause, "err", err)
 }

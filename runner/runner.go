@@ -375,7 +375,10 @@ func (r *Runner) watch(ctx context.Context) error {
 	for {
 		r.startRetired()
 		now := r.opts.Now()
-		if r.repairAsked.Load() || (!r.repairAt.IsZero() && !now.Before(r.repairAt)) {
+		if r.repairAsked.Swap(false) {
+			r.repairSoon() // a worker found a directory missing
+		}
+		if !r.repairAt.IsZero() && !now.Before(r.repairAt) {
 			r.repair()
 		}
 		if p := r.nextPoll(); !p.IsZero() && !now.Before(p) {
@@ -611,9 +614,7 @@ func (r *Runner) scan() {
 func (r *Runner) scanAgent(agent string) {
 	names, err := r.agents[agent].Names(mailbox.Outbox)
 	if errors.Is(err, fs.ErrNotExist) {
-		if r.repairAt.IsZero() {
-			r.repairAt = r.opts.Now()
-		}
+		r.repairSoon()
 		return
 	}
 	if err != nil {
