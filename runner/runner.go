@@ -103,7 +103,8 @@ type Runner struct {
 	last    map[string]time.Time // agent -> time of the newest id it sent
 	stats   Stats
 	// statsMu guards what the workers count in stats (Handled, Dead,
-	// DeadFiles); the router's counts are its own.
+	// DeadFiles, and Rejected and RejectedFiles, which they share with
+	// the router); the router's other counts are its own.
 	statsMu sync.Mutex
 
 	workers  map[string]*worker   // agents with a driver
