@@ -1,0 +1,119 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// ended waits for the process pid to end (or to be a zombie, which runs
+// no more), up to a bound, and reports whether it did. It waits on a
+// pidfd, which says when the process exits; where there is none, it looks
+// once.
+func ended(t *testing.T, pid int) bool {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		return true
+	}
+	if err == nil {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 10_000)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n == 0 {
+				break
+			}
+			return true
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if f := strings.Fields(string(stat)); err == nil && len(f) > 2 && f[2] != "Z" {
+		syscall.Kill(pid, syscall.SIGKILL)
+		return false
+	}
+	return true
+}
+
+// readPid reads a pid a script wrote.
+func readPid(t *testing.T, ws *workspace.Workspace, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws.Root, name))
+	if err != nil {
+		t.Fatalf("the script wrote no %s: %v", name, err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 0 {
+		t.Fatalf("%s holds %q", name, b)
+	}
+	return pid
+}
+
+// TestProgramsEndWithTheirMessage (issue 11, item 11): a program that
+// exited 0 has answered, even when a child it left keeps its stdout open
+// (before, the runner waited for the pipe, gave up after its WaitDelay and
+// sent the message to dead/); every process a program started ends with
+// it, a daemon in a session of its own (setsid) too, and a session's when
+// the session is stopped.
+func TestProgramsEndWithTheirMessage(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "linger.sh", `cat >/dev/null
+sleep 600 &
+echo $! > linger.pid
+echo answer
+`)
+	script(t, ws, "daemon.sh", `cat >/dev/null
+mkfifo daemon.fifo
+setsid sh -c 'echo $$ > daemon.fifo; exec sleep 600' </dev/null >/dev/null 2>&1 &
+read pid < daemon.fifo
+echo $pid > daemon.pid
+echo daemon started
+`)
+	script(t, ws, "session.sh", `mkfifo session.fifo
+setsid sh -c 'echo $$ > session.fifo; exec sleep 600' </dev/null >/dev/null 2>&1 &
+read pid < session.fifo
+echo $pid > session.pid
+while IFS= read -r line; do
+  [ "$line" = "$(printf '\036')" ] && printf 'session answer\n\036\n\036\n'
+done
+`)
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: linger, driver: command, run: [./linger.sh], retries: 0}
+  - {name: daemon, driver: command, run: [./daemon.sh], retries: 0}
+  - {name: sess, driver: session, run: [./session.sh]}
+`)
+	for _, a := range []string{"linger", "daemon", "sess"} {
+		send(t, ws, "boss", a, "go")
+	}
+	stats, err := runIdle(t, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := bodies(t, ws, "boss", mailbox.Inbox)
+	slices.Sort(got)
+	if d := cmp.Diff([]string{"answer", "daemon started", "session answer"}, got); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	if stats.Dead != 0 {
+		t.Errorf("%d messages went to dead/, want none: %+v", stats.Dead, stats.DeadFiles)
+	}
+	for _, f := range []string{"linger.pid", "daemon.pid", "session.pid"} {
+		if pid := readPid(t, ws, f); !ended(t, pid) {
+			t.Errorf("the process in %s (%d) outlived its program", f, pid)
+		}
+	}
+}
