@@ -547,9 +547,25 @@ func (w *worker) idle() bool {
 	return err == nil && n == 0
 }
 
+// newSlots makes the concurrency slots of a cap of n drivers at once;
+// nil, no cap, for 0.
+func newSlots(n int) chan struct{} {
+	if n == 0 {
+		return nil
+	}
+	return make(chan struct{}, n)
+}
+
 // acquire takes one of the concurrency slots, or returns nil when ctx
-// ends first.
+// ends first. With no cap (the default), every agent runs when it has a
+// message: an agent that waits on its program never delays another.
 func (r *Runner) acquire(ctx context.Context) func() {
+	if r.slots == nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return func() {}
+	}
 	select {
 	case r.slots <- struct{}{}:
 		return func() { <-r.slots }

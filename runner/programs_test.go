@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -107,5 +111,80 @@ agents:
 	}
 	if stats.Rejected != 4 || stats.Dead != 0 {
 		t.Errorf("stats: rejected %d, dead %d, want 4, 0", stats.Rejected, stats.Dead)
+	}
+}
+
+// TestHungAgentsDoNotStarve (issue 11, item 12): programs that wait —
+// here, as many hung programs as the machine has CPUs, at least two —
+// hold no slot another agent needs, with the default concurrency. Before,
+// the default was one slot per CPU, and a healthy agent's message waited
+// until a hung program timed out. The healthy agent must be handled while
+// every hung program still runs: before any of them times out (which the
+// journal of events would show first).
+func TestHungAgentsDoNotStarve(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "hang.sh", `cat >/dev/null
+echo started > "$PARLEY_AGENT.fifo"
+exec sleep 600
+`)
+	script(t, ws, "echo.sh", "cat >/dev/null; echo fine\n")
+	hung := min(max(2, runtime.NumCPU()), 16)
+	var config strings.Builder
+	config.WriteString("agents:\n  - boss\n  - {name: healthy, driver: command, run: [./echo.sh]}\n")
+	for i := range hung {
+		fmt.Fprintf(&config, "  - {name: hung-%d, driver: command, run: [./hang.sh], timeout: 15s, retries: 0}\n", i)
+	}
+	ws = reconfigure(t, ws, config.String())
+	for i := range hung {
+		fifo(t, filepath.Join(ws.Root, fmt.Sprintf("hung-%d.fifo", i)))
+	}
+	handled := make(chan Handled, 2*hung+2)
+	r, err := Open(ws, Options{OnHandled: func(h Handled) { handled <- h }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := r.Run(ctx); done <- err }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := range hung {
+		send(t, ws, "boss", fmt.Sprintf("hung-%d", i), "wait forever")
+	}
+	// Every hung program runs: each says so through its FIFO.
+	started := make(chan error, 1)
+	go func() {
+		for i := range hung {
+			b, err := os.ReadFile(filepath.Join(ws.Root, fmt.Sprintf("hung-%d.fifo", i)))
+			if err != nil || strings.TrimSpace(string(b)) != "started" {
+				started <- fmt.Errorf("hung-%d: %q, %v", i, b, err)
+				return
+			}
+		}
+		started <- nil
+	}()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case h := <-handled:
+		t.Fatalf("%s was handled (%v) before every hung program started", h.Agent, h.Err)
+	case <-time.After(time.Minute):
+		t.Fatal("the hung programs did not all start")
+	}
+	send(t, ws, "boss", "healthy", "are you there")
+	select {
+	case h := <-handled:
+		if h.Agent != "healthy" || h.Err != nil {
+			t.Fatalf("first handled: %s (%v), want healthy, while %d hung programs still run", h.Agent, h.Err, hung)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the healthy agent was never handled")
 	}
 }
