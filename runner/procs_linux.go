@@ -39,6 +39,9 @@ func sweep(root int, mark string) int {
 		if state == "Z" || state == "X" {
 			continue // dead, waiting for its parent to reap it
 		}
+		if ppid == self && pid != root {
+			continue // another program of this runner: not root's
+		}
 		seen[pid] = ppid
 		env, err := os.ReadFile("/proc/" + n + "/environ")
 		if err != nil {
