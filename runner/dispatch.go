@@ -107,9 +107,9 @@ func (r *Runner) startWorker(w *worker) {
 func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
 	switch a.Driver {
 	case workspace.DriverCommand:
-		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput}, nil
+		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, cgroups: findCgroups()}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log}, nil
+		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, cgroups: findCgroups()}, nil
 	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {

@@ -137,18 +137,17 @@ type commandDriver struct {
 	agent     workspace.Agent
 	root      string
 	maxOutput int64
+	cgroups   *cgroups // where each run gets a cgroup of its own, if anywhere
 }
 
 func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.agent.Timeout)
 	defer cancel()
-	cmd := exec.Command(c.agent.Run[0], c.agent.Run[1:]...)
-	cmd.Dir = c.root
-	cmd.Env = append(os.Environ(), driverEnv(d)...)
-	p, err := startProgram(cmd)
+	p, err := startProgram(c.agent.Run[0], c.agent.Run[1:], c.root, append(os.Environ(), driverEnv(d)...), c.cgroups)
 	if err != nil {
 		return nil, startError(c.agent.Run[0], err)
 	}
+	cmd := p.cmd
 	defer p.close()
 	var stdout bytes.Buffer
 	stderr := &tail{max: 4096}
@@ -228,6 +227,7 @@ type sessionDriver struct {
 	root      string
 	maxOutput int64
 	log       *slog.Logger
+	cgroups   *cgroups // where each run gets a cgroup of its own, if anywhere
 
 	proc   *program
 	frames *frameReader
@@ -237,17 +237,16 @@ type sessionDriver struct {
 }
 
 func (s *sessionDriver) start(d *Delivery) error {
-	cmd := exec.Command(s.agent.Run[0], s.agent.Run[1:]...)
-	cmd.Dir = s.root
 	// A session outlives each message, so its PARLEY_OUTBOX is the
 	// agent's real outbox: files it writes there are routed like files
 	// written by hand.
 	outbox := filepath.Join(s.root, workspace.MailboxesDir, d.Agent, mailbox.Outbox)
-	cmd.Env = append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox)
-	p, err := startProgram(cmd)
+	env := append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox)
+	p, err := startProgram(s.agent.Run[0], s.agent.Run[1:], s.root, env, s.cgroups)
 	if err != nil {
 		return startError(s.agent.Run[0], err)
 	}
+	cmd := p.cmd
 	s.proc = p
 	s.stderr = &tail{max: 4096}
 	s.pipes.Go(func() { drain(s.stderr, p.stderr) })

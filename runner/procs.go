@@ -20,10 +20,11 @@ import (
 // MarkVar=<a token of its own> in its environment, which every process it
 // starts inherits unless it clears its environment. When the program ends
 // or is killed (a timeout, too much output, a session stopped), end kills
-// its process group, then, on Linux, every process that carries its mark
-// or descends from one that does (see sweep), even in a session of its
-// own (setsid); then it reads the pipes to their end, or gives up on them
-// after endGrace.
+// its process group; on Linux, every process in its cgroup, when it has
+// one (see cgroups), then every process that carries its mark or descends
+// from one that does (see sweep), even in a session of its own (setsid);
+// then it reads the pipes to their end, or gives up on them after
+// endGrace.
 
 // MarkVar is the environment variable that marks the processes a program
 // started: parley sets it to a token of each run, and ends every process
@@ -43,23 +44,43 @@ type program struct {
 	stdin  *os.File // the write end of its standard input
 	stdout *os.File // the read ends of its standard output and error
 	stderr *os.File
+	group  *cgroup // its cgroup; nil when it has none
 
 	endOnce sync.Once
 }
 
-// startProgram starts cmd (its Path, Args, Dir and Env set) in a process
-// group of its own, marked, with pipes for its standard streams. The
-// caller reads stdout and stderr to their end, and calls end once the
-// program has exited (cmd.Wait) or is to be killed.
-func startProgram(cmd *exec.Cmd) (*program, error) {
+// startProgram starts the program name with args, in dir, with env, in
+// a process group of its own, marked, with pipes for its standard
+// streams, and in a cgroup of its own when cg can make one (see
+// cgroups). The caller reads stdout and stderr to their end, and calls
+// end once the program has exited (p.cmd.Wait) or is to be killed.
+func startProgram(name string, args []string, dir string, env []string, cg *cgroups) (*program, error) {
 	token := make([]byte, 8)
 	if _, err := rand.Read(token); err != nil {
 		return nil, err
 	}
-	p := &program{cmd: cmd, mark: MarkVar + "=" + hex.EncodeToString(token)}
-	cmd.Env = append(cmd.Env, p.mark)
+	mark := MarkVar + "=" + hex.EncodeToString(token)
+	env = append(env[:len(env):len(env)], mark)
+	if group := cg.make(); group != nil {
+		p, err := startIn(name, args, dir, env, mark, group)
+		if err == nil {
+			return p, nil
+		}
+		// Not into the cgroup (clone3 or the cgroup refused): parley
+		// makes no more, and starts the program without one.
+		group.remove()
+		cg.disable()
+	}
+	return startIn(name, args, dir, env, mark, nil)
+}
+
+// startIn starts a program, in group when it is not nil.
+func startIn(name string, args []string, dir string, env []string, mark string, group *cgroup) (*program, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var child []*os.File // the child's ends, closed here once it has them
+	group.apply(cmd.SysProcAttr)
+	p := &program{cmd: cmd, mark: mark, group: group}
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
 			if f != nil {
@@ -81,7 +102,7 @@ func startProgram(cmd *exec.Cmd) (*program, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, err
 	}
-	child = []*os.File{inR, outW, errW}
+	child := []*os.File{inR, outW, errW} // the child's ends, closed here once it has them
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
 		closeAll(append(child, inW, outR, errR)...)
@@ -105,6 +126,7 @@ func (p *program) killGroup() {
 func (p *program) end() {
 	p.endOnce.Do(func() {
 		p.killGroup()
+		p.group.kill()
 		for range 5 {
 			if sweep(p.cmd.Process.Pid, p.mark) == 0 {
 				break
@@ -119,8 +141,10 @@ func (p *program) end() {
 	})
 }
 
-// close releases the pipes, once their readers are done.
+// close releases the pipes, once their readers are done, and removes the
+// program's cgroup.
 func (p *program) close() {
+	p.group.remove()
 	p.stdin.Close()
 	p.stdout.Close()
 	p.stderr.Close()

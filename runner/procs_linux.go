@@ -2,9 +2,17 @@ package runner
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // sweep kills, with SIGKILL, every live process but the runner that
@@ -97,4 +105,136 @@ func wrapped(root int) bool {
 	}
 	last, err := strconv.Atoi(string(bytes.TrimSpace(b)))
 	return err == nil && last < root
+}
+
+// cgroups is where a driver gives each program it runs a cgroup (v2) of
+// its own, so that every process the program starts, whatever it does
+// with its session, environment or parent, is killed with it: under the
+// runner's own cgroup, where the runner may make one (as root, or in a
+// cgroup delegated to its user) and the kernel has cgroup.kill (5.14 and
+// later). A nil *cgroups, or one disabled, makes none; the process group
+// and sweep still apply.
+type cgroups struct {
+	dir string // the runner's cgroup; "" once disabled
+}
+
+// findCgroups returns the runner's cgroup v2 directory, or nil when it
+// cannot be found.
+func findCgroups() *cgroups {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil
+	}
+	rel := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel = p
+		}
+	}
+	if rel == "" {
+		return nil
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(mi), "\n") {
+		left, right, ok := strings.Cut(line, " - ")
+		if !ok || !strings.HasPrefix(right, "cgroup2 ") {
+			continue
+		}
+		f := strings.Fields(left)
+		if len(f) < 5 {
+			continue
+		}
+		root, mount := f[3], f[4]
+		if root != "/" {
+			p, ok := strings.CutPrefix(rel, root)
+			if !ok {
+				continue
+			}
+			rel = p
+		}
+		return &cgroups{dir: filepath.Join(mount, rel)}
+	}
+	return nil
+}
+
+// make makes a cgroup for one run of a program, or returns nil (and
+// makes no more) when it cannot.
+func (c *cgroups) make() *cgroup {
+	if c == nil || c.dir == "" {
+		return nil
+	}
+	token := make([]byte, 6)
+	rand.Read(token)
+	dir := filepath.Join(c.dir, fmt.Sprintf("parley-%d-%s", os.Getpid(), hex.EncodeToString(token)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		c.disable()
+		return nil
+	}
+	g := &cgroup{dir: dir, fd: -1}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		g.remove()
+		c.disable()
+		return nil
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		g.remove()
+		c.disable()
+		return nil
+	}
+	g.fd = fd
+	return g
+}
+
+// disable makes c make no more cgroups.
+func (c *cgroups) disable() {
+	if c != nil {
+		c.dir = ""
+	}
+}
+
+// cgroup is the cgroup of one run of a program.
+type cgroup struct {
+	dir string
+	fd  int // open on dir, for clone3; -1 once closed
+}
+
+// apply makes the program start in g.
+func (g *cgroup) apply(a *syscall.SysProcAttr) {
+	if g != nil {
+		a.UseCgroupFD, a.CgroupFD = true, g.fd
+	}
+}
+
+// kill kills every process in g.
+func (g *cgroup) kill() {
+	if g != nil {
+		_ = os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0) // it may be empty already
+	}
+}
+
+// remove kills what is left in g and removes it, once its processes are
+// gone (they die a moment after the kill), waiting at most a second.
+func (g *cgroup) remove() {
+	if g == nil || g.dir == "" {
+		return
+	}
+	if g.fd >= 0 {
+		unix.Close(g.fd)
+		g.fd = -1
+	}
+	for i := 0; i < 200; i++ {
+		err := unix.Rmdir(g.dir)
+		if err != unix.EBUSY {
+			break // removed, or it cannot be
+		}
+		if i == 0 {
+			g.kill()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	g.dir = ""
 }

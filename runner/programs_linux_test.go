@@ -117,3 +117,44 @@ done
 		}
 	}
 }
+
+// TestProgramsCgroup: where the runner can give each program a cgroup
+// (cgroup v2, writable, with cgroup.kill), a daemon that cleared its
+// environment — which neither the process group nor the mark finds once
+// it is orphaned — ends with its program too, and no cgroup is left.
+func TestProgramsCgroup(t *testing.T) {
+	cg := findCgroups()
+	g := cg.make()
+	if g == nil {
+		t.Skip("no cgroup v2 this runner may write to, with cgroup.kill")
+	}
+	g.remove()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "hidden.sh", `cat >/dev/null
+mkfifo hidden.fifo
+setsid env -i sh -c 'echo $$ > hidden.fifo; exec sleep 600' </dev/null >/dev/null 2>&1 &
+read pid < hidden.fifo
+echo $pid > hidden.pid
+cat /proc/self/cgroup > hidden.cgroup
+echo hidden started
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: hidden, driver: command, run: [./hidden.sh], retries: 0}\n")
+	send(t, ws, "boss", "hidden", "go")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"hidden started"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	b, _ := os.ReadFile(filepath.Join(ws.Root, "hidden.cgroup"))
+	_, rel, _ := strings.Cut(strings.TrimSpace(string(b)), "0::")
+	if !strings.Contains(rel, fmt.Sprintf("parley-%d-", os.Getpid())) {
+		t.Fatalf("the program ran in cgroup %q, want one of its own", rel)
+	}
+	if pid := readPid(t, ws, "hidden.pid"); !ended(t, pid) {
+		t.Errorf("the daemon %d that cleared its environment outlived its program", pid)
+	}
+	if _, err := os.Stat(filepath.Join(cg.dir, filepath.Base(rel))); !os.IsNotExist(err) {
+		t.Errorf("the program's cgroup %s is still there (%v)", rel, err)
+	}
+}
