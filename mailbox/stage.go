@@ -138,13 +138,14 @@ type Output struct {
 }
 
 // ScratchError is the error for a file a program wrote into its outbox
-// under a scratch name (see IsScratch), which parley never sends.
+// under a scratch name (see IsScratch), which parley never sends. Its
+// text leaves the name out: the caller names the file.
 type ScratchError struct {
 	Name string
 }
 
 func (e *ScratchError) Error() string {
-	return fmt.Sprintf("%q is a scratch name (a dot file, or one ending in .tmp, ~ or a swap suffix), which parley never sends: write a message under a plain name such as answer.md", e.Name)
+	return "a scratch name (a dot file, or one ending in .tmp, ~ or a swap suffix), which parley never sends: write a message under a plain name such as answer.md"
 }
 
 // Take reads and removes the files a program wrote into the stage

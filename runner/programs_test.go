@@ -67,7 +67,7 @@ agents:
 	for agent, reasons := range map[string][]string{
 		"twice":   {"duplicate: id " + dupID + " is already on message 1 it printed"},
 		"big":     {"big.md: file is 2.9 KiB, over the 2 KiB limit"},
-		"scratch": {`.hidden.md: ".hidden.md" is a scratch name`, `x.tmp: "x.tmp" is a scratch name`},
+		"scratch": {".hidden.md: a scratch name", "x.tmp: a scratch name"},
 	} {
 		rejected, err := ws.Mailbox(agent).List(mailbox.Rejected)
 		if err != nil || len(rejected) != len(reasons) {
