@@ -155,9 +155,33 @@ func findCgroups() *cgroups {
 			}
 			rel = p
 		}
-		return &cgroups{dir: filepath.Join(mount, rel)}
+		dir := filepath.Join(mount, rel)
+		removeStale(dir)
+		return &cgroups{dir: dir}
 	}
 	return nil
+}
+
+// removeStale removes the empty cgroups that runners killed before they
+// could remove them left in dir: those named after a process that is no
+// longer running. A cgroup that still holds processes is left alone.
+func removeStale(dir string) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		rest, ok := strings.CutPrefix(de.Name(), "parley-")
+		if !ok || !de.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // not parley's, or its runner still runs
+		}
+		_ = unix.Rmdir(filepath.Join(dir, de.Name())) // EBUSY: not empty
+	}
 }
 
 // make makes a cgroup for one run of a program, or returns nil (and

@@ -129,6 +129,12 @@ func TestProgramsCgroup(t *testing.T) {
 		t.Skip("no cgroup v2 this runner may write to, with cgroup.kill")
 	}
 	g.remove()
+	// A runner killed with kill -9 leaves its programs' cgroups: the
+	// next one removes those that are empty.
+	stale := filepath.Join(cg.dir, "parley-999999999-000000000000")
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "hidden.sh", `cat >/dev/null
 mkfifo hidden.fifo
@@ -156,5 +162,9 @@ echo hidden started
 	}
 	if _, err := os.Stat(filepath.Join(cg.dir, filepath.Base(rel))); !os.IsNotExist(err) {
 		t.Errorf("the program's cgroup %s is still there (%v)", rel, err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		os.Remove(stale)
+		t.Errorf("the cgroup a killed runner left, %s, is still there (%v)", stale, err)
 	}
 }
