@@ -107,7 +107,10 @@ func (r *Runner) startWorker(w *worker) {
 func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
 	switch a.Driver {
 	case workspace.DriverCommand:
-		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, cgroups: findCgroups()}, nil
+		// No cgroup per message: making and removing one for each run
+		// made a command several times slower on a loaded machine. Its
+		// process group and the sweep end what it started.
+		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput}, nil
 	case workspace.DriverSession:
 		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, cgroups: findCgroups()}, nil
 	case workspace.DriverBuiltin:

@@ -118,10 +118,10 @@ done
 	}
 }
 
-// TestProgramsCgroup: where the runner can give each program a cgroup
-// (cgroup v2, writable, with cgroup.kill), a daemon that cleared its
-// environment — which neither the process group nor the mark finds once
-// it is orphaned — ends with its program too, and no cgroup is left.
+// TestProgramsCgroup: where the runner can give a session a cgroup (v2,
+// writable, with cgroup.kill), a daemon that cleared its environment —
+// which neither the process group nor the mark finds once it is orphaned
+// — ends with the session too, and no cgroup is left.
 func TestProgramsCgroup(t *testing.T) {
 	cg := findCgroups()
 	g := cg.make()
@@ -136,15 +136,16 @@ func TestProgramsCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := newWorkspace(t, "boss")
-	script(t, ws, "hidden.sh", `cat >/dev/null
-mkfifo hidden.fifo
+	script(t, ws, "hidden.sh", `mkfifo hidden.fifo
 setsid env -i sh -c 'echo $$ > hidden.fifo; exec sleep 600' </dev/null >/dev/null 2>&1 &
 read pid < hidden.fifo
 echo $pid > hidden.pid
 cat /proc/self/cgroup > hidden.cgroup
-echo hidden started
+while IFS= read -r line; do
+  [ "$line" = "$(printf '\036')" ] && printf 'hidden started\n\036\n\036\n'
+done
 `)
-	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: hidden, driver: command, run: [./hidden.sh], retries: 0}\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: hidden, driver: session, run: [./hidden.sh], retries: 0}\n")
 	send(t, ws, "boss", "hidden", "go")
 	if _, err := runIdle(t, ws, Options{}); err != nil {
 		t.Fatal(err)
@@ -155,13 +156,13 @@ echo hidden started
 	b, _ := os.ReadFile(filepath.Join(ws.Root, "hidden.cgroup"))
 	_, rel, _ := strings.Cut(strings.TrimSpace(string(b)), "0::")
 	if !strings.Contains(rel, fmt.Sprintf("parley-%d-", os.Getpid())) {
-		t.Fatalf("the program ran in cgroup %q, want one of its own", rel)
+		t.Fatalf("the session ran in cgroup %q, want one of its own", rel)
 	}
 	if pid := readPid(t, ws, "hidden.pid"); !ended(t, pid) {
-		t.Errorf("the daemon %d that cleared its environment outlived its program", pid)
+		t.Errorf("the daemon %d that cleared its environment outlived its session", pid)
 	}
 	if _, err := os.Stat(filepath.Join(cg.dir, filepath.Base(rel))); !os.IsNotExist(err) {
-		t.Errorf("the program's cgroup %s is still there (%v)", rel, err)
+		t.Errorf("the session's cgroup %s is still there (%v)", rel, err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		os.Remove(stale)
