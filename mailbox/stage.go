@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Staging. What an agent's driver says in answer to a message is staged
@@ -16,7 +17,9 @@ import (
 //     there is removed). A command program gets it as PARLEY_OUTBOX and
 //     may write message files into it itself;
 //  2. Take and Add: the runner reads what the program wrote, and writes
-//     the answers, as message files;
+//     the answers, as message files; Refuse and AddRefused mark what
+//     cannot be sent (a scratch name, a file too large, an id given
+//     twice), which Publish moves to rejected/ with the reason;
 //  3. Commit: tmp/<id>.out/ is renamed tmp/<id>.out.ready/ and made
 //     durable, files and directories: the commit point;
 //  4. Publish: each file of the ready directory is renamed into the
@@ -124,32 +127,132 @@ func (st *Stage) Open() error {
 	return os.MkdirAll(st.Path(), 0o755)
 }
 
+// Output is a file a program wrote into its stage itself.
+type Output struct {
+	Name string // its name in the stage
+	Data []byte // what it holds; nil when Err is set
+	// Err says why the file cannot be sent: a *TooLargeError, a
+	// *NotRegularError or a *ScratchError. Such a file is left in the
+	// stage, for Refuse.
+	Err error
+}
+
+// ScratchError is the error for a file a program wrote into its outbox
+// under a scratch name (see IsScratch), which parley never sends. Its
+// text leaves the name out: the caller names the file.
+type ScratchError struct {
+	Name string
+}
+
+func (e *ScratchError) Error() string {
+	return "a scratch name (a dot file, or one ending in .tmp, ~ or a swap suffix), which parley never sends: write a message under a plain name such as answer.md"
+}
+
 // Take reads and removes the files a program wrote into the stage
-// itself: its regular files, in name order, scratch files (see
-// IsScratch) left out and left there. A file over max bytes is a
-// *TooLargeError.
-func (st *Stage) Take(max int64) ([][]byte, error) {
+// itself, in name order. A file that cannot be sent — a scratch name
+// (IsScratch), over max bytes, not a regular file — is returned with
+// Output.Err set and left in the stage, unread, for Refuse: one such file
+// does not keep the others from being sent.
+func (st *Stage) Take(max int64) ([]Output, error) {
 	des, err := os.ReadDir(st.Path())
 	if err != nil {
 		return nil, err
 	}
-	var out [][]byte
+	var out []Output
 	for _, de := range des {
-		if !de.Type().IsRegular() || IsScratch(de.Name()) {
+		name := de.Name()
+		if IsScratch(name) {
+			out = append(out, Output{Name: name, Err: &ScratchError{Name: name}})
 			continue
 		}
-		path := filepath.Join(st.Path(), de.Name())
+		if !de.Type().IsRegular() {
+			out = append(out, Output{Name: name, Err: &NotRegularError{Mode: de.Type()}})
+			continue
+		}
+		path := filepath.Join(st.Path(), name)
 		data, err := ReadFile(path, max)
+		var tl *TooLargeError
+		var nr *NotRegularError
+		if errors.As(err, &tl) || errors.As(err, &nr) {
+			out = append(out, Output{Name: name, Err: err})
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		out = append(out, data)
+		out = append(out, Output{Name: name, Data: data})
 		if err := os.Remove(path); err != nil {
 			return nil, err
 		}
-		delete(st.synced, de.Name())
+		delete(st.synced, name)
 	}
 	return out, nil
+}
+
+// Refuse marks the file name a program left in the stage (see Take) as
+// refused: Publish moves it to rejected/, with reason beside it, instead
+// of into the outbox. It is renamed in the stage to the name it will have
+// in rejected/ (the time it was last modified, then its name, as the
+// router names what it rejects), which Refuse returns.
+func (st *Stage) Refuse(name, reason string) (string, error) {
+	if st.committed {
+		return "", fmt.Errorf("refuse %s in the stage of %s: %w", name, st.id, errCommitted)
+	}
+	info, err := os.Lstat(filepath.Join(st.Path(), name))
+	if err != nil {
+		return "", err
+	}
+	target := st.refusedName(name, info.ModTime())
+	if err := os.Rename(filepath.Join(st.Path(), name), filepath.Join(st.Path(), target)); err != nil {
+		return "", err
+	}
+	delete(st.synced, name)
+	return target, st.Add(target+ReasonSuffix, []byte(reason))
+}
+
+// AddRefused writes data into the stage as a refused file: Publish moves
+// it to rejected/ under the name it returns (at, then name), with reason
+// beside it.
+func (st *Stage) AddRefused(name string, at time.Time, data []byte, reason string) (string, error) {
+	target := st.refusedName(name, at)
+	if err := st.Add(target, data); err != nil {
+		return "", err
+	}
+	return target, st.Add(target+ReasonSuffix, []byte(reason))
+}
+
+// refusedName returns a name for a refused file that neither the stage
+// nor rejected/ holds yet.
+func (st *Stage) refusedName(name string, at time.Time) string {
+	base := at.UTC().Format(rejectedStamp) + "-" + truncateName(name, 180)
+	target := base
+	for i := 2; ; i++ {
+		_, err1 := os.Lstat(filepath.Join(st.Path(), target))
+		_, err2 := os.Lstat(st.dir.Path(Rejected, target))
+		if errors.Is(err1, fs.ErrNotExist) && errors.Is(err2, fs.ErrNotExist) {
+			return target
+		}
+		target = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// refused reports, for the names of a stage, which go to rejected/: the
+// refused files (those with a reason beside them) and their reasons.
+func refused(names []string) map[string]bool {
+	has := make(map[string]bool, len(names))
+	for _, n := range names {
+		has[n] = true
+	}
+	out := make(map[string]bool)
+	for _, n := range names {
+		if base, ok := strings.CutSuffix(n, ReasonSuffix); ok {
+			out[n] = true
+			if has[base] {
+				out[base] = true
+			}
+		}
+	}
+	return out
 }
 
 // Add writes data into the stage as the file name (a message is named
@@ -177,8 +280,8 @@ func (st *Stage) Add(name string, data []byte) error {
 // into the stage itself (Add fsynced the others), then the stage
 // directory, renames it, and fsyncs tmp/; elsewhere it renames the stage
 // and syncs the filesystem. Links, pipes or directories a program left in
-// the stage are moved as they are, for the router to refuse; only their
-// names are made durable.
+// the stage (refused, see Take) are moved as they are; only their names
+// are made durable.
 //
 // An error before the rename leaves the stage open. A failed sync after
 // it leaves a ready directory that is not known to be durable: the stage
@@ -220,9 +323,50 @@ func (st *Stage) Commit() error {
 	return nil
 }
 
-// Names returns the names of the files a committed stage holds, which
-// Publish moves into the outbox; none once it is published.
+// Names returns the names of the files a committed stage holds that
+// Publish moves into the outbox; none once it is published. Refused files
+// (see Refusals) are left out.
 func (st *Stage) Names() ([]string, error) {
+	all, err := st.readyNames()
+	if err != nil {
+		return nil, err
+	}
+	ref := refused(all)
+	var names []string
+	for _, n := range all {
+		if !ref[n] {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// Refusal is a file of a committed stage that Publish moves to
+// rejected/: what a program wrote or printed that cannot be sent.
+type Refusal struct {
+	Name   string // its name in rejected/
+	Reason string // the first line of its reason
+}
+
+// Refusals returns the refused files a committed stage holds, which
+// Publish moves to rejected/; none once it is published.
+func (st *Stage) Refusals() ([]Refusal, error) {
+	all, err := st.readyNames()
+	if err != nil {
+		return nil, err
+	}
+	ref := refused(all)
+	var out []Refusal
+	for _, n := range all {
+		if ref[n] && !hasReasonSuffix(n) {
+			out = append(out, Refusal{Name: n, Reason: firstLine(filepath.Join(st.readyPath(), n+ReasonSuffix))})
+		}
+	}
+	return out, nil
+}
+
+// readyNames lists the ready directory, in name order.
+func (st *Stage) readyNames() ([]string, error) {
 	des, err := os.ReadDir(st.readyPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -238,31 +382,53 @@ func (st *Stage) Names() ([]string, error) {
 }
 
 // Publish sends what a committed stage holds: it moves every file of the
-// ready directory into the outbox, in name order, and makes the moves
-// durable; it finishes the message answered (cur/ -> done/), then removes
-// the directory. It returns the number of files moved. A stage published
-// already (its directory gone) publishes nothing.
+// ready directory into the outbox, in name order — a refused file (see
+// Refuse) and its reason into rejected/, the file first — and makes the
+// moves durable; it finishes the message answered (cur/ -> done/), then
+// removes the directory. It returns the number of files moved into the
+// outbox. A stage published already (its directory gone) publishes
+// nothing.
 func (st *Stage) Publish() (int, error) {
 	if !st.committed {
 		return 0, fmt.Errorf("publish the stage of %s: %w", st.id, errNotCommitted)
 	}
 	ready := st.readyPath()
-	des, err := os.ReadDir(ready)
+	names, err := os.ReadDir(ready)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	for _, de := range des {
-		if err := os.Rename(filepath.Join(ready, de.Name()), st.dir.Path(Outbox, de.Name())); err != nil {
+	all := make([]string, len(names))
+	for i, de := range names {
+		all[i] = de.Name()
+	}
+	// A reason moved without its file (a runner stopped in between)
+	// still goes to rejected/: its file went before it.
+	ref := refused(all)
+	sent, rejected := 0, 0
+	for _, n := range all {
+		dst := st.dir.Path(Outbox, n)
+		if ref[n] {
+			dst = st.dir.Path(Rejected, n)
+			rejected++
+		} else {
+			sent++
+		}
+		if err := os.Rename(filepath.Join(ready, n), dst); err != nil {
 			return 0, fmt.Errorf("publish: %w", err)
 		}
 	}
-	if len(des) > 0 {
-		// In the outbox for good before the message is done: else a crash
-		// could keep the move to done/ and lose the answers.
+	// In the outbox for good before the message is done: else a crash
+	// could keep the move to done/ and lose the answers.
+	if sent > 0 {
 		if err := st.s.syncDir(filepath.Join(string(st.dir), Outbox)); err != nil {
+			return 0, fmt.Errorf("publish: %w", err)
+		}
+	}
+	if rejected > 0 {
+		if err := st.s.syncDir(filepath.Join(string(st.dir), Rejected)); err != nil {
 			return 0, fmt.Errorf("publish: %w", err)
 		}
 	}
@@ -279,7 +445,7 @@ func (st *Stage) Publish() (int, error) {
 	if err := os.Remove(ready); err != nil {
 		return 0, fmt.Errorf("publish: %w", err)
 	}
-	return len(des), nil
+	return sent, nil
 }
 
 // Discard removes a stage that was not committed, with what it holds:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -85,8 +86,13 @@ func TestStage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Take() = %v", err)
 	}
-	if diff := cmp.Diff([]string{"first file", "second file"}, strs(taken)); diff != "" {
+	if diff := cmp.Diff([]string{".a.md.swp: !", "a.md: first file", "b.md: second file"}, strs(taken)); diff != "" {
 		t.Errorf("Take() mismatch (-want +got):\n%s", diff)
+	}
+	// The scratch file is not sent: refused, with its reason.
+	refusedName, err := st.Refuse(".a.md.swp", "a scratch name\nmore")
+	if err != nil || !strings.HasSuffix(refusedName, "-.a.md.swp") {
+		t.Fatalf("Refuse() = %q, %v", refusedName, err)
 	}
 	for _, f := range []struct{ name, data string }{{FileName(out2), "two"}, {FileName(out1), "one"}} {
 		if err := st.Add(f.name, []byte(f.data)); err != nil {
@@ -106,28 +112,41 @@ func TestStage(t *testing.T) {
 	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
 		t.Errorf("after Commit (-want +got):\n%s", diff)
 	}
-	n, err := st.Publish()
-	if err != nil || n != 3 {
-		t.Fatalf("Publish() = %d, %v, want 3, nil", n, err)
+	if got, err := st.Names(); err != nil || !slices.Equal(got, []string{FileName(out1), FileName(out2)}) {
+		t.Errorf("Names() = %q, %v, want the two answers", got, err)
 	}
-	want = map[string][]string{Outbox: {".a.md.swp", FileName(out1), FileName(out2)}, Done: {FileName(id1)}}
+	if got, err := st.Refusals(); err != nil || len(got) != 1 || got[0] != (Refusal{Name: refusedName, Reason: "a scratch name"}) {
+		t.Errorf("Refusals() = %+v, %v, want the scratch file", got, err)
+	}
+	n, err := st.Publish()
+	if err != nil || n != 2 {
+		t.Fatalf("Publish() = %d, %v, want 2, nil", n, err)
+	}
+	want = map[string][]string{Outbox: {FileName(out1), FileName(out2)}, Rejected: {refusedName, refusedName + ReasonSuffix}, Done: {FileName(id1)}}
 	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
 		t.Errorf("after Publish (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, d.Path(Rejected, refusedName)); got != "vim's" {
+		t.Errorf("rejected %s = %q, want the program's file unchanged", refusedName, got)
 	}
 	if got := readFile(t, d.Path(Outbox, FileName(out1))); got != "one" {
 		t.Errorf("published %s = %q, want %q", out1, got, "one")
 	}
 }
 
-func strs(bs [][]byte) []string {
-	out := make([]string, len(bs))
-	for i, b := range bs {
-		out[i] = string(b)
+func strs(outs []Output) []string {
+	out := make([]string, len(outs))
+	for i, o := range outs {
+		out[i] = o.Name + ": " + string(o.Data)
+		if o.Err != nil {
+			out[i] = o.Name + ": !"
+		}
 	}
 	return out
 }
 
-// TestStageTakeTooLarge: a file over the limit is an error naming it.
+// TestStageTakeTooLarge: a file over the limit is returned with a
+// *TooLargeError and left in the stage; the others are taken.
 func TestStageTakeTooLarge(t *testing.T) {
 	d, s := newDir(t)
 	st := d.Stage(id1, s)
@@ -135,10 +154,50 @@ func TestStageTakeTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeTestFile(t, filepath.Join(st.Path(), "big.md"), "0123456789")
-	_, err := st.Take(5)
+	writeTestFile(t, filepath.Join(st.Path(), "small.md"), "01")
+	taken, err := st.Take(5)
+	if err != nil || len(taken) != 2 {
+		t.Fatalf("Take(5) = %+v, %v, want two outputs", taken, err)
+	}
 	var tl *TooLargeError
-	if !errors.As(err, &tl) {
-		t.Fatalf("Take(5) = %v, want a *TooLargeError", err)
+	if taken[0].Name != "big.md" || !errors.As(taken[0].Err, &tl) {
+		t.Errorf("Take(5)[0] = %+v, want big.md with a *TooLargeError", taken[0])
+	}
+	if taken[1].Err != nil || string(taken[1].Data) != "01" {
+		t.Errorf("Take(5)[1] = %+v, want small.md taken", taken[1])
+	}
+	if got := names(t, d, Tmp+"/"+id1+".out"); !slices.Equal(got, []string{"big.md"}) {
+		t.Errorf("the stage holds %q, want big.md left there", got)
+	}
+}
+
+// TestStagePublishRefusalAgain: a runner stopped between moving a refused
+// file and its reason leaves the reason alone in the ready stage; it goes
+// to rejected/ too, never to the outbox.
+func TestStagePublishRefusalAgain(t *testing.T) {
+	d, s := newDir(t)
+	claimed(t, d, s, id1)
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	name, err := st.AddRefused(FileName(out1), time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC), []byte("twice"), "duplicate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	ready := d.Path(Tmp, id1+".out.ready")
+	if err := os.Rename(filepath.Join(ready, name), d.Path(Rejected, name)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.Publish(); err != nil || n != 0 {
+		t.Fatalf("Publish() = %d, %v, want 0, nil", n, err)
+	}
+	want := map[string][]string{Rejected: {name, name + ReasonSuffix}, Done: {FileName(id1)}}
+	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
+		t.Errorf("after Publish (-want +got):\n%s", diff)
 	}
 }
 
@@ -361,24 +420,40 @@ func TestStagePerFileSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	taken, err := st.Take(1 << 20)
-	if err != nil || len(taken) != 1 {
-		t.Fatalf("Take() = %q, %v", taken, err)
+	if err != nil || len(taken) != 3 || taken[2].Err != nil {
+		t.Fatalf("Take() = %+v, %v", taken, err)
 	}
-	for _, f := range []struct{ name, data string }{{FileName(out1), string(taken[0])}, {FileName(out2), "two"}} {
+	at := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
+	for _, n := range []string{"#draft#", "link.md"} {
+		if err := os.Chtimes(filepath.Join(st.Path(), n), at, at); err != nil && n != "link.md" {
+			t.Fatal(err)
+		}
+		if _, err := st.Refuse(n, "refused"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []struct{ name, data string }{{FileName(out1), string(taken[2].Data)}, {FileName(out2), "two"}} {
 		if err := st.Add(f.name, []byte(f.data)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	stage := Tmp + "/" + id1 + ".out"
+	draft := "20261124-060000.000000Z-#draft#"
 	added := log.take()
-	if diff := cmp.Diff([]string{stage + "/" + FileName(out1), stage + "/" + FileName(out2)}, added); diff != "" {
+	linkReason := ""
+	for _, a := range added {
+		if strings.HasSuffix(a, "-link.md.reason") {
+			linkReason = a
+		}
+	}
+	if diff := cmp.Diff([]string{stage + "/" + draft + ".reason", linkReason, stage + "/" + FileName(out1), stage + "/" + FileName(out2)}, added); diff != "" || linkReason == "" {
 		t.Errorf("synced by Add (-want +got):\n%s", diff)
 	}
 
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{stage + "/#draft#", stage, Tmp}
+	want := []string{stage + "/" + draft, stage, Tmp}
 	if diff := cmp.Diff(want, log.take()); diff != "" {
 		t.Errorf("synced by Commit, in order (-want +got):\n%s", diff)
 	}
@@ -398,7 +473,7 @@ func TestStagePerFileSync(t *testing.T) {
 	if _, err := st.Publish(); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{Outbox}, log.take()); diff != "" {
+	if diff := cmp.Diff([]string{Outbox, Rejected}, log.take()); diff != "" {
 		t.Errorf("synced by Publish (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -106,9 +107,12 @@ func (r *Runner) startWorker(w *worker) {
 func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
 	switch a.Driver {
 	case workspace.DriverCommand:
+		// No cgroup per message: making and removing one for each run
+		// made a command several times slower on a loaded machine. Its
+		// process group and the sweep end what it started.
 		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log}, nil
+		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, cgroups: findCgroups()}, nil
 	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {
@@ -240,9 +244,11 @@ func (w *worker) recover(ctx context.Context) error {
 		if names, err := st.Names(); err == nil {
 			w.r.chains.publish(w.agent.Name, names, w.answered(st.ID()))
 		}
+		refusals, _ := st.Refusals()
 		if _, err := st.Publish(); err != nil {
 			return err
 		}
+		w.recordRefused(st.ID(), refusals)
 		w.r.log.Info("finished a message after a restart", "agent", w.agent.Name, "id", st.ID())
 		w.recordHandled(st.ID(), w.read(mailbox.Done, st.ID()), 0, "finished by a runner started after a crash")
 	}
@@ -366,18 +372,48 @@ func (w *worker) handle(ctx context.Context, id string) {
 // commit turns what the agent said into messages in the stage, commits
 // the stage, publishes it and finishes the message. It returns an error
 // only before the commit point, when the handling may be tried again.
+//
+// Nothing the agent said is dropped in silence. What cannot be sent — a
+// file under a scratch name or over max_message_size in its outbox, not a
+// regular file, a second answer with an id an earlier one has — goes to
+// the agent's rejected/ with the reason, and the journal says so; the
+// other answers are sent, and the message is not handled again.
 func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int) error {
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
-	outputs, err := stage.Take(w.r.ws().Config.Router.MaxMessageSize)
+	taken, err := stage.Take(w.r.ws().Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
 	}
-	outputs = append(outputs, frames...)
+	type output struct {
+		file string // the file's name in the program's outbox; "" when printed
+		data []byte
+	}
+	var outputs []output
+	for _, o := range taken {
+		if o.Err != nil {
+			if _, err := stage.Refuse(o.Name, w.refusalNote(id, o.Name+" (in its PARLEY_OUTBOX)", o.Name+": "+o.Err.Error())); err != nil {
+				return err
+			}
+			continue
+		}
+		outputs = append(outputs, output{file: o.Name, data: o.Data})
+	}
+	for _, f := range frames {
+		outputs = append(outputs, output{data: f})
+	}
 	var names []string
 	stopping := false
-	for i, data := range outputs {
+	given := make(map[string]string) // id -> the output that has it
+	printed := 0
+	for i, o := range outputs {
+		data := o.data
+		what := o.file + " (in its PARLEY_OUTBOX)"
+		if o.file == "" {
+			printed++
+			what = fmt.Sprintf("message %d it printed", printed)
+		}
 		msg := reply(in, data)
 		if msg != nil && approvesShutdown(msg) {
 			stopping = true
@@ -392,6 +428,17 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 			if msg != nil {
 				data = msg.Bytes()
 				outID, _ = msg.Header().Get("id")
+				if dup := w.duplicate(outID, given); dup != "" {
+					name := o.file
+					if name == "" {
+						name = mailbox.FileName(outID)
+					}
+					if _, err := stage.AddRefused(name, w.r.opts.Now(), o.data, w.refusalNote(id, what, fmt.Sprintf("duplicate: id %s is already %s; each message needs an id of its own", outID, dup))); err != nil {
+						return err
+					}
+					continue
+				}
+				given[outID] = "on " + what
 			}
 			names = append(names, mailbox.FileName(outID))
 			if err := stage.Add(mailbox.FileName(outID), data); err != nil {
@@ -410,6 +457,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	if err := stage.Commit(); err != nil {
 		return err
 	}
+	refusals, _ := stage.Refusals()
 	// What it said answers this message, whenever the router takes it.
 	w.r.chains.publish(w.agent.Name, names, answerOf(in))
 	if stopping {
@@ -424,12 +472,41 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	if err != nil {
 		w.r.log.Error("publishing", "agent", w.agent.Name, "id", id, "err", err)
 	} else {
+		w.recordRefused(id, refusals)
 		w.recordHandled(id, in, attempt, "")
 	}
 	if n > 0 {
 		w.r.kickRouter()
 	}
 	return nil
+}
+
+// duplicate says where a message with this id is already, when it is:
+// among the answers given so far, or in the agent's outbox (an answer to
+// an earlier message, not routed yet, that publishing would replace).
+func (w *worker) duplicate(id string, given map[string]string) string {
+	if where, ok := given[id]; ok {
+		return where
+	}
+	if _, err := os.Lstat(w.box.Path(mailbox.Outbox, mailbox.FileName(id))); err == nil {
+		return "in " + mailboxPath(w.agent.Name, mailbox.Outbox, mailbox.FileName(id))
+	}
+	return ""
+}
+
+// refusalNote is the text of the .reason beside something an agent said
+// that cannot be sent: the reason on the first line, then what a person
+// needs to act.
+func (w *worker) refusalNote(id, what, reason string) string {
+	return reason + "\n" +
+		"\n" +
+		"agent:     " + w.agent.Name + "\n" +
+		"answering: " + id + "\n" +
+		"output:    " + what + "\n" +
+		"rejected:  " + w.r.opts.Now().UTC().Format(mailbox.TimeFormat) + "\n" +
+		"\n" +
+		"The file beside this one is what the program said, unchanged; the agent's\n" +
+		"other answers were sent. To send it, fix it and move it into the outbox.\n"
 }
 
 // reply makes a message of what an agent said: an envelope as it is, or
@@ -486,9 +563,25 @@ func (w *worker) idle() bool {
 	return err == nil && n == 0
 }
 
+// newSlots makes the concurrency slots of a cap of n drivers at once;
+// nil, no cap, for 0.
+func newSlots(n int) chan struct{} {
+	if n == 0 {
+		return nil
+	}
+	return make(chan struct{}, n)
+}
+
 // acquire takes one of the concurrency slots, or returns nil when ctx
-// ends first.
+// ends first. With no cap (the default), every agent runs when it has a
+// message: an agent that waits on its program never delays another.
 func (r *Runner) acquire(ctx context.Context) func() {
+	if r.slots == nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return func() {}
+	}
 	select {
 	case r.slots <- struct{}{}:
 		return func() { <-r.slots }

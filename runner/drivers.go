@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -136,51 +137,66 @@ type commandDriver struct {
 	agent     workspace.Agent
 	root      string
 	maxOutput int64
+	cgroups   *cgroups // where each run gets a cgroup of its own, if anywhere
 }
 
 func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.agent.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.agent.Run[0], c.agent.Run[1:]...)
-	cmd.Dir = c.root
-	cmd.Env = append(os.Environ(), driverEnv(d)...)
-	cmd.Stdin = bytes.NewReader(d.Data)
+	p, err := startProgram(c.agent.Run[0], c.agent.Run[1:], c.root, append(os.Environ(), driverEnv(d)...), c.cgroups)
+	if err != nil {
+		return nil, startError(c.agent.Run[0], err)
+	}
+	cmd := p.cmd
+	defer p.close()
 	var stdout bytes.Buffer
 	stderr := &tail{max: 4096}
-	killGroup := func() error {
-		if cmd.Process != nil {
-			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		return nil
+	var tooMuch atomic.Bool
+	var pipes sync.WaitGroup
+	pipes.Go(func() { p.feed(d.Data) })
+	pipes.Go(func() {
+		drain(&capped{w: &stdout, max: c.maxOutput, over: func() { tooMuch.Store(true); p.killGroup() }}, p.stdout)
+	})
+	pipes.Go(func() { drain(stderr, p.stderr) })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // waited for below, in every case
+	var werr error
+	select {
+	case werr = <-exited:
+	case <-ctx.Done():
+		p.killGroup()
+		werr = <-exited
 	}
-	tooMuch := false
-	cmd.Stdout = &capped{w: &stdout, max: c.maxOutput, over: func() { tooMuch = true; killGroup() }}
-	cmd.Stderr = stderr
-	// The program and everything it starts form a process group, killed
-	// together on a timeout or at shutdown.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = killGroup
-	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
-	// Children that outlive the program go with it.
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the group may be gone already
-	}
+	// The program has exited: what it started goes with it (a child that
+	// keeps its stdout open, a daemon in a session of its own), and what
+	// it printed is read to the end.
+	p.end()
+	pipes.Wait()
+	exitedOK := werr == nil
 	switch {
-	case tooMuch:
+	case tooMuch.Load():
 		return nil, &HandleError{Err: fmt.Errorf("%w (%s): killed", errOutputTooLarge, mailbox.SizeString(c.maxOutput)), ExitCode: -1, Stderr: stderr.String()}
+	case exitedOK:
+		// Exited 0, even if its time ran out just as it did: its answer
+		// counts.
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, &HandleError{Err: fmt.Errorf("timed out after %v: killed", c.agent.Timeout), ExitCode: -1, Stderr: stderr.String()}
-	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
-		return nil, &HandleError{Err: fmt.Errorf("cannot start %s: %w", c.agent.Run[0], err), Permanent: true}
-	case err != nil:
+	case ctx.Err() != nil:
+		return nil, &HandleError{Err: ctx.Err(), ExitCode: -1, Stderr: stderr.String()} // shutting down
+	default:
 		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if errors.As(werr, &ee) {
 			return nil, &HandleError{Err: errors.New("the program failed"), ExitCode: ee.ExitCode(), Stderr: stderr.String()}
 		}
-		return nil, &HandleError{Err: err, ExitCode: -1, Stderr: stderr.String()}
+		return nil, &HandleError{Err: werr, ExitCode: -1, Stderr: stderr.String()}
 	}
 	return splitFrames(stdout.Bytes()), nil
+}
+
+// notStartable reports whether a program could not be started for good:
+// it is missing, or not executable.
+func notStartable(err error) bool {
+	return errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
 }
 
 func (c *commandDriver) close() error { return nil }
@@ -211,46 +227,37 @@ type sessionDriver struct {
 	root      string
 	maxOutput int64
 	log       *slog.Logger
+	cgroups   *cgroups // where each run gets a cgroup of its own, if anywhere
 
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	proc   *program
 	frames *frameReader
 	stderr *tail
-	done   chan error // the program's exit
+	exited chan struct{}  // closed once the program has exited
+	pipes  sync.WaitGroup // the reader of its stderr
 }
 
 func (s *sessionDriver) start(d *Delivery) error {
-	cmd := exec.Command(s.agent.Run[0], s.agent.Run[1:]...)
-	cmd.Dir = s.root
 	// A session outlives each message, so its PARLEY_OUTBOX is the
 	// agent's real outbox: files it writes there are routed like files
 	// written by hand.
 	outbox := filepath.Join(s.root, workspace.MailboxesDir, d.Agent, mailbox.Outbox)
-	cmd.Env = append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	env := append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox)
+	p, err := startProgram(s.agent.Run[0], s.agent.Run[1:], s.root, env, s.cgroups)
 	if err != nil {
-		return err
+		return startError(s.agent.Run[0], err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
+	cmd := p.cmd
+	s.proc = p
 	s.stderr = &tail{max: 4096}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		perm := errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
-		return &HandleError{Err: fmt.Errorf("cannot start %s: %w", s.agent.Run[0], err), Permanent: perm}
-	}
-	s.cmd, s.stdin = cmd, stdin
-	s.frames = &frameReader{r: bufio.NewReaderSize(stdout, 64<<10), max: s.maxOutput}
-	s.done = make(chan error, 1)
-	go func() { s.done <- cmd.Wait() }() // ended by kill: close stops it
+	s.pipes.Go(func() { drain(s.stderr, p.stderr) })
+	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
+	s.exited = make(chan struct{})
+	go func() { cmd.Wait(); close(s.exited) }() // ended by kill: close stops it
 	return nil
 }
 
 func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
-	if s.cmd == nil {
+	if s.proc == nil {
 		if err := s.start(d); err != nil {
 			return nil, err
 		}
@@ -263,12 +270,13 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		s.log.Warn("dropped what a session printed after it was done with its message", "agent", s.agent.Name, "bytes", n)
 	}
 	got := make(chan result, 1)
+	p, frames := s.proc, s.frames
 	go func() {
-		if err := writeFrame(s.stdin, d.Data); err != nil {
+		if err := writeFrame(p.stdin, d.Data); err != nil {
 			got <- result{err: fmt.Errorf("writing to the session: %w", err)}
 			return
 		}
-		f, err := s.frames.next()
+		f, err := frames.next()
 		got <- result{f, err}
 	}()
 	timer := time.NewTimer(s.agent.Timeout)
@@ -294,31 +302,31 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	}
 }
 
-// kill ends the session's process group; the next message starts it anew.
+// kill ends the session, with every process it started (see
+// program.end); the next message starts it anew.
 func (s *sessionDriver) kill() {
-	if s.cmd == nil {
+	if s.proc == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // it may be gone already
-	s.stdin.Close()
-	<-s.done
-	s.cmd = nil
+	s.proc.end()
+	<-s.exited
+	s.pipes.Wait()
+	s.proc.close()
+	s.proc = nil
 }
 
 // close stops the session: its stdin is closed, and it is given a moment
-// to exit before its process group is killed.
+// to exit before it is killed, with every process it started.
 func (s *sessionDriver) close() error {
-	if s.cmd == nil {
+	if s.proc == nil {
 		return nil
 	}
-	s.stdin.Close()
+	s.proc.stdin.Close()
 	select {
-	case <-s.done:
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // children it left
-		s.cmd = nil
+	case <-s.exited:
 	case <-time.After(3 * time.Second):
-		s.kill()
 	}
+	s.kill() // what it started goes with it
 	return nil
 }
 

@@ -42,6 +42,20 @@ func (w *worker) recordHandled(id string, m *mailbox.Message, attempts int, note
 	w.r.statsMu.Unlock()
 }
 
+// recordRefused notes what an agent said, answering the message id, that
+// was moved to its rejected/ instead of being sent.
+func (w *worker) recordRefused(id string, refusals []mailbox.Refusal) {
+	for _, f := range refusals {
+		path := mailboxPath(w.agent.Name, mailbox.Rejected, f.Name)
+		w.r.record(workspace.Entry{Outcome: workspace.Refused, From: w.agent.Name, Agent: w.agent.Name, Reason: f.Reason,
+			File: f.Name, Path: path, Note: "an answer to " + id + " that cannot be sent"})
+		w.r.statsMu.Lock()
+		w.r.stats.Rejected++
+		w.r.statsMu.Unlock()
+		w.r.noteRejected(w.agent.Name, path, f.Reason)
+	}
+}
+
 // recordGivenUp notes that a message was moved to dead/, and why.
 func (w *worker) recordGivenUp(id, reason string, attempts int) {
 	name := mailbox.FileName(id)

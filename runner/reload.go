@@ -180,7 +180,7 @@ func (r *Runner) reload() error {
 		r.rescan.Reset(ws.Config.Router.RescanInterval)
 	}
 	if ws.Config.Concurrency != old.Config.Concurrency {
-		r.log.Warn("concurrency changes when the runner starts again", "running with", cap(r.slots))
+		r.log.Warn("concurrency changes when the runner starts again", "running with", cap(r.slots)) // 0: no cap
 	}
 	r.log.Info(workspace.ConfigFile+" reloaded", "agents", len(ws.Config.Agents), "added", added, "removed", removed, "restarted", restarted)
 	r.scan()

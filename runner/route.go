@@ -168,7 +168,9 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	}
 	delete(r.pending, c.fileKey)
 	r.chains.forget(c.fileKey)
+	r.statsMu.Lock() // workers count what their agents said that was refused
 	r.stats.Rejected++
+	r.statsMu.Unlock()
 	rel := mailboxPath(c.agent, mailbox.Rejected, filepath.Base(path))
 	r.noteRejected(c.agent, rel, text)
 	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, Line: f.Line, Field: f.Field, File: c.name, Path: rel}

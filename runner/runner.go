@@ -107,7 +107,8 @@ type Runner struct {
 	suffixes map[string]map[string][]string
 	stats    Stats
 	// statsMu guards what the workers count in stats (Handled, Dead,
-	// DeadFiles); the router's counts are its own.
+	// DeadFiles, and Rejected and RejectedFiles, which they share with
+	// the router); the router's other counts are its own.
 	statsMu sync.Mutex
 
 	workers  map[string]*worker   // agents with a driver
@@ -135,7 +136,7 @@ type Runner struct {
 	expected    []*expectation    // replies awaited, for timeouts:
 	nudges      map[string]string // id of a nudge sent -> why, for the journal
 	chains      *chains           // the messages programs answer, for loops
-	slots       chan struct{}     // concurrency: one per running driver
+	slots       chan struct{}     // concurrency: one per running driver; nil for no cap
 	kick        chan struct{}     // a worker published messages, or went idle
 	state       *stateBook
 
@@ -225,7 +226,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		retiring:  make(map[string]*retiring),
 		troubles:  make(map[string]string),
 		unwatched: make(map[string]bool),
-		slots:     make(chan struct{}, ws.Config.Concurrency),
+		slots:     newSlots(ws.Config.Concurrency),
 		kick:      make(chan struct{}, 1),
 		nudges:    make(map[string]string),
 		chains:    newChains(),

@@ -3,7 +3,6 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,8 +51,11 @@ type Config struct {
 	// commands and the D&D built-in agents use when none is named. Empty:
 	// the workspace's only campaign.
 	Campaign string
-	// Concurrency caps how many agents' drivers run at once. Default:
-	// the number of CPUs.
+	// Concurrency caps how many agents' drivers run at once; 0, the
+	// default, sets no cap beyond the agents themselves (each handles one
+	// message at a time). An agent waiting on its program (an LLM call, a
+	// hung command) holds a slot while it waits, so a cap suits only
+	// programs that compute.
 	Concurrency int
 	// HopLimit caps how many messages in a row two program agents may
 	// send each other, answering one another: the guard against loops
@@ -144,9 +146,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // ParseConfig reads parley.yaml text. path is used in errors.
 func ParseConfig(path string, data []byte) (*Config, error) {
 	cfg := &Config{
-		Concurrency: runtime.NumCPU(),
-		HopLimit:    DefaultHopLimit,
-		MaxOutput:   DefaultMaxOutput,
+		HopLimit:  DefaultHopLimit,
+		MaxOutput: DefaultMaxOutput,
 		Router: RouterConfig{
 			RescanInterval: DefaultRescanInterval,
 			Settle:         DefaultSettle,
@@ -315,13 +316,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			return nil
 		},
 		"concurrency": func(v *yaml.Node) error {
-			if err := count(v, "concurrency", &cfg.Concurrency, bad); err != nil {
-				return err
-			}
-			if cfg.Concurrency < 1 {
-				return bad(v, "concurrency", "must be 1 or more")
-			}
-			return nil
+			return count(v, "concurrency", &cfg.Concurrency, bad) // 0: no cap
 		},
 		"hop_limit": func(v *yaml.Node) error {
 			if err := count(v, "hop_limit", &cfg.HopLimit, bad); err != nil {

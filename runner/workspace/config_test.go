@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -30,10 +29,9 @@ router:
 			{Name: "gm", Roles: []string{"gm"}, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 3},
 			{Name: "aria", Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 5},
 		},
-		Concurrency: runtime.NumCPU(),
-		HopLimit:    DefaultHopLimit,
-		MaxOutput:   DefaultMaxOutput,
-		Router:      RouterConfig{RescanInterval: 5 * time.Second, Settle: 50 * time.Millisecond, MaxMessageSize: 64 << 10},
+		HopLimit:  DefaultHopLimit,
+		MaxOutput: DefaultMaxOutput,
+		Router:    RouterConfig{RescanInterval: 5 * time.Second, Settle: 50 * time.Millisecond, MaxMessageSize: 64 << 10},
 	}
 	if d := cmp.Diff(want, cfg); d != "" {
 		t.Errorf("ParseConfig (-want +got):\n%s", d)
@@ -66,7 +64,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"route to nowhere", "agents: [gm]\nroutes:\n  - match: {type: X}\n", "parley.yaml:3: routes[0]: sends nowhere"},
 		{"route from a missing agent", "agents: [gm]\nroutes:\n  - match: {from: zed}\n    to: gm\n", `parley.yaml:3: routes[0].match.from: "zed" is no agent`},
 		{"cycle of routes", "agents:\n  - {name: a, driver: command, run: [x]}\n  - {name: b, driver: command, run: [x]}\nroutes:\n  - match: {from: a}\n    to: b\n  - match: {from: b}\n    to: a\n", "parley.yaml:5: routes[0]: routes send every message around a circle of agents that answer by program (a -> b -> a)"},
-		{"bad concurrency", "concurrency: 0\n", "parley.yaml:1: concurrency: must be 1 or more"},
+		{"bad concurrency", "concurrency: -1\n", `parley.yaml:1: concurrency: "-1" is not a whole number`},
 		{"a character played twice", "agents:\n  - {name: a, character: tilda}\n  - {name: b, character: tilda}\n", `parley.yaml:3: agents[1].character: "tilda" is played by a already (line 2): a message to it could not say which agent it is for`},
 		{"a character named like an agent", "agents:\n  - {name: a, character: b}\n  - b\n", `parley.yaml:2: agents[0].character: "b" is the name of another agent (line 3): a message to it could not say which agent it is for`},
 		{"bad agent name", "agents:\n  - name: Game Master\n", `parley.yaml:2: agents[0].name: "Game Master" is not a valid name`},

@@ -1,0 +1,172 @@
+package runner
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Programs and what they start. A command or session program runs in a
+// process group of its own, with its standard input, output and error on
+// pipes the runner owns (not os/exec's copying goroutines, whose Wait
+// also waits for every process that inherited a pipe), and with
+// MarkVar=<a token of its own> in its environment, which every process it
+// starts inherits unless it clears its environment. When the program ends
+// or is killed (a timeout, too much output, a session stopped), end kills
+// its process group; on Linux, every process in its cgroup, when it has
+// one (see cgroups), then every process that carries its mark or descends
+// from one that does (see sweep), even in a session of its own (setsid);
+// then it reads the pipes to their end, or gives up on them after
+// endGrace.
+
+// MarkVar is the environment variable that marks the processes a program
+// started: parley sets it to a token of each run, and ends every process
+// that carries it when the program ends.
+const MarkVar = "PARLEY_PROCESS"
+
+// endGrace bounds how long end waits, after killing what the program
+// started, for the program's pipes to close: what holds them after that
+// (a process that cleared its environment and left the program's
+// session) is no longer waited for.
+const endGrace = 2 * time.Second
+
+// program is a started agent program and the pipes to it.
+type program struct {
+	cmd    *exec.Cmd
+	mark   string   // MarkVar=token
+	stdin  *os.File // the write end of its standard input
+	stdout *os.File // the read ends of its standard output and error
+	stderr *os.File
+	group  *cgroup // its cgroup; nil when it has none
+
+	endOnce sync.Once
+}
+
+// startProgram starts the program name with args, in dir, with env, in
+// a process group of its own, marked, with pipes for its standard
+// streams, and in a cgroup of its own when cg can make one (see
+// cgroups). The caller reads stdout and stderr to their end, and calls
+// end once the program has exited (p.cmd.Wait) or is to be killed.
+func startProgram(name string, args []string, dir string, env []string, cg *cgroups) (*program, error) {
+	token := make([]byte, 8)
+	if _, err := rand.Read(token); err != nil {
+		return nil, err
+	}
+	mark := MarkVar + "=" + hex.EncodeToString(token)
+	env = append(env[:len(env):len(env)], mark)
+	if group := cg.make(); group != nil {
+		p, err := startIn(name, args, dir, env, mark, group)
+		if err == nil {
+			return p, nil
+		}
+		// Not into the cgroup (clone3 or the cgroup refused): parley
+		// makes no more, and starts the program without one.
+		group.remove()
+		cg.disable()
+	}
+	return startIn(name, args, dir, env, mark, nil)
+}
+
+// startIn starts a program, in group when it is not nil.
+func startIn(name string, args []string, dir string, env []string, mark string, group *cgroup) (*program, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	group.apply(cmd.SysProcAttr)
+	p := &program{cmd: cmd, mark: mark, group: group}
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	child := []*os.File{inR, outW, errW} // the child's ends, closed here once it has them
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(append(child, inW, outR, errR)...)
+		return nil, err
+	}
+	closeAll(child...)
+	p.stdin, p.stdout, p.stderr = inW, outR, errR
+	return p, nil
+}
+
+// killGroup kills the program's process group.
+func (p *program) killGroup() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // it may be gone already
+}
+
+// end kills what is left of the program: its process group, and every
+// process it started that carries its mark (see sweep). It closes the
+// program's standard input and, once endGrace has passed, stops reads of
+// its output that are still waiting. The caller still waits for the
+// program itself (cmd.Wait).
+func (p *program) end() {
+	p.endOnce.Do(func() {
+		p.killGroup()
+		p.group.kill()
+		for range 5 {
+			if sweep(p.cmd.Process.Pid, p.mark) == 0 {
+				break
+			}
+		}
+		p.stdin.Close()
+		// A process that escaped both still holds a pipe: reads stop at
+		// the deadline rather than waiting for it.
+		deadline := time.Now().Add(endGrace)
+		p.stdout.SetReadDeadline(deadline)
+		p.stderr.SetReadDeadline(deadline)
+	})
+}
+
+// close releases the pipes, once their readers are done, and removes the
+// program's cgroup.
+func (p *program) close() {
+	p.group.remove()
+	p.stdin.Close()
+	p.stdout.Close()
+	p.stderr.Close()
+}
+
+// drain reads r to its end into w; once w fails, what follows is read
+// and dropped, so that no writer blocks on a full pipe. A read stopped by
+// end's deadline is not an error.
+func drain(w io.Writer, r io.Reader) {
+	if _, err := io.Copy(w, r); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		io.Copy(io.Discard, r)
+	}
+}
+
+// feed writes data to the program's standard input and closes it. A
+// program that exits without reading it all is no error.
+func (p *program) feed(data []byte) {
+	p.stdin.Write(data)
+	p.stdin.Close()
+}
+
+// startError makes the error of a program that could not be started.
+func startError(name string, err error) *HandleError {
+	return &HandleError{Err: fmt.Errorf("cannot start %s: %w", name, err), Permanent: notStartable(err)}
+}

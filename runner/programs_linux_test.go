@@ -1,0 +1,171 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// ended waits for the process pid to end (or to be a zombie, which runs
+// no more), up to a bound, and reports whether it did. It waits on a
+// pidfd, which says when the process exits; where there is none, it looks
+// once.
+func ended(t *testing.T, pid int) bool {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		return true
+	}
+	if err == nil {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 10_000)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n == 0 {
+				break
+			}
+			return true
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if f := strings.Fields(string(stat)); err == nil && len(f) > 2 && f[2] != "Z" {
+		syscall.Kill(pid, syscall.SIGKILL)
+		return false
+	}
+	return true
+}
+
+// readPid reads a pid a script wrote.
+func readPid(t *testing.T, ws *workspace.Workspace, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws.Root, name))
+	if err != nil {
+		t.Fatalf("the script wrote no %s: %v", name, err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 0 {
+		t.Fatalf("%s holds %q", name, b)
+	}
+	return pid
+}
+
+// TestProgramsEndWithTheirMessage (issue 11, item 11): a program that
+// exited 0 has answered, even when a child it left keeps its stdout open
+// (before, the runner waited for the pipe, gave up after its WaitDelay and
+// sent the message to dead/); every process a program started ends with
+// it, a daemon in a session of its own (setsid) too, and a session's when
+// the session is stopped.
+func TestProgramsEndWithTheirMessage(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "linger.sh", `cat >/dev/null
+sleep 600 &
+echo $! > linger.pid
+echo answer
+`)
+	script(t, ws, "daemon.sh", `cat >/dev/null
+mkfifo daemon.fifo
+setsid sh -c 'echo $$ > daemon.fifo; exec sleep 600' </dev/null >/dev/null 2>&1 &
+read pid < daemon.fifo
+echo $pid > daemon.pid
+echo daemon started
+`)
+	script(t, ws, "session.sh", `mkfifo session.fifo
+setsid sh -c 'echo $$ > session.fifo; exec sleep 600' </dev/null >/dev/null 2>&1 &
+read pid < session.fifo
+echo $pid > session.pid
+while IFS= read -r line; do
+  [ "$line" = "$(printf '\036')" ] && printf 'session answer\n\036\n\036\n'
+done
+`)
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: linger, driver: command, run: [./linger.sh], retries: 0}
+  - {name: daemon, driver: command, run: [./daemon.sh], retries: 0}
+  - {name: sess, driver: session, run: [./session.sh]}
+`)
+	for _, a := range []string{"linger", "daemon", "sess"} {
+		send(t, ws, "boss", a, "go")
+	}
+	stats, err := runIdle(t, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := bodies(t, ws, "boss", mailbox.Inbox)
+	slices.Sort(got)
+	if d := cmp.Diff([]string{"answer", "daemon started", "session answer"}, got); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	if stats.Dead != 0 {
+		t.Errorf("%d messages went to dead/, want none: %+v", stats.Dead, stats.DeadFiles)
+	}
+	for _, f := range []string{"linger.pid", "daemon.pid", "session.pid"} {
+		if pid := readPid(t, ws, f); !ended(t, pid) {
+			t.Errorf("the process in %s (%d) outlived its program", f, pid)
+		}
+	}
+}
+
+// TestProgramsCgroup: where the runner can give a session a cgroup (v2,
+// writable, with cgroup.kill), a daemon that cleared its environment —
+// which neither the process group nor the mark finds once it is orphaned
+// — ends with the session too, and no cgroup is left.
+func TestProgramsCgroup(t *testing.T) {
+	cg := findCgroups()
+	g := cg.make()
+	if g == nil {
+		t.Skip("no cgroup v2 this runner may write to, with cgroup.kill")
+	}
+	g.remove()
+	// A runner killed with kill -9 leaves its programs' cgroups: the
+	// next one removes those that are empty.
+	stale := filepath.Join(cg.dir, "parley-999999999-000000000000")
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "hidden.sh", `mkfifo hidden.fifo
+setsid env -i sh -c 'echo $$ > hidden.fifo; exec sleep 600' </dev/null >/dev/null 2>&1 &
+read pid < hidden.fifo
+echo $pid > hidden.pid
+cat /proc/self/cgroup > hidden.cgroup
+while IFS= read -r line; do
+  [ "$line" = "$(printf '\036')" ] && printf 'hidden started\n\036\n\036\n'
+done
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: hidden, driver: session, run: [./hidden.sh], retries: 0}\n")
+	send(t, ws, "boss", "hidden", "go")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"hidden started"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	b, _ := os.ReadFile(filepath.Join(ws.Root, "hidden.cgroup"))
+	_, rel, _ := strings.Cut(strings.TrimSpace(string(b)), "0::")
+	if !strings.Contains(rel, fmt.Sprintf("parley-%d-", os.Getpid())) {
+		t.Fatalf("the session ran in cgroup %q, want one of its own", rel)
+	}
+	if pid := readPid(t, ws, "hidden.pid"); !ended(t, pid) {
+		t.Errorf("the daemon %d that cleared its environment outlived its session", pid)
+	}
+	if _, err := os.Stat(filepath.Join(cg.dir, filepath.Base(rel))); !os.IsNotExist(err) {
+		t.Errorf("the session's cgroup %s is still there (%v)", rel, err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		os.Remove(stale)
+		t.Errorf("the cgroup a killed runner left, %s, is still there (%v)", stale, err)
+	}
+}
