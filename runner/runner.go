@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -100,6 +101,7 @@ type Runner struct {
 	agents  map[string]mailbox.Dir
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed
+	inPlace map[fileKey]bool     // hard links refused where they are
 	last    map[string]time.Time // agent -> time of the newest id it sent
 	stats   Stats
 	// statsMu guards what the workers count in stats (Handled, Dead,
@@ -152,6 +154,7 @@ type pending struct {
 	size     int64
 	modified time.Time
 	since    time.Time // when the runner first saw this size and mtime
+	reasoned bool      // a reason is beside it: it was refused where it is
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
 	lastErr  error     // why the last attempt failed
@@ -195,6 +198,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		lock:      lock,
 		agents:    make(map[string]mailbox.Dir),
 		pending:   make(map[fileKey]*pending),
+		inPlace:   make(map[fileKey]bool),
 		last:      make(map[string]time.Time),
 		workers:   make(map[string]*worker),
 		retiring:  make(map[string]*retiring),
@@ -210,7 +214,14 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
 		r.agents[a.Name] = box
-		if err := box.CleanTmp(); err != nil {
+		var nd *mailbox.NotDirError
+		if errors.As(box.CheckDirs(), &nd) {
+			// Replaced by a symbolic link or a file: never read from nor
+			// written to, and reported, until it is mended (repair.go).
+			r.troubles[a.Name] = r.notDir(nd).Error()
+			opts.Logger.Error("a mailbox cannot be used", "agent", a.Name, "err", r.troubles[a.Name])
+		} else if err := box.CleanTmp(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// (Removed since MakeDirs: made again by repair.)
 			r.Close()
 			return nil, err
 		}
@@ -547,8 +558,16 @@ func (r *Runner) scan() {
 // scanAgent lists an agent's outbox and notes the files it holds. A
 // missing outbox is made again (see repair).
 func (r *Runner) scanAgent(agent string) {
-	names, err := r.agents[agent].Names(mailbox.Outbox)
-	if errors.Is(err, fs.ErrNotExist) {
+	if r.troubles[agent] != "" {
+		return // not used until it is mended: see repair
+	}
+	err := r.agents[agent].CheckDirs(mailbox.Outbox)
+	var names []string
+	if err == nil {
+		names, err = r.agents[agent].Names(mailbox.Outbox)
+	}
+	var nd *mailbox.NotDirError
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &nd) {
 		if r.repairAt.IsZero() {
 			r.repairAt = r.opts.Now()
 		}
@@ -558,20 +577,52 @@ func (r *Runner) scanAgent(agent string) {
 		r.log.Error("listing outbox", "agent", agent, "err", err)
 		return
 	}
+	var reasons map[string]bool // files with a reason beside them
 	for _, n := range names {
-		if !mailbox.IsScratch(n) {
-			r.note(fileKey{agent, n})
+		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok {
+			if reasons == nil {
+				reasons = make(map[string]bool)
+			}
+			reasons[base] = true
 		}
 	}
+	for _, n := range names {
+		if mailbox.IsScratch(n) {
+			continue
+		}
+		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok && has(names, base) {
+			continue // why the file beside it was refused where it is
+		}
+		k := fileKey{agent, n}
+		if r.inPlace[k] {
+			// Refused where it is: looked at again once it has no other
+			// link.
+			if info, err := os.Lstat(r.agents[agent].Path(mailbox.Outbox, n)); err == nil && mailbox.Links(info) > 1 {
+				continue
+			}
+			delete(r.inPlace, k)
+		}
+		p := r.note(k)
+		p.reasoned = reasons[n]
+	}
+}
+
+// has reports whether sorted names hold name.
+func has(names []string, name string) bool {
+	_, ok := slices.BinarySearch(names, name)
+	return ok
 }
 
 // candidate is an outbox file that is ready to be routed or rejected.
 type candidate struct {
 	fileKey
-	info    fs.FileInfo
-	sent    time.Time          // when it was sent: see sendTime
-	idTime  time.Time          // the time in its name, for a file named by its id
-	refusal *workspace.Refusal // set when the file is refused without being read
+	info     fs.FileInfo
+	sent     time.Time          // when it was sent: see sendTime
+	idTime   time.Time          // the time in its name, for a file named by its id
+	refusal  *workspace.Refusal // set when the file is refused without being read
+	read     mailbox.FileID     // the file that was read (see mailbox.Snapshot)
+	linked   bool               // has other hard links: refused where it is
+	reasoned bool               // see pending.reasoned
 }
 
 // routePending looks at every pending file and routes, in batches and in
@@ -599,19 +650,36 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 	}
 	for k, p := range r.pending {
+		if r.troubles[k.agent] != "" {
+			delete(r.pending, k) // listed again once its mailbox is mended
+			continue
+		}
 		path := r.agents[k.agent].Path(mailbox.Outbox, k.name)
 		info, err := os.Lstat(path)
 		if err != nil {
 			delete(r.pending, k) // gone: routed, or taken back by its writer
 			continue
 		}
-		c := candidate{fileKey: k, info: info}
+		c := candidate{fileKey: k, info: info, reasoned: p.reasoned}
 		c.sent = sendTime(c)
 		if id, ok := mailbox.IDFromName(k.name); ok {
 			c.idTime, _, _ = mailbox.ParseID(id)
 		}
 		if err := mailbox.CheckFile(info, maxSize); err != nil {
 			c.refusal = &workspace.Refusal{Reason: err.Error()}
+			ready = append(ready, c)
+			continue
+		}
+		if mailbox.Links(info) > 1 {
+			// A hard link: refused where it is, once it has been one for
+			// the settle time (a program that delivers by link and
+			// unlink is not caught in between).
+			if at := mailbox.ChangeTime(info).Add(settle); now.Before(at) {
+				block(c)
+				later(at)
+				continue
+			}
+			c.linked = true
 			ready = append(ready, c)
 			continue
 		}

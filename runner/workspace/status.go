@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,8 +46,13 @@ type AgentStatus struct {
 	// Missing are the mailbox's state directories that are not there (a
 	// person or `git clean` removed them); a runner makes them again.
 	Missing []string `json:"missing,omitempty"`
-	// Unusable says why the mailbox cannot be read, when it cannot.
+	// Unusable says why the mailbox cannot be read, when it cannot: it,
+	// or one of its state directories, is a file or a symbolic link
+	// (which parley never follows).
 	Unusable string `json:"unusable,omitempty"`
+	// Held are files refused where they are, in the outbox (hard links),
+	// each with the reason in the file beside it.
+	Held []Problem `json:"held,omitempty"`
 }
 
 // Problem is a file that was refused or given up on, and why.
@@ -94,9 +100,12 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		}{
 			{mailbox.Inbox, &s.Inbox}, {mailbox.Cur, &s.Cur}, {mailbox.Done, &s.Done}, {mailbox.Sent, &s.Sent},
 		}
-		if info, err := os.Lstat(string(box)); err == nil && !info.IsDir() {
-			// One mailbox a person broke does not hide the others.
-			s.Unusable = w.Short(string(box)) + " is not a directory"
+		if nd := notDir(box); nd != nil {
+			// One mailbox a person broke does not hide the others; a
+			// symbolic link is not followed, to count another folder.
+			short := *nd
+			short.Path = w.Short(nd.Path)
+			s.Unusable = short.Error()
 			out = append(out, s)
 			continue
 		}
@@ -141,11 +150,26 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 				s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n))
 			} else if !strings.HasSuffix(n, mailbox.ReasonSuffix) {
 				s.Outbox++
+			} else if base := strings.TrimSuffix(n, mailbox.ReasonSuffix); slices.Contains(names, base) {
+				reason, _ := box.Reason(mailbox.Outbox, base)
+				s.Held = append(s.Held, Problem{Agent: a.Name, Path: filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, base), Reason: reason})
 			}
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// notDir returns the first of a mailbox's directories that is a file or
+// a symbolic link, nil when none is; missing ones are passed over.
+func notDir(box mailbox.Dir) *mailbox.NotDirError {
+	var nd *mailbox.NotDirError
+	for _, state := range mailbox.States {
+		if errors.As(box.CheckDirs(state), &nd) {
+			return nd
+		}
+	}
+	return nil
 }
 
 // problems counts the files of a rejected/ or dead/ directory and
