@@ -609,6 +609,22 @@ func IsScratch(name string) bool {
 	return isVimProbe(name)
 }
 
+// EditorLock returns the name of an editor's swap or lock file for the
+// file name of a state directory, when one is beside it: the file is being
+// edited. It knows vim's swap file (".NAME.swp", or ".swo", ".swn" when
+// that is taken, ".swx" while vim starts), nano's (".NAME.swp", when its
+// locking is on) and emacs's lock (".#NAME", there while a buffer visiting
+// the file has changes not saved). Editors that leave no trace are not
+// seen: with those, write in tmp/ and move the file into the outbox.
+func (d Dir) EditorLock(state, name string) (string, bool) {
+	for _, lock := range [...]string{"." + name + ".swp", ".#" + name, "." + name + ".swo", "." + name + ".swx", "." + name + ".swn"} {
+		if _, err := os.Lstat(d.Path(state, lock)); err == nil {
+			return lock, true
+		}
+	}
+	return "", false
+}
+
 // isVimProbe reports whether name is one vim creates to test a directory
 // before writing: 4913, or 4913 plus a multiple of 123.
 func isVimProbe(name string) bool {

@@ -155,6 +155,7 @@ type pending struct {
 	modified time.Time
 	since    time.Time // when the runner first saw this size and mtime
 	reasoned bool      // a reason is beside it: it was refused where it is
+	editing  bool      // an editor's swap or lock file was beside it
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
 	lastErr  error     // why the last attempt failed
@@ -435,10 +436,15 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		if d := r.nextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
 			next = d
 		}
-		if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
+		if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 {
 			// Look once more: a driver may have published since.
 			r.scan()
-			if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
+			if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 {
+				for k, p := range r.pending {
+					if p.editing {
+						r.log.Warn("left in the outbox: an editor's swap or lock file is beside it", "agent", k.agent, "file", k.name)
+					}
+				}
 				if r.sessionOver != "" {
 					r.log.Info("session over", "why", r.sessionOver)
 				}
@@ -466,6 +472,18 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// nothingPending reports whether no outbox file waits to be routed, but
+// those an editor holds (see editing): a run until idle does not wait for
+// a person to quit their editor, nor for a swap file a crashed editor left.
+func (r *Runner) nothingPending() bool {
+	for _, p := range r.pending {
+		if !p.editing {
+			return false
+		}
+	}
+	return true
 }
 
 // workersIdle reports whether every driver is idle with an empty inbox.
@@ -690,7 +708,7 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 		wasSettled := settled(p, info, now, settle)
 		p.observe(info, now)
-		if idNamed(k.name) || wasSettled && !beingWritten(path) {
+		if idNamed(k.name) || wasSettled && !r.editing(k, p) && !beingWritten(path) {
 			ready = append(ready, c)
 			continue
 		}
@@ -815,6 +833,19 @@ func settled(p *pending, info fs.FileInfo, now time.Time, settle time.Duration) 
 		return false
 	}
 	return now.Sub(p.since) >= settle && (mod.After(now) || now.Sub(mod) >= settle)
+}
+
+// editing reports whether an editor's swap or lock file is beside an
+// outbox file (see mailbox.Dir.EditorLock): a person is editing it, and a
+// draft they saved is not a message yet. It is looked at again every
+// settle time until the lock is gone.
+func (r *Runner) editing(k fileKey, p *pending) bool {
+	lock, ok := r.agents[k.agent].EditorLock(mailbox.Outbox, k.name)
+	if ok && !p.editing {
+		r.log.Info("being edited; waiting for the editor to let go of it", "agent", k.agent, "file", k.name, "lock", lock)
+	}
+	p.editing = ok
+	return ok
 }
 
 // beingWritten reports whether a process still has the file open for
