@@ -179,3 +179,11 @@ func syncFile(path string) (synced bool, err error) {
 }
 
 func closeFD(fd int) error { return unix.Close(fd) }
+
+func fstatFD(fd int) (int64, time.Time, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, time.Time{}, err
+	}
+	return st.Size, time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)), nil
+}

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -78,6 +79,16 @@ func IDAt(from string, t time.Time) string {
 	var r [3]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails on supported platforms
 	return formatID(t.UTC().Truncate(time.Microsecond), from, hex.EncodeToString(r[:]))
+}
+
+// IDFor returns an id for a message sent by from at time t (to the
+// microsecond) whose suffix is derived from key instead of drawn at
+// random: the same sender, time and key give the same id. The router
+// gives it to a file it cannot write an id into, so that routed again
+// after a crash the file is the same message.
+func IDFor(from string, t time.Time, key []byte) string {
+	sum := sha256.Sum256(key)
+	return formatID(t.UTC().Truncate(time.Microsecond), from, hex.EncodeToString(sum[:3]))
 }
 
 func formatID(t time.Time, from, suffix string) string {

@@ -59,6 +59,17 @@ func (s *Snapshot) Close() error {
 	return closeFD(fd)
 }
 
+// Changed reports whether the file that was read changed since (its size
+// or modification time, as fstat(2) of the open file says): a writer went
+// on writing into it.
+func (s *Snapshot) Changed() bool {
+	if s == nil || s.fd < 0 {
+		return false
+	}
+	size, mod, err := fstatFD(s.fd)
+	return err == nil && (size != s.Size || !mod.Equal(s.ModTime))
+}
+
 // ErrReplaced is the error for a name that no longer refers to the file
 // that was read: something was moved or linked in its place since. The
 // file there is left alone.

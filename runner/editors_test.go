@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestEditorLock checks that a file with an editor's swap or lock file
@@ -201,4 +204,102 @@ func TestEditors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noLeases makes a runner unable to tell whether a file is open for
+// writing, as on NFS, FUSE or 9p, or for a file of another user.
+func noLeases(r *Runner) {
+	r.probe = func(path string) (bool, error) {
+		return false, fmt.Errorf("%s: read lease: operation not supported (%w)", path, errors.ErrUnsupported)
+	}
+}
+
+// TestUnsureWriter checks what holds for a file written in place when the
+// runner cannot tell whether its writer still has it open: it is never
+// replaced to add an id, so that bytes its writer adds after it was
+// delivered end in sent/ rather than in a file no name leads to; and a
+// file that does not parse yet is waited for longer than the settle time.
+func TestUnsureWriter(t *testing.T) {
+	t.Run("never replaced", func(t *testing.T) {
+		ws := newWorkspace(t, "alice", "bob")
+		now := time.Now()
+		clock := now
+		r := clockRunner(t, ws, &clock)
+		noLeases(r)
+		path := ws.Mailbox("alice").Path(mailbox.Outbox, "stream.md")
+		w, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		w.WriteString("---\nto: bob\n---\nThe first part")
+		look(t, r)
+		clock = now.Add(time.Hour)
+		look(t, r) // settled: taken, cut short (nothing can tell here)
+		inbox := names(t, ws, "bob", mailbox.Inbox)
+		if len(inbox) != 1 {
+			t.Fatalf("bob has %v, want the settled file", inbox)
+		}
+		w.WriteString(", and the rest.\n")
+		w.Close()
+		sent := ws.Mailbox("alice").Path(mailbox.Sent, inbox[0])
+		if data, err := os.ReadFile(sent); err != nil || !strings.HasSuffix(string(data), "The first part, and the rest.\n") {
+			t.Errorf("sent/%s = %q, %v; want the writer's later bytes in it, not lost", inbox[0], data, err)
+		}
+	})
+	t.Run("same id after a crash", func(t *testing.T) {
+		ws := newWorkspace(t, "alice", "bob")
+		clock := time.Now().Add(time.Hour)
+		r := clockRunner(t, ws, &clock)
+		noLeases(r)
+		path := drop(t, ws, "alice", "note.md", "---\nto: bob\n---\nOnce.\n")
+		look(t, r)
+		inbox := names(t, ws, "bob", mailbox.Inbox)
+		if len(inbox) != 1 {
+			t.Fatalf("bob has %v, want the file", inbox)
+		}
+		// Killed before the move to sent/ was durable: the file is back
+		// in the outbox, and a new runner routes it again.
+		if err := os.Rename(ws.Mailbox("alice").Path(mailbox.Sent, inbox[0]), path); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		r2 := clockRunner(t, ws, &clock)
+		noLeases(r2)
+		look(t, r2)
+		if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 1 {
+			t.Errorf("bob has %v after a re-route, want the one copy", got)
+		}
+	})
+	t.Run("waits for a parse", func(t *testing.T) {
+		ws := newWorkspace(t, "alice", "bob")
+		now := time.Now()
+		clock := now
+		r := clockRunner(t, ws, &clock)
+		noLeases(r)
+		path := ws.Mailbox("alice").Path(mailbox.Outbox, "slow.md")
+		writeAt(t, path, "---\nto: bob\nsummary: [a list not closed", now)
+		look(t, r)
+		clock = now.Add(3 * workspace.DefaultSettle)
+		look(t, r)
+		if got := names(t, ws, "alice", mailbox.Rejected); len(got) != 0 {
+			t.Fatalf("a file cut short that may still be written was rejected: %v", got)
+		}
+		writeAt(t, path, "---\nto: bob\nsummary: [a list, closed]\n---\nDone.\n", clock)
+		clock = clock.Add(time.Second)
+		look(t, r)
+		clock = clock.Add(time.Second)
+		look(t, r)
+		if got := bodies(t, ws, "bob", mailbox.Inbox); len(got) != 1 || got[0] != "Done." {
+			t.Errorf("bob has %q, want the file once whole", got)
+		}
+		// One that never parses is refused in the end.
+		writeAt(t, path, "---\nto: [bob\n", clock)
+		look(t, r)
+		clock = clock.Add(unsureSettles * workspace.DefaultSettle)
+		look(t, r)
+		if got := names(t, ws, "alice", mailbox.Rejected); len(got) != 1 {
+			t.Errorf("rejected/ holds %v, want the file that never parsed", got)
+		}
+	})
 }

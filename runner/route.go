@@ -20,9 +20,10 @@ type accepted struct {
 	msg        *mailbox.Message
 	id         string
 	recipients []string
-	stamp      bool           // came without an id: written back with one first
-	hops       map[string]int // recipient -> the hops: of its copy
-	nudge      bool           // a nudge the runner sent (timeouts:)
+	stamp      bool              // came without an id: written back with one first
+	snap       *mailbox.Snapshot // the file as it was read
+	hops       map[string]int    // recipient -> the hops: of its copy
+	nudge      bool              // a nudge the runner sent (timeouts:)
 	already    []string
 	err        error // why delivering it failed
 	skipped    bool  // an earlier message of its sender failed: not tried
@@ -123,9 +124,24 @@ func (b *batch) take(i int, c candidate) {
 		}
 		return
 	}
+	p := r.pending[c.fileKey]
+	if !idNamed(c.name) && (snap.Size != c.info.Size() || !snap.ModTime.Equal(c.info.ModTime())) {
+		// Written to since it was found settled: not complete yet.
+		p.observe(c.info, b.now)
+		b.hold(c, b.now.Add(b.settle))
+		return
+	}
 	data := snap.Data
 	msg, perr := mailbox.Parse(data)
-	if p := r.pending[c.fileKey]; idNamed(c.name) && !settled(p, c.info, b.now, b.settle) {
+	if perr != nil && c.unsure {
+		// Whether a writer still holds it cannot be known: a file that
+		// does not parse may be one cut short; it gets longer to settle.
+		if at := p.since.Add(unsureSettles * b.settle); b.now.Before(at) {
+			b.hold(c, at)
+			return
+		}
+	}
+	if idNamed(c.name) && !settled(p, c.info, b.now, b.settle) {
 		// Complete only if it names itself; otherwise wait for it.
 		if id, _ := msgID(msg); perr != nil || mailbox.FileName(id) != c.name {
 			p.observe(c.info, b.now)
@@ -158,8 +174,20 @@ func (b *batch) take(i int, c candidate) {
 		}
 		return
 	}
-	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops}
-	if a.id == "" {
+	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops, snap: snap}
+	switch {
+	case a.id != "":
+	case c.unsure:
+		// A writer may still hold the file: it is never replaced (its
+		// later bytes would go into a file no name leads to). Its id
+		// comes from its name and content instead, the same when it is
+		// routed again after a failure or a crash.
+		if p.id == "" {
+			p.id = r.stableID(c, data)
+		}
+		a.id = p.id
+		a.msg.Set("id", a.id)
+	default:
 		a.stamp = true
 		a.id = r.newID(c)
 		a.msg.Set("id", a.id)
@@ -350,6 +378,11 @@ func (b *batch) finish() error {
 		return r.failAll(done, b.now, fmt.Errorf("writing journal: %w", err))
 	}
 	for _, a := range done {
+		if a.snap.Changed() {
+			// Written to after it was read: what was delivered misses
+			// the end. The file, with all its bytes, goes to sent/.
+			r.log.Error("a file was written to after it was delivered: its recipients got it cut short (write in tmp/, then move the file into the outbox)", "agent", a.agent, "file", a.name, "id", a.id)
+		}
 		err := r.agents[a.agent].MarkSent(a.name, a.id, a.read, r.syncer)
 		if errors.Is(err, mailbox.ErrReplaced) {
 			// Delivered and journaled: what is there now is another file,
@@ -381,6 +414,19 @@ func (b *batch) finish() error {
 		}
 	}
 	return nil
+}
+
+// unsureSettles is how many settle times a file that does not parse is
+// waited for, when whether a writer still holds it cannot be known.
+const unsureSettles = 10
+
+// hold leaves a file for later, with its sender's later files, and looks
+// again at it no later than at.
+func (b *batch) hold(c candidate, at time.Time) {
+	b.held[c.agent] = true
+	if b.wait.IsZero() || at.Before(b.wait) {
+		b.wait = at
+	}
 }
 
 // refuseInPlace refuses a file with more than one hard link in an outbox
@@ -462,6 +508,18 @@ func (r *Runner) newID(c candidate) string {
 	}
 	r.last[c.agent] = t
 	return mailbox.IDAt(c.agent, t)
+}
+
+// stableID gives a file that no id can be written into an id derived
+// from its sender, name and content, at the time newID would give.
+func (r *Runner) stableID(c candidate, data []byte) string {
+	t := c.info.ModTime().UTC().Truncate(time.Microsecond)
+	if last := r.lastSent(c.agent); !t.After(last) {
+		t = last.Add(time.Microsecond)
+	}
+	r.last[c.agent] = t
+	key := append([]byte(c.name+"\x00"), data...)
+	return mailbox.IDFor(c.agent, t, key)
 }
 
 // lastSent returns the time of the newest id an agent has sent, reading

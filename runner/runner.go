@@ -137,6 +137,10 @@ type Runner struct {
 	kick        chan struct{}     // a worker published messages, or went idle
 	state       *stateBook
 
+	// probe tells whether a file is open for writing; nil means
+	// mailbox.BeingWritten. Tests replace it.
+	probe func(path string) (bool, error)
+
 	// noEvents makes Run watch no directory, as on a filesystem that
 	// reports no file events (NFS, SMB, FUSE); set by tests.
 	noEvents bool
@@ -155,6 +159,8 @@ type pending struct {
 	modified time.Time
 	since    time.Time // when the runner first saw this size and mtime
 	reasoned bool      // a reason is beside it: it was refused where it is
+	unsure   bool      // whether a writer still holds it cannot be known
+	id       string    // the id it was given, when no id could be written into it
 	editing  bool      // an editor's swap or lock file was beside it
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
@@ -641,6 +647,7 @@ type candidate struct {
 	read     mailbox.FileID     // the file that was read (see mailbox.Snapshot)
 	linked   bool               // has other hard links: refused where it is
 	reasoned bool               // see pending.reasoned
+	unsure   bool               // see pending.unsure
 }
 
 // routePending looks at every pending file and routes, in batches and in
@@ -708,9 +715,17 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 		wasSettled := settled(p, info, now, settle)
 		p.observe(info, now)
-		if idNamed(k.name) || wasSettled && !r.editing(k, p) && !beingWritten(path) {
+		if idNamed(k.name) {
 			ready = append(ready, c)
 			continue
+		}
+		if wasSettled && !r.editing(k, p) {
+			open, known := r.beingWritten(path)
+			if !open {
+				c.unsure, p.unsure = !known, !known
+				ready = append(ready, c)
+				continue
+			}
 		}
 		block(c)
 		at := p.since.Add(settle)
@@ -850,11 +865,17 @@ func (r *Runner) editing(k fileKey, p *pending) bool {
 
 // beingWritten reports whether a process still has the file open for
 // writing (a program streaming a message into the outbox, pausing longer
-// than the settle time). Where that cannot be known, it says no, and the
-// settle time alone decides.
-func beingWritten(path string) bool {
-	open, err := mailbox.BeingWritten(path)
-	return err == nil && open
+// than the settle time), and whether that could be known at all: not on
+// a filesystem without leases (NFS, FUSE, 9p, SMB; macOS), nor for a file
+// that belongs to another user. Where it cannot, the file is taken once
+// settled, but never replaced (see unsure).
+func (r *Runner) beingWritten(path string) (open, known bool) {
+	probe := mailbox.BeingWritten
+	if r.probe != nil {
+		probe = r.probe
+	}
+	open, err := probe(path)
+	return open, err == nil
 }
 
 // idNamed reports whether a file is named "<id>.md". Such files are
