@@ -221,14 +221,12 @@ func (d Dir) Stamp(name string, modified time.Time, m *Message, read FileID, s *
 // MarkSent moves a routed file from the outbox to sent/<id>.md: the file
 // that was read (read; zero checks nothing). When the name no longer
 // refers to it (a symbolic link or another file was put in its place) it
-// fails with ErrReplaced and leaves the file there alone; should the
-// swap come between the check and the move, the file moved is put back.
+// fails with ErrReplaced and leaves the file there alone: what the rename
+// moved is checked, and put back when it is not the file read (which the
+// caller holds open, so that no other file can take its inode number).
 // The move is durable once s.Sync returns.
 func (d Dir) MarkSent(name, id string, read FileID, s *Syncer) error {
 	src, dst := d.Path(Outbox, name), d.Path(Sent, FileName(id))
-	if err := checkSame(src, read); err != nil {
-		return err
-	}
 	if err := os.Rename(src, dst); err != nil {
 		return err
 	}

@@ -378,7 +378,7 @@ func (b *batch) finish() error {
 		return r.failAll(done, b.now, fmt.Errorf("writing journal: %w", err))
 	}
 	for _, a := range done {
-		if a.snap.Changed() {
+		if a.unsure && a.snap.Changed() {
 			// Written to after it was read: what was delivered misses
 			// the end. The file, with all its bytes, goes to sent/.
 			r.log.Error("a file was written to after it was delivered: its recipients got it cut short (write in tmp/, then move the file into the outbox)", "agent", a.agent, "file", a.name, "id", a.id)
