@@ -103,15 +103,14 @@ func (d Dir) Send(m *Message) (string, error) {
 		return "", err
 	}
 	dst := d.Path(Outbox, name)
-	if err := os.Link(tmp, dst); err != nil {
+	// Moved, not linked then unlinked: the router refuses a file with two
+	// links in an outbox.
+	if err := renameNoReplace(tmp, dst); err != nil {
 		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
 			return "", fmt.Errorf("send: a message with id %s is in the outbox of %s already, not yet routed: %w", id, d.Agent(), ErrExists)
 		}
 		return "", fmt.Errorf("send: %w", err)
-	}
-	if err := os.Remove(tmp); err != nil {
-		return "", err
 	}
 	if err := syncDir(filepath.Join(string(d), Outbox)); err != nil {
 		return "", err
@@ -160,9 +159,21 @@ func stageAndLink(dir, name, dst string, data []byte, sync bool) error {
 	return err
 }
 
+// linkAndRemove moves src to dst with a link and an unlink, failing with
+// fs.ErrExist when dst exists.
+func linkAndRemove(src, dst string) error {
+	if err := os.Link(src, dst); err != nil {
+		return err
+	}
+	return os.Remove(src)
+}
+
 // CleanTmp removes what a stopped router left staged in tmp/. Files other
 // writers stage there are left alone.
 func (d Dir) CleanTmp() error {
+	if err := d.CheckDirs(Tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err // a symbolic link is never followed, to remove files elsewhere
+	}
 	entries, err := os.ReadDir(filepath.Join(string(d), Tmp))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed (git clean -fdX): nothing staged is left
@@ -248,37 +259,61 @@ func (d Dir) RemoveLeftovers(now time.Time) ([]Entry, error) {
 // the same modification time (modified), which says when it was sent. The
 // router gives a file that came without an id its id this way before
 // delivering it, so that the id survives a crash. m must have an id. The
-// new content is staged in tmp/ and renamed over the file; it is durable
-// once s.Sync returns.
-func (d Dir) Stamp(name string, modified time.Time, m *Message, s *Syncer) error {
+// new content is staged in tmp/ and renamed over the file, only if the
+// name still refers to the file that was read (read; zero checks nothing),
+// else it fails with ErrReplaced. It returns the new file's FileID. It is
+// durable once s.Sync returns.
+func (d Dir) Stamp(name string, modified time.Time, m *Message, read FileID, s *Syncer) (FileID, error) {
 	id, ok := m.Header().Get("id")
 	if !ok || !IsID(id) {
-		return fmt.Errorf("stamp %s: message has no valid id", name)
+		return FileID{}, fmt.Errorf("stamp %s: message has no valid id", name)
 	}
 	tmp := d.Path(Tmp, FileName(id)+stampSuffix)
 	if err := writeFile(tmp, m.Bytes(), s.perFile); err != nil {
-		return err
+		return FileID{}, err
+	}
+	fail := func(err error) (FileID, error) {
+		os.Remove(tmp)
+		return FileID{}, err
 	}
 	if err := os.Chtimes(tmp, time.Time{}, modified); err != nil {
-		os.Remove(tmp)
-		return err
+		return fail(err)
+	}
+	info, err := os.Lstat(tmp)
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkSame(d.Path(Outbox, name), read); err != nil {
+		return fail(err)
 	}
 	if err := os.Rename(tmp, d.Path(Outbox, name)); err != nil {
-		os.Remove(tmp)
-		return err
+		return fail(err)
 	}
 	s.dirty(filepath.Join(string(d), Outbox))
-	return nil
+	return FileIDOf(info), nil
 }
 
-// MarkSent moves a routed file from the outbox to sent/<id>.md. The move is
-// durable once s.Sync returns.
-func (d Dir) MarkSent(name, id string, s *Syncer) error {
-	if err := os.Rename(d.Path(Outbox, name), d.Path(Sent, FileName(id))); err != nil {
+// MarkSent moves a routed file from the outbox to sent/<id>.md: the file
+// that was read (read; zero checks nothing). When the name no longer
+// refers to it (a symbolic link or another file was put in its place) it
+// fails with ErrReplaced and leaves the file there alone: what the rename
+// moved is checked, and put back when it is not the file read (which the
+// caller holds open, so that no other file can take its inode number).
+// The move is durable once s.Sync returns.
+func (d Dir) MarkSent(name, id string, read FileID, s *Syncer) error {
+	src, dst := d.Path(Outbox, name), d.Path(Sent, FileName(id))
+	if err := os.Rename(src, dst); err != nil {
 		return err
 	}
 	s.dirty(filepath.Join(string(d), Outbox))
 	s.dirty(filepath.Join(string(d), Sent))
+	if err := checkSame(dst, read); errors.Is(err, ErrReplaced) {
+		// Swapped in between: not what was sent. Back where it was.
+		if rerr := renameNoReplace(dst, src); rerr != nil {
+			return fmt.Errorf("%w; and moving it back: %w", err, rerr)
+		}
+		return err
+	}
 	return nil
 }
 
@@ -293,9 +328,14 @@ func (d Dir) IsSent(id string) bool {
 // the time the file was last modified and its original name, so a rejection
 // repeated after a crash lands in the same place. It returns the path of
 // the rejected file. The file is moved with a rename and never opened, so
-// symbolic links, pipes and devices are safe to reject. The move is durable
-// once s.Sync returns.
-func (d Dir) Reject(name string, modified time.Time, reason string, s *Syncer) (string, error) {
+// symbolic links, pipes and devices are safe to reject. A file that was
+// read is moved only if the name still refers to it (read; zero checks
+// nothing), else Reject fails with ErrReplaced. The move is durable once
+// s.Sync returns.
+func (d Dir) Reject(name string, modified time.Time, reason string, read FileID, s *Syncer) (string, error) {
+	if err := checkSame(d.Path(Outbox, name), read); err != nil {
+		return "", err
+	}
 	base := modified.UTC().Format(rejectedStamp) + "-" + truncateName(name, 180)
 	target := base
 	for i := 2; ; i++ {
@@ -314,6 +354,26 @@ func (d Dir) Reject(name string, modified time.Time, reason string, s *Syncer) (
 	s.dirty(filepath.Join(string(d), Outbox))
 	s.dirty(filepath.Join(string(d), Rejected))
 	return dst, nil
+}
+
+// Explain writes why a file of a state directory is where it is, in
+// "<name>.reason" beside it: the router refuses some outbox files where
+// they are. It is durable once s.Sync returns.
+func (d Dir) Explain(state, name, reason string, s *Syncer) error {
+	if err := d.writeReason(state, name, reason, s.perFile); err != nil {
+		return err
+	}
+	s.dirty(filepath.Join(string(d), state))
+	return nil
+}
+
+// Unexplain removes the reason beside a file of a state directory, if
+// there is one.
+func (d Dir) Unexplain(state, name string) error {
+	if err := os.Remove(d.Path(state, name+ReasonSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // writeReason writes "<name>.reason" in a state directory, staged in tmp/.
@@ -367,13 +427,10 @@ func (d Dir) moveBack(src, dst string) error {
 		}
 		return err
 	}
-	if err := os.Link(src, dst); err != nil {
+	if err := renameNoReplace(src, dst); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s: %w", dst, ErrExists)
 		}
-		return err
-	}
-	if err := os.Remove(src); err != nil {
 		return err
 	}
 	if err := os.Remove(src + ReasonSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -672,6 +729,22 @@ func IsScratch(name string) bool {
 		}
 	}
 	return isVimProbe(name)
+}
+
+// EditorLock returns the name of an editor's swap or lock file for the
+// file name of a state directory, when one is beside it: the file is being
+// edited. It knows vim's swap file (".NAME.swp", or ".swo", ".swn" when
+// that is taken, ".swx" while vim starts), nano's (".NAME.swp", when its
+// locking is on) and emacs's lock (".#NAME", there while a buffer visiting
+// the file has changes not saved). Editors that leave no trace are not
+// seen: with those, write in tmp/ and move the file into the outbox.
+func (d Dir) EditorLock(state, name string) (string, bool) {
+	for _, lock := range [...]string{"." + name + ".swp", ".#" + name, "." + name + ".swo", "." + name + ".swx", "." + name + ".swn"} {
+		if _, err := os.Lstat(d.Path(state, lock)); err == nil {
+			return lock, true
+		}
+	}
+	return "", false
 }
 
 // isVimProbe reports whether name is one vim creates to test a directory

@@ -353,7 +353,7 @@ func TestRejectSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	mtime := time.Date(2026, 11, 21, 10, 15, 0, 123456789, time.UTC)
-	path, err := d.Reject("evil.md", mtime, "a symbolic link is not a message", s)
+	path, err := d.Reject("evil.md", mtime, "a symbolic link is not a message", FileID{}, s)
 	if err != nil {
 		t.Fatalf("Reject(evil.md) = %v", err)
 	}
@@ -389,7 +389,7 @@ func TestRejectFIFO(t *testing.T) {
 	}
 	// Reject must not open the pipe: opening it would block with no writer.
 	mtime := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
-	path, err := d.Reject("pipe.md", mtime, "not a regular file", s)
+	path, err := d.Reject("pipe.md", mtime, "not a regular file", FileID{}, s)
 	if err != nil {
 		t.Fatalf("Reject(pipe.md) = %v", err)
 	}
@@ -411,7 +411,7 @@ func TestRejectSameNameTwice(t *testing.T) {
 	var paths []string
 	for i, content := range []string{"first\n", "second\n"} {
 		writeTestFile(t, d.Path(Outbox, "note.md"), content)
-		path, err := d.Reject("note.md", mtime, []string{"reason one", "reason two"}[i], s)
+		path, err := d.Reject("note.md", mtime, []string{"reason one", "reason two"}[i], FileID{}, s)
 		if err != nil {
 			t.Fatalf("Reject(note.md) #%d = %v", i+1, err)
 		}
@@ -440,7 +440,7 @@ func TestMarkSent(t *testing.T) {
 	if d.IsSent(id1) {
 		t.Errorf("IsSent(%s) before MarkSent = true, want false", id1)
 	}
-	if err := d.MarkSent("hello.md", id1, s); err != nil {
+	if err := d.MarkSent("hello.md", id1, FileID{}, s); err != nil {
 		t.Fatalf("MarkSent() = %v", err)
 	}
 	if err := s.Sync(); err != nil {
@@ -455,7 +455,7 @@ func TestMarkSent(t *testing.T) {
 	if !d.IsSent(id1) {
 		t.Errorf("IsSent(%s) after MarkSent = false, want true", id1)
 	}
-	if err := d.MarkSent("hello.md", id2, s); !errors.Is(err, fs.ErrNotExist) {
+	if err := d.MarkSent("hello.md", id2, FileID{}, s); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("MarkSent() of a file no longer in the outbox = %v, want an error matching fs.ErrNotExist", err)
 	}
 }
@@ -644,11 +644,11 @@ func TestStamp(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
-	if err := d.Stamp("note.md", sent, m, s); err == nil {
+	if _, err := d.Stamp("note.md", sent, m, FileID{}, s); err == nil {
 		t.Errorf("Stamp of a message without an id succeeded")
 	}
 	m.Set("id", id1)
-	if err := d.Stamp("note.md", sent, m, s); err != nil {
+	if _, err := d.Stamp("note.md", sent, m, FileID{}, s); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := os.Stat(d.Path(Outbox, "note.md")); err != nil || !info.ModTime().Equal(sent) {

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"io/fs"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,6 +18,20 @@ import (
 // anything but a regular file (*NotRegularError), and reads at most max
 // bytes (*TooLargeError beyond).
 func ReadFile(path string, max int64) ([]byte, error) {
+	s, err := ReadSnapshot(path, max)
+	if err != nil {
+		return nil, err
+	}
+	s.Close()
+	return s.Data, nil
+}
+
+// ReadSnapshot reads a message file as ReadFile does, opening it once,
+// and says which file it read (fstat(2) of the open file): the router
+// checks that a name still refers to that file before it moves it. The
+// file is kept open until Close, so that its inode number cannot be given
+// to a file put in its place.
+func ReadSnapshot(path string, max int64) (*Snapshot, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ELOOP {
@@ -24,7 +39,12 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		}
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer unix.Close(fd)
+	kept := false
+	defer func() {
+		if !kept {
+			unix.Close(fd)
+		}
+	}()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
@@ -34,6 +54,12 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	}
 	if st.Size > max {
 		return nil, &TooLargeError{Size: st.Size, Max: max}
+	}
+	snap := &Snapshot{
+		ID:      FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)},
+		Links:   uint64(st.Nlink),
+		Size:    st.Size,
+		ModTime: time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)),
 	}
 	buf := make([]byte, 0, st.Size+1)
 	for {
@@ -51,7 +77,8 @@ func ReadFile(path string, max int64) ([]byte, error) {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
-			return buf, nil
+			snap.Data, snap.fd, kept = buf, fd, true
+			return snap, nil
 		}
 		buf = buf[:len(buf)+n]
 	}
@@ -149,4 +176,14 @@ func syncFile(path string) (synced bool, err error) {
 		return false, &fs.PathError{Op: "fsync", Path: path, Err: err}
 	}
 	return true, nil
+}
+
+func closeFD(fd int) error { return unix.Close(fd) }
+
+func fstatFD(fd int) (int64, time.Time, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, time.Time{}, err
+	}
+	return st.Size, time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)), nil
 }

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"io/fs"
+	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -37,4 +38,20 @@ func linkNew(dir, name, dst string, data []byte, sync bool) error {
 		return stageAndLink(dir, name, dst, data, sync)
 	}
 	return &fs.PathError{Op: "link", Path: dst, Err: err}
+}
+
+// renameNoReplace moves src to dst, failing with fs.ErrExist when dst
+// exists (renameat2 RENAME_NOREPLACE). Where the filesystem cannot do
+// that, it links dst and removes src: dst then has two links for a moment.
+func renameNoReplace(src, dst string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE)
+	switch err {
+	case nil:
+		return nil
+	case unix.EEXIST:
+		return &fs.PathError{Op: "rename", Path: dst, Err: fs.ErrExist}
+	case unix.EINVAL, unix.ENOSYS, unix.ENOTSUP:
+		return linkAndRemove(src, dst)
+	}
+	return &os.LinkError{Op: "rename", Old: src, New: dst, Err: err}
 }

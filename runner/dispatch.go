@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -54,6 +55,9 @@ type worker struct {
 	// started is set once the worker has finished what a stopped runner
 	// left; until then it is not idle, even with an empty inbox.
 	started bool
+	// blocked is set while a directory of its mailbox is a symbolic link
+	// or a file: nothing is read from it (see repair.go).
+	blocked atomic.Bool
 }
 
 // Handled is one run of an agent's driver on a message, as reported to
@@ -144,7 +148,12 @@ func (r *Runner) kickRouter() {
 // run handles the agent's messages until ctx ends.
 func (w *worker) run(ctx context.Context) error {
 	defer w.driver.close()
-	if err := w.recover(ctx); err != nil {
+	var nd *mailbox.NotDirError
+	if errors.As(w.box.CheckDirs(), &nd) {
+		// Never read through a symbolic link: what a stopped runner left
+		// waits for the next runner.
+		w.blocked.Store(true)
+	} else if err := w.recover(ctx); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -170,6 +179,16 @@ func (w *worker) drain(ctx context.Context) error {
 	for ctx.Err() == nil && !w.quitting() {
 		if w.r.isStopped(w.agent.Name) {
 			w.driver.close() // a session ends; messages wait in the inbox
+			return nil
+		}
+		var nd *mailbox.NotDirError
+		err := w.box.CheckDirs(mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead, mailbox.Tmp)
+		w.blocked.Store(errors.As(err, &nd))
+		if err != nil {
+			// Missing, or a symbolic link in place of a directory: the
+			// router makes it again or reports it, and wakes the worker
+			// once the mailbox can be used.
+			w.r.askRepair()
 			return nil
 		}
 		next, err := w.oldest()
@@ -556,8 +575,8 @@ func (w *worker) idle() bool {
 	if busy || !started {
 		return false
 	}
-	if w.r.isStopped(w.agent.Name) {
-		return true
+	if w.r.isStopped(w.agent.Name) || w.blocked.Load() {
+		return true // a mailbox that cannot be used is reported, not waited on
 	}
 	n, err := w.box.Count(mailbox.Inbox)
 	return err == nil && n == 0

@@ -19,6 +19,15 @@ import (
 // file event), when a delivery or a worker finds a directory missing, and
 // at every rescan. What it cannot make is reported in `parley status`.
 //
+// A mailbox, or a state directory of it, replaced by a symbolic link is
+// never used: routing from a linked outbox would take the files of the
+// folder it points to, delivering into a linked inbox would write outside
+// the workspace. The router checks a sender's and a recipient's
+// directories (lstat, never following a link) once per batch, the outbox
+// at every listing and a worker its inbox before each message; the
+// mailbox is then reported in `parley status` until a directory is put
+// back.
+//
 // Outboxes it cannot watch (the kernel's inotify watches are used up:
 // fs.inotify.max_user_watches) are listed every pollInterval instead; it
 // says so once, in the log and in `parley status`.
@@ -43,20 +52,14 @@ func (r *Runner) repair() {
 		outbox := filepath.Join(string(box), mailbox.Outbox)
 		_, statErr := os.Lstat(outbox)
 		gone := errors.Is(statErr, fs.ErrNotExist)
-		err := box.Init()
-		if info, lerr := os.Lstat(string(box)); err != nil && lerr == nil && !info.IsDir() {
-			what := "a file"
-			if info.Mode()&fs.ModeSymlink != 0 {
-				what = "a symbolic link"
-			}
-			err = fmt.Errorf("%s is %s, not a directory", r.ws().Short(string(box)), what)
-		}
 		was := r.troubles[agent]
+		err := r.checkMailbox(agent)
 		if err != nil {
-			r.troubles[agent] = "cannot make its mailbox: " + err.Error()
+			r.troubles[agent] = err.Error()
 		} else {
 			delete(r.troubles, agent)
 		}
+		mended := err == nil && was != ""
 		if r.troubles[agent] != was {
 			changed = true
 			if err != nil {
@@ -72,7 +75,7 @@ func (r *Runner) repair() {
 		if gone {
 			r.log.Warn("made again the mailbox directories that were removed", "agent", agent)
 		}
-		if gone || r.unwatched[agent] {
+		if gone || mended || r.unwatched[agent] {
 			if r.watchOutbox(agent) {
 				changed = true
 			}
@@ -82,6 +85,63 @@ func (r *Runner) repair() {
 	if changed {
 		r.writeRunnerInfo()
 	}
+}
+
+// checkMailbox makes an agent's missing mailbox directories and returns
+// why the mailbox cannot be used, if it cannot: a directory that cannot be
+// made, or a file or symbolic link where a directory should be.
+func (r *Runner) checkMailbox(agent string) error {
+	box := r.agents[agent]
+	var nd *mailbox.NotDirError
+	if errors.As(box.CheckDirs(), &nd) {
+		return r.notDir(nd)
+	}
+	if err := box.Init(); err != nil {
+		if errors.As(box.CheckDirs(), &nd) {
+			return r.notDir(nd)
+		}
+		return fmt.Errorf("cannot make its mailbox: %w", err)
+	}
+	if errors.As(box.CheckDirs(), &nd) {
+		return r.notDir(nd) // replaced while it was made
+	}
+	return nil
+}
+
+// notDir says what is wrong with a mailbox directory, its path relative
+// to the workspace.
+func (r *Runner) notDir(nd *mailbox.NotDirError) error {
+	short := *nd
+	short.Path = r.ws().Short(nd.Path)
+	if nd.Mode&fs.ModeSymlink == 0 {
+		return fmt.Errorf("cannot make its mailbox: %w", &short)
+	}
+	return &short
+}
+
+// usable returns why an agent's mailbox cannot be used now, checking its
+// directories once per batch (see checked); nil when it can. A problem
+// found asks for a repair, which reports it.
+func (r *Runner) usable(agent string, checked map[string]error) error {
+	if err, ok := checked[agent]; ok {
+		return err
+	}
+	var err error
+	if t := r.troubles[agent]; t != "" {
+		err = fmt.Errorf("its mailbox cannot be used: %s", t)
+	} else if cerr := r.agents[agent].CheckDirs(); cerr != nil {
+		var nd *mailbox.NotDirError
+		if errors.As(cerr, &nd) {
+			cerr = r.notDir(nd)
+		}
+		err = cerr
+	}
+	if err != nil && r.repairAt.IsZero() {
+		// Reported, or looked at again: a person may have mended it.
+		r.repairAt = r.opts.Now()
+	}
+	checked[agent] = err
+	return err
 }
 
 // watchOutbox starts watching an agent's outbox for file events, again

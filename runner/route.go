@@ -21,9 +21,10 @@ type accepted struct {
 	msg        *mailbox.Message
 	id         string
 	recipients []string
-	stamp      bool           // came without an id: written back with one first
-	hops       map[string]int // recipient -> the hops: of its copy
-	nudge      bool           // a nudge the runner sent (timeouts:)
+	stamp      bool              // came without an id: written back with one first
+	snap       *mailbox.Snapshot // the file as it was read
+	hops       map[string]int    // recipient -> the hops: of its copy
+	nudge      bool              // a nudge the runner sent (timeouts:)
 	already    []string
 	err        error // why delivering it failed
 	skipped    bool  // an earlier message of its sender failed: not tried
@@ -39,11 +40,16 @@ type batch struct {
 	settle  time.Duration
 	entries []*workspace.Entry // journal lines, in batch order
 	routed  []*accepted
-	ids     map[string]bool // ids accepted in this batch
-	held    map[string]bool // senders with an earlier file not routed now
-	failed  map[string]bool // senders whose earlier message failed
-	wait    time.Time       // when to look again at a file not complete yet
-	notices []*notice       // loops stopped: parley's notices to deliver
+	ids     map[string]bool  // ids accepted in this batch
+	held    map[string]bool  // senders with an earlier file not routed now
+	failed  map[string]bool  // senders whose earlier message failed
+	wait    time.Time        // when to look again at a file not complete yet
+	notices []*notice        // loops stopped: parley's notices to deliver
+	checked map[string]error // agent -> why its mailbox cannot be used (see usable)
+	// snaps are the files read, kept open until the batch is done: a
+	// name is moved only while it refers to the file read (see
+	// mailbox.Snapshot).
+	snaps []*mailbox.Snapshot
 }
 
 // routeBatch reads, checks and delivers a batch of ready files in sending
@@ -58,7 +64,13 @@ func (r *Runner) routeBatch(files []candidate, now time.Time, settle time.Durati
 		ids:     make(map[string]bool),
 		held:    make(map[string]bool),
 		failed:  make(map[string]bool),
+		checked: make(map[string]error),
 	}
+	defer func() {
+		for _, s := range b.snaps {
+			s.Close()
+		}
+	}()
 	for i, c := range files {
 		b.take(i, c)
 	}
@@ -75,6 +87,17 @@ func (r *Runner) routeBatch(files []candidate, now time.Time, settle time.Durati
 // or left for later (incomplete, or behind its sender's earlier file).
 func (b *batch) take(i int, c candidate) {
 	r := b.r
+	if err := r.usable(c.agent, b.checked); err != nil {
+		// Its rejected/ or sent/ may be a link to elsewhere: nothing is
+		// moved until the mailbox is mended.
+		r.fail(c, b.now, err)
+		b.held[c.agent] = true
+		return
+	}
+	if c.linked {
+		b.refuseInPlace(i, c)
+		return
+	}
 	if c.refusal != nil {
 		b.reject(i, c, nil, c.refusal)
 		return
@@ -83,7 +106,7 @@ func (b *batch) take(i int, c candidate) {
 		return // stays pending, behind its sender's earlier file
 	}
 	box := r.agents[c.agent]
-	data, err := mailbox.ReadFile(box.Path(mailbox.Outbox, c.name), r.ws().Config.Router.MaxMessageSize)
+	snap, err := mailbox.ReadSnapshot(box.Path(mailbox.Outbox, c.name), r.ws().Config.Router.MaxMessageSize)
 	if err != nil {
 		if isGone(err) {
 			delete(r.pending, c.fileKey)
@@ -93,8 +116,34 @@ func (b *batch) take(i int, c candidate) {
 		b.reject(i, c, nil, workspace.RefusalOf(c.name, err))
 		return
 	}
+	b.snaps = append(b.snaps, snap)
+	c.read = snap.ID
+	if snap.Links > 1 {
+		// Linked since it was listed: looked at again, as a hard link.
+		b.held[c.agent] = true
+		if at := b.now.Add(b.settle); b.wait.IsZero() || at.Before(b.wait) {
+			b.wait = at
+		}
+		return
+	}
+	p := r.pending[c.fileKey]
+	if !idNamed(c.name) && (snap.Size != c.info.Size() || !snap.ModTime.Equal(c.info.ModTime())) {
+		// Written to since it was found settled: not complete yet.
+		p.observe(c.info, b.now)
+		b.hold(c, b.now.Add(b.settle))
+		return
+	}
+	data := snap.Data
 	msg, perr := mailbox.Parse(data)
-	if p := r.pending[c.fileKey]; idNamed(c.name) && !settled(p, c.info, b.now, b.settle) {
+	if perr != nil && c.unsure {
+		// Whether a writer still holds it cannot be known: a file that
+		// does not parse may be one cut short; it gets longer to settle.
+		if at := p.since.Add(unsureSettles * b.settle); b.now.Before(at) {
+			b.hold(c, at)
+			return
+		}
+	}
+	if idNamed(c.name) && !settled(p, c.info, b.now, b.settle) {
 		// Complete only if it names itself; otherwise wait for it.
 		if id, _ := msgID(msg); perr != nil || mailbox.FileName(id) != c.name {
 			p.observe(c.info, b.now)
@@ -130,14 +179,26 @@ func (b *batch) take(i int, c candidate) {
 		}
 		return
 	}
-	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops, skill: v.Skill}
+	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops, skill: v.Skill, snap: snap}
 	if _, from, err := mailbox.ParseID(a.id); err == nil && from == c.agent {
 		// An id its sender's file carries (written into it by a runner
 		// stopped before it moved the file to sent/): ids given after it
 		// sort after it.
 		r.noteSent(c.agent, a.id)
 	}
-	if a.id == "" {
+	switch {
+	case a.id != "":
+	case c.unsure:
+		// A writer may still hold the file: it is never replaced (its
+		// later bytes would go into a file no name leads to). Its id is
+		// drawn from its name and content (newID), and kept while it
+		// waits: the same when it is routed again after a failure, and,
+		// drawn alike, after a crash.
+		if p.id == "" {
+			p.id = r.newID(c, data)
+		}
+		a.id = p.id
+	default:
 		a.stamp = true
 		if id, ok := r.routedAlready(c, data, a.msg); ok {
 			// Put back as it was (git checkout, git stash pop): the same
@@ -161,13 +222,20 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	r := b.r
 	f.File = c.name
 	text := f.Error()
-	path, err := r.agents[c.agent].Reject(c.name, c.info.ModTime(), rejectionNote(text, c, b.now), r.syncer)
+	path, err := r.agents[c.agent].Reject(c.name, c.info.ModTime(), rejectionNote(text, c, b.now), c.read, r.syncer)
+	if errors.Is(err, mailbox.ErrReplaced) {
+		// Something else is there now: it is looked at afresh.
+		delete(r.pending, c.fileKey)
+		r.chains.forget(c.fileKey)
+		return ""
+	}
 	if err != nil {
 		r.fail(c, b.now, fmt.Errorf("rejecting: %w", err))
 		return ""
 	}
 	delete(r.pending, c.fileKey)
 	r.chains.forget(c.fileKey)
+	r.dropReason(c)
 	r.statsMu.Lock() // workers count what their agents said that was refused
 	r.stats.Rejected++
 	r.statsMu.Unlock()
@@ -213,11 +281,13 @@ func (b *batch) stampIDs() error {
 			a.skipped = true
 			continue
 		}
-		if err := r.agents[a.agent].Stamp(a.name, a.info.ModTime(), a.msg, r.syncer); err != nil {
+		read, err := r.agents[a.agent].Stamp(a.name, a.info.ModTime(), a.msg, a.read, r.syncer)
+		if err != nil {
 			a.err = fmt.Errorf("writing its id into it: %w", err)
 			b.failed[a.agent] = true
 			continue
 		}
+		a.read = read
 		stamped = true
 	}
 	if !stamped {
@@ -244,6 +314,11 @@ func (b *batch) deliver() error {
 		}
 		copies := map[int][]byte{0: a.msg.Bytes()} // by the hops: they carry
 		for _, to := range a.recipients {
+			if err := r.usable(to, b.checked); err != nil {
+				a.err = fmt.Errorf("delivering to %s: %w", to, err)
+				b.failed[a.agent] = true
+				break
+			}
 			n := a.hops[to]
 			data, ok := copies[n]
 			if !ok {
@@ -322,10 +397,22 @@ func (b *batch) finish() error {
 		return r.failAll(done, b.now, fmt.Errorf("writing journal: %w", err))
 	}
 	for _, a := range done {
-		if err := r.agents[a.agent].MarkSent(a.name, a.id, r.syncer); err != nil {
+		if a.unsure && a.snap.Changed() {
+			// Written to after it was read: what was delivered misses
+			// the end. The file, with all its bytes, goes to sent/.
+			r.log.Error("a file was written to after it was delivered: its recipients got it cut short (write in tmp/, then move the file into the outbox)", "agent", a.agent, "file", a.name, "id", a.id)
+		}
+		err := r.agents[a.agent].MarkSent(a.name, a.id, a.read, r.syncer)
+		if errors.Is(err, mailbox.ErrReplaced) {
+			// Delivered and journaled: what is there now is another file,
+			// looked at afresh; the one that was read is not archived.
+			r.log.Warn("a routed file was replaced before it was moved to sent/; the file there now is routed on its own", "agent", a.agent, "file", a.name, "id", a.id)
+		} else if err != nil {
 			r.fail(a.candidate, b.now, fmt.Errorf("moving to sent/: %w", err))
 			r.note(a.fileKey).journaled = a.id
 			continue
+		} else {
+			r.dropReason(a.candidate)
 		}
 		delete(r.pending, a.fileKey)
 		r.chains.forget(a.fileKey)
@@ -355,6 +442,61 @@ func (b *batch) finish() error {
 func (r *Runner) journaledAlready(a *accepted) bool {
 	p := r.pending[a.fileKey]
 	return p != nil && p.journaled == a.id && len(a.already) == len(a.recipients)
+}
+
+// unsureSettles is how many settle times a file that does not parse is
+// waited for, when whether a writer still holds it cannot be known.
+const unsureSettles = 10
+
+// hold leaves a file for later, with its sender's later files, and looks
+// again at it no later than at.
+func (b *batch) hold(c candidate, at time.Time) {
+	b.held[c.agent] = true
+	if b.wait.IsZero() || at.Before(b.wait) {
+		b.wait = at
+	}
+}
+
+// refuseInPlace refuses a file with more than one hard link in an outbox
+// where it is, with the reason beside it (<name>.reason): moved to
+// rejected/, where a person fixes a refused file and moves it back, it
+// would lead them to edit the file it is linked to (/etc/passwd, say),
+// and delivered, it would hand out a file its sender may not read. It
+// stays refused while it has other links; once it has none, it is routed.
+func (b *batch) refuseInPlace(i int, c candidate) {
+	r := b.r
+	delete(r.pending, c.fileKey)
+	r.chains.forget(c.fileKey)
+	r.inPlace[c.fileKey] = true
+	if c.reasoned {
+		return // refused already, by this runner or one before
+	}
+	text := fmt.Sprintf("%s: a hard link (%d names for one file), refused and left where it is: parley does not send a file linked from elsewhere; replace it with a copy (cp --remove-destination) to send it", c.name, mailbox.Links(c.info))
+	box := r.agents[c.agent]
+	note := text + "\n\nagent:    " + c.agent + "\nfile:     mailboxes/" + c.agent + "/outbox/" + c.name + "\nrefused:  " + b.now.UTC().Format(mailbox.TimeFormat) + "\n\n" +
+		"The file is left where it is. Remove it, or replace it with a copy of the\nfile it is linked to, and parley routes it.\n"
+	if err := box.Explain(mailbox.Outbox, c.name, note, r.syncer); err != nil {
+		r.fail(c, b.now, fmt.Errorf("writing why it is refused: %w", err))
+		return
+	}
+	r.statsMu.Lock()
+	r.stats.Rejected++
+	r.statsMu.Unlock()
+	rel := mailboxPath(c.agent, mailbox.Outbox, c.name)
+	r.noteRejected(c.agent, rel, text)
+	b.entries[i] = &workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name, Path: rel}
+	r.log.Warn("refused, left in the outbox", "agent", c.agent, "file", c.name, "reason", text)
+}
+
+// dropReason removes the reason beside a file that was refused where it
+// was, once the file is routed or moved to rejected/.
+func (r *Runner) dropReason(c candidate) {
+	if !c.reasoned {
+		return
+	}
+	if err := r.agents[c.agent].Unexplain(mailbox.Outbox, c.name); err != nil {
+		r.log.Warn("cannot remove a reason file", "agent", c.agent, "file", c.name+mailbox.ReasonSuffix, "err", err)
+	}
 }
 
 // maxAttempts is how often `parley run --until-idle` tries a file that

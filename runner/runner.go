@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -101,6 +102,7 @@ type Runner struct {
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
+	inPlace map[fileKey]bool     // hard links refused where they are
 	last    map[string]time.Time // agent -> time of the newest id it sent
 	// suffixes indexes, per agent, the ids in its sent/ by their last six
 	// hex digits, to find a file routed already (see routedAlready).
@@ -140,20 +142,15 @@ type Runner struct {
 	kick        chan struct{}     // a worker published messages, or went idle
 	state       *stateBook
 
+	// probe tells whether a file is open for writing; nil means
+	// mailbox.BeingWritten. Tests replace it.
+	probe func(path string) (bool, error)
+
 	// noEvents makes Run watch no directory, as on a filesystem that
 	// reports no file events (NFS, SMB, FUSE); set by tests.
 	noEvents bool
 	// writing, when set, replaces beingWritten; set by tests.
 	writing func(path string) bool
-}
-
-// beingWritten reports whether a writer still has an outbox file open
-// (see the function beingWritten).
-func (r *Runner) beingWritten(path string) bool {
-	if r.writing != nil {
-		return r.writing(path)
-	}
-	return beingWritten(path)
 }
 
 // ws returns the workspace as last loaded.
@@ -168,6 +165,10 @@ type pending struct {
 	size     int64
 	modified time.Time
 	since    time.Time // when the runner first saw this size and mtime
+	reasoned bool      // a reason is beside it: it was refused where it is
+	unsure   bool      // whether a writer still holds it cannot be known
+	id       string    // the id it was given, when no id could be written into it
+	editing  bool      // an editor's swap or lock file was beside it
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
 	lastErr  error     // why the last attempt failed
@@ -192,9 +193,9 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := ws.MakeDirs(); err != nil {
-		return nil, err
-	}
+	// A mailbox that cannot be made (a file where a directory goes) does
+	// not stop the others: repair, first thing, says why in status.
+	dirsErr := ws.MakeDirs()
 	if _, err := ws.Protocol(); err != nil {
 		return nil, err
 	}
@@ -220,6 +221,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		lock:      lock,
 		agents:    make(map[string]mailbox.Dir),
 		pending:   make(map[fileKey]*pending),
+		inPlace:   make(map[fileKey]bool),
 		last:      make(map[string]time.Time),
 		suffixes:  make(map[string]map[string][]string),
 		workers:   make(map[string]*worker),
@@ -233,10 +235,21 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		state:     loadStateBook(ws, opts.Now),
 	}
 	r.current.Store(ws)
+	if dirsErr != nil {
+		opts.Logger.Warn("cannot make every mailbox; the others are served", "err", dirsErr)
+		r.repairAt = opts.Now()
+	}
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
 		r.agents[a.Name] = box
-		if err := box.CleanTmp(); err != nil {
+		var nd *mailbox.NotDirError
+		if errors.As(box.CheckDirs(), &nd) {
+			// Replaced by a symbolic link or a file: never read from nor
+			// written to, and reported, until it is mended (repair.go).
+			r.troubles[a.Name] = r.notDir(nd).Error()
+			opts.Logger.Error("a mailbox cannot be used", "agent", a.Name, "err", r.troubles[a.Name])
+		} else if err := box.CleanTmp(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// (Removed since MakeDirs: made again by repair.)
 			r.Close()
 			return nil, err
 		}
@@ -479,14 +492,21 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 				next = d
 			}
 		}
-		if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
+		if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 {
 			// Look once more: a driver may have published since.
 			r.scan()
-			if len(r.pending) == 0 && r.workersIdle() && len(r.expected) == 0 {
+			if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 {
+				for k, p := range r.pending {
+					if p.editing || r.editing(k, p) {
+						r.log.Warn("left in the outbox: an editor's swap or lock file is beside it", "agent", k.agent, "file", k.name)
+					} else {
+						r.log.Warn("left in the outbox: it waits behind a file an editor holds", "agent", k.agent, "file", k.name, "behind", r.holders[k.agent].name)
+					}
+				}
 				if r.sessionOver != "" {
 					r.log.Info("session over", "why", r.sessionOver)
 				}
-				return nil
+				return r.unusable()
 			}
 			continue
 		}
@@ -523,6 +543,24 @@ func (r *Runner) flushJournal(now time.Time) {
 	}
 }
 
+// nothingPending reports whether no outbox file waits to be routed, but
+// those an editor holds (see editing): a run until idle does not wait for
+// a person to quit their editor, nor for a swap file a crashed editor left.
+func (r *Runner) nothingPending() bool {
+	for k, p := range r.pending {
+		if p.editing {
+			continue
+		}
+		if h, ok := r.holders[k.agent]; ok && h != k {
+			if hp := r.pending[h]; hp != nil && hp.editing {
+				continue // waits behind a file being edited
+			}
+		}
+		return false
+	}
+	return true
+}
+
 // workersIdle reports whether every driver is idle with an empty inbox.
 func (r *Runner) workersIdle() bool {
 	for _, w := range r.workers {
@@ -554,6 +592,24 @@ func (r *Runner) givenUp() error {
 		errs = append(errs, fmt.Errorf("mailboxes/%s/outbox/%s: %w", k.agent, k.name, p.lastErr))
 	}
 	return fmt.Errorf("%d %s could not be routed after %d attempts: %w", len(errs), plural(len(errs), "file", "files"), maxAttempts, errors.Join(errs...))
+}
+
+// unusable is the error that ends a run until idle while mailboxes
+// cannot be used: the messages they hold, or that go to them, wait.
+func (r *Runner) unusable() error {
+	if len(r.troubles) == 0 {
+		return nil
+	}
+	agents := make([]string, 0, len(r.troubles))
+	for a := range r.troubles {
+		agents = append(agents, a)
+	}
+	sort.Strings(agents)
+	var errs []error
+	for _, a := range agents {
+		errs = append(errs, fmt.Errorf("%s: %s", a, r.troubles[a]))
+	}
+	return fmt.Errorf("%d %s cannot be used; what waits in %s, or for %s, is not routed: %w", len(agents), plural(len(agents), "mailbox", "mailboxes"), plural(len(agents), "it", "them"), plural(len(agents), "it", "them"), errors.Join(errs...))
 }
 
 func plural(n int, one, many string) string {
@@ -613,8 +669,16 @@ func (r *Runner) scan() {
 // scanAgent lists an agent's outbox and notes the files it holds. A
 // missing outbox is made again (see repair).
 func (r *Runner) scanAgent(agent string) {
-	names, err := r.agents[agent].Names(mailbox.Outbox)
-	if errors.Is(err, fs.ErrNotExist) {
+	if r.troubles[agent] != "" {
+		return // not used until it is mended: see repair
+	}
+	err := r.agents[agent].CheckDirs(mailbox.Outbox)
+	var names []string
+	if err == nil {
+		names, err = r.agents[agent].Names(mailbox.Outbox)
+	}
+	var nd *mailbox.NotDirError
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &nd) {
 		r.repairSoon()
 		return
 	}
@@ -622,20 +686,53 @@ func (r *Runner) scanAgent(agent string) {
 		r.log.Error("listing outbox", "agent", agent, "err", err)
 		return
 	}
+	var reasons map[string]bool // files with a reason beside them
 	for _, n := range names {
-		if !mailbox.IsScratch(n) {
-			r.note(fileKey{agent, n})
+		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok {
+			if reasons == nil {
+				reasons = make(map[string]bool)
+			}
+			reasons[base] = true
 		}
 	}
+	for _, n := range names {
+		if mailbox.IsScratch(n) {
+			continue
+		}
+		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok && has(names, base) {
+			continue // why the file beside it was refused where it is
+		}
+		k := fileKey{agent, n}
+		if r.inPlace[k] {
+			// Refused where it is: looked at again once it has no other
+			// link.
+			if info, err := os.Lstat(r.agents[agent].Path(mailbox.Outbox, n)); err == nil && mailbox.Links(info) > 1 {
+				continue
+			}
+			delete(r.inPlace, k)
+		}
+		p := r.note(k)
+		p.reasoned = reasons[n]
+	}
+}
+
+// has reports whether sorted names hold name.
+func has(names []string, name string) bool {
+	_, ok := slices.BinarySearch(names, name)
+	return ok
 }
 
 // candidate is an outbox file that is ready to be routed or rejected.
 type candidate struct {
 	fileKey
-	info    fs.FileInfo
-	sent    time.Time          // when it was sent: see sendTime
-	idTime  time.Time          // the time in its name, for a file named by its id
-	refusal *workspace.Refusal // set when the file is refused without being read
+	info     fs.FileInfo
+	sent     time.Time          // when it was sent: see sendTime
+	idTime   time.Time          // the time in its name, for a file named by its id
+	refusal  *workspace.Refusal // set when the file is refused without being read
+	read     mailbox.FileID     // the file that was read (see mailbox.Snapshot)
+	linked   bool               // has other hard links: refused where it is
+	reasoned bool               // see pending.reasoned
+	unsure   bool               // see pending.unsure
 }
 
 // routePending looks at every pending file and routes, in batches and in
@@ -675,12 +772,13 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 	}
 	for _, c := range first {
-		if r.beingWritten(r.agents[c.agent].Path(mailbox.Outbox, c.name)) {
+		open, known := r.beingWritten(r.agents[c.agent].Path(mailbox.Outbox, c.name))
+		if open {
 			block(c) // still open for writing: its sender's later files wait
 			later(now.Add(settle))
 			continue
 		}
-		quiet = append(quiet, c)
+		quiet = append(quiet, r.unsure(c, !known))
 	}
 	for k, p := range r.pending {
 		if r.holders[k.agent] == k {
@@ -732,18 +830,35 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 // open, see routeQuiet), or holding its sender back (block), with when to
 // look again (later).
 func (r *Runner) look(k fileKey, p *pending, now time.Time, settle time.Duration, maxSize int64, ready, quiet *[]candidate, block func(candidate), later func(time.Time)) {
+	if r.troubles[k.agent] != "" {
+		delete(r.pending, k) // listed again once its mailbox is mended
+		return
+	}
 	info, err := os.Lstat(r.agents[k.agent].Path(mailbox.Outbox, k.name))
 	if err != nil {
 		delete(r.pending, k) // gone: routed, or taken back by its writer
 		return
 	}
-	c := candidate{fileKey: k, info: info}
+	c := candidate{fileKey: k, info: info, reasoned: p.reasoned}
 	c.sent = sendTime(c)
 	if id, ok := mailbox.IDFromName(k.name); ok {
 		c.idTime, _, _ = mailbox.ParseID(id)
 	}
 	if err := mailbox.CheckFile(info, maxSize); err != nil {
 		c.refusal = &workspace.Refusal{Reason: err.Error()}
+		*ready = append(*ready, c)
+		return
+	}
+	if mailbox.Links(info) > 1 {
+		// A hard link: refused where it is, once it has been one for the
+		// settle time (a program that delivers by link and unlink is not
+		// caught in between).
+		if at := mailbox.ChangeTime(info).Add(settle); now.Before(at) {
+			block(c)
+			later(at)
+			return
+		}
+		c.linked = true
 		*ready = append(*ready, c)
 		return
 	}
@@ -758,7 +873,7 @@ func (r *Runner) look(k fileKey, p *pending, now time.Time, settle time.Duration
 		*ready = append(*ready, c)
 		return
 	}
-	if wasSettled {
+	if wasSettled && !r.editing(k, p) {
 		*quiet = append(*quiet, c) // unless a writer has it open
 		return
 	}
@@ -780,13 +895,24 @@ func (r *Runner) routeQuiet(quiet []candidate, ready *[]candidate, blocked map[s
 		if b, ok := blocked[c.agent]; ok && !c.sent.Before(b) {
 			continue // waits behind an earlier file
 		}
-		if r.beingWritten(r.agents[c.agent].Path(mailbox.Outbox, c.name)) {
+		open, known := r.beingWritten(r.agents[c.agent].Path(mailbox.Outbox, c.name))
+		if open {
 			block(c)
 			later(now.Add(settle)) // settled in time, but still open for writing
 			continue
 		}
-		*ready = append(*ready, c)
+		*ready = append(*ready, r.unsure(c, !known))
 	}
+}
+
+// unsure marks a file whose writer cannot be known (see beingWritten):
+// it is never replaced.
+func (r *Runner) unsure(c candidate, unsure bool) candidate {
+	c.unsure = unsure
+	if p := r.pending[c.fileKey]; p != nil {
+		p.unsure = unsure
+	}
+	return c
 }
 
 // before orders candidates by sending time. Within one tick of the file
@@ -871,13 +997,35 @@ func settled(p *pending, info fs.FileInfo, now time.Time, settle time.Duration) 
 	return now.Sub(p.since) >= settle && (mod.After(now) || now.Sub(mod) >= settle)
 }
 
+// editing reports whether an editor's swap or lock file is beside an
+// outbox file (see mailbox.Dir.EditorLock): a person is editing it, and a
+// draft they saved is not a message yet. It is looked at again every
+// settle time until the lock is gone.
+func (r *Runner) editing(k fileKey, p *pending) bool {
+	lock, ok := r.agents[k.agent].EditorLock(mailbox.Outbox, k.name)
+	if ok && !p.editing {
+		r.log.Info("being edited; waiting for the editor to let go of it", "agent", k.agent, "file", k.name, "lock", lock)
+	}
+	p.editing = ok
+	return ok
+}
+
 // beingWritten reports whether a process still has the file open for
 // writing (a program streaming a message into the outbox, pausing longer
-// than the settle time). Where that cannot be known, it says no, and the
-// settle time alone decides.
-func beingWritten(path string) bool {
-	open, err := mailbox.BeingWritten(path)
-	return err == nil && open
+// than the settle time), and whether that could be known at all: not on
+// a filesystem without leases (NFS, FUSE, 9p, SMB; macOS), nor for a file
+// that belongs to another user. Where it cannot, the file is taken once
+// settled, but never replaced (see unsure).
+func (r *Runner) beingWritten(path string) (open, known bool) {
+	if r.writing != nil {
+		return r.writing(path), true
+	}
+	probe := mailbox.BeingWritten
+	if r.probe != nil {
+		probe = r.probe
+	}
+	open, err := probe(path)
+	return open, err == nil
 }
 
 // idNamed reports whether a file is named "<id>.md". Such files are

@@ -60,6 +60,10 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		err = cerr
 	}
 	if err != nil {
+		if !opts.JSON && opts.UntilIdle {
+			// What was routed before the run failed, then why it failed.
+			fmt.Fprintln(e.stdout, statsLine(stats))
+		}
 		return err
 	}
 	if opts.JSON {

@@ -144,6 +144,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}{
 		{"rejected", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.RejectedFiles, a.Rejected }},
 		{"dead", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.DeadFiles, a.Dead }},
+		{"refused, left in the outbox", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.Held, len(a.Held) }},
 	} {
 		var lines []string
 		for _, a := range agents {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,8 +50,13 @@ type AgentStatus struct {
 	// `parley send`, a program writing the Maildir way), untouched for
 	// mailbox.StaleAfter: the next runner to start removes them.
 	Leftovers []string `json:"leftovers,omitempty"`
-	// Unusable says why the mailbox cannot be read, when it cannot.
+	// Unusable says why the mailbox cannot be read, when it cannot: it,
+	// or one of its state directories, is a file or a symbolic link
+	// (which parley never follows).
 	Unusable string `json:"unusable,omitempty"`
+	// Held are files refused where they are, in the outbox (hard links),
+	// each with the reason in the file beside it.
+	Held []Problem `json:"held,omitempty"`
 }
 
 // Problem is a file that was refused or given up on, and why.
@@ -101,9 +107,12 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		}{
 			{mailbox.Inbox, &s.Inbox}, {mailbox.Cur, &s.Cur}, {mailbox.Done, &s.Done}, {mailbox.Sent, &s.Sent},
 		}
-		if info, err := os.Lstat(string(box)); err == nil && !info.IsDir() {
-			// One mailbox a person broke does not hide the others.
-			s.Unusable = w.Short(string(box)) + " is not a directory"
+		if nd := notDir(box); nd != nil {
+			// One mailbox a person broke does not hide the others; a
+			// symbolic link is not followed, to count another folder.
+			short := *nd
+			short.Path = w.Short(nd.Path)
+			s.Unusable = short.Error()
 			out = append(out, s)
 			continue
 		}
@@ -159,6 +168,9 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 				s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n))
 			} else if !strings.HasSuffix(n, mailbox.ReasonSuffix) {
 				s.Outbox++
+			} else if base := strings.TrimSuffix(n, mailbox.ReasonSuffix); slices.Contains(names, base) {
+				reason, _ := box.Reason(mailbox.Outbox, base)
+				s.Held = append(s.Held, Problem{Agent: a.Name, Path: filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, base), Reason: reason})
 			}
 		}
 		out = append(out, s)
@@ -203,6 +215,18 @@ func (w *Workspace) UnknownMailboxes() ([]Unknown, error) {
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// notDir returns the first of a mailbox's directories that is a file or
+// a symbolic link, nil when none is; missing ones are passed over.
+func notDir(box mailbox.Dir) *mailbox.NotDirError {
+	var nd *mailbox.NotDirError
+	for _, state := range mailbox.States {
+		if errors.As(box.CheckDirs(state), &nd) {
+			return nd
+		}
+	}
+	return nil
 }
 
 // problems counts the files of a rejected/ or dead/ directory and

@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// linkDir replaces an agent's mailbox state directory with a symbolic
+// link to a directory outside the workspace, and returns that directory.
+func linkDir(t *testing.T, ws *workspace.Workspace, agent, state string) string {
+	t.Helper()
+	elsewhere := t.TempDir()
+	dir := ws.Mailbox(agent).Path(state, "")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, dir); err != nil {
+		t.Fatal(err)
+	}
+	return elsewhere
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, de := range des {
+		out = append(out, de.Name())
+	}
+	return out
+}
+
+// TestSymlinkedOutbox checks that an outbox replaced by a symbolic link
+// is not followed: the files of the folder it points to stay there, and
+// the mailbox is reported, by the runner and by Status.
+func TestSymlinkedOutbox(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	elsewhere := linkDir(t, ws, "bob", mailbox.Outbox)
+	for _, name := range []string{"photos.md", "taxes.md"} {
+		if err := os.WriteFile(filepath.Join(elsewhere, name), []byte("---\nto: alice\n---\nprivate\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runnerInfo(t, ws).Mailboxes["bob"]; !strings.Contains(got, "mailboxes/bob/outbox is a symbolic link (to "+elsewhere+"), which parley does not follow") {
+		t.Errorf("runner.json says of bob %q, want the symbolic link named", got)
+	}
+	// The run until idle fails, naming the mailbox it could not use.
+	stats, err := r.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "bob: mailboxes/bob/outbox is a symbolic link") {
+		t.Errorf("run = %v, want it to fail naming bob's linked outbox", err)
+	}
+	r.Close()
+	if stats.Routed != 0 || stats.Rejected != 0 {
+		t.Errorf("routed %d, rejected %d from a linked outbox, want nothing", stats.Routed, stats.Rejected)
+	}
+	if d := cmp.Diff([]string{"photos.md", "taxes.md"}, dirNames(t, elsewhere)); d != "" {
+		t.Errorf("the folder the outbox points to changed (-want +got):\n%s", d)
+	}
+	for _, s := range mustStatus(t, ws) {
+		if s.Name == "bob" && !strings.Contains(s.Unusable, "mailboxes/bob/outbox is a symbolic link") {
+			t.Errorf("Status says of bob %q, want the symbolic link named", s.Unusable)
+		}
+	}
+}
+
+// TestSymlinkedInbox checks that nothing is delivered through an inbox,
+// or a tmp/, replaced by a symbolic link while the runner runs: the
+// delivery waits, the runner says why, and once a directory is back the
+// message is delivered.
+func TestSymlinkedInbox(t *testing.T) {
+	for _, state := range []string{mailbox.Inbox, mailbox.Tmp} {
+		t.Run(state, func(t *testing.T) {
+			ws := reconfigure(t, newWorkspace(t, "alice"), "agents: [alice, bob]\nrouter:\n  rescan_interval: 1h\n")
+			watching(t, ws, Options{})
+			elsewhere := linkDir(t, ws, "bob", state)
+			send(t, ws, "alice", "bob", "hello")
+			waitFor(t, 10*time.Second, func() bool { return runnerInfo(t, ws).Mailboxes["bob"] != "" })
+			if got := runnerInfo(t, ws).Mailboxes["bob"]; !strings.Contains(got, "mailboxes/bob/"+state+" is a symbolic link") {
+				t.Errorf("runner.json says of bob %q", got)
+			}
+			if got := dirNames(t, elsewhere); len(got) != 0 {
+				t.Errorf("written through the link: %v", got)
+			}
+			// Mended: a directory again. The rescan is an hour away; the
+			// failed delivery asks for a repair when it is tried again.
+			if err := os.Remove(ws.Mailbox("bob").Path(state, "")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(ws.Mailbox("bob").Path(state, ""), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, func() bool {
+				_, err := os.Stat(ws.Mailbox("bob").Path(mailbox.Inbox, ""))
+				return err == nil && len(names(t, ws, "bob", mailbox.Inbox)) == 1
+			})
+			if got := dirNames(t, elsewhere); len(got) != 0 {
+				t.Errorf("written through the link: %v", got)
+			}
+		})
+	}
+}
+
+// TestHardLinkInOutbox checks that a file with another hard link is
+// refused where it is, with the reason beside it, never delivered nor
+// moved to rejected/ (where fixing it would edit the file it is linked
+// to), not refused twice, and routed once it is the only link.
+func TestHardLinkInOutbox(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	secret := filepath.Join(t.TempDir(), "passwd")
+	const content = "---\nto: bob\n---\nroot:x:0:0\n"
+	if err := os.WriteFile(secret, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	linked := ws.Mailbox("alice").Path(mailbox.Outbox, "passwd.md")
+	if err := os.Link(secret, linked); err != nil {
+		t.Fatal(err)
+	}
+	stats := routeAll(t, ws)
+	if stats.Rejected != 1 || stats.Routed != 0 {
+		t.Errorf("routed %d, rejected %d, want the hard link refused", stats.Routed, stats.Rejected)
+	}
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+		t.Errorf("a hard link was delivered: %v", got)
+	}
+	if got := names(t, ws, "alice", mailbox.Rejected); len(got) != 0 {
+		t.Errorf("a hard link was moved to rejected/: %v", got)
+	}
+	reason, ok := ws.Mailbox("alice").Reason(mailbox.Outbox, "passwd.md")
+	if !ok || !strings.Contains(reason, "hard link") {
+		t.Errorf("reason beside the file = %q, %v; want it to name the hard link", reason, ok)
+	}
+	var held []workspace.Problem
+	for _, s := range mustStatus(t, ws) {
+		held = append(held, s.Held...)
+	}
+	if len(held) != 1 || held[0].Path != "mailboxes/alice/outbox/passwd.md" || !strings.Contains(held[0].Reason, "hard link") {
+		t.Errorf("Status lists as held %v", held)
+	}
+	if e := journalEntries(t, ws); len(e) != 1 || e[0].Outcome != workspace.Refused {
+		t.Errorf("journal = %v, want one refusal", e)
+	}
+
+	// A second run leaves it, and says nothing more.
+	if stats := routeAll(t, ws); stats.Rejected != 0 || stats.Routed != 0 {
+		t.Errorf("second run: routed %d, rejected %d, want nothing", stats.Routed, stats.Rejected)
+	}
+	if data, err := os.ReadFile(secret); err != nil || string(data) != content {
+		t.Errorf("the linked file now reads %q, %v", data, err)
+	}
+
+	// The other link removed, it is a file like any other.
+	if err := os.Remove(secret); err != nil {
+		t.Fatal(err)
+	}
+	if stats := routeAll(t, ws); stats.Routed != 1 {
+		t.Errorf("after the other link went: routed %d, want 1", stats.Routed)
+	}
+	if got := dirNames(t, ws.Mailbox("alice").Path(mailbox.Outbox, "")); len(got) != 0 {
+		t.Errorf("outbox holds %v after routing, want nothing (the reason removed too)", got)
+	}
+}
