@@ -88,19 +88,19 @@ func (fr *frameReader) next() ([][]byte, error) {
 	for {
 		// A line is read piece by piece, so that one endless line is
 		// stopped at max_output, not held whole in memory.
-		chunk, err := fr.r.ReadSlice('\n')
-		total += int64(len(chunk))
-		if total > fr.max {
-			return nil, errOutputTooLarge
-		}
-		line = append(line[:0], chunk...)
-		for errors.Is(err, bufio.ErrBufferFull) {
+		line = line[:0]
+		var err error
+		for {
+			var chunk []byte
 			chunk, err = fr.r.ReadSlice('\n')
 			total += int64(len(chunk))
 			if total > fr.max {
 				return nil, errOutputTooLarge
 			}
 			line = append(line, chunk...)
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				break
+			}
 		}
 		if len(line) > 0 && string(bytes.TrimRight(line, "\r\n")) == FrameEnd {
 			if len(bytes.TrimSpace(cur.Bytes())) == 0 {

@@ -164,25 +164,23 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			fmt.Fprintf(e.stdout, "\n%s:\n%s\n", p.title, strings.Join(lines, "\n"))
 		}
 	}
-	var leftovers []string
-	for _, a := range agents {
-		for _, f := range a.Leftovers {
-			leftovers = append(leftovers, "  "+printable(filepath.ToSlash(f)))
-		}
-	}
-	if len(leftovers) > 0 {
-		fmt.Fprintf(e.stdout, "\nleft in tmp/ by writers that were killed (the runner removes them when it starts):\n%s\n", strings.Join(leftovers, "\n"))
-	}
-	var ignored []string
-	for _, a := range agents {
-		for _, f := range a.Ignored {
-			ignored = append(ignored, "  "+printable(filepath.ToSlash(f)))
-		}
-	}
-	if len(ignored) > 0 {
-		fmt.Fprintf(e.stdout, "\nignored in outboxes (editor scratch files, never routed):\n%s\n", strings.Join(ignored, "\n"))
-	}
+	printFiles(e, agents, "left in tmp/ by writers that were killed (the runner removes them when it starts)", func(a workspace.AgentStatus) []string { return a.Leftovers })
+	printFiles(e, agents, "ignored in outboxes (editor scratch files, never routed)", func(a workspace.AgentStatus) []string { return a.Ignored })
 	return nil
+}
+
+// printFiles prints, under a title, the files every agent has of a kind;
+// nothing when none has any.
+func printFiles(e *env, agents []workspace.AgentStatus, title string, files func(workspace.AgentStatus) []string) {
+	var lines []string
+	for _, a := range agents {
+		for _, f := range files(a) {
+			lines = append(lines, "  "+printable(filepath.ToSlash(f)))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(e.stdout, "\n%s:\n%s\n", title, strings.Join(lines, "\n"))
+	}
 }
 
 // ago formats a time as a local date and time with how long ago it was.
