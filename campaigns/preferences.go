@@ -1,0 +1,159 @@
+package campaigns
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Prefs is what preferences.md says about how a table plays: the human's
+// character and the narrative style. The file is a person's: bold keys
+// under headings, as the campaign layout writes it,
+//
+//	## Narrative Style
+//	**dialogue_format**: hybrid
+//	## Player Character
+//	**name**: Corwin Voss
+//	**file**: party/corwin-voss.md
+//
+// and every other key it holds is kept in Values.
+type Prefs struct {
+	// Style is the narrative style (dialogue_format).
+	Style string
+	// Character is the human's character, in full and hyphenated: the
+	// name of the sheet the file: key names, else the name: key in kebab
+	// case.
+	Character string
+	// Name is the character's name as written (Corwin Voss).
+	Name string
+	// Values holds every key of the file, by its name.
+	Values map[string]string
+}
+
+// ErrNoPreferences is returned by ReadPrefs for a campaign without a
+// preferences.md.
+var ErrNoPreferences = errors.New("no preferences.md")
+
+// A key line: **key**: value, value possibly empty.
+var prefLine = regexp.MustCompile(`^\s*(?:[-*]\s+)?\*\*([A-Za-z][A-Za-z0-9_ -]*)\*\*\s*:\s*(.*?)\s*$`)
+
+// ReadPrefs reads the campaign's preferences.md. A file that names no
+// character or style is not an error: the fields are then empty, and
+// the caller asks.
+func (c *Campaign) ReadPrefs() (*Prefs, error) {
+	data, err := os.ReadFile(c.Path(Preferences))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", c.Path(Preferences), ErrNoPreferences)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrefs(data), nil
+}
+
+// ParsePrefs reads the text of a preferences.md. It never fails: lines
+// that are not **key**: value are prose.
+func ParsePrefs(data []byte) *Prefs {
+	p := &Prefs{Values: map[string]string{}}
+	section := ""
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, len(data)+1)
+	for sc.Scan() {
+		line := sc.Text()
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			section = strings.ToLower(strings.TrimSpace(h))
+			continue
+		}
+		m := prefLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		key := strings.ToLower(strings.TrimSpace(m[1]))
+		val := strings.Trim(m[2], "\"'` ")
+		if _, seen := p.Values[key]; !seen {
+			p.Values[key] = val
+		}
+		switch {
+		case key == "dialogue_format" || key == "narrative_style" || key == "style":
+			if p.Style == "" {
+				p.Style = val
+			}
+		case strings.Contains(section, "player character") && key == "name":
+			p.Name = val
+		case strings.Contains(section, "player character") && key == "file":
+			if base := strings.TrimSuffix(path.Base(strings.ReplaceAll(val, "\\", "/")), ".md"); val != "" && ValidName(base) == nil {
+				p.Character = base
+			}
+		}
+	}
+	if p.Character == "" && p.Name != "" {
+		p.Character = Kebab(p.Name)
+	}
+	return p
+}
+
+// WritePrefs writes the human's character and the narrative style into
+// the campaign's preferences.md: into the file's own lines when it has
+// them, keeping everything else as it is, or as a new file in the
+// campaign layout's form. The write is durable.
+func (c *Campaign) WritePrefs(character, name, style string) error {
+	if err := ValidName(character); err != nil {
+		return fmt.Errorf("character %w", err)
+	}
+	if name == "" {
+		name = Title(character)
+	}
+	data, err := os.ReadFile(c.Path(Preferences))
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = []byte(fmt.Sprintf(preferencesTemplate, Title(c.Name))), nil
+	}
+	if err != nil {
+		return err
+	}
+	want := map[string]string{
+		"dialogue_format": style,
+		"name":            name,
+		"file":            path.Join(PartyDir, character+".md"),
+	}
+	var out bytes.Buffer
+	section := ""
+	set := map[string]bool{}
+	lines := strings.SplitAfter(string(data), "\n")
+	for _, line := range lines {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			section = strings.ToLower(strings.TrimSpace(h))
+		}
+		m := prefLine.FindStringSubmatch(strings.TrimRight(line, "\r\n"))
+		if m != nil {
+			key := strings.ToLower(strings.TrimSpace(m[1]))
+			ours := key == "dialogue_format" || strings.Contains(section, "player character") && (key == "name" || key == "file")
+			if v := want[key]; ours && v != "" && !set[key] {
+				out.WriteString("**" + m[1] + "**: " + v + "\n")
+				set[key] = true
+				continue
+			}
+		}
+		out.WriteString(line)
+	}
+	// Keys the file did not have are added in sections of their own.
+	if !set["dialogue_format"] && style != "" {
+		fmt.Fprintf(&out, "\n## Narrative Style\n\n**dialogue_format**: %s\n", style)
+	}
+	if !set["name"] || !set["file"] {
+		out.WriteString("\n## Player Character\n\n")
+		for _, key := range []string{"name", "file"} {
+			if !set[key] {
+				fmt.Fprintf(&out, "**%s**: %s\n", key, want[key])
+			}
+		}
+	}
+	return mailbox.WriteFileAtomic(c.Path(Preferences), out.Bytes())
+}
