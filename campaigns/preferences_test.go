@@ -10,7 +10,7 @@ import (
 
 func TestParsePrefs(t *testing.T) {
 	tests := []struct {
-		name, text             string
+		name, text            string
 		character, who, style string
 	}{
 		{"layout", "## Narrative Style\n\n**dialogue_format**: hybrid\n\n## Player Character\n\n**name**: Corwin Voss\n**file**: party/corwin-voss.md\n", "corwin-voss", "Corwin Voss", "hybrid"},
