@@ -332,6 +332,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	for _, w := range r.workers {
 		r.startWorker(w)
 	}
+	r.startBuiltins(gctx)
 	var err error
 	if r.opts.UntilIdle {
 		err = r.runUntilIdle(gctx)
@@ -410,8 +411,9 @@ func (r *Runner) watch(ctx context.Context) error {
 			return r.runUntilIdle(ctx)
 		}
 		r.checkDeadlines()
+		r.tickBuiltins(ctx)
 		r.flushJournal(now)
-		for _, d := range []time.Time{r.nextDeadline(), r.nextPoll(), r.repairAt, r.journal.retryAt()} {
+		for _, d := range []time.Time{r.nextDeadline(), r.nextTick(), r.nextPoll(), r.repairAt, r.journal.retryAt()} {
 			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
 				next = d
 			}
@@ -486,16 +488,23 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			r.expected = nil
 		}
 		r.checkDeadlines()
+		r.tickBuiltins(ctx)
 		r.flushJournal(r.opts.Now())
-		for _, d := range []time.Time{r.nextDeadline(), r.journal.retryAt()} {
+		// A built-in agent's deadline is waited for like an answer,
+		// unless the session is over.
+		tick := r.nextTick()
+		if r.sessionOver != "" {
+			tick = time.Time{}
+		}
+		for _, d := range []time.Time{r.nextDeadline(), tick, r.journal.retryAt()} {
 			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
 				next = d
 			}
 		}
-		if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 {
+		if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 && tick.IsZero() {
 			// Look once more: a driver may have published since.
 			r.scan()
-			if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 {
+			if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 && (r.sessionOver != "" || r.nextTick().IsZero()) {
 				for k, p := range r.pending {
 					if p.editing || r.editing(k, p) {
 						r.log.Warn("left in the outbox: an editor's swap or lock file is beside it", "agent", k.agent, "file", k.name)

@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"context"
+	"time"
+)
+
+// Starter is a built-in handler with something to do when the runner
+// starts, before it routes anything: the D&D team lead starts the session,
+// or, after a restart, refreshes every agent's context. What it sends it
+// writes into the agent's outbox itself, like a person would; the router
+// takes it from there. An error is logged: the agent still handles its
+// messages.
+type Starter interface {
+	Start(ctx context.Context, agent string) error
+}
+
+// Timer is a built-in handler that keeps deadlines of its own, such as a
+// team lead that waits for the players' answers so long and then sends
+// what it has. Due returns when it next wants Tick to be called (the zero
+// time: never); the runner calls Tick at or after that time, from the
+// router's goroutine, so Tick must be quick. What Tick sends it writes into
+// the agent's outbox itself. A run until idle waits for a deadline that is
+// due, as it waits for an answer it expects.
+type Timer interface {
+	Due(agent string) time.Time
+	Tick(ctx context.Context, agent string, now time.Time) error
+}
+
+// startBuiltins gives each built-in handler that is a Starter its start.
+func (r *Runner) startBuiltins(ctx context.Context) {
+	for name, w := range r.workers {
+		b, ok := w.driver.(*builtinDriver)
+		if !ok {
+			continue
+		}
+		if s, ok := b.handler.(Starter); ok {
+			if err := s.Start(ctx, name); err != nil {
+				r.log.Error("starting a built-in agent", "agent", name, "err", err)
+			}
+		}
+	}
+}
+
+// nextTick returns the earliest deadline of the built-in handlers that
+// keep some; zero when none does.
+func (r *Runner) nextTick() time.Time {
+	var next time.Time
+	for name, w := range r.workers {
+		b, ok := w.driver.(*builtinDriver)
+		if !ok {
+			continue
+		}
+		if t, ok := b.handler.(Timer); ok {
+			if d := t.Due(name); !d.IsZero() && (next.IsZero() || d.Before(next)) {
+				next = d
+			}
+		}
+	}
+	return next
+}
+
+// tickBuiltins calls Tick on the built-in handlers whose deadline has
+// come.
+func (r *Runner) tickBuiltins(ctx context.Context) {
+	now := r.opts.Now()
+	for name, w := range r.workers {
+		b, ok := w.driver.(*builtinDriver)
+		if !ok {
+			continue
+		}
+		t, ok := b.handler.(Timer)
+		if !ok {
+			continue
+		}
+		if d := t.Due(name); d.IsZero() || now.Before(d) {
+			continue
+		}
+		if err := t.Tick(ctx, name, now); err != nil {
+			r.log.Error("a built-in agent's deadline", "agent", name, "err", err)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// alarm is a built-in handler that says "started" when the runner starts
+// and "ring" once its deadline, set by the first message it handles,
+// has come.
+type alarm struct {
+	ws    *workspace.Workspace
+	mu    sync.Mutex
+	due   time.Time
+	ticks int
+}
+
+func (a *alarm) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.due = time.Now().Add(100 * time.Millisecond)
+	return nil, nil
+}
+
+func (a *alarm) say(agent, text string) error {
+	m := mailbox.New([]byte(text + "\n"))
+	m.Set("id", mailbox.IDAt(agent, time.Now()))
+	m.Set("from", agent)
+	m.Set("to", "boss")
+	_, err := a.ws.Mailbox(agent).Send(m)
+	return err
+}
+
+func (a *alarm) Start(ctx context.Context, agent string) error { return a.say(agent, "started") }
+
+func (a *alarm) Due(agent string) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.due
+}
+
+func (a *alarm) Tick(ctx context.Context, agent string, now time.Time) error {
+	a.mu.Lock()
+	a.due = time.Time{}
+	a.ticks++
+	a.mu.Unlock()
+	return a.say(agent, "ring")
+}
+
+// TestBuiltinStartAndTimer: a built-in agent's start is sent before the
+// run routes, and a run until idle waits for its deadline and routes
+// what it sends then.
+func TestBuiltinStartAndTimer(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: clock, driver: builtin, handler: alarm}\n")
+	a := &alarm{ws: ws}
+	send(t, ws, "boss", "clock", "wake me")
+	if _, err := runIdle(t, ws, Options{Handlers: Handlers{"alarm": a}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"started", "ring"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	if a.ticks != 1 {
+		t.Errorf("Tick called %d times, want once", a.ticks)
+	}
+}
