@@ -9,3 +9,9 @@ import "embed"
 //
 //go:embed all:teams
 var Teams embed.FS
+
+// DnD is the examples/dnd workspace: a D&D table whose game master,
+// narrator and AI players are shell scripts, with a campaign, under dnd/.
+//
+//go:embed all:dnd
+var DnD embed.FS

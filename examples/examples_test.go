@@ -24,22 +24,24 @@ func TestGitignore(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := patterns(string(data))
-	got, err := fs.ReadFile(Teams, "teams/.gitignore")
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, p := range patterns(string(got)) {
-		have[p] = true
-	}
-	for _, p := range want {
-		if !have[p] {
-			t.Errorf("examples/teams/.gitignore lacks %q, which parley init writes", p)
+	for name, fsys := range map[string]fs.FS{"teams": Teams, "dnd": DnD} {
+		got, err := fs.ReadFile(fsys, name+"/.gitignore")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for p := range have {
-		if strings.HasPrefix(strings.TrimPrefix(p, "/"), "mailboxes") && !slices.Contains(want, p) {
-			t.Errorf("examples/teams/.gitignore has %q, which parley init does not write", p)
+		have := map[string]bool{}
+		for _, p := range patterns(string(got)) {
+			have[p] = true
+		}
+		for _, p := range want {
+			if !have[p] {
+				t.Errorf("examples/%s/.gitignore lacks %q, which parley init writes", name, p)
+			}
+		}
+		for p := range have {
+			if strings.HasPrefix(strings.TrimPrefix(p, "/"), "mailboxes") && !slices.Contains(want, p) {
+				t.Errorf("examples/%s/.gitignore has %q, which parley init does not write", name, p)
+			}
 		}
 	}
 }

@@ -177,7 +177,7 @@ func runDemo(ctx context.Context, e *env, dir string) error {
 func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	out := e.stdout
 	fmt.Fprintln(out, "\n== parley run --until-idle")
-	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Handlers: handlers(ws), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Handlers: handlers(ws, slog.New(slog.NewTextHandler(io.Discard, nil))), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}

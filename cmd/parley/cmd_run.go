@@ -51,7 +51,7 @@ type runOptions struct {
 }
 
 func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOptions) error {
-	r, err := runner.Open(ws, runner.Options{Logger: e.logger(opts.Level), UntilIdle: opts.UntilIdle, Handlers: handlers(ws)})
+	r, err := runner.Open(ws, runner.Options{Logger: e.logger(opts.Level), UntilIdle: opts.UntilIdle, Handlers: handlers(ws, e.logger(opts.Level))})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/dice"
@@ -25,9 +27,32 @@ func adapt(h messageHandler) runner.Handler {
 	})
 }
 
+// teamLead makes the D&D team lead a runner handler: it needs the name of
+// the agent it is (its state is in that agent's mailbox), starts the
+// session when the runner starts, and keeps the deadlines of its joins.
+type teamLead struct{ *agents.TeamLead }
+
+func (t teamLead) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
+	return t.TeamLead.Handle(ctx, d.Agent, d.Message)
+}
+
+// joinWait is how long the team lead waits for the players' answers to an
+// [AWAIT_PLAYERS]: as long as the timeouts of parley.yaml wait for an
+// answer to a [GM_TO_PLAYER] (after:, then again after the nudge), else
+// agents.DefaultJoinWait.
+func joinWait(ws *workspace.Workspace) time.Duration {
+	for _, t := range ws.Config.Timeouts {
+		if slices.Contains(t.Type, agents.GMToPlayerType) && t.After > 0 {
+			return 2 * t.After
+		}
+	}
+	return agents.DefaultJoinWait
+}
+
 // handlers are the built-in agents parley.yaml can name with
-// `driver: builtin` and `handler: NAME`.
-func handlers(ws *workspace.Workspace) runner.Handlers {
+// `driver: builtin` and `handler: NAME`. log receives what they do on
+// their own (the team lead's start and deadlines).
+func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
 	camps := agents.Campaigns{Workspace: ws.Root, Default: ws.Config.Campaign}
 	var narrators []string
 	players := map[string]string{}
@@ -52,5 +77,9 @@ func handlers(ws *workspace.Workspace) runner.Handlers {
 		// tools runs the gm's tools (roll_dice, update_inventory, ...)
 		// for a message with a tool field, answering the result as JSON.
 		"tools": adapt(&agents.Toolbox{Campaigns: camps, Players: players, Dice: dice.Random()}),
+		// team-lead starts the session, fans an [AWAIT_PLAYERS] out to
+		// the players and joins their answers, applies the deltas of a
+		// [STATE_UPDATED], and closes the session on [SESSION_END].
+		"team-lead": teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, Log: log}},
 	}
 }

@@ -214,7 +214,7 @@ agents:
   - {name: aria, role: player}
 routes:
   - match: {type: PLAYER_TO_PLAYER}
-    cc: [gm, narrator]
+    to: [gm, narrator]
   - match: {type: NO_SUCH_TYPE}
     to: gm
   - match: {type: NARRATIVE, fields: {mood: grim}}
@@ -234,13 +234,12 @@ routes:
 	}
 	want := []string{
 		"parley.yaml: skills: dnd-team names roles no agent has (human, team-lead): what it sends to them has nowhere to go unless named in to:",
-		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to gm (gm), which builtin:dnd-team.md:635 does not list among its recipients (player or human): delivered, as the route says",
-		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:635 does not list among its recipients (player or human): delivered, as the route says",
+		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to gm (gm), which builtin:dnd-team.md:637 does not list among its recipients (player or human): delivered, as the route says",
+		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:637 does not list among its recipients (player or human): delivered, as the route says",
 		"parley.yaml:9: routes[1].match.type: no skill of this workspace defines NO_SUCH_TYPE",
 		`parley.yaml:11: routes[2]: no type it matches (NARRATIVE) has a field "mood": the route applies only to messages that carry it anyway`,
 		`parley.yaml:13: routes[3].match.from_role: no agent has the role "bard": the route matches nothing`,
 		`parley.yaml:13: routes[3]: no agent has the role "bard": the route sends nothing to it`,
-		"parley.yaml:15: routes[4]: sends [GM_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:126 does not list among its recipients (player or human): delivered, as the route says",
 	}
 	for i := range got {
 		// The list of types is long: the start says enough.

@@ -47,6 +47,11 @@ type Config struct {
 	// agents finish what is in flight (the closing message included),
 	// then the runner stops every driver and exits.
 	StopOn []string
+	// Git is "auto" when the story is saved in git by itself: the D&D
+	// team lead makes a checkpoint (a commit of the campaign files) at
+	// each save and at the end of a session. Empty, or "off": only
+	// `parley checkpoint` commits.
+	Git string
 	// Campaign is the campaign under campaigns/ that the campaign
 	// commands and the D&D built-in agents use when none is named. Empty:
 	// the workspace's only campaign.
@@ -98,6 +103,12 @@ const (
 	DriverCommand = "command"
 	DriverSession = "session"
 	DriverBuiltin = "builtin"
+)
+
+// Values of git: in parley.yaml.
+const (
+	GitAuto = "auto"
+	GitOff  = "off"
 )
 
 // Defaults for agents and dispatch.
@@ -302,6 +313,15 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			}
 			if err := mailbox.CheckName(cfg.Campaign); err != nil {
 				return bad(v, "campaign", "%v", err)
+			}
+			return nil
+		},
+		"git": func(v *yaml.Node) error {
+			if err := scalar(v, "git", &cfg.Git, bad); err != nil {
+				return err
+			}
+			if cfg.Git != GitAuto && cfg.Git != GitOff {
+				return bad(v, "git", "%q is not auto or off", cfg.Git)
 			}
 			return nil
 		},

@@ -111,15 +111,17 @@ func (w *Workspace) lintTypes(r *Route, protocol *skills.Set, warn func(*Route, 
 	return types
 }
 
-// lintRecipients warns when a route sends a type to agents whose roles
-// its protocol does not list among the type's recipients.
+// lintRecipients warns when a route sends a type, with to:, to agents
+// whose roles its protocol does not list among the type's recipients. A
+// cc: is a copy the workspace's owner asked for (the game master sees the
+// players' talk): it is not warned about.
 func (w *Workspace) lintRecipients(r *Route, protocol *skills.Set, warn func(*Route, string, string, ...any)) {
 	for _, name := range r.Type {
 		t, skill, ok := protocol.Type(name)
 		if !ok || len(t.Recipients) == 0 || slices.Contains(t.Recipients, "*") || slices.Contains(t.Recipients, "any") {
 			continue
 		}
-		for _, agent := range w.staticTargets(r) {
+		for _, agent := range w.staticTargets(r.To) {
 			if w.HasRole(agent, t.Recipients...) {
 				continue
 			}
@@ -132,11 +134,11 @@ func (w *Workspace) lintRecipients(r *Route, protocol *skills.Set, warn func(*Ro
 	}
 }
 
-// staticTargets returns the agents a route sends to whatever the message
-// says: its names, roles and "*" (not $field or reply).
-func (w *Workspace) staticTargets(r *Route) []string {
+// staticTargets returns the agents route targets send to whatever the
+// message says: their names, roles and "*" (not $field or reply).
+func (w *Workspace) staticTargets(targets []string) []string {
 	var out []string
-	for _, t := range r.targets() {
+	for _, t := range targets {
 		switch {
 		case t == "reply" || fieldTarget.MatchString(t):
 		case t == "*":

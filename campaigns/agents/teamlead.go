@@ -1,0 +1,800 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/checkpoint"
+	"github.com/parley-dev/parley/campaigns/scenes"
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Message types the team lead sends or acts on.
+const (
+	SessionCommandType    = "SESSION_COMMAND"
+	SessionEndType        = "SESSION_END"
+	ContextRefreshType    = "CONTEXT_REFRESH"
+	AwaitPlayersType      = "AWAIT_PLAYERS"
+	PlayerResponsesType   = "PLAYER_RESPONSES"
+	GMToPlayerType        = "GM_TO_PLAYER"
+	JournalCheckpointType = "JOURNAL_CHECKPOINT"
+	NarrativeType         = "NARRATIVE"
+)
+
+// DefaultJoinWait is how long the team lead waits for the players' answers
+// to an [AWAIT_PLAYERS] when parley.yaml sets no timeout for
+// [GM_TO_PLAYER].
+const DefaultJoinWait = 2 * time.Minute
+
+// TeamLead is the D&D table's team lead as a built-in agent: the part of
+// the team lead's job that needs no person. (What needs one — answering
+// [ASK_PLAYER] and [RELAY_TO_HUMAN], rolling the human's dice, save, end,
+// stepping away — the human's seat, `parley play`, sends as the team lead.)
+//
+//   - When the runner starts it sends [SESSION_COMMAND] command: start to
+//     the game master, with the campaign, the human's character and the
+//     narrative style from preferences.md and the AI-played characters;
+//     when a session was already under way (the runner was restarted),
+//     it sends [CONTEXT_REFRESH] to every agent at the table instead.
+//   - [AWAIT_PLAYERS] (phase 1): one [GM_TO_PLAYER] to each character
+//     listed, all at once, each in the await's thread; the players' replies
+//     are joined into one [PLAYER_RESPONSES] to the game master, vetoes
+//     apart, once every player has answered or Wait has passed (the
+//     players who did not answer are then named in it).
+//   - [STATE_UPDATED]: applies the game master's deltas (as StateWriter
+//     does), asks every player to write their journal
+//     ([JOURNAL_CHECKPOINT]) and, with Git, commits the campaign.
+//   - [SESSION_END]: writes an entry in the decision log; with Git and
+//     state_saved: true, commits the campaign; asks the players to write
+//     their journals and every agent that runs a program to shut down.
+//   - [NARRATIVE] sent to it directly (a split party): kept in the scene
+//     file, never passed on.
+//
+// Everything it knows it reads back from the mailboxes, so a team lead
+// killed at any point picks up where it was.
+type TeamLead struct {
+	Campaigns
+	// Workspace is the table: its agents, their roles and characters,
+	// and the mailboxes the team lead reads its state from.
+	Workspace *workspace.Workspace
+	// Wait bounds a join of the players' answers (DefaultJoinWait).
+	Wait time.Duration
+	// Git commits the campaign at saves and at the session's end.
+	Git bool
+	// Now is the clock (time.Now).
+	Now func() time.Time
+	// Log receives what it does not answer for (nil: discarded).
+	Log *slog.Logger
+
+	mu    sync.Mutex
+	joins map[string]map[string]time.Time // agent -> await id -> deadline
+	// joined holds, for each await whose [PLAYER_RESPONSES] was made,
+	// the characters whose answers it carried: known before the file is
+	// in the outbox.
+	joined map[string]map[string]bool
+}
+
+// join is what the mailboxes say of one [AWAIT_PLAYERS].
+type join struct {
+	await    *mailbox.Message
+	id       string
+	asker    string
+	listed   []string                    // characters, in the await's order
+	agents   map[string]string           // character -> the agent prompted
+	answers  map[string]*mailbox.Message // character -> its answer
+	closed   bool                        // a [PLAYER_RESPONSES] went out
+	included map[string]bool             // the characters whose answers it carried
+	deadline time.Time
+}
+
+func (t *TeamLead) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+func (t *TeamLead) log() *slog.Logger {
+	if t.Log != nil {
+		return t.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (t *TeamLead) wait() time.Duration {
+	if t.Wait > 0 {
+		return t.Wait
+	}
+	return DefaultJoinWait
+}
+
+// Handle acts on one message delivered to the team lead, agent.
+func (t *TeamLead) Handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
+	switch typeOf(in) {
+	case AwaitPlayersType:
+		return t.fanOut(agent, in)
+	case StateType:
+		return t.stateUpdated(ctx, agent, in)
+	case SessionEndType:
+		return t.sessionEnd(ctx, agent, in)
+	case NarrativeType:
+		if direct(in) {
+			// A split party: the story of one group, for the human
+			// only. It is kept in the scene file; the seat shows it.
+			s := &Scribe{Campaigns: t.Campaigns}
+			return s.Handle(ctx, in)
+		}
+		return nil, nil
+	}
+	if thread, _ := in.Header().Get("thread"); thread != "" {
+		return t.answered(agent, thread, in)
+	}
+	return nil, nil
+}
+
+// Start starts the session, or refreshes the table's context after a
+// restart.
+func (t *TeamLead) Start(ctx context.Context, agent string) error {
+	t.recoverJoins(agent)
+	camp, err := t.For(mailbox.New(nil))
+	if err != nil {
+		return err
+	}
+	if t.underWay(agent) {
+		return t.refresh(agent, camp)
+	}
+	m, err := SessionStart(t.Workspace, camp, agent)
+	if errors.Is(err, campaigns.ErrNoPreferences) || errors.Is(err, errNoCharacter) {
+		t.log().Info("the session waits for preferences.md: the human's seat (parley play) asks for it", "campaign", camp.Name, "why", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return t.send(agent, m)
+}
+
+var errNoCharacter = errors.New("preferences.md names no player character or no narrative style")
+
+// SessionStart returns the [SESSION_COMMAND] command: start that begins a
+// session of camp, sent by agent (the team lead): the human's character
+// and the narrative style from preferences.md, the characters the AI
+// players play (the agents with the role player, by their characters;
+// else every other sheet in party/).
+func SessionStart(ws *workspace.Workspace, camp *campaigns.Campaign, agent string) (*mailbox.Message, error) {
+	p, err := camp.ReadPrefs()
+	if err != nil {
+		return nil, err
+	}
+	if p.Character == "" || p.Style == "" {
+		return nil, fmt.Errorf("%s: %w", camp.Path(campaigns.Preferences), errNoCharacter)
+	}
+	var ai []string
+	for _, a := range ws.Config.Agents {
+		if !ws.HasRole(a.Name, "player") {
+			continue
+		}
+		c := a.Character
+		if c == "" {
+			c = a.Name
+		}
+		if c != p.Character {
+			ai = append(ai, c)
+		}
+	}
+	if len(ai) == 0 {
+		all, err := camp.Characters()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range all {
+			if c != p.Character {
+				ai = append(ai, c)
+			}
+		}
+	}
+	m := mailbox.New([]byte(fmt.Sprintf("Begin the session of %s. The human plays %s.\n", campaigns.Title(camp.Name), p.Character)))
+	m.Set("id", (&mailbox.IDs{}).New(agent))
+	m.Set("from", agent)
+	m.Set("type", SessionCommandType)
+	m.Set("command", "start")
+	m.Set("campaign", camp.Name)
+	m.Set("player_character", p.Character)
+	m.Set("narrative_style", p.Style)
+	m.SetNode("ai_characters", nameList(ai))
+	return m, nil
+}
+
+// send writes m into agent's outbox, with an id if it has none.
+func (t *TeamLead) send(agent string, m *mailbox.Message) error {
+	if !m.Header().Has("id") {
+		m.Set("id", (&mailbox.IDs{Now: t.now}).New(agent))
+	}
+	m.Set("from", agent)
+	_, err := t.Workspace.Mailbox(agent).Send(m)
+	if errors.Is(err, mailbox.ErrExists) {
+		return nil // sent already, by the other path
+	}
+	return err
+}
+
+func nameList(names []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+	for _, s := range names {
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s})
+	}
+	return n
+}
+
+// scan calls fn with each message of the agent's mailbox states, oldest
+// first in each; fn returns false to stop.
+func (t *TeamLead) scan(agent string, states []string, fn func(state string, m *mailbox.Message) bool) {
+	box := t.Workspace.Mailbox(agent)
+	for _, state := range states {
+		names, err := box.Names(state)
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			if _, ok := mailbox.IDFromName(name); !ok {
+				continue
+			}
+			data, err := mailbox.ReadFile(box.Path(state, name), t.Workspace.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue // moved on meanwhile, or not a message
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil {
+				continue
+			}
+			if !fn(state, m) {
+				return
+			}
+		}
+	}
+}
+
+// The states of what an agent sent, and of what it received, each listed
+// in the order a file moves through them: a file that moves on while they
+// are read is then read in the next state, never missed.
+var (
+	sentStates     = []string{mailbox.Outbox, mailbox.Sent}
+	receivedStates = []string{mailbox.Inbox, mailbox.Cur, mailbox.Done}
+)
+
+func idTime(m *mailbox.Message) time.Time {
+	id, _ := m.Header().Get("id")
+	at, _, _ := mailbox.ParseID(id)
+	return at
+}
+
+// underWay reports whether a session is under way: the team lead sent a
+// start, and no [SESSION_END] came after it.
+func (t *TeamLead) underWay(agent string) bool {
+	var started, ended time.Time
+	t.scan(agent, sentStates, func(_ string, m *mailbox.Message) bool {
+		if typeOf(m) == SessionCommandType && field(m, "command") == "start" {
+			if at := idTime(m); at.After(started) {
+				started = at
+			}
+		}
+		return true
+	})
+	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
+		if typeOf(m) == SessionEndType {
+			if at := idTime(m); at.After(ended) {
+				ended = at
+			}
+		}
+		return true
+	})
+	return !started.IsZero() && ended.Before(started)
+}
+
+// refresh sends [CONTEXT_REFRESH] to every agent at the table: the
+// campaign, the scene being told, and the start of the last narrative.
+func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign) error {
+	scene := ""
+	if s, ok, _ := scenes.Current(camp.Path(campaigns.ScenesDir)); ok {
+		scene = fmt.Sprintf("%03d - %s", s.Number, s.Slug)
+	}
+	last := ""
+	t.scan(agent, []string{mailbox.Done}, func(_ string, m *mailbox.Message) bool {
+		if typeOf(m) == NarrativeType {
+			last = summaryOf(string(m.Body))
+		}
+		return true
+	})
+	for _, a := range t.Workspace.AgentNames() {
+		if a == agent || !t.Workspace.HasRole(a, "gm", "player", "human", "narrator") {
+			continue
+		}
+		m := mailbox.New([]byte("The runner was restarted: read the campaign files again and go on from where the story is.\n"))
+		m.Set("type", ContextRefreshType)
+		m.Set("to", a)
+		m.Set("campaign", camp.Name)
+		if scene != "" {
+			m.Set("current_scene", scene)
+		}
+		if last != "" {
+			m.Set("last_narrative_summary", last)
+		}
+		if err := t.send(agent, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summaryOf returns the first sentence of a narrative, on one line.
+func summaryOf(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if i := strings.IndexAny(text, ".!?"); i >= 0 {
+		text = text[:i+1]
+	}
+	if len(text) > 200 {
+		text = text[:200] + "…"
+	}
+	return text
+}
+
+// characterOfAgent returns the character an agent plays: its character:
+// in parley.yaml, else its name.
+func (t *TeamLead) characterOfAgent(agent string) string {
+	if a, ok := t.Workspace.Agent(agent); ok && a.Character != "" {
+		return a.Character
+	}
+	return agent
+}
+
+// fanOut sends the prompt of each character an [AWAIT_PLAYERS] lists to
+// the agent that plays it, all at once.
+func (t *TeamLead) fanOut(agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
+	id, _ := in.Header().Get("id")
+	list, err := awaited(in)
+	if err != nil {
+		return nil, err
+	}
+	var out []*mailbox.Message
+	for _, c := range list {
+		player, ok := t.Workspace.Resolve(c.name)
+		if !ok {
+			t.log().Warn("AWAIT_PLAYERS lists a character nobody plays", "character", c.name, "await", id)
+			continue
+		}
+		var body strings.Builder
+		fmt.Fprintf(&body, "## Scene\n%s\n\n## Just Happened\n%s\n\n## Request\n%s\n", c.scene, c.happened, c.request)
+		m := mailbox.New([]byte(body.String()))
+		m.Set("type", GMToPlayerType)
+		m.Set("to", player)
+		m.Set("thread", id)
+		m.Set("request_type", c.requestType)
+		m.Set("scene_number", field(in, "scene_number"))
+		m.Set("scene_slug", field(in, "scene_slug"))
+		out = append(out, m)
+	}
+	t.mu.Lock()
+	t.openJoin(agent, id, in)
+	t.mu.Unlock()
+	if len(out) == 0 {
+		// Nobody to ask: the answer is that nobody answered.
+		j := t.load(agent, id)
+		return []*mailbox.Message{t.responses(agent, j)}, nil
+	}
+	return out, nil
+}
+
+// awaitedCharacter is one entry of an [AWAIT_PLAYERS] characters list.
+type awaitedCharacter struct {
+	name, requestType, scene, happened, request string
+}
+
+// awaited reads the characters list of an [AWAIT_PLAYERS].
+func awaited(in *mailbox.Message) ([]awaitedCharacter, error) {
+	items, ok := in.Payload().Value("characters").([]any)
+	if !ok {
+		return nil, fmt.Errorf("characters: expected a list of {name, request_type, scene_context, just_happened, request}")
+	}
+	var out []awaitedCharacter
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("characters[%d]: expected name, request_type, scene_context, just_happened and request", i)
+		}
+		s := func(k string) string { v, _ := m[k].(string); return strings.TrimSpace(v) }
+		c := awaitedCharacter{name: campaigns.Kebab(s("name")), requestType: s("request_type"), scene: s("scene_context"), happened: s("just_happened"), request: s("request")}
+		if c.name == "" {
+			return nil, fmt.Errorf("characters[%d].name: missing", i)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// openJoin notes the deadline of an await. t.mu is held.
+func (t *TeamLead) openJoin(agent, id string, await *mailbox.Message) {
+	if t.joins == nil {
+		t.joins = map[string]map[string]time.Time{}
+	}
+	if t.joins[agent] == nil {
+		t.joins[agent] = map[string]time.Time{}
+	}
+	at := idTime(await)
+	if at.IsZero() {
+		at = t.now()
+	}
+	t.joins[agent][id] = at.Add(t.wait())
+}
+
+// recoverJoins finds the awaits not yet answered, after a restart.
+func (t *TeamLead) recoverJoins(agent string) {
+	var open []*mailbox.Message
+	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
+		if typeOf(m) == AwaitPlayersType {
+			open = append(open, m)
+		}
+		return true
+	})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range open {
+		id, _ := m.Header().Get("id")
+		if !t.load(agent, id).closed && t.joined[id] == nil {
+			t.openJoin(agent, id, m)
+		}
+	}
+}
+
+// load reads what the mailboxes say of an await: the prompts sent in its
+// thread, the answers come back, and whether the join went out.
+func (t *TeamLead) load(agent, id string) *join {
+	j := &join{id: id, agents: map[string]string{}, answers: map[string]*mailbox.Message{}, included: map[string]bool{}}
+	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
+		if mid, _ := m.Header().Get("id"); mid == id {
+			j.await = m
+			return false
+		}
+		return true
+	})
+	if j.await != nil {
+		j.asker, _ = j.await.Header().Get("from")
+		if list, err := awaited(j.await); err == nil {
+			for _, c := range list {
+				j.listed = append(j.listed, c.name)
+			}
+		}
+		j.deadline = idTime(j.await).Add(t.wait())
+	}
+	byAgent := map[string]string{}
+	t.scan(agent, sentStates, func(_ string, m *mailbox.Message) bool {
+		typ := typeOf(m)
+		if typ == GMToPlayerType {
+			if th, _ := m.Header().Get("thread"); th == id {
+				to, _ := m.Header().Names("to")
+				for _, a := range to {
+					c := t.characterOfAgent(a)
+					j.agents[c] = a
+					byAgent[a] = c
+				}
+			}
+		}
+		if typ == PlayerResponsesType {
+			if r, _ := m.Header().Get("reply_to"); r == id {
+				j.closed = true
+				for _, key := range []string{"responses", "vetoes"} {
+					items, _ := m.Payload().Value(key).([]any)
+					for _, it := range items {
+						if e, ok := it.(map[string]any); ok {
+							c, _ := e["character"].(string)
+							j.included[c] = true
+						}
+					}
+				}
+			}
+		}
+		return true
+	})
+	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
+		if th, _ := m.Header().Get("thread"); th != id || typeOf(m) == AwaitPlayersType {
+			return true
+		}
+		from, _ := m.Header().Get("from")
+		if c, ok := byAgent[from]; ok && j.answers[c] == nil {
+			j.answers[c] = m
+		}
+		return true
+	})
+	return j
+}
+
+// answered takes a player's answer in an await's thread: when it is the
+// last one, the join goes to the game master.
+func (t *TeamLead) answered(agent, thread string, in *mailbox.Message) ([]*mailbox.Message, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	j := t.load(agent, thread)
+	if j.await == nil {
+		return nil, nil // not a thread of an await: nothing to join
+	}
+	from, _ := in.Header().Get("from")
+	if j.closed || t.joined[thread] != nil {
+		c := t.characterOfAgent(from)
+		if j.included[c] || t.joined[thread][c] {
+			return nil, nil // carried by the join already
+		}
+		// After the deadline: passed on by itself, so it is not lost.
+		late := &join{id: j.id, asker: j.asker, await: j.await, agents: map[string]string{}, answers: map[string]*mailbox.Message{t.characterOfAgent(from): in}}
+		late.listed = []string{t.characterOfAgent(from)}
+		m := t.responses(agent, late)
+		m.Delete("id") // a message of its own, not the join
+		m.SetBody([]byte(fmt.Sprintf("%s answered after the others were sent on.\n", t.characterOfAgent(from))))
+		return []*mailbox.Message{m}, nil
+	}
+	for _, c := range j.listed {
+		if a, prompted := j.agents[c]; prompted && j.answers[c] == nil && a != "" {
+			return nil, nil // still waiting for c
+		}
+	}
+	delete(t.joins[agent], thread)
+	t.markJoined(j)
+	return []*mailbox.Message{t.responses(agent, j)}, nil
+}
+
+// markJoined notes that a join was made, and whose answers it carries.
+// t.mu is held.
+func (t *TeamLead) markJoined(j *join) {
+	if t.joined == nil {
+		t.joined = map[string]map[string]bool{}
+	}
+	carried := map[string]bool{}
+	for c := range j.answers {
+		carried[c] = true
+	}
+	t.joined[j.id] = carried
+}
+
+// Due returns the earliest deadline of the joins agent waits on.
+func (t *TeamLead) Due(agent string) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var next time.Time
+	for _, d := range t.joins[agent] {
+		if next.IsZero() || d.Before(next) {
+			next = d
+		}
+	}
+	return next
+}
+
+// Tick sends the joins whose deadline has passed, naming the players who
+// did not answer.
+func (t *TeamLead) Tick(ctx context.Context, agent string, now time.Time) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var errs []error
+	for id, d := range t.joins[agent] {
+		if now.Before(d) {
+			continue
+		}
+		delete(t.joins[agent], id) // once, even if sending fails: it is logged
+		j := t.load(agent, id)
+		if j.closed || j.await == nil || t.joined[id] != nil {
+			continue
+		}
+		t.markJoined(j)
+		if err := t.send(agent, t.responses(agent, j)); err != nil {
+			errs = append(errs, fmt.Errorf("the answers to %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// responses makes the [PLAYER_RESPONSES] of a join. Its id is drawn from
+// the await's, so that the join sent by the last answer and the one sent
+// at the deadline are one message, never two.
+func (t *TeamLead) responses(agent string, j *join) *mailbox.Message {
+	responses := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	vetoes := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	var missing []string
+	for _, c := range j.listed {
+		a := j.answers[c]
+		if a == nil {
+			missing = append(missing, c)
+			continue
+		}
+		text := strings.TrimSpace(string(a.Body))
+		if reason, ok := veto(a, text); ok {
+			vetoes.Content = append(vetoes.Content, pair("character", c, "reason", reason))
+			continue
+		}
+		responses.Content = append(responses.Content, pair("character", c, "response", text))
+	}
+	var body strings.Builder
+	fmt.Fprintf(&body, "%d of %d answered.", len(j.listed)-len(missing), len(j.listed))
+	if len(missing) > 0 {
+		fmt.Fprintf(&body, " No answer in time from %s.", strings.Join(missing, ", "))
+	}
+	body.WriteString("\n")
+	m := mailbox.New([]byte(body.String()))
+	at := idTime(j.await)
+	if at.IsZero() {
+		at = t.now()
+	}
+	m.Set("id", mailbox.IDOf(agent, at.Add(time.Microsecond), PlayerResponsesType, []byte(j.id)))
+	m.Set("type", PlayerResponsesType)
+	if j.asker != "" {
+		m.Set("to", j.asker)
+	}
+	m.Set("reply_to", j.id)
+	m.Set("thread", j.id)
+	m.SetNode("responses", responses)
+	if len(vetoes.Content) > 0 {
+		m.SetNode("vetoes", vetoes)
+	}
+	if len(missing) > 0 {
+		m.SetNode("missing", nameList(missing))
+	}
+	return m
+}
+
+// veto reports whether an answer vetoes, and why: a [PLAYER_TO_GM] with
+// type: VETO, or text that begins with [VETO] or VETO:.
+func veto(m *mailbox.Message, text string) (string, bool) {
+	if typeOf(m) == "PLAYER_TO_GM" && strings.EqualFold(field(m, "type"), "VETO") {
+		return text, true
+	}
+	upper := strings.ToUpper(text)
+	for _, p := range []string{"[VETO]", "VETO:"} {
+		if strings.HasPrefix(upper, p) {
+			return strings.TrimSpace(text[len(p):]), true
+		}
+	}
+	return "", false
+}
+
+func pair(k1, v1, k2, v2 string) *yaml.Node {
+	str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{str(k1), str(v1), str(k2), str(v2)}}
+}
+
+// tablePlayers returns the agents that play a character (the roles
+// player and human), in parley.yaml's order.
+func (t *TeamLead) tablePlayers() []string {
+	var out []string
+	for _, a := range t.Workspace.AgentNames() {
+		if t.Workspace.HasRole(a, "player", "human") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// journalCheckpoints asks every player to write their journal.
+func (t *TeamLead) journalCheckpoints(camp *campaigns.Campaign, trigger string) []*mailbox.Message {
+	s, ok, _ := scenes.Current(camp.Path(campaigns.ScenesDir))
+	if !ok {
+		return nil // no scene yet: nothing to write about
+	}
+	var out []*mailbox.Message
+	for _, a := range t.tablePlayers() {
+		m := mailbox.New([]byte("Write your journal entry for what just happened.\n"))
+		m.Set("type", JournalCheckpointType)
+		m.Set("to", a)
+		m.Set("campaign", camp.Name)
+		m.Set("scene_number", fmt.Sprintf("%03d", s.Number))
+		m.Set("scene_slug", s.Slug)
+		m.Set("trigger", trigger)
+		out = append(out, m)
+	}
+	return out
+}
+
+// stateUpdated applies the deltas, asks for journals and saves.
+func (t *TeamLead) stateUpdated(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
+	camp, err := t.For(in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := (&StateWriter{Campaigns: t.Campaigns}).Handle(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, t.journalCheckpoints(camp, "state_updated")...)
+	t.save(ctx, fmt.Sprintf("save: %s, state updated by %s", camp.Name, senderOf(in)))
+	return out, nil
+}
+
+func senderOf(m *mailbox.Message) string {
+	from, _ := m.Header().Get("from")
+	return from
+}
+
+// save commits the campaign when Git is on. Nothing to commit, or no
+// repository, is logged, not an error: the story is on disk either way.
+func (t *TeamLead) save(ctx context.Context, message string) {
+	if !t.Git {
+		return
+	}
+	res, err := checkpoint.Save(ctx, t.Workspace.Root, checkpoint.Options{Message: message})
+	switch {
+	case errors.Is(err, checkpoint.ErrNothing):
+	case err != nil:
+		t.log().Warn("git checkpoint", "err", err)
+	default:
+		t.log().Info("git checkpoint", "commit", res.Commit, "files", len(res.Files))
+	}
+}
+
+// sessionEnd closes the session: the decision log, the last save, the
+// journals, and every program agent asked to shut down.
+func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
+	camp, err := t.For(in)
+	if err != nil {
+		return nil, err
+	}
+	saved := strings.EqualFold(field(in, "state_saved"), "true")
+	if err := appendDecision(camp, t.now(), field(in, "summary"), field(in, "next_hook"), saved); err != nil {
+		return nil, err
+	}
+	if saved {
+		t.save(ctx, fmt.Sprintf("session end: %s", camp.Name))
+	} else {
+		t.log().Warn("the session ended with state_saved: false: no git checkpoint of unsaved state", "campaign", camp.Name)
+	}
+	out := t.journalCheckpoints(camp, "session_end")
+	for _, a := range t.Workspace.Config.Agents {
+		if a.Name == agent || (a.Driver != workspace.DriverCommand && a.Driver != workspace.DriverSession) {
+			continue
+		}
+		m := mailbox.New([]byte("The session is over. Thank you for playing.\n"))
+		id := (&mailbox.IDs{Now: t.now}).New(agent)
+		m.Set("id", id)
+		m.Set("type", workspace.ShutdownRequest)
+		m.Set("to", a.Name)
+		m.Set("request_id", id)
+		m.Set("reason", "the session ended")
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// appendDecision adds the session's end to the campaign's decision log.
+func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook string, saved bool) error {
+	path := camp.Path(campaigns.DecisionLog)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = []byte("# Decision Log: "+campaigns.Title(camp.Name)+"\n"), nil
+	}
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.Write(data)
+	if !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\n## Session ended %s\n\n", now.UTC().Format("2006-01-02 15:04 UTC"))
+	if summary != "" {
+		b.WriteString(strings.TrimSpace(summary) + "\n\n")
+	}
+	if hook != "" {
+		fmt.Fprintf(&b, "**Next**: %s\n", strings.TrimSpace(hook))
+	}
+	state := "saved"
+	if !saved {
+		state = "NOT saved (state_saved: false)"
+	}
+	fmt.Fprintf(&b, "**State**: %s\n", state)
+	return mailbox.WriteFileAtomic(path, []byte(b.String()))
+}

@@ -1,0 +1,58 @@
+# Helpers for the table's scripted agents. parley runs an agent once per
+# message, with the message on stdin and in $PARLEY_MESSAGE, and sends what
+# it prints as that agent. Several messages are separated by a line holding
+# only the ASCII record separator (next, below).
+#
+# A delivered message is a header between --- lines; a message written
+# tag-first ([NARRATIVE] on line one) keeps its tag line and its fields
+# after the header, then a blank line, then its text.
+
+CAMPAIGN=campaigns/the-sunken-bell
+
+# field NAME: a field of the message: from its tag-first fields, else from
+# its header.
+field() {
+  v=$(awk -v k="$1" '
+    NR == 1 && $0 == "---" { inhead = 1; next }
+    inhead && $0 == "---" { inhead = 0; after = 1; next }
+    after == 1 && /^\[[A-Za-z_]+\]$/ { tag = 1; after = 2; next }
+    after == 1 { after = 2 }
+    tag && $0 == "" { exit }
+    tag && index($0, k ": ") == 1 { print substr($0, length(k) + 3); exit }
+  ' "$PARLEY_MESSAGE")
+  if [ -z "$v" ]; then
+    v=$(sed -n "/^---\$/,/^---\$/s/^$1: *//p" "$PARLEY_MESSAGE" | head -n 1)
+  fi
+  printf '%s' "$v" | sed 's/^"\(.*\)"$/\1/'
+}
+
+# body: the message's text, after its header and tag-first fields.
+body() {
+  awk '
+    NR == 1 && $0 == "---" { inhead = 1; next }
+    inhead && $0 == "---" { inhead = 0; after = 1; next }
+    inhead { next }
+    after == 1 && /^\[[A-Za-z_]+\]$/ { tag = 1; after = 2; next }
+    after == 1 { after = 2 }
+    tag && $0 == "" { tag = 0; next }
+    tag { next }
+    { print }
+  ' "$PARLEY_MESSAGE"
+}
+
+# next: end one message, so that another can follow.
+next() {
+  printf '\036\n'
+}
+
+# state: the directory where a script keeps what it must remember between
+# messages (in the campaign's tmp/, which git ignores).
+state() {
+  mkdir -p "$CAMPAIGN/tmp/$PARLEY_AGENT"
+  printf '%s' "$CAMPAIGN/tmp/$PARLEY_AGENT"
+}
+
+# shutdown: approve a shutdown request (the team lead's, at the end).
+shutdown() {
+  printf -- '---\nto: %s\ntype: shutdown_response\nrequest_id: %s\napprove: true\n---\n%s\n' "$PARLEY_FROM" "$(field request_id)" "$1"
+}

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Mira Quickfoot's teammate: it plays the human's character. While the
+# human is at the table (HUMAN_RELAY, the start) it passes each prompt of
+# the game master to them as [RELAY_TO_HUMAN] and turns their
+# [HUMAN_DECISION] into Mira's [PLAYER_TO_GM]; while they are away
+# (AUTONOMOUS) it plays Mira itself, and tells them what she did when they
+# come back.
+. agents/lib.sh
+S=$(state)
+mode=$(cat "$S/mode" 2>/dev/null || echo HUMAN_RELAY)
+
+act() { printf '[PLAYER_TO_GM]\ntype: ACTION\ncharacter: mira-quickfoot\n\n%s\n' "$1"; }
+
+# on_her_own: Mira answers the prompt waiting for the human herself.
+on_her_own() {
+  rm -f "$S/pending"
+  echo "Mira darted in low and stabbed at an acolyte's knees, then rolled clear." >> "$S/away"
+  act "Mira darts in low, stabs at the nearer acolyte's knees, and rolls clear of the water."
+}
+
+case "$PARLEY_TYPE" in
+GM_TO_PLAYER)
+  if [ "$mode" = AUTONOMOUS ]; then
+    on_her_own
+  else
+    touch "$S/pending"
+    printf '[RELAY_TO_HUMAN]\ncharacter: mira-quickfoot\n\n'
+    body | sed 's/^## Request$/## Decision Needed/'
+    printf '\n## Suggested Options\n- Look for a hidden way\n- Keep back and watch\n- (anything you like)\n'
+  fi ;;
+HUMAN_DECISION)
+  rm -f "$S/pending"
+  act "$(body | sed '/^$/d' | tr '\n' ' ' | sed 's/ $//')" ;;
+MODE_SWITCH)
+  new=$(field mode)
+  echo "$new" > "$S/mode"
+  if [ "$new" = AUTONOMOUS ] && [ -e "$S/pending" ]; then
+    on_her_own
+  elif [ "$new" = HUMAN_RELAY ] && [ -s "$S/away" ]; then
+    printf -- '---\nto: you\n---\nWhile you were away:\n\n'
+    sed 's/^/- /' "$S/away"
+    rm -f "$S/away"
+  fi ;;
+JOURNAL_CHECKPOINT)
+  printf -- '---\nto: journal\n---\n[JOURNAL_ENTRY]\ntitle: "%s"\nhappened: "We went down under the chapel."\ndid: "Found the stair, and kept my feet dry. Mostly."\nlearned: "Somebody still rings that bell."\nfeel: "Curious. Too curious, Tor says."\n' "$(field scene_slug)" ;;
+shutdown_request) shutdown "Mira waves goodnight." ;;
+esac
+exit 0
