@@ -1,0 +1,152 @@
+package agents
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// leadTable makes a workspace with a team lead and two players, and its
+// campaign.
+func leadTable(t *testing.T) *workspace.Workspace {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := "skills: [dnd-team]\nphase: 1\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n" +
+		"  - {name: tilda, role: player, character: tilda-brannock}\n  - {name: grim, role: player, character: grimjaw-ironforge}\n"
+	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := campaigns.New(dir, "the-hollow"); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+const (
+	awaitID  = "20261124-100000.000000Z-gm-a00001"
+	promptT  = "20261124-100000.100000Z-lead-b00001"
+	promptG  = "20261124-100000.100001Z-lead-b00002"
+	answerT  = "20261124-100001.000000Z-tilda-c00001"
+	answerG  = "20261124-100002.000000Z-grim-c00002"
+	awaitMsg = "---\nid: " + awaitID + "\nfrom: gm\nto: lead\ntype: AWAIT_PLAYERS\n---\n[AWAIT_PLAYERS]\nscene_number: \"001\"\nscene_slug: the-warehouse\ncharacters:\n" +
+		"  - {name: tilda-brannock, request_type: QUICK_REACTION, scene_context: Dark., just_happened: A crate fell., request: React.}\n" +
+		"  - {name: grimjaw-ironforge, request_type: QUICK_REACTION, scene_context: Dark., just_happened: A crate fell., request: React.}\n"
+)
+
+// put writes a message into a state of an agent's mailbox.
+func put(t *testing.T, ws *workspace.Workspace, agent, state, id, text string) {
+	t.Helper()
+	if err := os.WriteFile(ws.Mailbox(agent).Path(state, mailbox.FileName(id)), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func prompt(id, to string) string {
+	return "---\nid: " + id + "\nfrom: lead\nto: " + to + "\ntype: GM_TO_PLAYER\nthread: " + awaitID + "\nrequest_type: QUICK_REACTION\n---\nReact.\n"
+}
+
+func reply(id, from, replyTo, text string) string {
+	return "---\nid: " + id + "\nfrom: " + from + "\nto: lead\nthread: " + awaitID + "\nreply_to: " + replyTo + "\n---\n" + text + "\n"
+}
+
+// midJoin leaves the mailboxes as a team lead killed mid-join leaves
+// them: the await handled, both prompts sent, Tilda's answer handled.
+func midJoin(t *testing.T, ws *workspace.Workspace) {
+	put(t, ws, "lead", mailbox.Done, awaitID, awaitMsg)
+	put(t, ws, "lead", mailbox.Sent, promptT, prompt(promptT, "tilda"))
+	put(t, ws, "lead", mailbox.Sent, promptG, prompt(promptG, "grim"))
+	put(t, ws, "lead", mailbox.Done, answerT, reply(answerT, "tilda", promptT, "Tilda draws her sword."))
+}
+
+// TestTeamLeadRecovers: a team lead started on the mailboxes a killed one
+// left finds the join it was waiting on, with its deadline, and finishes
+// it with the last answer.
+func TestTeamLeadRecovers(t *testing.T) {
+	ws := leadTable(t)
+	midJoin(t, ws)
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	if err := lead.Start(context.Background(), "lead"); err != nil {
+		t.Fatal(err)
+	}
+	at, _, _ := mailbox.ParseID(awaitID)
+	if got, want := lead.Due("lead"), at.Add(time.Minute); !got.Equal(want) {
+		t.Errorf("Due after a restart = %v, want the await's time + Wait, %v", got, want)
+	}
+	put(t, ws, "lead", mailbox.Cur, answerG, reply(answerG, "grim", promptG, "[VETO] This touches my past."))
+	out, err := lead.Handle(context.Background(), "lead", msg(t, reply(answerG, "grim", promptG, "[VETO] This touches my past.")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 {
+		t.Fatalf("Handle(the last answer) = %d messages, want one [PLAYER_RESPONSES]", len(out))
+	}
+	text := string(out[0].Bytes())
+	for _, want := range []string{"type: PLAYER_RESPONSES", "reply_to: " + awaitID, "- character: tilda-brannock\n    response: Tilda draws her sword.", "vetoes:\n  - character: grimjaw-ironforge\n    reason: This touches my past.", "2 of 2 answered."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the join lacks %q:\n%s", want, text)
+		}
+	}
+	if !lead.Due("lead").IsZero() {
+		t.Errorf("Due after the join = %v, want none", lead.Due("lead"))
+	}
+}
+
+// TestTeamLeadDeadline: at the deadline the join goes out once, naming
+// who did not answer; a restarted team lead does not send it again, and
+// an answer that comes after it is passed on by itself.
+func TestTeamLeadDeadline(t *testing.T) {
+	ws := leadTable(t)
+	midJoin(t, ws)
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	if err := lead.Start(context.Background(), "lead"); err != nil {
+		t.Fatal(err)
+	}
+	late := lead.Due("lead").Add(time.Second)
+	for range 2 {
+		if err := lead.Tick(context.Background(), "lead", late); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, _ := ws.Mailbox("lead").Names(mailbox.Outbox)
+	if len(names) != 1 {
+		t.Fatalf("outbox after two ticks = %v, want one join", names)
+	}
+	data, _ := os.ReadFile(ws.Mailbox("lead").Path(mailbox.Outbox, names[0]))
+	if !strings.Contains(string(data), "missing: [grimjaw-ironforge]") || !strings.Contains(string(data), "No answer in time from grimjaw-ironforge.") {
+		t.Errorf("the join at the deadline:\n%s", data)
+	}
+
+	again := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	if err := again.Start(context.Background(), "lead"); err != nil {
+		t.Fatal(err)
+	}
+	if d := again.Due("lead"); !d.IsZero() {
+		t.Errorf("a restarted team lead waits on a join already sent (due %v)", d)
+	}
+	put(t, ws, "lead", mailbox.Cur, answerG, reply(answerG, "grim", promptG, "Grimjaw grunts."))
+	out, err := again.Handle(context.Background(), "lead", msg(t, reply(answerG, "grim", promptG, "Grimjaw grunts.")))
+	if err != nil || len(out) != 1 {
+		t.Fatalf("Handle(a late answer) = %v, %v; want it passed on", out, err)
+	}
+	if text := string(out[0].Bytes()); !strings.Contains(text, "response: Grimjaw grunts.") || strings.Contains(text, "tilda") || out[0].Header().Has("id") {
+		t.Errorf("the late answer, passed on (with an id of its own to come):\n%s", text)
+	}
+	// Tilda's answer, already carried, is not passed on again.
+	if out, _ := again.Handle(context.Background(), "lead", msg(t, reply(answerT, "tilda", promptT, "Tilda draws her sword."))); len(out) != 0 {
+		t.Errorf("Handle(an answer the join carried) = %d messages, want none", len(out))
+	}
+}
