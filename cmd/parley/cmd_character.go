@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/parley-dev/parley/campaigns"
 	"io"
 	"os"
 	"path/filepath"
@@ -136,6 +137,30 @@ func characterCommand(e *env) *cli.Command {
 			},
 			hpCommand(e, "damage", "take N hit points off (not below 0)"),
 			hpCommand(e, "heal", "give N hit points back (not above the maximum)"),
+			{
+				Name:      "new",
+				Usage:     "write a sheet for a new character (party/CHARACTER.md): the numbers the tools read at their starting values, and the parts a player fills in",
+				ArgsUsage: "CHARACTER",
+				Flags: []cli.Flag{campaignFlag,
+					&cli.StringFlag{Name: "layout", Value: campaigns.LayoutMarkdown, Usage: "`LAYOUT` of the sheet: markdown (the numbers in tables, as people write sheets) or frontmatter (in YAML above the prose)"},
+				},
+				Action: func(c *cli.Context) error {
+					if err := exactArgs(c, 1, "the CHARACTER's full name in kebab-case (tilda-brannock)"); err != nil {
+						return err
+					}
+					camp, _, err := openCampaign(c, "")
+					if err != nil {
+						return err
+					}
+					path, err := camp.NewSheet(c.Args().First(), c.String("layout"))
+					if err != nil {
+						return err
+					}
+					rel := filepath.Join(campaigns.Dir, camp.Name, campaigns.PartyDir, filepath.Base(path))
+					fmt.Fprintf(e.stdout, "wrote %s\nnext: fill in who they are, then `parley character show %s`\n", rel, c.Args().First())
+					return nil
+				},
+			},
 		},
 	}
 }

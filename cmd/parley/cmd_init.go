@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/urfave/cli/v2"
 )
@@ -17,11 +18,20 @@ func initCommand(e *env) *cli.Command {
 		Description: "With --agent, writes a new parley.yaml. Without, in a directory that has a\n" +
 			"parley.yaml (written by hand, or edited to add agents), it makes the missing\n" +
 			"mailboxes of the agents it lists. DIR defaults to -C's directory, else the\n" +
-			"current one.",
+			"current one.\n\n" +
+			"--template dnd lays out a D&D table instead: a parley.yaml with a game master,\n" +
+			"a narrator, the built-in team lead, your seat (parley play), one agent per\n" +
+			"character and the built-in scribe, journal and tools; a campaign with a sheet\n" +
+			"for each character (--human yours, --ai the AI players'), and preferences.md\n" +
+			"naming yours.",
 		ArgsUsage: "[DIR]",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "agent", Aliases: []string{"a"}, Usage: "an agent `NAME`, or NAME:ROLE (aria:player; several roles joined by +); repeat, or separate with commas; at least one"},
 			&cli.StringSliceFlag{Name: "skill", Usage: "check messages against the skill `NAME` (parley skills list); repeat"},
+			&cli.StringFlag{Name: "template", Usage: "lay out a `KIND` of workspace: dnd (a D&D table)"},
+			&cli.StringFlag{Name: "campaign", Value: "my-campaign", Usage: "with --template dnd: the campaign's `NAME`"},
+			&cli.StringFlag{Name: "human", Usage: "with --template dnd: the `CHARACTER` you play (tilda-brannock)"},
+			&cli.StringSliceFlag{Name: "ai", Usage: "with --template dnd: a `CHARACTER` an AI player plays; repeat"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -34,6 +44,19 @@ func initCommand(e *env) *cli.Command {
 			}
 			if dir == "" {
 				dir = "."
+			}
+			switch c.String("template") {
+			case "":
+			case "dnd":
+				if len(c.StringSlice("agent")) > 0 || len(c.StringSlice("skill")) > 0 {
+					return usagef("--template dnd lays out its own agents and skills: leave out --agent and --skill")
+				}
+				return runInitTable(e, dir, dndTable{Campaign: c.String("campaign"), Human: c.String("human"), AI: splitNames(c.StringSlice("ai"))})
+			default:
+				return usagef("--template %q: the templates are: dnd", c.String("template"))
+			}
+			if c.IsSet("campaign") || c.IsSet("human") || c.IsSet("ai") {
+				return usagef("--campaign, --human and --ai go with --template dnd")
 			}
 			var agents []workspace.Agent
 			for _, spec := range splitNames(c.StringSlice("agent")) {
@@ -80,5 +103,42 @@ func runMakeMailboxes(e *env, dir string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "workspace %s: mailboxes/{%s} ready\n", ws.Root, strings.Join(ws.AgentNames(), ","))
+	return nil
+}
+
+// runInitTable lays out a D&D table in dir: its parley.yaml, its campaign
+// with a sheet per character, and preferences.md naming the human's.
+func runInitTable(e *env, dir string, t dndTable) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	ws, err := workspace.InitConfig(dir, t.config())
+	if err != nil {
+		return err
+	}
+	camp, err := campaigns.New(ws.Root, t.Campaign)
+	if err != nil {
+		return err
+	}
+	for _, c := range append([]string{t.Human}, t.AI...) {
+		if c == "" {
+			continue
+		}
+		if _, err := camp.NewSheet(c, campaigns.LayoutMarkdown); err != nil {
+			return err
+		}
+	}
+	if t.Human != "" {
+		if err := camp.WritePrefs(t.Human, "", ""); err != nil {
+			return err
+		}
+	}
+	abs, _ := filepath.Abs(ws.Root)
+	fmt.Fprintf(e.stdout, "created a D&D table in %s: agents %s\n", abs, strings.Join(ws.AgentNames(), ", "))
+	fmt.Fprintf(e.stdout, "campaign %s: fill in campaigns/%s/ (the sheets in party/, story-state.md, world-primer.md)\n", t.Campaign, t.Campaign)
+	if t.Human == "" {
+		fmt.Fprintln(e.stdout, "your character: `parley play` asks which one you play, and writes preferences.md")
+	}
+	fmt.Fprintln(e.stdout, "next: give gm, narrator and the players programs in parley.yaml (driver: command, run: [...]), `git init`, then `parley play`")
 	return nil
 }

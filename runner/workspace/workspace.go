@@ -109,22 +109,6 @@ func Init(dir string, agents []Agent, skillNames []string) (*Workspace, error) {
 		}
 		seen[a.Name] = true
 	}
-	if len(skillNames) > 0 {
-		lib, err := skills.LoadLibrary(filepath.Join(dir, "skills"))
-		if err != nil {
-			return nil, err
-		}
-		if _, err := lib.Set(skillNames); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, ConfigFile)
-	if _, err := os.Stat(path); err == nil {
-		return nil, fmt.Errorf("%s: %w", dir, ErrWorkspaceExists)
-	}
 	var b strings.Builder
 	b.WriteString(configHeader)
 	if len(skillNames) > 0 {
@@ -144,7 +128,35 @@ func Init(dir string, agents []Agent, skillNames []string) (*Workspace, error) {
 		}
 	}
 	b.WriteString(configRouter)
-	if err := mailbox.WriteFileAtomic(path, []byte(b.String())); err != nil {
+	return InitConfig(dir, b.String())
+}
+
+// InitConfig creates a workspace in dir from the text of its parley.yaml,
+// as Init does: the file is checked first (a file parley cannot load is
+// refused, and nothing is written), then written with the .gitignore, the
+// shipped skills in skills/, and a mailbox for each agent.
+func InitConfig(dir, config string) (*Workspace, error) {
+	path := filepath.Join(dir, ConfigFile)
+	cfg, err := ParseConfig(ConfigFile, []byte(config))
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Skills) > 0 {
+		lib, err := skills.LoadLibrary(filepath.Join(dir, "skills"))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := lib.Set(cfg.Skills); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("%s: %w", dir, ErrWorkspaceExists)
+	}
+	if err := mailbox.WriteFileAtomic(path, []byte(config)); err != nil {
 		return nil, err
 	}
 	if err := writeIfMissing(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
