@@ -250,7 +250,7 @@ func TestJournalRetry(t *testing.T) {
 				t.Fatalf("failed journal write %d came %v after the one before, want at most %v", fails, gap, journalRetry+settle)
 			}
 			seen, last = fails, clock
-			next = r.pending[fileKey{"alice", "hello.md"}].retryAt
+			next = r.pending[fileKey{"alice", "hello.md"}].get().retryAt
 		}
 		if !next.After(clock) {
 			t.Fatalf("next look at %v, not after now", next)

@@ -194,10 +194,10 @@ func (b *batch) take(i int, c candidate) {
 		// drawn from its name and content (newID), and kept while it
 		// waits: the same when it is routed again after a failure, and,
 		// drawn alike, after a crash.
-		if p.id == "" {
-			p.id = r.newID(c, data)
+		if p.get().id == "" {
+			p.more().id = r.newID(c, data)
 		}
-		a.id = p.id
+		a.id = p.get().id
 	default:
 		a.stamp = true
 		if id, ok := r.routedAlready(c, data, a.msg); ok {
@@ -409,7 +409,7 @@ func (b *batch) finish() error {
 			r.log.Warn("a routed file was replaced before it was moved to sent/; the file there now is routed on its own", "agent", a.agent, "file", a.name, "id", a.id)
 		} else if err != nil {
 			r.fail(a.candidate, b.now, fmt.Errorf("moving to sent/: %w", err))
-			r.note(a.fileKey).journaled = a.id
+			r.note(a.fileKey).more().journaled = a.id
 			continue
 		} else {
 			r.dropReason(a.candidate)
@@ -441,7 +441,7 @@ func (b *batch) finish() error {
 // was delivered since: one line tells of it.
 func (r *Runner) journaledAlready(a *accepted) bool {
 	p := r.pending[a.fileKey]
-	return p != nil && p.journaled == a.id && len(a.already) == len(a.recipients)
+	return p != nil && p.get().journaled == a.id && len(a.already) == len(a.recipients)
 }
 
 // unsureSettles is how many settle times a file that does not parse is
@@ -507,7 +507,7 @@ const maxAttempts = 4
 // a pause that doubles with each failure, up to the rescan interval, and
 // its sender's later files wait for it.
 func (r *Runner) fail(c candidate, now time.Time, err error) {
-	p := r.note(c.fileKey)
+	p := r.note(c.fileKey).more()
 	p.failures++
 	p.lastErr = err
 	limit := r.ws().Config.Router.RescanInterval

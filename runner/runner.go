@@ -160,15 +160,24 @@ func (r *Runner) ws() *workspace.Workspace { return r.current.Load() }
 type fileKey struct{ agent, name string }
 
 // pending is what the runner knows of an outbox file it has not routed.
+//
+// A backlog holds one for every file waiting, so it keeps only what every
+// file needs; what few files need is behind rare.
 type pending struct {
-	seen     bool // size, modified and since hold an earlier look
 	size     int64
 	modified time.Time
 	since    time.Time // when the runner first saw this size and mtime
+	seen     bool      // size, modified and since hold an earlier look
 	reasoned bool      // a reason is beside it: it was refused where it is
 	unsure   bool      // whether a writer still holds it cannot be known
-	id       string    // the id it was given, when no id could be written into it
 	editing  bool      // an editor's swap or lock file was beside it
+	rare     *rare     // nil until one of its fields is set (see more)
+}
+
+// rare is what a pending file needs only when it failed, or when it was
+// given an id it could not carry.
+type rare struct {
+	id       string    // the id it was given, when no id could be written into it
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
 	lastErr  error     // why the last attempt failed
@@ -176,6 +185,25 @@ type pending struct {
 	// delivered while its move to sent/ failed: tried again, it is not
 	// journaled again unless something new is delivered.
 	journaled string
+}
+
+// noRare is what get returns for a file with none: only read.
+var noRare rare
+
+// get returns p's rare fields, to read.
+func (p *pending) get() *rare {
+	if p.rare == nil {
+		return &noRare
+	}
+	return p.rare
+}
+
+// more returns p's rare fields, to set.
+func (p *pending) more() *rare {
+	if p.rare == nil {
+		p.rare = &rare{}
+	}
+	return p.rare
 }
 
 // Open takes the workspace's lock, creates missing mailboxes and finishes
@@ -587,7 +615,7 @@ func (r *Runner) isStopped(agent string) bool { return r.state.stopped(agent) }
 // one not yet given up on after maxAttempts failures.
 func (r *Runner) anyRetryable() bool {
 	for _, p := range r.pending {
-		if p.failures < maxAttempts {
+		if p.get().failures < maxAttempts {
 			return true
 		}
 	}
@@ -598,7 +626,7 @@ func (r *Runner) anyRetryable() bool {
 func (r *Runner) givenUp() error {
 	var errs []error
 	for k, p := range r.pending {
-		errs = append(errs, fmt.Errorf("mailboxes/%s/outbox/%s: %w", k.agent, k.name, p.lastErr))
+		errs = append(errs, fmt.Errorf("mailboxes/%s/outbox/%s: %w", k.agent, k.name, p.get().lastErr))
 	}
 	return fmt.Errorf("%d %s could not be routed after %d attempts: %w", len(errs), plural(len(errs), "file", "files"), maxAttempts, errors.Join(errs...))
 }
@@ -827,8 +855,8 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 	}
 	// Files that failed just now are tried again later.
 	for _, p := range r.pending {
-		if p.retryAt.After(now) {
-			later(p.retryAt)
+		if at := p.get().retryAt; at.After(now) {
+			later(at)
 		}
 	}
 	return next, nil
@@ -871,9 +899,9 @@ func (r *Runner) look(k fileKey, p *pending, now time.Time, settle time.Duration
 		*ready = append(*ready, c)
 		return
 	}
-	if now.Before(p.retryAt) {
+	if at := p.get().retryAt; now.Before(at) {
 		block(c) // failed before: retried later, in order
-		later(p.retryAt)
+		later(at)
 		return
 	}
 	wasSettled := settled(p, info, now, settle)
