@@ -3,9 +3,11 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/skills"
 )
 
 // Check is the one place that says whether a message is valid and where
@@ -174,6 +176,9 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	if warning != "" {
 		v.Warnings = append(v.Warnings, warning)
 	}
+	if f := w.checkCharacter(protocol, in.Sender, m); f != nil {
+		return refuse(f)
+	}
 	a, f := w.address(protocol, in.Sender, m)
 	if f != nil {
 		return refuse(f)
@@ -252,6 +257,27 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", in.Sender, id, MailboxesDir+"/"+in.Sender+"/"+mailbox.Sent+"/")}
 	}
 	return nil
+}
+
+// checkCharacter refuses a protocol message whose character: names
+// another character than the one its sender plays (an agent with
+// character: in parley.yaml): a player speaks for its own character only.
+// Informal messages (a tool call that reads another sheet) are not held to
+// it.
+func (w *Workspace) checkCharacter(protocol *skills.Set, sender string, m *mailbox.Message) *Refusal {
+	a, ok := w.Agent(sender)
+	if !ok || a.Character == "" {
+		return nil
+	}
+	if t, _ := typeOf(protocol, m); t == nil {
+		return nil
+	}
+	c, ok := m.Payload().Get("character")
+	name := strings.ToLower(strings.Join(strings.Fields(c), "-"))
+	if !ok || name == "" || name == a.Character {
+		return nil
+	}
+	return &Refusal{Line: m.Payload().Line("character"), Field: "character", Reason: fmt.Sprintf("%q, but %s plays %s (%s): a player speaks for its own character", c, sender, a.Character, ConfigFile)}
 }
 
 // checkSize refuses a message whose copies would be over the size limit
