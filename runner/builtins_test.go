@@ -71,3 +71,31 @@ func TestBuiltinStartAndTimer(t *testing.T) {
 		t.Errorf("Tick called %d times, want once", a.ticks)
 	}
 }
+
+// TestIdleHook: a run until idle asks its Idle hook before it ends; what
+// the hook sends is routed, and the run ends when the hook has nothing
+// more to say.
+func TestIdleHook(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - you\n")
+	said := 0
+	idle := func(ctx context.Context) bool {
+		if said == 2 {
+			return false
+		}
+		said++
+		m := mailbox.New([]byte("line " + string(rune('0'+said)) + "\n"))
+		m.Set("id", mailbox.IDAt("you", time.Now()))
+		m.Set("from", "you")
+		m.Set("to", "boss")
+		if _, err := ws.Mailbox("you").Send(m); err != nil {
+			t.Error(err)
+		}
+		return true
+	}
+	if _, err := runIdle(t, ws, Options{Idle: idle}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"line 1", "line 2"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+}

@@ -55,6 +55,12 @@ type Options struct {
 	// may come at the same time, calls for one agent come one after the
 	// other, in the order its driver ran. Unset, it costs a nil check.
 	OnHandled func(Handled)
+	// Idle, when set, is called by a run until idle each time it finds
+	// nothing left to do, from the router's goroutine: the moment a
+	// person's seat may show what arrived and answer what waits for them.
+	// It returns true when it sent something (wrote into an outbox), and
+	// the run goes on; false, and the run ends.
+	Idle func(ctx context.Context) bool
 }
 
 // Stats counts what a Run did.
@@ -533,6 +539,9 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			// Look once more: a driver may have published since.
 			r.scan()
 			if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 && (r.sessionOver != "" || r.nextTick().IsZero()) {
+				if r.opts.Idle != nil && r.opts.Idle(ctx) {
+					continue // the seat said something: route it
+				}
 				for k, p := range r.pending {
 					if p.editing || r.editing(k, p) {
 						r.log.Warn("left in the outbox: an editor's swap or lock file is beside it", "agent", k.agent, "file", k.name)
