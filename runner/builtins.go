@@ -15,6 +15,13 @@ type Starter interface {
 	Start(ctx context.Context, agent string) error
 }
 
+// Stopper is a built-in handler with something to do when the run ends,
+// once every driver has stopped: the D&D team lead commits what the
+// players wrote after the session's end. An error is logged.
+type Stopper interface {
+	Stop(ctx context.Context, agent string) error
+}
+
 // Timer is a built-in handler that keeps deadlines of its own, such as a
 // team lead that waits for the players' answers so long and then sends
 // what it has. Due returns when it next wants Tick to be called (the zero
@@ -78,6 +85,21 @@ func (r *Runner) tickBuiltins(ctx context.Context) {
 		}
 		if err := t.Tick(ctx, name, now); err != nil {
 			r.log.Error("a built-in agent's deadline", "agent", name, "err", err)
+		}
+	}
+}
+
+// stopBuiltins gives each built-in handler that is a Stopper its end.
+func (r *Runner) stopBuiltins(ctx context.Context) {
+	for name, w := range r.workers {
+		b, ok := w.driver.(*builtinDriver)
+		if !ok {
+			continue
+		}
+		if s, ok := b.handler.(Stopper); ok {
+			if err := s.Stop(ctx, name); err != nil {
+				r.log.Error("stopping a built-in agent", "agent", name, "err", err)
+			}
 		}
 	}
 }

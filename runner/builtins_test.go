@@ -16,10 +16,16 @@ import (
 // and "ring" once its deadline, set by the first message it handles,
 // has come.
 type alarm struct {
-	ws    *workspace.Workspace
-	mu    sync.Mutex
-	due   time.Time
-	ticks int
+	ws      *workspace.Workspace
+	mu      sync.Mutex
+	due     time.Time
+	ticks   int
+	stopped int
+}
+
+func (a *alarm) Stop(ctx context.Context, agent string) error {
+	a.stopped++
+	return nil
 }
 
 func (a *alarm) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
@@ -55,8 +61,8 @@ func (a *alarm) Tick(ctx context.Context, agent string, now time.Time) error {
 }
 
 // TestBuiltinStartAndTimer: a built-in agent's start is sent before the
-// run routes, and a run until idle waits for its deadline and routes
-// what it sends then.
+// run routes, a run until idle waits for its deadline and routes what it
+// sends then, and its Stop is called once the run is over.
 func TestBuiltinStartAndTimer(t *testing.T) {
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: clock, driver: builtin, handler: alarm}\n")
 	a := &alarm{ws: ws}
@@ -69,6 +75,9 @@ func TestBuiltinStartAndTimer(t *testing.T) {
 	}
 	if a.ticks != 1 {
 		t.Errorf("Tick called %d times, want once", a.ticks)
+	}
+	if a.stopped != 1 {
+		t.Errorf("Stop called %d times, want once, at the end", a.stopped)
 	}
 }
 

@@ -377,6 +377,11 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	if werr := g.Wait(); err == nil && !errors.Is(werr, context.Canceled) {
 		err = werr
 	}
+	// Every driver has stopped: what the built-in agents do at the end
+	// sees every file the others wrote.
+	stopCtx, stopCancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	r.stopBuiltins(stopCtx)
+	stopCancel()
 	r.stats.Ended = r.sessionOver
 	r.statsMu.Lock()
 	defer r.statsMu.Unlock()

@@ -78,6 +78,7 @@ type TeamLead struct {
 	Log *slog.Logger
 
 	mu    sync.Mutex
+	ended map[string]bool                 // agents that closed a saved session in this run
 	joins map[string]map[string]time.Time // agent -> await id -> deadline
 	// joined holds, for each await whose [PLAYER_RESPONSES] was made,
 	// the characters whose answers it carried: known before the file is
@@ -749,16 +750,28 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 	}
 	if saved {
 		t.save(ctx, fmt.Sprintf("session end: %s", camp.Name))
+		t.mu.Lock()
+		if t.ended == nil {
+			t.ended = map[string]bool{}
+		}
+		t.ended[agent] = true
+		t.mu.Unlock()
 	} else {
 		t.log().Warn("the session ended with state_saved: false: no git checkpoint of unsaved state", "campaign", camp.Name)
 	}
+	// Ids are given here, in order: the journals are asked for before
+	// the shutdowns, and each player gets them in that order.
+	ids := &mailbox.IDs{Now: t.now}
 	out := t.journalCheckpoints(camp, "session_end")
+	for _, m := range out {
+		m.Set("id", ids.New(agent))
+	}
 	for _, a := range t.Workspace.Config.Agents {
 		if a.Name == agent || (a.Driver != workspace.DriverCommand && a.Driver != workspace.DriverSession) {
 			continue
 		}
 		m := mailbox.New([]byte("The session is over. Thank you for playing.\n"))
-		id := (&mailbox.IDs{Now: t.now}).New(agent)
+		id := ids.New(agent)
 		m.Set("id", id)
 		m.Set("type", workspace.ShutdownRequest)
 		m.Set("to", a.Name)
@@ -767,6 +780,24 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// Stop commits, when a saved session ended in this run, what the players
+// wrote after its end (their last journal entries), once every agent has
+// stopped.
+func (t *TeamLead) Stop(ctx context.Context, agent string) error {
+	t.mu.Lock()
+	ended := t.ended[agent]
+	t.mu.Unlock()
+	if !ended {
+		return nil
+	}
+	camp, err := t.For(mailbox.New(nil))
+	if err != nil {
+		return err
+	}
+	t.save(ctx, fmt.Sprintf("session end: %s, the last journal entries", camp.Name))
+	return nil
 }
 
 // appendDecision adds the session's end to the campaign's decision log.

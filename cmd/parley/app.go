@@ -63,6 +63,8 @@ func newApp(e *env) *cli.App {
 			doneCommand(e),
 			replyCommand(e),
 			retryCommand(e),
+			playCommand(e),
+			answerCommandSeat(e),
 			demoCommand(e),
 			benchCommand(e),
 			versionCommand(e),

@@ -51,6 +51,10 @@ func benchCommand(e *env) *cli.Command {
 			"process, in rounds interleaved with a bare parley process and the disk's\n" +
 			"own durable write of the same bytes.\n" +
 			"\n" +
+			"With --table it measures a D&D session: parley demo and parley demo\n" +
+			"--protocol v1 as whole processes, and a phase 1 beat (three players that\n" +
+			"take 300 ms each; the team lead asks them at once), in interleaved rounds.\n" +
+			"\n" +
 			"With --reading it builds a workspace of --reading-messages messages (100,000)\n" +
 			"and a journal as long, then times parley inbox, status and log as whole\n" +
 			"processes, in interleaved rounds.\n" +
@@ -65,6 +69,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "driver-messages", Value: 500, Usage: "with --drivers: messages each agent handles (the session round trips are twice as many)"},
 			&cli.BoolFlag{Name: "campaign", Usage: "measure the D&D campaign tools instead: parley roll, sheet updates, state deltas"},
 			&cli.BoolFlag{Name: "send", Usage: "measure parley send instead: a checked message written durably, as a whole process"},
+			&cli.BoolFlag{Name: "table", Usage: "measure a D&D session instead: parley demo (both protocols) as a whole process, and a phase 1 beat's fan-out (--runs rounds; 10 unless set)"},
 			&cli.BoolFlag{Name: "reading", Usage: "measure parley inbox, status and log on a workspace of 100,000 messages instead"},
 			&cli.IntFlag{Name: "reading-messages", Value: 100000, Usage: "with --reading: messages in the workspace, and lines in its journal"},
 			&cli.IntFlag{Name: "runs", Value: 50, Usage: "with --campaign, --send or --reading: runs of each measurement"},
@@ -86,6 +91,18 @@ func benchCommand(e *env) *cli.Command {
 				ctx, stop := interruptible(c.Context)
 				defer stop()
 				return runReadingBench(ctx, e, readingBenchOptions{Dir: c.String("dir"), Messages: c.Int("reading-messages"), Runs: c.Int("runs"), JSON: c.Bool("json")})
+			}
+			if c.Bool("table") {
+				runs := c.Int("runs")
+				if !c.IsSet("runs") {
+					runs = 10
+				}
+				if runs < 1 {
+					return usagef("--runs must be at least 1 (got %d)", runs)
+				}
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runTableBench(ctx, e, tableBenchOptions{Dir: c.String("dir"), Runs: runs, JSON: c.Bool("json")})
 			}
 			if c.Bool("send") {
 				if c.Int("runs") < 1 {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/examples"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -22,42 +26,56 @@ import (
 func demoCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
-		Usage:     "show parley at work: a small team of agents exchange messages, are routed, and the log and status are printed",
-		ArgsUsage: "[dnd|teams [DIR]]",
+		Usage:     "show parley at work: a D&D session played to its end by scripted agents and a scripted you at parley play (or, with teams, a team of scripts)",
+		ArgsUsage: "[dnd|teams] [DIR]",
 		Description: "The first argument names the demo:\n" +
-			"   dnd    a D&D table checked against the dnd-team protocol: messages sent,\n" +
-			"          written by hand, two refused (the default)\n" +
+			"   dnd    examples/dnd, a D&D table: the game master, the narrator and three\n" +
+			"          AI players are shell scripts, the team lead is built in, and you\n" +
+			"          are played by a script at parley play; a whole session, from the\n" +
+			"          start to the end, then what it left on disk (the default)\n" +
 			"   teams  examples/teams: a lead, a researcher and a writer, each a shell\n" +
 			"          script, exercising direct messages, a broadcast, a route by signal,\n" +
 			"          a timeout nudge, the shutdown handshake and stop_on\n\n" +
-			"Without DIR the workspace is made in a temporary directory and removed\n" +
-			"afterwards; with DIR it is made there and kept, to look around in. DIR\n" +
-			"always comes second, so `parley demo dnd teams` makes the D&D demo in a\n" +
-			"directory named teams.",
+			"Without --dir (or DIR) the workspace is made in a temporary directory and\n" +
+			"removed afterwards; with it, it is made there and kept, to look around in.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Usage: "make the workspace in `DIR` and keep it"},
+			&cli.StringFlag{Name: "protocol", Value: "v2", Usage: "the dnd demo's protocol `VERSION`: v2 (players talk to the gm) or v1 (phase 1: the team lead asks the AI players)"},
+		},
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
-			example, dir := "dnd", ""
+			example, dir := "dnd", c.String("dir")
 			if len(args) > 0 {
 				example = args[0]
 			}
 			if demos[example] == nil {
-				return argsError(c, "unknown demo %q (demos: %s); to keep the D&D demo in a directory, name both: parley demo dnd %s", example, strings.Join(demoNames(), ", "), example)
+				return argsError(c, "unknown demo %q (demos: %s); to keep the demo in a directory: parley demo --dir %s", example, strings.Join(demoNames(), ", "), example)
 			}
 			if len(args) > 2 {
 				return argsError(c, "demo takes a demo name and a directory (got an extra argument %q)", args[2])
 			}
 			if len(args) == 2 {
+				if dir != "" {
+					return usagef("name the directory once: --dir %s or %s", dir, args[1])
+				}
 				dir = args[1]
+			}
+			protocol := c.String("protocol")
+			if _, ok := demoScripts[protocol]; !ok {
+				return usagef("--protocol %q: want v2 or v1", protocol)
+			}
+			if example != "dnd" && c.IsSet("protocol") {
+				return usagef("--protocol is for the dnd demo")
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			return demos[example](ctx, e, dir)
+			return demos[example](ctx, e, dir, protocol)
 		},
 	}
 }
 
 // demos are the examples `parley demo` runs, by name.
-var demos = map[string]func(ctx context.Context, e *env, dir string) error{
+var demos = map[string]func(ctx context.Context, e *env, dir, protocol string) error{
 	"dnd":   runDemo,
 	"teams": runTeamsDemo,
 }
@@ -80,93 +98,156 @@ func demoDir(dir string) (string, func(), error) {
 	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
-// Messages written by hand, tag-first, the way the D&D protocol writes
-// them; parley delivers them under a frontmatter envelope.
-const (
-	demoAction = `[PLAYER_TO_GM]
-type: ACTION
-character: aria
+// The scripts the person's seat is played by in the demo: the lines a
+// person would type at `parley play`, one read whenever the table waits
+// for them (see the seat's script rule).
+var demoScripts = map[string]string{"v2": "human.txt", "v1": "human-v1.txt"}
 
-Aria raises her mug to the stranger and nods, slowly.
-`
-	demoNote = `[NARRATOR_NOTE]
-from: bram
-note: Linger on the stranger's lamp: it burns green.
-`
-	// A player may not narrate: the protocol's sender rule refuses it.
-	demoOverreach = `[NARRATIVE]
+// demoSeed makes the person's dice in the demo roll the same every time.
+const demoSeed = "7"
 
-And then the dragon appears!
-`
-	// To an agent that does not exist: refused, with the reason.
-	demoUnknown = `---
-to: zed
----
-Is anyone there?
-`
-)
-
-func runDemo(ctx context.Context, e *env, dir string) error {
+// runDemo plays a D&D session of examples/dnd to its end: a game master,
+// a narrator and three AI players that are shell scripts, the built-in
+// team lead, and the person's seat, `parley play`, played by a script. It
+// prints what the person saw, then what the session left on disk.
+func runDemo(ctx context.Context, e *env, dir, protocol string) error {
 	keep := dir != ""
 	dir, cleanup, err := demoDir(dir)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	agents := []workspace.Agent{{Name: "gm"}, {Name: "narrator"}, {Name: "aria", Roles: []string{"player"}}, {Name: "bram", Roles: []string{"player"}}}
-	ws, err := workspace.Init(dir, agents, []string{"dnd-team"})
-	if err != nil {
+	if err := copyExample(examples.DnD, "dnd", dir); err != nil {
 		return err
 	}
-	out := e.stdout
-	fmt.Fprintf(out, "== a D&D table: gm, narrator, and two players, aria and bram (%s)\n", ws.Root)
-	fmt.Fprintln(out, "   messages are checked against the dnd-team protocol (skills/dnd-team.md)")
-	fmt.Fprintln(out)
-
-	sends := []sendOptions{
-		{From: "gm", Type: "NARRATIVE", Body: text("Rain hammers the roof of the Drowned Lantern. A stranger's lamp gutters by the door.\n")},
-		{From: "gm", To: []string{"aria"}, Type: "GM_TO_PLAYER", Fields: []string{"request_type=QUICK_REACTION", "scene_number=001", "scene_slug=the-drowned-lantern"}, Body: text("The stranger's eyes find yours. What do you do?\n")},
-	}
-	for _, s := range sends {
-		if err := runSend(e.quiet(), ws, s); err != nil {
-			return err
-		}
-		to := "(no --to: the protocol sends it to everyone)"
-		if len(s.To) > 0 {
-			to = "--to " + joinFlag(s.To)
-		}
-		fmt.Fprintf(out, "parley send --from %s --type %s %s\n", s.From, s.Type, to)
-	}
-	for _, f := range []struct{ agent, name, text, what string }{
-		{"aria", "mug.md", demoAction, "tag-first, no to: the protocol sends it to the gm"},
-		{"bram", "lamp.md", demoNote, "tag-first, goes to the narrator"},
-		{"bram", "dragon.md", demoOverreach, "a player narrating: refused by the protocol"},
-		{"bram", "hello.md", demoUnknown, "to an agent that does not exist: refused"},
-	} {
-		if err := os.WriteFile(ws.Mailbox(f.agent).Path(mailbox.Outbox, f.name), []byte(f.text), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "written by hand: mailboxes/%s/outbox/%s  (%s)\n", f.agent, f.name, f.what)
-	}
-
-	if err := showRun(ctx, e, ws); err != nil {
-		return err
-	}
-	entries, err := ws.Mailbox("aria").List(mailbox.Inbox)
-	if err == nil && len(entries) > 0 {
-		last := entries[len(entries)-1]
-		rel, _ := filepath.Rel(ws.Root, last.Path)
-		fmt.Fprintf(out, "\n== cat %s\n", rel)
-		data, err := os.ReadFile(last.Path)
+	if protocol == "v1" {
+		// The same table in phase 1: the gm asks the AI players through
+		// the team lead ([AWAIT_PLAYERS]).
+		path := filepath.Join(dir, workspace.ConfigFile)
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		out.Write(data)
+		if err := os.WriteFile(path, bytes.Replace(data, []byte("\nphase: 2\n"), []byte("\nphase: 1\n"), 1), 0o644); err != nil {
+			return err
+		}
+	}
+	git := gitInit(ctx, dir)
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		return err
+	}
+	out := e.stdout
+	fmt.Fprintf(out, "== The Sunken Bell: a D&D session, protocol %s, played to its end in %s\n", protocol, ws.Root)
+	fmt.Fprintln(out, "   gm, narrator and the AI players tor, wren and sel are shell scripts (agents/); lead is")
+	fmt.Fprintln(out, "   parley's built-in team lead; you play Mira at `parley play`, typing what "+demoScripts[protocol]+" says.")
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "== parley play --until-idle --seed %s < %s   (what you see at the table)\n\n", demoSeed, demoScripts[protocol])
+	if err := demoSeat(ctx, e, ws, demoScripts[protocol]); err != nil {
+		return err
+	}
+	return demoAfterwards(ctx, e, ws, git, keep)
+}
+
+// demoSeat runs the person's seat, `parley play`, as its own process fed
+// the demo's script, as a person would run it: it routes the session
+// while it shows it.
+func demoSeat(ctx context.Context, e *env, ws *workspace.Workspace, script string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(filepath.Join(ws.Root, script))
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, "-C", ws.Root, "play", "--until-idle", "--seed", demoSeed)
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, e.stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("the seat (parley play) stopped: %w\n%s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// sentCount returns how many messages the workspace's agents have sent:
+// the files in their sent/ directories.
+func sentCount(ws *workspace.Workspace) (int, error) {
+	n := 0
+	for _, a := range ws.AgentNames() {
+		c, err := ws.Mailbox(a).Count(mailbox.Sent)
+		if err != nil {
+			return 0, err
+		}
+		n += c
+	}
+	return n, nil
+}
+
+// gitInit makes dir a git repository with one commit, the table before the
+// session, so that the team lead's saves are commits of their own. It
+// reports whether git is there to do it.
+func gitInit(ctx context.Context, dir string) bool {
+	steps := [][]string{
+		{"init", "-q"},
+		{"config", "user.name", "parley demo"},
+		{"config", "user.email", "demo@parley.invalid"},
+		{"add", "-A"},
+		{"commit", "-q", "-m", "the table before the session"},
+	}
+	for _, args := range steps {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		if err := cmd.Run(); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// demoAfterwards shows what the session left: the files people read, the
+// git history of the saves, and how much the journal holds.
+func demoAfterwards(ctx context.Context, e *env, ws *workspace.Workspace, git, keep bool) error {
+	out := e.stdout
+	camp := filepath.Join(campaigns.Dir, ws.Config.Campaign)
+	fmt.Fprintf(out, "\n== what the session left in %s\n", ws.Root)
+	for _, pattern := range []string{"scenes/*.md", "party/*-journal.md"} {
+		files, _ := filepath.Glob(filepath.Join(ws.Root, camp, pattern))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(ws.Root, f)
+			fmt.Fprintf(out, "  %-58s %d lines\n", rel, bytes.Count(data, []byte("\n")))
+		}
+	}
+	for _, f := range []string{campaigns.StoryState, campaigns.PartyKnowledge, campaigns.DecisionLog} {
+		fmt.Fprintf(out, "  %-58s updated\n", filepath.Join(camp, f))
+	}
+	sent, err := sentCount(ws)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  %-58s %d messages sent, each with what became of it\n", ".parley/journal.jsonl", sent)
+	if git {
+		cmd := exec.CommandContext(ctx, "git", "log", "--format=  %h %s")
+		cmd.Dir = ws.Root
+		log, err := cmd.Output()
+		if err == nil {
+			fmt.Fprintf(out, "\n== git log (the team lead saves with git: auto)\n%s", log)
+		}
 	}
 	if keep {
-		fmt.Fprintf(out, "\nThe workspace is in %s: try `parley -C %s status`.\n", ws.Root, dir)
+		fmt.Fprintf(out, "\nLook around: `cd %s`, then `parley log`, `parley status`, `cat %s/scenes/*.md`.\n", ws.Root, camp)
 	} else {
-		fmt.Fprintln(out, "\nRun `parley demo dnd DIR` to keep the workspace and look around.")
+		fmt.Fprintln(out, "\nRun `parley demo --dir DIR` to keep the table and look around; `parley play` there to play on.")
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ const teamsTopic = "the lighthouse of Skerry Point"
 
 // runTeamsDemo copies examples/teams into dir, gives the lead a task, and
 // runs the team until its lead closes the session.
-func runTeamsDemo(ctx context.Context, e *env, dir string) error {
+func runTeamsDemo(ctx context.Context, e *env, dir, _ string) error {
 	keep := dir != ""
 	dir, cleanup, err := demoDir(dir)
 	if err != nil {

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+func playCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "play",
+		Usage: "sit at a D&D table: see the story as it arrives, answer the game master, roll your dice, act in character",
+		Description: "The seat is a human agent of the table (--as; by default the one human agent\n" +
+			"that is neither the team lead nor plays a character). It shows each\n" +
+			"[NARRATIVE], and asks you each [ASK_PLAYER] and [RELAY_TO_HUMAN] sent to it;\n" +
+			"your answers go as the team lead ([PLAYER_ANSWER], [HUMAN_DECISION]). A line\n" +
+			"starting with / is a command (/help lists them). It routes the table while\n" +
+			"you play, unless a `parley run` does already.\n\n" +
+			"In a terminal you type at any time, with line editing and history. Without\n" +
+			"one (or with --until-idle) it plays a script: lines are read from stdin only\n" +
+			"when something waits for you, once everything else at the table is done; a\n" +
+			"command is carried out as it is read, and the first other line answers the\n" +
+			"oldest question waiting. It ends when the table is idle and nothing waits\n" +
+			"for you (exit 1 when the input ran out while a question waited).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you"},
+			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
+			&cli.BoolFlag{Name: "until-idle", Usage: "play a script even in a terminal: read a line only when something waits for you, end when nothing does"},
+			&cli.Uint64Flag{Name: "seed", Usage: "roll your dice with this `SEED`, for a session that can be played again the same"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			s, err := openSeat(e, ws, c.String("as"), c.String("lead"))
+			if err != nil {
+				return err
+			}
+			if c.IsSet("seed") {
+				s.dice = dice.Seeded(c.Uint64("seed"))
+			}
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			if f, ok := e.stdin.(*os.File); ok && isTerminal(f) && !c.Bool("until-idle") {
+				return s.interactive(ctx, f)
+			}
+			in := &lineSource{lines: make(chan string)}
+			go in.read(e.stdin)
+			return s.scripted(ctx, in)
+		},
+	}
+}
+
+// read hands the lines of r out one at a time; the channel closes at the
+// end of the input.
+func (l *lineSource) read(r io.Reader) {
+	defer close(l.lines)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l.lines <- sc.Text()
+	}
+}
+
+// seatLogger is the log of the runner a seat runs: warnings and errors,
+// on stderr.
+func (s *seat) seatLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(s.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// scripted plays the seat from lines of input: each read only when
+// something waits for the person and the rest of the table is done.
+func (s *seat) scripted(ctx context.Context, in *lineSource) error {
+	if err := s.askPrefs(in); err != nil {
+		return err
+	}
+	inputEnded, quit := false, false
+	idle := func(ctx context.Context) bool {
+		if err := s.show(); err != nil {
+			s.printf("(%v)\n", err)
+		}
+		s.tellUnresponsive()
+		said := false
+		for len(s.waiting) > 0 && !quit && !s.ended {
+			text, ok := in.next()
+			if !ok {
+				inputEnded = true
+				return said
+			}
+			s.printf("> %s\n", text)
+			sent, err := s.line(ctx, text)
+			if errors.Is(err, errQuit) {
+				quit = true
+				return said
+			}
+			said = said || sent
+			if sent && !strings.HasPrefix(strings.TrimSpace(text), "/") {
+				return true // answered: the table goes on
+			}
+		}
+		return said
+	}
+	r, err := runner.Open(s.ws, runner.Options{UntilIdle: true, Handlers: handlers(s.ws, s.seatLogger()), Logger: s.seatLogger(), Idle: idle})
+	var locked *runner.LockedError
+	switch {
+	case errors.As(err, &locked):
+		// A runner routes the table already: answer what waits now.
+		s.printf("(a runner routes this table already: %v)\n", err)
+		for idle(ctx) {
+		}
+	case err != nil:
+		return err
+	default:
+		_, err = r.Run(ctx)
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if serr := s.show(); serr != nil {
+			return serr
+		}
+	}
+	if inputEnded && len(s.waiting) > 0 && !quit {
+		q := s.waiting[0]
+		from, _ := q.m.Header().Get("from")
+		return fmt.Errorf("the input ended while [%s] %s from %s waited for an answer (parley answer %s TEXT answers it)", q.typ, q.id, from, q.id)
+	}
+	return nil
+}
+
+// interactive plays the seat in a terminal: the story shows as it comes,
+// and the person types at any time, with line editing and history.
+func (s *seat) interactive(ctx context.Context, f *os.File) error {
+	state, err := term.MakeRaw(int(f.Fd()))
+	if err != nil {
+		return err
+	}
+	defer term.Restore(int(f.Fd()), state)
+	t := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{f, s.e.stdout}, "> ")
+	if w, h, err := term.GetSize(int(f.Fd())); err == nil {
+		t.SetSize(w, h)
+		s.width = min(max(w-2, 20), 100)
+	}
+	s.out = crlf{t}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runDone := make(chan error, 1)
+	r, err := runner.Open(s.ws, runner.Options{Handlers: handlers(s.ws, slog.New(slog.DiscardHandler)), Logger: slog.New(slog.DiscardHandler)})
+	var locked *runner.LockedError
+	switch {
+	case errors.As(err, &locked):
+		s.printf("(a runner routes this table already: %v)\n", err)
+	case err != nil:
+		return err
+	default:
+		defer r.Close()
+		go func() { _, err := r.Run(ctx); runDone <- err }()
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		for {
+			line, err := t.ReadLine()
+			if err != nil {
+				return
+			}
+			lines <- line
+		}
+	}()
+	in := &lineSource{lines: lines}
+	if err := s.askPrefs(in); err != nil {
+		return err
+	}
+	s.printf("(/help lists the commands; Ctrl-D leaves)\n")
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := s.show(); err != nil {
+			s.printf("(%v)\n", err)
+		}
+		s.tellUnresponsive()
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-runDone:
+			_ = s.show()
+			if s.ended {
+				s.printf("(the session is over)\n")
+			}
+			return err
+		case line, ok := <-lines:
+			if !ok {
+				return nil
+			}
+			if _, err := s.line(ctx, line); errors.Is(err, errQuit) {
+				return nil
+			}
+		case <-tick.C:
+		}
+	}
+}
+
+// crlf writes through a raw terminal, where a line ends with CR LF.
+type crlf struct{ w io.Writer }
+
+func (c crlf) Write(p []byte) (int, error) {
+	out := make([]byte, 0, len(p)+8)
+	for _, b := range p {
+		if b == '\n' {
+			out = append(out, '\r')
+		}
+		out = append(out, b)
+	}
+	if _, err := c.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func answerCommandSeat(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "answer",
+		Usage:     "answer, once, a question ([ASK_PLAYER]) or a relay ([RELAY_TO_HUMAN]) waiting at your D&D seat, as parley play would: a number picks an option",
+		ArgsUsage: "ID TEXT",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you"},
+			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := argCount(c, 2, -1, "the ID of the question and your answer"); err != nil {
+				return err
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			s, err := openSeat(e, ws, c.String("as"), c.String("lead"))
+			if err != nil {
+				return err
+			}
+			return s.answerOnce(c.Args().First(), joinArgs(c.Args().Slice()[1:]))
+		},
+	}
+}
+
+func joinArgs(args []string) string {
+	out := ""
+	for i, a := range args {
+		if i > 0 {
+			out += " "
+		}
+		out += a
+	}
+	return out
+}
+
+// answerOnce answers one waiting question by its id.
+func (s *seat) answerOnce(arg, text string) error {
+	id, err := s.ws.ResolveID(arg)
+	if err != nil {
+		return err
+	}
+	c, err := s.ws.Received(id, s.me, mailbox.Inbox)
+	if err != nil {
+		return doneAlready(s.ws, id, s.me, err)
+	}
+	data, err := mailbox.ReadFile(c.Path, s.ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return err
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return err
+	}
+	typ := workspace.TypeOf(m)
+	if typ != "ASK_PLAYER" && typ != "RELAY_TO_HUMAN" {
+		return fmt.Errorf("%s is a %s, not a question: only [ASK_PLAYER] and [RELAY_TO_HUMAN] are answered", id, dashIfEmpty(typ, "message without a type"))
+	}
+	s.out = io.Discard
+	q := &waitingQ{id: id, m: m, typ: typ}
+	s.waiting = []*waitingQ{q}
+	var said []byte
+	s.out = writerFunc(func(p []byte) (int, error) { said = append(said, p...); return len(p), nil })
+	if !s.answer(q, text) {
+		return fmt.Errorf("%s", string(said))
+	}
+	fmt.Fprintf(s.e.stdout, "answered %s\n", id)
+	return nil
+}
+
+// writerFunc is a function that is an io.Writer.
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -1,0 +1,788 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/agents"
+	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/sheet"
+	"github.com/parley-dev/parley/internal/spell"
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// seat is a person's place at a D&D table (`parley play`): it shows what
+// arrives in the person's mailbox, and sends what they say — as the team
+// lead (answers, dice, save, end, stepping away) or in character, as the
+// agent that plays their character. Everything it sends goes through the
+// one Check, as `parley send` does.
+type seat struct {
+	e         *env
+	ws        *workspace.Workspace
+	me        string // the person's agent
+	lead      string // the team lead it speaks as
+	player    string // the agent that plays the person's character; "" when none does
+	character string // the person's character; "" until preferences.md names one
+	camp      *campaigns.Campaign
+	out       io.Writer
+	width     int
+	dice      dice.Source
+
+	shown   map[string]bool // messages shown already (questions stay until answered)
+	waiting []*waitingQ     // questions and relays waiting for the person, oldest first
+	told    map[string]bool // agents the person was told are unresponsive
+	scene   string          // the scene last shown
+	ended   bool            // the session's [SESSION_END] was shown
+}
+
+// waitingQ is a message that waits for the person's answer.
+type waitingQ struct {
+	id  string
+	m   *mailbox.Message
+	typ string
+}
+
+// errNoPerson is returned when the workspace has no agent for a person's
+// seat, or several.
+var errNoPerson = errors.New("no seat")
+
+// openSeat finds the seat's agents: the person's (as, else the one human
+// agent that is no team lead and plays no character), the team lead's
+// (lead, else the one agent with that role), and the one that plays the
+// person's character.
+func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
+	s := &seat{e: e, ws: ws, out: e.stdout, width: 78, shown: map[string]bool{}, told: map[string]bool{}, dice: dice.Random()}
+	if as == "" {
+		var candidates []string
+		for _, a := range ws.Config.Agents {
+			if (a.Driver == "" || a.Driver == workspace.DriverHuman) && a.Character == "" && !ws.HasRole(a.Name, "team-lead", "player", "human") {
+				candidates = append(candidates, a.Name)
+			}
+		}
+		if len(candidates) != 1 {
+			return nil, usagef("say which agent is you: --as AGENT (agents without a program, a character or the team lead's role: %s)", orNone(candidates))
+		}
+		as = candidates[0]
+	}
+	if err := ws.CheckAgent(as); err != nil {
+		return nil, usagef("--as: %v", err)
+	}
+	s.me = as
+	if lead == "" {
+		var leads []string
+		for _, a := range ws.AgentNames() {
+			if ws.HasRole(a, "team-lead") {
+				leads = append(leads, a)
+			}
+		}
+		if len(leads) != 1 {
+			return nil, usagef("say which agent is the team lead you speak as: --lead AGENT (agents with the role team-lead: %s)", orNone(leads))
+		}
+		lead = leads[0]
+	}
+	if err := ws.CheckAgent(lead); err != nil {
+		return nil, usagef("--lead: %v", err)
+	}
+	s.lead = lead
+	camp, err := campaigns.Find(ws.Root, ws.Config.Campaign)
+	if err != nil {
+		return nil, err
+	}
+	s.camp = camp
+	if p, err := camp.ReadPrefs(); err == nil {
+		s.setCharacter(p.Character)
+	}
+	return s, nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// setCharacter notes the person's character and the agent that plays it.
+func (s *seat) setCharacter(c string) {
+	s.character = c
+	s.player = ""
+	if c == "" {
+		return
+	}
+	for _, a := range s.ws.Config.Agents {
+		if a.Character == c {
+			s.player = a.Name
+		}
+	}
+}
+
+// printf writes a line for the person.
+func (s *seat) printf(format string, args ...any) {
+	fmt.Fprintf(s.out, format, args...)
+}
+
+// wrap writes markdown text wrapped at the seat's width, indenting every
+// line by indent: the lines of a paragraph are joined, blank lines kept,
+// and each item of a list starts a line of its own.
+func (s *seat) wrap(text, indent string) {
+	var para []string
+	lead := indent
+	flush := func() {
+		if len(para) == 0 {
+			return
+		}
+		line := indent
+		if lead != indent {
+			line = lead[:len(lead)-2]
+		}
+		n := 0
+		for _, w := range strings.Fields(strings.Join(para, " ")) {
+			if n > 0 && len(line)+1+len(w) > s.width {
+				s.printf("%s\n", line)
+				line, n = lead, 0
+			} else if n > 0 {
+				line += " "
+			}
+			line += w
+			n++
+		}
+		s.printf("%s\n", line)
+		para, lead = nil, indent
+	}
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+			flush()
+			s.printf("\n")
+		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
+			flush()
+			para, lead = []string{t}, indent+"  "
+		default:
+			para = append(para, t)
+		}
+	}
+	flush()
+}
+
+// show shows what arrived in the person's inbox since the last look: the
+// story at once, questions added to what waits. A message shown and not
+// waiting for an answer is marked handled.
+func (s *seat) show() error {
+	box := s.ws.Mailbox(s.me)
+	entries, err := box.List(mailbox.Inbox)
+	if err != nil {
+		return err
+	}
+	for _, en := range entries {
+		if s.shown[en.ID] {
+			continue
+		}
+		s.shown[en.ID] = true
+		data, err := mailbox.ReadFile(en.Path, s.ws.Config.Router.MaxMessageSize)
+		if err != nil {
+			continue // moved on meanwhile
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(en.Path), err)
+			continue
+		}
+		if s.display(en.ID, m) {
+			s.waiting = append(s.waiting, &waitingQ{id: en.ID, m: m, typ: workspace.TypeOf(m)})
+			continue
+		}
+		if err := markDone(s.e.quiet(), s.ws, s.me, []string{en.ID}, "shown at parley play"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// field returns a message's field, trimmed.
+func field(m *mailbox.Message, key string) string {
+	v, _ := m.Payload().Get(key)
+	return strings.TrimSpace(v)
+}
+
+// display shows one message, and reports whether it waits for an answer.
+func (s *seat) display(id string, m *mailbox.Message) bool {
+	from, _ := m.Header().Get("from")
+	body := string(m.Body)
+	switch workspace.TypeOf(m) {
+	case "NARRATIVE":
+		if n := field(m, "scene_number"); n != "" {
+			scene := n + " " + strings.ReplaceAll(field(m, "scene_slug"), "-", " ")
+			if scene != s.scene {
+				s.scene = scene
+				s.printf("\n--- scene %s ---\n", scene)
+			}
+		}
+		to, _ := m.Header().Names("to")
+		if len(to) == 1 && to[0] == s.lead {
+			s.printf("(told to you alone: your group is apart from the others)\n")
+		}
+		s.printf("\n")
+		s.wrap(body, "")
+		return false
+	case "ASK_PLAYER":
+		s.printf("\n? %s: %s\n", dashIf(field(m, "header"), "Question"), field(m, "question"))
+		for i, o := range askOptions(m) {
+			if o[1] != "" {
+				s.printf("  %d) %s — %s\n", i+1, o[0], o[1])
+			} else {
+				s.printf("  %d) %s\n", i+1, o[0])
+			}
+		}
+		s.printf("  (a number, or your own answer)\n")
+		return true
+	case "RELAY_TO_HUMAN":
+		who := dashIf(field(m, "character"), from)
+		s.printf("\n? %s (played by %s) needs your decision:\n", who, from)
+		for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+			if h, ok := strings.CutPrefix(line, "## "); ok {
+				s.printf("  %s:\n", h)
+				continue
+			}
+			s.wrap(line, "    ")
+		}
+		s.printf("  (say what %s does)\n", who)
+		return true
+	case "SESSION_END":
+		s.ended = true
+		s.printf("\n=== the session is over ===\n")
+		s.wrap(field(m, "summary"), "")
+		if hook := field(m, "next_hook"); hook != "" {
+			s.printf("\nNext time: %s\n", hook)
+		}
+		if !strings.EqualFold(field(m, "state_saved"), "true") {
+			s.printf("\nwarning: the game master did not save the story (state_saved: %s): nothing of it was committed, and what changed since the last save may be lost\n", dashIf(field(m, "state_saved"), "missing"))
+		}
+		return false
+	case "":
+		s.printf("\n%s: ", from)
+		s.wrap(body, "")
+		return false
+	default:
+		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, firstLine(body))
+		return false
+	}
+}
+
+func dashIf(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// askOptions returns the options of an [ASK_PLAYER]: label and
+// description each.
+func askOptions(m *mailbox.Message) [][2]string {
+	var out [][2]string
+	items, _ := m.Payload().Value("options").([]any)
+	for _, it := range items {
+		switch o := it.(type) {
+		case map[string]any:
+			label, _ := o["label"].(string)
+			desc, _ := o["description"].(string)
+			out = append(out, [2]string{label, desc})
+		case string:
+			out = append(out, [2]string{o, ""})
+		}
+	}
+	return out
+}
+
+// tellUnresponsive says once of each agent marked unresponsive: it did
+// not answer in time, even after a nudge.
+func (s *seat) tellUnresponsive() {
+	st, err := s.ws.Status(workspace.StatusOptions{Problems: 1})
+	if err != nil {
+		return
+	}
+	for _, a := range st {
+		if a.State == workspace.StateUnresponsive && !s.told[a.Name] {
+			s.told[a.Name] = true
+			s.printf("\n(%s has not answered in time, even after a nudge: the table waits for it; `parley status` says more)\n", a.Name)
+		}
+	}
+}
+
+// send checks and sends a message as an agent, as `parley send` does; a
+// refusal is said, and nothing is sent.
+func (s *seat) send(opts sendOptions) bool {
+	empty := ""
+	if opts.Body == nil {
+		opts.Body = &empty
+	}
+	if err := runSend(s.e.quiet(), s.ws, opts); err != nil {
+		s.printf("not sent: %v\n", err)
+		return false
+	}
+	return true
+}
+
+// line acts on one line the person typed, and reports whether it sent
+// something.
+func (s *seat) line(ctx context.Context, text string) (sent bool, err error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return false, nil
+	}
+	if strings.HasPrefix(text, "/") {
+		return s.command(ctx, text)
+	}
+	if len(s.waiting) == 0 {
+		s.printf("nothing waits for an answer: /say to act in character, /help for the commands\n")
+		return false, nil
+	}
+	q := s.waiting[0]
+	if !s.answer(q, text) {
+		return false, nil
+	}
+	return true, nil
+}
+
+// answer answers a question or a relay: [PLAYER_ANSWER] to the asker, or
+// [HUMAN_DECISION] to the relaying agent, as the team lead; the question
+// is then handled.
+func (s *seat) answer(q *waitingQ, text string) bool {
+	from, _ := q.m.Header().Get("from")
+	var ok bool
+	switch q.typ {
+	case "ASK_PLAYER":
+		answer := text
+		if n, err := strconv.Atoi(text); err == nil {
+			opts := askOptions(q.m)
+			if n < 1 || n > len(opts) {
+				s.printf("there is no option %d: a number from 1 to %d, or your own answer\n", n, len(opts))
+				return false
+			}
+			answer = opts[n-1][0]
+		}
+		ok = s.send(sendOptions{From: s.lead, To: []string{from}, Type: "PLAYER_ANSWER", Answers: q.m,
+			Fields: []string{"question=" + yamlString(field(q.m, "question")), "answer=" + yamlString(answer)}})
+	default: // RELAY_TO_HUMAN
+		body := text + "\n"
+		ok = s.send(sendOptions{From: s.lead, To: []string{from}, Type: "HUMAN_DECISION", Answers: q.m,
+			Fields: []string{"character=" + dashIf(field(q.m, "character"), s.character)}, Body: &body})
+	}
+	if !ok {
+		return false
+	}
+	s.handled(q)
+	return true
+}
+
+// handled marks a waiting question handled, and stops waiting for it.
+func (s *seat) handled(q *waitingQ) {
+	if err := markDone(s.e.quiet(), s.ws, s.me, []string{q.id}, "answered at parley play"); err != nil {
+		s.printf("(could not mark %s handled: %v)\n", q.id, err)
+	}
+	s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
+}
+
+// yamlString quotes text as a YAML string, for a --field value.
+func yamlString(text string) string {
+	return strconv.Quote(text)
+}
+
+// seatCommands are the commands of the seat, with what they do.
+var seatCommands = []struct{ name, args, does string }{
+	{"roll", "EXPR [--dc N] [CHECK]", "roll dice for your character and send the result to the game master"},
+	{"say", "[ACTION|REACTION|VETO] TEXT", "act in character: your character tells the game master"},
+	{"whisper", "CHARACTER TEXT", "talk in character to another character"},
+	{"save", "[REASON]", "ask the game master to save the story"},
+	{"end", "[REASON]", "ask the game master to end the session"},
+	{"away", "[REASON]", "step away: your character's agent plays for you"},
+	{"back", "", "come back: your character's agent asks you again"},
+	{"status", "", "who is doing what at the table"},
+	{"sheet", "", "your character's sheet"},
+	{"journal", "", "the last entries of your character's journal"},
+	{"help", "", "these commands"},
+	{"quit", "", "leave the seat (what you sent stays sent)"},
+}
+
+// errQuit ends the seat at the person's word.
+var errQuit = errors.New("quit")
+
+// command carries out a /command.
+func (s *seat) command(ctx context.Context, text string) (bool, error) {
+	name, rest, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	rest = strings.TrimSpace(rest)
+	switch name {
+	case "roll":
+		return s.roll(rest), nil
+	case "say":
+		return s.say(rest), nil
+	case "whisper":
+		return s.whisper(rest), nil
+	case "save", "end":
+		return s.session(name, rest), nil
+	case "away", "back":
+		return s.mode(name, rest), nil
+	case "status":
+		s.status()
+		return false, nil
+	case "sheet":
+		s.sheet()
+		return false, nil
+	case "journal":
+		s.journal()
+		return false, nil
+	case "help":
+		s.printf("commands:\n")
+		for _, c := range seatCommands {
+			s.printf("  /%-8s %-28s %s\n", c.name, c.args, c.does)
+		}
+		s.printf("anything else answers the oldest question waiting for you\n")
+		return false, nil
+	case "quit":
+		return false, errQuit
+	}
+	names := make([]string, len(seatCommands))
+	for i, c := range seatCommands {
+		names[i] = c.name
+	}
+	if near := spell.Nearest(name, names, 2); near != "" {
+		s.printf("unknown command /%s: did you mean /%s? (/help lists them; nothing was sent)\n", name, near)
+	} else {
+		s.printf("unknown command /%s (/help lists them; nothing was sent)\n", name)
+	}
+	return false, nil
+}
+
+// needCharacter says so when the seat knows no character of the person's.
+func (s *seat) needCharacter(what string) bool {
+	if s.character == "" || s.player == "" {
+		s.printf("%s: no agent plays your character (character: in parley.yaml, and your character in preferences.md); nothing was sent\n", what)
+		return false
+	}
+	return true
+}
+
+// roll rolls for the person's character and sends [DICE_RESULT].
+func (s *seat) roll(args string) bool {
+	if !s.needCharacter("/roll") {
+		return false
+	}
+	fields := strings.Fields(args)
+	var expr []string
+	var check []string
+	dc := ""
+	for i := 0; i < len(fields); i++ {
+		switch {
+		case fields[i] == "--dc" && i+1 < len(fields):
+			dc = fields[i+1]
+			i++
+		case strings.HasPrefix(fields[i], "--dc="):
+			dc = strings.TrimPrefix(fields[i], "--dc=")
+		case len(check) == 0 && looksLikeDice(fields[i]):
+			expr = append(expr, fields[i])
+		default:
+			check = append(check, fields[i])
+		}
+	}
+	if len(expr) == 0 {
+		s.printf("/roll needs dice: /roll 1d20+5 --dc 12 Stealth (nothing was sent)\n")
+		return false
+	}
+	res, err := dice.Roll(strings.Join(expr, ""), s.dice)
+	if err != nil {
+		s.printf("/roll: %v\n(nothing was sent)\n", err)
+		return false
+	}
+	line := res.Roll
+	fieldsOut := []string{"character=" + s.character, "check=" + yamlString(dashIf(strings.Join(check, " "), "Check")), "roll=" + yamlString(res.Roll)}
+	if dc != "" {
+		n, err := strconv.ParseInt(dc, 10, 64)
+		if err != nil {
+			s.printf("/roll: --dc %q is not a whole number (nothing was sent)\n", dc)
+			return false
+		}
+		outcome := res.Against(n)
+		line += fmt.Sprintf(" vs DC %d: %s", n, outcome)
+		fieldsOut = append(fieldsOut, "dc="+dc, "result="+string(outcome))
+	}
+	s.printf("you roll %s\n", line)
+	gm := s.gm()
+	if gm == "" {
+		s.printf("no game master to tell (nothing was sent)\n")
+		return false
+	}
+	return s.send(sendOptions{From: s.lead, To: []string{gm}, Type: "DICE_RESULT", Fields: fieldsOut})
+}
+
+// looksLikeDice reports whether a word is (part of) a dice expression
+// rather than the name of a check.
+func looksLikeDice(w string) bool {
+	return strings.IndexFunc(w, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 || strings.ContainsAny(w, "+-()")
+}
+
+// gm returns the game master: the agent with the role gm.
+func (s *seat) gm() string {
+	for _, a := range s.ws.AgentNames() {
+		if s.ws.HasRole(a, "gm") {
+			return a
+		}
+	}
+	return ""
+}
+
+// say sends [PLAYER_TO_GM] in character.
+func (s *seat) say(args string) bool {
+	if !s.needCharacter("/say") {
+		return false
+	}
+	kind := "ACTION"
+	first, rest, _ := strings.Cut(args, " ")
+	if k := strings.ToUpper(first); k == "ACTION" || k == "REACTION" || k == "VETO" {
+		kind, args = k, strings.TrimSpace(rest)
+	}
+	if args == "" {
+		s.printf("/say needs what your character does or says (nothing was sent)\n")
+		return false
+	}
+	body := args + "\n"
+	return s.send(sendOptions{From: s.player, Type: "PLAYER_TO_GM", Fields: []string{"type=" + kind, "character=" + s.character}, Body: &body})
+}
+
+// whisper sends [PLAYER_TO_PLAYER] in character.
+func (s *seat) whisper(args string) bool {
+	if !s.needCharacter("/whisper") {
+		return false
+	}
+	to, text, _ := strings.Cut(args, " ")
+	to = strings.ToLower(strings.TrimSpace(to))
+	if to == "" || strings.TrimSpace(text) == "" {
+		s.printf("/whisper needs a CHARACTER and what to say (nothing was sent)\n")
+		return false
+	}
+	body := strings.TrimSpace(text) + "\n"
+	return s.send(sendOptions{From: s.player, Type: "PLAYER_TO_PLAYER", Fields: []string{"from=" + s.character, "to=" + to}, Body: &body})
+}
+
+// session sends [SESSION_COMMAND] save or end; an end asked once is not
+// asked again.
+func (s *seat) session(command, reason string) bool {
+	if command == "end" {
+		if at, ok := s.endAsked(); ok {
+			s.printf("you asked to end the session already (%s): the game master is finishing (nothing was sent)\n", at.Local().Format("15:04:05"))
+			return false
+		}
+	}
+	gm := s.gm()
+	if gm == "" {
+		s.printf("no game master to tell (nothing was sent)\n")
+		return false
+	}
+	fields := []string{"command=" + command}
+	if reason != "" {
+		fields = append(fields, "reason="+yamlString(reason))
+	}
+	if !s.send(sendOptions{From: s.lead, To: []string{gm}, Type: "SESSION_COMMAND", Fields: fields}) {
+		return false
+	}
+	s.printf("you asked the game master to %s the session\n", command)
+	return true
+}
+
+// endAsked reports whether the team lead asked to end the session since
+// it last started one, and when.
+func (s *seat) endAsked() (time.Time, bool) {
+	var start, end time.Time
+	box := s.ws.Mailbox(s.lead)
+	for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
+		names, _ := box.Names(state)
+		for _, n := range names {
+			data, err := mailbox.ReadFile(box.Path(state, n), s.ws.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil || workspace.TypeOf(m) != "SESSION_COMMAND" {
+				continue
+			}
+			id, _ := m.Header().Get("id")
+			at, _, _ := mailbox.ParseID(id)
+			switch field(m, "command") {
+			case "start":
+				start = later(start, at)
+			case "end":
+				end = later(end, at)
+			}
+		}
+	}
+	return end, !end.IsZero() && !end.Before(start)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// mode sends [MODE_SWITCH] to the agent that plays the person's
+// character: AUTONOMOUS when they step away (a relay waiting for them is
+// then left to it), HUMAN_RELAY when they come back.
+func (s *seat) mode(which, reason string) bool {
+	if !s.needCharacter("/" + which) {
+		return false
+	}
+	mode, said := "AUTONOMOUS", "you step away: "+s.player+" plays "+s.character+" until you are /back"
+	if which == "back" {
+		mode, said = "HUMAN_RELAY", "you are back: "+s.player+" asks you again"
+	}
+	fields := []string{"mode=" + mode}
+	if reason != "" {
+		fields = append(fields, "reason="+yamlString(reason))
+	}
+	if !s.send(sendOptions{From: s.lead, To: []string{s.player}, Type: "MODE_SWITCH", Fields: fields}) {
+		return false
+	}
+	s.printf("%s\n", said)
+	if mode == "AUTONOMOUS" {
+		for _, q := range slices.Clone(s.waiting) {
+			if from, _ := q.m.Header().Get("from"); q.typ == "RELAY_TO_HUMAN" && from == s.player {
+				s.printf("(%s decides what you were asked)\n", s.player)
+				s.handled(q)
+			}
+		}
+	}
+	return true
+}
+
+// status shows who is doing what at the table.
+func (s *seat) status() {
+	st, err := s.ws.Status(workspace.StatusOptions{Problems: 1})
+	if err != nil {
+		s.printf("/status: %v\n", err)
+		return
+	}
+	for _, a := range st {
+		s.printf("  %-10s %-13s inbox %d\n", a.Name, a.State, a.Inbox)
+	}
+	if len(s.waiting) > 0 {
+		s.printf("  waiting for you: %d\n", len(s.waiting))
+	}
+}
+
+// sheet shows the person's character sheet.
+func (s *seat) sheet() {
+	if s.character == "" {
+		s.printf("/sheet: preferences.md names no character of yours\n")
+		return
+	}
+	path := s.camp.SheetPath(s.character)
+	d, err := sheet.Read(path)
+	if err != nil {
+		s.printf("/sheet: %v\n", err)
+		return
+	}
+	if err := printSheet(&env{stdin: s.e.stdin, stdout: s.out, stderr: s.e.stderr}, d, s.ws.Short(path), false); err != nil {
+		s.printf("/sheet: %v\n", err)
+	}
+}
+
+// journal shows the end of the person's character's journal.
+func (s *seat) journal() {
+	if s.character == "" {
+		s.printf("/journal: preferences.md names no character of yours\n")
+		return
+	}
+	data, err := os.ReadFile(s.camp.JournalPath(s.character))
+	if err != nil {
+		s.printf("/journal: no journal yet (%s)\n", s.ws.Short(s.camp.JournalPath(s.character)))
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > 24 {
+		lines = lines[len(lines)-24:]
+	}
+	s.printf("%s\n", strings.Join(lines, "\n"))
+}
+
+// askPrefs asks the person which character they play and the narrative
+// style, when preferences.md does not say, writes them there, and starts
+// the session as the team lead.
+func (s *seat) askPrefs(in *lineSource) error {
+	p, err := s.camp.ReadPrefs()
+	if err != nil && !errors.Is(err, campaigns.ErrNoPreferences) {
+		return err
+	}
+	if err == nil && p.Character != "" && p.Style != "" {
+		return nil
+	}
+	chars, err := s.camp.Characters()
+	if err != nil {
+		return err
+	}
+	if len(chars) == 0 {
+		return fmt.Errorf("%s: no character sheets yet: `parley character new NAME` writes one", s.ws.Short(s.camp.Path(campaigns.PartyDir)))
+	}
+	s.printf("? Which character do you play?\n")
+	for i, c := range chars {
+		s.printf("  %d) %s\n", i+1, c)
+	}
+	character := ""
+	for character == "" {
+		text, ok := in.next()
+		if !ok {
+			return errors.New("no answer to which character you play: the session cannot start")
+		}
+		s.printf("> %s\n", text)
+		if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n >= 1 && n <= len(chars) {
+			character = chars[n-1]
+		} else if c := campaigns.Kebab(text); slices.Contains(chars, c) {
+			character = c
+		} else {
+			s.printf("not one of them: a number from 1 to %d, or a name\n", len(chars))
+		}
+	}
+	s.printf("? Which narrative style? (for example: cinematic, hybrid, terse; empty for hybrid)\n")
+	style, ok := in.next()
+	s.printf("> %s\n", style)
+	if style = strings.TrimSpace(style); !ok || style == "" {
+		style = "hybrid"
+	}
+	if err := s.camp.WritePrefs(character, "", style); err != nil {
+		return err
+	}
+	s.setCharacter(character)
+	s.printf("written to %s\n", s.ws.Short(s.camp.Path(campaigns.Preferences)))
+	m, err := agents.SessionStart(s.ws, s.camp, s.lead)
+	if err != nil {
+		return err
+	}
+	if _, err := s.ws.Mailbox(s.lead).Send(m); err != nil {
+		return err
+	}
+	return nil
+}
+
+// lineSource hands out the person's lines one at a time.
+type lineSource struct {
+	lines chan string
+}
+
+// next returns the next line; false once the input has ended.
+func (l *lineSource) next() (string, bool) {
+	line, ok := <-l.lines
+	return line, ok
+}
