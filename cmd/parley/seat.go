@@ -64,12 +64,12 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	if as == "" {
 		var candidates []string
 		for _, a := range ws.Config.Agents {
-			if (a.Driver == "" || a.Driver == workspace.DriverHuman) && a.Character == "" && !ws.HasRole(a.Name, "team-lead", "player", "human") {
+			if (a.Driver == "" || a.Driver == workspace.DriverHuman) && a.Character == "" && !ws.HasRole(a.Name, "team-lead", "player", "human", "gm", "narrator") {
 				candidates = append(candidates, a.Name)
 			}
 		}
 		if len(candidates) != 1 {
-			return nil, usagef("say which agent is you: --as AGENT (agents without a program, a character or the team lead's role: %s)", orNone(candidates))
+			return nil, usagef("say which agent is you: --as AGENT (agents without a program, a character or a role at the table: %s)", orNone(candidates))
 		}
 		as = candidates[0]
 	}
@@ -397,8 +397,12 @@ func (s *seat) handled(q *waitingQ) {
 	s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
 }
 
-// yamlString quotes text as a YAML string, for a --field value.
+// yamlString writes text as a --field value that reads back as the string
+// text: as it is when it reads so, else quoted.
 func yamlString(text string) string {
+	if v := mailbox.ParseValue(text); v.Tag == "!!str" && v.Value == text {
+		return text
+	}
 	return strconv.Quote(text)
 }
 
