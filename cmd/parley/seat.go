@@ -485,34 +485,22 @@ func (s *seat) roll(args string) bool {
 	if !s.needCharacter("/roll") {
 		return false
 	}
-	fields := strings.Fields(args)
-	var expr []string
-	var check []string
-	dc := ""
-	for i := 0; i < len(fields); i++ {
-		switch {
-		case fields[i] == "--dc" && i+1 < len(fields):
-			dc = fields[i+1]
-			i++
-		case strings.HasPrefix(fields[i], "--dc="):
-			dc = strings.TrimPrefix(fields[i], "--dc=")
-		case len(check) == 0 && looksLikeDice(fields[i]):
-			expr = append(expr, fields[i])
-		default:
-			check = append(check, fields[i])
-		}
+	expr, check, dc, err := rollArgs(args)
+	if err != nil {
+		s.printf("/roll: %v (nothing was sent)\n", err)
+		return false
 	}
-	if len(expr) == 0 {
+	if expr == "" {
 		s.printf("/roll needs dice: /roll 1d20+5 --dc 12 Stealth (nothing was sent)\n")
 		return false
 	}
-	res, err := dice.Roll(strings.Join(expr, ""), s.dice)
+	res, err := dice.Roll(expr, s.dice)
 	if err != nil {
 		s.printf("/roll: %v\n(nothing was sent)\n", err)
 		return false
 	}
 	line := res.Roll
-	fieldsOut := []string{"character=" + s.character, "check=" + yamlString(dashIf(strings.Join(check, " "), "Check")), "roll=" + yamlString(res.Roll)}
+	fieldsOut := []string{"character=" + s.character, "check=" + yamlString(dashIf(check, "Check")), "roll=" + yamlString(res.Roll)}
 	if dc != "" {
 		n, err := strconv.ParseInt(dc, 10, 64)
 		if err != nil {
@@ -532,9 +520,36 @@ func (s *seat) roll(args string) bool {
 	return s.send(sendOptions{From: s.lead, To: []string{gm}, Type: "DICE_RESULT", Fields: fieldsOut})
 }
 
+// rollArgs reads the words of /roll: the dice (the words before the
+// first that is not dice, joined: "1d20 + 5" is 1d20+5), --dc N, and the
+// name of the check (the other words).
+func rollArgs(args string) (expr, check, dc string, err error) {
+	fields := strings.Fields(args)
+	var dicew, checkw []string
+	for i := 0; i < len(fields); i++ {
+		switch {
+		case fields[i] == "--dc" && i+1 < len(fields):
+			dc = fields[i+1]
+			i++
+		case fields[i] == "--dc":
+			return "", "", "", errors.New("--dc needs the difficulty: --dc 12")
+		case strings.HasPrefix(fields[i], "--dc="):
+			dc = strings.TrimPrefix(fields[i], "--dc=")
+		case len(checkw) == 0 && looksLikeDice(fields[i]):
+			dicew = append(dicew, fields[i])
+		default:
+			checkw = append(checkw, fields[i])
+		}
+	}
+	return strings.Join(dicew, ""), strings.Join(checkw, " "), dc, nil
+}
+
 // looksLikeDice reports whether a word is (part of) a dice expression
 // rather than the name of a check.
 func looksLikeDice(w string) bool {
+	if strings.HasPrefix(w, "--") {
+		return false
+	}
 	return strings.IndexFunc(w, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 || strings.ContainsAny(w, "+-()")
 }
 

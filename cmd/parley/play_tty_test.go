@@ -1,0 +1,178 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPlayTerminal drives `parley play` in a real terminal, through tmux:
+// the story shows as it arrives, wrapped to the terminal and without
+// frontmatter; a line is edited (backspace) and recalled from history (up
+// arrow); an answer goes to the game master; Ctrl-D leaves. It skips when
+// tmux is not installed (.ci/run installs it).
+func TestPlayTerminal(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skipf("tmux is not installed (.ci/run installs it): %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "parley")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws := filepath.Join(dir, "table")
+	parley := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append([]string{"-C", ws}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("parley %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n  - you\n" +
+		"  - {name: mira, role: human, character: mira-quickfoot}\nroutes:\n  - match: {type: [ASK_PLAYER, RELAY_TO_HUMAN, SESSION_END, NARRATIVE]}\n    cc: [you]\n"
+	if err := os.WriteFile(filepath.Join(ws, "parley.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley("init")
+	parley("campaign", "new", "the-hollow")
+	parley("character", "new", "mira-quickfoot")
+	prefs := "## Narrative Style\n\n**dialogue_format**: cinematic\n\n## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
+	if err := os.WriteFile(filepath.Join(ws, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	tm.run("new-session", "-d", "-s", "play", "-x", "60", "-y", "40", "-c", ws, "--", bin, "play")
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "/help lists the commands") })
+
+	story := "Rain needles the black water of the fen. The chapel leans out of the marsh like a ship run aground, its roof half gone, its door swollen shut."
+	parley("send", "--from", "gm", "--type", "NARRATIVE", "--body", story)
+	tm.waitFor("the narrative", func(s string) bool { return strings.Contains(s, "door swollen shut.") })
+	screen := tm.screen()
+	for _, line := range strings.Split(screen, "\n") {
+		if len(line) > 60 {
+			t.Errorf("a line wider than the terminal: %q", line)
+		}
+		if strings.HasPrefix(line, "---") && !strings.HasPrefix(line, "--- scene") || strings.HasPrefix(line, "type:") || strings.HasPrefix(line, "id:") {
+			t.Errorf("raw frontmatter on screen: %q", line)
+		}
+	}
+	if !strings.Contains(screen, "Rain needles the black water of the fen. The chapel") {
+		t.Errorf("the narrative is not wrapped as words:\n%s", screen)
+	}
+
+	ask := "[ASK_PLAYER]\nto: lead\nquestion: How do you get in?\nheader: Approach\noptions:\n  - {label: The nave, description: over the stones}\n  - {label: The crypt, description: through the water}\n"
+	askFile := filepath.Join(dir, "ask.md")
+	if err := os.WriteFile(askFile, []byte(ask), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley("send", "--from", "gm", "--file", askFile)
+	tm.waitFor("the question", func(s string) bool { return strings.Contains(s, "2) The crypt — through the water") })
+
+	// A typo, then the line back from history, mended.
+	tm.text("/statsu")
+	tm.keys("Enter")
+	tm.waitFor("the did-you-mean", func(s string) bool { return strings.Contains(s, "did you mean /status?") })
+	tm.keys("Up")
+	tm.waitFor("the line from history", func(s string) bool { return strings.Contains(lastPrompt(s), "/statsu") })
+	tm.keys("BSpace", "BSpace")
+	tm.text("us")
+	tm.keys("Enter")
+	tm.waitFor("the status", func(s string) bool { return strings.Contains(s, "waiting for you: 1") })
+
+	// An answer typed with a slip, mended with backspace.
+	tm.text("Thw")
+	tm.keys("BSpace")
+	tm.text("e crypt")
+	tm.keys("Enter")
+	waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "answer: The crypt")
+
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(string) bool { return tm.ended() })
+}
+
+// lastPrompt returns the last line of a screen that holds the prompt.
+func lastPrompt(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "> ") {
+			return lines[i]
+		}
+	}
+	return ""
+}
+
+// waitForFile waits until a file in dir holds text.
+func waitForFile(t *testing.T, dir, text string) {
+	t.Helper()
+	end := time.Now().Add(20 * time.Second)
+	for time.Now().Before(end) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+		for _, f := range files {
+			if data, err := os.ReadFile(f); err == nil && strings.Contains(string(data), text) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no file in %s holds %q within 20s", dir, text)
+}
+
+// tmuxTerm drives a program in a detached tmux terminal.
+type tmuxTerm struct {
+	t    *testing.T
+	sock string
+}
+
+func (tm *tmuxTerm) run(args ...string) {
+	tm.t.Helper()
+	cmd := exec.Command("tmux", append([]string{"-S", tm.sock, "-f", "/dev/null"}, args...)...)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tm.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func (tm *tmuxTerm) keys(keys ...string) {
+	tm.t.Helper()
+	tm.run(append([]string{"send-keys", "-t", "play"}, keys...)...)
+}
+
+func (tm *tmuxTerm) text(s string) {
+	tm.t.Helper()
+	tm.run("send-keys", "-t", "play", "-l", "--", s)
+}
+
+func (tm *tmuxTerm) screen() string {
+	out, _ := exec.Command("tmux", "-S", tm.sock, "capture-pane", "-p", "-t", "play").Output()
+	return string(out)
+}
+
+func (tm *tmuxTerm) ended() bool {
+	return exec.Command("tmux", "-S", tm.sock, "has-session", "-t", "play").Run() != nil
+}
+
+// waitFor polls the screen until cond holds, or fails after 20 seconds
+// showing it.
+func (tm *tmuxTerm) waitFor(what string, cond func(screen string) bool) {
+	tm.t.Helper()
+	end := time.Now().Add(20 * time.Second)
+	for {
+		s := tm.screen()
+		if cond(s) {
+			return
+		}
+		if time.Now().After(end) {
+			tm.t.Fatalf("waiting for %s: not within 20s; the screen:\n%s", what, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
