@@ -184,6 +184,13 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 		return refuse(f)
 	}
 	v.Recipients, v.Broadcast = a.list, a.broadcast
+	f, err = w.checkSecrets(m, v.Agents())
+	if err != nil {
+		return nil, fmt.Errorf("reading the campaign's secrets: %w", err)
+	}
+	if f != nil {
+		return refuse(f)
+	}
 	if v.Hops, f = w.checkLoop(in, m, v.Agents()); f != nil {
 		return refuse(f)
 	}

@@ -1,0 +1,257 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// The D&D isolation guard: what the game master keeps secret, and what a
+// character keeps to itself, never reaches a player or the narrator. A
+// message of a guarded type whose text holds a sentence of the campaign's
+// secrets is refused, with the sentence quoted.
+//
+// The secrets are the parts of the campaign's files under a heading that
+// says "secret" (any level, down to the next heading as high): in
+// story-state.md, "GM Notes (Secret)" and everything under it; in a
+// character's sheet, a "Secrets" part, which may go to that character but
+// to no one else. A sentence is one of those parts' sentences, bullets or
+// table cells with four words or more ("N/A", "None yet" and short labels
+// are not secrets). A message leaks one when it holds the whole sentence,
+// or eight of its words in a row. Both sides are compared in lower case,
+// with punctuation and spacing evened out, so a secret copied with other
+// capitals, commas or line breaks is caught; one told in other words is
+// not.
+
+// GuardedTypes are the types the guard reads: those the protocol sends to
+// players or the narrator with the game master's words in them.
+var GuardedTypes = []string{"GM_TO_PLAYER", "NARRATIVE", "NARRATOR_NOTE", "PLAYER_RESPONSES"}
+
+// CampaignsDir is the directory of a workspace that holds its campaigns.
+const CampaignsDir = "campaigns"
+
+// storyState is the game master's file of a campaign.
+const storyState = "story-state.md"
+
+// secret is a sentence a message may not carry.
+type secret struct {
+	text  string // as written
+	norm  string // normalised, between spaces
+	file  string // where it is, relative to the workspace
+	owner string // the character it belongs to; "" for the game master's
+}
+
+// campaignDir returns the directory of the workspace's campaign: the one
+// parley.yaml names, else its only one; "" when there is none.
+func (w *Workspace) campaignDir() string {
+	if w.Config.Campaign != "" {
+		return filepath.Join(w.Root, CampaignsDir, w.Config.Campaign)
+	}
+	des, err := os.ReadDir(filepath.Join(w.Root, CampaignsDir))
+	if err != nil {
+		return ""
+	}
+	var dirs []string
+	for _, de := range des {
+		if de.IsDir() && !strings.HasPrefix(de.Name(), ".") {
+			dirs = append(dirs, de.Name())
+		}
+	}
+	if len(dirs) != 1 {
+		return ""
+	}
+	return filepath.Join(w.Root, CampaignsDir, dirs[0])
+}
+
+// secrets reads the campaign's secrets. A file that cannot be read for
+// want of permission (a program in its sandbox runs `parley send`) gives
+// none: the runner, which can read it, checks the message again.
+func (w *Workspace) secrets() ([]secret, error) {
+	dir := w.campaignDir()
+	if dir == "" {
+		return nil, nil
+	}
+	var out []secret
+	read := func(path, owner string) error {
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(w.Root, path)
+		for _, s := range secretSentences(string(data)) {
+			out = append(out, secret{text: s, norm: " " + normalise(s) + " ", file: filepath.ToSlash(rel), owner: owner})
+		}
+		return nil
+	}
+	if err := read(filepath.Join(dir, storyState), ""); err != nil {
+		return nil, err
+	}
+	sheets, _ := filepath.Glob(filepath.Join(dir, "party", "*.md"))
+	for _, p := range sheets {
+		name := strings.TrimSuffix(filepath.Base(p), ".md")
+		if strings.HasSuffix(name, "-journal") {
+			continue
+		}
+		if err := read(p, name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// secretSentences returns the sentences of a file's secret parts.
+func secretSentences(text string) []string {
+	var out []string
+	inSecret, level := false, 0
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if h := headingLevel(t); h > 0 {
+			if inSecret && h <= level {
+				inSecret = false
+			}
+			if !inSecret && strings.Contains(strings.ToLower(t), "secret") {
+				inSecret, level = true, h
+			}
+			continue
+		}
+		if !inSecret || t == "" || strings.Trim(t, "|-: ") == "" {
+			continue
+		}
+		for _, cell := range strings.Split(t, "|") {
+			for _, s := range sentences(cell) {
+				if len(strings.Fields(normalise(s))) >= 4 && !placeholder(s) {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// placeholder reports whether a sentence only holds a place: "N/A -
+// campaign not started", "None yet", "TBD".
+func placeholder(s string) bool {
+	n := normalise(s)
+	for _, p := range []string{"n a", "none", "tbd", "todo", "nothing yet"} {
+		if n == p || strings.HasPrefix(n, p+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// headingLevel returns the level of a markdown heading line, 0 for none.
+func headingLevel(line string) int {
+	n := 0
+	for n < len(line) && line[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || n < len(line) && line[n] != ' ' {
+		return 0
+	}
+	return n
+}
+
+// sentences splits text at the ends of sentences.
+func sentences(text string) []string {
+	text = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(text), "-*+>"))
+	var out []string
+	start := 0
+	for i, r := range text {
+		if (r == '.' || r == '!' || r == '?' || r == ';') && (i+1 == len(text) || text[i+1] == ' ') {
+			if s := strings.TrimSpace(text[start : i+1]); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// normalise writes text in lower case, its letters and digits only, one
+// space between words.
+func normalise(text string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
+}
+
+// checkSecrets refuses a message of a guarded type that carries a secret
+// to a recipient who may not know it.
+func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refusal, error) {
+	if !slices.Contains(GuardedTypes, TypeOf(m)) {
+		return nil, nil
+	}
+	all, err := w.secrets()
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	// The text a recipient reads: the body, and the payload's values.
+	type part struct{ field, norm string }
+	parts := []part{{"body", " " + normalise(string(m.Body)) + " "}}
+	for _, k := range m.Payload().Keys() {
+		if IsAddressField(k) {
+			continue
+		}
+		parts = append(parts, part{k, " " + normalise(m.Payload().Text(k)) + " "})
+	}
+	plays := func(agent string) string {
+		if a, ok := w.Agent(agent); ok && a.Character != "" {
+			return a.Character
+		}
+		return agent
+	}
+	for _, s := range all {
+		if s.owner != "" && !slices.ContainsFunc(recipients, func(a string) bool { return plays(a) != s.owner }) {
+			continue // a character's own secret, to that character alone
+		}
+		for _, p := range parts {
+			if leaks(p.norm, s.norm) {
+				whose := "the game master's secrets"
+				if s.owner != "" {
+					whose = s.owner + "'s secrets"
+				}
+				return &Refusal{Line: m.Payload().Line(p.field), Field: p.field, Reason: fmt.Sprintf("carries a sentence of %s (%s) to %s, who may not know it: %q", whose, s.file, strings.Join(recipients, ", "), s.text)}, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// leakRun is how many words in a row of a secret give it away, when the
+// secret is longer: a clause copied out of it counts.
+const leakRun = 8
+
+// leaks reports whether a text (normalised, between spaces) holds a
+// secret (the same): the whole of it, or leakRun of its words in a row.
+func leaks(text, secret string) bool {
+	if strings.Contains(text, secret) {
+		return true
+	}
+	words := strings.Fields(secret)
+	for i := 0; i+leakRun <= len(words); i++ {
+		if strings.Contains(text, " "+strings.Join(words[i:i+leakRun], " ")+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// IsAddressField reports whether a field addresses a message (from, to,
+// cc) rather than carrying what it says.
+func IsAddressField(key string) bool {
+	return key == "from" || key == "to" || key == "cc"
+}

@@ -1,0 +1,112 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// fixtureCampaign is the shared fixture campaign, beside the checkout.
+var fixtureCampaign = filepath.Join("..", "..", "..", "shared", "fixtures", "campaigns", "the-rot-beneath")
+
+// guardTable is a table whose campaign is the fixture campaign's
+// story-state.md, and a sheet with a secret of its own.
+func guardTable(t *testing.T) *Workspace {
+	t.Helper()
+	story, err := os.ReadFile(filepath.Join(fixtureCampaign, "story-state.md"))
+	if err != nil {
+		t.Skipf("the fixture campaign is not beside the checkout (../shared): %v", err)
+	}
+	cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\ncampaign: rot\nagents:\n  - gm\n  - narrator\n  - {name: lead, role: team-lead}\n  - {name: aria, role: player, character: tilda-brannock}\n  - {name: bram, role: player, character: corwin-voss}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	if err := ws.MakeMailboxes(); err != nil {
+		t.Fatal(err)
+	}
+	party := filepath.Join(ws.Root, CampaignsDir, "rot", "party")
+	if err := os.MkdirAll(party, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws.Root, CampaignsDir, "rot", storyState), story, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sheet := "# Corwin Voss\n\n| **Hit Points** | 8/8 |\n\n## Secrets\n\n- Corwin still owes the Guild three hundred gold crowns.\n\n## Notes\n\nLikes cats.\n"
+	if err := os.WriteFile(filepath.Join(party, "corwin-voss.md"), []byte(sheet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// TestSecretsGuard: a message for players or the narrator that carries a
+// sentence of the game master's secrets, or of another character's, is
+// refused, whatever its capitals, punctuation and line breaks; the story
+// itself, and a character's secret to that character, pass.
+func TestSecretsGuard(t *testing.T) {
+	ws := guardTable(t)
+	tests := []struct {
+		name, sender, text string
+		field              string // "" when it passes
+		quote              string
+	}{
+		{"a secret, word for word", "gm", "[NARRATIVE]\n\nThe rain falls. Sergeant Korvus Thane, is being blackmailed by the cult.\n",
+			"body", "Flaming Fist Marshal Ravengard's second-in-command, Sergeant Korvus Thane, is being blackmailed by the cult"},
+		{"another case, other commas, a line break", "gm", "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n\n## Scene\nyou overhear: THE GUILD'S nine fingers is aware something\nsupernatural is happening -- and is looking for allies!\n",
+			"body", "The Guild's Nine-Fingers is aware something supernatural is happening and is looking for allies"},
+		{"in a field", "gm", "[NARRATOR_NOTE]\nfrom: gm\nnote: \"Hint that three Parliament members are active cult participants: Duke Portyr's nephew Aldric Portyr, Lady Bormul, and Councilor Dillard Wren\"\n",
+			"note", "Three Parliament members are active cult participants: Duke Portyr's nephew Aldric Portyr, Lady Bormul, and Councilor Dillard Wren"},
+		{"another character's secret", "gm", "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n\nYou know Corwin still owes the Guild three hundred gold crowns.\n",
+			"body", "Corwin still owes the Guild three hundred gold crowns."},
+		{"a character's own secret, to that character", "gm", "[GM_TO_PLAYER]\nto: bram\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n\nYou remember: Corwin still owes the Guild three hundred gold crowns.\n", "", ""},
+		{"eight words of one in a row", "gm", "[NARRATIVE]\n\nRumour says the sickness is actually the early stages of hollowing.\n",
+			"body", `is actually the early stages of hollowing - victims are being drained in their sleep by cult operatives"`},
+		{"the story", "gm", "[NARRATIVE]\n\nThe Hollow Congregation is a name whispered in the docks. The cult is real.\n", "", ""},
+		{"a type the guard does not read", "aria", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: tilda-brannock\n\nSergeant Korvus Thane is being blackmailed by the cult, I bet.\n", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := mailbox.Parse([]byte(tt.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := ws.Check(Input{File: "m.md", Sender: tt.sender, Message: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.field == "" && !v.Accepted():
+				t.Errorf("refused: %v", v.Refusal)
+			case tt.field != "" && v.Accepted():
+				t.Errorf("delivered to %v; want refused in %s", v.Agents(), tt.field)
+			case tt.field != "" && (v.Refusal.Field != tt.field || !strings.Contains(v.Refusal.Reason, tt.quote)):
+				t.Errorf("refusal = %v; want field %s quoting %q", v.Refusal, tt.field, tt.quote)
+			}
+		})
+	}
+}
+
+func TestSecretSentences(t *testing.T) {
+	text := "# Story\n\nThe party is at the inn and all is well.\n\n## GM Notes (Secret)\n\n### Hidden\n- The innkeeper poisoned the well last night. He hates the mayor!\n- N/A - campaign not started\n\n| Character | Secret | Hook |\n|---|---|---|\n| tilda | She stole the silver bell from the chapel | later |\n\n## Party Status\n\nEveryone is tired after the long road.\n"
+	got := secretSentences(text)
+	want := []string{"The innkeeper poisoned the well last night.", "He hates the mayor!", "She stole the silver bell from the chapel"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("secretSentences = %q, want %q", got, want)
+	}
+}
+
+func FuzzSecretSentences(f *testing.F) {
+	f.Add("## GM Notes (Secret)\n- The innkeeper poisoned the well last night.\n")
+	f.Add("# Secrets\n| a | b c d e f |\n## next\ntext\n")
+	f.Add("####### secret\n#secret\n## Secret\n\x00| |")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, s := range secretSentences(text) {
+			if len(strings.Fields(normalise(s))) < 4 {
+				t.Errorf("a sentence of under four words: %q", s)
+			}
+		}
+	})
+}
