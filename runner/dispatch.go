@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,11 @@ func (r *Runner) startWorker(w *worker) {
 
 // newDriver makes the driver of an agent of ws; nil for a human agent.
 func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
+	if a.Isolated() && r.opts.Confine != nil {
+		if prefix := r.opts.Confine(a, ws); prefix != nil {
+			a.Run = append(slices.Clip(prefix), a.Run...)
+		}
+	}
 	switch a.Driver {
 	case workspace.DriverCommand:
 		// No cgroup per message: making and removing one for each run

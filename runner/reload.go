@@ -191,7 +191,7 @@ func (r *Runner) reload() error {
 func driverChanged(old, ws *workspace.Workspace, a, b workspace.Agent) bool {
 	program := b.Driver == workspace.DriverCommand || b.Driver == workspace.DriverSession
 	return a.Driver != b.Driver || !slices.Equal(a.Run, b.Run) || a.Handler != b.Handler ||
-		a.Timeout != b.Timeout || a.Retries != b.Retries ||
+		a.Timeout != b.Timeout || a.Retries != b.Retries || a.Isolated() != b.Isolated() || a.Character != b.Character ||
 		(program && old.Config.MaxOutput != ws.Config.MaxOutput)
 }
 

@@ -97,7 +97,7 @@ func appendLine(s, line string) string {
 }
 
 // Add appends an entry to the journal at path, creating the file with a
-// heading for character when it does not exist. The file is replaced
+// heading for character when it does not exist (or is empty). The file is replaced
 // atomically. It reports false, with no error, when the journal holds an
 // entry for e.ID already.
 func Add(path, character string, e Entry) (bool, error) {
@@ -105,7 +105,7 @@ func Add(path, character string, e Entry) (bool, error) {
 		return false, ErrEmpty
 	}
 	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(old)) == 0 {
 		old = []byte(fmt.Sprintf("# %s — Journal\n\n> Written in %s's own voice, one entry per day of play, newest last.\n", displayName(character), displayName(character)))
 	} else if err != nil {
 		return false, err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -168,10 +167,11 @@ func demoSeat(ctx context.Context, e *env, ws *workspace.Workspace, script strin
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, self, "-C", ws.Root, "play", "--until-idle", "--seed", demoSeed)
-	var stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, e.stdout, &stderr
+	// What the seat warns of (a save git refused, a file refused) is
+	// said as it comes.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, e.stdout, e.stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("the seat (parley play) stopped: %w\n%s", err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("the seat (parley play) stopped: %w", err)
 	}
 	return nil
 }
@@ -258,7 +258,7 @@ func demoAfterwards(ctx context.Context, e *env, ws *workspace.Workspace, git, k
 func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	out := e.stdout
 	fmt.Fprintln(out, "\n== parley run --until-idle")
-	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Handlers: handlers(ws, slog.New(slog.NewTextHandler(io.Discard, nil))), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, slog.New(slog.DiscardHandler))))
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,9 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 		}
 		return said
 	}
-	r, err := runner.Open(s.ws, runner.Options{UntilIdle: true, Handlers: handlers(s.ws, s.seatLogger()), Logger: s.seatLogger(), Idle: idle})
+	opts := withUntilIdle(runnerOptions(s.ws, s.seatLogger()))
+	opts.Idle = idle
+	r, err := runner.Open(s.ws, opts)
 	var locked *runner.LockedError
 	switch {
 	case errors.As(err, &locked):
@@ -168,7 +170,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan error, 1)
-	r, err := runner.Open(s.ws, runner.Options{Handlers: handlers(s.ws, slog.New(slog.DiscardHandler)), Logger: slog.New(slog.DiscardHandler)})
+	r, err := runner.Open(s.ws, runnerOptions(s.ws, slog.New(slog.DiscardHandler)))
 	var locked *runner.LockedError
 	switch {
 	case errors.As(err, &locked):

@@ -51,7 +51,9 @@ type runOptions struct {
 }
 
 func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOptions) error {
-	r, err := runner.Open(ws, runner.Options{Logger: e.logger(opts.Level), UntilIdle: opts.UntilIdle, Handlers: handlers(ws, e.logger(opts.Level))})
+	ropts := runnerOptions(ws, e.logger(opts.Level))
+	ropts.UntilIdle = opts.UntilIdle
+	r, err := runner.Open(ws, ropts)
 	if err != nil {
 		return err
 	}

@@ -83,3 +83,16 @@ func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
 		"team-lead": teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, Log: log}},
 	}
 }
+
+// runnerOptions are the options of every runner parley starts: its log, the
+// built-in agents, and the players' programs confined to what their
+// characters may know.
+func runnerOptions(ws *workspace.Workspace, log *slog.Logger) runner.Options {
+	return runner.Options{Logger: log, Handlers: handlers(ws, log), Confine: confiner(log)}
+}
+
+// withUntilIdle returns the options with UntilIdle set.
+func withUntilIdle(o runner.Options) runner.Options {
+	o.UntilIdle = true
+	return o
+}

@@ -14,11 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runner/sandbox"
 	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandboxArg {
+		// The runner of a script confines a player's program by running
+		// this binary: it is parley then.
+		os.Exit(parleyMain())
+	}
 	testscript.Main(m, map[string]func(){
 		"parley": func() { os.Exit(parleyMain()) },
 	})
@@ -39,11 +45,16 @@ func TestScripts(t *testing.T) {
 		},
 		// [fixtures]: the shared fixtures are checked out beside the
 		// repository (in CI; not in a user's clone). [tz:NAME]: this
-		// system knows the time zone NAME.
+		// system knows the time zone NAME. [landlock]: the kernel offers
+		// Landlock.
 		Condition: func(cond string) (bool, error) {
 			if zone, ok := strings.CutPrefix(cond, "tz:"); ok {
 				_, err := time.LoadLocation(zone)
 				return err == nil, nil
+			}
+			if cond == "landlock" {
+				_, ok := sandbox.Available()
+				return ok, nil
 			}
 			if cond != "fixtures" {
 				return false, fmt.Errorf("unknown condition %q", cond)

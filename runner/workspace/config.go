@@ -90,11 +90,25 @@ type Agent struct {
 	// after it: a message addressed to the character (to: tilda-brannock)
 	// goes to the agent.
 	Character string
+	// Isolate, for a command or session agent that plays a character in a
+	// workspace with a campaign, says whether its program sees only what
+	// the character may know (see Isolated). Nil: yes.
+	Isolate *bool
 	// Timeout bounds one message's handling (default 5m); Retries is how
 	// often a failed message is tried again (default 2).
 	Timeout time.Duration
 	Retries int
 	Line    int // line of the entry in parley.yaml
+}
+
+// Isolated reports whether the agent's program runs confined to its
+// character's view of the workspace: a command or session agent that
+// plays a character, unless parley.yaml says isolate: false.
+func (a Agent) Isolated() bool {
+	if a.Driver != DriverCommand && a.Driver != DriverSession || a.Character == "" {
+		return false
+	}
+	return a.Isolate == nil || *a.Isolate
 }
 
 // Drivers an agent may have.
@@ -253,6 +267,14 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 						},
 						"timeout": func(v *yaml.Node) error { return duration(v, key+".timeout", &a.Timeout, bad) },
 						"retries": func(v *yaml.Node) error { return count(v, key+".retries", &a.Retries, bad) },
+						"isolate": func(v *yaml.Node) error {
+							b, err := strconv.ParseBool(v.Value)
+							if err != nil || v.Kind != yaml.ScalarNode {
+								return bad(v, key+".isolate", "%q is not true or false", v.Value)
+							}
+							a.Isolate = &b
+							return nil
+						},
 					})
 					if err != nil {
 						return err

@@ -42,7 +42,7 @@ MODE_SWITCH)
     rm -f "$S/away"
   fi ;;
 JOURNAL_CHECKPOINT)
-  printf -- '---\nto: journal\n---\n[JOURNAL_ENTRY]\ntitle: "%s"\nhappened: "We went down under the chapel."\ndid: "Found the stair, and kept my feet dry. Mostly."\nlearned: "Somebody still rings that bell."\nfeel: "Curious. Too curious, Tor says."\n' "$(field scene_slug)" ;;
+  printf -- '---\nto: journal\n---\n[JOURNAL_ENTRY]\nTitle: %s\nWhat happened: We went down under the chapel.\nWhat I did: Found the stair, and kept my feet dry. Mostly.\nWhat I learned: Somebody still rings that bell.\nHow I feel: Curious. Too curious, Tor says.\n' "$(field scene_slug)" ;;
 shutdown_request) shutdown "Mira waves goodnight." ;;
 esac
 exit 0

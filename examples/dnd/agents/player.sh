@@ -48,7 +48,7 @@ JOURNAL_CHECKPOINT)
   scene=$(field scene_slug)
   n=$(( $(cat "$S/entries" 2>/dev/null || echo 0) + 1 ))
   echo "$n" > "$S/entries"
-  printf -- '---\nto: journal\n---\n[JOURNAL_ENTRY]\ntitle: "%s, entry %d"\nhappened: "Another night in %s."\ndid: "Kept close to the others."\nlearned: "The bell keeps time for something."\nfeel: "Cold, and not only from the water."\n' "$scene" "$n" "$scene"
+  printf -- '---\nto: journal\n---\n[JOURNAL_ENTRY]\nTitle: %s, entry %d\nWhat happened: Another hour in %s.\nWhat I did: Kept close to the others.\nWhat I learned: The bell keeps time for something.\nHow I feel: Cold, and not only from the water.\n' "$scene" "$n" "$scene"
   ;;
 shutdown_request) shutdown "Good game." ;;
 esac

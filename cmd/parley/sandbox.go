@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/runner/sandbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// sandboxArg, as parley's first argument, runs a program confined: the
+// next argument is the rules as JSON, then "--", then the program and
+// its arguments. The runner starts an isolated agent's program this way
+// (see confiner); it is not a command people type.
+const sandboxArg = "__sandbox"
+
+// runSandbox confines this process to the rules, then becomes the
+// program.
+func runSandbox(args []string, stderr io.Writer) int {
+	if len(args) < 3 || args[1] != "--" {
+		fmt.Fprintln(stderr, "parley: sandbox: want RULES -- PROGRAM [ARGS...]")
+		return exitUsage
+	}
+	var r struct {
+		sandbox.Rules
+		Tmp string `json:"tmp"`
+	}
+	if err := json.Unmarshal([]byte(args[0]), &r); err != nil {
+		fmt.Fprintf(stderr, "parley: sandbox: the rules: %v\n", err)
+		return exitUsage
+	}
+	prog, err := exec.LookPath(args[2])
+	if err != nil {
+		fmt.Fprintf(stderr, "parley: sandbox: %v\n", err)
+		return 127
+	}
+	if err := sandbox.Restrict(r.Rules); err != nil {
+		fmt.Fprintf(stderr, "parley: sandbox: %v\n", err)
+		return 126
+	}
+	env := os.Environ()
+	if r.Tmp != "" {
+		env = append(env, "TMPDIR="+r.Tmp)
+	}
+	err = syscall.Exec(prog, args[2:], env)
+	fmt.Fprintf(stderr, "parley: sandbox: %s: %v\n", prog, err)
+	return 126
+}
+
+// systemRead are what any program needs to read: its own files, the
+// system's libraries and settings, its process.
+var systemRead = []string{"/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/etc", "/opt", "/proc",
+	"/dev/zero", "/dev/urandom", "/dev/random"}
+
+// systemWrite are what any program needs to write.
+var systemWrite = []string{"/dev/null", "/dev/tty"}
+
+// confiner returns the runner's Confine: an isolated agent's program runs
+// through `parley __sandbox`, confined with Landlock to what its
+// character may know. Where the kernel offers no Landlock, the program
+// runs as it is and log says so once.
+func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace) []string {
+	warned := false
+	return func(a workspace.Agent, ws *workspace.Workspace) []string {
+		camp, err := campaigns.Find(ws.Root, ws.Config.Campaign)
+		if err != nil {
+			return nil // no campaign: nothing to keep from anyone
+		}
+		if _, ok := sandbox.Available(); !ok {
+			if !warned {
+				log.Warn("this system offers no Landlock: the players' programs can read every file of the workspace (the secrets guard still checks every message)", "agent", a.Name)
+				warned = true
+			}
+			return nil
+		}
+		self, err := os.Executable()
+		if err != nil {
+			log.Error("cannot confine a player's program: parley's own path is unknown", "agent", a.Name, "err", err)
+			return nil
+		}
+		view := camp.View(a.Character)
+		scratch := camp.Path(campaigns.TmpDir, a.Name)
+		// The journal is the player's to write: it is made, empty, when
+		// missing, as Landlock allows only files that exist.
+		if err := os.MkdirAll(scratch, 0o755); err != nil {
+			log.Error("making a player's scratch directory", "agent", a.Name, "err", err)
+		}
+		for _, p := range view.Write {
+			if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+				f.Close()
+			} else if !errors.Is(err, fs.ErrExist) {
+				log.Error("making a player's journal", "agent", a.Name, "err", err)
+			}
+		}
+		rules := struct {
+			sandbox.Rules
+			Tmp string `json:"tmp"`
+		}{Tmp: scratch}
+		rules.Read = append(append(rules.Read, systemRead...), view.Read...)
+		rules.Read = append(rules.Read, filepath.Dir(self), filepath.Join(ws.Root, workspace.ConfigFile), ws.SkillsDir(), filepath.Join(ws.Root, workspace.StateDir))
+		for _, arg := range a.Run {
+			// The program's own files: a script named by its path, and
+			// the directory it is in (where its helpers are), unless that
+			// would hold the workspace.
+			p := arg
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(ws.Root, p)
+			}
+			if info, err := os.Stat(p); err == nil && !info.IsDir() {
+				dir := filepath.Dir(p)
+				if rel, err := filepath.Rel(dir, ws.Root); err == nil && filepath.IsLocal(rel) || rel == "." {
+					rules.Read = append(rules.Read, p)
+				} else {
+					rules.Read = append(rules.Read, dir)
+				}
+			}
+		}
+		rules.Write = append(append(rules.Write, systemWrite...), view.Write...)
+		rules.Write = append(rules.Write, string(ws.Mailbox(a.Name)), scratch)
+		data, err := json.Marshal(rules)
+		if err != nil {
+			return nil
+		}
+		return []string{self, sandboxArg, string(data), "--"}
+	}
+}
