@@ -94,9 +94,9 @@ type join struct {
 	listed   []string                    // characters, in the await's order
 	agents   map[string]string           // character -> the agent prompted
 	answers  map[string]*mailbox.Message // character -> its answer
+	asked    time.Time                   // when its prompts went out (the await's time, before)
 	closed   bool                        // a [PLAYER_RESPONSES] went out
 	included map[string]bool             // the characters whose answers it carried
-	deadline time.Time
 }
 
 func (t *TeamLead) now() time.Time {
@@ -386,7 +386,7 @@ func (t *TeamLead) fanOut(agent string, in *mailbox.Message) ([]*mailbox.Message
 		out = append(out, m)
 	}
 	t.mu.Lock()
-	t.openJoin(agent, id, in)
+	t.openJoin(agent, id, t.now())
 	t.mu.Unlock()
 	if len(out) == 0 {
 		// Nobody to ask: the answer is that nobody answered.
@@ -423,17 +423,14 @@ func awaited(in *mailbox.Message) ([]awaitedCharacter, error) {
 	return out, nil
 }
 
-// openJoin notes the deadline of an await. t.mu is held.
-func (t *TeamLead) openJoin(agent, id string, await *mailbox.Message) {
+// openJoin notes the deadline of an await: Wait after its prompts went
+// out, at. t.mu is held.
+func (t *TeamLead) openJoin(agent, id string, at time.Time) {
 	if t.joins == nil {
 		t.joins = map[string]map[string]time.Time{}
 	}
 	if t.joins[agent] == nil {
 		t.joins[agent] = map[string]time.Time{}
-	}
-	at := idTime(await)
-	if at.IsZero() {
-		at = t.now()
 	}
 	t.joins[agent][id] = at.Add(t.wait())
 }
@@ -451,8 +448,8 @@ func (t *TeamLead) recoverJoins(agent string) {
 	defer t.mu.Unlock()
 	for _, m := range open {
 		id, _ := m.Header().Get("id")
-		if !t.load(agent, id).closed && t.joined[id] == nil {
-			t.openJoin(agent, id, m)
+		if j := t.load(agent, id); !j.closed && t.joined[id] == nil {
+			t.openJoin(agent, id, j.asked)
 		}
 	}
 }
@@ -475,13 +472,16 @@ func (t *TeamLead) load(agent, id string) *join {
 				j.listed = append(j.listed, c.name)
 			}
 		}
-		j.deadline = idTime(j.await).Add(t.wait())
+		j.asked = idTime(j.await)
 	}
 	byAgent := map[string]string{}
 	t.scan(agent, sentStates, func(_ string, m *mailbox.Message) bool {
 		typ := typeOf(m)
 		if typ == GMToPlayerType {
 			if th, _ := m.Header().Get("thread"); th == id {
+				if at := idTime(m); at.After(j.asked) {
+					j.asked = at
+				}
 				to, _ := m.Header().Names("to")
 				for _, a := range to {
 					c := t.characterOfAgent(a)

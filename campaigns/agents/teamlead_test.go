@@ -82,9 +82,9 @@ func TestTeamLeadRecovers(t *testing.T) {
 	if err := lead.Start(context.Background(), "lead"); err != nil {
 		t.Fatal(err)
 	}
-	at, _, _ := mailbox.ParseID(awaitID)
+	at, _, _ := mailbox.ParseID(promptG)
 	if got, want := lead.Due("lead"), at.Add(time.Minute); !got.Equal(want) {
-		t.Errorf("Due after a restart = %v, want the await's time + Wait, %v", got, want)
+		t.Errorf("Due after a restart = %v, want the last prompt's time + Wait, %v", got, want)
 	}
 	put(t, ws, "lead", mailbox.Cur, answerG, reply(answerG, "grim", promptG, "[VETO] This touches my past."))
 	out, err := lead.Handle(context.Background(), "lead", msg(t, reply(answerG, "grim", promptG, "[VETO] This touches my past.")))
@@ -148,5 +148,22 @@ func TestTeamLeadDeadline(t *testing.T) {
 	// Tilda's answer, already carried, is not passed on again.
 	if out, _ := again.Handle(context.Background(), "lead", msg(t, reply(answerT, "tilda", promptT, "Tilda draws her sword."))); len(out) != 0 {
 		t.Errorf("Handle(an answer the join carried) = %d messages, want none", len(out))
+	}
+}
+
+// TestTeamLeadDeadlineFromPrompts: an await that waited in the team
+// lead's inbox (the runner was down, the machine busy) still gives the
+// players their whole time, from when they are asked.
+func TestTeamLeadDeadlineFromPrompts(t *testing.T) {
+	ws := leadTable(t)
+	put(t, ws, "lead", mailbox.Cur, awaitID, awaitMsg) // sent long ago
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute, Now: func() time.Time { return now }}
+	out, err := lead.Handle(context.Background(), "lead", msg(t, awaitMsg))
+	if err != nil || len(out) != 2 {
+		t.Fatalf("Handle(await) = %d messages, %v; want a prompt for each player", len(out), err)
+	}
+	if got, want := lead.Due("lead"), now.Add(time.Minute); !got.Equal(want) {
+		t.Errorf("Due = %v, want %v: Wait from when the players are asked", got, want)
 	}
 }
