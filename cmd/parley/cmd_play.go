@@ -141,6 +141,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 		if serr := s.show(); serr != nil {
 			return serr
 		}
+		s.tellUnresponsive() // the runner's last word on who did not answer
 	}
 	if inputEnded && len(s.waiting) > 0 && !quit {
 		q := s.waiting[0]

@@ -311,14 +311,14 @@ func askOptions(m *mailbox.Message) [][2]string {
 // tellUnresponsive says once of each agent marked unresponsive: it did
 // not answer in time, even after a nudge.
 func (s *seat) tellUnresponsive() {
-	st, err := s.ws.Status(workspace.StatusOptions{Problems: 1})
+	runs, err := s.ws.AgentRuns()
 	if err != nil {
 		return
 	}
-	for _, a := range st {
-		if a.State == workspace.StateUnresponsive && !s.told[a.Name] {
-			s.told[a.Name] = true
-			s.printf("\n(%s has not answered in time, even after a nudge: the table waits for it; `parley status` says more)\n", a.Name)
+	for _, name := range s.ws.AgentNames() {
+		if runs[name].State == workspace.StateUnresponsive && !s.told[name] {
+			s.told[name] = true
+			s.printf("\n(%s has not answered in time, even after a nudge: the table waits for it; `parley status` says more)\n", name)
 		}
 	}
 }
