@@ -92,6 +92,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 	if err := s.askPrefs(in); err != nil {
 		return err
 	}
+	s.hello()
 	inputEnded, quit := false, false
 	idle := func(ctx context.Context) bool {
 		if err := s.show(); err != nil {
@@ -197,7 +198,8 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	if err := s.askPrefs(in); err != nil {
 		return err
 	}
-	s.printf("(/help lists the commands; Ctrl-D leaves)\n")
+	s.hello()
+	s.printf("(Ctrl-D leaves)\n")
 	tick := time.NewTicker(300 * time.Millisecond)
 	defer tick.Stop()
 	for {

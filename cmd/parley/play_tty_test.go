@@ -51,7 +51,7 @@ func TestPlayTerminal(t *testing.T) {
 	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
 	tm.run("new-session", "-d", "-s", "play", "-x", "60", "-y", "40", "-c", ws, "--", bin, "play")
 	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
-	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "/help lists the commands") })
+	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
 
 	story := "Rain needles the black water of the fen. The chapel leans out of the marsh like a ship run aground, its roof half gone, its door swollen shut."
 	parley("send", "--from", "gm", "--type", "NARRATIVE", "--body", story)

@@ -111,6 +111,18 @@ func orNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
+// hello says where the person sits.
+func (s *seat) hello() {
+	who := "no character yet"
+	if s.character != "" {
+		who = s.character
+		if s.player != "" {
+			who += " (played by " + s.player + ")"
+		}
+	}
+	s.wrap(fmt.Sprintf("You sit at %s as %s: your character is %s; you speak as the team lead, %s. /help lists the commands.", s.camp.Name, s.me, who, s.lead), "")
+}
+
 // setCharacter notes the person's character and the agent that plays it.
 func (s *seat) setCharacter(c string) {
 	s.character = c
