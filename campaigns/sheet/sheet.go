@@ -63,6 +63,23 @@
 // is one item, and indented lines under a bullet belong to it. See [Slug]
 // for how items are named.
 //
+// A bullet indented under an item (by two spaces, four, or a tab) is an
+// item in it: Item.In names the container, which stays an item too, and
+// a trailing ", containing:" or ":" is not part of its name:
+//
+//	### Worn/Carried
+//	- Explorer's pack, containing:        "Explorer's pack"
+//	  - 10 torches                        In "Explorer's pack"
+//	- Dungeoneer's pack
+//	  - 10 torches                        In "Dungeoneer's pack": not a duplicate
+//
+// Items nest up to MaxDepth deep. In the frontmatter layout an entry
+// says its container with "in: Explorer's pack", or holds its contents
+// in a list under "contents:". Two items of one name are a duplicate
+// only directly in one container (or both in none). A name that matches
+// items in several containers is ambiguous; a name may say the container,
+// "explorers-pack/torch" ("/torch" for one in no container).
+//
 // # Changes
 //
 // Each method of [Doc] either changes the text and the values
