@@ -46,8 +46,10 @@
 //
 // [Frontmatter] is parley's own layout: YAML between "---" lines above the
 // prose, with the keys hp, max_hp, level, abilities ({str: 15, ...}),
-// inventory (a list of {name, quantity, note} mappings, or of strings read
-// like a tables-layout item) and currency ({gp: 10, sp: 5}), in flow or
+// inventory (a list of {name, quantity, note} mappings, which may also
+// say the item they are in, {in: Explorer's pack}, or hold a list of
+// their own under contents:; or of strings read like a tables-layout
+// item) and currency ({gp: 10, sp: 5}), in flow or
 // block style. A file whose frontmatter has no hp key is read in the
 // tables layout (its frontmatter is left alone).
 //
