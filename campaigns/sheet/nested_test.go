@@ -184,6 +184,14 @@ func TestNestedChange(t *testing.T) {
 			[]string{"-  - {name: Candle, quantity: 2, in: Belt pouch}\n", "+  - {name: Candle, quantity: 1, in: Belt pouch}\n"}},
 		{"frontmatter: added with in:", fm, add("sack", "Chalk", 1),
 			[]string{"+  - name: Chalk\n", "+    quantity: 1\n", "+    in: Sack\n"}},
+		{"frontmatter: added with in: to a list of strings", "---\nhp: 3\nmax_hp: 5\ninventory:\n  - Sack\n  - Two daggers\n---\n", add("sack", "Chalk", 2),
+			[]string{"+  - {name: Chalk, quantity: 2, in: Sack}\n"}},
+		{"frontmatter: added with in: to a flow list", "---\nhp: 3\nmax_hp: 5\ninventory: [Sack, {name: Rope, in: Sack}]\n---\n", add("sack", "Chalk", 1),
+			[]string{"-inventory: [Sack, {name: Rope, in: Sack}]\n", "+inventory: [Sack, {name: Rope, in: Sack}, {name: Chalk, quantity: 1, in: Sack}]\n"}},
+		{"frontmatter: used up in a flow contents list", "---\nhp: 3\nmax_hp: 5\ninventory: [{name: Sack, contents: [Torch, Rope]}, Rope]\n---\n", use("sack/rope", 1),
+			[]string{"-inventory: [{name: Sack, contents: [Torch, Rope]}, Rope]\n", "+inventory: [{name: Sack, contents: [Torch]}, Rope]\n"}},
+		{"frontmatter: a count in contents", "---\nhp: 3\nmax_hp: 5\ninventory:\n  - name: Sack\n    contents:\n      - name: Torch\n---\n", use("torch", -2),
+			[]string{"+        quantity: 3\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
