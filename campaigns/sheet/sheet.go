@@ -537,6 +537,13 @@ func (d *Doc) AddItemTo(container, name string, quantity int, note string) (Item
 	case quantity < 1 || quantity > MaxAmount:
 		return Item{}, d.fail(0, "items", fmt.Errorf("%q: quantity %d is %w: want 1 to %d", name, quantity, ErrRange, MaxAmount))
 	}
+	if k := strings.LastIndex(name, "/"); k > 0 && strings.TrimSpace(container) == "" {
+		// "explorers-pack/torch": the torch in the pack, when there is
+		// such a pack; else a name with a slash of its own.
+		if _, err := d.p.find(name[:k]); err == nil {
+			container, name = name[:k], strings.TrimSpace(name[k+1:])
+		}
+	}
 	tx := parseItemText(name)
 	if tx.count != noCount {
 		if w := strings.ToLower(name[tx.cStart:tx.cEnd]); w != "a" && w != "an" {
@@ -545,17 +552,6 @@ func (d *Doc) AddItemTo(container, name string, quantity int, note string) (Item
 		name = strings.TrimSpace(name[tx.nameStart:])
 	}
 	slug := Slug(name)
-	if slug == "" {
-		return Item{}, d.fail(0, "items", fmt.Errorf("%q has no letters or digits to name it by", name))
-	}
-	if k := strings.LastIndex(name, "/"); k > 0 && strings.TrimSpace(container) == "" {
-		// "explorers-pack/torch": the torch in the pack, when there is
-		// such a pack; else a name with a slash of its own.
-		if _, err := d.p.find(name[:k]); err == nil {
-			container, name = name[:k], strings.TrimSpace(name[k+1:])
-			slug = Slug(name)
-		}
-	}
 	if slug == "" {
 		return Item{}, d.fail(0, "items", fmt.Errorf("%q has no letters or digits to name it by", name))
 	}
