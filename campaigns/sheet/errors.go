@@ -61,9 +61,14 @@ var (
 	// ErrBelowZero: a change would leave a negative quantity or amount.
 	ErrBelowZero = errors.New("below zero")
 
-	// ErrDuplicateItem: two items on one sheet have the same slug. The
-	// error names both lines.
+	// ErrDuplicateItem: two items on one sheet have the same slug and are
+	// directly in the same container, or both in none; the same item in
+	// two packs is not a duplicate. The error names both lines.
 	ErrDuplicateItem = errors.New("duplicate item")
+
+	// ErrNotEmpty: an item that holds other items (a pack with its
+	// contents indented under it) would be used up; nothing is removed.
+	ErrNotEmpty = errors.New("holds items")
 
 	// ErrChanged: Save found that the file on disk is no longer what was
 	// read; nothing was written.

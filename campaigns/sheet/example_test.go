@@ -72,3 +72,36 @@ func Example() {
 	// ### Currency
 	// 15 gp, 4 sp
 }
+
+func ExampleDoc_AddItemTo() {
+	d, err := sheet.Parse("party/vex.md", []byte(`| **Hit Points** | 8/8 |
+
+## Equipment
+- Explorer's pack, containing:
+  - 10 torches
+- Dungeoneer's pack
+  - 10 torches
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := d.ChangeItem("torch", -1); errors.Is(err, sheet.ErrAmbiguous) {
+		fmt.Println(err)
+	}
+	it, _ := d.ChangeItem("dungeoneers-pack/torch", -1)
+	fmt.Printf("%s in %s: %d\n", it.Name, it.In, it.Quantity)
+	d.AddItemTo("explorers-pack", "Bedroll", 1, "")
+	fmt.Print(string(d.Bytes()))
+	// Output:
+	// party/vex.md: items: ambiguous item "torch": it could be torches in Explorer's pack (line 5), torches in Dungeoneer's pack (line 7); say which, as explorers-pack/torches or dungeoneers-pack/torches
+	// torches in Dungeoneer's pack: 9
+	// | **Hit Points** | 8/8 |
+	//
+	// ## Equipment
+	// - Explorer's pack, containing:
+	//   - 10 torches
+	//   - Bedroll
+	// - Dungeoneer's pack
+	//   - 9 torches
+}

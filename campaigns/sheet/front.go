@@ -34,8 +34,10 @@ type front struct {
 // tables-layout item.
 type fItem struct {
 	node *yaml.Node
+	seq  *yaml.Node // the list it is an entry of: the inventory, or a container's contents
 	qty  *yaml.Node // the quantity's value; nil when not written (1)
 	tx   itemText   // a string item's reading
+	in   *yaml.Node // its in: key's value; nil when not written
 }
 
 // splitFrontmatter finds YAML frontmatter as messages have it (see
@@ -132,7 +134,10 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	}
 	if inv, ok := keys["inventory"]; ok {
 		f.invKey, f.inv = inv.k, inv.v
-		if err := p.frontItems(inv.v); err != nil {
+		if err := p.frontItems(inv.v, -1); err != nil {
+			return false, err
+		}
+		if err := p.frontIn(); err != nil {
 			return false, err
 		}
 	}
@@ -209,18 +214,25 @@ func (p *parsed) frontAbilities(m *yaml.Node) error {
 	return nil
 }
 
-func (p *parsed) frontItems(seq *yaml.Node) error {
+// frontItems reads the entries of an inventory list, and those of the
+// contents: lists of its entries, as items in container in (-1: none).
+func (p *parsed) frontItems(seq *yaml.Node, in int) error {
 	f := p.f
 	if isNull(seq) {
 		return nil
 	}
 	if seq.Kind != yaml.SequenceNode {
-		return p.errf(f.line(seq), "items", "want a list of items such as - {name: Longsword, quantity: 1}")
+		field := "items"
+		if in >= 0 {
+			field = "items: contents"
+		}
+		return p.errf(f.line(seq), field, "want a list of items such as - {name: Longsword, quantity: 1}")
 	}
 	for _, n := range seq.Content {
 		line := f.line(n)
-		it := fItem{node: n}
+		it := fItem{node: n, seq: seq}
 		item := Item{Quantity: 1, Line: line}
+		var contents *yaml.Node
 		switch {
 		case n.Kind == yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
@@ -242,10 +254,20 @@ func (p *parsed) frontItems(seq *yaml.Node) error {
 						return p.errf(f.line(v), "items", "want a note as text")
 					}
 					item.Note = strings.TrimSpace(v.Value)
+				case "in":
+					if v.Kind != yaml.ScalarNode || isNull(v) || strings.TrimSpace(v.Value) == "" {
+						return p.errf(f.line(v), "items: in", "want the name of the item it is in, like in: Explorer's pack")
+					}
+					it.in = v
+				case "contents":
+					contents = v
 				}
 			}
 			if item.Name == "" {
 				return p.errf(line, "items", "an item has no name")
+			}
+			if it.in != nil && in >= 0 {
+				return p.errf(f.line(it.in), "items: in", "%q is in the contents of %s already", item.Name, p.sh.Items[in].Name)
 			}
 		case n.Kind == yaml.ScalarNode && n.Tag != "!!null":
 			it.tx = parseItemText(n.Value)
@@ -261,8 +283,62 @@ func (p *parsed) frontItems(seq *yaml.Node) error {
 		if it.node.Kind == yaml.ScalarNode {
 			item.Slug = kebab(item.Name)
 		}
+		idx := len(f.items)
 		f.items = append(f.items, it)
 		p.sh.Items = append(p.sh.Items, item)
+		p.parent = append(p.parent, in)
+		if contents != nil {
+			depth := 1
+			for j := in; j >= 0; j = p.parent[j] {
+				depth++
+			}
+			if depth > MaxDepth {
+				return p.errf(f.line(contents), "items: contents", "%s is %d lists deep, %w: at most %d", item.Name, depth, ErrRange, MaxDepth)
+			}
+			if err := p.frontItems(contents, idx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// frontIn finds the container each in: key names: the one item whose
+// name or slug it is, singular or plural.
+func (p *parsed) frontIn() error {
+	f := p.f
+	for i, it := range f.items {
+		if it.in == nil {
+			continue
+		}
+		k := slugKey(Slug(it.in.Value))
+		var found []int
+		for j, c := range p.sh.Items {
+			if j != i && k != "" && slugKey(c.Slug) == k {
+				found = append(found, j)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return p.errf(f.line(it.in), "items: in", "%w %q to hold %s", ErrUnknownItem, it.in.Value, p.sh.Items[i].Name)
+		case 1:
+		default:
+			return p.errf(f.line(it.in), "items: in", "%w %q: items on lines %d and %d go by that name", ErrAmbiguous, it.in.Value, p.sh.Items[found[0]].Line, p.sh.Items[found[1]].Line)
+		}
+		p.parent[i] = found[0]
+	}
+	// No item may hold itself, through others or not, or be too deep.
+	for i := range p.parent {
+		depth := 0
+		for j := p.parent[i]; j >= 0; j = p.parent[j] {
+			depth++
+			if j == i || depth > len(p.parent) {
+				return p.errf(f.line(f.items[i].node), "items: in", "%s is in itself", p.sh.Items[i].Name)
+			}
+		}
+		if depth > MaxDepth {
+			return p.errf(f.line(f.items[i].node), "items: in", "%s is %d containers deep, %w: at most %d", p.sh.Items[i].Name, depth, ErrRange, MaxDepth)
+		}
 	}
 	return nil
 }
@@ -583,28 +659,35 @@ func (f *front) qtyEdits(p *parsed, i, q int) ([]edit, error) {
 }
 
 func (f *front) removeEdits(p *parsed, i int) ([]edit, error) {
-	if f.inv.Style&yaml.FlowStyle == 0 {
+	seq := f.items[i].seq
+	if seq.Style&yaml.FlowStyle == 0 {
 		ext, _, err := f.extent(p, f.items[i].node)
 		if err != nil {
 			return nil, err
 		}
 		return []edit{{ext.start, ext.end, ""}}, nil
 	}
-	spans := make([]span, len(f.items))
-	for k, it := range f.items {
-		s, err := f.nodeSpan(p, it.node)
+	spans := make([]span, len(seq.Content))
+	at := -1
+	for k, n := range seq.Content {
+		s, err := f.nodeSpan(p, n)
 		if err != nil {
 			return nil, err
 		}
 		spans[k] = s
+		if n == f.items[i].node {
+			at = k
+		}
 	}
 	switch {
+	case at < 0:
+		return nil, uneditable("line %d: the entry is not in its list", f.line(f.items[i].node))
 	case len(spans) == 1:
 		return []edit{{spans[0].start, spans[0].end, ""}}, nil
-	case i < len(spans)-1:
-		return []edit{{spans[i].start, spans[i+1].start, ""}}, nil
+	case at < len(spans)-1:
+		return []edit{{spans[at].start, spans[at+1].start, ""}}, nil
 	}
-	return []edit{{spans[i-1].end, spans[i].end, ""}}, nil
+	return []edit{{spans[at-1].end, spans[at].end, ""}}, nil
 }
 
 // yamlText writes s as a YAML scalar: plain when that reads back as the
@@ -632,17 +715,32 @@ func yamlText(s string, flow bool) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func flowItem(name string, q int, note string) string {
+func flowItem(name string, q int, note, in string) string {
 	s := "{name: " + yamlText(name, true) + ", quantity: " + itoa(q)
 	if note != "" {
 		s += ", note: " + yamlText(note, true)
 	}
+	if in != "" {
+		s += ", in: " + yamlText(in, true)
+	}
 	return s + "}"
 }
 
-func (f *front) addEdits(p *parsed, name string, q int, note string) ([]edit, Item, error) {
+// addEdits adds an entry at the end of the inventory list; an item in
+// another (in >= 0) says so with an in: key.
+func (f *front) addEdits(p *parsed, in int, name string, q int, note string) ([]edit, Item, error) {
 	want := Item{Name: name, Slug: Slug(name), Quantity: q, Note: note}
-	entry := flowItem(name, q, note)
+	container := ""
+	if in >= 0 {
+		container = p.sh.Items[in].Name
+	}
+	entry := flowItem(name, q, note, container)
+	var top []fItem // the entries of the inventory list itself
+	for _, it := range f.items {
+		if it.seq == f.inv {
+			top = append(top, it)
+		}
+	}
 	switch {
 	case f.inv == nil:
 		return []edit{f.appendKey(p, "inventory:"+p.nl+"  - "+entry+p.nl)}, want, nil
@@ -669,7 +767,7 @@ func (f *front) addEdits(p *parsed, name string, q int, note string) ([]edit, It
 		}
 		return []edit{{e, s.end, ":" + p.nl + lines}}, want, nil
 	}
-	if len(f.items) > 0 && f.items[len(f.items)-1].node.Kind == yaml.ScalarNode {
+	if len(top) > 0 && top[len(top)-1].node.Kind == yaml.ScalarNode && in < 0 {
 		var text string
 		text, want = itemLine(name, q, note)
 		entry = yamlText(text, f.inv.Style&yaml.FlowStyle != 0)
@@ -679,19 +777,22 @@ func (f *front) addEdits(p *parsed, name string, q int, note string) ([]edit, It
 		if err != nil {
 			return nil, want, err
 		}
-		if len(f.items) == 0 {
+		if len(top) == 0 {
 			if strings.TrimSpace(string(p.data[s.start+1:s.end-1])) != "" {
 				return nil, want, uneditable("line %d: the inventory list", f.line(f.inv))
 			}
 			return []edit{{s.start + 1, s.end - 1, entry}}, want, nil
 		}
-		last, err := f.nodeSpan(p, f.items[len(f.items)-1].node)
+		last, err := f.nodeSpan(p, top[len(top)-1].node)
 		if err != nil {
 			return nil, want, err
 		}
 		return []edit{{last.end, last.end, ", " + entry}}, want, nil
 	}
-	last := f.items[len(f.items)-1].node
+	if len(top) == 0 {
+		return nil, want, uneditable("line %d: the inventory list", f.line(f.inv))
+	}
+	last := top[len(top)-1].node
 	ext, col, err := f.extent(p, last)
 	if err != nil {
 		return nil, want, err
@@ -713,6 +814,9 @@ func (f *front) addEdits(p *parsed, name string, q int, note string) ([]edit, It
 		ind + "quantity: " + itoa(q) + p.nl
 	if note != "" {
 		lines += ind + "note: " + yamlText(note, false) + p.nl
+	}
+	if container != "" {
+		lines += ind + "in: " + yamlText(container, false) + p.nl
 	}
 	return []edit{{ext.end, ext.end, lines}}, want, nil
 }

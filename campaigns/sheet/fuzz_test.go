@@ -53,6 +53,16 @@ func FuzzParse(f *testing.F) {
 		"| **HP** | 8 |\n### Currency\n| Coin | Amount |\n|---|---|\n| Gold | 10 |\n| Silver (sp) | **4** |\n",
 		"| **HP** | 8 |\n### Currency\nNone\n", "| **HP** | 8 |\n### Currency\n-\n", "| **HP** | 8 |\n### Currency\nabout 40 in gems\n",
 		"| **HP** | 8 |\n## Equipment\n- Rations (5)\n- Arrows (x20)\n- Torches (3) — for the sewers\n",
+		// Items nested under items: packs and their contents.
+		nestedSheet,
+		"| **HP** | 8 |\n## Equipment\n- Pack\n\t- Rope\n\t- 2 torches\n- Torch\n",
+		"| **HP** | 8 |\n## Equipment\n- Chest\n  - Pack\n    - Pouch\n      - 3 gems\n    - Rope\n  * Lantern\n+ Shield\n",
+		"| **HP** | 8 |\n## Equipment\n- Pack, containing:\n  - Torch\n  - 2 torches\n",
+		"| **HP** | 8 |\n## Equipment\n- Two sacks, containing:\n  - Flour\n  patched\n    - Salt\n\n  - Sugar\n",
+		"| **HP** | 8 |\n## Equipment\n    - Sack\n        - Rope\n- Satchel with:\n  -\n  - ---\n",
+		"---\nhp: 3\nmax_hp: 5\ninventory:\n  - name: Sack\n    contents:\n      - Torch\n      - {name: Rope, contents: [Knot]}\n  - {name: Candle, in: Sack}\n---\n",
+		"---\nhp: 3\nmax_hp: 5\ninventory: [{name: Sack, contents: [Torch, Rope]}, {name: Torch, in: sack}]\n---\n",
+		"---\nhp: 3\nmax_hp: 5\ninventory:\n  - {name: A, in: B}\n  - {name: B, in: A}\n---\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -111,6 +121,14 @@ func FuzzParse(f *testing.F) {
 			func() error { _, err := d.ChangeItem(first, 1); return err },
 			func() error { _, err := d.AddItem("Fuzz torch", 2, "for the sewers"); return err },
 			func() error { _, err := d.ChangeItem("fuzz torches", -1); return err },
+			func() error {
+				if len(d.Items) == 0 {
+					return nil
+				}
+				_, err := d.AddItemTo(d.Items[len(d.Items)-1].Slug, "Fuzz chalk", 1, "")
+				return err
+			},
+			func() error { _, err := d.ChangeItem("fuzz-chalk", -1); return err },
 			func() error { return d.SetCurrency("sp", 3) },
 			func() error { return d.SetCurrency("pp", 1) },
 			func() error {

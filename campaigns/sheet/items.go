@@ -83,6 +83,7 @@ type itemText struct {
 	count              countKind
 	cStart, cEnd       int // the count: digits or a number word
 	nameStart, nameEnd int
+	suffixEnd          int // after a container's word ("Pack, containing"); 0 when none
 	note               string
 }
 
@@ -109,6 +110,9 @@ func parseItemText(s string) itemText {
 	}
 	if ne == i { // nothing before the "(" or separator: the whole text is the name
 		j, ne = end, end
+	}
+	if k := containerWord(s, i, ne, end); k > i {
+		tx.suffixEnd, ne = ne, k
 	}
 	tx.nameStart, tx.nameEnd = i, ne
 	var mark span // a count marker in the rest
@@ -247,6 +251,35 @@ func isUnit(w string) bool {
 		return true
 	}
 	return false
+}
+
+// containerWord returns where the name s[i:ne] ends without a word that
+// says a list of contents follows it: "Explorer's pack, containing:",
+// "Chest contains", "Pouch with:" ("with" only before a closing colon).
+// It returns i when there is none, or when nothing would be left.
+func containerWord(s string, i, ne, end int) int {
+	words := []string{"containing", "contains"}
+	if strings.HasSuffix(strings.TrimRight(s[:end], " \t"), ":") {
+		words = append(words, "with")
+	}
+	low := strings.ToLower(s[i:ne])
+	for _, w := range words {
+		if !strings.HasSuffix(low, w) || len(low) == len(w) || !isSpace(low[len(low)-len(w)-1]) {
+			continue
+		}
+		k := ne - len(w)
+		for k > i && isSpace(s[k-1]) {
+			k--
+		}
+		if k > i && s[k-1] == ',' {
+			k--
+		}
+		for k > i && isSpace(s[k-1]) {
+			k--
+		}
+		return k
+	}
+	return i
 }
 
 // nameStop returns where the name starting at i ends: at the first "(" or
@@ -415,7 +448,11 @@ func (tx itemText) qtyEdits(s string, q int) []edit {
 	}
 	switch tx.count {
 	case noCount:
-		return []edit{{tx.nameEnd, tx.nameEnd, " (x" + itoa(q) + ")"}}
+		at := tx.nameEnd
+		if tx.suffixEnd > 0 {
+			at = tx.suffixEnd // "Pack, containing (x2):" reads back as "Pack"
+		}
+		return []edit{{at, at, " (x" + itoa(q) + ")"}}
 	case trailCount:
 		return []edit{{tx.cStart, tx.cEnd, itoa(q)}}
 	}

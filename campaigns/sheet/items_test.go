@@ -49,6 +49,14 @@ func TestParseItemText(t *testing.T) {
 		{"Holy symbol (worn) (5)", got{"Holy symbol", "(worn) (5)", 1, noCount}},
 		{"Rations (1234567890)", got{"Rations", "1234567890", 1, noCount}},
 		{"(5)", got{"(5)", "", 1, noCount}},
+		{"Explorer's pack, containing:", got{"Explorer's pack", "", 1, noCount}},
+		{"Two sacks containing", got{"sacks", "", 2, leadCount}},
+		{"Chest contains:", got{"Chest", "", 1, noCount}},
+		{"Satchel with:", got{"Satchel", "", 1, noCount}},
+		{"Staff with", got{"Staff with", "", 1, noCount}},
+		{"Bag of Holding", got{"Bag of Holding", "", 1, noCount}},
+		{"Containing", got{"Containing", "", 1, noCount}},
+		{"Pack, containing (x2):", got{"Pack", "", 2, trailCount}},
 	}
 	for _, tt := range tests {
 		tx := parseItemText(tt.text)
@@ -89,6 +97,8 @@ func TestItemQuantityEdits(t *testing.T) {
 		{"Rations (5)", 4, "Rations (4)"},
 		{"Rations (5) — dried", 12, "Rations (12) — dried"},
 		{"TWO DAGGERS", 1, "1 DAGGER"},
+		{"Explorer's pack, containing:", 2, "Explorer's pack, containing (x2):"},
+		{"Two sacks, containing:", 1, "1 sack, containing:"},
 	}
 	for _, tt := range tests {
 		tx := parseItemText(tt.text)

@@ -12,14 +12,15 @@ import (
 // parsed is one reading of a sheet's text: the values and where each is
 // written.
 type parsed struct {
-	path string
-	data []byte
-	ls   []int  // the offset where each line starts
-	nl   string // the file's line ending, "\n" or "\r\n"
-	sh   Sheet
-	keys []string // slugKey of each item, parallel to sh.Items
-	t    *tables  // the tables layout's positions, or nil
-	f    *front   // the frontmatter layout's positions, or nil
+	path   string
+	data   []byte
+	ls     []int  // the offset where each line starts
+	nl     string // the file's line ending, "\n" or "\r\n"
+	sh     Sheet
+	keys   []string // slugKey of each item, parallel to sh.Items
+	parent []int    // the index of the item each item is in, -1 for none; parallel to sh.Items
+	t      *tables  // the tables layout's positions, or nil
+	f      *front   // the frontmatter layout's positions, or nil
 
 	hpLine, levelLine, abilLine int // 1-based, 0 when not written
 	haveAbil                    bool
@@ -148,49 +149,144 @@ func parse(path string, data []byte) (*parsed, error) {
 	return p, p.checkItems()
 }
 
-// checkItems computes the items' keys and refuses two items with one.
+// checkItems computes the items' keys, containers and depths, and
+// refuses two items of one key directly in one container (or both in
+// none): the same "10 torches" in two packs is fine.
 func (p *parsed) checkItems() error {
-	p.keys = make([]string, len(p.sh.Items))
-	seen := make(map[string]int, len(p.sh.Items))
+	n := len(p.sh.Items)
+	if len(p.parent) != n {
+		p.parent = make([]int, n)
+		for i := range p.parent {
+			p.parent[i] = -1
+		}
+	}
+	p.keys = make([]string, n)
+	type slot struct {
+		in  int
+		key string
+	}
+	seen := make(map[slot]int, n)
 	for i, it := range p.sh.Items {
 		k := slugKey(it.Slug)
 		p.keys[i] = k
-		if j, ok := seen[k]; ok {
-			a := p.sh.Items[j]
-			return p.errf(it.Line, "items", "%w: %q on line %d and %q on line %d", ErrDuplicateItem, a.Name, a.Line, it.Name, it.Line)
+		in := p.parent[i]
+		if in >= 0 {
+			p.sh.Items[i].In = p.sh.Items[in].Name
+			depth := 0
+			for j := in; j >= 0 && depth <= n; j = p.parent[j] {
+				depth++
+			}
+			p.sh.Items[i].Depth = depth
 		}
-		seen[k] = i
+		if j, ok := seen[slot{in, k}]; ok {
+			a := p.sh.Items[j]
+			where := ""
+			if in >= 0 {
+				where = ", both in " + p.sh.Items[in].Name
+			}
+			return p.errf(it.Line, "items", "%w: %q on line %d and %q on line %d%s", ErrDuplicateItem, a.Name, a.Line, it.Name, it.Line, where)
+		}
+		seen[slot{in, k}] = i
 	}
 	return nil
 }
 
-// exact returns the index of the item whose slug matches slug, singular
-// or plural, or -1.
-func (p *parsed) exact(slug string) int {
+// children returns the items directly in item i.
+func (p *parsed) children(i int) []int {
+	var out []int
+	for j, in := range p.parent {
+		if in == i {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// child returns the item directly in container in (-1: in none) whose
+// slug matches slug, singular or plural, or -1.
+func (p *parsed) child(in int, slug string) int {
 	k := slugKey(slug)
 	for i, ik := range p.keys {
-		if ik == k {
+		if ik == k && p.parent[i] == in {
 			return i
 		}
 	}
 	return -1
 }
 
-// find finds the item a name or slug means: an exact match, else the one
-// item whose name holds the words of q in a row.
-func (p *parsed) find(q string) (int, error) {
+// matches returns the items accept takes whose slug matches q's exactly
+// (singular or plural); failing that, those whose name holds the words
+// of q in a row.
+func (p *parsed) matches(q string, accept func(int) bool) []int {
 	slug := Slug(q)
 	if slug == "" {
-		return -1, fmt.Errorf("%w %q", ErrUnknownItem, q)
+		return nil
 	}
-	if i := p.exact(slug); i >= 0 {
-		return i, nil
+	k := slugKey(slug)
+	want := strings.Split(k, "-")
+	var exact, run []int
+	for i, ik := range p.keys {
+		switch {
+		case !accept(i):
+		case ik == k:
+			exact = append(exact, i)
+		case hasRun(strings.Split(ik, "-"), want):
+			run = append(run, i)
+		}
 	}
-	want := strings.Split(slugKey(slug), "-")
-	var found []int
-	for i, k := range p.keys {
-		if hasRun(strings.Split(k, "-"), want) {
-			found = append(found, i)
+	if len(exact) > 0 {
+		return exact
+	}
+	return run
+}
+
+// named reports whether item i is named q: by its slug, or by a run of
+// its words unless exact is set.
+func (p *parsed) named(i int, q string, exact bool) bool {
+	k := slugKey(Slug(q))
+	if k == "" {
+		return false
+	}
+	return p.keys[i] == k || !exact && hasRun(strings.Split(p.keys[i], "-"), strings.Split(k, "-"))
+}
+
+// in reports whether the containers of item i are, innermost last, the
+// items path names: ["explorers-pack"] for an item in the Explorer's
+// pack, ["pack", "pouch"] for one in a pouch in a pack, and a first ""
+// for the top: ["", "pack"] is a pack that is in no other item.
+func (p *parsed) in(i int, path []string, exact bool) bool {
+	j := p.parent[i]
+	for c := len(path) - 1; c >= 0; c-- {
+		if path[c] == "" {
+			return c == 0 && j < 0
+		}
+		if j < 0 || !p.named(j, path[c], exact) {
+			return false
+		}
+		j = p.parent[j]
+	}
+	return true
+}
+
+// find finds the item a name or slug means: an exact match, else the one
+// item whose name holds the words of q in a row. A name may say which
+// container the item is in, "explorers-pack/torch" ("pack/pouch/torch";
+// "/torch" for the torch in no container); a name that matches items in
+// several containers is ambiguous.
+func (p *parsed) find(q string) (int, error) {
+	all := func(int) bool { return true }
+	found := p.matches(q, all)
+	if path := strings.Split(q, "/"); len(path) > 1 {
+		whole := found
+		found = nil
+		for _, exact := range []bool{true, false} {
+			found = p.matches(path[len(path)-1], func(i int) bool { return p.in(i, path[:len(path)-1], exact) })
+			if len(found) > 0 {
+				break
+			}
+		}
+		if len(found) == 0 && len(whole) == 1 && strings.Contains(p.sh.Items[whole[0]].Name, "/") {
+			found = whole // a name with a slash of its own: "Rope/chain"
 		}
 	}
 	switch len(found) {
@@ -199,11 +295,43 @@ func (p *parsed) find(q string) (int, error) {
 	case 1:
 		return found[0], nil
 	}
-	var names []string
+	return -1, p.ambiguous(q, found)
+}
+
+// ambiguous says which items q could be, and, when they are in
+// different containers, how to name each.
+func (p *parsed) ambiguous(q string, found []int) error {
+	var names, quals []string
+	apart := false
 	for _, i := range found {
-		names = append(names, fmt.Sprintf("%s (line %d)", p.sh.Items[i].Name, p.sh.Items[i].Line))
+		it := p.sh.Items[i]
+		where := ""
+		if it.In != "" {
+			where = " in " + it.In
+		}
+		names = append(names, fmt.Sprintf("%s%s (line %d)", it.Name, where, it.Line))
+		quals = append(quals, p.qualified(i))
+		apart = apart || p.parent[i] != p.parent[found[0]]
 	}
-	return -1, fmt.Errorf("%w %q: it could be %s", ErrAmbiguous, q, strings.Join(names, ", "))
+	if !apart {
+		return fmt.Errorf("%w %q: it could be %s", ErrAmbiguous, q, strings.Join(names, ", "))
+	}
+	return fmt.Errorf("%w %q: it could be %s; say which, as %s", ErrAmbiguous, q, strings.Join(names, ", "), strings.Join(quals, " or "))
+}
+
+// qualified returns the name of item i with its containers,
+// "explorers-pack/torches", or "/dagger" for an item in none.
+func (p *parsed) qualified(i int) string {
+	s := p.sh.Items[i].Slug
+	j := p.parent[i]
+	if j < 0 {
+		return "/" + s
+	}
+	for n := 0; j >= 0 && n <= len(p.parent); n++ {
+		s = p.sh.Items[j].Slug + "/" + s
+		j = p.parent[j]
+	}
+	return s
 }
 
 func hasRun(words, run []string) bool {
@@ -267,9 +395,13 @@ func (p *parsed) removeEdits(i int) ([]edit, error) {
 	return []edit{{it.start, it.end, ""}}, nil
 }
 
-func (p *parsed) addEdits(name string, q int, note string) ([]edit, Item, error) {
+func (p *parsed) addEdits(in int, name string, q int, note string) ([]edit, Item, error) {
 	if p.f != nil {
-		return p.f.addEdits(p, name, q, note)
+		return p.f.addEdits(p, in, name, q, note)
+	}
+	if in >= 0 {
+		e, it := p.t.addInEdits(p, in, name, q, note)
+		return []edit{e}, it, nil
 	}
 	e, it := p.t.addEdits(p, name, q, note)
 	return []edit{e}, it, nil

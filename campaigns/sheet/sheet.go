@@ -46,8 +46,10 @@
 //
 // [Frontmatter] is parley's own layout: YAML between "---" lines above the
 // prose, with the keys hp, max_hp, level, abilities ({str: 15, ...}),
-// inventory (a list of {name, quantity, note} mappings, or of strings read
-// like a tables-layout item) and currency ({gp: 10, sp: 5}), in flow or
+// inventory (a list of {name, quantity, note} mappings, which may also
+// say the item they are in, {in: Explorer's pack}, or hold a list of
+// their own under contents:; or of strings read like a tables-layout
+// item) and currency ({gp: 10, sp: 5}), in flow or
 // block style. A file whose frontmatter has no hp key is read in the
 // tables layout (its frontmatter is left alone).
 //
@@ -62,6 +64,23 @@
 // or ": ", is the item's note, so a pack with its contents in parentheses
 // is one item, and indented lines under a bullet belong to it. See [Slug]
 // for how items are named.
+//
+// A bullet indented under an item (by two spaces, four, or a tab) is an
+// item in it: Item.In names the container, which stays an item too, and
+// a trailing ", containing:" or ":" is not part of its name:
+//
+//	### Worn/Carried
+//	- Explorer's pack, containing:        "Explorer's pack"
+//	  - 10 torches                        In "Explorer's pack"
+//	- Dungeoneer's pack
+//	  - 10 torches                        In "Dungeoneer's pack": not a duplicate
+//
+// Items nest up to MaxDepth deep. In the frontmatter layout an entry
+// says its container with "in: Explorer's pack", or holds its contents
+// in a list under "contents:". Two items of one name are a duplicate
+// only directly in one container (or both in none). A name that matches
+// items in several containers is ambiguous; a name may say the container,
+// "explorers-pack/torch" ("/torch" for one in no container).
 //
 // # Changes
 //
@@ -86,6 +105,10 @@ import (
 
 // MaxSize is the largest sheet Parse reads, in bytes.
 const MaxSize = 1 << 20
+
+// MaxDepth bounds how deep items nest: an item in a pouch in a pack is 2
+// deep. A sheet with an item deeper than this is refused.
+const MaxDepth = 8
 
 // MaxAmount bounds quantities, coin amounts and hit points.
 const MaxAmount = 1_000_000_000
@@ -153,6 +176,12 @@ type Item struct {
 	Section  string // the ### heading it is under ("Worn/Carried", "Pack Contents"); "" in the frontmatter layout
 	Note     string // what the line says beside the name: "backpack, bedroll, ..."
 	Line     int    // 1-based line of the item in the file
+	// In is the name of the item that holds this one, as that item's
+	// Name reads ("Explorer's pack" for a bullet indented under "-
+	// Explorer's pack, containing:", or an entry's in: key in the
+	// frontmatter layout); "" for an item not in another.
+	In    string
+	Depth int // how many containers deep: 0 for an item not in another, 1 in a pack, 2 in a pouch in a pack
 }
 
 // Coin is an amount of one denomination: {Denom: "gp", Amount: 15}.
@@ -339,7 +368,8 @@ func (d *Doc) change(line int, field string, edits []edit, want func(*Sheet)) er
 
 // sameSheet reports whether got says what want says. Items are compared
 // by slug key (a count change may turn "daggers" into "dagger"),
-// quantity, section and note; lines are not compared.
+// quantity, section, note, and the slug key of their container and
+// depth; lines and order are not compared.
 func sameSheet(want, got Sheet) bool {
 	if want.Layout != got.Layout || want.HP != got.HP || want.MaxHP != got.MaxHP ||
 		want.Level != got.Level || want.Abilities != got.Abilities ||
@@ -352,18 +382,23 @@ func sameSheet(want, got Sheet) bool {
 		}
 	}
 	type val struct {
-		q             int
+		key, in       string
+		q, depth      int
 		section, note string
 	}
-	m := make(map[string]val, len(want.Items))
+	v := func(it Item) val {
+		return val{slugKey(it.Slug), slugKey(kebab(it.In)), it.Quantity, it.Depth, it.Section, it.Note}
+	}
+	m := make(map[val]int, len(want.Items))
 	for _, it := range want.Items {
-		m[slugKey(it.Slug)] = val{it.Quantity, it.Section, it.Note}
+		m[v(it)]++
 	}
 	for _, it := range got.Items {
-		v, ok := m[slugKey(it.Slug)]
-		if !ok || v != (val{it.Quantity, it.Section, it.Note}) {
+		k := v(it)
+		if m[k] == 0 {
 			return false
 		}
+		m[k]--
 	}
 	return true
 }
@@ -470,15 +505,29 @@ func (d *Doc) SetAbility(name string, n int) error {
 }
 
 // AddItem adds quantity (at least 1) of an item. An item with the same
-// slug gains the quantity (the note is then ignored); otherwise a new
-// entry is written: in the tables layout a line "- Name", "- N Name" or
-// "- N Name — note" at the end of "### Pack Contents" (or after the last
-// item of the Equipment section, or in a new "### Pack Contents" under a
-// new "## Equipment" at the end of the file); in the frontmatter layout an
-// entry in the style of the existing ones. The name must not carry a
-// count of its own ("2 daggers"); pass the quantity. It returns the item
-// as it now reads.
+// slug gains the quantity (the note is then ignored): the one item of
+// that slug, in a container or not; when items of that slug are in
+// several containers, AddItem refuses with ErrAmbiguous (say which with
+// AddItemTo). Otherwise a new entry is written: in the tables layout a
+// line "- Name", "- N Name" or "- N Name — note" at the end of "### Pack
+// Contents" (or after the last item of the Equipment section, or in a
+// new "### Pack Contents" under a new "## Equipment" at the end of the
+// file); in the frontmatter layout an entry in the style of the existing
+// ones. The name must not carry a count of its own ("2 daggers"); pass
+// the quantity. It returns the item as it now reads.
 func (d *Doc) AddItem(name string, quantity int, note string) (Item, error) {
+	return d.AddItemTo("", name, quantity, note)
+}
+
+// AddItemTo adds quantity of an item to the item named container, found
+// as ChangeItem finds an item ("explorers-pack", "pack/pouch"); with
+// container "" it is AddItem. An item of the same slug directly in the
+// container gains the quantity; otherwise a new entry is written: in the
+// tables layout a line after the container's last item, indented and
+// marked as its items are (indented under the container when it holds
+// none yet); in the frontmatter layout an entry with "in:" naming the
+// container. It returns the item as it now reads.
+func (d *Doc) AddItemTo(container, name string, quantity int, note string) (Item, error) {
 	name, note = strings.TrimSpace(name), strings.TrimSpace(note)
 	switch {
 	case name == "":
@@ -487,6 +536,13 @@ func (d *Doc) AddItem(name string, quantity int, note string) (Item, error) {
 		return Item{}, d.fail(0, "items", fmt.Errorf("%q: a name or note must be one line", name))
 	case quantity < 1 || quantity > MaxAmount:
 		return Item{}, d.fail(0, "items", fmt.Errorf("%q: quantity %d is %w: want 1 to %d", name, quantity, ErrRange, MaxAmount))
+	}
+	if k := strings.LastIndex(name, "/"); k > 0 && strings.TrimSpace(container) == "" {
+		// "explorers-pack/torch": the torch in the pack, when there is
+		// such a pack; else a name with a slash of its own.
+		if _, err := d.p.find(name[:k]); err == nil {
+			container, name = name[:k], strings.TrimSpace(name[k+1:])
+		}
 	}
 	tx := parseItemText(name)
 	if tx.count != noCount {
@@ -499,26 +555,59 @@ func (d *Doc) AddItem(name string, quantity int, note string) (Item, error) {
 	if slug == "" {
 		return Item{}, d.fail(0, "items", fmt.Errorf("%q has no letters or digits to name it by", name))
 	}
-	if i := d.p.exact(slug); i >= 0 {
-		return d.changeItem(i, quantity)
+	in := -1
+	if strings.TrimSpace(container) != "" {
+		c, err := d.p.find(container)
+		if err != nil {
+			return Item{}, d.fail(0, "items", fmt.Errorf("in: %w", err))
+		}
+		in = c
+		if d.p.sh.Items[in].Depth >= MaxDepth {
+			return Item{}, d.fail(d.p.sh.Items[in].Line, "items", fmt.Errorf("%s is %d deep: an item in it is %w: at most %d", d.p.sh.Items[in].Name, d.p.sh.Items[in].Depth, ErrRange, MaxDepth))
+		}
+		if i := d.p.child(in, slug); i >= 0 {
+			return d.changeItem(i, quantity)
+		}
+	} else {
+		k := slugKey(slug)
+		var same []int
+		for i, ik := range d.p.keys {
+			if ik == k {
+				same = append(same, i)
+			}
+		}
+		switch {
+		case len(same) == 1:
+			return d.changeItem(same[0], quantity)
+		case len(same) > 1:
+			return Item{}, d.fail(0, "items", d.p.ambiguous(name, same))
+		}
 	}
-	edits, want, err := d.p.addEdits(name, quantity, note)
+	edits, want, err := d.p.addEdits(in, name, quantity, note)
 	if err != nil {
 		return Item{}, d.fail(0, "items", err)
+	}
+	if in >= 0 {
+		want.In, want.Depth = d.p.sh.Items[in].Name, d.p.sh.Items[in].Depth+1
 	}
 	if err := d.change(0, "items", edits, func(s *Sheet) { s.Items = append(s.Items, want) }); err != nil {
 		return Item{}, err
 	}
-	return d.item(d.p.exact(want.Slug)), nil
+	return d.item(d.p.child(in, want.Slug)), nil
 }
 
 // ChangeItem changes an item's quantity by delta. The item is named by
 // its name or slug, singular or plural ("dagger" finds "Two daggers");
 // failing an exact match, by a run of the words of its name ("potion"
-// finds "Healing potion") when only one item has them. At 0 the item's
-// entry is removed (with the lines indented under it). It returns the
-// item as it now reads, with Quantity 0 when removed. Errors:
-// ErrUnknownItem, ErrAmbiguous, ErrBelowZero.
+// finds "Healing potion") when only one item has them. A name may say
+// the container the item is in, "explorers-pack/torch" (or
+// "pack/pouch/candle"; "/torch" is a torch in no container): a name
+// that matches items in several containers is ambiguous, and the error
+// says how to name each. At 0 the item's entry is removed (with the
+// lines indented under it); a container that holds items is not removed
+// (ErrNotEmpty), while a container emptied keeps its entry. It returns
+// the item as it now reads, with Quantity 0 when removed. Errors:
+// ErrUnknownItem, ErrAmbiguous, ErrBelowZero, ErrNotEmpty.
 func (d *Doc) ChangeItem(nameOrSlug string, delta int) (Item, error) {
 	i, err := d.p.find(nameOrSlug)
 	if err != nil {
@@ -537,6 +626,13 @@ func (d *Doc) changeItem(i, delta int) (Item, error) {
 		return Item{}, d.fail(it.Line, "items", fmt.Errorf("%s: %d held, %d to take: %w", it.Name, it.Quantity, -delta, ErrBelowZero))
 	case q > MaxAmount || delta > MaxAmount:
 		return Item{}, d.fail(it.Line, "items", fmt.Errorf("%s: %d %+d is %w: at most %d", it.Name, it.Quantity, delta, ErrRange, MaxAmount))
+	}
+	if kids := d.p.children(i); q == 0 && len(kids) > 0 {
+		var names []string
+		for _, k := range kids {
+			names = append(names, d.p.sh.Items[k].Name)
+		}
+		return Item{}, d.fail(it.Line, "items", fmt.Errorf("%s: %w: %s; use them up, or edit the sheet", it.Name, ErrNotEmpty, strings.Join(names, ", ")))
 	}
 	var edits []edit
 	var err error
@@ -562,7 +658,7 @@ func (d *Doc) changeItem(i, delta int) (Item, error) {
 		it.Quantity = 0
 		return it, nil
 	}
-	return d.item(d.p.exact(it.Slug)), nil
+	return d.item(i), nil // a quantity moves no item
 }
 
 func (d *Doc) item(i int) Item {

@@ -1,6 +1,7 @@
 package sheet
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -38,6 +39,7 @@ type tItem struct {
 	start, end   int
 	text, textTo int
 	tx           itemText
+	col          int // the column its text starts at: lines indented to it belong to it
 }
 
 func (p *parsed) parseTables(from int) error {
@@ -50,8 +52,7 @@ func (p *parsed) parseTables(from int) error {
 		fence                          string
 		eqLevel                        int
 		sectionName                    string
-		curItem                        = -1
-		contentCol                     int
+		open                           []int // the items a more indented line would be in, outermost first
 		hpDone, maxDone                bool
 		levelDone, abilDone            bool
 		cs                             = curState{seen: map[string]int{}}
@@ -87,7 +88,7 @@ func (p *parsed) parseTables(from int) error {
 		}
 		blank := strings.TrimSpace(line) == ""
 		if lvl, htext, ok := heading(line); ok {
-			curItem, inCur, inPack = -1, false, false
+			open, inCur, inPack = nil, false, false
 			if inEq && lvl <= eqLevel {
 				inEq = false
 			}
@@ -198,12 +199,18 @@ func (p *parsed) parseTables(from int) error {
 		if blank {
 			continue
 		}
-		if curItem >= 0 && ind >= contentCol {
-			t.items[curItem].end = p.next(i)
+		// A line indented to an open item's text belongs to it: a bullet
+		// is an item in it, another line continues it.
+		for len(open) > 0 && ind < t.items[open[len(open)-1]].col {
+			open = open[:len(open)-1]
+		}
+		marker, textAt, col, ok := bullet(line)
+		if len(open) > 0 && !ok {
+			for _, o := range open {
+				t.items[o].end = p.next(i)
+			}
 			continue
 		}
-		curItem = -1
-		marker, textAt, col, ok := bullet(line)
 		if !ok && ind <= 3 {
 			// "**Limitations:**" over a list: notes, until the next
 			// heading or the next label that is not one.
@@ -211,24 +218,44 @@ func (p *parsed) parseTables(from int) error {
 				notItems = notesLabel(l)
 			}
 		}
-		if !ok || ind > 3 || notItems {
+		if !ok || ind > 3 && len(open) == 0 || notItems {
 			continue
 		}
 		text := strings.TrimRight(line[textAt:], " \t")
 		if strings.Trim(text, "-*_ \t") == "" {
+			for _, o := range open {
+				t.items[o].end = p.next(i)
+			}
 			continue
 		}
 		tx := parseItemText(text)
 		if tx.qty > MaxAmount {
 			return p.errf(i+1, "items", "%d is %w: at most %d", tx.qty, ErrRange, MaxAmount)
 		}
-		curItem, contentCol, t.marker = len(t.items), col, marker
-		t.items = append(t.items, tItem{start: at, end: p.next(i), text: at + textAt, textTo: at + textAt + len(text), tx: tx})
+		parent := -1
+		if len(open) > 0 {
+			parent = open[len(open)-1]
+		}
+		if len(open) > MaxDepth {
+			return p.errf(i+1, "items", "%q is %d lists deep, %w: at most %d", strings.TrimSpace(text), len(open), ErrRange, MaxDepth)
+		}
+		idx := len(t.items)
+		for _, o := range open {
+			t.items[o].end = p.next(i)
+		}
+		if parent < 0 {
+			t.marker = marker
+		}
+		t.items = append(t.items, tItem{start: at, end: p.next(i), text: at + textAt, textTo: at + textAt + len(text), tx: tx, col: col})
 		name := text[tx.nameStart:tx.nameEnd]
 		p.sh.Items = append(p.sh.Items, Item{Name: name, Slug: kebab(name), Quantity: tx.qty, Section: sectionName, Note: tx.note, Line: i + 1})
-		t.eq.lastItem = curItem
-		if inPack {
-			t.pack.lastItem = curItem
+		p.parent = append(p.parent, parent)
+		open = append(open, idx)
+		if parent < 0 {
+			t.eq.lastItem = idx
+			if inPack {
+				t.pack.lastItem = idx
+			}
 		}
 	}
 	if !hpDone {
@@ -990,6 +1017,26 @@ func (t *tables) addEdits(p *parsed, name string, q int, note string) (edit, Ite
 	}
 	want.Section = "Pack Contents"
 	return p.appendSection("## Equipment" + p.nl + p.nl + "### Pack Contents" + p.nl + line), want
+}
+
+// addInEdits returns an edit adding a new item in item in: a line after
+// the container's last line (its last item's, when it holds some),
+// indented and marked as the items directly in it are, or, in an empty
+// container, indented to the container's text with its marker.
+func (t *tables) addInEdits(p *parsed, in int, name string, q int, note string) (edit, Item) {
+	text, want := itemLine(name, q, note)
+	want.Section = p.sh.Items[in].Section
+	c := t.items[in]
+	lead := p.data[c.start:c.text]
+	prefix := string(lead[:len(lead)-len(bytes.TrimLeft(lead, " \t"))]) + strings.Repeat(" ", max(c.col-indentWidth(string(lead)), 0))
+	marker := bytes.TrimSpace(lead)
+	if kids := p.children(in); len(kids) > 0 {
+		last := t.items[kids[len(kids)-1]]
+		lead = p.data[last.start:last.text]
+		marker = bytes.TrimSpace(lead)
+		prefix = string(lead[:len(lead)-len(bytes.TrimLeft(lead, " \t"))])
+	}
+	return p.insertLines(c.end, prefix+string(marker)+" "+text+p.nl), want
 }
 
 // appendSection returns an edit adding text at the end of the file,

@@ -65,10 +65,10 @@ func Tools() []Tool {
 	return []Tool{
 		{"roll_dice", "Roll dice for a check, an attack or damage, in dice notation (1d20+5, 2d20kh1+3, 8d6); with a dc, say whether it succeeds.",
 			json.RawMessage(`{"type":"object","properties":{"dice":{"type":"string","description":"dice notation, like 1d20+5"},"reason":{"type":"string","description":"what the roll is for"},"dc":{"type":"integer","description":"difficulty class, for a check"}},"required":["dice","reason"]}`)},
-		{"add_inventory", "Give a character new items.",
-			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"quantity":{"type":"integer","minimum":1}},"required":["name"]}}},"required":["items"]}`)},
+		{"add_inventory", "Give a character new items, optionally into an item that holds others (a pack).",
+			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"quantity":{"type":"integer","minimum":1},"in":{"type":"string","description":"the item to put it in, like explorers-pack; left out: carried, or added to the one item of that name"}},"required":["name"]}}},"required":["items"]}`)},
 		{"update_inventory", "Change the quantities of a character's items: a negative change uses them up; an item at 0 is gone.",
-			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"updates":{"type":"array","items":{"type":"object","properties":{"slug":{"type":"string","description":"the item's name in kebab case, like healing-potion"},"quantityChange":{"type":"integer"}},"required":["slug","quantityChange"]}}},"required":["updates"]}`)},
+			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"updates":{"type":"array","items":{"type":"object","properties":{"slug":{"type":"string","description":"the item's name in kebab case, like healing-potion; explorers-pack/torch for the torch in the explorer's pack"},"in":{"type":"string","description":"the item it is in, like explorers-pack, when items of that name are in several"},"quantityChange":{"type":"integer"}},"required":["slug","quantityChange"]}}},"required":["updates"]}`)},
 		{"update_character", "Change a character's hit points (set hp, or give damage or healing), maximum hit points, level or ability scores.",
 			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"hp":{"type":"integer"},"maxHp":{"type":"integer"},"level":{"type":"integer"},"stats":{"type":"object","properties":{"str":{"type":"integer"},"dex":{"type":"integer"},"con":{"type":"integer"},"int":{"type":"integer"},"wis":{"type":"integer"},"cha":{"type":"integer"}}},"damage":{"type":"integer","minimum":0,"description":"hit points lost; hp stops at 0"},"healing":{"type":"integer","minimum":0,"description":"hit points regained; hp stops at maxHp"}}}`)},
 		{"get_character_stats", "Read a character's sheet: hit points, level, ability scores, inventory and money.",
@@ -218,6 +218,7 @@ type Item struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Quantity    *int   `json:"quantity,omitempty"` // default 1
+	In          string `json:"in,omitempty"`       // the item to put it in (explorers-pack); "" for none
 }
 
 // AddArgs are add_inventory's arguments.
@@ -239,6 +240,7 @@ type InventoryResult struct {
 type Change struct {
 	Name string `json:"name"`
 	Slug string `json:"slug"`
+	In   string `json:"in,omitempty"` // the item it is in
 	From int    `json:"from"`
 	To   int    `json:"to"`
 }
@@ -258,7 +260,7 @@ func (b *Box) add(a AddArgs) (*InventoryResult, error) {
 			if strings.TrimSpace(it.Name) == "" || q < 1 {
 				return fmt.Errorf("%w: items[%d]: a name and a quantity of 1 or more", ErrArguments, i)
 			}
-			got, err := d.AddItem(it.Name, q, it.Description)
+			got, err := d.AddItemTo(it.In, it.Name, q, it.Description)
 			if err != nil {
 				return fmt.Errorf("items[%d] %q: %w", i, it.Name, err)
 			}
@@ -267,7 +269,7 @@ func (b *Box) add(a AddArgs) (*InventoryResult, error) {
 			}
 			// The sheet matched the name singular or plural alike, so the
 			// quantity before is what the change added to.
-			res.Changes = append(res.Changes, Change{Name: got.Name, Slug: got.Slug, From: got.Quantity - q, To: got.Quantity})
+			res.Changes = append(res.Changes, Change{Name: got.Name, Slug: got.Slug, In: got.In, From: got.Quantity - q, To: got.Quantity})
 		}
 		return nil
 	})
@@ -283,7 +285,8 @@ func (b *Box) add(a AddArgs) (*InventoryResult, error) {
 
 // Update is one change of update_inventory.
 type Update struct {
-	Slug           string `json:"slug"`
+	Slug           string `json:"slug"`         // or container/slug: explorers-pack/torch
+	In             string `json:"in,omitempty"` // the item it is in, when items of that name are in several
 	QuantityChange *int   `json:"quantityChange"`
 }
 
@@ -304,14 +307,18 @@ func (b *Box) updateInventory(a UpdateInventoryArgs) (*InventoryResult, error) {
 			if u.QuantityChange == nil || *u.QuantityChange == 0 {
 				return fmt.Errorf("%w: updates[%d]: quantityChange: give a change other than 0 (-1 uses one up)", ErrArguments, i)
 			}
-			got, err := d.ChangeItem(u.Slug, *u.QuantityChange)
+			name := u.Slug
+			if in := strings.Trim(strings.TrimSpace(u.In), "/"); in != "" {
+				name = in + "/" + name
+			}
+			got, err := d.ChangeItem(name, *u.QuantityChange)
 			if err != nil {
 				return fmt.Errorf("updates[%d] %q: %w", i, u.Slug, err)
 			}
 			// ChangeItem finds "dagger" in "Two daggers" and "potion" in
 			// "Healing potion": the quantity before is the one after less
 			// the change, not what an exact slug would find.
-			res.Changes = append(res.Changes, Change{Name: got.Name, Slug: got.Slug, From: got.Quantity - *u.QuantityChange, To: got.Quantity})
+			res.Changes = append(res.Changes, Change{Name: got.Name, Slug: got.Slug, In: got.In, From: got.Quantity - *u.QuantityChange, To: got.Quantity})
 		}
 		return nil
 	})
@@ -325,11 +332,15 @@ func (b *Box) updateInventory(a UpdateInventoryArgs) (*InventoryResult, error) {
 func describe(character string, changes []Change) string {
 	var parts []string
 	for _, c := range changes {
+		name := c.Name
+		if c.In != "" {
+			name += " in " + c.In
+		}
 		switch {
 		case c.To == 0:
-			parts = append(parts, fmt.Sprintf("%s: used up", c.Name))
+			parts = append(parts, fmt.Sprintf("%s: used up", name))
 		default:
-			parts = append(parts, fmt.Sprintf("%s %d -> %d", c.Name, c.From, c.To))
+			parts = append(parts, fmt.Sprintf("%s %d -> %d", name, c.From, c.To))
 		}
 	}
 	return character + ": " + strings.Join(parts, "; ")
@@ -370,6 +381,7 @@ type InventoryRow struct {
 	Quantity int    `json:"quantity"`
 	Section  string `json:"section,omitempty"`
 	Note     string `json:"note,omitempty"`
+	In       string `json:"in,omitempty"` // the item it is in: "Explorer's pack"
 }
 
 func (b *Box) updateCharacter(a UpdateCharacterArgs) (*CharacterResult, error) {
@@ -460,7 +472,7 @@ func View(d *sheet.Doc) *CharacterResult {
 		}
 	}
 	for _, it := range d.Items {
-		r.Inventory = append(r.Inventory, InventoryRow{Name: it.Name, Slug: it.Slug, Quantity: it.Quantity, Section: it.Section, Note: it.Note})
+		r.Inventory = append(r.Inventory, InventoryRow{Name: it.Name, Slug: it.Slug, Quantity: it.Quantity, Section: it.Section, Note: it.Note, In: it.In})
 	}
 	for _, c := range d.Currency {
 		r.Currency[c.Denom] = c.Amount

@@ -277,13 +277,37 @@ func printItems(e *env, d *sheet.Doc) {
 	}
 	fmt.Fprintln(e.stdout, "  items:")
 	for _, it := range d.Items {
-		line := fmt.Sprintf("    %3d  %s", it.Quantity, it.Name)
+		// An item in another is indented under it, and named as
+		// container/slug: the name that finds it when its slug alone is
+		// in two packs.
+		line := fmt.Sprintf("    %3d  %s%s", it.Quantity, strings.Repeat("  ", it.Depth), it.Name)
 		if it.Note != "" {
 			line += " — " + it.Note
 		}
-		fmt.Fprintf(e.stdout, "%s  (%s)\n", line, it.Slug)
+		fmt.Fprintf(e.stdout, "%s  (%s)\n", line, qualifiedSlug(it))
 	}
 }
+
+// qualifiedSlug is the name an item goes by: its slug, after its
+// container's ("explorers-pack/torches") when it is in one.
+func qualifiedSlug(it sheet.Item) string {
+	if it.In == "" {
+		return it.Slug
+	}
+	return sheet.Slug(it.In) + "/" + it.Slug
+}
+
+// itemName is an item's name with its container: "torches in Explorer's
+// pack".
+func itemName(it sheet.Item) string {
+	if it.In == "" {
+		return it.Name
+	}
+	return it.Name + " in " + it.In
+}
+
+// inFlag says which item an item is in.
+var inFlag = &cli.StringFlag{Name: "in", Usage: "the `CONTAINER` the item is in (explorers-pack), when items of its name are in several"}
 
 func inventoryCommand(e *env) *cli.Command {
 	return &cli.Command{
@@ -317,6 +341,7 @@ func inventoryCommand(e *env) *cli.Command {
 				Flags: []cli.Flag{campaignFlag,
 					&cli.IntFlag{Name: "quantity", Aliases: []string{"n"}, Value: 1, Usage: "how `MANY`"},
 					&cli.StringFlag{Name: "note", Usage: "a `NOTE` on the item (what it does)"},
+					&cli.StringFlag{Name: "in", Usage: "put it in the item `CONTAINER` (explorers-pack): after its last item, indented like them"},
 				},
 				Action: func(c *cli.Context) error {
 					if err := exactArgs(c, 2, "the CHARACTER and the ITEM (quote a name with spaces)"); err != nil {
@@ -328,14 +353,14 @@ func inventoryCommand(e *env) *cli.Command {
 					var it sheet.Item
 					d, err := updateSheet(c, func(d *sheet.Doc, _ string) error {
 						var err error
-						it, err = d.AddItem(c.Args().Get(1), c.Int("quantity"), c.String("note"))
+						it, err = d.AddItemTo(c.String("in"), c.Args().Get(1), c.Int("quantity"), c.String("note"))
 						return err
 					})
 					if err != nil {
 						return err
 					}
 					from := it.Quantity - c.Int("quantity")
-					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, it.Name, from, it.Quantity)
+					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, itemName(it), from, it.Quantity)
 					if note := c.String("note"); note != "" && from > 0 && it.Note != note {
 						fmt.Fprintf(e.stdout, "the sheet had %s already: its note stays %q (edit the sheet to change it)\n", it.Name, it.Note)
 					}
@@ -348,6 +373,7 @@ func inventoryCommand(e *env) *cli.Command {
 				ArgsUsage: "CHARACTER ITEM",
 				Flags: []cli.Flag{campaignFlag,
 					&cli.IntFlag{Name: "quantity", Aliases: []string{"n"}, Value: 1, Usage: "how `MANY`"},
+					inFlag,
 				},
 				Action: func(c *cli.Context) error {
 					if err := exactArgs(c, 2, "the CHARACTER and the ITEM (quote a name with spaces)"); err != nil {
@@ -356,10 +382,14 @@ func inventoryCommand(e *env) *cli.Command {
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: use at least 1 (inventory add gives items)", c.Int("quantity"))
 					}
+					name := c.Args().Get(1)
+					if in := strings.Trim(strings.TrimSpace(c.String("in")), "/"); in != "" {
+						name = in + "/" + name
+					}
 					var it sheet.Item
 					d, err := updateSheet(c, func(d *sheet.Doc, _ string) error {
 						var err error
-						it, err = d.ChangeItem(c.Args().Get(1), -c.Int("quantity"))
+						it, err = d.ChangeItem(name, -c.Int("quantity"))
 						return err
 					})
 					if err != nil {
@@ -367,10 +397,10 @@ func inventoryCommand(e *env) *cli.Command {
 					}
 					from := it.Quantity + c.Int("quantity")
 					if it.Quantity == 0 {
-						fmt.Fprintf(e.stdout, "%s: %s %d -> 0: gone from the sheet\n", d.Name, it.Name, from)
+						fmt.Fprintf(e.stdout, "%s: %s %d -> 0: gone from the sheet\n", d.Name, itemName(it), from)
 						return nil
 					}
-					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, it.Name, from, it.Quantity)
+					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, itemName(it), from, it.Quantity)
 					return nil
 				},
 			},
