@@ -129,7 +129,16 @@ func pathspecs(root, top string) []string {
 		return nil
 	}
 	rel, _ := filepath.Rel(top, filepath.Join(root, "campaigns"))
-	return append(specs, ":(top,exclude,glob)"+filepath.ToSlash(rel)+"/*/tmp/**")
+	specs = append(specs, ":(top,exclude,glob)"+filepath.ToSlash(rel)+"/*/tmp/**")
+	// A file being replaced atomically is written beside it first, as
+	// NAME.RANDOM.tmp, and gone a moment later: never part of a save (git
+	// would stumble on it vanishing while it adds).
+	for _, p := range Paths {
+		if r, err := filepath.Rel(top, filepath.Join(root, p)); err == nil {
+			specs = append(specs, ":(top,exclude,glob)"+filepath.ToSlash(r)+"/**/*.tmp")
+		}
+	}
+	return specs
 }
 
 // defaultMessage says what a checkpoint saves: a first line, then the

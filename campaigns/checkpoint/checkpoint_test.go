@@ -56,6 +56,7 @@ func TestSave(t *testing.T) {
 		"campaigns/rot/story-state.md":          "# Story\n",
 		"campaigns/rot/party/tilda-brannock.md": "| **Hit Points** | 12/12 |\n",
 		"campaigns/rot/tmp/gm-state-delta.md":   "- NPC: x\n",
+		"campaigns/rot/party/sel.md.4k2j9.tmp":  "being written\n", // a sheet replaced atomically, caught half way
 		"plans/plan-1.md":                       "# Plan\n",
 		"mailboxes/gm/inbox/20261121-x.md":      "hi\n",
 		".parley/journal.jsonl":                 "{}\n",
@@ -74,7 +75,7 @@ func TestSave(t *testing.T) {
 		t.Errorf("message = %q", res.Message)
 	}
 	committed := gitIn(t, top, "show", "--name-only", "--format=%an", "HEAD")
-	if !strings.HasPrefix(committed, "parley\n") || strings.Contains(committed, "tmp/") || strings.Contains(committed, "notes.txt") || strings.Contains(committed, "mailboxes") {
+	if !strings.HasPrefix(committed, "parley\n") || strings.Contains(committed, "tmp/") || strings.Contains(committed, ".tmp") || strings.Contains(committed, "notes.txt") || strings.Contains(committed, "mailboxes") {
 		t.Errorf("the commit holds:\n%s", committed)
 	}
 	if staged := gitIn(t, top, "diff", "--cached", "--name-only"); staged != "table/notes.txt\n" {
