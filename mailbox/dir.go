@@ -118,6 +118,27 @@ func (d Dir) Send(m *Message) (string, error) {
 	return dst, nil
 }
 
+// Post sends m as the agent whose mailbox this is, as `parley send`
+// does: it gives m an id (and created:, the time the id says) when it has
+// none, and from: the agent, then sends it durably (Send). It returns the
+// id and the path of the file in the outbox.
+func (d Dir) Post(m *Message) (id, path string, err error) {
+	if !m.Header().Has("id") {
+		id := (&IDs{}).New(d.Agent())
+		m.Set("id", id)
+		if !m.Header().Has("created") {
+			sent, _, _ := ParseID(id)
+			m.Set("created", sent.Format(TimeFormat))
+		}
+	}
+	if !m.Header().Has("from") {
+		m.Set("from", d.Agent())
+	}
+	id, _ = m.Header().Get("id")
+	path, err = d.Send(m)
+	return id, path, err
+}
+
 // Deliver puts a message into the inbox under "<id>.md", unless the
 // mailbox already holds it in any received state (inbox, cur, done, dead),
 // which makes a repeated delivery a no-op: it reports false then. The copy

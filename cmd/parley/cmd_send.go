@@ -190,22 +190,10 @@ func judged(e *env, ws *workspace.Workspace, v *workspace.Verdict, dryRun, asJSO
 // writes it durably into the outbox; it prints the id (--json: id and
 // path).
 func write(e *env, box mailbox.Dir, m *mailbox.Message, asJSON bool) error {
-	if !m.Header().Has("id") {
-		id := (&mailbox.IDs{Now: time.Now}).New(box.Agent())
-		m.Set("id", id)
-		if !m.Header().Has("created") {
-			sent, _, _ := mailbox.ParseID(id)
-			m.Set("created", sent.Format(mailbox.TimeFormat))
-		}
-	}
-	if !m.Header().Has("from") {
-		m.Set("from", box.Agent())
-	}
-	path, err := box.Send(m)
+	id, path, err := box.Post(m)
 	if err != nil {
 		return err
 	}
-	id, _ := m.Header().Get("id")
 	if asJSON {
 		return e.printJSON(map[string]string{"id": id, "path": path})
 	}

@@ -72,8 +72,12 @@ func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace)
 	warned := false
 	return func(a workspace.Agent, ws *workspace.Workspace) []string {
 		camp, err := campaigns.Find(ws.Root, ws.Config.Campaign)
-		if err != nil {
+		if errors.Is(err, campaigns.ErrNoCampaign) {
 			return nil // no campaign: nothing to keep from anyone
+		}
+		if err != nil {
+			log.Warn("a player's program runs unconfined: which campaign its character is in is not known (campaign: in parley.yaml)", "agent", a.Name, "err", err)
+			return nil
 		}
 		if _, ok := sandbox.Available(); !ok {
 			if !warned {
