@@ -64,6 +64,7 @@ func newApp(e *env) *cli.App {
 			replyCommand(e),
 			retryCommand(e),
 			playCommand(e),
+			mcpCommand(e),
 			answerCommandSeat(e),
 			demoCommand(e),
 			benchCommand(e),

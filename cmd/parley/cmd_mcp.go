@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/mcpserver"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+func mcpCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve an agent's mailbox to an MCP client on stdio: send (checked as the router checks), inbox, read, reply, done, wait, protocol",
+		Description: "An MCP client (Claude Code, Codex, an editor) started with this command acts\n" +
+			"as the agent: what it sends goes through the same check as parley send, and\n" +
+			"a refusal comes back as a tool error with its reason. The runner (parley run)\n" +
+			"routes what it sends, as it routes any outbox.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "the `AGENT` the client acts as (required)"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			agent := c.String("agent")
+			if agent == "" {
+				return usagef("say which agent the client acts as: --agent AGENT")
+			}
+			if err := ws.CheckAgent(agent); err != nil {
+				return usagef("--agent: %v", err)
+			}
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version})
+			return s.Run(ctx, &mcp.StdioTransport{})
+		},
+	}
+}
+
+// mcpMailbox does what an MCP client asks, as the agent, through the
+// commands' own paths: runSend (the one check), markDone, runReply.
+type mcpMailbox struct {
+	ws    *workspace.Workspace
+	agent string
+}
+
+// options turns a tool's message into send options.
+func (b *mcpMailbox) options(m mcpserver.Outgoing) (sendOptions, error) {
+	body := withNewline(m.Body)
+	opts := sendOptions{From: b.agent, To: m.To, CC: m.CC, Type: m.Type, Signal: m.Signal, Body: &body}
+	keys := make([]string, 0, len(m.Fields))
+	for k := range m.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := m.Fields[k]
+		if s, ok := v.(string); ok {
+			opts.Fields = append(opts.Fields, k+"="+yamlString(s))
+			continue
+		}
+		j, err := json.Marshal(v) // JSON is YAML, written on one line
+		if err != nil {
+			return opts, fmt.Errorf("fields.%s: %v", k, err)
+		}
+		opts.Fields = append(opts.Fields, k+"="+string(j))
+	}
+	return opts, nil
+}
+
+// captured runs a command's action with its output kept, and returns the
+// output (a sent message's id).
+func captured(fn func(e *env) error) (string, error) {
+	var out, errs bytes.Buffer
+	err := fn(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errs})
+	return strings.TrimSpace(out.String()), err
+}
+
+func (b *mcpMailbox) Send(ctx context.Context, m mcpserver.Outgoing) (string, error) {
+	opts, err := b.options(m)
+	if err != nil {
+		return "", err
+	}
+	return captured(func(e *env) error { return runSend(e, b.ws, opts) })
+}
+
+func (b *mcpMailbox) Inbox(ctx context.Context) ([]mcpserver.Summary, error) {
+	entries, err := b.ws.Mailbox(b.agent).List(mailbox.Inbox)
+	if err != nil {
+		return nil, err
+	}
+	out := []mcpserver.Summary{}
+	for _, en := range entries {
+		s := mcpserver.Summary{ID: en.ID}
+		if data, err := mailbox.ReadFile(en.Path, b.ws.Config.Router.MaxMessageSize); err == nil {
+			if m, err := mailbox.Parse(data); err == nil {
+				s.From, _ = m.Header().Get("from")
+				s.Type = workspace.TypeOf(m)
+				s.Summary = firstLine(string(m.Body))
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (b *mcpMailbox) Read(ctx context.Context, arg string) (string, error) {
+	id, err := b.ws.ResolveID(arg)
+	if err != nil {
+		return "", err
+	}
+	c, err := b.ws.Received(id, b.agent, mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead)
+	if err != nil {
+		return "", err
+	}
+	data, err := mailbox.ReadFile(c.Path, b.ws.Config.Router.MaxMessageSize)
+	return string(data), err
+}
+
+func (b *mcpMailbox) Reply(ctx context.Context, arg string, m mcpserver.Outgoing) (string, error) {
+	opts, err := b.options(m)
+	if err != nil {
+		return "", err
+	}
+	return captured(func(e *env) error { return runReply(e, b.ws, arg, b.agent, false, opts) })
+}
+
+func (b *mcpMailbox) Done(ctx context.Context, arg string) error {
+	_, err := captured(func(e *env) error {
+		return markDone(e, b.ws, b.agent, []string{arg}, "marked handled through MCP (parley mcp)")
+	})
+	return err
+}
+
+func (b *mcpMailbox) Protocol(ctx context.Context) (string, error) {
+	lib, err := b.ws.Skills()
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "%s has the roles %s.\n\n", b.agent, strings.Join(b.ws.Roles(b.agent), ", "))
+	for _, name := range b.ws.Config.Skills {
+		if s, ok := lib.Get(name); ok {
+			describeSkill(&out, s)
+			out.WriteString("\n")
+		}
+	}
+	if len(b.ws.Config.Skills) == 0 {
+		out.WriteString("This workspace checks messages against no protocol: any message with a recipient goes.\n")
+	}
+	return out.String(), nil
+}

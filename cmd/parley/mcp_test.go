@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/mcpserver"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// TestMCP drives `parley mcp`'s server with the MCP SDK's own client, as
+// an MCP client acting as a player would: it lists the tools, sends a
+// message the router then delivers, gets a refusal back as a tool error
+// with its reason, reads, replies to and waits for messages.
+func TestMCP(t *testing.T) {
+	dir := t.TempDir()
+	cfg := "skills: [dnd-team]\nagents:\n  - gm\n  - narrator\n  - {name: lead, role: team-lead}\n  - {name: aria, role: player, character: tilda-brannock}\n"
+	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	server := mcpserver.New(&mcpMailbox{ws: ws, agent: "aria"}, mcpserver.Options{Agent: "aria", Poll: 10 * time.Millisecond})
+	st, ct := mcp.NewInMemoryTransports()
+	go server.Run(ctx, st)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil)
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	if strings.Join(names, " ") != "done inbox protocol read reply send wait" {
+		t.Errorf("tools = %v", names)
+	}
+	call := func(name string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String(), res.IsError
+	}
+	route := func() {
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, quiet)))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer r.Close()
+		if _, err := r.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// A checked message, routed.
+	out, isErr := call("send", map[string]any{"type": "PLAYER_TO_GM", "fields": map[string]any{"type": "ACTION", "character": "tilda-brannock"}, "body": "Tilda draws her sword."})
+	if isErr || !strings.HasPrefix(out, "sent ") {
+		t.Fatalf("send = %q (error %v)", out, isErr)
+	}
+	route()
+	if n, _ := ws.Mailbox("gm").Count(mailbox.Inbox); n != 1 {
+		t.Errorf("the gm's inbox holds %d messages, want the one sent", n)
+	}
+	// A refusal is a tool error with the reason; nothing is written.
+	out, isErr = call("send", map[string]any{"type": "NARRATIVE", "body": "And then a dragon."})
+	if !isErr || !strings.Contains(out, "may not send [NARRATIVE]") {
+		t.Errorf("a player narrating: %q (error %v), want a tool error with the reason", out, isErr)
+	}
+	if n, _ := ws.Mailbox("aria").Count(mailbox.Outbox); n != 0 {
+		t.Errorf("a refused message was written into the outbox")
+	}
+
+	// The inbox, a message read, answered, handled.
+	m := mailbox.New([]byte("What do you do?\n"))
+	m.Set("to", "aria")
+	id, _, err := ws.Mailbox("gm").Post(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route()
+	if out, _ := call("inbox", nil); !strings.Contains(out, id) || !strings.Contains(out, "What do you do?") {
+		t.Errorf("inbox = %q", out)
+	}
+	if out, _ := call("read", map[string]any{"id": mailbox.IDSuffix(id)}); !strings.Contains(out, "What do you do?") {
+		t.Errorf("read = %q", out)
+	}
+	if out, isErr := call("reply", map[string]any{"id": id, "body": "I wait."}); isErr || !strings.HasPrefix(out, "sent ") {
+		t.Errorf("reply = %q (error %v)", out, isErr)
+	}
+	if n, _ := ws.Mailbox("aria").Count(mailbox.Done); n != 1 {
+		t.Errorf("the answered message is not handled")
+	}
+
+	// Waiting: a message that arrives meanwhile is returned.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		m := mailbox.New([]byte("The door opens.\n"))
+		m.Set("to", "aria")
+		ws.Mailbox("gm").Post(m)
+		route()
+	}()
+	if out, _ := call("wait", map[string]any{"seconds": 20}); !strings.Contains(out, "The door opens.") {
+		t.Errorf("wait = %q", out)
+	}
+	if out, _ := call("protocol", nil); !strings.Contains(out, "PLAYER_TO_GM") {
+		t.Errorf("protocol = %q", out)
+	}
+}

@@ -1,0 +1,188 @@
+// Package mcpserver gives one agent of a workspace its mailbox as tools of
+// the Model Context Protocol, so that an MCP client (Claude Code, Codex,
+// an editor) can act as that agent: send (checked as the router checks),
+// read its inbox, read a message, reply, mark handled, wait for the next
+// message, and learn the message types of its protocol. The actions are
+// the Mailbox's: the server only describes them to the client, and turns
+// a refusal into a tool error carrying its reason.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Outgoing is a message the agent sends.
+type Outgoing struct {
+	To     []string       `json:"to,omitempty" jsonschema:"the agents (or characters) it is for; leave out to let the protocol choose; * for everyone"`
+	CC     []string       `json:"cc,omitempty" jsonschema:"agents that get a copy"`
+	Type   string         `json:"type,omitempty" jsonschema:"the message type (NARRATIVE, PLAYER_TO_GM, review_verdict, ...); leave out for an informal message"`
+	Signal string         `json:"signal,omitempty" jsonschema:"the signal (pass, fail, ...), for protocols that route by it"`
+	Fields map[string]any `json:"fields,omitempty" jsonschema:"the protocol's fields of the type, by name"`
+	Body   string         `json:"body,omitempty" jsonschema:"the free text of the message"`
+}
+
+// Summary is a line of the inbox.
+type Summary struct {
+	ID      string `json:"id"`
+	From    string `json:"from"`
+	Type    string `json:"type,omitempty"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// Mailbox is what the server does for its agent.
+type Mailbox interface {
+	// Send checks and sends a message; a refusal is an error saying why.
+	Send(ctx context.Context, m Outgoing) (id string, err error)
+	// Inbox lists the messages waiting, oldest first.
+	Inbox(ctx context.Context) ([]Summary, error)
+	// Read returns a message's text, by id (a short id works).
+	Read(ctx context.Context, id string) (string, error)
+	// Reply answers a message (to its sender, in its thread) and marks it
+	// handled.
+	Reply(ctx context.Context, id string, m Outgoing) (string, error)
+	// Done marks a message handled.
+	Done(ctx context.Context, id string) error
+	// Protocol describes the message types the agent may send.
+	Protocol(ctx context.Context) (string, error)
+}
+
+// Options configure a server.
+type Options struct {
+	// Agent is the agent the client acts as.
+	Agent string
+	// Version is parley's, told to the client.
+	Version string
+	// Poll is how often wait looks at the inbox; 0 means 100ms.
+	Poll time.Duration
+}
+
+type idArgs struct {
+	ID string `json:"id" jsonschema:"the message's id (its last six hex digits are enough)"`
+}
+
+type replyArgs struct {
+	ID string `json:"id" jsonschema:"the id of the message answered"`
+	Outgoing
+}
+
+type waitArgs struct {
+	Seconds int `json:"seconds,omitempty" jsonschema:"how long to wait, at most 300; default 30"`
+}
+
+// New returns an MCP server whose tools act on box as opts.Agent.
+func New(box Mailbox, opts Options) *mcp.Server {
+	if opts.Poll <= 0 {
+		opts.Poll = 100 * time.Millisecond
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "parley", Title: "parley: the mailbox of " + opts.Agent, Version: opts.Version}, nil)
+	text := func(v any) (*mcp.CallToolResult, any, error) {
+		var out string
+		switch t := v.(type) {
+		case string:
+			out = t
+		default:
+			b, err := json.MarshalIndent(v, "", "  ")
+			if err != nil {
+				return nil, nil, err
+			}
+			out = string(b)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil, nil
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "send", Description: "Send a message as " + opts.Agent + ". It is checked as parley's router checks it (protocol, recipients, fields); a refusal is returned with its reason, and nothing is sent."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, m Outgoing) (*mcp.CallToolResult, any, error) {
+			id, err := box.Send(ctx, m)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text("sent " + id)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "inbox", Description: "List the messages waiting for " + opts.Agent + ", oldest first: id, sender, type, first line."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			list, err := box.Inbox(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(list) == 0 {
+				return text("no messages waiting")
+			}
+			return text(list)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "read", Description: "Read a message, header and text, by its id."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a idArgs) (*mcp.CallToolResult, any, error) {
+			t, err := box.Read(ctx, a.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(t)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "reply", Description: "Answer a message: to its sender, in its thread, with reply_to set; it is then marked handled. Checked as send is."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a replyArgs) (*mcp.CallToolResult, any, error) {
+			id, err := box.Reply(ctx, a.ID, a.Outgoing)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text("sent " + id)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "done", Description: "Mark a message handled (it moves from the inbox to done/)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a idArgs) (*mcp.CallToolResult, any, error) {
+			if err := box.Done(ctx, a.ID); err != nil {
+				return nil, nil, err
+			}
+			return text("done " + a.ID)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "wait", Description: "Wait until a message arrives in the inbox (one not there when the wait began), or the time runs out; returns it, or says none came."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a waitArgs) (*mcp.CallToolResult, any, error) {
+			secs := a.Seconds
+			if secs <= 0 {
+				secs = 30
+			}
+			secs = min(secs, 300)
+			before, err := box.Inbox(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			seen := map[string]bool{}
+			for _, m := range before {
+				seen[m.ID] = true
+			}
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
+			defer cancel()
+			tick := time.NewTicker(opts.Poll)
+			defer tick.Stop()
+			for {
+				list, err := box.Inbox(ctx)
+				if err != nil {
+					return nil, nil, err
+				}
+				for _, m := range list {
+					if !seen[m.ID] {
+						t, err := box.Read(ctx, m.ID)
+						if err != nil {
+							return nil, nil, err
+						}
+						return text(t)
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return text(fmt.Sprintf("no message came in %d seconds", secs))
+				case <-tick.C:
+				}
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "protocol", Description: "The message types " + opts.Agent + " may send, with where each goes and its fields (required first, allowed values)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			t, err := box.Protocol(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(t)
+		})
+	return s
+}
