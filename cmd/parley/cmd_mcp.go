@@ -11,6 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/tools"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/mcpserver"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -44,7 +47,7 @@ func mcpCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version})
+			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent)})
 			return s.Run(ctx, &mcp.StdioTransport{})
 		},
 	}
@@ -162,4 +165,32 @@ func (b *mcpMailbox) Protocol(ctx context.Context) (string, error) {
 		out.WriteString("This workspace checks messages against no protocol: any message with a recipient goes.\n")
 	}
 	return out.String(), nil
+}
+
+// gmTools are the game master's campaign tools (roll_dice,
+// add_inventory, update_inventory, update_character,
+// get_character_stats), for an agent with the role gm in a workspace with
+// a campaign: none for any other.
+func gmTools(ws *workspace.Workspace, agent string) []mcpserver.Extra {
+	if !ws.HasRole(agent, "gm") {
+		return nil
+	}
+	camp, err := campaigns.Find(ws.Root, ws.Config.Campaign)
+	if err != nil {
+		return nil
+	}
+	box := tools.New(camp, dice.Random())
+	var out []mcpserver.Extra
+	for _, t := range tools.Tools() {
+		out = append(out, mcpserver.Extra{Name: t.Name, Description: t.Description, Schema: t.Parameters,
+			Call: func(ctx context.Context, args json.RawMessage) (string, error) {
+				res, err := box.Call(ctx, t.Name, args)
+				if err != nil {
+					return "", err
+				}
+				b, err := json.MarshalIndent(res, "", "  ")
+				return string(b), err
+			}})
+	}
+	return out
 }

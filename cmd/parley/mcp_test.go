@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/mcpserver"
@@ -139,5 +141,67 @@ func TestMCP(t *testing.T) {
 	}
 	if out, _ := call("protocol", nil); !strings.Contains(out, "PLAYER_TO_GM") {
 		t.Errorf("protocol = %q", out)
+	}
+}
+
+// TestMCPGameMasterTools: the game master's client also gets the five
+// campaign tools; a tool's error comes back as a tool error.
+func TestMCPGameMasterTools(t *testing.T) {
+	dir := t.TempDir()
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda-brannock}\n"
+	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		t.Fatal(err)
+	}
+	camp, err := campaigns.New(dir, "the-hollow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := camp.NewSheet("tilda-brannock", ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(gmTools(ws, "aria")) != 0 {
+		t.Error("a player got the game master's tools")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	server := mcpserver.New(&mcpMailbox{ws: ws, agent: "gm"}, mcpserver.Options{Agent: "gm", Extra: gmTools(ws, "gm")})
+	st, ct := mcp.NewInMemoryTransports()
+	go server.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, tl := range tools.Tools {
+		have[tl.Name] = true
+	}
+	for _, name := range []string{"roll_dice", "add_inventory", "update_inventory", "update_character", "get_character_stats"} {
+		if !have[name] {
+			t.Errorf("no %s tool", name)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_character", Arguments: map[string]any{"character": "tilda-brannock", "damage": 3}})
+	if err != nil || res.IsError {
+		t.Fatalf("update_character: %v %+v", err, res)
+	}
+	d, err := sheet.Read(camp.SheetPath("tilda-brannock"))
+	if err != nil || d.HP != 5 {
+		t.Errorf("after 3 damage the sheet says HP %d (%v), want 5", d.HP, err)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_character_stats", Arguments: map[string]any{"character": "nobody-here"}})
+	if err != nil || !res.IsError {
+		t.Errorf("stats of nobody: %v %+v, want a tool error", err, res)
 	}
 }

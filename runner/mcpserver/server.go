@@ -51,8 +51,22 @@ type Mailbox interface {
 	Protocol(ctx context.Context) (string, error)
 }
 
+// Extra is a tool of the agent's own beside the mailbox's: the game
+// master's campaign tools, say.
+type Extra struct {
+	Name        string
+	Description string
+	// Schema is the JSON schema of the tool's arguments.
+	Schema json.RawMessage
+	// Call runs the tool; an error is the tool's error, told to the
+	// client as such.
+	Call func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
 // Options configure a server.
 type Options struct {
+	// Extra are tools of the agent's own.
+	Extra []Extra
 	// Agent is the agent the client acts as.
 	Agent string
 	// Version is parley's, told to the client.
@@ -184,5 +198,20 @@ func New(box Mailbox, opts Options) *mcp.Server {
 			}
 			return text(t)
 		})
+	for _, x := range opts.Extra {
+		s.AddTool(&mcp.Tool{Name: x.Name, Description: x.Description, InputSchema: x.Schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			args := req.Params.Arguments
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			out, err := x.Call(ctx, args)
+			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}
+			if err != nil {
+				res.Content = []mcp.Content{&mcp.TextContent{Text: err.Error()}}
+				res.IsError = true
+			}
+			return res, nil
+		})
+	}
 	return s
 }
