@@ -95,6 +95,18 @@ func TestPlayTerminal(t *testing.T) {
 	tm.keys("Enter")
 	waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "answer: The crypt")
 
+	// A question answered elsewhere waits no more.
+	parley("send", "--from", "gm", "--file", askFile)
+	tm.waitFor("the second question", func(s string) bool { return strings.Count(s, "2) The crypt") == 2 })
+	inbox := filepath.Join(ws, "mailboxes", "you", "inbox")
+	names, _ := filepath.Glob(filepath.Join(inbox, "*.md"))
+	if len(names) != 1 {
+		t.Fatalf("the seat's inbox holds %v, want the question shown", names)
+	}
+	id := strings.TrimSuffix(filepath.Base(names[0]), ".md")
+	parley("answer", id, "1")
+	tm.waitFor("the seat to notice", func(s string) bool { return strings.Contains(s, id+" was answered elsewhere") })
+
 	tm.keys("C-d")
 	tm.waitFor("the seat to end", func(string) bool { return tm.ended() })
 }

@@ -195,6 +195,19 @@ func (s *seat) show() error {
 	if err != nil {
 		return err
 	}
+	// A question answered elsewhere (parley answer, another seat) is no
+	// longer in the inbox: it waits no more.
+	here := map[string]bool{}
+	for _, en := range entries {
+		here[en.ID] = true
+	}
+	s.waiting = slices.DeleteFunc(s.waiting, func(q *waitingQ) bool {
+		if !here[q.id] {
+			s.printf("(%s was answered elsewhere)\n", q.id)
+			return true
+		}
+		return false
+	})
 	for _, en := range entries {
 		if s.shown[en.ID] {
 			continue
@@ -356,7 +369,9 @@ func (s *seat) line(ctx context.Context, text string) (sent bool, err error) {
 	if text == "" {
 		return false, nil
 	}
-	if strings.HasPrefix(text, "/") {
+	if strings.HasPrefix(text, "//") {
+		text = text[1:] // an answer that starts with a slash
+	} else if strings.HasPrefix(text, "/") {
 		return s.command(ctx, text)
 	}
 	if len(s.waiting) == 0 {
@@ -466,7 +481,7 @@ func (s *seat) command(ctx context.Context, text string) (bool, error) {
 		for _, c := range seatCommands {
 			s.printf("  /%-8s %-28s %s\n", c.name, c.args, c.does)
 		}
-		s.printf("anything else answers the oldest question waiting for you\n")
+		s.printf("anything else answers the oldest question waiting for you (// starts an answer with /)\n")
 		return false, nil
 	case "quit":
 		return false, errQuit
