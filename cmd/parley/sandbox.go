@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 
 	"github.com/parley-dev/parley/campaigns"
@@ -43,6 +44,9 @@ func runSandbox(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "parley: sandbox: %v\n", err)
 		return 127
 	}
+	// Landlock confines this thread; the program executed from it
+	// inherits that.
+	runtime.LockOSThread()
 	if err := sandbox.Restrict(r.Rules); err != nil {
 		fmt.Fprintf(stderr, "parley: sandbox: %v\n", err)
 		return 126

@@ -1,6 +1,7 @@
 // Package sandbox confines a program to the files it may touch: it
-// restricts the calling process, and so every program it then executes,
-// with Landlock where the kernel offers it (Linux 5.13 and later). The
+// restricts the calling thread, and so the program it then executes, with
+// Landlock where the kernel offers it (Linux 5.13 and later), through the
+// kernel's three system calls. The
 // runner uses it to give a player's program a view of the workspace that
 // holds only what its character may know.
 package sandbox

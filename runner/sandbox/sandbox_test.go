@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -40,8 +41,10 @@ func TestRestrict(t *testing.T) {
 	}
 }
 
-// child restricts itself, then says what it can read and write.
+// child restricts its thread, then says what it can read and write from
+// it.
 func child(dir string) {
+	runtime.LockOSThread()
 	if err := Restrict(Rules{Read: []string{filepath.Join(dir, "open")}, Write: []string{filepath.Join(dir, "scratch")}}); err != nil {
 		println("restrict:", err.Error())
 		os.Exit(1)
