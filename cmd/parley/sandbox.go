@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/parley-dev/parley/campaigns"
@@ -58,6 +59,24 @@ func runSandbox(args []string, stderr io.Writer) int {
 	err = syscall.Exec(prog, args[2:], env)
 	fmt.Fprintf(stderr, "parley: sandbox: %s: %v\n", prog, err)
 	return 126
+}
+
+// kept reports whether a directory may not be granted whole to a
+// player's program: the workspace itself or one that holds it, and its
+// campaigns, mailboxes and runtime state.
+func kept(root, dir string) bool {
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	if rel, err := filepath.Rel(dir, root); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+		return true // the workspace, or above it
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false // elsewhere
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return first == campaigns.Dir || first == workspace.MailboxesDir || first == workspace.StateDir
 }
 
 // systemRead are what any program needs to read: its own files, the
@@ -117,19 +136,24 @@ func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace)
 		rules.Read = append(rules.Read, filepath.Dir(self), filepath.Join(ws.Root, workspace.ConfigFile), ws.SkillsDir(), filepath.Join(ws.Root, workspace.StateDir))
 		for _, arg := range a.Run {
 			// The program's own files: a script named by its path, and
-			// the directory it is in (where its helpers are), unless that
-			// would hold the workspace.
+			// the directory it is in (where its helpers are) — unless
+			// that directory holds the workspace or is part of what is
+			// kept from the player, symbolic links followed.
 			p := arg
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(ws.Root, p)
 			}
-			if info, err := os.Stat(p); err == nil && !info.IsDir() {
-				dir := filepath.Dir(p)
-				if rel, err := filepath.Rel(dir, ws.Root); err == nil && filepath.IsLocal(rel) || rel == "." {
-					rules.Read = append(rules.Read, p)
-				} else {
-					rules.Read = append(rules.Read, dir)
-				}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				continue
+			}
+			if info, err := os.Stat(real); err != nil || info.IsDir() {
+				continue
+			}
+			if dir := filepath.Dir(real); kept(ws.Root, dir) {
+				rules.Read = append(rules.Read, real)
+			} else {
+				rules.Read = append(rules.Read, dir)
 			}
 		}
 		rules.Write = append(append(rules.Write, systemWrite...), view.Write...)
