@@ -39,8 +39,9 @@ var received = []string{Inbox, Cur, Done, Dead}
 const ReasonSuffix = ".reason"
 
 // Names ending in these suffixes in tmp/ are staged by the router: a
-// delivery in a recipient's tmp/, a stamped copy in a sender's. Only the
-// router writes them, so a runner starting after a crash may remove them.
+// delivery in a recipient's tmp/ (and, in a sender's, a copy stamped with
+// its id by runners that still rewrote such files). Only the router
+// writes them, so a runner starting after a crash may remove them.
 const (
 	deliverySuffix = ".delivery"
 	stampSuffix    = ".stamp"
@@ -274,44 +275,6 @@ func (d Dir) RemoveLeftovers(now time.Time) ([]Entry, error) {
 		removed = append(removed, e)
 	}
 	return removed, errors.Join(errs...)
-}
-
-// Stamp replaces a file in the outbox with m, under the same name and with
-// the same modification time (modified), which says when it was sent. The
-// router gives a file that came without an id its id this way before
-// delivering it, so that the id survives a crash. m must have an id. The
-// new content is staged in tmp/ and renamed over the file, only if the
-// name still refers to the file that was read (read; zero checks nothing),
-// else it fails with ErrReplaced. It returns the new file's FileID. It is
-// durable once s.Sync returns.
-func (d Dir) Stamp(name string, modified time.Time, m *Message, read FileID, s *Syncer) (FileID, error) {
-	id, ok := m.Header().Get("id")
-	if !ok || !IsID(id) {
-		return FileID{}, fmt.Errorf("stamp %s: message has no valid id", name)
-	}
-	tmp := d.Path(Tmp, FileName(id)+stampSuffix)
-	if err := writeFile(tmp, m.Bytes(), s.perFile); err != nil {
-		return FileID{}, err
-	}
-	fail := func(err error) (FileID, error) {
-		os.Remove(tmp)
-		return FileID{}, err
-	}
-	if err := os.Chtimes(tmp, time.Time{}, modified); err != nil {
-		return fail(err)
-	}
-	info, err := os.Lstat(tmp)
-	if err != nil {
-		return fail(err)
-	}
-	if err := checkSame(d.Path(Outbox, name), read); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, d.Path(Outbox, name)); err != nil {
-		return fail(err)
-	}
-	s.dirty(filepath.Join(string(d), Outbox))
-	return FileIDOf(info), nil
 }
 
 // MarkSent moves a routed file from the outbox to sent/<id>.md: the file

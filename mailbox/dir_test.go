@@ -634,41 +634,6 @@ func TestDeliverIgnoresPlantedLink(t *testing.T) {
 	}
 }
 
-func TestStamp(t *testing.T) {
-	d, s := newDir(t)
-	if err := os.WriteFile(d.Path(Outbox, "note.md"), []byte("---\nto: carol\n---\nhi\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Parse([]byte("---\nto: carol\n---\nhi\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sent := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
-	if _, err := d.Stamp("note.md", sent, m, FileID{}, s); err == nil {
-		t.Errorf("Stamp of a message without an id succeeded")
-	}
-	m.Set("id", id1)
-	if _, err := d.Stamp("note.md", sent, m, FileID{}, s); err != nil {
-		t.Fatal(err)
-	}
-	if info, err := os.Stat(d.Path(Outbox, "note.md")); err != nil || !info.ModTime().Equal(sent) {
-		t.Errorf("stamped file's modification time = %v, %v; want %v kept", info.ModTime(), err, sent)
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(d.Path(Outbox, "note.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "---\nid: " + id1 + "\nto: carol\n---\nhi\n"; string(b) != want {
-		t.Errorf("stamped file = %q, want %q", b, want)
-	}
-	if tmp, _ := os.ReadDir(filepath.Join(string(d), Tmp)); len(tmp) != 0 {
-		t.Errorf("tmp/ holds %d files after Stamp", len(tmp))
-	}
-}
-
 func TestReadFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {

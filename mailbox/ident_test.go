@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestMovesCheckTheFileRead checks that MarkSent, Reject and Stamp move
-// or replace only the file that was read: a symbolic link or another
+// TestMovesCheckTheFileRead checks that MarkSent and Reject move
+// only the file that was read: a symbolic link or another
 // file swapped in after the read is left where it is (ErrReplaced).
 func TestMovesCheckTheFileRead(t *testing.T) {
 	moves := []struct {
@@ -23,12 +23,6 @@ func TestMovesCheckTheFileRead(t *testing.T) {
 		{"MarkSent", func(d Dir, read FileID, s *Syncer) error { return d.MarkSent("note.md", id1, read, s) }},
 		{"Reject", func(d Dir, read FileID, s *Syncer) error {
 			_, err := d.Reject("note.md", time.Now(), "refused", read, s)
-			return err
-		}},
-		{"Stamp", func(d Dir, read FileID, s *Syncer) error {
-			m := New([]byte("hi\n"))
-			m.Set("id", id1)
-			_, err := d.Stamp("note.md", time.Now(), m, read, s)
 			return err
 		}},
 	}

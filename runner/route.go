@@ -21,7 +21,6 @@ type accepted struct {
 	msg        *mailbox.Message
 	id         string
 	recipients []string
-	stamp      bool              // came without an id: written back with one first
 	snap       *mailbox.Snapshot // the file as it was read
 	hops       map[string]int    // recipient -> the hops: of its copy
 	nudge      bool              // a nudge the runner sent (timeouts:)
@@ -73,9 +72,6 @@ func (r *Runner) routeBatch(files []candidate, now time.Time, settle time.Durati
 	}()
 	for i, c := range files {
 		b.take(i, c)
-	}
-	if err := b.stampIDs(); err != nil {
-		return b.wait, err
 	}
 	if err := b.deliver(); err != nil {
 		return b.wait, err
@@ -186,29 +182,8 @@ func (b *batch) take(i int, c candidate) {
 		// sort after it.
 		r.noteSent(c.agent, a.id)
 	}
-	switch {
-	case a.id != "":
-	case c.unsure:
-		// A writer may still hold the file: it is never replaced (its
-		// later bytes would go into a file no name leads to). Its id is
-		// drawn from its name and content (newID), and kept while it
-		// waits: the same when it is routed again after a failure, and,
-		// drawn alike, after a crash.
-		if p.get().id == "" {
-			p.more().id = r.newID(c, data)
-		}
-		a.id = p.get().id
-	default:
-		a.stamp = true
-		if id, ok := r.routedAlready(c, data, a.msg); ok {
-			// Put back as it was (git checkout, git stash pop): the same
-			// message, routed again under its id, which delivers nothing
-			// twice.
-			a.id = id
-			r.log.Warn("routed already: same name and content as a message in sent/; not delivered twice", "agent", c.agent, "file", c.name, "id", id)
-		} else {
-			a.id = r.newID(c, data)
-		}
+	if a.id == "" {
+		a.id = b.idFor(c, p, data, msg)
 	}
 	stampWith(a.msg, a.id)
 	b.ids[a.id] = true
@@ -267,36 +242,33 @@ func (b *batch) stopLoop(l *workspace.Loop, a answer, rejected string) {
 	r.log.Warn("loop stopped", "agent", l.From, "with", l.With, "hops", l.Hops, "hop_limit", l.Limit, "told", n.recipients)
 }
 
-// stampIDs writes a file that came without an id back with the id it was
-// given, durably, before any copy is delivered: routed again after a
-// crash, it is the same message.
-func (b *batch) stampIDs() error {
+// idFor gives a file that came without an id its id. The file is never
+// rewritten with it: renaming a stamped copy over the sender's file, or
+// removing the file once a copy is written, cost this disk a flush and
+// a discard per message, and would cut short a file a writer still
+// holds (its later bytes would go into a file no name leads to). The
+// file moves to sent/ as it is, under its id. The id is drawn from the
+// file's time, name and content (newID) and kept while the file waits,
+// so it is the same when the file is routed again after a failure, and,
+// drawn alike, after a crash: the recipients' copies, named by it, are
+// then not delivered twice.
+func (b *batch) idFor(c candidate, p *pending, data []byte, m *mailbox.Message) string {
 	r := b.r
-	stamped := false
-	for _, a := range b.routed {
-		if !a.stamp {
-			continue
-		}
-		if b.failed[a.agent] {
-			a.skipped = true
-			continue
-		}
-		read, err := r.agents[a.agent].Stamp(a.name, a.info.ModTime(), a.msg, a.read, r.syncer)
-		if err != nil {
-			a.err = fmt.Errorf("writing its id into it: %w", err)
-			b.failed[a.agent] = true
-			continue
-		}
-		a.read = read
-		stamped = true
+	if id := p.get().id; id != "" {
+		return id
 	}
-	if !stamped {
-		return nil
+	if !c.unsure {
+		if id, ok := r.routedAlready(c, data, m); ok {
+			// Put back as it was (git checkout, git stash pop): the same
+			// message, routed again under its id, which delivers nothing
+			// twice.
+			r.log.Warn("routed already: same name and content as a message in sent/; not delivered twice", "agent", c.agent, "file", c.name, "id", id)
+			return id
+		}
 	}
-	if err := r.syncer.Sync(); err != nil {
-		return r.failAll(b.routed, b.now, fmt.Errorf("syncing ids: %w", err))
-	}
-	return nil
+	id := r.newID(c, data)
+	p.more().id = id
+	return id
 }
 
 // deliver writes every accepted message into its recipients' inboxes, in
@@ -566,8 +538,9 @@ func (r *Runner) newID(c candidate, data []byte) string {
 // the same name and content put back in the outbox (`git checkout`, `git
 // stash pop` of a mailbox). It is the one whose id ends in the digits
 // drawn from the file's name and content, which reads, byte for byte,
-// as the file given that id, and which the journal says came from a file
-// of that name.
+// as the file (or as the file given that id: earlier runners wrote the
+// id into it before moving it), and which the journal says came from a file of that
+// name.
 func (r *Runner) routedAlready(c candidate, data []byte, m *mailbox.Message) (string, bool) {
 	box := r.agents[c.agent]
 	index := r.suffixes[c.agent]
@@ -586,9 +559,13 @@ func (r *Runner) routedAlready(c candidate, data []byte, m *mailbox.Message) (st
 		if err != nil {
 			continue
 		}
-		again := m.Clone()
-		stampWith(again, id)
-		if string(again.Bytes()) == string(sent) && r.journaledFrom(c.agent, id, c.name) {
+		same := string(sent) == string(data)
+		if !same {
+			again := m.Clone()
+			stampWith(again, id)
+			same = string(again.Bytes()) == string(sent)
+		}
+		if same && r.journaledFrom(c.agent, id, c.name) {
 			return id, true
 		}
 	}

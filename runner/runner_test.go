@@ -201,17 +201,25 @@ func TestDeliveredCopy(t *testing.T) {
 	if got := string(m.Body); got != "## Scene\nRain.\n" {
 		t.Errorf("tag-first body = %q", got)
 	}
-	// A file that came without an id was given one in place before it
-	// was delivered: the sender's sent/ holds what the recipients got.
+	// A file that came without an id is not rewritten: it moves to the
+	// sender's sent/ as it was written, under the id its copies carry.
 	for _, name := range inbox {
 		sentFile, err := os.ReadFile(ws.Mailbox("gm").Path(mailbox.Sent, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := os.ReadFile(ws.Mailbox("aria").Path(mailbox.Inbox, name))
-		if string(sentFile) != string(got) {
-			t.Errorf("sent/%s = %q, want what was delivered: %q", name, sentFile, got)
+		if !strings.Contains(string(sentFile), "to: aria") || strings.Contains(string(sentFile), "id:") {
+			t.Errorf("sent/%s = %q, want the file as gm wrote it", name, sentFile)
 		}
+	}
+	var written []string
+	for _, n := range names(t, ws, "gm", mailbox.Sent) {
+		data, _ := os.ReadFile(ws.Mailbox("gm").Path(mailbox.Sent, n))
+		written = append(written, string(data))
+	}
+	want2 := []string{"---\n# the GM's own comment\nto: aria   # the player\nmood: grim\n---\nThe door creaks.\n---\nnot a header\n", "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\n\n## Scene\nRain.\n"}
+	if d := cmp.Diff(want2, written); d != "" {
+		t.Errorf("gm's sent/ (-want +got):\n%s", d)
 	}
 }
 
