@@ -30,8 +30,11 @@ func benchCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
 		Usage: "measure routing (or, with --drivers, agent dispatch) speed, latency and memory on this machine, against parley's targets",
-		Description: "Builds throwaway workspaces in --dir and reports, for 1 KiB messages: the raw\n" +
-			"rate of this disk for write+rename+syncfs batches; durable routing rate and\n" +
+		Description: "Builds throwaway workspaces in --dir and reports, for 1 KiB messages: flood\n" +
+			"capacity — the router emptying full outboxes of hand-written files and of\n" +
+			"id-named files, against this disk's own rate for write+rename+syncfs\n" +
+			"batches, in --rounds interleaved rounds (medians, ranges, paired ratios);\n" +
+			"durable routing rate and\n" +
 			"hop latency (file appears in an outbox -> durable in the inbox) for 1->1\n" +
 			"traffic and for 8 agents broadcasting; idle hop latency; startup with a\n" +
 			"backlog of messages and its peak memory; the CPU an idle runner uses.\n" +
@@ -63,6 +66,8 @@ func benchCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
 			&cli.IntFlag{Name: "messages", Value: 5000, Usage: "messages per throughput phase"},
+			&cli.StringFlag{Name: "peer", Usage: "measure a peer in the same flood rounds: `nats` (NATS JetStream, file store, sync_always; needs the natspeer program, see the README)"},
+			&cli.IntFlag{Name: "rounds", Value: 5, Usage: "interleaved rounds of the flood phases (the disk alone, hand-written files, id-named files)"},
 			&cli.IntFlag{Name: "startup", Value: 100000, Usage: "messages pending at startup (0 skips the phase)"},
 			&cli.DurationFlag{Name: "paced", Value: 3 * time.Second, Usage: "how long each latency-at-load phase runs"},
 			&cli.BoolFlag{Name: "drivers", Usage: "measure the command and session drivers instead of routing"},
@@ -129,11 +134,28 @@ func benchCommand(e *env) *cli.Command {
 				defer stop()
 				return runDriversBench(ctx, e, driversOptions{Dir: c.String("dir"), Messages: n, JSON: c.Bool("json")})
 			}
+			if c.Int("rounds") < 1 || c.Int("messages") < 1 {
+				return usagef("--rounds and --messages must be at least 1 (got %d and %d)", c.Int("rounds"), c.Int("messages"))
+			}
+			var peer string
+			switch c.String("peer") {
+			case "":
+			case "nats":
+				p, err := exec.LookPath(natsPeer)
+				if err != nil {
+					return usagef("--peer nats runs the program %s, which is not on PATH: go install github.com/parley-dev/parley/internal/bench/%s@latest (or, in a checkout, go install ./internal/bench/%s)", natsPeer, natsPeer, natsPeer)
+				}
+				peer = p
+			default:
+				return usagef("--peer: unknown peer %q (peers: nats)", c.String("peer"))
+			}
 			opts := benchOptions{
+				Peer:     peer,
 				Dir:      c.String("dir"),
 				Messages: c.Int("messages"),
 				Startup:  c.Int("startup"),
 				Paced:    c.Duration("paced"),
+				Rounds:   c.Int("rounds"),
 				JSON:     c.Bool("json"),
 			}
 			ctx, stop := interruptible(c.Context)
@@ -148,6 +170,8 @@ type benchOptions struct {
 	Messages int
 	Startup  int
 	Paced    time.Duration
+	Rounds   int
+	Peer     string // the NATS peer's program, for --peer nats
 	JSON     bool
 }
 
@@ -155,7 +179,10 @@ type benchOptions struct {
 type benchReport struct {
 	// RawRate is the disk's rate in files/s for 1 KiB write+rename, with a
 	// syncfs per 100 files, measured just before the routing phases.
-	RawRate     float64        `json:"raw_rate"`
+	RawRate float64 `json:"raw_rate"`
+	// Flood is the router's capacity, in interleaved rounds against the
+	// disk's own rate.
+	Flood       *floodFigures  `json:"flood"`
 	OneToOne    trafficFigures `json:"one_to_one"`  // 1 -> 1
 	Broadcast   trafficFigures `json:"broadcast"`   // 8 agents, each to '*'
 	IdleP50     float64        `json:"idle_p50_ms"` // one message at a time
@@ -208,10 +235,12 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 	defer cleanup()
 	rep := benchReport{MessageSize: benchMessageSize}
 
-	say("measuring the disk: write+rename, syncfs every 100 files ...")
-	if rep.RawRate, err = rawRate(filepath.Join(base, "raw"), opts.Messages); err != nil {
+	say("flood capacity: %d rounds of the disk alone, then %d hand-written and %d id-named files routed from full outboxes ...", opts.Rounds, opts.Messages, opts.Messages)
+	if rep.Flood, err = floodRounds(ctx, filepath.Join(base, "flood"), opts.Rounds, opts.Messages, opts.Peer, say); err != nil {
 		return err
 	}
+	// The paced phases offer a share of the disk's median rate.
+	rep.RawRate = rep.Flood.Raw.Median
 
 	paced := 0.4 * rep.RawRate
 	for _, t := range []struct {
@@ -276,6 +305,14 @@ func targets(rep benchReport) []targetResult {
 	// Sustained: offered 40% of the raw rate for the whole phase, the
 	// router kept up (the paced sender's last message lands a hop after
 	// the phase ends, hence 98%).
+	if f := rep.Flood; f != nil {
+		add("flood routing, hand-written files", fmt.Sprintf("%.2f of raw (%.2f-%.2f)", f.HandWrittenRatio.Median, f.HandWrittenRatio.Min, f.HandWrittenRatio.Max), ">= 0.60 of raw", f.HandWrittenRatio.Median >= 0.60)
+		add("flood routing, id-named files", fmt.Sprintf("%.2f of raw (%.2f-%.2f)", f.IDNamedRatio.Median, f.IDNamedRatio.Min, f.IDNamedRatio.Max), ">= 0.75 of raw", f.IDNamedRatio.Median >= 0.75)
+		if n := f.NATS; n != nil {
+			add("flood, hand-written, against NATS (256 in flight)", fmt.Sprintf("%.1fx (%.1f-%.1f)", n.HandWrittenTimes.Median, n.HandWrittenTimes.Min, n.HandWrittenTimes.Max), ">= 3x", n.HandWrittenTimes.Median >= 3)
+			add("flood, id-named, against NATS (256 in flight)", fmt.Sprintf("%.1fx (%.1f-%.1f)", n.IDNamedTimes.Median, n.IDNamedTimes.Min, n.IDNamedTimes.Max), ">= 3x", n.IDNamedTimes.Median >= 3)
+		}
+	}
 	ratio := rep.OneToOne.Sustained / rep.RawRate
 	add("sustained durable routing, 1 -> 1", fmt.Sprintf("%.0f msg/s = %.1f%% of raw", rep.OneToOne.Sustained, 100*ratio), ">= 40% of raw", ratio >= 0.4*0.98)
 	add("p99 hop latency at 40% of raw, 1 -> 1", ms(rep.OneToOne.P99), "<= 25 ms", rep.OneToOne.P99 <= 25)
@@ -327,7 +364,21 @@ func ms(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " ms" }
 
 func printBench(w io.Writer, rep benchReport) {
 	fmt.Fprintf(w, "parley bench (1 KiB messages)\n\n")
-	fmt.Fprintf(w, "%-40s %.0f files/s\n", "raw disk, write+rename, syncfs per 100", rep.RawRate)
+	if f := rep.Flood; f != nil {
+		fmt.Fprintf(w, "flood capacity, %d interleaved rounds of %d messages (median, min-max):\n", f.Rounds, f.Messages)
+		fmt.Fprintf(w, "%-40s %.0f files/s (%.0f-%.0f)\n", "  the disk: write+rename, syncfs per 100", f.Raw.Median, f.Raw.Min, f.Raw.Max)
+		for _, p := range []struct {
+			name        string
+			rate, ratio spread
+		}{{"  hand-written files, 4 -> 1", f.HandWritten, f.HandWrittenRatio}, {"  id-named files, 4 -> 1", f.IDNamed, f.IDNamedRatio}} {
+			fmt.Fprintf(w, "%-40s %.0f msg/s (%.0f-%.0f) = %.2f of the disk (%.2f-%.2f)\n", p.name, p.rate.Median, p.rate.Min, p.rate.Max, p.ratio.Median, p.ratio.Min, p.ratio.Max)
+		}
+		if n := f.NATS; n != nil {
+			fmt.Fprintf(w, "%-40s %.0f msg/s (%.0f-%.0f) one at a time, %.0f msg/s (%.0f-%.0f) with 256 in flight\n", "  NATS JetStream, sync_always", n.OneAtATime.Median, n.OneAtATime.Min, n.OneAtATime.Max, n.InFlight.Median, n.InFlight.Min, n.InFlight.Max)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%-40s offered %.0f msg/s (40%% of the disk's median)\n", "latency under a paced load:", 0.4*rep.RawRate)
 	for _, t := range []struct {
 		name string
 		f    trafficFigures
