@@ -286,7 +286,7 @@ func (d Dir) RemoveLeftovers(now time.Time) ([]Entry, error) {
 // The move is durable once s.Sync returns.
 func (d Dir) MarkSent(name, id string, read FileID, s *Syncer) error {
 	src, dst := d.Path(Outbox, name), d.Path(Sent, FileName(id))
-	if err := os.Rename(src, dst); err != nil {
+	if err := rename(src, dst); err != nil {
 		return err
 	}
 	s.dirty(filepath.Join(string(d), Outbox))
@@ -332,7 +332,7 @@ func (d Dir) Reject(name string, modified time.Time, reason string, read FileID,
 		return "", err
 	}
 	dst := d.Path(Rejected, target)
-	if err := os.Rename(d.Path(Outbox, name), dst); err != nil {
+	if err := rename(d.Path(Outbox, name), dst); err != nil {
 		return "", err
 	}
 	s.dirty(filepath.Join(string(d), Outbox))
@@ -369,7 +369,7 @@ func (d Dir) writeReason(state, name, reason string, sync bool) error {
 	if err := writeFile(tmp, []byte(reason), sync); err != nil {
 		return err
 	}
-	return os.Rename(tmp, d.Path(state, name+ReasonSuffix))
+	return rename(tmp, d.Path(state, name+ReasonSuffix))
 }
 
 // rejectedStamp is the time that starts the name of a rejected file.
@@ -469,7 +469,7 @@ func (d Dir) FileHandled(id, state string) error {
 	name := FileName(id)
 	for _, st := range []string{Done, Dead} {
 		if _, err := os.Lstat(d.Path(st, name)); err == nil {
-			if err := os.Rename(d.Path(state, name), d.Path(st, name)); err != nil {
+			if err := rename(d.Path(state, name), d.Path(st, name)); err != nil {
 				return d.notFound(id, state, err)
 			}
 			if err := syncDir(filepath.Join(string(d), state)); err != nil {
@@ -501,7 +501,7 @@ func (d Dir) GiveUp(id, reason string) error {
 
 func (d Dir) move(id, from, to string) error {
 	name := FileName(id)
-	if err := os.Rename(d.Path(from, name), d.Path(to, name)); err != nil {
+	if err := rename(d.Path(from, name), d.Path(to, name)); err != nil {
 		if _, serr := os.Lstat(d.Path(from, name)); serr == nil {
 			return err // the message is there: the directory it goes to is not
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 )
 
 // Durability. A file is durable when its data, its inode and the directory
@@ -170,7 +171,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := writeFile(tmp, data, true); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -192,4 +193,15 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// rename is os.Rename for files, without the lstat of the destination
+// that os.Rename makes first (to refuse renaming over a directory, which
+// the kernel refuses for a file too): one system call fewer for each
+// message routed and each one claimed and finished.
+func rename(src, dst string) error {
+	if err := syscall.Rename(src, dst); err != nil {
+		return &os.LinkError{Op: "rename", Old: src, New: dst, Err: err}
+	}
+	return nil
 }

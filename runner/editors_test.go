@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -54,6 +57,41 @@ func TestEditorLock(t *testing.T) {
 				t.Errorf("bob has %q once the editor let go, want the whole message", got)
 			}
 		})
+	}
+}
+
+// TestEditorLockAfterListing checks that a swap file that appears after
+// the outbox was last listed, told of by a file event, holds the file
+// too: the runner knows without a system call when no editor can be at
+// work in an outbox, and must not believe it any longer once one is.
+func TestEditorLockAfterListing(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	now := time.Now()
+	clock := now
+	r := clockRunner(t, ws, &clock)
+	outbox := filepath.Join(string(ws.Mailbox("alice")), mailbox.Outbox)
+	r.outboxes = map[string]string{outbox: "alice"}
+	writeAt(t, filepath.Join(outbox, "note.md"), "---\nto: bob\n---\nA draft\n", now)
+	look(t, r) // listed: no name with a dot; not settled yet
+	lockPath := filepath.Join(outbox, ".note.md.swp")
+	if err := os.WriteFile(lockPath, []byte("b0VIM 9.0"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.event(fsnotify.Event{Name: lockPath, Op: fsnotify.Create})
+	clock = now.Add(time.Hour)
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+		t.Fatalf("a file being edited (a swap file made after the listing) was delivered: %v", got)
+	}
+	if err := os.Remove(lockPath); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Second)
+	look(t, r)
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 1 {
+		t.Errorf("bob's inbox = %v once the editor let go, want the message", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,37 +52,105 @@ type batch struct {
 	snaps []*mailbox.Snapshot
 }
 
-// routeBatch reads, checks and delivers a batch of ready files in sending
-// order, makes the deliveries and rejections durable with one sync, writes
-// the journal, then moves the routed files to sent/. A file that turns out
-// to be incomplete, or that fails, holds back its sender's later files. It
-// returns when a file that is not complete yet should be looked at again.
-func (r *Runner) routeBatch(files []candidate, now time.Time, settle time.Duration) (wait time.Time, err error) {
-	b := &batch{
+// round is what the batches of one look at the outboxes share: the
+// senders whose later files wait (a file of theirs was not complete yet,
+// or failed, in an earlier batch), and the ids of the batch whose sync is
+// under way, which are not in sent/ yet.
+type round struct {
+	waiting  map[string]bool
+	inFlight map[string]bool
+}
+
+// routeBatches routes ready files (in sending order) in batches of at
+// most BatchSize. A batch's deliveries and rejections are made durable
+// with one sync; only then is its journal written and are its files moved
+// to sent/. The sync of one batch runs while the next batch is read,
+// checked and delivered, so the disk and the CPU work at once: the next
+// batch is committed only after its own sync, which comes after the one
+// before it, so no message is journaled or moved to sent/ before it is
+// durable. It returns when a file that is not complete yet should be
+// looked at again.
+func (r *Runner) routeBatches(ctx context.Context, ready []candidate, now time.Time, settle time.Duration) (wait time.Time, err error) {
+	rd := &round{waiting: make(map[string]bool), inFlight: make(map[string]bool)}
+	var prev *batch
+	var synced chan error
+	later := func(at time.Time) {
+		if !at.IsZero() && (wait.IsZero() || at.Before(wait)) {
+			wait = at
+		}
+	}
+	// commit waits for the sync of the batch before and commits it.
+	commit := func(cur *batch) error {
+		if prev == nil {
+			return nil
+		}
+		b := prev
+		prev = nil
+		defer b.close()
+		if err := <-synced; err != nil {
+			// Nothing of it is known to be durable: its files stay in the
+			// outboxes and are routed again, and so are those of the
+			// batch delivered meanwhile (its copies are found there).
+			err = fmt.Errorf("syncing deliveries: %w", err)
+			if cur != nil {
+				r.failAll(cur.routed, cur.now, err)
+				cur.routed = nil
+			}
+			return r.failAll(b.routed, b.now, err)
+		}
+		return b.finish()
+	}
+	for len(ready) > 0 && ctx.Err() == nil {
+		n := min(len(ready), r.opts.BatchSize)
+		b := r.newBatch(now, settle, len(ready[:n]))
+		for i, c := range ready[:n] {
+			b.take(i, c, rd)
+		}
+		ready = ready[n:]
+		b.deliver()
+		for agent := range b.held {
+			rd.waiting[agent] = true
+		}
+		for agent := range b.failed {
+			rd.waiting[agent] = true
+		}
+		later(b.wait)
+		if err := commit(b); err != nil {
+			b.close()
+			return wait, err
+		}
+		clear(rd.inFlight)
+		for id := range b.ids {
+			rd.inFlight[id] = true
+		}
+		prev, synced = b, make(chan error, 1)
+		go func(done chan<- error) { done <- r.syncer.Sync() }(synced)
+	}
+	return wait, commit(nil)
+}
+
+func (r *Runner) newBatch(now time.Time, settle time.Duration, n int) *batch {
+	return &batch{
 		r: r, now: now, settle: settle,
-		entries: make([]*workspace.Entry, len(files)),
+		entries: make([]*workspace.Entry, n),
 		ids:     make(map[string]bool),
 		held:    make(map[string]bool),
 		failed:  make(map[string]bool),
 		checked: make(map[string]error),
 	}
-	defer func() {
-		for _, s := range b.snaps {
-			s.Close()
-		}
-	}()
-	for i, c := range files {
-		b.take(i, c)
+}
+
+// close lets go of the files the batch read.
+func (b *batch) close() {
+	for _, s := range b.snaps {
+		s.Close()
 	}
-	if err := b.deliver(); err != nil {
-		return b.wait, err
-	}
-	return b.wait, b.finish()
+	b.snaps = nil
 }
 
 // take reads and checks one file: it is accepted for delivery, refused,
 // or left for later (incomplete, or behind its sender's earlier file).
-func (b *batch) take(i int, c candidate) {
+func (b *batch) take(i int, c candidate, rd *round) {
 	r := b.r
 	if err := r.usable(c.agent, b.checked); err != nil {
 		// Its rejected/ or sent/ may be a link to elsewhere: nothing is
@@ -98,7 +167,7 @@ func (b *batch) take(i int, c candidate) {
 		b.reject(i, c, nil, c.refusal)
 		return
 	}
-	if b.held[c.agent] {
+	if b.held[c.agent] || rd.waiting[c.agent] {
 		return // stays pending, behind its sender's earlier file
 	}
 	box := r.agents[c.agent]
@@ -157,7 +226,7 @@ func (b *batch) take(i int, c candidate) {
 	answering, ans := r.answering(c.fileKey, msg)
 	v, err := r.ws().Check(workspace.Input{
 		File: c.name, Sender: c.agent, Message: msg,
-		Sent:      func(id string) bool { return b.ids[id] || box.IsSent(id) },
+		Sent:      func(id string) bool { return b.ids[id] || rd.inFlight[id] || box.IsSent(id) },
 		Answering: answering,
 	})
 	if err != nil {
@@ -273,8 +342,9 @@ func (b *batch) idFor(c candidate, p *pending, data []byte, m *mailbox.Message) 
 
 // deliver writes every accepted message into its recipients' inboxes, in
 // sending order, so that each recipient gets each sender's messages in
-// the order they were sent, and makes them durable with one sync.
-func (b *batch) deliver() error {
+// the order they were sent. They are durable once the syncer's next Sync
+// returns.
+func (b *batch) deliver() {
 	r := b.r
 	for _, a := range b.routed {
 		if a.err != nil || a.skipped {
@@ -322,12 +392,6 @@ func (b *batch) deliver() error {
 			}
 		}
 	}
-	if err := r.syncer.Sync(); err != nil {
-		// Nothing of this batch is known to be durable: the files stay in
-		// the outboxes and are routed again.
-		return r.failAll(b.routed, b.now, fmt.Errorf("syncing deliveries: %w", err))
-	}
-	return nil
 }
 
 // finish writes the journal, then moves the routed files to sent/: a

@@ -920,3 +920,50 @@ func TestNaturalLess(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureHoldsLaterBatches checks that a message that cannot be
+// delivered holds back its sender's later messages in the batches that
+// follow it, not only in its own: they are routed after it, in order,
+// once it can be.
+func TestFailureHoldsLaterBatches(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo", "cy")
+	drop(t, ws, "ann", "1.md", "---\nto: cy\n---\nfirst\n")
+	for _, n := range []string{"2", "3", "4"} {
+		drop(t, ws, "ann", n+".md", "---\nto: bo\n---\nlater "+n+"\n")
+	}
+	drop(t, ws, "bo", "b.md", "---\nto: ann\n---\nunrelated\n")
+	clock := time.Now()
+	r, err := Open(ws, Options{BatchSize: 1, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.troubles["cy"] = "its inbox is being mended" // every delivery to cy fails
+	r.scan()
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, ws, "bo", mailbox.Inbox); len(got) != 0 {
+		t.Errorf("bo's inbox = %v while ann's first message waits, want nothing from ann", got)
+	}
+	if got := names(t, ws, "ann", mailbox.Inbox); len(got) != 1 {
+		t.Errorf("ann's inbox = %v, want bo's message (another sender does not wait)", got)
+	}
+	delete(r.troubles, "cy")
+	clock = clock.Add(time.Minute) // past the retry pause, and settled
+	r.scan()
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for _, n := range names(t, ws, "bo", mailbox.Inbox) {
+		m := readMessage(t, ws.Mailbox("bo").Path(mailbox.Inbox, n))
+		bodies = append(bodies, strings.TrimSpace(string(m.Body)))
+	}
+	if d := cmp.Diff([]string{"later 2", "later 3", "later 4"}, bodies); d != "" {
+		t.Errorf("bo's inbox once cy's mailbox is mended (-want +got):\n%s", d)
+	}
+	if got := names(t, ws, "cy", mailbox.Inbox); len(got) != 1 {
+		t.Errorf("cy's inbox = %v, want ann's first message", got)
+	}
+}
