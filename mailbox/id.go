@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -21,10 +20,95 @@ import (
 // mailbox state, so a directory listing is in sending order.
 const idTimeLayout = "20060102-150405.000000Z"
 
-var (
-	idPattern   = regexp.MustCompile(`^(\d{8}-\d{6}\.\d{6}Z)-([a-z0-9]+(?:-[a-z0-9]+)*)-([0-9a-f]{6})$`)
-	namePattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
-)
+// Ids and names are read by hand, not by regular expressions: the router
+// reads several ids per message, and a regexp costs more than the rest of
+// the reading. id_test.go holds the patterns they match, as the reference.
+
+// isName reports whether s is lower-case kebab-case: letters and digits in
+// runs joined by single hyphens.
+func isName(s string) bool {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case c == '-':
+			if s[i-1] == '-' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// splitID reads the parts of an id: its time as written, its sender and
+// its six hex digits. ok is false when s does not have the form of an id.
+func splitID(s string) (stamp, from, suffix string, ok bool) {
+	const n = len(idTimeLayout)
+	if len(s) < n+1+1+1+6 || s[n] != '-' || s[len(s)-7] != '-' {
+		return "", "", "", false
+	}
+	stamp, from, suffix = s[:n], s[n+1:len(s)-7], s[len(s)-6:]
+	for i := 0; i < n; i++ {
+		c, want := stamp[i], idTimeLayout[i]
+		if '0' <= want && want <= '9' {
+			if c < '0' || c > '9' {
+				return "", "", "", false
+			}
+		} else if c != want {
+			return "", "", "", false
+		}
+	}
+	for i := 0; i < len(suffix); i++ {
+		if c := suffix[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", "", "", false
+		}
+	}
+	if !isName(from) {
+		return "", "", "", false
+	}
+	return stamp, from, suffix, true
+}
+
+// stampTime reads the time part of an id (digits already checked by
+// splitID), refusing what time.Parse with idTimeLayout refuses.
+func stampTime(stamp string) (time.Time, error) {
+	num := func(i, j int) int {
+		v := 0
+		for _, c := range []byte(stamp[i:j]) {
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(4, 6), num(6, 8)
+	hour, minute, sec, micro := num(9, 11), num(11, 13), num(13, 15), num(16, 22)
+	var bad string
+	switch {
+	case month < 1 || month > 12:
+		bad = "month"
+	case day < 1 || day > daysIn(time.Month(month), year):
+		bad = "day"
+	case hour > 23:
+		bad = "hour"
+	case minute > 59:
+		bad = "minute"
+	case sec > 59:
+		bad = "second"
+	}
+	if bad != "" {
+		return time.Time{}, fmt.Errorf("%s out of range", bad)
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, micro*1000, time.UTC), nil
+}
+
+// daysIn is the number of days of a month.
+func daysIn(m time.Month, year int) int {
+	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
 
 // maxNameLen bounds agent names, which are used as directory names.
 const maxNameLen = 64
@@ -39,7 +123,7 @@ func CheckName(name string) error {
 	if len(name) > maxNameLen {
 		return fmt.Errorf("%q is longer than %d characters: %w", name, maxNameLen, ErrBadName)
 	}
-	if !namePattern.MatchString(name) {
+	if !isName(name) {
 		return fmt.Errorf("%q is %w", name, ErrBadName)
 	}
 	return nil
@@ -114,19 +198,22 @@ func formatID(t time.Time, from, suffix string) string {
 
 // ParseID splits a message id into the time it was sent and its sender.
 func ParseID(id string) (sent time.Time, from string, err error) {
-	m := idPattern.FindStringSubmatch(id)
-	if m == nil {
+	stamp, from, _, ok := splitID(id)
+	if !ok {
 		return time.Time{}, "", fmt.Errorf("%q is not a parley message id (like 20261121-101500.123456Z-alice-3fa9c2); leave id out and parley assigns one", id)
 	}
-	t, err := time.Parse(idTimeLayout, m[1])
+	t, err := stampTime(stamp)
 	if err != nil {
 		return time.Time{}, "", fmt.Errorf("%q is not a parley message id: %v", id, err)
 	}
-	return t, m[2], nil
+	return t, from, nil
 }
 
 // IsID reports whether s has the form of a message id.
-func IsID(s string) bool { return idPattern.MatchString(s) }
+func IsID(s string) bool {
+	_, _, _, ok := splitID(s)
+	return ok
+}
 
 // messageExt ends the file name of every message named by its id.
 const messageExt = ".md"

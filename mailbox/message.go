@@ -429,6 +429,9 @@ func checkNode(n *yaml.Node, firstLine, depth int) error {
 // break) would hold fields the first does not show. Its errors are yaml.v3
 // errors, or a *ParseError with a line counted in the header.
 func decodeOne(data []byte) (doc yaml.Node, err error) {
+	if doc, ok := decodeSimple(data); ok {
+		return doc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("yaml: cannot decode header (%v)", r)
@@ -742,10 +745,72 @@ func writeMapping(b *bytes.Buffer, pairs []*yaml.Node) {
 	}
 }
 
-var (
-	plainToken = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
-	timestamp  = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$`)
-)
+// isPlainToken reports whether s is a letter or digit followed by letters,
+// digits and _ . + - (what needs no quoting in YAML, read as a string or
+// not).
+func isPlainToken(s string) bool {
+	if s == "" || !isAlnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '_' && c != '.' && c != '+' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// isTimestamp reports whether s is an RFC 3339 time as YAML writes it:
+// 2026-11-21T10:15:00Z, with optional fractional seconds and an offset in
+// place of Z.
+func isTimestamp(s string) bool {
+	const head = "dddd-dd-ddTdd:dd:dd"
+	if len(s) < len(head)+1 {
+		return false
+	}
+	for i := 0; i < len(head); i++ {
+		if !matchDigit(s[i], head[i]) {
+			return false
+		}
+	}
+	rest := s[len(head):]
+	if rest[0] == '.' {
+		n := 1
+		for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 {
+			return false
+		}
+		rest = rest[n:]
+	}
+	if rest == "Z" {
+		return true
+	}
+	const offset = "+dd:dd"
+	if len(rest) != len(offset) || rest[0] != '+' && rest[0] != '-' {
+		return false
+	}
+	for i := 1; i < len(offset); i++ {
+		if !matchDigit(rest[i], offset[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchDigit matches c against a pattern byte: 'd' is any digit, any
+// other byte itself.
+func matchDigit(c, pattern byte) bool {
+	if pattern == 'd' {
+		return '0' <= c && c <= '9'
+	}
+	return c == pattern
+}
 
 // plainSafe reports whether a node can be written as "key: value" by hand:
 // a string scalar made of name characters that YAML reads back as the same
@@ -754,7 +819,7 @@ func plainSafe(n *yaml.Node) bool {
 	if n.Kind != yaml.ScalarNode || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
 		return false
 	}
-	if !plainToken.MatchString(n.Value) && !timestamp.MatchString(n.Value) {
+	if !isPlainToken(n.Value) && !isTimestamp(n.Value) {
 		return false
 	}
 	switch n.Tag {
