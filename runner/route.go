@@ -656,22 +656,26 @@ func (r *Runner) journaledFrom(agent, id, name string) bool {
 }
 
 // lastSent returns the time of the newest id an agent has sent, reading
-// its sent/ directory the first time.
+// its sent/ directory the first time it is asked: only a file without an
+// id needs it, so a runner whose senders name their files by id never
+// reads sent/, however much it holds.
 func (r *Runner) lastSent(agent string) time.Time {
-	if t, ok := r.last[agent]; ok {
-		return t
+	last := r.last[agent] // what noteSent saw, which may not be in sent/ yet
+	if r.lastRead[agent] {
+		return last
 	}
-	var last time.Time
 	if ids, err := r.agents[agent].IDs(mailbox.Sent); err == nil && len(ids) > 0 {
-		last, _, _ = mailbox.ParseID(ids[len(ids)-1])
+		if t, _, err := mailbox.ParseID(ids[len(ids)-1]); err == nil && t.After(last) {
+			last = t
+		}
 	}
-	r.last[agent] = last
+	r.last[agent], r.lastRead[agent] = last, true
 	return last
 }
 
 // noteSent records that an agent sent a message with this id.
 func (r *Runner) noteSent(agent, id string) {
-	if t, _, err := mailbox.ParseID(id); err == nil && t.After(r.lastSent(agent)) {
+	if t, _, err := mailbox.ParseID(id); err == nil && t.After(r.last[agent]) {
 		r.last[agent] = t
 	}
 	if index := r.suffixes[agent]; index != nil && !slices.Contains(index[mailbox.IDSuffix(id)], id) {

@@ -114,7 +114,9 @@ type Runner struct {
 	pending map[fileKey]*pending // outbox files seen and not yet routed
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
 	inPlace map[fileKey]bool     // hard links refused where they are
-	last    map[string]time.Time // agent -> time of the newest id it sent
+	last    map[string]time.Time // agent -> time of the newest id it sent (that we know of: see lastSent)
+	// lastRead holds the agents whose sent/ lastSent has read.
+	lastRead map[string]bool
 	// suffixes indexes, per agent, the ids in its sent/ by their last six
 	// hex digits, to find a file routed already (see routedAlready).
 	suffixes map[string]map[string][]string
@@ -266,6 +268,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		pending:   make(map[fileKey]*pending),
 		inPlace:   make(map[fileKey]bool),
 		last:      make(map[string]time.Time),
+		lastRead:  make(map[string]bool),
 		suffixes:  make(map[string]map[string][]string),
 		workers:   make(map[string]*worker),
 		retiring:  make(map[string]*retiring),

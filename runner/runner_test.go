@@ -967,3 +967,38 @@ func TestFailureHoldsLaterBatches(t *testing.T) {
 		t.Errorf("cy's inbox = %v, want ann's first message", got)
 	}
 }
+
+// TestHandWrittenAfterIDNamed checks that a file without an id gets an
+// id after every id its sender used before: one named by its id and
+// routed in the same run (before sent/ was read), and the newest in its
+// sent/ from earlier runs.
+func TestHandWrittenAfterIDNamed(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	box := ws.Mailbox("alice")
+	past := time.Now().Add(-time.Hour)
+	// History: a message in sent/ from an earlier run.
+	old := mailbox.IDAt("alice", past.Add(10*time.Minute))
+	if err := os.WriteFile(box.Path(mailbox.Sent, mailbox.FileName(old)), []byte("---\nid: "+old+"\nfrom: alice\nto: bob\n---\nold\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Sent in this run: a file named by an id ahead of the clock.
+	ahead := mailbox.IDAt("alice", time.Now().Add(time.Hour))
+	m := mailbox.New([]byte("ahead\n"))
+	m.Set("id", ahead)
+	m.Set("to", "bob")
+	stage(t, box, m)
+	routeAll(t, ws)
+	// Then one written by hand, dated before both.
+	path := drop(t, ws, "alice", "note.md", "---\nto: bob\n---\nby hand\n")
+	if err := os.Chtimes(path, past, past); err != nil {
+		t.Fatal(err)
+	}
+	routeAll(t, ws)
+	inbox := names(t, ws, "bob", mailbox.Inbox)
+	if len(inbox) != 2 {
+		t.Fatalf("bob's inbox = %v, want 2 messages", inbox)
+	}
+	if inbox[0] != mailbox.FileName(ahead) {
+		t.Errorf("bob's inbox lists %v: the hand-written message sorts before %s, sent before it", inbox, ahead)
+	}
+}
