@@ -742,7 +742,7 @@ func (r *Runner) scanAgent(agent string) {
 	err := r.agents[agent].CheckDirs(mailbox.Outbox)
 	var names []string
 	if err == nil {
-		names, err = r.agents[agent].Names(mailbox.Outbox)
+		names, err = r.agents[agent].NamesUnsorted(mailbox.Outbox)
 	}
 	var nd *mailbox.NotDirError
 	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &nd) {
@@ -766,11 +766,18 @@ func (r *Runner) scanAgent(agent string) {
 			reasons[base] = true
 		}
 	}
+	var listed map[string]bool // names, when some are reasons
+	if reasons != nil {
+		listed = make(map[string]bool, len(names))
+		for _, n := range names {
+			listed[n] = true
+		}
+	}
 	for _, n := range names {
 		if mailbox.IsScratch(n) {
 			continue
 		}
-		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok && has(names, base) {
+		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok && listed[base] {
 			continue // why the file beside it was refused where it is
 		}
 		k := fileKey{agent, n}
@@ -785,12 +792,6 @@ func (r *Runner) scanAgent(agent string) {
 		p := r.note(k)
 		p.reasoned = reasons[n]
 	}
-}
-
-// has reports whether sorted names hold name.
-func has(names []string, name string) bool {
-	_, ok := slices.BinarySearch(names, name)
-	return ok
 }
 
 // candidate is an outbox file that is ready to be routed or rejected.
@@ -836,6 +837,16 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 	// back, waits, and is not looked at again (no stat, no lease) until
 	// that one is routed. Thousands of files waiting behind one being
 	// written cost nothing each time the router looks.
+	keys, edges := r.window()
+	if edges != nil {
+		later(now) // the rest of a backlog, once this part is routed
+	}
+	// A file written by hand after the edge of its sender's window waits
+	// for the next window.
+	pastEdge := func(k fileKey, sent time.Time) bool {
+		e, ok := edges[k.agent]
+		return ok && !idNamed(k.name) && !sent.Before(e)
+	}
 	var first []candidate
 	for _, k := range r.holders {
 		if p := r.pending[k]; p != nil {
@@ -851,16 +862,32 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		}
 		quiet = append(quiet, r.unsure(c, !known))
 	}
-	for k, p := range r.pending {
+	lookAt := func(k fileKey, p *pending) {
 		if r.holders[k.agent] == k {
-			continue // looked at above
+			return // looked at above
 		}
 		if b, ok := blocked[k.agent]; ok && p.seen && !p.modified.Before(b) {
-			continue // waits behind an earlier file of its sender
+			return // waits behind an earlier file of its sender
+		}
+		if p.seen && pastEdge(k, p.modified) {
+			return
 		}
 		r.look(k, p, now, settle, maxSize, &ready, &quiet, block, later)
 	}
+	if keys == nil {
+		for k, p := range r.pending {
+			lookAt(k, p)
+		}
+	} else {
+		for _, k := range keys {
+			lookAt(k, r.pending[k])
+		}
+	}
 	r.holders = holders
+	if edges != nil {
+		quiet = slices.DeleteFunc(quiet, func(c candidate) bool { return pastEdge(c.fileKey, c.sent) })
+		ready = slices.DeleteFunc(ready, func(c candidate) bool { return pastEdge(c.fileKey, c.sent) })
+	}
 	r.routeQuiet(quiet, &ready, blocked, block, later, now, settle)
 	// Route in sending order; a sender's files after one it waits for wait
 	// too.
@@ -904,10 +931,10 @@ func (r *Runner) look(k fileKey, p *pending, now time.Time, settle time.Duration
 		return
 	}
 	c := candidate{fileKey: k, info: info, reasoned: p.reasoned}
-	c.sent = sendTime(c)
 	if id, ok := mailbox.IDFromName(k.name); ok {
 		c.idTime, _, _ = mailbox.ParseID(id)
 	}
+	c.sent = sendTime(c)
 	if err := mailbox.CheckFile(info, maxSize); err != nil {
 		c.refusal = &workspace.Refusal{Reason: err.Error()}
 		*ready = append(*ready, c)
@@ -1006,6 +1033,89 @@ func before(a, b candidate) bool {
 // sent in.
 func sendTime(c candidate) time.Time {
 	return c.info.ModTime()
+}
+
+// lookWindow is how many files named by their id the router looks at, per
+// sender, in one look at a backlog: their names say their order, so the
+// rest wait unread (no stat), and the first messages of 100,000 pending
+// are delivered as soon as a few thousand were looked at, not all.
+const lookWindow = 2048
+
+// window chooses the pending files to look at now: every file of a sender
+// with at most lookWindow files named by their id, and otherwise that
+// sender's first lookWindow id-named files in id order, and its files
+// written by hand. keys is nil when every pending file is to be looked
+// at. edges holds, for each sender with files left out, the time in the
+// first id left out: its files written by hand at or after it wait for the
+// next window, so that they keep their place among the ids.
+func (r *Runner) window() (keys []fileKey, edges map[string]time.Time) {
+	if len(r.pending) <= lookWindow {
+		return nil, nil
+	}
+	named := make(map[string][]string)
+	for k := range r.pending {
+		if idNamed(k.name) {
+			named[k.agent] = append(named[k.agent], k.name)
+		} else {
+			keys = append(keys, k)
+		}
+	}
+	for agent, names := range named {
+		if len(names) > lookWindow {
+			first, next := least(names, lookWindow) // ids sort in time order
+			id, _ := mailbox.IDFromName(next)
+			if edge, _, err := mailbox.ParseID(id); err == nil {
+				if edges == nil {
+					edges = make(map[string]time.Time)
+				}
+				edges[agent] = edge
+				names = first
+			} // else a date no calendar has: every file is looked at
+		}
+		for _, n := range names {
+			keys = append(keys, fileKey{agent, n})
+		}
+	}
+	if edges == nil {
+		return nil, nil
+	}
+	return keys, edges
+}
+
+// least returns the n least of names (more than n, in no order), and the
+// least of the others. A heap of the n least so far turns most names away
+// with one comparison: cheaper than sorting them all.
+func least(names []string, n int) (first []string, next string) {
+	h := slices.Clone(names[:n+1]) // a max-heap of the n+1 least so far
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && h[c+1] > h[c] {
+				c++
+			}
+			if h[i] >= h[c] {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, name := range names[n+1:] {
+		if name < h[0] {
+			h[0] = name
+			down(0)
+		}
+	}
+	// The greatest of the n+1 is the least of the others.
+	next = h[0]
+	h[0] = h[len(h)-1]
+	return h[:n], next
 }
 
 // naturalLess compares names with runs of digits compared as numbers.

@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -1000,5 +1002,101 @@ func TestHandWrittenAfterIDNamed(t *testing.T) {
 	}
 	if inbox[0] != mailbox.FileName(ahead) {
 		t.Errorf("bob's inbox lists %v: the hand-written message sorts before %s, sent before it", inbox, ahead)
+	}
+}
+
+// TestBacklogWindow checks a backlog bigger than the router looks at in
+// one go: a sender's files named by their id are taken a window at a
+// time in id order, and a file written by hand between two of them in
+// time is routed between them, not ahead of the files left for the next
+// window.
+func TestBacklogWindow(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo")
+	box := ws.Mailbox("ann")
+	n := lookWindow + lookWindow/2
+	start := time.Now().Add(-time.Hour).UTC()
+	var ids []string
+	for i := 0; i < n; i++ {
+		id := mailbox.IDOf("ann", start.Add(time.Duration(i)*time.Millisecond), "x", []byte(strconv.Itoa(i)))
+		ids = append(ids, id)
+		data := fmt.Sprintf("---\nid: %s\nto: bo\n---\n%d\n", id, i)
+		path := box.Path(mailbox.Outbox, mailbox.FileName(id))
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Written when it was sent.
+		at := start.Add(time.Duration(i) * time.Millisecond)
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Written by hand after the first files left out of the first window.
+	mid := start.Add(time.Duration(lookWindow+2)*time.Millisecond + time.Millisecond/2)
+	path := box.Path(mailbox.Outbox, "note.md")
+	if err := os.WriteFile(path, []byte("---\nto: bo\n---\nby hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, mid, mid); err != nil {
+		t.Fatal(err)
+	}
+	stats := routeAll(t, ws)
+	if stats.Routed != n+1 {
+		t.Fatalf("routed %d, want %d", stats.Routed, n+1)
+	}
+	var order []string
+	if err := workspace.ReadJournal(ws.JournalPath(), func(e workspace.Entry) error {
+		if e.File == "note.md" {
+			order = append(order, "note")
+		} else {
+			order = append(order, e.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(append([]string{}, ids[:lookWindow+3]...), "note"), ids[lookWindow+3:]...)
+	if d := cmp.Diff(want, order); d != "" {
+		t.Errorf("routing order (-want +got):\n%s", d)
+	}
+}
+
+// TestBacklogWindowCopiedIn checks a backlog of files named by ids older
+// than the files (copied in from elsewhere, all at once): every window is
+// routed, none waits for ever behind the edge of its own window.
+func TestBacklogWindowCopiedIn(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo")
+	box := ws.Mailbox("ann")
+	n := 2*lookWindow + 10
+	start := time.Now().Add(-24 * time.Hour).UTC()
+	for i := 0; i < n; i++ {
+		id := mailbox.IDOf("ann", start.Add(time.Duration(i)*time.Second), "x", []byte(strconv.Itoa(i)))
+		data := fmt.Sprintf("---\nid: %s\nto: bo\n---\n%d\n", id, i)
+		if err := os.WriteFile(box.Path(mailbox.Outbox, mailbox.FileName(id)), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop(t, ws, "ann", "note.md", "---\nto: bo\n---\nby hand\n")
+	if stats := routeAll(t, ws); stats.Routed != n+1 {
+		t.Fatalf("routed %d, want %d", stats.Routed, n+1)
+	}
+}
+
+func TestLeast(t *testing.T) {
+	for _, size := range []int{3, 10, 100, 1000} {
+		for _, n := range []int{1, 2, size / 2, size - 1} {
+			if n < 1 || n >= size {
+				continue
+			}
+			var names []string
+			for i := 0; i < size; i++ {
+				names = append(names, fmt.Sprintf("%06d", (i*7919)%size))
+			}
+			first, next := least(slices.Clone(names), n)
+			slices.Sort(first)
+			sorted := slices.Sorted(slices.Values(names))
+			if d := cmp.Diff(sorted[:n], first); d != "" || next != sorted[n] {
+				t.Errorf("least(%d of %d): next %q, want %q; first (-want +got):\n%s", n, size, next, sorted[n], d)
+			}
+		}
 	}
 }
