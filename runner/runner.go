@@ -144,6 +144,12 @@ type Runner struct {
 	// with a dot at its last listing or in an event since: only then may
 	// an editor's swap or lock file be beside a file (see editing).
 	dotted        map[string]bool
+	// windowed says the last look at the pending files left part of a
+	// backlog for the next (see window); lastScan is when the outboxes
+	// were last listed, and scanCost how long that took.
+	windowed bool
+	lastScan time.Time
+	scanCost time.Duration
 	unwatched     map[string]bool // agents whose outbox has no file events
 	saidUnwatched bool
 	watcherErr    error // why no watcher could be made
@@ -523,7 +529,14 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		if r.repairAsked.Load() || !r.repairAt.IsZero() {
 			r.repair()
 		}
-		r.scan()
+		// Working through a backlog, the outboxes are listed again
+		// after a second at least, and after 20 times what the last
+		// listing cost, not for every window: a listing of 100,000 names
+		// costs more than routing a window.
+		if start := time.Now(); !r.windowed || start.Sub(r.lastScan) >= max(time.Second, 20*r.scanCost) {
+			r.scan()
+			r.lastScan, r.scanCost = start, time.Since(start)
+		}
 		next, err := r.routePending(ctx)
 		if err != nil && !r.anyRetryable() {
 			return err
@@ -838,6 +851,7 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 	// that one is routed. Thousands of files waiting behind one being
 	// written cost nothing each time the router looks.
 	keys, edges := r.window()
+	r.windowed = edges != nil
 	if edges != nil {
 		later(now) // the rest of a backlog, once this part is routed
 	}
