@@ -143,13 +143,13 @@ type Runner struct {
 	// dotted says, per agent, whether its outbox held a name starting
 	// with a dot at its last listing or in an event since: only then may
 	// an editor's swap or lock file be beside a file (see editing).
-	dotted        map[string]bool
+	dotted map[string]bool
 	// windowed says the last look at the pending files left part of a
 	// backlog for the next (see window); lastScan is when the outboxes
 	// were last listed, and scanCost how long that took.
-	windowed bool
-	lastScan time.Time
-	scanCost time.Duration
+	windowed      bool
+	lastScan      time.Time
+	scanCost      time.Duration
 	unwatched     map[string]bool // agents whose outbox has no file events
 	saidUnwatched bool
 	watcherErr    error // why no watcher could be made
