@@ -10,6 +10,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/roller"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -34,6 +35,14 @@ type teamLead struct{ *agents.TeamLead }
 
 func (t teamLead) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
 	return t.TeamLead.Handle(ctx, d.Agent, d.Message)
+}
+
+// pipeline makes the dev pipeline's orchestrator a runner handler: its
+// state is in the mailbox of the agent it is.
+type pipeline struct{ *orchestrator.Orchestrator }
+
+func (p pipeline) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
+	return p.Orchestrator.Handle(ctx, d.Agent, d.Message)
 }
 
 // joinWait is how long the team lead waits for the players' answers to an
@@ -80,7 +89,11 @@ func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
 		// team-lead starts the session, fans an [AWAIT_PLAYERS] out to
 		// the players and joins their answers, applies the deltas of a
 		// [STATE_UPDATED], and closes the session on [SESSION_END].
-		"team-lead": teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, Log: log}},
+		// orchestrator drives the dev pipeline: triage, research, plan,
+		// waves of tasks, reviews, approvals and revisions, escalations
+		// to the person, deciding from each message's signal and fields.
+		"orchestrator": pipeline{&orchestrator.Orchestrator{Workspace: ws, Log: log}},
+		"team-lead":    teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, Log: log}},
 	}
 }
 
