@@ -114,6 +114,9 @@ func (o *Orchestrator) Handle(ctx context.Context, agent string, in *mailbox.Mes
 	sig := get(in, "signal")
 	o.log().Debug("orchestrator", "type", typ, "signal", sig, "thread", r.thread)
 	if sig == "blocked" || sig == "escalate" {
+		if typ == PlanResult {
+			return r.escalate(EscalatePlan, "the architect is blocked", nil, nil)
+		}
 		return r.escalate(EscalateBlocked, fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)), nil, nil)
 	}
 	switch typ {
@@ -591,6 +594,12 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 	m.SetValue("escalation", kind)
 	if pf := r.planOf(); pf != "" {
 		m.SetValue("plan_file", pf)
+	}
+	if s == nil && kind == EscalateBlocked {
+		if pf, n, ok := r.stepOf(r.in); ok {
+			m.SetValue("plan_file", pf)
+			m.SetValue("step", strconv.Itoa(n))
+		}
 	}
 	if s != nil {
 		m.SetValue("step", strconv.Itoa(s.Number))
