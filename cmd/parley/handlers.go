@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns/agents"
+	"github.com/parley-dev/parley/campaigns/checkpoint"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/roller"
 	"github.com/parley-dev/parley/mailbox"
@@ -43,6 +45,25 @@ type pipeline struct{ *orchestrator.Orchestrator }
 
 func (p pipeline) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
 	return p.Orchestrator.Handle(ctx, d.Agent, d.Message)
+}
+
+// planCheckpoint is the orchestrator's git checkpoint with `git: auto`:
+// the plan files (and campaigns) committed; nothing to commit is no
+// error. Without `git: auto` there is none.
+func planCheckpoint(ws *workspace.Workspace, log *slog.Logger) func(context.Context, string) error {
+	if ws.Config.Git != workspace.GitAuto {
+		return nil
+	}
+	return func(ctx context.Context, message string) error {
+		res, err := checkpoint.Save(ctx, ws.Root, checkpoint.Options{Message: message})
+		if errors.Is(err, checkpoint.ErrNothing) {
+			return nil
+		}
+		if err == nil {
+			log.Info("git checkpoint", "commit", res.Commit, "files", len(res.Files))
+		}
+		return err
+	}
 }
 
 // joinWait is how long the team lead waits for the players' answers to an
@@ -92,7 +113,7 @@ func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
 		// orchestrator drives the dev pipeline: triage, research, plan,
 		// waves of tasks, reviews, approvals and revisions, escalations
 		// to the person, deciding from each message's signal and fields.
-		"orchestrator": pipeline{&orchestrator.Orchestrator{Workspace: ws, Log: log}},
+		"orchestrator": pipeline{&orchestrator.Orchestrator{Workspace: ws, Log: log, Checkpoint: planCheckpoint(ws, log)}},
 		"team-lead":    teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, Log: log}},
 	}
 }

@@ -94,6 +94,10 @@ type Orchestrator struct {
 	Workspace *workspace.Workspace
 	// Log receives what it decides; nil discards.
 	Log *slog.Logger
+	// Checkpoint, when set, commits the plan once it is done (parley
+	// sets it to a git checkpoint with `git: auto`). Its error is
+	// logged: the plan is on disk either way.
+	Checkpoint func(ctx context.Context, message string) error
 }
 
 func (o *Orchestrator) log() *slog.Logger {
@@ -109,7 +113,7 @@ func (o *Orchestrator) log() *slog.Logger {
 // same (a tick is made once).
 func (o *Orchestrator) Handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
 	h := o.history(agent, in)
-	r := &run{o: o, agent: agent, in: in, h: h, thread: h.threadOf(in)}
+	r := &run{ctx: ctx, o: o, agent: agent, in: in, h: h, thread: h.threadOf(in)}
 	typ := typeOf(in)
 	sig := get(in, "signal")
 	o.log().Debug("orchestrator", "type", typ, "signal", sig, "thread", r.thread)
@@ -141,6 +145,7 @@ func (o *Orchestrator) Handle(ctx context.Context, agent string, in *mailbox.Mes
 
 // run is the handling of one message.
 type run struct {
+	ctx    context.Context // the handling's; not kept beyond it
 	o      *Orchestrator
 	agent  string
 	in     *mailbox.Message
@@ -383,6 +388,11 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 	}
 	if r.h.sentSummary(r.thread, p.Path) {
 		return nil, nil
+	}
+	if r.o.Checkpoint != nil {
+		if err := r.o.Checkpoint(r.ctx, "plan done: "+p.Path); err != nil {
+			r.o.log().Warn("orchestrator: git checkpoint", "plan", p.Path, "err", err)
+		}
 	}
 	pr := p.Progress()
 	var b strings.Builder

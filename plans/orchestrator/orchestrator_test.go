@@ -59,10 +59,11 @@ R.
 // Orchestrator, as a runner started again would: nothing is carried in
 // memory from one message to the next.
 type harness struct {
-	t   *testing.T
-	ws  *workspace.Workspace
-	now time.Time
-	ids *mailbox.IDs
+	t           *testing.T
+	checkpoints []string
+	ws          *workspace.Workspace
+	now         time.Time
+	ids         *mailbox.IDs
 }
 
 func newHarness(t *testing.T, cfg string) *harness {
@@ -138,7 +139,10 @@ func (h *harness) handle(in *mailbox.Message) []*mailbox.Message {
 // before it committed the handling.
 func (h *harness) peek(in *mailbox.Message) []*mailbox.Message {
 	h.t.Helper()
-	o := &Orchestrator{Workspace: h.ws}
+	o := &Orchestrator{Workspace: h.ws, Checkpoint: func(_ context.Context, msg string) error {
+		h.checkpoints = append(h.checkpoints, msg)
+		return nil
+	}}
 	out, err := o.Handle(context.Background(), "orch", in)
 	if err != nil {
 		h.t.Fatalf("Handle(%s %s): %v", typeOf(in), get(in, "signal"), err)
@@ -271,6 +275,9 @@ func TestPipeline(t *testing.T) {
 	}
 	if s := get(out[1], "summary"); s != "plan done: plans/retry.md (3/3 steps)" {
 		t.Errorf("summary = %q", s)
+	}
+	if !slices.Equal(h.checkpoints, []string{"plan done: plans/retry.md"}) {
+		t.Errorf("checkpoints = %q, want one at the end", h.checkpoints)
 	}
 }
 
