@@ -386,3 +386,29 @@ func firstText(body string) string {
 	}
 	return ""
 }
+
+// assignedSteps is the title each step of the plan had when it was last
+// assigned, since the last plan_result.
+func (h *history) assignedSteps(thread, planFile string) map[int]string {
+	steps := map[int]string{}
+	h.each(thread, func(r *record) {
+		switch {
+		case !r.sent && r.typ() == PlanResult:
+			clear(steps)
+		case r.sent && r.typ() == TaskAssignment && r.get("plan_file") == planFile:
+			steps[atoi(r.get("step"))] = r.get("task")
+		}
+	})
+	return steps
+}
+
+// told reports whether a message sent in thread says text.
+func (h *history) told(thread, text string) bool {
+	found := false
+	h.each(thread, func(r *record) {
+		if r.sent && strings.Contains(string(r.m.Body), text) {
+			found = true
+		}
+	})
+	return found
+}

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -380,6 +381,61 @@ func (r *run) task(p *plans.Plan, s plans.Step, worker string) *mailbox.Message 
 	return m
 }
 
+// changes compares the plan with what was assigned from it, for a plan
+// a person edited while it runs: a step gone or renamed is told to the
+// person (once), and a step added to a wave under way is assigned now.
+func (r *run) changes(p *plans.Plan) []*mailbox.Message {
+	assigned := r.h.assignedSteps(r.thread, p.Path)
+	if len(assigned) == 0 {
+		return nil
+	}
+	var said []string
+	var out []*mailbox.Message
+	nums := make([]int, 0, len(assigned))
+	for n := range assigned {
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	underWay := map[int]bool{}
+	for _, n := range nums {
+		s := p.Step(n)
+		switch {
+		case s == nil:
+			said = append(said, fmt.Sprintf("step %d (%q) is no longer in the plan", n, assigned[n]))
+		case s.Title != assigned[n]:
+			said = append(said, fmt.Sprintf("step %d is now %q (it was %q when assigned)", n, s.Title, assigned[n]))
+			underWay[s.Wave] = true
+		default:
+			underWay[s.Wave] = true
+		}
+	}
+	workers := r.workers()
+	for _, w := range p.Waves {
+		if !underWay[w.Number] || len(workers) == 0 {
+			continue
+		}
+		for i, s := range w.Steps {
+			if _, ok := assigned[s.Number]; ok || s.Done {
+				continue
+			}
+			said = append(said, fmt.Sprintf("step %d (%q) was added to wave %d, which is under way: it is assigned now", s.Number, s.Title, w.Number))
+			out = append(out, r.task(p, s, workers[i%len(workers)]))
+		}
+	}
+	var fresh []string
+	for _, l := range said {
+		if !r.h.told(r.thread, l) {
+			fresh = append(fresh, "- "+l)
+		}
+	}
+	if len(fresh) > 0 {
+		if note, _ := r.note(fmt.Sprintf("%s was changed by hand since it was read:\n\n%s", p.Path, strings.Join(fresh, "\n"))); note != nil {
+			out = append(note, out...)
+		}
+	}
+	return out
+}
+
 // finish closes a plan whose steps are all done: its status done, and a
 // summary to the person.
 func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
@@ -440,13 +496,14 @@ func (r *run) submitted() ([]*mailbox.Message, error) {
 	if problem != "" {
 		return r.escalate(EscalatePlan, problem, nil, nil)
 	}
+	changed := r.changes(p)
 	s := p.Step(n)
 	if s == nil {
-		return r.escalate(EscalatePlan, fmt.Sprintf("a submission from %s is for step %d, which %s no longer has (edited by hand?)", from(r.in), n, p.Path), nil, nil)
+		return append(changed, r.mustNote(fmt.Sprintf("A submission from %s is for step %d, which %s no longer has; it was set aside.", from(r.in), n, p.Path))...), nil
 	}
 	files := list(r.in, "files_changed")
 	if len(files) == 0 {
-		return r.revise(p, s, from(r.in), []string{"### parley\n\nThe submission lists no files_changed: list the files the step changed, and submit again."})
+		return withChanges(changed)(r.revise(p, s, from(r.in), []string{"### parley\n\nThe submission lists no files_changed: list the files the step changed, and submit again."}))
 	}
 	iteration := r.h.attempts(r.thread, p.Path, n)
 	reviewers := r.role("reviewer")
@@ -476,7 +533,7 @@ func (r *run) submitted() ([]*mailbox.Message, error) {
 		m.SetNames("files_changed", files)
 		out = append(out, m)
 	}
-	return out, nil
+	return append(changed, out...), nil
 }
 
 // protocolHas reports whether the workspace's protocol has a message type.
@@ -506,15 +563,16 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 	if problem != "" {
 		return r.escalate(EscalatePlan, problem, nil, nil)
 	}
+	changed := r.changes(p)
 	s := p.Step(n)
 	if s == nil {
-		return r.note(fmt.Sprintf("A %s from %s is for step %d, which %s does not have; it was set aside.", typeOf(r.in), from(r.in), n, p.Path))
+		return append(changed, r.mustNote(fmt.Sprintf("A %s from %s is for step %d, which %s does not have; it was set aside.", typeOf(r.in), from(r.in), n, p.Path))...), nil
 	}
 	submission := get(req.m, "submission")
 	round := r.h.reviewRound(r.thread, submission)
 	if r.h.verdictFor(req.m, true) != nil {
 		r.o.log().Info("orchestrator: a duplicate verdict", "from", from(r.in), "step", n)
-		return nil, nil
+		return changed, nil
 	}
 	verdicts := map[string]*mailbox.Message{} // review request id -> verdict
 	for _, q := range round {
@@ -523,7 +581,7 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 		}
 	}
 	if len(verdicts) < len(round) {
-		return nil, nil // the other verdict is awaited
+		return changed, nil // the other verdict is awaited
 	}
 	worker := get(req.m, "worker")
 	var failed []string
@@ -534,7 +592,7 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 		}
 	}
 	if len(failed) > 0 {
-		return r.revise(p, s, worker, failed)
+		return withChanges(changed)(r.revise(p, s, worker, failed))
 	}
 	p, _, err := plans.Tick(r.planPath(p.Path), n)
 	if err != nil {
@@ -545,10 +603,10 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 	ok.Set("reply_to", submission)
 	out := []*mailbox.Message{ok}
 	if w := p.Wave(s.Wave); w != nil && !w.Complete() {
-		return out, nil
+		return append(changed, out...), nil
 	}
 	next, err := r.dispatch(p)
-	return append(out, next...), err
+	return withChanges(changed)(append(out, next...), err)
 }
 
 // revise sends a step back to its worker with the failures, or, after
@@ -625,6 +683,19 @@ func (r *run) planOf() string {
 		return pf
 	}
 	return r.h.planFile(r.thread)
+}
+
+// withChanges puts the messages about a plan's changes first.
+func withChanges(changed []*mailbox.Message) func([]*mailbox.Message, error) ([]*mailbox.Message, error) {
+	return func(out []*mailbox.Message, err error) ([]*mailbox.Message, error) {
+		return append(changed, out...), err
+	}
+}
+
+// mustNote is note, for callers with nothing else to fail.
+func (r *run) mustNote(text string) []*mailbox.Message {
+	m, _ := r.note(text)
+	return m
 }
 
 // note tells the person something that needs no decision.

@@ -397,10 +397,36 @@ func TestBadInput(t *testing.T) {
 		reqs := h.submit(tasks[1], "[b.go]")
 		h.writePlan("retry.md", strings.Replace(plan, "- [ ] **Step 2: Two** — b.go: two.\n", "", 1))
 		out = h.handle(verdict(h, reqs[0], "pass"))
-		want(t, "step gone", out, "you:")
-		if !strings.Contains(string(out[0].Body), "step 2, which plans/retry.md does not have") {
-			t.Errorf("note:\n%s", out[0].Body)
+		want(t, "step gone", out, "you:", "you:")
+		if !strings.Contains(string(out[0].Body), "plans/retry.md was changed by hand since it was read:\n\n- step 2 (\"Two\") is no longer in the plan") {
+			t.Errorf("note of the change:\n%s", out[0].Body)
 		}
+		if !strings.Contains(string(out[1].Body), "step 2, which plans/retry.md does not have") {
+			t.Errorf("note:\n%s", out[1].Body)
+		}
+		// Told once.
+		out = h.handle(verdict(h, reqs[1], "pass"))
+		want(t, "step gone, again", out, "you:")
+	})
+	t.Run("plan edited mid-wave: a step renamed, one added", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		h.writePlan("retry.md", strings.Replace(strings.Replace(plan, "**Step 2: Two**", "**Step 2: Two, better**", 1),
+			"- [ ] **Step 2:", "- [ ] **Step 4: Four** — d.go: four.\n- [ ] **Step 2:", 1))
+		reqs := h.submit(tasks[0], "[a.go]")
+		want(t, "submission after the edit", reqs, "you:", "worker-2:task_assignment/execute", "reviewer:review_request/review", "auditor:review_request/review")
+		body := string(reqs[0].Body)
+		for _, l := range []string{"- step 2 is now \"Two, better\" (it was \"Two\" when assigned)", "- step 4 (\"Four\") was added to wave 1, which is under way: it is assigned now"} {
+			if !strings.Contains(body, l) {
+				t.Errorf("the note lacks %q:\n%s", l, body)
+			}
+		}
+		if get(reqs[1], "step") != "4" {
+			t.Errorf("the new step's task is for step %q", get(reqs[1], "step"))
+		}
+		// The wave waits for the new step too.
+		h.handle(verdict(h, reqs[2], "pass"))
+		want(t, "step 1 approved", h.handle(verdict(h, reqs[3], "pass")), "worker-1:approval/lgtm")
 	})
 	t.Run("blocked worker; the person says retry", func(t *testing.T) {
 		h := newHarness(t, config)
