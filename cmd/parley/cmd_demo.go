@@ -25,8 +25,8 @@ import (
 func demoCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
-		Usage:     "show parley at work: a D&D session played to its end by scripted agents and a scripted you at parley play (or, with teams, a team of scripts)",
-		ArgsUsage: "[dnd|teams] [DIR]",
+		Usage:     "show parley at work: a D&D session played to its end by scripted agents and a scripted you at parley play (or, with teams, a team of scripts; with pipeline, the dev pipeline)",
+		ArgsUsage: "[dnd|teams|pipeline] [DIR]",
 		Description: "The first argument names the demo:\n" +
 			"   dnd    examples/dnd, a D&D table: the game master, the narrator and three\n" +
 			"          AI players are shell scripts, the team lead is built in, and you\n" +
@@ -34,7 +34,11 @@ func demoCommand(e *env) *cli.Command {
 			"          start to the end, then what it left on disk (the default)\n" +
 			"   teams  examples/teams: a lead, a researcher and a writer, each a shell\n" +
 			"          script, exercising direct messages, a broadcast, a route by signal,\n" +
-			"          a timeout nudge, the shutdown handshake and stop_on\n\n" +
+			"          a timeout nudge, the shutdown handshake and stop_on\n" +
+			"   pipeline  examples/pipeline: the dev pipeline's built-in orchestrator\n" +
+			"          with a scripted architect, researchers, workers, reviewer and\n" +
+			"          auditor: a plan of three waves, a step revised twice, one that\n" +
+			"          reaches the iteration limit and is decided by you\n\n" +
 			"Without --dir (or DIR) the workspace is made in a temporary directory and\n" +
 			"removed afterwards; with it, it is made there and kept, to look around in.",
 		Flags: []cli.Flag{
@@ -75,8 +79,9 @@ func demoCommand(e *env) *cli.Command {
 
 // demos are the examples `parley demo` runs, by name.
 var demos = map[string]func(ctx context.Context, e *env, dir, protocol string) error{
-	"dnd":   runDemo,
-	"teams": runTeamsDemo,
+	"dnd":      runDemo,
+	"teams":    runTeamsDemo,
+	"pipeline": runPipelineDemo,
 }
 
 // demoNames returns the names of the demos, sorted.
