@@ -262,7 +262,25 @@ func demoAfterwards(ctx context.Context, e *env, ws *workspace.Workspace, git, k
 // commands print them.
 func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	out := e.stdout
-	fmt.Fprintln(out, "\n== parley run --until-idle")
+	if err := runQuiet(ctx, e, ws); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(out, "\n== parley log")
+	if err := runLog(ctx, e, ws, logOptions{}); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\n== parley status")
+	if err := runStatus(e, ws, statusOptions{}, time.Now()); err != nil {
+		return err
+	}
+	return nil
+}
+
+// runQuiet runs the workspace until it is idle and prints what was
+// routed, as `parley run --until-idle` does.
+func runQuiet(ctx context.Context, e *env, ws *workspace.Workspace) error {
+	fmt.Fprintln(e.stdout, "\n== parley run --until-idle")
 	r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, slog.New(slog.DiscardHandler))))
 	if err != nil {
 		return err
@@ -274,16 +292,7 @@ func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, statsLine(stats))
-
-	fmt.Fprintln(out, "\n== parley log")
-	if err := runLog(ctx, e, ws, logOptions{}); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "\n== parley status")
-	if err := runStatus(e, ws, statusOptions{}, time.Now()); err != nil {
-		return err
-	}
+	fmt.Fprintln(e.stdout, statsLine(stats))
 	return nil
 }
 

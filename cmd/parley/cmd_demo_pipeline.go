@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 
 	"github.com/parley-dev/parley/examples"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans"
-	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -32,14 +30,8 @@ func runPipelineDemo(ctx context.Context, e *env, dir, _ string) error {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return err
 	}
-	if err := copyExample(examples.Pipeline, "pipeline", dir); err != nil {
-		return err
-	}
-	ws, err := workspace.Open(dir)
+	ws, err := openExample(examples.Pipeline, "pipeline", dir)
 	if err != nil {
-		return err
-	}
-	if err := ws.MakeMailboxes(); err != nil {
 		return err
 	}
 	out := e.stdout
@@ -90,24 +82,6 @@ func runPipelineDemo(ctx context.Context, e *env, dir, _ string) error {
 	} else {
 		fmt.Fprintln(out, "\nRun `parley demo pipeline DIR` to keep the workspace and look around.")
 	}
-	return nil
-}
-
-// runQuiet runs the workspace until it is idle and prints the count.
-func runQuiet(ctx context.Context, e *env, ws *workspace.Workspace) error {
-	fmt.Fprintln(e.stdout, "\n== parley run --until-idle")
-	r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, slog.New(slog.DiscardHandler))))
-	if err != nil {
-		return err
-	}
-	stats, err := r.Run(ctx)
-	if cerr := r.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, statsLine(stats))
 	return nil
 }
 

@@ -492,14 +492,9 @@ func (r *run) submitted() ([]*mailbox.Message, error) {
 	if !ok {
 		return r.escalate(EscalateBlocked, fmt.Sprintf("a submission from %s belongs to no step of a plan", from(r.in)), nil, nil)
 	}
-	p, problem := r.readPlan(planFile)
-	if problem != "" {
-		return r.escalate(EscalatePlan, problem, nil, nil)
-	}
-	changed := r.changes(p)
-	s := p.Step(n)
+	p, s, changed, instead, err := r.readStep(planFile, n, "A submission from "+from(r.in))
 	if s == nil {
-		return append(changed, r.mustNote(fmt.Sprintf("A submission from %s is for step %d, which %s no longer has; it was set aside.", from(r.in), n, p.Path))...), nil
+		return instead, err
 	}
 	files := list(r.in, "files_changed")
 	if len(files) == 0 {
@@ -536,6 +531,46 @@ func (r *run) submitted() ([]*mailbox.Message, error) {
 	return append(changed, out...), nil
 }
 
+// readStep reads the plan and finds step n in it, with the messages
+// about the plan's changes since it was assigned (see changes). When the
+// plan cannot be read, or lacks the step, s is nil and instead is what to
+// send: an escalation, or a note that the message (what) was set aside.
+func (r *run) readStep(planFile string, n int, what string) (p *plans.Plan, s *plans.Step, changed, instead []*mailbox.Message, err error) {
+	p, problem := r.readPlan(planFile)
+	if problem != "" {
+		instead, err = r.escalate(EscalatePlan, problem, nil, nil)
+		return nil, nil, nil, instead, err
+	}
+	changed = r.changes(p)
+	if s = p.Step(n); s == nil {
+		note := r.mustNote(fmt.Sprintf("%s is for step %d, which %s does not have; it was set aside.", what, n, p.Path))
+		return nil, nil, nil, append(changed, note...), nil
+	}
+	return p, s, changed, nil, nil
+}
+
+// approve ticks step s of p, tells its worker to commit (text, answering
+// the message replyTo, or the one handled), and sends the next wave, or
+// closes the plan, when the step's wave is complete.
+func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string) ([]*mailbox.Message, error) {
+	name := p.Path
+	p, _, err := plans.Tick(r.planPath(name), s.Number)
+	if err != nil {
+		return nil, err
+	}
+	p.Path = name
+	ok := r.send([]string{worker}, Approval, "lgtm", text)
+	if replyTo != "" {
+		ok.Set("reply_to", replyTo)
+	}
+	out := []*mailbox.Message{ok}
+	if w := p.Wave(s.Wave); w != nil && !w.Complete() {
+		return out, nil
+	}
+	next, err := r.dispatch(p)
+	return append(out, next...), err
+}
+
 // protocolHas reports whether the workspace's protocol has a message type.
 func (r *run) protocolHas(typ string) bool {
 	set, err := r.o.Workspace.Protocol()
@@ -559,14 +594,9 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 		return r.note(fmt.Sprintf("A %s from %s answers no review request of the pipeline; it was set aside.", typeOf(r.in), from(r.in)))
 	}
 	planFile, n := get(req.m, "plan_file"), atoi(get(req.m, "step"))
-	p, problem := r.readPlan(planFile)
-	if problem != "" {
-		return r.escalate(EscalatePlan, problem, nil, nil)
-	}
-	changed := r.changes(p)
-	s := p.Step(n)
+	p, s, changed, instead, err := r.readStep(planFile, n, "A "+typeOf(r.in)+" from "+from(r.in))
 	if s == nil {
-		return append(changed, r.mustNote(fmt.Sprintf("A %s from %s is for step %d, which %s does not have; it was set aside.", typeOf(r.in), from(r.in), n, p.Path))...), nil
+		return instead, err
 	}
 	submission := get(req.m, "submission")
 	round := r.h.reviewRound(r.thread, submission)
@@ -594,19 +624,7 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 	if len(failed) > 0 {
 		return withChanges(changed)(r.revise(p, s, worker, failed))
 	}
-	p, _, err := plans.Tick(r.planPath(p.Path), n)
-	if err != nil {
-		return nil, err
-	}
-	p.Path = planFile
-	ok := r.send([]string{worker}, Approval, "lgtm", fmt.Sprintf("Step %d of %s is approved: commit it.\n", n, p.Path))
-	ok.Set("reply_to", submission)
-	out := []*mailbox.Message{ok}
-	if w := p.Wave(s.Wave); w != nil && !w.Complete() {
-		return append(changed, out...), nil
-	}
-	next, err := r.dispatch(p)
-	return withChanges(changed)(append(out, next...), err)
+	return withChanges(changed)(r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved: commit it.\n", n, p.Path), submission))
 }
 
 // revise sends a step back to its worker with the failures, or, after
@@ -761,17 +779,7 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 		}
 		worker := r.h.workerOf(r.thread, p.Path, n)
 		if decision == DecisionApprove {
-			p, _, err := plans.Tick(r.planPath(p.Path), n)
-			if err != nil {
-				return nil, err
-			}
-			p.Path = planFile
-			out := []*mailbox.Message{r.send([]string{worker}, Approval, "lgtm", fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)))}
-			if w := p.Wave(s.Wave); w != nil && !w.Complete() {
-				return out, nil
-			}
-			next, err := r.dispatch(p)
-			return append(out, next...), err
+			return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
 		}
 		m := r.task(p, *s, worker)
 		m.SetBody(append(m.Body, "\n## Decision of "+from(r.in)+"\n\n"+strings.TrimSpace(string(r.in.Body))+"\n"...))
