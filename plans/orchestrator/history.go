@@ -21,7 +21,6 @@ type record struct {
 	m    *mailbox.Message
 	sent bool // sent by the orchestrator; else received
 	at   time.Time
-	prog bool // received from a program (not a person)
 }
 
 func (r *record) typ() string { return typeOf(r.m) }
@@ -83,7 +82,6 @@ func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 func (h *history) add(r *record) {
 	id := r.get("id")
 	r.at, _, _ = mailbox.ParseID(id)
-	r.prog = !r.sent
 	h.all = append(h.all, r)
 	if id != "" {
 		h.byID[id] = r
@@ -124,6 +122,9 @@ func (h *history) each(thread string, fn func(r *record)) {
 // pendingEscalation is the last escalation sent in thread that no
 // person's message handled since answers.
 func (h *history) pendingEscalation(thread string) *mailbox.Message {
+	if thread == "" {
+		return nil // a message in no thread answers nothing: a new request
+	}
 	var esc *record
 	h.each(thread, func(r *record) {
 		switch {

@@ -496,6 +496,10 @@ func (r *run) submitted() ([]*mailbox.Message, error) {
 	if s == nil {
 		return instead, err
 	}
+	if s.Done {
+		r.o.log().Info("orchestrator: a submission for a step done already", "from", from(r.in), "step", n)
+		return changed, nil
+	}
 	files := list(r.in, "files_changed")
 	if len(files) == 0 {
 		return withChanges(changed)(r.revise(p, s, from(r.in), []string{"### parley\n\nThe submission lists no files_changed: list the files the step changed, and submit again."}))

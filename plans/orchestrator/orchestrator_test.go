@@ -233,8 +233,10 @@ func TestPipeline(t *testing.T) {
 		t.Error("step 1 not ticked after approval")
 	}
 
-	// A duplicate verdict changes nothing.
+	// A duplicate verdict changes nothing; nor does a late submission for
+	// the step approved.
 	want(t, "duplicate verdict", h.handle(verdict(h, reqs[1], "pass")))
+	want(t, "late submission", h.submit(tasks[0], "[a.go]"))
 
 	// Step 2: failed by the auditor, revised with iteration 2.
 	reqs = h.submit(tasks[1], "[b.go]")
@@ -444,8 +446,11 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("task again:\n%s", out[0].Bytes())
 		}
 		// A second message of the person's, with nothing pending, is a new
-		// request.
+		// request; so is one in no thread while an escalation waits.
 		ans = h.msg("you", "Also: document it.")
 		want(t, "new request", h.handle(ans), "architect:triage_request/execute")
+		out = h.handle(h.answer(tasks[0], WorkerSubmission, "escalate", "Out of my depth.", "files_changed", "[]", "qa_check", "fail"))
+		want(t, "escalated", out, "you:")
+		want(t, "a request in no thread", h.handle(h.msg("you", "And a changelog.")), "architect:triage_request/execute")
 	})
 }
