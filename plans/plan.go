@@ -17,6 +17,7 @@ package plans
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -106,6 +107,9 @@ type Step struct {
 	Done   bool   `json:"done"`
 	Line   int    `json:"line"`
 	Wave   int    `json:"wave"`
+	// Files are the files the step names in its text (see FilesIn):
+	// the files its worker may change.
+	Files []string `json:"files,omitempty"`
 
 	box int // the offset of the character between the brackets
 }
@@ -125,6 +129,36 @@ var (
 	boxRe     = regexp.MustCompile(`^\s*[-*]\s+\[`)
 	dashRe    = regexp.MustCompile(`^(?:[—–]|--?)\s*`)
 )
+
+// fileRe is a word that names a file: a path with a slash, or a name with
+// an extension that has a letter (parley.yaml, README.md, a.go; not v1.2,
+// and not e.g. or i.e., where name and extension are one letter each).
+var fileRe = regexp.MustCompile(`^(?:[\w.-]+/)+[\w.-]*\w$|^(?:[\w-][\w.-]*\w|\w)\.(?:[0-9A-Za-z]*[A-Za-z][0-9A-Za-z]*)$`)
+
+// abbreviation reports whether a bare word is a one-letter name with a
+// one-letter extension (e.g, i.e), not a file.
+func abbreviation(w string) bool {
+	return len(w) == 3 && w[1] == '.'
+}
+
+// FilesIn returns the files a step's text names, in order, once each:
+// words that are paths (runner/route.go) or file names with an extension
+// (README.md), written bare or in backticks, with the punctuation around
+// them left out. A directory (a word ending in /) is no file.
+func FilesIn(text string) []string {
+	var files []string
+	for _, w := range strings.Fields(text) {
+		w = strings.TrimLeft(w, "`*_\"'([{")
+		w = strings.TrimRight(w, "`*_\"')]},;:!?.")
+		if w == "" || strings.HasSuffix(w, "/") || strings.Contains(w, "://") || abbreviation(w) || !fileRe.MatchString(w) {
+			continue
+		}
+		if !slices.Contains(files, w) {
+			files = append(files, w)
+		}
+	}
+	return files
+}
 
 // Read reads and parses the plan file at path. Its error is the file's
 // (not there, unreadable); what is wrong in the text is for Check.
@@ -189,6 +223,9 @@ func Parse(path string, data []byte) *Plan {
 	}
 	closeWave := func() {
 		if wave != nil {
+			for i := range wave.Steps {
+				wave.Steps[i].Files = FilesIn(wave.Steps[i].Detail)
+			}
 			p.Waves = append(p.Waves, *wave)
 		}
 		wave, step = nil, nil

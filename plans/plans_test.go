@@ -269,3 +269,25 @@ func TestList(t *testing.T) {
 		t.Errorf("List(missing) = %v, %v; want none", ps, err)
 	}
 }
+
+func TestFilesIn(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"runner/workspace/config.go: `retry: {attempts, backoff}` with defaults; config_test.go cases.", []string{"runner/workspace/config.go", "config_test.go"}},
+		{"README.md: the policy, its defaults, what `parley status` shows.", []string{"README.md"}},
+		{"cmd/parley/testdata/retry.txtar: a removed mailbox, a retry (see `runner/route.go`).", []string{"cmd/parley/testdata/retry.txtar", "runner/route.go"}},
+		{"moves it to dead/ with the reason, e.g. after v1.2; see https://example.com/x.md and parley.yaml, parley.yaml.", []string{"parley.yaml"}},
+		{"no files here.", nil},
+	}
+	for _, tt := range tests {
+		if got := FilesIn(tt.text); !cmp.Equal(got, tt.want) {
+			t.Errorf("FilesIn(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+	p := Parse("p.md", readExample(t))
+	if got := p.Step(3).Files; !cmp.Equal(got, []string{"runner/route.go"}) {
+		t.Errorf("Step(3).Files = %q", got)
+	}
+}

@@ -41,6 +41,7 @@ import (
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans"
 	"github.com/parley-dev/parley/runner/workspace"
+	"gopkg.in/yaml.v3"
 )
 
 // MaxIterations is how many attempts at a step may fail review before the
@@ -336,7 +337,10 @@ func (r *run) readPlan(name string) (*plans.Plan, string) {
 }
 
 // dispatch sends the steps of the plan's next wave, one task_assignment
-// each, all at once; or, when every step is done, closes the plan.
+// each, all at once; or, when every step is done, closes the plan. A step
+// that names a file a step of the wave before it in the plan also names,
+// and that is not done, waits for it: the orchestrator says so to the
+// person (once) and sends the step when the other is approved.
 func (r *run) dispatch(p *plans.Plan) ([]*mailbox.Message, error) {
 	w, steps := p.Next()
 	if w == nil {
@@ -346,14 +350,51 @@ func (r *run) dispatch(p *plans.Plan) ([]*mailbox.Message, error) {
 	if len(workers) == 0 {
 		return nil, errors.New("no agent has the role worker")
 	}
-	var out []*mailbox.Message
-	for i, s := range steps {
+	busy := map[string]int{} // a file -> the step under way that changes it
+	var todo []plans.Step
+	for _, s := range steps {
 		if r.h.assigned(r.thread, p.Path, s.Number) {
-			continue // sent already (a wave resumed after the person's answer)
+			for _, f := range s.Files {
+				busy[f] = s.Number
+			}
+			continue
 		}
-		out = append(out, r.task(p, s, workers[i%len(workers)]))
+		todo = append(todo, s)
+	}
+	var out []*mailbox.Message
+	var waits []string
+	for _, s := range todo {
+		if n, f := overlap(s.Files, busy); n != 0 {
+			waits = append(waits, fmt.Sprintf("- step %d waits for step %d: both change %s", s.Number, n, f))
+			continue
+		}
+		for _, f := range s.Files {
+			busy[f] = s.Number
+		}
+		out = append(out, r.task(p, s, workers[len(out)%len(workers)]))
+	}
+	var fresh []string
+	for _, l := range waits {
+		if !r.h.told(r.thread, l) {
+			fresh = append(fresh, l)
+		}
+	}
+	if len(fresh) > 0 {
+		note, _ := r.note(fmt.Sprintf("Wave %d of %s: steps that change the same files go one after the other:\n\n%s", w.Number, p.Path, strings.Join(fresh, "\n")))
+		out = append(out, note...)
 	}
 	return out, nil
+}
+
+// overlap returns the first of files a step under way changes, with that
+// step; 0 when none does.
+func overlap(files []string, busy map[string]int) (int, string) {
+	for _, f := range files {
+		if n, ok := busy[f]; ok {
+			return n, f
+		}
+	}
+	return 0, ""
 }
 
 // task is the task_assignment of one step.
@@ -373,8 +414,14 @@ func (r *run) task(p *plans.Plan, s plans.Step, worker string) *mailbox.Message 
 			}
 		}
 	}
+	if len(s.Files) > 0 {
+		fmt.Fprintf(&b, "\n## Files\n\nThe step may change: %s. A submission that changes other files is sent back.\n", strings.Join(s.Files, ", "))
+	}
 	m := r.send([]string{worker}, TaskAssignment, "execute", b.String())
 	m.SetValue("task", s.Title)
+	if len(s.Files) > 0 {
+		m.SetNode("files", flowList(s.Files))
+	}
 	m.SetValue("plan_file", p.Path)
 	m.SetValue("wave", strconv.Itoa(s.Wave))
 	m.SetValue("step", strconv.Itoa(s.Number))
@@ -409,18 +456,24 @@ func (r *run) changes(p *plans.Plan) []*mailbox.Message {
 			underWay[s.Wave] = true
 		}
 	}
-	workers := r.workers()
+	added := false
 	for _, w := range p.Waves {
-		if !underWay[w.Number] || len(workers) == 0 {
+		if !underWay[w.Number] {
 			continue
 		}
-		for i, s := range w.Steps {
-			if _, ok := assigned[s.Number]; ok || s.Done {
+		for _, s := range w.Steps {
+			if _, ok := assigned[s.Number]; ok || s.Done || r.h.told(r.thread, fmt.Sprintf("- step %d waits for step ", s.Number)) {
 				continue
 			}
-			said = append(said, fmt.Sprintf("step %d (%q) was added to wave %d, which is under way: it is assigned now", s.Number, s.Title, w.Number))
-			out = append(out, r.task(p, s, workers[i%len(workers)]))
+			said = append(said, fmt.Sprintf("step %d (%q) was added to wave %d, which is under way", s.Number, s.Title, w.Number))
+			added = true
 		}
+	}
+	if added {
+		// Sent as the wave's steps are: at once, unless it changes a
+		// file a step under way changes.
+		more, _ := r.dispatch(p)
+		out = append(out, more...)
 	}
 	var fresh []string
 	for _, l := range said {
@@ -504,6 +557,9 @@ func (r *run) submitted() ([]*mailbox.Message, error) {
 	if len(files) == 0 {
 		return withChanges(changed)(r.revise(p, s, from(r.in), []string{"### parley\n\nThe submission lists no files_changed: list the files the step changed, and submit again."}))
 	}
+	if outside := outsideOf(files, s.Files); len(outside) > 0 {
+		return withChanges(changed)(r.revise(p, s, from(r.in), []string{fmt.Sprintf("### parley\n\nThe submission changes files step %d does not name: %s. The step may change: %s. Undo the others, or ask for a change of the plan (signal: blocked).", n, strings.Join(outside, ", "), strings.Join(s.Files, ", "))}))
+	}
 	iteration := r.h.attempts(r.thread, p.Path, n)
 	reviewers := r.role("reviewer")
 	if p.HasRisk(RiskyTags...) {
@@ -567,12 +623,34 @@ func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string
 	if replyTo != "" {
 		ok.Set("reply_to", replyTo)
 	}
-	out := []*mailbox.Message{ok}
-	if w := p.Wave(s.Wave); w != nil && !w.Complete() {
-		return out, nil
-	}
+	// The next wave when this one is complete; else a step of this wave
+	// that waited for this one.
 	next, err := r.dispatch(p)
-	return append(out, next...), err
+	return append([]*mailbox.Message{ok}, next...), err
+}
+
+// outsideOf is the files not among allowed; none when the step names no
+// files (it does not say what it may change).
+func outsideOf(files, allowed []string) []string {
+	if len(allowed) == 0 {
+		return nil
+	}
+	var out []string
+	for _, f := range files {
+		if !slices.Contains(allowed, filepath.ToSlash(filepath.Clean(f))) && !slices.Contains(allowed, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// flowList is a YAML list written on one line: [a, b].
+func flowList(items []string) *yaml.Node {
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+	for _, it := range items {
+		seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: it})
+	}
+	return seq
 }
 
 // protocolHas reports whether the workspace's protocol has a message type.
@@ -648,6 +726,9 @@ func (r *run) revise(p *plans.Plan, s *plans.Step, worker string, failures []str
 	m.SetValue("iteration", strconv.Itoa(iteration))
 	m.SetValue("max_iterations", strconv.Itoa(MaxIterations))
 	m.SetValue("fix_severity", severity)
+	if len(s.Files) > 0 {
+		m.SetNode("files", flowList(s.Files))
+	}
 	m.SetValue("plan_file", p.Path)
 	m.SetValue("wave", strconv.Itoa(s.Wave))
 	m.SetValue("step", strconv.Itoa(s.Number))

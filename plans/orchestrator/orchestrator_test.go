@@ -416,9 +416,9 @@ func TestBadInput(t *testing.T) {
 		h.writePlan("retry.md", strings.Replace(strings.Replace(plan, "**Step 2: Two**", "**Step 2: Two, better**", 1),
 			"- [ ] **Step 2:", "- [ ] **Step 4: Four** — d.go: four.\n- [ ] **Step 2:", 1))
 		reqs := h.submit(tasks[0], "[a.go]")
-		want(t, "submission after the edit", reqs, "you:", "worker-2:task_assignment/execute", "reviewer:review_request/review", "auditor:review_request/review")
+		want(t, "submission after the edit", reqs, "you:", "worker-1:task_assignment/execute", "reviewer:review_request/review", "auditor:review_request/review")
 		body := string(reqs[0].Body)
-		for _, l := range []string{"- step 2 is now \"Two, better\" (it was \"Two\" when assigned)", "- step 4 (\"Four\") was added to wave 1, which is under way: it is assigned now"} {
+		for _, l := range []string{"- step 2 is now \"Two, better\" (it was \"Two\" when assigned)", "- step 4 (\"Four\") was added to wave 1, which is under way"} {
 			if !strings.Contains(body, l) {
 				t.Errorf("the note lacks %q:\n%s", l, body)
 			}
@@ -453,4 +453,38 @@ func TestBadInput(t *testing.T) {
 		want(t, "escalated", out, "you:")
 		want(t, "a request in no thread", h.handle(h.msg("you", "And a changelog.")), "architect:triage_request/execute")
 	})
+	t.Run("files outside the step", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		if names := list(tasks[0], "files"); !slices.Equal(names, []string{"a.go"}) {
+			t.Errorf("task 1 files = %q, want [a.go]", names)
+		}
+		out := h.submit(tasks[0], "[a.go, secret.go]")
+		want(t, "outside", out, "worker-1:revision_request/revise")
+		if b := string(out[0].Body); !strings.Contains(b, "changes files step 1 does not name: secret.go. The step may change: a.go.") {
+			t.Errorf("revision:\n%s", b)
+		}
+		if get(out[0], "iteration") != "2" || !slices.Equal(list(out[0], "files"), []string{"a.go"}) {
+			t.Errorf("revision fields:\n%s", out[0].Bytes())
+		}
+	})
+}
+
+func TestOverlappingSteps(t *testing.T) {
+	h := newHarness(t, config)
+	h.writePlan("retry.md", strings.Replace(plan, "b.go: two.", "b.go and a.go: two.", 1))
+	out := h.handle(h.msg("you", "Do it."))
+	out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
+	out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false"))
+	want(t, "wave 1, serialised", out, "worker-1:task_assignment/execute", "you:")
+	if !strings.Contains(string(out[1].Body), "- step 2 waits for step 1: both change a.go") {
+		t.Errorf("note:\n%s", out[1].Body)
+	}
+	reqs := h.submit(out[0], "[a.go]")
+	want(t, "verdict 1", h.handle(verdict(h, reqs[0], "pass")))
+	got := h.handle(verdict(h, reqs[1], "pass"))
+	want(t, "step 1 approved, step 2 sent", got, "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+	if get(got[1], "step") != "2" {
+		t.Errorf("then step %q", get(got[1], "step"))
+	}
 }

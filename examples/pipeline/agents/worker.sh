@@ -1,5 +1,7 @@
 #!/bin/sh
-# A worker: "implements" its step by writing work/step-N.md, and submits.
+# A worker: "implements" its step (a note in work/step-N.md, not the
+# files the step names), and submits the files the task allows
+# (files: [...]), as a worker that kept to its step would.
 . agents/lib.sh
 case "$PARLEY_TYPE" in
 task_assignment|revision_request)
@@ -7,7 +9,7 @@ task_assignment|revision_request)
   mkdir -p work
   printf 'Step %s, attempt by %s (%s).\n' "$step" "$PARLEY_AGENT" "$PARLEY_TYPE" >> "work/step-$step.md"
   envelope worker_submission rfr
-  printf 'files_changed: [work/step-%s.md]\nqa_check: pass\n---\n' "$step"
-  printf '## Result\n\nStep %s is in work/step-%s.md.\n\n## Self-Assessment\n\nAC1: pass.\n' "$step" "$step"
+  printf 'files_changed: %s\nqa_check: pass\n---\n' "$(field files)"
+  printf '## Result\n\nStep %s: see work/step-%s.md.\n\n## Self-Assessment\n\nAC1: pass.\n' "$step" "$step"
   ;;
 esac
