@@ -114,8 +114,8 @@ func (p *Plan) Check() []Problem {
 		add(at, "no ## %s section (it goes %s)", name, where)
 	}
 
-	if _, ok := seen[ImplementationWave]; ok && len(p.Waves) == 0 {
-		add(seen[ImplementationWave], "## %s has no `### Wave N — description` heading", ImplementationWave)
+	if _, ok := seen[ImplementationWaves]; ok && len(p.Waves) == 0 {
+		add(seen[ImplementationWaves], "## %s has no `### Wave N — description` heading", ImplementationWaves)
 	}
 	waveAt := map[int]int{}
 	for i, w := range p.Waves {

@@ -28,18 +28,18 @@ const Dir = "plans"
 
 // Section names, as the headings (`## Summary`) of a plan write them.
 const (
-	Summary            = "Summary"
-	OutOfScope         = "Out of Scope"
-	Approach           = "Approach"
-	Risks              = "Risks"
-	RiskTags           = "Risk Tags"
-	ImplementationWave = "Implementation Waves"
-	AcceptanceCriteria = "Acceptance Criteria"
+	Summary             = "Summary"
+	OutOfScope          = "Out of Scope"
+	Approach            = "Approach"
+	Risks               = "Risks"
+	RiskTags            = "Risk Tags"
+	ImplementationWaves = "Implementation Waves"
+	AcceptanceCriteria  = "Acceptance Criteria"
 )
 
 // Sections are the sections every plan has, in the order a plan writes
 // them. Other sections may come between them.
-var Sections = []string{Summary, OutOfScope, Approach, Risks, RiskTags, ImplementationWave, AcceptanceCriteria}
+var Sections = []string{Summary, OutOfScope, Approach, Risks, RiskTags, ImplementationWaves, AcceptanceCriteria}
 
 // Statuses a plan's frontmatter may give: an architect writes draft or
 // approved, the orchestrator sets in_progress while workers implement it,
@@ -261,7 +261,7 @@ func Parse(path string, data []byte) *Plan {
 			if item, ok := listItem(l); ok {
 				p.Criteria = append(p.Criteria, item)
 			}
-		case ImplementationWave:
+		case ImplementationWaves:
 			switch {
 			case strings.HasPrefix(l, "### "):
 				closeWave()
@@ -402,7 +402,7 @@ func (p *Plan) riskTags(l string) {
 func (p *Plan) wave(l string, n int) *Wave {
 	m := waveRe.FindStringSubmatch(l)
 	if m == nil {
-		p.problem(n, "a heading in %s that is not `### Wave N — description`: %q", ImplementationWave, l)
+		p.problem(n, "a heading in %s that is not `### Wave N — description`: %q", ImplementationWaves, l)
 		return nil
 	}
 	w := &Wave{Line: n, Title: m[2]}
