@@ -151,6 +151,9 @@ func (p *Plan) Check() []Problem {
 			if count == MaxSteps+1 {
 				add(s.Line, "step %d is the plan's step number %d: a plan has at most %d steps (split the work into several plans)", s.Number, count, MaxSteps)
 			}
+			if s.Detail == "" {
+				add(s.Line, "step %d says only its title: add ` — ` and what to do, where and how", s.Number)
+			}
 			if first, dup := stepAt[s.Number]; dup {
 				add(s.Line, "step %d again (first at line %d): step numbers are unique in a plan", s.Number, first)
 				continue

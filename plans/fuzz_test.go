@@ -27,8 +27,12 @@ func FuzzParse(f *testing.F) {
 		if pr.Done > pr.Total {
 			t.Fatalf("Progress() = %+v", pr)
 		}
+		ticked := 0
 		for _, w := range p.Waves {
 			for _, s := range w.Steps {
+				if ticked++; ticked > 20 {
+					break // each tick parses the file again: enough
+				}
 				if c := data[s.box]; c != ' ' && c != 'x' && c != 'X' {
 					t.Fatalf("step %d: box at %d holds %q", s.Number, s.box, c)
 				}

@@ -111,7 +111,8 @@ type Step struct {
 	// the files its worker may change.
 	Files []string `json:"files,omitempty"`
 
-	box int // the offset of the character between the brackets
+	box  int      // the offset of the character between the brackets
+	more []string // the indented lines under it, joined into Detail at the wave's end
 }
 
 // field is one `key: value` line of the frontmatter.
@@ -224,7 +225,13 @@ func Parse(path string, data []byte) *Plan {
 	closeWave := func() {
 		if wave != nil {
 			for i := range wave.Steps {
-				wave.Steps[i].Files = FilesIn(wave.Steps[i].Detail)
+				st := &wave.Steps[i]
+				if len(st.more) > 0 {
+					st.Detail = strings.Join(append([]string{st.Detail}, st.more...), "\n")
+					st.Detail = strings.TrimPrefix(st.Detail, "\n")
+					st.more = nil
+				}
+				st.Files = FilesIn(st.Detail)
 			}
 			p.Waves = append(p.Waves, *wave)
 		}
@@ -284,10 +291,7 @@ func Parse(path string, data []byte) *Plan {
 				wave.Steps = append(wave.Steps, s)
 				step = &wave.Steps[len(wave.Steps)-1]
 			case step != nil && strings.TrimSpace(l) != "" && (l[0] == ' ' || l[0] == '\t'):
-				if step.Detail != "" {
-					step.Detail += "\n"
-				}
-				step.Detail += strings.TrimSpace(l)
+				step.more = append(step.more, strings.TrimSpace(l))
 			case strings.TrimSpace(l) == "":
 			default:
 				step = nil
@@ -435,9 +439,6 @@ func (p *Plan) step(l line, n int) (Step, bool) {
 	s.Detail = dashRe.ReplaceAllString(strings.TrimSpace(l.text[m[8]:m[9]]), "")
 	if s.Title == "" {
 		p.problem(n, "step %d has no title", s.Number)
-	}
-	if s.Detail == "" {
-		p.problem(n, "step %d says only its title: add ` — ` and what to do, where and how", s.Number)
 	}
 	return s, true
 }

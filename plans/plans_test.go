@@ -145,6 +145,17 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+func TestStepDetailUnder(t *testing.T) {
+	// What a step says may be on the indented lines under its title.
+	p := Parse("p.md", plan(t, "**Step 6: README** — README.md: the policy, its defaults, what `parley status` shows.", "**Step 6: README**\n  README.md: the policy,\n  and its defaults."))
+	if probs := p.Check(); len(probs) > 0 {
+		t.Errorf("Check() = %v, want none", probs)
+	}
+	if s := p.Step(6); s.Detail != "README.md: the policy,\nand its defaults." || !cmp.Equal(s.Files, []string{"README.md"}) {
+		t.Errorf("Step(6) = %q, files %q", s.Detail, s.Files)
+	}
+}
+
 func TestCheckEmpty(t *testing.T) {
 	for _, data := range []string{"", "---\n", "# just a title\n", "\xff\xfe"} {
 		if probs := Parse("p.md", []byte(data)).Check(); len(probs) == 0 {
