@@ -115,10 +115,22 @@ func (o *Orchestrator) log() *slog.Logger {
 // same (a tick is made once).
 func (o *Orchestrator) Handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
 	h := o.history(agent, in)
-	r := &run{ctx: ctx, o: o, agent: agent, in: in, h: h, thread: h.threadOf(in)}
+	r := &run{o: o, agent: agent, in: in, h: h, thread: h.threadOf(in)}
+	out, err := r.decide()
+	if err == nil && r.save != "" && o.Checkpoint != nil {
+		if err := o.Checkpoint(ctx, r.save); err != nil {
+			o.log().Warn("orchestrator: git checkpoint", "err", err)
+		}
+	}
+	return out, err
+}
+
+// decide decides what follows the message, by its type and signal.
+func (r *run) decide() ([]*mailbox.Message, error) {
+	in := r.in
 	typ := typeOf(in)
 	sig := get(in, "signal")
-	o.log().Debug("orchestrator", "type", typ, "signal", sig, "thread", r.thread)
+	r.o.log().Debug("orchestrator", "type", typ, "signal", sig, "thread", r.thread)
 	if sig == "blocked" || sig == "escalate" {
 		if typ == PlanResult {
 			return r.escalate(EscalatePlan, "the architect is blocked", nil, nil)
@@ -137,26 +149,26 @@ func (o *Orchestrator) Handle(ctx context.Context, agent string, in *mailbox.Mes
 	case ReviewVerdict, AuditVerdict:
 		return r.judged()
 	case "":
-		if !o.Workspace.IsProgram(from(in)) {
+		if !r.o.Workspace.IsProgram(from(in)) {
 			return r.fromPerson()
 		}
 	}
-	o.log().Info("orchestrator: nothing to do", "type", typ, "from", from(in))
+	r.o.log().Info("orchestrator: nothing to do", "type", typ, "from", from(in))
 	return nil, nil
 }
 
 // run is the handling of one message.
 type run struct {
-	ctx    context.Context // the handling's; not kept beyond it
 	o      *Orchestrator
 	agent  string
 	in     *mailbox.Message
 	h      *history
 	thread string
+	save   string // the message of a git checkpoint to make, when the plan is done
 }
 
 // send makes a message of the pipeline's thread, answering the message
-// being handled unless replyTo says otherwise.
+// being handled (reply_to).
 func (r *run) send(to []string, typ, signal, body string) *mailbox.Message {
 	m := mailbox.New([]byte(body))
 	m.SetNames("to", to)
@@ -498,11 +510,7 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 	if r.h.sentSummary(r.thread, p.Path) {
 		return nil, nil
 	}
-	if r.o.Checkpoint != nil {
-		if err := r.o.Checkpoint(r.ctx, "plan done: "+p.Path); err != nil {
-			r.o.log().Warn("orchestrator: git checkpoint", "plan", p.Path, "err", err)
-		}
-	}
+	r.save = "plan done: " + p.Path
 	pr := p.Progress()
 	var b strings.Builder
 	fmt.Fprintf(&b, "The plan %s is done: %d of %d steps in %d waves.\n\n", p.Path, pr.Done, pr.Total, len(p.Waves))
