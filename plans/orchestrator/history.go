@@ -159,7 +159,7 @@ func (h *history) lastFanOut(thread string) []*mailbox.Message {
 // answers matches the received messages of type typ to the requests:
 // by reply_to, else by topic, else the first request not yet answered
 // that went to the message's sender.
-func (h *history) answers(reqs []*mailbox.Message, typ string, _ *mailbox.Message) map[string]*mailbox.Message {
+func (h *history) answers(reqs []*mailbox.Message, typ string) map[string]*mailbox.Message {
 	got := map[string]*mailbox.Message{}
 	ids := map[string]bool{}
 	for _, q := range reqs {
