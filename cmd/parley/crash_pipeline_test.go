@@ -59,28 +59,7 @@ func TestCrashPipeline(t *testing.T) {
 	handled := func() int { n, _ := ws.Mailbox("orch").Count(mailbox.Done); return n }
 	escalated := func() int { n, _ := ws.Mailbox("you").Count(mailbox.Inbox); return n }
 
-	kills := 0
-	for i := 0; i < 15 && escalated() == 0; i++ {
-		cmd := exec.Command("parley", "-C", root, "run", "--quiet")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		at := handled() + 1 + i%4
-		deadline := time.Now().Add(30 * time.Second)
-		for handled() < at && escalated() == 0 {
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("kill %d: nothing moved in 30s; the runner said:\n%s", i+1, stderr.String())
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		kills++
-	}
+	kills := killRuns(t, root, 15, func(i int) (func() int, int) { return handled, 1 + i%4 }, func() bool { return escalated() > 0 })
 	t.Logf("killed %d runners, the orchestrator had handled %d messages", kills, handled())
 	out, err := exec.Command("parley", "-C", root, "run", "--until-idle", "--quiet").CombinedOutput()
 	if err != nil {
@@ -146,4 +125,36 @@ func TestCrashPipeline(t *testing.T) {
 	if s := strings.TrimSpace(string(out)); s != "" {
 		t.Logf("the last run said: %s", s)
 	}
+}
+
+// killRuns starts `parley run` in root, up to n times or until done, and
+// kills each run with SIGKILL once the count watch picks for it has moved
+// on by the step it gives (run i: watch(i)). It returns how many it
+// killed. A run under which nothing moves for 30s fails the test.
+func killRuns(t *testing.T, root string, n int, watch func(i int) (count func() int, step int), done func() bool) int {
+	t.Helper()
+	kills := 0
+	for i := 0; i < n && !done(); i++ {
+		cmd := exec.Command("parley", "-C", root, "run", "--quiet")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		count, step := watch(i)
+		at := count() + step
+		deadline := time.Now().Add(30 * time.Second)
+		for count() < at && !done() {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("kill %d: nothing moved in 30s; the runner said:\n%s", i+1, stderr.String())
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		kills++
+	}
+	return kills
 }
