@@ -15,3 +15,10 @@ var Teams embed.FS
 //
 //go:embed all:dnd
 var DnD embed.FS
+
+// Pipeline is the examples/pipeline workspace: the dev pipeline, with the
+// built-in orchestrator and an architect, researchers, workers, a
+// reviewer and an auditor that are shell scripts, under pipeline/.
+//
+//go:embed all:pipeline
+var Pipeline embed.FS

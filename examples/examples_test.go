@@ -24,7 +24,7 @@ func TestGitignore(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := patterns(string(data))
-	for name, fsys := range map[string]fs.FS{"teams": Teams, "dnd": DnD} {
+	for name, fsys := range map[string]fs.FS{"teams": Teams, "dnd": DnD, "pipeline": Pipeline} {
 		got, err := fs.ReadFile(fsys, name+"/.gitignore")
 		if err != nil {
 			t.Fatal(err)
@@ -55,4 +55,30 @@ func patterns(s string) []string {
 		}
 	}
 	return out
+}
+
+// TestREADMEPipeline keeps the README's orchestrator workspace as
+// examples/pipeline has it: the yaml block of "### The orchestrator" is
+// its parley.yaml, byte for byte.
+func TestREADMEPipeline(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(data), "\n### The orchestrator\n")
+	if !ok {
+		t.Fatal("the README has no ### The orchestrator section")
+	}
+	_, block, ok := strings.Cut(sec, "\n```yaml\n")
+	if !ok {
+		t.Fatal("the README's orchestrator section has no yaml block")
+	}
+	block, _, _ = strings.Cut(block, "```\n")
+	want, err := fs.ReadFile(Pipeline, "pipeline/parley.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if block != string(want) {
+		t.Errorf("the README's orchestrator workspace is not examples/pipeline/parley.yaml:\n%s", block)
+	}
 }

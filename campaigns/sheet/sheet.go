@@ -245,7 +245,7 @@ func (d *Doc) Save() error {
 	}
 	// The check that the file is still what was read, and the write, are
 	// one step for every Save in every process: no change is lost between.
-	unlock, err := lockDir(filepath.Dir(realPath(d.Path)))
+	unlock, err := mailbox.LockDir(filepath.Dir(realPath(d.Path)))
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ const updateTries = 5
 // fails nothing is saved and its error is returned. It returns the Doc
 // as saved.
 func Update(path string, change func(*Doc) error) (*Doc, error) {
-	unlock, err := lockDir(filepath.Dir(realPath(path)))
+	unlock, err := mailbox.LockDir(filepath.Dir(realPath(path)))
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,7 @@ func newApp(e *env) *cli.App {
 			rollCommand(e),
 			campaignCommand(e),
 			journalCommand(e),
+			planCommand(e),
 			checkpointCommand(e),
 			characterCommand(e),
 			inventoryCommand(e),

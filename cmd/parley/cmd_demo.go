@@ -25,8 +25,8 @@ import (
 func demoCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
-		Usage:     "show parley at work: a D&D session played to its end by scripted agents and a scripted you at parley play (or, with teams, a team of scripts)",
-		ArgsUsage: "[dnd|teams] [DIR]",
+		Usage:     "show parley at work: a D&D session played to its end by scripted agents and a scripted you at parley play (or, with teams, a team of scripts; with pipeline, the dev pipeline)",
+		ArgsUsage: "[dnd|teams|pipeline] [DIR]",
 		Description: "The first argument names the demo:\n" +
 			"   dnd    examples/dnd, a D&D table: the game master, the narrator and three\n" +
 			"          AI players are shell scripts, the team lead is built in, and you\n" +
@@ -34,7 +34,11 @@ func demoCommand(e *env) *cli.Command {
 			"          start to the end, then what it left on disk (the default)\n" +
 			"   teams  examples/teams: a lead, a researcher and a writer, each a shell\n" +
 			"          script, exercising direct messages, a broadcast, a route by signal,\n" +
-			"          a timeout nudge, the shutdown handshake and stop_on\n\n" +
+			"          a timeout nudge, the shutdown handshake and stop_on\n" +
+			"   pipeline  examples/pipeline: the dev pipeline's built-in orchestrator\n" +
+			"          with a scripted architect, researchers, workers, reviewer and\n" +
+			"          auditor: a plan of three waves, a step revised twice, one that\n" +
+			"          reaches the iteration limit and is decided by you\n\n" +
 			"Without --dir (or DIR) the workspace is made in a temporary directory and\n" +
 			"removed afterwards; with it, it is made there and kept, to look around in.",
 		Flags: []cli.Flag{
@@ -75,8 +79,9 @@ func demoCommand(e *env) *cli.Command {
 
 // demos are the examples `parley demo` runs, by name.
 var demos = map[string]func(ctx context.Context, e *env, dir, protocol string) error{
-	"dnd":   runDemo,
-	"teams": runTeamsDemo,
+	"dnd":      runDemo,
+	"teams":    runTeamsDemo,
+	"pipeline": runPipelineDemo,
 }
 
 // demoNames returns the names of the demos, sorted.
@@ -257,7 +262,25 @@ func demoAfterwards(ctx context.Context, e *env, ws *workspace.Workspace, git, k
 // commands print them.
 func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	out := e.stdout
-	fmt.Fprintln(out, "\n== parley run --until-idle")
+	if err := runQuiet(ctx, e, ws); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(out, "\n== parley log")
+	if err := runLog(ctx, e, ws, logOptions{}); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\n== parley status")
+	if err := runStatus(e, ws, statusOptions{}, time.Now()); err != nil {
+		return err
+	}
+	return nil
+}
+
+// runQuiet runs the workspace until it is idle and prints what was
+// routed, as `parley run --until-idle` does.
+func runQuiet(ctx context.Context, e *env, ws *workspace.Workspace) error {
+	fmt.Fprintln(e.stdout, "\n== parley run --until-idle")
 	r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, slog.New(slog.DiscardHandler))))
 	if err != nil {
 		return err
@@ -269,16 +292,7 @@ func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, statsLine(stats))
-
-	fmt.Fprintln(out, "\n== parley log")
-	if err := runLog(ctx, e, ws, logOptions{}); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "\n== parley status")
-	if err := runStatus(e, ws, statusOptions{}, time.Now()); err != nil {
-		return err
-	}
+	fmt.Fprintln(e.stdout, statsLine(stats))
 	return nil
 }
 

@@ -26,14 +26,8 @@ func runTeamsDemo(ctx context.Context, e *env, dir, _ string) error {
 		return err
 	}
 	defer cleanup()
-	if err := copyExample(examples.Teams, "teams", dir); err != nil {
-		return err
-	}
-	ws, err := workspace.Open(dir)
+	ws, err := openExample(examples.Teams, "teams", dir)
 	if err != nil {
-		return err
-	}
-	if err := ws.MakeMailboxes(); err != nil {
 		return err
 	}
 	out := e.stdout
@@ -70,6 +64,22 @@ func runTeamsDemo(ctx context.Context, e *env, dir, _ string) error {
 		fmt.Fprintln(out, "\nRun `parley demo teams DIR` to keep the workspace and look around.")
 	}
 	return nil
+}
+
+// openExample copies an embedded example (see copyExample) into dir and
+// opens it as a workspace, with its mailboxes made.
+func openExample(fsys fs.FS, root, dir string) (*workspace.Workspace, error) {
+	if err := copyExample(fsys, root, dir); err != nil {
+		return nil, err
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		return nil, err
+	}
+	return ws, nil
 }
 
 // copyExample writes the files of an embedded example under root into

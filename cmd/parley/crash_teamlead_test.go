@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -69,27 +66,8 @@ func TestCrashTeamLead(t *testing.T) {
 
 	// Kill at moments of every kind: prompts going out, answers coming
 	// in, joins going out.
-	for i := 0; i < 12 && joins() < awaits; i++ {
-		cmd := exec.Command("parley", "-C", root, "run", "--quiet")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		watch := []func() int{answers, joins}[i%2]
-		at := watch() + 1 + i%3
-		deadline := time.Now().Add(30 * time.Second)
-		for watch() < at && joins() < awaits {
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("kill %d: nothing moved in 30s; the runner said:\n%s", i+1, stderr.String())
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-	}
+	killRuns(t, root, 12, func(i int) (func() int, int) { return []func() int{answers, joins}[i%2], 1 + i%3 },
+		func() bool { return joins() >= awaits })
 	out, err := exec.Command("parley", "-C", root, "run", "--until-idle", "--quiet").CombinedOutput()
 	if err != nil {
 		t.Fatalf("the last run: %v\n%s", err, out)

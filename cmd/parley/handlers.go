@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns/agents"
+	"github.com/parley-dev/parley/campaigns/checkpoint"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/roller"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -34,6 +37,33 @@ type teamLead struct{ *agents.TeamLead }
 
 func (t teamLead) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
 	return t.TeamLead.Handle(ctx, d.Agent, d.Message)
+}
+
+// pipeline makes the dev pipeline's orchestrator a runner handler: its
+// state is in the mailbox of the agent it is.
+type pipeline struct{ *orchestrator.Orchestrator }
+
+func (p pipeline) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
+	return p.Orchestrator.Handle(ctx, d.Agent, d.Message)
+}
+
+// planCheckpoint is the orchestrator's git checkpoint with `git: auto`:
+// the plan files (and campaigns) committed; nothing to commit is no
+// error. Without `git: auto` there is none.
+func planCheckpoint(ws *workspace.Workspace, log *slog.Logger) func(context.Context, string) error {
+	if ws.Config.Git != workspace.GitAuto {
+		return nil
+	}
+	return func(ctx context.Context, message string) error {
+		res, err := checkpoint.Save(ctx, ws.Root, checkpoint.Options{Message: message})
+		if errors.Is(err, checkpoint.ErrNothing) {
+			return nil
+		}
+		if err == nil {
+			log.Info("git checkpoint", "commit", res.Commit, "files", len(res.Files))
+		}
+		return err
+	}
 }
 
 // joinWait is how long the team lead waits for the players' answers to an
@@ -80,7 +110,11 @@ func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
 		// team-lead starts the session, fans an [AWAIT_PLAYERS] out to
 		// the players and joins their answers, applies the deltas of a
 		// [STATE_UPDATED], and closes the session on [SESSION_END].
-		"team-lead": teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, Log: log}},
+		// orchestrator drives the dev pipeline: triage, research, plan,
+		// waves of tasks, reviews, approvals and revisions, escalations
+		// to the person, deciding from each message's signal and fields.
+		"orchestrator": pipeline{&orchestrator.Orchestrator{Workspace: ws, Log: log, Checkpoint: planCheckpoint(ws, log)}},
+		"team-lead":    teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, Log: log}},
 	}
 }
 

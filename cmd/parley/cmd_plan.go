@@ -1,0 +1,281 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/plans"
+)
+
+func planCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "plan",
+		Usage: "read, check and tick the dev pipeline's plan files (plans/NAME.md)",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "show",
+				Usage:     "print a plan's waves and steps with their ticks, and its progress; without FILE, the plans in plans/",
+				ArgsUsage: "[FILE]",
+				Flags:     []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					if err := argCount(c, 0, 1, "a FILE"); err != nil {
+						return err
+					}
+					if !c.Args().Present() {
+						return runPlanList(c, e)
+					}
+					p, _, err := readPlan(c, c.Args().First())
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return e.printJSON(planJSON(p))
+					}
+					printPlan(e, p)
+					return nil
+				},
+			},
+			{
+				Name:      "check",
+				Usage:     "check plan files: frontmatter, sections, waves and their dependencies, steps (exit 1 on problems, each as FILE:LINE)",
+				ArgsUsage: "FILE...",
+				Flags:     []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					if err := argCount(c, 1, -1, "a FILE"); err != nil {
+						return err
+					}
+					var all []plans.Problem
+					for _, arg := range c.Args().Slice() {
+						p, _, err := readPlan(c, arg)
+						if err != nil {
+							return err
+						}
+						probs := p.Check()
+						all = append(all, probs...)
+						if c.Bool("json") {
+							continue
+						}
+						for _, pr := range probs {
+							fmt.Fprintln(e.stdout, printable(pr.Error()))
+						}
+						if len(probs) == 0 {
+							pr := p.Progress()
+							fmt.Fprintf(e.stdout, "%s: ok (%d %s, %d %s)\n", p.Path, len(p.Waves), plural(len(p.Waves), "wave", "waves"), pr.Total, plural(pr.Total, "step", "steps"))
+						}
+					}
+					if c.Bool("json") {
+						if all == nil {
+							all = []plans.Problem{}
+						}
+						if err := e.printJSON(all); err != nil {
+							return err
+						}
+					}
+					if len(all) > 0 {
+						return errSilent
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "tick",
+				Usage:     "mark a step done: its `- [ ]` becomes `- [x]`, nothing else in the file changes",
+				ArgsUsage: "FILE STEP",
+				Action: func(c *cli.Context) error {
+					if err := exactArgs(c, 2, "a FILE and a STEP number"); err != nil {
+						return err
+					}
+					n, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(c.Args().Get(1)), "step"))
+					if err != nil || n < 0 {
+						return argsError(c, "plan tick: %q is not a step number", c.Args().Get(1))
+					}
+					read, path, err := readPlan(c, c.Args().First())
+					if err != nil {
+						return err
+					}
+					p, changed, err := plans.Tick(path, n)
+					if errors.Is(err, plans.ErrNoStep) {
+						return fmt.Errorf("%s has no step %d", read.Path, n)
+					}
+					if err != nil {
+						return err
+					}
+					s := p.Step(n)
+					pr := p.Progress()
+					w := p.Wave(s.Wave)
+					wp := pr.Waves[0]
+					for _, x := range pr.Waves {
+						if x.Wave == w.Number {
+							wp = x
+						}
+					}
+					what := "ticked"
+					if !changed {
+						what = "already done:"
+					}
+					fmt.Fprintf(e.stdout, "%s step %d: %s (wave %d: %d/%d; plan: %d/%d)\n", what, n, printable(s.Title), w.Number, wp.Done, wp.Total, pr.Done, pr.Total)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// readPlan reads the plan FILE names: a path, or the name of a plan in the
+// workspace's plans/ (with or without .md). It returns the plan, named as
+// the user wrote it, and the path it was read from.
+func readPlan(c *cli.Context, arg string) (*plans.Plan, string, error) {
+	path, name := arg, arg
+	if _, err := os.Stat(arg); errors.Is(err, fs.ErrNotExist) && !strings.ContainsRune(arg, filepath.Separator) {
+		if ws, werr := openWorkspace(c); werr == nil {
+			for _, n := range []string{arg, arg + ".md"} {
+				try := filepath.Join(ws.Root, plans.Dir, n)
+				if _, err := os.Stat(try); err == nil {
+					path, name = try, ws.Short(try)
+					break
+				}
+			}
+		}
+	}
+	p, err := plans.Read(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("no plan %s", arg)
+		}
+		return nil, "", err
+	}
+	p.Path = name
+	return p, path, nil
+}
+
+// runPlanList prints the plans of the workspace's plans/, a line each.
+func runPlanList(c *cli.Context, e *env) error {
+	ws, err := openWorkspace(c)
+	if err != nil {
+		return err
+	}
+	ps, err := plans.List(filepath.Join(ws.Root, plans.Dir))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		out := []any{}
+		for _, p := range ps {
+			p.Path = ws.Short(p.Path)
+			out = append(out, planJSON(p))
+		}
+		return e.printJSON(out)
+	}
+	if len(ps) == 0 {
+		fmt.Fprintf(e.stdout, "no plans in %s/\n", plans.Dir)
+		return nil
+	}
+	for _, p := range ps {
+		pr := p.Progress()
+		line := fmt.Sprintf("%s  %s  %d/%d steps", ws.Short(p.Path), orDash(p.Status), pr.Done, pr.Total)
+		if w, steps := p.Next(); w != nil {
+			line += "  next: " + nextSteps(w, steps)
+		}
+		if n := len(p.Check()); n > 0 {
+			line += fmt.Sprintf("  (%d %s: parley plan check)", n, plural(n, "problem", "problems"))
+		}
+		fmt.Fprintln(e.stdout, printable(line))
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// nextSteps says which steps come next: "wave 2, steps 3, 4, 5".
+func nextSteps(w *plans.Wave, steps []plans.Step) string {
+	var nums []string
+	for _, s := range steps {
+		nums = append(nums, strconv.Itoa(s.Number))
+	}
+	return fmt.Sprintf("wave %d, %s %s", w.Number, plural(len(nums), "step", "steps"), strings.Join(nums, ", "))
+}
+
+// printPlan prints a plan: its task, status, waves with their steps and
+// ticks, and its progress.
+func printPlan(e *env, p *plans.Plan) {
+	var b strings.Builder
+	task := p.Task
+	if task == "" {
+		task = p.Title
+	}
+	fmt.Fprintf(&b, "%s: %s\n", p.Path, task)
+	tags := "none"
+	if len(p.RiskTags) > 0 {
+		tags = strings.Join(p.RiskTags, ", ")
+	}
+	tier := "-"
+	if p.Tier >= 0 {
+		tier = strconv.Itoa(p.Tier)
+	}
+	fmt.Fprintf(&b, "status %s, tier %s, dated %s; risk tags: %s\n", orDash(p.Status), tier, orDash(p.Date), tags)
+	pr := p.Progress()
+	for i, w := range p.Waves {
+		deps := ""
+		if len(w.Depends) > 0 {
+			var ds []string
+			for _, d := range w.Depends {
+				ds = append(ds, strconv.Itoa(d))
+			}
+			deps = " (depends on wave " + strings.Join(ds, ", ") + ")"
+		}
+		title := ""
+		if w.Title != "" {
+			title = " — " + w.Title
+		}
+		fmt.Fprintf(&b, "wave %d%s%s: %d/%d\n", w.Number, title, deps, pr.Waves[i].Done, pr.Waves[i].Total)
+		for _, s := range w.Steps {
+			box := " "
+			if s.Done {
+				box = "x"
+			}
+			fmt.Fprintf(&b, "  [%s] step %d: %s\n", box, s.Number, s.Title)
+		}
+	}
+	fmt.Fprintf(&b, "progress: %d/%d %s", pr.Done, pr.Total, plural(pr.Total, "step", "steps"))
+	if w, steps := p.Next(); w != nil {
+		fmt.Fprintf(&b, "; next: %s\n", nextSteps(w, steps))
+	} else {
+		b.WriteString("; every wave is done\n")
+	}
+	if n := len(p.Check()); n > 0 {
+		fmt.Fprintf(&b, "note: the plan has %d %s: parley plan check %s\n", n, plural(n, "problem", "problems"), p.Path)
+	}
+	fmt.Fprint(e.stdout, printableLines(b.String()))
+}
+
+// planJSON is a plan as `plan show --json` prints it.
+func planJSON(p *plans.Plan) any {
+	probs := p.Check()
+	if probs == nil {
+		probs = []plans.Problem{}
+	}
+	var next []int
+	if _, steps := p.Next(); steps != nil {
+		for _, s := range steps {
+			next = append(next, s.Number)
+		}
+	}
+	return struct {
+		*plans.Plan
+		Progress plans.Progress  `json:"progress"`
+		Next     []int           `json:"next"`
+		Problems []plans.Problem `json:"problems"`
+	}{p, p.Progress(), next, probs}
+}

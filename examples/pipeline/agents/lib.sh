@@ -1,0 +1,15 @@
+# Helpers for the pipeline's agents. parley runs an agent once per
+# message, with the message in $PARLEY_MESSAGE, and sends what it prints
+# as that agent.
+
+# field NAME: the value of a header field of the message being handled.
+field() {
+  sed -n "/^---\$/,/^---\$/s/^$1: *//p" "$PARLEY_MESSAGE" | head -n 1 | sed 's/^"\(.*\)"$/\1/'
+}
+
+# envelope TYPE SIGNAL: the start of an answer to the orchestrator, in
+# the thread of the message being handled; the caller adds the fields of
+# TYPE, the closing ---, and the body.
+envelope() {
+  printf -- '---\nto: orch\ntype: %s\nsignal: %s\nthread: %s\nreply_to: %s\n' "$1" "$2" "$(field thread)" "$PARLEY_MESSAGE_ID"
+}

@@ -1,0 +1,415 @@
+package orchestrator
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// history is what the orchestrator's mailbox holds: the messages it sent
+// (outbox/, sent/) and those it handled (done/), oldest first, and the
+// message being handled last. Every decision is made from it.
+type history struct {
+	all  []*record
+	byID map[string]*record
+	cur  *record // the message being handled
+}
+
+type record struct {
+	m    *mailbox.Message
+	sent bool // sent by the orchestrator; else received
+	at   time.Time
+}
+
+func (r *record) typ() string { return typeOf(r.m) }
+
+func (r *record) get(key string) string { return get(r.m, key) }
+
+func (r *record) thread() string {
+	if t := r.get("thread"); t != "" {
+		return t
+	}
+	return r.get("id")
+}
+
+// to reports whether the record was sent to agent.
+func (r *record) to(agent string) bool {
+	names, _ := r.m.Header().Names("to")
+	return slices.Contains(names, agent)
+}
+
+// history reads the orchestrator's mailbox. A file that cannot be read
+// as a message is skipped.
+func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
+	h := &history{byID: map[string]*record{}}
+	box := o.Workspace.Mailbox(agent)
+	curID := get(in, "id")
+	for _, st := range []struct {
+		state string
+		sent  bool
+	}{{mailbox.Outbox, true}, {mailbox.Sent, true}, {mailbox.Done, false}} {
+		names, err := box.Names(st.state)
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			if _, ok := mailbox.IDFromName(name); !ok {
+				continue
+			}
+			data, err := mailbox.ReadFile(box.Path(st.state, name), o.Workspace.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil {
+				continue
+			}
+			id := get(m, "id")
+			if id == "" || id == curID || h.byID[id] != nil {
+				continue
+			}
+			h.add(&record{m: m, sent: st.sent})
+		}
+	}
+	slices.SortStableFunc(h.all, func(a, b *record) int { return a.at.Compare(b.at) })
+	h.cur = &record{m: in}
+	h.add(h.cur)
+	return h
+}
+
+func (h *history) add(r *record) {
+	id := r.get("id")
+	r.at, _, _ = mailbox.ParseID(id)
+	h.all = append(h.all, r)
+	if id != "" {
+		h.byID[id] = r
+	}
+}
+
+// threadOf is the pipeline a message belongs to: its thread, else the
+// thread of the message of ours it answers, else (for a program that
+// names neither) the pipeline under way, the thread of the last
+// triage_request.
+func (h *history) threadOf(in *mailbox.Message) string {
+	if t := get(in, "thread"); t != "" {
+		return t
+	}
+	if r := h.byID[get(in, "reply_to")]; r != nil {
+		return r.thread()
+	}
+	if typeOf(in) == "" {
+		return "" // a person's new request
+	}
+	for i := len(h.all) - 1; i >= 0; i-- {
+		if r := h.all[i]; r.sent && r.typ() == TriageRequest {
+			return r.thread()
+		}
+	}
+	return ""
+}
+
+// each calls fn with the records of thread, oldest first.
+func (h *history) each(thread string, fn func(r *record)) {
+	for _, r := range h.all {
+		if thread == "" || r.thread() == thread {
+			fn(r)
+		}
+	}
+}
+
+// pendingEscalation is the last escalation sent in thread that no
+// person's message handled since answers.
+func (h *history) pendingEscalation(thread string) *mailbox.Message {
+	if thread == "" {
+		return nil // a message in no thread answers nothing: a new request
+	}
+	var esc *record
+	h.each(thread, func(r *record) {
+		switch {
+		case r.sent && r.get("escalation") != "":
+			esc = r
+		case !r.sent && r != h.cur && r.typ() == "" && esc != nil && !r.at.Before(esc.at):
+			esc = nil // answered
+		}
+	})
+	if esc == nil {
+		return nil
+	}
+	return esc.m
+}
+
+// lastFanOut is the research_requests sent for the last triage_result.
+func (h *history) lastFanOut(thread string) []*mailbox.Message {
+	var group string
+	var reqs []*mailbox.Message
+	h.each(thread, func(r *record) {
+		if !r.sent || r.typ() != ResearchRequest {
+			return
+		}
+		if g := r.get("reply_to"); g != group {
+			group, reqs = g, nil
+		}
+		reqs = append(reqs, r.m)
+	})
+	return reqs
+}
+
+// answers matches the received messages of type typ to the requests:
+// by reply_to, else by topic, else the first request not yet answered
+// that went to the message's sender.
+func (h *history) answers(reqs []*mailbox.Message, typ string) map[string]*mailbox.Message {
+	got := map[string]*mailbox.Message{}
+	ids := map[string]bool{}
+	for _, q := range reqs {
+		ids[get(q, "id")] = true
+	}
+	for _, r := range h.all {
+		if r.sent || r.typ() != typ {
+			continue
+		}
+		if id := r.get("reply_to"); ids[id] {
+			if got[id] == nil {
+				got[id] = r.m
+			}
+			continue
+		}
+		for _, q := range reqs {
+			id := get(q, "id")
+			if got[id] == nil && get(q, "topic") != "" && get(q, "topic") == r.get("topic") {
+				got[id] = r.m
+				goto next
+			}
+		}
+		for _, q := range reqs {
+			id := get(q, "id")
+			if qr := h.byID[id]; got[id] == nil && qr.to(from(r.m)) && !r.at.Before(qr.at) {
+				got[id] = r.m
+				break
+			}
+		}
+	next:
+	}
+	return got
+}
+
+// sentAfter reports whether a message of type typ was sent in thread
+// after the message after.
+func (h *history) sentAfter(thread, typ string, after *mailbox.Message) bool {
+	at, _, _ := mailbox.ParseID(get(after, "id"))
+	found := false
+	h.each(thread, func(r *record) {
+		if r.sent && r.typ() == typ && r.at.After(at) {
+			found = true
+		}
+	})
+	return found
+}
+
+// forStep reports whether a record is about a step of a plan.
+func (r *record) forStep(planFile string, step int) bool {
+	return r.get("plan_file") == planFile && atoi(r.get("step")) == step
+}
+
+// assigned reports whether the step was given to a worker since the last
+// plan_result.
+func (h *history) assigned(thread, planFile string, step int) bool {
+	found := false
+	h.each(thread, func(r *record) {
+		switch {
+		case !r.sent && r.typ() == PlanResult:
+			found = false
+		case r.sent && r.typ() == TaskAssignment && r.forStep(planFile, step):
+			found = true
+		}
+	})
+	return found
+}
+
+// attempts is which attempt at the step is under way: 1 for the
+// task_assignment, one more for each revision_request since (0 when the
+// step was never assigned).
+func (h *history) attempts(thread, planFile string, step int) int {
+	n := 0
+	h.each(thread, func(r *record) {
+		if !r.sent || !r.forStep(planFile, step) {
+			return
+		}
+		switch r.typ() {
+		case TaskAssignment:
+			n = 1
+		case RevisionRequest:
+			n++
+		}
+	})
+	return n
+}
+
+// failures is the revision requests of the step's current round of
+// attempts, as history lines for the person.
+func (h *history) failures(thread, planFile string, step int) []string {
+	var out []string
+	h.each(thread, func(r *record) {
+		if !r.sent || !r.forStep(planFile, step) {
+			return
+		}
+		switch r.typ() {
+		case TaskAssignment:
+			out = nil
+		case RevisionRequest:
+			out = append(out, "- iteration "+r.get("iteration")+" ("+r.get("fix_severity")+"): "+firstText(string(r.m.Body)))
+		}
+	})
+	return out
+}
+
+// lastSentTo is the last message of one of types sent to agent in
+// thread.
+func (h *history) lastSentTo(thread, agent string, types ...string) *mailbox.Message {
+	var last *mailbox.Message
+	h.each(thread, func(r *record) {
+		if r.sent && r.to(agent) && slices.Contains(types, r.typ()) {
+			last = r.m
+		}
+	})
+	return last
+}
+
+// lastReviewTo is the last review request (typed, or a forwarded
+// submission) sent to agent in thread.
+func (h *history) lastReviewTo(thread, agent string) *record {
+	var last *record
+	h.each(thread, func(r *record) {
+		if r.sent && r.to(agent) && r.get("submission") != "" {
+			last = r
+		}
+	})
+	return last
+}
+
+// reviewRound is the review requests sent for one submission.
+func (h *history) reviewRound(thread, submission string) []*mailbox.Message {
+	var out []*mailbox.Message
+	h.each(thread, func(r *record) {
+		if r.sent && r.get("submission") == submission {
+			out = append(out, r.m)
+		}
+	})
+	return out
+}
+
+func isVerdict(r *record) bool {
+	return !r.sent && (r.typ() == ReviewVerdict || r.typ() == AuditVerdict)
+}
+
+// verdictFor is the first verdict received for a review request (the
+// current message included unless skipCur): one that answers it by
+// reply_to, else the first from its recipient after it that answers no
+// other request.
+func (h *history) verdictFor(q *mailbox.Message, skipCur bool) *mailbox.Message {
+	qr := h.byID[get(q, "id")]
+	if qr == nil {
+		return nil
+	}
+	for _, r := range h.all {
+		if !isVerdict(r) || skipCur && r == h.cur {
+			continue
+		}
+		if rt := r.get("reply_to"); rt != "" && h.byID[rt] != nil {
+			if rt == get(q, "id") {
+				return r.m
+			}
+			continue
+		}
+		if qr.to(from(r.m)) && !r.at.Before(qr.at) {
+			if last := h.lastReviewBefore(from(r.m), r.at); last == qr {
+				return r.m
+			}
+		}
+	}
+	return nil
+}
+
+// lastReviewBefore is the last review request sent to agent before at.
+func (h *history) lastReviewBefore(agent string, at time.Time) *record {
+	var last *record
+	for _, r := range h.all {
+		if r.sent && r.to(agent) && r.get("submission") != "" && !r.at.After(at) {
+			last = r
+		}
+	}
+	return last
+}
+
+// planFile is the plan of the last plan_result handled in thread.
+func (h *history) planFile(thread string) string {
+	pf := ""
+	h.each(thread, func(r *record) {
+		if !r.sent && r.typ() == PlanResult && r.get("plan_file") != "" {
+			pf = r.get("plan_file")
+		}
+	})
+	return pf
+}
+
+// sentSummary reports whether the summary of a finished plan was sent.
+func (h *history) sentSummary(thread, planFile string) bool {
+	found := false
+	h.each(thread, func(r *record) {
+		if r.sent && r.get("pipeline") == "done" && r.get("plan_file") == planFile {
+			found = true
+		}
+	})
+	return found
+}
+
+// workerOf is the worker the step was last assigned to.
+func (h *history) workerOf(thread, planFile string, step int) string {
+	w := ""
+	h.each(thread, func(r *record) {
+		if r.sent && r.typ() == TaskAssignment && r.forStep(planFile, step) {
+			names, _ := r.m.Header().Names("to")
+			if len(names) > 0 {
+				w = names[0]
+			}
+		}
+	})
+	return w
+}
+
+// firstText is the first line of text that is no heading.
+func firstText(body string) string {
+	for _, l := range strings.Split(body, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			return t
+		}
+	}
+	return ""
+}
+
+// assignedSteps is the title each step of the plan had when it was last
+// assigned, since the last plan_result.
+func (h *history) assignedSteps(thread, planFile string) map[int]string {
+	steps := map[int]string{}
+	h.each(thread, func(r *record) {
+		switch {
+		case !r.sent && r.typ() == PlanResult:
+			clear(steps)
+		case r.sent && r.typ() == TaskAssignment && r.get("plan_file") == planFile:
+			steps[atoi(r.get("step"))] = r.get("task")
+		}
+	})
+	return steps
+}
+
+// told reports whether a message sent in thread says text.
+func (h *history) told(thread, text string) bool {
+	found := false
+	h.each(thread, func(r *record) {
+		if r.sent && strings.Contains(string(r.m.Body), text) {
+			found = true
+		}
+	})
+	return found
+}

@@ -1,0 +1,998 @@
+// Package orchestrator is the dev pipeline's orchestrator, a built-in
+// agent (role orchestrator) that drives the dev-pipeline protocol from
+// the signal and the fields of each message, never from its prose:
+//
+//   - a person's request -> triage_request to the architect;
+//   - triage_result -> one research_request per research question, all at
+//     once, their research_results joined into one architecture_request
+//     (a `## Research Context` body); no research -> architecture_request
+//     at once;
+//   - plan_result -> the plan file is read and checked; blockers, a plan
+//     that does not check or one outside plans/ -> the person; else the
+//     first wave: one task_assignment per step, all at once;
+//   - worker_submission rfr -> review_request to the reviewer, and to the
+//     auditor when the plan's risk tags include security, auth,
+//     data-mutation or concurrent; both verdicts are waited for;
+//   - every verdict pass or pass_with_notes -> approval (lgtm) to the
+//     worker, the step ticked in the plan, the next wave when the wave is
+//     complete; a fail -> revision_request with the next iteration, until
+//     MaxIterations attempts failed -> the person, with the history;
+//   - blocked / escalate -> the person, with the body's Route: line;
+//   - the person's answer (a reply in the pipeline's thread, with a
+//     decision field or a first word approve, retry or stop) resumes it;
+//   - every step ticked -> the plan's status done, a summary to the person.
+//
+// It keeps nothing in memory: each message is decided from the
+// orchestrator's own mailbox (what it sent, in outbox/ and sent/, and
+// what it handled, in done/), from the message itself and from the plan
+// file, so a runner killed at any point resumes where it was.
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans"
+	"github.com/parley-dev/parley/runner/workspace"
+	"gopkg.in/yaml.v3"
+)
+
+// MaxIterations is how many attempts at a step may fail review before the
+// step goes to the person: the task_assignment is attempt 1, each
+// revision_request the next.
+const MaxIterations = 5
+
+// RiskyTags are the plan risk tags that bring the auditor into a review.
+var RiskyTags = []string{"security", "auth", "data-mutation", "concurrent"}
+
+// Message types and signals of the dev-pipeline protocol.
+const (
+	TriageRequest       = "triage_request"
+	TriageResult        = "triage_result"
+	ResearchRequest     = "research_request"
+	ResearchResult      = "research_result"
+	ArchitectureRequest = "architecture_request"
+	PlanResult          = "plan_result"
+	TaskAssignment      = "task_assignment"
+	WorkerSubmission    = "worker_submission"
+	ReviewRequest       = "review_request"
+	ReviewVerdict       = "review_verdict"
+	AuditVerdict        = "audit_verdict"
+	RevisionRequest     = "revision_request"
+	Approval            = "approval"
+)
+
+// Escalation kinds, in the escalation field of the orchestrator's
+// messages to the person.
+const (
+	EscalatePlan    = "plan"      // the plan has blockers, or does not check
+	EscalateLimit   = "iteration" // a step failed review MaxIterations times
+	EscalateBlocked = "blocked"   // an agent signalled blocked or escalate
+)
+
+// The person's decisions on an escalation, in the decision field of the
+// answer (or its first word).
+const (
+	DecisionApprove = "approve" // accept it and go on
+	DecisionRetry   = "retry"   // do it again, with the person's answer
+	DecisionStop    = "stop"    // stop: the plan is marked blocked
+)
+
+// humanRole is the role of the agents escalations go to.
+const humanRole = "human"
+
+// Orchestrator is the built-in handler. Its zero value is not usable: set
+// Workspace.
+type Orchestrator struct {
+	// Workspace is the workspace it works in: its agents and roles, the
+	// orchestrator's mailbox, plans/.
+	Workspace *workspace.Workspace
+	// Log receives what it decides; nil discards.
+	Log *slog.Logger
+	// Checkpoint, when set, commits the plan once it is done (parley
+	// sets it to a git checkpoint with `git: auto`). Its error is
+	// logged: the plan is on disk either way.
+	Checkpoint func(ctx context.Context, message string) error
+}
+
+func (o *Orchestrator) log() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Log
+}
+
+// Handle decides what follows one message delivered to the orchestrator,
+// agent, and returns the messages to send. It may tick a step of the plan
+// and set its status; a message handled again after a crash decides the
+// same (a tick is made once).
+func (o *Orchestrator) Handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
+	h := o.history(agent, in)
+	r := &run{o: o, agent: agent, in: in, h: h, thread: h.threadOf(in)}
+	out, err := r.decide()
+	if err == nil && r.save != "" && o.Checkpoint != nil {
+		if err := o.Checkpoint(ctx, r.save); err != nil {
+			o.log().Warn("orchestrator: git checkpoint", "err", err)
+		}
+	}
+	return out, err
+}
+
+// decide decides what follows the message, by its type and signal.
+func (r *run) decide() ([]*mailbox.Message, error) {
+	in := r.in
+	typ := typeOf(in)
+	sig := get(in, "signal")
+	r.o.log().Debug("orchestrator", "type", typ, "signal", sig, "thread", r.thread)
+	if sig == "blocked" || sig == "escalate" {
+		if typ == PlanResult {
+			return r.escalate(EscalatePlan, "the architect is blocked", nil, nil)
+		}
+		return r.escalate(EscalateBlocked, fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)), nil, nil)
+	}
+	switch typ {
+	case TriageResult:
+		return r.triaged()
+	case ResearchResult:
+		return r.researched()
+	case PlanResult:
+		return r.planned()
+	case WorkerSubmission:
+		return r.submitted()
+	case ReviewVerdict, AuditVerdict:
+		return r.judged()
+	case "":
+		if !r.o.Workspace.IsProgram(from(in)) {
+			return r.fromPerson()
+		}
+	}
+	r.o.log().Info("orchestrator: nothing to do", "type", typ, "from", from(in))
+	return nil, nil
+}
+
+// run is the handling of one message.
+type run struct {
+	o      *Orchestrator
+	agent  string
+	in     *mailbox.Message
+	h      *history
+	thread string
+	save   string // the message of a git checkpoint to make, when the plan is done
+}
+
+// send makes a message of the pipeline's thread, answering the message
+// being handled (reply_to).
+func (r *run) send(to []string, typ, signal, body string) *mailbox.Message {
+	m := mailbox.New([]byte(body))
+	m.SetNames("to", to)
+	if typ != "" {
+		m.Set("type", typ)
+	}
+	if signal != "" {
+		m.Set("signal", signal)
+	}
+	if r.thread != "" {
+		m.Set("thread", r.thread)
+	}
+	if id := get(r.in, "id"); id != "" {
+		m.Set("reply_to", id)
+	}
+	return m
+}
+
+// role returns the agents of the workspace that hold one of roles, in
+// parley.yaml's order.
+func (r *run) role(roles ...string) []string {
+	var names []string
+	for _, a := range r.o.Workspace.Config.Agents {
+		if a.Name != r.agent && r.o.Workspace.HasRole(a.Name, roles...) {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
+
+// people are the agents escalations and the summary go to: those with
+// role human, else every agent that is no program.
+func (r *run) people() []string {
+	if p := r.role(humanRole); len(p) > 0 {
+		return p
+	}
+	var names []string
+	for _, a := range r.o.Workspace.Config.Agents {
+		if !r.o.Workspace.IsProgram(a.Name) {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
+
+// workers are the agents tasks go to.
+func (r *run) workers() []string {
+	if w := r.role("worker"); len(w) > 0 {
+		return w
+	}
+	return r.role("debugger", "documenter")
+}
+
+// fromPerson handles a person's message: an answer to an escalation
+// resumes the pipeline; anything else is a new request, triaged.
+func (r *run) fromPerson() ([]*mailbox.Message, error) {
+	if esc := r.h.pendingEscalation(r.thread); esc != nil {
+		return r.decided(esc)
+	}
+	architects := r.role("architect")
+	if len(architects) == 0 {
+		return nil, errors.New("no agent has the role architect to triage the request")
+	}
+	r.thread = get(r.in, "id")
+	if t := get(r.in, "thread"); t != "" {
+		r.thread = t
+	}
+	body := "## Request\n\n" + strings.TrimSpace(string(r.in.Body)) + "\n"
+	if s := get(r.in, "summary"); s != "" {
+		body = "## Request\n\n" + s + "\n\n" + strings.TrimSpace(string(r.in.Body)) + "\n"
+	}
+	return []*mailbox.Message{r.send(architects[:1], TriageRequest, "execute", body)}, nil
+}
+
+// triaged handles a triage_result: research, or the plan straight away.
+func (r *run) triaged() ([]*mailbox.Message, error) {
+	if get(r.in, "research_needed") != "true" {
+		return r.architecture("No research needed — proceed.\n")
+	}
+	questions := researchQuestions(string(r.in.Body))
+	researchers := r.role("researcher")
+	if len(questions) == 0 || len(researchers) == 0 {
+		why := "the triage lists no research questions"
+		if len(researchers) == 0 {
+			why = "no agent has the role researcher"
+		}
+		return r.architecture(fmt.Sprintf("No research was done (%s) — proceed.\n", why))
+	}
+	var out []*mailbox.Message
+	for i, q := range questions {
+		m := r.send(researchers[i%len(researchers):i%len(researchers)+1], ResearchRequest, "research", q+"\n\n## Context\n\n"+strings.TrimSpace(string(r.in.Body))+"\n")
+		m.SetValue("topic", topic(q))
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// architecture asks the architect for the plan.
+func (r *run) architecture(body string) ([]*mailbox.Message, error) {
+	architects := r.role("architect")
+	if len(architects) == 0 {
+		return nil, errors.New("no agent has the role architect")
+	}
+	return []*mailbox.Message{r.send(architects[:1], ArchitectureRequest, "plan", body)}, nil
+}
+
+// researched joins the research results: when every research_request of
+// the last triage has its answer, the architect gets them all.
+func (r *run) researched() ([]*mailbox.Message, error) {
+	reqs := r.h.lastFanOut(r.thread)
+	if len(reqs) == 0 {
+		r.o.log().Info("orchestrator: a research result no request asked for", "from", from(r.in))
+		return nil, nil
+	}
+	answers := r.h.answers(reqs, ResearchResult)
+	for _, q := range reqs {
+		if answers[get(q, "id")] == nil {
+			return nil, nil // the join waits for the others
+		}
+	}
+	if r.h.sentAfter(r.thread, ArchitectureRequest, reqs[len(reqs)-1]) {
+		return nil, nil // joined already: a duplicate result
+	}
+	var b strings.Builder
+	b.WriteString("## Research Context\n")
+	for _, q := range reqs {
+		a := answers[get(q, "id")]
+		fmt.Fprintf(&b, "\n### %s\n\n", get(q, "topic"))
+		if get(a, "verified") != "true" {
+			b.WriteString("**Unverified:** this answer rests on assumptions not checked against sources.\n\n")
+		}
+		b.WriteString(strings.TrimSpace(string(a.Body)) + "\n")
+	}
+	return r.architecture(b.String())
+}
+
+// planned handles a plan_result: the person first when the plan has
+// blockers or is not a valid plan in plans/; else the first wave.
+func (r *run) planned() ([]*mailbox.Message, error) {
+	if get(r.in, "has_blockers") == "true" {
+		return r.escalate(EscalatePlan, "the architect's plan has blockers", nil, nil)
+	}
+	p, problem := r.readPlan(get(r.in, "plan_file"))
+	if problem != "" {
+		return r.escalate(EscalatePlan, problem, nil, nil)
+	}
+	if _, _, err := plans.SetStatus(r.planPath(p.Path), "in_progress"); err != nil {
+		return nil, err
+	}
+	return r.dispatch(p)
+}
+
+// planPath is the path of a plan file named relative to the workspace.
+func (r *run) planPath(name string) string {
+	return filepath.Join(r.o.Workspace.Root, filepath.FromSlash(name))
+}
+
+// readPlan reads and checks the plan named by a plan_file field. The
+// problem says what is wrong, for the person; the plan's Path is the name
+// relative to the workspace, with slashes.
+func (r *run) readPlan(name string) (*plans.Plan, string) {
+	if name == "" {
+		return nil, "the plan_result names no plan_file"
+	}
+	clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(name)))
+	if filepath.IsAbs(name) || !strings.HasPrefix(clean, plans.Dir+"/") || strings.Contains(clean[len(plans.Dir)+1:], "/") {
+		return nil, fmt.Sprintf("the plan file %s is not in %s/ of the workspace", name, plans.Dir)
+	}
+	p, err := plans.Read(r.planPath(clean))
+	if err != nil {
+		return nil, fmt.Sprintf("the plan file %s cannot be read: %v", clean, err)
+	}
+	p.Path = clean
+	if err := p.Err(); err != nil {
+		return nil, fmt.Sprintf("the plan file %s is not a valid plan:\n\n%v", clean, err)
+	}
+	return p, ""
+}
+
+// dispatch sends the steps of the plan's next wave, one task_assignment
+// each, all at once; or, when every step is done, closes the plan. A step
+// that names a file a step of the wave before it in the plan also names,
+// and that is not done, waits for it: the orchestrator says so to the
+// person (once) and sends the step when the other is approved.
+func (r *run) dispatch(p *plans.Plan) ([]*mailbox.Message, error) {
+	w, steps := p.Next()
+	if w == nil {
+		return r.finish(p)
+	}
+	workers := r.workers()
+	if len(workers) == 0 {
+		return nil, errors.New("no agent has the role worker")
+	}
+	busy := map[string]int{} // a file -> the step under way that changes it
+	var todo []plans.Step
+	for _, s := range steps {
+		if r.h.assigned(r.thread, p.Path, s.Number) {
+			for _, f := range s.Files {
+				busy[f] = s.Number
+			}
+			continue
+		}
+		todo = append(todo, s)
+	}
+	var out []*mailbox.Message
+	var waits []string
+	for _, s := range todo {
+		if n, f := overlap(s.Files, busy); n != 0 {
+			waits = append(waits, fmt.Sprintf("- step %d waits for step %d: both change %s", s.Number, n, f))
+			continue
+		}
+		for _, f := range s.Files {
+			busy[f] = s.Number
+		}
+		out = append(out, r.task(p, s, workers[len(out)%len(workers)]))
+	}
+	var fresh []string
+	for _, l := range waits {
+		if !r.h.told(r.thread, l) {
+			fresh = append(fresh, l)
+		}
+	}
+	if len(fresh) > 0 {
+		note, _ := r.note(fmt.Sprintf("Wave %d of %s: steps that change the same files go one after the other:\n\n%s", w.Number, p.Path, strings.Join(fresh, "\n")))
+		out = append(out, note...)
+	}
+	return out, nil
+}
+
+// overlap returns the first of files a step under way changes, with that
+// step; 0 when none does.
+func overlap(files []string, busy map[string]int) (int, string) {
+	for _, f := range files {
+		if n, ok := busy[f]; ok {
+			return n, f
+		}
+	}
+	return 0, ""
+}
+
+// task is the task_assignment of one step.
+func (r *run) task(p *plans.Plan, s plans.Step, worker string) *mailbox.Message {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Task\n\nStep %d of %s (wave %d): %s\n\n%s\n", s.Number, p.Path, s.Wave, s.Title, s.Detail)
+	if len(p.Criteria) > 0 {
+		b.WriteString("\n## Acceptance Criteria\n\n")
+		for _, c := range p.Criteria {
+			fmt.Fprintf(&b, "- %s\n", c)
+		}
+	}
+	for _, name := range []string{plans.Summary, plans.OutOfScope} {
+		for _, sec := range p.Sections {
+			if sec.Name == name && sec.Text != "" {
+				fmt.Fprintf(&b, "\n## %s\n\n%s\n", name, sec.Text)
+			}
+		}
+	}
+	if len(s.Files) > 0 {
+		fmt.Fprintf(&b, "\n## Files\n\nThe step may change: %s. A submission that changes other files is sent back.\n", strings.Join(s.Files, ", "))
+	}
+	m := r.send([]string{worker}, TaskAssignment, "execute", b.String())
+	m.SetValue("task", s.Title)
+	if len(s.Files) > 0 {
+		m.SetNode("files", flowList(s.Files))
+	}
+	m.SetValue("plan_file", p.Path)
+	m.SetValue("wave", strconv.Itoa(s.Wave))
+	m.SetValue("step", strconv.Itoa(s.Number))
+	return m
+}
+
+// changes compares the plan with what was assigned from it, for a plan
+// a person edited while it runs: a step gone or renamed is told to the
+// person (once), and a step added to a wave under way is assigned now.
+func (r *run) changes(p *plans.Plan) []*mailbox.Message {
+	assigned := r.h.assignedSteps(r.thread, p.Path)
+	if len(assigned) == 0 {
+		return nil
+	}
+	var said []string
+	var out []*mailbox.Message
+	nums := make([]int, 0, len(assigned))
+	for n := range assigned {
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	underWay := map[int]bool{}
+	for _, n := range nums {
+		s := p.Step(n)
+		switch {
+		case s == nil:
+			said = append(said, fmt.Sprintf("step %d (%q) is no longer in the plan", n, assigned[n]))
+		case s.Title != assigned[n]:
+			said = append(said, fmt.Sprintf("step %d is now %q (it was %q when assigned)", n, s.Title, assigned[n]))
+			underWay[s.Wave] = true
+		default:
+			underWay[s.Wave] = true
+		}
+	}
+	added := false
+	for _, w := range p.Waves {
+		if !underWay[w.Number] {
+			continue
+		}
+		for _, s := range w.Steps {
+			if _, ok := assigned[s.Number]; ok || s.Done || r.h.told(r.thread, fmt.Sprintf("- step %d waits for step ", s.Number)) {
+				continue
+			}
+			said = append(said, fmt.Sprintf("step %d (%q) was added to wave %d, which is under way", s.Number, s.Title, w.Number))
+			added = true
+		}
+	}
+	if added {
+		// Sent as the wave's steps are: at once, unless it changes a
+		// file a step under way changes.
+		more, _ := r.dispatch(p)
+		out = append(out, more...)
+	}
+	var fresh []string
+	for _, l := range said {
+		if !r.h.told(r.thread, l) {
+			fresh = append(fresh, "- "+l)
+		}
+	}
+	if len(fresh) > 0 {
+		if note, _ := r.note(fmt.Sprintf("%s was changed by hand since it was read:\n\n%s", p.Path, strings.Join(fresh, "\n"))); note != nil {
+			out = append(note, out...)
+		}
+	}
+	return out
+}
+
+// finish closes a plan whose steps are all done: its status done, and a
+// summary to the person.
+func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
+	if _, _, err := plans.SetStatus(r.planPath(p.Path), "done"); err != nil {
+		return nil, err
+	}
+	if r.h.sentSummary(r.thread, p.Path) {
+		return nil, nil
+	}
+	r.save = "plan done: " + p.Path
+	pr := p.Progress()
+	var b strings.Builder
+	fmt.Fprintf(&b, "The plan %s is done: %d of %d steps in %d waves.\n\n", p.Path, pr.Done, pr.Total, len(p.Waves))
+	for _, w := range p.Waves {
+		fmt.Fprintf(&b, "- Wave %d — %s\n", w.Number, w.Title)
+		for _, s := range w.Steps {
+			n := r.h.attempts(r.thread, p.Path, s.Number)
+			fmt.Fprintf(&b, "  - [x] Step %d: %s (%d %s)\n", s.Number, s.Title, n, plural(n, "attempt", "attempts"))
+		}
+	}
+	m := r.send(r.people(), "", "", b.String())
+	m.SetValue("summary", fmt.Sprintf("plan done: %s (%d/%d steps)", p.Path, pr.Done, pr.Total))
+	m.SetValue("plan_file", p.Path)
+	m.SetValue("pipeline", "done")
+	return []*mailbox.Message{m}, nil
+}
+
+// stepOf finds the plan and step a message is about: its own step and
+// plan_file fields, else those of the message of ours it answers, else of
+// the last task or revision we sent its sender.
+func (r *run) stepOf(m *mailbox.Message) (planFile string, step int, ok bool) {
+	try := []*mailbox.Message{m}
+	if q := r.h.byID[get(m, "reply_to")]; q != nil {
+		try = append(try, q.m)
+	}
+	if q := r.h.lastSentTo(r.thread, from(m), TaskAssignment, RevisionRequest, ReviewRequest); q != nil {
+		try = append(try, q)
+	}
+	for _, c := range try {
+		if n, err := strconv.Atoi(get(c, "step")); err == nil && get(c, "plan_file") != "" {
+			return get(c, "plan_file"), n, true
+		}
+	}
+	return "", 0, false
+}
+
+// submitted handles a worker_submission rfr: the review (and audit).
+func (r *run) submitted() ([]*mailbox.Message, error) {
+	planFile, n, ok := r.stepOf(r.in)
+	if !ok {
+		return r.escalate(EscalateBlocked, fmt.Sprintf("a submission from %s belongs to no step of a plan", from(r.in)), nil, nil)
+	}
+	p, s, changed, instead, err := r.readStep(planFile, n, "A submission from "+from(r.in))
+	if s == nil {
+		return instead, err
+	}
+	if s.Done {
+		r.o.log().Info("orchestrator: a submission for a step done already", "from", from(r.in), "step", n)
+		return changed, nil
+	}
+	files := list(r.in, "files_changed")
+	if len(files) == 0 {
+		return withChanges(changed)(r.revise(p, s, from(r.in), []string{"### parley\n\nThe submission lists no files_changed: list the files the step changed, and submit again."}))
+	}
+	if outside := outsideOf(files, s.Files); len(outside) > 0 {
+		return withChanges(changed)(r.revise(p, s, from(r.in), []string{fmt.Sprintf("### parley\n\nThe submission changes files step %d does not name: %s. The step may change: %s. Undo the others, or ask for a change of the plan (signal: blocked).", n, strings.Join(outside, ", "), strings.Join(s.Files, ", "))}))
+	}
+	iteration := r.h.attempts(r.thread, p.Path, n)
+	reviewers := r.role("reviewer")
+	if p.HasRisk(RiskyTags...) {
+		reviewers = append(reviewers, r.role("auditor")...)
+	}
+	if len(reviewers) == 0 {
+		return nil, errors.New("no agent has the role reviewer")
+	}
+	typed := r.protocolHas(ReviewRequest)
+	var out []*mailbox.Message
+	for _, rv := range reviewers {
+		body := fmt.Sprintf("## Step %d: %s\n\n%s\n\n## Submission of %s\n\n%s\n", s.Number, s.Title, s.Detail, from(r.in), strings.TrimSpace(string(r.in.Body)))
+		var m *mailbox.Message
+		if typed {
+			m = r.send([]string{rv}, ReviewRequest, "review", body)
+		} else {
+			m = r.send([]string{rv}, "", "", body)
+			m.SetValue("summary", fmt.Sprintf("review step %d of %s", n, p.Path))
+		}
+		m.SetValue("submission", get(r.in, "id"))
+		m.SetValue("plan_file", p.Path)
+		m.SetValue("wave", strconv.Itoa(s.Wave))
+		m.SetValue("step", strconv.Itoa(n))
+		m.SetValue("iteration", strconv.Itoa(iteration))
+		m.SetValue("worker", from(r.in))
+		m.SetNames("files_changed", files)
+		out = append(out, m)
+	}
+	return append(changed, out...), nil
+}
+
+// readStep reads the plan and finds step n in it, with the messages
+// about the plan's changes since it was assigned (see changes). When the
+// plan cannot be read, or lacks the step, s is nil and instead is what to
+// send: an escalation, or a note that the message (what) was set aside.
+func (r *run) readStep(planFile string, n int, what string) (p *plans.Plan, s *plans.Step, changed, instead []*mailbox.Message, err error) {
+	p, problem := r.readPlan(planFile)
+	if problem != "" {
+		instead, err = r.escalate(EscalatePlan, problem, nil, nil)
+		return nil, nil, nil, instead, err
+	}
+	changed = r.changes(p)
+	if s = p.Step(n); s == nil {
+		note := r.mustNote(fmt.Sprintf("%s is for step %d, which %s does not have; it was set aside.", what, n, p.Path))
+		return nil, nil, nil, append(changed, note...), nil
+	}
+	return p, s, changed, nil, nil
+}
+
+// approve ticks step s of p, tells its worker to commit (text, answering
+// the message replyTo, or the one handled), and sends the next wave, or
+// closes the plan, when the step's wave is complete.
+func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string) ([]*mailbox.Message, error) {
+	name := p.Path
+	p, _, err := plans.Tick(r.planPath(name), s.Number)
+	if err != nil {
+		return nil, err
+	}
+	p.Path = name
+	ok := r.send([]string{worker}, Approval, "lgtm", text)
+	if replyTo != "" {
+		ok.Set("reply_to", replyTo)
+	}
+	// The next wave when this one is complete; else a step of this wave
+	// that waited for this one.
+	next, err := r.dispatch(p)
+	return append([]*mailbox.Message{ok}, next...), err
+}
+
+// outsideOf is the files not among allowed; none when the step names no
+// files (it does not say what it may change).
+func outsideOf(files, allowed []string) []string {
+	if len(allowed) == 0 {
+		return nil
+	}
+	var out []string
+	for _, f := range files {
+		if !slices.Contains(allowed, filepath.ToSlash(filepath.Clean(f))) && !slices.Contains(allowed, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// flowList is a YAML list written on one line: [a, b].
+func flowList(items []string) *yaml.Node {
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+	for _, it := range items {
+		seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: it})
+	}
+	return seq
+}
+
+// protocolHas reports whether the workspace's protocol has a message type.
+func (r *run) protocolHas(typ string) bool {
+	set, err := r.o.Workspace.Protocol()
+	if err != nil {
+		return false
+	}
+	_, _, ok := set.Type(typ)
+	return ok
+}
+
+// judged handles a verdict: when every review of the round is in, the
+// step is approved and ticked, or sent back, or, past the limit, goes to
+// the person.
+func (r *run) judged() ([]*mailbox.Message, error) {
+	req := r.h.byID[get(r.in, "reply_to")]
+	if req == nil || !req.sent || req.get("submission") == "" {
+		req = r.h.lastReviewTo(r.thread, from(r.in))
+	}
+	if req == nil {
+		r.o.log().Info("orchestrator: a verdict no review asked for", "from", from(r.in))
+		return r.note(fmt.Sprintf("A %s from %s answers no review request of the pipeline; it was set aside.", typeOf(r.in), from(r.in)))
+	}
+	planFile, n := get(req.m, "plan_file"), atoi(get(req.m, "step"))
+	p, s, changed, instead, err := r.readStep(planFile, n, "A "+typeOf(r.in)+" from "+from(r.in))
+	if s == nil {
+		return instead, err
+	}
+	submission := get(req.m, "submission")
+	round := r.h.reviewRound(r.thread, submission)
+	if r.h.verdictFor(req.m, true) != nil {
+		r.o.log().Info("orchestrator: a duplicate verdict", "from", from(r.in), "step", n)
+		return changed, nil
+	}
+	verdicts := map[string]*mailbox.Message{} // review request id -> verdict
+	for _, q := range round {
+		if v := r.h.verdictFor(q, false); v != nil {
+			verdicts[get(q, "id")] = v
+		}
+	}
+	if len(verdicts) < len(round) {
+		return changed, nil // the other verdict is awaited
+	}
+	worker := get(req.m, "worker")
+	var failed []string
+	for _, q := range round {
+		v := verdicts[get(q, "id")]
+		if get(v, "signal") == "fail" {
+			failed = append(failed, fmt.Sprintf("### %s (%s)\n\n%s", from(v), typeOf(v), strings.TrimSpace(string(v.Body))))
+		}
+	}
+	if len(failed) > 0 {
+		return withChanges(changed)(r.revise(p, s, worker, failed))
+	}
+	return withChanges(changed)(r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved: commit it.\n", n, p.Path), submission))
+}
+
+// revise sends a step back to its worker with the failures, or, after
+// MaxIterations failed attempts, to the person.
+func (r *run) revise(p *plans.Plan, s *plans.Step, worker string, failures []string) ([]*mailbox.Message, error) {
+	attempt := r.h.attempts(r.thread, p.Path, s.Number)
+	if attempt >= MaxIterations {
+		return r.escalate(EscalateLimit, fmt.Sprintf("step %d of %s failed review %d times", s.Number, p.Path, attempt), s, failures)
+	}
+	iteration := attempt + 1
+	severity := "all"
+	if iteration > 3 {
+		severity = "critical"
+	}
+	body := fmt.Sprintf("## Issues to fix (step %d: %s)\n\n%s\n", s.Number, s.Title, strings.Join(failures, "\n\n"))
+	m := r.send([]string{worker}, RevisionRequest, "revise", body)
+	m.SetValue("iteration", strconv.Itoa(iteration))
+	m.SetValue("max_iterations", strconv.Itoa(MaxIterations))
+	m.SetValue("fix_severity", severity)
+	if len(s.Files) > 0 {
+		m.SetNode("files", flowList(s.Files))
+	}
+	m.SetValue("plan_file", p.Path)
+	m.SetValue("wave", strconv.Itoa(s.Wave))
+	m.SetValue("step", strconv.Itoa(s.Number))
+	return []*mailbox.Message{m}, nil
+}
+
+// escalate tells the person what needs a decision: what happened, the
+// agent's Route: line when its body has one, and the history of a step.
+func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*mailbox.Message, error) {
+	people := r.people()
+	if len(people) == 0 {
+		return nil, fmt.Errorf("escalation (%s) with no person to send it to: no agent has the role human", what)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The pipeline needs your decision: %s.\n", what)
+	if route := routeLine(string(r.in.Body)); route != "" {
+		fmt.Fprintf(&b, "\n%s\n", route)
+	}
+	if len(history) > 0 {
+		b.WriteString("\n## History\n\n")
+		if s != nil {
+			for _, h := range r.h.failures(r.thread, r.planOf(), s.Number) {
+				b.WriteString(h + "\n\n")
+			}
+		}
+		b.WriteString(strings.Join(history, "\n\n") + "\n")
+	}
+	if len(history) == 0 {
+		fmt.Fprintf(&b, "\n## Message from %s\n\n%s\n", from(r.in), strings.TrimSpace(string(r.in.Body)))
+	}
+	b.WriteString("\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: approve (accept it and go on), retry (the work again, with your answer; for a plan, the architect plans again with it), stop (the plan is marked blocked).\n")
+	m := r.send(people, "", "", b.String())
+	m.SetValue("summary", "escalation: "+firstLine(what))
+	m.SetValue("escalation", kind)
+	if pf := r.planOf(); pf != "" {
+		m.SetValue("plan_file", pf)
+	}
+	if s == nil && kind == EscalateBlocked {
+		if pf, n, ok := r.stepOf(r.in); ok {
+			m.SetValue("plan_file", pf)
+			m.SetValue("step", strconv.Itoa(n))
+		}
+	}
+	if s != nil {
+		m.SetValue("step", strconv.Itoa(s.Number))
+		m.SetValue("iteration", strconv.Itoa(r.h.attempts(r.thread, r.planOf(), s.Number)))
+	}
+	m.SetValue("about", get(r.in, "id"))
+	return []*mailbox.Message{m}, nil
+}
+
+// planOf is the plan the pipeline of the thread works on, if it has one.
+func (r *run) planOf() string {
+	if pf := get(r.in, "plan_file"); pf != "" {
+		return pf
+	}
+	return r.h.planFile(r.thread)
+}
+
+// withChanges puts the messages about a plan's changes first.
+func withChanges(changed []*mailbox.Message) func([]*mailbox.Message, error) ([]*mailbox.Message, error) {
+	return func(out []*mailbox.Message, err error) ([]*mailbox.Message, error) {
+		return append(changed, out...), err
+	}
+}
+
+// mustNote is note, for callers with nothing else to fail.
+func (r *run) mustNote(text string) []*mailbox.Message {
+	m, _ := r.note(text)
+	return m
+}
+
+// note tells the person something that needs no decision.
+func (r *run) note(text string) ([]*mailbox.Message, error) {
+	people := r.people()
+	if len(people) == 0 {
+		return nil, nil
+	}
+	m := r.send(people, "", "", text+"\n")
+	m.SetValue("summary", "note: "+firstLine(text))
+	return []*mailbox.Message{m}, nil
+}
+
+// decided resumes the pipeline with the person's answer to an
+// escalation: approve, retry or stop (the decision field, or the first
+// word of the answer); other text is passed on to who raised the matter.
+func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
+	decision := strings.ToLower(get(r.in, "decision"))
+	if decision == "" {
+		words := strings.Fields(strings.ToLower(string(r.in.Body)))
+		if len(words) > 0 {
+			decision = strings.Trim(words[0], ".,:;!")
+		}
+	}
+	about := r.h.byID[get(esc, "about")]
+	planFile := get(esc, "plan_file")
+	if decision == DecisionStop {
+		if planFile != "" {
+			if _, _, err := plans.SetStatus(r.planPath(planFile), "blocked"); err != nil {
+				return nil, err
+			}
+		}
+		return r.note(fmt.Sprintf("Stopped as you decided; %s is marked blocked.", orNone(planFile)))
+	}
+	switch get(esc, "escalation") {
+	case EscalatePlan:
+		if decision == DecisionApprove {
+			p, problem := r.readPlan(planFile)
+			if problem != "" {
+				return r.escalate(EscalatePlan, problem, nil, nil)
+			}
+			if _, _, err := plans.SetStatus(r.planPath(p.Path), "in_progress"); err != nil {
+				return nil, err
+			}
+			return r.dispatch(p)
+		}
+		return r.architecture("## Decision of " + from(r.in) + "\n\n" + strings.TrimSpace(string(r.in.Body)) + "\n")
+	case EscalateLimit, EscalateBlocked:
+		n := atoi(get(esc, "step"))
+		if planFile == "" || n == 0 {
+			if about != nil && typeOf(about.m) != "" && from(about.m) != "" {
+				return r.passOn(about.m)
+			}
+			return r.note("Your answer was noted; the pipeline has no step waiting on it.")
+		}
+		p, problem := r.readPlan(planFile)
+		if problem != "" {
+			return r.escalate(EscalatePlan, problem, nil, nil)
+		}
+		s := p.Step(n)
+		if s == nil {
+			return r.note(fmt.Sprintf("%s has no step %d any more; nothing to resume.", p.Path, n))
+		}
+		worker := r.h.workerOf(r.thread, p.Path, n)
+		if decision == DecisionApprove {
+			return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
+		}
+		m := r.task(p, *s, worker)
+		m.SetBody(append(m.Body, "\n## Decision of "+from(r.in)+"\n\n"+strings.TrimSpace(string(r.in.Body))+"\n"...))
+		return []*mailbox.Message{m}, nil
+	}
+	return r.note("Your answer was noted; the pipeline has nothing waiting on it.")
+}
+
+// passOn sends the person's answer to the agent whose message was
+// escalated, as an informal message.
+func (r *run) passOn(to *mailbox.Message) ([]*mailbox.Message, error) {
+	m := r.send([]string{from(to)}, "", "", "## Decision of "+from(r.in)+"\n\n"+strings.TrimSpace(string(r.in.Body))+"\n")
+	m.Set("reply_to", get(to, "id"))
+	return []*mailbox.Message{m}, nil
+}
+
+// researchQuestions are the items of the body's Research Questions
+// section (a heading with those words, any level).
+func researchQuestions(body string) []string {
+	var qs []string
+	in := false
+	for _, l := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "#") {
+			in = strings.Contains(strings.ToLower(t), "research question")
+			continue
+		}
+		if !in {
+			continue
+		}
+		for _, p := range []string{"- ", "* "} {
+			if q, ok := strings.CutPrefix(t, p); ok {
+				qs = append(qs, strings.TrimSpace(q))
+			}
+		}
+		if i := strings.Index(t, ". "); i > 0 && i < 4 {
+			if _, err := strconv.Atoi(t[:i]); err == nil {
+				qs = append(qs, strings.TrimSpace(t[i+2:]))
+			}
+		}
+	}
+	return qs
+}
+
+// topic is a question's short name: its text before a colon or a
+// question mark, at most 60 characters.
+func topic(q string) string {
+	t := q
+	if i := strings.IndexAny(t, ":?"); i > 0 {
+		t = t[:i]
+	}
+	t = strings.Trim(strings.TrimSpace(t), "*`")
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:60])
+	}
+	return t
+}
+
+// routeLine is the body's `Route:` line, if it has one.
+func routeLine(body string) string {
+	for _, l := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "*"))
+		if strings.HasPrefix(strings.ToLower(t), "route:") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+func typeOf(m *mailbox.Message) string { return get(m, "type") }
+
+func from(m *mailbox.Message) string { return get(m, "from") }
+
+func get(m *mailbox.Message, key string) string {
+	if m == nil {
+		return ""
+	}
+	v, _ := m.Header().Get(key)
+	return strings.TrimSpace(v)
+}
+
+// list reads a field that is a list of strings (or one string).
+func list(m *mailbox.Message, key string) []string {
+	switch v := m.Header().Value(key).(type) {
+	case string:
+		if v != "" {
+			return []string{v}
+		}
+	case []any:
+		var out []string
+		for _, x := range v {
+			if s := strings.TrimSpace(fmt.Sprint(x)); s != "" && x != nil {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no type"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSuffix(l, ":")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

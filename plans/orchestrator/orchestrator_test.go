@@ -1,0 +1,490 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+const config = `skills: [dev-pipeline]
+agents:
+  - {name: you, role: human}
+  - {name: orch, role: orchestrator, driver: builtin, handler: orchestrator}
+  - {name: architect, driver: command, run: [true]}
+  - {name: researcher, driver: command, run: [true]}
+  - {name: worker-1, role: worker, driver: command, run: [true]}
+  - {name: worker-2, role: worker, driver: command, run: [true]}
+  - {name: reviewer, driver: command, run: [true]}
+  - {name: auditor, driver: command, run: [true]}
+`
+
+// plan is a plan of two waves and three steps, tagged data-mutation.
+const plan = `---
+date: 2026-11-26
+task: Retry
+tier: 2
+status: approved
+---
+## Summary
+S.
+## Out of Scope
+O.
+## Approach
+A.
+## Risks
+R.
+## Risk Tags
+- data-mutation
+## Implementation Waves
+### Wave 1 — First
+- [ ] **Step 1: One** — a.go: one.
+- [ ] **Step 2: Two** — b.go: two.
+### Wave 2 — Second (depends on Wave 1)
+- [ ] **Step 3: Three** — c.go: three.
+## Acceptance Criteria
+- AC1: works.
+`
+
+// harness plays the runner around the orchestrator: each message it
+// hands over is filed in done/ afterwards, and what the orchestrator
+// answers is given an id and filed in sent/. Each call makes a new
+// Orchestrator, as a runner started again would: nothing is carried in
+// memory from one message to the next.
+type harness struct {
+	t           *testing.T
+	checkpoints []string
+	ws          *workspace.Workspace
+	now         time.Time
+	ids         *mailbox.IDs
+}
+
+func newHarness(t *testing.T, cfg string) *harness {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeDirs(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, plans.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, ws: ws, now: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)}
+	h.ids = &mailbox.IDs{Now: func() time.Time { h.now = h.now.Add(time.Millisecond); return h.now }}
+	return h
+}
+
+func (h *harness) writePlan(name, text string) {
+	h.t.Helper()
+	if err := os.WriteFile(filepath.Join(h.ws.Root, plans.Dir, name), []byte(text), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// msg makes a message from an agent: fields are key, value pairs.
+func (h *harness) msg(from, body string, fields ...string) *mailbox.Message {
+	m := mailbox.New([]byte(body))
+	m.Set("id", h.ids.New(from))
+	m.Set("from", from)
+	m.Set("to", "orch")
+	for i := 0; i+1 < len(fields); i += 2 {
+		m.SetValue(fields[i], fields[i+1])
+	}
+	return m
+}
+
+// answer makes an agent's answer to one of the orchestrator's messages.
+func (h *harness) answer(to *mailbox.Message, typ, signal, body string, fields ...string) *mailbox.Message {
+	names, _ := to.Header().Names("to")
+	m := h.msg(names[0], body, append([]string{"type", typ, "signal", signal}, fields...)...)
+	m.Set("thread", get(to, "thread"))
+	m.Set("reply_to", get(to, "id"))
+	return m
+}
+
+// handle hands a message to a new Orchestrator and files the input and
+// the output as the runner would.
+func (h *harness) handle(in *mailbox.Message) []*mailbox.Message {
+	h.t.Helper()
+	out := h.peek(in)
+	box := h.ws.Mailbox("orch")
+	if err := os.WriteFile(box.Path(mailbox.Done, get(in, "id")+".md"), in.Bytes(), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	for _, m := range out {
+		id := h.ids.New("orch")
+		m.Set("id", id)
+		m.Set("from", "orch")
+		if err := os.WriteFile(box.Path(mailbox.Sent, id+".md"), m.Bytes(), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// peek hands a message over without filing anything: a runner killed
+// before it committed the handling.
+func (h *harness) peek(in *mailbox.Message) []*mailbox.Message {
+	h.t.Helper()
+	o := &Orchestrator{Workspace: h.ws, Checkpoint: func(_ context.Context, msg string) error {
+		h.checkpoints = append(h.checkpoints, msg)
+		return nil
+	}}
+	out, err := o.Handle(context.Background(), "orch", in)
+	if err != nil {
+		h.t.Fatalf("Handle(%s %s): %v", typeOf(in), get(in, "signal"), err)
+	}
+	return out
+}
+
+// summary is what messages are: "to:type/signal", in order.
+func summary(ms []*mailbox.Message) []string {
+	var out []string
+	for _, m := range ms {
+		to, _ := m.Header().Names("to")
+		s := strings.Join(to, ",") + ":" + typeOf(m)
+		if sig := get(m, "signal"); sig != "" {
+			s += "/" + sig
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func want(t *testing.T, what string, got []*mailbox.Message, w ...string) {
+	t.Helper()
+	if g := summary(got); !slices.Equal(g, w) {
+		t.Fatalf("%s: sent %q, want %q", what, g, w)
+	}
+}
+
+// toPlan runs a pipeline to its first wave: request, triage without
+// research, the plan. It returns the task assignments.
+func (h *harness) toPlan() []*mailbox.Message {
+	h.t.Helper()
+	h.writePlan("retry.md", plan)
+	out := h.handle(h.msg("you", "Retry failed deliveries."))
+	want(h.t, "request", out, "architect:triage_request/execute")
+	out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "Tier 2.", "tier", "2", "research_needed", "false"))
+	want(h.t, "triage", out, "architect:architecture_request/plan")
+	if !strings.Contains(string(out[0].Body), "No research needed") {
+		h.t.Errorf("architecture_request without research says %q", out[0].Body)
+	}
+	out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "The plan.", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false"))
+	want(h.t, "plan", out, "worker-1:task_assignment/execute", "worker-2:task_assignment/execute")
+	return out
+}
+
+func (h *harness) readPlan() *plans.Plan {
+	h.t.Helper()
+	p, err := plans.Read(filepath.Join(h.ws.Root, plans.Dir, "retry.md"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func (h *harness) submit(task *mailbox.Message, files string) []*mailbox.Message {
+	h.t.Helper()
+	return h.handle(h.answer(task, WorkerSubmission, "rfr", "## Result\n\nDone.", "files_changed", files, "qa_check", "pass"))
+}
+
+func verdict(h *harness, req *mailbox.Message, signal string) *mailbox.Message {
+	if names, _ := req.Header().Names("to"); names[0] == "auditor" {
+		return h.answer(req, AuditVerdict, signal, "Audit: "+signal, "build_status", "pass", "test_status", "pass")
+	}
+	crit := "0"
+	if signal == "fail" {
+		crit = "1"
+	}
+	return h.answer(req, ReviewVerdict, signal, "CRITICAL: it loses data.\n", "critical_count", crit, "moderate_count", "0", "minor_count", "0")
+}
+
+func TestPipeline(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	if p := h.readPlan(); p.Status != "in_progress" {
+		t.Errorf("plan status = %q, want in_progress", p.Status)
+	}
+	if get(tasks[1], "step") != "2" || get(tasks[1], "plan_file") != "plans/retry.md" || get(tasks[1], "wave") != "1" {
+		t.Errorf("task 2 fields: step %q plan_file %q wave %q", get(tasks[1], "step"), get(tasks[1], "plan_file"), get(tasks[1], "wave"))
+	}
+
+	// Step 1: reviewed and audited (data-mutation); approved once both pass.
+	reqs := h.submit(tasks[0], "[a.go]")
+	want(t, "submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+	want(t, "first verdict", h.handle(verdict(h, reqs[0], "pass")))
+	out := h.handle(verdict(h, reqs[1], "pass_with_notes"))
+	want(t, "second verdict", out, "worker-1:approval/lgtm")
+	if !h.readPlan().Step(1).Done {
+		t.Error("step 1 not ticked after approval")
+	}
+
+	// A duplicate verdict changes nothing; nor does a late submission for
+	// the step approved.
+	want(t, "duplicate verdict", h.handle(verdict(h, reqs[1], "pass")))
+	want(t, "late submission", h.submit(tasks[0], "[a.go]"))
+
+	// Step 2: failed by the auditor, revised with iteration 2.
+	reqs = h.submit(tasks[1], "[b.go]")
+	want(t, "step 2 verdict 1", h.handle(verdict(h, reqs[1], "fail")))
+	out = h.handle(verdict(h, reqs[0], "pass"))
+	want(t, "step 2 verdicts", out, "worker-2:revision_request/revise")
+	if get(out[0], "iteration") != "2" || get(out[0], "fix_severity") != "all" || get(out[0], "max_iterations") != "5" {
+		t.Errorf("revision fields: iteration %q fix_severity %q max %q", get(out[0], "iteration"), get(out[0], "fix_severity"), get(out[0], "max_iterations"))
+	}
+	if !strings.Contains(string(out[0].Body), "auditor (audit_verdict)") {
+		t.Errorf("revision body does not name the auditor's failure:\n%s", out[0].Body)
+	}
+	reqs = h.submit(out[0], "[b.go]")
+	if get(reqs[0], "iteration") != "2" {
+		t.Errorf("review request iteration = %q, want 2", get(reqs[0], "iteration"))
+	}
+	h.handle(verdict(h, reqs[0], "pass"))
+
+	// A runner killed after the tick but before it filed the handling:
+	// the verdict is handled again, the approval and the next wave sent
+	// once more, the tick not doubled.
+	last := verdict(h, reqs[1], "pass")
+	first := h.peek(last)
+	want(t, "wave 1 done", first, "worker-2:approval/lgtm", "worker-1:task_assignment/execute")
+	out = h.handle(last)
+	want(t, "wave 1 done, again", out, "worker-2:approval/lgtm", "worker-1:task_assignment/execute")
+	if pr := h.readPlan().Progress(); pr.Done != 2 {
+		t.Errorf("progress after wave 1: %+v", pr)
+	}
+
+	// Step 3: passes; the plan is done, the person told.
+	reqs = h.submit(out[1], "[c.go]")
+	h.handle(verdict(h, reqs[0], "pass"))
+	out = h.handle(verdict(h, reqs[1], "pass"))
+	want(t, "plan done", out, "worker-1:approval/lgtm", "you:")
+	if p := h.readPlan(); p.Status != "done" || !p.Progress().Complete() {
+		t.Errorf("plan at the end: status %q, %+v", p.Status, p.Progress())
+	}
+	if s := get(out[1], "summary"); s != "plan done: plans/retry.md (3/3 steps)" {
+		t.Errorf("summary = %q", s)
+	}
+	if !slices.Equal(h.checkpoints, []string{"plan done: plans/retry.md"}) {
+		t.Errorf("checkpoints = %q, want one at the end", h.checkpoints)
+	}
+}
+
+func TestResearchJoin(t *testing.T) {
+	h := newHarness(t, strings.Replace(config, "{name: researcher,", "{name: researcher-2, role: researcher, driver: command, run: [true]}\n  - {name: researcher, role: researcher,", 1))
+	out := h.handle(h.msg("you", "Do it."))
+	out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "## Research Questions\n\n- Which errors: transient ones?\n- How long to wait?\n- Jitter: how much?\n", "tier", "2", "research_needed", "true"))
+	want(t, "fan-out", out, "researcher-2:research_request/research", "researcher:research_request/research", "researcher-2:research_request/research")
+	if get(out[0], "topic") != "Which errors" || get(out[1], "topic") != "How long to wait" {
+		t.Errorf("topics %q, %q", get(out[0], "topic"), get(out[1], "topic"))
+	}
+	// Answers come back out of order; one without reply_to, matched by
+	// its topic; the join sends one architecture_request.
+	want(t, "answer 3", h.handle(h.answer(out[2], ResearchResult, "research_complete", "Some.", "topic", "Jitter", "verified", "true")))
+	a := h.answer(out[1], ResearchResult, "research_complete", "Seconds.", "topic", "How long to wait", "verified", "false")
+	a.Delete("reply_to")
+	want(t, "answer 2", h.handle(a))
+	got := h.handle(h.answer(out[0], ResearchResult, "research_complete", "Transient ones.", "topic", "Which errors", "verified", "true"))
+	want(t, "join", got, "architect:architecture_request/plan")
+	body := string(got[0].Body)
+	for _, s := range []string{"## Research Context", "### Which errors\n\nTransient ones.", "### How long to wait\n\n**Unverified:**", "### Jitter"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("architecture_request lacks %q:\n%s", s, body)
+		}
+	}
+	// A late duplicate answer does not join again.
+	want(t, "duplicate answer", h.handle(h.answer(out[0], ResearchResult, "research_complete", "Again.", "topic", "Which errors", "verified", "true")))
+}
+
+func TestIterationLimit(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	task := tasks[0]
+	var severities []string
+	for i := 1; ; i++ {
+		reqs := h.submit(task, "[a.go]")
+		h.handle(verdict(h, reqs[0], "fail"))
+		out := h.handle(verdict(h, reqs[1], "pass"))
+		if i == MaxIterations {
+			want(t, "fifth failure", out, "you:")
+			body := string(out[0].Body)
+			if get(out[0], "escalation") != EscalateLimit || get(out[0], "step") != "1" || !strings.Contains(body, "failed review 5 times") || !strings.Contains(body, "- iteration 5 (critical): CRITICAL: it loses data.") {
+				t.Errorf("escalation:\n%s", out[0].Bytes())
+			}
+			// The person approves: the step is ticked, the worker told.
+			ans := h.msg("you", "Fine as it is.", "decision", "approve")
+			ans.Set("thread", get(out[0], "thread"))
+			ans.Set("reply_to", get(out[0], "id"))
+			got := h.handle(ans)
+			want(t, "approved by the person", got, "worker-1:approval/lgtm")
+			if !h.readPlan().Step(1).Done {
+				t.Error("step 1 not ticked on the person's approval")
+			}
+			break
+		}
+		want(t, "failure", out, "worker-1:revision_request/revise")
+		if get(out[0], "iteration") != string(rune('0'+i+1)) {
+			t.Errorf("failure %d: iteration %q", i, get(out[0], "iteration"))
+		}
+		severities = append(severities, get(out[0], "fix_severity"))
+		task = out[0]
+	}
+	if !slices.Equal(severities, []string{"all", "all", "critical", "critical"}) {
+		t.Errorf("fix_severity of iterations 2-5 = %q", severities)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	t.Run("plan outside plans", func(t *testing.T) {
+		h := newHarness(t, config)
+		out := h.handle(h.msg("you", "Do it."))
+		out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
+		out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "", "plan_file", ".claude/plans/x.md", "wave_count", "1", "has_blockers", "false"))
+		want(t, "plan outside", out, "you:")
+		if !strings.Contains(string(out[0].Body), "not in plans/ of the workspace") {
+			t.Errorf("escalation:\n%s", out[0].Body)
+		}
+	})
+	t.Run("plan missing, then malformed", func(t *testing.T) {
+		h := newHarness(t, config)
+		out := h.handle(h.msg("you", "Do it."))
+		out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
+		arch := out[0]
+		out = h.handle(h.answer(arch, PlanResult, "plan_complete", "", "plan_file", "plans/retry.md", "wave_count", "1", "has_blockers", "false"))
+		want(t, "plan missing", out, "you:")
+		if !strings.Contains(string(out[0].Body), "cannot be read") {
+			t.Errorf("escalation:\n%s", out[0].Body)
+		}
+		h.writePlan("retry.md", strings.Replace(plan, "(depends on Wave 1)", "(depends on Wave 3)", 1))
+		out = h.handle(h.answer(arch, PlanResult, "plan_complete", "", "plan_file", "plans/retry.md", "wave_count", "1", "has_blockers", "false"))
+		if !strings.Contains(string(out[0].Body), "plans/retry.md:21: wave 2 depends on wave 3, which the plan does not have") {
+			t.Errorf("escalation:\n%s", out[0].Body)
+		}
+	})
+	t.Run("blockers, then the person approves", func(t *testing.T) {
+		h := newHarness(t, config)
+		h.writePlan("retry.md", plan)
+		out := h.handle(h.msg("you", "Do it."))
+		out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
+		out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "Needs a key.\n\nRoute: ask the person for the signing key", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "true"))
+		want(t, "blockers", out, "you:")
+		if !strings.Contains(string(out[0].Body), "\nRoute: ask the person for the signing key\n") {
+			t.Errorf("escalation does not show the Route: line:\n%s", out[0].Body)
+		}
+		ans := h.msg("you", "approve: the key is in the vault.")
+		ans.Set("thread", get(out[0], "thread"))
+		want(t, "approved", h.handle(ans), "worker-1:task_assignment/execute", "worker-2:task_assignment/execute")
+	})
+	t.Run("submission without files; verdict for a step edited away", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		out := h.submit(tasks[0], "[]")
+		want(t, "no files", out, "worker-1:revision_request/revise")
+		if !strings.Contains(string(out[0].Body), "lists no files_changed") {
+			t.Errorf("revision:\n%s", out[0].Body)
+		}
+		reqs := h.submit(tasks[1], "[b.go]")
+		h.writePlan("retry.md", strings.Replace(plan, "- [ ] **Step 2: Two** — b.go: two.\n", "", 1))
+		out = h.handle(verdict(h, reqs[0], "pass"))
+		want(t, "step gone", out, "you:", "you:")
+		if !strings.Contains(string(out[0].Body), "plans/retry.md was changed by hand since it was read:\n\n- step 2 (\"Two\") is no longer in the plan") {
+			t.Errorf("note of the change:\n%s", out[0].Body)
+		}
+		if !strings.Contains(string(out[1].Body), "step 2, which plans/retry.md does not have") {
+			t.Errorf("note:\n%s", out[1].Body)
+		}
+		// Told once.
+		out = h.handle(verdict(h, reqs[1], "pass"))
+		want(t, "step gone, again", out, "you:")
+	})
+	t.Run("plan edited mid-wave: a step renamed, one added", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		h.writePlan("retry.md", strings.Replace(strings.Replace(plan, "**Step 2: Two**", "**Step 2: Two, better**", 1),
+			"- [ ] **Step 2:", "- [ ] **Step 4: Four** — d.go: four.\n- [ ] **Step 2:", 1))
+		reqs := h.submit(tasks[0], "[a.go]")
+		want(t, "submission after the edit", reqs, "you:", "worker-1:task_assignment/execute", "reviewer:review_request/review", "auditor:review_request/review")
+		body := string(reqs[0].Body)
+		for _, l := range []string{"- step 2 is now \"Two, better\" (it was \"Two\" when assigned)", "- step 4 (\"Four\") was added to wave 1, which is under way"} {
+			if !strings.Contains(body, l) {
+				t.Errorf("the note lacks %q:\n%s", l, body)
+			}
+		}
+		if get(reqs[1], "step") != "4" {
+			t.Errorf("the new step's task is for step %q", get(reqs[1], "step"))
+		}
+		// The wave waits for the new step too.
+		h.handle(verdict(h, reqs[2], "pass"))
+		want(t, "step 1 approved", h.handle(verdict(h, reqs[3], "pass")), "worker-1:approval/lgtm")
+	})
+	t.Run("blocked worker; the person says retry", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		out := h.handle(h.answer(tasks[1], WorkerSubmission, "blocked", "No access.\nRoute: grant write access to b.go", "files_changed", "[]", "qa_check", "fail"))
+		want(t, "blocked", out, "you:")
+		if get(out[0], "escalation") != EscalateBlocked || !strings.Contains(string(out[0].Body), "Route: grant write access to b.go") {
+			t.Errorf("escalation:\n%s", out[0].Bytes())
+		}
+		ans := h.msg("you", "Granted; try again.", "decision", "retry")
+		ans.Set("thread", get(out[0], "thread"))
+		out = h.handle(ans)
+		want(t, "retry", out, "worker-2:task_assignment/execute")
+		if get(out[0], "step") != "2" || !strings.Contains(string(out[0].Body), "Granted; try again.") {
+			t.Errorf("task again:\n%s", out[0].Bytes())
+		}
+		// A second message of the person's, with nothing pending, is a new
+		// request; so is one in no thread while an escalation waits.
+		ans = h.msg("you", "Also: document it.")
+		want(t, "new request", h.handle(ans), "architect:triage_request/execute")
+		out = h.handle(h.answer(tasks[0], WorkerSubmission, "escalate", "Out of my depth.", "files_changed", "[]", "qa_check", "fail"))
+		want(t, "escalated", out, "you:")
+		want(t, "a request in no thread", h.handle(h.msg("you", "And a changelog.")), "architect:triage_request/execute")
+	})
+	t.Run("files outside the step", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		if names := list(tasks[0], "files"); !slices.Equal(names, []string{"a.go"}) {
+			t.Errorf("task 1 files = %q, want [a.go]", names)
+		}
+		out := h.submit(tasks[0], "[a.go, secret.go]")
+		want(t, "outside", out, "worker-1:revision_request/revise")
+		if b := string(out[0].Body); !strings.Contains(b, "changes files step 1 does not name: secret.go. The step may change: a.go.") {
+			t.Errorf("revision:\n%s", b)
+		}
+		if get(out[0], "iteration") != "2" || !slices.Equal(list(out[0], "files"), []string{"a.go"}) {
+			t.Errorf("revision fields:\n%s", out[0].Bytes())
+		}
+	})
+}
+
+func TestOverlappingSteps(t *testing.T) {
+	h := newHarness(t, config)
+	h.writePlan("retry.md", strings.Replace(plan, "b.go: two.", "b.go and a.go: two.", 1))
+	out := h.handle(h.msg("you", "Do it."))
+	out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
+	out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false"))
+	want(t, "wave 1, serialised", out, "worker-1:task_assignment/execute", "you:")
+	if !strings.Contains(string(out[1].Body), "- step 2 waits for step 1: both change a.go") {
+		t.Errorf("note:\n%s", out[1].Body)
+	}
+	reqs := h.submit(out[0], "[a.go]")
+	want(t, "verdict 1", h.handle(verdict(h, reqs[0], "pass")))
+	got := h.handle(verdict(h, reqs[1], "pass"))
+	want(t, "step 1 approved, step 2 sent", got, "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+	if get(got[1], "step") != "2" {
+		t.Errorf("then step %q", get(got[1], "step"))
+	}
+}

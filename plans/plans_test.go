@@ -1,0 +1,304 @@
+package plans
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// example is the example plan of examples/pipeline.
+const example = "../examples/pipeline/plans/retry-failed-deliveries.md"
+
+func readExample(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestParseExample(t *testing.T) {
+	p := Parse("p.md", readExample(t))
+	if probs := p.Check(); len(probs) > 0 {
+		t.Fatalf("Check() = %v, want none", probs)
+	}
+	if p.Date != "2026-11-26" || p.Task != "Retry failed deliveries" || p.Tier != 2 || p.Status != "approved" {
+		t.Errorf("frontmatter = %q %q %d %q", p.Date, p.Task, p.Tier, p.Status)
+	}
+	if p.Title != "Retry failed deliveries" {
+		t.Errorf("Title = %q", p.Title)
+	}
+	var names []string
+	for _, s := range p.Sections {
+		names = append(names, s.Name)
+	}
+	if diff := cmp.Diff(Sections, names); diff != "" {
+		t.Errorf("sections (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"data-mutation", "concurrent"}, p.RiskTags); diff != "" {
+		t.Errorf("RiskTags (-want +got):\n%s", diff)
+	}
+	if len(p.Criteria) != 3 || !strings.HasPrefix(p.Criteria[0], "AC1: ") {
+		t.Errorf("Criteria = %q", p.Criteria)
+	}
+	type wave struct {
+		N       int
+		Title   string
+		Depends []int
+		Steps   []int
+	}
+	var got []wave
+	for _, w := range p.Waves {
+		g := wave{N: w.Number, Title: w.Title, Depends: w.Depends}
+		for _, s := range w.Steps {
+			g.Steps = append(g.Steps, s.Number)
+			if s.Wave != w.Number {
+				t.Errorf("step %d: Wave = %d, want %d", s.Number, s.Wave, w.Number)
+			}
+		}
+		got = append(got, g)
+	}
+	want := []wave{
+		{1, "Policy", nil, []int{1, 2}},
+		{2, "Redelivery", []int{1}, []int{3, 4, 5}},
+		{3, "Documentation", []int{2}, []int{6, 7}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("waves (-want +got):\n%s", diff)
+	}
+	s := p.Step(3)
+	if s == nil || s.Title != "Due retries on rescan" || !strings.HasPrefix(s.Detail, "runner/route.go: ") || s.Done || s.Line != 44 {
+		t.Errorf("Step(3) = %+v", s)
+	}
+	if !p.HasRisk("security", "concurrent") || p.HasRisk("auth") {
+		t.Errorf("HasRisk wrong for tags %v", p.RiskTags)
+	}
+}
+
+// plan builds a plan from the example, with old replaced by new.
+func plan(t *testing.T, old, new string) []byte {
+	t.Helper()
+	data := readExample(t)
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("the example has no %q", old)
+	}
+	return bytes.Replace(data, []byte(old), []byte(new), 1)
+}
+
+func TestCheck(t *testing.T) {
+	extra := "- [ ] **Step 7: Testscript** — cmd/parley/testdata/retry.txtar.\n" +
+		"- [ ] **Step 8: a** — a.\n- [ ] **Step 9: b** — b.\n- [ ] **Step 10: c** — c.\n- [ ] **Step 11: d** — d.\n"
+	tests := []struct {
+		name     string
+		old, new string
+		want     []string // line: problem, each a substring
+	}{
+		{"later wave", "(depends on Wave 1)", "(depends on Wave 3)", []string{"43: wave 2 depends on wave 3, which comes later"}},
+		{"missing wave", "(depends on Wave 2)", "(depends on Wave 4)", []string{"48: wave 3 depends on wave 4, which the plan does not have"}},
+		{"itself", "(depends on Wave 2)", "(depends on Wave 3)", []string{"48: wave 3 depends on itself"}},
+		{"duplicate step", "**Step 4: Give", "**Step 3: Give", []string{"45: step 3 again (first at line 44)"}},
+		{"too many steps", "- [ ] **Step 7: Testscript** — cmd/parley/testdata/retry.txtar: a removed mailbox, a retry, a give-up.\n", extra,
+			[]string{"54: step 11 is the plan's step number 11: a plan has at most 10 steps"}},
+		{"missing section", "## Risks\n", "## Hazards\n", []string{"32: no ## Risks section (it goes before ## Risk Tags)"}},
+		{"missing last section", "## Acceptance Criteria\n", "## Criteria\n", []string{"56: no ## Acceptance Criteria section (it goes at the end)"}},
+		{"no frontmatter field", "tier: 2\n", "", []string{"5: frontmatter: no tier"}},
+		{"bad tier", "tier: 2\n", "tier: high\n", []string{`4: frontmatter: tier "high" is not one of 0, 1, 2, 3`}},
+		{"bad status", "status: approved", "status: shipped", []string{`5: frontmatter: status "shipped" is not one of`}},
+		{"bad date", "date: 2026-11-26", "date: yesterday", []string{`2: frontmatter: date "yesterday" is not a date`}},
+		{"no frontmatter", "---\ndate: 2026-11-26\ntask: Retry failed deliveries\ntier: 2\nstatus: approved\n---\n", "",
+			[]string{"1: no frontmatter"}},
+		{"malformed step", "- [ ] **Step 5: Status shows retries** —", "- [ ] Step 5: Status shows retries —", []string{"46: not a step: want"}},
+		{"step without detail", "**Step 6: README** — README.md: the policy, its defaults, what `parley status` shows.", "**Step 6: README**", []string{"49: step 6 says only its title"}},
+		{"malformed wave", "### Wave 3 — Documentation", "### Third wave — Documentation", []string{"48: a heading in Implementation Waves that is not"}},
+		{"wave out of order", "### Wave 3 — Documentation", "### Wave 4 — Documentation", []string{"48: wave 4 is the plan's wave number 3"}},
+		{"duplicate wave", "### Wave 3 — Documentation (depends on Wave 2)", "### Wave 2 — Documentation (depends on Wave 1)", []string{"48: wave 2 again (first at line 43)"}},
+		{"empty wave", "- [ ] **Step 6: README** — README.md: the policy, its defaults, what `parley status` shows.\n- [ ] **Step 7: Testscript** — cmd/parley/testdata/retry.txtar: a removed mailbox, a retry, a give-up.\n", "", []string{"48: wave 3 has no steps"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Parse("p.md", plan(t, tt.old, tt.new))
+			probs := p.Check()
+			var got []string
+			for _, pr := range probs {
+				got = append(got, pr.Error())
+			}
+			if len(probs) != len(tt.want) {
+				t.Fatalf("Check() = %q, want %d problems like %q", got, len(tt.want), tt.want)
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(got[i], "p.md:") || !strings.Contains(got[i], w) {
+					t.Errorf("Check()[%d] = %q, want p.md:%s", i, got[i], w)
+				}
+			}
+			err := p.Err()
+			var ce *CheckError
+			if !errors.Is(err, ErrInvalid) || !errors.As(err, &ce) || len(ce.Problems) != len(probs) {
+				t.Errorf("Err() = %v, want a *CheckError of the problems", err)
+			}
+		})
+	}
+}
+
+func TestStepDetailUnder(t *testing.T) {
+	// What a step says may be on the indented lines under its title.
+	p := Parse("p.md", plan(t, "**Step 6: README** — README.md: the policy, its defaults, what `parley status` shows.", "**Step 6: README**\n  README.md: the policy,\n  and its defaults."))
+	if probs := p.Check(); len(probs) > 0 {
+		t.Errorf("Check() = %v, want none", probs)
+	}
+	if s := p.Step(6); s.Detail != "README.md: the policy,\nand its defaults." || !cmp.Equal(s.Files, []string{"README.md"}) {
+		t.Errorf("Step(6) = %q, files %q", s.Detail, s.Files)
+	}
+}
+
+func TestCheckEmpty(t *testing.T) {
+	for _, data := range []string{"", "---\n", "# just a title\n", "\xff\xfe"} {
+		if probs := Parse("p.md", []byte(data)).Check(); len(probs) == 0 {
+			t.Errorf("Check(%q) = none, want problems", data)
+		}
+	}
+}
+
+func TestProgress(t *testing.T) {
+	data := plan(t, "- [ ] **Step 1:", "- [x] **Step 1:")
+	data = bytes.Replace(data, []byte("- [ ] **Step 2:"), []byte("- [X] **Step 2:"), 1)
+	data = bytes.Replace(data, []byte("- [ ] **Step 4:"), []byte("- [x] **Step 4:"), 1)
+	p := Parse("p.md", data)
+	want := Progress{Done: 3, Total: 7, Waves: []WaveProgress{{1, 2, 2}, {2, 1, 3}, {3, 0, 2}}}
+	if diff := cmp.Diff(want, p.Progress()); diff != "" {
+		t.Errorf("Progress() (-want +got):\n%s", diff)
+	}
+	w, next := p.Next()
+	var nums []int
+	for _, s := range next {
+		nums = append(nums, s.Number)
+	}
+	if w == nil || w.Number != 2 || !cmp.Equal(nums, []int{3, 5}) {
+		t.Errorf("Next() = wave %v, steps %v; want wave 2, steps [3 5]", w, nums)
+	}
+	if !p.Wave(1).Complete() || p.Wave(2).Complete() || p.Wave(9) != nil {
+		t.Error("Wave(n).Complete() wrong")
+	}
+}
+
+func writePlan(t *testing.T, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.md")
+	if err := os.WriteFile(path, data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestTick(t *testing.T) {
+	for _, crlf := range []bool{false, true} {
+		data := readExample(t)
+		if crlf {
+			data = bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
+		}
+		path := writePlan(t, data)
+		p, changed, err := Tick(path, 4)
+		if err != nil || !changed {
+			t.Fatalf("Tick(4) = %v, %v", changed, err)
+		}
+		if !p.Step(4).Done {
+			t.Error("Tick(4): the plan returned has step 4 not done")
+		}
+		got, _ := os.ReadFile(path)
+		want := bytes.Replace(data, []byte("- [ ] **Step 4:"), []byte("- [x] **Step 4:"), 1)
+		if !bytes.Equal(got, want) {
+			t.Errorf("Tick(4) (crlf %v) wrote (-want +got):\n%s", crlf, cmp.Diff(string(want), string(got)))
+		}
+		if _, changed, err := Tick(path, 4); err != nil || changed {
+			t.Errorf("Tick(4) again = %v, %v; want no change", changed, err)
+		}
+		if again, _ := os.ReadFile(path); !bytes.Equal(again, want) {
+			t.Error("Tick(4) again changed the file")
+		}
+		if _, _, err := Tick(path, 12); !errors.Is(err, ErrNoStep) {
+			t.Errorf("Tick(12) = %v, want ErrNoStep", err)
+		}
+		if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+			t.Errorf("Tick changed the mode to %v", fi.Mode().Perm())
+		}
+		if tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.tmp")); len(tmps) > 0 {
+			t.Errorf("Tick left %v", tmps)
+		}
+	}
+	if _, _, err := Tick(filepath.Join(t.TempDir(), "none.md"), 1); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Tick(missing file) = %v, want ErrNotExist", err)
+	}
+}
+
+func TestSetStatus(t *testing.T) {
+	data := readExample(t)
+	path := writePlan(t, data)
+	p, changed, err := SetStatus(path, "in_progress")
+	if err != nil || !changed || p.Status != "in_progress" {
+		t.Fatalf("SetStatus = %v, %v, %v", p, changed, err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := bytes.Replace(data, []byte("status: approved"), []byte("status: in_progress"), 1); !bytes.Equal(got, want) {
+		t.Errorf("SetStatus wrote (-want +got):\n%s", cmp.Diff(string(want), string(got)))
+	}
+	if _, _, err := SetStatus(path, "finished"); !errors.Is(err, ErrStatus) {
+		t.Errorf("SetStatus(finished) = %v, want ErrStatus", err)
+	}
+
+	// A quoted status, and none at all.
+	path = writePlan(t, bytes.Replace(data, []byte("status: approved"), []byte(`status: "draft"`), 1))
+	if _, _, err := SetStatus(path, "done"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Contains(got, []byte("\nstatus: done\n---\n")) {
+		t.Errorf("SetStatus over a quoted value wrote:\n%s", got)
+	}
+	path = writePlan(t, bytes.Replace(data, []byte("status: approved\n"), nil, 1))
+	if _, _, err := SetStatus(path, "done"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Contains(got, []byte("tier: 2\nstatus: done\n---\n")) {
+		t.Errorf("SetStatus without a status line wrote:\n%s", got)
+	}
+}
+
+func TestList(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"b.md", "a.md", "notes.txt"} {
+		os.WriteFile(filepath.Join(dir, n), readExample(t), 0o644)
+	}
+	ps, err := List(dir)
+	if err != nil || len(ps) != 2 || filepath.Base(ps[0].Path) != "a.md" {
+		t.Errorf("List = %v, %v; want a.md, b.md", ps, err)
+	}
+	if ps, err := List(filepath.Join(dir, "none")); err != nil || len(ps) != 0 {
+		t.Errorf("List(missing) = %v, %v; want none", ps, err)
+	}
+}
+
+func TestFilesIn(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"runner/workspace/config.go: `retry: {attempts, backoff}` with defaults; config_test.go cases.", []string{"runner/workspace/config.go", "config_test.go"}},
+		{"README.md: the policy, its defaults, what `parley status` shows.", []string{"README.md"}},
+		{"cmd/parley/testdata/retry.txtar: a removed mailbox, a retry (see `runner/route.go`).", []string{"cmd/parley/testdata/retry.txtar", "runner/route.go"}},
+		{"moves it to dead/ with the reason, e.g. after v1.2; see https://example.com/x.md and parley.yaml, parley.yaml.", []string{"parley.yaml"}},
+		{"no files here.", nil},
+	}
+	for _, tt := range tests {
+		if got := FilesIn(tt.text); !cmp.Equal(got, tt.want) {
+			t.Errorf("FilesIn(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+	p := Parse("p.md", readExample(t))
+	if got := p.Step(3).Files; !cmp.Equal(got, []string{"runner/route.go"}) {
+		t.Errorf("Step(3).Files = %q", got)
+	}
+}

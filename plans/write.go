@@ -1,0 +1,139 @@
+package plans
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// ErrNoStep is the error of Tick for a step the plan does not have.
+var ErrNoStep = errors.New("no such step")
+
+// ErrStatus is the error of SetStatus for a status not in Statuses.
+var ErrStatus = errors.New("not a plan status")
+
+// Tick marks step n of the plan at path done: its `- [ ]` becomes
+// `- [x]`, and no other byte of the file changes. A step already done is
+// left as it is. It returns the plan as it is now on disk, and whether
+// it changed it.
+//
+// The file is replaced atomically (a temporary file beside it, fsync,
+// rename, fsync of the directory), keeping its permissions; Ticks and
+// SetStatuses of the plans of one directory, from any process, take
+// turns (mailbox.LockDir), so none is lost.
+func Tick(path string, n int) (*Plan, bool, error) {
+	return update(path, func(p *Plan, data []byte) ([]byte, error) { return tick(p, data, n) })
+}
+
+// tick returns data, the text p was parsed from, with step n ticked.
+func tick(p *Plan, data []byte, n int) ([]byte, error) {
+	s := p.Step(n)
+	if s == nil {
+		return nil, fmt.Errorf("%s: step %d: %w", p.Path, n, ErrNoStep)
+	}
+	if s.Done {
+		return data, nil
+	}
+	out := slices.Clone(data)
+	out[s.box] = 'x'
+	return out, nil
+}
+
+// SetStatus sets the status of the plan at path, changing only the
+// value of its frontmatter's status line (adding the line at the end of
+// the frontmatter when there is none). It writes as Tick does, and
+// returns the plan as it is now and whether it changed it.
+func SetStatus(path, status string) (*Plan, bool, error) {
+	if !slices.Contains(Statuses, status) {
+		return nil, false, fmt.Errorf("%q: %w (one of %v)", status, ErrStatus, Statuses)
+	}
+	return update(path, func(p *Plan, data []byte) ([]byte, error) { return setStatus(p, data, status) })
+}
+
+// ErrNoFrontmatter is the error of SetStatus for a file without a
+// frontmatter to set the status in.
+var ErrNoFrontmatter = errors.New("no frontmatter")
+
+// setStatus returns data, the text p was parsed from, with the status
+// set.
+func setStatus(p *Plan, data []byte, status string) ([]byte, error) {
+	if f, ok := p.fields["status"]; ok {
+		if f.value == status {
+			return data, nil
+		}
+		return slices.Concat(data[:f.start], []byte(status), data[f.end:]), nil
+	}
+	if p.fmEnd == 0 {
+		return nil, fmt.Errorf("%s: %w to set the status in", p.Path, ErrNoFrontmatter)
+	}
+	ls := splitLines(data)
+	eol := "\n"
+	if strings.HasSuffix(string(data[:ls[1].off]), "\r\n") {
+		eol = "\r\n"
+	}
+	at := ls[p.fmEnd-1].off
+	return slices.Concat(data[:at], []byte("status: "+status+eol), data[at:]), nil
+}
+
+// update reads the plan at path, asks change for its new content, and
+// writes that atomically when it differs, holding the directory's lock.
+func update(path string, change func(*Plan, []byte) ([]byte, error)) (*Plan, bool, error) {
+	real := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		real = r
+	}
+	unlock, err := mailbox.LockDir(filepath.Dir(real))
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	data, err := os.ReadFile(real)
+	if err != nil {
+		return nil, false, err
+	}
+	p := Parse(path, data)
+	out, err := change(p, data)
+	if err != nil {
+		return nil, false, err
+	}
+	if bytes.Equal(out, data) {
+		return p, false, nil
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := mailbox.WriteFileAtomic(real, out); err != nil {
+		return nil, false, err
+	}
+	if nst, err := os.Stat(real); err == nil && nst.Mode().Perm() != st.Mode().Perm() {
+		if err := os.Chmod(real, st.Mode().Perm()); err != nil {
+			return nil, false, err
+		}
+	}
+	return Parse(path, out), true, nil
+}
+
+// List reads the plans in dir (its *.md files, in name order). A
+// directory that is not there holds no plans.
+func List(dir string) ([]*Plan, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	var ps []*Plan
+	for _, name := range names {
+		p, err := Read(name)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
