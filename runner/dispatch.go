@@ -130,6 +130,16 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		}
 		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
 	}
+	if f, ok := r.opts.Drivers[a.Driver]; ok {
+		h, err := f(a, ws)
+		if err != nil {
+			return nil, fmt.Errorf("%s: agent %s: %w", workspace.ConfigFile, a.Name, err)
+		}
+		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
+	}
+	if a.Driver != workspace.DriverHuman && a.Driver != "" {
+		return nil, fmt.Errorf("%s: agent %s: driver %s is not available in this runner", workspace.ConfigFile, a.Name, a.Driver)
+	}
 	return nil, nil
 }
 
@@ -554,6 +564,9 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	var he *HandleError
 	if errors.As(err, &he) && he.Stderr != "" {
 		fmt.Fprintf(&b, "\nstderr (last lines):\n%s\n", he.Stderr)
+	}
+	if he != nil && he.Detail != "" {
+		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(he.Detail, "\n"))
 	}
 	if err := w.box.GiveUp(id, b.String()); err != nil {
 		w.r.log.Error("giving up a message", "agent", w.agent.Name, "id", id, "err", err)

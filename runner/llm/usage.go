@@ -1,0 +1,131 @@
+package llm
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Usage is what model calls used: the endpoint's token counts, and their
+// cost at the price table's prices (0 when the model has no price).
+type Usage struct {
+	Calls int
+	In    int64 // prompt tokens
+	Out   int64 // completion tokens
+	Cost  float64
+}
+
+// Tokens returns the tokens in and out together.
+func (u Usage) Tokens() int64 { return u.In + u.Out }
+
+// Add returns u with v added.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Calls: u.Calls + v.Calls, In: u.In + v.In, Out: u.Out + v.Out, Cost: u.Cost + v.Cost}
+}
+
+// Session counts what the openai agents of one run use, together and each:
+// budgets are per session (a run of the runner). It is safe for
+// concurrent use.
+type Session struct {
+	// ID names the session in the journal's model entries.
+	ID string
+
+	mu     sync.Mutex
+	agents map[string]Usage
+}
+
+// NewSession returns a session with nothing used yet.
+func NewSession(id string) *Session {
+	return &Session{ID: id, agents: map[string]Usage{}}
+}
+
+func (s *Session) add(agent string, u Usage) {
+	s.mu.Lock()
+	s.agents[agent] = s.agents[agent].Add(u)
+	s.mu.Unlock()
+}
+
+// Agent returns what an agent used in the session.
+func (s *Session) Agent(name string) Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agents[name]
+}
+
+// Total returns what every agent used in the session.
+func (s *Session) Total() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t Usage
+	for _, u := range s.agents {
+		t = t.Add(u)
+	}
+	return t
+}
+
+// over says how a budget is used up by u, or "".
+func over(b workspace.Budget, u Usage, whose string) string {
+	switch {
+	case b.Tokens > 0 && u.Tokens() >= b.Tokens:
+		return fmt.Sprintf("%s budget of %d tokens is used up (%d used)", whose, b.Tokens, u.Tokens())
+	case b.Cost > 0 && u.Cost >= b.Cost:
+		return fmt.Sprintf("%s budget of %.2f is used up (%.4f used)", whose, b.Cost, u.Cost)
+	}
+	return ""
+}
+
+// withinBudget returns ErrBudget, wrapped with which budget, once the
+// agent's or the session's budget is used up, and tells the people once.
+func (a *Agent) withinBudget() error {
+	why := over(a.agent.Budget, a.opts.Session.Agent(a.agent.Name), a.agent.Name+"'s")
+	if why == "" {
+		why = over(a.opts.Workspace.Config.Budget, a.opts.Session.Total(), "the session's")
+	}
+	if why == "" {
+		return nil
+	}
+	a.mu.Lock()
+	first := !a.notified[BudgetNotice]
+	a.notified[BudgetNotice] = true
+	a.mu.Unlock()
+	if first {
+		a.tell(BudgetNotice, "", fmt.Sprintf("%s stopped calling its model: %s (budget in %s). The messages it is sent go to %s/%s/dead/ until a runner starts with more budget; parley retry sends them again.",
+			a.agent.Name, why, workspace.ConfigFile, workspace.MailboxesDir, a.agent.Name))
+	}
+	return fmt.Errorf("%s: %w: %s", a.agent.Name, ErrBudget, why)
+}
+
+// Types of the notices an openai agent sends the people of the workspace.
+const (
+	BudgetNotice     = "budget_used_up"
+	ToolRoundsNotice = "tool_rounds_used_up"
+)
+
+// tell sends the people of the workspace (its human agents) a notice
+// from the agent, through its outbox: the router checks and delivers it
+// as any message. With nobody to tell, or when it cannot be written, it
+// is logged.
+func (a *Agent) tell(kind, about, text string) {
+	ws := a.opts.Workspace
+	var people []string
+	for _, ag := range ws.Config.Agents {
+		if !ws.IsProgram(ag.Name) {
+			people = append(people, ag.Name)
+		}
+	}
+	a.opts.Logger.Warn(text, "agent", a.agent.Name)
+	if len(people) == 0 {
+		return
+	}
+	m := mailbox.New([]byte(text + "\n"))
+	m.SetNames("to", people)
+	m.Set("type", kind)
+	if about != "" {
+		m.Set("reply_to", about)
+	}
+	if _, _, err := ws.Mailbox(a.agent.Name).Post(m); err != nil {
+		a.opts.Logger.Error("telling the people", "agent", a.agent.Name, "err", err)
+	}
+}
