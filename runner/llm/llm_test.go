@@ -79,7 +79,7 @@ func journal(t testing.TB, ws *workspace.Workspace, outcome string) []workspace.
 }
 
 func TestPlainAnswer(t *testing.T) {
-	s := newStandin(t, step{content: "You find a trapdoor.", in: 120, out: 8})
+	s := newStandin(t, step{Content: "You find a trapdoor.", In: 120, Out: 8})
 	ws := table(t, s.URL(), "      temperature: 0.5\n      max_tokens: 300\n")
 	a := agent(t, ws)
 	in := incoming(t, "I search the room.")
@@ -149,7 +149,7 @@ func TestPlainAnswer(t *testing.T) {
 }
 
 func TestMemoryTrimmed(t *testing.T) {
-	s := newStandin(t, step{content: strings.Repeat("word ", 40)})
+	s := newStandin(t, step{Content: strings.Repeat("word ", 40)})
 	ws := table(t, s.URL(), "      memory_tokens: 150\n")
 	a := agent(t, ws)
 	for i := range 4 {
@@ -188,9 +188,9 @@ func dice() llm.Tool {
 
 func TestToolCalls(t *testing.T) {
 	s := newStandin(t,
-		step{calls: []call{{"call_1", "roll_dice", `{"dice":"1d20+2","reason":"Investigation"}`}, {"call_2", "roll_dice", `{"dice":`}}},
-		step{calls: []call{{"call_3", "no_such_tool", `{}`}}},
-		step{content: "A 15: you find the trap."},
+		step{Calls: []call{{ID: "call_1", Name: "roll_dice", Args: `{"dice":"1d20+2","reason":"Investigation"}`}, {ID: "call_2", Name: "roll_dice", Args: `{"dice":`}}},
+		step{Calls: []call{{ID: "call_3", Name: "no_such_tool", Args: `{}`}}},
+		step{Content: "A 15: you find the trap."},
 	)
 	ws := table(t, s.URL(), "")
 	a := agent(t, ws, dice())
@@ -231,7 +231,7 @@ func TestToolCalls(t *testing.T) {
 }
 
 func TestToolRoundsCapped(t *testing.T) {
-	s := newStandin(t, step{calls: []call{{"call_1", "roll_dice", `{"dice":"1d20","reason":"again"}`}}})
+	s := newStandin(t, step{Calls: []call{{ID: "call_1", Name: "roll_dice", Args: `{"dice":"1d20","reason":"again"}`}}})
 	ws := table(t, s.URL(), "      max_tool_rounds: 3\n")
 	a := agent(t, ws, dice())
 	_, err := a.Handle(context.Background(), incoming(t, "Roll forever."))
@@ -261,8 +261,8 @@ func TestToolRoundsCapped(t *testing.T) {
 
 func TestRepair(t *testing.T) {
 	s := newStandin(t,
-		step{content: "---\nto: nobody\n---\nHello\n"},
-		step{content: "```markdown\n---\nto: ann\ntype: scene\n---\nHello, ann.\n```"},
+		step{Content: "---\nto: nobody\n---\nHello\n"},
+		step{Content: "```markdown\n---\nto: ann\ntype: scene\n---\nHello, ann.\n```"},
 	)
 	ws := table(t, s.URL(), "")
 	a := agent(t, ws)
@@ -284,7 +284,7 @@ func TestRepair(t *testing.T) {
 }
 
 func TestRefusedPastRepairs(t *testing.T) {
-	s := newStandin(t, step{content: "---\nto: nobody\n---\nHello\n"})
+	s := newStandin(t, step{Content: "---\nto: nobody\n---\nHello\n"})
 	ws := table(t, s.URL(), "      max_repairs: 1\n")
 	_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
 	var te *llm.TranscriptError
@@ -301,7 +301,7 @@ func TestRefusedPastRepairs(t *testing.T) {
 
 func TestEndpointErrors(t *testing.T) {
 	t.Run("429 Retry-After", func(t *testing.T) {
-		s := newStandin(t, step{status: 429, header: map[string]string{"Retry-After": "1"}}, step{content: "ok"})
+		s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "1"}}, step{Content: "ok"})
 		ws := table(t, s.URL(), "      max_retries: 1\n")
 		start := time.Now()
 		if _, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi.")); err != nil {
@@ -315,7 +315,7 @@ func TestEndpointErrors(t *testing.T) {
 		}
 	})
 	t.Run("500", func(t *testing.T) {
-		s := newStandin(t, step{status: 500})
+		s := newStandin(t, step{Status: 500})
 		ws := table(t, s.URL(), "")
 		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
 		var ee *llm.EndpointError
@@ -327,7 +327,7 @@ func TestEndpointErrors(t *testing.T) {
 		}
 	})
 	t.Run("401", func(t *testing.T) {
-		s := newStandin(t, step{status: 401, body: `{"error":{"message":"bad key"}}`})
+		s := newStandin(t, step{Status: 401, Body: `{"error":{"message":"bad key"}}`})
 		ws := table(t, s.URL(), "")
 		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
 		var ee *llm.EndpointError
@@ -336,7 +336,7 @@ func TestEndpointErrors(t *testing.T) {
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
-		s := newStandin(t, step{delay: 5 * time.Second, content: "late"})
+		s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"})
 		ws := table(t, s.URL(), "      timeout: 100ms\n")
 		start := time.Now()
 		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
@@ -356,7 +356,7 @@ func TestEndpointErrors(t *testing.T) {
 		}
 	})
 	t.Run("shutdown", func(t *testing.T) {
-		s := newStandin(t, step{delay: 5 * time.Second, content: "late"})
+		s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"})
 		ws := table(t, s.URL(), "")
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(50*time.Millisecond, cancel)
@@ -368,7 +368,7 @@ func TestEndpointErrors(t *testing.T) {
 }
 
 func TestKeyFromEnvironment(t *testing.T) {
-	s := newStandin(t, step{content: "ok"})
+	s := newStandin(t, step{Content: "ok"})
 	ws := table(t, s.URL(), "      key_env: STANDIN_KEY\n")
 	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Getenv: func(k string) string {
 		if k == "STANDIN_KEY" {
@@ -382,7 +382,7 @@ func TestKeyFromEnvironment(t *testing.T) {
 	if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.headers[0].Get("Authorization"); got != "Bearer sk-test" {
+	if got := s.Headers()[0].Get("Authorization"); got != "Bearer sk-test" {
 		t.Errorf("Authorization = %q", got)
 	}
 	if _, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Getenv: func(string) string { return "" }}); err == nil || !strings.Contains(err.Error(), "STANDIN_KEY") {
@@ -391,7 +391,7 @@ func TestKeyFromEnvironment(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
-	s := newStandin(t, step{content: "ok", in: 15, out: 10})
+	s := newStandin(t, step{Content: "ok", In: 15, Out: 10})
 	ws := table(t, s.URL(), "    budget:\n      tokens: 20\n")
 	session := llm.NewSession("s1")
 	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Session: session})
@@ -419,7 +419,7 @@ func TestBudget(t *testing.T) {
 }
 
 func TestSessionBudgetAndCost(t *testing.T) {
-	s := newStandin(t, step{content: "ok", in: 1000000, out: 0})
+	s := newStandin(t, step{Content: "ok", In: 1000000, Out: 0})
 	ws := table(t, s.URL(), "")
 	ws.Config.Prices = map[string]workspace.Price{"stand-in": {Input: 2, Output: 8}}
 	ws.Config.Budget = workspace.Budget{Cost: 1.5}
