@@ -77,17 +77,32 @@ func ParseScript(data []byte) ([]Step, error) {
 }
 
 // Server is the stand-in endpoint. Past the script's end it repeats the
-// last step.
+// last step, or starts again (Cycle). It keeps every request: a
+// benchmark's thousands too.
 type Server struct {
 	*httptest.Server
 	// Log, when set, receives every request body, one JSON line each.
 	Log string
+	// Cycle starts the script again past its end, instead of repeating
+	// its last step (for benchmarks).
+	Cycle bool
+	// Forget keeps no request (for benchmarks: thousands of them).
+	Forget bool
 
 	mu       sync.Mutex
 	script   []Step
 	requests []map[string]any
 	headers  []http.Header
 	calls    int
+	served   int
+	last     []byte // the last request's body
+}
+
+// Last returns the body of the last request received.
+func (s *Server) Last() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
 }
 
 // New starts a stand-in replaying steps; Close stops it.
@@ -116,13 +131,23 @@ func (s *Server) Headers() []http.Header {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	data, _ := io.ReadAll(r.Body)
-	var req map[string]any
-	_ = json.Unmarshal(data, &req)
 	s.mu.Lock()
-	n := len(s.requests)
-	s.requests = append(s.requests, req)
-	s.headers = append(s.headers, r.Header.Clone())
-	st := s.script[min(n, len(s.script)-1)]
+	var req map[string]any
+	if !s.Forget {
+		_ = json.Unmarshal(data, &req)
+	}
+	s.last = data
+	n := s.served
+	s.served++
+	if !s.Forget {
+		s.requests = append(s.requests, req)
+		s.headers = append(s.headers, r.Header.Clone())
+	}
+	i := min(n, len(s.script)-1)
+	if s.Cycle {
+		i = n % len(s.script)
+	}
+	st := s.script[i]
 	if s.Log != "" {
 		if f, err := os.OpenFile(s.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
 			f.Write(append(bytes.TrimSpace(data), '\n'))

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -210,7 +211,10 @@ func ParseConversation(path string, data []byte) (*Conversation, error) {
 		if i == len(lines) {
 			return c, nil
 		}
-		m := roleLine.FindStringSubmatch(lines[i])
+		var m []string
+		if strings.HasPrefix(lines[i], "## ") {
+			m = roleLine.FindStringSubmatch(lines[i])
+		}
 		if m == nil {
 			return nil, bad(i, "expected a turn: ## user or ## assistant")
 		}
@@ -220,14 +224,17 @@ func ParseConversation(path string, data []byte) (*Conversation, error) {
 		if i == len(lines) {
 			return nil, bad(i-1, "## %s: no text (a fenced block) follows", role)
 		}
-		f := fenceLine.FindStringSubmatch(lines[i])
+		var f []string
+		if strings.HasPrefix(lines[i], "```") {
+			f = fenceLine.FindStringSubmatch(lines[i])
+		}
 		if f == nil {
 			return nil, bad(i, "## %s: expected its text in a fenced block (```)", role)
 		}
 		open := i
 		i++
 		var text []string
-		for i < len(lines) && strings.TrimRight(lines[i], " \t") != f[1] {
+		for i < len(lines) && (!strings.HasPrefix(lines[i], f[1]) || strings.TrimRight(lines[i], " \t") != f[1]) {
 			text = append(text, lines[i])
 			i++
 		}
@@ -270,4 +277,50 @@ func loadConversation(path, agent string) (*Conversation, error) {
 // temporary file ends in .tmp, which a workspace's .gitignore ignores).
 func (c *Conversation) save(path string) error {
 	return mailbox.WriteFileAtomic(path, c.Bytes())
+}
+
+// memory keeps the conversation last read or written, with the identity
+// of its file then: it is read again only when the file changed (a
+// person edited it, git checked out another), and each call does not
+// parse it anew.
+type memory struct {
+	mu   sync.Mutex
+	conv *Conversation
+	info os.FileInfo
+}
+
+// load returns a copy of the conversation in the file at path.
+func (m *memory) load(path, agent string) (*Conversation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	info, err := os.Stat(path)
+	if err == nil && m.conv != nil && m.info != nil && os.SameFile(info, m.info) && info.ModTime().Equal(m.info.ModTime()) && info.Size() == m.info.Size() {
+		return m.conv.clone(), nil
+	}
+	c, err := loadConversation(path, agent)
+	if err != nil {
+		return nil, err
+	}
+	m.conv, m.info = c.clone(), info
+	return c, nil
+}
+
+// save writes the conversation and keeps it.
+func (m *memory) save(path string, c *Conversation) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.conv, m.info = nil, nil
+	if err := c.save(path); err != nil {
+		return err
+	}
+	if info, err := os.Stat(path); err == nil {
+		m.conv, m.info = c.clone(), info
+	}
+	return nil
+}
+
+func (c *Conversation) clone() *Conversation {
+	out := *c
+	out.Turns = append([]Turn(nil), c.Turns...)
+	return &out
 }

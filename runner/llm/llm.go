@@ -17,6 +17,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -85,12 +87,15 @@ type Agent struct {
 	model  workspace.Model
 	client openai.Client
 	tools  []openai.ChatCompletionToolUnionParam
-	byName map[string]Tool
-	price  *workspace.Price
-	conv   string // the conversation file
+	// toolsJSON is tools as the request carries them, encoded once.
+	toolsJSON json.RawMessage
+	byName    map[string]Tool
+	price     *workspace.Price
+	conv      string // the conversation file
 
 	mu       sync.Mutex // guards notified
 	notified map[string]bool
+	memory   memory
 }
 
 // Errors callers branch on.
@@ -161,6 +166,12 @@ func New(opts Options) (*Agent, error) {
 		}))
 		ag.byName[t.Name] = t
 	}
+	if len(ag.tools) > 0 {
+		var err error
+		if ag.toolsJSON, err = json.Marshal(ag.tools); err != nil {
+			return nil, fmt.Errorf("the tools' schemas: %w", err)
+		}
+	}
 	return ag, nil
 }
 
@@ -218,7 +229,7 @@ func (e *TranscriptError) Detail() string { return "transcript:\n\n" + e.Transcr
 // max_repairs (ErrRefused); the last two as a *TranscriptError. The
 // conversation file is written once an answer is accepted.
 func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
-	conv, err := loadConversation(a.conv, a.agent.Name)
+	conv, err := a.memory.load(a.conv, a.agent.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -231,12 +242,12 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 	past := *conv
 	past.Turns = append(append([]Turn(nil), conv.Turns...), Turn{Role: RoleUser, Text: received})
 	past.Trim(a.model.MemoryTokens)
-	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system)}
+	msgs := []json.RawMessage{text("system", system)}
 	if s := past.Summary(); s != "" {
-		msgs = append(msgs, openai.SystemMessage("Earlier turns of this conversation were "+s+"."))
+		msgs = append(msgs, text("system", "Earlier turns of this conversation were "+s+"."))
 	}
 	for _, t := range past.Turns {
-		msgs = append(msgs, param(t))
+		msgs = append(msgs, text(t.Role, t.Text))
 	}
 	tr := &transcript{}
 	tr.add("system", system)
@@ -244,11 +255,14 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 		tr.add(t.Role, t.Text)
 	}
 	rounds, repairs := 0, 0
+	var pending sync.WaitGroup // an answer's journal entry being written
+	defer pending.Wait()
 	for {
 		if err := a.withinBudget(); err != nil {
 			return nil, err
 		}
-		resp, err := a.call(ctx, inID, msgs)
+		pending.Wait()
+		resp, err := a.call(ctx, inID, msgs, &pending)
 		if err != nil {
 			return nil, err
 		}
@@ -262,21 +276,26 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 				return nil, &TranscriptError{Err: err, Transcript: tr.String()}
 			}
 			rounds++
-			msgs = append(msgs, choice.ToParam())
+			asked, err := json.Marshal(choice.ToParam())
+			if err != nil {
+				return nil, fmt.Errorf("%s: the model's tool calls: %w", a.agent.Name, err)
+			}
+			msgs = append(msgs, asked)
 			for _, call := range choice.ToolCalls {
 				result := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
 				tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ "+result)
-				msgs = append(msgs, openai.ToolMessage(result, call.ID))
+				msgs = append(msgs, toolResult(call.ID, result))
 			}
 			continue
 		}
-		text := choice.Content
-		tr.add("assistant", text)
-		out, refusal := a.answer(in, text)
+		said := choice.Content
+		tr.add("assistant", said)
+		out, refusal := a.answer(in, said)
 		if refusal == "" {
-			conv.Turns = append(conv.Turns, Turn{Role: RoleUser, Text: received}, Turn{Role: RoleAssistant, Text: text})
+			// As the file keeps them: each text ends with a newline.
+			conv.Turns = append(conv.Turns, Turn{Role: RoleUser, Text: endLine(received)}, Turn{Role: RoleAssistant, Text: endLine(said)})
 			conv.Trim(a.model.MemoryTokens)
-			if err := conv.save(a.conv); err != nil {
+			if err := a.memory.save(a.conv, conv); err != nil {
 				return nil, fmt.Errorf("writing the conversation: %w", err)
 			}
 			return []*mailbox.Message{out}, nil
@@ -288,28 +307,68 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 		repairs++
 		feedback := "parley refused your answer: " + refusal + "\nAnswer again with the message corrected."
 		tr.add("user", feedback)
-		msgs = append(msgs, openai.AssistantMessage(text), openai.UserMessage(feedback))
+		msgs = append(msgs, text(RoleAssistant, said), text(RoleUser, feedback))
 	}
 }
 
-// param is a turn of the conversation as the endpoint takes it.
-func param(t Turn) openai.ChatCompletionMessageParamUnion {
-	if t.Role == RoleAssistant {
-		return openai.AssistantMessage(t.Text)
+// text is a message of a role with a text, as the endpoint reads it.
+//
+// The request is encoded by parley with encoding/json and handed to the
+// client as it is (option.WithRequestBody, the client's own way to send a
+// body it did not encode): the client's reflective encoder validates and
+// compacts each message's JSON again at each level of nesting, which for
+// a conversation of 8000 tokens cost more than a millisecond a call.
+// The client still sends it, retries it (the body is replayable), reads
+// Retry-After and decodes the answer.
+func text(role, text string) json.RawMessage {
+	b, _ := json.Marshal(struct { // a string always encodes
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}{role, text})
+	return b
+}
+
+// toolResult is a tool's result for the model.
+func toolResult(id, result string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		Content    string `json:"content"`
+	}{"tool", id, result})
+	return b
+}
+
+// request is the body of a chat-completions request.
+func (a *Agent) request(msgs []json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":`)
+	m, _ := json.Marshal(a.model.Model)
+	b.Write(m)
+	b.WriteString(`,"messages":[`)
+	for i, msg := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(msg)
 	}
-	return openai.UserMessage(t.Text)
+	b.WriteByte(']')
+	if len(a.tools) > 0 {
+		b.WriteString(`,"tools":`)
+		b.Write(a.toolsJSON)
+	}
+	if t := a.model.Temperature; t != nil {
+		fmt.Fprintf(&b, `,"temperature":%s`, strconv.FormatFloat(*t, 'g', -1, 64))
+	}
+	if a.model.MaxTokens > 0 {
+		fmt.Fprintf(&b, `,"max_tokens":%d`, a.model.MaxTokens)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // call makes one model call, journaled with its usage.
-func (a *Agent) call(ctx context.Context, inID string, msgs []openai.ChatCompletionMessageParamUnion) (*openai.ChatCompletion, error) {
-	params := openai.ChatCompletionNewParams{Model: a.model.Model, Messages: msgs, Tools: a.tools}
-	if a.model.Temperature != nil {
-		params.Temperature = openai.Float(*a.model.Temperature)
-	}
-	if a.model.MaxTokens > 0 {
-		params.MaxTokens = openai.Int(a.model.MaxTokens)
-	}
-	resp, err := a.client.Chat.Completions.New(ctx, params)
+func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, pending *sync.WaitGroup) (*openai.ChatCompletion, error) {
+	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", a.request(msgs)))
 	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
 	if err == nil && len(resp.Choices) == 0 {
 		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
@@ -336,11 +395,24 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []openai.ChatComplet
 	entry.TokensIn, entry.TokensOut = u.In, u.Out
 	if n := len(resp.Choices[0].Message.ToolCalls); n > 0 {
 		entry.Note = fmt.Sprintf("%d tool %s", n, plural(n, "call", "calls"))
-	} else {
-		entry.Note = "answered"
+		a.journal(entry) // before the tool calls' entries
+		return resp, nil
 	}
-	a.journal(entry)
+	entry.Note = "answered"
+	// Written while the answer is checked and the conversation saved:
+	// the two fsyncs overlap. Handle waits for it before anything else
+	// is journaled, and before it returns.
+	entry.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
+	pending.Go(func() { a.journal(entry) })
 	return resp, nil
+}
+
+// endLine returns s ending with a newline, unless it is empty.
+func endLine(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
 }
 
 func firstLine(s, otherwise string) string {
@@ -389,7 +461,9 @@ func (a *Agent) runTool(ctx context.Context, inID, name, args string) string {
 // journal writes an entry; a journal that cannot be written is logged,
 // and the agent goes on.
 func (a *Agent) journal(e workspace.Entry) {
-	e.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
+	if e.Time == "" {
+		e.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
+	}
 	if err := workspace.AppendJournal(a.opts.Workspace.JournalPath(), e); err != nil {
 		a.opts.Logger.Error("journaling", "agent", a.agent.Name, "outcome", e.Outcome, "err", err)
 	}
@@ -483,15 +557,21 @@ func (a *Agent) system() (string, error) {
 	return b.String(), nil
 }
 
-// transcript is the exchange with the model on one message, for dead/.
-type transcript struct{ b strings.Builder }
+// transcript is the exchange with the model on one message, for dead/:
+// kept as it goes, written out only for a message given up.
+type transcript struct{ turns []Turn }
 
-func (t *transcript) add(role, text string) {
-	fence := fenceFor(text)
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
+func (t *transcript) add(role, text string) { t.turns = append(t.turns, Turn{Role: role, Text: text}) }
+
+func (t *transcript) String() string {
+	var b strings.Builder
+	for _, turn := range t.turns {
+		text := turn.Text
+		fence := fenceFor(text)
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s\n%s%s\n\n", turn.Role, fence, text, fence)
 	}
-	fmt.Fprintf(&t.b, "## %s\n\n%s\n%s%s\n\n", role, fence, text, fence)
+	return b.String()
 }
-
-func (t *transcript) String() string { return t.b.String() }

@@ -438,3 +438,25 @@ func TestSessionBudgetAndCost(t *testing.T) {
 		t.Errorf("Handle past the session's budget = %v", err)
 	}
 }
+
+// TestConversationEditedByHand: a person's edit of the conversation file
+// is what the next call sends.
+func TestConversationEditedByHand(t *testing.T) {
+	s := newStandin(t, step{Content: "ok"})
+	ws := table(t, s.URL(), "")
+	a := agent(t, ws)
+	if _, err := a.Handle(context.Background(), incoming(t, "One.")); err != nil {
+		t.Fatal(err)
+	}
+	edited := &llm.Conversation{Agent: "gm", Turns: []llm.Turn{{Role: llm.RoleUser, Text: "Remember the dragon.\n"}, {Role: llm.RoleAssistant, Text: "I will.\n"}}}
+	if err := os.WriteFile(filepath.Join(ws.Root, "mailboxes", "gm", llm.ConversationFile), edited.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Handle(context.Background(), incoming(t, "Two.")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := messages(s.request(t, 1))
+	if len(msgs) != 4 || msgs[1]["content"] != "Remember the dragon.\n" {
+		t.Errorf("after the edit, the request's messages = %v", msgs)
+	}
+}
