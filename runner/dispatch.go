@@ -361,7 +361,8 @@ func (w *worker) handle(ctx context.Context, id string) {
 			w.giveUp(id, &HandleError{Err: err}, attempt)
 			return
 		}
-		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: w.r.ws().Root, Outbox: stage.Path(), Attempt: attempt}
+		ws := w.r.ws()
+		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: ws.Root, Loaded: ws, Outbox: stage.Path(), Attempt: attempt}
 		release := w.r.acquire(ctx)
 		if release == nil {
 			return // shutting down: the message stays in cur/, for the next runner

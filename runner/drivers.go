@@ -31,8 +31,13 @@ type Delivery struct {
 	Data      []byte
 	Message   *mailbox.Message
 	Workspace string // the workspace root
-	Outbox    string // where the handler may write messages to send
-	Attempt   int    // 1 for the first try
+	// Loaded is the workspace as the runner has it loaded when it hands
+	// the message over: parley.yaml as it routes by now (it may have
+	// been reloaded since the driver was made). A driver that checks
+	// what its agent says checks it against this, as the router will.
+	Loaded  *workspace.Workspace
+	Outbox  string // where the handler may write messages to send
+	Attempt int    // 1 for the first try
 }
 
 // Handler is a built-in agent: Go code that answers the messages

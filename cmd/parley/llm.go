@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns"
@@ -27,8 +28,25 @@ func outsideDrivers(log *slog.Logger) map[string]runner.DriverFunc {
 			if err != nil {
 				return nil, err
 			}
+			// The agent checks its model's answers against parley.yaml
+			// as the runner has it loaded: when it was reloaded since
+			// (an agent added, a route changed), the agent is made
+			// again with it, so that it refuses what the router would.
+			var mu sync.Mutex
+			made := ws
 			return runner.HandlerFunc(func(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
-				return ag.Handle(ctx, d.Message)
+				mu.Lock()
+				if d.Loaded != nil && d.Loaded != made {
+					again, err := openaiAgent(d.Loaded, a.Name, session, log)
+					if err != nil {
+						mu.Unlock()
+						return nil, err
+					}
+					ag, made = again, d.Loaded
+				}
+				cur := ag
+				mu.Unlock()
+				return cur.Handle(ctx, d.Message)
 			}), nil
 		},
 	}

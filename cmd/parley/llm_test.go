@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/internal/standin"
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -58,5 +63,43 @@ func TestRoleFiles(t *testing.T) {
 	}
 	if files := roleFiles(ws, "you"); files != nil {
 		t.Errorf("an agent of no role at the table gets %v", files)
+	}
+}
+
+// TestOpenAIDriverReloaded: after parley.yaml is reloaded (an agent
+// added), the openai agent checks its model's answers against the new
+// configuration, as the router does: an answer to the new agent is
+// sent, not refused.
+func TestOpenAIDriverReloaded(t *testing.T) {
+	s := standin.New(standin.Step{Content: "---\nto: bob\n---\nWelcome, bob.\n"})
+	defer s.Close()
+	dir := t.TempDir()
+	cfg := "agents:\n  - {name: gm, driver: openai, retries: 0, openai: {base_url: \"" + s.URL() + "\", model: m, max_retries: 0, max_repairs: 0}}\n  - {name: you, role: human}\n"
+	before, err := workspace.InitConfig(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := workspace.ParseConfig(workspace.ConfigFile, []byte(cfg+"  - {name: bob, role: human}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reloaded := &workspace.Workspace{Root: dir, Config: after}
+	gm, _ := before.Agent("gm")
+	h, err := outsideDrivers(slog.New(slog.DiscardHandler))[workspace.DriverOpenAI](gm, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := mailbox.New([]byte("bob joins.\n"))
+	in.Set("id", (&mailbox.IDs{}).New("you"))
+	in.Set("from", "you")
+	if _, err := h.Handle(context.Background(), &runner.Delivery{Agent: "gm", Message: in, Loaded: before}); err == nil {
+		t.Fatalf("an answer to bob was accepted before bob was an agent")
+	}
+	out, err := h.Handle(context.Background(), &runner.Delivery{Agent: "gm", Message: in, Loaded: reloaded})
+	if err != nil {
+		t.Fatalf("after the reload: %v", err)
+	}
+	if to, _ := out[0].Header().Get("to"); to != "bob" {
+		t.Errorf("answer to = %q", to)
 	}
 }
