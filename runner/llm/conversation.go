@@ -114,23 +114,37 @@ func plural(n int, one, many string) string {
 // Bytes renders the conversation file.
 func (c *Conversation) Bytes() []byte {
 	var b bytes.Buffer
+	n := 64
+	for _, t := range c.Turns {
+		n += len(t.Text) + 32
+	}
+	b.Grow(n)
 	fmt.Fprintf(&b, "# conversation: %s\n", c.Agent)
 	if s := c.Summary(); s != "" {
 		fmt.Fprintf(&b, "\n%s\n", s)
 	}
 	for _, t := range c.Turns {
 		fence := fenceFor(t.Text)
-		text := t.Text
-		if text != "" && !strings.HasSuffix(text, "\n") {
-			text += "\n"
+		b.WriteString("\n## ")
+		b.WriteString(t.Role)
+		b.WriteString("\n\n")
+		b.WriteString(fence)
+		b.WriteByte('\n')
+		b.WriteString(t.Text)
+		if t.Text != "" && !strings.HasSuffix(t.Text, "\n") {
+			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n%s%s\n", t.Role, fence, text, fence)
+		b.WriteString(fence)
+		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }
 
 // fenceFor returns a code fence longer than any run of backticks in text.
 func fenceFor(text string) string {
+	if !strings.Contains(text, "```") {
+		return "```" // no run of three: the usual case, found fast
+	}
 	longest, run := 0, 0
 	for i := 0; i < len(text); i++ {
 		if text[i] == '`' {
