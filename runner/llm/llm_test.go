@@ -254,7 +254,7 @@ func TestToolRoundsCapped(t *testing.T) {
 		t.Fatalf("gm's outbox = %v, want the notice", names)
 	}
 	data, _ := os.ReadFile(ws.Mailbox("gm").Path(mailbox.Outbox, names[0]))
-	if !strings.Contains(string(data), "type: "+llm.ToolRoundsNotice) || !strings.Contains(string(data), "to: ann") {
+	if !strings.Contains(string(data), "notice: "+llm.ToolRoundsNotice) || !strings.Contains(string(data), "to: ann") {
 		t.Errorf("notice = %s", data)
 	}
 }

@@ -97,7 +97,8 @@ func (a *Agent) withinBudget() error {
 	return fmt.Errorf("%s: %w: %s", a.agent.Name, ErrBudget, why)
 }
 
-// Types of the notices an openai agent sends the people of the workspace.
+// Kinds of the notices an openai agent sends the people of the workspace,
+// in their notice: field.
 const (
 	BudgetNotice     = "budget_used_up"
 	ToolRoundsNotice = "tool_rounds_used_up"
@@ -121,7 +122,9 @@ func (a *Agent) tell(kind, about, text string) {
 	}
 	m := mailbox.New([]byte(text + "\n"))
 	m.SetNames("to", people)
-	m.Set("type", kind)
+	// Informal (no type:), with the kind in a field: a protocol knows no
+	// type of parley's own, and would refuse one.
+	m.SetValue("notice", kind)
 	if about != "" {
 		m.Set("reply_to", about)
 	}
