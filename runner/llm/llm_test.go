@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -458,5 +459,48 @@ func TestConversationEditedByHand(t *testing.T) {
 	msgs := messages(s.request(t, 1))
 	if len(msgs) != 4 || msgs[1]["content"] != "Remember the dragon.\n" {
 		t.Errorf("after the edit, the request's messages = %v", msgs)
+	}
+}
+
+// TestAgentsAtOnce: two openai agents sharing a session handle messages
+// at the same time, as the runner's workers run them (go test -race): the
+// session counts both, and each answer is checked by the one Check.
+func TestAgentsAtOnce(t *testing.T) {
+	s := newStandin(t, step{Content: "ok", In: 10, Out: 1})
+	dir := t.TempDir()
+	ws, err := workspace.InitConfig(dir, fmt.Sprintf(`agents:
+  - {name: gm, driver: openai, openai: {base_url: %q, model: m, max_retries: 0}}
+  - {name: sage, driver: openai, openai: {base_url: %q, model: m, max_retries: 0}}
+  - {name: ann, role: human}
+`, s.URL(), s.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := llm.NewSession("s")
+	errs := make(chan error, 20)
+	var wg sync.WaitGroup
+	for _, name := range []string{"gm", "sage"} {
+		a, err := llm.New(llm.Options{Agent: name, Workspace: ws, Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for range 10 {
+				if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if u := session.Total(); u.Calls != 20 || u.In != 200 {
+		t.Errorf("session = %+v, want 20 calls, 200 tokens in", u)
+	}
+	if n := len(journal(t, ws, workspace.ModelCalled)); n != 20 {
+		t.Errorf("journaled %d model calls, want 20", n)
 	}
 }
