@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/tools"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/llm"
@@ -60,7 +61,7 @@ func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, lo
 	if err != nil {
 		return nil, err
 	}
-	var tools []llm.Tool
+	var given []llm.Tool
 	for _, t := range gmTools(ws, agent) {
 		call := func(ctx context.Context, args json.RawMessage) (string, error) {
 			res, err := t.Call(ctx, args)
@@ -73,9 +74,9 @@ func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, lo
 			}
 			return b.String(), nil // a model pays for the spaces
 		}
-		tools = append(tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema, Call: call})
+		given = append(given, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema, Call: call, ReadOnly: tools.ReadOnly(t.Name)})
 	}
-	return llm.New(llm.Options{Agent: agent, Workspace: ws, Protocol: protocol, Files: roleFiles(ws, agent), Tools: tools, Session: session, Logger: log})
+	return llm.New(llm.Options{Agent: agent, Workspace: ws, Protocol: protocol, Files: roleFiles(ws, agent), Tools: given, Session: session, Logger: log})
 }
 
 // roleFiles are the campaign files an agent's role may see, as its model

@@ -49,6 +49,11 @@ type Tool struct {
 	// returns its result, as JSON text; an error is told to the model as
 	// the tool's result ({"success": false, "message": "Error: ..."}).
 	Call func(ctx context.Context, args json.RawMessage) (string, error)
+	// ReadOnly says the tool changes nothing (a roll, reading a sheet).
+	// Once a tool that changes files has run for a message, a failure of
+	// the endpoint is not tried again: the model would be asked anew, and
+	// could make the same change twice.
+	ReadOnly bool
 }
 
 // Options make an Agent.
@@ -246,6 +251,11 @@ type TranscriptError struct {
 func (e *TranscriptError) Error() string { return e.Err.Error() }
 func (e *TranscriptError) Unwrap() error { return e.Err }
 
+// Temporary reports false: a message given up with its transcript is not
+// tried again by itself, whatever error it wraps (a person may, with
+// parley retry).
+func (e *TranscriptError) Temporary() bool { return false }
+
 // Detail returns the transcript.
 func (e *TranscriptError) Detail() string { return "transcript:\n\n" + e.Transcript }
 
@@ -280,6 +290,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 		tr.add(t.Role, t.Text)
 	}
 	rounds, repairs := 0, 0
+	changed := ""              // the first tool that changed files, if any ran
 	var pending sync.WaitGroup // an answer's journal entry being written
 	defer pending.Wait()
 	for {
@@ -288,6 +299,10 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 		}
 		pending.Wait()
 		resp, err := a.call(ctx, inID, msgs, &pending)
+		if err != nil && changed != "" && ctx.Err() == nil {
+			err = fmt.Errorf("%w; not tried again, since %s already changed the campaign for this message (parley retry asks the model anew)", err, changed)
+			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +322,10 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 			}
 			msgs = append(msgs, asked)
 			for _, call := range choice.ToolCalls {
-				result := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
+				result, ok := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
+				if t := a.byName[call.Function.Name]; ok && !t.ReadOnly && changed == "" {
+					changed = call.Function.Name
+				}
 				tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ "+result)
 				msgs = append(msgs, toolResult(call.ID, result))
 			}
@@ -457,8 +475,8 @@ func dash(s string) string {
 
 // runTool runs a tool call and returns what the model is told: the
 // tool's result, or its error as {"success": false, "message": "Error:
-// ..."}. Both are journaled.
-func (a *Agent) runTool(ctx context.Context, inID, name, args string) string {
+// ..."}; and whether it succeeded. Both are journaled.
+func (a *Agent) runTool(ctx context.Context, inID, name, args string) (string, bool) {
 	entry := workspace.Entry{Outcome: workspace.ToolCalled, Agent: a.agent.Name, ID: inID, Tool: name, Args: args}
 	t, ok := a.byName[name]
 	var result string
@@ -480,7 +498,7 @@ func (a *Agent) runTool(ctx context.Context, inID, name, args string) string {
 		entry.Result = result
 	}
 	a.journal(entry)
-	return result
+	return result, err == nil
 }
 
 // journal writes an entry; a journal that cannot be written is logged,

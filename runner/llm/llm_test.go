@@ -504,3 +504,31 @@ func TestAgentsAtOnce(t *testing.T) {
 		t.Errorf("journaled %d model calls, want 20", n)
 	}
 }
+
+// TestNoRetryAfterAChange: an endpoint failing after a tool changed the
+// campaign is not tried again by itself (the model, asked anew, could
+// make the change twice); after a read-only tool only, it is.
+func TestNoRetryAfterAChange(t *testing.T) {
+	changing := dice()
+	changing.Name = "update_character"
+	reading := dice()
+	reading.ReadOnly = true
+	for _, tc := range []struct {
+		tool      llm.Tool
+		temporary bool
+	}{{changing, false}, {reading, true}} {
+		t.Run(tc.tool.Name, func(t *testing.T) {
+			s := newStandin(t, step{Calls: []call{{ID: "c1", Name: tc.tool.Name, Args: `{"dice":"1d4","reason":"x"}`}}}, step{Status: 500})
+			ws := table(t, s.URL(), "")
+			_, err := agent(t, ws, tc.tool).Handle(context.Background(), incoming(t, "Hit it."))
+			var temp interface{ Temporary() bool }
+			if !errors.As(err, &temp) || temp.Temporary() != tc.temporary {
+				t.Fatalf("Handle = %v, want an error with Temporary() %v", err, tc.temporary)
+			}
+			var ee *llm.EndpointError
+			if !errors.As(err, &ee) || ee.Status != 500 {
+				t.Errorf("the endpoint's error is not kept: %v", err)
+			}
+		})
+	}
+}
