@@ -430,12 +430,12 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 		a.journal(entry)
 		return nil, err
 	}
-	u := Usage{Calls: 1, In: resp.Usage.PromptTokens, Out: resp.Usage.CompletionTokens}
+	u := workspace.Usage{Calls: 1, TokensIn: resp.Usage.PromptTokens, TokensOut: resp.Usage.CompletionTokens}
 	if a.price != nil {
-		u.Cost = a.price.Cost(u.In, u.Out)
+		u.Cost = a.price.Cost(u.TokensIn, u.TokensOut)
 	}
 	a.opts.Session.add(a.agent.Name, u)
-	entry.TokensIn, entry.TokensOut = u.In, u.Out
+	entry.TokensIn, entry.TokensOut = u.TokensIn, u.TokensOut
 	if n := len(resp.Choices[0].Message.ToolCalls); n > 0 {
 		entry.Note = fmt.Sprintf("%d tool %s", n, plural(n, "call", "calls"))
 		a.journal(entry) // before the tool calls' entries

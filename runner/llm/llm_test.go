@@ -410,7 +410,7 @@ func TestBudget(t *testing.T) {
 	if s.count() != 1 {
 		t.Errorf("%d model calls, want 1", s.count())
 	}
-	if u := session.Agent("gm"); u.In != 15 || u.Out != 10 || u.Calls != 1 {
+	if u := session.Agent("gm"); u.TokensIn != 15 || u.TokensOut != 10 || u.Calls != 1 {
 		t.Errorf("session usage = %+v", u)
 	}
 	names, _ := ws.Mailbox("gm").Names(mailbox.Outbox)
@@ -497,7 +497,7 @@ func TestAgentsAtOnce(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if u := session.Total(); u.Calls != 20 || u.In != 200 {
+	if u := session.Total(); u.Calls != 20 || u.TokensIn != 200 {
 		t.Errorf("session = %+v, want 20 calls, 200 tokens in", u)
 	}
 	if n := len(journal(t, ws, workspace.ModelCalled)); n != 20 {

@@ -8,23 +8,6 @@ import (
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
-// Usage is what model calls used: the endpoint's token counts, and their
-// cost at the price table's prices (0 when the model has no price).
-type Usage struct {
-	Calls int
-	In    int64 // prompt tokens
-	Out   int64 // completion tokens
-	Cost  float64
-}
-
-// Tokens returns the tokens in and out together.
-func (u Usage) Tokens() int64 { return u.In + u.Out }
-
-// Add returns u with v added.
-func (u Usage) Add(v Usage) Usage {
-	return Usage{Calls: u.Calls + v.Calls, In: u.In + v.In, Out: u.Out + v.Out, Cost: u.Cost + v.Cost}
-}
-
 // Session counts what the openai agents of one run use, together and each:
 // budgets are per session (a run of the runner). It is safe for
 // concurrent use.
@@ -33,32 +16,32 @@ type Session struct {
 	ID string
 
 	mu     sync.Mutex
-	agents map[string]Usage
+	agents map[string]workspace.Usage
 }
 
 // NewSession returns a session with nothing used yet.
 func NewSession(id string) *Session {
-	return &Session{ID: id, agents: map[string]Usage{}}
+	return &Session{ID: id, agents: map[string]workspace.Usage{}}
 }
 
-func (s *Session) add(agent string, u Usage) {
+func (s *Session) add(agent string, u workspace.Usage) {
 	s.mu.Lock()
 	s.agents[agent] = s.agents[agent].Add(u)
 	s.mu.Unlock()
 }
 
 // Agent returns what an agent used in the session.
-func (s *Session) Agent(name string) Usage {
+func (s *Session) Agent(name string) workspace.Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.agents[name]
 }
 
 // Total returns what every agent used in the session.
-func (s *Session) Total() Usage {
+func (s *Session) Total() workspace.Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var t Usage
+	var t workspace.Usage
 	for _, u := range s.agents {
 		t = t.Add(u)
 	}
@@ -66,7 +49,7 @@ func (s *Session) Total() Usage {
 }
 
 // over says how a budget is used up by u, or "".
-func over(b workspace.Budget, u Usage, whose string) string {
+func over(b workspace.Budget, u workspace.Usage, whose string) string {
 	switch {
 	case b.Tokens > 0 && u.Tokens() >= b.Tokens:
 		return fmt.Sprintf("%s budget of %d tokens is used up (%d used)", whose, b.Tokens, u.Tokens())

@@ -4,9 +4,10 @@ import (
 	"sort"
 )
 
-// Usage is what model calls used, summed from the journal's model
-// entries (ModelCalled): the endpoint's token counts, and their cost at
-// the prices of parley.yaml (0 for a model without a price).
+// Usage is what model calls used: the endpoint's token counts, and their
+// cost at the prices of parley.yaml (0 for a model without a price). The
+// openai driver counts a session's as it goes (against the budgets);
+// Workspace.Usage sums the journal's model entries (ModelCalled).
 type Usage struct {
 	Calls     int     `json:"calls"`
 	Failed    int     `json:"failed,omitempty"` // calls that got no answer
@@ -17,6 +18,11 @@ type Usage struct {
 
 // Tokens returns the tokens in and out together.
 func (u Usage) Tokens() int64 { return u.TokensIn + u.TokensOut }
+
+// Add returns u with v added.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Calls: u.Calls + v.Calls, Failed: u.Failed + v.Failed, TokensIn: u.TokensIn + v.TokensIn, TokensOut: u.TokensOut + v.TokensOut, Cost: u.Cost + v.Cost}
+}
 
 func (u *Usage) add(e *Entry, prices map[string]Price) {
 	u.Calls++
