@@ -388,6 +388,17 @@ func (w *worker) handle(ctx context.Context, id string) {
 			w.r.state.set(w.agent.Name, workspace.StateIdle, "")
 			return
 		}
+		var stop interface{ StopAgent() bool }
+		if errors.As(err, &stop) && stop.StopAgent() {
+			// The agent cannot go on in this run (its budget is used
+			// up): it is stopped, and the message stays in cur/, for
+			// the next runner to hand it again.
+			why := fmt.Sprintf("%s stopped: %v; messages to it wait in its inbox (the one it was handling, %s, in cur/) for the next run", w.agent.Name, err, id)
+			w.r.stopAgent(w.agent.Name, why)
+			w.r.state.note(w.agent.Name, why)
+			w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
+			return
+		}
 		var he *HandleError
 		permanent := errors.As(err, &he) && he.Permanent
 		if attempt >= attempts || permanent {
@@ -499,7 +510,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	if stopping {
 		// The agent agreed to shut down: it takes no next message, even
 		// one delivered before the router sees its answer.
-		w.r.stopAgent(w.agent.Name)
+		w.r.stopAgent(w.agent.Name, w.agent.Name+" approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox")
 	}
 	// Committed: handling the message again now would send its answers a
 	// second time. A publish that fails is logged, not retried; the

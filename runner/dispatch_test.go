@@ -628,3 +628,48 @@ func TestOutsideDrivers(t *testing.T) {
 		t.Errorf("Open without the driver = %v", err)
 	}
 }
+
+// spent is an error that asks the runner to stop its agent.
+type spent struct{}
+
+func (spent) Error() string   { return "budget used up" }
+func (spent) StopAgent() bool { return true }
+
+// TestDriverStopsAgent: a handler's error that asks to stop the agent (a
+// budget used up) stops it for the run: the message it was handling
+// stays in cur/ for the next runner, and the next waits in the inbox;
+// the journal says why.
+func TestDriverStopsAgent(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: model, driver: openai, openai: {model: m}}\n")
+	calls := 0
+	drivers := map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {
+		return HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+			calls++
+			return nil, spent{}
+		}), nil
+	}}
+	send(t, ws, "boss", "model", "one")
+	send(t, ws, "boss", "model", "two")
+	if _, err := runIdle(t, ws, Options{Drivers: drivers}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("the handler ran %d times, want once: the agent stops", calls)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
+		t.Errorf("cur/ (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"two"}, bodies(t, ws, "model", mailbox.Inbox)); d != "" {
+		t.Errorf("inbox/ (-want +got):\n%s", d)
+	}
+	var notes []string
+	workspace.ReadJournal(ws.JournalPath(), func(e workspace.Entry) error {
+		if e.Outcome == workspace.Stopped {
+			notes = append(notes, e.Note)
+		}
+		return nil
+	})
+	if len(notes) != 1 || !strings.Contains(notes[0], "model stopped: budget used up") {
+		t.Errorf("journal's stopped entries = %q", notes)
+	}
+}

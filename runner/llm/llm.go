@@ -133,7 +133,7 @@ func (e *encoded) turns(turns []Turn) []json.RawMessage {
 // Errors callers branch on.
 var (
 	// ErrBudget: a budget of parley.yaml is used up; the agent calls its
-	// model no more in this session.
+	// model no more in this session (see BudgetError).
 	ErrBudget = errors.New("budget used up")
 	// ErrToolRounds: the model was still calling tools after
 	// max_tool_rounds rounds.

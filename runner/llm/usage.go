@@ -59,8 +59,8 @@ func over(b workspace.Budget, u workspace.Usage, whose string) string {
 	return ""
 }
 
-// withinBudget returns ErrBudget, wrapped with which budget, once the
-// agent's or the session's budget is used up, and tells the people once.
+// withinBudget returns a *BudgetError once the agent's or the session's
+// budget is used up, and tells the people once.
 func (a *Agent) withinBudget() error {
 	why := over(a.agent.Budget, a.opts.Session.Agent(a.agent.Name), a.agent.Name+"'s")
 	if why == "" {
@@ -74,11 +74,28 @@ func (a *Agent) withinBudget() error {
 	a.notified[BudgetNotice] = true
 	a.mu.Unlock()
 	if first {
-		a.tell(BudgetNotice, "", fmt.Sprintf("%s stopped calling its model: %s (budget in %s). The messages it is sent go to %s/%s/dead/ until a runner starts with more budget; parley retry sends them again.",
-			a.agent.Name, why, workspace.ConfigFile, workspace.MailboxesDir, a.agent.Name))
+		a.tell(BudgetNotice, "", fmt.Sprintf("%s stopped: %s (budget in %s). The messages it is sent wait in its inbox until the next run of the runner, a new session.",
+			a.agent.Name, why, workspace.ConfigFile))
 	}
-	return fmt.Errorf("%s: %w: %s", a.agent.Name, ErrBudget, why)
+	return &BudgetError{Agent: a.agent.Name, Why: why}
 }
+
+// BudgetError is a budget used up: the agent calls its model no more in
+// this session. It is ErrBudget (errors.Is), and asks the runner to stop
+// the agent (StopAgent): its messages wait in its inbox for the next
+// session, rather than being given up.
+type BudgetError struct {
+	Agent string
+	Why   string // which budget, and what was used
+}
+
+func (e *BudgetError) Error() string { return fmt.Sprintf("%s: %v: %s", e.Agent, ErrBudget, e.Why) }
+
+// Is reports whether target is ErrBudget.
+func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+
+// StopAgent reports true: the agent stops for the rest of the run.
+func (e *BudgetError) StopAgent() bool { return true }
 
 // Kinds of the notices an openai agent sends the people of the workspace,
 // in their notice: field.
