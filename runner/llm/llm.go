@@ -149,7 +149,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, &workspace.UnknownAgentError{Name: opts.Agent, Agents: opts.Workspace.AgentNames()}
 	}
 	if a.Model == nil {
-		return nil, fmt.Errorf("agent %s has no openai: section", a.Name)
+		return nil, fmt.Errorf("openai: missing (the endpoint of an openai agent)")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -180,7 +180,7 @@ func New(opts Options) (*Agent, error) {
 	if m.KeyEnv != "" {
 		key := opts.Getenv(m.KeyEnv)
 		if key == "" {
-			return nil, fmt.Errorf("agent %s: the environment variable %s (openai.key_env) holds no key", a.Name, m.KeyEnv)
+			return nil, fmt.Errorf("openai.key_env: the environment variable %s holds no key", m.KeyEnv)
 		}
 		copts = append(copts, option.WithAPIKey(key))
 	}
