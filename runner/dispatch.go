@@ -130,6 +130,16 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		}
 		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
 	}
+	if f, ok := r.opts.Drivers[a.Driver]; ok {
+		h, err := f(a, ws)
+		if err != nil {
+			return nil, fmt.Errorf("%s: agent %s: %w", workspace.ConfigFile, a.Name, err)
+		}
+		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
+	}
+	if a.Driver != workspace.DriverHuman && a.Driver != "" {
+		return nil, fmt.Errorf("%s: agent %s: driver %s is not available in this runner", workspace.ConfigFile, a.Name, a.Driver)
+	}
 	return nil, nil
 }
 
@@ -351,7 +361,8 @@ func (w *worker) handle(ctx context.Context, id string) {
 			w.giveUp(id, &HandleError{Err: err}, attempt)
 			return
 		}
-		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: w.r.ws().Root, Outbox: stage.Path(), Attempt: attempt}
+		ws := w.r.ws()
+		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: ws.Root, Loaded: ws, Outbox: stage.Path(), Attempt: attempt}
 		release := w.r.acquire(ctx)
 		if release == nil {
 			return // shutting down: the message stays in cur/, for the next runner
@@ -375,6 +386,17 @@ func (w *worker) handle(ctx context.Context, id string) {
 		}
 		if err == nil {
 			w.r.state.set(w.agent.Name, workspace.StateIdle, "")
+			return
+		}
+		var stop interface{ StopAgent() bool }
+		if errors.As(err, &stop) && stop.StopAgent() {
+			// The agent cannot go on in this run (its budget is used
+			// up): it is stopped, and the message stays in cur/, for
+			// the next runner to hand it again.
+			why := fmt.Sprintf("%s stopped: %v; messages to it wait in its inbox (the one it was handling, %s, in cur/) for the next run", w.agent.Name, err, id)
+			w.r.stopAgent(w.agent.Name, why)
+			w.r.state.note(w.agent.Name, why)
+			w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
 			return
 		}
 		var he *HandleError
@@ -488,7 +510,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	if stopping {
 		// The agent agreed to shut down: it takes no next message, even
 		// one delivered before the router sees its answer.
-		w.r.stopAgent(w.agent.Name)
+		w.r.stopAgent(w.agent.Name, w.agent.Name+" approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox")
 	}
 	// Committed: handling the message again now would send its answers a
 	// second time. A publish that fails is logged, not retried; the
@@ -554,6 +576,9 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	var he *HandleError
 	if errors.As(err, &he) && he.Stderr != "" {
 		fmt.Fprintf(&b, "\nstderr (last lines):\n%s\n", he.Stderr)
+	}
+	if he != nil && he.Detail != "" {
+		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(he.Detail, "\n"))
 	}
 	if err := w.box.GiveUp(id, b.String()); err != nil {
 		w.r.log.Error("giving up a message", "agent", w.agent.Name, "id", id, "err", err)

@@ -571,3 +571,105 @@ func TestRecoverStages(t *testing.T) {
 		t.Errorf("handled lines (-want +got):\n%s", d)
 	}
 }
+
+// flaky is an error that says whether it may pass, and what to keep.
+type flaky struct {
+	temporary bool
+	detail    string
+}
+
+func (f *flaky) Error() string   { return "the endpoint failed" }
+func (f *flaky) Temporary() bool { return f.temporary }
+func (f *flaky) Detail() string  { return f.detail }
+
+// TestOutsideDrivers: a driver given in Options.Drivers (driver: openai)
+// runs as a handler; its error is tried again when it says it is
+// temporary, and goes to dead/ with its detail when not. Without the
+// driver, the runner does not start.
+func TestOutsideDrivers(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: model, driver: openai, retries: 2, openai: {model: m}}\n")
+	tries := map[string]int{}
+	drivers := map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {
+		if a.Model == nil || a.Model.Model != "m" {
+			t.Errorf("driver made for %+v", a)
+		}
+		return HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+			body := strings.TrimSpace(string(d.Message.Body))
+			tries[body]++
+			switch {
+			case body == "refused":
+				return nil, &flaky{detail: "transcript:\nthe model said no"}
+			case body == "busy" && tries[body] == 1:
+				return nil, &flaky{temporary: true}
+			}
+			return nil, nil
+		}), nil
+	}}
+	send(t, ws, "boss", "model", "refused")
+	send(t, ws, "boss", "model", "busy")
+	if _, err := runIdle(t, ws, Options{Drivers: drivers}); err != nil {
+		t.Fatal(err)
+	}
+	if tries["refused"] != 1 || tries["busy"] != 2 {
+		t.Errorf("tries = %v, want refused once, busy twice", tries)
+	}
+	dead, _ := ws.Mailbox("model").Names(mailbox.Dead)
+	var reason string
+	for _, n := range dead {
+		if strings.HasSuffix(n, mailbox.ReasonSuffix) {
+			data, _ := os.ReadFile(ws.Mailbox("model").Path(mailbox.Dead, n))
+			reason = string(data)
+		}
+	}
+	if !strings.Contains(reason, "the endpoint failed") || !strings.Contains(reason, "the model said no") {
+		t.Errorf("dead reason = %q, want the error and its detail", reason)
+	}
+	if _, err := Open(ws, Options{}); err == nil || !strings.Contains(err.Error(), "driver openai is not available") {
+		t.Errorf("Open without the driver = %v", err)
+	}
+}
+
+// spent is an error that asks the runner to stop its agent.
+type spent struct{}
+
+func (spent) Error() string   { return "budget used up" }
+func (spent) StopAgent() bool { return true }
+
+// TestDriverStopsAgent: a handler's error that asks to stop the agent (a
+// budget used up) stops it for the run: the message it was handling
+// stays in cur/ for the next runner, and the next waits in the inbox;
+// the journal says why.
+func TestDriverStopsAgent(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: model, driver: openai, openai: {model: m}}\n")
+	calls := 0
+	drivers := map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {
+		return HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+			calls++
+			return nil, spent{}
+		}), nil
+	}}
+	send(t, ws, "boss", "model", "one")
+	send(t, ws, "boss", "model", "two")
+	if _, err := runIdle(t, ws, Options{Drivers: drivers}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("the handler ran %d times, want once: the agent stops", calls)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
+		t.Errorf("cur/ (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"two"}, bodies(t, ws, "model", mailbox.Inbox)); d != "" {
+		t.Errorf("inbox/ (-want +got):\n%s", d)
+	}
+	var notes []string
+	workspace.ReadJournal(ws.JournalPath(), func(e workspace.Entry) error {
+		if e.Outcome == workspace.Stopped {
+			notes = append(notes, e.Note)
+		}
+		return nil
+	})
+	if len(notes) != 1 || !strings.Contains(notes[0], "model stopped: budget used up") {
+		t.Errorf("journal's stopped entries = %q", notes)
+	}
+}

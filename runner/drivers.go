@@ -31,8 +31,13 @@ type Delivery struct {
 	Data      []byte
 	Message   *mailbox.Message
 	Workspace string // the workspace root
-	Outbox    string // where the handler may write messages to send
-	Attempt   int    // 1 for the first try
+	// Loaded is the workspace as the runner has it loaded when it hands
+	// the message over: parley.yaml as it routes by now (it may have
+	// been reloaded since the driver was made). A driver that checks
+	// what its agent says checks it against this, as the router will.
+	Loaded  *workspace.Workspace
+	Outbox  string // where the handler may write messages to send
+	Attempt int    // 1 for the first try
 }
 
 // Handler is a built-in agent: Go code that answers the messages
@@ -63,6 +68,11 @@ func (h Handlers) Names() []string {
 	return names
 }
 
+// DriverFunc makes the handler of an agent whose driver is provided from
+// outside the runner (Options.Drivers). It is called again when
+// parley.yaml changes the agent.
+type DriverFunc func(a workspace.Agent, ws *workspace.Workspace) (Handler, error)
+
 // driver runs an agent: it handles one delivery and returns what the agent
 // said, as message texts.
 type driver interface {
@@ -77,6 +87,9 @@ type HandleError struct {
 	ExitCode  int    // -1 when the program did not exit by itself
 	Stderr    string // the last lines it wrote to stderr
 	Permanent bool   // trying again cannot help (the program is missing)
+	// Detail is what a handler adds to the reason in dead/: a model's
+	// transcript.
+	Detail string
 }
 
 func (e *HandleError) Error() string {
@@ -341,7 +354,12 @@ func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	defer cancel()
 	msgs, err := b.handler.Handle(ctx, d)
 	if err != nil {
-		return nil, &HandleError{Err: err, ExitCode: -1, Permanent: !mayPass(err)}
+		he := &HandleError{Err: err, ExitCode: -1, Permanent: !mayPass(err)}
+		var detailed interface{ Detail() string }
+		if errors.As(err, &detailed) {
+			he.Detail = detailed.Detail()
+		}
+		return nil, he
 	}
 	out := make([][]byte, 0, len(msgs))
 	for _, m := range msgs {
@@ -355,12 +373,22 @@ func (b *builtinDriver) close() error { return nil }
 // mayPass reports whether a built-in handler's error may pass on a later
 // try: the disk or the system failing for now (out of space, an I/O
 // error, a permission a person may fix, too many open files), or the
-// handler's time running out. Any other error — a malformed field, a
+// handler's time running out, or an error that says it is temporary (an
+// endpoint that does not answer). Any other error — a malformed field, a
 // missing sheet — comes again with the same message, so the message goes
 // to dead/ at once with it.
 func mayPass(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
+	}
+	// An error may say itself (an endpoint that did not answer), before
+	// the system's error it wraps; syscall.Errno has a Temporary method
+	// too, but the list below decides for it.
+	var temp interface{ Temporary() bool }
+	if errors.As(err, &temp) {
+		if _, isErrno := temp.(syscall.Errno); !isErrno {
+			return temp.Temporary()
+		}
 	}
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {

@@ -18,7 +18,7 @@ func (r *Runner) observe(sender string, m *mailbox.Message) string {
 	if typ == workspace.ShutdownResponse {
 		reason, _ := m.Payload().Get("reason")
 		if approvesShutdown(m) {
-			r.stopAgent(sender)
+			r.stopAgent(sender, sender+" approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox")
 			note = fmt.Sprintf("%s approved its shutdown: its driver is stopped, messages to it wait in its inbox", sender)
 			r.state.note(sender, "shut down: it approved a shutdown request")
 		} else {
@@ -47,12 +47,13 @@ func approvesShutdown(m *mailbox.Message) bool {
 	return typ == workspace.ShutdownResponse && (approve == "true" || approve == "yes")
 }
 
-// stopAgent stops an agent's driver for the rest of the run.
-func (r *Runner) stopAgent(agent string) {
+// stopAgent stops an agent's driver for the rest of the run; why is the
+// journal's note.
+func (r *Runner) stopAgent(agent, why string) {
 	if !r.state.setStopped(agent, true) {
 		return // stopped already
 	}
-	r.recordStopped(agent)
+	r.recordStopped(agent, why)
 	if w, ok := r.workers[agent]; ok {
 		select {
 		case w.wake <- struct{}{}: // it notices, and closes a session

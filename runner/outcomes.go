@@ -101,9 +101,8 @@ func (r *Runner) recordNudge(e *expectation, sent string) {
 }
 
 // recordStopped notes that an agent approved its shutdown.
-func (r *Runner) recordStopped(agent string) {
-	r.record(workspace.Entry{Outcome: workspace.Stopped, Agent: agent,
-		Note: agent + " approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox"})
+func (r *Runner) recordStopped(agent, why string) {
+	r.record(workspace.Entry{Outcome: workspace.Stopped, Agent: agent, Note: why})
 }
 
 // describe fills in what an entry says of its message.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"time"
 
@@ -192,7 +193,9 @@ func driverChanged(old, ws *workspace.Workspace, a, b workspace.Agent) bool {
 	program := b.Driver == workspace.DriverCommand || b.Driver == workspace.DriverSession
 	return a.Driver != b.Driver || !slices.Equal(a.Run, b.Run) || a.Handler != b.Handler ||
 		a.Timeout != b.Timeout || a.Retries != b.Retries || a.Isolated() != b.Isolated() || a.Character != b.Character ||
-		(program && old.Config.MaxOutput != ws.Config.MaxOutput)
+		(program && old.Config.MaxOutput != ws.Config.MaxOutput) ||
+		!reflect.DeepEqual(a.Model, b.Model) || a.Budget != b.Budget ||
+		(b.Driver == workspace.DriverOpenAI && (old.Config.Budget != ws.Config.Budget || !reflect.DeepEqual(old.Config.Prices, ws.Config.Prices)))
 }
 
 // forget stops routing for an agent removed from parley.yaml: its outbox

@@ -44,6 +44,14 @@ type Options struct {
 	// Handlers are the built-in handlers agents with the builtin driver
 	// may name.
 	Handlers Handlers
+	// Drivers make the handlers of agents whose driver the runner does
+	// not have itself, by the name parley.yaml gives the driver
+	// (driver: openai): cmd/parley provides them, so that the runner
+	// links no endpoint client. A driver's handler runs as a builtin
+	// handler does; its error goes to dead/ at once unless it says it
+	// may pass (a Temporary method returning true), and a Detail method
+	// adds its text (a transcript) to the reason in dead/.
+	Drivers map[string]DriverFunc
 	// NoDrivers routes without running any agent's driver: messages wait
 	// in every inbox, as for human agents.
 	NoDrivers bool

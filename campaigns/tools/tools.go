@@ -76,6 +76,12 @@ func Tools() []Tool {
 	}
 }
 
+// ReadOnly reports whether a tool changes no file: roll_dice and
+// get_character_stats. The others change a character's sheet.
+func ReadOnly(name string) bool {
+	return name == "roll_dice" || name == "get_character_stats"
+}
+
 // Call runs a tool with its JSON arguments and returns its result, to be
 // encoded as JSON.
 //

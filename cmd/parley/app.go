@@ -43,6 +43,7 @@ func newApp(e *env) *cli.App {
 			sendCommand(e),
 			runCommand(e),
 			statusCommand(e),
+			usageCommand(e),
 			inboxCommand(e),
 			readCommand(e),
 			logCommand(e),

@@ -163,6 +163,35 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, printable(en.From)...)
 		b = append(b, "  "...)
 		b = append(b, printable(en.Reason)...)
+	case workspace.ModelCalled:
+		// gm  llama3.1  120 in, 8 out  <id>  answered
+		b = append(b, printable(en.Agent)...)
+		b = append(b, "  "...)
+		b = append(b, printable(dash(en.Model))...)
+		b = append(b, "  "...)
+		b = strconv.AppendInt(b, en.TokensIn, 10)
+		b = append(b, " in, "...)
+		b = strconv.AppendInt(b, en.TokensOut, 10)
+		b = append(b, " out  "...)
+		b = append(b, printable(dash(en.ID))...)
+		b = append(b, "  "...)
+		b = append(b, printable(dashIfEmpty(en.Reason, en.Note))...)
+	case workspace.ToolCalled:
+		// gm  roll_dice {"dice":"1d20"} -> {"total":17,...}  <id>
+		b = append(b, printable(en.Agent)...)
+		b = append(b, "  "...)
+		b = append(b, printable(en.Tool)...)
+		b = append(b, ' ')
+		b = append(b, printable(en.Args)...)
+		if en.Reason != "" {
+			b = append(b, " -> error: "...)
+			b = append(b, printable(en.Reason)...)
+		} else {
+			b = append(b, " -> "...)
+			b = append(b, printable(en.Result)...)
+		}
+		b = append(b, "  "...)
+		b = append(b, printable(dash(en.ID))...)
 	default:
 		who := en.Agent
 		if who == "" {

@@ -149,19 +149,28 @@ func (b *mcpMailbox) Done(ctx context.Context, arg string) error {
 }
 
 func (b *mcpMailbox) Protocol(ctx context.Context) (string, error) {
-	lib, err := b.ws.Skills()
+	return protocolText(b.ws, b.agent)
+}
+
+// protocolText is what an agent is told of the protocol it speaks: its
+// roles, and the message types of the workspace's skills with their
+// fields (as parley skills show prints them). An MCP client reads it
+// with the protocol tool; an openai agent's model is given it in its
+// prompt.
+func protocolText(ws *workspace.Workspace, agent string) (string, error) {
+	lib, err := ws.Skills()
 	if err != nil {
 		return "", err
 	}
 	var out bytes.Buffer
-	fmt.Fprintf(&out, "%s has the roles %s.\n\n", b.agent, strings.Join(b.ws.Roles(b.agent), ", "))
-	for _, name := range b.ws.Config.Skills {
+	fmt.Fprintf(&out, "%s has the roles %s.\n\n", agent, strings.Join(ws.Roles(agent), ", "))
+	for _, name := range ws.Config.Skills {
 		if s, ok := lib.Get(name); ok {
 			describeSkill(&out, s)
 			out.WriteString("\n")
 		}
 	}
-	if len(b.ws.Config.Skills) == 0 {
+	if len(ws.Config.Skills) == 0 {
 		out.WriteString("This workspace checks messages against no protocol: any message with a recipient goes.\n")
 	}
 	return out.String(), nil

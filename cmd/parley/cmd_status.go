@@ -55,6 +55,9 @@ type statusReport struct {
 	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
 	// UnheldRoles are the roles the skills name that no agent has.
 	UnheldRoles []workspace.UnheldRole `json:"unheld_roles,omitempty"`
+	// Models is what the openai agents' models used (parley usage), and
+	// why their latest call failed; nil without openai agents.
+	Models *usageReport `json:"models,omitempty"`
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
@@ -73,6 +76,10 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
 	if protocol, err := ws.Protocol(); err == nil {
 		rep.UnheldRoles = ws.UnheldRoles(protocol) // a broken skill is said by run
+	}
+	if hasModels(ws) {
+		// A journal that cannot be read is said by parley log.
+		rep.Models, _ = modelUsage(ws)
 	}
 	if opts.JSON {
 		return e.printJSON(rep)
@@ -164,9 +171,30 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			fmt.Fprintf(e.stdout, "\n%s:\n%s\n", p.title, strings.Join(lines, "\n"))
 		}
 	}
+	if m := rep.Models; m != nil {
+		var lines []string
+		for _, a := range m.Agents {
+			lines = append(lines, fmt.Sprintf("  %s: %s, %d %s (%d failed), %d tokens in, %d out, cost %s; budget %s",
+				a.Agent, dash(a.Model), a.Calls, plural(a.Calls, "call", "calls"), a.Failed, a.TokensIn, a.TokensOut, cost(a.Cost, m.Prices), budgetText(a.Budget, a.Session)))
+			if a.LastError != "" {
+				lines = append(lines, "      latest call failed: "+shorten(printable(a.LastError), statusReason))
+			}
+		}
+		fmt.Fprintf(e.stdout, "\nmodels (parley usage for more):\n%s\n", strings.Join(lines, "\n"))
+	}
 	printFiles(e, agents, "left in tmp/ by writers that were killed (the runner removes them when it starts)", func(a workspace.AgentStatus) []string { return a.Leftovers })
 	printFiles(e, agents, "ignored in outboxes (editor scratch files, never routed)", func(a workspace.AgentStatus) []string { return a.Ignored })
 	return nil
+}
+
+// hasModels reports whether any agent is an openai agent.
+func hasModels(ws *workspace.Workspace) bool {
+	for _, a := range ws.Config.Agents {
+		if a.Model != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // printFiles prints, under a title, the files every agent has of a kind;

@@ -119,10 +119,10 @@ func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
 }
 
 // runnerOptions are the options of every runner parley starts: its log, the
-// built-in agents, and the players' programs confined to what their
+// built-in agents, the openai driver, and the players' programs confined to what their
 // characters may know.
 func runnerOptions(ws *workspace.Workspace, log *slog.Logger) runner.Options {
-	return runner.Options{Logger: log, Handlers: handlers(ws, log), Confine: confiner(log)}
+	return runner.Options{Logger: log, Handlers: handlers(ws, log), Drivers: outsideDrivers(log), Confine: confiner(log)}
 }
 
 // withUntilIdle returns the options with UntilIdle set.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/internal/standin"
 	"github.com/parley-dev/parley/runner/sandbox"
 	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -69,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"waitfor":    cmdWaitFor,
 			"count":      cmdCount,
 			"exits":      cmdExits,
+			"standin":    cmdStandin,
 		},
 	})
 }
@@ -197,6 +199,37 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	for _, l := range lines[1:] {
 		if !strings.HasPrefix(l, "parley: hint: ") {
 			ts.Fatalf("stderr has %q after the error, want one line (and hints)", l)
+		}
+	}
+}
+
+// cmdStandin starts an OpenAI-compatible stand-in endpoint for the rest
+// of the script (package standin), replaying SCRIPT (one step as JSON a
+// line), and writes its base URL where the FILES say $STANDIN (a
+// parley.yaml: scripts do not expand files), or what -replace says (an
+// example's URL, kept as the README writes it). Every request it gets is
+// appended to standin.log, one JSON line each, for grep.
+func cmdStandin(ts *testscript.TestScript, neg bool, args []string) {
+	old := "$STANDIN"
+	if len(args) > 2 && args[0] == "-replace" {
+		old, args = args[1], args[2:]
+	}
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: standin [-replace TEXT] SCRIPT [FILE...]")
+	}
+	steps, err := standin.ParseScript([]byte(ts.ReadFile(args[0])))
+	if err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	s := standin.New(steps...)
+	s.Log = ts.MkAbs("standin.log")
+	ts.Defer(s.Close)
+	ts.Setenv("STANDIN", s.URL())
+	for _, f := range args[1:] {
+		path := ts.MkAbs(f)
+		data := strings.ReplaceAll(ts.ReadFile(f), old, s.URL())
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			ts.Fatalf("%v", err)
 		}
 	}
 }

@@ -69,7 +69,12 @@ type Config struct {
 	// MaxOutput caps what a command or session may print for one
 	// message. Default 4 MiB.
 	MaxOutput int64
-	Router    RouterConfig
+	// Budget caps what the openai agents of one session (a run of the
+	// runner) use together; Prices are what each model costs, by model
+	// name, for the cost figures and cost budgets.
+	Budget Budget
+	Prices map[string]Price
+	Router RouterConfig
 }
 
 // Agent is one agent of a workspace.
@@ -98,7 +103,12 @@ type Agent struct {
 	// often a failed message is tried again (default 2).
 	Timeout time.Duration
 	Retries int
-	Line    int // line of the entry in parley.yaml
+	// Model is the endpoint of an openai agent (its openai: section);
+	// nil for any other driver.
+	Model *Model
+	// Budget caps what an openai agent uses in one session.
+	Budget Budget
+	Line   int // line of the entry in parley.yaml
 }
 
 // Isolated reports whether the agent's program runs confined to its
@@ -231,10 +241,10 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 								return err
 							}
 							switch a.Driver {
-							case DriverHuman, DriverCommand, DriverSession, DriverBuiltin:
+							case DriverHuman, DriverCommand, DriverSession, DriverBuiltin, DriverOpenAI:
 								return nil
 							}
-							return bad(v, key+".driver", "unknown driver %q (drivers: human, command, session, builtin)", a.Driver)
+							return bad(v, key+".driver", "unknown driver %q (drivers: human, command, session, builtin, openai)", a.Driver)
 						},
 						"run": func(v *yaml.Node) error {
 							switch v.Kind {
@@ -267,6 +277,12 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 						},
 						"timeout": func(v *yaml.Node) error { return duration(v, key+".timeout", &a.Timeout, bad) },
 						"retries": func(v *yaml.Node) error { return count(v, key+".retries", &a.Retries, bad) },
+						"openai": func(v *yaml.Node) error {
+							m, err := parseModel(v, key+".openai", bad)
+							a.Model = m
+							return err
+						},
+						"budget": func(v *yaml.Node) error { return parseBudget(v, key+".budget", &a.Budget, bad) },
 						"isolate": func(v *yaml.Node) error {
 							b, err := strconv.ParseBool(v.Value)
 							if err != nil || v.Kind != yaml.ScalarNode {
@@ -280,6 +296,9 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 						return err
 					}
 					if err := checkDriver(&a, key, item, bad); err != nil {
+						return err
+					}
+					if err := checkModel(&a, key, item, bad); err != nil {
 						return err
 					}
 				default:
@@ -356,6 +375,12 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 				cfg.StopOn = append(cfg.StopOn, strings.Trim(t, "[]"))
 			}
 			return nil
+		},
+		"budget": func(v *yaml.Node) error { return parseBudget(v, "budget", &cfg.Budget, bad) },
+		"prices": func(v *yaml.Node) error {
+			p, err := parsePrices(v, bad)
+			cfg.Prices = p
+			return err
 		},
 		"concurrency": func(v *yaml.Node) error {
 			return count(v, "concurrency", &cfg.Concurrency, bad) // 0: no cap

@@ -49,13 +49,13 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
-		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, campaign, concurrency, git, hop_limit, max_output, phase, router, routes, skills, stop_on, strict, timeouts)"},
+		{"unknown top key", "agents: [gm]\nrouters: {}\n", "parley.yaml:2: routers: unknown key (known here: agents, budget, campaign, concurrency, git, hop_limit, max_output, phase, prices, router, routes, skills, stop_on, strict, timeouts)"},
 		{"bad role", "agents:\n  - name: gm\n    role: Game Master\n", `parley.yaml:3: agents[0].role: "Game Master" is not a valid name`},
 		{"bad phase", "phase: two\n", `parley.yaml:1: phase: "two" is not a phase`},
 		{"bad git", "agents: [gm]\ngit: always\n", `parley.yaml:2: git: "always" is not auto or off`},
 		{"bad skill name", "skills: [dnd team]\n", `parley.yaml:1: skills: "dnd team" is not a valid name`},
-		{"unknown agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (known here: character, driver, handler, isolate, name, retries, role, roles, run, timeout)"},
-		{"unknown driver", "agents:\n  - name: gm\n    driver: robot\n", `parley.yaml:3: agents[0].driver: unknown driver "robot" (drivers: human, command, session, builtin)`},
+		{"unknown agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (known here: budget, character, driver, handler, isolate, name, openai, retries, role, roles, run, timeout)"},
+		{"unknown driver", "agents:\n  - name: gm\n    driver: robot\n", `parley.yaml:3: agents[0].driver: unknown driver "robot" (drivers: human, command, session, builtin, openai)`},
 		{"command without a program", "agents:\n  - name: gm\n    driver: command\n", "parley.yaml:2: agents[0].run: missing: a command agent needs the program to run"},
 		{"builtin without a handler", "agents:\n  - name: dice\n    driver: builtin\n", "parley.yaml:2: agents[0].handler: missing"},
 		{"run for a human", "agents:\n  - name: gm\n    run: [x]\n", "parley.yaml:2: agents[0].run: only command and session agents run a program"},
@@ -77,6 +77,16 @@ func TestParseConfigErrors(t *testing.T) {
 		{"no rescan", "router:\n  rescan_interval: 0s\n", "parley.yaml:2: router.rescan_interval: must be more than 0"},
 		{"bad size", "router:\n  max_message_size: big\n", `parley.yaml:2: router.max_message_size: "big" is not a size`},
 		{"not yaml", "agents: [gm\n", "parley.yaml: line 1: did not find expected ',' or ']'"},
+		{"openai without its endpoint", "agents:\n  - name: gm\n    driver: openai\n", "parley.yaml:2: agents[0].openai: missing: an openai agent needs its endpoint"},
+		{"openai without a model", "agents:\n  - name: gm\n    driver: openai\n    openai:\n      base_url: http://x\n", "parley.yaml:5: agents[0].openai.model: missing"},
+		{"openai for a command", "agents:\n  - name: gm\n    driver: command\n    run: [x]\n    openai: {model: m}\n", "parley.yaml:2: agents[0].openai: only an openai agent has an endpoint"},
+		{"a key in key_env", "agents:\n  - name: gm\n    driver: openai\n    openai:\n      model: m\n      key_env: sk-abc123\n", `parley.yaml:6: agents[0].openai.key_env: "sk-abc123" is not the name of an environment variable`},
+		{"unknown openai key", "agents:\n  - name: gm\n    driver: openai\n    openai:\n      model: m\n      api_key: x\n", "parley.yaml:6: agents[0].openai.api_key: unknown key (known here: base_url, key_env, max_repairs, max_retries, max_tokens, max_tool_rounds, memory_tokens, model, prompt, temperature, timeout)"},
+		{"bad temperature", "agents:\n  - name: gm\n    driver: openai\n    openai: {model: m, temperature: hot}\n", `parley.yaml:4: agents[0].openai.temperature: "hot" is not a temperature`},
+		{"no tool rounds", "agents:\n  - name: gm\n    driver: openai\n    openai: {model: m, max_tool_rounds: 0}\n", "parley.yaml:4: agents[0].openai.max_tool_rounds: must be 1 or more"},
+		{"bad budget", "budget:\n  tokens: lots\n", `parley.yaml:2: budget.tokens: "lots" is not a number of tokens`},
+		{"bad price", "prices:\n  m: {input: cheap}\n", `parley.yaml:2: prices.m.input: "cheap" is not an amount`},
+		{"budget for a human", "agents:\n  - name: gm\n    budget: {tokens: 5}\n", "parley.yaml:2: agents[0].budget: only an openai agent has a budget"},
 		{"not a mapping", "- gm\n", "parley.yaml:1: expected keys such as agents:, skills: and router:"},
 	}
 	for _, tt := range tests {
@@ -150,4 +160,54 @@ func newWorkspace(t *testing.T, agents ...string) *Workspace {
 		t.Fatal(err)
 	}
 	return ws
+}
+
+func TestParseModelConfig(t *testing.T) {
+	cfg, err := ParseConfig("parley.yaml", []byte(`
+agents:
+  - name: gm
+    driver: openai
+    openai:
+      base_url: http://localhost:8080/v1
+      model: llama3.1
+      key_env: LOCAL_KEY
+      temperature: 0.7
+      max_tokens: 512
+      timeout: 30s
+      max_retries: 3
+      max_repairs: 1
+      max_tool_rounds: 4
+      memory_tokens: 2000
+      prompt: prompts/gm.md
+    budget:
+      tokens: 100000
+      cost: 1.25
+budget:
+  tokens: 500000
+prices:
+  llama3.1: {input: 0.5, output: 1.5}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	temp := 0.7
+	want := &Model{BaseURL: "http://localhost:8080/v1", Model: "llama3.1", KeyEnv: "LOCAL_KEY", Temperature: &temp, MaxTokens: 512,
+		Timeout: 30 * time.Second, MaxRetries: 3, MaxRepairs: 1, MaxToolRounds: 4, MemoryTokens: 2000, Prompt: "prompts/gm.md", Line: 6}
+	gm := cfg.Agents[0]
+	if d := cmp.Diff(want, gm.Model); d != "" {
+		t.Errorf("openai: (-want +got):\n%s", d)
+	}
+	if gm.Budget != (Budget{Tokens: 100000, Cost: 1.25}) || cfg.Budget != (Budget{Tokens: 500000}) {
+		t.Errorf("budgets = %+v, %+v", gm.Budget, cfg.Budget)
+	}
+	if p, ok := cfg.PriceOf("llama3.1"); !ok || p.Cost(1e6, 2e6) != 3.5 {
+		t.Errorf("price = %+v, %v", p, ok)
+	}
+	defaults, err := ParseConfig("parley.yaml", []byte("agents:\n  - name: gm\n    driver: openai\n    openai: {model: m}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := defaults.Agents[0].Model; m.Timeout != DefaultModelTimeout || m.MaxToolRounds != 8 || m.MaxRepairs != DefaultMaxRepairs || m.MaxRetries != DefaultMaxRetries || m.MemoryTokens != DefaultMemoryTokens || m.Temperature != nil {
+		t.Errorf("defaults = %+v", m)
+	}
 }

@@ -20,6 +20,7 @@ func FuzzParseConfig(f *testing.F) {
 		"stop_on: [SESSION_END]\nconcurrency: 2\nhop_limit: 5\nmax_output: 1MiB\nagents: [a]\n",
 		"router: {rescan_interval: 5s, settle: 50ms, max_message_size: 64KiB}\n",
 		"agents:\n  - name: x\n    driver: robot\n",
+		"agents:\n  - name: gm\n    driver: openai\n    openai: {base_url: http://x/v1, model: m, key_env: K, temperature: 0.7, max_tokens: 9, timeout: 1s, max_tool_rounds: 2, memory_tokens: 100}\n    budget: {tokens: 5, cost: 1.5}\nbudget: {tokens: 9}\nprices: {m: {input: 1, output: 2}}\n",
 		"agents: &a [a]\nroutes: *a\n",
 		"- just a list\n",
 		"agents:\n\t- tab\n",

@@ -67,10 +67,20 @@ const (
 	// loop. Agent (whose message would have gone on), ID, From, To, Type,
 	// Reason (what repeated), Note (what was done about it).
 	LoopStopped = "loop"
+	// ModelCalled: an openai agent called its endpoint while handling a
+	// message. Agent, ID (the message handled), Model, Session, TokensIn
+	// and TokensOut (the endpoint's usage figures), Note (what the model
+	// answered: tool calls or a message); Reason when the call failed.
+	ModelCalled = "model"
+	// ToolCalled: an openai agent's model called a tool (roll_dice...).
+	// Agent, ID (the message handled), Tool, Args (as the model wrote
+	// them), Result (the tool's JSON answer), or Reason when the tool
+	// failed: every die rolled is on record.
+	ToolCalled = "tool"
 )
 
 // Outcomes lists every outcome, in the order a message meets them.
-var Outcomes = []string{Delivered, Refused, Handled, GivenUp, Nudged, Stopped, Answered, MarkedDone, Retried, LoopStopped}
+var Outcomes = []string{Delivered, Refused, Handled, GivenUp, Nudged, Stopped, Answered, MarkedDone, Retried, LoopStopped, ModelCalled, ToolCalled}
 
 // Entry is one line of the journal (.parley/journal.jsonl): one thing that
 // became of a message, written once it happened. The constants above say
@@ -108,6 +118,15 @@ type Entry struct {
 	// Note is what the runner did about a message: an agent stopped
 	// after approving its shutdown, a refusal, a session ended.
 	Note string `json:"note,omitempty"`
+	// Model, Session, TokensIn and TokensOut are a model call's (see
+	// ModelCalled); Tool, Args and Result a tool call's (ToolCalled).
+	Model     string `json:"model,omitempty"`
+	Session   string `json:"session,omitempty"`
+	TokensIn  int64  `json:"tokens_in,omitempty"`
+	TokensOut int64  `json:"tokens_out,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	Args      string `json:"args,omitempty"`
+	Result    string `json:"result,omitempty"`
 }
 
 // JournalError is a journal line that could not be read; reading goes on

@@ -72,6 +72,24 @@ func decodeString(s string, e *Entry) bool {
 			e.Warnings, ok = d.strs()
 		case "note":
 			e.Note, ok = d.str()
+		case "model":
+			e.Model, ok = d.str()
+		case "session":
+			e.Session, ok = d.str()
+		case "tokens_in":
+			var n int
+			n, ok = d.int()
+			e.TokensIn = int64(n)
+		case "tokens_out":
+			var n int
+			n, ok = d.int()
+			e.TokensOut = int64(n)
+		case "tool":
+			e.Tool, ok = d.str()
+		case "args":
+			e.Args, ok = d.str()
+		case "result":
+			e.Result, ok = d.str()
 		default:
 			return false
 		}

@@ -1,0 +1,620 @@
+// Package llm is the openai driver: an agent that is a model behind an
+// OpenAI-compatible chat-completions endpoint (OpenAI, or a local
+// llama.cpp server, Ollama, vLLM). For each message delivered to the
+// agent it sends the model its prompt (the role's prompt file, the
+// protocol it speaks, the files its role may see), its conversation so
+// far (a file in its mailbox, trimmed to a token budget) and the message;
+// it runs the tools the model calls (the game master's campaign tools,
+// given by the caller) for up to max_tool_rounds rounds; and it checks
+// the model's answer with the workspace's Check, sending a refusal back
+// to the model to repair, up to max_repairs times. Every model call and
+// tool call is journaled; tokens are counted per agent and per session
+// against the budgets of parley.yaml.
+//
+// The package knows nothing of the runner nor of campaigns: cmd/parley
+// makes an Agent for each agent with driver: openai and hands it to the
+// runner as a handler, with the campaign tools as Tools.
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Tool is a tool the model may call: its name, what it does, its
+// arguments as a JSON schema, and the Go function that runs it.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+	// Call runs the tool with the arguments as the model wrote them and
+	// returns its result, as JSON text; an error is told to the model as
+	// the tool's result ({"success": false, "message": "Error: ..."}).
+	Call func(ctx context.Context, args json.RawMessage) (string, error)
+	// ReadOnly says the tool changes nothing (a roll, reading a sheet).
+	// Once a tool that changes files has run for a message, a failure of
+	// the endpoint is not tried again: the model would be asked anew, and
+	// could make the same change twice.
+	ReadOnly bool
+}
+
+// Options make an Agent.
+type Options struct {
+	// Agent is the agent's name; its entry in Workspace.Config has the
+	// endpoint (Model) and the budget.
+	Agent     string
+	Workspace *workspace.Workspace
+	// Protocol is what the agent is told of the protocol it speaks: the
+	// message types, their fields, who sends them to whom.
+	Protocol string
+	// Files are the files the agent's role may see, read at each call
+	// (a missing one is left out): a player's sheet and journal, the
+	// party's knowledge, the world primer.
+	Files []string
+	// Tools are the tools the model may call; none for most agents.
+	Tools []Tool
+	// Session counts the tokens of every agent of a run against the
+	// session's budget; nil counts this agent's alone.
+	Session *Session
+	// HTTPClient sends the requests; nil is http.DefaultClient.
+	HTTPClient *http.Client
+	// Getenv reads the key's environment variable; nil is os.Getenv.
+	Getenv func(string) string
+	// Logger receives what the agent does; nil discards it.
+	Logger *slog.Logger
+	// Now returns the current time; nil is time.Now.
+	Now func() time.Time
+}
+
+// Agent is an openai agent. Handle may be called from any goroutine; the
+// runner calls it for one message at a time.
+type Agent struct {
+	opts   Options
+	agent  workspace.Agent
+	model  workspace.Model
+	client openai.Client
+	tools  []openai.ChatCompletionToolUnionParam
+	// toolsJSON is tools as the request carries them, encoded once.
+	toolsJSON json.RawMessage
+	byName    map[string]Tool
+	price     *workspace.Price
+	conv      string // the conversation file
+
+	mu       sync.Mutex // guards notified
+	notified map[string]bool
+	memory   memory
+	encoded  encoded
+}
+
+// encoded keeps the JSON of the conversation's turns from one call to the
+// next: each call sends them all again, and encoding every turn anew was
+// a fifth of the driver's time on a full memory.
+type encoded struct {
+	mu   sync.Mutex
+	json map[Turn]json.RawMessage
+}
+
+// turns returns the turns as messages for the endpoint, keeping the
+// encoding of these turns only.
+func (e *encoded) turns(turns []Turn) []json.RawMessage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next := make(map[Turn]json.RawMessage, len(turns))
+	out := make([]json.RawMessage, len(turns))
+	for i, t := range turns {
+		j, ok := e.json[t]
+		if !ok {
+			j = text(t.Role, t.Text)
+		}
+		next[t], out[i] = j, j
+	}
+	e.json = next
+	return out
+}
+
+// Errors callers branch on.
+var (
+	// ErrBudget: a budget of parley.yaml is used up; the agent calls its
+	// model no more in this session (see BudgetError).
+	ErrBudget = errors.New("budget used up")
+	// ErrToolRounds: the model was still calling tools after
+	// max_tool_rounds rounds.
+	ErrToolRounds = errors.New("still calling tools after max_tool_rounds rounds")
+	// ErrRefused: the model's answer was refused, and its repairs too.
+	ErrRefused = errors.New("answer refused")
+)
+
+// New makes the agent named in opts.
+func New(opts Options) (*Agent, error) {
+	a, ok := opts.Workspace.Agent(opts.Agent)
+	if !ok {
+		return nil, &workspace.UnknownAgentError{Name: opts.Agent, Agents: opts.Workspace.AgentNames()}
+	}
+	if a.Model == nil {
+		return nil, fmt.Errorf("openai: missing (the endpoint of an openai agent)")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Session == nil {
+		opts.Session = NewSession("")
+	}
+	m := *a.Model
+	ag := &Agent{opts: opts, agent: a, model: m, byName: map[string]Tool{}, notified: map[string]bool{},
+		conv: conversationPath(opts.Workspace, a.Name)}
+	if p, ok := opts.Workspace.Config.PriceOf(m.Model); ok {
+		ag.price = &p
+	}
+	copts := []option.RequestOption{
+		option.WithMaxRetries(m.MaxRetries),
+		option.WithRequestTimeout(m.Timeout),
+		option.WithAPIKey(""),
+	}
+	if m.BaseURL != "" {
+		copts = append(copts, option.WithBaseURL(m.BaseURL))
+	}
+	if m.KeyEnv != "" {
+		key := opts.Getenv(m.KeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("openai.key_env: the environment variable %s holds no key", m.KeyEnv)
+		}
+		copts = append(copts, option.WithAPIKey(key))
+	}
+	if opts.HTTPClient != nil {
+		copts = append(copts, option.WithHTTPClient(opts.HTTPClient))
+	}
+	ag.client = openai.NewClient(copts...)
+	for _, t := range opts.Tools {
+		var params shared.FunctionParameters
+		if err := json.Unmarshal(t.Parameters, &params); err != nil {
+			return nil, fmt.Errorf("tool %s: its schema: %w", t.Name, err)
+		}
+		ag.tools = append(ag.tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: t.Name, Description: openai.String(t.Description), Parameters: params,
+		}))
+		ag.byName[t.Name] = t
+	}
+	if len(ag.tools) > 0 {
+		var err error
+		if ag.toolsJSON, err = json.Marshal(ag.tools); err != nil {
+			return nil, fmt.Errorf("the tools' schemas: %w", err)
+		}
+	}
+	return ag, nil
+}
+
+// Endpoint returns the base URL the agent calls.
+func (a *Agent) Endpoint() string {
+	if a.model.BaseURL == "" {
+		return "https://api.openai.com/v1"
+	}
+	return a.model.BaseURL
+}
+
+// EndpointError is a model call that failed: the endpoint could not be
+// reached, timed out, or answered with an error status (after the
+// client's own retries of a 429, a 5xx or a lost connection, which wait
+// as Retry-After says).
+type EndpointError struct {
+	URL    string
+	Status int // the HTTP status; 0 when there was no answer
+	Err    error
+}
+
+func (e *EndpointError) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("model endpoint %s unreachable: %v", e.URL, e.Err)
+	}
+	return fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
+}
+
+func (e *EndpointError) Unwrap() error { return e.Err }
+
+// Temporary reports whether trying again later may help: no answer, a
+// timeout, 408, 429, or a server error. A 4xx (a wrong key, an unknown
+// model) comes again.
+func (e *EndpointError) Temporary() bool {
+	return e.Status == 0 || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
+}
+
+// TranscriptError is a message the agent gave up on, with the transcript
+// of its exchange with the model: what goes to dead/ beside the reason.
+type TranscriptError struct {
+	Err        error
+	Transcript string
+}
+
+func (e *TranscriptError) Error() string { return e.Err.Error() }
+func (e *TranscriptError) Unwrap() error { return e.Err }
+
+// Temporary reports false: a message given up with its transcript is not
+// tried again by itself, whatever error it wraps (a person may, with
+// parley retry).
+func (e *TranscriptError) Temporary() bool { return false }
+
+// Detail returns the transcript.
+func (e *TranscriptError) Detail() string { return "transcript:\n\n" + e.Transcript }
+
+// Handle answers a message: the model's answer, checked, as a message to
+// send. It returns an error when the endpoint fails (an *EndpointError),
+// a budget is used up (ErrBudget), the model called tools past
+// max_tool_rounds (ErrToolRounds) or its answer was refused past
+// max_repairs (ErrRefused); the last two as a *TranscriptError. The
+// conversation file is written once an answer is accepted.
+func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
+	conv, err := a.memory.load(a.conv, a.agent.Name)
+	if err != nil {
+		return nil, err
+	}
+	inID, _ := in.Header().Get("id")
+	received := string(in.Bytes())
+	system, err := a.system()
+	if err != nil {
+		return nil, err
+	}
+	past := *conv
+	past.Turns = append(append([]Turn(nil), conv.Turns...), Turn{Role: RoleUser, Text: received})
+	past.Trim(a.model.MemoryTokens)
+	msgs := []json.RawMessage{text("system", system)}
+	if s := past.Summary(); s != "" {
+		msgs = append(msgs, text("system", "Earlier turns of this conversation were "+s+"."))
+	}
+	msgs = append(msgs, a.encoded.turns(past.Turns)...)
+	tr := &transcript{}
+	tr.add("system", system)
+	for _, t := range past.Turns {
+		tr.add(t.Role, t.Text)
+	}
+	rounds, repairs := 0, 0
+	changed := ""              // the first tool that changed files, if any ran
+	var pending sync.WaitGroup // an answer's journal entry being written
+	defer pending.Wait()
+	for {
+		if err := a.withinBudget(); err != nil {
+			return nil, err
+		}
+		pending.Wait()
+		resp, err := a.call(ctx, inID, msgs, &pending)
+		if err != nil && changed != "" && ctx.Err() == nil {
+			err = fmt.Errorf("%w; not tried again, since %s already changed the campaign for this message (parley retry asks the model anew)", err, changed)
+			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+		}
+		if err != nil {
+			return nil, err
+		}
+		choice := resp.Choices[0].Message
+		if len(choice.ToolCalls) > 0 {
+			tr.add("assistant", "(tool calls)")
+			if rounds == a.model.MaxToolRounds {
+				err := fmt.Errorf("%s: %w (%d)", a.agent.Name, ErrToolRounds, a.model.MaxToolRounds)
+				a.tell(ToolRoundsNotice, inID, fmt.Sprintf("%s stopped answering %s: its model was still calling tools after %d rounds (max_tool_rounds in %s). The message is in %s/%s/dead/, with the transcript.",
+					a.agent.Name, dash(inID), a.model.MaxToolRounds, workspace.ConfigFile, workspace.MailboxesDir, a.agent.Name))
+				return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+			}
+			rounds++
+			asked, err := json.Marshal(choice.ToParam())
+			if err != nil {
+				return nil, fmt.Errorf("%s: the model's tool calls: %w", a.agent.Name, err)
+			}
+			msgs = append(msgs, asked)
+			for _, call := range choice.ToolCalls {
+				result, ok := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
+				if t := a.byName[call.Function.Name]; ok && !t.ReadOnly && changed == "" {
+					changed = call.Function.Name
+				}
+				tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ "+result)
+				msgs = append(msgs, toolResult(call.ID, result))
+			}
+			continue
+		}
+		said := choice.Content
+		tr.add("assistant", said)
+		out, refusal := a.answer(in, said)
+		if refusal == "" {
+			// As the file keeps them: each text ends with a newline.
+			conv.Turns = append(conv.Turns, Turn{Role: RoleUser, Text: endLine(received)}, Turn{Role: RoleAssistant, Text: endLine(said)})
+			conv.Trim(a.model.MemoryTokens)
+			if err := a.memory.save(a.conv, conv); err != nil {
+				return nil, fmt.Errorf("writing the conversation: %w", err)
+			}
+			return []*mailbox.Message{out}, nil
+		}
+		if repairs == a.model.MaxRepairs {
+			err := fmt.Errorf("%s: %w after %d %s: %s", a.agent.Name, ErrRefused, repairs, plural(repairs, "repair", "repairs"), refusal)
+			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+		}
+		repairs++
+		feedback := "parley refused your answer: " + refusal + "\nAnswer again with the message corrected."
+		tr.add("user", feedback)
+		msgs = append(msgs, text(RoleAssistant, said), text(RoleUser, feedback))
+	}
+}
+
+// text is a message of a role with a text, as the endpoint reads it.
+//
+// The request is encoded by parley with encoding/json and handed to the
+// client as it is (option.WithRequestBody, the client's own way to send a
+// body it did not encode): the client's reflective encoder validates and
+// compacts each message's JSON again at each level of nesting, which for
+// a conversation of 8000 tokens cost more than a millisecond a call.
+// The client still sends it, retries it (the body is replayable), reads
+// Retry-After and decodes the answer.
+func text(role, text string) json.RawMessage {
+	b, _ := json.Marshal(struct { // a string always encodes
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}{role, text})
+	return b
+}
+
+// toolResult is a tool's result for the model.
+func toolResult(id, result string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		Content    string `json:"content"`
+	}{"tool", id, result})
+	return b
+}
+
+// request is the body of a chat-completions request.
+func (a *Agent) request(msgs []json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":`)
+	m, _ := json.Marshal(a.model.Model)
+	b.Write(m)
+	b.WriteString(`,"messages":[`)
+	for i, msg := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(msg)
+	}
+	b.WriteByte(']')
+	if len(a.tools) > 0 {
+		b.WriteString(`,"tools":`)
+		b.Write(a.toolsJSON)
+	}
+	if t := a.model.Temperature; t != nil {
+		fmt.Fprintf(&b, `,"temperature":%s`, strconv.FormatFloat(*t, 'g', -1, 64))
+	}
+	if a.model.MaxTokens > 0 {
+		fmt.Fprintf(&b, `,"max_tokens":%d`, a.model.MaxTokens)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// call makes one model call, journaled with its usage.
+func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, pending *sync.WaitGroup) (*openai.ChatCompletion, error) {
+	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", a.request(msgs)))
+	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
+	if err == nil && len(resp.Choices) == 0 {
+		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // shutting down
+		}
+		var apiErr *openai.Error
+		if errors.As(err, &apiErr) {
+			err = &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode)))}
+		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
+			err = &EndpointError{URL: a.Endpoint(), Err: err}
+		}
+		entry.Reason = err.Error()
+		a.journal(entry)
+		return nil, err
+	}
+	u := workspace.Usage{Calls: 1, TokensIn: resp.Usage.PromptTokens, TokensOut: resp.Usage.CompletionTokens}
+	if a.price != nil {
+		u.Cost = a.price.Cost(u.TokensIn, u.TokensOut)
+	}
+	a.opts.Session.add(a.agent.Name, u)
+	entry.TokensIn, entry.TokensOut = u.TokensIn, u.TokensOut
+	if n := len(resp.Choices[0].Message.ToolCalls); n > 0 {
+		entry.Note = fmt.Sprintf("%d tool %s", n, plural(n, "call", "calls"))
+		a.journal(entry) // before the tool calls' entries
+		return resp, nil
+	}
+	entry.Note = "answered"
+	// Written while the answer is checked and the conversation saved:
+	// the two fsyncs overlap. Handle waits for it before anything else
+	// is journaled, and before it returns.
+	entry.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
+	pending.Go(func() { a.journal(entry) })
+	return resp, nil
+}
+
+// endLine returns s ending with a newline, unless it is empty.
+func endLine(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
+}
+
+func firstLine(s, otherwise string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// runTool runs a tool call and returns what the model is told: the
+// tool's result, or its error as {"success": false, "message": "Error:
+// ..."}; and whether it succeeded. Both are journaled.
+func (a *Agent) runTool(ctx context.Context, inID, name, args string) (string, bool) {
+	entry := workspace.Entry{Outcome: workspace.ToolCalled, Agent: a.agent.Name, ID: inID, Tool: name, Args: args}
+	t, ok := a.byName[name]
+	var result string
+	var err error
+	if !ok {
+		names := make([]string, 0, len(a.opts.Tools))
+		for _, t := range a.opts.Tools {
+			names = append(names, t.Name)
+		}
+		err = fmt.Errorf("unknown tool %q (tools: %s)", name, strings.Join(names, ", "))
+	} else {
+		result, err = t.Call(ctx, json.RawMessage(args))
+	}
+	if err != nil {
+		b, _ := json.Marshal(map[string]any{"success": false, "message": "Error: " + err.Error()})
+		result = string(b)
+		entry.Reason = err.Error()
+	} else {
+		entry.Result = result
+	}
+	a.journal(entry)
+	return result, err == nil
+}
+
+// journal writes an entry; a journal that cannot be written is logged,
+// and the agent goes on.
+func (a *Agent) journal(e workspace.Entry) {
+	if e.Time == "" {
+		e.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
+	}
+	if err := workspace.AppendJournal(a.opts.Workspace.JournalPath(), e); err != nil {
+		a.opts.Logger.Error("journaling", "agent", a.agent.Name, "outcome", e.Outcome, "err", err)
+	}
+}
+
+// answer makes a message of the model's answer and checks it with the
+// workspace's Check: the message, or why it is refused.
+func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, string) {
+	data := []byte(unfence(text))
+	m, err := mailbox.Parse(data)
+	if errors.Is(err, mailbox.ErrNoHeader) {
+		m, err = mailbox.Reply(in, data), nil
+	}
+	if err != nil {
+		return nil, err.Error()
+	}
+	v, err := a.opts.Workspace.Check(workspace.Input{File: "your answer", Sender: a.agent.Name, Message: m})
+	if err != nil {
+		return nil, err.Error()
+	}
+	if !v.Accepted() {
+		return nil, v.Refusal.Error()
+	}
+	return m, ""
+}
+
+// unfence takes the message out of a code fence the model put it in.
+func unfence(text string) string {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") {
+		return text
+	}
+	first, rest, ok := strings.Cut(t, "\n")
+	if !ok || strings.Contains(strings.Trim(first, "`"), " ") {
+		return text
+	}
+	i := strings.LastIndex(rest, "\n")
+	if i < 0 || strings.Trim(rest[i+1:], "`") != "" {
+		return text
+	}
+	return rest[:i+1]
+}
+
+// system is the system prompt: who the agent is, how to answer, its
+// role's prompt file, the protocol, and the files its role may see.
+func (a *Agent) system() (string, error) {
+	ws := a.opts.Workspace
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are %s, an agent with the roles %s in a parley workspace: agents talk by sending each other messages.\n\n",
+		a.agent.Name, strings.Join(ws.Roles(a.agent.Name), ", "))
+	b.WriteString("Answer each message with exactly one message: YAML frontmatter between --- lines (to:, type: and the protocol's fields), then the body. A plain text answer with no frontmatter is sent as a reply to the sender. parley checks your message against the protocol; if it refuses it, you are told why and answer again.\n")
+	if len(a.tools) > 0 {
+		b.WriteString("Use the tools for dice and for the characters' sheets: never invent a roll.\n")
+	}
+	if p := a.model.Prompt; p != "" {
+		path := p
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(ws.Root, p)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: agent %s: openai.prompt: %w", workspace.ConfigFile, a.agent.Name, err)
+		}
+		b.WriteString("\n")
+		b.Write(data)
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			b.WriteString("\n")
+		}
+	}
+	if a.opts.Protocol != "" {
+		b.WriteString("\n# The protocol\n\n")
+		b.WriteString(a.opts.Protocol)
+	}
+	first := true
+	for _, f := range a.opts.Files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // not written yet
+		}
+		if first {
+			b.WriteString("\n# Files you may see\n")
+			first = false
+		}
+		text := string(data)
+		fence := fenceFor(text)
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n%s%s\n", ws.Short(f), fence, text, fence)
+	}
+	return b.String(), nil
+}
+
+// transcript is the exchange with the model on one message, for dead/:
+// kept as it goes, written out only for a message given up.
+type transcript struct{ turns []Turn }
+
+func (t *transcript) add(role, text string) { t.turns = append(t.turns, Turn{Role: role, Text: text}) }
+
+func (t *transcript) String() string {
+	var b strings.Builder
+	for _, turn := range t.turns {
+		text := turn.Text
+		fence := fenceFor(text)
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s\n%s%s\n\n", turn.Role, fence, text, fence)
+	}
+	return b.String()
+}

@@ -1,0 +1,534 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/llm"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// table makes a workspace with an openai agent gm calling url (its
+// openai: section extended by extra lines) and a person, ann.
+func table(t testing.TB, url, extra string) *workspace.Workspace {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`agents:
+  - name: gm
+    driver: openai
+    openai:
+      base_url: %s
+      model: stand-in
+      max_retries: 0
+      timeout: 5s
+      prompt: gm-prompt.md
+%s  - name: ann
+    role: human
+`, url, extra)
+	ws, err := workspace.InitConfig(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gm-prompt.md"), []byte("You run the game.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func agent(t testing.TB, ws *workspace.Workspace, tools ...llm.Tool) *llm.Agent {
+	t.Helper()
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Protocol: "(the protocol)", Tools: tools, Files: []string{filepath.Join(ws.Root, "gm-prompt.md"), filepath.Join(ws.Root, "missing.md")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// incoming is a message from ann to gm.
+func incoming(t testing.TB, body string) *mailbox.Message {
+	t.Helper()
+	id := (&mailbox.IDs{}).New("ann")
+	m, err := mailbox.Parse([]byte("---\nid: " + id + "\nfrom: ann\nto: gm\n---\n" + body + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func journal(t testing.TB, ws *workspace.Workspace, outcome string) []workspace.Entry {
+	t.Helper()
+	var out []workspace.Entry
+	err := workspace.ReadJournal(ws.JournalPath(), func(e workspace.Entry) error {
+		if e.Outcome == outcome {
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestPlainAnswer(t *testing.T) {
+	s := newStandin(t, step{Content: "You find a trapdoor.", In: 120, Out: 8})
+	ws := table(t, s.URL(), "      temperature: 0.5\n      max_tokens: 300\n")
+	a := agent(t, ws)
+	in := incoming(t, "I search the room.")
+	out, err := a.Handle(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 {
+		t.Fatalf("Handle = %d messages, want 1", len(out))
+	}
+	inID, _ := in.Header().Get("id")
+	if to, _ := out[0].Header().Get("to"); to != "ann" {
+		t.Errorf("answer to = %q, want ann", to)
+	}
+	if r, _ := out[0].Header().Get("reply_to"); r != inID {
+		t.Errorf("answer reply_to = %q, want %q", r, inID)
+	}
+	if got := string(out[0].Body); got != "You find a trapdoor." {
+		t.Errorf("answer body = %q", got)
+	}
+	req := s.request(t, 0)
+	if req["model"] != "stand-in" || req["temperature"] != 0.5 || req["max_tokens"] != 300.0 {
+		t.Errorf("request model, temperature, max_tokens = %v, %v, %v", req["model"], req["temperature"], req["max_tokens"])
+	}
+	if _, ok := req["tools"]; ok {
+		t.Errorf("request has tools, want none for an agent without tools")
+	}
+	msgs := messages(req)
+	if len(msgs) != 2 || msgs[0]["role"] != "system" || msgs[1]["role"] != "user" {
+		t.Fatalf("request messages = %v, want system then user", msgs)
+	}
+	system := msgs[0]["content"].(string)
+	for _, want := range []string{"You are gm", "You run the game.", "(the protocol)", "## gm-prompt.md"} {
+		if !strings.Contains(system, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, system)
+		}
+	}
+	if strings.Contains(system, "missing.md") {
+		t.Errorf("system prompt names a missing file")
+	}
+	if user := msgs[1]["content"].(string); !strings.Contains(user, "I search the room.") || !strings.Contains(user, "from: ann") {
+		t.Errorf("user message = %q, want the message delivered", user)
+	}
+	// Memory: the conversation file holds the exchange, and the next
+	// call sends it.
+	data, err := os.ReadFile(filepath.Join(ws.Root, "mailboxes", "gm", llm.ConversationFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := llm.ParseConversation("conversation.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Turns) != 2 || c.Turns[1].Text != "You find a trapdoor.\n" {
+		t.Errorf("conversation = %+v", c.Turns)
+	}
+	if _, err := a.Handle(context.Background(), incoming(t, "I open it.")); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := messages(s.request(t, 1)); len(msgs) != 4 || msgs[2]["content"] != "You find a trapdoor.\n" {
+		t.Errorf("second request messages = %v, want system, the first exchange, the new message", msgs)
+	}
+	models := journal(t, ws, workspace.ModelCalled)
+	if len(models) != 2 || models[0].TokensIn != 120 || models[0].TokensOut != 8 || models[0].ID != inID {
+		t.Errorf("journal model entries = %+v", models)
+	}
+}
+
+func TestMemoryTrimmed(t *testing.T) {
+	s := newStandin(t, step{Content: strings.Repeat("word ", 40)})
+	ws := table(t, s.URL(), "      memory_tokens: 150\n")
+	a := agent(t, ws)
+	for i := range 4 {
+		if _, err := a.Handle(context.Background(), incoming(t, fmt.Sprintf("message %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(ws.Root, "mailboxes", "gm", llm.ConversationFile))
+	c, err := llm.ParseConversation("conversation.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Dropped == 0 || c.Tokens() > 150 || !strings.Contains(string(data), "dropped: ") {
+		t.Errorf("conversation after 4 exchanges: dropped %d, %d tokens, want some dropped and at most 150:\n%s", c.Dropped, c.Tokens(), data)
+	}
+	msgs := messages(s.request(t, 3))
+	if !strings.Contains(msgs[1]["content"].(string), "dropped: ") {
+		t.Errorf("the request does not say what was dropped: %v", msgs[1])
+	}
+}
+
+// dice is a stand-in tool.
+func dice() llm.Tool {
+	return llm.Tool{
+		Name: "roll_dice", Description: "Roll dice.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"dice":{"type":"string"},"reason":{"type":"string"}},"required":["dice","reason"]}`),
+		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
+			var a struct{ Dice, Reason string }
+			if err := json.Unmarshal(args, &a); err != nil {
+				return "", fmt.Errorf("bad arguments: %v", err)
+			}
+			return fmt.Sprintf(`{"dice":%q,"total":15}`, a.Dice), nil
+		},
+	}
+}
+
+func TestToolCalls(t *testing.T) {
+	s := newStandin(t,
+		step{Calls: []call{{ID: "call_1", Name: "roll_dice", Args: `{"dice":"1d20+2","reason":"Investigation"}`}, {ID: "call_2", Name: "roll_dice", Args: `{"dice":`}}},
+		step{Calls: []call{{ID: "call_3", Name: "no_such_tool", Args: `{}`}}},
+		step{Content: "A 15: you find the trap."},
+	)
+	ws := table(t, s.URL(), "")
+	a := agent(t, ws, dice())
+	out, err := a.Handle(context.Background(), incoming(t, "I search for traps."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out[0].Body) != "A 15: you find the trap." {
+		t.Errorf("answer = %q", out[0].Body)
+	}
+	// The tools and their schemas were sent.
+	tools := s.request(t, 0)["tools"].([]any)
+	fn := tools[0].(map[string]any)["function"].(map[string]any)
+	if fn["name"] != "roll_dice" || fn["parameters"].(map[string]any)["required"].([]any)[0] != "dice" {
+		t.Errorf("tools sent = %v", tools)
+	}
+	// The second request carries the call and both results: the good
+	// one, and the malformed arguments' error.
+	msgs := messages(s.request(t, 1))
+	last := msgs[len(msgs)-3:]
+	if last[0]["role"] != "assistant" || last[0]["tool_calls"] == nil {
+		t.Errorf("second request: want the assistant's tool calls, got %v", last[0])
+	}
+	if last[1]["role"] != "tool" || last[1]["tool_call_id"] != "call_1" || !strings.Contains(last[1]["content"].(string), `"total":15`) {
+		t.Errorf("first tool result = %v", last[1])
+	}
+	if last[2]["tool_call_id"] != "call_2" || !strings.Contains(last[2]["content"].(string), `"success":false`) || !strings.Contains(last[2]["content"].(string), "bad arguments") {
+		t.Errorf("malformed call's result = %v", last[2])
+	}
+	msgs = messages(s.request(t, 2))
+	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "unknown tool") {
+		t.Errorf("unknown tool's result = %q", c)
+	}
+	calls := journal(t, ws, workspace.ToolCalled)
+	if len(calls) != 3 || calls[0].Tool != "roll_dice" || calls[0].Args != `{"dice":"1d20+2","reason":"Investigation"}` || !strings.Contains(calls[0].Result, "15") || calls[1].Reason == "" {
+		t.Errorf("journaled tool calls = %+v", calls)
+	}
+}
+
+func TestToolRoundsCapped(t *testing.T) {
+	s := newStandin(t, step{Calls: []call{{ID: "call_1", Name: "roll_dice", Args: `{"dice":"1d20","reason":"again"}`}}})
+	ws := table(t, s.URL(), "      max_tool_rounds: 3\n")
+	a := agent(t, ws, dice())
+	_, err := a.Handle(context.Background(), incoming(t, "Roll forever."))
+	if !errors.Is(err, llm.ErrToolRounds) {
+		t.Fatalf("Handle = %v, want ErrToolRounds", err)
+	}
+	var te *llm.TranscriptError
+	if !errors.As(err, &te) || !strings.Contains(te.Detail(), "## tool roll_dice") {
+		t.Errorf("error carries no transcript: %v", err)
+	}
+	if n := s.count(); n != 4 {
+		t.Errorf("the endpoint was called %d times, want 4 (3 rounds, then the answer still calling tools)", n)
+	}
+	if n := len(journal(t, ws, workspace.ToolCalled)); n != 3 {
+		t.Errorf("journaled %d tool calls, want 3", n)
+	}
+	// ann is told, through gm's outbox.
+	names, _ := ws.Mailbox("gm").Names(mailbox.Outbox)
+	if len(names) != 1 {
+		t.Fatalf("gm's outbox = %v, want the notice", names)
+	}
+	data, _ := os.ReadFile(ws.Mailbox("gm").Path(mailbox.Outbox, names[0]))
+	if !strings.Contains(string(data), "notice: "+llm.ToolRoundsNotice) || !strings.Contains(string(data), "to: ann") {
+		t.Errorf("notice = %s", data)
+	}
+}
+
+func TestRepair(t *testing.T) {
+	s := newStandin(t,
+		step{Content: "---\nto: nobody\n---\nHello\n"},
+		step{Content: "```markdown\n---\nto: ann\ntype: scene\n---\nHello, ann.\n```"},
+	)
+	ws := table(t, s.URL(), "")
+	a := agent(t, ws)
+	out, err := a.Handle(context.Background(), incoming(t, "Hi."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, _ := out[0].Header().Get("type"); typ != "scene" || string(out[0].Body) != "Hello, ann.\n" {
+		t.Errorf("repaired answer = %s", out[0].Bytes())
+	}
+	msgs := messages(s.request(t, 1))
+	fb := msgs[len(msgs)-1]
+	if fb["role"] != "user" || !strings.Contains(fb["content"].(string), "parley refused your answer") || !strings.Contains(fb["content"].(string), `"nobody"`) {
+		t.Errorf("feedback = %v", fb)
+	}
+	if prev := msgs[len(msgs)-2]; prev["role"] != "assistant" || !strings.Contains(prev["content"].(string), "to: nobody") {
+		t.Errorf("the refused answer is not in the request: %v", prev)
+	}
+}
+
+func TestRefusedPastRepairs(t *testing.T) {
+	s := newStandin(t, step{Content: "---\nto: nobody\n---\nHello\n"})
+	ws := table(t, s.URL(), "      max_repairs: 1\n")
+	_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+	var te *llm.TranscriptError
+	if !errors.Is(err, llm.ErrRefused) || !errors.As(err, &te) {
+		t.Fatalf("Handle = %v, want ErrRefused with a transcript", err)
+	}
+	if s.count() != 2 || strings.Count(te.Transcript, "parley refused your answer") != 1 {
+		t.Errorf("%d calls, transcript:\n%s", s.count(), te.Transcript)
+	}
+	if _, err := os.Stat(filepath.Join(ws.Root, "mailboxes", "gm", llm.ConversationFile)); !os.IsNotExist(err) {
+		t.Errorf("a refused exchange was written to the conversation")
+	}
+}
+
+func TestEndpointErrors(t *testing.T) {
+	t.Run("429 Retry-After", func(t *testing.T) {
+		s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "1"}}, step{Content: "ok"})
+		ws := table(t, s.URL(), "      max_retries: 1\n")
+		start := time.Now()
+		if _, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < 900*time.Millisecond {
+			t.Errorf("answered after %v: the client did not wait as Retry-After: 1 says", d)
+		}
+		if s.count() != 2 {
+			t.Errorf("%d requests, want 2", s.count())
+		}
+	})
+	t.Run("500", func(t *testing.T) {
+		s := newStandin(t, step{Status: 500})
+		ws := table(t, s.URL(), "")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		var ee *llm.EndpointError
+		if !errors.As(err, &ee) || ee.Status != 500 || !ee.Temporary() {
+			t.Fatalf("Handle = %v, want a temporary EndpointError with status 500", err)
+		}
+		if e := journal(t, ws, workspace.ModelCalled); len(e) != 1 || !strings.Contains(e[0].Reason, "500") {
+			t.Errorf("journal = %+v", e)
+		}
+	})
+	t.Run("401", func(t *testing.T) {
+		s := newStandin(t, step{Status: 401, Body: `{"error":{"message":"bad key"}}`})
+		ws := table(t, s.URL(), "")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		var ee *llm.EndpointError
+		if !errors.As(err, &ee) || ee.Status != 401 || ee.Temporary() || !strings.Contains(err.Error(), "bad key") {
+			t.Fatalf("Handle = %v, want a lasting EndpointError saying bad key", err)
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"})
+		ws := table(t, s.URL(), "      timeout: 100ms\n")
+		start := time.Now()
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		var ee *llm.EndpointError
+		if !errors.As(err, &ee) || ee.Status != 0 || !ee.Temporary() {
+			t.Fatalf("Handle = %v, want a temporary EndpointError", err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("gave up after %v, want about the timeout", d)
+		}
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		ws := table(t, "http://127.0.0.1:1/v1", "")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		if !strings.Contains(fmt.Sprint(err), "unreachable") {
+			t.Fatalf("Handle = %v, want the endpoint unreachable", err)
+		}
+	})
+	t.Run("shutdown", func(t *testing.T) {
+		s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"})
+		ws := table(t, s.URL(), "")
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		_, err := agent(t, ws).Handle(ctx, incoming(t, "Hi."))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Handle = %v, want context.Canceled", err)
+		}
+	})
+}
+
+func TestKeyFromEnvironment(t *testing.T) {
+	s := newStandin(t, step{Content: "ok"})
+	ws := table(t, s.URL(), "      key_env: STANDIN_KEY\n")
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Getenv: func(k string) string {
+		if k == "STANDIN_KEY" {
+			return "sk-test"
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Headers()[0].Get("Authorization"); got != "Bearer sk-test" {
+		t.Errorf("Authorization = %q", got)
+	}
+	if _, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Getenv: func(string) string { return "" }}); err == nil || !strings.Contains(err.Error(), "STANDIN_KEY") {
+		t.Errorf("New without the key = %v, want an error naming STANDIN_KEY", err)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	s := newStandin(t, step{Content: "ok", In: 15, Out: 10})
+	ws := table(t, s.URL(), "    budget:\n      tokens: 20\n")
+	session := llm.NewSession("s1")
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Session: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := a.Handle(context.Background(), incoming(t, "Again.")); !errors.Is(err, llm.ErrBudget) {
+			t.Fatalf("Handle past the budget = %v, want ErrBudget", err)
+		}
+	}
+	if s.count() != 1 {
+		t.Errorf("%d model calls, want 1", s.count())
+	}
+	if u := session.Agent("gm"); u.TokensIn != 15 || u.TokensOut != 10 || u.Calls != 1 {
+		t.Errorf("session usage = %+v", u)
+	}
+	names, _ := ws.Mailbox("gm").Names(mailbox.Outbox)
+	if len(names) != 1 {
+		t.Errorf("gm's outbox = %v, want one notice, once", names)
+	}
+}
+
+func TestSessionBudgetAndCost(t *testing.T) {
+	s := newStandin(t, step{Content: "ok", In: 1000000, Out: 0})
+	ws := table(t, s.URL(), "")
+	ws.Config.Prices = map[string]workspace.Price{"stand-in": {Input: 2, Output: 8}}
+	ws.Config.Budget = workspace.Budget{Cost: 1.5}
+	session := llm.NewSession("s1")
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Session: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+		t.Fatal(err)
+	}
+	if u := session.Total(); u.Cost != 2 {
+		t.Errorf("session cost = %v, want 2", u.Cost)
+	}
+	if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); !errors.Is(err, llm.ErrBudget) || !strings.Contains(err.Error(), "session") {
+		t.Errorf("Handle past the session's budget = %v", err)
+	}
+}
+
+// TestConversationEditedByHand: a person's edit of the conversation file
+// is what the next call sends.
+func TestConversationEditedByHand(t *testing.T) {
+	s := newStandin(t, step{Content: "ok"})
+	ws := table(t, s.URL(), "")
+	a := agent(t, ws)
+	if _, err := a.Handle(context.Background(), incoming(t, "One.")); err != nil {
+		t.Fatal(err)
+	}
+	edited := &llm.Conversation{Agent: "gm", Turns: []llm.Turn{{Role: llm.RoleUser, Text: "Remember the dragon.\n"}, {Role: llm.RoleAssistant, Text: "I will.\n"}}}
+	if err := os.WriteFile(filepath.Join(ws.Root, "mailboxes", "gm", llm.ConversationFile), edited.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Handle(context.Background(), incoming(t, "Two.")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := messages(s.request(t, 1))
+	if len(msgs) != 4 || msgs[1]["content"] != "Remember the dragon.\n" {
+		t.Errorf("after the edit, the request's messages = %v", msgs)
+	}
+}
+
+// TestAgentsAtOnce: two openai agents sharing a session handle messages
+// at the same time, as the runner's workers run them (go test -race): the
+// session counts both, and each answer is checked by the one Check.
+func TestAgentsAtOnce(t *testing.T) {
+	s := newStandin(t, step{Content: "ok", In: 10, Out: 1})
+	dir := t.TempDir()
+	ws, err := workspace.InitConfig(dir, fmt.Sprintf(`agents:
+  - {name: gm, driver: openai, openai: {base_url: %q, model: m, max_retries: 0}}
+  - {name: sage, driver: openai, openai: {base_url: %q, model: m, max_retries: 0}}
+  - {name: ann, role: human}
+`, s.URL(), s.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := llm.NewSession("s")
+	errs := make(chan error, 20)
+	var wg sync.WaitGroup
+	for _, name := range []string{"gm", "sage"} {
+		a, err := llm.New(llm.Options{Agent: name, Workspace: ws, Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for range 10 {
+				if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if u := session.Total(); u.Calls != 20 || u.TokensIn != 200 {
+		t.Errorf("session = %+v, want 20 calls, 200 tokens in", u)
+	}
+	if n := len(journal(t, ws, workspace.ModelCalled)); n != 20 {
+		t.Errorf("journaled %d model calls, want 20", n)
+	}
+}
+
+// TestNoRetryAfterAChange: an endpoint failing after a tool changed the
+// campaign is not tried again by itself (the model, asked anew, could
+// make the change twice); after a read-only tool only, it is.
+func TestNoRetryAfterAChange(t *testing.T) {
+	changing := dice()
+	changing.Name = "update_character"
+	reading := dice()
+	reading.ReadOnly = true
+	for _, tc := range []struct {
+		tool      llm.Tool
+		temporary bool
+	}{{changing, false}, {reading, true}} {
+		t.Run(tc.tool.Name, func(t *testing.T) {
+			s := newStandin(t, step{Calls: []call{{ID: "c1", Name: tc.tool.Name, Args: `{"dice":"1d4","reason":"x"}`}}}, step{Status: 500})
+			ws := table(t, s.URL(), "")
+			_, err := agent(t, ws, tc.tool).Handle(context.Background(), incoming(t, "Hit it."))
+			var temp interface{ Temporary() bool }
+			if !errors.As(err, &temp) || temp.Temporary() != tc.temporary {
+				t.Fatalf("Handle = %v, want an error with Temporary() %v", err, tc.temporary)
+			}
+			var ee *llm.EndpointError
+			if !errors.As(err, &ee) || ee.Status != 500 {
+				t.Errorf("the endpoint's error is not kept: %v", err)
+			}
+		})
+	}
+}

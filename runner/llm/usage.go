@@ -1,0 +1,134 @@
+package llm
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Session counts what the openai agents of one run use, together and each:
+// budgets are per session (a run of the runner). It is safe for
+// concurrent use.
+type Session struct {
+	// ID names the session in the journal's model entries.
+	ID string
+
+	mu     sync.Mutex
+	agents map[string]workspace.Usage
+}
+
+// NewSession returns a session with nothing used yet.
+func NewSession(id string) *Session {
+	return &Session{ID: id, agents: map[string]workspace.Usage{}}
+}
+
+func (s *Session) add(agent string, u workspace.Usage) {
+	s.mu.Lock()
+	s.agents[agent] = s.agents[agent].Add(u)
+	s.mu.Unlock()
+}
+
+// Agent returns what an agent used in the session.
+func (s *Session) Agent(name string) workspace.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agents[name]
+}
+
+// Total returns what every agent used in the session.
+func (s *Session) Total() workspace.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t workspace.Usage
+	for _, u := range s.agents {
+		t = t.Add(u)
+	}
+	return t
+}
+
+// over says how a budget is used up by u, or "".
+func over(b workspace.Budget, u workspace.Usage, whose string) string {
+	switch {
+	case b.Tokens > 0 && u.Tokens() >= b.Tokens:
+		return fmt.Sprintf("%s budget of %d tokens is used up (%d used)", whose, b.Tokens, u.Tokens())
+	case b.Cost > 0 && u.Cost >= b.Cost:
+		return fmt.Sprintf("%s budget of %.2f is used up (%.4f used)", whose, b.Cost, u.Cost)
+	}
+	return ""
+}
+
+// withinBudget returns a *BudgetError once the agent's or the session's
+// budget is used up, and tells the people once.
+func (a *Agent) withinBudget() error {
+	why := over(a.agent.Budget, a.opts.Session.Agent(a.agent.Name), a.agent.Name+"'s")
+	if why == "" {
+		why = over(a.opts.Workspace.Config.Budget, a.opts.Session.Total(), "the session's")
+	}
+	if why == "" {
+		return nil
+	}
+	a.mu.Lock()
+	first := !a.notified[BudgetNotice]
+	a.notified[BudgetNotice] = true
+	a.mu.Unlock()
+	if first {
+		a.tell(BudgetNotice, "", fmt.Sprintf("%s stopped: %s (budget in %s). The messages it is sent wait in its inbox until the next run of the runner, a new session.",
+			a.agent.Name, why, workspace.ConfigFile))
+	}
+	return &BudgetError{Agent: a.agent.Name, Why: why}
+}
+
+// BudgetError is a budget used up: the agent calls its model no more in
+// this session. It is ErrBudget (errors.Is), and asks the runner to stop
+// the agent (StopAgent): its messages wait in its inbox for the next
+// session, rather than being given up.
+type BudgetError struct {
+	Agent string
+	Why   string // which budget, and what was used
+}
+
+func (e *BudgetError) Error() string { return fmt.Sprintf("%s: %v: %s", e.Agent, ErrBudget, e.Why) }
+
+// Is reports whether target is ErrBudget.
+func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+
+// StopAgent reports true: the agent stops for the rest of the run.
+func (e *BudgetError) StopAgent() bool { return true }
+
+// Kinds of the notices an openai agent sends the people of the workspace,
+// in their notice: field.
+const (
+	BudgetNotice     = "budget_used_up"
+	ToolRoundsNotice = "tool_rounds_used_up"
+)
+
+// tell sends the people of the workspace (its human agents) a notice
+// from the agent, through its outbox: the router checks and delivers it
+// as any message. With nobody to tell, or when it cannot be written, it
+// is logged.
+func (a *Agent) tell(kind, about, text string) {
+	ws := a.opts.Workspace
+	var people []string
+	for _, ag := range ws.Config.Agents {
+		if !ws.IsProgram(ag.Name) {
+			people = append(people, ag.Name)
+		}
+	}
+	a.opts.Logger.Warn(text, "agent", a.agent.Name)
+	if len(people) == 0 {
+		return
+	}
+	m := mailbox.New([]byte(text + "\n"))
+	m.SetNames("to", people)
+	// Informal (no type:), with the kind in a field: a protocol knows no
+	// type of parley's own, and would refuse one.
+	m.SetValue("notice", kind)
+	if about != "" {
+		m.Set("reply_to", about)
+	}
+	if _, _, err := ws.Mailbox(a.agent.Name).Post(m); err != nil {
+		a.opts.Logger.Error("telling the people", "agent", a.agent.Name, "err", err)
+	}
+}

@@ -1,0 +1,222 @@
+package workspace
+
+import (
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DriverOpenAI is the driver of an agent that is a model behind an
+// OpenAI-compatible chat-completions endpoint (see Model).
+const DriverOpenAI = "openai"
+
+// Defaults of an openai agent's endpoint section.
+const (
+	DefaultModelTimeout  = 60 * time.Second
+	DefaultMaxRetries    = 2
+	DefaultMaxRepairs    = 2
+	DefaultMaxToolRounds = 8
+	DefaultMemoryTokens  = 8000
+)
+
+// Model is the openai: section of an agent with driver: openai: which
+// endpoint it calls and how. Its keys:
+//
+//	openai:
+//	  base_url: http://localhost:8080/v1 # the endpoint (default: OpenAI's)
+//	  model: llama3.1                    # required
+//	  key_env: OPENAI_API_KEY            # the environment variable holding the key
+//	  temperature: 0.7                   # left out: the endpoint's default
+//	  max_tokens: 1024                   # the longest answer; left out: the endpoint's
+//	  timeout: 60s                       # one request (each retry gets as long)
+//	  max_retries: 2                     # a 429, a 5xx, a timeout or no connection, tried again
+//	  max_repairs: 2                     # a refused answer, sent back to be repaired
+//	  max_tool_rounds: 8                 # rounds of tool calls for one message
+//	  memory_tokens: 8000                # the conversation kept, in tokens (about 4 characters each)
+//	  prompt: prompts/gm.md              # the role's prompt, relative to the workspace
+type Model struct {
+	BaseURL string
+	Model   string
+	// KeyEnv names the environment variable that holds the key; the key
+	// itself is never in parley.yaml. Empty: no key is sent (a local
+	// server).
+	KeyEnv        string
+	Temperature   *float64
+	MaxTokens     int64
+	Timeout       time.Duration
+	MaxRetries    int
+	MaxRepairs    int
+	MaxToolRounds int
+	MemoryTokens  int
+	Prompt        string
+	Line          int // line of the section in parley.yaml
+}
+
+// Budget caps what models may use: tokens (in and out together) and cost
+// (from the price table). Zero is no cap.
+type Budget struct {
+	Tokens int64
+	Cost   float64
+}
+
+// Limited reports whether the budget caps anything.
+func (b Budget) Limited() bool { return b.Tokens > 0 || b.Cost > 0 }
+
+// Price is what a model costs, per million tokens in and out, in whatever
+// currency the price table is written in.
+type Price struct {
+	Input  float64
+	Output float64
+}
+
+// Cost returns what tokens in and out cost at this price.
+func (p Price) Cost(in, out int64) float64 {
+	return (float64(in)*p.Input + float64(out)*p.Output) / 1e6
+}
+
+// parseModel reads an agent's openai: section.
+func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
+	m := &Model{Timeout: DefaultModelTimeout, MaxRetries: DefaultMaxRetries, MaxRepairs: DefaultMaxRepairs,
+		MaxToolRounds: DefaultMaxToolRounds, MemoryTokens: DefaultMemoryTokens, Line: v.Line}
+	err := eachKey(v, key, bad, map[string]func(*yaml.Node) error{
+		"base_url": func(v *yaml.Node) error { return scalar(v, key+".base_url", &m.BaseURL, bad) },
+		"model":    func(v *yaml.Node) error { return scalar(v, key+".model", &m.Model, bad) },
+		"key_env": func(v *yaml.Node) error {
+			if err := scalar(v, key+".key_env", &m.KeyEnv, bad); err != nil {
+				return err
+			}
+			if !envName(m.KeyEnv) {
+				return bad(v, key+".key_env", "%q is not the name of an environment variable (like OPENAI_API_KEY): the key itself never goes in %s", m.KeyEnv, ConfigFile)
+			}
+			return nil
+		},
+		"temperature": func(v *yaml.Node) error {
+			f, err := strconv.ParseFloat(v.Value, 64)
+			if err != nil || v.Kind != yaml.ScalarNode || f < 0 || f > 2 {
+				return bad(v, key+".temperature", "%q is not a temperature (0 to 2)", v.Value)
+			}
+			m.Temperature = &f
+			return nil
+		},
+		"max_tokens": func(v *yaml.Node) error {
+			var n int
+			if err := count(v, key+".max_tokens", &n, bad); err != nil {
+				return err
+			}
+			m.MaxTokens = int64(n)
+			return nil
+		},
+		"timeout": func(v *yaml.Node) error {
+			if err := duration(v, key+".timeout", &m.Timeout, bad); err != nil {
+				return err
+			}
+			if m.Timeout == 0 {
+				return bad(v, key+".timeout", "must be more than 0")
+			}
+			return nil
+		},
+		"max_retries":   func(v *yaml.Node) error { return count(v, key+".max_retries", &m.MaxRetries, bad) },
+		"max_repairs":   func(v *yaml.Node) error { return count(v, key+".max_repairs", &m.MaxRepairs, bad) },
+		"memory_tokens": func(v *yaml.Node) error { return count(v, key+".memory_tokens", &m.MemoryTokens, bad) },
+		"max_tool_rounds": func(v *yaml.Node) error {
+			if err := count(v, key+".max_tool_rounds", &m.MaxToolRounds, bad); err != nil {
+				return err
+			}
+			if m.MaxToolRounds < 1 {
+				return bad(v, key+".max_tool_rounds", "must be 1 or more")
+			}
+			return nil
+		},
+		"prompt": func(v *yaml.Node) error { return scalar(v, key+".prompt", &m.Prompt, bad) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m.Model == "" {
+		return nil, bad(v, key+".model", "missing: name the model the endpoint serves (model: llama3.1)")
+	}
+	return m, nil
+}
+
+// envName reports whether s can be the name of an environment variable.
+func envName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// parseBudget reads a budget: section: tokens and cost.
+func parseBudget(v *yaml.Node, key string, dst *Budget, bad badFunc) error {
+	return eachKey(v, key, bad, map[string]func(*yaml.Node) error{
+		"tokens": func(v *yaml.Node) error {
+			n, err := strconv.ParseInt(v.Value, 10, 64)
+			if err != nil || v.Kind != yaml.ScalarNode || n < 0 {
+				return bad(v, key+".tokens", "%q is not a number of tokens", v.Value)
+			}
+			dst.Tokens = n
+			return nil
+		},
+		"cost": func(v *yaml.Node) error { return money(v, key+".cost", &dst.Cost, bad) },
+	})
+}
+
+// parsePrices reads the prices: table: for each model, input: and output:
+// per million tokens.
+func parsePrices(v *yaml.Node, bad badFunc) (map[string]Price, error) {
+	if v.Kind != yaml.MappingNode {
+		return nil, bad(v, "prices", "expected each model with its input: and output: price per million tokens")
+	}
+	out := map[string]Price{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, pv := v.Content[i], v.Content[i+1]
+		key := "prices." + k.Value
+		var p Price
+		err := eachKey(pv, key, bad, map[string]func(*yaml.Node) error{
+			"input":  func(v *yaml.Node) error { return money(v, key+".input", &p.Input, bad) },
+			"output": func(v *yaml.Node) error { return money(v, key+".output", &p.Output, bad) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[k.Value] = p
+	}
+	return out, nil
+}
+
+func money(v *yaml.Node, key string, dst *float64, bad badFunc) error {
+	f, err := strconv.ParseFloat(v.Value, 64)
+	if err != nil || v.Kind != yaml.ScalarNode || f < 0 {
+		return bad(v, key, "%q is not an amount (like 2.50)", v.Value)
+	}
+	*dst = f
+	return nil
+}
+
+// checkModel checks an agent's openai: section against its driver.
+func checkModel(a *Agent, key string, item *yaml.Node, bad badFunc) error {
+	switch {
+	case a.Driver == DriverOpenAI && a.Model == nil:
+		return bad(item, key+".openai", "missing: an openai agent needs its endpoint (openai: {base_url: ..., model: ...})")
+	case a.Driver != DriverOpenAI && a.Model != nil:
+		return bad(item, key+".openai", "only an openai agent has an endpoint (driver: openai)")
+	case a.Driver != DriverOpenAI && a.Budget.Limited():
+		return bad(item, key+".budget", "only an openai agent has a budget (driver: openai)")
+	}
+	return nil
+}
+
+// PriceOf returns the price of a model in the price table.
+func (c *Config) PriceOf(model string) (Price, bool) {
+	p, ok := c.Prices[model]
+	return p, ok
+}
