@@ -211,3 +211,21 @@ prices:
 		t.Errorf("defaults = %+v", m)
 	}
 }
+
+// TestOpenRelative checks that a workspace opened by a relative path has
+// an absolute root: the paths it gives (an agent's PARLEY_MESSAGE) are
+// used by programs started in other directories.
+func TestOpenRelative(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Init(filepath.Join(dir, "table"), AgentsNamed("gm", "aria"), nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	ws, err := Open("table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "table"); ws.Root != want {
+		t.Errorf("Open(%q).Root = %q, want %q", "table", ws.Root, want)
+	}
+}

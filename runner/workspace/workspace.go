@@ -63,8 +63,14 @@ func Find(dir string) (string, error) {
 	}
 }
 
-// Open reads the parley.yaml of the workspace at root.
+// Open reads the parley.yaml of the workspace at root. The workspace's
+// Root is absolute, so that the paths it gives stay right for programs
+// started in other directories (an agent's PARLEY_MESSAGE).
 func Open(root string) (*Workspace, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
 	path := filepath.Join(root, ConfigFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
