@@ -459,6 +459,32 @@ func (d Dir) Claim(id string) error {
 	return d.move(id, Inbox, Cur)
 }
 
+// ClaimUntilSync is Claim for a handler whose answers are committed
+// through s (see Stage.Commit): where s syncs the whole filesystem
+// (syncfs), the move is not flushed now but by that commit, which comes
+// before anything the handler says is sent. A crash before it leaves the
+// message in inbox/, handled again (at least once, and its uncommitted
+// answers discarded), or on a filesystem without a journal in inbox/ and,
+// once finished, in done/ or dead/ too, where FileHandled finds it
+// handled. Where s syncs file by file, the move is flushed now, as Claim
+// does: a commit there flushes only the stage.
+func (d Dir) ClaimUntilSync(id string, s *Syncer) error {
+	if s.perFile {
+		return d.Claim(id)
+	}
+	if err := d.FileHandled(id, Inbox); err != nil {
+		return err
+	}
+	name := FileName(id)
+	if err := rename(d.Path(Inbox, name), d.Path(Cur, name)); err != nil {
+		if _, serr := os.Lstat(d.Path(Inbox, name)); serr == nil {
+			return err // the message is there: cur/ is not
+		}
+		return d.notFound(id, Inbox, err)
+	}
+	return nil
+}
+
 // FileHandled checks that a message in state (inbox/ or cur/) was not
 // handled already: when the mailbox holds it in done/ or dead/ too (a
 // copy came back with `git stash pop` or `git checkout`), the copy in

@@ -828,3 +828,64 @@ func TestClaimHandled(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimUntilSync checks a handler's claim: not flushed where the
+// Syncer syncs the whole filesystem (the stage's commit does it, before
+// any answer is sent), flushed at once where it syncs file by file; and
+// that a message a crash left in inbox/ and done/ both is found handled.
+func TestClaimUntilSync(t *testing.T) {
+	d, s := newDir(t)
+	var synced []string
+	dirSynced = func(dir string) { synced = append(synced, filepath.Base(dir)) }
+	t.Cleanup(func() { dirSynced = nil })
+	for _, id := range []string{id1, id2} {
+		if ok, err := d.Deliver(id, []byte("msg "+id), s); err != nil || !ok {
+			t.Fatalf("Deliver(%s) = %v, %v", id, ok, err)
+		}
+	}
+	if !s.perFile {
+		synced = nil
+		if err := d.ClaimUntilSync(id1, s); err != nil {
+			t.Fatal(err)
+		}
+		if len(synced) != 0 {
+			t.Errorf("ClaimUntilSync with syncfs flushed %v, want nothing until the commit", synced)
+		}
+		if diff := cmp.Diff(map[string][]string{Inbox: {id2 + ".md"}, Cur: {id1 + ".md"}}, tree(t, d)); diff != "" {
+			t.Fatalf("mailbox after the claim (-want +got):\n%s", diff)
+		}
+		var log syncLog
+		log.watch(t, d, s)
+		st := d.Stage(id1, s)
+		if err := st.Open(); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got := log.take(); len(got) == 0 {
+			t.Errorf("the stage's commit synced nothing: the claim before it is not durable")
+		}
+		if _, err := st.Publish(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perFile := &Syncer{root: s.root, perFile: true, dirs: make(map[string]struct{}), files: make(map[*os.File]struct{})}
+	synced = nil
+	if err := d.ClaimUntilSync(id2, perFile); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{Cur, Inbox}, synced); diff != "" {
+		t.Errorf("ClaimUntilSync without syncfs flushed (-want +got):\n%s", diff)
+	}
+	// What a crash can leave on a filesystem without a journal, when the
+	// claim's move out of inbox/ was never flushed: the message in both.
+	if err := d.Finish(id2); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, d.Path(Inbox, FileName(id2)), "msg "+id2)
+	var h *HandledError
+	if err := d.ClaimUntilSync(id2, s); !errors.As(err, &h) || h.State != Done {
+		t.Errorf("ClaimUntilSync of a message in inbox/ and done/ = %v, want it found handled in done/", err)
+	}
+}

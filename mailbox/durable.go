@@ -182,8 +182,15 @@ func WriteFileAtomic(path string, data []byte) error {
 // removed in it durable.
 func SyncDir(dir string) error { return syncDir(dir) }
 
+// dirSynced, when set (by tests only), is told of every directory
+// syncDir fsyncs.
+var dirSynced func(dir string)
+
 // syncDir fsyncs a directory, making the entries renamed into it durable.
 func syncDir(dir string) error {
+	if dirSynced != nil {
+		dirSynced(dir)
+	}
 	f, err := os.Open(dir)
 	if err != nil {
 		return err

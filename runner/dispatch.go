@@ -223,7 +223,7 @@ func (w *worker) drain(ctx context.Context) error {
 		// Busy from before the claim, so that the message is never out of
 		// the inbox while the worker looks idle.
 		w.setBusy(next)
-		if err := w.box.Claim(next); err != nil {
+		if err := w.box.ClaimUntilSync(next, w.r.syncer); err != nil {
 			w.setBusy("")
 			if errors.Is(err, mailbox.ErrNotFound) {
 				continue // taken by someone else
