@@ -203,7 +203,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 	if perr != nil && c.unsure {
 		// Whether a writer still holds it cannot be known: a file that
 		// does not parse may be one cut short; it gets longer to settle.
-		if at := p.since.Add(unsureSettles * b.settle); b.now.Before(at) {
+		if at := p.since().Add(unsureSettles * b.settle); b.now.Before(at) {
 			b.hold(c, at)
 			return
 		}
@@ -213,7 +213,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 		if id, _ := msgID(msg); perr != nil || mailbox.FileName(id) != c.name {
 			p.observe(c.info, b.now)
 			b.held[c.agent] = true
-			if at := p.since.Add(b.settle); b.wait.IsZero() || at.Before(b.wait) {
+			if at := p.since().Add(b.settle); b.wait.IsZero() || at.Before(b.wait) {
 				b.wait = at
 			}
 			return

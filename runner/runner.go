@@ -195,14 +195,17 @@ type fileKey struct{ agent, name string }
 // A backlog holds one for every file waiting, so it keeps only what every
 // file needs; what few files need is behind rare.
 type pending struct {
-	size     int64
-	modified time.Time
-	since    time.Time // when the runner first saw this size and mtime
-	seen     bool      // size, modified and since hold an earlier look
-	reasoned bool      // a reason is beside it: it was refused where it is
-	unsure   bool      // whether a writer still holds it cannot be known
-	editing  bool      // an editor's swap or lock file was beside it
-	rare     *rare     // nil until one of its fields is set (see more)
+	size int64
+	// modifiedNs and sinceNs are times in Unix nanoseconds (see modified
+	// and since): a backlog holds 100,000 of these, and a time.Time is
+	// three words.
+	modifiedNs int64
+	sinceNs    int64 // when the runner first saw this size and mtime
+	seen       bool  // size, modified and since hold an earlier look
+	reasoned   bool  // a reason is beside it: it was refused where it is
+	unsure     bool  // whether a writer still holds it cannot be known
+	editing    bool  // an editor's swap or lock file was beside it
+	rare       *rare // nil until one of its fields is set (see more)
 }
 
 // rare is what a pending file needs only when it failed, or when it was
@@ -220,6 +223,13 @@ type rare struct {
 
 // noRare is what get returns for a file with none: only read.
 var noRare rare
+
+// modified is the file's modification time at the last look.
+func (p *pending) modified() time.Time { return time.Unix(0, p.modifiedNs) }
+
+// since is when the runner first saw the file's size and modification
+// time as they are.
+func (p *pending) since() time.Time { return time.Unix(0, p.sinceNs) }
 
 // get returns p's rare fields, to read.
 func (p *pending) get() *rare {
@@ -733,7 +743,7 @@ func (r *Runner) event(ev fsnotify.Event) {
 	}
 	p := r.note(fileKey{agent, name})
 	if ev.Has(fsnotify.Write) && p.seen {
-		p.since = r.opts.Now() // still being written: settle again
+		p.sinceNs = r.opts.Now().UnixNano() // still being written: settle again
 	}
 }
 
@@ -888,10 +898,10 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 		if r.holders[k.agent] == k {
 			return // looked at above
 		}
-		if b, ok := blocked[k.agent]; ok && p.seen && !p.modified.Before(b) {
+		if b, ok := blocked[k.agent]; ok && p.seen && !p.modified().Before(b) {
 			return // waits behind an earlier file of its sender
 		}
-		if p.seen && pastEdge(k, p.modified) {
+		if p.seen && pastEdge(k, p.modified()) {
 			return
 		}
 		r.look(k, p, now, settle, maxSize, &ready, &quiet, block, later)
@@ -991,7 +1001,7 @@ func (r *Runner) look(k fileKey, p *pending, now time.Time, settle time.Duration
 		return
 	}
 	block(c)
-	at := p.since.Add(settle)
+	at := p.since().Add(settle)
 	if !at.After(now) {
 		at = now.Add(settle)
 	}
@@ -1174,8 +1184,8 @@ func digitRun(s string) int {
 // observe records what a look at the file found; a change restarts the
 // settle time.
 func (p *pending) observe(info fs.FileInfo, now time.Time) {
-	if !p.seen || p.size != info.Size() || !p.modified.Equal(info.ModTime()) {
-		p.seen, p.size, p.modified, p.since = true, info.Size(), info.ModTime(), now
+	if !p.seen || p.size != info.Size() || p.modifiedNs != info.ModTime().UnixNano() {
+		p.seen, p.size, p.modifiedNs, p.sinceNs = true, info.Size(), info.ModTime().UnixNano(), now.UnixNano()
 	}
 }
 
@@ -1187,10 +1197,10 @@ func settled(p *pending, info fs.FileInfo, now time.Time, settle time.Duration) 
 		// First sight: an old file (a rescan at start) is complete.
 		return !mod.After(now) && now.Sub(mod) >= settle
 	}
-	if p.size != info.Size() || !p.modified.Equal(mod) {
+	if p.size != info.Size() || p.modifiedNs != mod.UnixNano() {
 		return false
 	}
-	return now.Sub(p.since) >= settle && (mod.After(now) || now.Sub(mod) >= settle)
+	return now.Sub(p.since()) >= settle && (mod.After(now) || now.Sub(mod) >= settle)
 }
 
 // editing reports whether an editor's swap or lock file is beside an

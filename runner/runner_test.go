@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/go-cmp/cmp"
@@ -1098,5 +1099,13 @@ func TestLeast(t *testing.T) {
 				t.Errorf("least(%d of %d): next %q, want %q; first (-want +got):\n%s", n, size, next, sorted[n], d)
 			}
 		}
+	}
+}
+
+// TestPendingIsSmall guards the size of what the router keeps per pending
+// file: a backlog of 100,000 files holds as many (issue 12's memory target).
+func TestPendingIsSmall(t *testing.T) {
+	if size := unsafe.Sizeof(pending{}); size > 48 {
+		t.Errorf("a pending file takes %d bytes, want at most 48", size)
 	}
 }
