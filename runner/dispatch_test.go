@@ -419,16 +419,19 @@ func TestCommandGarbage(t *testing.T) {
 	if _, err := runIdle(t, ws, Options{}); err != nil {
 		t.Fatal(err)
 	}
+	// garbler is told (see Refusals), and garbles again each time, until
+	// it is told no more.
 	rejected, _ := ws.Mailbox("garbler").List(mailbox.Rejected)
-	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, "not a text file") {
+	if len(rejected) != 1+workspace.MaxRefusedNotices || !strings.Contains(rejected[0].Reason, "not a text file") {
 		t.Fatalf("garbler's rejected/ = %+v, want the output refused as not text", rejected)
 	}
-	if got := len(names(t, ws, "garbler", mailbox.Done)); got != 1 {
-		t.Errorf("garbler's done/ holds %d, want the message handled", got)
+	if got := len(names(t, ws, "garbler", mailbox.Done)); got != 1+workspace.MaxRefusedNotices {
+		t.Errorf("garbler's done/ holds %d, want the message and the notices handled", got)
 	}
-	// Two outputs that are not text are both kept and refused.
-	if rejected, _ := ws.Mailbox("garbler2").List(mailbox.Rejected); len(rejected) != 2 {
-		t.Errorf("garbler2's rejected/ = %+v, want both outputs refused", rejected)
+	// Two outputs that are not text are both kept and refused; garbler2
+	// is told of the first only, each time: 2 files at each of 4 steps.
+	if rejected, _ := ws.Mailbox("garbler2").List(mailbox.Rejected); len(rejected) != 2*(1+workspace.MaxRefusedNotices) {
+		t.Errorf("garbler2's rejected/ = %+v, want both outputs refused, %d times", rejected, 1+workspace.MaxRefusedNotices)
 	}
 	// To an agent that does not exist: refused with the reason, and kept.
 	// lost is told, and writes to zed again, until it is told no more.

@@ -30,10 +30,10 @@ import (
 // driver, since a program that loops would only answer it.
 
 // answer is a message a program agent was handling: what Check needs
-// (Answering) and its thread, for a notice.
+// (Answering), and its id and thread, for a notice.
 type answer struct {
 	workspace.Answering
-	thread string
+	id, thread string
 }
 
 // chains is what the runner knows of the messages program agents were
@@ -58,11 +58,12 @@ func answerOf(m *mailbox.Message) answer {
 	if err != nil || n < 0 {
 		n = 0
 	}
+	id, _ := h.Get("id")
 	thread, _ := h.Get("thread")
 	if thread == "" {
-		thread, _ = h.Get("id")
+		thread = id
 	}
-	return answer{Answering: workspace.Answering{From: from, Hops: n}, thread: thread}
+	return answer{Answering: workspace.Answering{From: from, Hops: n}, id: id, thread: thread}
 }
 
 // take notes the message an agent's driver takes.

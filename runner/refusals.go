@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -22,8 +24,11 @@ import (
 // row. A program's message that answers a refusal notice and is refused
 // again gets a notice counting one more (the runner knows what the
 // program was handling, see Loops); past workspace.MaxRefusedNotices it
-// is told no more, and the file waits in rejected/ for a person. Each
-// refused file gets at most one notice: it is refused once.
+// is told no more, and the file waits in rejected/ for a person. Nor
+// does it multiply: of the refused files that answer one message, only
+// the first is told of (a program that answers each notice with ten bad
+// messages gets one notice, not ten, at each step), and each refused
+// file is refused once.
 //
 // Built-in handlers (parley's own code: a refusal of theirs is a mistake
 // in the workspace's configuration, for a person) and people keep
@@ -56,6 +61,14 @@ func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Re
 		r.log.Warn("not told of a refusal again: its answers to refusal notices were refused in a row", "agent", agent, "refused", rel, "notices", count-1)
 		return nil
 	}
+	if a.id != "" {
+		key := agent + "\x00" + a.id
+		if r.told[key] {
+			r.log.Warn("not told of a refusal: it was told of another refused file answering the same message", "agent", agent, "refused", rel, "answering", a.id)
+			return nil
+		}
+		r.told[key] = true
+	}
 	get := func(k string) string {
 		if m == nil {
 			return ""
@@ -72,19 +85,7 @@ func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Re
 	}
 	b.WriteString("\n")
 	if data, err := mailbox.ReadFile(path, r.ws().Config.Router.MaxMessageSize); err == nil {
-		what := "The refused message"
-		if len(data) > quoteLimit {
-			data, what = data[:quoteLimit], "The refused message (its first 8 KiB)"
-		}
-		fence := "~~~~"
-		for strings.Contains(string(data), fence) {
-			fence += "~"
-		}
-		fmt.Fprintf(&b, "\n%s:\n\n%s\n%s", what, fence, data)
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			b.WriteString("\n")
-		}
-		b.WriteString(fence + "\n")
+		quote(&b, data)
 	}
 	n := mailbox.New([]byte(b.String()))
 	id := (&mailbox.IDs{Now: r.opts.Now}).New(workspace.Runner)
@@ -120,6 +121,32 @@ func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Re
 			Note: fmt.Sprintf("parley's notice to %s of its message refused (%d of %d in a row): %s", agent, count, workspace.MaxRefusedNotices, rel),
 		},
 	}
+}
+
+// quote writes the refused file into a notice, fenced, its first
+// quoteLimit bytes at most (cut between characters); a file that is not
+// text is not quoted: the notice must itself be a message.
+func quote(b *strings.Builder, data []byte) {
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		b.WriteString("\nThe refused file is not text: it is not quoted here.\n")
+		return
+	}
+	what := "The refused message"
+	if len(data) > quoteLimit {
+		data, what = data[:quoteLimit], "The refused message (its first 8 KiB)"
+		for len(data) > 0 && !utf8.Valid(data) {
+			data = data[:len(data)-1]
+		}
+	}
+	fence := "~~~~"
+	for strings.Contains(string(data), fence) {
+		fence += "~"
+	}
+	fmt.Fprintf(b, "\n%s:\n\n%s\n%s", what, fence, data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		b.WriteString("\n")
+	}
+	b.WriteString(fence + "\n")
 }
 
 // wakes reports whether a notice from parley is handed to a program's

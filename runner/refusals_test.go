@@ -3,6 +3,7 @@ package runner
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/parley-dev/parley/mailbox"
@@ -108,6 +109,40 @@ func TestRefusedNotice(t *testing.T) {
 		}
 		if got := names(t, ws, "lost", mailbox.Inbox); len(got) != 0 {
 			t.Errorf("lost's inbox = %v, want nothing left", got)
+		}
+	})
+
+	t.Run("not text", func(t *testing.T) {
+		// The refused file is not quoted: the notice is itself a message
+		// the program can be handed.
+		ws := newWorkspace(t, "boss")
+		script(t, ws, "garble.sh", "cat >/dev/null; printf 'GIF89a\\000\\001\\002\\003'\n")
+		ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: garbler, driver: command, run: [./garble.sh]}\n")
+		send(t, ws, "boss", "garbler", "draw me something")
+		stats, err := runIdle(t, ws, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 1 + workspace.MaxRefusedNotices; stats.Rejected != want {
+			t.Errorf("stats = %+v, want %d rejected", stats, want)
+		}
+		if dead := names(t, ws, "garbler", mailbox.Dead); len(dead) != 0 {
+			t.Errorf("garbler's dead/ = %v, want every notice handled", dead)
+		}
+		var said bool
+		for _, b := range bodies(t, ws, "garbler", mailbox.Done) {
+			said = said || strings.Contains(b, "The refused file is not text: it is not quoted here.")
+		}
+		if !said {
+			t.Errorf("no notice in garbler's done/ says the file is not quoted")
+		}
+	})
+
+	t.Run("quoted, cut between characters", func(t *testing.T) {
+		var b strings.Builder
+		quote(&b, []byte(strings.Repeat("a", quoteLimit-1)+"é and more"))
+		if !utf8.ValidString(b.String()) || strings.Contains(b.String(), "é") || !strings.Contains(b.String(), "(its first 8 KiB)") {
+			t.Errorf("quote of a long file cut inside a character: valid %v, tail %q", utf8.ValidString(b.String()), b.String()[len(b.String())-20:])
 		}
 	})
 
