@@ -87,21 +87,12 @@ func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Re
 	if data, err := mailbox.ReadFile(path, r.ws().Config.Router.MaxMessageSize); err == nil {
 		quote(&b, data)
 	}
-	n := mailbox.New([]byte(b.String()))
-	id := (&mailbox.IDs{Now: r.opts.Now}).New(workspace.Runner)
-	n.Set("id", id)
-	n.Set("from", workspace.Runner)
-	n.Set("to", agent)
-	n.Set("type", workspace.RefusedNotice)
 	thread := get("thread")
 	if thread == "" {
 		thread = a.thread
 	}
-	if thread != "" {
-		n.Set("thread", thread)
-	}
-	sent, _, _ := mailbox.ParseID(id)
-	n.Set("created", sent.Format(mailbox.TimeFormat))
+	to := []string{agent}
+	n, id := r.newNotice(workspace.RefusedNotice, to, thread, b.String())
 	n.SetValue("refused", rel)
 	for _, kv := range [][2]string{{"refused_type", get("type")}, {"refused_signal", get("signal")}, {"field", f.Field}} {
 		if kv[1] != "" {
@@ -113,7 +104,6 @@ func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Re
 	}
 	n.SetValue("reason", f.Reason)
 	n.SetValue("hops", strconv.Itoa(count))
-	to := []string{agent}
 	return &notice{
 		id: id, data: n.Bytes(), recipients: to,
 		entry: workspace.Entry{

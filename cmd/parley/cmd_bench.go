@@ -27,6 +27,19 @@ import (
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
+// sessionRuns is --runs for the benches that run whole sessions (--table,
+// --pipeline): 10 unless set, where the others run 50.
+func sessionRuns(c *cli.Context) (int, error) {
+	runs := c.Int("runs")
+	if !c.IsSet("runs") {
+		runs = 10
+	}
+	if runs < 1 {
+		return 0, usagef("--runs must be at least 1 (got %d)", runs)
+	}
+	return runs, nil
+}
+
 func benchCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
@@ -105,24 +118,18 @@ func benchCommand(e *env) *cli.Command {
 				return runReadingBench(ctx, e, readingBenchOptions{Dir: c.String("dir"), Messages: c.Int("reading-messages"), Runs: c.Int("runs"), JSON: c.Bool("json")})
 			}
 			if c.Bool("pipeline") {
-				runs := c.Int("runs")
-				if !c.IsSet("runs") {
-					runs = 10
-				}
-				if runs < 1 {
-					return usagef("--runs must be at least 1 (got %d)", runs)
+				runs, err := sessionRuns(c)
+				if err != nil {
+					return err
 				}
 				ctx, stop := interruptible(c.Context)
 				defer stop()
 				return runPipelineBench(ctx, e, pipelineBenchOptions{Dir: c.String("dir"), Runs: runs, JSON: c.Bool("json")})
 			}
 			if c.Bool("table") {
-				runs := c.Int("runs")
-				if !c.IsSet("runs") {
-					runs = 10
-				}
-				if runs < 1 {
-					return usagef("--runs must be at least 1 (got %d)", runs)
+				runs, err := sessionRuns(c)
+				if err != nil {
+					return err
 				}
 				ctx, stop := interruptible(c.Context)
 				defer stop()
