@@ -566,7 +566,9 @@ func reply(in *mailbox.Message, data []byte) *mailbox.Message {
 	} else if errors.Is(err, mailbox.ErrBinary) || errors.Is(err, mailbox.ErrEmpty) {
 		return nil
 	}
-	return mailbox.Reply(in, data)
+	r := mailbox.Reply(in, data)
+	readdress(in, r)
+	return r
 }
 
 // giveUp moves a message to dead/ with why it failed.

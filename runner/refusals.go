@@ -94,6 +94,11 @@ func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Re
 	to := []string{agent}
 	n, id := r.newNotice(workspace.RefusedNotice, to, thread, b.String())
 	n.SetValue("refused", rel)
+	if m != nil {
+		if names, err := m.Header().Names("to"); err == nil && len(names) > 0 {
+			n.SetNames("refused_to", names) // where a plain-text answer goes (see readdress)
+		}
+	}
 	for _, kv := range [][2]string{{"refused_type", get("type")}, {"refused_signal", get("signal")}, {"field", f.Field}} {
 		if kv[1] != "" {
 			n.SetValue(kv[0], kv[1])
@@ -137,6 +142,19 @@ func quote(b *strings.Builder, data []byte) {
 		b.WriteString("\n")
 	}
 	b.WriteString(fence + "\n")
+}
+
+// readdress sends a plain-text answer to a refusal notice (a program's
+// answer without a header, made a reply to the message it answers) where
+// the refused message was going (refused_to:), not back to parley, which
+// no agent is.
+func readdress(in, answer *mailbox.Message) {
+	if !isNotice(in) || !wakes(in) {
+		return
+	}
+	if to, err := in.Header().Names("refused_to"); err == nil && len(to) > 0 {
+		answer.SetNames("to", to)
+	}
 }
 
 // wakes reports whether a notice from parley is handed to a program's

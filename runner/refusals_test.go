@@ -146,6 +146,28 @@ func TestRefusedNotice(t *testing.T) {
 		}
 	})
 
+	t.Run("plain text", func(t *testing.T) {
+		// An answer without a header, to the notice, goes where the
+		// refused message was going, not to parley.
+		ws := newWorkspace(t, "boss")
+		script(t, ws, "plain.sh", `cat >/dev/null
+if [ "$PARLEY_TYPE" = message_refused ]; then echo "Sorry: from me this time."
+else printf -- '---\nfrom: someone\nto: boss\n---\nforged\n'; fi
+`)
+		ws = reconfigure(t, ws, "agents:\n  - boss\n  - someone\n  - {name: plain, driver: command, run: [./plain.sh]}\n")
+		send(t, ws, "boss", "plain", "hello")
+		stats, err := runIdle(t, ws, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.Rejected != 1 {
+			t.Errorf("stats = %+v, want the forged message refused, and only it", stats)
+		}
+		if d := cmp.Diff([]string{"Sorry: from me this time."}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+			t.Errorf("boss's inbox (-want +got):\n%s", d)
+		}
+	})
+
 	t.Run("a person", func(t *testing.T) {
 		ws := newWorkspace(t, "boss", "you")
 		drop(t, ws, "you", "bad.md", "---\nto: zed\n---\nhello?\n")
