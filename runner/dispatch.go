@@ -345,9 +345,10 @@ func (w *worker) handle(ctx context.Context, id string) {
 		w.giveUp(id, &HandleError{Err: fmt.Errorf("cannot read the message: %w", err)}, 0)
 		return
 	}
-	if isNotice(m) {
+	if isNotice(m) && !wakes(m) {
 		// parley's own notice: filed, for the record; the program is not
-		// woken to answer it (see Loops).
+		// woken to answer it (see Loops). A refusal notice is handed to
+		// it (see Refusals).
 		if err := w.box.Finish(id); err != nil {
 			w.r.log.Error("filing a notice", "agent", w.agent.Name, "id", id, "err", err)
 		}
@@ -565,7 +566,9 @@ func reply(in *mailbox.Message, data []byte) *mailbox.Message {
 	} else if errors.Is(err, mailbox.ErrBinary) || errors.Is(err, mailbox.ErrEmpty) {
 		return nil
 	}
-	return mailbox.Reply(in, data)
+	r := mailbox.Reply(in, data)
+	readdress(in, r)
+	return r
 }
 
 // giveUp moves a message to dead/ with why it failed.

@@ -179,10 +179,17 @@ agents:
 	} else {
 		t.Errorf("the hanging script did not start its child: %v", err)
 	}
-	// A forged sender is refused by the router, like any bad message.
+	// A forged sender is refused by the router, like any bad message;
+	// forger is told, and forges again each time, until it is told no
+	// more (see Refusals).
 	rejected, _ := ws.Mailbox("forger").List(mailbox.Rejected)
-	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, `from: "boss", but the file is in the outbox of "forger"`) {
-		t.Errorf("forger's rejected/ = %+v", rejected)
+	if len(rejected) != 1+workspace.MaxRefusedNotices {
+		t.Errorf("forger's rejected/ = %+v, want %d", rejected, 1+workspace.MaxRefusedNotices)
+	}
+	for _, r := range rejected {
+		if !strings.Contains(r.Reason, `from: "boss", but the file is in the outbox of "forger"`) {
+			t.Errorf("forger's rejected/ = %+v", r)
+		}
 	}
 }
 
@@ -283,7 +290,7 @@ func TestBuiltinErrors(t *testing.T) {
 // human agents' messages are not handled, so not reported.
 func TestOnHandled(t *testing.T) {
 	ws := newWorkspace(t, "boss")
-	script(t, ws, "echo.sh", "cat\n")
+	script(t, ws, "echo.sh", "cat >/dev/null\n")
 	script(t, ws, "fail.sh", "cat >/dev/null; exit 3\n")
 	ws = reconfigure(t, ws, `agents:
   - boss
@@ -412,20 +419,24 @@ func TestCommandGarbage(t *testing.T) {
 	if _, err := runIdle(t, ws, Options{}); err != nil {
 		t.Fatal(err)
 	}
+	// garbler is told (see Refusals), and garbles again each time, until
+	// it is told no more.
 	rejected, _ := ws.Mailbox("garbler").List(mailbox.Rejected)
-	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, "not a text file") {
+	if len(rejected) != 1+workspace.MaxRefusedNotices || !strings.Contains(rejected[0].Reason, "not a text file") {
 		t.Fatalf("garbler's rejected/ = %+v, want the output refused as not text", rejected)
 	}
-	if got := len(names(t, ws, "garbler", mailbox.Done)); got != 1 {
-		t.Errorf("garbler's done/ holds %d, want the message handled", got)
+	if got := len(names(t, ws, "garbler", mailbox.Done)); got != 1+workspace.MaxRefusedNotices {
+		t.Errorf("garbler's done/ holds %d, want the message and the notices handled", got)
 	}
-	// Two outputs that are not text are both kept and refused.
-	if rejected, _ := ws.Mailbox("garbler2").List(mailbox.Rejected); len(rejected) != 2 {
-		t.Errorf("garbler2's rejected/ = %+v, want both outputs refused", rejected)
+	// Two outputs that are not text are both kept and refused; garbler2
+	// is told of the first only, each time: 2 files at each of 4 steps.
+	if rejected, _ := ws.Mailbox("garbler2").List(mailbox.Rejected); len(rejected) != 2*(1+workspace.MaxRefusedNotices) {
+		t.Errorf("garbler2's rejected/ = %+v, want both outputs refused, %d times", rejected, 1+workspace.MaxRefusedNotices)
 	}
 	// To an agent that does not exist: refused with the reason, and kept.
+	// lost is told, and writes to zed again, until it is told no more.
 	lost, _ := ws.Mailbox("lost").List(mailbox.Rejected)
-	if len(lost) != 1 || !strings.Contains(lost[0].Reason, `to: unknown agent "zed"`) {
+	if len(lost) != 1+workspace.MaxRefusedNotices || !strings.Contains(lost[0].Reason, `to: unknown agent "zed"`) {
 		t.Errorf("lost's rejected/ = %+v", lost)
 	}
 	if got := len(names(t, ws, "boss", mailbox.Inbox)); got != 0 {

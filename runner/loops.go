@@ -30,10 +30,10 @@ import (
 // driver, since a program that loops would only answer it.
 
 // answer is a message a program agent was handling: what Check needs
-// (Answering) and its thread, for a notice.
+// (Answering), and its id and thread, for a notice.
 type answer struct {
 	workspace.Answering
-	thread string
+	id, thread string
 }
 
 // chains is what the runner knows of the messages program agents were
@@ -58,11 +58,12 @@ func answerOf(m *mailbox.Message) answer {
 	if err != nil || n < 0 {
 		n = 0
 	}
+	id, _ := h.Get("id")
 	thread, _ := h.Get("thread")
 	if thread == "" {
-		thread, _ = h.Get("id")
+		thread = id
 	}
-	return answer{Answering: workspace.Answering{From: from, Hops: n}, thread: thread}
+	return answer{Answering: workspace.Answering{From: from, Hops: n}, id: id, thread: thread}
 }
 
 // take notes the message an agent's driver takes.
@@ -142,17 +143,7 @@ func (r *Runner) loopNotice(l *workspace.Loop, a answer, rejected string) *notic
 	fmt.Fprintf(&b, "parley stopped a loop: %s, programs answering each other, have sent each other %d messages in a row, and %s's answer would have been message %d (hop_limit: %d in %s).\n", between, l.Hops-1, l.From, l.Hops, l.Limit, workspace.ConfigFile)
 	fmt.Fprintf(&b, "\nThe answer was not sent: it is in %s, with the reason beside it.\n", rejected)
 	fmt.Fprintf(&b, "\n%s does not see this notice (it is filed in its done/): a program that loops would only answer it.\n", l.From)
-	m := mailbox.New([]byte(b.String()))
-	id := (&mailbox.IDs{Now: r.opts.Now}).New(workspace.Runner)
-	m.Set("id", id)
-	m.Set("from", workspace.Runner)
-	m.SetNames("to", to)
-	m.Set("type", workspace.LoopNotice)
-	if a.thread != "" {
-		m.Set("thread", a.thread)
-	}
-	sent, _, _ := mailbox.ParseID(id)
-	m.Set("created", sent.Format(mailbox.TimeFormat))
+	m, id := r.newNotice(workspace.LoopNotice, to, a.thread, b.String())
 	m.SetValue("agent", l.From)
 	m.SetValue("with", l.With)
 	m.SetValue("limit", strconv.Itoa(l.Limit))
@@ -164,6 +155,23 @@ func (r *Runner) loopNotice(l *workspace.Loop, a answer, rejected string) *notic
 			Note: fmt.Sprintf("parley's notice of the loop it stopped between %s: the answer is in %s", between, rejected),
 		},
 	}
+}
+
+// newNotice makes a notice of parley's own: its id, from, to, type,
+// thread (when there is one) and time, and its body.
+func (r *Runner) newNotice(typ string, to []string, thread, body string) (*mailbox.Message, string) {
+	m := mailbox.New([]byte(body))
+	id := (&mailbox.IDs{Now: r.opts.Now}).New(workspace.Runner)
+	m.Set("id", id)
+	m.Set("from", workspace.Runner)
+	m.SetNames("to", to)
+	m.Set("type", typ)
+	if thread != "" {
+		m.Set("thread", thread)
+	}
+	sent, _, _ := mailbox.ParseID(id)
+	m.Set("created", sent.Format(mailbox.TimeFormat))
+	return m, id
 }
 
 // isNotice reports whether a delivered message is parley's own notice.

@@ -44,7 +44,7 @@ type batch struct {
 	held    map[string]bool  // senders with an earlier file not routed now
 	failed  map[string]bool  // senders whose earlier message failed
 	wait    time.Time        // when to look again at a file not complete yet
-	notices []*notice        // loops stopped: parley's notices to deliver
+	notices []*notice        // parley's notices to deliver: loops stopped, refusals
 	checked map[string]error // agent -> why its mailbox cannot be used (see usable)
 	// snaps are the files read, kept open until the batch is done: a
 	// name is moved only while it refers to the file read (see
@@ -266,6 +266,7 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	r := b.r
 	f.File = c.name
 	text := f.Error()
+	ans, _ := r.chains.answering(c.fileKey) // before it is forgotten
 	path, err := r.agents[c.agent].Reject(c.name, c.info.ModTime(), rejectionNote(text, c, b.now), c.read, r.syncer)
 	if errors.Is(err, mailbox.ErrReplaced) {
 		// Something else is there now: it is looked at afresh.
@@ -295,6 +296,12 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 		e.ID, _ = m.Header().Get("id")
 		e.Type, _ = m.Header().Get("type")
 		e.Signal, _ = m.Header().Get("signal")
+	}
+	if f.Loop == nil && r.toldOfRefusals(c.agent) {
+		if n := r.refusedNotice(c.agent, m, f, path, rel, ans); n != nil {
+			b.notices = append(b.notices, n)
+			e.Note = c.agent + " is told, by parley's notice " + n.id
+		}
 	}
 	b.entries[i] = &e
 	r.log.Warn("rejected", "agent", c.agent, "file", c.name, "reason", text, "moved_to", path)
@@ -386,9 +393,9 @@ func (b *batch) deliver() {
 	for _, n := range b.notices {
 		for _, to := range n.recipients {
 			if _, err := r.agents[to].Deliver(n.id, n.data, r.syncer); err != nil {
-				// The loop is stopped all the same: the refusal is
-				// journaled with its reason.
-				r.log.Error("delivering a loop notice", "to", to, "err", err)
+				// The refusal stands all the same: it is journaled with
+				// its reason, which is beside the file in rejected/.
+				r.log.Error("delivering parley's notice", "to", to, "err", err)
 			}
 		}
 	}

@@ -168,6 +168,7 @@ type Runner struct {
 	sessionOver string
 	expected    []*expectation    // replies awaited, for timeouts:
 	nudges      map[string]string // id of a nudge sent -> why, for the journal
+	told        map[string]bool   // agent + the message it answered -> sent a refusal notice (see Refusals)
 	chains      *chains           // the messages programs answer, for loops
 	slots       chan struct{}     // concurrency: one per running driver; nil for no cap
 	kick        chan struct{}     // a worker published messages, or went idle
@@ -302,6 +303,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		slots:     newSlots(ws.Config.Concurrency),
 		kick:      make(chan struct{}, 1),
 		nudges:    make(map[string]string),
+		told:      make(map[string]bool),
 		chains:    newChains(),
 		state:     loadStateBook(ws, opts.Now),
 	}

@@ -54,6 +54,7 @@ func newApp(e *env) *cli.App {
 			campaignCommand(e),
 			journalCommand(e),
 			planCommand(e),
+			pipelineCommand(e),
 			checkpointCommand(e),
 			characterCommand(e),
 			inventoryCommand(e),

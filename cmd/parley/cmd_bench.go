@@ -27,6 +27,19 @@ import (
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
+// sessionRuns is --runs for the benches that run whole sessions (--table,
+// --pipeline): 10 unless set, where the others run 50.
+func sessionRuns(c *cli.Context) (int, error) {
+	runs := c.Int("runs")
+	if !c.IsSet("runs") {
+		runs = 10
+	}
+	if runs < 1 {
+		return 0, usagef("--runs must be at least 1 (got %d)", runs)
+	}
+	return runs, nil
+}
+
 func benchCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
@@ -59,6 +72,11 @@ func benchCommand(e *env) *cli.Command {
 			"--protocol v1 as whole processes, and a phase 1 beat (three players that\n" +
 			"take 300 ms each; the team lead asks them at once), in interleaved rounds.\n" +
 			"\n" +
+			"With --pipeline it measures the dev pipeline: parley demo pipeline (3 waves,\n" +
+			"7 steps) as a whole process, and a wave of 3 steps whose workers take 300 ms\n" +
+			"each (the wave takes about its slowest step, not the sum), in interleaved\n" +
+			"rounds.\n" +
+			"\n" +
 			"With --reading it builds a workspace of --reading-messages messages (100,000)\n" +
 			"and a journal as long, then times parley inbox, status and log as whole\n" +
 			"processes, in interleaved rounds.\n" +
@@ -76,6 +94,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "campaign", Usage: "measure the D&D campaign tools instead: parley roll, sheet updates, state deltas"},
 			&cli.BoolFlag{Name: "send", Usage: "measure parley send instead: a checked message written durably, as a whole process"},
 			&cli.BoolFlag{Name: "table", Usage: "measure a D&D session instead: parley demo (both protocols) as a whole process, and a phase 1 beat's fan-out (--runs rounds; 10 unless set)"},
+			&cli.BoolFlag{Name: "pipeline", Usage: "measure the dev pipeline instead: parley demo pipeline (3 waves, 7 steps) as a whole process, and a wave of 3 steps whose workers take 300 ms each (--runs rounds; 10 unless set)"},
 			&cli.BoolFlag{Name: "reading", Usage: "measure parley inbox, status and log on a workspace of 100,000 messages instead"},
 			&cli.IntFlag{Name: "reading-messages", Value: 100000, Usage: "with --reading: messages in the workspace, and lines in its journal"},
 			&cli.IntFlag{Name: "runs", Value: 50, Usage: "with --campaign, --send or --reading: runs of each measurement"},
@@ -98,13 +117,19 @@ func benchCommand(e *env) *cli.Command {
 				defer stop()
 				return runReadingBench(ctx, e, readingBenchOptions{Dir: c.String("dir"), Messages: c.Int("reading-messages"), Runs: c.Int("runs"), JSON: c.Bool("json")})
 			}
-			if c.Bool("table") {
-				runs := c.Int("runs")
-				if !c.IsSet("runs") {
-					runs = 10
+			if c.Bool("pipeline") {
+				runs, err := sessionRuns(c)
+				if err != nil {
+					return err
 				}
-				if runs < 1 {
-					return usagef("--runs must be at least 1 (got %d)", runs)
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runPipelineBench(ctx, e, pipelineBenchOptions{Dir: c.String("dir"), Runs: runs, JSON: c.Bool("json")})
+			}
+			if c.Bool("table") {
+				runs, err := sessionRuns(c)
+				if err != nil {
+					return err
 				}
 				ctx, stop := interruptible(c.Context)
 				defer stop()

@@ -107,7 +107,10 @@ func (h *history) threadOf(in *mailbox.Message) string {
 			return r.thread()
 		}
 	}
-	return ""
+	// A message that starts a pipeline of its own (a plan_result from an
+	// architect nobody asked): its id is the thread, as a record without
+	// a thread: is of its own; the messages it leads to carry it.
+	return get(in, "id")
 }
 
 // each calls fn with the records of thread, oldest first.

@@ -283,6 +283,23 @@ func TestPipeline(t *testing.T) {
 	}
 }
 
+// TestPlanWithoutThread: a plan_result that comes with no thread, and no
+// request before it, starts one pipeline: each step of its first wave is
+// assigned once, and a submission for one step does not take the others
+// for steps added by hand.
+func TestPlanWithoutThread(t *testing.T) {
+	h := newHarness(t, config)
+	h.writePlan("retry.md", plan)
+	tasks := h.handle(h.msg("architect", "The plan.", "type", PlanResult, "signal", "plan_complete", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false"))
+	want(t, "plan", tasks, "worker-1:task_assignment/execute", "worker-2:task_assignment/execute")
+	for _, task := range tasks {
+		if th := get(task, "thread"); th == "" || th != get(tasks[0], "thread") {
+			t.Errorf("task %s: thread %q, want the one thread of the pipeline (%q)", get(task, "step"), th, get(tasks[0], "thread"))
+		}
+	}
+	want(t, "submission", h.submit(tasks[0], "[a.go]"), "reviewer:review_request/review", "auditor:review_request/review")
+}
+
 func TestResearchJoin(t *testing.T) {
 	h := newHarness(t, strings.Replace(config, "{name: researcher,", "{name: researcher-2, role: researcher, driver: command, run: [true]}\n  - {name: researcher, role: researcher,", 1))
 	out := h.handle(h.msg("you", "Do it."))

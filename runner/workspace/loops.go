@@ -35,6 +35,17 @@ const Runner = "parley"
 // loop.
 const LoopNotice = "loop_stopped"
 
+// RefusedNotice is the type of the notice the runner sends a program
+// agent whose message it refused: the refused file, the field and the
+// reason, so that the program can send it again, mended (see the
+// runner's Refusals).
+const RefusedNotice = "message_refused"
+
+// MaxRefusedNotices is how many refusal notices in a row a program agent
+// is sent: one whose answers to them are refused again, this many times,
+// is told no more, and its refused files wait in rejected/ for a person.
+const MaxRefusedNotices = 3
+
 // ErrLoop is what a refusal for stopping a loop is (errors.Is): the
 // message would have been one more in a loop between two programs.
 var ErrLoop = errors.New("loop stopped")

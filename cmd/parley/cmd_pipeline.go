@@ -1,0 +1,224 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// parley pipeline: what a person running the dev pipeline needs to see
+// and decide, from the files alone (no runner needed): the escalations
+// waiting for a person, with the question and the command that answers
+// each; every plan's progress; and the steps the agents have in hand.
+
+func pipelineCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "pipeline",
+		Usage: "show the dev pipeline: escalations waiting for a person (and how to answer each), plan progress, the steps agents have in hand",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			return runPipeline(e, ws, c.Bool("json"))
+		},
+	}
+}
+
+// pipelineReport is what parley pipeline shows.
+type pipelineReport struct {
+	Escalations []escalation  `json:"escalations"`
+	Plans       []planSummary `json:"plans"`
+	Steps       []stepInHand  `json:"steps"`
+	Idle        []string      `json:"idle_workers"` // workers with no step in hand
+}
+
+// escalation is an escalation waiting in a person's inbox/ (or cur/).
+type escalation struct {
+	ID        string `json:"id"`
+	Agent     string `json:"agent"` // the person it waits for
+	From      string `json:"from"`
+	Kind      string `json:"escalation"` // plan, iteration, blocked
+	PlanFile  string `json:"plan_file,omitempty"`
+	Step      string `json:"step,omitempty"`
+	Iteration string `json:"iteration,omitempty"`
+	Question  string `json:"question"`
+	Route     string `json:"route,omitempty"` // the Route: line of the message escalated
+	Answer    string `json:"answer"`          // the command that answers it
+}
+
+// planSummary is one plan's progress.
+type planSummary struct {
+	File     string `json:"file"`
+	Task     string `json:"task,omitempty"`
+	Status   string `json:"status,omitempty"`
+	Done     int    `json:"done"`
+	Total    int    `json:"total"`
+	Next     string `json:"next,omitempty"`
+	Problems int    `json:"problems,omitempty"`
+}
+
+// stepInHand is a message naming a step that an agent is handling (cur/)
+// or has waiting (inbox/).
+type stepInHand struct {
+	Agent     string `json:"agent"`
+	State     string `json:"state"` // cur (handling) or inbox (waiting)
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	PlanFile  string `json:"plan_file,omitempty"`
+	Step      string `json:"step"`
+	Iteration string `json:"iteration,omitempty"`
+}
+
+// pipelineRoles are the roles whose agents are listed idle when they have
+// no step in hand.
+var pipelineRoles = []string{"worker", "debugger", "documenter"}
+
+func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
+	rep := pipelineReport{Escalations: []escalation{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}}
+	limit := ws.Config.Router.MaxMessageSize
+	for _, a := range ws.Config.Agents {
+		box := ws.Mailbox(a.Name)
+		busy := false
+		for _, state := range []string{mailbox.Cur, mailbox.Inbox} {
+			entries, err := box.List(state)
+			if err != nil {
+				continue // a mailbox not made yet: nothing in it
+			}
+			for _, en := range entries {
+				data, err := mailbox.ReadFile(en.Path, limit)
+				if err != nil {
+					continue
+				}
+				m, err := mailbox.Parse(data)
+				if err != nil {
+					continue
+				}
+				get := func(k string) string { v, _ := m.Header().Get(k); return v }
+				id := get("id")
+				if id == "" {
+					id = strings.TrimSuffix(en.Name, ".md")
+				}
+				if a.Driver == workspace.DriverHuman {
+					if kind := get("escalation"); kind != "" {
+						rep.Escalations = append(rep.Escalations, escalation{
+							ID: id, Agent: a.Name, From: get("from"), Kind: kind,
+							PlanFile: get("plan_file"), Step: get("step"), Iteration: get("iteration"),
+							Question: strings.TrimPrefix(get("summary"), "escalation: "),
+							Route:    routeOf(m.Body),
+							Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, a.Name),
+						})
+						continue
+					}
+				}
+				if step := get("step"); step != "" && get("from") != workspace.Runner {
+					busy = true
+					rep.Steps = append(rep.Steps, stepInHand{Agent: a.Name, State: state, ID: id, Type: get("type"), PlanFile: get("plan_file"), Step: step, Iteration: get("iteration")})
+				}
+			}
+		}
+		if !busy && ws.HasRole(a.Name, pipelineRoles...) {
+			rep.Idle = append(rep.Idle, a.Name)
+		}
+	}
+	ps, err := plans.List(filepath.Join(ws.Root, plans.Dir))
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		pr := p.Progress()
+		s := planSummary{File: ws.Short(p.Path), Task: p.Task, Status: p.Status, Done: pr.Done, Total: pr.Total, Problems: len(p.Check())}
+		if w, steps := p.Next(); w != nil {
+			s.Next = nextSteps(w, steps)
+		}
+		rep.Plans = append(rep.Plans, s)
+	}
+	if asJSON {
+		return e.printJSON(rep)
+	}
+	printPipeline(e, rep)
+	return nil
+}
+
+// routeOf returns the Route: line of an escalation's body, if any.
+func routeOf(body []byte) string {
+	for l := range strings.SplitSeq(string(body), "\n") {
+		if strings.HasPrefix(l, "Route:") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+func printPipeline(e *env, rep pipelineReport) {
+	w := e.stdout
+	if len(rep.Escalations) == 0 {
+		fmt.Fprintln(w, "escalations: none waiting")
+	} else {
+		fmt.Fprintf(w, "escalations: %d waiting for a decision\n", len(rep.Escalations))
+		for _, x := range rep.Escalations {
+			where := x.Kind
+			if x.PlanFile != "" {
+				where += ", " + x.PlanFile
+			}
+			if x.Step != "" {
+				where += " step " + x.Step
+			}
+			if x.Iteration != "" {
+				where += " (iteration " + x.Iteration + ")"
+			}
+			fmt.Fprintf(w, "  %s  for %s, from %s: %s\n", x.ID, x.Agent, x.From, printable(where))
+			fmt.Fprintf(w, "    %s\n", printable(x.Question))
+			if x.Route != "" {
+				fmt.Fprintf(w, "    %s\n", printable(x.Route))
+			}
+			fmt.Fprintf(w, "    answer: %s\n", x.Answer)
+		}
+	}
+	if len(rep.Plans) == 0 {
+		fmt.Fprintf(w, "plans: none in %s/\n", plans.Dir)
+	} else {
+		fmt.Fprintln(w, "plans:")
+		for _, p := range rep.Plans {
+			line := fmt.Sprintf("  %s  %s  %d/%d %s", p.File, orDash(p.Status), p.Done, p.Total, plural(p.Total, "step", "steps"))
+			if p.Next != "" {
+				line += "  next: " + p.Next
+			}
+			if p.Problems > 0 {
+				line += fmt.Sprintf("  (%d %s: parley plan check)", p.Problems, plural(p.Problems, "problem", "problems"))
+			}
+			fmt.Fprintln(w, printable(line))
+		}
+	}
+	if len(rep.Steps) == 0 && len(rep.Idle) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "steps in hand:")
+	for _, s := range rep.Steps {
+		what := "handling"
+		if s.State == mailbox.Inbox {
+			what = "waiting"
+		}
+		line := fmt.Sprintf("  %s  %s %s: step %s", s.Agent, what, s.Type, s.Step)
+		if s.PlanFile != "" {
+			line += " of " + s.PlanFile
+		}
+		if s.Iteration != "" {
+			line += " (iteration " + s.Iteration + ")"
+		}
+		fmt.Fprintln(w, printable(line))
+	}
+	for _, a := range rep.Idle {
+		fmt.Fprintf(w, "  %s  idle\n", a)
+	}
+}
