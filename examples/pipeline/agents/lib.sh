@@ -2,6 +2,13 @@
 # message, with the message in $PARLEY_MESSAGE, and sends what it prints
 # as that agent.
 
+# parley's notice that something an agent sent was refused (see "When a
+# message is refused" in the README) names the file and the reason; these
+# scripted agents never send a bad message, and say nothing back to one.
+if [ "$PARLEY_TYPE" = message_refused ]; then
+  exit 0
+fi
+
 # field NAME: the value of a header field of the message being handled.
 field() {
   sed -n "/^---\$/,/^---\$/s/^$1: *//p" "$PARLEY_MESSAGE" | head -n 1 | sed 's/^"\(.*\)"$/\1/'
