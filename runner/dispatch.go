@@ -56,6 +56,11 @@ type worker struct {
 	// started is set once the worker has finished what a stopped runner
 	// left; until then it is not idle, even with an empty inbox.
 	started bool
+	// brief is what Options.Brief said of the agent for the workspace
+	// briefed (see writeContext); used by the worker's goroutine only.
+	brief   Briefing
+	briefed *workspace.Workspace
+
 	// blocked is set while a directory of its mailbox is a symbolic link
 	// or a file: nothing is read from it (see repair.go).
 	blocked atomic.Bool
@@ -379,7 +384,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		ws := w.r.ws()
 		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: ws.Root, Loaded: ws, Outbox: stage.Path(), Attempt: attempt, Context: kept}
 		if w.agent.Driver == workspace.DriverCommand || w.agent.Driver == workspace.DriverSession {
-			cf, err := w.writeContext(d)
+			cf, err := w.writeContext(ws, d)
 			if err != nil {
 				w.giveUp(id, &HandleError{Err: fmt.Errorf("writing its context file: %w", err)}, attempt)
 				return
