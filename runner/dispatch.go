@@ -56,6 +56,11 @@ type worker struct {
 	// started is set once the worker has finished what a stopped runner
 	// left; until then it is not idle, even with an empty inbox.
 	started bool
+	// brief is what Options.Brief said of the agent for the workspace
+	// briefed (see writeContext); used by the worker's goroutine only.
+	brief   Briefing
+	briefed *workspace.Workspace
+
 	// blocked is set while a directory of its mailbox is a symbolic link
 	// or a file: nothing is read from it (see repair.go).
 	blocked atomic.Bool
@@ -169,8 +174,11 @@ func (w *worker) run(ctx context.Context) error {
 		// Never read through a symbolic link: what a stopped runner left
 		// waits for the next runner.
 		w.blocked.Store(true)
-	} else if err := w.recover(ctx); err != nil {
-		return err
+	} else {
+		w.cleanContext()
+		if err := w.recover(ctx); err != nil {
+			return err
+		}
 	}
 	w.mu.Lock()
 	w.started = true
@@ -354,6 +362,18 @@ func (w *worker) handle(ctx context.Context, id string) {
 		}
 		return
 	}
+	ws := w.r.ws()
+	if a, ok := ws.Agent(w.agent.Name); ok && !a.Accepts.Wakes(m) {
+		// Not one it accepts: filed without waking the driver, and
+		// handed to it with the next message it accepts (keptContext).
+		if err := w.box.Finish(id); err != nil {
+			w.r.log.Error("filing a message kept as context", "agent", w.agent.Name, "id", id, "err", err)
+			return
+		}
+		w.recordHandled(id, m, 0, KeptNote)
+		return
+	}
+	kept := w.keptContext(ws, id)
 	w.r.chains.take(w.agent.Name, answerOf(m))
 	attempts := 1 + w.agent.Retries
 	stage := w.box.Stage(id, w.r.syncer)
@@ -363,7 +383,15 @@ func (w *worker) handle(ctx context.Context, id string) {
 			return
 		}
 		ws := w.r.ws()
-		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: ws.Root, Loaded: ws, Outbox: stage.Path(), Attempt: attempt}
+		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: ws.Root, Loaded: ws, Outbox: stage.Path(), Attempt: attempt, Context: kept}
+		if w.agent.Driver == workspace.DriverCommand || w.agent.Driver == workspace.DriverSession {
+			cf, err := w.writeContext(ws, d)
+			if err != nil {
+				w.giveUp(id, &HandleError{Err: fmt.Errorf("writing its context file: %w", err)}, attempt)
+				return
+			}
+			d.ContextFile = cf
+		}
 		release := w.r.acquire(ctx)
 		if release == nil {
 			return // shutting down: the message stays in cur/, for the next runner
@@ -375,6 +403,9 @@ func (w *worker) handle(ctx context.Context, id string) {
 			start = w.r.opts.Now()
 		}
 		frames, err := w.driver.handle(ctx, d)
+		if d.ContextFile != "" {
+			os.Remove(d.ContextFile) // written again for the next message
+		}
 		if w.r.opts.OnHandled != nil {
 			w.r.opts.OnHandled(Handled{Agent: w.agent.Name, ID: id, Attempt: attempt, Start: start, End: w.r.opts.Now(), Err: err})
 		}

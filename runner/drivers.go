@@ -38,6 +38,20 @@ type Delivery struct {
 	Loaded  *workspace.Workspace
 	Outbox  string // where the handler may write messages to send
 	Attempt int    // 1 for the first try
+	// Context are the messages the agent did not accept (its accepts:
+	// in parley.yaml) that arrived since its last call, oldest first:
+	// filed in its done/ without waking it, and given now as context.
+	Context []Kept
+	// ContextFile, for a command or session agent, is the file that says
+	// what the agent needs beside the message (see ContextFile): its
+	// PARLEY_CONTEXT.
+	ContextFile string
+}
+
+// Kept is a message kept as context for an agent's next call.
+type Kept struct {
+	Path    string // the message file, in the agent's done/
+	Message *mailbox.Message
 }
 
 // Handler is a built-in agent: Go code that answers the messages
@@ -227,6 +241,7 @@ func driverEnv(d *Delivery) []string {
 		"PARLEY_TYPE=" + typ,
 		"PARLEY_OUTBOX=" + d.Outbox,
 		fmt.Sprintf("PARLEY_ATTEMPT=%d", d.Attempt),
+		"PARLEY_CONTEXT=" + d.ContextFile,
 	}
 }
 
@@ -254,7 +269,9 @@ func (s *sessionDriver) start(d *Delivery) error {
 	// agent's real outbox: files it writes there are routed like files
 	// written by hand.
 	outbox := filepath.Join(s.root, workspace.MailboxesDir, d.Agent, mailbox.Outbox)
-	env := append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox)
+	// Its PARLEY_CONTEXT is the same file for every message, written
+	// again before each is written to the program.
+	env := append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox, "PARLEY_CONTEXT="+d.ContextFile)
 	p, err := startProgram(s.agent.Run[0], s.agent.Run[1:], s.root, env, s.cgroups)
 	if err != nil {
 		return startError(s.agent.Run[0], err)

@@ -52,6 +52,13 @@ type Options struct {
 	// may pass (a Temporary method returning true), and a Detail method
 	// adds its text (a transcript) to the reason in dead/.
 	Drivers map[string]DriverFunc
+	// Brief, when set, says what a command or session agent's context
+	// file gives beside its messages (see ContextFile): the protocol it
+	// speaks and the files its role may see. cmd/parley provides it, with
+	// the text parley mcp's protocol tool and the openai driver give, so
+	// that the runner decides nothing of campaigns. Nil: the file holds
+	// the messages alone.
+	Brief func(ws *workspace.Workspace, agent string) (Briefing, error)
 	// NoDrivers routes without running any agent's driver: messages wait
 	// in every inbox, as for human agents.
 	NoDrivers bool

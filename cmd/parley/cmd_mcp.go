@@ -157,15 +157,20 @@ func (b *mcpMailbox) Protocol(ctx context.Context) (string, error) {
 // fields (as parley skills show prints them). An MCP client reads it
 // with the protocol tool; an openai agent's model is given it in its
 // prompt.
+//
+// The skills are the workspace's Protocol, read once per loaded
+// parley.yaml: a program agent's context file asks for this text when its
+// worker starts, and reading the skills again each time cost the other
+// agents of a busy table their CPU.
 func protocolText(ws *workspace.Workspace, agent string) (string, error) {
-	lib, err := ws.Skills()
+	set, err := ws.Protocol()
 	if err != nil {
 		return "", err
 	}
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "%s has the roles %s.\n\n", agent, strings.Join(ws.Roles(agent), ", "))
-	for _, name := range ws.Config.Skills {
-		if s, ok := lib.Get(name); ok {
+	if set != nil {
+		for _, s := range set.Skills {
 			describeSkill(&out, s)
 			out.WriteString("\n")
 		}

@@ -119,10 +119,22 @@ func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
 }
 
 // runnerOptions are the options of every runner parley starts: its log, the
-// built-in agents, the openai driver, and the players' programs confined to what their
-// characters may know.
+// built-in agents, the openai driver, the players' programs confined to what their
+// characters may know, and what a program agent's context file says.
 func runnerOptions(ws *workspace.Workspace, log *slog.Logger) runner.Options {
-	return runner.Options{Logger: log, Handlers: handlers(ws, log), Drivers: outsideDrivers(log), Confine: confiner(log)}
+	return runner.Options{Logger: log, Handlers: handlers(ws, log), Drivers: outsideDrivers(log), Confine: confiner(log), Brief: brief}
+}
+
+// brief is what a command or session agent's context file gives beside
+// its messages: the protocol as parley mcp's protocol tool and an openai
+// agent's prompt give it, and the files its role may see, as an openai
+// agent's model is shown them (roleFiles).
+func brief(ws *workspace.Workspace, agent string) (runner.Briefing, error) {
+	protocol, err := protocolText(ws, agent)
+	if err != nil {
+		return runner.Briefing{}, err
+	}
+	return runner.Briefing{Protocol: protocol, Files: roleFiles(ws, agent)}, nil
 }
 
 // withUntilIdle returns the options with UntilIdle set.

@@ -47,7 +47,11 @@ func outsideDrivers(log *slog.Logger) map[string]runner.DriverFunc {
 				}
 				cur := ag
 				mu.Unlock()
-				return cur.Handle(ctx, d.Message)
+				kept := make([]*mailbox.Message, len(d.Context))
+				for i, k := range d.Context {
+					kept[i] = k.Message
+				}
+				return cur.Handle(ctx, d.Message, kept...)
 			}), nil
 		},
 	}

@@ -28,8 +28,14 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(m, map[string]func(){
 		"parley": func() { os.Exit(parleyMain()) },
+		"claude": func() { os.Exit(claudeStandin()) },
+		"codex":  func() { os.Exit(codexStandin()) },
 	})
 }
+
+// examplesDir is the repository's examples/, for scripts that run one as
+// it is.
+var examplesDir, _ = filepath.Abs(filepath.Join("..", "..", "examples"))
 
 // fixtures is where the shared conformance fixtures are, when they are.
 var fixtures, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures"))
@@ -42,6 +48,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("TZ", "UTC")
 			e.Setenv("FIXTURES", fixtures)
+			e.Setenv("EXAMPLES", examplesDir)
 			return nil
 		},
 		// [fixtures]: the shared fixtures are checked out beside the

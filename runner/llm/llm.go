@@ -259,13 +259,22 @@ func (e *TranscriptError) Temporary() bool { return false }
 // Detail returns the transcript.
 func (e *TranscriptError) Detail() string { return "transcript:\n\n" + e.Transcript }
 
+// KeptPrefix starts the turn of a message kept as context: the model
+// reads it, and answers only the message after it.
+const KeptPrefix = "(Kept as context, not to be answered: a message your accepts: leave out.)\n\n"
+
 // Handle answers a message: the model's answer, checked, as a message to
 // send. It returns an error when the endpoint fails (an *EndpointError),
 // a budget is used up (ErrBudget), the model called tools past
 // max_tool_rounds (ErrToolRounds) or its answer was refused past
 // max_repairs (ErrRefused); the last two as a *TranscriptError. The
 // conversation file is written once an answer is accepted.
-func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
+//
+// kept are messages the agent did not accept (accepts: in parley.yaml)
+// that arrived since its last call, oldest first: each goes into the
+// conversation, before the message to answer, as a turn that says it is
+// context, not to be answered.
+func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbox.Message) ([]*mailbox.Message, error) {
 	conv, err := a.memory.load(a.conv, a.agent.Name)
 	if err != nil {
 		return nil, err
@@ -277,7 +286,11 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 		return nil, err
 	}
 	past := *conv
-	past.Turns = append(append([]Turn(nil), conv.Turns...), Turn{Role: RoleUser, Text: received})
+	past.Turns = append([]Turn(nil), conv.Turns...)
+	for _, k := range kept {
+		past.Turns = append(past.Turns, Turn{Role: RoleUser, Text: KeptPrefix + string(k.Bytes())})
+	}
+	past.Turns = append(past.Turns, Turn{Role: RoleUser, Text: received})
 	past.Trim(a.model.MemoryTokens)
 	msgs := []json.RawMessage{text("system", system)}
 	if s := past.Summary(); s != "" {
@@ -336,6 +349,9 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Mes
 		out, refusal := a.answer(in, said)
 		if refusal == "" {
 			// As the file keeps them: each text ends with a newline.
+			for _, k := range kept {
+				conv.Turns = append(conv.Turns, Turn{Role: RoleUser, Text: endLine(KeptPrefix + string(k.Bytes()))})
+			}
 			conv.Turns = append(conv.Turns, Turn{Role: RoleUser, Text: endLine(received)}, Turn{Role: RoleAssistant, Text: endLine(said)})
 			conv.Trim(a.model.MemoryTokens)
 			if err := a.memory.save(a.conv, conv); err != nil {

@@ -108,7 +108,10 @@ type Agent struct {
 	Model *Model
 	// Budget caps what an openai agent uses in one session.
 	Budget Budget
-	Line   int // line of the entry in parley.yaml
+	// Accepts says which messages wake the agent's driver; nil: every
+	// message does. The others are kept as context for its next call.
+	Accepts *Accepts
+	Line    int // line of the entry in parley.yaml
 }
 
 // Isolated reports whether the agent's program runs confined to its
@@ -283,6 +286,11 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 							return err
 						},
 						"budget": func(v *yaml.Node) error { return parseBudget(v, key+".budget", &a.Budget, bad) },
+						"accepts": func(v *yaml.Node) error {
+							ac, err := parseAccepts(v, key+".accepts", bad)
+							a.Accepts = ac
+							return err
+						},
 						"isolate": func(v *yaml.Node) error {
 							b, err := strconv.ParseBool(v.Value)
 							if err != nil || v.Kind != yaml.ScalarNode {
@@ -471,6 +479,9 @@ func checkDriver(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 		if a.Handler == "" {
 			return bad(item, key+".handler", "missing: a builtin agent needs the name of its handler")
 		}
+	}
+	if a.Driver == DriverHuman && a.Accepts != nil {
+		return bad(item, a.Accepts.Key, "a human agent is never woken: every message waits in its inbox (accepts: is for agents with a driver)")
 	}
 	if a.Driver != DriverCommand && a.Driver != DriverSession && len(a.Run) > 0 {
 		return bad(item, key+".run", "only command and session agents run a program (driver: command)")

@@ -323,7 +323,9 @@ func (w *Workspace) Protocol() (*skills.Set, error) {
 		w.protocol, err = lib.Set(w.Config.Skills)
 		if err != nil {
 			w.protocolErr = fmt.Errorf("%s: skills: %w", filepath.Join(w.Root, ConfigFile), err)
+			return
 		}
+		w.protocolErr = checkAccepts(w.Config, filepath.Join(w.Root, ConfigFile), w.protocol)
 	})
 	return w.protocol, w.protocolErr
 }
