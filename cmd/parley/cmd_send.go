@@ -84,7 +84,9 @@ var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 // runSend checks the message the options describe, then writes it into
 // the sender's outbox (or, with DryRun, says where it would go). The
 // arguments are checked, and the message against the protocol and the
-// routes, before the body is read: the body never changes the verdict.
+// routes, before the body is read (or typed in an editor), so that a
+// message that cannot go is refused at once; once read, the body is
+// checked too (it may carry a secret a recipient may not know).
 func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if opts.File != "" {
 		return sendFile(e, ws, opts)
@@ -109,6 +111,15 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		return err
 	}
 	m.SetBody(body)
+	if !opts.NoCheck && len(body) > 0 {
+		v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
+		if err != nil {
+			return err
+		}
+		if !v.Accepted() {
+			return v.Refusal
+		}
+	}
 	return write(e, ws.Mailbox(opts.From), m, opts.JSON)
 }
 
