@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -681,9 +682,30 @@ func (t *TeamLead) tablePlayers() []string {
 	return out
 }
 
-// journalCheckpoints asks every player to write their journal.
-func (t *TeamLead) journalCheckpoints(camp *campaigns.Campaign, trigger string) []*mailbox.Message {
+// currentScene is the scene the story is in: the newer of the campaign's
+// newest scene file and the scene of the last [NARRATIVE] the team lead
+// agent was sent. The scribe writes the scene file from that same
+// [NARRATIVE], on its own worker: a [STATE_UPDATED] right behind it can
+// reach the team lead before the file is written.
+func (t *TeamLead) currentScene(agent string, camp *campaigns.Campaign) (scenes.Scene, bool) {
 	s, ok, _ := scenes.Current(camp.Path(campaigns.ScenesDir))
+	t.scan(agent, []string{mailbox.Done}, func(_ string, m *mailbox.Message) bool {
+		if typeOf(m) != NarrativeType {
+			return true
+		}
+		n, err := strconv.Atoi(field(m, "scene_number"))
+		slug := field(m, "scene_slug")
+		if err == nil && n > 0 && slug != "" && n >= s.Number {
+			s, ok = scenes.Scene{Number: n, Slug: slug}, true
+		}
+		return true
+	})
+	return s, ok
+}
+
+// journalCheckpoints asks every player to write their journal.
+func (t *TeamLead) journalCheckpoints(agent string, camp *campaigns.Campaign, trigger string) []*mailbox.Message {
+	s, ok := t.currentScene(agent, camp)
 	if !ok {
 		return nil // no scene yet: nothing to write about
 	}
@@ -711,7 +733,7 @@ func (t *TeamLead) stateUpdated(ctx context.Context, agent string, in *mailbox.M
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, t.journalCheckpoints(camp, "state_updated")...)
+	out = append(out, t.journalCheckpoints(agent, camp, "state_updated")...)
 	t.save(ctx, fmt.Sprintf("save: %s, state updated by %s", camp.Name, senderOf(in)))
 	return out, nil
 }
@@ -762,7 +784,7 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 	// Ids are given here, in order: the journals are asked for before
 	// the shutdowns, and each player gets them in that order.
 	ids := &mailbox.IDs{Now: t.now}
-	out := t.journalCheckpoints(camp, "session_end")
+	out := t.journalCheckpoints(agent, camp, "session_end")
 	for _, m := range out {
 		m.Set("id", ids.New(agent))
 	}

@@ -167,3 +167,29 @@ func TestTeamLeadDeadlineFromPrompts(t *testing.T) {
 		t.Errorf("Due = %v, want %v: Wait from when the players are asked", got, want)
 	}
 }
+
+// TestTeamLeadCheckpointBeforeSceneFile: a [STATE_UPDATED] that reaches
+// the team lead before the scribe has written the scene of the
+// [NARRATIVE] just before it (their workers race) still asks every player
+// for a journal entry, for that scene.
+func TestTeamLeadCheckpointBeforeSceneFile(t *testing.T) {
+	ws := leadTable(t)
+	const narrativeID = "20261124-100000.000000Z-gm-d00001"
+	put(t, ws, "lead", mailbox.Done, narrativeID, "---\nid: "+narrativeID+"\nfrom: gm\nto: '*'\ntype: NARRATIVE\nscene_number: \"003\"\nscene_slug: the-sewer-grate\n---\nThe party stands at the sewer grate.\n")
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	state := "---\nid: 20261124-100001.000000Z-gm-d00002\nfrom: gm\nto: lead\ntype: STATE_UPDATED\ncampaign: the-hollow\ndeltas_written: []\ncharacters_involved: []\n---\n"
+	out, err := lead.Handle(context.Background(), "lead", msg(t, state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	for _, m := range out {
+		if typeOf(m) == JournalCheckpointType {
+			to, _ := m.Header().Get("to")
+			asked = append(asked, to+" "+field(m, "scene_number")+" "+field(m, "scene_slug"))
+		}
+	}
+	if want := []string{"tilda 003 the-sewer-grate", "grim 003 the-sewer-grate"}; strings.Join(asked, ", ") != strings.Join(want, ", ") {
+		t.Errorf("journal checkpoints = %v, want %v", asked, want)
+	}
+}
