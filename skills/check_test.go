@@ -351,3 +351,29 @@ func TestSignalTables(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalTableColumnNames checks the names a signal table's sender
+// and recipient columns go by: "Sent by" and "From" are read as "Emitted
+// by", "To" as "Sent to".
+func TestSignalTableColumnNames(t *testing.T) {
+	for _, cols := range [][2]string{{"Emitted by", "Sent to"}, {"Sent by", "Recipient"}, {"From", "To"}, {"Sender", "Sent to"}} {
+		text := "---\nname: crew\ndescription: signals\n---\n" +
+			"## Signals\n\n| Signal | Meaning | " + cols[0] + " | " + cols[1] + " |\n|---|---|---|---|\n| `done` | Finished | driver | boss |\n\n" +
+			"## Types\n\n### report\n\n```yaml\n---\ntype: report\nsignal: done\n---\n```\n\nRequired: `type`, `signal`\n"
+		sk := Parse("crew.md", []byte(text))
+		if err := sk.Err(); err != nil {
+			t.Fatal(err)
+		}
+		set, err := NewSet(sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, _, _ := set.Type("report")
+		if d := cmp.Diff([]string{"driver"}, report.Senders); d != "" {
+			t.Errorf("columns %q: report's senders (-want +got):\n%s", cols, d)
+		}
+		if d := cmp.Diff([]string{"boss"}, report.Recipients); d != "" {
+			t.Errorf("columns %q: report's recipients (-want +got):\n%s", cols, d)
+		}
+	}
+}

@@ -544,7 +544,7 @@ func (p *parser) table(n *east.Table) {
 	case col("tag", "message", "type") >= 0 && col("sender") >= 0 && col("recipient") >= 0:
 		p.referenceTable(rows, col("tag", "message", "type"), col("sender"), col("recipient"), col("transport"), col("phase"))
 	case col("signal") >= 0 && col("meaning") >= 0:
-		p.signalTable(rows, col("signal"), col("meaning"), col("emitted by", "sender"), col("sent to", "recipient"))
+		p.signalTable(rows, col("signal"), col("meaning"), col("emitted by", "sent by", "sender", "from"), col("sent to", "recipient", "to"))
 	case col("message", "tag", "type") >= 0 && col("deprecated") >= 0:
 		p.deprecationTable(rows, col("message", "tag", "type"), col("introduced"), col("deprecated"), col("replacement"))
 	default:
