@@ -156,6 +156,10 @@ func TestParseRoles(t *testing.T) {
 		{"`gm` or `player`", []string{"gm", "player"}, false},
 		{"all drivers", []string{"driver"}, true},
 		{"every secretaries", []string{"secretary"}, true},
+		{"Both players", []string{"player"}, true},
+		{"Each of the players", []string{"player"}, true},
+		{"all of the reviewers", []string{"reviewer"}, true},
+		{"All the agents", []string{"*"}, true},
 	}
 	for _, tt := range tests {
 		roles, all := parseRoles(tt.in)

@@ -38,7 +38,7 @@ func parseRoles(text string) (roles []string, all bool) {
 		return []string{"*"}, true
 	}
 	s = strings.TrimSpace(parenthetical.ReplaceAllString(s, ""))
-	if rest, ok := cutAny(s, "all ", "every ", "each "); ok {
+	if rest, ok := cutAny(s, "all of the ", "each of the ", "every one of the ", "all the ", "both ", "all ", "every ", "each "); ok {
 		all = true
 		s = rest
 		if r, ok := roleWords[strings.TrimSpace(s)]; ok && (r == "any" || r == "agent" || r == "team") {
