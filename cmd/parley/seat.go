@@ -121,6 +121,51 @@ func (s *seat) hello() {
 		}
 	}
 	s.wrap(fmt.Sprintf("You sit at %s as %s: your character is %s; you speak as the team lead, %s. /help lists the commands.", s.camp.Name, s.me, who, s.lead), "")
+	if s.away() {
+		s.printf("you are away: %s plays %s until you are /back\n", s.player, s.character)
+	}
+}
+
+// away reports whether the person stepped away: the last [MODE_SWITCH]
+// sent for them to the agent that plays their character says AUTONOMOUS.
+// It is read from the mailboxes, so a seat started again (after a crash,
+// or the next evening) knows.
+func (s *seat) away() bool {
+	if s.player == "" {
+		return false
+	}
+	box := s.ws.Mailbox(s.lead)
+	var newest, mode string
+	for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
+		names, _, err := box.Newest(state, 200)
+		if err != nil {
+			continue
+		}
+		for i := len(names) - 1; i >= 0; i-- {
+			id, ok := mailbox.IDFromName(names[i])
+			if !ok || id <= newest {
+				continue
+			}
+			data, err := mailbox.ReadFile(box.Path(state, names[i]), s.ws.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil {
+				continue
+			}
+			if typ, _ := m.Header().Get("type"); typ != "MODE_SWITCH" {
+				continue
+			}
+			if to, _ := m.Header().Get("to"); to != s.player {
+				continue
+			}
+			newest = id
+			mode, _ = m.Payload().Get("mode")
+			break
+		}
+	}
+	return mode == "AUTONOMOUS"
 }
 
 // setCharacter notes the person's character and the agent that plays it.
@@ -726,6 +771,9 @@ func (s *seat) status() {
 	}
 	if len(s.waiting) > 0 {
 		s.printf("  waiting for you: %d\n", len(s.waiting))
+	}
+	if s.away() {
+		s.printf("  you are away: %s plays %s\n", s.player, s.character)
 	}
 }
 
