@@ -111,7 +111,7 @@ The tolling stopped the moment you stepped inside.
 Say something to the party, in character, with [PLAYER_TO_PLAYER].
 TXT
   next
-  prompt sel-varga QUICK_REACTION 001 the-drowned-chapel <<'TXT'
+  prompt sel-varga OPTIONAL_REACTION 001 the-drowned-chapel <<'TXT'
 ## Scene
 The altar bears the wheel of Saint Orla, green with age.
 
@@ -119,10 +119,10 @@ The altar bears the wheel of Saint Orla, green with age.
 The tolling stopped; the water went still.
 
 ## Request
-A line or two: how does Sel react?
+If you like, a line or two: how does Sel react?
 TXT
   next
-  prompt mira-quickfoot FULL_CONTEXT 001 the-drowned-chapel <<'TXT'
+  prompt mira-quickfoot REFLECTION 001 the-drowned-chapel <<'TXT'
 ## Scene
 You are first through the stones. The altar is close, the water cold.
 
@@ -130,7 +130,7 @@ You are first through the stones. The altar is close, the water cold.
 The bell stopped. Something under the water breathed out.
 
 ## Request
-What does Mira do?
+Take a breath: what does Mira make of this place, and what does she do?
 TXT
 }
 
@@ -143,7 +143,7 @@ find a catch beneath the altar, and a narrow stair opens into the dark. On
 it, two robed figures stand with their backs to you, chanting.
 TXT
   next
-  prompt mira-quickfoot FULL_CONTEXT 001 the-drowned-chapel <<'TXT'
+  prompt mira-quickfoot SECRET_ACTION 001 the-drowned-chapel <<'TXT'
 ## Scene
 A stair into the dark; two chanting figures below, backs turned.
 

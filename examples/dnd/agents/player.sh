@@ -34,7 +34,7 @@ GM_TO_PLAYER)
     printf '[PLAYER_TO_PLAYER]\nfrom: wren-halloway\nto: sel-varga\n\n*low* "Sel, that hymn the bell keeps time to: I have heard it sung in Reedholm. Do you know it?"\n' ;;
   wren:COMBAT_ACTION) say ACTION "Wren draws her rapier and sings a cutting verse at the acolyte on the left." ;;
   wren:*) say REACTION '"Candles, lit, in a church with no priest. Wonderful. Truly." Wren keeps to the wall.' ;;
-  sel:QUICK_REACTION) say REACTION "Sel touches the silver charm at her throat and murmurs a prayer to Saint Orla." ;;
+  sel:QUICK_REACTION|sel:OPTIONAL_REACTION) say REACTION "Sel touches the silver charm at her throat and murmurs a prayer to Saint Orla." ;;
   sel:COMBAT_ACTION) say ACTION "Sel raises the silver bell charm and calls on Saint Orla's light against the drowned." ;;
   *) say ACTION "$character waits, watchful." ;;
   esac ;;
