@@ -475,14 +475,7 @@ func (d Dir) ClaimUntilSync(id string, s *Syncer) error {
 	if err := d.FileHandled(id, Inbox); err != nil {
 		return err
 	}
-	name := FileName(id)
-	if err := rename(d.Path(Inbox, name), d.Path(Cur, name)); err != nil {
-		if _, serr := os.Lstat(d.Path(Inbox, name)); serr == nil {
-			return err // the message is there: cur/ is not
-		}
-		return d.notFound(id, Inbox, err)
-	}
-	return nil
+	return d.moveUnsynced(id, Inbox, Cur)
 }
 
 // FileHandled checks that a message in state (inbox/ or cur/) was not
@@ -526,6 +519,18 @@ func (d Dir) GiveUp(id, reason string) error {
 }
 
 func (d Dir) move(id, from, to string) error {
+	if err := d.moveUnsynced(id, from, to); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Join(string(d), to)); err != nil {
+		return err
+	}
+	return syncDir(filepath.Join(string(d), from))
+}
+
+// moveUnsynced renames a message from one state to another, without
+// flushing the move.
+func (d Dir) moveUnsynced(id, from, to string) error {
 	name := FileName(id)
 	if err := rename(d.Path(from, name), d.Path(to, name)); err != nil {
 		if _, serr := os.Lstat(d.Path(from, name)); serr == nil {
@@ -533,10 +538,7 @@ func (d Dir) move(id, from, to string) error {
 		}
 		return d.notFound(id, from, err)
 	}
-	if err := syncDir(filepath.Join(string(d), to)); err != nil {
-		return err
-	}
-	return syncDir(filepath.Join(string(d), from))
+	return nil
 }
 
 func (d Dir) notFound(id, state string, err error) error {
