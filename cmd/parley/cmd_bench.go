@@ -51,7 +51,8 @@ func benchCommand(e *env) *cli.Command {
 			"durable routing rate and\n" +
 			"hop latency (file appears in an outbox -> durable in the inbox) for 1->1\n" +
 			"traffic and for 8 agents broadcasting; idle hop latency; startup with a\n" +
-			"backlog of messages and its peak memory; the CPU an idle runner uses.\n" +
+			"backlog of messages (how soon the first arrives, how long all take, peak\n" +
+			"memory); the CPU an idle runner uses.\n" +
 			"\n" +
 			"With --drivers it measures the agent drivers instead: what dispatch adds\n" +
 			"to a command agent's program (a cat-like sh script) per message, above the\n" +
