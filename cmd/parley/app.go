@@ -68,7 +68,7 @@ func newApp(e *env) *cli.App {
 			retryCommand(e),
 			playCommand(e),
 			mcpCommand(e),
-			bridgeCommand(e),
+			sessionCommand(e),
 			answerCommandSeat(e),
 			demoCommand(e),
 			benchCommand(e),

@@ -16,32 +16,32 @@ import (
 	"github.com/parley-dev/parley/runner"
 )
 
-func bridgeCommand(e *env) *cli.Command {
+func sessionCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:      "bridge",
+		Name:      "session",
 		Usage:     "run a stream-json program (claude -p --input-format stream-json) as a session agent: each message one turn",
 		ArgsUsage: "[--prompt FILE] -- PROGRAM [ARGS...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "prompt", Usage: "a `FILE` (the role's prompt) put before the first turn the program is given"},
 		},
-		Description: "For `driver: session`: run: [parley, bridge, --, claude, -p, --input-format, stream-json,\n" +
+		Description: "For `driver: session`: run: [parley, session, --, claude, -p, --input-format, stream-json,\n" +
 			"--output-format, stream-json, --verbose]. Each message parley gives the session\n" +
 			"goes to the program as one user turn ({\"type\":\"user\",...} on a line): the\n" +
 			"agent's context file ($PARLEY_CONTEXT), then the message; --prompt puts a\n" +
 			"file before the first. The text of the\n" +
 			"program's {\"type\":\"result\"} event is the agent's answer; a result that is an\n" +
-			"error ends the bridge, so that parley starts it again for the message.",
+			"error ends parley session, so that parley starts it again for the message.",
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) > 0 && args[0] == "--" {
 				args = args[1:]
 			}
 			if len(args) == 0 {
-				return usagef("name the program to run: parley bridge -- claude -p --input-format stream-json --output-format stream-json --verbose")
+				return usagef("name the program to run: parley session -- claude -p --input-format stream-json --output-format stream-json --verbose")
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			opts := bridgeOptions{Program: args, Context: os.Getenv("PARLEY_CONTEXT")}
+			opts := sessionOptions{Program: args, Context: os.Getenv("PARLEY_CONTEXT")}
 			if p := c.String("prompt"); p != "" {
 				data, err := os.ReadFile(p)
 				if err != nil {
@@ -49,20 +49,20 @@ func bridgeCommand(e *env) *cli.Command {
 				}
 				opts.Prompt = string(data)
 			}
-			return runBridge(ctx, opts, e.stdin, e.stdout, e.stderr)
+			return runSession(ctx, opts, e.stdin, e.stdout, e.stderr)
 		},
 	}
 }
 
-// bridgeOptions are what parley bridge runs: the program, the agent's
+// sessionOptions are what parley session runs: the program, the agent's
 // context file (empty: none), and the text put before the first turn.
-type bridgeOptions struct {
+type sessionOptions struct {
 	Program []string
 	Context string
 	Prompt  string
 }
 
-// runBridge runs a program that speaks stream-json (one JSON event a
+// runSession runs a program that speaks stream-json (one JSON event a
 // line) for a session agent, which speaks parley's frames: each message
 // read from in, up to its FrameEnd line, is written to the program as a
 // user turn; the program's events are read up to its result, whose text
@@ -70,7 +70,7 @@ type bridgeOptions struct {
 // session is done with the message. It returns when in ends (the
 // program's stdin is closed and it is waited for), or with an error when
 // the program fails or ends before its result.
-func runBridge(ctx context.Context, opts bridgeOptions, in io.Reader, out, stderr io.Writer) error {
+func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, opts.Program[0], opts.Program[1:]...)
 	cmd.Stderr = stderr
 	toProg, err := cmd.StdinPipe()
@@ -82,7 +82,7 @@ func runBridge(ctx context.Context, opts bridgeOptions, in io.Reader, out, stder
 		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("bridge: %w", err)
+		return fmt.Errorf("session: %w", err)
 	}
 	events := bufio.NewScanner(fromProg)
 	events.Buffer(nil, 64<<20)
@@ -98,7 +98,7 @@ func runBridge(ctx context.Context, opts bridgeOptions, in io.Reader, out, stder
 		if errors.Is(err, io.EOF) {
 			toProg.Close()
 			if err := cmd.Wait(); err != nil {
-				return fmt.Errorf("bridge: %s: %w", opts.Program[0], err)
+				return fmt.Errorf("session: %s: %w", opts.Program[0], err)
 			}
 			return nil
 		}
@@ -123,11 +123,11 @@ func runBridge(ctx context.Context, opts bridgeOptions, in io.Reader, out, stder
 			return fail(err)
 		}
 		if _, err := toProg.Write(append(line, '\n')); err != nil {
-			return fail(fmt.Errorf("bridge: writing to %s: %w", opts.Program[0], err))
+			return fail(fmt.Errorf("session: writing to %s: %w", opts.Program[0], err))
 		}
 		answer, err := readResult(events)
 		if err != nil {
-			return fail(fmt.Errorf("bridge: %s: %w", opts.Program[0], err))
+			return fail(fmt.Errorf("session: %s: %w", opts.Program[0], err))
 		}
 		answer = strings.TrimRight(answer, "\n")
 		var b strings.Builder
