@@ -27,6 +27,25 @@ func (p *parser) review() {
 			}
 			s.Problems = append(s.Problems, Problem{Line: line, Section: t.Section, Message: label + ": " + fmt.Sprintf(format, args...), Warning: true})
 		}
+		// A phrase of three words or more that is no role parley knows
+		// ("the narrator requests handler") is not guessed into a role:
+		// it is left out, and said.
+		var strays []string
+		// When nothing is left, the warnings below say so once.
+		t.Senders, strays = dropStrays(t.Senders)
+		for _, r := range strays {
+			if len(t.Senders) == 0 {
+				break
+			}
+			warn(t.Line, "the sender %q has words parley cannot read as a role (%q): they are left out", t.SenderText, strings.ReplaceAll(r, "-", " "))
+		}
+		t.Recipients, strays = dropStrays(t.Recipients)
+		for _, r := range strays {
+			if len(t.Recipients) == 0 {
+				break
+			}
+			warn(t.RecipientLine, "the recipient %q has words parley cannot read as a role (%q): they are left out", t.RecipientText, strings.ReplaceAll(r, "-", " "))
+		}
 		switch {
 		case len(t.Recipients) == 0 && t.RecipientText != "":
 			warn(t.RecipientLine, "the recipient %q names no role parley can read: a message of this type goes only where its to: says", t.RecipientText)
@@ -35,12 +54,6 @@ func (p *parser) review() {
 		}
 		if len(t.Senders) == 0 && t.SenderText != "" {
 			warn(t.Line, "the sender %q names no role parley can read: any agent may send it", t.SenderText)
-		}
-		for _, r := range strayRoles(t.Senders) {
-			warn(t.Line, "the sender %q was read as the role %q: a phrase rather than a role?", t.SenderText, r)
-		}
-		for _, r := range strayRoles(t.Recipients) {
-			warn(t.RecipientLine, "the recipient %q was read as the role %q: a phrase rather than a role?", t.RecipientText, r)
 		}
 		for _, r := range t.Rules {
 			for _, c := range append(slices.Clone(r.If), r.Then) {
@@ -53,16 +66,18 @@ func (p *parser) review() {
 	}
 }
 
-// strayRoles returns the roles of three words or more that parley does not
-// know: likely a sentence read as a role ("responding-to-narrator-requests").
-func strayRoles(roles []string) []string {
-	var out []string
+// dropStrays splits roles into those kept and the strays: roles of three
+// words or more that parley does not know, likely a sentence read as a
+// role ("narrator-requests-handler").
+func dropStrays(roles []string) (kept, strays []string) {
 	for _, r := range roles {
 		if strings.Count(r, "-") >= 2 && !knownRole(r) {
-			out = append(out, r)
+			strays = append(strays, r)
+			continue
 		}
+		kept = append(kept, r)
 	}
-	return out
+	return kept, strays
 }
 
 func knownRole(r string) bool {
