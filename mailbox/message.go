@@ -206,21 +206,32 @@ func parseTagFirst(text []byte, firstLine int) (*Message, error) {
 	return m, nil
 }
 
-// attachTagText recognises a delivered tag-first message: a frontmatter
-// envelope whose body starts with the "[TYPE]" line of its type. The body,
-// starting on file line bodyLine, becomes the message's tag-first text.
-// A body that does not read as a tag-first message is left a plain body.
+// attachTagText recognises a tag-first message in a frontmatter envelope:
+// a body that starts with the "[TYPE]" line of the header's type (a
+// delivered copy), or with a "[TAG]" line under a header with no type:
+// at all (a person who wrote to: and from: above a tag-first message),
+// which is then of type TAG. The body, starting on file line bodyLine,
+// becomes the message's tag-first text. A body that does not read as a
+// tag-first message is left a plain body.
 func (m *Message) attachTagText(bodyLine int) {
-	typ, ok := m.Header().Get("type")
 	first, _ := cutLine(m.Body)
-	if !ok || typ == "" || !tagLine.Match(first) || string(tagLine.FindSubmatch(first)[1]) != typ {
+	if !tagLine.Match(first) {
+		return
+	}
+	tag := string(tagLine.FindSubmatch(first)[1])
+	typ, ok := m.Header().Get("type")
+	untyped := !m.Header().Has("type")
+	if !untyped && (!ok || typ != tag) {
 		return
 	}
 	payload, body, err := parseFields(m.Body[len(first)+eolLen(m.Body[len(first):]):], bodyLine+1)
 	if err != nil {
 		return
 	}
-	m.Tag = typ
+	if untyped {
+		m.Set("type", tag)
+	}
+	m.Tag = tag
 	m.tagText = m.Body
 	m.payload = payload
 	m.payloadFirst = bodyLine + 1

@@ -975,3 +975,34 @@ func TestTagFirstLeadingComment(t *testing.T) {
 		t.Errorf("body = %q, want the title and the prose", m.Body)
 	}
 }
+
+// TestUntypedEnvelopeTag: a person who writes to: above a tag-first
+// message means the tag's type; an envelope whose type: says otherwise, or
+// leaves it empty, keeps its body as written.
+func TestUntypedEnvelopeTag(t *testing.T) {
+	m, err := Parse([]byte("---\nto: journal\n---\n[JOURNAL_ENTRY]\ntitle: The docks\nWe waited.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, _ := m.Header().Get("type"); typ != "JOURNAL_ENTRY" || m.Tag != "JOURNAL_ENTRY" {
+		t.Errorf("type %q, tag %q: want JOURNAL_ENTRY for both", typ, m.Tag)
+	}
+	if title, _ := m.Payload().Get("title"); title != "The docks" || string(m.Body) != "We waited.\n" {
+		t.Errorf("title %q, body %q", title, m.Body)
+	}
+	if got := m.Header().Line("type"); got != 4 {
+		t.Errorf("type is on line %d, want 4 (the tag line)", got)
+	}
+	for _, text := range []string{
+		"---\ntype: NOTE\n---\n[JOURNAL_ENTRY]\ntitle: x\n",
+		"---\ntype: \"\"\n---\n[JOURNAL_ENTRY]\ntitle: x\n",
+	} {
+		m, err := Parse([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Tag != "" || !strings.HasPrefix(string(m.Body), "[JOURNAL_ENTRY]\n") {
+			t.Errorf("%q: tag %q, body %q: want the body kept as written", text, m.Tag, m.Body)
+		}
+	}
+}

@@ -49,8 +49,8 @@ func render(s *Skill) string {
 // deliberate change, and read the diff).
 func TestBuiltinGolden(t *testing.T) {
 	files := Builtin()
-	if len(files) != 3 {
-		t.Errorf("%d shipped skills, want dnd-team, dev-pipeline and team-requests", len(files))
+	if len(files) != 4 {
+		t.Errorf("%d shipped skills, want dnd-team, dnd-journal, dev-pipeline and team-requests", len(files))
 	}
 	names := make([]string, 0, len(files))
 	for n := range files {

@@ -246,8 +246,8 @@ func TestLibraryNameClash(t *testing.T) {
 	if _, _, ok := set.Type("PING_V2"); !ok {
 		t.Errorf("the skill named by its file is not the v2 one")
 	}
-	if n := len(lib.List()); n != 5 {
-		t.Errorf("List has %d skills, want the 3 shipped and both files", n)
+	if n := len(lib.List()); n != 6 {
+		t.Errorf("List has %d skills, want the 4 shipped and both files", n)
 	}
 }
 

@@ -28,18 +28,11 @@ type Journaler struct {
 
 // Handle adds one entry.
 func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
-	body := in.Body
 	if typeOf(in) != JournalType {
-		// "[JOURNAL_ENTRY]" heading the body of a message with another
-		// header is an entry too.
-		first, rest, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
-		if typeOf(in) != "" || strings.TrimSpace(first) != "["+JournalType+"]" {
-			if direct(in) {
-				return []*mailbox.Message{mailbox.Reply(in, fmt.Appendf(nil, "I keep the characters' journals and nothing else: send a [%s] (type: %s) with a title and what happened, what you did, what you learned and how you feel.\n", JournalType, JournalType))}, nil
-			}
-			return nil, nil
+		if direct(in) {
+			return []*mailbox.Message{mailbox.Reply(in, fmt.Appendf(nil, "I keep the characters' journals and nothing else: send a [%s] (type: %s) with a title and what happened, what you did, what you learned and how you feel.\n", JournalType, JournalType))}, nil
 		}
-		body = []byte(rest)
+		return nil, nil
 	}
 	camp, err := j.For(in)
 	if err != nil {
@@ -56,10 +49,12 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 	if _, err := camp.Sheet(character); err != nil {
 		return nil, err
 	}
-	e := journal.Parse(string(body))
-	for key, dst := range map[string]*string{"title": &e.Title, "happened": &e.Happened, "did": &e.Did, "learned": &e.Learned, "feel": &e.Feel} {
-		if v := field(in, key); v != "" {
-			*dst = v
+	e := journal.Parse(entryText(in))
+	// A frontmatter entry's fields come first: "title: ...",
+	// "happened: ...". (A tag-first entry's are in its text.)
+	if in.Tag == "" {
+		for _, key := range in.Payload().Keys() {
+			e.Set(key, field(in, key))
 		}
 	}
 	now := time.Now
@@ -72,4 +67,27 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 		return nil, err
 	}
 	return nil, nil
+}
+
+// entryText is the text of a journal entry: the body of a frontmatter
+// message, or the whole of a tag-first one after its tag line, its
+// "Title:" and "What I learned:" lines with the free text, but for the
+// fields that are no part of an entry (character:, campaign:).
+func entryText(in *mailbox.Message) string {
+	if in.Tag == "" {
+		return string(in.Body)
+	}
+	_, rest, _ := strings.Cut(string(in.Content()), "\n")
+	other := map[string]bool{}
+	for _, key := range in.Payload().Keys() {
+		other[key] = !new(journal.Entry).Set(key, "")
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(rest, "\n") {
+		if key, _, ok := strings.Cut(line, ":"); ok && other[key] {
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }

@@ -48,45 +48,66 @@ var parts = []struct {
 	{"How I feel", func(e *Entry) *string { return &e.Feel }},
 }
 
+// part returns the part of the entry a label or field name names:
+// "title", a part's label ("What happened", "how i feel") or its short
+// name ("happened", "did", "learned", "feel"), in any case, with _ for a
+// space; nil for any other name.
+func (e *Entry) part(name string) *string {
+	name = strings.ReplaceAll(name, "_", " ")
+	if strings.EqualFold(name, "title") {
+		return &e.Title
+	}
+	for _, p := range parts {
+		short := p.label[strings.LastIndexByte(p.label, ' ')+1:]
+		if strings.EqualFold(name, p.label) || strings.EqualFold(name, short) {
+			return p.field(e)
+		}
+	}
+	return nil
+}
+
+// Set sets the part of the entry a message's field names (see Parse for
+// the names). It reports whether the field names a part; an empty value
+// changes nothing.
+func (e *Entry) Set(field, value string) bool {
+	dst := e.part(field)
+	if dst == nil {
+		return false
+	}
+	if value = strings.TrimSpace(value); value != "" {
+		*dst = value
+	}
+	return true
+}
+
 // Parse reads an entry from text a person or an agent wrote: an optional
 // "Title:" line, then paragraphs, each part starting with its label ("What
-// happened:", "What I did:", "What I learned:", "How I feel:", with or
+// happened:", "What I did:", "What I learned:", "How I feel:", or the
+// short "Happened:", "Did:", "Learned:", "Feel:", in any case, with or
 // without ** around it). Text before any label is what happened.
 func Parse(text string) Entry {
 	var e Entry
 	cur := &e.Happened
 	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
 		bare := strings.TrimSpace(strings.ReplaceAll(line, "**", ""))
-		if rest, ok := cutLabel(bare, "Title"); ok && e.Title == "" {
-			e.Title = rest
-			continue
-		}
-		labelled := false
-		for _, p := range parts {
-			if rest, ok := cutLabel(bare, p.label); ok {
-				cur = p.field(&e)
-				*cur = appendLine(*cur, rest)
-				labelled = true
-				break
+		if name, rest, ok := strings.Cut(bare, ":"); ok {
+			switch dst := e.part(name); {
+			case dst == &e.Title && e.Title == "":
+				e.Title = strings.TrimSpace(rest)
+				continue
+			case dst != nil && dst != &e.Title:
+				cur = dst
+				*cur = appendLine(*cur, strings.TrimSpace(rest))
+				continue
 			}
 		}
-		if !labelled {
-			*cur = appendLine(*cur, line)
-		}
+		*cur = appendLine(*cur, line)
 	}
 	for _, p := range parts {
 		f := p.field(&e)
 		*f = strings.TrimSpace(*f)
 	}
 	return e
-}
-
-// cutLabel cuts "Label:" from the start of a line, case-insensitively.
-func cutLabel(line, label string) (string, bool) {
-	if len(line) <= len(label) || !strings.EqualFold(line[:len(label)], label) || line[len(label)] != ':' {
-		return "", false
-	}
-	return strings.TrimSpace(line[len(label)+1:]), true
 }
 
 func appendLine(s, line string) string {

@@ -72,7 +72,7 @@ func TestAddEmpty(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"Title: x\nWhat happened: y\n", "**How I feel:** ok", "What I did:", ":\n::", "title:\n"} {
+	for _, s := range []string{"Title: x\nWhat happened: y\n", "**How I feel:** ok", "What I did:", ":\n::", "title:\n", "learned: a\nfeel: b\nHow_I_feel: c\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -81,10 +81,12 @@ func FuzzParse(f *testing.F) {
 		all := strings.ReplaceAll(e.Title+" "+e.Happened+" "+e.Did+" "+e.Learned+" "+e.Feel, "**", "")
 		for _, line := range strings.Split(text, "\n") {
 			bare := strings.TrimSpace(strings.ReplaceAll(line, "**", ""))
-			for _, label := range []string{"Title", "What happened", "What I did", "What I learned", "How I feel"} {
-				if rest, ok := cutLabel(bare, label); ok {
-					bare = rest
-					break
+			if name, rest, ok := strings.Cut(bare, ":"); ok {
+				for _, label := range []string{"Title", "What happened", "What I did", "What I learned", "How I feel", "happened", "did", "learned", "feel"} {
+					if strings.EqualFold(strings.ReplaceAll(name, "_", " "), label) {
+						bare = rest
+						break
+					}
 				}
 			}
 			for _, w := range strings.Fields(bare) {

@@ -45,7 +45,7 @@ func (t dndTable) config() string {
 #   passes you the game master's prompts), role player for the AI players;
 #   give them programs as for the gm
 #   scribe, journal, tools  built in: scene files, journals, sheets
-skills: [dnd-team, team-requests]
+skills: [dnd-team, dnd-journal, team-requests]
 phase: 2
 `)
 	fmt.Fprintf(&b, "campaign: %s\n", t.Campaign)
