@@ -75,6 +75,15 @@ routes:
   - match: {type: [ASK_PLAYER, RELAY_TO_HUMAN, SESSION_END, NARRATIVE]}
     cc: [you]
 
+# An agent that says nothing for this long after a message it should answer
+# is marked unresponsive: parley status shows it, and you are told at
+# parley play.
+timeouts:
+  - match: {type: [PLAYER_TO_GM, PLAYER_ACTION, PLAYER_ANSWER, DICE_RESULT]}
+    after: 5m
+  - match: {type: GM_TO_PLAYER, to_role: [player]}
+    after: 3m
+
 # The game master's [SESSION_END] ends the run, once the team lead has
 # closed the session.
 stop_on: [SESSION_END]
