@@ -456,3 +456,11 @@ func AppendJournal(path string, entries ...Entry) error {
 	}
 	return f.Close()
 }
+
+// FollowJournalBatches is FollowJournal with caughtUp called each time
+// the journal has been read to its end, so that a caller can hand on
+// what it collected in one go.
+func FollowJournalBatches(ctx context.Context, path string, fn func(Entry) error, caughtUp func() error) error {
+	var all JournalFilter
+	return all.Follow(ctx, path, func(e Entry, _ []byte) error { return fn(e) }, caughtUp)
+}

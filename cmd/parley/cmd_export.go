@@ -1,0 +1,39 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/runner/web"
+)
+
+func exportCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write a self-contained static copy of the session (timeline with every message, lanes, the story) into a directory, to open without a server",
+		UsageText: "parley export --html DIR [--spectator]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "html", Usage: "write the pages into `DIR` (made if missing): index.html, lanes.html, story.html, style.css"},
+			&cli.BoolFlag{Name: "spectator", Usage: "leave the game master's story state out of the story, as the spectator view does"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			dir := c.String("html")
+			if dir == "" {
+				return usagef("say where to write the copy: --html DIR")
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			if err := web.Export(ctx, ws, dir, web.ExportOptions{Spectator: c.Bool("spectator")}); err != nil {
+				return err
+			}
+			e.stdout.Write([]byte(dir + "/index.html\n"))
+			return nil
+		},
+	}
+}
