@@ -47,9 +47,9 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	}
 	type exportPage struct {
 		Title, Path, Root, When string
-		Messages               []message
-		Lanes                  lanesData
-		Story                  *storyData
+		Messages                []message
+		Lanes                   lanesData
+		Story                   *storyData
 	}
 	base := exportPage{Root: filepath.Base(ws.Root), When: opts.Now.UTC().Format("2006-01-02 15:04 UTC")}
 	story := s.storyData(opts.Spectator)

@@ -34,11 +34,11 @@ type lanesData struct {
 
 type laneRow struct {
 	Step
-	Y        int
-	Arrows   []laneArrow
-	Refusal  bool
-	LabelX   int
-	Clipped  string
+	Y       int
+	Arrows  []laneArrow
+	Refusal bool
+	LabelX  int
+	Clipped string
 }
 
 type laneArrow struct{ X1, X2, Y int }
