@@ -92,7 +92,7 @@ func mermaidText(s string) string {
 		switch {
 		case r < ' ', r == 0x7f:
 			return ' '
-		case strings.ContainsRune(";#%:<>{}`\"", r):
+		case strings.ContainsRune(";#%<>{}`\"", r):
 			return ' '
 		}
 		return r

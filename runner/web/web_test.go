@@ -393,7 +393,7 @@ func TestMermaid(t *testing.T) {
     participant P3 as worker-1
     P1->>P2: NARRATIVE
     P1->>P3: NARRATIVE
-    Note over P3: rejected x.md 2 to unknown agent zed 1 a next
+    Note over P3: rejected: x.md:2: to: unknown agent zed 1 a next
     P2->>P1: review_verdict/pass
 `
 	if b.String() != want {
