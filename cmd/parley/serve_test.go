@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// TestServeWrites sends from the page the way its forms do, without a
+// browser: a reply and a retry go through parley reply's and parley
+// retry's own code, and what the command line would refuse is refused.
+func TestServeWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--body", "Who goes there?")
+	parley(t, "-C", dir, "send", "--no-check", "--from", "aria", "--to", "zed", "--body", "Anyone?")
+	var out bytes.Buffer
+	run(context.Background(), []string{"parley", "-C", dir, "run", "--until-idle"}, strings.NewReader(""), &out, &out) // exits 5: one file rejected
+
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	served := make(chan error, 1)
+	const token = "test-token-0123456789"
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	go func() {
+		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Token: token, Ready: func(u, _ string) { ready <- u }})
+	}()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("runServe: %v", err)
+		}
+	}()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-served:
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	resp, err := client.Get(base + "?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`data-csrf="([0-9a-f]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("the page holds no CSRF token:\n%s", page)
+	}
+	csrf := string(m[1])
+	act := func(form url.Values) (int, string) {
+		t.Helper()
+		form.Set("csrf", csrf)
+		resp, err := client.PostForm(base+"act", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "text": {"A friend."}})
+	if code != http.StatusOK {
+		t.Fatalf("reply: %d %s", code, said)
+	}
+	reply := strings.TrimSpace(said)
+	data, err := mailbox.ReadFile(ws.Mailbox("aria").Path(mailbox.Outbox, mailbox.FileName(reply)), 1<<20)
+	if err != nil {
+		t.Fatalf("the reply is not in aria's outbox: %v", err)
+	}
+	msg, err := mailbox.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := msg.Header().Get("reply_to"); got != id {
+		t.Errorf("the reply's reply_to = %q, want %q", got, id)
+	}
+	if got := string(msg.Body); got != "A friend.\n" {
+		t.Errorf("the reply's body = %q", got)
+	}
+
+	// gm did not receive the message: it cannot answer it.
+	if code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"gm"}, "text": {"Me."}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("a reply by an agent that did not receive it: %d %s, want 422", code, said)
+	}
+	// Nor can an agent that does not exist.
+	if code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"../gm"}, "text": {"Me."}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("a reply by ../gm: %d %s, want 422", code, said)
+	}
+
+	// The refused file goes back into its outbox, as parley retry puts it.
+	n := -1
+	i := 0
+	workspace.ReadJournal(ws.JournalPath(), func(en workspace.Entry) error {
+		if en.Outcome == workspace.Refused {
+			n = i
+		}
+		i++
+		return nil
+	})
+	if n < 0 {
+		t.Fatal("no refusal in the journal")
+	}
+	code, said = act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}})
+	if code != http.StatusOK || !strings.Contains(said, "back in mailboxes/aria/outbox/") {
+		t.Errorf("retry: %d %q, want it back in aria's outbox", code, said)
+	}
+	if code, said := act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("a second retry of the same file: %d %q, want 422", code, said)
+	}
+	// No D&D seat here: the seat's commands say so.
+	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/roll 1d20"}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("/roll without a table: %d %q, want 422", code, said)
+	}
+}
