@@ -270,6 +270,16 @@ func TestServeInBrowser(t *testing.T) {
 		run("opening "+p.name, 10*time.Second, chromedp.Navigate(url+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
 		shot(p.name)
 	}
+	// The timeline with a scene's narration open: the header, the body
+	// rendered, the file as it is.
+	run("opening a narration", 10*time.Second,
+		chromedp.Navigate(url+"?type=NARRATIVE&outcome=delivered"),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row:last-of-type button.open`)),
+		chromedp.Click(chromedp.CSS(`#timeline li.row:last-of-type button.open`)),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row:last-of-type .detail .raw`)),
+		chromedp.ScrollIntoView(chromedp.CSS(`#timeline li.row:last-of-type .detail`)),
+	)
+	shot("timeline-open")
 	run("reading the spectator view", 5*time.Second, chromedp.Navigate(url+"story?view=spectator"), chromedp.WaitVisible(chromedp.CSS(".scene")))
 	if value(t, bctx, chromedp.Evaluate[bool](`document.querySelector(".secret") !== null`)) {
 		t.Error("the spectator view shows the story state")

@@ -300,7 +300,7 @@ func (s *Server) messageFile(e workspace.Entry) (string, error) {
 	if e.Path != "" && filepath.IsLocal(filepath.FromSlash(e.Path)) {
 		p := filepath.Join(s.ws.Root, filepath.FromSlash(e.Path))
 		if _, _, ok := s.ws.Locate(p); ok && exists(p) {
-			return p, nil
+			return s.inMailboxes(p)
 		}
 	}
 	if e.ID == "" {
@@ -315,6 +315,24 @@ func (s *Server) messageFile(e workspace.Entry) (string, error) {
 	}
 	if _, _, ok := s.ws.Locate(p); !ok {
 		return "", fmt.Errorf("%s: not in a mailbox", e.ID)
+	}
+	return s.inMailboxes(p)
+}
+
+// inMailboxes returns p when it is, symbolic links resolved, inside the
+// workspace's mailboxes: a mailbox directory linked elsewhere is not
+// followed out of the workspace.
+func (s *Server) inMailboxes(p string) (string, error) {
+	boxes, err := filepath.EvalSymlinks(filepath.Join(s.ws.Root, workspace.MailboxesDir))
+	if err != nil {
+		return "", err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(boxes, dir); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%s: a mailbox directory that leads out of the workspace", s.ws.Short(p))
 	}
 	return p, nil
 }
@@ -379,6 +397,12 @@ func (s *Server) messageData(n int, e workspace.Entry) messageData {
 	}
 	for _, k := range m.Header().Keys() {
 		d.Header = append(d.Header, [2]string{k, m.Header().Text(k)})
+	}
+	// A tag-first message's fields, after its tag.
+	if m.Tag != "" {
+		for _, k := range m.Payload().Keys() {
+			d.Header = append(d.Header, [2]string{k, m.Payload().Text(k)})
+		}
 	}
 	d.Body = markdown(m.Body)
 	if e.Outcome == workspace.Delivered || e.Outcome == workspace.Handled {

@@ -178,9 +178,20 @@ func TestMessageOutside(t *testing.T) {
 		workspace.Entry{Time: "x", ID: "../../secret", From: "gm", Outcome: workspace.Delivered},
 		workspace.Entry{Time: "x", From: "gm", Outcome: workspace.Refused, Path: "mailboxes/gm/rejected/../../../../secret.md"},
 	)
+	// A mailbox state directory that is a link out of the workspace.
+	outside := filepath.Join(filepath.Dir(ws.Root), "elsewhere")
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "20261121-101500.000000Z-gm-aaaaaa.md"), []byte("---\nto: aria\n---\nTOP SECRET\n"), 0o644)
+	done := filepath.Join(ws.Root, "mailboxes", "aria", "done")
+	os.RemoveAll(done)
+	if err := os.Symlink(outside, done); err != nil {
+		t.Fatal(err)
+	}
+	workspace.AppendJournal(ws.JournalPath(),
+		workspace.Entry{Time: "x", ID: "20261121-101500.000000Z-gm-aaaaaa", From: "gm", Outcome: workspace.Handled, Agent: "aria", Path: "mailboxes/aria/done/20261121-101500.000000Z-gm-aaaaaa.md"})
 	act := &fakeActions{}
 	s := newServer(t, ws, Options{Actions: act})
-	for n := 0; n < 5; n++ {
+	for n := 0; n < 6; n++ {
 		body := get(t, s.Handler(), fmt.Sprintf("/message?n=%d", n), false).Body.String()
 		if strings.Contains(body, "TOP SECRET") || strings.Contains(body, "NOT A MESSAGE") {
 			t.Errorf("/message?n=%d shows a file outside the mailboxes:\n%s", n, body)
