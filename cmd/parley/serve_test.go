@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -129,5 +131,39 @@ func TestServeWrites(t *testing.T) {
 	// No D&D seat here: the seat's commands say so.
 	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/roll 1d20"}}); code != http.StatusUnprocessableEntity {
 		t.Errorf("/roll without a table: %d %q, want 422", code, said)
+	}
+}
+
+// TestServePlan serves the dev pipeline's demo: the Plan page shows each
+// step's ticks, its iterations with the verdicts on each, and the
+// escalation the iteration limit sent to the person.
+func TestServePlan(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pipeline")
+	if out, err := exec.Command("parley", "demo", "pipeline", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("parley demo pipeline: %v\n%s", err, out)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newWebServer(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, serveOptions{Addr: "127.0.0.1:0", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/plan", nil)
+	req.Host = "127.0.0.1:7878"
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	page := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(rec.Body.String(), " ")
+	page = strings.Join(strings.Fields(page), " ")
+	for _, want := range []string{
+		"7 of 7 steps done",
+		"Step 4: Give up after the limit 3 iterations iteration 1: auditor: pass_with_notes reviewer: fail iteration 2:",
+		"Step 6: README 5 iterations",
+		"iteration to you: escalation: step 6 of plans/retry-failed-deliveries.md failed review 5 times",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the Plan page does not say %q:\n%s", want, page)
+		}
 	}
 }

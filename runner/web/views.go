@@ -282,7 +282,13 @@ type waveView struct {
 type stepView struct {
 	plans.Step
 	Iterations int
-	Verdicts   []string // reviewer: pass, auditor: fail, ... in order
+	Rounds     []reviewRound // the verdicts of each iteration reviewed
+}
+
+// reviewRound is the verdicts on one iteration of a step.
+type reviewRound struct {
+	Iteration int
+	Verdicts  []string // reviewer: pass, auditor: fail, ... as they came
 }
 
 type escalation struct {
@@ -302,8 +308,12 @@ func (s *Server) planData() planData {
 		d.Err = err.Error()
 	}
 	iters := map[stepKey]int{}
-	verdicts := map[stepKey][]string{}
-	reviewOf := map[string]stepKey{} // review_request id -> step
+	rounds := map[stepKey][]reviewRound{}
+	type review struct {
+		key       stepKey
+		iteration int
+	}
+	reviewOf := map[string]review{} // review_request id -> step and iteration
 	var answers []*mailbox.Message
 	for _, agent := range s.ws.AgentNames() {
 		if !s.ws.HasRole(agent, "orchestrator") {
@@ -335,7 +345,7 @@ func (s *Server) planData() planData {
 					it := max(atoi(m.Header().Text("iteration")), 1)
 					iters[key] = max(iters[key], it)
 				case "review_request":
-					reviewOf[id] = key
+					reviewOf[id] = review{key: key, iteration: max(atoi(m.Header().Text("iteration")), 1)}
 				}
 				if esc := m.Header().Text("escalation"); esc != "" {
 					to := m.Header().Text("to")
@@ -346,11 +356,18 @@ func (s *Server) planData() planData {
 	}
 	slices.SortFunc(answers, func(a, b *mailbox.Message) int { return strings.Compare(a.Header().Text("id"), b.Header().Text("id")) })
 	for _, m := range answers {
-		key, ok := reviewOf[m.Header().Text("reply_to")]
+		rv, ok := reviewOf[m.Header().Text("reply_to")]
 		if !ok {
 			continue
 		}
-		verdicts[key] = append(verdicts[key], m.Header().Text("from")+": "+m.Header().Text("signal"))
+		rs := rounds[rv.key]
+		i := slices.IndexFunc(rs, func(r reviewRound) bool { return r.Iteration == rv.iteration })
+		if i < 0 {
+			rs = append(rs, reviewRound{Iteration: rv.iteration})
+			i = len(rs) - 1
+		}
+		rs[i].Verdicts = append(rs[i].Verdicts, m.Header().Text("from")+": "+m.Header().Text("signal"))
+		rounds[rv.key] = rs
 	}
 	slices.SortFunc(d.Escalations, func(a, b escalation) int { return strings.Compare(a.ID, b.ID) })
 	for _, p := range list {
@@ -365,7 +382,9 @@ func (s *Server) planData() planData {
 			v := waveView{Wave: wv}
 			for _, st := range wv.Steps {
 				key := stepKey{plan: filepath.ToSlash(rel), step: st.Number}
-				v.Steps = append(v.Steps, stepView{Step: st, Iterations: iters[key], Verdicts: verdicts[key]})
+				rs := rounds[key]
+				slices.SortFunc(rs, func(a, b reviewRound) int { return a.Iteration - b.Iteration })
+				v.Steps = append(v.Steps, stepView{Step: st, Iterations: iters[key], Rounds: rs})
 			}
 			pv.Waves = append(pv.Waves, v)
 		}
