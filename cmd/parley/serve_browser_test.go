@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,22 @@ func TestServeInBrowser(t *testing.T) {
 		t.Fatal("the page says read-only after opening it with the token")
 	}
 
+	t.Run("older", func(t *testing.T) {
+		// The demo's journal is longer than a page (200 rows): scrolled
+		// to the top, the timeline loads the rest.
+		total := value(t, bctx, chromedp.Evaluate[int](`+document.body.dataset.next`))
+		if total <= 200 {
+			t.Skipf("the demo's journal has %d lines: one page", total)
+		}
+		run("scrolling up", 10*time.Second,
+			chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`),
+			chromedp.WaitNotPresent(chromedp.CSS(`#older`)),
+		)
+		if n := value(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#timeline li.row").length`)); n < total {
+			t.Errorf("after scrolling up the timeline holds %d rows, want %d", n, total)
+		}
+	})
+
 	t.Run("live", func(t *testing.T) {
 		start := time.Now()
 		id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "you", "--body", "A bell tolls under the water.")
@@ -270,6 +287,16 @@ func TestServeInBrowser(t *testing.T) {
 		run("opening "+p.name, 10*time.Second, chromedp.Navigate(url+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
 		shot(p.name)
 	}
+	// A sheet changed on disk shows on the open Story page.
+	run("opening the story", 10*time.Second, chromedp.Navigate(url+"story"), chromedp.WaitVisible(chromedp.CSS(".sheet .badge")))
+	said := parley(t, "-C", dir, "character", "damage", "tor-ashgrove", "1") // tor-ashgrove: HP 2 -> 1 (of 13)
+	var hp, maxHP int
+	if _, err := fmt.Sscanf(said[strings.Index(said, "->"):], "-> %d (of %d)", &hp, &maxHP); err != nil {
+		t.Fatalf("parley character damage said %q: %v", said, err)
+	}
+	want := fmt.Sprintf("HP %d/%d", hp, maxHP)
+	run("waiting for the sheet", 10*time.Second, chromedp.Poll[chromedp.Void](`Array.from(document.querySelectorAll(".sheet .badge")).some(b => b.textContent.startsWith(`+strconv.Quote(want)+`))`))
+
 	// The timeline with a scene's narration open: the header, the body
 	// rendered, the file as it is.
 	run("opening a narration", 10*time.Second,

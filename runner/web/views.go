@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/scenes"
+	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -185,6 +186,7 @@ type storyData struct {
 // doc is a markdown file, rendered.
 type doc struct {
 	Title string
+	Badge string // a sheet's hit points and items, at a glance
 	Path  string
 	HTML  template.HTML
 }
@@ -235,6 +237,11 @@ func (s *Server) storyData(spectator bool) storyData {
 	chars, _ := c.Characters()
 	for _, ch := range chars {
 		if dc, ok := s.readDoc(c.SheetPath(ch), ch); ok {
+			if data, err := readSmall(c.SheetPath(ch)); err == nil {
+				if sh, err := sheet.Parse(c.SheetPath(ch), data); err == nil && sh.MaxHP > 0 {
+					dc.Badge = fmt.Sprintf("HP %d/%d · %d items", sh.HP, sh.MaxHP, len(sh.Items))
+				}
+			}
 			d.Sheets = append(d.Sheets, dc)
 		}
 		if dc, ok := s.readDoc(c.JournalPath(ch), ch); ok {

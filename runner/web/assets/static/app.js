@@ -138,5 +138,8 @@
 
   listen();
   older();
+  // Files change without a journal line too (a sheet edited by hand, an
+  // agent starting work): a live page looks again every few seconds.
+  if (body.dataset.live === "true") setInterval(refreshLive, 3000);
   if (timeline) window.scrollTo(0, document.body.scrollHeight);
 })();
