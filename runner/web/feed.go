@@ -16,6 +16,7 @@ type feed struct {
 
 	mu      sync.Mutex
 	entries []workspace.Entry
+	pos     workspace.JournalPosition // where load stopped reading
 	subs    map[chan struct{}]bool
 }
 
@@ -27,7 +28,8 @@ func newFeed(path string) *feed {
 // crash) are skipped.
 func (f *feed) load() error {
 	var all []workspace.Entry
-	err := workspace.ReadJournal(f.path, func(e workspace.Entry) error {
+	var every workspace.JournalFilter
+	at, err := every.ReadPosition(f.path, func(e workspace.Entry, _ []byte) error {
 		all = append(all, e)
 		return nil
 	})
@@ -36,7 +38,7 @@ func (f *feed) load() error {
 		return err
 	}
 	f.mu.Lock()
-	f.entries = all
+	f.entries, f.pos = all, at
 	f.mu.Unlock()
 	return nil
 }
@@ -45,15 +47,11 @@ func (f *feed) load() error {
 // until ctx is done.
 func (f *feed) follow(ctx context.Context) error {
 	f.mu.Lock()
-	skip := len(f.entries)
+	at := f.pos
 	f.mu.Unlock()
-	seen := 0
 	var batch []workspace.Entry
-	return workspace.FollowJournalBatches(ctx, f.path, func(e workspace.Entry) error {
-		if seen < skip {
-			seen++
-			return nil
-		}
+	var every workspace.JournalFilter
+	return every.FollowFrom(ctx, f.path, at, func(e workspace.Entry, _ []byte) error {
 		batch = append(batch, e)
 		return nil
 	}, func() error {
