@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -435,4 +437,36 @@ func TestExport(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "story.html")); err == nil {
 		t.Error("story.html written for a workspace without a campaign")
 	}
+}
+
+// FuzzMarkdownInert renders any body: the HTML never holds a script, an
+// event handler or a javascript: link.
+func FuzzMarkdownInert(f *testing.F) {
+	for _, s := range []string{
+		"<script>alert(1)</script>", "[x](javascript:alert(1))", "[x](  javascript:alert(1))",
+		"[x](java\\nscript:alert(1))", "<img src=x onerror=alert(1)>", "![x](javascript:alert(1))",
+		"[x]: javascript:alert(1)\n\n[y][x]", "<a href=\"javascript:alert(1)\">x</a>", "`<script>`",
+		"```html\n<script>alert(1)</script>\n```", "<svg onload=alert(1)>", "[x](&#106;avascript:alert(1))",
+		"<details open ontoggle=alert(1)>", "# <script>", "| a |\n|---|\n| <script> |", "www.example.com/<script>",
+	} {
+		f.Add(s)
+	}
+	// goldmark escapes every < of text, so each < left opens a tag.
+	tag := regexp.MustCompile(`<[^>]*>?`)
+	name := regexp.MustCompile(`^</?([a-z0-9]+)`)
+	handler := regexp.MustCompile(`\son[a-z]+\s*=`)
+	link := regexp.MustCompile(`(?:href|src)\s*=\s*"\s*(?:javascript|vbscript):`)
+	allowed := "p a em strong code pre ul ol li h1 h2 h3 h4 h5 h6 blockquote hr br img table thead tbody tr th td del input !--"
+	f.Fuzz(func(t *testing.T, src string) {
+		out := strings.ToLower(string(markdown([]byte(src))))
+		for _, tg := range tag.FindAllString(out, -1) {
+			if strings.HasPrefix(tg, "<!--") {
+				continue
+			}
+			m := name.FindStringSubmatch(tg)
+			if m == nil || !slices.Contains(strings.Fields(allowed), m[1]) || handler.MatchString(tg) || link.MatchString(tg) {
+				t.Fatalf("markdown(%q) holds the tag %q:\n%s", src, tg, out)
+			}
+		}
+	})
 }
