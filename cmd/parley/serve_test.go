@@ -27,6 +27,8 @@ func TestServeWrites(t *testing.T) {
 	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
 	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--body", "Who goes there?")
 	parley(t, "-C", dir, "send", "--no-check", "--from", "aria", "--to", "zed", "--body", "Anyone?")
+	stop := parley(t, "-C", dir, "stop", "aria", "--from", "gm") // asked aria to shut down (request ID)
+	request := stop[strings.LastIndex(stop, " ")+1 : len(stop)-1]
 	var out bytes.Buffer
 	run(context.Background(), []string{"parley", "-C", dir, "run", "--until-idle"}, strings.NewReader(""), &out, &out) // exits 5: one file rejected
 
@@ -128,6 +130,39 @@ func TestServeWrites(t *testing.T) {
 	if code, said := act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}}); code != http.StatusUnprocessableEntity {
 		t.Errorf("a second retry of the same file: %d %q, want 422", code, said)
 	}
+	// The shutdown request waits on the Seat page, and is approved there
+	// as parley approve does it.
+	resp, err = client.Get(base + "seat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), `data-id="`+request+`"`) || !strings.Contains(string(page), `value="approve"`) {
+		t.Fatalf("the Seat page does not offer to approve %s:\n%s", request, page)
+	}
+	code, said = act(url.Values{"kind": {"approve"}, "id": {request}, "text": {"Good night."}})
+	if code != http.StatusOK {
+		t.Fatalf("approve: %d %q", code, said)
+	}
+	entries, _ := ws.Mailbox("aria").List(mailbox.Outbox)
+	approved := false
+	for _, en := range entries {
+		data, _ := mailbox.ReadFile(en.Path, 1<<20)
+		if m, err := mailbox.Parse(data); err == nil && m.Header().Text("type") == workspace.ShutdownResponse && m.Header().Text("request_id") == request {
+			approved = m.Payload().Text("approve") == "true" || m.Header().Text("approve") == "true"
+			if !approved {
+				t.Errorf("the shutdown_response does not approve:\n%s", data)
+			}
+		}
+	}
+	if !approved {
+		t.Errorf("no approving shutdown_response in aria's outbox after approve: %q", said)
+	}
+	if code, said := act(url.Values{"kind": {"approve"}, "id": {request}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("approving the same request again: %d %q, want 422", code, said)
+	}
+
 	// No D&D seat here: the seat's commands say so.
 	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/roll 1d20"}}); code != http.StatusUnprocessableEntity {
 		t.Errorf("/roll without a table: %d %q, want 422", code, said)
