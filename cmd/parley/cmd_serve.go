@@ -106,7 +106,7 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 
 // browserActions carry out what the browser asks, each with the code of
 // the command that does it at a terminal: parley answer, play, approve,
-// reject, reply, retry. The workspace is opened again for each, so that
+// reject, reply, done, retry. The workspace is opened again for each, so that
 // an edited parley.yaml counts as it does for those commands.
 type browserActions struct {
 	root     string
@@ -191,6 +191,20 @@ func (a *browserActions) Reply(ctx context.Context, id, agent, body string) (str
 		}
 	}
 	return said(buf, runReply(e, ws, id, agent, false, sendOptions{Body: &body}))
+}
+
+func (a *browserActions) Done(ctx context.Context, id, agent string) (string, error) {
+	e, buf := a.env()
+	ws, err := a.open()
+	if err != nil {
+		return "", err
+	}
+	if agent != "" {
+		if err := ws.CheckAgent(agent); err != nil {
+			return "", err
+		}
+	}
+	return said(buf, runDone(e, ws, agent, []string{id}))
 }
 
 func (a *browserActions) Retry(ctx context.Context, target string) (string, error) {

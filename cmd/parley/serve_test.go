@@ -26,6 +26,7 @@ func TestServeWrites(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ws")
 	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
 	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--body", "Who goes there?")
+	seen := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--body", "The wind rises.")
 	parley(t, "-C", dir, "send", "--no-check", "--from", "aria", "--to", "zed", "--body", "Anyone?")
 	stop := parley(t, "-C", dir, "stop", "aria", "--from", "gm") // asked aria to shut down (request ID)
 	request := stop[strings.LastIndex(stop, " ")+1 : len(stop)-1]
@@ -130,6 +131,14 @@ func TestServeWrites(t *testing.T) {
 	if code, said := act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}}); code != http.StatusUnprocessableEntity {
 		t.Errorf("a second retry of the same file: %d %q, want 422", code, said)
 	}
+	// A message read is marked handled, as parley done does.
+	if code, said := act(url.Values{"kind": {"done"}, "id": {seen}, "agent": {"aria"}}); code != http.StatusOK {
+		t.Errorf("done: %d %q", code, said)
+	}
+	if _, err := ws.Received(seen, "aria", mailbox.Done); err != nil {
+		t.Errorf("after done, %s is not in aria's done/: %v", seen, err)
+	}
+
 	// The shutdown request waits on the Seat page, and is approved there
 	// as parley approve does it.
 	resp, err = client.Get(base + "seat")

@@ -18,8 +18,8 @@ import (
 // CSRF token.
 var ErrForbidden = errors.New("not allowed: open the address parley serve printed, with its token, to write")
 
-// act carries out what a form on the page asks: answer, seat, approve,
-// reject, reply, retry. It needs the token (in its cookie), the page's
+// act carries out what a form on the page asks: answer, seat (and roll,
+// say), approve, reject, reply, done, retry. It needs the token (in its cookie), the page's
 // CSRF token, and, when the browser says where the form came from, this
 // server. It answers with what the command line would have said, as
 // text; an error with status 422.
@@ -101,6 +101,8 @@ func (s *Server) do(ctx context.Context, f url.Values) (string, error) {
 			return "", errors.New("reply: the answer is empty")
 		}
 		return s.actions.Reply(ctx, id, f.Get("agent"), withNewline(f.Get("text")))
+	case "done":
+		return s.actions.Done(ctx, id, f.Get("agent"))
 	case "retry":
 		n, err := strconv.Atoi(f.Get("n"))
 		e, ok := s.feed.at(n)

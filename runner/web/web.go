@@ -25,7 +25,7 @@ import (
 
 // Actions carry out what the person asks from the page, each as the
 // command line does it (parley answer, play, approve, reject, reply,
-// retry). Each returns what the command would have said, or an error
+// done, retry). Each returns what the command would have said, or an error
 // saying why nothing was sent.
 type Actions interface {
 	// Answer answers a question ([ASK_PLAYER]) or a relay
@@ -41,6 +41,9 @@ type Actions interface {
 	// Reply answers a message as agent, one of its recipients, as parley
 	// reply does.
 	Reply(ctx context.Context, id, agent, body string) (string, error)
+	// Done marks a message in agent's inbox handled, as parley done
+	// does.
+	Done(ctx context.Context, id, agent string) (string, error)
 	// Retry puts a refused file (its path, inside an agent's rejected/)
 	// or a message given up on (its id) back, as parley retry does.
 	Retry(ctx context.Context, target string) (string, error)

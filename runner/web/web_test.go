@@ -74,6 +74,10 @@ func (f *fakeActions) Reply(_ context.Context, id, agent, body string) (string, 
 	f.asked = append(f.asked, "reply "+id+" "+agent+" "+body)
 	return "", nil
 }
+func (f *fakeActions) Done(_ context.Context, id, agent string) (string, error) {
+	f.asked = append(f.asked, "done "+id+" "+agent)
+	return "", nil
+}
 func (f *fakeActions) Retry(_ context.Context, target string) (string, error) {
 	f.asked = append(f.asked, "retry "+target)
 	return "", nil
@@ -279,13 +283,14 @@ func TestAct(t *testing.T) {
 		{"roll", url.Values{"kind": {"roll"}, "dice": {"1d20+5"}, "dc": {"12"}, "check": {"Stealth\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
 		{"say", url.Values{"kind": {"say"}, "as": {"veto"}, "text": {"No.\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
 		{"reject", url.Values{"kind": {"reject"}, "id": {"r"}, "text": {"not yet"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
+		{"done", url.Values{"kind": {"done"}, "id": {"d"}, "agent": {"aria"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
 	}
 	for _, tt := range tests {
 		if got := postForm(tt.form, tt.cookie, tt.origin); got != tt.want {
 			t.Errorf("%s: POST /act = %d, want %d", tt.name, got, tt.want)
 		}
 	}
-	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r false not yet"}
+	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r false not yet", "done d aria"}
 	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
 		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
 	}
