@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -209,5 +210,56 @@ func TestServePlan(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the Plan page does not say %q:\n%s", want, page)
 		}
+	}
+}
+
+// TestServeStory serves the D&D demo: the Story page tells the scenes and
+// shows the party's sheets; the game master's view holds the story
+// state's secrets, the spectator view never does.
+func TestServeStory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "table")
+	if out, err := exec.Command("parley", "demo", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("parley demo: %v\n%s", err, out)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newWebServer(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, serveOptions{Addr: "127.0.0.1:0", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) string {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "127.0.0.1:7878"
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d", path, rec.Code)
+		}
+		return rec.Body.String()
+	}
+	const secret = "cast from the chains of the drowned abbey"
+	gm, spectator := get("/story"), get("/story?view=spectator")
+	for _, want := range []string{"Scene 1: The Drowned Chapel", "HP 9/9", "Mira Quickfoot — Journal"} {
+		if !strings.Contains(gm, want) || !strings.Contains(spectator, want) {
+			t.Errorf("the Story page does not show %q", want)
+		}
+	}
+	if !strings.Contains(gm, secret) {
+		t.Errorf("the game master's view does not show story-state.md")
+	}
+	if strings.Contains(spectator, secret) || strings.Contains(spectator, "GM Notes") {
+		t.Errorf("the spectator view shows story-state.md's secrets")
+	}
+	// A copy for spectators leaves them out too.
+	out := filepath.Join(t.TempDir(), "html")
+	parley(t, "-C", dir, "export", "--html", out, "--spectator")
+	data, err := os.ReadFile(filepath.Join(out, "story.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), secret) || !strings.Contains(string(data), "Scene 1: The Drowned Chapel") {
+		t.Errorf("the spectator's story.html shows the secrets, or not the story")
 	}
 }

@@ -475,3 +475,18 @@ func FuzzMarkdownInert(f *testing.F) {
 		}
 	})
 }
+
+// The Agents page shows what the models used, from the journal.
+func TestAgentsUsage(t *testing.T) {
+	ws := newWorkspace(t,
+		workspace.Entry{Time: "2026-11-26T10:00:00.000000Z", Outcome: workspace.ModelCalled, Agent: "gm", Model: "m", Session: "s", TokensIn: 120, TokensOut: 8},
+		workspace.Entry{Time: "2026-11-26T10:00:01.000000Z", Outcome: workspace.ModelCalled, Agent: "gm", Model: "m", Session: "s", TokensIn: 200, TokensOut: 30},
+	)
+	s := newServer(t, ws, Options{})
+	body := get(t, s.Handler(), "/agents", false).Body.String()
+	row := body[strings.Index(body, `data-agent="gm"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, "<td>2</td><td>358</td>") {
+		t.Errorf("gm's row does not show 2 model calls and 358 tokens:\n%s", row)
+	}
+}
