@@ -3,7 +3,11 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -44,14 +48,27 @@ func (f *feed) load() error {
 }
 
 // follow adds what is appended to the journal, waking every subscriber,
-// until ctx is done.
+// until ctx is done. A workspace no runner has run in yet has no
+// directory for the journal: it is waited for.
 func (f *feed) follow(ctx context.Context) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(filepath.Dir(f.path)); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
 	f.mu.Lock()
 	at := f.pos
 	f.mu.Unlock()
 	var batch []workspace.Entry
 	var every workspace.JournalFilter
-	return every.FollowFrom(ctx, f.path, at, func(e workspace.Entry, _ []byte) error {
+	err := every.FollowFrom(ctx, f.path, at, func(e workspace.Entry, _ []byte) error {
 		batch = append(batch, e)
 		return nil
 	}, func() error {
@@ -70,6 +87,10 @@ func (f *feed) follow(ctx context.Context) error {
 		batch = batch[:0]
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("following the journal %s: %w", f.path, err)
+	}
+	return nil
 }
 
 // len returns how many entries there are.

@@ -490,3 +490,27 @@ func TestAgentsUsage(t *testing.T) {
 		t.Errorf("gm's row does not show 2 model calls and 358 tokens:\n%s", row)
 	}
 }
+
+// A workspace no runner has run in has no .parley/ yet: the server waits
+// for it rather than failing.
+func TestFollowBeforeJournal(t *testing.T) {
+	ws := newWorkspace(t)
+	os.RemoveAll(filepath.Dir(ws.JournalPath()))
+	s := newServer(t, ws, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Follow(ctx) }()
+	if err := os.MkdirAll(filepath.Dir(ws.JournalPath()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	post(t, ws, "gm", "aria", "First.\n")
+	for deadline := time.Now().Add(10 * time.Second); s.feed.len() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the journal's first line was not seen within 10s")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Follow: %v", err)
+	}
+}
