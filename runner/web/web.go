@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -125,30 +127,27 @@ func (s *Server) Follow(ctx context.Context) error {
 }
 
 // Serve serves on ln and follows the journal until ctx is done; then it
-// shuts down, letting requests under way finish for up to a second.
+// shuts down, letting requests under way finish for up to a second (open
+// event streams end with ctx). It returns when every goroutine it started
+// has ended.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	errc := make(chan error, 2)
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { errc <- s.Follow(fctx) }()
-	go func() { errc <- srv.Serve(ln) }()
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-	}
-	cancel()
-	sctx, stop := context.WithTimeout(context.Background(), time.Second)
-	defer stop()
-	if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, context.DeadlineExceeded) && err == nil {
-		err = serr
-	}
-	srv.Close()
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return err
+	g, gctx := errgroup.WithContext(ctx)
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return gctx }}
+	g.Go(func() error { return s.Follow(gctx) })
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, stop := context.WithTimeout(context.Background(), time.Second)
+		defer stop()
+		srv.Shutdown(sctx) // past the second, Close cuts what is left
+		return srv.Close()
+	})
+	return g.Wait()
 }
 
 // IsLocal reports whether addr (host:port) listens on the loopback
