@@ -38,7 +38,7 @@
   let refreshing = null;
   function refreshLive() {
     const live = document.getElementById("live");
-    if (!live || body.dataset.live !== "true") return;
+    if (!live || body.dataset.live !== "true" || document.hidden) return;
     if (live.contains(document.activeElement) && document.activeElement.tagName !== "BODY" && document.activeElement.tagName !== "BUTTON") return;
     clearTimeout(refreshing);
     refreshing = setTimeout(function () {
@@ -47,7 +47,14 @@
       fetch(u, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
         const open = {};
         live.querySelectorAll("details[open] > summary").forEach(function (s) { open[s.textContent] = true; });
+        const lanes = live.querySelector(".lanes");
+        const kept = lanes && { top: lanes.scrollTop, left: lanes.scrollLeft, bottom: lanes.scrollTop + lanes.clientHeight >= lanes.scrollHeight - 30 };
         live.replaceChildren(fragment(html));
+        const now = live.querySelector(".lanes");
+        if (now && kept) {
+          now.scrollLeft = kept.left;
+          now.scrollTop = kept.bottom ? now.scrollHeight : kept.top;
+        }
         live.querySelectorAll("details > summary").forEach(function (s) { s.parentElement.open = !!open[s.textContent] || s.parentElement.hasAttribute("open"); });
       });
     }, 150);
@@ -142,4 +149,7 @@
   // agent starting work): a live page looks again every few seconds.
   if (body.dataset.live === "true") setInterval(refreshLive, 3000);
   if (timeline) window.scrollTo(0, document.body.scrollHeight);
+  // The lanes open on the newest messages.
+  const lanes = document.querySelector(".lanes");
+  if (lanes) lanes.scrollTop = lanes.scrollHeight;
 })();
