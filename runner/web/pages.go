@@ -244,8 +244,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next, err := strconv.Atoi(r.URL.Query().Get("after"))
-	if err != nil || next < 0 {
-		next = s.feed.len()
+	if n := s.feed.len(); err != nil || next < 0 || next > n {
+		next = n // a page from before the journal was replaced starts again from now
 	}
 	rows := r.URL.Query().Get("rows") != "0"
 	w.Header().Set("Content-Type", "text/event-stream")
