@@ -263,3 +263,46 @@ func TestServeStory(t *testing.T) {
 		t.Errorf("the spectator's story.html shows the secrets, or not the story")
 	}
 }
+
+// TestServeNonLocal: on an address other hosts can reach, parley serve
+// warns, and every page needs the token.
+func TestServeNonLocal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- runServe(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, ws,
+			serveOptions{Addr: "0.0.0.0:0", Token: "test-token-0123456789", Ready: func(u, _ string) { ready <- u }})
+	}()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-served:
+		t.Fatal(err)
+	}
+	port := base[strings.LastIndex(base, ":")+1 : len(base)-1]
+	for _, path := range []string{"/", "/static/app.js", "/events"} {
+		resp, err := http.Get("http://127.0.0.1:" + port + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without the token on 0.0.0.0 = %d, want 401", path, resp.StatusCode)
+		}
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "is reachable from other hosts: every page needs the token") {
+		t.Errorf("no warning on stderr: %q", stderr.String())
+	}
+}
