@@ -487,16 +487,8 @@ func (s *Server) seatData() seatData {
 // askOptions returns the options of an [ASK_PLAYER], numbered from 1.
 func askOptions(m *mailbox.Message) []option {
 	var out []option
-	items, _ := m.Payload().Value("options").([]any)
-	for _, it := range items {
-		switch o := it.(type) {
-		case map[string]any:
-			label, _ := o["label"].(string)
-			desc, _ := o["description"].(string)
-			out = append(out, option{N: len(out) + 1, Label: label, Description: desc})
-		case string:
-			out = append(out, option{N: len(out) + 1, Label: o})
-		}
+	for i, o := range campaigns.AskOptions(m) {
+		out = append(out, option{N: i + 1, Label: o.Label, Description: o.Description})
 	}
 	return out
 }
