@@ -13,10 +13,10 @@ func TestAskOptions(t *testing.T) {
 		name, msg string
 		want      []Option
 	}{
-		{"mappings", "---\nfrom: gm\n---\n[ASK_PLAYER]\nquestion: Which way?\noptions:\n  - label: Left\n    description: The dark one\n  - label: Right\n", []Option{{"Left", "The dark one"}, {"Right", ""}}},
-		{"strings", "---\nfrom: gm\n---\n[ASK_PLAYER]\nquestion: Which way?\noptions: [Left, Right]\n", []Option{{"Left", ""}, {"Right", ""}}},
-		{"none", "---\nfrom: gm\n---\n[ASK_PLAYER]\nquestion: Well?\n", nil},
-		{"not a list", "---\nfrom: gm\n---\n[ASK_PLAYER]\noptions: Left\n", nil},
+		{"mappings", "---\nfrom: gm\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: Which way?\noptions:\n  - label: Left\n    description: The dark one\n  - label: Right\n", []Option{{"Left", "The dark one"}, {"Right", ""}}},
+		{"strings", "---\nfrom: gm\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: Which way?\noptions: [Left, Right]\n", []Option{{"Left", ""}, {"Right", ""}}},
+		{"none", "---\nfrom: gm\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: Well?\n", nil},
+		{"not a list", "---\nfrom: gm\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\noptions: Left\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
