@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"path/filepath"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/runner/web"
@@ -13,7 +16,7 @@ func exportCommand(e *env) *cli.Command {
 		UsageText: "parley export --html DIR [--spectator]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "html", Usage: "write the pages into `DIR` (made if missing): index.html, lanes.html, story.html, style.css"},
-			&cli.BoolFlag{Name: "spectator", Usage: "leave the game master's story state out of the story, as the spectator view does"},
+			&cli.BoolFlag{Name: "spectator", Usage: "write only what a spectator may see: the story without the game master's story state (story.html), and no timeline or lanes, which hold every message"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -32,7 +35,11 @@ func exportCommand(e *env) *cli.Command {
 			if err := web.Export(ctx, ws, dir, web.ExportOptions{Spectator: c.Bool("spectator")}); err != nil {
 				return err
 			}
-			e.stdout.Write([]byte(dir + "/index.html\n"))
+			page := "index.html"
+			if c.Bool("spectator") {
+				page = "story.html"
+			}
+			fmt.Fprintln(e.stdout, filepath.Join(dir, page))
 			return nil
 		},
 	}

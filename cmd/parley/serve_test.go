@@ -262,6 +262,18 @@ func TestServeStory(t *testing.T) {
 	if strings.Contains(string(data), secret) || !strings.Contains(string(data), "Scene 1: The Drowned Chapel") {
 		t.Errorf("the spectator's story.html shows the secrets, or not the story")
 	}
+	for _, name := range []string{"index.html", "lanes.html"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
+			t.Errorf("the spectators' copy holds %s, every message in it", name)
+		}
+	}
+	// Nor is it written beside a full copy.
+	full := filepath.Join(t.TempDir(), "full")
+	parley(t, "-C", dir, "export", "--html", full)
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"parley", "-C", dir, "export", "--html", full, "--spectator"}, strings.NewReader(""), &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "write the spectators' copy into another directory") {
+		t.Errorf("a spectators' copy beside a full one: exit %d, %s", code, stderr.String())
+	}
 }
 
 // TestServeNonLocal: on an address other hosts can reach, parley serve
