@@ -27,6 +27,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7878", Usage: "listen on `HOST:PORT` (port 0: any free port)"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"PARLEY_TOKEN"}, Usage: "the `TOKEN` that lets a browser write (default: a new random one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "let nobody write from the browser"},
+			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes)"},
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you at a D&D seat (default: as parley play finds it)"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as at a D&D seat"},
 		},
@@ -47,7 +48,7 @@ func serveCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			return runServe(ctx, e, ws, serveOptions{Addr: addr, Token: c.String("token"), ReadOnly: c.Bool("read-only"), As: c.String("as"), Lead: c.String("lead")})
+			return runServe(ctx, e, ws, serveOptions{Addr: addr, Token: c.String("token"), ReadOnly: c.Bool("read-only") || c.Bool("spectator"), Spectator: c.Bool("spectator"), As: c.String("as"), Lead: c.String("lead")})
 		},
 	}
 }
@@ -55,6 +56,7 @@ func serveCommand(e *env) *cli.Command {
 type serveOptions struct {
 	Addr, Token string
 	ReadOnly    bool
+	Spectator   bool // the story alone, for an audience
 	As, Lead    string
 	// Ready, when set, is called with the address the server listens on
 	// and its token, once it listens (tests).
@@ -73,7 +75,9 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	local := web.IsLocal(ln.Addr().String())
-	if opts.ReadOnly {
+	if opts.Spectator {
+		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators at %s\n", ws.Root, url)
+	} else if opts.ReadOnly {
 		fmt.Fprintf(e.stdout, "parley: serving %s, read-only, at %s\n", ws.Root, url)
 	} else {
 		fmt.Fprintf(e.stdout, "parley: serving %s at %s?token=%s\n", ws.Root, url, srv.Token())
@@ -91,7 +95,7 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 // newWebServer makes the web view of ws, its writes carried out by the
 // commands' own code (browserActions).
 func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Server, error) {
-	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200}
+	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator}
 	host, _, _ := net.SplitHostPort(opts.Addr)
 	wo.RequireToken = !web.IsLocal(net.JoinHostPort(host, "0"))
 	if !opts.ReadOnly {

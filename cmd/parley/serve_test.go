@@ -252,6 +252,24 @@ func TestServeStory(t *testing.T) {
 	if strings.Contains(spectator, secret) || strings.Contains(spectator, "GM Notes") {
 		t.Errorf("the spectator view shows story-state.md's secrets")
 	}
+	// So does a server for spectators, which shows nothing else.
+	watch, err := newWebServer(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, serveOptions{Addr: "127.0.0.1:0", ReadOnly: true, Spectator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{"/": http.StatusOK, "/story": http.StatusOK, "/lanes": http.StatusNotFound, "/message?n=0": http.StatusNotFound} {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "127.0.0.1:7878"
+		rec := httptest.NewRecorder()
+		watch.Handler().ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("spectators: GET %s = %d, want %d", path, rec.Code, want)
+		}
+		if strings.Contains(rec.Body.String(), secret) {
+			t.Errorf("spectators: GET %s shows the story state's secrets", path)
+		}
+	}
+
 	// A copy for spectators leaves them out too.
 	out := filepath.Join(t.TempDir(), "html")
 	parley(t, "-C", dir, "export", "--html", out, "--spectator")

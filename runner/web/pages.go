@@ -49,6 +49,13 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "assets/static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	if s.watcher {
+		// An audience sees the story, and news that it moved on.
+		mux.HandleFunc("GET /{$}", s.story)
+		mux.HandleFunc("GET /story", s.story)
+		mux.HandleFunc("GET /events", s.events)
+		return s.guard(mux)
+	}
 	mux.HandleFunc("GET /{$}", s.timeline)
 	mux.HandleFunc("GET /rows", s.rows)
 	mux.HandleFunc("GET /message", s.message)
@@ -79,6 +86,9 @@ func (s *Server) newPage(r *http.Request, title, path string, content any) page 
 	p := page{Title: title, Path: path, Root: filepath.Base(s.ws.Root), CSRF: s.csrf, Next: s.feed.len(), Content: content, Live: true}
 	p.CanWrite = s.actions != nil && s.authorised(r)
 	for _, n := range pageNames {
+		if s.watcher && n.name != "Story" {
+			continue
+		}
 		p.Nav = append(p.Nav, struct{ Path, Name string }{n.path, n.name})
 	}
 	return p
@@ -247,7 +257,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if n := s.feed.len(); err != nil || next < 0 || next > n {
 		next = n // a page from before the journal was replaced starts again from now
 	}
-	rows := r.URL.Query().Get("rows") != "0"
+	rows := r.URL.Query().Get("rows") != "0" && !s.watcher
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)

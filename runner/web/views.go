@@ -175,7 +175,7 @@ type storyData struct {
 	Err       string
 	Name      string
 	Spectator bool
-	Static    bool // an exported copy: no links to the other view
+	Static    bool // an exported copy, or a spectators' server: no link to the other view
 	Scenes    []doc
 	Sheets    []doc
 	Journals  []doc
@@ -260,7 +260,9 @@ func (s *Server) storyData(spectator bool) storyData {
 }
 
 func (s *Server) story(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, "story", s.newPage(r, "Story", "/story", s.storyData(r.URL.Query().Get("view") == "spectator")))
+	d := s.storyData(s.watcher || r.URL.Query().Get("view") == "spectator")
+	d.Static = s.watcher // no way to the game master's view
+	s.render(w, r, "story", s.newPage(r, "Story", "/story", d))
 }
 
 // planData is the plans of a pipeline workspace, with what the

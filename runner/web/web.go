@@ -63,6 +63,10 @@ type Options struct {
 	// RequireToken asks for the token on every page, not only for
 	// writes: for an address other hosts can reach.
 	RequireToken bool
+	// Spectator serves the story as the players know it and nothing
+	// else: no timeline, lanes, agents, plan or seat, and no writes; for
+	// an audience.
+	Spectator bool
 	// Person is the agent that is the person at the seat (the Seat page
 	// lists what waits in its inbox); empty: every human agent's inbox.
 	Person string
@@ -80,6 +84,7 @@ type Server struct {
 	token   string
 	csrf    string
 	strict  bool
+	watcher bool // Options.Spectator
 	person  string
 	page    int
 	log     *slog.Logger
@@ -94,7 +99,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, person: opts.Person, page: opts.PageSize, log: opts.Logger}
+	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, page: opts.PageSize, log: opts.Logger}
+	if s.watcher {
+		s.actions = nil
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -514,3 +514,43 @@ func TestFollowBeforeJournal(t *testing.T) {
 		t.Errorf("Follow: %v", err)
 	}
 }
+
+// A spectators' server serves the story alone, and no message.
+func TestSpectatorServer(t *testing.T) {
+	ws := newWorkspace(t)
+	post(t, ws, "gm", "aria", "A private word.\n")
+	s := newServer(t, ws, Options{Spectator: true, Actions: &fakeActions{}})
+	for path, want := range map[string]int{"/": 200, "/story": 200, "/story?view=gm": 200, "/static/app.js": 200,
+		"/lanes": 404, "/agents": 404, "/plan": 404, "/seat": 404, "/message?n=0": 404, "/rows?before=1": 404} {
+		if got := get(t, s.Handler(), path, true).Code; got != want {
+			t.Errorf("GET %s = %d, want %d", path, got, want)
+		}
+	}
+	if body := get(t, s.Handler(), "/", true).Body.String(); strings.Contains(body, "Timeline") || strings.Contains(body, "private") {
+		t.Errorf("the spectators' page names the timeline or a message:\n%s", body)
+	}
+	if s.actions != nil {
+		t.Error("a spectators' server has actions")
+	}
+	// Its event stream says that the story moved on, never what was said.
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+u.Port()+"/events?after=0", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "event: row") {
+			t.Fatal("a spectators' event stream sent a row")
+		}
+		if strings.HasPrefix(sc.Text(), "event: tick") {
+			break
+		}
+	}
+}
