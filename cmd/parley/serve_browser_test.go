@@ -274,6 +274,24 @@ func TestServeInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("roll", func(t *testing.T) {
+		run("rolling on the seat page", 10*time.Second,
+			chromedp.Navigate(url+"seat"),
+			chromedp.WaitVisible(chromedp.CSS(`form.act input[name=dice]`)),
+			chromedp.SetValue(chromedp.CSS(`form.act input[name=dice]`), "1d20+3"),
+			chromedp.SetValue(chromedp.CSS(`form.act input[name=check]`), "Athletics"),
+			chromedp.Click(chromedp.CSS(`form.act:has(input[name=dice]) button`)),
+			chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),
+		)
+		said := value(t, bctx, chromedp.TextContent(chromedp.CSS(`#said`)))
+		if !strings.Contains(said, "you roll 1d20+3") {
+			t.Fatalf("the page said %q, want the roll", said)
+		}
+		waitJournal(t, dir, func(e workspace.Entry) bool {
+			return e.Outcome == workspace.Delivered && e.Type == "DICE_RESULT" && e.From == "lead" && len(e.To) == 1 && e.To[0] == "gm"
+		})
+	})
+
 	// A screenshot of each page, after the demo session.
 	for _, p := range []struct{ name, path, ready string }{
 		{"timeline", "", "#timeline li.row"},
