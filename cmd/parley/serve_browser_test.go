@@ -274,6 +274,22 @@ func TestServeInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("retry", func(t *testing.T) {
+		id := parley(t, "-C", dir, "send", "--no-check", "--from", "tor", "--to", "zed", "--body", "Anyone down there?")
+		sel := fmt.Sprintf(`li.row.o-rejected[data-id=%q]`, id)
+		run("retrying a refused message from the timeline", 10*time.Second,
+			chromedp.Navigate(url),
+			chromedp.WaitVisible(chromedp.CSS(sel+` button.retry`)),
+			chromedp.Click(chromedp.CSS(sel+` button.retry`)),
+			chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),
+		)
+		said := value(t, bctx, chromedp.TextContent(chromedp.CSS(`#said`)))
+		if !strings.Contains(said, "back in mailboxes/tor/outbox/") {
+			t.Fatalf("the page said %q, want the file back in tor's outbox", said)
+		}
+		waitJournal(t, dir, func(e workspace.Entry) bool { return e.Outcome == workspace.Retried && e.Agent == "tor" })
+	})
+
 	t.Run("roll", func(t *testing.T) {
 		run("rolling on the seat page", 10*time.Second,
 			chromedp.Navigate(url+"seat"),
