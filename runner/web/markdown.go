@@ -6,6 +6,8 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
+
+	"github.com/parley-dev/parley/mailbox"
 )
 
 // md renders markdown without raw HTML (goldmark leaves it out unless
@@ -25,14 +27,10 @@ func markdown(src []byte) template.HTML {
 }
 
 // withoutFrontmatter returns a markdown file's text after its
-// frontmatter, if it has one.
+// frontmatter, if it has one (as mailbox.SplitFrontmatter finds it).
 func withoutFrontmatter(src []byte) []byte {
-	rest, ok := bytes.CutPrefix(src, []byte("---\n"))
-	if !ok {
-		return src
-	}
-	if i := bytes.Index(rest, []byte("\n---\n")); i >= 0 {
-		return rest[i+5:]
+	if fm, err := mailbox.SplitFrontmatter(src); err == nil {
+		return fm.Body
 	}
 	return src
 }
