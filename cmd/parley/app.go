@@ -47,6 +47,8 @@ func newApp(e *env) *cli.App {
 			inboxCommand(e),
 			readCommand(e),
 			logCommand(e),
+			serveCommand(e),
+			exportCommand(e),
 			skillsCommand(e),
 			validateCommand(e),
 			composeCommand(e),

@@ -82,6 +82,11 @@ func benchCommand(e *env) *cli.Command {
 			"and a journal as long, then times parley inbox, status and log as whole\n" +
 			"processes, in interleaved rounds.\n" +
 			"\n" +
+			"With --serve it builds a session of --serve-messages messages (10,000) and\n" +
+			"times parley serve: the timeline's HTML and, when chromium is installed,\n" +
+			"its first paint; a message from its outbox to an open event stream and to\n" +
+			"the open page (parley run routing it); the server's peak memory.\n" +
+			"\n" +
 			"Exits 1 when a target is missed.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
@@ -98,6 +103,9 @@ func benchCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "pipeline", Usage: "measure the dev pipeline instead: parley demo pipeline (3 waves, 7 steps) as a whole process, and a wave of 3 steps whose workers take 300 ms each (--runs rounds; 10 unless set)"},
 			&cli.BoolFlag{Name: "reading", Usage: "measure parley inbox, status and log on a workspace of 100,000 messages instead"},
 			&cli.IntFlag{Name: "reading-messages", Value: 100000, Usage: "with --reading: messages in the workspace, and lines in its journal"},
+			&cli.BoolFlag{Name: "serve", Usage: "measure parley serve instead: the timeline's first paint on a session of --serve-messages messages, a delivered message to an open page, the server's memory (pages painted by chromium when it is installed)"},
+			&cli.IntFlag{Name: "serve-messages", Value: 10000, Usage: "with --serve: messages in the session, and lines in its journal"},
+			&cli.StringFlag{Name: "browser", Usage: "with --serve: the Chromium `PATH` to paint the pages with (default: /usr/bin/chromium when it is there)"},
 			&cli.IntFlag{Name: "runs", Value: 50, Usage: "with --campaign, --send or --reading: runs of each measurement"},
 			// The session program of the --drivers phases: this binary.
 			&cli.BoolFlag{Name: "session-agent", Hidden: true},
@@ -109,6 +117,14 @@ func benchCommand(e *env) *cli.Command {
 			}
 			if c.Bool("session-agent") {
 				return bench.SessionEcho(e.stdin, e.stdout)
+			}
+			if c.Bool("serve") {
+				if c.Int("runs") < 1 || c.Int("serve-messages") < 1 {
+					return usagef("--runs and --serve-messages must be at least 1 (got %d and %d)", c.Int("runs"), c.Int("serve-messages"))
+				}
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runServeBench(ctx, e, serveBenchOptions{Dir: c.String("dir"), Messages: c.Int("serve-messages"), Runs: c.Int("runs"), Browser: c.String("browser"), JSON: c.Bool("json")})
 			}
 			if c.Bool("reading") {
 				if c.Int("runs") < 1 || c.Int("reading-messages") < 1 {

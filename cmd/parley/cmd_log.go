@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/web"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -27,13 +28,17 @@ func logCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "outcome", Usage: "only `OUTCOME`s: " + strings.Join(workspace.Outcomes, ", ") + " (repeat, or separate with commas)"},
 			&cli.StringFlag{Name: "since", Usage: "only lines from `WHEN` on: a duration back from now (10m, 2h, 3d) or a time (2026-11-21, 2026-11-21T10:15, RFC 3339); UTC unless it says otherwise or --local"},
 			&cli.BoolFlag{Name: "local", Usage: "print times (and read --since) in the local time zone instead of UTC"},
+			&cli.BoolFlag{Name: "mermaid", Usage: "print the messages delivered and refused as a Mermaid sequence diagram (one lane per agent), as parley serve's Lanes page draws them"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			opts := logOptions{Follow: c.Bool("follow"), JSON: c.Bool("json"), Local: c.Bool("local")}
+			opts := logOptions{Follow: c.Bool("follow"), JSON: c.Bool("json"), Local: c.Bool("local"), Mermaid: c.Bool("mermaid")}
+			if opts.Mermaid && (opts.Follow || opts.JSON) {
+				return usagef("--mermaid draws the journal as it is: leave out --follow and --json")
+			}
 			opts.Filter.Agents = splitList(c.StringSlice("agent"))
 			opts.Filter.Types = splitList(c.StringSlice("type"))
 			opts.Filter.Outcomes = splitList(c.StringSlice("outcome"))
@@ -65,6 +70,8 @@ type logOptions struct {
 	Follow bool
 	JSON   bool
 	Local  bool // times in the local zone, not UTC
+	// Mermaid prints the selected entries as a Mermaid sequence diagram.
+	Mermaid bool
 }
 
 func (o logOptions) location() *time.Location {
@@ -75,6 +82,9 @@ func (o logOptions) location() *time.Location {
 }
 
 func runLog(ctx context.Context, e *env, ws *workspace.Workspace, opts logOptions) error {
+	if opts.Mermaid {
+		return logMermaid(e, ws, opts)
+	}
 	// Buffered: a journal of 100,000 lines is one write per 64 KiB, not
 	// one per line; flushed whenever the journal is read to its end.
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
@@ -291,4 +301,21 @@ func parseSince(s string, now time.Time, loc *time.Location) (time.Time, error) 
 		}
 	}
 	return time.Time{}, errors.New("want a duration back from now (10m, 2h, 3d) or a time (2026-11-21, 2026-11-21T10:15, 2026-11-21T10:15:00+01:00)")
+}
+
+// logMermaid prints the entries the filter selects as a Mermaid sequence
+// diagram: the lanes of parley serve.
+func logMermaid(e *env, ws *workspace.Workspace, opts logOptions) error {
+	var entries []workspace.Entry
+	err := opts.Filter.Read(ws.JournalPath(), func(en workspace.Entry, _ []byte) error {
+		entries = append(entries, en)
+		return nil
+	})
+	var je *workspace.JournalError
+	if errors.As(err, &je) {
+		fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %s\n", printable(ws.JournalPath()), printableLines(err.Error()))
+	} else if err != nil {
+		return err
+	}
+	return web.LanesOf(ws.AgentNames(), entries, 0).WriteMermaid(e.stdout)
 }

@@ -364,16 +364,8 @@ func firstLine(s string) string {
 // description each.
 func askOptions(m *mailbox.Message) [][2]string {
 	var out [][2]string
-	items, _ := m.Payload().Value("options").([]any)
-	for _, it := range items {
-		switch o := it.(type) {
-		case map[string]any:
-			label, _ := o["label"].(string)
-			desc, _ := o["description"].(string)
-			out = append(out, [2]string{label, desc})
-		case string:
-			out = append(out, [2]string{o, ""})
-		}
+	for _, o := range campaigns.AskOptions(m) {
+		out = append(out, [2]string{o.Label, o.Description})
 	}
 	return out
 }

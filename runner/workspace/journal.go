@@ -214,6 +214,37 @@ func (f *JournalFilter) Read(path string, fn func(e Entry, line []byte) error) e
 // nil, is called each time it has read to the end of the journal (to
 // flush what fn wrote). It returns nil when ctx ends it.
 func (f *JournalFilter) Follow(ctx context.Context, path string, fn func(e Entry, line []byte) error, caughtUp func() error) error {
+	return f.FollowFrom(ctx, path, JournalPosition{}, fn, caughtUp)
+}
+
+// JournalPosition is a place in the journal: the byte offset just after a
+// complete line, and how many lines come before it.
+type JournalPosition struct {
+	Offset int64
+	Lines  int
+}
+
+// ReadPosition reads the journal as Read does, and returns the position
+// after its last complete line, from which FollowFrom goes on without
+// reading the journal again.
+func (f *JournalFilter) ReadPosition(path string, fn func(e Entry, line []byte) error) (JournalPosition, error) {
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return JournalPosition{}, nil
+	}
+	if err != nil {
+		return JournalPosition{}, err
+	}
+	defer file.Close()
+	cr := &countingReader{r: file}
+	n, err := f.compile().read(cr, 0, fn)
+	return JournalPosition{Offset: cr.complete, Lines: n}, err
+}
+
+// FollowFrom is Follow starting at a position ReadPosition returned:
+// only the entries written after it are read. A journal shorter than the
+// position (replaced meanwhile) is read from its start.
+func (f *JournalFilter) FollowFrom(ctx context.Context, path string, from JournalPosition, fn func(e Entry, line []byte) error, caughtUp func() error) error {
 	q := f.compile()
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -225,8 +256,7 @@ func (f *JournalFilter) Follow(ctx context.Context, path string, fn func(e Entry
 	if err := w.Add(filepath.Dir(path)); err != nil {
 		return err
 	}
-	var off int64
-	lines := 0
+	off, lines := from.Offset, from.Lines
 	catchUp := func() error {
 		f, err := os.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/runner/web"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+func serveCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve a live web view of the workspace: timeline, lanes, agents, story, plan, and your seat (until interrupted)",
+		Description: "Open the address it prints. Pages read the journal and the mailboxes and update\n" +
+			"live. Writing (answering, rolling, approving, replying, retrying) needs the token\n" +
+			"in that address, and goes through the same check as parley send. On an address\n" +
+			"other than 127.0.0.1 or localhost every page needs the token.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7878", Usage: "listen on `HOST:PORT` (port 0: any free port)"},
+			&cli.StringFlag{Name: "token", EnvVars: []string{"PARLEY_TOKEN"}, Usage: "the `TOKEN` that lets a browser write (default: a new random one)"},
+			&cli.BoolFlag{Name: "read-only", Usage: "let nobody write from the browser"},
+			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes)"},
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you at a D&D seat (default: as parley play finds it)"},
+			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as at a D&D seat"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			addr := c.String("addr")
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				return usagef("--addr %q: want HOST:PORT, such as 127.0.0.1:7878", addr)
+			}
+			if t := c.String("token"); c.IsSet("token") && len(t) < 16 {
+				return usagef("--token: use at least 16 characters")
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			return runServe(ctx, e, ws, serveOptions{Addr: addr, Token: c.String("token"), ReadOnly: c.Bool("read-only") || c.Bool("spectator"), Spectator: c.Bool("spectator"), As: c.String("as"), Lead: c.String("lead")})
+		},
+	}
+}
+
+type serveOptions struct {
+	Addr, Token string
+	ReadOnly    bool
+	Spectator   bool // the story alone, for an audience
+	As, Lead    string
+	// Ready, when set, is called with the address the server listens on
+	// and its token, once it listens (tests).
+	Ready func(url, token string)
+}
+
+// runServe serves the web view until ctx is done.
+func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOptions) error {
+	srv, err := newWebServer(e, ws, opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	local := web.IsLocal(ln.Addr().String())
+	if opts.Spectator {
+		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators at %s\n", ws.Root, url)
+	} else if opts.ReadOnly {
+		fmt.Fprintf(e.stdout, "parley: serving %s, read-only, at %s\n", ws.Root, url)
+	} else {
+		fmt.Fprintf(e.stdout, "parley: serving %s at %s?token=%s\n", ws.Root, url, srv.Token())
+		fmt.Fprintln(e.stdout, "parley: open that address once to write from the browser; the token is kept in a cookie")
+	}
+	if !local {
+		fmt.Fprintf(e.stderr, "parley: warning: %s is reachable from other hosts: every page needs the token, and it travels unencrypted\n", ln.Addr())
+	}
+	if opts.Ready != nil {
+		opts.Ready(url, srv.Token())
+	}
+	return srv.Serve(ctx, ln)
+}
+
+// newWebServer makes the web view of ws, its writes carried out by the
+// commands' own code (browserActions).
+func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Server, error) {
+	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator}
+	host, _, _ := net.SplitHostPort(opts.Addr)
+	wo.RequireToken = !web.IsLocal(net.JoinHostPort(host, "0"))
+	if !opts.ReadOnly {
+		a := &browserActions{root: ws.Root, as: opts.As, lead: opts.Lead}
+		wo.Actions = a
+		if s, err := openSeat(e.quiet(), ws, opts.As, opts.Lead); err == nil {
+			wo.Person = s.me
+		}
+	}
+	return web.New(wo)
+}
+
+// browserActions carry out what the browser asks, each with the code of
+// the command that does it at a terminal: parley answer, play, approve,
+// reject, reply, done, retry. The workspace is opened again for each, so that
+// an edited parley.yaml counts as it does for those commands.
+type browserActions struct {
+	root     string
+	as, lead string
+}
+
+// env returns an environment whose output is collected.
+func (a *browserActions) env() (*env, *bytes.Buffer) {
+	var buf bytes.Buffer
+	return &env{stdin: strings.NewReader(""), stdout: &buf, stderr: &buf}, &buf
+}
+
+func (a *browserActions) open() (*workspace.Workspace, error) {
+	return workspace.Open(a.root)
+}
+
+func said(buf *bytes.Buffer, err error) (string, error) {
+	if err != nil {
+		if out := strings.TrimSpace(buf.String()); out != "" && !strings.Contains(err.Error(), out) {
+			return "", fmt.Errorf("%w\n%s", err, out)
+		}
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+func (a *browserActions) Answer(ctx context.Context, id, text string) (string, error) {
+	e, buf := a.env()
+	ws, err := a.open()
+	if err != nil {
+		return "", err
+	}
+	s, err := openSeat(e, ws, a.as, a.lead)
+	if err != nil {
+		return "", err
+	}
+	return said(buf, s.answerOnce(id, text))
+}
+
+func (a *browserActions) Seat(ctx context.Context, line string) (string, error) {
+	e, buf := a.env()
+	ws, err := a.open()
+	if err != nil {
+		return "", err
+	}
+	s, err := openSeat(e, ws, a.as, a.lead)
+	if err != nil {
+		return "", err
+	}
+	s.out = buf
+	sent, err := s.command(ctx, line)
+	if errors.Is(err, errQuit) {
+		return "", errors.New("/quit: close the page to leave")
+	}
+	if err != nil {
+		return said(buf, err)
+	}
+	if !sent {
+		return "", errors.New(strings.TrimSpace(buf.String()))
+	}
+	return buf.String(), nil
+}
+
+func (a *browserActions) Decide(ctx context.Context, id string, approve bool, feedback string) (string, error) {
+	e, buf := a.env()
+	ws, err := a.open()
+	if err != nil {
+		return "", err
+	}
+	return said(buf, runAnswer(e, ws, id, approve, feedback))
+}
+
+func (a *browserActions) Reply(ctx context.Context, id, agent, body string) (string, error) {
+	e, buf := a.env()
+	ws, err := a.open()
+	if err != nil {
+		return "", err
+	}
+	if agent != "" {
+		if err := ws.CheckAgent(agent); err != nil {
+			return "", err
+		}
+	}
+	return said(buf, runReply(e, ws, id, agent, false, sendOptions{Body: &body}))
+}
+
+func (a *browserActions) Done(ctx context.Context, id, agent string) (string, error) {
+	e, buf := a.env()
+	ws, err := a.open()
+	if err != nil {
+		return "", err
+	}
+	if agent != "" {
+		if err := ws.CheckAgent(agent); err != nil {
+			return "", err
+		}
+	}
+	return said(buf, runDone(e, ws, agent, []string{id}))
+}
+
+func (a *browserActions) Retry(ctx context.Context, target string) (string, error) {
+	e, buf := a.env()
+	ws, err := a.open()
+	if err != nil {
+		return "", err
+	}
+	return said(buf, runRetry(e, ws, "", []string{target}))
+}

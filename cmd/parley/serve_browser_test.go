@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// chromiumPath is where Debian's chromium package puts the browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// newBrowser starts headless Chromium for a test, with a fresh profile,
+// or skips the test when Chromium is not installed.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("chromium not installed: " + chromiumPath + " (apt-get install chromium)")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 860),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// servedDemo plays the D&D demo into a directory, then serves it and runs
+// a runner on it, as a person would with parley serve and parley run in
+// two terminals. It returns the workspace and the address with its
+// token.
+func servedDemo(t *testing.T) (string, string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "table")
+	// The demo runs its seat as a process of its own (os.Executable):
+	// run it as the parley that testscript.Main put on $PATH.
+	if out, err := exec.Command("parley", "demo", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("parley demo: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	ready := make(chan string, 1)
+	const token = "test-token-0123456789"
+	served := make(chan error, 1)
+	go func() {
+		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Token: token, Ready: func(url, _ string) { ready <- url }})
+	}()
+	rws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() {
+		ran <- runRun(ctx, &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}, rws, runOptions{Level: slog.LevelError})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("parley serve: %v", err)
+		}
+		<-ran
+	})
+	var url string
+	select {
+	case url = <-ready:
+	case err := <-served:
+		t.Fatalf("parley serve: %v", err)
+	}
+	// The runner holds the lock once it runs.
+	for deadline := time.Now().Add(10 * time.Second); ws.RunnerPID() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the runner did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return dir, url, token
+}
+
+// parley runs the command line in-process and returns what it printed.
+func parley(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), append([]string{"parley"}, args...), strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("parley %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// waitJournal waits until the journal has an entry ok accepts.
+func waitJournal(t *testing.T, dir string, ok func(workspace.Entry) bool) workspace.Entry {
+	t.Helper()
+	path := filepath.Join(dir, workspace.StateDir, "journal.jsonl")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var found *workspace.Entry
+		workspace.ReadJournal(path, func(e workspace.Entry) error {
+			if ok(e) {
+				found = &e
+				return errors.New("found")
+			}
+			return nil
+		})
+		if found != nil {
+			return *found
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("waited 10s for a journal entry that did not come")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeInBrowser drives parley serve from headless Chromium, on the
+// demo session with a runner running: pages load, a message sent with
+// parley send shows on the open timeline within a second, a body with a
+// script stays text, and an [ASK_PLAYER] answered from the page reaches
+// the game master as [PLAYER_ANSWER]. A screenshot of each page is left
+// in the test's temporary directory (and in $PARLEY_SCREENSHOTS, when
+// set).
+func TestServeInBrowser(t *testing.T) {
+	bctx := newBrowser(t)
+	dir, url, token := servedDemo(t)
+	shots := t.TempDir()
+	run := func(what string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(bctx, timeout)
+		defer cancel()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	shot := func(name string) {
+		t.Helper()
+		png := value(t, bctx, chromedp.CaptureScreenshot())
+		for _, d := range []string{shots, os.Getenv("PARLEY_SCREENSHOTS")} {
+			if d == "" {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(d, name+".png"), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// The token in the address becomes a cookie; the page is the timeline.
+	run("opening the timeline", 10*time.Second,
+		chromedp.Navigate(url+"?token="+token),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row`)),
+		chromedp.WaitVisible(chromedp.CSS(`#conn.on`)),
+	)
+	if value(t, bctx, chromedp.Evaluate[bool](`document.querySelector("header .ro") !== null`)) {
+		t.Fatal("the page says read-only after opening it with the token")
+	}
+
+	t.Run("older", func(t *testing.T) {
+		// The demo's journal is longer than a page (200 rows): scrolled
+		// to the top, the timeline loads the rest.
+		total := value(t, bctx, chromedp.Evaluate[int](`+document.body.dataset.next`))
+		if total <= 200 {
+			t.Skipf("the demo's journal has %d lines: one page", total)
+		}
+		run("scrolling up", 10*time.Second,
+			chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`),
+			chromedp.WaitNotPresent(chromedp.CSS(`#older`)),
+		)
+		if n := value(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#timeline li.row").length`)); n < total {
+			t.Errorf("after scrolling up the timeline holds %d rows, want %d", n, total)
+		}
+	})
+
+	t.Run("live", func(t *testing.T) {
+		start := time.Now()
+		id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "you", "--body", "A bell tolls under the water.")
+		run("waiting for the message on the timeline", time.Second,
+			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`li.row.o-delivered[data-id=%q]`, id))))
+		t.Logf("parley send to the open timeline: %v", time.Since(start))
+	})
+
+	t.Run("xss", func(t *testing.T) {
+		body := "<script>window.pwned = 1</script>\n\n[a link](javascript:window.pwned=2) and <img src=x onerror=\"window.pwned=3\">\n"
+		id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "you", "--body", body)
+		sel := fmt.Sprintf(`li.row.o-delivered[data-id=%q]`, id)
+		run("opening the message", 5*time.Second,
+			chromedp.WaitVisible(chromedp.CSS(sel)),
+			chromedp.Click(chromedp.CSS(sel+` button.open`)),
+			chromedp.WaitVisible(chromedp.CSS(sel+` .detail .raw`)),
+		)
+		pwned := value(t, bctx, chromedp.Evaluate[bool](`window.pwned !== undefined`))
+		scripts := value(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("main script").length`))
+		jsLinks := value(t, bctx, chromedp.Evaluate[int](`Array.from(document.querySelectorAll("main a")).filter(a => /^\s*javascript:/i.test(a.getAttribute("href") || "")).length`))
+		handlers := value(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("main [onerror]").length`))
+		raw := value(t, bctx, chromedp.TextContent(chromedp.CSS(sel+` .detail .raw`)))
+		if pwned || scripts != 0 || jsLinks != 0 || handlers != 0 {
+			t.Errorf("the body ran or kept live markup: pwned %v, %d scripts, %d javascript: links, %d onerror handlers", pwned, scripts, jsLinks, handlers)
+		}
+		if !strings.Contains(raw, "<script>window.pwned = 1</script>") {
+			t.Errorf("the raw view does not show the body as text: %q", raw)
+		}
+	})
+
+	t.Run("answer", func(t *testing.T) {
+		ask := "---\nfrom: gm\nto: lead\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: \"The bell rings again. Do you dive?\"\nheader: \"Dive\"\noptions:\n  - label: \"Dive at once\"\n    description: \"Hold your breath and go\"\n  - label: \"Wait on the stair\"\n    description: \"Let the others go first\"\n"
+		file := filepath.Join(t.TempDir(), "ask.md")
+		if err := os.WriteFile(file, []byte(ask), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		id := parley(t, "-C", dir, "send", "--file", file)
+		waitJournal(t, dir, func(e workspace.Entry) bool { return e.ID == id && e.Outcome == workspace.Delivered })
+		sel := fmt.Sprintf(`article.waiting[data-id=%q] button.option[value="1"]`, id)
+		run("answering on the seat page", 10*time.Second,
+			chromedp.Navigate(url+"seat"),
+			chromedp.WaitVisible(chromedp.CSS(sel)),
+			chromedp.Click(chromedp.CSS(sel)),
+			chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),
+		)
+		said := value(t, bctx, chromedp.TextContent(chromedp.CSS(`#said`)))
+		if !strings.Contains(said, "answered "+id) {
+			t.Fatalf("the page said %q, want answered %s", said, id)
+		}
+		en := waitJournal(t, dir, func(e workspace.Entry) bool {
+			return e.Outcome == workspace.Delivered && e.Type == "PLAYER_ANSWER" && len(e.To) == 1 && e.To[0] == "gm" && e.From == "lead" && e.Time > "" && e.ID > id
+		})
+		ws, err := workspace.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, err := ws.FindMessage(en.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := mailbox.ReadFile(path, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Payload().Text("answer"); got != "Dive at once" {
+			t.Errorf("the game master's [PLAYER_ANSWER] says answer %q, want %q", got, "Dive at once")
+		}
+		if got, _ := m.Header().Get("reply_to"); got != id {
+			t.Errorf("[PLAYER_ANSWER] reply_to = %q, want %q", got, id)
+		}
+	})
+
+	t.Run("retry", func(t *testing.T) {
+		id := parley(t, "-C", dir, "send", "--no-check", "--from", "tor", "--to", "zed", "--body", "Anyone down there?")
+		sel := fmt.Sprintf(`li.row.o-rejected[data-id=%q]`, id)
+		run("retrying a refused message from the timeline", 10*time.Second,
+			chromedp.Navigate(url),
+			chromedp.WaitVisible(chromedp.CSS(sel+` button.retry`)),
+			chromedp.Click(chromedp.CSS(sel+` button.retry`)),
+			chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),
+		)
+		said := value(t, bctx, chromedp.TextContent(chromedp.CSS(`#said`)))
+		if !strings.Contains(said, "back in mailboxes/tor/outbox/") {
+			t.Fatalf("the page said %q, want the file back in tor's outbox", said)
+		}
+		waitJournal(t, dir, func(e workspace.Entry) bool { return e.Outcome == workspace.Retried && e.Agent == "tor" })
+	})
+
+	t.Run("roll", func(t *testing.T) {
+		run("rolling on the seat page", 10*time.Second,
+			chromedp.Navigate(url+"seat"),
+			chromedp.WaitVisible(chromedp.CSS(`form.act input[name=dice]`)),
+			chromedp.SetValue(chromedp.CSS(`form.act input[name=dice]`), "1d20+3"),
+			chromedp.SetValue(chromedp.CSS(`form.act input[name=check]`), "Athletics"),
+			chromedp.Click(chromedp.CSS(`form.act:has(input[name=dice]) button`)),
+			chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),
+		)
+		said := value(t, bctx, chromedp.TextContent(chromedp.CSS(`#said`)))
+		if !strings.Contains(said, "you roll 1d20+3") {
+			t.Fatalf("the page said %q, want the roll", said)
+		}
+		waitJournal(t, dir, func(e workspace.Entry) bool {
+			return e.Outcome == workspace.Delivered && e.Type == "DICE_RESULT" && e.From == "lead" && len(e.To) == 1 && e.To[0] == "gm"
+		})
+	})
+
+	// A screenshot of each page, after the demo session.
+	for _, p := range []struct{ name, path, ready string }{
+		{"timeline", "", "#timeline li.row"},
+		{"lanes", "lanes", ".lanes svg"},
+		{"agents", "agents", "table.agents"},
+		{"story", "story", ".scene"},
+		{"story-spectator", "story?view=spectator", ".scene"},
+		{"plan", "plan", "main"},
+		{"seat", "seat", "main"},
+	} {
+		run("opening "+p.name, 10*time.Second, chromedp.Navigate(url+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
+		shot(p.name)
+	}
+	// A sheet changed on disk shows on the open Story page.
+	run("opening the story", 10*time.Second, chromedp.Navigate(url+"story"), chromedp.WaitVisible(chromedp.CSS(".sheet .badge")))
+	said := parley(t, "-C", dir, "character", "damage", "tor-ashgrove", "1") // tor-ashgrove: HP 2 -> 1 (of 13)
+	var hp, maxHP int
+	if _, err := fmt.Sscanf(said[strings.Index(said, "->"):], "-> %d (of %d)", &hp, &maxHP); err != nil {
+		t.Fatalf("parley character damage said %q: %v", said, err)
+	}
+	want := fmt.Sprintf("HP %d/%d", hp, maxHP)
+	run("waiting for the sheet", 10*time.Second, chromedp.Poll[chromedp.Void](`Array.from(document.querySelectorAll(".sheet .badge")).some(b => b.textContent.startsWith(`+strconv.Quote(want)+`))`))
+
+	// The timeline with a scene's narration open: the header, the body
+	// rendered, the file as it is.
+	run("opening a narration", 10*time.Second,
+		chromedp.Navigate(url+"?type=NARRATIVE&outcome=delivered"),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row:last-of-type button.open`)),
+		chromedp.Click(chromedp.CSS(`#timeline li.row:last-of-type button.open`)),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row:last-of-type .detail .raw`)),
+		chromedp.ScrollIntoView(chromedp.CSS(`#timeline li.row:last-of-type .detail`)),
+	)
+	shot("timeline-open")
+	run("reading the spectator view", 5*time.Second, chromedp.Navigate(url+"story?view=spectator"), chromedp.WaitVisible(chromedp.CSS(".scene")))
+	if value(t, bctx, chromedp.Evaluate[bool](`document.querySelector(".secret") !== null`)) {
+		t.Error("the spectator view shows the story state")
+	}
+	t.Logf("screenshots in %s", shots)
+}
+
+// value runs an action that returns a value, in at most 10 seconds.
+func value[T any](t *testing.T, bctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(bctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

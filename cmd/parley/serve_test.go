@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// TestServeWrites sends from the page the way its forms do, without a
+// browser: a reply and a retry go through parley reply's and parley
+// retry's own code, and what the command line would refuse is refused.
+func TestServeWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--body", "Who goes there?")
+	seen := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--body", "The wind rises.")
+	parley(t, "-C", dir, "send", "--no-check", "--from", "aria", "--to", "zed", "--body", "Anyone?")
+	stop := parley(t, "-C", dir, "stop", "aria", "--from", "gm") // asked aria to shut down (request ID)
+	request := stop[strings.LastIndex(stop, " ")+1 : len(stop)-1]
+	var out bytes.Buffer
+	run(context.Background(), []string{"parley", "-C", dir, "run", "--until-idle"}, strings.NewReader(""), &out, &out) // exits 5: one file rejected
+
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	served := make(chan error, 1)
+	const token = "test-token-0123456789"
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	go func() {
+		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Token: token, Ready: func(u, _ string) { ready <- u }})
+	}()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("runServe: %v", err)
+		}
+	}()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-served:
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	resp, err := client.Get(base + "?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`data-csrf="([0-9a-f]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("the page holds no CSRF token:\n%s", page)
+	}
+	csrf := string(m[1])
+	act := func(form url.Values) (int, string) {
+		t.Helper()
+		form.Set("csrf", csrf)
+		resp, err := client.PostForm(base+"act", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "text": {"A friend."}})
+	if code != http.StatusOK {
+		t.Fatalf("reply: %d %s", code, said)
+	}
+	reply := strings.TrimSpace(said)
+	data, err := mailbox.ReadFile(ws.Mailbox("aria").Path(mailbox.Outbox, mailbox.FileName(reply)), 1<<20)
+	if err != nil {
+		t.Fatalf("the reply is not in aria's outbox: %v", err)
+	}
+	msg, err := mailbox.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := msg.Header().Get("reply_to"); got != id {
+		t.Errorf("the reply's reply_to = %q, want %q", got, id)
+	}
+	if got := string(msg.Body); got != "A friend.\n" {
+		t.Errorf("the reply's body = %q", got)
+	}
+
+	// gm did not receive the message: it cannot answer it.
+	if code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"gm"}, "text": {"Me."}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("a reply by an agent that did not receive it: %d %s, want 422", code, said)
+	}
+	// Nor can an agent that does not exist.
+	if code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"../gm"}, "text": {"Me."}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("a reply by ../gm: %d %s, want 422", code, said)
+	}
+
+	// The refused file goes back into its outbox, as parley retry puts it.
+	n := -1
+	i := 0
+	workspace.ReadJournal(ws.JournalPath(), func(en workspace.Entry) error {
+		if en.Outcome == workspace.Refused {
+			n = i
+		}
+		i++
+		return nil
+	})
+	if n < 0 {
+		t.Fatal("no refusal in the journal")
+	}
+	code, said = act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}})
+	if code != http.StatusOK || !strings.Contains(said, "back in mailboxes/aria/outbox/") {
+		t.Errorf("retry: %d %q, want it back in aria's outbox", code, said)
+	}
+	if code, said := act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("a second retry of the same file: %d %q, want 422", code, said)
+	}
+	// A message read is marked handled, as parley done does.
+	if code, said := act(url.Values{"kind": {"done"}, "id": {seen}, "agent": {"aria"}}); code != http.StatusOK {
+		t.Errorf("done: %d %q", code, said)
+	}
+	if _, err := ws.Received(seen, "aria", mailbox.Done); err != nil {
+		t.Errorf("after done, %s is not in aria's done/: %v", seen, err)
+	}
+
+	// The shutdown request waits on the Seat page, and is approved there
+	// as parley approve does it.
+	resp, err = client.Get(base + "seat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), `data-id="`+request+`"`) || !strings.Contains(string(page), `value="approve"`) {
+		t.Fatalf("the Seat page does not offer to approve %s:\n%s", request, page)
+	}
+	code, said = act(url.Values{"kind": {"approve"}, "id": {request}, "text": {"Good night."}})
+	if code != http.StatusOK {
+		t.Fatalf("approve: %d %q", code, said)
+	}
+	entries, _ := ws.Mailbox("aria").List(mailbox.Outbox)
+	approved := false
+	for _, en := range entries {
+		data, _ := mailbox.ReadFile(en.Path, 1<<20)
+		if m, err := mailbox.Parse(data); err == nil && m.Header().Text("type") == workspace.ShutdownResponse && m.Header().Text("request_id") == request {
+			approved = m.Payload().Text("approve") == "true" || m.Header().Text("approve") == "true"
+			if !approved {
+				t.Errorf("the shutdown_response does not approve:\n%s", data)
+			}
+		}
+	}
+	if !approved {
+		t.Errorf("no approving shutdown_response in aria's outbox after approve: %q", said)
+	}
+	if code, said := act(url.Values{"kind": {"approve"}, "id": {request}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("approving the same request again: %d %q, want 422", code, said)
+	}
+
+	// No D&D seat here: the seat's commands say so.
+	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/roll 1d20"}}); code != http.StatusUnprocessableEntity {
+		t.Errorf("/roll without a table: %d %q, want 422", code, said)
+	}
+}
+
+// TestServePlan serves the dev pipeline's demo: the Plan page shows each
+// step's ticks, its iterations with the verdicts on each, and the
+// escalation the iteration limit sent to the person.
+func TestServePlan(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pipeline")
+	if out, err := exec.Command("parley", "demo", "pipeline", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("parley demo pipeline: %v\n%s", err, out)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newWebServer(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, serveOptions{Addr: "127.0.0.1:0", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/plan", nil)
+	req.Host = "127.0.0.1:7878"
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	page := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(rec.Body.String(), " ")
+	page = strings.Join(strings.Fields(page), " ")
+	for _, want := range []string{
+		"7 of 7 steps done",
+		"Step 4: Give up after the limit 3 iterations iteration 1: auditor: pass_with_notes reviewer: fail iteration 2:",
+		"Step 6: README 5 iterations",
+		"iteration to you: escalation: step 6 of plans/retry-failed-deliveries.md failed review 5 times",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the Plan page does not say %q:\n%s", want, page)
+		}
+	}
+}
+
+// TestServeStory serves the D&D demo: the Story page tells the scenes and
+// shows the party's sheets; the game master's view holds the story
+// state's secrets, the spectator view never does.
+func TestServeStory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "table")
+	if out, err := exec.Command("parley", "demo", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("parley demo: %v\n%s", err, out)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newWebServer(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, serveOptions{Addr: "127.0.0.1:0", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) string {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "127.0.0.1:7878"
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d", path, rec.Code)
+		}
+		return rec.Body.String()
+	}
+	const secret = "cast from the chains of the drowned abbey"
+	gm, spectator := get("/story"), get("/story?view=spectator")
+	for _, want := range []string{"Scene 1: The Drowned Chapel", "HP 9/9", "Mira Quickfoot — Journal"} {
+		if !strings.Contains(gm, want) || !strings.Contains(spectator, want) {
+			t.Errorf("the Story page does not show %q", want)
+		}
+	}
+	if !strings.Contains(gm, secret) {
+		t.Errorf("the game master's view does not show story-state.md")
+	}
+	if strings.Contains(spectator, secret) || strings.Contains(spectator, "GM Notes") {
+		t.Errorf("the spectator view shows story-state.md's secrets")
+	}
+	// So does a server for spectators, which shows nothing else.
+	watch, err := newWebServer(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, serveOptions{Addr: "127.0.0.1:0", ReadOnly: true, Spectator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{"/": http.StatusOK, "/story": http.StatusOK, "/lanes": http.StatusNotFound, "/message?n=0": http.StatusNotFound} {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "127.0.0.1:7878"
+		rec := httptest.NewRecorder()
+		watch.Handler().ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("spectators: GET %s = %d, want %d", path, rec.Code, want)
+		}
+		if strings.Contains(rec.Body.String(), secret) {
+			t.Errorf("spectators: GET %s shows the story state's secrets", path)
+		}
+	}
+
+	// A copy for spectators leaves them out too.
+	out := filepath.Join(t.TempDir(), "html")
+	parley(t, "-C", dir, "export", "--html", out, "--spectator")
+	data, err := os.ReadFile(filepath.Join(out, "story.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), secret) || !strings.Contains(string(data), "Scene 1: The Drowned Chapel") {
+		t.Errorf("the spectator's story.html shows the secrets, or not the story")
+	}
+	for _, name := range []string{"index.html", "lanes.html"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
+			t.Errorf("the spectators' copy holds %s, every message in it", name)
+		}
+	}
+	// Nor is it written beside a full copy.
+	full := filepath.Join(t.TempDir(), "full")
+	parley(t, "-C", dir, "export", "--html", full)
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"parley", "-C", dir, "export", "--html", full, "--spectator"}, strings.NewReader(""), &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "write the spectators' copy into another directory") {
+		t.Errorf("a spectators' copy beside a full one: exit %d, %s", code, stderr.String())
+	}
+}
+
+// TestServeNonLocal: on an address other hosts can reach, parley serve
+// warns, and every page needs the token.
+func TestServeNonLocal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- runServe(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, ws,
+			serveOptions{Addr: "0.0.0.0:0", Token: "test-token-0123456789", Ready: func(u, _ string) { ready <- u }})
+	}()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-served:
+		t.Fatal(err)
+	}
+	port := base[strings.LastIndex(base, ":")+1 : len(base)-1]
+	for _, path := range []string{"/", "/static/app.js", "/events"} {
+		resp, err := http.Get("http://127.0.0.1:" + port + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without the token on 0.0.0.0 = %d, want 401", path, resp.StatusCode)
+		}
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "is reachable from other hosts: every page needs the token") {
+		t.Errorf("no warning on stderr: %q", stderr.String())
+	}
+}

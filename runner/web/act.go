@@ -1,0 +1,145 @@
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// ErrForbidden is the answer to a write without the token or the page's
+// CSRF token.
+var ErrForbidden = errors.New("not allowed: open the address parley serve printed, with its token, to write")
+
+// act carries out what a form on the page asks: answer, seat (and roll,
+// say), approve, reject, reply, done, retry. It needs the token (in its cookie), the page's
+// CSRF token, and, when the browser says where the form came from, this
+// server. It answers with what the command line would have said, as
+// text; an error with status 422.
+func (s *Server) act(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "a form that cannot be read: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if s.actions == nil {
+		http.Error(w, "this view is read-only", http.StatusForbidden)
+		return
+	}
+	if !s.authorised(r) || subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 || !sameOrigin(r) {
+		http.Error(w, ErrForbidden.Error(), http.StatusForbidden)
+		return
+	}
+	s.writing.Lock()
+	said, err := s.do(r.Context(), r.PostForm)
+	s.writing.Unlock()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err != nil {
+		s.log.Info("refused from the browser", "kind", r.PostForm.Get("kind"), "err", err)
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		w.Write([]byte(err.Error() + "\n"))
+		return
+	}
+	s.log.Info("sent from the browser", "kind", r.PostForm.Get("kind"))
+	w.Write([]byte(said))
+}
+
+// sameOrigin reports whether the request's Origin, when it has one, is
+// this server.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
+}
+
+// oneLine keeps what a person typed on one line, as the seat reads it.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (s *Server) do(ctx context.Context, f url.Values) (string, error) {
+	id := f.Get("id")
+	switch f.Get("kind") {
+	case "answer":
+		if strings.TrimSpace(f.Get("text")) == "" {
+			return "", errors.New("answer: say something, or pick an option")
+		}
+		return s.actions.Answer(ctx, id, oneLine(f.Get("text")))
+	case "seat":
+		line := oneLine(f.Get("line"))
+		if !strings.HasPrefix(line, "/") {
+			return "", errors.New("seat: a command starts with / (/roll 1d20, /say ...)")
+		}
+		return s.actions.Seat(ctx, line)
+	case "roll":
+		line := "/roll " + oneLine(f.Get("dice"))
+		if dc := oneLine(f.Get("dc")); dc != "" {
+			line += " --dc " + dc
+		}
+		if c := oneLine(f.Get("check")); c != "" {
+			line += " " + c
+		}
+		return s.actions.Seat(ctx, line)
+	case "say":
+		kind := strings.ToUpper(f.Get("as"))
+		if kind != "ACTION" && kind != "REACTION" && kind != "VETO" {
+			kind = "ACTION"
+		}
+		return s.actions.Seat(ctx, "/say "+kind+" "+oneLine(f.Get("text")))
+	case "approve", "reject":
+		return s.actions.Decide(ctx, id, f.Get("kind") == "approve", f.Get("text"))
+	case "reply":
+		if strings.TrimSpace(f.Get("text")) == "" {
+			return "", errors.New("reply: the answer is empty")
+		}
+		return s.actions.Reply(ctx, id, f.Get("agent"), withNewline(f.Get("text")))
+	case "done":
+		return s.actions.Done(ctx, id, f.Get("agent"))
+	case "retry":
+		n, err := strconv.Atoi(f.Get("n"))
+		e, ok := s.feed.at(n)
+		if err != nil || !ok {
+			return "", errors.New("retry: no such journal entry")
+		}
+		return s.retry(ctx, e)
+	}
+	return "", errors.New("unknown action " + strconv.Quote(f.Get("kind")))
+}
+
+// retry puts back what a journal entry refused or gave up on: the file
+// it names in rejected/, or the message by id in dead/.
+func (s *Server) retry(ctx context.Context, e workspace.Entry) (string, error) {
+	switch e.Outcome {
+	case workspace.Refused:
+		if e.Path == "" || !filepath.IsLocal(filepath.FromSlash(e.Path)) {
+			return "", errors.New("retry: the journal names no file in rejected/ for it")
+		}
+		p := filepath.Join(s.ws.Root, filepath.FromSlash(e.Path))
+		if _, state, ok := s.ws.Locate(p); !ok || state != mailbox.Rejected {
+			return "", errors.New("retry: " + e.Path + " is not in an agent's rejected/")
+		}
+		return s.actions.Retry(ctx, p)
+	case workspace.GivenUp:
+		if _, _, err := mailbox.ParseID(e.ID); err != nil {
+			return "", errors.New("retry: the journal names no message id for it")
+		}
+		return s.actions.Retry(ctx, e.ID)
+	}
+	return "", errors.New("retry: only a refused message or one given up on can go again")
+}
+
+func withNewline(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
+}

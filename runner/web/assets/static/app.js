@@ -1,0 +1,155 @@
+// parley serve: live updates (Server-Sent Events), older rows on scroll,
+// messages opened in place, forms sent without leaving the page. Every
+// piece of HTML inserted here was rendered and escaped by the server.
+"use strict";
+(function () {
+  const body = document.body;
+  const csrf = body.dataset.csrf;
+  const conn = document.getElementById("conn");
+  const said = document.getElementById("said");
+  const timeline = document.getElementById("timeline");
+
+  function say(text, bad) {
+    said.textContent = text;
+    said.className = bad ? "said bad" : "said";
+    said.hidden = false;
+    clearTimeout(say.t);
+    say.t = setTimeout(function () { said.hidden = true; }, 8000);
+  }
+
+  function fragment(html) {
+    const t = document.createElement("template");
+    t.innerHTML = html;
+    return t.content;
+  }
+
+  // A row matches the page's filter as the server's filter does.
+  function matches(li) {
+    if (!timeline) return false;
+    const f = timeline.dataset, d = li.dataset;
+    if (f.agent && d.from !== f.agent && d.agent !== f.agent && d.to.split(" ").indexOf(f.agent) < 0) return false;
+    return (!f.type || d.type === f.type) && (!f.signal || d.signal === f.signal) && (!f.outcome || d.outcome === f.outcome);
+  }
+
+  function nearBottom() {
+    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  }
+
+  let refreshing = null;
+  function refreshLive() {
+    const live = document.getElementById("live");
+    if (!live || body.dataset.live !== "true" || document.hidden) return;
+    if (live.contains(document.activeElement) && document.activeElement.tagName !== "BODY" && document.activeElement.tagName !== "BUTTON") return;
+    clearTimeout(refreshing);
+    refreshing = setTimeout(function () {
+      const u = new URL(location.href);
+      u.searchParams.set("part", "live");
+      fetch(u, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
+        const open = {};
+        live.querySelectorAll("details[open] > summary").forEach(function (s) { open[s.textContent] = true; });
+        const lanes = live.querySelector(".lanes");
+        const kept = lanes && { top: lanes.scrollTop, left: lanes.scrollLeft, bottom: lanes.scrollTop + lanes.clientHeight >= lanes.scrollHeight - 30 };
+        live.replaceChildren(fragment(html));
+        const now = live.querySelector(".lanes");
+        if (now && kept) {
+          now.scrollLeft = kept.left;
+          now.scrollTop = kept.bottom ? now.scrollHeight : kept.top;
+        }
+        live.querySelectorAll("details > summary").forEach(function (s) { s.parentElement.open = !!open[s.textContent] || s.parentElement.hasAttribute("open"); });
+      });
+    }, 150);
+  }
+
+  function listen() {
+    const u = new URL("/events", location.href);
+    u.searchParams.set("after", body.dataset.next);
+    if (!timeline) u.searchParams.set("rows", "0");
+    const es = new EventSource(u);
+    es.onopen = function () { conn.className = "conn on"; };
+    es.onerror = function () { conn.className = "conn off"; };
+    es.addEventListener("row", function (ev) {
+      const li = fragment(ev.data).firstElementChild;
+      if (!li || document.getElementById(li.id) || !matches(li)) return;
+      const stick = nearBottom();
+      timeline.appendChild(li);
+      if (stick) li.scrollIntoView({ block: "end" });
+    });
+    es.addEventListener("tick", function (ev) {
+      body.dataset.next = ev.data;
+      refreshLive();
+    });
+  }
+
+  // Older rows load when the top of the timeline comes into view.
+  function older() {
+    const sentinel = document.getElementById("older");
+    if (!sentinel) return;
+    let busy = false;
+    new IntersectionObserver(function (seen) {
+      if (!seen[0].isIntersecting || busy) return;
+      const first = +timeline.dataset.first;
+      if (first <= 0) { sentinel.remove(); return; }
+      busy = true;
+      const u = new URL("/rows", location.href);
+      u.search = timeline.dataset.query;
+      u.searchParams.set("before", first);
+      fetch(u, { credentials: "same-origin" }).then(function (r) {
+        timeline.dataset.first = r.headers.get("X-First");
+        return r.text();
+      }).then(function (html) {
+        const h = document.documentElement.scrollHeight;
+        sentinel.after(fragment(html));
+        window.scrollBy(0, document.documentElement.scrollHeight - h);
+        if (+timeline.dataset.first <= 0) sentinel.remove();
+        busy = false;
+      });
+    }).observe(sentinel);
+  }
+
+  function post(data) {
+    data.set("csrf", csrf);
+    return fetch("/act", { method: "POST", body: new URLSearchParams(data), credentials: "same-origin" }).then(function (r) {
+      return r.text().then(function (t) { say(t.trim() || "done", !r.ok); return r.ok; });
+    });
+  }
+
+  document.addEventListener("click", function (ev) {
+    const b = ev.target.closest("button.open, button.retry");
+    if (!b) return;
+    const li = b.closest("li.row");
+    if (b.classList.contains("retry")) {
+      const d = new FormData();
+      d.set("kind", "retry");
+      d.set("n", b.dataset.n);
+      post(d);
+      return;
+    }
+    const detail = li.querySelector(".detail");
+    if (!detail.hidden) { detail.hidden = true; return; }
+    fetch("/message?n=" + encodeURIComponent(b.dataset.n), { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
+      detail.replaceChildren(fragment(html));
+      detail.hidden = false;
+    });
+  });
+
+  document.addEventListener("submit", function (ev) {
+    const form = ev.target.closest("form.act");
+    if (!form) return;
+    ev.preventDefault();
+    const data = new FormData(form, ev.submitter);
+    post(data).then(function (ok) {
+      if (ok) form.querySelectorAll("input:not([type=hidden]), textarea").forEach(function (i) { i.value = ""; });
+      refreshLive();
+    });
+  });
+
+  listen();
+  older();
+  // Files change without a journal line too (a sheet edited by hand, an
+  // agent starting work): a live page looks again every few seconds.
+  if (body.dataset.live === "true") setInterval(refreshLive, 3000);
+  if (timeline) window.scrollTo(0, document.body.scrollHeight);
+  // The lanes open on the newest messages.
+  const lanes = document.querySelector(".lanes");
+  if (lanes) lanes.scrollTop = lanes.scrollHeight;
+})();

@@ -1,0 +1,136 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// ExportOptions say what Export writes.
+type ExportOptions struct {
+	// Spectator writes only what a spectator may see: the story as the
+	// spectator view shows it (no story state), and no timeline or lanes,
+	// which hold every message, the private ones too.
+	Spectator bool
+	// Now is the time the copy says it was made; zero means time.Now().
+	Now time.Time
+}
+
+// ErrNoStory is Export's error for a copy for spectators of a workspace
+// without a campaign: there is nothing they may see.
+var ErrNoStory = errors.New("a copy for spectators holds the story alone, and the workspace has no campaign")
+
+// Export writes a self-contained static copy of a session into dir: the
+// timeline with every message (index.html), the lanes (lanes.html), the
+// story of a D&D campaign (story.html) and the style sheet; no script,
+// nothing fetched from anywhere. With opts.Spectator it writes the story
+// alone (story.html) and the style sheet. dir is made if it is not there; each
+// file is written whole (to a temporary name, then renamed) so that a
+// copy cut short leaves no half-written page.
+func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts ExportOptions) error {
+	s, err := New(Options{Workspace: ws})
+	if err != nil {
+		return err
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	type message struct {
+		row
+		Detail *messageData
+	}
+	type exportPage struct {
+		Title, Path, Root, When string
+		Spectator               bool
+		Messages                []message
+		Lanes                   lanesData
+		Story                   *storyData
+	}
+	base := exportPage{Root: filepath.Base(ws.Root), When: opts.Now.UTC().Format("2006-01-02 15:04 UTC"), Spectator: opts.Spectator}
+	story := s.storyData(opts.Spectator)
+	story.Static = true
+	if story.Name != "" {
+		base.Story = &story
+	}
+	if opts.Spectator && base.Story == nil {
+		return fmt.Errorf("%w (%s)", ErrNoStory, story.Err)
+	}
+	if opts.Spectator {
+		// A full copy made there before would stay beside the
+		// spectators' one, every message in it.
+		for _, name := range []string{"index.html", "lanes.html"} {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				return fmt.Errorf("%s holds %s, a copy with every message: write the spectators' copy into another directory", dir, name)
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	entries := s.feed.slice(0, s.feed.len())
+	idx := base
+	idx.Title, idx.Path = "Timeline", "index.html"
+	if opts.Spectator {
+		entries = nil // the timeline holds every message, private ones too
+	}
+	for i, e := range entries {
+		if i%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		m := message{row: rowOf(i, e)}
+		if e.Outcome == workspace.Delivered || e.Outcome == workspace.Refused || e.Outcome == workspace.GivenUp {
+			d := s.messageData(i, e)
+			m.Detail = &d
+		}
+		idx.Messages = append(idx.Messages, m)
+	}
+	lanes := base
+	lanes.Title, lanes.Path = "Lanes", "lanes.html"
+	if !opts.Spectator {
+		lanes.Lanes = s.lanesAll()
+	}
+	pages := []exportPage{idx, lanes}
+	if opts.Spectator {
+		pages = nil
+	}
+	if base.Story != nil {
+		st := base
+		st.Title, st.Path = "Story", "story.html"
+		pages = append(pages, st)
+	}
+	for _, p := range pages {
+		var buf bytes.Buffer
+		if err := templates["export"].ExecuteTemplate(&buf, "export", p); err != nil {
+			return fmt.Errorf("rendering %s: %w", p.Path, err)
+		}
+		if err := writeFile(filepath.Join(dir, p.Path), buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	css, err := fs.ReadFile(assets, "assets/static/style.css")
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "style.css"), css)
+}
+
+// writeFile writes a file whole: to a temporary name beside it, then
+// renamed over it.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp-" + randomHex(4)
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,500 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/scenes"
+	"github.com/parley-dev/parley/campaigns/sheet"
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// lanesWindow is how many steps the lanes page draws at a time.
+const lanesWindow = 300
+
+// lanesData is the lanes page: an SVG sequence diagram.
+type lanesData struct {
+	Lanes         Lanes
+	Width, Height int
+	X             map[string]int
+	Rows          []laneRow
+	Before        int // the entry the window ends before
+	Older         int // where the older window ends; -1 when there is none
+	Newer         int // -1 when this is the newest
+}
+
+type laneRow struct {
+	Step
+	Y       int
+	Arrows  []laneArrow
+	Refusal bool
+	LabelX  int
+	Clipped string
+}
+
+type laneArrow struct{ X1, X2, Y int }
+
+const (
+	laneW = 150
+	rowH  = 26
+	headH = 40
+)
+
+// lanesAll is the lanes of the whole journal, for an exported copy.
+func (s *Server) lanesAll() lanesData {
+	return s.lanesWindow(0, s.feed.len())
+}
+
+func (s *Server) lanesData(before int) lanesData {
+	total := s.feed.len()
+	if before <= 0 || before > total {
+		before = total
+	}
+	// Take entries back from before until the window holds lanesWindow
+	// steps.
+	first, steps := before, 0
+	entries := s.feed.slice(0, before)
+	for first > 0 && steps < lanesWindow {
+		first--
+		if o := entries[first].Outcome; o == workspace.Delivered || o == workspace.Refused {
+			steps++
+		}
+	}
+	d := s.lanesWindow(first, before)
+	if before < total {
+		d.Newer = min(total, before+lanesWindow*2)
+	}
+	return d
+}
+
+// lanesWindow draws the lanes of entries [first, before).
+func (s *Server) lanesWindow(first, before int) lanesData {
+	entries := s.feed.slice(first, before)
+	l := LanesOf(s.ws.AgentNames(), entries, first)
+	d := lanesData{Lanes: l, X: map[string]int{}, Before: before, Older: -1, Newer: -1}
+	for i, a := range l.Agents {
+		d.X[a] = laneW/2 + i*laneW
+	}
+	d.Width = max(laneW*len(l.Agents), laneW)
+	for i, st := range l.Steps {
+		y := headH + 20 + i*rowH
+		lr := laneRow{Step: st, Y: y, Refusal: st.Refused}
+		from := d.X[st.From]
+		lr.LabelX = from + 6
+		for _, to := range st.To {
+			lr.Arrows = append(lr.Arrows, laneArrow{X1: from, X2: d.X[to], Y: y + 6})
+		}
+		if len(st.To) > 0 {
+			lo, hi := from, from
+			for _, a := range lr.Arrows {
+				lo, hi = min(lo, a.X2), max(hi, a.X2)
+			}
+			lr.LabelX = lo + 6
+		}
+		lr.Clipped = clip(st.Label, 40)
+		d.Rows = append(d.Rows, lr)
+	}
+	d.Height = headH + 40 + len(l.Steps)*rowH
+	if first > 0 {
+		d.Older = first
+	}
+	return d
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func (s *Server) lanes(w http.ResponseWriter, r *http.Request) {
+	before, _ := strconv.Atoi(r.URL.Query().Get("before"))
+	p := s.newPage(r, "Lanes", "/lanes", s.lanesData(before))
+	p.Live = before == 0
+	s.render(w, r, "lanes", p)
+}
+
+// agentRow is one agent on the agents page.
+type agentRow struct {
+	workspace.AgentStatus
+	Last    string
+	Calls   int
+	Tokens  int64
+	Cost    string
+	HasCost bool
+}
+
+func (s *Server) agentsData() ([]agentRow, string) {
+	st, err := s.ws.Status(workspace.StatusOptions{Problems: 3})
+	if err != nil {
+		return nil, err.Error()
+	}
+	usage, _ := s.ws.Usage()
+	now := time.Now()
+	var out []agentRow
+	for _, a := range st {
+		ar := agentRow{AgentStatus: a, Last: "never"}
+		if !a.LastActivity.IsZero() {
+			ar.Last = a.LastActivity.UTC().Format("2006-01-02 15:04:05") + " (" + now.Sub(a.LastActivity).Round(time.Second).String() + " ago)"
+		}
+		if usage != nil {
+			if u, ok := usage.Agent(a.Name); ok {
+				ar.Calls = u.Calls
+				ar.Tokens = u.Tokens()
+				if u.Cost > 0 {
+					ar.HasCost, ar.Cost = true, fmt.Sprintf("%.4f", u.Cost)
+				}
+			}
+		}
+		out = append(out, ar)
+	}
+	return out, ""
+}
+
+func (s *Server) agents(w http.ResponseWriter, r *http.Request) {
+	rows, errText := s.agentsData()
+	s.render(w, r, "agents", s.newPage(r, "Agents", "/agents", struct {
+		Agents []agentRow
+		Err    string
+	}{rows, errText}))
+}
+
+// storyData is a campaign as a story.
+type storyData struct {
+	Err       string
+	Name      string
+	Spectator bool
+	Static    bool // an exported copy, or a spectators' server: no link to the other view
+	Scenes    []doc
+	Sheets    []doc
+	Journals  []doc
+	Knowledge template.HTML
+	State     template.HTML // story-state.md: not in the spectator's view
+}
+
+// doc is a markdown file, rendered.
+type doc struct {
+	Title string
+	Badge string // a sheet's hit points and items, at a glance
+	Path  string
+	HTML  template.HTML
+}
+
+func (s *Server) readDoc(path, title string) (doc, bool) {
+	data, err := readSmall(path)
+	if err != nil {
+		return doc{}, false
+	}
+	return doc{Title: title, Path: s.ws.Short(path), HTML: markdown(withoutFrontmatter(data))}, true
+}
+
+// readSmall reads a regular file (never through a symbolic link) of at
+// most 4 MiB.
+func readSmall(path string) ([]byte, error) {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if info.Size() > 4<<20 {
+		return nil, fmt.Errorf("%s: larger than 4 MiB", path)
+	}
+	return os.ReadFile(path)
+}
+
+// storyData reads the campaign: its scenes, the party's sheets and
+// journals, what the party knows and, unless spectator, the story state.
+func (s *Server) storyData(spectator bool) storyData {
+	d := storyData{Spectator: spectator}
+	c, err := campaigns.Find(s.ws.Root, s.ws.Config.Campaign)
+	if err != nil {
+		d.Err = err.Error()
+		return d
+	}
+	d.Name = c.Name
+	list, err := scenes.List(c.Path(campaigns.ScenesDir))
+	if err != nil {
+		d.Err = err.Error()
+	}
+	for _, sc := range list {
+		if dc, ok := s.readDoc(sc.Path, sc.Slug); ok {
+			d.Scenes = append(d.Scenes, dc)
+		}
+	}
+	chars, _ := c.Characters()
+	for _, ch := range chars {
+		if dc, ok := s.readDoc(c.SheetPath(ch), ch); ok {
+			if data, err := readSmall(c.SheetPath(ch)); err == nil {
+				if sh, err := sheet.Parse(c.SheetPath(ch), data); err == nil && sh.MaxHP > 0 {
+					dc.Badge = fmt.Sprintf("HP %d/%d · %d items", sh.HP, sh.MaxHP, len(sh.Items))
+				}
+			}
+			d.Sheets = append(d.Sheets, dc)
+		}
+		if dc, ok := s.readDoc(c.JournalPath(ch), ch); ok {
+			d.Journals = append(d.Journals, dc)
+		}
+	}
+	if dc, ok := s.readDoc(c.Path(campaigns.PartyKnowledge), "party knowledge"); ok {
+		d.Knowledge = dc.HTML
+	}
+	if !spectator {
+		if dc, ok := s.readDoc(c.Path(campaigns.StoryState), "story state"); ok {
+			d.State = dc.HTML
+		}
+	}
+	return d
+}
+
+func (s *Server) story(w http.ResponseWriter, r *http.Request) {
+	d := s.storyData(s.watcher || r.URL.Query().Get("view") == "spectator")
+	d.Static = s.watcher // no way to the game master's view
+	s.render(w, r, "story", s.newPage(r, "Story", "/story", d))
+}
+
+// planData is the plans of a pipeline workspace, with what the
+// orchestrator's messages say of each step.
+type planData struct {
+	Err         string
+	Plans       []planView
+	Escalations []escalation
+}
+
+type planView struct {
+	Path     string
+	Title    string
+	Status   string
+	Done     int
+	Total    int
+	Waves    []waveView
+	Problems []string
+}
+
+type waveView struct {
+	plans.Wave
+	Steps []stepView
+}
+
+type stepView struct {
+	plans.Step
+	Iterations int
+	Rounds     []reviewRound // the verdicts of each iteration reviewed
+}
+
+// reviewRound is the verdicts on one iteration of a step.
+type reviewRound struct {
+	Iteration int
+	Verdicts  []string // reviewer: pass, auditor: fail, ... as they came
+}
+
+type escalation struct {
+	ID, Kind, Summary, To string
+}
+
+// stepKey names a step of a plan file.
+type stepKey struct {
+	plan string
+	step int
+}
+
+func (s *Server) planData() planData {
+	var d planData
+	list, err := plans.List(filepath.Join(s.ws.Root, "plans"))
+	if err != nil {
+		d.Err = err.Error()
+	}
+	iters := map[stepKey]int{}
+	rounds := map[stepKey][]reviewRound{}
+	type review struct {
+		key       stepKey
+		iteration int
+	}
+	reviewOf := map[string]review{} // review_request id -> step and iteration
+	var answers []*mailbox.Message
+	for _, agent := range s.ws.AgentNames() {
+		if !s.ws.HasRole(agent, "orchestrator") {
+			continue
+		}
+		box := s.ws.Mailbox(agent)
+		for _, state := range []string{mailbox.Sent, mailbox.Outbox, mailbox.Done, mailbox.Cur, mailbox.Inbox} {
+			names, _ := box.Names(state)
+			for _, name := range names {
+				data, err := mailbox.ReadFile(box.Path(state, name), s.ws.Config.Router.MaxMessageSize)
+				if err != nil {
+					continue
+				}
+				m, err := mailbox.Parse(data)
+				if err != nil {
+					continue
+				}
+				typ := workspace.TypeOf(m)
+				if state == mailbox.Done || state == mailbox.Cur || state == mailbox.Inbox {
+					if typ == "review_verdict" || typ == "audit_verdict" {
+						answers = append(answers, m)
+					}
+					continue
+				}
+				key := stepKey{plan: m.Header().Text("plan_file"), step: atoi(m.Header().Text("step"))}
+				id := m.Header().Text("id")
+				switch typ {
+				case "task_assignment", "revision_request":
+					it := max(atoi(m.Header().Text("iteration")), 1)
+					iters[key] = max(iters[key], it)
+				case "review_request":
+					reviewOf[id] = review{key: key, iteration: max(atoi(m.Header().Text("iteration")), 1)}
+				}
+				if esc := m.Header().Text("escalation"); esc != "" {
+					to := m.Header().Text("to")
+					d.Escalations = append(d.Escalations, escalation{ID: id, Kind: esc, Summary: m.Header().Text("summary"), To: to})
+				}
+			}
+		}
+	}
+	slices.SortFunc(answers, func(a, b *mailbox.Message) int { return strings.Compare(a.Header().Text("id"), b.Header().Text("id")) })
+	for _, m := range answers {
+		rv, ok := reviewOf[m.Header().Text("reply_to")]
+		if !ok {
+			continue
+		}
+		rs := rounds[rv.key]
+		i := slices.IndexFunc(rs, func(r reviewRound) bool { return r.Iteration == rv.iteration })
+		if i < 0 {
+			rs = append(rs, reviewRound{Iteration: rv.iteration})
+			i = len(rs) - 1
+		}
+		rs[i].Verdicts = append(rs[i].Verdicts, m.Header().Text("from")+": "+m.Header().Text("signal"))
+		rounds[rv.key] = rs
+	}
+	slices.SortFunc(d.Escalations, func(a, b escalation) int { return strings.Compare(a.ID, b.ID) })
+	for _, p := range list {
+		rel := s.ws.Short(p.Path)
+		pv := planView{Path: rel, Title: p.Title, Status: p.Status}
+		pr := p.Progress()
+		pv.Done, pv.Total = pr.Done, pr.Total
+		for _, pb := range p.Check() {
+			pv.Problems = append(pv.Problems, pb.Error())
+		}
+		for _, wv := range p.Waves {
+			v := waveView{Wave: wv}
+			for _, st := range wv.Steps {
+				key := stepKey{plan: filepath.ToSlash(rel), step: st.Number}
+				rs := rounds[key]
+				slices.SortFunc(rs, func(a, b reviewRound) int { return a.Iteration - b.Iteration })
+				v.Steps = append(v.Steps, stepView{Step: st, Iterations: iters[key], Rounds: rs})
+			}
+			pv.Waves = append(pv.Waves, v)
+		}
+		d.Plans = append(d.Plans, pv)
+	}
+	return d
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(strings.TrimSpace(s))
+	return n
+}
+
+func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, "plan", s.newPage(r, "Plan", "/plan", s.planData()))
+}
+
+// waiting is a message in a person's inbox that asks something of them.
+type waiting struct {
+	ID       string
+	Agent    string // whose inbox
+	From     string
+	Type     string
+	Question string
+	Options  []option
+	Body     template.HTML
+	Kind     string // "ask" (options or own words), "relay", "request" (approve/reject), "message" (reply)
+}
+
+type option struct {
+	N                  int
+	Label, Description string
+}
+
+// seatData is the person's seat.
+type seatData struct {
+	Waiting  []waiting
+	Campaign bool
+	Person   string
+	Err      string
+}
+
+// requestTypes are the structured requests a person approves or rejects.
+var requestTypes = []string{workspace.PlanApprovalRequest, workspace.ShutdownRequest}
+
+func (s *Server) seatData() seatData {
+	d := seatData{Person: s.person}
+	if _, err := campaigns.Find(s.ws.Root, s.ws.Config.Campaign); err == nil {
+		d.Campaign = true
+	}
+	var people []string
+	if s.person != "" {
+		people = []string{s.person}
+	} else {
+		for _, a := range s.ws.Config.Agents {
+			if a.Driver == "" || a.Driver == workspace.DriverHuman {
+				people = append(people, a.Name)
+			}
+		}
+	}
+	for _, agent := range people {
+		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
+		if err != nil {
+			d.Err = err.Error()
+			continue
+		}
+		for _, en := range entries {
+			data, err := mailbox.ReadFile(en.Path, s.ws.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil {
+				continue
+			}
+			wt := waiting{ID: en.ID, Agent: agent, From: m.Header().Text("from"), Type: workspace.TypeOf(m), Body: markdown(m.Body), Kind: "message"}
+			switch {
+			case wt.Type == "ASK_PLAYER" && agent == s.person:
+				wt.Kind = "ask"
+				wt.Question = m.Payload().Text("question")
+				wt.Options = askOptions(m)
+			case wt.Type == "RELAY_TO_HUMAN" && agent == s.person:
+				wt.Kind = "relay"
+			case slices.Contains(requestTypes, wt.Type):
+				wt.Kind = "request"
+			}
+			d.Waiting = append(d.Waiting, wt)
+		}
+	}
+	return d
+}
+
+// askOptions returns the options of an [ASK_PLAYER], numbered from 1.
+func askOptions(m *mailbox.Message) []option {
+	var out []option
+	for i, o := range campaigns.AskOptions(m) {
+		out = append(out, option{N: i + 1, Label: o.Label, Description: o.Description})
+	}
+	return out
+}
+
+func (s *Server) seat(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, "seat", s.newPage(r, "Seat", "/seat", s.seatData()))
+}

@@ -1,0 +1,233 @@
+// Package web is parley's web view of a workspace: a timeline of every
+// message, the session as lanes, the agents, a D&D campaign's story and a
+// pipeline's plans, live by Server-Sent Events, and the person's seat in
+// the browser. The journal and the mailbox directories are its only
+// source. What the page asks to send is carried out by Actions, which the
+// command line supplies: the browser can send nothing the command line
+// could not.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Actions carry out what the person asks from the page, each as the
+// command line does it (parley answer, play, approve, reject, reply,
+// done, retry). Each returns what the command would have said, or an error
+// saying why nothing was sent.
+type Actions interface {
+	// Answer answers a question ([ASK_PLAYER]) or a relay
+	// ([RELAY_TO_HUMAN]) waiting in the person's inbox, as parley answer
+	// does: a number picks an option.
+	Answer(ctx context.Context, id, text string) (string, error)
+	// Seat carries out one line typed at parley play (/roll 1d20, /say
+	// ..., /save), as the seat does.
+	Seat(ctx context.Context, line string) (string, error)
+	// Decide approves or rejects a request, as parley approve and reject
+	// do.
+	Decide(ctx context.Context, id string, approve bool, feedback string) (string, error)
+	// Reply answers a message as agent, one of its recipients, as parley
+	// reply does.
+	Reply(ctx context.Context, id, agent, body string) (string, error)
+	// Done marks a message in agent's inbox handled, as parley done
+	// does.
+	Done(ctx context.Context, id, agent string) (string, error)
+	// Retry puts a refused file (its path, inside an agent's rejected/)
+	// or a message given up on (its id) back, as parley retry does.
+	Retry(ctx context.Context, target string) (string, error)
+}
+
+// Options configure a Server. Workspace is required.
+type Options struct {
+	// Workspace is the workspace shown.
+	Workspace *workspace.Workspace
+	// Actions carry out what the page sends; nil makes the view read-only.
+	Actions Actions
+	// Token is the secret that lets a browser write (and, with
+	// RequireToken, read); empty makes one up (see Server.Token).
+	Token string
+	// RequireToken asks for the token on every page, not only for
+	// writes: for an address other hosts can reach.
+	RequireToken bool
+	// Spectator serves the story as the players know it and nothing
+	// else: no timeline, lanes, agents, plan or seat, and no writes; for
+	// an audience.
+	Spectator bool
+	// Person is the agent that is the person at the seat (the Seat page
+	// lists what waits in its inbox); empty: every human agent's inbox.
+	Person string
+	// PageSize is how many timeline rows a page shows at first and loads
+	// at a time when scrolled up; 0 means 200.
+	PageSize int
+	// Logger receives what the server does; nil discards it.
+	Logger *slog.Logger
+}
+
+// Server serves the web view of one workspace.
+type Server struct {
+	ws      *workspace.Workspace
+	actions Actions
+	token   string
+	csrf    string
+	strict  bool
+	watcher bool // Options.Spectator
+	person  string
+	page    int
+	log     *slog.Logger
+	feed    *feed
+	writing sync.Mutex // one write at a time, as one person at a terminal
+	handler http.Handler
+}
+
+// New returns a server for opts.Workspace. Call Follow (or Serve, which
+// does) to keep its timeline up to date.
+func New(opts Options) (*Server, error) {
+	if opts.Workspace == nil {
+		return nil, errors.New("web: no workspace")
+	}
+	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, page: opts.PageSize, log: opts.Logger}
+	if s.watcher {
+		s.actions = nil
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.page <= 0 {
+		s.page = 200
+	}
+	if s.token == "" {
+		s.token = randomHex(16)
+	}
+	s.csrf = randomHex(16)
+	s.feed = newFeed(s.ws.JournalPath())
+	if err := s.feed.load(); err != nil {
+		return nil, err
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Token returns the secret a browser needs to write: open the page once
+// as /?token=TOKEN and it is kept in a cookie.
+func (s *Server) Token() string { return s.token }
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Follow reads what is appended to the journal and sends it to open
+// pages, until ctx is done.
+func (s *Server) Follow(ctx context.Context) error {
+	return s.feed.follow(ctx)
+}
+
+// Serve serves on ln and follows the journal until ctx is done; then it
+// shuts down, letting requests under way finish for up to a second (open
+// event streams end with ctx). It returns when every goroutine it started
+// has ended.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	g, gctx := errgroup.WithContext(ctx)
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return gctx }}
+	g.Go(func() error { return s.Follow(gctx) })
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, stop := context.WithTimeout(context.Background(), time.Second)
+		defer stop()
+		srv.Shutdown(sctx) // past the second, Close cuts what is left
+		return srv.Close()
+	})
+	return g.Wait()
+}
+
+// IsLocal reports whether addr (host:port) listens on the loopback
+// interface only.
+func IsLocal(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+const tokenCookie = "parley_token"
+
+// authorised reports whether the request carries the write token, in its
+// cookie.
+func (s *Server) authorised(r *http.Request) bool {
+	c, err := r.Cookie(tokenCookie)
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.token)) == 1
+}
+
+// guard wraps every handler: the token arriving in a URL becomes a
+// cookie; with RequireToken every page needs it; a page served on the
+// loopback address answers only to a loopback Host (no DNS rebinding).
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		if !s.strict && !localHost(r.Host) {
+			http.Error(w, "this page answers only at 127.0.0.1 or localhost", http.StatusMisdirectedRequest)
+			return
+		}
+		if t := r.URL.Query().Get("token"); t != "" {
+			if subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) != 1 {
+				http.Error(w, "wrong token", http.StatusForbidden)
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			q := r.URL.Query()
+			q.Del("token")
+			u := *r.URL
+			u.RawQuery = q.Encode()
+			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		if s.strict && !s.authorised(r) {
+			http.Error(w, "open the address parley serve printed, with its token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func localHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,556 @@
+package web
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// newWorkspace makes a workspace of gm and aria with the given journal
+// entries.
+func newWorkspace(t *testing.T, entries ...workspace.Entry) *workspace.Workspace {
+	t.Helper()
+	ws, err := workspace.Init(filepath.Join(t.TempDir(), "ws"), workspace.AgentsNamed("gm", "aria"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(ws.JournalPath()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := workspace.AppendJournal(ws.JournalPath(), entries...); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// post writes a message into from's outbox and records its delivery, as
+// a runner would, with the body given.
+func post(t *testing.T, ws *workspace.Workspace, from, to, body string) string {
+	t.Helper()
+	m := mailbox.New(nil)
+	m.Set("to", to)
+	m.SetBody([]byte(body))
+	id, _, err := ws.Mailbox(from).Post(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: time.Now().UTC().Format(mailbox.TimeFormat), ID: id, From: from, To: []string{to}, Outcome: workspace.Delivered}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// fakeActions records what the page asked.
+type fakeActions struct{ asked []string }
+
+func (f *fakeActions) Answer(_ context.Context, id, text string) (string, error) {
+	f.asked = append(f.asked, "answer "+id+" "+text)
+	return "answered " + id + "\n", nil
+}
+func (f *fakeActions) Seat(_ context.Context, line string) (string, error) {
+	f.asked = append(f.asked, "seat "+line)
+	return "", nil
+}
+func (f *fakeActions) Decide(_ context.Context, id string, approve bool, feedback string) (string, error) {
+	f.asked = append(f.asked, fmt.Sprintf("decide %s %v %s", id, approve, feedback))
+	return "", nil
+}
+func (f *fakeActions) Reply(_ context.Context, id, agent, body string) (string, error) {
+	f.asked = append(f.asked, "reply "+id+" "+agent+" "+body)
+	return "", nil
+}
+func (f *fakeActions) Done(_ context.Context, id, agent string) (string, error) {
+	f.asked = append(f.asked, "done "+id+" "+agent)
+	return "", nil
+}
+func (f *fakeActions) Retry(_ context.Context, target string) (string, error) {
+	f.asked = append(f.asked, "retry "+target)
+	return "", nil
+}
+
+func newServer(t *testing.T, ws *workspace.Workspace, opts Options) *Server {
+	t.Helper()
+	opts.Workspace = ws
+	opts.Token = "0123456789abcdef-token"
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func get(t *testing.T, h http.Handler, target string, cookie bool) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.Host = "127.0.0.1:7878"
+	if cookie {
+		req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "0123456789abcdef-token"})
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestPages(t *testing.T) {
+	ws := newWorkspace(t)
+	post(t, ws, "gm", "aria", "The door creaks open.\n")
+	s := newServer(t, ws, Options{})
+	for _, p := range []string{"/", "/lanes", "/agents", "/story", "/story?view=spectator", "/plan", "/seat", "/message?n=0", "/rows?before=1", "/static/app.js", "/static/style.css", "/agents?part=live"} {
+		rec := get(t, s.Handler(), p, false)
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET %s = %d, want 200: %s", p, rec.Code, rec.Body)
+		}
+	}
+	if rec := get(t, s.Handler(), "/message?n=0", false); !strings.Contains(rec.Body.String(), "The door creaks open.") {
+		t.Errorf("GET /message?n=0 does not show the body:\n%s", rec.Body)
+	}
+	if rec := get(t, s.Handler(), "/nowhere", false); rec.Code != http.StatusNotFound {
+		t.Errorf("GET /nowhere = %d, want 404", rec.Code)
+	}
+}
+
+// A body is untrusted: raw HTML and javascript: links render inert.
+func TestMarkdownInert(t *testing.T) {
+	for _, src := range []string{
+		"<script>alert(1)</script>",
+		"[x](javascript:alert(1))",
+		"[x](JaVaScRiPt:alert(1))",
+		"<img src=x onerror=alert(1)>",
+		"![x](javascript:alert(1))",
+		"<a href=\"javascript:alert(1)\">x</a>",
+		"[x](vbscript:msgbox)",
+		"<iframe src=\"https://example.com\"></iframe>",
+	} {
+		got := string(markdown([]byte(src)))
+		low := strings.ToLower(got)
+		for _, bad := range []string{"<script", "javascript:", "vbscript:", "onerror", "<iframe", "<a href=\"javascript"} {
+			if strings.Contains(low, bad) {
+				t.Errorf("markdown(%q) = %q: holds %q", src, got, bad)
+			}
+		}
+	}
+}
+
+// Every field of a message shown is escaped, the header as the body.
+func TestMessageEscaped(t *testing.T) {
+	ws := newWorkspace(t)
+	m := mailbox.New(nil)
+	m.Set("to", "aria")
+	m.Set("summary", "<script>alert(1)</script>")
+	m.SetBody([]byte("<b onmouseover=alert(1)>hi</b>\n"))
+	id, _, err := ws.Mailbox("gm").Post(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: "x", ID: id, From: "gm", To: []string{"aria\"><script>alert(2)</script>"}, Type: "<img src=x onerror=alert(3)>", Outcome: workspace.Delivered})
+	s := newServer(t, ws, Options{})
+	for _, p := range []string{"/", "/message?n=0", "/lanes"} {
+		body := get(t, s.Handler(), p, false).Body.String()
+		for _, bad := range []string{"<script>alert", "<img src=x", "<b onmouseover"} {
+			if strings.Contains(body, bad) {
+				t.Errorf("GET %s holds %q unescaped", p, bad)
+			}
+		}
+	}
+}
+
+// No journal entry can make the server read a file outside the
+// workspace's mailboxes.
+func TestMessageOutside(t *testing.T) {
+	ws := newWorkspace(t)
+	secret := filepath.Join(filepath.Dir(ws.Root), "secret.md")
+	os.WriteFile(secret, []byte("---\nto: aria\n---\nTOP SECRET\n"), 0o644)
+	os.WriteFile(filepath.Join(ws.Root, "parley-notes.md"), []byte("---\nto: aria\n---\nNOT A MESSAGE\n"), 0o644)
+	abs, _ := filepath.Abs(secret)
+	workspace.AppendJournal(ws.JournalPath(),
+		workspace.Entry{Time: "x", From: "gm", Outcome: workspace.Refused, Path: "../secret.md"},
+		workspace.Entry{Time: "x", From: "gm", Outcome: workspace.Refused, Path: abs},
+		workspace.Entry{Time: "x", From: "gm", Outcome: workspace.Refused, Path: "parley-notes.md"},
+		workspace.Entry{Time: "x", ID: "../../secret", From: "gm", Outcome: workspace.Delivered},
+		workspace.Entry{Time: "x", From: "gm", Outcome: workspace.Refused, Path: "mailboxes/gm/rejected/../../../../secret.md"},
+	)
+	// A mailbox state directory that is a link out of the workspace.
+	outside := filepath.Join(filepath.Dir(ws.Root), "elsewhere")
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "20261121-101500.000000Z-gm-aaaaaa.md"), []byte("---\nto: aria\n---\nTOP SECRET\n"), 0o644)
+	done := filepath.Join(ws.Root, "mailboxes", "aria", "done")
+	os.RemoveAll(done)
+	if err := os.Symlink(outside, done); err != nil {
+		t.Fatal(err)
+	}
+	workspace.AppendJournal(ws.JournalPath(),
+		workspace.Entry{Time: "x", ID: "20261121-101500.000000Z-gm-aaaaaa", From: "gm", Outcome: workspace.Handled, Agent: "aria", Path: "mailboxes/aria/done/20261121-101500.000000Z-gm-aaaaaa.md"})
+	act := &fakeActions{}
+	s := newServer(t, ws, Options{Actions: act})
+	for n := 0; n < 6; n++ {
+		body := get(t, s.Handler(), fmt.Sprintf("/message?n=%d", n), false).Body.String()
+		if strings.Contains(body, "TOP SECRET") || strings.Contains(body, "NOT A MESSAGE") {
+			t.Errorf("/message?n=%d shows a file outside the mailboxes:\n%s", n, body)
+		}
+		if _, err := s.do(context.Background(), url.Values{"kind": {"retry"}, "n": {fmt.Sprint(n)}}); err == nil {
+			t.Errorf("retry of entry %d: no error", n)
+		}
+	}
+	if len(act.asked) > 0 {
+		t.Errorf("the actions were asked %q", act.asked)
+	}
+}
+
+func TestToken(t *testing.T) {
+	ws := newWorkspace(t)
+	strict := newServer(t, ws, Options{RequireToken: true})
+	if rec := get(t, strict.Handler(), "/", false); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a page without the token, on a non-local address = %d, want 401", rec.Code)
+	}
+	if rec := get(t, strict.Handler(), "/static/app.js", false); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a script without the token, on a non-local address = %d, want 401", rec.Code)
+	}
+	if rec := get(t, strict.Handler(), "/", true); rec.Code != http.StatusOK {
+		t.Errorf("a page with the token's cookie = %d, want 200", rec.Code)
+	}
+	rec := get(t, strict.Handler(), "/agents?token=0123456789abcdef-token", false)
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/agents" {
+		t.Errorf("?token= answers %d to %q, want 303 to /agents", rec.Code, rec.Header().Get("Location"))
+	}
+	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Value != "0123456789abcdef-token" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
+		t.Errorf("?token= sets cookies %v, want the token, HttpOnly, SameSite=Strict", c)
+	}
+	if rec := get(t, strict.Handler(), "/?token=wrong", false); rec.Code != http.StatusForbidden {
+		t.Errorf("a wrong token = %d, want 403", rec.Code)
+	}
+	// A local server answers to local names only (no DNS rebinding).
+	local := newServer(t, ws, Options{})
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Host = "attacker.example:7878"
+	rec = httptest.NewRecorder()
+	local.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusMisdirectedRequest {
+		t.Errorf("a local server asked as attacker.example = %d, want 421", rec.Code)
+	}
+	if !IsLocal("127.0.0.1:7878") || !IsLocal("[::1]:80") || !IsLocal("localhost:1") || IsLocal("0.0.0.0:7878") || IsLocal(":7878") || IsLocal("192.168.1.2:80") {
+		t.Error("IsLocal is wrong about an address")
+	}
+}
+
+func TestAct(t *testing.T) {
+	ws := newWorkspace(t)
+	act := &fakeActions{}
+	s := newServer(t, ws, Options{Actions: act})
+	postForm := func(form url.Values, cookie bool, origin string) int {
+		req := httptest.NewRequest(http.MethodPost, "/act", strings.NewReader(form.Encode()))
+		req.Host = "127.0.0.1:7878"
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if cookie {
+			req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "0123456789abcdef-token"})
+		}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		return rec.Code
+	}
+	good := url.Values{"kind": {"answer"}, "id": {"x"}, "text": {"1"}, "csrf": {s.csrf}}
+	tests := []struct {
+		name   string
+		form   url.Values
+		cookie bool
+		origin string
+		want   int
+	}{
+		{"no token", good, false, "", http.StatusForbidden},
+		{"no csrf", url.Values{"kind": {"answer"}, "id": {"x"}, "text": {"1"}}, true, "", http.StatusForbidden},
+		{"wrong csrf", url.Values{"kind": {"answer"}, "id": {"x"}, "text": {"1"}, "csrf": {"nope"}}, true, "", http.StatusForbidden},
+		{"another origin", good, true, "http://attacker.example", http.StatusForbidden},
+		{"unknown action", url.Values{"kind": {"format-disk"}, "csrf": {s.csrf}}, true, "", http.StatusUnprocessableEntity},
+		{"empty answer", url.Values{"kind": {"answer"}, "id": {"x"}, "csrf": {s.csrf}}, true, "", http.StatusUnprocessableEntity},
+		{"answer", good, true, "http://127.0.0.1:7878", http.StatusOK},
+		{"roll", url.Values{"kind": {"roll"}, "dice": {"1d20+5"}, "dc": {"12"}, "check": {"Stealth\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
+		{"say", url.Values{"kind": {"say"}, "as": {"veto"}, "text": {"No.\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
+		{"reject", url.Values{"kind": {"reject"}, "id": {"r"}, "text": {"not yet"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
+		{"done", url.Values{"kind": {"done"}, "id": {"d"}, "agent": {"aria"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
+	}
+	for _, tt := range tests {
+		if got := postForm(tt.form, tt.cookie, tt.origin); got != tt.want {
+			t.Errorf("%s: POST /act = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r false not yet", "done d aria"}
+	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
+		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
+	}
+	// A GET never writes.
+	if rec := get(t, s.Handler(), "/act?kind=answer", true); rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /act = %d, want 405", rec.Code)
+	}
+	ro := newServer(t, ws, Options{})
+	req := httptest.NewRequest(http.MethodPost, "/act", strings.NewReader(good.Encode()))
+	req.Host = "127.0.0.1:7878"
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "0123456789abcdef-token"})
+	rec := httptest.NewRecorder()
+	ro.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("POST /act to a read-only server = %d, want 403", rec.Code)
+	}
+}
+
+// The timeline shows the newest page of rows; older ones come by
+// /rows, a page at a time, back to the first.
+func TestRowsPaging(t *testing.T) {
+	var entries []workspace.Entry
+	for i := range 450 {
+		entries = append(entries, workspace.Entry{Time: "t", ID: fmt.Sprintf("e%03d", i), From: "gm", To: []string{"aria"}, Outcome: workspace.Delivered})
+	}
+	ws := newWorkspace(t, entries...)
+	s := newServer(t, ws, Options{PageSize: 100})
+	body := get(t, s.Handler(), "/", false).Body.String()
+	if n := strings.Count(body, `<li class="row`); n != 100 {
+		t.Fatalf("the timeline shows %d rows, want 100", n)
+	}
+	if !strings.Contains(body, `data-first="350"`) || !strings.Contains(body, `data-id="e449"`) {
+		t.Fatal("the timeline does not show the newest 100 rows")
+	}
+	seen := 100
+	for before := 350; before > 0; {
+		rec := get(t, s.Handler(), fmt.Sprintf("/rows?before=%d", before), false)
+		seen += strings.Count(rec.Body.String(), `<li class="row`)
+		next := rec.Header().Get("X-First")
+		if next == fmt.Sprint(before) {
+			t.Fatalf("/rows?before=%d: X-First did not move", before)
+		}
+		fmt.Sscan(next, &before)
+	}
+	if seen != 450 {
+		t.Errorf("scrolled back through %d rows, want 450", seen)
+	}
+	// A filter selects rows as parley log does.
+	body = get(t, s.Handler(), "/?outcome=rejected", false).Body.String()
+	if n := strings.Count(body, `<li class="row`); n != 0 {
+		t.Errorf("?outcome=rejected shows %d rows, want none", n)
+	}
+}
+
+// A journal entry appended while a page is open reaches its event
+// stream.
+func TestEvents(t *testing.T) {
+	ws := newWorkspace(t)
+	s := newServer(t, ws, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	followed := make(chan error, 1)
+	go func() { followed <- s.Follow(ctx) }()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+u.Port()+"/events?after=0", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	id := post(t, ws, "gm", "aria", "Hello.\n")
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.After(10 * time.Second)
+	for found := false; !found; {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			found = strings.HasPrefix(line, "data: ") && strings.Contains(line, `data-id="`+id+`"`)
+		case <-timeout:
+			t.Fatal("no event for the message within 10s")
+		}
+	}
+	cancel()
+	if err := <-followed; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("Follow: %v", err)
+	}
+}
+
+func TestMermaid(t *testing.T) {
+	entries := []workspace.Entry{
+		{ID: "1", From: "gm", To: []string{"aria", "worker-1"}, Type: "NARRATIVE", Outcome: workspace.Delivered},
+		{ID: "1", Agent: "aria", Outcome: workspace.Handled},
+		{From: "worker-1", Outcome: workspace.Refused, Reason: "x.md:2: to: unknown agent \"zed\"; #1 {a}\nnext"},
+		{ID: "2", From: "aria", To: []string{"gm"}, Type: "review_verdict", Signal: "pass", Outcome: workspace.Delivered},
+	}
+	var b bytes.Buffer
+	if err := LanesOf([]string{"gm", "aria"}, entries, 0).WriteMermaid(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `sequenceDiagram
+    participant P1 as gm
+    participant P2 as aria
+    participant P3 as worker-1
+    P1->>P2: NARRATIVE
+    P1->>P3: NARRATIVE
+    Note over P3: rejected: x.md:2: to: unknown agent zed 1 a next
+    P2->>P1: review_verdict/pass
+`
+	if b.String() != want {
+		t.Errorf("WriteMermaid =\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestExport(t *testing.T) {
+	ws := newWorkspace(t)
+	post(t, ws, "gm", "aria", "<script>alert(1)</script> The door creaks open.\n")
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := Export(context.Background(), ws, dir, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"index.html", "lanes.html", "style.css"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "<script") || strings.Contains(string(data), "/static/") {
+			t.Errorf("%s holds a script or a server's address", name)
+		}
+	}
+	index, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	if !strings.Contains(string(index), "The door creaks open.") {
+		t.Error("index.html does not hold the message")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "story.html")); err == nil {
+		t.Error("story.html written for a workspace without a campaign")
+	}
+}
+
+// FuzzMarkdownInert renders any body: the HTML never holds a script, an
+// event handler or a javascript: link.
+func FuzzMarkdownInert(f *testing.F) {
+	for _, s := range []string{
+		"<script>alert(1)</script>", "[x](javascript:alert(1))", "[x](  javascript:alert(1))",
+		"[x](java\\nscript:alert(1))", "<img src=x onerror=alert(1)>", "![x](javascript:alert(1))",
+		"[x]: javascript:alert(1)\n\n[y][x]", "<a href=\"javascript:alert(1)\">x</a>", "`<script>`",
+		"```html\n<script>alert(1)</script>\n```", "<svg onload=alert(1)>", "[x](&#106;avascript:alert(1))",
+		"<details open ontoggle=alert(1)>", "# <script>", "| a |\n|---|\n| <script> |", "www.example.com/<script>",
+	} {
+		f.Add(s)
+	}
+	// goldmark escapes every < of text, so each < left opens a tag.
+	tag := regexp.MustCompile(`<[^>]*>?`)
+	name := regexp.MustCompile(`^</?([a-z0-9]+)`)
+	handler := regexp.MustCompile(`\son[a-z]+\s*=`)
+	link := regexp.MustCompile(`(?:href|src)\s*=\s*"\s*(?:javascript|vbscript):`)
+	allowed := "p a em strong code pre ul ol li h1 h2 h3 h4 h5 h6 blockquote hr br img table thead tbody tr th td del input !--"
+	f.Fuzz(func(t *testing.T, src string) {
+		out := strings.ToLower(string(markdown([]byte(src))))
+		for _, tg := range tag.FindAllString(out, -1) {
+			if strings.HasPrefix(tg, "<!--") {
+				continue
+			}
+			m := name.FindStringSubmatch(tg)
+			if m == nil || !slices.Contains(strings.Fields(allowed), m[1]) || handler.MatchString(tg) || link.MatchString(tg) {
+				t.Fatalf("markdown(%q) holds the tag %q:\n%s", src, tg, out)
+			}
+		}
+	})
+}
+
+// The Agents page shows what the models used, from the journal.
+func TestAgentsUsage(t *testing.T) {
+	ws := newWorkspace(t,
+		workspace.Entry{Time: "2026-11-26T10:00:00.000000Z", Outcome: workspace.ModelCalled, Agent: "gm", Model: "m", Session: "s", TokensIn: 120, TokensOut: 8},
+		workspace.Entry{Time: "2026-11-26T10:00:01.000000Z", Outcome: workspace.ModelCalled, Agent: "gm", Model: "m", Session: "s", TokensIn: 200, TokensOut: 30},
+	)
+	s := newServer(t, ws, Options{})
+	body := get(t, s.Handler(), "/agents", false).Body.String()
+	row := body[strings.Index(body, `data-agent="gm"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, "<td>2</td><td>358</td>") {
+		t.Errorf("gm's row does not show 2 model calls and 358 tokens:\n%s", row)
+	}
+}
+
+// A workspace no runner has run in has no .parley/ yet: the server waits
+// for it rather than failing.
+func TestFollowBeforeJournal(t *testing.T) {
+	ws := newWorkspace(t)
+	os.RemoveAll(filepath.Dir(ws.JournalPath()))
+	s := newServer(t, ws, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Follow(ctx) }()
+	if err := os.MkdirAll(filepath.Dir(ws.JournalPath()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	post(t, ws, "gm", "aria", "First.\n")
+	for deadline := time.Now().Add(10 * time.Second); s.feed.len() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the journal's first line was not seen within 10s")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Follow: %v", err)
+	}
+}
+
+// A spectators' server serves the story alone, and no message.
+func TestSpectatorServer(t *testing.T) {
+	ws := newWorkspace(t)
+	post(t, ws, "gm", "aria", "A private word.\n")
+	s := newServer(t, ws, Options{Spectator: true, Actions: &fakeActions{}})
+	for path, want := range map[string]int{"/": 200, "/story": 200, "/story?view=gm": 200, "/static/app.js": 200,
+		"/lanes": 404, "/agents": 404, "/plan": 404, "/seat": 404, "/message?n=0": 404, "/rows?before=1": 404} {
+		if got := get(t, s.Handler(), path, true).Code; got != want {
+			t.Errorf("GET %s = %d, want %d", path, got, want)
+		}
+	}
+	if body := get(t, s.Handler(), "/", true).Body.String(); strings.Contains(body, "Timeline") || strings.Contains(body, "private") {
+		t.Errorf("the spectators' page names the timeline or a message:\n%s", body)
+	}
+	if s.actions != nil {
+		t.Error("a spectators' server has actions")
+	}
+	// Its event stream says that the story moved on, never what was said.
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+u.Port()+"/events?after=0", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "event: row") {
+			t.Fatal("a spectators' event stream sent a row")
+		}
+		if strings.HasPrefix(sc.Text(), "event: tick") {
+			break
+		}
+	}
+}
