@@ -1,11 +1,17 @@
 package workspace
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -234,4 +240,53 @@ func (c *Config) Remotes() []string {
 func (w *Workspace) IsRemote(agent string) bool {
 	a, ok := w.Agent(agent)
 	return ok && a.Remote != ""
+}
+
+// BridgeState is what a running bridge last said of itself, in
+// .parley/bridge.json, for `parley status`.
+type BridgeState struct {
+	PID       int       `json:"pid"`
+	Name      string    `json:"name"`              // this workspace on the bridge
+	URL       string    `json:"url"`               // the server it is connected to, or tries
+	Connected bool      `json:"connected"`         // connected now
+	Serving   string    `json:"serving,omitempty"` // the address of the server it runs itself (--serve)
+	Updated   time.Time `json:"updated"`
+	// Outgoing is how many messages for agents of other workspaces wait
+	// in their inboxes here; PendingAcks how many of them are published
+	// and not yet acknowledged by the stream.
+	Outgoing    int `json:"outgoing"`
+	PendingAcks int `json:"pending_acks"`
+	// Lag is how many messages for this workspace wait in the stream,
+	// not yet delivered here.
+	Lag       uint64    `json:"lag"`
+	Forwarded int64     `json:"forwarded"` // since the bridge started
+	Received  int64     `json:"received"`
+	Bounced   int64     `json:"bounced"`
+	LastError string    `json:"last_error,omitempty"`
+	ErrorAt   time.Time `json:"error_at,omitzero"`
+}
+
+// BridgeStatePath is where the bridge writes its state.
+func (w *Workspace) BridgeStatePath() string { return filepath.Join(w.Root, StateDir, "bridge.json") }
+
+// BridgeRefusedDir is where the bridge keeps a message it refused that
+// names no agent of this workspace, with the reason beside it.
+func (w *Workspace) BridgeRefusedDir() string {
+	return filepath.Join(w.Root, StateDir, "bridge", "refused")
+}
+
+// ReadBridgeState reads what the bridge last wrote; ok is false when no
+// bridge ever ran here.
+func (w *Workspace) ReadBridgeState() (st BridgeState, ok bool, err error) {
+	data, err := os.ReadFile(w.BridgeStatePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, false, fmt.Errorf("%s: %w", w.BridgeStatePath(), err)
+	}
+	return st, true, nil
 }
