@@ -69,6 +69,7 @@ func newApp(e *env) *cli.App {
 			playCommand(e),
 			mcpCommand(e),
 			sessionCommand(e),
+			bridgeCommand(e),
 			answerCommandSeat(e),
 			demoCommand(e),
 			benchCommand(e),

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -20,6 +21,8 @@ func runCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "until-idle", Usage: "route everything pending, then exit (for scripts and tests)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every delivery"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only errors"},
+			&cli.BoolFlag{Name: "no-bridge", Usage: "do not start the bridge parley.yaml's bridge: section describes"},
+			serveFlag, listenFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -39,7 +42,8 @@ func runCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			return runRun(ctx, e, ws, runOptions{UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json")})
+			return runRun(ctx, e, ws, runOptions{UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json"),
+				NoBridge: c.Bool("no-bridge"), Serve: c.Bool("serve"), Listen: c.String("listen")})
 		},
 	}
 }
@@ -48,16 +52,31 @@ type runOptions struct {
 	UntilIdle bool
 	Level     slog.Level
 	JSON      bool
+	// NoBridge leaves the bridge of a bridge: section alone; Serve runs
+	// a NATS server in the process too, listening on Listen.
+	NoBridge bool
+	Serve    bool
+	Listen   string
 }
 
 func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOptions) error {
-	ropts := runnerOptions(ws, e.logger(opts.Level))
+	log := e.logger(opts.Level)
+	ropts := runnerOptions(ws, log)
 	ropts.UntilIdle = opts.UntilIdle
+	bridged := ws.Config.Bridge != nil && !opts.NoBridge && !opts.UntilIdle
+	if opts.Serve && !bridged {
+		return usagef("--serve runs a NATS server beside the bridge: it needs a bridge: section in %s, and no --until-idle or --no-bridge", workspace.ConfigFile)
+	}
 	r, err := runner.Open(ws, ropts)
 	if err != nil {
 		return err
 	}
-	stats, err := r.Run(ctx)
+	var stats runner.Stats
+	if bridged {
+		stats, err = runBridged(ctx, r, ws, opts, log)
+	} else {
+		stats, err = r.Run(ctx)
+	}
 	if cerr := r.Close(); err == nil {
 		err = cerr
 	}
@@ -82,6 +101,44 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		return &refusedError{stats}
 	}
 	return nil
+}
+
+// runBridged runs the runner and, beside it, the workspace's bridge (and
+// with --serve a NATS server); when one ends, so does the other.
+func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, opts runOptions, log *slog.Logger) (runner.Stats, error) {
+	ns, err := serveIfAsked(ws, opts.Serve, opts.Listen, log)
+	if err != nil {
+		return runner.Stats{}, err
+	}
+	if ns != nil {
+		defer ns.Shutdown()
+	}
+	b, err := startBridge(ws, ns, log, r.Wake)
+	if err != nil {
+		return runner.Stats{}, err
+	}
+	if b == nil {
+		return r.Run(ctx)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stats runner.Stats
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer cancel()
+		s, err := r.Run(gctx)
+		stats = s
+		return err
+	})
+	g.Go(func() error {
+		_, err := b.Run(gctx)
+		if err != nil {
+			return fmt.Errorf("bridge: %w", err)
+		}
+		return nil
+	})
+	return stats, g.Wait()
 }
 
 // refusedError ends a run during which files were refused or messages

@@ -129,7 +129,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 	if err := ws.MakeDirs(); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(ws.Root, workspace.StateDir, "bridge.lock")
+	path := ws.BridgeLockPath()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err

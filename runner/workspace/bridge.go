@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -289,4 +290,23 @@ func (w *Workspace) ReadBridgeState() (st BridgeState, ok bool, err error) {
 		return st, false, fmt.Errorf("%s: %w", w.BridgeStatePath(), err)
 	}
 	return st, true, nil
+}
+
+// BridgeLockPath is the file a running bridge holds an flock on.
+func (w *Workspace) BridgeLockPath() string { return filepath.Join(w.Root, StateDir, "bridge.lock") }
+
+// BridgeRunning reports whether a bridge holds the workspace's bridge
+// lock now. It asks the lock itself, with a shared lock taken and given
+// back at once.
+func (w *Workspace) BridgeRunning() bool {
+	f, err := os.Open(w.BridgeLockPath())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
 }
