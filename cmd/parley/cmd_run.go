@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -129,6 +131,11 @@ func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, 
 		defer cancel()
 		s, err := r.Run(gctx)
 		stats = s
+		if err == nil && gctx.Err() == nil {
+			// The session ended by itself (stop_on): what it delivered
+			// to agents of other workspaces goes before the bridge stops.
+			waitForwarded(gctx, ws, 10*time.Second)
+		}
 		return err
 	})
 	g.Go(func() error {
@@ -139,6 +146,25 @@ func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, 
 		return nil
 	})
 	return stats, g.Wait()
+}
+
+// waitForwarded waits, at most limit, until nothing waits in the inboxes
+// of agents that live in other workspaces: the bridge forwarded it all.
+func waitForwarded(ctx context.Context, ws *workspace.Workspace, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		waiting := 0
+		for _, a := range ws.Config.Agents {
+			if a.Remote != "" {
+				n, _ := ws.Mailbox(a.Name).Count(mailbox.Inbox)
+				waiting += n
+			}
+		}
+		if waiting == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // refusedError ends a run during which files were refused or messages
