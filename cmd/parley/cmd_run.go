@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/bridge"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -74,8 +75,9 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		return err
 	}
 	var stats runner.Stats
+	var bstats *bridge.Stats
 	if bridged {
-		stats, err = runBridged(ctx, r, ws, opts, log)
+		stats, bstats, err = runBridged(ctx, r, ws, opts, log)
 	} else {
 		stats, err = r.Run(ctx)
 	}
@@ -92,7 +94,11 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	if opts.JSON {
 		err = e.printJSON(stats)
 	} else {
-		_, err = fmt.Fprintln(e.stdout, statsLine(stats))
+		line := statsLine(stats)
+		if bstats != nil {
+			line += fmt.Sprintf("\nbridged: forwarded %d, received %d, refused %d", bstats.Forwarded, bstats.Received, bstats.Bounced)
+		}
+		_, err = fmt.Fprintln(e.stdout, line)
 	}
 	if err != nil {
 		return err
@@ -107,20 +113,21 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 
 // runBridged runs the runner and, beside it, the workspace's bridge (and
 // with --serve a NATS server); when one ends, so does the other.
-func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, opts runOptions, log *slog.Logger) (runner.Stats, error) {
+func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, opts runOptions, log *slog.Logger) (runner.Stats, *bridge.Stats, error) {
 	ns, err := serveIfAsked(ws, opts.Serve, opts.Listen, log)
 	if err != nil {
-		return runner.Stats{}, err
+		return runner.Stats{}, nil, err
 	}
 	if ns != nil {
 		defer ns.Shutdown()
 	}
 	b, err := startBridge(ws, ns, log, r.Wake)
 	if err != nil {
-		return runner.Stats{}, err
+		return runner.Stats{}, nil, err
 	}
 	if b == nil {
-		return r.Run(ctx)
+		stats, err := r.Run(ctx)
+		return stats, nil, err
 	}
 	defer b.Close()
 	ctx, cancel := context.WithCancel(ctx)
@@ -138,14 +145,17 @@ func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, 
 		}
 		return err
 	})
+	var bstats bridge.Stats
 	g.Go(func() error {
-		_, err := b.Run(gctx)
+		s, err := b.Run(gctx)
+		bstats = s
 		if err != nil {
 			return fmt.Errorf("bridge: %w", err)
 		}
 		return nil
 	})
-	return stats, g.Wait()
+	err = g.Wait()
+	return stats, &bstats, err
 }
 
 // waitForwarded waits, at most limit, until nothing waits in the inboxes
