@@ -391,6 +391,20 @@ func (r *Runner) Wake(agents []string) {
 	}
 }
 
+// takeWakes wakes the agents Wake was told of since the last look.
+func (r *Runner) takeWakes() {
+	for {
+		select {
+		case names := <-r.wakes:
+			for _, name := range names {
+				r.notify(name)
+			}
+		default:
+			return
+		}
+	}
+}
+
 // Close releases the workspace.
 func (r *Runner) Close() error {
 	r.state.close() // before the lock goes: the next runner writes the book
@@ -573,6 +587,7 @@ func (r *Runner) watch(ctx context.Context) error {
 // once a stop_on message is delivered.
 func (r *Runner) runUntilIdle(ctx context.Context) error {
 	for {
+		r.takeWakes()
 		if r.repairAsked.Load() || !r.repairAt.IsZero() {
 			r.repair()
 		}
@@ -646,6 +661,10 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-fire:
 		case <-r.kick:
+		case names := <-r.wakes:
+			for _, name := range names {
+				r.notify(name)
+			}
 		}
 		if timer != nil {
 			timer.Stop()
