@@ -68,6 +68,9 @@ type bridgeReport struct {
 	Name    string                 `json:"name"`
 	Running bool                   `json:"running"`
 	State   *workspace.BridgeState `json:"state,omitempty"` // nil: no bridge ever ran here
+	// Refused counts the messages kept in .parley/bridge/refused/: refused
+	// on arrival, naming no agent of this workspace.
+	Refused int `json:"refused,omitempty"`
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
@@ -93,6 +96,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	if cfg := ws.Config.Bridge; cfg != nil {
 		rep.Bridge = &bridgeReport{Name: cfg.Name, Running: ws.BridgeRunning()}
+		if names, err := filepath.Glob(filepath.Join(ws.BridgeRefusedDir(), "*.md")); err == nil {
+			rep.Bridge.Refused = len(names)
+		}
 		if st, ok, err := ws.ReadBridgeState(); err == nil && ok {
 			rep.Bridge.State = &st
 		}
@@ -262,6 +268,9 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 	fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
 	if st.LastError != "" {
 		fmt.Fprintf(e.stdout, "          last error %s: %s\n", ago(st.ErrorAt, now), printable(st.LastError))
+	}
+	if b.Refused > 0 {
+		fmt.Fprintf(e.stdout, "          %d refused naming no agent here, kept with the reason in %s\n", b.Refused, filepath.ToSlash(filepath.Join(workspace.StateDir, "bridge", "refused")))
 	}
 }
 
