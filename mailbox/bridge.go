@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Forwarded moves a message from inbox/ to done/ once a bridge has handed
@@ -32,8 +33,8 @@ func (d Dir) Bury(id string, data []byte, reason string, s *Syncer) (buried bool
 	for _, st := range received {
 		if _, err := os.Lstat(d.Path(st, name)); err == nil {
 			return false, nil
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return false, err
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return false, err // a state that is not a directory holds nothing
 		}
 	}
 	if err := d.writeReason(Dead, name, reason, s.perFile); err != nil {

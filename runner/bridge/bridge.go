@@ -126,8 +126,13 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 	if opts.Rescan <= 0 {
 		opts.Rescan = time.Second
 	}
-	if err := ws.MakeDirs(); err != nil {
+	if err := os.MkdirAll(filepath.Join(ws.Root, workspace.StateDir), 0o755); err != nil {
 		return nil, err
+	}
+	if err := ws.MakeDirs(); err != nil {
+		// A mailbox that cannot be made fails its deliveries, which
+		// are tried again and kept in dead/ in the end: the others go on.
+		opts.Logger.Warn("bridge: making the mailboxes", "err", err)
 	}
 	path := ws.BridgeLockPath()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -188,6 +193,12 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { b.log.Info("bridge reconnected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				b.fail(fmt.Errorf("connecting: %w", err))
+			}
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { b.fail(err) }),
 	}
 	if b.opts.Server != nil {
 		opts = append(opts, nats.InProcessServer(b.opts.Server))
@@ -411,6 +422,7 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 		return err
 	}
 	var lastSeq uint64
+	failures, wait := 0, 10*time.Millisecond
 	for {
 		batch, err := c.FetchNoWait(window)
 		if err != nil {
@@ -433,8 +445,25 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 			}
 			continue
 		}
+		before := b.received.Load() + b.bounced.Load()
 		if err := b.receiveBatch(msgs, &lastSeq, true); err != nil {
-			return err
+			// Taken again from the first message not acknowledged: a
+			// delivery that keeps failing ends in dead/ after max_deliver
+			// tries.
+			if b.received.Load()+b.bounced.Load() > before {
+				failures, wait = 0, 10*time.Millisecond // some went through
+			}
+			if failures++; failures > 2*b.cfg.MaxDeliver+2 {
+				return err
+			}
+			b.fail(err)
+			wait = backoff(ctx, wait)
+			if _, err := s.ResetConsumer(ctx, b.durable()); err != nil {
+				return fmt.Errorf("consumer %s: %w", b.durable(), err)
+			}
+			lastSeq = 0
+			continue
 		}
+		failures = 0
 	}
 }

@@ -199,3 +199,33 @@ func TestParseSubject(t *testing.T) {
 	}
 	_ = filepath.Join
 }
+
+// TestBridgeMaxDeliver: a delivery that keeps failing here (aria's inbox
+// is not a directory) is tried max_deliver times, then kept in dead/ with
+// the reason, and the messages after it are delivered.
+func TestBridgeMaxDeliver(t *testing.T) {
+	inn, home, _ := pair(t)
+	ids := deliver(t, inn, 3)
+	if _, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	inbox := filepath.Join(string(home.Mailbox("aria")), mailbox.Inbox)
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, []byte("not a directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		reason, ok := home.Mailbox("aria").Reason(mailbox.Dead, mailbox.FileName(id))
+		if !ok || !strings.Contains(reason, "gave up after 5 tries") {
+			t.Errorf("aria's dead/%s: reason %q, %v; want it given up after 5 tries", id, reason, ok)
+		}
+	}
+	if got, _ := home.Mailbox("bram").IDs(mailbox.Inbox); len(got) != len(ids) {
+		t.Errorf("bram got %d of %d", len(got), len(ids))
+	}
+}

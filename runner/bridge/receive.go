@@ -27,9 +27,13 @@ var errGap = errors.New("a delivery went missing on the way; starting again from
 func (b *Bridge) receiveLoop(ctx context.Context, js jetstream.JetStream) error {
 	wait := 50 * time.Millisecond
 	for ctx.Err() == nil {
+		before := b.received.Load() + b.bounced.Load()
 		err := b.receiveSession(ctx, js)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if b.received.Load()+b.bounced.Load() > before {
+			wait = 50 * time.Millisecond // it went on for a while: start again soon
 		}
 		b.fail(err)
 		wait = backoff(ctx, wait)
