@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -128,4 +130,87 @@ func selfSigned(t *testing.T) ([]byte, tls.Certificate) {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}
+}
+
+// TestBridgePermissions: with the subject permissions of Permissions, a
+// workspace's bridge works, and its user cannot publish as another
+// workspace's agents.
+func TestBridgePermissions(t *testing.T) {
+	user := func(name string) *server.User {
+		pub, sub := Permissions(workspace.DefaultStream, name)
+		return &server.User{Username: name, Password: name + "-pw", Permissions: &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: pub}, Subscribe: &server.SubjectPermission{Allow: sub}}}
+	}
+	ns, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		Users: []*server.User{{Username: "admin", Password: "admin-pw"}, user("inn"), user("home")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	// The operator makes the stream.
+	admin, err := nats.Connect(ns.ClientURL(), nats.UserInfo("admin", "admin-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	js, err := jetstream.New(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: workspace.DefaultStream, Subjects: []string{"parley.>"}, Storage: jetstream.FileStorage}); err != nil {
+		t.Fatal(err)
+	}
+	url := ns.ClientURL()
+	inn, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s, user_env: U, password_env: P}\nagents:\n  - gm\n  - {name: aria, remote: home}\n  - {name: bram, remote: home}\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s, user_env: U, password_env: P}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := func(name string) func(string) string {
+		return func(k string) string {
+			switch k {
+			case "U":
+				return name
+			case "P":
+				return name + "-pw"
+			}
+			return ""
+		}
+	}
+	ids := deliver(t, inn, 2)
+	if _, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true, Getenv: as("inn")}); err != nil {
+		t.Fatalf("inn's bridge with its permissions: %v", err)
+	}
+	// inn's user tries to publish as home's aria, and as a workspace
+	// that is not it: the server refuses both.
+	rogue, err := nats.Connect(url, nats.UserInfo("inn", "inn-pw"), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rogue.Close()
+	forged := "---\nid: " + mailbox.IDAt("aria", time.Now()) + "\nfrom: aria\nto: bram\n---\nforged\n"
+	rogue.Publish(Subject("home", "bram", "home", "aria"), []byte(forged))
+	rogue.Publish(Subject("home", "bram", "evil", "gm"), []byte(forged))
+	rogue.Flush()
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true, Getenv: as("home")}); err != nil {
+		t.Fatalf("home's bridge with its permissions: %v", err)
+	}
+	for _, agent := range []string{"aria", "bram"} {
+		got, _ := home.Mailbox(agent).IDs(mailbox.Inbox)
+		if strings.Join(got, " ") != strings.Join(ids, " ") {
+			t.Errorf("%s's inbox = %v, want %v (and nothing forged)", agent, got, ids)
+		}
+		if n, _ := home.Mailbox(agent).Count(mailbox.Dead); n != 0 {
+			t.Errorf("%s holds %d in dead/: a forged message reached the stream", agent, n)
+		}
+	}
 }

@@ -78,3 +78,22 @@ func withScheme(s string) string {
 	}
 	return s
 }
+
+// Permissions returns the subjects a NATS user for the workspace named
+// name may publish to and subscribe to, for a bridge on stream: it
+// publishes only as its own agents (parley.*.*.<name>.*) and reaches
+// only its own consumer's part of the JetStream API; replies come to
+// _INBOX.>. The stream itself is made by the server's operator.
+func Permissions(stream, name string) (publish, subscribe []string) {
+	c := "parley-" + name
+	return []string{
+			SubjectPrefix + ".*.*." + name + ".*",
+			"$JS.API.STREAM.INFO." + stream,
+			"$JS.API.CONSUMER.CREATE." + stream + "." + c + ".>",
+			"$JS.API.CONSUMER.INFO." + stream + "." + c,
+			"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + c,
+			"$JS.API.CONSUMER.RESET." + stream + "." + c,
+			"$JS.ACK." + stream + "." + c + ".>",
+		},
+		[]string{"_INBOX.>"}
+}
