@@ -147,7 +147,11 @@ func (b *Bridge) publish(ctx context.Context, js jetstream.JetStream, a workspac
 		}
 		m := nats.NewMsg(Subject(a.Remote, a.Name, b.cfg.Name, from))
 		m.Data = data
-		f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(MsgID(id, a.Name)), jetstream.WithExpectStream(b.cfg.Stream))
+		// No retry of its own by the client (after "no responders", a
+		// stream not ready yet): it would publish this copy again after
+		// later ones. A failure stops the window; the next pass publishes
+		// from this copy on, in order.
+		f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(MsgID(id, a.Name)), jetstream.WithExpectStream(b.cfg.Stream), jetstream.WithRetryAttempts(0))
 		if err != nil {
 			if errors.Is(err, nats.ErrMaxPayload) && len(sent) == 0 {
 				b.giveUp(box, a, id, from, fmt.Sprintf("the bridge cannot carry it: %v (%d bytes; the NATS server's max_payload is smaller)", err, len(data)))
