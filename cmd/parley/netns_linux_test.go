@@ -85,7 +85,7 @@ func (p *proc) stop(sig syscall.Signal) {
 // each sender's messages in the order they were sent.
 func TestBridgeAcrossHosts(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the fault test across network namespaces takes about 20s")
+		t.Skip("the fault test across network namespaces takes about 8s")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("making network namespaces needs root")
@@ -134,8 +134,8 @@ func TestBridgeAcrossHosts(t *testing.T) {
 	runA, runB := run(hostA, wsA), run(hostB, wsB)
 
 	// The stream: a1 and a2 (in a) write to b1 and b2, b1 (in b) to a1
-	// and a2, one message each every 20 ms (8 s).
-	const perSender = 400
+	// and a2, one message each every 20 ms (6 s).
+	const perSender = 300
 	senders := []struct {
 		ws       *workspace.Workspace
 		from, to string
@@ -163,15 +163,15 @@ func TestBridgeAcrossHosts(t *testing.T) {
 	}
 
 	// The faults, while the stream flows.
-	time.Sleep(800 * time.Millisecond)
+	time.Sleep(600 * time.Millisecond)
 	runA.stop(syscall.SIGKILL)
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
 	runA = run(hostA, wsA)
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 	n.ip("-n", hub, "link", "set", linkA, "down")
 	time.Sleep(3 * time.Second)
 	n.ip("-n", hub, "link", "set", linkA, "up")
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
 	server.stop(syscall.SIGKILL)
 	time.Sleep(300 * time.Millisecond)
 	server = serve()
