@@ -70,6 +70,9 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	if opts.Serve && !bridged {
 		return usagef("--serve runs a NATS server beside the bridge: it needs a bridge: section in %s, and no --until-idle or --no-bridge", workspace.ConfigFile)
 	}
+	if ws.Config.Bridge != nil && opts.UntilIdle && !opts.NoBridge {
+		log.Info("the bridge does not run with --until-idle: `parley bridge --until-idle` forwards and takes what waits")
+	}
 	r, err := runner.Open(ws, ropts)
 	if err != nil {
 		return err
