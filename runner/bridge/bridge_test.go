@@ -170,9 +170,25 @@ func TestBridgeRefuses(t *testing.T) {
 	if err := nc.Publish(Subject("home", "bram", "inn", "aria"), []byte("---\nid: "+id2+"\nfrom: aria\nto: bram\n---\nhi\n")); err != nil {
 		t.Fatal(err)
 	}
+	// Bytes that are no message at all, and a subject of no recipient.
+	if err := nc.Publish(Subject("home", "aria", "inn", "gm"), []byte("\xff\x00 no header")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish("parley.home.nobody", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
 	nc.Flush()
 	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
 		t.Fatal(err)
+	}
+	refused, _ := filepath.Glob(filepath.Join(home.BridgeRefusedDir(), "*.md"))
+	if len(refused) != 2 {
+		t.Errorf("kept in .parley/bridge/refused/: %v, want the two messages that name no id or no recipient", refused)
+	}
+	for _, f := range refused {
+		if r, err := os.ReadFile(f + mailbox.ReasonSuffix); err != nil || !strings.HasPrefix(string(r), "bridge: ") {
+			t.Errorf("%s: reason %q, %v", f, r, err)
+		}
 	}
 	reason, ok := home.Mailbox("aria").Reason(mailbox.Dead, mailbox.FileName(id))
 	if !ok || !strings.Contains(reason, `from workspace "evil", which no agent of parley.yaml lives in`) {
@@ -197,7 +213,6 @@ func TestParseSubject(t *testing.T) {
 			t.Errorf("parseSubject(%q) ok, want refused", s)
 		}
 	}
-	_ = filepath.Join
 }
 
 // TestBridgeMaxDeliver: a delivery that keeps failing here (aria's inbox
