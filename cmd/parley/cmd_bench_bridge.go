@@ -36,7 +36,7 @@ type bridgeBenchOptions struct {
 // runner's start to the last message durable in the inbox), the same
 // backlog across the bridge (from the sending runner's start to the last
 // message durable in the other workspace's inbox), then a paced stream
-// each way for hop latency.
+// of each for hop latency.
 type bridgeBenchReport struct {
 	Rounds   int `json:"rounds"`
 	Messages int `json:"messages"`
@@ -58,7 +58,7 @@ func runBridgeBench(ctx context.Context, e *env, opts bridgeBenchOptions) error 
 		return err
 	}
 	defer cleanup()
-	say("the bridge: %d messages routed locally and across two workspaces on loopback (NATS JetStream, file store, sync_always), then %d paced each way, in %d interleaved rounds ...", opts.Messages, opts.Paced, opts.Rounds)
+	say("the bridge: %d messages routed locally and across two workspaces on loopback (NATS JetStream, file store, sync_always), then %d paced, in %d interleaved rounds ...", opts.Messages, opts.Paced, opts.Rounds)
 	var local, bridged, ratio, lp50, lp99, bp50, bp99 []float64
 	for round := range opts.Rounds {
 		if err := ctx.Err(); err != nil {
