@@ -179,6 +179,7 @@ type Runner struct {
 	chains      *chains           // the messages programs answer, for loops
 	slots       chan struct{}     // concurrency: one per running driver; nil for no cap
 	kick        chan struct{}     // a worker published messages, or went idle
+	wakes       chan []string     // agents whose inboxes something else delivered to (Wake)
 	state       *stateBook
 
 	// probe tells whether a file is open for writing; nil means
@@ -309,6 +310,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		unwatched: make(map[string]bool),
 		slots:     newSlots(ws.Config.Concurrency),
 		kick:      make(chan struct{}, 1),
+		wakes:     make(chan []string, 64),
 		nudges:    make(map[string]string),
 		told:      make(map[string]bool),
 		chains:    newChains(),
@@ -375,6 +377,31 @@ func (r *Runner) removeLeftovers(box mailbox.Dir) {
 	}
 	if err != nil {
 		r.log.Warn("removing files staged by writers that were killed", "agent", box.Agent(), "err", err)
+	}
+}
+
+// Wake tells the runner that something other than its router delivered
+// to these agents' inboxes (the bridge): their drivers look at once. It
+// may be called from any goroutine, and never blocks; a wake it cannot
+// queue is made up for at the next rescan.
+func (r *Runner) Wake(agents []string) {
+	select {
+	case r.wakes <- agents:
+	default:
+	}
+}
+
+// takeWakes wakes the agents Wake was told of since the last look.
+func (r *Runner) takeWakes() {
+	for {
+		select {
+		case names := <-r.wakes:
+			for _, name := range names {
+				r.notify(name)
+			}
+		default:
+			return
+		}
 	}
 }
 
@@ -539,9 +566,16 @@ func (r *Runner) watch(ctx context.Context) error {
 			r.config.dirty = true
 			r.repair()
 			r.scan()
+			for name := range r.workers {
+				r.notify(name) // an inbox another process delivered to (a bridge of its own)
+			}
 		case <-settle.C:
 		case <-r.kick:
 			r.scan() // a driver published messages, or stopped
+		case names := <-r.wakes:
+			for _, name := range names {
+				r.notify(name)
+			}
 		}
 	}
 }
@@ -553,6 +587,7 @@ func (r *Runner) watch(ctx context.Context) error {
 // once a stop_on message is delivered.
 func (r *Runner) runUntilIdle(ctx context.Context) error {
 	for {
+		r.takeWakes()
 		if r.repairAsked.Load() || !r.repairAt.IsZero() {
 			r.repair()
 		}
@@ -626,6 +661,10 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-fire:
 		case <-r.kick:
+		case names := <-r.wakes:
+			for _, name := range names {
+				r.notify(name)
+			}
 		}
 		if timer != nil {
 			timer.Stop()

@@ -71,6 +71,7 @@ func newApp(e *env) *cli.App {
 			playCommand(e),
 			mcpCommand(e),
 			sessionCommand(e),
+			bridgeCommand(e),
 			answerCommandSeat(e),
 			demoCommand(e),
 			benchCommand(e),

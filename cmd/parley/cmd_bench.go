@@ -78,6 +78,11 @@ func benchCommand(e *env) *cli.Command {
 			"each (the wave takes about its slowest step, not the sum), in interleaved\n" +
 			"rounds.\n" +
 			"\n" +
+			"With --bridge it measures two workspaces bridged over NATS JetStream on\n" +
+			"loopback (an embedded server, file store, sync_always): the durable end-to-end\n" +
+			"rate of a backlog and the hop latency of a paced stream (outbox -> durable in\n" +
+			"the other workspace's inbox), beside local routing in the same rounds.\n" +
+			"\n" +
 			"With --reading it builds a workspace of --reading-messages messages (100,000)\n" +
 			"and a journal as long, then times parley inbox, status and log as whole\n" +
 			"processes, in interleaved rounds.\n" +
@@ -101,6 +106,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "send", Usage: "measure parley send instead: a checked message written durably, as a whole process"},
 			&cli.BoolFlag{Name: "table", Usage: "measure a D&D session instead: parley demo (both protocols) as a whole process, and a phase 1 beat's fan-out (--runs rounds; 10 unless set)"},
 			&cli.BoolFlag{Name: "pipeline", Usage: "measure the dev pipeline instead: parley demo pipeline (3 waves, 7 steps) as a whole process, and a wave of 3 steps whose workers take 300 ms each (--runs rounds; 10 unless set)"},
+			&cli.BoolFlag{Name: "bridge", Usage: "measure the bridge instead: two workspaces over NATS JetStream on loopback, beside local routing (--rounds, --messages: 2000 unless set)"},
 			&cli.BoolFlag{Name: "reading", Usage: "measure parley inbox, status and log on a workspace of 100,000 messages instead"},
 			&cli.IntFlag{Name: "reading-messages", Value: 100000, Usage: "with --reading: messages in the workspace, and lines in its journal"},
 			&cli.BoolFlag{Name: "serve", Usage: "measure parley serve instead: the timeline's first paint on a session of --serve-messages messages, a delivered message to an open page, the server's memory (pages painted by chromium when it is installed)"},
@@ -125,6 +131,18 @@ func benchCommand(e *env) *cli.Command {
 				ctx, stop := interruptible(c.Context)
 				defer stop()
 				return runServeBench(ctx, e, serveBenchOptions{Dir: c.String("dir"), Messages: c.Int("serve-messages"), Runs: c.Int("runs"), Browser: c.String("browser"), JSON: c.Bool("json")})
+			}
+			if c.Bool("bridge") {
+				n := c.Int("messages")
+				if !c.IsSet("messages") {
+					n = 2000
+				}
+				if c.Int("rounds") < 1 || n < 1 {
+					return usagef("--rounds and --messages must be at least 1 (got %d and %d)", c.Int("rounds"), n)
+				}
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runBridgeBench(ctx, e, bridgeBenchOptions{Dir: c.String("dir"), Messages: n, Rounds: c.Int("rounds"), Paced: 200, JSON: c.Bool("json")})
 			}
 			if c.Bool("reading") {
 				if c.Int("runs") < 1 || c.Int("reading-messages") < 1 {

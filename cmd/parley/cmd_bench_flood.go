@@ -62,7 +62,7 @@ type natsFigures struct {
 }
 
 // natsPeer is the program that measures NATS JetStream (see
-// internal/bench/natspeer): the NATS server is not linked into parley.
+// internal/bench/natspeer), a program of its own from before the bridge.
 const natsPeer = "natspeer"
 
 // natsRates runs the peer on a fresh directory.

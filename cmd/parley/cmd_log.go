@@ -169,6 +169,36 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, printable(dash(kind))...)
 		b = append(b, "  "...)
 		b = append(b, printable(dash(en.ID))...)
+	case workspace.Forwarded, workspace.Received, workspace.Bounced:
+		// forwarded  gm -> aria@laptop  TYPE  <id>
+		// received   aria@laptop -> gm  TYPE  <id>
+		b = append(b, printable(dash(en.From))...)
+		if en.Outcome != workspace.Forwarded {
+			b = append(b, '@')
+			b = append(b, printable(dash(en.Workspace))...)
+		}
+		b = append(b, " -> "...)
+		to := en.Agent
+		if to == "" {
+			to = strings.Join(en.To, ", ")
+		}
+		b = append(b, printable(dash(to))...)
+		if en.Outcome == workspace.Forwarded {
+			b = append(b, '@')
+			b = append(b, printable(dash(en.Workspace))...)
+		}
+		b = append(b, "  "...)
+		b = append(b, printable(dash(kind))...)
+		b = append(b, "  "...)
+		b = append(b, printable(dash(en.ID))...)
+		if en.Reason != "" {
+			b = append(b, "  "...)
+			b = append(b, printable(en.Reason)...)
+		} else if en.Note != "" {
+			b = append(b, "  ("...)
+			b = append(b, printable(en.Note)...)
+			b = append(b, ')')
+		}
 	case workspace.Refused:
 		b = append(b, printable(en.From)...)
 		b = append(b, "  "...)

@@ -17,6 +17,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/bridge"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -80,6 +81,36 @@ func (l *lineSource) read(r io.Reader) {
 	}
 }
 
+// bridgeQuiet is how long a bridged seat waits for the other workspaces
+// when nothing waits for the person and nothing comes.
+const bridgeQuiet = 2 * time.Minute
+
+// startBridge runs the workspace's bridge beside the seat's runner r:
+// what it delivers wakes r's drivers and the seat (s.arrived). It returns
+// the function that stops it.
+func (s *seat) startBridge(ctx context.Context, r *runner.Runner) (func(), error) {
+	s.arrived = make(chan struct{}, 1)
+	b, err := bridge.Open(s.ws, bridge.Options{Logger: s.seatLogger(), Wake: func(agents []string) {
+		r.Wake(agents)
+		select {
+		case s.arrived <- struct{}{}:
+		default:
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := b.Run(ctx); err != nil {
+			s.printf("(the bridge stopped: %v)\n", err)
+		}
+	}()
+	return func() { cancel(); <-done; b.Close() }, nil
+}
+
 // seatLogger is the log of the runner a seat runs: warnings and errors,
 // on stderr.
 func (s *seat) seatLogger() *slog.Logger {
@@ -117,6 +148,17 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 				return true // answered: the table goes on
 			}
 		}
+		if !said && s.arrived != nil && !s.ended && !quit && !inputEnded {
+			// Bridged to other workspaces: the table goes on there.
+			// Wait for what they send (or give up after a while).
+			select {
+			case <-s.arrived:
+				return true
+			case <-ctx.Done():
+			case <-time.After(bridgeQuiet):
+				s.printf("(nothing came over the bridge for %v: leaving the table)\n", bridgeQuiet)
+			}
+		}
 		return said
 	}
 	opts := withUntilIdle(runnerOptions(s.ws, s.seatLogger()))
@@ -132,7 +174,20 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 	case err != nil:
 		return err
 	default:
+		if s.ws.Config.Bridge != nil {
+			// The seat's table is bridged: the bridge runs beside the
+			// seat's runner, and what it delivers wakes the seat.
+			stopBridge, berr := s.startBridge(ctx, r)
+			if berr != nil {
+				r.Close()
+				return berr
+			}
+			defer stopBridge()
+		}
 		_, err = r.Run(ctx)
+		if s.arrived != nil && err == nil {
+			waitForwarded(ctx, s.ws, 10*time.Second)
+		}
 		if cerr := r.Close(); err == nil {
 			err = cerr
 		}

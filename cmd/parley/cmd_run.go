@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/bridge"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -20,6 +24,8 @@ func runCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "until-idle", Usage: "route everything pending, then exit (for scripts and tests)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every delivery"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only errors"},
+			&cli.BoolFlag{Name: "no-bridge", Usage: "do not start the bridge parley.yaml's bridge: section describes"},
+			serveFlag, listenFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -39,7 +45,8 @@ func runCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			return runRun(ctx, e, ws, runOptions{UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json")})
+			return runRun(ctx, e, ws, runOptions{UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json"),
+				NoBridge: c.Bool("no-bridge"), Serve: c.Bool("serve"), Listen: c.String("listen")})
 		},
 	}
 }
@@ -48,16 +55,35 @@ type runOptions struct {
 	UntilIdle bool
 	Level     slog.Level
 	JSON      bool
+	// NoBridge leaves the bridge of a bridge: section alone; Serve runs
+	// a NATS server in the process too, listening on Listen.
+	NoBridge bool
+	Serve    bool
+	Listen   string
 }
 
 func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOptions) error {
-	ropts := runnerOptions(ws, e.logger(opts.Level))
+	log := e.logger(opts.Level)
+	ropts := runnerOptions(ws, log)
 	ropts.UntilIdle = opts.UntilIdle
+	bridged := ws.Config.Bridge != nil && !opts.NoBridge && !opts.UntilIdle
+	if opts.Serve && !bridged {
+		return usagef("--serve runs a NATS server beside the bridge: it needs a bridge: section in %s, and no --until-idle or --no-bridge", workspace.ConfigFile)
+	}
+	if ws.Config.Bridge != nil && opts.UntilIdle && !opts.NoBridge {
+		log.Info("the bridge does not run with --until-idle: `parley bridge --until-idle` forwards and takes what waits")
+	}
 	r, err := runner.Open(ws, ropts)
 	if err != nil {
 		return err
 	}
-	stats, err := r.Run(ctx)
+	var stats runner.Stats
+	var bstats *bridge.Stats
+	if bridged {
+		stats, bstats, err = runBridged(ctx, r, ws, opts, log)
+	} else {
+		stats, err = r.Run(ctx)
+	}
 	if cerr := r.Close(); err == nil {
 		err = cerr
 	}
@@ -71,7 +97,11 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	if opts.JSON {
 		err = e.printJSON(stats)
 	} else {
-		_, err = fmt.Fprintln(e.stdout, statsLine(stats))
+		line := statsLine(stats)
+		if bstats != nil {
+			line += fmt.Sprintf("\nbridged: forwarded %d, received %d, refused %d", bstats.Forwarded, bstats.Received, bstats.Bounced)
+		}
+		_, err = fmt.Fprintln(e.stdout, line)
 	}
 	if err != nil {
 		return err
@@ -82,6 +112,72 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		return &refusedError{stats}
 	}
 	return nil
+}
+
+// runBridged runs the runner and, beside it, the workspace's bridge (and
+// with --serve a NATS server); when one ends, so does the other.
+func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, opts runOptions, log *slog.Logger) (runner.Stats, *bridge.Stats, error) {
+	ns, err := serveIfAsked(ws, opts.Serve, opts.Listen, log)
+	if err != nil {
+		return runner.Stats{}, nil, err
+	}
+	if ns != nil {
+		defer ns.Shutdown()
+	}
+	b, err := startBridge(ws, ns, log, r.Wake)
+	if err != nil {
+		return runner.Stats{}, nil, err
+	}
+	if b == nil {
+		stats, err := r.Run(ctx)
+		return stats, nil, err
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stats runner.Stats
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer cancel()
+		s, err := r.Run(gctx)
+		stats = s
+		if err == nil && gctx.Err() == nil {
+			// The session ended by itself (stop_on): what it delivered
+			// to agents of other workspaces goes before the bridge stops.
+			waitForwarded(gctx, ws, 10*time.Second)
+		}
+		return err
+	})
+	var bstats bridge.Stats
+	g.Go(func() error {
+		s, err := b.Run(gctx)
+		bstats = s
+		if err != nil {
+			return fmt.Errorf("bridge: %w", err)
+		}
+		return nil
+	})
+	err = g.Wait()
+	return stats, &bstats, err
+}
+
+// waitForwarded waits, at most limit, until nothing waits in the inboxes
+// of agents that live in other workspaces: the bridge forwarded it all.
+func waitForwarded(ctx context.Context, ws *workspace.Workspace, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		waiting := 0
+		for _, a := range ws.Config.Agents {
+			if a.Remote != "" {
+				n, _ := ws.Mailbox(a.Name).Count(mailbox.Inbox)
+				waiting += n
+			}
+		}
+		if waiting == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // refusedError ends a run during which files were refused or messages

@@ -58,6 +58,19 @@ type statusReport struct {
 	// Models is what the openai agents' models used (parley usage), and
 	// why their latest call failed; nil without openai agents.
 	Models *usageReport `json:"models,omitempty"`
+	// Bridge is what the workspace's bridge last said of itself, when
+	// parley.yaml has a bridge: section.
+	Bridge *bridgeReport `json:"bridge,omitempty"`
+}
+
+// bridgeReport is the bridge's state as status shows it.
+type bridgeReport struct {
+	Name    string                 `json:"name"`
+	Running bool                   `json:"running"`
+	State   *workspace.BridgeState `json:"state,omitempty"` // nil: no bridge ever ran here
+	// Refused counts the messages kept in .parley/bridge/refused/: refused
+	// on arrival, naming no agent of this workspace.
+	Refused int `json:"refused,omitempty"`
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
@@ -81,6 +94,15 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		// A journal that cannot be read is said by parley log.
 		rep.Models, _ = modelUsage(ws)
 	}
+	if cfg := ws.Config.Bridge; cfg != nil {
+		rep.Bridge = &bridgeReport{Name: cfg.Name, Running: ws.BridgeRunning()}
+		if names, err := filepath.Glob(filepath.Join(ws.BridgeRefusedDir(), "*.md")); err == nil {
+			rep.Bridge.Refused = len(names)
+		}
+		if st, ok, err := ws.ReadBridgeState(); err == nil && ok {
+			rep.Bridge.State = &st
+		}
+	}
 	if opts.JSON {
 		return e.printJSON(rep)
 	}
@@ -98,6 +120,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			fmt.Fprintf(e.stdout, "          %s as saved now is NOT loaded (tried %s); the runner routes with the one loaded before:\n          %s\n",
 				workspace.ConfigFile, ago(info.ConfigErrorAt, now), printable(info.ConfigError))
 		}
+	}
+	if rep.Bridge != nil {
+		printBridge(e, rep.Bridge, now)
 	}
 	if len(rep.UnheldRoles) > 0 {
 		var groups []string // "human, narrator (dnd-team)"
@@ -118,7 +143,11 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	fmt.Fprintf(e.stdout, "%-*s  %-12s  OUTBOX  INBOX  CUR  DONE  DEAD  SENT  REJECTED  LAST ACTIVITY\n", width, "AGENT", "STATE")
 	var notes []string
 	for _, a := range agents {
-		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, printable(a.State), a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
+		state := a.State
+		if ag, ok := ws.Agent(a.Name); ok && ag.Remote != "" {
+			state = "@" + ag.Remote // lives there: its inbox here is what the bridge forwards
+		}
+		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, printable(state), a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
 		if a.Note != "" {
 			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
 		}
@@ -212,6 +241,39 @@ func printFiles(e *env, agents []workspace.AgentStatus, title string, files func
 }
 
 // ago formats a time as a local date and time with how long ago it was.
+// printBridge says whether the bridge runs, where it is connected, what
+// waits on either side, and its last error.
+func printBridge(e *env, b *bridgeReport, now time.Time) {
+	st := b.State
+	switch {
+	case !b.Running && st == nil:
+		fmt.Fprintf(e.stdout, "bridge    %s: not running (parley run starts it; parley bridge runs it alone)\n", printable(b.Name))
+		return
+	case !b.Running:
+		fmt.Fprintf(e.stdout, "bridge    %s: not running (last seen %s)\n", printable(b.Name), ago(st.Updated, now))
+	case st == nil:
+		fmt.Fprintf(e.stdout, "bridge    %s: starting\n", printable(b.Name))
+		return
+	default:
+		conn := "NOT connected, trying " + printable(st.URL)
+		if st.Connected {
+			conn = "connected to " + printable(st.URL)
+		}
+		fmt.Fprintf(e.stdout, "bridge    %s: running (pid %d), %s\n", printable(b.Name), st.PID, conn)
+		if st.Serving != "" {
+			fmt.Fprintf(e.stdout, "          serving NATS at %s\n", printable(st.Serving))
+		}
+	}
+	fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag %d (waiting in the stream for here)\n", st.Outgoing, st.PendingAcks, st.Lag)
+	fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
+	if st.LastError != "" {
+		fmt.Fprintf(e.stdout, "          last error %s: %s\n", ago(st.ErrorAt, now), printable(st.LastError))
+	}
+	if b.Refused > 0 {
+		fmt.Fprintf(e.stdout, "          %d refused naming no agent here, kept with the reason in %s\n", b.Refused, filepath.ToSlash(filepath.Join(workspace.StateDir, "bridge", "refused")))
+	}
+}
+
 func ago(t, now time.Time) string {
 	if t.IsZero() {
 		return "-"

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/bridge"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -116,7 +117,7 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.As(err, &le):
+	case errors.As(err, &le), errors.Is(err, bridge.ErrLocked):
 		return exitLocked
 	case errors.Is(err, workspace.ErrNoWorkspace), errors.As(err, new(noDirError)):
 		return exitNoWorkspace
@@ -134,6 +135,8 @@ func hint(err error) string {
 	switch {
 	case errors.As(err, &le):
 		return "one `parley run` per workspace; stop the other one, or use `parley status` to watch it work"
+	case errors.Is(err, bridge.ErrLocked):
+		return "one bridge per workspace: `parley run` runs it when parley.yaml has bridge:; `parley status` shows it"
 	case errors.Is(err, workspace.ErrNoWorkspace):
 		return "create one with `parley init DIR --agent NAME...`, or point at one with -C DIR"
 	case errors.As(err, new(*refusedError)):

@@ -42,6 +42,7 @@ type seat struct {
 	told    map[string]bool // agents the person was told are unresponsive
 	scene   string          // the scene last shown
 	ended   bool            // the session's [SESSION_END] was shown
+	arrived chan struct{}   // the bridge delivered something (nil: no bridge)
 }
 
 // waitingQ is a message that waits for the person's answer.

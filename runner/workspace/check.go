@@ -35,6 +35,10 @@ type Input struct {
 	// Loops). Nil for a message a person writes, or one parley writes on
 	// an agent's behalf (a nudge).
 	Answering *Answering
+	// Workspace names the workspace a message came from over the bridge;
+	// empty for a message sent here. An agent sends only from the
+	// workspace it lives in (remote: in parley.yaml).
+	Workspace string
 }
 
 // Verdict is what Check decided about a message: the agents it goes to,
@@ -223,8 +227,18 @@ var singleValued = []string{"id", "type", "signal", "thread", "reply_to", "reque
 // from: is the sender (filled in when left out), and an id is a parley
 // id of that sender that it has not sent before.
 func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
-	if _, ok := w.Agent(in.Sender); !ok {
+	a, ok := w.Agent(in.Sender)
+	if !ok {
 		return &Refusal{Field: "from", Reason: (&UnknownAgentError{Name: in.Sender, Agents: w.AgentNames()}).Error()}
+	}
+	switch {
+	case a.Remote == in.Workspace:
+	case a.Remote == "":
+		return &Refusal{Field: "from", Reason: fmt.Sprintf("%s lives in this workspace, but the message came over the bridge from workspace %q: a workspace sends only as its own agents", in.Sender, in.Workspace)}
+	case in.Workspace == "":
+		return &Refusal{Field: "from", Reason: fmt.Sprintf("%s lives in workspace %q (remote: in %s): it sends from there, not from this workspace", in.Sender, a.Remote, ConfigFile)}
+	default:
+		return &Refusal{Field: "from", Reason: fmt.Sprintf("%s lives in workspace %q, but the message came over the bridge from workspace %q: a workspace sends only as its own agents", in.Sender, a.Remote, in.Workspace)}
 	}
 	h := m.Header()
 	for _, key := range append([]string{"from"}, singleValued...) {

@@ -75,6 +75,9 @@ type Config struct {
 	Budget Budget
 	Prices map[string]Price
 	Router RouterConfig
+	// Bridge, when set, connects this workspace to others over NATS
+	// JetStream (the bridge: section); nil for a workspace on its own.
+	Bridge *Bridge
 }
 
 // Agent is one agent of a workspace.
@@ -111,7 +114,11 @@ type Agent struct {
 	// Accepts says which messages wake the agent's driver; nil: every
 	// message does. The others are kept as context for its next call.
 	Accepts *Accepts
-	Line    int // line of the entry in parley.yaml
+	// Remote names the workspace the agent lives in when it is not this
+	// one: its messages reach it over the bridge (see Bridge), and what
+	// it sends comes from there. Empty for an agent of this workspace.
+	Remote string
+	Line   int // line of the entry in parley.yaml
 }
 
 // Isolated reports whether the agent's program runs confined to its
@@ -291,6 +298,15 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 							a.Accepts = ac
 							return err
 						},
+						"remote": func(v *yaml.Node) error {
+							if err := scalar(v, key+".remote", &a.Remote, bad); err != nil {
+								return err
+							}
+							if err := mailbox.CheckName(a.Remote); err != nil {
+								return bad(v, key+".remote", "%v: a workspace is named as its bridge.name", err)
+							}
+							return nil
+						},
 						"isolate": func(v *yaml.Node) error {
 							b, err := strconv.ParseBool(v.Value)
 							if err != nil || v.Kind != yaml.ScalarNode {
@@ -302,6 +318,9 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 					})
 					if err != nil {
 						return err
+					}
+					if a.Remote != "" && (a.Driver != DriverHuman || a.Model != nil || a.Accepts != nil) {
+						return bad(item, key+".driver", "%s lives in workspace %q: its driver is set in that workspace's parley.yaml, not here", a.Name, a.Remote)
 					}
 					if err := checkDriver(&a, key, item, bad); err != nil {
 						return err
@@ -385,6 +404,11 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			return nil
 		},
 		"budget": func(v *yaml.Node) error { return parseBudget(v, "budget", &cfg.Budget, bad) },
+		"bridge": func(v *yaml.Node) error {
+			b, err := parseBridge(v, bad)
+			cfg.Bridge = b
+			return err
+		},
 		"prices": func(v *yaml.Node) error {
 			p, err := parsePrices(v, bad)
 			cfg.Prices = p
@@ -441,6 +465,9 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	if err := checkRoutes(cfg, path); err != nil {
+		return nil, err
+	}
+	if err := checkRemotes(cfg, path); err != nil {
 		return nil, err
 	}
 	return cfg, nil

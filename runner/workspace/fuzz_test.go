@@ -24,6 +24,10 @@ func FuzzParseConfig(f *testing.F) {
 		"agents: &a [a]\nroutes: *a\n",
 		"- just a list\n",
 		"agents:\n\t- tab\n",
+		"bridge: {name: inn, url: [nats://a:4222, tls://b:4222], stream: S, token_env: T, max_deliver: 3, listen: 0.0.0.0:4222}\nagents:\n  - gm\n  - {name: aria, remote: home, role: player}\n",
+		"bridge: {name: inn, password: hunter2}\n",
+		"bridge: {name: inn, url: nats://u:p@h:4222}\n",
+		"agents:\n  - {name: aria, remote: home}\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -77,10 +77,27 @@ const (
 	// them), Result (the tool's JSON answer), or Reason when the tool
 	// failed: every die rolled is on record.
 	ToolCalled = "tool"
+	// Forwarded: the bridge published a message for an agent that lives
+	// in another workspace, and the stream acknowledged it; the copy moved
+	// from the agent's inbox/ to done/. Agent (the remote recipient),
+	// Workspace (where it lives), ID, From, Type, Signal.
+	Forwarded = "forwarded"
+	// Received: the bridge delivered a message that came from another
+	// workspace into the inbox of an agent of this one. ID, From (the
+	// sender, an agent of that workspace), To (the agent here), Workspace
+	// (where it came from), Type, Signal; Note when the agent held it
+	// already (a redelivery).
+	Received = "received"
+	// Bounced: the bridge refused a message that came from another
+	// workspace, or gave up delivering it; it is kept in the recipient's
+	// dead/ (or .parley/bridge/refused/ when the recipient is no agent
+	// here), with the reason beside it. ID, From, To, Workspace, Path,
+	// Reason, Attempts.
+	Bounced = "bounced"
 )
 
 // Outcomes lists every outcome, in the order a message meets them.
-var Outcomes = []string{Delivered, Refused, Handled, GivenUp, Nudged, Stopped, Answered, MarkedDone, Retried, LoopStopped, ModelCalled, ToolCalled}
+var Outcomes = []string{Delivered, Refused, Handled, GivenUp, Nudged, Stopped, Answered, MarkedDone, Retried, LoopStopped, ModelCalled, ToolCalled, Forwarded, Received, Bounced}
 
 // Entry is one line of the journal (.parley/journal.jsonl): one thing that
 // became of a message, written once it happened. The constants above say
@@ -127,6 +144,9 @@ type Entry struct {
 	Tool      string `json:"tool,omitempty"`
 	Args      string `json:"args,omitempty"`
 	Result    string `json:"result,omitempty"`
+	// Workspace is the other workspace of a bridged message: where it
+	// came from (Received, Bounced) or went (Forwarded).
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // JournalError is a journal line that could not be read; reading goes on

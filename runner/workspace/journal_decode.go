@@ -90,6 +90,8 @@ func decodeString(s string, e *Entry) bool {
 			e.Args, ok = d.str()
 		case "result":
 			e.Result, ok = d.str()
+		case "workspace":
+			e.Workspace, ok = d.str()
 		default:
 			return false
 		}

@@ -5,8 +5,8 @@
 // given, publishes 1 KiB messages one acknowledgement at a time and then
 // with 256 in flight, and prints the two rates as JSON on stdout.
 //
-// It is a program of its own so that the parley binary does not link the
-// NATS server: `go install github.com/parley-dev/parley/internal/bench/natspeer`
+// It is a program of its own, written before the bridge (runner/bridge)
+// linked the NATS server into parley: `go install github.com/parley-dev/parley/internal/bench/natspeer`
 // puts it on PATH, where `parley bench --peer nats` finds it.
 package main
 

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/urfave/cli/v2"
+
+	"github.com/parley-dev/parley/runner/bridge"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+var (
+	serveFlag  = &cli.BoolFlag{Name: "serve", Usage: "also run a NATS server (JetStream, stored in .parley/nats) in this process"}
+	listenFlag = &cli.StringFlag{Name: "listen", Usage: "where --serve listens, `HOST:PORT` (default: bridge.listen, else 0.0.0.0 and the port of bridge.url)"}
+)
+
+func bridgeCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "bridge",
+		Usage: "bridge this workspace to others over NATS JetStream (parley run does it too when parley.yaml has bridge:)",
+		Description: "Publishes what the router delivered to agents that live in other workspaces\n" +
+			"(remote: in parley.yaml) and delivers what other workspaces sent to agents of\n" +
+			"this one. --serve also runs a NATS server in this process, so two machines need\n" +
+			"nothing else installed. --until-idle forwards and takes what waits, then exits.",
+		Flags: []cli.Flag{
+			serveFlag, listenFlag,
+			&cli.BoolFlag{Name: "until-idle", Usage: "forward and take what waits, then exit (for scripts and tests)"},
+			&cli.BoolFlag{Name: "verbose", Usage: "log more"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only errors"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			level := slog.LevelInfo
+			switch {
+			case c.Bool("verbose"):
+				level = slog.LevelDebug
+			case c.Bool("quiet"):
+				level = slog.LevelError
+			}
+			ctx, stop := interruptible(c.Context)
+			defer stop()
+			return runBridge(ctx, e, ws, bridgeOptions{Serve: c.Bool("serve"), Listen: c.String("listen"), UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json")})
+		},
+	}
+}
+
+type bridgeOptions struct {
+	Serve     bool
+	Listen    string
+	UntilIdle bool
+	Level     slog.Level
+	JSON      bool
+}
+
+func runBridge(ctx context.Context, e *env, ws *workspace.Workspace, opts bridgeOptions) error {
+	if ws.Config.Bridge == nil {
+		return fmt.Errorf("%s has no bridge: section: name this workspace and the NATS server (bridge: {name: tavern, url: nats://HOST:4222})", workspace.ConfigFile)
+	}
+	log := e.logger(opts.Level)
+	ns, err := serveIfAsked(ws, opts.Serve, opts.Listen, log)
+	if err != nil {
+		return err
+	}
+	if ns != nil {
+		defer ns.Shutdown()
+	}
+	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, UntilIdle: opts.UntilIdle})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	stats, err := b.Run(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return e.printJSON(stats)
+	}
+	_, err = fmt.Fprintf(e.stdout, "bridged: forwarded %d, received %d, refused %d\n", stats.Forwarded, stats.Received, stats.Bounced)
+	return err
+}
+
+// serveIfAsked starts the embedded NATS server for --serve.
+func serveIfAsked(ws *workspace.Workspace, serve bool, listen string, log *slog.Logger) (*server.Server, error) {
+	if !serve {
+		return nil, nil
+	}
+	cfg := ws.Config.Bridge
+	if listen == "" {
+		listen = cfg.Listen
+	}
+	token := ""
+	if cfg.TokenEnv != "" {
+		token = os.Getenv(cfg.TokenEnv)
+		if token == "" {
+			return nil, fmt.Errorf("%s: bridge.token_env: $%s is not set", workspace.ConfigFile, cfg.TokenEnv)
+		}
+	}
+	ns, err := bridge.Serve(bridge.ServeOptions{Dir: filepath.Join(ws.Root, workspace.StateDir, "nats"), Listen: listen, URL: cfg.URLs[0], Name: "parley-" + cfg.Name, Token: token})
+	if err != nil {
+		return nil, fmt.Errorf("--serve: %w", err)
+	}
+	log.Info("serving NATS", "url", ns.ClientURL())
+	return ns, nil
+}
+
+// startBridge opens the bridge of a runner's workspace; nil, nil when
+// another process runs it (a parley bridge of its own).
+func startBridge(ws *workspace.Workspace, ns *server.Server, log *slog.Logger, wake func([]string)) (*bridge.Bridge, error) {
+	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: wake})
+	if errors.Is(err, bridge.ErrLocked) {
+		log.Info("the bridge runs in another process (parley bridge): its deliveries reach the drivers at each rescan")
+		return nil, nil
+	}
+	return b, err
+}

@@ -1,0 +1,469 @@
+// Package bridge connects a parley workspace to others over NATS
+// JetStream, keeping the guarantees parley gives on one machine: nothing
+// lost, nothing doubled, order per sender and recipient, and a sender is
+// who it says.
+//
+// An agent that lives in another workspace (remote: in parley.yaml) has a
+// mailbox here like any other: the router delivers its copies into its
+// inbox/ as usual. The bridge takes them from there in id order,
+// publishes each to the subject
+//
+//	parley.<its workspace>.<agent>.<this workspace>.<sender>
+//
+// with "<id>/<agent>" as the JetStream message id (Nats-Msg-Id, which the
+// stream's duplicate window drops when published twice), and moves the
+// copy to done/ only once the stream acknowledged it. A crash before that
+// move publishes it again: a no-op for the stream within its duplicate
+// window, and for the receiving side by the message id.
+//
+// Each workspace has a durable pull consumer, parley-<name>, on the
+// subjects parley.<name>.>. The bridge takes what it delivers in order,
+// checks each message with the workspace's one Check (the sender must be
+// an agent that lives in the workspace that published it), delivers it
+// with the mailbox's durable, idempotent delivery, makes the batch
+// durable, and only then acknowledges it (the consumer acknowledges all
+// up to a sequence at once). Whenever it (re)starts taking messages, or
+// sees that a delivery went missing on the way, it resets the consumer to
+// the first message not acknowledged: what it already holds is a no-op by
+// id, and nothing is taken out of order. A message refused is kept in its
+// recipient's dead/ with the reason (or in .parley/bridge/refused/ when it
+// names no agent here); one whose delivery keeps failing is written there
+// after max_deliver tries, never dropped.
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// SubjectPrefix starts every subject the bridge publishes to.
+const SubjectPrefix = "parley"
+
+// Options tune a bridge. The zero value works.
+type Options struct {
+	// Logger receives what the bridge does; nil discards it.
+	Logger *slog.Logger
+	// Server, when set, is a NATS server running in this process (see
+	// Serve): the bridge connects to it without a socket.
+	Server *server.Server
+	// UntilIdle makes Run forward what waits for other workspaces, take
+	// what waits in the stream for this one, and return.
+	UntilIdle bool
+	// Wake, when set, is told the agents of this workspace a batch
+	// delivered to (the runner wakes their drivers).
+	Wake func(agents []string)
+	// Getenv reads the environment variables credentials are named by;
+	// nil: os.Getenv.
+	Getenv func(string) string
+	// Rescan is how often the inboxes of remote agents are listed besides
+	// file events. Default 1s.
+	Rescan time.Duration
+	// OnReceived, when set, is called with the id of each message
+	// delivered here from another workspace, once it is durable.
+	OnReceived func(id string)
+}
+
+// Stats counts what a bridge did.
+type Stats struct {
+	Forwarded int64 `json:"forwarded"` // published and acknowledged, for agents elsewhere
+	Received  int64 `json:"received"`  // delivered here from elsewhere
+	Bounced   int64 `json:"bounced"`   // refused or given up, kept in dead/
+}
+
+// ErrLocked is the error when another bridge serves the workspace.
+var ErrLocked = errors.New("another bridge serves this workspace")
+
+// Bridge is one workspace's end of the bridge.
+type Bridge struct {
+	ws   *workspace.Workspace
+	cfg  *workspace.Bridge
+	opts Options
+	log  *slog.Logger
+	lock *os.File
+	sync *mailbox.Syncer
+
+	forwarded, received, bounced atomic.Int64
+	pendingAcks, outgoing        atomic.Int64
+
+	mu       sync.Mutex
+	lastErr  string
+	errAt    time.Time
+	lag      uint64
+	attempts map[string]int // incoming copy -> failed deliveries here
+}
+
+// Open prepares the bridge of ws, which must have a bridge: section. It
+// takes the workspace's bridge lock (.parley/bridge.lock): one bridge per
+// workspace. Close it when done.
+func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
+	if ws.Config.Bridge == nil {
+		return nil, fmt.Errorf("%s: no bridge: section (name:, url:) to connect with", workspace.ConfigFile)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Rescan <= 0 {
+		opts.Rescan = time.Second
+	}
+	if err := os.MkdirAll(filepath.Join(ws.Root, workspace.StateDir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := ws.MakeDirs(); err != nil {
+		// A mailbox that cannot be made fails its deliveries, which
+		// are tried again and kept in dead/ in the end: the others go on.
+		opts.Logger.Warn("bridge: making the mailboxes", "err", err)
+	}
+	path := ws.BridgeLockPath()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s: %w", path, ErrLocked)
+		}
+		return nil, err
+	}
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}}, nil
+}
+
+// Close releases the lock and what the bridge holds.
+func (b *Bridge) Close() error {
+	err := b.sync.Close()
+	if cerr := b.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Stats returns what the bridge did so far.
+func (b *Bridge) Stats() Stats {
+	return Stats{Forwarded: b.forwarded.Load(), Received: b.received.Load(), Bounced: b.bounced.Load()}
+}
+
+func (b *Bridge) durable() string { return "parley-" + b.cfg.Name }
+
+func (b *Bridge) filter() string { return SubjectPrefix + "." + b.cfg.Name + ".>" }
+
+// connect opens the connection: in process to opts.Server, else to the
+// URLs of parley.yaml with the credentials it names. It keeps trying to
+// reconnect for ever; a publish while disconnected fails at once (no
+// reconnect buffer), so nothing is handed to the server out of order.
+func (b *Bridge) connect() (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name("parley bridge " + b.cfg.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.ReconnectJitter(100*time.Millisecond, time.Second),
+		nats.ReconnectBufSize(-1),
+		nats.Timeout(2 * time.Second),
+		nats.PingInterval(2 * time.Second),
+		nats.MaxPingsOutstanding(2),
+		nats.RetryOnFailedConnect(true),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				b.fail(fmt.Errorf("disconnected: %w", err))
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { b.log.Info("bridge reconnected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				b.fail(fmt.Errorf("connecting: %w", err))
+			}
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { b.fail(err) }),
+	}
+	if b.opts.Server != nil {
+		opts = append(opts, nats.InProcessServer(b.opts.Server))
+	}
+	c := b.cfg
+	if c.Credentials != "" {
+		path := c.Credentials
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(b.ws.Root, path)
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("%s: bridge.credentials: %w", workspace.ConfigFile, err)
+		}
+		opts = append(opts, nats.UserCredentials(path))
+	}
+	if c.TokenEnv != "" {
+		tok := b.opts.Getenv(c.TokenEnv)
+		if tok == "" {
+			return nil, fmt.Errorf("%s: bridge.token_env: $%s is not set", workspace.ConfigFile, c.TokenEnv)
+		}
+		opts = append(opts, nats.Token(tok))
+	}
+	if c.UserEnv != "" {
+		u, p := b.opts.Getenv(c.UserEnv), b.opts.Getenv(c.PasswordEnv)
+		if u == "" || p == "" {
+			return nil, fmt.Errorf("%s: bridge.user_env, password_env: $%s and $%s must both be set", workspace.ConfigFile, c.UserEnv, c.PasswordEnv)
+		}
+		opts = append(opts, nats.UserInfo(u, p))
+	}
+	if c.CAFile != "" {
+		path := c.CAFile
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(b.ws.Root, path)
+		}
+		opts = append(opts, nats.RootCAs(path))
+	}
+	return nats.Connect(strings.Join(c.URLs, ","), opts...)
+}
+
+// Run connects and bridges until ctx ends (or, with UntilIdle, until
+// nothing waits on either side). Connection trouble is retried, and kept
+// as the last error for `parley status`; Run returns an error only for
+// what retrying cannot mend (bad credentials in parley.yaml, a stream
+// that exists with other subjects) or, with UntilIdle, when it could not
+// finish.
+func (b *Bridge) Run(ctx context.Context) (Stats, error) {
+	nc, err := b.connect()
+	if err != nil {
+		return b.Stats(), err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(window), jetstream.WithPublishAsyncTimeout(5*time.Second))
+	if err != nil {
+		return b.Stats(), err
+	}
+	if b.opts.UntilIdle {
+		err := b.runUntilIdle(ctx, nc, js)
+		b.writeState(nc)
+		return b.Stats(), err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return b.forwardLoop(ctx, js) })
+	g.Go(func() error { return b.receiveLoop(ctx, js) })
+	g.Go(func() error { return b.stateLoop(ctx, nc, js) })
+	err = g.Wait()
+	b.writeState(nc)
+	return b.Stats(), err
+}
+
+// setup makes the stream and the consumer when they do not exist yet.
+func (b *Bridge) setup(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, b.cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:        b.cfg.Stream,
+			Description: "parley workspaces bridged",
+			Subjects:    []string{SubjectPrefix + ".>"},
+			Storage:     jetstream.FileStorage,
+			Duplicates:  2 * time.Minute,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", b.cfg.Stream, err)
+	}
+	_, err = s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       b.durable(),
+		Description:   "parley workspace " + b.cfg.Name,
+		FilterSubject: b.filter(),
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckAllPolicy,
+		AckWait:       30 * time.Second,
+		MaxDeliver:    -1, // the bridge counts failures itself, and keeps what fails in dead/
+		MaxAckPending: 4 * window,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s on stream %s: %w", b.durable(), b.cfg.Stream, err)
+	}
+	return s, nil
+}
+
+// fail keeps err as the last error, for `parley status`, and logs it.
+func (b *Bridge) fail(err error) {
+	if err == nil {
+		return
+	}
+	b.log.Warn("bridge", "err", err)
+	b.mu.Lock()
+	b.lastErr, b.errAt = err.Error(), time.Now().UTC()
+	b.mu.Unlock()
+}
+
+// stateLoop writes .parley/bridge.json every second.
+func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		b.updateLag(ctx, js)
+		b.writeState(nc)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (b *Bridge) updateLag(ctx context.Context, js jetstream.JetStream) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	c, err := js.Consumer(ctx, b.cfg.Stream, b.durable())
+	if err != nil {
+		return
+	}
+	if info, err := c.Info(ctx); err == nil {
+		b.mu.Lock()
+		b.lag = info.NumPending + uint64(info.NumAckPending)
+		b.mu.Unlock()
+	}
+}
+
+func (b *Bridge) writeState(nc *nats.Conn) {
+	st := workspace.BridgeState{
+		PID: os.Getpid(), Name: b.cfg.Name, Connected: nc.IsConnected(), Updated: time.Now().UTC(),
+		Outgoing: int(b.outgoing.Load()), PendingAcks: int(b.pendingAcks.Load()),
+		Forwarded: b.forwarded.Load(), Received: b.received.Load(), Bounced: b.bounced.Load(),
+	}
+	if st.Connected {
+		st.URL = nc.ConnectedUrlRedacted()
+	} else {
+		st.URL = strings.Join(b.cfg.URLs, ",")
+	}
+	if b.opts.Server != nil {
+		st.Serving = b.opts.Server.ClientURL()
+		if st.Connected {
+			st.URL = "in process"
+		}
+	}
+	b.mu.Lock()
+	st.Lag, st.LastError, st.ErrorAt = b.lag, b.lastErr, b.errAt
+	b.mu.Unlock()
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return
+	}
+	if err := mailbox.WriteFileAtomic(b.ws.BridgeStatePath(), append(data, '\n')); err != nil {
+		b.log.Warn("bridge state", "err", err)
+	}
+}
+
+// journal appends lines to the workspace's journal in one write.
+func (b *Bridge) journal(entries []workspace.Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	if err := workspace.AppendJournal(b.ws.JournalPath(), entries...); err != nil {
+		b.fail(fmt.Errorf("journal: %w", err))
+	}
+}
+
+// backoff waits d (or until ctx ends) and returns the next wait.
+func backoff(ctx context.Context, d time.Duration) time.Duration {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return min(2*d, 2*time.Second)
+}
+
+// runUntilIdle forwards everything waiting here, then takes everything
+// waiting in the stream for this workspace.
+func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for !nc.IsConnected() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("could not connect to %s within 10s", strings.Join(b.cfg.URLs, ", "))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s, err := b.setup(ctx, js)
+	if err != nil {
+		return err
+	}
+	for {
+		n, err := b.forwardPending(ctx, js)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if _, err := s.ResetConsumer(ctx, b.durable()); err != nil {
+		return fmt.Errorf("consumer %s: %w", b.durable(), err)
+	}
+	c, err := s.Consumer(ctx, b.durable())
+	if err != nil {
+		return err
+	}
+	var lastSeq uint64
+	failures, wait := 0, 10*time.Millisecond
+	for {
+		batch, err := c.FetchNoWait(window)
+		if err != nil {
+			return err
+		}
+		var msgs []jetstream.Msg
+		for m := range batch.Messages() {
+			msgs = append(msgs, m)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return err
+		}
+		if len(msgs) == 0 {
+			info, err := c.Info(ctx)
+			if err != nil {
+				return err
+			}
+			if info.NumPending == 0 {
+				return nil
+			}
+			continue
+		}
+		before := b.received.Load() + b.bounced.Load()
+		if err := b.receiveBatch(msgs, &lastSeq, true); err != nil {
+			// Taken again from the first message not acknowledged: a
+			// delivery that keeps failing ends in dead/ after max_deliver
+			// tries.
+			if b.received.Load()+b.bounced.Load() > before {
+				failures, wait = 0, 10*time.Millisecond // some went through
+			}
+			if failures++; failures > 2*b.cfg.MaxDeliver+2 {
+				return err
+			}
+			b.fail(err)
+			wait = backoff(ctx, wait)
+			if _, err := s.ResetConsumer(ctx, b.durable()); err != nil {
+				return fmt.Errorf("consumer %s: %w", b.durable(), err)
+			}
+			lastSeq = 0
+			continue
+		}
+		failures = 0
+	}
+}

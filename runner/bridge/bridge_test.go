@@ -1,0 +1,246 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// pair makes two workspaces, inn (gm, with aria remote) and home (aria,
+// with gm remote), bridged through an embedded server; it returns them
+// and the server's URL.
+func pair(t *testing.T) (inn, home *workspace.Workspace, url string) {
+	t.Helper()
+	ns, err := Serve(ServeOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Shutdown)
+	url = ns.ClientURL()
+	inn, err = workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s}\nagents:\n  - gm\n  - {name: aria, remote: home}\n  - {name: bram, remote: home}\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err = workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inn, home, url
+}
+
+// deliver puts n messages from gm to aria and bram into their inboxes in
+// inn, as inn's router does, and returns their ids in order.
+func deliver(t *testing.T, ws *workspace.Workspace, n int) []string {
+	t.Helper()
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ids []string
+	start := time.Now().Add(-time.Hour)
+	for i := range n {
+		id := mailbox.IDAt("gm", start.Add(time.Duration(i)*time.Millisecond))
+		data := fmt.Sprintf("---\nid: %s\nfrom: gm\nto: [aria, bram]\n---\nmessage %d\n", id, i)
+		for _, to := range []string{"aria", "bram"} {
+			if _, err := ws.Mailbox(to).Deliver(id, []byte(data), s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids = append(ids, id)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func runBridge(t *testing.T, ctx context.Context, ws *workspace.Workspace, opts Options) (Stats, error) {
+	t.Helper()
+	b, err := Open(ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	return b.Run(ctx)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestBridgeInProcess: two workspaces and an embedded server in one
+// test. Every message reaches every remote recipient once, in order; the
+// sending side moves each copy to done/; a second pass forwards nothing
+// and delivers nothing twice.
+func TestBridgeInProcess(t *testing.T) {
+	inn, home, _ := pair(t)
+	ids := deliver(t, inn, 300)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 2)
+	for _, ws := range []*workspace.Workspace{inn, home} {
+		go func() { _, err := runBridge(t, ctx, ws, Options{}); errc <- err }()
+	}
+	for _, agent := range []string{"aria", "bram"} {
+		waitFor(t, agent+"'s messages in home", func() bool {
+			got, _ := home.Mailbox(agent).IDs(mailbox.Inbox)
+			return len(got) == len(ids)
+		})
+		got, _ := home.Mailbox(agent).IDs(mailbox.Inbox)
+		if strings.Join(got, " ") != strings.Join(ids, " ") {
+			t.Errorf("%s's inbox in home is not the messages in order", agent)
+		}
+		waitFor(t, agent+"'s copies in inn's done/", func() bool {
+			got, _ := inn.Mailbox(agent).IDs(mailbox.Done)
+			left, _ := inn.Mailbox(agent).IDs(mailbox.Inbox)
+			return len(got) == len(ids) && len(left) == 0
+		})
+	}
+	cancel()
+	for range 2 {
+		if err := <-errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+	// A copy put back (git checkout) is published again: nothing doubles.
+	data, _ := os.ReadFile(inn.Mailbox("aria").Path(mailbox.Done, mailbox.FileName(ids[0])))
+	os.Remove(inn.Mailbox("aria").Path(mailbox.Done, mailbox.FileName(ids[0])))
+	os.WriteFile(inn.Mailbox("aria").Path(mailbox.Inbox, mailbox.FileName(ids[0])), data, 0o644)
+	for _, ws := range []*workspace.Workspace{inn, home} {
+		if _, err := runBridge(t, context.Background(), ws, Options{UntilIdle: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := home.Mailbox("aria").IDs(mailbox.Inbox)
+	if len(got) != len(ids) {
+		t.Errorf("after a copy was forwarded again, home's aria holds %d, want %d", len(got), len(ids))
+	}
+	st, ok, err := home.ReadBridgeState()
+	if err != nil || !ok || st.Name != "home" {
+		t.Errorf("ReadBridgeState = %+v, %v, %v", st, ok, err)
+	}
+	log, _ := os.ReadFile(home.JournalPath())
+	if n := strings.Count(string(log), `"outcome":"received"`); n < 2*len(ids) {
+		t.Errorf("home's journal has %d received lines, want %d or more", n, 2*len(ids))
+	}
+	if !strings.Contains(string(log), `"workspace":"inn"`) {
+		t.Errorf("home's journal does not say where messages came from")
+	}
+}
+
+// TestBridgeRefuses: a message published as an agent that does not live
+// in the publishing workspace, or from a workspace parley.yaml does not
+// know, is refused with a reason and kept.
+func TestBridgeRefuses(t *testing.T) {
+	_, home, url := pair(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// Make the stream as a bridge does.
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	id := mailbox.IDAt("gm", time.Now())
+	msg := "---\nid: " + id + "\nfrom: gm\nto: aria\n---\nhi\n"
+	// From a workspace nobody lives in.
+	if err := nc.Publish(Subject("home", "aria", "evil", "gm"), []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	// As aria, who lives in home, published by inn.
+	id2 := mailbox.IDAt("aria", time.Now())
+	if err := nc.Publish(Subject("home", "bram", "inn", "aria"), []byte("---\nid: "+id2+"\nfrom: aria\nto: bram\n---\nhi\n")); err != nil {
+		t.Fatal(err)
+	}
+	// Bytes that are no message at all, and a subject of no recipient.
+	if err := nc.Publish(Subject("home", "aria", "inn", "gm"), []byte("\xff\x00 no header")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish("parley.home.nobody", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	refused, _ := filepath.Glob(filepath.Join(home.BridgeRefusedDir(), "*.md"))
+	if len(refused) != 2 {
+		t.Errorf("kept in .parley/bridge/refused/: %v, want the two messages that name no id or no recipient", refused)
+	}
+	for _, f := range refused {
+		if r, err := os.ReadFile(f + mailbox.ReasonSuffix); err != nil || !strings.HasPrefix(string(r), "bridge: ") {
+			t.Errorf("%s: reason %q, %v", f, r, err)
+		}
+	}
+	reason, ok := home.Mailbox("aria").Reason(mailbox.Dead, mailbox.FileName(id))
+	if !ok || !strings.Contains(reason, `from workspace "evil", which no agent of parley.yaml lives in`) {
+		t.Errorf("aria's dead/ reason = %q, %v", reason, ok)
+	}
+	reason, ok = home.Mailbox("bram").Reason(mailbox.Dead, mailbox.FileName(id2))
+	if !ok || !strings.Contains(reason, `aria lives in this workspace, but the message came over the bridge from workspace "inn"`) {
+		t.Errorf("bram's dead/ reason = %q, %v", reason, ok)
+	}
+	if n, _ := home.Mailbox("aria").Count(mailbox.Inbox); n != 0 {
+		t.Errorf("aria's inbox holds %d, want 0", n)
+	}
+}
+
+func TestParseSubject(t *testing.T) {
+	to, agent, from, sender, ok := parseSubject(Subject("home", "aria", "inn", "gm"))
+	if !ok || to != "home" || agent != "aria" || from != "inn" || sender != "gm" {
+		t.Errorf("parseSubject = %s %s %s %s %v", to, agent, from, sender, ok)
+	}
+	for _, s := range []string{"parley.home.aria.inn", "parley.home.aria.inn.gm.x", "other.home.aria.inn.gm", "parley.home.Aria.inn.gm"} {
+		if _, _, _, _, ok := parseSubject(s); ok {
+			t.Errorf("parseSubject(%q) ok, want refused", s)
+		}
+	}
+}
+
+// TestBridgeMaxDeliver: a delivery that keeps failing here (aria's inbox
+// is not a directory) is tried max_deliver times, then kept in dead/ with
+// the reason, and the messages after it are delivered.
+func TestBridgeMaxDeliver(t *testing.T) {
+	inn, home, _ := pair(t)
+	ids := deliver(t, inn, 3)
+	if _, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	inbox := filepath.Join(string(home.Mailbox("aria")), mailbox.Inbox)
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, []byte("not a directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		reason, ok := home.Mailbox("aria").Reason(mailbox.Dead, mailbox.FileName(id))
+		if !ok || !strings.Contains(reason, "gave up after 5 tries") {
+			t.Errorf("aria's dead/%s: reason %q, %v; want it given up after 5 tries", id, reason, ok)
+		}
+	}
+	if got, _ := home.Mailbox("bram").IDs(mailbox.Inbox); len(got) != len(ids) {
+		t.Errorf("bram got %d of %d", len(got), len(ids))
+	}
+}

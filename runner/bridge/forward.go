@@ -1,0 +1,218 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// window is how many messages are published before their
+// acknowledgements are awaited, and how many are taken in one batch.
+const window = 256
+
+// Subject is the subject a message from sender, an agent of workspace
+// from, to agent, of workspace to, is published to.
+func Subject(to, agent, from, sender string) string {
+	return SubjectPrefix + "." + to + "." + agent + "." + from + "." + sender
+}
+
+// MsgID is the JetStream message id (Nats-Msg-Id) of the copy of message
+// id for agent: the stream drops a second publish of it.
+func MsgID(id, agent string) string { return id + "/" + agent }
+
+// forwardLoop forwards what the router delivers to remote agents, woken
+// by file events in their inboxes and every Rescan.
+func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error {
+	w, err := fsnotify.NewWatcher()
+	var events <-chan fsnotify.Event
+	if err == nil {
+		defer w.Close()
+		for _, a := range b.ws.Config.Agents {
+			if a.Remote != "" {
+				_ = w.Add(filepath.Join(string(b.ws.Mailbox(a.Name)), mailbox.Inbox))
+			}
+		}
+		events = w.Events
+	}
+	tick := time.NewTicker(b.opts.Rescan)
+	defer tick.Stop()
+	wait := 50 * time.Millisecond
+	ready := false
+	for {
+		if !ready {
+			if _, err := b.setup(ctx, js); err != nil {
+				b.fail(err)
+			} else {
+				ready = true
+			}
+		}
+		if ready {
+			if _, err := b.forwardPending(ctx, js); err != nil {
+				b.fail(err)
+				wait = backoff(ctx, wait)
+				if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+					ready = false // the server lost it (restarted without its store): make it again
+				}
+				continue
+			}
+			wait = 50 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-events:
+			// Take every event already queued: one pass forwards them all.
+			for drained := false; !drained; {
+				select {
+				case <-events:
+				default:
+					drained = true
+				}
+			}
+		case <-tick.C:
+		}
+	}
+}
+
+// forwardPending publishes what waits in the inboxes of remote agents, in
+// id order per agent, a window at a time, and moves each copy to done/
+// once the stream acknowledged it. It returns how many it forwarded; an
+// error stops at the first copy not acknowledged, and what follows it
+// waits, so the stream gets one sender's messages in order.
+func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (int, error) {
+	total := 0
+	var waiting int64
+	var errs []error
+	for _, a := range b.ws.Config.Agents {
+		if a.Remote == "" {
+			continue
+		}
+		box := b.ws.Mailbox(a.Name)
+		ids, err := box.IDs(mailbox.Inbox)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		waiting += int64(len(ids))
+		b.outgoing.Store(waiting)
+		for len(ids) > 0 {
+			n := min(len(ids), window)
+			done, err := b.publish(ctx, js, a, box, ids[:n])
+			total += done
+			waiting -= int64(done)
+			b.outgoing.Store(waiting)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			ids = ids[n:]
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// publish publishes one window of an agent's inbox and waits for the
+// acknowledgements, in order.
+func (b *Bridge) publish(ctx context.Context, js jetstream.JetStream, a workspace.Agent, box mailbox.Dir, ids []string) (int, error) {
+	type inflight struct {
+		id, from string
+		data     []byte
+		ack      jetstream.PubAckFuture
+	}
+	var sent []inflight
+	var firstErr error
+	for _, id := range ids {
+		data, err := os.ReadFile(box.Path(mailbox.Inbox, mailbox.FileName(id)))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // claimed or moved meanwhile (parley done by a person)
+		}
+		if err != nil {
+			firstErr = err
+			break
+		}
+		_, from, err := mailbox.ParseID(id)
+		if err != nil {
+			firstErr = fmt.Errorf("%s: %w", box.Path(mailbox.Inbox, mailbox.FileName(id)), err)
+			break
+		}
+		m := nats.NewMsg(Subject(a.Remote, a.Name, b.cfg.Name, from))
+		m.Data = data
+		// No retry of its own by the client (after "no responders", a
+		// stream not ready yet): it would publish this copy again after
+		// later ones. A failure stops the window; the next pass publishes
+		// from this copy on, in order.
+		f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(MsgID(id, a.Name)), jetstream.WithExpectStream(b.cfg.Stream), jetstream.WithRetryAttempts(0))
+		if err != nil {
+			if errors.Is(err, nats.ErrMaxPayload) && len(sent) == 0 {
+				b.giveUp(box, a, id, from, fmt.Sprintf("the bridge cannot carry it: %v (%d bytes; the NATS server's max_payload is smaller)", err, len(data)))
+				continue
+			}
+			firstErr = err
+			break
+		}
+		sent = append(sent, inflight{id: id, from: from, data: data, ack: f})
+		b.pendingAcks.Add(1)
+	}
+	done := 0
+	var entries []workspace.Entry
+	var errAck error
+	for i, s := range sent {
+		if errAck == nil {
+			select {
+			case <-s.ack.Ok():
+			case err := <-s.ack.Err():
+				errAck = fmt.Errorf("publishing %s for %s: %w", s.id, a.Name, err)
+			case <-ctx.Done():
+				errAck = ctx.Err()
+			}
+		}
+		b.pendingAcks.Add(-1)
+		if errAck != nil {
+			continue // this one and the ones after it are published again next time
+		}
+		if err := box.Forwarded(s.id); err != nil {
+			errAck = err
+			continue
+		}
+		_ = i
+		done++
+		b.forwarded.Add(1)
+		e := workspace.Entry{Time: time.Now().UTC().Format(mailbox.TimeFormat), Outcome: workspace.Forwarded, ID: s.id, From: s.from, Agent: a.Name, Workspace: a.Remote}
+		if m, err := mailbox.Parse(s.data); err == nil {
+			e.Type, _ = m.Header().Get("type")
+			e.Signal, _ = m.Header().Get("signal")
+		}
+		entries = append(entries, e)
+	}
+	b.journal(entries)
+	if errAck != nil {
+		return done, errAck
+	}
+	return done, firstErr
+}
+
+// giveUp files a copy the bridge can never carry in the remote agent's
+// dead/, with the reason.
+func (b *Bridge) giveUp(box mailbox.Dir, a workspace.Agent, id, from, reason string) {
+	if err := box.Claim(id); err != nil {
+		b.fail(err)
+		return
+	}
+	if err := box.GiveUp(id, reason); err != nil {
+		b.fail(err)
+		return
+	}
+	b.bounced.Add(1)
+	b.journal([]workspace.Entry{{Time: time.Now().UTC().Format(mailbox.TimeFormat), Outcome: workspace.GivenUp, ID: id, From: from, Agent: a.Name, Workspace: a.Remote,
+		Path: filepath.Join(workspace.MailboxesDir, a.Name, mailbox.Dead, mailbox.FileName(id)), Reason: reason}})
+}

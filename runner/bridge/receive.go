@@ -1,0 +1,313 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// errGap is the error when a delivery of the consumer went missing on the
+// way (the link was cut): the bridge starts again from the first message
+// not acknowledged, so nothing is taken out of order.
+var errGap = errors.New("a delivery went missing on the way; starting again from the first message not acknowledged")
+
+// receiveLoop takes what the stream holds for this workspace until ctx
+// ends, starting a new session after any trouble.
+func (b *Bridge) receiveLoop(ctx context.Context, js jetstream.JetStream) error {
+	wait := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		before := b.received.Load() + b.bounced.Load()
+		err := b.receiveSession(ctx, js)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if b.received.Load()+b.bounced.Load() > before {
+			wait = 50 * time.Millisecond // it went on for a while: start again soon
+		}
+		b.fail(err)
+		wait = backoff(ctx, wait)
+	}
+	return nil
+}
+
+// receiveSession resets the consumer to the first message not
+// acknowledged and takes messages in order, in batches, until something
+// goes wrong.
+func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) error {
+	s, err := b.setup(ctx, js)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = s.ResetConsumer(rctx, b.durable())
+	cancel()
+	if err != nil {
+		return fmt.Errorf("consumer %s: %w", b.durable(), err)
+	}
+	c, err := s.Consumer(ctx, b.durable())
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	defer close(done)
+	msgs := make(chan jetstream.Msg, 2*window)
+	errc := make(chan error, 1)
+	cc, err := c.Consume(func(m jetstream.Msg) {
+		select {
+		case msgs <- m:
+		case <-done:
+		}
+	}, jetstream.PullMaxMessages(window), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			select {
+			case errc <- err:
+			default:
+			}
+			return
+		}
+		b.fail(err)
+	}))
+	if err != nil {
+		return err
+	}
+	defer cc.Stop()
+	b.clearError()
+	var lastSeq uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return err
+		case m := <-msgs:
+			batch := []jetstream.Msg{m}
+			for len(batch) < window {
+				select {
+				case m := <-msgs:
+					batch = append(batch, m)
+					continue
+				default:
+				}
+				break
+			}
+			if err := b.receiveBatch(batch, &lastSeq, false); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (b *Bridge) clearError() {
+	b.mu.Lock()
+	b.lastErr, b.errAt = "", time.Time{}
+	b.mu.Unlock()
+}
+
+// receiveBatch takes a batch in order: each message is delivered (or kept
+// in dead/), the batch is made durable, written to the journal and then
+// acknowledged, up to the last message taken. It stops at a gap in the
+// consumer's deliveries and at a delivery that failed.
+func (b *Bridge) receiveBatch(batch []jetstream.Msg, lastSeq *uint64, syncAck bool) error {
+	var last jetstream.Msg
+	var entries []workspace.Entry
+	var woke []string
+	var ids []string
+	var stop error
+	for _, m := range batch {
+		meta, err := m.Metadata()
+		if err != nil {
+			stop = err
+			break
+		}
+		if *lastSeq != 0 && meta.Sequence.Consumer != *lastSeq+1 {
+			stop = errGap
+			break
+		}
+		e, err := b.take(m, meta)
+		if err != nil {
+			stop = err
+			break
+		}
+		*lastSeq = meta.Sequence.Consumer
+		last = m
+		entries = append(entries, e)
+		if e.Outcome == workspace.Received && e.Note == "" {
+			woke = append(woke, e.To...)
+			ids = append(ids, e.ID)
+		}
+	}
+	if last == nil {
+		return stop
+	}
+	if err := b.sync.Sync(); err != nil {
+		return fmt.Errorf("making deliveries durable: %w", err)
+	}
+	b.journal(entries)
+	for _, e := range entries {
+		switch e.Outcome {
+		case workspace.Received:
+			b.received.Add(1)
+		default:
+			b.bounced.Add(1)
+		}
+	}
+	var err error
+	if syncAck {
+		err = last.DoubleAck(context.Background())
+	} else {
+		err = last.Ack()
+	}
+	if err != nil {
+		// Delivered and durable: a redelivery is a no-op by id.
+		b.fail(fmt.Errorf("acknowledging: %w", err))
+	}
+	if b.opts.Wake != nil && len(woke) > 0 {
+		slices.Sort(woke)
+		b.opts.Wake(slices.Compact(woke))
+	}
+	if b.opts.OnReceived != nil {
+		for _, id := range ids {
+			b.opts.OnReceived(id)
+		}
+	}
+	return stop
+}
+
+// take delivers one message into the inbox of the agent its subject
+// names, or keeps it in dead/ with the reason it is refused. An error
+// means it could not do either yet: the message is taken again later.
+func (b *Bridge) take(m jetstream.Msg, meta *jetstream.MsgMetadata) (workspace.Entry, error) {
+	now := time.Now().UTC().Format(mailbox.TimeFormat)
+	data := m.Data()
+	e := workspace.Entry{Time: now, Outcome: workspace.Received}
+	to, agent, from, sender, ok := parseSubject(m.Subject())
+	e.Workspace, e.From = from, sender
+	if agent != "" {
+		e.To = []string{agent}
+	}
+	refuse := func(reason string) (workspace.Entry, error) {
+		return b.bounce(e, meta, data, reason)
+	}
+	msg, perr := mailbox.Parse(data)
+	var id string
+	if perr == nil {
+		id, _ = msg.Header().Get("id")
+		if _, idSender, err := mailbox.ParseID(id); err == nil && idSender == sender {
+			e.ID = id
+		}
+		e.Type, _ = msg.Header().Get("type")
+		e.Signal, _ = msg.Header().Get("signal")
+	}
+	if !ok || to != b.cfg.Name {
+		return refuse(fmt.Sprintf("subject %q is not %s.%s.AGENT.WORKSPACE.SENDER", m.Subject(), SubjectPrefix, b.cfg.Name))
+	}
+	if !slices.Contains(b.ws.Config.Remotes(), from) {
+		return refuse(fmt.Sprintf("from workspace %q, which no agent of %s lives in (remote: names %s)", from, workspace.ConfigFile, orNone(b.ws.Config.Remotes())))
+	}
+	if a, known := b.ws.Agent(agent); !known || a.Remote != "" {
+		return refuse(fmt.Sprintf("for %q, which is no agent of this workspace", agent))
+	}
+	if perr != nil {
+		return refuse(perr.Error())
+	}
+	if e.ID == "" {
+		return refuse(fmt.Sprintf("id %q is no id of %s", id, sender))
+	}
+	v, err := b.ws.Check(workspace.Input{File: mailbox.FileName(id), Sender: sender, Workspace: from, Message: msg, Sent: func(string) bool { return false }})
+	if err != nil {
+		return e, err
+	}
+	if !v.Accepted() {
+		return refuse(v.Refusal.Error())
+	}
+	if !slices.Contains(v.Agents(), agent) {
+		return refuse(fmt.Sprintf("by this workspace's %s the message does not go to %s (it goes to %s)", workspace.ConfigFile, agent, orNone(v.Agents())))
+	}
+	delivered, err := b.ws.Mailbox(agent).Deliver(id, data, b.sync)
+	if err != nil {
+		return b.failed(e, meta, data, err)
+	}
+	if !delivered {
+		e.Note = "already held: a redelivery"
+	}
+	return e, nil
+}
+
+// failed counts a delivery that failed; after max_deliver tries the
+// message is kept in dead/ with the reason.
+func (b *Bridge) failed(e workspace.Entry, meta *jetstream.MsgMetadata, data []byte, err error) (workspace.Entry, error) {
+	key := strconv.FormatUint(meta.Sequence.Stream, 10)
+	b.mu.Lock()
+	b.attempts[key]++
+	n := b.attempts[key]
+	b.mu.Unlock()
+	if n < b.cfg.MaxDeliver {
+		return e, err
+	}
+	e.Attempts = n
+	return b.bounce(e, meta, data, fmt.Sprintf("gave up after %d tries: %v", n, err))
+}
+
+// bounce keeps a refused message: in its recipient's dead/ when it names
+// an agent of this workspace and carries an id, else in
+// .parley/bridge/refused/, named by its stream sequence.
+func (b *Bridge) bounce(e workspace.Entry, meta *jetstream.MsgMetadata, data []byte, reason string) (workspace.Entry, error) {
+	e.Outcome, e.Reason = workspace.Bounced, reason
+	agent := ""
+	if len(e.To) == 1 {
+		agent = e.To[0]
+	}
+	if a, ok := b.ws.Agent(agent); ok && a.Remote == "" && e.ID != "" {
+		box := b.ws.Mailbox(agent)
+		if _, err := box.Bury(e.ID, data, "bridge: "+reason, b.sync); err != nil {
+			return e, err
+		}
+		e.Path = filepath.Join(workspace.MailboxesDir, agent, mailbox.Dead, mailbox.FileName(e.ID))
+		return e, nil
+	}
+	dir := b.ws.BridgeRefusedDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return e, err
+	}
+	name := fmt.Sprintf("%012d.md", meta.Sequence.Stream)
+	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name+mailbox.ReasonSuffix), []byte("bridge: "+reason+"\n")); err != nil {
+		return e, err
+	}
+	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+		return e, err
+	}
+	e.Path = filepath.Join(workspace.StateDir, "bridge", "refused", name)
+	return e, nil
+}
+
+// parseSubject splits parley.TO.AGENT.FROM.SENDER.
+func parseSubject(s string) (to, agent, from, sender string, ok bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) != 5 || parts[0] != SubjectPrefix {
+		return "", "", "", "", false
+	}
+	for _, p := range parts[1:] {
+		if mailbox.CheckName(p) != nil {
+			return "", "", "", "", false
+		}
+	}
+	return parts[1], parts[2], parts[3], parts[4], true
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

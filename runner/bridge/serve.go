@@ -1,0 +1,99 @@
+package bridge
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// ServeOptions say how Serve runs a NATS server.
+type ServeOptions struct {
+	// Dir is where JetStream stores its streams (.parley/nats).
+	Dir string
+	// Listen is HOST:PORT to listen on; empty: all interfaces, on the
+	// port of URL (4222 when it has none).
+	Listen string
+	// URL is the workspace's first bridge URL, for the default port.
+	URL string
+	// Name names the server (parley-<workspace>).
+	Name string
+	// Token, when set, is required of every client.
+	Token string
+}
+
+// Serve starts a NATS server with JetStream in this process, storing its
+// streams in opts.Dir with every write flushed to disk before it is
+// acknowledged (sync_always): two workspaces on two machines need nothing
+// else installed. Shut it down with (*server.Server).Shutdown.
+func Serve(opts ServeOptions) (*server.Server, error) {
+	listen := opts.Listen
+	if listen == "" {
+		port := "4222"
+		if u, err := url.Parse(withScheme(opts.URL)); err == nil && u.Port() != "" {
+			port = u.Port()
+		}
+		listen = net.JoinHostPort("0.0.0.0", port)
+	}
+	host, portText, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %q: %w", listen, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return nil, fmt.Errorf("listen %q: %w", listen, err)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	ns, err := server.NewServer(&server.Options{
+		ServerName:    opts.Name,
+		Host:          host,
+		Port:          port,
+		JetStream:     true,
+		StoreDir:      opts.Dir,
+		SyncAlways:    true,
+		Authorization: opts.Token,
+		NoLog:         true,
+		NoSigs:        true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("the NATS server did not start listening on %s within 10s (is the port taken?)", listen)
+	}
+	return ns, nil
+}
+
+func withScheme(s string) string {
+	if !strings.Contains(s, "://") {
+		return "nats://" + s
+	}
+	return s
+}
+
+// Permissions returns the subjects a NATS user for the workspace named
+// name may publish to and subscribe to, for a bridge on stream: it
+// publishes only as its own agents (parley.*.*.<name>.*) and reaches
+// only its own consumer's part of the JetStream API; replies come to
+// _INBOX.>. The stream itself is made by the server's operator.
+func Permissions(stream, name string) (publish, subscribe []string) {
+	c := "parley-" + name
+	return []string{
+			SubjectPrefix + ".*.*." + name + ".*",
+			"$JS.API.STREAM.INFO." + stream,
+			"$JS.API.CONSUMER.CREATE." + stream + "." + c + ".>",
+			"$JS.API.CONSUMER.INFO." + stream + "." + c,
+			"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + c,
+			"$JS.API.CONSUMER.RESET." + stream + "." + c,
+			"$JS.ACK." + stream + "." + c + ".>",
+		},
+		[]string{"_INBOX.>"}
+}
