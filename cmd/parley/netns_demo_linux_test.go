@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,30 +72,8 @@ func TestDemoAcrossHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo across network namespaces takes several seconds")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("making network namespaces needs root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("making network namespaces needs ip (iproute2)")
-	}
-	parley, err := exec.LookPath("parley")
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprint(os.Getpid())
-	hub, hostA, hostB := "parley-dhub-"+suffix, "parley-da-"+suffix, "parley-db-"+suffix
-	if out, err := exec.Command("ip", "netns", "add", hub).CombinedOutput(); err != nil {
-		t.Skipf("cannot make a network namespace here (%v: %s)", err, bytes.TrimSpace(out))
-	}
-	n := &netns{t: t, names: []string{hub}}
-	t.Cleanup(func() {
-		for _, name := range n.names {
-			exec.Command("ip", "netns", "del", name).Run()
-		}
-	})
-	n.ip("-n", hub, "link", "set", "lo", "up")
-	n.host(hub, hostA, 1)
-	n.host(hub, hostB, 2)
+	h := threeHosts(t, "parley-d")
+	parley, hub, hostA, hostB := h.parley, h.hub, h.a, h.b
 
 	root := t.TempDir()
 	if _, err := workspace.InitConfig(filepath.Join(root, "hub"), "bridge: {name: hub}\n"); err != nil {

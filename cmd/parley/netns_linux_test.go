@@ -87,30 +87,8 @@ func TestBridgeAcrossHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the fault test across network namespaces takes about 8s")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("making network namespaces needs root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("making network namespaces needs ip (iproute2)")
-	}
-	parley, err := exec.LookPath("parley")
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprint(os.Getpid())
-	hub, hostA, hostB := "parley-hub-"+suffix, "parley-a-"+suffix, "parley-b-"+suffix
-	if out, err := exec.Command("ip", "netns", "add", hub).CombinedOutput(); err != nil {
-		t.Skipf("cannot make a network namespace here (%v: %s)", err, bytes.TrimSpace(out))
-	}
-	n := &netns{t: t, names: []string{hub}}
-	t.Cleanup(func() {
-		for _, name := range n.names {
-			exec.Command("ip", "netns", "del", name).Run()
-		}
-	})
-	n.ip("-n", hub, "link", "set", "lo", "up")
-	linkA := n.host(hub, hostA, 1)
-	n.host(hub, hostB, 2)
+	h := threeHosts(t, "parley-")
+	n, parley, hub, hostA, hostB, linkA := h.netns, h.parley, h.hub, h.a, h.b, h.linkA
 
 	root := t.TempDir()
 	mk := func(dir, config string) *workspace.Workspace {
@@ -277,4 +255,48 @@ func TestBridgeAcrossHosts(t *testing.T) {
 			t.Errorf("%s: the journal has no received lines", filepath.Base(ws.Root))
 		}
 	}
+}
+
+// hosts are the three network namespaces of threeHosts, and the parley
+// under test.
+type hosts struct {
+	netns  *netns
+	parley string
+	hub    string
+	a, b   string
+	linkA  string // the hub's end of a's link: down, a is cut off
+}
+
+// threeHosts makes three network namespaces for a test, named with prefix
+// and the test process's id: a hub, and hosts a and b joined to it by veth
+// pairs (see netns.host). The test is skipped, saying why, without root,
+// without ip (iproute2), or where namespaces cannot be made; they are
+// removed when the test ends.
+func threeHosts(t *testing.T, prefix string) hosts {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("making network namespaces needs root")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("making network namespaces needs ip (iproute2)")
+	}
+	parley, err := exec.LookPath("parley")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := fmt.Sprint(os.Getpid())
+	h := hosts{parley: parley, hub: prefix + "hub-" + suffix, a: prefix + "a-" + suffix, b: prefix + "b-" + suffix}
+	if out, err := exec.Command("ip", "netns", "add", h.hub).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a network namespace here (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	h.netns = &netns{t: t, names: []string{h.hub}}
+	t.Cleanup(func() {
+		for _, name := range h.netns.names {
+			exec.Command("ip", "netns", "del", name).Run()
+		}
+	})
+	h.netns.ip("-n", h.hub, "link", "set", "lo", "up")
+	h.linkA = h.netns.host(h.hub, h.a, 1)
+	h.netns.host(h.hub, h.b, 2)
+	return h
 }
