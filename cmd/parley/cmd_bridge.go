@@ -43,13 +43,7 @@ func bridgeCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			level := slog.LevelInfo
-			switch {
-			case c.Bool("verbose"):
-				level = slog.LevelDebug
-			case c.Bool("quiet"):
-				level = slog.LevelError
-			}
+			level := logLevel(c)
 			ctx, stop := interruptible(c.Context)
 			defer stop()
 			return runBridge(ctx, e, ws, bridgeOptions{Serve: c.Bool("serve"), Listen: c.String("listen"), UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json")})

@@ -36,13 +36,7 @@ func runCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			level := slog.LevelInfo
-			switch {
-			case c.Bool("verbose"):
-				level = slog.LevelDebug
-			case c.Bool("quiet"):
-				level = slog.LevelError
-			}
+			level := logLevel(c)
 			ctx, stop := interruptible(c.Context)
 			defer stop()
 			return runRun(ctx, e, ws, runOptions{UntilIdle: c.Bool("until-idle"), Level: level, JSON: c.Bool("json"),
@@ -240,4 +234,15 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// logLevel is the level --verbose and --quiet ask for (run, bridge).
+func logLevel(c *cli.Context) slog.Level {
+	switch {
+	case c.Bool("verbose"):
+		return slog.LevelDebug
+	case c.Bool("quiet"):
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }
