@@ -107,7 +107,7 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	}
 	for _, p := range pages {
 		var buf bytes.Buffer
-		if err := templates["export"].ExecuteTemplate(&buf, "export", p); err != nil {
+		if err := templates()["export"].ExecuteTemplate(&buf, "export", p); err != nil {
 			return fmt.Errorf("rendering %s: %w", p.Path, err)
 		}
 		if err := writeFile(filepath.Join(dir, p.Path), buf.Bytes()); err != nil {

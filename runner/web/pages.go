@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -33,8 +34,10 @@ var funcs = template.FuncMap{
 	"add":  func(a, b int) int { return a + b },
 }
 
-// templates are the pages, each the layout with its content.
-var templates = func() map[string]*template.Template {
+// templates are the pages, each the layout with its content, parsed the
+// first time a page is written: every parley command links this package,
+// and only serve and export need them.
+var templates = sync.OnceValue(func() map[string]*template.Template {
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/parts.html"))
 	out := map[string]*template.Template{}
 	for _, name := range []string{"timeline", "lanes", "agents", "story", "plan", "seat"} {
@@ -42,7 +45,7 @@ var templates = func() map[string]*template.Template {
 	}
 	out["export"] = template.Must(template.Must(base.Clone()).ParseFS(assets, "assets/timeline.html", "assets/lanes.html", "assets/story.html", "assets/export.html"))
 	return out
-}()
+})
 
 // routes returns the server's handler.
 func (s *Server) routes() http.Handler {
@@ -102,7 +105,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 	if r.URL.Query().Get("part") == "live" {
 		tmpl = "live"
 	}
-	if err := templates[name].ExecuteTemplate(&buf, tmpl, p); err != nil {
+	if err := templates()[name].ExecuteTemplate(&buf, tmpl, p); err != nil {
 		s.log.Error("rendering a page", "page", name, "err", err)
 		http.Error(w, "could not render the page: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -234,7 +237,7 @@ func (s *Server) rows(w http.ResponseWriter, r *http.Request) {
 	rows, first := s.rowsBefore(before, filterOf(r.URL.Query()), s.page)
 	var buf bytes.Buffer
 	for _, rw := range rows {
-		if err := templates["timeline"].ExecuteTemplate(&buf, "row", rw); err != nil {
+		if err := templates()["timeline"].ExecuteTemplate(&buf, "row", rw); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -274,7 +277,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if rows {
 				for i, e := range batch {
 					var one bytes.Buffer
-					templates["timeline"].ExecuteTemplate(&one, "row", rowOf(next+i, e))
+					templates()["timeline"].ExecuteTemplate(&one, "row", rowOf(next+i, e))
 					fmt.Fprintf(&buf, "event: row\nid: %d\n", next+i)
 					for _, line := range strings.Split(strings.TrimRight(one.String(), "\n"), "\n") {
 						fmt.Fprintf(&buf, "data: %s\n", line)
@@ -375,7 +378,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	d := s.messageData(n, e)
 	d.Write = s.actions != nil && s.authorised(r)
 	var buf bytes.Buffer
-	if err := templates["timeline"].ExecuteTemplate(&buf, "message", d); err != nil {
+	if err := templates()["timeline"].ExecuteTemplate(&buf, "message", d); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
