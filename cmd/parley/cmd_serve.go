@@ -75,10 +75,16 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	local := web.IsLocal(ln.Addr().String())
+	// Reachable from other hosts, every page needs the token: the address
+	// printed carries it, read-only and for spectators too.
+	open := url
+	if !local {
+		open = url + "?token=" + srv.Token()
+	}
 	if opts.Spectator {
-		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators at %s\n", ws.Root, url)
+		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators at %s\n", ws.Root, open)
 	} else if opts.ReadOnly {
-		fmt.Fprintf(e.stdout, "parley: serving %s, read-only, at %s\n", ws.Root, url)
+		fmt.Fprintf(e.stdout, "parley: serving %s, read-only, at %s\n", ws.Root, open)
 	} else {
 		fmt.Fprintf(e.stdout, "parley: serving %s at %s?token=%s\n", ws.Root, url, srv.Token())
 		fmt.Fprintln(e.stdout, "parley: open that address once to write from the browser; the token is kept in a cookie")

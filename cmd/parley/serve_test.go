@@ -295,7 +295,8 @@ func TestServeStory(t *testing.T) {
 }
 
 // TestServeNonLocal: on an address other hosts can reach, parley serve
-// warns, and every page needs the token.
+// warns, every page needs the token, and the address it prints carries
+// it — for writing, read-only and spectators alike.
 func TestServeNonLocal(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ws")
 	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
@@ -303,36 +304,53 @@ func TestServeNonLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() {
-		served <- runServe(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, ws,
-			serveOptions{Addr: "0.0.0.0:0", Token: "test-token-0123456789", Ready: func(u, _ string) { ready <- u }})
-	}()
-	var base string
-	select {
-	case base = <-ready:
-	case err := <-served:
-		t.Fatal(err)
-	}
-	port := base[strings.LastIndex(base, ":")+1 : len(base)-1]
-	for _, path := range []string{"/", "/static/app.js", "/events"} {
-		resp, err := http.Get("http://127.0.0.1:" + port + path)
+	for _, mode := range []serveOptions{{}, {ReadOnly: true}, {Spectator: true}} {
+		var stdout, stderr bytes.Buffer
+		ctx, cancel := context.WithCancel(context.Background())
+		ready := make(chan string, 1)
+		served := make(chan error, 1)
+		opts := mode
+		opts.Addr, opts.Token, opts.Ready = "0.0.0.0:0", "test-token-0123456789", func(u, _ string) { ready <- u }
+		go func() {
+			served <- runServe(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, ws, opts)
+		}()
+		var base string
+		select {
+		case base = <-ready:
+		case err := <-served:
+			t.Fatal(err)
+		}
+		port := base[strings.LastIndex(base, ":")+1 : len(base)-1]
+		for _, path := range []string{"/", "/static/app.js", "/events"} {
+			resp, err := http.Get("http://127.0.0.1:" + port + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%+v: GET %s without the token on 0.0.0.0 = %d, want 401", mode, path, resp.StatusCode)
+			}
+		}
+		// The address printed opens the pages.
+		printed := regexp.MustCompile(`http://\S+`).FindString(stdout.String())
+		if !strings.HasSuffix(printed, "?token=test-token-0123456789") {
+			t.Errorf("%+v: printed %q, want the address with its token", mode, stdout.String())
+		}
+		jar, _ := cookiejar.New(nil)
+		resp, err := (&http.Client{Jar: jar}).Get("http://127.0.0.1:" + port + "/?token=test-token-0123456789")
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("GET %s without the token on 0.0.0.0 = %d, want 401", path, resp.StatusCode)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%+v: GET the printed address = %d, want 200", mode, resp.StatusCode)
 		}
-	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(stderr.String(), "is reachable from other hosts: every page needs the token") {
-		t.Errorf("no warning on stderr: %q", stderr.String())
+		cancel()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stderr.String(), "is reachable from other hosts: every page needs the token") {
+			t.Errorf("%+v: no warning on stderr: %q", mode, stderr.String())
+		}
 	}
 }
