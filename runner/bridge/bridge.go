@@ -168,7 +168,12 @@ func (b *Bridge) Stats() Stats {
 	return Stats{Forwarded: b.forwarded.Load(), Received: b.received.Load(), Bounced: b.bounced.Load()}
 }
 
-func (b *Bridge) durable() string { return "parley-" + b.cfg.Name }
+func (b *Bridge) durable() string { return ConsumerName(b.cfg.Name) }
+
+// ConsumerName is the name of the durable consumer of the workspace named
+// name: the bridge takes its messages through it, and Permissions lets
+// that workspace's user reach it alone.
+func ConsumerName(name string) string { return "parley-" + name }
 
 func (b *Bridge) filter() string { return SubjectPrefix + "." + b.cfg.Name + ".>" }
 

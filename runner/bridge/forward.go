@@ -166,7 +166,7 @@ func (b *Bridge) publish(ctx context.Context, js jetstream.JetStream, a workspac
 	done := 0
 	var entries []workspace.Entry
 	var errAck error
-	for i, s := range sent {
+	for _, s := range sent {
 		if errAck == nil {
 			select {
 			case <-s.ack.Ok():
@@ -184,7 +184,6 @@ func (b *Bridge) publish(ctx context.Context, js jetstream.JetStream, a workspac
 			errAck = err
 			continue
 		}
-		_ = i
 		done++
 		b.forwarded.Add(1)
 		e := workspace.Entry{Time: time.Now().UTC().Format(mailbox.TimeFormat), Outcome: workspace.Forwarded, ID: s.id, From: s.from, Agent: a.Name, Workspace: a.Remote}
@@ -214,5 +213,5 @@ func (b *Bridge) giveUp(box mailbox.Dir, a workspace.Agent, id, from, reason str
 	}
 	b.bounced.Add(1)
 	b.journal([]workspace.Entry{{Time: time.Now().UTC().Format(mailbox.TimeFormat), Outcome: workspace.GivenUp, ID: id, From: from, Agent: a.Name, Workspace: a.Remote,
-		Path: filepath.Join(workspace.MailboxesDir, a.Name, mailbox.Dead, mailbox.FileName(id)), Reason: reason}})
+		Path: b.ws.Short(box.Path(mailbox.Dead, mailbox.FileName(id))), Reason: reason}})
 }

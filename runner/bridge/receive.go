@@ -238,6 +238,9 @@ func (b *Bridge) take(m jetstream.Msg, meta *jetstream.MsgMetadata) (workspace.E
 	if err != nil {
 		return b.failed(e, meta, data, err)
 	}
+	b.mu.Lock()
+	delete(b.attempts, strconv.FormatUint(meta.Sequence.Stream, 10)) // delivered: its failures are forgotten
+	b.mu.Unlock()
 	if !delivered {
 		e.Note = "already held: a redelivery"
 	}
@@ -251,6 +254,9 @@ func (b *Bridge) failed(e workspace.Entry, meta *jetstream.MsgMetadata, data []b
 	b.mu.Lock()
 	b.attempts[key]++
 	n := b.attempts[key]
+	if n >= b.cfg.MaxDeliver {
+		delete(b.attempts, key) // kept in dead/ below: not tried again
+	}
 	b.mu.Unlock()
 	if n < b.cfg.MaxDeliver {
 		return e, err
@@ -273,7 +279,7 @@ func (b *Bridge) bounce(e workspace.Entry, meta *jetstream.MsgMetadata, data []b
 		if _, err := box.Bury(e.ID, data, "bridge: "+reason, b.sync); err != nil {
 			return e, err
 		}
-		e.Path = filepath.Join(workspace.MailboxesDir, agent, mailbox.Dead, mailbox.FileName(e.ID))
+		e.Path = b.ws.Short(box.Path(mailbox.Dead, mailbox.FileName(e.ID)))
 		return e, nil
 	}
 	dir := b.ws.BridgeRefusedDir()
@@ -287,7 +293,7 @@ func (b *Bridge) bounce(e workspace.Entry, meta *jetstream.MsgMetadata, data []b
 	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
 		return e, err
 	}
-	e.Path = filepath.Join(workspace.StateDir, "bridge", "refused", name)
+	e.Path = b.ws.Short(filepath.Join(dir, name))
 	return e, nil
 }
 

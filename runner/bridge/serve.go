@@ -85,7 +85,7 @@ func withScheme(s string) string {
 // only its own consumer's part of the JetStream API; replies come to
 // _INBOX.>. The stream itself is made by the server's operator.
 func Permissions(stream, name string) (publish, subscribe []string) {
-	c := "parley-" + name
+	c := ConsumerName(name)
 	return []string{
 			SubjectPrefix + ".*.*." + name + ".*",
 			"$JS.API.STREAM.INFO." + stream,

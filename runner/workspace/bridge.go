@@ -133,11 +133,10 @@ func parseBridge(v *yaml.Node, bad badFunc) (*Bridge, error) {
 			if err := scalar(v, "bridge.listen", &b.Listen, bad); err != nil {
 				return err
 			}
-			host, port, err := net.SplitHostPort(b.Listen)
+			_, port, err := net.SplitHostPort(b.Listen)
 			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
 				return bad(v, "bridge.listen", "%q is not HOST:PORT (like 0.0.0.0:4222)", b.Listen)
 			}
-			_ = host
 			return nil
 		},
 	})
