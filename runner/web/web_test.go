@@ -545,12 +545,14 @@ func TestSpectatorServer(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
+	ticked := false
+	for !ticked && sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "event: row") {
 			t.Fatal("a spectators' event stream sent a row")
 		}
-		if strings.HasPrefix(sc.Text(), "event: tick") {
-			break
-		}
+		ticked = strings.HasPrefix(sc.Text(), "event: tick")
+	}
+	if !ticked {
+		t.Fatal("a spectators' event stream never said the story moved on (no tick)")
 	}
 }
