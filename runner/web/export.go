@@ -85,7 +85,7 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 			return ctx.Err()
 		}
 		m := message{row: rowOf(i, e)}
-		if e.Outcome == workspace.Delivered || e.Outcome == workspace.Refused || e.Outcome == workspace.GivenUp {
+		if e.Arrived() || e.Outcome == workspace.Refused || e.Outcome == workspace.GivenUp || e.Outcome == workspace.Bounced {
 			d := s.messageData(i, e)
 			m.Detail = &d
 		}

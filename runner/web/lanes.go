@@ -46,14 +46,14 @@ func LanesOf(agents []string, entries []workspace.Entry, first int) Lanes {
 		if e.Signal != "" {
 			label += "/" + e.Signal
 		}
-		switch e.Outcome {
-		case workspace.Delivered:
+		switch {
+		case e.Arrived():
 			add(e.From)
 			for _, to := range e.To {
 				add(to)
 			}
 			l.Steps = append(l.Steps, Step{N: first + i, From: e.From, To: e.To, Label: label, ID: e.ID})
-		case workspace.Refused:
+		case e.Outcome == workspace.Refused:
 			add(e.From)
 			l.Steps = append(l.Steps, Step{N: first + i, From: e.From, Label: "rejected: " + e.Reason, Refused: true, ID: e.ID})
 		}

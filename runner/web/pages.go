@@ -157,6 +157,8 @@ func rowOf(n int, e workspace.Entry) row {
 		r.When = t.UTC().Format("15:04:05.000")
 	}
 	switch {
+	case e.Outcome == workspace.Received:
+		r.Who = e.From + "@" + e.Workspace + " → " + strings.Join(e.To, ", ")
 	case e.Outcome == workspace.Delivered:
 		r.Who = e.From + " → " + strings.Join(e.To, ", ")
 	case e.Agent != "" && e.From != "" && e.From != e.Agent:
@@ -418,7 +420,7 @@ func (s *Server) messageData(n int, e workspace.Entry) messageData {
 		}
 	}
 	d.Body = markdown(m.Body)
-	if e.Outcome == workspace.Delivered || e.Outcome == workspace.Handled {
+	if e.Arrived() || e.Outcome == workspace.Handled {
 		d.ReplyAs = slices.Clone(e.To)
 		if e.Agent != "" && !slices.Contains(d.ReplyAs, e.Agent) {
 			d.ReplyAs = append(d.ReplyAs, e.Agent)

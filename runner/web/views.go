@@ -66,7 +66,7 @@ func (s *Server) lanesData(before int) lanesData {
 	entries := s.feed.slice(0, before)
 	for first > 0 && steps < lanesWindow {
 		first--
-		if o := entries[first].Outcome; o == workspace.Delivered || o == workspace.Refused {
+		if e := entries[first]; e.Arrived() || e.Outcome == workspace.Refused {
 			steps++
 		}
 	}

@@ -400,6 +400,10 @@ func TestMermaid(t *testing.T) {
 		{ID: "1", Agent: "aria", Outcome: workspace.Handled},
 		{From: "worker-1", Outcome: workspace.Refused, Reason: "x.md:2: to: unknown agent \"zed\"; #1 {a}\nnext"},
 		{ID: "2", From: "aria", To: []string{"gm"}, Type: "review_verdict", Signal: "pass", Outcome: workspace.Delivered},
+		// Over the bridge: what arrived from another workspace is a step;
+		// what was forwarded there was a delivery here already.
+		{ID: "3", From: "tor", To: []string{"aria"}, Type: "PLAYER_TO_PLAYER", Outcome: workspace.Received, Workspace: "table"},
+		{ID: "2", From: "aria", Agent: "gm", Outcome: workspace.Forwarded, Workspace: "table"},
 	}
 	var b bytes.Buffer
 	if err := LanesOf([]string{"gm", "aria"}, entries, 0).WriteMermaid(&b); err != nil {
@@ -409,13 +413,18 @@ func TestMermaid(t *testing.T) {
     participant P1 as gm
     participant P2 as aria
     participant P3 as worker-1
+    participant P4 as tor
     P1->>P2: NARRATIVE
     P1->>P3: NARRATIVE
     Note over P3: rejected: x.md:2: to: unknown agent zed 1 a next
     P2->>P1: review_verdict/pass
+    P4->>P2: PLAYER_TO_PLAYER
 `
 	if b.String() != want {
 		t.Errorf("WriteMermaid =\n%s\nwant\n%s", b.String(), want)
+	}
+	if r := rowOf(4, entries[4]); r.Who != "tor@table → aria" {
+		t.Errorf("a received message's row says %q, want tor@table → aria", r.Who)
 	}
 }
 

@@ -149,6 +149,11 @@ type Entry struct {
 	Workspace string `json:"workspace,omitempty"`
 }
 
+// Arrived reports whether the entry is of a message put into this
+// workspace's inboxes: delivered by the router, or received over the
+// bridge from another workspace.
+func (e Entry) Arrived() bool { return e.Outcome == Delivered || e.Outcome == Received }
+
 // JournalError is a journal line that could not be read; reading goes on
 // after it.
 type JournalError struct {
