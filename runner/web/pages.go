@@ -115,21 +115,27 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 	w.Write(buf.Bytes())
 }
 
-// filter is what the timeline is narrowed to.
+// filter is what the timeline is narrowed to: the page's parameters,
+// and the journal filter they make (workspace.JournalFilter decides, as
+// for parley log).
 type filter struct {
 	Agent, Type, Signal, Outcome string
+	journal                      workspace.JournalFilter
 }
 
 func filterOf(q url.Values) filter {
-	return filter{Agent: q.Get("agent"), Type: q.Get("type"), Signal: q.Get("signal"), Outcome: q.Get("outcome")}
+	f := filter{Agent: q.Get("agent"), Type: q.Get("type"), Signal: q.Get("signal"), Outcome: q.Get("outcome")}
+	one := func(v string) []string {
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	}
+	f.journal = workspace.JournalFilter{Agents: one(f.Agent), Types: one(f.Type), Signals: one(f.Signal), Outcomes: one(f.Outcome)}
+	return f
 }
 
-func (f filter) match(e *workspace.Entry) bool {
-	if f.Agent != "" && e.From != f.Agent && e.Agent != f.Agent && !slices.Contains(e.To, f.Agent) {
-		return false
-	}
-	return (f.Type == "" || e.Type == f.Type) && (f.Signal == "" || e.Signal == f.Signal) && (f.Outcome == "" || e.Outcome == f.Outcome)
-}
+func (f *filter) match(e *workspace.Entry) bool { return f.journal.Match(e) }
 
 // query is the filter as URL parameters.
 func (f filter) query() string {

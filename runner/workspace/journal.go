@@ -186,6 +186,7 @@ type JournalFilter struct {
 	Agents   []string  // the sender, a recipient, or the agent the outcome happened to
 	Types    []string  // the message's type
 	Outcomes []string  // see Outcomes
+	Signals  []string  // the signal the message carries
 	Since    time.Time // at or after this time; zero: from the start
 }
 
@@ -199,6 +200,9 @@ func (f *JournalFilter) Match(e *Entry) bool {
 		return false
 	}
 	if len(f.Outcomes) > 0 && !slices.Contains(f.Outcomes, e.Outcome) {
+		return false
+	}
+	if len(f.Signals) > 0 && !slices.Contains(f.Signals, e.Signal) {
 		return false
 	}
 	if !f.Since.IsZero() {
@@ -344,8 +348,9 @@ func (f *JournalFilter) FollowFrom(ctx context.Context, path string, from Journa
 type query struct {
 	f                       *JournalFilter
 	agents, types, outcomes [][]byte // each value as a JSON string
-	since                   []byte   // Since in the journal's time format
-	all                     bool     // the filter selects everything
+	signals                 [][]byte
+	since                   []byte // Since in the journal's time format
+	all                     bool   // the filter selects everything
 }
 
 func (f *JournalFilter) compile() *query {
@@ -357,11 +362,11 @@ func (f *JournalFilter) compile() *query {
 		}
 		return out
 	}
-	q.agents, q.types, q.outcomes = quote(f.Agents), quote(f.Types), quote(f.Outcomes)
+	q.agents, q.types, q.outcomes, q.signals = quote(f.Agents), quote(f.Types), quote(f.Outcomes), quote(f.Signals)
 	if !f.Since.IsZero() {
 		q.since = []byte(f.Since.UTC().Format(mailbox.TimeFormat))
 	}
-	q.all = len(f.Agents) == 0 && len(f.Types) == 0 && len(f.Outcomes) == 0 && f.Since.IsZero()
+	q.all = len(f.Agents) == 0 && len(f.Types) == 0 && len(f.Outcomes) == 0 && len(f.Signals) == 0 && f.Since.IsZero()
 	return q
 }
 
@@ -384,7 +389,7 @@ func (q *query) skip(line []byte) bool {
 			return true
 		}
 	}
-	for _, vs := range [][][]byte{q.agents, q.types, q.outcomes} {
+	for _, vs := range [][][]byte{q.agents, q.types, q.outcomes, q.signals} {
 		if len(vs) > 0 && !slices.ContainsFunc(vs, func(v []byte) bool { return bytes.Contains(line, v) }) {
 			return true
 		}

@@ -99,7 +99,7 @@ func TestJournalFilter(t *testing.T) {
 		Entry{Time: "2026-11-21T10:00:00.000000Z", ID: "1", From: "gm", To: []string{"aria", "bram"}, Type: "NARRATIVE", Outcome: Delivered},
 		Entry{Time: "2026-11-21T10:05:00.000000Z", From: "bram", Outcome: Refused, Reason: "to: unknown agent \"aria\""},
 		Entry{Time: "2026-11-21T10:10:00.000000Z", ID: "1", From: "gm", Type: "NARRATIVE", Outcome: Handled, Agent: "aria"},
-		Entry{Time: "2026-11-21T10:15:00.000000Z", ID: "2", From: "aria", To: []string{"gm"}, Type: "PLAYER_TO_GM", Outcome: Delivered},
+		Entry{Time: "2026-11-21T10:15:00.000000Z", ID: "2", From: "aria", To: []string{"gm"}, Type: "PLAYER_TO_GM", Signal: "pass", Outcome: Delivered},
 		Entry{Time: "2026-11-21T10:20:00.000000Z", ID: "3", From: "gm", Type: "GM_TO_PLAYER", Outcome: GivenUp, Agent: "narrator", Reason: "aria"},
 	)
 	// An entry written by hand, with a \u escape: never skipped unread.
@@ -131,6 +131,7 @@ func TestJournalFilter(t *testing.T) {
 		{"since", JournalFilter{Since: at("2026-11-21T10:10:00Z")}, "handled:1 delivered:2 dead:3 delivered:4"},
 		{"since, in another zone", JournalFilter{Since: at("2026-11-21T11:15:00+01:00")}, "delivered:2 dead:3 delivered:4"},
 		{"all of them", JournalFilter{Agents: []string{"gm"}, Outcomes: []string{Delivered}, Since: at("2026-11-21T10:01:00Z")}, "delivered:2"},
+		{"signal", JournalFilter{Signals: []string{"pass"}}, "delivered:2"},
 		{"none", JournalFilter{Types: []string{"nothing"}}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
