@@ -162,14 +162,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // interface only.
 func IsLocal(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && localHost(host)
 }
 
 func randomHex(n int) string {
@@ -220,6 +213,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// localHost reports whether host (a name or address, with or without a
+// port or brackets) is this machine's loopback.
 func localHost(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
