@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/urfave/cli/v2"
@@ -96,14 +95,11 @@ func serveIfAsked(ws *workspace.Workspace, serve bool, listen string, log *slog.
 	if listen == "" {
 		listen = cfg.Listen
 	}
-	token := ""
-	if cfg.TokenEnv != "" {
-		token = os.Getenv(cfg.TokenEnv)
-		if token == "" {
-			return nil, fmt.Errorf("%s: bridge.token_env: $%s is not set", workspace.ConfigFile, cfg.TokenEnv)
-		}
+	token, err := cfg.Token(os.Getenv)
+	if err != nil {
+		return nil, err
 	}
-	ns, err := bridge.Serve(bridge.ServeOptions{Dir: filepath.Join(ws.Root, workspace.StateDir, "nats"), Listen: listen, URL: cfg.URLs[0], Name: "parley-" + cfg.Name, Token: token})
+	ns, err := bridge.Serve(bridge.ServeOptions{Dir: ws.NATSDir(), Listen: listen, URL: cfg.URLs[0], Name: "parley-" + cfg.Name, Token: token})
 	if err != nil {
 		return nil, fmt.Errorf("--serve: %w", err)
 	}

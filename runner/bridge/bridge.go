@@ -219,11 +219,9 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 		}
 		opts = append(opts, nats.UserCredentials(path))
 	}
-	if c.TokenEnv != "" {
-		tok := b.opts.Getenv(c.TokenEnv)
-		if tok == "" {
-			return nil, fmt.Errorf("%s: bridge.token_env: $%s is not set", workspace.ConfigFile, c.TokenEnv)
-		}
+	if tok, err := c.Token(b.opts.Getenv); err != nil {
+		return nil, err
+	} else if tok != "" {
 		opts = append(opts, nats.Token(tok))
 	}
 	if c.UserEnv != "" {

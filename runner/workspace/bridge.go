@@ -267,6 +267,24 @@ type BridgeState struct {
 }
 
 // BridgeStatePath is where the bridge writes its state.
+// NATSDir is where the NATS server of parley run --serve or parley
+// bridge --serve stores its streams.
+func (w *Workspace) NATSDir() string { return filepath.Join(w.Root, StateDir, "nats") }
+
+// Token returns the token the bridge's token_env names, read with getenv
+// (os.Getenv); "" when it names none, and an error when the variable is
+// not set.
+func (b *Bridge) Token(getenv func(string) string) (string, error) {
+	if b.TokenEnv == "" {
+		return "", nil
+	}
+	tok := getenv(b.TokenEnv)
+	if tok == "" {
+		return "", fmt.Errorf("%s: bridge.token_env: $%s is not set", ConfigFile, b.TokenEnv)
+	}
+	return tok, nil
+}
+
 func (w *Workspace) BridgeStatePath() string { return filepath.Join(w.Root, StateDir, "bridge.json") }
 
 // BridgeRefusedDir is where the bridge keeps a message it refused that
