@@ -312,7 +312,7 @@ type stepKey struct {
 
 func (s *Server) planData() planData {
 	var d planData
-	list, err := plans.List(filepath.Join(s.ws.Root, "plans"))
+	list, err := plans.List(filepath.Join(s.ws.Root, plans.Dir))
 	if err != nil {
 		d.Err = err.Error()
 	}
