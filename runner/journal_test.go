@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,5 +266,92 @@ func TestJournalRetry(t *testing.T) {
 	}
 	if ids := journalLines(t, ws.JournalPath()); len(ids) != 1 {
 		t.Errorf("journal = %v, want one line", ids)
+	}
+}
+
+// TestCommitPipelined: a batch is journaled and moved to sent/ while the
+// next ones are delivered and synced. When the journal cannot be written
+// in the middle of a flood, the batches behind it, delivered already, are
+// routed again with the rest: every message reaches its recipient once,
+// is journaled once, and one sender's messages keep their order, in the
+// inbox and in the journal.
+func TestCommitPipelined(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo", "cy")
+	const each = 12
+	for i := range each {
+		for _, from := range []string{"ann", "bo"} {
+			drop(t, ws, from, fmt.Sprintf("note-%02d.md", i), fmt.Sprintf("---\nto: cy\n---\n%s %02d\n", from, i))
+		}
+	}
+	clock := time.Now()
+	r, err := Open(ws, Options{BatchSize: 3, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	writes := 0
+	r.journal.write = func(f *os.File, b []byte) (int, error) {
+		if writes++; writes == 3 {
+			return 0, syscall.ENOSPC // the third batch's journal
+		}
+		return f.Write(b)
+	}
+	r.scan()
+	if _, err := r.routePending(context.Background()); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("routing with the journal failing = %v, want ENOSPC", err)
+	}
+	for range 4 {
+		clock = clock.Add(time.Minute) // past every retry pause
+		look(t, r)
+	}
+	for _, from := range []string{"ann", "bo"} {
+		if got := names(t, ws, from, mailbox.Outbox); len(got) != 0 {
+			t.Errorf("%s's outbox = %v, want every file routed", from, got)
+		}
+		if got := names(t, ws, from, mailbox.Sent); len(got) != each {
+			t.Errorf("%s's sent/ holds %d files, want %d", from, len(got), each)
+		}
+	}
+	// cy's inbox, in the order of the ids: each sender's messages in the
+	// order they were written, each once.
+	var bodies []string
+	ids := map[string]bool{}
+	for _, n := range names(t, ws, "cy", mailbox.Inbox) {
+		m := readMessage(t, ws.Mailbox("cy").Path(mailbox.Inbox, n))
+		bodies = append(bodies, strings.TrimSpace(string(m.Body)))
+		id, _ := m.Header().Get("id")
+		ids[id] = true
+	}
+	for _, from := range []string{"ann", "bo"} {
+		var got []string
+		for _, b := range bodies {
+			if strings.HasPrefix(b, from+" ") {
+				got = append(got, b)
+			}
+		}
+		var want []string
+		for i := range each {
+			want = append(want, fmt.Sprintf("%s %02d", from, i))
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s's messages in cy's inbox (-want +got):\n%s", from, d)
+		}
+	}
+	journaled := journalLines(t, ws.JournalPath())
+	seen := map[string]bool{}
+	for _, id := range journaled {
+		if seen[id] {
+			t.Errorf("%s is journaled twice", id)
+		}
+		seen[id] = true
+		if !ids[id] {
+			t.Errorf("journal line for %s, which is not in cy's inbox", id)
+		}
+	}
+	if len(journaled) != 2*each {
+		t.Errorf("journal has %d lines, want %d", len(journaled), 2*each)
+	}
+	if !slices.IsSorted(journaled) {
+		t.Errorf("journal lines are not in the order messages were routed: %v", journaled)
 	}
 }

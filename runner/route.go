@@ -64,41 +64,61 @@ type round struct {
 // routeBatches routes ready files (in sending order) in batches of at
 // most BatchSize. A batch's deliveries and rejections are made durable
 // with one sync; only then is its journal written and are its files moved
-// to sent/. The sync of one batch runs while the next batch is read,
-// checked and delivered, so the disk and the CPU work at once: the next
-// batch is committed only after its own sync, which comes after the one
-// before it, so no message is journaled or moved to sent/ before it is
-// durable. It returns when a file that is not complete yet should be
-// looked at again.
+// to sent/. Three things go on at once: the main loop reads, checks and
+// delivers a batch; the batch before it is synced; and the one before
+// that is journaled and moved to sent/ (see moving). Each batch is
+// committed only after its own sync, which comes after the one before
+// it, and journaled after the batch before it, so no message is
+// journaled or moved to sent/ before it is durable, and the journal
+// keeps the order messages were routed in. It returns when a file that
+// is not complete yet should be looked at again.
 func (r *Runner) routeBatches(ctx context.Context, ready []candidate, now time.Time, settle time.Duration) (wait time.Time, err error) {
 	rd := &round{waiting: make(map[string]bool), inFlight: make(map[string]bool)}
-	var prev *batch
+	var prev *batch // delivered; its sync is under way
 	var synced chan error
+	var mv *moving // synced; being journaled and moved to sent/
 	later := func(at time.Time) {
 		if !at.IsZero() && (wait.IsZero() || at.Before(wait)) {
 			wait = at
 		}
 	}
-	// commit waits for the sync of the batch before and commits it.
+	// land waits for the batch being moved to sent/ and notes what became
+	// of it.
+	land := func() error {
+		if mv == nil {
+			return nil
+		}
+		m := mv
+		mv = nil
+		return m.land()
+	}
+	// commit waits for the sync of the batch before, then has it journaled
+	// and moved to sent/ while the loop goes on.
 	commit := func(cur *batch) error {
 		if prev == nil {
-			return nil
+			return land()
 		}
 		b := prev
 		prev = nil
-		defer b.close()
-		if err := <-synced; err != nil {
+		serr := <-synced
+		if err := land(); err != nil {
+			b.close()
+			return err
+		}
+		if serr != nil {
+			defer b.close()
 			// Nothing of it is known to be durable: its files stay in the
 			// outboxes and are routed again, and so are those of the
 			// batch delivered meanwhile (its copies are found there).
-			err = fmt.Errorf("syncing deliveries: %w", err)
+			serr = fmt.Errorf("syncing deliveries: %w", serr)
 			if cur != nil {
-				r.failAll(cur.routed, cur.now, err)
+				r.failAll(cur.routed, cur.now, serr)
 				cur.routed = nil
 			}
-			return r.failAll(b.routed, b.now, err)
+			return r.failAll(b.routed, b.now, serr)
 		}
-		return b.finish()
+		mv = b.commit()
+		return nil
 	}
 	for len(ready) > 0 && ctx.Err() == nil {
 		n := min(len(ready), r.opts.BatchSize)
@@ -119,14 +139,24 @@ func (r *Runner) routeBatches(ctx context.Context, ready []candidate, now time.T
 			b.close()
 			return wait, err
 		}
+		// The ids of the batches not in sent/ yet: the one being moved
+		// there and this one.
 		clear(rd.inFlight)
+		if mv != nil {
+			for id := range mv.b.ids {
+				rd.inFlight[id] = true
+			}
+		}
 		for id := range b.ids {
 			rd.inFlight[id] = true
 		}
 		prev, synced = b, make(chan error, 1)
 		go func(done chan<- error) { done <- r.syncer.Sync() }(synced)
 	}
-	return wait, commit(nil)
+	if err := commit(nil); err != nil {
+		return wait, err
+	}
+	return wait, land()
 }
 
 func (r *Runner) newBatch(now time.Time, settle time.Duration, n int) *batch {
@@ -401,19 +431,32 @@ func (b *batch) deliver() {
 	}
 }
 
-// finish writes the journal, then moves the routed files to sent/: a
-// crash in between routes a message again, which the journal shows as
-// already delivered, rather than leaving a routed message unrecorded.
-func (b *batch) finish() error {
+// moving is a synced batch being journaled and moved to sent/ by a
+// goroutine of its own (see batch.commit): file operations only. What
+// the runner keeps of its messages is updated by land, in the loop.
+type moving struct {
+	b     *batch
+	lines []workspace.Entry
+	done  []*accepted // journaled as delivered: to move to sent/
+	moved []error     // by done's index: why the move to sent/ failed
+	err   error       // the journal could not be written: nothing was moved
+	over  chan struct{}
+}
+
+// commit notes the journal lines of a synced batch, then writes them and
+// moves the routed files to sent/ in a goroutine: a crash in between
+// routes a message again, which the journal shows as already delivered,
+// rather than leaving a routed message unrecorded. See land.
+func (b *batch) commit() *moving {
 	r := b.r
-	var done []*accepted
+	m := &moving{b: b, over: make(chan struct{})}
 	for _, a := range b.routed {
 		switch {
 		case a.skipped:
 		case a.err != nil:
 			r.fail(a.candidate, b.now, a.err)
 		case r.journaledAlready(a):
-			done = append(done, a) // one line said it was delivered already
+			m.done = append(m.done, a) // one line said it was delivered already
 		default:
 			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings, Skill: a.skill}
 			a.nudge = r.nudges[a.id] != ""
@@ -421,31 +464,56 @@ func (b *batch) finish() error {
 			e.Type, _ = a.msg.Header().Get("type")
 			e.Signal, _ = a.msg.Header().Get("signal")
 			b.entries[a.index] = &e
-			done = append(done, a)
+			m.done = append(m.done, a)
 		}
 	}
 	stamp := journalTime(r.opts.Now())
-	lines := make([]workspace.Entry, 0, len(b.entries)+len(b.notices))
+	m.lines = make([]workspace.Entry, 0, len(b.entries)+len(b.notices))
 	for _, e := range b.entries {
 		if e != nil {
 			e.Time = stamp
-			lines = append(lines, *e)
+			m.lines = append(m.lines, *e)
 		}
 	}
 	for _, n := range b.notices {
 		n.entry.Time = stamp
-		lines = append(lines, n.entry)
+		m.lines = append(m.lines, n.entry)
 	}
-	if err := r.journal.append(lines, r.syncer); err != nil {
-		return r.failAll(done, b.now, fmt.Errorf("writing journal: %w", err))
+	m.moved = make([]error, len(m.done))
+	go m.run()
+	return m
+}
+
+// run writes the journal, then moves the routed files to sent/. It reads
+// only what commit gave it and the files.
+func (m *moving) run() {
+	defer close(m.over)
+	r := m.b.r
+	if m.err = r.journal.append(m.lines, r.syncer); m.err != nil {
+		return
 	}
-	for _, a := range done {
+	for i, a := range m.done {
 		if a.unsure && a.snap.Changed() {
 			// Written to after it was read: what was delivered misses
 			// the end. The file, with all its bytes, goes to sent/.
 			r.log.Error("a file was written to after it was delivered: its recipients got it cut short (write in tmp/, then move the file into the outbox)", "agent", a.agent, "file", a.name, "id", a.id)
 		}
-		err := r.agents[a.agent].MarkSent(a.name, a.id, a.read, r.syncer)
+		m.moved[i] = r.agents[a.agent].MarkSent(a.name, a.id, a.read, r.syncer)
+	}
+}
+
+// land waits for run to end and notes what became of each message:
+// routed, or tried again.
+func (m *moving) land() error {
+	<-m.over
+	b := m.b
+	r := b.r
+	defer b.close()
+	if m.err != nil {
+		return r.failAll(m.done, b.now, fmt.Errorf("writing journal: %w", m.err))
+	}
+	for i, a := range m.done {
+		err := m.moved[i]
 		if errors.Is(err, mailbox.ErrReplaced) {
 			// Delivered and journaled: what is there now is another file,
 			// looked at afresh; the one that was read is not archived.
