@@ -160,6 +160,7 @@ func floodRounds(ctx context.Context, dir string, rounds, n int, peer string, sa
 // 1 KiB messages to one recipient — files without an id, named note-N.md,
 // or files named by their id — makes them durable, and times a runner
 // that routes them all, from its start to its last durable delivery.
+// Hand-written files are older than the settle time when it starts.
 func flood(ctx context.Context, dir string, n int, handWritten bool) (float64, error) {
 	senders := []string{"ann", "bo", "cy", "di"}
 	ws, err := workspace.Init(dir, workspace.AgentsNamed(append(senders, "rae")...), nil)
@@ -188,6 +189,7 @@ func flood(ctx context.Context, dir string, n int, handWritten bool) (float64, e
 			return 0, err
 		}
 	}
+	last := time.Now()
 	root, err := os.Open(ws.Root)
 	if err != nil {
 		return 0, err
@@ -196,6 +198,14 @@ func flood(ctx context.Context, dir string, n int, handWritten bool) (float64, e
 	root.Close()
 	if err != nil {
 		return 0, err
+	}
+	if handWritten {
+		// A file written by hand is routed once it has not changed for
+		// the settle time. The last files written are younger than that:
+		// the runner would wait for them, once, before routing its first
+		// (a delay of up to the settle time, not a rate). They are a
+		// backlog by the time the runner starts.
+		time.Sleep(time.Until(last.Add(ws.Config.Router.Settle)))
 	}
 	start := time.Now()
 	r, err := runner.Open(ws, runner.Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
