@@ -213,6 +213,7 @@ func (r *Runner) forget(agent string) {
 	delete(r.agents, agent)
 	delete(r.unwatched, agent)
 	delete(r.troubles, agent)
+	delete(r.edges, agent)
 	for k := range r.pending {
 		if k.agent == agent {
 			delete(r.pending, k)

@@ -126,7 +126,7 @@ type Runner struct {
 	syncer  *mailbox.Syncer
 	agents  map[string]mailbox.Dir
 
-	pending map[fileKey]*pending // outbox files seen and not yet routed
+	pending map[fileKey]*pending // outbox files seen and not yet routed (of a backlog, a window: see cut)
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
 	inPlace map[fileKey]bool     // hard links refused where they are
 	last    map[string]time.Time // agent -> time of the newest id it sent (that we know of: see lastSent)
@@ -162,7 +162,12 @@ type Runner struct {
 	// windowed says the last look at the pending files left part of a
 	// backlog for the next (see window); lastScan is when the outboxes
 	// were last listed, and scanCost how long that took.
-	windowed      bool
+	windowed bool
+	// edges holds, per sender whose last listing found more than
+	// lookWindow files named by their id, the least of those it left
+	// out: only the lookWindow before it are in pending, and the outbox
+	// is listed again once they are routed (see scanAgent, refill).
+	edges         map[string]edge
 	lastScan      time.Time
 	scanCost      time.Duration
 	unwatched     map[string]bool // agents whose outbox has no file events
@@ -201,13 +206,14 @@ type fileKey struct{ agent, name string }
 
 // pending is what the runner knows of an outbox file it has not routed.
 //
-// A backlog holds one for every file waiting, so it keeps only what every
-// file needs; what few files need is behind rare.
+// A backlog holds one for every file in its window (see cut), and every
+// file written by hand, so it keeps only what every file needs; what few
+// files need is behind rare.
 type pending struct {
 	size int64
 	// modifiedNs and sinceNs are times in Unix nanoseconds (see modified
-	// and since): a backlog holds 100,000 of these, and a time.Time is
-	// three words.
+	// and since): a backlog holds thousands of these, and a time.Time
+	// is three words.
 	modifiedNs int64
 	sinceNs    int64 // when the runner first saw this size and mtime
 	seen       bool  // size, modified and since hold an earlier look
@@ -308,6 +314,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		troubles:  make(map[string]string),
 		dotted:    make(map[string]bool),
 		unwatched: make(map[string]bool),
+		edges:     make(map[string]edge),
 		slots:     newSlots(ws.Config.Concurrency),
 		kick:      make(chan struct{}, 1),
 		wakes:     make(chan []string, 64),
@@ -789,6 +796,9 @@ func (r *Runner) event(ev fsnotify.Event) {
 	if mailbox.IsScratch(name) {
 		return
 	}
+	if r.pastListing(agent, name) {
+		return // listed again when the window reaches it
+	}
 	p := r.note(fileKey{agent, name})
 	if ev.Has(fsnotify.Write) && p.seen {
 		p.sinceNs = r.opts.Now().UnixNano() // still being written: settle again
@@ -816,6 +826,7 @@ func (r *Runner) scan() {
 // missing outbox is made again (see repair).
 func (r *Runner) scanAgent(agent string) {
 	if r.troubles[agent] != "" {
+		delete(r.edges, agent)
 		return // not used until it is mended: see repair
 	}
 	err := r.agents[agent].CheckDirs(mailbox.Outbox)
@@ -845,6 +856,7 @@ func (r *Runner) scanAgent(agent string) {
 			reasons[base] = true
 		}
 	}
+	r.cut(agent, names)
 	var listed map[string]bool // names, when some are reasons
 	if reasons != nil {
 		listed = make(map[string]bool, len(names))
@@ -859,6 +871,9 @@ func (r *Runner) scanAgent(agent string) {
 		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok && listed[base] {
 			continue // why the file beside it was refused where it is
 		}
+		if r.pastListing(agent, n) {
+			continue // not kept: listed again when the window reaches it
+		}
 		k := fileKey{agent, n}
 		if r.inPlace[k] {
 			// Refused where it is: looked at again once it has no other
@@ -870,6 +885,64 @@ func (r *Runner) scanAgent(agent string) {
 		}
 		p := r.note(k)
 		p.reasoned = reasons[n]
+	}
+}
+
+// edge is where a sender's listed backlog was cut: name is the least
+// file named by its id left out, at the time in that id.
+type edge struct {
+	name string
+	at   time.Time
+}
+
+// cut keeps, of a listing of an agent's outbox that holds more than
+// lookWindow files named by their id, the lookWindow least (ids sort in
+// time order) and records the least of the others as the agent's edge:
+// a backlog of 100,000 files costs the router a window of them, not an
+// entry each. The files left out are listed again once the window is
+// routed (see refill).
+func (r *Runner) cut(agent string, names []string) {
+	delete(r.edges, agent)
+	var named []string
+	for _, n := range names {
+		if idNamed(n) {
+			named = append(named, n)
+		}
+	}
+	if len(named) <= lookWindow {
+		return
+	}
+	_, next := least(named, lookWindow)
+	id, _ := mailbox.IDFromName(next)
+	if at, _, err := mailbox.ParseID(id); err == nil {
+		r.edges[agent] = edge{name: next, at: at}
+	} // else a date no calendar has: every file is kept
+}
+
+// pastListing reports whether a file is named by an id at or past its
+// sender's edge: left out of the window, it waits unlisted.
+func (r *Runner) pastListing(agent, name string) bool {
+	e, ok := r.edges[agent]
+	return ok && name >= e.name && idNamed(name)
+}
+
+// refill lists again the outbox of each sender whose window is routed
+// while files were left out of it, for the next window.
+func (r *Runner) refill() {
+	if len(r.edges) == 0 {
+		return
+	}
+	drained := make(map[string]bool, len(r.edges))
+	for agent := range r.edges {
+		drained[agent] = true
+	}
+	for k := range r.pending {
+		if drained[k.agent] && idNamed(k.name) && !r.pastListing(k.agent, k.name) {
+			delete(drained, k.agent)
+		}
+	}
+	for agent := range drained {
+		r.scanAgent(agent)
 	}
 }
 
@@ -892,6 +965,7 @@ type candidate struct {
 // the order they were sent. It returns when to look again (zero when
 // nothing waits).
 func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
+	r.refill()
 	if len(r.pending) == 0 {
 		return time.Time{}, nil
 	}
@@ -916,10 +990,12 @@ func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
 	// back, waits, and is not looked at again (no stat, no lease) until
 	// that one is routed. Thousands of files waiting behind one being
 	// written cost nothing each time the router looks.
-	keys, edges := r.window()
+	keys, edges, open := r.window()
 	r.windowed = edges != nil
-	if edges != nil {
+	if open {
 		later(now) // the rest of a backlog, once this part is routed
+	} else if edges != nil {
+		later(now.Add(settle)) // its listing failed: tried again
 	}
 	// A file written by hand after the edge of its sender's window waits
 	// for the next window.
@@ -1117,39 +1193,51 @@ func sendTime(c candidate) time.Time {
 
 // lookWindow is how many files named by their id the router looks at, per
 // sender, in one look at a backlog: their names say their order, so the
-// rest wait unread (no stat), and the first messages of 100,000 pending
-// are delivered as soon as a few thousand were looked at, not all.
+// rest wait unread (no stat, and no entry in pending: see cut), and the
+// first messages of 100,000 pending are delivered as soon as a few
+// thousand were looked at, not all.
 const lookWindow = 2048
 
 // window chooses the pending files to look at now: every file of a sender
-// with at most lookWindow files named by their id, and otherwise that
-// sender's first lookWindow id-named files in id order, and its files
-// written by hand. keys is nil when every pending file is to be looked
-// at. edges holds, for each sender with files left out, the time in the
-// first id left out: its files written by hand at or after it wait for the
-// next window, so that they keep their place among the ids.
-func (r *Runner) window() (keys []fileKey, edges map[string]time.Time) {
-	if len(r.pending) <= lookWindow {
-		return nil, nil
+// with at most lookWindow files named by their id before its edge (see
+// cut), and otherwise that sender's first lookWindow id-named files in id
+// order, and its files written by hand. keys is nil when every pending
+// file is to be looked at. edges holds, for each sender with files left
+// out, the time in the first id left out: its files written by hand at or
+// after it wait for the next window, so that they keep their place among
+// the ids. open says whether a sender with files left out has files in
+// this window (none when listing its outbox again failed).
+func (r *Runner) window() (keys []fileKey, edges map[string]time.Time, open bool) {
+	if len(r.pending) <= lookWindow && len(r.edges) == 0 {
+		return nil, nil, false
 	}
 	named := make(map[string][]string)
 	for k := range r.pending {
-		if idNamed(k.name) {
-			named[k.agent] = append(named[k.agent], k.name)
-		} else {
+		if !idNamed(k.name) {
 			keys = append(keys, k)
+		} else if !r.pastListing(k.agent, k.name) {
+			named[k.agent] = append(named[k.agent], k.name)
 		}
+	}
+	for agent, e := range r.edges {
+		if edges == nil {
+			edges = make(map[string]time.Time)
+		}
+		edges[agent] = e.at
+		open = open || len(named[agent]) > 0
 	}
 	for agent, names := range named {
 		if len(names) > lookWindow {
 			first, next := least(names, lookWindow) // ids sort in time order
 			id, _ := mailbox.IDFromName(next)
-			if edge, _, err := mailbox.ParseID(id); err == nil {
+			if at, _, err := mailbox.ParseID(id); err == nil {
 				if edges == nil {
 					edges = make(map[string]time.Time)
 				}
-				edges[agent] = edge
-				names = first
+				if e, ok := edges[agent]; !ok || at.Before(e) {
+					edges[agent] = at
+				}
+				names, open = first, true
 			} // else a date no calendar has: every file is looked at
 		}
 		for _, n := range names {
@@ -1157,9 +1245,9 @@ func (r *Runner) window() (keys []fileKey, edges map[string]time.Time) {
 		}
 	}
 	if edges == nil {
-		return nil, nil
+		return nil, nil, false
 	}
-	return keys, edges
+	return keys, edges, open
 }
 
 // least returns the n least of names (more than n, in no order), and the

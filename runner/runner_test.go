@@ -1082,6 +1082,106 @@ func TestBacklogWindowCopiedIn(t *testing.T) {
 	}
 }
 
+// TestBacklogKeepsAWindow checks that a backlog bigger than a window
+// costs the router a window: of a sender's files named by their id, it
+// keeps the first lookWindow, and a file sent since, after them, waits
+// unlisted until the window reaches it (issue 12's memory target: 100,000
+// files pending, not 100,000 entries). Every file is routed, in order.
+func TestBacklogKeepsAWindow(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo")
+	box := ws.Mailbox("ann")
+	n := 3 * lookWindow
+	start := time.Now().Add(-time.Hour).UTC()
+	var want []string
+	write := func(i int) string {
+		t.Helper()
+		id := mailbox.IDOf("ann", start.Add(time.Duration(i)*time.Millisecond), "x", []byte(strconv.Itoa(i)))
+		data := fmt.Sprintf("---\nid: %s\nto: bo\n---\n%d\n", id, i)
+		path := box.Path(mailbox.Outbox, mailbox.FileName(id))
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, id)
+		return path
+	}
+	for i := 0; i < n; i++ {
+		write(i)
+	}
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.scan()
+	if got := len(r.pending); got != lookWindow {
+		t.Errorf("after listing %d files the router holds %d, want %d (a window)", n, got, lookWindow)
+	}
+	later := write(n)
+	r.outboxes = map[string]string{filepath.Dir(later): "ann"} // as while Run watches
+	r.event(fsnotify.Event{Name: later, Op: fsnotify.Create})
+	r.outboxes = nil
+	if got := len(r.pending); got != lookWindow {
+		t.Errorf("after an event for a file past the window the router holds %d, want %d", got, lookWindow)
+	}
+	stats, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Routed != n+1 {
+		t.Fatalf("routed %d, want %d", stats.Routed, n+1)
+	}
+	var order []string
+	if err := workspace.ReadJournal(ws.JournalPath(), func(e workspace.Entry) error {
+		order = append(order, e.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, order); d != "" {
+		t.Errorf("routing order (-want +got):\n%s", d)
+	}
+}
+
+// TestWatchBacklog checks that a watching runner routes a backlog of
+// several windows without waiting for the periodic rescan: the outbox of a
+// sender whose window is routed is listed again at once.
+func TestWatchBacklog(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo")
+	box := ws.Mailbox("ann")
+	n := 2*lookWindow + 10
+	start := time.Now().Add(-time.Hour).UTC()
+	for i := 0; i < n; i++ {
+		id := mailbox.IDOf("ann", start.Add(time.Duration(i)*time.Millisecond), "x", []byte(strconv.Itoa(i)))
+		data := fmt.Sprintf("---\nid: %s\nto: bo\n---\n%d\n", id, i)
+		if err := os.WriteFile(box.Path(mailbox.Outbox, mailbox.FileName(id)), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats)
+	go func() {
+		stats, err := r.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- stats
+	}()
+	// Well before the rescan, every 30 seconds.
+	waitFor(t, 20*time.Second, func() bool {
+		c, err := ws.Mailbox("bo").Count(mailbox.Inbox)
+		return err == nil && c == n
+	})
+	cancel()
+	if stats := <-done; stats.Routed != n {
+		t.Errorf("stats = %+v, want %d routed", stats, n)
+	}
+}
+
 func TestLeast(t *testing.T) {
 	for _, size := range []int{3, 10, 100, 1000} {
 		for _, n := range []int{1, 2, size / 2, size - 1} {
@@ -1103,7 +1203,8 @@ func TestLeast(t *testing.T) {
 }
 
 // TestPendingIsSmall guards the size of what the router keeps per pending
-// file: a backlog of 100,000 files holds as many (issue 12's memory target).
+// file: a backlog holds one for each file in its window, and for every
+// file written by hand (issue 12's memory target).
 func TestPendingIsSmall(t *testing.T) {
 	if size := unsafe.Sizeof(pending{}); size > 48 {
 		t.Errorf("a pending file takes %d bytes, want at most 48", size)
