@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley-dev/parley/runner/workspace"
@@ -30,11 +31,13 @@ type stateBook struct {
 	silent map[string]string
 	closed bool          // no change is written any more
 	kick   chan struct{} // a change waits for the writer
+	stop   chan struct{} // closed by close: no more pauses between writes
 	done   chan struct{} // closed when the writer has stopped
+	writes atomic.Int64  // how often the file was written
 }
 
 func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
-	s := &stateBook{path: ws.AgentsPath(), now: now, agents: map[string]workspace.AgentRun{}, silent: map[string]string{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &stateBook{path: ws.AgentsPath(), now: now, agents: map[string]workspace.AgentRun{}, silent: map[string]string{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if data, err := os.ReadFile(s.path); err == nil {
 		_ = json.Unmarshal(data, &s.agents) // a damaged file is rewritten from scratch
 	}
@@ -134,8 +137,23 @@ func (s *stateBook) writer() {
 	defer close(s.done)
 	for range s.kick {
 		s.write()
+		// Changes within stateEvery of a write are written together
+		// after it: an agent at work changes twice a message, and each
+		// write replaces the file with a rename, which on ext4 starts
+		// writing it to the disk at once — writes the next flush of the
+		// filesystem (a driver's commit, a batch of the router) waits
+		// for.
+		pause := time.NewTimer(stateEvery)
+		select {
+		case <-pause.C:
+		case <-s.stop:
+			pause.Stop()
+		}
 	}
 }
+
+// stateEvery is the least time between two writes of the state book.
+const stateEvery = 100 * time.Millisecond
 
 // close writes the last change, if it is not written yet, and stops the
 // writer. The runner changes nothing after.
@@ -143,6 +161,7 @@ func (s *stateBook) close() {
 	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
+		close(s.stop)
 		close(s.kick)
 	}
 	s.mu.Unlock()
@@ -158,6 +177,7 @@ func (s *stateBook) write() {
 	if err != nil {
 		return
 	}
+	s.writes.Add(1)
 	tmp := s.path + ".tmp"
 	if os.WriteFile(tmp, append(data, '\n'), 0o644) == nil {
 		_ = os.Rename(tmp, s.path) // runtime state: a lost write is rewritten at the next change

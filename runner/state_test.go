@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -28,5 +31,43 @@ func TestUnresponsiveSticks(t *testing.T) {
 	s.set("mute", workspace.StateIdle, "")
 	if a := s.agents["mute"]; a.State != workspace.StateIdle {
 		t.Errorf("after handling a message: %+v, want idle", a)
+	}
+}
+
+// TestStateBookCoalesces: an agent at work changes state twice a message;
+// the book is written at most once per stateEvery however fast it
+// changes (each write replaces the file with a rename, which on ext4
+// starts a write to the disk that the next flush waits for), and the
+// last change is in the file once the runner stops.
+func TestStateBookCoalesces(t *testing.T) {
+	ws := newWorkspace(t, "worker")
+	s := loadStateBook(ws, time.Now)
+	start := time.Now()
+	base := s.writes.Load() // the book a runner starts with
+	const changes = 40
+	for i := range changes {
+		state := workspace.StateWorking
+		if i%2 == 1 {
+			state = workspace.StateIdle
+		}
+		s.set("worker", state, fmt.Sprintf("msg-%d", i))
+		time.Sleep(time.Millisecond) // an agent's pace, not a wait for the writer
+	}
+	s.close()
+	elapsed := time.Since(start)
+	writes := s.writes.Load() - base
+	if most := 2 + int64(elapsed/stateEvery); writes > most {
+		t.Errorf("%d changes in %v written %d times, want at most %d (one per %v, and the last at close)", changes, elapsed, writes, most, stateEvery)
+	}
+	data, err := os.ReadFile(ws.AgentsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var book map[string]workspace.AgentRun
+	if err := json.Unmarshal(data, &book); err != nil {
+		t.Fatal(err)
+	}
+	if a := book["worker"]; a.State != workspace.StateIdle || a.Message != fmt.Sprintf("msg-%d", changes-1) {
+		t.Errorf("the book after close says %+v, want the last change (idle, msg-%d)", a, changes-1)
 	}
 }
