@@ -57,7 +57,8 @@ func benchCommand(e *env) *cli.Command {
 			"\n" +
 			"With --drivers it measures the agent drivers instead: what dispatch adds\n" +
 			"to a command agent's program (a cat-like sh script) per message, above the\n" +
-			"program's own run time; 4 command agents working through their inboxes in\n" +
+			"program's own run time, in --rounds interleaved rounds of the program alone\n" +
+			"and one agent (the median of the rounds, with its range); 4 command agents working through their inboxes in\n" +
 			"parallel, against one; and the session driver's round trip (message\n" +
 			"written to the program -> its answer read). --driver-messages sets the\n" +
 			"backlog of each agent.\n" +
@@ -98,7 +99,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
 			&cli.IntFlag{Name: "messages", Value: 5000, Usage: "messages per throughput phase"},
 			&cli.StringFlag{Name: "peer", Usage: "measure a peer in the same flood rounds: `nats` (NATS JetStream, file store, sync_always; needs the natspeer program, see the README)"},
-			&cli.IntFlag{Name: "rounds", Value: 5, Usage: "interleaved rounds of the flood phases (the disk alone, hand-written files, id-named files)"},
+			&cli.IntFlag{Name: "rounds", Value: 5, Usage: "interleaved rounds of the flood phases (the disk alone, hand-written files, id-named files); with --drivers, of the program alone and one command agent"},
 			&cli.IntFlag{Name: "startup", Value: 100000, Usage: "messages pending at startup (0 skips the phase)"},
 			&cli.DurationFlag{Name: "paced", Value: 3 * time.Second, Usage: "how long each latency-at-load phase runs"},
 			&cli.BoolFlag{Name: "drivers", Usage: "measure the command and session drivers instead of routing"},
