@@ -501,9 +501,15 @@ func (d Dir) FileHandled(id, state string) error {
 }
 
 // Finish moves a message from cur/ to done/. The move is durable when
-// Finish returns.
+// Finish returns: the message is in done/ for good. Only done/ is
+// flushed: a crash may leave the old name in cur/ as well (a filesystem
+// without a journal can keep both names of a file renamed), a copy the
+// next runner files as handled (see FileHandled), never handles again.
 func (d Dir) Finish(id string) error {
-	return d.move(id, Cur, Done)
+	if err := d.moveUnsynced(id, Cur, Done); err != nil {
+		return err
+	}
+	return syncDir(filepath.Join(string(d), Done))
 }
 
 // GiveUp moves a message from cur/ to dead/ and writes the reason beside

@@ -889,3 +889,35 @@ func TestClaimUntilSync(t *testing.T) {
 		t.Errorf("ClaimUntilSync of a message in inbox/ and done/ = %v, want it found handled in done/", err)
 	}
 }
+
+// TestFinishFlushesDone: Finish makes the move durable by flushing done/
+// alone; the copy a crash can leave in cur/ as well is found handled, not
+// claimed again.
+func TestFinishFlushesDone(t *testing.T) {
+	d, s := newDir(t)
+	var synced []string
+	dirSynced = func(dir string) { synced = append(synced, filepath.Base(dir)) }
+	t.Cleanup(func() { dirSynced = nil })
+	if ok, err := d.Deliver(id1, []byte("msg "+id1), s); err != nil || !ok {
+		t.Fatalf("Deliver = %v, %v", ok, err)
+	}
+	if err := d.Claim(id1); err != nil {
+		t.Fatal(err)
+	}
+	synced = nil
+	if err := d.Finish(id1); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{Done}, synced); diff != "" {
+		t.Errorf("Finish flushed (-want +got):\n%s", diff)
+	}
+	// The old name kept by a crash.
+	writeTestFile(t, d.Path(Cur, FileName(id1)), "msg "+id1)
+	var h *HandledError
+	if err := d.FileHandled(id1, Cur); !errors.As(err, &h) || h.State != Done {
+		t.Errorf("FileHandled of a message in cur/ and done/ = %v, want it found handled in done/", err)
+	}
+	if _, err := os.Lstat(d.Path(Cur, FileName(id1))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the copy in cur/ is still there: %v", err)
+	}
+}

@@ -3,10 +3,12 @@ package mailbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -24,7 +26,10 @@ import (
 //     durable, files and directories: the commit point;
 //  4. Publish: each file of the ready directory is renamed into the
 //     outbox, where the router takes it; the message answered moves from
-//     cur/ to done/; the ready directory, now empty, is removed last.
+//     cur/ to done/; the ready directory, now empty, goes last: renamed
+//     tmp/spare.out/, where the next Open takes it (renaming an empty
+//     directory costs the disk less than removing one and making
+//     another).
 //
 // A runner stopped at any point finds what it left with Dir.Stages: a
 // ready stage is published (again: each step of Publish can be redone),
@@ -43,6 +48,10 @@ const (
 	openSuffix  = ".out"
 	readySuffix = ".out.ready"
 )
+
+// spareName is the empty directory a published stage leaves in tmp/ for
+// the next one (not an id: Stages passes it over).
+const spareName = "spare" + openSuffix
 
 // Stage is where the answers to one message wait until they are sent:
 // tmp/<id>.out/ while they are written, tmp/<id>.out.ready/ once
@@ -123,8 +132,37 @@ func (st *Stage) Open() error {
 	if err := os.RemoveAll(st.Path()); err != nil {
 		return fmt.Errorf("clearing the stage: %w", err)
 	}
+	spare := st.dir.Path(Tmp, spareName)
+	if emptyDir(spare) && os.Rename(spare, st.Path()) == nil {
+		return nil
+	}
 	// MkdirAll: tmp/ itself may have gone (`git clean -fdX` removes it).
 	return os.MkdirAll(st.Path(), 0o755)
+}
+
+// DropSpare removes the empty directory published stages leave in tmp/
+// for the next one (see Publish), once its agent's worker stops: tmp/ is
+// left as the worker found it. A spare that holds something is left.
+func (d Dir) DropSpare() error {
+	err := syscall.Rmdir(d.Path(Tmp, spareName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// emptyDir reports whether path is a directory that holds nothing.
+func emptyDir(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+		return false
+	}
+	names, err := f.Readdirnames(1)
+	return len(names) == 0 && errors.Is(err, io.EOF)
 }
 
 // Output is a file a program wrote into its stage itself.
@@ -442,8 +480,12 @@ func (st *Stage) Publish() (int, error) {
 	if err := st.dir.Finish(st.id); err != nil && !errors.Is(err, ErrNotFound) {
 		return 0, err
 	}
-	if err := os.Remove(ready); err != nil {
-		return 0, fmt.Errorf("publish: %w", err)
+	// Kept, empty, for the next stage; removed when a spare is there
+	// already and cannot be replaced.
+	if err := os.Rename(ready, st.dir.Path(Tmp, spareName)); err != nil {
+		if err := os.Remove(ready); err != nil {
+			return 0, fmt.Errorf("publish: %w", err)
+		}
 	}
 	return sent, nil
 }

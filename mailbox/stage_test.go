@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,9 +123,21 @@ func TestStage(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("Publish() = %d, %v, want 2, nil", n, err)
 	}
-	want = map[string][]string{Outbox: {FileName(out1), FileName(out2)}, Rejected: {refusedName, refusedName + ReasonSuffix}, Done: {FileName(id1)}}
+	// The ready directory, empty, is kept for the next stage.
+	want = map[string][]string{Outbox: {FileName(out1), FileName(out2)}, Rejected: {refusedName, refusedName + ReasonSuffix}, Done: {FileName(id1)}, Tmp: {"spare.out"}}
 	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
 		t.Errorf("after Publish (-want +got):\n%s", diff)
+	}
+	next := d.Stage(id2, s)
+	if err := next.Open(); err != nil {
+		t.Fatal(err)
+	}
+	want[Tmp] = []string{id2 + ".out"}
+	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
+		t.Errorf("after the next Open (-want +got):\n%s", diff)
+	}
+	if err := next.Discard(); err != nil {
+		t.Fatal(err)
 	}
 	if got := readFile(t, d.Path(Rejected, refusedName)); got != "vim's" {
 		t.Errorf("rejected %s = %q, want the program's file unchanged", refusedName, got)
@@ -195,7 +208,7 @@ func TestStagePublishRefusalAgain(t *testing.T) {
 	if n, err := st.Publish(); err != nil || n != 0 {
 		t.Fatalf("Publish() = %d, %v, want 0, nil", n, err)
 	}
-	want := map[string][]string{Rejected: {name, name + ReasonSuffix}, Done: {FileName(id1)}}
+	want := map[string][]string{Rejected: {name, name + ReasonSuffix}, Done: {FileName(id1)}, Tmp: {"spare.out"}}
 	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
 		t.Errorf("after Publish (-want +got):\n%s", diff)
 	}
@@ -306,6 +319,9 @@ func TestStageRecovery(t *testing.T) {
 			}
 			writeTestFile(t, d.Path(Tmp, id2+".out"), "a file")
 			recoverStages(t, d, s)
+			if err := d.DropSpare(); err != nil {
+				t.Fatal(err) // what a worker does as it stops
+			}
 			tt.want[Tmp] = []string{id2 + ".out", "notes.out.ready"}
 			if diff := cmp.Diff(tt.want, tree(t, d)); diff != "" {
 				t.Errorf("after recovery (-want +got):\n%s", diff)
@@ -313,10 +329,50 @@ func TestStageRecovery(t *testing.T) {
 			// A second runner stopped during recovery, or after it,
 			// recovers again: nothing changes.
 			recoverStages(t, d, s)
+			if err := d.DropSpare(); err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(tt.want, tree(t, d)); diff != "" {
 				t.Errorf("after a second recovery (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStageSpare: a stage opens in the empty directory a published one
+// left; a spare that holds something is left alone (and not taken into
+// the stage), and DropSpare removes only an empty one.
+func TestStageSpare(t *testing.T) {
+	d, s := newDir(t)
+	spare := d.Path(Tmp, "spare.out")
+	if err := os.Mkdir(spare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(spare, "note.md"), "mine")
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadDir(st.Path()); len(got) != 0 {
+		t.Errorf("the stage holds %d files, want none", len(got))
+	}
+	if err := d.DropSpare(); err == nil {
+		t.Errorf("DropSpare() removed a spare that holds a file")
+	}
+	if got := readFile(t, filepath.Join(spare, "note.md")); got != "mine" {
+		t.Errorf("the spare's file = %q", got)
+	}
+	if err := os.Remove(filepath.Join(spare, "note.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DropSpare(); err != nil {
+		t.Errorf("DropSpare() = %v", err)
+	}
+	if err := d.DropSpare(); err != nil {
+		t.Errorf("DropSpare() with none = %v", err)
+	}
+	if _, err := os.Lstat(spare); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the spare is still there: %v", err)
 	}
 }
 

@@ -64,6 +64,12 @@ type worker struct {
 	// blocked is set while a directory of its mailbox is a symbolic link
 	// or a file: nothing is read from it (see repair.go).
 	blocked atomic.Bool
+
+	// listed is the inbox's ids as last listed, oldest first, less those
+	// taken since (see oldest); used by the worker's goroutine only.
+	// arrived is set when something new came into the inbox since.
+	listed  []string
+	arrived atomic.Bool
 }
 
 // Handled is one run of an agent's driver on a message, as reported to
@@ -151,6 +157,7 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 // notify wakes an agent's worker: its inbox has something new.
 func (r *Runner) notify(agent string) {
 	if w, ok := r.workers[agent]; ok {
+		w.arrived.Store(true)
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -169,6 +176,11 @@ func (r *Runner) kickRouter() {
 // run handles the agent's messages until ctx ends.
 func (w *worker) run(ctx context.Context) error {
 	defer w.driver.close()
+	defer func() {
+		if err := w.box.DropSpare(); err != nil {
+			w.r.log.Warn("removing the spare stage directory", "agent", w.agent.Name, "err", err)
+		}
+	}()
 	var nd *mailbox.NotDirError
 	if errors.As(w.box.CheckDirs(), &nd) {
 		// Never read through a symbolic link: what a stopped runner left
@@ -231,12 +243,17 @@ func (w *worker) drain(ctx context.Context) error {
 		// Busy from before the claim, so that the message is never out of
 		// the inbox while the worker looks idle.
 		w.setBusy(next)
-		if err := w.box.ClaimUntilSync(next, w.r.syncer); err != nil {
+		err = w.box.ClaimUntilSync(next, w.r.syncer)
+		var h *mailbox.HandledError
+		if err == nil || errors.Is(err, mailbox.ErrNotFound) || errors.As(err, &h) {
+			w.taken(next) // claimed, taken by someone else, or filed
+		}
+		if err != nil {
 			w.setBusy("")
 			if errors.Is(err, mailbox.ErrNotFound) {
 				continue // taken by someone else
 			}
-			if h := (*mailbox.HandledError)(nil); errors.As(err, &h) {
+			if h != nil {
 				// Restored into the inbox (git stash, git checkout):
 				// handled is handled; it is never run twice.
 				w.r.log.Warn("not handling again a message handled already; its copy in the inbox is filed", "agent", w.agent.Name, "id", next, "in", h.State)
@@ -255,14 +272,32 @@ func (w *worker) drain(ctx context.Context) error {
 }
 
 // oldest returns the id of the oldest message in the inbox, or "" when
-// there is none. It reads names only (see Dir.IDs): the worker looks once
-// per message.
+// there is none. It reads names only (see Dir.IDs), and only when what
+// it listed last is used up or something new arrived since (see notify):
+// listing a backlog again for each of its messages made each message
+// cost in proportion to the backlog. An id listed that is gone since
+// (taken, or removed by a person) fails its claim and is passed over.
 func (w *worker) oldest() (string, error) {
-	ids, err := w.box.IDs(mailbox.Inbox)
-	if err != nil || len(ids) == 0 {
-		return "", err
+	if arrived := w.arrived.Swap(false); arrived || len(w.listed) == 0 {
+		ids, err := w.box.IDs(mailbox.Inbox)
+		if err != nil {
+			w.listed = nil
+			return "", err
+		}
+		w.listed = ids
 	}
-	return ids[0], nil
+	if len(w.listed) == 0 {
+		return "", nil
+	}
+	return w.listed[0], nil
+}
+
+// taken drops id, which oldest returned, from what was listed: it is out
+// of the inbox.
+func (w *worker) taken(id string) {
+	if len(w.listed) > 0 && w.listed[0] == id {
+		w.listed = w.listed[1:]
+	}
 }
 
 // recover finishes what a stopped runner left: committed answers whose

@@ -684,3 +684,69 @@ func TestDriverStopsAgent(t *testing.T) {
 		t.Errorf("journal's stopped entries = %q", notes)
 	}
 }
+
+// TestOldestListsAgain: a worker lists its inbox once for a backlog, and
+// again as soon as something is delivered to it, so that a message with
+// an earlier id than those waiting (a slow sender's) is still handled
+// before them; an id listed that is gone since is passed over.
+func TestOldestListsAgain(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	box := ws.Mailbox("bob")
+	ids := &mailbox.IDs{}
+	first, early, gone, last := ids.New("boss"), ids.New("boss"), ids.New("boss"), ids.New("boss")
+	deliver := func(id string) {
+		t.Helper()
+		m := mailbox.New([]byte("hi\n"))
+		m.Set("id", id)
+		m.Set("to", "bob")
+		if _, err := box.Deliver(id, m.Bytes(), r.syncer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{first, gone, last} {
+		deliver(id)
+	}
+	w := newWorker(r, workspace.Agent{Name: "bob"}, box, nil)
+	r.workers["bob"] = w
+	// take claims the oldest message as drain does, passing over one
+	// that is gone.
+	take := func(want string) {
+		t.Helper()
+		for {
+			got, err := w.oldest()
+			if err != nil || got == "" {
+				if want != "" || err != nil {
+					t.Fatalf("oldest() = %q, %v; want %q", got, err, want)
+				}
+				return
+			}
+			err = box.ClaimUntilSync(got, r.syncer)
+			if errors.Is(err, mailbox.ErrNotFound) {
+				w.taken(got)
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.taken(got)
+			if got != want {
+				t.Fatalf("claimed %s, want %s", got, want)
+			}
+			return
+		}
+	}
+	take(first)
+	deliver(early) // an earlier id than two waiting, and bob is told
+	r.notify("bob")
+	take(early)
+	if err := os.Remove(box.Path(mailbox.Inbox, mailbox.FileName(gone))); err != nil {
+		t.Fatal(err) // removed by a person, with no word to the worker
+	}
+	take(last)
+	take("")
+}

@@ -23,13 +23,20 @@ import (
 // started nothing. Processes of other users, whose environment the runner
 // cannot read, are left alone.
 func sweep(root int, mark string) int {
+	last, known := lastPid()
+	if known && last == root {
+		// No process, nor thread, has been started on the machine (in
+		// this pid namespace) since root: root started nothing, and
+		// /proc need not be read.
+		return 0
+	}
 	f, err := os.Open("/proc")
 	if err != nil {
 		return 0
 	}
 	names, _ := f.Readdirnames(-1)
 	f.Close()
-	all := wrapped(root)
+	all := known && last < root // pids wrapped around since root
 	self := os.Getpid()
 	want := []byte(mark)
 	seen := make(map[int]int) // pid -> ppid, of the live processes looked at
@@ -96,15 +103,16 @@ func statOf(stat []byte) (state string, ppid int) {
 	return string(f[0]), ppid
 }
 
-// wrapped reports whether the kernel has given out pids smaller than root
-// since root started: its last pid is smaller.
-func wrapped(root int) bool {
+// lastPid returns the last pid the kernel gave out in the runner's pid
+// namespace, and whether it could be read. It is smaller than a pid
+// given out earlier when pids have wrapped around since.
+func lastPid() (int, bool) {
 	b, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
 	if err != nil {
-		return false
+		return 0, false
 	}
 	last, err := strconv.Atoi(string(bytes.TrimSpace(b)))
-	return err == nil && last < root
+	return last, err == nil
 }
 
 // cgroups is where a driver gives each program it runs a cgroup (v2) of

@@ -57,7 +57,8 @@ func benchCommand(e *env) *cli.Command {
 			"\n" +
 			"With --drivers it measures the agent drivers instead: what dispatch adds\n" +
 			"to a command agent's program (a cat-like sh script) per message, above the\n" +
-			"program's own run time; 4 command agents working through their inboxes in\n" +
+			"program's own run time, in --rounds interleaved rounds of the program alone\n" +
+			"and one agent (the median of the rounds, with its range); 4 command agents working through their inboxes in\n" +
 			"parallel, against one; and the session driver's round trip (message\n" +
 			"written to the program -> its answer read). --driver-messages sets the\n" +
 			"backlog of each agent.\n" +
@@ -98,7 +99,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
 			&cli.IntFlag{Name: "messages", Value: 5000, Usage: "messages per throughput phase"},
 			&cli.StringFlag{Name: "peer", Usage: "measure a peer in the same flood rounds: `nats` (NATS JetStream, file store, sync_always; needs the natspeer program, see the README)"},
-			&cli.IntFlag{Name: "rounds", Value: 5, Usage: "interleaved rounds of the flood phases (the disk alone, hand-written files, id-named files)"},
+			&cli.IntFlag{Name: "rounds", Value: 5, Usage: "interleaved rounds of the flood phases (the disk alone, hand-written files, id-named files); with --drivers, of the program alone and one command agent"},
 			&cli.IntFlag{Name: "startup", Value: 100000, Usage: "messages pending at startup (0 skips the phase)"},
 			&cli.DurationFlag{Name: "paced", Value: 3 * time.Second, Usage: "how long each latency-at-load phase runs"},
 			&cli.BoolFlag{Name: "drivers", Usage: "measure the command and session drivers instead of routing"},
@@ -194,7 +195,10 @@ func benchCommand(e *env) *cli.Command {
 				}
 				ctx, stop := interruptible(c.Context)
 				defer stop()
-				return runDriversBench(ctx, e, driversOptions{Dir: c.String("dir"), Messages: n, JSON: c.Bool("json")})
+				if c.Int("rounds") < 1 {
+					return usagef("--rounds must be at least 1 (got %d)", c.Int("rounds"))
+				}
+				return runDriversBench(ctx, e, driversOptions{Dir: c.String("dir"), Messages: n, Rounds: c.Int("rounds"), JSON: c.Bool("json")})
 			}
 			if c.Int("rounds") < 1 || c.Int("messages") < 1 {
 				return usagef("--rounds and --messages must be at least 1 (got %d and %d)", c.Int("rounds"), c.Int("messages"))
@@ -861,6 +865,7 @@ func percentile(v []float64, p float64) float64 {
 type driversOptions struct {
 	Dir      string
 	Messages int // per agent
+	Rounds   int // of the program alone and one command agent, interleaved
 	JSON     bool
 }
 
@@ -874,13 +879,21 @@ type driversReport struct {
 	// process (fork, exec, its work, wait), over BareRuns runs.
 	BareP50  float64 `json:"bare_p50_ms"`
 	BareRuns int     `json:"bare_runs"`
+	// Rounds is how many times the program alone and one command agent
+	// were measured, one after the other: the machine's speed swings
+	// from minute to minute, so each round's overhead is its own command
+	// agent's p50 less its own program's p50, and Overhead is the spread
+	// of those.
+	Rounds   int    `json:"rounds"`
+	Overhead spread `json:"overhead_ms"`
 	// Command is one command agent with a backlog of Messages; Parallel
 	// four of them, with concurrency 4; Session one session agent.
 	Command  dispatchFigures `json:"command"`
 	Parallel dispatchFigures `json:"parallel"`
 	Session  dispatchFigures `json:"session"`
-	// OverheadP50 is what dispatch adds to the program, per message:
-	// Command.P50 - BareP50.
+	// OverheadP50 is what dispatch adds to the program, per message: the
+	// median over the rounds of the round's command agent p50 less its
+	// program p50 (Overhead.Median).
 	OverheadP50 float64 `json:"overhead_p50_ms"`
 	// RoundTrip is the session driver's round trip alone: message written
 	// to the program -> the end of its answer read, for each message of a
@@ -950,20 +963,41 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 	}
 	session := []string{self, "bench", "--session-agent"}
 	n := opts.Messages
+	rounds := max(opts.Rounds, 1)
 	rep := driversReport{
 		CPUs:       runtime.NumCPU(),
 		Messages:   n,
 		Program:    "a /bin/sh script: exec sed '1,/^---$/d' (answers with the body)",
-		BareRuns:   min(max(n/2, 20), 200),
+		Rounds:     rounds,
 		RoundTrips: max(2*n, 100),
 	}
 
-	say("the program alone: %d runs ...", rep.BareRuns)
-	bare, err := bench.Process(ctx, base, []string{script}, bench.Message("boss", "agent-1"), rep.BareRuns)
-	if err != nil {
-		return err
+	// The program alone and one command agent with a backlog of n, in
+	// interleaved rounds: a round's overhead is its agent's p50 less its
+	// program's p50.
+	perRound := n
+	bareRuns := min(max(n/2, 20), 200)
+	var bare []float64
+	var overheads []float64
+	var command bench.DispatchFigures
+	for i := range rounds {
+		say("round %d of %d: the program alone, %d runs; 1 command agent, %d messages ...", i+1, rounds, bareRuns, perRound)
+		b, err := bench.Process(ctx, base, []string{script}, bench.Message("boss", "agent-1"), bareRuns)
+		if err != nil {
+			return err
+		}
+		f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-1-round-%d", workspace.DriverCommand, i+1)), workspace.DriverCommand, []string{script}, 1, perRound)
+		if err != nil {
+			return err
+		}
+		bare = append(bare, millis(b)...)
+		overheads = append(overheads, percentile(millis(f.Cycles), 0.5)-percentile(millis(b), 0.5))
+		command.Add(f)
 	}
-	rep.BareP50 = percentile(millis(bare), 0.5)
+	rep.BareRuns, rep.BareP50 = len(bare), percentile(bare, 0.5)
+	rep.Command = summarize(&command)
+	rep.Overhead = spreadOf(overheads)
+	rep.OverheadP50 = rep.Overhead.Median
 
 	for _, p := range []struct {
 		what   string
@@ -972,7 +1006,6 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 		agents int
 		dst    *dispatchFigures
 	}{
-		{"1 command agent", workspace.DriverCommand, []string{script}, 1, &rep.Command},
 		{"4 command agents", workspace.DriverCommand, []string{script}, 4, &rep.Parallel},
 		{"1 session agent", workspace.DriverSession, session, 1, &rep.Session},
 	} {
@@ -983,7 +1016,6 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 		}
 		*p.dst = summarize(f)
 	}
-	rep.OverheadP50 = rep.Command.P50 - rep.BareP50
 
 	say("session round trips: %d ...", rep.RoundTrips)
 	rt, err := bench.Session(ctx, filepath.Join(base, "session-round-trips"), session, rep.RoundTrips)
@@ -1022,7 +1054,7 @@ func driverTargets(rep driversReport) []targetResult {
 func printDriversBench(w io.Writer, rep driversReport) {
 	fmt.Fprintf(w, "parley bench --drivers (1 KiB messages, %d per agent, %d CPUs)\n\n", rep.Messages, rep.CPUs)
 	fmt.Fprintf(w, "%-40s %s\n", "command agents' program", rep.Program)
-	fmt.Fprintf(w, "%-40s p50 %s (%d runs)\n", "the program alone (fork+exec+wait)", ms(rep.BareP50), rep.BareRuns)
+	fmt.Fprintf(w, "%-40s p50 %s (%d runs in %d rounds)\n", "the program alone (fork+exec+wait)", ms(rep.BareP50), rep.BareRuns, rep.Rounds)
 	for _, t := range []struct {
 		name string
 		f    dispatchFigures
@@ -1030,7 +1062,7 @@ func printDriversBench(w io.Writer, rep driversReport) {
 		fmt.Fprintf(w, "%-40s per message p50 %s, p99 %s, mean %s; driver alone p50 %s\n", t.name, ms(t.f.P50), ms(t.f.P99), ms(t.f.Mean), ms(t.f.DriverP50))
 		fmt.Fprintf(w, "%-40s wall %.2f s, at most %d running at once, %.2f on average\n", "", t.f.Wall, t.f.MaxRunning, t.f.AvgRunning)
 	}
-	fmt.Fprintf(w, "%-40s %s = %s - %s\n", "dispatch overhead p50 (command)", ms(rep.OverheadP50), ms(rep.Command.P50), ms(rep.BareP50))
+	fmt.Fprintf(w, "%-40s %s (%s-%s over %d rounds: each round's 1 command agent p50 less its program p50)\n", "dispatch overhead p50 (command)", ms(rep.OverheadP50), ms(rep.Overhead.Min), ms(rep.Overhead.Max), rep.Rounds)
 	fmt.Fprintf(w, "%-40s %.2fx one agent's\n", "wall of 4 agents", rep.Parallel.Wall/rep.Command.Wall)
 	fmt.Fprintf(w, "%-40s p50 %s, p99 %s (%d round trips)\n", "session round trip", ms(rep.RoundTripP50), ms(rep.RoundTripP99), rep.RoundTrips)
 	printTargets(w, rep.Targets)

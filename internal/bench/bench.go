@@ -200,6 +200,19 @@ func Dispatch(ctx context.Context, dir, driver string, run []string, agents, mes
 	return f, nil
 }
 
+// Add merges the figures of another run of the same agents into f, as
+// if one run had handled both backlogs: walls and busy times add up, the
+// cycles and handles of both are kept, and MaxRunning is the larger.
+func (f *DispatchFigures) Add(g *DispatchFigures) {
+	f.Agents = max(f.Agents, g.Agents)
+	f.Messages += g.Messages
+	f.Wall += g.Wall
+	f.Busy += g.Busy
+	f.Cycles = append(f.Cycles, g.Cycles...)
+	f.Handles = append(f.Handles, g.Handles...)
+	f.MaxRunning = max(f.MaxRunning, g.MaxRunning)
+}
+
 // mostAtOnce returns the most runs that overlap at one instant. A run
 // ending at the instant another starts does not overlap it.
 func mostAtOnce(runs []runner.Handled) int {

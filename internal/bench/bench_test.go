@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -163,6 +164,18 @@ func TestMostAtOnce(t *testing.T) {
 				t.Errorf("mostAtOnce = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDispatchFiguresAdd: rounds of one agent merged read as one run of
+// both backlogs, so that the bench's p50 is over every cycle measured.
+func TestDispatchFiguresAdd(t *testing.T) {
+	var f DispatchFigures
+	f.Add(&DispatchFigures{Agents: 1, Messages: 3, Wall: 3 * time.Second, Busy: 2 * time.Second, Cycles: []time.Duration{1, 2}, Handles: []time.Duration{5, 6, 7}, MaxRunning: 1})
+	f.Add(&DispatchFigures{Agents: 1, Messages: 2, Wall: time.Second, Busy: time.Second, Cycles: []time.Duration{3}, Handles: []time.Duration{8, 9}, MaxRunning: 1})
+	want := DispatchFigures{Agents: 1, Messages: 5, Wall: 4 * time.Second, Busy: 3 * time.Second, Cycles: []time.Duration{1, 2, 3}, Handles: []time.Duration{5, 6, 7, 8, 9}, MaxRunning: 1}
+	if !reflect.DeepEqual(f, want) {
+		t.Errorf("merged %+v, want %+v", f, want)
 	}
 }
 
