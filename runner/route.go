@@ -30,6 +30,7 @@ type accepted struct {
 	skipped    bool  // an earlier message of its sender failed: not tried
 	warnings   []string
 	skill      string // the skill that checked it (Verdict.Skill)
+	drawn      bool   // its id was drawn by the router: a file written by hand
 }
 
 // batch is one round of routing: the files taken, in sending order, and
@@ -127,6 +128,7 @@ func (r *Runner) routeBatches(ctx context.Context, ready []candidate, now time.T
 			b.take(i, c, rd)
 		}
 		ready = ready[n:]
+		b.writeDrawn()
 		b.deliver()
 		for agent := range b.held {
 			rd.waiting[agent] = true
@@ -282,7 +284,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 		r.noteSent(c.agent, a.id)
 	}
 	if a.id == "" {
-		a.id = b.idFor(c, p, data, msg)
+		a.id, a.drawn = b.idFor(c, p, data, msg), true
 	}
 	stampWith(a.msg, a.id)
 	b.ids[a.id] = true
@@ -372,9 +374,51 @@ func (b *batch) idFor(c candidate, p *pending, data []byte, m *mailbox.Message) 
 			return id
 		}
 	}
+	if rec, err := r.drawnRecord(); err == nil {
+		// Drawn by a runner stopped before the file went to sent/, which
+		// may have delivered some of its copies; its time may have
+		// changed since (git stash, then git stash pop). An unreadable
+		// record fails the file before delivery (see writeDrawn).
+		if id := rec.find(r.agents[c.agent], c.agent, c.name, data); id != "" {
+			r.log.Info("a file written by hand gets the id drawn for it before", "agent", c.agent, "file", c.name, "id", id)
+			p.more().id = id
+			return id
+		}
+	}
 	id := r.newID(c, data)
 	p.more().id = id
 	return id
+}
+
+// writeDrawn writes down the ids drawn for files written by hand that the
+// record of drawn ids does not hold yet, before any of their copies is
+// delivered (see drawn.go). When that fails, their senders' messages are
+// not delivered now, and are tried again.
+func (b *batch) writeDrawn() {
+	r := b.r
+	var lines []workspace.Entry
+	stamp := journalTime(r.opts.Now())
+	rec, err := r.drawnRecord()
+	for _, a := range b.routed {
+		if a.drawn && (err != nil || !rec.has(a.agent, a.name, a.id)) {
+			lines = append(lines, workspace.Entry{Time: stamp, ID: a.id, From: a.agent, File: a.name, Outcome: drawnOutcome})
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	if err == nil {
+		err = rec.write(r, lines)
+	}
+	if err == nil {
+		return
+	}
+	for _, a := range b.routed {
+		if a.drawn {
+			a.err = fmt.Errorf("writing down its id before delivery: %w", err)
+			b.failed[a.agent] = true
+		}
+	}
 }
 
 // deliver writes every accepted message into its recipients' inboxes, in
@@ -528,6 +572,9 @@ func (m *moving) land() error {
 		delete(r.pending, a.fileKey)
 		r.chains.forget(a.fileKey)
 		r.noteSent(a.agent, a.id)
+		if r.drawn != nil && !idNamed(a.name) {
+			r.drawn.sent(a.agent, a.name, a.id)
+		}
 		r.stats.Routed++
 		for _, to := range a.recipients {
 			r.notify(to)

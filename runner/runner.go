@@ -135,7 +135,10 @@ type Runner struct {
 	// suffixes indexes, per agent, the ids in its sent/ by their last six
 	// hex digits, to find a file routed already (see routedAlready).
 	suffixes map[string]map[string][]string
-	stats    Stats
+	// drawn is the record of the ids drawn for files written by hand,
+	// read the first time one is drawn (see drawnRecord).
+	drawn *drawnIDs
+	stats Stats
 	// statsMu guards what the workers count in stats (Handled, Dead,
 	// DeadFiles, and Rejected and RejectedFiles, which they share with
 	// the router); the router's other counts are its own.
@@ -425,6 +428,7 @@ func (r *Runner) Close() error {
 	if r.journal != nil {
 		errs = append(errs, r.journal.close())
 	}
+	errs = append(errs, r.drawn.close())
 	if r.lock != nil {
 		_ = os.Remove(workspace.RunnerInfoPath(r.ws().Root))
 		errs = append(errs, r.lock.unlock())

@@ -1,16 +1,21 @@
 package runner
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestHandledIsHandled: a message put back into an inbox (git stash pop,
@@ -241,5 +246,60 @@ func TestWaitingBehindIsCheap(t *testing.T) {
 	look(t, r)
 	if got := bodies(t, ws, "bob", mailbox.Inbox); len(got) != behind+1 || got[0] != "first" {
 		t.Errorf("bob's inbox/ once the first is written: %d messages (first %q), want %d, first first", len(got), got[:min(1, len(got))], behind+1)
+	}
+}
+
+// TestDrawnIDKept: a file written by hand whose copies were delivered by
+// a runner that stopped before it moved the file to sent/ (here the
+// journal failed; a kill -9 leaves the same), then put away and back
+// (git stash; git stash pop: same name and content, a new time), gets
+// the id drawn for it the first time: no recipient gets it twice.
+func TestDrawnIDKept(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob", "cy")
+	const hello = "---\nto: [bob, cy]\n---\nHello.\n"
+	path := drop(t, ws, "boss", "hello.md", hello)
+	clock := time.Now()
+	r := clockRunner(t, ws, &clock)
+	r.journal.write = func(f *os.File, b []byte) (int, error) { return 0, syscall.EIO }
+	r.scan()
+	if _, err := r.routePending(context.Background()); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("routing with the journal failing = %v, want EIO", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	first := names(t, ws, "bob", mailbox.Inbox)
+	if len(first) != 1 || len(names(t, ws, "cy", mailbox.Inbox)) != 1 {
+		t.Fatalf("after the first runner: bob's inbox/ %v, cy's %v; want a copy each", first, names(t, ws, "cy", mailbox.Inbox))
+	}
+
+	// git stash; git stash pop.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	writeAt(t, path, hello, time.Now().Add(-time.Second))
+
+	s := routeAll(t, ws)
+	if s.Routed != 1 || s.Deliveries != 0 || s.Recovered != 2 {
+		t.Errorf("second run: routed %d, %d deliveries, %d held already; want 1, 0 and 2", s.Routed, s.Deliveries, s.Recovered)
+	}
+	for _, to := range []string{"bob", "cy"} {
+		if got := names(t, ws, to, mailbox.Inbox); !slices.Equal(got, first) {
+			t.Errorf("%s's inbox/ = %v, want only %v", to, got, first)
+		}
+	}
+	if got := names(t, ws, "boss", mailbox.Sent); !slices.Equal(got, first) {
+		t.Errorf("boss's sent/ = %v, want %v", got, first)
+	}
+
+	// Once in sent/, its id is no longer kept in the record.
+	drop(t, ws, "boss", "later.md", "---\nto: bob\n---\nLater.\n")
+	routeAll(t, ws)
+	record, err := os.ReadFile(filepath.Join(ws.Root, workspace.StateDir, drawnFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := strings.TrimSuffix(first[0], ".md"); strings.Contains(string(record), id) {
+		t.Errorf("the record of drawn ids still holds %s, routed two runs ago:\n%s", id, record)
 	}
 }
