@@ -133,8 +133,15 @@ func (st *Stage) Open() error {
 		return fmt.Errorf("clearing the stage: %w", err)
 	}
 	spare := st.dir.Path(Tmp, spareName)
-	if emptyDir(spare) && os.Rename(spare, st.Path()) == nil {
-		return nil
+	if os.Rename(spare, st.Path()) == nil {
+		if emptyDir(st.Path()) {
+			return nil
+		}
+		// Not an empty directory (something was put there, or a link
+		// to elsewhere): set back as it was found, and left alone.
+		if err := os.Rename(st.Path(), spare); err != nil {
+			return fmt.Errorf("setting aside %s: %w", spare, err)
+		}
 	}
 	// MkdirAll: tmp/ itself may have gone (`git clean -fdX` removes it).
 	return os.MkdirAll(st.Path(), 0o755)
@@ -151,16 +158,14 @@ func (d Dir) DropSpare() error {
 	return err
 }
 
-// emptyDir reports whether path is a directory that holds nothing.
+// emptyDir reports whether path is a directory that holds nothing; a
+// symbolic link is not followed.
 func emptyDir(path string) bool {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
-		return false
-	}
 	names, err := f.Readdirnames(1)
 	return len(names) == 0 && errors.Is(err, io.EOF)
 }

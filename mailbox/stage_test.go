@@ -374,6 +374,24 @@ func TestStageSpare(t *testing.T) {
 	if _, err := os.Lstat(spare); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the spare is still there: %v", err)
 	}
+
+	// A link to elsewhere in its place (a program's doing) is never taken
+	// for the stage: its answers would be read out of, and published
+	// from, a directory anywhere.
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, spare); err != nil {
+		t.Fatal(err)
+	}
+	st = d.Stage(id2, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(st.Path()); err != nil || !fi.IsDir() {
+		t.Errorf("the stage is %v, %v; want a directory of its own", fi, err)
+	}
+	if fi, err := os.Lstat(spare); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the link = %v, %v; want it left where it was", fi, err)
+	}
 }
 
 // TestStagesOrder: Stages lists committed and open stages together, in
