@@ -765,9 +765,12 @@ var errFound = errors.New("found")
 // from a file of this name. Two files of the same content under other
 // names read the same once given an id; only the journal, which names
 // the file each message came from, tells them apart. It is read only
-// when a file's name and content match a message in sent/: rarely.
+// when a file's content matches a message in sent/ whose id ends in the
+// digits drawn from the file's name and content (rarely: files of the
+// same content under other names share them one time in 16 million),
+// and only the lines that hold the id are decoded.
 func (r *Runner) journaledFrom(agent, id, name string) bool {
-	f := workspace.JournalFilter{Agents: []string{agent}, Outcomes: []string{workspace.Delivered}}
+	f := workspace.JournalFilter{Agents: []string{agent}, Outcomes: []string{workspace.Delivered}, IDs: []string{id}}
 	err := f.Read(r.ws().JournalPath(), func(e workspace.Entry, _ []byte) error {
 		if e.ID == id && e.From == agent && e.File == name {
 			return errFound

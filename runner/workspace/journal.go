@@ -187,6 +187,7 @@ type JournalFilter struct {
 	Types    []string  // the message's type
 	Outcomes []string  // see Outcomes
 	Signals  []string  // the signal the message carries
+	IDs      []string  // the message's id
 	Since    time.Time // at or after this time; zero: from the start
 }
 
@@ -203,6 +204,9 @@ func (f *JournalFilter) Match(e *Entry) bool {
 		return false
 	}
 	if len(f.Signals) > 0 && !slices.Contains(f.Signals, e.Signal) {
+		return false
+	}
+	if len(f.IDs) > 0 && !slices.Contains(f.IDs, e.ID) {
 		return false
 	}
 	if !f.Since.IsZero() {
@@ -348,7 +352,7 @@ func (f *JournalFilter) FollowFrom(ctx context.Context, path string, from Journa
 type query struct {
 	f                       *JournalFilter
 	agents, types, outcomes [][]byte // each value as a JSON string
-	signals                 [][]byte
+	signals, ids            [][]byte
 	since                   []byte // Since in the journal's time format
 	all                     bool   // the filter selects everything
 }
@@ -362,11 +366,11 @@ func (f *JournalFilter) compile() *query {
 		}
 		return out
 	}
-	q.agents, q.types, q.outcomes, q.signals = quote(f.Agents), quote(f.Types), quote(f.Outcomes), quote(f.Signals)
+	q.agents, q.types, q.outcomes, q.signals, q.ids = quote(f.Agents), quote(f.Types), quote(f.Outcomes), quote(f.Signals), quote(f.IDs)
 	if !f.Since.IsZero() {
 		q.since = []byte(f.Since.UTC().Format(mailbox.TimeFormat))
 	}
-	q.all = len(f.Agents) == 0 && len(f.Types) == 0 && len(f.Outcomes) == 0 && len(f.Signals) == 0 && f.Since.IsZero()
+	q.all = len(f.Agents) == 0 && len(f.Types) == 0 && len(f.Outcomes) == 0 && len(f.Signals) == 0 && len(f.IDs) == 0 && f.Since.IsZero()
 	return q
 }
 
@@ -389,7 +393,7 @@ func (q *query) skip(line []byte) bool {
 			return true
 		}
 	}
-	for _, vs := range [][][]byte{q.agents, q.types, q.outcomes, q.signals} {
+	for _, vs := range [][][]byte{q.agents, q.types, q.outcomes, q.signals, q.ids} {
 		if len(vs) > 0 && !slices.ContainsFunc(vs, func(v []byte) bool { return bytes.Contains(line, v) }) {
 			return true
 		}

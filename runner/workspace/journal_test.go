@@ -132,6 +132,8 @@ func TestJournalFilter(t *testing.T) {
 		{"since, in another zone", JournalFilter{Since: at("2026-11-21T11:15:00+01:00")}, "delivered:2 dead:3 delivered:4"},
 		{"all of them", JournalFilter{Agents: []string{"gm"}, Outcomes: []string{Delivered}, Since: at("2026-11-21T10:01:00Z")}, "delivered:2"},
 		{"signal", JournalFilter{Signals: []string{"pass"}}, "delivered:2"},
+		{"id", JournalFilter{IDs: []string{"1", "4"}}, "delivered:1 handled:1 delivered:4"},
+		{"id and outcome", JournalFilter{IDs: []string{"1"}, Outcomes: []string{Handled}}, "handled:1"},
 		{"none", JournalFilter{Types: []string{"nothing"}}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
