@@ -89,6 +89,11 @@ func benchCommand(e *env) *cli.Command {
 			"and a journal as long, then times parley inbox, status and log as whole\n" +
 			"processes, in interleaved rounds.\n" +
 			"\n" +
+			"With --broadcast it makes --broadcast-agents agents (200) each send one\n" +
+			"message written by hand to all the others, and times parley run\n" +
+			"--until-idle routing them as a whole process, with its peak memory and the\n" +
+			"anonymous part of it, beside the disk's own rate, in --rounds rounds.\n" +
+			"\n" +
 			"With --serve it builds a session of --serve-messages messages (10,000) and\n" +
 			"times parley serve: the timeline's HTML and, when chromium is installed,\n" +
 			"its first paint; a message from its outbox to an open event stream and to\n" +
@@ -109,6 +114,8 @@ func benchCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "table", Usage: "measure a D&D session instead: parley demo (both protocols) as a whole process, and a phase 1 beat's fan-out (--runs rounds; 10 unless set)"},
 			&cli.BoolFlag{Name: "pipeline", Usage: "measure the dev pipeline instead: parley demo pipeline (3 waves, 7 steps) as a whole process, and a wave of 3 steps whose workers take 300 ms each (--runs rounds; 10 unless set)"},
 			&cli.BoolFlag{Name: "bridge", Usage: "measure the bridge instead: two workspaces over NATS JetStream on loopback, beside local routing (--rounds, --messages: 2000 unless set)"},
+			&cli.BoolFlag{Name: "broadcast", Usage: "measure a broadcast instead: --broadcast-agents agents each sending one message written by hand to all the others, routed by parley run --until-idle as a whole process: its time and memory (--rounds rounds; 3 unless set)"},
+			&cli.IntFlag{Name: "broadcast-agents", Value: 200, Usage: "with --broadcast: how many agents (the targets are for 200)"},
 			&cli.BoolFlag{Name: "reading", Usage: "measure parley inbox, status and log on a workspace of 100,000 messages instead"},
 			&cli.IntFlag{Name: "reading-messages", Value: 100000, Usage: "with --reading: messages in the workspace, and lines in its journal"},
 			&cli.BoolFlag{Name: "serve", Usage: "measure parley serve instead: the timeline's first paint on a session of --serve-messages messages, a delivered message to an open page, the server's memory (pages painted by chromium when it is installed)"},
@@ -125,6 +132,18 @@ func benchCommand(e *env) *cli.Command {
 			}
 			if c.Bool("session-agent") {
 				return bench.SessionEcho(e.stdin, e.stdout)
+			}
+			if c.Bool("broadcast") {
+				rounds := 3
+				if c.IsSet("rounds") {
+					rounds = c.Int("rounds")
+				}
+				if rounds < 1 || c.Int("broadcast-agents") < 2 {
+					return usagef("--rounds must be at least 1 and --broadcast-agents at least 2 (got %d and %d)", rounds, c.Int("broadcast-agents"))
+				}
+				ctx, stop := interruptible(c.Context)
+				defer stop()
+				return runBroadcastBench(ctx, e, broadcastBenchOptions{Dir: c.String("dir"), Agents: c.Int("broadcast-agents"), Rounds: rounds, JSON: c.Bool("json")})
 			}
 			if c.Bool("serve") {
 				if c.Int("runs") < 1 || c.Int("serve-messages") < 1 {
@@ -733,53 +752,16 @@ func startup(ctx context.Context, dir string, n int) (*startupFigure, error) {
 			}
 		}
 	}()
-	cmd := exec.CommandContext(ctx, self, "-C", ws.Root, "run", "--until-idle", "--quiet", "--json")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	run, err := runUntilIdle(ctx, self, ws.Root)
+	if err != nil {
 		return nil, fmt.Errorf("bench: startup run: %v", err)
 	}
-	// The runner's own peak memory (VmHWM of its process), read while it
-	// runs: the kernel keeps it as a high-water mark, so the last read
-	// before it ends misses at most its last moments. Its rusage is no
-	// good here: the child is started sharing this process's memory until
-	// it execs, and its ru_maxrss counts this process's peak too (this
-	// process wrote the backlog).
-	var hwm atomic.Int64
-	stopped := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if b := peakRSS(cmd.Process.Pid); b > hwm.Load() {
-				hwm.Store(b)
-			}
-			select {
-			case <-stopped:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err = cmd.Wait()
-	close(stopped)
-	<-watched
-	if err != nil {
-		return nil, fmt.Errorf("bench: startup run: %v: %s", err, errOut.String())
-	}
-	f := &startupFigure{Messages: n, Seconds: time.Since(start).Seconds()}
+	f := &startupFigure{Messages: n, Seconds: run.took.Seconds(), RSSMiB: run.peakMiB}
 	select {
 	case at := <-first:
-		f.FirstMS = float64(at.Sub(start)) / float64(time.Millisecond)
+		f.FirstMS = float64(at.Sub(run.start)) / float64(time.Millisecond)
 	default:
 		return nil, errors.New("bench: startup run: no message arrived in an inbox")
-	}
-	f.RSSMiB = float64(hwm.Load()) / (1 << 20)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && f.RSSMiB == 0 {
-		f.RSSMiB = float64(ru.Maxrss) / 1024 // no /proc: an upper bound
 	}
 	routed := 0
 	for _, a := range agents {
@@ -791,6 +773,65 @@ func startup(ctx context.Context, dir string, n int) (*startupFigure, error) {
 	}
 	f.Routed = routed
 	return f, nil
+}
+
+// childRun is what runUntilIdle measured of a `parley run --until-idle`.
+type childRun struct {
+	start   time.Time
+	took    time.Duration
+	peakMiB float64 // its peak resident memory (VmHWM)
+	anonMiB float64 // the most anonymous memory it held at one of the looks (RssAnon)
+}
+
+// runUntilIdle runs `parley -C root run --until-idle --quiet --json` as a
+// process of its own (self is this executable) and measures it. Its
+// memory is read from /proc while it runs, every 5 ms: the kernel keeps
+// the peak as a high-water mark, so the last read before it ends misses
+// at most its last moments. Its rusage is no good here: the child is
+// started sharing this process's memory until it execs, and its
+// ru_maxrss counts this process's peak too (this process wrote the
+// messages it routes).
+func runUntilIdle(ctx context.Context, self, root string) (*childRun, error) {
+	cmd := exec.CommandContext(ctx, self, "-C", root, "run", "--until-idle", "--quiet", "--json")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	run := &childRun{start: time.Now()}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var hwm, anon atomic.Int64
+	stopped := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b := peakRSS(cmd.Process.Pid); b > hwm.Load() {
+				hwm.Store(b)
+			}
+			if b := anonRSS(cmd.Process.Pid); b > anon.Load() {
+				anon.Store(b)
+			}
+			select {
+			case <-stopped:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	run.took = time.Since(run.start)
+	close(stopped)
+	<-watched
+	if err != nil {
+		return nil, fmt.Errorf("%v: %s", err, errOut.String())
+	}
+	run.peakMiB, run.anonMiB = float64(hwm.Load())/(1<<20), float64(anon.Load())/(1<<20)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && run.peakMiB == 0 {
+		run.peakMiB = float64(ru.Maxrss) / 1024 // no /proc: an upper bound
+	}
+	return run, nil
 }
 
 // idleCPU starts `parley run` on an empty workspace and reads how much CPU
