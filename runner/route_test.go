@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestOrderWhileListed checks what a worker relies on while the router
@@ -160,5 +162,66 @@ func TestFailureInABatchOfSenders(t *testing.T) {
 	}
 	if got := names(t, ws, "ann", mailbox.Outbox); len(got) != 4 {
 		t.Errorf("ann's outbox = %v, want all four kept", got)
+	}
+}
+
+// TestHeldFilesNotKept checks that files held back behind their sender's
+// earlier file in the same batch are left as they were: still in the
+// outbox, delivered nowhere, and not held open by the runner (they may be
+// read ahead of the batch), then routed in order once the earlier file is
+// complete.
+func TestHeldFilesNotKept(t *testing.T) {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		t.Skipf("no way to list open files here: %v", err)
+	}
+	ws := newWorkspace(t, "ann", "bo", "cy")
+	clock := time.Now()
+	ids := &mailbox.IDs{Now: func() time.Time { return clock }}
+	// Named by its id, but not naming itself yet: its writer may not be
+	// done (see take).
+	first := mailbox.FileName(ids.New("ann"))
+	// Written before the files below (sending order is modification
+	// time, whose tick may be coarser than the clock's), and not settled.
+	writeAt(t, ws.Mailbox("ann").Path(mailbox.Outbox, first), "---\nto: cy\n---\nann 1\n", clock.Add(-workspace.DefaultSettle/2))
+	for _, body := range []string{"ann 2", "ann 3"} {
+		m := mailbox.New([]byte(body + "\n"))
+		m.Set("id", ids.New("ann"))
+		m.Set("to", "cy")
+		stage(t, ws.Mailbox("ann"), m)
+	}
+	drop(t, ws, "bo", "b.md", "---\nto: cy\n---\nbo\n")
+	r := clockRunner(t, ws, &clock)
+	look(t, r)
+	bodies := func() []string {
+		t.Helper()
+		var out []string
+		for _, n := range names(t, ws, "cy", mailbox.Inbox) {
+			out = append(out, strings.TrimSpace(string(readMessage(t, ws.Mailbox("cy").Path(mailbox.Inbox, n)).Body)))
+		}
+		return out
+	}
+	if d := cmp.Diff([]string{"bo"}, bodies()); d != "" {
+		t.Errorf("cy's inbox while ann's first file may be written to (-want +got):\n%s", d)
+	}
+	if got := names(t, ws, "ann", mailbox.Outbox); len(got) != 3 {
+		t.Errorf("ann's outbox = %v, want all three files", got)
+	}
+	outbox := filepath.Join(string(ws.Mailbox("ann")), mailbox.Outbox)
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && strings.HasPrefix(target, outbox) {
+			t.Errorf("the runner holds %s open after the batch", target)
+		}
+	}
+	clock = clock.Add(time.Minute) // settled: taken as it is
+	look(t, r)
+	var annS []string
+	for _, b := range bodies() {
+		if strings.HasPrefix(b, "ann") {
+			annS = append(annS, b)
+		}
+	}
+	if d := cmp.Diff([]string{"ann 1", "ann 2", "ann 3"}, annS); d != "" {
+		t.Errorf("ann's messages in cy's inbox, in ls order, once her first file is complete (-want +got):\n%s", d)
 	}
 }
