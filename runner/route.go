@@ -53,73 +53,6 @@ type batch struct {
 	// name is moved only while it refers to the file read (see
 	// mailbox.Snapshot).
 	snaps []*mailbox.Snapshot
-	ahead []*outboxFile // by batch index: read ahead, not taken yet (see readAhead)
-}
-
-// outboxFile is a file of an outbox as take reads it: the snapshot, or
-// why it could not be read, and the message parsed from it.
-type outboxFile struct {
-	snap *mailbox.Snapshot
-	err  error
-	msg  *mailbox.Message
-	perr error // why it does not parse
-}
-
-// readOutbox reads and parses a file of an outbox. It touches nothing of
-// the runner, so that readAhead may call it from several goroutines.
-func readOutbox(box mailbox.Dir, name string, maxSize int64) *outboxFile {
-	f := &outboxFile{}
-	f.snap, f.err = mailbox.ReadSnapshot(box.Path(mailbox.Outbox, name), maxSize)
-	if f.err == nil {
-		f.msg, f.perr = mailbox.Parse(f.snap.Data)
-	}
-	return f
-}
-
-// readAhead reads and parses the files of a batch that take may read,
-// several at once, before take looks at them one by one: reading and
-// parsing were half of take's time, on one core. A file is read ahead
-// only where take would get to reading it as things stand (its sender's
-// mailbox usable, not waiting on an earlier batch, the file neither
-// linked nor refused when listed); one that take does not read after all
-// (an earlier file of its sender held it back) is closed unused by
-// dropAhead, as if it had not been read.
-func (b *batch) readAhead(cands []candidate, rd *round) {
-	r := b.r
-	b.ahead = make([]*outboxFile, len(cands))
-	var toRead []int // batch indexes
-	for i, c := range cands {
-		if c.linked || c.refusal != nil || rd.waiting[c.agent] || r.usable(c.agent, b.checked) != nil {
-			continue
-		}
-		toRead = append(toRead, i)
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(toRead))
-	if workers <= 1 {
-		return // take reads them
-	}
-	maxSize := r.ws().Config.Router.MaxMessageSize
-	var next atomic.Int64 // the next of toRead to read
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for k := int(next.Add(1) - 1); k < len(toRead); k = int(next.Add(1) - 1) {
-				c := cands[toRead[k]]
-				b.ahead[toRead[k]] = readOutbox(r.agents[c.agent], c.name, maxSize)
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// dropAhead closes the files read ahead that take did not read.
-func (b *batch) dropAhead() {
-	for _, f := range b.ahead {
-		if f != nil && f.snap != nil {
-			f.snap.Close()
-		}
-	}
-	b.ahead = nil
 }
 
 // round is what the batches of one look at the outboxes share: the
@@ -193,11 +126,9 @@ func (r *Runner) routeBatches(ctx context.Context, ready []candidate, now time.T
 	for len(ready) > 0 && ctx.Err() == nil {
 		n := min(len(ready), r.opts.BatchSize)
 		b := r.newBatch(now, settle, len(ready[:n]))
-		b.readAhead(ready[:n], rd)
 		for i, c := range ready[:n] {
 			b.take(i, c, rd)
 		}
-		b.dropAhead()
 		ready = ready[n:]
 		b.deliver()
 		for agent := range b.held {
@@ -273,12 +204,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 		return // stays pending, behind its sender's earlier file
 	}
 	box := r.agents[c.agent]
-	f := b.ahead[i]
-	b.ahead[i] = nil // taken: closed with the batch, if read
-	if f == nil {
-		f = readOutbox(box, c.name, r.ws().Config.Router.MaxMessageSize)
-	}
-	snap, err := f.snap, f.err
+	snap, err := mailbox.ReadSnapshot(box.Path(mailbox.Outbox, c.name), r.ws().Config.Router.MaxMessageSize)
 	if err != nil {
 		if isGone(err) {
 			delete(r.pending, c.fileKey)
@@ -306,7 +232,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 		return
 	}
 	data := snap.Data
-	msg, perr := f.msg, f.perr
+	msg, perr := mailbox.Parse(data)
 	if perr != nil && c.unsure {
 		// Whether a writer still holds it cannot be known: a file that
 		// does not parse may be one cut short; it gets longer to settle.

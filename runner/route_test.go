@@ -167,9 +167,9 @@ func TestFailureInABatchOfSenders(t *testing.T) {
 
 // TestHeldFilesNotKept checks that files held back behind their sender's
 // earlier file in the same batch are left as they were: still in the
-// outbox, delivered nowhere, and not held open by the runner (they may be
-// read ahead of the batch), then routed in order once the earlier file is
-// complete.
+// outbox, delivered nowhere, and not held open by the runner (a router
+// that reads a batch's files ahead must close those it then holds
+// back), then routed in order once the earlier file is complete.
 func TestHeldFilesNotKept(t *testing.T) {
 	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
 		t.Skipf("no way to list open files here: %v", err)
