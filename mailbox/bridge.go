@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -40,13 +39,13 @@ func (d Dir) Bury(id string, data []byte, reason string, s *Syncer) (buried bool
 	if err := d.writeReason(Dead, name, reason, s.perFile); err != nil {
 		return false, fmt.Errorf("dead letter for %s: %w", d.Agent(), err)
 	}
-	err = linkNew(filepath.Join(string(d), Tmp), name+deliverySuffix, d.Path(Dead, name), data, s.perFile)
+	err = linkNew(d.dir(Tmp), name+deliverySuffix, d.Path(Dead, name), data, s.perFile)
 	if errors.Is(err, fs.ErrExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("dead letter for %s: %w", d.Agent(), err)
 	}
-	s.dirty(filepath.Join(string(d), Dead))
+	s.dirty(d.dir(Dead))
 	return true, nil
 }

@@ -66,16 +66,59 @@ type Dir string
 // Agent returns the name of the agent that owns the mailbox.
 func (d Dir) Agent() string { return filepath.Base(string(d)) }
 
-// Path returns the path of name in a state directory.
+// Path returns the path of name in a state directory: what
+// filepath.Join(d, state, name) returns.
 func (d Dir) Path(state, name string) string {
+	if cleanPath(string(d)) && plainName(state) && plainName(name) {
+		// The router builds several paths for each message it routes:
+		// concatenated, they spare Join's copy and scan.
+		return string(d) + "/" + state + "/" + name
+	}
 	return filepath.Join(string(d), state, name)
+}
+
+// dir returns the path of a state directory: what filepath.Join(d,
+// state) returns (see Path).
+func (d Dir) dir(state string) string {
+	if cleanPath(string(d)) && plainName(state) {
+		return string(d) + "/" + state
+	}
+	return filepath.Join(string(d), state)
+}
+
+// plainName reports whether name is one path element that filepath.Join
+// keeps as it is.
+func plainName(name string) bool {
+	return name != "" && name != "." && name != ".." && strings.IndexByte(name, '/') < 0
+}
+
+// cleanPath reports whether p, joined to a plain name with a slash, is
+// what filepath.Join returns: p is not the root and none of its elements
+// is empty (but the root's), "." or "..". A Dir made with filepath.Join,
+// as a workspace makes its mailboxes, is such a path. It says no to some
+// clean paths ("../x"), which are then joined by filepath.Join.
+func cleanPath(p string) bool {
+	start := 0
+	if strings.HasPrefix(p, "/") {
+		start = 1
+	}
+	for i := start; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		if elem := p[start:i]; elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // Init creates the mailbox and its state directories; it is a no-op for
 // the ones that exist.
 func (d Dir) Init() error {
 	for _, s := range States {
-		if err := os.MkdirAll(filepath.Join(string(d), s), 0o755); err != nil {
+		if err := os.MkdirAll(d.dir(s), 0o755); err != nil {
 			return err
 		}
 	}
@@ -113,7 +156,7 @@ func (d Dir) Send(m *Message) (string, error) {
 		}
 		return "", fmt.Errorf("send: %w", err)
 	}
-	if err := syncDir(filepath.Join(string(d), Outbox)); err != nil {
+	if err := syncDir(d.dir(Outbox)); err != nil {
 		return "", err
 	}
 	return dst, nil
@@ -158,14 +201,14 @@ func (d Dir) Deliver(id string, data []byte, s *Syncer) (delivered bool, err err
 			return false, err
 		}
 	}
-	err = linkNew(filepath.Join(string(d), Tmp), name+deliverySuffix, d.Path(Inbox, name), data, s.perFile)
+	err = linkNew(d.dir(Tmp), name+deliverySuffix, d.Path(Inbox, name), data, s.perFile)
 	if errors.Is(err, fs.ErrExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("deliver to %s: %w", d.Agent(), err)
 	}
-	s.dirty(filepath.Join(string(d), Inbox))
+	s.dirty(d.dir(Inbox))
 	return true, nil
 }
 
@@ -196,7 +239,7 @@ func (d Dir) CleanTmp() error {
 	if err := d.CheckDirs(Tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err // a symbolic link is never followed, to remove files elsewhere
 	}
-	entries, err := os.ReadDir(filepath.Join(string(d), Tmp))
+	entries, err := os.ReadDir(d.dir(Tmp))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed (git clean -fdX): nothing staged is left
 	}
@@ -222,7 +265,7 @@ func (d Dir) CleanTmp() error {
 // nobody has them open for writing. Other files in tmp/ (a person's
 // draft, a program's stage) are never leftovers. They are sorted by name.
 func (d Dir) Leftovers(now time.Time) ([]Entry, error) {
-	dir := filepath.Join(string(d), Tmp)
+	dir := d.dir(Tmp)
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -289,8 +332,8 @@ func (d Dir) MarkSent(name, id string, read FileID, s *Syncer) error {
 	if err := rename(src, dst); err != nil {
 		return err
 	}
-	s.dirty(filepath.Join(string(d), Outbox))
-	s.dirty(filepath.Join(string(d), Sent))
+	s.dirty(d.dir(Outbox))
+	s.dirty(d.dir(Sent))
 	if err := checkSame(dst, read); errors.Is(err, ErrReplaced) {
 		// Swapped in between: not what was sent. Back where it was.
 		if rerr := renameNoReplace(dst, src); rerr != nil {
@@ -335,8 +378,8 @@ func (d Dir) Reject(name string, modified time.Time, reason string, read FileID,
 	if err := rename(d.Path(Outbox, name), dst); err != nil {
 		return "", err
 	}
-	s.dirty(filepath.Join(string(d), Outbox))
-	s.dirty(filepath.Join(string(d), Rejected))
+	s.dirty(d.dir(Outbox))
+	s.dirty(d.dir(Rejected))
 	return dst, nil
 }
 
@@ -347,7 +390,7 @@ func (d Dir) Explain(state, name, reason string, s *Syncer) error {
 	if err := d.writeReason(state, name, reason, s.perFile); err != nil {
 		return err
 	}
-	s.dirty(filepath.Join(string(d), state))
+	s.dirty(d.dir(state))
 	return nil
 }
 
@@ -491,7 +534,7 @@ func (d Dir) FileHandled(id, state string) error {
 			if err := rename(d.Path(state, name), d.Path(st, name)); err != nil {
 				return d.notFound(id, state, err)
 			}
-			if err := syncDir(filepath.Join(string(d), state)); err != nil {
+			if err := syncDir(d.dir(state)); err != nil {
 				return err
 			}
 			return &HandledError{Agent: d.Agent(), ID: id, State: st}
@@ -528,10 +571,10 @@ func (d Dir) move(id, from, to string) error {
 	if err := d.moveUnsynced(id, from, to); err != nil {
 		return err
 	}
-	if err := syncDir(filepath.Join(string(d), to)); err != nil {
+	if err := syncDir(d.dir(to)); err != nil {
 		return err
 	}
-	return syncDir(filepath.Join(string(d), from))
+	return syncDir(d.dir(from))
 }
 
 // moveUnsynced renames a message from one state to another, without
@@ -570,7 +613,7 @@ type Entry struct {
 // the Entry.Reason of the file they are beside. Entries that vanish while
 // listing are skipped.
 func (d Dir) List(state string) ([]Entry, error) {
-	dir := filepath.Join(string(d), state)
+	dir := d.dir(state)
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -613,7 +656,7 @@ func (d Dir) Names(state string) ([]string, error) {
 // NamesUnsorted is Names in the order the directory gives them: for a
 // caller that wants them in no order, 100,000 names cost no sort.
 func (d Dir) NamesUnsorted(state string) ([]string, error) {
-	f, err := os.Open(filepath.Join(string(d), state))
+	f, err := os.Open(d.dir(state))
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +672,7 @@ func (d Dir) NamesUnsorted(state string) ([]string, error) {
 // is there. Newest reads names only, unsorted, and keeps the n greatest:
 // a directory of 100,000 messages costs its entries and no sort.
 func (d Dir) Newest(state string, n int) (names []string, total int, err error) {
-	f, err := os.Open(filepath.Join(string(d), state))
+	f, err := os.Open(d.dir(state))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -697,7 +740,7 @@ func (d Dir) IDs(state string) ([]string, error) {
 // and scratch files not counted). It reads names only, unsorted: a count
 // of 100,000 files costs their directory entries, nothing more.
 func (d Dir) Count(state string) (int, error) {
-	return countMessages(filepath.Join(string(d), state))
+	return countMessages(d.dir(state))
 }
 
 func hasReasonSuffix(name string) bool { return strings.HasSuffix(name, ReasonSuffix) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -122,7 +121,7 @@ func (d Dir) CheckDirs(states ...string) error {
 		return err
 	}
 	for _, s := range states {
-		if err := checkDir(filepath.Join(string(d), s)); err != nil {
+		if err := checkDir(d.dir(s)); err != nil {
 			return err
 		}
 	}

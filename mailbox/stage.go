@@ -75,7 +75,7 @@ func (d Dir) Stage(id string, s *Syncer) *Stage {
 // their messages were sent: committed ones (Committed reports true) are
 // to be published, open ones discarded.
 func (d Dir) Stages(s *Syncer) ([]*Stage, error) {
-	des, err := os.ReadDir(filepath.Join(string(d), Tmp))
+	des, err := os.ReadDir(d.dir(Tmp))
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -421,25 +424,101 @@ func (b *batch) writeDrawn() {
 	}
 }
 
-// deliver writes every accepted message into its recipients' inboxes, in
-// sending order, so that each recipient gets each sender's messages in
-// the order they were sent. They are durable once the syncer's next Sync
-// returns.
+// deliver writes every accepted message into its recipients' inboxes.
+// They are durable once the syncer's next Sync returns.
+//
+// Each sender's messages are delivered by one goroutine, in sending
+// order, so each recipient gets them in the order they were sent: a
+// worker listing an inbox never finds a sender's message without the ones
+// it sent before. Different senders' messages have no order between them
+// to keep, so they are delivered at once, by up to GOMAXPROCS goroutines:
+// a copy's lookups, write and link are system calls that wait on the
+// kernel, and one core alone was the router's limit. What the goroutines
+// share is only read: which recipients can be used is settled first,
+// here, and what they find is summed after.
 func (b *batch) deliver() {
 	r := b.r
+	var senders [][]*accepted // each sender's messages, in sending order
+	bySender := make(map[string]int)
 	for _, a := range b.routed {
 		if a.err != nil || a.skipped {
 			continue
 		}
 		if b.failed[a.agent] {
+			a.skipped = true // its sender failed before delivery (see writeDrawn)
+			continue
+		}
+		for _, to := range a.recipients {
+			r.usable(to, b.checked) // notes what it finds in the runner
+		}
+		s, ok := bySender[a.agent]
+		if !ok {
+			s = len(senders)
+			bySender[a.agent] = s
+			senders = append(senders, nil)
+		}
+		senders[s] = append(senders[s], a)
+	}
+	outcomes := make([]deliveries, len(senders))
+	workers := min(runtime.GOMAXPROCS(0), len(senders))
+	if workers <= 1 {
+		for s, msgs := range senders {
+			outcomes[s] = b.deliverFrom(msgs)
+		}
+	} else {
+		var next atomic.Int64 // the next sender to take
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for s := int(next.Add(1) - 1); s < len(senders); s = int(next.Add(1) - 1) {
+					outcomes[s] = b.deliverFrom(senders[s])
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for s, o := range outcomes {
+		r.stats.Deliveries += o.delivered
+		r.stats.Recovered += o.recovered
+		if o.failed {
+			b.failed[senders[s][0].agent] = true
+		}
+	}
+	for _, n := range b.notices {
+		for _, to := range n.recipients {
+			if _, err := r.agents[to].Deliver(n.id, n.data, r.syncer); err != nil {
+				// The refusal stands all the same: it is journaled with
+				// its reason, which is beside the file in rejected/.
+				r.log.Error("delivering parley's notice", "to", to, "err", err)
+			}
+		}
+	}
+}
+
+// deliveries is what became of one sender's messages in a batch.
+type deliveries struct {
+	delivered int  // copies written
+	recovered int  // copies a recipient held already
+	failed    bool // a message failed: the ones after it were not tried
+}
+
+// deliverFrom delivers one sender's messages, in sending order, and stops
+// at the first that fails: the ones after it are skipped, so that none
+// arrives before it. It may run beside deliverFrom for other senders: it
+// writes only to its own messages and reads only what deliver settled
+// before (b.checked) and the runner's mailboxes.
+func (b *batch) deliverFrom(msgs []*accepted) (o deliveries) {
+	r := b.r
+	for _, a := range msgs {
+		if o.failed {
 			a.skipped = true
 			continue
 		}
 		copies := map[int][]byte{0: a.msg.Bytes()} // by the hops: they carry
 		for _, to := range a.recipients {
-			if err := r.usable(to, b.checked); err != nil {
+			if err := b.checked[to]; err != nil { // see usable, called by deliver
 				a.err = fmt.Errorf("delivering to %s: %w", to, err)
-				b.failed[a.agent] = true
+				o.failed = true
 				break
 			}
 			n := a.hops[to]
@@ -453,26 +532,18 @@ func (b *batch) deliver() {
 			ok, err := r.agents[to].Deliver(a.id, data, r.syncer)
 			if err != nil {
 				a.err = fmt.Errorf("delivering to %s: %w", to, err)
-				b.failed[a.agent] = true
+				o.failed = true
 				break
 			}
 			if ok {
-				r.stats.Deliveries++
+				o.delivered++
 			} else {
 				a.already = append(a.already, to)
-				r.stats.Recovered++
+				o.recovered++
 			}
 		}
 	}
-	for _, n := range b.notices {
-		for _, to := range n.recipients {
-			if _, err := r.agents[to].Deliver(n.id, n.data, r.syncer); err != nil {
-				// The refusal stands all the same: it is journaled with
-				// its reason, which is beside the file in rejected/.
-				r.log.Error("delivering parley's notice", "to", to, "err", err)
-			}
-		}
-	}
+	return o
 }
 
 // moving is a synced batch being journaled and moved to sent/ by a

@@ -303,3 +303,37 @@ func TestDrawnIDKept(t *testing.T) {
 		t.Errorf("the record of drawn ids still holds %s, routed two runs ago:\n%s", id, record)
 	}
 }
+
+// TestDrawnNotWritten: when the id drawn for a file written by hand
+// cannot be written down, nothing of its sender's is delivered in that
+// batch (not its later files either, which would arrive first); it is
+// routed once the record can be written.
+func TestDrawnNotWritten(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	drop(t, ws, "boss", "first.md", "---\nto: bob\n---\nFirst.\n")
+	later := send(t, ws, "boss", "bob", "Later.")
+	clock := time.Now()
+	r := clockRunner(t, ws, &clock)
+	rec, err := r.drawnRecord()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.log.write = func(f *os.File, b []byte) (int, error) { return 0, syscall.ENOSPC }
+	r.scan()
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+		t.Fatalf("bob's inbox/ = %v with the record failing, want nothing", got)
+	}
+	rec.log.write = (*os.File).Write
+	clock = clock.Add(time.Minute)
+	look(t, r)
+	got := bodies(t, ws, "bob", mailbox.Inbox)
+	if !slices.Equal(got, []string{"First.", "Later."}) {
+		t.Errorf("bob's inbox/ = %q, want First. then Later., once each", got)
+	}
+	if !slices.Contains(names(t, ws, "bob", mailbox.Inbox), mailbox.FileName(later)) {
+		t.Errorf("the later message is not under its own id")
+	}
+}
