@@ -289,7 +289,7 @@ func TestServeStory(t *testing.T) {
 	full := filepath.Join(t.TempDir(), "full")
 	parley(t, "-C", dir, "export", "--html", full)
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"parley", "-C", dir, "export", "--html", full, "--spectator"}, strings.NewReader(""), &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "write the spectators' copy into another directory") {
+	if code := runInProcess(context.Background(), []string{"parley", "-C", dir, "export", "--html", full, "--spectator"}, strings.NewReader(""), &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "write the spectators' copy into another directory") {
 		t.Errorf("a spectators' copy beside a full one: exit %d, %s", code, stderr.String())
 	}
 }
