@@ -19,6 +19,7 @@ import (
 
 // TestExitCodes checks the exit codes scripts branch on.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("alice", "bob"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ var fixtures, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtur
 // TestScripts runs the command-line scripts in testdata/*.txtar. Each is
 // headed by the behaviour it guards.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(e *testscript.Env) error {

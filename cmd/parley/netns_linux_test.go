@@ -84,6 +84,7 @@ func (p *proc) stop(sig syscall.Signal) {
 // message reaches every recipient exactly once, and each recipient gets
 // each sender's messages in the order they were sent.
 func TestBridgeAcrossHosts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the fault test across network namespaces takes about 8s")
 	}

@@ -38,6 +38,7 @@ const parityAlreadySent = "20261121-101500.000000Z-gm-00000a"
 // change of verdict shows in review (go test -run TestParity
 // -update-parity rewrites it).
 func TestParity(t *testing.T) {
+	t.Parallel()
 	root, corpus := parityWorkspace(t)
 	files := corpusFiles(t, corpus)
 	if len(files) < 60 {

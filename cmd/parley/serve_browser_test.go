@@ -148,6 +148,7 @@ func waitJournal(t *testing.T, dir string, ok func(workspace.Entry) bool) worksp
 // in the test's temporary directory (and in $PARLEY_SCREENSHOTS, when
 // set).
 func TestServeInBrowser(t *testing.T) {
+	t.Parallel()
 	bctx := newBrowser(t)
 	dir, url, token := servedDemo(t)
 	shots := t.TempDir()

@@ -183,6 +183,7 @@ func TestServeWrites(t *testing.T) {
 // step's ticks, its iterations with the verdicts on each, and the
 // escalation the iteration limit sent to the person.
 func TestServePlan(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "pipeline")
 	if out, err := exec.Command("parley", "demo", "pipeline", "--dir", dir).CombinedOutput(); err != nil {
 		t.Fatalf("parley demo pipeline: %v\n%s", err, out)
@@ -217,6 +218,7 @@ func TestServePlan(t *testing.T) {
 // shows the party's sheets; the game master's view holds the story
 // state's secrets, the spectator view never does.
 func TestServeStory(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "table")
 	if out, err := exec.Command("parley", "demo", "--dir", dir).CombinedOutput(); err != nil {
 		t.Fatalf("parley demo: %v\n%s", err, out)
