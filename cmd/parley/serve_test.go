@@ -202,13 +202,15 @@ func TestServePlan(t *testing.T) {
 	srv.Handler().ServeHTTP(rec, req)
 	page := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(rec.Body.String(), " ")
 	page = strings.Join(strings.Fields(page), " ")
+	// The auditor and the reviewer of an iteration work at the same
+	// time: their verdicts show in the order they came.
 	for _, want := range []string{
-		"7 of 7 steps done",
-		"Step 4: Give up after the limit 3 iterations iteration 1: auditor: pass_with_notes reviewer: fail iteration 2:",
-		"Step 6: README 5 iterations",
-		"iteration to you: escalation: step 6 of plans/retry-failed-deliveries.md failed review 5 times",
+		`7 of 7 steps done`,
+		`Step 4: Give up after the limit 3 iterations iteration 1: (auditor: pass_with_notes reviewer: fail|reviewer: fail auditor: pass_with_notes) iteration 2:`,
+		`Step 6: README 5 iterations`,
+		`iteration to you: escalation: step 6 of plans/retry-failed-deliveries\.md failed review 5 times`,
 	} {
-		if !strings.Contains(page, want) {
+		if !regexp.MustCompile(want).MatchString(page) {
 			t.Errorf("the Plan page does not say %q:\n%s", want, page)
 		}
 	}
