@@ -49,6 +49,7 @@ agents:
 // kill must not be answered twice, and a reply made before a kill must not
 // be lost.
 func TestCrashAgents(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills runners while agents work")
 	}

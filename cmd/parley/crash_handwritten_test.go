@@ -22,6 +22,7 @@ import (
 // sent/ byte for byte as it was written, and each recipient must get
 // each sender's files in the order they were written.
 func TestCrashHandWritten(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("routes thousands of files")
 	}

@@ -25,6 +25,7 @@ import (
 // steps 1 and 2 ticked, step 3 escalated once after five attempts — with
 // no step assigned, revised or approved twice and no verdict lost.
 func TestCrashPipeline(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills runners while the orchestrator works")
 	}

@@ -19,6 +19,7 @@ import (
 // answered by exactly one [PLAYER_RESPONSES], carrying every player's
 // answer.
 func TestCrashTeamLead(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills runners while the team lead joins answers")
 	}

@@ -19,6 +19,7 @@ import (
 
 // TestExitCodes checks the exit codes scripts branch on.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("alice", "bob"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func TestExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			got := run(context.Background(), append([]string{"parley"}, tt.args...), strings.NewReader(""), &out, &errOut)
+			got := runInProcess(context.Background(), append([]string{"parley"}, tt.args...), strings.NewReader(""), &out, &errOut)
 			if got != tt.want {
 				t.Errorf("parley %s = exit %d, want %d; stderr:\n%s", strings.Join(tt.args, " "), got, tt.want, errOut.String())
 			}
@@ -62,7 +63,7 @@ func TestExitCodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out, errOut bytes.Buffer
-		if got := run(context.Background(), []string{"parley", "-C", ws.Root, "run", "--until-idle", "--quiet"}, strings.NewReader(""), &out, &errOut); got != exitRefused {
+		if got := runInProcess(context.Background(), []string{"parley", "-C", ws.Root, "run", "--until-idle", "--quiet"}, strings.NewReader(""), &out, &errOut); got != exitRefused {
 			t.Errorf("a run that refused a file = exit %d, want %d; stderr:\n%s", got, exitRefused, errOut.String())
 		}
 		if !strings.HasPrefix(errOut.String(), "parley: 1 file rejected during this run:\n") {
@@ -85,7 +86,7 @@ func TestExitCodes(t *testing.T) {
 		code := make(chan int, 1)
 		go func() {
 			var out, errOut bytes.Buffer
-			code <- run(ctx, []string{"parley", "-C", ws.Root, "run", "--quiet"}, strings.NewReader(""), &out, &errOut)
+			code <- runInProcess(ctx, []string{"parley", "-C", ws.Root, "run", "--quiet"}, strings.NewReader(""), &out, &errOut)
 		}()
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if n, _ := ws.Mailbox("alice").Count(mailbox.Rejected); n == 1 {
@@ -108,7 +109,7 @@ func TestExitCodes(t *testing.T) {
 		}
 		defer r.Close()
 		var out, errOut bytes.Buffer
-		if got := run(context.Background(), []string{"parley", "-C", ws.Root, "run", "--until-idle"}, strings.NewReader(""), &out, &errOut); got != exitLocked {
+		if got := runInProcess(context.Background(), []string{"parley", "-C", ws.Root, "run", "--until-idle"}, strings.NewReader(""), &out, &errOut); got != exitLocked {
 			t.Errorf("run on a locked workspace = exit %d, want %d; stderr:\n%s", got, exitLocked, errOut.String())
 		}
 	})

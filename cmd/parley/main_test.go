@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +36,21 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// inProcess is held while a test runs a command line in this process
+// (runInProcess). urfave/cli writes to flags that live in package
+// variables each time it parses a command line (its HelpFlag, and our
+// jsonFlag and the like), so two command lines parsed at once by tests
+// running in parallel would race; a process of parley's own runs one.
+var inProcess sync.Mutex
+
+// runInProcess is run, for tests that may run in parallel with others that
+// run command lines in-process too.
+func runInProcess(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	inProcess.Lock()
+	defer inProcess.Unlock()
+	return run(ctx, args, stdin, stdout, stderr)
+}
+
 // examplesDir is the repository's examples/, for scripts that run one as
 // it is.
 var examplesDir, _ = filepath.Abs(filepath.Join("..", "..", "examples"))
@@ -43,6 +61,7 @@ var fixtures, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtur
 // TestScripts runs the command-line scripts in testdata/*.txtar. Each is
 // headed by the behaviour it guards.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(e *testscript.Env) error {

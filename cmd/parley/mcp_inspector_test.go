@@ -23,6 +23,7 @@ import (
 // tools, sends a message that the router then delivers, and gets a
 // refusal back as a tool error.
 func TestMCPInspector(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("mcp-inspector"); err != nil {
 		t.Skipf("the MCP Inspector is not installed (.ci/run installs it: npm install -g @modelcontextprotocol/inspector): %v", err)
 	}

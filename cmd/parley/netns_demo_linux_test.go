@@ -69,6 +69,7 @@ agents:
 // the AI players on the other. The session runs to its end, and every
 // player's answer came over the bridge.
 func TestDemoAcrossHosts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the demo across network namespaces takes several seconds")
 	}

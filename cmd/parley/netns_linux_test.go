@@ -84,6 +84,7 @@ func (p *proc) stop(sig syscall.Signal) {
 // message reaches every recipient exactly once, and each recipient gets
 // each sender's messages in the order they were sent.
 func TestBridgeAcrossHosts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the fault test across network namespaces takes about 8s")
 	}
@@ -267,6 +268,10 @@ type hosts struct {
 	linkA  string // the hub's end of a's link: down, a is cut off
 }
 
+// netnsTests is held by a test that has made network namespaces, until
+// they are removed.
+var netnsTests sync.Mutex
+
 // threeHosts makes three network namespaces for a test, named with prefix
 // and the test process's id: a hub, and hosts a and b joined to it by veth
 // pairs (see netns.host). The test is skipped, saying why, without root,
@@ -284,6 +289,11 @@ func threeHosts(t *testing.T, prefix string) hosts {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One test at a time: the veth pairs are made in this host's
+	// namespace, under names of the test process's id, before their ends
+	// move into the test's namespaces.
+	netnsTests.Lock()
+	t.Cleanup(netnsTests.Unlock) // last: after the namespaces are removed
 	suffix := fmt.Sprint(os.Getpid())
 	h := hosts{parley: parley, hub: prefix + "hub-" + suffix, a: prefix + "a-" + suffix, b: prefix + "b-" + suffix}
 	if out, err := exec.Command("ip", "netns", "add", h.hub).CombinedOutput(); err != nil {

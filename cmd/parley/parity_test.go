@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -36,6 +38,7 @@ const parityAlreadySent = "20261121-101500.000000Z-gm-00000a"
 // change of verdict shows in review (go test -run TestParity
 // -update-parity rewrites it).
 func TestParity(t *testing.T) {
+	t.Parallel()
 	root, corpus := parityWorkspace(t)
 	files := corpusFiles(t, corpus)
 	if len(files) < 60 {
@@ -180,13 +183,29 @@ func corpusFiles(t *testing.T, corpus string) []corpusFile {
 
 // parityJSON runs a command that prints a verdict (or a list of one) as
 // JSON and returns it. Its exit code must say whether it was accepted.
+// With env, the command runs as a process of its own, given env on top of
+// this one's environment (this process's is the same for every test,
+// running in parallel); without, in-process.
 func parityJSON(t *testing.T, root string, env map[string]string, args ...string) parityVerdict {
 	t.Helper()
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"parley", "-C", root}, args...), strings.NewReader(""), &out, &errOut)
+	var code int
+	if env == nil {
+		code = runInProcess(context.Background(), append([]string{"parley", "-C", root}, args...), strings.NewReader(""), &out, &errOut)
+	} else {
+		cmd := exec.Command("parley", append([]string{"-C", root}, args...)...)
+		cmd.Env = os.Environ()
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &out, &errOut
+		var ee *exec.ExitError
+		if err := cmd.Run(); errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("parley %s: %v", strings.Join(args, " "), err)
+		}
+	}
 	text := bytes.TrimSpace(out.Bytes())
 	if bytes.HasPrefix(text, []byte("[")) {
 		text = bytes.TrimSuffix(bytes.TrimPrefix(text, []byte("[")), []byte("]"))
@@ -232,7 +251,7 @@ func parityRun(t *testing.T, root string, files []corpusFile) map[string]parityV
 	}
 	var out, errOut bytes.Buffer
 	// Some files are refused: the run says so with its exit code.
-	if code := run(context.Background(), []string{"parley", "-C", root, "run", "--until-idle"}, strings.NewReader(""), &out, &errOut); code != exitOK && code != exitRefused {
+	if code := runInProcess(context.Background(), []string{"parley", "-C", root, "run", "--until-idle"}, strings.NewReader(""), &out, &errOut); code != exitOK && code != exitRefused {
 		t.Fatalf("parley run --until-idle: exit %d\n%s", code, errOut.String())
 	}
 	got := make(map[string]parityVerdict)

@@ -15,6 +15,7 @@ import (
 // arrow); an answer goes to the game master; Ctrl-D leaves. It skips when
 // tmux is not installed (.ci/run installs it).
 func TestPlayTerminal(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skipf("tmux is not installed (.ci/run installs it): %v", err)
 	}

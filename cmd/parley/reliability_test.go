@@ -34,6 +34,7 @@ type sentMessage struct {
 // restarts it each time, and checks that every message reached every
 // recipient exactly once and every outbox file ended in sent/.
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sends thousands of messages")
 	}
@@ -366,6 +367,7 @@ func checkDelivered(t *testing.T, ws *workspace.Workspace, sent []sentMessage) {
 // TestConcurrentSends runs several `parley send` processes at once, from
 // the same and from different agents, and checks nothing is lost.
 func TestConcurrentSends(t *testing.T) {
+	t.Parallel()
 	agents := []string{"ann", "bo", "cy", "di"}
 	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed(agents...), nil)
 	if err != nil {
