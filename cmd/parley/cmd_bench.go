@@ -323,7 +323,7 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 	defer cleanup()
 	rep := benchReport{MessageSize: benchMessageSize}
 
-	say("flood capacity: %d rounds of the disk alone, then %d hand-written and %d id-named files routed from full outboxes ...", opts.Rounds, opts.Messages, opts.Messages)
+	say("flood capacity: %d rounds of %d hand-written and %d id-named files routed from full outboxes, the disk alone timed before and after each ...", opts.Rounds, opts.Messages, opts.Messages)
 	if rep.Flood, err = floodRounds(ctx, filepath.Join(base, "flood"), opts.Rounds, opts.Messages, opts.Peer, say); err != nil {
 		return err
 	}

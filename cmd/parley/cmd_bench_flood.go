@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,8 @@ type floodFigures struct {
 	Rounds   int `json:"rounds"`
 	Messages int `json:"messages"` // per phase of a round
 	// Raw is the disk alone: 1 KiB written in one directory, renamed
-	// into another, a syncfs per 100 files.
+	// into another, a syncfs per 100 files; timed before each round and
+	// after each of its phases.
 	Raw spread `json:"raw"`
 	// HandWritten is the router emptying four outboxes of files without
 	// an id (written by a person, a script, an editor) into one inbox.
@@ -42,8 +44,8 @@ type floodFigures struct {
 	// IDNamed is the same with files that carry their id and are named
 	// by it (what `parley send` and agents' programs write).
 	IDNamed spread `json:"id_named"`
-	// The paired ratios: each round's routing rate over that round's raw
-	// rate.
+	// The paired ratios: each routing rate over the geometric mean of
+	// the disk's rates timed just before and just after it.
 	HandWrittenRatio spread `json:"hand_written_ratio"`
 	IDNamedRatio     spread `json:"id_named_ratio"`
 	// NATS is the peer, when --peer nats was given: NATS JetStream with a
@@ -112,36 +114,61 @@ func floodRounds(ctx context.Context, dir string, rounds, n int, peer string, sa
 	f := &floodFigures{Rounds: rounds, Messages: n}
 	var raw, hand, named, handRatio, namedRatio []float64
 	var natsOne, natsMany, handTimes, namedTimes []float64
+	probes := 0
+	probe := func() (float64, error) {
+		probes++
+		return rawRate(filepath.Join(dir, fmt.Sprintf("raw-%d", probes)), n)
+	}
 	for round := 0; round < rounds; round++ {
-		var r, h, id, one, many float64
-		phases := []func() error{
-			func() (err error) {
-				r, err = rawRate(filepath.Join(dir, fmt.Sprintf("raw-%d", round)), n)
-				return err
-			},
-			func() (err error) {
+		// The disk alone is timed before the round's first phase and
+		// after each: a routing rate is divided by the geometric mean
+		// of the two timings around it, the disk's speed while it ran
+		// as near as it can be known (it swings several times over
+		// within a minute here).
+		var h, id, one, many, hDisk, idDisk float64
+		type phase struct {
+			run  func() error
+			disk *float64 // set to the disk around it; nil: not divided by it
+		}
+		phases := []phase{
+			{func() (err error) {
 				h, err = flood(ctx, filepath.Join(dir, fmt.Sprintf("hand-%d", round)), n, true)
 				return err
-			},
-			func() (err error) {
+			}, &hDisk},
+			{func() (err error) {
 				id, err = flood(ctx, filepath.Join(dir, fmt.Sprintf("named-%d", round)), n, false)
 				return err
-			},
+			}, &idDisk},
 		}
 		if peer != "" {
-			phases = append(phases, func() (err error) {
+			phases = append(phases, phase{func() (err error) {
 				one, many, err = natsRates(ctx, peer, filepath.Join(dir, fmt.Sprintf("nats-%d", round)), n)
 				return err
-			})
+			}, nil})
 		}
+		before, err := probe()
+		if err != nil {
+			return nil, err
+		}
+		raw = append(raw, before)
 		for i := range phases {
-			if err := phases[(i+round)%len(phases)](); err != nil {
+			p := phases[(i+round)%len(phases)]
+			if err := p.run(); err != nil {
 				return nil, err
 			}
+			after, err := probe()
+			if err != nil {
+				return nil, err
+			}
+			raw = append(raw, after)
+			if p.disk != nil {
+				*p.disk = math.Sqrt(before * after)
+			}
+			before = after
 		}
-		say("round %d of %d: disk %.0f files/s, hand-written %.0f msg/s (%.2f), id-named %.0f msg/s (%.2f)", round+1, rounds, r, h, h/r, id, id/r)
-		raw, hand, named = append(raw, r), append(hand, h), append(named, id)
-		handRatio, namedRatio = append(handRatio, h/r), append(namedRatio, id/r)
+		say("round %d of %d: hand-written %.0f msg/s (%.2f of the disk around it, %.0f files/s), id-named %.0f msg/s (%.2f, %.0f files/s)", round+1, rounds, h, h/hDisk, hDisk, id, id/idDisk, idDisk)
+		hand, named = append(hand, h), append(named, id)
+		handRatio, namedRatio = append(handRatio, h/hDisk), append(namedRatio, id/idDisk)
 		if peer != "" {
 			say("round %d of %d: NATS JetStream sync_always %.0f msg/s one at a time, %.0f msg/s with 256 in flight", round+1, rounds, one, many)
 			natsOne, natsMany = append(natsOne, one), append(natsMany, many)
