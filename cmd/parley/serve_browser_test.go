@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -257,13 +258,21 @@ func TestServeInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path, err := ws.FindMessage(en.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := mailbox.ReadFile(path, 1<<20)
-		if err != nil {
-			t.Fatal(err)
+		// The game master's worker may move the answer on (cur/ ->
+		// done/) between finding it and reading it: found again then.
+		var data []byte
+		for try := 0; ; try++ {
+			path, err := ws.FindMessage(en.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err = mailbox.ReadFile(path, 1<<20)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, fs.ErrNotExist) || try == 10 {
+				t.Fatal(err)
+			}
 		}
 		m, err := mailbox.Parse(data)
 		if err != nil {
