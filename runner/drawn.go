@@ -137,8 +137,11 @@ func (d *drawnIDs) has(from, file, id string) bool {
 // find returns an id drawn for a file of this sender, name and content
 // whose message is not in sent/, newest first; "" when there is none.
 func (d *drawnIDs) find(box mailbox.Dir, from, file string, data []byte) string {
-	suffix := mailbox.ContentSuffix(file, data)
 	ids := d.live[from][file]
+	if len(ids) == 0 {
+		return "" // most files: no hash of the content needed
+	}
+	suffix := mailbox.ContentSuffix(file, data)
 	for i := len(ids) - 1; i >= 0; i-- {
 		if mailbox.IDSuffix(ids[i]) == suffix && !box.IsSent(ids[i]) {
 			return ids[i]

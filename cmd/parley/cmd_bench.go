@@ -1016,18 +1016,17 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 	// The program alone and one command agent with a backlog of n, in
 	// interleaved rounds: a round's overhead is its agent's p50 less its
 	// program's p50.
-	perRound := n
 	bareRuns := min(max(n/2, 20), 200)
 	var bare []float64
 	var overheads []float64
 	var command bench.DispatchFigures
 	for i := range rounds {
-		say("round %d of %d: the program alone, %d runs; 1 command agent, %d messages ...", i+1, rounds, bareRuns, perRound)
+		say("round %d of %d: the program alone, %d runs; 1 command agent, %d messages ...", i+1, rounds, bareRuns, n)
 		b, err := bench.Process(ctx, base, []string{script}, bench.Message("boss", "agent-1"), bareRuns)
 		if err != nil {
 			return err
 		}
-		f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-1-round-%d", workspace.DriverCommand, i+1)), workspace.DriverCommand, []string{script}, 1, perRound)
+		f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-1-round-%d", workspace.DriverCommand, i+1)), workspace.DriverCommand, []string{script}, 1, n)
 		if err != nil {
 			return err
 		}
