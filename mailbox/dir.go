@@ -192,14 +192,8 @@ func (d Dir) Post(m *Message) (id, path string, err error) {
 // and leaves nothing behind if the router dies before linking it.
 func (d Dir) Deliver(id string, data []byte, s *Syncer) (delivered bool, err error) {
 	name := FileName(id)
-	// States are checked in the order a message moves through them, so a
-	// copy that moves on while we look is still seen.
-	for _, st := range received {
-		if _, err := os.Lstat(d.Path(st, name)); err == nil {
-			return false, nil
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return false, err
-		}
+	if held, err := d.Holds(id); held || err != nil {
+		return false, err
 	}
 	err = linkNew(d.dir(Tmp), name+deliverySuffix, d.Path(Inbox, name), data, s.perFile)
 	if errors.Is(err, fs.ErrExist) {
@@ -210,6 +204,22 @@ func (d Dir) Deliver(id string, data []byte, s *Syncer) (delivered bool, err err
 	}
 	s.dirty(d.dir(Inbox))
 	return true, nil
+}
+
+// Holds reports whether the mailbox holds a message with this id in any
+// received state (inbox, cur, done, dead). The states are looked at in
+// the order a message moves through them, so a copy that moves on while
+// they are looked at is still seen.
+func (d Dir) Holds(id string) (bool, error) {
+	name := FileName(id)
+	for _, st := range received {
+		if _, err := os.Lstat(d.Path(st, name)); err == nil {
+			return true, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // stageAndLink writes data in dir/name, links it to dst (failing with

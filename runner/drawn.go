@@ -25,6 +25,13 @@ import (
 // copies (the batch's sync). A file of the same sender, name and content
 // (the id's last six hex digits) whose message is not in sent/ gets that
 // id again.
+//
+// An id is forgotten when its message is in sent/, and when its file left
+// the outbox without being routed (deleted, or rejected after an edit)
+// before any copy named by it was delivered (see abandoned): a file of
+// that name and content that comes back then draws another id, and no
+// recipient holds the first. One whose copies were delivered is kept
+// while its file is away: it may be put back (git stash pop).
 
 // drawnFile is the record's name in the state directory.
 const drawnFile = "drawn.jsonl"
@@ -65,6 +72,11 @@ func (r *Runner) drawnRecord() (*drawnIDs, error) {
 		box, ok := r.agents[e.From]
 		if !ok || !mailbox.IsID(e.ID) || box.IsSent(e.ID) {
 			continue // routed since, or of an agent that is gone
+		}
+		if r.abandoned(e.From, e.File, e.ID) {
+			// No copy of it is being delivered: every batch reads the
+			// record before it delivers (writeDrawn).
+			continue
 		}
 		d.add(e.From, e.File, e.ID)
 	}
@@ -162,12 +174,66 @@ func (d *drawnIDs) write(r *Runner, lines []workspace.Entry) error {
 	}
 	d.written += len(lines)
 	if d.written >= compactDrawnAfter && d.written > 2*d.n {
-		// Mostly ids routed since: written again, with those in use.
+		// Mostly ids routed since: written again, with those in use. The
+		// ids just written are, whatever became of their files: their
+		// copies are about to be delivered.
+		d.forgetAbandoned(r, lines)
 		if err := d.rewrite(r); err != nil {
 			r.log.Warn("cannot write the record of drawn ids anew; it goes on growing", "path", d.path, "err", err)
 		}
 	}
 	return nil
+}
+
+// forgetAbandoned forgets the ids whose files left the outbox unrouted
+// before any copy was delivered (see abandoned), except those of lines.
+func (d *drawnIDs) forgetAbandoned(r *Runner, lines []workspace.Entry) {
+	type drawn struct{ from, file, id string }
+	var gone []drawn
+	for from, files := range d.live {
+		for file, ids := range files {
+			for _, id := range ids {
+				just := slices.ContainsFunc(lines, func(e workspace.Entry) bool { return e.ID == id && e.From == from && e.File == file })
+				if !just && r.abandoned(from, file, id) {
+					gone = append(gone, drawn{from, file, id})
+				}
+			}
+		}
+	}
+	for _, g := range gone {
+		d.sent(g.from, g.file, g.id)
+	}
+}
+
+// abandoned reports whether an id drawn for a file of a sender can be
+// forgotten: the file is not in the sender's outbox, its message is not
+// in sent/ (the file left unrouted: deleted, or rejected after an edit),
+// and no mailbox holds a copy named by the id. A file of that name and
+// content put back later draws another id, and delivers nothing twice:
+// nobody holds the first. While its copies are being delivered, none may
+// be there yet: the caller keeps the ids of the batch being delivered.
+//
+// The outbox is looked at before sent/, which the file is moved to with
+// a rename, and the copies last, which are delivered before that move: a
+// file on its way to sent/ is found in one or the other, and when it was
+// routed, its copies are found. What cannot be looked at is kept.
+func (r *Runner) abandoned(from, file, id string) bool {
+	box, ok := r.agents[from]
+	if !ok {
+		return false // gone since it was read (a reload): the next read drops it
+	}
+	if _, err := os.Lstat(box.Path(mailbox.Outbox, file)); !isGone(err) {
+		return false
+	}
+	if box.IsSent(id) {
+		return false
+	}
+	for _, to := range r.agents {
+		if held, err := to.Holds(id); held || err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // rewrite replaces the record with the ids still in use, durably.

@@ -337,3 +337,133 @@ func TestDrawnNotWritten(t *testing.T) {
 		t.Errorf("the later message is not under its own id")
 	}
 }
+
+// TestDrawnIDForgotten: the id drawn for a file written by hand that was
+// never routed — its delivery failed before any copy was written, then
+// its sender deleted it — is not kept in the record of drawn ids for
+// ever: no copy bears it, so a file of that name and content drawing
+// another id delivers nothing twice. Both ways the record is written
+// anew forget it: when it is first read, and when it has grown.
+func TestDrawnIDForgotten(t *testing.T) {
+	t.Run("first read", func(t *testing.T) {
+		ws := newWorkspace(t, "boss", "bob")
+		path := drop(t, ws, "boss", "hello.md", "---\nto: bob\n---\nHello.\n")
+		clock := time.Now()
+		r := clockRunner(t, ws, &clock)
+		r.troubles["bob"] = "broken for the test"
+		look(t, r)
+		if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+			t.Fatalf("bob's inbox/ = %v with his mailbox broken, want nothing", got)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		id := drawnIn(t, ws, "hello.md")
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+
+		// The next runner reads the record when it draws an id.
+		drop(t, ws, "boss", "later.md", "---\nto: bob\n---\nLater.\n")
+		routeAll(t, ws)
+		if record := readRecord(t, ws); strings.Contains(record, id) {
+			t.Errorf("the record of drawn ids still holds %s, whose file was deleted before it was routed:\n%s", id, record)
+		}
+	})
+	t.Run("grown", func(t *testing.T) {
+		ws := newWorkspace(t, "boss", "bob")
+		clock := time.Now()
+		r := clockRunner(t, ws, &clock)
+		rec, err := r.drawnRecord()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One id of a file deleted unrouted, then, as the record is
+		// written anew, one drawn for a file the batch has just read
+		// and a person deleted since: its copies are about to be
+		// delivered, so it is kept.
+		gone := workspace.Entry{ID: (&mailbox.IDs{}).New("boss"), From: "boss", File: "gone.md", Outcome: drawnOutcome}
+		if err := rec.write(r, []workspace.Entry{gone}); err != nil {
+			t.Fatal(err)
+		}
+		rec.written = compactDrawnAfter
+		now := workspace.Entry{ID: (&mailbox.IDs{}).New("boss"), From: "boss", File: "now.md", Outcome: drawnOutcome}
+		if err := rec.write(r, []workspace.Entry{now}); err != nil {
+			t.Fatal(err)
+		}
+		record := readRecord(t, ws)
+		if strings.Contains(record, gone.ID) {
+			t.Errorf("the record written anew still holds %s, whose file was deleted before it was routed:\n%s", gone.ID, record)
+		}
+		if !strings.Contains(record, now.ID) {
+			t.Errorf("the record written anew lost %s, drawn for the batch being delivered:\n%s", now.ID, record)
+		}
+	})
+}
+
+// TestDrawnIDKeptWhileStashed: the id drawn for a file written by hand
+// whose copies were delivered, then put away (git stash) after the runner
+// stopped, is kept when the record is read while the file is away: put
+// back, it gets that id again and no recipient gets it twice.
+func TestDrawnIDKeptWhileStashed(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	const hello = "---\nto: bob\n---\nHello.\n"
+	path := drop(t, ws, "boss", "hello.md", hello)
+	clock := time.Now()
+	r := clockRunner(t, ws, &clock)
+	r.journal.write = func(f *os.File, b []byte) (int, error) { return 0, syscall.EIO }
+	r.scan()
+	if _, err := r.routePending(context.Background()); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("routing with the journal failing = %v, want EIO", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	first := names(t, ws, "bob", mailbox.Inbox)
+	if len(first) != 1 {
+		t.Fatalf("after the first runner: bob's inbox/ %v, want a copy", first)
+	}
+
+	// git stash; a runner draws an id for another file, reading the
+	// record; git stash pop.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	drop(t, ws, "boss", "other.md", "---\nto: bob\n---\nOther.\n")
+	routeAll(t, ws)
+	writeAt(t, path, hello, time.Now().Add(-time.Second))
+
+	routeAll(t, ws)
+	if got := bodies(t, ws, "bob", mailbox.Inbox); len(got) != 2 {
+		t.Errorf("bob's inbox/ = %q, want Hello. and Other., once each", got)
+	}
+	if got := names(t, ws, "boss", mailbox.Sent); !slices.Contains(got, first[0]) {
+		t.Errorf("boss's sent/ = %v, want %v among them", got, first[0])
+	}
+}
+
+// drawnIn returns the id the record of drawn ids holds for a file.
+func drawnIn(t *testing.T, ws *workspace.Workspace, file string) string {
+	t.Helper()
+	lines, err := readDrawn(filepath.Join(ws.Root, workspace.StateDir, drawnFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range lines {
+		if e.File == file {
+			return e.ID
+		}
+	}
+	t.Fatalf("the record of drawn ids holds nothing for %s", file)
+	return ""
+}
+
+// readRecord returns the record of drawn ids.
+func readRecord(t *testing.T, ws *workspace.Workspace) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws.Root, workspace.StateDir, drawnFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,7 @@ func TestScripts(t *testing.T) {
 			"count":      cmdCount,
 			"exits":      cmdExits,
 			"standin":    cmdStandin,
+			"freeport":   cmdFreePort,
 		},
 	})
 }
@@ -257,5 +259,25 @@ func cmdStandin(ts *testscript.TestScript, neg bool, args []string) {
 		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			ts.Fatalf("%v", err)
 		}
+	}
+}
+
+// cmdFreePort picks a TCP port free on 127.0.0.1 (the kernel's choice for
+// port 0, let go of at once), sets $NAME to it for the rest of the script,
+// and writes it where the FILES say $NAME (a parley.yaml: scripts do not
+// expand files). A script that listens then never collides with what
+// else runs on the machine.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: freeport NAME [FILE...]")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	ts.Check(l.Close())
+	ts.Setenv(args[0], port)
+	for _, f := range args[1:] {
+		data := strings.ReplaceAll(ts.ReadFile(f), "$"+args[0], port)
+		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(data), 0o644))
 	}
 }
