@@ -191,10 +191,18 @@ func (d Dir) Post(m *Message) (id, path string, err error) {
 // unnamed file in tmp/ (O_TMPFILE), which spares two directory updates
 // and leaves nothing behind if the router dies before linking it.
 func (d Dir) Deliver(id string, data []byte, s *Syncer) (delivered bool, err error) {
-	name := FileName(id)
 	if held, err := d.Holds(id); held || err != nil {
 		return false, err
 	}
+	return d.DeliverNew(id, data, s)
+}
+
+// DeliverNew is Deliver for a message no copy of which can be in the
+// mailbox but in its inbox (an id newer than any delivered before): the
+// other received states are not looked at. A copy in the inbox is still
+// found, by the link, which does not replace a file.
+func (d Dir) DeliverNew(id string, data []byte, s *Syncer) (delivered bool, err error) {
+	name := FileName(id)
 	err = linkNew(d.dir(Tmp), name+deliverySuffix, d.Path(Inbox, name), data, s.perFile)
 	if errors.Is(err, fs.ErrExist) {
 		return false, nil

@@ -34,6 +34,7 @@ type accepted struct {
 	warnings   []string
 	skill      string // the skill that checked it (Verdict.Skill)
 	drawn      bool   // its id was drawn by the router: a file written by hand
+	fresh      bool   // newer than every id begun: no copy can exist yet (fresh.go)
 }
 
 // batch is one round of routing: the files taken, in sending order, and
@@ -261,7 +262,10 @@ func (b *batch) take(i int, c candidate, rd *round) {
 	answering, ans := r.answering(c.fileKey, msg)
 	v, err := r.ws().Check(workspace.Input{
 		File: c.name, Sender: c.agent, Message: msg,
-		Sent:      func(id string) bool { return b.ids[id] || rd.inFlight[id] || box.IsSent(id) },
+		Sent: func(id string) bool {
+			// sent/ holds no message of a fresh id: nothing was begun.
+			return b.ids[id] || rd.inFlight[id] || (!r.fresh.is(c.agent, id) && box.IsSent(id))
+		},
 		Answering: answering,
 	})
 	if err != nil {
@@ -448,6 +452,7 @@ func (b *batch) deliver() {
 			a.skipped = true // its sender failed before delivery (see writeDrawn)
 			continue
 		}
+		a.fresh = r.fresh.begin(a.agent, a.id)
 		for _, to := range a.recipients {
 			r.usable(to, b.checked) // notes what it finds in the runner
 		}
@@ -529,7 +534,11 @@ func (b *batch) deliverFrom(msgs []*accepted) (o deliveries) {
 				data = m.Bytes()
 				copies[n] = data
 			}
-			ok, err := r.agents[to].Deliver(a.id, data, r.syncer)
+			deliver := r.agents[to].Deliver
+			if a.fresh {
+				deliver = r.agents[to].DeliverNew // no copy can be anywhere (fresh.go)
+			}
+			ok, err := deliver(a.id, data, r.syncer)
 			if err != nil {
 				a.err = fmt.Errorf("delivering to %s: %w", to, err)
 				o.failed = true

@@ -138,6 +138,8 @@ type Runner struct {
 	// drawn is the record of the ids drawn for files written by hand,
 	// read the first time one is drawn (see drawnRecord).
 	drawn *drawnIDs
+	// fresh is what is known of the ids begun before (see fresh.go).
+	fresh freshIDs
 	stats Stats
 	// statsMu guards what the workers count in stats (Handled, Dead,
 	// DeadFiles, and Rejected and RejectedFiles, which they share with
@@ -327,6 +329,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		state:     loadStateBook(ws, opts.Now),
 	}
 	r.current.Store(ws)
+	r.openFresh(ws)
 	if dirsErr != nil {
 		opts.Logger.Warn("cannot make every mailbox; the others are served", "err", dirsErr)
 		r.repairAt = opts.Now()
@@ -430,6 +433,7 @@ func (r *Runner) Close() error {
 	}
 	errs = append(errs, r.drawn.close())
 	if r.lock != nil {
+		errs = append(errs, r.closeFresh(r.ws())) // nothing more is delivered
 		_ = os.Remove(workspace.RunnerInfoPath(r.ws().Root))
 		errs = append(errs, r.lock.unlock())
 	}

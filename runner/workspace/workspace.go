@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
@@ -180,7 +181,12 @@ func InitConfig(dir, config string) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ws, ws.MakeDirs()
+	if err := ws.MakeDirs(); err != nil {
+		return nil, err
+	}
+	// Nothing was delivered here before now: a message sent from now on
+	// is delivered without looking for an earlier copy (see DeliveryRecord).
+	return ws, ws.WriteDeliveryRecord(DeliveryRecord{Newest: time.Now().UTC()})
 }
 
 // AgentsNamed returns agents with these names and no roles of their own.
