@@ -88,16 +88,16 @@ func broadcast(ctx context.Context, self, dir string, n int) (*childRun, error) 
 	if err != nil {
 		return nil, err
 	}
-	written := time.Now().Add(-time.Minute)
 	for _, a := range names {
 		path := ws.Mailbox(a).Path(mailbox.Outbox, "hello.md")
 		if err := os.WriteFile(path, []byte("---\nto: \"*\"\n---\nHello from "+a+".\n"), 0o644); err != nil {
 			return nil, err
 		}
-		if err := os.Chtimes(path, written, written); err != nil {
-			return nil, err
-		}
 	}
+	// Routed once unchanged for the settle time: a backlog by the time
+	// the runner starts, written after the workspace was made, as files
+	// written while no runner ran are.
+	time.Sleep(ws.Config.Router.Settle)
 	root, err := os.Open(ws.Root)
 	if err != nil {
 		return nil, err
