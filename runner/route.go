@@ -389,6 +389,11 @@ func (b *batch) idFor(c candidate, p *pending, data []byte, m *mailbox.Message) 
 		if id := rec.find(r.agents[c.agent], c.agent, c.name, data); id != "" {
 			r.log.Info("a file written by hand gets the id drawn for it before", "agent", c.agent, "file", c.name, "id", id)
 			p.more().id = id
+			// Ids drawn after it sort after it, though it may be dated
+			// later than the files written after this one.
+			if t, _, err := mailbox.ParseID(id); err == nil && t.After(r.last[c.agent]) {
+				r.last[c.agent] = t
+			}
 			return id
 		}
 	}

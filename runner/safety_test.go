@@ -467,3 +467,30 @@ func readRecord(t *testing.T, ws *workspace.Workspace) string {
 	}
 	return string(b)
 }
+
+// TestDrawnIDKeepsOrder: a file written by hand gets again the id a
+// runner killed before it went to sent/ drew for it, which may be dated
+// after the files written after it (that runner's clock had been moved
+// past earlier ids). The files after it then get ids that sort after it,
+// so their recipient lists them in the order they were written.
+func TestDrawnIDKeepsOrder(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	const first, second = "---\nto: bob\nn: 1\n---\none\n", "---\nto: bob\nn: 2\n---\ntwo\n"
+	drop(t, ws, "alice", "m1.md", first)
+	drop(t, ws, "alice", "m2.md", second)
+	drawnAt := time.Now().Add(-time.Second) // after both files' times
+	id := mailbox.IDOf("alice", drawnAt, "m1.md", []byte(first))
+	line := fmt.Sprintf(`{"time":%q,"id":%q,"from":"alice","file":"m1.md","outcome":%q}`+"\n", drawnAt.UTC().Format(time.RFC3339Nano), id, drawnOutcome)
+	if err := os.WriteFile(filepath.Join(ws.Root, workspace.StateDir, drawnFile), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	routeAll(t, ws)
+	inbox := names(t, ws, "bob", mailbox.Inbox)
+	if len(inbox) != 2 || inbox[0] != mailbox.FileName(id) {
+		t.Fatalf("bob's inbox/ = %v, want m1's copy under the id drawn before (%s), then m2's", inbox, id)
+	}
+	data, err := os.ReadFile(ws.Mailbox("bob").Path(mailbox.Inbox, inbox[1]))
+	if err != nil || !strings.Contains(string(data), "n: 2") {
+		t.Errorf("the second in bob's inbox/ is not m2: %q, %v", data, err)
+	}
+}
