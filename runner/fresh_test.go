@@ -22,6 +22,10 @@ func heldBy(t *testing.T, ws *workspace.Workspace, agent, name string) int {
 	return n
 }
 
+// maxAheadForTests dates an id after the clock, by less than the check
+// allows (workspace.maxAhead).
+const maxAheadForTests = 3 * time.Minute
+
 // sentAt writes into alice's outbox a message to bob named by an id
 // dated at.
 func sentAt(t *testing.T, ws *workspace.Workspace, at time.Time) (id, name string) {
@@ -80,7 +84,7 @@ func TestFreshAfterCleanStop(t *testing.T) {
 func TestFreshAfterCrash(t *testing.T) {
 	ws := newWorkspace(t, "alice", "bob")
 	before := time.Now().Add(-time.Second)
-	_, name := sentAt(t, ws, time.Now().Add(time.Hour))
+	_, name := sentAt(t, ws, time.Now().Add(maxAheadForTests))
 	// Killed after delivering it to bob, who handled it, before the
 	// file went to sent/.
 	if err := os.WriteFile(ws.Mailbox("bob").Path(mailbox.Done, name), []byte("---\nfrom: alice\n---\nhello\n"), 0o644); err != nil {
@@ -100,7 +104,7 @@ func TestFreshAfterCrash(t *testing.T) {
 // message is looked for, even one dated ahead.
 func TestFreshWithoutRecord(t *testing.T) {
 	ws := newWorkspace(t, "alice", "bob")
-	_, name := sentAt(t, ws, time.Now().Add(time.Hour))
+	_, name := sentAt(t, ws, time.Now().Add(maxAheadForTests))
 	if err := os.WriteFile(ws.Mailbox("bob").Path(mailbox.Done, name), []byte("---\nfrom: alice\n---\nhello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

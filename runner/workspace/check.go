@@ -3,6 +3,8 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -173,6 +175,7 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	if f := w.checkSender(in, m); f != nil {
 		return refuse(f)
 	}
+	v.ID, _ = m.Header().Get("id") // the file's name, when it does not carry one
 	f, warning := w.checkSpeaker(in.Sender, m)
 	if f != nil {
 		return refuse(f)
@@ -260,25 +263,48 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		}
 	}
 	id, ok := h.Get("id")
+	named := false // the id is the file's name
 	if !ok {
-		return nil
+		// A file named by an id is the message of that id, though it
+		// does not carry it: a message written by hand is kept in sent/
+		// as written, and copying it back into the outbox (or sending it
+		// with --file) is a second sending of its id, not a new message.
+		if id, named = mailbox.IDFromName(filepath.Base(in.File)); !named {
+			return nil
+		}
+		m.Set("id", id)
 	}
-	_, sender, err := mailbox.ParseID(id)
+	what := strconv.Quote(id)
+	if named {
+		what = "the file's name, id " + id + ","
+	}
+	sentAt, sender, err := mailbox.ParseID(id)
 	if err != nil {
 		return &Refusal{Line: h.Line("id"), Field: "id", Reason: err.Error()}
 	}
 	if sender != in.Sender {
-		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%q names %q as its sender, but the file is in the outbox of %q", id, sender, in.Sender)}
+		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%s names %q as its sender, but the file is in the outbox of %q", what, sender, in.Sender)}
+	}
+	if now := time.Now(); sentAt.After(now.Add(maxAhead)) {
+		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%s is dated %s, after this machine's clock (%s): it would be listed before messages sent after it; leave id: out and parley gives one", what, sentAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))}
 	}
 	sent := in.Sent
 	if sent == nil {
 		sent = w.Mailbox(in.Sender).IsSent
 	}
 	if sent(id) {
-		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", in.Sender, id, MailboxesDir+"/"+in.Sender+"/"+mailbox.Sent+"/")}
+		f := &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", in.Sender, id, MailboxesDir+"/"+in.Sender+"/"+mailbox.Sent+"/")}
+		if named {
+			f.Reason += ": the file is named by that id; to send it again, name it anew"
+		}
+		return f
 	}
 	return nil
 }
+
+// maxAhead is how far after this machine's clock an id may be dated: the
+// clocks of the machines a workspace is written from may differ a little.
+const maxAhead = 5 * time.Minute
 
 // checkCharacter refuses a protocol message whose character: names
 // another character than the one its sender plays (an agent with
