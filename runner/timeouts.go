@@ -19,6 +19,7 @@ type expectation struct {
 	policy   *workspace.Timeout
 	deadline time.Time
 	nudged   bool
+	unsent   string // why its nudge could not be sent
 }
 
 // expectReplies notes the replies a delivered message calls for, by the
@@ -79,7 +80,8 @@ func (r *Runner) checkDeadlines() {
 		}
 		if !e.nudged && e.policy.Nudge != nil {
 			if err := r.nudge(e); err != nil {
-				r.log.Error("nudging", "agent", e.agent, "err", err)
+				e.unsent = err.Error()
+				r.log.Error("the nudge was not sent", "agent", e.agent, "by", e.waiting, "err", err)
 			}
 			e.nudged = true
 			e.deadline = now.Add(e.policy.After)
@@ -87,7 +89,10 @@ func (r *Runner) checkDeadlines() {
 			continue
 		}
 		note := fmt.Sprintf("no answer to %s from %s within %v", e.message, e.waiting, e.policy.After)
-		if e.nudged {
+		switch {
+		case e.unsent != "":
+			note += "; its nudge was not sent: " + e.unsent
+		case e.nudged:
 			note += ", nor after a nudge"
 		}
 		r.state.set(e.agent, workspace.StateUnresponsive, e.message)
@@ -117,13 +122,24 @@ func (r *Runner) nudge(e *expectation) error {
 	for k, v := range n.Fields {
 		m.SetValue(k, v)
 	}
+	// Checked as the router will check it, before it is written: a nudge
+	// the protocol does not let the one waiting send (a type that is
+	// another role's) is said to be refused, here, not sent and then
+	// refused with no word of the timeout it came from.
+	v, err := r.ws().Check(workspace.Input{File: "the nudge", Sender: e.waiting, Message: m})
+	if err != nil {
+		return err
+	}
+	if !v.Accepted() {
+		return fmt.Errorf("%v (a nudge of timeouts: in %s is sent by the agent waiting, %s, and checked as its message)", v.Refusal, workspace.ConfigFile, e.waiting)
+	}
 	id, _ := m.Header().Get("id")
 	r.nudges[id] = fmt.Sprintf("a nudge: %s did not answer %s within %v", e.agent, e.message, e.policy.After)
-	_, err := r.agents[e.waiting].Send(m)
-	if err == nil {
-		r.recordNudge(e, id)
+	if _, err := r.agents[e.waiting].Send(m); err != nil {
+		return err
 	}
+	r.recordNudge(e, id)
 	r.kickRouter()
 	r.log.Info("nudged", "agent", e.agent, "by", e.waiting, "about", e.message)
-	return err
+	return nil
 }
