@@ -315,7 +315,7 @@ func (w *Workspace) checkSize(sender string, m *mailbox.Message) *Refusal {
 		n += int64(len("created: \n") + len(mailbox.TimeFormat))
 	}
 	if max := w.Config.Router.MaxMessageSize; n > max {
-		return &Refusal{Reason: fmt.Sprintf("with the from, to, id and time parley adds it would be %s, over the %s limit (router.max_message_size in %s)", mailbox.SizeString(n), mailbox.SizeString(max), ConfigFile)}
+		return &Refusal{Reason: fmt.Sprintf("with the from, to, id and time parley adds it would be %s, over the %s limit (router.max_message_size in %s)", mailbox.SizeOver(n, max), mailbox.SizeString(max), ConfigFile)}
 	}
 	return nil
 }
