@@ -128,7 +128,8 @@ func (d Dir) Init() error {
 // Send writes m into the outbox durably: it is staged in tmp/ (as
 // "<id>.md.send", which a send killed part way leaves: see Leftovers), synced,
 // renamed to outbox/<id>.md, and the outbox directory is synced. A
-// missing mailbox is created. m must have an id. It returns the path of the file in the outbox.
+// missing mailbox, or a missing tmp/ or outbox/ of one, is created. m must
+// have an id. It returns the path of the file in the outbox.
 func (d Dir) Send(m *Message) (string, error) {
 	id, ok := m.Header().Get("id")
 	if !ok || !IsID(id) {
@@ -149,7 +150,15 @@ func (d Dir) Send(m *Message) (string, error) {
 	dst := d.Path(Outbox, name)
 	// Moved, not linked then unlinked: the router refuses a file with two
 	// links in an outbox.
-	if err := renameNoReplace(tmp, dst); err != nil {
+	err = renameNoReplace(tmp, dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The outbox alone was removed (rm -r, git clean): make it again,
+		// as tmp/ is above.
+		if err = d.Init(); err == nil {
+			err = renameNoReplace(tmp, dst)
+		}
+	}
+	if err != nil {
 		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
 			return "", fmt.Errorf("send: a message with id %s is in the outbox of %s already, not yet routed: %w", id, d.Agent(), ErrExists)

@@ -139,6 +139,35 @@ func TestSend(t *testing.T) {
 	}
 }
 
+// TestSendMakesMissingDirs checks that Send makes again a tmp/ or an
+// outbox/ someone removed (rm -r, git clean), as a new agent's mailbox is
+// made, rather than failing on the rename.
+func TestSendMakesMissingDirs(t *testing.T) {
+	for _, state := range []string{Outbox, Tmp} {
+		t.Run(state, func(t *testing.T) {
+			d, _ := newDir(t)
+			if err := d.Init(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(d.Path(state, "")); err != nil {
+				t.Fatal(err)
+			}
+			m := mustParse(t, "---\nto: carol\n---\nHello.\n")
+			m.Set("id", id1)
+			path, err := d.Send(m)
+			if err != nil {
+				t.Fatalf("Send() with %s/ removed = %v, want no error", state, err)
+			}
+			if want := d.Path(Outbox, id1+".md"); path != want {
+				t.Errorf("Send() = %q, want %q", path, want)
+			}
+			if got := names(t, d, Tmp); len(got) != 0 {
+				t.Errorf("after Send(), tmp/ holds %q, want nothing", got)
+			}
+		})
+	}
+}
+
 func TestSendRefusesBadID(t *testing.T) {
 	for _, id := range []string{"", "hello", "../../etc/passwd", "20261121-101500.123456Z-Alice-3fa9c2"} {
 		d, _ := newDir(t)

@@ -17,6 +17,9 @@ func FuzzParse(f *testing.F) {
 		"---\nfrom: alice\nto: [bob, carol]\ntype: review_verdict\nsignal: pass\n---\n# Verdict\n\nLooks good.\n",
 		"---\n" + handHeader + "---\nBody.\n",
 		"---\r\nfrom: alice\r\n---\r\nline one\r\nline two\r\n",
+		"---\r\nto: b\r\n---\r\nhi\r\n",
+		"[NOTE]\r\nto: b\r\nsummary: |\r\n  one\r\n  two\r\n\r\nhi\r\n",
+		"---\r\n{to: b}\r\n---\r\nhi\r\n",
 		"---\nfrom: alice\n---\nintro\n---\nmore\n---\n",
 		"---\n{from: alice, to: bob}\n---\nflow",
 		"[NARRATIVE]\n\nThe door creaks open.\n",
@@ -101,6 +104,11 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(%q) after adding fields: Bytes() = %q, which does not parse: %v", data, out, err)
 		}
+		// A file with CRLF endings only keeps them: the lines added end
+		// so too.
+		if crlfOnly(data) && !crlfOnly(out) {
+			t.Fatalf("Parse(%q) after adding fields: Bytes() = %q, with a line not ended by CRLF", data, out)
+		}
 		if !slices.Equal(m.Header().Keys(), m3.Header().Keys()) {
 			t.Fatalf("Parse(%q) with keys %q, after adding fields: keys %q, after Bytes %q; want the same", data, keys, m.Header().Keys(), m3.Header().Keys())
 		}
@@ -111,6 +119,12 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// crlfOnly reports whether every line of data, the last one included,
+// ends in CRLF.
+func crlfOnly(data []byte) bool {
+	return bytes.HasSuffix(data, []byte("\r\n")) && bytes.Count(data, []byte("\n")) == bytes.Count(data, []byte("\r\n"))
 }
 
 // FuzzSplitFrontmatter checks what SplitFrontmatter promises: of a

@@ -90,7 +90,10 @@ var (
 
 // Message is one parsed message: an ordered header and a body kept byte for
 // byte. The header keeps the key order, comments and quoting of the file it
-// came from; Bytes writes it back with only the added keys new.
+// came from; Bytes writes it back with only the added keys new. A file
+// whose first line ends in CRLF is written back with CRLF line endings
+// throughout: the lines Bytes adds (the '---' lines, added keys) end as
+// the file's own do.
 //
 // A tag-first message ("[NARRATIVE]" on line one) is written by Bytes as a
 // frontmatter envelope (type: NARRATIVE, and the id, from, to, cc and
@@ -111,6 +114,7 @@ type Message struct {
 	rawValid  bool       // raw is a block mapping that still matches header
 	added     []string   // keys set since parsing that were not in raw
 	firstLine int        // file line of the first header line
+	crlf      bool       // the file's first line ends in CRLF: so do the lines Bytes adds
 
 	// A tag-first message keeps its text as written (tag line, fields,
 	// body) and is written after a frontmatter envelope; its fields are
@@ -155,18 +159,24 @@ func Parse(data []byte) (*Message, error) {
 	text := bytes.TrimPrefix(data, bom)
 	first, _ := cutLine(text)
 	fm, err := SplitFrontmatter(text)
+	var m *Message
 	switch {
 	case err == nil:
-		return parseFrontmatter(fm)
+		m, err = parseFrontmatter(fm)
 	case errors.Is(err, ErrUnclosedFrontmatter):
 		return nil, &ParseError{Line: 1, Field: "header", Err: err}
 	case tagLine.Match(first):
-		return parseTagFirst(text, 1)
-	}
-	if len(bytes.TrimSpace(text)) == 0 {
+		m, err = parseTagFirst(text, 1)
+	case len(bytes.TrimSpace(text)) == 0:
 		return nil, &ParseError{Line: 1, Err: fmt.Errorf("%w: only white space", ErrEmpty)}
+	default:
+		return nil, &ParseError{Line: 1, Err: ErrNoHeader}
 	}
-	return nil, &ParseError{Line: 1, Err: ErrNoHeader}
+	if err != nil {
+		return nil, err
+	}
+	m.crlf = bytes.HasSuffix(first, []byte("\r"))
+	return m, nil
 }
 
 // parseFrontmatter parses a frontmatter message: the header, then the
@@ -610,9 +620,8 @@ func (m *Message) render() {
 	writeMapping(&b, m.payload.Content)
 	if len(m.Body) > 0 {
 		b.WriteString("\n")
-		b.Write(m.Body)
 	}
-	m.tagText = b.Bytes()
+	m.tagText = append(m.eol(b.Bytes()), m.Body...)
 }
 
 func clearPos(n *yaml.Node) {
@@ -708,7 +717,12 @@ func ReservedRank(key string) int {
 func (m *Message) Bytes() []byte {
 	var b bytes.Buffer
 	b.Grow(len(m.raw) + len(m.Content()) + 256)
-	b.WriteString("---\n")
+	var added bytes.Buffer // lines parley writes, ended as the file's are
+	flush := func() {
+		b.Write(m.eol(added.Bytes()))
+		added.Reset()
+	}
+	added.WriteString("---\n")
 	if m.rawValid {
 		var before, after []*yaml.Node
 		c := m.header.Content
@@ -722,18 +736,29 @@ func (m *Message) Bytes() []byte {
 				after = append(after, c[i], c[i+1])
 			}
 		}
-		writeMapping(&b, before)
+		writeMapping(&added, before)
+		flush()
 		b.Write(m.raw)
 		if len(m.raw) > 0 && m.raw[len(m.raw)-1] != '\n' {
-			b.WriteByte('\n')
+			added.WriteByte('\n')
 		}
-		writeMapping(&b, after)
+		writeMapping(&added, after)
 	} else {
-		writeMapping(&b, m.header.Content)
+		writeMapping(&added, m.header.Content)
 	}
-	b.WriteString("---\n")
+	added.WriteString("---\n")
+	flush()
 	b.Write(m.Content())
 	return b.Bytes()
+}
+
+// eol returns text, which parley wrote with LF line endings, with the
+// line endings of the message's file: CRLF when its first line ended so.
+func (m *Message) eol(text []byte) []byte {
+	if !m.crlf {
+		return text
+	}
+	return bytes.ReplaceAll(text, []byte("\n"), []byte("\r\n"))
 }
 
 // writeMapping writes key/value node pairs as a block mapping: plain

@@ -637,6 +637,48 @@ func TestBytesTagFirst(t *testing.T) {
 	}
 }
 
+// TestBytesLineEndings checks that a copy keeps the line endings of the
+// file it came from: a CRLF file is written with CRLF throughout (the
+// '---' lines and the keys the router adds too), an LF file with LF.
+func TestBytesLineEndings(t *testing.T) {
+	const id = "20261121-101500.123456Z-alice-3fa9c2"
+	tests := []struct {
+		name, in, want string
+	}{
+		{
+			name: "CRLF frontmatter",
+			in:   "---\r\nto: b\r\n---\r\nhi\r\n",
+			want: "---\r\nid: " + id + "\r\nfrom: alice\r\nto: b\r\nx_note: added\r\n---\r\nhi\r\n",
+		},
+		{
+			name: "CRLF tag-first",
+			in:   "[NOTE]\r\nto: b\r\n\r\nhi\r\n",
+			want: "---\r\nid: " + id + "\r\nfrom: alice\r\nto: b\r\ntype: NOTE\r\nx_note: added\r\n---\r\n[NOTE]\r\nto: b\r\n\r\nhi\r\n",
+		},
+		{
+			name: "LF frontmatter with a CRLF body",
+			in:   "---\nto: b\n---\nhi\r\n",
+			want: "---\nid: " + id + "\nfrom: alice\nto: b\nx_note: added\n---\nhi\r\n",
+		},
+		{
+			name: "CRLF header written anew",
+			in:   "---\r\n{to: b}\r\n---\r\nhi\r\n",
+			want: "---\r\nid: " + id + "\r\nfrom: alice\r\nto: b\r\nx_note: added\r\n---\r\nhi\r\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := mustParse(t, tt.in)
+			m.Set("from", "alice")
+			m.Set("id", id)
+			m.Set("x_note", "added")
+			if diff := cmp.Diff(tt.want, string(m.Bytes())); diff != "" {
+				t.Errorf("Parse(%q).Bytes() after adding fields mismatch (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
 func TestSetExistingKey(t *testing.T) {
 	m := mustParse(t, "---\nfrom: alice\nto: bob\nsummary: old\n---\nbody\n")
 	m.Set("to", "carol")

@@ -40,7 +40,7 @@ func (e *TooLargeError) Error() string {
 	if e.Size < 0 {
 		return fmt.Sprintf("file is over the %s limit (router.max_message_size in parley.yaml)", SizeString(e.Max))
 	}
-	return fmt.Sprintf("file is %s, over the %s limit (router.max_message_size in parley.yaml)", SizeString(e.Size), SizeString(e.Max))
+	return fmt.Sprintf("file is %s, over the %s limit (router.max_message_size in parley.yaml)", SizeOver(e.Size, e.Max), SizeString(e.Max))
 }
 
 // CheckFile returns a *NotRegularError or a *TooLargeError when a file,
@@ -56,8 +56,27 @@ func CheckFile(info fs.FileInfo, max int64) error {
 }
 
 // SizeString formats a byte count the way parley's messages do: "1 MiB",
-// "1.5 KiB", "200 bytes".
+// "1.5 KiB", "200 bytes". A count that one decimal would round to a whole
+// number of units, but is not one, is said in bytes ("1048600 bytes",
+// not "1.0 MiB").
 func SizeString(n int64) string {
+	return sizeString(n, func(rounded, _ string) bool { return strings.HasSuffix(rounded, ".0") })
+}
+
+// SizeOver formats the size n of something over limit as SizeString
+// does, but says it in bytes only where, rounded, it would read like the
+// limit it passes: a file of 2097168 bytes is "2.0 MiB" over a 1 MiB
+// limit, one of 1048600 bytes is "1048600 bytes", not "1.0 MiB".
+func SizeOver(n, limit int64) string {
+	return sizeString(n, func(rounded, unit string) bool {
+		return strings.TrimSuffix(rounded, ".0")+" "+unit == SizeString(limit)
+	})
+}
+
+// sizeString formats n in the largest unit it has one of, with one
+// decimal, or in bytes where inBytes says the rounded number of unit
+// would mislead.
+func sizeString(n int64, inBytes func(rounded, unit string) bool) string {
 	for _, u := range []struct {
 		unit  string
 		shift uint
@@ -68,9 +87,7 @@ func SizeString(n int64) string {
 		if n%(1<<u.shift) == 0 {
 			return fmt.Sprintf("%d %s", n>>u.shift, u.unit)
 		}
-		// Rounded to a whole number, it would read like the limit it
-		// passes ("1.0 MiB, over the 1 MiB limit"): say the bytes then.
-		if s := fmt.Sprintf("%.1f", float64(n)/float64(int64(1)<<u.shift)); !strings.HasSuffix(s, ".0") {
+		if s := fmt.Sprintf("%.1f", float64(n)/float64(int64(1)<<u.shift)); !inBytes(s, u.unit) {
 			return s + " " + u.unit
 		}
 		break

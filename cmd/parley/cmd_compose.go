@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -328,11 +329,9 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 	return os.Remove(path)
 }
 
+// isTerminal reports whether r is a terminal: not merely a character
+// device, as /dev/null is too.
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

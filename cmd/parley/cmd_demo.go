@@ -102,6 +102,16 @@ func demoDir(dir string) (string, func(), error) {
 	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
+// demoPlace says where a demo's workspace is: root, when it is kept, or
+// that it is a temporary directory, which is gone by the time a person
+// reads its name.
+func demoPlace(root string, keep bool) string {
+	if keep {
+		return root
+	}
+	return "a temporary directory, removed when the demo ends"
+}
+
 // The scripts the person's seat is played by in the demo: the lines a
 // person would type at `parley play`, one read whenever the table waits
 // for them (see the seat's script rule).
@@ -145,7 +155,7 @@ func runDemo(ctx context.Context, e *env, dir, protocol string) error {
 		return err
 	}
 	out := e.stdout
-	fmt.Fprintf(out, "== The Sunken Bell: a D&D session, protocol %s, played to its end in %s\n", protocol, ws.Root)
+	fmt.Fprintf(out, "== The Sunken Bell: a D&D session, protocol %s, played to its end in %s\n", protocol, demoPlace(ws.Root, keep))
 	fmt.Fprintln(out, "   gm, narrator and the AI players tor, wren and sel are shell scripts (agents/); lead is")
 	fmt.Fprintln(out, "   parley's built-in team lead; you play Mira at `parley play`, typing what "+demoScripts[protocol]+" says.")
 	fmt.Fprintln(out)
@@ -221,7 +231,7 @@ func gitInit(ctx context.Context, dir string) bool {
 func demoAfterwards(ctx context.Context, e *env, ws *workspace.Workspace, git, keep bool) error {
 	out := e.stdout
 	camp := filepath.Join(campaigns.Dir, ws.Config.Campaign)
-	fmt.Fprintf(out, "\n== what the session left in %s\n", ws.Root)
+	fmt.Fprintf(out, "\n== what the session left in %s\n", demoPlace(ws.Root, keep))
 	for _, pattern := range []string{"scenes/*.md", "party/*-journal.md"} {
 		files, _ := filepath.Glob(filepath.Join(ws.Root, camp, pattern))
 		for _, f := range files {

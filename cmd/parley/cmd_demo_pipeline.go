@@ -35,7 +35,7 @@ func runPipelineDemo(ctx context.Context, e *env, dir, _ string) error {
 		return err
 	}
 	out := e.stdout
-	fmt.Fprintf(out, "== the dev pipeline: a built-in orchestrator, and an architect, researchers,\n   workers, a reviewer and an auditor that are shell scripts (%s)\n", ws.Root)
+	fmt.Fprintf(out, "== the dev pipeline: a built-in orchestrator, and an architect, researchers,\n   workers, a reviewer and an auditor that are shell scripts (in %s)\n", demoPlace(ws.Root, keep))
 	req := sendOptions{From: "you", To: []string{"orch"}, Body: text(pipelineRequest + "\n")}
 	if err := runSend(e.quiet(), ws, req); err != nil {
 		return err

@@ -31,7 +31,7 @@ func runTeamsDemo(ctx context.Context, e *env, dir, _ string) error {
 		return err
 	}
 	out := e.stdout
-	fmt.Fprintf(out, "== a writing team: lead, researcher and writer, each a shell script (%s)\n", ws.Root)
+	fmt.Fprintf(out, "== a writing team: lead, researcher and writer, each a shell script (in %s)\n", demoPlace(ws.Root, keep))
 	fmt.Fprintln(out, "   see parley.yaml: a route by signal, a timeout that nudges, stop_on: [TEAM_DONE]")
 	fmt.Fprintln(out)
 

@@ -17,7 +17,7 @@ func doneCommand(e *env) *cli.Command {
 		Usage:     "mark messages handled: move them from an agent's inbox (or cur/) to done/",
 		ArgsUsage: "ID...",
 		Flags: []cli.Flag{
-			agentFlag("whose copy (default: the one agent that holds it in its inbox)"),
+			agentFlag("whose copy (default: the one agent that received it)"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -51,9 +51,13 @@ func markDone(e *env, ws *workspace.Workspace, agent string, args []string, note
 			errs = append(errs, err)
 			continue
 		}
-		c, err := ws.Received(id, agent, mailbox.Inbox, mailbox.Cur)
+		c, err := ws.Handling(id, agent)
 		if err != nil {
-			errs = append(errs, doneAlready(ws, id, agent, err))
+			errs = append(errs, err)
+			continue
+		}
+		if c.State == mailbox.Done {
+			errs = append(errs, handledAlready(ws, id, c))
 			continue
 		}
 		box := ws.Mailbox(c.Agent)
@@ -76,13 +80,21 @@ func markDone(e *env, ws *workspace.Workspace, agent string, args []string, note
 	return errors.Join(errs...)
 }
 
-// doneAlready says so when a message is in done/ already, rather than
-// that it is not found.
+// doneAlready says so when a message agent did not find is in its done/
+// already, rather than that it is not found.
 func doneAlready(ws *workspace.Workspace, id, agent string, err error) error {
+	if !errors.Is(err, workspace.ErrMessageNotFound) {
+		return err
+	}
 	if c, derr := ws.Received(id, agent, mailbox.Done); derr == nil {
-		return fmt.Errorf("%s: handled already (in %s)", id, ws.Short(c.Path))
+		return handledAlready(ws, id, c)
 	}
 	return err
+}
+
+// handledAlready is the error for a copy of a message that is in done/.
+func handledAlready(ws *workspace.Workspace, id string, c workspace.Copy) error {
+	return fmt.Errorf("%s: handled already (in %s)", id, ws.Short(c.Path))
 }
 
 // agentFlag is the --agent flag of the commands that act on one agent's

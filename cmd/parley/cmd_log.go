@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,9 @@ func logCommand(e *env) *cli.Command {
 			}
 			ws, err := openWorkspace(c)
 			if err != nil {
+				return err
+			}
+			if err := checkLogAgents(ws, opts.Filter.Agents); err != nil {
 				return err
 			}
 			ctx, stop := interruptible(c.Context)
@@ -115,6 +119,42 @@ func runLog(ctx context.Context, e *env, ws *workspace.Workspace, opts logOption
 		return nil
 	}
 	return err
+}
+
+// checkLogAgents refuses an --agent that is no agent of the workspace,
+// as --outcome refuses an unknown outcome, unless the journal has lines
+// about it: an agent removed from parley.yaml since still has its history.
+func checkLogAgents(ws *workspace.Workspace, agents []string) error {
+	unknown := map[string]error{}
+	for _, a := range agents {
+		if err := ws.CheckAgent(a); err != nil {
+			unknown[a] = err
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	errAllSeen := errors.New("every agent seen")
+	f := workspace.JournalFilter{Agents: slices.Collect(maps.Keys(unknown))}
+	// An unreadable journal is reported by runLog; here it only leaves
+	// agents unseen.
+	_ = f.Read(ws.JournalPath(), func(en workspace.Entry, _ []byte) error {
+		for a := range unknown {
+			if en.From == a || en.Agent == a || slices.Contains(en.To, a) {
+				delete(unknown, a)
+			}
+		}
+		if len(unknown) == 0 {
+			return errAllSeen
+		}
+		return nil
+	})
+	for _, a := range agents {
+		if err, ok := unknown[a]; ok {
+			return usagef("--agent: %v, and no line of the journal is about it", err)
+		}
+	}
+	return nil
 }
 
 // logTime is how parley log prints a time: UTC (as ids are) with a Z, or

@@ -249,13 +249,22 @@ func printPlan(e *env, p *plans.Plan) {
 		}
 	}
 	fmt.Fprintf(&b, "progress: %d/%d %s", pr.Done, pr.Total, plural(pr.Total, "step", "steps"))
-	if w, steps := p.Next(); w != nil {
+	// A plan with problems is not done for want of a next step: its
+	// waves or steps may not have been read at all.
+	n := len(p.Check())
+	problems := fmt.Sprintf("the plan has %d %s: parley plan check %s\n", n, plural(n, "problem", "problems"), p.Path)
+	switch w, steps := p.Next(); {
+	case w != nil:
 		fmt.Fprintf(&b, "; next: %s\n", nextSteps(w, steps))
-	} else {
+		if n > 0 {
+			b.WriteString("note: " + problems)
+		}
+	case n > 0:
+		b.WriteString("; " + problems)
+	case pr.Total == 0:
+		b.WriteString("; no steps\n")
+	default:
 		b.WriteString("; every wave is done\n")
-	}
-	if n := len(p.Check()); n > 0 {
-		fmt.Fprintf(&b, "note: the plan has %d %s: parley plan check %s\n", n, plural(n, "problem", "problems"), p.Path)
 	}
 	fmt.Fprint(e.stdout, printableLines(b.String()))
 }

@@ -65,7 +65,7 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	if err != nil {
 		return err
 	}
-	c, err := ws.Received(id, agent, mailbox.Inbox, mailbox.Cur, mailbox.Done)
+	c, err := ws.Handling(id, agent)
 	if err != nil {
 		return err
 	}

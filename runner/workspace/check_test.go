@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -174,6 +175,31 @@ func TestCheckRefusals(t *testing.T) {
 				t.Errorf("a refused message has a message to deliver or recipients: %v", v.Agents())
 			}
 		})
+	}
+}
+
+// TestCheckSizeCRLF checks that the size limit counts what parley adds
+// to a CRLF message as it writes it: lines ending in CRLF, a byte longer
+// each than in an LF message.
+func TestCheckSizeCRLF(t *testing.T) {
+	ws := tableWorkspace(t)
+	text := "---\r\nfrom: gm\r\nto: aria\r\n---\r\n" + strings.Repeat("x", 500) + "\r\n"
+	full := parse(t, text)
+	full.Set("id", mailbox.IDAt("gm", time.Now()))
+	full.Set("created", time.Now().UTC().Format(mailbox.TimeFormat))
+	size := int64(len(full.Bytes()))
+	for _, tt := range []struct {
+		limit  int64
+		refuse bool
+	}{{size, false}, {size - 1, true}} {
+		ws.Config.Router.MaxMessageSize = tt.limit
+		v, err := ws.Check(Input{File: "m.md", Sender: "gm", Message: parse(t, text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refused := !v.Accepted(); refused != tt.refuse {
+			t.Errorf("Check of a CRLF message of %d bytes as delivered, with a limit of %d: refused = %v, want %v (%v)", size, tt.limit, refused, tt.refuse, v.Refusal)
+		}
 	}
 }
 

@@ -188,6 +188,33 @@ func (e *ConfigError) Error() string {
 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// ErrNoAgents is the error for a parley.yaml that lists no agents and
+// has no bridge: such a workspace has no mailbox to send from or deliver
+// to, and nothing to serve. (A hub, bridge: and no agents, only serves
+// the bridge to other workspaces.)
+var ErrNoAgents = errors.New("none listed: a workspace needs at least one agent (agents: [gm, aria]; then parley init makes their mailboxes)")
+
+// requireAgents returns a *ConfigError wrapping ErrNoAgents, at the line
+// of agents: (line 1 when the file has none), when cfg, read from data,
+// lists no agents and has no bridge. ParseConfig itself takes a file
+// without them: it reads parts of a parley.yaml too.
+func requireAgents(path string, data []byte, cfg *Config) error {
+	if len(cfg.Agents) > 0 || cfg.Bridge != nil {
+		return nil
+	}
+	line := 1
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) > 0 {
+		root := doc.Content[0]
+		for i := 0; i+1 < len(root.Content) && root.Kind == yaml.MappingNode; i += 2 {
+			if root.Content[i].Value == "agents" {
+				line = root.Content[i].Line
+			}
+		}
+	}
+	return &ConfigError{Path: path, Line: line, Key: "agents", Err: ErrNoAgents}
+}
+
 // ParseConfig reads parley.yaml text. path is used in errors.
 func ParseConfig(path string, data []byte) (*Config, error) {
 	cfg := &Config{

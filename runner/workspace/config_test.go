@@ -229,3 +229,45 @@ func TestOpenRelative(t *testing.T) {
 		t.Errorf("Open(%q).Root = %q, want %q", "table", ws.Root, want)
 	}
 }
+
+// TestOpenNoAgents checks that a parley.yaml listing no agents is refused
+// with the line of agents: (line 1 when there is none), as InitConfig
+// refuses to write one: such a workspace has no mailbox at all. A hub,
+// a bridge: and no agents, is a workspace: it serves the bridge.
+func TestOpenNoAgents(t *testing.T) {
+	tests := []struct {
+		name, text string
+		line       int
+	}{
+		{"empty file", "", 1},
+		{"comments only", "# nothing yet\n", 1},
+		{"empty list", "skills: [dnd-team]\nagents: []\n", 2},
+		{"empty list after others", "router:\n  settle: 1s\nagents: []\n", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte(tt.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(dir)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrNoAgents) || ce.Line != tt.line || ce.Key != "agents" || ce.Path != filepath.Join(dir, ConfigFile) {
+				t.Errorf("Open of %q = %v, want a *ConfigError for agents on line %d wrapping ErrNoAgents", tt.text, err, tt.line)
+			}
+			if _, err := InitConfig(t.TempDir(), tt.text); !errors.Is(err, ErrNoAgents) {
+				t.Errorf("InitConfig(%q) = %v, want ErrNoAgents", tt.text, err)
+			}
+		})
+	}
+}
+
+func TestOpenHub(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hub")
+	if _, err := InitConfig(dir, "bridge: {name: hub}\n"); err != nil {
+		t.Fatalf("InitConfig of a hub = %v, want no error", err)
+	}
+	if _, err := Open(dir); err != nil {
+		t.Errorf("Open of a hub = %v, want no error", err)
+	}
+}

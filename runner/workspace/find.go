@@ -114,6 +114,16 @@ func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
 	return Copy{}, &SeveralHoldersError{ID: id, Agents: who}
 }
 
+// Handling returns the copy of a message an agent received that a person
+// acts on (parley reply, parley done): the copy agent holds in its inbox/,
+// cur/ or done/, or, when agent is "", the one copy any agent holds there.
+// A copy already handled counts, so that a message several agents
+// received, of which one has handled its copy, still asks whose copy is
+// meant (*SeveralHoldersError) rather than answering for one of them.
+func (w *Workspace) Handling(id, agent string) (Copy, error) {
+	return w.Received(id, agent, mailbox.Inbox, mailbox.Cur, mailbox.Done)
+}
+
 // SeveralHoldersError is the error for a message several agents received,
 // when a command has to know whose copy is meant.
 type SeveralHoldersError struct {

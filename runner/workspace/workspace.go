@@ -67,6 +67,7 @@ func Find(dir string) (string, error) {
 // Open reads the parley.yaml of the workspace at root. The workspace's
 // Root is absolute, so that the paths it gives stay right for programs
 // started in other directories (an agent's PARLEY_MESSAGE).
+// A parley.yaml that lists no agents is refused (ErrNoAgents).
 func Open(root string) (*Workspace, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
@@ -82,6 +83,9 @@ func Open(root string) (*Workspace, error) {
 	}
 	cfg, err := ParseConfig(path, data)
 	if err != nil {
+		return nil, err
+	}
+	if err := requireAgents(path, data, cfg); err != nil {
 		return nil, err
 	}
 	return &Workspace{Root: root, Config: cfg}, nil
@@ -146,6 +150,9 @@ func InitConfig(dir, config string) (*Workspace, error) {
 	path := filepath.Join(dir, ConfigFile)
 	cfg, err := ParseConfig(ConfigFile, []byte(config))
 	if err != nil {
+		return nil, err
+	}
+	if err := requireAgents(ConfigFile, []byte(config), cfg); err != nil {
 		return nil, err
 	}
 	if len(cfg.Skills) > 0 {
