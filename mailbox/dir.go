@@ -163,10 +163,20 @@ func (d Dir) Send(m *Message) (string, error) {
 }
 
 // Post sends m as the agent whose mailbox this is, as `parley send`
-// does: it gives m an id (and created:, the time the id says) when it has
-// none, and from: the agent, then sends it durably (Send). It returns the
+// does: it stamps m (Stamp), then sends it durably (Send). It returns the
 // id and the path of the file in the outbox.
 func (d Dir) Post(m *Message) (id, path string, err error) {
+	id = d.Stamp(m)
+	path, err = d.Send(m)
+	return id, path, err
+}
+
+// Stamp gives m what Post gives a message before it sends it: an id (and
+// created:, the time the id says) when it has none, and from: the agent
+// whose mailbox this is when it has none. It returns m's id. A caller
+// that checks the bytes a message is written as stamps it first, then
+// checks m.Bytes(), then sends it.
+func (d Dir) Stamp(m *Message) string {
 	if !m.Header().Has("id") {
 		id := (&IDs{}).New(d.Agent())
 		m.Set("id", id)
@@ -178,9 +188,8 @@ func (d Dir) Post(m *Message) (id, path string, err error) {
 	if !m.Header().Has("from") {
 		m.Set("from", d.Agent())
 	}
-	id, _ = m.Header().Get("id")
-	path, err = d.Send(m)
-	return id, path, err
+	id, _ := m.Header().Get("id")
+	return id
 }
 
 // Deliver puts a message into the inbox under "<id>.md", unless the
