@@ -38,6 +38,20 @@ var received = []string{Inbox, Cur, Done, Dead}
 // was rejected or given up.
 const ReasonSuffix = ".reason"
 
+// ReasonOf reports whether name is the reason file of a file beside it,
+// "<base>.reason" in a directory that also holds base (there says whether
+// it holds a name), and returns base. In an outbox, where the router
+// writes the reason of a file it refuses where it is, such a file is
+// parley's, never a message; a name ending in .reason with no file of the
+// base name beside it is a file like any other.
+func ReasonOf(name string, there func(name string) bool) (base string, ok bool) {
+	base, ok = strings.CutSuffix(name, ReasonSuffix)
+	if !ok || base == "" || !there(base) {
+		return "", false
+	}
+	return base, true
+}
+
 // Names ending in these suffixes in tmp/ are staged by the router: a
 // delivery in a recipient's tmp/ (and, in a sender's, a copy stamped with
 // its id by runners that still rewrote such files). Only the router

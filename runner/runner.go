@@ -790,6 +790,10 @@ func (r *Runner) event(ev fsnotify.Event) {
 		r.outboxGone(agent) // the outbox itself: its watch is gone
 		return
 	}
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		r.leftOutbox(ev.Name)
+		return
+	}
 	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
 		return
 	}
@@ -803,6 +807,12 @@ func (r *Runner) event(ev fsnotify.Event) {
 	}
 	if mailbox.IsScratch(name) {
 		return
+	}
+	if r.ownReason(agent, name, func(base string) bool {
+		_, err := os.Lstat(filepath.Join(filepath.Dir(ev.Name), base))
+		return err == nil
+	}) {
+		return // the router's own: why the file beside it was refused where it is
 	}
 	if r.pastListing(agent, name) {
 		return // listed again when the window reaches it
@@ -876,7 +886,10 @@ func (r *Runner) scanAgent(agent string) {
 		if mailbox.IsScratch(n) {
 			continue
 		}
-		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok && listed[base] {
+		if r.ownReason(agent, n, func(base string) bool { return listed[base] }) {
+			if base := strings.TrimSuffix(n, mailbox.ReasonSuffix); !listed[base] {
+				r.dropOrphan(agent, base)
+			}
 			continue // why the file beside it was refused where it is
 		}
 		if r.pastListing(agent, n) {
@@ -893,6 +906,40 @@ func (r *Runner) scanAgent(agent string) {
 		}
 		p := r.note(k)
 		p.reasoned = reasons[n]
+	}
+}
+
+// ownReason reports whether an outbox file is the router's own, never a
+// message: the reason it wrote beside a file it refused where it is (see
+// refuseInPlace), "<name>.reason" beside "<name>" (there says whether
+// the outbox holds that name), or beside a file this runner refused
+// where it is that has left the outbox since. Any other name ending in
+// .reason (one a person chose, with no file of the base name beside it)
+// is a file like any other.
+func (r *Runner) ownReason(agent, name string, there func(base string) bool) bool {
+	_, ok := mailbox.ReasonOf(name, func(base string) bool { return r.inPlace[fileKey{agent, base}] || there(base) })
+	return ok
+}
+
+// leftOutbox removes the reason of a file this runner refused where it
+// was, told by a file event that the file left its outbox.
+func (r *Runner) leftOutbox(path string) {
+	agent, ok := r.outboxes[filepath.Dir(path)]
+	if !ok || !r.inPlace[fileKey{agent, filepath.Base(path)}] {
+		return
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		r.dropOrphan(agent, filepath.Base(path))
+	}
+}
+
+// dropOrphan removes the reason of a file this runner refused where it
+// was, once that file has left the outbox (removed, not mended): left
+// alone, the reason would be a file with no reason beside it.
+func (r *Runner) dropOrphan(agent, base string) {
+	delete(r.inPlace, fileKey{agent, base})
+	if err := r.agents[agent].Unexplain(mailbox.Outbox, base); err != nil {
+		r.log.Warn("cannot remove a reason file", "agent", agent, "file", base+mailbox.ReasonSuffix, "err", err)
 	}
 }
 
