@@ -34,7 +34,9 @@ type Options struct {
 	Logger *slog.Logger
 	// UntilIdle makes Run return once every outbox is empty (or holds only
 	// files still being written, which it waits for), instead of watching
-	// until the context ends.
+	// until the context ends. Files it does not wait for (an editor holds
+	// them, or hard links refused where they are) are left, and counted
+	// in Stats.Left.
 	UntilIdle bool
 	// BatchSize caps how many messages are made durable together. Default
 	// 256.
