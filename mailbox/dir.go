@@ -38,6 +38,20 @@ var received = []string{Inbox, Cur, Done, Dead}
 // was rejected or given up.
 const ReasonSuffix = ".reason"
 
+// ReasonOf reports whether name is the reason file of a file beside it,
+// "<base>.reason" in a directory that also holds base (there says whether
+// it holds a name), and returns base. In an outbox, where the router
+// writes the reason of a file it refuses where it is, such a file is
+// parley's, never a message; a name ending in .reason with no file of the
+// base name beside it is a file like any other.
+func ReasonOf(name string, there func(name string) bool) (base string, ok bool) {
+	base, ok = strings.CutSuffix(name, ReasonSuffix)
+	if !ok || base == "" || !there(base) {
+		return "", false
+	}
+	return base, true
+}
+
 // Names ending in these suffixes in tmp/ are staged by the router: a
 // delivery in a recipient's tmp/ (and, in a sender's, a copy stamped with
 // its id by runners that still rewrote such files). Only the router
@@ -172,10 +186,20 @@ func (d Dir) Send(m *Message) (string, error) {
 }
 
 // Post sends m as the agent whose mailbox this is, as `parley send`
-// does: it gives m an id (and created:, the time the id says) when it has
-// none, and from: the agent, then sends it durably (Send). It returns the
+// does: it stamps m (Stamp), then sends it durably (Send). It returns the
 // id and the path of the file in the outbox.
 func (d Dir) Post(m *Message) (id, path string, err error) {
+	id = d.Stamp(m)
+	path, err = d.Send(m)
+	return id, path, err
+}
+
+// Stamp gives m what Post gives a message before it sends it: an id (and
+// created:, the time the id says) when it has none, and from: the agent
+// whose mailbox this is when it has none. It returns m's id. A caller
+// that checks the bytes a message is written as stamps it first, then
+// checks m.Bytes(), then sends it.
+func (d Dir) Stamp(m *Message) string {
 	if !m.Header().Has("id") {
 		id := (&IDs{}).New(d.Agent())
 		m.Set("id", id)
@@ -187,9 +211,8 @@ func (d Dir) Post(m *Message) (id, path string, err error) {
 	if !m.Header().Has("from") {
 		m.Set("from", d.Agent())
 	}
-	id, _ = m.Header().Get("id")
-	path, err = d.Send(m)
-	return id, path, err
+	id, _ := m.Header().Get("id")
+	return id
 }
 
 // Deliver puts a message into the inbox under "<id>.md", unless the

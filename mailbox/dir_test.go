@@ -950,3 +950,25 @@ func TestFinishFlushesDone(t *testing.T) {
 		t.Errorf("the copy in cur/ is still there: %v", err)
 	}
 }
+
+// TestReasonOf checks which names are the reason of a file beside them.
+func TestReasonOf(t *testing.T) {
+	dir := map[string]bool{"m.md": true, "m.md.reason": true, "x.reason": true}
+	there := func(n string) bool { return dir[n] }
+	for _, tt := range []struct {
+		name, base string
+		ok         bool
+	}{
+		{"m.md.reason", "m.md", true},
+		{"m.md", "", false},
+		{"x.reason", "", false},       // no file "x" beside it
+		{"gone.md.reason", "", false}, // its file has left
+		{".reason", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if base, ok := ReasonOf(tt.name, there); base != tt.base || ok != tt.ok {
+				t.Errorf("ReasonOf(%q) = %q, %v, want %q, %v", tt.name, base, ok, tt.base, tt.ok)
+			}
+		})
+	}
+}

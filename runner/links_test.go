@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -173,5 +174,72 @@ func TestHardLinkInOutbox(t *testing.T) {
 	}
 	if got := dirNames(t, ws.Mailbox("alice").Path(mailbox.Outbox, "")); len(got) != 0 {
 		t.Errorf("outbox holds %v after routing, want nothing (the reason removed too)", got)
+	}
+}
+
+// TestReasonInOutboxIsNoMessage checks that the reason the router writes
+// beside a file it refuses where it is (<name>.reason) is never taken for
+// a message: a watching runner is told of it by a file event (a tryout
+// found it refused as "no header", and moved with a reason of its own to
+// rejected/), and when the refused file is removed, not mended, its
+// reason goes with it rather than being left to be refused.
+func TestReasonInOutboxIsNoMessage(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	src := filepath.Join(t.TempDir(), "src.md")
+	if err := os.WriteFile(src, []byte("---\nto: bob\n---\nhi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outbox := ws.Mailbox("alice").Path(mailbox.Outbox, "")
+	if err := os.Link(src, filepath.Join(outbox, "m.md")); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now().Add(time.Hour) // the link has settled
+	r := clockRunner(t, ws, &clock)
+	r.outboxes = map[string]string{filepath.Clean(outbox): "alice"} // as while Run watches
+	look(t, r)
+	reason := filepath.Join(outbox, "m.md"+mailbox.ReasonSuffix)
+	if _, err := os.Stat(reason); err != nil {
+		t.Fatalf("no reason beside the hard link: %v", err)
+	}
+	// The watcher tells of the reason the router wrote.
+	r.event(fsnotify.Event{Name: reason, Op: fsnotify.Create})
+	clock = clock.Add(time.Hour)
+	look(t, r)
+	if got, want := dirNames(t, outbox), []string{"m.md", "m.md.reason"}; !cmp.Equal(got, want) {
+		t.Errorf("outbox = %v, want %v", got, want)
+	}
+	if got := names(t, ws, "alice", mailbox.Rejected); len(got) != 0 {
+		t.Errorf("rejected/ = %v, want nothing: the reason was taken for a message", got)
+	}
+	if r.stats.Rejected != 1 {
+		t.Errorf("rejected %d, want 1 (the hard link)", r.stats.Rejected)
+	}
+
+	// The refused file removed: its reason goes too, when the watcher
+	// tells, or at the next listing.
+	if err := os.Remove(filepath.Join(outbox, "m.md")); err != nil {
+		t.Fatal(err)
+	}
+	r.event(fsnotify.Event{Name: filepath.Join(outbox, "m.md"), Op: fsnotify.Remove})
+	if got := dirNames(t, outbox); len(got) != 0 {
+		t.Errorf("outbox = %v once the refused file was removed (a file event), want nothing", got)
+	}
+	if err := os.Link(src, filepath.Join(outbox, "n.md")); err != nil {
+		t.Fatal(err)
+	}
+	look(t, r)
+	if err := os.Remove(filepath.Join(outbox, "n.md")); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Hour)
+	look(t, r)
+	if got := dirNames(t, outbox); len(got) != 0 {
+		t.Errorf("outbox = %v once the refused file was removed (a listing), want nothing", got)
+	}
+	if got := names(t, ws, "alice", mailbox.Rejected); len(got) != 0 {
+		t.Errorf("rejected/ = %v, want nothing: the reason was taken for a message", got)
+	}
+	if r.stats.Rejected != 2 {
+		t.Errorf("rejected %d, want 2 (the hard links)", r.stats.Rejected)
 	}
 }

@@ -725,6 +725,7 @@ func (b *batch) refuseInPlace(i int, c candidate) {
 	r.statsMu.Lock()
 	r.stats.Rejected++
 	r.statsMu.Unlock()
+	r.refusedNow[c.fileKey] = true
 	rel := mailboxPath(c.agent, mailbox.Outbox, c.name)
 	r.noteRejected(c.agent, rel, text)
 	b.entries[i] = &workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name, Path: rel}

@@ -34,7 +34,9 @@ type Options struct {
 	Logger *slog.Logger
 	// UntilIdle makes Run return once every outbox is empty (or holds only
 	// files still being written, which it waits for), instead of watching
-	// until the context ends.
+	// until the context ends. Files it does not wait for (an editor holds
+	// them, or hard links refused where they are) are left, and counted
+	// in Stats.Left.
 	UntilIdle bool
 	// BatchSize caps how many messages are made durable together. Default
 	// 256.
@@ -102,6 +104,13 @@ type Stats struct {
 	// a long run refusing a flood of files keeps its memory.
 	RejectedFiles []workspace.Problem `json:"rejected_files"`
 	DeadFiles     []workspace.Problem `json:"dead_files"`
+	// Left counts the outbox files a run until idle ended with, not
+	// routed: a file an editor holds (its swap or lock file beside it),
+	// one waiting behind such a file, and a hard link refused where it is
+	// by an earlier run (one refused during this run counts in Rejected
+	// only). LeftFiles names the first 1000, each with why it waits.
+	Left      int                 `json:"left"`
+	LeftFiles []workspace.Problem `json:"left_files"`
 	// Loops counts the loops stopped: messages refused because two
 	// programs had answered each other hop_limit times in a row (they
 	// count in Rejected too). Each is journaled with its reason, and a
@@ -112,6 +121,11 @@ type Stats struct {
 
 // Refused reports whether anything was refused or given up during the run.
 func (s Stats) Refused() bool { return s.Rejected > 0 || s.Dead > 0 }
+
+// Undelivered reports whether a run until idle ended with something not
+// delivered: a file refused or a message given up during the run, or a
+// file left waiting in an outbox.
+func (s Stats) Undelivered() bool { return s.Refused() || s.Left > 0 }
 
 // Runner routes the messages of one workspace. Only one Runner may hold a
 // workspace at a time.
@@ -129,7 +143,10 @@ type Runner struct {
 	pending map[fileKey]*pending // outbox files seen and not yet routed (of a backlog, a window: see cut)
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
 	inPlace map[fileKey]bool     // hard links refused where they are
-	last    map[string]time.Time // agent -> time of the newest id it sent (that we know of: see lastSent)
+	// refusedNow are the hard links refused where they are during this
+	// run (counted in Stats.Rejected).
+	refusedNow map[fileKey]bool
+	last       map[string]time.Time // agent -> time of the newest id it sent (that we know of: see lastSent)
 	// lastRead holds the agents whose sent/ lastSent has read.
 	lastRead map[string]bool
 	// suffixes indexes, per agent, the ids in its sent/ by their last six
@@ -305,28 +322,29 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		opts:      opts,
-		log:       opts.Logger,
-		lock:      lock,
-		agents:    make(map[string]mailbox.Dir),
-		pending:   make(map[fileKey]*pending),
-		inPlace:   make(map[fileKey]bool),
-		last:      make(map[string]time.Time),
-		lastRead:  make(map[string]bool),
-		suffixes:  make(map[string]map[string][]string),
-		workers:   make(map[string]*worker),
-		retiring:  make(map[string]*retiring),
-		troubles:  make(map[string]string),
-		dotted:    make(map[string]bool),
-		unwatched: make(map[string]bool),
-		edges:     make(map[string]edge),
-		slots:     newSlots(ws.Config.Concurrency),
-		kick:      make(chan struct{}, 1),
-		wakes:     make(chan []string, 64),
-		nudges:    make(map[string]string),
-		told:      make(map[string]bool),
-		chains:    newChains(),
-		state:     loadStateBook(ws, opts.Now),
+		opts:       opts,
+		log:        opts.Logger,
+		lock:       lock,
+		agents:     make(map[string]mailbox.Dir),
+		pending:    make(map[fileKey]*pending),
+		inPlace:    make(map[fileKey]bool),
+		refusedNow: make(map[fileKey]bool),
+		last:       make(map[string]time.Time),
+		lastRead:   make(map[string]bool),
+		suffixes:   make(map[string]map[string][]string),
+		workers:    make(map[string]*worker),
+		retiring:   make(map[string]*retiring),
+		troubles:   make(map[string]string),
+		dotted:     make(map[string]bool),
+		unwatched:  make(map[string]bool),
+		edges:      make(map[string]edge),
+		slots:      newSlots(ws.Config.Concurrency),
+		kick:       make(chan struct{}, 1),
+		wakes:      make(chan []string, 64),
+		nudges:     make(map[string]string),
+		told:       make(map[string]bool),
+		chains:     newChains(),
+		state:      loadStateBook(ws, opts.Now),
 	}
 	r.current.Store(ws)
 	r.openFresh(ws)
@@ -476,6 +494,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	stats := r.stats
 	stats.RejectedFiles = append([]workspace.Problem{}, stats.RejectedFiles...)
 	stats.DeadFiles = append([]workspace.Problem{}, stats.DeadFiles...)
+	stats.LeftFiles = append([]workspace.Problem{}, stats.LeftFiles...)
 	return stats, err
 }
 
@@ -650,13 +669,7 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 				if r.opts.Idle != nil && r.opts.Idle(ctx) {
 					continue // the seat said something: route it
 				}
-				for k, p := range r.pending {
-					if p.editing || r.editing(k, p) {
-						r.log.Warn("left in the outbox: an editor's swap or lock file is beside it", "agent", k.agent, "file", k.name)
-					} else {
-						r.log.Warn("left in the outbox: it waits behind a file an editor holds", "agent", k.agent, "file", k.name, "behind", r.holders[k.agent].name)
-					}
-				}
+				r.noteLeft()
 				if r.sessionOver != "" {
 					r.log.Info("session over", "why", r.sessionOver)
 				}
@@ -688,6 +701,47 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// noteLeft records, as a run until idle ends, the outbox files it leaves
+// there, not routed, and why (Stats.Left): those an editor holds, those
+// waiting behind them, and hard links refused where they are by an
+// earlier run.
+func (r *Runner) noteLeft() {
+	var left []workspace.Problem
+	for k, p := range r.pending {
+		var why string
+		if p.editing || r.editing(k, p) {
+			lock, _ := r.agents[k.agent].EditorLock(mailbox.Outbox, k.name)
+			why = fmt.Sprintf("an editor's swap or lock file is beside it (%s): it is routed once the editor lets go of it", lock)
+			r.log.Warn("left in the outbox: an editor's swap or lock file is beside it", "agent", k.agent, "file", k.name)
+		} else {
+			behind := r.holders[k.agent].name
+			why = fmt.Sprintf("it waits behind %s, which an editor holds", mailboxPath(k.agent, mailbox.Outbox, behind))
+			r.log.Warn("left in the outbox: it waits behind a file an editor holds", "agent", k.agent, "file", k.name, "behind", behind)
+		}
+		left = append(left, workspace.Problem{Agent: k.agent, Path: mailboxPath(k.agent, mailbox.Outbox, k.name), Reason: why})
+	}
+	for k := range r.inPlace {
+		if r.refusedNow[k] {
+			continue // named among the files refused during this run
+		}
+		box := r.agents[k.agent]
+		info, err := os.Lstat(box.Path(mailbox.Outbox, k.name))
+		if err != nil || mailbox.Links(info) < 2 {
+			continue
+		}
+		why, ok := box.Reason(mailbox.Outbox, k.name)
+		if !ok {
+			why = "a hard link, refused where it is"
+		}
+		left = append(left, workspace.Problem{Agent: k.agent, Path: mailboxPath(k.agent, mailbox.Outbox, k.name), Reason: why})
+	}
+	sort.Slice(left, func(i, j int) bool { return left[i].Path < left[j].Path })
+	r.statsMu.Lock()
+	defer r.statsMu.Unlock()
+	r.stats.Left = len(left)
+	r.stats.LeftFiles = left[:min(len(left), maxListed)]
 }
 
 // flushJournal writes the journal lines kept from a failed write, once
@@ -790,6 +844,10 @@ func (r *Runner) event(ev fsnotify.Event) {
 		r.outboxGone(agent) // the outbox itself: its watch is gone
 		return
 	}
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		r.leftOutbox(ev.Name)
+		return
+	}
 	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
 		return
 	}
@@ -803,6 +861,12 @@ func (r *Runner) event(ev fsnotify.Event) {
 	}
 	if mailbox.IsScratch(name) {
 		return
+	}
+	if r.ownReason(agent, name, func(base string) bool {
+		_, err := os.Lstat(filepath.Join(filepath.Dir(ev.Name), base))
+		return err == nil
+	}) {
+		return // the router's own: why the file beside it was refused where it is
 	}
 	if r.pastListing(agent, name) {
 		return // listed again when the window reaches it
@@ -876,7 +940,10 @@ func (r *Runner) scanAgent(agent string) {
 		if mailbox.IsScratch(n) {
 			continue
 		}
-		if base, ok := strings.CutSuffix(n, mailbox.ReasonSuffix); ok && listed[base] {
+		if r.ownReason(agent, n, func(base string) bool { return listed[base] }) {
+			if base := strings.TrimSuffix(n, mailbox.ReasonSuffix); !listed[base] {
+				r.dropOrphan(agent, base)
+			}
 			continue // why the file beside it was refused where it is
 		}
 		if r.pastListing(agent, n) {
@@ -890,9 +957,45 @@ func (r *Runner) scanAgent(agent string) {
 				continue
 			}
 			delete(r.inPlace, k)
+			delete(r.refusedNow, k)
 		}
 		p := r.note(k)
 		p.reasoned = reasons[n]
+	}
+}
+
+// ownReason reports whether an outbox file is the router's own, never a
+// message: the reason it wrote beside a file it refused where it is (see
+// refuseInPlace), "<name>.reason" beside "<name>" (there says whether
+// the outbox holds that name), or beside a file this runner refused
+// where it is that has left the outbox since. Any other name ending in
+// .reason (one a person chose, with no file of the base name beside it)
+// is a file like any other.
+func (r *Runner) ownReason(agent, name string, there func(base string) bool) bool {
+	_, ok := mailbox.ReasonOf(name, func(base string) bool { return r.inPlace[fileKey{agent, base}] || there(base) })
+	return ok
+}
+
+// leftOutbox removes the reason of a file this runner refused where it
+// was, told by a file event that the file left its outbox.
+func (r *Runner) leftOutbox(path string) {
+	agent, ok := r.outboxes[filepath.Dir(path)]
+	if !ok || !r.inPlace[fileKey{agent, filepath.Base(path)}] {
+		return
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		r.dropOrphan(agent, filepath.Base(path))
+	}
+}
+
+// dropOrphan removes the reason of a file this runner refused where it
+// was, once that file has left the outbox (removed, not mended): left
+// alone, the reason would be a file with no reason beside it.
+func (r *Runner) dropOrphan(agent, base string) {
+	delete(r.inPlace, fileKey{agent, base})
+	delete(r.refusedNow, fileKey{agent, base})
+	if err := r.agents[agent].Unexplain(mailbox.Outbox, base); err != nil {
+		r.log.Warn("cannot remove a reason file", "agent", agent, "file", base+mailbox.ReasonSuffix, "err", err)
 	}
 }
 

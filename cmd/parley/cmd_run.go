@@ -102,7 +102,7 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	}
 	// A run that ended by itself says whether all went through; one
 	// stopped by a signal is a clean stop, whatever happened before.
-	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && stats.Refused() {
+	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && stats.Undelivered() {
 		return &refusedError{stats}
 	}
 	return nil
@@ -175,7 +175,8 @@ func waitForwarded(ctx context.Context, ws *workspace.Workspace, limit time.Dura
 }
 
 // refusedError ends a run during which files were refused or messages
-// given up: exit code 5, with what and why on stderr.
+// given up, or that left files waiting in an outbox: exit code 5, with
+// what and why on stderr.
 type refusedError struct{ stats runner.Stats }
 
 // maxNamed is how many refused files, and as many messages given up, a
@@ -192,12 +193,21 @@ func (e *refusedError) Error() string {
 		parts = append(parts, fmt.Sprintf("%d %s given up", s.Dead, plural(s.Dead, "message", "messages")))
 	}
 	var b strings.Builder
-	b.WriteString(strings.Join(parts, " and ") + " during this run:")
+	if len(parts) > 0 {
+		b.WriteString(strings.Join(parts, " and ") + " during this run")
+	}
+	if s.Left > 0 {
+		if len(parts) > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d %s left in %s, not routed", s.Left, plural(s.Left, "file", "files"), plural(s.Left, "an outbox", "outboxes"))
+	}
+	b.WriteString(":")
 	for _, k := range []struct {
 		what  string
 		list  []workspace.Problem
 		total int
-	}{{"rejected", s.RejectedFiles, s.Rejected}, {"dead", s.DeadFiles, s.Dead}} {
+	}{{"rejected", s.RejectedFiles, s.Rejected}, {"dead", s.DeadFiles, s.Dead}, {"left", s.LeftFiles, s.Left}} {
 		for i, p := range k.list {
 			if i == maxNamed {
 				fmt.Fprintf(&b, "\n  ... and %d more %s (parley status --all)", k.total-maxNamed, k.what)
@@ -219,6 +229,9 @@ func statsLine(s runner.Stats) string {
 	}
 	if s.Loops > 0 {
 		line += fmt.Sprintf(", stopped %d %s", s.Loops, plural(s.Loops, "loop", "loops"))
+	}
+	if s.Left > 0 {
+		line += fmt.Sprintf(", left waiting %d", s.Left)
 	}
 	if s.Recovered > 0 {
 		line += fmt.Sprintf(", %d already delivered before a restart", s.Recovered)

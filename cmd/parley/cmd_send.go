@@ -85,8 +85,10 @@ var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 // the sender's outbox (or, with DryRun, says where it would go). The
 // arguments are checked, and the message against the protocol and the
 // routes, before the body is read (or typed in an editor), so that a
-// message that cannot go is refused at once; once read, the body is
-// checked too (it may carry a secret a recipient may not know).
+// message that cannot go is refused at once; a body given with --body is
+// checked with them (--dry-run too). Once read, the body is checked too
+// (it may carry a secret a recipient may not know), and the bytes the file
+// is written as are read as the router reads them (asWritten).
 func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if opts.File != "" {
 		return sendFile(e, ws, opts)
@@ -95,8 +97,12 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if err != nil {
 		return err
 	}
+	box := ws.Mailbox(opts.From)
+	if opts.Body != nil {
+		m.SetBody([]byte(*opts.Body))
+	}
 	if !opts.NoCheck {
-		v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
+		v, err := check(ws, box, m)
 		if err != nil {
 			return err
 		}
@@ -106,21 +112,57 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	} else if opts.DryRun {
 		return usagef("--dry-run checks the message: leave out --no-check")
 	}
-	body, err := readBody(e, ws, opts)
-	if err != nil {
-		return err
-	}
-	m.SetBody(body)
-	if !opts.NoCheck && len(body) > 0 {
-		v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
+	read := opts.Body == nil
+	if read {
+		body, err := readBody(e, ws, opts)
 		if err != nil {
 			return err
 		}
-		if !v.Accepted() {
-			return v.Refusal
+		m.SetBody(body)
+		read = len(body) > 0
+	}
+	// The id it is sent with: what is checked now is what is written.
+	box.Stamp(m)
+	if !opts.NoCheck {
+		if f := asWritten(box, m); f != nil {
+			return f
+		}
+		if read {
+			v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
+			if err != nil {
+				return err
+			}
+			if !v.Accepted() {
+				return v.Refusal
+			}
 		}
 	}
-	return write(e, ws.Mailbox(opts.From), m, opts.JSON)
+	return write(e, box, m, opts.JSON)
+}
+
+// check checks a message built from flags as the router will check the
+// file send writes: the bytes it is written as (asWritten), then the
+// workspace's Check.
+func check(ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message) (*workspace.Verdict, error) {
+	if f := asWritten(box, m); f != nil {
+		typ, _ := m.Header().Get("type")
+		return &workspace.Verdict{From: box.Agent(), Type: typ, Refusal: f}, nil
+	}
+	return ws.Check(workspace.Input{Sender: box.Agent(), Message: m})
+}
+
+// asWritten reads the bytes m is written as (stamped as Post stamps it,
+// when it is not yet) as the router reads a file in an outbox, with
+// mailbox.Parse: a body that is not UTF-8 text, or holds a NUL byte, is
+// refused by send, with the router's reason and the name the file would
+// have, instead of by the router once it is written. Nil when they read.
+func asWritten(box mailbox.Dir, m *mailbox.Message) *workspace.Refusal {
+	c := m.Clone()
+	id := box.Stamp(c)
+	if _, err := mailbox.Parse(c.Bytes()); err != nil {
+		return workspace.RefusalOf(mailbox.FileName(id), err)
+	}
+	return nil
 }
 
 // sendFile sends a message file as it is written, after the check

@@ -140,6 +140,11 @@ func hint(err error) string {
 	case errors.Is(err, workspace.ErrNoWorkspace):
 		return "create one with `parley init DIR --agent NAME...`, or point at one with -C DIR"
 	case errors.As(err, new(*refusedError)):
+		var re *refusedError
+		errors.As(err, &re)
+		if !re.stats.Refused() {
+			return "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them"
+		}
 		return "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when; fix a rejected file and move it back into the outbox to send it again"
 	case errors.As(err, &ue):
 		return ue.hint

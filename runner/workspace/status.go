@@ -166,9 +166,9 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		for _, n := range names {
 			if mailbox.IsScratch(n) {
 				s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n))
-			} else if !strings.HasSuffix(n, mailbox.ReasonSuffix) {
-				s.Outbox++
-			} else if base := strings.TrimSuffix(n, mailbox.ReasonSuffix); slices.Contains(names, base) {
+			} else if base, ok := mailbox.ReasonOf(n, func(b string) bool { return slices.Contains(names, b) }); !ok {
+				s.Outbox++ // a message, as the router takes it
+			} else {
 				reason, _ := box.Reason(mailbox.Outbox, base)
 				s.Held = append(s.Held, Problem{Agent: a.Name, Path: filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, base), Reason: reason})
 			}
