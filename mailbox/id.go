@@ -192,6 +192,11 @@ func IDSuffix(id string) string {
 	return id[len(id)-6:]
 }
 
+// IDLen is the length of the ids parley gives a sender's messages.
+func IDLen(from string) int {
+	return len(formatID(time.Time{}, from, "000000"))
+}
+
 func formatID(t time.Time, from, suffix string) string {
 	return t.Format(idTimeLayout) + "-" + from + "-" + suffix
 }

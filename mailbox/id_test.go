@@ -262,3 +262,11 @@ func TestIDOf(t *testing.T) {
 		}
 	}
 }
+
+func TestIDLen(t *testing.T) {
+	for _, from := range []string{"a", "gm", "tilda-brannock"} {
+		if got, want := IDLen(from), len(IDAt(from, time.Now())); got != want {
+			t.Errorf("IDLen(%q) = %d, want %d", from, got, want)
+		}
+	}
+}

@@ -752,6 +752,15 @@ func (m *Message) Bytes() []byte {
 	return b.Bytes()
 }
 
+// LineEnd is how the lines parley adds to the message end: "\r\n" when
+// the file's first line ended so, "\n" otherwise.
+func (m *Message) LineEnd() string {
+	if m.crlf {
+		return "\r\n"
+	}
+	return "\n"
+}
+
 // eol returns text, which parley wrote with LF line endings, with the
 // line endings of the message's file: CRLF when its first line ended so.
 func (m *Message) eol(text []byte) []byte {
