@@ -98,6 +98,12 @@ func newApp(e *env) *cli.App {
 			if len(cmd.Subcommands) > 0 {
 				cmd.UsageText = "parley " + cmd.Name + " COMMAND [flags] [args]"
 				cmd.CustomHelpTemplate = groupHelp
+			} else {
+				// urfave gives every command a "help" (alias "h")
+				// subcommand, which took a first argument of that name
+				// (`parley inbox h`, the inbox of agent h; `parley init
+				// help`) and printed the help instead; --help stays.
+				cmd.HideHelpCommand = true
 			}
 			usage(cmd.Subcommands)
 		}
