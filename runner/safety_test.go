@@ -249,15 +249,11 @@ func TestWaitingBehindIsCheap(t *testing.T) {
 	}
 }
 
-// TestDrawnIDKept: a file written by hand whose copies were delivered by
-// a runner that stopped before it moved the file to sent/ (here the
-// journal failed; a kill -9 leaves the same), then put away and back
-// (git stash; git stash pop: same name and content, a new time), gets
-// the id drawn for it the first time: no recipient gets it twice.
-func TestDrawnIDKept(t *testing.T) {
-	ws := newWorkspace(t, "boss", "bob", "cy")
-	const hello = "---\nto: [bob, cy]\n---\nHello.\n"
-	path := drop(t, ws, "boss", "hello.md", hello)
+// deliverUnjournaled runs a runner whose journal cannot be written: it
+// delivers what waits, and stops before the files go to sent/, as one
+// killed at that point would.
+func deliverUnjournaled(t *testing.T, ws *workspace.Workspace) {
+	t.Helper()
 	clock := time.Now()
 	r := clockRunner(t, ws, &clock)
 	r.journal.write = func(f *os.File, b []byte) (int, error) { return 0, syscall.EIO }
@@ -268,6 +264,18 @@ func TestDrawnIDKept(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDrawnIDKept: a file written by hand whose copies were delivered by
+// a runner that stopped before it moved the file to sent/ (here the
+// journal failed; a kill -9 leaves the same), then put away and back
+// (git stash; git stash pop: same name and content, a new time), gets
+// the id drawn for it the first time: no recipient gets it twice.
+func TestDrawnIDKept(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob", "cy")
+	const hello = "---\nto: [bob, cy]\n---\nHello.\n"
+	path := drop(t, ws, "boss", "hello.md", hello)
+	deliverUnjournaled(t, ws)
 	first := names(t, ws, "bob", mailbox.Inbox)
 	if len(first) != 1 || len(names(t, ws, "cy", mailbox.Inbox)) != 1 {
 		t.Fatalf("after the first runner: bob's inbox/ %v, cy's %v; want a copy each", first, names(t, ws, "cy", mailbox.Inbox))
@@ -409,16 +417,7 @@ func TestDrawnIDKeptWhileStashed(t *testing.T) {
 	ws := newWorkspace(t, "boss", "bob")
 	const hello = "---\nto: bob\n---\nHello.\n"
 	path := drop(t, ws, "boss", "hello.md", hello)
-	clock := time.Now()
-	r := clockRunner(t, ws, &clock)
-	r.journal.write = func(f *os.File, b []byte) (int, error) { return 0, syscall.EIO }
-	r.scan()
-	if _, err := r.routePending(context.Background()); !errors.Is(err, syscall.EIO) {
-		t.Fatalf("routing with the journal failing = %v, want EIO", err)
-	}
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
+	deliverUnjournaled(t, ws)
 	first := names(t, ws, "bob", mailbox.Inbox)
 	if len(first) != 1 {
 		t.Fatalf("after the first runner: bob's inbox/ %v, want a copy", first)
