@@ -23,12 +23,20 @@ import (
 // What was begun is known from .parley/delivered.json
 // (workspace.DeliveryRecord): the date of the newest id a runner began
 // delivering, written when it stops, and whether a runner is at work,
-// written (durably) before it delivers anything. Only after a runner that
-// stopped cleanly are ids fresh: after one killed, or cut off by a power
-// cut, which may have begun any message of any date (a program's clock
-// may run ahead of this machine's), and without the record (a workspace
-// made before it existed, or .parley/ removed: `git clean -fdX`), every
-// message is looked for, as before, until this runner stops cleanly.
+// written (durably) before it delivers anything. After a runner that
+// stopped cleanly, an id dated after that newest one is fresh. After one
+// killed, or cut off by a power cut, what it began is not written down;
+// but it began no id dated more than workspace.MaxIDAhead after its clock
+// (the check refuses those), and its clock read before this start: an id
+// dated an hour after this start (afterUncleanStop: room for a clock set
+// back across a power cut) is fresh. Without the record (a workspace made
+// before it existed, or .parley/ removed: `git clean -fdX`), nothing is
+// known of what runners of other versions began: every message is looked
+// for, as before, until this runner stops cleanly.
+
+// afterUncleanStop is how long after its start a runner that follows one
+// that did not stop cleanly looks for every message before delivering it.
+const afterUncleanStop = time.Hour
 
 // freshIDs is what the runner knows of the ids begun.
 type freshIDs struct {
@@ -55,10 +63,11 @@ func (r *Runner) openFresh(ws *workspace.Workspace) {
 	case err == nil && !rec.Running:
 		f.floor, f.on = rec.Newest, true // nothing newer was begun
 	case err == nil:
-		r.log.Info("the last runner did not stop cleanly: every message is looked for in its recipients' mailboxes before it is delivered, until this one stops")
 		if rec.Newest.After(f.floor) {
 			f.floor = rec.Newest
 		}
+		f.floor, f.on = f.floor.Add(afterUncleanStop), true
+		r.log.Info("the last runner did not stop cleanly: messages dated before an hour from now are looked for in their recipients' mailboxes before they are delivered", "until", f.floor.Format(time.RFC3339))
 	case !errors.Is(err, fs.ErrNotExist):
 		r.log.Warn("cannot read the record of delivered ids: every message is looked for in its recipients' mailboxes before it is delivered", "err", err)
 	}

@@ -23,7 +23,7 @@ func heldBy(t *testing.T, ws *workspace.Workspace, agent, name string) int {
 }
 
 // maxAheadForTests dates an id after the clock, by less than the check
-// allows (workspace.maxAhead).
+// allows (workspace.MaxIDAhead).
 const maxAheadForTests = 3 * time.Minute
 
 // sentAt writes into alice's outbox a message to bob named by an id
@@ -78,9 +78,9 @@ func TestFreshAfterCleanStop(t *testing.T) {
 }
 
 // TestFreshAfterCrash: after a runner that did not stop cleanly (the
-// record says one is at work), any message may have been delivered by the
-// one stopped, and is looked for: even one dated after this runner
-// starts, by a program whose clock runs ahead.
+// record says one is at work), a message the one stopped may have
+// delivered is looked for: even one dated after this runner starts, by a
+// program whose clock runs ahead.
 func TestFreshAfterCrash(t *testing.T) {
 	ws := newWorkspace(t, "alice", "bob")
 	before := time.Now().Add(-time.Second)
@@ -164,5 +164,36 @@ func TestFreshMarkedAtOpen(t *testing.T) {
 	}
 	if rec, err := ws.ReadDeliveryRecord(); err != nil || rec.Running {
 		t.Errorf("record after Close = %+v, %v; want not running", rec, err)
+	}
+}
+
+// TestFreshAfterCrashFloor: after a runner that did not stop cleanly, ids
+// are fresh again once dated an hour after this start (or after the
+// record's date, when later): the one stopped began none dated further
+// than MaxIDAhead after its clock.
+func TestFreshAfterCrashFloor(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	start := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		newest, want time.Time
+	}{
+		{start.Add(-time.Hour), start.Add(afterUncleanStop)},
+		{start.Add(3 * time.Hour), start.Add(3*time.Hour + afterUncleanStop)},
+	} {
+		if err := ws.WriteDeliveryRecord(workspace.DeliveryRecord{Newest: tt.newest, Running: true}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(ws, Options{Now: func() time.Time { return start }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := r.fresh
+		r.Close()
+		if !f.on || !f.floor.Equal(tt.want) {
+			t.Errorf("after an unclean stop recorded at %v: fresh on %v, floor %v; want on, floor %v", tt.newest, f.on, f.floor, tt.want)
+		}
+		if afterUncleanStop <= workspace.MaxIDAhead {
+			t.Errorf("afterUncleanStop %v is not beyond MaxIDAhead %v", afterUncleanStop, workspace.MaxIDAhead)
+		}
 	}
 }

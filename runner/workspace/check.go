@@ -287,7 +287,7 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	}
 	// An id that came over the bridge was dated by another machine's
 	// clock, and checked there.
-	if now := time.Now(); in.Workspace == "" && sentAt.After(now.Add(maxAhead)) {
+	if now := time.Now(); in.Workspace == "" && sentAt.After(now.Add(MaxIDAhead)) {
 		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%s is dated %s, after this machine's clock (%s): it would be listed before messages sent after it; leave id: out and parley gives one", what, sentAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))}
 	}
 	sent := in.Sent
@@ -304,9 +304,10 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	return nil
 }
 
-// maxAhead is how far after this machine's clock an id may be dated: the
-// clocks of the machines a workspace is written from may differ a little.
-const maxAhead = 5 * time.Minute
+// MaxIDAhead is how far after this machine's clock an id may be dated:
+// the clocks of the machines a workspace is written from may differ a
+// little.
+const MaxIDAhead = 5 * time.Minute
 
 // checkCharacter refuses a protocol message whose character: names
 // another character than the one its sender plays (an agent with
