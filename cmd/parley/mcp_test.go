@@ -129,7 +129,9 @@ func TestMCP(t *testing.T) {
 	}
 
 	// Waiting: a message that arrives meanwhile is returned.
+	routed := make(chan struct{})
 	go func() {
+		defer close(routed)
 		time.Sleep(50 * time.Millisecond)
 		m := mailbox.New([]byte("The door opens.\n"))
 		m.Set("to", "aria")
@@ -139,6 +141,9 @@ func TestMCP(t *testing.T) {
 	if out, _ := call("wait", map[string]any{"seconds": 20}); !strings.Contains(out, "The door opens.") {
 		t.Errorf("wait = %q", out)
 	}
+	// The runner goes on (the journal, the move to sent/) after the copy
+	// is in the inbox: it ends before the workspace is removed.
+	<-routed
 	if out, _ := call("protocol", nil); !strings.Contains(out, "PLAYER_TO_GM") {
 		t.Errorf("protocol = %q", out)
 	}
