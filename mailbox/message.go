@@ -880,6 +880,20 @@ func plainSafe(n *yaml.Node) bool {
 // read back by YAML as a string (and not as a boolean, null or number).
 // Timestamps count as strings: parley reads them as text.
 func readsAsString(v string) bool {
+	if v != "" && isLetter(v[0]) && !strings.Contains(v, "_") {
+		// A word: no number but YAML's (and Go's) inf and nan starts with
+		// a letter. Decided without parsing, which allocates an error for
+		// every value that is not a number.
+		for _, w := range [...]string{"true", "false", "yes", "no", "y", "n", "on", "off", "null", "inf", "infinity", "nan"} {
+			if equalFoldASCII(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	if !mayBeNumber(v) {
+		return true // ids and times: digits joined by - and :
+	}
 	switch strings.ToLower(v) {
 	case "true", "false", "yes", "no", "y", "n", "on", "off", "null":
 		return false
@@ -889,6 +903,50 @@ func readsAsString(v string) bool {
 	}
 	if _, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 0, 64); err == nil {
 		return false
+	}
+	return true
+}
+
+// equalFoldASCII reports whether v is w, a lower-case ASCII word, in any
+// case of its ASCII letters (unlike strings.EqualFold, 'ſ' is not 's', as
+// for strings.ToLower).
+func equalFoldASCII(v, w string) bool {
+	if len(v) != len(w) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// mayBeNumber reports whether v, its underscores left out, could be read by
+// strconv.ParseFloat or ParseInt: false when it holds a ':' or a sign that
+// neither starts it nor follows an exponent's letter, as in an id
+// (20261127-050000-000-gm) or a time.
+func mayBeNumber(v string) bool {
+	var prev byte // the last character before this one that is not _
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch c {
+		case '_':
+			continue
+		case ':':
+			return false
+		case '+', '-':
+			if prev != 0 && prev != 'e' && prev != 'E' && prev != 'p' && prev != 'P' {
+				return false
+			}
+		}
+		prev = c
 	}
 	return true
 }
