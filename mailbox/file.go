@@ -69,6 +69,7 @@ func ReadSnapshot(path string, max int64) (*Snapshot, error) {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
+		want := cap(buf) - len(buf)
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
 		if err == unix.EINTR || err == unix.EAGAIN {
 			continue
@@ -76,11 +77,13 @@ func ReadSnapshot(path string, max int64) (*Snapshot, error) {
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
-		if n == 0 {
+		buf = buf[:len(buf)+n]
+		// A short read that ends where fstat said the file ends is its
+		// end: no second read to be told so (one system call a message).
+		if n == 0 || n < want && int64(len(buf)) == st.Size {
 			snap.Data, snap.fd, kept = buf, fd, true
 			return snap, nil
 		}
-		buf = buf[:len(buf)+n]
 	}
 }
 
