@@ -67,7 +67,7 @@ func (r *Runner) openFresh(ws *workspace.Workspace) {
 			f.floor = rec.Newest
 		}
 		f.floor, f.on = f.floor.Add(afterUncleanStop), true
-		r.log.Info("the last runner did not stop cleanly: messages dated before an hour from now are looked for in their recipients' mailboxes before they are delivered", "until", f.floor.Format(time.RFC3339))
+		r.log.Info("the last runner did not stop cleanly: until the time given, each message is first looked for in its recipients' mailboxes, in case it was delivered before the stop", "until", f.floor.Format(time.RFC3339))
 	case !errors.Is(err, fs.ErrNotExist):
 		r.log.Warn("cannot read the record of delivered ids: every message is looked for in its recipients' mailboxes before it is delivered", "err", err)
 	}

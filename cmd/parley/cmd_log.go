@@ -27,7 +27,7 @@ func logCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "agent", Usage: "only lines about `AGENT`: its sender, a recipient, or the agent it happened to (repeat, or separate with commas)"},
 			&cli.StringSliceFlag{Name: "type", Usage: "only messages of `TYPE` (repeat, or separate with commas)"},
 			&cli.StringSliceFlag{Name: "outcome", Usage: "only `OUTCOME`s: " + strings.Join(workspace.Outcomes, ", ") + " (repeat, or separate with commas)"},
-			&cli.StringFlag{Name: "since", Usage: "only lines from `WHEN` on: a duration back from now (10m, 2h, 3d) or a time (2026-11-21, 2026-11-21T10:15, RFC 3339); UTC unless it says otherwise or --local"},
+			&cli.StringFlag{Name: "since", Usage: "only lines from `WHEN` on: a duration back from now (10m, 2h, 3d), a time of day (10:15, the last time the clock showed it) or a time (2026-11-21, 2026-11-21T10:15, RFC 3339); UTC unless it says otherwise or --local"},
 			&cli.BoolFlag{Name: "local", Usage: "print times (and read --since) in the local time zone instead of UTC"},
 			&cli.BoolFlag{Name: "mermaid", Usage: "print the messages delivered and refused as a Mermaid sequence diagram (one lane per agent), as parley serve's Lanes page draws them"},
 			jsonFlag,
@@ -370,7 +370,18 @@ func parseSince(s string, now time.Time, loc *time.Location) (time.Time, error) 
 			return t, nil
 		}
 	}
-	return time.Time{}, errors.New("want a duration back from now (10m, 2h, 3d) or a time (2026-11-21, 2026-11-21T10:15, 2026-11-21T10:15:00+01:00)")
+	for _, layout := range []string{"15:04:05", "15:04"} {
+		if c, err := time.Parse(layout, s); err == nil {
+			// A time of day: the last time the clock showed it.
+			n := now.In(loc)
+			t := time.Date(n.Year(), n.Month(), n.Day(), c.Hour(), c.Minute(), c.Second(), 0, loc)
+			if t.After(n) {
+				t = t.AddDate(0, 0, -1)
+			}
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("want a duration back from now (10m, 2h, 3d), a time of day (10:15, 10:15:30: the last time the clock showed it) or a time (2026-11-21, 2026-11-21T10:15, 2026-11-21T10:15:00+01:00)")
 }
 
 // logMermaid prints the entries the filter selects as a Mermaid sequence

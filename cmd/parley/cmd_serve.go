@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -75,22 +76,34 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	local := web.IsLocal(ln.Addr().String())
+	// Listening on every address (0.0.0.0, [::]), the address printed is
+	// one that other hosts can open: this machine's.
+	shown := url
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		addrs, _ := net.InterfaceAddrs()
+		host, _ := os.Hostname()
+		shown = "http://" + net.JoinHostPort(shareHost(addrs, host), fmt.Sprint(tcp.Port)) + "/"
+	}
 	// Reachable from other hosts, every page needs the token: the address
 	// printed carries it, read-only and for spectators too.
-	open := url
+	open := shown
 	if !local {
-		open = url + "?token=" + srv.Token()
+		open = shown + "?token=" + srv.Token()
 	}
 	if opts.Spectator {
 		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators at %s\n", ws.Root, open)
 	} else if opts.ReadOnly {
 		fmt.Fprintf(e.stdout, "parley: serving %s, read-only, at %s\n", ws.Root, open)
 	} else {
-		fmt.Fprintf(e.stdout, "parley: serving %s at %s?token=%s\n", ws.Root, url, srv.Token())
+		fmt.Fprintf(e.stdout, "parley: serving %s at %s?token=%s\n", ws.Root, shown, srv.Token())
 		fmt.Fprintln(e.stdout, "parley: open that address once to write from the browser; the token is kept in a cookie")
 	}
 	if !local {
-		fmt.Fprintf(e.stderr, "parley: warning: %s is reachable from other hosts: every page needs the token, and it travels unencrypted\n", ln.Addr())
+		where := ln.Addr().String()
+		if shown != url {
+			where = "port " + where[strings.LastIndex(where, ":")+1:] + " on every address of this machine"
+		}
+		fmt.Fprintf(e.stderr, "parley: warning: %s is reachable from other hosts: every page needs the token, and it travels unencrypted\n", where)
 	}
 	if opts.Ready != nil {
 		opts.Ready(url, srv.Token())
@@ -224,4 +237,31 @@ func (a *browserActions) Retry(ctx context.Context, target string) (string, erro
 		return "", err
 	}
 	return said(buf, runRetry(e, ws, "", []string{target}))
+}
+
+// shareHost is the host to print for a server listening on every address:
+// the machine's first IPv4 address that is not a loopback or link-local
+// one, else its first such IPv6 address, else its host name, else
+// localhost.
+func shareHost(addrs []net.Addr, hostname string) string {
+	var v6 string
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() || !n.IP.IsGlobalUnicast() {
+			continue
+		}
+		if n.IP.To4() != nil {
+			return n.IP.String()
+		}
+		if v6 == "" {
+			v6 = n.IP.String()
+		}
+	}
+	switch {
+	case v6 != "":
+		return v6
+	case hostname != "":
+		return hostname
+	}
+	return "localhost"
 }

@@ -145,7 +145,11 @@ func hint(err error) string {
 		if !re.stats.Refused() {
 			return "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them"
 		}
-		return "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when; fix a rejected file and move it back into the outbox to send it again"
+		hint := "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when; fix a rejected file and move it back into the outbox to send it again"
+		if re.stats.Dead > 0 {
+			hint += "; `parley retry ID` hands a dead letter to its agent again"
+		}
+		return hint
 	case errors.As(err, &ue):
 		return ue.hint
 	}
