@@ -256,3 +256,55 @@ timeouts:
 		})
 	}
 }
+
+// TestTimeoutBusyAgent: an agent whose program is at work on an earlier
+// message is busy, not silent: a message waiting its turn is timed from
+// when the program starts on it, and only then can the agent be marked
+// unresponsive.
+func TestTimeoutBusyAgent(t *testing.T) {
+	ws := newWorkspace(t, "lead")
+	ws = reconfigure(t, ws, `agents:
+  - lead
+  - {name: busy, driver: command, run: [cat]}
+timeouts:
+  - match: {type: ASK}
+    after: 2m
+`)
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	r, err := Open(ws, Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ask := mailbox.New([]byte("Where are you?\n"))
+	ask.Set("id", "20261127-100000.000000Z-lead-000001")
+	ask.Set("type", "ASK")
+	r.expectReplies("lead", ask, []string{"busy"})
+	unresponsive := func() bool { return r.state.run("busy").State == workspace.StateUnresponsive }
+
+	// Busy with an earlier message past the deadline: not unresponsive.
+	r.state.set("busy", workspace.StateWorking, "20261127-095900.000000Z-lead-000000")
+	now = now.Add(3 * time.Minute)
+	r.checkDeadlines()
+	if unresponsive() || len(r.expected) != 1 {
+		t.Fatalf("busy with another message: state %+v, %d expected; want it waited for, not unresponsive", r.state.run("busy"), len(r.expected))
+	}
+	// Its program starts on the question: it has 2 minutes from then.
+	r.state.set("busy", workspace.StateWorking, "20261127-100000.000000Z-lead-000001")
+	started := now
+	now = started.Add(time.Minute)
+	r.checkDeadlines()
+	if unresponsive() {
+		t.Fatal("marked unresponsive a minute after its program started on the message")
+	}
+	now = started.Add(119 * time.Second)
+	r.checkDeadlines()
+	if unresponsive() {
+		t.Fatal("marked unresponsive before 2 minutes on the message")
+	}
+	now = now.Add(2 * time.Second)
+	r.checkDeadlines()
+	if !unresponsive() {
+		t.Fatalf("state %+v after 2 minutes on the message without an answer; want unresponsive", r.state.run("busy"))
+	}
+}

@@ -116,6 +116,13 @@ func (s *stateBook) note(agent, note string) {
 	s.changedLocked()
 }
 
+// run is what an agent's driver is doing now.
+func (s *stateBook) run(agent string) workspace.AgentRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agents[agent]
+}
+
 func (s *stateBook) stopped(agent string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -78,6 +78,21 @@ func (r *Runner) checkDeadlines() {
 			kept = append(kept, e)
 			continue
 		}
+		if run := r.state.run(e.agent); run.State == workspace.StateWorking {
+			// Its program is at work: busy, not silent. On an earlier
+			// message, this one waits its turn, and is timed from when
+			// the program starts on it.
+			if run.Message != e.message {
+				e.deadline = now.Add(e.policy.After)
+				kept = append(kept, e)
+				continue
+			}
+			if at := run.Since.Add(e.policy.After); now.Before(at) {
+				e.deadline = at
+				kept = append(kept, e)
+				continue
+			}
+		}
 		if !e.nudged && e.policy.Nudge != nil {
 			if err := r.nudge(e); err != nil {
 				e.unsent = err.Error()

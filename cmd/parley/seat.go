@@ -372,7 +372,8 @@ func askOptions(m *mailbox.Message) [][2]string {
 }
 
 // tellUnresponsive says once of each agent marked unresponsive: it did
-// not answer in time, even after a nudge.
+// not answer in time (after a nudge, when its timeout has one), as the
+// runner noted.
 func (s *seat) tellUnresponsive() {
 	runs, err := s.ws.AgentRuns()
 	if err != nil {
@@ -381,7 +382,11 @@ func (s *seat) tellUnresponsive() {
 	for _, name := range s.ws.AgentNames() {
 		if runs[name].State == workspace.StateUnresponsive && !s.told[name] {
 			s.told[name] = true
-			s.printf("\n(%s has not answered in time, even after a nudge: the table waits for it; `parley status` says more)\n", name)
+			why := "it has not answered in time"
+			if n := runs[name].Note; n != "" {
+				why = n
+			}
+			s.printf("\n(%s: %s; the table waits for it, `parley status` says more)\n", name, why)
 		}
 	}
 }
