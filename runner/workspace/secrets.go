@@ -221,10 +221,12 @@ func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refu
 		for _, p := range parts {
 			if leaks(p.norm, s.norm) {
 				whose := "the game master's secrets"
+				barred := recipients
 				if s.owner != "" {
 					whose = s.owner + "'s secrets"
+					barred = slices.DeleteFunc(slices.Clone(recipients), func(a string) bool { return plays(a) == s.owner })
 				}
-				return &Refusal{Line: m.Payload().Line(p.field), Field: p.field, Reason: fmt.Sprintf("carries a sentence of %s (%s) to %s, who may not know it: %q", whose, s.file, strings.Join(recipients, ", "), s.text)}, nil
+				return &Refusal{Line: m.Payload().Line(p.field), Field: p.field, Reason: fmt.Sprintf("carries a sentence of %s (%s) to %s, who may not know it: %q", whose, s.file, strings.Join(barred, ", "), s.text)}, nil
 			}
 		}
 	}
