@@ -149,6 +149,8 @@ func template(t *skills.Type, from string, to []string) composed {
 		fmt.Fprintf(&b, "to: %s\n", strings.Join(to, ", "))
 	case t.IsBroadcast():
 		line("to", "left empty, it goes to everyone (a broadcast)")
+	case slices.Contains(t.Recipients, "any") || slices.Contains(t.Recipients, "*"):
+		line("to", "any agent (or the character it plays)")
 	case len(t.Recipients) > 0:
 		line("to", fmt.Sprintf("an agent with the role %s (or the character it plays); left empty, parley picks it if only one has it", strings.Join(t.Recipients, " or ")))
 	default:
