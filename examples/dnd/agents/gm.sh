@@ -7,6 +7,7 @@
 # player directly with [GM_TO_PLAYER].
 . agents/lib.sh
 S=$(state)
+once
 beat=$(cat "$S/beat" 2>/dev/null || echo none)
 phase=2
 grep -q '^phase: 1' parley.yaml && phase=1

@@ -52,6 +52,35 @@ state() {
   printf '%s' "$CAMPAIGN/tmp/$PARLEY_AGENT"
 }
 
+# once: make the rest of the script safe to run twice on one message.
+# parley hands a message at least once: again when the runner stopped
+# before it noted the message handled (kill -9, a power cut). The first
+# time, the state's files are copied aside before anything changes, and
+# what the script prints is kept once it ends well; the second time, a kept
+# answer is printed again (the story in the state moved on since), and a
+# state left half changed is put back as it was, so the message is handled
+# as if for the first time. All of it stays in the state directory, the
+# one place the sandbox lets the script write.
+once() {
+  kept="$S/.kept"
+  id=$PARLEY_MESSAGE_ID
+  mkdir -p "$kept"
+  if [ -f "$kept/$id.answer" ]; then
+    cat "$kept/$id.answer"
+    exit 0
+  fi
+  if [ -d "$kept/$id.before" ]; then
+    rm -f "$S"/*
+    for f in "$kept/$id.before"/*; do [ -f "$f" ] && cp "$f" "$S/"; done
+  else
+    rm -rf "$kept"/*.before "$kept/copying" && mkdir "$kept/copying"
+    for f in "$S"/*; do [ -f "$f" ] && cp "$f" "$kept/copying/"; done
+    mv "$kept/copying" "$kept/$id.before"
+  fi
+  exec 3>&1 >"$kept/$id.part"
+  trap 'rc=$?; exec >&3; if [ $rc = 0 ]; then mv "$kept/$id.part" "$kept/$id.answer" && rm -rf "$kept/$id.before" && cat "$kept/$id.answer"; fi; exit $rc' EXIT
+}
+
 # shutdown: approve a shutdown request (the team lead's, at the end).
 shutdown() {
   printf -- '---\nto: %s\ntype: shutdown_response\nrequest_id: %s\napprove: true\n---\n%s\n' "$PARLEY_FROM" "$(field request_id)" "$1"

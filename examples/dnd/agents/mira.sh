@@ -7,6 +7,7 @@
 # come back.
 . agents/lib.sh
 S=$(state)
+once
 mode=$(cat "$S/mode" 2>/dev/null || echo HUMAN_RELAY)
 
 act() { printf '[PLAYER_TO_GM]\ntype: ACTION\ncharacter: mira-quickfoot\n\n%s\n' "$1"; }
