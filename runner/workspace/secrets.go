@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,19 +113,9 @@ func (w *Workspace) secrets() ([]secret, error) {
 // secretSentences returns the sentences of a file's secret parts.
 func secretSentences(text string) []string {
 	var out []string
-	inSecret, level := false, 0
-	for _, line := range strings.Split(text, "\n") {
+	for line, secret := range secretLines(text) {
 		t := strings.TrimSpace(line)
-		if h := headingLevel(t); h > 0 {
-			if inSecret && h <= level {
-				inSecret = false
-			}
-			if !inSecret && strings.Contains(strings.ToLower(t), "secret") {
-				inSecret, level = true, h
-			}
-			continue
-		}
-		if !inSecret || t == "" || strings.Trim(t, "|-: ") == "" {
+		if !secret || headingLevel(t) > 0 || t == "" || strings.Trim(t, "|-: ") == "" {
 			continue
 		}
 		for _, cell := range strings.Split(t, "|") {
@@ -136,6 +127,43 @@ func secretSentences(text string) []string {
 		}
 	}
 	return out
+}
+
+// WithoutSecrets returns text without its secret parts: each heading
+// that says "secret" and everything under it, down to the next heading
+// as high — the parts whose sentences the guard keeps from the players.
+// The other lines are kept as they are.
+func WithoutSecrets(text string) string {
+	var kept []string
+	for line, secret := range secretLines(text) {
+		if !secret {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// secretLines yields each line of text, and whether it is in a secret
+// part (a heading that says "secret", the heading itself included, and
+// everything under it down to the next heading as high).
+func secretLines(text string) iter.Seq2[string, bool] {
+	return func(yield func(string, bool) bool) {
+		inSecret, level := false, 0
+		for _, line := range strings.Split(text, "\n") {
+			t := strings.TrimSpace(line)
+			if h := headingLevel(t); h > 0 {
+				if inSecret && h <= level {
+					inSecret = false
+				}
+				if !inSecret && strings.Contains(strings.ToLower(t), "secret") {
+					inSecret, level = true, h
+				}
+			}
+			if !yield(line, inSecret) {
+				return
+			}
+		}
+	}
 }
 
 // placeholder reports whether a sentence only holds a place: "N/A -

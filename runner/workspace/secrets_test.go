@@ -110,3 +110,46 @@ func FuzzSecretSentences(f *testing.F) {
 		}
 	})
 }
+
+func TestWithoutSecrets(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{
+			name: "story state",
+			text: "# Story\n\nAll is well.\n\n## GM Notes (Secret)\n\n### Hidden\n- The innkeeper poisoned the well.\n\n## Party Status\n\nEveryone is tired.\n",
+			want: "# Story\n\nAll is well.\n\n## Party Status\n\nEveryone is tired.\n",
+		},
+		{
+			name: "a sheet's secrets, last",
+			text: "# Corwin\n\n## Character Voice (for AI players)\n\nGruff.\n\n## Secrets\n\nCorwin owes the river guild a thousand crowns.\n",
+			want: "# Corwin\n\n## Character Voice (for AI players)\n\nGruff.\n",
+		},
+		{
+			name: "a lower heading does not end the part",
+			text: "## Secrets\n### Debts\n- a thousand crowns\n# Next\nshown\n",
+			want: "# Next\nshown\n",
+		},
+		{
+			name: "no secret part",
+			text: "# Tilda\n\nSecretive, but nothing under a heading says so.\n",
+			want: "# Tilda\n\nSecretive, but nothing under a heading says so.\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := WithoutSecrets(tt.text); got != tt.want {
+				t.Errorf("WithoutSecrets(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzWithoutSecrets(f *testing.F) {
+	f.Add("## GM Notes (Secret)\n- The innkeeper poisoned the well last night.\n")
+	f.Add("# Secrets\n| a | b c d e f |\n## next\ntext\n")
+	f.Add("####### secret\n#secret\n## Secret\n\x00| |")
+	f.Fuzz(func(t *testing.T, text string) {
+		if got := secretSentences(WithoutSecrets(text)); len(got) > 0 {
+			t.Errorf("WithoutSecrets(%q) keeps secrets %q", text, got)
+		}
+	})
+}
