@@ -191,12 +191,27 @@ type doc struct {
 	HTML  template.HTML
 }
 
-func (s *Server) readDoc(path, title string) (doc, bool) {
+// readDoc reads a markdown file of the campaign and renders it; for
+// spectators, without what the players may not know (see forSpectators).
+func (s *Server) readDoc(path, title string, spectator bool) (doc, bool) {
 	data, err := readSmall(path)
 	if err != nil {
 		return doc{}, false
 	}
-	return doc{Title: title, Path: s.ws.Short(path), HTML: markdown(withoutFrontmatter(data))}, true
+	data = withoutFrontmatter(data)
+	if spectator {
+		data = forSpectators(data)
+	}
+	return doc{Title: title, Path: s.ws.Short(path), HTML: markdown(data)}, true
+}
+
+// forSpectators returns a campaign file's text without what no spectator
+// may read: its secret parts, as the message guard finds them (a heading
+// that says "secret" and what is under it: a sheet's "Secrets", the
+// game master's notes), and the notes for the game master that a scene
+// never holds (comments, lines and asides marked secret or for the GM).
+func forSpectators(data []byte) []byte {
+	return []byte(scenes.WithoutNotes(workspace.WithoutSecrets(string(data))))
 }
 
 // readSmall reads a regular file (never through a symbolic link) of at
@@ -216,7 +231,9 @@ func readSmall(path string) ([]byte, error) {
 }
 
 // storyData reads the campaign: its scenes, the party's sheets and
-// journals, what the party knows and, unless spectator, the story state.
+// journals, what the party knows and, unless spectator, the story state;
+// for spectators, each file without what they may not read
+// (forSpectators).
 func (s *Server) storyData(spectator bool) storyData {
 	d := storyData{Spectator: spectator}
 	c, err := campaigns.Find(s.ws.Root, s.ws.Config.Campaign)
@@ -230,13 +247,13 @@ func (s *Server) storyData(spectator bool) storyData {
 		d.Err = err.Error()
 	}
 	for _, sc := range list {
-		if dc, ok := s.readDoc(sc.Path, sc.Slug); ok {
+		if dc, ok := s.readDoc(sc.Path, sc.Slug, spectator); ok {
 			d.Scenes = append(d.Scenes, dc)
 		}
 	}
 	chars, _ := c.Characters()
 	for _, ch := range chars {
-		if dc, ok := s.readDoc(c.SheetPath(ch), ch); ok {
+		if dc, ok := s.readDoc(c.SheetPath(ch), ch, spectator); ok {
 			if data, err := readSmall(c.SheetPath(ch)); err == nil {
 				if sh, err := sheet.Parse(c.SheetPath(ch), data); err == nil && sh.MaxHP > 0 {
 					dc.Badge = fmt.Sprintf("HP %d/%d · %d items", sh.HP, sh.MaxHP, len(sh.Items))
@@ -244,15 +261,15 @@ func (s *Server) storyData(spectator bool) storyData {
 			}
 			d.Sheets = append(d.Sheets, dc)
 		}
-		if dc, ok := s.readDoc(c.JournalPath(ch), ch); ok {
+		if dc, ok := s.readDoc(c.JournalPath(ch), ch, spectator); ok {
 			d.Journals = append(d.Journals, dc)
 		}
 	}
-	if dc, ok := s.readDoc(c.Path(campaigns.PartyKnowledge), "party knowledge"); ok {
+	if dc, ok := s.readDoc(c.Path(campaigns.PartyKnowledge), "party knowledge", spectator); ok {
 		d.Knowledge = dc.HTML
 	}
 	if !spectator {
-		if dc, ok := s.readDoc(c.Path(campaigns.StoryState), "story state"); ok {
+		if dc, ok := s.readDoc(c.Path(campaigns.StoryState), "story state", false); ok {
 			d.State = dc.HTML
 		}
 	}
