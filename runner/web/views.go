@@ -192,26 +192,28 @@ type doc struct {
 }
 
 // readDoc reads a markdown file of the campaign and renders it; for
-// spectators, without what the players may not know (see forSpectators).
-func (s *Server) readDoc(path, title string, spectator bool) (doc, bool) {
+// spectators (a non-nil secrets), without what they may not read (see
+// forSpectators).
+func (s *Server) readDoc(path, title string, secrets *workspace.Secrets) (doc, bool) {
 	data, err := readSmall(path)
 	if err != nil {
 		return doc{}, false
 	}
 	data = withoutFrontmatter(data)
-	if spectator {
-		data = forSpectators(data)
+	if secrets != nil {
+		data = forSpectators(secrets, data)
 	}
 	return doc{Title: title, Path: s.ws.Short(path), HTML: markdown(data)}, true
 }
 
 // forSpectators returns a campaign file's text without what no spectator
-// may read: its secret parts, as the message guard finds them (a heading
-// that says "secret" and what is under it: a sheet's "Secrets", the
-// game master's notes), and the notes for the game master that a scene
-// never holds (comments, lines and asides marked secret or for the GM).
-func forSpectators(data []byte) []byte {
-	return []byte(scenes.WithoutNotes(workspace.WithoutSecrets(string(data))))
+// may read: what the message guard keeps from the players (a heading
+// that says "secret" and what is under it, such as a sheet's "Secrets",
+// and any sentence copied out of one), and the notes for the game master
+// that a scene never holds (comments, lines and asides marked secret or
+// for the GM).
+func forSpectators(secrets *workspace.Secrets, data []byte) []byte {
+	return []byte(scenes.WithoutNotes(secrets.Withhold(string(data))))
 }
 
 // readSmall reads a regular file (never through a symbolic link) of at
@@ -242,18 +244,25 @@ func (s *Server) storyData(spectator bool) storyData {
 		return d
 	}
 	d.Name = c.Name
+	var secrets *workspace.Secrets // nil: the game master's view
+	if spectator {
+		if secrets, err = s.ws.Secrets(); err != nil {
+			d.Err = err.Error() // nothing shown rather than a secret
+			return d
+		}
+	}
 	list, err := scenes.List(c.Path(campaigns.ScenesDir))
 	if err != nil {
 		d.Err = err.Error()
 	}
 	for _, sc := range list {
-		if dc, ok := s.readDoc(sc.Path, sc.Slug, spectator); ok {
+		if dc, ok := s.readDoc(sc.Path, sc.Slug, secrets); ok {
 			d.Scenes = append(d.Scenes, dc)
 		}
 	}
 	chars, _ := c.Characters()
 	for _, ch := range chars {
-		if dc, ok := s.readDoc(c.SheetPath(ch), ch, spectator); ok {
+		if dc, ok := s.readDoc(c.SheetPath(ch), ch, secrets); ok {
 			if data, err := readSmall(c.SheetPath(ch)); err == nil {
 				if sh, err := sheet.Parse(c.SheetPath(ch), data); err == nil && sh.MaxHP > 0 {
 					dc.Badge = fmt.Sprintf("HP %d/%d · %d items", sh.HP, sh.MaxHP, len(sh.Items))
@@ -261,15 +270,15 @@ func (s *Server) storyData(spectator bool) storyData {
 			}
 			d.Sheets = append(d.Sheets, dc)
 		}
-		if dc, ok := s.readDoc(c.JournalPath(ch), ch, spectator); ok {
+		if dc, ok := s.readDoc(c.JournalPath(ch), ch, secrets); ok {
 			d.Journals = append(d.Journals, dc)
 		}
 	}
-	if dc, ok := s.readDoc(c.Path(campaigns.PartyKnowledge), "party knowledge", spectator); ok {
+	if dc, ok := s.readDoc(c.Path(campaigns.PartyKnowledge), "party knowledge", secrets); ok {
 		d.Knowledge = dc.HTML
 	}
 	if !spectator {
-		if dc, ok := s.readDoc(c.Path(campaigns.StoryState), "story state", false); ok {
+		if dc, ok := s.readDoc(c.Path(campaigns.StoryState), "story state", nil); ok {
 			d.State = dc.HTML
 		}
 	}

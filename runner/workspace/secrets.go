@@ -110,6 +110,60 @@ func (w *Workspace) secrets() ([]secret, error) {
 	return out, nil
 }
 
+// Secrets are a campaign's secrets as the guard reads them: the
+// sentences of the game master's and of every character's secret parts.
+type Secrets struct{ list []secret }
+
+// Secrets reads the campaign's secrets; none when the workspace has no
+// campaign.
+func (w *Workspace) Secrets() (*Secrets, error) {
+	list, err := w.secrets()
+	if err != nil {
+		return nil, err
+	}
+	return &Secrets{list: list}, nil
+}
+
+// Withhold returns text as someone who may know none of the secrets may
+// read it: without its secret parts (WithoutSecrets), without each line
+// that carries a sentence of a secret as the guard would refuse it in a
+// message, and without each paragraph that still does once its lines are
+// read together (a sentence broken over lines). A nil Secrets withholds
+// the secret parts alone.
+func (s *Secrets) Withhold(text string) string {
+	text = WithoutSecrets(text)
+	if s == nil || len(s.list) == 0 {
+		return text
+	}
+	carries := func(lines []string) bool {
+		norm := " " + normalise(strings.Join(lines, " ")) + " "
+		return slices.ContainsFunc(s.list, func(sec secret) bool { return leaks(norm, sec.norm) })
+	}
+	var kept []string
+	for _, line := range strings.Split(text, "\n") {
+		if !carries([]string{line}) {
+			kept = append(kept, line)
+		}
+	}
+	var out, para []string
+	flush := func() {
+		if !carries(para) {
+			out = append(out, para...)
+		}
+		para = para[:0]
+	}
+	for _, line := range kept {
+		if strings.TrimSpace(line) == "" {
+			flush()
+			out = append(out, line)
+			continue
+		}
+		para = append(para, line)
+	}
+	flush()
+	return strings.Join(out, "\n")
+}
+
 // secretSentences returns the sentences of a file's secret parts.
 func secretSentences(text string) []string {
 	var out []string

@@ -153,3 +153,36 @@ func FuzzWithoutSecrets(f *testing.F) {
 		}
 	})
 }
+
+// TestWithhold: what a spectator may read of a party's file holds no
+// sentence of a secret, in a secret part or copied out of one.
+func TestWithhold(t *testing.T) {
+	ws := guardTable(t)
+	sec, err := ws.Secrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, text, want string }{
+		{"a journal quoting its character's secret",
+			"# Journal\n\n- We reached the inn.\n- The GM reminded me: Corwin still owes the Guild three hundred gold crowns.\n- Tilda sang.\n",
+			"# Journal\n\n- We reached the inn.\n- Tilda sang.\n"},
+		{"a secret broken over lines",
+			"# Journal\n\nThe rain. Corwin still owes the Guild\nthree hundred gold crowns, he said.\n\nMorning came.\n",
+			"# Journal\n\n\nMorning came.\n"},
+		{"a secret part",
+			"# Sheet\n\n## Secrets\n\nHe hates the river.\n\n## Notes\n\nLikes cats.\n",
+			"# Sheet\n\n## Notes\n\nLikes cats.\n"},
+		{"nothing secret", "The party rests.\n", "The party rests.\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sec.Withhold(tt.text); got != tt.want {
+				t.Errorf("Withhold(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+	var none *Secrets
+	if got, want := none.Withhold("a\n## Secret\nb\n"), "a"; got != want {
+		t.Errorf("nil Withhold = %q, want %q", got, want)
+	}
+}
