@@ -126,7 +126,8 @@ func (w *Workspace) Secrets() (*Secrets, error) {
 
 // Withhold returns text as someone who may know none of the secrets may
 // read it: without its secret parts (WithoutSecrets), without each line
-// that carries a sentence of a secret as the guard would refuse it in a
+// (with the indented lines that continue it, as a list item's do) that
+// carries a sentence of a secret as the guard would refuse it in a
 // message, and without each paragraph that still does once its lines are
 // read together (a sentence broken over lines). A nil Secrets withholds
 // the secret parts alone.
@@ -140,10 +141,16 @@ func (s *Secrets) Withhold(text string) string {
 		return slices.ContainsFunc(s.list, func(sec secret) bool { return leaks(norm, sec.norm) })
 	}
 	var kept []string
-	for _, line := range strings.Split(text, "\n") {
-		if !carries([]string{line}) {
-			kept = append(kept, line)
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); {
+		j := i + 1 // a line, and the indented lines that continue it
+		for j < len(lines) && continues(lines[j]) {
+			j++
 		}
+		if !carries(lines[i:j]) {
+			kept = append(kept, lines[i:j]...)
+		}
+		i = j
 	}
 	var out, para []string
 	flush := func() {
@@ -162,6 +169,23 @@ func (s *Secrets) Withhold(text string) string {
 	}
 	flush()
 	return strings.Join(out, "\n")
+}
+
+// continues reports whether a line continues the one before it: it is
+// indented, not blank, and starts no list item of its own.
+func continues(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	if t == "" || t == line {
+		return false
+	}
+	if len(t) > 1 && strings.ContainsRune("-*+", rune(t[0])) && t[1] == ' ' {
+		return false
+	}
+	n := 0
+	for n < len(t) && t[n] >= '0' && t[n] <= '9' {
+		n++
+	}
+	return n == 0 || n+1 >= len(t) || !strings.ContainsRune(".)", rune(t[n])) || t[n+1] != ' '
 }
 
 // secretSentences returns the sentences of a file's secret parts.

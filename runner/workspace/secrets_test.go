@@ -172,6 +172,9 @@ func TestWithhold(t *testing.T) {
 		{"a secret part",
 			"# Sheet\n\n## Secrets\n\nHe hates the river.\n\n## Notes\n\nLikes cats.\n",
 			"# Sheet\n\n## Notes\n\nLikes cats.\n"},
+		{"a list item over two lines, and one under it",
+			"- We slept.\n- The GM reminded me: Corwin still owes the Guild three hundred\n  gold crowns.\n  - Tilda laughed.\n- Morning.\n",
+			"- We slept.\n  - Tilda laughed.\n- Morning.\n"},
 		{"nothing secret", "The party rests.\n", "The party rests.\n"},
 	}
 	for _, tt := range tests {
