@@ -325,18 +325,12 @@ var (
 	blankRunRE   = regexp.MustCompile(`\n{3,}`)
 )
 
-// Clean removes what players must not read from prose: HTML comments,
-// lines and asides marked secret or for the GM, difficulty classes and
-// raw dice notation. What remains is trimmed; paragraphs are kept.
+// Clean removes what players must not read from prose: what
+// WithoutNotes removes, and difficulty classes and raw dice notation.
+// What remains is trimmed; paragraphs are kept.
 func Clean(text string) string {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	text = commentRE.ReplaceAllString(text, "")
 	var kept []string
-	for _, line := range strings.Split(text, "\n") {
-		if secretLineRE.MatchString(line) {
-			continue
-		}
-		line = secretInlineRE.ReplaceAllString(line, "")
+	for _, line := range strings.Split(WithoutNotes(text), "\n") {
 		line = mechanicsRE.ReplaceAllString(line, "")
 		line = outsideQuotes(line, func(s string) string { return dcRE.ReplaceAllString(s, "") })
 		line = removeDice(line)
@@ -348,6 +342,23 @@ func Clean(text string) string {
 	text = strings.Join(kept, "\n")
 	text = blankRunRE.ReplaceAllString(text, "\n\n")
 	return strings.TrimSpace(text)
+}
+
+// WithoutNotes removes what is for the GM alone from a text: HTML
+// comments, and lines and asides marked secret or for the GM ("SECRET:
+// ...", "GM note: ...", "(GM only) ...", "[secret: ...]"). The rest is
+// kept as it is, line endings made "\n". Clean does this, and more.
+func WithoutNotes(text string) string {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = commentRE.ReplaceAllString(text, "")
+	var kept []string
+	for _, line := range strings.Split(text, "\n") {
+		if secretLineRE.MatchString(line) {
+			continue
+		}
+		kept = append(kept, secretInlineRE.ReplaceAllString(line, ""))
+	}
+	return strings.Join(kept, "\n")
 }
 
 // outsideQuotes applies fn to the parts of a line outside double quotes:

@@ -50,6 +50,19 @@ func read(t *testing.T, path string) string {
 	return string(b)
 }
 
+func TestWithoutNotes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"| Longsword | 1d8+2 slashing |", "| Longsword | 1d8+2 slashing |"},
+		{"- Bond: my sister\n- SECRET: I burned the mill.\n- Flaw: greed", "- Bond: my sister\n- Flaw: greed"},
+		{"Owes a debt (GM: to the river guild) to someone.", "Owes a debt to someone."},
+		{"Rolls a DC 15 check.<!-- GM only -->\r\nNext.", "Rolls a DC 15 check.\nNext."},
+	} {
+		if got := WithoutNotes(tc.in); got != tc.want {
+			t.Errorf("WithoutNotes(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestAppend(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "scenes")
 	// The first narrative, with no scene named, opens scene 1.

@@ -16,7 +16,7 @@ func exportCommand(e *env) *cli.Command {
 		UsageText: "parley export --html DIR [--spectator]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "html", Usage: "write the pages into `DIR` (made if missing): index.html, lanes.html, story.html, style.css"},
-			&cli.BoolFlag{Name: "spectator", Usage: "write only what a spectator may see: the story without the game master's story state (story.html), and no timeline or lanes, which hold every message"},
+			&cli.BoolFlag{Name: "spectator", Usage: "write only what a spectator may see: the story without the game master's story state, the secret parts of the party's files or the notes for the game master (story.html), and no timeline or lanes, which hold every message; never into a directory holding a full copy, nor a full copy into one holding this"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {

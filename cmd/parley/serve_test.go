@@ -225,6 +225,20 @@ func TestServeStory(t *testing.T) {
 	if out, err := exec.Command("parley", "demo", "--dir", dir).CombinedOutput(); err != nil {
 		t.Fatalf("parley demo: %v\n%s", err, out)
 	}
+	// Bug: the spectator view showed a sheet's "Secrets" part, which may
+	// go to its character and no one else.
+	const sheetSecret = "Mira owes the river guild a thousand crowns"
+	sheetPath := filepath.Join(dir, "campaigns", "the-sunken-bell", "party", "mira-quickfoot.md")
+	f, err := os.OpenFile(sheetPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n## Secrets\n\n" + sheetSecret + ".\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	ws, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -256,6 +270,12 @@ func TestServeStory(t *testing.T) {
 	if strings.Contains(spectator, secret) || strings.Contains(spectator, "GM Notes") {
 		t.Errorf("the spectator view shows story-state.md's secrets")
 	}
+	if !strings.Contains(gm, sheetSecret) {
+		t.Errorf("the game master's view does not show a sheet's secrets")
+	}
+	if strings.Contains(spectator, sheetSecret) {
+		t.Errorf("the spectator view shows a sheet's secrets")
+	}
 	// So does a server for spectators, which shows nothing else.
 	watch, err := newWebServer(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, serveOptions{Addr: "127.0.0.1:0", ReadOnly: true, Spectator: true})
 	if err != nil {
@@ -269,8 +289,8 @@ func TestServeStory(t *testing.T) {
 		if rec.Code != want {
 			t.Errorf("spectators: GET %s = %d, want %d", path, rec.Code, want)
 		}
-		if strings.Contains(rec.Body.String(), secret) {
-			t.Errorf("spectators: GET %s shows the story state's secrets", path)
+		if strings.Contains(rec.Body.String(), secret) || strings.Contains(rec.Body.String(), sheetSecret) {
+			t.Errorf("spectators: GET %s shows the story state's or a sheet's secrets", path)
 		}
 	}
 
@@ -281,7 +301,7 @@ func TestServeStory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(data), secret) || !strings.Contains(string(data), "Scene 1: The Drowned Chapel") {
+	if strings.Contains(string(data), secret) || strings.Contains(string(data), sheetSecret) || !strings.Contains(string(data), "Scene 1: The Drowned Chapel") {
 		t.Errorf("the spectator's story.html shows the secrets, or not the story")
 	}
 	for _, name := range []string{"index.html", "lanes.html"} {

@@ -16,8 +16,9 @@ import (
 // ExportOptions say what Export writes.
 type ExportOptions struct {
 	// Spectator writes only what a spectator may see: the story as the
-	// spectator view shows it (no story state), and no timeline or lanes,
-	// which hold every message, the private ones too.
+	// spectator view shows it (no story state, no secret part of a file,
+	// no note for the GM), and no timeline or lanes, which hold every
+	// message, the private ones too.
 	Spectator bool
 	// Now is the time the copy says it was made; zero means time.Now().
 	Now time.Time
@@ -31,7 +32,8 @@ var ErrNoStory = errors.New("a copy for spectators holds the story alone, and th
 // timeline with every message (index.html), the lanes (lanes.html), the
 // story of a D&D campaign (story.html) and the style sheet; no script,
 // nothing fetched from anywhere. With opts.Spectator it writes the story
-// alone (story.html) and the style sheet. dir is made if it is not there; each
+// alone (story.html) and the style sheet. Neither copy is written into a
+// directory that holds the other. dir is made if it is not there; each
 // file is written whole (to a temporary name, then renamed) so that a
 // copy cut short leaves no half-written page.
 func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts ExportOptions) error {
@@ -62,14 +64,8 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	if opts.Spectator && base.Story == nil {
 		return fmt.Errorf("%w (%s)", ErrNoStory, story.Err)
 	}
-	if opts.Spectator {
-		// A full copy made there before would stay beside the
-		// spectators' one, every message in it.
-		for _, name := range []string{"index.html", "lanes.html"} {
-			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-				return fmt.Errorf("%s holds %s, a copy with every message: write the spectators' copy into another directory", dir, name)
-			}
-		}
+	if err := checkExportDir(dir, opts.Spectator); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -119,6 +115,31 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 		return err
 	}
 	return writeFile(filepath.Join(dir, "style.css"), css)
+}
+
+// checkExportDir refuses to mix the two copies in one directory. A full
+// copy made there before would stay beside the spectators' one, every
+// message in it; a full copy written where the spectators' copy is would
+// replace its story.html with the game master's view and put every
+// message beside it. The spectators' copy is the one with a story.html
+// and no index.html (a full copy writes index.html first).
+func checkExportDir(dir string, spectator bool) error {
+	has := func(name string) bool {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil
+	}
+	if spectator {
+		for _, name := range []string{"index.html", "lanes.html"} {
+			if has(name) {
+				return fmt.Errorf("%s holds %s, a copy with every message: write the spectators' copy into another directory", dir, name)
+			}
+		}
+		return nil
+	}
+	if has("story.html") && !has("index.html") {
+		return fmt.Errorf("%s holds story.html, a copy for spectators: write the full copy into another directory", dir)
+	}
+	return nil
 }
 
 // writeFile writes a file whole: to a temporary name beside it, then

@@ -191,12 +191,29 @@ type doc struct {
 	HTML  template.HTML
 }
 
-func (s *Server) readDoc(path, title string) (doc, bool) {
+// readDoc reads a markdown file of the campaign and renders it; for
+// spectators (a non-nil secrets), without what they may not read (see
+// forSpectators).
+func (s *Server) readDoc(path, title string, secrets *workspace.Secrets) (doc, bool) {
 	data, err := readSmall(path)
 	if err != nil {
 		return doc{}, false
 	}
-	return doc{Title: title, Path: s.ws.Short(path), HTML: markdown(withoutFrontmatter(data))}, true
+	data = withoutFrontmatter(data)
+	if secrets != nil {
+		data = forSpectators(secrets, data)
+	}
+	return doc{Title: title, Path: s.ws.Short(path), HTML: markdown(data)}, true
+}
+
+// forSpectators returns a campaign file's text without what no spectator
+// may read: what the message guard keeps from the players (a heading
+// that says "secret" and what is under it, such as a sheet's "Secrets",
+// and any sentence copied out of one), and the notes for the game master
+// that a scene never holds (comments, lines and asides marked secret or
+// for the GM).
+func forSpectators(secrets *workspace.Secrets, data []byte) []byte {
+	return []byte(scenes.WithoutNotes(secrets.Withhold(string(data))))
 }
 
 // readSmall reads a regular file (never through a symbolic link) of at
@@ -216,7 +233,9 @@ func readSmall(path string) ([]byte, error) {
 }
 
 // storyData reads the campaign: its scenes, the party's sheets and
-// journals, what the party knows and, unless spectator, the story state.
+// journals, what the party knows and, unless spectator, the story state;
+// for spectators, each file without what they may not read
+// (forSpectators).
 func (s *Server) storyData(spectator bool) storyData {
 	d := storyData{Spectator: spectator}
 	c, err := campaigns.Find(s.ws.Root, s.ws.Config.Campaign)
@@ -225,18 +244,25 @@ func (s *Server) storyData(spectator bool) storyData {
 		return d
 	}
 	d.Name = c.Name
+	var secrets *workspace.Secrets // nil: the game master's view
+	if spectator {
+		if secrets, err = s.ws.Secrets(); err != nil {
+			d.Err = err.Error() // nothing shown rather than a secret
+			return d
+		}
+	}
 	list, err := scenes.List(c.Path(campaigns.ScenesDir))
 	if err != nil {
 		d.Err = err.Error()
 	}
 	for _, sc := range list {
-		if dc, ok := s.readDoc(sc.Path, sc.Slug); ok {
+		if dc, ok := s.readDoc(sc.Path, sc.Slug, secrets); ok {
 			d.Scenes = append(d.Scenes, dc)
 		}
 	}
 	chars, _ := c.Characters()
 	for _, ch := range chars {
-		if dc, ok := s.readDoc(c.SheetPath(ch), ch); ok {
+		if dc, ok := s.readDoc(c.SheetPath(ch), ch, secrets); ok {
 			if data, err := readSmall(c.SheetPath(ch)); err == nil {
 				if sh, err := sheet.Parse(c.SheetPath(ch), data); err == nil && sh.MaxHP > 0 {
 					dc.Badge = fmt.Sprintf("HP %d/%d · %d items", sh.HP, sh.MaxHP, len(sh.Items))
@@ -244,15 +270,15 @@ func (s *Server) storyData(spectator bool) storyData {
 			}
 			d.Sheets = append(d.Sheets, dc)
 		}
-		if dc, ok := s.readDoc(c.JournalPath(ch), ch); ok {
+		if dc, ok := s.readDoc(c.JournalPath(ch), ch, secrets); ok {
 			d.Journals = append(d.Journals, dc)
 		}
 	}
-	if dc, ok := s.readDoc(c.Path(campaigns.PartyKnowledge), "party knowledge"); ok {
+	if dc, ok := s.readDoc(c.Path(campaigns.PartyKnowledge), "party knowledge", secrets); ok {
 		d.Knowledge = dc.HTML
 	}
 	if !spectator {
-		if dc, ok := s.readDoc(c.Path(campaigns.StoryState), "story state"); ok {
+		if dc, ok := s.readDoc(c.Path(campaigns.StoryState), "story state", nil); ok {
 			d.State = dc.HTML
 		}
 	}

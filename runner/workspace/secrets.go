@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,22 +110,90 @@ func (w *Workspace) secrets() ([]secret, error) {
 	return out, nil
 }
 
+// Secrets are a campaign's secrets as the guard reads them: the
+// sentences of the game master's and of every character's secret parts.
+type Secrets struct{ list []secret }
+
+// Secrets reads the campaign's secrets; none when the workspace has no
+// campaign.
+func (w *Workspace) Secrets() (*Secrets, error) {
+	list, err := w.secrets()
+	if err != nil {
+		return nil, err
+	}
+	return &Secrets{list: list}, nil
+}
+
+// Withhold returns text as someone who may know none of the secrets may
+// read it: without its secret parts (WithoutSecrets), without each line
+// (with the indented lines that continue it, as a list item's do) that
+// carries a sentence of a secret as the guard would refuse it in a
+// message, and without each paragraph that still does once its lines are
+// read together (a sentence broken over lines). A nil Secrets withholds
+// the secret parts alone.
+func (s *Secrets) Withhold(text string) string {
+	text = WithoutSecrets(text)
+	if s == nil || len(s.list) == 0 {
+		return text
+	}
+	carries := func(lines []string) bool {
+		norm := " " + normalise(strings.Join(lines, " ")) + " "
+		return slices.ContainsFunc(s.list, func(sec secret) bool { return leaks(norm, sec.norm) })
+	}
+	var kept []string
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); {
+		j := i + 1 // a line, and the indented lines that continue it
+		for j < len(lines) && continues(lines[j]) {
+			j++
+		}
+		if !carries(lines[i:j]) {
+			kept = append(kept, lines[i:j]...)
+		}
+		i = j
+	}
+	var out, para []string
+	flush := func() {
+		if !carries(para) {
+			out = append(out, para...)
+		}
+		para = para[:0]
+	}
+	for _, line := range kept {
+		if strings.TrimSpace(line) == "" {
+			flush()
+			out = append(out, line)
+			continue
+		}
+		para = append(para, line)
+	}
+	flush()
+	return strings.Join(out, "\n")
+}
+
+// continues reports whether a line continues the one before it: it is
+// indented, not blank, and starts no list item of its own.
+func continues(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	if t == "" || t == line {
+		return false
+	}
+	if len(t) > 1 && strings.ContainsRune("-*+", rune(t[0])) && t[1] == ' ' {
+		return false
+	}
+	n := 0
+	for n < len(t) && t[n] >= '0' && t[n] <= '9' {
+		n++
+	}
+	return n == 0 || n+1 >= len(t) || !strings.ContainsRune(".)", rune(t[n])) || t[n+1] != ' '
+}
+
 // secretSentences returns the sentences of a file's secret parts.
 func secretSentences(text string) []string {
 	var out []string
-	inSecret, level := false, 0
-	for _, line := range strings.Split(text, "\n") {
+	for line, secret := range secretLines(text) {
 		t := strings.TrimSpace(line)
-		if h := headingLevel(t); h > 0 {
-			if inSecret && h <= level {
-				inSecret = false
-			}
-			if !inSecret && strings.Contains(strings.ToLower(t), "secret") {
-				inSecret, level = true, h
-			}
-			continue
-		}
-		if !inSecret || t == "" || strings.Trim(t, "|-: ") == "" {
+		if !secret || headingLevel(t) > 0 || t == "" || strings.Trim(t, "|-: ") == "" {
 			continue
 		}
 		for _, cell := range strings.Split(t, "|") {
@@ -136,6 +205,43 @@ func secretSentences(text string) []string {
 		}
 	}
 	return out
+}
+
+// WithoutSecrets returns text without its secret parts: each heading
+// that says "secret" and everything under it, down to the next heading
+// as high — the parts whose sentences the guard keeps from the players.
+// The other lines are kept as they are.
+func WithoutSecrets(text string) string {
+	var kept []string
+	for line, secret := range secretLines(text) {
+		if !secret {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// secretLines yields each line of text, and whether it is in a secret
+// part (a heading that says "secret", the heading itself included, and
+// everything under it down to the next heading as high).
+func secretLines(text string) iter.Seq2[string, bool] {
+	return func(yield func(string, bool) bool) {
+		inSecret, level := false, 0
+		for _, line := range strings.Split(text, "\n") {
+			t := strings.TrimSpace(line)
+			if h := headingLevel(t); h > 0 {
+				if inSecret && h <= level {
+					inSecret = false
+				}
+				if !inSecret && strings.Contains(strings.ToLower(t), "secret") {
+					inSecret, level = true, h
+				}
+			}
+			if !yield(line, inSecret) {
+				return
+			}
+		}
+	}
 }
 
 // placeholder reports whether a sentence only holds a place: "N/A -

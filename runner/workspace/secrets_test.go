@@ -110,3 +110,82 @@ func FuzzSecretSentences(f *testing.F) {
 		}
 	})
 }
+
+func TestWithoutSecrets(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{
+			name: "story state",
+			text: "# Story\n\nAll is well.\n\n## GM Notes (Secret)\n\n### Hidden\n- The innkeeper poisoned the well.\n\n## Party Status\n\nEveryone is tired.\n",
+			want: "# Story\n\nAll is well.\n\n## Party Status\n\nEveryone is tired.\n",
+		},
+		{
+			name: "a sheet's secrets, last",
+			text: "# Corwin\n\n## Character Voice (for AI players)\n\nGruff.\n\n## Secrets\n\nCorwin owes the river guild a thousand crowns.\n",
+			want: "# Corwin\n\n## Character Voice (for AI players)\n\nGruff.\n",
+		},
+		{
+			name: "a lower heading does not end the part",
+			text: "## Secrets\n### Debts\n- a thousand crowns\n# Next\nshown\n",
+			want: "# Next\nshown\n",
+		},
+		{
+			name: "no secret part",
+			text: "# Tilda\n\nSecretive, but nothing under a heading says so.\n",
+			want: "# Tilda\n\nSecretive, but nothing under a heading says so.\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := WithoutSecrets(tt.text); got != tt.want {
+				t.Errorf("WithoutSecrets(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzWithoutSecrets(f *testing.F) {
+	f.Add("## GM Notes (Secret)\n- The innkeeper poisoned the well last night.\n")
+	f.Add("# Secrets\n| a | b c d e f |\n## next\ntext\n")
+	f.Add("####### secret\n#secret\n## Secret\n\x00| |")
+	f.Fuzz(func(t *testing.T, text string) {
+		if got := secretSentences(WithoutSecrets(text)); len(got) > 0 {
+			t.Errorf("WithoutSecrets(%q) keeps secrets %q", text, got)
+		}
+	})
+}
+
+// TestWithhold: what a spectator may read of a party's file holds no
+// sentence of a secret, in a secret part or copied out of one.
+func TestWithhold(t *testing.T) {
+	ws := guardTable(t)
+	sec, err := ws.Secrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, text, want string }{
+		{"a journal quoting its character's secret",
+			"# Journal\n\n- We reached the inn.\n- The GM reminded me: Corwin still owes the Guild three hundred gold crowns.\n- Tilda sang.\n",
+			"# Journal\n\n- We reached the inn.\n- Tilda sang.\n"},
+		{"a secret broken over lines",
+			"# Journal\n\nThe rain. Corwin still owes the Guild\nthree hundred gold crowns, he said.\n\nMorning came.\n",
+			"# Journal\n\n\nMorning came.\n"},
+		{"a secret part",
+			"# Sheet\n\n## Secrets\n\nHe hates the river.\n\n## Notes\n\nLikes cats.\n",
+			"# Sheet\n\n## Notes\n\nLikes cats.\n"},
+		{"a list item over two lines, and one under it",
+			"- We slept.\n- The GM reminded me: Corwin still owes the Guild three hundred\n  gold crowns.\n  - Tilda laughed.\n- Morning.\n",
+			"- We slept.\n  - Tilda laughed.\n- Morning.\n"},
+		{"nothing secret", "The party rests.\n", "The party rests.\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sec.Withhold(tt.text); got != tt.want {
+				t.Errorf("Withhold(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+	var none *Secrets
+	if got, want := none.Withhold("a\n## Secret\nb\n"), "a"; got != want {
+		t.Errorf("nil Withhold = %q, want %q", got, want)
+	}
+}
