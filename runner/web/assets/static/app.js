@@ -67,12 +67,27 @@
     const es = new EventSource(u);
     es.onopen = function () { conn.className = "conn on"; };
     es.onerror = function () { conn.className = "conn off"; };
+    // Rows come in bursts (a scene played out, a page that was away):
+    // they are added once a frame, together, and the page follows them
+    // once. Measuring and scrolling for each row made the browser lay the
+    // whole timeline out again per row, and a burst of a hundred rows
+    // froze a busy machine's page for seconds.
+    let pending = null;
+    function addRows() {
+      const rows = pending;
+      pending = null;
+      const stick = nearBottom();
+      timeline.appendChild(rows);
+      if (stick) timeline.lastElementChild.scrollIntoView({ block: "end" });
+    }
     es.addEventListener("row", function (ev) {
       const li = fragment(ev.data).firstElementChild;
-      if (!li || document.getElementById(li.id) || !matches(li)) return;
-      const stick = nearBottom();
-      timeline.appendChild(li);
-      if (stick) li.scrollIntoView({ block: "end" });
+      if (!li || document.getElementById(li.id) || (pending && pending.getElementById(li.id)) || !matches(li)) return;
+      if (!pending) {
+        pending = document.createDocumentFragment();
+        requestAnimationFrame(addRows);
+      }
+      pending.appendChild(li);
     });
     es.addEventListener("tick", function (ev) {
       body.dataset.next = ev.data;
