@@ -81,11 +81,13 @@ func Open(root string) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ParseConfig(path, data)
+	// Errors name the file as the workspace names it (parley.yaml:3:),
+	// the form every other message about it takes.
+	cfg, err := ParseConfig(ConfigFile, data)
 	if err != nil {
 		return nil, err
 	}
-	if err := requireAgents(path, data, cfg); err != nil {
+	if err := requireAgents(ConfigFile, data, cfg); err != nil {
 		return nil, err
 	}
 	return &Workspace{Root: root, Config: cfg}, nil
