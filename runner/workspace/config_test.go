@@ -26,8 +26,8 @@ router:
 	}
 	want := &Config{
 		Agents: []Agent{
-			{Name: "gm", Roles: []string{"gm"}, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 3},
-			{Name: "aria", Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 5},
+			{Name: "gm", Roles: []string{"gm"}, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 3, Key: "agents[0]"},
+			{Name: "aria", Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 5, Key: "agents[1]"},
 		},
 		HopLimit:  DefaultHopLimit,
 		MaxOutput: DefaultMaxOutput,
