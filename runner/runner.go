@@ -868,6 +868,9 @@ func (r *Runner) event(ev fsnotify.Event) {
 	}) {
 		return // the router's own: why the file beside it was refused where it is
 	}
+	if r.strayReason(agent, name) {
+		return
+	}
 	if r.pastListing(agent, name) {
 		return // listed again when the window reaches it
 	}
@@ -946,6 +949,9 @@ func (r *Runner) scanAgent(agent string) {
 			}
 			continue // why the file beside it was refused where it is
 		}
+		if reasons != nil && r.strayReason(agent, n) {
+			continue
+		}
 		if r.pastListing(agent, n) {
 			continue // not kept: listed again when the window reaches it
 		}
@@ -986,6 +992,23 @@ func (r *Runner) leftOutbox(path string) {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		r.dropOrphan(agent, filepath.Base(path))
 	}
+}
+
+// strayReason removes a reason the router wrote beside a file that left
+// the outbox while no runner watched it (see mailbox.Dir.StrayReason),
+// and reports whether name was one: it is no message, and its file is
+// gone.
+func (r *Runner) strayReason(agent, name string) bool {
+	if !strings.HasSuffix(name, mailbox.ReasonSuffix) {
+		return false
+	}
+	base, ok := r.agents[agent].StrayReason(name)
+	if !ok {
+		return false
+	}
+	r.dropOrphan(agent, base)
+	r.log.Info("removed the reason of a file that has left the outbox", "agent", agent, "file", name)
+	return true
 }
 
 // dropOrphan removes the reason of a file this runner refused where it
