@@ -152,6 +152,10 @@ type Runner struct {
 	// suffixes indexes, per agent, the ids in its sent/ by their last six
 	// hex digits, to find a file routed already (see routedAlready).
 	suffixes map[string]map[string][]string
+	// journaled indexes the deliveries the journal holds of files written
+	// by hand, read the first time a file may have been routed already
+	// (see journaledFrom).
+	journaled journalIndex
 	// drawn is the record of the ids drawn for files written by hand,
 	// read the first time one is drawn (see drawnRecord).
 	drawn *drawnIDs
