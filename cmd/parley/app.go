@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/parley-dev/parley/runner/workspace"
@@ -143,34 +141,12 @@ func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 	}
 	ws, err := workspace.Open(root)
 	if err != nil {
-		err = openedAs(err, root)
 		if note := workspace.RunnerKeeps(root); note != "" {
 			return nil, fmt.Errorf("%w%s", err, note)
 		}
 		return nil, err
 	}
 	return ws, nil
-}
-
-// openedAs names the parley.yaml of an error in it (workspace.ConfigError,
-// "parley.yaml:3: ...") by the path its user would open from the
-// directory parley runs in: empty/parley.yaml for -C empty,
-// ../parley.yaml from a mailbox. The workspace's own directory keeps
-// parley.yaml.
-func openedAs(err error, root string) error {
-	var ce *workspace.ConfigError
-	if !errors.As(err, &ce) || ce.Path != workspace.ConfigFile {
-		return err
-	}
-	wd, werr := os.Getwd()
-	abs, aerr := filepath.Abs(filepath.Join(root, workspace.ConfigFile))
-	if werr != nil || aerr != nil {
-		return err
-	}
-	if rel, rerr := filepath.Rel(wd, abs); rerr == nil {
-		ce.Path = rel
-	}
-	return err
 }
 
 // noDirError is a -C (or PARLEY_WORKSPACE) that names no directory. It

@@ -97,7 +97,7 @@ func runInit(e *env, dir string, agents []workspace.Agent, skillNames []string) 
 func runMakeMailboxes(e *env, dir string) error {
 	ws, err := workspace.Open(dir)
 	if err != nil {
-		return openedAs(err, dir)
+		return err
 	}
 	if err := ws.MakeMailboxes(); err != nil {
 		return err

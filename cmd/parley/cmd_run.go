@@ -69,7 +69,7 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	}
 	r, err := runner.Open(ws, ropts)
 	if err != nil {
-		return openedAs(err, ws.Root)
+		return err
 	}
 	var stats runner.Stats
 	var bstats *bridge.Stats

@@ -36,11 +36,12 @@ const (
 //	  settle: 200ms          # a file written in place is taken once unchanged this long
 //	  max_message_size: 1MiB # larger files are rejected
 type Config struct {
-	Skills []string
-	Phase  int
-	Strict bool
-	Agents []Agent
-	Routes []Route
+	Skills     []string
+	SkillsLine int // line of skills: in parley.yaml (0: none), for an unknown skill
+	Phase      int
+	Strict     bool
+	Agents     []Agent
+	Routes     []Route
 	// Timeouts are liveness policies: nudge an agent that does not
 	// answer, then mark it unresponsive.
 	Timeouts []Timeout
@@ -266,7 +267,10 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, bad(root, "", "expected keys such as agents:, skills: and router:")
 	}
 	err := eachKey(root, "", bad, map[string]func(*yaml.Node) error{
-		"skills": func(v *yaml.Node) error { return nameList(v, "skills", &cfg.Skills, bad) },
+		"skills": func(v *yaml.Node) error {
+			cfg.SkillsLine = v.Line
+			return nameList(v, "skills", &cfg.Skills, bad)
+		},
 		"phase": func(v *yaml.Node) error {
 			n, err := strconv.Atoi(v.Value)
 			if err != nil || v.Kind != yaml.ScalarNode || n < 1 {

@@ -337,10 +337,10 @@ func (w *Workspace) Protocol() (*skills.Set, error) {
 		}
 		w.protocol, err = lib.Set(w.Config.Skills)
 		if err != nil {
-			w.protocolErr = fmt.Errorf("%s: skills: %w", filepath.Join(w.Root, ConfigFile), err)
+			w.protocolErr = &ConfigError{Path: ConfigFile, Line: w.Config.SkillsLine, Key: "skills", Err: err}
 			return
 		}
-		w.protocolErr = checkAccepts(w.Config, filepath.Join(w.Root, ConfigFile), w.protocol)
+		w.protocolErr = checkAccepts(w.Config, ConfigFile, w.protocol)
 	})
 	return w.protocol, w.protocolErr
 }
