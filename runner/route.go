@@ -865,8 +865,11 @@ func (r *Runner) journaledFrom(agent, id, name string) bool {
 	}
 	ji := &r.journaled
 	path := r.ws().JournalPath()
-	if info, err := os.Stat(path); err == nil && info.Size() < ji.pos.Offset {
-		*ji = journalIndex{} // the journal was replaced: read it from its start
+	if info, err := os.Stat(path); err == nil {
+		if ji.file != nil && (!os.SameFile(ji.file, info) || info.Size() < ji.pos.Offset) {
+			*ji = journalIndex{read: ji.read} // the journal was replaced: read it from its start
+		}
+		ji.file = info
 	}
 	f := workspace.JournalFilter{Outcomes: []string{workspace.Delivered}}
 	pos, err := f.ReadFrom(path, ji.pos, func(e workspace.Entry, _ []byte) error {
@@ -901,7 +904,8 @@ func (r *Runner) journaledOnce(agent, id, name string) bool {
 type journalIndex struct {
 	pos  workspace.JournalPosition
 	from map[journalKey]bool
-	read int // lines read in all: each once, unless the journal is replaced
+	file os.FileInfo // the journal read, to tell when it is replaced
+	read int         // lines read in all: each once, unless the journal is replaced
 }
 
 // journalKey is a message delivered from a file: its sender, id and the

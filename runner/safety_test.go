@@ -252,6 +252,14 @@ func TestRoutedAlreadyReadsJournalOnce(t *testing.T) {
 	if got, want := len(names(t, ws, "bob", mailbox.Inbox)), 20+2*pairs; got != want {
 		t.Errorf("bob's inbox/ holds %d messages, want %d: each file is its own message", got, want)
 	}
+	// Put back (git checkout), the last, journaled after the runner began
+	// to keep its index, is not delivered twice.
+	drop(t, ws, "boss", seconds[pairs-1], content)
+	clock = clock.Add(time.Second)
+	look(t, r)
+	if got, want := len(names(t, ws, "bob", mailbox.Inbox)), 20+2*pairs; got != want {
+		t.Errorf("bob's inbox/ holds %d messages once %s was put back, want %d: it was routed already", got, seconds[pairs-1], want)
+	}
 	lines := 0
 	if err := workspace.ReadJournal(ws.JournalPath(), func(workspace.Entry) error { lines++; return nil }); err != nil {
 		t.Fatal(err)
