@@ -43,13 +43,47 @@ const ReasonSuffix = ".reason"
 // it holds a name), and returns base. In an outbox, where the router
 // writes the reason of a file it refuses where it is, such a file is
 // parley's, never a message; a name ending in .reason with no file of the
-// base name beside it is a file like any other.
+// base name beside it is a file like any other, unless it is a stray
+// reason (see Dir.StrayReason).
 func ReasonOf(name string, there func(name string) bool) (base string, ok bool) {
 	base, ok = strings.CutSuffix(name, ReasonSuffix)
 	if !ok || base == "" || !there(base) {
 		return "", false
 	}
 	return base, true
+}
+
+// StrayReason reports whether the file name in the outbox is a reason
+// Explain wrote there that has outlived the file it explained: named
+// "<base>.reason", with no base beside it any more (removed, or moved,
+// while no runner watched), and its text is the reason Explain wrote for
+// base, not a message: it starts "<base>: " and names the file on a line
+// "file: .../outbox/<base>", which no message does (a message starts with
+// its header: Parse takes it). A file a person named *.reason, a message
+// or other text, is none. It returns base.
+func (d Dir) StrayReason(name string) (base string, ok bool) {
+	base, ok = strings.CutSuffix(name, ReasonSuffix)
+	if !ok || base == "" || strings.ContainsRune(base, '/') {
+		return "", false
+	}
+	if _, err := os.Lstat(d.Path(Outbox, base)); !errors.Is(err, fs.ErrNotExist) {
+		return "", false // there, or not known to be gone
+	}
+	b, err := ReadFile(d.Path(Outbox, name), 64<<10)
+	if err != nil || !strings.HasPrefix(string(b), base+": ") {
+		return "", false
+	}
+	if _, err := Parse(b); err == nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "file:"); ok {
+			if v = strings.TrimSpace(v); v == Outbox+"/"+base || strings.HasSuffix(v, "/"+Outbox+"/"+base) {
+				return base, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Names ending in these suffixes in tmp/ are staged by the router: a
@@ -435,7 +469,9 @@ func (d Dir) Reject(name string, modified time.Time, reason string, read FileID,
 
 // Explain writes why a file of a state directory is where it is, in
 // "<name>.reason" beside it: the router refuses some outbox files where
-// they are. It is durable once s.Sync returns.
+// they are. A reason in an outbox starts "<name>: " and names the file
+// on a line "file: .../outbox/<name>", by which StrayReason tells it once
+// name is gone. It is durable once s.Sync returns.
 func (d Dir) Explain(state, name, reason string, s *Syncer) error {
 	if err := d.writeReason(state, name, reason, s.perFile); err != nil {
 		return err

@@ -972,3 +972,44 @@ func TestReasonOf(t *testing.T) {
 		})
 	}
 }
+
+// TestStrayReason checks that a reason the router wrote beside a file it
+// refused in the outbox is told once the file is gone, and that no file
+// a person named *.reason is taken for one.
+func TestStrayReason(t *testing.T) {
+	d, _ := newDir(t)
+	parleys := func(base string) string {
+		return base + ": a hard link (2 names for one file), refused and left where it is\n\nagent:    alice\nfile:     mailboxes/alice/outbox/" + base + "\n"
+	}
+	for _, tt := range []struct {
+		what, name, text, beside, base string
+		ok                             bool
+	}{
+		{"stray", "m.md.reason", parleys("m.md"), "", "m.md", true},
+		{"its file there", "m.md.reason", parleys("m.md"), "m.md", "", false}, // ReasonOf's
+		{"another file's", "m.md.reason", parleys("other.md"), "", "", false},
+		{"a person's notes", "m.md.reason", "m.md: my notes, not a message yet\n", "", "", false},
+		{"a message", "m.md.reason", "---\nto: bob\n---\nm.md: hi\nfile: outbox/m.md\n", "", "", false},
+		{"no .reason", "note.md", parleys("note"), "", "", false},
+		{"no base", ".reason", ": x\nfile: outbox/\n", "", "", false},
+	} {
+		t.Run(tt.what, func(t *testing.T) {
+			dir := d.Path(Outbox, "")
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+			if err := os.WriteFile(d.Path(Outbox, tt.name), []byte(tt.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.beside != "" {
+				if err := os.WriteFile(d.Path(Outbox, tt.beside), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if base, ok := d.StrayReason(tt.name); base != tt.base || ok != tt.ok {
+				t.Errorf("StrayReason(%q) of %q = %q, %v, want %q, %v", tt.name, tt.text, base, ok, tt.base, tt.ok)
+			}
+		})
+	}
+}

@@ -137,7 +137,12 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {
-			return nil, fmt.Errorf("%s: agent %s: unknown handler %q (handlers: %s)", workspace.ConfigFile, a.Name, a.Handler, strings.Join(r.opts.Handlers.Names(), ", "))
+			key := "handler"
+			if a.Key != "" {
+				key = a.Key + ".handler"
+			}
+			return nil, &workspace.ConfigError{Path: workspace.ConfigFile, Line: a.HandlerLine, Key: key,
+				Err: fmt.Errorf("unknown handler %q (handlers: %s)", a.Handler, strings.Join(r.opts.Handlers.Names(), ", "))}
 		}
 		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -850,12 +852,43 @@ var errFound = errors.New("found")
 // journaledFrom reports whether the journal says a message was routed
 // from a file of this name. Two files of the same content under other
 // names read the same once given an id; only the journal, which names
-// the file each message came from, tells them apart. It is read only
+// the file each message came from, tells them apart. It is asked only
 // when a file's content matches a message in sent/ whose id ends in the
-// digits drawn from the file's name and content (rarely: files of the
-// same content under other names share them one time in 16 million),
-// and only the lines that hold the id are decoded.
+// digits drawn from the file's name and content, which a flood of files
+// of one content under many names does often (they share the digits one
+// time in 16 million each), so it does not read the journal each time:
+// it keeps an index of the deliveries from files not named by their id
+// (see journalIndex), brought up to date from where it last read.
 func (r *Runner) journaledFrom(agent, id, name string) bool {
+	if name == mailbox.FileName(id) {
+		return r.journaledOnce(agent, id, name) // not in the index: see journalIndex.add
+	}
+	ji := &r.journaled
+	path := r.ws().JournalPath()
+	if info, err := os.Stat(path); err == nil {
+		if ji.file != nil && (!os.SameFile(ji.file, info) || info.Size() < ji.pos.Offset) {
+			*ji = journalIndex{read: ji.read} // the journal was replaced: read it from its start
+		}
+		ji.file = info
+	}
+	f := workspace.JournalFilter{Outcomes: []string{workspace.Delivered}}
+	pos, err := f.ReadFrom(path, ji.pos, func(e workspace.Entry, _ []byte) error {
+		ji.add(e)
+		return nil
+	})
+	ji.read += pos.Lines - ji.pos.Lines
+	ji.pos = pos
+	var je *workspace.JournalError
+	if err != nil && !errors.As(err, &je) {
+		// Not read to its end: what it holds after pos is not known.
+		return r.journaledOnce(agent, id, name)
+	}
+	return ji.from[journalKey{agent, id, name}]
+}
+
+// journaledOnce reads the whole journal for the delivery of id from a
+// file of this name.
+func (r *Runner) journaledOnce(agent, id, name string) bool {
 	f := workspace.JournalFilter{Agents: []string{agent}, Outcomes: []string{workspace.Delivered}, IDs: []string{id}}
 	err := f.Read(r.ws().JournalPath(), func(e workspace.Entry, _ []byte) error {
 		if e.ID == id && e.From == agent && e.File == name {
@@ -864,6 +897,32 @@ func (r *Runner) journaledFrom(agent, id, name string) bool {
 		return nil
 	})
 	return errors.Is(err, errFound)
+}
+
+// journalIndex is what journaledFrom knows of the journal: the
+// deliveries of files not named by their id, read up to pos.
+type journalIndex struct {
+	pos  workspace.JournalPosition
+	from map[journalKey]bool
+	file os.FileInfo // the journal read, to tell when it is replaced
+	read int         // lines read in all: each once, unless the journal is replaced
+}
+
+// journalKey is a message delivered from a file: its sender, id and the
+// name of the file.
+type journalKey struct{ agent, id, file string }
+
+// add notes a delivery from a file not named by its id (a file written
+// by hand): only those are asked of journaledFrom, the index stays the
+// size of what was written by hand.
+func (ji *journalIndex) add(e workspace.Entry) {
+	if e.Outcome != workspace.Delivered || e.File == "" || e.File == mailbox.FileName(e.ID) {
+		return
+	}
+	if ji.from == nil {
+		ji.from = make(map[journalKey]bool)
+	}
+	ji.from[journalKey{strings.Clone(e.From), strings.Clone(e.ID), strings.Clone(e.File)}] = true
 }
 
 // lastSent returns the time of the newest id an agent has sent, reading

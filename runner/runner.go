@@ -152,6 +152,10 @@ type Runner struct {
 	// suffixes indexes, per agent, the ids in its sent/ by their last six
 	// hex digits, to find a file routed already (see routedAlready).
 	suffixes map[string]map[string][]string
+	// journaled indexes the deliveries the journal holds of files written
+	// by hand, read the first time a file may have been routed already
+	// (see journaledFrom).
+	journaled journalIndex
 	// drawn is the record of the ids drawn for files written by hand,
 	// read the first time one is drawn (see drawnRecord).
 	drawn *drawnIDs
@@ -868,6 +872,9 @@ func (r *Runner) event(ev fsnotify.Event) {
 	}) {
 		return // the router's own: why the file beside it was refused where it is
 	}
+	if r.strayReason(agent, name) {
+		return
+	}
 	if r.pastListing(agent, name) {
 		return // listed again when the window reaches it
 	}
@@ -946,6 +953,9 @@ func (r *Runner) scanAgent(agent string) {
 			}
 			continue // why the file beside it was refused where it is
 		}
+		if reasons != nil && r.strayReason(agent, n) {
+			continue
+		}
 		if r.pastListing(agent, n) {
 			continue // not kept: listed again when the window reaches it
 		}
@@ -986,6 +996,23 @@ func (r *Runner) leftOutbox(path string) {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		r.dropOrphan(agent, filepath.Base(path))
 	}
+}
+
+// strayReason removes a reason the router wrote beside a file that left
+// the outbox while no runner watched it (see mailbox.Dir.StrayReason),
+// and reports whether name was one: it is no message, and its file is
+// gone.
+func (r *Runner) strayReason(agent, name string) bool {
+	if !strings.HasSuffix(name, mailbox.ReasonSuffix) {
+		return false
+	}
+	base, ok := r.agents[agent].StrayReason(name)
+	if !ok {
+		return false
+	}
+	r.dropOrphan(agent, base)
+	r.log.Info("removed the reason of a file that has left the outbox", "agent", agent, "file", name)
+	return true
 }
 
 // dropOrphan removes the reason of a file this runner refused where it

@@ -86,9 +86,11 @@ var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 // arguments are checked, and the message against the protocol and the
 // routes, before the body is read (or typed in an editor), so that a
 // message that cannot go is refused at once; a body given with --body is
-// checked with them (--dry-run too). Once read, the body is checked too
-// (it may carry a secret a recipient may not know), and the bytes the file
-// is written as are read as the router reads them (asWritten).
+// checked with them. Once read, the body is checked too (it may carry a
+// secret a recipient may not know), and the bytes the file is written as
+// are read as the router reads them (asWritten). A dry run reads the body
+// as a send does, from --body, stdin or the editor, and shows the verdict
+// on the message with it.
 func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if opts.File != "" {
 		return sendFile(e, ws, opts)
@@ -101,24 +103,36 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if opts.Body != nil {
 		m.SetBody([]byte(*opts.Body))
 	}
+	read := opts.Body == nil
+	if opts.NoCheck && opts.DryRun {
+		return usagef("--dry-run checks the message: leave out --no-check")
+	}
 	if !opts.NoCheck {
 		v, err := check(ws, box, m)
 		if err != nil {
 			return err
 		}
-		if err := judged(e, ws, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
-			return err
+		// A dry run whose body is still to be read shows the verdict on
+		// the message as read, below, unless it is refused already.
+		if !read || !opts.DryRun || !v.Accepted() {
+			if err := judged(e, ws, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
+				return err
+			}
 		}
-	} else if opts.DryRun {
-		return usagef("--dry-run checks the message: leave out --no-check")
 	}
-	read := opts.Body == nil
 	if read {
 		body, err := readBody(e, ws, opts)
 		if err != nil {
 			return err
 		}
 		m.SetBody(body)
+		if opts.DryRun {
+			v, err := check(ws, box, m)
+			if err != nil {
+				return err
+			}
+			return judged(e, ws, v, true, opts.JSON)
+		}
 		read = len(body) > 0
 	}
 	// The id it is sent with: what is checked now is what is written.

@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,11 +36,12 @@ const (
 //	  settle: 200ms          # a file written in place is taken once unchanged this long
 //	  max_message_size: 1MiB # larger files are rejected
 type Config struct {
-	Skills []string
-	Phase  int
-	Strict bool
-	Agents []Agent
-	Routes []Route
+	Skills     []string
+	SkillsLine int // line of skills: in parley.yaml (0: none), for an unknown skill
+	Phase      int
+	Strict     bool
+	Agents     []Agent
+	Routes     []Route
 	// Timeouts are liveness policies: nudge an agent that does not
 	// answer, then mark it unresponsive.
 	Timeouts []Timeout
@@ -118,7 +120,11 @@ type Agent struct {
 	// one: its messages reach it over the bridge (see Bridge), and what
 	// it sends comes from there. Empty for an agent of this workspace.
 	Remote string
-	Line   int // line of the entry in parley.yaml
+	Line   int    // line of the entry in parley.yaml
+	Key    string // the entry's key in parley.yaml: agents[2]
+	// HandlerLine is the line of handler: in parley.yaml (0: none), for
+	// an error about the handler it names.
+	HandlerLine int
 }
 
 // Isolated reports whether the agent's program runs confined to its
@@ -166,10 +172,13 @@ type RouterConfig struct {
 	MaxMessageSize int64
 }
 
-// ConfigError is an error in parley.yaml. It names the line and the key.
+// ConfigError is an error in parley.yaml. It reads
+// "parley.yaml:LINE: KEY: reason", naming the line and the key.
 type ConfigError struct {
+	// Path is the file as the workspace names it (ConfigFile), which a
+	// command may rewrite to the path its user would open.
 	Path string
-	Line int
+	Line int // 0 when the error has no line
 	Key  string
 	Err  error
 }
@@ -187,6 +196,23 @@ func (e *ConfigError) Error() string {
 }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
+
+// yamlLine is the line a YAML syntax error names, in its text
+// ("yaml: line 3: mapping values are not allowed in this context").
+var yamlLine = regexp.MustCompile(`^line (\d+): `)
+
+// yamlError is a *ConfigError for a file that does not parse as YAML,
+// at the line the parser names, when it names one.
+func yamlError(path string, err error) *ConfigError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	ce := &ConfigError{Path: path}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		ce.Line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	ce.Err = errors.New(msg)
+	return ce
+}
 
 // ErrNoAgents is the error for a parley.yaml that lists no agents and
 // has no bridge: such a workspace has no mailbox to send from or deliver
@@ -228,7 +254,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &ConfigError{Path: path, Err: errors.New(strings.TrimPrefix(err.Error(), "yaml: "))}
+		return nil, yamlError(path, err)
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil
@@ -241,7 +267,10 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, bad(root, "", "expected keys such as agents:, skills: and router:")
 	}
 	err := eachKey(root, "", bad, map[string]func(*yaml.Node) error{
-		"skills": func(v *yaml.Node) error { return nameList(v, "skills", &cfg.Skills, bad) },
+		"skills": func(v *yaml.Node) error {
+			cfg.SkillsLine = v.Line
+			return nameList(v, "skills", &cfg.Skills, bad)
+		},
 		"phase": func(v *yaml.Node) error {
 			n, err := strconv.Atoi(v.Value)
 			if err != nil || v.Kind != yaml.ScalarNode || n < 1 {
@@ -264,7 +293,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			}
 			for i, item := range v.Content {
 				key := fmt.Sprintf("agents[%d]", i)
-				a := Agent{Line: item.Line, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries}
+				a := Agent{Line: item.Line, Key: key, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries}
 				switch item.Kind {
 				case yaml.ScalarNode: // "- gm" is short for "- name: gm"
 					a.Name = item.Value
@@ -302,7 +331,10 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 							}
 							return nil
 						},
-						"handler": func(v *yaml.Node) error { return scalar(v, key+".handler", &a.Handler, bad) },
+						"handler": func(v *yaml.Node) error {
+							a.HandlerLine = v.Line
+							return scalar(v, key+".handler", &a.Handler, bad)
+						},
 						"character": func(v *yaml.Node) error {
 							if err := scalar(v, key+".character", &a.Character, bad); err != nil {
 								return err

@@ -26,8 +26,8 @@ router:
 	}
 	want := &Config{
 		Agents: []Agent{
-			{Name: "gm", Roles: []string{"gm"}, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 3},
-			{Name: "aria", Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 5},
+			{Name: "gm", Roles: []string{"gm"}, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 3, Key: "agents[0]"},
+			{Name: "aria", Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 5, Key: "agents[1]"},
 		},
 		HopLimit:  DefaultHopLimit,
 		MaxOutput: DefaultMaxOutput,
@@ -76,7 +76,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad duration", "router:\n  settle: soon\n", `parley.yaml:2: router.settle: "soon" is not a duration`},
 		{"no rescan", "router:\n  rescan_interval: 0s\n", "parley.yaml:2: router.rescan_interval: must be more than 0"},
 		{"bad size", "router:\n  max_message_size: big\n", `parley.yaml:2: router.max_message_size: "big" is not a size`},
-		{"not yaml", "agents: [gm\n", "parley.yaml: line 1: did not find expected ',' or ']'"},
+		{"not yaml", "agents: [gm\n", "parley.yaml:1: did not find expected ',' or ']'"},
 		{"openai without its endpoint", "agents:\n  - name: gm\n    driver: openai\n", "parley.yaml:2: agents[0].openai: missing: an openai agent needs its endpoint"},
 		{"openai without a model", "agents:\n  - name: gm\n    driver: openai\n    openai:\n      base_url: http://x\n", "parley.yaml:5: agents[0].openai.model: missing"},
 		{"openai for a command", "agents:\n  - name: gm\n    driver: command\n    run: [x]\n    openai: {model: m}\n", "parley.yaml:2: agents[0].openai: only an openai agent has an endpoint"},
@@ -252,7 +252,7 @@ func TestOpenNoAgents(t *testing.T) {
 			}
 			_, err := Open(dir)
 			var ce *ConfigError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrNoAgents) || ce.Line != tt.line || ce.Key != "agents" || ce.Path != filepath.Join(dir, ConfigFile) {
+			if !errors.As(err, &ce) || !errors.Is(err, ErrNoAgents) || ce.Line != tt.line || ce.Key != "agents" || ce.Path != ConfigFile {
 				t.Errorf("Open of %q = %v, want a *ConfigError for agents on line %d wrapping ErrNoAgents", tt.text, err, tt.line)
 			}
 			if _, err := InitConfig(t.TempDir(), tt.text); !errors.Is(err, ErrNoAgents) {

@@ -261,17 +261,39 @@ type JournalPosition struct {
 // after its last complete line, from which FollowFrom goes on without
 // reading the journal again.
 func (f *JournalFilter) ReadPosition(path string, fn func(e Entry, line []byte) error) (JournalPosition, error) {
+	return f.ReadFrom(path, JournalPosition{}, fn)
+}
+
+// ReadFrom reads the journal as Read does, but only the entries written
+// after from, a position ReadPosition or ReadFrom returned (a journal
+// shorter than it, replaced meanwhile, is read from its start), and
+// returns the position after its last complete line: what keeps an index
+// of the journal up to date reads each line once.
+func (f *JournalFilter) ReadFrom(path string, from JournalPosition, fn func(e Entry, line []byte) error) (JournalPosition, error) {
+	return f.compile().readFrom(path, from, fn)
+}
+
+// readFrom reads the entries of the journal at path after from (from its
+// start when it is shorter than from), and returns the position after
+// its last complete line. A missing journal has none: from is returned.
+func (q *query) readFrom(path string, from JournalPosition, fn func(e Entry, line []byte) error) (JournalPosition, error) {
 	file, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return JournalPosition{}, nil
+		return from, nil
 	}
 	if err != nil {
-		return JournalPosition{}, err
+		return from, err
 	}
 	defer file.Close()
+	if info, err := file.Stat(); err == nil && info.Size() < from.Offset {
+		from = JournalPosition{} // the journal was replaced: start over
+	}
+	if _, err := file.Seek(from.Offset, io.SeekStart); err != nil {
+		return from, err
+	}
 	cr := &countingReader{r: file}
-	n, err := f.compile().read(cr, 0, fn)
-	return JournalPosition{Offset: cr.complete, Lines: n}, err
+	n, err := q.read(cr, from.Lines, fn)
+	return JournalPosition{Offset: from.Offset + cr.complete, Lines: from.Lines + n}, err
 }
 
 // FollowFrom is Follow starting at a position ReadPosition returned:
@@ -289,26 +311,10 @@ func (f *JournalFilter) FollowFrom(ctx context.Context, path string, from Journa
 	if err := w.Add(filepath.Dir(path)); err != nil {
 		return err
 	}
-	off, lines := from.Offset, from.Lines
+	at := from
 	catchUp := func() error {
-		f, err := os.Open(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if info, err := f.Stat(); err == nil && info.Size() < off {
-			off, lines = 0, 0 // the journal was replaced: start over
-		}
-		if _, err := f.Seek(off, io.SeekStart); err != nil {
-			return err
-		}
-		cr := &countingReader{r: f}
-		n, err := q.read(cr, lines, fn)
-		lines += n
-		off += cr.complete
+		var err error
+		at, err = q.readFrom(path, at, fn)
 		var je *JournalError
 		if errors.As(err, &je) {
 			err = nil // unreadable lines are skipped when following

@@ -264,3 +264,39 @@ func TestReadJournalLongLines(t *testing.T) {
 		t.Errorf("read %d entries, %v; want %d", i, err, len(entries))
 	}
 }
+
+// TestJournalReadFrom: ReadFrom reads only what was appended after the
+// position it is given, and a journal replaced by a shorter one from its
+// start.
+func TestJournalReadFrom(t *testing.T) {
+	path := writeJournal(t, Entry{ID: "1", From: "gm", Outcome: Delivered}, Entry{ID: "2", From: "gm", Outcome: Delivered})
+	var f JournalFilter
+	var got []string
+	collect := func(e Entry, _ []byte) error { got = append(got, e.ID); return nil }
+	pos, err := f.ReadFrom(path, JournalPosition{}, collect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendJournal(path, Entry{ID: "3", From: "gm", Outcome: Delivered}); err != nil {
+		t.Fatal(err)
+	}
+	if pos, err = f.ReadFrom(path, pos, collect); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"1", "2", "3"}, got); d != "" || pos.Lines != 3 {
+		t.Errorf("ReadFrom, then ReadFrom again after an append: ids (-want +got):\n%s, at line %d, want 3", d, pos.Lines)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendJournal(path, Entry{ID: "4", From: "gm", Outcome: Delivered}); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	if pos, err = f.ReadFrom(path, pos, collect); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"4"}, got); d != "" || pos.Lines != 1 {
+		t.Errorf("ReadFrom of a journal replaced by a shorter one: ids (-want +got):\n%s, at line %d, want 1", d, pos.Lines)
+	}
+}

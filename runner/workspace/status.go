@@ -167,7 +167,9 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 			if mailbox.IsScratch(n) {
 				s.Ignored = append(s.Ignored, filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n))
 			} else if base, ok := mailbox.ReasonOf(n, func(b string) bool { return slices.Contains(names, b) }); !ok {
-				s.Outbox++ // a message, as the router takes it
+				if _, stray := box.StrayReason(n); !stray {
+					s.Outbox++ // a message, as the router takes it (a stray reason it removes)
+				}
 			} else {
 				reason, _ := box.Reason(mailbox.Outbox, base)
 				s.Held = append(s.Held, Problem{Agent: a.Name, Path: filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, base), Reason: reason})

@@ -81,11 +81,13 @@ func Open(root string) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ParseConfig(path, data)
+	// Errors name the file as the workspace names it (parley.yaml:3:),
+	// the form every other message about it takes.
+	cfg, err := ParseConfig(ConfigFile, data)
 	if err != nil {
 		return nil, err
 	}
-	if err := requireAgents(path, data, cfg); err != nil {
+	if err := requireAgents(ConfigFile, data, cfg); err != nil {
 		return nil, err
 	}
 	return &Workspace{Root: root, Config: cfg}, nil
@@ -335,10 +337,10 @@ func (w *Workspace) Protocol() (*skills.Set, error) {
 		}
 		w.protocol, err = lib.Set(w.Config.Skills)
 		if err != nil {
-			w.protocolErr = fmt.Errorf("%s: skills: %w", filepath.Join(w.Root, ConfigFile), err)
+			w.protocolErr = &ConfigError{Path: ConfigFile, Line: w.Config.SkillsLine, Key: "skills", Err: err}
 			return
 		}
-		w.protocolErr = checkAccepts(w.Config, filepath.Join(w.Root, ConfigFile), w.protocol)
+		w.protocolErr = checkAccepts(w.Config, ConfigFile, w.protocol)
 	})
 	return w.protocol, w.protocolErr
 }
