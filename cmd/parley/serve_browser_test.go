@@ -216,7 +216,9 @@ func TestServeInBrowser(t *testing.T) {
 		sel := fmt.Sprintf(`li.row.o-delivered[data-id=%q]`, id)
 		run(t, "opening the message", 10*time.Second,
 			chromedp.WaitVisible(chromedp.CSS(sel)),
-			chromedp.Click(chromedp.CSS(sel+` button.open`)),
+			// Clicked where it is: rows the session adds meanwhile move
+			// it between where a mouse click is aimed and where it lands.
+			clickNow(sel+` button.open`),
 			chromedp.WaitVisible(chromedp.CSS(sel+` .detail .raw`)),
 		)
 		pwned := value(t, bctx, chromedp.Evaluate[bool](`window.pwned !== undefined`))
@@ -358,9 +360,14 @@ func TestServeInBrowser(t *testing.T) {
 	run(t, "opening a narration", 10*time.Second,
 		chromedp.Navigate(url+"?type=NARRATIVE&outcome=delivered"),
 		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row:last-of-type button.open`)),
-		chromedp.Click(chromedp.CSS(`#timeline li.row:last-of-type button.open`)),
-		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row:last-of-type .detail .raw`)),
-		chromedp.ScrollIntoView(chromedp.CSS(`#timeline li.row:last-of-type .detail`)),
+	)
+	// The last one when the page loaded; more may come.
+	narration := value(t, bctx, chromedp.Evaluate[string](`document.querySelector("#timeline li.row:last-of-type").dataset.id`))
+	row := fmt.Sprintf(`#timeline li.row[data-id=%q]`, narration)
+	run(t, "opening a narration", 10*time.Second,
+		clickNow(row+` button.open`),
+		chromedp.WaitVisible(chromedp.CSS(row+` .detail .raw`)),
+		chromedp.ScrollIntoView(chromedp.CSS(row+` .detail`)),
 	)
 	shot("timeline-open")
 	run(t, "reading the spectator view", 10*time.Second, chromedp.Navigate(url+"story?view=spectator"), chromedp.WaitVisible(chromedp.CSS(".scene")))
@@ -380,4 +387,11 @@ func value[T any](t *testing.T, bctx context.Context, a chromedp.Action[T]) T {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// clickNow clicks the element sel selects where it is now, in the page
+// (element.click()): not a mouse click aimed at where it was a moment
+// before, which misses it when rows arriving meanwhile move it.
+func clickNow(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, sel))
 }
