@@ -131,9 +131,9 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		// No cgroup per message: making and removing one for each run
 		// made a command several times slower on a loaded machine. Its
 		// process group and the sweep end what it started.
-		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput}, nil
+		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, records: r.records}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, cgroups: findCgroups()}, nil
+		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, cgroups: findCgroups(), records: r.records}, nil
 	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {

@@ -165,16 +165,16 @@ type commandDriver struct {
 	root      string
 	maxOutput int64
 	cgroups   *cgroups // where each run gets a cgroup of its own, if anywhere
+	records   *records // where each run is written down while it runs
 }
 
 func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.agent.Timeout)
 	defer cancel()
-	p, err := startProgram(c.agent.Run[0], c.agent.Run[1:], c.root, append(os.Environ(), driverEnv(d)...), c.cgroups)
+	p, err := startProgram(c.agent.Run[0], c.agent.Run[1:], c.root, append(os.Environ(), driverEnv(d)...), c.cgroups, c.records)
 	if err != nil {
 		return nil, startError(c.agent.Run[0], err)
 	}
-	cmd := p.cmd
 	defer p.close()
 	var stdout bytes.Buffer
 	stderr := &tail{max: 4096}
@@ -185,15 +185,13 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		drain(&capped{w: &stdout, max: c.maxOutput, over: func() { tooMuch.Store(true); p.killGroup() }}, p.stdout)
 	})
 	pipes.Go(func() { drain(stderr, p.stderr) })
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // waited for below, in every case
-	var werr error
 	select {
-	case werr = <-exited:
+	case <-p.exited:
 	case <-ctx.Done():
 		p.killGroup()
-		werr = <-exited
+		<-p.exited
 	}
+	werr := p.err
 	// The program has exited: what it started goes with it (a child that
 	// keeps its stdout open, a daemon in a session of its own), and what
 	// it printed is read to the end.
@@ -256,6 +254,7 @@ type sessionDriver struct {
 	maxOutput int64
 	log       *slog.Logger
 	cgroups   *cgroups // where each run gets a cgroup of its own, if anywhere
+	records   *records // where each run is written down while it runs
 
 	proc   *program
 	frames *frameReader
@@ -272,17 +271,15 @@ func (s *sessionDriver) start(d *Delivery) error {
 	// Its PARLEY_CONTEXT is the same file for every message, written
 	// again before each is written to the program.
 	env := append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox, "PARLEY_CONTEXT="+d.ContextFile)
-	p, err := startProgram(s.agent.Run[0], s.agent.Run[1:], s.root, env, s.cgroups)
+	p, err := startProgram(s.agent.Run[0], s.agent.Run[1:], s.root, env, s.cgroups, s.records)
 	if err != nil {
 		return startError(s.agent.Run[0], err)
 	}
-	cmd := p.cmd
 	s.proc = p
 	s.stderr = &tail{max: 4096}
 	s.pipes.Go(func() { drain(s.stderr, p.stderr) })
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
-	s.exited = make(chan struct{})
-	go func() { cmd.Wait(); close(s.exited) }() // ended by kill: close stops it
+	s.exited = p.exited
 	return nil
 }
 

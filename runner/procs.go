@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,7 +26,9 @@ import (
 // one (see cgroups), then every process that carries its mark or descends
 // from one that does (see sweep), even in a session of its own (setsid);
 // then it reads the pipes to their end, or gives up on them after
-// endGrace.
+// endGrace. When the runner itself dies, on Linux the kernel kills the
+// program (see dieWithRunner), and the next runner, before it hands out
+// any message, ends what the program started (see records).
 
 // MarkVar is the environment variable that marks the processes a program
 // started: parley sets it to a token of each run, and ends every process
@@ -45,6 +49,12 @@ type program struct {
 	stdout *os.File // the read ends of its standard output and error
 	stderr *os.File
 	group  *cgroup // its cgroup; nil when it has none
+	record *record // its entry in the record of programs running
+
+	// exited is closed once the program has exited and was reaped; err
+	// is then what cmd.Wait returned.
+	exited chan struct{}
+	err    error
 
 	endOnce sync.Once
 }
@@ -52,9 +62,10 @@ type program struct {
 // startProgram starts the program name with args, in dir, with env, in
 // a process group of its own, marked, with pipes for its standard
 // streams, and in a cgroup of its own when cg can make one (see
-// cgroups). The caller reads stdout and stderr to their end, and calls
-// end once the program has exited (p.cmd.Wait) or is to be killed.
-func startProgram(name string, args []string, dir string, env []string, cg *cgroups) (*program, error) {
+// cgroups). It is put on rs's record before it starts (see records).
+// The caller reads stdout and stderr to their end, and calls end once
+// the program has exited (p.exited) or is to be killed, then close.
+func startProgram(name string, args []string, dir string, env []string, cg *cgroups, rs *records) (*program, error) {
 	token := make([]byte, 8)
 	if _, err := rand.Read(token); err != nil {
 		return nil, err
@@ -62,7 +73,7 @@ func startProgram(name string, args []string, dir string, env []string, cg *cgro
 	mark := MarkVar + "=" + hex.EncodeToString(token)
 	env = append(env[:len(env):len(env)], mark)
 	if group := cg.make(); group != nil {
-		p, err := startIn(name, args, dir, env, mark, group)
+		p, err := startIn(name, args, dir, env, mark, group, rs)
 		if err == nil {
 			return p, nil
 		}
@@ -71,16 +82,17 @@ func startProgram(name string, args []string, dir string, env []string, cg *cgro
 		group.remove()
 		cg.disable()
 	}
-	return startIn(name, args, dir, env, mark, nil)
+	return startIn(name, args, dir, env, mark, nil, rs)
 }
 
 // startIn starts a program, in group when it is not nil.
-func startIn(name string, args []string, dir string, env []string, mark string, group *cgroup) (*program, error) {
+func startIn(name string, args []string, dir string, env []string, mark string, group *cgroup, rs *records) (*program, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	group.apply(cmd.SysProcAttr)
-	p := &program{cmd: cmd, mark: mark, group: group}
+	dieWithRunner(cmd.SysProcAttr)
+	p := &program{cmd: cmd, mark: mark, group: group, exited: make(chan struct{})}
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
 			if f != nil {
@@ -88,23 +100,52 @@ func startIn(name string, args []string, dir string, env []string, mark string, 
 			}
 		}
 	}
+	rec, err := rs.add(strings.TrimPrefix(mark, MarkVar+"="), group)
+	if err != nil {
+		return nil, &recordError{err}
+	}
+	p.record = rec
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		rec.remove()
 		return nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		rec.remove()
 		closeAll(inR, inW)
 		return nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
+		rec.remove()
 		closeAll(inR, inW, outR, outW)
 		return nil, err
 	}
 	child := []*os.File{inR, outW, errW} // the child's ends, closed here once it has them
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	// The program is started, and waited for, from one goroutine locked
+	// to its OS thread: the kernel sends a child its parent-death signal
+	// when the thread that started it ends, not the process, and the Go
+	// runtime ends a thread that a goroutine leaves locked. Locked from
+	// before the start until the program is reaped, the thread is no
+	// other goroutine's to end meanwhile (golang/go#27505).
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		// Not reaped before Wait: the pid is still the program's.
+		rec.started(cmd.Process.Pid, startTime(cmd.Process.Pid))
+		started <- nil
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	if err := <-started; err != nil {
+		rec.remove()
 		closeAll(append(child, inW, outR, errR)...)
 		return nil, err
 	}
@@ -141,10 +182,12 @@ func (p *program) end() {
 	})
 }
 
-// close releases the pipes, once their readers are done, and removes the
-// program's cgroup.
+// close releases the pipes, once their readers are done, removes the
+// program's cgroup and takes it off the record of programs running. The
+// program has exited and end was called.
 func (p *program) close() {
 	p.group.remove()
+	p.record.remove()
 	p.stdin.Close()
 	p.stdout.Close()
 	p.stderr.Close()
@@ -168,5 +211,14 @@ func (p *program) feed(data []byte) {
 
 // startError makes the error of a program that could not be started.
 func startError(name string, err error) *HandleError {
-	return &HandleError{Err: fmt.Errorf("cannot start %s: %w", name, err), Permanent: notStartable(err)}
+	var re *recordError
+	return &HandleError{Err: fmt.Errorf("cannot start %s: %w", name, err), Permanent: notStartable(err) && !errors.As(err, &re)}
 }
+
+// recordError is the error of a program not started because it could
+// not be written down (see records): a disk that may have room again on
+// a later try, whatever the error says.
+type recordError struct{ err error }
+
+func (e *recordError) Error() string { return "writing it down before it starts: " + e.err.Error() }
+func (e *recordError) Unwrap() error { return e.err }

@@ -270,3 +270,220 @@ func (g *cgroup) remove() {
 	}
 	g.dir = ""
 }
+
+// dieWithRunner asks the kernel to kill the program when the runner
+// dies, however it dies (PR_SET_PDEATHSIG): the program only, not what it
+// starts, which the next runner ends (see records).
+func dieWithRunner(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
+
+// proc is what /proc/<pid>/stat says of a process.
+type proc struct {
+	pid, ppid, pgid int
+	start           uint64 // clock ticks after boot
+	zombie          bool
+}
+
+// readProc reads /proc/<pid>/stat: the fields after the command name,
+// which is in parentheses and may hold anything.
+func readProc(pid int) (proc, bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return proc{}, false
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 20 {
+		return proc{}, false
+	}
+	p := proc{pid: pid, zombie: string(f[0]) == "Z" || string(f[0]) == "X"}
+	p.ppid, _ = strconv.Atoi(string(f[1]))
+	p.pgid, _ = strconv.Atoi(string(f[2]))
+	p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	return p, true
+}
+
+// startTime returns when the process pid started, in clock ticks after
+// boot, or 0 when it cannot be read.
+func startTime(pid int) uint64 {
+	p, _ := readProc(pid)
+	return p.start
+}
+
+// bootID returns the kernel's id of this boot, or "".
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// endLeft kills every process of the programs left, waits until they are
+// gone, and removes their cgroups. It returns the pids it killed, and an
+// error naming the processes it could not kill or that did not end.
+//
+// A process is a program's when it carries the program's mark; when it
+// is the program (its pid, and the start time recorded: a process that
+// took the pid over later started later); when it is in the program's
+// process group while that group is the program's (the program, or a
+// process that carries its mark, is in it: while one of the group's
+// processes lives, the kernel gives its number to no other process nor
+// group); when it is in the program's cgroup; or when it descends from
+// one of these. What cleared its environment and left the program's
+// process group and cgroup, or whose group lost every process that would
+// say whose it is, is not found.
+func endLeft(left []leftover, boot string) ([]int, error) {
+	var live []leftover
+	marks := make(map[string]bool)
+	for _, l := range left {
+		if l.boot != "" && boot != "" && l.boot != boot {
+			continue // started before the machine started again: gone
+		}
+		live = append(live, l)
+		marks[MarkVar+"="+l.token] = true
+	}
+	self := os.Getpid()
+	killed := make(map[int]uint64) // pid -> its start time
+	var stubborn []int
+	for round := 0; round < 10; round++ {
+		for _, l := range live {
+			if l.cgroup != "" {
+				_ = os.WriteFile(filepath.Join(l.cgroup, "cgroup.kill"), []byte("1"), 0) // gone already, maybe
+			}
+		}
+		procs := listProcs(self, marks)
+		ours := make(map[int]bool)
+		for _, p := range procs {
+			if p.marked {
+				ours[p.pid] = true
+			}
+		}
+		for _, l := range live {
+			if l.pid == 0 || l.start == 0 {
+				continue
+			}
+			leader, alive := procs[l.pid]
+			group := alive && leader.start == l.start
+			if group {
+				ours[l.pid] = true
+			}
+			if !alive {
+				for _, p := range procs {
+					if p.pgid == l.pid && p.marked {
+						group = true
+						break
+					}
+				}
+			}
+			if group {
+				for _, p := range procs {
+					if p.pgid == l.pid {
+						ours[p.pid] = true
+					}
+				}
+			}
+		}
+		for grew := true; grew; {
+			grew = false
+			for _, p := range procs {
+				if !ours[p.pid] && ours[p.ppid] {
+					ours[p.pid], grew = true, true
+				}
+			}
+		}
+		n := 0
+		stubborn = stubborn[:0]
+		for pid := range ours {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				killed[pid] = procs[pid].start
+				n++
+			} else if err != syscall.ESRCH {
+				stubborn = append(stubborn, pid)
+			}
+		}
+		if n == 0 {
+			break
+		}
+	}
+	// They die a moment after the kill; a process in the midst of a
+	// system call that cannot be interrupted (a disk, NFS) may take
+	// longer.
+	var ended []int
+	for pid := range killed {
+		ended = append(ended, pid)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for pid, start := range killed {
+		for {
+			p, ok := readProc(pid)
+			if !ok || p.zombie || p.start != start {
+				break
+			}
+			if time.Now().After(deadline) {
+				stubborn = append(stubborn, pid)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	for _, l := range live {
+		if l.cgroup != "" {
+			g := &cgroup{dir: l.cgroup, fd: -1}
+			g.remove() // waits for it to be empty
+		}
+	}
+	if len(stubborn) > 0 {
+		return ended, fmt.Errorf("cannot end process %v", stubborn)
+	}
+	return ended, nil
+}
+
+// listed is a process as endLeft lists it.
+type listed struct {
+	proc
+	marked bool // it carries one of the marks looked for
+}
+
+// listProcs lists the live processes but self, each saying whether it
+// carries one of marks in its environment.
+func listProcs(self int, marks map[string]bool) map[int]listed {
+	procs := make(map[int]listed)
+	f, err := os.Open("/proc")
+	if err != nil {
+		return procs
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == self {
+			continue
+		}
+		p, ok := readProc(pid)
+		if !ok || p.zombie {
+			continue
+		}
+		l := listed{proc: p}
+		if env, err := os.ReadFile("/proc/" + n + "/environ"); err == nil {
+			for _, kv := range bytes.Split(env, []byte{0}) {
+				if bytes.HasPrefix(kv, []byte(MarkVar+"=")) && marks[string(kv)] {
+					l.marked = true
+					break
+				}
+			}
+		}
+		procs[pid] = l
+	}
+	return procs
+}
+
+// path returns g's directory, or "" for no cgroup.
+func (g *cgroup) path() string {
+	if g == nil {
+		return ""
+	}
+	return g.dir
+}

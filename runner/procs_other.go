@@ -22,3 +22,19 @@ type cgroup struct{}
 func (g *cgroup) apply(*syscall.SysProcAttr) {}
 func (g *cgroup) kill()                      {}
 func (g *cgroup) remove()                    {}
+
+// dieWithRunner does nothing here: only Linux has a parent-death signal.
+func dieWithRunner(*syscall.SysProcAttr) {}
+
+// startTime is not known here.
+func startTime(int) uint64 { return 0 }
+
+// bootID is not known here.
+func bootID() string { return "" }
+
+// endLeft cannot tell here whether a process is still the one a record
+// names (no start time, no environment to read): what a killed runner's
+// programs left is not ended, and the records are dropped.
+func endLeft([]leftover, string) ([]int, error) { return nil, nil }
+
+func (g *cgroup) path() string { return "" }

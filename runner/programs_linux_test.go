@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -167,5 +168,45 @@ done
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		os.Remove(stale)
 		t.Errorf("the cgroup a killed runner left, %s, is still there (%v)", stale, err)
+	}
+}
+
+// TestEndLeftSparesOthers: what a record of a killed runner names is
+// ended only while it is still the program the record names: a process
+// that took its pid over later (another start time), and the process
+// group it leads, are left alone; a process that carries the program's
+// mark is ended wherever it is.
+func TestEndLeftSparesOthers(t *testing.T) {
+	stranger := exec.Command("sleep", "600")
+	stranger.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	marked := exec.Command("sleep", "600")
+	marked.Env = append(os.Environ(), MarkVar+"=0123456789abcdef")
+	for _, c := range []*exec.Cmd{stranger, marked} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	}
+	pid := stranger.Process.Pid
+	start := startTime(pid)
+	if start == 0 {
+		t.Fatal("cannot read the start time of a process")
+	}
+	reused := leftover{token: "fedcba9876543210", boot: bootID(), pid: pid, start: start - 1}
+	mine := leftover{token: "0123456789abcdef", boot: bootID()}
+	ended, err := endLeft([]leftover{reused, mine}, bootID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]int{marked.Process.Pid}, ended); d != "" {
+		t.Errorf("endLeft ended (-want +got):\n%s", d)
+	}
+	if p, ok := readProc(pid); !ok || p.zombie {
+		t.Errorf("the process that took a recorded pid over (%d) was ended", pid)
+	}
+	// The same pid and start time: it is the program, and is ended.
+	ended, err = endLeft([]leftover{{token: "fedcba9876543210", pid: pid, start: start}}, bootID())
+	if err != nil || !slices.Equal(ended, []int{pid}) {
+		t.Errorf("endLeft of the program itself = %v, %v; want [%d]", ended, err, pid)
 	}
 }

@@ -136,6 +136,7 @@ type Runner struct {
 	opts    Options
 	log     *slog.Logger
 	lock    *workspaceLock
+	records *records // the programs running (see records.go)
 	journal *journal
 	syncer  *mailbox.Syncer
 	agents  map[string]mailbox.Dir
@@ -325,10 +326,18 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before any message is handed to a program: what the programs of a
+	// runner that was killed left running ends.
+	records, err := openRecords(ws, opts.Logger)
+	if err != nil {
+		lock.unlock()
+		return nil, err
+	}
 	r := &Runner{
 		opts:       opts,
 		log:        opts.Logger,
 		lock:       lock,
+		records:    records,
 		agents:     make(map[string]mailbox.Dir),
 		pending:    make(map[fileKey]*pending),
 		inPlace:    make(map[fileKey]bool),
