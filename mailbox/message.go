@@ -894,6 +894,12 @@ func readsAsString(v string) bool {
 	if !mayBeNumber(v) {
 		return true // ids and times: digits joined by - and :
 	}
+	return parsesAsString(v)
+}
+
+// parsesAsString is readsAsString by its definition: not one of YAML's
+// words for true, false or null, and no number strconv reads.
+func parsesAsString(v string) bool {
 	switch strings.ToLower(v) {
 	case "true", "false", "yes", "no", "y", "n", "on", "off", "null":
 		return false
