@@ -138,6 +138,8 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		return r.escalate(EscalateBlocked, fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)), nil, nil)
 	}
 	switch typ {
+	case workspace.ShutdownRequest:
+		return r.shutdown(), nil
 	case TriageResult:
 		return r.triaged()
 	case ResearchResult:
@@ -155,6 +157,20 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	}
 	r.o.log().Info("orchestrator: nothing to do", "type", typ, "from", from(in))
 	return nil, nil
+}
+
+// shutdown answers a shutdown_request (parley stop): the orchestrator
+// agrees, and the runner stops it; what is sent to it meanwhile waits in
+// its inbox for the next run. The request never starts a pipeline.
+func (r *run) shutdown() []*mailbox.Message {
+	m := r.send([]string{from(r.in)}, workspace.ShutdownResponse, "", "Stopping: what comes for me waits in my inbox.\n")
+	rid := get(r.in, "request_id")
+	if rid == "" {
+		rid = get(r.in, "id")
+	}
+	m.Set("request_id", rid)
+	m.SetValue("approve", "true")
+	return []*mailbox.Message{m}
 }
 
 // run is the handling of one message.
