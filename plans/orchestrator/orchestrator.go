@@ -20,6 +20,9 @@
 //   - blocked / escalate -> the person, with the body's Route: line;
 //   - the person's answer (a reply in the pipeline's thread, with a
 //     decision field or a first word approve, retry or stop) resumes it;
+//     a reply in a pipeline's thread that answers no escalation starts
+//     nothing (a note says so), and a plan_result naming a plan another
+//     pipeline drives is set aside: one pipeline drives a plan;
 //   - every step ticked -> the plan's status done, a summary to the person.
 //
 // It keeps nothing in memory: each message is decided from the
@@ -244,6 +247,12 @@ func (r *run) fromPerson() ([]*mailbox.Message, error) {
 	if esc := r.h.pendingEscalation(r.thread); esc != nil {
 		return r.decided(esc)
 	}
+	if r.h.started(r.thread) {
+		// A reply in a pipeline's thread ("ok, thanks" to a note) that
+		// answers no escalation is no new request: a second pipeline in
+		// the thread would drive its plan twice.
+		return r.note(fmt.Sprintf("Set aside: your message %s is in the thread of a pipeline already started, and no decision of yours is waiting in it, so it starts nothing. To ask for something new, send a message of its own (parley send --to %s), not a reply.", get(r.in, "id"), r.agent))
+	}
 	architects := r.role("architect")
 	if len(architects) == 0 {
 		return nil, errors.New("no agent has the role architect to triage the request")
@@ -330,6 +339,9 @@ func (r *run) planned() ([]*mailbox.Message, error) {
 	p, problem := r.readPlan(get(r.in, "plan_file"))
 	if problem != "" {
 		return r.escalate(EscalatePlan, problem, nil, nil)
+	}
+	if other := r.h.driving(r.thread, p.Path); other != "" && p.Status == "in_progress" {
+		return r.note(fmt.Sprintf("Set aside: the plan_result %s names %s, which the pipeline %s drives (status in_progress); one pipeline drives a plan. Stop that one first (decision stop marks the plan blocked), or name another plan.", get(r.in, "id"), p.Path, other))
 	}
 	if _, _, err := plans.SetStatus(r.planPath(p.Path), "in_progress"); err != nil {
 		return nil, err
