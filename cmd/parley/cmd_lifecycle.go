@@ -45,15 +45,18 @@ func stopCommand(e *env) *cli.Command {
 			}
 			from := c.String("from")
 			if from == "" {
-				from = lead(ws)
+				from = asker(ws)
 			}
 			if from == "" {
-				return usagef("say who asks: --from AGENT (no agent has the role team-lead)")
+				return usagef("say who asks: --from AGENT (no agent has the role team-lead, and no one agent the role human)")
 			}
 			if err := ws.CheckAgent(from); err != nil {
 				return usagef("--from: %v", err)
 			}
-			var sent []map[string]string
+			// Every request is checked as the router will check it before
+			// any is written: one the router would refuse is refused now,
+			// with its reason, and none is sent.
+			var out []*mailbox.Message
 			for _, t := range targets {
 				if t == from {
 					continue
@@ -71,6 +74,15 @@ func stopCommand(e *env) *cli.Command {
 				if r := c.String("reason"); r != "" {
 					m.Set("reason", r)
 				}
+				if err := refusal(ws, ws.Mailbox(from), m); err != nil {
+					return fmt.Errorf("not asking %s to shut down: %w", t, err)
+				}
+				out = append(out, m)
+			}
+			var sent []map[string]string
+			for _, m := range out {
+				t, _ := m.Header().Get("to")
+				id, _ := m.Header().Get("id")
 				if _, err := ws.Mailbox(from).Send(m); err != nil {
 					return err
 				}
@@ -85,6 +97,39 @@ func stopCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// asker is who asks agents to shut down when --from does not say: the
+// team lead, else the workspace's one person (role human), as in the dev
+// pipeline.
+func asker(ws *workspace.Workspace) string {
+	if l := lead(ws); l != "" {
+		return l
+	}
+	var people []string
+	for _, a := range ws.AgentNames() {
+		if ws.HasRole(a, "human") {
+			people = append(people, a)
+		}
+	}
+	if len(people) == 1 {
+		return people[0]
+	}
+	return ""
+}
+
+// refusal checks a message a command writes on an agent's behalf as the
+// router will (the one Check, through check): the refusal when the router
+// would refuse it, else nil.
+func refusal(ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message) error {
+	v, err := check(ws, box, m)
+	if err != nil {
+		return err
+	}
+	if !v.Accepted() {
+		return v.Refusal
+	}
+	return nil
 }
 
 // lead returns the agent whose role is team-lead, if there is one.
@@ -190,6 +235,9 @@ func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedba
 	m.SetValue("approve", fmt.Sprint(approve))
 	if feedback != "" {
 		m.Set(textField, feedback)
+	}
+	if err := refusal(ws, ws.Mailbox(agent), m); err != nil {
+		return fmt.Errorf("not answering %s: %w", id, err)
 	}
 	if _, err := ws.Mailbox(agent).Send(m); err != nil {
 		return err

@@ -38,6 +38,7 @@ func pipelineCommand(e *env) *cli.Command {
 // pipelineReport is what parley pipeline shows.
 type pipelineReport struct {
 	Escalations []escalation  `json:"escalations"`
+	Dead        []deadLetter  `json:"dead"` // messages given up on: the pipeline waits on them
 	Plans       []planSummary `json:"plans"`
 	Steps       []stepInHand  `json:"steps"`
 	Idle        []string      `json:"idle_workers"` // workers with no step in hand
@@ -55,6 +56,20 @@ type escalation struct {
 	Question  string `json:"question"`
 	Route     string `json:"route,omitempty"` // the Route: line of the message escalated
 	Answer    string `json:"answer"`          // the command that answers it
+}
+
+// deadLetter is a message an agent's driver gave up on (in its dead/):
+// nothing follows it until a person retries it, so the pipeline stalls.
+type deadLetter struct {
+	Agent    string `json:"agent"`
+	ID       string `json:"id"`
+	Type     string `json:"type,omitempty"`
+	From     string `json:"from,omitempty"`
+	PlanFile string `json:"plan_file,omitempty"`
+	Step     string `json:"step,omitempty"`
+	Reason   string `json:"reason"`           // the first line of the reason
+	Stderr   string `json:"stderr,omitempty"` // the last line the program wrote on stderr, when the reason has it
+	Retry    string `json:"retry"`            // the command that tries it again
 }
 
 // planSummary is one plan's progress.
@@ -85,7 +100,7 @@ type stepInHand struct {
 var pipelineRoles = []string{"worker", "debugger", "documenter"}
 
 func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
-	rep := pipelineReport{Escalations: []escalation{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}}
+	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}}
 	limit := ws.Config.Router.MaxMessageSize
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
@@ -127,7 +142,16 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 				}
 			}
 		}
-		if !busy && ws.HasRole(a.Name, pipelineRoles...) {
+		failed := false
+		if entries, err := box.List(mailbox.Dead); err == nil {
+			for _, en := range entries {
+				d := deadOf(box, en, limit)
+				d.Agent = a.Name
+				rep.Dead = append(rep.Dead, d)
+				failed = failed || d.Step != ""
+			}
+		}
+		if !busy && !failed && ws.HasRole(a.Name, pipelineRoles...) {
 			rep.Idle = append(rep.Idle, a.Name)
 		}
 	}
@@ -148,6 +172,40 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 	}
 	printPipeline(e, rep)
 	return nil
+}
+
+// deadOf reads a message in dead/ and the reason beside it. A message
+// that does not read is still listed, by its file name.
+func deadOf(box mailbox.Dir, en mailbox.Entry, limit int64) deadLetter {
+	d := deadLetter{ID: strings.TrimSuffix(en.Name, ".md")}
+	if data, err := mailbox.ReadFile(en.Path, limit); err == nil {
+		if m, err := mailbox.Parse(data); err == nil {
+			get := func(k string) string { v, _ := m.Header().Get(k); return v }
+			if id := get("id"); id != "" {
+				d.ID = id
+			}
+			d.Type, d.From, d.PlanFile, d.Step = get("type"), get("from"), get("plan_file"), get("step")
+		}
+	}
+	if b, err := mailbox.ReadFile(en.Path+mailbox.ReasonSuffix, 64<<10); err == nil {
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		d.Reason = lines[0]
+		for i, l := range lines {
+			if strings.HasPrefix(l, "stderr (last lines):") {
+				for _, e := range lines[i+1:] {
+					if strings.TrimSpace(e) == "" {
+						break
+					}
+					d.Stderr = strings.TrimSpace(e)
+				}
+				break
+			}
+		}
+	} else {
+		d.Reason = "(no reason beside it)"
+	}
+	d.Retry = "parley retry " + d.ID
+	return d
 }
 
 // routeOf returns the Route: line of an escalation's body, if any.
@@ -185,6 +243,27 @@ func printPipeline(e *env, rep pipelineReport) {
 			fmt.Fprintf(w, "    answer: %s\n", x.Answer)
 		}
 	}
+	if len(rep.Dead) > 0 {
+		fmt.Fprintf(w, "given up: %d %s, and nothing follows until retried\n", len(rep.Dead), plural(len(rep.Dead), "message", "messages"))
+		for _, d := range rep.Dead {
+			what := orDash(d.Type)
+			if d.Step != "" {
+				what += ": step " + d.Step
+				if d.PlanFile != "" {
+					what += " of " + d.PlanFile
+				}
+			}
+			if d.From != "" {
+				what += ", from " + d.From
+			}
+			fmt.Fprintf(w, "  %s  %s gave up %s\n", d.ID, d.Agent, printable(what))
+			fmt.Fprintf(w, "    %s\n", printable(d.Reason))
+			if d.Stderr != "" {
+				fmt.Fprintf(w, "    stderr: %s\n", printable(d.Stderr))
+			}
+			fmt.Fprintf(w, "    retry: %s\n", d.Retry)
+		}
+	}
 	if len(rep.Plans) == 0 {
 		fmt.Fprintf(w, "plans: none in %s/\n", plans.Dir)
 	} else {
@@ -200,7 +279,7 @@ func printPipeline(e *env, rep pipelineReport) {
 			fmt.Fprintln(w, printable(line))
 		}
 	}
-	if len(rep.Steps) == 0 && len(rep.Idle) == 0 {
+	if len(rep.Steps) == 0 && len(rep.Idle) == 0 && len(rep.Dead) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "steps in hand:")
@@ -217,6 +296,16 @@ func printPipeline(e *env, rep pipelineReport) {
 			line += " (iteration " + s.Iteration + ")"
 		}
 		fmt.Fprintln(w, printable(line))
+	}
+	for _, d := range rep.Dead {
+		if d.Step == "" {
+			continue
+		}
+		line := fmt.Sprintf("  %s  failed %s: step %s", d.Agent, orDash(d.Type), d.Step)
+		if d.PlanFile != "" {
+			line += " of " + d.PlanFile
+		}
+		fmt.Fprintln(w, printable(line+" (given up: "+d.Retry+")"))
 	}
 	for _, a := range rep.Idle {
 		fmt.Fprintf(w, "  %s  idle\n", a)

@@ -47,6 +47,12 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 			who, state, ok := ws.Locate(arg)
 			switch {
 			case ok && state == mailbox.Rejected:
+				// Checked as the router will check it back in the outbox:
+				// a file not fixed yet stays where it is, with the reason.
+				if v, err := ws.CheckFile(arg, workspace.FileCheck{}); err == nil && !v.Accepted() {
+					errs = append(errs, fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w", arg, v.Refusal))
+					continue
+				}
 				reason, _ := ws.Mailbox(who).Reason(mailbox.Rejected, filepath.Base(arg))
 				dst, err := ws.Mailbox(who).Unreject(filepath.Base(arg))
 				if err != nil {

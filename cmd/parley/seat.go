@@ -921,6 +921,9 @@ func (s *seat) askPrefs(in *lineSource) error {
 	if err != nil {
 		return err
 	}
+	if err := refusal(s.ws, s.ws.Mailbox(s.lead), m); err != nil {
+		return fmt.Errorf("the session start was not sent: %w", err)
+	}
 	if _, err := s.ws.Mailbox(s.lead).Send(m); err != nil {
 		return err
 	}

@@ -303,6 +303,7 @@ func TestServeInBrowser(t *testing.T) {
 			chromedp.Navigate(url+"?agent=tor&outcome=rejected"),
 			chromedp.WaitVisible(chromedp.CSS(sel+` button.retry`)),
 		)
+		fixRejected(t, filepath.Join(dir, "mailboxes", "tor", "rejected"), "to: zed", "to: gm")
 		run(t, "retrying it from the timeline", 10*time.Second,
 			chromedp.Click(chromedp.CSS(sel+` button.retry`)),
 			chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),

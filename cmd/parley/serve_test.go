@@ -125,6 +125,11 @@ func TestServeWrites(t *testing.T) {
 	if n < 0 {
 		t.Fatal("no refusal in the journal")
 	}
+	// Not fixed, it is refused as the router would refuse it again.
+	if code, said := act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}}); code != http.StatusUnprocessableEntity || !strings.Contains(said, "the router would refuse it again") {
+		t.Errorf("a retry of a file not fixed: %d %q, want 422, refused", code, said)
+	}
+	fixRejected(t, filepath.Join(dir, "mailboxes", "aria", "rejected"), "to: zed", "to: gm")
 	code, said = act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}})
 	if code != http.StatusOK || !strings.Contains(said, "back in mailboxes/aria/outbox/") {
 		t.Errorf("retry: %d %q, want it back in aria's outbox", code, said)
@@ -375,6 +380,25 @@ func TestServeNonLocal(t *testing.T) {
 		}
 		if !strings.Contains(stderr.String(), "is reachable from other hosts: every page needs the token") {
 			t.Errorf("%+v: no warning on stderr: %q", mode, stderr.String())
+		}
+	}
+}
+
+// fixRejected mends the refused files of a rejected/ directory, replacing
+// old with new in each, as a person fixes a file before parley retry.
+func fixRejected(t *testing.T, rejected, old, new string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(rejected, "*.md"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no refused file in %s (%v)", rejected, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

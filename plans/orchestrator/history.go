@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -111,6 +112,41 @@ func (h *history) threadOf(in *mailbox.Message) string {
 	// architect nobody asked): its id is the thread, as a record without
 	// a thread: is of its own; the messages it leads to carry it.
 	return get(in, "id")
+}
+
+// started reports whether the orchestrator has sent anything in thread:
+// a pipeline is under way there, or was.
+func (h *history) started(thread string) bool {
+	if thread == "" {
+		return false
+	}
+	for _, r := range h.all {
+		if r.sent && r.thread() == thread {
+			return true
+		}
+	}
+	return false
+}
+
+// driving is the thread of another pipeline than thread that drives
+// planFile: the last to assign one of its steps, unless it has ended (its
+// summary sent). Empty when there is none.
+func (h *history) driving(thread, planFile string) string {
+	var last string
+	for _, r := range h.all {
+		if r.sent && r.typ() == TaskAssignment && cleanPlan(r.get("plan_file")) == planFile {
+			last = r.thread()
+		}
+	}
+	if last == "" || last == thread || h.sentSummary(last, planFile) {
+		return ""
+	}
+	return last
+}
+
+// cleanPlan is a plan_file as readPlan names it: relative, with slashes.
+func cleanPlan(name string) string {
+	return filepath.ToSlash(filepath.Clean(filepath.FromSlash(name)))
 }
 
 // each calls fn with the records of thread, oldest first.

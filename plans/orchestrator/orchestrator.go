@@ -20,6 +20,9 @@
 //   - blocked / escalate -> the person, with the body's Route: line;
 //   - the person's answer (a reply in the pipeline's thread, with a
 //     decision field or a first word approve, retry or stop) resumes it;
+//     a reply in a pipeline's thread that answers no escalation starts
+//     nothing (a note says so), and a plan_result naming a plan another
+//     pipeline drives is set aside: one pipeline drives a plan;
 //   - every step ticked -> the plan's status done, a summary to the person.
 //
 // It keeps nothing in memory: each message is decided from the
@@ -138,6 +141,8 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		return r.escalate(EscalateBlocked, fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)), nil, nil)
 	}
 	switch typ {
+	case workspace.ShutdownRequest:
+		return r.shutdown(), nil
 	case TriageResult:
 		return r.triaged()
 	case ResearchResult:
@@ -155,6 +160,20 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	}
 	r.o.log().Info("orchestrator: nothing to do", "type", typ, "from", from(in))
 	return nil, nil
+}
+
+// shutdown answers a shutdown_request (parley stop): the orchestrator
+// agrees, and the runner stops it; what is sent to it meanwhile waits in
+// its inbox for the next run. The request never starts a pipeline.
+func (r *run) shutdown() []*mailbox.Message {
+	m := r.send([]string{from(r.in)}, workspace.ShutdownResponse, "", "Stopping: what comes for me waits in my inbox.\n")
+	rid := get(r.in, "request_id")
+	if rid == "" {
+		rid = get(r.in, "id")
+	}
+	m.Set("request_id", rid)
+	m.SetValue("approve", "true")
+	return []*mailbox.Message{m}
 }
 
 // run is the handling of one message.
@@ -227,6 +246,12 @@ func (r *run) workers() []string {
 func (r *run) fromPerson() ([]*mailbox.Message, error) {
 	if esc := r.h.pendingEscalation(r.thread); esc != nil {
 		return r.decided(esc)
+	}
+	if r.h.started(r.thread) {
+		// A reply in a pipeline's thread ("ok, thanks" to a note) that
+		// answers no escalation is no new request: a second pipeline in
+		// the thread would drive its plan twice.
+		return r.note(fmt.Sprintf("Set aside: your message %s is in the thread of a pipeline already started, and no decision of yours is waiting in it, so it starts nothing. To ask for something new, send a message of its own (parley send --to %s), not a reply.", get(r.in, "id"), r.agent))
 	}
 	architects := r.role("architect")
 	if len(architects) == 0 {
@@ -314,6 +339,9 @@ func (r *run) planned() ([]*mailbox.Message, error) {
 	p, problem := r.readPlan(get(r.in, "plan_file"))
 	if problem != "" {
 		return r.escalate(EscalatePlan, problem, nil, nil)
+	}
+	if other := r.h.driving(r.thread, p.Path); other != "" && p.Status == "in_progress" {
+		return r.note(fmt.Sprintf("Set aside: the plan_result %s names %s, which the pipeline %s drives (status in_progress); one pipeline drives a plan. Stop that one first (decision stop marks the plan blocked), or name another plan.", get(r.in, "id"), p.Path, other))
 	}
 	if _, _, err := plans.SetStatus(r.planPath(p.Path), "in_progress"); err != nil {
 		return nil, err

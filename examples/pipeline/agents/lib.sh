@@ -14,6 +14,13 @@ field() {
   sed -n "/^---\$/,/^---\$/s/^$1: *//p" "$PARLEY_MESSAGE" | head -n 1 | sed 's/^"\(.*\)"$/\1/'
 }
 
+# parley stop asks an agent to shut down (a shutdown_request of the
+# team-requests skill): these agents always agree.
+if [ "$PARLEY_TYPE" = shutdown_request ]; then
+  printf -- '---\nto: %s\ntype: shutdown_response\nrequest_id: %s\napprove: true\n---\nStopping.\n' "$PARLEY_FROM" "$(field request_id)"
+  exit 0
+fi
+
 # envelope TYPE SIGNAL: the start of an answer to the orchestrator, in
 # the thread of the message being handled; the caller adds the fields of
 # TYPE, the closing ---, and the body.
