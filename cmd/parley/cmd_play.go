@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -224,9 +226,9 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		s.width = min(max(w-2, 20), 100)
 	}
 	s.out = crlf{t}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	runDone := make(chan error, 1)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var runDone chan error // nil: a runner of its own does not run
 	r, err := runner.Open(s.ws, runnerOptions(s.ws, slog.New(slog.DiscardHandler)))
 	var locked *runner.LockedError
 	switch {
@@ -235,18 +237,43 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	case err != nil:
 		return err
 	default:
-		defer r.Close()
-		go func() { _, err := r.Run(ctx); runDone <- err }()
+		runDone = make(chan error, 1)
+		go func() { _, err := r.Run(runCtx); runDone <- err }()
+		// Leaving stops the runner as a signal stops `parley run`: its
+		// programs are ended and waited for, and the workspace is left
+		// as a clean stop leaves it, before the seat returns.
+		defer func() {
+			stopRun()
+			if runDone != nil {
+				<-runDone
+			}
+			r.Close()
+		}()
 	}
+	// The first Ctrl-D (or Ctrl-C: both end a line of a raw terminal)
+	// ends the input; each one also goes to leave, where a second stops
+	// the programs the seat waits for as it leaves. The terminal keeps the
+	// key that ended its input and ends every read with it after, so the
+	// second is read from f itself.
 	lines := make(chan string)
+	leave := make(chan struct{}, 2)
 	go func() {
-		defer close(lines)
 		for {
 			line, err := t.ReadLine()
 			if err != nil {
-				return
+				break
 			}
 			lines <- line
+		}
+		leave <- struct{}{}
+		close(lines)
+		buf := make([]byte, 64)
+		for {
+			n, err := f.Read(buf)
+			if err != nil || slices.ContainsFunc(buf[:n], func(b byte) bool { return b == 3 || b == 4 }) {
+				leave <- struct{}{}
+				return
+			}
 		}
 	}()
 	in := &lineSource{lines: lines}
@@ -266,6 +293,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case <-ctx.Done():
 			return nil
 		case err := <-runDone:
+			runDone = nil
 			_ = s.show()
 			if s.ended {
 				s.printf("(the session is over)\n")
@@ -273,14 +301,74 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 			return err
 		case line, ok := <-lines:
 			if !ok {
+				<-leave // this Ctrl-D's
+				s.finishing(ctx, runDone, leave, tick.C)
 				return nil
 			}
 			if _, err := s.line(ctx, line); errors.Is(err, errQuit) {
+				s.finishing(ctx, runDone, leave, tick.C)
 				return nil
 			}
 		case <-tick.C:
 		}
 	}
+}
+
+// finishing lets the programs of the seat's runner finish the messages
+// they are handling as the person leaves, so their answers are kept and
+// no model is asked twice: it returns once those messages are handled,
+// or at once when the person presses Ctrl-D (or Ctrl-C) again, ctx ends
+// or the runner stops. A program still running then is ended, as a
+// signal ends it under `parley run`, and its message handled again when
+// the table next runs.
+func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan struct{}, tick <-chan time.Time) {
+	if runDone == nil {
+		return // another runner runs the programs: they go on there
+	}
+	busy := s.programsBusy()
+	if len(busy) == 0 {
+		return
+	}
+	s.printf("(leaving: waiting for %s to finish, so nothing is lost or asked again; Ctrl-D again stops now)\n", strings.Join(slices.Sorted(maps.Keys(busy)), ", "))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-runDone:
+			return
+		case <-leave:
+			s.printf("(stopping: what was cut off is handled again when the table next runs)\n")
+			return
+		case <-tick:
+		}
+		now := s.programsBusy()
+		still := false
+		for agent, id := range busy {
+			if now[agent] == id {
+				still = true
+			}
+		}
+		if !still {
+			return
+		}
+	}
+}
+
+// programsBusy returns, for each agent whose program (command, session,
+// openai) is handling a message, that message's id.
+func (s *seat) programsBusy() map[string]string {
+	busy := map[string]string{}
+	for _, a := range s.ws.Config.Agents {
+		if a.Driver == "" || a.Driver == workspace.DriverHuman || a.Driver == workspace.DriverBuiltin || a.Remote != "" {
+			continue
+		}
+		entries, err := s.ws.Mailbox(a.Name).List(mailbox.Cur)
+		if err != nil || len(entries) == 0 {
+			continue
+		}
+		busy[a.Name] = entries[0].ID
+	}
+	return busy
 }
 
 // crlf writes through a raw terminal, where a line ends with CR LF.

@@ -484,7 +484,7 @@ var seatCommands = []struct{ name, args, does string }{
 	{"sheet", "", "your character's sheet"},
 	{"journal", "", "the last entries of your character's journal"},
 	{"help", "", "these commands"},
-	{"quit", "", "leave the seat (what you sent stays sent)"},
+	{"quit", "", "leave the seat (what you sent stays sent; programs answering are waited for)"},
 }
 
 // errQuit ends the seat at the person's word.
