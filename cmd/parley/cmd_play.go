@@ -171,7 +171,13 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 	case errors.As(err, &locked):
 		// A runner routes the table already: answer what waits now.
 		s.printf("(a runner routes this table already: %v)\n", err)
-		for idle(ctx) {
+		for {
+			if idle(ctx) {
+				continue // answered: the table goes on
+			}
+			if quit || inputEnded || s.ended || !s.waitQuiet(ctx) {
+				break
+			}
 		}
 	case err != nil:
 		return err
@@ -207,6 +213,53 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 		return fmt.Errorf("the input ended while [%s] %s from %s waited for an answer (parley answer %s TEXT answers it)", q.typ, q.id, from, q.id)
 	}
 	return nil
+}
+
+// waitQuiet waits, while another runner routes the table, until the
+// table is idle: no outbox holds a file and no agent but the human ones
+// has a message to handle. It reports whether a question then waits for
+// the person; false when nothing does (the table is idle) or ctx ended.
+func (s *seat) waitQuiet(ctx context.Context) bool {
+	for quiet := 0; quiet < 2; { // twice in a row: nothing between two looks
+		if ctx.Err() != nil {
+			return false
+		}
+		if s.tableBusy() {
+			quiet = 0
+		} else {
+			quiet++
+		}
+		if err := s.show(); err != nil {
+			s.printf("(%v)\n", err)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return len(s.waiting) > 0
+}
+
+// tableBusy reports whether something is under way at the table: a file
+// waits in an outbox, or an agent with a program (or built in) has a
+// message waiting or being handled.
+func (s *seat) tableBusy() bool {
+	for _, a := range s.ws.Config.Agents {
+		box := s.ws.Mailbox(a.Name)
+		if n, _ := box.Count(mailbox.Outbox); n > 0 {
+			return true
+		}
+		if a.Driver == "" || a.Driver == workspace.DriverHuman || a.Remote != "" {
+			continue
+		}
+		for _, state := range []string{mailbox.Inbox, mailbox.Cur} {
+			if n, _ := box.Count(state); n > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // interactive plays the seat in a terminal: the story shows as it comes,
