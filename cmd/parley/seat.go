@@ -823,8 +823,26 @@ func (s *seat) askPrefs(in *lineSource) error {
 	if len(chars) == 0 {
 		return fmt.Errorf("%s: no character sheets yet: `parley character new NAME` writes one", s.ws.Short(s.camp.Path(campaigns.PartyDir)))
 	}
+	// A character an AI agent plays (role player, or one with a program)
+	// is not offered: its prompts go to that agent, never to the seat.
+	ai := map[string]string{}
+	for _, a := range s.ws.Config.Agents {
+		if a.Character != "" && !s.ws.HasRole(a.Name, "human") &&
+			(s.ws.HasRole(a.Name, "player") || (a.Driver != "" && a.Driver != workspace.DriverHuman)) {
+			ai[a.Character] = a.Name
+		}
+	}
+	var mine []string
+	for _, c := range chars {
+		if ai[c] == "" {
+			mine = append(mine, c)
+		}
+	}
+	if len(mine) == 0 {
+		return fmt.Errorf("every character of %s is played by an AI agent (%s): add one of yours, `parley character new NAME` and an agent with role human and character: NAME in %s", s.ws.Short(s.camp.Path(campaigns.PartyDir)), strings.Join(chars, ", "), workspace.ConfigFile)
+	}
 	s.printf("? Which character do you play?\n")
-	for i, c := range chars {
+	for i, c := range mine {
 		s.printf("  %d) %s\n", i+1, c)
 	}
 	character := ""
@@ -834,19 +852,35 @@ func (s *seat) askPrefs(in *lineSource) error {
 			return errors.New("no answer to which character you play: the session cannot start")
 		}
 		s.printf("> %s\n", text)
-		if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n >= 1 && n <= len(chars) {
-			character = chars[n-1]
-		} else if c := campaigns.Kebab(text); slices.Contains(chars, c) {
+		c := campaigns.Kebab(text)
+		if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n >= 1 && n <= len(mine) {
+			character = mine[n-1]
+		} else if slices.Contains(mine, c) {
 			character = c
+		} else if ai[c] != "" {
+			s.printf("%s is played by %s, an AI agent: a number from 1 to %d, or a name\n", c, ai[c], len(mine))
 		} else {
-			s.printf("not one of them: a number from 1 to %d, or a name\n", len(chars))
+			s.printf("not one of them: a number from 1 to %d, or a name\n", len(mine))
 		}
 	}
-	s.printf("? Which narrative style? (for example: cinematic, hybrid, terse; empty for hybrid)\n")
-	style, ok := in.next()
-	s.printf("> %s\n", style)
-	if style = strings.TrimSpace(style); !ok || style == "" {
-		style = "hybrid"
+	s.printf("? Which narrative style? (%s; empty for hybrid)\n", strings.Join(narrativeStyles, ", "))
+	style := ""
+	for style == "" {
+		text, ok := in.next()
+		if !ok {
+			style = "hybrid"
+			break
+		}
+		s.printf("> %s\n", text)
+		text = strings.ToLower(strings.TrimSpace(text))
+		switch {
+		case text == "":
+			style = "hybrid"
+		case slices.Contains(narrativeStyles, text):
+			style = text
+		default:
+			s.printf("not a style: %s (or empty for hybrid)\n", strings.Join(narrativeStyles, ", "))
+		}
 	}
 	if err := s.camp.WritePrefs(character, "", style); err != nil {
 		return err
@@ -862,6 +896,10 @@ func (s *seat) askPrefs(in *lineSource) error {
 	}
 	return nil
 }
+
+// narrativeStyles are the narrative styles the seat offers: a
+// cinematic story, terse facts, or a mix.
+var narrativeStyles = []string{"cinematic", "hybrid", "terse"}
 
 // lineSource hands out the person's lines one at a time.
 type lineSource struct {
