@@ -93,6 +93,9 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	if err := ws.CheckAgent(lead); err != nil {
 		return nil, usagef("--lead: %v", err)
 	}
+	if !ws.HasRole(lead, "team-lead") {
+		return nil, usagef("--lead %s: not a team lead (role team-lead in %s): the seat speaks as the table's team lead (see `parley init --template dnd`)", lead, workspace.ConfigFile)
+	}
 	s.lead = lead
 	camp, err := campaigns.Find(ws.Root, ws.Config.Campaign)
 	if err != nil {
@@ -100,9 +103,27 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	}
 	s.camp = camp
 	if p, err := camp.ReadPrefs(); err == nil {
+		if by := aiPlayers(ws)[p.Character]; by != "" {
+			return nil, fmt.Errorf("%s names %s as your character, but %s, an AI agent, plays it: name yours there, or give %s role human in %s", ws.Short(camp.Path(campaigns.Preferences)), p.Character, by, by, workspace.ConfigFile)
+		}
 		s.setCharacter(p.Character)
 	}
 	return s, nil
+}
+
+// aiPlayers returns the characters AI agents play, each with its agent:
+// an agent with the role player, or with a program, and not the role
+// human. The person's seat does not take them: their prompts go to that
+// agent.
+func aiPlayers(ws *workspace.Workspace) map[string]string {
+	ai := map[string]string{}
+	for _, a := range ws.Config.Agents {
+		if a.Character != "" && !ws.HasRole(a.Name, "human") &&
+			(ws.HasRole(a.Name, "player") || (a.Driver != "" && a.Driver != workspace.DriverHuman)) {
+			ai[a.Character] = a.Name
+		}
+	}
+	return ai
 }
 
 func orNone(names []string) string {
@@ -825,13 +846,7 @@ func (s *seat) askPrefs(in *lineSource) error {
 	}
 	// A character an AI agent plays (role player, or one with a program)
 	// is not offered: its prompts go to that agent, never to the seat.
-	ai := map[string]string{}
-	for _, a := range s.ws.Config.Agents {
-		if a.Character != "" && !s.ws.HasRole(a.Name, "human") &&
-			(s.ws.HasRole(a.Name, "player") || (a.Driver != "" && a.Driver != workspace.DriverHuman)) {
-			ai[a.Character] = a.Name
-		}
-	}
+	ai := aiPlayers(s.ws)
 	var mine []string
 	for _, c := range chars {
 		if ai[c] == "" {
