@@ -33,8 +33,10 @@ func playCommand(e *env) *cli.Command {
 			"your answers go as the team lead ([PLAYER_ANSWER], [HUMAN_DECISION]). A line\n" +
 			"starting with / is a command (/help lists them). It routes the table while\n" +
 			"you play, unless a `parley run` does already.\n\n" +
-			"In a terminal you type at any time, with line editing and history. Without\n" +
-			"one (or with --until-idle) it plays a script: lines are read from stdin only\n" +
+			"In a terminal you type at any time, with line editing and history; Ctrl-D\n" +
+			"leaves, once the programs answering a message have finished it (Ctrl-D\n" +
+			"again stops them, to handle it again next time). Without one (or with\n" +
+			"--until-idle) it plays a script: lines are read from stdin only\n" +
 			"when something waits for you, once everything else at the table is done; a\n" +
 			"command is carried out as it is read, and the first other line answers the\n" +
 			"oldest question waiting. It ends when the table is idle and nothing waits\n" +
