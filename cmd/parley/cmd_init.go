@@ -137,7 +137,7 @@ func runInitTable(e *env, dir string, t dndTable) error {
 	fmt.Fprintf(e.stdout, "created a D&D table in %s: agents %s\n", abs, strings.Join(ws.AgentNames(), ", "))
 	fmt.Fprintf(e.stdout, "campaign %s: fill in campaigns/%s/ (the sheets in party/, story-state.md, world-primer.md)\n", t.Campaign, t.Campaign)
 	if t.Human == "" {
-		fmt.Fprintln(e.stdout, "your character: `parley play` asks which one you play, and writes preferences.md")
+		fmt.Fprintln(e.stdout, "your character: none yet (--human NAME names yours): `parley character new NAME` writes a sheet; `parley play` asks which one you play of those no AI agent plays, and writes preferences.md")
 	}
 	fmt.Fprintln(e.stdout, "next: give gm, narrator and the players programs in parley.yaml (driver: command, run: [...]), `git init`, then `parley play`")
 	return nil

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,8 +33,10 @@ func playCommand(e *env) *cli.Command {
 			"your answers go as the team lead ([PLAYER_ANSWER], [HUMAN_DECISION]). A line\n" +
 			"starting with / is a command (/help lists them). It routes the table while\n" +
 			"you play, unless a `parley run` does already.\n\n" +
-			"In a terminal you type at any time, with line editing and history. Without\n" +
-			"one (or with --until-idle) it plays a script: lines are read from stdin only\n" +
+			"In a terminal you type at any time, with line editing and history; Ctrl-D\n" +
+			"leaves, once the programs answering a message have finished it (Ctrl-D\n" +
+			"again stops them, to handle it again next time). Without one (or with\n" +
+			"--until-idle) it plays a script: lines are read from stdin only\n" +
 			"when something waits for you, once everything else at the table is done; a\n" +
 			"command is carried out as it is read, and the first other line answers the\n" +
 			"oldest question waiting. It ends when the table is idle and nothing waits\n" +
@@ -169,7 +173,13 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 	case errors.As(err, &locked):
 		// A runner routes the table already: answer what waits now.
 		s.printf("(a runner routes this table already: %v)\n", err)
-		for idle(ctx) {
+		for {
+			if idle(ctx) {
+				continue // answered: the table goes on
+			}
+			if quit || inputEnded || s.ended || !s.waitQuiet(ctx) {
+				break
+			}
 		}
 	case err != nil:
 		return err
@@ -207,6 +217,53 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 	return nil
 }
 
+// waitQuiet waits, while another runner routes the table, until the
+// table is idle: no outbox holds a file and no agent but the human ones
+// has a message to handle. It reports whether a question then waits for
+// the person; false when nothing does (the table is idle) or ctx ended.
+func (s *seat) waitQuiet(ctx context.Context) bool {
+	for quiet := 0; quiet < 2; { // twice in a row: nothing between two looks
+		if ctx.Err() != nil {
+			return false
+		}
+		if s.tableBusy() {
+			quiet = 0
+		} else {
+			quiet++
+		}
+		if err := s.show(); err != nil {
+			s.printf("(%v)\n", err)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return len(s.waiting) > 0
+}
+
+// tableBusy reports whether something is under way at the table: a file
+// waits in an outbox, or an agent with a program (or built in) has a
+// message waiting or being handled.
+func (s *seat) tableBusy() bool {
+	for _, a := range s.ws.Config.Agents {
+		box := s.ws.Mailbox(a.Name)
+		if n, _ := box.Count(mailbox.Outbox); n > 0 {
+			return true
+		}
+		if a.Driver == "" || a.Driver == workspace.DriverHuman || a.Remote != "" {
+			continue
+		}
+		for _, state := range []string{mailbox.Inbox, mailbox.Cur} {
+			if n, _ := box.Count(state); n > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // interactive plays the seat in a terminal: the story shows as it comes,
 // and the person types at any time, with line editing and history.
 func (s *seat) interactive(ctx context.Context, f *os.File) error {
@@ -224,9 +281,9 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		s.width = min(max(w-2, 20), 100)
 	}
 	s.out = crlf{t}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	runDone := make(chan error, 1)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var runDone chan error // nil: a runner of its own does not run
 	r, err := runner.Open(s.ws, runnerOptions(s.ws, slog.New(slog.DiscardHandler)))
 	var locked *runner.LockedError
 	switch {
@@ -235,18 +292,43 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	case err != nil:
 		return err
 	default:
-		defer r.Close()
-		go func() { _, err := r.Run(ctx); runDone <- err }()
+		runDone = make(chan error, 1)
+		go func() { _, err := r.Run(runCtx); runDone <- err }()
+		// Leaving stops the runner as a signal stops `parley run`: its
+		// programs are ended and waited for, and the workspace is left
+		// as a clean stop leaves it, before the seat returns.
+		defer func() {
+			stopRun()
+			if runDone != nil {
+				<-runDone
+			}
+			r.Close()
+		}()
 	}
+	// The first Ctrl-D (or Ctrl-C: both end a line of a raw terminal)
+	// ends the input; each one also goes to leave, where a second stops
+	// the programs the seat waits for as it leaves. The terminal keeps the
+	// key that ended its input and ends every read with it after, so the
+	// second is read from f itself.
 	lines := make(chan string)
+	leave := make(chan struct{}, 2)
 	go func() {
-		defer close(lines)
 		for {
 			line, err := t.ReadLine()
 			if err != nil {
-				return
+				break
 			}
 			lines <- line
+		}
+		leave <- struct{}{}
+		close(lines)
+		buf := make([]byte, 64)
+		for {
+			n, err := f.Read(buf)
+			if err != nil || slices.ContainsFunc(buf[:n], func(b byte) bool { return b == 3 || b == 4 }) {
+				leave <- struct{}{}
+				return
+			}
 		}
 	}()
 	in := &lineSource{lines: lines}
@@ -266,6 +348,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case <-ctx.Done():
 			return nil
 		case err := <-runDone:
+			runDone = nil
 			_ = s.show()
 			if s.ended {
 				s.printf("(the session is over)\n")
@@ -273,14 +356,74 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 			return err
 		case line, ok := <-lines:
 			if !ok {
+				<-leave // this Ctrl-D's
+				s.finishing(ctx, runDone, leave, tick.C)
 				return nil
 			}
 			if _, err := s.line(ctx, line); errors.Is(err, errQuit) {
+				s.finishing(ctx, runDone, leave, tick.C)
 				return nil
 			}
 		case <-tick.C:
 		}
 	}
+}
+
+// finishing lets the programs of the seat's runner finish the messages
+// they are handling as the person leaves, so their answers are kept and
+// no model is asked twice: it returns once those messages are handled,
+// or at once when the person presses Ctrl-D (or Ctrl-C) again, ctx ends
+// or the runner stops. A program still running then is ended, as a
+// signal ends it under `parley run`, and its message handled again when
+// the table next runs.
+func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan struct{}, tick <-chan time.Time) {
+	if runDone == nil {
+		return // another runner runs the programs: they go on there
+	}
+	busy := s.programsBusy()
+	if len(busy) == 0 {
+		return
+	}
+	s.printf("(leaving: waiting for %s to finish, so nothing is lost or asked again; Ctrl-D again stops now)\n", strings.Join(slices.Sorted(maps.Keys(busy)), ", "))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-runDone:
+			return
+		case <-leave:
+			s.printf("(stopping: what was cut off is handled again when the table next runs)\n")
+			return
+		case <-tick:
+		}
+		now := s.programsBusy()
+		still := false
+		for agent, id := range busy {
+			if now[agent] == id {
+				still = true
+			}
+		}
+		if !still {
+			return
+		}
+	}
+}
+
+// programsBusy returns, for each agent whose program (command, session,
+// openai) is handling a message, that message's id.
+func (s *seat) programsBusy() map[string]string {
+	busy := map[string]string{}
+	for _, a := range s.ws.Config.Agents {
+		if a.Driver == "" || a.Driver == workspace.DriverHuman || a.Driver == workspace.DriverBuiltin || a.Remote != "" {
+			continue
+		}
+		entries, err := s.ws.Mailbox(a.Name).List(mailbox.Cur)
+		if err != nil || len(entries) == 0 {
+			continue
+		}
+		busy[a.Name] = entries[0].ID
+	}
+	return busy
 }
 
 // crlf writes through a raw terminal, where a line ends with CR LF.

@@ -189,3 +189,120 @@ func (tm *tmuxTerm) waitFor(what string, cond func(screen string) bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestPlayLeaveWaitsForPrograms guards a bug: Ctrl-D at the seat left an
+// AI player's program running with no parent, threw its answer away, and
+// the message was run again at the next start. Leaving now waits for the
+// programs to finish what they handle (their answers are sent), and a
+// second Ctrl-D stops them as a signal stops `parley run`: ended and
+// waited for, their message handled again at the next start.
+func TestPlayLeaveWaitsForPrograms(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skipf("tmux is not installed (.ci/run installs it): %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "parley")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws := filepath.Join(dir, "table")
+	initCmd := exec.Command(bin, "init", "--template", "dnd", "--campaign", "the-hollow", "--human", "corwin-voss", "--ai", "tilda-brannock", "table")
+	initCmd.Dir = dir
+	if out, err := initCmd.CombinedOutput(); err != nil {
+		t.Fatalf("parley init: %v\n%s", err, out)
+	}
+	parley := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append([]string{"-C", ws}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("parley %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	// Tilda's program says it started, with its pid, and answers once
+	// the test lets it (a file in its TMPDIR).
+	cfgPath := filepath.Join(ws, "parley.yaml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := "    character: tilda-brannock\n    driver: command\n" +
+		`    run: [sh, -c, 'echo $$ > "$TMPDIR/started.$$"; while [ ! -e "$TMPDIR/go" ]; do sleep 0.02; done; rm -f "$TMPDIR/go"; cat >/dev/null; echo Tilda nods.']` + "\n"
+	cfg2 := strings.Replace(string(cfg), "    character: tilda-brannock\n", prog, 1)
+	if cfg2 == string(cfg) {
+		t.Fatalf("no tilda in %s:\n%s", cfgPath, cfg)
+	}
+	if err := os.WriteFile(cfgPath, []byte(cfg2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(ws, "campaigns", "the-hollow", "tmp", "tilda")
+	tilda := filepath.Join(ws, "mailboxes", "tilda")
+	ask := func(body string) {
+		parley("send", "--from", "gm", "--to", "tilda-brannock", "--type", "GM_TO_PLAYER", "--field", "request_type=QUICK_REACTION",
+			"--field", `scene_number="001"`, "--field", "scene_slug=x", "--body", body)
+	}
+	started := func() []string {
+		names, _ := filepath.Glob(filepath.Join(tmp, "started.*"))
+		return names
+	}
+	waitStarted := func(n int) string {
+		t.Helper()
+		end := time.Now().Add(20 * time.Second)
+		for len(started()) < n {
+			if time.Now().After(end) {
+				t.Fatalf("tilda's program did not start %d times within 20s", n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		data, _ := os.ReadFile(started()[n-1])
+		return strings.TrimSpace(string(data))
+	}
+	alive := func(pid string) bool {
+		data, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+		if err != nil {
+			return false
+		}
+		_, rest, _ := strings.Cut(string(data), ") ")
+		return !strings.HasPrefix(rest, "Z")
+	}
+	play := func(tm *tmuxTerm) {
+		tm.run("new-session", "-d", "-s", "play", "-x", "100", "-y", "40", "-c", ws, "--", bin, "play")
+		tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
+	}
+
+	// Ctrl-D once: the seat waits for tilda, and her answer is sent.
+	ask("Tilda?")
+	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+	play(tm)
+	waitStarted(1)
+	tm.keys("C-d")
+	tm.waitFor("the seat to wait for tilda", func(s string) bool { return strings.Contains(s, "waiting for tilda to finish") })
+	if err := os.WriteFile(filepath.Join(tmp, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitFor("the seat to end", func(string) bool { return tm.ended() })
+	waitForFile(t, filepath.Join(tilda, "sent"), "Tilda nods.")
+	if cur, _ := filepath.Glob(filepath.Join(tilda, "cur", "*.md")); len(cur) != 0 {
+		t.Errorf("after the seat waited for tilda, her cur/ holds %v, want nothing", cur)
+	}
+
+	// Ctrl-D twice: tilda's program is ended, not left running.
+	ask("Tilda, again?")
+	for _, f := range started() {
+		os.Remove(f)
+	}
+	play(tm)
+	pid := waitStarted(1)
+	tm.keys("C-d")
+	tm.waitFor("the seat to wait for tilda", func(s string) bool { return strings.Contains(s, "waiting for tilda to finish") })
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(string) bool { return tm.ended() })
+	if alive(pid) {
+		t.Errorf("tilda's program (pid %s) runs on after the seat left", pid)
+	}
+	if cur, _ := filepath.Glob(filepath.Join(tilda, "cur", "*.md")); len(cur) != 1 {
+		t.Errorf("after the seat stopped tilda, her cur/ holds %v, want the message cut off, to be handled again", cur)
+	}
+}

@@ -93,6 +93,9 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	if err := ws.CheckAgent(lead); err != nil {
 		return nil, usagef("--lead: %v", err)
 	}
+	if !ws.HasRole(lead, "team-lead") {
+		return nil, usagef("--lead %s: not a team lead (role team-lead in %s): the seat speaks as the table's team lead (see `parley init --template dnd`)", lead, workspace.ConfigFile)
+	}
 	s.lead = lead
 	camp, err := campaigns.Find(ws.Root, ws.Config.Campaign)
 	if err != nil {
@@ -100,9 +103,27 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	}
 	s.camp = camp
 	if p, err := camp.ReadPrefs(); err == nil {
+		if by := aiPlayers(ws)[p.Character]; by != "" {
+			return nil, fmt.Errorf("%s names %s as your character, but %s, an AI agent, plays it: name yours there, or give %s role human in %s", ws.Short(camp.Path(campaigns.Preferences)), p.Character, by, by, workspace.ConfigFile)
+		}
 		s.setCharacter(p.Character)
 	}
 	return s, nil
+}
+
+// aiPlayers returns the characters AI agents play, each with its agent:
+// an agent with the role player, or with a program, and not the role
+// human. The person's seat does not take them: their prompts go to that
+// agent.
+func aiPlayers(ws *workspace.Workspace) map[string]string {
+	ai := map[string]string{}
+	for _, a := range ws.Config.Agents {
+		if a.Character != "" && !ws.HasRole(a.Name, "human") &&
+			(ws.HasRole(a.Name, "player") || (a.Driver != "" && a.Driver != workspace.DriverHuman)) {
+			ai[a.Character] = a.Name
+		}
+	}
+	return ai
 }
 
 func orNone(names []string) string {
@@ -548,7 +569,7 @@ var seatCommands = []struct{ name, args, does string }{
 	{"sheet", "", "your character's sheet"},
 	{"journal", "", "the last entries of your character's journal"},
 	{"help", "", "these commands"},
-	{"quit", "", "leave the seat (what you sent stays sent)"},
+	{"quit", "", "leave the seat (what you sent stays sent; programs answering are waited for)"},
 }
 
 // errQuit ends the seat at the person's word.
@@ -887,8 +908,20 @@ func (s *seat) askPrefs(in *lineSource) error {
 	if len(chars) == 0 {
 		return fmt.Errorf("%s: no character sheets yet: `parley character new NAME` writes one", s.ws.Short(s.camp.Path(campaigns.PartyDir)))
 	}
+	// A character an AI agent plays (role player, or one with a program)
+	// is not offered: its prompts go to that agent, never to the seat.
+	ai := aiPlayers(s.ws)
+	var mine []string
+	for _, c := range chars {
+		if ai[c] == "" {
+			mine = append(mine, c)
+		}
+	}
+	if len(mine) == 0 {
+		return fmt.Errorf("every character of %s is played by an AI agent (%s): add one of yours, `parley character new NAME` and an agent with role human and character: NAME in %s", s.ws.Short(s.camp.Path(campaigns.PartyDir)), strings.Join(chars, ", "), workspace.ConfigFile)
+	}
 	s.printf("? Which character do you play?\n")
-	for i, c := range chars {
+	for i, c := range mine {
 		s.printf("  %d) %s\n", i+1, c)
 	}
 	character := ""
@@ -898,19 +931,35 @@ func (s *seat) askPrefs(in *lineSource) error {
 			return errors.New("no answer to which character you play: the session cannot start")
 		}
 		s.printf("> %s\n", text)
-		if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n >= 1 && n <= len(chars) {
-			character = chars[n-1]
-		} else if c := campaigns.Kebab(text); slices.Contains(chars, c) {
+		c := campaigns.Kebab(text)
+		if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n >= 1 && n <= len(mine) {
+			character = mine[n-1]
+		} else if slices.Contains(mine, c) {
 			character = c
+		} else if ai[c] != "" {
+			s.printf("%s is played by %s, an AI agent: a number from 1 to %d, or a name\n", c, ai[c], len(mine))
 		} else {
-			s.printf("not one of them: a number from 1 to %d, or a name\n", len(chars))
+			s.printf("not one of them: a number from 1 to %d, or a name\n", len(mine))
 		}
 	}
-	s.printf("? Which narrative style? (for example: cinematic, hybrid, terse; empty for hybrid)\n")
-	style, ok := in.next()
-	s.printf("> %s\n", style)
-	if style = strings.TrimSpace(style); !ok || style == "" {
-		style = "hybrid"
+	s.printf("? Which narrative style? (%s; empty for hybrid)\n", strings.Join(narrativeStyles, ", "))
+	style := ""
+	for style == "" {
+		text, ok := in.next()
+		if !ok {
+			style = "hybrid"
+			break
+		}
+		s.printf("> %s\n", text)
+		text = strings.ToLower(strings.TrimSpace(text))
+		switch {
+		case text == "":
+			style = "hybrid"
+		case slices.Contains(narrativeStyles, text):
+			style = text
+		default:
+			s.printf("not a style: %s (or empty for hybrid)\n", strings.Join(narrativeStyles, ", "))
+		}
 	}
 	if err := s.camp.WritePrefs(character, "", style); err != nil {
 		return err
@@ -929,6 +978,10 @@ func (s *seat) askPrefs(in *lineSource) error {
 	}
 	return nil
 }
+
+// narrativeStyles are the narrative styles the seat offers: a
+// cinematic story, terse facts, or a mix.
+var narrativeStyles = []string{"cinematic", "hybrid", "terse"}
 
 // lineSource hands out the person's lines one at a time.
 type lineSource struct {
