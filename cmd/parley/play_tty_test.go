@@ -16,14 +16,7 @@ import (
 // tmux is not installed (.ci/run installs it).
 func TestPlayTerminal(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skipf("tmux is not installed (.ci/run installs it): %v", err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "parley")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin := terminalParley(t)
 	ws := filepath.Join(dir, "table")
 	parley := func(args ...string) string {
 		t.Helper()
@@ -198,14 +191,7 @@ func (tm *tmuxTerm) waitFor(what string, cond func(screen string) bool) {
 // waited for, their message handled again at the next start.
 func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skipf("tmux is not installed (.ci/run installs it): %v", err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "parley")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin := terminalParley(t)
 	ws := filepath.Join(dir, "table")
 	initCmd := exec.Command(bin, "init", "--template", "dnd", "--campaign", "the-hollow", "--human", "corwin-voss", "--ai", "tilda-brannock", "table")
 	initCmd.Dir = dir
@@ -305,4 +291,19 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 	if cur, _ := filepath.Glob(filepath.Join(tilda, "cur", "*.md")); len(cur) != 1 {
 		t.Errorf("after the seat stopped tilda, her cur/ holds %v, want the message cut off, to be handled again", cur)
 	}
+}
+
+// terminalParley skips a test when tmux is not installed, else builds
+// parley into a new temporary directory: the directory and the binary.
+func terminalParley(t *testing.T) (dir, bin string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skipf("tmux is not installed (.ci/run installs it): %v", err)
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "parley")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return dir, bin
 }
