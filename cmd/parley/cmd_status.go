@@ -53,6 +53,9 @@ type statusReport struct {
 	// Unknown are mailboxes of no agent of parley.yaml: what an agent
 	// renamed or removed left behind.
 	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
+	// ProtocolError is why the workspace's skills cannot be loaded: send
+	// and run refuse every message until it is mended.
+	ProtocolError string `json:"protocol_error,omitempty"`
 	// UnheldRoles are the roles the skills name that no agent has.
 	UnheldRoles []workspace.UnheldRole `json:"unheld_roles,omitempty"`
 	// Models is what the openai agents' models used (parley usage), and
@@ -88,7 +91,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
 	if protocol, err := ws.Protocol(); err == nil {
-		rep.UnheldRoles = ws.UnheldRoles(protocol) // a broken skill is said by run
+		rep.UnheldRoles = ws.UnheldRoles(protocol)
+	} else {
+		rep.ProtocolError = err.Error()
 	}
 	if hasModels(ws) {
 		// A journal that cannot be read is said by parley log.
@@ -120,6 +125,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			fmt.Fprintf(e.stdout, "          %s as saved now is NOT loaded (tried %s); the runner routes with the one loaded before:\n          %s\n",
 				workspace.ConfigFile, ago(info.ConfigErrorAt, now), printable(info.ConfigError))
 		}
+	}
+	if rep.ProtocolError != "" {
+		fmt.Fprintf(e.stdout, "skills    NOT loaded: %s\n          send and run refuse every message until it is mended\n", printable(rep.ProtocolError))
 	}
 	if rep.Bridge != nil {
 		printBridge(e, rep.Bridge, now)
