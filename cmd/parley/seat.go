@@ -144,7 +144,11 @@ func (s *seat) hello() {
 	}
 	s.wrap(fmt.Sprintf("You sit at %s as %s: your character is %s; you speak as the team lead, %s. /help lists the commands.", s.camp.Name, s.me, who, s.lead), "")
 	if s.away() {
-		s.printf("you are away: %s plays %s until you are /back\n", s.player, s.character)
+		if a, _ := s.ws.Agent(s.player); a.Driver == "" || a.Driver == workspace.DriverHuman {
+			s.printf("you are away: %s has no program, so nobody plays %s meanwhile; /back to play on\n", s.player, s.character)
+		} else {
+			s.printf("you are away: %s plays %s until you are /back\n", s.player, s.character)
+		}
 	}
 }
 
@@ -728,7 +732,11 @@ func (s *seat) say(args string) bool {
 		return false
 	}
 	body := args + "\n"
-	return s.send(sendOptions{From: s.player, Type: "PLAYER_TO_GM", Fields: []string{"type=" + kind, "character=" + s.character}, Body: &body})
+	if !s.send(sendOptions{From: s.player, Type: "PLAYER_TO_GM", Fields: []string{"type=" + kind, "character=" + s.character}, Body: &body}) {
+		return false
+	}
+	s.printf("(%s, %s: sent to the game master)\n", s.character, strings.ToLower(kind))
+	return true
 }
 
 // whisper sends [PLAYER_TO_PLAYER] in character.
@@ -743,7 +751,11 @@ func (s *seat) whisper(args string) bool {
 		return false
 	}
 	body := strings.TrimSpace(text) + "\n"
-	return s.send(sendOptions{From: s.player, Type: "PLAYER_TO_PLAYER", Fields: []string{"from=" + s.character, "to=" + to}, Body: &body})
+	if !s.send(sendOptions{From: s.player, Type: "PLAYER_TO_PLAYER", Fields: []string{"from=" + s.character, "to=" + to}, Body: &body}) {
+		return false
+	}
+	s.printf("(%s to %s: sent)\n", s.character, to)
+	return true
 }
 
 // session sends [SESSION_COMMAND] save or end; an end asked once is not
@@ -815,6 +827,11 @@ func (s *seat) mode(which, reason string) bool {
 		return false
 	}
 	mode, said := "AUTONOMOUS", "you step away: "+s.player+" plays "+s.character+" until you are /back"
+	a, _ := s.ws.Agent(s.player)
+	program := a.Driver != "" && a.Driver != workspace.DriverHuman
+	if !program {
+		said = "you step away: " + s.player + " has no program, so nobody plays " + s.character + " meanwhile; what waits for you waits until you are /back"
+	}
 	if which == "back" {
 		mode, said = "HUMAN_RELAY", "you are back: "+s.player+" asks you again"
 	}
@@ -826,7 +843,7 @@ func (s *seat) mode(which, reason string) bool {
 		return false
 	}
 	s.printf("%s\n", said)
-	if mode == "AUTONOMOUS" {
+	if mode == "AUTONOMOUS" && program {
 		for _, q := range slices.Clone(s.waiting) {
 			if from, _ := q.m.Header().Get("from"); q.typ == "RELAY_TO_HUMAN" && from == s.player {
 				s.printf("(%s decides what you were asked)\n", s.player)
