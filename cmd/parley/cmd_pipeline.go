@@ -41,7 +41,17 @@ type pipelineReport struct {
 	Dead        []deadLetter  `json:"dead"` // messages given up on: the pipeline waits on them
 	Plans       []planSummary `json:"plans"`
 	Steps       []stepInHand  `json:"steps"`
-	Idle        []string      `json:"idle_workers"` // workers with no step in hand
+	Idle        []string      `json:"idle_workers"`   // workers with no step in hand
+	Failed      []string      `json:"failed_workers"` // workers whose step was given up (in dead/)
+	// Stopped are the agents the running runner stopped (parley stop):
+	// what is sent to them waits in their inbox for the next run.
+	Stopped []stoppedAgent `json:"stopped"`
+}
+
+// stoppedAgent is an agent stopped in this run, and what waits for it.
+type stoppedAgent struct {
+	Agent   string `json:"agent"`
+	Waiting int    `json:"waiting"` // messages in its inbox
 }
 
 // escalation is an escalation waiting in a person's inbox/ (or cur/).
@@ -100,10 +110,16 @@ type stepInHand struct {
 var pipelineRoles = []string{"worker", "debugger", "documenter"}
 
 func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
-	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}}
+	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}, Failed: []string{}, Stopped: []stoppedAgent{}}
 	limit := ws.Config.Router.MaxMessageSize
+	runs, _ := ws.AgentRuns() // unreadable: no agent is said to be stopped
+	running := ws.RunnerPID() != 0
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
+		if running && runs[a.Name].Stopped {
+			n, _ := box.Count(mailbox.Inbox)
+			rep.Stopped = append(rep.Stopped, stoppedAgent{Agent: a.Name, Waiting: n})
+		}
 		busy := false
 		for _, state := range []string{mailbox.Cur, mailbox.Inbox} {
 			entries, err := box.List(state)
@@ -151,7 +167,10 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 				failed = failed || d.Step != ""
 			}
 		}
-		if !busy && !failed && ws.HasRole(a.Name, pipelineRoles...) {
+		switch {
+		case failed:
+			rep.Failed = append(rep.Failed, a.Name)
+		case !busy && ws.HasRole(a.Name, pipelineRoles...):
 			rep.Idle = append(rep.Idle, a.Name)
 		}
 	}
@@ -263,6 +282,13 @@ func printPipeline(e *env, rep pipelineReport) {
 			}
 			fmt.Fprintf(w, "    retry: %s\n", d.Retry)
 		}
+	}
+	if len(rep.Stopped) > 0 {
+		var names []string
+		for _, st := range rep.Stopped {
+			names = append(names, fmt.Sprintf("%s (%d waiting)", st.Agent, st.Waiting))
+		}
+		fmt.Fprintf(w, "stopped: %s: shut down by parley stop; what is sent to them waits in their inboxes for the next parley run\n", strings.Join(names, ", "))
 	}
 	if len(rep.Plans) == 0 {
 		fmt.Fprintf(w, "plans: none in %s/\n", plans.Dir)
