@@ -18,14 +18,7 @@ func TestPlayTerminal(t *testing.T) {
 	t.Parallel()
 	dir, bin := terminalParley(t)
 	ws := filepath.Join(dir, "table")
-	parley := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(bin, append([]string{"-C", ws}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("parley %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	parley := parleyIn(t, bin, ws)
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -198,14 +191,7 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 	if out, err := initCmd.CombinedOutput(); err != nil {
 		t.Fatalf("parley init: %v\n%s", err, out)
 	}
-	parley := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(bin, append([]string{"-C", ws}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("parley %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	parley := parleyIn(t, bin, ws)
 	// Tilda's program says it started, with its pid, and answers once
 	// the test lets it (a file in its TMPDIR).
 	cfgPath := filepath.Join(ws, "parley.yaml")
@@ -306,4 +292,17 @@ func terminalParley(t *testing.T) (dir, bin string) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return dir, bin
+}
+
+// parleyIn returns a function that runs the parley at bin in the
+// workspace ws and returns what it printed, failing the test if it fails.
+func parleyIn(t *testing.T, bin, ws string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append([]string{"-C", ws}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("parley %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
 }
