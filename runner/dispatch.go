@@ -673,18 +673,30 @@ func (w *worker) setBusy(id string) {
 }
 
 // idle reports whether the worker handles nothing and has nothing waiting.
+// The inbox is counted before busy is read: the worker sets busy before
+// it claims a message, so a message claimed after the count is seen as
+// busy, and one handled since has its answers published before busy is
+// cleared. Read the other way round, a message claimed between the two
+// looked like no work at all, and a run until idle could end before its
+// answers were routed (a flake of the pipeline tests under load).
 func (w *worker) idle() bool {
 	w.mu.Lock()
-	busy, started := w.busy, w.started
+	started := w.started
 	w.mu.Unlock()
-	if busy || !started {
+	if !started {
 		return false
 	}
 	if w.r.isStopped(w.agent.Name) || w.blocked.Load() {
-		return true // a mailbox that cannot be used is reported, not waited on
+		w.mu.Lock()
+		busy := w.busy
+		w.mu.Unlock()
+		return !busy // a mailbox that cannot be used is reported, not waited on
 	}
 	n, err := w.box.Count(mailbox.Inbox)
-	return err == nil && n == 0
+	w.mu.Lock()
+	busy := w.busy
+	w.mu.Unlock()
+	return !busy && err == nil && n == 0
 }
 
 // newSlots makes the concurrency slots of a cap of n drivers at once;
