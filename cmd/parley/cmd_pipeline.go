@@ -60,7 +60,7 @@ type escalation struct {
 	ID        string `json:"id"`
 	Agent     string `json:"agent"` // the person it waits for
 	From      string `json:"from"`
-	Kind      string `json:"escalation"` // plan, iteration, blocked
+	Kind      string `json:"escalation"` // plan, iteration, blocked, given_up
 	PlanFile  string `json:"plan_file,omitempty"`
 	Step      string `json:"step,omitempty"`
 	Iteration string `json:"iteration,omitempty"`
