@@ -393,10 +393,11 @@ func (w *worker) handle(ctx context.Context, id string) {
 		w.giveUp(id, &HandleError{Err: fmt.Errorf("cannot read the message: %w", err)}, 0)
 		return
 	}
-	if isNotice(m) && !wakes(m) {
+	if isNotice(m) && !w.takesNotice(m) {
 		// parley's own notice: filed, for the record; the program is not
 		// woken to answer it (see Loops). A refusal notice is handed to
-		// it (see Refusals).
+		// it (see Refusals), and a notice of a message given up to a
+		// built-in handler that handles it (see GiveUps).
 		if err := w.box.Finish(id); err != nil {
 			w.r.log.Error("filing a notice", "agent", w.agent.Name, "id", id, "err", err)
 		}
@@ -657,7 +658,9 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	if err := w.box.GiveUp(id, b.String()); err != nil {
 		w.r.log.Error("giving up a message", "agent", w.agent.Name, "id", id, "err", err)
 	} else {
-		w.recordGivenUp(id, reason, attempts)
+		dead := w.read(mailbox.Dead, id)
+		w.recordGivenUp(id, dead, reason, attempts)
+		w.tellGivenUp(id, dead, reason, attempts)
 	}
 	if err := w.box.Stage(id, w.r.syncer).Discard(); err != nil {
 		w.r.log.Error("discarding the stage of a message given up", "agent", w.agent.Name, "id", id, "err", err)

@@ -61,6 +61,17 @@ type Handler interface {
 	Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error)
 }
 
+// NoticeHandler is a Handler that is handed some of parley's own notices
+// (from workspace.Runner): those whose type it says it handles. The
+// runner tells a built-in agent whose handler handles
+// workspace.GivenUpNotice of its messages given up (see GiveUps); a
+// handler that does not implement it is told nothing, and a notice that
+// reaches it anyway is filed in its done/ without calling it.
+type NoticeHandler interface {
+	Handler
+	HandlesNotice(typ string) bool
+}
+
 // HandlerFunc makes a function a Handler.
 type HandlerFunc func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error)
 

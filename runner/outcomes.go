@@ -56,12 +56,13 @@ func (w *worker) recordRefused(id string, refusals []mailbox.Refusal) {
 	}
 }
 
-// recordGivenUp notes that a message was moved to dead/, and why.
-func (w *worker) recordGivenUp(id, reason string, attempts int) {
+// recordGivenUp notes that a message (m, as read from dead/; nil when it
+// cannot be read) was moved to dead/, and why.
+func (w *worker) recordGivenUp(id string, m *mailbox.Message, reason string, attempts int) {
 	name := mailbox.FileName(id)
 	path := mailboxPath(w.agent.Name, mailbox.Dead, name)
 	e := workspace.Entry{Outcome: workspace.GivenUp, Agent: w.agent.Name, ID: id, File: name, Path: path, Attempts: attempts, Reason: reason}
-	describe(&e, w.read(mailbox.Dead, id))
+	describe(&e, m)
 	w.r.record(e)
 	w.r.statsMu.Lock()
 	w.r.stats.Dead++

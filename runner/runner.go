@@ -212,6 +212,8 @@ type Runner struct {
 	slots       chan struct{}     // concurrency: one per running driver; nil for no cap
 	kick        chan struct{}     // a worker published messages, or went idle
 	wakes       chan []string     // agents whose inboxes something else delivered to (Wake)
+	wakeMu      sync.Mutex        // guards toWake
+	toWake      []string          // agents a worker delivered a notice to (wakeSoon)
 	state       *stateBook
 
 	// probe tells whether a file is open for writing; nil means
@@ -437,6 +439,13 @@ func (r *Runner) Wake(agents []string) {
 
 // takeWakes wakes the agents Wake was told of since the last look.
 func (r *Runner) takeWakes() {
+	r.wakeMu.Lock()
+	names := r.toWake
+	r.toWake = nil
+	r.wakeMu.Unlock()
+	for _, name := range names {
+		r.notify(name)
+	}
 	for {
 		select {
 		case names := <-r.wakes:
@@ -548,6 +557,7 @@ func (r *Runner) watch(ctx context.Context) error {
 	settle.Stop()
 	for {
 		r.startRetired()
+		r.takeWakes()
 		now := r.opts.Now()
 		if r.repairAsked.Swap(false) {
 			r.repairSoon() // a worker found a directory missing

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -59,7 +60,7 @@ type escalation struct {
 	ID        string `json:"id"`
 	Agent     string `json:"agent"` // the person it waits for
 	From      string `json:"from"`
-	Kind      string `json:"escalation"` // plan, iteration, blocked
+	Kind      string `json:"escalation"` // plan, iteration, blocked, given_up
 	PlanFile  string `json:"plan_file,omitempty"`
 	Step      string `json:"step,omitempty"`
 	Iteration string `json:"iteration,omitempty"`
@@ -80,6 +81,10 @@ type deadLetter struct {
 	Reason   string `json:"reason"`           // the first line of the reason
 	Stderr   string `json:"stderr,omitempty"` // the last line the program wrote on stderr, when the reason has it
 	Retry    string `json:"retry"`            // the command that tries it again
+	// Settled is set when its step went on without it: the step is
+	// ticked in its plan, or an agent has it in hand (the person's
+	// decision on the orchestrator's given_up escalation sent it again).
+	Settled bool `json:"settled,omitempty"`
 }
 
 // planSummary is one plan's progress.
@@ -110,10 +115,25 @@ type stepInHand struct {
 var pipelineRoles = []string{"worker", "debugger", "documenter"}
 
 func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
+	ps, err := plans.List(filepath.Join(ws.Root, plans.Dir))
+	if err != nil {
+		return err
+	}
+	doneSteps := map[string]bool{} // "plans/x.md 2" -> the step is ticked
+	for _, p := range ps {
+		for _, w := range p.Waves {
+			for _, st := range w.Steps {
+				if st.Done {
+					doneSteps[ws.Short(p.Path)+" "+strconv.Itoa(st.Number)] = true
+				}
+			}
+		}
+	}
 	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}, Failed: []string{}, Stopped: []stoppedAgent{}}
 	limit := ws.Config.Router.MaxMessageSize
 	runs, _ := ws.AgentRuns() // unreadable: no agent is said to be stopped
 	running := ws.RunnerPID() != 0
+	busyAgents := map[string]bool{}
 	for _, a := range ws.Config.Agents {
 		box := ws.Mailbox(a.Name)
 		if running && runs[a.Name].Stopped {
@@ -158,25 +178,40 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 				}
 			}
 		}
-		failed := false
+		busyAgents[a.Name] = busy
 		if entries, err := box.List(mailbox.Dead); err == nil {
 			for _, en := range entries {
 				d := deadOf(box, en, limit)
 				d.Agent = a.Name
 				rep.Dead = append(rep.Dead, d)
-				failed = failed || d.Step != ""
 			}
 		}
+	}
+	// A dead letter of a step that went on without it (the person's
+	// decision sent the step again, or approved it) stalls nothing.
+	inHand := map[string]bool{}
+	for _, st := range rep.Steps {
+		inHand[st.PlanFile+" "+st.Step] = true
+	}
+	failed := map[string]bool{}
+	for i := range rep.Dead {
+		d := &rep.Dead[i]
+		if d.Step == "" {
+			continue
+		}
+		if k := d.PlanFile + " " + d.Step; doneSteps[k] || inHand[k] {
+			d.Settled = true
+			continue
+		}
+		failed[d.Agent] = true
+	}
+	for _, a := range ws.Config.Agents {
 		switch {
-		case failed:
+		case failed[a.Name]:
 			rep.Failed = append(rep.Failed, a.Name)
-		case !busy && ws.HasRole(a.Name, pipelineRoles...):
+		case !busyAgents[a.Name] && ws.HasRole(a.Name, pipelineRoles...):
 			rep.Idle = append(rep.Idle, a.Name)
 		}
-	}
-	ps, err := plans.List(filepath.Join(ws.Root, plans.Dir))
-	if err != nil {
-		return err
 	}
 	for _, p := range ps {
 		pr := p.Progress()
@@ -262,9 +297,18 @@ func printPipeline(e *env, rep pipelineReport) {
 			fmt.Fprintf(w, "    answer: %s\n", x.Answer)
 		}
 	}
-	if len(rep.Dead) > 0 {
-		fmt.Fprintf(w, "given up: %d %s, and nothing follows until retried\n", len(rep.Dead), plural(len(rep.Dead), "message", "messages"))
-		for _, d := range rep.Dead {
+	var stalled []deadLetter
+	settled := 0
+	for _, d := range rep.Dead {
+		if d.Settled {
+			settled++
+			continue
+		}
+		stalled = append(stalled, d)
+	}
+	if len(stalled) > 0 {
+		fmt.Fprintf(w, "given up: %d %s, and nothing follows until retried\n", len(stalled), plural(len(stalled), "message", "messages"))
+		for _, d := range stalled {
 			what := orDash(d.Type)
 			if d.Step != "" {
 				what += ": step " + d.Step
@@ -282,6 +326,9 @@ func printPipeline(e *env, rep pipelineReport) {
 			}
 			fmt.Fprintf(w, "    retry: %s\n", d.Retry)
 		}
+	}
+	if settled > 0 {
+		fmt.Fprintf(w, "given up, settled since: %d %s whose step went on without %s (parley status lists %s)\n", settled, plural(settled, "message", "messages"), plural(settled, "it", "them"), plural(settled, "it", "them"))
 	}
 	if len(rep.Stopped) > 0 {
 		var names []string
@@ -305,7 +352,7 @@ func printPipeline(e *env, rep pipelineReport) {
 			fmt.Fprintln(w, printable(line))
 		}
 	}
-	if len(rep.Steps) == 0 && len(rep.Idle) == 0 && len(rep.Dead) == 0 {
+	if len(rep.Steps) == 0 && len(rep.Idle) == 0 && len(stalled) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "steps in hand:")
@@ -323,7 +370,7 @@ func printPipeline(e *env, rep pipelineReport) {
 		}
 		fmt.Fprintln(w, printable(line))
 	}
-	for _, d := range rep.Dead {
+	for _, d := range stalled {
 		if d.Step == "" {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // history is what the orchestrator's mailbox holds: the messages it sent
@@ -190,6 +191,8 @@ func (h *history) lastFanOut(thread string) []*mailbox.Message {
 		if g := r.get("reply_to"); g != group {
 			group, reqs = g, nil
 		}
+		// One sent again (the first was given up) replaces it.
+		reqs = slices.DeleteFunc(reqs, func(q *mailbox.Message) bool { return h.gaveUp(get(q, "id")) && get(q, "topic") == r.get("topic") })
 		reqs = append(reqs, r.m)
 	})
 	return reqs
@@ -327,15 +330,53 @@ func (h *history) lastReviewTo(thread, agent string) *record {
 	return last
 }
 
-// reviewRound is the review requests sent for one submission.
+// reviewRound is the review requests sent for one submission: the last
+// to each reviewer (one sent again, after the first was given up,
+// replaces it).
 func (h *history) reviewRound(thread, submission string) []*mailbox.Message {
 	var out []*mailbox.Message
 	h.each(thread, func(r *record) {
-		if r.sent && r.get("submission") == submission {
-			out = append(out, r.m)
+		if !r.sent || r.get("submission") != submission {
+			return
 		}
+		out = slices.DeleteFunc(out, func(q *mailbox.Message) bool { return h.gaveUp(get(q, "id")) && sameTo(q, r.m) })
+		out = append(out, r.m)
 	})
 	return out
+}
+
+// gaveUp reports whether parley told us that the message id we sent was
+// given up (a message_given_up notice naming it).
+func (h *history) gaveUp(id string) bool {
+	for _, r := range h.all {
+		if !r.sent && r.typ() == workspace.GivenUpNotice && from(r.m) == workspace.Runner && r.get("given_up") == id {
+			return true
+		}
+	}
+	return false
+}
+
+// sameTo reports whether two messages went to the same agents.
+func sameTo(a, b *mailbox.Message) bool {
+	x, _ := a.Header().Names("to")
+	y, _ := b.Header().Names("to")
+	return slices.Equal(x, y)
+}
+
+// answeredSince reports whether agent answered the record since it was
+// sent (by reply_to, or about the same step): it was handled after all
+// (a person's `parley retry` of it, given up).
+func (h *history) answeredSince(rec *record, agent string) bool {
+	found := false
+	h.each(rec.thread(), func(r *record) {
+		if r.sent || r == h.cur || from(r.m) != agent || !r.at.After(rec.at) {
+			return
+		}
+		if r.get("reply_to") == rec.get("id") || rec.get("step") != "" && r.forStep(rec.get("plan_file"), atoi(rec.get("step"))) {
+			found = true
+		}
+	})
+	return found
 }
 
 func isVerdict(r *record) bool {

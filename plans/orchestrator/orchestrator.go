@@ -18,6 +18,11 @@
 //     complete; a fail -> revision_request with the next iteration, until
 //     MaxIterations attempts failed -> the person, with the history;
 //   - blocked / escalate -> the person, with the body's Route: line;
+//   - parley's notice that a message it sent was given up (its
+//     recipient's program failed every retry: the message is in that
+//     agent's dead/) -> the person, with the step, the agent, the reason,
+//     and `parley retry ID`; retry sends it again (a step's task again),
+//     approve ticks the step;
 //   - the person's answer (a reply in the pipeline's thread, with a
 //     decision field or a first word approve, retry or stop) resumes it;
 //     a reply in a pipeline's thread that answers no escalation starts
@@ -78,6 +83,7 @@ const (
 	EscalatePlan    = "plan"      // the plan has blockers, or does not check
 	EscalateLimit   = "iteration" // a step failed review MaxIterations times
 	EscalateBlocked = "blocked"   // an agent signalled blocked or escalate
+	EscalateGivenUp = "given_up"  // a message it sent was given up (in its recipient's dead/)
 )
 
 // The person's decisions on an escalation, in the decision field of the
@@ -143,6 +149,10 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	switch typ {
 	case workspace.ShutdownRequest:
 		return r.shutdown(), nil
+	case workspace.GivenUpNotice:
+		if from(in) == workspace.Runner {
+			return r.givenUp()
+		}
 	case TriageResult:
 		return r.triaged()
 	case ResearchResult:
@@ -160,6 +170,55 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	}
 	r.o.log().Info("orchestrator: nothing to do", "type", typ, "from", from(in))
 	return nil, nil
+}
+
+// HandlesNotice reports whether the orchestrator is handed parley's
+// notices of type typ: those of its messages given up, which it escalates.
+func (o *Orchestrator) HandlesNotice(typ string) bool {
+	return typ == workspace.GivenUpNotice
+}
+
+// givenUp handles parley's notice that a message the orchestrator sent
+// was given up: its recipient's program failed it every retry, or timed
+// out, and nothing will answer it. The person decides, as for a blocked
+// step; the escalation names the step the message was for, if any.
+func (r *run) givenUp() ([]*mailbox.Message, error) {
+	id, agent := get(r.in, "given_up"), get(r.in, "agent")
+	reason := get(r.in, "reason")
+	var orig *mailbox.Message
+	if rec := r.h.byID[id]; rec != nil && rec.sent {
+		orig = rec.m
+	}
+	typ := typeOf(orig)
+	if typ == "" {
+		typ = get(r.in, "given_up_type")
+	}
+	if typ == "" {
+		typ = "message"
+	}
+	what := fmt.Sprintf("%s gave up the %s it was sent", orDash(agent), typ)
+	pf, n, step := "", 0, false
+	if orig != nil {
+		pf, n, step = r.stepOf(orig)
+	}
+	if step {
+		what = fmt.Sprintf("step %d of %s is stalled: %s", n, pf, what)
+	}
+	if reason != "" {
+		what += " (" + reason + ")"
+	}
+	out, err := r.escalate(EscalateGivenUp, what, nil, nil)
+	for _, m := range out {
+		if step {
+			m.SetValue("plan_file", pf)
+			m.SetValue("step", strconv.Itoa(n))
+		}
+		m.SetValue("given_up", id)
+		if agent != "" {
+			m.SetValue("agent", agent)
+		}
+	}
+	return out, err
 }
 
 // shutdown answers a shutdown_request (parley stop): the orchestrator
@@ -795,7 +854,11 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 	if len(history) == 0 {
 		fmt.Fprintf(&b, "\n## Message from %s\n\n%s\n", from(r.in), strings.TrimSpace(string(r.in.Body)))
 	}
-	b.WriteString("\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: approve (accept it and go on), retry (the work again, with your answer; for a plan, the architect plans again with it), stop (the plan is marked blocked).\n")
+	if kind == EscalateGivenUp {
+		fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked).\n", orDash(get(r.in, "given_up")), orDash(get(r.in, "agent")))
+	} else {
+		b.WriteString("\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: approve (accept it and go on), retry (the work again, with your answer; for a plan, the architect plans again with it), stop (the plan is marked blocked).\n")
+	}
 	m := r.send(people, "", "", b.String())
 	m.SetValue("summary", "escalation: "+firstLine(what))
 	m.SetValue("escalation", kind)
@@ -882,6 +945,8 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 			return r.dispatch(p)
 		}
 		return r.architecture("## Decision of " + from(r.in) + "\n\n" + strings.TrimSpace(string(r.in.Body)) + "\n")
+	case EscalateGivenUp:
+		return r.retryGivenUp(esc, decision)
 	case EscalateLimit, EscalateBlocked:
 		n := atoi(get(esc, "step"))
 		if planFile == "" || n == 0 {
@@ -890,23 +955,71 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 			}
 			return r.note("Your answer was noted; the pipeline has no step waiting on it.")
 		}
-		p, problem := r.readPlan(planFile)
-		if problem != "" {
-			return r.escalate(EscalatePlan, problem, nil, nil)
-		}
-		s := p.Step(n)
-		if s == nil {
-			return r.note(fmt.Sprintf("%s has no step %d any more; nothing to resume.", p.Path, n))
-		}
-		worker := r.h.workerOf(r.thread, p.Path, n)
-		if decision == DecisionApprove {
-			return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
-		}
-		m := r.task(p, *s, worker)
-		m.SetBody(append(m.Body, "\n## Decision of "+from(r.in)+"\n\n"+strings.TrimSpace(string(r.in.Body))+"\n"...))
-		return []*mailbox.Message{m}, nil
+		return r.resume(planFile, n, decision, "")
 	}
 	return r.note("Your answer was noted; the pipeline has nothing waiting on it.")
+}
+
+// resume resumes step n of a plan on the person's decision: approve ticks
+// it; anything else sends its task again (to worker, else to the worker
+// it was last assigned to), with the person's answer.
+func (r *run) resume(planFile string, n int, decision, worker string) ([]*mailbox.Message, error) {
+	p, problem := r.readPlan(planFile)
+	if problem != "" {
+		return r.escalate(EscalatePlan, problem, nil, nil)
+	}
+	s := p.Step(n)
+	if s == nil {
+		return r.note(fmt.Sprintf("%s has no step %d any more; nothing to resume.", p.Path, n))
+	}
+	if worker == "" {
+		worker = r.h.workerOf(r.thread, p.Path, n)
+	}
+	if decision == DecisionApprove {
+		return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
+	}
+	m := r.task(p, *s, worker)
+	m.SetBody(append(m.Body, r.decisionText()...))
+	return []*mailbox.Message{m}, nil
+}
+
+// decisionText is the person's answer, as a section of a message.
+func (r *run) decisionText() string {
+	return "\n## Decision of " + from(r.in) + "\n\n" + strings.TrimSpace(string(r.in.Body)) + "\n"
+}
+
+// retryGivenUp resumes the pipeline on the person's decision about a
+// message of ours given up (esc, an escalation given_up). The step moved
+// on already when its agent answered since (`parley retry`): the
+// decision then changes nothing. Else approve ticks the step; anything
+// else sends again what was given up: a step's task (or revision) as its
+// task, anything else (a review, a triage) as a copy, with the answer.
+func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Message, error) {
+	id, agent := get(esc, "given_up"), get(esc, "agent")
+	planFile, n := get(esc, "plan_file"), atoi(get(esc, "step"))
+	rec := r.h.byID[id]
+	if rec == nil || !rec.sent {
+		if decision == DecisionApprove && planFile != "" && n != 0 {
+			return r.resume(planFile, n, decision, agent)
+		}
+		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent, so I cannot send it again: `parley retry %s` hands it to %s again.", orDash(id), orDash(id), orDash(agent)))
+	}
+	if r.h.answeredSince(rec, agent) {
+		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message given up (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), id))
+	}
+	orig := rec.m
+	if planFile != "" && n != 0 && (decision == DecisionApprove || typeOf(orig) == TaskAssignment || typeOf(orig) == RevisionRequest) {
+		return r.resume(planFile, n, decision, agent)
+	}
+	if decision == DecisionApprove {
+		return r.note(fmt.Sprintf("Your answer was noted; the %s given up is for no step, so there is nothing to approve: answer retry to send it again, or stop.", orNone(typeOf(orig))))
+	}
+	m := orig.Clone()
+	for _, k := range []string{"id", "from", "created", "hops"} {
+		m.Delete(k)
+	}
+	m.SetBody(append(append([]byte{}, orig.Body...), r.decisionText()...))
+	return []*mailbox.Message{m}, nil
 }
 
 // passOn sends the person's answer to the agent whose message was
@@ -1004,6 +1117,13 @@ func list(m *mailbox.Message, key string) []string {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func orNone(s string) string {

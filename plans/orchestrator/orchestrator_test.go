@@ -505,3 +505,122 @@ func TestOverlappingSteps(t *testing.T) {
 		t.Errorf("then step %q", get(got[1], "step"))
 	}
 }
+
+// givenUp is parley's notice that the message m the orchestrator sent was
+// given up by its recipient.
+func (h *harness) givenUp(m *mailbox.Message) *mailbox.Message {
+	names, _ := m.Header().Names("to")
+	n := h.msg(workspace.Runner, "parley gave up the message.\n", "type", workspace.GivenUpNotice, "given_up", get(m, "id"),
+		"agent", names[0], "attempts", "3", "reason", names[0]+": gave up after 3 attempts: exit code 1: the program failed",
+		"dead", "mailboxes/"+names[0]+"/dead/"+get(m, "id")+".md")
+	n.Set("thread", get(m, "thread"))
+	return n
+}
+
+// decide is the person's answer to an escalation.
+func (h *harness) decide(esc *mailbox.Message, decision, body string) *mailbox.Message {
+	ans := h.msg("you", body, "decision", decision)
+	ans.Set("thread", get(esc, "thread"))
+	ans.Set("reply_to", get(esc, "id"))
+	return ans
+}
+
+// TestGivenUp: a task whose worker's program gave up (parley's
+// message_given_up notice) goes to the person, with the step, the agent,
+// the reason and parley retry; the person's decision moves the pipeline
+// on: retry sends the task again, approve ticks the step, and after a
+// parley retry the worker answered, nothing is sent twice. A review
+// request given up and sent again replaces the first in its round.
+func TestGivenUp(t *testing.T) {
+	escalated := func(t *testing.T, h *harness, task *mailbox.Message) *mailbox.Message {
+		t.Helper()
+		out := h.handle(h.givenUp(task))
+		want(t, "given up", out, "you:")
+		esc := out[0]
+		body := string(esc.Body)
+		for k, v := range map[string]string{"escalation": EscalateGivenUp, "plan_file": "plans/retry.md", "step": get(task, "step"), "given_up": get(task, "id"), "agent": "worker-2"} {
+			if get(esc, k) != v {
+				t.Errorf("escalation's %s = %q, want %q", k, get(esc, k), v)
+			}
+		}
+		for _, s := range []string{"step 2 of plans/retry.md is stalled: worker-2 gave up the task_assignment", "exit code 1", "parley retry " + get(task, "id"), "retry", "approve", "stop"} {
+			if !strings.Contains(body, s) {
+				t.Errorf("escalation lacks %q:\n%s", s, body)
+			}
+		}
+		return esc
+	}
+	t.Run("retry", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		esc := escalated(t, h, tasks[1])
+		out := h.handle(h.decide(esc, "retry", "The quota is back."))
+		want(t, "retry", out, "worker-2:task_assignment/execute")
+		if get(out[0], "step") != "2" || !strings.Contains(string(out[0].Body), "The quota is back.") {
+			t.Errorf("task sent again:\n%s", out[0].Bytes())
+		}
+		// The pipeline goes on from the task sent again.
+		want(t, "submission", h.submit(out[0], "[b.go]"), "reviewer:review_request/review", "auditor:review_request/review")
+	})
+	t.Run("approve", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		esc := escalated(t, h, tasks[1])
+		want(t, "approve", h.handle(h.decide(esc, "approve", "I did it by hand.")), "worker-2:approval/lgtm")
+		if !h.readPlan().Step(2).Done {
+			t.Error("step 2 not ticked on the person's approval")
+		}
+	})
+	t.Run("stop", func(t *testing.T) {
+		h := newHarness(t, config)
+		esc := escalated(t, h, h.toPlan()[1])
+		want(t, "stop", h.handle(h.decide(esc, "stop", "Enough.")), "you:")
+		if p := h.readPlan(); p.Status != "blocked" {
+			t.Errorf("plan status = %q, want blocked", p.Status)
+		}
+	})
+	t.Run("parley retry first", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		esc := escalated(t, h, tasks[1])
+		// The person ran parley retry ID: the worker answered the task.
+		want(t, "submission", h.submit(tasks[1], "[b.go]"), "reviewer:review_request/review", "auditor:review_request/review")
+		out := h.handle(h.decide(esc, "retry", "Try again."))
+		want(t, "retry after parley retry", out, "you:")
+		if !strings.Contains(string(out[0].Body), "went on already") {
+			t.Errorf("note:\n%s", out[0].Body)
+		}
+	})
+	t.Run("review request", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		reqs := h.submit(tasks[0], "[a.go]")
+		out := h.handle(h.givenUp(reqs[0]))
+		want(t, "given up", out, "you:")
+		if get(out[0], "step") != "1" || get(out[0], "agent") != "reviewer" {
+			t.Errorf("escalation:\n%s", out[0].Bytes())
+		}
+		again := h.handle(h.decide(out[0], "retry", "The reviewer is back."))
+		want(t, "retry", again, "reviewer:review_request/review")
+		if get(again[0], "submission") != get(reqs[0], "submission") || get(again[0], "step") != "1" {
+			t.Errorf("review request sent again:\n%s", again[0].Bytes())
+		}
+		want(t, "audit", h.handle(verdict(h, reqs[1], "pass")))
+		want(t, "review sent again", h.handle(verdict(h, again[0], "pass")), "worker-1:approval/lgtm")
+	})
+	t.Run("bad notices", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		// A notice about a message the orchestrator never sent still
+		// goes to the person; retry then says what to do.
+		n := h.givenUp(tasks[1])
+		n.SetValue("given_up", "20261126-100000.000000Z-nobody-000000")
+		out := h.handle(n)
+		want(t, "unknown message", out, "you:")
+		want(t, "retry unknown", h.handle(h.decide(out[0], "retry", "Again.")), "you:")
+		// A message_given_up from an agent, not parley, starts nothing.
+		fake := h.givenUp(tasks[0])
+		fake.Set("from", "worker-1")
+		want(t, "forged notice", h.handle(fake))
+	})
+}

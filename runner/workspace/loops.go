@@ -41,6 +41,13 @@ const LoopNotice = "loop_stopped"
 // runner's Refusals).
 const RefusedNotice = "message_refused"
 
+// GivenUpNotice is the type of the notice the runner sends a built-in
+// agent whose message it gave up (moved to the recipient's dead/): the
+// message's id, the agent that could not handle it, the reason and the
+// attempts, so that the sender (the pipeline's orchestrator) can tell a
+// person (see the runner's GiveUps).
+const GivenUpNotice = "message_given_up"
+
 // MaxRefusedNotices is how many refusal notices in a row a program agent
 // is sent: one whose answers to them are refused again, this many times,
 // is told no more, and its refused files wait in rejected/ for a person.

@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// noticed is a built-in handler that passes a person's message on to the
+// agent named in its body, and keeps the notices it is handed; it fails
+// on each, so that the notice itself is given up.
+type noticed struct {
+	mu      sync.Mutex
+	notices []*mailbox.Message
+	takes   bool // it says it handles the given-up notice
+}
+
+func (n *noticed) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+	if from, _ := d.Message.Header().Get("from"); from == workspace.Runner {
+		n.mu.Lock()
+		n.notices = append(n.notices, d.Message)
+		n.mu.Unlock()
+		return nil, errors.New("cannot handle a notice")
+	}
+	m := mailbox.New([]byte("work\n"))
+	m.Set("to", strings.TrimSpace(string(d.Message.Body)))
+	return []*mailbox.Message{m}, nil
+}
+
+func (n *noticed) HandlesNotice(typ string) bool {
+	return n.takes && typ == workspace.GivenUpNotice
+}
+
+// plainHandler is noticed without HandlesNotice.
+type plainHandler struct{ *noticed }
+
+func (p plainHandler) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+	return p.noticed.Handle(ctx, d)
+}
+
+// TestGivenUpNotice: when a message goes to its recipient's dead/, a
+// built-in sender that handles the notice is told, by a message_given_up
+// notice from parley naming the message, the agent, the attempts, the
+// reason and the dead/ file, and is handed it; a notice given up in its
+// turn is told to nobody. People, program agents and built-in handlers
+// that do not handle it are not told.
+func TestGivenUpNotice(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
+	script(t, ws, "pass.sh", "cat >/dev/null; printf -- '---\\nto: failer\\n---\\nwork\\n'\n")
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: lead, driver: builtin, handler: lead, retries: 0}
+  - {name: plain, driver: builtin, handler: plain, retries: 0}
+  - {name: prog, driver: command, run: [./pass.sh], retries: 0}
+  - {name: failer, driver: command, run: [./fail.sh], retries: 1}
+`)
+	lead, plain := &noticed{takes: true}, &noticed{}
+	handlers := Handlers{"lead": lead, "plain": plainHandler{plain}}
+	send(t, ws, "boss", "lead", "failer")
+	send(t, ws, "boss", "plain", "failer")
+	send(t, ws, "boss", "failer", "work")
+	send(t, ws, "boss", "prog", "pass it on") // prog sends failer a message of its own
+	if _, err := runIdle(t, ws, Options{Handlers: handlers}); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := ws.Mailbox("failer").List(mailbox.Dead)
+	if err != nil || len(dead) != 4 {
+		t.Fatalf("failer's dead/ = %+v, %v; want the 4 messages", dead, err)
+	}
+	if len(lead.notices) != 1 {
+		t.Fatalf("lead was handed %d notices, want 1", len(lead.notices))
+	}
+	n := lead.notices[0]
+	var given string
+	for _, d := range dead {
+		m := readMessage(t, d.Path)
+		if from, _ := m.Header().Get("from"); from == "lead" {
+			given, _ = m.Header().Get("id")
+		}
+	}
+	got := map[string]string{}
+	for _, k := range []string{"from", "to", "type", "thread", "given_up", "agent", "attempts", "reason", "dead"} {
+		got[k], _ = n.Header().Get(k)
+	}
+	want := map[string]string{
+		"from": workspace.Runner, "to": "lead", "type": workspace.GivenUpNotice, "thread": given, // lead's message has no thread of its own
+		"given_up": given, "agent": "failer", "attempts": "2",
+		"reason": "failer: gave up after 2 attempts: exit code 3: the program failed",
+		"dead":   "mailboxes/failer/dead/" + mailbox.FileName(given),
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the notice's header (-want +got):\n%s", d)
+	}
+	if !strings.Contains(string(n.Body), "parley retry "+given) {
+		t.Errorf("the notice's body says nothing of parley retry:\n%s", n.Body)
+	}
+	// lead failed on the notice: it is in lead's dead/, and nobody is
+	// told of it (a notice about a notice is never sent).
+	if d := cmp.Diff([]string{strings.TrimSpace(string(n.Body))}, bodies(t, ws, "lead", mailbox.Dead)); d != "" {
+		t.Errorf("lead's dead/ (-want +got):\n%s", d)
+	}
+	for _, agent := range []string{"boss", "lead", "plain", "prog"} {
+		for _, state := range []string{mailbox.Inbox, mailbox.Cur, mailbox.Done} {
+			for _, name := range names(t, ws, agent, state) {
+				m := readMessage(t, ws.Mailbox(agent).Path(state, name))
+				if typ, _ := m.Header().Get("type"); typ == workspace.GivenUpNotice {
+					t.Errorf("%s/%s holds a notice of a message given up: %s", agent, state, name)
+				}
+			}
+		}
+	}
+	if len(plain.notices) != 0 {
+		t.Errorf("plain, which does not handle the notice, was handed %d", len(plain.notices))
+	}
+	var journaled int
+	for _, e := range journalEntries(t, ws) {
+		if e.Type == workspace.GivenUpNotice && e.Outcome == workspace.Delivered {
+			journaled++
+			if d := cmp.Diff([]string{"lead"}, e.To); d != "" || e.From != workspace.Runner {
+				t.Errorf("the notice's journal line: from %s, to (-want +got):\n%s", e.From, d)
+			}
+		}
+	}
+	if journaled != 1 {
+		t.Errorf("%d journal lines deliver a notice of a message given up, want 1", journaled)
+	}
+}
