@@ -545,6 +545,9 @@ func (s *Server) seatData() seatData {
 				wt.Options = askOptions(m)
 			case wt.Type == "RELAY_TO_HUMAN" && agent == s.person:
 				wt.Kind = "relay"
+				for i, o := range campaigns.RelayOptions(string(m.Body)) {
+					wt.Options = append(wt.Options, option{N: i + 1, Label: o})
+				}
 			case slices.Contains(requestTypes, wt.Type):
 				wt.Kind = "request"
 			}

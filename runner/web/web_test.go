@@ -656,3 +656,34 @@ func TestPlanRetriedRounds(t *testing.T) {
 		t.Errorf("GET /plan lacks %q:\n%s", want, page)
 	}
 }
+
+// TestSeatRelayOptions guards the web seat's decide box: a relay's
+// ## Suggested Options are numbered as parley play numbers them, with a
+// button per option that sends its number (the answer parley answer ID N
+// gives), and the box says a number is an answer.
+func TestSeatRelayOptions(t *testing.T) {
+	ws := newWorkspace(t)
+	relay := "---\nfrom: gm\nto: aria\ntype: RELAY_TO_HUMAN\ncharacter: Aria\n---\n## Decision Needed\n\nThe troll blocks the bridge.\n\n## Suggested Options\n\n- Fight the troll\n- Pay the toll\n\n## Context\n\n- not an option\n"
+	id := "20261126-100000.000000Z-gm-aaaaaa"
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, id+".md"), []byte(relay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria"})
+	d := s.seatData()
+	if len(d.Waiting) != 1 || d.Waiting[0].Kind != "relay" {
+		t.Fatalf("seatData().Waiting = %+v, want one relay", d.Waiting)
+	}
+	want := []option{{N: 1, Label: "Fight the troll"}, {N: 2, Label: "Pay the toll"}}
+	if got := d.Waiting[0].Options; !slices.Equal(got, want) {
+		t.Errorf("relay options = %+v, want %+v", got, want)
+	}
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	for _, w := range []string{`<button name="text" value="1" class="option">1) Fight the troll</button>`, `<button name="text" value="2" class="option">2) Pay the toll</button>`, `placeholder="a number, or what your character does"`} {
+		if !strings.Contains(page, w) {
+			t.Errorf("GET /seat lacks %s:\n%s", w, page)
+		}
+	}
+	if strings.Contains(page, `value="3"`) {
+		t.Errorf("GET /seat numbers an item outside ## Suggested Options:\n%s", page)
+	}
+}
