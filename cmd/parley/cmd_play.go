@@ -40,7 +40,9 @@ func playCommand(e *env) *cli.Command {
 			"when something waits for you, once everything else at the table is done; a\n" +
 			"command is carried out as it is read, and the first other line answers the\n" +
 			"oldest question waiting. It ends when the table is idle and nothing waits\n" +
-			"for you (exit 1 when the input ran out while a question waited).",
+			"for you (exit 1 when the input ran out while a question waited). A script\n" +
+			"is read to its end: once nothing waits, a command is still carried out, and\n" +
+			"another line answers nothing (exit 1; /say TEXT acts in character).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
@@ -64,12 +66,14 @@ func playCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			if f, ok := e.stdin.(*os.File); ok && isTerminal(f) && !c.Bool("until-idle") {
+			f, ok := e.stdin.(*os.File)
+			terminal := ok && isTerminal(f)
+			if terminal && !c.Bool("until-idle") {
 				return s.interactive(ctx, f)
 			}
 			in := &lineSource{lines: make(chan string)}
 			go in.read(e.stdin)
-			return s.scripted(ctx, in)
+			return s.scripted(ctx, in, !terminal)
 		},
 	}
 }
@@ -122,14 +126,22 @@ func (s *seat) seatLogger() *slog.Logger {
 }
 
 // scripted plays the seat from lines of input: each read only when
-// something waits for the person and the rest of the table is done.
-func (s *seat) scripted(ctx context.Context, in *lineSource) error {
+// something waits for the person and the rest of the table is done. With
+// readOn (a script, not a terminal), the input is read to its end: once
+// the table is idle and nothing waits, a line is taken as the interactive
+// seat takes it with nothing waiting — a command is carried out, and
+// another line answers nothing, which the seat says at once and, in the
+// end, as its error.
+func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error {
 	if err := s.askPrefs(in); err != nil {
 		return err
 	}
 	s.hello()
 	inputEnded, quit := false, false
-	idle := func(ctx context.Context) bool {
+	var unanswered []string // lines read while nothing waited
+	// settled is true when the rest of the table is done: nothing comes
+	// for the person unless they act.
+	idle := func(ctx context.Context, settled bool) bool {
 		if err := s.show(); err != nil {
 			s.printf("(%v)\n", err)
 		}
@@ -162,11 +174,35 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 			case <-time.After(bridgeQuiet):
 				s.printf("(nothing came over the bridge for %v: leaving the table)\n", bridgeQuiet)
 			}
+			return said
+		}
+		for readOn && settled && !said && len(s.waiting) == 0 && s.arrived == nil && !s.ended && !quit {
+			text, ok := in.next()
+			if !ok {
+				inputEnded = true
+				return false
+			}
+			s.printf("> %s\n", text)
+			t := strings.TrimSpace(text)
+			if t == "" {
+				continue
+			}
+			if !strings.HasPrefix(t, "/") || strings.HasPrefix(t, "//") {
+				unanswered = append(unanswered, t)
+			}
+			sent, err := s.line(ctx, text)
+			if errors.Is(err, errQuit) {
+				quit = true
+				return false
+			}
+			if sent {
+				return true // a command sent something: the table goes on
+			}
 		}
 		return said
 	}
 	opts := withUntilIdle(runnerOptions(s.ws, s.seatLogger()))
-	opts.Idle = idle
+	opts.Idle = func(ctx context.Context) bool { return idle(ctx, true) }
 	r, err := runner.Open(s.ws, opts)
 	var locked *runner.LockedError
 	switch {
@@ -174,10 +210,18 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 		// A runner routes the table already: answer what waits now.
 		s.printf("(a runner routes this table already: %v)\n", err)
 		for {
-			if idle(ctx) {
+			if idle(ctx, false) {
 				continue // answered: the table goes on
 			}
-			if quit || inputEnded || s.ended || !s.waitQuiet(ctx) {
+			if quit || inputEnded || s.ended {
+				break
+			}
+			if !s.waitQuiet(ctx) {
+				// The table is idle and nothing waits: what is left of
+				// the input is read now.
+				if ctx.Err() == nil && idle(ctx, true) {
+					continue
+				}
 				break
 			}
 		}
@@ -213,6 +257,9 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 		q := s.waiting[0]
 		from, _ := q.m.Header().Get("from")
 		return fmt.Errorf("the input ended while [%s] %s from %s waited for an answer (parley answer %s TEXT answers it)", q.typ, q.id, from, q.id)
+	}
+	if len(unanswered) > 0 {
+		return fmt.Errorf("%d %s of the input answered nothing, as nothing waited for an answer: %q (nothing was sent; /say TEXT acts in character)", len(unanswered), plural(len(unanswered), "line", "lines"), unanswered[0])
 	}
 	return nil
 }
