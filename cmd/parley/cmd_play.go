@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -319,10 +320,14 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		return err
 	}
 	defer term.Restore(int(f.Fd()), state)
+	keys := &endKeys{r: f}
 	t := term.NewTerminal(struct {
 		io.Reader
 		io.Writer
-	}{f, s.e.stdout}, "> ")
+	}{keys, s.e.stdout}, "> ")
+	// The prompt stays drawn on the last line: ended there, the shell's
+	// prompt does not land beside it.
+	defer s.e.stdout.Write([]byte("\r\n"))
 	if w, h, err := term.GetSize(int(f.Fd())); err == nil {
 		t.SetSize(w, h)
 		s.width = min(max(w-2, 20), 100)
@@ -404,11 +409,11 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case line, ok := <-lines:
 			if !ok {
 				<-leave // this Ctrl-D's
-				s.finishing(ctx, runDone, leave, tick.C)
+				s.finishing(ctx, runDone, leave, tick.C, keys.last())
 				return nil
 			}
 			if _, err := s.line(ctx, line); errors.Is(err, errQuit) {
-				s.finishing(ctx, runDone, leave, tick.C)
+				s.finishing(ctx, runDone, leave, tick.C, "Ctrl-D")
 				return nil
 			}
 		case <-tick.C:
@@ -422,8 +427,9 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 // or at once when the person presses Ctrl-D (or Ctrl-C) again, ctx ends
 // or the runner stops. A program still running then is ended, as a
 // signal ends it under `parley run`, and its message handled again when
-// the table next runs.
-func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan struct{}, tick <-chan time.Time) {
+// the table next runs. key is the key the person left with, which the
+// hint names.
+func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan struct{}, tick <-chan time.Time, key string) {
 	if runDone == nil {
 		return // another runner runs the programs: they go on there
 	}
@@ -431,7 +437,7 @@ func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan
 	if len(busy) == 0 {
 		return
 	}
-	s.printf("(leaving: waiting for %s to finish, so nothing is lost or asked again; Ctrl-D again stops now)\n", strings.Join(slices.Sorted(maps.Keys(busy)), ", "))
+	s.printf("(leaving: waiting for %s to finish, so nothing is lost or asked again; %s again stops now)\n", strings.Join(slices.Sorted(maps.Keys(busy)), ", "), key)
 	for {
 		select {
 		case <-ctx.Done():
@@ -471,6 +477,36 @@ func (s *seat) programsBusy() map[string]string {
 		busy[a.Name] = entries[0].ID
 	}
 	return busy
+}
+
+// endKeys reads a raw terminal for term.Terminal, and notes the last
+// key read that ends its input: Ctrl-C or Ctrl-D (ReadLine says io.EOF
+// for both).
+type endKeys struct {
+	r   io.Reader
+	key atomic.Value // string: "Ctrl-C" or "Ctrl-D"
+}
+
+func (k *endKeys) Read(p []byte) (int, error) {
+	n, err := k.r.Read(p)
+	for _, b := range p[:n] {
+		switch b {
+		case 3:
+			k.key.Store("Ctrl-C")
+		case 4:
+			k.key.Store("Ctrl-D")
+		}
+	}
+	return n, err
+}
+
+// last is the last of the keys that end the input read, "Ctrl-D" when
+// none was.
+func (k *endKeys) last() string {
+	if s, ok := k.key.Load().(string); ok {
+		return s
+	}
+	return "Ctrl-D"
 }
 
 // crlf writes through a raw terminal, where a line ends with CR LF.
