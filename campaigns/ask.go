@@ -1,6 +1,11 @@
 package campaigns
 
-import "github.com/parley-dev/parley/mailbox"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+)
 
 // Option is one option of a game master's question ([ASK_PLAYER]).
 type Option struct {
@@ -25,4 +30,68 @@ func AskOptions(m *mailbox.Message) []Option {
 		}
 	}
 	return out
+}
+
+// RelayOptionsHeading is the section of a [RELAY_TO_HUMAN] whose list
+// items are options the person may pick by number.
+const RelayOptionsHeading = "Suggested Options"
+
+// RelayLine is one line of a [RELAY_TO_HUMAN]'s body, as a seat shows it.
+type RelayLine struct {
+	Heading string // the text of a "## " heading; "" on other lines
+	Option  int    // the number (from 1) of a list item under ## Suggested Options; 0 on other lines
+	Text    string // the option's text, or the line as it is
+}
+
+// RelayLines reads the body of a [RELAY_TO_HUMAN] line by line: its
+// "## " headings, the list items under ## Suggested Options numbered
+// from 1 (in any letter case of the heading), and every other line as
+// it is. Leading and trailing blank lines are left out. It is the one
+// rule of what a relay's options are: RelayOptions follows it.
+func RelayLines(body string) []RelayLine {
+	var out []RelayLine
+	section, n := "", 0
+	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			section = strings.TrimSpace(h)
+			out = append(out, RelayLine{Heading: section, Text: line})
+			continue
+		}
+		if item, ok := listItem(line); ok && strings.EqualFold(section, RelayOptionsHeading) {
+			n++
+			out = append(out, RelayLine{Option: n, Text: item})
+			continue
+		}
+		out = append(out, RelayLine{Text: line})
+	}
+	return out
+}
+
+// RelayOptions returns the options of a [RELAY_TO_HUMAN], in order: the
+// list items under its ## Suggested Options, as RelayLines numbers them.
+func RelayOptions(body string) []string {
+	var out []string
+	for _, l := range RelayLines(body) {
+		if l.Option > 0 {
+			out = append(out, l.Text)
+		}
+	}
+	return out
+}
+
+// listItem returns the text of a markdown list item ("- x", "* x",
+// "+ x", "1. x", "1) x").
+func listItem(line string) (string, bool) {
+	l := strings.TrimSpace(line)
+	for _, p := range []string{"- ", "* ", "+ "} {
+		if rest, ok := strings.CutPrefix(l, p); ok && strings.TrimSpace(rest) != "" {
+			return strings.TrimSpace(rest), true
+		}
+	}
+	if i := strings.IndexAny(l, ".)"); i > 0 && i+1 < len(l) && l[i+1] == ' ' {
+		if _, err := strconv.Atoi(l[:i]); err == nil && strings.TrimSpace(l[i+1:]) != "" {
+			return strings.TrimSpace(l[i+1:]), true
+		}
+	}
+	return "", false
 }

@@ -30,3 +30,38 @@ func TestAskOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestRelayOptions(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"items", "## Decision Needed\n\nFight or flee?\n\n## Suggested Options\n\n- Fight\n* Flee\n3. Parley\n4) Hide\n\n## Context\n\n- not an option\n", []string{"Fight", "Flee", "Parley", "Hide"}},
+		{"heading in any case", "## suggested options\n- Fight\n", []string{"Fight"}},
+		// The seat shows the body trimmed; the options it numbers are
+		// the ones a number picks, the first line's heading included.
+		{"heading on an indented first line", "  ## Suggested Options\n- Fight\n", []string{"Fight"}},
+		{"none", "## Decision Needed\n\nWhat now?\n", nil},
+		{"empty items", "## Suggested Options\n- \n-\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, RelayOptions(tt.body)); diff != "" {
+				t.Errorf("RelayOptions(%q) mismatch (-want +got):\n%s", tt.body, diff)
+			}
+		})
+	}
+}
+
+func TestRelayLines(t *testing.T) {
+	got := RelayLines("\n## Suggested Options\n- Fight\nOr else.\n- Flee\n")
+	want := []RelayLine{
+		{Heading: "Suggested Options", Text: "## Suggested Options"},
+		{Option: 1, Text: "Fight"},
+		{Text: "Or else."},
+		{Option: 2, Text: "Flee"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RelayLines() mismatch (-want +got):\n%s", diff)
+	}
+}

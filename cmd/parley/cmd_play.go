@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -40,7 +41,9 @@ func playCommand(e *env) *cli.Command {
 			"when something waits for you, once everything else at the table is done; a\n" +
 			"command is carried out as it is read, and the first other line answers the\n" +
 			"oldest question waiting. It ends when the table is idle and nothing waits\n" +
-			"for you (exit 1 when the input ran out while a question waited).",
+			"for you (exit 1 when the input ran out while a question waited). A script\n" +
+			"is read to its end: once nothing waits, a command is still carried out, and\n" +
+			"another line answers nothing (exit 1; /say TEXT acts in character).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
@@ -64,12 +67,14 @@ func playCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			if f, ok := e.stdin.(*os.File); ok && isTerminal(f) && !c.Bool("until-idle") {
+			f, ok := e.stdin.(*os.File)
+			terminal := ok && isTerminal(f)
+			if terminal && !c.Bool("until-idle") {
 				return s.interactive(ctx, f)
 			}
 			in := &lineSource{lines: make(chan string)}
 			go in.read(e.stdin)
-			return s.scripted(ctx, in)
+			return s.scripted(ctx, in, !terminal)
 		},
 	}
 }
@@ -122,14 +127,22 @@ func (s *seat) seatLogger() *slog.Logger {
 }
 
 // scripted plays the seat from lines of input: each read only when
-// something waits for the person and the rest of the table is done.
-func (s *seat) scripted(ctx context.Context, in *lineSource) error {
+// something waits for the person and the rest of the table is done. With
+// readOn (a script, not a terminal), the input is read to its end: once
+// the table is idle and nothing waits, a line is taken as the interactive
+// seat takes it with nothing waiting — a command is carried out, and
+// another line answers nothing, which the seat says at once and, in the
+// end, as its error.
+func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error {
 	if err := s.askPrefs(in); err != nil {
 		return err
 	}
 	s.hello()
 	inputEnded, quit := false, false
-	idle := func(ctx context.Context) bool {
+	var unanswered []string // lines read while nothing waited
+	// settled is true when the rest of the table is done: nothing comes
+	// for the person unless they act.
+	idle := func(ctx context.Context, settled bool) bool {
 		if err := s.show(); err != nil {
 			s.printf("(%v)\n", err)
 		}
@@ -162,11 +175,35 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 			case <-time.After(bridgeQuiet):
 				s.printf("(nothing came over the bridge for %v: leaving the table)\n", bridgeQuiet)
 			}
+			return said
+		}
+		for readOn && settled && !said && len(s.waiting) == 0 && s.arrived == nil && !s.ended && !quit {
+			text, ok := in.next()
+			if !ok {
+				inputEnded = true
+				return false
+			}
+			s.printf("> %s\n", text)
+			t := strings.TrimSpace(text)
+			if t == "" {
+				continue
+			}
+			if !strings.HasPrefix(t, "/") || strings.HasPrefix(t, "//") {
+				unanswered = append(unanswered, t)
+			}
+			sent, err := s.line(ctx, text)
+			if errors.Is(err, errQuit) {
+				quit = true
+				return false
+			}
+			if sent {
+				return true // a command sent something: the table goes on
+			}
 		}
 		return said
 	}
 	opts := withUntilIdle(runnerOptions(s.ws, s.seatLogger()))
-	opts.Idle = idle
+	opts.Idle = func(ctx context.Context) bool { return idle(ctx, true) }
 	r, err := runner.Open(s.ws, opts)
 	var locked *runner.LockedError
 	switch {
@@ -174,10 +211,18 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 		// A runner routes the table already: answer what waits now.
 		s.printf("(a runner routes this table already: %v)\n", err)
 		for {
-			if idle(ctx) {
+			if idle(ctx, false) {
 				continue // answered: the table goes on
 			}
-			if quit || inputEnded || s.ended || !s.waitQuiet(ctx) {
+			if quit || inputEnded || s.ended {
+				break
+			}
+			if !s.waitQuiet(ctx) {
+				// The table is idle and nothing waits: what is left of
+				// the input is read now.
+				if ctx.Err() == nil && idle(ctx, true) {
+					continue
+				}
 				break
 			}
 		}
@@ -213,6 +258,9 @@ func (s *seat) scripted(ctx context.Context, in *lineSource) error {
 		q := s.waiting[0]
 		from, _ := q.m.Header().Get("from")
 		return fmt.Errorf("the input ended while [%s] %s from %s waited for an answer (parley answer %s TEXT answers it)", q.typ, q.id, from, q.id)
+	}
+	if len(unanswered) > 0 {
+		return fmt.Errorf("%d %s of the input answered nothing, as nothing waited for an answer: %q (nothing was sent; /say TEXT acts in character)", len(unanswered), plural(len(unanswered), "line", "lines"), unanswered[0])
 	}
 	return nil
 }
@@ -272,10 +320,14 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		return err
 	}
 	defer term.Restore(int(f.Fd()), state)
+	keys := &endKeys{r: f}
 	t := term.NewTerminal(struct {
 		io.Reader
 		io.Writer
-	}{f, s.e.stdout}, "> ")
+	}{keys, s.e.stdout}, "> ")
+	// The prompt stays drawn on the last line: ended there, the shell's
+	// prompt does not land beside it.
+	defer s.e.stdout.Write([]byte("\r\n"))
 	if w, h, err := term.GetSize(int(f.Fd())); err == nil {
 		t.SetSize(w, h)
 		s.width = min(max(w-2, 20), 100)
@@ -357,11 +409,11 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case line, ok := <-lines:
 			if !ok {
 				<-leave // this Ctrl-D's
-				s.finishing(ctx, runDone, leave, tick.C)
+				s.finishing(ctx, runDone, leave, tick.C, keys.last())
 				return nil
 			}
 			if _, err := s.line(ctx, line); errors.Is(err, errQuit) {
-				s.finishing(ctx, runDone, leave, tick.C)
+				s.finishing(ctx, runDone, leave, tick.C, "Ctrl-D")
 				return nil
 			}
 		case <-tick.C:
@@ -375,8 +427,9 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 // or at once when the person presses Ctrl-D (or Ctrl-C) again, ctx ends
 // or the runner stops. A program still running then is ended, as a
 // signal ends it under `parley run`, and its message handled again when
-// the table next runs.
-func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan struct{}, tick <-chan time.Time) {
+// the table next runs. key is the key the person left with, which the
+// hint names.
+func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan struct{}, tick <-chan time.Time, key string) {
 	if runDone == nil {
 		return // another runner runs the programs: they go on there
 	}
@@ -384,7 +437,7 @@ func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan
 	if len(busy) == 0 {
 		return
 	}
-	s.printf("(leaving: waiting for %s to finish, so nothing is lost or asked again; Ctrl-D again stops now)\n", strings.Join(slices.Sorted(maps.Keys(busy)), ", "))
+	s.printf("(leaving: waiting for %s to finish, so nothing is lost or asked again; %s again stops now)\n", strings.Join(slices.Sorted(maps.Keys(busy)), ", "), key)
 	for {
 		select {
 		case <-ctx.Done():
@@ -424,6 +477,36 @@ func (s *seat) programsBusy() map[string]string {
 		busy[a.Name] = entries[0].ID
 	}
 	return busy
+}
+
+// endKeys reads a raw terminal for term.Terminal, and notes the last
+// key read that ends its input: Ctrl-C or Ctrl-D (ReadLine says io.EOF
+// for both).
+type endKeys struct {
+	r   io.Reader
+	key atomic.Value // string: "Ctrl-C" or "Ctrl-D"
+}
+
+func (k *endKeys) Read(p []byte) (int, error) {
+	n, err := k.r.Read(p)
+	for _, b := range p[:n] {
+		switch b {
+		case 3:
+			k.key.Store("Ctrl-C")
+		case 4:
+			k.key.Store("Ctrl-D")
+		}
+	}
+	return n, err
+}
+
+// last is the last of the keys that end the input read, "Ctrl-D" when
+// none was.
+func (k *endKeys) last() string {
+	if s, ok := k.key.Load().(string); ok {
+		return s
+	}
+	return "Ctrl-D"
 }
 
 // crlf writes through a raw terminal, where a line ends with CR LF.

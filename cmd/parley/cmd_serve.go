@@ -28,7 +28,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7878", Usage: "listen on `HOST:PORT` (port 0: any free port)"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"PARLEY_TOKEN"}, Usage: "the `TOKEN` that lets a browser write (default: a new random one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "let nobody write from the browser"},
-			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes)"},
+			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes: read-only already, so --read-only beside it changes nothing)"},
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you at a D&D seat (default: as parley play finds it)"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as at a D&D seat"},
 		},
@@ -49,6 +49,8 @@ func serveCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
+			// A spectator is read-only: --read-only beside --spectator
+			// says it again, and is accepted.
 			return runServe(ctx, e, ws, serveOptions{Addr: addr, Token: c.String("token"), ReadOnly: c.Bool("read-only") || c.Bool("spectator"), Spectator: c.Bool("spectator"), As: c.String("as"), Lead: c.String("lead")})
 		},
 	}
@@ -91,7 +93,7 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 		open = shown + "?token=" + srv.Token()
 	}
 	if opts.Spectator {
-		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators at %s\n", ws.Root, open)
+		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators, read-only, at %s\n", ws.Root, open)
 	} else if opts.ReadOnly {
 		fmt.Fprintf(e.stdout, "parley: serving %s, read-only, at %s\n", ws.Root, open)
 	} else {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -109,7 +110,10 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		}
 	}
 	if opts.JSON {
-		return e.printJSON(rep)
+		if err := e.printJSON(rep); err != nil {
+			return err
+		}
+		return rep.broken()
 	}
 	runnerState := "not running"
 	switch {
@@ -221,6 +225,22 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	printFiles(e, agents, "left in tmp/ by writers that were killed (the runner removes them when it starts)", func(a workspace.AgentStatus) []string { return a.Leftovers })
 	printFiles(e, agents, "ignored in outboxes (editor scratch files, never routed)", func(a workspace.AgentStatus) []string { return a.Ignored })
+	return rep.broken()
+}
+
+// errSkillsNotLoaded is status's error for a workspace whose skills
+// cannot be loaded: the report says why, and the exit code that the
+// workspace is broken (send and run refuse every message).
+var errSkillsNotLoaded = errors.New("the skills of parley.yaml are not loaded: send and run refuse every message until it is mended (the report says why)")
+
+// broken is the error a status report ends with: the workspace cannot
+// work as it is. Problems it can work around (rejected files, dead
+// letters, a parley.yaml the running runner could not reload) are
+// reported, not errors.
+func (r statusReport) broken() error {
+	if r.ProtocolError != "" {
+		return errSkillsNotLoaded
+	}
 	return nil
 }
 

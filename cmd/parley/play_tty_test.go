@@ -12,8 +12,9 @@ import (
 // TestPlayTerminal drives `parley play` in a real terminal, through tmux:
 // the story shows as it arrives, wrapped to the terminal and without
 // frontmatter; a line is edited (backspace) and recalled from history (up
-// arrow); an answer goes to the game master; Ctrl-D leaves. It skips when
-// tmux is not installed (.ci/run installs it).
+// arrow); an answer goes to the game master; Ctrl-D leaves, ending the
+// prompt's line, so the shell's next line does not land beside "> " (a
+// bug). It skips when tmux is not installed (.ci/run installs it).
 func TestPlayTerminal(t *testing.T) {
 	t.Parallel()
 	dir, bin := terminalParley(t)
@@ -36,7 +37,8 @@ func TestPlayTerminal(t *testing.T) {
 	}
 
 	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	tm.run("new-session", "-d", "-s", "play", "-x", "60", "-y", "40", "-c", ws, "--", bin, "play")
+	// Under a shell that says when the seat ended, and waits.
+	tm.run("new-session", "-d", "-s", "play", "-x", "60", "-y", "40", "-c", ws, "--", "sh", "-c", `"$0" play; echo "[seat exited $?]"; read x`, bin)
 	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
 	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
 
@@ -95,7 +97,11 @@ func TestPlayTerminal(t *testing.T) {
 	tm.waitFor("the seat to notice", func(s string) bool { return strings.Contains(s, id+" was answered elsewhere") })
 
 	tm.keys("C-d")
-	tm.waitFor("the seat to end", func(string) bool { return tm.ended() })
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+	screen = tm.screen()
+	if !strings.Contains("\n"+screen, "\n[seat exited 0]") {
+		t.Errorf("after Ctrl-D the next line does not start a line of its own:\n%s", screen)
+	}
 }
 
 // lastPrompt returns the last line of a screen that holds the prompt.
@@ -251,6 +257,9 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 	waitStarted(1)
 	tm.keys("C-d")
 	tm.waitFor("the seat to wait for tilda", func(s string) bool { return strings.Contains(s, "waiting for tilda to finish") })
+	if s := tm.screen(); !strings.Contains(s, "Ctrl-D again stops now") {
+		t.Errorf("after Ctrl-D the hint does not name Ctrl-D:\n%s", s)
+	}
 	if err := os.WriteFile(filepath.Join(tmp, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -260,16 +269,20 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 		t.Errorf("after the seat waited for tilda, her cur/ holds %v, want nothing", cur)
 	}
 
-	// Ctrl-D twice: tilda's program is ended, not left running.
+	// Ctrl-C twice: tilda's program is ended, not left running; the hint
+	// names the key pressed (it said Ctrl-D after a Ctrl-C: a bug).
 	ask("Tilda, again?")
 	for _, f := range started() {
 		os.Remove(f)
 	}
 	play(tm)
 	pid := waitStarted(1)
-	tm.keys("C-d")
+	tm.keys("C-c")
 	tm.waitFor("the seat to wait for tilda", func(s string) bool { return strings.Contains(s, "waiting for tilda to finish") })
-	tm.keys("C-d")
+	if s := tm.screen(); !strings.Contains(s, "Ctrl-C again stops now") {
+		t.Errorf("after Ctrl-C the hint does not name Ctrl-C:\n%s", s)
+	}
+	tm.keys("C-c")
 	tm.waitFor("the seat to end", func(string) bool { return tm.ended() })
 	if alive(pid) {
 		t.Errorf("tilda's program (pid %s) runs on after the seat left", pid)

@@ -344,19 +344,17 @@ func (s *seat) display(id string, m *mailbox.Message) bool {
 	case "RELAY_TO_HUMAN":
 		who := dashIf(field(m, "character"), from)
 		s.printf("\n? %s (played by %s) needs your decision:\n", who, from)
-		section, n := "", 0
-		for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
-			if h, ok := strings.CutPrefix(line, "## "); ok {
-				section = strings.TrimSpace(h)
-				s.printf("  %s:\n", h)
-				continue
+		n := 0
+		for _, l := range campaigns.RelayLines(body) {
+			switch {
+			case l.Heading != "":
+				s.printf("  %s:\n", l.Heading)
+			case l.Option > 0:
+				n = l.Option
+				s.printf("    %d) %s\n", n, l.Text)
+			default:
+				s.wrap(l.Text, "    ")
 			}
-			if item, ok := optionItem(line); ok && strings.EqualFold(section, relayOptionsHeading) {
-				n++
-				s.printf("    %d) %s\n", n, item)
-				continue
-			}
-			s.wrap(line, "    ")
 		}
 		if n > 0 {
 			s.printf("  (a number, or say what %s does)\n", who)
@@ -395,44 +393,6 @@ func dashIf(s, otherwise string) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
-}
-
-// relayOptionsHeading is the section of a [RELAY_TO_HUMAN] whose list
-// items are options the person may pick by number.
-const relayOptionsHeading = "Suggested Options"
-
-// relayOptions returns the items listed under a [RELAY_TO_HUMAN]'s
-// "## Suggested Options", in order.
-func relayOptions(body string) []string {
-	var out []string
-	section := ""
-	for _, line := range strings.Split(body, "\n") {
-		if h, ok := strings.CutPrefix(line, "## "); ok {
-			section = strings.TrimSpace(h)
-			continue
-		}
-		if item, ok := optionItem(line); ok && strings.EqualFold(section, relayOptionsHeading) {
-			out = append(out, item)
-		}
-	}
-	return out
-}
-
-// optionItem returns the text of a markdown list item ("- x", "* x",
-// "1. x").
-func optionItem(line string) (string, bool) {
-	l := strings.TrimSpace(line)
-	for _, p := range []string{"- ", "* ", "+ "} {
-		if rest, ok := strings.CutPrefix(l, p); ok && strings.TrimSpace(rest) != "" {
-			return strings.TrimSpace(rest), true
-		}
-	}
-	if i := strings.IndexAny(l, ".)"); i > 0 && i+1 < len(l) && l[i+1] == ' ' {
-		if _, err := strconv.Atoi(l[:i]); err == nil && strings.TrimSpace(l[i+1:]) != "" {
-			return strings.TrimSpace(l[i+1:]), true
-		}
-	}
-	return "", false
 }
 
 // askOptions returns the options of an [ASK_PLAYER]: label and
@@ -523,7 +483,7 @@ func (s *seat) answer(q *waitingQ, text string) bool {
 			Fields: []string{"question=" + yamlString(field(q.m, "question")), "answer=" + yamlString(answer)}})
 	default: // RELAY_TO_HUMAN
 		if n, err := strconv.Atoi(text); err == nil {
-			opts := relayOptions(string(q.m.Body))
+			opts := campaigns.RelayOptions(string(q.m.Body))
 			if len(opts) > 0 {
 				if n < 1 || n > len(opts) {
 					s.printf("there is no option %d: a number from 1 to %d, or say what %s does\n", n, len(opts), dashIf(field(q.m, "character"), s.character))

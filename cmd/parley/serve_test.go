@@ -323,6 +323,27 @@ func TestServeStory(t *testing.T) {
 	}
 }
 
+// TestServeSpectatorReadOnly: --spectator is read-only already, so
+// --read-only beside it is accepted (it was, silently) and serves as
+// --spectator alone does, saying it is read-only. The context is done
+// before it starts: it listens, says what it serves, and stops.
+func TestServeSpectatorReadOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, flags := range [][]string{{"--spectator"}, {"--spectator", "--read-only"}, {"--read-only", "--spectator"}} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"parley", "-C", dir, "serve", "--addr", "127.0.0.1:0"}, flags...)
+		if code := runInProcess(ctx, args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Errorf("parley serve %s: exit %d, want 0: %s", strings.Join(flags, " "), code, stderr.String())
+		}
+		if want := "to spectators, read-only, at http://127.0.0.1:"; !strings.Contains(stdout.String(), want) {
+			t.Errorf("parley serve %s says %q, want %q", strings.Join(flags, " "), stdout.String(), want)
+		}
+	}
+}
+
 // TestServeNonLocal: on an address other hosts can reach, parley serve
 // warns, every page needs the token, and the address it prints carries
 // it — for writing, read-only and spectators alike.

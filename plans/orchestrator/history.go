@@ -269,23 +269,27 @@ func (h *history) assigned(thread, planFile string, step int) bool {
 	return found
 }
 
-// attempts is which attempt at the step is under way: 1 for the
-// task_assignment, one more for each revision_request since (0 when the
-// step was never assigned).
-func (h *history) attempts(thread, planFile string, step int) int {
-	n := 0
+// attempts is which attempt at the step is under way, and the first
+// attempt of its current round. Attempts count on over the step's
+// rounds: the task_assignment starts round one at attempt 1, each
+// revision_request is one attempt more, and a task_assignment sent again
+// on a person's retry starts a new round at the attempt it names (its
+// iteration field), so attempts 6-10 follow 1-5. Both are 0 when the
+// step was never assigned.
+func (h *history) attempts(thread, planFile string, step int) (attempt, roundStart int) {
 	h.each(thread, func(r *record) {
 		if !r.sent || !r.forStep(planFile, step) {
 			return
 		}
 		switch r.typ() {
 		case TaskAssignment:
-			n = 1
+			attempt = max(atoi(r.get("iteration")), 1)
+			roundStart = attempt
 		case RevisionRequest:
-			n++
+			attempt++
 		}
 	})
-	return n
+	return attempt, roundStart
 }
 
 // failures is the revision requests of the step's current round of

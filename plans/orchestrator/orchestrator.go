@@ -16,7 +16,9 @@
 //   - every verdict pass or pass_with_notes -> approval (lgtm) to the
 //     worker, the step ticked in the plan, the next wave when the wave is
 //     complete; a fail -> revision_request with the next iteration, until
-//     MaxIterations attempts failed -> the person, with the history;
+//     MaxIterations attempts failed -> the person, with the history; a
+//     retry starts a new round of MaxIterations, its attempts counted on
+//     from the last (attempts 6-10);
 //   - blocked / escalate -> the person, with the body's Route: line;
 //   - parley's notice that a message it sent was given up (its
 //     recipient's program failed every retry: the message is in that
@@ -604,7 +606,7 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 	for _, w := range p.Waves {
 		fmt.Fprintf(&b, "- Wave %d — %s\n", w.Number, w.Title)
 		for _, s := range w.Steps {
-			n := r.h.attempts(r.thread, p.Path, s.Number)
+			n, _ := r.h.attempts(r.thread, p.Path, s.Number)
 			fmt.Fprintf(&b, "  - [x] Step %d: %s (%d %s)\n", s.Number, s.Title, n, plural(n, "attempt", "attempts"))
 		}
 	}
@@ -655,7 +657,7 @@ func (r *run) submitted() ([]*mailbox.Message, error) {
 	if outside := outsideOf(files, s.Files); len(outside) > 0 {
 		return withChanges(changed)(r.revise(p, s, from(r.in), []string{fmt.Sprintf("### parley\n\nThe submission changes files step %d does not name: %s. The step may change: %s. Undo the others, or ask for a change of the plan (signal: blocked).", n, strings.Join(outside, ", "), strings.Join(s.Files, ", "))}))
 	}
-	iteration := r.h.attempts(r.thread, p.Path, n)
+	iteration, _ := r.h.attempts(r.thread, p.Path, n)
 	reviewers := r.role("reviewer")
 	if p.HasRisk(RiskyTags...) {
 		reviewers = append(reviewers, r.role("auditor")...)
@@ -805,21 +807,25 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 }
 
 // revise sends a step back to its worker with the failures, or, after
-// MaxIterations failed attempts, to the person.
+// MaxIterations failed attempts in a round, to the person. A round is
+// the attempts since the step was assigned, or assigned again on the
+// person's retry; iteration counts on over the rounds, max_iterations is
+// the last attempt of this round and fix_severity follows the attempt's
+// place in its round.
 func (r *run) revise(p *plans.Plan, s *plans.Step, worker string, failures []string) ([]*mailbox.Message, error) {
-	attempt := r.h.attempts(r.thread, p.Path, s.Number)
-	if attempt >= MaxIterations {
-		return r.escalate(EscalateLimit, fmt.Sprintf("step %d of %s failed review %d times", s.Number, p.Path, attempt), s, failures)
+	attempt, start := r.h.attempts(r.thread, p.Path, s.Number)
+	if attempt-start+1 >= MaxIterations {
+		return r.escalate(EscalateLimit, limitReached(s.Number, p.Path, attempt, start), s, failures)
 	}
 	iteration := attempt + 1
 	severity := "all"
-	if iteration > 3 {
+	if iteration-start+1 > 3 {
 		severity = "critical"
 	}
 	body := fmt.Sprintf("## Issues to fix (step %d: %s)\n\n%s\n", s.Number, s.Title, strings.Join(failures, "\n\n"))
 	m := r.send([]string{worker}, RevisionRequest, "revise", body)
 	m.SetValue("iteration", strconv.Itoa(iteration))
-	m.SetValue("max_iterations", strconv.Itoa(MaxIterations))
+	m.SetValue("max_iterations", strconv.Itoa(start+MaxIterations-1))
 	m.SetValue("fix_severity", severity)
 	if len(s.Files) > 0 {
 		m.SetNode("files", flowList(s.Files))
@@ -828,6 +834,16 @@ func (r *run) revise(p *plans.Plan, s *plans.Step, worker string, failures []str
 	m.SetValue("wave", strconv.Itoa(s.Wave))
 	m.SetValue("step", strconv.Itoa(s.Number))
 	return []*mailbox.Message{m}, nil
+}
+
+// limitReached says that a round of attempts at a step failed: attempts
+// start to attempt. After a retry it says the round's attempts and the
+// count in all, so a second escalation is not mistaken for the first.
+func limitReached(step int, planFile string, attempt, start int) string {
+	if start <= 1 {
+		return fmt.Sprintf("step %d of %s failed review %d times", step, planFile, attempt)
+	}
+	return fmt.Sprintf("step %d of %s failed review %d more times since the retry (attempts %d-%d, %d in all)", step, planFile, attempt-start+1, start, attempt, attempt)
 }
 
 // escalate tells the person what needs a decision: what happened, the
@@ -873,7 +889,8 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 	}
 	if s != nil {
 		m.SetValue("step", strconv.Itoa(s.Number))
-		m.SetValue("iteration", strconv.Itoa(r.h.attempts(r.thread, r.planOf(), s.Number)))
+		attempt, _ := r.h.attempts(r.thread, r.planOf(), s.Number)
+		m.SetValue("iteration", strconv.Itoa(attempt))
 	}
 	m.SetValue("about", get(r.in, "id"))
 	return []*mailbox.Message{m}, nil
@@ -962,7 +979,8 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 
 // resume resumes step n of a plan on the person's decision: approve ticks
 // it; anything else sends its task again (to worker, else to the worker
-// it was last assigned to), with the person's answer.
+// it was last assigned to), with the person's answer, as a new round
+// whose attempts count on from the step's last.
 func (r *run) resume(planFile string, n int, decision, worker string) ([]*mailbox.Message, error) {
 	p, problem := r.readPlan(planFile)
 	if problem != "" {
@@ -979,6 +997,10 @@ func (r *run) resume(planFile string, n int, decision, worker string) ([]*mailbo
 		return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
 	}
 	m := r.task(p, *s, worker)
+	if attempt, _ := r.h.attempts(r.thread, p.Path, n); attempt > 0 {
+		// A new round: its attempts count on from the last.
+		m.SetValue("iteration", strconv.Itoa(attempt+1))
+	}
 	m.SetBody(append(m.Body, r.decisionText()...))
 	return []*mailbox.Message{m}, nil
 }

@@ -364,6 +364,74 @@ func TestIterationLimit(t *testing.T) {
 	}
 }
 
+// TestIterationLimitAfterRetry guards the count after a person's retry:
+// the attempts go on (6, 7, ...) rather than start again at 1, the
+// retried round has MaxIterations attempts of its own, and its
+// escalation says which attempts failed and how many in all, not
+// "failed review 5 times" again.
+func TestIterationLimitAfterRetry(t *testing.T) {
+	h := newHarness(t, config)
+	task := h.toPlan()[0]
+	// failRound fails attempts until the orchestrator escalates, and
+	// returns the escalation and the iteration of each revision request.
+	failRound := func() (*mailbox.Message, []string, []string, []string) {
+		t.Helper()
+		var iters, maxes, sevs []string
+		for range 2 * MaxIterations {
+			reqs := h.submit(task, "[a.go]")
+			h.handle(verdict(h, reqs[0], "fail"))
+			out := h.handle(verdict(h, reqs[1], "pass"))
+			if len(out) == 1 && get(out[0], "escalation") != "" {
+				return out[0], iters, maxes, sevs
+			}
+			want(t, "failure", out, "worker-1:revision_request/revise")
+			iters = append(iters, get(out[0], "iteration"))
+			maxes = append(maxes, get(out[0], "max_iterations"))
+			sevs = append(sevs, get(out[0], "fix_severity"))
+			task = out[0]
+		}
+		t.Fatal("no escalation")
+		return nil, nil, nil, nil
+	}
+	esc, _, _, _ := failRound()
+	if !strings.Contains(string(esc.Body), "failed review 5 times.") || get(esc, "iteration") != "5" {
+		t.Fatalf("first escalation:\n%s", esc.Bytes())
+	}
+	ans := h.msg("you", "Use the queue, not the loop.", "decision", "retry")
+	ans.Set("thread", get(esc, "thread"))
+	ans.Set("reply_to", get(esc, "id"))
+	out := h.handle(ans)
+	want(t, "retry", out, "worker-1:task_assignment/execute")
+	if got := get(out[0], "iteration"); got != "6" {
+		t.Errorf("task_assignment on retry: iteration %q, want 6 (the attempts go on)", got)
+	}
+	task = out[0]
+
+	esc, iters, maxes, sevs := failRound()
+	if !slices.Equal(iters, []string{"7", "8", "9", "10"}) {
+		t.Errorf("iterations after the retry = %q, want 7-10", iters)
+	}
+	if !slices.Equal(maxes, []string{"10", "10", "10", "10"}) {
+		t.Errorf("max_iterations after the retry = %q, want 10", maxes)
+	}
+	if !slices.Equal(sevs, []string{"all", "all", "critical", "critical"}) {
+		t.Errorf("fix_severity after the retry = %q", sevs)
+	}
+	body := string(esc.Body)
+	if !strings.Contains(body, "step 1 of plans/retry.md failed review 5 more times since the retry (attempts 6-10, 10 in all)") || get(esc, "iteration") != "10" {
+		t.Errorf("second escalation:\n%s", esc.Bytes())
+	}
+	if !strings.Contains(body, "- iteration 10 (critical)") || strings.Contains(body, "- iteration 5 ") {
+		t.Errorf("second escalation's history is not the retried round's:\n%s", body)
+	}
+
+	// Approved at last: the summary counts every attempt.
+	ans = h.msg("you", "approve")
+	ans.Set("thread", get(esc, "thread"))
+	ans.Set("reply_to", get(esc, "id"))
+	want(t, "approved", h.handle(ans), "worker-1:approval/lgtm")
+}
+
 func TestBadInput(t *testing.T) {
 	t.Run("plan outside plans", func(t *testing.T) {
 		h := newHarness(t, config)

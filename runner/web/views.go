@@ -316,8 +316,46 @@ type waveView struct {
 
 type stepView struct {
 	plans.Step
-	Iterations int
+	Iterations int           // the attempts in all, over every run
+	Runs       []attemptRun  // the runs of attempts: the first, and each after a person's retry
 	Rounds     []reviewRound // the verdicts of each iteration reviewed
+}
+
+// attemptRun is a run of attempts at a step, from the task_assignment
+// that started it (at its iteration; 1 without one) to the last attempt
+// before the next run. A run that starts after attempt 1 was retried
+// after an escalation.
+type attemptRun struct {
+	First, Last int
+}
+
+// String says the run as the Plan page shows it: "attempts 1-5",
+// "retried after escalation; attempts 6-7".
+func (r attemptRun) String() string {
+	s := fmt.Sprintf("attempts %d-%d", r.First, r.Last)
+	if r.Last <= r.First {
+		s = fmt.Sprintf("attempt %d", r.First)
+	}
+	if r.First > 1 {
+		s = "retried after escalation; " + s
+	}
+	return s
+}
+
+// runs are the runs of attempts of a step that took iterations attempts
+// in all, each started at one of starts.
+func runs(starts []int, iterations int) []attemptRun {
+	slices.Sort(starts)
+	starts = slices.Compact(starts)
+	var out []attemptRun
+	for i, first := range starts {
+		last := iterations
+		if i+1 < len(starts) {
+			last = starts[i+1] - 1
+		}
+		out = append(out, attemptRun{First: first, Last: max(last, first)})
+	}
+	return out
 }
 
 // reviewRound is the verdicts on one iteration of a step.
@@ -343,6 +381,7 @@ func (s *Server) planData() planData {
 		d.Err = err.Error()
 	}
 	iters := map[stepKey]int{}
+	starts := map[stepKey][]int{} // the iteration each task_assignment of a step started at
 	rounds := map[stepKey][]reviewRound{}
 	type review struct {
 		key       stepKey
@@ -379,6 +418,9 @@ func (s *Server) planData() planData {
 				case "task_assignment", "revision_request":
 					it := max(atoi(m.Header().Text("iteration")), 1)
 					iters[key] = max(iters[key], it)
+					if typ == "task_assignment" {
+						starts[key] = append(starts[key], it)
+					}
 				case "review_request":
 					reviewOf[id] = review{key: key, iteration: max(atoi(m.Header().Text("iteration")), 1)}
 				}
@@ -419,7 +461,7 @@ func (s *Server) planData() planData {
 				key := stepKey{plan: filepath.ToSlash(rel), step: st.Number}
 				rs := rounds[key]
 				slices.SortFunc(rs, func(a, b reviewRound) int { return a.Iteration - b.Iteration })
-				v.Steps = append(v.Steps, stepView{Step: st, Iterations: iters[key], Rounds: rs})
+				v.Steps = append(v.Steps, stepView{Step: st, Iterations: iters[key], Runs: runs(starts[key], iters[key]), Rounds: rs})
 			}
 			pv.Waves = append(pv.Waves, v)
 		}
@@ -503,6 +545,9 @@ func (s *Server) seatData() seatData {
 				wt.Options = askOptions(m)
 			case wt.Type == "RELAY_TO_HUMAN" && agent == s.person:
 				wt.Kind = "relay"
+				for i, o := range campaigns.RelayOptions(string(m.Body)) {
+					wt.Options = append(wt.Options, option{N: i + 1, Label: o})
+				}
 			case slices.Contains(requestTypes, wt.Type):
 				wt.Kind = "request"
 			}

@@ -565,3 +565,125 @@ func TestSpectatorServer(t *testing.T) {
 		t.Fatal("a spectators' event stream never said the story moved on (no tick)")
 	}
 }
+
+// TestPlanRetriedRounds guards the Plan page after a person's retry: the
+// orchestrator counts attempts on (the retry's task_assignment starts at
+// iteration 6), and the page tells the runs apart instead of folding
+// attempts 6 and 7 into iterations 1 and 2.
+func TestPlanRetriedRounds(t *testing.T) {
+	root := t.TempDir()
+	cfg := `agents:
+  - {name: you, role: human}
+  - {name: orch, role: orchestrator, driver: builtin, handler: orchestrator}
+  - {name: worker-1, role: worker, driver: command, run: [true]}
+  - {name: reviewer, driver: command, run: [true]}
+`
+	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeDirs(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "plans"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan := "---\nstatus: in_progress\n---\n## Implementation Waves\n### Wave 1 — Only\n- [ ] **Step 1: One** — a.go: one.\n"
+	if err := os.WriteFile(filepath.Join(root, "plans", "p.md"), []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	ids := &mailbox.IDs{Now: func() time.Time { now = now.Add(time.Millisecond); return now }}
+	box := ws.Mailbox("orch")
+	file := func(state, from string, fields ...string) string {
+		t.Helper()
+		m := mailbox.New([]byte("x\n"))
+		id := ids.New(from)
+		m.Set("id", id)
+		m.Set("from", from)
+		for i := 0; i+1 < len(fields); i += 2 {
+			m.SetValue(fields[i], fields[i+1])
+		}
+		if err := os.WriteFile(box.Path(state, id+".md"), m.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	step := []string{"plan_file", "plans/p.md", "step", "1"}
+	review := func(it int) {
+		q := file(mailbox.Sent, "orch", append([]string{"type", "review_request", "to", "reviewer", "iteration", fmt.Sprint(it)}, step...)...)
+		file(mailbox.Done, "reviewer", "type", "review_verdict", "signal", "fail", "reply_to", q)
+	}
+	file(mailbox.Sent, "orch", append([]string{"type", "task_assignment", "to", "worker-1"}, step...)...)
+	review(1)
+	for it := 2; it <= 5; it++ {
+		file(mailbox.Sent, "orch", append([]string{"type", "revision_request", "to", "worker-1", "iteration", fmt.Sprint(it)}, step...)...)
+		review(it)
+	}
+	file(mailbox.Sent, "orch", append([]string{"to", "you", "escalation", "iteration", "summary", "escalation: step 1 of plans/p.md failed review 5 times", "iteration", "5"}, step...)...)
+	file(mailbox.Sent, "orch", append([]string{"type", "task_assignment", "to", "worker-1", "iteration", "6"}, step...)...)
+	review(6)
+	file(mailbox.Sent, "orch", append([]string{"type", "revision_request", "to", "worker-1", "iteration", "7"}, step...)...)
+	review(7)
+
+	s := newServer(t, ws, Options{})
+	d := s.planData()
+	if len(d.Plans) != 1 || len(d.Plans[0].Waves) != 1 || len(d.Plans[0].Waves[0].Steps) != 1 {
+		t.Fatalf("planData() = %+v, want one plan of one step", d)
+	}
+	st := d.Plans[0].Waves[0].Steps[0]
+	if st.Iterations != 7 {
+		t.Errorf("step 1: Iterations = %d, want 7", st.Iterations)
+	}
+	if want := []attemptRun{{First: 1, Last: 5}, {First: 6, Last: 7}}; !slices.Equal(st.Runs, want) {
+		t.Errorf("step 1: Runs = %v, want %v", st.Runs, want)
+	}
+	var rounds []int
+	for _, r := range st.Rounds {
+		rounds = append(rounds, r.Iteration)
+		if !slices.Equal(r.Verdicts, []string{"reviewer: fail"}) {
+			t.Errorf("iteration %d: verdicts %q, want one fail", r.Iteration, r.Verdicts)
+		}
+	}
+	if want := []int{1, 2, 3, 4, 5, 6, 7}; !slices.Equal(rounds, want) {
+		t.Errorf("step 1: rounds of iterations %v, want %v", rounds, want)
+	}
+	page := get(t, s.Handler(), "/plan", false).Body.String()
+	if want := "7 iterations (attempts 1-5, then retried after escalation; attempts 6-7)"; !strings.Contains(page, want) {
+		t.Errorf("GET /plan lacks %q:\n%s", want, page)
+	}
+}
+
+// TestSeatRelayOptions guards the web seat's decide box: a relay's
+// ## Suggested Options are numbered as parley play numbers them, with a
+// button per option that sends its number (the answer parley answer ID N
+// gives), and the box says a number is an answer.
+func TestSeatRelayOptions(t *testing.T) {
+	ws := newWorkspace(t)
+	relay := "---\nfrom: gm\nto: aria\ntype: RELAY_TO_HUMAN\ncharacter: Aria\n---\n## Decision Needed\n\nThe troll blocks the bridge.\n\n## Suggested Options\n\n- Fight the troll\n- Pay the toll\n\n## Context\n\n- not an option\n"
+	id := "20261126-100000.000000Z-gm-aaaaaa"
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, id+".md"), []byte(relay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria"})
+	d := s.seatData()
+	if len(d.Waiting) != 1 || d.Waiting[0].Kind != "relay" {
+		t.Fatalf("seatData().Waiting = %+v, want one relay", d.Waiting)
+	}
+	want := []option{{N: 1, Label: "Fight the troll"}, {N: 2, Label: "Pay the toll"}}
+	if got := d.Waiting[0].Options; !slices.Equal(got, want) {
+		t.Errorf("relay options = %+v, want %+v", got, want)
+	}
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	for _, w := range []string{`<button name="text" value="1" class="option">1) Fight the troll</button>`, `<button name="text" value="2" class="option">2) Pay the toll</button>`, `placeholder="a number, or what your character does"`} {
+		if !strings.Contains(page, w) {
+			t.Errorf("GET /seat lacks %s:\n%s", w, page)
+		}
+	}
+	if strings.Contains(page, `value="3"`) {
+		t.Errorf("GET /seat numbers an item outside ## Suggested Options:\n%s", page)
+	}
+}
