@@ -65,6 +65,11 @@ type worker struct {
 	// or a file: nothing is read from it (see repair.go).
 	blocked atomic.Bool
 
+	// betweenLooks, when set (by tests), is called by idle between its
+	// look at the inbox and its look at busy: where the worker may claim
+	// a message.
+	betweenLooks func()
+
 	// listed is the inbox's ids as last listed, oldest first, less those
 	// taken since (see oldest); used by the worker's goroutine only.
 	// arrived is set when something new came into the inbox since.
@@ -696,6 +701,9 @@ func (w *worker) idle() bool {
 		return !busy // a mailbox that cannot be used is reported, not waited on
 	}
 	n, err := w.box.Count(mailbox.Inbox)
+	if w.betweenLooks != nil {
+		w.betweenLooks()
+	}
 	w.mu.Lock()
 	busy := w.busy
 	w.mu.Unlock()

@@ -750,3 +750,44 @@ func TestOldestListsAgain(t *testing.T) {
 	take(last)
 	take("")
 }
+
+// TestIdleWhileClaiming checks that a worker that claims a message while
+// it is asked whether it is idle is never seen idle: a run until idle
+// that saw it so ended before the message's answers were routed. The
+// claim is made, as drain makes it, at the moment between idle's two
+// looks (at the inbox and at busy).
+func TestIdleWhileClaiming(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	box := ws.Mailbox("bob")
+	id := (&mailbox.IDs{}).New("boss")
+	m := mailbox.New([]byte("hi\n"))
+	m.Set("id", id)
+	m.Set("to", "bob")
+	if _, err := box.Deliver(id, m.Bytes(), r.syncer); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(r, workspace.Agent{Name: "bob"}, box, nil)
+	w.started = true
+	w.betweenLooks = func() {
+		w.setBusy(id) // as drain: busy, then claimed
+		if err := box.ClaimUntilSync(id, r.syncer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.idle() {
+		t.Fatal("idle() = true for a worker that claimed a message while asked: a run until idle would end before its answers")
+	}
+	w.betweenLooks = nil
+	if w.idle() {
+		t.Fatal("idle() = true while the worker handles a message")
+	}
+	w.setBusy("")
+	if !w.idle() {
+		t.Fatal("idle() = false with nothing handled and nothing waiting")
+	}
+}

@@ -61,8 +61,8 @@ type batch struct {
 
 // round is what the batches of one look at the outboxes share: the
 // senders whose later files wait (a file of theirs was not complete yet,
-// or failed, in an earlier batch), and the ids of the batch whose sync is
-// under way, which are not in sent/ yet.
+// or failed, in an earlier batch), and the ids of the batches delivered
+// but not moved to sent/ yet.
 type round struct {
 	waiting  map[string]bool
 	inFlight map[string]bool
@@ -71,9 +71,14 @@ type round struct {
 // routeBatches routes ready files (in sending order) in batches of at
 // most BatchSize. A batch's deliveries and rejections are made durable
 // with one sync; only then is its journal written and are its files moved
-// to sent/. Three things go on at once: the main loop reads, checks and
-// delivers a batch; the batch before it is synced; and the one before
-// that is journaled and moved to sent/ (see moving). Each batch is
+// to sent/. Four things go on at once: the main loop reads and checks a
+// batch; the copies of the one before it are written (see startDelivery);
+// the one before that is synced; and the one before that is journaled and
+// moved to sent/ (see moving). A batch's copies are written only after
+// those of the batch before it, so a sender's messages arrive in order;
+// when one of them fails, the sender's messages in the batch taken
+// meanwhile are not delivered either (they wait, as after any failure).
+// Each batch is
 // committed only after its own sync, which comes after the one before
 // it, and journaled after the batch before it, so no message is
 // journaled or moved to sent/ before it is durable, and the journal
@@ -127,39 +132,59 @@ func (r *Runner) routeBatches(ctx context.Context, ready []candidate, now time.T
 		mv = b.commit()
 		return nil
 	}
-	for len(ready) > 0 && ctx.Err() == nil {
-		n := min(len(ready), r.opts.BatchSize)
-		b := r.newBatch(now, settle, len(ready[:n]))
-		for i, c := range ready[:n] {
-			b.take(i, c, rd)
-		}
-		ready = ready[n:]
-		b.writeDrawn()
-		b.deliver()
-		for agent := range b.held {
-			rd.waiting[agent] = true
-		}
-		for agent := range b.failed {
-			rd.waiting[agent] = true
-		}
-		later(b.wait)
-		if err := commit(b); err != nil {
-			b.close()
-			return wait, err
-		}
-		// The ids of the batches not in sent/ yet: the one being moved
-		// there and this one.
-		clear(rd.inFlight)
-		if mv != nil {
-			for id := range mv.b.ids {
-				rd.inFlight[id] = true
+	// cur is the batch whose copies are being written while the loop
+	// reads and checks the next one.
+	var cur *batch
+	var writing *delivery
+	for (len(ready) > 0 && ctx.Err() == nil) || cur != nil {
+		var next *batch
+		if len(ready) > 0 && ctx.Err() == nil {
+			// The ids of the batches not in sent/ yet: the one being
+			// moved there, the one being synced and the one delivered.
+			clear(rd.inFlight)
+			for _, o := range []*batch{moved(mv), prev, cur} {
+				if o != nil {
+					for id := range o.ids {
+						rd.inFlight[id] = true
+					}
+				}
 			}
+			n := min(len(ready), r.opts.BatchSize)
+			next = r.newBatch(now, settle, n)
+			for i, c := range ready[:n] {
+				next.take(i, c, rd)
+			}
+			ready = ready[n:]
+			for agent := range next.held {
+				rd.waiting[agent] = true
+			}
+			later(next.wait)
 		}
-		for id := range b.ids {
-			rd.inFlight[id] = true
+		if cur != nil {
+			writing.finish()
+			for agent := range cur.failed {
+				// Its later messages wait, those taken already too: none
+				// may arrive before the one that failed.
+				rd.waiting[agent] = true
+				if next != nil {
+					next.failed[agent] = true
+				}
+			}
+			if err := commit(cur); err != nil {
+				cur.close()
+				if next != nil {
+					next.close()
+				}
+				return wait, err
+			}
+			prev, synced = cur, make(chan error, 1)
+			go func(done chan<- error) { done <- r.syncer.Sync() }(synced)
 		}
-		prev, synced = b, make(chan error, 1)
-		go func(done chan<- error) { done <- r.syncer.Sync() }(synced)
+		cur, writing = next, nil
+		if cur != nil {
+			cur.writeDrawn()
+			writing = cur.startDelivery()
+		}
 	}
 	if err := commit(nil); err != nil {
 		return wait, err
@@ -435,8 +460,9 @@ func (b *batch) writeDrawn() {
 	}
 }
 
-// deliver writes every accepted message into its recipients' inboxes.
-// They are durable once the syncer's next Sync returns.
+// startDelivery starts writing every accepted message into its
+// recipients' inboxes; finish waits for it. They are durable once the
+// syncer's next Sync returns.
 //
 // Each sender's messages are delivered by one goroutine, in sending
 // order, so each recipient gets them in the order they were sent: a
@@ -446,10 +472,12 @@ func (b *batch) writeDrawn() {
 // a copy's lookups, write and link are system calls that wait on the
 // kernel, and one core alone was the router's limit. What the goroutines
 // share is only read: which recipients can be used is settled first,
-// here, and what they find is summed after.
-func (b *batch) deliver() {
+// here, and what they find is summed by finish. Meanwhile the loop reads
+// and checks the next batch: the goroutines touch only this batch's
+// messages, its b.checked and the mailboxes.
+func (b *batch) startDelivery() *delivery {
 	r := b.r
-	var senders [][]*accepted // each sender's messages, in sending order
+	d := &delivery{b: b}
 	bySender := make(map[string]int)
 	for _, a := range b.routed {
 		if a.err != nil || a.skipped {
@@ -465,35 +493,42 @@ func (b *batch) deliver() {
 		}
 		s, ok := bySender[a.agent]
 		if !ok {
-			s = len(senders)
+			s = len(d.senders)
 			bySender[a.agent] = s
-			senders = append(senders, nil)
+			d.senders = append(d.senders, nil)
 		}
-		senders[s] = append(senders[s], a)
+		d.senders[s] = append(d.senders[s], a)
 	}
-	outcomes := make([]deliveries, len(senders))
-	workers := min(runtime.GOMAXPROCS(0), len(senders))
-	if workers <= 1 {
-		for s, msgs := range senders {
-			outcomes[s] = b.deliverFrom(msgs)
-		}
-	} else {
-		var next atomic.Int64 // the next sender to take
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for s := int(next.Add(1) - 1); s < len(senders); s = int(next.Add(1) - 1) {
-					outcomes[s] = b.deliverFrom(senders[s])
-				}
-			})
-		}
-		wg.Wait()
+	d.outcomes = make([]deliveries, len(d.senders))
+	var next atomic.Int64 // the next sender to take
+	for range min(runtime.GOMAXPROCS(0), len(d.senders)) {
+		d.wg.Go(func() {
+			for s := int(next.Add(1) - 1); s < len(d.senders); s = int(next.Add(1) - 1) {
+				d.outcomes[s] = b.deliverFrom(d.senders[s])
+			}
+		})
 	}
-	for s, o := range outcomes {
+	return d
+}
+
+// delivery is a batch's copies being written (see startDelivery).
+type delivery struct {
+	b        *batch
+	senders  [][]*accepted // each sender's messages, in sending order
+	outcomes []deliveries  // by senders' index
+	wg       sync.WaitGroup
+}
+
+// finish waits for the copies, sums what became of them, and delivers
+// parley's notices of the batch.
+func (d *delivery) finish() {
+	d.wg.Wait()
+	b, r := d.b, d.b.r
+	for s, o := range d.outcomes {
 		r.stats.Deliveries += o.delivered
 		r.stats.Recovered += o.recovered
 		if o.failed {
-			b.failed[senders[s][0].agent] = true
+			b.failed[d.senders[s][0].agent] = true
 		}
 	}
 	for _, n := range b.notices {
@@ -560,6 +595,14 @@ func (b *batch) deliverFrom(msgs []*accepted) (o deliveries) {
 		}
 	}
 	return o
+}
+
+// moved is the batch m moves to sent/, or nil.
+func moved(m *moving) *batch {
+	if m == nil {
+		return nil
+	}
+	return m.b
 }
 
 // moving is a synced batch being journaled and moved to sent/ by a
