@@ -402,7 +402,11 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 		if time.Now().After(deadline) {
 			return fmt.Errorf("could not connect to %s within 10s", strings.Join(b.cfg.URLs, ", "))
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stopped before connecting to %s: %w", strings.Join(b.cfg.URLs, ", "), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	s, err := b.setup(ctx, js)
 	if err != nil {

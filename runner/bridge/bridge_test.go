@@ -2,7 +2,9 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,5 +252,31 @@ func TestBridgeMaxDeliver(t *testing.T) {
 	}
 	if got, _ := home.Mailbox("bram").IDs(mailbox.Inbox); len(got) != len(ids) {
 		t.Errorf("bram got %d of %d", len(got), len(ids))
+	}
+}
+
+// TestBridgeUntilIdleStops: a bridge told to finish what waits, with no
+// server to reach, stops when its context ends (Ctrl-C) rather than
+// trying on for its ten seconds; the error says so.
+func TestBridgeUntilIdleStops(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "nats://" + l.Addr().String()
+	l.Close() // nobody listens there now
+	ws, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s}\nagents: [gm]\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	_, err = runBridge(t, ctx, ws, Options{UntilIdle: true})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run(cancelled, UntilIdle) = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run(cancelled, UntilIdle) took %v, want it to stop at once", d)
 	}
 }
