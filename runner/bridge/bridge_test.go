@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -278,5 +279,38 @@ func TestBridgeUntilIdleStops(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Run(cancelled, UntilIdle) took %v, want it to stop at once", d)
+	}
+}
+
+// TestBridgeFailLogsOnce: the same error again (a server that is down
+// refuses every reconnection alike, several times a second) is logged
+// once until the bridge works again, and kept with its latest time; a
+// call refused while disconnected is left to the connection's error.
+func TestBridgeFailLogsOnce(t *testing.T) {
+	ws, err := workspace.InitConfig(t.TempDir(), "bridge: {name: inn, url: nats://127.0.0.1:4222}\nagents: [gm]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	b, err := Open(ws, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	refused := errors.New("connecting: dial tcp 127.0.0.1:4222: connect: connection refused")
+	for range 5 {
+		b.fail(refused)
+	}
+	b.fail(fmt.Errorf("stream PARLEY: %w", nats.ErrReconnectBufExceeded)) // called while disconnected: no news
+	b.fail(errors.New("disconnected: EOF"))
+	b.fail(refused)
+	b.fail(errors.New("disconnected: EOF"))
+	b.clearError()
+	b.fail(refused)
+	if got, want := strings.Count(logged.String(), "\n"), 3; got != want {
+		t.Errorf("logged %d lines, want %d:\n%s", got, want, logged.String())
+	}
+	if b.lastErr != refused.Error() || b.errAt.IsZero() {
+		t.Errorf("last error = %q at %v, want %q", b.lastErr, b.errAt, refused)
 	}
 }
