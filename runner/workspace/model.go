@@ -91,7 +91,7 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 			}
 			return nil
 		},
-		"model":    func(v *yaml.Node) error { return scalar(v, key+".model", &m.Model, bad) },
+		"model": func(v *yaml.Node) error { return scalar(v, key+".model", &m.Model, bad) },
 		"key_env": func(v *yaml.Node) error {
 			if err := scalar(v, key+".key_env", &m.KeyEnv, bad); err != nil {
 				return err
