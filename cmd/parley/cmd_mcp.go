@@ -63,7 +63,7 @@ type mcpMailbox struct {
 // options turns a tool's message into send options.
 func (b *mcpMailbox) options(m mcpserver.Outgoing) (sendOptions, error) {
 	body := withNewline(m.Body)
-	opts := sendOptions{From: b.agent, To: m.To, CC: m.CC, Type: m.Type, Signal: m.Signal, Body: &body}
+	opts := sendOptions{From: b.agent, To: m.To, CC: m.CC, Type: m.Type, Signal: m.Signal, Body: &body, Tool: true}
 	keys := make([]string, 0, len(m.Fields))
 	for k := range m.Fields {
 		keys = append(keys, k)

@@ -106,6 +106,21 @@ func TestMCP(t *testing.T) {
 	if n, _ := ws.Mailbox("aria").Count(mailbox.Outbox); n != 0 {
 		t.Errorf("a refused message was written into the outbox")
 	}
+	// A field parley sets, or one with its own argument, is named as the
+	// client wrote it: fields.id, not the command line's --field id.
+	for _, tt := range []struct {
+		fields map[string]any
+		want   string
+	}{
+		{map[string]any{"id": "x"}, "fields.id: parley sets id itself"},
+		{map[string]any{"to": "gm"}, "fields.to: use to"},
+		{map[string]any{"a b": 1}, `fields: "a b" is no field name`},
+	} {
+		out, isErr = call("send", map[string]any{"to": []string{"gm"}, "fields": tt.fields, "body": "x"})
+		if !isErr || !strings.HasPrefix(out, tt.want) || strings.Contains(out, "--") {
+			t.Errorf("send with fields %v = %q (error %v), want a tool error starting %q", tt.fields, out, isErr, tt.want)
+		}
+	}
 
 	// The inbox, a message read, answered, handled.
 	m := mailbox.New([]byte("What do you do?\n"))
