@@ -143,6 +143,11 @@ func TestMCP(t *testing.T) {
 		t.Errorf("the answered message is not handled")
 	}
 
+	// A wait of no time is refused at once, not taken for the default 30 s.
+	if out, isErr := call("wait", map[string]any{"seconds": -5}); !isErr || !strings.Contains(out, "seconds: -5 is no time to wait") {
+		t.Errorf("wait -5 s = %q (error %v), want a tool error", out, isErr)
+	}
+
 	// Waiting: a message that arrives meanwhile is returned.
 	routed := make(chan struct{})
 	go func() {
