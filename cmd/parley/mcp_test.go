@@ -230,3 +230,16 @@ func TestMCPGameMasterTools(t *testing.T) {
 		t.Errorf("stats of nobody: %v %+v, want a tool error", err, res)
 	}
 }
+
+// TestServeMCPInterrupted: parley mcp stopped by a signal (its context
+// ended) stops cleanly, exit 0 and nothing said; it said "context
+// canceled" and exited 1.
+func TestServeMCPInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	server := mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)
+	st, _ := mcp.NewInMemoryTransports()
+	cancel()
+	if err := serveMCP(ctx, server, st); err != nil {
+		t.Errorf("serveMCP(interrupted) = %v, want nil", err)
+	}
+}
