@@ -49,6 +49,20 @@ func (s *Set) TypeNames() []string {
 	return names
 }
 
+// UnknownType returns the verdict on a message whose type the protocol
+// does not define (as Check gives it), and false for a message of no type
+// or of a type the protocol defines.
+func (s *Set) UnknownType(m *mailbox.Message, strict bool) (Violation, bool) {
+	name, _ := m.Header().Get("type")
+	if name == "" {
+		return Violation{}, false
+	}
+	if _, _, ok := s.Type(name); ok {
+		return Violation{}, false
+	}
+	return s.unknownType(m, name, strict), true
+}
+
 // unknownType is the verdict on a message whose type the protocol does not
 // define. One or two edits from a known type is a typo, refused with the
 // type meant; a tag-first message with another tag is informal, delivered

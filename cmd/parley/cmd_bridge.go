@@ -58,7 +58,14 @@ type bridgeOptions struct {
 	JSON      bool
 }
 
+// errListenWithoutServe is the usage error of a --listen given alone:
+// left unsaid, it would be ignored, and no server would listen.
+var errListenWithoutServe = usagef("--listen says where --serve's NATS server listens: give --serve too")
+
 func runBridge(ctx context.Context, e *env, ws *workspace.Workspace, opts bridgeOptions) error {
+	if opts.Listen != "" && !opts.Serve {
+		return errListenWithoutServe
+	}
 	if ws.Config.Bridge == nil {
 		return fmt.Errorf("%s has no bridge: section: name this workspace and the NATS server (bridge: {name: tavern, url: nats://HOST:4222})", workspace.ConfigFile)
 	}

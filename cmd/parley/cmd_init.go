@@ -86,7 +86,7 @@ func runInit(e *env, dir string, agents []workspace.Agent, skillNames []string) 
 		return err
 	}
 	abs, _ := filepath.Abs(ws.Root)
-	fmt.Fprintf(e.stdout, "created workspace %s with %d agents: mailboxes/{%s}\n", abs, len(agents), strings.Join(ws.AgentNames(), ","))
+	fmt.Fprintf(e.stdout, "created workspace %s with %d %s: mailboxes/{%s}\n", abs, len(agents), plural(len(agents), "agent", "agents"), strings.Join(ws.AgentNames(), ","))
 	if len(skillNames) > 0 {
 		fmt.Fprintf(e.stdout, "messages are checked against: %s (skills/)\n", strings.Join(skillNames, ", "))
 	}

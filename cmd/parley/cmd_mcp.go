@@ -48,9 +48,24 @@ func mcpCommand(e *env) *cli.Command {
 			ctx, stop := interruptible(c.Context)
 			defer stop()
 			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent)})
-			return s.Run(ctx, &mcp.StdioTransport{})
+			return serveMCP(ctx, s, &mcp.StdioTransport{})
 		},
 	}
+}
+
+// serveMCP serves s on t until the client goes or ctx ends. An interrupt
+// (Ctrl-C, or the SIGTERM a client stops its server with) is a clean
+// stop; a connection that fails, such as a client that writes what is
+// not JSON-RPC, is said as such.
+func serveMCP(ctx context.Context, s *mcp.Server, t mcp.Transport) error {
+	err := s.Run(ctx, t)
+	switch {
+	case ctx.Err() != nil:
+		return nil
+	case err != nil:
+		return fmt.Errorf("mcp: talking with the client on stdio: %w", err)
+	}
+	return nil
 }
 
 // mcpMailbox does what an MCP client asks, as the agent, through the
@@ -63,7 +78,7 @@ type mcpMailbox struct {
 // options turns a tool's message into send options.
 func (b *mcpMailbox) options(m mcpserver.Outgoing) (sendOptions, error) {
 	body := withNewline(m.Body)
-	opts := sendOptions{From: b.agent, To: m.To, CC: m.CC, Type: m.Type, Signal: m.Signal, Body: &body}
+	opts := sendOptions{From: b.agent, To: m.To, CC: m.CC, Type: m.Type, Signal: m.Signal, Body: &body, Tool: true}
 	keys := make([]string, 0, len(m.Fields))
 	for k := range m.Fields {
 		keys = append(keys, k)

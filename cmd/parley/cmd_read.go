@@ -32,6 +32,9 @@ func readCommand(e *env) *cli.Command {
 			path := arg
 			if _, err := os.Lstat(arg); err != nil {
 				if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".md") {
+					if errors.Is(err, fs.ErrNotExist) {
+						return fmt.Errorf("%s: no such file", arg) // not "lstat X: ..."
+					}
 					return err // a path, not an id
 				}
 				ws, werr := openWorkspace(c)

@@ -60,6 +60,9 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	log := e.logger(opts.Level)
 	ropts := runnerOptions(ws, log)
 	ropts.UntilIdle = opts.UntilIdle
+	if opts.Listen != "" && !opts.Serve {
+		return errListenWithoutServe
+	}
 	bridged := ws.Config.Bridge != nil && !opts.NoBridge && !opts.UntilIdle
 	if opts.Serve && !bridged {
 		return usagef("--serve runs a NATS server beside the bridge: it needs a bridge: section in %s, and no --until-idle or --no-bridge", workspace.ConfigFile)

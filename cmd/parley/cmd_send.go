@@ -77,6 +77,26 @@ type sendOptions struct {
 	// terminal, with Quote shown in a comment that is taken out.
 	Edit  bool
 	Quote string
+	// Tool says that the options are an MCP tool's arguments: an error
+	// names fields.KEY and the argument to, not --field KEY and --to.
+	Tool bool
+}
+
+// fieldRef names a field as the sender wrote it: --field KEY, or, for an
+// MCP tool, fields.KEY.
+func (o sendOptions) fieldRef(k string) string {
+	if o.Tool {
+		return "fields." + k
+	}
+	return "--field " + k
+}
+
+// argRef names an option (to, cc, type, signal) as the sender gives it.
+func (o sendOptions) argRef(k string) string {
+	if o.Tool {
+		return k
+	}
+	return "--" + k
 }
 
 var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
@@ -393,20 +413,23 @@ func buildMessage(ws *workspace.Workspace, opts sendOptions) (*mailbox.Message, 
 	seen := map[string]bool{}
 	for _, f := range opts.Fields {
 		k, v, ok := strings.Cut(f, "=")
+		if opts.Tool && !fieldKey.MatchString(k) {
+			return nil, usagef("fields: %q is no field name: use letters, digits, _ and -", k)
+		}
 		if !ok || !fieldKey.MatchString(k) {
 			return nil, usagef("--field %q: write KEY=VALUE, with a KEY of letters, digits, _ and -", f)
 		}
 		if seen[k] {
-			return nil, usagef("--field %s: given twice", k)
+			return nil, usagef("%s: given twice", opts.fieldRef(k))
 		}
 		seen[k] = true
 		switch {
 		case slices.Contains(payload, k):
 			m.SetPayload(k, v) // the protocol's own field, even one named like a header field
 		case k == "id" || k == "from" || k == "created":
-			return nil, usagef("--field %s: parley sets %s itself", k, k)
+			return nil, usagef("%s: parley sets %s itself", opts.fieldRef(k), k)
 		case k == "to" || k == "cc" || k == "type" || k == "signal":
-			return nil, usagef("--field %s: use --%s", k, k)
+			return nil, usagef("%s: use %s", opts.fieldRef(k), opts.argRef(k))
 		case payload != nil && !mailbox.IsReserved(k):
 			m.SetPayload(k, v)
 		default:

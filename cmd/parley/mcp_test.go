@@ -106,6 +106,21 @@ func TestMCP(t *testing.T) {
 	if n, _ := ws.Mailbox("aria").Count(mailbox.Outbox); n != 0 {
 		t.Errorf("a refused message was written into the outbox")
 	}
+	// A field parley sets, or one with its own argument, is named as the
+	// client wrote it: fields.id, not the command line's --field id.
+	for _, tt := range []struct {
+		fields map[string]any
+		want   string
+	}{
+		{map[string]any{"id": "x"}, "fields.id: parley sets id itself"},
+		{map[string]any{"to": "gm"}, "fields.to: use to"},
+		{map[string]any{"a b": 1}, `fields: "a b" is no field name`},
+	} {
+		out, isErr = call("send", map[string]any{"to": []string{"gm"}, "fields": tt.fields, "body": "x"})
+		if !isErr || !strings.HasPrefix(out, tt.want) || strings.Contains(out, "--") {
+			t.Errorf("send with fields %v = %q (error %v), want a tool error starting %q", tt.fields, out, isErr, tt.want)
+		}
+	}
 
 	// The inbox, a message read, answered, handled.
 	m := mailbox.New([]byte("What do you do?\n"))
@@ -126,6 +141,11 @@ func TestMCP(t *testing.T) {
 	}
 	if n, _ := ws.Mailbox("aria").Count(mailbox.Done); n != 1 {
 		t.Errorf("the answered message is not handled")
+	}
+
+	// A wait of no time is refused at once, not taken for the default 30 s.
+	if out, isErr := call("wait", map[string]any{"seconds": -5}); !isErr || !strings.Contains(out, "seconds: -5 is no time to wait") {
+		t.Errorf("wait -5 s = %q (error %v), want a tool error", out, isErr)
 	}
 
 	// Waiting: a message that arrives meanwhile is returned.
@@ -208,5 +228,18 @@ func TestMCPGameMasterTools(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_character_stats", Arguments: map[string]any{"character": "nobody-here"}})
 	if err != nil || !res.IsError {
 		t.Errorf("stats of nobody: %v %+v, want a tool error", err, res)
+	}
+}
+
+// TestServeMCPInterrupted: parley mcp stopped by a signal (its context
+// ended) stops cleanly, exit 0 and nothing said; it said "context
+// canceled" and exited 1.
+func TestServeMCPInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	server := mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)
+	st, _ := mcp.NewInMemoryTransports()
+	cancel()
+	if err := serveMCP(ctx, server, st); err != nil {
+		t.Errorf("serveMCP(interrupted) = %v, want nil", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -109,6 +110,17 @@ func (s *Server) Last() []byte {
 func New(steps ...Step) *Server {
 	s := &Server{script: steps}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// Listen starts a stand-in replaying steps on l (an address of one's
+// choosing, for a parley.yaml to name); Close stops it.
+func Listen(l net.Listener, steps ...Step) *Server {
+	s := &Server{script: steps}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Server.Listener.Close()
+	s.Server.Listener = l
+	s.Server.Start()
 	return s
 }
 

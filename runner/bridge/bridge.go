@@ -105,6 +105,7 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	lastErr  string
+	logged   map[string]struct{} // the errors logged since the bridge last worked
 	errAt    time.Time
 	lag      uint64
 	attempts map[string]int // incoming copy -> failed deliveries here
@@ -197,7 +198,10 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 				b.fail(fmt.Errorf("disconnected: %w", err))
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { b.log.Info("bridge reconnected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			b.clearError() // connected again: the next failure is news
+			b.log.Info("bridge reconnected", "url", nc.ConnectedUrlRedacted())
+		}),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				b.fail(fmt.Errorf("connecting: %w", err))
@@ -304,15 +308,30 @@ func (b *Bridge) setup(ctx context.Context, js jetstream.JetStream) (jetstream.S
 	return s, nil
 }
 
-// fail keeps err as the last error, for `parley status`, and logs it.
+// fail keeps err as the last error, for `parley status`, and logs it
+// unless it was logged already since the bridge last worked: a server
+// that is down fails every reconnection the same way, four times a
+// second, and one line says so. A call made while disconnected, which
+// fails at once (nats.ErrReconnectBufExceeded), is no news: the
+// connection's own error says what is wrong.
 func (b *Bridge) fail(err error) {
-	if err == nil {
+	if err == nil || errors.Is(err, nats.ErrReconnectBufExceeded) {
 		return
 	}
-	b.log.Warn("bridge", "err", err)
+	msg := err.Error()
 	b.mu.Lock()
-	b.lastErr, b.errAt = err.Error(), time.Now().UTC()
+	_, again := b.logged[msg]
+	if !again {
+		if b.logged == nil || len(b.logged) >= 100 {
+			b.logged = map[string]struct{}{}
+		}
+		b.logged[msg] = struct{}{}
+	}
+	b.lastErr, b.errAt = msg, time.Now().UTC()
 	b.mu.Unlock()
+	if !again {
+		b.log.Warn("bridge", "err", err)
+	}
 }
 
 // stateLoop writes .parley/bridge.json every second.
@@ -402,7 +421,11 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 		if time.Now().After(deadline) {
 			return fmt.Errorf("could not connect to %s within 10s", strings.Join(b.cfg.URLs, ", "))
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stopped before connecting to %s: %w", strings.Join(b.cfg.URLs, ", "), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	s, err := b.setup(ctx, js)
 	if err != nil {

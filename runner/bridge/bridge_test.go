@@ -2,7 +2,10 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,5 +253,64 @@ func TestBridgeMaxDeliver(t *testing.T) {
 	}
 	if got, _ := home.Mailbox("bram").IDs(mailbox.Inbox); len(got) != len(ids) {
 		t.Errorf("bram got %d of %d", len(got), len(ids))
+	}
+}
+
+// TestBridgeUntilIdleStops: a bridge told to finish what waits, with no
+// server to reach, stops when its context ends (Ctrl-C) rather than
+// trying on for its ten seconds; the error says so.
+func TestBridgeUntilIdleStops(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "nats://" + l.Addr().String()
+	l.Close() // nobody listens there now
+	ws, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s}\nagents: [gm]\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	_, err = runBridge(t, ctx, ws, Options{UntilIdle: true})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run(cancelled, UntilIdle) = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run(cancelled, UntilIdle) took %v, want it to stop at once", d)
+	}
+}
+
+// TestBridgeFailLogsOnce: the same error again (a server that is down
+// refuses every reconnection alike, several times a second) is logged
+// once until the bridge works again, and kept with its latest time; a
+// call refused while disconnected is left to the connection's error.
+func TestBridgeFailLogsOnce(t *testing.T) {
+	ws, err := workspace.InitConfig(t.TempDir(), "bridge: {name: inn, url: nats://127.0.0.1:4222}\nagents: [gm]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	b, err := Open(ws, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	refused := errors.New("connecting: dial tcp 127.0.0.1:4222: connect: connection refused")
+	for range 5 {
+		b.fail(refused)
+	}
+	b.fail(fmt.Errorf("stream PARLEY: %w", nats.ErrReconnectBufExceeded)) // called while disconnected: no news
+	b.fail(errors.New("disconnected: EOF"))
+	b.fail(refused)
+	b.fail(errors.New("disconnected: EOF"))
+	b.clearError()
+	b.fail(refused)
+	if got, want := strings.Count(logged.String(), "\n"), 3; got != want {
+		t.Errorf("logged %d lines, want %d:\n%s", got, want, logged.String())
+	}
+	if b.lastErr != refused.Error() || b.errAt.IsZero() {
+		t.Errorf("last error = %q at %v, want %q", b.lastErr, b.errAt, refused)
 	}
 }

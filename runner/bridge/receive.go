@@ -110,7 +110,7 @@ func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) err
 
 func (b *Bridge) clearError() {
 	b.mu.Lock()
-	b.lastErr, b.errAt = "", time.Time{}
+	b.lastErr, b.errAt, b.logged = "", time.Time{}, nil
 	b.mu.Unlock()
 }
 

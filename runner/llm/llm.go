@@ -223,9 +223,15 @@ type EndpointError struct {
 	URL    string
 	Status int // the HTTP status; 0 when there was no answer
 	Err    error
+	// Timeout is openai.timeout when the endpoint did not answer within
+	// it (Err is then context.DeadlineExceeded); 0 otherwise.
+	Timeout time.Duration
 }
 
 func (e *EndpointError) Error() string {
+	if e.Status == 0 && e.Timeout > 0 {
+		return fmt.Sprintf("model endpoint %s did not answer within %s (openai.timeout)", e.URL, e.Timeout)
+	}
 	if e.Status == 0 {
 		return fmt.Sprintf("model endpoint %s unreachable: %v", e.URL, e.Err)
 	}
@@ -440,7 +446,11 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 		if errors.As(err, &apiErr) {
 			err = &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode)))}
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
-			err = &EndpointError{URL: a.Endpoint(), Err: err}
+			ee = &EndpointError{URL: a.Endpoint(), Err: err}
+			if errors.Is(err, context.DeadlineExceeded) {
+				ee.Timeout = a.model.Timeout // ctx is alive: the request's own deadline
+			}
+			err = ee
 		}
 		entry.Reason = err.Error()
 		a.journal(entry)

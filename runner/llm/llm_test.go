@@ -345,6 +345,10 @@ func TestEndpointErrors(t *testing.T) {
 		if !errors.As(err, &ee) || ee.Status != 0 || !ee.Temporary() {
 			t.Fatalf("Handle = %v, want a temporary EndpointError", err)
 		}
+		// Reached, but too slow: not "unreachable: context deadline exceeded".
+		if want := "did not answer within 100ms (openai.timeout)"; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "unreachable") {
+			t.Errorf("Handle = %q, want it to say %q", err, want)
+		}
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("gave up after %v, want about the timeout", d)
 		}

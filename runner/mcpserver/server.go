@@ -153,7 +153,10 @@ func New(box Mailbox, opts Options) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "wait", Description: "Wait until a message arrives in the inbox (one not there when the wait began), or the time runs out; returns it, or says none came."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a waitArgs) (*mcp.CallToolResult, any, error) {
 			secs := a.Seconds
-			if secs <= 0 {
+			if secs < 0 {
+				return nil, nil, fmt.Errorf("seconds: %d is no time to wait: give 1 to 300 (left out: 30)", secs)
+			}
+			if secs == 0 {
 				secs = 30
 			}
 			secs = min(secs, 300)
@@ -185,6 +188,9 @@ func New(box Mailbox, opts Options) *mcp.Server {
 				}
 				select {
 				case <-ctx.Done():
+					if secs == 1 {
+						return text("no message came in 1 second")
+					}
 					return text(fmt.Sprintf("no message came in %d seconds", secs))
 				case <-tick.C:
 				}

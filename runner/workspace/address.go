@@ -72,6 +72,12 @@ func (w *Workspace) address(protocol *skills.Set, sender string, m *mailbox.Mess
 		if a.named {
 			return nil, &Refusal{Line: m.Header().Line("to"), Field: "to", Reason: "names no agent (\"*\" alone, with no other agent in the workspace?)"}
 		}
+		if protocol != nil {
+			// A misspelt type is why the protocol sent it nowhere.
+			if v, ok := protocol.UnknownType(m, w.Config.Strict); ok && !v.Warning {
+				return nil, &Refusal{Line: v.Line, Field: v.Field, Reason: v.Reason}
+			}
+		}
 		return nil, &Refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
 	}
 	return a, nil

@@ -184,6 +184,11 @@ func checkURL(s string) error {
 	default:
 		return fmt.Errorf("%q: scheme %q is not nats, tls, ws or wss", raw, u.Scheme)
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q: port %s is not a port (1 to 65535)", raw, p)
+		}
+	}
 	if u.User != nil {
 		return fmt.Errorf("%q: inline credentials are refused: parley.yaml is committed to git; name an environment variable (token_env:, or user_env: and password_env:) or a NATS credentials file (credentials: PATH)", u.Redacted())
 	}

@@ -50,6 +50,7 @@ func TestParseBridgeErrors(t *testing.T) {
 		{"env not a name", "bridge: {name: inn, token_env: 'abc def'}\n", `parley.yaml:1: bridge.token_env: "abc def" is not the name of an environment variable`},
 		{"no name", "bridge: {url: nats://h:4222}\n", "parley.yaml:1: bridge.name: missing"},
 		{"bad url", "bridge: {name: inn, url: 'http://h:80'}\n", `parley.yaml:1: bridge.url: "http://h:80": scheme "http" is not nats, tls, ws or wss`},
+		{"bad port", "bridge: {name: inn, url: 'nats://127.0.0.1:99999'}\n", `parley.yaml:1: bridge.url: "nats://127.0.0.1:99999": port 99999 is not a port (1 to 65535)`},
 		{"bad listen", "bridge: {name: inn, listen: everywhere}\n", `parley.yaml:1: bridge.listen: "everywhere" is not HOST:PORT`},
 		{"user without password", "bridge: {name: inn, user_env: U}\n", "parley.yaml:1: bridge.user_env: user_env and password_env go together"},
 		{"remote without bridge", "agents:\n  - {name: aria, remote: home}\n", `parley.yaml:2: agents[0].remote: aria lives in workspace "home", but parley.yaml has no bridge: section`},

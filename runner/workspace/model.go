@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -80,8 +82,16 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 	m := &Model{Timeout: DefaultModelTimeout, MaxRetries: DefaultMaxRetries, MaxRepairs: DefaultMaxRepairs,
 		MaxToolRounds: DefaultMaxToolRounds, MemoryTokens: DefaultMemoryTokens, Line: v.Line}
 	err := eachKey(v, key, bad, map[string]func(*yaml.Node) error{
-		"base_url": func(v *yaml.Node) error { return scalar(v, key+".base_url", &m.BaseURL, bad) },
-		"model":    func(v *yaml.Node) error { return scalar(v, key+".model", &m.Model, bad) },
+		"base_url": func(v *yaml.Node) error {
+			if err := scalar(v, key+".base_url", &m.BaseURL, bad); err != nil {
+				return err
+			}
+			if why := checkBaseURL(m.BaseURL); why != "" {
+				return bad(v, key+".base_url", "%s", why)
+			}
+			return nil
+		},
+		"model": func(v *yaml.Node) error { return scalar(v, key+".model", &m.Model, bad) },
 		"key_env": func(v *yaml.Node) error {
 			if err := scalar(v, key+".key_env", &m.KeyEnv, bad); err != nil {
 				return err
@@ -137,6 +147,20 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 		return nil, bad(v, key+".model", "missing: name the model the endpoint serves (model: llama3.1)")
 	}
 	return m, nil
+}
+
+// checkBaseURL says what is wrong with an endpoint's URL: one the HTTP
+// client cannot call (no http or https scheme, no host), or one with a
+// user and password in it. It returns "" for a good one.
+func checkBaseURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("%q is not an http:// or https:// URL (like http://localhost:11434/v1)", s)
+	}
+	if u.User != nil {
+		return fmt.Sprintf("%q: inline credentials are refused: %s is committed to git; name the environment variable that holds the key (key_env: OPENAI_API_KEY)", u.Redacted(), ConfigFile)
+	}
+	return ""
 }
 
 // envName reports whether s can be the name of an environment variable.
