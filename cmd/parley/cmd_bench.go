@@ -107,6 +107,8 @@ func benchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "rounds", Value: 5, Usage: "interleaved rounds of the flood phases (the disk alone, hand-written files, id-named files); with --drivers, of the program alone and one command agent"},
 			&cli.IntFlag{Name: "startup", Value: 100000, Usage: "messages pending at startup (0 skips the phase)"},
 			&cli.DurationFlag{Name: "paced", Value: 3 * time.Second, Usage: "how long each latency-at-load phase runs"},
+			&cli.IntFlag{Name: "hops", Value: 100, Usage: "messages sent one at a time to an idle runner, for the idle hop latency"},
+			&cli.DurationFlag{Name: "idle", Value: 3 * time.Second, Usage: "how long an idle runner's CPU is watched"},
 			&cli.BoolFlag{Name: "drivers", Usage: "measure the command and session drivers instead of routing"},
 			&cli.IntFlag{Name: "driver-messages", Value: 500, Usage: "with --drivers: messages each agent handles (the session round trips are twice as many)"},
 			&cli.BoolFlag{Name: "campaign", Usage: "measure the D&D campaign tools instead: parley roll, sheet updates, state deltas"},
@@ -222,6 +224,9 @@ func benchCommand(e *env) *cli.Command {
 			if c.Int("rounds") < 1 || c.Int("messages") < 1 {
 				return usagef("--rounds and --messages must be at least 1 (got %d and %d)", c.Int("rounds"), c.Int("messages"))
 			}
+			if c.Int("hops") < 1 || c.Duration("idle") <= 0 {
+				return usagef("--hops must be at least 1 and --idle more than nothing (got %d and %v)", c.Int("hops"), c.Duration("idle"))
+			}
 			var peer string
 			switch c.String("peer") {
 			case "":
@@ -240,6 +245,8 @@ func benchCommand(e *env) *cli.Command {
 				Messages: c.Int("messages"),
 				Startup:  c.Int("startup"),
 				Paced:    c.Duration("paced"),
+				Hops:     c.Int("hops"),
+				Idle:     c.Duration("idle"),
 				Rounds:   c.Int("rounds"),
 				JSON:     c.Bool("json"),
 			}
@@ -255,6 +262,8 @@ type benchOptions struct {
 	Messages int
 	Startup  int
 	Paced    time.Duration
+	Hops     int           // messages of the idle hop phase
+	Idle     time.Duration // how long the idle runner's CPU is watched
 	Rounds   int
 	Peer     string // the NATS peer's program, for --peer nats
 	JSON     bool
@@ -357,8 +366,8 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 		}
 	}
 
-	say("idle hop latency: 100 messages, one at a time ...")
-	if rep.IdleP50, rep.IdleP99, err = idleLatency(ctx, filepath.Join(base, "idle"), 100); err != nil {
+	say("idle hop latency: %d messages, one at a time ...", opts.Hops)
+	if rep.IdleP50, rep.IdleP99, err = idleLatency(ctx, filepath.Join(base, "idle"), opts.Hops); err != nil {
 		return err
 	}
 	var ru unix.Rusage
@@ -366,9 +375,9 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 		rep.PeakRSSMiB = float64(ru.Maxrss) / 1024
 	}
 
-	say("idle runner: CPU used over 3 s ...")
-	rep.IdleWindow = 3
-	if rep.IdleCPU, err = idleCPU(ctx, filepath.Join(base, "cpu"), 3*time.Second); err != nil {
+	say("idle runner: CPU used over %v ...", opts.Idle)
+	rep.IdleWindow = opts.Idle.Seconds()
+	if rep.IdleCPU, err = idleCPU(ctx, filepath.Join(base, "cpu"), opts.Idle); err != nil {
 		return err
 	}
 	// Last, because it leaves the most files behind.
@@ -412,7 +421,7 @@ func targets(rep benchReport) []targetResult {
 		add(fmt.Sprintf("startup with %d pending: first delivery", s.Messages), fmt.Sprintf("%.0f ms", s.FirstMS), "<= 200 ms", s.FirstMS <= 200)
 		add(fmt.Sprintf("startup with %d pending: peak RSS", s.Messages), fmt.Sprintf("%.0f MiB", s.RSSMiB), "<= 64 MiB", s.RSSMiB <= 64)
 	}
-	add("idle runner CPU", fmt.Sprintf("%.0f ms in %.0f s", rep.IdleCPU, rep.IdleWindow), "0 ms (no polling)", rep.IdleCPU < 20)
+	add("idle runner CPU", fmt.Sprintf("%.0f ms in %g s", rep.IdleCPU, rep.IdleWindow), "0 ms (no polling)", rep.IdleCPU < 20)
 	return out
 }
 
@@ -480,7 +489,7 @@ func printBench(w io.Writer, rep benchReport) {
 	if s := rep.Startup; s != nil {
 		fmt.Fprintf(w, "%-40s first delivered after %.0f ms, %d routed in %.1f s (%.0f msg/s), peak RSS %.0f MiB\n", fmt.Sprintf("startup, %d pending", s.Messages), s.FirstMS, s.Routed, s.Seconds, float64(s.Routed)/s.Seconds, s.RSSMiB)
 	}
-	fmt.Fprintf(w, "%-40s %.0f ms CPU in %.0f s\n", "idle runner", rep.IdleCPU, rep.IdleWindow)
+	fmt.Fprintf(w, "%-40s %.0f ms CPU in %g s\n", "idle runner", rep.IdleCPU, rep.IdleWindow)
 	fmt.Fprintf(w, "%-40s %.0f MiB\n", "peak RSS of this process", rep.PeakRSSMiB)
 	printTargets(w, rep.Targets)
 }
