@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"strconv"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/urfave/cli/v2"
@@ -62,9 +64,25 @@ type bridgeOptions struct {
 // left unsaid, it would be ignored, and no server would listen.
 var errListenWithoutServe = usagef("--listen says where --serve's NATS server listens: give --serve too")
 
-func runBridge(ctx context.Context, e *env, ws *workspace.Workspace, opts bridgeOptions) error {
-	if opts.Listen != "" && !opts.Serve {
+// checkListen says what is wrong with --serve and --listen as given: a
+// --listen alone, or one that is no HOST:PORT (a usage error, exit 2).
+func checkListen(serve bool, listen string) error {
+	if listen == "" {
+		return nil
+	}
+	if !serve {
 		return errListenWithoutServe
+	}
+	_, port, err := net.SplitHostPort(listen)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		return usagef("--listen %q: want HOST:PORT, as 0.0.0.0:4222 or 127.0.0.1:0", listen)
+	}
+	return nil
+}
+
+func runBridge(ctx context.Context, e *env, ws *workspace.Workspace, opts bridgeOptions) error {
+	if err := checkListen(opts.Serve, opts.Listen); err != nil {
+		return err
 	}
 	if ws.Config.Bridge == nil {
 		return fmt.Errorf("%s has no bridge: section: name this workspace and the NATS server (bridge: {name: tavern, url: nats://HOST:4222})", workspace.ConfigFile)

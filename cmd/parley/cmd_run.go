@@ -60,8 +60,8 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	log := e.logger(opts.Level)
 	ropts := runnerOptions(ws, log)
 	ropts.UntilIdle = opts.UntilIdle
-	if opts.Listen != "" && !opts.Serve {
-		return errListenWithoutServe
+	if err := checkListen(opts.Serve, opts.Listen); err != nil {
+		return err
 	}
 	bridged := ws.Config.Bridge != nil && !opts.NoBridge && !opts.UntilIdle
 	if opts.Serve && !bridged {

@@ -314,3 +314,23 @@ func TestBridgeFailLogsOnce(t *testing.T) {
 		t.Errorf("last error = %q at %v, want %q", b.lastErr, b.errAt, refused)
 	}
 }
+
+// TestServePortTaken checks that a server asked to listen on a port that
+// another program holds says so at once, naming the address, instead of
+// failing to become ready ten seconds later.
+func TestServePortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	ns, err := Serve(ServeOptions{Dir: t.TempDir(), Listen: addr, Name: "test"})
+	if err == nil {
+		ns.Shutdown()
+		t.Fatalf("Serve on %s, a port held by another listener, succeeded", addr)
+	}
+	if !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("Serve on a taken port: %v; want the address and \"address already in use\"", err)
+	}
+}

@@ -49,6 +49,14 @@ func Serve(opts ServeOptions) (*server.Server, error) {
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT
+	} else {
+		// A port another program holds is said at once: the server itself
+		// would only fail to become ready (after ten seconds).
+		l, err := net.Listen("tcp", listen)
+		if err != nil {
+			return nil, fmt.Errorf("the NATS server cannot listen on %s: %w", listen, err)
+		}
+		l.Close()
 	}
 	ns, err := server.NewServer(&server.Options{
 		ServerName:    opts.Name,
