@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -144,6 +145,11 @@ func RefusalOf(file string, err error) *Refusal {
 	var pe *mailbox.ParseError
 	if errors.As(err, &pe) {
 		return &Refusal{File: file, Line: pe.Line, Field: pe.Field, Reason: pe.Err.Error()}
+	}
+	var fe *fs.PathError
+	if errors.As(err, &fe) && fe.Path == file {
+		// "x.md: no such file or directory", not "x.md: open x.md: ...".
+		return &Refusal{File: file, Reason: fe.Err.Error()}
 	}
 	return &Refusal{File: file, Reason: err.Error()}
 }
