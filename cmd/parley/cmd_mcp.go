@@ -21,8 +21,9 @@ import (
 
 func mcpCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "mcp",
-		Usage: "serve an agent's mailbox to an MCP client on stdio: send (checked as the router checks), inbox, read, reply, done, wait, protocol",
+		Name:      "mcp",
+		UsageText: "parley mcp --agent AGENT   (run by the MCP client, which talks to it on stdio)",
+		Usage:     "serve an agent's mailbox to an MCP client on stdio: send (checked as the router checks), inbox, read, reply, done, wait, protocol",
 		Description: "An MCP client (Claude Code, Codex, an editor) started with this command acts\n" +
 			"as the agent: what it sends goes through the same check as parley send, and\n" +
 			"a refusal comes back as a tool error with its reason. The runner (parley run)\n" +
