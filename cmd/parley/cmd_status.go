@@ -297,6 +297,9 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 	if st.LastError != "" {
 		fmt.Fprintf(e.stdout, "          last error %s: %s\n", ago(st.ErrorAt, now), printable(st.LastError))
 	}
+	for _, name := range st.Unread {
+		fmt.Fprintf(e.stdout, "          no workspace named %q reads the stream yet: what is forwarded to its agents waits there until one connects as %q (remote: in parley.yaml must be that workspace's bridge name)\n", printable(name), printable(name))
+	}
 	if b.Refused > 0 {
 		fmt.Fprintf(e.stdout, "          %d refused naming no agent here, kept with the reason in %s\n", b.Refused, filepath.ToSlash(filepath.Join(workspace.StateDir, "bridge", "refused")))
 	}

@@ -39,6 +39,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,12 +104,17 @@ type Bridge struct {
 	forwarded, received, bounced atomic.Int64
 	pendingAcks, outgoing        atomic.Int64
 
-	mu       sync.Mutex
-	lastErr  string
-	logged   map[string]struct{} // the errors logged since the bridge last worked
-	errAt    time.Time
-	lag      uint64
-	attempts map[string]int // incoming copy -> failed deliveries here
+	mu      sync.Mutex
+	lastErr string
+	logged  map[string]struct{} // the errors logged since the bridge last worked
+	// unread is the remote workspaces no workspace reads the stream as,
+	// as last looked (see Readers); warnedUnread those warned of.
+	unread       []string
+	warnedUnread map[string]bool
+	noReaders    bool // the server refused a look: no more are made
+	errAt        time.Time
+	lag          uint64
+	attempts     map[string]int // incoming copy -> failed deliveries here
 }
 
 // Open prepares the bridge of ws, which must have a bridge: section. It
@@ -152,7 +158,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}}, nil
+	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}}, nil
 }
 
 // Close releases the lock and what the bridge holds.
@@ -207,7 +213,12 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 				b.fail(fmt.Errorf("connecting: %w", err))
 			}
 		}),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { b.fail(err) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if b.readersRefused(err) {
+				return // a look the user may not make; see Readers
+			}
+			b.fail(err)
+		}),
 	}
 	if b.opts.Server != nil {
 		opts = append(opts, nats.InProcessServer(b.opts.Server))
@@ -338,8 +349,11 @@ func (b *Bridge) fail(err error) {
 func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	for {
+	for i := 0; ; i++ {
 		b.updateLag(ctx, js)
+		if i%10 == 0 {
+			b.lookForReaders(ctx, js)
+		}
 		b.writeState(nc)
 		select {
 		case <-ctx.Done():
@@ -382,6 +396,7 @@ func (b *Bridge) writeState(nc *nats.Conn) {
 	}
 	b.mu.Lock()
 	st.Lag, st.LastError, st.ErrorAt = b.lag, b.lastErr, b.errAt
+	st.Unread = slices.Clone(b.unread)
 	b.mu.Unlock()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -440,6 +455,7 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 			break
 		}
 	}
+	b.lookForReaders(ctx, js)
 	if _, err := s.ResetConsumer(ctx, b.durable()); err != nil {
 		return fmt.Errorf("consumer %s: %w", b.durable(), err)
 	}

@@ -334,3 +334,37 @@ func TestServePortTaken(t *testing.T) {
 		t.Errorf("Serve on a taken port: %v; want the address and \"address already in use\"", err)
 	}
 }
+
+// TestBridgeUnreadRemote checks that a remote: no workspace reads the
+// stream as (a typo: what is forwarded to its agents would wait in the
+// stream, unseen, while the journal says forwarded) is said in the
+// bridge's state for parley status, and no longer once a workspace of
+// that name has connected.
+func TestBridgeUnreadRemote(t *testing.T) {
+	inn, home, url := pair(t)
+	typo, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn2, url: %s}\nagents:\n  - gm\n  - {name: aria, remote: hoem}\n  - {name: bram, remote: home}\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver(t, typo, 1)
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runBridge(t, context.Background(), typo, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	st, ok, err := typo.ReadBridgeState()
+	if err != nil || !ok {
+		t.Fatalf("ReadBridgeState = %v, %v", ok, err)
+	}
+	if strings.Join(st.Unread, ",") != "hoem" {
+		t.Errorf("unread remotes = %q, want [hoem]: home reads the stream, no workspace is named hoem", st.Unread)
+	}
+	// inn, which names only home as a remote, is read.
+	if _, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, _ := inn.ReadBridgeState(); len(st.Unread) != 0 {
+		t.Errorf("inn's unread remotes = %q, want none", st.Unread)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,9 +142,23 @@ func TestBridgePermissions(t *testing.T) {
 		return &server.User{Username: name, Password: name + "-pw", Permissions: &server.Permissions{
 			Publish: &server.SubjectPermission{Allow: pub}, Subscribe: &server.SubjectPermission{Allow: sub}}}
 	}
+	// earlier is a user given the permissions of an earlier parley, which
+	// let it look at its own consumer only.
+	earlier := func(name string) *server.User {
+		u := user(name)
+		u.Username, u.Password = "earlier-"+name, "earlier-pw"
+		pub := slices.Clone(u.Permissions.Publish.Allow)
+		for i, p := range pub {
+			if strings.HasPrefix(p, "$JS.API.CONSUMER.INFO.") {
+				pub[i] = "$JS.API.CONSUMER.INFO." + workspace.DefaultStream + "." + ConsumerName(name)
+			}
+		}
+		u.Permissions = &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: u.Permissions.Subscribe}
+		return u
+	}
 	ns, err := server.NewServer(&server.Options{
 		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		Users: []*server.User{{Username: "admin", Password: "admin-pw"}, user("inn"), user("home")},
+		Users: []*server.User{{Username: "admin", Password: "admin-pw"}, user("inn"), user("home"), earlier("inn")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -203,6 +218,27 @@ func TestBridgePermissions(t *testing.T) {
 	rogue.Flush()
 	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true, Getenv: as("home")}); err != nil {
 		t.Fatalf("home's bridge with its permissions: %v", err)
+	}
+	// Their permissions let them ask whether the other workspace reads
+	// the stream (see Readers), with no error: inn ran before home had
+	// ever connected, home after inn.
+	for ws, unread := range map[*workspace.Workspace]string{inn: "home", home: ""} {
+		st, _, err := ws.ReadBridgeState()
+		if err != nil || st.LastError != "" || strings.Join(st.Unread, ",") != unread {
+			t.Errorf("%s's bridge state: last error %q, unread remotes %q, %v; want no error, unread %q", st.Name, st.LastError, st.Unread, err, unread)
+		}
+	}
+	// With an earlier parley's permissions the look is refused: the
+	// bridge works all the same, and the refusal is no error of its.
+	earlierEnv := func(k string) string {
+		return map[string]string{"U": "earlier-inn", "P": "earlier-pw"}[k]
+	}
+	deliver(t, inn, 1)
+	if _, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true, Getenv: earlierEnv}); err != nil {
+		t.Fatalf("inn's bridge with an earlier parley's permissions: %v", err)
+	}
+	if st, _, _ := inn.ReadBridgeState(); st.LastError != "" || len(st.Unread) != 0 || st.Forwarded != 2 {
+		t.Errorf("inn's bridge with an earlier parley's permissions: last error %q, unread %q, forwarded %d; want none, none, 2 (one message to aria and bram)", st.LastError, st.Unread, st.Forwarded)
 	}
 	for _, agent := range []string{"aria", "bram"} {
 		got, _ := home.Mailbox(agent).IDs(mailbox.Inbox)

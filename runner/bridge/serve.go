@@ -98,7 +98,8 @@ func Permissions(stream, name string) (publish, subscribe []string) {
 			SubjectPrefix + ".*.*." + name + ".*",
 			"$JS.API.STREAM.INFO." + stream,
 			"$JS.API.CONSUMER.CREATE." + stream + "." + c + ".>",
-			"$JS.API.CONSUMER.INFO." + stream + "." + c,
+			"$JS.API.CONSUMER.INFO." + stream + ".*", // its own, and whether others read (see Readers)
+			"$JS.API.CONSUMER.NAMES." + stream,
 			"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + c,
 			"$JS.API.CONSUMER.RESET." + stream + "." + c,
 			"$JS.ACK." + stream + "." + c + ".>",

@@ -269,6 +269,10 @@ type BridgeState struct {
 	Bounced   int64     `json:"bounced"`
 	LastError string    `json:"last_error,omitempty"`
 	ErrorAt   time.Time `json:"error_at,omitzero"`
+	// Unread is the remote workspaces (remote: of this workspace's
+	// agents) that no workspace reads the stream as: what is forwarded to
+	// their agents waits in the stream.
+	Unread []string `json:"unread_remotes,omitempty"`
 }
 
 // BridgeStatePath is where the bridge writes its state.

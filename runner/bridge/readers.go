@@ -1,0 +1,135 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Readers. A message for an agent of another workspace is published to
+// the stream under that workspace's name (the agent's remote:), and the
+// workspace of that name reads it through its consumer, parley-<name>.
+// A remote: that no workspace's bridge.name matches (a typo, or a
+// workspace not started yet) leaves what is forwarded waiting in the
+// stream, unread, while this side journals it as forwarded. So the bridge
+// looks, now and then, for each remote workspace's consumer, warns once
+// of each that has none, naming the workspaces that do read the stream,
+// and says so in its state for `parley status`. A NATS user limited to
+// the subjects of an earlier Permissions (without the other consumers'
+// INFO) is refused the look: the bridge then stops looking, and the
+// refusal is no error of the bridge's.
+
+// lookForReaders notes the remote workspaces, of this workspace's
+// agents, that no workspace reads the stream as: their consumers do not
+// exist. It changes nothing when the stream cannot be asked.
+func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) {
+	var remotes []string
+	for _, a := range b.ws.Config.Agents {
+		if a.Remote != "" && !slices.Contains(remotes, a.Remote) {
+			remotes = append(remotes, a.Remote)
+		}
+	}
+	b.mu.Lock()
+	off := b.noReaders
+	b.mu.Unlock()
+	if len(remotes) == 0 || off {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, b.cfg.Stream)
+	if err != nil {
+		return
+	}
+	var unread []string
+	for _, name := range remotes {
+		_, err := s.Consumer(ctx, ConsumerName(name))
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			unread = append(unread, name)
+		} else if err != nil {
+			if b.readersRefused(err) {
+				return
+			}
+			return // the stream cannot be asked now: nothing is known
+		}
+	}
+	b.mu.Lock()
+	b.unread = unread
+	var fresh []string
+	for _, name := range unread {
+		if !b.warnedUnread[name] {
+			b.warnedUnread[name] = true
+			fresh = append(fresh, name)
+		}
+	}
+	for name := range b.warnedUnread {
+		if !slices.Contains(unread, name) {
+			delete(b.warnedUnread, name) // read now: warned again if it stops
+		}
+	}
+	b.mu.Unlock()
+	if len(fresh) == 0 {
+		return
+	}
+	readers := b.readers(ctx, s)
+	for _, name := range fresh {
+		b.log.Warn("no workspace named "+name+" reads the stream yet: what is forwarded to its agents waits there until one connects with that bridge name",
+			"agents", strings.Join(b.agentsOf(name), ", "), "workspaces_reading", orNone(readers), "check", "remote: in parley.yaml spells that workspace's bridge: name:")
+	}
+}
+
+// readers lists the workspaces that read the stream: the names of its
+// parley- consumers.
+func (b *Bridge) readers(ctx context.Context, s jetstream.Stream) []string {
+	var names []string
+	l := s.ConsumerNames(ctx)
+	for n := range l.Name() {
+		if name, ok := strings.CutPrefix(n, ConsumerName("")); ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// agentsOf lists this workspace's agents that live in the workspace
+// named remote.
+func (b *Bridge) agentsOf(remote string) []string {
+	var names []string
+	for _, a := range b.ws.Config.Agents {
+		if a.Remote == remote {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
+
+// readersRefused reports whether err is the server refusing a look for
+// readers (a permissions violation on another workspace's consumer INFO,
+// or on the list of consumers), and stops the looks when it is.
+func (b *Bridge) readersRefused(err error) bool {
+	if !errors.Is(err, nats.ErrPermissionViolation) {
+		return false
+	}
+	info := "$JS.API.CONSUMER.INFO." + b.cfg.Stream + "."
+	msg := err.Error()
+	i := strings.Index(msg, info)
+	names := strings.Contains(msg, `"$JS.API.CONSUMER.NAMES.`+b.cfg.Stream+`"`)
+	if !names && (i < 0 || strings.HasPrefix(msg[i+len(info):], b.durable()+`"`)) {
+		return false // not a look, or at its own consumer: an error
+	}
+	b.mu.Lock()
+	first := !b.noReaders
+	b.noReaders, b.unread = true, nil
+	b.mu.Unlock()
+	if first {
+		b.log.Info("the NATS user may not look at other workspaces' consumers: whether a remote: names a workspace that reads the stream is not checked", "err", err)
+	}
+	return true
+}
