@@ -105,10 +105,27 @@ func runBridge(ctx context.Context, e *env, ws *workspace.Workspace, opts bridge
 		return err
 	}
 	if opts.JSON {
-		return e.printJSON(stats)
+		err = e.printJSON(stats)
+	} else {
+		_, err = fmt.Fprintf(e.stdout, "bridged: forwarded %d, received %d, refused %d\n", stats.Forwarded, stats.Received, stats.Bounced)
 	}
-	_, err = fmt.Fprintf(e.stdout, "bridged: forwarded %d, received %d, refused %d\n", stats.Forwarded, stats.Received, stats.Bounced)
-	return err
+	if err != nil {
+		return err
+	}
+	if opts.UntilIdle && ctx.Err() == nil && stats.Bounced > 0 {
+		return &bridgeRefusedError{stats}
+	}
+	return nil
+}
+
+// bridgeRefusedError ends a bridge run until idle during which messages
+// were refused or given up (kept in dead/ or .parley/bridge/refused/):
+// exit code 5, as a run that refused files.
+type bridgeRefusedError struct{ stats bridge.Stats }
+
+func (e *bridgeRefusedError) Error() string {
+	n := int(e.stats.Bounced)
+	return fmt.Sprintf("the bridge refused %d %s during this run", n, plural(n, "message", "messages"))
 }
 
 // serveIfAsked starts the embedded NATS server for --serve.

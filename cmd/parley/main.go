@@ -25,7 +25,7 @@ const (
 	exitUsage       = 2 // wrong flags or arguments
 	exitLocked      = 3 // another runner holds the workspace
 	exitNoWorkspace = 4 // no parley.yaml here or above, or -C names no directory
-	exitRefused     = 5 // parley run: a file was refused or a message given up during the run
+	exitRefused     = 5 // parley run (or bridge) --until-idle: a file was refused or a message given up during the run
 )
 
 func main() {
@@ -121,7 +121,7 @@ func exitCode(err error) int {
 		return exitLocked
 	case errors.Is(err, workspace.ErrNoWorkspace), errors.As(err, new(noDirError)):
 		return exitNoWorkspace
-	case errors.As(err, &re):
+	case errors.As(err, &re), errors.As(err, new(*bridgeRefusedError)):
 		return exitRefused
 	}
 	return exitFailure
@@ -150,6 +150,8 @@ func hint(err error) string {
 			hint += "; `parley retry ID` hands a dead letter to its agent again"
 		}
 		return hint
+	case errors.As(err, new(*bridgeRefusedError)):
+		return "`parley status` shows what the bridge refused and where it is kept; `parley log --outcome bounced` says why"
 	case errors.As(err, &ue):
 		return ue.hint
 	}
