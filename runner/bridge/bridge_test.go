@@ -14,6 +14,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -366,5 +368,53 @@ func TestBridgeUnreadRemote(t *testing.T) {
 	}
 	if st, _, _ := inn.ReadBridgeState(); len(st.Unread) != 0 {
 		t.Errorf("inn's unread remotes = %q, want none", st.Unread)
+	}
+}
+
+// TestBridgeTooLarge checks that a message larger than the server's
+// max_payload is given up in the remote agent's dead/ with a reason that
+// names the server's limit, and that the ones after it are carried.
+func TestBridgeTooLarge(t *testing.T) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), MaxPayload: 4096, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	inn, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s}\nagents:\n  - gm\n  - {name: aria, remote: home}\n", ns.ClientURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mailbox.NewSyncer(inn.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now().Add(-time.Hour)
+	var ids []string
+	for i, body := range []string{strings.Repeat("x", 8000), "small"} {
+		id := mailbox.IDAt("gm", start.Add(time.Duration(i)*time.Millisecond))
+		data := fmt.Sprintf("---\nid: %s\nfrom: gm\nto: aria\n---\n%s\n", id, body)
+		if _, err := inn.Mailbox("aria").Deliver(id, []byte(data), s); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	st, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Forwarded != 1 || st.Bounced != 1 {
+		t.Errorf("forwarded %d, bounced %d; want 1 and 1", st.Forwarded, st.Bounced)
+	}
+	reason, err := os.ReadFile(inn.Mailbox("aria").Path(mailbox.Dead, mailbox.FileName(ids[0])+mailbox.ReasonSuffix))
+	if err != nil {
+		t.Fatalf("the large message is not in aria's dead/ with a reason: %v", err)
+	}
+	if !strings.Contains(string(reason), "max_payload of 4096 bytes") {
+		t.Errorf("reason = %q, want the server's limit named", reason)
 	}
 }

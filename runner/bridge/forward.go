@@ -154,7 +154,7 @@ func (b *Bridge) publish(ctx context.Context, js jetstream.JetStream, a workspac
 		f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(MsgID(id, a.Name)), jetstream.WithExpectStream(b.cfg.Stream), jetstream.WithRetryAttempts(0))
 		if err != nil {
 			if errors.Is(err, nats.ErrMaxPayload) && len(sent) == 0 {
-				b.giveUp(box, a, id, from, fmt.Sprintf("the bridge cannot carry it: %v (%d bytes; the NATS server's max_payload is smaller)", err, len(data)))
+				b.giveUp(box, a, id, from, fmt.Sprintf("the bridge cannot carry it: %v (%d bytes, and the bridge's headers on top, over the NATS server's max_payload of %d bytes)", err, len(data), js.Conn().MaxPayload()))
 				continue
 			}
 			firstErr = err
