@@ -692,3 +692,30 @@ func TestGivenUp(t *testing.T) {
 		want(t, "forged notice", h.handle(fake))
 	})
 }
+
+// TestAnswerToEarlierEscalation guards a person's answer to an
+// escalation that a later one followed: it decides the escalation it
+// replies to, not the last one sent. It used to decide the last: a retry
+// answered to a given_up escalation of step 2 (its step gone on since,
+// after parley retry) sent step 6 again, whose escalation came after.
+func TestAnswerToEarlierEscalation(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	first := h.handle(h.givenUp(tasks[1])) // step 2, worker-2
+	want(t, "step 2 given up", first, "you:")
+	second := h.handle(h.givenUp(tasks[0])) // step 1, worker-1
+	want(t, "step 1 given up", second, "you:")
+
+	want(t, "approve step 2", h.handle(h.decide(first[0], "approve", "Done by hand.")), "worker-2:approval/lgtm")
+	if p := h.readPlan(); !p.Step(2).Done || p.Step(1).Done {
+		t.Errorf("after approving step 2: step 1 done %v, step 2 done %v; want false, true", p.Step(1).Done, p.Step(2).Done)
+	}
+	// The later escalation still waits for its own answer.
+	want(t, "approve step 1", h.handle(h.decide(second[0], "approve", "That too.")), "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+	// An escalation answered already is not decided twice.
+	out := h.handle(h.decide(first[0], "retry", "Again."))
+	want(t, "second answer", out, "you:")
+	if p := h.readPlan(); !p.Step(1).Done || !p.Step(2).Done {
+		t.Errorf("after a second answer to step 2: step 1 done %v, step 2 done %v; want both", p.Step(1).Done, p.Step(2).Done)
+	}
+}
