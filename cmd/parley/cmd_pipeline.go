@@ -188,10 +188,18 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		}
 	}
 	// A dead letter of a step that went on without it (the person's
-	// decision sent the step again, or approved it) stalls nothing.
+	// decision sent the step again, or approved it) stalls nothing; nor
+	// does one whose step was sent again and given up again: the newest
+	// stands for the step, and retrying both would send it twice.
 	inHand := map[string]bool{}
 	for _, st := range rep.Steps {
 		inHand[st.PlanFile+" "+st.Step] = true
+	}
+	newest := map[string]string{} // step -> the id of its newest dead letter
+	for _, d := range rep.Dead {
+		if k := d.PlanFile + " " + d.Step; d.Step != "" && d.ID > newest[k] {
+			newest[k] = d.ID
+		}
 	}
 	failed := map[string]bool{}
 	for i := range rep.Dead {
@@ -199,7 +207,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		if d.Step == "" {
 			continue
 		}
-		if k := d.PlanFile + " " + d.Step; doneSteps[k] || inHand[k] {
+		if k := d.PlanFile + " " + d.Step; doneSteps[k] || inHand[k] || d.ID != newest[k] {
 			d.Settled = true
 			continue
 		}
