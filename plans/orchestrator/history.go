@@ -178,7 +178,9 @@ func (h *history) pendingEscalation(thread string) *mailbox.Message {
 		switch {
 		case r.sent && r.get("escalation") != "":
 			last = r
-		case !r.sent && r != h.cur && r.typ() == "":
+		case !r.sent && r != h.cur && r.typ() == "" && knownDecision(strings.ToLower(r.get("decision"))):
+			// A person's answer; one with a decision misspelt was
+			// refused, and answers nothing.
 			if to := r.get("reply_to"); isEscalation(to) {
 				answered[h.byID[to]] = true
 			} else if last != nil && !r.at.Before(last.at) {

@@ -933,6 +933,9 @@ func (r *run) note(text string) ([]*mailbox.Message, error) {
 // word of the answer); other text is passed on to who raised the matter.
 func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 	decision := strings.ToLower(get(r.in, "decision"))
+	if !knownDecision(decision) {
+		return r.note(fmt.Sprintf("Your decision %q is none of approve, retry, stop, so nothing was done, and the escalation %s still waits: answer it again with --field decision=approve|retry|stop.", decision, get(esc, "id")))
+	}
 	if decision == "" {
 		words := strings.Fields(strings.ToLower(string(r.in.Body)))
 		if len(words) > 0 {
@@ -975,6 +978,16 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 		return r.resume(planFile, n, decision, "")
 	}
 	return r.note("Your answer was noted; the pipeline has nothing waiting on it.")
+}
+
+// knownDecision reports whether a decision field is one the orchestrator
+// knows, or empty (then the answer's first word decides).
+func knownDecision(d string) bool {
+	switch d {
+	case "", DecisionApprove, DecisionRetry, DecisionStop:
+		return true
+	}
+	return false
 }
 
 // resume resumes step n of a plan on the person's decision: approve ticks

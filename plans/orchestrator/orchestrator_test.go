@@ -719,3 +719,20 @@ func TestAnswerToEarlierEscalation(t *testing.T) {
 		t.Errorf("after a second answer to step 2: step 1 done %v, step 2 done %v; want both", p.Step(1).Done, p.Step(2).Done)
 	}
 }
+
+// TestMisspeltDecision guards a decision field that is none of approve,
+// retry and stop (decision=aprove): it used to be taken as retry, and
+// sent the step again. Now nothing is done, the person is told, and the
+// escalation still waits for an answer.
+func TestMisspeltDecision(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	esc := h.handle(h.givenUp(tasks[1]))
+	want(t, "given up", esc, "you:")
+	out := h.handle(h.decide(esc[0], "aprove", "Fine."))
+	want(t, "misspelt decision", out, "you:")
+	if body := string(out[0].Body); !strings.Contains(body, `"aprove" is none of approve, retry, stop`) {
+		t.Errorf("note:\n%s", body)
+	}
+	want(t, "approve after the typo", h.handle(h.decide(esc[0], "approve", "Fine.")), "worker-2:approval/lgtm")
+}
