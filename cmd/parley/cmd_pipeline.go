@@ -67,6 +67,9 @@ type escalation struct {
 	Question  string `json:"question"`
 	Route     string `json:"route,omitempty"` // the Route: line of the message escalated
 	Answer    string `json:"answer"`          // the command that answers it
+	// Settled is set on a given_up escalation whose step went on
+	// without a decision (parley retry): answering it sends nothing.
+	Settled bool `json:"settled,omitempty"`
 }
 
 // deadLetter is a message an agent's driver gave up on (in its dead/):
@@ -201,6 +204,12 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 			newest[k] = d.ID
 		}
 	}
+	for i := range rep.Escalations {
+		x := &rep.Escalations[i]
+		if k := x.PlanFile + " " + x.Step; x.Kind == "given_up" && x.Step != "" && (doneSteps[k] || inHand[k]) {
+			x.Settled = true
+		}
+	}
 	failed := map[string]bool{}
 	for i := range rep.Dead {
 		d := &rep.Dead[i]
@@ -282,27 +291,44 @@ func routeOf(body []byte) string {
 
 func printPipeline(e *env, rep pipelineReport) {
 	w := e.stdout
-	if len(rep.Escalations) == 0 {
+	var waiting, settledEsc []escalation
+	for _, x := range rep.Escalations {
+		if x.Settled {
+			settledEsc = append(settledEsc, x)
+		} else {
+			waiting = append(waiting, x)
+		}
+	}
+	escLine := func(x escalation) {
+		where := x.Kind
+		if x.PlanFile != "" {
+			where += ", " + x.PlanFile
+		}
+		if x.Step != "" {
+			where += " step " + x.Step
+		}
+		if x.Iteration != "" {
+			where += " (iteration " + x.Iteration + ")"
+		}
+		fmt.Fprintf(w, "  %s  for %s, from %s: %s\n", x.ID, x.Agent, x.From, printable(where))
+	}
+	if len(waiting) == 0 {
 		fmt.Fprintln(w, "escalations: none waiting")
 	} else {
-		fmt.Fprintf(w, "escalations: %d waiting for a decision\n", len(rep.Escalations))
-		for _, x := range rep.Escalations {
-			where := x.Kind
-			if x.PlanFile != "" {
-				where += ", " + x.PlanFile
-			}
-			if x.Step != "" {
-				where += " step " + x.Step
-			}
-			if x.Iteration != "" {
-				where += " (iteration " + x.Iteration + ")"
-			}
-			fmt.Fprintf(w, "  %s  for %s, from %s: %s\n", x.ID, x.Agent, x.From, printable(where))
+		fmt.Fprintf(w, "escalations: %d waiting for a decision\n", len(waiting))
+		for _, x := range waiting {
+			escLine(x)
 			fmt.Fprintf(w, "    %s\n", printable(x.Question))
 			if x.Route != "" {
 				fmt.Fprintf(w, "    %s\n", printable(x.Route))
 			}
 			fmt.Fprintf(w, "    answer: %s\n", x.Answer)
+		}
+	}
+	if len(settledEsc) > 0 {
+		fmt.Fprintf(w, "escalations settled since: %d given_up whose step went on without a decision (answering %s sends nothing)\n", len(settledEsc), plural(len(settledEsc), "it", "them"))
+		for _, x := range settledEsc {
+			escLine(x)
 		}
 	}
 	var stalled []deadLetter
