@@ -69,7 +69,8 @@ type escalation struct {
 	Answer    string `json:"answer"`          // the command that answers it
 	// Settled is set on a given_up escalation whose step went on
 	// without a decision (parley retry): answering it sends nothing.
-	Settled bool `json:"settled,omitempty"`
+	Settled bool   `json:"settled,omitempty"`
+	givenUp string // the id of the message given up, for given_up
 }
 
 // deadLetter is a message an agent's driver gave up on (in its dead/):
@@ -171,6 +172,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 							Question: strings.TrimPrefix(get("summary"), "escalation: "),
 							Route:    routeOf(m.Body),
 							Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, a.Name),
+							givenUp:  get("given_up"),
 						})
 						continue
 					}
@@ -204,11 +206,21 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 			newest[k] = d.ID
 		}
 	}
+	// A given_up escalation is settled once its step went on: ticked, or
+	// in hand by another message than the one given up (an agent that
+	// only has that one back, after parley retry, has not answered it
+	// yet, and a retry decision would still send it again).
 	for i := range rep.Escalations {
 		x := &rep.Escalations[i]
-		if k := x.PlanFile + " " + x.Step; x.Kind == "given_up" && x.Step != "" && (doneSteps[k] || inHand[k]) {
-			x.Settled = true
+		if x.Kind != "given_up" || x.Step == "" {
+			continue
 		}
+		k := x.PlanFile + " " + x.Step
+		went := doneSteps[k]
+		for _, st := range rep.Steps {
+			went = went || (st.PlanFile+" "+st.Step == k && st.ID != x.givenUp)
+		}
+		x.Settled = went
 	}
 	failed := map[string]bool{}
 	for i := range rep.Dead {
