@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -1042,6 +1043,11 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 	if r.h.answeredSince(rec, agent) {
 		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message given up (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), id))
 	}
+	if decision != DecisionApprove && !r.inDead(agent, id) {
+		// parley retry handed it back to its agent, which has not
+		// answered yet: sending it again would do the step twice.
+		return r.note(fmt.Sprintf("Your answer was noted; the message given up (%s) is no longer in %s's dead/ (parley retry handed it back), so %s has it again, and nothing is sent again.", id, orDash(agent), orDash(agent)))
+	}
 	orig := rec.m
 	if planFile != "" && n != 0 && (decision == DecisionApprove || typeOf(orig) == TaskAssignment || typeOf(orig) == RevisionRequest) {
 		return r.resume(planFile, n, decision, agent)
@@ -1055,6 +1061,19 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 	}
 	m.SetBody(append(append([]byte{}, orig.Body...), r.decisionText()...))
 	return []*mailbox.Message{m}, nil
+}
+
+// inDead reports whether message id is still in agent's dead/, where
+// parley put it when it gave it up; parley retry takes it out.
+func (r *run) inDead(agent, id string) bool {
+	if agent == "" || !mailbox.IsID(id) {
+		return false
+	}
+	if _, known := r.o.Workspace.Agent(agent); !known {
+		return false
+	}
+	_, err := os.Lstat(r.o.Workspace.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id)))
+	return err == nil
 }
 
 // passOn sends the person's answer to the agent whose message was

@@ -578,6 +578,10 @@ func TestOverlappingSteps(t *testing.T) {
 // given up by its recipient.
 func (h *harness) givenUp(m *mailbox.Message) *mailbox.Message {
 	names, _ := m.Header().Names("to")
+	// The runner leaves the message in its recipient's dead/ first.
+	if err := os.WriteFile(h.ws.Mailbox(names[0]).Path(mailbox.Dead, get(m, "id")+".md"), m.Bytes(), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
 	n := h.msg(workspace.Runner, "parley gave up the message.\n", "type", workspace.GivenUpNotice, "given_up", get(m, "id"),
 		"agent", names[0], "attempts", "3", "reason", names[0]+": gave up after 3 attempts: exit code 1: the program failed",
 		"dead", "mailboxes/"+names[0]+"/dead/"+get(m, "id")+".md")
@@ -656,6 +660,25 @@ func TestGivenUp(t *testing.T) {
 		out := h.handle(h.decide(esc, "retry", "Try again."))
 		want(t, "retry after parley retry", out, "you:")
 		if !strings.Contains(string(out[0].Body), "went on already") {
+			t.Errorf("note:\n%s", out[0].Body)
+		}
+	})
+	t.Run("parley retry, not answered yet", func(t *testing.T) {
+		// Bug: parley retry ID, then a retry decision, then parley run:
+		// the orchestrator handled the decision before the worker
+		// answered the task put back, and sent the step a second time.
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		esc := escalated(t, h, tasks[1])
+		// parley retry: the task is back in worker-2's inbox, unanswered.
+		box := h.ws.Mailbox("worker-2")
+		name := get(tasks[1], "id") + ".md"
+		if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Inbox, name)); err != nil {
+			t.Fatal(err)
+		}
+		out := h.handle(h.decide(esc, "retry", "Try again."))
+		want(t, "retry after parley retry", out, "you:")
+		if !strings.Contains(string(out[0].Body), "nothing is sent again") {
 			t.Errorf("note:\n%s", out[0].Body)
 		}
 	})
