@@ -67,6 +67,10 @@ type escalation struct {
 	Question  string `json:"question"`
 	Route     string `json:"route,omitempty"` // the Route: line of the message escalated
 	Answer    string `json:"answer"`          // the command that answers it
+	// Settled is set on a given_up escalation whose step went on
+	// without a decision (parley retry): answering it sends nothing.
+	Settled bool   `json:"settled,omitempty"`
+	givenUp string // the id of the message given up, for given_up
 }
 
 // deadLetter is a message an agent's driver gave up on (in its dead/):
@@ -168,6 +172,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 							Question: strings.TrimPrefix(get("summary"), "escalation: "),
 							Route:    routeOf(m.Body),
 							Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, a.Name),
+							givenUp:  get("given_up"),
 						})
 						continue
 					}
@@ -188,10 +193,34 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		}
 	}
 	// A dead letter of a step that went on without it (the person's
-	// decision sent the step again, or approved it) stalls nothing.
+	// decision sent the step again, or approved it) stalls nothing; nor
+	// does one whose step was sent again and given up again: the newest
+	// stands for the step, and retrying both would send it twice.
 	inHand := map[string]bool{}
 	for _, st := range rep.Steps {
 		inHand[st.PlanFile+" "+st.Step] = true
+	}
+	newest := map[string]string{} // step -> the id of its newest dead letter
+	for _, d := range rep.Dead {
+		if k := d.PlanFile + " " + d.Step; d.Step != "" && d.ID > newest[k] {
+			newest[k] = d.ID
+		}
+	}
+	// A given_up escalation is settled once its step went on: ticked, or
+	// in hand by another message than the one given up (an agent that
+	// only has that one back, after parley retry, has not answered it
+	// yet, and a retry decision would still send it again).
+	for i := range rep.Escalations {
+		x := &rep.Escalations[i]
+		if x.Kind != "given_up" || x.Step == "" {
+			continue
+		}
+		k := x.PlanFile + " " + x.Step
+		went := doneSteps[k]
+		for _, st := range rep.Steps {
+			went = went || (st.PlanFile+" "+st.Step == k && st.ID != x.givenUp)
+		}
+		x.Settled = went
 	}
 	failed := map[string]bool{}
 	for i := range rep.Dead {
@@ -199,7 +228,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		if d.Step == "" {
 			continue
 		}
-		if k := d.PlanFile + " " + d.Step; doneSteps[k] || inHand[k] {
+		if k := d.PlanFile + " " + d.Step; doneSteps[k] || inHand[k] || d.ID != newest[k] {
 			d.Settled = true
 			continue
 		}
@@ -274,27 +303,44 @@ func routeOf(body []byte) string {
 
 func printPipeline(e *env, rep pipelineReport) {
 	w := e.stdout
-	if len(rep.Escalations) == 0 {
+	var waiting, settledEsc []escalation
+	for _, x := range rep.Escalations {
+		if x.Settled {
+			settledEsc = append(settledEsc, x)
+		} else {
+			waiting = append(waiting, x)
+		}
+	}
+	escLine := func(x escalation) {
+		where := x.Kind
+		if x.PlanFile != "" {
+			where += ", " + x.PlanFile
+		}
+		if x.Step != "" {
+			where += " step " + x.Step
+		}
+		if x.Iteration != "" {
+			where += " (iteration " + x.Iteration + ")"
+		}
+		fmt.Fprintf(w, "  %s  for %s, from %s: %s\n", x.ID, x.Agent, x.From, printable(where))
+	}
+	if len(waiting) == 0 {
 		fmt.Fprintln(w, "escalations: none waiting")
 	} else {
-		fmt.Fprintf(w, "escalations: %d waiting for a decision\n", len(rep.Escalations))
-		for _, x := range rep.Escalations {
-			where := x.Kind
-			if x.PlanFile != "" {
-				where += ", " + x.PlanFile
-			}
-			if x.Step != "" {
-				where += " step " + x.Step
-			}
-			if x.Iteration != "" {
-				where += " (iteration " + x.Iteration + ")"
-			}
-			fmt.Fprintf(w, "  %s  for %s, from %s: %s\n", x.ID, x.Agent, x.From, printable(where))
+		fmt.Fprintf(w, "escalations: %d waiting for a decision\n", len(waiting))
+		for _, x := range waiting {
+			escLine(x)
 			fmt.Fprintf(w, "    %s\n", printable(x.Question))
 			if x.Route != "" {
 				fmt.Fprintf(w, "    %s\n", printable(x.Route))
 			}
 			fmt.Fprintf(w, "    answer: %s\n", x.Answer)
+		}
+	}
+	if len(settledEsc) > 0 {
+		fmt.Fprintf(w, "escalations settled since: %d given_up whose step went on without a decision (answering %s sends nothing)\n", len(settledEsc), plural(len(settledEsc), "it", "them"))
+		for _, x := range settledEsc {
+			escLine(x)
 		}
 	}
 	var stalled []deadLetter

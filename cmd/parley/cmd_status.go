@@ -189,10 +189,11 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	for _, p := range []struct {
 		title string
 		get   func(workspace.AgentStatus) ([]workspace.Problem, int)
+		hint  string // what to do, after the list
 	}{
-		{"rejected", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.RejectedFiles, a.Rejected }},
-		{"dead", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.DeadFiles, a.Dead }},
-		{"refused, left in the outbox", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.Held, len(a.Held) }},
+		{"rejected", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.RejectedFiles, a.Rejected }, ""},
+		{"dead", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.DeadFiles, a.Dead }, "parley retry ID hands a dead letter to its agent again"},
+		{"refused, left in the outbox", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.Held, len(a.Held) }, ""},
 	} {
 		var lines []string
 		for _, a := range agents {
@@ -207,6 +208,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 				}
 				lines = append(lines, "  "+printable(filepath.ToSlash(f.Path))+"\n      "+reason)
 			}
+		}
+		if len(lines) > 0 && p.hint != "" {
+			lines = append(lines, "  "+p.hint)
 		}
 		if len(lines) > 0 {
 			fmt.Fprintf(e.stdout, "\n%s:\n%s\n", p.title, strings.Join(lines, "\n"))

@@ -159,25 +159,45 @@ func (h *history) each(thread string, fn func(r *record)) {
 	}
 }
 
-// pendingEscalation is the last escalation sent in thread that no
-// person's message handled since answers.
+// pendingEscalation is the escalation in thread that the person's
+// message being handled answers: the one it replies to, unless answered
+// already (then none); else the last one sent, unless a person's message
+// handled since answered it. A reply answers the escalation it names
+// only, not a later one.
 func (h *history) pendingEscalation(thread string) *mailbox.Message {
 	if thread == "" {
 		return nil // a message in no thread answers nothing: a new request
 	}
-	var esc *record
+	isEscalation := func(id string) bool {
+		r := h.byID[id]
+		return r != nil && r.sent && r.get("escalation") != "" && r.thread() == thread
+	}
+	answered := map[*record]bool{}
+	var last *record
 	h.each(thread, func(r *record) {
 		switch {
 		case r.sent && r.get("escalation") != "":
-			esc = r
-		case !r.sent && r != h.cur && r.typ() == "" && esc != nil && !r.at.Before(esc.at):
-			esc = nil // answered
+			last = r
+		case !r.sent && r != h.cur && r.typ() == "" && knownDecision(strings.ToLower(r.get("decision"))):
+			// A person's answer; one with a decision misspelt was
+			// refused, and answers nothing.
+			if to := r.get("reply_to"); isEscalation(to) {
+				answered[h.byID[to]] = true
+			} else if last != nil && !r.at.Before(last.at) {
+				answered[last] = true
+			}
 		}
 	})
-	if esc == nil {
+	if to := h.cur.get("reply_to"); isEscalation(to) {
+		if esc := h.byID[to]; !answered[esc] {
+			return esc.m
+		}
 		return nil
 	}
-	return esc.m
+	if last == nil || answered[last] {
+		return nil
+	}
+	return last.m
 }
 
 // lastFanOut is the research_requests sent for the last triage_result.

@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -933,6 +934,9 @@ func (r *run) note(text string) ([]*mailbox.Message, error) {
 // word of the answer); other text is passed on to who raised the matter.
 func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 	decision := strings.ToLower(get(r.in, "decision"))
+	if !knownDecision(decision) {
+		return r.note(fmt.Sprintf("Your decision %q is none of approve, retry, stop, so nothing was done, and the escalation %s still waits: answer it again with --field decision=approve|retry|stop.", decision, get(esc, "id")))
+	}
 	if decision == "" {
 		words := strings.Fields(strings.ToLower(string(r.in.Body)))
 		if len(words) > 0 {
@@ -975,6 +979,16 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 		return r.resume(planFile, n, decision, "")
 	}
 	return r.note("Your answer was noted; the pipeline has nothing waiting on it.")
+}
+
+// knownDecision reports whether a decision field is one the orchestrator
+// knows, or empty (then the answer's first word decides).
+func knownDecision(d string) bool {
+	switch d {
+	case "", DecisionApprove, DecisionRetry, DecisionStop:
+		return true
+	}
+	return false
 }
 
 // resume resumes step n of a plan on the person's decision: approve ticks
@@ -1029,6 +1043,11 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 	if r.h.answeredSince(rec, agent) {
 		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message given up (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), id))
 	}
+	if decision != DecisionApprove && !r.inDead(agent, id) {
+		// parley retry handed it back to its agent, which has not
+		// answered yet: sending it again would do the step twice.
+		return r.note(fmt.Sprintf("Your answer was noted; the message given up (%s) is no longer in %s's dead/ (parley retry handed it back), so %s has it again, and nothing is sent again.", id, orDash(agent), orDash(agent)))
+	}
 	orig := rec.m
 	if planFile != "" && n != 0 && (decision == DecisionApprove || typeOf(orig) == TaskAssignment || typeOf(orig) == RevisionRequest) {
 		return r.resume(planFile, n, decision, agent)
@@ -1042,6 +1061,19 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 	}
 	m.SetBody(append(append([]byte{}, orig.Body...), r.decisionText()...))
 	return []*mailbox.Message{m}, nil
+}
+
+// inDead reports whether message id is still in agent's dead/, where
+// parley put it when it gave it up; parley retry takes it out.
+func (r *run) inDead(agent, id string) bool {
+	if agent == "" || !mailbox.IsID(id) {
+		return false
+	}
+	if _, known := r.o.Workspace.Agent(agent); !known {
+		return false
+	}
+	_, err := os.Lstat(r.o.Workspace.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id)))
+	return err == nil
 }
 
 // passOn sends the person's answer to the agent whose message was

@@ -578,6 +578,10 @@ func TestOverlappingSteps(t *testing.T) {
 // given up by its recipient.
 func (h *harness) givenUp(m *mailbox.Message) *mailbox.Message {
 	names, _ := m.Header().Names("to")
+	// The runner leaves the message in its recipient's dead/ first.
+	if err := os.WriteFile(h.ws.Mailbox(names[0]).Path(mailbox.Dead, get(m, "id")+".md"), m.Bytes(), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
 	n := h.msg(workspace.Runner, "parley gave up the message.\n", "type", workspace.GivenUpNotice, "given_up", get(m, "id"),
 		"agent", names[0], "attempts", "3", "reason", names[0]+": gave up after 3 attempts: exit code 1: the program failed",
 		"dead", "mailboxes/"+names[0]+"/dead/"+get(m, "id")+".md")
@@ -659,6 +663,25 @@ func TestGivenUp(t *testing.T) {
 			t.Errorf("note:\n%s", out[0].Body)
 		}
 	})
+	t.Run("parley retry, not answered yet", func(t *testing.T) {
+		// Bug: parley retry ID, then a retry decision, then parley run:
+		// the orchestrator handled the decision before the worker
+		// answered the task put back, and sent the step a second time.
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		esc := escalated(t, h, tasks[1])
+		// parley retry: the task is back in worker-2's inbox, unanswered.
+		box := h.ws.Mailbox("worker-2")
+		name := get(tasks[1], "id") + ".md"
+		if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Inbox, name)); err != nil {
+			t.Fatal(err)
+		}
+		out := h.handle(h.decide(esc, "retry", "Try again."))
+		want(t, "retry after parley retry", out, "you:")
+		if !strings.Contains(string(out[0].Body), "nothing is sent again") {
+			t.Errorf("note:\n%s", out[0].Body)
+		}
+	})
 	t.Run("review request", func(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
@@ -691,4 +714,48 @@ func TestGivenUp(t *testing.T) {
 		fake.Set("from", "worker-1")
 		want(t, "forged notice", h.handle(fake))
 	})
+}
+
+// TestAnswerToEarlierEscalation guards a person's answer to an
+// escalation that a later one followed: it decides the escalation it
+// replies to, not the last one sent. It used to decide the last: a retry
+// answered to a given_up escalation of step 2 (its step gone on since,
+// after parley retry) sent step 6 again, whose escalation came after.
+func TestAnswerToEarlierEscalation(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	first := h.handle(h.givenUp(tasks[1])) // step 2, worker-2
+	want(t, "step 2 given up", first, "you:")
+	second := h.handle(h.givenUp(tasks[0])) // step 1, worker-1
+	want(t, "step 1 given up", second, "you:")
+
+	want(t, "approve step 2", h.handle(h.decide(first[0], "approve", "Done by hand.")), "worker-2:approval/lgtm")
+	if p := h.readPlan(); !p.Step(2).Done || p.Step(1).Done {
+		t.Errorf("after approving step 2: step 1 done %v, step 2 done %v; want false, true", p.Step(1).Done, p.Step(2).Done)
+	}
+	// The later escalation still waits for its own answer.
+	want(t, "approve step 1", h.handle(h.decide(second[0], "approve", "That too.")), "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+	// An escalation answered already is not decided twice.
+	out := h.handle(h.decide(first[0], "retry", "Again."))
+	want(t, "second answer", out, "you:")
+	if p := h.readPlan(); !p.Step(1).Done || !p.Step(2).Done {
+		t.Errorf("after a second answer to step 2: step 1 done %v, step 2 done %v; want both", p.Step(1).Done, p.Step(2).Done)
+	}
+}
+
+// TestMisspeltDecision guards a decision field that is none of approve,
+// retry and stop (decision=aprove): it used to be taken as retry, and
+// sent the step again. Now nothing is done, the person is told, and the
+// escalation still waits for an answer.
+func TestMisspeltDecision(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	esc := h.handle(h.givenUp(tasks[1]))
+	want(t, "given up", esc, "you:")
+	out := h.handle(h.decide(esc[0], "aprove", "Fine."))
+	want(t, "misspelt decision", out, "you:")
+	if body := string(out[0].Body); !strings.Contains(body, `"aprove" is none of approve, retry, stop`) {
+		t.Errorf("note:\n%s", body)
+	}
+	want(t, "approve after the typo", h.handle(h.decide(esc[0], "approve", "Fine.")), "worker-2:approval/lgtm")
 }

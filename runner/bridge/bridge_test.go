@@ -418,3 +418,45 @@ func TestBridgeTooLarge(t *testing.T) {
 		t.Errorf("reason = %q, want the server's limit named", reason)
 	}
 }
+
+// TestBridgeRefusesRemoteRecipient: a message for an agent that this
+// workspace's parley.yaml says lives elsewhere (remote: on both sides)
+// is refused saying where it lives, not that it is no agent here at all,
+// which the person reading parley.yaml knows to be untrue.
+func TestBridgeRefusesRemoteRecipient(t *testing.T) {
+	_, home, url := pair(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	// gm lives in inn, by home's parley.yaml; inn sends gm a message as
+	// if it lived in home.
+	id := mailbox.IDAt("gm", time.Now())
+	if err := nc.Publish(Subject("home", "gm", "inn", "gm"), []byte("---\nid: "+id+"\nfrom: gm\nto: gm\n---\nhi\n")); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	st, err := runBridge(t, context.Background(), home, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Bounced != 1 {
+		t.Errorf("bounced %d, want 1", st.Bounced)
+	}
+	refused, _ := filepath.Glob(filepath.Join(home.BridgeRefusedDir(), "*.md"))
+	if len(refused) != 1 {
+		t.Fatalf("kept in .parley/bridge/refused/: %v, want 1", refused)
+	}
+	r, err := os.ReadFile(refused[0] + mailbox.ReasonSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `for "gm", which lives in workspace "inn" by parley.yaml (remote: inn), not in this one`
+	if !strings.Contains(string(r), want) {
+		t.Errorf("reason = %q, want it to contain %q", r, want)
+	}
+}

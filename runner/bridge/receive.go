@@ -215,8 +215,10 @@ func (b *Bridge) take(m jetstream.Msg, meta *jetstream.MsgMetadata) (workspace.E
 	if !slices.Contains(b.ws.Config.Remotes(), from) {
 		return refuse(fmt.Sprintf("from workspace %q, which no agent of %s lives in (remote: names %s)", from, workspace.ConfigFile, orNone(b.ws.Config.Remotes())))
 	}
-	if a, known := b.ws.Agent(agent); !known || a.Remote != "" {
+	if a, known := b.ws.Agent(agent); !known {
 		return refuse(fmt.Sprintf("for %q, which is no agent of this workspace", agent))
+	} else if a.Remote != "" {
+		return refuse(fmt.Sprintf("for %q, which lives in workspace %q by %s (remote: %s), not in this one", agent, a.Remote, workspace.ConfigFile, a.Remote))
 	}
 	if perr != nil {
 		return refuse(perr.Error())
