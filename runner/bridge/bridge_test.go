@@ -375,15 +375,7 @@ func TestBridgeUnreadRemote(t *testing.T) {
 // max_payload is given up in the remote agent's dead/ with a reason that
 // names the server's limit, and that the ones after it are carried.
 func TestBridgeTooLarge(t *testing.T) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), MaxPayload: 4096, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
+	ns := startServer(t, &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), MaxPayload: 4096})
 	inn, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s}\nagents:\n  - gm\n  - {name: aria, remote: home}\n", ns.ClientURL()))
 	if err != nil {
 		t.Fatal(err)
@@ -459,4 +451,21 @@ func TestBridgeRefusesRemoteRecipient(t *testing.T) {
 	if !strings.Contains(string(r), want) {
 		t.Errorf("reason = %q, want it to contain %q", r, want)
 	}
+}
+
+// startServer runs a NATS server with opts (quiet, no signal handlers)
+// until the test ends.
+func startServer(t *testing.T, opts *server.Options) *server.Server {
+	t.Helper()
+	opts.NoLog, opts.NoSigs = true, true
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	return ns
 }

@@ -32,19 +32,10 @@ import (
 func TestBridgeTLS(t *testing.T) {
 	dir := t.TempDir()
 	caPEM, cert := selfSigned(t)
-	ns, err := server.NewServer(&server.Options{
+	ns := startServer(t, &server.Options{
 		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: filepath.Join(dir, "nats"),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, TLS: true,
-		NoLog: true, NoSigs: true,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
 	url := strings.Replace(ns.ClientURL(), "nats://", "tls://", 1)
 	mk := func(name, config string) *workspace.Workspace {
 		root := filepath.Join(dir, name)
@@ -156,18 +147,10 @@ func TestBridgePermissions(t *testing.T) {
 		u.Permissions = &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: u.Permissions.Subscribe}
 		return u
 	}
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	ns := startServer(t, &server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
 		Users: []*server.User{{Username: "admin", Password: "admin-pw"}, user("inn"), user("home"), earlier("inn")},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
 	// The operator makes the stream.
 	admin, err := nats.Connect(ns.ClientURL(), nats.UserInfo("admin", "admin-pw"))
 	if err != nil {
