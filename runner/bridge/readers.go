@@ -53,10 +53,10 @@ func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) {
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
 			unread = append(unread, name)
 		} else if err != nil {
-			if b.readersRefused(err) {
-				return
-			}
-			return // the stream cannot be asked now: nothing is known
+			// The stream cannot be asked now, or the user may not ask (the
+			// server says so to the connection's error handler: see
+			// readersRefused): nothing is known.
+			return
 		}
 	}
 	b.mu.Lock()
