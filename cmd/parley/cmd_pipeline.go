@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,6 +90,9 @@ type deadLetter struct {
 	// ticked in its plan, or an agent has it in hand (the person's
 	// decision on the orchestrator's given_up escalation sent it again).
 	Settled bool `json:"settled,omitempty"`
+	// PlanBlocked is set when its plan is marked blocked (a person's stop
+	// decision): nothing follows it, retried or not, until the plan goes on.
+	PlanBlocked bool `json:"plan_blocked,omitempty"`
 }
 
 // planSummary is one plan's progress.
@@ -123,8 +127,12 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	doneSteps := map[string]bool{} // "plans/x.md 2" -> the step is ticked
+	doneSteps := map[string]bool{}    // "plans/x.md 2" -> the step is ticked
+	blockedPlans := map[string]bool{} // "plans/x.md" -> marked blocked (a person's stop)
 	for _, p := range ps {
+		if p.Status == "blocked" {
+			blockedPlans[ws.Short(p.Path)] = true
+		}
 		for _, w := range p.Waves {
 			for _, st := range w.Steps {
 				if st.Done {
@@ -230,6 +238,10 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		}
 		if k := d.PlanFile + " " + d.Step; doneSteps[k] || inHand[k] || d.ID != newest[k] {
 			d.Settled = true
+			continue
+		}
+		if blockedPlans[d.PlanFile] {
+			d.PlanBlocked = true
 			continue
 		}
 		failed[d.Agent] = true
@@ -345,12 +357,20 @@ func printPipeline(e *env, rep pipelineReport) {
 	}
 	var stalled []deadLetter
 	settled := 0
+	var behindBlocked []string // the blocked plans dead letters belong to
+	blockedDead := 0
 	for _, d := range rep.Dead {
-		if d.Settled {
+		switch {
+		case d.Settled:
 			settled++
-			continue
+		case d.PlanBlocked:
+			blockedDead++
+			if !slices.Contains(behindBlocked, d.PlanFile) {
+				behindBlocked = append(behindBlocked, d.PlanFile)
+			}
+		default:
+			stalled = append(stalled, d)
 		}
-		stalled = append(stalled, d)
 	}
 	if len(stalled) > 0 {
 		fmt.Fprintf(w, "given up: %d %s, and nothing follows until retried\n", len(stalled), plural(len(stalled), "message", "messages"))
@@ -372,6 +392,9 @@ func printPipeline(e *env, rep pipelineReport) {
 			}
 			fmt.Fprintf(w, "    retry: %s\n", d.Retry)
 		}
+	}
+	if blockedDead > 0 {
+		fmt.Fprintf(w, "given up, plan blocked: %d %s of a plan a decision stopped (%s); parley retry ID still hands one to its agent\n", blockedDead, plural(blockedDead, "message", "messages"), printable(strings.Join(behindBlocked, ", ")))
 	}
 	if settled > 0 {
 		fmt.Fprintf(w, "given up, settled since: %d %s whose step went on without %s (parley status lists %s)\n", settled, plural(settled, "message", "messages"), plural(settled, "it", "them"), plural(settled, "it", "them"))
