@@ -469,3 +469,52 @@ func startServer(t *testing.T, opts *server.Options) *server.Server {
 	}
 	return ns
 }
+
+// TestBridgeRemoteMended checks the way back from a misspelt remote:
+// what was forwarded under it waits in the stream for a workspace that
+// never comes; once parley.yaml is mended, its copies put back from done/
+// into the inbox are published again, to the workspace now named, and
+// reach it (the stream does not drop them as the same publish).
+func TestBridgeRemoteMended(t *testing.T) {
+	_, home, url := pair(t)
+	root := t.TempDir()
+	config := "bridge: {name: inn, url: %s}\nagents:\n  - gm\n  - {name: aria, remote: %s}\n  - {name: bram, remote: home}\n"
+	typo, err := workspace.InitConfig(root, fmt.Sprintf(config, url, "hoem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := deliver(t, typo, 1)
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runBridge(t, context.Background(), typo, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := home.Mailbox("aria").IDs(mailbox.Inbox); len(got) != 0 {
+		t.Fatalf("home's aria got %v under a misspelt remote:", got)
+	}
+	// Mended: parley.yaml names home, and the copy goes back to the inbox.
+	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(fmt.Sprintf(config, url, "home")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mended, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := mailbox.FileName(ids[0])
+	if err := os.Rename(mended.Mailbox("aria").Path(mailbox.Done, name), mended.Mailbox("aria").Path(mailbox.Inbox, name)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runBridge(t, context.Background(), mended, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := home.Mailbox("aria").IDs(mailbox.Inbox); strings.Join(got, " ") != ids[0] {
+		t.Errorf("home's aria after the mend = %v, want %s", got, ids[0])
+	}
+}

@@ -27,8 +27,11 @@ func Subject(to, agent, from, sender string) string {
 }
 
 // MsgID is the JetStream message id (Nats-Msg-Id) of the copy of message
-// id for agent: the stream drops a second publish of it.
-func MsgID(id, agent string) string { return id + "/" + agent }
+// id for agent in the workspace remote: the stream drops a second publish
+// of it. The workspace is in it so that a copy forwarded under a misspelt
+// remote:, put back into the inbox once parley.yaml is mended, is
+// published again to the workspace now named, not dropped as the same.
+func MsgID(id, agent, remote string) string { return id + "/" + agent + "@" + remote }
 
 // forwardLoop forwards what the router delivers to remote agents, woken
 // by file events in their inboxes and every Rescan.
@@ -151,7 +154,7 @@ func (b *Bridge) publish(ctx context.Context, js jetstream.JetStream, a workspac
 		// stream not ready yet): it would publish this copy again after
 		// later ones. A failure stops the window; the next pass publishes
 		// from this copy on, in order.
-		f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(MsgID(id, a.Name)), jetstream.WithExpectStream(b.cfg.Stream), jetstream.WithRetryAttempts(0))
+		f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(MsgID(id, a.Name, a.Remote)), jetstream.WithExpectStream(b.cfg.Stream), jetstream.WithRetryAttempts(0))
 		if err != nil {
 			if errors.Is(err, nats.ErrMaxPayload) && len(sent) == 0 {
 				b.giveUp(box, a, id, from, fmt.Sprintf("the bridge cannot carry it: %v (%d bytes, and the bridge's headers on top, over the NATS server's max_payload of %d bytes)", err, len(data), js.Conn().MaxPayload()))
