@@ -9,40 +9,21 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
 
+	"github.com/parley-dev/parley/internal/proctest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // ended waits for the process pid to end (or to be a zombie, which runs
-// no more), up to a bound, and reports whether it did. It waits on a
-// pidfd, which says when the process exits; where there is none, it looks
-// once.
+// no more), up to a bound, and reports whether it did; one that did not
+// is killed.
 func ended(t *testing.T, pid int) bool {
 	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err == unix.ESRCH {
-		return true
-	}
-	if err == nil {
-		defer unix.Close(fd)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 10_000)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n == 0 {
-				break
-			}
-			return true
-		}
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if f := strings.Fields(string(stat)); err == nil && len(f) > 2 && f[2] != "Z" {
+	if !proctest.Gone(pid, 10*time.Second) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		return false
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/parley-dev/parley/internal/proctest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -148,7 +146,7 @@ func TestCrashOrphans(t *testing.T) {
 		first = append(first, program, sleep)
 		// The program the runner started (not the sleep it started in
 		// turn) ends with the runner, with no runner started again.
-		if !gone(program, 10*time.Second) {
+		if !proctest.Gone(program, 10*time.Second) {
 			t.Errorf("%s: the program (pid %d) still runs 10s after its runner was killed", a, program)
 		}
 	}
@@ -178,7 +176,7 @@ func TestCrashOrphans(t *testing.T) {
 		}
 	}
 	for _, pid := range first {
-		if !gone(pid, 0) {
+		if !proctest.Gone(pid, 0) {
 			t.Errorf("process %d of the first run still runs after the second", pid)
 		}
 	}
@@ -188,37 +186,4 @@ func TestCrashOrphans(t *testing.T) {
 	if des, err := os.ReadDir(filepath.Join(root, workspace.StateDir, "programs")); err == nil && len(des) != 0 {
 		t.Errorf(".parley/programs holds %d records after a clean stop, want none", len(des))
 	}
-}
-
-// gone waits up to within for the process pid to end (a zombie runs no
-// more) and reports whether it did. It waits on a pidfd, which says when
-// the process exits, and never kills it.
-func gone(pid int, within time.Duration) bool {
-	if pid <= 0 {
-		return false
-	}
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err == unix.ESRCH {
-		return true
-	}
-	if err == nil {
-		defer unix.Close(fd)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, int(within.Milliseconds()))
-			if err == unix.EINTR {
-				continue
-			}
-			if err == nil && n > 0 {
-				return true
-			}
-			break
-		}
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	_, rest, _ := bytes.Cut(stat, []byte(") "))
-	return bytes.HasPrefix(rest, []byte("Z"))
 }
