@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"strconv"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/urfave/cli/v2"
@@ -73,9 +71,8 @@ func checkListen(serve bool, listen string) error {
 	if !serve {
 		return errListenWithoutServe
 	}
-	_, port, err := net.SplitHostPort(listen)
-	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
-		return usagef("--listen %q: want HOST:PORT, as 0.0.0.0:4222 or 127.0.0.1:0", listen)
+	if _, _, err := bridge.ParseListen(listen); err != nil {
+		return usagef("--%v", err)
 	}
 	return nil
 }

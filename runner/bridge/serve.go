@@ -39,13 +39,9 @@ func Serve(opts ServeOptions) (*server.Server, error) {
 		}
 		listen = net.JoinHostPort("0.0.0.0", port)
 	}
-	host, portText, err := net.SplitHostPort(listen)
+	host, port, err := ParseListen(listen)
 	if err != nil {
-		return nil, fmt.Errorf("listen %q: %w", listen, err)
-	}
-	port, err := strconv.Atoi(portText)
-	if err != nil {
-		return nil, fmt.Errorf("listen %q: %w", listen, err)
+		return nil, err
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT
@@ -78,6 +74,19 @@ func Serve(opts ServeOptions) (*server.Server, error) {
 		return nil, fmt.Errorf("the NATS server did not start listening on %s within 10s (is the port taken?)", listen)
 	}
 	return ns, nil
+}
+
+// ParseListen reads where a server listens, HOST:PORT (a port of 0:
+// any free one).
+func ParseListen(listen string) (host string, port int, err error) {
+	host, portText, err := net.SplitHostPort(listen)
+	if err == nil {
+		port, err = strconv.Atoi(portText)
+	}
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("listen %q: want HOST:PORT, as 0.0.0.0:4222 or 127.0.0.1:0", listen)
+	}
+	return host, port, nil
 }
 
 func withScheme(s string) string {
