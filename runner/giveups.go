@@ -105,15 +105,5 @@ func (w *worker) tellGivenUp(id string, m *mailbox.Message, reason string, attem
 	}
 	w.r.record(workspace.Entry{ID: nid, From: workspace.Runner, To: to, Type: workspace.GivenUpNotice, Outcome: workspace.Delivered, File: mailbox.FileName(nid),
 		Note: fmt.Sprintf("parley's notice to %s of its message %s given up by %s", sender, id, w.agent.Name)})
-	w.r.wakeSoon(sender)
-}
-
-// wakeSoon asks the router to wake an agent's worker: its inbox has
-// something new. Any goroutine may call it (the workers are the
-// router's); the router wakes it at its next look (takeWakes).
-func (r *Runner) wakeSoon(agent string) {
-	r.wakeMu.Lock()
-	r.toWake = append(r.toWake, agent)
-	r.wakeMu.Unlock()
-	r.kickRouter()
+	w.r.Wake([]string{sender})
 }

@@ -211,9 +211,9 @@ type Runner struct {
 	chains      *chains           // the messages programs answer, for loops
 	slots       chan struct{}     // concurrency: one per running driver; nil for no cap
 	kick        chan struct{}     // a worker published messages, or went idle
-	wakes       chan []string     // agents whose inboxes something else delivered to (Wake)
+	woken       chan struct{}     // Wake was called: toWake holds whom
 	wakeMu      sync.Mutex        // guards toWake
-	toWake      []string          // agents a worker delivered a notice to (wakeSoon)
+	toWake      []string          // agents whose inboxes something else delivered to (Wake)
 	state       *stateBook
 
 	// probe tells whether a file is open for writing; nil means
@@ -355,7 +355,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		edges:      make(map[string]edge),
 		slots:      newSlots(ws.Config.Concurrency),
 		kick:       make(chan struct{}, 1),
-		wakes:      make(chan []string, 64),
+		woken:      make(chan struct{}, 1),
 		nudges:     make(map[string]string),
 		told:       make(map[string]bool),
 		chains:     newChains(),
@@ -427,13 +427,16 @@ func (r *Runner) removeLeftovers(box mailbox.Dir) {
 }
 
 // Wake tells the runner that something other than its router delivered
-// to these agents' inboxes (the bridge): their drivers look at once. It
-// may be called from any goroutine, and never blocks; a wake it cannot
-// queue is made up for at the next rescan.
+// to these agents' inboxes (the bridge, or a worker's notice to another
+// agent): their drivers look at once. It may be called from any
+// goroutine, never blocks, and loses no wake.
 func (r *Runner) Wake(agents []string) {
+	r.wakeMu.Lock()
+	r.toWake = append(r.toWake, agents...)
+	r.wakeMu.Unlock()
 	select {
-	case r.wakes <- agents:
-	default:
+	case r.woken <- struct{}{}:
+	default: // a wake is pending already: it takes these too
 	}
 }
 
@@ -445,16 +448,6 @@ func (r *Runner) takeWakes() {
 	r.wakeMu.Unlock()
 	for _, name := range names {
 		r.notify(name)
-	}
-	for {
-		select {
-		case names := <-r.wakes:
-			for _, name := range names {
-				r.notify(name)
-			}
-		default:
-			return
-		}
 	}
 }
 
@@ -629,10 +622,8 @@ func (r *Runner) watch(ctx context.Context) error {
 		case <-settle.C:
 		case <-r.kick:
 			r.scan() // a driver published messages, or stopped
-		case names := <-r.wakes:
-			for _, name := range names {
-				r.notify(name)
-			}
+		case <-r.woken:
+			r.takeWakes()
 		}
 	}
 }
@@ -712,10 +703,8 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-fire:
 		case <-r.kick:
-		case names := <-r.wakes:
-			for _, name := range names {
-				r.notify(name)
-			}
+		case <-r.woken:
+			r.takeWakes()
 		}
 		if timer != nil {
 			timer.Stop()
