@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -74,9 +73,6 @@ func parseCondition(s string) (Condition, error) {
 	}
 	return Condition{Path: m[1], Op: op, Value: value}, nil
 }
-
-// errNoValue says a condition's field is absent from a message.
-var errNoValue = errors.New("no value")
 
 // holds evaluates a condition against a field getter. A condition on an
 // absent field does not hold.

@@ -305,17 +305,3 @@ func runQuiet(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	fmt.Fprintln(e.stdout, statsLine(stats))
 	return nil
 }
-
-func joinFlag(names []string) string {
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ","
-		}
-		if n == "*" {
-			n = "'*'"
-		}
-		s += n
-	}
-	return s
-}

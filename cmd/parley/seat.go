@@ -52,10 +52,6 @@ type waitingQ struct {
 	typ string
 }
 
-// errNoPerson is returned when the workspace has no agent for a person's
-// seat, or several.
-var errNoPerson = errors.New("no seat")
-
 // openSeat finds the seat's agents: the person's (as, else the one human
 // agent that is no team lead and plays no character), the team lead's
 // (lead, else the one agent with that role), and the one that plays the
