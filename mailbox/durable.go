@@ -95,6 +95,24 @@ func (s *Syncer) Sync() error {
 	return errors.Join(errs...)
 }
 
+// SyncSeen makes durable what another process wrote into the directories
+// named and has not synced yet (the router's copies in an inbox, seen by
+// the bridge between their write and the router's Sync), before anything
+// is done with it that cannot be undone. On Linux it is Sync: one
+// syncfs(2), which takes every write made on the filesystem before it.
+// Elsewhere the writers fsync each file as they write it (see Durability)
+// and the directories' entries are fsynced here.
+func (s *Syncer) SyncSeen(dirs ...string) error {
+	if !s.perFile {
+		return s.Sync()
+	}
+	var errs []error
+	for _, d := range dirs {
+		errs = append(errs, s.syncDir(d))
+	}
+	return errors.Join(errs...)
+}
+
 // writeFile creates path with data (see writeFile), fsynced where there
 // is no syncfs, and reports whether it fsynced it.
 func (s *Syncer) writeFile(path string, data []byte) (synced bool, err error) {

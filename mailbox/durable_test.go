@@ -77,6 +77,38 @@ func TestSyncerPerFile(t *testing.T) {
 	}
 }
 
+// TestSyncSeen: what another process wrote into a directory (the
+// router's copies, seen by the bridge) is made durable: with syncfs, the
+// filesystem; where there is none, the directory named (the writer
+// fsynced the files).
+func TestSyncSeen(t *testing.T) {
+	root := t.TempDir()
+	inbox := filepath.Join(root, "inbox")
+	if err := os.Mkdir(inbox, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, perFile := range []bool{false, true} {
+		s, err := NewSyncer(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.perFile = perFile || !haveSyncfs
+		var synced []string
+		s.onSync = func(path string) { synced = append(synced, path) }
+		if err := s.SyncSeen(inbox); err != nil {
+			t.Errorf("SyncSeen (perFile %v) = %v", s.perFile, err)
+		}
+		want := []string{root}
+		if s.perFile {
+			want = []string{inbox}
+		}
+		if diff := cmp.Diff(want, synced); diff != "" {
+			t.Errorf("SyncSeen (perFile %v) synced (-want +got):\n%s", s.perFile, diff)
+		}
+		s.Close()
+	}
+}
+
 // TestSyncerSyncfs checks that with syncfs the Syncer keeps no list.
 func TestSyncerSyncfs(t *testing.T) {
 	if !haveSyncfs {

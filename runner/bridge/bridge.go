@@ -115,6 +115,10 @@ type Bridge struct {
 	errAt        time.Time
 	lag          uint64
 	attempts     map[string]int // incoming copy -> failed deliveries here
+
+	// synced, when set (by tests only), is told of the copies in an
+	// agent's inbox made durable before they are forwarded.
+	synced func(agent string, ids []string)
 }
 
 // Open prepares the bridge of ws, which must have a bridge: section. It

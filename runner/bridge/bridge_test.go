@@ -518,3 +518,46 @@ func TestBridgeRemoteMended(t *testing.T) {
 		t.Errorf("home's aria after the mend = %v, want %s", got, ids[0])
 	}
 }
+
+// TestBridgeForwardsDurableCopies: the router syncs its copies after it
+// wrote them, so the bridge may see one in an inbox before it is durable;
+// it makes the copies durable before it publishes them. One published
+// first and lost in a power cut would be routed again (a file written by
+// hand, under an id drawn anew) and reach the other workspace twice.
+func TestBridgeForwardsDurableCopies(t *testing.T) {
+	inn, _, _ := pair(t)
+	// Written as the router writes them, not synced yet.
+	start := time.Now().Add(-time.Hour)
+	var ids []string
+	for i := range 3 {
+		id := mailbox.IDAt("gm", start.Add(time.Duration(i)*time.Millisecond))
+		data := fmt.Sprintf("---\nid: %s\nfrom: gm\nto: aria\n---\nmessage %d\n", id, i)
+		if err := os.WriteFile(inn.Mailbox("aria").Path(mailbox.Inbox, mailbox.FileName(id)), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	b, err := Open(inn, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	synced := map[string]bool{}
+	b.synced = func(agent string, ids []string) {
+		for _, id := range ids {
+			synced[agent+"/"+id] = true
+		}
+	}
+	st, err := b.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Forwarded != int64(len(ids)) {
+		t.Fatalf("forwarded %d, want %d", st.Forwarded, len(ids))
+	}
+	for _, id := range ids {
+		if !synced["aria/"+id] {
+			t.Errorf("%s was forwarded without being made durable first", id)
+		}
+	}
+}

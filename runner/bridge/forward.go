@@ -108,6 +108,20 @@ func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (in
 		}
 		waiting += int64(len(ids))
 		b.outgoing.Store(waiting)
+		if len(ids) > 0 {
+			// The router syncs its copies after writing them: one
+			// published before that, then lost in a power cut, would be
+			// routed again, a hand-written file under an id drawn anew,
+			// and the other workspace would have it twice.
+			inbox := filepath.Join(string(box), mailbox.Inbox)
+			if err := b.sync.SyncSeen(inbox); err != nil {
+				errs = append(errs, fmt.Errorf("making %s durable before forwarding: %w", inbox, err))
+				continue
+			}
+			if b.synced != nil {
+				b.synced(a.Name, ids)
+			}
+		}
 		for len(ids) > 0 {
 			n := min(len(ids), window)
 			done, err := b.publish(ctx, js, a, box, ids[:n])
