@@ -138,7 +138,7 @@ func serveIfAsked(ws *workspace.Workspace, serve bool, listen string, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	ns, err := bridge.Serve(bridge.ServeOptions{Dir: ws.NATSDir(), Listen: listen, URL: cfg.URLs[0], Name: "parley-" + cfg.Name, Token: token})
+	ns, err := bridge.Serve(bridge.ServeOptions{Dir: ws.NATSDir(), Listen: listen, URL: cfg.URLs[0], Name: "parley-" + cfg.Name, Token: token, MaxMessageSize: ws.Config.Router.MaxMessageSize})
 	if err != nil {
 		return nil, fmt.Errorf("--serve: %w", err)
 	}

@@ -112,9 +112,12 @@ type Bridge struct {
 	unread       []string
 	warnedUnread map[string]bool
 	noReaders    bool // the server refused a look: no more are made
-	errAt        time.Time
-	lag          uint64
-	attempts     map[string]int // incoming copy -> failed deliveries here
+	// warnedPayload is the server's max_payload last warned of as too
+	// small (see checkPayload).
+	warnedPayload int64
+	errAt         time.Time
+	lag           uint64
+	attempts      map[string]int // incoming copy -> failed deliveries here
 
 	// synced, when set (by tests only), is told of the copies in an
 	// agent's inbox made durable before they are forwarded.
@@ -208,9 +211,11 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 				b.fail(fmt.Errorf("disconnected: %w", err))
 			}
 		}),
+		nats.ConnectHandler(b.checkPayload),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			b.clearError() // connected again: the next failure is news
 			b.log.Info("bridge reconnected", "url", nc.ConnectedUrlRedacted())
+			b.checkPayload(nc)
 		}),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
@@ -258,6 +263,28 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 		opts = append(opts, nats.RootCAs(path))
 	}
 	return nats.Connect(strings.Join(c.URLs, ","), opts...)
+}
+
+// checkPayload warns, once for each server's limit, when the server the
+// bridge is connected to cannot carry every message the workspace
+// accepts (router.max_message_size, with the bridge's headers): such a
+// message to a remote agent would be given up here, into its dead/.
+func (b *Bridge) checkPayload(nc *nats.Conn) {
+	limit := nc.MaxPayload()
+	size := b.ws.Config.Router.MaxMessageSize
+	if limit <= 0 || limit >= int64(PayloadFor(size)) {
+		return
+	}
+	b.mu.Lock()
+	warned := b.warnedPayload == limit
+	b.warnedPayload = limit
+	b.mu.Unlock()
+	if warned {
+		return
+	}
+	b.log.Warn("the NATS server carries less than the largest message this workspace accepts: a larger message to a remote agent is given up here, into its dead/",
+		"max_payload", limit, "max_message_size", size,
+		"mend", fmt.Sprintf("set the server's max_payload to %d or more, or router.max_message_size in %s to %d or less", PayloadFor(size), workspace.ConfigFile, limit-headers))
 }
 
 // Run connects and bridges until ctx ends (or, with UntilIdle, until

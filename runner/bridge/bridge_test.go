@@ -395,9 +395,18 @@ func TestBridgeTooLarge(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	st, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true})
+	var log strings.Builder
+	st, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Said when it connected: the server carries less than the
+	// workspace accepts.
+	if !strings.Contains(log.String(), "max_payload=4096") || !strings.Contains(log.String(), "router.max_message_size") {
+		t.Errorf("no warning that the server's max_payload is below router.max_message_size; log:\n%s", log.String())
+	}
+	if n := strings.Count(log.String(), "carries less"); n > 1 {
+		t.Errorf("the max_payload warning was logged %d times", n)
 	}
 	if st.Forwarded != 1 || st.Bounced != 1 {
 		t.Errorf("forwarded %d, bounced %d; want 1 and 1", st.Forwarded, st.Bounced)
@@ -559,5 +568,43 @@ func TestBridgeForwardsDurableCopies(t *testing.T) {
 		if !synced["aria/"+id] {
 			t.Errorf("%s was forwarded without being made durable first", id)
 		}
+	}
+}
+
+// TestServeCarriesLargest: the server --serve runs carries the largest
+// message the workspace accepts, with the bridge's headers, and the
+// bridge says nothing of it.
+func TestServeCarriesLargest(t *testing.T) {
+	const size = 3 << 20
+	ns, err := Serve(ServeOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Name: "test", MaxMessageSize: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Shutdown)
+	ws, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s}\nrouter: {max_message_size: %d}\nagents:\n  - gm\n  - {name: aria, remote: home}\n", ns.ClientURL(), size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := mailbox.IDAt("gm", time.Now().Add(-time.Hour))
+	head := fmt.Sprintf("---\nid: %s\nfrom: gm\nto: aria\n---\n", id)
+	data := head + strings.Repeat("x", size-len(head)-1) + "\n"
+	if _, err := ws.Mailbox("aria").Deliver(id, []byte(data), s); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	st, err := runBridge(t, context.Background(), ws, Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Forwarded != 1 || st.Bounced != 0 {
+		t.Errorf("a message of router.max_message_size: forwarded %d, bounced %d; want 1 and 0", st.Forwarded, st.Bounced)
+	}
+	if strings.Contains(log.String(), "max_payload") {
+		t.Errorf("warned of max_payload with a server --serve started for the workspace:\n%s", log.String())
 	}
 }

@@ -24,6 +24,24 @@ type ServeOptions struct {
 	Name string
 	// Token, when set, is required of every client.
 	Token string
+	// MaxMessageSize is the largest message file the workspace accepts
+	// (router.max_message_size): the server carries one that large, with
+	// the bridge's headers (see PayloadFor). Zero: NATS's default.
+	MaxMessageSize int64
+}
+
+// headers is room enough for what the bridge publishes besides a
+// message file: its subject, Nats-Msg-Id and the expected stream.
+const headers = 4 << 10
+
+// maxPayload is the most a NATS server is let carry in one message.
+const maxPayload = 64 << 20
+
+// PayloadFor is the max_payload a NATS server needs to carry message
+// files of up to size bytes, with the bridge's headers; at most 64 MiB,
+// and never below NATS's default of 1 MiB.
+func PayloadFor(size int64) int32 {
+	return int32(min(max(size+headers, server.MAX_PAYLOAD_SIZE), maxPayload))
 }
 
 // Serve starts a NATS server with JetStream in this process, storing its
@@ -64,6 +82,7 @@ func Serve(opts ServeOptions) (*server.Server, error) {
 		Authorization: opts.Token,
 		NoLog:         true,
 		NoSigs:        true,
+		MaxPayload:    PayloadFor(opts.MaxMessageSize),
 	})
 	if err != nil {
 		return nil, err
