@@ -380,6 +380,22 @@ func (h *history) gaveUp(id string) bool {
 	return false
 }
 
+// escalatedGiveUp reports whether the give-up of the message id by agent
+// that the notice being handled tells of was escalated already: an
+// escalation given_up of that message and agent was sent since it was
+// given up. parley's notice has an id of the time of the give-up, and
+// is told at least once (a runner killed before it told, the next tells
+// it), so the same give-up may be told again; a message given up again
+// after a retry is a new give-up, after the escalation of the last.
+func (h *history) escalatedGiveUp(id, agent string) bool {
+	for _, r := range h.all {
+		if r.sent && r.get("escalation") == EscalateGivenUp && r.get("given_up") == id && r.get("agent") == agent && !r.at.Before(h.cur.at) {
+			return true
+		}
+	}
+	return false
+}
+
 // sameTo reports whether two messages went to the same agents.
 func sameTo(a, b *mailbox.Message) bool {
 	x, _ := a.Header().Names("to")

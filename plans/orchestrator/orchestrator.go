@@ -184,9 +184,14 @@ func (o *Orchestrator) HandlesNotice(typ string) bool {
 // givenUp handles parley's notice that a message the orchestrator sent
 // was given up: its recipient's program failed it every retry, or timed
 // out, and nothing will answer it. The person decides, as for a blocked
-// step; the escalation names the step the message was for, if any.
+// step; the escalation names the step the message was for, if any. A
+// give-up told again (see escalatedGiveUp) is escalated once.
 func (r *run) givenUp() ([]*mailbox.Message, error) {
 	id, agent := get(r.in, "given_up"), get(r.in, "agent")
+	if r.h.escalatedGiveUp(id, agent) {
+		r.o.log().Info("orchestrator: a give-up told again, escalated already", "given_up", id, "agent", agent, "notice", get(r.in, "id"))
+		return nil, nil
+	}
 	reason := get(r.in, "reason")
 	var orig *mailbox.Message
 	if rec := r.h.byID[id]; rec != nil && rec.sent {

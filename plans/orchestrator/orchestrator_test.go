@@ -682,6 +682,27 @@ func TestGivenUp(t *testing.T) {
 			t.Errorf("note:\n%s", out[0].Body)
 		}
 	})
+	t.Run("told again", func(t *testing.T) {
+		// parley tells a give-up at least once: a runner killed before
+		// it told, the next tells it. The same give-up told again, under
+		// its own id or another of the time of the give-up, is
+		// escalated once; given up again after a parley retry, it is a
+		// new give-up, escalated again.
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		n := h.givenUp(tasks[1])
+		want(t, "given up", h.handle(n), "you:")
+		want(t, "the same notice again", h.handle(n.Clone()))
+		at, _, err := mailbox.ParseID(get(n, "id"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := n.Clone()
+		again.Set("id", mailbox.IDAt(workspace.Runner, at))
+		want(t, "the give-up told under another id", h.handle(again))
+		// parley retry, and worker-2's program fails it again.
+		want(t, "given up again", h.handle(h.givenUp(tasks[1])), "you:")
+	})
 	t.Run("review request", func(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
