@@ -419,6 +419,23 @@ func (h *history) answeredSince(rec *record, agent string) bool {
 	return found
 }
 
+// sentAgainSince reports whether what rec asked of agent, about a step,
+// was sent to agent again since: the step's task or revision (a person's
+// retry sends the task), or a request of rec's type for the step.
+func (h *history) sentAgainSince(rec *record, agent string) bool {
+	pf, n := rec.get("plan_file"), atoi(rec.get("step"))
+	work := func(t string) bool { return t == TaskAssignment || t == RevisionRequest }
+	for _, r := range h.all {
+		if r == rec || r == h.cur || !r.sent || !r.at.After(rec.at) || !r.to(agent) || !r.forStep(pf, n) {
+			continue
+		}
+		if r.typ() == rec.typ() || work(r.typ()) && work(rec.typ()) {
+			return true
+		}
+	}
+	return false
+}
+
 func isVerdict(r *record) bool {
 	return !r.sent && (r.typ() == ReviewVerdict || r.typ() == AuditVerdict)
 }
