@@ -239,3 +239,43 @@ func TestGivenUpNoticeAfterCrash(t *testing.T) {
 		t.Errorf("%d journal lines deliver a notice of a message given up, want 2", journaled)
 	}
 }
+
+// TestGivenUpNoticeAfterReload: a message given up while its sender was
+// not told of give-ups (a built-in handler that does not take the notice)
+// is told once a reload of parley.yaml makes it one that does.
+func TestGivenUpNoticeAfterReload(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; exit 3\n")
+	config := func(handler string) string {
+		return `agents:
+  - boss
+  - {name: lead, driver: builtin, handler: ` + handler + `, retries: 0}
+  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
+`
+	}
+	ws = reconfigure(t, ws, config("plain"))
+	lead, plain := &noticed{takes: true}, &noticed{}
+	opts := Options{Handlers: Handlers{"lead": lead, "plain": plainHandler{plain}}}
+	send(t, ws, "boss", "lead", "failer")
+	if _, err := runIdle(t, ws, opts); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(names(t, ws, "failer", mailbox.Dead)); n != 1 || len(plain.notices) != 0 {
+		t.Fatalf("failer's dead/ holds %d, plain was handed %d notices; want 1 and none", n, len(plain.notices))
+	}
+	watching(t, ws, opts)
+	saveConfig(t, ws, config("lead"), true)
+	waitFor(t, 10*time.Second, func() bool {
+		lead.mu.Lock()
+		defer lead.mu.Unlock()
+		return len(lead.notices) > 0
+	})
+	lead.mu.Lock()
+	defer lead.mu.Unlock()
+	if len(lead.notices) != 1 {
+		t.Fatalf("lead was handed %d notices, want 1", len(lead.notices))
+	}
+	if got, _ := lead.notices[0].Header().Get("agent"); got != "failer" {
+		t.Errorf("the notice's agent = %q, want failer", got)
+	}
+}
