@@ -653,6 +653,20 @@ func (d Dir) GiveUp(id, reason string) error {
 	return d.move(id, Cur, Dead)
 }
 
+// GivenUpAt returns when the message id in dead/ was given up: when
+// GiveUp wrote the reason beside it, which is the reason file's
+// modification time, to the microsecond. It is the same each time it is
+// asked until the message is given up again (after `parley retry`), so
+// what is derived from it (the id of parley's notice of the give-up) is
+// too. ok is false when dead/ holds no reason for id.
+func (d Dir) GivenUpAt(id string) (at time.Time, ok bool) {
+	fi, err := os.Lstat(d.Path(Dead, FileName(id)+ReasonSuffix))
+	if err != nil || !fi.Mode().IsRegular() {
+		return time.Time{}, false
+	}
+	return fi.ModTime().UTC().Truncate(time.Microsecond), true
+}
+
 func (d Dir) move(id, from, to string) error {
 	if err := d.moveUnsynced(id, from, to); err != nil {
 		return err

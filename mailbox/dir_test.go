@@ -1013,3 +1013,43 @@ func TestStrayReason(t *testing.T) {
 		})
 	}
 }
+
+// TestGivenUpAt: the time a message was given up is the same each time it
+// is asked (a notice's id is drawn from it), none for a message with no
+// reason in dead/, and a new one once it is given up again after Revive.
+func TestGivenUpAt(t *testing.T) {
+	d, s := newDir(t)
+	if _, ok := d.GivenUpAt(id1); ok {
+		t.Errorf("GivenUpAt(%s) of a message never given up: ok", id1)
+	}
+	if ok, err := d.Deliver(id1, []byte("msg"), s); err != nil || !ok {
+		t.Fatalf("Deliver(%s) = %v, %v", id1, ok, err)
+	}
+	giveUp := func() time.Time {
+		t.Helper()
+		if err := d.Claim(id1); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.GiveUp(id1, "why"); err != nil {
+			t.Fatal(err)
+		}
+		at, ok := d.GivenUpAt(id1)
+		if !ok || at.IsZero() {
+			t.Fatalf("GivenUpAt(%s) = %v, %v; want the time of the give-up", id1, at, ok)
+		}
+		if again, _ := d.GivenUpAt(id1); !again.Equal(at) {
+			t.Errorf("GivenUpAt(%s) = %v, then %v; want the same", id1, at, again)
+		}
+		return at
+	}
+	first := giveUp()
+	if err := d.Revive(id1); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.GivenUpAt(id1); ok {
+		t.Errorf("GivenUpAt(%s) of a message revived: ok", id1)
+	}
+	if second := giveUp(); second.Equal(first) {
+		t.Errorf("GivenUpAt(%s) after a second give-up = %v, the time of the first", id1, second)
+	}
+}

@@ -69,6 +69,10 @@ type worker struct {
 	// look at the inbox and its look at busy: where the worker may claim
 	// a message.
 	betweenLooks func()
+	// beforeTell, when set (by tests), is called once a message is in
+	// dead/, before its sender is told (see GiveUps); false leaves it
+	// untold, as a runner killed there does.
+	beforeTell func() bool
 
 	// listed is the inbox's ids as last listed, oldest first, less those
 	// taken since (see oldest); used by the worker's goroutine only.
@@ -665,7 +669,9 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	} else {
 		dead := w.read(mailbox.Dead, id)
 		w.recordGivenUp(id, dead, reason, attempts)
-		w.tellGivenUp(id, dead, reason, attempts)
+		if w.beforeTell == nil || w.beforeTell() {
+			w.r.tellGivenUp(w.agent.Name, id, dead, reason, attempts)
+		}
 	}
 	if err := w.box.Stage(id, w.r.syncer).Discard(); err != nil {
 		w.r.log.Error("discarding the stage of a message given up", "agent", w.agent.Name, "id", id, "err", err)

@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -22,9 +25,20 @@ import (
 //
 // Never in a loop: a notice is about an agent's message, never about
 // parley's own, so a notice given up in its turn (a handler that fails on
-// it) is told to nobody; and the notice is sent once, when the message
-// goes to dead/ (a runner killed in between leaves the message in dead/
-// with its reason, and no notice, as for a person).
+// it) is told to nobody.
+//
+// At least once, never twice: the notice's id is derived from what it
+// tells (the message, the agent that gave it up, and when: the time of
+// the reason GiveUp wrote beside it, see mailbox.Dir.GivenUpAt), and it
+// is delivered only when the sender's mailbox holds no message of that
+// id in any state (mailbox.Dir.Deliver). The runner that gave the message
+// up tells at once; a runner killed between the move to dead/ and the
+// notice leaves it untold, and the next one tells it when it starts
+// (tellGivenUps), as it does after a reload (which may make a sender one
+// that is told). A message `parley retry` took out of dead/ is not told
+// of; one given up again after it is a new give-up, with a notice of its
+// own. Telling the same give-up again delivers nothing: the notice is
+// there already, in the inbox, or handled in done/ (or dead/).
 //
 // Program agents (command, session, openai) are not told: one that
 // answered by sending the message again would have it fail again, each
@@ -59,11 +73,59 @@ func (w *worker) takesNotice(m *mailbox.Message) bool {
 	return ok && h.HandlesNotice(typeOf(m))
 }
 
-// tellGivenUp tells the sender of the message id, given up and now in
-// the worker's dead/ (m, nil when it cannot be read), that it was, when
-// the sender is told of give-ups (see GiveUps): the notice is delivered
-// into its inbox, journaled, and the sender woken.
-func (w *worker) tellGivenUp(id string, m *mailbox.Message, reason string, attempts int) {
+// noticeOfGiveUp is the id of parley's notice that the message id,
+// given up at a time by agent, was: an id of parley's, of that time, whose
+// last six hex digits are drawn from agent and id (mailbox.IDOf), so the
+// same give-up gets the same id however often it is told.
+func noticeOfGiveUp(agent, id string, at time.Time) string {
+	return mailbox.IDOf(workspace.Runner, at, agent, []byte(id))
+}
+
+// tellGivenUps tells the senders of the messages in the agents' dead/
+// that were not told yet (a runner killed before it told them, or a
+// sender that was no built-in one then): see GiveUps. Only the dead/ of
+// workspaces with a sender told of give-ups are read, and only the
+// messages in dead/: dead/ holds few, and whether the notice is there
+// already is looked up by its id, never by listing another mailbox.
+func (r *Runner) tellGivenUps() {
+	ws := r.ws()
+	told := false
+	for _, a := range ws.Config.Agents {
+		if r.toldOfGiveUps(a.Name) {
+			told = true
+			break
+		}
+	}
+	if !told {
+		return
+	}
+	for _, a := range ws.Config.Agents {
+		if r.troubles[a.Name] != "" {
+			continue // not used until it is mended: see repair
+		}
+		box := ws.Mailbox(a.Name)
+		ids, err := box.IDs(mailbox.Dead)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				r.log.Warn("looking for messages given up whose sender was not told", "agent", a.Name, "err", err)
+			}
+			continue
+		}
+		for _, id := range ids {
+			m := readFrom(box, mailbox.Dead, id, ws.Config.Router.MaxMessageSize)
+			reason, _ := box.Reason(mailbox.Dead, mailbox.FileName(id))
+			r.tellGivenUp(a.Name, id, m, reason, 0)
+		}
+	}
+}
+
+// tellGivenUp tells the sender of the message id, given up by agent and
+// now in its dead/ (m, nil when it cannot be read), that it was, when the
+// sender is told of give-ups and was not told of this give-up yet (see
+// GiveUps): the notice is delivered into its inbox, journaled, and the
+// sender woken. attempts is 0 when not known (a give-up of a runner
+// before this one).
+func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string, attempts int) {
 	if m == nil {
 		return
 	}
@@ -72,38 +134,58 @@ func (w *worker) tellGivenUp(id string, m *mailbox.Message, reason string, attem
 		return strings.TrimSpace(v)
 	}
 	sender := get("from")
-	if sender == "" || sender == workspace.Runner || !w.r.toldOfGiveUps(sender) {
+	if sender == "" || sender == workspace.Runner || !r.toldOfGiveUps(sender) {
 		return // a notice about a notice is never sent
 	}
-	dead := mailboxPath(w.agent.Name, mailbox.Dead, mailbox.FileName(id))
+	at, ok := r.ws().Mailbox(agent).GivenUpAt(id)
+	if !ok {
+		// No reason beside it (a person removed it): the message's
+		// own time, the same each time too.
+		at, _, _ = mailbox.ParseID(id)
+	}
+	nid := noticeOfGiveUp(agent, id, at)
+	dead := mailboxPath(agent, mailbox.Dead, mailbox.FileName(id))
 	typ := get("type")
 	what := "a message you sent"
 	if typ != "" {
 		what = "the " + typ + " you sent"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "parley gave up %s to %s (%s): %s\n", what, w.agent.Name, id, reason)
-	fmt.Fprintf(&b, "\nIt was not handled. It is in %s, with the reason beside it; `parley retry %s` hands it to %s again.\n", dead, id, w.agent.Name)
+	fmt.Fprintf(&b, "parley gave up %s to %s (%s): %s\n", what, agent, id, reason)
+	fmt.Fprintf(&b, "\nIt was not handled. It is in %s, with the reason beside it; `parley retry %s` hands it to %s again.\n", dead, id, agent)
 	thread := get("thread")
 	if thread == "" {
 		thread = id
 	}
 	to := []string{sender}
-	n, nid := w.r.newNotice(workspace.GivenUpNotice, to, thread, b.String())
+	n := noticeWithID(nid, workspace.GivenUpNotice, to, thread, b.String())
 	n.SetValue("given_up", id)
 	if typ != "" {
 		n.SetValue("given_up_type", typ)
 	}
-	n.SetValue("agent", w.agent.Name)
-	n.SetValue("attempts", strconv.Itoa(attempts))
+	n.SetValue("agent", agent)
+	if attempts > 0 {
+		n.SetValue("attempts", strconv.Itoa(attempts))
+	}
 	n.SetValue("reason", reason)
 	n.SetValue("dead", dead)
-	if _, err := w.r.ws().Mailbox(sender).Deliver(nid, n.Bytes(), w.r.syncer); err != nil {
-		// The message is in dead/ with its reason all the same.
-		w.r.log.Error("delivering parley's notice of a message given up", "to", sender, "id", id, "err", err)
+	// One telling at a time: the look for the notice in every state of
+	// the sender's mailbox and the delivery are one step, so a notice
+	// told by a worker and by tellGivenUps (after a reload) at once is
+	// delivered once, whatever the sender does with it meanwhile.
+	r.givenUpMu.Lock()
+	delivered, err := r.ws().Mailbox(sender).Deliver(nid, n.Bytes(), r.syncer)
+	r.givenUpMu.Unlock()
+	if err != nil {
+		// The message is in dead/ with its reason all the same; the
+		// next runner tells it.
+		r.log.Error("delivering parley's notice of a message given up", "to", sender, "id", id, "err", err)
 		return
 	}
-	w.r.record(workspace.Entry{ID: nid, From: workspace.Runner, To: to, Type: workspace.GivenUpNotice, Outcome: workspace.Delivered, File: mailbox.FileName(nid),
-		Note: fmt.Sprintf("parley's notice to %s of its message %s given up by %s", sender, id, w.agent.Name)})
-	w.r.Wake([]string{sender})
+	if !delivered {
+		return // told already
+	}
+	r.record(workspace.Entry{ID: nid, From: workspace.Runner, To: to, Type: workspace.GivenUpNotice, Outcome: workspace.Delivered, File: mailbox.FileName(nid),
+		Note: fmt.Sprintf("parley's notice to %s of its message %s given up by %s", sender, id, agent)})
+	r.Wake([]string{sender})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -131,5 +132,150 @@ func TestGivenUpNotice(t *testing.T) {
 	}
 	if journaled != 1 {
 		t.Errorf("%d journal lines deliver a notice of a message given up, want 1", journaled)
+	}
+}
+
+// TestGivenUpNoticeAfterCrash: a runner stopped once a message is in
+// dead/ and before its sender is told (as `kill -9` there would) leaves
+// the notice untold; the next runner tells it as it starts, once, and
+// the one after tells nothing more. A message `parley retry` took out of
+// dead/ in between is not told of; one given up again after a retry is a
+// new give-up, told again.
+func TestGivenUpNoticeAfterCrash(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: lead, driver: builtin, handler: lead, retries: 0}
+  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
+`)
+	lead := &noticed{takes: true}
+	opts := Options{Handlers: Handlers{"lead": lead}, UntilIdle: true}
+	run := func(crash bool) {
+		t.Helper()
+		r, err := Open(ws, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if crash {
+			r.workers["failer"].beforeTell = func() bool { return false }
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if _, err := r.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	givenUp := func() []string {
+		t.Helper()
+		var ids []string
+		for _, n := range lead.notices {
+			id, _ := n.Header().Get("given_up")
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	send(t, ws, "boss", "lead", "failer")
+	send(t, ws, "boss", "lead", "failer")
+	run(true)
+	dead, err := ws.Mailbox("failer").IDs(mailbox.Dead)
+	if err != nil || len(dead) != 2 {
+		t.Fatalf("failer's dead/ = %v, %v; want lead's 2 messages", dead, err)
+	}
+	if got := givenUp(); len(got) != 0 {
+		t.Fatalf("the stopped runner told lead of %v; want nothing told", got)
+	}
+	kept, retried := dead[0], dead[1]
+	if err := ws.Mailbox("failer").Revive(retried); err != nil {
+		t.Fatal(err)
+	}
+	script(t, ws, "fail.sh", "cat >/dev/null\n") // mended: the retried message is handled
+
+	run(false)
+	if d := cmp.Diff([]string{kept}, givenUp()); d != "" {
+		t.Fatalf("the next runner told lead of (-want +got):\n%s", d)
+	}
+	n := lead.notices[0]
+	at, ok := ws.Mailbox("failer").GivenUpAt(kept)
+	if !ok {
+		t.Fatalf("no reason beside %s in failer's dead/", kept)
+	}
+	if id, _ := n.Header().Get("id"); id != noticeOfGiveUp("failer", kept, at) || !mailbox.IsID(id) {
+		t.Errorf("the notice's id = %q, want %q", id, noticeOfGiveUp("failer", kept, at))
+	}
+	for k, want := range map[string]string{"agent": "failer", "reason": "failer: gave up after 1 attempt: exit code 3: the program failed", "dead": "mailboxes/failer/dead/" + mailbox.FileName(kept)} {
+		if got, _ := n.Header().Get(k); got != want {
+			t.Errorf("the notice's %s = %q, want %q", k, got, want)
+		}
+	}
+
+	run(false) // the notice is in lead's dead/ (lead fails on it): nothing more
+	if d := cmp.Diff([]string{kept}, givenUp()); d != "" {
+		t.Fatalf("a third runner told lead of (-want +got):\n%s", d)
+	}
+
+	// Retried, and given up again: a new give-up, told again.
+	if err := ws.Mailbox("failer").Revive(kept); err != nil {
+		t.Fatal(err)
+	}
+	script(t, ws, "fail.sh", "cat >/dev/null; exit 3\n")
+	run(false)
+	if d := cmp.Diff([]string{kept, kept}, givenUp()); d != "" {
+		t.Fatalf("after a retry given up again, lead was told of (-want +got):\n%s", d)
+	}
+	first, _ := lead.notices[0].Header().Get("id")
+	second, _ := lead.notices[1].Header().Get("id")
+	if first == second {
+		t.Errorf("both notices have the id %s; a new give-up wants a new notice", first)
+	}
+	var journaled int
+	for _, e := range journalEntries(t, ws) {
+		if e.Type == workspace.GivenUpNotice && e.Outcome == workspace.Delivered {
+			journaled++
+		}
+	}
+	if journaled != 2 {
+		t.Errorf("%d journal lines deliver a notice of a message given up, want 2", journaled)
+	}
+}
+
+// TestGivenUpNoticeAfterReload: a message given up while its sender was
+// not told of give-ups (a built-in handler that does not take the notice)
+// is told once a reload of parley.yaml makes it one that does.
+func TestGivenUpNoticeAfterReload(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; exit 3\n")
+	config := func(handler string) string {
+		return `agents:
+  - boss
+  - {name: lead, driver: builtin, handler: ` + handler + `, retries: 0}
+  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
+`
+	}
+	ws = reconfigure(t, ws, config("plain"))
+	lead, plain := &noticed{takes: true}, &noticed{}
+	opts := Options{Handlers: Handlers{"lead": lead, "plain": plainHandler{plain}}}
+	send(t, ws, "boss", "lead", "failer")
+	if _, err := runIdle(t, ws, opts); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(names(t, ws, "failer", mailbox.Dead)); n != 1 || len(plain.notices) != 0 {
+		t.Fatalf("failer's dead/ holds %d, plain was handed %d notices; want 1 and none", n, len(plain.notices))
+	}
+	watching(t, ws, opts)
+	saveConfig(t, ws, config("lead"), true)
+	waitFor(t, 10*time.Second, func() bool {
+		lead.mu.Lock()
+		defer lead.mu.Unlock()
+		return len(lead.notices) > 0
+	})
+	lead.mu.Lock()
+	defer lead.mu.Unlock()
+	if len(lead.notices) != 1 {
+		t.Fatalf("lead was handed %d notices, want 1", len(lead.notices))
+	}
+	if got, _ := lead.notices[0].Header().Get("agent"); got != "failer" {
+		t.Errorf("the notice's agent = %q, want failer", got)
 	}
 }

@@ -160,8 +160,15 @@ func (r *Runner) loopNotice(l *workspace.Loop, a answer, rejected string) *notic
 // newNotice makes a notice of parley's own: its id, from, to, type,
 // thread (when there is one) and time, and its body.
 func (r *Runner) newNotice(typ string, to []string, thread, body string) (*mailbox.Message, string) {
-	m := mailbox.New([]byte(body))
 	id := (&mailbox.IDs{Now: r.opts.Now}).New(workspace.Runner)
+	return noticeWithID(id, typ, to, thread, body), id
+}
+
+// noticeWithID makes a notice from parley, as newNotice does, with the
+// id given: one derived from what it is about, so that telling it again
+// delivers nothing new (see GiveUps).
+func noticeWithID(id, typ string, to []string, thread, body string) *mailbox.Message {
+	m := mailbox.New([]byte(body))
 	m.Set("id", id)
 	m.Set("from", workspace.Runner)
 	m.SetNames("to", to)
@@ -171,7 +178,7 @@ func (r *Runner) newNotice(typ string, to []string, thread, body string) (*mailb
 	}
 	sent, _, _ := mailbox.ParseID(id)
 	m.Set("created", sent.Format(mailbox.TimeFormat))
-	return m, id
+	return m
 }
 
 // isNotice reports whether a delivered message is parley's own notice.

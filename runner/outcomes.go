@@ -75,7 +75,13 @@ func (w *worker) recordGivenUp(id string, m *mailbox.Message, reason string, att
 // read returns a message of the worker's mailbox, or nil when it cannot
 // be read: the journal then goes without its sender and type.
 func (w *worker) read(state, id string) *mailbox.Message {
-	data, err := mailbox.ReadFile(w.box.Path(state, mailbox.FileName(id)), w.r.ws().Config.Router.MaxMessageSize)
+	return readFrom(w.box, state, id, w.r.ws().Config.Router.MaxMessageSize)
+}
+
+// readFrom reads the message id in a state of a mailbox; nil when it
+// cannot be read as one.
+func readFrom(box mailbox.Dir, state, id string, limit int64) *mailbox.Message {
+	data, err := mailbox.ReadFile(box.Path(state, mailbox.FileName(id)), limit)
 	if err != nil {
 		return nil
 	}

@@ -184,6 +184,7 @@ func (r *Runner) reload() error {
 		r.log.Warn("concurrency changes when the runner starts again", "running with", cap(r.slots)) // 0: no cap
 	}
 	r.log.Info(workspace.ConfigFile+" reloaded", "agents", len(ws.Config.Agents), "added", added, "removed", removed, "restarted", restarted)
+	r.tellGivenUps() // a sender may be told of give-ups now that was not
 	r.scan()
 	return nil
 }

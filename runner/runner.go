@@ -214,6 +214,7 @@ type Runner struct {
 	woken       chan struct{}     // Wake was called: toWake holds whom
 	wakeMu      sync.Mutex        // guards toWake
 	toWake      []string          // agents whose inboxes something else delivered to (Wake)
+	givenUpMu   sync.Mutex        // one telling of a give-up at a time (see tellGivenUp)
 	state       *stateBook
 
 	// probe tells whether a file is open for writing; nil means
@@ -484,6 +485,9 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
 	r.group, r.groupCtx = g, gctx
+	// Before any worker gives up anything: what a runner killed before
+	// it told of a give-up is told (see GiveUps).
+	r.tellGivenUps()
 	for _, w := range r.workers {
 		r.startWorker(w)
 	}

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans"
+	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -69,9 +69,11 @@ type escalation struct {
 	Route     string `json:"route,omitempty"` // the Route: line of the message escalated
 	Answer    string `json:"answer"`          // the command that answers it
 	// Settled is set on a given_up escalation whose step went on
-	// without a decision (parley retry): answering it sends nothing.
-	Settled bool   `json:"settled,omitempty"`
-	givenUp string // the id of the message given up, for given_up
+	// without a decision (orchestrator.WentOn; after parley retry, say):
+	// answering it sends nothing.
+	Settled   bool   `json:"settled,omitempty"`
+	givenUp   string // the id of the message given up, for given_up
+	givenUpBy string // the agent that gave it up
 }
 
 // deadLetter is a message an agent's driver gave up on (in its dead/):
@@ -86,9 +88,10 @@ type deadLetter struct {
 	Reason   string `json:"reason"`           // the first line of the reason
 	Stderr   string `json:"stderr,omitempty"` // the last line the program wrote on stderr, when the reason has it
 	Retry    string `json:"retry"`            // the command that tries it again
-	// Settled is set when its step went on without it: the step is
-	// ticked in its plan, or an agent has it in hand (the person's
-	// decision on the orchestrator's given_up escalation sent it again).
+	// Settled is set when its step went on without it, as its sender
+	// (the orchestrator) decides it (orchestrator.WentOn): its agent
+	// answered it since, its step is ticked, or it was sent again (the
+	// person's decision on the given_up escalation).
 	Settled bool `json:"settled,omitempty"`
 	// PlanBlocked is set when its plan is marked blocked (a person's stop
 	// decision): nothing follows it, retried or not, until the plan goes on.
@@ -127,18 +130,10 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	doneSteps := map[string]bool{}    // "plans/x.md 2" -> the step is ticked
 	blockedPlans := map[string]bool{} // "plans/x.md" -> marked blocked (a person's stop)
 	for _, p := range ps {
 		if p.Status == "blocked" {
 			blockedPlans[ws.Short(p.Path)] = true
-		}
-		for _, w := range p.Waves {
-			for _, st := range w.Steps {
-				if st.Done {
-					doneSteps[ws.Short(p.Path)+" "+strconv.Itoa(st.Number)] = true
-				}
-			}
 		}
 	}
 	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}, Failed: []string{}, Stopped: []stoppedAgent{}}
@@ -177,10 +172,11 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 						rep.Escalations = append(rep.Escalations, escalation{
 							ID: id, Agent: a.Name, From: get("from"), Kind: kind,
 							PlanFile: get("plan_file"), Step: get("step"), Iteration: get("iteration"),
-							Question: strings.TrimPrefix(get("summary"), "escalation: "),
-							Route:    routeOf(m.Body),
-							Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, a.Name),
-							givenUp:  get("given_up"),
+							Question:  strings.TrimPrefix(get("summary"), "escalation: "),
+							Route:     routeOf(m.Body),
+							Answer:    fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, a.Name),
+							givenUp:   get("given_up"),
+							givenUpBy: get("agent"),
 						})
 						continue
 					}
@@ -200,35 +196,30 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 			}
 		}
 	}
-	// A dead letter of a step that went on without it (the person's
-	// decision sent the step again, or approved it) stalls nothing; nor
-	// does one whose step was sent again and given up again: the newest
-	// stands for the step, and retrying both would send it twice.
-	inHand := map[string]bool{}
-	for _, st := range rep.Steps {
-		inHand[st.PlanFile+" "+st.Step] = true
-	}
-	newest := map[string]string{} // step -> the id of its newest dead letter
-	for _, d := range rep.Dead {
-		if k := d.PlanFile + " " + d.Step; d.Step != "" && d.ID > newest[k] {
-			newest[k] = d.ID
+	// Whether the step of a message given up went on without it (its
+	// agent answered it since, its step is ticked, or it was sent again)
+	// is the orchestrator's decision, read from its sender's mailbox: a
+	// given_up escalation whose step went on is settled (answering it
+	// sends nothing), and so is a dead letter whose step went on (one
+	// sent again and given up again: the newest stands for the step, and
+	// retrying both would send it twice).
+	fates := map[string]*orchestrator.GivenUps{} // sender -> what it sent and handled
+	wentOn := func(sender, id, agent string) bool {
+		if _, ok := ws.Agent(sender); !ok || id == "" {
+			return false
 		}
+		g, ok := fates[sender]
+		if !ok {
+			g = (&orchestrator.Orchestrator{Workspace: ws}).GivenUps(sender)
+			fates[sender] = g
+		}
+		return g.Fate(id, agent) == orchestrator.WentOn
 	}
-	// A given_up escalation is settled once its step went on: ticked, or
-	// in hand by another message than the one given up (an agent that
-	// only has that one back, after parley retry, has not answered it
-	// yet, and a retry decision would still send it again).
 	for i := range rep.Escalations {
 		x := &rep.Escalations[i]
-		if x.Kind != "given_up" || x.Step == "" {
-			continue
+		if x.Kind == orchestrator.EscalateGivenUp {
+			x.Settled = wentOn(x.From, x.givenUp, x.givenUpBy)
 		}
-		k := x.PlanFile + " " + x.Step
-		went := doneSteps[k]
-		for _, st := range rep.Steps {
-			went = went || (st.PlanFile+" "+st.Step == k && st.ID != x.givenUp)
-		}
-		x.Settled = went
 	}
 	failed := map[string]bool{}
 	for i := range rep.Dead {
@@ -236,7 +227,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		if d.Step == "" {
 			continue
 		}
-		if k := d.PlanFile + " " + d.Step; doneSteps[k] || inHand[k] || d.ID != newest[k] {
+		if wentOn(d.From, d.ID, d.Agent) {
 			d.Settled = true
 			continue
 		}

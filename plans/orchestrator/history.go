@@ -380,6 +380,22 @@ func (h *history) gaveUp(id string) bool {
 	return false
 }
 
+// escalatedGiveUp reports whether the give-up of the message id by agent
+// that the notice being handled tells of was escalated already: an
+// escalation given_up of that message and agent was sent since it was
+// given up. parley's notice has an id of the time of the give-up, and
+// is told at least once (a runner killed before it told, the next tells
+// it), so the same give-up may be told again; a message given up again
+// after a retry is a new give-up, after the escalation of the last.
+func (h *history) escalatedGiveUp(id, agent string) bool {
+	for _, r := range h.all {
+		if r.sent && r.get("escalation") == EscalateGivenUp && r.get("given_up") == id && r.get("agent") == agent && !r.at.Before(h.cur.at) {
+			return true
+		}
+	}
+	return false
+}
+
 // sameTo reports whether two messages went to the same agents.
 func sameTo(a, b *mailbox.Message) bool {
 	x, _ := a.Header().Names("to")
@@ -401,6 +417,23 @@ func (h *history) answeredSince(rec *record, agent string) bool {
 		}
 	})
 	return found
+}
+
+// sentAgainSince reports whether what rec asked of agent, about a step,
+// was sent to agent again since: the step's task or revision (a person's
+// retry sends the task), or a request of rec's type for the step.
+func (h *history) sentAgainSince(rec *record, agent string) bool {
+	pf, n := rec.get("plan_file"), atoi(rec.get("step"))
+	work := func(t string) bool { return t == TaskAssignment || t == RevisionRequest }
+	for _, r := range h.all {
+		if r == rec || r == h.cur || !r.sent || !r.at.After(rec.at) || !r.to(agent) || !r.forStep(pf, n) {
+			continue
+		}
+		if r.typ() == rec.typ() || work(r.typ()) && work(rec.typ()) {
+			return true
+		}
+	}
+	return false
 }
 
 func isVerdict(r *record) bool {

@@ -184,9 +184,14 @@ func (o *Orchestrator) HandlesNotice(typ string) bool {
 // givenUp handles parley's notice that a message the orchestrator sent
 // was given up: its recipient's program failed it every retry, or timed
 // out, and nothing will answer it. The person decides, as for a blocked
-// step; the escalation names the step the message was for, if any.
+// step; the escalation names the step the message was for, if any. A
+// give-up told again (see escalatedGiveUp) is escalated once.
 func (r *run) givenUp() ([]*mailbox.Message, error) {
 	id, agent := get(r.in, "given_up"), get(r.in, "agent")
+	if r.h.escalatedGiveUp(id, agent) {
+		r.o.log().Info("orchestrator: a give-up told again, escalated already", "given_up", id, "agent", agent, "notice", get(r.in, "id"))
+		return nil, nil
+	}
 	reason := get(r.in, "reason")
 	var orig *mailbox.Message
 	if rec := r.h.byID[id]; rec != nil && rec.sent {
@@ -416,10 +421,15 @@ func (r *run) planPath(name string) string {
 	return filepath.Join(r.o.Workspace.Root, filepath.FromSlash(name))
 }
 
+// readPlan is Orchestrator.readPlan.
+func (r *run) readPlan(name string) (*plans.Plan, string) {
+	return r.o.readPlan(name)
+}
+
 // readPlan reads and checks the plan named by a plan_file field. The
 // problem says what is wrong, for the person; the plan's Path is the name
 // relative to the workspace, with slashes.
-func (r *run) readPlan(name string) (*plans.Plan, string) {
+func (o *Orchestrator) readPlan(name string) (*plans.Plan, string) {
 	if name == "" {
 		return nil, "the plan_result names no plan_file"
 	}
@@ -427,7 +437,7 @@ func (r *run) readPlan(name string) (*plans.Plan, string) {
 	if filepath.IsAbs(name) || !strings.HasPrefix(clean, plans.Dir+"/") || strings.Contains(clean[len(plans.Dir)+1:], "/") {
 		return nil, fmt.Sprintf("the plan file %s is not in %s/ of the workspace", name, plans.Dir)
 	}
-	p, err := plans.Read(r.planPath(clean))
+	p, err := plans.Read(filepath.Join(o.Workspace.Root, filepath.FromSlash(clean)))
 	if err != nil {
 		return nil, fmt.Sprintf("the plan file %s cannot be read: %v", clean, err)
 	}
@@ -1025,25 +1035,27 @@ func (r *run) decisionText() string {
 }
 
 // retryGivenUp resumes the pipeline on the person's decision about a
-// message of ours given up (esc, an escalation given_up). The step moved
-// on already when its agent answered since (`parley retry`): the
-// decision then changes nothing. Else approve ticks the step; anything
+// message of ours given up (esc, an escalation given_up), by its fate
+// (see Fate). The step went on already when its agent answered since
+// (`parley retry`), it was ticked or sent again: the decision then
+// changes nothing. Else approve ticks the step; anything
 // else sends again what was given up: a step's task (or revision) as its
 // task, anything else (a review, a triage) as a copy, with the answer.
 func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Message, error) {
 	id, agent := get(esc, "given_up"), get(esc, "agent")
 	planFile, n := get(esc, "plan_file"), atoi(get(esc, "step"))
 	rec := r.h.byID[id]
-	if rec == nil || !rec.sent {
+	switch fate, how := r.o.fate(r.h, id, agent); {
+	case fate == Unknown:
 		if decision == DecisionApprove && planFile != "" && n != 0 {
 			return r.resume(planFile, n, decision, agent)
 		}
 		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent, so I cannot send it again: `parley retry %s` hands it to %s again.", orDash(id), orDash(id), orDash(agent)))
-	}
-	if r.h.answeredSince(rec, agent) {
+	case fate == WentOn && how == "answered":
 		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message given up (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), id))
-	}
-	if decision != DecisionApprove && !r.inDead(agent, id) {
+	case fate == WentOn:
+		return r.note(fmt.Sprintf("Your answer was noted; the step of the message given up (%s) went on since (%s), so nothing is sent again.", id, how))
+	case fate == HandedBack && decision != DecisionApprove:
 		// parley retry handed it back to its agent, which has not
 		// answered yet: sending it again would do the step twice.
 		return r.note(fmt.Sprintf("Your answer was noted; the message given up (%s) is no longer in %s's dead/ (parley retry handed it back), so %s has it again, and nothing is sent again.", id, orDash(agent), orDash(agent)))
@@ -1065,14 +1077,14 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 
 // inDead reports whether message id is still in agent's dead/, where
 // parley put it when it gave it up; parley retry takes it out.
-func (r *run) inDead(agent, id string) bool {
+func (o *Orchestrator) inDead(agent, id string) bool {
 	if agent == "" || !mailbox.IsID(id) {
 		return false
 	}
-	if _, known := r.o.Workspace.Agent(agent); !known {
+	if _, known := o.Workspace.Agent(agent); !known {
 		return false
 	}
-	_, err := os.Lstat(r.o.Workspace.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id)))
+	_, err := os.Lstat(o.Workspace.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id)))
 	return err == nil
 }
 

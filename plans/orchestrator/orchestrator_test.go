@@ -682,6 +682,27 @@ func TestGivenUp(t *testing.T) {
 			t.Errorf("note:\n%s", out[0].Body)
 		}
 	})
+	t.Run("told again", func(t *testing.T) {
+		// parley tells a give-up at least once: a runner killed before
+		// it told, the next tells it. The same give-up told again, under
+		// its own id or another of the time of the give-up, is
+		// escalated once; given up again after a parley retry, it is a
+		// new give-up, escalated again.
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		n := h.givenUp(tasks[1])
+		want(t, "given up", h.handle(n), "you:")
+		want(t, "the same notice again", h.handle(n.Clone()))
+		at, _, err := mailbox.ParseID(get(n, "id"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := n.Clone()
+		again.Set("id", mailbox.IDAt(workspace.Runner, at))
+		want(t, "the give-up told under another id", h.handle(again))
+		// parley retry, and worker-2's program fails it again.
+		want(t, "given up again", h.handle(h.givenUp(tasks[1])), "you:")
+	})
 	t.Run("review request", func(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
@@ -758,4 +779,64 @@ func TestMisspeltDecision(t *testing.T) {
 		t.Errorf("note:\n%s", body)
 	}
 	want(t, "approve after the typo", h.handle(h.decide(esc[0], "approve", "Fine.")), "worker-2:approval/lgtm")
+}
+
+// TestGivenUpFate: what became of a task given up, as GivenUps.Fate tells
+// it (what `parley pipeline` shows), is what the person's decision acts
+// on. A step ticked by hand since went on: the view said so ("answering
+// it sends nothing"), but a retry decision used to send the task again.
+func TestGivenUpFate(t *testing.T) {
+	fate := func(h *harness, task *mailbox.Message) Fate {
+		t.Helper()
+		return (&Orchestrator{Workspace: h.ws}).GivenUps("orch").Fate(get(task, "id"), "worker-2")
+	}
+	t.Run("stalled, handed back, answered", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		want(t, "given up", h.handle(h.givenUp(tasks[1])), "you:")
+		if f := fate(h, tasks[1]); f != Stalled {
+			t.Errorf("Fate of a task given up = %v, want %v", f, Stalled)
+		}
+		box := h.ws.Mailbox("worker-2")
+		name := get(tasks[1], "id") + ".md"
+		if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Inbox, name)); err != nil {
+			t.Fatal(err)
+		}
+		if f := fate(h, tasks[1]); f != HandedBack {
+			t.Errorf("Fate after parley retry = %v, want %v", f, HandedBack)
+		}
+		h.submit(tasks[1], "[b.go]")
+		if f := fate(h, tasks[1]); f != WentOn {
+			t.Errorf("Fate once answered = %v, want %v", f, WentOn)
+		}
+		if f := (&Orchestrator{Workspace: h.ws}).GivenUps("orch").Fate("20261126-100000.000000Z-nobody-000000", "worker-2"); f != Unknown {
+			t.Errorf("Fate of a message never sent = %v, want %v", f, Unknown)
+		}
+	})
+	t.Run("ticked by hand", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		esc := h.handle(h.givenUp(tasks[1]))
+		want(t, "given up", esc, "you:")
+		if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+			t.Fatal(err)
+		}
+		if f := fate(h, tasks[1]); f != WentOn {
+			t.Errorf("Fate of a task whose step is ticked = %v, want %v", f, WentOn)
+		}
+		out := h.handle(h.decide(esc[0], "retry", "Again."))
+		want(t, "retry of a step ticked", out, "you:")
+		if !strings.Contains(string(out[0].Body), "went on since (ticked)") {
+			t.Errorf("note:\n%s", out[0].Body)
+		}
+	})
+	t.Run("sent again", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		esc := h.handle(h.givenUp(tasks[1]))
+		want(t, "retry", h.handle(h.decide(esc[0], "retry", "Again.")), "worker-2:task_assignment/execute")
+		if f := fate(h, tasks[1]); f != WentOn {
+			t.Errorf("Fate of a task sent again = %v, want %v", f, WentOn)
+		}
+	})
 }

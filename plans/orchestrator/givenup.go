@@ -1,0 +1,90 @@
+package orchestrator
+
+import (
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Fate is what became of a message that parley gave up (one the
+// orchestrator sent, whose recipient's program failed it every retry),
+// and so what a person's decision on its given_up escalation does. It is
+// decided in one place, GivenUps.Fate: the orchestrator acts on it, and
+// `parley pipeline` shows it.
+type Fate int
+
+const (
+	// Stalled: the message is in its agent's dead/ and its step did not
+	// go on without it: a retry decision sends it again, approve ticks
+	// its step.
+	Stalled Fate = iota
+	// HandedBack: `parley retry` put it back to its agent, which has
+	// not answered it yet: a retry decision sends nothing (the step
+	// would be done twice); approve ticks its step.
+	HandedBack
+	// WentOn: its step went on without a decision: its agent answered it
+	// (or about its step) since, its step is ticked in the plan, or it
+	// was sent again since (a task or revision, or the same request, for
+	// its step, to the same agent). A decision sends nothing.
+	WentOn
+	// Unknown: the message is none the sender's mailbox shows it sent.
+	Unknown
+)
+
+// String returns the fate's name, as logs and tests print it.
+func (f Fate) String() string {
+	switch f {
+	case Stalled:
+		return "stalled"
+	case HandedBack:
+		return "handed back"
+	case WentOn:
+		return "went on"
+	}
+	return "unknown"
+}
+
+// GivenUps tells the fate of messages an agent sent that were given up,
+// from that agent's mailbox (what it sent and handled), the plans and the
+// dead/ of those who gave them up. It only reads.
+type GivenUps struct {
+	o *Orchestrator
+	h *history
+}
+
+// GivenUps reads agent's mailbox (the orchestrator's, usually), once, to
+// tell the fate of the messages it sent that were given up.
+func (o *Orchestrator) GivenUps(agent string) *GivenUps {
+	return &GivenUps{o: o, h: o.history(agent, mailbox.New(nil))}
+}
+
+// Fate tells what became of the message id that agent gave up; see Fate.
+func (g *GivenUps) Fate(id, agent string) Fate {
+	f, _ := g.o.fate(g.h, id, agent)
+	return f
+}
+
+// fate decides the fate of the message id given up by agent, from h; how
+// says, for WentOn, which way the step went on: answered, ticked or sent
+// again.
+func (o *Orchestrator) fate(h *history, id, agent string) (f Fate, how string) {
+	rec := h.byID[id]
+	if rec == nil || !rec.sent {
+		return Unknown, ""
+	}
+	if h.answeredSince(rec, agent) {
+		return WentOn, "answered"
+	}
+	if pf, n := rec.get("plan_file"), atoi(rec.get("step")); pf != "" && n != 0 {
+		if h.sentAgainSince(rec, agent) {
+			return WentOn, "sent again"
+		}
+		if p, problem := o.readPlan(pf); problem == "" {
+			if s := p.Step(n); s != nil && s.Done {
+				return WentOn, "ticked"
+			}
+		}
+	}
+	if !o.inDead(agent, id) {
+		return HandedBack, ""
+	}
+	return Stalled, ""
+}
