@@ -418,14 +418,39 @@ func (d Dir) MarkSent(name, id string, read FileID, s *Syncer) error {
 	}
 	s.dirty(d.dir(Outbox))
 	s.dirty(d.dir(Sent))
+	if afterSentRename != nil {
+		afterSentRename(src)
+	}
 	if err := checkSame(dst, read); errors.Is(err, ErrReplaced) {
-		// Swapped in between: not what was sent. Back where it was.
-		if rerr := renameNoReplace(dst, src); rerr != nil {
+		// Swapped in between: not what was sent. Back where it was, or,
+		// when yet another file took that name meanwhile, beside it
+		// under a free name: never left in sent/ under the id.
+		rerr := renameNoReplace(dst, src)
+		for i := 2; errors.Is(rerr, fs.ErrExist) && i < 100; i++ {
+			rerr = renameNoReplace(dst, d.Path(Outbox, asideName(name, i)))
+		}
+		if rerr != nil {
 			return fmt.Errorf("%w; and moving it back: %w", err, rerr)
 		}
 		return err
 	}
 	return nil
+}
+
+// afterSentRename, set by tests, runs in MarkSent between the move to
+// sent/ and the check of what was moved.
+var afterSentRename func(outboxPath string)
+
+// asideName is the i-th name beside an outbox name for a file that must
+// go back into the outbox while another file holds its name: "x-2.md"
+// for "x.md". It names no id, so it is looked at as a file written by
+// hand.
+func asideName(name string, i int) string {
+	ext := ""
+	if strings.HasSuffix(name, ".md") {
+		name, ext = strings.TrimSuffix(name, ".md"), ".md"
+	}
+	return fmt.Sprintf("%s-%d%s", name, i, ext)
 }
 
 // IsSent reports whether the agent already sent a message with this id.

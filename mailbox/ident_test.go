@@ -102,3 +102,36 @@ func TestCheckDirs(t *testing.T) {
 		t.Errorf("CheckDirs(cur) of a missing cur/ = %v, want fs.ErrNotExist", err)
 	}
 }
+
+// TestMarkSentSwappedTwice: a link swapped in after the read is moved to
+// sent/ by MarkSent's rename, found not to be the file read, and put back;
+// when yet another file took the outbox name in between, the link goes
+// back beside it under a free name, and sent/ holds nothing under the id
+// (it held the link, a file elsewhere archived as the message).
+func TestMarkSentSwappedTwice(t *testing.T) {
+	d, s := newDir(t)
+	path := d.Path(Outbox, "note.md")
+	writeTestFile(t, path, "---\nto: carol\n---\nhi\n")
+	snap, err := ReadSnapshot(path, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", path); err != nil {
+		t.Fatal(err)
+	}
+	afterSentRename = func(p string) { writeTestFile(t, p, "---\nto: carol\n---\nthird\n") }
+	defer func() { afterSentRename = nil }()
+	if err := d.MarkSent("note.md", id1, snap.ID, s); !errors.Is(err, ErrReplaced) {
+		t.Fatalf("MarkSent after two swaps = %v, want ErrReplaced", err)
+	}
+	if diff := cmp.Diff(map[string][]string{Outbox: {"note-2.md", "note.md"}}, tree(t, d)); diff != "" {
+		t.Errorf("mailbox mismatch (-want +got):\n%s", diff)
+	}
+	if info, err := os.Lstat(d.Path(Outbox, "note-2.md")); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("note-2.md is not the link swapped in: %v, %v", info, err)
+	}
+}

@@ -58,20 +58,28 @@ func (r *Runner) openFresh(ws *workspace.Workspace) {
 	f := &r.fresh
 	f.newest = make(map[string]time.Time)
 	f.floor = r.opts.Now().UTC()
+	// mark is what the record says while this runner is at work: the
+	// floor, or after an unclean stop the floor without the hour, which
+	// the next runner adds again (written with it, each crash in a row
+	// would push the floor an hour further: after 15, every message was
+	// looked for during the next 15 hours).
+	mark := f.floor
 	rec, err := ws.ReadDeliveryRecord()
 	switch {
 	case err == nil && !rec.Running:
 		f.floor, f.on = rec.Newest, true // nothing newer was begun
+		mark = f.floor
 	case err == nil:
 		if rec.Newest.After(f.floor) {
 			f.floor = rec.Newest
 		}
+		mark = f.floor
 		f.floor, f.on = f.floor.Add(afterUncleanStop), true
 		r.log.Info("the last runner did not stop cleanly: until the time given, each message is first looked for in its recipients' mailboxes, in case it was delivered before the stop", "until", f.floor.Format(time.RFC3339))
 	case !errors.Is(err, fs.ErrNotExist):
 		r.log.Warn("cannot read the record of delivered ids: every message is looked for in its recipients' mailboxes before it is delivered", "err", err)
 	}
-	if err := ws.WriteDeliveryRecord(workspace.DeliveryRecord{Newest: f.floor, Running: true}); err != nil {
+	if err := ws.WriteDeliveryRecord(workspace.DeliveryRecord{Newest: mark, Running: true}); err != nil {
 		r.log.Warn("cannot write the record of delivered ids: every message is looked for in its recipients' mailboxes before it is delivered", "err", err)
 		f.on = false
 		return

@@ -197,3 +197,33 @@ func TestFreshAfterCrashFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshAfterCrashesInARow: runners killed one after another at the
+// same clock each look for every message until an hour after their
+// start, not an hour more per crash (15 kill -9s in a row made the next
+// runners look for every message during the next 15 hours).
+func TestFreshAfterCrashesInARow(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	start := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	if err := ws.WriteDeliveryRecord(workspace.DeliveryRecord{Newest: start.Add(-time.Hour), Running: true}); err != nil {
+		t.Fatal(err)
+	}
+	for crash := 1; crash <= 3; crash++ {
+		r, err := Open(ws, Options{Now: func() time.Time { return start }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := r.fresh
+		left, err := ws.ReadDeliveryRecord() // what a kill -9 leaves
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if want := start.Add(afterUncleanStop); !f.floor.Equal(want) {
+			t.Errorf("runner %d after a crash: floor %v, want %v", crash, f.floor, want)
+		}
+		if err := ws.WriteDeliveryRecord(left); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -63,6 +63,25 @@ func lockWorkspace(ws *workspace.Workspace) (*workspaceLock, error) {
 	return l, nil
 }
 
+// ErrWorkspaceReplaced is the error of a runner whose workspace path no
+// longer names the directory it locked: the workspace was moved or
+// removed, and maybe another put in its place, which a second runner may
+// lock and route. The runner stops rather than route it too.
+var ErrWorkspaceReplaced = errors.New("the workspace directory was moved or removed while the runner ran; stopping, so that no two runners route the same files")
+
+// held reports an error when the workspace's path no longer names the
+// directory the lock is on (one stat: the runner asks before it routes).
+func (l *workspaceLock) held(root string) error {
+	var locked, now unix.Stat_t
+	if err := unix.Fstat(int(l.dir.Fd()), &locked); err != nil {
+		return fmt.Errorf("lock %s: %w", root, err)
+	}
+	if err := unix.Stat(root, &now); err != nil || now.Dev != locked.Dev || now.Ino != locked.Ino {
+		return fmt.Errorf("%w (%s)", ErrWorkspaceReplaced, root)
+	}
+	return nil
+}
+
 // unlock releases the lock taken by lockWorkspace.
 func (l *workspaceLock) unlock() error {
 	if pid := workspace.LockHolder(l.pidFile); pid == os.Getpid() {

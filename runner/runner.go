@@ -553,6 +553,9 @@ func (r *Runner) watch(ctx context.Context) error {
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	for {
+		if err := r.lock.held(root); err != nil {
+			return err
+		}
 		r.startRetired()
 		r.takeWakes()
 		now := r.opts.Now()
@@ -639,6 +642,9 @@ func (r *Runner) watch(ctx context.Context) error {
 // once a stop_on message is delivered.
 func (r *Runner) runUntilIdle(ctx context.Context) error {
 	for {
+		if err := r.lock.held(r.ws().Root); err != nil {
+			return err
+		}
 		r.takeWakes()
 		if r.repairAsked.Load() || !r.repairAt.IsZero() {
 			r.repair()

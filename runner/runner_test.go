@@ -1194,3 +1194,53 @@ func TestPendingIsSmall(t *testing.T) {
 		t.Errorf("a pending file takes %d bytes, want at most 48", size)
 	}
 }
+
+// TestWorkspaceReplaced: a workspace moved aside while its runner runs,
+// and another put in its place (`mv ws ws.old && cp -a ws.old ws`), is
+// not locked by that runner, and a second runner may take it. The first
+// stops rather than route the new one too: two runners routing the same
+// files delivered one message twice.
+func TestWorkspaceReplaced(t *testing.T) {
+	for _, untilIdle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("untilIdle=%v", untilIdle), func(t *testing.T) {
+			ws := reconfigure(t, newWorkspace(t, "alice", "bob"), "agents: [alice, bob]\nrouter:\n  rescan_interval: 50ms\n")
+			r, err := Open(ws, Options{UntilIdle: untilIdle})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if err := os.Rename(ws.Root, ws.Root+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := workspace.Init(ws.Root, workspace.AgentsNamed("alice", "bob"), nil); err != nil {
+				t.Fatal(err)
+			}
+			drop(t, ws, "alice", "hi.md", "---\nto: bob\n---\nhello\n")
+			done := make(chan error, 1)
+			go func() { _, err := r.Run(context.Background()); done <- err }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrWorkspaceReplaced) {
+					t.Fatalf("Run = %v, want ErrWorkspaceReplaced", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the runner still runs on a workspace it does not hold")
+			}
+			if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+				t.Errorf("bob's inbox in the new workspace = %v, want nothing routed by the runner that does not hold it", got)
+			}
+			// The workspace put in its place is a runner's to take.
+			r2, err := Open(ws, Options{UntilIdle: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r2.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			r2.Close()
+			if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 1 {
+				t.Errorf("bob's inbox = %v, want the one message", got)
+			}
+		})
+	}
+}
