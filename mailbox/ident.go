@@ -36,6 +36,15 @@ func Links(info fs.FileInfo) uint64 {
 	return 1
 }
 
+// Linked reports whether a file in an outbox, as os.Lstat describes it,
+// is a link: a symbolic link, or a file with more than one name. Such a
+// file is refused where it is: delivered, it would hand out a file its
+// sender may not read; moved to rejected/, where a person mends a refused
+// file, it would have them edit the file it is linked to.
+func Linked(info fs.FileInfo) bool {
+	return info.Mode()&fs.ModeSymlink != 0 || Links(info) > 1
+}
+
 // Snapshot is a message file as it was read: its bytes, and what fstat(2)
 // said of the file that was opened, so that what is done with the name
 // afterwards can be checked to concern the same file.

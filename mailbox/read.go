@@ -17,7 +17,7 @@ func (e *NotRegularError) Error() string {
 	m := e.Mode
 	switch {
 	case m&fs.ModeSymlink != 0:
-		return "a symbolic link, which parley does not follow: put the message file itself in the outbox"
+		return "a symbolic link, which parley does not follow: put a copy of the file it points to in its place"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe (FIFO), which parley does not read: a message is a regular file"
 	case m&fs.ModeDevice != 0 || m&fs.ModeCharDevice != 0:

@@ -241,12 +241,32 @@ func (st *Stage) Refuse(name, reason string) (string, error) {
 	if st.committed {
 		return "", fmt.Errorf("refuse %s in the stage of %s: %w", name, st.id, errCommitted)
 	}
-	info, err := os.Lstat(filepath.Join(st.Path(), name))
+	path := filepath.Join(st.Path(), name)
+	info, err := os.Lstat(path)
 	if err != nil {
 		return "", err
 	}
 	target := st.refusedName(name, info.ModTime())
-	if err := os.Rename(filepath.Join(st.Path(), name), filepath.Join(st.Path(), target)); err != nil {
+	if info.Mode()&fs.ModeSymlink != 0 {
+		// Never a link in rejected/: a person mending it there would
+		// edit the file it points to. A file naming its target is kept
+		// in its place.
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if err := os.Remove(path); err != nil {
+			return "", err
+		}
+		delete(st.synced, name)
+		kept := fmt.Sprintf("a symbolic link to %s\n", to)
+		reason += fmt.Sprintf("\n\nIt was a symbolic link to %s: it is kept here as a file naming its target, not as the link, which mending would follow to edit that file.\n", to)
+		if err := st.Add(target, []byte(kept)); err != nil {
+			return "", err
+		}
+		return target, st.Add(target+ReasonSuffix, []byte(reason))
+	}
+	if err := os.Rename(path, filepath.Join(st.Path(), target)); err != nil {
 		return "", err
 	}
 	delete(st.synced, name)

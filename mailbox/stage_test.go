@@ -520,7 +520,10 @@ func TestStagePerFileSync(t *testing.T) {
 			linkReason = a
 		}
 	}
-	if diff := cmp.Diff([]string{stage + "/" + draft + ".reason", linkReason, stage + "/" + FileName(out1), stage + "/" + FileName(out2)}, added); diff != "" || linkReason == "" {
+	// The link is replaced by a file naming its target (written, so
+	// synced, by Add), never kept as a link.
+	linkKept := strings.TrimSuffix(linkReason, ReasonSuffix)
+	if diff := cmp.Diff([]string{stage + "/" + draft + ".reason", linkKept, linkReason, stage + "/" + FileName(out1), stage + "/" + FileName(out2)}, added); diff != "" || linkReason == "" {
 		t.Errorf("synced by Add (-want +got):\n%s", diff)
 	}
 
@@ -572,5 +575,51 @@ func TestStageSyncfs(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{s.root.Name()}, log.take()); diff != "" {
 		t.Errorf("synced by Commit (-want +got):\n%s", diff)
+	}
+}
+
+// TestStageRefuseLink: a symbolic link a program left in its outbox is
+// never kept as a link in rejected/, where a person mending it would edit
+// the file it points to: a file naming its target is kept in its place,
+// and the reason says so.
+func TestStageRefuseLink(t *testing.T) {
+	d, s := newDir(t)
+	claimed(t, d, s, id1)
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "passwd")
+	writeTestFile(t, secret, "root:x:0:0\n")
+	if err := os.Symlink(secret, filepath.Join(st.Path(), "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := st.Take(1 << 20)
+	if err != nil || len(taken) != 1 || taken[0].Err == nil {
+		t.Fatalf("Take() = %+v, %v; want the link, refused", taken, err)
+	}
+	name, err := st.Refuse("link.md", "link.md: a symbolic link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	kept := d.Path(Rejected, name)
+	fi, err := os.Lstat(kept)
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("rejected/%s: %v, %v; want a regular file", name, fi, err)
+	}
+	if data, _ := os.ReadFile(kept); string(data) != "a symbolic link to "+secret+"\n" {
+		t.Errorf("rejected/%s holds %q, want its target named", name, data)
+	}
+	if reason, _ := os.ReadFile(kept + ReasonSuffix); !strings.Contains(string(reason), "It was a symbolic link to "+secret) {
+		t.Errorf("the reason does not say it was a link: %q", reason)
+	}
+	if data, _ := os.ReadFile(secret); string(data) != "root:x:0:0\n" {
+		t.Errorf("the file linked to now holds %q", data)
 	}
 }

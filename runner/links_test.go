@@ -177,6 +177,80 @@ func TestHardLinkInOutbox(t *testing.T) {
 	}
 }
 
+// TestSymlinkInOutbox: a symbolic link in an outbox is refused where it
+// is, like a hard link: never followed (one to a named pipe would hang a
+// reader), never delivered (one to a file its sender may not read would
+// hand it out), never moved to rejected/ (where mending it would edit the
+// file it points to). Replaced by a copy, it is routed.
+func TestSymlinkInOutbox(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	secret := filepath.Join(t.TempDir(), "passwd")
+	const content = "---\nto: bob\n---\nroot:x:0:0\n"
+	if err := os.WriteFile(secret, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	box := ws.Mailbox("alice")
+	if err := os.Symlink(secret, box.Path(mailbox.Outbox, "passwd.md")); err != nil {
+		t.Fatal(err)
+	}
+	symlinkToFIFO(t, box.Path(mailbox.Outbox, "pipe.md"))
+	stats := routeAll(t, ws)
+	if stats.Rejected != 2 || stats.Routed != 0 {
+		t.Errorf("routed %d, rejected %d, want both links refused", stats.Routed, stats.Rejected)
+	}
+	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
+		t.Errorf("a symbolic link was delivered: %v", got)
+	}
+	if got := names(t, ws, "alice", mailbox.Rejected); len(got) != 0 {
+		t.Errorf("a symbolic link was moved to rejected/: %v", got)
+	}
+	for _, name := range []string{"passwd.md", "pipe.md"} {
+		if fi, err := os.Lstat(box.Path(mailbox.Outbox, name)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer the link in the outbox: %v", name, err)
+		}
+		reason, ok := box.Reason(mailbox.Outbox, name)
+		if !ok || !strings.Contains(reason, name+": a symbolic link, which parley does not follow") {
+			t.Errorf("reason beside %s = %q, %v; want it to name the symbolic link", name, reason, ok)
+		}
+		if note, _ := os.ReadFile(box.Path(mailbox.Outbox, name+mailbox.ReasonSuffix)); !strings.Contains(string(note), `cp --remove-destination "$(readlink `+name+`)" `+name) {
+			t.Errorf("the reason beside %s does not say how to mend it:\n%s", name, note)
+		}
+	}
+	var held []string
+	for _, s := range mustStatus(t, ws) {
+		for _, p := range s.Held {
+			held = append(held, p.Path)
+		}
+	}
+	if d := cmp.Diff([]string{"mailboxes/alice/outbox/passwd.md", "mailboxes/alice/outbox/pipe.md"}, held); d != "" {
+		t.Errorf("Status lists as held (-want +got):\n%s", d)
+	}
+	if stats := routeAll(t, ws); stats.Rejected != 0 || stats.Routed != 0 {
+		t.Errorf("second run: routed %d, rejected %d, want nothing", stats.Routed, stats.Rejected)
+	}
+
+	// Replaced by a copy of the file it points to, it is routed; the
+	// other removed, its reason goes with it.
+	if err := os.Remove(box.Path(mailbox.Outbox, "passwd.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(box.Path(mailbox.Outbox, "passwd.md"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(box.Path(mailbox.Outbox, "pipe.md")); err != nil {
+		t.Fatal(err)
+	}
+	if stats := routeAll(t, ws); stats.Routed != 1 {
+		t.Errorf("after the link was replaced by a copy: routed %d, want 1", stats.Routed)
+	}
+	if got := dirNames(t, box.Path(mailbox.Outbox, "")); len(got) != 0 {
+		t.Errorf("outbox holds %v after routing, want nothing (the reasons removed too)", got)
+	}
+	if data, err := os.ReadFile(secret); err != nil || string(data) != content {
+		t.Errorf("the file linked to now reads %q, %v", data, err)
+	}
+}
+
 // TestReasonInOutboxIsNoMessage checks that the reason the router writes
 // beside a file it refuses where it is (<name>.reason) is never taken for
 // a message: a watching runner is told of it by a file event (a tryout

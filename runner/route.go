@@ -241,6 +241,12 @@ func (b *batch) take(i int, c candidate, rd *round) {
 			r.chains.forget(c.fileKey)
 			return
 		}
+		if nr := (*mailbox.NotRegularError)(nil); errors.As(err, &nr) && nr.Mode&fs.ModeSymlink != 0 {
+			// A symbolic link since it was listed: looked at again, as a
+			// link (refused where it is), never moved to rejected/.
+			b.hold(c, b.now.Add(b.settle))
+			return
+		}
 		b.reject(i, c, nil, workspace.RefusalOf(c.name, err))
 		return
 	}
@@ -745,12 +751,13 @@ func (b *batch) hold(c candidate, at time.Time) {
 	}
 }
 
-// refuseInPlace refuses a file with more than one hard link in an outbox
-// where it is, with the reason beside it (<name>.reason): moved to
-// rejected/, where a person fixes a refused file and moves it back, it
-// would lead them to edit the file it is linked to (/etc/passwd, say),
-// and delivered, it would hand out a file its sender may not read. It
-// stays refused while it has other links; once it has none, it is routed.
+// refuseInPlace refuses a link in an outbox (a symbolic link, or a file
+// with more than one hard link: mailbox.Linked) where it is, with the
+// reason beside it (<name>.reason): moved to rejected/, where a person
+// fixes a refused file and moves it back, it would lead them to edit the
+// file it is linked to (/etc/passwd, say), and delivered, it would hand
+// out a file its sender may not read. It stays refused while it is a
+// link; once it is a file of its own, it is routed.
 func (b *batch) refuseInPlace(i int, c candidate) {
 	r := b.r
 	delete(r.pending, c.fileKey)
@@ -760,9 +767,14 @@ func (b *batch) refuseInPlace(i int, c candidate) {
 		return // refused already, by this runner or one before
 	}
 	text := fmt.Sprintf("%s: a hard link (%d names for one file), refused and left where it is: parley does not send a file linked from elsewhere; replace it with a copy (cp --remove-destination) to send it", c.name, mailbox.Links(c.info))
+	mend := "The file is left where it is. Remove it, or replace it with a copy of the\nfile it is linked to, and parley routes it.\n"
+	if c.info.Mode()&fs.ModeSymlink != 0 {
+		// Said as every command says it (mailbox.NotRegularError).
+		text = c.name + ": " + (&mailbox.NotRegularError{Mode: fs.ModeSymlink}).Error()
+		mend = fmt.Sprintf("The link is left where it is. Remove it, or replace it with a copy of the\nfile it points to, and parley routes it; in the outbox:\n\n    cp --remove-destination \"$(readlink %s)\" %s\n", c.name, c.name)
+	}
 	box := r.agents[c.agent]
-	note := text + "\n\nagent:    " + c.agent + "\nfile:     mailboxes/" + c.agent + "/outbox/" + c.name + "\nrefused:  " + b.now.UTC().Format(mailbox.TimeFormat) + "\n\n" +
-		"The file is left where it is. Remove it, or replace it with a copy of the\nfile it is linked to, and parley routes it.\n"
+	note := text + "\n\nagent:    " + c.agent + "\nfile:     mailboxes/" + c.agent + "/outbox/" + c.name + "\nrefused:  " + b.now.UTC().Format(mailbox.TimeFormat) + "\n\n" + mend
 	if err := box.Explain(mailbox.Outbox, c.name, note, r.syncer); err != nil {
 		r.fail(c, b.now, fmt.Errorf("writing why it is refused: %w", err))
 		return

@@ -143,7 +143,7 @@ type Runner struct {
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed (of a backlog, a window: see cut)
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
-	inPlace map[fileKey]bool     // hard links refused where they are
+	inPlace map[fileKey]bool     // links refused where they are (see refuseInPlace)
 	// refusedNow are the hard links refused where they are during this
 	// run (counted in Stats.Rejected).
 	refusedNow map[fileKey]bool
@@ -750,12 +750,12 @@ func (r *Runner) noteLeft() {
 		}
 		box := r.agents[k.agent]
 		info, err := os.Lstat(box.Path(mailbox.Outbox, k.name))
-		if err != nil || mailbox.Links(info) < 2 {
+		if err != nil || !mailbox.Linked(info) {
 			continue
 		}
 		why, ok := box.Reason(mailbox.Outbox, k.name)
 		if !ok {
-			why = "a hard link, refused where it is"
+			why = "a link, refused where it is"
 		}
 		left = append(left, workspace.Problem{Agent: k.agent, Path: mailboxPath(k.agent, mailbox.Outbox, k.name), Reason: why})
 	}
@@ -979,9 +979,9 @@ func (r *Runner) scanAgent(agent string) {
 		}
 		k := fileKey{agent, n}
 		if r.inPlace[k] {
-			// Refused where it is: looked at again once it has no other
-			// link.
-			if info, err := os.Lstat(r.agents[agent].Path(mailbox.Outbox, n)); err == nil && mailbox.Links(info) > 1 {
+			// Refused where it is: looked at again once it is a file of
+			// its own.
+			if info, err := os.Lstat(r.agents[agent].Path(mailbox.Outbox, n)); err == nil && mailbox.Linked(info) {
 				continue
 			}
 			delete(r.inPlace, k)
@@ -1247,6 +1247,11 @@ func (r *Runner) look(k fileKey, p *pending, now time.Time, settle time.Duration
 		c.idTime, _, _ = mailbox.ParseID(id)
 	}
 	c.sent = sendTime(c)
+	if info.Mode()&fs.ModeSymlink != 0 {
+		c.linked = true // refused where it is, never followed
+		*ready = append(*ready, c)
+		return
+	}
 	if err := mailbox.CheckFile(info, maxSize); err != nil {
 		c.refusal = &workspace.Refusal{Reason: err.Error()}
 		*ready = append(*ready, c)
