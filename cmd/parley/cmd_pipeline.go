@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans"
+	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -70,8 +71,12 @@ type escalation struct {
 	Answer    string `json:"answer"`          // the command that answers it
 	// Settled is set on a given_up escalation whose step went on
 	// without a decision (parley retry): answering it sends nothing.
-	Settled bool   `json:"settled,omitempty"`
-	givenUp string // the id of the message given up, for given_up
+	Settled bool `json:"settled,omitempty"`
+	// Misspelt is the decision of the person's answer that the
+	// orchestrator did not know (decision=aprove): the escalation was
+	// moved to done/ by the answer, and still waits for one it knows.
+	Misspelt string `json:"misspelt_decision,omitempty"`
+	givenUp  string // the id of the message given up, for given_up
 }
 
 // deadLetter is a message an agent's driver gave up on (in its dead/):
@@ -173,15 +178,8 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 					id = strings.TrimSuffix(en.Name, ".md")
 				}
 				if a.Driver == workspace.DriverHuman {
-					if kind := get("escalation"); kind != "" {
-						rep.Escalations = append(rep.Escalations, escalation{
-							ID: id, Agent: a.Name, From: get("from"), Kind: kind,
-							PlanFile: get("plan_file"), Step: get("step"), Iteration: get("iteration"),
-							Question: strings.TrimPrefix(get("summary"), "escalation: "),
-							Route:    routeOf(m.Body),
-							Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, a.Name),
-							givenUp:  get("given_up"),
-						})
+					if x, ok := escalationOf(a.Name, id, m); ok {
+						rep.Escalations = append(rep.Escalations, x)
 						continue
 					}
 				}
@@ -192,6 +190,9 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 			}
 		}
 		busyAgents[a.Name] = busy
+		if a.Driver == workspace.DriverHuman {
+			rep.Escalations = append(rep.Escalations, misanswered(box, a.Name, limit)...)
+		}
 		if entries, err := box.List(mailbox.Dead); err == nil {
 			for _, en := range entries {
 				d := deadOf(box, en, limit)
@@ -269,6 +270,83 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 	return nil
 }
 
+// escalationOf reads an escalation in a person's mailbox.
+func escalationOf(agent, id string, m *mailbox.Message) (escalation, bool) {
+	get := func(k string) string { v, _ := m.Header().Get(k); return v }
+	kind := get("escalation")
+	if kind == "" {
+		return escalation{}, false
+	}
+	return escalation{
+		ID: id, Agent: agent, From: get("from"), Kind: kind,
+		PlanFile: get("plan_file"), Step: get("step"), Iteration: get("iteration"),
+		Question: strings.TrimPrefix(get("summary"), "escalation: "),
+		Route:    routeOf(m.Body),
+		Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, agent),
+		givenUp:  get("given_up"),
+	}, true
+}
+
+// misanswered are the escalations a person answered (parley reply moved
+// them to done/) with decisions the orchestrator does not know
+// (decision=aprove) and with none it knows: nothing was done, and each
+// still waits for a decision.
+func misanswered(box mailbox.Dir, agent string, limit int64) []escalation {
+	sent, err := box.List(mailbox.Sent)
+	if err != nil {
+		return nil
+	}
+	answered := map[string]bool{}   // escalation id -> a known decision answered it
+	misspelt := map[string]string{} // escalation id -> the newest decision not known
+	var order []string
+	for _, en := range sent {
+		data, err := mailbox.ReadFile(en.Path, limit)
+		if err != nil {
+			continue
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			continue
+		}
+		h := m.Header()
+		to, _ := h.Get("reply_to")
+		if to == "" {
+			continue
+		}
+		if t, _ := h.Get("type"); t != "" {
+			continue // a protocol message, no answer to an escalation
+		}
+		d, _ := h.Get("decision")
+		if orchestrator.KnownDecision(d) {
+			answered[to] = true
+			continue
+		}
+		if _, seen := misspelt[to]; !seen {
+			order = append(order, to)
+		}
+		misspelt[to] = d
+	}
+	var out []escalation
+	for _, id := range order {
+		if answered[id] {
+			continue
+		}
+		data, err := mailbox.ReadFile(box.Path(mailbox.Done, id+".md"), limit)
+		if err != nil {
+			continue // not handled by a reply (still in inbox/, listed there), or not the person's
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			continue
+		}
+		if x, ok := escalationOf(agent, id, m); ok {
+			x.Misspelt = misspelt[id]
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // deadOf reads a message in dead/ and the reason beside it. A message
 // that does not read is still listed, by its file name.
 func deadOf(box mailbox.Dir, en mailbox.Entry, limit int64) deadLetter {
@@ -343,6 +421,9 @@ func printPipeline(e *env, rep pipelineReport) {
 		for _, x := range waiting {
 			escLine(x)
 			fmt.Fprintf(w, "    %s\n", printable(x.Question))
+			if x.Misspelt != "" {
+				fmt.Fprintf(w, "    your answer's decision %q is none of approve, retry, stop: answer it again\n", x.Misspelt)
+			}
 			if x.Route != "" {
 				fmt.Fprintf(w, "    %s\n", printable(x.Route))
 			}
