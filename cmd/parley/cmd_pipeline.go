@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -179,7 +180,12 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 				}
 				if a.Driver == workspace.DriverHuman {
 					if x, ok := escalationOf(a.Name, id, m); ok {
-						rep.Escalations = append(rep.Escalations, x)
+						// A copy back in the inbox (git stash, git
+						// checkout) of one handled already waits for
+						// nothing; parley done files it.
+						if _, err := os.Lstat(box.Path(mailbox.Done, en.Name)); err != nil {
+							rep.Escalations = append(rep.Escalations, x)
+						}
 						continue
 					}
 				}
