@@ -537,17 +537,23 @@ var ErrExists = errors.New("a file of that name is there already")
 // again. It returns the file's path in the outbox. A file of that name in
 // the outbox is not replaced (ErrExists).
 func (d Dir) Unreject(name string) (string, error) {
-	original := name
-	if len(name) > len(rejectedStamp)+1 && name[len(rejectedStamp)] == '-' {
-		if _, err := time.Parse(rejectedStamp, name[:len(rejectedStamp)]); err == nil {
-			original = name[len(rejectedStamp)+1:]
-		}
-	}
-	dst := d.Path(Outbox, original)
+	dst := d.Path(Outbox, UnrejectedName(name))
 	if err := d.moveBack(d.Path(Rejected, name), dst); err != nil {
 		return "", err
 	}
 	return dst, nil
+}
+
+// UnrejectedName is the name a rejected file had in the outbox, and has
+// there again when it is put back: its name in rejected/ without the
+// time of the refusal that starts it.
+func UnrejectedName(name string) string {
+	if len(name) > len(rejectedStamp)+1 && name[len(rejectedStamp)] == '-' {
+		if _, err := time.Parse(rejectedStamp, name[:len(rejectedStamp)]); err == nil {
+			return name[len(rejectedStamp)+1:]
+		}
+	}
+	return name
 }
 
 // Revive puts a message given up on back into the inbox (dead/ -> inbox/)

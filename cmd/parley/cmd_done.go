@@ -63,6 +63,13 @@ func markDone(e *env, ws *workspace.Workspace, agent string, args []string, note
 		box := ws.Mailbox(c.Agent)
 		if c.State == mailbox.Inbox {
 			if err := box.Claim(id); err != nil {
+				var h *mailbox.HandledError
+				if errors.As(err, &h) {
+					// A copy that came back (git stash, git checkout)
+					// beside the one handled: filed where that one is.
+					fmt.Fprintf(e.stdout, "%s: handled already (in %s): the copy that came back into %s is filed there\n", id, ws.Short(box.Path(h.State, mailbox.FileName(id))), ws.Short(box.Path(mailbox.Inbox, ""))+"/")
+					continue
+				}
 				errs = append(errs, err)
 				continue
 			}

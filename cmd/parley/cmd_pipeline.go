@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,7 +72,11 @@ type escalation struct {
 	// Settled is set on a given_up escalation whose step went on
 	// without a decision (orchestrator.WentOn; after parley retry, say):
 	// answering it sends nothing.
-	Settled   bool   `json:"settled,omitempty"`
+	Settled bool `json:"settled,omitempty"`
+	// Misspelt is the decision of the person's answer that the
+	// orchestrator did not know (decision=aprove): the escalation was
+	// moved to done/ by the answer, and still waits for one it knows.
+	Misspelt  string `json:"misspelt_decision,omitempty"`
 	givenUp   string // the id of the message given up, for given_up
 	givenUpBy string // the agent that gave it up
 }
@@ -168,16 +173,13 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 					id = strings.TrimSuffix(en.Name, ".md")
 				}
 				if a.Driver == workspace.DriverHuman {
-					if kind := get("escalation"); kind != "" {
-						rep.Escalations = append(rep.Escalations, escalation{
-							ID: id, Agent: a.Name, From: get("from"), Kind: kind,
-							PlanFile: get("plan_file"), Step: get("step"), Iteration: get("iteration"),
-							Question:  strings.TrimPrefix(get("summary"), "escalation: "),
-							Route:     routeOf(m.Body),
-							Answer:    fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, a.Name),
-							givenUp:   get("given_up"),
-							givenUpBy: get("agent"),
-						})
+					if x, ok := escalationOf(a.Name, id, m); ok {
+						// A copy back in the inbox (git stash, git
+						// checkout) of one handled already waits for
+						// nothing; parley done files it.
+						if _, err := os.Lstat(box.Path(mailbox.Done, en.Name)); err != nil {
+							rep.Escalations = append(rep.Escalations, x)
+						}
 						continue
 					}
 				}
@@ -188,6 +190,9 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 			}
 		}
 		busyAgents[a.Name] = busy
+		if a.Driver == workspace.DriverHuman {
+			rep.Escalations = append(rep.Escalations, misanswered(box, a.Name, limit)...)
+		}
 		if entries, err := box.List(mailbox.Dead); err == nil {
 			for _, en := range entries {
 				d := deadOf(box, en, limit)
@@ -258,6 +263,84 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 	}
 	printPipeline(e, rep)
 	return nil
+}
+
+// escalationOf reads an escalation in a person's mailbox.
+func escalationOf(agent, id string, m *mailbox.Message) (escalation, bool) {
+	get := func(k string) string { v, _ := m.Header().Get(k); return v }
+	kind := get("escalation")
+	if kind == "" {
+		return escalation{}, false
+	}
+	return escalation{
+		ID: id, Agent: agent, From: get("from"), Kind: kind,
+		PlanFile: get("plan_file"), Step: get("step"), Iteration: get("iteration"),
+		Question:  strings.TrimPrefix(get("summary"), "escalation: "),
+		Route:     routeOf(m.Body),
+		Answer:    fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, agent),
+		givenUp:   get("given_up"),
+		givenUpBy: get("agent"),
+	}, true
+}
+
+// misanswered are the escalations a person answered (parley reply moved
+// them to done/) with decisions the orchestrator does not know
+// (decision=aprove) and with none it knows: nothing was done, and each
+// still waits for a decision.
+func misanswered(box mailbox.Dir, agent string, limit int64) []escalation {
+	sent, err := box.List(mailbox.Sent)
+	if err != nil {
+		return nil
+	}
+	answered := map[string]bool{}   // escalation id -> a known decision answered it
+	misspelt := map[string]string{} // escalation id -> the newest decision not known
+	var order []string
+	for _, en := range sent {
+		data, err := mailbox.ReadFile(en.Path, limit)
+		if err != nil {
+			continue
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			continue
+		}
+		h := m.Header()
+		to, _ := h.Get("reply_to")
+		if to == "" {
+			continue
+		}
+		if t, _ := h.Get("type"); t != "" {
+			continue // a protocol message, no answer to an escalation
+		}
+		d, _ := h.Get("decision")
+		if orchestrator.KnownDecision(d) {
+			answered[to] = true
+			continue
+		}
+		if _, seen := misspelt[to]; !seen {
+			order = append(order, to)
+		}
+		misspelt[to] = d
+	}
+	var out []escalation
+	for _, id := range order {
+		if answered[id] {
+			continue
+		}
+		data, err := mailbox.ReadFile(box.Path(mailbox.Done, id+".md"), limit)
+		if err != nil {
+			continue // not handled by a reply (still in inbox/, listed there), or not the person's
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			continue
+		}
+		if x, ok := escalationOf(agent, id, m); ok {
+			x.Misspelt = misspelt[id]
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // deadOf reads a message in dead/ and the reason beside it. A message
@@ -334,6 +417,9 @@ func printPipeline(e *env, rep pipelineReport) {
 		for _, x := range waiting {
 			escLine(x)
 			fmt.Fprintf(w, "    %s\n", printable(x.Question))
+			if x.Misspelt != "" {
+				fmt.Fprintf(w, "    your answer's decision %q is none of approve, retry, stop: answer it again\n", x.Misspelt)
+			}
 			if x.Route != "" {
 				fmt.Fprintf(w, "    %s\n", printable(x.Route))
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -80,12 +81,35 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	if from, _ := in.Header().Get("from"); from == "" {
 		return fmt.Errorf("%s: says nobody sent it (no from:): there is no one to answer", ws.Short(c.Path))
 	}
+	if err := checkDecision(in, id, opts); err != nil {
+		return err
+	}
 	opts.From, opts.Answers = c.Agent, in
 	opts.Quote = quote(in)
 	if err := runSend(e, ws, opts); err != nil || opts.DryRun || keep || c.State == mailbox.Done {
 		return err
 	}
 	return markDone(e.quiet(), ws, c.Agent, []string{id}, "answered with parley reply")
+}
+
+// checkDecision refuses an answer to an escalation whose decision the
+// orchestrator does not know (decision=aprove): it would do nothing, and
+// the escalation would still wait. --no-check sends it even so.
+func checkDecision(esc *mailbox.Message, id string, opts sendOptions) error {
+	if kind, _ := esc.Header().Get("escalation"); kind == "" || opts.NoCheck || opts.Type != "" {
+		return nil
+	}
+	for _, f := range opts.Fields {
+		k, v, _ := strings.Cut(f, "=")
+		if strings.TrimSpace(k) != "decision" {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		if !orchestrator.KnownDecision(v) {
+			return fmt.Errorf("--field decision=%s: none of approve, retry, stop, so the orchestrator would do nothing, and %s would still wait; nothing was sent", v, id)
+		}
+	}
+	return nil
 }
 
 // quote is what an editor shows of the message being answered.

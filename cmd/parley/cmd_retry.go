@@ -56,6 +56,11 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 				}
 				reason, _ := ws.Mailbox(who).Reason(mailbox.Rejected, filepath.Base(arg))
 				dst, err := ws.Mailbox(who).Unreject(filepath.Base(arg))
+				if errors.Is(err, mailbox.ErrExists) {
+					// Never over a file a person may still be writing.
+					name := mailbox.UnrejectedName(filepath.Base(arg))
+					err = fmt.Errorf("%s: not put back: %s is there already, not sent yet; rename one of them (or wait until the router has sent that one), then retry", arg, ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, name)))
+				}
 				if err != nil {
 					errs = append(errs, err)
 					continue

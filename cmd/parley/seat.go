@@ -73,6 +73,21 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	if err := ws.CheckAgent(as); err != nil {
 		return nil, usagef("--as: %v", err)
 	}
+	// The seat marks what it shows handled: sat at a program's mailbox,
+	// it would take messages the program never handles.
+	if a, _ := ws.Agent(as); a.Remote != "" || (a.Driver != "" && a.Driver != workspace.DriverHuman) {
+		var people []string
+		for _, b := range ws.Config.Agents {
+			if (b.Driver == "" || b.Driver == workspace.DriverHuman) && b.Remote == "" {
+				people = append(people, b.Name)
+			}
+		}
+		what := fmt.Sprintf("driver: %s in %s", a.Driver, workspace.ConfigFile)
+		if a.Remote != "" {
+			what = fmt.Sprintf("remote: %s in %s: it lives in another workspace", a.Remote, workspace.ConfigFile)
+		}
+		return nil, usagef("--as %s: a program plays %s (%s), and the seat would take its messages: sit as an agent without one (%s)", as, as, what, orNone(people))
+	}
 	s.me = as
 	if lead == "" {
 		var leads []string

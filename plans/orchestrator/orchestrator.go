@@ -991,6 +991,12 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 	return r.note("Your answer was noted; the pipeline has nothing waiting on it.")
 }
 
+// KnownDecision reports whether a person's answer with this decision
+// field answers an escalation: one of approve, retry, stop (in any case),
+// or empty (then the answer's first word decides). An answer with any
+// other decision does nothing, and the escalation still waits.
+func KnownDecision(d string) bool { return knownDecision(strings.ToLower(d)) }
+
 // knownDecision reports whether a decision field is one the orchestrator
 // knows, or empty (then the answer's first word decides).
 func knownDecision(d string) bool {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -202,16 +203,58 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 var yamlLine = regexp.MustCompile(`^line (\d+): `)
 
 // yamlError is a *ConfigError for a file that does not parse as YAML,
-// at the line the parser names, when it names one.
-func yamlError(path string, err error) *ConfigError {
+// at the line the parser names, when it names one, or at the line it
+// could not read (see problemLine).
+func yamlError(path string, data []byte, err error) *ConfigError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	ce := &ConfigError{Path: path}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		ce.Line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
+		if n := problemLine(data, ce.Line, msg); n > 0 {
+			ce.Line = n
+		}
 	}
 	ce.Err = errors.New(msg)
 	return ce
+}
+
+// maxProblemLines bounds the file problemLine reads again line by line.
+const maxProblemLines = 500
+
+// problemLine finds the line a YAML parser error is about, when the
+// parser names another: for an error it meets inside a block ("did not
+// find expected key"), yaml.v3 names the line before the block it was
+// reading (a comment, or the file's first key), not the line it could
+// not read (an agent added after the last key). That line is the first
+// that, parsed with the lines before it, gives the same error. 0 when it
+// is not after the line named, or there is none.
+func problemLine(data []byte, named int, msg string) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > maxProblemLines {
+		return 0
+	}
+	end := 0
+	for i, l := range lines {
+		if len(l) == 0 {
+			break
+		}
+		end += len(l)
+		var doc yaml.Node
+		err := yaml.Unmarshal(data[:end], &doc)
+		if err == nil {
+			continue
+		}
+		m := strings.TrimPrefix(err.Error(), "yaml: ")
+		if sm := yamlLine.FindStringSubmatch(m); sm != nil {
+			m = m[len(sm[0]):]
+		}
+		if m == msg && i+1 > named {
+			return i + 1
+		}
+		return 0 // the line named, or another error met first: keep the parser's line
+	}
+	return 0
 }
 
 // ErrNoAgents is the error for a parley.yaml that lists no agents and
@@ -254,7 +297,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(path, err)
+		return nil, yamlError(path, data, err)
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil

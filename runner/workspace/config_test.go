@@ -77,6 +77,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"no rescan", "router:\n  rescan_interval: 0s\n", "parley.yaml:2: router.rescan_interval: must be more than 0"},
 		{"bad size", "router:\n  max_message_size: big\n", `parley.yaml:2: router.max_message_size: "big" is not a size`},
 		{"not yaml", "agents: [gm\n", "parley.yaml:1: did not find expected ',' or ']'"},
+		// An agent added at the end of the file, after the last key: the
+		// parser names the line before the mapping it was reading (here
+		// line 2, a comment), not the line it could not read.
+		{"an agent after the last key", "# the table\n# its agents\nagents:\n  - gm\nstop_on: [SESSION_END]\n  - {name: corwin, role: human}\n", "parley.yaml:6: did not find expected key"},
+		{"a key under a list item, too deep", "agents:\n  - name: gm\n    driver: command\n     run: [x]\n", "parley.yaml:4: "},
 		{"openai without its endpoint", "agents:\n  - name: gm\n    driver: openai\n", "parley.yaml:2: agents[0].openai: missing: an openai agent needs its endpoint"},
 		{"openai without a model", "agents:\n  - name: gm\n    driver: openai\n    openai:\n      base_url: http://x\n", "parley.yaml:5: agents[0].openai.model: missing"},
 		{"openai for a command", "agents:\n  - name: gm\n    driver: command\n    run: [x]\n    openai: {model: m}\n", "parley.yaml:2: agents[0].openai: only an openai agent has an endpoint"},

@@ -91,7 +91,8 @@ func (w *Workspace) Copies(id string) []Copy {
 
 // Received returns the copy of a message an agent received: of agent,
 // or, when agent is "", of the one agent that holds it in the given
-// states. A message that several agents hold there asks which.
+// states, in the first of them that holds it. A message that several
+// agents hold there asks which.
 func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
 	var held []Copy
 	for _, c := range w.Copies(id) {
@@ -100,7 +101,11 @@ func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
 		}
 	}
 	switch {
-	case len(held) == 1:
+	case len(held) == 1 || len(held) > 1 && oneAgent(held):
+		// One agent's copies in several states are one message: a copy
+		// came back (git stash, git checkout) beside the one handled. The
+		// first state's stands for it (inbox/ before done/), for the
+		// mailbox to file where the message is (see mailbox.Dir.Claim).
 		return held[0], nil
 	case len(held) == 0 && agent != "":
 		return Copy{}, fmt.Errorf("%s: %w in the %s of %s", id, ErrMessageNotFound, strings.Join(states, " or "), agent)
@@ -112,6 +117,16 @@ func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
 		who = append(who, c.Agent)
 	}
 	return Copy{}, &SeveralHoldersError{ID: id, Agents: who}
+}
+
+// oneAgent reports whether the copies are all one agent's.
+func oneAgent(cs []Copy) bool {
+	for _, c := range cs[1:] {
+		if c.Agent != cs[0].Agent {
+			return false
+		}
+	}
+	return true
 }
 
 // Handling returns the copy of a message an agent received that a person
