@@ -645,19 +645,32 @@ func (d Dir) ClaimUntilSync(id string, s *Syncer) error {
 // holds the message once, where it was), and FileHandled returns a
 // *HandledError. It returns nil for a message not handled yet.
 func (d Dir) FileHandled(id, state string) error {
+	st := d.HandledIn(id)
+	if st == "" {
+		return nil
+	}
+	name := FileName(id)
+	if err := rename(d.Path(state, name), d.Path(st, name)); err != nil {
+		return d.notFound(id, state, err)
+	}
+	if err := syncDir(d.dir(state)); err != nil {
+		return err
+	}
+	return &HandledError{Agent: d.Agent(), ID: id, State: st}
+}
+
+// HandledIn returns the state, done/ or dead/, that holds the message id
+// handled already, or "" when it was not handled: a copy of it found in
+// inbox/ or cur/ came back there (git stash, git checkout), and is never
+// handled again.
+func (d Dir) HandledIn(id string) string {
 	name := FileName(id)
 	for _, st := range []string{Done, Dead} {
 		if _, err := os.Lstat(d.Path(st, name)); err == nil {
-			if err := rename(d.Path(state, name), d.Path(st, name)); err != nil {
-				return d.notFound(id, state, err)
-			}
-			if err := syncDir(d.dir(state)); err != nil {
-				return err
-			}
-			return &HandledError{Agent: d.Agent(), ID: id, State: st}
+			return st
 		}
 	}
-	return nil
+	return ""
 }
 
 // Finish moves a message from cur/ to done/. The move is durable when

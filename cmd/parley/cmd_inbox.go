@@ -146,6 +146,13 @@ func listInbox(ws *workspace.Workspace, agent string, opts inboxOptions, skip ma
 		}
 		l := readListed(ws, box, agent, state, name)
 		l.New = state == mailbox.Inbox && l.ID > seen
+		if state == mailbox.Inbox && l.ID != "" {
+			if st := box.HandledIn(l.ID); st != "" {
+				// A copy back from git: handled, not new.
+				l.New = false
+				l.Problem = fmt.Sprintf("handled already (in %s/): a copy that came back; parley done %s files it", st, l.ID)
+			}
+		}
 		list = append(list, l)
 	}
 	if state == mailbox.Inbox && len(list) > 0 {
