@@ -91,6 +91,11 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 		}
 		reason, _ := ws.Mailbox(c.Agent).Reason(mailbox.Dead, mailbox.FileName(id))
 		if err := ws.Mailbox(c.Agent).Revive(id); err != nil {
+			if errors.Is(err, mailbox.ErrExists) {
+				// A copy came back into the inbox (git stash, git
+				// checkout): the dead/ copy is not put over it.
+				err = fmt.Errorf("%s: not put back: %s is there already (a copy that came back, from git say); remove it, then retry", id, ws.Short(ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))))
+			}
 			errs = append(errs, err)
 			continue
 		}
