@@ -177,10 +177,15 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 			// A nested field is required in every element of its parent,
 			// when the parent is there.
 			if f.Required {
-				for _, pv := range parentValues(m, parent) {
+				pvs := parentValues(m, parent)
+				for i, pv := range pvs {
 					if mv, ok := pv.(map[string]any); ok {
 						if _, ok := mv[key]; !ok {
-							addField(f.Name, fmt.Sprintf("missing in an element of %s: %s requires it", strings.TrimSuffix(parent, "[]"), label))
+							which := "an element"
+							if strings.HasSuffix(parent, "[]") && len(pvs) > 1 {
+								which = fmt.Sprintf("element %d (of %d)", i+1, len(pvs))
+							}
+							addField(f.Name, fmt.Sprintf("missing in %s of %s: %s requires it", which, strings.TrimSuffix(parent, "[]"), label))
 							break
 						}
 					}

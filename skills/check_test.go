@@ -87,7 +87,7 @@ func TestCheck(t *testing.T) {
 			name: "nested required fields in each element",
 			text: "[AWAIT_PLAYERS]\ncharacters:\n  - name: aria\n    request_type: QUICK_REACTION\n    scene_context: dark\n    just_happened: a noise\n    request: react\n  - name: bram\n    request_type: BOGUS\nscene_number: 5\nscene_slug: x\n",
 			env:  Envelope{Sender: gm, Recipients: []Party{lead}},
-			want: []string{`characters[].request_type: "BOGUS" is not one of`, "characters[].scene_context: missing in an element of characters", "characters[].just_happened: missing in an element", "characters[].request: missing in an element", "~type: [AWAIT_PLAYERS] is deprecated since Phase 2"},
+			want: []string{`characters[].request_type: "BOGUS" is not one of`, "characters[].scene_context: missing in element 2 (of 2) of characters", "characters[].just_happened: missing in element 2 (of 2)", "characters[].request: missing in element 2 (of 2)", "~type: [AWAIT_PLAYERS] is deprecated since Phase 2"},
 		},
 		{
 			name: "unknown tag is informal",
