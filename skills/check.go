@@ -95,6 +95,17 @@ func (s *Set) unknownType(m *mailbox.Message, name string, strict bool) Violatio
 type Party struct {
 	Name  string
 	Roles []string
+	// Named says its one role is its name: the workspace gives it none.
+	Named bool
+}
+
+// roles says a party's roles in a refusal: "role player", or, for one
+// parley.yaml gives none, "role gm, from its name".
+func (p Party) roles() string {
+	if p.Named {
+		return "role " + p.Name + ", from its name"
+	}
+	return roleList(p.Roles)
 }
 
 // Envelope is what the router knows of a message besides its text.
@@ -227,7 +238,7 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 		var refused []string
 		for _, r := range env.Recipients {
 			if len(r.Roles) > 0 && !allows(t.Recipients, r.Roles) {
-				refused = append(refused, fmt.Sprintf("%s (%s)", r.Name, roleList(r.Roles)))
+				refused = append(refused, fmt.Sprintf("%s (%s)", r.Name, r.roles()))
 			}
 		}
 		if len(refused) > 0 {
@@ -304,7 +315,7 @@ func (t *Type) SenderRefusal(sender Party) string {
 	if len(t.Senders) == 0 || len(sender.Roles) == 0 || allows(t.Senders, sender.Roles) {
 		return ""
 	}
-	return fmt.Sprintf("%s (%s) may not send %s: it is sent by %s", sender.Name, roleList(sender.Roles), displayName(t.Name, t.Tagged), strings.Join(t.Senders, " or "))
+	return fmt.Sprintf("%s (%s) may not send %s: it is sent by %s", sender.Name, sender.roles(), displayName(t.Name, t.Tagged), strings.Join(t.Senders, " or "))
 }
 
 // DefaultRecipients says where a message of type t goes when it names no

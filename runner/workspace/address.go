@@ -144,7 +144,7 @@ func (w *Workspace) addressByProtocol(a *addressing, protocol *skills.Set, sende
 	if t == nil || len(t.Recipients) == 0 {
 		return nil
 	}
-	if why := t.SenderRefusal(skills.Party{Name: sender, Roles: w.Roles(sender)}); why != "" {
+	if why := t.SenderRefusal(w.Party(sender)); why != "" {
 		// The sender is the problem, not the recipient: say so.
 		return &Refusal{Line: m.Header().Line("from"), Field: "from", Reason: why}
 	}
@@ -242,14 +242,14 @@ func (w *Workspace) checkProtocol(protocol *skills.Set, sender string, m *mailbo
 		return nil, nil
 	}
 	env := skills.Envelope{
-		Sender:    skills.Party{Name: sender, Roles: w.Roles(sender)},
+		Sender:    w.Party(sender),
 		Broadcast: a.broadcast,
 		Phase:     w.Config.Phase,
 		Strict:    w.Config.Strict,
 	}
 	for _, r := range a.list {
 		if a.has(r.Agent, RuleNamed) || a.has(r.Agent, RuleProtocol) {
-			env.Recipients = append(env.Recipients, skills.Party{Name: r.Agent, Roles: w.Roles(r.Agent)})
+			env.Recipients = append(env.Recipients, w.Party(r.Agent))
 		}
 	}
 	_, vs := protocol.Check(m, env)

@@ -310,6 +310,13 @@ func (w *Workspace) Roles(agent string) []string {
 	return []string{agent}
 }
 
+// Party is an agent as the protocol checks it: its name and roles (see
+// Roles).
+func (w *Workspace) Party(agent string) skills.Party {
+	a, ok := w.Agent(agent)
+	return skills.Party{Name: agent, Roles: w.Roles(agent), Named: !ok || len(a.Roles) == 0}
+}
+
 // SkillsDir returns the directory of the workspace's own skills.
 func (w *Workspace) SkillsDir() string {
 	return filepath.Join(w.Root, "skills")
