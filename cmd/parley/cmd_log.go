@@ -112,13 +112,23 @@ func runLog(ctx context.Context, e *env, ws *workspace.Workspace, opts logOption
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
-	var je *workspace.JournalError
-	if errors.As(err, &je) {
-		// Unreadable lines (cut short by a crash) are reported, not fatal.
-		fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %s\n", printable(ws.JournalPath()), printableLines(err.Error()))
+	if warnJournal(e, ws, err) {
 		return nil
 	}
 	return err
+}
+
+// warnJournal says, when err is one, which lines of the journal could not
+// be read and what they are, and reports whether it was: unreadable lines
+// are skipped, not fatal.
+func warnJournal(e *env, ws *workspace.Workspace, err error) bool {
+	var je *workspace.JournalError
+	if !errors.As(err, &je) {
+		return false
+	}
+	fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %s\n", printable(ws.JournalPath()), printableLines(err.Error()))
+	fmt.Fprintf(e.stderr, "parley: hint: a line cut short (by a crash, or a full disk) or edited by hand; every other line was read. Delete or mend it (one JSON object per line) to be rid of this warning\n")
+	return true
 }
 
 // checkLogAgents refuses an --agent that is no agent of the workspace,
@@ -392,10 +402,7 @@ func logMermaid(e *env, ws *workspace.Workspace, opts logOptions) error {
 		entries = append(entries, en)
 		return nil
 	})
-	var je *workspace.JournalError
-	if errors.As(err, &je) {
-		fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %s\n", printable(ws.JournalPath()), printableLines(err.Error()))
-	} else if err != nil {
+	if !warnJournal(e, ws, err) && err != nil {
 		return err
 	}
 	return web.LanesOf(ws.AgentNames(), entries, 0).WriteMermaid(e.stdout)
