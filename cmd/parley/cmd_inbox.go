@@ -310,11 +310,30 @@ func summaryOf(m *mailbox.Message) string {
 		s, _ = m.Header().Get("summary")
 	}
 	if s == "" {
+		// The first line of text; a heading above it ("## Scene") is
+		// put before it, as a label ("Scene: Rain on the roof.").
+		var heading string
 		for _, line := range strings.Split(string(m.Body), "\n") {
-			if line = strings.TrimSpace(strings.TrimLeft(line, "# ")); line != "" {
-				s = line
-				break
+			line = strings.TrimSpace(line)
+			text := strings.TrimSpace(strings.TrimLeft(line, "#"))
+			if text == "" {
+				continue
 			}
+			if strings.HasPrefix(line, "#") {
+				if heading != "" {
+					break // a heading under a heading: the first says enough
+				}
+				heading = text
+				continue
+			}
+			s = text
+			if heading != "" {
+				s = heading + ": " + text
+			}
+			break
+		}
+		if s == "" {
+			s = heading
 		}
 	}
 	s = strings.Join(strings.Fields(s), " ")
