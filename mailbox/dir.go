@@ -686,30 +686,52 @@ func (d Dir) Finish(id string) error {
 }
 
 // GiveUp moves a message from cur/ to dead/ and writes the reason beside
-// it. The move is durable when GiveUp returns.
+// it, ending with when it was given up (a "given up:" line, see
+// GivenUpAt). The move is durable when GiveUp returns.
 func (d Dir) GiveUp(id, reason string) error {
 	if _, err := os.Lstat(d.Path(Cur, FileName(id))); err != nil {
 		return d.notFound(id, Cur, err)
 	}
+	reason = strings.TrimRight(reason, "\n") + "\n\n" + givenUpLine + time.Now().UTC().Format(TimeFormat) + "\n"
 	if err := d.writeReason(Dead, FileName(id), reason, true); err != nil {
 		return err
 	}
 	return d.move(id, Cur, Dead)
 }
 
-// GivenUpAt returns when the message id in dead/ was given up: when
-// GiveUp wrote the reason beside it, which is the reason file's
-// modification time, to the microsecond. It is the same each time it is
-// asked until the message is given up again (after `parley retry`), so
-// what is derived from it (the id of parley's notice of the give-up) is
-// too. ok is false when dead/ holds no reason for id.
+// givenUpLine starts the line of a reason in dead/ that says when the
+// message was given up.
+const givenUpLine = "given up:  "
+
+// GivenUpAt returns when the message id in dead/ was given up: the time
+// on the "given up:" line GiveUp wrote into its reason, to the
+// microsecond; for a reason written without one (by an earlier parley),
+// the reason file's modification time. Written into the file, it is the
+// same each time it is asked, after a git checkout or a copy too, until
+// the message is given up again (after `parley retry`), and so is what is
+// derived from it (the id of parley's notice of the give-up). ok is false
+// when dead/ holds no reason for id.
 func (d Dir) GivenUpAt(id string) (at time.Time, ok bool) {
-	fi, err := os.Lstat(d.Path(Dead, FileName(id)+ReasonSuffix))
+	path := d.Path(Dead, FileName(id)+ReasonSuffix)
+	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return time.Time{}, false
 	}
+	if data, err := ReadFile(path, maxReason); err == nil {
+		lines := strings.Split(string(data), "\n")
+		for i := len(lines) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(lines[i], givenUpLine); ok {
+				if t, err := time.Parse(TimeFormat, strings.TrimSpace(v)); err == nil {
+					return t.UTC(), true
+				}
+			}
+		}
+	}
 	return fi.ModTime().UTC().Truncate(time.Microsecond), true
 }
+
+// maxReason bounds the reason file GivenUpAt reads.
+const maxReason = 1 << 20
 
 func (d Dir) move(id, from, to string) error {
 	if err := d.moveUnsynced(id, from, to); err != nil {

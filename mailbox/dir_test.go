@@ -1040,6 +1040,15 @@ func TestGivenUpAt(t *testing.T) {
 		if again, _ := d.GivenUpAt(id1); !again.Equal(at) {
 			t.Errorf("GivenUpAt(%s) = %v, then %v; want the same", id1, at, again)
 		}
+		// Written into the reason: the file's time (a checkout, a copy)
+		// does not change it.
+		later := time.Now().Add(time.Hour)
+		if err := os.Chtimes(d.Path(Dead, FileName(id1)+ReasonSuffix), later, later); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := d.GivenUpAt(id1); !again.Equal(at) {
+			t.Errorf("GivenUpAt(%s) after the reason's file time changed = %v, want %v", id1, again, at)
+		}
 		return at
 	}
 	first := giveUp()

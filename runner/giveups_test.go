@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"os"
 	"errors"
 	"strings"
 	"sync"
@@ -213,6 +214,16 @@ func TestGivenUpNoticeAfterCrash(t *testing.T) {
 	run(false) // the notice is in lead's dead/ (lead fails on it): nothing more
 	if d := cmp.Diff([]string{kept}, givenUp()); d != "" {
 		t.Fatalf("a third runner told lead of (-want +got):\n%s", d)
+	}
+	// The reason's file time changed (git checkout, git clone, cp): the
+	// give-up is the same one, told no more.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(ws.Mailbox("failer").Path(mailbox.Dead, mailbox.FileName(kept)+mailbox.ReasonSuffix), later, later); err != nil {
+		t.Fatal(err)
+	}
+	run(false)
+	if d := cmp.Diff([]string{kept}, givenUp()); d != "" {
+		t.Fatalf("after the reason's file time changed, a runner told lead of (-want +got):\n%s", d)
 	}
 
 	// Retried, and given up again: a new give-up, told again.
