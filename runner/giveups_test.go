@@ -2,8 +2,8 @@ package runner
 
 import (
 	"context"
-	"os"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"

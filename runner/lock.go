@@ -76,10 +76,11 @@ func (l *workspaceLock) held(root string) error {
 	if err := unix.Fstat(int(l.dir.Fd()), &locked); err != nil {
 		return fmt.Errorf("lock %s: %w", root, err)
 	}
-	if err := unix.Stat(root, &now); err != nil || now.Dev != locked.Dev || now.Ino != locked.Ino {
+	err := unix.Stat(root, &now)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || err == nil && (now.Dev != locked.Dev || now.Ino != locked.Ino) {
 		return fmt.Errorf("%w (%s)", ErrWorkspaceReplaced, root)
 	}
-	return nil
+	return nil // the same directory, or one it cannot tell (EACCES, EIO): not stopped for that
 }
 
 // unlock releases the lock taken by lockWorkspace.

@@ -454,9 +454,17 @@ func (r *Runner) takeWakes() {
 
 // Close releases the workspace.
 func (r *Runner) Close() error {
+	// A workspace moved or replaced while the runner ran is no longer its
+	// own: what it would write last (the state book, the lines kept for
+	// the journal, the record of delivered ids, runner.json) is, at those
+	// paths, a workspace another runner may hold now.
+	gone := r.lock != nil && errors.Is(r.lock.held(r.ws().Root), ErrWorkspaceReplaced)
+	if gone {
+		r.state.abandon()
+	}
 	r.state.close() // before the lock goes: the next runner writes the book
 	var errs []error
-	if r.journal != nil && r.syncer != nil {
+	if r.journal != nil && r.syncer != nil && !gone {
 		errs = append(errs, r.journal.flush(r.syncer)) // lines kept from a failed write
 	}
 	if r.syncer != nil {
@@ -467,8 +475,10 @@ func (r *Runner) Close() error {
 	}
 	errs = append(errs, r.drawn.close())
 	if r.lock != nil {
-		errs = append(errs, r.closeFresh(r.ws())) // nothing more is delivered
-		_ = os.Remove(workspace.RunnerInfoPath(r.ws().Root))
+		if !gone {
+			errs = append(errs, r.closeFresh(r.ws())) // nothing more is delivered
+			_ = os.Remove(workspace.RunnerInfoPath(r.ws().Root))
+		}
 		errs = append(errs, r.lock.unlock())
 	}
 	return errors.Join(errs...)

@@ -1236,6 +1236,18 @@ func TestWorkspaceReplaced(t *testing.T) {
 			if _, err := r2.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
+			// The first runner, closed while the second holds the new
+			// workspace, writes nothing there: not that no runner runs,
+			// not that the last one stopped cleanly.
+			if err := r.Close(); err != nil {
+				t.Errorf("Close of the runner whose workspace was replaced: %v", err)
+			}
+			if _, err := os.Stat(workspace.RunnerInfoPath(ws.Root)); err != nil {
+				t.Errorf("the second runner's runner.json: %v", err)
+			}
+			if rec, err := ws.ReadDeliveryRecord(); err != nil || !rec.Running {
+				t.Errorf("the record of delivered ids = %+v, %v; want the second runner's, running", rec, err)
+			}
 			r2.Close()
 			if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 1 {
 				t.Errorf("bob's inbox = %v, want the one message", got)

@@ -29,11 +29,14 @@ type stateBook struct {
 	// not answer: it stays unresponsive, whatever else it handles, until
 	// it sends something (spoke).
 	silent map[string]string
-	closed bool          // no change is written any more
-	kick   chan struct{} // a change waits for the writer
-	stop   chan struct{} // closed by close: no more pauses between writes
-	done   chan struct{} // closed when the writer has stopped
-	writes atomic.Int64  // how often the file was written
+	closed bool // no change is written any more
+	// abandoned: the workspace is another's now (see Runner.Close):
+	// nothing more is written to its path.
+	abandoned bool
+	kick      chan struct{} // a change waits for the writer
+	stop      chan struct{} // closed by close: no more pauses between writes
+	done      chan struct{} // closed when the writer has stopped
+	writes    atomic.Int64  // how often the file was written
 }
 
 func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
@@ -162,6 +165,14 @@ func (s *stateBook) writer() {
 // stateEvery is the least time between two writes of the state book.
 const stateEvery = 100 * time.Millisecond
 
+// abandon has the book write nothing more: the file at its path is
+// another runner's now.
+func (s *stateBook) abandon() {
+	s.mu.Lock()
+	s.abandoned = true
+	s.mu.Unlock()
+}
+
 // close writes the last change, if it is not written yet, and stops the
 // writer. The runner changes nothing after.
 func (s *stateBook) close() {
@@ -179,6 +190,10 @@ func (s *stateBook) close() {
 // loadStateBook, before the writer starts).
 func (s *stateBook) write() {
 	s.mu.Lock()
+	if s.abandoned {
+		s.mu.Unlock()
+		return
+	}
 	data, err := json.MarshalIndent(s.agents, "", "  ")
 	s.mu.Unlock()
 	if err != nil {
