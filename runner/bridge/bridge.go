@@ -272,7 +272,7 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 func (b *Bridge) checkPayload(nc *nats.Conn) {
 	limit := nc.MaxPayload()
 	size := b.ws.Config.Router.MaxMessageSize
-	if limit <= 0 || limit >= int64(PayloadFor(size)) {
+	if limit <= 0 || limit >= PayloadFor(size) {
 		return
 	}
 	b.mu.Lock()

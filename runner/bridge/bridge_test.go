@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -606,5 +607,28 @@ func TestServeCarriesLargest(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "max_payload") {
 		t.Errorf("warned of max_payload with a server --serve started for the workspace:\n%s", log.String())
+	}
+}
+
+// TestPayloadFor: the max_payload a workspace's messages need, with the
+// bridge's headers, never below NATS's default and never wrapped around;
+// the server --serve runs gets it up to 64 MiB, and a workspace that
+// accepts more is warned of (checkPayload compares with PayloadFor).
+func TestPayloadFor(t *testing.T) {
+	for _, c := range []struct {
+		size         int64
+		need, served int64
+	}{
+		{0, 1 << 20, 1 << 20},
+		{1 << 20, 1<<20 + headers, 1<<20 + headers},
+		{100 << 20, 100<<20 + headers, 64 << 20},
+		{math.MaxInt64, math.MaxInt64, 64 << 20},
+	} {
+		if got := PayloadFor(c.size); got != c.need {
+			t.Errorf("PayloadFor(%d) = %d, want %d", c.size, got, c.need)
+		}
+		if got := serverPayload(c.size); int64(got) != c.served {
+			t.Errorf("serverPayload(%d) = %d, want %d", c.size, got, c.served)
+		}
 	}
 }

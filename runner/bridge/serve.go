@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
@@ -38,10 +39,21 @@ const headers = 4 << 10
 const maxPayload = 64 << 20
 
 // PayloadFor is the max_payload a NATS server needs to carry message
-// files of up to size bytes, with the bridge's headers; at most 64 MiB,
-// and never below NATS's default of 1 MiB.
-func PayloadFor(size int64) int32 {
-	return int32(min(max(size+headers, server.MAX_PAYLOAD_SIZE), maxPayload))
+// files of up to size bytes, with the bridge's headers: never below
+// NATS's default of 1 MiB. A server --serve runs is given at most 64 MiB
+// (serverPayload); the bridge warns when the server it is connected to
+// carries less than this (see Bridge.checkPayload).
+func PayloadFor(size int64) int64 {
+	if size > math.MaxInt64-headers {
+		return math.MaxInt64
+	}
+	return max(size+headers, server.MAX_PAYLOAD_SIZE)
+}
+
+// serverPayload is the max_payload Serve gives its server: PayloadFor,
+// up to the most a NATS server is let carry.
+func serverPayload(size int64) int32 {
+	return int32(min(PayloadFor(size), maxPayload))
 }
 
 // Serve starts a NATS server with JetStream in this process, storing its
@@ -82,7 +94,7 @@ func Serve(opts ServeOptions) (*server.Server, error) {
 		Authorization: opts.Token,
 		NoLog:         true,
 		NoSigs:        true,
-		MaxPayload:    PayloadFor(opts.MaxMessageSize),
+		MaxPayload:    serverPayload(opts.MaxMessageSize),
 	})
 	if err != nil {
 		return nil, err
