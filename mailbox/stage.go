@@ -255,15 +255,16 @@ func (st *Stage) Refuse(name, reason string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		kept := fmt.Sprintf("a symbolic link to %s\n", to)
+		reason += fmt.Sprintf("\n\nIt was a symbolic link to %s: it is kept here as a file naming its target, not as the link, which mending would follow to edit that file.\n", to)
+		// The file naming it first: the link goes only once it is kept.
+		if err := st.Add(target, []byte(kept)); err != nil {
+			return "", err
+		}
 		if err := os.Remove(path); err != nil {
 			return "", err
 		}
 		delete(st.synced, name)
-		kept := fmt.Sprintf("a symbolic link to %s\n", to)
-		reason += fmt.Sprintf("\n\nIt was a symbolic link to %s: it is kept here as a file naming its target, not as the link, which mending would follow to edit that file.\n", to)
-		if err := st.Add(target, []byte(kept)); err != nil {
-			return "", err
-		}
 		return target, st.Add(target+ReasonSuffix, []byte(reason))
 	}
 	if err := os.Rename(path, filepath.Join(st.Path(), target)); err != nil {
