@@ -317,3 +317,21 @@ func TestReasonInOutboxIsNoMessage(t *testing.T) {
 		t.Errorf("rejected %d, want 2 (the hard links)", r.stats.Rejected)
 	}
 }
+
+// TestShellWord: a file name in a command a person pastes is one word,
+// never an option, whatever a program named it.
+func TestShellWord(t *testing.T) {
+	for name, want := range map[string]string{
+		"other.md":       "other.md",
+		"my note.md":     "'my note.md'",
+		"it's.md":        `'it'\''s.md'`,
+		"$(rm -rf ~).md": "'$(rm -rf ~).md'",
+		"-rf.md":         "./-rf.md",
+		"-x y.md":        "'./-x y.md'",
+		"café.md":        "café.md",
+	} {
+		if got := shellWord(name); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", name, got, want)
+		}
+	}
+}

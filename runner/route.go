@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -771,7 +772,8 @@ func (b *batch) refuseInPlace(i int, c candidate) {
 	if c.info.Mode()&fs.ModeSymlink != 0 {
 		// Said as every command says it (mailbox.NotRegularError).
 		text = c.name + ": " + (&mailbox.NotRegularError{Mode: fs.ModeSymlink}).Error()
-		mend = fmt.Sprintf("The link is left where it is. Remove it, or replace it with a copy of the\nfile it points to, and parley routes it; in the outbox:\n\n    cp --remove-destination \"$(readlink %s)\" %s\n", c.name, c.name)
+		name := shellWord(c.name)
+		mend = fmt.Sprintf("The link is left where it is. Remove it, or replace it with a copy of the\nfile it points to, and parley routes it; in the outbox:\n\n    cp --remove-destination \"$(readlink %s)\" %s\n", name, name)
 	}
 	box := r.agents[c.agent]
 	note := text + "\n\nagent:    " + c.agent + "\nfile:     mailboxes/" + c.agent + "/outbox/" + c.name + "\nrefused:  " + b.now.UTC().Format(mailbox.TimeFormat) + "\n\n" + mend
@@ -787,6 +789,22 @@ func (b *batch) refuseInPlace(i int, c candidate) {
 	r.noteRejected(c.agent, rel, text)
 	b.entries[i] = &workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name, Path: rel}
 	r.log.Warn("refused, left in the outbox", "agent", c.agent, "file", c.name, "reason", text)
+}
+
+// shellWord is a file name as a person pastes it into a shell: quoted
+// when it holds anything but letters, digits and "._-", and never taken
+// for an option.
+func shellWord(name string) string {
+	if strings.HasPrefix(name, "-") {
+		name = "./" + name
+	}
+	plain := strings.IndexFunc(name, func(r rune) bool {
+		return !(r == '.' || r == '_' || r == '-' || r == '/' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	}) < 0
+	if plain && name != "" {
+		return name
+	}
+	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
 }
 
 // dropReason removes the reason beside a file that was refused where it
