@@ -112,11 +112,21 @@ func (r *Runner) tellGivenUps() {
 			continue
 		}
 		for _, id := range ids {
-			m := readFrom(box, mailbox.Dead, id, ws.Config.Router.MaxMessageSize)
-			reason, _ := box.Reason(mailbox.Dead, mailbox.FileName(id))
-			r.tellGivenUp(a.Name, id, m, reason, 0)
+			r.TellGivenUp(a.Name, id)
 		}
 	}
+}
+
+// TellGivenUp tells the sender of the message id, which agent's copy is
+// in its dead/ (the bridge gave it up: it could not carry it to the
+// agent's workspace), as the runner tells of its own give-ups: see
+// GiveUps. It may be called from any goroutine.
+func (r *Runner) TellGivenUp(agent, id string) {
+	ws := r.ws()
+	box := ws.Mailbox(agent)
+	m := readFrom(box, mailbox.Dead, id, ws.Config.Router.MaxMessageSize)
+	reason, _ := box.Reason(mailbox.Dead, mailbox.FileName(id))
+	r.tellGivenUp(agent, id, m, reason, 0)
 }
 
 // tellGivenUp tells the sender of the message id, given up by agent and

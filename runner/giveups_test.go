@@ -290,3 +290,53 @@ func TestGivenUpNoticeAfterReload(t *testing.T) {
 		t.Errorf("the notice's agent = %q, want failer", got)
 	}
 }
+
+// TestTellGivenUp: a copy the bridge gave up (in a remote agent's dead/)
+// is told to its sender at once, through TellGivenUp, as the runner's own
+// give-ups are; told again (at the next start), nothing more.
+func TestTellGivenUp(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
+agents:
+  - boss
+  - {name: lead, driver: builtin, handler: lead, retries: 0}
+  - {name: aria, remote: home}
+`)
+	// Delivered to aria, as the router does, then given up by the bridge.
+	id := (&mailbox.IDs{}).New("lead")
+	box := ws.Mailbox("aria")
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := box.Deliver(id, []byte("---\nid: "+id+"\nfrom: lead\nto: aria\n---\ntoo large for the server\n"), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.Claim(id); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.GiveUp(id, "the bridge cannot carry it"); err != nil {
+		t.Fatal(err)
+	}
+	lead := &noticed{takes: true}
+	r, err := Open(ws, Options{Handlers: Handlers{"lead": lead}, UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.TellGivenUp("aria", id)
+	inbox, err := ws.Mailbox("lead").IDs(mailbox.Inbox)
+	if err != nil || len(inbox) != 1 {
+		t.Fatalf("lead's inbox after TellGivenUp = %v, %v; want the notice", inbox, err)
+	}
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(lead.notices) != 1 {
+		t.Fatalf("lead was handed %d notices, want 1", len(lead.notices))
+	}
+	if got, _ := lead.notices[0].Header().Get("given_up"); got != id {
+		t.Errorf("the notice is of %q, want %q", got, id)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/bridge"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -148,8 +149,8 @@ func serveIfAsked(ws *workspace.Workspace, serve bool, listen string, log *slog.
 
 // startBridge opens the bridge of a runner's workspace; nil, nil when
 // another process runs it (a parley bridge of its own).
-func startBridge(ws *workspace.Workspace, ns *server.Server, log *slog.Logger, wake func([]string)) (*bridge.Bridge, error) {
-	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: wake})
+func startBridge(ws *workspace.Workspace, ns *server.Server, log *slog.Logger, r *runner.Runner) (*bridge.Bridge, error) {
+	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: r.Wake, GivenUp: r.TellGivenUp})
 	if errors.Is(err, bridge.ErrLocked) {
 		log.Info("the bridge runs in another process (parley bridge): its deliveries reach the drivers at each rescan")
 		return nil, nil

@@ -121,7 +121,7 @@ func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, 
 	if ns != nil {
 		defer ns.Shutdown()
 	}
-	b, err := startBridge(ws, ns, log, r.Wake)
+	b, err := startBridge(ws, ns, log, r)
 	if err != nil {
 		return runner.Stats{}, nil, err
 	}

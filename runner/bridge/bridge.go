@@ -80,6 +80,10 @@ type Options struct {
 	// OnReceived, when set, is called with the id of each message
 	// delivered here from another workspace, once it is durable.
 	OnReceived func(id string)
+	// GivenUp, when set, is told of each copy the bridge gave up, now in
+	// its remote agent's dead/ (the runner tells its sender, see
+	// runner.Runner.TellGivenUp).
+	GivenUp func(agent, id string)
 }
 
 // Stats counts what a bridge did.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -397,9 +398,14 @@ func TestBridgeTooLarge(t *testing.T) {
 		ids = append(ids, id)
 	}
 	var log strings.Builder
-	st, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	var told []string
+	st, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(&log, nil)), GivenUp: func(agent, id string) { told = append(told, agent+"/"+id) }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The runner is told, to tell its sender (runner.TellGivenUp).
+	if d := cmp.Diff([]string{"aria/" + ids[0]}, told); d != "" {
+		t.Errorf("Options.GivenUp told (-want +got):\n%s", d)
 	}
 	// Said when it connected: the server carries less than the
 	// workspace accepts.

@@ -231,4 +231,7 @@ func (b *Bridge) giveUp(box mailbox.Dir, a workspace.Agent, id, from, reason str
 	b.bounced.Add(1)
 	b.journal([]workspace.Entry{{Time: time.Now().UTC().Format(mailbox.TimeFormat), Outcome: workspace.GivenUp, ID: id, From: from, Agent: a.Name, Workspace: a.Remote,
 		Path: b.ws.Short(box.Path(mailbox.Dead, mailbox.FileName(id))), Reason: reason}})
+	if b.opts.GivenUp != nil {
+		b.opts.GivenUp(a.Name, id)
+	}
 }
