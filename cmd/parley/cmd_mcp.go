@@ -128,7 +128,7 @@ func (b *mcpMailbox) Inbox(ctx context.Context) ([]mcpserver.Summary, error) {
 			if m, err := mailbox.Parse(data); err == nil {
 				s.From, _ = m.Header().Get("from")
 				s.Type = workspace.TypeOf(m)
-				s.Summary = firstLine(string(m.Body))
+				s.Summary = summaryOf(m)
 			}
 		}
 		out = append(out, s)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,7 +176,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 						// A copy back in the inbox (git stash, git
 						// checkout) of one handled already waits for
 						// nothing; parley done files it.
-						if _, err := os.Lstat(box.Path(mailbox.Done, en.Name)); err != nil {
+						if box.HandledIn(id) == "" {
 							rep.Escalations = append(rep.Escalations, x)
 						}
 						continue
@@ -327,7 +326,7 @@ func misanswered(box mailbox.Dir, agent string, limit int64) []escalation {
 		if answered[id] {
 			continue
 		}
-		data, err := mailbox.ReadFile(box.Path(mailbox.Done, id+".md"), limit)
+		data, err := mailbox.ReadFile(box.Path(mailbox.Done, mailbox.FileName(id)), limit)
 		if err != nil {
 			continue // not handled by a reply (still in inbox/, listed there), or not the person's
 		}

@@ -389,7 +389,7 @@ func (s *seat) display(id string, m *mailbox.Message) bool {
 		s.wrap(body, "")
 		return false
 	default:
-		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, firstLine(body))
+		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))
 		return false
 	}
 }
@@ -399,11 +399,6 @@ func dashIf(s, otherwise string) string {
 		return otherwise
 	}
 	return s
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
 }
 
 // askOptions returns the options of an [ASK_PLAYER]: label and
