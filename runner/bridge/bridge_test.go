@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -541,7 +542,7 @@ func TestBridgeRemoteMended(t *testing.T) {
 // first and lost in a power cut would be routed again (a file written by
 // hand, under an id drawn anew) and reach the other workspace twice.
 func TestBridgeForwardsDurableCopies(t *testing.T) {
-	inn, _, _ := pair(t)
+	inn, _, url := pair(t)
 	// Written as the router writes them, not synced yet.
 	start := time.Now().Add(-time.Hour)
 	var ids []string
@@ -558,8 +559,26 @@ func TestBridgeForwardsDurableCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	// The stream, as another workspace would read it: nothing of a copy
+	// is there when the copy is made durable here.
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	synced := map[string]bool{}
 	b.synced = func(agent string, ids []string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if st, err := js.Stream(ctx, inn.Config.Bridge.Stream); err == nil {
+			if info, err := st.Info(ctx); err == nil && info.State.Msgs > 0 {
+				t.Errorf("the stream held %d messages before the copies were made durable", info.State.Msgs)
+			}
+		}
 		for _, id := range ids {
 			synced[agent+"/"+id] = true
 		}
