@@ -104,8 +104,12 @@ func checkDecision(esc *mailbox.Message, id string, opts sendOptions) error {
 		if strings.TrimSpace(k) != "decision" {
 			continue
 		}
-		v = strings.Trim(strings.TrimSpace(v), `"'`)
-		if !orchestrator.KnownDecision(v) {
+		// Read back as the orchestrator reads it: written as send writes
+		// it (a YAML value: "stop", 'stop' and stop are one decision).
+		m := mailbox.New(nil)
+		m.SetValue("decision", v)
+		v, _ = m.Header().Get("decision")
+		if !orchestrator.KnownDecision(strings.TrimSpace(v)) {
 			return fmt.Errorf("--field decision=%s: none of approve, retry, stop, so the orchestrator would do nothing, and %s would still wait; nothing was sent", v, id)
 		}
 	}
