@@ -171,7 +171,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 				if id == "" {
 					id = strings.TrimSuffix(en.Name, ".md")
 				}
-				if a.Driver == workspace.DriverHuman {
+				if a.Person() {
 					if x, ok := escalationOf(a.Name, id, m); ok {
 						// A copy back in the inbox (git stash, git
 						// checkout) of one handled already waits for
@@ -189,7 +189,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 			}
 		}
 		busyAgents[a.Name] = busy
-		if a.Driver == workspace.DriverHuman {
+		if a.Person() {
 			rep.Escalations = append(rep.Escalations, misanswered(box, a.Name, limit)...)
 		}
 		if entries, err := box.List(mailbox.Dead); err == nil {

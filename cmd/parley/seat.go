@@ -78,7 +78,7 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	if a, _ := ws.Agent(as); a.Remote != "" || (a.Driver != "" && a.Driver != workspace.DriverHuman) {
 		var people []string
 		for _, b := range ws.Config.Agents {
-			if (b.Driver == "" || b.Driver == workspace.DriverHuman) && b.Remote == "" {
+			if b.Person() {
 				people = append(people, b.Name)
 			}
 		}

@@ -517,7 +517,7 @@ func (s *Server) seatData() seatData {
 		people = []string{s.person}
 	} else {
 		for _, a := range s.ws.Config.Agents {
-			if a.Driver == "" || a.Driver == workspace.DriverHuman {
+			if a.Person() {
 				people = append(people, a.Name)
 			}
 		}

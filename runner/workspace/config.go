@@ -128,6 +128,14 @@ type Agent struct {
 	HandlerLine int
 }
 
+// Person reports whether the agent is a person of this workspace: no
+// program drives it (driver human, the default), and it lives here, not
+// in another workspace (remote:, whose inbox here holds what the bridge
+// forwards).
+func (a Agent) Person() bool {
+	return (a.Driver == "" || a.Driver == DriverHuman) && a.Remote == ""
+}
+
 // Isolated reports whether the agent's program runs confined to its
 // character's view of the workspace: a command or session agent that
 // plays a character, unless parley.yaml says isolate: false.

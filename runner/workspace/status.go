@@ -134,7 +134,7 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 				s.LastActivity = info.ModTime()
 			}
 		}
-		if a.Driver == DriverHuman && s.Inbox > 0 && s.State == StateIdle {
+		if a.Person() && s.Inbox > 0 && s.State == StateIdle {
 			s.State = StateWaiting
 		}
 		for _, p := range []struct {
