@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -333,5 +334,50 @@ func TestShellWord(t *testing.T) {
 		if got := shellWord(name); got != want {
 			t.Errorf("shellWord(%q) = %s, want %s", name, got, want)
 		}
+	}
+}
+
+// TestHardLinkMendedAsItsReasonSays: the command the reason beside a
+// hard link gives, run in the outbox, makes it a file of its own, which
+// is routed; the file it was linked to is left as it was. (`cp
+// --remove-destination NAME NAME`, which it used to hint at, fails: the
+// same file.)
+func TestHardLinkMendedAsItsReasonSays(t *testing.T) {
+	for _, name := range []string{"passwd.md", "it's a -note.md", "-x.md"} {
+		t.Run(name, func(t *testing.T) { hardLinkMended(t, name) })
+	}
+}
+
+func hardLinkMended(t *testing.T, name string) {
+	ws := newWorkspace(t, "alice", "bob")
+	secret := filepath.Join(t.TempDir(), "passwd")
+	const content = "---\nto: bob\n---\nroot:x:0:0\n"
+	if err := os.WriteFile(secret, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outbox := ws.Mailbox("alice").Path(mailbox.Outbox, "")
+	if err := os.Link(secret, filepath.Join(outbox, name)); err != nil {
+		t.Fatal(err)
+	}
+	routeAll(t, ws)
+	note, err := os.ReadFile(filepath.Join(outbox, name+mailbox.ReasonSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cmd, ok := strings.Cut(string(note), "in the outbox:\n\n    ")
+	cmd, _, _ = strings.Cut(cmd, "\n")
+	if !ok || cmd == "" {
+		t.Fatalf("the reason gives no command to mend it:\n%s", note)
+	}
+	c := exec.Command("sh", "-c", cmd)
+	c.Dir = outbox
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%s, in the outbox: %v\n%s", cmd, err, out)
+	}
+	if stats := routeAll(t, ws); stats.Routed != 1 {
+		t.Errorf("after %s: routed %d, want 1", cmd, stats.Routed)
+	}
+	if data, err := os.ReadFile(secret); err != nil || string(data) != content {
+		t.Errorf("the linked file now reads %q, %v", data, err)
 	}
 }

@@ -767,8 +767,11 @@ func (b *batch) refuseInPlace(i int, c candidate) {
 	if c.reasoned {
 		return // refused already, by this runner or one before
 	}
-	text := fmt.Sprintf("%s: a hard link (%d names for one file), refused and left where it is: parley does not send a file linked from elsewhere; replace it with a copy (cp --remove-destination) to send it", c.name, mailbox.Links(c.info))
-	mend := "The file is left where it is. Remove it, or replace it with a copy of the\nfile it is linked to, and parley routes it.\n"
+	text := fmt.Sprintf("%s: a hard link (%d names for one file), refused and left where it is: parley does not send a file linked from elsewhere; replace it with a copy of its own to send it", c.name, mailbox.Links(c.info))
+	// A copy renamed over it (cp --remove-destination of the file onto
+	// itself fails: the same file); NAME.tmp is a scratch name, never
+	// routed.
+	mend := fmt.Sprintf("The file is left where it is. Remove it, or replace it with a copy of its\nown, and parley routes it; in the outbox:\n\n    cp %s %s && mv %s %s\n", shellWord(c.name), shellWord(c.name+".tmp"), shellWord(c.name+".tmp"), shellWord(c.name))
 	if c.info.Mode()&fs.ModeSymlink != 0 {
 		// Said as every command says it (mailbox.NotRegularError).
 		text = c.name + ": " + (&mailbox.NotRegularError{Mode: fs.ModeSymlink}).Error()
