@@ -256,7 +256,7 @@ func (st *Stage) Refuse(name, reason string) (string, error) {
 			return "", err
 		}
 		kept := fmt.Sprintf("a symbolic link to %s\n", to)
-		reason += fmt.Sprintf("\n\nIt was a symbolic link to %s: it is kept here as a file naming its target, not as the link, which mending would follow to edit that file.\n", to)
+		reason = strings.TrimRight(reason, "\n") + fmt.Sprintf("\n\nIt was a symbolic link to %s: the file beside this one names its target,\nnot the link, which mending would follow to edit that file. To send what\nit points to, put a copy of it in its place and move that into the outbox.\n", to)
 		// The file naming it first: the link goes only once it is kept.
 		if err := st.Add(target, []byte(kept)); err != nil {
 			return "", err

@@ -522,7 +522,13 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	var outputs []output
 	for _, o := range taken {
 		if o.Err != nil {
-			if _, err := stage.Refuse(o.Name, w.refusalNote(id, o.Name+" (in its PARLEY_OUTBOX)", o.Name+": "+o.Err.Error())); err != nil {
+			note := w.refusalNote(id, o.Name+" (in its PARLEY_OUTBOX)", o.Name+": "+o.Err.Error())
+			if nr := (*mailbox.NotRegularError)(nil); errors.As(o.Err, &nr) && nr.Mode&fs.ModeSymlink != 0 {
+				// Not kept as the program left it: mailbox.Stage.Refuse
+				// says what is kept instead, and how to send it.
+				note = w.refusalNoteOf(id, o.Name+" (in its PARLEY_OUTBOX)", o.Name+": "+o.Err.Error(), "The agent's other answers were sent.\n")
+			}
+			if _, err := stage.Refuse(o.Name, note); err != nil {
 				return err
 			}
 			continue
@@ -627,15 +633,20 @@ func (w *worker) duplicate(id string, given map[string]string) string {
 // that cannot be sent: the reason on the first line, then what a person
 // needs to act.
 func (w *worker) refusalNote(id, what, reason string) string {
+	return w.refusalNoteOf(id, what, reason, "The file beside this one is what the program said, unchanged; the agent's\n"+
+		"other answers were sent. To send it, fix it and move it into the outbox.\n")
+}
+
+// refusalNoteOf is refusalNote with its last paragraph, what to do, said
+// by the caller.
+func (w *worker) refusalNoteOf(id, what, reason, todo string) string {
 	return reason + "\n" +
 		"\n" +
 		"agent:     " + w.agent.Name + "\n" +
 		"answering: " + id + "\n" +
 		"output:    " + what + "\n" +
 		"rejected:  " + w.r.opts.Now().UTC().Format(mailbox.TimeFormat) + "\n" +
-		"\n" +
-		"The file beside this one is what the program said, unchanged; the agent's\n" +
-		"other answers were sent. To send it, fix it and move it into the outbox.\n"
+		"\n" + todo
 }
 
 // reply makes a message of what an agent said: an envelope as it is, or

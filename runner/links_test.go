@@ -381,3 +381,38 @@ func hardLinkMended(t *testing.T, name string) {
 		t.Errorf("the linked file now reads %q, %v", data, err)
 	}
 }
+
+// TestSymlinkInProgramOutbox: a symbolic link a program leaves in its
+// PARLEY_OUTBOX goes to rejected/ as a file naming its target, and the
+// reason beside it says so, not that the file is what the program said
+// "unchanged", and how to send what it points to.
+func TestSymlinkInProgramOutbox(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "link.sh", "cat >/dev/null; ln -s /etc/hostname \"$PARLEY_OUTBOX/a.md\"\n")
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: linker, driver: command, run: [./link.sh], retries: 0}
+`)
+	send(t, ws, "boss", "linker", "go")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	box := ws.Mailbox("linker")
+	names, err := os.ReadDir(box.Path(mailbox.Rejected, ""))
+	if err != nil || len(names) != 2 {
+		t.Fatalf("linker's rejected/ = %v, %v; want the link's file and its reason", names, err)
+	}
+	var note string
+	for _, n := range names {
+		if strings.HasSuffix(n.Name(), mailbox.ReasonSuffix) {
+			b, _ := os.ReadFile(box.Path(mailbox.Rejected, n.Name()))
+			note = string(b)
+		}
+	}
+	if strings.Contains(note, "unchanged") || strings.Contains(note, "\n\n\n") || !strings.HasSuffix(note, "\n") {
+		t.Errorf("the reason says the file is unchanged, or is ill-formed:\n%s", note)
+	}
+	if !strings.Contains(note, "It was a symbolic link to /etc/hostname") || !strings.Contains(note, "The agent's other answers were sent.") {
+		t.Errorf("the reason does not say how to send what the link points to:\n%s", note)
+	}
+}
