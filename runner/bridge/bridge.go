@@ -286,9 +286,13 @@ func (b *Bridge) checkPayload(nc *nats.Conn) {
 	if warned {
 		return
 	}
+	mend := fmt.Sprintf("set the server's max_payload to %d or more, or router.max_message_size in %s to %d or less", PayloadFor(size), workspace.ConfigFile, limit-headers)
+	if PayloadFor(size) > maxPayload {
+		// No NATS server carries that much.
+		mend = fmt.Sprintf("set router.max_message_size in %s to %d or less", workspace.ConfigFile, limit-headers)
+	}
 	b.log.Warn("the NATS server carries less than the largest message this workspace accepts: a larger message to a remote agent is given up here, into its dead/",
-		"max_payload", limit, "max_message_size", size,
-		"mend", fmt.Sprintf("set the server's max_payload to %d or more, or router.max_message_size in %s to %d or less", PayloadFor(size), workspace.ConfigFile, limit-headers))
+		"max_payload", limit, "max_message_size", size, "mend", mend)
 }
 
 // Run connects and bridges until ctx ends (or, with UntilIdle, until

@@ -657,3 +657,23 @@ func TestPayloadFor(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgePayloadOverNATSMost: a workspace that accepts messages larger
+// than any NATS server carries (64 MiB: router.max_message_size: 100MiB)
+// is warned of on a server at that most too (the one --serve runs), and
+// told to lower router.max_message_size, not to raise max_payload past
+// what NATS allows.
+func TestBridgePayloadOverNATSMost(t *testing.T) {
+	ns := startServer(t, &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), MaxPayload: serverPayload(100 << 20)})
+	inn, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s}\nrouter: {max_message_size: 100MiB}\nagents:\n  - gm\n  - {name: aria, remote: home}\n", ns.ClientURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	if _, err := runBridge(t, context.Background(), inn, Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(&log, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "carries less") || !strings.Contains(log.String(), fmt.Sprintf("router.max_message_size in parley.yaml to %d or less", 64<<20-4<<10)) || strings.Contains(log.String(), "max_payload to") {
+		t.Errorf("want a warning that tells to lower router.max_message_size; log:\n%s", log.String())
+	}
+}
