@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -321,8 +322,10 @@ func TestClaimFinishGiveUp(t *testing.T) {
 	if got := readFile(t, d.Path(Dead, id2+".md")); got != "msg "+id2 {
 		t.Errorf("dead/%s.md = %q, want the delivered content", id2, got)
 	}
-	if got, want := readFile(t, d.Path(Dead, id2+".md.reason")), "handler failed 3 times\nlast error: exit 1\n"; got != want {
-		t.Errorf("dead/%s.md.reason = %q, want %q", id2, got, want)
+	// The reason as given, then when it was given up.
+	got := readFile(t, d.Path(Dead, id2+".md.reason"))
+	if !regexp.MustCompile(`^handler failed 3 times\nlast error: exit 1\n\ngiven up:  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\n$`).MatchString(got) {
+		t.Errorf("dead/%s.md.reason = %q, want the reason and a given up: line", id2, got)
 	}
 }
 
