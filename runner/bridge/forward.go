@@ -93,7 +93,13 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 // error stops at the first copy not acknowledged, and what follows it
 // waits, so the stream gets one sender's messages in order.
 func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (int, error) {
-	total := 0
+	type pending struct {
+		agent workspace.Agent
+		box   mailbox.Dir
+		ids   []string
+	}
+	var all []pending
+	var inboxes []string
 	var waiting int64
 	var errs []error
 	for _, a := range b.ws.Config.Agents {
@@ -106,25 +112,31 @@ func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (in
 			errs = append(errs, err)
 			continue
 		}
-		waiting += int64(len(ids))
-		b.outgoing.Store(waiting)
 		if len(ids) > 0 {
-			// The router syncs its copies after writing them: one
-			// published before that, then lost in a power cut, would be
-			// routed again, a hand-written file under an id drawn anew,
-			// and the other workspace would have it twice.
-			inbox := filepath.Join(string(box), mailbox.Inbox)
-			if err := b.sync.SyncSeen(inbox); err != nil {
-				errs = append(errs, fmt.Errorf("making %s durable before forwarding: %w", inbox, err))
-				continue
-			}
-			if b.synced != nil {
-				b.synced(a.Name, ids)
-			}
+			all = append(all, pending{a, box, ids})
+			inboxes = append(inboxes, filepath.Join(string(box), mailbox.Inbox))
+			waiting += int64(len(ids))
 		}
-		for len(ids) > 0 {
+	}
+	b.outgoing.Store(waiting)
+	if len(all) == 0 {
+		return 0, errors.Join(errs...)
+	}
+	// The router syncs its copies after writing them: one published
+	// before that, then lost in a power cut, would be routed again, a
+	// hand-written file under an id drawn anew, and the other workspace
+	// would have it twice. One sync for every inbox listed.
+	if err := b.sync.SyncSeen(inboxes...); err != nil {
+		return 0, errors.Join(append(errs, fmt.Errorf("making the copies to forward durable: %w", err))...)
+	}
+	total := 0
+	for _, p := range all {
+		if b.synced != nil {
+			b.synced(p.agent.Name, p.ids)
+		}
+		for ids := p.ids; len(ids) > 0; {
 			n := min(len(ids), window)
-			done, err := b.publish(ctx, js, a, box, ids[:n])
+			done, err := b.publish(ctx, js, p.agent, p.box, ids[:n])
 			total += done
 			waiting -= int64(done)
 			b.outgoing.Store(waiting)
