@@ -45,7 +45,7 @@ func playCommand(e *env) *cli.Command {
 			"is read to its end: once nothing waits, a command is still carried out, and\n" +
 			"another line answers nothing (exit 1; /say TEXT acts in character).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you"},
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
 			&cli.BoolFlag{Name: "until-idle", Usage: "play a script even in a terminal: read a line only when something waits for you, end when nothing does"},
 			&cli.Uint64Flag{Name: "seed", Usage: "roll your dice with this `SEED`, for a session that can be played again the same"},
@@ -532,7 +532,7 @@ func answerCommandSeat(e *env) *cli.Command {
 		Usage:     "answer, once, a question ([ASK_PLAYER]) or a relay ([RELAY_TO_HUMAN]) waiting at your D&D seat, as parley play would: a number picks an option",
 		ArgsUsage: "ID TEXT",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you"},
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as"},
 		},
 		Action: func(c *cli.Context) error {

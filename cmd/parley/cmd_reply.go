@@ -27,7 +27,7 @@ func replyCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "body", Usage: "the answer's `TEXT` (default: stdin, or $VISUAL/$EDITOR at a terminal)"},
 			&cli.BoolFlag{Name: "keep", Usage: "leave the message in the inbox: do not mark it handled"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the answer and say where it would go; write nothing"},
-			&cli.BoolFlag{Name: "no-check", Usage: "write the answer even if the router would refuse it"},
+			&cli.BoolFlag{Name: "no-check", Usage: "write the answer even if the router would refuse it, or its decision is none the orchestrator knows"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
