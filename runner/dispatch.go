@@ -162,7 +162,7 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		}
 		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
 	}
-	if a.Driver != workspace.DriverHuman && a.Driver != "" {
+	if a.Driven() {
 		return nil, fmt.Errorf("%s: agent %s: driver %s is not available in this runner", workspace.ConfigFile, a.Name, a.Driver)
 	}
 	return nil, nil

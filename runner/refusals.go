@@ -42,7 +42,7 @@ const quoteLimit = 8 << 10
 // message is refused.
 func (r *Runner) toldOfRefusals(agent string) bool {
 	a, ok := r.ws().Agent(agent)
-	return ok && a.Driver != workspace.DriverHuman && a.Driver != workspace.DriverBuiltin
+	return ok && a.RunsProgram()
 }
 
 // refusedNotice writes the notice of a refused file to the program that

@@ -35,7 +35,7 @@ func stopCommand(e *env) *cli.Command {
 			targets := c.Args().Slice()
 			if c.Bool("all") {
 				for _, a := range ws.Config.Agents {
-					if a.Driver != workspace.DriverHuman && a.Driver != "" {
+					if a.Driven() {
 						targets = append(targets, a.Name)
 					}
 				}

@@ -300,7 +300,7 @@ func (s *seat) tableBusy() bool {
 		if n, _ := box.Count(mailbox.Outbox); n > 0 {
 			return true
 		}
-		if a.Driver == "" || a.Driver == workspace.DriverHuman || a.Remote != "" {
+		if !a.Driven() {
 			continue
 		}
 		for _, state := range []string{mailbox.Inbox, mailbox.Cur} {
@@ -467,7 +467,7 @@ func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan
 func (s *seat) programsBusy() map[string]string {
 	busy := map[string]string{}
 	for _, a := range s.ws.Config.Agents {
-		if a.Driver == "" || a.Driver == workspace.DriverHuman || a.Driver == workspace.DriverBuiltin || a.Remote != "" {
+		if !a.RunsProgram() {
 			continue
 		}
 		entries, err := s.ws.Mailbox(a.Name).List(mailbox.Cur)

@@ -61,7 +61,7 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	if as == "" {
 		var candidates []string
 		for _, a := range ws.Config.Agents {
-			if (a.Driver == "" || a.Driver == workspace.DriverHuman) && a.Character == "" && !ws.HasRole(a.Name, "team-lead", "player", "human", "gm", "narrator") {
+			if !a.Driven() && a.Character == "" && !ws.HasRole(a.Name, "team-lead", "player", "human", "gm", "narrator") {
 				candidates = append(candidates, a.Name)
 			}
 		}
@@ -75,7 +75,7 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	}
 	// The seat marks what it shows handled: sat at a program's mailbox,
 	// it would take messages the program never handles.
-	if a, _ := ws.Agent(as); a.Remote != "" || (a.Driver != "" && a.Driver != workspace.DriverHuman) {
+	if a, _ := ws.Agent(as); !a.Person() {
 		var people []string
 		for _, b := range ws.Config.Agents {
 			if b.Person() {
@@ -130,7 +130,7 @@ func aiPlayers(ws *workspace.Workspace) map[string]string {
 	ai := map[string]string{}
 	for _, a := range ws.Config.Agents {
 		if a.Character != "" && !ws.HasRole(a.Name, "human") &&
-			(ws.HasRole(a.Name, "player") || (a.Driver != "" && a.Driver != workspace.DriverHuman)) {
+			(ws.HasRole(a.Name, "player") || a.Driven()) {
 			ai[a.Character] = a.Name
 		}
 	}
@@ -155,7 +155,7 @@ func (s *seat) hello() {
 	}
 	s.wrap(fmt.Sprintf("You sit at %s as %s: your character is %s; you speak as the team lead, %s. /help lists the commands.", s.camp.Name, s.me, who, s.lead), "")
 	if s.away() {
-		if a, _ := s.ws.Agent(s.player); a.Driver == "" || a.Driver == workspace.DriverHuman {
+		if a, _ := s.ws.Agent(s.player); !a.Driven() {
 			s.printf("you are away: %s has no program, so nobody plays %s meanwhile; /back to play on\n", s.player, s.character)
 		} else {
 			s.printf("you are away: %s plays %s until you are /back\n", s.player, s.character)
@@ -794,7 +794,7 @@ func (s *seat) mode(which, reason string) bool {
 	}
 	mode, said := "AUTONOMOUS", "you step away: "+s.player+" plays "+s.character+" until you are /back"
 	a, _ := s.ws.Agent(s.player)
-	program := a.Driver != "" && a.Driver != workspace.DriverHuman
+	program := a.Driven()
 	if !program {
 		said = "you step away: " + s.player + " has no program, so nobody plays " + s.character + " meanwhile; what waits for you waits until you are /back"
 	}

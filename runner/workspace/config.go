@@ -133,7 +133,21 @@ type Agent struct {
 // in another workspace (remote:, whose inbox here holds what the bridge
 // forwards).
 func (a Agent) Person() bool {
-	return (a.Driver == "" || a.Driver == DriverHuman) && a.Remote == ""
+	return !a.Driven() && a.Remote == ""
+}
+
+// Driven reports whether this workspace's runner drives the agent: a
+// built-in handler or a program (command, session, openai), not a person
+// and not an agent of another workspace (which is driver human here).
+func (a Agent) Driven() bool {
+	return a.Driver != "" && a.Driver != DriverHuman
+}
+
+// RunsProgram reports whether a program the runner starts plays the
+// agent: driver command, session or openai (a built-in handler is part
+// of parley, not a program).
+func (a Agent) RunsProgram() bool {
+	return a.Driven() && a.Driver != DriverBuiltin
 }
 
 // Isolated reports whether the agent's program runs confined to its

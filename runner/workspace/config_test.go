@@ -279,3 +279,38 @@ func TestOpenHub(t *testing.T) {
 		t.Errorf("Open of a hub = %v, want no error", err)
 	}
 }
+
+// Who plays each agent is decided by Agent.Person, Driven and
+// RunsProgram, from parley.yaml as written: the seat, play, status, the
+// refusal notices and the dispatcher all ask them.
+func TestWhoPlaysAnAgent(t *testing.T) {
+	cfg, err := ParseConfig("parley.yaml", []byte(`
+bridge: {name: inn}
+agents:
+  - corwin
+  - {name: mara, driver: human}
+  - {name: lead, driver: builtin, handler: echo}
+  - {name: bot, driver: command, run: [cat]}
+  - {name: far, remote: home}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type who struct{ Person, Driven, RunsProgram bool }
+	want := map[string]who{
+		"corwin": {Person: true},
+		"mara":   {Person: true},
+		"lead":   {Driven: true},
+		"bot":    {Driven: true, RunsProgram: true},
+		"far":    {}, // another workspace's: nobody here plays it
+	}
+	for _, a := range cfg.Agents {
+		if got := (who{a.Person(), a.Driven(), a.RunsProgram()}); got != want[a.Name] {
+			t.Errorf("%s: %+v, want %+v", a.Name, got, want[a.Name])
+		}
+	}
+	// An agent made in memory with no driver is a person too.
+	if a := (Agent{Name: "x"}); !a.Person() || a.Driven() {
+		t.Errorf("an agent with no driver: Person %v, Driven %v", a.Person(), a.Driven())
+	}
+}

@@ -75,10 +75,10 @@ type Loop struct {
 }
 
 // IsProgram reports whether an agent's messages are written by a
-// program: its driver is command, session or builtin.
+// program: the runner drives it (see Agent.Driven).
 func (w *Workspace) IsProgram(agent string) bool {
 	a, ok := w.Agent(agent)
-	return ok && a.Driver != DriverHuman
+	return ok && a.Driven()
 }
 
 // checkLoop works out the hops: of a program's message in each program

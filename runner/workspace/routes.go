@@ -132,7 +132,7 @@ func checkRoutes(cfg *Config, path string) error {
 func checkRouteCycle(cfg *Config, path string, agents map[string]Agent) error {
 	automated := func(name string) bool {
 		a, ok := agents[name]
-		return ok && a.Driver != DriverHuman && a.Driver != ""
+		return ok && a.Driven()
 	}
 	edges := map[string][]string{}
 	lines := map[[2]string]Route{}

@@ -95,7 +95,7 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		switch {
 		case ran && running:
 			s.State, s.Since, s.Note = run.State, run.Since, run.Note
-		case !running && a.Driver != DriverHuman:
+		case !running && a.Driven():
 			s.State = "-" // nothing runs it now
 		}
 		if ran && !running && run.Note != "" {
