@@ -112,6 +112,8 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 	if len(reason) > 0 {
 		fmt.Fprintf(&b, "%s\nwhy it is in %s/ (%s):\n%s", strings.Repeat("─", 40), filepath.Base(filepath.Dir(path)), filepath.Base(path)+mailbox.ReasonSuffix, reason)
 	}
-	_, err = fmt.Fprint(e.stdout, b.String())
+	// Shown, not copied: what the sender wrote cannot drive the terminal
+	// (--raw prints the bytes as they are).
+	_, err = fmt.Fprint(e.stdout, printableText(b.String()))
 	return err
 }

@@ -219,9 +219,10 @@ func (s *seat) setCharacter(c string) {
 	}
 }
 
-// printf writes a line for the person.
+// printf writes a line for the person. What agents wrote is shown, never
+// obeyed: control characters in it are escaped (printableText).
 func (s *seat) printf(format string, args ...any) {
-	fmt.Fprintf(s.out, format, args...)
+	fmt.Fprintf(textWriter{s.out}, format, args...)
 }
 
 // wrap writes markdown text wrapped at the seat's width, indenting every
@@ -850,7 +851,7 @@ func (s *seat) sheet() {
 		s.printf("/sheet: %v\n", err)
 		return
 	}
-	if err := printSheet(&env{stdin: s.e.stdin, stdout: s.out, stderr: s.e.stderr}, d, s.ws.Short(path), false); err != nil {
+	if err := printSheet(&env{stdin: s.e.stdin, stdout: textWriter{s.out}, stderr: s.e.stderr}, d, s.ws.Short(path), false); err != nil {
 		s.printf("/sheet: %v\n", err)
 	}
 }

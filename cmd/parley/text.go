@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -63,6 +64,33 @@ func printableLines(s string) string {
 		lines[i] = printable(l)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// printableText is printable for a text people read as it is written
+// (a message's body, a narrative at the seat): its line breaks (LF or
+// CR LF) and tabs are kept, every other control character is escaped.
+func printableText(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		cells := strings.Split(l, "\t")
+		for j, c := range cells {
+			cells[j] = printable(c)
+		}
+		lines[i] = strings.Join(cells, "\t")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// textWriter writes through w what is written to it as printableText:
+// what agents wrote cannot recolour, retitle or clear the terminal it is
+// shown on. Each Write must hold whole characters (a fmt.Fprintf does).
+type textWriter struct{ w io.Writer }
+
+func (t textWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, printableText(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // unsafeRune reports whether a non-ASCII rune is one printable escapes:
