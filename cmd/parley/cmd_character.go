@@ -236,7 +236,8 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 		v.Success = true
 		return e.printJSON(v)
 	}
-	w := e.stdout
+	// A sheet is written by agents too: shown, never obeyed.
+	w := textWriter{e.stdout}
 	fmt.Fprintf(w, "%s (%s)\n", d.Name, path)
 	fmt.Fprintf(w, "  HP     %d/%d\n", d.HP, d.MaxHP)
 	if d.Level > 0 {
@@ -266,16 +267,16 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 	for _, u := range d.Unread {
 		fmt.Fprintf(w, "  could not read: %s\n", u)
 	}
-	printItems(e, d)
+	printItems(w, d)
 	return nil
 }
 
-func printItems(e *env, d *sheet.Doc) {
+func printItems(w io.Writer, d *sheet.Doc) {
 	if len(d.Items) == 0 {
-		fmt.Fprintln(e.stdout, "  no items")
+		fmt.Fprintln(w, "  no items")
 		return
 	}
-	fmt.Fprintln(e.stdout, "  items:")
+	fmt.Fprintln(w, "  items:")
 	for _, it := range d.Items {
 		// An item in another is indented under it, and named as
 		// container/slug: the name that finds it when its slug alone is
@@ -284,7 +285,7 @@ func printItems(e *env, d *sheet.Doc) {
 		if it.Note != "" {
 			line += " — " + it.Note
 		}
-		fmt.Fprintf(e.stdout, "%s  (%s)\n", line, qualifiedSlug(it))
+		fmt.Fprintf(w, "%s  (%s)\n", line, qualifiedSlug(it))
 	}
 }
 
@@ -330,7 +331,7 @@ func inventoryCommand(e *env) *cli.Command {
 					if c.Bool("json") {
 						return e.printJSON(tools.View(d).Inventory)
 					}
-					printItems(e, d)
+					printItems(textWriter{e.stdout}, d)
 					return nil
 				},
 			},

@@ -851,7 +851,7 @@ func (s *seat) sheet() {
 		s.printf("/sheet: %v\n", err)
 		return
 	}
-	if err := printSheet(&env{stdin: s.e.stdin, stdout: textWriter{s.out}, stderr: s.e.stderr}, d, s.ws.Short(path), false); err != nil {
+	if err := printSheet(&env{stdin: s.e.stdin, stdout: s.out, stderr: s.e.stderr}, d, s.ws.Short(path), false); err != nil {
 		s.printf("/sheet: %v\n", err)
 	}
 }
