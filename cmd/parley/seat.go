@@ -394,6 +394,13 @@ func (s *seat) display(id string, m *mailbox.Message) bool {
 		s.printf("\n%s: ", from)
 		s.wrap(body, "")
 		return false
+	case "GM_TO_PLAYER":
+		// A prompt to the character this seat's agent plays (--as): the
+		// whole of it, as it is marked handled once shown; its first line
+		// alone could cut off the question.
+		s.printf("\n[GM_TO_PLAYER] from %s:\n", from)
+		s.wrap(body, "  ")
+		return false
 	default:
 		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))
 		return false
