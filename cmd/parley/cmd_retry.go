@@ -76,6 +76,12 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 				continue
 			}
 		}
+		if strings.ContainsRune(arg, '/') {
+			// A path, not an id: the file is not there (retried already,
+			// or mistyped). Said as read says it, not as a short id.
+			errs = append(errs, fmt.Errorf("%s: no such file (`parley status` lists what is in rejected/ and dead/)", arg))
+			continue
+		}
 		id, err := ws.ResolveID(arg)
 		if err != nil {
 			errs = append(errs, err)

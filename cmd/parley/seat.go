@@ -344,6 +344,12 @@ func (s *seat) display(id string, m *mailbox.Message) bool {
 		return false
 	case "ASK_PLAYER":
 		s.printf("\n? %s: %s\n", dashIf(field(m, "header"), "Question"), field(m, "question"))
+		// What the game master wrote beside the question (the web seat
+		// shows it too): the seat marks the question handled once it is
+		// answered, so a body not shown here would never be read.
+		if strings.TrimSpace(body) != "" {
+			s.wrap(body, "  ")
+		}
 		for i, o := range askOptions(m) {
 			if o[1] != "" {
 				s.printf("  %d) %s — %s\n", i+1, o[0], o[1])
@@ -388,6 +394,13 @@ func (s *seat) display(id string, m *mailbox.Message) bool {
 	case "":
 		s.printf("\n%s: ", from)
 		s.wrap(body, "")
+		return false
+	case "GM_TO_PLAYER":
+		// A prompt to the character this seat's agent plays (--as): the
+		// whole of it, as it is marked handled once shown; its first line
+		// alone could cut off the question.
+		s.printf("\n[GM_TO_PLAYER] from %s:\n", from)
+		s.wrap(body, "  ")
 		return false
 	default:
 		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))

@@ -34,7 +34,10 @@ func (w *Workspace) ResolveID(s string) (string, error) {
 	if mailbox.IsID(s) {
 		return s, nil
 	}
-	if len(s) < minShortID || strings.ContainsAny(s, "/ ") {
+	if strings.ContainsAny(s, "/ ") {
+		return "", fmt.Errorf("%q: %w (not a message id, nor a file that exists)", s, ErrMessageNotFound)
+	}
+	if len(s) < minShortID {
 		return "", fmt.Errorf("%q: %w (a short id needs %d characters or more)", s, ErrMessageNotFound, minShortID)
 	}
 	var found []string
