@@ -529,7 +529,7 @@ func (c crlf) Write(p []byte) (int, error) {
 func answerCommandSeat(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "answer",
-		Usage:     "answer, once, a question ([ASK_PLAYER]) or a relay ([RELAY_TO_HUMAN]) waiting at your D&D seat, as parley play would: a number picks an option",
+		Usage:     "answer, once, a question ([ASK_PLAYER]), a relay ([RELAY_TO_HUMAN]) or a prompt to your character no program plays ([GM_TO_PLAYER]) waiting at your D&D seat, as parley play would: a number picks an option",
 		ArgsUsage: "ID TEXT",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
@@ -569,7 +569,13 @@ func (s *seat) answerOnce(arg, text string) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.ws.Received(id, s.me, mailbox.Inbox)
+	var c workspace.Copy
+	boxes := s.inboxes()
+	for i, agent := range boxes {
+		if c, err = s.ws.Received(id, agent, mailbox.Inbox); err == nil || i == len(boxes)-1 {
+			break
+		}
+	}
 	if err != nil {
 		return doneAlready(s.ws, id, s.me, err)
 	}
@@ -582,11 +588,11 @@ func (s *seat) answerOnce(arg, text string) error {
 		return err
 	}
 	typ := workspace.TypeOf(m)
-	if typ != "ASK_PLAYER" && typ != "RELAY_TO_HUMAN" {
-		return fmt.Errorf("%s is a %s, not a question: only [ASK_PLAYER] and [RELAY_TO_HUMAN] are answered", id, dashIfEmpty(typ, "message without a type"))
+	if typ != "ASK_PLAYER" && typ != "RELAY_TO_HUMAN" && typ != "GM_TO_PLAYER" {
+		return fmt.Errorf("%s is a %s, not a question: only [ASK_PLAYER], [RELAY_TO_HUMAN] and [GM_TO_PLAYER] are answered", id, dashIfEmpty(typ, "message without a type"))
 	}
 	s.out = io.Discard
-	q := &waitingQ{id: id, m: m, typ: typ}
+	q := &waitingQ{agent: c.Agent, id: id, m: m, typ: typ}
 	s.waiting = []*waitingQ{q}
 	var said []byte
 	s.out = writerFunc(func(p []byte) (int, error) { said = append(said, p...); return len(p), nil })

@@ -37,7 +37,7 @@ type seat struct {
 	width     int
 	dice      dice.Source
 
-	shown   map[string]bool // messages shown already (questions stay until answered)
+	shown   map[string]bool // messages shown already, by id (questions stay until answered)
 	waiting []*waitingQ     // questions and relays waiting for the person, oldest first
 	told    map[string]bool // agents the person was told are unresponsive
 	scene   string          // the scene last shown
@@ -47,9 +47,10 @@ type seat struct {
 
 // waitingQ is a message that waits for the person's answer.
 type waitingQ struct {
-	id  string
-	m   *mailbox.Message
-	typ string
+	agent string // whose inbox it is in: the person's, or the agent of their character's
+	id    string
+	m     *mailbox.Message
+	typ   string
 }
 
 // openSeat finds the seat's agents: the person's (as, else the one human
@@ -272,44 +273,73 @@ func (s *seat) wrap(text, indent string) {
 // show shows what arrived in the person's inbox since the last look: the
 // story at once, questions added to what waits. A message shown and not
 // waiting for an answer is marked handled.
+// inboxes are the agents whose inboxes the seat shows: the person's,
+// and that of the agent of their character when no program plays it —
+// the game master's prompts to the character are the person's to answer
+// then, or nobody would.
+func (s *seat) inboxes() []string {
+	boxes := []string{s.me}
+	if a, ok := s.ws.Agent(s.player); ok && a.Person() && s.player != s.me {
+		boxes = append(boxes, s.player)
+	}
+	return boxes
+}
+
 func (s *seat) show() error {
-	box := s.ws.Mailbox(s.me)
-	entries, err := box.List(mailbox.Inbox)
-	if err != nil {
-		return err
+	boxes := s.inboxes()
+	type arrived struct {
+		agent string
+		en    mailbox.Entry
+	}
+	var all []arrived
+	here := map[string]bool{}
+	for _, agent := range boxes {
+		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
+		if err != nil {
+			return err
+		}
+		for _, en := range entries {
+			all = append(all, arrived{agent, en})
+			here[agent+"/"+en.ID] = true
+		}
 	}
 	// A question answered elsewhere (parley answer, another seat) is no
 	// longer in the inbox: it waits no more.
-	here := map[string]bool{}
-	for _, en := range entries {
-		here[en.ID] = true
-	}
 	s.waiting = slices.DeleteFunc(s.waiting, func(q *waitingQ) bool {
-		if !here[q.id] {
+		if !here[q.agent+"/"+q.id] {
 			s.printf("(%s was answered elsewhere)\n", q.id)
 			return true
 		}
 		return false
 	})
-	for _, en := range entries {
-		if s.shown[en.ID] {
+	// In id order across the inboxes: as the messages were sent.
+	slices.SortStableFunc(all, func(a, b arrived) int { return strings.Compare(a.en.ID, b.en.ID) })
+	for _, a := range all {
+		key := a.agent + "/" + a.en.ID
+		if s.shown[key] {
 			continue
 		}
-		s.shown[en.ID] = true
-		data, err := mailbox.ReadFile(en.Path, s.ws.Config.Router.MaxMessageSize)
-		if err != nil {
-			continue // moved on meanwhile
+		s.shown[key] = true
+		// A message to both (a [NARRATIVE] to the players, copied to the
+		// person) is shown once, and handled in both.
+		twice := s.shown[a.en.ID]
+		s.shown[a.en.ID] = true
+		if !twice {
+			data, err := mailbox.ReadFile(a.en.Path, s.ws.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue // moved on meanwhile
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil {
+				s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(a.en.Path), err)
+				continue
+			}
+			if s.display(a.en.ID, m) {
+				s.waiting = append(s.waiting, &waitingQ{agent: a.agent, id: a.en.ID, m: m, typ: workspace.TypeOf(m)})
+				continue
+			}
 		}
-		m, err := mailbox.Parse(data)
-		if err != nil {
-			s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(en.Path), err)
-			continue
-		}
-		if s.display(en.ID, m) {
-			s.waiting = append(s.waiting, &waitingQ{id: en.ID, m: m, typ: workspace.TypeOf(m)})
-			continue
-		}
-		if err := markDone(s.e.quiet(), s.ws, s.me, []string{en.ID}, "shown at parley play"); err != nil {
+		if err := markDone(s.e.quiet(), s.ws, a.agent, []string{a.en.ID}, "shown at parley play"); err != nil {
 			return err
 		}
 	}
@@ -396,12 +426,14 @@ func (s *seat) display(id string, m *mailbox.Message) bool {
 		s.wrap(body, "")
 		return false
 	case "GM_TO_PLAYER":
-		// A prompt to the character this seat's agent plays (--as): the
-		// whole of it, as it is marked handled once shown; its first line
-		// alone could cut off the question.
-		s.printf("\n[GM_TO_PLAYER] from %s:\n", from)
+		// A prompt to the person's character, which no program plays:
+		// the whole of it, and it waits for the person's answer.
+		who := dashIf(field(m, "to"), dashIf(s.character, "your character"))
+		kind := strings.ToLower(strings.ReplaceAll(field(m, "request_type"), "_", " "))
+		s.printf("\n? %s asks %s (%s):\n", from, who, dashIf(kind, "a prompt"))
 		s.wrap(body, "  ")
-		return false
+		s.printf("  (say what %s does; veto, then why, asks for the full scene)\n", who)
+		return true
 	default:
 		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))
 		return false
@@ -501,6 +533,8 @@ func (s *seat) answer(q *waitingQ, text string) bool {
 		}
 		ok = s.send(sendOptions{From: s.lead, To: []string{from}, Type: "PLAYER_ANSWER", Answers: q.m,
 			Fields: []string{"question=" + yamlString(field(q.m, "question")), "answer=" + yamlString(answer)}})
+	case "GM_TO_PLAYER":
+		ok = s.answerPrompt(q, text)
 	default: // RELAY_TO_HUMAN
 		if n, err := strconv.Atoi(text); err == nil {
 			opts := campaigns.RelayOptions(string(q.m.Body))
@@ -523,9 +557,35 @@ func (s *seat) answer(q *waitingQ, text string) bool {
 	return true
 }
 
+// answerPrompt answers a [GM_TO_PLAYER] to the person's character, as
+// the agent that plays it: with [PLAYER_TO_GM] to the game master (a
+// veto when the answer starts with "veto"), or, to a prompt the team lead
+// handed on (phase 1), with a plain reply to it ("[VETO] ..." for a veto).
+func (s *seat) answerPrompt(q *waitingQ, text string) bool {
+	from, _ := q.m.Header().Get("from")
+	character := dashIf(field(q.m, "to"), s.character)
+	kind := "ACTION"
+	switch field(q.m, "request_type") {
+	case "QUICK_REACTION", "OPTIONAL_REACTION", "REFLECTION":
+		kind = "REACTION"
+	}
+	if first, rest, _ := strings.Cut(text, " "); strings.EqualFold(strings.TrimRight(first, ":,."), "veto") {
+		kind, text = "VETO", dashIf(strings.TrimSpace(rest), "I need the full scene.")
+	}
+	body := text + "\n"
+	if s.ws.HasRole(from, "team-lead") {
+		if kind == "VETO" {
+			body = "[VETO] " + body
+		}
+		return s.send(sendOptions{From: q.agent, To: []string{from}, Answers: q.m, Body: &body})
+	}
+	return s.send(sendOptions{From: q.agent, To: []string{from}, Type: "PLAYER_TO_GM", Answers: q.m,
+		Fields: []string{"type=" + kind, "character=" + character}, Body: &body})
+}
+
 // handled marks a waiting question handled, and stops waiting for it.
 func (s *seat) handled(q *waitingQ) {
-	if err := markDone(s.e.quiet(), s.ws, s.me, []string{q.id}, "answered at parley play"); err != nil {
+	if err := markDone(s.e.quiet(), s.ws, q.agent, []string{q.id}, "answered at parley play"); err != nil {
 		s.printf("(could not mark %s handled: %v)\n", q.id, err)
 	}
 	s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
