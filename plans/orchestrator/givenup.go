@@ -14,7 +14,9 @@ type Fate int
 const (
 	// Stalled: the message is in its agent's dead/ and its step did not
 	// go on without it: a retry decision sends it again, approve ticks
-	// its step.
+	// its step. A message an agent of another workspace gave up (in
+	// that workspace's dead/, which this one cannot see) is Stalled
+	// until it is answered, sent again or its step ticked.
 	Stalled Fate = iota
 	// HandedBack: `parley retry` put it back to its agent, which has
 	// not answered it yet: a retry decision sends nothing (the step
@@ -83,7 +85,9 @@ func (o *Orchestrator) fate(h *history, id, agent string) (f Fate, how string) {
 			}
 		}
 	}
-	if !o.inDead(agent, id) {
+	// The dead/ of an agent of another workspace is out of sight: a
+	// `parley retry` run there shows here only once its agent answers.
+	if o.remoteOf(agent) == "" && !o.inDead(agent, id) {
 		return HandedBack, ""
 	}
 	return Stalled, ""
