@@ -125,13 +125,13 @@ func TestCheckRemoteNotice(t *testing.T) {
 	notice := mailbox.IDOf(Runner, at, "aria", []byte("x"))
 	gmID := mailbox.IDOf("gm", at, "", []byte("task"))
 	patID := mailbox.IDOf("pat", at, "", []byte("task"))
-	good := map[string]string{"id": notice, "from": Runner, "to": "gm", "type": GivenUpNotice, "given_up": gmID, "agent": "aria"}
+	good := map[string]string{"id": notice, "from": Runner, "to": "gm", "type": GivenUpNotice, "given_up": gmID, "agent": "aria", "workspace": "home"}
 	msg := func(change map[string]string) *mailbox.Message {
 		f := maps.Clone(good)
 		maps.Copy(f, change)
 		var b strings.Builder
 		b.WriteString("---\n")
-		for _, k := range []string{"id", "from", "to", "cc", "type", "given_up", "agent"} {
+		for _, k := range []string{"id", "from", "to", "cc", "type", "given_up", "agent", "workspace"} {
 			if v, ok := f[k]; ok && v != "-" {
 				fmt.Fprintf(&b, "%s: %s\n", k, v)
 			}
@@ -165,7 +165,9 @@ func TestCheckRemoteNotice(t *testing.T) {
 		{"given_up no id", "home", map[string]string{"given_up": "-"}, "given_up", `"" is no id of gm`},
 		{"agent of this workspace", "home", map[string]string{"agent": "pat"}, "agent", `"pat" is no agent that lives in workspace "home"`},
 		{"agent of another remote workspace", "home", map[string]string{"agent": "bram"}, "agent", `"bram" is no agent that lives in workspace "home"`},
-		{"agent from away is bram", "away", map[string]string{"agent": "bram"}, "", ""},
+		{"workspace names another", "home", map[string]string{"workspace": "away"}, "workspace", `"away", but the notice came from workspace "home"`},
+		{"no workspace", "home", map[string]string{"workspace": "-"}, "workspace", `"", but the notice came from workspace "home"`},
+		{"agent from away is bram", "away", map[string]string{"agent": "bram", "workspace": "away"}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

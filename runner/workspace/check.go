@@ -334,8 +334,8 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 // remote: names, of type GivenUpNotice, with an id of parley's, to
 // exactly one agent that lives here, about a message of that agent's
 // (given_up: an id whose sender is the recipient), given up by an agent
-// that lives in the workspace it came from (agent:). It goes to that one
-// agent; it is parley's own notice, so no protocol is checked.
+// that lives in the workspace it came from (agent:), which workspace:
+// names (its dead/ holds the message). It goes to that one agent; it is parley's own notice, so no protocol is checked.
 func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, *Refusal) {
 	h := m.Header()
 	get := func(key string) (string, *Refusal) {
@@ -349,7 +349,7 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 		return Recipient{}, &Refusal{Field: "from", Reason: fmt.Sprintf("the runner of workspace %q, which no agent of %s lives in (remote: names %s)", in.Workspace, ConfigFile, orNoneOf(w.Config.Remotes()))}
 	}
 	came := fmt.Sprintf("the message came from the runner of workspace %q, which sends only its notice of a message given up (type %s)", in.Workspace, GivenUpNotice)
-	for _, key := range []string{"from", "type", "given_up", "agent"} {
+	for _, key := range []string{"from", "type", "given_up", "agent", "workspace"} {
 		if _, f := get(key); f != nil {
 			return Recipient{}, f
 		}
@@ -384,6 +384,9 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 	agent, _ := get("agent")
 	if a, ok := w.Agent(agent); !ok || a.Remote != in.Workspace {
 		return Recipient{}, &Refusal{Line: h.Line("agent"), Field: "agent", Reason: fmt.Sprintf("%q is no agent that lives in workspace %q (remote: %s in %s): its runner tells only of what its own agents gave up", agent, in.Workspace, in.Workspace, ConfigFile)}
+	}
+	if ws, _ := get("workspace"); ws != in.Workspace {
+		return Recipient{}, &Refusal{Line: h.Line("workspace"), Field: "workspace", Reason: fmt.Sprintf("%q, but the notice came from workspace %q: it names the workspace the message was given up in, whose dead/ holds it", ws, in.Workspace)}
 	}
 	return Recipient{Agent: recipient, Rules: []Rule{{Kind: RuleNamed, Source: "to", Line: h.Line("to"), Text: fmt.Sprintf("to: %s, the sender of %s, which %s gave up in workspace %s", recipient, givenUp, agent, in.Workspace)}}}, nil
 }
