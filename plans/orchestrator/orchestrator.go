@@ -205,8 +205,9 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 		typ = "message"
 	}
 	what := fmt.Sprintf("%s gave up the %s it was sent", orDash(agent), typ)
-	if ws := r.o.remoteOf(agent); ws != "" {
-		what += " in workspace " + ws
+	elsewhere := get(r.in, "workspace") // given up there, its dead/ out of sight
+	if elsewhere != "" {
+		what += " in workspace " + elsewhere
 	}
 	pf, n, step := "", 0, false
 	if orig != nil {
@@ -227,6 +228,9 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 		m.SetValue("given_up", id)
 		if agent != "" {
 			m.SetValue("agent", agent)
+		}
+		if elsewhere != "" {
+			m.SetValue("workspace", elsewhere)
 		}
 	}
 	return out, err
@@ -886,7 +890,7 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 	}
 	if kind == EscalateGivenUp {
 		there := ""
-		if ws := r.o.remoteOf(get(r.in, "agent")); ws != "" {
+		if ws := get(r.in, "workspace"); ws != "" {
 			there = fmt.Sprintf(" in workspace %s, where it is in %s's dead/ (this workspace cannot see it)", ws, get(r.in, "agent"))
 		}
 		fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s`%s (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked).\n", orDash(get(r.in, "given_up")), there, orDash(get(r.in, "agent")))
@@ -1064,7 +1068,7 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 			return r.resume(planFile, n, decision, agent)
 		}
 		there := ""
-		if ws := r.o.remoteOf(agent); ws != "" {
+		if ws := get(esc, "workspace"); ws != "" {
 			there = ", run in workspace " + ws + ","
 		}
 		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent, so I cannot send it again: `parley retry %s`%s hands it to %s again.", orDash(id), orDash(id), there, orDash(agent)))
@@ -1103,14 +1107,6 @@ func (o *Orchestrator) inDead(agent, id string) bool {
 	}
 	_, err := os.Lstat(o.Workspace.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id)))
 	return err == nil
-}
-
-// remoteOf is the workspace agent lives in when it is another one
-// (remote: in parley.yaml): its dead/ is there, out of sight, and
-// `parley retry` is run there. Empty for an agent of this workspace.
-func (o *Orchestrator) remoteOf(agent string) string {
-	a, _ := o.Workspace.Agent(agent)
-	return a.Remote
 }
 
 // passOn sends the person's answer to the agent whose message was

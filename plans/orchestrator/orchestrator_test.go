@@ -873,6 +873,9 @@ func TestGivenUpRemote(t *testing.T) {
 	if got, wantSummary := get(esc, "summary"), "escalation: step 2 of plans/retry.md is stalled: worker-2 gave up the task_assignment it was sent in workspace inn"; !strings.HasPrefix(got, wantSummary) {
 		t.Errorf("escalation's summary = %q, want it to start %q", got, wantSummary)
 	}
+	if get(esc, "workspace") != "inn" {
+		t.Errorf("escalation's workspace = %q, want inn", get(esc, "workspace"))
+	}
 	if !strings.Contains(string(esc.Body), "run `parley retry "+get(tasks[1], "id")+"` in workspace inn, where it is in worker-2's dead/ (this workspace cannot see it)") {
 		t.Errorf("the escalation does not say parley retry is run in workspace inn:\n%s", esc.Body)
 	}
@@ -893,5 +896,27 @@ func TestGivenUpRemote(t *testing.T) {
 	h.submit(tasks[1], "[b.go]")
 	if f := fate(h, tasks[1]); f != WentOn {
 		t.Errorf("Fate once answered = %v, want %v", f, WentOn)
+	}
+
+	// The bridge here gave up the copy for worker-2 (it could not carry
+	// it): the notice is this runner's, without workspace:, and the
+	// message is in the dead/ here, where parley retry is run.
+	h = newHarness(t, cfg)
+	tasks = h.toPlan()
+	out = h.handle(h.givenUp(tasks[1]))
+	want(t, "given up by the bridge here", out, "you:")
+	if strings.Contains(string(out[0].Body), "in workspace") || get(out[0], "workspace") != "" {
+		t.Errorf("the escalation of a give-up here names a workspace:\n%s", out[0].Bytes())
+	}
+	if f := fate(h, tasks[1]); f != Stalled {
+		t.Errorf("Fate of a copy the bridge gave up = %v, want %v", f, Stalled)
+	}
+	box := h.ws.Mailbox("worker-2")
+	name := get(tasks[1], "id") + ".md"
+	if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Inbox, name)); err != nil {
+		t.Fatal(err)
+	}
+	if f := fate(h, tasks[1]); f != HandedBack {
+		t.Errorf("Fate after parley retry here = %v, want %v", f, HandedBack)
 	}
 }
