@@ -46,11 +46,28 @@ import (
 // `parley status` or `parley pipeline`, or through the orchestrator,
 // which asks one. People are not told either: they see dead/ in those
 // views already.
+//
+// A sender that lives in another workspace (remote: in parley.yaml) is
+// always told, whatever it is there: nobody of its workspace, person or
+// program, sees this workspace's dead/, and its pipeline would wait for
+// ever. The notice goes into its mailbox here, whose inbox the bridge
+// forwards (from parley, so its subject ends .parley), with workspace:
+// naming this one, where dead/ is and `parley retry` is run; its own
+// workspace's Check accepts it only as such a notice, and decides there
+// what becomes of it: a built-in orchestrator escalates it, a person
+// reads it in the inbox, a program agent's is filed (see takesNotice).
+// What this workspace's bridge refused from it (a dead/ reason starting
+// "bridge: ") is not told: the bridge never told of it at once, and
+// telling it only when a runner starts would tell late and by chance.
 
 // toldOfGiveUps reports whether an agent is sent a notice when a message
-// of its is given up: a built-in agent whose handler handles it.
+// of its is given up: a built-in agent whose handler handles it, or one
+// that lives in another workspace.
 func (r *Runner) toldOfGiveUps(agent string) bool {
 	a, ok := r.ws().Agent(agent)
+	if ok && a.Remote != "" {
+		return true
+	}
 	if !ok || a.Driver != workspace.DriverBuiltin {
 		return false
 	}
@@ -147,6 +164,14 @@ func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string
 	if sender == "" || sender == workspace.Runner || !r.toldOfGiveUps(sender) {
 		return // a notice about a notice is never sent
 	}
+	ws := r.ws()
+	remote := "" // this workspace's name on the bridge, for a sender of another
+	if a, _ := ws.Agent(sender); a.Remote != "" {
+		if strings.HasPrefix(reason, "bridge: ") || ws.Config.Bridge == nil {
+			return // refused by the bridge: see GiveUps
+		}
+		remote = ws.Config.Bridge.Name
+	}
 	at, ok := r.ws().Mailbox(agent).GivenUpAt(id)
 	if !ok {
 		// No reason beside it (a person removed it): the message's
@@ -162,7 +187,11 @@ func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "parley gave up %s to %s (%s): %s\n", what, agent, id, reason)
-	fmt.Fprintf(&b, "\nIt was not handled. It is in %s, with the reason beside it; `parley retry %s` hands it to %s again.\n", dead, id, agent)
+	if remote == "" {
+		fmt.Fprintf(&b, "\nIt was not handled. It is in %s, with the reason beside it; `parley retry %s` hands it to %s again.\n", dead, id, agent)
+	} else {
+		fmt.Fprintf(&b, "\nIt was not handled. It is in %s in workspace %s, with the reason beside it; `parley retry %s`, run in workspace %s, hands it to %s again.\n", dead, remote, id, remote, agent)
+	}
 	thread := get("thread")
 	if thread == "" {
 		thread = id
@@ -179,6 +208,9 @@ func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string
 	}
 	n.SetValue("reason", reason)
 	n.SetValue("dead", dead)
+	if remote != "" {
+		n.SetValue("workspace", remote)
+	}
 	// One telling at a time: the look for the notice in every state of
 	// the sender's mailbox and the delivery are one step, so a notice
 	// told by a worker and by tellGivenUps (after a reload) at once is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -338,5 +339,113 @@ agents:
 	}
 	if got, _ := lead.notices[0].Header().Get("given_up"); got != id {
 		t.Errorf("the notice is of %q, want %q", got, id)
+	}
+}
+
+// TestGivenUpNoticeToRemoteSender: a message from an agent that lives in
+// another workspace, given up here, is told to that sender whatever it
+// is: the notice goes into its mailbox here (whose inbox the bridge
+// forwards), naming this workspace, where dead/ is and parley retry is
+// run; the sender's workspace accepts it (its Check). A runner stopped
+// before telling leaves it to the next one, which tells it once; the
+// one after tells nothing more. What the bridge refused from it is not
+// told.
+func TestGivenUpNoticeToRemoteSender(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
+	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
+agents:
+  - boss
+  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
+  - {name: orch, remote: home}
+`)
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Received from orch over the bridge, as the bridge delivers it.
+	ids := &mailbox.IDs{}
+	task := ids.New("orch")
+	if _, err := ws.Mailbox("failer").Deliver(task, []byte("---\nid: "+task+"\nfrom: orch\nto: failer\ntype: task_assignment\n---\ndo it\n"), s); err != nil {
+		t.Fatal(err)
+	}
+	// Refused by the bridge: in failer's dead/ with a reason of its.
+	refused := ids.New("orch")
+	if _, err := ws.Mailbox("failer").Bury(refused, []byte("---\nid: "+refused+"\nfrom: orch\nto: failer\n---\nno\n"), "bridge: refused", s); err != nil {
+		t.Fatal(err)
+	}
+	run := func(crash bool) {
+		t.Helper()
+		r, err := Open(ws, Options{UntilIdle: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if crash {
+			r.workers["failer"].beforeTell = func() bool { return false }
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if _, err := r.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(true)
+	if dead := names(t, ws, "failer", mailbox.Dead); len(dead) != 2 {
+		t.Fatalf("failer's dead/ = %v, want the task and the message refused", dead)
+	}
+	if got := names(t, ws, "orch", mailbox.Inbox); len(got) != 0 {
+		t.Fatalf("the stopped runner told orch: %v; want nothing told", got)
+	}
+	run(false)
+	inbox := names(t, ws, "orch", mailbox.Inbox)
+	if len(inbox) != 1 {
+		t.Fatalf("orch's inbox = %v, want the one notice (of the task, not of the message the bridge refused)", inbox)
+	}
+	n := readMessage(t, ws.Mailbox("orch").Path(mailbox.Inbox, inbox[0]))
+	got := map[string]string{}
+	for _, k := range []string{"from", "to", "type", "given_up", "given_up_type", "agent", "reason", "dead", "workspace"} {
+		got[k], _ = n.Header().Get(k)
+	}
+	want := map[string]string{
+		"from": workspace.Runner, "to": "orch", "type": workspace.GivenUpNotice,
+		"given_up": task, "given_up_type": "task_assignment", "agent": "failer",
+		"reason": "failer: gave up after 1 attempt: exit code 3: the program failed",
+		"dead":   "mailboxes/failer/dead/" + mailbox.FileName(task), "workspace": "inn",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the notice's header (-want +got):\n%s", d)
+	}
+	for _, s := range []string{"in workspace inn", "`parley retry " + task + "`, run in workspace inn"} {
+		if !strings.Contains(string(n.Body), s) {
+			t.Errorf("the notice's body does not say %q:\n%s", s, n.Body)
+		}
+	}
+	run(false)
+	if got := names(t, ws, "orch", mailbox.Inbox); len(got) != 1 {
+		t.Errorf("after a third runner orch's inbox = %v, want the one notice", got)
+	}
+	var journaled int
+	for _, e := range journalEntries(t, ws) {
+		if e.Type == workspace.GivenUpNotice && e.Outcome == workspace.Delivered {
+			journaled++
+		}
+	}
+	if journaled != 1 {
+		t.Errorf("%d journal lines deliver a notice of a message given up, want 1", journaled)
+	}
+
+	// The sender's workspace takes it as a notice of its runner, to orch.
+	home, err := workspace.InitConfig(t.TempDir(), "bridge: {name: home, url: \"nats://127.0.0.1:4222\"}\nagents:\n  - boss\n  - {name: orch, driver: builtin, handler: orchestrator}\n  - {name: failer, remote: inn}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := home.Check(workspace.Input{Sender: workspace.Runner, Workspace: "inn", Message: n, Sent: func(string) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Accepted() || !slices.Equal(v.Agents(), []string{"orch"}) {
+		t.Errorf("the sender's workspace's Check: refusal %v, recipients %v; want it accepted to orch", v.Refusal, v.Agents())
 	}
 }

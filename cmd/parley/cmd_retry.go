@@ -91,6 +91,9 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 		if err != nil {
 			if where := whereIs(ws, id); errors.Is(err, workspace.ErrMessageNotFound) && where != "" {
 				err = fmt.Errorf("%w; it is in %s (only a message in dead/ is retried)", err, where)
+				if there := forwardedTo(ws, id); there != "" {
+					err = fmt.Errorf("%w; %s", err, there)
+				}
 			}
 			errs = append(errs, err)
 			continue
@@ -133,4 +136,16 @@ func whereIs(ws *workspace.Workspace, id string) string {
 		delivered = append(delivered[:3], fmt.Sprintf("%d more", len(delivered)-3))
 	}
 	return strings.Join(delivered, ", ")
+}
+
+// forwardedTo says, for a message the bridge forwarded to an agent of
+// another workspace, that one given up there is in that workspace's
+// dead/, where `parley retry` is run; empty for any other message.
+func forwardedTo(ws *workspace.Workspace, id string) string {
+	for _, c := range ws.Copies(id) {
+		if a, ok := ws.Agent(c.Agent); ok && a.Remote != "" && c.State == mailbox.Done {
+			return fmt.Sprintf("it was forwarded to %s, who lives in workspace %q: given up there, it is in that workspace's dead/, and `parley retry %s` is run there", c.Agent, a.Remote, id)
+		}
+	}
+	return ""
 }

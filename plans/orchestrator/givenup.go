@@ -14,7 +14,10 @@ type Fate int
 const (
 	// Stalled: the message is in its agent's dead/ and its step did not
 	// go on without it: a retry decision sends it again, approve ticks
-	// its step.
+	// its step. A message given up in another workspace (its notice
+	// came from there, workspace: naming it; that workspace's dead/
+	// cannot be seen here) is Stalled until it is answered, sent again
+	// or its step ticked.
 	Stalled Fate = iota
 	// HandedBack: `parley retry` put it back to its agent, which has
 	// not answered it yet: a retry decision sends nothing (the step
@@ -83,7 +86,11 @@ func (o *Orchestrator) fate(h *history, id, agent string) (f Fate, how string) {
 			}
 		}
 	}
-	if !o.inDead(agent, id) {
+	// Given up in another workspace, it is in that one's dead/, out of
+	// sight: a `parley retry` run there shows here only once its agent
+	// answers. (The bridge's own give-up, of a copy it cannot carry,
+	// is in the dead/ here.)
+	if h.givenUpIn(id, agent) == "" && !o.inDead(agent, id) {
 		return HandedBack, ""
 	}
 	return Stalled, ""

@@ -396,6 +396,22 @@ func (h *history) escalatedGiveUp(id, agent string) bool {
 	return false
 }
 
+// givenUpIn is the workspace the newest give-up of the message id by
+// agent was told from, by parley's notice (workspace:) or the
+// given_up escalation that passed it on: empty when it was given up
+// here, or never told.
+func (h *history) givenUpIn(id, agent string) string {
+	ws := ""
+	for _, r := range h.all {
+		told := !r.sent && from(r.m) == workspace.Runner && typeOf(r.m) == workspace.GivenUpNotice
+		asked := r.sent && r.get("escalation") == EscalateGivenUp
+		if (told || asked) && r.get("given_up") == id && r.get("agent") == agent {
+			ws = r.get("workspace")
+		}
+	}
+	return ws
+}
+
 // sameTo reports whether two messages went to the same agents.
 func sameTo(a, b *mailbox.Message) bool {
 	x, _ := a.Header().Names("to")

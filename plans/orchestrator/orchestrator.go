@@ -205,6 +205,10 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 		typ = "message"
 	}
 	what := fmt.Sprintf("%s gave up the %s it was sent", orDash(agent), typ)
+	elsewhere := get(r.in, "workspace") // given up there, its dead/ out of sight
+	if elsewhere != "" {
+		what += " in workspace " + elsewhere
+	}
 	pf, n, step := "", 0, false
 	if orig != nil {
 		pf, n, step = r.stepOf(orig)
@@ -224,6 +228,9 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 		m.SetValue("given_up", id)
 		if agent != "" {
 			m.SetValue("agent", agent)
+		}
+		if elsewhere != "" {
+			m.SetValue("workspace", elsewhere)
 		}
 	}
 	return out, err
@@ -882,7 +889,11 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 		fmt.Fprintf(&b, "\n## Message from %s\n\n%s\n", from(r.in), strings.TrimSpace(string(r.in.Body)))
 	}
 	if kind == EscalateGivenUp {
-		fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked).\n", orDash(get(r.in, "given_up")), orDash(get(r.in, "agent")))
+		there := ""
+		if ws := get(r.in, "workspace"); ws != "" {
+			there = fmt.Sprintf(" in workspace %s, where it is in %s's dead/ (this workspace cannot see it)", ws, get(r.in, "agent"))
+		}
+		fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s`%s (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked).\n", orDash(get(r.in, "given_up")), there, orDash(get(r.in, "agent")))
 	} else {
 		b.WriteString("\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: approve (accept it and go on), retry (the work again, with your answer; for a plan, the architect plans again with it), stop (the plan is marked blocked).\n")
 	}
@@ -1056,7 +1067,11 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 		if decision == DecisionApprove && planFile != "" && n != 0 {
 			return r.resume(planFile, n, decision, agent)
 		}
-		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent, so I cannot send it again: `parley retry %s` hands it to %s again.", orDash(id), orDash(id), orDash(agent)))
+		there := ""
+		if ws := get(esc, "workspace"); ws != "" {
+			there = ", run in workspace " + ws + ","
+		}
+		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent, so I cannot send it again: `parley retry %s`%s hands it to %s again.", orDash(id), orDash(id), there, orDash(agent)))
 	case fate == WentOn && how == "answered":
 		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message given up (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), id))
 	case fate == WentOn:

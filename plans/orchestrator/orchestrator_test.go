@@ -840,3 +840,83 @@ func TestGivenUpFate(t *testing.T) {
 		}
 	})
 }
+
+// TestGivenUpRemote: a task a worker of another workspace gave up is told
+// by that workspace's runner (workspace: names it); the dead/ it is in is
+// out of sight here. The escalation says where it was given up and that
+// parley retry is run there; its fate is Stalled, not handed back (the
+// local dead/ never held it), until the worker answers, and a retry
+// decision sends the task again.
+func TestGivenUpRemote(t *testing.T) {
+	cfg := "bridge: {name: home, url: \"nats://127.0.0.1:4222\"}\n" + strings.Replace(config, "{name: worker-2, role: worker, driver: command, run: [true]}", "{name: worker-2, role: worker, remote: inn}", 1)
+	notice := func(h *harness, task *mailbox.Message) *mailbox.Message {
+		id := get(task, "id")
+		n := h.msg(workspace.Runner, "parley gave up the task_assignment you sent to worker-2.\n", "type", workspace.GivenUpNotice, "given_up", id,
+			"given_up_type", TaskAssignment, "agent", "worker-2", "attempts", "3", "reason", "worker-2: gave up after 3 attempts: exit code 1: the program failed",
+			"dead", "mailboxes/worker-2/dead/"+id+".md", "workspace", "inn")
+		n.Set("thread", get(task, "thread"))
+		return n
+	}
+	fate := func(h *harness, task *mailbox.Message) Fate {
+		t.Helper()
+		return (&Orchestrator{Workspace: h.ws}).GivenUps("orch").Fate(get(task, "id"), "worker-2")
+	}
+	h := newHarness(t, cfg)
+	tasks := h.toPlan()
+	if got := get(tasks[1], "to"); got != "worker-2" {
+		t.Fatalf("step 2's task goes to %q, want worker-2", got)
+	}
+	n := notice(h, tasks[1])
+	out := h.handle(n)
+	want(t, "given up in inn", out, "you:")
+	esc := out[0]
+	if got, wantSummary := get(esc, "summary"), "escalation: step 2 of plans/retry.md is stalled: worker-2 gave up the task_assignment it was sent in workspace inn"; !strings.HasPrefix(got, wantSummary) {
+		t.Errorf("escalation's summary = %q, want it to start %q", got, wantSummary)
+	}
+	if get(esc, "workspace") != "inn" {
+		t.Errorf("escalation's workspace = %q, want inn", get(esc, "workspace"))
+	}
+	if !strings.Contains(string(esc.Body), "run `parley retry "+get(tasks[1], "id")+"` in workspace inn, where it is in worker-2's dead/ (this workspace cannot see it)") {
+		t.Errorf("the escalation does not say parley retry is run in workspace inn:\n%s", esc.Body)
+	}
+	if f := fate(h, tasks[1]); f != Stalled {
+		t.Errorf("Fate of a task given up in another workspace = %v, want %v (this workspace's dead/ never held it)", f, Stalled)
+	}
+	want(t, "the same notice again (told again by inn's next runner)", h.handle(n.Clone()))
+	again := h.handle(h.decide(esc, "retry", "The quota is back."))
+	want(t, "retry", again, "worker-2:task_assignment/execute")
+	if f := fate(h, tasks[1]); f != WentOn {
+		t.Errorf("Fate of a task sent again = %v, want %v", f, WentOn)
+	}
+
+	// Answered (a parley retry run in inn): it went on.
+	h = newHarness(t, cfg)
+	tasks = h.toPlan()
+	want(t, "given up in inn", h.handle(notice(h, tasks[1])), "you:")
+	h.submit(tasks[1], "[b.go]")
+	if f := fate(h, tasks[1]); f != WentOn {
+		t.Errorf("Fate once answered = %v, want %v", f, WentOn)
+	}
+
+	// The bridge here gave up the copy for worker-2 (it could not carry
+	// it): the notice is this runner's, without workspace:, and the
+	// message is in the dead/ here, where parley retry is run.
+	h = newHarness(t, cfg)
+	tasks = h.toPlan()
+	out = h.handle(h.givenUp(tasks[1]))
+	want(t, "given up by the bridge here", out, "you:")
+	if strings.Contains(string(out[0].Body), "in workspace") || get(out[0], "workspace") != "" {
+		t.Errorf("the escalation of a give-up here names a workspace:\n%s", out[0].Bytes())
+	}
+	if f := fate(h, tasks[1]); f != Stalled {
+		t.Errorf("Fate of a copy the bridge gave up = %v, want %v", f, Stalled)
+	}
+	box := h.ws.Mailbox("worker-2")
+	name := get(tasks[1], "id") + ".md"
+	if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Inbox, name)); err != nil {
+		t.Fatal(err)
+	}
+	if f := fate(h, tasks[1]); f != HandedBack {
+		t.Errorf("Fate after parley retry here = %v, want %v", f, HandedBack)
+	}
+}

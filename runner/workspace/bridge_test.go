@@ -1,8 +1,12 @@
 package workspace
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -104,5 +108,100 @@ func TestCheckRemoteSender(t *testing.T) {
 		if tt.refusal == "" && got != "" || !strings.HasPrefix(got, tt.refusal) {
 			t.Errorf("Check(from %s via %q) refusal = %q, want %q", tt.sender, tt.workspace, got, tt.refusal)
 		}
+	}
+}
+
+// TestCheckRemoteNotice: the runner of another workspace sends only its
+// notice that it gave up a message an agent of this workspace sent to one
+// of its own; that goes to the sender alone, and anything else from it is
+// refused, naming the field.
+func TestCheckRemoteNotice(t *testing.T) {
+	root := t.TempDir()
+	ws, err := InitConfig(root, "bridge: {name: inn}\nagents:\n  - gm\n  - pat\n  - {name: aria, remote: home}\n  - {name: bram, remote: away}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	notice := mailbox.IDOf(Runner, at, "aria", []byte("x"))
+	gmID := mailbox.IDOf("gm", at, "", []byte("task"))
+	patID := mailbox.IDOf("pat", at, "", []byte("task"))
+	good := map[string]string{"id": notice, "from": Runner, "to": "gm", "type": GivenUpNotice, "given_up": gmID, "agent": "aria", "workspace": "home"}
+	msg := func(change map[string]string) *mailbox.Message {
+		f := maps.Clone(good)
+		maps.Copy(f, change)
+		var b strings.Builder
+		b.WriteString("---\n")
+		for _, k := range []string{"id", "from", "to", "cc", "type", "given_up", "agent", "workspace"} {
+			if v, ok := f[k]; ok && v != "-" {
+				fmt.Fprintf(&b, "%s: %s\n", k, v)
+			}
+		}
+		b.WriteString("---\nparley gave up the task_assignment you sent to aria\n")
+		m, err := mailbox.Parse([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	tests := []struct {
+		name      string
+		workspace string
+		change    map[string]string
+		field     string
+		refusal   string
+	}{
+		{"accepted", "home", nil, "", ""},
+		{"from a workspace no remote: names", "elsewhere", nil, "from", `the runner of workspace "elsewhere", which no agent of parley.yaml lives in`},
+		{"another type", "home", map[string]string{"type": "task_assignment"}, "type", `"task_assignment", but the message came from the runner of workspace "home", which sends only its notice`},
+		{"no type", "home", map[string]string{"type": "-"}, "type", `"", but the message came from the runner`},
+		{"another from", "home", map[string]string{"from": "aria"}, "from", `"aria", but the message came from the runner`},
+		{"an id of another", "home", map[string]string{"id": mailbox.IDOf("aria", at, "", nil)}, "id", `is no id of parley`},
+		{"no id", "home", map[string]string{"id": "-"}, "id", `"" is no id of parley`},
+		{"two recipients", "home", map[string]string{"to": "[gm, pat]"}, "to", `a notice of a message given up goes to exactly one agent, the message's sender, not to gm, pat`},
+		{"a cc", "home", map[string]string{"cc": "pat"}, "to", `goes to exactly one agent`},
+		{"to everyone", "home", map[string]string{"to": `"*"`}, "to", `unknown agent`},
+		{"to a remote agent", "home", map[string]string{"to": "bram", "given_up": mailbox.IDOf("bram", at, "", nil)}, "to", `bram lives in workspace "away"`},
+		{"given_up of another agent", "home", map[string]string{"given_up": patID}, "given_up", `is no id of gm: a notice of a message given up goes to the message's sender`},
+		{"given_up no id", "home", map[string]string{"given_up": "-"}, "given_up", `"" is no id of gm`},
+		{"agent of this workspace", "home", map[string]string{"agent": "pat"}, "agent", `"pat" is no agent that lives in workspace "home"`},
+		{"agent of another remote workspace", "home", map[string]string{"agent": "bram"}, "agent", `"bram" is no agent that lives in workspace "home"`},
+		{"workspace names another", "home", map[string]string{"workspace": "away"}, "workspace", `"away", but the notice came from workspace "home"`},
+		{"no workspace", "home", map[string]string{"workspace": "-"}, "workspace", `"", but the notice came from workspace "home"`},
+		{"agent from away is bram", "away", map[string]string{"agent": "bram", "workspace": "away"}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := ws.Check(Input{Sender: Runner, Workspace: tt.workspace, Message: msg(tt.change), Sent: func(string) bool { return false }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.refusal == "" {
+				if !v.Accepted() {
+					t.Fatalf("refused: %v", v.Refusal)
+				}
+				if got := v.Agents(); !slices.Equal(got, []string{"gm"}) {
+					t.Errorf("recipients = %v, want [gm]", got)
+				}
+				if to, _ := v.Message.Header().Get("to"); to != "gm" {
+					t.Errorf("to: %q in the copy delivered, want gm", to)
+				}
+				return
+			}
+			if v.Accepted() {
+				t.Fatalf("accepted, to %v; want refused: %s", v.Agents(), tt.refusal)
+			}
+			if v.Refusal.Field != tt.field || !strings.Contains(v.Refusal.Reason, tt.refusal) {
+				t.Errorf("refusal = %s: %q, want %s: %q", v.Refusal.Field, v.Refusal.Reason, tt.field, tt.refusal)
+			}
+		})
+	}
+	// The runner of this workspace sends through no Check: one that
+	// claims to be it, from here, is refused as before.
+	v, err := ws.Check(Input{Sender: Runner, Message: msg(nil), Sent: func(string) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Accepted() {
+		t.Errorf("a notice from this workspace's own runner, through Check, accepted to %v", v.Agents())
 	}
 }

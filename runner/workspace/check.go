@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -178,6 +179,20 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 		v.Refusal, v.Recipients, v.Broadcast, v.Hops = f, nil, false, nil
 		return v, nil
 	}
+	if in.Sender == Runner && in.Workspace != "" {
+		// The runner of another workspace: it sends only its notice of
+		// a give-up (see checkRemoteNotice), which no protocol defines.
+		r, f := w.checkRemoteNotice(in, m)
+		if f == nil {
+			f = w.checkSize(in.Sender, m)
+		}
+		if f != nil {
+			return refuse(f)
+		}
+		v.Recipients = []Recipient{r}
+		v.Message = m
+		return v, nil
+	}
 	if f := w.checkSender(in, m); f != nil {
 		return refuse(f)
 	}
@@ -308,6 +323,85 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		return f
 	}
 	return nil
+}
+
+// checkRemoteNotice checks a message that came over the bridge from the
+// runner of another workspace (in.Sender is Runner, in.Workspace names
+// it). That runner sends one thing: its notice that it gave up a message
+// an agent of this workspace sent to one of its own (see the runner's
+// GiveUps), so that the sender, which cannot see the other workspace's
+// dead/, is told. It is accepted only as that: from a workspace a
+// remote: names, of type GivenUpNotice, with an id of parley's, to
+// exactly one agent that lives here, about a message of that agent's
+// (given_up: an id whose sender is the recipient), given up by an agent
+// that lives in the workspace it came from (agent:), which workspace:
+// names (its dead/ holds the message). It goes to that one agent; it is parley's own notice, so no protocol is checked.
+func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, *Refusal) {
+	h := m.Header()
+	get := func(key string) (string, *Refusal) {
+		v, ok := h.Get(key)
+		if h.Has(key) && !ok {
+			return "", &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
+		}
+		return strings.TrimSpace(v), nil
+	}
+	if !slices.Contains(w.Config.Remotes(), in.Workspace) {
+		return Recipient{}, &Refusal{Field: "from", Reason: fmt.Sprintf("the runner of workspace %q, which no agent of %s lives in (remote: names %s)", in.Workspace, ConfigFile, orNoneOf(w.Config.Remotes()))}
+	}
+	came := fmt.Sprintf("the message came from the runner of workspace %q, which sends only its notice of a message given up (type %s)", in.Workspace, GivenUpNotice)
+	for _, key := range []string{"from", "type", "given_up", "agent", "workspace"} {
+		if _, f := get(key); f != nil {
+			return Recipient{}, f
+		}
+	}
+	if from, _ := get("from"); from != "" && from != Runner {
+		return Recipient{}, &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but %s", from, came)}
+	}
+	if typ, _ := get("type"); typ != GivenUpNotice {
+		return Recipient{}, &Refusal{Line: h.Line("type"), Field: "type", Reason: fmt.Sprintf("%q, but %s", typ, came)}
+	}
+	id, _ := get("id")
+	if _, sender, err := mailbox.ParseID(id); err != nil || sender != Runner {
+		return Recipient{}, &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%q is no id of %s, but %s", id, Runner, came)}
+	}
+	to, err := h.Names("to")
+	if err != nil {
+		return Recipient{}, RefusalOf("", err)
+	}
+	if len(to) != 1 || h.Has("cc") {
+		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: fmt.Sprintf("a notice of a message given up goes to exactly one agent, the message's sender, not to %s", orNoneOf(append(to, ccOf(m)...)))}
+	}
+	recipient := to[0]
+	if a, ok := w.Agent(recipient); !ok {
+		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: (&UnknownAgentError{Name: recipient, Agents: w.AgentNames()}).Error()}
+	} else if a.Remote != "" {
+		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: fmt.Sprintf("%s lives in workspace %q (remote: in %s), not in this one: a notice of a message given up goes to its sender, here", recipient, a.Remote, ConfigFile)}
+	}
+	givenUp, _ := get("given_up")
+	if _, sender, err := mailbox.ParseID(givenUp); err != nil || sender != recipient {
+		return Recipient{}, &Refusal{Line: h.Line("given_up"), Field: "given_up", Reason: fmt.Sprintf("%q is no id of %s: a notice of a message given up goes to the message's sender", givenUp, recipient)}
+	}
+	agent, _ := get("agent")
+	if a, ok := w.Agent(agent); !ok || a.Remote != in.Workspace {
+		return Recipient{}, &Refusal{Line: h.Line("agent"), Field: "agent", Reason: fmt.Sprintf("%q is no agent that lives in workspace %q (remote: %s in %s): its runner tells only of what its own agents gave up", agent, in.Workspace, in.Workspace, ConfigFile)}
+	}
+	if ws, _ := get("workspace"); ws != in.Workspace {
+		return Recipient{}, &Refusal{Line: h.Line("workspace"), Field: "workspace", Reason: fmt.Sprintf("%q, but the notice came from workspace %q: it names the workspace the message was given up in, whose dead/ holds it", ws, in.Workspace)}
+	}
+	return Recipient{Agent: recipient, Rules: []Rule{{Kind: RuleNamed, Source: "to", Line: h.Line("to"), Text: fmt.Sprintf("to: %s, the sender of %s, which %s gave up in workspace %s", recipient, givenUp, agent, in.Workspace)}}}, nil
+}
+
+// ccOf are the names in a message's cc:, for a refusal that lists them.
+func ccOf(m *mailbox.Message) []string {
+	cc, _ := m.Header().Names("cc")
+	return cc
+}
+
+func orNoneOf(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // MaxIDAhead is how far after this machine's clock an id may be dated:

@@ -45,7 +45,9 @@ const RefusedNotice = "message_refused"
 // agent whose message it gave up (moved to the recipient's dead/): the
 // message's id, the agent that could not handle it, the reason and the
 // attempts, so that the sender (the pipeline's orchestrator) can tell a
-// person (see the runner's GiveUps).
+// person (see the runner's GiveUps). A sender of another workspace is
+// told too, over the bridge, with workspace: naming the one it was given
+// up in; Check accepts it from there only as such (checkRemoteNotice).
 const GivenUpNotice = "message_given_up"
 
 // MaxRefusedNotices is how many refusal notices in a row a program agent
