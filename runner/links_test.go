@@ -134,8 +134,8 @@ func TestHardLinkInOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	stats := routeAll(t, ws)
-	if stats.Rejected != 1 || stats.Routed != 0 {
-		t.Errorf("routed %d, rejected %d, want the hard link refused", stats.Routed, stats.Rejected)
+	if stats.RefusedInPlace != 1 || stats.Rejected != 0 || stats.Routed != 0 {
+		t.Errorf("routed %d, rejected %d, refused in place %d, want the hard link refused in place", stats.Routed, stats.Rejected, stats.RefusedInPlace)
 	}
 	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
 		t.Errorf("a hard link was delivered: %v", got)
@@ -196,8 +196,8 @@ func TestSymlinkInOutbox(t *testing.T) {
 	}
 	symlinkToFIFO(t, box.Path(mailbox.Outbox, "pipe.md"))
 	stats := routeAll(t, ws)
-	if stats.Rejected != 2 || stats.Routed != 0 {
-		t.Errorf("routed %d, rejected %d, want both links refused", stats.Routed, stats.Rejected)
+	if stats.RefusedInPlace != 2 || stats.Rejected != 0 || stats.Routed != 0 {
+		t.Errorf("routed %d, rejected %d, refused in place %d, want both links refused in place", stats.Routed, stats.Rejected, stats.RefusedInPlace)
 	}
 	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 0 {
 		t.Errorf("a symbolic link was delivered: %v", got)
@@ -286,8 +286,8 @@ func TestReasonInOutboxIsNoMessage(t *testing.T) {
 	if got := names(t, ws, "alice", mailbox.Rejected); len(got) != 0 {
 		t.Errorf("rejected/ = %v, want nothing: the reason was taken for a message", got)
 	}
-	if r.stats.Rejected != 1 {
-		t.Errorf("rejected %d, want 1 (the hard link)", r.stats.Rejected)
+	if r.stats.RefusedInPlace != 1 || r.stats.Rejected != 0 {
+		t.Errorf("refused in place %d, rejected %d, want 1 (the hard link) and 0", r.stats.RefusedInPlace, r.stats.Rejected)
 	}
 
 	// The refused file removed: its reason goes too, when the watcher
@@ -314,8 +314,8 @@ func TestReasonInOutboxIsNoMessage(t *testing.T) {
 	if got := names(t, ws, "alice", mailbox.Rejected); len(got) != 0 {
 		t.Errorf("rejected/ = %v, want nothing: the reason was taken for a message", got)
 	}
-	if r.stats.Rejected != 2 {
-		t.Errorf("rejected %d, want 2 (the hard links)", r.stats.Rejected)
+	if r.stats.RefusedInPlace != 2 || r.stats.Rejected != 0 {
+		t.Errorf("refused in place %d, rejected %d, want 2 (the hard links) and 0", r.stats.RefusedInPlace, r.stats.Rejected)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // lines a batch at a time (see batch.finish); these are one line each,
 // written as it happens, by the worker or the router that did it.
 
-// maxListed caps Stats.RejectedFiles and Stats.DeadFiles.
+// maxListed caps Stats.RejectedFiles, Stats.RefusedInPlaceFiles and
+// Stats.DeadFiles.
 const maxListed = 1000
 
 // record writes one journal line, stamped now. It is one write and no

@@ -784,12 +784,14 @@ func (b *batch) refuseInPlace(i int, c candidate) {
 		r.fail(c, b.now, fmt.Errorf("writing why it is refused: %w", err))
 		return
 	}
+	rel := mailboxPath(c.agent, mailbox.Outbox, c.name)
 	r.statsMu.Lock()
-	r.stats.Rejected++
+	r.stats.RefusedInPlace++
+	if len(r.stats.RefusedInPlaceFiles) < maxListed {
+		r.stats.RefusedInPlaceFiles = append(r.stats.RefusedInPlaceFiles, workspace.Problem{Agent: c.agent, Path: rel, Reason: text})
+	}
 	r.statsMu.Unlock()
 	r.refusedNow[c.fileKey] = true
-	rel := mailboxPath(c.agent, mailbox.Outbox, c.name)
-	r.noteRejected(c.agent, rel, text)
 	b.entries[i] = &workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name, Path: rel}
 	r.log.Warn("refused, left in the outbox", "agent", c.agent, "file", c.name, "reason", text)
 }

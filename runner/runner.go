@@ -98,6 +98,14 @@ type Stats struct {
 	Recovered  int    `json:"recovered"`  // copies found already delivered (a re-route after a crash)
 	Handled    int    `json:"handled"`    // messages agents' drivers finished (moved to done/)
 	Dead       int    `json:"dead"`       // messages given up (moved to dead/)
+	// RefusedInPlace counts the links (a symbolic link, or a file with
+	// more than one hard link: mailbox.Linked) refused during the run
+	// where they are, in their outbox, with the reason beside each
+	// (NAME.reason): never moved to rejected/, they count apart from
+	// Rejected. RefusedInPlaceFiles names the first 1000, each with the
+	// path of the link and the reason.
+	RefusedInPlace      int                 `json:"refused_in_place"`
+	RefusedInPlaceFiles []workspace.Problem `json:"refused_in_place_files"`
 	// RejectedFiles and DeadFiles name the files refused and the messages
 	// given up during the run, with the reason, in the order it happened:
 	// the first 1000 of each (Rejected and Dead count them all), so that
@@ -107,8 +115,8 @@ type Stats struct {
 	// Left counts the outbox files a run until idle ended with, not
 	// routed: a file an editor holds (its swap or lock file beside it),
 	// one waiting behind such a file, and a hard link refused where it is
-	// by an earlier run (one refused during this run counts in Rejected
-	// only). LeftFiles names the first 1000, each with why it waits.
+	// by an earlier run (one refused during this run counts in
+	// RefusedInPlace only). LeftFiles names the first 1000, each with why it waits.
 	Left      int                 `json:"left"`
 	LeftFiles []workspace.Problem `json:"left_files"`
 	// Loops counts the loops stopped: messages refused because two
@@ -120,7 +128,7 @@ type Stats struct {
 }
 
 // Refused reports whether anything was refused or given up during the run.
-func (s Stats) Refused() bool { return s.Rejected > 0 || s.Dead > 0 }
+func (s Stats) Refused() bool { return s.Rejected > 0 || s.RefusedInPlace > 0 || s.Dead > 0 }
 
 // Undelivered reports whether a run until idle ended with something not
 // delivered: a file refused or a message given up during the run, or a
@@ -522,6 +530,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	defer r.statsMu.Unlock()
 	stats := r.stats
 	stats.RejectedFiles = append([]workspace.Problem{}, stats.RejectedFiles...)
+	stats.RefusedInPlaceFiles = append([]workspace.Problem{}, stats.RefusedInPlaceFiles...)
 	stats.DeadFiles = append([]workspace.Problem{}, stats.DeadFiles...)
 	stats.LeftFiles = append([]workspace.Problem{}, stats.LeftFiles...)
 	return stats, err

@@ -47,7 +47,8 @@ const DefaultJoinWait = 2 * time.Minute
 //     the game master, with the campaign, the human's character and the
 //     narrative style from preferences.md and the AI-played characters;
 //     when a session was already under way (the runner was restarted),
-//     it sends [CONTEXT_REFRESH] to every agent at the table instead.
+//     it sends [CONTEXT_REFRESH] to every program at the table instead
+//     (a person's memory is not reset by a restart: people get none).
 //   - [AWAIT_PLAYERS] (phase 1): one [GM_TO_PLAYER] to each character
 //     listed, all at once, each in the await's thread; the players' replies
 //     are joined into one [PLAYER_RESPONSES] to the game master, vetoes
@@ -304,8 +305,11 @@ func (t *TeamLead) underWay(agent string) bool {
 	return !started.IsZero() && ended.Before(started)
 }
 
-// refresh sends [CONTEXT_REFRESH] to every agent at the table: the
-// campaign, the scene being told, and the start of the last narrative.
+// refresh sends [CONTEXT_REFRESH] to every agent at the table that a
+// program plays: the campaign, the scene being told, and the start of the
+// last narrative. People are skipped: a restart of the runner does not
+// reset what a person remembers (the protocol means the message for a
+// program's recovery after it lost its context).
 func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign) error {
 	scene := ""
 	if s, ok, _ := scenes.Current(camp.Path(campaigns.ScenesDir)); ok {
@@ -320,6 +324,9 @@ func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign) error {
 	})
 	for _, a := range t.Workspace.AgentNames() {
 		if a == agent || !t.Workspace.HasRole(a, "gm", "player", "human", "narrator") {
+			continue
+		}
+		if ag, ok := t.Workspace.Agent(a); ok && ag.Person() {
 			continue
 		}
 		m := mailbox.New([]byte("The runner was restarted: read the campaign files again and go on from where the story is.\n"))

@@ -123,6 +123,27 @@ var groupHelp = strings.Replace(cli.SubcommandHelpTemplate,
 // names no directory is an error of its own, so that the walk never starts
 // from a parent the user did not name.
 func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
+	return openWorkspaceWith(c, workspace.LoadOptions{})
+}
+
+// openWorkspaceToRead opens the workspace as openWorkspace does, for a
+// command that only reads (status, inbox, read, log): a key parley.yaml
+// may not hold (a typo, a key of a newer parley) is skipped, and said
+// once on stderr as a warning, instead of keeping a person from their
+// messages. Any other problem in parley.yaml is an error, as it is for
+// every command.
+func (e *env) openWorkspaceToRead(c *cli.Context) (*workspace.Workspace, error) {
+	ws, err := openWorkspaceWith(c, workspace.LoadOptions{SkipUnknown: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ws.Config.Skipped {
+		fmt.Fprintf(e.stderr, "parley: warning: %s; skipped (parley run refuses it)\n", printable(k.Error()))
+	}
+	return ws, nil
+}
+
+func openWorkspaceWith(c *cli.Context, opts workspace.LoadOptions) (*workspace.Workspace, error) {
 	dir := c.String("workspace")
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -139,7 +160,7 @@ func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := workspace.Open(root)
+	ws, err := workspace.OpenWith(root, opts)
 	if err != nil {
 		if note := workspace.RunnerKeeps(root); note != "" {
 			return nil, fmt.Errorf("%w%s", err, note)

@@ -43,7 +43,7 @@ func inboxCommand(e *env) *cli.Command {
 			case !c.IsSet("limit") && !opts.JSON:
 				opts.Limit = inboxLimit
 			}
-			ws, err := openWorkspace(c)
+			ws, err := e.openWorkspaceToRead(c)
 			if err != nil {
 				return err
 			}

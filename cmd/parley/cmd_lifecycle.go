@@ -34,10 +34,32 @@ func stopCommand(e *env) *cli.Command {
 			}
 			targets := c.Args().Slice()
 			if c.Bool("all") {
+				stopped, err := stoppedNow(ws)
+				if err != nil {
+					return err
+				}
+				asked := 0
 				for _, a := range ws.Config.Agents {
-					if a.Driven() {
-						targets = append(targets, a.Name)
+					if !a.Driven() {
+						continue
 					}
+					asked++
+					if stopped[a.Name] {
+						// Asked again, the request would wait in its
+						// inbox and stop it as soon as the next run
+						// starts it.
+						if !c.Bool("json") {
+							fmt.Fprintf(e.stdout, "%s is stopped already in this run (it approved a shutdown request): not asked again\n", a.Name)
+						}
+						continue
+					}
+					targets = append(targets, a.Name)
+				}
+				if asked > 0 && len(targets) == 0 {
+					if c.Bool("json") {
+						return e.printJSON([]map[string]string{})
+					}
+					return nil
 				}
 			}
 			if len(targets) == 0 {
@@ -97,6 +119,26 @@ func stopCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// stoppedNow returns the agents the running runner has stopped (they
+// approved a shutdown request): none when no runner runs, since a stop
+// lasts for the run and the next run starts every agent again.
+func stoppedNow(ws *workspace.Workspace) (map[string]bool, error) {
+	out := map[string]bool{}
+	if ws.RunnerPID() == 0 {
+		return out, nil
+	}
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		return nil, err
+	}
+	for name, r := range runs {
+		if r.Stopped {
+			out[name] = true
+		}
+	}
+	return out, nil
 }
 
 // asker is who asks agents to shut down when --from does not say: the

@@ -55,7 +55,7 @@ func logCommand(e *env) *cli.Command {
 				}
 				opts.Filter.Since = since
 			}
-			ws, err := openWorkspace(c)
+			ws, err := e.openWorkspaceToRead(c)
 			if err != nil {
 				return err
 			}

@@ -417,7 +417,7 @@ func printPipeline(e *env, rep pipelineReport) {
 			escLine(x)
 			fmt.Fprintf(w, "    %s\n", printable(x.Question))
 			if x.Misspelt != "" {
-				fmt.Fprintf(w, "    your answer's decision %q is none of approve, retry, stop: answer it again\n", x.Misspelt)
+				fmt.Fprintf(w, "    your answer's decision %q is none of %s: answer it again\n", x.Misspelt, strings.Join(orchestrator.Decisions(), ", "))
 			}
 			if x.Route != "" {
 				fmt.Fprintf(w, "    %s\n", printable(x.Route))

@@ -37,7 +37,7 @@ func readCommand(e *env) *cli.Command {
 					}
 					return err // a path, not an id
 				}
-				ws, werr := openWorkspace(c)
+				ws, werr := e.openWorkspaceToRead(c)
 				if werr != nil {
 					return werr
 				}

@@ -110,7 +110,8 @@ func checkDecision(esc *mailbox.Message, id string, opts sendOptions) error {
 		m.SetValue("decision", v)
 		v, _ = m.Header().Get("decision")
 		if !orchestrator.KnownDecision(strings.TrimSpace(v)) {
-			return fmt.Errorf("--field decision=%s: none of approve, retry, stop, so the orchestrator would do nothing, and %s would still wait; nothing was sent", v, id)
+			return fmt.Errorf("--field decision=%s: the orchestrator knows the decisions %s; with any other it would do nothing, and %s would still wait; nothing was sent (--no-check sends it even so)",
+				v, strings.Join(orchestrator.Decisions(), ", "), id)
 		}
 	}
 	return nil

@@ -192,6 +192,9 @@ func (e *refusedError) Error() string {
 	if s.Rejected > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s rejected", s.Rejected, plural(s.Rejected, "file", "files")))
 	}
+	if s.RefusedInPlace > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s refused in place", s.RefusedInPlace, plural(s.RefusedInPlace, "link", "links")))
+	}
 	if s.Dead > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s given up", s.Dead, plural(s.Dead, "message", "messages")))
 	}
@@ -210,13 +213,16 @@ func (e *refusedError) Error() string {
 		what  string
 		list  []workspace.Problem
 		total int
-	}{{"rejected", s.RejectedFiles, s.Rejected}, {"dead", s.DeadFiles, s.Dead}, {"left", s.LeftFiles, s.Left}} {
+	}{{"rejected", s.RejectedFiles, s.Rejected}, {"refused", s.RefusedInPlaceFiles, s.RefusedInPlace}, {"dead", s.DeadFiles, s.Dead}, {"left", s.LeftFiles, s.Left}} {
 		for i, p := range k.list {
 			if i == maxNamed {
 				fmt.Fprintf(&b, "\n  ... and %d more %s (parley status --all)", k.total-maxNamed, k.what)
 				break
 			}
 			fmt.Fprintf(&b, "\n  %-8s  %s  %s\n            %s", k.what, printable(p.Agent), printable(p.Path), printable(p.Reason))
+			if k.what == "refused" {
+				fmt.Fprintf(&b, "\n            left where it is: see %s", printable(p.Path+mailbox.ReasonSuffix))
+			}
 		}
 	}
 	return b.String()
@@ -227,6 +233,9 @@ func statsLine(s runner.Stats) string {
 	line := fmt.Sprintf("routed %d %s (%d %s), rejected %d",
 		s.Routed, plural(s.Routed, "message", "messages"),
 		s.Deliveries, plural(s.Deliveries, "delivery", "deliveries"), s.Rejected)
+	if s.RefusedInPlace > 0 {
+		line += fmt.Sprintf(", refused in place %d", s.RefusedInPlace)
+	}
 	if s.Dead > 0 {
 		line += fmt.Sprintf(", given up %d", s.Dead)
 	}

@@ -24,7 +24,7 @@ func statusCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			ws, err := openWorkspace(c)
+			ws, err := e.openWorkspaceToRead(c)
 			if err != nil {
 				return err
 			}

@@ -145,7 +145,13 @@ func hint(err error) string {
 		if !re.stats.Refused() {
 			return "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them"
 		}
-		hint := "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when; fix a rejected file and move it back into the outbox to send it again"
+		hint := "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when"
+		if re.stats.Rejected > 0 {
+			hint += "; fix a rejected file and move it back into the outbox to send it again"
+		}
+		if re.stats.RefusedInPlace > 0 {
+			hint += "; put a copy of its own in place of a link (its NAME.reason gives the command) and parley routes it"
+		}
 		if re.stats.Dead > 0 {
 			hint += "; `parley retry ID` hands a dead letter to its agent again"
 		}

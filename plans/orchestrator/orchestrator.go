@@ -956,7 +956,7 @@ func (r *run) note(text string) ([]*mailbox.Message, error) {
 func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 	decision := strings.ToLower(get(r.in, "decision"))
 	if !knownDecision(decision) {
-		return r.note(fmt.Sprintf("Your decision %q is none of approve, retry, stop, so nothing was done, and the escalation %s still waits: answer it again with --field decision=approve|retry|stop.", decision, get(esc, "id")))
+		return r.note(fmt.Sprintf("Your decision %q is none of %s, so nothing was done, and the escalation %s still waits: answer it again with --field decision=%s.", decision, strings.Join(Decisions(), ", "), get(esc, "id"), strings.Join(Decisions(), "|")))
 	}
 	if decision == "" {
 		words := strings.Fields(strings.ToLower(string(r.in.Body)))
@@ -1001,6 +1001,10 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 	}
 	return r.note("Your answer was noted; the pipeline has nothing waiting on it.")
 }
+
+// Decisions returns the decisions the orchestrator knows, in the order a
+// person is told them: approve, retry, stop.
+func Decisions() []string { return []string{DecisionApprove, DecisionRetry, DecisionStop} }
 
 // KnownDecision reports whether a person's answer with this decision
 // field answers an escalation: one of approve, retry, stop (in any case),

@@ -81,6 +81,10 @@ type Config struct {
 	// Bridge, when set, connects this workspace to others over NATS
 	// JetStream (the bridge: section); nil for a workspace on its own.
 	Bridge *Bridge
+	// Skipped lists the unknown keys skipped when the file was read with
+	// LoadOptions.SkipUnknown, each a *ConfigError wrapping ErrUnknownKey;
+	// empty when read strictly (an unknown key is then an error).
+	Skipped []*ConfigError
 }
 
 // Agent is one agent of a workspace.
@@ -306,8 +310,31 @@ func requireAgents(path string, data []byte, cfg *Config) error {
 	return &ConfigError{Path: path, Line: line, Key: "agents", Err: ErrNoAgents}
 }
 
-// ParseConfig reads parley.yaml text. path is used in errors.
+// ErrUnknownKey is the error for a key parley.yaml may not hold there: a
+// typo, or a key of a newer parley. A *ConfigError wraps it, naming the
+// line, the key, and the keys known there.
+var ErrUnknownKey = errors.New("unknown key")
+
+// LoadOptions says how parley.yaml is read.
+type LoadOptions struct {
+	// SkipUnknown skips a key parley does not know (ErrUnknownKey)
+	// instead of refusing the file, and lists it in Config.Skipped, for
+	// the commands that only read (status, inbox, read, log): a typo
+	// must not keep a person from their messages. Every other problem
+	// (a malformed value of a known key, say) is still an error, and the
+	// commands that write or route read the file strictly.
+	SkipUnknown bool
+}
+
+// ParseConfig reads parley.yaml text strictly: an unknown key is an
+// error. path is used in errors.
 func ParseConfig(path string, data []byte) (*Config, error) {
+	return ParseConfigWith(path, data, LoadOptions{})
+}
+
+// ParseConfigWith reads parley.yaml text as opts say. path is used in
+// errors.
+func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error) {
 	cfg := &Config{
 		HopLimit:  DefaultHopLimit,
 		MaxOutput: DefaultMaxOutput,
@@ -326,7 +353,12 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	}
 	root := doc.Content[0]
 	bad := func(n *yaml.Node, key, format string, args ...any) error {
-		return &ConfigError{Path: path, Line: n.Line, Key: key, Err: fmt.Errorf(format, args...)}
+		err := &ConfigError{Path: path, Line: n.Line, Key: key, Err: fmt.Errorf(format, args...)}
+		if opts.SkipUnknown && errors.Is(err, ErrUnknownKey) {
+			cfg.Skipped = append(cfg.Skipped, err)
+			return nil // the key is skipped (see eachKey)
+		}
+		return err
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, bad(root, "", "expected keys such as agents:, skills: and router:")
@@ -671,7 +703,8 @@ func wordList(v *yaml.Node, key string, dst *[]string, bad badFunc) error {
 type badFunc func(n *yaml.Node, key, format string, args ...any) error
 
 // eachKey calls the handler of every key of a mapping and refuses unknown
-// keys, naming the ones it knows.
+// keys (ErrUnknownKey), naming the ones it knows; an unknown key bad
+// lets pass (LoadOptions.SkipUnknown) is skipped.
 func eachKey(m *yaml.Node, prefix string, bad badFunc, handlers map[string]func(*yaml.Node) error) error {
 	if m.Kind != yaml.MappingNode {
 		return bad(m, prefix, "expected keys, not %q", m.Value)
@@ -685,7 +718,10 @@ func eachKey(m *yaml.Node, prefix string, bad badFunc, handlers map[string]func(
 				known = append(known, name)
 			}
 			sort.Strings(known)
-			return bad(k, join(prefix, k.Value), "unknown key (known here: %s)", strings.Join(known, ", "))
+			if err := bad(k, join(prefix, k.Value), "%w (known here: %s)", ErrUnknownKey, strings.Join(known, ", ")); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := h(v); err != nil {
 			return err

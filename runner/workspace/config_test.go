@@ -314,3 +314,51 @@ agents:
 		t.Errorf("an agent with no driver: Person %v, Driven %v", a.Person(), a.Driven())
 	}
 }
+
+// TestParseConfigSkipUnknown: read for a command that only reads, an
+// unknown key is skipped and listed, in the words of the strict error;
+// read strictly it is an error (ErrUnknownKey); a bad value of a known key
+// is an error either way.
+func TestParseConfigSkipUnknown(t *testing.T) {
+	tests := []struct {
+		name, text string
+		skipped    []string // the errors listed in Skipped
+		err        string   // the error, read with SkipUnknown
+	}{
+		{"newer router key", "agents: [gm]\nrouter: {speed: 3, settle: 1s}\n",
+			[]string{"parley.yaml:2: router.speed: unknown key (known here: max_message_size, rescan_interval, settle)"}, ""},
+		{"two typos", "agents:\n  - name: gm\n    rol: x\nhop_limt: 3\n",
+			[]string{"parley.yaml:3: agents[0].rol: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout)",
+				"parley.yaml:4: hop_limt: unknown key (known here: agents, bridge, budget, campaign, concurrency, git, hop_limit, max_output, phase, prices, router, routes, skills, stop_on, strict, timeouts)"}, ""},
+		{"bad value of a known key", "agents: [gm]\nrouter: {settle: soon}\n", nil, "parley.yaml:2: router.settle: "},
+		{"both", "agents: [gm]\nrouter: {speed: 3, settle: soon}\n", nil, "parley.yaml:2: router.settle: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfigWith(ConfigFile, []byte(tt.text), LoadOptions{SkipUnknown: true})
+			if tt.err != "" {
+				if err == nil || len(err.Error()) < len(tt.err) || err.Error()[:len(tt.err)] != tt.err || errors.Is(err, ErrUnknownKey) {
+					t.Fatalf("ParseConfigWith(SkipUnknown) = %v, want an error starting %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseConfigWith(SkipUnknown) = %v, want the unknown keys skipped", err)
+			}
+			var got []string
+			for _, k := range cfg.Skipped {
+				if !errors.Is(k, ErrUnknownKey) {
+					t.Errorf("skipped %v is not ErrUnknownKey", k)
+				}
+				got = append(got, k.Error())
+			}
+			if d := cmp.Diff(tt.skipped, got); d != "" {
+				t.Errorf("Skipped (-want +got):\n%s", d)
+			}
+			_, strict := ParseConfig(ConfigFile, []byte(tt.text))
+			if !errors.Is(strict, ErrUnknownKey) || strict.Error() != tt.skipped[0] {
+				t.Errorf("ParseConfig = %v, want %q (ErrUnknownKey)", strict, tt.skipped[0])
+			}
+		})
+	}
+}

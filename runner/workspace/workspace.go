@@ -67,8 +67,16 @@ func Find(dir string) (string, error) {
 // Open reads the parley.yaml of the workspace at root. The workspace's
 // Root is absolute, so that the paths it gives stay right for programs
 // started in other directories (an agent's PARLEY_MESSAGE).
-// A parley.yaml that lists no agents is refused (ErrNoAgents).
+// A parley.yaml that lists no agents is refused (ErrNoAgents), and so
+// is one with a key parley does not know (ErrUnknownKey).
 func Open(root string) (*Workspace, error) {
+	return OpenWith(root, LoadOptions{})
+}
+
+// OpenWith reads the parley.yaml of the workspace at root as Open does,
+// as opts say: with SkipUnknown, the unknown keys it skipped are in
+// Config.Skipped.
+func OpenWith(root string, opts LoadOptions) (*Workspace, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -83,12 +91,16 @@ func Open(root string) (*Workspace, error) {
 	}
 	// Errors name the file as the workspace names it (parley.yaml:3:),
 	// the form every other message about it takes.
-	cfg, err := ParseConfig(ConfigFile, data)
+	cfg, err := ParseConfigWith(ConfigFile, data, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := requireAgents(ConfigFile, data, cfg); err != nil {
-		return nil, err
+	// A key skipped may be the agents, misspelt (agnets:): the file is
+	// taken as it is, and the key skipped says what is wrong.
+	if len(cfg.Skipped) == 0 {
+		if err := requireAgents(ConfigFile, data, cfg); err != nil {
+			return nil, err
+		}
 	}
 	return &Workspace{Root: root, Config: cfg}, nil
 }
