@@ -150,11 +150,24 @@ func (s *seat) hello() {
 	who := "no character yet"
 	if s.character != "" {
 		who = s.character
-		if s.player != "" {
+		if a, ok := s.ws.Agent(s.player); ok && a.Person() {
+			who += " (you answer its prompts, as " + s.player + ")"
+		} else if ok {
 			who += " (played by " + s.player + ")"
 		}
 	}
 	s.wrap(fmt.Sprintf("You sit at %s as %s: your character is %s; you speak as the team lead, %s. /help lists the commands.", s.camp.Name, s.me, who, s.lead), "")
+	// Agents of the table nobody plays: what is sent to them waits, and
+	// the table with it; said once here, not discovered by waiting.
+	var unplayed []string
+	for _, a := range s.ws.Config.Agents {
+		if a.Name != s.me && a.Name != s.player && a.Person() && s.ws.HasRole(a.Name, "gm", "narrator", "player") {
+			unplayed = append(unplayed, a.Name)
+		}
+	}
+	if len(unplayed) > 0 {
+		s.wrap(fmt.Sprintf("(no program plays %s: the table waits on what is sent to them until %s gives them one (driver:), or a person answers for them with parley inbox and parley reply)", strings.Join(unplayed, ", "), workspace.ConfigFile), "")
+	}
 	if s.away() {
 		if a, _ := s.ws.Agent(s.player); !a.Driven() {
 			s.printf("you are away: %s has no program, so nobody plays %s meanwhile; /back to play on\n", s.player, s.character)
