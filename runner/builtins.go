@@ -3,14 +3,16 @@ package runner
 import (
 	"context"
 	"time"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // Starter is a built-in handler with something to do when the runner
 // starts, before it routes anything: the D&D team lead starts the session,
 // or, after a restart, refreshes every agent's context. What it sends it
 // writes into the agent's outbox itself, like a person would; the router
-// takes it from there. An error is logged: the agent still handles its
-// messages.
+// takes it from there. An error is logged, and the agent is failed in
+// parley status, with the reason: it still handles its messages.
 type Starter interface {
 	Start(ctx context.Context, agent string) error
 }
@@ -44,6 +46,10 @@ func (r *Runner) startBuiltins(ctx context.Context) {
 		if s, ok := b.handler.(Starter); ok {
 			if err := s.Start(ctx, name); err != nil {
 				r.log.Error("starting a built-in agent", "agent", name, "err", err)
+				// parley status says so, not idle: failed until it
+				// handles a message, and the reason for the run.
+				r.state.set(name, workspace.StateFailed, "")
+				r.state.note(name, "did not start: "+err.Error())
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -106,5 +107,35 @@ func TestIdleHook(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"line 1", "line 2"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
 		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+}
+
+// unstartable is a built-in handler whose start fails, as the D&D team
+// lead's does in a workspace with no campaign.
+type unstartable struct{}
+
+func (unstartable) Start(ctx context.Context, agent string) error {
+	return errors.New("the workspace has no campaign")
+}
+
+func (unstartable) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+	return nil, nil
+}
+
+// TestBuiltinStartFails: a built-in agent that cannot start is failed in
+// the runner's book of agents, with the reason, not idle (a user's
+// tryout: parley status said idle while the log said it did not start).
+func TestBuiltinStartFails(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: lead, driver: builtin, handler: lead}\n")
+	if _, err := runIdle(t, ws, Options{Handlers: Handlers{"lead": unstartable{}}}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runs["lead"]
+	if want := "did not start: the workspace has no campaign"; got.State != workspace.StateFailed || got.Note != want {
+		t.Errorf("lead's run = %+v, want state %q, note %q", got, workspace.StateFailed, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -168,16 +169,18 @@ agents:
 	}
 	// The hung program's child went with it (a zombie waiting to be
 	// reaped by init does not run).
-	if pid, err := os.ReadFile(filepath.Join(ws.Root, "child.pid")); err == nil {
-		var n int
-		fmt.Sscan(string(pid), &n)
+	if pid, err := os.ReadFile(filepath.Join(ws.Root, "child.pid")); err != nil {
+		t.Errorf("the hanging script did not start its child: %v", err)
+	} else if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err != nil || n <= 0 {
+		// An empty pid read as 0 would check /proc/0/stat, which never
+		// exists: it would prove nothing.
+		t.Errorf("the hanging script wrote child.pid %q, not a pid", pid)
+	} else {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
 		if fields := strings.Fields(string(stat)); err == nil && len(fields) > 2 && fields[2] != "Z" {
 			t.Errorf("the child %d of a timed-out program still runs (%s)", n, fields[2])
 			syscall.Kill(n, syscall.SIGKILL)
 		}
-	} else {
-		t.Errorf("the hanging script did not start its child: %v", err)
 	}
 	// A forged sender is refused by the router, like any bad message;
 	// forger is told, and forges again each time, until it is told no

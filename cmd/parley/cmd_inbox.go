@@ -302,8 +302,15 @@ func followInbox(ctx context.Context, e *env, ws *workspace.Workspace, agent str
 	}
 }
 
+// tellingFields are the payload fields that say most about a message
+// whose body is empty, best first: an [ASK_PLAYER] holds its question, a
+// [PLAYER_ANSWER] its answer (and the question it answers) in fields.
+var tellingFields = []string{"answer", "question", "decision", "request", "reason", "text", "message", "description"}
+
 // summaryOf returns a message's summary field, or the first line of its
-// body, shortened.
+// body, or, when the body is empty, its most telling field (see
+// tellingField), on one line, shortened.
+// It is the one summary of inbox listings, the MCP inbox and the seat.
 func summaryOf(m *mailbox.Message) string {
 	s, _ := m.Payload().Get("summary") // a [SESSION_END] has one of its own
 	if s == "" {
@@ -336,11 +343,35 @@ func summaryOf(m *mailbox.Message) string {
 			s = heading
 		}
 	}
+	if s == "" {
+		s = tellingField(m.Payload())
+	}
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 60 {
 		s = string(r[:59]) + "…"
 	}
 	return s
+}
+
+// tellingField returns the value of the first of tellingFields a payload
+// holds as text, else of its first text field in file order that is not
+// a reserved header field (a count, a flag or an id says little), else "".
+func tellingField(p mailbox.Fields) string {
+	text := func(k string) string {
+		v, _ := p.Value(k).(string)
+		return strings.TrimSpace(v)
+	}
+	for _, k := range tellingFields {
+		if v := text(k); v != "" {
+			return v
+		}
+	}
+	for _, k := range p.Keys() {
+		if v := text(k); v != "" && !mailbox.IsReserved(k) {
+			return v
+		}
+	}
+	return ""
 }
 
 func dash(s string) string {

@@ -59,6 +59,9 @@ type statusReport struct {
 	ProtocolError string `json:"protocol_error,omitempty"`
 	// UnheldRoles are the roles the skills name that no agent has.
 	UnheldRoles []workspace.UnheldRole `json:"unheld_roles,omitempty"`
+	// UnknownRoles are the roles agents are given that no skill and no
+	// route knows: misspelt, most likely.
+	UnknownRoles []workspace.UnknownRole `json:"unknown_roles,omitempty"`
 	// Models is what the openai agents' models used (parley usage), and
 	// why their latest call failed; nil without openai agents.
 	Models *usageReport `json:"models,omitempty"`
@@ -93,6 +96,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
 	if protocol, err := ws.Protocol(); err == nil {
 		rep.UnheldRoles = ws.UnheldRoles(protocol)
+		rep.UnknownRoles = ws.UnknownRoles(protocol)
 	} else {
 		rep.ProtocolError = err.Error()
 	}
@@ -146,6 +150,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			groups = append(groups, u.Role+" ("+u.Skill+")")
 		}
 		fmt.Fprintf(e.stdout, "roles     no agent has %s: what the protocol sends to them goes nowhere unless to: names an agent\n", strings.Join(groups, "; "))
+	}
+	for _, u := range rep.UnknownRoles {
+		fmt.Fprintf(e.stdout, "warning   %s\n", printable(u.String()))
 	}
 	fmt.Fprintln(e.stdout)
 	width := len("AGENT")

@@ -127,6 +127,10 @@ type Agent struct {
 	Remote string
 	Line   int    // line of the entry in parley.yaml
 	Key    string // the entry's key in parley.yaml: agents[2]
+	// RolesLine and RolesKey are the line and key of role: (or roles:)
+	// in parley.yaml (0, "": none), for a warning about a role.
+	RolesLine int
+	RolesKey  string
 	// HandlerLine is the line of handler: in parley.yaml (0: none), for
 	// an error about the handler it names.
 	HandlerLine int
@@ -396,9 +400,15 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 					a.Name = item.Value
 				case yaml.MappingNode:
 					err := eachKey(item, key, bad, map[string]func(*yaml.Node) error{
-						"name":  func(v *yaml.Node) error { return scalar(v, key+".name", &a.Name, bad) },
-						"role":  func(v *yaml.Node) error { return nameList(v, key+".role", &a.Roles, bad) },
-						"roles": func(v *yaml.Node) error { return nameList(v, key+".roles", &a.Roles, bad) },
+						"name": func(v *yaml.Node) error { return scalar(v, key+".name", &a.Name, bad) },
+						"role": func(v *yaml.Node) error {
+							a.RolesLine, a.RolesKey = v.Line, key+".role"
+							return nameList(v, key+".role", &a.Roles, bad)
+						},
+						"roles": func(v *yaml.Node) error {
+							a.RolesLine, a.RolesKey = v.Line, key+".roles"
+							return nameList(v, key+".roles", &a.Roles, bad)
+						},
 						"driver": func(v *yaml.Node) error {
 							if err := scalar(v, key+".driver", &a.Driver, bad); err != nil {
 								return err

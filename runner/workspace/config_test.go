@@ -26,7 +26,7 @@ router:
 	}
 	want := &Config{
 		Agents: []Agent{
-			{Name: "gm", Roles: []string{"gm"}, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 3, Key: "agents[0]"},
+			{Name: "gm", Roles: []string{"gm"}, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 3, Key: "agents[0]", RolesLine: 4, RolesKey: "agents[0].role"},
 			{Name: "aria", Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries, Line: 5, Key: "agents[1]"},
 		},
 		HopLimit:  DefaultHopLimit,

@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/skills"
 )
 
 // Lint returns what parley says about the workspace when it starts
-// without refusing to start: a route matching a type no skill defines, or
+// without refusing to start: an agent's role no skill and no route knows
+// (see UnknownRoles); a route matching a type no skill defines, or
 // a field none of the types it matches has; a route to a role nobody holds, or from one; and
 // a route that sends a type to agents its protocol does not list as
 // recipients. Such a route is the workspace owner's decision, and its
@@ -32,6 +34,9 @@ func (w *Workspace) Lint() ([]string, error) {
 			order = append(order, u.Skill)
 		}
 		unheld[u.Skill] = append(unheld[u.Skill], u.Role)
+	}
+	for _, u := range w.UnknownRoles(protocol) {
+		out = append(out, u.String())
 	}
 	for _, sk := range order {
 		roles := unheld[sk]
@@ -86,6 +91,75 @@ func (w *Workspace) UnheldRoles(protocol *skills.Set) []UnheldRole {
 			}
 			seen[role] = true
 			out = append(out, UnheldRole{Role: role, Skill: sk.Name})
+		}
+	}
+	return out
+}
+
+// UnknownRole is a role an agent is given in parley.yaml that neither the
+// workspace's skills nor its routes name: most likely a misspelling
+// ("plyer"), which would leave the agent out of what the protocol sends
+// to the role it meant. It is a warning, not an error: a role of the
+// workspace's own is legitimate, and is known once a route uses it.
+type UnknownRole struct {
+	Agent   string `json:"agent"`
+	Role    string `json:"role"`
+	Line    int    `json:"line"`              // of role: in parley.yaml
+	Key     string `json:"key"`               // agents[2].role
+	Nearest string `json:"nearest,omitempty"` // the known role it is closest to
+}
+
+// String says what is wrong as file:line: key: message, with the nearest
+// known role when there is one.
+func (u UnknownRole) String() string {
+	hint := ""
+	if u.Nearest != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", u.Nearest)
+	}
+	return fmt.Sprintf("%s:%d: %s: no skill of this workspace and no route names the role %q%s: no message is routed to %s by that role", ConfigFile, u.Line, u.Key, u.Role, hint, u.Agent)
+}
+
+// HumanRole is the role parley itself gives a meaning to, whatever the
+// skills: the person questions and escalations go to (the pipeline
+// orchestrator's, a session's end).
+const HumanRole = "human"
+
+// UnknownRoles returns the roles agents are given that no skill of the
+// workspace, no route and parley itself (HumanRole) knows, in the order of parley.yaml; nil when the
+// workspace has no skills (then every role is its own). A route knows a
+// role it matches (from_role) or sends to (role:NAME, or a bare name that
+// is no agent's).
+func (w *Workspace) UnknownRoles(protocol *skills.Set) []UnknownRole {
+	if protocol == nil || len(protocol.Skills) == 0 {
+		return nil
+	}
+	known := []string{HumanRole}
+	for _, sk := range protocol.Skills {
+		for _, role := range sk.Roles() {
+			known = appendNew(known, role)
+		}
+	}
+	for _, r := range w.Config.Routes {
+		for _, role := range r.FromRole {
+			known = appendNew(known, role)
+		}
+		for _, t := range r.targets() {
+			if _, ok := w.Agent(t); !ok {
+				known = appendNew(known, strings.TrimPrefix(t, "role:"))
+			}
+		}
+	}
+	var out []UnknownRole
+	for _, a := range w.Config.Agents {
+		for _, role := range a.Roles {
+			if slices.Contains(known, role) || role == a.Name {
+				continue
+			}
+			line, key := a.RolesLine, a.RolesKey
+			if line == 0 {
+				line, key = a.Line, a.Key+".role"
+			}
+			out = append(out, UnknownRole{Agent: a.Name, Role: role, Line: line, Key: key, Nearest: spell.Nearest(role, known, 2)})
 		}
 	}
 	return out
