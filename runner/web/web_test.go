@@ -687,3 +687,65 @@ func TestSeatRelayOptions(t *testing.T) {
 		t.Errorf("GET /seat numbers an item outside ## Suggested Options:\n%s", page)
 	}
 }
+
+// A refused file or a dead letter that parley retry put back is no
+// longer offered for retry on the timeline: the row and the opened
+// message lose their button, and the row of the retried line says which
+// button the page takes away; what waits still has its button. A retry
+// arriving while the server follows the journal counts the same.
+func TestRetryOnlyWhatWaits(t *testing.T) {
+	at := "2026-01-02T03:04:05.000000Z"
+	ws := newWorkspace(t,
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "a.md", Path: "mailboxes/aria/outbox/a.md"},
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "b.md", Path: "mailboxes/aria/rejected/20260102-030406.000000Z-b.md"},
+		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x1.md"},
+		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.Retried, File: "x1.md", Path: "mailboxes/gm/inbox/x1.md"},
+		workspace.Entry{Time: at, ID: "x2", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x2.md"},
+		// Refused again after its retry: this refusal waits.
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030407.000000Z-a.md"},
+	)
+	s := newServer(t, ws, Options{Actions: &fakeActions{}})
+	retries := func() []string {
+		t.Helper()
+		page := get(t, s.Handler(), "/", true).Body.String()
+		var out []string
+		for _, m := range regexp.MustCompile(`<button type="button" class="retry" data-n="(\d+)">`).FindAllStringSubmatch(page, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	if got, want := retries(), []string{"2", "5", "6"}; !slices.Equal(got, want) {
+		t.Errorf("retry buttons on rows %q, want %q", got, want)
+	}
+	for n, want := range map[string]string{"1": "0", "4": "3"} {
+		if page := get(t, s.Handler(), "/", true).Body.String(); !strings.Contains(page, `id="r`+n+`" data-n="`+n+`"`) || !regexp.MustCompile(`id="r`+n+`"[^>]*data-settles="`+want+`"`).MatchString(page) {
+			t.Errorf("row %s does not say it put back row %s", n, want)
+		}
+	}
+	for n, want := range map[string]bool{"0": false, "3": false, "2": true} {
+		body := get(t, s.Handler(), "/message?n="+n, true).Body.String()
+		if got := strings.Contains(body, `name="kind" value="retry"`); got != want {
+			t.Errorf("message %s offers retry = %v, want %v", n, got, want)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	followed := make(chan error, 1)
+	go func() { followed <- s.Follow(ctx) }()
+	defer func() {
+		cancel()
+		<-followed
+	}()
+	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "b.md", Path: "mailboxes/aria/outbox/b.md"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.feed.len() < 8; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not read the retried line within 10s")
+		}
+	}
+	if got, want := retries(), []string{"5", "6"}; !slices.Equal(got, want) {
+		t.Errorf("after b.md was retried, retry buttons on rows %q, want %q", got, want)
+	}
+}
