@@ -218,6 +218,91 @@ func servedWriting(t *testing.T, ws *workspace.Workspace) (string, *http.Client,
 	return base, client, act
 }
 
+// TestServeEscalation answers an escalation of the dev pipeline from the
+// Seat page: its decisions are buttons, sent as parley reply --field
+// decision=DECISION sends them, reasons and all; a decision the
+// orchestrator does not know is refused as parley reply refuses it, and
+// nothing is sent.
+func TestServeEscalation(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--field", "escalation=iteration", "--field", "step=2",
+		"--body", "The pipeline needs your decision.\n\nAnswer with `parley reply ID --field decision=DECISION` and your reasons.")
+	bare := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--field", "escalation=blocked", "--body", "The worker is blocked.")
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWriting(t, ws)
+
+	resp, err := client.Get(base + "seat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, d := range []string{"approve", "retry", "stop"} {
+		if !strings.Contains(string(page), `<button name="decision" value="`+d+`"`) {
+			t.Errorf("the Seat page offers no %s for the escalation %s:\n%s", d, id, page)
+		}
+	}
+
+	outbox := func() []mailbox.Entry {
+		t.Helper()
+		entries, err := ws.Mailbox("aria").List(mailbox.Outbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entries
+	}
+	code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "decision": {"aprove"}, "text": {"Fine."}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(said, "none of approve, retry, stop") {
+		t.Errorf("decision=aprove: %d %q, want 422, none the orchestrator knows", code, said)
+	}
+	if got := outbox(); len(got) != 0 {
+		t.Errorf("after a refused decision, aria's outbox holds %d files, want none", len(got))
+	}
+
+	code, said = act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "decision": {"retry"}, "text": {"Smaller steps, please."}})
+	if code != http.StatusOK {
+		t.Fatalf("decision=retry: %d %q", code, said)
+	}
+	data, err := mailbox.ReadFile(ws.Mailbox("aria").Path(mailbox.Outbox, mailbox.FileName(strings.TrimSpace(said))), 1<<20)
+	if err != nil {
+		t.Fatalf("the answer is not in aria's outbox: %v", err)
+	}
+	msg, err := mailbox.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"decision": "retry", "reply_to": id, "to": "gm"} {
+		if got := msg.Header().Text(k); got != want {
+			t.Errorf("the answer's %s = %q, want %q:\n%s", k, got, want, data)
+		}
+	}
+	if got := string(msg.Body); got != "Smaller steps, please.\n" {
+		t.Errorf("the answer's body = %q, want the reasons", got)
+	}
+	if _, err := ws.Received(id, "aria", mailbox.Done); err != nil {
+		t.Errorf("the escalation is not marked handled after the answer: %v", err)
+	}
+
+	// The reasons may be left out: the decision alone is an answer.
+	code, said = act(url.Values{"kind": {"reply"}, "id": {bare}, "agent": {"aria"}, "decision": {"approve"}})
+	if code != http.StatusOK {
+		t.Fatalf("decision=approve without reasons: %d %q", code, said)
+	}
+	data, err = mailbox.ReadFile(ws.Mailbox("aria").Path(mailbox.Outbox, mailbox.FileName(strings.TrimSpace(said))), 1<<20)
+	if err != nil {
+		t.Fatalf("the answer is not in aria's outbox: %v", err)
+	}
+	if msg, err := mailbox.Parse(data); err != nil || msg.Header().Text("decision") != "approve" {
+		t.Errorf("the answer without reasons does not decide approve (%v):\n%s", err, data)
+	}
+}
+
 // TestServePlan serves the dev pipeline's demo: the Plan page shows each
 // step's ticks, its iterations with the verdicts on each, and the
 // escalation the iteration limit sent to the person.

@@ -382,6 +382,7 @@ type messageData struct {
 	Raw     string        // the file as it is
 	Reason  string        // the reason beside a refused or dead file
 	ReplyAs []string      // who may answer it
+	Decide  []decision    // an escalation's decisions, to pick one of with the reply
 	Retry   bool
 	CSRF    string
 	Write   bool
@@ -443,6 +444,9 @@ func (s *Server) messageData(n int, e workspace.Entry) messageData {
 		d.ReplyAs = slices.Clone(e.To)
 		if e.Agent != "" && !slices.Contains(d.ReplyAs, e.Agent) {
 			d.ReplyAs = append(d.ReplyAs, e.Agent)
+		}
+		if esc := m.Header().Text("escalation"); esc != "" {
+			d.Decide = decisionsFor(esc)
 		}
 	}
 	return d
