@@ -312,6 +312,10 @@ func TestServeInBrowser(t *testing.T) {
 		if !strings.Contains(said, "back in mailboxes/tor/outbox/") {
 			t.Fatalf("the page said %q, want the file back in tor's outbox", said)
 		}
+		// Put back, it is offered for retry no more.
+		run(t, "the retry button going once the file is back", 10*time.Second,
+			chromedp.WaitNotPresent(chromedp.CSS(sel+` button.retry`)),
+		)
 		waitJournal(t, dir, func(e workspace.Entry) bool { return e.Outcome == workspace.Retried && e.Agent == "tor" })
 	})
 
