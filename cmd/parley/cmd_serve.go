@@ -204,7 +204,7 @@ func (a *browserActions) Decide(ctx context.Context, id string, approve bool, fe
 	return said(buf, runAnswer(e, ws, id, approve, feedback))
 }
 
-func (a *browserActions) Reply(ctx context.Context, id, agent, body string) (string, error) {
+func (a *browserActions) Reply(ctx context.Context, id, agent, decision, body string) (string, error) {
 	e, buf := a.env()
 	ws, err := a.open()
 	if err != nil {
@@ -215,7 +215,11 @@ func (a *browserActions) Reply(ctx context.Context, id, agent, body string) (str
 			return "", err
 		}
 	}
-	return said(buf, runReply(e, ws, id, agent, false, sendOptions{Body: &body}))
+	opts := sendOptions{Body: &body}
+	if decision != "" {
+		opts.Fields = []string{"decision=" + decision}
+	}
+	return said(buf, runReply(e, ws, id, agent, false, opts))
 }
 
 func (a *browserActions) Done(ctx context.Context, id, agent string) (string, error) {

@@ -312,6 +312,10 @@ func TestServeInBrowser(t *testing.T) {
 		if !strings.Contains(said, "back in mailboxes/tor/outbox/") {
 			t.Fatalf("the page said %q, want the file back in tor's outbox", said)
 		}
+		// Put back, it is offered for retry no more.
+		run(t, "the retry button going once the file is back", 10*time.Second,
+			chromedp.WaitNotPresent(chromedp.CSS(sel+` button.retry`)),
+		)
 		waitJournal(t, dir, func(e workspace.Entry) bool { return e.Outcome == workspace.Retried && e.Agent == "tor" })
 	})
 
@@ -395,4 +399,49 @@ func value[T any](t *testing.T, bctx context.Context, a chromedp.Action[T]) T {
 // before, which misses it when rows arriving meanwhile move it.
 func clickNow(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, sel))
+}
+
+// TestServeEscalationInBrowser answers an escalation of the dev
+// pipeline at the Seat page in headless Chromium: the reasons typed and
+// the stop button clicked send the answer parley reply --field
+// decision=stop would, the decision taken from the button.
+func TestServeEscalationInBrowser(t *testing.T) {
+	t.Parallel()
+	bctx := newBrowser(t)
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--field", "escalation=blocked", "--body", "The pipeline needs your decision: the worker is blocked.")
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _ := servedWriting(t, ws)
+	form := fmt.Sprintf(`article.waiting[data-id=%q] form.decide`, id)
+	ctx, cancel := context.WithTimeout(bctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"seat?token=test-token-0123456789"),
+		chromedp.WaitVisible(chromedp.CSS(form+` button[value=stop]`)),
+		chromedp.SendKeys(chromedp.CSS(form+` textarea[name=text]`), "The plan is wrong from the start."),
+		chromedp.Click(chromedp.CSS(form+` button[value=stop]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),
+	); err != nil {
+		t.Fatalf("deciding on the seat page: %v", err)
+	}
+	said := strings.TrimSpace(value(t, bctx, chromedp.TextContent(chromedp.CSS(`#said`))))
+	data, err := mailbox.ReadFile(ws.Mailbox("aria").Path(mailbox.Outbox, mailbox.FileName(said)), 1<<20)
+	if err != nil {
+		t.Fatalf("the page said %q; no answer in aria's outbox: %v", said, err)
+	}
+	msg, err := mailbox.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msg.Header().Text("decision"); got != "stop" {
+		t.Errorf("the answer's decision = %q, want stop:\n%s", got, data)
+	}
+	if got := string(msg.Body); got != "The plan is wrong from the start.\n" {
+		t.Errorf("the answer's body = %q, want the reasons", got)
+	}
 }

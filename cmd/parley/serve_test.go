@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -38,50 +39,7 @@ func TestServeWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	served := make(chan error, 1)
-	const token = "test-token-0123456789"
-	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	go func() {
-		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Token: token, Ready: func(u, _ string) { ready <- u }})
-	}()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("runServe: %v", err)
-		}
-	}()
-	var base string
-	select {
-	case base = <-ready:
-	case err := <-served:
-		t.Fatal(err)
-	}
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar}
-	resp, err := client.Get(base + "?token=" + token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := regexp.MustCompile(`data-csrf="([0-9a-f]+)"`).FindSubmatch(page)
-	if m == nil {
-		t.Fatalf("the page holds no CSRF token:\n%s", page)
-	}
-	csrf := string(m[1])
-	act := func(form url.Values) (int, string) {
-		t.Helper()
-		form.Set("csrf", csrf)
-		resp, err := client.PostForm(base+"act", form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	base, client, act := servedWriting(t, ws)
 
 	code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "text": {"A friend."}})
 	if code != http.StatusOK {
@@ -129,10 +87,32 @@ func TestServeWrites(t *testing.T) {
 	if code, said := act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}}); code != http.StatusUnprocessableEntity || !strings.Contains(said, "the router would refuse it again") {
 		t.Errorf("a retry of a file not fixed: %d %q, want 422, refused", code, said)
 	}
+	retryButton := `class="retry" data-n="` + strconv.Itoa(n) + `"`
+	timeline := func() string {
+		t.Helper()
+		resp, err := client.Get(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if !strings.Contains(timeline(), retryButton) {
+		t.Errorf("the timeline offers no retry for the refused file (row %d)", n)
+	}
 	fixRejected(t, filepath.Join(dir, "mailboxes", "aria", "rejected"), "to: zed", "to: gm")
 	code, said = act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}})
 	if code != http.StatusOK || !strings.Contains(said, "back in mailboxes/aria/outbox/") {
 		t.Errorf("retry: %d %q, want it back in aria's outbox", code, said)
+	}
+	// Put back, it is offered for retry no more, once the server has read
+	// the journal's retried line.
+	for deadline := time.Now().Add(10 * time.Second); strings.Contains(timeline(), retryButton); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("10s after the retry, the timeline still offers to retry row %d", n)
+			break
+		}
 	}
 	if code, said := act(url.Values{"kind": {"retry"}, "n": {strconv.Itoa(n)}}); code != http.StatusUnprocessableEntity {
 		t.Errorf("a second retry of the same file: %d %q, want 422", code, said)
@@ -147,11 +127,11 @@ func TestServeWrites(t *testing.T) {
 
 	// The shutdown request waits on the Seat page, and is approved there
 	// as parley approve does it.
-	resp, err = client.Get(base + "seat")
+	resp, err := client.Get(base + "seat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, _ = io.ReadAll(resp.Body)
+	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(string(page), `data-id="`+request+`"`) || !strings.Contains(string(page), `value="approve"`) {
 		t.Fatalf("the Seat page does not offer to approve %s:\n%s", request, page)
@@ -181,6 +161,145 @@ func TestServeWrites(t *testing.T) {
 	// No D&D seat here: the seat's commands say so.
 	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/roll 1d20"}}); code != http.StatusUnprocessableEntity {
 		t.Errorf("/roll without a table: %d %q, want 422", code, said)
+	}
+}
+
+// servedWriting serves ws with a token, until the test ends, and returns
+// its address, a client that opened it with the token, and a function
+// that posts a form as the page's forms do (with the page's CSRF token),
+// returning the status and what the server said.
+func servedWriting(t *testing.T, ws *workspace.Workspace) (string, *http.Client, func(url.Values) (int, string)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	served := make(chan error, 1)
+	const token = "test-token-0123456789"
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	go func() {
+		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Token: token, Ready: func(u, _ string) { ready <- u }})
+	}()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-served:
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("runServe: %v", err)
+		}
+	})
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	resp, err := client.Get(base + "?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`data-csrf="([0-9a-f]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("the page holds no CSRF token:\n%s", page)
+	}
+	csrf := string(m[1])
+	act := func(form url.Values) (int, string) {
+		t.Helper()
+		form.Set("csrf", csrf)
+		resp, err := client.PostForm(base+"act", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	return base, client, act
+}
+
+// TestServeEscalation answers an escalation of the dev pipeline from the
+// Seat page: its decisions are buttons, sent as parley reply --field
+// decision=DECISION sends them, reasons and all; a decision the
+// orchestrator does not know is refused as parley reply refuses it, and
+// nothing is sent.
+func TestServeEscalation(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--field", "escalation=iteration", "--field", "step=2",
+		"--body", "The pipeline needs your decision.\n\nAnswer with `parley reply ID --field decision=DECISION` and your reasons.")
+	bare := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--field", "escalation=blocked", "--body", "The worker is blocked.")
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWriting(t, ws)
+
+	resp, err := client.Get(base + "seat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, d := range []string{"approve", "retry", "stop"} {
+		if !strings.Contains(string(page), `<button name="decision" value="`+d+`"`) {
+			t.Errorf("the Seat page offers no %s for the escalation %s:\n%s", d, id, page)
+		}
+	}
+
+	outbox := func() []mailbox.Entry {
+		t.Helper()
+		entries, err := ws.Mailbox("aria").List(mailbox.Outbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entries
+	}
+	code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "decision": {"aprove"}, "text": {"Fine."}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(said, "none of approve, retry, stop") {
+		t.Errorf("decision=aprove: %d %q, want 422, none the orchestrator knows", code, said)
+	}
+	if got := outbox(); len(got) != 0 {
+		t.Errorf("after a refused decision, aria's outbox holds %d files, want none", len(got))
+	}
+
+	code, said = act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "decision": {"retry"}, "text": {"Smaller steps, please."}})
+	if code != http.StatusOK {
+		t.Fatalf("decision=retry: %d %q", code, said)
+	}
+	data, err := mailbox.ReadFile(ws.Mailbox("aria").Path(mailbox.Outbox, mailbox.FileName(strings.TrimSpace(said))), 1<<20)
+	if err != nil {
+		t.Fatalf("the answer is not in aria's outbox: %v", err)
+	}
+	msg, err := mailbox.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"decision": "retry", "reply_to": id, "to": "gm"} {
+		if got := msg.Header().Text(k); got != want {
+			t.Errorf("the answer's %s = %q, want %q:\n%s", k, got, want, data)
+		}
+	}
+	if got := string(msg.Body); got != "Smaller steps, please.\n" {
+		t.Errorf("the answer's body = %q, want the reasons", got)
+	}
+	if _, err := ws.Received(id, "aria", mailbox.Done); err != nil {
+		t.Errorf("the escalation is not marked handled after the answer: %v", err)
+	}
+
+	// The reasons may be left out: the decision alone is an answer.
+	code, said = act(url.Values{"kind": {"reply"}, "id": {bare}, "agent": {"aria"}, "decision": {"approve"}})
+	if code != http.StatusOK {
+		t.Fatalf("decision=approve without reasons: %d %q", code, said)
+	}
+	data, err = mailbox.ReadFile(ws.Mailbox("aria").Path(mailbox.Outbox, mailbox.FileName(strings.TrimSpace(said))), 1<<20)
+	if err != nil {
+		t.Fatalf("the answer is not in aria's outbox: %v", err)
+	}
+	if msg, err := mailbox.Parse(data); err != nil || msg.Header().Text("decision") != "approve" {
+		t.Errorf("the answer without reasons does not decide approve (%v):\n%s", err, data)
 	}
 }
 

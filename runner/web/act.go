@@ -97,10 +97,19 @@ func (s *Server) do(ctx context.Context, f url.Values) (string, error) {
 	case "approve", "reject":
 		return s.actions.Decide(ctx, id, f.Get("kind") == "approve", f.Get("text"))
 	case "reply":
-		if strings.TrimSpace(f.Get("text")) == "" {
-			return "", errors.New("reply: the answer is empty")
+		// An escalation is answered with a decision and the reasons for
+		// it, which may be left out.
+		decision := strings.TrimSpace(f.Get("decision"))
+		text := f.Get("text")
+		if strings.TrimSpace(text) == "" {
+			if decision == "" {
+				return "", errors.New("reply: the answer is empty")
+			}
+			text = ""
+		} else {
+			text = withNewline(text)
 		}
-		return s.actions.Reply(ctx, id, f.Get("agent"), withNewline(f.Get("text")))
+		return s.actions.Reply(ctx, id, f.Get("agent"), decision, text)
 	case "done":
 		return s.actions.Done(ctx, id, f.Get("agent"))
 	case "retry":

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -22,6 +24,68 @@ type feed struct {
 	entries []workspace.Entry
 	pos     workspace.JournalPosition // where load stopped reading
 	subs    map[chan struct{}]bool
+	puts    puts
+}
+
+// puts tells, from the journal alone, which refusals and dead letters
+// were put back by parley retry since: a later "retried" line names the
+// file back in its outbox (a refused file's name less the stamp
+// rejected/ gave it) or the message back in its inbox (its id). The
+// timeline offers retry only for what is still waiting, without looking
+// at a file per row.
+type puts struct {
+	open    map[string][]int // a refusal or dead letter not put back yet, by key: its entry numbers
+	back    map[int]bool     // the entries put back
+	settles map[int]int      // a retried entry: the entry it put back
+}
+
+// putKey returns the key that matches a refusal or a dead letter to the
+// retried line that puts it back: the agent, where it goes back to and
+// the file's name there; "" for any other entry.
+func putKey(e *workspace.Entry) string {
+	agent, state, name := mailboxPathOf(e.Path)
+	switch {
+	case e.Outcome == workspace.Refused && state == mailbox.Rejected:
+		return agent + "/outbox/" + mailbox.UnrejectedName(name)
+	case e.Outcome == workspace.GivenUp && e.Agent != "" && e.ID != "":
+		return e.Agent + "/inbox/" + mailbox.FileName(e.ID)
+	case e.Outcome == workspace.Retried && (state == mailbox.Outbox || state == mailbox.Inbox):
+		return agent + "/" + state + "/" + name
+	}
+	return ""
+}
+
+// mailboxPathOf splits a journal path, mailboxes/AGENT/STATE/NAME.
+func mailboxPathOf(p string) (agent, state, name string) {
+	parts := strings.Split(p, "/")
+	if len(parts) != 4 || parts[0] != workspace.MailboxesDir {
+		return "", "", ""
+	}
+	return parts[1], parts[2], parts[3]
+}
+
+// add indexes entry n. A retried line puts back the newest refusal or
+// dead letter of its key not put back yet.
+func (p *puts) add(n int, e *workspace.Entry) {
+	key := putKey(e)
+	if key == "" {
+		return
+	}
+	if p.open == nil {
+		p.open, p.back, p.settles = map[string][]int{}, map[int]bool{}, map[int]int{}
+	}
+	if e.Outcome != workspace.Retried {
+		p.open[key] = append(p.open[key], n)
+		return
+	}
+	waiting := p.open[key]
+	if len(waiting) == 0 {
+		return
+	}
+	last := waiting[len(waiting)-1]
+	p.open[key] = waiting[:len(waiting)-1]
+	p.back[last] = true
+	p.settles[n] = last
 }
 
 func newFeed(path string) *feed {
@@ -41,8 +105,12 @@ func (f *feed) load() error {
 	if err != nil && !errors.As(err, &je) {
 		return err
 	}
+	var p puts
+	for i := range all {
+		p.add(i, &all[i])
+	}
 	f.mu.Lock()
-	f.entries, f.pos = all, at
+	f.entries, f.pos, f.puts = all, at, p
 	f.mu.Unlock()
 	return nil
 }
@@ -76,6 +144,9 @@ func (f *feed) follow(ctx context.Context) error {
 			return nil
 		}
 		f.mu.Lock()
+		for i := range batch {
+			f.puts.add(len(f.entries)+i, &batch[i])
+		}
 		f.entries = append(f.entries, batch...)
 		for c := range f.subs {
 			select {
@@ -119,6 +190,19 @@ func (f *feed) at(n int) (workspace.Entry, bool) {
 		return workspace.Entry{}, false
 	}
 	return f.entries[n], true
+}
+
+// putBack reports whether entry n, a refusal or a dead letter, was put
+// back since, and, for a retried entry, which entry it put back (-1:
+// none).
+func (f *feed) putBack(n int) (back bool, settles int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	settles, ok := f.puts.settles[n]
+	if !ok {
+		settles = -1
+	}
+	return f.puts.back[n], settles
 }
 
 // subscribe returns a channel that is signalled when entries arrive, and

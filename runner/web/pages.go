@@ -154,11 +154,24 @@ type row struct {
 	E     workspace.Entry
 	When  string // the time of day, in UTC
 	Who   string // sender -> recipients, or the agent
-	Retry bool   // a refusal or a message given up on: it can be put back
+	Retry bool   // a refusal or a message given up on, not put back since: it can be put back
+	// Settles is, for a retried entry, the entry it put back (the page
+	// takes that row's retry button away); -1 for any other.
+	Settles int
+}
+
+// rowOf returns the row of entry n, offering retry only for what the
+// journal says is still in rejected/ or dead/.
+func (s *Server) rowOf(n int, e workspace.Entry) row {
+	r := rowOf(n, e)
+	back, settles := s.feed.putBack(n)
+	r.Retry = r.Retry && !back
+	r.Settles = settles
+	return r
 }
 
 func rowOf(n int, e workspace.Entry) row {
-	r := row{N: n, E: e, When: e.Time}
+	r := row{N: n, E: e, When: e.Time, Settles: -1}
 	if t, err := time.Parse(mailbox.TimeFormat, e.Time); err == nil {
 		r.When = t.UTC().Format("15:04:05.000")
 	}
@@ -187,7 +200,7 @@ func (s *Server) rowsBefore(before int, f filter, n int) ([]row, int) {
 	i := len(entries) - 1
 	for ; i >= 0 && len(out) < n; i-- {
 		if f.match(&entries[i]) {
-			out = append(out, rowOf(i, entries[i]))
+			out = append(out, s.rowOf(i, entries[i]))
 		}
 	}
 	slices.Reverse(out)
@@ -285,7 +298,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if rows {
 				for i, e := range batch {
 					var one bytes.Buffer
-					templates()["timeline"].ExecuteTemplate(&one, "row", rowOf(next+i, e))
+					templates()["timeline"].ExecuteTemplate(&one, "row", s.rowOf(next+i, e))
 					fmt.Fprintf(&buf, "event: row\nid: %d\n", next+i)
 					for _, line := range strings.Split(strings.TrimRight(one.String(), "\n"), "\n") {
 						fmt.Fprintf(&buf, "data: %s\n", line)
@@ -369,6 +382,7 @@ type messageData struct {
 	Raw     string        // the file as it is
 	Reason  string        // the reason beside a refused or dead file
 	ReplyAs []string      // who may answer it
+	Decide  []decision    // an escalation's decisions, to pick one of with the reply
 	Retry   bool
 	CSRF    string
 	Write   bool
@@ -395,7 +409,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) messageData(n int, e workspace.Entry) messageData {
-	d := messageData{N: n, E: e, CSRF: s.csrf, Retry: rowOf(n, e).Retry}
+	d := messageData{N: n, E: e, CSRF: s.csrf, Retry: s.rowOf(n, e).Retry}
 	p, err := s.messageFile(e)
 	if err != nil {
 		d.Err = err.Error()
@@ -430,6 +444,9 @@ func (s *Server) messageData(n int, e workspace.Entry) messageData {
 		d.ReplyAs = slices.Clone(e.To)
 		if e.Agent != "" && !slices.Contains(d.ReplyAs, e.Agent) {
 			d.ReplyAs = append(d.ReplyAs, e.Agent)
+		}
+		if esc := m.Header().Text("escalation"); esc != "" {
+			d.Decide = decisionsFor(esc)
 		}
 	}
 	return d

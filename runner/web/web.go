@@ -41,8 +41,11 @@ type Actions interface {
 	// do.
 	Decide(ctx context.Context, id string, approve bool, feedback string) (string, error)
 	// Reply answers a message as agent, one of its recipients, as parley
-	// reply does.
-	Reply(ctx context.Context, id, agent, body string) (string, error)
+	// reply does; a decision, when there is one, goes with it as parley
+	// reply --field decision=DECISION sends it (the answer to an
+	// escalation of the dev pipeline: approve, retry or stop), and is
+	// refused as parley reply refuses one the orchestrator does not know.
+	Reply(ctx context.Context, id, agent, decision, body string) (string, error)
 	// Done marks a message in agent's inbox handled, as parley done
 	// does.
 	Done(ctx context.Context, id, agent string) (string, error)

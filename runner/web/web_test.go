@@ -70,8 +70,8 @@ func (f *fakeActions) Decide(_ context.Context, id string, approve bool, feedbac
 	f.asked = append(f.asked, fmt.Sprintf("decide %s %v %s", id, approve, feedback))
 	return "", nil
 }
-func (f *fakeActions) Reply(_ context.Context, id, agent, body string) (string, error) {
-	f.asked = append(f.asked, "reply "+id+" "+agent+" "+body)
+func (f *fakeActions) Reply(_ context.Context, id, agent, decision, body string) (string, error) {
+	f.asked = append(f.asked, "reply "+id+" "+agent+" "+decision+" "+body)
 	return "", nil
 }
 func (f *fakeActions) Done(_ context.Context, id, agent string) (string, error) {
@@ -284,13 +284,16 @@ func TestAct(t *testing.T) {
 		{"say", url.Values{"kind": {"say"}, "as": {"veto"}, "text": {"No.\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
 		{"reject", url.Values{"kind": {"reject"}, "id": {"r"}, "text": {"not yet"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
 		{"done", url.Values{"kind": {"done"}, "id": {"d"}, "agent": {"aria"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
+		{"empty reply", url.Values{"kind": {"reply"}, "id": {"e"}, "agent": {"aria"}, "text": {" \n"}, "csrf": {s.csrf}}, true, "", http.StatusUnprocessableEntity},
+		{"a decision, no reasons", url.Values{"kind": {"reply"}, "id": {"e"}, "agent": {"aria"}, "decision": {"stop"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
+		{"a decision and reasons", url.Values{"kind": {"reply"}, "id": {"e"}, "agent": {"aria"}, "decision": {"retry"}, "text": {"Smaller steps."}, "csrf": {s.csrf}}, true, "", http.StatusOK},
 	}
 	for _, tt := range tests {
 		if got := postForm(tt.form, tt.cookie, tt.origin); got != tt.want {
 			t.Errorf("%s: POST /act = %d, want %d", tt.name, got, tt.want)
 		}
 	}
-	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r false not yet", "done d aria"}
+	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r false not yet", "done d aria", "reply e aria stop ", "reply e aria retry Smaller steps.\n"}
 	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
 		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
 	}
@@ -685,5 +688,114 @@ func TestSeatRelayOptions(t *testing.T) {
 	}
 	if strings.Contains(page, `value="3"`) {
 		t.Errorf("GET /seat numbers an item outside ## Suggested Options:\n%s", page)
+	}
+}
+
+// A refused file or a dead letter that parley retry put back is no
+// longer offered for retry on the timeline: the row and the opened
+// message lose their button, and the row of the retried line says which
+// button the page takes away; what waits still has its button. A retry
+// arriving while the server follows the journal counts the same.
+func TestRetryOnlyWhatWaits(t *testing.T) {
+	at := "2026-01-02T03:04:05.000000Z"
+	ws := newWorkspace(t,
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "a.md", Path: "mailboxes/aria/outbox/a.md"},
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "b.md", Path: "mailboxes/aria/rejected/20260102-030406.000000Z-b.md"},
+		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x1.md"},
+		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.Retried, File: "x1.md", Path: "mailboxes/gm/inbox/x1.md"},
+		workspace.Entry{Time: at, ID: "x2", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x2.md"},
+		// Refused again after its retry: this refusal waits.
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030407.000000Z-a.md"},
+	)
+	s := newServer(t, ws, Options{Actions: &fakeActions{}})
+	retries := func() []string {
+		t.Helper()
+		page := get(t, s.Handler(), "/", true).Body.String()
+		var out []string
+		for _, m := range regexp.MustCompile(`<button type="button" class="retry" data-n="(\d+)">`).FindAllStringSubmatch(page, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	if got, want := retries(), []string{"2", "5", "6"}; !slices.Equal(got, want) {
+		t.Errorf("retry buttons on rows %q, want %q", got, want)
+	}
+	for n, want := range map[string]string{"1": "0", "4": "3"} {
+		if page := get(t, s.Handler(), "/", true).Body.String(); !strings.Contains(page, `id="r`+n+`" data-n="`+n+`"`) || !regexp.MustCompile(`id="r`+n+`"[^>]*data-settles="`+want+`"`).MatchString(page) {
+			t.Errorf("row %s does not say it put back row %s", n, want)
+		}
+	}
+	for n, want := range map[string]bool{"0": false, "3": false, "2": true} {
+		body := get(t, s.Handler(), "/message?n="+n, true).Body.String()
+		if got := strings.Contains(body, `name="kind" value="retry"`); got != want {
+			t.Errorf("message %s offers retry = %v, want %v", n, got, want)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	followed := make(chan error, 1)
+	go func() { followed <- s.Follow(ctx) }()
+	defer func() {
+		cancel()
+		<-followed
+	}()
+	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "b.md", Path: "mailboxes/aria/outbox/b.md"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.feed.len() < 8; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not read the retried line within 10s")
+		}
+	}
+	if got, want := retries(), []string{"5", "6"}; !slices.Equal(got, want) {
+		t.Errorf("after b.md was retried, retry buttons on rows %q, want %q", got, want)
+	}
+}
+
+// An escalation of the dev pipeline waits at the seat with its decisions
+// as buttons and a box for the reasons, and a hint that says what they
+// send, not a free answer only a command line would turn into a
+// decision.
+func TestSeatEscalation(t *testing.T) {
+	ws := newWorkspace(t)
+	id := "20261126-100000.000000Z-gm-bbbbbb"
+	esc := "---\nid: " + id + "\nfrom: gm\nto: aria\nsummary: 'escalation: step 2 failed review 5 times'\nescalation: iteration\nplan_file: plans/p.md\nstep: 2\n---\nThe pipeline needs your decision.\n\nAnswer with `parley reply ID --field decision=DECISION` and your reasons.\n"
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, id+".md"), []byte(esc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	form := regexp.MustCompile(`(?s)<form class="act decide".*?</form>`).FindString(page)
+	if form == "" {
+		t.Fatalf("GET /seat offers no decision for the escalation:\n%s", page)
+	}
+	for _, w := range []string{
+		`<input type="hidden" name="kind" value="reply">`,
+		`<input type="hidden" name="id" value="` + id + `">`,
+		`<button name="decision" value="approve"`,
+		`<button name="decision" value="retry"`,
+		`<button name="decision" value="stop"`,
+		`<textarea name="text"`,
+		`a button sends your decision with your reasons`,
+	} {
+		if !strings.Contains(form, w) {
+			t.Errorf("the escalation's form lacks %s:\n%s", w, form)
+		}
+	}
+	if strings.Contains(page, `placeholder="your answer (parley reply)"`) {
+		t.Errorf("GET /seat offers the escalation a free answer too:\n%s", page)
+	}
+
+	// Opened on the timeline, its reply picks a decision too.
+	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: "2026-11-26T10:00:00.000000Z", ID: id, From: "gm", To: []string{"aria"}, Outcome: workspace.Delivered}); err != nil {
+		t.Fatal(err)
+	}
+	s = newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria"})
+	msg := get(t, s.Handler(), "/message?n=0", true).Body.String()
+	for _, w := range []string{`<select name="decision" required><option value="">pick one</option><option value="approve">`, `<option value="retry">`, `<option value="stop">`, `placeholder="your reasons (optional)"`} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("GET /message of the escalation lacks %s:\n%s", w, msg)
+		}
 	}
 }

@@ -82,6 +82,11 @@
     }
     es.addEventListener("row", function (ev) {
       const li = fragment(ev.data).firstElementChild;
+      // A retried row takes the retry button of what it put back away.
+      if (li && li.dataset.settles) {
+        const b = document.querySelector("#r" + li.dataset.settles + " button.retry");
+        if (b) b.remove();
+      }
       if (!li || document.getElementById(li.id) || (pending && pending.getElementById(li.id)) || !matches(li)) return;
       if (!pending) {
         pending = document.createDocumentFragment();
@@ -136,7 +141,7 @@
       const d = new FormData();
       d.set("kind", "retry");
       d.set("n", b.dataset.n);
-      post(d);
+      post(d).then(function (ok) { if (ok) b.remove(); });
       return;
     }
     const detail = li.querySelector(".detail");
