@@ -258,7 +258,7 @@ func TestServeEscalation(t *testing.T) {
 		return entries
 	}
 	code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "decision": {"aprove"}, "text": {"Fine."}})
-	if code != http.StatusUnprocessableEntity || !strings.Contains(said, "none of approve, retry, stop") {
+	if code != http.StatusUnprocessableEntity || !strings.Contains(said, "the orchestrator knows the decisions approve, retry, stop") {
 		t.Errorf("decision=aprove: %d %q, want 422, none the orchestrator knows", code, said)
 	}
 	if got := outbox(); len(got) != 0 {
@@ -540,5 +540,63 @@ func fixRejected(t *testing.T, rejected, old, new string) {
 		if err := os.WriteFile(f, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestServePrompt: at a D&D table where no program plays the person's
+// character, the game master's [GM_TO_PLAYER] to it waits on the Seat
+// page, and the answer typed there goes as that character's agent, a
+// [PLAYER_TO_GM] in answer to it, as parley play and parley answer send.
+func TestServePrompt(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
+	if err := os.WriteFile(filepath.Join(dir, "parley.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "-C", dir, "init")
+	parley(t, "-C", dir, "campaign", "new", "the-hollow")
+	parley(t, "-C", dir, "character", "new", "mira-quickfoot")
+	prefs := "## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
+	if err := os.WriteFile(filepath.Join(dir, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "mira-quickfoot", "--type", "GM_TO_PLAYER",
+		"--field", "request_type=QUICK_REACTION", "--field", `scene_number="001"`, "--field", "scene_slug=the-gate", "--body", "The gate slams shut. What do you do?")
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWriting(t, ws)
+	resp, err := client.Get(base + "seat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "gm asks mira-quickfoot (quick reaction)") || !strings.Contains(string(page), `value="`+id+`"`) {
+		t.Fatalf("the Seat page does not offer the prompt %s to answer:\n%s", id, page)
+	}
+	if code, said := act(url.Values{"kind": {"answer"}, "id": {id}, "text": {"I climb the wall."}}); code != http.StatusOK {
+		t.Fatalf("answer: %d %s", code, said)
+	}
+	names, _, err := ws.Mailbox("mira").Newest(mailbox.Outbox, 10)
+	if err != nil || len(names) != 1 {
+		t.Fatalf("mira's outbox holds %v (%v), want the answer", names, err)
+	}
+	data, err := mailbox.ReadFile(ws.Mailbox("mira").Path(mailbox.Outbox, names[0]), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, _ := m.Header().Get("type"); typ != "PLAYER_TO_GM" || m.Payload().Text("type") != "REACTION" || m.Header().Text("reply_to") != id || string(m.Body) != "I climb the wall.\n" {
+		t.Errorf("the answer sent is not mira's [PLAYER_TO_GM] REACTION to %s:\n%s", id, data)
 	}
 }

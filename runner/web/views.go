@@ -490,7 +490,7 @@ type waiting struct {
 	Options  []option
 	Decide   []decision // an escalation's decisions, each a button
 	Body     template.HTML
-	Kind     string // "ask" (options or own words), "relay", "request" (approve/reject), "escalation" (a decision and reasons), "message" (reply)
+	Kind     string // "ask" (options or own words), "relay", "prompt" (own words, as the character), "request" (approve/reject), "escalation" (a decision and reasons), "message" (reply)
 }
 
 // decision is a decision an escalation is answered with, and what it
@@ -538,6 +538,9 @@ func (s *Server) seatData() seatData {
 	var people []string
 	if s.person != "" {
 		people = []string{s.person}
+		if s.prompted != "" && s.prompted != s.person {
+			people = append(people, s.prompted)
+		}
 	} else {
 		for _, a := range s.ws.Config.Agents {
 			if a.Person() {
@@ -571,6 +574,16 @@ func (s *Server) seatData() seatData {
 				for i, o := range campaigns.RelayOptions(string(m.Body)) {
 					wt.Options = append(wt.Options, option{N: i + 1, Label: o})
 				}
+			case wt.Type == "GM_TO_PLAYER" && agent == s.prompted:
+				// To the person's character, which no program plays:
+				// theirs to answer (see Options.Prompted).
+				wt.Kind = "prompt"
+				kind := strings.ToLower(strings.ReplaceAll(m.Payload().Text("request_type"), "_", " "))
+				who := m.Payload().Text("to") // the character, in the protocol's own to:
+				if who == "" {
+					who = m.Header().Text("to")
+				}
+				wt.Question = fmt.Sprintf("%s asks %s (%s)", wt.From, who, kind)
 			case slices.Contains(requestTypes, wt.Type):
 				wt.Kind = "request"
 			case m.Header().Text("escalation") != "":

@@ -73,6 +73,10 @@ type Options struct {
 	// Person is the agent that is the person at the seat (the Seat page
 	// lists what waits in its inbox); empty: every human agent's inbox.
 	Person string
+	// Prompted, when set, is the agent of the person's character when no
+	// program plays it: the game master's [GM_TO_PLAYER] prompts to it
+	// wait at the seat too, answered as parley answer answers them.
+	Prompted string
 	// PageSize is how many timeline rows a page shows at first and loads
 	// at a time when scrolled up; 0 means 200.
 	PageSize int
@@ -82,18 +86,19 @@ type Options struct {
 
 // Server serves the web view of one workspace.
 type Server struct {
-	ws      *workspace.Workspace
-	actions Actions
-	token   string
-	csrf    string
-	strict  bool
-	watcher bool // Options.Spectator
-	person  string
-	page    int
-	log     *slog.Logger
-	feed    *feed
-	writing sync.Mutex // one write at a time, as one person at a terminal
-	handler http.Handler
+	ws       *workspace.Workspace
+	actions  Actions
+	token    string
+	csrf     string
+	strict   bool
+	watcher  bool // Options.Spectator
+	person   string
+	prompted string // see Options.Prompted
+	page     int
+	log      *slog.Logger
+	feed     *feed
+	writing  sync.Mutex // one write at a time, as one person at a terminal
+	handler  http.Handler
 }
 
 // New returns a server for opts.Workspace. Call Follow (or Serve, which
@@ -102,7 +107,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, page: opts.PageSize, log: opts.Logger}
+	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, page: opts.PageSize, log: opts.Logger}
 	if s.watcher {
 		s.actions = nil
 	}

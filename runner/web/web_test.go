@@ -799,3 +799,32 @@ func TestSeatEscalation(t *testing.T) {
 		}
 	}
 }
+
+// A prompt of the game master's to the person's character, when no
+// program plays its agent (Options.Prompted), waits at the seat beside
+// the person's own inbox, answered in the character's words as parley
+// answer answers it; without Prompted it is not the person's.
+func TestSeatPrompt(t *testing.T) {
+	ws := newWorkspace(t)
+	id := "20261126-100000.000000Z-gm-cccccc"
+	prompt := "---\nid: " + id + "\nfrom: gm\nto: aria\n---\n[GM_TO_PLAYER]\nto: aria-vell\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: the-gate\n\nThe gate slams shut. What do you do?\n"
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, id+".md"), []byte(prompt), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "gm", Prompted: "aria"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	for _, w := range []string{
+		`gm asks aria-vell (quick reaction)`,
+		`The gate slams shut. What do you do?`,
+		`<input type="hidden" name="kind" value="answer"><input type="hidden" name="id" value="` + id + `">`,
+		`placeholder="what your character does`,
+	} {
+		if !strings.Contains(page, w) {
+			t.Errorf("GET /seat lacks %s:\n%s", w, page)
+		}
+	}
+	s = newServer(t, ws, Options{Actions: &fakeActions{}, Person: "gm"})
+	if page := get(t, s.Handler(), "/seat", true).Body.String(); strings.Contains(page, id) {
+		t.Errorf("GET /seat without Prompted shows the prompt to aria:\n%s", page)
+	}
+}
