@@ -93,8 +93,8 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 		}
 		c, err := ws.Received(id, agent, mailbox.Dead)
 		if err != nil {
-			if where := whereIs(ws, id); errors.Is(err, workspace.ErrMessageNotFound) && where != "" {
-				err = fmt.Errorf("%w; it is in %s (only a message in dead/ is retried)", err, where)
+			if errors.Is(err, workspace.ErrMessageNotFound) && len(ws.Copies(id)) > 0 {
+				err = fmt.Errorf("%w (only a message in dead/ is retried)", err)
 				if there := forwardedTo(ws, id); there != "" {
 					err = fmt.Errorf("%w; %s", err, there)
 				}
@@ -123,27 +123,6 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 		fmt.Fprintf(e.stdout, "%s: back in %s\n", id, ws.Short(ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))))
 	}
 	return errors.Join(errs...)
-}
-
-// whereIs names where the copies of message id are, for an error about
-// it: those delivered to its recipients, else the sender's file; empty
-// when there is none.
-func whereIs(ws *workspace.Workspace, id string) string {
-	var delivered, sent []string
-	for _, c := range ws.Copies(id) {
-		if c.State == mailbox.Sent || c.State == mailbox.Outbox {
-			sent = append(sent, ws.Short(c.Path))
-		} else {
-			delivered = append(delivered, ws.Short(c.Path))
-		}
-	}
-	if len(delivered) == 0 {
-		delivered = sent
-	}
-	if len(delivered) > 3 {
-		delivered = append(delivered[:3], fmt.Sprintf("%d more", len(delivered)-3))
-	}
-	return strings.Join(delivered, ", ")
 }
 
 // forwardedTo says, for a message the bridge forwarded to an agent of
