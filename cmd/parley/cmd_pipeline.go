@@ -207,22 +207,11 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 	// sends nothing), and so is a dead letter whose step went on (one
 	// sent again and given up again: the newest stands for the step, and
 	// retrying both would send it twice).
-	fates := map[string]*orchestrator.GivenUps{} // sender -> what it sent and handled
-	wentOn := func(sender, id, agent string) bool {
-		if _, ok := ws.Agent(sender); !ok || id == "" {
-			return false
-		}
-		g, ok := fates[sender]
-		if !ok {
-			g = (&orchestrator.Orchestrator{Workspace: ws}).GivenUps(sender)
-			fates[sender] = g
-		}
-		return g.Fate(id, agent) == orchestrator.WentOn
-	}
+	fates := newGivenUpFates(ws)
 	for i := range rep.Escalations {
 		x := &rep.Escalations[i]
 		if x.Kind == orchestrator.EscalateGivenUp {
-			x.Settled = wentOn(x.From, x.givenUp, x.givenUpBy)
+			x.Settled = fates.wentOn(x.From, x.givenUp, x.givenUpBy) != ""
 		}
 	}
 	failed := map[string]bool{}
@@ -231,7 +220,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		if d.Step == "" {
 			continue
 		}
-		if wentOn(d.From, d.ID, d.Agent) {
+		if fates.settled(*d) != "" {
 			d.Settled = true
 			continue
 		}

@@ -22,6 +22,7 @@ func retryCommand(e *env) *cli.Command {
 		ArgsUsage: "ID|FILE...",
 		Flags: []cli.Flag{
 			agentFlag("whose dead/ (default: the one agent that holds the message there)"),
+			&cli.BoolFlag{Name: "force", Usage: "retry a dead letter whose step went on without it since (answered, ticked or sent again), which does the step twice"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -34,15 +35,18 @@ func retryCommand(e *env) *cli.Command {
 			if err := checkAgentFlag(c, ws); err != nil {
 				return err
 			}
-			return runRetry(e, ws, c.String("agent"), c.Args().Slice())
+			return runRetry(e, ws, c.String("agent"), c.Bool("force"), c.Args().Slice())
 		},
 	}
 }
 
 // runRetry puts each refused file back into its outbox, and each message
-// given up on back into its agent's inbox.
-func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) error {
+// given up on back into its agent's inbox. A message given up whose step
+// went on without it since (see givenUpFates) is left in dead/ unless
+// force: retrying it would do the step twice.
+func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []string) error {
 	var errs []error
+	fates := newGivenUpFates(ws)
 	for _, arg := range args {
 		if _, err := os.Lstat(arg); err == nil {
 			who, state, ok := ws.Locate(arg)
@@ -89,13 +93,17 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 		}
 		c, err := ws.Received(id, agent, mailbox.Dead)
 		if err != nil {
-			if where := whereIs(ws, id); errors.Is(err, workspace.ErrMessageNotFound) && where != "" {
-				err = fmt.Errorf("%w; it is in %s (only a message in dead/ is retried)", err, where)
+			if errors.Is(err, workspace.ErrMessageNotFound) && len(ws.Copies(id)) > 0 {
+				err = fmt.Errorf("%w (only a message in dead/ is retried)", err)
 				if there := forwardedTo(ws, id); there != "" {
 					err = fmt.Errorf("%w; %s", err, there)
 				}
 			}
 			errs = append(errs, err)
+			continue
+		}
+		if since := fates.settled(fates.deadLetterAt(c.Agent, c.Path)); since != "" && !force {
+			errs = append(errs, fmt.Errorf("%s: not retried: it was given up, and %s; retrying it would do the step twice (parley retry --force %s retries it all the same)", id, since, id))
 			continue
 		}
 		reason, _ := ws.Mailbox(c.Agent).Reason(mailbox.Dead, mailbox.FileName(id))
@@ -115,27 +123,6 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, args []string) erro
 		fmt.Fprintf(e.stdout, "%s: back in %s\n", id, ws.Short(ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))))
 	}
 	return errors.Join(errs...)
-}
-
-// whereIs names where the copies of message id are, for an error about
-// it: those delivered to its recipients, else the sender's file; empty
-// when there is none.
-func whereIs(ws *workspace.Workspace, id string) string {
-	var delivered, sent []string
-	for _, c := range ws.Copies(id) {
-		if c.State == mailbox.Sent || c.State == mailbox.Outbox {
-			sent = append(sent, ws.Short(c.Path))
-		} else {
-			delivered = append(delivered, ws.Short(c.Path))
-		}
-	}
-	if len(delivered) == 0 {
-		delivered = sent
-	}
-	if len(delivered) > 3 {
-		delivered = append(delivered[:3], fmt.Sprintf("%d more", len(delivered)-3))
-	}
-	return strings.Join(delivered, ", ")
 }
 
 // forwardedTo says, for a message the bridge forwarded to an agent of

@@ -122,6 +122,9 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	box := ws.Mailbox(opts.From)
 	if opts.Body != nil {
 		m.SetBody([]byte(*opts.Body))
+		if err := opts.empty(m.Body); err != nil {
+			return err
+		}
 	}
 	read := opts.Body == nil
 	if opts.NoCheck && opts.DryRun {
@@ -146,6 +149,9 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 			return err
 		}
 		m.SetBody(body)
+		if err := opts.empty(body); err != nil {
+			return err
+		}
 		if opts.DryRun {
 			v, err := check(ws, box, m)
 			if err != nil {
@@ -172,6 +178,22 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		}
 	}
 	return write(e, box, m, opts.JSON)
+}
+
+// empty refuses a message that says nothing: an informal one (no type,
+// no signal) with no fields and a blank body. Sent, it would reach its
+// recipient as a bare header, and a reply would file the message it
+// answers in done/ (a cron job's empty stdin loses the question so). A
+// protocol message may well need no body.
+func (o sendOptions) empty(body []byte) error {
+	if o.Type != "" || o.Signal != "" || len(o.Fields) > 0 || strings.TrimSpace(string(body)) != "" {
+		return nil
+	}
+	what := "message"
+	if o.Answers != nil {
+		what = "reply"
+	}
+	return usagef("nothing to send: the %s has no body and no fields; give --body TEXT, the text on stdin, or --field KEY=VALUE (nothing was sent)", what)
 }
 
 // check checks a message built from flags as the router will check the

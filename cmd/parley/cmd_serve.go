@@ -245,7 +245,7 @@ func (a *browserActions) Retry(ctx context.Context, target string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return said(buf, runRetry(e, ws, "", []string{target}))
+	return said(buf, runRetry(e, ws, "", false, []string{target}))
 }
 
 // shareHost is the host to print for a server listening on every address:

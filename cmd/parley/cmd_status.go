@@ -68,6 +68,18 @@ type statusReport struct {
 	// Bridge is what the workspace's bridge last said of itself, when
 	// parley.yaml has a bridge: section.
 	Bridge *bridgeReport `json:"bridge,omitempty"`
+	// Settled are the dead letters listed whose step went on without
+	// them since they were given up (see givenUpFates): parley retry
+	// leaves them in dead/ unless --force.
+	Settled []settledLetter `json:"settled_dead_letters,omitempty"`
+}
+
+// settledLetter is a dead letter whose step went on without it.
+type settledLetter struct {
+	Agent string `json:"agent"`
+	ID    string `json:"id"`
+	Path  string `json:"path"`
+	Since string `json:"since"` // what happened to its step since it was given up
 }
 
 // bridgeReport is the bridge's state as status shows it.
@@ -111,6 +123,17 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		}
 		if st, ok, err := ws.ReadBridgeState(); err == nil && ok {
 			rep.Bridge.State = &st
+		}
+	}
+	fates := newGivenUpFates(ws)
+	settled := map[string]string{} // path -> what happened since
+	for _, a := range agents {
+		for _, f := range a.DeadFiles {
+			d := fates.deadLetterAt(a.Name, filepath.Join(ws.Root, filepath.FromSlash(f.Path)))
+			if since := fates.settled(d); since != "" {
+				settled[f.Path] = since
+				rep.Settled = append(rep.Settled, settledLetter{Agent: a.Name, ID: d.ID, Path: filepath.ToSlash(f.Path), Since: since})
+			}
 		}
 	}
 	if opts.JSON {
@@ -203,6 +226,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		{"refused, left in the outbox", func(a workspace.AgentStatus) ([]workspace.Problem, int) { return a.Held, len(a.Held) }, ""},
 	} {
 		var lines []string
+		retriable := false // a dead letter listed that parley retry hands back
 		for _, a := range agents {
 			files, total := p.get(a)
 			if older := total - len(files); older > 0 && !opts.All {
@@ -214,9 +238,14 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 					reason = "(no reason file)"
 				}
 				lines = append(lines, "  "+printable(filepath.ToSlash(f.Path))+"\n      "+reason)
+				if since, ok := settled[f.Path]; ok && p.title == "dead" {
+					lines = append(lines, "      settled: "+printable(since)+"; retrying it would do the step twice (parley retry refuses it without --force)")
+				} else {
+					retriable = true
+				}
 			}
 		}
-		if len(lines) > 0 && p.hint != "" {
+		if len(lines) > 0 && p.hint != "" && retriable {
 			lines = append(lines, "  "+p.hint)
 		}
 		if len(lines) > 0 {

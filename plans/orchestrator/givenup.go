@@ -65,6 +65,13 @@ func (g *GivenUps) Fate(id, agent string) Fate {
 	return f
 }
 
+// How tells the fate of the message id that agent gave up, as Fate does,
+// and, for WentOn, which way its step went on: "answered", "ticked" or
+// "sent again".
+func (g *GivenUps) How(id, agent string) (Fate, string) {
+	return g.o.fate(g.h, id, agent)
+}
+
 // fate decides the fate of the message id given up by agent, from h; how
 // says, for WentOn, which way the step went on: answered, ticked or sent
 // again.

@@ -95,7 +95,9 @@ func (w *Workspace) Copies(id string) []Copy {
 // Received returns the copy of a message an agent received: of agent,
 // or, when agent is "", of the one agent that holds it in the given
 // states, in the first of them that holds it. A message that several
-// agents hold there asks which.
+// agents hold there asks which. One held there by none is
+// ErrMessageNotFound, saying where its copies are (whose mailbox, which
+// state), if anywhere.
 func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
 	var held []Copy
 	for _, c := range w.Copies(id) {
@@ -110,16 +112,42 @@ func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
 		// first state's stands for it (inbox/ before done/), for the
 		// mailbox to file where the message is (see mailbox.Dir.Claim).
 		return held[0], nil
-	case len(held) == 0 && agent != "":
-		return Copy{}, fmt.Errorf("%s: %w in the %s of %s", id, ErrMessageNotFound, strings.Join(states, " or "), agent)
 	case len(held) == 0:
-		return Copy{}, fmt.Errorf("%s: %w in any agent's %s", id, ErrMessageNotFound, strings.Join(states, " or "))
+		err := fmt.Errorf("%s: %w in any agent's %s", id, ErrMessageNotFound, strings.Join(states, " or "))
+		if agent != "" {
+			err = fmt.Errorf("%s: %w in the %s of %s", id, ErrMessageNotFound, strings.Join(states, " or "), agent)
+		}
+		if where := w.where(id); where != "" {
+			err = fmt.Errorf("%w; it is in %s", err, where)
+		}
+		return Copy{}, err
 	}
 	var who []string
 	for _, c := range held {
 		who = append(who, c.Agent)
 	}
 	return Copy{}, &SeveralHoldersError{ID: id, Agents: who}
+}
+
+// where names where the copies of message id are, for an error about
+// it: those delivered to its recipients (whose mailbox, which state),
+// else the sender's file; empty when there is none.
+func (w *Workspace) where(id string) string {
+	var delivered, sent []string
+	for _, c := range w.Copies(id) {
+		if c.State == mailbox.Sent || c.State == mailbox.Outbox {
+			sent = append(sent, w.Short(c.Path))
+		} else {
+			delivered = append(delivered, w.Short(c.Path))
+		}
+	}
+	if len(delivered) == 0 {
+		delivered = sent
+	}
+	if len(delivered) > 3 {
+		delivered = append(delivered[:3], fmt.Sprintf("%d more", len(delivered)-3))
+	}
+	return strings.Join(delivered, ", ")
 }
 
 // oneAgent reports whether the copies are all one agent's.

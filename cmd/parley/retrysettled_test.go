@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// TestServeRetrySettled: the web view's retry of a dead letter whose step
+// went on without it (sent again and done since) is refused as parley
+// retry refuses it, and the letter stays in dead/: the page asks the same
+// question the command line does.
+func TestServeRetrySettled(t *testing.T) {
+	ar, err := txtar.ParseFile(filepath.Join("testdata", "retrysettled.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range ar.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runUntilIdle := func(want int) {
+		t.Helper()
+		var out bytes.Buffer
+		if code := runInProcess(context.Background(), []string{"parley", "-C", dir, "run", "--until-idle"}, strings.NewReader(""), &out, &out); code != want {
+			t.Fatalf("parley run --until-idle: exit %d, want %d\n%s", code, want, out.String())
+		}
+	}
+	only := func(state string) string {
+		t.Helper()
+		names, _ := filepath.Glob(filepath.Join(dir, "mailboxes", state, "*.md"))
+		if len(names) != 1 {
+			t.Fatalf("mailboxes/%s holds %d messages, want 1", state, len(names))
+		}
+		return strings.TrimSuffix(filepath.Base(names[0]), ".md")
+	}
+	parley(t, "-C", dir, "init")
+	parley(t, "-C", dir, "send", "--from", "you", "--to", "orch", "--body", "Document the retry flag.")
+	runUntilIdle(5) // worker-2 gives its step up
+	dead := only("worker-2/dead")
+	ok, err := os.ReadFile(filepath.Join(dir, "ok.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agents", "worker-2.sh"), ok, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "-C", dir, "reply", only("you/inbox"), "--agent", "you", "--field", "decision=retry", "--body", "The quota is back.")
+	runUntilIdle(0) // the step is sent again, and done
+
+	said, err := (&browserActions{root: dir}).Retry(context.Background(), dead)
+	if err == nil || !strings.Contains(err.Error(), "not retried: it was given up, and step 2 of plans/flag.md was sent to worker-2 again since") {
+		t.Errorf("the web view's retry of a settled dead letter = %q, %v; want it refused, saying why", said, err)
+	}
+	if got := only("worker-2/dead"); got != dead {
+		t.Errorf("worker-2's dead/ holds %s, want %s left there", got, dead)
+	}
+}
