@@ -570,14 +570,23 @@ func (s *seat) answerOnce(arg, text string) error {
 		return err
 	}
 	var c workspace.Copy
-	boxes := s.inboxes()
-	for i, agent := range boxes {
-		if c, err = s.ws.Received(id, agent, mailbox.Inbox); err == nil || i == len(boxes)-1 {
-			break
+	var holders []string // the seat inboxes that hold it
+	var firstErr error
+	for _, agent := range s.inboxes() {
+		held, err := s.ws.Received(id, agent, mailbox.Inbox)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
 		}
+		if holders == nil {
+			c = held
+		}
+		holders = append(holders, agent)
 	}
-	if err != nil {
-		return doneAlready(s.ws, id, s.me, err)
+	if holders == nil {
+		return doneAlready(s.ws, id, s.me, firstErr)
 	}
 	data, err := mailbox.ReadFile(c.Path, s.ws.Config.Router.MaxMessageSize)
 	if err != nil {
@@ -592,7 +601,12 @@ func (s *seat) answerOnce(arg, text string) error {
 		return fmt.Errorf("%s is a %s, not a question: only [ASK_PLAYER], [RELAY_TO_HUMAN] and [GM_TO_PLAYER] are answered", id, dashIfEmpty(typ, "message without a type"))
 	}
 	s.out = io.Discard
-	q := &waitingQ{agent: c.Agent, id: id, m: m, typ: typ}
+	if typ == "GM_TO_PLAYER" && !slices.Contains(holders, s.player) {
+		return fmt.Errorf("%s is a prompt to %s, which you do not play: it is not yours to answer", id, dashIfEmpty(field(m, "to"), "another character"))
+	}
+	agent := s.answerer(typ, holders)
+	others := slices.DeleteFunc(slices.Clone(holders), func(a string) bool { return a == agent })
+	q := &waitingQ{agent: agent, copies: append([]string{agent}, others...), id: id, m: m, typ: typ}
 	s.waiting = []*waitingQ{q}
 	var said []byte
 	s.out = writerFunc(func(p []byte) (int, error) { said = append(said, p...); return len(p), nil })

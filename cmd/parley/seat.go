@@ -47,10 +47,25 @@ type seat struct {
 
 // waitingQ is a message that waits for the person's answer.
 type waitingQ struct {
-	agent string // whose inbox it is in: the person's, or the agent of their character's
-	id    string
-	m     *mailbox.Message
-	typ   string
+	agent  string   // the copy answered: the person's, or (a prompt) their character's agent's
+	copies []string // every seat inbox that holds it (agent's first); all are handled with the answer
+	id     string
+	m      *mailbox.Message
+	typ    string
+}
+
+// answerer is the agent whose copy of a question (type typ) the person
+// answers, of the seat inboxes that hold it (agents): a prompt to the
+// character is answered as the agent that plays it, anything else as the
+// person.
+func (s *seat) answerer(typ string, agents []string) string {
+	if typ == "GM_TO_PLAYER" && slices.Contains(agents, s.player) {
+		return s.player
+	}
+	if slices.Contains(agents, s.me) {
+		return s.me
+	}
+	return agents[0]
 }
 
 // openSeat finds the seat's agents: the person's (as, else the one human
@@ -299,64 +314,89 @@ func (s *seat) inboxes() []string {
 }
 
 func (s *seat) show() error {
-	boxes := s.inboxes()
-	type arrived struct {
-		agent string
-		en    mailbox.Entry
-	}
-	var all []arrived
-	here := map[string]bool{}
-	for _, agent := range boxes {
+	// The copies of each message in the seat's inboxes: a message to
+	// both (a [NARRATIVE] to the players, copied to the person) is shown
+	// once, and handled in both once shown (a question: once answered).
+	copies := map[string][]mailbox.Entry{}
+	holders := map[string][]string{}
+	var ids []string
+	for _, agent := range s.inboxes() {
 		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
 		if err != nil {
 			return err
 		}
 		for _, en := range entries {
-			all = append(all, arrived{agent, en})
-			here[agent+"/"+en.ID] = true
+			if copies[en.ID] == nil {
+				ids = append(ids, en.ID)
+			}
+			copies[en.ID] = append(copies[en.ID], en)
+			holders[en.ID] = append(holders[en.ID], agent)
 		}
 	}
 	// A question answered elsewhere (parley answer, another seat) is no
 	// longer in the inbox: it waits no more.
 	s.waiting = slices.DeleteFunc(s.waiting, func(q *waitingQ) bool {
-		if !here[q.agent+"/"+q.id] {
+		if !slices.Contains(holders[q.id], q.agent) {
 			s.printf("(%s was answered elsewhere)\n", q.id)
 			return true
 		}
 		return false
 	})
 	// In id order across the inboxes: as the messages were sent.
-	slices.SortStableFunc(all, func(a, b arrived) int { return strings.Compare(a.en.ID, b.en.ID) })
-	for _, a := range all {
-		key := a.agent + "/" + a.en.ID
-		if s.shown[key] {
+	slices.Sort(ids)
+	for _, id := range ids {
+		if s.shown[id] {
+			// A copy delivered after the seat showed the message (the
+			// router delivers to one inbox, then the other): the same
+			// message, handled with it.
+			if i := slices.IndexFunc(s.waiting, func(q *waitingQ) bool { return q.id == id }); i >= 0 {
+				q := s.waiting[i]
+				for _, agent := range holders[id] {
+					if !slices.Contains(q.copies, agent) {
+						q.copies = append(q.copies, agent)
+					}
+				}
+				continue
+			}
+			s.handledCopies(id, holders[id], "shown at parley play")
 			continue
 		}
-		s.shown[key] = true
-		// A message to both (a [NARRATIVE] to the players, copied to the
-		// person) is shown once, and handled in both.
-		twice := s.shown[a.en.ID]
-		s.shown[a.en.ID] = true
-		if !twice {
-			data, err := mailbox.ReadFile(a.en.Path, s.ws.Config.Router.MaxMessageSize)
-			if err != nil {
-				continue // moved on meanwhile
-			}
-			m, err := mailbox.Parse(data)
-			if err != nil {
-				s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(a.en.Path), err)
-				continue
-			}
-			if s.display(a.en.ID, m) {
-				s.waiting = append(s.waiting, &waitingQ{agent: a.agent, id: a.en.ID, m: m, typ: workspace.TypeOf(m)})
-				continue
-			}
+		s.shown[id] = true
+		first := copies[id][0]
+		data, err := mailbox.ReadFile(first.Path, s.ws.Config.Router.MaxMessageSize)
+		if err != nil {
+			s.shown[id] = false // moved on meanwhile: looked at again next time
+			continue
 		}
-		if err := markDone(s.e.quiet(), s.ws, a.agent, []string{a.en.ID}, "shown at parley play"); err != nil {
-			return err
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(first.Path), err)
+			continue
 		}
+		typ := workspace.TypeOf(m)
+		if s.display(id, m, holders[id]) {
+			agent := s.answerer(typ, holders[id])
+			others := slices.DeleteFunc(slices.Clone(holders[id]), func(a string) bool { return a == agent })
+			s.waiting = append(s.waiting, &waitingQ{agent: agent, copies: append([]string{agent}, others...), id: id, m: m, typ: typ})
+			continue
+		}
+		s.handledCopies(id, holders[id], "shown at parley play")
 	}
 	return nil
+}
+
+// handledCopies marks the copies of message id in the agents' inboxes
+// handled. One handled meanwhile (parley done, another seat) is left as
+// it is; any other failure is said.
+func (s *seat) handledCopies(id string, agents []string, note string) {
+	for _, agent := range agents {
+		if _, err := s.ws.Received(id, agent, mailbox.Inbox); err != nil {
+			continue // not in that inbox any more
+		}
+		if err := markDone(s.e.quiet(), s.ws, agent, []string{id}, note); err != nil {
+			s.printf("(could not mark %s handled for %s: %v)\n", id, agent, err)
+		}
+	}
 }
 
 // field returns a message's field, trimmed.
@@ -365,8 +405,9 @@ func field(m *mailbox.Message, key string) string {
 	return strings.TrimSpace(v)
 }
 
-// display shows one message, and reports whether it waits for an answer.
-func (s *seat) display(id string, m *mailbox.Message) bool {
+// display shows one message, held in the inboxes of agents, and reports
+// whether it waits for an answer.
+func (s *seat) display(id string, m *mailbox.Message, agents []string) bool {
 	from, _ := m.Header().Get("from")
 	body := string(m.Body)
 	switch workspace.TypeOf(m) {
@@ -439,14 +480,29 @@ func (s *seat) display(id string, m *mailbox.Message) bool {
 		s.wrap(body, "")
 		return false
 	case "GM_TO_PLAYER":
-		// A prompt to the person's character, which no program plays:
-		// the whole of it, and it waits for the person's answer.
 		who := dashIf(field(m, "to"), dashIf(s.character, "your character"))
 		kind := strings.ToLower(strings.ReplaceAll(field(m, "request_type"), "_", " "))
+		if !slices.Contains(agents, s.player) {
+			// A prompt to another's character, copied to the person by
+			// a route: shown, not theirs to answer.
+			s.printf("\n[GM_TO_PLAYER] from %s to %s (%s):\n", from, who, dashIf(kind, "a prompt"))
+			s.wrap(body, "  ")
+			return false
+		}
+		// A prompt to the person's character, which no program plays:
+		// the whole of it, and it waits for the person's answer.
 		s.printf("\n? %s asks %s (%s):\n", from, who, dashIf(kind, "a prompt"))
 		s.wrap(body, "  ")
 		s.printf("  (say what %s does; veto, then why, asks for the full scene)\n", who)
 		return true
+	case "PLAYER_TO_PLAYER":
+		// Another character speaks to the person's: the whole of it.
+		s.printf("\n%s to %s:\n", dashIf(field(m, "from"), from), dashIf(field(m, "to"), dashIf(s.character, "you")))
+		s.wrap(body, "  ")
+		if s.character != "" {
+			s.printf("  (/whisper %s TEXT answers)\n", dashIf(field(m, "from"), from))
+		}
+		return false
 	default:
 		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))
 		return false
@@ -596,11 +652,14 @@ func (s *seat) answerPrompt(q *waitingQ, text string) bool {
 		Fields: []string{"type=" + kind, "character=" + character}, Body: &body})
 }
 
-// handled marks a waiting question handled, and stops waiting for it.
+// handled marks a waiting question handled, every copy of it in the
+// seat's inboxes, and stops waiting for it.
 func (s *seat) handled(q *waitingQ) {
-	if err := markDone(s.e.quiet(), s.ws, q.agent, []string{q.id}, "answered at parley play"); err != nil {
-		s.printf("(could not mark %s handled: %v)\n", q.id, err)
+	copies := q.copies
+	if len(copies) == 0 {
+		copies = []string{q.agent}
 	}
+	s.handledCopies(q.id, copies, "answered at parley play")
 	s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
 }
 
