@@ -124,9 +124,7 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 		wo.Actions = a
 		if s, err := openSeat(e.quiet(), ws, opts.As, opts.Lead); err == nil {
 			wo.Person = s.me
-			if a, ok := ws.Agent(s.player); ok && a.Person() {
-				wo.Prompted = s.player // see seat.inboxes
-			}
+			wo.Prompted = s.prompted()
 		}
 	}
 	return web.New(wo)

@@ -307,10 +307,20 @@ func (s *seat) wrap(text, indent string) {
 // then, or nobody would.
 func (s *seat) inboxes() []string {
 	boxes := []string{s.me}
-	if a, ok := s.ws.Agent(s.player); ok && a.Person() && s.player != s.me {
-		boxes = append(boxes, s.player)
+	if p := s.prompted(); p != "" && p != s.me {
+		boxes = append(boxes, p)
 	}
 	return boxes
+}
+
+// prompted is the agent whose prompts ([GM_TO_PLAYER]) are the person's
+// to answer: the agent of their character, when no program plays it;
+// "" when a program does, or the seat knows no character.
+func (s *seat) prompted() string {
+	if a, ok := s.ws.Agent(s.player); ok && a.Person() {
+		return s.player
+	}
+	return ""
 }
 
 func (s *seat) show() error {
