@@ -596,6 +596,23 @@ func (s *Server) seatData() seatData {
 			d.Waiting = append(d.Waiting, wt)
 		}
 	}
+	// A message in two of the seat's inboxes (a prompt to the person's
+	// character that a route copies to the person) waits once: as what
+	// it asks of the person (answering it handles both copies), else as
+	// the first copy.
+	var once []waiting
+	at := map[string]int{}
+	for _, w := range d.Waiting {
+		i, twice := at[w.ID]
+		switch {
+		case !twice:
+			at[w.ID] = len(once)
+			once = append(once, w)
+		case once[i].Kind == "message" && w.Kind != "message":
+			once[i] = w
+		}
+	}
+	d.Waiting = once
 	return d
 }
 

@@ -823,6 +823,17 @@ func TestSeatPrompt(t *testing.T) {
 			t.Errorf("GET /seat lacks %s:\n%s", w, page)
 		}
 	}
+	// Copied to the person too (a route), it waits once, as the prompt.
+	if err := os.WriteFile(ws.Mailbox("gm").Path(mailbox.Inbox, id+".md"), []byte(prompt), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page = get(t, s.Handler(), "/seat", true).Body.String()
+	if n := strings.Count(page, `<article class="waiting`); n != 1 || !strings.Contains(page, "k-prompt") {
+		t.Errorf("GET /seat with the prompt in both inboxes shows %d waiting, want it once, as the prompt:\n%s", n, page)
+	}
+	if err := os.Remove(ws.Mailbox("gm").Path(mailbox.Inbox, id+".md")); err != nil {
+		t.Fatal(err)
+	}
 	s = newServer(t, ws, Options{Actions: &fakeActions{}, Person: "gm"})
 	if page := get(t, s.Handler(), "/seat", true).Body.String(); strings.Contains(page, id) {
 		t.Errorf("GET /seat without Prompted shows the prompt to aria:\n%s", page)
