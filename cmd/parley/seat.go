@@ -273,6 +273,11 @@ func (s *seat) wrap(text, indent string) {
 		case t == "":
 			flush()
 			s.printf("\n")
+		case strings.HasPrefix(t, "#"):
+			// A heading (## Scene, ## Request) stands on its own line.
+			flush()
+			para = []string{t}
+			flush()
 		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
 			flush()
 			para, lead = []string{t}, indent+"  "
