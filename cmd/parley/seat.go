@@ -582,6 +582,11 @@ func (s *seat) answer(q *waitingQ, text string) bool {
 func (s *seat) answerPrompt(q *waitingQ, text string) bool {
 	from, _ := q.m.Header().Get("from")
 	character := dashIf(field(q.m, "to"), s.character)
+	if a, ok := s.ws.Agent(q.agent); ok && a.Character != "" {
+		// The agent's own character: the prompt's to: may name the
+		// agent rather than the character it plays.
+		character = a.Character
+	}
 	kind := "ACTION"
 	switch field(q.m, "request_type") {
 	case "QUICK_REACTION", "OPTIONAL_REACTION", "REFLECTION":
