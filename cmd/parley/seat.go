@@ -32,6 +32,7 @@ type seat struct {
 	lead      string // the team lead it speaks as
 	player    string // the agent that plays the person's character; "" when none does
 	character string // the person's character; "" until preferences.md names one
+	where     string // where answers are given, for the journal's note; "" for parley play
 	camp      *campaigns.Campaign
 	out       io.Writer
 	width     int
@@ -608,7 +609,7 @@ func (s *seat) answerPrompt(q *waitingQ, text string) bool {
 
 // handled marks a waiting question handled, and stops waiting for it.
 func (s *seat) handled(q *waitingQ) {
-	if err := markDone(s.e.quiet(), s.ws, q.agent, []string{q.id}, "answered at parley play"); err != nil {
+	if err := markDone(s.e.quiet(), s.ws, q.agent, []string{q.id}, "answered at "+dashIf(s.where, "parley play")); err != nil {
 		s.printf("(could not mark %s handled: %v)\n", q.id, err)
 	}
 	s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
