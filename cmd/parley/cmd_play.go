@@ -547,6 +547,7 @@ func answerCommandSeat(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			s.where = "parley answer"
 			return s.answerOnce(c.Args().First(), joinArgs(c.Args().Slice()[1:]))
 		},
 	}

@@ -169,6 +169,7 @@ func (a *browserActions) Answer(ctx context.Context, id, text string) (string, e
 	if err != nil {
 		return "", err
 	}
+	s.where = "the web seat"
 	return said(buf, s.answerOnce(id, text))
 }
 

@@ -32,6 +32,7 @@ type seat struct {
 	lead      string // the team lead it speaks as
 	player    string // the agent that plays the person's character; "" when none does
 	character string // the person's character; "" until preferences.md names one
+	where     string // where answers are given, for the journal's note; "" for parley play
 	camp      *campaigns.Campaign
 	out       io.Writer
 	width     int
@@ -288,6 +289,11 @@ func (s *seat) wrap(text, indent string) {
 		case t == "":
 			flush()
 			s.printf("\n")
+		case strings.HasPrefix(t, "#"):
+			// A heading (## Scene, ## Request) stands on its own line.
+			flush()
+			para = []string{t}
+			flush()
 		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
 			flush()
 			para, lead = []string{t}, indent+"  "
@@ -643,6 +649,11 @@ func (s *seat) answer(q *waitingQ, text string) bool {
 func (s *seat) answerPrompt(q *waitingQ, text string) bool {
 	from, _ := q.m.Header().Get("from")
 	character := dashIf(field(q.m, "to"), s.character)
+	if a, ok := s.ws.Agent(q.agent); ok && a.Character != "" {
+		// The agent's own character: the prompt's to: may name the
+		// agent rather than the character it plays.
+		character = a.Character
+	}
 	kind := "ACTION"
 	switch field(q.m, "request_type") {
 	case "QUICK_REACTION", "OPTIONAL_REACTION", "REFLECTION":
@@ -669,7 +680,7 @@ func (s *seat) handled(q *waitingQ) {
 	if len(copies) == 0 {
 		copies = []string{q.agent}
 	}
-	s.handledCopies(q.id, copies, "answered at parley play")
+	s.handledCopies(q.id, copies, "answered at "+dashIf(s.where, "parley play"))
 	s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
 }
 
