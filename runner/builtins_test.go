@@ -88,7 +88,10 @@ func TestBuiltinStartAndTimer(t *testing.T) {
 func TestIdleHook(t *testing.T) {
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - you\n")
 	said := 0
-	idle := func(ctx context.Context) bool {
+	idle := func(ctx context.Context, settled bool) bool {
+		if !settled {
+			t.Error("Idle called unsettled, with no reply awaited")
+		}
 		if said == 2 {
 			return false
 		}
@@ -106,6 +109,56 @@ func TestIdleHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"line 1", "line 2"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+}
+
+// TestIdleHookWhileAwaiting: while a reply is awaited (timeouts:), a run
+// until idle asks its Idle hook, unsettled, before it waits: a person's
+// seat answers what waits for them then — the answer may be the reply
+// awaited — instead of after the deadline (a piped parley play showed
+// nothing for the 3 minutes of the D&D template's timeouts).
+func TestIdleHookWhileAwaiting(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - you\ntimeouts:\n  - match: {to: [you]}\n    after: 1h\n")
+	ask := mailbox.New([]byte("Which way?\n"))
+	ask.Set("id", mailbox.IDAt("boss", time.Now()))
+	ask.Set("from", "boss")
+	ask.Set("to", "you")
+	if _, err := ws.Mailbox("boss").Send(ask); err != nil {
+		t.Fatal(err)
+	}
+	var calls []bool
+	idle := func(ctx context.Context, settled bool) bool {
+		calls = append(calls, settled)
+		if n, _ := ws.Mailbox("you").Count(mailbox.Inbox); n == 0 || len(bodies(t, ws, "boss", mailbox.Inbox)) > 0 {
+			return false
+		}
+		m := mailbox.New([]byte("Left.\n"))
+		m.Set("id", mailbox.IDAt("you", time.Now()))
+		m.Set("from", "you")
+		m.Set("to", "boss")
+		if _, err := ws.Mailbox("you").Send(m); err != nil {
+			t.Error(err)
+		}
+		return true
+	}
+	r, err := Open(ws, Options{UntilIdle: true, Idle: idle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the run waited for the reply's deadline (1h): Idle was called %v", calls)
+	}
+	if len(calls) == 0 || calls[0] {
+		t.Errorf("Idle calls (settled) = %v, want an unsettled call first, while the reply was awaited", calls)
+	}
+	if d := cmp.Diff([]string{"Left."}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
 		t.Errorf("boss's inbox (-want +got):\n%s", d)
 	}
 }

@@ -80,9 +80,13 @@ type Options struct {
 	// Idle, when set, is called by a run until idle each time it finds
 	// nothing left to do, from the router's goroutine: the moment a
 	// person's seat may show what arrived and answer what waits for them.
-	// It returns true when it sent something (wrote into an outbox), and
-	// the run goes on; false, and the run ends.
-	Idle func(ctx context.Context) bool
+	// settled is false when nothing is routed and no driver is at work,
+	// but replies are awaited (timeouts:) or a built-in agent's deadline
+	// is ahead: the seat shows and answers what waits (the answer may be
+	// the reply awaited), and the run then waits for those. It returns
+	// true when it sent something (wrote into an outbox), and the run
+	// goes on; false, and (settled) the run ends.
+	Idle func(ctx context.Context, settled bool) bool
 }
 
 // Stats counts what a Run did.
@@ -705,11 +709,18 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 				next = d
 			}
 		}
+		if r.opts.Idle != nil && r.nothingPending() && r.workersIdle() && (len(r.expected) > 0 || !tick.IsZero()) {
+			// Waiting for replies or a deadline: what waits for a
+			// person is theirs to answer meanwhile.
+			if r.opts.Idle(ctx, false) {
+				continue
+			}
+		}
 		if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 && tick.IsZero() {
 			// Look once more: a driver may have published since.
 			r.scan()
 			if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 && (r.sessionOver != "" || r.nextTick().IsZero()) {
-				if r.opts.Idle != nil && r.opts.Idle(ctx) {
+				if r.opts.Idle != nil && r.opts.Idle(ctx, true) {
 					continue // the seat said something: route it
 				}
 				r.noteLeft()

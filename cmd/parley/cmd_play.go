@@ -165,7 +165,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 				return true // answered: the table goes on
 			}
 		}
-		if !said && s.arrived != nil && !s.ended && !quit && !inputEnded {
+		if settled && !said && s.arrived != nil && !s.ended && !quit && !inputEnded {
 			// Bridged to other workspaces: the table goes on there.
 			// Wait for what they send (or give up after a while).
 			select {
@@ -203,7 +203,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 		return said
 	}
 	opts := withUntilIdle(runnerOptions(s.ws, s.seatLogger()))
-	opts.Idle = func(ctx context.Context) bool { return idle(ctx, true) }
+	opts.Idle = idle
 	r, err := runner.Open(s.ws, opts)
 	var locked *runner.LockedError
 	switch {
