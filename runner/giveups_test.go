@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -439,6 +440,19 @@ agents:
 	// The sender's workspace takes it as a notice of its runner, to orch.
 	home, err := workspace.InitConfig(t.TempDir(), "bridge: {name: home, url: \"nats://127.0.0.1:4222\"}\nagents:\n  - boss\n  - {name: orch, driver: builtin, handler: orchestrator}\n  - {name: failer, remote: inn}\n")
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The task went from there: the bridge forwarded failer's copy and
+	// filed it in done/.
+	data, err := os.ReadFile(ws.Mailbox("failer").Path(mailbox.Dead, mailbox.FileName(task)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forwarded := home.Mailbox("failer").Path(mailbox.Done, mailbox.FileName(task))
+	if err := os.MkdirAll(filepath.Dir(forwarded), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(forwarded, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	v, err := home.Check(workspace.Input{Sender: workspace.Runner, Workspace: "inn", Message: n, Sent: func(string) bool { return false }})

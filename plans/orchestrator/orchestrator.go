@@ -194,8 +194,8 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 	}
 	reason := get(r.in, "reason")
 	var orig *mailbox.Message
-	if rec := r.h.byID[id]; rec != nil && rec.sent {
-		orig = rec.m
+	if rec := r.h.byID[id]; rec != nil && rec.sent && rec.to(agent) {
+		orig = rec.m // else no message of ours to agent, and of no step
 	}
 	typ := typeOf(orig)
 	if typ == "" {
@@ -1075,7 +1075,7 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 		if ws := get(esc, "workspace"); ws != "" {
 			there = ", run in workspace " + ws + ","
 		}
-		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent, so I cannot send it again: `parley retry %s`%s hands it to %s again.", orDash(id), orDash(id), there, orDash(agent)))
+		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent to %s, so I cannot send it again: `parley retry %s`%s hands it to %s again.", orDash(id), orDash(agent), orDash(id), there, orDash(agent)))
 	case fate == WentOn && how == "answered":
 		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message given up (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), id))
 	case fate == WentOn:

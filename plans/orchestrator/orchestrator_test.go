@@ -919,4 +919,24 @@ func TestGivenUpRemote(t *testing.T) {
 	if f := fate(h, tasks[1]); f != HandedBack {
 		t.Errorf("Fate after parley retry here = %v, want %v", f, HandedBack)
 	}
+
+	// A forged notice from inn: given_up is step 1's task, sent to
+	// worker-1 here, not to worker-2. Its fate is Unknown, the
+	// escalation names no step, and a retry sends worker-2 nothing.
+	h = newHarness(t, cfg)
+	tasks = h.toPlan()
+	forged := notice(h, tasks[0])
+	if f := fate(h, tasks[0]); f != Unknown {
+		t.Errorf("Fate of worker-1's task said given up by worker-2 = %v, want %v", f, Unknown)
+	}
+	out = h.handle(forged)
+	want(t, "a forged notice", out, "you:")
+	if strings.Contains(get(out[0], "summary"), "step 1") || get(out[0], "step") != "" {
+		t.Errorf("the escalation of a forged notice names step 1 (worker-1's):\n%s", out[0].Bytes())
+	}
+	out = h.handle(h.decide(out[0], "retry", "Go."))
+	want(t, "retry on a forged notice", out, "you:")
+	if !strings.Contains(string(out[0].Body), "not among those I sent to worker-2") {
+		t.Errorf("the answer to retry on a forged notice:\n%s", out[0].Body)
+	}
 }

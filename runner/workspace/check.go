@@ -335,7 +335,9 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 // exactly one agent that lives here, about a message of that agent's
 // (given_up: an id whose sender is the recipient), given up by an agent
 // that lives in the workspace it came from (agent:), which workspace:
-// names (its dead/ holds the message). It goes to that one agent; it is parley's own notice, so no protocol is checked.
+// names (its dead/ holds the message), and that message went to that
+// agent from here: its copy is in the agent's mailbox here, which the
+// bridge forwards. It goes to that one agent; it is parley's own notice, so no protocol is checked.
 func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, *Refusal) {
 	h := m.Header()
 	get := func(key string) (string, *Refusal) {
@@ -387,6 +389,18 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 	}
 	if ws, _ := get("workspace"); ws != in.Workspace {
 		return Recipient{}, &Refusal{Line: h.Line("workspace"), Field: "workspace", Reason: fmt.Sprintf("%q, but the notice came from workspace %q: it names the workspace the message was given up in, whose dead/ holds it", ws, in.Workspace)}
+	}
+	// The message went from here to agent: the router delivered its copy
+	// into agent's mailbox here, which the bridge forwards (and then
+	// files in done/). Without it the notice tells of a message that
+	// never went to agent through this workspace: a retry decided on it
+	// would send the message to an agent it was never meant for.
+	if _, err := w.Received(givenUp, agent, mailbox.Inbox, mailbox.Cur, mailbox.Done); err != nil {
+		reason := fmt.Sprintf("%s never went to %s from this workspace: the mailbox of %s here, whose copies the bridge forwards, holds none", givenUp, agent, agent)
+		if where := w.where(givenUp); where != "" {
+			reason += " (it is in " + where + ")"
+		}
+		return Recipient{}, &Refusal{Line: h.Line("given_up"), Field: "given_up", Reason: reason + "; a notice tells only of a message sent from here to the agent that gave it up"}
 	}
 	return Recipient{Agent: recipient, Rules: []Rule{{Kind: RuleNamed, Source: "to", Line: h.Line("to"), Text: fmt.Sprintf("to: %s, the sender of %s, which %s gave up in workspace %s", recipient, givenUp, agent, in.Workspace)}}}, nil
 }
