@@ -343,6 +343,50 @@ agents:
 	}
 }
 
+// TestGivenUpNoticeByAgentNamedBridge: an agent named bridge gives up a
+// message of a sender of another workspace; its reason ("bridge: gave up
+// after ...") is its own, not the bridge's refusal, and the sender is told.
+func TestGivenUpNoticeByAgentNamedBridge(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
+	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
+agents:
+  - boss
+  - {name: bridge, driver: command, run: [./fail.sh], retries: 0}
+  - {name: orch, remote: home}
+`)
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	task := (&mailbox.IDs{}).New("orch")
+	if _, err := ws.Mailbox("bridge").Deliver(task, []byte("---\nid: "+task+"\nfrom: orch\nto: bridge\ntype: task_assignment\n---\ndo it\n"), s); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dead := names(t, ws, "bridge", mailbox.Dead); len(dead) != 1 {
+		t.Fatalf("bridge's dead/ = %v, want the task", dead)
+	}
+	inbox := names(t, ws, "orch", mailbox.Inbox)
+	if len(inbox) != 1 {
+		t.Fatalf("orch's inbox = %v, want the notice of the task the agent named bridge gave up", inbox)
+	}
+	n := readMessage(t, ws.Mailbox("orch").Path(mailbox.Inbox, inbox[0]))
+	if got, _ := n.Header().Get("reason"); !strings.HasPrefix(got, "bridge: gave up after 1 attempt") {
+		t.Errorf("the notice's reason = %q, want the agent's own", got)
+	}
+}
+
 // TestGivenUpNoticeToRemoteSender: a message from an agent that lives in
 // another workspace, given up here, is told to that sender whatever it
 // is: the notice goes into its mailbox here (whose inbox the bridge
@@ -373,7 +417,7 @@ agents:
 	}
 	// Refused by the bridge: in failer's dead/ with a reason of its.
 	refused := ids.New("orch")
-	if _, err := ws.Mailbox("failer").Bury(refused, []byte("---\nid: "+refused+"\nfrom: orch\nto: failer\n---\nno\n"), "bridge: refused", s); err != nil {
+	if _, err := ws.Mailbox("failer").Bury(refused, []byte("---\nid: "+refused+"\nfrom: orch\nto: failer\n---\nno\n"), workspace.BridgeRefused+"no such agent", s); err != nil {
 		t.Fatal(err)
 	}
 	run := func(crash bool) {
