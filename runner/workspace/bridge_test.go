@@ -147,7 +147,7 @@ func TestCheckRemoteNotice(t *testing.T) {
 		maps.Copy(f, change)
 		var b strings.Builder
 		b.WriteString("---\n")
-		for _, k := range []string{"id", "from", "to", "cc", "type", "given_up", "agent", "workspace"} {
+		for _, k := range []string{"id", "from", "to", "cc", "type", "signal", "thread", "created", "given_up", "agent", "workspace"} {
 			if v, ok := f[k]; ok && v != "-" {
 				fmt.Fprintf(&b, "%s: %s\n", k, v)
 			}
@@ -187,6 +187,15 @@ func TestCheckRemoteNotice(t *testing.T) {
 		// A forged notice: given_up is gm's, but went to pat, here; a
 		// retry decided on it would send pat's task to aria.
 		{"given_up sent to a local agent", "home", map[string]string{"given_up": toPat}, "given_up", toPat + ` never went to aria from this workspace: the mailbox of aria here, whose copies the bridge forwards, holds none (it is in mailboxes/pat/inbox/`},
+		// The bridge delivers the bytes it carried: from: is not
+		// filled in, and the orchestrator takes a notice only from
+		// parley.
+		{"no from", "home", map[string]string{"from": "-"}, "from", `"", but the message came from the runner of workspace "home", which sends only its notice of a message given up (type message_given_up), from: parley`},
+		{"a signal", "home", map[string]string{"signal": "escalate"}, "signal", `"escalate", but the message came from the runner of workspace "home", which sends only its notice of a message given up (type message_given_up), which carries no signal`},
+		{"a thread that is a list", "home", map[string]string{"thread": "[a, b]"}, "thread", `must be a single value`},
+		{"a created that is a list", "home", map[string]string{"created": "[a, b]"}, "created", `must be a single value`},
+		{"a created that is no time", "home", map[string]string{"created": "yesterday"}, "created", `"yesterday" is not a time`},
+		{"a created", "home", map[string]string{"created": "2026-11-27T10:00:00.5Z", "thread": gmID}, "", ""},
 		{"given_up never sent", "home", map[string]string{"given_up": toNobody}, "given_up", toNobody + ` never went to aria from this workspace`},
 	}
 	for _, tt := range tests {
