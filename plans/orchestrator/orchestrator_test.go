@@ -876,8 +876,13 @@ func TestGivenUpRemote(t *testing.T) {
 	if get(esc, "workspace") != "inn" {
 		t.Errorf("escalation's workspace = %q, want inn", get(esc, "workspace"))
 	}
-	if !strings.Contains(string(esc.Body), "run `parley retry "+get(tasks[1], "id")+"` in workspace inn, where it is in worker-2's dead/ (this workspace cannot see it)") {
-		t.Errorf("the escalation does not say parley retry is run in workspace inn:\n%s", esc.Body)
+	if !strings.Contains(string(esc.Body), "do one of these, not both: run `parley retry "+get(tasks[1], "id")+"` in workspace inn, where it is in worker-2's dead/ (this workspace cannot see it;") {
+		t.Errorf("the escalation does not say parley retry is run in workspace inn, or a retry answered here, not both:\n%s", esc.Body)
+	}
+	// A parley retry run in inn is out of sight here until worker-2
+	// answers: a retry decision after it sends the task a second time.
+	if !strings.Contains(string(esc.Body), "answering retry here as well would have worker-2 do it twice") {
+		t.Errorf("the escalation does not warn against both parley retry in inn and a retry answered here:\n%s", esc.Body)
 	}
 	if f := fate(h, tasks[1]); f != Stalled {
 		t.Errorf("Fate of a task given up in another workspace = %v, want %v (this workspace's dead/ never held it)", f, Stalled)
