@@ -57,8 +57,9 @@ import (
 // what becomes of it: a built-in orchestrator escalates it, a person
 // reads it in the inbox, a program agent's is filed (see takesNotice).
 // What this workspace's bridge refused from it (a dead/ reason starting
-// "bridge: ") is not told: the bridge never told of it at once, and
-// telling it only when a runner starts would tell late and by chance.
+// workspace.BridgeRefused) is not told: the bridge never told of it at
+// once, and telling it only when a runner starts would tell late and by
+// chance.
 
 // toldOfGiveUps reports whether an agent is sent a notice when a message
 // of its is given up: a built-in agent whose handler handles it, or one
@@ -167,7 +168,7 @@ func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string
 	ws := r.ws()
 	remote := "" // this workspace's name on the bridge, for a sender of another
 	if a, _ := ws.Agent(sender); a.Remote != "" {
-		if strings.HasPrefix(reason, "bridge: ") || ws.Config.Bridge == nil {
+		if strings.HasPrefix(reason, workspace.BridgeRefused) || ws.Config.Bridge == nil {
 			return // refused by the bridge: see GiveUps
 		}
 		remote = ws.Config.Bridge.Name

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -342,6 +343,50 @@ agents:
 	}
 }
 
+// TestGivenUpNoticeByAgentNamedBridge: an agent named bridge gives up a
+// message of a sender of another workspace; its reason ("bridge: gave up
+// after ...") is its own, not the bridge's refusal, and the sender is told.
+func TestGivenUpNoticeByAgentNamedBridge(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
+	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
+agents:
+  - boss
+  - {name: bridge, driver: command, run: [./fail.sh], retries: 0}
+  - {name: orch, remote: home}
+`)
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	task := (&mailbox.IDs{}).New("orch")
+	if _, err := ws.Mailbox("bridge").Deliver(task, []byte("---\nid: "+task+"\nfrom: orch\nto: bridge\ntype: task_assignment\n---\ndo it\n"), s); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dead := names(t, ws, "bridge", mailbox.Dead); len(dead) != 1 {
+		t.Fatalf("bridge's dead/ = %v, want the task", dead)
+	}
+	inbox := names(t, ws, "orch", mailbox.Inbox)
+	if len(inbox) != 1 {
+		t.Fatalf("orch's inbox = %v, want the notice of the task the agent named bridge gave up", inbox)
+	}
+	n := readMessage(t, ws.Mailbox("orch").Path(mailbox.Inbox, inbox[0]))
+	if got, _ := n.Header().Get("reason"); !strings.HasPrefix(got, "bridge: gave up after 1 attempt") {
+		t.Errorf("the notice's reason = %q, want the agent's own", got)
+	}
+}
+
 // TestGivenUpNoticeToRemoteSender: a message from an agent that lives in
 // another workspace, given up here, is told to that sender whatever it
 // is: the notice goes into its mailbox here (whose inbox the bridge
@@ -372,7 +417,7 @@ agents:
 	}
 	// Refused by the bridge: in failer's dead/ with a reason of its.
 	refused := ids.New("orch")
-	if _, err := ws.Mailbox("failer").Bury(refused, []byte("---\nid: "+refused+"\nfrom: orch\nto: failer\n---\nno\n"), "bridge: refused", s); err != nil {
+	if _, err := ws.Mailbox("failer").Bury(refused, []byte("---\nid: "+refused+"\nfrom: orch\nto: failer\n---\nno\n"), workspace.BridgeRefused+"no such agent", s); err != nil {
 		t.Fatal(err)
 	}
 	run := func(crash bool) {
@@ -439,6 +484,19 @@ agents:
 	// The sender's workspace takes it as a notice of its runner, to orch.
 	home, err := workspace.InitConfig(t.TempDir(), "bridge: {name: home, url: \"nats://127.0.0.1:4222\"}\nagents:\n  - boss\n  - {name: orch, driver: builtin, handler: orchestrator}\n  - {name: failer, remote: inn}\n")
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The task went from there: the bridge forwarded failer's copy and
+	// filed it in done/.
+	data, err := os.ReadFile(ws.Mailbox("failer").Path(mailbox.Dead, mailbox.FileName(task)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forwarded := home.Mailbox("failer").Path(mailbox.Done, mailbox.FileName(task))
+	if err := os.MkdirAll(filepath.Dir(forwarded), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(forwarded, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	v, err := home.Check(workspace.Input{Sender: workspace.Runner, Workspace: "inn", Message: n, Sent: func(string) bool { return false }})

@@ -28,7 +28,8 @@ const (
 	// was sent again since (a task or revision, or the same request, for
 	// its step, to the same agent). A decision sends nothing.
 	WentOn
-	// Unknown: the message is none the sender's mailbox shows it sent.
+	// Unknown: the message is none the sender's mailbox shows it sent
+	// to the agent said to have given it up.
 	Unknown
 )
 
@@ -77,7 +78,10 @@ func (g *GivenUps) How(id, agent string) (Fate, string) {
 // again.
 func (o *Orchestrator) fate(h *history, id, agent string) (f Fate, how string) {
 	rec := h.byID[id]
-	if rec == nil || !rec.sent {
+	if rec == nil || !rec.sent || !rec.to(agent) {
+		// Not one it sent to agent: a notice that says agent gave it
+		// up tells of another's message, and a decision on it would
+		// send that agent a task that is not its own.
 		return Unknown, ""
 	}
 	if h.answeredSince(rec, agent) {

@@ -194,8 +194,8 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 	}
 	reason := get(r.in, "reason")
 	var orig *mailbox.Message
-	if rec := r.h.byID[id]; rec != nil && rec.sent {
-		orig = rec.m
+	if rec := r.h.byID[id]; rec != nil && rec.sent && rec.to(agent) {
+		orig = rec.m // else no message of ours to agent, and of no step
 	}
 	typ := typeOf(orig)
 	if typ == "" {
@@ -889,11 +889,15 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 		fmt.Fprintf(&b, "\n## Message from %s\n\n%s\n", from(r.in), strings.TrimSpace(string(r.in.Body)))
 	}
 	if kind == EscalateGivenUp {
-		there := ""
+		id, agent := orDash(get(r.in, "given_up")), orDash(get(r.in, "agent"))
 		if ws := get(r.in, "workspace"); ws != "" {
-			there = fmt.Sprintf(" in workspace %s, where it is in %s's dead/ (this workspace cannot see it)", ws, get(r.in, "agent"))
+			// A parley retry run there is out of sight here until its
+			// agent answers: a retry decision meanwhile sends the
+			// message a second time.
+			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again from here, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked). This workspace cannot see a parley retry run in %s: answering retry here as well would have %s do it twice.\n", id, ws, agent, agent, ws, agent)
+		} else {
+			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked).\n", id, agent)
 		}
-		fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s`%s (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked).\n", orDash(get(r.in, "given_up")), there, orDash(get(r.in, "agent")))
 	} else {
 		b.WriteString("\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: approve (accept it and go on), retry (the work again, with your answer; for a plan, the architect plans again with it), stop (the plan is marked blocked).\n")
 	}
@@ -1075,7 +1079,7 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 		if ws := get(esc, "workspace"); ws != "" {
 			there = ", run in workspace " + ws + ","
 		}
-		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent, so I cannot send it again: `parley retry %s`%s hands it to %s again.", orDash(id), orDash(id), there, orDash(agent)))
+		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent to %s, so I cannot send it again: `parley retry %s`%s hands it to %s again.", orDash(id), orDash(agent), orDash(id), there, orDash(agent)))
 	case fate == WentOn && how == "answered":
 		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message given up (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), id))
 	case fate == WentOn:

@@ -876,8 +876,13 @@ func TestGivenUpRemote(t *testing.T) {
 	if get(esc, "workspace") != "inn" {
 		t.Errorf("escalation's workspace = %q, want inn", get(esc, "workspace"))
 	}
-	if !strings.Contains(string(esc.Body), "run `parley retry "+get(tasks[1], "id")+"` in workspace inn, where it is in worker-2's dead/ (this workspace cannot see it)") {
-		t.Errorf("the escalation does not say parley retry is run in workspace inn:\n%s", esc.Body)
+	if !strings.Contains(string(esc.Body), "do one of these, not both: run `parley retry "+get(tasks[1], "id")+"` in workspace inn, where it is in worker-2's dead/ (this workspace cannot see it;") {
+		t.Errorf("the escalation does not say parley retry is run in workspace inn, or a retry answered here, not both:\n%s", esc.Body)
+	}
+	// A parley retry run in inn is out of sight here until worker-2
+	// answers: a retry decision after it sends the task a second time.
+	if !strings.Contains(string(esc.Body), "answering retry here as well would have worker-2 do it twice") {
+		t.Errorf("the escalation does not warn against both parley retry in inn and a retry answered here:\n%s", esc.Body)
 	}
 	if f := fate(h, tasks[1]); f != Stalled {
 		t.Errorf("Fate of a task given up in another workspace = %v, want %v (this workspace's dead/ never held it)", f, Stalled)
@@ -918,5 +923,25 @@ func TestGivenUpRemote(t *testing.T) {
 	}
 	if f := fate(h, tasks[1]); f != HandedBack {
 		t.Errorf("Fate after parley retry here = %v, want %v", f, HandedBack)
+	}
+
+	// A forged notice from inn: given_up is step 1's task, sent to
+	// worker-1 here, not to worker-2. Its fate is Unknown, the
+	// escalation names no step, and a retry sends worker-2 nothing.
+	h = newHarness(t, cfg)
+	tasks = h.toPlan()
+	forged := notice(h, tasks[0])
+	if f := fate(h, tasks[0]); f != Unknown {
+		t.Errorf("Fate of worker-1's task said given up by worker-2 = %v, want %v", f, Unknown)
+	}
+	out = h.handle(forged)
+	want(t, "a forged notice", out, "you:")
+	if strings.Contains(get(out[0], "summary"), "step 1") || get(out[0], "step") != "" {
+		t.Errorf("the escalation of a forged notice names step 1 (worker-1's):\n%s", out[0].Bytes())
+	}
+	out = h.handle(h.decide(out[0], "retry", "Go."))
+	want(t, "retry on a forged notice", out, "you:")
+	if !strings.Contains(string(out[0].Body), "not among those I sent to worker-2") {
+		t.Errorf("the answer to retry on a forged notice:\n%s", out[0].Body)
 	}
 }

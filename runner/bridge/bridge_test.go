@@ -202,7 +202,7 @@ func TestBridgeRefuses(t *testing.T) {
 		t.Errorf("kept in .parley/bridge/refused/: %v, want the two messages that name no id or no recipient", refused)
 	}
 	for _, f := range refused {
-		if r, err := os.ReadFile(f + mailbox.ReasonSuffix); err != nil || !strings.HasPrefix(string(r), "bridge: ") {
+		if r, err := os.ReadFile(f + mailbox.ReasonSuffix); err != nil || !strings.HasPrefix(string(r), workspace.BridgeRefused) {
 			t.Errorf("%s: reason %q, %v", f, r, err)
 		}
 	}

@@ -278,7 +278,7 @@ func (b *Bridge) bounce(e workspace.Entry, meta *jetstream.MsgMetadata, data []b
 	}
 	if a, ok := b.ws.Agent(agent); ok && a.Remote == "" && e.ID != "" {
 		box := b.ws.Mailbox(agent)
-		if _, err := box.Bury(e.ID, data, "bridge: "+reason, b.sync); err != nil {
+		if _, err := box.Bury(e.ID, data, workspace.BridgeRefused+reason, b.sync); err != nil {
 			return e, err
 		}
 		e.Path = b.ws.Short(box.Path(mailbox.Dead, mailbox.FileName(e.ID)))
@@ -289,7 +289,7 @@ func (b *Bridge) bounce(e workspace.Entry, meta *jetstream.MsgMetadata, data []b
 		return e, err
 	}
 	name := fmt.Sprintf("%012d.md", meta.Sequence.Stream)
-	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name+mailbox.ReasonSuffix), []byte("bridge: "+reason+"\n")); err != nil {
+	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name+mailbox.ReasonSuffix), []byte(workspace.BridgeRefused+reason+"\n")); err != nil {
 		return e, err
 	}
 	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {

@@ -57,6 +57,13 @@ const (
 	DefaultBridgeURL  = "nats://127.0.0.1:4222"
 )
 
+// BridgeRefused starts the reason the bridge writes beside a message it
+// refused (in its recipient's dead/, or in .parley/bridge/refused/), so
+// that what it refused is told apart from what an agent gave up: an
+// agent's own reason starts with its name and a colon ("w: gave up after
+// 3 attempts"), and no agent's name has a space.
+const BridgeRefused = "refused by the bridge: "
+
 // inlineSecrets are keys that would put a secret into parley.yaml.
 var inlineSecrets = []string{"token", "password", "user", "pass", "nkey", "seed", "jwt", "secret"}
 

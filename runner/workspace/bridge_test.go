@@ -3,6 +3,8 @@ package workspace
 import (
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -125,13 +127,27 @@ func TestCheckRemoteNotice(t *testing.T) {
 	notice := mailbox.IDOf(Runner, at, "aria", []byte("x"))
 	gmID := mailbox.IDOf("gm", at, "", []byte("task"))
 	patID := mailbox.IDOf("pat", at, "", []byte("task"))
+	toPat := mailbox.IDOf("gm", at.Add(time.Second), "", []byte("local task"))
+	toNobody := mailbox.IDOf("gm", at.Add(2*time.Second), "", []byte("never sent"))
+	// gmID went to aria and to bram through this workspace: the bridge
+	// forwarded their copies and filed them in done/. toPat went to pat,
+	// who lives here.
+	for _, c := range []struct{ agent, state, id string }{{"aria", mailbox.Done, gmID}, {"bram", mailbox.Done, gmID}, {"pat", mailbox.Inbox, toPat}} {
+		p := ws.Mailbox(c.agent).Path(c.state, mailbox.FileName(c.id))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("---\nid: "+c.id+"\nfrom: gm\nto: "+c.agent+"\n---\ntask\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	good := map[string]string{"id": notice, "from": Runner, "to": "gm", "type": GivenUpNotice, "given_up": gmID, "agent": "aria", "workspace": "home"}
 	msg := func(change map[string]string) *mailbox.Message {
 		f := maps.Clone(good)
 		maps.Copy(f, change)
 		var b strings.Builder
 		b.WriteString("---\n")
-		for _, k := range []string{"id", "from", "to", "cc", "type", "given_up", "agent", "workspace"} {
+		for _, k := range []string{"id", "from", "to", "cc", "type", "signal", "thread", "created", "given_up", "agent", "workspace"} {
 			if v, ok := f[k]; ok && v != "-" {
 				fmt.Fprintf(&b, "%s: %s\n", k, v)
 			}
@@ -168,6 +184,19 @@ func TestCheckRemoteNotice(t *testing.T) {
 		{"workspace names another", "home", map[string]string{"workspace": "away"}, "workspace", `"away", but the notice came from workspace "home"`},
 		{"no workspace", "home", map[string]string{"workspace": "-"}, "workspace", `"", but the notice came from workspace "home"`},
 		{"agent from away is bram", "away", map[string]string{"agent": "bram", "workspace": "away"}, "", ""},
+		// A forged notice: given_up is gm's, but went to pat, here; a
+		// retry decided on it would send pat's task to aria.
+		{"given_up sent to a local agent", "home", map[string]string{"given_up": toPat}, "given_up", toPat + ` never went to aria from this workspace: the mailbox of aria here, whose copies the bridge forwards, holds none (it is in mailboxes/pat/inbox/`},
+		// The bridge delivers the bytes it carried: from: is not
+		// filled in, and the orchestrator takes a notice only from
+		// parley.
+		{"no from", "home", map[string]string{"from": "-"}, "from", `"", but the message came from the runner of workspace "home", which sends only its notice of a message given up (type message_given_up), from: parley`},
+		{"a signal", "home", map[string]string{"signal": "escalate"}, "signal", `"escalate", but the message came from the runner of workspace "home", which sends only its notice of a message given up (type message_given_up), which carries no signal`},
+		{"a thread that is a list", "home", map[string]string{"thread": "[a, b]"}, "thread", `must be a single value`},
+		{"a created that is a list", "home", map[string]string{"created": "[a, b]"}, "created", `must be a single value`},
+		{"a created that is no time", "home", map[string]string{"created": "yesterday"}, "created", `"yesterday" is not a time`},
+		{"a created", "home", map[string]string{"created": "2026-11-27T10:00:00.5Z", "thread": gmID}, "", ""},
+		{"given_up never sent", "home", map[string]string{"given_up": toNobody}, "given_up", toNobody + ` never went to aria from this workspace`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

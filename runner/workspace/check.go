@@ -247,6 +247,23 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 // a mapping.
 var singleValued = []string{"id", "type", "signal", "thread", "reply_to", "request_id", "created"}
 
+// checkFields checks what the header of a message must be whoever sends
+// it: the fields that hold one value (singleValued, and more) do, and
+// created:, unless left empty, is a time.
+func checkFields(h mailbox.Fields, more ...string) *Refusal {
+	for _, key := range append(more, singleValued...) {
+		if _, ok := h.Get(key); h.Has(key) && !ok {
+			return &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
+		}
+	}
+	if created, _ := h.Get("created"); created != "" {
+		if _, err := time.Parse(time.RFC3339Nano, created); err != nil {
+			return &Refusal{Line: h.Line("created"), Field: "created", Reason: fmt.Sprintf("%q is not a time (like 2026-11-21T10:15:00.123456Z): leave it out and parley writes when it was sent", created)}
+		}
+	}
+	return nil
+}
+
 // checkSender checks the header fields that say who sends the message:
 // from: is the sender (filled in when left out), and an id is a parley
 // id of that sender that it has not sent before.
@@ -265,10 +282,8 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		return &Refusal{Field: "from", Reason: fmt.Sprintf("%s lives in workspace %q, but the message came over the bridge from workspace %q: a workspace sends only as its own agents", in.Sender, a.Remote, in.Workspace)}
 	}
 	h := m.Header()
-	for _, key := range append([]string{"from"}, singleValued...) {
-		if _, ok := h.Get(key); h.Has(key) && !ok {
-			return &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
-		}
+	if f := checkFields(h, "from"); f != nil {
+		return f
 	}
 	switch from, _ := h.Get("from"); {
 	case from == "":
@@ -278,10 +293,6 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	}
 	if created, ok := h.Get("created"); ok && created == "" {
 		m.Delete("created") // left empty: parley writes when it was sent, as when left out
-	} else if ok {
-		if _, err := time.Parse(time.RFC3339Nano, created); err != nil {
-			return &Refusal{Line: h.Line("created"), Field: "created", Reason: fmt.Sprintf("%q is not a time (like 2026-11-21T10:15:00.123456Z): leave it out and parley writes when it was sent", created)}
-		}
 	}
 	id, ok := h.Get("id")
 	named := false // the id is the file's name
@@ -331,36 +342,44 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 // an agent of this workspace sent to one of its own (see the runner's
 // GiveUps), so that the sender, which cannot see the other workspace's
 // dead/, is told. It is accepted only as that: from a workspace a
-// remote: names, of type GivenUpNotice, with an id of parley's, to
-// exactly one agent that lives here, about a message of that agent's
-// (given_up: an id whose sender is the recipient), given up by an agent
-// that lives in the workspace it came from (agent:), which workspace:
-// names (its dead/ holds the message). It goes to that one agent; it is parley's own notice, so no protocol is checked.
+// remote: names, from: parley (written: the bridge delivers the bytes it
+// carried), of type GivenUpNotice and no signal, its header well formed
+// (checkFields), with an id of parley's, to exactly one agent that lives
+// here, about a message of that agent's (given_up: an id whose sender is
+// the recipient), given up by an agent that lives in the workspace it
+// came from (agent:), which workspace: names (its dead/ holds the
+// message); and that message went to that agent from here: its copy is
+// in the agent's mailbox here, which the bridge forwards. It goes to that
+// one agent; it is parley's own notice, so no protocol is checked.
 func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, *Refusal) {
 	h := m.Header()
-	get := func(key string) (string, *Refusal) {
-		v, ok := h.Get(key)
-		if h.Has(key) && !ok {
-			return "", &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
-		}
-		return strings.TrimSpace(v), nil
+	get := func(key string) string {
+		v, _ := h.Get(key)
+		return strings.TrimSpace(v)
 	}
 	if !slices.Contains(w.Config.Remotes(), in.Workspace) {
 		return Recipient{}, &Refusal{Field: "from", Reason: fmt.Sprintf("the runner of workspace %q, which no agent of %s lives in (remote: names %s)", in.Workspace, ConfigFile, orNoneOf(w.Config.Remotes()))}
 	}
 	came := fmt.Sprintf("the message came from the runner of workspace %q, which sends only its notice of a message given up (type %s)", in.Workspace, GivenUpNotice)
-	for _, key := range []string{"from", "type", "given_up", "agent", "workspace"} {
-		if _, f := get(key); f != nil {
-			return Recipient{}, f
-		}
+	if f := checkFields(h, "from", "given_up", "agent", "workspace"); f != nil {
+		return Recipient{}, f
 	}
-	if from, _ := get("from"); from != "" && from != Runner {
-		return Recipient{}, &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but %s", from, came)}
+	// from: is written, not filled in: the bridge delivers the bytes it
+	// carried, and the sender's handler (the orchestrator) takes a
+	// notice only from parley.
+	if from := get("from"); from != Runner {
+		return Recipient{}, &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but %s, from: %s", from, came, Runner)}
 	}
-	if typ, _ := get("type"); typ != GivenUpNotice {
+	if typ := get("type"); typ != GivenUpNotice {
 		return Recipient{}, &Refusal{Line: h.Line("type"), Field: "type", Reason: fmt.Sprintf("%q, but %s", typ, came)}
 	}
-	id, _ := get("id")
+	// A signal asks its recipient to act (an orchestrator escalates on
+	// signal: escalate, whatever the type); a notice only tells.
+	if h.Has("signal") {
+		sig, _ := h.Get("signal")
+		return Recipient{}, &Refusal{Line: h.Line("signal"), Field: "signal", Reason: fmt.Sprintf("%q, but %s, which carries no signal", sig, came)}
+	}
+	id := get("id")
 	if _, sender, err := mailbox.ParseID(id); err != nil || sender != Runner {
 		return Recipient{}, &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%q is no id of %s, but %s", id, Runner, came)}
 	}
@@ -377,16 +396,28 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 	} else if a.Remote != "" {
 		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: fmt.Sprintf("%s lives in workspace %q (remote: in %s), not in this one: a notice of a message given up goes to its sender, here", recipient, a.Remote, ConfigFile)}
 	}
-	givenUp, _ := get("given_up")
+	givenUp := get("given_up")
 	if _, sender, err := mailbox.ParseID(givenUp); err != nil || sender != recipient {
 		return Recipient{}, &Refusal{Line: h.Line("given_up"), Field: "given_up", Reason: fmt.Sprintf("%q is no id of %s: a notice of a message given up goes to the message's sender", givenUp, recipient)}
 	}
-	agent, _ := get("agent")
+	agent := get("agent")
 	if a, ok := w.Agent(agent); !ok || a.Remote != in.Workspace {
 		return Recipient{}, &Refusal{Line: h.Line("agent"), Field: "agent", Reason: fmt.Sprintf("%q is no agent that lives in workspace %q (remote: %s in %s): its runner tells only of what its own agents gave up", agent, in.Workspace, in.Workspace, ConfigFile)}
 	}
-	if ws, _ := get("workspace"); ws != in.Workspace {
+	if ws := get("workspace"); ws != in.Workspace {
 		return Recipient{}, &Refusal{Line: h.Line("workspace"), Field: "workspace", Reason: fmt.Sprintf("%q, but the notice came from workspace %q: it names the workspace the message was given up in, whose dead/ holds it", ws, in.Workspace)}
+	}
+	// The message went from here to agent: the router delivered its copy
+	// into agent's mailbox here, which the bridge forwards (and then
+	// files in done/). Without it the notice tells of a message that
+	// never went to agent through this workspace: a retry decided on it
+	// would send the message to an agent it was never meant for.
+	if _, err := w.Received(givenUp, agent, mailbox.Inbox, mailbox.Cur, mailbox.Done); err != nil {
+		reason := fmt.Sprintf("%s never went to %s from this workspace: the mailbox of %s here, whose copies the bridge forwards, holds none", givenUp, agent, agent)
+		if where := w.where(givenUp); where != "" {
+			reason += " (it is in " + where + ")"
+		}
+		return Recipient{}, &Refusal{Line: h.Line("given_up"), Field: "given_up", Reason: reason + "; a notice tells only of a message sent from here to the agent that gave it up"}
 	}
 	return Recipient{Agent: recipient, Rules: []Rule{{Kind: RuleNamed, Source: "to", Line: h.Line("to"), Text: fmt.Sprintf("to: %s, the sender of %s, which %s gave up in workspace %s", recipient, givenUp, agent, in.Workspace)}}}, nil
 }
