@@ -127,7 +127,7 @@ func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 }
 
 // openWorkspaceToRead opens the workspace as openWorkspace does, for a
-// command that only reads (status, inbox, read, log): a key parley.yaml
+// command that only reads (status, inbox, read, log, pipeline, usage): a key parley.yaml
 // may not hold (a typo, a key of a newer parley) is skipped, and said
 // once on stderr as a warning, instead of keeping a person from their
 // messages. Any other problem in parley.yaml is an error, as it is for

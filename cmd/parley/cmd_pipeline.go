@@ -28,7 +28,7 @@ func pipelineCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			ws, err := openWorkspace(c)
+			ws, err := e.openWorkspaceToRead(c)
 			if err != nil {
 				return err
 			}

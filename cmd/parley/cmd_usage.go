@@ -22,7 +22,7 @@ func usageCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			ws, err := openWorkspace(c)
+			ws, err := e.openWorkspaceToRead(c)
 			if err != nil {
 				return err
 			}

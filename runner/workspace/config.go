@@ -323,7 +323,8 @@ var ErrUnknownKey = errors.New("unknown key")
 type LoadOptions struct {
 	// SkipUnknown skips a key parley does not know (ErrUnknownKey)
 	// instead of refusing the file, and lists it in Config.Skipped, for
-	// the commands that only read (status, inbox, read, log): a typo
+	// the commands that only read (status, inbox, read, log, pipeline,
+	// usage): a typo
 	// must not keep a person from their messages. Every other problem
 	// (a malformed value of a known key, say) is still an error, and the
 	// commands that write or route read the file strictly.
