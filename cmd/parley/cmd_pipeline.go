@@ -44,6 +44,7 @@ type pipelineReport struct {
 	Plans       []planSummary `json:"plans"`
 	Steps       []stepInHand  `json:"steps"`
 	Idle        []string      `json:"idle_workers"`   // workers with no step in hand
+	Remote      []remoteAgent `json:"remote_workers"` // workers of other workspaces: what they hold is seen there
 	Failed      []string      `json:"failed_workers"` // workers whose step was given up (in dead/)
 	// Stopped are the agents the running runner stopped (parley stop):
 	// what is sent to them waits in their inbox for the next run.
@@ -113,6 +114,14 @@ type planSummary struct {
 	Problems int    `json:"problems,omitempty"`
 }
 
+// remoteAgent is a worker that lives in another workspace (remote: in
+// parley.yaml): its copies are forwarded there, so what it has in hand,
+// or gave up, is seen in that workspace, not here.
+type remoteAgent struct {
+	Agent     string `json:"agent"`
+	Workspace string `json:"workspace"`
+}
+
 // stepInHand is a message naming a step that an agent is handling (cur/)
 // or has waiting (inbox/).
 type stepInHand struct {
@@ -140,7 +149,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 			blockedPlans[ws.Short(p.Path)] = true
 		}
 	}
-	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}, Failed: []string{}, Stopped: []stoppedAgent{}}
+	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}, Remote: []remoteAgent{}, Failed: []string{}, Stopped: []stoppedAgent{}}
 	limit := ws.Config.Router.MaxMessageSize
 	runs, _ := ws.AgentRuns() // unreadable: no agent is said to be stopped
 	running := ws.RunnerPID() != 0
@@ -234,6 +243,8 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		switch {
 		case failed[a.Name]:
 			rep.Failed = append(rep.Failed, a.Name)
+		case !busyAgents[a.Name] && a.Remote != "" && ws.HasRole(a.Name, pipelineRoles...):
+			rep.Remote = append(rep.Remote, remoteAgent{Agent: a.Name, Workspace: a.Remote})
 		case !busyAgents[a.Name] && ws.HasRole(a.Name, pipelineRoles...):
 			rep.Idle = append(rep.Idle, a.Name)
 		}
@@ -486,7 +497,7 @@ func printPipeline(e *env, rep pipelineReport) {
 			fmt.Fprintln(w, printable(line))
 		}
 	}
-	if len(rep.Steps) == 0 && len(rep.Idle) == 0 && len(stalled) == 0 {
+	if len(rep.Steps) == 0 && len(rep.Idle) == 0 && len(rep.Remote) == 0 && len(stalled) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "steps in hand:")
@@ -516,5 +527,8 @@ func printPipeline(e *env, rep pipelineReport) {
 	}
 	for _, a := range rep.Idle {
 		fmt.Fprintf(w, "  %s  idle\n", a)
+	}
+	for _, a := range rep.Remote {
+		fmt.Fprintf(w, "  %s  in workspace %s: what it has in hand, or gave up, `parley pipeline` shows there\n", a.Agent, a.Workspace)
 	}
 }
