@@ -894,12 +894,12 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 			// A parley retry run there is out of sight here until its
 			// agent answers: a retry decision meanwhile sends the
 			// message a second time.
-			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again from here, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked). This workspace cannot see a parley retry run in %s: answering retry here as well would have %s do it twice.\n", id, ws, agent, agent, ws, agent)
+			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here with `parley reply ID --field decision=DECISION` and your reasons: %s. This workspace cannot see a parley retry run in %s: answering retry here as well would have %s do it twice.\n", id, ws, agent, agent, choicesText(kind), ws, agent)
 		} else {
-			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: retry (sent again, with your answer: a step's task to its worker), approve (the step is accepted as it is and the pipeline goes on), stop (the plan is marked blocked).\n", id, agent)
+			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: %s.\n", id, agent, choicesText(kind))
 		}
 	} else {
-		b.WriteString("\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: approve (accept it and go on), retry (the work again, with your answer; for a plan, the architect plans again with it), stop (the plan is marked blocked).\n")
+		fmt.Fprintf(&b, "\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: %s.\n", choicesText(kind))
 	}
 	m := r.send(people, "", "", b.String())
 	m.SetValue("summary", "escalation: "+firstLine(what))
@@ -1009,6 +1009,38 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 // Decisions returns the decisions the orchestrator knows, in the order a
 // person is told them: approve, retry, stop.
 func Decisions() []string { return []string{DecisionApprove, DecisionRetry, DecisionStop} }
+
+// Choice is a decision a person may answer an escalation with, and what
+// it does.
+type Choice struct{ Decision, Does string }
+
+// Choices are the decisions an escalation of kind is answered with, in
+// the order they are offered, each with what it does: the escalation's
+// own text and the web seat's buttons say them so.
+func Choices(kind string) []Choice {
+	if kind == EscalateGivenUp {
+		return []Choice{
+			{DecisionRetry, "sent again, with your answer: a step's task to its worker"},
+			{DecisionApprove, "the step is accepted as it is and the pipeline goes on"},
+			{DecisionStop, "the plan is marked blocked"},
+		}
+	}
+	return []Choice{
+		{DecisionApprove, "accept it and go on"},
+		{DecisionRetry, "the work again, with your answer; for a plan, the architect plans again with it"},
+		{DecisionStop, "the plan is marked blocked"},
+	}
+}
+
+// choicesText says the choices of an escalation of kind in a sentence:
+// "retry (...), approve (...), stop (...)".
+func choicesText(kind string) string {
+	var parts []string
+	for _, c := range Choices(kind) {
+		parts = append(parts, c.Decision+" ("+c.Does+")")
+	}
+	return strings.Join(parts, ", ")
+}
 
 // KnownDecision reports whether a person's answer with this decision
 // field answers an escalation: one of approve, retry, stop (in any case),

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -378,11 +379,11 @@ type messageData struct {
 	Path    string // relative to the workspace
 	Err     string // why the file cannot be shown
 	Header  [][2]string
-	Body    template.HTML // rendered markdown, made safe
-	Raw     string        // the file as it is
-	Reason  string        // the reason beside a refused or dead file
-	ReplyAs []string      // who may answer it
-	Decide  []decision    // an escalation's decisions, to pick one of with the reply
+	Body    template.HTML         // rendered markdown, made safe
+	Raw     string                // the file as it is
+	Reason  string                // the reason beside a refused or dead file
+	ReplyAs []string              // who may answer it
+	Decide  []orchestrator.Choice // an escalation's decisions, to pick one of with the reply
 	Retry   bool
 	CSRF    string
 	Write   bool
@@ -446,7 +447,7 @@ func (s *Server) messageData(n int, e workspace.Entry) messageData {
 			d.ReplyAs = append(d.ReplyAs, e.Agent)
 		}
 		if esc := m.Header().Text("escalation"); esc != "" {
-			d.Decide = decisionsFor(esc)
+			d.Decide = orchestrator.Choices(esc)
 		}
 	}
 	return d

@@ -488,30 +488,9 @@ type waiting struct {
 	Type     string
 	Question string
 	Options  []option
-	Decide   []decision // an escalation's decisions, each a button
+	Decide   []orchestrator.Choice // an escalation's decisions, each a button
 	Body     template.HTML
 	Kind     string // "ask" (options or own words), "relay", "prompt" (own words, as the character), "request" (approve/reject), "escalation" (a decision and reasons), "message" (reply)
-}
-
-// decision is a decision an escalation is answered with, and what it
-// does.
-type decision struct{ Value, Does string }
-
-// decisionsFor returns the decisions that answer an escalation of this
-// kind, as the orchestrator's message explains them.
-func decisionsFor(kind string) []decision {
-	if kind == orchestrator.EscalateGivenUp {
-		return []decision{
-			{orchestrator.DecisionRetry, "sent again, with your reasons"},
-			{orchestrator.DecisionApprove, "the step is accepted as it is and the pipeline goes on"},
-			{orchestrator.DecisionStop, "the plan is marked blocked"},
-		}
-	}
-	return []decision{
-		{orchestrator.DecisionApprove, "accept it and go on"},
-		{orchestrator.DecisionRetry, "the work again, with your reasons"},
-		{orchestrator.DecisionStop, "the plan is marked blocked"},
-	}
 }
 
 type option struct {
@@ -591,7 +570,7 @@ func (s *Server) seatData() seatData {
 				// retry or stop, answered as parley reply --field
 				// decision=DECISION answers it.
 				wt.Kind = "escalation"
-				wt.Decide = decisionsFor(m.Header().Text("escalation"))
+				wt.Decide = orchestrator.Choices(m.Header().Text("escalation"))
 			}
 			d.Waiting = append(d.Waiting, wt)
 		}
