@@ -333,8 +333,8 @@ func (s *seat) show() error {
 	// The copies of each message in the seat's inboxes: a message to
 	// both (a [NARRATIVE] to the players, copied to the person) is shown
 	// once, and handled in both once shown (a question: once answered).
-	copies := map[string][]mailbox.Entry{}
-	holders := map[string][]string{}
+	first := map[string]mailbox.Entry{} // the copy read, in the first inbox holding it
+	holders := map[string][]string{}    // the inboxes holding it
 	var ids []string
 	for _, agent := range s.inboxes() {
 		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
@@ -342,10 +342,10 @@ func (s *seat) show() error {
 			return err
 		}
 		for _, en := range entries {
-			if copies[en.ID] == nil {
+			if holders[en.ID] == nil {
 				ids = append(ids, en.ID)
+				first[en.ID] = en
 			}
-			copies[en.ID] = append(copies[en.ID], en)
 			holders[en.ID] = append(holders[en.ID], agent)
 		}
 	}
@@ -378,15 +378,14 @@ func (s *seat) show() error {
 			continue
 		}
 		s.shown[id] = true
-		first := copies[id][0]
-		data, err := mailbox.ReadFile(first.Path, s.ws.Config.Router.MaxMessageSize)
+		data, err := mailbox.ReadFile(first[id].Path, s.ws.Config.Router.MaxMessageSize)
 		if err != nil {
 			s.shown[id] = false // moved on meanwhile: looked at again next time
 			continue
 		}
 		m, err := mailbox.Parse(data)
 		if err != nil {
-			s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(first.Path), err)
+			s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(first[id].Path), err)
 			continue
 		}
 		typ := workspace.TypeOf(m)
