@@ -31,14 +31,18 @@ func playCommand(e *env) *cli.Command {
 		Description: "The seat is a human agent of the table (--as; by default the one human agent\n" +
 			"that is neither the team lead nor plays a character). It shows each\n" +
 			"[NARRATIVE], and asks you each [ASK_PLAYER] and [RELAY_TO_HUMAN] sent to it;\n" +
-			"your answers go as the team lead ([PLAYER_ANSWER], [HUMAN_DECISION]). A line\n" +
+			"your answers go as the team lead ([PLAYER_ANSWER], [HUMAN_DECISION]). When no\n" +
+			"program plays your character's agent, its inbox is yours too: each\n" +
+			"[GM_TO_PLAYER] to your character is asked, and answered as that agent\n" +
+			"([PLAYER_TO_GM]; an answer starting with veto is a VETO). A line\n" +
 			"starting with / is a command (/help lists them). It routes the table while\n" +
 			"you play, unless a `parley run` does already.\n\n" +
 			"In a terminal you type at any time, with line editing and history; Ctrl-D\n" +
 			"leaves, once the programs answering a message have finished it (Ctrl-D\n" +
 			"again stops them, to handle it again next time). Without one (or with\n" +
 			"--until-idle) it plays a script: lines are read from stdin only\n" +
-			"when something waits for you, once everything else at the table is done; a\n" +
+			"when something waits for you, once everything else at the table is done\n" +
+			"(a reply the table awaits by its timeouts: does not hold that back); a\n" +
 			"command is carried out as it is read, and the first other line answers the\n" +
 			"oldest question waiting. It ends when the table is idle and nothing waits\n" +
 			"for you (exit 1 when the input ran out while a question waited). A script\n" +
