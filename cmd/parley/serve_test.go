@@ -88,16 +88,7 @@ func TestServeWrites(t *testing.T) {
 		t.Errorf("a retry of a file not fixed: %d %q, want 422, refused", code, said)
 	}
 	retryButton := `class="retry" data-n="` + strconv.Itoa(n) + `"`
-	timeline := func() string {
-		t.Helper()
-		resp, err := client.Get(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	timeline := func() string { return getPage(t, client, base) }
 	if !strings.Contains(timeline(), retryButton) {
 		t.Errorf("the timeline offers no retry for the refused file (row %d)", n)
 	}
@@ -127,13 +118,8 @@ func TestServeWrites(t *testing.T) {
 
 	// The shutdown request waits on the Seat page, and is approved there
 	// as parley approve does it.
-	resp, err := client.Get(base + "seat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(page), `data-id="`+request+`"`) || !strings.Contains(string(page), `value="approve"`) {
+	page := getPage(t, client, base+"seat")
+	if !strings.Contains(page, `data-id="`+request+`"`) || !strings.Contains(page, `value="approve"`) {
 		t.Fatalf("the Seat page does not offer to approve %s:\n%s", request, page)
 	}
 	code, said = act(url.Values{"kind": {"approve"}, "id": {request}, "text": {"Good night."}})
@@ -218,6 +204,18 @@ func servedWriting(t *testing.T, ws *workspace.Workspace) (string, *http.Client,
 	return base, client, act
 }
 
+// getPage returns the page at url, read with the client (its cookie).
+func getPage(t *testing.T, client *http.Client, url string) string {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
 // TestServeEscalation answers an escalation of the dev pipeline from the
 // Seat page: its decisions are buttons, sent as parley reply --field
 // decision=DECISION sends them, reasons and all; a decision the
@@ -237,14 +235,9 @@ func TestServeEscalation(t *testing.T) {
 	}
 	base, client, act := servedWriting(t, ws)
 
-	resp, err := client.Get(base + "seat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	page := getPage(t, client, base+"seat")
 	for _, d := range []string{"approve", "retry", "stop"} {
-		if !strings.Contains(string(page), `<button name="decision" value="`+d+`"`) {
+		if !strings.Contains(page, `<button name="decision" value="`+d+`"`) {
 			t.Errorf("the Seat page offers no %s for the escalation %s:\n%s", d, id, page)
 		}
 	}
@@ -572,13 +565,8 @@ func TestServePrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, client, act := servedWriting(t, ws)
-	resp, err := client.Get(base + "seat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(page), "gm asks mira-quickfoot (quick reaction)") || !strings.Contains(string(page), `value="`+id+`"`) {
+	page := getPage(t, client, base+"seat")
+	if !strings.Contains(page, "gm asks mira-quickfoot (quick reaction)") || !strings.Contains(page, `value="`+id+`"`) {
 		t.Fatalf("the Seat page does not offer the prompt %s to answer:\n%s", id, page)
 	}
 	if code, said := act(url.Values{"kind": {"answer"}, "id": {id}, "text": {"I climb the wall."}}); code != http.StatusOK {
