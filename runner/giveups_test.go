@@ -343,27 +343,37 @@ agents:
 	}
 }
 
-// TestGivenUpNoticeByAgentNamedBridge: an agent named bridge gives up a
-// message of a sender of another workspace; its reason ("bridge: gave up
-// after ...") is its own, not the bridge's refusal, and the sender is told.
-func TestGivenUpNoticeByAgentNamedBridge(t *testing.T) {
+// remoteTask makes a workspace, inn, where the agent failer's program
+// always fails, and delivers it a task from orch, an agent of workspace
+// home, as the bridge delivers it; it returns the workspace, its syncer
+// and the task's id.
+func remoteTask(t *testing.T, failer string, ids *mailbox.IDs) (*workspace.Workspace, *mailbox.Syncer, string) {
+	t.Helper()
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
 	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
 agents:
   - boss
-  - {name: bridge, driver: command, run: [./fail.sh], retries: 0}
+  - {name: `+failer+`, driver: command, run: [./fail.sh], retries: 0}
   - {name: orch, remote: home}
 `)
 	s, err := mailbox.NewSyncer(ws.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	task := (&mailbox.IDs{}).New("orch")
-	if _, err := ws.Mailbox("bridge").Deliver(task, []byte("---\nid: "+task+"\nfrom: orch\nto: bridge\ntype: task_assignment\n---\ndo it\n"), s); err != nil {
+	t.Cleanup(func() { s.Close() })
+	task := ids.New("orch")
+	if _, err := ws.Mailbox(failer).Deliver(task, []byte("---\nid: "+task+"\nfrom: orch\nto: "+failer+"\ntype: task_assignment\n---\ndo it\n"), s); err != nil {
 		t.Fatal(err)
 	}
+	return ws, s, task
+}
+
+// TestGivenUpNoticeByAgentNamedBridge: an agent named bridge gives up a
+// message of a sender of another workspace; its reason ("bridge: gave up
+// after ...") is its own, not the bridge's refusal, and the sender is told.
+func TestGivenUpNoticeByAgentNamedBridge(t *testing.T) {
+	ws, _, _ := remoteTask(t, "bridge", &mailbox.IDs{})
 	r, err := Open(ws, Options{UntilIdle: true})
 	if err != nil {
 		t.Fatal(err)
@@ -396,25 +406,8 @@ agents:
 // one after tells nothing more. What the bridge refused from it is not
 // told.
 func TestGivenUpNoticeToRemoteSender(t *testing.T) {
-	ws := newWorkspace(t, "boss")
-	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
-	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
-agents:
-  - boss
-  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
-  - {name: orch, remote: home}
-`)
-	s, err := mailbox.NewSyncer(ws.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	// Received from orch over the bridge, as the bridge delivers it.
 	ids := &mailbox.IDs{}
-	task := ids.New("orch")
-	if _, err := ws.Mailbox("failer").Deliver(task, []byte("---\nid: "+task+"\nfrom: orch\nto: failer\ntype: task_assignment\n---\ndo it\n"), s); err != nil {
-		t.Fatal(err)
-	}
+	ws, s, task := remoteTask(t, "failer", ids)
 	// Refused by the bridge: in failer's dead/ with a reason of its.
 	refused := ids.New("orch")
 	if _, err := ws.Mailbox("failer").Bury(refused, []byte("---\nid: "+refused+"\nfrom: orch\nto: failer\n---\nno\n"), workspace.BridgeRefused+"no such agent", s); err != nil {
