@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +42,7 @@ type puts struct {
 // retried line that puts it back: the agent, where it goes back to and
 // the file's name there; "" for any other entry.
 func putKey(e *workspace.Entry) string {
-	agent, state, name := mailboxPathOf(e.Path)
+	agent, state, name, _ := workspace.SplitMailboxPath(e.Path)
 	switch {
 	case e.Outcome == workspace.Refused && state == mailbox.Rejected:
 		return agent + "/outbox/" + mailbox.UnrejectedName(name)
@@ -53,15 +52,6 @@ func putKey(e *workspace.Entry) string {
 		return agent + "/" + state + "/" + name
 	}
 	return ""
-}
-
-// mailboxPathOf splits a journal path, mailboxes/AGENT/STATE/NAME.
-func mailboxPathOf(p string) (agent, state, name string) {
-	parts := strings.Split(p, "/")
-	if len(parts) != 4 || parts[0] != workspace.MailboxesDir {
-		return "", "", ""
-	}
-	return parts[1], parts[2], parts[3]
 }
 
 // add indexes entry n. A retried line puts back the newest refusal or

@@ -20,15 +20,23 @@ func (w *Workspace) Locate(path string) (agent, state string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	rel, err := filepath.Rel(filepath.Join(w.Root, MailboxesDir), abs)
-	if err != nil || strings.HasPrefix(rel, "..") {
+	rel, err := filepath.Rel(w.Root, abs)
+	if err != nil {
 		return "", "", false
 	}
+	agent, state, _, ok = SplitMailboxPath(rel)
+	return agent, state, ok
+}
+
+// SplitMailboxPath splits a path relative to the workspace root, as the
+// journal writes it, mailboxes/AGENT/STATE/FILE; ok is false for any
+// other path.
+func SplitMailboxPath(rel string) (agent, state, name string, ok bool) {
 	parts := strings.Split(filepath.ToSlash(rel), "/")
-	if len(parts) != 3 || !slices.Contains(mailbox.States, parts[1]) {
-		return "", "", false
+	if len(parts) != 4 || parts[0] != MailboxesDir || !slices.Contains(mailbox.States, parts[2]) {
+		return "", "", "", false
 	}
-	return parts[0], parts[1], true
+	return parts[1], parts[2], parts[3], true
 }
 
 // FileCheck says how CheckFile looks at a file.
