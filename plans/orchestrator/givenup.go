@@ -49,20 +49,32 @@ func (f Fate) String() string {
 // GivenUps tells the fate of messages an agent sent that were given up,
 // from that agent's mailbox (what it sent and handled), the plans and the
 // dead/ of those who gave them up. It only reads.
+//
+// A sender that lives in another workspace (remote:) has no history
+// here: what it sent is in that workspace. What it sent to an agent of
+// this one is in that agent's mailbox, though, with what the agent
+// answered: its fates are told from there (remoteHistory), so that a
+// step its workspace sent again after a give-up here is settled here
+// too, and `parley retry` of the first does not do the step twice.
 type GivenUps struct {
-	o *Orchestrator
-	h *history
+	o      *Orchestrator
+	h      *history            // the sender's; nil for a remote sender
+	sender string              // a remote sender
+	byRecv map[string]*history // a remote sender's, by the agent it sent to
 }
 
 // GivenUps reads agent's mailbox (the orchestrator's, usually), once, to
 // tell the fate of the messages it sent that were given up.
 func (o *Orchestrator) GivenUps(agent string) *GivenUps {
+	if a, ok := o.Workspace.Agent(agent); ok && a.Remote != "" {
+		return &GivenUps{o: o, sender: agent, byRecv: map[string]*history{}}
+	}
 	return &GivenUps{o: o, h: o.history(agent, mailbox.New(nil))}
 }
 
 // Fate tells what became of the message id that agent gave up; see Fate.
 func (g *GivenUps) Fate(id, agent string) Fate {
-	f, _ := g.o.fate(g.h, id, agent)
+	f, _ := g.How(id, agent)
 	return f
 }
 
@@ -70,7 +82,15 @@ func (g *GivenUps) Fate(id, agent string) Fate {
 // and, for WentOn, which way its step went on: "answered", "ticked" or
 // "sent again".
 func (g *GivenUps) How(id, agent string) (Fate, string) {
-	return g.o.fate(g.h, id, agent)
+	if g.h != nil {
+		return g.o.fate(g.h, id, agent)
+	}
+	h, ok := g.byRecv[agent]
+	if !ok {
+		h = g.o.remoteHistory(g.sender, agent)
+		g.byRecv[agent] = h
+	}
+	return g.o.fate(h, id, agent)
 }
 
 // fate decides the fate of the message id given up by agent, from h; how
@@ -91,7 +111,9 @@ func (o *Orchestrator) fate(h *history, id, agent string) (f Fate, how string) {
 		if h.sentAgainSince(rec, agent) {
 			return WentOn, "sent again"
 		}
-		if p, problem := o.readPlan(pf); problem == "" {
+		if p, problem := o.readPlan(pf); problem == "" && !h.remote {
+			// (A remote sender's plan is in its workspace: one of
+			// the same name here is another.)
 			if s := p.Step(n); s != nil && s.Done {
 				return WentOn, "ticked"
 			}

@@ -14,9 +14,10 @@ import (
 // (outbox/, sent/) and those it handled (done/), oldest first, and the
 // message being handled last. Every decision is made from it.
 type history struct {
-	all  []*record
-	byID map[string]*record
-	cur  *record // the message being handled
+	all    []*record
+	byID   map[string]*record
+	cur    *record // the message being handled
+	remote bool    // a remote sender's, as its recipient here holds it (remoteHistory)
 }
 
 type record struct {
@@ -46,13 +47,52 @@ func (r *record) to(agent string) bool {
 // as a message is skipped.
 func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 	h := &history{byID: map[string]*record{}}
-	box := o.Workspace.Mailbox(agent)
 	curID := get(in, "id")
-	for _, st := range []struct {
-		state string
-		sent  bool
-	}{{mailbox.Outbox, true}, {mailbox.Sent, true}, {mailbox.Done, false}} {
-		names, err := box.Names(st.state)
+	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (bool, bool) {
+		return get(m, "id") != curID, true
+	})
+	o.readRecords(h, agent, []string{mailbox.Done}, func(m *mailbox.Message) (bool, bool) {
+		return get(m, "id") != curID, false
+	})
+	h.sort()
+	h.cur = &record{m: in}
+	h.add(h.cur)
+	return h
+}
+
+// remoteHistory is what sender, an agent of another workspace, did with
+// agent of this one, as agent's mailbox holds it: the messages sender
+// sent it (in its inbox, cur/, done/ and dead/) as sent, and what agent
+// sent to sender (its outbox and sent/) as received. No message is
+// being handled.
+func (o *Orchestrator) remoteHistory(sender, agent string) *history {
+	h := &history{byID: map[string]*record{}, remote: true}
+	o.readRecords(h, agent, []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, func(m *mailbox.Message) (bool, bool) {
+		to, _ := m.Header().Names("to")
+		return from(m) == sender && slices.Contains(to, agent), true
+	})
+	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (bool, bool) {
+		to, _ := m.Header().Names("to")
+		if from(m) == "" {
+			// What an outbox holds is its agent's (the router stamps
+			// from: on the copies it delivers, not on the original).
+			m.Set("from", agent)
+		}
+		return slices.Contains(to, sender), false
+	})
+	h.sort()
+	h.cur = &record{m: mailbox.New(nil)}
+	return h
+}
+
+// readRecords adds to h the messages named by their ids in agent's
+// mailbox states that keep says to keep, and whether each is one the
+// history's agent sent. A file that cannot be read as a message is
+// skipped, as is a second copy of an id.
+func (o *Orchestrator) readRecords(h *history, agent string, states []string, keep func(*mailbox.Message) (ok, sent bool)) {
+	box := o.Workspace.Mailbox(agent)
+	for _, state := range states {
+		names, err := box.Names(state)
 		if err != nil {
 			continue
 		}
@@ -60,7 +100,7 @@ func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 			if _, ok := mailbox.IDFromName(name); !ok {
 				continue
 			}
-			data, err := mailbox.ReadFile(box.Path(st.state, name), o.Workspace.Config.Router.MaxMessageSize)
+			data, err := mailbox.ReadFile(box.Path(state, name), o.Workspace.Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
 			}
@@ -69,16 +109,18 @@ func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 				continue
 			}
 			id := get(m, "id")
-			if id == "" || id == curID || h.byID[id] != nil {
+			ok, sent := keep(m)
+			if id == "" || !ok || h.byID[id] != nil {
 				continue
 			}
-			h.add(&record{m: m, sent: st.sent})
+			h.add(&record{m: m, sent: sent})
 		}
 	}
+}
+
+// sort puts the records oldest first.
+func (h *history) sort() {
 	slices.SortStableFunc(h.all, func(a, b *record) int { return a.at.Compare(b.at) })
-	h.cur = &record{m: in}
-	h.add(h.cur)
-	return h
 }
 
 func (h *history) add(r *record) {
