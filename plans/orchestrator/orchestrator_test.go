@@ -945,3 +945,60 @@ func TestGivenUpRemote(t *testing.T) {
 		t.Errorf("the answer to retry on a forged notice:\n%s", out[0].Body)
 	}
 }
+
+// TestGivenUpFromRemoteSender: in the workspace that gave up a step sent
+// by an orchestrator of another (remote:), the fate is told from what the
+// agent here received from that orchestrator and answered it: the step
+// sent again by it, or answered to it, went on; messages of others, of
+// other steps, and a plan of the same name here (the sender's plan is in
+// its workspace) do not settle it.
+func TestGivenUpFromRemoteSender(t *testing.T) {
+	cfg := "bridge: {name: away, url: \"nats://127.0.0.1:4222\"}\nagents:\n" +
+		"  - {name: orch, role: orchestrator, remote: home}\n" +
+		"  - {name: you, role: human}\n" +
+		"  - {name: w, role: worker, driver: command, run: [\"true\"]}\n"
+	h := newHarness(t, cfg)
+	box := h.ws.Mailbox("w")
+	put := func(state, id string, fields ...string) {
+		t.Helper()
+		m := mailbox.New([]byte("Step.\n"))
+		m.Set("id", id)
+		for i := 0; i+1 < len(fields); i += 2 {
+			m.Set(fields[i], fields[i+1])
+		}
+		if err := os.WriteFile(box.Path(state, mailbox.FileName(id)), m.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := func(from, step string) []string {
+		return []string{"from", from, "to", "w", "type", TaskAssignment, "thread", "t1", "plan_file", "plans/retry.md", "step", step}
+	}
+	dead := "20261126-100000.000000Z-orch-aaaaaa"
+	put(mailbox.Dead, dead, task("orch", "2")...)
+	how := func(want Fate, wantHow string) {
+		t.Helper()
+		f, got := (&Orchestrator{Workspace: h.ws}).GivenUps("orch").How(dead, "w")
+		if f != want || got != wantHow {
+			t.Errorf("How = %v %q, want %v %q", f, got, want, wantHow)
+		}
+	}
+	how(Stalled, "")
+	if f := (&Orchestrator{Workspace: h.ws}).GivenUps("orch").Fate("20261126-100000.000000Z-orch-bbbbbb", "w"); f != Unknown {
+		t.Errorf("Fate of a message w never received = %v, want %v", f, Unknown)
+	}
+	put(mailbox.Inbox, "20261126-110000.000000Z-you-000001", task("you", "2")...)
+	put(mailbox.Inbox, "20261126-110000.000000Z-orch-000002", task("orch", "3")...)
+	put(mailbox.Sent, "20261126-110000.000000Z-w-000003", "to", "you", "type", "worker_submission", "thread", "t1", "plan_file", "plans/retry.md", "step", "2")
+	h.writePlan("retry.md", plan)
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	how(Stalled, "")
+	put(mailbox.Inbox, "20261126-120000.000000Z-orch-000004", task("orch", "2")...)
+	how(WentOn, "sent again")
+	if err := os.Remove(box.Path(mailbox.Inbox, "20261126-120000.000000Z-orch-000004.md")); err != nil {
+		t.Fatal(err)
+	}
+	put(mailbox.Sent, "20261126-130000.000000Z-w-000005", "to", "orch", "type", "worker_submission", "thread", "t1", "plan_file", "plans/retry.md", "step", "2")
+	how(WentOn, "answered")
+}
