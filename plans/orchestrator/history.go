@@ -205,11 +205,27 @@ func (h *history) each(thread string, fn func(r *record)) {
 // message being handled answers: the one it replies to, unless answered
 // already (then none); else the last one sent, unless a person's message
 // handled since answered it. A reply answers the escalation it names
-// only, not a later one.
+// only, not a later one; a reply to a note of ours answers the
+// escalation the note says waits (WaitingEscalation), and a reply to
+// any other note answers none.
 func (h *history) pendingEscalation(thread string) *mailbox.Message {
 	if thread == "" {
 		return nil // a message in no thread answers nothing: a new request
 	}
+	to := h.cur.get("reply_to")
+	if q := h.noteRepliedTo(h.cur); q != nil {
+		if to = q.get(WaitingEscalation); to == "" {
+			return nil
+		}
+	}
+	return h.waitingEscalation(thread, to)
+}
+
+// waitingEscalation is the escalation in thread that a person's message
+// replying to the message replyTo answers: that one if it is an
+// escalation, unless answered already; else the last one sent, unless a
+// person's message handled since answered it. Nil when none waits.
+func (h *history) waitingEscalation(thread, replyTo string) *mailbox.Message {
 	isEscalation := func(id string) bool {
 		r := h.byID[id]
 		return r != nil && r.sent && r.get("escalation") != "" && r.thread() == thread
@@ -223,15 +239,22 @@ func (h *history) pendingEscalation(thread string) *mailbox.Message {
 		case !r.sent && r != h.cur && r.typ() == "" && knownDecision(strings.ToLower(r.get("decision"))):
 			// A person's answer; one with a decision misspelt was
 			// refused, and answers nothing.
-			if to := r.get("reply_to"); isEscalation(to) {
+			to := r.get("reply_to")
+			if q := h.noteRepliedTo(r); q != nil {
+				to = q.get(WaitingEscalation)
+				if to == "" {
+					return // a reply to a note answers nothing
+				}
+			}
+			if isEscalation(to) {
 				answered[h.byID[to]] = true
 			} else if last != nil && !r.at.Before(last.at) {
 				answered[last] = true
 			}
 		}
 	})
-	if to := h.cur.get("reply_to"); isEscalation(to) {
-		if esc := h.byID[to]; !answered[esc] {
+	if isEscalation(replyTo) {
+		if esc := h.byID[replyTo]; !answered[esc] {
 			return esc.m
 		}
 		return nil
@@ -240,6 +263,17 @@ func (h *history) pendingEscalation(thread string) *mailbox.Message {
 		return nil
 	}
 	return last.m
+}
+
+// noteRepliedTo is the message the orchestrator sent that asked no
+// decision (a note) to which a person's message replies; nil when it
+// replies to an escalation, to none, or to a message not ours.
+func (h *history) noteRepliedTo(r *record) *record {
+	q := h.byID[r.get("reply_to")]
+	if q == nil || !q.sent || q.get("escalation") != "" {
+		return nil
+	}
+	return q
 }
 
 // lastFanOut is the research_requests sent for the last triage_result.

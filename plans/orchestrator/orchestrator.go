@@ -321,6 +321,14 @@ func (r *run) fromPerson() ([]*mailbox.Message, error) {
 	if esc := r.h.pendingEscalation(r.thread); esc != nil {
 		return r.decided(esc)
 	}
+	if r.h.started(r.thread) && r.h.noteRepliedTo(r.h.cur) != nil {
+		if esc := r.h.waitingEscalation(r.thread, ""); esc != nil {
+			// A decision in reply to a note ("approve" to a note about
+			// the waves) is not the answer to the escalation waiting:
+			// taking it for one decides what the person did not read.
+			return r.note(fmt.Sprintf("Set aside: your message %s replies to my note %s, which asks no decision, so it decides nothing. The escalation %s still waits for your decision (%s): answer it with parley reply %s --field decision=%s.", get(r.in, "id"), get(r.in, "reply_to"), get(esc, "id"), get(esc, "summary"), get(esc, "id"), strings.Join(Decisions(), "|")))
+		}
+	}
 	if r.h.started(r.thread) {
 		// A reply in a pipeline's thread ("ok, thanks" to a note) that
 		// answers no escalation is no new request: a second pipeline in
@@ -954,13 +962,29 @@ func (r *run) note(text string) ([]*mailbox.Message, error) {
 	return []*mailbox.Message{m}, nil
 }
 
+// WaitingEscalation is the field of a note that names the escalation
+// still waiting for the person's decision, which the person answered
+// already (with a decision misspelt): a reply to the note with a
+// decision answers that escalation.
+const WaitingEscalation = "waiting_escalation"
+
+// noteWaiting is a note to the person about the escalation esc, which
+// still waits: a reply to the note answers esc.
+func (r *run) noteWaiting(esc *mailbox.Message, text string) ([]*mailbox.Message, error) {
+	out, err := r.note(text)
+	for _, m := range out {
+		m.Set(WaitingEscalation, get(esc, "id"))
+	}
+	return out, err
+}
+
 // decided resumes the pipeline with the person's answer to an
 // escalation: approve, retry or stop (the decision field, or the first
 // word of the answer); other text is passed on to who raised the matter.
 func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 	decision := strings.ToLower(get(r.in, "decision"))
 	if !knownDecision(decision) {
-		return r.note(fmt.Sprintf("Your decision %q is none of %s, so nothing was done, and the escalation %s still waits: answer it again with --field decision=%s.", decision, strings.Join(Decisions(), ", "), get(esc, "id"), strings.Join(Decisions(), "|")))
+		return r.noteWaiting(esc, fmt.Sprintf("Your decision %q is none of %s, so nothing was done, and the escalation %s still waits: answer it again with --field decision=%s.", decision, strings.Join(Decisions(), ", "), get(esc, "id"), strings.Join(Decisions(), "|")))
 	}
 	if decision == "" {
 		words := strings.Fields(strings.ToLower(string(r.in.Body)))

@@ -1002,3 +1002,45 @@ func TestGivenUpFromRemoteSender(t *testing.T) {
 	put(mailbox.Sent, "20261126-130000.000000Z-w-000005", "to", "orch", "type", "worker_submission", "thread", "t1", "plan_file", "plans/retry.md", "step", "2")
 	how(WentOn, "answered")
 }
+
+// TestDecisionInReplyToNote: a decision in reply to a note of the
+// orchestrator's (which asks nothing) decides no escalation: it used to
+// approve the escalation waiting, which the person had not answered. The
+// note that says so names the escalation that waits, and a reply to that
+// note with a decision answers it.
+func TestDecisionInReplyToNote(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	chat := h.msg("you", "ok, thanks")
+	chat.Set("thread", get(tasks[0], "thread"))
+	notes := h.handle(chat)
+	want(t, "a chat in the thread", notes, "you:")
+	if get(notes[0], WaitingEscalation) != "" {
+		t.Fatalf("a note with no escalation waiting names one: %s", notes[0].Bytes())
+	}
+	esc := h.handle(h.givenUp(tasks[1]))
+	want(t, "given up", esc, "you:")
+
+	approve := h.decide(notes[0], "approve", "ok")
+	out := h.handle(approve)
+	want(t, "approve in reply to a note", out, "you:")
+	if !strings.Contains(string(out[0].Body), "replies to my note "+get(notes[0], "id")+", which asks no decision, so it decides nothing") {
+		t.Errorf("the note:\n%s", out[0].Body)
+	}
+	if !strings.Contains(string(out[0].Body), "The escalation "+get(esc[0], "id")+" still waits for your decision") {
+		t.Errorf("the note does not name the escalation waiting:\n%s", out[0].Body)
+	}
+	if p := h.readPlan(); p.Step(2).Done {
+		t.Error("step 2 was approved by a reply to a note")
+	}
+	want(t, "retry in reply to that note", h.handle(h.decide(out[0], "retry", "Again.")), "you:")
+
+	// The note on a decision misspelt names the escalation, answered
+	// already: a reply to it with a decision answers the escalation.
+	misspelt := h.handle(h.decide(esc[0], "aprove", "Fine."))
+	want(t, "a decision misspelt", misspelt, "you:")
+	if got := get(misspelt[0], WaitingEscalation); got != get(esc[0], "id") {
+		t.Errorf("%s = %q, want the escalation waiting, %s", WaitingEscalation, got, get(esc[0], "id"))
+	}
+	want(t, "retry in reply to the note on the misspelt decision", h.handle(h.decide(misspelt[0], "retry", "Again.")), "worker-2:task_assignment/execute")
+}
