@@ -61,6 +61,10 @@ func markDone(e *env, ws *workspace.Workspace, agent string, args []string, note
 			continue
 		}
 		box := ws.Mailbox(c.Agent)
+		if err := box.Init(); err != nil { // a done/ or cur/ git removed (reply sent its answer already)
+			errs = append(errs, err)
+			continue
+		}
 		if c.State == mailbox.Inbox {
 			if err := box.Claim(id); err != nil {
 				var h *mailbox.HandledError

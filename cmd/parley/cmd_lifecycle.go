@@ -284,8 +284,12 @@ func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedba
 	if _, err := ws.Mailbox(agent).Send(m); err != nil {
 		return err
 	}
-	// The request is handled.
+	// The request is handled (in a done/ made again if git removed it:
+	// the answer is sent, and run again would send a second).
 	box := ws.Mailbox(agent)
+	if err := box.Init(); err != nil {
+		return err
+	}
 	if state == mailbox.Inbox {
 		err := box.Claim(id)
 		if err != nil && !errors.Is(err, mailbox.ErrNotFound) && !errors.Is(err, mailbox.ErrHandled) {
