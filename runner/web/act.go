@@ -140,6 +140,13 @@ func (s *Server) retry(ctx context.Context, e workspace.Entry) (string, error) {
 		if _, _, err := mailbox.ParseID(e.ID); err != nil {
 			return "", errors.New("retry: the journal names no message id for it")
 		}
+		// The dead letter of this entry's agent, not another agent's
+		// copy of the same message.
+		if f, ok := putKey(&e); ok && s.ws.CheckAgent(f.agent) == nil {
+			if p := s.ws.Mailbox(f.agent).Path(f.state, f.name); exists(p) {
+				return s.actions.Retry(ctx, p)
+			}
+		}
 		return s.actions.Retry(ctx, e.ID)
 	}
 	return "", errors.New("retry: only a refused message or one given up on can go again")

@@ -188,7 +188,7 @@ func rowOf(n int, e workspace.Entry) row {
 	default:
 		r.Who = e.From
 	}
-	r.Retry = e.Outcome == workspace.Refused || e.Outcome == workspace.GivenUp
+	r.Retry = waits(&e)
 	return r
 }
 

@@ -700,7 +700,7 @@ func TestRetryOnlyWhatWaits(t *testing.T) {
 	at := "2026-01-02T03:04:05.000000Z"
 	ws := newWorkspace(t,
 		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
-		workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "a.md", Path: "mailboxes/aria/outbox/a.md"},
+		workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "a.md", Path: "mailboxes/aria/outbox/a.md", Was: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
 		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "b.md", Path: "mailboxes/aria/rejected/20260102-030406.000000Z-b.md"},
 		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x1.md"},
 		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.Retried, File: "x1.md", Path: "mailboxes/gm/inbox/x1.md"},
@@ -740,7 +740,7 @@ func TestRetryOnlyWhatWaits(t *testing.T) {
 		cancel()
 		<-followed
 	}()
-	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "b.md", Path: "mailboxes/aria/outbox/b.md"}); err != nil {
+	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "b.md", Path: "mailboxes/aria/outbox/b.md", Was: "mailboxes/aria/rejected/20260102-030406.000000Z-b.md"}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); s.feed.len() < 8; time.Sleep(10 * time.Millisecond) {
@@ -837,5 +837,34 @@ func TestSeatPrompt(t *testing.T) {
 	s = newServer(t, ws, Options{Actions: &fakeActions{}, Person: "gm"})
 	if page := get(t, s.Handler(), "/seat", true).Body.String(); strings.Contains(page, id) {
 		t.Errorf("GET /seat without Prompted shows the prompt to aria:\n%s", page)
+	}
+}
+
+// Which refusal a retry put back is matched by the file's full mailbox
+// path (agent, state, name), not by its name: of two refusals named
+// a.md, the older retried, the newer still waits; a refusal in another
+// agent's rejected/ under the same name waits; and a file refused where
+// it is (left in its outbox) is not in rejected/ and has no retry
+// button.
+func TestRetryMatchesFullPath(t *testing.T) {
+	at := "2026-01-02T03:04:05.000000Z"
+	ws := newWorkspace(t,
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030406.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "gm", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/gm/rejected/20260102-030405.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "a.md", Path: "mailboxes/aria/outbox/a.md", Was: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "gm", Outcome: workspace.Refused, File: "b.md", Path: "mailboxes/gm/outbox/b.md"},
+	)
+	s := newServer(t, ws, Options{Actions: &fakeActions{}})
+	page := get(t, s.Handler(), "/", true).Body.String()
+	var got []string
+	for _, m := range regexp.MustCompile(`<button type="button" class="retry" data-n="(\d+)">`).FindAllStringSubmatch(page, -1) {
+		got = append(got, m[1])
+	}
+	if want := []string{"1", "2"}; !slices.Equal(got, want) {
+		t.Errorf("retry buttons on rows %q, want %q", got, want)
+	}
+	if !regexp.MustCompile(`id="r3"[^>]*data-settles="0"`).MatchString(page) {
+		t.Errorf("row 3 does not say it put back row 0:\n%s", page)
 	}
 }
