@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parley-dev/parley/internal/visible"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -47,6 +48,20 @@ var templates = sync.OnceValue(func() map[string]*template.Template {
 	out["export"] = template.Must(template.Must(base.Clone()).ParseFS(assets, "assets/timeline.html", "assets/lanes.html", "assets/story.html", "assets/export.html"))
 	return out
 })
+
+// execute writes template tmpl of the page set name (see templates) with
+// data to buf, every control character in it shown escaped
+// (visible.Text: \x1b, \u202e), line breaks and tabs kept: what agents
+// wrote (a body, a header, a reason) goes into a page as the terminal
+// commands print it, and HTML escaping leaves such characters raw.
+func execute(buf *bytes.Buffer, name, tmpl string, data any) error {
+	var out bytes.Buffer
+	if err := templates()[name].ExecuteTemplate(&out, tmpl, data); err != nil {
+		return err
+	}
+	buf.WriteString(visible.Text(out.String()))
+	return nil
+}
 
 // routes returns the server's handler.
 func (s *Server) routes() http.Handler {
@@ -106,7 +121,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 	if r.URL.Query().Get("part") == "live" {
 		tmpl = "live"
 	}
-	if err := templates()[name].ExecuteTemplate(&buf, tmpl, p); err != nil {
+	if err := execute(&buf, name, tmpl, p); err != nil {
 		s.log.Error("rendering a page", "page", name, "err", err)
 		http.Error(w, "could not render the page: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -259,7 +274,7 @@ func (s *Server) rows(w http.ResponseWriter, r *http.Request) {
 	rows, first := s.rowsBefore(before, filterOf(r.URL.Query()), s.page)
 	var buf bytes.Buffer
 	for _, rw := range rows {
-		if err := templates()["timeline"].ExecuteTemplate(&buf, "row", rw); err != nil {
+		if err := execute(&buf, "timeline", "row", rw); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -299,7 +314,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if rows {
 				for i, e := range batch {
 					var one bytes.Buffer
-					templates()["timeline"].ExecuteTemplate(&one, "row", s.rowOf(next+i, e))
+					execute(&one, "timeline", "row", s.rowOf(next+i, e))
 					fmt.Fprintf(&buf, "event: row\nid: %d\n", next+i)
 					for _, line := range strings.Split(strings.TrimRight(one.String(), "\n"), "\n") {
 						fmt.Fprintf(&buf, "data: %s\n", line)
@@ -401,7 +416,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	d := s.messageData(n, e)
 	d.Write = s.actions != nil && s.authorised(r)
 	var buf bytes.Buffer
-	if err := templates()["timeline"].ExecuteTemplate(&buf, "message", d); err != nil {
+	if err := execute(&buf, "timeline", "message", d); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

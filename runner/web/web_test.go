@@ -868,3 +868,43 @@ func TestRetryMatchesFullPath(t *testing.T) {
 		t.Errorf("row 3 does not say it put back row 0:\n%s", page)
 	}
 }
+
+// What agents wrote cannot put control characters into a page: an
+// escape sequence, a bell or a bidi control in a body, a header or a
+// reason is shown escaped, as the terminal commands show it (\x1b),
+// line breaks and tabs kept; HTML escaping alone let them through raw.
+func TestNoControlCharacters(t *testing.T) {
+	ws := newWorkspace(t)
+	m := mailbox.New(nil)
+	m.Set("to", "aria")
+	m.Set("summary", "beware\x1b]0;pwned\x07")
+	m.SetBody([]byte("\x1b[31mred\x1b[0m and a bell\x07\n\tindented \u202eevil &#27;[2J\n"))
+	id, path, err := ws.Mailbox("gm").Post(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, mailbox.FileName(id)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	workspace.AppendJournal(ws.JournalPath(),
+		workspace.Entry{Time: "x", ID: id, From: "gm", To: []string{"aria"}, Outcome: workspace.Delivered},
+		workspace.Entry{Time: "x", From: "gm", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/gm/rejected/20260102-030405.000000Z-a.md", Reason: "a.md:1: bad\x1b[2J byte"})
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria"})
+	for _, p := range []string{"/", "/message?n=0", "/seat", "/rows?before=2"} {
+		body := get(t, s.Handler(), p, true).Body.String()
+		if i := strings.IndexFunc(body, func(r rune) bool {
+			return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r == 0x202e
+		}); i >= 0 {
+			t.Errorf("GET %s holds the control character %q at %d: %q", p, body[i], i, body[max(0, i-40):min(len(body), i+40)])
+		}
+	}
+	for p, want := range map[string]string{"/message?n=0": `\x1b[31mred\x1b[0m`, "/": `bad\x1b[2J byte`} {
+		if body := get(t, s.Handler(), p, true).Body.String(); !strings.Contains(body, want) {
+			t.Errorf("GET %s does not show %s escaped:\n%s", p, want, body)
+		}
+	}
+}
