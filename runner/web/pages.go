@@ -170,20 +170,38 @@ type row struct {
 	E     workspace.Entry
 	When  string // the time of day, in UTC
 	Who   string // sender -> recipients, or the agent
-	Retry bool   // a refusal or a message given up on, not put back since: it can be put back
+	Retry bool   // a refusal or a message given up on, not put back since nor settled: it can be put back
+	// Settled is, for a dead letter whose step went on without it since,
+	// what happened (Options.Settled): it is offered no retry.
+	Settled string
 	// Settles is, for a retried entry, the entry it put back (the page
 	// takes that row's retry button away); -1 for any other.
 	Settles int
 }
 
 // rowOf returns the row of entry n, offering retry only for what the
-// journal says is still in rejected/ or dead/.
-func (s *Server) rowOf(n int, e workspace.Entry) row {
+// journal says is still in rejected/ or dead/, and is not settled (as
+// settled, from s.settledLook, says).
+func (s *Server) rowOf(n int, e workspace.Entry, settled func(agent, id string) string) row {
 	r := rowOf(n, e)
 	back, settles := s.feed.putBack(n)
 	r.Retry = r.Retry && !back
 	r.Settles = settles
+	if r.Retry && e.Outcome == workspace.GivenUp {
+		if r.Settled = settled(e.Agent, e.ID); r.Settled != "" {
+			r.Retry = false
+		}
+	}
 	return r
+}
+
+// settledLook returns a look at which dead letters are settled, for one
+// page (Options.Settled); without Options.Settled, none is.
+func (s *Server) settledLook() func(agent, id string) string {
+	if s.settled == nil {
+		return func(string, string) string { return "" }
+	}
+	return s.settled()
 }
 
 func rowOf(n int, e workspace.Entry) row {
@@ -213,10 +231,11 @@ func rowOf(n int, e workspace.Entry) row {
 func (s *Server) rowsBefore(before int, f filter, n int) ([]row, int) {
 	entries := s.feed.slice(0, before)
 	var out []row
+	settled := s.settledLook()
 	i := len(entries) - 1
 	for ; i >= 0 && len(out) < n; i-- {
 		if f.match(&entries[i]) {
-			out = append(out, s.rowOf(i, entries[i]))
+			out = append(out, s.rowOf(i, entries[i], settled))
 		}
 	}
 	slices.Reverse(out)
@@ -312,9 +331,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if len(batch) > 0 {
 			buf.Reset()
 			if rows {
+				settled := s.settledLook()
 				for i, e := range batch {
 					var one bytes.Buffer
-					execute(&one, "timeline", "row", s.rowOf(next+i, e))
+					execute(&one, "timeline", "row", s.rowOf(next+i, e, settled))
 					fmt.Fprintf(&buf, "event: row\nid: %d\n", next+i)
 					for _, line := range strings.Split(strings.TrimRight(one.String(), "\n"), "\n") {
 						fmt.Fprintf(&buf, "data: %s\n", line)
@@ -400,6 +420,7 @@ type messageData struct {
 	ReplyAs []string              // who may answer it
 	Decide  []orchestrator.Choice // an escalation's decisions, to pick one of with the reply
 	Retry   bool
+	Settled string // see row.Settled
 	CSRF    string
 	Write   bool
 }
@@ -425,7 +446,8 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) messageData(n int, e workspace.Entry) messageData {
-	d := messageData{N: n, E: e, CSRF: s.csrf, Retry: s.rowOf(n, e).Retry}
+	rw := s.rowOf(n, e, s.settledLook())
+	d := messageData{N: n, E: e, CSRF: s.csrf, Retry: rw.Retry, Settled: rw.Settled}
 	p, err := s.messageFile(e)
 	if err != nil {
 		d.Err = err.Error()

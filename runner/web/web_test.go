@@ -908,3 +908,50 @@ func TestNoControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// A dead letter whose step went on without it since (Options.Settled:
+// parley status calls it settled, parley retry refuses it without
+// --force) is offered no retry, on its row or opened, and says what
+// settled it; one not settled keeps its button. A page opens one look.
+func TestRetrySettled(t *testing.T) {
+	at := "2026-01-02T03:04:05.000000Z"
+	ws := newWorkspace(t,
+		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x1.md"},
+		workspace.Entry{Time: at, ID: "x2", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x2.md"},
+	)
+	looks := 0
+	settled := func() func(agent, id string) string {
+		looks++
+		return func(agent, id string) string {
+			if agent == "gm" && id == "x1" {
+				return "step 2 of plans/p.md was sent to gm again since"
+			}
+			return ""
+		}
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Settled: settled})
+	page := get(t, s.Handler(), "/", true).Body.String()
+	if looks != 1 {
+		t.Errorf("GET / opened %d looks at what is settled, want 1", looks)
+	}
+	var got []string
+	for _, m := range regexp.MustCompile(`<button type="button" class="retry" data-n="(\d+)">`).FindAllStringSubmatch(page, -1) {
+		got = append(got, m[1])
+	}
+	if want := []string{"1"}; !slices.Equal(got, want) {
+		t.Errorf("retry buttons on rows %q, want %q", got, want)
+	}
+	const says = "settled: step 2 of plans/p.md was sent to gm again since; retrying it would do the step twice"
+	if !regexp.MustCompile(`id="r0".*` + regexp.QuoteMeta(says)).MatchString(page) {
+		t.Errorf("row 0 does not say %q:\n%s", says, page)
+	}
+	for n, want := range map[string]bool{"0": false, "1": true} {
+		body := get(t, s.Handler(), "/message?n="+n, true).Body.String()
+		if got := strings.Contains(body, `name="kind" value="retry"`); got != want {
+			t.Errorf("message %s offers retry = %v, want %v", n, got, want)
+		}
+		if got := strings.Contains(body, says); got == want {
+			t.Errorf("message %s says it is settled = %v, want %v", n, got, !want)
+		}
+	}
+}
