@@ -69,7 +69,7 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 					errs = append(errs, err)
 					continue
 				}
-				journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: who, From: who, File: filepath.Base(dst), Path: ws.Short(dst), Reason: reason, Note: "a refused file put back into its outbox (parley retry)"})
+				journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: who, From: who, File: filepath.Base(dst), Path: ws.Short(dst), Was: ws.Short(ws.Mailbox(who).Path(mailbox.Rejected, filepath.Base(arg))), Reason: reason, Note: "a refused file put back into its outbox (parley retry)"})
 				fmt.Fprintf(e.stdout, "%s: back in %s\n", arg, ws.Short(dst))
 				continue
 			case ok && state == mailbox.Dead:
@@ -117,7 +117,7 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 			continue
 		}
 		inbox := ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))
-		rec := workspace.Entry{Outcome: workspace.Retried, Agent: c.Agent, ID: id, File: mailbox.FileName(id), Path: ws.Short(inbox), Reason: reason, Note: "a message given up on put back into the inbox (parley retry)"}
+		rec := workspace.Entry{Outcome: workspace.Retried, Agent: c.Agent, ID: id, File: mailbox.FileName(id), Path: ws.Short(inbox), Was: ws.Short(ws.Mailbox(c.Agent).Path(mailbox.Dead, mailbox.FileName(id))), Reason: reason, Note: "a message given up on put back into the inbox (parley retry)"}
 		rec.From, rec.Type = senderAndType(inbox, ws)
 		journalLine(e, ws, rec)
 		fmt.Fprintf(e.stdout, "%s: back in %s\n", id, ws.Short(ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))))

@@ -5,10 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestServeRetrySettled: the web view's retry of a dead letter whose step
@@ -65,5 +68,24 @@ func TestServeRetrySettled(t *testing.T) {
 	}
 	if got := only("worker-2/dead"); got != dead {
 		t.Errorf("worker-2's dead/ holds %s, want %s left there", got, dead)
+	}
+
+	// The timeline asks the same question: the dead letter's row offers
+	// no retry, and says what settled it in parley status's words.
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client, _ := servedWriting(t, ws)
+	page := getPage(t, client, base)
+	row := regexp.MustCompile(`<li class="row o-dead"[^>]*data-id="` + dead + `".*?</li>`).FindString(page)
+	if row == "" {
+		t.Fatalf("the timeline has no row of the dead letter %s:\n%s", dead, page)
+	}
+	if strings.Contains(row, `class="retry"`) {
+		t.Errorf("the row of the settled dead letter offers retry:\n%s", row)
+	}
+	if want := "settled: step 2 of plans/flag.md was sent to worker-2 again since; retrying it would do the step twice"; !strings.Contains(row, want) {
+		t.Errorf("the row of the settled dead letter does not say %q:\n%s", want, row)
 	}
 }

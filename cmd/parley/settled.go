@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -13,9 +14,10 @@ import (
 // went on without it since (orchestrator.WentOn: its agent answered about
 // the step, the step is ticked, or it was sent again), so that retrying
 // it would do the step twice. It is the one place parley pipeline,
-// parley status and parley retry (and the web view's retry, which is
-// retry's code) ask; the fate itself is the orchestrator's
-// (orchestrator.GivenUps), read from each sender's mailbox once.
+// parley status and parley retry ask, and the web view too (its retry is
+// retry's code, its timeline asks through settledLook); the fate itself
+// is the orchestrator's (orchestrator.GivenUps), read from each sender's
+// mailbox once.
 type givenUpFates struct {
 	ws       *workspace.Workspace
 	bySender map[string]*orchestrator.GivenUps // sender -> what it sent and handled
@@ -62,6 +64,25 @@ func (f *givenUpFates) deadLetterAt(agent, path string) deadLetter {
 	d := deadOf(box, mailbox.Entry{Name: filepath.Base(path), Path: path}, f.ws.Config.Router.MaxMessageSize)
 	d.Agent = agent
 	return d
+}
+
+// settledLook is the web view's Options.Settled: for one page, a look at
+// which dead letters are settled, asked of one givenUpFates as parley
+// status and parley retry ask it, and said in status's words.
+func settledLook(ws *workspace.Workspace) func() func(agent, id string) string {
+	return func() func(agent, id string) string {
+		fates := newGivenUpFates(ws)
+		return func(agent, id string) string {
+			if _, _, err := mailbox.ParseID(id); err != nil || ws.CheckAgent(agent) != nil {
+				return ""
+			}
+			p := ws.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id))
+			if _, err := os.Lstat(p); err != nil {
+				return ""
+			}
+			return fates.settled(fates.deadLetterAt(agent, p))
+		}
+	}
 }
 
 // settledSince says, for a person, what happened to the step of dead

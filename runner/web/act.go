@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/visible"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -22,7 +23,8 @@ var ErrForbidden = errors.New("not allowed: open the address parley serve printe
 // say), approve, reject, reply, done, retry. It needs the token (in its cookie), the page's
 // CSRF token, and, when the browser says where the form came from, this
 // server. It answers with what the command line would have said, as
-// text; an error with status 422.
+// text (control characters escaped, as on a page); an error with status
+// 422.
 func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 	if err := r.ParseForm(); err != nil {
@@ -44,11 +46,11 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.Info("refused from the browser", "kind", r.PostForm.Get("kind"), "err", err)
 		w.WriteHeader(http.StatusUnprocessableEntity)
-		w.Write([]byte(err.Error() + "\n"))
+		w.Write([]byte(visible.Text(err.Error()) + "\n"))
 		return
 	}
 	s.log.Info("sent from the browser", "kind", r.PostForm.Get("kind"))
-	w.Write([]byte(said))
+	w.Write([]byte(visible.Text(said)))
 }
 
 // sameOrigin reports whether the request's Origin, when it has one, is
@@ -139,6 +141,13 @@ func (s *Server) retry(ctx context.Context, e workspace.Entry) (string, error) {
 	case workspace.GivenUp:
 		if _, _, err := mailbox.ParseID(e.ID); err != nil {
 			return "", errors.New("retry: the journal names no message id for it")
+		}
+		// The dead letter of this entry's agent, not another agent's
+		// copy of the same message.
+		if f, ok := putKey(&e); ok && s.ws.CheckAgent(f.agent) == nil {
+			if p := s.ws.Mailbox(f.agent).Path(f.state, f.name); exists(p) {
+				return s.actions.Retry(ctx, p)
+			}
 		}
 		return s.actions.Retry(ctx, e.ID)
 	}

@@ -103,7 +103,7 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	}
 	for _, p := range pages {
 		var buf bytes.Buffer
-		if err := templates()["export"].ExecuteTemplate(&buf, "export", p); err != nil {
+		if err := execute(&buf, "export", "export", p); err != nil {
 			return fmt.Errorf("rendering %s: %w", p.Path, err)
 		}
 		if err := writeFile(filepath.Join(dir, p.Path), buf.Bytes()); err != nil {

@@ -27,42 +27,70 @@ type feed struct {
 }
 
 // puts tells, from the journal alone, which refusals and dead letters
-// were put back by parley retry since: a later "retried" line names the
-// file back in its outbox (a refused file's name less the stamp
-// rejected/ gave it) or the message back in its inbox (its id). The
-// timeline offers retry only for what is still waiting, without looking
-// at a file per row.
+// were put back by parley retry since: a later "retried" line names,
+// in Was, the file it put back, where it was (its full mailbox path:
+// the agent, rejected/ or dead/, the file's name there). The timeline
+// offers retry only for what is still waiting, without looking at a file
+// per row.
 type puts struct {
-	open    map[string][]int // a refusal or dead letter not put back yet, by key: its entry numbers
-	back    map[int]bool     // the entries put back
-	settles map[int]int      // a retried entry: the entry it put back
+	open    map[waitingFile][]int // a refusal or dead letter not put back yet, by its file: its entry numbers
+	back    map[int]bool          // the entries put back
+	settles map[int]int           // a retried entry: the entry it put back
 }
 
-// putKey returns the key that matches a refusal or a dead letter to the
-// retried line that puts it back: the agent, where it goes back to and
-// the file's name there; "" for any other entry.
-func putKey(e *workspace.Entry) string {
-	agent, state, name, _ := workspace.SplitMailboxPath(e.Path)
-	switch {
-	case e.Outcome == workspace.Refused && state == mailbox.Rejected:
-		return agent + "/outbox/" + mailbox.UnrejectedName(name)
-	case e.Outcome == workspace.GivenUp && e.Agent != "" && e.ID != "":
-		return e.Agent + "/inbox/" + mailbox.FileName(e.ID)
-	case e.Outcome == workspace.Retried && (state == mailbox.Outbox || state == mailbox.Inbox):
-		return agent + "/" + state + "/" + name
+// waitingFile is a file in an agent's rejected/ or dead/.
+type waitingFile struct{ agent, state, name string }
+
+// waitingAt returns the file a journal path (workspace.SplitMailboxPath)
+// names in rejected/ or dead/.
+func waitingAt(path string) (waitingFile, bool) {
+	agent, state, name, ok := workspace.SplitMailboxPath(path)
+	if !ok || (state != mailbox.Rejected && state != mailbox.Dead) {
+		return waitingFile{}, false
 	}
-	return ""
+	return waitingFile{agent, state, name}, true
+}
+
+// putKey returns the file in rejected/ or dead/ that a refusal or a dead
+// letter left, or that a retried line put back; false for any other
+// entry. A dead letter the journal gives no path for (the bridge's) is
+// its agent's dead/ID.md, and so is what a retried line of a message id
+// without Was (written before Was was) put back.
+func putKey(e *workspace.Entry) (waitingFile, bool) {
+	switch e.Outcome {
+	case workspace.Refused:
+		return waitingAt(e.Path)
+	case workspace.GivenUp, workspace.Retried:
+		if e.Outcome == workspace.Retried && e.Was != "" {
+			return waitingAt(e.Was)
+		}
+		if e.Outcome == workspace.GivenUp && e.Path != "" {
+			return waitingAt(e.Path)
+		}
+		if e.Agent != "" && e.ID != "" {
+			return waitingFile{e.Agent, mailbox.Dead, mailbox.FileName(e.ID)}, true
+		}
+	}
+	return waitingFile{}, false
+}
+
+// waits reports whether entry e is a refusal or a dead letter whose file
+// waits in rejected/ or dead/ for parley retry (unless put back since):
+// a file refused where it is, left in its outbox, does not.
+func waits(e *workspace.Entry) bool {
+	_, ok := putKey(e)
+	return ok && (e.Outcome == workspace.Refused || e.Outcome == workspace.GivenUp)
 }
 
 // add indexes entry n. A retried line puts back the newest refusal or
-// dead letter of its key not put back yet.
+// dead letter of its file not put back yet.
 func (p *puts) add(n int, e *workspace.Entry) {
-	key := putKey(e)
-	if key == "" {
+	key, ok := putKey(e)
+	if !ok {
 		return
 	}
 	if p.open == nil {
-		p.open, p.back, p.settles = map[string][]int{}, map[int]bool{}, map[int]int{}
+		p.open, p.back, p.settles = map[waitingFile][]int{}, map[int]bool{}, map[int]int{}
 	}
 	if e.Outcome != workspace.Retried {
 		p.open[key] = append(p.open[key], n)

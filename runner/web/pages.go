@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parley-dev/parley/internal/visible"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -47,6 +48,20 @@ var templates = sync.OnceValue(func() map[string]*template.Template {
 	out["export"] = template.Must(template.Must(base.Clone()).ParseFS(assets, "assets/timeline.html", "assets/lanes.html", "assets/story.html", "assets/export.html"))
 	return out
 })
+
+// execute writes template tmpl of the page set name (see templates) with
+// data to buf, every control character in it shown escaped
+// (visible.Text: \x1b, \u202e), line breaks and tabs kept: what agents
+// wrote (a body, a header, a reason) goes into a page as the terminal
+// commands print it, and HTML escaping leaves such characters raw.
+func execute(buf *bytes.Buffer, name, tmpl string, data any) error {
+	var out bytes.Buffer
+	if err := templates()[name].ExecuteTemplate(&out, tmpl, data); err != nil {
+		return err
+	}
+	buf.WriteString(visible.Text(out.String()))
+	return nil
+}
 
 // routes returns the server's handler.
 func (s *Server) routes() http.Handler {
@@ -106,7 +121,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 	if r.URL.Query().Get("part") == "live" {
 		tmpl = "live"
 	}
-	if err := templates()[name].ExecuteTemplate(&buf, tmpl, p); err != nil {
+	if err := execute(&buf, name, tmpl, p); err != nil {
 		s.log.Error("rendering a page", "page", name, "err", err)
 		http.Error(w, "could not render the page: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -155,20 +170,38 @@ type row struct {
 	E     workspace.Entry
 	When  string // the time of day, in UTC
 	Who   string // sender -> recipients, or the agent
-	Retry bool   // a refusal or a message given up on, not put back since: it can be put back
+	Retry bool   // a refusal or a message given up on, not put back since nor settled: it can be put back
+	// Settled is, for a dead letter whose step went on without it since,
+	// what happened (Options.Settled): it is offered no retry.
+	Settled string
 	// Settles is, for a retried entry, the entry it put back (the page
 	// takes that row's retry button away); -1 for any other.
 	Settles int
 }
 
 // rowOf returns the row of entry n, offering retry only for what the
-// journal says is still in rejected/ or dead/.
-func (s *Server) rowOf(n int, e workspace.Entry) row {
+// journal says is still in rejected/ or dead/, and is not settled (as
+// settled, from s.settledLook, says).
+func (s *Server) rowOf(n int, e workspace.Entry, settled func(agent, id string) string) row {
 	r := rowOf(n, e)
 	back, settles := s.feed.putBack(n)
 	r.Retry = r.Retry && !back
 	r.Settles = settles
+	if r.Retry && e.Outcome == workspace.GivenUp {
+		if r.Settled = settled(e.Agent, e.ID); r.Settled != "" {
+			r.Retry = false
+		}
+	}
 	return r
+}
+
+// settledLook returns a look at which dead letters are settled, for one
+// page (Options.Settled); without Options.Settled, none is.
+func (s *Server) settledLook() func(agent, id string) string {
+	if s.settled == nil {
+		return func(string, string) string { return "" }
+	}
+	return s.settled()
 }
 
 func rowOf(n int, e workspace.Entry) row {
@@ -188,7 +221,7 @@ func rowOf(n int, e workspace.Entry) row {
 	default:
 		r.Who = e.From
 	}
-	r.Retry = e.Outcome == workspace.Refused || e.Outcome == workspace.GivenUp
+	r.Retry = waits(&e)
 	return r
 }
 
@@ -198,10 +231,11 @@ func rowOf(n int, e workspace.Entry) row {
 func (s *Server) rowsBefore(before int, f filter, n int) ([]row, int) {
 	entries := s.feed.slice(0, before)
 	var out []row
+	settled := s.settledLook()
 	i := len(entries) - 1
 	for ; i >= 0 && len(out) < n; i-- {
 		if f.match(&entries[i]) {
-			out = append(out, s.rowOf(i, entries[i]))
+			out = append(out, s.rowOf(i, entries[i], settled))
 		}
 	}
 	slices.Reverse(out)
@@ -259,7 +293,7 @@ func (s *Server) rows(w http.ResponseWriter, r *http.Request) {
 	rows, first := s.rowsBefore(before, filterOf(r.URL.Query()), s.page)
 	var buf bytes.Buffer
 	for _, rw := range rows {
-		if err := templates()["timeline"].ExecuteTemplate(&buf, "row", rw); err != nil {
+		if err := execute(&buf, "timeline", "row", rw); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -297,9 +331,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if len(batch) > 0 {
 			buf.Reset()
 			if rows {
+				settled := s.settledLook()
 				for i, e := range batch {
 					var one bytes.Buffer
-					templates()["timeline"].ExecuteTemplate(&one, "row", s.rowOf(next+i, e))
+					execute(&one, "timeline", "row", s.rowOf(next+i, e, settled))
 					fmt.Fprintf(&buf, "event: row\nid: %d\n", next+i)
 					for _, line := range strings.Split(strings.TrimRight(one.String(), "\n"), "\n") {
 						fmt.Fprintf(&buf, "data: %s\n", line)
@@ -385,6 +420,7 @@ type messageData struct {
 	ReplyAs []string              // who may answer it
 	Decide  []orchestrator.Choice // an escalation's decisions, to pick one of with the reply
 	Retry   bool
+	Settled string // see row.Settled
 	CSRF    string
 	Write   bool
 }
@@ -401,7 +437,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	d := s.messageData(n, e)
 	d.Write = s.actions != nil && s.authorised(r)
 	var buf bytes.Buffer
-	if err := templates()["timeline"].ExecuteTemplate(&buf, "message", d); err != nil {
+	if err := execute(&buf, "timeline", "message", d); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -410,7 +446,8 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) messageData(n int, e workspace.Entry) messageData {
-	d := messageData{N: n, E: e, CSRF: s.csrf, Retry: s.rowOf(n, e).Retry}
+	rw := s.rowOf(n, e, s.settledLook())
+	d := messageData{N: n, E: e, CSRF: s.csrf, Retry: rw.Retry, Settled: rw.Settled}
 	p, err := s.messageFile(e)
 	if err != nil {
 		d.Err = err.Error()

@@ -77,6 +77,16 @@ type Options struct {
 	// program plays it: the game master's [GM_TO_PLAYER] prompts to it
 	// wait at the seat too, answered as parley answer answers them.
 	Prompted string
+	// Settled, when set, opens a look at which dead letters are settled:
+	// their step went on without them since (answered, ticked, sent
+	// again), so that retrying one would do the step twice, and parley
+	// retry refuses it without --force. The function it returns says, for
+	// the message id that agent gave up on, what happened since, in the
+	// words of parley status, or "" when it is not settled (or not in
+	// agent's dead/). The timeline offers no retry for a settled dead
+	// letter and says what settled it. One look serves one page (or one
+	// batch of rows): it may read what it needs once.
+	Settled func() func(agent, id string) string
 	// PageSize is how many timeline rows a page shows at first and loads
 	// at a time when scrolled up; 0 means 200.
 	PageSize int
@@ -93,7 +103,8 @@ type Server struct {
 	strict   bool
 	watcher  bool // Options.Spectator
 	person   string
-	prompted string // see Options.Prompted
+	prompted string                               // see Options.Prompted
+	settled  func() func(agent, id string) string // see Options.Settled
 	page     int
 	log      *slog.Logger
 	feed     *feed
@@ -107,7 +118,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, page: opts.PageSize, log: opts.Logger}
+	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, settled: opts.Settled, page: opts.PageSize, log: opts.Logger}
 	if s.watcher {
 		s.actions = nil
 	}

@@ -700,7 +700,7 @@ func TestRetryOnlyWhatWaits(t *testing.T) {
 	at := "2026-01-02T03:04:05.000000Z"
 	ws := newWorkspace(t,
 		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
-		workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "a.md", Path: "mailboxes/aria/outbox/a.md"},
+		workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "a.md", Path: "mailboxes/aria/outbox/a.md", Was: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
 		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "b.md", Path: "mailboxes/aria/rejected/20260102-030406.000000Z-b.md"},
 		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x1.md"},
 		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.Retried, File: "x1.md", Path: "mailboxes/gm/inbox/x1.md"},
@@ -740,7 +740,7 @@ func TestRetryOnlyWhatWaits(t *testing.T) {
 		cancel()
 		<-followed
 	}()
-	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "b.md", Path: "mailboxes/aria/outbox/b.md"}); err != nil {
+	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "b.md", Path: "mailboxes/aria/outbox/b.md", Was: "mailboxes/aria/rejected/20260102-030406.000000Z-b.md"}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); s.feed.len() < 8; time.Sleep(10 * time.Millisecond) {
@@ -837,5 +837,121 @@ func TestSeatPrompt(t *testing.T) {
 	s = newServer(t, ws, Options{Actions: &fakeActions{}, Person: "gm"})
 	if page := get(t, s.Handler(), "/seat", true).Body.String(); strings.Contains(page, id) {
 		t.Errorf("GET /seat without Prompted shows the prompt to aria:\n%s", page)
+	}
+}
+
+// Which refusal a retry put back is matched by the file's full mailbox
+// path (agent, state, name), not by its name: of two refusals named
+// a.md, the older retried, the newer still waits; a refusal in another
+// agent's rejected/ under the same name waits; and a file refused where
+// it is (left in its outbox) is not in rejected/ and has no retry
+// button.
+func TestRetryMatchesFullPath(t *testing.T) {
+	at := "2026-01-02T03:04:05.000000Z"
+	ws := newWorkspace(t,
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "aria", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/aria/rejected/20260102-030406.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "gm", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/gm/rejected/20260102-030405.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "aria", Agent: "aria", Outcome: workspace.Retried, File: "a.md", Path: "mailboxes/aria/outbox/a.md", Was: "mailboxes/aria/rejected/20260102-030405.000000Z-a.md"},
+		workspace.Entry{Time: at, From: "gm", Outcome: workspace.Refused, File: "b.md", Path: "mailboxes/gm/outbox/b.md"},
+	)
+	s := newServer(t, ws, Options{Actions: &fakeActions{}})
+	page := get(t, s.Handler(), "/", true).Body.String()
+	var got []string
+	for _, m := range regexp.MustCompile(`<button type="button" class="retry" data-n="(\d+)">`).FindAllStringSubmatch(page, -1) {
+		got = append(got, m[1])
+	}
+	if want := []string{"1", "2"}; !slices.Equal(got, want) {
+		t.Errorf("retry buttons on rows %q, want %q", got, want)
+	}
+	if !regexp.MustCompile(`id="r3"[^>]*data-settles="0"`).MatchString(page) {
+		t.Errorf("row 3 does not say it put back row 0:\n%s", page)
+	}
+}
+
+// What agents wrote cannot put control characters into a page: an
+// escape sequence, a bell or a bidi control in a body, a header or a
+// reason is shown escaped, as the terminal commands show it (\x1b),
+// line breaks and tabs kept; HTML escaping alone let them through raw.
+func TestNoControlCharacters(t *testing.T) {
+	ws := newWorkspace(t)
+	m := mailbox.New(nil)
+	m.Set("to", "aria")
+	m.Set("summary", "beware\x1b]0;pwned\x07")
+	m.SetBody([]byte("\x1b[31mred\x1b[0m and a bell\x07\n\tindented \u202eevil &#27;[2J\n"))
+	id, path, err := ws.Mailbox("gm").Post(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, mailbox.FileName(id)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	workspace.AppendJournal(ws.JournalPath(),
+		workspace.Entry{Time: "x", ID: id, From: "gm", To: []string{"aria"}, Outcome: workspace.Delivered},
+		workspace.Entry{Time: "x", From: "gm", Outcome: workspace.Refused, File: "a.md", Path: "mailboxes/gm/rejected/20260102-030405.000000Z-a.md", Reason: "a.md:1: bad\x1b[2J byte"})
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria"})
+	for _, p := range []string{"/", "/message?n=0", "/seat", "/rows?before=2"} {
+		body := get(t, s.Handler(), p, true).Body.String()
+		if i := strings.IndexFunc(body, func(r rune) bool {
+			return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r == 0x202e
+		}); i >= 0 {
+			t.Errorf("GET %s holds the control character %q at %d: %q", p, body[i], i, body[max(0, i-40):min(len(body), i+40)])
+		}
+	}
+	for p, want := range map[string]string{"/message?n=0": `\x1b[31mred\x1b[0m`, "/": `bad\x1b[2J byte`} {
+		if body := get(t, s.Handler(), p, true).Body.String(); !strings.Contains(body, want) {
+			t.Errorf("GET %s does not show %s escaped:\n%s", p, want, body)
+		}
+	}
+}
+
+// A dead letter whose step went on without it since (Options.Settled:
+// parley status calls it settled, parley retry refuses it without
+// --force) is offered no retry, on its row or opened, and says what
+// settled it; one not settled keeps its button. A page opens one look.
+func TestRetrySettled(t *testing.T) {
+	at := "2026-01-02T03:04:05.000000Z"
+	ws := newWorkspace(t,
+		workspace.Entry{Time: at, ID: "x1", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x1.md"},
+		workspace.Entry{Time: at, ID: "x2", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x2.md"},
+	)
+	looks := 0
+	settled := func() func(agent, id string) string {
+		looks++
+		return func(agent, id string) string {
+			if agent == "gm" && id == "x1" {
+				return "step 2 of plans/p.md was sent to gm again since"
+			}
+			return ""
+		}
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Settled: settled})
+	page := get(t, s.Handler(), "/", true).Body.String()
+	if looks != 1 {
+		t.Errorf("GET / opened %d looks at what is settled, want 1", looks)
+	}
+	var got []string
+	for _, m := range regexp.MustCompile(`<button type="button" class="retry" data-n="(\d+)">`).FindAllStringSubmatch(page, -1) {
+		got = append(got, m[1])
+	}
+	if want := []string{"1"}; !slices.Equal(got, want) {
+		t.Errorf("retry buttons on rows %q, want %q", got, want)
+	}
+	const says = "settled: step 2 of plans/p.md was sent to gm again since; retrying it would do the step twice"
+	if !regexp.MustCompile(`id="r0".*` + regexp.QuoteMeta(says)).MatchString(page) {
+		t.Errorf("row 0 does not say %q:\n%s", says, page)
+	}
+	for n, want := range map[string]bool{"0": false, "1": true} {
+		body := get(t, s.Handler(), "/message?n="+n, true).Body.String()
+		if got := strings.Contains(body, `name="kind" value="retry"`); got != want {
+			t.Errorf("message %s offers retry = %v, want %v", n, got, want)
+		}
+		if got := strings.Contains(body, says); got == want {
+			t.Errorf("message %s says it is settled = %v, want %v", n, got, !want)
+		}
 	}
 }

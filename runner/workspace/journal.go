@@ -125,7 +125,12 @@ type Entry struct {
 	// workspace root (mailboxes/bram/rejected/...), for outcomes that
 	// move it out of the way: rejected, handled, dead, answered, done,
 	// retried.
-	Path     string   `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Was is, for a retried entry, where the file was before it was put
+	// back, as Path says it (mailboxes/bram/rejected/STAMP-FILE,
+	// mailboxes/bram/dead/ID.md): which refusal or dead letter went
+	// again, when two had the same name.
+	Was      string   `json:"was,omitempty"`
 	Attempts int      `json:"attempts,omitempty"` // how often the driver tried
 	Sent     string   `json:"sent,omitempty"`     // the id of the message parley sent for it: a nudge, an answer
 	Already  []string `json:"already,omitempty"`  // recipients that held it already (a re-route after a crash)

@@ -62,6 +62,8 @@ func decodeString(s string, e *Entry) bool {
 			e.File, ok = d.str()
 		case "path":
 			e.Path, ok = d.str()
+		case "was":
+			e.Was, ok = d.str()
 		case "attempts":
 			e.Attempts, ok = d.int()
 		case "sent":
