@@ -170,9 +170,26 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		if !r.o.Workspace.IsProgram(from(in)) {
 			return r.fromPerson()
 		}
+		if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.typ() != "" {
+			return r.untypedAnswer(q)
+		}
 	}
 	r.o.log().Info("orchestrator: nothing to do", "type", typ, "from", from(in))
 	return nil, nil
+}
+
+// untypedAnswer handles a program's answer of no type to a request of
+// ours (q): a worker that printed "Done." for its task. Its text is no
+// submission, verdict or result, so the pipeline cannot go on from it,
+// and left alone the step would wait for ever with nobody told: the
+// person decides, as for a step an agent is blocked on (approve accepts
+// the step, retry sends the work again, stop blocks the plan).
+func (r *run) untypedAnswer(q *record) ([]*mailbox.Message, error) {
+	what := fmt.Sprintf("%s answered the %s %s with a message of no type, which the pipeline cannot go on from", from(r.in), q.typ(), q.get("id"))
+	if pf, n, ok := r.stepOf(r.in); ok {
+		what = fmt.Sprintf("step %d of %s waits: %s", n, pf, what)
+	}
+	return r.escalate(EscalateBlocked, what, nil, nil)
 }
 
 // HandlesNotice reports whether the orchestrator is handed parley's
