@@ -156,6 +156,10 @@ type Runner struct {
 	pending map[fileKey]*pending // outbox files seen and not yet routed (of a backlog, a window: see cut)
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
 	inPlace map[fileKey]bool     // links refused where they are (see refuseInPlace)
+	// rejectedAt is, per agent, the modification time of its rejected/
+	// at the last look for reasons its files left behind (see
+	// dropOrphanReasons).
+	rejectedAt map[string]time.Time
 	// refusedNow are the hard links refused where they are during this
 	// run (counted in Stats.Rejected).
 	refusedNow map[fileKey]bool
@@ -356,6 +360,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		agents:     make(map[string]mailbox.Dir),
 		pending:    make(map[fileKey]*pending),
 		inPlace:    make(map[fileKey]bool),
+		rejectedAt: make(map[string]time.Time),
 		refusedNow: make(map[fileKey]bool),
 		last:       make(map[string]time.Time),
 		lastRead:   make(map[string]bool),
@@ -970,6 +975,7 @@ func (r *Runner) scanAgent(agent string) {
 		r.log.Error("listing outbox", "agent", agent, "err", err)
 		return
 	}
+	r.dropOrphanReasons(agent)
 	var reasons map[string]bool // files with a reason beside them
 	r.dotted[agent] = false
 	for _, n := range names {
@@ -1019,6 +1025,36 @@ func (r *Runner) scanAgent(agent string) {
 		}
 		p := r.note(k)
 		p.reasoned = reasons[n]
+	}
+}
+
+// dropOrphanReasons removes the reasons left in an agent's rejected/ by
+// the files a person moved out of it (fixed, back into the outbox: see
+// mailbox.Dir.DropOrphanReasons). It looks only when rejected/ changed
+// since it last looked (its modification time), so a listing of the
+// outbox costs one stat more; a time too recent to tell a later change
+// by is looked at again.
+func (r *Runner) dropOrphanReasons(agent string) {
+	box := r.agents[agent]
+	info, err := os.Stat(box.Path(mailbox.Rejected, "."))
+	if err != nil || info.ModTime().Equal(r.rejectedAt[agent]) {
+		return
+	}
+	removed, err := box.DropOrphanReasons()
+	if err != nil {
+		r.log.Warn("cannot remove the reason of a file moved out of rejected/", "agent", agent, "err", err)
+		return
+	}
+	for _, n := range removed {
+		r.log.Info("removed the reason of a file moved out of rejected/", "agent", agent, "file", n)
+	}
+	if len(removed) > 0 {
+		if info, err = os.Stat(box.Path(mailbox.Rejected, ".")); err != nil {
+			return
+		}
+	}
+	if time.Since(info.ModTime()) > time.Second {
+		r.rejectedAt[agent] = info.ModTime()
 	}
 }
 
