@@ -519,6 +519,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 		r.startWorker(w)
 	}
 	r.startBuiltins(gctx)
+	r.dropOrphanReasons()
 	var err error
 	if r.opts.UntilIdle {
 		err = r.runUntilIdle(gctx)
@@ -651,6 +652,7 @@ func (r *Runner) watch(ctx context.Context) error {
 			r.config.dirty = true
 			r.repair()
 			r.scan()
+			r.dropOrphanReasons()
 			for name := range r.workers {
 				r.notify(name) // an inbox another process delivered to (a bridge of its own)
 			}
@@ -975,7 +977,6 @@ func (r *Runner) scanAgent(agent string) {
 		r.log.Error("listing outbox", "agent", agent, "err", err)
 		return
 	}
-	r.dropOrphanReasons(agent)
 	var reasons map[string]bool // files with a reason beside them
 	r.dotted[agent] = false
 	for _, n := range names {
@@ -1028,33 +1029,39 @@ func (r *Runner) scanAgent(agent string) {
 	}
 }
 
-// dropOrphanReasons removes the reasons left in an agent's rejected/ by
-// the files a person moved out of it (fixed, back into the outbox: see
-// mailbox.Dir.DropOrphanReasons). It looks only when rejected/ changed
-// since it last looked (its modification time), so a listing of the
-// outbox costs one stat more; a time too recent to tell a later change
-// by is looked at again.
-func (r *Runner) dropOrphanReasons(agent string) {
-	box := r.agents[agent]
-	info, err := os.Stat(box.Path(mailbox.Rejected, "."))
-	if err != nil || info.ModTime().Equal(r.rejectedAt[agent]) {
-		return
-	}
-	removed, err := box.DropOrphanReasons()
-	if err != nil {
-		r.log.Warn("cannot remove the reason of a file moved out of rejected/", "agent", agent, "err", err)
-		return
-	}
-	for _, n := range removed {
-		r.log.Info("removed the reason of a file moved out of rejected/", "agent", agent, "file", n)
-	}
-	if len(removed) > 0 {
-		if info, err = os.Stat(box.Path(mailbox.Rejected, ".")); err != nil {
-			return
+// dropOrphanReasons removes the reasons left in the agents' rejected/
+// by the files a person moved out of them (fixed, back into the outbox:
+// see mailbox.Dir.DropOrphanReasons), when the runner starts and at every
+// rescan: housekeeping, not routing, so not at every listing. An agent's
+// rejected/ is read only when it changed since the last look (its
+// modification time); a time too recent to tell a later change by is
+// looked at again. A mailbox that cannot be used (a directory replaced
+// by a link) is left alone.
+func (r *Runner) dropOrphanReasons() {
+	for agent, box := range r.agents {
+		if r.troubles[agent] != "" || box.CheckDirs(mailbox.Rejected) != nil {
+			continue
 		}
-	}
-	if time.Since(info.ModTime()) > time.Second {
-		r.rejectedAt[agent] = info.ModTime()
+		info, err := os.Stat(box.Path(mailbox.Rejected, "."))
+		if err != nil || info.ModTime().Equal(r.rejectedAt[agent]) {
+			continue
+		}
+		removed, err := box.DropOrphanReasons()
+		if err != nil {
+			r.log.Warn("cannot remove the reason of a file moved out of rejected/", "agent", agent, "err", err)
+			continue
+		}
+		for _, n := range removed {
+			r.log.Info("removed the reason of a file moved out of rejected/", "agent", agent, "file", n)
+		}
+		if len(removed) > 0 {
+			if info, err = os.Stat(box.Path(mailbox.Rejected, ".")); err != nil {
+				continue
+			}
+		}
+		if time.Since(info.ModTime()) > time.Second {
+			r.rejectedAt[agent] = info.ModTime()
+		}
 	}
 }
 
