@@ -544,6 +544,59 @@ func (d Dir) Unreject(name string) (string, error) {
 	return dst, nil
 }
 
+// DropOrphanReasons removes the reasons in rejected/ whose file has left
+// it: a person fixed a rejected file and moved it back into the outbox by
+// hand, as its reason says (Unreject removes the reason itself), and
+// rejected/ would show a reason for a file it does not hold. A reason is
+// removed only when parley wrote it: "<name>.reason" where name is a
+// rejected file's (it starts with the time of the refusal: see Reject and
+// Stage.AddRefused), no file of that name is in rejected/, and it is no
+// rejected file itself (with a reason of its own beside it) nor a
+// message. A reason whose file is there stays. Both writers put the
+// reason and its file in place from one goroutine of the runner (Reject
+// writes the reason first, a stage moves the file first): the router
+// calls this between routing batches, never while it rejects. It returns
+// the names of the reasons removed.
+func (d Dir) DropOrphanReasons() ([]string, error) {
+	names, err := d.NamesUnsorted(Rejected)
+	if err != nil {
+		return nil, err
+	}
+	var here map[string]bool
+	var removed []string
+	for _, n := range names {
+		base, ok := strings.CutSuffix(n, ReasonSuffix)
+		if !ok || UnrejectedName(base) == base {
+			continue
+		}
+		if here == nil {
+			here = make(map[string]bool, len(names))
+			for _, n := range names {
+				here[n] = true
+			}
+		}
+		if here[base] || here[n+ReasonSuffix] {
+			continue // its file is there, or it is a rejected file
+		}
+		path := d.Path(Rejected, n)
+		if _, err := os.Lstat(d.Path(Rejected, base)); !errors.Is(err, fs.ErrNotExist) {
+			continue // there after all (moved back since the listing), or not known to be gone
+		}
+		b, err := ReadFile(path, 64<<10)
+		if err != nil {
+			continue
+		}
+		if _, err := Parse(b); err == nil {
+			continue // a message, not a reason
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, err
+		}
+		removed = append(removed, n)
+	}
+	return removed, nil
+}
+
 // UnrejectedName is the name a rejected file had in the outbox, and has
 // there again when it is put back: its name in rejected/ without the
 // time of the refusal that starts it.

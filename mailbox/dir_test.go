@@ -1065,3 +1065,37 @@ func TestGivenUpAt(t *testing.T) {
 		t.Errorf("GivenUpAt(%s) after a second give-up = %v, the time of the first", id1, second)
 	}
 }
+
+// TestDropOrphanReasons: the reason of a rejected file moved out of
+// rejected/ by hand goes; a reason whose file is there, a rejected file
+// named *.reason (with its own reason), a message named *.reason and a
+// name no refusal gave stay.
+func TestDropOrphanReasons(t *testing.T) {
+	d, _ := newDir(t)
+	const stamp = "20261121-101500.000000Z-"
+	files := map[string]string{
+		stamp + "kept.md":                 "---\nto: zed\n---\nHi.\n",
+		stamp + "kept.md" + ReasonSuffix:  "kept.md:2: to: unknown agent\n",
+		stamp + "moved.md" + ReasonSuffix: "moved.md:2: to: unknown agent\n", // its file moved back
+		stamp + "x.reason":                "not a message\n",                 // a rejected file named x.reason
+		stamp + "x.reason" + ReasonSuffix: "x.reason:1: no header\n",
+		stamp + "msg.md" + ReasonSuffix:   "---\nto: bob\n---\nA message.\n",
+		"notes.md" + ReasonSuffix:         "mine\n",
+	}
+	for n, text := range files {
+		writeTestFile(t, d.Path(Rejected, n), text)
+	}
+	removed, err := d.DropOrphanReasons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{stamp + "moved.md" + ReasonSuffix}; !slices.Equal(removed, want) {
+		t.Errorf("DropOrphanReasons() = %v, want %v", removed, want)
+	}
+	for n := range files {
+		_, err := os.Lstat(d.Path(Rejected, n))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != slices.Contains(removed, n) {
+			t.Errorf("%s: removed %v, want %v", n, gone, !gone)
+		}
+	}
+}

@@ -156,6 +156,10 @@ type Runner struct {
 	pending map[fileKey]*pending // outbox files seen and not yet routed (of a backlog, a window: see cut)
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
 	inPlace map[fileKey]bool     // links refused where they are (see refuseInPlace)
+	// rejectedAt is, per agent, the modification time of its rejected/
+	// at the last look for reasons its files left behind (see
+	// dropOrphanReasons).
+	rejectedAt map[string]time.Time
 	// refusedNow are the hard links refused where they are during this
 	// run (counted in Stats.Rejected).
 	refusedNow map[fileKey]bool
@@ -356,6 +360,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		agents:     make(map[string]mailbox.Dir),
 		pending:    make(map[fileKey]*pending),
 		inPlace:    make(map[fileKey]bool),
+		rejectedAt: make(map[string]time.Time),
 		refusedNow: make(map[fileKey]bool),
 		last:       make(map[string]time.Time),
 		lastRead:   make(map[string]bool),
@@ -514,6 +519,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 		r.startWorker(w)
 	}
 	r.startBuiltins(gctx)
+	r.dropOrphanReasons()
 	var err error
 	if r.opts.UntilIdle {
 		err = r.runUntilIdle(gctx)
@@ -646,6 +652,7 @@ func (r *Runner) watch(ctx context.Context) error {
 			r.config.dirty = true
 			r.repair()
 			r.scan()
+			r.dropOrphanReasons()
 			for name := range r.workers {
 				r.notify(name) // an inbox another process delivered to (a bridge of its own)
 			}
@@ -1019,6 +1026,42 @@ func (r *Runner) scanAgent(agent string) {
 		}
 		p := r.note(k)
 		p.reasoned = reasons[n]
+	}
+}
+
+// dropOrphanReasons removes the reasons left in the agents' rejected/
+// by the files a person moved out of them (fixed, back into the outbox:
+// see mailbox.Dir.DropOrphanReasons), when the runner starts and at every
+// rescan: housekeeping, not routing, so not at every listing. An agent's
+// rejected/ is read only when it changed since the last look (its
+// modification time); a time too recent to tell a later change by is
+// looked at again. A mailbox that cannot be used (a directory replaced
+// by a link) is left alone.
+func (r *Runner) dropOrphanReasons() {
+	for agent, box := range r.agents {
+		if r.troubles[agent] != "" || box.CheckDirs(mailbox.Rejected) != nil {
+			continue
+		}
+		info, err := os.Stat(box.Path(mailbox.Rejected, "."))
+		if err != nil || info.ModTime().Equal(r.rejectedAt[agent]) {
+			continue
+		}
+		removed, err := box.DropOrphanReasons()
+		if err != nil {
+			r.log.Warn("cannot remove the reason of a file moved out of rejected/", "agent", agent, "err", err)
+			continue
+		}
+		for _, n := range removed {
+			r.log.Info("removed the reason of a file moved out of rejected/", "agent", agent, "file", n)
+		}
+		if len(removed) > 0 {
+			if info, err = os.Stat(box.Path(mailbox.Rejected, ".")); err != nil {
+				continue
+			}
+		}
+		if time.Since(info.ModTime()) > time.Second {
+			r.rejectedAt[agent] = info.ModTime()
+		}
 	}
 }
 

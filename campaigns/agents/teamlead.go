@@ -48,7 +48,8 @@ const DefaultJoinWait = 2 * time.Minute
 //     narrative style from preferences.md and the AI-played characters;
 //     when a session was already under way (the runner was restarted),
 //     it sends [CONTEXT_REFRESH] to every program at the table instead
-//     (a person's memory is not reset by a restart: people get none).
+//     (a person's memory is not reset by a restart: people get none, nor
+//     does an agent of another workspace with the role human).
 //   - [AWAIT_PLAYERS] (phase 1): one [GM_TO_PLAYER] to each character
 //     listed, all at once, each in the await's thread; the players' replies
 //     are joined into one [PLAYER_RESPONSES] to the game master, vetoes
@@ -307,9 +308,11 @@ func (t *TeamLead) underWay(agent string) bool {
 
 // refresh sends [CONTEXT_REFRESH] to every agent at the table that a
 // program plays: the campaign, the scene being told, and the start of the
-// last narrative. People are skipped: a restart of the runner does not
-// reset what a person remembers (the protocol means the message for a
-// program's recovery after it lost its context).
+// last narrative. People are skipped, here or in the workspace they live
+// in (Agent.PersonThere: an agent of another workspace with the role
+// human): a restart of the runner does not reset what a person remembers
+// (the protocol means the message for a program's recovery after it lost
+// its context).
 func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign) error {
 	scene := ""
 	if s, ok, _ := scenes.Current(camp.Path(campaigns.ScenesDir)); ok {
@@ -326,7 +329,7 @@ func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign) error {
 		if a == agent || !t.Workspace.HasRole(a, "gm", "player", "human", "narrator") {
 			continue
 		}
-		if ag, ok := t.Workspace.Agent(a); ok && ag.Person() {
+		if ag, ok := t.Workspace.Agent(a); ok && ag.PersonThere() {
 			continue
 		}
 		m := mailbox.New([]byte("The runner was restarted: read the campaign files again and go on from where the story is.\n"))

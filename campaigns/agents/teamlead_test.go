@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,57 @@ func TestTeamLeadCheckpointBeforeSceneFile(t *testing.T) {
 	}
 	if want := []string{"tilda 003 the-sewer-grate", "grim 003 the-sewer-grate"}; strings.Join(asked, ", ") != strings.Join(want, ", ") {
 		t.Errorf("journal checkpoints = %v, want %v", asked, want)
+	}
+}
+
+// TestTeamLeadRefreshSkipsPeopleElsewhere: a restart mid-session sends
+// [CONTEXT_REFRESH] to the programs at the table, not to people: neither
+// a person of this workspace nor an agent of another workspace with the
+// role human (a person there, who got it). An agent of another workspace
+// without that role may be a program there: it is told.
+func TestTeamLeadRefreshSkipsPeopleElsewhere(t *testing.T) {
+	dir := t.TempDir()
+	cfg := "skills: [dnd-team]\nphase: 1\nbridge: {name: table, url: \"nats://127.0.0.1:4222\"}\nagents:\n  - gm\n" +
+		"  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n" +
+		"  - {name: tilda, role: player, character: tilda-brannock, driver: command, run: [sh, player.sh]}\n" +
+		"  - {name: aria, roles: [player, human], remote: seat}\n" +
+		"  - {name: tor, role: player, remote: players}\n"
+	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := campaigns.New(dir, "the-hollow"); err != nil {
+		t.Fatal(err)
+	}
+	const startID = "20261124-090000.000000Z-lead-a00000"
+	put(t, ws, "lead", mailbox.Sent, startID, "---\nid: "+startID+"\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n")
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	if err := lead.Start(context.Background(), "lead"); err != nil {
+		t.Fatal(err)
+	}
+	names, err := ws.Mailbox("lead").Names(mailbox.Outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range names {
+		b, err := os.ReadFile(ws.Mailbox("lead").Path(mailbox.Outbox, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := msg(t, string(b))
+		if typeOf(m) == ContextRefreshType {
+			to, _ := m.Header().Get("to")
+			got = append(got, to)
+		}
+	}
+	if want := []string{"tilda", "tor"}; !slices.Equal(got, want) {
+		t.Errorf("[CONTEXT_REFRESH] sent to %v, want %v: not the gm (a person here) nor aria (a person in the workspace seat)", got, want)
 	}
 }

@@ -26,7 +26,7 @@ func logCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines as they are written (until interrupted)"},
 			&cli.StringSliceFlag{Name: "agent", Usage: "only lines about `AGENT`: its sender, a recipient, or the agent it happened to (repeat, or separate with commas)"},
 			&cli.StringSliceFlag{Name: "type", Usage: "only messages of `TYPE` (repeat, or separate with commas)"},
-			&cli.StringSliceFlag{Name: "outcome", Usage: "only `OUTCOME`s: " + strings.Join(workspace.Outcomes, ", ") + " (repeat, or separate with commas)"},
+			&cli.StringSliceFlag{Name: "outcome", Usage: "only `OUTCOME`s: " + strings.Join(workspace.Outcomes, ", ") + " (repeat, or separate with commas; rejected lists the links refused in place too)"},
 			&cli.StringFlag{Name: "since", Usage: "only lines from `WHEN` on: a duration back from now (10m, 2h, 3d), a time of day (10:15, the last time the clock showed it) or a time (2026-11-21, 2026-11-21T10:15, RFC 3339); UTC unless it says otherwise or --local"},
 			&cli.BoolFlag{Name: "local", Usage: "print times (and read --since) in the local time zone instead of UTC"},
 			&cli.BoolFlag{Name: "mermaid", Usage: "print the messages delivered and refused as a Mermaid sequence diagram (one lane per agent), as parley serve's Lanes page draws them"},
@@ -167,6 +167,11 @@ func checkLogAgents(ws *workspace.Workspace, agents []string) error {
 	return nil
 }
 
+// refusedInPlace is how parley log names the outcome of a rejected line
+// about a file refused where it is (workspace.Entry.InPlace): it was not
+// moved to rejected/, and --outcome rejected lists it.
+const refusedInPlace = "refused"
+
 // logTime is how parley log prints a time: UTC (as ids are) with a Z, or
 // local with the zone's offset.
 const logTime = "2006-01-02 15:04:05.000Z07:00"
@@ -176,6 +181,7 @@ const logTime = "2006-01-02 15:04:05.000Z07:00"
 //
 //	2026-11-21 10:15:00.123Z  delivered  gm -> alice, bob  NARRATIVE  20261121-...-gm-3fa9c2
 //	2026-11-21 10:15:00.456Z  rejected   bob  hello.md:2: to: unknown agent "zed"
+//	2026-11-21 10:15:00.500Z  refused    bob  link.md: a hard link ...  (left where it is: mailboxes/bob/outbox/link.md, reason in mailboxes/bob/outbox/link.md.reason)
 //	2026-11-21 10:15:01.789Z  handled    alice  NARRATIVE from gm  20261121-...-gm-3fa9c2
 //	2026-11-21 10:15:02.000Z  dead       bob  NARRATIVE from gm  20261121-...-gm-3fa9c2  bob: gave up after 3 attempts: ...
 func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
@@ -193,6 +199,9 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 	}
 	b = append(b, "  "...)
 	outcome := printable(en.Outcome)
+	if en.InPlace() {
+		outcome = refusedInPlace
+	}
 	b = append(b, outcome...)
 	for n := len(outcome); n < 9; n++ {
 		b = append(b, ' ')
@@ -253,6 +262,14 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, printable(en.From)...)
 		b = append(b, "  "...)
 		b = append(b, printable(en.Reason)...)
+		if en.InPlace() {
+			// refused  alice  x.md: a hard link ...  (left where it is: mailboxes/alice/outbox/x.md, its reason beside it)
+			b = append(b, "  (left where it is: "...)
+			b = append(b, printable(en.Path)...)
+			b = append(b, ", reason in "...)
+			b = append(b, printable(en.Path+mailbox.ReasonSuffix)...)
+			b = append(b, ')')
+		}
 	case workspace.ModelCalled:
 		// gm  llama3.1  120 in, 8 out  <id>  answered
 		b = append(b, printable(en.Agent)...)

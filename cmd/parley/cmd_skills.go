@@ -284,6 +284,15 @@ func runSkillsCheck(e *env, ws *workspace.Workspace, path string, asJSON bool) e
 		if len(s.Problems) == 0 {
 			fmt.Fprintln(e.stdout, "everything was understood")
 		}
+		if ws != nil {
+			// The workspace's roles as run and status warn about them:
+			// a role no skill, no route and parley itself knows.
+			if protocol, err := ws.Protocol(); err == nil {
+				for _, u := range ws.UnknownRoles(protocol) {
+					fmt.Fprintf(e.stdout, "warning: %s\n", printable(u.String()))
+				}
+			}
+		}
 	}
 	if len(s.Errors()) > 0 {
 		return errSilent

@@ -55,7 +55,11 @@ func LanesOf(agents []string, entries []workspace.Entry, first int) Lanes {
 			l.Steps = append(l.Steps, Step{N: first + i, From: e.From, To: e.To, Label: label, ID: e.ID})
 		case e.Outcome == workspace.Refused:
 			add(e.From)
-			l.Steps = append(l.Steps, Step{N: first + i, From: e.From, Label: "rejected: " + e.Reason, Refused: true, ID: e.ID})
+			label := "rejected: "
+			if e.InPlace() {
+				label = "refused in place: "
+			}
+			l.Steps = append(l.Steps, Step{N: first + i, From: e.From, Label: label + e.Reason, Refused: true, ID: e.ID})
 		}
 	}
 	return l

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,6 +143,16 @@ type Agent struct {
 // forwards).
 func (a Agent) Person() bool {
 	return !a.Driven() && a.Remote == ""
+}
+
+// PersonThere reports whether the agent is a person where it lives: a
+// person of this workspace (Person), or an agent of another workspace
+// (remote:) with the role human (HumanRole: the person). How another
+// workspace drives its agents is its own parley.yaml's; this one knows
+// only the roles it lists them with, so an agent of another workspace
+// without the role human is not taken for a person.
+func (a Agent) PersonThere() bool {
+	return a.Person() || a.Remote != "" && slices.Contains(a.Roles, HumanRole)
 }
 
 // Driven reports whether this workspace's runner drives the agent: a

@@ -31,7 +31,9 @@ const (
 	Delivered = "delivered"
 	// Refused: the file was moved to its sender's rejected/, with the
 	// reason beside it. From, File, Path (where it is now), Reason, Line
-	// and Field; ID, Type and Signal when the file could be read.
+	// and Field; ID, Type and Signal when the file could be read. A link
+	// in an outbox is refused where it is instead, its reason beside it
+	// there: its Path is in the outbox (see Entry.InPlace).
 	Refused = "rejected"
 	// Handled: an agent's driver finished a message (cur/ -> done/) and
 	// what it said is on its way. Agent (who handled it), ID, From, Type,
@@ -158,6 +160,19 @@ type Entry struct {
 // workspace's inboxes: delivered by the router, or received over the
 // bridge from another workspace.
 func (e Entry) Arrived() bool { return e.Outcome == Delivered || e.Outcome == Received }
+
+// InPlace reports whether the entry is a refusal of a file left where it
+// was, in its outbox, with its reason beside it (NAME.reason), not moved
+// to rejected/: a symbolic or hard link. The router has always written
+// such a refusal's Path in the outbox, so journal lines of every version
+// tell it.
+func (e Entry) InPlace() bool {
+	if e.Outcome != Refused {
+		return false
+	}
+	_, state, _, ok := SplitMailboxPath(e.Path)
+	return ok && state == mailbox.Outbox
+}
 
 // JournalError is a journal line that could not be read; reading goes on
 // after it.

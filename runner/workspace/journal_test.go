@@ -300,3 +300,26 @@ func TestJournalReadFrom(t *testing.T) {
 		t.Errorf("ReadFrom of a journal replaced by a shorter one: ids (-want +got):\n%s, at line %d, want 1", d, pos.Lines)
 	}
 }
+
+// TestEntryInPlace: a rejected line whose path is in the outbox is a link
+// refused where it is, as the router has always written it; one in
+// rejected/, or any other outcome, is not.
+func TestEntryInPlace(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{`{"time":"2026-11-27T13:00:00.000000Z","from":"alice","outcome":"rejected","reason":"third.md: a hard link","file":"third.md","path":"mailboxes/alice/outbox/third.md"}`, true},
+		{`{"time":"2026-11-27T13:00:00.000000Z","from":"alice","outcome":"rejected","reason":"hello.md:2: to: unknown agent","file":"hello.md","path":"mailboxes/alice/rejected/20261127-130000.000000Z-hello.md"}`, false},
+		{`{"time":"2026-11-27T13:00:00.000000Z","from":"alice","outcome":"rejected","reason":"x"}`, false},
+		{`{"time":"2026-11-27T13:00:00.000000Z","agent":"alice","outcome":"retried","path":"mailboxes/alice/outbox/hello.md"}`, false},
+	} {
+		var e Entry
+		if err := json.Unmarshal([]byte(tc.line), &e); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.InPlace(); got != tc.want {
+			t.Errorf("InPlace(%s) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
