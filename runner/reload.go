@@ -184,6 +184,9 @@ func (r *Runner) reload() error {
 		r.log.Warn("concurrency changes when the runner starts again", "running with", cap(r.slots)) // 0: no cap
 	}
 	r.log.Info(workspace.ConfigFile+" reloaded", "agents", len(ws.Config.Agents), "added", added, "removed", removed, "restarted", restarted)
+	if len(removed) > 0 {
+		warnUnknownMailboxes(ws, r.log) // a renamed agent's answer waits in its old outbox
+	}
 	r.tellGivenUps() // a sender may be told of give-ups now that was not
 	r.scan()
 	return nil

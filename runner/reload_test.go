@@ -2,9 +2,11 @@ package runner
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,6 +106,39 @@ func TestReloadAgents(t *testing.T) {
 	if n := len(names(t, ws, "bob", mailbox.Inbox)); n != 0 {
 		t.Errorf("bob, removed, received %d messages", n)
 	}
+}
+
+// lockedLog is what a runner logged, safe to read while it runs.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestReloadWarnsOfOldMailbox: an agent renamed while the runner runs
+// leaves its mailbox, with whatever it wrote as it was renamed, to no
+// agent; the runner says so at the reload, as it does when it starts (it
+// said nothing, and an answer waited in the old outbox unseen).
+func TestReloadWarnsOfOldMailbox(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	log := &lockedLog{}
+	watching(t, ws, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
+	saveConfig(t, ws, "agents:\n  - alice\n  - robert\n", true)
+	waitFor(t, 10*time.Second, func() bool { return runnerInfo(t, ws).Knows("robert") })
+	waitFor(t, 10*time.Second, func() bool {
+		return strings.Contains(log.String(), "a mailbox of no agent") && strings.Contains(log.String(), "mailbox=mailboxes/bob")
+	})
 }
 
 // TestReloadRacesASend checks that a message sent right after parley.yaml

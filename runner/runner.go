@@ -336,11 +336,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	for _, w := range warnings {
 		opts.Logger.Warn(w)
 	}
-	if unknown, err := ws.UnknownMailboxes(); err == nil {
-		for _, u := range unknown {
-			opts.Logger.Warn("a mailbox of no agent: renamed or removed in "+workspace.ConfigFile+"? its messages wait, unrouted", "mailbox", u.Path, "outbox", u.Outbox, "inbox", u.Inbox)
-		}
-	}
+	warnUnknownMailboxes(ws, opts.Logger)
 	lock, err := lockWorkspace(ws)
 	if err != nil {
 		return nil, err
@@ -762,12 +758,50 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 	}
 }
 
+// warnUnknownMailboxes says which mailboxes belong to no agent of
+// parley.yaml (one renamed or removed): nobody routes or handles what
+// they hold.
+func warnUnknownMailboxes(ws *workspace.Workspace, log *slog.Logger) {
+	unknown, err := ws.UnknownMailboxes()
+	if err != nil {
+		return
+	}
+	for _, u := range unknown {
+		log.Warn("a mailbox of no agent: renamed or removed in "+workspace.ConfigFile+"? its messages wait, unrouted", "mailbox", u.Path, "outbox", u.Outbox, "inbox", u.Inbox)
+	}
+}
+
+// unknownLeft are the files in the outboxes of mailboxes of no agent of
+// parley.yaml: an agent renamed while its answer was in its outbox.
+func (r *Runner) unknownLeft() []workspace.Problem {
+	unknown, err := r.ws().UnknownMailboxes()
+	if err != nil {
+		return nil
+	}
+	var left []workspace.Problem
+	for _, u := range unknown {
+		if u.Outbox == 0 {
+			continue
+		}
+		name := filepath.Base(u.Path)
+		entries, err := r.ws().Mailbox(name).List(mailbox.Outbox)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			left = append(left, workspace.Problem{Agent: name, Path: mailboxPath(name, mailbox.Outbox, e.Name),
+				Reason: fmt.Sprintf("%s/ is the mailbox of no agent of %s (renamed or removed?): nobody routes it; name the agent again, or move the file into another agent's outbox", u.Path, workspace.ConfigFile)})
+		}
+	}
+	return left
+}
+
 // noteLeft records, as a run until idle ends, the outbox files it leaves
 // there, not routed, and why (Stats.Left): those an editor holds, those
-// waiting behind them, and hard links refused where they are by an
-// earlier run.
+// waiting behind them, hard links refused where they are by an earlier
+// run, and those in the outbox of a mailbox no agent has.
 func (r *Runner) noteLeft() {
-	var left []workspace.Problem
+	left := r.unknownLeft()
 	for k, p := range r.pending {
 		var why string
 		if p.editing || r.editing(k, p) {
