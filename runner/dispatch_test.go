@@ -794,3 +794,57 @@ func TestIdleWhileClaiming(t *testing.T) {
 		t.Fatal("idle() = false with nothing handled and nothing waiting")
 	}
 }
+
+// TestCommandBadHeader: output that starts as a message with a header (a
+// first line "---" and a closing one) whose header does not parse was
+// meant as a message: it is refused with the reason Check gives, kept in
+// rejected/, and the program is told; it is never sent as plain text, as
+// an untyped reply to the agent that asked. Told, the program sends it
+// again, mended. Text whose first "---" is never closed is plain text
+// (a horizontal rule), a reply as before.
+func TestCommandBadHeader(t *testing.T) {
+	ws := newWorkspace(t, "boss", "carol")
+	script(t, ws, "status.sh", `cat >/dev/null
+if [ "$PARLEY_TYPE" = message_refused ]; then
+  printf -- '---\nto: carol\ntype: report\nsummary: "Status: all green"\n---\nFor carol only.\n'
+else
+  printf -- '---\nto: carol\ntype: report\nsummary: Status: all green\n---\nFor carol only.\n'
+fi
+`)
+	script(t, ws, "rule.sh", "cat >/dev/null; printf -- '---\\nStatus: all green, and a rule above.\\n'\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - carol\n  - {name: bot, driver: command, run: [./status.sh]}\n  - {name: ruler, driver: command, run: [./rule.sh]}\n")
+	send(t, ws, "boss", "bot", "status?")
+	send(t, ws, "boss", "ruler", "status?")
+	stats, err := runIdle(t, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Rejected != 1 {
+		t.Errorf("stats = %+v, want the bad header refused, and only it", stats)
+	}
+	rejected, _ := ws.Mailbox("bot").List(mailbox.Rejected)
+	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, ":4: header: mapping values are not allowed") {
+		t.Fatalf("bot's rejected/ = %+v, want the output refused for its header, line 4", rejected)
+	}
+	var notice *mailbox.Message
+	for _, n := range names(t, ws, "bot", mailbox.Done) {
+		m := readMessage(t, ws.Mailbox("bot").Path(mailbox.Done, n))
+		if typ, _ := m.Header().Get("type"); typ == workspace.RefusedNotice {
+			notice = m
+		}
+	}
+	if notice == nil {
+		t.Fatal("no refusal notice in bot's done/")
+	}
+	for k, want := range map[string]string{"field": "header", "line": "4"} {
+		if got, _ := notice.Header().Get(k); got != want {
+			t.Errorf("notice %s: = %q, want %q", k, got, want)
+		}
+	}
+	if d := cmp.Diff([]string{"For carol only."}, bodies(t, ws, "carol", mailbox.Inbox)); d != "" {
+		t.Errorf("carol's inbox, the mended message (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"---\nStatus: all green, and a rule above."}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox, ruler's plain reply alone (-want +got):\n%s", d)
+	}
+}
