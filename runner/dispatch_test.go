@@ -848,3 +848,37 @@ fi
 		t.Errorf("boss's inbox, ruler's plain reply alone (-want +got):\n%s", d)
 	}
 }
+
+// TestCommandPlainSecret: a game master's program that answers a player
+// in plain text, with a sentence of the campaign's secrets in it, has its
+// answer refused and kept, and is told; the player gets nothing of it.
+// The guard read the protocol's four types alone, and a plain reply, of
+// no type, took the secret to the player who asked.
+func TestCommandPlainSecret(t *testing.T) {
+	ws := newWorkspace(t, "aria")
+	campaign := filepath.Join(ws.Root, workspace.CampaignsDir, "hollow")
+	if err := os.MkdirAll(campaign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	story := "# Story State\n\n## GM Notes (Secret)\n\n- The innkeeper poisoned the well last night.\n"
+	if err := os.WriteFile(filepath.Join(campaign, "story-state.md"), []byte(story), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script(t, ws, "gm.sh", "cat >/dev/null; [ \"$PARLEY_TYPE\" = message_refused ] || echo 'Between us: the innkeeper poisoned the well last night.'\n")
+	ws = reconfigure(t, ws, "agents:\n  - {name: aria, role: player, character: tilda}\n  - {name: gm, driver: command, run: [./gm.sh]}\n")
+	send(t, ws, "aria", "gm", "What is wrong with the water?")
+	stats, err := runIdle(t, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Rejected != 1 {
+		t.Errorf("stats = %+v, want the plain answer refused", stats)
+	}
+	rejected, _ := ws.Mailbox("gm").List(mailbox.Rejected)
+	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, `body: carries a sentence of the game master's secrets (campaigns/hollow/story-state.md) to aria`) {
+		t.Errorf("gm's rejected/ = %+v, want the answer refused for the secret", rejected)
+	}
+	if got := names(t, ws, "aria", mailbox.Inbox); len(got) != 0 {
+		t.Errorf("aria's inbox = %v, want nothing", got)
+	}
+}
