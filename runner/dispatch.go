@@ -581,8 +581,8 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 			}
 			continue
 		}
-		// Not a message and not text: kept as it is, for the router to
-		// refuse with its reason.
+		// Not text, or a message whose header does not parse: kept as
+		// it is, for the router to refuse with its reason.
 		name := fmt.Sprintf("%s.output-%d", id, i+1)
 		names = append(names, name)
 		if err := stage.Add(name, data); err != nil {
@@ -650,12 +650,21 @@ func (w *worker) refusalNoteOf(id, what, reason, todo string) string {
 }
 
 // reply makes a message of what an agent said: an envelope as it is, or
-// plain text as a reply to the message it handled (mailbox.Reply). It
-// returns nil for output that is not text.
+// plain text as a reply to the message it handled (mailbox.Reply). Plain
+// text is text with no header: neither a frontmatter block ("---" on the
+// first line, closed by a later "---" or "..." line) nor a "[TAG]" first
+// line; text whose first line is "---" and that is never closed is plain
+// text too (a horizontal rule). It returns nil for output that is not
+// text, and for output with a header that does not parse: that was meant
+// as a message, and sent as plain text it would go to the wrong agent,
+// untyped, unchecked; kept as it is, the router refuses it with the
+// reason Check gives.
 func reply(in *mailbox.Message, data []byte) *mailbox.Message {
-	if m, err := mailbox.Parse(data); err == nil {
+	m, err := mailbox.Parse(data)
+	if err == nil {
 		return m
-	} else if errors.Is(err, mailbox.ErrBinary) || errors.Is(err, mailbox.ErrEmpty) {
+	}
+	if !errors.Is(err, mailbox.ErrNoHeader) && !errors.Is(err, mailbox.ErrUnclosedFrontmatter) {
 		return nil
 	}
 	r := mailbox.Reply(in, data)

@@ -794,3 +794,91 @@ func TestIdleWhileClaiming(t *testing.T) {
 		t.Fatal("idle() = false with nothing handled and nothing waiting")
 	}
 }
+
+// TestCommandBadHeader: output that starts as a message with a header (a
+// first line "---" and a closing one) whose header does not parse was
+// meant as a message: it is refused with the reason Check gives, kept in
+// rejected/, and the program is told; it is never sent as plain text, as
+// an untyped reply to the agent that asked. Told, the program sends it
+// again, mended. Text whose first "---" is never closed is plain text
+// (a horizontal rule), a reply as before.
+func TestCommandBadHeader(t *testing.T) {
+	ws := newWorkspace(t, "boss", "carol")
+	script(t, ws, "status.sh", `cat >/dev/null
+if [ "$PARLEY_TYPE" = message_refused ]; then
+  printf -- '---\nto: carol\ntype: report\nsummary: "Status: all green"\n---\nFor carol only.\n'
+else
+  printf -- '---\nto: carol\ntype: report\nsummary: Status: all green\n---\nFor carol only.\n'
+fi
+`)
+	script(t, ws, "rule.sh", "cat >/dev/null; printf -- '---\\nStatus: all green, and a rule above.\\n'\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - carol\n  - {name: bot, driver: command, run: [./status.sh]}\n  - {name: ruler, driver: command, run: [./rule.sh]}\n")
+	send(t, ws, "boss", "bot", "status?")
+	send(t, ws, "boss", "ruler", "status?")
+	stats, err := runIdle(t, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Rejected != 1 {
+		t.Errorf("stats = %+v, want the bad header refused, and only it", stats)
+	}
+	rejected, _ := ws.Mailbox("bot").List(mailbox.Rejected)
+	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, ":4: header: mapping values are not allowed") {
+		t.Fatalf("bot's rejected/ = %+v, want the output refused for its header, line 4", rejected)
+	}
+	var notice *mailbox.Message
+	for _, n := range names(t, ws, "bot", mailbox.Done) {
+		m := readMessage(t, ws.Mailbox("bot").Path(mailbox.Done, n))
+		if typ, _ := m.Header().Get("type"); typ == workspace.RefusedNotice {
+			notice = m
+		}
+	}
+	if notice == nil {
+		t.Fatal("no refusal notice in bot's done/")
+	}
+	for k, want := range map[string]string{"field": "header", "line": "4"} {
+		if got, _ := notice.Header().Get(k); got != want {
+			t.Errorf("notice %s: = %q, want %q", k, got, want)
+		}
+	}
+	if d := cmp.Diff([]string{"For carol only."}, bodies(t, ws, "carol", mailbox.Inbox)); d != "" {
+		t.Errorf("carol's inbox, the mended message (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"---\nStatus: all green, and a rule above."}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox, ruler's plain reply alone (-want +got):\n%s", d)
+	}
+}
+
+// TestCommandPlainSecret: a game master's program that answers a player
+// in plain text, with a sentence of the campaign's secrets in it, has its
+// answer refused and kept, and is told; the player gets nothing of it.
+// The guard read the protocol's four types alone, and a plain reply, of
+// no type, took the secret to the player who asked.
+func TestCommandPlainSecret(t *testing.T) {
+	ws := newWorkspace(t, "aria")
+	campaign := filepath.Join(ws.Root, workspace.CampaignsDir, "hollow")
+	if err := os.MkdirAll(campaign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	story := "# Story State\n\n## GM Notes (Secret)\n\n- The innkeeper poisoned the well last night.\n"
+	if err := os.WriteFile(filepath.Join(campaign, "story-state.md"), []byte(story), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script(t, ws, "gm.sh", "cat >/dev/null; [ \"$PARLEY_TYPE\" = message_refused ] || echo 'Between us: the innkeeper poisoned the well last night.'\n")
+	ws = reconfigure(t, ws, "agents:\n  - {name: aria, role: player, character: tilda}\n  - {name: gm, driver: command, run: [./gm.sh]}\n")
+	send(t, ws, "aria", "gm", "What is wrong with the water?")
+	stats, err := runIdle(t, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Rejected != 1 {
+		t.Errorf("stats = %+v, want the plain answer refused", stats)
+	}
+	rejected, _ := ws.Mailbox("gm").List(mailbox.Rejected)
+	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, `body: carries a sentence of the game master's secrets (campaigns/hollow/story-state.md) to aria`) {
+		t.Errorf("gm's rejected/ = %+v, want the answer refused for the secret", rejected)
+	}
+	if got := names(t, ws, "aria", mailbox.Inbox); len(got) != 0 {
+		t.Errorf("aria's inbox = %v, want nothing", got)
+	}
+}

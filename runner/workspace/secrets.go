@@ -16,8 +16,15 @@ import (
 
 // The D&D isolation guard: what the game master keeps secret, and what a
 // character keeps to itself, never reaches a player or the narrator. A
-// message of a guarded type whose text holds a sentence of the campaign's
-// secrets is refused, with the sentence quoted.
+// message whose text holds a sentence of the campaign's secrets is
+// refused, with the sentence quoted, when it goes to someone who may not
+// know it. Who may know depends on the message: a message of a guarded
+// type (what the protocol sends to players or the narrator, or what the
+// players said) may carry none of the game master's secrets to anyone;
+// any other message, of any type or of none (a program's plain-text
+// reply), may carry them to the game master's side alone, the agents with
+// a role in KeeperRoles. A character's secret may go besides to the agent
+// that plays that character.
 //
 // The secrets are the parts of the campaign's files under a heading that
 // says "secret" (any level, down to the next heading as high): in
@@ -31,9 +38,15 @@ import (
 // capitals, commas or line breaks is caught; one told in other words is
 // not.
 
-// GuardedTypes are the types the guard reads: those the protocol sends to
-// players or the narrator with the game master's words in them.
+// GuardedTypes are the types that may carry no secret to anyone: those
+// the protocol sends to players or the narrator with the game master's
+// words in them, and the players' answers bundled for the game master.
 var GuardedTypes = []string{"GM_TO_PLAYER", "NARRATIVE", "NARRATOR_NOTE", "PLAYER_RESPONSES"}
+
+// KeeperRoles are the roles that may be sent the campaign's secrets in a
+// message of a type that is not guarded: the game master, who wrote them,
+// and the team lead, who works for it and applies its deltas.
+var KeeperRoles = []string{"gm", "team-lead"}
 
 // CampaignsDir is the directory of a workspace that holds its campaigns.
 const CampaignsDir = "campaigns"
@@ -295,11 +308,15 @@ func normalise(text string) string {
 	}), " ")
 }
 
-// checkSecrets refuses a message of a guarded type that carries a secret
-// to a recipient who may not know it.
+// checkSecrets refuses a message, of any type or of none, that carries a
+// secret to a recipient who may not know it: anyone, for a guarded type;
+// anyone but the keepers (KeeperRoles), for the others; and, for a
+// character's secret, anyone but those and the agent playing it.
 func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refusal, error) {
-	if !slices.Contains(GuardedTypes, TypeOf(m)) {
-		return nil, nil
+	guarded := slices.Contains(GuardedTypes, TypeOf(m))
+	keeper := func(agent string) bool { return !guarded && w.HasRole(agent, KeeperRoles...) }
+	if !slices.ContainsFunc(recipients, func(a string) bool { return !keeper(a) }) {
+		return nil, nil // only keepers read it: no file need be read
 	}
 	all, err := w.secrets()
 	if err != nil || len(all) == 0 {
@@ -321,16 +338,17 @@ func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refu
 		return agent
 	}
 	for _, s := range all {
-		if s.owner != "" && !slices.ContainsFunc(recipients, func(a string) bool { return plays(a) != s.owner }) {
-			continue // a character's own secret, to that character alone
+		barred := slices.DeleteFunc(slices.Clone(recipients), func(a string) bool {
+			return keeper(a) || s.owner != "" && plays(a) == s.owner
+		})
+		if len(barred) == 0 {
+			continue // to those who may know it alone
 		}
 		for _, p := range parts {
 			if leaks(p.norm, s.norm) {
 				whose := "the game master's secrets"
-				barred := recipients
 				if s.owner != "" {
 					whose = s.owner + "'s secrets"
-					barred = slices.DeleteFunc(slices.Clone(recipients), func(a string) bool { return plays(a) == s.owner })
 				}
 				return &Refusal{Line: m.Payload().Line(p.field), Field: p.field, Reason: fmt.Sprintf("carries a sentence of %s (%s) to %s, who may not know it: %q", whose, s.file, strings.Join(barred, ", "), s.text)}, nil
 			}

@@ -44,8 +44,10 @@ func guardTable(t *testing.T) *Workspace {
 
 // TestSecretsGuard: a message for players or the narrator that carries a
 // sentence of the game master's secrets, or of another character's, is
-// refused, whatever its capitals, punctuation and line breaks; the story
-// itself, and a character's secret to that character, pass.
+// refused, whatever its capitals, punctuation and line breaks, and
+// whatever its type, a plain reply with none included; the story itself,
+// a character's secret to that character, and a secret to the game
+// master's side (gm, team lead) in a type not guarded, pass.
 func TestSecretsGuard(t *testing.T) {
 	ws := guardTable(t)
 	tests := []struct {
@@ -65,7 +67,17 @@ func TestSecretsGuard(t *testing.T) {
 		{"eight words of one in a row", "gm", "[NARRATIVE]\n\nRumour says the sickness is actually the early stages of hollowing.\n",
 			"body", `is actually the early stages of hollowing - victims are being drained in their sleep by cult operatives"`},
 		{"the story", "gm", "[NARRATIVE]\n\nThe Hollow Congregation is a name whispered in the docks. The cult is real.\n", "", ""},
-		{"a type the guard does not read", "aria", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: tilda-brannock\n\nSergeant Korvus Thane is being blackmailed by the cult, I bet.\n", "", ""},
+		{"to the game master, in a type not guarded", "aria", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: tilda-brannock\n\nSergeant Korvus Thane is being blackmailed by the cult, I bet.\n", "", ""},
+		{"a plain reply to a player", "gm", "---\nto: aria\n---\nBetween us: Sergeant Korvus Thane is being blackmailed by the cult.\n",
+			"body", "Sergeant Korvus Thane, is being blackmailed by the cult"},
+		{"a type not guarded, to a player", "gm", "---\nto: aria\ntype: report\nsummary: Sergeant Korvus Thane is being blackmailed by the cult\n---\nAll quiet.\n",
+			"summary", "Sergeant Korvus Thane, is being blackmailed by the cult"},
+		{"a plain reply to the team lead", "gm", "---\nto: lead\n---\nRemember: Sergeant Korvus Thane is being blackmailed by the cult.\n", "", ""},
+		{"a plain reply to the team lead and a player", "gm", "---\nto: [lead, bram]\n---\nRemember: Sergeant Korvus Thane is being blackmailed by the cult.\n",
+			"body", "Sergeant Korvus Thane, is being blackmailed by the cult"},
+		{"another character's secret, player to player", "bram", "---\nto: aria\n---\nDon't tell: Corwin still owes the Guild three hundred gold crowns.\n",
+			"body", "Corwin still owes the Guild three hundred gold crowns."},
+		{"a character's secret, to the game master", "bram", "---\nto: gm\n---\nCorwin still owes the Guild three hundred gold crowns.\n", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
