@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,6 +163,78 @@ func TestIdleHookWhileAwaiting(t *testing.T) {
 	if d := cmp.Diff([]string{"Left."}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
 		t.Errorf("boss's inbox (-want +got):\n%s", d)
 	}
+}
+
+// TestIdleHookUntilDeadline: a hook that waits for a person (a piped
+// parley play reading stdin) is handed a ctx that ends at the awaited
+// reply's deadline, so the run checks it: the silent agent is marked
+// unresponsive when its timeout says, not never (the seat blocked the
+// router, and a 3m timeout of the D&D template never fired). The run
+// says, once, on its log, what it waits for and until when.
+func TestIdleHookUntilDeadline(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - you\ntimeouts:\n  - match: {to: [you]}\n    after: 200ms\n")
+	ask := mailbox.New([]byte("Which way?\n"))
+	ask.Set("id", mailbox.IDAt("boss", time.Now()))
+	ask.Set("from", "boss")
+	ask.Set("to", "you")
+	if _, err := ws.Mailbox("boss").Send(ask); err != nil {
+		t.Fatal(err)
+	}
+	idle := func(ctx context.Context, settled bool) bool {
+		if !settled {
+			<-ctx.Done() // waits for the person, who never answers
+		}
+		return false
+	}
+	var log strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return log.Write(p)
+	}), nil))
+	r, err := Open(ws, Options{UntilIdle: true, Idle: idle, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the run never ended: the hook held it past the reply's deadline")
+	}
+	r.Close()
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs["you"].State != workspace.StateUnresponsive {
+		t.Errorf("you: state %q, want %q", runs["you"].State, workspace.StateUnresponsive)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(log.String(), "waiting until "); n != 1 {
+		t.Errorf("the log says %d times what the run waits for, want once:\n%s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "for you's answer to "+mustGet(t, ask, "id")+" from boss (timeouts: after 200ms)") {
+		t.Errorf("the log does not say what the run waits for:\n%s", log.String())
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func mustGet(t *testing.T, m *mailbox.Message, key string) string {
+	t.Helper()
+	v, ok := m.Header().Get(key)
+	if !ok {
+		t.Fatalf("no %s", key)
+	}
+	return v
 }
 
 // unstartable is a built-in handler whose start fails, as the D&D team

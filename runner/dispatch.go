@@ -696,7 +696,7 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	if err := w.box.Stage(id, w.r.syncer).Discard(); err != nil {
 		w.r.log.Error("discarding the stage of a message given up", "agent", w.agent.Name, "id", id, "err", err)
 	}
-	w.r.log.Error("gave up a message", "agent", w.agent.Name, "id", id, "err", err)
+	w.r.log.Error(LogGaveUp, "agent", w.agent.Name, "id", id, "err", err)
 	w.r.state.set(w.agent.Name, workspace.StateFailed, id)
 }
 

@@ -61,6 +61,11 @@ import (
 // once, and telling it only when a runner starts would tell late and by
 // chance.
 
+// LogGaveUp is the message of the runner's log record for a message
+// given up (at level error, with the agent and the id): a person's seat,
+// which tells the person itself, leaves it out of what it shows.
+const LogGaveUp = "gave up a message"
+
 // toldOfGiveUps reports whether an agent is sent a notice when a message
 // of its is given up: a built-in agent whose handler handles it, or one
 // that lives in another workspace.

@@ -83,9 +83,13 @@ type Options struct {
 	// settled is false when nothing is routed and no driver is at work,
 	// but replies are awaited (timeouts:) or a built-in agent's deadline
 	// is ahead: the seat shows and answers what waits (the answer may be
-	// the reply awaited), and the run then waits for those. It returns
-	// true when it sent something (wrote into an outbox), and the run
-	// goes on; false, and (settled) the run ends.
+	// the reply awaited), and the run then waits for those. Unsettled,
+	// its ctx ends at the next of those deadlines: the hook returns then
+	// (false), so that the run checks it (marks an agent unresponsive,
+	// sends a nudge) and calls it again. It returns true when something
+	// was sent (a file waits in an outbox: the seat's, or another
+	// process's while the hook waited), and the run goes on to route it;
+	// false, and (settled) the run ends.
 	Idle func(ctx context.Context, settled bool) bool
 }
 
@@ -712,10 +716,20 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 				next = d
 			}
 		}
+		if r.nothingPending() && r.workersIdle() && len(r.expected) > 0 {
+			r.tellAwaited()
+		}
 		if r.opts.Idle != nil && r.nothingPending() && r.workersIdle() && (len(r.expected) > 0 || !tick.IsZero()) {
 			// Waiting for replies or a deadline: what waits for a
-			// person is theirs to answer meanwhile.
-			if r.opts.Idle(ctx, false) {
+			// person is theirs to answer meanwhile, until that deadline,
+			// which is then checked.
+			idleCtx, cancel := ctx, context.CancelFunc(func() {})
+			if !next.IsZero() {
+				idleCtx, cancel = context.WithDeadline(ctx, next)
+			}
+			goOn := r.opts.Idle(idleCtx, false)
+			cancel()
+			if goOn {
 				continue
 			}
 		}

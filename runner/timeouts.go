@@ -20,6 +20,7 @@ type expectation struct {
 	deadline time.Time
 	nudged   bool
 	unsent   string // why its nudge could not be sent
+	told     bool   // the run said it waits for it (tellAwaited)
 }
 
 // expectReplies notes the replies a delivered message calls for, by the
@@ -157,4 +158,29 @@ func (r *Runner) nudge(e *expectation) error {
 	r.kickRouter()
 	r.log.Info("nudged", "agent", e.agent, "by", e.waiting, "about", e.message)
 	return nil
+}
+
+// tellAwaited says, once for each awaited reply, that a run until idle
+// with nothing else to do waits for it, and until when: a run waiting out
+// a timeout of minutes says why it has not ended. It names the reply due
+// first, and how many more are awaited.
+func (r *Runner) tellAwaited() {
+	var first *expectation
+	untold := false
+	for _, e := range r.expected {
+		untold = untold || !e.told
+		e.told = true
+		if first == nil || e.deadline.Before(first.deadline) {
+			first = e
+		}
+	}
+	if !untold || first == nil {
+		return
+	}
+	msg := fmt.Sprintf("waiting until %s for %s's answer to %s from %s (timeouts: after %v)",
+		first.deadline.Local().Format("15:04:05"), first.agent, first.message, first.waiting, first.policy.After)
+	if n := len(r.expected) - 1; n > 0 {
+		msg += fmt.Sprintf(", and %d more %s", n, plural(n, "reply", "replies"))
+	}
+	r.log.Info(msg, "agent", first.agent, "message", first.message, "until", first.deadline, "policy", first.policy.Key)
 }

@@ -125,9 +125,89 @@ func (s *seat) startBridge(ctx context.Context, r *runner.Runner) (func(), error
 }
 
 // seatLogger is the log of the runner a seat runs: warnings and errors,
-// on stderr.
+// on stderr, but for the messages given up, which the seat tells the
+// person itself (tellGivenUp).
 func (s *seat) seatLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(s.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return slog.New(toldBySeat{slog.NewTextHandler(s.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})})
+}
+
+// toldBySeat is a log handler that leaves out the records the seat
+// tells the person in words of its own.
+type toldBySeat struct{ slog.Handler }
+
+func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == runner.LogGaveUp {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h toldBySeat) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return toldBySeat{h.Handler.WithAttrs(attrs)}
+}
+
+func (h toldBySeat) WithGroup(name string) slog.Handler {
+	return toldBySeat{h.Handler.WithGroup(name)}
+}
+
+// waitEnd is why the seat stopped waiting for the person's next line.
+type waitEnd int
+
+const (
+	gotLine      waitEnd = iota // the person wrote a line
+	inputOver                   // the input ended
+	waitOver                    // ctx ended: a signal, or a deadline the run checks
+	tableChanged                // a file came into an outbox: there is something to route
+)
+
+// nextLine waits for the person's next line while the table goes on
+// without them: it looks at the table every tick meanwhile, shows what
+// arrived, says what was answered elsewhere, given up or left
+// unanswered, and stops waiting when ctx ends or a file comes into an
+// outbox (another process sent something, or answered a question
+// elsewhere), so that the runner, held while the seat waits, routes it.
+// A read of the input blocked in its goroutine holds nothing.
+func (s *seat) nextLine(ctx context.Context, in *lineSource) (string, waitEnd) {
+	before := s.outboxes()
+	tick := time.NewTicker(seatTick)
+	defer tick.Stop()
+	for {
+		select {
+		case text, ok := <-in.lines:
+			if !ok {
+				return "", inputOver
+			}
+			return text, gotLine
+		case <-ctx.Done():
+			return "", waitOver
+		case <-tick.C:
+		}
+		if err := s.show(); err != nil {
+			s.printf("(%v)\n", err)
+		}
+		s.tellTable()
+		if s.outboxes() != before {
+			return "", tableChanged
+		}
+	}
+}
+
+// seatTick is how often a seat waiting for the person looks at the table.
+const seatTick = 100 * time.Millisecond
+
+// outboxes names the files in every outbox of the table: one string,
+// that changes when one comes or goes.
+func (s *seat) outboxes() string {
+	var b strings.Builder
+	for _, a := range s.ws.AgentNames() {
+		names, _ := s.ws.Mailbox(a).Names(mailbox.Outbox)
+		b.WriteString(a)
+		for _, n := range names {
+			b.WriteString(" " + n)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // scripted plays the seat from lines of input: each read only when
@@ -138,25 +218,35 @@ func (s *seat) seatLogger() *slog.Logger {
 // another line answers nothing, which the seat says at once and, in the
 // end, as its error.
 func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error {
-	if err := s.askPrefs(in); err != nil {
+	if err := s.askPrefs(ctx, in); err != nil {
+		if errors.Is(err, errQuit) {
+			return nil // stopped by a signal before the session started
+		}
 		return err
 	}
 	s.hello()
 	inputEnded, quit := false, false
 	var unanswered []string // lines read while nothing waited
 	// settled is true when the rest of the table is done: nothing comes
-	// for the person unless they act.
-	idle := func(ctx context.Context, settled bool) bool {
+	// for the person unless they act. The seat waits for a line until
+	// wait ends (a signal, or the deadline of a reply the table awaits)
+	// or something comes to route; the runner goes on then.
+	idle := func(wait context.Context, settled bool) bool {
 		if err := s.show(); err != nil {
 			s.printf("(%v)\n", err)
 		}
-		s.tellUnresponsive()
+		s.tellTable()
 		said := false
 		for len(s.waiting) > 0 && !quit && !s.ended {
-			text, ok := in.next()
-			if !ok {
+			text, end := s.nextLine(wait, in)
+			switch end {
+			case inputOver:
 				inputEnded = true
 				return said
+			case waitOver:
+				return said
+			case tableChanged:
+				return true
 			}
 			s.printf("> %s\n", text)
 			sent, err := s.line(ctx, text)
@@ -182,10 +272,15 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			return said
 		}
 		for readOn && settled && !said && len(s.waiting) == 0 && s.arrived == nil && !s.ended && !quit {
-			text, ok := in.next()
-			if !ok {
+			text, end := s.nextLine(wait, in)
+			switch end {
+			case inputOver:
 				inputEnded = true
 				return false
+			case waitOver:
+				return false
+			case tableChanged:
+				return true
 			}
 			s.printf("> %s\n", text)
 			t := strings.TrimSpace(text)
@@ -256,7 +351,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 		if serr := s.show(); serr != nil {
 			return serr
 		}
-		s.tellUnresponsive() // the runner's last word on who did not answer
+		s.tellTable() // the runner's last word on who did not answer
 	}
 	if inputEnded && len(s.waiting) > 0 && !quit {
 		q := s.waiting[0]
@@ -388,7 +483,10 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		}
 	}()
 	in := &lineSource{lines: lines}
-	if err := s.askPrefs(in); err != nil {
+	if err := s.askPrefs(ctx, in); err != nil {
+		if errors.Is(err, errQuit) {
+			return nil
+		}
 		return err
 	}
 	s.hello()
@@ -399,7 +497,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		if err := s.show(); err != nil {
 			s.printf("(%v)\n", err)
 		}
-		s.tellUnresponsive()
+		s.tellTable()
 		select {
 		case <-ctx.Done():
 			return nil

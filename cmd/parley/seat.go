@@ -41,6 +41,7 @@ type seat struct {
 	shown   map[string]bool // messages shown already, by id (questions stay until answered)
 	waiting []*waitingQ     // questions and relays waiting for the person, oldest first
 	told    map[string]bool // agents the person was told are unresponsive
+	dead    map[string]bool // messages given up the person knows of: agent/id
 	scene   string          // the scene last shown
 	ended   bool            // the session's [SESSION_END] was shown
 	arrived chan struct{}   // the bridge delivered something (nil: no bridge)
@@ -74,7 +75,10 @@ func (s *seat) answerer(typ string, agents []string) string {
 // (lead, else the one agent with that role), and the one that plays the
 // person's character.
 func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
-	s := &seat{e: e, ws: ws, out: e.stdout, width: 78, shown: map[string]bool{}, told: map[string]bool{}, dice: dice.Random()}
+	s := &seat{e: e, ws: ws, out: e.stdout, width: 78, shown: map[string]bool{}, told: map[string]bool{}, dead: map[string]bool{}, dice: dice.Random()}
+	// What was given up before the person sat down is in parley status;
+	// the seat tells what is given up while they sit (tellGivenUp).
+	s.givenUp(func(agent, id string) {})
 	if as == "" {
 		var candidates []string
 		for _, a := range ws.Config.Agents {
@@ -539,6 +543,62 @@ func askOptions(m *mailbox.Message) [][2]string {
 		out = append(out, [2]string{o.Label, o.Description})
 	}
 	return out
+}
+
+// tellTable tells the person what went wrong at the table since they
+// were last told: messages given up, agents that did not answer in time.
+func (s *seat) tellTable() {
+	s.givenUp(s.tellGivenUp)
+	s.tellUnresponsive()
+}
+
+// givenUp calls tell with each message given up (in an agent's dead/)
+// the seat did not know of yet, and notes it known.
+func (s *seat) givenUp(tell func(agent, id string)) {
+	for _, a := range s.ws.AgentNames() {
+		ids, err := s.ws.Mailbox(a).IDs(mailbox.Dead)
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if !s.dead[a+"/"+id] {
+				s.dead[a+"/"+id] = true
+				tell(a, id)
+			}
+		}
+	}
+}
+
+// tellGivenUp tells the person, once, that agent gave up the message id:
+// who failed, on what, who gets no answer because of it, and what they
+// can do. The runner logs it too; the seat's log leaves that out.
+func (s *seat) tellGivenUp(agent, id string) {
+	box := s.ws.Mailbox(agent)
+	why, _ := box.Reason(mailbox.Dead, mailbox.FileName(id))
+	why = strings.TrimPrefix(why, agent+": ")
+	what, from := "a message", ""
+	if data, err := mailbox.ReadFile(box.Path(mailbox.Dead, mailbox.FileName(id)), s.ws.Config.Router.MaxMessageSize); err == nil {
+		if m, err := mailbox.Parse(data); err == nil {
+			if t := workspace.TypeOf(m); t != "" {
+				what = "[" + t + "]"
+			}
+			from, _ = m.Header().Get("from")
+		}
+	}
+	if from != "" {
+		what += " from " + from
+	}
+	text := fmt.Sprintf("(%s could not handle %s %s, and it was given up: %s.", agent, what, id, dashIf(why, "see parley status"))
+	if from != "" && from != workspace.Runner {
+		text += fmt.Sprintf(" If %s waits for %s's answer to it, none comes.", from, agent)
+	}
+	if a, ok := s.ws.Agent(agent); ok && a.RunsProgram() {
+		text += fmt.Sprintf(" Mend %s's program (run: in %s), then `parley retry %s` hands it to %s again; `parley status` says more.)", agent, workspace.ConfigFile, id, agent)
+	} else {
+		text += fmt.Sprintf(" `parley retry %s` hands it to %s again; `parley status` says more.)", id, agent)
+	}
+	s.printf("\n")
+	s.wrap(text, "")
 }
 
 // tellUnresponsive says once of each agent marked unresponsive: it did
@@ -1042,7 +1102,7 @@ func (s *seat) journal() {
 // askPrefs asks the person which character they play and the narrative
 // style, when preferences.md does not say, writes them there, and starts
 // the session as the team lead.
-func (s *seat) askPrefs(in *lineSource) error {
+func (s *seat) askPrefs(ctx context.Context, in *lineSource) error {
 	p, err := s.camp.ReadPrefs()
 	if err != nil && !errors.Is(err, campaigns.ErrNoPreferences) {
 		return err
@@ -1075,7 +1135,10 @@ func (s *seat) askPrefs(in *lineSource) error {
 	}
 	character := ""
 	for character == "" {
-		text, ok := in.next()
+		text, ok := in.next(ctx)
+		if ctx.Err() != nil {
+			return errQuit
+		}
 		if !ok {
 			return errors.New("no answer to which character you play: the session cannot start")
 		}
@@ -1094,7 +1157,10 @@ func (s *seat) askPrefs(in *lineSource) error {
 	s.printf("? Which narrative style? (%s; empty for hybrid)\n", strings.Join(narrativeStyles, ", "))
 	style := ""
 	for style == "" {
-		text, ok := in.next()
+		text, ok := in.next(ctx)
+		if ctx.Err() != nil {
+			return errQuit
+		}
 		if !ok {
 			style = "hybrid"
 			break
@@ -1137,8 +1203,13 @@ type lineSource struct {
 	lines chan string
 }
 
-// next returns the next line; false once the input has ended.
-func (l *lineSource) next() (string, bool) {
-	line, ok := <-l.lines
-	return line, ok
+// next returns the next line; false once the input has ended, or ctx
+// has.
+func (l *lineSource) next(ctx context.Context) (string, bool) {
+	select {
+	case line, ok := <-l.lines:
+		return line, ok
+	case <-ctx.Done():
+		return "", false
+	}
 }
