@@ -186,13 +186,8 @@ func TestIdleHookUntilDeadline(t *testing.T) {
 		}
 		return false
 	}
-	var log strings.Builder
-	var mu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return log.Write(p)
-	}), nil))
+	log := &lockedLog{}
+	logger := slog.New(slog.NewTextHandler(log, nil))
 	r, err := Open(ws, Options{UntilIdle: true, Idle: idle, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -214,8 +209,6 @@ func TestIdleHookUntilDeadline(t *testing.T) {
 	if runs["you"].State != workspace.StateUnresponsive {
 		t.Errorf("you: state %q, want %q", runs["you"].State, workspace.StateUnresponsive)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if n := strings.Count(log.String(), "waiting until "); n != 1 {
 		t.Errorf("the log says %d times what the run waits for, want once:\n%s", n, log.String())
 	}
@@ -223,10 +216,6 @@ func TestIdleHookUntilDeadline(t *testing.T) {
 		t.Errorf("the log does not say what the run waits for:\n%s", log.String())
 	}
 }
-
-type writerFunc func(p []byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func mustGet(t *testing.T, m *mailbox.Message, key string) string {
 	t.Helper()

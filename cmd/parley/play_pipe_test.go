@@ -31,23 +31,7 @@ func TestPlayPipedWhileWaiting(t *testing.T) {
 	}
 	ws := filepath.Join(dir, "table")
 	parley := parleyIn(t, bin, ws)
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n  - you\n" +
-		"  - {name: mira, role: human, character: mira-quickfoot}\n" +
-		"  - {name: tilda, role: player, character: tilda-brannock, driver: command, retries: 0, run: [sh, -c, 'exit 1']}\n" +
-		"routes:\n  - match: {type: [ASK_PLAYER, RELAY_TO_HUMAN, SESSION_END, NARRATIVE]}\n    cc: [you]\n"
-	if err := os.WriteFile(filepath.Join(ws, "parley.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	parley("init")
-	parley("campaign", "new", "the-hollow")
-	parley("character", "new", "mira-quickfoot")
-	prefs := "## Narrative Style\n\n**dialogue_format**: cinematic\n\n## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
-	if err := os.WriteFile(filepath.Join(ws, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	newSeatTable(t, parley, ws, "  - {name: tilda, role: player, character: tilda-brannock, driver: command, retries: 0, run: [sh, -c, 'exit 1']}\n")
 	prompt := func(to, text string) string {
 		f := filepath.Join(dir, to+".md")
 		m := "[GM_TO_PLAYER]\nto: " + to + "\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: the-gate\n\n" + text + "\n"

@@ -20,21 +20,7 @@ func TestPlayTerminal(t *testing.T) {
 	dir, bin := terminalParley(t)
 	ws := filepath.Join(dir, "table")
 	parley := parleyIn(t, bin, ws)
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n  - you\n" +
-		"  - {name: mira, role: human, character: mira-quickfoot}\nroutes:\n  - match: {type: [ASK_PLAYER, RELAY_TO_HUMAN, SESSION_END, NARRATIVE]}\n    cc: [you]\n"
-	if err := os.WriteFile(filepath.Join(ws, "parley.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	parley("init")
-	parley("campaign", "new", "the-hollow")
-	parley("character", "new", "mira-quickfoot")
-	prefs := "## Narrative Style\n\n**dialogue_format**: cinematic\n\n## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
-	if err := os.WriteFile(filepath.Join(ws, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	newSeatTable(t, parley, ws, "")
 
 	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
 	// Under a shell that says when the seat ended, and waits.
@@ -179,6 +165,30 @@ func (tm *tmuxTerm) waitFor(what string, cond func(screen string) bool) {
 			tm.t.Fatalf("waiting for %s: not within 20s; the screen:\n%s", what, s)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// newSeatTable lays out at ws the table the seat's tests sit at: a gm,
+// the team lead, you, and mira, whose character the person plays, with
+// more agents (lines of the YAML list) besides, and a campaign whose
+// preferences name Mira as the person's character.
+func newSeatTable(t *testing.T, parley func(args ...string) string, ws, more string) {
+	t.Helper()
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n  - you\n" +
+		"  - {name: mira, role: human, character: mira-quickfoot}\n" + more +
+		"routes:\n  - match: {type: [ASK_PLAYER, RELAY_TO_HUMAN, SESSION_END, NARRATIVE]}\n    cc: [you]\n"
+	if err := os.WriteFile(filepath.Join(ws, "parley.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley("init")
+	parley("campaign", "new", "the-hollow")
+	parley("character", "new", "mira-quickfoot")
+	prefs := "## Narrative Style\n\n**dialogue_format**: cinematic\n\n## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
+	if err := os.WriteFile(filepath.Join(ws, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
