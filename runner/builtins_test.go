@@ -115,13 +115,10 @@ func TestIdleHook(t *testing.T) {
 	}
 }
 
-// TestIdleHookWhileAwaiting: while a reply is awaited (timeouts:), a run
-// until idle asks its Idle hook, unsettled, before it waits: a person's
-// seat answers what waits for them then — the answer may be the reply
-// awaited — instead of after the deadline (a piped parley play showed
-// nothing for the 3 minutes of the D&D template's timeouts).
-func TestIdleHookWhileAwaiting(t *testing.T) {
-	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - you\ntimeouts:\n  - match: {to: [you]}\n    after: 1h\n")
+// bossAsksYou sends "Which way?" from boss to you, a question whose reply
+// the tests' timeouts: await.
+func bossAsksYou(t *testing.T, ws *workspace.Workspace) *mailbox.Message {
+	t.Helper()
 	ask := mailbox.New([]byte("Which way?\n"))
 	ask.Set("id", mailbox.IDAt("boss", time.Now()))
 	ask.Set("from", "boss")
@@ -129,6 +126,17 @@ func TestIdleHookWhileAwaiting(t *testing.T) {
 	if _, err := ws.Mailbox("boss").Send(ask); err != nil {
 		t.Fatal(err)
 	}
+	return ask
+}
+
+// TestIdleHookWhileAwaiting: while a reply is awaited (timeouts:), a run
+// until idle asks its Idle hook, unsettled, before it waits: a person's
+// seat answers what waits for them then — the answer may be the reply
+// awaited — instead of after the deadline (a piped parley play showed
+// nothing for the 3 minutes of the D&D template's timeouts).
+func TestIdleHookWhileAwaiting(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - you\ntimeouts:\n  - match: {to: [you]}\n    after: 1h\n")
+	bossAsksYou(t, ws)
 	var calls []bool
 	idle := func(ctx context.Context, settled bool) bool {
 		calls = append(calls, settled)
@@ -173,13 +181,7 @@ func TestIdleHookWhileAwaiting(t *testing.T) {
 // says, once, on its log, what it waits for and until when.
 func TestIdleHookUntilDeadline(t *testing.T) {
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - you\ntimeouts:\n  - match: {to: [you]}\n    after: 200ms\n")
-	ask := mailbox.New([]byte("Which way?\n"))
-	ask.Set("id", mailbox.IDAt("boss", time.Now()))
-	ask.Set("from", "boss")
-	ask.Set("to", "you")
-	if _, err := ws.Mailbox("boss").Send(ask); err != nil {
-		t.Fatal(err)
-	}
+	ask := bossAsksYou(t, ws)
 	idle := func(ctx context.Context, settled bool) bool {
 		if !settled {
 			<-ctx.Done() // waits for the person, who never answers
