@@ -333,7 +333,8 @@ func (w *worker) recover(ctx context.Context) error {
 			}
 			continue
 		}
-		if names, err := st.Names(); err == nil {
+		names, err := st.Names()
+		if err == nil {
 			w.r.chains.publish(w.agent.Name, names, w.answered(st.ID()))
 		}
 		refusals, _ := st.Refusals()
@@ -341,6 +342,9 @@ func (w *worker) recover(ctx context.Context) error {
 			return err
 		}
 		w.recordRefused(st.ID(), refusals)
+		if err == nil && len(names) == 0 {
+			w.saidNothing(w.answered(st.ID()), refusals)
+		}
 		w.r.log.Info("finished a message after a restart", "agent", w.agent.Name, "id", st.ID())
 		w.recordHandled(st.ID(), w.read(mailbox.Done, st.ID()), 0, "finished by a runner started after a crash")
 	}
@@ -609,6 +613,9 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	} else {
 		w.recordRefused(id, refusals)
 		w.recordHandled(id, in, attempt, "")
+		if len(names) == 0 {
+			w.saidNothing(answerOf(in), refusals)
+		}
 	}
 	if n > 0 {
 		w.r.kickRouter()

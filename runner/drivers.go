@@ -72,6 +72,14 @@ type NoticeHandler interface {
 	HandlesNotice(typ string) bool
 }
 
+// AnswerWaiter is a NoticeHandler that handles workspace.UnansweredNotice
+// and says which of the messages it sends wait for an answer: it is told
+// only of those left unanswered (see Unanswered). One that does not
+// implement it is told of every message of its left unanswered.
+type AnswerWaiter interface {
+	AwaitsAnswer(typ string) bool
+}
+
 // HandlerFunc makes a function a Handler.
 type HandlerFunc func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error)
 

@@ -30,10 +30,14 @@ import (
 // driver, since a program that loops would only answer it.
 
 // answer is a message a program agent was handling: what Check needs
-// (Answering), and its id and thread, for a notice.
+// (Answering), and its id and thread, for a notice; and the message its
+// chain of refusal notices began with (root, sent by rootFrom): the
+// message itself, or, for a refusal notice, the message the refused file
+// answered (see Unanswered).
 type answer struct {
 	workspace.Answering
-	id, thread string
+	id, thread     string
+	root, rootFrom string
 }
 
 // chains is what the runner knows of the messages program agents were
@@ -42,10 +46,11 @@ type chains struct {
 	mu       sync.Mutex
 	files    map[fileKey]answer // published answers, until routed
 	handling map[string]answer  // agent -> the message its driver took last
+	said     map[string]string  // agent -> the id of that message, once a file of its outbox answering it was routed or refused
 }
 
 func newChains() *chains {
-	return &chains{files: make(map[fileKey]answer), handling: make(map[string]answer)}
+	return &chains{files: make(map[fileKey]answer), handling: make(map[string]answer), said: make(map[string]string)}
 }
 
 // answerOf returns what a message is to the program handling it, read
@@ -63,14 +68,45 @@ func answerOf(m *mailbox.Message) answer {
 	if thread == "" {
 		thread = id
 	}
-	return answer{Answering: workspace.Answering{From: from, Hops: n}, id: id, thread: thread}
+	root, rootFrom := id, from
+	if from == workspace.Runner {
+		// parley's refusal notice: it names the message the refused
+		// file answered.
+		root, _ = h.Get(answeringField)
+		rootFrom, _ = h.Get(answeringFromField)
+	}
+	return answer{Answering: workspace.Answering{From: from, Hops: n}, id: id, thread: thread, root: root, rootFrom: rootFrom}
 }
 
 // take notes the message an agent's driver takes.
 func (c *chains) take(agent string, a answer) {
 	c.mu.Lock()
 	c.handling[agent] = a
+	delete(c.said, agent)
 	c.mu.Unlock()
+}
+
+// routed notes that a file of a program agent's outbox was routed or
+// refused: when it answers the message the driver took last (a file the
+// program wrote into its outbox itself, not through its driver), that
+// message had an answer, whatever the driver said (see Unanswered).
+func (c *chains) routed(k fileKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.files[k]; ok {
+		return
+	}
+	if a, ok := c.handling[k.agent]; ok && a.id != "" {
+		c.said[k.agent] = a.id
+	}
+}
+
+// saidWhileHandling reports whether a file answering the message id,
+// which agent's driver took last, was routed or refused.
+func (c *chains) saidWhileHandling(agent, id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.said[agent] == id
 }
 
 // publish notes the message the files of a stage answer.

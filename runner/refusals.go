@@ -51,12 +51,7 @@ func (r *Runner) toldOfRefusals(agent string) bool {
 // the refused file in rejected/, rel that path in the workspace; a is the
 // message the program was handling.
 func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Refusal, path, rel string, a answer) *notice {
-	count := 1
-	if a.From == workspace.Runner {
-		// An answer to a refusal notice (the only notice from parley a
-		// program is handed): one more in a row.
-		count = a.Hops + 1
-	}
+	count := inARow(a)
 	if count > workspace.MaxRefusedNotices {
 		r.log.Warn("not told of a refusal again: its answers to refusal notices were refused in a row", "agent", agent, "refused", rel, "notices", count-1)
 		return nil
@@ -109,6 +104,12 @@ func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Re
 	}
 	n.SetValue("reason", f.Reason)
 	n.SetValue("hops", strconv.Itoa(count))
+	if a.root != "" {
+		// What the program says in answer to this notice answers
+		// that message (see Unanswered).
+		n.SetValue(answeringField, a.root)
+		n.SetValue(answeringFromField, a.rootFrom)
+	}
 	return &notice{
 		id: id, data: n.Bytes(), recipients: to,
 		entry: workspace.Entry{
@@ -116,6 +117,29 @@ func (r *Runner) refusedNotice(agent string, m *mailbox.Message, f *workspace.Re
 			Note: fmt.Sprintf("parley's notice to %s of its message refused (%d of %d in a row): %s", agent, count, workspace.MaxRefusedNotices, rel),
 		},
 	}
+}
+
+// inARow is the count of the refusal notice that a refused file
+// answering a would get: one more than a's, when a is a refusal notice
+// (the only notice from parley a program is handed), else 1.
+func inARow(a answer) int {
+	if a.From == workspace.Runner {
+		return a.Hops + 1
+	}
+	return 1
+}
+
+// unansweredAfterRefusals is the notice, to the sender of the message the
+// chain of a began with, that it has no answer: the program agent's
+// answers to it were refused MaxRefusedNotices times in a row and more,
+// and it is told no more (see Unanswered); nil when that is not so, or
+// the sender is not told.
+func (r *Runner) unansweredAfterRefusals(agent string, a answer, reason, rel string) *notice {
+	if inARow(a) <= workspace.MaxRefusedNotices || a.root == "" || !r.toldOfUnanswered(a.rootFrom, "", false) {
+		return nil
+	}
+	why := fmt.Sprintf("its answers were refused %d times in a row, and it is told no more; the last: %s", inARow(a), reason)
+	return r.unansweredNotice(agent, a.root, a.rootFrom, why, rel)
 }
 
 // quote writes the refused file into a notice, fenced, its first

@@ -352,6 +352,7 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 		return ""
 	}
 	delete(r.pending, c.fileKey)
+	r.chains.routed(c.fileKey)
 	r.chains.forget(c.fileKey)
 	r.dropReason(c)
 	r.statsMu.Lock() // workers count what their agents said that was refused
@@ -374,6 +375,9 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 		if n := r.refusedNotice(c.agent, m, f, path, rel, ans); n != nil {
 			b.notices = append(b.notices, n)
 			e.Note = c.agent + " is told, by parley's notice " + n.id
+		} else if n := r.unansweredAfterRefusals(c.agent, ans, (&workspace.Refusal{Line: f.Line, Field: f.Field, Reason: f.Reason}).Error(), rel); n != nil {
+			b.notices = append(b.notices, n)
+			e.Note = fmt.Sprintf("%s is told no more; %s, whose message %s it was answering, is told by parley's notice %s", c.agent, ans.rootFrom, ans.root, n.id)
 		}
 	}
 	b.entries[i] = &e
@@ -707,6 +711,7 @@ func (m *moving) land() error {
 			r.dropReason(a.candidate)
 		}
 		delete(r.pending, a.fileKey)
+		r.chains.routed(a.fileKey)
 		r.chains.forget(a.fileKey)
 		r.noteSent(a.agent, a.id)
 		if r.drawn != nil && !idNamed(a.name) {

@@ -97,6 +97,25 @@ func (g *GivenUps) How(id, agent string) (Fate, string) {
 // says, for WentOn, which way the step went on: answered, ticked or sent
 // again.
 func (o *Orchestrator) fate(h *history, id, agent string) (f Fate, how string) {
+	if f, how := o.wentOn(h, id, agent); f != Stalled {
+		return f, how
+	}
+	// Given up in another workspace, it is in that one's dead/, out of
+	// sight: a `parley retry` run there shows here only once its agent
+	// answers. (The bridge's own give-up, of a copy it cannot carry,
+	// is in the dead/ here.)
+	if h.givenUpIn(id, agent) == "" && !o.inDead(agent, id) {
+		return HandedBack, ""
+	}
+	return Stalled, ""
+}
+
+// wentOn decides whether the message id that h's agent sent to agent is
+// one it sent (else Unknown), and whether its step went on since
+// (WentOn, and how: answered, ticked or sent again); Stalled when not.
+// It looks at no dead/: a message left unanswered (see the runner's
+// Unanswered) is in its agent's done/.
+func (o *Orchestrator) wentOn(h *history, id, agent string) (f Fate, how string) {
 	rec := h.byID[id]
 	if rec == nil || !rec.sent || !rec.to(agent) {
 		// Not one it sent to agent: a notice that says agent gave it
@@ -118,13 +137,6 @@ func (o *Orchestrator) fate(h *history, id, agent string) (f Fate, how string) {
 				return WentOn, "ticked"
 			}
 		}
-	}
-	// Given up in another workspace, it is in that one's dead/, out of
-	// sight: a `parley retry` run there shows here only once its agent
-	// answers. (The bridge's own give-up, of a copy it cannot carry,
-	// is in the dead/ here.)
-	if h.givenUpIn(id, agent) == "" && !o.inDead(agent, id) {
-		return HandedBack, ""
 	}
 	return Stalled, ""
 }

@@ -472,6 +472,17 @@ func (h *history) escalatedGiveUp(id, agent string) bool {
 	return false
 }
 
+// escalated reports whether an escalation of kind was sent about the
+// message id (in field) of agent: one told again is escalated once.
+func (h *history) escalated(kind, field, id, agent string) bool {
+	for _, r := range h.all {
+		if r.sent && r.get("escalation") == kind && r.get(field) == id && r.get("agent") == agent {
+			return true
+		}
+	}
+	return false
+}
+
 // givenUpIn is the workspace the newest give-up of the message id by
 // agent was told from, by parley's notice (workspace:) or the
 // given_up escalation that passed it on: empty when it was given up

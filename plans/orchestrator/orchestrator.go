@@ -87,6 +87,9 @@ const (
 	EscalateLimit   = "iteration" // a step failed review MaxIterations times
 	EscalateBlocked = "blocked"   // an agent signalled blocked or escalate
 	EscalateGivenUp = "given_up"  // a message it sent was given up (in its recipient's dead/)
+	// EscalateUnanswered: a request it sent was handled by a program
+	// agent that answered nothing (see the runner's Unanswered).
+	EscalateUnanswered = "unanswered"
 )
 
 // The person's decisions on an escalation, in the decision field of the
@@ -156,6 +159,10 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		if from(in) == workspace.Runner {
 			return r.givenUp()
 		}
+	case workspace.UnansweredNotice:
+		if from(in) == workspace.Runner {
+			return r.unanswered()
+		}
 	case TriageResult:
 		return r.triaged()
 	case ResearchResult:
@@ -193,9 +200,68 @@ func (r *run) untypedAnswer(q *record) ([]*mailbox.Message, error) {
 }
 
 // HandlesNotice reports whether the orchestrator is handed parley's
-// notices of type typ: those of its messages given up, which it escalates.
+// notices of type typ: those of its messages given up, and of its
+// messages a program handled without answering, which it escalates.
 func (o *Orchestrator) HandlesNotice(typ string) bool {
-	return typ == workspace.GivenUpNotice
+	return typ == workspace.GivenUpNotice || typ == workspace.UnansweredNotice
+}
+
+// AwaitsAnswer reports whether the pipeline waits for an answer to a
+// message of type typ it sends: a request (an approval, say, is the end
+// of a step, and nothing answers it). parley tells the orchestrator only
+// of those a program left unanswered (runner.AnswerWaiter).
+func (o *Orchestrator) AwaitsAnswer(typ string) bool { return awaitsAnswer(typ) }
+
+// awaitsAnswer is AwaitsAnswer.
+func awaitsAnswer(typ string) bool {
+	switch typ {
+	case TriageRequest, ResearchRequest, ArchitectureRequest, TaskAssignment, ReviewRequest, RevisionRequest:
+		return true
+	}
+	return false
+}
+
+// unanswered handles parley's notice that a request the orchestrator sent
+// was handled by a program agent that answered nothing: its program said
+// nothing, or all it said was refused (see the runner's Unanswered). The
+// pipeline would wait for ever for the answer: the person decides, as for
+// a message given up (retry sends it again, approve accepts its step,
+// stop blocks the plan). Nothing is escalated for a message the pipeline
+// does not wait on, one whose step went on since, or one escalated
+// already.
+func (r *run) unanswered() ([]*mailbox.Message, error) {
+	id, agent := get(r.in, "unanswered"), get(r.in, "agent")
+	rec := r.h.byID[id]
+	if rec == nil || !rec.sent || !rec.to(agent) || !awaitsAnswer(rec.typ()) {
+		r.o.log().Info("orchestrator: a message left unanswered that nothing waits on", "unanswered", id, "agent", agent)
+		return nil, nil
+	}
+	if f, how := r.o.wentOn(r.h, id, agent); f == WentOn {
+		r.o.log().Info("orchestrator: a message left unanswered whose step went on", "unanswered", id, "agent", agent, "how", how)
+		return nil, nil
+	}
+	if r.h.escalated(EscalateUnanswered, "unanswered", id, agent) {
+		r.o.log().Info("orchestrator: a message left unanswered, escalated already", "unanswered", id, "agent", agent)
+		return nil, nil
+	}
+	what := fmt.Sprintf("%s handled the %s it was sent and answered nothing", agent, rec.typ())
+	pf, n, step := r.stepOf(rec.m)
+	if step {
+		what = fmt.Sprintf("step %d of %s waits: %s", n, pf, what)
+	}
+	if reason := get(r.in, "reason"); reason != "" {
+		what += " (" + reason + ")"
+	}
+	out, err := r.escalate(EscalateUnanswered, what, nil, nil)
+	for _, m := range out {
+		if step {
+			m.SetValue("plan_file", pf)
+			m.SetValue("step", strconv.Itoa(n))
+		}
+		m.SetValue("unanswered", id)
+		m.SetValue("agent", agent)
+	}
+	return out, err
 }
 
 // givenUp handles parley's notice that a message the orchestrator sent
@@ -1034,6 +1100,8 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 		return r.architecture("## Decision of " + from(r.in) + "\n\n" + strings.TrimSpace(string(r.in.Body)) + "\n")
 	case EscalateGivenUp:
 		return r.retryGivenUp(esc, decision)
+	case EscalateUnanswered:
+		return r.retryUnanswered(esc, decision)
 	case EscalateLimit, EscalateBlocked:
 		n := atoi(get(esc, "step"))
 		if planFile == "" || n == 0 {
@@ -1059,7 +1127,7 @@ type Choice struct{ Decision, Does string }
 // the order they are offered, each with what it does: the escalation's
 // own text and the web seat's buttons say them so.
 func Choices(kind string) []Choice {
-	if kind == EscalateGivenUp {
+	if kind == EscalateGivenUp || kind == EscalateUnanswered {
 		return []Choice{
 			{DecisionRetry, "sent again, with your answer: a step's task to its worker"},
 			{DecisionApprove, "the step is accepted as it is and the pipeline goes on"},
@@ -1141,11 +1209,9 @@ func (r *run) decisionText() string {
 // task, anything else (a review, a triage) as a copy, with the answer.
 func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Message, error) {
 	id, agent := get(esc, "given_up"), get(esc, "agent")
-	planFile, n := get(esc, "plan_file"), atoi(get(esc, "step"))
-	rec := r.h.byID[id]
-	switch fate, how := r.o.fate(r.h, id, agent); {
+	switch fate, _ := r.o.fate(r.h, id, agent); {
 	case fate == Unknown:
-		if decision == DecisionApprove && planFile != "" && n != 0 {
+		if planFile, n := get(esc, "plan_file"), atoi(get(esc, "step")); decision == DecisionApprove && planFile != "" && n != 0 {
 			return r.resume(planFile, n, decision, agent)
 		}
 		there := ""
@@ -1153,21 +1219,48 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 			there = ", run in workspace " + ws + ","
 		}
 		return r.note(fmt.Sprintf("The message given up (%s) is not among those I sent to %s, so I cannot send it again: `parley retry %s`%s hands it to %s again.", orDash(id), orDash(agent), orDash(id), there, orDash(agent)))
-	case fate == WentOn && how == "answered":
-		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message given up (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), id))
-	case fate == WentOn:
-		return r.note(fmt.Sprintf("Your answer was noted; the step of the message given up (%s) went on since (%s), so nothing is sent again.", id, how))
 	case fate == HandedBack && decision != DecisionApprove:
 		// parley retry handed it back to its agent, which has not
 		// answered yet: sending it again would do the step twice.
 		return r.note(fmt.Sprintf("Your answer was noted; the message given up (%s) is no longer in %s's dead/ (parley retry handed it back), so %s has it again, and nothing is sent again.", id, orDash(agent), orDash(agent)))
 	}
-	orig := rec.m
+	return r.sendAgain(esc, decision, id, agent, "given up")
+}
+
+// retryUnanswered resumes the pipeline on the person's decision about a
+// request of ours that a program agent left unanswered (esc, an
+// escalation unanswered), as retryGivenUp does: the message is in the
+// agent's done/, handled, so only whether its step went on since counts.
+func (r *run) retryUnanswered(esc *mailbox.Message, decision string) ([]*mailbox.Message, error) {
+	id, agent := get(esc, "unanswered"), get(esc, "agent")
+	if fate, _ := r.o.wentOn(r.h, id, agent); fate == Unknown {
+		if planFile, n := get(esc, "plan_file"), atoi(get(esc, "step")); decision == DecisionApprove && planFile != "" && n != 0 {
+			return r.resume(planFile, n, decision, agent)
+		}
+		return r.note(fmt.Sprintf("The message left unanswered (%s) is not among those I sent to %s, so I cannot send it again.", orDash(id), orDash(agent)))
+	}
+	return r.sendAgain(esc, decision, id, agent, "left unanswered")
+}
+
+// sendAgain carries out the person's decision on a message of ours to
+// agent that nothing answers (given up, or left unanswered: what), one
+// the orchestrator sent: nothing when its step went on since; approve
+// ticks its step; anything else sends it again, a step's task (or
+// revision) as its task, anything else as a copy, with the answer.
+func (r *run) sendAgain(esc *mailbox.Message, decision, id, agent, what string) ([]*mailbox.Message, error) {
+	planFile, n := get(esc, "plan_file"), atoi(get(esc, "step"))
+	switch fate, how := r.o.wentOn(r.h, id, agent); {
+	case fate == WentOn && how == "answered":
+		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message %s (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), what, id))
+	case fate == WentOn:
+		return r.note(fmt.Sprintf("Your answer was noted; the step of the message %s (%s) went on since (%s), so nothing is sent again.", what, id, how))
+	}
+	orig := r.h.byID[id].m
 	if planFile != "" && n != 0 && (decision == DecisionApprove || typeOf(orig) == TaskAssignment || typeOf(orig) == RevisionRequest) {
 		return r.resume(planFile, n, decision, agent)
 	}
 	if decision == DecisionApprove {
-		return r.note(fmt.Sprintf("Your answer was noted; the %s given up is for no step, so there is nothing to approve: answer retry to send it again, or stop.", orNone(typeOf(orig))))
+		return r.note(fmt.Sprintf("Your answer was noted; the %s %s is for no step, so there is nothing to approve: answer retry to send it again, or stop.", orNone(typeOf(orig)), what))
 	}
 	m := orig.Clone()
 	for _, k := range []string{"id", "from", "created", "hops"} {

@@ -50,6 +50,15 @@ const RefusedNotice = "message_refused"
 // up in; Check accepts it from there only as such (checkRemoteNotice).
 const GivenUpNotice = "message_given_up"
 
+// UnansweredNotice is the type of the notice the runner sends a built-in
+// agent whose message a program agent handled without answering: its
+// program said nothing, or everything it said was refused and it sent
+// nothing mended. It names the message (unanswered:), the agent and
+// why, so that the sender (the pipeline's orchestrator), which would
+// otherwise wait for ever, can tell a person (see the runner's
+// Unanswered).
+const UnansweredNotice = "message_unanswered"
+
 // MaxRefusedNotices is how many refusal notices in a row a program agent
 // is sent: one whose answers to them are refused again, this many times,
 // is told no more, and its refused files wait in rejected/ for a person.

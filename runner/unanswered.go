@@ -1,0 +1,197 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Unanswered. A program agent that handles a message and answers
+// nothing leaves its sender waiting: the dev pipeline's orchestrator
+// sends a worker its task and waits for the submission, and a worker
+// whose program printed nothing, or whose answers were all refused and
+// that sent nothing mended, stalled the pipeline with nobody told (the
+// message is in done/: nothing failed). So a built-in sender whose
+// handler handles the notice (NoticeHandler) is sent a notice from
+// parley, of type message_unanswered, naming the message (unanswered:,
+// its type), the agent, why (reason:) and the refused answer, if any
+// (refused:); and it is woken for it. The sender decides what an
+// unanswered message means: the orchestrator escalates a request it
+// waits on, and lets any other be.
+//
+// A message is unanswered when the program agent's driver said nothing
+// in answer to it that the router could route, and no file the program
+// wrote into its outbox itself (parley send) answers it: none was
+// routed or refused while it was handled, and the outbox holds none when
+// the driver is done. Said by the driver but refused: the program is
+// told, by a refusal notice (see Refusals), and what it says in answer
+// to the notice answers the message its refused file answered (the
+// notice names it: answering:, answering_from:). So it is unanswered
+// too when the program answers that notice with nothing, or when its
+// answers were refused MaxRefusedNotices times in a row and it is told
+// no more; and when the driver's answers were refused before they
+// reached the router (a scratch name, too large: mailbox.Stage).
+//
+// People and programs are not told: a person sees the agent's done/ and
+// the refused files in `parley status`, and a program that answered by
+// sending its message again would only wait again. The notice's id is
+// drawn from the message and the agent, so telling it again (a runner
+// started after a crash finishing the message) delivers nothing new.
+
+// toldOfUnanswered reports whether an agent is sent a notice when its
+// message is handled by a program agent that answers nothing. typ is the
+// message's type, when it is known ("" before it is read): a handler
+// that says which of its messages wait for an answer (AnswerWaiter) is
+// told only of those.
+func (r *Runner) toldOfUnanswered(agent, typ string, known bool) bool {
+	a, ok := r.ws().Agent(agent)
+	if !ok || a.Remote != "" || a.Driver != workspace.DriverBuiltin {
+		return false
+	}
+	h, ok := r.opts.Handlers[a.Handler].(NoticeHandler)
+	if !ok || !h.HandlesNotice(workspace.UnansweredNotice) {
+		return false
+	}
+	if w, ok := h.(AnswerWaiter); ok && known {
+		return w.AwaitsAnswer(typ)
+	}
+	return true
+}
+
+// answeringField and answeringFromField are the fields of a refusal
+// notice that name the message the refused file answered, and its
+// sender: what the program's answer to the notice answers in turn.
+const (
+	answeringField     = "answering"
+	answeringFromField = "answering_from"
+)
+
+// saidNothing is called when agent's driver said nothing the router can
+// route in answer to the message a (refused holds what it said that was
+// refused on the way: mailbox.Stage's refusals). It tells the sender of
+// the message a's chain began with, when nothing else answered it.
+func (w *worker) saidNothing(a answer, refused []mailbox.Refusal) {
+	r := w.r
+	agent := w.agent.Name
+	if a.root == "" || !r.ws().IsProgram(agent) || !r.toldOfUnanswered(a.rootFrom, "", false) {
+		return
+	}
+	if r.chains.saidWhileHandling(agent, a.id) || w.outboxHolds() {
+		return // the program wrote into its outbox itself: that answers it
+	}
+	reason := "its program said nothing in answer"
+	rel := ""
+	if len(refused) > 0 {
+		reason = "what its program said in answer was refused: " + refused[0].Reason
+		rel = mailboxPath(agent, mailbox.Rejected, refused[0].Name)
+	}
+	if a.From == workspace.Runner {
+		reason = "its answer was refused, and its program said nothing in answer to parley's notice of it"
+		if len(refused) > 0 {
+			reason = "its answer was refused, and what its program said in answer to parley's notice of it was refused too: " + refused[0].Reason
+		}
+	}
+	r.tellUnanswered(agent, a.root, a.rootFrom, reason, rel)
+}
+
+// outboxHolds reports whether the worker's agent's outbox holds a file
+// the router routes (or will refuse): one the program wrote there itself.
+func (w *worker) outboxHolds() bool {
+	names, err := w.box.NamesUnsorted(mailbox.Outbox)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if mailbox.IsScratch(n) || strings.HasSuffix(n, mailbox.ReasonSuffix) {
+			continue
+		}
+		if info, err := os.Lstat(w.box.Path(mailbox.Outbox, n)); err == nil && !info.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// tellUnanswered tells sender that its message id, which agent handled,
+// has no answer (see Unanswered): delivered into its inbox, journaled,
+// and the sender woken.
+func (r *Runner) tellUnanswered(agent, id, sender, reason, rel string) {
+	n := r.unansweredNotice(agent, id, sender, reason, rel)
+	if n == nil {
+		return
+	}
+	r.givenUpMu.Lock() // one telling at a time, as for give-ups
+	delivered, err := r.ws().Mailbox(sender).Deliver(n.id, n.data, r.syncer)
+	r.givenUpMu.Unlock()
+	if err != nil {
+		r.log.Error("delivering parley's notice of a message unanswered", "to", sender, "id", id, "err", err)
+		return
+	}
+	if !delivered {
+		return // told already
+	}
+	r.record(n.entry)
+	r.Wake(n.recipients)
+}
+
+// unansweredNotice writes the notice that sender's message id, which
+// agent handled, has no answer: why (reason), and the file of agent's
+// rejected/ that would have answered it (rel), if any. Its id is drawn
+// from the message and agent. It returns nil when id is no message id,
+// or the sender waits for no answer to a message of its type.
+func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice {
+	ws := r.ws()
+	at, _, err := mailbox.ParseID(id)
+	if err != nil {
+		return nil
+	}
+	m := readFrom(ws.Mailbox(agent), mailbox.Done, id, ws.Config.Router.MaxMessageSize)
+	if m == nil {
+		m = readFrom(ws.Mailbox(agent), mailbox.Cur, id, ws.Config.Router.MaxMessageSize)
+	}
+	get := func(k string) string {
+		if m == nil {
+			return ""
+		}
+		v, _ := m.Header().Get(k)
+		return strings.TrimSpace(v)
+	}
+	typ := get("type")
+	if !r.toldOfUnanswered(sender, typ, m != nil) {
+		return nil // a message its sender waits on no answer to
+	}
+	nid := mailbox.IDOf(workspace.Runner, at, agent, []byte("unanswered "+id))
+	what := "a message you sent"
+	if typ != "" {
+		what = "the " + typ + " you sent"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s handled %s (%s) and answered nothing: %s.\n", agent, what, id, reason)
+	fmt.Fprintf(&b, "\nNothing answers it until someone acts. It is in %s.\n", mailboxPath(agent, mailbox.Done, mailbox.FileName(id)))
+	if rel != "" {
+		fmt.Fprintf(&b, "The refused answer is in %s, with the reason beside it.\n", rel)
+	}
+	thread := get("thread")
+	if thread == "" {
+		thread = id
+	}
+	to := []string{sender}
+	n := noticeWithID(nid, workspace.UnansweredNotice, to, thread, b.String())
+	n.SetValue("unanswered", id)
+	if typ != "" {
+		n.SetValue("unanswered_type", typ)
+	}
+	n.SetValue("agent", agent)
+	n.SetValue("reason", reason)
+	if rel != "" {
+		n.SetValue("refused", rel)
+	}
+	return &notice{
+		id: nid, data: n.Bytes(), recipients: to,
+		entry: workspace.Entry{ID: nid, From: workspace.Runner, To: to, Type: workspace.UnansweredNotice, Outcome: workspace.Delivered, File: mailbox.FileName(nid),
+			Note: fmt.Sprintf("parley's notice to %s of its message %s handled by %s with no answer", sender, id, agent)},
+	}
+}

@@ -1,0 +1,146 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// asker is a built-in handler that, for a person's message "AGENT TYPE",
+// sends AGENT a message of that type, and keeps the notices it is
+// handed. It waits for an answer only to a message of type task.
+type asker struct {
+	mu      sync.Mutex
+	notices []*mailbox.Message
+}
+
+func (a *asker) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+	if from, _ := d.Message.Header().Get("from"); from == workspace.Runner {
+		a.mu.Lock()
+		a.notices = append(a.notices, d.Message)
+		a.mu.Unlock()
+		return nil, nil
+	}
+	to, typ, _ := strings.Cut(strings.TrimSpace(string(d.Message.Body)), " ")
+	m := mailbox.New([]byte("do it\n"))
+	m.Set("to", to)
+	m.Set("type", typ)
+	return []*mailbox.Message{m}, nil
+}
+
+func (a *asker) HandlesNotice(typ string) bool { return typ == workspace.UnansweredNotice }
+func (a *asker) AwaitsAnswer(typ string) bool  { return typ == "task" }
+
+func (a *asker) told() []*mailbox.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.notices
+}
+
+func (a *asker) forget() {
+	a.mu.Lock()
+	a.notices = nil
+	a.mu.Unlock()
+}
+
+func header(m *mailbox.Message, k string) string {
+	v, _ := m.Header().Get(k)
+	return v
+}
+
+// TestUnansweredNotice: a program agent that handles a message and says
+// nothing leaves its sender waiting; a built-in sender that handles the
+// notice is told, by a message_unanswered notice from parley naming the
+// message, the agent and why, and only of the messages it waits on
+// (AnswerWaiter). A program that answered by writing into its outbox
+// itself, or through its driver, answered: its sender is not told. Told
+// again (the next runner), nothing new is delivered.
+func TestUnansweredNotice(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "silent.sh", "cat >/dev/null\n")
+	script(t, ws, "talker.sh", "cat >/dev/null; printf -- '---\\nto: boss\\n---\\ndone\\n'\n")
+	// Writes its answer into its mailbox's outbox, as `parley send`
+	// would, and prints nothing.
+	script(t, ws, "selfsend.sh", `cat >/dev/null
+out="$PARLEY_WORKSPACE/mailboxes/$PARLEY_AGENT/outbox"
+printf -- '---\nto: boss\n---\ndone, by hand\n' > "$out/.answer.tmp"
+mv "$out/.answer.tmp" "$out/answer.md"
+`)
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: lead, driver: builtin, handler: lead}
+  - {name: silent, driver: command, run: [./silent.sh]}
+  - {name: talker, driver: command, run: [./talker.sh]}
+  - {name: selfsend, driver: command, run: [./selfsend.sh]}
+`)
+	lead := &asker{}
+	handlers := Handlers{"lead": lead}
+	send(t, ws, "boss", "lead", "silent task")
+	send(t, ws, "boss", "lead", "silent note") // not waited on
+	send(t, ws, "boss", "lead", "talker task")
+	send(t, ws, "boss", "lead", "selfsend task")
+	if _, err := runIdle(t, ws, Options{Handlers: handlers}); err != nil {
+		t.Fatal(err)
+	}
+	told := lead.told()
+	if len(told) != 1 {
+		var got []string
+		for _, n := range told {
+			got = append(got, header(n, "agent")+" "+header(n, "unanswered"))
+		}
+		t.Fatalf("lead was handed %d notices (%v), want 1: silent's task", len(told), got)
+	}
+	n := told[0]
+	var task string
+	for _, name := range names(t, ws, "silent", mailbox.Done) {
+		m := readMessage(t, ws.Mailbox("silent").Path(mailbox.Done, name))
+		if header(m, "type") == "task" {
+			task = header(m, "id")
+		}
+	}
+	got := map[string]string{}
+	for _, k := range []string{"from", "to", "type", "unanswered", "unanswered_type", "agent", "reason"} {
+		got[k] = header(n, k)
+	}
+	want := map[string]string{
+		"from": workspace.Runner, "to": "lead", "type": workspace.UnansweredNotice,
+		"unanswered": task, "unanswered_type": "task", "agent": "silent",
+		"reason": "its program said nothing in answer",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the notice's header (-want +got):\n%s", d)
+	}
+	if !strings.Contains(string(n.Body), "mailboxes/silent/done/"+mailbox.FileName(task)) {
+		t.Errorf("the notice's body does not say where the message is:\n%s", n.Body)
+	}
+	inbox := bodies(t, ws, "boss", mailbox.Inbox)
+	slices.Sort(inbox) // the two programs answer in either order
+	if d := cmp.Diff([]string{"done", "done, by hand"}, inbox); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+
+	// The next runner finds nothing to tell: the notice was told once.
+	lead.forget()
+	if _, err := runIdle(t, ws, Options{Handlers: handlers}); err != nil {
+		t.Fatal(err)
+	}
+	if len(lead.told()) != 0 {
+		t.Errorf("a second runner handed lead %d notices, want none", len(lead.told()))
+	}
+	var journaled int
+	for _, e := range journalEntries(t, ws) {
+		if e.Type == workspace.UnansweredNotice && e.Outcome == workspace.Delivered {
+			journaled++
+		}
+	}
+	if journaled != 1 {
+		t.Errorf("%d journal lines deliver a notice of a message unanswered, want 1", journaled)
+	}
+}
