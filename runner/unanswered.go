@@ -37,7 +37,13 @@ import (
 //
 // People and programs are not told: a person sees the agent's done/ and
 // the refused files in `parley status`, and a program that answered by
-// sending its message again would only wait again. The notice's id is
+// sending its message again would only wait again. A sender of another
+// workspace is told when parley.yaml gives it the role orchestrator
+// (OrchestratorRole): the notice goes into its mailbox here, which the
+// bridge forwards, with workspace: naming this one, and that workspace's
+// Check takes it as such a notice (checkRemoteNotice). Its handler is
+// out of sight, so it is told of every message of its left unanswered,
+// and decides there which it waited on. The notice's id is
 // drawn from the message and the agent, so telling it again (a runner
 // started after a crash finishing the message) delivers nothing new.
 
@@ -47,8 +53,12 @@ import (
 // that says which of its messages wait for an answer (AnswerWaiter) is
 // told only of those.
 func (r *Runner) toldOfUnanswered(agent, typ string, known bool) bool {
-	a, ok := r.ws().Agent(agent)
-	if !ok || a.Remote != "" || a.Driver != workspace.DriverBuiltin {
+	ws := r.ws()
+	a, ok := ws.Agent(agent)
+	if ok && a.Remote != "" {
+		return ws.Config.Bridge != nil && ws.HasRole(agent, OrchestratorRole)
+	}
+	if !ok || a.Driver != workspace.DriverBuiltin {
 		return false
 	}
 	h, ok := r.opts.Handlers[a.Handler].(NoticeHandler)
@@ -60,6 +70,10 @@ func (r *Runner) toldOfUnanswered(agent, typ string, known bool) bool {
 	}
 	return true
 }
+
+// OrchestratorRole is the role of a sender of another workspace that is
+// told of its messages left unanswered here (see Unanswered).
+const OrchestratorRole = "orchestrator"
 
 // answeringField and answeringFromField are the fields of a refusal
 // notice that name the message the refused file answered, and its
@@ -163,6 +177,10 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	if !r.toldOfUnanswered(sender, typ, m != nil) {
 		return nil // a message its sender waits on no answer to
 	}
+	remote := "" // this workspace's name on the bridge, for a sender of another
+	if a, _ := ws.Agent(sender); a.Remote != "" {
+		remote = ws.Config.Bridge.Name
+	}
 	nid := mailbox.IDOf(workspace.Runner, at, agent, []byte("unanswered "+id))
 	what := "a message you sent"
 	if typ != "" {
@@ -170,7 +188,11 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s handled %s (%s) and answered nothing: %s.\n", agent, what, id, reason)
-	fmt.Fprintf(&b, "\nNothing answers it until someone acts. It is in %s.\n", mailboxPath(agent, mailbox.Done, mailbox.FileName(id)))
+	where := mailboxPath(agent, mailbox.Done, mailbox.FileName(id))
+	if remote != "" {
+		where += " in workspace " + remote
+	}
+	fmt.Fprintf(&b, "\nNothing answers it until someone acts. It is in %s.\n", where)
 	if rel != "" {
 		fmt.Fprintf(&b, "The refused answer is in %s, with the reason beside it.\n", rel)
 	}
@@ -188,6 +210,9 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	n.SetValue("reason", reason)
 	if rel != "" {
 		n.SetValue("refused", rel)
+	}
+	if remote != "" {
+		n.SetValue("workspace", remote)
 	}
 	return &notice{
 		id: nid, data: n.Bytes(), recipients: to,

@@ -97,7 +97,8 @@ func (o *Orchestrator) readRecords(h *history, agent string, states []string, ke
 			continue
 		}
 		for _, name := range names {
-			if _, ok := mailbox.IDFromName(name); !ok {
+			nameID, ok := mailbox.IDFromName(name)
+			if !ok {
 				continue
 			}
 			data, err := mailbox.ReadFile(box.Path(state, name), o.Workspace.Config.Router.MaxMessageSize)
@@ -109,6 +110,13 @@ func (o *Orchestrator) readRecords(h *history, agent string, states []string, ke
 				continue
 			}
 			id := get(m, "id")
+			if id == "" {
+				// A file written by hand moves to sent/ as it is, under
+				// the id the router gave it (only the copies it delivers
+				// carry it): the name says it.
+				id = nameID
+				m.Set("id", id)
+			}
 			ok, sent := keep(m)
 			if id == "" || !ok || h.byID[id] != nil {
 				continue

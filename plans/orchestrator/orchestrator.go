@@ -244,7 +244,12 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		r.o.log().Info("orchestrator: a message left unanswered, escalated already", "unanswered", id, "agent", agent)
 		return nil, nil
 	}
-	what := fmt.Sprintf("%s handled the %s it was sent and answered nothing", agent, rec.typ())
+	elsewhere := get(r.in, "workspace") // handled there, its done/ out of sight
+	in := ""
+	if elsewhere != "" {
+		in = " in workspace " + elsewhere
+	}
+	what := fmt.Sprintf("%s handled the %s it was sent%s and answered nothing", agent, rec.typ(), in)
 	pf, n, step := r.stepOf(rec.m)
 	if step {
 		what = fmt.Sprintf("step %d of %s waits: %s", n, pf, what)
@@ -260,6 +265,9 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		}
 		m.SetValue("unanswered", id)
 		m.SetValue("agent", agent)
+		if elsewhere != "" {
+			m.SetValue("workspace", elsewhere)
+		}
 	}
 	return out, err
 }

@@ -114,9 +114,10 @@ func TestCheckRemoteSender(t *testing.T) {
 }
 
 // TestCheckRemoteNotice: the runner of another workspace sends only its
-// notice that it gave up a message an agent of this workspace sent to one
-// of its own; that goes to the sender alone, and anything else from it is
-// refused, naming the field.
+// notices that it gave up, or that a program of its left unanswered, a
+// message an agent of this workspace sent to one of its own; those go to
+// the sender alone, and anything else from it is refused, naming the
+// field.
 func TestCheckRemoteNotice(t *testing.T) {
 	root := t.TempDir()
 	ws, err := InitConfig(root, "bridge: {name: inn}\nagents:\n  - gm\n  - pat\n  - {name: aria, remote: home}\n  - {name: bram, remote: away}\n")
@@ -147,7 +148,7 @@ func TestCheckRemoteNotice(t *testing.T) {
 		maps.Copy(f, change)
 		var b strings.Builder
 		b.WriteString("---\n")
-		for _, k := range []string{"id", "from", "to", "cc", "type", "signal", "thread", "created", "given_up", "agent", "workspace"} {
+		for _, k := range []string{"id", "from", "to", "cc", "type", "signal", "thread", "created", "given_up", "unanswered", "agent", "workspace"} {
 			if v, ok := f[k]; ok && v != "-" {
 				fmt.Fprintf(&b, "%s: %s\n", k, v)
 			}
@@ -190,13 +191,20 @@ func TestCheckRemoteNotice(t *testing.T) {
 		// The bridge delivers the bytes it carried: from: is not
 		// filled in, and the orchestrator takes a notice only from
 		// parley.
-		{"no from", "home", map[string]string{"from": "-"}, "from", `"", but the message came from the runner of workspace "home", which sends only its notice of a message given up (type message_given_up), from: parley`},
-		{"a signal", "home", map[string]string{"signal": "escalate"}, "signal", `"escalate", but the message came from the runner of workspace "home", which sends only its notice of a message given up (type message_given_up), which carries no signal`},
+		{"no from", "home", map[string]string{"from": "-"}, "from", `"", but the message came from the runner of workspace "home", which sends only its notices of a message given up (type message_given_up) or left unanswered (type message_unanswered), from: parley`},
+		{"a signal", "home", map[string]string{"signal": "escalate"}, "signal", `"escalate", but the message came from the runner of workspace "home", which sends only its notices of a message given up (type message_given_up) or left unanswered (type message_unanswered), which carry no signal`},
 		{"a thread that is a list", "home", map[string]string{"thread": "[a, b]"}, "thread", `must be a single value`},
 		{"a created that is a list", "home", map[string]string{"created": "[a, b]"}, "created", `must be a single value`},
 		{"a created that is no time", "home", map[string]string{"created": "yesterday"}, "created", `"yesterday" is not a time`},
 		{"a created", "home", map[string]string{"created": "2026-11-27T10:00:00.5Z", "thread": gmID}, "", ""},
 		{"given_up never sent", "home", map[string]string{"given_up": toNobody}, "given_up", toNobody + ` never went to aria from this workspace`},
+		// Its notice that a program of its left a message unanswered,
+		// checked the same way, unanswered: naming the message.
+		{"unanswered", "home", map[string]string{"type": UnansweredNotice, "given_up": "-", "unanswered": gmID}, "", ""},
+		{"unanswered with given_up only", "home", map[string]string{"type": UnansweredNotice}, "unanswered", `"" is no id of gm: a notice of a message left unanswered goes to the message's sender`},
+		{"unanswered of another agent", "home", map[string]string{"type": UnansweredNotice, "given_up": "-", "unanswered": patID}, "unanswered", `is no id of gm: a notice of a message left unanswered`},
+		{"unanswered to two", "home", map[string]string{"type": UnansweredNotice, "given_up": "-", "unanswered": gmID, "to": "[gm, pat]"}, "to", `a notice of a message left unanswered goes to exactly one agent`},
+		{"unanswered never sent", "home", map[string]string{"type": UnansweredNotice, "given_up": "-", "unanswered": toNobody}, "unanswered", toNobody + ` never went to aria from this workspace: the mailbox of aria here, whose copies the bridge forwards, holds none; a notice tells only of a message sent from here to the agent that left it unanswered`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -338,19 +338,22 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 
 // checkRemoteNotice checks a message that came over the bridge from the
 // runner of another workspace (in.Sender is Runner, in.Workspace names
-// it). That runner sends one thing: its notice that it gave up a message
-// an agent of this workspace sent to one of its own (see the runner's
-// GiveUps), so that the sender, which cannot see the other workspace's
-// dead/, is told. It is accepted only as that: from a workspace a
+// it). That runner sends two things: its notice that it gave up a
+// message an agent of this workspace sent to one of its own (see the
+// runner's GiveUps), so that the sender, which cannot see the other
+// workspace's dead/, is told; and its notice that one of its program
+// agents handled such a message and answered nothing (the runner's
+// Unanswered). It is accepted only as one of those: from a workspace a
 // remote: names, from: parley (written: the bridge delivers the bytes it
-// carried), of type GivenUpNotice and no signal, its header well formed
-// (checkFields), with an id of parley's, to exactly one agent that lives
-// here, about a message of that agent's (given_up: an id whose sender is
-// the recipient), given up by an agent that lives in the workspace it
-// came from (agent:), which workspace: names (its dead/ holds the
-// message); and that message went to that agent from here: its copy is
-// in the agent's mailbox here, which the bridge forwards. It goes to that
-// one agent; it is parley's own notice, so no protocol is checked.
+// carried), of type GivenUpNotice or UnansweredNotice and no signal, its
+// header well formed (checkFields), with an id of parley's, to exactly
+// one agent that lives here, about a message of that agent's (given_up:,
+// or unanswered:, an id whose sender is the recipient), given up or left
+// unanswered by an agent that lives in the workspace it came from
+// (agent:), which workspace: names; and that message went to that agent
+// from here: its copy is in the agent's mailbox here, which the bridge
+// forwards. It goes to that one agent; it is parley's own notice, so no
+// protocol is checked.
 func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, *Refusal) {
 	h := m.Header()
 	get := func(key string) string {
@@ -360,8 +363,15 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 	if !slices.Contains(w.Config.Remotes(), in.Workspace) {
 		return Recipient{}, &Refusal{Field: "from", Reason: fmt.Sprintf("the runner of workspace %q, which no agent of %s lives in (remote: names %s)", in.Workspace, ConfigFile, orNoneOf(w.Config.Remotes()))}
 	}
-	came := fmt.Sprintf("the message came from the runner of workspace %q, which sends only its notice of a message given up (type %s)", in.Workspace, GivenUpNotice)
-	if f := checkFields(h, "from", "given_up", "agent", "workspace"); f != nil {
+	came := fmt.Sprintf("the message came from the runner of workspace %q, which sends only its notices of a message given up (type %s) or left unanswered (type %s)", in.Workspace, GivenUpNotice, UnansweredNotice)
+	typ := get("type")
+	// The field naming the message, what became of it, and what the
+	// agent did: the words of the refusals.
+	about, became, did, didIt := "given_up", "given up", "gave up", "gave it up"
+	if typ == UnansweredNotice {
+		about, became, did, didIt = "unanswered", "left unanswered", "left unanswered", "left it unanswered"
+	}
+	if f := checkFields(h, "from", about, "agent", "workspace"); f != nil {
 		return Recipient{}, f
 	}
 	// from: is written, not filled in: the bridge delivers the bytes it
@@ -370,14 +380,14 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 	if from := get("from"); from != Runner {
 		return Recipient{}, &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but %s, from: %s", from, came, Runner)}
 	}
-	if typ := get("type"); typ != GivenUpNotice {
+	if typ != GivenUpNotice && typ != UnansweredNotice {
 		return Recipient{}, &Refusal{Line: h.Line("type"), Field: "type", Reason: fmt.Sprintf("%q, but %s", typ, came)}
 	}
 	// A signal asks its recipient to act (an orchestrator escalates on
 	// signal: escalate, whatever the type); a notice only tells.
 	if h.Has("signal") {
 		sig, _ := h.Get("signal")
-		return Recipient{}, &Refusal{Line: h.Line("signal"), Field: "signal", Reason: fmt.Sprintf("%q, but %s, which carries no signal", sig, came)}
+		return Recipient{}, &Refusal{Line: h.Line("signal"), Field: "signal", Reason: fmt.Sprintf("%q, but %s, which carry no signal", sig, came)}
 	}
 	id := get("id")
 	if _, sender, err := mailbox.ParseID(id); err != nil || sender != Runner {
@@ -388,24 +398,24 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 		return Recipient{}, RefusalOf("", err)
 	}
 	if len(to) != 1 || h.Has("cc") {
-		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: fmt.Sprintf("a notice of a message given up goes to exactly one agent, the message's sender, not to %s", orNoneOf(append(to, ccOf(m)...)))}
+		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: fmt.Sprintf("a notice of a message %s goes to exactly one agent, the message's sender, not to %s", became, orNoneOf(append(to, ccOf(m)...)))}
 	}
 	recipient := to[0]
 	if a, ok := w.Agent(recipient); !ok {
 		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: (&UnknownAgentError{Name: recipient, Agents: w.AgentNames()}).Error()}
 	} else if a.Remote != "" {
-		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: fmt.Sprintf("%s lives in workspace %q (remote: in %s), not in this one: a notice of a message given up goes to its sender, here", recipient, a.Remote, ConfigFile)}
+		return Recipient{}, &Refusal{Line: h.Line("to"), Field: "to", Reason: fmt.Sprintf("%s lives in workspace %q (remote: in %s), not in this one: a notice of a message %s goes to its sender, here", recipient, a.Remote, ConfigFile, became)}
 	}
-	givenUp := get("given_up")
+	givenUp := get(about)
 	if _, sender, err := mailbox.ParseID(givenUp); err != nil || sender != recipient {
-		return Recipient{}, &Refusal{Line: h.Line("given_up"), Field: "given_up", Reason: fmt.Sprintf("%q is no id of %s: a notice of a message given up goes to the message's sender", givenUp, recipient)}
+		return Recipient{}, &Refusal{Line: h.Line(about), Field: about, Reason: fmt.Sprintf("%q is no id of %s: a notice of a message %s goes to the message's sender", givenUp, recipient, became)}
 	}
 	agent := get("agent")
 	if a, ok := w.Agent(agent); !ok || a.Remote != in.Workspace {
-		return Recipient{}, &Refusal{Line: h.Line("agent"), Field: "agent", Reason: fmt.Sprintf("%q is no agent that lives in workspace %q (remote: %s in %s): its runner tells only of what its own agents gave up", agent, in.Workspace, in.Workspace, ConfigFile)}
+		return Recipient{}, &Refusal{Line: h.Line("agent"), Field: "agent", Reason: fmt.Sprintf("%q is no agent that lives in workspace %q (remote: %s in %s): its runner tells only of what its own agents %s", agent, in.Workspace, in.Workspace, ConfigFile, did)}
 	}
 	if ws := get("workspace"); ws != in.Workspace {
-		return Recipient{}, &Refusal{Line: h.Line("workspace"), Field: "workspace", Reason: fmt.Sprintf("%q, but the notice came from workspace %q: it names the workspace the message was given up in, whose dead/ holds it", ws, in.Workspace)}
+		return Recipient{}, &Refusal{Line: h.Line("workspace"), Field: "workspace", Reason: fmt.Sprintf("%q, but the notice came from workspace %q: it names the workspace the message was %s in", ws, in.Workspace, became)}
 	}
 	// The message went from here to agent: the router delivered its copy
 	// into agent's mailbox here, which the bridge forwards (and then
@@ -417,9 +427,9 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 		if where := w.where(givenUp); where != "" {
 			reason += " (it is in " + where + ")"
 		}
-		return Recipient{}, &Refusal{Line: h.Line("given_up"), Field: "given_up", Reason: reason + "; a notice tells only of a message sent from here to the agent that gave it up"}
+		return Recipient{}, &Refusal{Line: h.Line(about), Field: about, Reason: fmt.Sprintf("%s; a notice tells only of a message sent from here to the agent that %s", reason, didIt)}
 	}
-	return Recipient{Agent: recipient, Rules: []Rule{{Kind: RuleNamed, Source: "to", Line: h.Line("to"), Text: fmt.Sprintf("to: %s, the sender of %s, which %s gave up in workspace %s", recipient, givenUp, agent, in.Workspace)}}}, nil
+	return Recipient{Agent: recipient, Rules: []Rule{{Kind: RuleNamed, Source: "to", Line: h.Line("to"), Text: fmt.Sprintf("to: %s, the sender of %s, which %s %s in workspace %s", recipient, givenUp, agent, did, in.Workspace)}}}, nil
 }
 
 // ccOf are the names in a message's cc:, for a refusal that lists them.
