@@ -109,7 +109,7 @@ func (s *Skill) Roles() []string {
 	var out []string
 	add := func(roles []string) {
 		for _, r := range roles {
-			if r != "" && !generic([]string{r}) && !slices.Contains(out, r) {
+			if r != "" && !Generic([]string{r}) && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
 		}

@@ -968,12 +968,12 @@ func (p *parser) finish() {
 			t.Deprecated = d
 		}
 		if len(t.Senders) == 0 && t.sectionFrom != "" {
-			if roles, _ := parseRoles(t.sectionFrom); !generic(roles) {
+			if roles, _ := parseRoles(t.sectionFrom); !Generic(roles) {
 				t.Senders = roles
 			}
 		}
 		if len(t.Recipients) == 0 && t.sectionTo != "" {
-			if roles, all := parseRoles(t.sectionTo); !generic(roles) {
+			if roles, all := parseRoles(t.sectionTo); !Generic(roles) {
 				t.Recipients, t.AllRecipients = roles, all
 			}
 		}
@@ -1086,9 +1086,10 @@ func inAll(examples [][]string, key string) bool {
 	return true
 }
 
-// generic reports whether roles name no particular role ("agent",
-// "team"), as a section heading like "Agent → Orchestrator" does.
-func generic(roles []string) bool {
+// Generic reports whether roles name no particular role but any agent
+// ("agent", "team", "any", "*"), as a section heading like
+// "Agent → Orchestrator" does.
+func Generic(roles []string) bool {
 	for _, r := range roles {
 		switch r {
 		case "agent", "team", "any", "*":

@@ -23,7 +23,7 @@ func (sg *Signal) SignalSenders() []string {
 			roles, _ = parseRoles(from)
 		}
 	}
-	if generic(roles) {
+	if Generic(roles) {
 		return nil
 	}
 	return roles
@@ -38,7 +38,7 @@ func (sg *Signal) SignalRecipients() []string {
 			roles, _ = parseRoles(to)
 		}
 	}
-	if generic(roles) {
+	if Generic(roles) {
 		return nil
 	}
 	return roles

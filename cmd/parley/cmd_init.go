@@ -23,7 +23,8 @@ func initCommand(e *env) *cli.Command {
 			"a narrator, the built-in team lead, your seat (parley play), one agent per\n" +
 			"character and the built-in scribe, journal and tools; a campaign with a sheet\n" +
 			"for each character (--human yours, --ai the AI players'), and preferences.md\n" +
-			"naming yours.",
+			"naming yours. Without DIR it lays the table out here only when here is empty\n" +
+			"(dot files aside): name the directory, or . for this one.",
 		ArgsUsage: "[DIR]",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "agent", Aliases: []string{"a"}, Usage: "an agent `NAME`, or NAME:ROLE (aria:player; several roles joined by +); repeat, or separate with commas; at least one"},
@@ -42,6 +43,7 @@ func initCommand(e *env) *cli.Command {
 			if dir == "" {
 				dir = c.String("workspace")
 			}
+			named := dir != ""
 			if dir == "" {
 				dir = "."
 			}
@@ -50,6 +52,11 @@ func initCommand(e *env) *cli.Command {
 			case "dnd":
 				if len(c.StringSlice("agent")) > 0 || len(c.StringSlice("skill")) > 0 {
 					return usagef("--template dnd lays out its own agents and skills: leave out --agent and --skill")
+				}
+				if !named {
+					if err := tableHere(c); err != nil {
+						return err
+					}
 				}
 				return runInitTable(e, dir, dndTable{Campaign: c.String("campaign"), Human: c.String("human"), AI: splitNames(c.StringSlice("ai"))})
 			default:
@@ -141,4 +148,54 @@ func runInitTable(e *env, dir string, t dndTable) error {
 	}
 	fmt.Fprintln(e.stdout, "next: give gm, narrator and the players programs in parley.yaml (driver: command, run: [...]), `git init`, then `parley play`")
 	return nil
+}
+
+// tableHere refuses to lay out a D&D table in the current directory, DIR
+// unnamed, when the directory holds files of its own (dot files such as
+// .git aside) and no parley.yaml: a table is a tree of its own (campaign,
+// mailboxes, skills), and a flag that takes a value easily eats the DIR
+// meant for it (`--human mytable` names your character mytable), which
+// once spilled a table into /tmp. `parley init --template dnd ... .`
+// names the current directory, and lays the table out there.
+func tableHere(c *cli.Context) error {
+	if _, err := os.Stat(workspace.ConfigFile); err == nil {
+		return nil // a workspace already: init says so
+	}
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		return err
+	}
+	var own []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			own = append(own, e.Name())
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	here, _ := os.Getwd()
+	line := "parley init --template dnd"
+	for _, f := range []string{"campaign", "human"} {
+		if c.IsSet(f) {
+			line += " --" + f + " " + c.String(f)
+		}
+	}
+	for _, ai := range c.StringSlice("ai") {
+		line += " --ai " + ai
+	}
+	hint := ""
+	if c.IsSet("human") {
+		hint = fmt.Sprintf("; --human takes the character you play, here %q", c.String("human"))
+	}
+	return usagef("no directory named, and the current directory %s holds files (%s) and no %s: nothing was written; a table is laid out in a directory of its own: `%s DIR`, or `%s .` to lay it out here%s",
+		here, listSome(own, 3), workspace.ConfigFile, line, line, hint)
+}
+
+// listSome joins the first n names, saying how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }

@@ -261,7 +261,6 @@ routes:
 		t.Fatal(err)
 	}
 	want := []string{
-		"parley.yaml: skills: dnd-team names roles no agent has (human, team-lead): what it sends to them has nowhere to go unless named in to:",
 		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to gm (gm), which builtin:dnd-team.md:637 does not list among its recipients (player or human): delivered, as the route says",
 		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:637 does not list among its recipients (player or human): delivered, as the route says",
 		"parley.yaml:9: routes[1].match.type: no skill of this workspace defines NO_SUCH_TYPE",
@@ -277,6 +276,57 @@ routes:
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Lint (-want +got):\n%s", d)
+	}
+}
+
+// TestLintUnheldRoles: a role the protocol names that no agent has is
+// warned about only when a program or a built-in handler would send to
+// it. The README's tour (gm, narrator and two players, all people, no
+// team lead) warned at every run that nobody was team lead or human,
+// though a person sending to them is refused at once, with the reason.
+func TestLintUnheldRoles(t *testing.T) {
+	for _, tt := range []struct {
+		name, agents string
+		want         []string
+	}{
+		{"a table of people", `
+  - gm
+  - narrator
+  - {name: aria, role: player}
+  - {name: bram, role: player}`, nil},
+		{"a game master that is a program", `
+  - {name: gm, driver: command, run: [sh, gm.sh]}
+  - narrator
+  - {name: aria, role: player}`, []string{"parley.yaml: skills: dnd-team names a role no agent has (team-lead): what it sends to it has nowhere to go unless named in to:"}},
+		{"a team lead with no human to escalate to", `
+  - gm
+  - narrator
+  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}
+  - {name: aria, role: player}`, []string{"parley.yaml: skills: dnd-team names a role no agent has (human): what it sends to it has nowhere to go unless named in to:"}},
+		{"a team lead and its human", `
+  - gm
+  - narrator
+  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}
+  - {name: you, role: human}`, nil},
+		{"players that are programs, no narrator", `
+  - gm
+  - {name: lead, role: team-lead}
+  - {name: aria, role: player, driver: command, run: [sh, aria.sh]}`, []string{"parley.yaml: skills: dnd-team names a role no agent has (narrator): what it sends to it has nowhere to go unless named in to:"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\nagents:"+tt.agents+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := &Workspace{Root: t.TempDir(), Config: cfg}
+			got, err := ws.Lint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("Lint (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 

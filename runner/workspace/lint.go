@@ -11,7 +11,8 @@ import (
 
 // Lint returns what parley says about the workspace when it starts
 // without refusing to start: an agent's role no skill and no route knows
-// (see UnknownRoles); a route matching a type no skill defines, or
+// (see UnknownRoles); a role no agent has that a program or a built-in
+// handler of the workspace would send to (see strandedRoles); a route matching a type no skill defines, or
 // a field none of the types it matches has; a route to a role nobody holds, or from one; and
 // a route that sends a type to agents its protocol does not list as
 // recipients. Such a route is the workspace owner's decision, and its
@@ -29,7 +30,7 @@ func (w *Workspace) Lint() ([]string, error) {
 	held := w.RoleHeld
 	unheld := map[string][]string{} // skill -> roles
 	var order []string
-	for _, u := range w.UnheldRoles(protocol) {
+	for _, u := range w.strandedRoles(protocol) {
 		if unheld[u.Skill] == nil {
 			order = append(order, u.Skill)
 		}
@@ -91,6 +92,59 @@ func (w *Workspace) UnheldRoles(protocol *skills.Set) []UnheldRole {
 			}
 			seen[role] = true
 			out = append(out, UnheldRole{Role: role, Skill: sk.Name})
+		}
+	}
+	return out
+}
+
+// strandedRoles returns the roles of UnheldRoles that an agent no person
+// plays here would send to: a type or signal of the protocol that one of
+// its roles sends (or any role), to recipients none of whom an agent has
+// (a role of the protocol, not every agent). Such a program's message, an
+// escalation of the team lead say, would be refused with no person there
+// to read why. A role only people would send to is left out: a table of
+// people without a team lead is a table, and `parley send` refuses what
+// would reach nobody at once, with the reason and what to do.
+func (w *Workspace) strandedRoles(protocol *skills.Set) []UnheldRole {
+	if protocol == nil {
+		return nil
+	}
+	var programs []string // agents no person plays where they live
+	for _, a := range w.Config.Agents {
+		if !a.PersonThere() {
+			programs = append(programs, a.Name)
+		}
+	}
+	if len(programs) == 0 {
+		return nil
+	}
+	anyAgent := func(r string) bool { return skills.Generic([]string{r}) }
+	sentByProgram := func(senders []string) bool {
+		return slices.ContainsFunc(programs, func(a string) bool {
+			return len(senders) == 0 || slices.ContainsFunc(senders, anyAgent) || w.HasRole(a, senders...)
+		})
+	}
+	stranded := map[string]bool{}
+	strand := func(senders, recipients []string) {
+		if len(recipients) == 0 || slices.ContainsFunc(recipients, anyAgent) || slices.ContainsFunc(recipients, w.RoleHeld) || !sentByProgram(senders) {
+			return
+		}
+		for _, r := range recipients {
+			stranded[r] = true
+		}
+	}
+	for _, sk := range protocol.Skills {
+		for _, t := range sk.Types {
+			strand(t.Senders, t.Recipients)
+		}
+		for _, sg := range sk.Signals {
+			strand(sg.Senders, sg.Recipients)
+		}
+	}
+	var out []UnheldRole
+	for _, u := range w.UnheldRoles(protocol) {
+		if stranded[u.Role] {
+			out = append(out, u)
 		}
 	}
 	return out

@@ -3,12 +3,16 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -56,10 +60,11 @@ const storyState = "story-state.md"
 
 // secret is a sentence a message may not carry.
 type secret struct {
-	text  string // as written
-	norm  string // normalised, between spaces
-	file  string // where it is, relative to the workspace
-	owner string // the character it belongs to; "" for the game master's
+	text  string   // as written
+	norm  string   // normalised, between spaces
+	runs  []string // each leakRun words in a row of it, normalised, between spaces
+	file  string   // where it is, relative to the workspace
+	owner string   // the character it belongs to; "" for the game master's
 }
 
 // campaignDir returns the directory of the workspace's campaign: the one
@@ -84,7 +89,25 @@ func (w *Workspace) campaignDir() string {
 	return filepath.Join(w.Root, CampaignsDir, dirs[0])
 }
 
-// secrets reads the campaign's secrets. A file that cannot be read for
+// secretFiles keeps the secrets read from each file of a campaign, so
+// that the guard, which runs for every message the router checks, reads
+// and parses a file again only when it changed. Each check still stats
+// every file: a file edited by hand (its size or modification time
+// changed) is read again at once, and one removed is forgotten.
+type secretFiles struct {
+	mu    sync.Mutex
+	files map[string]secretFile // by path
+}
+
+// secretFile is what one file held when it was read.
+type secretFile struct {
+	size    int64
+	modTime time.Time
+	list    []secret
+}
+
+// secrets reads the campaign's secrets, from the files that changed
+// since the last call (see secretFiles). A file that cannot be read for
 // want of permission (a program in its sandbox runs `parley send`) gives
 // none: the runner, which can read it, checks the message again.
 func (w *Workspace) secrets() ([]secret, error) {
@@ -92,21 +115,38 @@ func (w *Workspace) secrets() ([]secret, error) {
 	if dir == "" {
 		return nil, nil
 	}
+	c := &w.secretFiles
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[string]bool{}
 	var out []secret
 	read := func(path, owner string) error {
-		data, err := os.ReadFile(path)
+		fi, err := os.Stat(path)
+		if err == nil {
+			if f, ok := c.files[path]; ok && f.size == fi.Size() && f.modTime.Equal(fi.ModTime()) {
+				seen[path] = true
+				out = append(out, f.list...)
+				return nil
+			}
+		}
+		list, fi, err := w.readSecrets(path, owner)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(w.Root, path)
-		for _, s := range secretSentences(string(data)) {
-			out = append(out, secret{text: s, norm: " " + normalise(s) + " ", file: filepath.ToSlash(rel), owner: owner})
+		if c.files == nil {
+			c.files = map[string]secretFile{}
 		}
+		c.files[path] = secretFile{size: fi.Size(), modTime: fi.ModTime(), list: list}
+		seen[path] = true
+		out = append(out, list...)
 		return nil
 	}
+	defer func() {
+		maps.DeleteFunc(c.files, func(path string, _ secretFile) bool { return !seen[path] })
+	}()
 	if err := read(filepath.Join(dir, storyState), ""); err != nil {
 		return nil, err
 	}
@@ -121,6 +161,32 @@ func (w *Workspace) secrets() ([]secret, error) {
 		}
 	}
 	return out, nil
+}
+
+// readSecrets reads the secrets of one file, and what the file was (its
+// size and modification time) when it was read: taken from the open
+// file before reading it, so an edit made while it is read is seen at
+// the next check.
+func (w *Workspace) readSecrets(path, owner string) ([]secret, fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	rel, _ := filepath.Rel(w.Root, path)
+	var list []secret
+	for _, s := range secretSentences(string(data)) {
+		list = append(list, newSecret(s, filepath.ToSlash(rel), owner))
+	}
+	return list, fi, nil
 }
 
 // Secrets are a campaign's secrets as the guard reads them: the
@@ -151,7 +217,7 @@ func (s *Secrets) Withhold(text string) string {
 	}
 	carries := func(lines []string) bool {
 		norm := " " + normalise(strings.Join(lines, " ")) + " "
-		return slices.ContainsFunc(s.list, func(sec secret) bool { return leaks(norm, sec.norm) })
+		return slices.ContainsFunc(s.list, func(sec secret) bool { return leaks(norm, sec) })
 	}
 	var kept []string
 	lines := strings.Split(text, "\n")
@@ -345,7 +411,7 @@ func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refu
 			continue // to those who may know it alone
 		}
 		for _, p := range parts {
-			if leaks(p.norm, s.norm) {
+			if leaks(p.norm, s) {
 				whose := "the game master's secrets"
 				if s.owner != "" {
 					whose = s.owner + "'s secrets"
@@ -362,18 +428,24 @@ func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refu
 const leakRun = 8
 
 // leaks reports whether a text (normalised, between spaces) holds a
-// secret (the same): the whole of it, or leakRun of its words in a row.
-func leaks(text, secret string) bool {
-	if strings.Contains(text, secret) {
+// secret: the whole of it, or leakRun of its words in a row.
+func leaks(text string, s secret) bool {
+	if strings.Contains(text, s.norm) {
 		return true
 	}
-	words := strings.Fields(secret)
+	return slices.ContainsFunc(s.runs, func(run string) bool { return strings.Contains(text, run) })
+}
+
+// newSecret makes the secret of a sentence of file: normalised, with its
+// runs of leakRun words worked out once, as leaks compares them.
+func newSecret(sentence, file, owner string) secret {
+	norm := normalise(sentence)
+	s := secret{text: sentence, norm: " " + norm + " ", file: file, owner: owner}
+	words := strings.Fields(norm)
 	for i := 0; i+leakRun <= len(words); i++ {
-		if strings.Contains(text, " "+strings.Join(words[i:i+leakRun], " ")+" ") {
-			return true
-		}
+		s.runs = append(s.runs, " "+strings.Join(words[i:i+leakRun], " ")+" ")
 	}
-	return false
+	return s
 }
 
 // IsAddressField reports whether a field addresses a message (from, to,

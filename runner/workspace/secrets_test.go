@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 )
@@ -14,7 +15,7 @@ var fixtureCampaign = filepath.Join("..", "..", "..", "shared", "fixtures", "cam
 
 // guardTable is a table whose campaign is the fixture campaign's
 // story-state.md, and a sheet with a secret of its own.
-func guardTable(t *testing.T) *Workspace {
+func guardTable(t testing.TB) *Workspace {
 	t.Helper()
 	story, err := os.ReadFile(filepath.Join(fixtureCampaign, "story-state.md"))
 	if err != nil {
@@ -98,6 +99,76 @@ func TestSecretsGuard(t *testing.T) {
 				t.Errorf("refusal = %v; want field %s quoting %q", v.Refusal, tt.field, tt.quote)
 			}
 		})
+	}
+}
+
+// TestSecretsEdited: the guard keeps what it read of each campaign file,
+// and still honours an edit made by hand at once — a new secret is
+// guarded at the next check, one taken out no longer is, also when the
+// edit keeps the file's size (a different modification time says so) —
+// and forgets a sheet that is removed.
+func TestSecretsEdited(t *testing.T) {
+	cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\ncampaign: c\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda}\n  - {name: bram, role: player, character: corwin}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	party := filepath.Join(ws.Root, CampaignsDir, "c", "party")
+	if err := os.MkdirAll(party, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	story := filepath.Join(ws.Root, CampaignsDir, "c", storyState)
+	sheet := filepath.Join(party, "corwin.md")
+	write := func(path, secret string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte("# Notes\n\n## Secrets\n\n- "+secret+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := func(body string) bool {
+		t.Helper()
+		m, err := mailbox.Parse([]byte("---\nto: aria\n---\n" + body + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ws.checkSecrets(m, []string{"aria"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r != nil
+	}
+	then := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
+	write(story, "The innkeeper poisoned the well last night.", then)
+	write(sheet, "Corwin owes the river guild a thousand crowns.", then)
+	steps := []struct {
+		name string
+		edit func()
+		body string
+		want bool
+	}{
+		{"the story's secret", func() {}, "The innkeeper poisoned the well last night.", true},
+		{"a sheet's secret", func() {}, "Corwin owes the river guild a thousand crowns.", true},
+		{"a secret written in since", func() { write(story, "The mayor hired the cult to burn the mill.", then.Add(time.Second)) }, "The mayor hired the cult to burn the mill.", true},
+		{"the secret it replaced", func() {}, "The innkeeper poisoned the well last night.", false},
+		{"an edit of the same size", func() { write(story, "The deputy hired the cult to burn the inn.", then.Add(2*time.Second)) }, "The deputy hired the cult to burn the inn.", true},
+		{"before the edit of the same size", func() {}, "The mayor hired the cult to burn the mill.", false},
+		{"a sheet removed", func() {
+			if err := os.Remove(sheet); err != nil {
+				t.Fatal(err)
+			}
+		}, "Corwin owes the river guild a thousand crowns.", false},
+	}
+	for _, st := range steps {
+		st.edit()
+		if got := refused(st.body); got != st.want {
+			t.Errorf("%s: refused = %v, want %v", st.name, got, st.want)
+		}
+	}
+	if n := len(ws.secretFiles.files); n != 1 {
+		t.Errorf("files kept = %d, want 1 (story-state.md alone, the sheet removed)", n)
 	}
 }
 
@@ -199,5 +270,36 @@ func TestWithhold(t *testing.T) {
 	var none *Secrets
 	if got, want := none.Withhold("a\n## Secret\nb\n"), "a"; got != want {
 		t.Errorf("nil Withhold = %q, want %q", got, want)
+	}
+}
+
+// BenchmarkSecretsGuard measures what the secrets guard costs each
+// message the router checks: a [GM_TO_PLAYER] of 1 KiB that carries no
+// secret, to a player, against the fixture campaign's story-state.md and
+// its three sheets. The campaign's files are unchanged between messages,
+// as they are between most.
+func BenchmarkSecretsGuard(b *testing.B) {
+	ws := guardTable(b)
+	sheets, _ := filepath.Glob(filepath.Join(fixtureCampaign, "party", "*.md"))
+	for _, p := range sheets {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws.Root, CampaignsDir, "rot", "party", filepath.Base(p)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	text := "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\nscene_number: \"005\"\nscene_slug: the-warehouse-heist\n\n## Scene\n" +
+		strings.Repeat("The rain keeps falling on the warehouse roof. ", 20) + "\n"
+	m, err := mailbox.Parse([]byte(text[:1024]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(1024)
+	for b.Loop() {
+		if r, err := ws.checkSecrets(m, []string{"aria"}); err != nil || r != nil {
+			b.Fatal(err, r)
+		}
 	}
 }

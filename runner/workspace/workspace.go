@@ -43,6 +43,8 @@ type Workspace struct {
 	protocolOnce sync.Once
 	protocol     *skills.Set
 	protocolErr  error
+
+	secretFiles secretFiles // the campaign's secrets, read once per version of each file
 }
 
 // Find returns the workspace root that holds dir: the nearest
