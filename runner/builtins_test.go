@@ -257,3 +257,59 @@ func TestBuiltinStartFails(t *testing.T) {
 		t.Errorf("lead's run = %+v, want state %q, note %q", got, workspace.StateFailed, want)
 	}
 }
+
+// waitingLog signals once the runner says what it waits for.
+type waitingLog struct {
+	lockedLog
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func (l *waitingLog) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), "waiting until ") {
+		l.once.Do(func() { close(l.waiting) })
+	}
+	return l.lockedLog.Write(p)
+}
+
+// TestUntilIdleRoutesWhileWaiting: a run until idle that waits out an
+// awaited reply's deadline (timeouts:) routes what is sent meanwhile,
+// from another process, when it comes: a person's answer given with
+// `parley reply` in another terminal sat in the outbox until the
+// deadline passed (10 minutes here; the run would end only then).
+func TestUntilIdleRoutesWhileWaiting(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - you\ntimeouts:\n  - match: {to: [you]}\n    after: 10m\n")
+	ask := bossAsksYou(t, ws)
+	log := &waitingLog{waiting: make(chan struct{})}
+	r, err := Open(ws, Options{UntilIdle: true, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx)
+		done <- err
+	}()
+	select {
+	case <-log.waiting:
+	case err := <-done:
+		t.Fatalf("the run ended before it waited for the answer (%v):\n%s", err, log.String())
+	}
+	answer := mailbox.New([]byte("Left.\n"))
+	answer.Set("id", mailbox.IDAt("you", time.Now()))
+	answer.Set("to", "boss")
+	answer.Set("reply_to", mustGet(t, ask, "id"))
+	stage(t, ws.Mailbox("you"), answer)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the answer sent while the run waited was not routed: the run waited for the deadline:\n%s", log.String())
+	}
+	if d := cmp.Diff([]string{"Left."}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+}

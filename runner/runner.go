@@ -665,6 +665,11 @@ func (r *Runner) watch(ctx context.Context) error {
 	}
 }
 
+// waitPoll is how often a run until idle that waits out a deadline (an
+// awaited reply, a built-in agent's tick) lists the outboxes again, to
+// route what another process sent meanwhile.
+const waitPoll = 250 * time.Millisecond
+
 // runUntilIdle routes, and lets drivers handle what was delivered, until
 // a listing of every outbox finds nothing to do and every driver is idle.
 // Files that keep failing are tried maxAttempts times; then it gives up
@@ -747,6 +752,15 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 				return r.unusable()
 			}
 			continue
+		}
+		if r.nothingPending() && r.workersIdle() && (len(r.expected) > 0 || !tick.IsZero()) {
+			// Waiting out a deadline, with no file watcher: what is
+			// sent meanwhile (a person's `parley reply` in another
+			// terminal) is routed when it comes, not when the deadline
+			// passes: the outboxes are listed again every waitPoll.
+			if p := r.opts.Now().Add(waitPoll); next.IsZero() || p.Before(next) {
+				next = p
+			}
 		}
 		// Files still being written, files to try again, or drivers at
 		// work: wait for them.
