@@ -237,3 +237,62 @@ func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string
 		Note: fmt.Sprintf("parley's notice to %s of its message %s given up by %s", sender, id, agent)})
 	r.Wake([]string{sender})
 }
+
+// TellRetried tells the sender of the message id, which `parley retry`
+// put back from agent's dead/ into its inbox, that it was, when the
+// sender lives in another workspace (remote:): told of the give-up (see
+// GiveUps), it cannot see the retry, and its orchestrator, deciding
+// retry on the escalation meanwhile, would send the message a second
+// time. The notice, of type message_retried (retried:, retried_type:,
+// agent:, workspace: naming this one), goes into the sender's mailbox
+// here, which the bridge forwards, made durable; that workspace's Check
+// takes it as such (checkRemoteNotice). It returns the notice's journal
+// line, nil when nobody is told. Each retry is a notice of its own.
+func TellRetried(ws *workspace.Workspace, agent, id string, now time.Time) (*workspace.Entry, error) {
+	m := readFrom(ws.Mailbox(agent), mailbox.Inbox, id, ws.Config.Router.MaxMessageSize)
+	if m == nil || ws.Config.Bridge == nil {
+		return nil, nil
+	}
+	get := func(k string) string {
+		v, _ := m.Header().Get(k)
+		return strings.TrimSpace(v)
+	}
+	sender := get("from")
+	a, ok := ws.Agent(sender)
+	if !ok || a.Remote == "" {
+		return nil, nil
+	}
+	here := ws.Config.Bridge.Name
+	nid := mailbox.IDOf(workspace.Runner, now, agent, []byte("retried "+id))
+	typ := get("type")
+	what := "a message you sent"
+	if typ != "" {
+		what = "the " + typ + " you sent"
+	}
+	body := fmt.Sprintf("%s (%s), given up by %s in workspace %s, was handed back to %s there (parley retry): %s has it again.\n\nDo not send it again: it would be done twice.\n", what, id, agent, here, agent, agent)
+	thread := get("thread")
+	if thread == "" {
+		thread = id
+	}
+	to := []string{sender}
+	n := noticeWithID(nid, workspace.RetriedNotice, to, thread, body)
+	n.SetValue("retried", id)
+	if typ != "" {
+		n.SetValue("retried_type", typ)
+	}
+	n.SetValue("agent", agent)
+	n.SetValue("workspace", here)
+	syncer, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer syncer.Close()
+	if _, err := ws.Mailbox(sender).Deliver(nid, n.Bytes(), syncer); err != nil {
+		return nil, err
+	}
+	if err := syncer.Sync(); err != nil {
+		return nil, err
+	}
+	return &workspace.Entry{ID: nid, From: workspace.Runner, To: to, Type: workspace.RetriedNotice, Outcome: workspace.Delivered, File: mailbox.FileName(nid),
+		Note: fmt.Sprintf("parley's notice to %s, of workspace %s, of its message %s handed back to %s (parley retry)", sender, a.Remote, id, agent)}, nil
+}

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -121,8 +123,26 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 		rec.From, rec.Type = senderAndType(inbox, ws)
 		journalLine(e, ws, rec)
 		fmt.Fprintf(e.stdout, "%s: back in %s\n", id, ws.Short(ws.Mailbox(c.Agent).Path(mailbox.Inbox, mailbox.FileName(id))))
+		// A sender of another workspace was told of the give-up, and
+		// cannot see this: it is told, so that it does not send the
+		// message again.
+		told, err := runner.TellRetried(ws, c.Agent, id, time.Now())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: back in the inbox, but its sender, of another workspace, could not be told: %w", id, err))
+			continue
+		}
+		if told != nil {
+			journalLine(e, ws, *told)
+			fmt.Fprintf(e.stdout, "%s: %s, of workspace %s, is told (the bridge carries it)\n", id, told.To[0], remoteOf(ws, told.To[0]))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// remoteOf is the workspace an agent lives in, when another.
+func remoteOf(ws *workspace.Workspace, agent string) string {
+	a, _ := ws.Agent(agent)
+	return a.Remote
 }
 
 // forwardedTo says, for a message the bridge forwarded to an agent of

@@ -16,12 +16,14 @@ const (
 	// go on without it: a retry decision sends it again, approve ticks
 	// its step. A message given up in another workspace (its notice
 	// came from there, workspace: naming it; that workspace's dead/
-	// cannot be seen here) is Stalled until it is answered, sent again
-	// or its step ticked.
+	// cannot be seen here) is Stalled until it is answered, sent again,
+	// its step ticked, or that workspace tells us it was handed back.
 	Stalled Fate = iota
 	// HandedBack: `parley retry` put it back to its agent, which has
 	// not answered it yet: a retry decision sends nothing (the step
-	// would be done twice); approve ticks its step.
+	// would be done twice); approve ticks its step. A message given up
+	// in another workspace is handed back once that workspace's
+	// `parley retry` told us so (a message_retried notice).
 	HandedBack
 	// WentOn: its step went on without a decision: its agent answered it
 	// (or about its step) since, its step is ticked in the plan, or it
@@ -105,6 +107,11 @@ func (o *Orchestrator) fate(h *history, id, agent string) (f Fate, how string) {
 	// answers. (The bridge's own give-up, of a copy it cannot carry,
 	// is in the dead/ here.)
 	if h.givenUpIn(id, agent) == "" && !o.inDead(agent, id) {
+		return HandedBack, ""
+	}
+	if h.givenUpIn(id, agent) != "" && h.retriedThere(id, agent) {
+		// Given up in another workspace and handed back there: its
+		// runner told us (`parley retry`, see the runner's TellRetried).
 		return HandedBack, ""
 	}
 	return Stalled, ""

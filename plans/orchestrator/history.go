@@ -507,6 +507,27 @@ func (h *history) givenUpIn(id, agent string) string {
 	return ws
 }
 
+// retriedThere reports whether parley of the workspace the message id
+// was given up in told us, after the newest give-up it told of, that
+// `parley retry` there handed it back to agent (a message_retried
+// notice): agent has it again, out of our sight.
+func (h *history) retriedThere(id, agent string) bool {
+	var givenUp time.Time
+	retried := false
+	for _, r := range h.all { // oldest first
+		if r.sent || from(r.m) != workspace.Runner || r.get("agent") != agent {
+			continue
+		}
+		switch {
+		case r.typ() == workspace.GivenUpNotice && r.get("given_up") == id:
+			givenUp, retried = r.at, false
+		case r.typ() == workspace.RetriedNotice && r.get("retried") == id && !r.at.Before(givenUp):
+			retried = true
+		}
+	}
+	return retried
+}
+
 // sameTo reports whether two messages went to the same agents.
 func sameTo(a, b *mailbox.Message) bool {
 	x, _ := a.Header().Names("to")

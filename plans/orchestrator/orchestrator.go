@@ -163,6 +163,10 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		if from(in) == workspace.Runner {
 			return r.unanswered()
 		}
+	case workspace.RetriedNotice:
+		if from(in) == workspace.Runner {
+			return r.retriedThere()
+		}
 	case TriageResult:
 		return r.triaged()
 	case ResearchResult:
@@ -203,7 +207,21 @@ func (r *run) untypedAnswer(q *record) ([]*mailbox.Message, error) {
 // notices of type typ: those of its messages given up, and of its
 // messages a program handled without answering, which it escalates.
 func (o *Orchestrator) HandlesNotice(typ string) bool {
-	return typ == workspace.GivenUpNotice || typ == workspace.UnansweredNotice
+	return typ == workspace.GivenUpNotice || typ == workspace.UnansweredNotice || typ == workspace.RetriedNotice
+}
+
+// retriedThere handles the notice, from parley of another workspace, that
+// `parley retry` there handed a message of ours given up there back to
+// its agent: the escalation about it, if one was sent, needs no answer
+// any more (an answer now sends nothing: the fate is HandedBack), and
+// the person is told so.
+func (r *run) retriedThere() ([]*mailbox.Message, error) {
+	id, agent, there := get(r.in, "retried"), get(r.in, "agent"), get(r.in, "workspace")
+	if !r.h.escalated(EscalateGivenUp, "given_up", id, agent) {
+		r.o.log().Info("orchestrator: a message retried in another workspace, never escalated here", "retried", id, "agent", agent, "workspace", there)
+		return nil, nil
+	}
+	return r.note(fmt.Sprintf("%s has the message given up (%s) again: it was handed back in workspace %s (parley retry there). The escalation about it needs no answer; answered, it sends nothing.", orDash(agent), id, orDash(there)))
 }
 
 // AwaitsAnswer reports whether the pipeline waits for an answer to a
@@ -990,10 +1008,10 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 	if kind == EscalateGivenUp {
 		id, agent := orDash(get(r.in, "given_up")), orDash(get(r.in, "agent"))
 		if ws := get(r.in, "workspace"); ws != "" {
-			// A parley retry run there is out of sight here until its
-			// agent answers: a retry decision meanwhile sends the
-			// message a second time.
-			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here with `parley reply ID --field decision=DECISION` and your reasons: %s. This workspace cannot see a parley retry run in %s: answering retry here as well would have %s do it twice.\n", id, ws, agent, agent, choicesText(kind), ws, agent)
+			// A parley retry run there is told here through the
+			// bridge (message_retried); until that notice comes, a
+			// retry decision sends the message a second time.
+			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here with `parley reply ID --field decision=DECISION` and your reasons: %s. A parley retry run in %s is told here through the bridge, and your answer then sends nothing; until that notice comes, answering retry here as well would have %s do it twice.\n", id, ws, agent, agent, choicesText(kind), ws, agent)
 		} else {
 			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: %s.\n", id, agent, choicesText(kind))
 		}
@@ -1230,6 +1248,9 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 	case fate == HandedBack && decision != DecisionApprove:
 		// parley retry handed it back to its agent, which has not
 		// answered yet: sending it again would do the step twice.
+		if ws := get(esc, "workspace"); ws != "" {
+			return r.note(fmt.Sprintf("Your answer was noted; the message given up (%s) was handed back to %s in workspace %s (parley retry there), so %s has it again, and nothing is sent again.", id, orDash(agent), ws, orDash(agent)))
+		}
 		return r.note(fmt.Sprintf("Your answer was noted; the message given up (%s) is no longer in %s's dead/ (parley retry handed it back), so %s has it again, and nothing is sent again.", id, orDash(agent), orDash(agent)))
 	}
 	return r.sendAgain(esc, decision, id, agent, "given up")

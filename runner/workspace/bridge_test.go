@@ -148,7 +148,7 @@ func TestCheckRemoteNotice(t *testing.T) {
 		maps.Copy(f, change)
 		var b strings.Builder
 		b.WriteString("---\n")
-		for _, k := range []string{"id", "from", "to", "cc", "type", "signal", "thread", "created", "given_up", "unanswered", "agent", "workspace"} {
+		for _, k := range []string{"id", "from", "to", "cc", "type", "signal", "thread", "created", "given_up", "unanswered", "retried", "agent", "workspace"} {
 			if v, ok := f[k]; ok && v != "-" {
 				fmt.Fprintf(&b, "%s: %s\n", k, v)
 			}
@@ -191,8 +191,8 @@ func TestCheckRemoteNotice(t *testing.T) {
 		// The bridge delivers the bytes it carried: from: is not
 		// filled in, and the orchestrator takes a notice only from
 		// parley.
-		{"no from", "home", map[string]string{"from": "-"}, "from", `"", but the message came from the runner of workspace "home", which sends only its notices of a message given up (type message_given_up) or left unanswered (type message_unanswered), from: parley`},
-		{"a signal", "home", map[string]string{"signal": "escalate"}, "signal", `"escalate", but the message came from the runner of workspace "home", which sends only its notices of a message given up (type message_given_up) or left unanswered (type message_unanswered), which carry no signal`},
+		{"no from", "home", map[string]string{"from": "-"}, "from", `"", but the message came from the runner of workspace "home", which sends only its notices of a message given up (type message_given_up), left unanswered (type message_unanswered) or retried (type message_retried), from: parley`},
+		{"a signal", "home", map[string]string{"signal": "escalate"}, "signal", `"escalate", but the message came from the runner of workspace "home", which sends only its notices of a message given up (type message_given_up), left unanswered (type message_unanswered) or retried (type message_retried), which carry no signal`},
 		{"a thread that is a list", "home", map[string]string{"thread": "[a, b]"}, "thread", `must be a single value`},
 		{"a created that is a list", "home", map[string]string{"created": "[a, b]"}, "created", `must be a single value`},
 		{"a created that is no time", "home", map[string]string{"created": "yesterday"}, "created", `"yesterday" is not a time`},
@@ -204,6 +204,8 @@ func TestCheckRemoteNotice(t *testing.T) {
 		{"unanswered with given_up only", "home", map[string]string{"type": UnansweredNotice}, "unanswered", `"" is no id of gm: a notice of a message left unanswered goes to the message's sender`},
 		{"unanswered of another agent", "home", map[string]string{"type": UnansweredNotice, "given_up": "-", "unanswered": patID}, "unanswered", `is no id of gm: a notice of a message left unanswered`},
 		{"unanswered to two", "home", map[string]string{"type": UnansweredNotice, "given_up": "-", "unanswered": gmID, "to": "[gm, pat]"}, "to", `a notice of a message left unanswered goes to exactly one agent`},
+		{"retried", "home", map[string]string{"type": RetriedNotice, "given_up": "-", "retried": gmID}, "", ""},
+		{"retried of another agent", "home", map[string]string{"type": RetriedNotice, "given_up": "-", "retried": patID}, "retried", `is no id of gm: a notice of a message retried goes to the message's sender`},
 		{"unanswered never sent", "home", map[string]string{"type": UnansweredNotice, "given_up": "-", "unanswered": toNobody}, "unanswered", toNobody + ` never went to aria from this workspace: the mailbox of aria here, whose copies the bridge forwards, holds none; a notice tells only of a message sent from here to the agent that left it unanswered`},
 	}
 	for _, tt := range tests {

@@ -338,18 +338,21 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 
 // checkRemoteNotice checks a message that came over the bridge from the
 // runner of another workspace (in.Sender is Runner, in.Workspace names
-// it). That runner sends two things: its notice that it gave up a
+// it). That runner sends three things: its notice that it gave up a
 // message an agent of this workspace sent to one of its own (see the
 // runner's GiveUps), so that the sender, which cannot see the other
-// workspace's dead/, is told; and its notice that one of its program
-// agents handled such a message and answered nothing (the runner's
-// Unanswered). It is accepted only as one of those: from a workspace a
-// remote: names, from: parley (written: the bridge delivers the bytes it
-// carried), of type GivenUpNotice or UnansweredNotice and no signal, its
+// workspace's dead/, is told; its notice that one of its program agents
+// handled such a message and answered nothing (the runner's Unanswered);
+// and the notice `parley retry` there sends when it hands a message given
+// up back to its agent (the runner's TellRetried). It is accepted only
+// as one of those: from a workspace a remote: names, from: parley
+// (written: the bridge delivers the bytes it carried), of type
+// GivenUpNotice, UnansweredNotice or RetriedNotice and no signal, its
 // header well formed (checkFields), with an id of parley's, to exactly
 // one agent that lives here, about a message of that agent's (given_up:,
-// or unanswered:, an id whose sender is the recipient), given up or left
-// unanswered by an agent that lives in the workspace it came from
+// unanswered: or retried:, an id whose sender is the recipient), given
+// up, left unanswered or handed again to an agent that lives in the
+// workspace it came from
 // (agent:), which workspace: names; and that message went to that agent
 // from here: its copy is in the agent's mailbox here, which the bridge
 // forwards. It goes to that one agent; it is parley's own notice, so no
@@ -363,13 +366,16 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 	if !slices.Contains(w.Config.Remotes(), in.Workspace) {
 		return Recipient{}, &Refusal{Field: "from", Reason: fmt.Sprintf("the runner of workspace %q, which no agent of %s lives in (remote: names %s)", in.Workspace, ConfigFile, orNoneOf(w.Config.Remotes()))}
 	}
-	came := fmt.Sprintf("the message came from the runner of workspace %q, which sends only its notices of a message given up (type %s) or left unanswered (type %s)", in.Workspace, GivenUpNotice, UnansweredNotice)
+	came := fmt.Sprintf("the message came from the runner of workspace %q, which sends only its notices of a message given up (type %s), left unanswered (type %s) or retried (type %s)", in.Workspace, GivenUpNotice, UnansweredNotice, RetriedNotice)
 	typ := get("type")
 	// The field naming the message, what became of it, and what the
 	// agent did: the words of the refusals.
 	about, became, did, didIt := "given_up", "given up", "gave up", "gave it up"
-	if typ == UnansweredNotice {
+	switch typ {
+	case UnansweredNotice:
 		about, became, did, didIt = "unanswered", "left unanswered", "left unanswered", "left it unanswered"
+	case RetriedNotice:
+		about, became, did, didIt = "retried", "retried", "got back", "got it back"
 	}
 	if f := checkFields(h, "from", about, "agent", "workspace"); f != nil {
 		return Recipient{}, f
@@ -380,7 +386,7 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 	if from := get("from"); from != Runner {
 		return Recipient{}, &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but %s, from: %s", from, came, Runner)}
 	}
-	if typ != GivenUpNotice && typ != UnansweredNotice {
+	if typ != GivenUpNotice && typ != UnansweredNotice && typ != RetriedNotice {
 		return Recipient{}, &Refusal{Line: h.Line("type"), Field: "type", Reason: fmt.Sprintf("%q, but %s", typ, came)}
 	}
 	// A signal asks its recipient to act (an orchestrator escalates on

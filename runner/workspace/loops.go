@@ -59,6 +59,13 @@ const GivenUpNotice = "message_given_up"
 // Unanswered).
 const UnansweredNotice = "message_unanswered"
 
+// RetriedNotice is the type of the notice `parley retry` sends the
+// sender, of another workspace, of a message it put back from an agent's
+// dead/: that workspace was told of the give-up, and could not see the
+// retry (see the runner's TellRetried); Check accepts it from there only
+// as such (checkRemoteNotice).
+const RetriedNotice = "message_retried"
+
 // MaxRefusedNotices is how many refusal notices in a row a program agent
 // is sent: one whose answers to them are refused again, this many times,
 // is told no more, and its refused files wait in rejected/ for a person.
