@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 		// this binary: it is parley then.
 		os.Exit(parleyMain())
 	}
+	raceExitAtOnce()
 	runMoreAtOnce()
 	testscript.Main(m, map[string]func(){
 		"parley": func() { os.Exit(parleyMain()) },
