@@ -30,12 +30,54 @@ func TestMain(m *testing.M) {
 		// this binary: it is parley then.
 		os.Exit(parleyMain())
 	}
+	raceExitAtOnce()
 	runMoreAtOnce()
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removeBuilt{m}, map[string]func(){
 		"parley": func() { os.Exit(parleyMain()) },
 		"claude": func() { os.Exit(claudeStandin()) },
 		"codex":  func() { os.Exit(codexStandin()) },
 	})
+}
+
+// built is parley as `go build` makes it, for the tests that run the
+// program a user runs (in a terminal, a pipe, an MCP client): built once
+// for all of them (builtParley), removed when the tests end.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// builtParley builds parley the first time a test asks, and returns the
+// binary.
+func builtParley(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "parley-built-")
+		if built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "parley")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+// removeBuilt runs the tests, then removes what builtParley built.
+type removeBuilt struct{ m *testing.M }
+
+func (r removeBuilt) Run() int {
+	code := r.m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	return code
 }
 
 // inProcess is held while a test runs a command line in this process

@@ -33,10 +33,7 @@ func TestMCPInspector(t *testing.T) {
 		t.Skipf("the MCP Inspector needs node 20 or later, this is %s", strings.TrimSpace(string(out)))
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "parley")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtParley(t)
 	root := filepath.Join(dir, "table")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)

@@ -25,10 +25,7 @@ import (
 func TestPlayPipedWhileWaiting(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "parley")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtParley(t)
 	ws := filepath.Join(dir, "table")
 	parley := parleyIn(t, bin, ws)
 	newSeatTable(t, parley, ws, "  - {name: tilda, role: player, character: tilda-brannock, driver: command, retries: 0, run: [sh, -c, 'exit 1']}\n")

@@ -193,18 +193,13 @@ func newSeatTable(t *testing.T, parley func(args ...string) string, ws, more str
 }
 
 // terminalParley skips a test when tmux is not installed, else builds
-// parley into a new temporary directory: the directory and the binary.
+// parley (builtParley): a new temporary directory and the binary.
 func terminalParley(t *testing.T) (dir, bin string) {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skipf("tmux is not installed (.ci/run installs it): %v", err)
 	}
-	dir = t.TempDir()
-	bin = filepath.Join(dir, "parley")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return dir, bin
+	return t.TempDir(), builtParley(t)
 }
 
 // parleyIn returns a function that runs the parley at bin in the
