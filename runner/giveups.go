@@ -187,10 +187,7 @@ func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string
 	nid := noticeOfGiveUp(agent, id, at)
 	dead := mailboxPath(agent, mailbox.Dead, mailbox.FileName(id))
 	typ := get("type")
-	what := "a message you sent"
-	if typ != "" {
-		what = "the " + typ + " you sent"
-	}
+	what := youSent(typ)
 	var b strings.Builder
 	fmt.Fprintf(&b, "parley gave up %s to %s (%s): %s\n", what, agent, id, reason)
 	if remote == "" {
@@ -198,16 +195,8 @@ func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string
 	} else {
 		fmt.Fprintf(&b, "\nIt was not handled. It is in %s in workspace %s, with the reason beside it; `parley retry %s`, run in workspace %s, hands it to %s again.\n", dead, remote, id, remote, agent)
 	}
-	thread := get("thread")
-	if thread == "" {
-		thread = id
-	}
 	to := []string{sender}
-	n := noticeWithID(nid, workspace.GivenUpNotice, to, thread, b.String())
-	n.SetValue("given_up", id)
-	if typ != "" {
-		n.SetValue("given_up_type", typ)
-	}
+	n := noticeAbout(nid, workspace.GivenUpNotice, sender, m, "given_up", id, b.String())
 	n.SetValue("agent", agent)
 	if attempts > 0 {
 		n.SetValue("attempts", strconv.Itoa(attempts))
@@ -265,21 +254,10 @@ func TellRetried(ws *workspace.Workspace, agent, id string, now time.Time) (*wor
 	here := ws.Config.Bridge.Name
 	nid := mailbox.IDOf(workspace.Runner, now, agent, []byte("retried "+id))
 	typ := get("type")
-	what := "a message you sent"
-	if typ != "" {
-		what = "the " + typ + " you sent"
-	}
+	what := youSent(typ)
 	body := fmt.Sprintf("%s (%s), given up by %s in workspace %s, was handed back to %s there (parley retry): %s has it again.\n\nDo not send it again: it would be done twice.\n", what, id, agent, here, agent, agent)
-	thread := get("thread")
-	if thread == "" {
-		thread = id
-	}
 	to := []string{sender}
-	n := noticeWithID(nid, workspace.RetriedNotice, to, thread, body)
-	n.SetValue("retried", id)
-	if typ != "" {
-		n.SetValue("retried_type", typ)
-	}
+	n := noticeAbout(nid, workspace.RetriedNotice, sender, m, "retried", id, body)
 	n.SetValue("agent", agent)
 	n.SetValue("workspace", here)
 	syncer, err := mailbox.NewSyncer(ws.Root)
@@ -295,4 +273,37 @@ func TellRetried(ws *workspace.Workspace, agent, id string, now time.Time) (*wor
 	}
 	return &workspace.Entry{ID: nid, From: workspace.Runner, To: to, Type: workspace.RetriedNotice, Outcome: workspace.Delivered, File: mailbox.FileName(nid),
 		Note: fmt.Sprintf("parley's notice to %s, of workspace %s, of its message %s handed back to %s (parley retry)", sender, a.Remote, id, agent)}, nil
+}
+
+// youSent is how a notice to the sender of a message of type typ names
+// it: "the task_assignment you sent", or "a message you sent".
+func youSent(typ string) string {
+	if typ == "" {
+		return "a message you sent"
+	}
+	return "the " + typ + " you sent"
+}
+
+// noticeAbout makes parley's notice of type typ (nid its id) to sender,
+// about its message id (m, read from a mailbox): in the message's
+// thread (its id when it has none), naming it in field (field: its id,
+// field_type: its type).
+func noticeAbout(nid, typ, sender string, m *mailbox.Message, field, id, body string) *mailbox.Message {
+	get := func(k string) string {
+		if m == nil {
+			return ""
+		}
+		v, _ := m.Header().Get(k)
+		return strings.TrimSpace(v)
+	}
+	thread := get("thread")
+	if thread == "" {
+		thread = id
+	}
+	n := noticeWithID(nid, typ, []string{sender}, thread, body)
+	n.SetValue(field, id)
+	if t := get("type"); t != "" {
+		n.SetValue(field+"_type", t)
+	}
+	return n
 }

@@ -182,10 +182,7 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 		remote = ws.Config.Bridge.Name
 	}
 	nid := mailbox.IDOf(workspace.Runner, at, agent, []byte("unanswered "+id))
-	what := "a message you sent"
-	if typ != "" {
-		what = "the " + typ + " you sent"
-	}
+	what := youSent(typ)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s handled %s (%s) and answered nothing: %s.\n", agent, what, id, reason)
 	where := mailboxPath(agent, mailbox.Done, mailbox.FileName(id))
@@ -196,16 +193,8 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	if rel != "" {
 		fmt.Fprintf(&b, "The refused answer is in %s, with the reason beside it.\n", rel)
 	}
-	thread := get("thread")
-	if thread == "" {
-		thread = id
-	}
 	to := []string{sender}
-	n := noticeWithID(nid, workspace.UnansweredNotice, to, thread, b.String())
-	n.SetValue("unanswered", id)
-	if typ != "" {
-		n.SetValue("unanswered_type", typ)
-	}
+	n := noticeAbout(nid, workspace.UnansweredNotice, sender, m, "unanswered", id, b.String())
 	n.SetValue("agent", agent)
 	n.SetValue("reason", reason)
 	if rel != "" {
