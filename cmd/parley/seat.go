@@ -38,13 +38,14 @@ type seat struct {
 	width     int
 	dice      dice.Source
 
-	shown   map[string]bool // messages shown already, by id (questions stay until answered)
-	waiting []*waitingQ     // questions and relays waiting for the person, oldest first
-	told    map[string]bool // agents the person was told are unresponsive
-	dead    map[string]bool // messages given up the person knows of: agent/id
-	scene   string          // the scene last shown
-	ended   bool            // the session's [SESSION_END] was shown
-	arrived chan struct{}   // the bridge delivered something (nil: no bridge)
+	shown      map[string]bool // messages shown already, by id (questions stay until answered)
+	waiting    []*waitingQ     // questions and relays waiting for the person, oldest first
+	told       map[string]bool // agents the person was told are unresponsive
+	dead       map[string]bool // messages given up the person knows of: agent/id
+	deadBefore int             // how many were given up before the seat opened
+	scene      string          // the scene last shown
+	ended      bool            // the session's [SESSION_END] was shown
+	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
 }
 
 // waitingQ is a message that waits for the person's answer.
@@ -76,9 +77,10 @@ func (s *seat) answerer(typ string, agents []string) string {
 // person's character.
 func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 	s := &seat{e: e, ws: ws, out: e.stdout, width: 78, shown: map[string]bool{}, told: map[string]bool{}, dead: map[string]bool{}, dice: dice.Random()}
-	// What was given up before the person sat down is in parley status;
-	// the seat tells what is given up while they sit (tellGivenUp).
-	s.givenUp(func(agent, id string) {})
+	// What was given up before the person sat down is counted, and said
+	// once (hello): it is in parley status; the seat tells what is given
+	// up while they sit, each (tellGivenUp).
+	s.givenUp(func(agent, id string) { s.deadBefore++ })
 	if as == "" {
 		var candidates []string
 		for _, a := range ws.Config.Agents {
@@ -187,6 +189,9 @@ func (s *seat) hello() {
 	}
 	if len(unplayed) > 0 {
 		s.wrap(fmt.Sprintf("(no program plays %s: the table waits on what is sent to them until %s gives them one (driver:), or a person answers for them with parley inbox and parley reply)", strings.Join(unplayed, ", "), workspace.ConfigFile), "")
+	}
+	if s.deadBefore > 0 {
+		s.wrap(fmt.Sprintf("(%d %s given up before you sat down: nothing answers %s until retried; `parley status` lists %s, and `parley retry ID` hands one to its agent again)", s.deadBefore, plural(s.deadBefore, "message was", "messages were"), plural(s.deadBefore, "it", "them"), plural(s.deadBefore, "it", "them")), "")
 	}
 	if s.away() {
 		if a, _ := s.ws.Agent(s.player); !a.Driven() {
