@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -62,23 +63,23 @@ type escalation struct {
 	ID        string `json:"id"`
 	Agent     string `json:"agent"` // the person it waits for
 	From      string `json:"from"`
-	Kind      string `json:"escalation"` // plan, iteration, blocked, given_up
+	Kind      string `json:"escalation"` // plan, iteration, blocked, given_up, unanswered
 	PlanFile  string `json:"plan_file,omitempty"`
 	Step      string `json:"step,omitempty"`
 	Iteration string `json:"iteration,omitempty"`
 	Question  string `json:"question"`
 	Route     string `json:"route,omitempty"` // the Route: line of the message escalated
 	Answer    string `json:"answer"`          // the command that answers it
-	// Settled is set on a given_up escalation whose step went on
-	// without a decision (orchestrator.WentOn; after parley retry, say):
-	// answering it sends nothing.
+	// Settled is set on a given_up or unanswered escalation whose step
+	// went on without a decision (orchestrator.WentOn; after parley
+	// retry, say): answering it sends nothing.
 	Settled bool `json:"settled,omitempty"`
 	// Misspelt is the decision of the person's answer that the
 	// orchestrator did not know (decision=aprove): the escalation was
 	// moved to done/ by the answer, and still waits for one it knows.
 	Misspelt  string `json:"misspelt_decision,omitempty"`
-	givenUp   string // the id of the message given up, for given_up
-	givenUpBy string // the agent that gave it up
+	givenUp   string // the id of the message given up, for given_up (left unanswered, for unanswered)
+	givenUpBy string // the agent that gave it up (left it unanswered)
 }
 
 // deadLetter is a message an agent's driver gave up on (in its dead/):
@@ -219,7 +220,7 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 	fates := newGivenUpFates(ws)
 	for i := range rep.Escalations {
 		x := &rep.Escalations[i]
-		if x.Kind == orchestrator.EscalateGivenUp {
+		if x.Kind == orchestrator.EscalateGivenUp || x.Kind == orchestrator.EscalateUnanswered {
 			x.Settled = fates.wentOn(x.From, x.givenUp, x.givenUpBy) != ""
 		}
 	}
@@ -277,7 +278,7 @@ func escalationOf(agent, id string, m *mailbox.Message) (escalation, bool) {
 		Question:  strings.TrimPrefix(get("summary"), "escalation: "),
 		Route:     routeOf(m.Body),
 		Answer:    fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, agent),
-		givenUp:   get("given_up"),
+		givenUp:   cmp.Or(get("given_up"), get("unanswered")),
 		givenUpBy: get("agent"),
 	}, true
 }
@@ -426,7 +427,13 @@ func printPipeline(e *env, rep pipelineReport) {
 		}
 	}
 	if len(settledEsc) > 0 {
-		fmt.Fprintf(w, "escalations settled since: %d given_up whose step went on without a decision (answering %s sends nothing)\n", len(settledEsc), plural(len(settledEsc), "it", "them"))
+		var kinds []string // given_up, unanswered: those there are
+		for _, x := range settledEsc {
+			if !slices.Contains(kinds, x.Kind) {
+				kinds = append(kinds, x.Kind)
+			}
+		}
+		fmt.Fprintf(w, "escalations settled since: %d %s whose step went on without a decision (answering %s sends nothing)\n", len(settledEsc), strings.Join(kinds, " or "), plural(len(settledEsc), "it", "them"))
 		for _, x := range settledEsc {
 			escLine(x)
 		}
