@@ -453,11 +453,15 @@ func (h *history) reviewRound(thread, submission string) []*mailbox.Message {
 	return out
 }
 
-// gaveUp reports whether parley told us that the message id we sent was
-// given up (a message_given_up notice naming it).
+// gaveUp reports whether parley told us that nothing answers the message
+// id we sent: it was given up (a message_given_up notice naming it), or
+// its program left it unanswered (message_unanswered).
 func (h *history) gaveUp(id string) bool {
 	for _, r := range h.all {
-		if !r.sent && r.typ() == workspace.GivenUpNotice && from(r.m) == workspace.Runner && r.get("given_up") == id {
+		if r.sent || from(r.m) != workspace.Runner {
+			continue
+		}
+		if r.typ() == workspace.GivenUpNotice && r.get("given_up") == id || r.typ() == workspace.UnansweredNotice && r.get("unanswered") == id {
 			return true
 		}
 	}

@@ -1238,7 +1238,7 @@ func (r *run) retryGivenUp(esc *mailbox.Message, decision string) ([]*mailbox.Me
 	switch fate, _ := r.o.fate(r.h, id, agent); {
 	case fate == Unknown:
 		if planFile, n := get(esc, "plan_file"), atoi(get(esc, "step")); decision == DecisionApprove && planFile != "" && n != 0 {
-			return r.resume(planFile, n, decision, agent)
+			return r.resume(planFile, n, decision, "") // the step's worker, whoever agent is
 		}
 		there := ""
 		if ws := get(esc, "workspace"); ws != "" {
@@ -1264,7 +1264,7 @@ func (r *run) retryUnanswered(esc *mailbox.Message, decision string) ([]*mailbox
 	id, agent := get(esc, "unanswered"), get(esc, "agent")
 	if fate, _ := r.o.wentOn(r.h, id, agent); fate == Unknown {
 		if planFile, n := get(esc, "plan_file"), atoi(get(esc, "step")); decision == DecisionApprove && planFile != "" && n != 0 {
-			return r.resume(planFile, n, decision, agent)
+			return r.resume(planFile, n, decision, "") // the step's worker, whoever agent is
 		}
 		return r.note(fmt.Sprintf("The message left unanswered (%s) is not among those I sent to %s, so I cannot send it again.", orDash(id), orDash(agent)))
 	}
@@ -1281,12 +1281,26 @@ func (r *run) sendAgain(esc *mailbox.Message, decision, id, agent, what string) 
 	switch fate, how := r.o.wentOn(r.h, id, agent); {
 	case fate == WentOn && how == "answered":
 		return r.note(fmt.Sprintf("Your answer was noted; %s answered the message %s (%s) since, so the pipeline went on already, and nothing is sent again.", orDash(agent), what, id))
+	case fate == WentOn && how == "ticked":
+		// Ticked by hand: nothing sent the steps that follow it, and the
+		// pipeline would wait for ever. They go now, as an approval
+		// sends them.
+		out, err := r.note(fmt.Sprintf("Your answer was noted; the step of the message %s (%s) was ticked since, so nothing is sent again; the pipeline goes on from it.", what, id))
+		if p, problem := r.readPlan(planFile); problem == "" && p.Status != "done" && p.Status != "blocked" {
+			next, nerr := r.dispatch(p)
+			return append(out, next...), errors.Join(err, nerr)
+		}
+		return out, err
 	case fate == WentOn:
 		return r.note(fmt.Sprintf("Your answer was noted; the step of the message %s (%s) went on since (%s), so nothing is sent again.", what, id, how))
 	}
 	orig := r.h.byID[id].m
-	if planFile != "" && n != 0 && (decision == DecisionApprove || typeOf(orig) == TaskAssignment || typeOf(orig) == RevisionRequest) {
-		return r.resume(planFile, n, decision, agent)
+	worker := "" // the step's worker: resume finds it
+	if typeOf(orig) == TaskAssignment || typeOf(orig) == RevisionRequest {
+		worker = agent // not a reviewer's or an auditor's
+	}
+	if planFile != "" && n != 0 && (decision == DecisionApprove || worker != "") {
+		return r.resume(planFile, n, decision, worker)
 	}
 	if decision == DecisionApprove {
 		return r.note(fmt.Sprintf("Your answer was noted; the %s %s is for no step, so there is nothing to approve: answer retry to send it again, or stop.", orNone(typeOf(orig)), what))

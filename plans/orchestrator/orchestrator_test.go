@@ -826,7 +826,7 @@ func TestGivenUpFate(t *testing.T) {
 		}
 		out := h.handle(h.decide(esc[0], "retry", "Again."))
 		want(t, "retry of a step ticked", out, "you:")
-		if !strings.Contains(string(out[0].Body), "went on since (ticked)") {
+		if !strings.Contains(string(out[0].Body), "was ticked since, so nothing is sent again") {
 			t.Errorf("note:\n%s", out[0].Body)
 		}
 	})
