@@ -1003,7 +1003,11 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 		b.WriteString(strings.Join(history, "\n\n") + "\n")
 	}
 	if len(history) == 0 {
-		fmt.Fprintf(&b, "\n## Message from %s\n\n%s\n", from(r.in), strings.TrimSpace(string(r.in.Body)))
+		heading := "Message from " + from(r.in)
+		if from(r.in) == workspace.Runner {
+			heading = "parley's notice to " + r.agent // its "you" is the orchestrator
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n", heading, strings.TrimSpace(string(r.in.Body)))
 	}
 	if kind == EscalateGivenUp {
 		id, agent := orDash(get(r.in, "given_up")), orDash(get(r.in, "agent"))
