@@ -1022,7 +1022,11 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 	} else {
 		fmt.Fprintf(&b, "\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: %s.\n", choicesText(kind))
 	}
-	m := r.send(people, "", "", b.String())
+	// The escalation's own id, so that the command it gives can be
+	// pasted as it is.
+	own := (&mailbox.IDs{}).New(r.agent)
+	m := r.send(people, "", "", strings.ReplaceAll(b.String(), "`parley reply ID ", "`parley reply "+own+" "))
+	m.Set("id", own)
 	m.SetValue("summary", "escalation: "+firstLine(what))
 	m.SetValue("escalation", kind)
 	if pf := r.planOf(); pf != "" {
