@@ -18,9 +18,15 @@ import (
 // campaign.
 func leadTable(t *testing.T) *workspace.Workspace {
 	t.Helper()
+	return leadTableOf(t, "skills: [dnd-team]\nphase: 1\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n"+
+		"  - {name: tilda, role: player, character: tilda-brannock}\n  - {name: grim, role: player, character: grimjaw-ironforge}\n")
+}
+
+// leadTableOf makes a workspace of the parley.yaml cfg, its mailboxes,
+// and its campaign, the-hollow.
+func leadTableOf(t *testing.T, cfg string) *workspace.Workspace {
+	t.Helper()
 	dir := t.TempDir()
-	cfg := "skills: [dnd-team]\nphase: 1\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n" +
-		"  - {name: tilda, role: player, character: tilda-brannock}\n  - {name: grim, role: player, character: grimjaw-ironforge}\n"
 	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -201,25 +207,11 @@ func TestTeamLeadCheckpointBeforeSceneFile(t *testing.T) {
 // role human (a person there, who got it). An agent of another workspace
 // without that role may be a program there: it is told.
 func TestTeamLeadRefreshSkipsPeopleElsewhere(t *testing.T) {
-	dir := t.TempDir()
-	cfg := "skills: [dnd-team]\nphase: 1\nbridge: {name: table, url: \"nats://127.0.0.1:4222\"}\nagents:\n  - gm\n" +
-		"  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n" +
-		"  - {name: tilda, role: player, character: tilda-brannock, driver: command, run: [sh, player.sh]}\n" +
-		"  - {name: aria, roles: [player, human], remote: seat}\n" +
-		"  - {name: tor, role: player, remote: players}\n"
-	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.MakeMailboxes(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := campaigns.New(dir, "the-hollow"); err != nil {
-		t.Fatal(err)
-	}
+	ws := leadTableOf(t, "skills: [dnd-team]\nphase: 1\nbridge: {name: table, url: \"nats://127.0.0.1:4222\"}\nagents:\n  - gm\n"+
+		"  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n"+
+		"  - {name: tilda, role: player, character: tilda-brannock, driver: command, run: [sh, player.sh]}\n"+
+		"  - {name: aria, roles: [player, human], remote: seat}\n"+
+		"  - {name: tor, role: player, remote: players}\n")
 	const startID = "20261124-090000.000000Z-lead-a00000"
 	put(t, ws, "lead", mailbox.Sent, startID, "---\nid: "+startID+"\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n")
 	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
