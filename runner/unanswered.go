@@ -39,7 +39,7 @@ import (
 // the refused files in `parley status`, and a program that answered by
 // sending its message again would only wait again. A sender of another
 // workspace is told when parley.yaml gives it the role orchestrator
-// (OrchestratorRole): the notice goes into its mailbox here, which the
+// (workspace.OrchestratorRole): the notice goes into its mailbox here, which the
 // bridge forwards, with workspace: naming this one, and that workspace's
 // Check takes it as such a notice (checkRemoteNotice). Its handler is
 // out of sight, so it is told of every message of its left unanswered,
@@ -56,7 +56,7 @@ func (r *Runner) toldOfUnanswered(agent, typ string, known bool) bool {
 	ws := r.ws()
 	a, ok := ws.Agent(agent)
 	if ok && a.Remote != "" {
-		return ws.Config.Bridge != nil && ws.HasRole(agent, OrchestratorRole)
+		return ws.Config.Bridge != nil && ws.HasRole(agent, workspace.OrchestratorRole)
 	}
 	if !ok || a.Driver != workspace.DriverBuiltin {
 		return false
@@ -70,10 +70,6 @@ func (r *Runner) toldOfUnanswered(agent, typ string, known bool) bool {
 	}
 	return true
 }
-
-// OrchestratorRole is the role of a sender of another workspace that is
-// told of its messages left unanswered here (see Unanswered).
-const OrchestratorRole = "orchestrator"
 
 // answeringField and answeringFromField are the fields of a refusal
 // notice that name the message the refused file answered, and its

@@ -39,6 +39,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -262,27 +263,43 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		r.o.log().Info("orchestrator: a message left unanswered, escalated already", "unanswered", id, "agent", agent)
 		return nil, nil
 	}
-	elsewhere := get(r.in, "workspace") // handled there, its done/ out of sight
+	return r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s handled the %s it was sent%s and answered nothing", rec.typ())
+}
+
+// escalateMessage escalates (kind) a message of ours that nothing
+// answers, as parley's notice being handled tells of it: its id (in the
+// notice's field, the escalation's too), agent:, workspace: (where it
+// was, when not here) and reason:. orig is the message, nil when it is
+// none of ours; the escalation names its step, if any (it "waits", or
+// "is stalled"). what says what agent did with it: a format whose three
+// %s are the agent, typ and where it was.
+func (r *run) escalateMessage(kind, field, stepVerb string, orig *mailbox.Message, what, typ string) ([]*mailbox.Message, error) {
+	id, agent, elsewhere := get(r.in, field), get(r.in, "agent"), get(r.in, "workspace")
 	in := ""
 	if elsewhere != "" {
-		in = " in workspace " + elsewhere
+		in = " in workspace " + elsewhere // its done/ or dead/ out of sight
 	}
-	what := fmt.Sprintf("%s handled the %s it was sent%s and answered nothing", agent, rec.typ(), in)
-	pf, n, step := r.stepOf(rec.m)
+	what = fmt.Sprintf(what, orDash(agent), typ, in)
+	pf, n, step := "", 0, false
+	if orig != nil {
+		pf, n, step = r.stepOf(orig)
+	}
 	if step {
-		what = fmt.Sprintf("step %d of %s waits: %s", n, pf, what)
+		what = fmt.Sprintf("step %d of %s %s: %s", n, pf, stepVerb, what)
 	}
 	if reason := get(r.in, "reason"); reason != "" {
 		what += " (" + reason + ")"
 	}
-	out, err := r.escalate(EscalateUnanswered, what, nil, nil)
+	out, err := r.escalate(kind, what, nil, nil)
 	for _, m := range out {
 		if step {
 			m.SetValue("plan_file", pf)
 			m.SetValue("step", strconv.Itoa(n))
 		}
-		m.SetValue("unanswered", id)
-		m.SetValue("agent", agent)
+		m.SetValue(field, id)
+		if agent != "" {
+			m.SetValue("agent", agent)
+		}
 		if elsewhere != "" {
 			m.SetValue("workspace", elsewhere)
 		}
@@ -301,48 +318,12 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 		r.o.log().Info("orchestrator: a give-up told again, escalated already", "given_up", id, "agent", agent, "notice", get(r.in, "id"))
 		return nil, nil
 	}
-	reason := get(r.in, "reason")
 	var orig *mailbox.Message
 	if rec := r.h.byID[id]; rec != nil && rec.sent && rec.to(agent) {
 		orig = rec.m // else no message of ours to agent, and of no step
 	}
-	typ := typeOf(orig)
-	if typ == "" {
-		typ = get(r.in, "given_up_type")
-	}
-	if typ == "" {
-		typ = "message"
-	}
-	what := fmt.Sprintf("%s gave up the %s it was sent", orDash(agent), typ)
-	elsewhere := get(r.in, "workspace") // given up there, its dead/ out of sight
-	if elsewhere != "" {
-		what += " in workspace " + elsewhere
-	}
-	pf, n, step := "", 0, false
-	if orig != nil {
-		pf, n, step = r.stepOf(orig)
-	}
-	if step {
-		what = fmt.Sprintf("step %d of %s is stalled: %s", n, pf, what)
-	}
-	if reason != "" {
-		what += " (" + reason + ")"
-	}
-	out, err := r.escalate(EscalateGivenUp, what, nil, nil)
-	for _, m := range out {
-		if step {
-			m.SetValue("plan_file", pf)
-			m.SetValue("step", strconv.Itoa(n))
-		}
-		m.SetValue("given_up", id)
-		if agent != "" {
-			m.SetValue("agent", agent)
-		}
-		if elsewhere != "" {
-			m.SetValue("workspace", elsewhere)
-		}
-	}
-	return out, err
+	typ := cmp.Or(typeOf(orig), get(r.in, "given_up_type"), "message")
+	return r.escalateMessage(EscalateGivenUp, "given_up", "is stalled", orig, "%s gave up the %s it was sent%s", typ)
 }
 
 // shutdown answers a shutdown_request (parley stop): the orchestrator

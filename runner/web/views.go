@@ -391,7 +391,7 @@ func (s *Server) planData() planData {
 	reviewOf := map[string]review{} // review_request id -> step and iteration
 	var answers []*mailbox.Message
 	for _, agent := range s.ws.AgentNames() {
-		if !s.ws.HasRole(agent, "orchestrator") {
+		if !s.ws.HasRole(agent, workspace.OrchestratorRole) {
 			continue
 		}
 		box := s.ws.Mailbox(agent)

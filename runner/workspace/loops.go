@@ -66,6 +66,12 @@ const UnansweredNotice = "message_unanswered"
 // as such (checkRemoteNotice).
 const RetriedNotice = "message_retried"
 
+// OrchestratorRole is the role of the dev pipeline's orchestrator: the
+// web view shows the pipeline of an agent that has it, and a sender of
+// another workspace that has it is told of its messages left unanswered
+// here (see the runner's Unanswered).
+const OrchestratorRole = "orchestrator"
+
 // MaxRefusedNotices is how many refusal notices in a row a program agent
 // is sent: one whose answers to them are refused again, this many times,
 // is told no more, and its refused files wait in rejected/ for a person.
