@@ -46,19 +46,15 @@ func sweep(root int, mark string) int {
 		if err != nil || pid == self || (!all && pid < root) {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
-			continue
+		p, ok := readProc(pid)
+		if !ok || p.zombie {
+			continue // gone, or dead and waiting for its parent to reap it
 		}
-		state, ppid := statOf(stat)
-		if state == "Z" || state == "X" {
-			continue // dead, waiting for its parent to reap it
-		}
-		if ppid == self && pid != root {
+		if p.ppid == self && pid != root {
 			continue // another program of this runner: not root's
 		}
-		seen[pid] = ppid
-		env, err := os.ReadFile("/proc/" + n + "/environ")
+		seen[pid] = p.ppid
+		env, err := environOf(p)
 		if err != nil {
 			continue
 		}
@@ -85,22 +81,6 @@ func sweep(root int, mark string) int {
 		}
 	}
 	return killed
-}
-
-// statOf returns the state and the parent pid in a /proc/<pid>/stat
-// line: the two fields after the command name, which is in parentheses
-// and may hold anything.
-func statOf(stat []byte) (state string, ppid int) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return "", 0
-	}
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return "", 0
-	}
-	ppid, _ = strconv.Atoi(string(f[1]))
-	return string(f[0]), ppid
 }
 
 // lastPid returns the last pid the kernel gave out in the runner's pid
@@ -281,6 +261,9 @@ type proc struct {
 	pid, ppid, pgid int
 	start           uint64 // clock ticks after boot
 	zombie          bool
+	kernel          bool   // a kernel thread, which has no environment
+	envStart        uint64 // where its environment is in its memory; 0 when the
+	envEnd          uint64 // kernel does not say (or, in the midst of an exec, has none yet)
 }
 
 // readProc reads /proc/<pid>/stat: the fields after the command name,
@@ -302,7 +285,48 @@ func readProc(pid int) (proc, bool) {
 	p.ppid, _ = strconv.Atoi(string(f[1]))
 	p.pgid, _ = strconv.Atoi(string(f[2]))
 	p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	flags, _ := strconv.ParseUint(string(f[6]), 10, 64)
+	p.kernel = flags&pfKthread != 0
+	if len(f) > 48 { // env_start and env_end, fields 50 and 51 (Linux 3.5 and later)
+		p.envStart, _ = strconv.ParseUint(string(f[47]), 10, 64)
+		p.envEnd, _ = strconv.ParseUint(string(f[48]), 10, 64)
+	}
 	return p, true
+}
+
+// pfKthread is the flag /proc/<pid>/stat gives a kernel thread.
+const pfKthread = 0x00200000
+
+// execWait bounds how long environOf waits for a process in the midst of
+// an exec to have its environment.
+const execWait = time.Second
+
+// environOf reads the environment of the live process p. A process in
+// the midst of an exec has none for a moment, between the kernel's
+// replacing its memory and its copying the environment into the new
+// memory (a few reads of the new program's file, longer on a busy disk):
+// read then, it would seem to have cleared its environment, and a
+// program's daemon caught mid-exec would escape its sweep. So an empty
+// environment is believed only once the process's memory has a place for
+// one and that place is empty (it cleared its environment), or of a
+// kernel thread; until then environOf reads it again, up to execWait.
+func environOf(p proc) ([]byte, error) {
+	name := "/proc/" + strconv.Itoa(p.pid) + "/environ"
+	deadline := time.Now().Add(execWait)
+	for {
+		env, err := os.ReadFile(name)
+		if err != nil || len(env) > 0 || p.kernel {
+			return env, err
+		}
+		now, ok := readProc(p.pid)
+		if !ok || now.zombie || now.start != p.start {
+			return nil, os.ErrNotExist // gone
+		}
+		if now.envEnd != 0 && now.envStart == now.envEnd || time.Now().After(deadline) {
+			return env, nil
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // startTime returns when the process pid started, in clock ticks after
@@ -467,7 +491,7 @@ func listProcs(self int, marks map[string]bool) map[int]listed {
 			continue
 		}
 		l := listed{proc: p}
-		if env, err := os.ReadFile("/proc/" + n + "/environ"); err == nil {
+		if env, err := environOf(p); err == nil {
 			for _, kv := range bytes.Split(env, []byte{0}) {
 				if bytes.HasPrefix(kv, []byte(MarkVar+"=")) && marks[string(kv)] {
 					l.marked = true
