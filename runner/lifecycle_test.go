@@ -135,7 +135,8 @@ func TestStopOn(t *testing.T) {
 
 // TestTimeoutNudge: an agent that does not answer in time is nudged with
 // the configured message, then marked unresponsive; one that answers the
-// nudge is not.
+// nudge is not. The deadline is 2s, not less: quick's program must start
+// and answer within it on a loaded CI machine, under -race.
 func TestTimeoutNudge(t *testing.T) {
 	ws := newWorkspace(t, "lead")
 	// late answers only the nudge; quick answers at once.
@@ -148,7 +149,7 @@ func TestTimeoutNudge(t *testing.T) {
   - {name: quick, driver: command, run: [./quick.sh]}
 timeouts:
   - match: {type: ASK}
-    after: 300ms
+    after: 2s
     nudge:
       type: NUDGE
       fields: {campaign: the-rot-beneath}
@@ -165,7 +166,7 @@ timeouts:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := runs["silent"]; s.State != workspace.StateUnresponsive || !strings.Contains(s.Note, "no answer to "+ask["silent"]+" from lead within 300ms, nor after a nudge") {
+	if s := runs["silent"]; s.State != workspace.StateUnresponsive || !strings.Contains(s.Note, "no answer to "+ask["silent"]+" from lead within 2s, nor after a nudge") {
 		t.Errorf("silent = %+v, want unresponsive with a note", s)
 	}
 	for _, a := range []string{"late", "quick"} {

@@ -98,7 +98,7 @@ func servedDemo(t *testing.T) (string, string, string) {
 		t.Fatalf("parley serve: %v", err)
 	}
 	// The runner holds the lock once it runs.
-	for deadline := time.Now().Add(10 * time.Second); ws.RunnerPID() == 0; {
+	for deadline := time.Now().Add(browserStep); ws.RunnerPID() == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("the runner did not start")
 		}
@@ -121,7 +121,7 @@ func parley(t *testing.T, args ...string) string {
 func waitJournal(t *testing.T, dir string, ok func(workspace.Entry) bool) workspace.Entry {
 	t.Helper()
 	path := filepath.Join(dir, workspace.StateDir, "journal.jsonl")
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(browserStep)
 	for {
 		var found *workspace.Entry
 		workspace.ReadJournal(path, func(e workspace.Entry) error {
@@ -135,11 +135,16 @@ func waitJournal(t *testing.T, dir string, ok func(workspace.Entry) bool) worksp
 			return *found
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("waited 10s for a journal entry that did not come")
+			t.Fatalf("waited %v for a journal entry that did not come", browserStep)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// browserStep bounds each step of a test in the browser: a few hundred
+// milliseconds on a quiet machine, many seconds for Chromium on one busy
+// with the other tests under -race.
+const browserStep = 30 * time.Second
 
 // TestServeInBrowser drives parley serve from headless Chromium, on the
 // demo session with a runner running: pages load, a message sent with
@@ -175,7 +180,7 @@ func TestServeInBrowser(t *testing.T) {
 	}
 
 	// The token in the address becomes a cookie; the page is the timeline.
-	run(t, "opening the timeline", 10*time.Second,
+	run(t, "opening the timeline", browserStep,
 		chromedp.Navigate(url+"?token="+token),
 		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row`)),
 		chromedp.WaitVisible(chromedp.CSS(`#conn.on`)),
@@ -191,7 +196,7 @@ func TestServeInBrowser(t *testing.T) {
 		if total <= 200 {
 			t.Skipf("the demo's journal has %d lines: one page", total)
 		}
-		run(t, "scrolling up", 10*time.Second,
+		run(t, "scrolling up", browserStep,
 			chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`),
 			chromedp.WaitNotPresent(chromedp.CSS(`#older`)),
 		)
@@ -205,7 +210,7 @@ func TestServeInBrowser(t *testing.T) {
 		id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "you", "--body", "A bell tolls under the water.")
 		// The page is told at once: well under a second on an idle
 		// machine. The deadline leaves room for one busy with other tests.
-		run(t, "waiting for the message on the timeline", 10*time.Second,
+		run(t, "waiting for the message on the timeline", browserStep,
 			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`li.row.o-delivered[data-id=%q]`, id))))
 		t.Logf("parley send to the open timeline: %v", time.Since(start))
 	})
@@ -214,7 +219,7 @@ func TestServeInBrowser(t *testing.T) {
 		body := "<script>window.pwned = 1</script>\n\n[a link](javascript:window.pwned=2) and <img src=x onerror=\"window.pwned=3\">\n"
 		id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "you", "--body", body)
 		sel := fmt.Sprintf(`li.row.o-delivered[data-id=%q]`, id)
-		run(t, "opening the message", 10*time.Second,
+		run(t, "opening the message", browserStep,
 			chromedp.WaitVisible(chromedp.CSS(sel)),
 			// Clicked where it is: rows the session adds meanwhile move
 			// it between where a mouse click is aimed and where it lands.
@@ -243,7 +248,7 @@ func TestServeInBrowser(t *testing.T) {
 		id := parley(t, "-C", dir, "send", "--file", file)
 		waitJournal(t, dir, func(e workspace.Entry) bool { return e.ID == id && e.Outcome == workspace.Delivered })
 		sel := fmt.Sprintf(`article.waiting[data-id=%q] button.option[value="1"]`, id)
-		run(t, "answering on the seat page", 10*time.Second,
+		run(t, "answering on the seat page", browserStep,
 			chromedp.Navigate(url+"seat"),
 			chromedp.WaitVisible(chromedp.CSS(sel)),
 			chromedp.Click(chromedp.CSS(sel)),
@@ -299,12 +304,12 @@ func TestServeInBrowser(t *testing.T) {
 		// and pressing the mouse there, and the click landed beside it
 		// (on a loaded machine: at y=-27, on <html>), nothing was sent,
 		// and the wait for #said timed out.
-		run(t, "waiting for the refused message on the timeline", 10*time.Second,
+		run(t, "waiting for the refused message on the timeline", browserStep,
 			chromedp.Navigate(url+"?agent=tor&outcome=rejected"),
 			chromedp.WaitVisible(chromedp.CSS(sel+` button.retry`)),
 		)
 		fixRejected(t, filepath.Join(dir, "mailboxes", "tor", "rejected"), "to: zed", "to: gm")
-		run(t, "retrying it from the timeline", 10*time.Second,
+		run(t, "retrying it from the timeline", browserStep,
 			chromedp.Click(chromedp.CSS(sel+` button.retry`)),
 			chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),
 		)
@@ -313,14 +318,14 @@ func TestServeInBrowser(t *testing.T) {
 			t.Fatalf("the page said %q, want the file back in tor's outbox", said)
 		}
 		// Put back, it is offered for retry no more.
-		run(t, "the retry button going once the file is back", 10*time.Second,
+		run(t, "the retry button going once the file is back", browserStep,
 			chromedp.WaitNotPresent(chromedp.CSS(sel+` button.retry`)),
 		)
 		waitJournal(t, dir, func(e workspace.Entry) bool { return e.Outcome == workspace.Retried && e.Agent == "tor" })
 	})
 
 	t.Run("roll", func(t *testing.T) {
-		run(t, "rolling on the seat page", 10*time.Second,
+		run(t, "rolling on the seat page", browserStep,
 			chromedp.Navigate(url+"seat"),
 			chromedp.WaitVisible(chromedp.CSS(`form.act input[name=dice]`)),
 			chromedp.SetValue(chromedp.CSS(`form.act input[name=dice]`), "1d20+3"),
@@ -347,45 +352,45 @@ func TestServeInBrowser(t *testing.T) {
 		{"plan", "plan", "main"},
 		{"seat", "seat", "main"},
 	} {
-		run(t, "opening "+p.name, 10*time.Second, chromedp.Navigate(url+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
+		run(t, "opening "+p.name, browserStep, chromedp.Navigate(url+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
 		shot(p.name)
 	}
 	// A sheet changed on disk shows on the open Story page.
-	run(t, "opening the story", 10*time.Second, chromedp.Navigate(url+"story"), chromedp.WaitVisible(chromedp.CSS(".sheet .badge")))
+	run(t, "opening the story", browserStep, chromedp.Navigate(url+"story"), chromedp.WaitVisible(chromedp.CSS(".sheet .badge")))
 	said := parley(t, "-C", dir, "character", "damage", "tor-ashgrove", "1") // tor-ashgrove: HP 2 -> 1 (of 13)
 	var hp, maxHP int
 	if _, err := fmt.Sscanf(said[strings.Index(said, "->"):], "-> %d (of %d)", &hp, &maxHP); err != nil {
 		t.Fatalf("parley character damage said %q: %v", said, err)
 	}
 	want := fmt.Sprintf("HP %d/%d", hp, maxHP)
-	run(t, "waiting for the sheet", 10*time.Second, chromedp.Poll[chromedp.Void](`Array.from(document.querySelectorAll(".sheet .badge")).some(b => b.textContent.startsWith(`+strconv.Quote(want)+`))`))
+	run(t, "waiting for the sheet", browserStep, chromedp.Poll[chromedp.Void](`Array.from(document.querySelectorAll(".sheet .badge")).some(b => b.textContent.startsWith(`+strconv.Quote(want)+`))`))
 
 	// The timeline with a scene's narration open: the header, the body
 	// rendered, the file as it is.
-	run(t, "opening a narration", 10*time.Second,
+	run(t, "opening a narration", browserStep,
 		chromedp.Navigate(url+"?type=NARRATIVE&outcome=delivered"),
 		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row:last-of-type button.open`)),
 	)
 	// The last one when the page loaded; more may come.
 	narration := value(t, bctx, chromedp.Evaluate[string](`document.querySelector("#timeline li.row:last-of-type").dataset.id`))
 	row := fmt.Sprintf(`#timeline li.row[data-id=%q]`, narration)
-	run(t, "opening a narration", 10*time.Second,
+	run(t, "opening a narration", browserStep,
 		clickNow(row+` button.open`),
 		chromedp.WaitVisible(chromedp.CSS(row+` .detail .raw`)),
 		chromedp.ScrollIntoView(chromedp.CSS(row+` .detail`)),
 	)
 	shot("timeline-open")
-	run(t, "reading the spectator view", 10*time.Second, chromedp.Navigate(url+"story?view=spectator"), chromedp.WaitVisible(chromedp.CSS(".scene")))
+	run(t, "reading the spectator view", browserStep, chromedp.Navigate(url+"story?view=spectator"), chromedp.WaitVisible(chromedp.CSS(".scene")))
 	if value(t, bctx, chromedp.Evaluate[bool](`document.querySelector(".secret") !== null`)) {
 		t.Error("the spectator view shows the story state")
 	}
 	t.Logf("screenshots in %s", shots)
 }
 
-// value runs an action that returns a value, in at most 10 seconds.
+// value runs an action that returns a value, in at most browserStep.
 func value[T any](t *testing.T, bctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(bctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(bctx, browserStep)
 	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
@@ -418,7 +423,7 @@ func TestServeEscalationInBrowser(t *testing.T) {
 	}
 	base, _, _ := servedWriting(t, ws)
 	form := fmt.Sprintf(`article.waiting[data-id=%q] form.decide`, id)
-	ctx, cancel := context.WithTimeout(bctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(bctx, 2*browserStep)
 	defer cancel()
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"seat?token=test-token-0123456789"),
