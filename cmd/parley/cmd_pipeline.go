@@ -140,9 +140,22 @@ type stepInHand struct {
 var pipelineRoles = []string{"worker", "debugger", "documenter"}
 
 func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
-	ps, err := plans.List(filepath.Join(ws.Root, plans.Dir))
+	rep, err := pipelineOf(ws)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		return e.printJSON(rep)
+	}
+	printPipeline(e, rep)
+	return nil
+}
+
+// pipelineOf reads what parley pipeline shows from ws's files.
+func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
+	ps, err := plans.List(filepath.Join(ws.Root, plans.Dir))
+	if err != nil {
+		return pipelineReport{}, err
 	}
 	blockedPlans := map[string]bool{} // "plans/x.md" -> marked blocked (a person's stop)
 	for _, p := range ps {
@@ -258,11 +271,19 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 		}
 		rep.Plans = append(rep.Plans, s)
 	}
-	if asJSON {
-		return e.printJSON(rep)
+	return rep, nil
+}
+
+// waiting returns the escalations waiting for a person's decision: not
+// those settled.
+func (rep pipelineReport) waiting() []escalation {
+	var out []escalation
+	for _, x := range rep.Escalations {
+		if !x.Settled {
+			out = append(out, x)
+		}
 	}
-	printPipeline(e, rep)
-	return nil
+	return out
 }
 
 // escalationOf reads an escalation in a person's mailbox.
@@ -389,12 +410,11 @@ func routeOf(body []byte) string {
 
 func printPipeline(e *env, rep pipelineReport) {
 	w := e.stdout
-	var waiting, settledEsc []escalation
+	waiting := rep.waiting()
+	var settledEsc []escalation
 	for _, x := range rep.Escalations {
 		if x.Settled {
 			settledEsc = append(settledEsc, x)
-		} else {
-			waiting = append(waiting, x)
 		}
 	}
 	escLine := func(x escalation) {

@@ -72,6 +72,10 @@ type statusReport struct {
 	// them since they were given up (see givenUpFates): parley retry
 	// leaves them in dead/ unless --force.
 	Settled []settledLetter `json:"settled_dead_letters,omitempty"`
+	// Escalations are the dev pipeline's escalations waiting for a
+	// person's decision (parley pipeline shows each, and the command
+	// that answers it), in a workspace with an orchestrator.
+	Escalations []escalation `json:"escalations_waiting,omitempty"`
 }
 
 // settledLetter is a dead letter whose step went on without it.
@@ -125,6 +129,12 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			rep.Bridge.State = &st
 		}
 	}
+	if hasOrchestrator(ws) {
+		// Unreadable plans are said by parley pipeline.
+		if p, err := pipelineOf(ws); err == nil {
+			rep.Escalations = p.waiting()
+		}
+	}
 	fates := newGivenUpFates(ws)
 	settled := map[string]string{} // path -> what happened since
 	for _, a := range agents {
@@ -176,6 +186,16 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	for _, u := range rep.UnknownRoles {
 		fmt.Fprintf(e.stdout, "warning   %s\n", printable(u.String()))
+	}
+	if n := len(rep.Escalations); n > 0 {
+		var people []string
+		for _, x := range rep.Escalations {
+			if !slices.Contains(people, x.Agent) {
+				people = append(people, x.Agent)
+			}
+		}
+		fmt.Fprintf(e.stdout, "pipeline  %d %s waiting for a decision (%s): parley pipeline shows %s and how to answer\n",
+			n, plural(n, "escalation", "escalations"), printable(strings.Join(people, ", ")), plural(n, "it", "them"))
 	}
 	fmt.Fprintln(e.stdout)
 	width := len("AGENT")
@@ -266,6 +286,17 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	printFiles(e, agents, "left in tmp/ by writers that were killed (the runner removes them when it starts)", func(a workspace.AgentStatus) []string { return a.Leftovers })
 	printFiles(e, agents, "ignored in outboxes (editor scratch files, never routed)", func(a workspace.AgentStatus) []string { return a.Ignored })
 	return rep.broken()
+}
+
+// hasOrchestrator reports whether ws runs the dev pipeline: an agent
+// has the orchestrator role, or is the built-in orchestrator.
+func hasOrchestrator(ws *workspace.Workspace) bool {
+	for _, a := range ws.Config.Agents {
+		if a.Handler == "orchestrator" || ws.HasRole(a.Name, workspace.OrchestratorRole) {
+			return true
+		}
+	}
+	return false
 }
 
 // errSkillsNotLoaded is status's error for a workspace whose skills
