@@ -175,6 +175,7 @@ func TestBridgeAcrossHosts(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			for name, p := range map[string]*proc{"a": runA, "b": runB, "hub": server} {
+				p.stop(syscall.SIGINT) // its stderr is written no more: read it
 				t.Logf("%s said:\n%s", name, p.stderr)
 			}
 			st, _ := os.ReadFile(wsA.BridgeStatePath())

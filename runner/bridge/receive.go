@@ -59,8 +59,7 @@ func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) err
 	if err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	defer close(done)
+	done := make(chan struct{}) // closed when the session ends: deliveries still coming are dropped
 	msgs := make(chan jetstream.Msg, 2*window)
 	errc := make(chan error, 1)
 	cc, err := c.Consume(func(m jetstream.Msg) {
@@ -79,9 +78,21 @@ func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) err
 		b.fail(err)
 	}))
 	if err != nil {
+		close(done)
 		return err
 	}
-	defer cc.Stop()
+	defer func() {
+		// The library removes the subscription in the background: wait
+		// for it, so that the next session's reset is not followed by a
+		// delivery to this one (receiveBatch would see the gap, and
+		// start again).
+		close(done)
+		cc.Stop()
+		select {
+		case <-cc.Closed():
+		case <-time.After(5 * time.Second):
+		}
+	}()
 	b.clearError()
 	var lastSeq uint64
 	for {
@@ -117,7 +128,9 @@ func (b *Bridge) clearError() {
 // receiveBatch takes a batch in order: each message is delivered (or kept
 // in dead/), the batch is made durable, written to the journal and then
 // acknowledged, up to the last message taken. It stops at a gap in the
-// consumer's deliveries and at a delivery that failed.
+// consumer's deliveries and at a delivery that failed. lastSeq is the
+// consumer's number of the last delivery taken since the consumer was
+// reset, 0 for none.
 func (b *Bridge) receiveBatch(batch []jetstream.Msg, lastSeq *uint64, syncAck bool) error {
 	var last jetstream.Msg
 	var entries []workspace.Entry
@@ -130,7 +143,13 @@ func (b *Bridge) receiveBatch(batch []jetstream.Msg, lastSeq *uint64, syncAck bo
 			stop = err
 			break
 		}
-		if *lastSeq != 0 && meta.Sequence.Consumer != *lastSeq+1 {
+		// The consumer numbers its deliveries from 1 after each reset
+		// (every session starts with one): the first one taken must be
+		// 1. A delivery that went elsewhere (lost on a cut link, or to
+		// the session before, whose subscription the client library
+		// removes only after Stop returns) would be acknowledged with
+		// the next one taken, and lost.
+		if meta.Sequence.Consumer != *lastSeq+1 {
 			stop = errGap
 			break
 		}
