@@ -210,6 +210,36 @@ func (r *Runner) nextPoll() time.Time {
 	return r.polledAt.Add(pollInterval)
 }
 
+// inboxPoll is how often a watching runner looks whether a message was
+// put into an agent's inbox by something other than its router: parley
+// retry, the web view's retry, a person's mv, git checkout. It has no
+// file events for inboxes (its own deliveries would flood them), and the
+// rescan is 30 seconds away.
+const inboxPoll = time.Second
+
+// lookAtInboxes wakes the worker of each agent whose inbox changed since
+// it last looked (its modification time), or changed less than
+// inboxPoll ago: a second change within the file system's clock tick
+// leaves the time as it was. Each look is a stat per agent.
+func (r *Runner) lookAtInboxes(now time.Time) {
+	r.inboxesAt = now.Add(inboxPoll)
+	if r.inboxTimes == nil {
+		r.inboxTimes = make(map[string]time.Time, len(r.workers))
+	}
+	for name := range r.workers {
+		fi, err := os.Stat(filepath.Join(string(r.agents[name]), mailbox.Inbox))
+		if err != nil {
+			continue // missing: the repair makes it again
+		}
+		mt := fi.ModTime()
+		if seen, ok := r.inboxTimes[name]; ok && seen.Equal(mt) && now.Sub(mt) > inboxPoll {
+			continue
+		}
+		r.inboxTimes[name] = mt
+		r.notify(name)
+	}
+}
+
 // repairSoon has missing mailbox directories made again once the settle
 // time has passed: a person's rm -rf under way is not raced by the
 // directories it removes coming back.

@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/mailbox"
 )
@@ -114,4 +118,37 @@ func TestUnwatchedOutbox(t *testing.T) {
 	}
 	drop(t, ws, "bob", "polled.md", "---\nto: alice\n---\nNo events for me.\n")
 	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "alice", mailbox.Inbox)) == 1 })
+}
+
+// TestInboxFromElsewhere: a message put into an agent's inbox by another
+// process while the runner watches (parley retry moving it back from
+// dead/, the web view's retry, a person's mv) is handled within a
+// second or so, not at the next rescan (an hour here; 30 seconds by
+// default, which left a retried task waiting without a word).
+func TestInboxFromElsewhere(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "alice"), "agents:\n  - alice\n  - {name: echo, driver: command, run: [./echo.sh]}\nrouter:\n  rescan_interval: 1h\n")
+	script(t, ws, "echo.sh", "echo \"echo: $(tail -n 1 \"$PARLEY_MESSAGE\")\"\n")
+	watching(t, ws, Options{})
+	// Routed: the runner and echo's worker are at work.
+	send(t, ws, "alice", "echo", "first")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "alice", mailbox.Inbox)) == 1 })
+	// Put into echo's inbox by another process, as parley retry does.
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := (&mailbox.IDs{}).New("alice")
+	if _, err := ws.Mailbox("echo").Deliver(id, fmt.Appendf(nil, "---\nid: %s\nfrom: alice\nto: echo\n---\nsecond\n", id), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "alice", mailbox.Inbox)) == 2 })
+	got := bodies(t, ws, "alice", mailbox.Inbox)
+	slices.Sort(got)
+	if d := cmp.Diff([]string{"echo: first", "echo: second"}, got); d != "" {
+		t.Errorf("alice's inbox (-want +got):\n%s", d)
+	}
 }

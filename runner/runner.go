@@ -222,6 +222,8 @@ type Runner struct {
 	watcherErr    error // why no watcher could be made
 	watchHook     func(dir string) error
 	polledAt      time.Time
+	inboxesAt     time.Time            // when lookAtInboxes looks next
+	inboxTimes    map[string]time.Time // agent -> its inbox's mtime when last looked at
 	// sessionOver, once set, says why the run ends: a stop_on type was
 	// delivered.
 	sessionOver string
@@ -597,6 +599,9 @@ func (r *Runner) watch(ctx context.Context) error {
 		if p := r.nextPoll(); !p.IsZero() && !now.Before(p) {
 			r.pollUnwatched()
 		}
+		if !now.Before(r.inboxesAt) {
+			r.lookAtInboxes(now)
+		}
 		next := r.checkConfig()
 		if next.IsZero() {
 			// Routing waits while the configuration is being written.
@@ -611,7 +616,7 @@ func (r *Runner) watch(ctx context.Context) error {
 		r.checkDeadlines()
 		r.tickBuiltins(ctx)
 		r.flushJournal(now)
-		for _, d := range []time.Time{r.nextDeadline(), r.nextTick(), r.nextPoll(), r.repairAt, r.journal.retryAt()} {
+		for _, d := range []time.Time{r.nextDeadline(), r.nextTick(), r.nextPoll(), r.repairAt, r.journal.retryAt(), r.inboxesAt} {
 			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
 				next = d
 			}
