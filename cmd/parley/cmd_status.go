@@ -205,11 +205,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	fmt.Fprintf(e.stdout, "%-*s  %-12s  OUTBOX  INBOX  CUR  DONE  DEAD  SENT  REJECTED  LAST ACTIVITY\n", width, "AGENT", "STATE")
 	var notes []string
 	for _, a := range agents {
-		state := a.State
-		if ag, ok := ws.Agent(a.Name); ok && ag.Remote != "" {
-			state = "@" + ag.Remote // lives there: its inbox here is what the bridge forwards
-		}
-		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, printable(state), a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
+		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, printable(a.Shown()), a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
 		if a.Note != "" {
 			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
 		}

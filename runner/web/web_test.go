@@ -955,3 +955,19 @@ func TestRetrySettled(t *testing.T) {
 		}
 	}
 }
+
+// The Agents page shows an agent of another workspace as parley status
+// does, @WORKSPACE, not as a person here (it showed "human idle").
+func TestAgentsRemote(t *testing.T) {
+	ws, err := workspace.InitConfig(t.TempDir(), "bridge: {name: home, url: nats://127.0.0.1:4222}\nagents:\n  - you\n  - {name: w, remote: away}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, ws, Options{})
+	body := get(t, s.Handler(), "/agents", false).Body.String()
+	row := body[strings.Index(body, `data-agent="w"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, "<td>lives in away</td>") || !strings.Contains(row, `<td class="state">@away`) || strings.Contains(row, "human") {
+		t.Errorf("w's row does not show it lives in away:\n%s", row)
+	}
+}

@@ -20,16 +20,19 @@ type AgentStatus struct {
 	// State is what the agent is doing: idle, working, retrying, failed,
 	// stopped, unresponsive; waiting for a human agent with messages to
 	// read; "-" for a driver when no runner runs.
-	State    string    `json:"state"`
-	Since    time.Time `json:"since,omitzero"`
-	Note     string    `json:"note,omitempty"`
-	Outbox   int       `json:"outbox"`   // written, not yet routed
-	Inbox    int       `json:"inbox"`    // delivered, not yet handled
-	Cur      int       `json:"cur"`      // being handled
-	Done     int       `json:"done"`     // handled
-	Dead     int       `json:"dead"`     // given up
-	Sent     int       `json:"sent"`     // routed from its outbox
-	Rejected int       `json:"rejected"` // refused from its outbox
+	State string    `json:"state"`
+	Since time.Time `json:"since,omitzero"`
+	// Remote is the workspace the agent lives in (remote: in
+	// parley.yaml); its inbox here is what the bridge forwards there.
+	Remote   string `json:"remote,omitempty"`
+	Note     string `json:"note,omitempty"`
+	Outbox   int    `json:"outbox"`   // written, not yet routed
+	Inbox    int    `json:"inbox"`    // delivered, not yet handled
+	Cur      int    `json:"cur"`      // being handled
+	Done     int    `json:"done"`     // handled
+	Dead     int    `json:"dead"`     // given up
+	Sent     int    `json:"sent"`     // routed from its outbox
+	Rejected int    `json:"rejected"` // refused from its outbox
 	// LastActivity is the last time a message entered or left any of the
 	// agent's mailbox states; zero when none ever did.
 	LastActivity time.Time `json:"last_activity,omitzero"`
@@ -57,6 +60,16 @@ type AgentStatus struct {
 	// Held are files refused where they are, in the outbox (hard links),
 	// each with the reason in the file beside it.
 	Held []Problem `json:"held,omitempty"`
+}
+
+// Shown is the agent's state as parley shows it to a person: @WORKSPACE
+// for an agent that lives in another workspace (what it does is seen
+// there), else its State.
+func (s AgentStatus) Shown() string {
+	if s.Remote != "" {
+		return "@" + s.Remote
+	}
+	return s.State
 }
 
 // Problem is a file that was refused or given up on, and why.
@@ -90,7 +103,7 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 	}
 	for _, a := range w.Config.Agents {
 		box := w.Mailbox(a.Name)
-		s := AgentStatus{Name: a.Name, Roles: w.Roles(a.Name), Driver: a.Driver, State: StateIdle}
+		s := AgentStatus{Name: a.Name, Roles: w.Roles(a.Name), Driver: a.Driver, State: StateIdle, Remote: a.Remote}
 		run, ran := runs[a.Name]
 		switch {
 		case ran && running:
