@@ -233,9 +233,7 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 	fates := newGivenUpFates(ws)
 	for i := range rep.Escalations {
 		x := &rep.Escalations[i]
-		if x.Kind == orchestrator.EscalateGivenUp || x.Kind == orchestrator.EscalateUnanswered {
-			x.Settled = fates.wentOn(x.From, x.givenUp, x.givenUpBy) != ""
-		}
+		x.Settled = fates.escalationSettled(*x) != ""
 	}
 	failed := map[string]bool{}
 	for i := range rep.Dead {

@@ -45,6 +45,16 @@ func (f *givenUpFates) wentOn(sender, id, agent string) string {
 	return ""
 }
 
+// escalationSettled returns how the step of a given_up or unanswered
+// escalation went on without a decision since (see wentOn): answering
+// it sends nothing. "" when it did not, or for another kind.
+func (f *givenUpFates) escalationSettled(x escalation) string {
+	if x.Kind != orchestrator.EscalateGivenUp && x.Kind != orchestrator.EscalateUnanswered {
+		return ""
+	}
+	return f.wentOn(x.From, x.givenUp, x.givenUpBy)
+}
+
 // settled returns, for a dead letter of a step, what happened since that
 // settles it (see settledSince); "" when it is not settled. A dead letter
 // of no step is never settled: only a step goes on without it.
@@ -81,6 +91,22 @@ func settledLook(ws *workspace.Workspace) func() func(agent, id string) string {
 				return ""
 			}
 			return fates.settled(fates.deadLetterAt(agent, p))
+		}
+	}
+}
+
+// escalationSettledLook is the web view's Options.EscalationSettled:
+// for one page, a look at which escalations waiting in a person's inbox
+// are settled, asked of one givenUpFates as parley pipeline asks it.
+func escalationSettledLook(ws *workspace.Workspace) func() func(agent, id string, m *mailbox.Message) string {
+	return func() func(agent, id string, m *mailbox.Message) string {
+		fates := newGivenUpFates(ws)
+		return func(agent, id string, m *mailbox.Message) string {
+			x, ok := escalationOf(agent, id, m)
+			if !ok {
+				return ""
+			}
+			return fates.escalationSettled(x)
 		}
 	}
 }

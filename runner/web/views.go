@@ -506,6 +506,15 @@ type seatData struct {
 	Err      string
 }
 
+// escalationSettledLook returns a look at which escalations are settled
+// (Options.EscalationSettled); without it, none is.
+func (s *Server) escalationSettledLook() func(agent, id string, m *mailbox.Message) string {
+	if s.escSettled == nil {
+		return func(string, string, *mailbox.Message) string { return "" }
+	}
+	return s.escSettled()
+}
+
 // requestTypes are the structured requests a person approves or rejects.
 var requestTypes = []string{workspace.PlanApprovalRequest, workspace.ShutdownRequest}
 
@@ -527,6 +536,7 @@ func (s *Server) seatData() seatData {
 			}
 		}
 	}
+	escSettled := s.escalationSettledLook()
 	for _, agent := range people {
 		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
 		if err != nil {
@@ -566,6 +576,13 @@ func (s *Server) seatData() seatData {
 			case slices.Contains(requestTypes, wt.Type):
 				wt.Kind = "request"
 			case m.Header().Text("escalation") != "":
+				if how := escSettled(agent, en.ID, m); how != "" {
+					// Its step went on without a decision: answering
+					// it sends nothing (parley pipeline counts it
+					// settled). A message to read and file.
+					wt.Question = fmt.Sprintf("Settled: its step went on without a decision (%s); answering it sends nothing. Mark it handled.", how)
+					break
+				}
 				// The orchestrator asks a person to decide: approve,
 				// retry or stop, answered as parley reply --field
 				// decision=DECISION answers it.

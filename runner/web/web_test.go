@@ -971,3 +971,43 @@ func TestAgentsRemote(t *testing.T) {
 		t.Errorf("w's row does not show it lives in away:\n%s", row)
 	}
 }
+
+// An escalation whose step went on without a decision (settled, as
+// parley pipeline says: Options.EscalationSettled) is offered no
+// decision at the seat nor on its message page: answering it sends
+// nothing. The seat says so, and offers to mark it handled.
+func TestSeatEscalationSettled(t *testing.T) {
+	ws := newWorkspace(t)
+	id := "20261126-100000.000000Z-gm-dddddd"
+	esc := "---\nid: " + id + "\nfrom: gm\nto: aria\nsummary: 'escalation: step 2 waits'\nescalation: given_up\nplan_file: plans/p.md\nstep: 2\ngiven_up: 20261126-090000.000000Z-gm-eeeeee\nagent: w\n---\nThe pipeline needs your decision.\n"
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, id+".md"), []byte(esc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: "2026-11-26T10:00:00.000000Z", ID: id, From: "gm", To: []string{"aria"}, Outcome: workspace.Delivered}); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	settled := func() func(agent, id string, m *mailbox.Message) string {
+		return func(agent, id string, m *mailbox.Message) string {
+			asked = append(asked, id)
+			return "ticked"
+		}
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria", EscalationSettled: settled})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	if strings.Contains(page, `class="act decide"`) {
+		t.Errorf("GET /seat offers a decision on a settled escalation:\n%s", page)
+	}
+	for _, w := range []string{"Settled: its step went on without a decision (ticked); answering it sends nothing", `value="done">mark handled`} {
+		if !strings.Contains(page, w) {
+			t.Errorf("GET /seat lacks %q:\n%s", w, page)
+		}
+	}
+	msg := get(t, s.Handler(), "/message?n=0", true).Body.String()
+	if strings.Contains(msg, `<select name="decision"`) {
+		t.Errorf("GET /message offers a decision on a settled escalation:\n%s", msg)
+	}
+	if !slices.Contains(asked, id) {
+		t.Errorf("the look was asked of %v, not of the escalation", asked)
+	}
+}
