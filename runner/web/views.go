@@ -367,6 +367,11 @@ type reviewRound struct {
 
 type escalation struct {
 	ID, Kind, Summary, To string
+	// State is where it stands: "waiting" for a decision (in a person's
+	// inbox or cur/), "settled" (waiting, but its step went on without a
+	// decision: answering it sends nothing) or "handled" (answered, or
+	// marked handled).
+	State string
 }
 
 // stepKey names a step of a plan file.
@@ -390,6 +395,7 @@ func (s *Server) planData() planData {
 	}
 	reviewOf := map[string]review{} // review_request id -> step and iteration
 	var answers []*mailbox.Message
+	settled := s.escalationSettledLook()
 	for _, agent := range s.ws.AgentNames() {
 		if !s.ws.HasRole(agent, workspace.OrchestratorRole) {
 			continue
@@ -427,7 +433,7 @@ func (s *Server) planData() planData {
 				}
 				if esc := m.Header().Text("escalation"); esc != "" {
 					to := m.Header().Text("to")
-					d.Escalations = append(d.Escalations, escalation{ID: id, Kind: esc, Summary: m.Header().Text("summary"), To: to})
+					d.Escalations = append(d.Escalations, escalation{ID: id, Kind: esc, Summary: m.Header().Text("summary"), To: to, State: s.escalationState(id, m, settled)})
 				}
 			}
 		}
@@ -504,6 +510,25 @@ type seatData struct {
 	Campaign bool
 	Person   string
 	Err      string
+}
+
+// escalationState says where the escalation id (m) stands: see
+// escalation.State.
+func (s *Server) escalationState(id string, m *mailbox.Message, settled func(agent, id string, m *mailbox.Message) string) string {
+	name := mailbox.FileName(id)
+	for _, a := range s.ws.Config.Agents {
+		if !a.Person() {
+			continue
+		}
+		box := s.ws.Mailbox(a.Name)
+		if exists(box.Path(mailbox.Inbox, name)) || exists(box.Path(mailbox.Cur, name)) {
+			if settled(a.Name, id, m) != "" {
+				return "settled"
+			}
+			return "waiting"
+		}
+	}
+	return "handled"
 }
 
 // escalationSettledLook returns a look at which escalations are settled

@@ -658,6 +658,33 @@ func TestPlanRetriedRounds(t *testing.T) {
 	if want := "7 iterations (attempts 1-5, then retried after escalation; attempts 6-7)"; !strings.Contains(page, want) {
 		t.Errorf("GET /plan lacks %q:\n%s", want, page)
 	}
+
+	// Its escalation says where it stands, as parley pipeline does:
+	// answered (no copy waits for you), waiting in your inbox, or
+	// settled (waiting, its step went on without a decision).
+	if len(d.Escalations) != 1 || d.Escalations[0].State != "handled" {
+		t.Fatalf("escalations %+v, want one, handled", d.Escalations)
+	}
+	esc := d.Escalations[0].ID
+	data, err := os.ReadFile(box.Path(mailbox.Sent, esc+".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.Mailbox("you").Path(mailbox.Inbox, esc+".md"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.planData().Escalations[0].State; got != "waiting" {
+		t.Errorf("an escalation in you's inbox is %q, want waiting", got)
+	}
+	settled := newServer(t, ws, Options{EscalationSettled: func() func(string, string, *mailbox.Message) string {
+		return func(string, string, *mailbox.Message) string { return "ticked" }
+	}})
+	if got := settled.planData().Escalations[0].State; got != "settled" {
+		t.Errorf("a settled escalation in you's inbox is %q, want settled", got)
+	}
+	if page := get(t, settled.Handler(), "/plan", false).Body.String(); !strings.Contains(page, `<span class="state">settled</span> <span class="kind">iteration</span>`) {
+		t.Errorf("GET /plan does not say the escalation is settled:\n%s", page)
+	}
 }
 
 // TestSeatRelayOptions guards the web seat's decide box: a relay's
