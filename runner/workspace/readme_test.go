@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -54,5 +55,32 @@ func TestREADMEConfig(t *testing.T) {
 	}
 	if blocks < 5 {
 		t.Errorf("found %d yaml examples in the README, want the README's several", blocks)
+	}
+}
+
+// TestREADMEOutcomes: the README's table of journal outcomes has a row
+// for every outcome parley writes (it lacked the bridge's and the
+// models'), and no row for one it does not.
+func TestREADMEOutcomes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	start := strings.Index(readme, "| outcome | written by | when |")
+	if start < 0 {
+		t.Fatal("the README has no table of journal outcomes")
+	}
+	table := readme[start:]
+	table = table[:strings.Index(table, "\n\n")]
+	var rows []string
+	for _, line := range strings.Split(table, "\n")[2:] {
+		name, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+		rows = append(rows, name)
+	}
+	slices.Sort(rows)
+	want := slices.Sorted(slices.Values(Outcomes))
+	if !slices.Equal(rows, want) {
+		t.Errorf("the README's outcomes table lists %v, parley writes %v", rows, want)
 	}
 }
