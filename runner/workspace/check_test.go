@@ -368,3 +368,28 @@ func TestCheckCreated(t *testing.T) {
 		})
 	}
 }
+
+// TestLintRemoteSenders: what an agent of another workspace sends to a
+// role is routed there, never here: a workspace of workers of a bridged
+// pipeline, whose orchestrator lives elsewhere, is not warned at every
+// start that nobody here is reviewer, architect, researcher or auditor.
+func TestLintRemoteSenders(t *testing.T) {
+	cfg, err := ParseConfig(ConfigFile, []byte(`skills: [dev-pipeline]
+bridge: {name: away, url: nats://127.0.0.1:4222}
+agents:
+  - {name: orch, role: orchestrator, remote: home}
+  - {name: you, role: human, remote: home}
+  - {name: worker-1, role: worker, driver: command, run: [sh, w.sh]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	got, err := ws.Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("Lint = %q, want no warning", got)
+	}
+}

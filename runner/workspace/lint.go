@@ -97,8 +97,8 @@ func (w *Workspace) UnheldRoles(protocol *skills.Set) []UnheldRole {
 	return out
 }
 
-// strandedRoles returns the roles of UnheldRoles that an agent no person
-// plays here would send to: a type or signal of the protocol that one of
+// strandedRoles returns the roles of UnheldRoles that an agent a program
+// or built-in handler plays here would send to: a type or signal of the protocol that one of
 // its roles sends (or any role), to recipients none of whom an agent has
 // (a role of the protocol, not every agent). Such a program's message, an
 // escalation of the team lead say, would be refused with no person there
@@ -109,9 +109,12 @@ func (w *Workspace) strandedRoles(protocol *skills.Set) []UnheldRole {
 	if protocol == nil {
 		return nil
 	}
-	var programs []string // agents no person plays where they live
+	// The agents a program or built-in handler plays here. What an agent
+	// of another workspace sends to a role is routed there, by that
+	// workspace's roles: never here.
+	var programs []string
 	for _, a := range w.Config.Agents {
-		if !a.PersonThere() {
+		if a.Driven() {
 			programs = append(programs, a.Name)
 		}
 	}
@@ -138,6 +141,12 @@ func (w *Workspace) strandedRoles(protocol *skills.Set) []UnheldRole {
 			strand(t.Senders, t.Recipients)
 		}
 		for _, sg := range sk.Signals {
+			if len(sg.Senders) == 0 {
+				// Its table names no sender (dev-pipeline's execute,
+				// review...: the orchestrator's, by the types that
+				// carry them): who sends it is the types' to say.
+				continue
+			}
 			strand(sg.Senders, sg.Recipients)
 		}
 	}
