@@ -396,6 +396,7 @@ func (s *Server) planData() planData {
 	reviewOf := map[string]review{} // review_request id -> step and iteration
 	var answers []*mailbox.Message
 	settled := s.escalationSettledLook()
+	var sent []*mailbox.Message // what the orchestrators sent
 	for _, agent := range s.ws.AgentNames() {
 		if !s.ws.HasRole(agent, workspace.OrchestratorRole) {
 			continue
@@ -413,29 +414,48 @@ func (s *Server) planData() planData {
 					continue
 				}
 				typ := workspace.TypeOf(m)
-				if state == mailbox.Done || state == mailbox.Cur || state == mailbox.Inbox {
-					if typ == "review_verdict" || typ == "audit_verdict" {
-						answers = append(answers, m)
-					}
-					continue
-				}
-				key := stepKey{plan: m.Header().Text("plan_file"), step: atoi(m.Header().Text("step"))}
-				id := m.Header().Text("id")
-				switch typ {
-				case "task_assignment", "revision_request":
-					it := max(atoi(m.Header().Text("iteration")), 1)
-					iters[key] = max(iters[key], it)
-					if typ == "task_assignment" {
-						starts[key] = append(starts[key], it)
-					}
-				case "review_request":
-					reviewOf[id] = review{key: key, iteration: max(atoi(m.Header().Text("iteration")), 1)}
-				}
-				if esc := m.Header().Text("escalation"); esc != "" {
-					to := m.Header().Text("to")
-					d.Escalations = append(d.Escalations, escalation{ID: id, Kind: esc, Summary: m.Header().Text("summary"), To: to, State: s.escalationState(id, m, settled)})
+				switch {
+				case state == mailbox.Sent || state == mailbox.Outbox:
+					sent = append(sent, m)
+				case typ == "review_verdict" || typ == "audit_verdict":
+					answers = append(answers, m)
 				}
 			}
+		}
+	}
+	// A plan taken up again by a new pipeline (another request, another
+	// thread) counts the steps of the newest: the page shows where the
+	// plan stands, not the two runs added up.
+	newest := map[string][2]string{} // plan file -> the id and thread of its newest step message
+	for _, m := range sent {
+		pf, id, th := m.Header().Text("plan_file"), m.Header().Text("id"), m.Header().Text("thread")
+		if pf == "" || m.Header().Text("step") == "" || th == "" {
+			continue
+		}
+		if n, ok := newest[pf]; !ok || id > n[0] {
+			newest[pf] = [2]string{id, th}
+		}
+	}
+	for _, m := range sent {
+		typ := workspace.TypeOf(m)
+		key := stepKey{plan: m.Header().Text("plan_file"), step: atoi(m.Header().Text("step"))}
+		id := m.Header().Text("id")
+		if n, ok := newest[key.plan]; ok && m.Header().Text("thread") != n[1] {
+			typ = "" // an earlier pipeline's: its escalations are listed still
+		}
+		switch typ {
+		case "task_assignment", "revision_request":
+			it := max(atoi(m.Header().Text("iteration")), 1)
+			iters[key] = max(iters[key], it)
+			if typ == "task_assignment" {
+				starts[key] = append(starts[key], it)
+			}
+		case "review_request":
+			reviewOf[id] = review{key: key, iteration: max(atoi(m.Header().Text("iteration")), 1)}
+		}
+		if esc := m.Header().Text("escalation"); esc != "" {
+			to := m.Header().Text("to")
+			d.Escalations = append(d.Escalations, escalation{ID: id, Kind: esc, Summary: m.Header().Text("summary"), To: to, State: s.escalationState(id, m, settled)})
 		}
 	}
 	slices.SortFunc(answers, func(a, b *mailbox.Message) int { return strings.Compare(a.Header().Text("id"), b.Header().Text("id")) })

@@ -1038,3 +1038,62 @@ func TestSeatEscalationSettled(t *testing.T) {
 		t.Errorf("the look was asked of %v, not of the escalation", asked)
 	}
 }
+
+// TestPlanTakenUpAgain: a plan taken up again by a second pipeline
+// (another request: another thread) shows the steps of the newest, not
+// the two added up (a user's tryout saw each verdict twice).
+func TestPlanTakenUpAgain(t *testing.T) {
+	root := t.TempDir()
+	cfg := "agents:\n  - {name: you, role: human}\n  - {name: orch, role: orchestrator, driver: builtin, handler: orchestrator}\n  - {name: worker-1, role: worker, driver: command, run: [true]}\n  - {name: reviewer, driver: command, run: [true]}\n"
+	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeDirs(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "plans"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan := "---\nstatus: in_progress\n---\n## Implementation Waves\n### Wave 1 — Only\n- [ ] **Step 1: One** — a.go: one.\n"
+	if err := os.WriteFile(filepath.Join(root, "plans", "p.md"), []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	ids := &mailbox.IDs{Now: func() time.Time { now = now.Add(time.Millisecond); return now }}
+	file := func(state, from, thread string, fields ...string) string {
+		t.Helper()
+		m := mailbox.New([]byte("x\n"))
+		id := ids.New(from)
+		m.Set("id", id)
+		m.Set("from", from)
+		m.Set("thread", thread)
+		for i := 0; i+1 < len(fields); i += 2 {
+			m.SetValue(fields[i], fields[i+1])
+		}
+		if err := os.WriteFile(ws.Mailbox("orch").Path(state, id+".md"), m.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	step := []string{"plan_file", "plans/p.md", "step", "1"}
+	for _, thread := range []string{"20261126-090000.000000Z-you-aaaaaa", "20261126-095000.000000Z-you-bbbbbb"} {
+		file(mailbox.Sent, "orch", thread, append([]string{"type", "task_assignment", "to", "worker-1"}, step...)...)
+		q := file(mailbox.Sent, "orch", thread, append([]string{"type", "review_request", "to", "reviewer", "iteration", "1"}, step...)...)
+		file(mailbox.Done, "reviewer", thread, "type", "review_verdict", "signal", "pass", "reply_to", q)
+	}
+	d := newServer(t, ws, Options{}).planData()
+	if len(d.Plans) != 1 || len(d.Plans[0].Waves) != 1 || len(d.Plans[0].Waves[0].Steps) != 1 {
+		t.Fatalf("planData() = %+v, want one plan of one step", d)
+	}
+	st := d.Plans[0].Waves[0].Steps[0]
+	if st.Iterations != 1 || len(st.Runs) > 1 {
+		t.Errorf("step 1: Iterations = %d, Runs = %v; want 1 iteration, one run", st.Iterations, st.Runs)
+	}
+	if len(st.Rounds) != 1 || !slices.Equal(st.Rounds[0].Verdicts, []string{"reviewer: pass"}) {
+		t.Errorf("step 1: rounds %+v, want one with one pass", st.Rounds)
+	}
+}
