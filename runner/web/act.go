@@ -19,6 +19,13 @@ import (
 // CSRF token.
 var ErrForbidden = errors.New("not allowed: open the address parley serve printed, with its token, to write")
 
+// errStalePage is the answer to a write with the token but not the
+// page's CSRF token: a page opened before parley serve started again.
+var errStalePage = errors.New("not allowed: this page is older than the parley serve it writes to (or the form is not the page's): reload the page and do it again")
+
+// errOtherOrigin is the answer to a write from a page of another site.
+var errOtherOrigin = errors.New("not allowed: the form came from a page of another site")
+
 // act carries out what a form on the page asks: answer, seat (and roll,
 // say), approve, reject, reply, done, retry. It needs the token (in its cookie), the page's
 // CSRF token, and, when the browser says where the form came from, this
@@ -35,8 +42,17 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this view is read-only", http.StatusForbidden)
 		return
 	}
-	if !s.authorised(r) || subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 || !sameOrigin(r) {
+	switch {
+	case !s.authorised(r):
 		http.Error(w, ErrForbidden.Error(), http.StatusForbidden)
+		return
+	case !sameOrigin(r):
+		http.Error(w, errOtherOrigin.Error(), http.StatusForbidden)
+		return
+	case subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1:
+		// The token is right: the page is older than this server (each
+		// start makes a new CSRF token), or the form was not the page's.
+		http.Error(w, errStalePage.Error(), http.StatusForbidden)
 		return
 	}
 	s.writing.Lock()

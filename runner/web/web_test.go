@@ -247,6 +247,33 @@ func TestToken(t *testing.T) {
 	}
 }
 
+// TestActSaysWhy: a write refused says why: a page older than the
+// server (its CSRF token is another start's) is told to reload, not to
+// open the address with the token it already has.
+func TestActSaysWhy(t *testing.T) {
+	s := newServer(t, newWorkspace(t), Options{Actions: &fakeActions{}})
+	for _, tt := range []struct {
+		name, csrf, origin, want string
+	}{
+		{"a stale page", "from-the-last-start", "", "reload the page"},
+		{"another site", s.csrf, "http://attacker.example", "another site"},
+	} {
+		form := url.Values{"kind": {"answer"}, "id": {"x"}, "text": {"1"}, "csrf": {tt.csrf}}
+		req := httptest.NewRequest(http.MethodPost, "/act", strings.NewReader(form.Encode()))
+		req.Host = "127.0.0.1:7878"
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if tt.origin != "" {
+			req.Header.Set("Origin", tt.origin)
+		}
+		req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "0123456789abcdef-token"})
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), tt.want) {
+			t.Errorf("%s: %d %q, want 403 saying %q", tt.name, rec.Code, rec.Body.String(), tt.want)
+		}
+	}
+}
+
 func TestAct(t *testing.T) {
 	ws := newWorkspace(t)
 	act := &fakeActions{}
