@@ -473,6 +473,14 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 	deadline := time.Now().Add(10 * time.Second)
 	for !nc.IsConnected() {
 		if time.Now().After(deadline) {
+			b.mu.Lock()
+			last := b.lastErr
+			b.mu.Unlock()
+			if last != "" {
+				// Refused (a wrong token: "Authorization Violation"),
+				// or nobody listens: the error that came last says.
+				return fmt.Errorf("could not connect to %s within 10s: %s", strings.Join(b.cfg.URLs, ", "), last)
+			}
 			return fmt.Errorf("could not connect to %s within 10s", strings.Join(b.cfg.URLs, ", "))
 		}
 		select {

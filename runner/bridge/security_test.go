@@ -92,6 +92,12 @@ func TestBridgeToken(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "bridge.token_env: $PARLEY_TEST_TOKEN is not set") {
 		t.Errorf("without the token: %v", err)
 	}
+	// A wrong token: the error that ends the run says the server refused
+	// it (it said only that it could not connect within 10s).
+	_, err = runBridge(t, context.Background(), ws, Options{UntilIdle: true, Getenv: env("wrong")})
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+		t.Errorf("with a wrong token: %v, want it to say the server refused it", err)
+	}
 }
 
 // selfSigned makes a CA-signed certificate for 127.0.0.1: the CA's PEM
