@@ -39,6 +39,13 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true),
+		// A page's timers (the live refresh every 3 s) run on time on a
+		// busy machine: Chromium otherwise throttles those of a renderer
+		// it deems in the background (a story page missed a sheet's
+		// change for 30 s with the suite running beside it).
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 860),
 	}
@@ -363,7 +370,14 @@ func TestServeInBrowser(t *testing.T) {
 		t.Fatalf("parley character damage said %q: %v", said, err)
 	}
 	want := fmt.Sprintf("HP %d/%d", hp, maxHP)
-	run(t, "waiting for the sheet", browserStep, chromedp.Poll[chromedp.Void](`Array.from(document.querySelectorAll(".sheet .badge")).some(b => b.textContent.startsWith(`+strconv.Quote(want)+`))`))
+	ctx, cancel := context.WithTimeout(bctx, browserStep)
+	err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`Array.from(document.querySelectorAll(".sheet .badge")).some(b => b.textContent.startsWith(`+strconv.Quote(want)+`))`))
+	cancel()
+	if err != nil {
+		// What the page showed, and whether it could refresh itself.
+		seen := value(t, bctx, chromedp.Evaluate[string](`document.visibilityState + ", live=" + document.body.dataset.live + ", focus=" + document.activeElement.tagName + ": " + Array.from(document.querySelectorAll(".sheet .badge")).map(b => b.textContent).join(" | ")`))
+		t.Fatalf("waiting for the sheet to show %s: %v; the page: %s", want, err, seen)
+	}
 
 	// The timeline with a scene's narration open: the header, the body
 	// rendered, the file as it is.
