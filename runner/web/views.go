@@ -134,7 +134,12 @@ type agentRow struct {
 	Tokens  int64
 	Cost    string
 	HasCost bool
+	settled map[string]string // dead letter's path -> what settled it (Options.Settled)
 }
+
+// SettledOf says what settled the dead letter at path (its step went on
+// without it since), in parley status's words; "" when nothing did.
+func (a agentRow) SettledOf(path string) string { return a.settled[path] }
 
 func (s *Server) agentsData() ([]agentRow, string) {
 	st, err := s.ws.Status(workspace.StatusOptions{Problems: 3})
@@ -143,9 +148,15 @@ func (s *Server) agentsData() ([]agentRow, string) {
 	}
 	usage, _ := s.ws.Usage()
 	now := time.Now()
+	settled := s.settledLook()
 	var out []agentRow
 	for _, a := range st {
-		ar := agentRow{AgentStatus: a, Last: "never"}
+		ar := agentRow{AgentStatus: a, Last: "never", settled: map[string]string{}}
+		for _, f := range a.DeadFiles {
+			if since := settled(a.Name, strings.TrimSuffix(filepath.Base(f.Path), ".md")); since != "" {
+				ar.settled[f.Path] = since
+			}
+		}
 		if !a.LastActivity.IsZero() {
 			ar.Last = a.LastActivity.UTC().Format("2006-01-02 15:04:05") + " (" + now.Sub(a.LastActivity).Round(time.Second).String() + " ago)"
 		}

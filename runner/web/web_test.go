@@ -1124,3 +1124,31 @@ func TestPlanTakenUpAgain(t *testing.T) {
 		t.Errorf("step 1: rounds %+v, want one with one pass", st.Rounds)
 	}
 }
+
+// The Agents page marks a dead letter whose step went on without it
+// (Options.Settled) as parley status does: settled, and why.
+func TestAgentsSettled(t *testing.T) {
+	ws := newWorkspace(t)
+	id := "20261126-100000.000000Z-gm-ffffff"
+	s2, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := ws.Mailbox("aria").Bury(id, []byte("---\nid: "+id+"\nfrom: gm\nto: aria\n---\nwork\n"), "the program failed", s2); err != nil {
+		t.Fatal(err)
+	}
+	settled := func() func(agent, id string) string {
+		return func(agent, got string) string {
+			if agent == "aria" && got == id {
+				return "step 2 was sent to aria again since"
+			}
+			return ""
+		}
+	}
+	s := newServer(t, ws, Options{Settled: settled})
+	body := get(t, s.Handler(), "/agents", false).Body.String()
+	if want := "settled: step 2 was sent to aria again since; retrying it would do the step twice"; !strings.Contains(body, want) {
+		t.Errorf("GET /agents lacks %q:\n%s", want, body)
+	}
+}
