@@ -596,11 +596,13 @@ func TestSpectatorServer(t *testing.T) {
 	}
 }
 
-// TestPlanRetriedRounds guards the Plan page after a person's retry: the
-// orchestrator counts attempts on (the retry's task_assignment starts at
-// iteration 6), and the page tells the runs apart instead of folding
-// attempts 6 and 7 into iterations 1 and 2.
-func TestPlanRetriedRounds(t *testing.T) {
+// planWorkspace makes a dev-pipeline workspace with a plan of one step
+// (plans/p.md), and returns it and a function that writes a message into
+// orch's mailbox, in state, from from, with fields, each with an id
+// newer than the last: the orchestrator's history, as the Plan page
+// reads it.
+func planWorkspace(t *testing.T) (*workspace.Workspace, func(state, from string, fields ...string) string) {
+	t.Helper()
 	root := t.TempDir()
 	cfg := `agents:
   - {name: you, role: human}
@@ -627,7 +629,6 @@ func TestPlanRetriedRounds(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	ids := &mailbox.IDs{Now: func() time.Time { now = now.Add(time.Millisecond); return now }}
-	box := ws.Mailbox("orch")
 	file := func(state, from string, fields ...string) string {
 		t.Helper()
 		m := mailbox.New([]byte("x\n"))
@@ -637,11 +638,21 @@ func TestPlanRetriedRounds(t *testing.T) {
 		for i := 0; i+1 < len(fields); i += 2 {
 			m.SetValue(fields[i], fields[i+1])
 		}
-		if err := os.WriteFile(box.Path(state, id+".md"), m.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(ws.Mailbox("orch").Path(state, id+".md"), m.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
+	return ws, file
+}
+
+// TestPlanRetriedRounds guards the Plan page after a person's retry: the
+// orchestrator counts attempts on (the retry's task_assignment starts at
+// iteration 6), and the page tells the runs apart instead of folding
+// attempts 6 and 7 into iterations 1 and 2.
+func TestPlanRetriedRounds(t *testing.T) {
+	ws, file := planWorkspace(t)
+	box := ws.Mailbox("orch")
 	step := []string{"plan_file", "plans/p.md", "step", "1"}
 	review := func(it int) {
 		q := file(mailbox.Sent, "orch", append([]string{"type", "review_request", "to", "reviewer", "iteration", fmt.Sprint(it)}, step...)...)
@@ -1070,47 +1081,12 @@ func TestSeatEscalationSettled(t *testing.T) {
 // (another request: another thread) shows the steps of the newest, not
 // the two added up (a user's tryout saw each verdict twice).
 func TestPlanTakenUpAgain(t *testing.T) {
-	root := t.TempDir()
-	cfg := "agents:\n  - {name: you, role: human}\n  - {name: orch, role: orchestrator, driver: builtin, handler: orchestrator}\n  - {name: worker-1, role: worker, driver: command, run: [true]}\n  - {name: reviewer, driver: command, run: [true]}\n"
-	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.MakeDirs(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, "plans"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	plan := "---\nstatus: in_progress\n---\n## Implementation Waves\n### Wave 1 — Only\n- [ ] **Step 1: One** — a.go: one.\n"
-	if err := os.WriteFile(filepath.Join(root, "plans", "p.md"), []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	ids := &mailbox.IDs{Now: func() time.Time { now = now.Add(time.Millisecond); return now }}
-	file := func(state, from, thread string, fields ...string) string {
-		t.Helper()
-		m := mailbox.New([]byte("x\n"))
-		id := ids.New(from)
-		m.Set("id", id)
-		m.Set("from", from)
-		m.Set("thread", thread)
-		for i := 0; i+1 < len(fields); i += 2 {
-			m.SetValue(fields[i], fields[i+1])
-		}
-		if err := os.WriteFile(ws.Mailbox("orch").Path(state, id+".md"), m.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	ws, file := planWorkspace(t)
 	step := []string{"plan_file", "plans/p.md", "step", "1"}
 	for _, thread := range []string{"20261126-090000.000000Z-you-aaaaaa", "20261126-095000.000000Z-you-bbbbbb"} {
-		file(mailbox.Sent, "orch", thread, append([]string{"type", "task_assignment", "to", "worker-1"}, step...)...)
-		q := file(mailbox.Sent, "orch", thread, append([]string{"type", "review_request", "to", "reviewer", "iteration", "1"}, step...)...)
-		file(mailbox.Done, "reviewer", thread, "type", "review_verdict", "signal", "pass", "reply_to", q)
+		file(mailbox.Sent, "orch", append([]string{"thread", thread, "type", "task_assignment", "to", "worker-1"}, step...)...)
+		q := file(mailbox.Sent, "orch", append([]string{"thread", thread, "type", "review_request", "to", "reviewer", "iteration", "1"}, step...)...)
+		file(mailbox.Done, "reviewer", "thread", thread, "type", "review_verdict", "signal", "pass", "reply_to", q)
 	}
 	d := newServer(t, ws, Options{}).planData()
 	if len(d.Plans) != 1 || len(d.Plans[0].Waves) != 1 || len(d.Plans[0].Waves[0].Steps) != 1 {
