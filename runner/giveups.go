@@ -162,10 +162,7 @@ func (r *Runner) tellGivenUp(agent, id string, m *mailbox.Message, reason string
 	if m == nil {
 		return
 	}
-	get := func(k string) string {
-		v, _ := m.Header().Get(k)
-		return strings.TrimSpace(v)
-	}
+	get := func(k string) string { return headerText(m, k) }
 	sender := get("from")
 	if sender == "" || sender == workspace.Runner || !r.toldOfGiveUps(sender) {
 		return // a notice about a notice is never sent
@@ -242,10 +239,7 @@ func TellRetried(ws *workspace.Workspace, agent, id string, now time.Time) (*wor
 	if m == nil || ws.Config.Bridge == nil {
 		return nil, nil
 	}
-	get := func(k string) string {
-		v, _ := m.Header().Get(k)
-		return strings.TrimSpace(v)
-	}
+	get := func(k string) string { return headerText(m, k) }
 	sender := get("from")
 	a, ok := ws.Agent(sender)
 	if !ok || a.Remote == "" {
@@ -289,21 +283,24 @@ func youSent(typ string) string {
 // thread (its id when it has none), naming it in field (field: its id,
 // field_type: its type).
 func noticeAbout(nid, typ, sender string, m *mailbox.Message, field, id, body string) *mailbox.Message {
-	get := func(k string) string {
-		if m == nil {
-			return ""
-		}
-		v, _ := m.Header().Get(k)
-		return strings.TrimSpace(v)
-	}
-	thread := get("thread")
+	thread := headerText(m, "thread")
 	if thread == "" {
 		thread = id
 	}
 	n := noticeWithID(nid, typ, []string{sender}, thread, body)
 	n.SetValue(field, id)
-	if t := get("type"); t != "" {
+	if t := headerText(m, "type"); t != "" {
 		n.SetValue(field+"_type", t)
 	}
 	return n
+}
+
+// headerText is the field k of m's header, trimmed; "" when m is nil
+// (not read: a person removed it) or has no such field.
+func headerText(m *mailbox.Message, k string) string {
+	if m == nil {
+		return ""
+	}
+	v, _ := m.Header().Get(k)
+	return strings.TrimSpace(v)
 }

@@ -162,13 +162,7 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	if m == nil {
 		m = readFrom(ws.Mailbox(agent), mailbox.Cur, id, ws.Config.Router.MaxMessageSize)
 	}
-	get := func(k string) string {
-		if m == nil {
-			return ""
-		}
-		v, _ := m.Header().Get(k)
-		return strings.TrimSpace(v)
-	}
+	get := func(k string) string { return headerText(m, k) }
 	typ := get("type")
 	if !r.toldOfUnanswered(sender, typ, m != nil) {
 		return nil // a message its sender waits on no answer to
