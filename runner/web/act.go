@@ -15,8 +15,8 @@ import (
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
-// ErrForbidden is the answer to a write without the token or the page's
-// CSRF token.
+// ErrForbidden is the answer to a write without the token (a page with
+// it and a stale CSRF token gets errStalePage).
 var ErrForbidden = errors.New("not allowed: open the address parley serve printed, with its token, to write")
 
 // errStalePage is the answer to a write with the token but not the
