@@ -85,7 +85,33 @@ func TestServeRetrySettled(t *testing.T) {
 	if strings.Contains(row, `class="retry"`) {
 		t.Errorf("the row of the settled dead letter offers retry:\n%s", row)
 	}
-	if want := "settled: step 2 of plans/flag.md was sent to worker-2 again since; retrying it would do the step twice"; !strings.Contains(row, want) {
+	want := "settled: step 2 of plans/flag.md was sent to worker-2 again since; retrying it would do the step twice"
+	if !strings.Contains(row, want) {
 		t.Errorf("the row of the settled dead letter does not say %q:\n%s", want, row)
+	}
+	// The Agents page says so too, as parley status does.
+	if agents := getPage(t, client, base+"agents"); !strings.Contains(agents, want) {
+		t.Errorf("the Agents page does not say %q:\n%s", want, agents)
+	}
+
+	// Had the person not answered the given_up escalation (moved back
+	// into the inbox here), its step went on all the same: the seat asks
+	// no decision of it, as parley pipeline counts it settled.
+	esc := ""
+	names, _ := filepath.Glob(filepath.Join(dir, "mailboxes", "you", "done", "*.md"))
+	for _, n := range names {
+		if b, _ := os.ReadFile(n); strings.Contains(string(b), "\nescalation: given_up\n") {
+			esc = n
+		}
+	}
+	if esc == "" {
+		t.Fatal("no given_up escalation in you's done/")
+	}
+	if err := os.Rename(esc, filepath.Join(dir, "mailboxes", "you", "inbox", filepath.Base(esc))); err != nil {
+		t.Fatal(err)
+	}
+	seat := getPage(t, client, base+"seat")
+	if !strings.Contains(seat, "Settled: its step went on without a decision") || strings.Contains(seat, `class="act decide"`) {
+		t.Errorf("the seat offers a decision on the settled escalation:\n%s", seat)
 	}
 }
