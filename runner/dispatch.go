@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -130,19 +129,18 @@ func (r *Runner) startWorker(w *worker) {
 
 // newDriver makes the driver of an agent of ws; nil for a human agent.
 func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
+	var conf *Confinement
 	if a.Isolated() && r.opts.Confine != nil {
-		if prefix := r.opts.Confine(a, ws); prefix != nil {
-			a.Run = append(slices.Clip(prefix), a.Run...)
-		}
+		conf = r.opts.Confine(a, ws)
 	}
 	switch a.Driver {
 	case workspace.DriverCommand:
 		// No cgroup per message: making and removing one for each run
 		// made a command several times slower on a loaded machine. Its
 		// process group and the sweep end what it started.
-		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, records: r.records}, nil
+		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, confine: conf, records: r.records}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, cgroups: findCgroups(), records: r.records}, nil
+		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records}, nil
 	case workspace.DriverBuiltin:
 		h, ok := r.opts.Handlers[a.Handler]
 		if !ok {

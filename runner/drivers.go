@@ -183,14 +183,15 @@ type commandDriver struct {
 	agent     workspace.Agent
 	root      string
 	maxOutput int64
-	cgroups   *cgroups // where each run gets a cgroup of its own, if anywhere
-	records   *records // where each run is written down while it runs
+	confine   *Confinement // what its program is confined to; nil: nothing
+	cgroups   *cgroups     // where each run gets a cgroup of its own, if anywhere
+	records   *records     // where each run is written down while it runs
 }
 
 func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.agent.Timeout)
 	defer cancel()
-	p, err := startProgram(c.agent.Run[0], c.agent.Run[1:], c.root, append(os.Environ(), driverEnv(d)...), c.cgroups, c.records)
+	p, err := startProgram(c.agent.Run[0], c.agent.Run[1:], c.root, append(os.Environ(), driverEnv(d)...), c.confine, c.cgroups, c.records)
 	if err != nil {
 		return nil, startError(c.agent.Run[0], err)
 	}
@@ -272,8 +273,9 @@ type sessionDriver struct {
 	root      string
 	maxOutput int64
 	log       *slog.Logger
-	cgroups   *cgroups // where each run gets a cgroup of its own, if anywhere
-	records   *records // where each run is written down while it runs
+	confine   *Confinement // what its program is confined to; nil: nothing
+	cgroups   *cgroups     // where each run gets a cgroup of its own, if anywhere
+	records   *records     // where each run is written down while it runs
 
 	proc   *program
 	frames *frameReader
@@ -290,7 +292,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	// Its PARLEY_CONTEXT is the same file for every message, written
 	// again before each is written to the program.
 	env := append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox, "PARLEY_CONTEXT="+d.ContextFile)
-	p, err := startProgram(s.agent.Run[0], s.agent.Run[1:], s.root, env, s.cgroups, s.records)
+	p, err := startProgram(s.agent.Run[0], s.agent.Run[1:], s.root, env, s.confine, s.cgroups, s.records)
 	if err != nil {
 		return startError(s.agent.Run[0], err)
 	}

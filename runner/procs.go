@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/parley-dev/parley/runner/sandbox"
 )
 
 // Programs and what they start. A command or session program runs in a
@@ -41,6 +43,16 @@ const MarkVar = "PARLEY_PROCESS"
 // session) is no longer waited for.
 const endGrace = 2 * time.Second
 
+// Confinement is what an isolated agent's program is confined to: the
+// files it may use, and what its environment adds (its TMPDIR). The
+// program is confined from the thread that starts it (sandbox.Restrict),
+// which then ends with the program: no program runs in between, so a
+// confined program starts as fast as any other.
+type Confinement struct {
+	Rules sandbox.Rules
+	Env   []string
+}
+
 // program is a started agent program and the pipes to it.
 type program struct {
 	cmd    *exec.Cmd
@@ -63,17 +75,23 @@ type program struct {
 // a process group of its own, marked, with pipes for its standard
 // streams, and in a cgroup of its own when cg can make one (see
 // cgroups). It is put on rs's record before it starts (see records).
-// The caller reads stdout and stderr to their end, and calls end once
-// the program has exited (p.exited) or is to be killed, then close.
-func startProgram(name string, args []string, dir string, env []string, cg *cgroups, rs *records) (*program, error) {
+// It is confined to conf when that is not nil. The caller reads stdout
+// and stderr to their end, and calls end once the program has exited
+// (p.exited) or is to be killed, then close.
+func startProgram(name string, args []string, dir string, env []string, conf *Confinement, cg *cgroups, rs *records) (*program, error) {
 	token := make([]byte, 8)
 	if _, err := rand.Read(token); err != nil {
 		return nil, err
 	}
 	mark := MarkVar + "=" + hex.EncodeToString(token)
 	env = append(env[:len(env):len(env)], mark)
+	var rules *sandbox.Rules
+	if conf != nil {
+		env = append(env, conf.Env...)
+		rules = &conf.Rules
+	}
 	if group := cg.make(); group != nil {
-		p, err := startIn(name, args, dir, env, mark, group, rs)
+		p, err := startIn(name, args, dir, env, rules, mark, group, rs)
 		if err == nil {
 			return p, nil
 		}
@@ -82,11 +100,12 @@ func startProgram(name string, args []string, dir string, env []string, cg *cgro
 		group.remove()
 		cg.disable()
 	}
-	return startIn(name, args, dir, env, mark, nil, rs)
+	return startIn(name, args, dir, env, rules, mark, nil, rs)
 }
 
-// startIn starts a program, in group when it is not nil.
-func startIn(name string, args []string, dir string, env []string, mark string, group *cgroup, rs *records) (*program, error) {
+// startIn starts a program, in group when it is not nil, confined to
+// rules when they are not nil.
+func startIn(name string, args []string, dir string, env []string, rules *sandbox.Rules, mark string, group *cgroup, rs *records) (*program, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -129,18 +148,29 @@ func startIn(name string, args []string, dir string, env []string, mark string, 
 	// when the thread that started it ends, not the process, and the Go
 	// runtime ends a thread that a goroutine leaves locked. Locked from
 	// before the start until the program is reaped, the thread is no
-	// other goroutine's to end meanwhile (golang/go#27505).
+	// other goroutine's to end meanwhile (golang/go#27505). A confined
+	// program's thread is confined first, and so is the program it
+	// starts; that thread is never unlocked, so the runtime ends it with
+	// the goroutine rather than run other goroutines on it confined (the
+	// process's main thread, which it cannot end, it parks for good), and
+	// starts no thread from a locked one, which would inherit the
+	// confinement.
 	started := make(chan error, 1)
+	recorded := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		if rules == nil {
+			defer runtime.UnlockOSThread()
+		} else if err := sandbox.Restrict(*rules); err != nil {
+			started <- fmt.Errorf("confining the program: %w", err)
+			return
+		}
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
 		}
-		// Not reaped before Wait: the pid is still the program's.
-		rec.started(cmd.Process.Pid, startTime(cmd.Process.Pid))
 		started <- nil
+		<-recorded // not reaped before: the pid is still the program's
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
@@ -149,6 +179,8 @@ func startIn(name string, args []string, dir string, env []string, mark string, 
 		closeAll(append(child, inW, outR, errR)...)
 		return nil, err
 	}
+	rec.started(cmd.Process.Pid, startTime(cmd.Process.Pid))
+	close(recorded)
 	closeAll(child...)
 	p.stdin, p.stdout, p.stderr = inW, outR, errR
 	return p, nil

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/proctest"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/sandbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -189,5 +191,95 @@ func TestEndLeftSparesOthers(t *testing.T) {
 	ended, err = endLeft([]leftover{{token: "fedcba9876543210", pid: pid, start: start}}, bootID())
 	if err != nil || !slices.Equal(ended, []int{pid}) {
 		t.Errorf("endLeft of the program itself = %v, %v; want [%d]", ended, err, pid)
+	}
+}
+
+// noNewPrivsThreads counts the threads of this process that have
+// no_new_privs set, the mark of a thread confined with Landlock, but the
+// main thread: one that a confined program's goroutine was locked to is
+// not ended when the goroutine ends (the Go runtime cannot end a
+// process's main thread) but parked for good, running nothing else.
+func noNewPrivsThreads(t *testing.T) int {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Skipf("no /proc/self/task: %v", err)
+	}
+	n := 0
+	for _, task := range tasks {
+		if task.Name() == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		if strings.Contains(string(b), "\nNoNewPrivs:\t1\n") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestConfinedFromItsThread: an isolated agent's program runs confined
+// (it cannot read what its rules leave out, and writes where they let
+// it), started from a thread of the runner confined for it alone; that
+// thread ends with the program, so that no other work of the runner runs
+// confined (its journal, the other agents' programs, the next message).
+func TestConfinedFromItsThread(t *testing.T) {
+	if _, ok := sandbox.Available(); !ok {
+		t.Skip("this kernel offers no Landlock")
+	}
+	if n := noNewPrivsThreads(t); n != 0 {
+		t.Skipf("this test runs with no_new_privs set on %d threads already", n)
+	}
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "probe.sh", `cat >/dev/null
+if cat secret.md >/dev/null 2>&1; then echo "read secret"; else echo "denied secret"; fi
+if echo x > "$TMPDIR/note"; then echo "wrote note"; else echo "denied note"; fi
+`)
+	script(t, ws, "plain.sh", `cat >/dev/null
+cat secret.md
+`)
+	if err := os.WriteFile(filepath.Join(ws.Root, "secret.md"), []byte("the cult meets at dawn\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir()
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: tilda, character: tilda, driver: command, run: [./probe.sh], retries: 0}
+  - {name: gm, driver: command, run: [./plain.sh], retries: 0}
+`)
+	root, err := filepath.EvalSymlinks(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	confine := func(a workspace.Agent, _ *workspace.Workspace) *Confinement {
+		return &Confinement{
+			Rules: sandbox.Rules{Read: []string{"/bin", "/usr", "/lib", "/lib64", "/etc", filepath.Join(root, "probe.sh")}, Write: []string{"/dev/null", scratch}},
+			Env:   []string{"TMPDIR=" + scratch},
+		}
+	}
+	for range 3 {
+		send(t, ws, "boss", "tilda", "look around")
+	}
+	send(t, ws, "boss", "gm", "what is the secret?")
+	if _, err := runIdle(t, ws, Options{Confine: confine}); err != nil {
+		t.Fatal(err)
+	}
+	got := bodies(t, ws, "boss", mailbox.Inbox)
+	slices.Sort(got)
+	want := []string{"denied secret\nwrote note", "denied secret\nwrote note", "denied secret\nwrote note", "the cult meets at dawn"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	// The confined threads end with their goroutines, just after their
+	// programs were reaped.
+	deadline := time.Now().Add(10 * time.Second)
+	for noNewPrivsThreads(t) != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := noNewPrivsThreads(t); n != 0 {
+		t.Errorf("%d threads of the runner are still confined after their programs ended", n)
 	}
 }

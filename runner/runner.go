@@ -72,11 +72,10 @@ type Options struct {
 	// may come at the same time, calls for one agent come one after the
 	// other, in the order its driver ran. Unset, it costs a nil check.
 	OnHandled func(Handled)
-	// Confine, when set, gives the argv that runs an isolated agent's
-	// program confined to what it may read (workspace.Agent.Isolated): a
-	// prefix that runs the rest. It returns nil when the agent runs as it
-	// is. See the sandbox package.
-	Confine func(a workspace.Agent, ws *workspace.Workspace) []string
+	// Confine, when set, says what an isolated agent's program is
+	// confined to (workspace.Agent.Isolated): what it may read and write.
+	// It returns nil when the agent runs as it is. See Confinement.
+	Confine func(a workspace.Agent, ws *workspace.Workspace) *Confinement
 	// Idle, when set, is called by a run until idle each time it finds
 	// nothing left to do, from the router's goroutine: the moment a
 	// person's seat may show what arrived and answer what waits for them.

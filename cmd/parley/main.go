@@ -34,9 +34,6 @@ func main() {
 
 // parleyMain runs the command line and returns the exit code.
 func parleyMain() int {
-	if len(os.Args) > 1 && os.Args[1] == sandboxArg {
-		return runSandbox(os.Args[2:], os.Stderr)
-	}
 	return run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)
 }
 

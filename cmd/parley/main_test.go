@@ -25,11 +25,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandboxArg {
-		// The runner of a script confines a player's program by running
-		// this binary: it is parley then.
-		os.Exit(parleyMain())
-	}
 	raceExitAtOnce()
 	runMoreAtOnce()
 	testscript.Main(removeBuilt{m}, map[string]func(){

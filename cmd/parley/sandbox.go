@@ -1,65 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/sandbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
-
-// sandboxArg, as parley's first argument, runs a program confined: the
-// next argument is the rules as JSON, then "--", then the program and
-// its arguments. The runner starts an isolated agent's program this way
-// (see confiner); it is not a command people type.
-const sandboxArg = "__sandbox"
-
-// runSandbox confines this process to the rules, then becomes the
-// program.
-func runSandbox(args []string, stderr io.Writer) int {
-	if len(args) < 3 || args[1] != "--" {
-		fmt.Fprintln(stderr, "parley: sandbox: want RULES -- PROGRAM [ARGS...]")
-		return exitUsage
-	}
-	var r struct {
-		sandbox.Rules
-		Tmp string `json:"tmp"`
-	}
-	if err := json.Unmarshal([]byte(args[0]), &r); err != nil {
-		fmt.Fprintf(stderr, "parley: sandbox: the rules: %v\n", err)
-		return exitUsage
-	}
-	prog, err := exec.LookPath(args[2])
-	if err != nil {
-		fmt.Fprintf(stderr, "parley: sandbox: %v\n", err)
-		return 127
-	}
-	// Landlock confines this thread; the program executed from it
-	// inherits that.
-	runtime.LockOSThread()
-	if err := sandbox.Restrict(r.Rules); err != nil {
-		fmt.Fprintf(stderr, "parley: sandbox: %v\n", err)
-		return 126
-	}
-	env := os.Environ()
-	if r.Tmp != "" {
-		env = append(env, "TMPDIR="+r.Tmp)
-	}
-	err = syscall.Exec(prog, args[2:], env)
-	fmt.Fprintf(stderr, "parley: sandbox: %s: %v\n", prog, err)
-	return 126
-}
 
 // kept reports whether a directory may not be granted whole to a
 // player's program: the workspace itself or one that holds it, and its
@@ -87,13 +40,13 @@ var systemRead = []string{"/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "
 // systemWrite are what any program needs to write.
 var systemWrite = []string{"/dev/null", "/dev/tty"}
 
-// confiner returns the runner's Confine: an isolated agent's program runs
-// through `parley __sandbox`, confined with Landlock to what its
-// character may know. Where the kernel offers no Landlock, the program
-// runs as it is and log says so once.
-func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace) []string {
+// confiner returns the runner's Confine: an isolated agent's program is
+// confined with Landlock to what its character may know. Where the
+// kernel offers no Landlock, the program runs as it is and log says so
+// once.
+func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace) *runner.Confinement {
 	warned := false
-	return func(a workspace.Agent, ws *workspace.Workspace) []string {
+	return func(a workspace.Agent, ws *workspace.Workspace) *runner.Confinement {
 		camp, err := campaigns.Find(ws.Root, ws.Config.Campaign)
 		if errors.Is(err, campaigns.ErrNoCampaign) {
 			return nil // no campaign: nothing to keep from anyone
@@ -128,11 +81,10 @@ func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace)
 				log.Error("making a player's journal", "agent", a.Name, "err", err)
 			}
 		}
-		rules := struct {
-			sandbox.Rules
-			Tmp string `json:"tmp"`
-		}{Tmp: scratch}
+		var rules sandbox.Rules
 		rules.Read = append(append(rules.Read, systemRead...), view.Read...)
+		// parley's own directory: the program may run parley (send,
+		// roll) with the workspace's settings and skills.
 		rules.Read = append(rules.Read, filepath.Dir(self), filepath.Join(ws.Root, workspace.ConfigFile), ws.SkillsDir(), filepath.Join(ws.Root, workspace.StateDir))
 		for _, arg := range a.Run {
 			// The program's own files: a script named by its path, and
@@ -158,10 +110,6 @@ func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace)
 		}
 		rules.Write = append(append(rules.Write, systemWrite...), view.Write...)
 		rules.Write = append(rules.Write, string(ws.Mailbox(a.Name)), scratch)
-		data, err := json.Marshal(rules)
-		if err != nil {
-			return nil
-		}
-		return []string{self, sandboxArg, string(data), "--"}
+		return &runner.Confinement{Rules: rules, Env: []string{"TMPDIR=" + scratch}}
 	}
 }
