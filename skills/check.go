@@ -209,7 +209,17 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 			continue
 		}
 		if f.Required && !present {
-			addField(f.Name, missing(t, f, envelopeType))
+			why := missing(t, f, envelopeType)
+			if k, line := misspeltField(m, t, f.Name); k != "" && !nested {
+				// Said at the line of the key that looks meant for it.
+				at := k
+				if line > 0 {
+					at = fmt.Sprintf("%s on line %d", k, line)
+				}
+				vs = append(vs, Violation{Field: f.Name, Line: line, Reason: fmt.Sprintf("%s; %s is no field of %s: did you mean %s?", why, at, label, f.Name)})
+				continue
+			}
+			addField(f.Name, why)
 			continue
 		}
 		if len(f.Enum) == 0 || f.Name == "to" || f.Name == "cc" || f.Name == "from" {

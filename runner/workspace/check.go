@@ -196,6 +196,11 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	if f := w.checkSender(in, m); f != nil {
 		return refuse(f)
 	}
+	if mv, ok := protocol.MisspeltKey(m, func(name string) bool { _, ok := w.Agent(name); return ok }); ok {
+		// Before where it goes is worked out: ot: for to: would send it
+		// elsewhere, tpye: for type: as an informal message.
+		return refuse(&Refusal{Line: mv.Line, Field: mv.Field, Reason: mv.Reason})
+	}
 	v.ID, _ = m.Header().Get("id") // the file's name, when it does not carry one
 	f, warning := w.checkSpeaker(in.Sender, m)
 	if f != nil {

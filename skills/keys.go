@@ -1,0 +1,149 @@
+package skills
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/parley-dev/parley/internal/spell"
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// Misspelt keys. A key one letter off a field that decides what a
+// message is or where it goes (tpye: for type:) would otherwise go
+// unnoticed: the message is delivered as something else, an informal
+// message rather than the [GM_TO_PLAYER] it names, to the protocol's
+// recipients rather than the agent it names.
+
+// misspeltOf are the reserved fields a key is taken for a misspelling of,
+// what the message is without them, and what a value of theirs looks
+// like: a key one edit from one of them is a misspelling only when its
+// value would do there (ot: aria, for an agent aria; tpye: GM_TO_PLAYER),
+// so that a field of the sender's own (threat: high, tape: 90 min) is
+// left alone. id and from are not among them: the router writes them
+// when they are missing.
+var misspeltOf = []struct {
+	field, without string
+	fits           func(s *Set, m *mailbox.Message, key string, isAgent func(string) bool) bool
+}{
+	{"to", "it goes only where its type and the routes send it", namesAgents},
+	{"cc", "it goes only where its type and the routes send it", namesAgents},
+	{"type", "it is an informal message, checked against no type", func(s *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
+		v, _ := m.Payload().Get(key)
+		if s == nil {
+			return false
+		}
+		_, _, ok := s.Type(v)
+		return ok
+	}},
+	{"signal", "it carries no signal", func(s *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
+		v, _ := m.Payload().Get(key)
+		if s == nil {
+			return false
+		}
+		_, _, ok := s.Signal(v)
+		return ok
+	}},
+	{"thread", "it starts a thread of its own", isID},
+	{"reply_to", "it answers no message", isID},
+	{"request_id", "it answers no request", isID},
+}
+
+// namesAgents reports whether the value of key is "*" or names agents
+// only.
+func namesAgents(_ *Set, m *mailbox.Message, key string, isAgent func(string) bool) bool {
+	names, err := m.Payload().Names(key)
+	if err != nil || len(names) == 0 {
+		return false
+	}
+	for _, n := range names {
+		if n != "*" && !isAgent(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// isID reports whether the value of key is a message id.
+func isID(_ *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
+	v, _ := m.Payload().Get(key)
+	_, _, err := mailbox.ParseID(v)
+	return err == nil
+}
+
+// declared reports whether key is the name of a field of any type of the
+// protocol (top level: "party" for "party[].name"). A nil Set (a
+// workspace of no skills) declares none.
+func (s *Set) declared(key string) bool {
+	if s == nil {
+		return false
+	}
+	for _, t := range s.types {
+		for _, f := range t.Fields {
+			top, _, _ := strings.Cut(strings.SplitN(f.Name, "[", 2)[0], ".")
+			if top == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MisspeltKey finds a key of m that is a misspelling of a field parley
+// reserves (to, cc, type, signal, thread, reply_to, request_id) which m
+// does not have: one edit away (a letter added, dropped or changed, two
+// swapped, or only the case), the name of no field of the protocol's
+// types, and holding what that field would (see misspeltOf); isAgent
+// says which names are agents. It returns the violation, at the key's
+// line; ok is false when m has none. A nil Set is a workspace of no
+// skills: a key is taken for to or cc there, or for a field holding an id.
+func (s *Set) MisspeltKey(m *mailbox.Message, isAgent func(string) bool) (v Violation, ok bool) {
+	var targets []string
+	for _, r := range misspeltOf {
+		if !m.Header().Has(r.field) && !m.Payload().Has(r.field) {
+			targets = append(targets, r.field)
+		}
+	}
+	if len(targets) == 0 {
+		return Violation{}, false
+	}
+	for _, key := range m.Payload().Keys() {
+		if mailbox.IsReserved(key) || s.declared(key) {
+			continue
+		}
+		near := spell.Nearest(key, targets, 1)
+		if near == "" {
+			continue
+		}
+		for _, r := range misspeltOf {
+			if r.field == near && r.fits(s, m, key, isAgent) {
+				return Violation{Field: key, Line: m.Payload().Line(key),
+					Reason: fmt.Sprintf("no field of this workspace's protocol is called %s; did you mean %s? (without %s: %s)", key, near, near, r.without)}, true
+			}
+		}
+	}
+	return Violation{}, false
+}
+
+// misspeltField finds a key of m that is a misspelling of the field
+// want of type t, which m lacks: one edit from a name of up to five
+// letters, two from a longer one (as a type's name is judged), and
+// neither reserved nor a field of t. It returns the key and its line;
+// "" when there is none.
+func misspeltField(m *mailbox.Message, t *Type, want string) (key string, line int) {
+	edits := 1
+	if len(want) >= 6 {
+		edits = 2
+	}
+	for _, k := range m.Payload().Keys() {
+		if mailbox.IsReserved(k) {
+			continue
+		}
+		if _, ok := t.Field(k); ok {
+			continue
+		}
+		if spell.Nearest(k, []string{want}, edits) == want {
+			return k, m.Payload().Line(k)
+		}
+	}
+	return "", 0
+}

@@ -1,0 +1,71 @@
+package skills
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMisspeltKey: a key one edit from a reserved field the message lacks
+// is refused when its value would do there, and only then: a field of
+// the sender's own near one (threat: high, tape: 90 min) is left alone.
+func TestMisspeltKey(t *testing.T) {
+	set := builtinSet(t, "dnd-team", "dev-pipeline")
+	agents := map[string]bool{"aria": true, "gm": true}
+	isAgent := func(n string) bool { return agents[n] }
+	id := "20261128-010000.000001Z-gm-000001"
+	for _, tt := range []struct {
+		name, text string
+		field      string // the key refused; "" for none
+		line       int
+	}{
+		{"tpye for type", "---\nto: aria\ntpye: GM_TO_PLAYER\n---\nx\n", "tpye", 3},
+		{"case only", "---\nto: aria\nType: GM_TO_PLAYER\n---\nx\n", "Type", 3},
+		{"ot for to", "---\not: aria\n---\nx\n", "ot", 2},
+		{"ot naming a list of agents", "---\not: [aria, gm]\n---\nx\n", "ot", 2},
+		{"signl for signal", "---\nto: aria\nsignl: pass\n---\nx\n", "signl", 3},
+		{"signl naming no signal", "---\nto: aria\nsignl: PASS\n---\nx\n", "", 0},
+		{"reply_t for reply_to", "---\nto: aria\nreply_t: " + id + "\n---\nx\n", "reply_t", 3},
+		{"requst_id for request_id", "---\nto: aria\nrequst_id: " + id + "\n---\nx\n", "requst_id", 3},
+		{"threat of the sender's own", "---\nto: aria\nthreat: high\n---\nx\n", "", 0},
+		{"tape of the sender's own", "---\nto: aria\ntape: 90 min\n---\nx\n", "", 0},
+		{"ot naming no agent", "---\nto: aria\not: tomorrow\n---\nx\n", "", 0},
+		{"the field is there", "---\nto: aria\ntype: GM_TO_PLAYER\ntpye: GM_TO_PLAYER\n---\nx\n", "", 0},
+		{"a field of the protocol", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: aria\n\nx\n", "", 0},
+		{"tag-first, tpye among its fields", "[NARRATIVE]\ntpye: GM_TO_PLAYER\n\nx\n", "", 0}, // its type is the tag
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, ok := set.MisspeltKey(msg(t, tt.text), isAgent)
+			if tt.field == "" {
+				if ok {
+					t.Fatalf("MisspeltKey = %+v, want none", v)
+				}
+				return
+			}
+			if !ok || v.Field != tt.field || v.Line != tt.line {
+				t.Fatalf("MisspeltKey = %+v, %v; want %s on line %d", v, ok, tt.field, tt.line)
+			}
+		})
+	}
+}
+
+// TestMissingFieldMisspelt: a required field that is missing, beside a
+// key that looks meant for it, is said at that key's line, naming it.
+func TestMissingFieldMisspelt(t *testing.T) {
+	set := builtinSet(t, "dnd-team")
+	_, vs := set.Check(msg(t, "---\ntype: GM_TO_PLAYER\nrequest_type: QUICK_REACTION\nscene_number: 5\nscen_slug: the-door\n---\nWhat now?\n"), Envelope{})
+	if len(vs) != 1 || vs[0].Field != "scene_slug" || vs[0].Line != 5 {
+		t.Fatalf("Check = %+v, want scene_slug missing, said on line 5", vs)
+	}
+	if want := "scen_slug on line 5 is no field of [GM_TO_PLAYER]: did you mean scene_slug?"; !strings.Contains(vs[0].Reason, want) {
+		t.Errorf("reason %q does not say %q", vs[0].Reason, want)
+	}
+}
+
+// TestMisspeltKeyNoSkills: a workspace of no skills (a nil Set) still
+// catches a key meant for to.
+func TestMisspeltKeyNoSkills(t *testing.T) {
+	var set *Set
+	if v, ok := set.MisspeltKey(msg(t, "---\not: aria\ntpye: NOTE\n---\nx\n"), func(n string) bool { return n == "aria" }); !ok || v.Field != "ot" {
+		t.Errorf("MisspeltKey = %+v, %v; want ot", v, ok)
+	}
+}
