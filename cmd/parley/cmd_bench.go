@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/parley-dev/parley/internal/bench"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/sandbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -945,6 +947,14 @@ type driversReport struct {
 	// median over the rounds of the round's command agent p50 less its
 	// program p50 (Overhead.Median).
 	OverheadP50 float64 `json:"overhead_p50_ms"`
+	// Confined is one command agent that plays a character, its program
+	// confined with Landlock as a player's is, measured in the same rounds;
+	// ConfinedOverhead its overhead as Overhead is the plain agent's.
+	// Both are empty where the kernel offers no Landlock (Landlock false).
+	Landlock            bool            `json:"landlock"`
+	Confined            dispatchFigures `json:"confined"`
+	ConfinedOverhead    spread          `json:"confined_overhead_ms"`
+	ConfinedOverheadP50 float64         `json:"confined_overhead_p50_ms"`
 	// RoundTrip is the session driver's round trip alone: message written
 	// to the program -> the end of its answer read, for each message of a
 	// session agent's backlog but the first, between which dispatch does
@@ -1027,26 +1037,49 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 	// program's p50.
 	bareRuns := min(max(n/2, 20), 200)
 	var bare []float64
-	var overheads []float64
-	var command bench.DispatchFigures
+	var overheads, confinedOverheads []float64
+	var command, confined bench.DispatchFigures
+	// A player's program, confined to what it needs: the system's files
+	// and the script's directory.
+	var conf *runner.Confinement
+	if _, rep.Landlock = sandbox.Available(); rep.Landlock {
+		conf = &runner.Confinement{Rules: sandbox.Rules{Read: append(slices.Clip(systemRead), base), Write: systemWrite}}
+	}
 	for i := range rounds {
-		say("round %d of %d: the program alone, %d runs; 1 command agent, %d messages ...", i+1, rounds, bareRuns, n)
+		what := ""
+		if conf != nil {
+			what = "; 1 confined command agent"
+		}
+		say("round %d of %d: the program alone, %d runs; 1 command agent%s, %d messages ...", i+1, rounds, bareRuns, what, n)
 		b, err := bench.Process(ctx, base, []string{script}, bench.Message("boss", "agent-1"), bareRuns)
 		if err != nil {
 			return err
 		}
-		f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-1-round-%d", workspace.DriverCommand, i+1)), workspace.DriverCommand, []string{script}, 1, n)
+		f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-1-round-%d", workspace.DriverCommand, i+1)), workspace.DriverCommand, []string{script}, 1, n, nil)
 		if err != nil {
 			return err
 		}
 		bare = append(bare, millis(b)...)
 		overheads = append(overheads, percentile(millis(f.Cycles), 0.5)-percentile(millis(b), 0.5))
 		command.Add(f)
+		if conf != nil {
+			f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("confined-1-round-%d", i+1)), workspace.DriverCommand, []string{script}, 1, n, conf)
+			if err != nil {
+				return err
+			}
+			confinedOverheads = append(confinedOverheads, percentile(millis(f.Cycles), 0.5)-percentile(millis(b), 0.5))
+			confined.Add(f)
+		}
 	}
 	rep.BareRuns, rep.BareP50 = len(bare), percentile(bare, 0.5)
 	rep.Command = summarize(&command)
 	rep.Overhead = spreadOf(overheads)
 	rep.OverheadP50 = rep.Overhead.Median
+	if conf != nil {
+		rep.Confined = summarize(&confined)
+		rep.ConfinedOverhead = spreadOf(confinedOverheads)
+		rep.ConfinedOverheadP50 = rep.ConfinedOverhead.Median
+	}
 
 	for _, p := range []struct {
 		what   string
@@ -1059,7 +1092,7 @@ func runDriversBench(ctx context.Context, e *env, opts driversOptions) error {
 		{"1 session agent", workspace.DriverSession, session, 1, &rep.Session},
 	} {
 		say("%s, %d messages each ...", p.what, n)
-		f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-%d", p.driver, p.agents)), p.driver, p.run, p.agents, n)
+		f, err := bench.Dispatch(ctx, filepath.Join(base, fmt.Sprintf("%s-%d", p.driver, p.agents)), p.driver, p.run, p.agents, n, nil)
 		if err != nil {
 			return err
 		}
@@ -1084,6 +1117,10 @@ func driverTargets(rep driversReport) []targetResult {
 	}
 	// Issue 12's target; the first one (issue 14) was 5 ms.
 	add("command dispatch overhead p50", ms(rep.OverheadP50), "<= 2 ms above the program", rep.OverheadP50 <= 2)
+	if rep.Landlock {
+		// A player's program is a command agent's too.
+		add("confined command dispatch overhead p50", ms(rep.ConfinedOverheadP50), "<= 2 ms above the program", rep.ConfinedOverheadP50 <= 2)
+	}
 	// All four run at once, and, given a CPU each, finish in about the
 	// time one takes. With fewer CPUs than agents they share the CPUs:
 	// the wall time is shown, not judged.
@@ -1112,6 +1149,11 @@ func printDriversBench(w io.Writer, rep driversReport) {
 		fmt.Fprintf(w, "%-40s wall %.2f s, at most %d running at once, %.2f on average\n", "", t.f.Wall, t.f.MaxRunning, t.f.AvgRunning)
 	}
 	fmt.Fprintf(w, "%-40s %s (%s-%s over %d rounds: each round's 1 command agent p50 less its program p50)\n", "dispatch overhead p50 (command)", ms(rep.OverheadP50), ms(rep.Overhead.Min), ms(rep.Overhead.Max), rep.Rounds)
+	if rep.Landlock {
+		fmt.Fprintf(w, "%-40s %s (%s-%s over %d rounds: a command agent playing a character, its program confined with Landlock)\n", "dispatch overhead p50 (confined)", ms(rep.ConfinedOverheadP50), ms(rep.ConfinedOverhead.Min), ms(rep.ConfinedOverhead.Max), rep.Rounds)
+	} else {
+		fmt.Fprintf(w, "%-40s not measured: this kernel offers no Landlock\n", "dispatch overhead p50 (confined)")
+	}
 	fmt.Fprintf(w, "%-40s %.2fx one agent's\n", "wall of 4 agents", rep.Parallel.Wall/rep.Command.Wall)
 	fmt.Fprintf(w, "%-40s p50 %s, p99 %s (%d round trips)\n", "session round trip", ms(rep.RoundTripP50), ms(rep.RoundTripP99), rep.RoundTrips)
 	printTargets(w, rep.Targets)

@@ -98,8 +98,9 @@ type DispatchFigures struct {
 // messages from boss into each agent's inbox, then runs the workspace
 // until idle: each agent handles its backlog, and its answers are routed
 // to boss. Every agent handles its messages in one attempt each, or
-// Dispatch fails.
-func Dispatch(ctx context.Context, dir, driver string, run []string, agents, messages int) (*DispatchFigures, error) {
+// Dispatch fails. With confine set, each agent plays a character and its
+// program runs confined to it, as a player's does.
+func Dispatch(ctx context.Context, dir, driver string, run []string, agents, messages int, confine *runner.Confinement) (*DispatchFigures, error) {
 	if agents < 1 || messages < 1 {
 		return nil, errors.New("bench: at least one agent and one message")
 	}
@@ -112,7 +113,11 @@ func Dispatch(ctx context.Context, dir, driver string, run []string, agents, mes
 	names := make([]string, agents)
 	for i := range names {
 		names[i] = fmt.Sprintf("agent-%d", i+1)
-		fmt.Fprintf(&cfg, "  - {name: %s, driver: %s, run: %s, retries: 0, timeout: 1m}\n", names[i], driver, argv)
+		character := ""
+		if confine != nil {
+			character = ", character: " + names[i]
+		}
+		fmt.Fprintf(&cfg, "  - {name: %s, driver: %s, run: %s, retries: 0, timeout: 1m%s}\n", names[i], driver, argv, character)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -160,7 +165,11 @@ func Dispatch(ctx context.Context, dir, driver string, run []string, agents, mes
 		runs[h.Agent] = append(runs[h.Agent], h)
 		mu.Unlock()
 	}
-	r, err := runner.Open(ws, runner.Options{UntilIdle: true, OnHandled: onHandled})
+	opts := runner.Options{UntilIdle: true, OnHandled: onHandled}
+	if confine != nil {
+		opts.Confine = func(workspace.Agent, *workspace.Workspace) *runner.Confinement { return confine }
+	}
+	r, err := runner.Open(ws, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +257,7 @@ func Session(ctx context.Context, dir string, run []string, n int) ([]time.Durat
 	if n < 1 {
 		return nil, errors.New("bench: at least one round trip")
 	}
-	f, err := Dispatch(ctx, dir, workspace.DriverSession, run, 1, n+1)
+	f, err := Dispatch(ctx, dir, workspace.DriverSession, run, 1, n+1, nil)
 	if err != nil {
 		return nil, err
 	}

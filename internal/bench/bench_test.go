@@ -35,7 +35,7 @@ func BenchmarkCommandDispatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := Dispatch(ctx, filepath.Join(dir, "ws"), workspace.DriverCommand, run, 1, b.N)
+	f, err := Dispatch(ctx, filepath.Join(dir, "ws"), workspace.DriverCommand, run, 1, b.N, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,11 +58,11 @@ func BenchmarkParallelAgents(b *testing.B) {
 	ctx := benchContext(b)
 	dir := b.TempDir()
 	run := benchScript(b, dir)
-	one, err := Dispatch(ctx, filepath.Join(dir, "one"), workspace.DriverCommand, run, 1, b.N)
+	one, err := Dispatch(ctx, filepath.Join(dir, "one"), workspace.DriverCommand, run, 1, b.N, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	four, err := Dispatch(ctx, filepath.Join(dir, "four"), workspace.DriverCommand, run, 4, b.N)
+	four, err := Dispatch(ctx, filepath.Join(dir, "four"), workspace.DriverCommand, run, 4, b.N, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func BenchmarkSessionRoundTrip(b *testing.B) {
 func BenchmarkSessionDispatch(b *testing.B) {
 	ctx := benchContext(b)
 	dir := b.TempDir()
-	f, err := Dispatch(ctx, dir, workspace.DriverSession, sessionHelper(b), 1, b.N)
+	f, err := Dispatch(ctx, dir, workspace.DriverSession, sessionHelper(b), 1, b.N, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestDispatch(t *testing.T) {
 	ctx := benchContext(t)
 	dir := t.TempDir()
 	const agents, messages = 2, 3
-	f, err := Dispatch(ctx, filepath.Join(dir, "ws"), workspace.DriverCommand, benchScript(t, dir), agents, messages)
+	f, err := Dispatch(ctx, filepath.Join(dir, "ws"), workspace.DriverCommand, benchScript(t, dir), agents, messages, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
