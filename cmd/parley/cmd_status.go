@@ -280,6 +280,13 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		fmt.Fprintf(e.stdout, "\nmodels (parley usage for more):\n%s\n", strings.Join(lines, "\n"))
 	}
 	printFiles(e, agents, "left in tmp/ by writers that were killed (the runner removes them when it starts)", func(a workspace.AgentStatus) []string { return a.Leftovers })
+	printFiles(e, agents, "being edited in outboxes (routed once the editor closes them)", func(a workspace.AgentStatus) []string {
+		var out []string
+		for _, ed := range a.Editing {
+			out = append(out, fmt.Sprintf("%s (%s beside it)", ed.Path, ed.Lock))
+		}
+		return out
+	})
 	printFiles(e, agents, "ignored in outboxes (editor scratch files, never routed)", func(a workspace.AgentStatus) []string { return a.Ignored })
 	return rep.broken()
 }

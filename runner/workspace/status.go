@@ -46,6 +46,10 @@ type AgentStatus struct {
 	// Ignored are files in the outbox the router leaves alone: editor
 	// scratch files (swap files, backups ending in "~", dot files).
 	Ignored []string `json:"ignored,omitempty"`
+	// Editing are messages in the outbox an editor has open (its swap or
+	// lock file is beside them, mailbox.Dir.EditorLock): the router waits
+	// for the editor to close them.
+	Editing []Edited `json:"editing,omitempty"`
 	// Missing are the mailbox's state directories that are not there (a
 	// person or `git clean` removed them); a runner makes them again.
 	Missing []string `json:"missing,omitempty"`
@@ -182,6 +186,9 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 			} else if base, ok := mailbox.ReasonOf(n, func(b string) bool { return slices.Contains(names, b) }); !ok {
 				if _, stray := box.StrayReason(n); !stray {
 					s.Outbox++ // a message, as the router takes it (a stray reason it removes)
+					if lock, ok := box.EditorLock(mailbox.Outbox, n); ok {
+						s.Editing = append(s.Editing, Edited{Path: filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n), Lock: lock})
+					}
 				}
 			} else {
 				reason, _ := box.Reason(mailbox.Outbox, base)
@@ -191,6 +198,13 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// Edited is a message an editor has open: its path, relative to the
+// workspace root, and the editor's swap or lock file beside it.
+type Edited struct {
+	Path string `json:"path"`
+	Lock string `json:"lock"`
 }
 
 // Unknown is a mailbox directory that names no agent of parley.yaml: an
