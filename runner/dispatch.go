@@ -120,6 +120,9 @@ func (w *worker) quitting() bool {
 // startWorker runs a worker in the run's group; the router is told when
 // it ends.
 func (r *Runner) startWorker(w *worker) {
+	if r.finishing.Load() {
+		w.stop() // the run is ending (Finish): it takes no message
+	}
 	r.group.Go(func() error {
 		defer r.kickRouter()
 		defer close(w.done)

@@ -235,6 +235,7 @@ type Runner struct {
 	woken       chan struct{}     // Wake was called: toWake holds whom
 	wakeMu      sync.Mutex        // guards toWake
 	toWake      []string          // agents whose inboxes something else delivered to (Wake)
+	finishing   atomic.Bool       // Finish was called: drivers take no new message
 	givenUpMu   sync.Mutex        // one telling of a give-up at a time (see tellGivenUp)
 	state       *stateBook
 
@@ -459,15 +460,32 @@ func (r *Runner) Wake(agents []string) {
 	}
 }
 
-// takeWakes wakes the agents Wake was told of since the last look.
+// takeWakes wakes the agents Wake was told of since the last look, and
+// stops the workers once Finish was called.
 func (r *Runner) takeWakes() {
 	r.wakeMu.Lock()
 	names := r.toWake
 	r.toWake = nil
 	r.wakeMu.Unlock()
+	if r.finishing.Load() {
+		for _, w := range r.workers {
+			w.stop()
+		}
+	}
 	for _, name := range names {
 		r.notify(name)
 	}
+}
+
+// Finish tells the runner that the run is ending: each agent's driver
+// finishes the message it handles, if any, and takes no other, so that
+// no program starts on a message only to be cut off when the run ends
+// (a person leaving the seat). The router goes on routing, the answers
+// of those messages too, until the run ends. It may be called from any
+// goroutine, and never blocks.
+func (r *Runner) Finish() {
+	r.finishing.Store(true)
+	r.Wake(nil)
 }
 
 // Close releases the workspace.

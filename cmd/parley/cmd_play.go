@@ -511,11 +511,11 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case line, ok := <-lines:
 			if !ok {
 				<-leave // this Ctrl-D's
-				s.finishing(ctx, runDone, leave, tick.C, keys.last())
+				s.finishing(ctx, r, runDone, leave, tick.C, keys.last())
 				return nil
 			}
 			if _, err := s.line(ctx, line); errors.Is(err, errQuit) {
-				s.finishing(ctx, runDone, leave, tick.C, "Ctrl-D")
+				s.finishing(ctx, r, runDone, leave, tick.C, "Ctrl-D")
 				return nil
 			}
 		case <-tick.C:
@@ -523,18 +523,20 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	}
 }
 
-// finishing lets the programs of the seat's runner finish the messages
+// finishing lets the programs of the seat's runner r finish the messages
 // they are handling as the person leaves, so their answers are kept and
-// no model is asked twice: it returns once those messages are handled,
+// no model is asked twice, and start on no other (runner.Finish), which
+// the end would cut off: it returns once those messages are handled,
 // or at once when the person presses Ctrl-D (or Ctrl-C) again, ctx ends
 // or the runner stops. A program still running then is ended, as a
 // signal ends it under `parley run`, and its message handled again when
 // the table next runs. key is the key the person left with, which the
 // hint names.
-func (s *seat) finishing(ctx context.Context, runDone <-chan error, leave <-chan struct{}, tick <-chan time.Time, key string) {
+func (s *seat) finishing(ctx context.Context, r *runner.Runner, runDone <-chan error, leave <-chan struct{}, tick <-chan time.Time, key string) {
 	if runDone == nil {
 		return // another runner runs the programs: they go on there
 	}
+	r.Finish()
 	busy := s.programsBusy()
 	if len(busy) == 0 {
 		return

@@ -79,8 +79,10 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 		tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
 	}
 
-	// Ctrl-D once: the seat waits for tilda, and her answer is sent.
+	// Ctrl-D once: the seat waits for tilda, and her answer is sent; she
+	// starts on no other message meanwhile, which leaving would cut off.
 	ask("Tilda?")
+	ask("Tilda, next?")
 	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
 	play(tm)
@@ -97,6 +99,12 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 	waitForFile(t, filepath.Join(tilda, "sent"), "Tilda nods.")
 	if cur, _ := filepath.Glob(filepath.Join(tilda, "cur", "*.md")); len(cur) != 0 {
 		t.Errorf("after the seat waited for tilda, her cur/ holds %v, want nothing", cur)
+	}
+	if n := len(started()); n != 1 {
+		t.Errorf("tilda's program started %d times while the seat waited, want once: the next message was taken, to be cut off", n)
+	}
+	if inbox, _ := filepath.Glob(filepath.Join(tilda, "inbox", "*.md")); len(inbox) != 1 {
+		t.Errorf("after the seat left, tilda's inbox holds %v, want the next message, waiting", inbox)
 	}
 
 	// Ctrl-C twice: tilda's program is ended, not left running; the hint
