@@ -284,6 +284,37 @@ func (rep pipelineReport) waiting() []escalation {
 	return out
 }
 
+// escalationsWaiting returns the dev pipeline's escalations waiting for
+// a person's decision in ws: none without an orchestrator, nor when its
+// plans cannot be read (parley pipeline says why).
+func escalationsWaiting(ws *workspace.Workspace) []escalation {
+	if !hasOrchestrator(ws) {
+		return nil
+	}
+	p, err := pipelineOf(ws)
+	if err != nil {
+		return nil
+	}
+	return p.waiting()
+}
+
+// waitingText says how many escalations wait for a decision, for whom,
+// and which command shows them (parley status, parley run); "" for none.
+func waitingText(waiting []escalation) string {
+	n := len(waiting)
+	if n == 0 {
+		return ""
+	}
+	var people []string
+	for _, x := range waiting {
+		if !slices.Contains(people, x.Agent) {
+			people = append(people, x.Agent)
+		}
+	}
+	return fmt.Sprintf("%d %s waiting for a decision (%s): parley pipeline shows %s and how to answer",
+		n, plural(n, "escalation", "escalations"), printable(strings.Join(people, ", ")), plural(n, "it", "them"))
+}
+
 // escalationOf reads an escalation in a person's mailbox.
 func escalationOf(agent, id string, m *mailbox.Message) (escalation, bool) {
 	get := func(k string) string { v, _ := m.Header().Get(k); return v }

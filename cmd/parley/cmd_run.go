@@ -91,12 +91,18 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		}
 		return err
 	}
+	// What waits for a person when the run ends: the exit code does not
+	// say it (nothing was refused), so the summary does.
+	waiting := escalationsWaiting(ws)
 	if opts.JSON {
-		err = e.printJSON(stats)
+		err = e.printJSON(runReport{Stats: stats, Escalations: waiting})
 	} else {
 		line := statsLine(stats)
 		if bstats != nil {
 			line += fmt.Sprintf("\nbridged: forwarded %d, received %d, refused %d", bstats.Forwarded, bstats.Received, bstats.Bounced)
+		}
+		if w := waitingText(waiting); w != "" {
+			line += "\npipeline: " + w
 		}
 		_, err = fmt.Fprintln(e.stdout, line)
 	}
@@ -106,9 +112,17 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	// A run that ended by itself says whether all went through; one
 	// stopped by a signal is a clean stop, whatever happened before.
 	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && stats.Undelivered() {
-		return &refusedError{stats}
+		return &refusedError{stats: stats, pipeline: hasOrchestrator(ws)}
 	}
 	return nil
+}
+
+// runReport is what parley run --json prints: the run's figures, and the
+// escalations waiting for a person's decision when it ended (as parley
+// status --json names them).
+type runReport struct {
+	runner.Stats
+	Escalations []escalation `json:"escalations_waiting,omitempty"`
 }
 
 // runBridged runs the runner and, beside it, the workspace's bridge (and
@@ -180,7 +194,12 @@ func waitForwarded(ctx context.Context, ws *workspace.Workspace, limit time.Dura
 // refusedError ends a run during which files were refused or messages
 // given up, or that left files waiting in an outbox: exit code 5, with
 // what and why on stderr.
-type refusedError struct{ stats runner.Stats }
+type refusedError struct {
+	stats runner.Stats
+	// pipeline is set in a workspace with an orchestrator: parley
+	// pipeline shows what was given up, with the escalation about it.
+	pipeline bool
+}
 
 // maxNamed is how many refused files, and as many messages given up, a
 // run names on stderr; --json lists them all (up to runner's cap).

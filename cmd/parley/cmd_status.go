@@ -129,12 +129,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			rep.Bridge.State = &st
 		}
 	}
-	if hasOrchestrator(ws) {
-		// Unreadable plans are said by parley pipeline.
-		if p, err := pipelineOf(ws); err == nil {
-			rep.Escalations = p.waiting()
-		}
-	}
+	rep.Escalations = escalationsWaiting(ws)
 	fates := newGivenUpFates(ws)
 	settled := map[string]string{} // path -> what happened since
 	for _, a := range agents {
@@ -187,15 +182,8 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	for _, u := range rep.UnknownRoles {
 		fmt.Fprintf(e.stdout, "warning   %s\n", printable(u.String()))
 	}
-	if n := len(rep.Escalations); n > 0 {
-		var people []string
-		for _, x := range rep.Escalations {
-			if !slices.Contains(people, x.Agent) {
-				people = append(people, x.Agent)
-			}
-		}
-		fmt.Fprintf(e.stdout, "pipeline  %d %s waiting for a decision (%s): parley pipeline shows %s and how to answer\n",
-			n, plural(n, "escalation", "escalations"), printable(strings.Join(people, ", ")), plural(n, "it", "them"))
+	if w := waitingText(rep.Escalations); w != "" {
+		fmt.Fprintf(e.stdout, "pipeline  %s\n", w)
 	}
 	fmt.Fprintln(e.stdout)
 	width := len("AGENT")

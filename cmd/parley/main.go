@@ -143,6 +143,11 @@ func hint(err error) string {
 			return "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them"
 		}
 		hint := "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when"
+		if re.pipeline && re.stats.Dead > 0 {
+			// The orchestrator asks a person about what it sent that
+			// was given up: the escalation is where to decide.
+			hint = "`parley pipeline` shows each message given up and the escalation about it, with the `parley reply ID --field decision=...` that answers it; " + hint
+		}
 		if re.stats.Rejected > 0 {
 			hint += "; fix a rejected file and move it back into the outbox to send it again"
 		}

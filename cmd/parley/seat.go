@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -682,6 +684,9 @@ func (s *seat) answer(q *waitingQ, text string) bool {
 		}
 		ok = s.send(sendOptions{From: s.lead, To: []string{from}, Type: "PLAYER_ANSWER", Answers: q.m,
 			Fields: []string{"question=" + yamlString(field(q.m, "question")), "answer=" + yamlString(answer)}})
+		if ok {
+			s.printf("(your answer to %s: sent)\n", s.named(from))
+		}
 	case "GM_TO_PLAYER":
 		ok = s.answerPrompt(q, text)
 	default: // RELAY_TO_HUMAN
@@ -698,6 +703,9 @@ func (s *seat) answer(q *waitingQ, text string) bool {
 		body := text + "\n"
 		ok = s.send(sendOptions{From: s.lead, To: []string{from}, Type: "HUMAN_DECISION", Answers: q.m,
 			Fields: []string{"character=" + dashIf(field(q.m, "character"), s.character)}, Body: &body})
+		if ok {
+			s.printf("(your decision to %s: sent)\n", s.named(from))
+		}
 	}
 	if !ok {
 		return false
@@ -727,14 +735,29 @@ func (s *seat) answerPrompt(q *waitingQ, text string) bool {
 		kind, text = "VETO", dashIf(strings.TrimSpace(rest), "I need the full scene.")
 	}
 	body := text + "\n"
+	var ok bool
 	if s.ws.HasRole(from, "team-lead") {
 		if kind == "VETO" {
 			body = "[VETO] " + body
 		}
-		return s.send(sendOptions{From: q.agent, To: []string{from}, Answers: q.m, Body: &body})
+		ok = s.send(sendOptions{From: q.agent, To: []string{from}, Answers: q.m, Body: &body})
+	} else {
+		ok = s.send(sendOptions{From: q.agent, To: []string{from}, Type: "PLAYER_TO_GM", Answers: q.m,
+			Fields: []string{"type=" + kind, "character=" + character}, Body: &body})
 	}
-	return s.send(sendOptions{From: q.agent, To: []string{from}, Type: "PLAYER_TO_GM", Answers: q.m,
-		Fields: []string{"type=" + kind, "character=" + character}, Body: &body})
+	if ok {
+		s.printf("(%s, %s: sent to %s)\n", character, strings.ToLower(kind), s.named(from))
+	}
+	return ok
+}
+
+// named is how the seat names an agent it sent to: "the game master"
+// for the gm, as /say says it, else the agent's name.
+func (s *seat) named(agent string) string {
+	if agent != "" && agent == s.gm() {
+		return "the game master"
+	}
+	return agent
 }
 
 // handled marks a waiting question handled, every copy of it in the
@@ -1092,9 +1115,17 @@ func (s *seat) journal() {
 		s.printf("/journal: preferences.md names no character of yours\n")
 		return
 	}
-	data, err := os.ReadFile(s.camp.JournalPath(s.character))
-	if err != nil {
-		s.printf("/journal: no journal yet (%s)\n", s.ws.Short(s.camp.JournalPath(s.character)))
+	path := s.camp.JournalPath(s.character)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.printf("/journal: %v\n", err)
+		return
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		// Missing, or empty as a sandbox leaves it (campaigns.View):
+		// journal.Add starts either afresh.
+		s.wrap(fmt.Sprintf("/journal: %s's journal has no entries yet (%s): one is written at each checkpoint, when the game master saves the story (/save asks it to) and at the session's end: the team lead asks for it ([JOURNAL_CHECKPOINT]); `parley journal add %s` writes one now",
+			s.character, s.ws.Short(path), s.character), "")
 		return
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
