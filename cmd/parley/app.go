@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -130,7 +131,8 @@ func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 // command that only reads (status, inbox, read, log, pipeline, usage): a key parley.yaml
 // may not hold (a typo, a key of a newer parley) is skipped, and said
 // once on stderr as a warning, instead of keeping a person from their
-// messages. Any other problem in parley.yaml is an error, as it is for
+// messages; so is an agent (a route, ...) it leaves without a key it
+// needs, left out. Any other problem in parley.yaml is an error, as it is for
 // every command.
 func (e *env) openWorkspaceToRead(c *cli.Context) (*workspace.Workspace, error) {
 	ws, err := openWorkspaceWith(c, workspace.LoadOptions{SkipUnknown: true})
@@ -138,7 +140,11 @@ func (e *env) openWorkspaceToRead(c *cli.Context) (*workspace.Workspace, error) 
 		return nil, err
 	}
 	for _, k := range ws.Config.Skipped {
-		fmt.Fprintf(e.stderr, "parley: warning: %s; skipped (parley run refuses it)\n", printable(k.Error()))
+		what := "; skipped"
+		if errors.Is(k, workspace.ErrMissing) {
+			what = "" // an entry left out: the error says which
+		}
+		fmt.Fprintf(e.stderr, "parley: warning: %s%s (parley run refuses it)\n", printable(k.Error()), what)
 	}
 	return ws, nil
 }

@@ -40,7 +40,7 @@ func TestParseAcceptsErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown key", "accepts: {type: [NARRATIVE]}", "parley.yaml:5: agents[0].accepts.type: unknown key (known here: signals, types)"},
+		{"unknown key", "accepts: {type: [NARRATIVE]}", "parley.yaml:5: agents[0].accepts.type: unknown key (did you mean types?)"},
 		{"a number", "accepts: 3", "parley.yaml:5: agents[0].accepts: expected a list of message types, or types: and signals:"},
 		{"nothing", "accepts: []", "parley.yaml:5: agents[0].accepts: accepts nothing"},
 		{"nested list", "accepts: {types: [[A]]}", "parley.yaml:5: agents[0].accepts.types: expected a word"},

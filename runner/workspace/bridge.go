@@ -151,7 +151,7 @@ func parseBridge(v *yaml.Node, bad badFunc) (*Bridge, error) {
 		return nil, err
 	}
 	if b.Name == "" {
-		return nil, bad(v, "bridge.name", "missing: the name of this workspace on the bridge (name: tavern)")
+		return nil, bad(v, "bridge.name", "%w: the name of this workspace on the bridge (name: tavern)", ErrMissing)
 	}
 	if len(b.URLs) == 0 {
 		b.URLs = []string{DefaultBridgeURL}

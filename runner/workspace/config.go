@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -84,7 +85,10 @@ type Config struct {
 	Bridge *Bridge
 	// Skipped lists the unknown keys skipped when the file was read with
 	// LoadOptions.SkipUnknown, each a *ConfigError wrapping ErrUnknownKey;
-	// empty when read strictly (an unknown key is then an error).
+	// empty when read strictly (an unknown key is then an error). An
+	// entry an unknown key left without a key it needs (an agent with
+	// rnu: for run:) is left out, and listed once, by the error that
+	// names both (wrapping ErrMissing too).
 	Skipped []*ConfigError
 }
 
@@ -330,13 +334,26 @@ func requireAgents(path string, data []byte, cfg *Config) error {
 // line, the key, and the keys known there.
 var ErrUnknownKey = errors.New("unknown key")
 
+// ErrMissing is the error for a key an entry of parley.yaml needs and
+// does not have: the program of a command agent, a timeout's after:. A
+// *ConfigError wraps it. When the same mapping holds an unknown key
+// (most likely the missing one, misspelt), the error is that key's, at
+// its line, and wraps ErrUnknownKey too: "agents[5].rnu: unknown key
+// (did you mean run?); agents[5].run is missing: ...".
+var ErrMissing = errors.New("missing")
+
 // LoadOptions says how parley.yaml is read.
 type LoadOptions struct {
 	// SkipUnknown skips a key parley does not know (ErrUnknownKey)
 	// instead of refusing the file, and lists it in Config.Skipped, for
 	// the commands that only read (status, inbox, read, log, pipeline,
 	// usage): a typo
-	// must not keep a person from their messages. Every other problem
+	// must not keep a person from their messages. An entry (an agent, a
+	// route, a timeout, the bridge) that an unknown key leaves without a
+	// key it needs (ErrMissing) is left out, and listed in Skipped too;
+	// the checks across entries (routes naming agents, agents naming
+	// the bridge) are then not made, since what was left out may be
+	// what they name. Every other problem
 	// (a malformed value of a known key, say) is still an error, and the
 	// commands that write or route read the file strictly.
 	SkipUnknown bool
@@ -370,11 +387,37 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 	root := doc.Content[0]
 	bad := func(n *yaml.Node, key, format string, args ...any) error {
 		err := &ConfigError{Path: path, Line: n.Line, Key: key, Err: fmt.Errorf(format, args...)}
+		if errors.Is(err, ErrMissing) {
+			// An unknown key skipped in the same mapping is most
+			// likely the key missing, misspelt: the error names it,
+			// and is said once, instead of it (see leaveOut). Read
+			// strictly, that key was an error already.
+			i := typoFor(cfg.Skipped, key)
+			if i < 0 {
+				return err
+			}
+			typo := cfg.Skipped[i]
+			cfg.Skipped = slices.Delete(cfg.Skipped, i, i+1)
+			return &ConfigError{Path: path, Line: typo.Line, Key: typo.Key, Err: fmt.Errorf("%w; %s is %w", typo.Err, key, err.Err)}
+		}
 		if opts.SkipUnknown && errors.Is(err, ErrUnknownKey) {
 			cfg.Skipped = append(cfg.Skipped, err)
 			return nil // the key is skipped (see eachKey)
 		}
 		return err
+	}
+	// leaveOut reports whether err, met reading the entry named entry,
+	// is a key it needs that an unknown key skipped left it without: the
+	// entry is then left out, and err listed in Skipped.
+	leftOut := false
+	leaveOut := func(err error, entry string) bool {
+		var ce *ConfigError
+		if !opts.SkipUnknown || !errors.Is(err, ErrMissing) || !errors.Is(err, ErrUnknownKey) || !errors.As(err, &ce) {
+			return false
+		}
+		cfg.Skipped = append(cfg.Skipped, &ConfigError{Path: ce.Path, Line: ce.Line, Key: ce.Key, Err: fmt.Errorf("%w; %s left out", ce.Err, entry)})
+		leftOut = true
+		return true
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, bad(root, "", "expected keys such as agents:, skills: and router:")
@@ -404,9 +447,9 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 			if v.Kind != yaml.SequenceNode {
 				return bad(v, "agents", "expected a list of agents")
 			}
-			for i, item := range v.Content {
-				key := fmt.Sprintf("agents[%d]", i)
-				a := Agent{Line: item.Line, Key: key, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries}
+			// agent reads the entry item into a and adds it to the
+			// agents.
+			agent := func(key string, item *yaml.Node, a *Agent) error {
 				switch item.Kind {
 				case yaml.ScalarNode: // "- gm" is short for "- name: gm"
 					a.Name = item.Value
@@ -500,17 +543,17 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 					if a.Remote != "" && (a.Driver != DriverHuman || a.Model != nil || a.Accepts != nil) {
 						return bad(item, key+".driver", "%s lives in workspace %q: its driver is set in that workspace's parley.yaml, not here", a.Name, a.Remote)
 					}
-					if err := checkDriver(&a, key, item, bad); err != nil {
+					if err := checkDriver(a, key, item, bad); err != nil {
 						return err
 					}
-					if err := checkModel(&a, key, item, bad); err != nil {
+					if err := checkModel(a, key, item, bad); err != nil {
 						return err
 					}
 				default:
 					return bad(item, key, "expected name: and role:")
 				}
 				if a.Name == "" {
-					return bad(item, key, "name: missing")
+					return bad(item, key+".name", "%w: every agent has one (name: gm)", ErrMissing)
 				}
 				if err := mailbox.CheckName(a.Name); err != nil {
 					return bad(item, key+".name", "%v", err)
@@ -523,7 +566,21 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 						return bad(item, key+".name", "%q is already the name of the agent on line %d", a.Name, prev.Line)
 					}
 				}
-				cfg.Agents = append(cfg.Agents, a)
+				cfg.Agents = append(cfg.Agents, *a)
+				return nil
+			}
+			for i, item := range v.Content {
+				key := fmt.Sprintf("agents[%d]", i)
+				a := Agent{Line: item.Line, Key: key, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries}
+				if err := agent(key, item, &a); err != nil {
+					entry := key
+					if a.Name != "" {
+						entry += " (" + a.Name + ")"
+					}
+					if !leaveOut(err, entry) {
+						return err
+					}
+				}
 			}
 			return nil
 		},
@@ -532,7 +589,11 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 				return bad(v, "routes", "expected a list of routes")
 			}
 			for i, item := range v.Content {
-				r, err := parseRoute(item, fmt.Sprintf("routes[%d]", i), bad)
+				key := fmt.Sprintf("routes[%d]", i)
+				r, err := parseRoute(item, key, bad)
+				if leaveOut(err, key) {
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -545,7 +606,11 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 				return bad(v, "timeouts", "expected a list of timeouts")
 			}
 			for i, item := range v.Content {
-				t, err := parseTimeout(item, fmt.Sprintf("timeouts[%d]", i), bad)
+				key := fmt.Sprintf("timeouts[%d]", i)
+				t, err := parseTimeout(item, key, bad)
+				if leaveOut(err, key) {
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -584,6 +649,9 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 		"budget": func(v *yaml.Node) error { return parseBudget(v, "budget", &cfg.Budget, bad) },
 		"bridge": func(v *yaml.Node) error {
 			b, err := parseBridge(v, bad)
+			if leaveOut(err, "bridge") {
+				return nil
+			}
 			cfg.Bridge = b
 			return err
 		},
@@ -642,6 +710,9 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 	if err := checkCharacters(cfg, path); err != nil {
 		return nil, err
 	}
+	if leftOut {
+		return cfg, nil // what the checks below look up may be what was left out
+	}
 	if err := checkRoutes(cfg, path); err != nil {
 		return nil, err
 	}
@@ -678,11 +749,11 @@ func checkDriver(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 	switch a.Driver {
 	case DriverCommand, DriverSession:
 		if len(a.Run) == 0 {
-			return bad(item, key+".run", "missing: a %s agent needs the program to run (run: [./agent.sh])", a.Driver)
+			return bad(item, key+".run", "%w: a %s agent needs the program to run (run: [./agent.sh])", ErrMissing, a.Driver)
 		}
 	case DriverBuiltin:
 		if a.Handler == "" {
-			return bad(item, key+".handler", "missing: a builtin agent needs the name of its handler")
+			return bad(item, key+".handler", "%w: a builtin agent needs the name of its handler", ErrMissing)
 		}
 	}
 	if a.Driver == DriverHuman && a.Accepts != nil {
@@ -740,7 +811,13 @@ func eachKey(m *yaml.Node, prefix string, bad badFunc, handlers map[string]func(
 				known = append(known, name)
 			}
 			sort.Strings(known)
-			if err := bad(k, join(prefix, k.Value), "%w (known here: %s)", ErrUnknownKey, strings.Join(known, ", ")); err != nil {
+			var err error
+			if near := spell.Nearest(k.Value, known, 2); near != "" {
+				err = bad(k, join(prefix, k.Value), "%w (did you mean %s?)", ErrUnknownKey, near)
+			} else {
+				err = bad(k, join(prefix, k.Value), "%w (known here: %s)", ErrUnknownKey, strings.Join(known, ", "))
+			}
+			if err != nil {
 				return err
 			}
 			continue
@@ -750,6 +827,40 @@ func eachKey(m *yaml.Node, prefix string, bad badFunc, handlers map[string]func(
 		}
 	}
 	return nil
+}
+
+// typoFor returns the index in skipped of the unknown key most likely
+// meant for key, which is missing: of those skipped in the same mapping,
+// the one nearest to it in spelling, or else the first; -1 when that
+// mapping held none.
+func typoFor(skipped []*ConfigError, key string) int {
+	parent, name := splitKey(key)
+	var names []string
+	var at []int
+	for i, s := range skipped {
+		if errors.Is(s, ErrMissing) {
+			continue // an entry left out, said already
+		}
+		if p, n := splitKey(s.Key); p == parent && errors.Is(s, ErrUnknownKey) {
+			names, at = append(names, n), append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return -1
+	}
+	if near := spell.Nearest(name, names, 2); near != "" {
+		return at[slices.Index(names, near)]
+	}
+	return at[0]
+}
+
+// splitKey splits a key as errors name it (agents[5].run) into the
+// mapping that holds it (agents[5]) and its own name (run).
+func splitKey(key string) (parent, name string) {
+	if i := strings.LastIndex(key, "."); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return "", key
 }
 
 func join(prefix, key string) string {

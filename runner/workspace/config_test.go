@@ -54,7 +54,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad phase", "phase: two\n", `parley.yaml:1: phase: "two" is not a phase`},
 		{"bad git", "agents: [gm]\ngit: always\n", `parley.yaml:2: git: "always" is not auto or off`},
 		{"bad skill name", "skills: [dnd team]\n", `parley.yaml:1: skills: "dnd team" is not a valid name`},
-		{"unknown agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout)"},
+		{"misspelt agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (did you mean name?)"},
+		{"unknown agent key", "agents:\n  - name: gm\n    program: x\n", "parley.yaml:3: agents[0].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout)"},
 		{"unknown driver", "agents:\n  - name: gm\n    driver: robot\n", `parley.yaml:3: agents[0].driver: unknown driver "robot" (drivers: human, command, session, builtin, openai)`},
 		{"command without a program", "agents:\n  - name: gm\n    driver: command\n", "parley.yaml:2: agents[0].run: missing: a command agent needs the program to run"},
 		{"builtin without a handler", "agents:\n  - name: dice\n    driver: builtin\n", "parley.yaml:2: agents[0].handler: missing"},
@@ -62,7 +63,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad timeout", "agents:\n  - name: gm\n    timeout: soon\n", `parley.yaml:3: agents[0].timeout: "soon" is not a duration`},
 		{"bad campaign name", "campaign: the/rot\nagents: [gm]\n", `parley.yaml:1: campaign: "the/rot" is not a valid name`},
 		{"route to a missing agent", "agents: [gm]\nroutes:\n  - match: {type: X}\n    to: zed\n", `parley.yaml:3: routes[0]: routes to "zed", which is no agent and no agent's role`},
-		{"route to nowhere", "agents: [gm]\nroutes:\n  - match: {type: X}\n", "parley.yaml:3: routes[0]: sends nowhere"},
+		{"route to nowhere", "agents: [gm]\nroutes:\n  - match: {type: X}\n", "parley.yaml:3: routes[0].to: missing: the route sends nowhere"},
 		{"route from a missing agent", "agents: [gm]\nroutes:\n  - match: {from: zed}\n    to: gm\n", `parley.yaml:3: routes[0].match.from: "zed" is no agent`},
 		{"cycle of routes", "agents:\n  - {name: a, driver: command, run: [x]}\n  - {name: b, driver: command, run: [x]}\nroutes:\n  - match: {from: a}\n    to: b\n  - match: {from: b}\n    to: a\n", "parley.yaml:5: routes[0]: routes send every message around a circle of agents that answer by program (a -> b -> a)"},
 		{"bad concurrency", "concurrency: -1\n", `parley.yaml:1: concurrency: "-1" is not a whole number`},
@@ -71,7 +72,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad agent name", "agents:\n  - name: Game Master\n", `parley.yaml:2: agents[0].name: "Game Master" is not a valid name`},
 		{"path as a name", "agents:\n  - ../etc\n", `parley.yaml:2: agents[0].name: "../etc" is not a valid name`},
 		{"duplicate agent", "agents:\n  - gm\n  - aria\n  - gm\n", `parley.yaml:4: agents[2].name: "gm" is already the name of the agent on line 2`},
-		{"agent without name", "agents:\n  - role: gm\n", "parley.yaml:2: agents[0]: name: missing"},
+		{"agent without name", "agents:\n  - role: gm\n", "parley.yaml:2: agents[0].name: missing"},
 		{"agents not a list", "agents: gm\n", "parley.yaml:1: agents: expected a list of agents"},
 		{"bad duration", "router:\n  settle: soon\n", `parley.yaml:2: router.settle: "soon" is not a duration`},
 		{"no rescan", "router:\n  rescan_interval: 0s\n", "parley.yaml:2: router.rescan_interval: must be more than 0"},
@@ -328,8 +329,8 @@ func TestParseConfigSkipUnknown(t *testing.T) {
 		{"newer router key", "agents: [gm]\nrouter: {speed: 3, settle: 1s}\n",
 			[]string{"parley.yaml:2: router.speed: unknown key (known here: max_message_size, rescan_interval, settle)"}, ""},
 		{"two typos", "agents:\n  - name: gm\n    rol: x\nhop_limt: 3\n",
-			[]string{"parley.yaml:3: agents[0].rol: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout)",
-				"parley.yaml:4: hop_limt: unknown key (known here: agents, bridge, budget, campaign, concurrency, git, hop_limit, max_output, phase, prices, router, routes, skills, stop_on, strict, timeouts)"}, ""},
+			[]string{"parley.yaml:3: agents[0].rol: unknown key (did you mean role?)",
+				"parley.yaml:4: hop_limt: unknown key (did you mean hop_limit?)"}, ""},
 		{"bad value of a known key", "agents: [gm]\nrouter: {settle: soon}\n", nil, "parley.yaml:2: router.settle: "},
 		{"both", "agents: [gm]\nrouter: {speed: 3, settle: soon}\n", nil, "parley.yaml:2: router.settle: "},
 	}
@@ -360,5 +361,93 @@ func TestParseConfigSkipUnknown(t *testing.T) {
 				t.Errorf("ParseConfig = %v, want %q (ErrUnknownKey)", strict, tt.skipped[0])
 			}
 		})
+	}
+}
+
+// TestParseConfigMissingTypo: a key an entry needs, missing where the
+// same mapping holds an unknown key, was said as "agents[5].run:
+// missing" at the entry's line, never naming the typo (rnu:), and the
+// commands that only read stopped on it. Read strictly, the unknown key
+// is the error, with the key it most likely stands for; read with
+// SkipUnknown, the entry is left out and one error names both, at the
+// typo's line; every other entry is read. A key missing with no unknown
+// key beside it stays an error either way.
+func TestParseConfigMissingTypo(t *testing.T) {
+	const head = "agents:\n  - name: you\n"
+	tests := []struct {
+		name, text string
+		strict     string // the error read strictly
+		skipped    string // the one error in Skipped, read with SkipUnknown
+		agents     int    // the agents read with SkipUnknown
+		routes     int    // the routes read with SkipUnknown
+	}{
+		{"run", head + "  - name: w\n    driver: command\n    rnu: [sh, w.sh]\n",
+			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?)",
+			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) left out", 1, 0},
+		{"name", head + "  - nmae: w\n    role: worker\n",
+			"parley.yaml:3: agents[1].nmae: unknown key (did you mean name?)",
+			"parley.yaml:3: agents[1].nmae: unknown key (did you mean name?); agents[1].name is missing: every agent has one (name: gm); agents[1] left out", 1, 0},
+		{"handler", head + "  - name: o\n    driver: builtin\n    hadnler: orchestrator\n",
+			"parley.yaml:5: agents[1].hadnler: unknown key (did you mean handler?)",
+			"parley.yaml:5: agents[1].hadnler: unknown key (did you mean handler?); agents[1].handler is missing: a builtin agent needs the name of its handler; agents[1] (o) left out", 1, 0},
+		{"openai", head + "  - name: gm\n    driver: openai\n    opneai: {model: m}\n",
+			"parley.yaml:5: agents[1].opneai: unknown key (did you mean openai?)",
+			"parley.yaml:5: agents[1].opneai: unknown key (did you mean openai?); agents[1].openai is missing: an openai agent needs its endpoint (openai: {base_url: ..., model: ...}); agents[1] (gm) left out", 1, 0},
+		{"model", head + "  - name: gm\n    driver: openai\n    openai:\n      modle: m\n",
+			"parley.yaml:6: agents[1].openai.modle: unknown key (did you mean model?)",
+			"parley.yaml:6: agents[1].openai.modle: unknown key (did you mean model?); agents[1].openai.model is missing: name the model the endpoint serves (model: llama3.1); agents[1] (gm) left out", 1, 0},
+		{"far from the key missing", head + "  - name: w\n    driver: command\n    program: [sh, w.sh]\n",
+			"parley.yaml:5: agents[1].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout)",
+			"parley.yaml:5: agents[1].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) left out", 1, 0},
+		{"route", head + "routes:\n  - match: {type: X}\n    ot: [you]\n",
+			"parley.yaml:5: routes[0].ot: unknown key (did you mean to?)",
+			"parley.yaml:5: routes[0].ot: unknown key (did you mean to?); routes[0].to is missing: the route sends nowhere (give to: or cc:); routes[0] left out", 1, 0},
+		{"timeout", head + "timeouts:\n  - match: {to: [you]}\n    aftr: 2m\n",
+			"parley.yaml:5: timeouts[0].aftr: unknown key (did you mean after?)",
+			"parley.yaml:5: timeouts[0].aftr: unknown key (did you mean after?); timeouts[0].after is missing: say how long to wait (after: 120s); timeouts[0] left out", 1, 0},
+		{"bridge", head + "bridge:\n  nmae: tavern\n",
+			"parley.yaml:4: bridge.nmae: unknown key (did you mean name?)",
+			"parley.yaml:4: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern); bridge left out", 1, 0},
+		// What refers to an entry left out is not checked against it:
+		// the route to w, and the remote agent of the bridge left out.
+		{"a route to the agent left out", head + "  - name: w\n    driver: command\n    rnu: [sh, w.sh]\nroutes:\n  - {match: {type: X}, to: [w]}\n",
+			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?)",
+			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) left out", 1, 1},
+		{"an agent of the bridge left out", head + "  - {name: gm, remote: tavern}\nbridge:\n  nmae: hall\n",
+			"parley.yaml:5: bridge.nmae: unknown key (did you mean name?)",
+			"parley.yaml:5: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern); bridge left out", 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig(ConfigFile, []byte(tt.text))
+			if err == nil || err.Error() != tt.strict || !errors.Is(err, ErrUnknownKey) {
+				t.Errorf("ParseConfig = %v, want %q (ErrUnknownKey)", err, tt.strict)
+			}
+			cfg, err := ParseConfigWith(ConfigFile, []byte(tt.text), LoadOptions{SkipUnknown: true})
+			if err != nil {
+				t.Fatalf("ParseConfigWith(SkipUnknown) = %v, want the entry left out", err)
+			}
+			if len(cfg.Skipped) != 1 || cfg.Skipped[0].Error() != tt.skipped {
+				t.Fatalf("Skipped = %q, want just %q", cfg.Skipped, tt.skipped)
+			}
+			if k := cfg.Skipped[0]; !errors.Is(k, ErrUnknownKey) || !errors.Is(k, ErrMissing) {
+				t.Errorf("Skipped[0] = %v, want ErrUnknownKey and ErrMissing", k)
+			}
+			if len(cfg.Agents) != tt.agents || cfg.Agents[0].Name != "you" {
+				t.Errorf("agents read = %+v, want %d, you first", cfg.Agents, tt.agents)
+			}
+			if len(cfg.Routes) != tt.routes || len(cfg.Timeouts) != 0 || cfg.Bridge != nil {
+				t.Errorf("read %d routes, %d timeouts, bridge %+v; want %d routes, the rest left out", len(cfg.Routes), len(cfg.Timeouts), cfg.Bridge, tt.routes)
+			}
+		})
+	}
+	// Missing with no unknown key beside it: an error either way.
+	text := head + "  - name: w\n    driver: command\n"
+	want := "parley.yaml:3: agents[1].run: missing: a command agent needs the program to run (run: [./agent.sh])"
+	for _, opts := range []LoadOptions{{}, {SkipUnknown: true}} {
+		_, err := ParseConfigWith(ConfigFile, []byte(text), opts)
+		if err == nil || err.Error() != want || !errors.Is(err, ErrMissing) || errors.Is(err, ErrUnknownKey) {
+			t.Errorf("ParseConfigWith(%+v) = %v, want %q (ErrMissing only)", opts, err, want)
+		}
 	}
 }

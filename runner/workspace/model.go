@@ -144,7 +144,7 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 		return nil, err
 	}
 	if m.Model == "" {
-		return nil, bad(v, key+".model", "missing: name the model the endpoint serves (model: llama3.1)")
+		return nil, bad(v, key+".model", "%w: name the model the endpoint serves (model: llama3.1)", ErrMissing)
 	}
 	return m, nil
 }
@@ -230,7 +230,7 @@ func money(v *yaml.Node, key string, dst *float64, bad badFunc) error {
 func checkModel(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 	switch {
 	case a.Driver == DriverOpenAI && a.Model == nil:
-		return bad(item, key+".openai", "missing: an openai agent needs its endpoint (openai: {base_url: ..., model: ...})")
+		return bad(item, key+".openai", "%w: an openai agent needs its endpoint (openai: {base_url: ..., model: ...})", ErrMissing)
 	case a.Driver != DriverOpenAI && a.Model != nil:
 		return bad(item, key+".openai", "only an openai agent has an endpoint (driver: openai)")
 	case a.Driver != DriverOpenAI && a.Budget.Limited():

@@ -83,7 +83,7 @@ func parseRoute(n *yaml.Node, key string, bad badFunc) (Route, error) {
 		r.Type[i] = strings.Trim(t, "[]")
 	}
 	if len(r.To)+len(r.CC) == 0 {
-		return r, bad(n, key, "sends nowhere: give to: or cc:")
+		return r, bad(n, key+".to", "%w: the route sends nowhere (give to: or cc:)", ErrMissing)
 	}
 	return r, nil
 }

@@ -71,7 +71,7 @@ func parseTimeout(n *yaml.Node, key string, bad badFunc) (Timeout, error) {
 		t.Type[i] = strings.Trim(ty, "[]")
 	}
 	if t.After <= 0 {
-		return t, bad(n, key+".after", "missing: say how long to wait (after: 120s)")
+		return t, bad(n, key+".after", "%w: say how long to wait (after: 120s)", ErrMissing)
 	}
 	return t, nil
 }
