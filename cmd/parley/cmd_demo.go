@@ -262,7 +262,7 @@ func demoAfterwards(ctx context.Context, e *env, ws *workspace.Workspace, git, k
 	if keep {
 		fmt.Fprintf(out, "\nLook around: `cd %s`, then `parley log`, `parley status`, `cat %s/scenes/*.md`.\n", ws.Root, camp)
 	} else {
-		fmt.Fprintln(out, "\nRun `parley demo --dir DIR` to keep the table and look around; `parley play` there to play on.")
+		fmt.Fprintln(out, "\nRun `parley demo --dir DIR` to keep the table and look around; to play it yourself, copy examples/dnd and run `parley play` there.")
 	}
 	return nil
 }

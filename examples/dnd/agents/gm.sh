@@ -248,6 +248,22 @@ next_hook: "Something vast sleeps beneath the pool, and it is beginning to wake.
 TXT
 }
 
+# told: the story was told to its end already (a session started again in
+# a table kept by parley demo --dir): this game master knows no more of
+# it, and tells it only once, so the scene files are not written twice.
+told() {
+  cat <<'TXT'
+[SESSION_END]
+summary: |
+  The Sunken Bell is told: this game master is a script that knows one
+  session and tells it once. To play on, give the gm a model
+  (examples/dnd-llm) or write the next beats in agents/gm.sh; to play this
+  one again, start from a fresh copy of examples/dnd.
+state_saved: false
+next_hook: "Something vast sleeps beneath the pool, and it is beginning to wake."
+TXT
+}
+
 # complete: go on when a beat has everything it waits for.
 complete() {
   case "$beat" in
@@ -262,7 +278,7 @@ complete() {
 case "$PARLEY_TYPE" in
 SESSION_COMMAND)
   case "$(field command)" in
-  start) beat0 ;;
+  start) if [ "$beat" = over ]; then told; else beat0; fi ;;
   save) save ;;
   end) [ "$beat" = over ] || finish ;;
   esac ;;
