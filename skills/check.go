@@ -15,14 +15,19 @@ type Set struct {
 	Skills []*Skill
 	types  map[string]*Type
 	owner  map[string]*Skill
+	fields map[string]bool // the top-level names of every type's fields (see declared)
 }
 
 // NewSet puts skills together. Two skills defining the same type is an
 // error: a message of that type would not know which one it follows.
 func NewSet(skills ...*Skill) (*Set, error) {
-	s := &Set{Skills: skills, types: map[string]*Type{}, owner: map[string]*Skill{}}
+	s := &Set{Skills: skills, types: map[string]*Type{}, owner: map[string]*Skill{}, fields: map[string]bool{}}
 	for _, sk := range skills {
 		for _, t := range sk.Types {
+			for _, f := range t.Fields {
+				top, _, _ := strings.Cut(strings.SplitN(f.Name, "[", 2)[0], ".")
+				s.fields[top] = true
+			}
 			if other, ok := s.owner[t.Name]; ok {
 				return nil, fmt.Errorf("skills %s and %s both define %s: use one of them", other.Name, sk.Name, displayName(t.Name, t.Tagged))
 			}

@@ -2,7 +2,6 @@ package skills
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
@@ -74,18 +73,7 @@ func isID(_ *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
 // protocol (top level: "party" for "party[].name"). A nil Set (a
 // workspace of no skills) declares none.
 func (s *Set) declared(key string) bool {
-	if s == nil {
-		return false
-	}
-	for _, t := range s.types {
-		for _, f := range t.Fields {
-			top, _, _ := strings.Cut(strings.SplitN(f.Name, "[", 2)[0], ".")
-			if top == key {
-				return true
-			}
-		}
-	}
-	return false
+	return s != nil && s.fields[key]
 }
 
 // MisspeltKey finds a key of m that is a misspelling of a field parley
