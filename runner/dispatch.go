@@ -130,8 +130,37 @@ func (r *Runner) startWorker(w *worker) {
 	})
 }
 
+// DriverProblem returns why a runner with these options cannot drive
+// agent a — a built-in handler or a driver it does not have — as Open
+// says it (a *workspace.ConfigError for an unknown handler); nil when it
+// can, or a needs no driver. parley status asks it of a workspace no
+// runner runs, so that it says what run would refuse.
+func (opts Options) DriverProblem(a workspace.Agent) error {
+	switch a.Driver {
+	case workspace.DriverCommand, workspace.DriverSession:
+		return nil
+	case workspace.DriverBuiltin:
+		if _, ok := opts.Handlers[a.Handler]; !ok {
+			key := "handler"
+			if a.Key != "" {
+				key = a.Key + ".handler"
+			}
+			return &workspace.ConfigError{Path: workspace.ConfigFile, Line: a.HandlerLine, Key: key,
+				Err: fmt.Errorf("unknown handler %q (handlers: %s)", a.Handler, strings.Join(opts.Handlers.Names(), ", "))}
+		}
+		return nil
+	}
+	if _, ok := opts.Drivers[a.Driver]; !ok && a.Driven() {
+		return fmt.Errorf("%s: agent %s: driver %s is not available in this runner", workspace.ConfigFile, a.Name, a.Driver)
+	}
+	return nil
+}
+
 // newDriver makes the driver of an agent of ws; nil for a human agent.
 func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
+	if err := r.opts.DriverProblem(a); err != nil {
+		return nil, err
+	}
 	var conf *Confinement
 	if a.Isolated() && r.opts.Confine != nil {
 		conf = r.opts.Confine(a, ws)
@@ -145,16 +174,7 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 	case workspace.DriverSession:
 		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records}, nil
 	case workspace.DriverBuiltin:
-		h, ok := r.opts.Handlers[a.Handler]
-		if !ok {
-			key := "handler"
-			if a.Key != "" {
-				key = a.Key + ".handler"
-			}
-			return nil, &workspace.ConfigError{Path: workspace.ConfigFile, Line: a.HandlerLine, Key: key,
-				Err: fmt.Errorf("unknown handler %q (handlers: %s)", a.Handler, strings.Join(r.opts.Handlers.Names(), ", "))}
-		}
-		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
+		return &builtinDriver{handler: r.opts.Handlers[a.Handler], timeout: a.Timeout}, nil
 	}
 	if f, ok := r.opts.Drivers[a.Driver]; ok {
 		h, err := f(a, ws)
@@ -162,9 +182,6 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 			return nil, fmt.Errorf("%s: agent %s: %w", workspace.ConfigFile, a.Name, err)
 		}
 		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
-	}
-	if a.Driven() {
-		return nil, fmt.Errorf("%s: agent %s: driver %s is not available in this runner", workspace.ConfigFile, a.Name, a.Driver)
 	}
 	return nil, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -76,6 +77,9 @@ type statusReport struct {
 	// person's decision (parley pipeline shows each, and the command
 	// that answers it), in a workspace with an orchestrator.
 	Escalations []escalation `json:"escalations_waiting,omitempty"`
+	// DriverProblems say why parley run would refuse to start: an agent
+	// names a built-in handler or a driver parley does not have.
+	DriverProblems []string `json:"driver_problems,omitempty"`
 }
 
 // settledLetter is a dead letter whose step went on without it.
@@ -115,6 +119,12 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		rep.UnknownRoles = ws.UnknownRoles(protocol)
 	} else {
 		rep.ProtocolError = err.Error()
+	}
+	ro := runnerOptions(ws, slog.New(slog.DiscardHandler))
+	for _, a := range ws.Config.Agents {
+		if err := ro.DriverProblem(a); err != nil {
+			rep.DriverProblems = append(rep.DriverProblems, err.Error())
+		}
 	}
 	if hasModels(ws) {
 		// A journal that cannot be read is said by parley log.
@@ -164,6 +174,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	if rep.ProtocolError != "" {
 		fmt.Fprintf(e.stdout, "skills    NOT loaded: %s\n          send and run refuse every message until it is mended\n", printable(rep.ProtocolError))
+	}
+	for _, p := range rep.DriverProblems {
+		fmt.Fprintf(e.stdout, "agents    %s\n          parley run refuses to start until it is mended\n", printable(p))
 	}
 	if rep.Bridge != nil {
 		printBridge(e, rep.Bridge, now)
@@ -303,8 +316,15 @@ func (r statusReport) broken() error {
 	if r.ProtocolError != "" {
 		return errSkillsNotLoaded
 	}
+	if len(r.DriverProblems) > 0 {
+		return errNoDriver
+	}
 	return nil
 }
+
+// errNoDriver is status's error for a workspace with an agent parley
+// cannot drive: parley run refuses to start.
+var errNoDriver = errors.New("parley run refuses to start this workspace: an agent names a handler or a driver parley does not have (the report says which)")
 
 // hasModels reports whether any agent is an openai agent.
 func hasModels(ws *workspace.Workspace) bool {
