@@ -26,25 +26,20 @@ var misspeltOf = []struct {
 }{
 	{"to", "it goes only where its type and the routes send it", namesAgents},
 	{"cc", "it goes only where its type and the routes send it", namesAgents},
-	{"type", "it is an informal message, checked against no type", func(s *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
-		v, _ := m.Payload().Get(key)
-		if s == nil {
-			return false
-		}
-		_, _, ok := s.Type(v)
-		return ok
-	}},
-	{"signal", "it carries no signal", func(s *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
-		v, _ := m.Payload().Get(key)
-		if s == nil {
-			return false
-		}
-		_, _, ok := s.Signal(v)
-		return ok
-	}},
+	{"type", "it is an informal message, checked against no type", namesOne(func(s *Set, n string) bool { _, _, ok := s.Type(n); return ok })},
+	{"signal", "it carries no signal", namesOne(func(s *Set, n string) bool { _, _, ok := s.Signal(n); return ok })},
 	{"thread", "it starts a thread of its own", isID},
 	{"reply_to", "it answers no message", isID},
 	{"request_id", "it answers no request", isID},
+}
+
+// namesOne returns a fits that reports whether the value of key is a
+// name the protocol knows, by known; a nil Set knows none.
+func namesOne(known func(s *Set, name string) bool) func(*Set, *mailbox.Message, string, func(string) bool) bool {
+	return func(s *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
+		v, _ := m.Payload().Get(key)
+		return s != nil && known(s, v)
+	}
 }
 
 // namesAgents reports whether the value of key is "*" or names agents
