@@ -120,10 +120,15 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	} else {
 		rep.ProtocolError = err.Error()
 	}
-	ro := runnerOptions(ws, slog.New(slog.DiscardHandler))
-	for _, a := range ws.Config.Agents {
-		if err := ro.DriverProblem(a); err != nil {
-			rep.DriverProblems = append(rep.DriverProblems, err.Error())
+	if rep.RunnerPID == 0 {
+		// A running runner says what of parley.yaml it could not load
+		// (and routes on with what it loaded before); with none, what
+		// parley run would refuse to start with.
+		ro := runnerOptions(ws, slog.New(slog.DiscardHandler))
+		for _, a := range ws.Config.Agents {
+			if err := ro.DriverProblem(a); err != nil {
+				rep.DriverProblems = append(rep.DriverProblems, err.Error())
+			}
 		}
 	}
 	if hasModels(ws) {
