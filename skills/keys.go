@@ -2,6 +2,8 @@ package skills
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
@@ -26,19 +28,34 @@ var misspeltOf = []struct {
 }{
 	{"to", "it goes only where its type and the routes send it", namesAgents},
 	{"cc", "it goes only where its type and the routes send it", namesAgents},
-	{"type", "it is an informal message, checked against no type", namesOne(func(s *Set, n string) bool { _, _, ok := s.Type(n); return ok })},
-	{"signal", "it carries no signal", namesOne(func(s *Set, n string) bool { _, _, ok := s.Signal(n); return ok })},
+	{"type", "it is an informal message, checked against no type", namesOne(func(s *Set) []string { return s.TypeNames() })},
+	{"signal", "it carries no signal", namesOne(func(s *Set) []string { return s.signalNames() })},
 	{"thread", "it starts a thread of its own", isID},
 	{"reply_to", "it answers no message", isID},
 	{"request_id", "it answers no request", isID},
 }
 
 // namesOne returns a fits that reports whether the value of key is a
-// name the protocol knows, by known; a nil Set knows none.
-func namesOne(known func(s *Set, name string) bool) func(*Set, *mailbox.Message, string, func(string) bool) bool {
+// name the protocol knows (of names), or a typo of one as a type's name
+// is judged (one or two edits, case not counted: gm_to_player,
+// GM_TO_PLAYR), brackets and quotes aside ("[GM_TO_PLAYER]"); a nil Set
+// knows none.
+func namesOne(names func(s *Set) []string) func(*Set, *mailbox.Message, string, func(string) bool) bool {
 	return func(s *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
+		if s == nil {
+			return false
+		}
 		v, _ := m.Payload().Get(key)
-		return s != nil && known(s, v)
+		v = strings.Trim(strings.TrimSpace(v), `[]"'`)
+		all := names(s)
+		if slices.Contains(all, v) {
+			return true
+		}
+		edits := 1
+		if len(v) >= 6 {
+			edits = 2
+		}
+		return v != "" && spell.Nearest(v, all, edits) != ""
 	}
 }
 
@@ -94,7 +111,10 @@ func (s *Set) MisspeltKey(m *mailbox.Message, isAgent func(string) bool) (v Viol
 			continue
 		}
 		near := spell.Nearest(key, targets, 1)
-		if near == "" {
+		if near == "" || len(near) <= 2 && !sameLetters(key, near) {
+			// to and cc: only their two letters swapped or in
+			// another case (ot:, To:); a letter more makes a word of
+			// its own (toe:, top:, acc:).
 			continue
 		}
 		for _, r := range misspeltOf {
@@ -129,4 +149,13 @@ func misspeltField(m *mailbox.Message, t *Type, want string) (key string, line i
 		}
 	}
 	return "", 0
+}
+
+// sameLetters reports whether a and b hold the same letters, case not
+// counted, in any order.
+func sameLetters(a, b string) bool {
+	x, y := []rune(strings.ToLower(a)), []rune(strings.ToLower(b))
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
 }

@@ -44,6 +44,18 @@ func (sg *Signal) SignalRecipients() []string {
 	return roles
 }
 
+// signalNames returns the names of every signal of the protocol's
+// skills.
+func (s *Set) signalNames() []string {
+	var out []string
+	for _, sk := range s.Skills {
+		for _, sg := range sk.Signals {
+			out = append(out, sg.Name)
+		}
+	}
+	return out
+}
+
 // Signal returns the signal of this name and the skill that defines it.
 func (s *Set) Signal(name string) (*Signal, *Skill, bool) {
 	for _, sk := range s.Skills {
