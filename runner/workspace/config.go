@@ -759,6 +759,10 @@ func checkDriver(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 	if a.Driver == DriverHuman && a.Accepts != nil {
 		return bad(item, a.Accepts.Key, "a human agent is never woken: every message waits in its inbox (accepts: is for agents with a driver)")
 	}
+	if a.Driver != DriverCommand && a.Driver != DriverSession && len(a.Run) > 0 && !hasKey(item, "driver") {
+		// No driver: said, most likely misspelt (drvier:).
+		return bad(item, key+".driver", "%w: an agent that runs a program needs driver: command or session", ErrMissing)
+	}
 	if a.Driver != DriverCommand && a.Driver != DriverSession && len(a.Run) > 0 {
 		return bad(item, key+".run", "only command and session agents run a program (driver: command)")
 	}
@@ -852,6 +856,19 @@ func typoFor(skipped []*ConfigError, key string) int {
 		return at[slices.Index(names, near)]
 	}
 	return at[0]
+}
+
+// hasKey reports whether the mapping n holds key.
+func hasKey(n *yaml.Node, key string) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // splitKey splits a key as errors name it (agents[5].run) into the
