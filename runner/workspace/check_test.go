@@ -234,8 +234,24 @@ func TestCheckFile(t *testing.T) {
 	}
 }
 
+// lintOf returns the warnings Lint gives for a workspace of this
+// parley.yaml.
+func lintOf(t *testing.T, config string) []string {
+	t.Helper()
+	cfg, err := ParseConfig(ConfigFile, []byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	got, err := ws.Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func TestLint(t *testing.T) {
-	cfg, err := ParseConfig(ConfigFile, []byte(`skills: [dnd-team]
+	got := lintOf(t, `skills: [dnd-team]
 agents:
   - gm
   - narrator
@@ -251,15 +267,7 @@ routes:
     to: role:bard
   - match: {type: GM_TO_PLAYER}
     cc: [narrator]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := &Workspace{Root: t.TempDir(), Config: cfg}
-	got, err := ws.Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	want := []string{
 		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to gm (gm), which builtin:dnd-team.md:637 does not list among its recipients (player or human): delivered, as the route says",
 		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:637 does not list among its recipients (player or human): delivered, as the route says",
@@ -314,15 +322,7 @@ func TestLintUnheldRoles(t *testing.T) {
   - {name: aria, role: player, driver: command, run: [sh, aria.sh]}`, []string{"parley.yaml: skills: dnd-team names a role no agent has (narrator): what it sends to it has nowhere to go unless named in to:"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\nagents:"+tt.agents+"\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws := &Workspace{Root: t.TempDir(), Config: cfg}
-			got, err := ws.Lint()
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := lintOf(t, "skills: [dnd-team]\nagents:"+tt.agents+"\n")
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("Lint (-want +got):\n%s", d)
 			}
@@ -374,21 +374,13 @@ func TestCheckCreated(t *testing.T) {
 // pipeline, whose orchestrator lives elsewhere, is not warned at every
 // start that nobody here is reviewer, architect, researcher or auditor.
 func TestLintRemoteSenders(t *testing.T) {
-	cfg, err := ParseConfig(ConfigFile, []byte(`skills: [dev-pipeline]
+	got := lintOf(t, `skills: [dev-pipeline]
 bridge: {name: away, url: nats://127.0.0.1:4222}
 agents:
   - {name: orch, role: orchestrator, remote: home}
   - {name: you, role: human, remote: home}
   - {name: worker-1, role: worker, driver: command, run: [sh, w.sh]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := &Workspace{Root: t.TempDir(), Config: cfg}
-	got, err := ws.Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	if len(got) != 0 {
 		t.Errorf("Lint = %q, want no warning", got)
 	}
