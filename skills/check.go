@@ -78,11 +78,7 @@ func (s *Set) unknownType(m *mailbox.Message, name string, strict bool) Violatio
 	if m.Tag != "" {
 		written, show = "["+name+"]", func(n string) string { return "[" + n + "]" }
 	}
-	edits := 1
-	if len(name) >= 6 {
-		edits = 2
-	}
-	switch near := spell.Nearest(name, s.TypeNames(), edits); {
+	switch near := spell.Nearest(name, s.TypeNames(), typoEdits(name)); {
 	case near != "":
 		v.Reason = fmt.Sprintf("%s is no type of this workspace's protocol; did you mean %s?", written, show(near))
 	case m.Tag != "" && strict:
@@ -94,6 +90,16 @@ func (s *Set) unknownType(m *mailbox.Message, name string, strict bool) Violatio
 		v.Reason = fmt.Sprintf("%s is not a message type of this workspace's protocol (%s); leave type out for an informal message", written, strings.Join(s.TypeNames(), ", "))
 	}
 	return v
+}
+
+// typoEdits is how many edits a name written may be from the one meant
+// and still be taken for a typo of it: one for a short name, two from six
+// letters on.
+func typoEdits(name string) int {
+	if len(name) >= 6 {
+		return 2
+	}
+	return 1
 }
 
 // Party is an agent a message comes from or goes to, with its roles.

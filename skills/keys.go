@@ -51,11 +51,7 @@ func namesOne(names func(s *Set) []string) func(*Set, *mailbox.Message, string, 
 		if slices.Contains(all, v) {
 			return true
 		}
-		edits := 1
-		if len(v) >= 6 {
-			edits = 2
-		}
-		return v != "" && spell.Nearest(v, all, edits) != ""
+		return v != "" && spell.Nearest(v, all, typoEdits(v)) != ""
 	}
 }
 
@@ -133,10 +129,7 @@ func (s *Set) MisspeltKey(m *mailbox.Message, isAgent func(string) bool) (v Viol
 // neither reserved nor a field of t. It returns the key and its line;
 // "" when there is none.
 func misspeltField(m *mailbox.Message, t *Type, want string) (key string, line int) {
-	edits := 1
-	if len(want) >= 6 {
-		edits = 2
-	}
+	edits := typoEdits(want)
 	for _, k := range m.Payload().Keys() {
 		if mailbox.IsReserved(k) {
 			continue
