@@ -60,7 +60,9 @@ func benchCommand(e *env) *cli.Command {
 			"With --drivers it measures the agent drivers instead: what dispatch adds\n" +
 			"to a command agent's program (a cat-like sh script) per message, above the\n" +
 			"program's own run time, in --rounds interleaved rounds of the program alone\n" +
-			"and one agent (the median of the rounds, with its range); 4 command agents working through their inboxes in\n" +
+			"and one agent (the median of the rounds, with its range), and in the same\n" +
+			"rounds one agent playing a character, its program confined with Landlock\n" +
+			"as a player's is (where the kernel offers it); 4 command agents working through their inboxes in\n" +
 			"parallel, against one; and the session driver's round trip (message\n" +
 			"written to the program -> its answer read). --driver-messages sets the\n" +
 			"backlog of each agent.\n" +
@@ -106,7 +108,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "where to build the workspaces (`DIR`, on the disk to measure; default: the system temp dir)"},
 			&cli.IntFlag{Name: "messages", Value: 5000, Usage: "messages per throughput phase"},
 			&cli.StringFlag{Name: "peer", Usage: "measure a peer in the same flood rounds: `nats` (NATS JetStream, file store, sync_always; needs the natspeer program, see the README)"},
-			&cli.IntFlag{Name: "rounds", Value: 5, Usage: "interleaved rounds of the flood phases (the disk alone, hand-written files, id-named files); with --drivers, of the program alone and one command agent"},
+			&cli.IntFlag{Name: "rounds", Value: 5, Usage: "interleaved rounds of the flood phases (the disk alone, hand-written files, id-named files); with --drivers, of the program alone, one command agent and one confined agent"},
 			&cli.IntFlag{Name: "startup", Value: 100000, Usage: "messages pending at startup (0 skips the phase)"},
 			&cli.DurationFlag{Name: "paced", Value: 3 * time.Second, Usage: "how long each latency-at-load phase runs"},
 			&cli.IntFlag{Name: "hops", Value: 100, Usage: "messages sent one at a time to an idle runner, for the idle hop latency"},
