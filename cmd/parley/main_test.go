@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -300,19 +301,50 @@ func cmdStandin(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdFreePort picks a TCP port free on 127.0.0.1 (the kernel's choice for
-// port 0, let go of at once), sets $NAME to it for the rest of the script,
-// and writes it where the FILES say $NAME (a parley.yaml: scripts do not
-// expand files). A script that listens then never collides with what
-// else runs on the machine.
+// cmdFreePort picks a TCP port free on 127.0.0.1, sets $NAME to it for
+// the rest of the script, and writes it where the FILES say $NAME (a
+// parley.yaml: scripts do not expand files). The port is below the
+// kernel's ephemeral range, from which it hands out port 0 and the local
+// end of every connection: a port taken from that range (the kernel's
+// choice for port 0, let go of at once) was taken again by something else
+// running before the script listened on it, once in CI. None is handed
+// out twice in one test process.
+// The ports freeport picks from: below Linux's default ephemeral range
+// (32768-60999), above the ports services are commonly given.
+const freePortLow, freePortHigh = 20000, 32768
+
+// freePorts are the ports freeport gave in this process.
+var freePorts = struct {
+	sync.Mutex
+	given map[int]bool
+}{given: map[int]bool{}}
+
 func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
 		ts.Fatalf("usage: freeport NAME [FILE...]")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	ts.Check(err)
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	ts.Check(l.Close())
+	port := ""
+	for try := 0; try < 1000 && port == ""; try++ {
+		p := freePortLow + mrand.IntN(freePortHigh-freePortLow)
+		freePorts.Lock()
+		taken := freePorts.given[p]
+		freePorts.Unlock()
+		if taken {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		ts.Check(l.Close())
+		freePorts.Lock()
+		freePorts.given[p] = true
+		freePorts.Unlock()
+		port = strconv.Itoa(p)
+	}
+	if port == "" {
+		ts.Fatalf("freeport: no free port between %d and %d", freePortLow, freePortHigh)
+	}
 	ts.Setenv(args[0], port)
 	for _, f := range args[1:] {
 		data := strings.ReplaceAll(ts.ReadFile(f), "$"+args[0], port)
