@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"log/slog"
 	"path/filepath"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -91,6 +92,17 @@ func readFrom(box mailbox.Dir, state, id string, limit int64) *mailbox.Message {
 		return nil
 	}
 	return m
+}
+
+// listedLevel is the level of the log line of a file refused: a run
+// until idle lists the files it refused in its Stats, which its caller
+// sums up when it ends, so the line is for a verbose log only; a runner
+// that watches says it when it happens.
+func (r *Runner) listedLevel() slog.Level {
+	if r.opts.UntilIdle {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
 }
 
 // noteRejected lists a file refused during the run.

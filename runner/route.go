@@ -381,7 +381,7 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 		}
 	}
 	b.entries[i] = &e
-	r.log.Warn("rejected", "agent", c.agent, "file", c.name, "reason", text, "moved_to", path)
+	r.log.Log(context.Background(), r.listedLevel(), "rejected", "agent", c.agent, "file", c.name, "reason", text, "moved_to", path)
 	return path
 }
 
@@ -798,7 +798,7 @@ func (b *batch) refuseInPlace(i int, c candidate) {
 	r.statsMu.Unlock()
 	r.refusedNow[c.fileKey] = true
 	b.entries[i] = &workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, File: c.name, Path: rel}
-	r.log.Warn("refused, left in the outbox", "agent", c.agent, "file", c.name, "reason", text)
+	r.log.Log(context.Background(), r.listedLevel(), "refused, left in the outbox", "agent", c.agent, "file", c.name, "reason", text)
 }
 
 // shellWord is a file name as a person pastes it into a shell: quoted

@@ -36,7 +36,8 @@ type Options struct {
 	// files still being written, which it waits for), instead of watching
 	// until the context ends. Files it does not wait for (an editor holds
 	// them, or hard links refused where they are) are left, and counted
-	// in Stats.Left.
+	// in Stats.Left. The files it refuses are listed in Stats, and logged
+	// at debug level only.
 	UntilIdle bool
 	// BatchSize caps how many messages are made durable together. Default
 	// 256.
