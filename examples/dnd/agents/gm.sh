@@ -8,13 +8,13 @@
 . agents/lib.sh
 S=$(state)
 once
-beat=$(cat "$S/beat" 2>/dev/null || echo none)
+recall beat none
 phase=2
 grep -q '^phase: 1' parley.yaml && phase=1
 
 # roll SIDES: the next die of the seeded sequence.
 roll() {
-  seed=$(cat "$S/seed" 2>/dev/null || echo 20261124)
+  recall seed 20261124
   seed=$(( (seed * 1103515245 + 12345) % 2147483648 ))
   echo "$seed" > "$S/seed"
   echo $(( seed / 65536 % $1 + 1 ))
@@ -33,7 +33,7 @@ prompt() {
 }
 
 # got WHAT: note that something this beat waits for has come.
-got() { touch "$S/got-$beat-$1"; }
+got() { : > "$S/got-$beat-$1"; }
 has() { [ -e "$S/got-$beat-$1" ]; }
 begin() { echo "$1" > "$S/beat"; beat=$1; }
 

@@ -10,20 +10,23 @@
 CAMPAIGN=campaigns/the-sunken-bell
 
 # field NAME: a field of the message: from its tag-first fields, else from
-# its header.
+# its header; without the quotes around it, if any.
 field() {
-  v=$(awk -v k="$1" '
+  awk -v k="$1" '
+    function value(v) {
+      sub(/^ */, "", v)
+      if (v ~ /^".*"$/) v = substr(v, 2, length(v) - 2)
+      return v
+    }
     NR == 1 && $0 == "---" { inhead = 1; next }
     inhead && $0 == "---" { inhead = 0; after = 1; next }
+    inhead && !seen && index($0, k ":") == 1 { head = value(substr($0, length(k) + 2)); seen = 1; next }
     after == 1 && /^\[[A-Za-z_]+\]$/ { tag = 1; after = 2; next }
     after == 1 { after = 2 }
     tag && $0 == "" { exit }
-    tag && index($0, k ": ") == 1 { print substr($0, length(k) + 3); exit }
-  ' "$PARLEY_MESSAGE")
-  if [ -z "$v" ]; then
-    v=$(sed -n "/^---\$/,/^---\$/s/^$1: *//p" "$PARLEY_MESSAGE" | head -n 1)
-  fi
-  printf '%s' "$v" | sed 's/^"\(.*\)"$/\1/'
+    tag && index($0, k ": ") == 1 { found = value(substr($0, length(k) + 3)); exit }
+    END { printf "%s", found != "" ? found : head }
+  ' "$PARLEY_MESSAGE"
 }
 
 # body: the message's text, after its header and tag-first fields.
@@ -48,8 +51,17 @@ next() {
 # state: the directory where a script keeps what it must remember between
 # messages (in the campaign's tmp/, which git ignores).
 state() {
-  mkdir -p "$CAMPAIGN/tmp/$PARLEY_AGENT"
+  [ -d "$CAMPAIGN/tmp/$PARLEY_AGENT" ] || mkdir -p "$CAMPAIGN/tmp/$PARLEY_AGENT"
   printf '%s' "$CAMPAIGN/tmp/$PARLEY_AGENT"
+}
+
+# recall NAME DEFAULT: the variable NAME set to what the state's file NAME
+# holds, DEFAULT when there is none. (The shell's own read: each program a
+# script starts, cat included, costs a process for every message.)
+recall() {
+  if ! { [ -f "$S/$1" ] && read -r "$1" < "$S/$1"; }; then
+    eval "$1=\$2"
+  fi
 }
 
 # once: make the rest of the script safe to run twice on one message.
@@ -64,17 +76,21 @@ state() {
 once() {
   kept="$S/.kept"
   id=$PARLEY_MESSAGE_ID
-  mkdir -p "$kept"
+  [ -d "$kept" ] || mkdir "$kept"
   if [ -f "$kept/$id.answer" ]; then
     cat "$kept/$id.answer"
     exit 0
   fi
   if [ -d "$kept/$id.before" ]; then
     rm -f "$S"/*
-    for f in "$kept/$id.before"/*; do [ -f "$f" ] && cp "$f" "$S/"; done
+    set -- "$kept/$id.before"/*
+    if [ -f "$1" ]; then cp "$@" "$S/"; fi
   else
-    rm -rf "$kept"/*.before "$kept/copying" && mkdir "$kept/copying"
-    for f in "$S"/*; do [ -f "$f" ] && cp "$f" "$kept/copying/"; done
+    set -- "$kept"/*.before
+    if [ -e "$1" ] || [ -e "$kept/copying" ]; then rm -rf "$kept"/*.before "$kept/copying"; fi
+    mkdir "$kept/copying"
+    set -- "$S"/*
+    if [ -f "$1" ]; then cp "$@" "$kept/copying/"; fi
     mv "$kept/copying" "$kept/$id.before"
   fi
   exec 3>&1 >"$kept/$id.part"

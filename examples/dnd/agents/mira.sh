@@ -8,7 +8,7 @@
 . agents/lib.sh
 S=$(state)
 once
-mode=$(cat "$S/mode" 2>/dev/null || echo HUMAN_RELAY)
+recall mode HUMAN_RELAY
 
 act() { printf '[PLAYER_TO_GM]\ntype: ACTION\ncharacter: mira-quickfoot\n\n%s\n' "$1"; }
 
@@ -24,7 +24,7 @@ GM_TO_PLAYER)
   if [ "$mode" = AUTONOMOUS ]; then
     on_her_own
   else
-    touch "$S/pending"
+    : > "$S/pending"
     printf '[RELAY_TO_HUMAN]\ncharacter: mira-quickfoot\n\n'
     body | sed 's/^## Request$/## Decision Needed/'
     printf '\n## Suggested Options\n- Look for a hidden way\n- Keep back and watch\n- (anything you like)\n'

@@ -41,14 +41,15 @@ GM_TO_PLAYER)
 PLAYER_TO_PLAYER)
   # Sel answers Wren once; Wren does not answer back, so the talk ends.
   if [ "$me" = sel ] && [ ! -e "$S/answered-wren" ]; then
-    touch "$S/answered-wren"
+    : > "$S/answered-wren"
     printf '[PLAYER_TO_PLAYER]\nfrom: sel-varga\nto: wren-halloway\n\n*not looking up* "I know it. My sister sang it. Later, Wren."\n'
   fi ;;
 JOURNAL_CHECKPOINT)
   scene=$(field scene_slug)
-  n=$(( $(cat "$S/entries" 2>/dev/null || echo 0) + 1 ))
-  echo "$n" > "$S/entries"
-  printf -- '---\nto: journal\n---\n[JOURNAL_ENTRY]\nTitle: %s, entry %d\nWhat happened: Another hour in %s.\nWhat I did: Kept close to the others.\nWhat I learned: The bell keeps time for something.\nHow I feel: Cold, and not only from the water.\n' "$scene" "$n" "$scene"
+  recall entries 0
+  entries=$((entries + 1))
+  echo "$entries" > "$S/entries"
+  printf -- '---\nto: journal\n---\n[JOURNAL_ENTRY]\nTitle: %s, entry %d\nWhat happened: Another hour in %s.\nWhat I did: Kept close to the others.\nWhat I learned: The bell keeps time for something.\nHow I feel: Cold, and not only from the water.\n' "$scene" "$entries" "$scene"
   ;;
 shutdown_request) shutdown "Good game." ;;
 esac

@@ -11,7 +11,17 @@ fi
 
 # field NAME: the value of a header field of the message being handled.
 field() {
-  sed -n "/^---\$/,/^---\$/s/^$1: *//p" "$PARLEY_MESSAGE" | head -n 1 | sed 's/^"\(.*\)"$/\1/'
+  awk -v k="$1" '
+    NR == 1 && $0 != "---" { exit }
+    NR > 1 && $0 == "---" { exit }
+    index($0, k ":") == 1 {
+      v = substr($0, length(k) + 2)
+      sub(/^ */, "", v)
+      if (v ~ /^".*"$/) v = substr(v, 2, length(v) - 2)
+      printf "%s", v
+      exit
+    }
+  ' "$PARLEY_MESSAGE"
 }
 
 # parley stop asks an agent to shut down (a shutdown_request of the

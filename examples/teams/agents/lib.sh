@@ -5,7 +5,17 @@
 
 # field NAME: the value of a header field of the message being handled.
 field() {
-  sed -n "/^---\$/,/^---\$/s/^$1: *//p" "$PARLEY_MESSAGE" | head -n 1 | sed 's/^"\(.*\)"$/\1/'
+  awk -v k="$1" '
+    NR == 1 && $0 != "---" { exit }
+    NR > 1 && $0 == "---" { exit }
+    index($0, k ":") == 1 {
+      v = substr($0, length(k) + 2)
+      sub(/^ */, "", v)
+      if (v ~ /^".*"$/) v = substr(v, 2, length(v) - 2)
+      printf "%s", v
+      exit
+    }
+  ' "$PARLEY_MESSAGE"
 }
 
 # body: the message's text, after its header.
@@ -20,6 +30,6 @@ next() {
 
 # note TEXT: remember something in the agent's own notes (work/AGENT.log).
 note() {
-  mkdir -p work
+  [ -d work ] || mkdir -p work
   printf '%s\n' "$*" >> "work/$PARLEY_AGENT.log"
 }
