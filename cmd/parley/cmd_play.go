@@ -424,9 +424,22 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		io.Reader
 		io.Writer
 	}{keys, s.e.stdout}, "> ")
-	// The prompt stays drawn on the last line: ended there, the shell's
-	// prompt does not land beside it.
-	defer s.e.stdout.Write([]byte("\r\n"))
+	// The prompt stays drawn on the last line, unless the seat is leaving
+	// (left): ended there, the shell's prompt does not land beside it.
+	left := false
+	defer func() {
+		if !left {
+			s.e.stdout.Write([]byte("\r\n"))
+		}
+	}()
+	// leave takes what the seat says as it leaves off the terminal's line
+	// editor, which would draw its prompt again after every line: the
+	// prompt's line is cleared, and the rest is written plainly.
+	leaving := func() {
+		s.e.stdout.Write([]byte("\r\x1b[K"))
+		s.out = crlf{s.e.stdout}
+		left = true
+	}
 	if w, h, err := term.GetSize(int(f.Fd())); err == nil {
 		t.SetSize(w, h)
 		s.width = min(max(w-2, 20), 100)
@@ -511,10 +524,12 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case line, ok := <-lines:
 			if !ok {
 				<-leave // this Ctrl-D's
+				leaving()
 				s.finishing(ctx, r, runDone, leave, tick.C, keys.last())
 				return nil
 			}
 			if _, err := s.line(ctx, line); errors.Is(err, errQuit) {
+				leaving()
 				s.finishing(ctx, r, runDone, leave, tick.C, "Ctrl-D")
 				return nil
 			}
@@ -541,7 +556,7 @@ func (s *seat) finishing(ctx context.Context, r *runner.Runner, runDone <-chan e
 	if len(busy) == 0 {
 		return
 	}
-	s.printf("(leaving: waiting for %s to finish, so nothing is lost or asked again; %s again stops now)\n", strings.Join(slices.Sorted(maps.Keys(busy)), ", "), key)
+	s.wrap(fmt.Sprintf("(leaving: waiting for %s to finish, so nothing is lost or asked again; %s again stops now)", strings.Join(slices.Sorted(maps.Keys(busy)), ", "), key), "")
 	for {
 		select {
 		case <-ctx.Done():
@@ -549,7 +564,7 @@ func (s *seat) finishing(ctx context.Context, r *runner.Runner, runDone <-chan e
 		case <-runDone:
 			return
 		case <-leave:
-			s.printf("(stopping: what was cut off is handled again when the table next runs)\n")
+			s.wrap("(stopping: what was cut off is handled again when the table next runs)", "")
 			return
 		case <-tick:
 		}

@@ -74,8 +74,8 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	play := func(tm *tmuxTerm) {
-		tm.run("new-session", "-d", "-s", "play", "-x", "100", "-y", "40", "-c", ws, "--", bin, "play")
+	play := func(tm *tmuxTerm, width int) {
+		tm.run("new-session", "-d", "-s", "play", "-x", strconv.Itoa(width), "-y", "40", "-c", ws, "--", bin, "play")
 		tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
 	}
 
@@ -85,7 +85,7 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 	ask("Tilda, next?")
 	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
-	play(tm)
+	play(tm, 100)
 	waitStarted(1)
 	tm.keys("C-d")
 	tm.waitFor("the seat to wait for tilda", func(s string) bool { return strings.Contains(s, "waiting for tilda to finish") })
@@ -113,12 +113,32 @@ func TestPlayLeaveWaitsForPrograms(t *testing.T) {
 	for _, f := range started() {
 		os.Remove(f)
 	}
-	play(tm)
+	const narrow = 60
+	play(tm, narrow)
 	pid := waitStarted(1)
 	tm.keys("C-c")
-	tm.waitFor("the seat to wait for tilda", func(s string) bool { return strings.Contains(s, "waiting for tilda to finish") })
-	if s := tm.screen(); !strings.Contains(s, "Ctrl-C again stops now") {
-		t.Errorf("after Ctrl-C the hint does not name Ctrl-C:\n%s", s)
+	tm.waitFor("the seat to wait for tilda", func(s string) bool { return strings.Contains(s, "(leaving:") })
+	if s := strings.Join(strings.Fields(tm.screen()), " "); !strings.Contains(s, "waiting for tilda to finish") || !strings.Contains(s, "Ctrl-C again stops now") {
+		t.Errorf("after Ctrl-C the hint does not say it waits for tilda and name Ctrl-C:\n%s", tm.screen())
+	}
+	// What the seat says as it leaves is wrapped at the terminal's width
+	// (joined, a line tmux wrapped is longer), and no prompt is drawn
+	// after it: nothing is read any more.
+	screen := tm.joinedScreen()
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	for i, l := range lines {
+		if !strings.Contains(l, "(leaving:") {
+			continue
+		}
+		for _, l := range lines[i:] {
+			if len(l) > narrow {
+				t.Errorf("a line the seat wrote as it left is longer than the terminal (%d columns): %q", narrow, l)
+			}
+			if strings.TrimSpace(l) == ">" {
+				t.Errorf("the prompt is drawn after the seat said it is leaving:\n%s", screen)
+			}
+		}
+		break
 	}
 	tm.keys("C-c")
 	tm.waitFor("the seat to end", func(string) bool { return tm.ended() })

@@ -147,6 +147,13 @@ func (tm *tmuxTerm) screen() string {
 	return string(out)
 }
 
+// joinedScreen is the screen with the lines tmux wrapped at its width
+// joined again: as the program wrote them.
+func (tm *tmuxTerm) joinedScreen() string {
+	out, _ := exec.Command("tmux", "-S", tm.sock, "capture-pane", "-p", "-J", "-t", "play").Output()
+	return string(out)
+}
+
 func (tm *tmuxTerm) ended() bool {
 	return exec.Command("tmux", "-S", tm.sock, "has-session", "-t", "play").Run() != nil
 }
