@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -58,7 +57,9 @@ type stoppedAgent struct {
 	Waiting int    `json:"waiting"` // messages in its inbox
 }
 
-// escalation is an escalation waiting in a person's inbox/ (or cur/).
+// escalation is an escalation waiting for a person (see
+// orchestrator.Escalations): in their inbox/ or cur/, or answered with a
+// decision the orchestrator does not know.
 type escalation struct {
 	ID        string `json:"id"`
 	Agent     string `json:"agent"` // the person it waits for
@@ -77,9 +78,7 @@ type escalation struct {
 	// Misspelt is the decision of the person's answer that the
 	// orchestrator did not know (decision=aprove): the escalation was
 	// moved to done/ by the answer, and still waits for one it knows.
-	Misspelt  string `json:"misspelt_decision,omitempty"`
-	givenUp   string // the id of the message given up, for given_up (left unanswered, for unanswered)
-	givenUpBy string // the agent that gave it up (left it unanswered)
+	Misspelt string `json:"misspelt_decision,omitempty"`
 }
 
 // deadLetter is a message an agent's driver gave up on (in its dead/):
@@ -194,16 +193,8 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 				if id == "" {
 					id = strings.TrimSuffix(en.Name, ".md")
 				}
-				if a.Person() {
-					if x, ok := escalationOf(a.Name, id, m); ok {
-						// A copy back in the inbox (git stash, git
-						// checkout) of one handled already waits for
-						// nothing; parley done files it.
-						if box.HandledIn(id) == "" {
-							rep.Escalations = append(rep.Escalations, x)
-						}
-						continue
-					}
+				if a.Person() && get("escalation") != "" {
+					continue // an escalation, listed below, no step in hand
 				}
 				if step := get("step"); step != "" && get("from") != workspace.Runner {
 					busy = true
@@ -212,9 +203,6 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 			}
 		}
 		busyAgents[a.Name] = busy
-		if a.Person() {
-			rep.Escalations = append(rep.Escalations, misanswered(box, a.Name, limit)...)
-		}
 		if entries, err := box.List(mailbox.Dead); err == nil {
 			for _, en := range entries {
 				d := deadOf(box, en, limit)
@@ -229,11 +217,11 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 	// given_up escalation whose step went on is settled (answering it
 	// sends nothing), and so is a dead letter whose step went on (one
 	// sent again and given up again: the newest stands for the step, and
-	// retrying both would send it twice).
+	// retrying both would send it twice). Which escalations wait is the
+	// orchestrator's too (orchestrator.Escalations), as the web view asks.
 	fates := newGivenUpFates(ws)
-	for i := range rep.Escalations {
-		x := &rep.Escalations[i]
-		x.Settled = fates.escalationSettled(*x) != ""
+	for _, x := range orchestrator.Escalations(ws, fates.fates) {
+		rep.Escalations = append(rep.Escalations, escalationOf(x))
 	}
 	failed := map[string]bool{}
 	for i := range rep.Dead {
@@ -315,82 +303,18 @@ func waitingText(waiting []escalation) string {
 		n, plural(n, "escalation", "escalations"), printable(strings.Join(people, ", ")), plural(n, "it", "them"))
 }
 
-// escalationOf reads an escalation in a person's mailbox.
-func escalationOf(agent, id string, m *mailbox.Message) (escalation, bool) {
-	get := func(k string) string { v, _ := m.Header().Get(k); return v }
-	kind := get("escalation")
-	if kind == "" {
-		return escalation{}, false
-	}
+// escalationOf is what parley pipeline shows of the escalation x.
+func escalationOf(x orchestrator.Escalation) escalation {
+	get := func(k string) string { v, _ := x.Message.Header().Get(k); return v }
 	return escalation{
-		ID: id, Agent: agent, From: get("from"), Kind: kind,
+		ID: x.ID, Agent: x.Agent, From: get("from"), Kind: x.Kind,
 		PlanFile: get("plan_file"), Step: get("step"), Iteration: get("iteration"),
-		Question:  strings.TrimPrefix(get("summary"), "escalation: "),
-		Route:     routeOf(m.Body),
-		Answer:    fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", id, agent),
-		givenUp:   cmp.Or(get("given_up"), get("unanswered")),
-		givenUpBy: get("agent"),
-	}, true
-}
-
-// misanswered are the escalations a person answered (parley reply moved
-// them to done/) with decisions the orchestrator does not know
-// (decision=aprove) and with none it knows: nothing was done, and each
-// still waits for a decision.
-func misanswered(box mailbox.Dir, agent string, limit int64) []escalation {
-	sent, err := box.List(mailbox.Sent)
-	if err != nil {
-		return nil
+		Question: strings.TrimPrefix(get("summary"), "escalation: "),
+		Route:    routeOf(x.Message.Body),
+		Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", x.ID, x.Agent),
+		Settled:  !x.Waiting(),
+		Misspelt: x.Misspelt,
 	}
-	answered := map[string]bool{}   // escalation id -> a known decision answered it
-	misspelt := map[string]string{} // escalation id -> the newest decision not known
-	var order []string
-	for _, en := range sent {
-		data, err := mailbox.ReadFile(en.Path, limit)
-		if err != nil {
-			continue
-		}
-		m, err := mailbox.Parse(data)
-		if err != nil {
-			continue
-		}
-		h := m.Header()
-		to, _ := h.Get("reply_to")
-		if to == "" {
-			continue
-		}
-		if t, _ := h.Get("type"); t != "" {
-			continue // a protocol message, no answer to an escalation
-		}
-		d, _ := h.Get("decision")
-		if orchestrator.KnownDecision(d) {
-			answered[to] = true
-			continue
-		}
-		if _, seen := misspelt[to]; !seen {
-			order = append(order, to)
-		}
-		misspelt[to] = d
-	}
-	var out []escalation
-	for _, id := range order {
-		if answered[id] {
-			continue
-		}
-		data, err := mailbox.ReadFile(box.Path(mailbox.Done, mailbox.FileName(id)), limit)
-		if err != nil {
-			continue // not handled by a reply (still in inbox/, listed there), or not the person's
-		}
-		m, err := mailbox.Parse(data)
-		if err != nil {
-			continue
-		}
-		if x, ok := escalationOf(agent, id, m); ok {
-			x.Misspelt = misspelt[id]
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // deadOf reads a message in dead/ and the reason beside it. A message

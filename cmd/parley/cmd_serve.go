@@ -116,7 +116,7 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 // newWebServer makes the web view of ws, its writes carried out by the
 // commands' own code (browserActions).
 func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Server, error) {
-	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator, Settled: settledLook(ws), EscalationSettled: escalationSettledLook(ws)}
+	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator, Settled: settledLook(ws)}
 	host, _, _ := net.SplitHostPort(opts.Addr)
 	wo.RequireToken = !web.IsLocal(net.JoinHostPort(host, "0"))
 	if !opts.ReadOnly {

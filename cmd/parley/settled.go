@@ -14,45 +14,19 @@ import (
 // went on without it since (orchestrator.WentOn: its agent answered about
 // the step, the step is ticked, or it was sent again), so that retrying
 // it would do the step twice. It is the one place parley pipeline,
-// parley status and parley retry ask, and the web view too (its retry is
-// retry's code, its timeline asks through settledLook); the fate itself
-// is the orchestrator's (orchestrator.GivenUps), read from each sender's
-// mailbox once.
+// parley status and parley retry ask of dead letters, and the web view
+// too (its retry is retry's code, its timeline asks through
+// settledLook); the fate itself is the orchestrator's
+// (orchestrator.Fates), read from each sender's mailbox once, which
+// parley pipeline shares with the escalations it reads
+// (orchestrator.Escalations).
 type givenUpFates struct {
-	ws       *workspace.Workspace
-	bySender map[string]*orchestrator.GivenUps // sender -> what it sent and handled
+	ws    *workspace.Workspace
+	fates *orchestrator.Fates
 }
 
 func newGivenUpFates(ws *workspace.Workspace) *givenUpFates {
-	return &givenUpFates{ws: ws, bySender: map[string]*orchestrator.GivenUps{}}
-}
-
-// wentOn returns how the step of message id, sent by sender and given up
-// by agent, went on without it since: "answered", "ticked" or "sent
-// again"; "" when it did not (or the sender is no agent).
-func (f *givenUpFates) wentOn(sender, id, agent string) string {
-	if _, ok := f.ws.Agent(sender); !ok || id == "" {
-		return ""
-	}
-	g, ok := f.bySender[sender]
-	if !ok {
-		g = (&orchestrator.Orchestrator{Workspace: f.ws}).GivenUps(sender)
-		f.bySender[sender] = g
-	}
-	if fate, how := g.How(id, agent); fate == orchestrator.WentOn {
-		return how
-	}
-	return ""
-}
-
-// escalationSettled returns how the step of a given_up or unanswered
-// escalation went on without a decision since (see wentOn): answering
-// it sends nothing. "" when it did not, or for another kind.
-func (f *givenUpFates) escalationSettled(x escalation) string {
-	if x.Kind != orchestrator.EscalateGivenUp && x.Kind != orchestrator.EscalateUnanswered {
-		return ""
-	}
-	return f.wentOn(x.From, x.givenUp, x.givenUpBy)
+	return &givenUpFates{ws: ws, fates: orchestrator.NewFates(ws)}
 }
 
 // settled returns, for a dead letter of a step, what happened since that
@@ -62,7 +36,7 @@ func (f *givenUpFates) settled(d deadLetter) string {
 	if d.Step == "" {
 		return ""
 	}
-	if how := f.wentOn(d.From, d.ID, d.Agent); how != "" {
+	if how := f.fates.WentOn(d.From, d.ID, d.Agent); how != "" {
 		return settledSince(d, how)
 	}
 	return ""
@@ -95,24 +69,8 @@ func settledLook(ws *workspace.Workspace) func() func(agent, id string) string {
 	}
 }
 
-// escalationSettledLook is the web view's Options.EscalationSettled:
-// for one page, a look at which escalations waiting in a person's inbox
-// are settled, asked of one givenUpFates as parley pipeline asks it.
-func escalationSettledLook(ws *workspace.Workspace) func() func(agent, id string, m *mailbox.Message) string {
-	return func() func(agent, id string, m *mailbox.Message) string {
-		fates := newGivenUpFates(ws)
-		return func(agent, id string, m *mailbox.Message) string {
-			x, ok := escalationOf(agent, id, m)
-			if !ok {
-				return ""
-			}
-			return fates.escalationSettled(x)
-		}
-	}
-}
-
 // settledSince says, for a person, what happened to the step of dead
-// letter d since it was given up, by how (see wentOn).
+// letter d since it was given up, by how (see orchestrator.Fates.WentOn).
 func settledSince(d deadLetter, how string) string {
 	step := "step " + d.Step
 	if d.PlanFile != "" {

@@ -1,7 +1,10 @@
 package orchestrator
 
 import (
+	"cmp"
+
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // Fate is what became of a message that parley gave up (one the
@@ -146,4 +149,50 @@ func (o *Orchestrator) wentOn(h *history, id, agent string) (f Fate, how string)
 		}
 	}
 	return Stalled, ""
+}
+
+// Fates tells how the step of each message given up went on without it
+// since (WentOn), for messages of any sender, reading each sender's
+// mailbox once (GivenUps): one Fates answers the questions of one
+// moment (a page, a command). It only reads.
+type Fates struct {
+	ws       *workspace.Workspace
+	bySender map[string]*GivenUps
+}
+
+// NewFates returns a Fates of ws, which has read nothing yet.
+func NewFates(ws *workspace.Workspace) *Fates {
+	return &Fates{ws: ws, bySender: map[string]*GivenUps{}}
+}
+
+// WentOn returns how the step of message id, sent by sender and given
+// up by agent, went on without it since (WentOn): "answered", "ticked"
+// or "sent again"; "" when it did not, or the sender is no agent.
+func (f *Fates) WentOn(sender, id, agent string) string {
+	if _, ok := f.ws.Agent(sender); !ok || id == "" {
+		return ""
+	}
+	g, ok := f.bySender[sender]
+	if !ok {
+		g = (&Orchestrator{Workspace: f.ws}).GivenUps(sender)
+		f.bySender[sender] = g
+	}
+	if fate, how := g.How(id, agent); fate == WentOn {
+		return how
+	}
+	return ""
+}
+
+// Settled returns how the step of the given_up or unanswered escalation
+// m (its sender's, about the message given_up: or unanswered: that
+// agent: gave up or left unanswered) went on without a decision since
+// (see WentOn): answering it sends nothing. "" when it did not, or for
+// another kind of escalation or a message that is none.
+func (f *Fates) Settled(m *mailbox.Message) string {
+	kind, _ := m.Header().Get("escalation")
+	if kind != EscalateGivenUp && kind != EscalateUnanswered {
+		return ""
+	}
+	get := func(k string) string { v, _ := m.Header().Get(k); return v }
+	return f.WentOn(get("from"), cmp.Or(get("given_up"), get("unanswered")), get("agent"))
 }

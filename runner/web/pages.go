@@ -483,7 +483,7 @@ func (s *Server) messageData(n int, e workspace.Entry) messageData {
 		if e.Agent != "" && !slices.Contains(d.ReplyAs, e.Agent) {
 			d.ReplyAs = append(d.ReplyAs, e.Agent)
 		}
-		if esc := m.Header().Text("escalation"); esc != "" && s.escalationSettledLook()(e.Agent, e.ID, m) == "" {
+		if esc := m.Header().Text("escalation"); esc != "" && orchestrator.NewFates(s.ws).Settled(m) == "" {
 			d.Decide = orchestrator.Choices(esc) // none once settled: answering it sends nothing
 		}
 	}

@@ -378,10 +378,12 @@ type reviewRound struct {
 
 type escalation struct {
 	ID, Kind, Summary, To string
-	// State is where it stands: "waiting" for a decision (in a person's
-	// inbox or cur/), "settled" (waiting, but its step went on without a
-	// decision: answering it sends nothing) or "handled" (answered, or
-	// marked handled).
+	// State is where it stands (orchestrator.Escalations): "waiting" for
+	// a decision (in a person's inbox or cur/, or answered with a
+	// decision the orchestrator does not know), "settled" (waiting, but
+	// its step went on without a decision: answering it sends nothing)
+	// or "handled" (answered, or marked handled; a copy of it come back
+	// into an inbox by git waits for nothing).
 	State string
 }
 
@@ -406,7 +408,7 @@ func (s *Server) planData() planData {
 	}
 	reviewOf := map[string]review{} // review_request id -> step and iteration
 	var answers []*mailbox.Message
-	settled := s.escalationSettledLook()
+	escs := orchestrator.Escalations(s.ws, nil)
 	var sent []*mailbox.Message // what the orchestrators sent
 	for _, agent := range s.ws.AgentNames() {
 		if !s.ws.HasRole(agent, workspace.OrchestratorRole) {
@@ -466,7 +468,7 @@ func (s *Server) planData() planData {
 		}
 		if esc := m.Header().Text("escalation"); esc != "" {
 			to := m.Header().Text("to")
-			d.Escalations = append(d.Escalations, escalation{ID: id, Kind: esc, Summary: m.Header().Text("summary"), To: to, State: s.escalationState(id, m, settled)})
+			d.Escalations = append(d.Escalations, escalation{ID: id, Kind: esc, Summary: m.Header().Text("summary"), To: to, State: escalationState(id, escs)})
 		}
 	}
 	slices.SortFunc(answers, func(a, b *mailbox.Message) int { return strings.Compare(a.Header().Text("id"), b.Header().Text("id")) })
@@ -543,32 +545,21 @@ type seatData struct {
 	Err      string
 }
 
-// escalationState says where the escalation id (m) stands: see
+// escalationState says where the escalation id stands, as
+// orchestrator.Escalations decides it for parley pipeline too: see
 // escalation.State.
-func (s *Server) escalationState(id string, m *mailbox.Message, settled func(agent, id string, m *mailbox.Message) string) string {
-	name := mailbox.FileName(id)
-	for _, a := range s.ws.Config.Agents {
-		if !a.Person() {
+func escalationState(id string, escs []orchestrator.Escalation) string {
+	state := "handled"
+	for _, x := range escs {
+		if x.ID != id {
 			continue
 		}
-		box := s.ws.Mailbox(a.Name)
-		if exists(box.Path(mailbox.Inbox, name)) || exists(box.Path(mailbox.Cur, name)) {
-			if settled(a.Name, id, m) != "" {
-				return "settled"
-			}
+		if x.Waiting() {
 			return "waiting"
 		}
+		state = "settled"
 	}
-	return "handled"
-}
-
-// escalationSettledLook returns a look at which escalations are settled
-// (Options.EscalationSettled); without it, none is.
-func (s *Server) escalationSettledLook() func(agent, id string, m *mailbox.Message) string {
-	if s.escSettled == nil {
-		return func(string, string, *mailbox.Message) string { return "" }
-	}
-	return s.escSettled()
+	return state
 }
 
 // requestTypes are the structured requests a person approves or rejects.
@@ -592,7 +583,8 @@ func (s *Server) seatData() seatData {
 			}
 		}
 	}
-	escSettled := s.escalationSettledLook()
+	// Which escalations wait is decided once, for parley pipeline too.
+	escs := orchestrator.Escalations(s.ws, nil)
 	for _, agent := range people {
 		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
 		if err != nil {
@@ -632,19 +624,29 @@ func (s *Server) seatData() seatData {
 			case slices.Contains(requestTypes, wt.Type):
 				wt.Kind = "request"
 			case m.Header().Text("escalation") != "":
-				if how := escSettled(agent, en.ID, m); how != "" {
-					// Its step went on without a decision: answering
-					// it sends nothing (parley pipeline counts it
-					// settled). A message to read and file.
-					wt.Question = fmt.Sprintf("Settled: its step went on without a decision (%s); answering it sends nothing. Mark it handled.", how)
+				i := slices.IndexFunc(escs, func(x orchestrator.Escalation) bool { return x.Agent == agent && x.ID == en.ID })
+				if i < 0 {
+					// Not one that waits (parley pipeline does not
+					// list it): a message to file, as parley done files
+					// it. A copy come back into the inbox (git stash,
+					// git checkout) of one handled already says so.
+					if s.ws.Mailbox(agent).HandledIn(en.ID) != "" {
+						wt.Question = "Handled already: this copy came back into the inbox; answering it sends nothing. Mark it handled."
+					}
 					break
 				}
-				// The orchestrator asks a person to decide: approve,
-				// retry or stop, answered as parley reply --field
-				// decision=DECISION answers it.
-				wt.Kind = "escalation"
-				wt.Decide = orchestrator.Choices(m.Header().Text("escalation"))
+				decide(&wt, escs[i])
 			}
+			d.Waiting = append(d.Waiting, wt)
+		}
+		// The escalations that wait elsewhere: in cur/, or answered with
+		// a decision the orchestrator does not know (in done/).
+		for _, x := range escs {
+			if x.Agent != agent || x.State == mailbox.Inbox || x.State == mailbox.Done && !x.Waiting() {
+				continue
+			}
+			wt := waiting{ID: x.ID, Agent: agent, From: x.Message.Header().Text("from"), Type: workspace.TypeOf(x.Message), Body: markdown(x.Message.Body), Kind: "message"}
+			decide(&wt, x)
 			d.Waiting = append(d.Waiting, wt)
 		}
 	}
@@ -666,6 +668,23 @@ func (s *Server) seatData() seatData {
 	}
 	d.Waiting = once
 	return d
+}
+
+// decide makes wt the escalation x: the orchestrator asks a person to
+// decide (approve, retry or stop, answered as parley reply --field
+// decision=DECISION answers it), unless its step went on without a
+// decision: then answering it sends nothing (parley pipeline counts it
+// settled), and it is a message to read and file.
+func decide(wt *waiting, x orchestrator.Escalation) {
+	if !x.Waiting() {
+		wt.Question = fmt.Sprintf("Settled: its step went on without a decision (%s); answering it sends nothing. Mark it handled.", x.Settled)
+		return
+	}
+	wt.Kind = "escalation"
+	wt.Decide = orchestrator.Choices(x.Kind)
+	if x.Misspelt != "" {
+		wt.Question = fmt.Sprintf("Your answer's decision %q is none of %s: nothing was done. Answer it again.", x.Misspelt, strings.Join(orchestrator.Decisions(), ", "))
+	}
 }
 
 // askOptions returns the options of an [ASK_PLAYER], numbered from 1.

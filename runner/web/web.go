@@ -22,7 +22,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -88,12 +87,6 @@ type Options struct {
 	// letter and says what settled it. One look serves one page (or one
 	// batch of rows): it may read what it needs once.
 	Settled func() func(agent, id string) string
-	// EscalationSettled, when set, opens a look at which escalations
-	// waiting in a person's inbox are settled: their step went on without
-	// a decision (answered, ticked, sent again), so that answering one
-	// sends nothing. The function it returns says how, or "" when it is
-	// not settled. The seat offers no decision on a settled escalation.
-	EscalationSettled func() func(agent, id string, m *mailbox.Message) string
 	// PageSize is how many timeline rows a page shows at first and loads
 	// at a time when scrolled up; 0 means 200.
 	PageSize int
@@ -103,21 +96,20 @@ type Options struct {
 
 // Server serves the web view of one workspace.
 type Server struct {
-	ws         *workspace.Workspace
-	actions    Actions
-	token      string
-	csrf       string
-	strict     bool
-	watcher    bool // Options.Spectator
-	person     string
-	prompted   string                                                   // see Options.Prompted
-	settled    func() func(agent, id string) string                     // see Options.Settled
-	escSettled func() func(agent, id string, m *mailbox.Message) string // see Options.EscalationSettled
-	page       int
-	log        *slog.Logger
-	feed       *feed
-	writing    sync.Mutex // one write at a time, as one person at a terminal
-	handler    http.Handler
+	ws       *workspace.Workspace
+	actions  Actions
+	token    string
+	csrf     string
+	strict   bool
+	watcher  bool // Options.Spectator
+	person   string
+	prompted string                               // see Options.Prompted
+	settled  func() func(agent, id string) string // see Options.Settled
+	page     int
+	log      *slog.Logger
+	feed     *feed
+	writing  sync.Mutex // one write at a time, as one person at a terminal
+	handler  http.Handler
 }
 
 // New returns a server for opts.Workspace. Call Follow (or Serve, which
@@ -126,7 +118,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, settled: opts.Settled, escSettled: opts.EscalationSettled, page: opts.PageSize, log: opts.Logger}
+	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, settled: opts.Settled, page: opts.PageSize, log: opts.Logger}
 	if s.watcher {
 		s.actions = nil
 	}

@@ -1,0 +1,165 @@
+package orchestrator
+
+import (
+	"cmp"
+	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Escalation is an escalation the orchestrator sent a person that waits
+// for their decision, or waited until its step went on without one. It
+// is decided in one place, Escalations: `parley pipeline`, `parley
+// status`, `parley run`'s summary and the web view all read it.
+type Escalation struct {
+	// ID is the escalation's message id.
+	ID string
+	// Agent is the person it waits for.
+	Agent string
+	// Kind is its escalation: field: plan, iteration, blocked, given_up
+	// or unanswered.
+	Kind string
+	// State is the mailbox state it is in: inbox or cur (not answered
+	// yet), or done (answered only with decisions the orchestrator does
+	// not know: see Misspelt).
+	State string
+	// Message is the escalation itself, for what its caller shows of it.
+	Message *mailbox.Message
+	// Misspelt is the newest decision of the person's answers that the
+	// orchestrator did not know (decision=aprove), when no answer had one
+	// it knows: `parley reply` moved the escalation to done/, nothing
+	// was done, and it still waits for a decision.
+	Misspelt string
+	// Settled says how the step of a given_up or unanswered escalation
+	// went on without a decision since ("answered", "ticked" or "sent
+	// again", see Fates.Settled): answering it sends nothing. "" when it
+	// did not.
+	Settled string
+}
+
+// Waiting reports whether x waits for a person's decision: it is not
+// settled.
+func (x Escalation) Waiting() bool { return x.Settled == "" }
+
+// Escalations returns the escalations in the mailboxes of ws's persons
+// (Agent.Person), in the order of parley.yaml's agents, each person's in
+// cur/, then inbox/, then those answered with decisions the orchestrator
+// does not know (in done/, see Escalation.Misspelt). An escalation
+// answered with a decision it knows, or marked handled, is none; so is a
+// copy come back into an inbox (git stash, git checkout) of one handled
+// already (in done/ or dead/): `parley done` files it. A file that does
+// not read or parse is left out (parley validate says why). Settled
+// escalations are asked of fates (nil: a new one), which may be shared
+// with other questions of the same moment.
+func Escalations(ws *workspace.Workspace, fates *Fates) []Escalation {
+	if fates == nil {
+		fates = NewFates(ws)
+	}
+	limit := ws.Config.Router.MaxMessageSize
+	var out []Escalation
+	for _, a := range ws.Config.Agents {
+		if !a.Person() {
+			continue
+		}
+		box := ws.Mailbox(a.Name)
+		for _, state := range []string{mailbox.Cur, mailbox.Inbox} {
+			entries, err := box.List(state)
+			if err != nil {
+				continue // a mailbox not made yet: nothing in it
+			}
+			for _, en := range entries {
+				m, ok := readMessage(en.Path, limit)
+				if !ok {
+					continue
+				}
+				id, _ := m.Header().Get("id")
+				x, ok := escalationOf(a.Name, cmp.Or(id, strings.TrimSuffix(en.Name, ".md")), state, m)
+				if !ok || box.HandledIn(x.ID) != "" {
+					continue
+				}
+				out = append(out, x)
+			}
+		}
+		out = append(out, misanswered(box, a.Name, limit)...)
+	}
+	for i := range out {
+		out[i].Settled = fates.Settled(out[i].Message)
+	}
+	return out
+}
+
+// escalationOf reads the escalation id in agent's state/, if m is one.
+func escalationOf(agent, id, state string, m *mailbox.Message) (Escalation, bool) {
+	kind, _ := m.Header().Get("escalation")
+	if kind == "" {
+		return Escalation{}, false
+	}
+	return Escalation{ID: id, Agent: agent, Kind: kind, State: state, Message: m}, true
+}
+
+// misanswered are the escalations a person answered (parley reply moved
+// them to done/) with decisions the orchestrator does not know
+// (decision=aprove) and with none it knows: nothing was done, and each
+// still waits for a decision.
+func misanswered(box mailbox.Dir, agent string, limit int64) []Escalation {
+	sent, err := box.List(mailbox.Sent)
+	if err != nil {
+		return nil
+	}
+	answered := map[string]bool{}   // escalation id -> a known decision answered it
+	misspelt := map[string]string{} // escalation id -> the newest decision not known
+	var order []string
+	for _, en := range sent {
+		m, ok := readMessage(en.Path, limit)
+		if !ok {
+			continue
+		}
+		h := m.Header()
+		to, _ := h.Get("reply_to")
+		if to == "" {
+			continue
+		}
+		if t, _ := h.Get("type"); t != "" {
+			continue // a protocol message, no answer to an escalation
+		}
+		d, _ := h.Get("decision")
+		if KnownDecision(d) {
+			answered[to] = true
+			continue
+		}
+		if _, seen := misspelt[to]; !seen {
+			order = append(order, to)
+		}
+		misspelt[to] = d
+	}
+	var out []Escalation
+	for _, id := range order {
+		if answered[id] {
+			continue
+		}
+		m, ok := readMessage(box.Path(mailbox.Done, mailbox.FileName(id)), limit)
+		if !ok {
+			continue // not handled by a reply (still in inbox/, listed there), or not the person's
+		}
+		if x, ok := escalationOf(agent, id, mailbox.Done, m); ok {
+			x.Misspelt = misspelt[id]
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// readMessage reads and parses the message file at path; false when it
+// does not read or parse.
+func readMessage(path string, limit int64) (*mailbox.Message, bool) {
+	data, err := mailbox.ReadFile(path, limit)
+	if err != nil {
+		return nil, false
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return nil, false
+	}
+	return m, true
+}

@@ -1,0 +1,92 @@
+package orchestrator
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans"
+)
+
+// TestEscalations: which escalations wait for a person's decision is
+// decided once, for parley pipeline, status, run and the web view (they
+// used to decide it apart, and disagreed): one in the person's inbox/ or
+// cur/ waits; one whose step went on without a decision (a given_up
+// whose step is ticked) is settled; one answered with a decision the
+// orchestrator does not know waits still, though parley reply moved it
+// to done/; one answered with a decision it knows does not; nor does a
+// copy come back into the inbox (git) of one handled already.
+func TestEscalations(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	you := h.ws.Mailbox("you")
+	// deliver files the escalation esc in you's state/.
+	deliver := func(esc *mailbox.Message, state string) string {
+		t.Helper()
+		if err := os.WriteFile(you.Path(state, get(esc, "id")+".md"), esc.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return get(esc, "id")
+	}
+	// answer files you's answer to esc, with decision, in you's sent/.
+	answer := func(esc *mailbox.Message, decision string) {
+		t.Helper()
+		a := h.decide(esc, decision, "Because.")
+		if err := os.WriteFile(you.Path(mailbox.Sent, get(a, "id")+".md"), a.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	escalate := func(task *mailbox.Message) *mailbox.Message {
+		t.Helper()
+		out := h.handle(h.givenUp(task))
+		want(t, "given up", out, "you:")
+		return out[0]
+	}
+	blocked := func(step int) *mailbox.Message {
+		t.Helper()
+		m := h.msg("orch", "Route: architect\n", "escalation", EscalateBlocked, "plan_file", "plans/retry.md", "step", fmt.Sprint(step))
+		m.Set("to", "you")
+		return m
+	}
+
+	waiting := deliver(escalate(tasks[1]), mailbox.Inbox) // step 2, worker-2: stalled
+	settled := deliver(escalate(tasks[0]), mailbox.Inbox) // step 1, worker-1: ticked below
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 1); err != nil {
+		t.Fatal(err)
+	}
+	handling := deliver(blocked(3), mailbox.Cur)
+	mis := blocked(1)
+	misanswered := deliver(mis, mailbox.Done)
+	answer(mis, "aprove")
+	answer(mis, "rety")
+	ok := blocked(2)
+	deliver(ok, mailbox.Done)
+	answer(ok, "aprove")
+	answer(ok, "approve")
+	restored := blocked(3)
+	deliver(restored, mailbox.Done)
+	deliver(restored, mailbox.Inbox) // back by git checkout
+	answer(restored, "stop")
+
+	type row struct{ ID, State, Kind, Settled, Misspelt string }
+	var got []row
+	for _, x := range Escalations(h.ws, nil) {
+		if x.Agent != "you" || x.Waiting() != (x.Settled == "") {
+			t.Errorf("escalation %s: Agent %q, Waiting() %v with Settled %q", x.ID, x.Agent, x.Waiting(), x.Settled)
+		}
+		got = append(got, row{x.ID, x.State, x.Kind, x.Settled, x.Misspelt})
+	}
+	wantRows := []row{
+		{handling, mailbox.Cur, EscalateBlocked, "", ""},
+		{waiting, mailbox.Inbox, EscalateGivenUp, "", ""},
+		{settled, mailbox.Inbox, EscalateGivenUp, "ticked", ""},
+		{misanswered, mailbox.Done, EscalateBlocked, "", "rety"},
+	}
+	if diff := cmp.Diff(wantRows, got); diff != "" {
+		t.Errorf("Escalations() (-want +got):\n%s", diff)
+	}
+}
