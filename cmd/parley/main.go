@@ -84,8 +84,12 @@ func (e *env) quiet() *env {
 	return &env{stdin: e.stdin, stdout: io.Discard, stderr: e.stderr}
 }
 
-// logger returns the logger for library code, writing to stderr.
+// logger returns the logger for library code, writing to stderr: for
+// a person when stderr is a terminal, in slog's text format otherwise.
 func (e *env) logger(level slog.Level) *slog.Logger {
+	if isTerminal(e.stderr) {
+		return slog.New(newConsoleHandler(e.stderr, level))
+	}
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 }
 

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConsoleLog: what `parley run` logs to a terminal reads as a line
+// for a person: the time of day, the level when it is not INFO, the
+// message, then key=value, quoted only when needed, with what an agent
+// wrote escaped.
+func TestConsoleLog(t *testing.T) {
+	at := time.Date(2026, 11, 28, 21, 4, 5, 0, time.Local)
+	for _, tc := range []struct {
+		name  string
+		level slog.Level
+		msg   string
+		attrs []any
+		with  []any
+		group string
+		want  string
+	}{
+		{"info", slog.LevelInfo, "agent stopped", []any{"agent", "narrator"}, nil, "", "21:04:05 agent stopped agent=narrator\n"},
+		{"warn quoted", slog.LevelWarn, "rejected", []any{"agent", "aria", "reason", `x.md:2: to: unknown agent "zed"`}, nil, "",
+			`21:04:05 WARN rejected agent=aria reason="x.md:2: to: unknown agent \"zed\""` + "\n"},
+		{"control characters", slog.LevelError, "routing", []any{"file", "a\x1b[2Jb.md", "err", errors.New("bad\nline")}, nil, "",
+			`21:04:05 ERROR routing file="a\x1b[2Jb.md" err="bad\nline"` + "\n"},
+		{"time and duration", slog.LevelInfo, "waiting", []any{"until", at.Add(time.Minute), "after", 90 * time.Second, "n", 3}, nil, "",
+			"21:04:05 waiting until=21:05:05 after=1m30s n=3\n"},
+		{"with attrs and group", slog.LevelDebug, "delivered", []any{"id", "x"}, []any{"agent", "gm"}, "bridge",
+			"21:04:05 DEBUG delivered agent=gm bridge.id=x\n"},
+		{"empty value", slog.LevelInfo, "m", []any{"note", ""}, nil, "", `21:04:05 m note=""` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			var h slog.Handler = newConsoleHandler(&buf, slog.LevelDebug)
+			if tc.with != nil {
+				h = h.WithAttrs(attrsOf(tc.with))
+			}
+			if tc.group != "" {
+				h = h.WithGroup(tc.group)
+			}
+			r := slog.NewRecord(at, tc.level, tc.msg, 0)
+			r.Add(tc.attrs...)
+			if err := h.Handle(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			if got := buf.String(); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// attrsOf makes attributes of alternating keys and values.
+func attrsOf(kv []any) []slog.Attr {
+	var out []slog.Attr
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, slog.Any(kv[i].(string), kv[i+1]))
+	}
+	return out
+}
+
+// TestConsoleLogLevel: --quiet and --verbose hold at a terminal too.
+func TestConsoleLogLevel(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(newConsoleHandler(&buf, slog.LevelError))
+	log.Warn("not shown")
+	log.Error("shown")
+	if got := buf.String(); !strings.HasSuffix(got, " ERROR shown\n") || strings.Contains(got, "not shown") {
+		t.Errorf("at level ERROR the log is %q", got)
+	}
+}
