@@ -131,11 +131,15 @@ func (r *Runner) startWorker(w *worker) {
 }
 
 // DriverProblem returns why a runner with these options cannot drive
-// agent a — a built-in handler or a driver it does not have — as Open
-// says it (a *workspace.ConfigError for an unknown handler); nil when it
-// can, or a needs no driver. parley status asks it of a workspace no
-// runner runs, so that it says what run would refuse.
+// agent a — its entry in parley.yaml lacks a key its driver needs
+// (a.ConfigError, wrapped), or it names a built-in handler or a driver
+// the runner does not have (a *workspace.ConfigError for an unknown
+// handler); nil when it can, or a needs no driver. parley status asks it
+// of a workspace no runner runs, so that it says what run would refuse.
 func (opts Options) DriverProblem(a workspace.Agent) error {
+	if a.ConfigError != nil {
+		return fmt.Errorf("%s cannot be driven: %w", a.Name, a.ConfigError)
+	}
 	switch a.Driver {
 	case workspace.DriverCommand, workspace.DriverSession:
 		return nil

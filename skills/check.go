@@ -140,6 +140,9 @@ type Violation struct {
 	Line    int    `json:"line,omitempty"`
 	Reason  string `json:"reason"`
 	Warning bool   `json:"warning,omitempty"`
+	// Meant is, for a key taken for a misspelling of a field parley
+	// reserves (MisspeltKey), that field: type, for tpye.
+	Meant string `json:"meant,omitempty"`
 }
 
 func (v Violation) Error() string {

@@ -115,7 +115,7 @@ func (s *Set) MisspeltKey(m *mailbox.Message, isAgent func(string) bool) (v Viol
 		}
 		for _, r := range misspeltOf {
 			if r.field == near && r.fits(s, m, key, isAgent) {
-				return Violation{Field: key, Line: m.Payload().Line(key),
+				return Violation{Field: key, Line: m.Payload().Line(key), Meant: near,
 					Reason: fmt.Sprintf("no field of this workspace's protocol is called %s; did you mean %s? (without %s: %s)", key, near, near, r.without)}, true
 			}
 		}

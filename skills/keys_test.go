@@ -17,27 +17,28 @@ func TestMisspeltKey(t *testing.T) {
 		name, text string
 		field      string // the key refused; "" for none
 		line       int
+		meant      string // the field it is taken for
 	}{
-		{"tpye for type", "---\nto: aria\ntpye: GM_TO_PLAYER\n---\nx\n", "tpye", 3},
-		{"case only", "---\nto: aria\nType: GM_TO_PLAYER\n---\nx\n", "Type", 3},
-		{"ot for to", "---\not: aria\n---\nx\n", "ot", 2},
-		{"ot naming a list of agents", "---\not: [aria, gm]\n---\nx\n", "ot", 2},
-		{"signl for signal", "---\nto: aria\nsignl: pass\n---\nx\n", "signl", 3},
-		{"signl naming no signal", "---\nto: aria\nsignl: hello there\n---\nx\n", "", 0},
-		{"reply_t for reply_to", "---\nto: aria\nreply_t: " + id + "\n---\nx\n", "reply_t", 3},
-		{"requst_id for request_id", "---\nto: aria\nrequst_id: " + id + "\n---\nx\n", "requst_id", 3},
-		{"tpye naming a type in lower case", "---\nto: aria\ntpye: gm_to_player\n---\nx\n", "tpye", 3},
-		{"tpye naming a type in brackets", "---\nto: aria\ntpye: \"[GM_TO_PLAYER]\"\n---\nx\n", "tpye", 3},
-		{"tpye naming a type misspelt", "---\nto: aria\ntpye: GM_TO_PLAYR\n---\nx\n", "tpye", 3},
-		{"toe of the sender's own, naming an agent", "---\ntype: NARRATIVE\ntoe: aria\n---\nx\n", "", 0},
-		{"top of the sender's own, naming an agent", "---\ntop: gm\n---\nx\n", "", 0},
-		{"To for to", "---\nTo: aria\n---\nx\n", "To", 2},
-		{"threat of the sender's own", "---\nto: aria\nthreat: high\n---\nx\n", "", 0},
-		{"tape of the sender's own", "---\nto: aria\ntape: 90 min\n---\nx\n", "", 0},
-		{"ot naming no agent", "---\nto: aria\not: tomorrow\n---\nx\n", "", 0},
-		{"the field is there", "---\nto: aria\ntype: GM_TO_PLAYER\ntpye: GM_TO_PLAYER\n---\nx\n", "", 0},
-		{"a field of the protocol", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: aria\n\nx\n", "", 0},
-		{"tag-first, tpye among its fields", "[NARRATIVE]\ntpye: GM_TO_PLAYER\n\nx\n", "", 0}, // its type is the tag
+		{"tpye for type", "---\nto: aria\ntpye: GM_TO_PLAYER\n---\nx\n", "tpye", 3, "type"},
+		{"case only", "---\nto: aria\nType: GM_TO_PLAYER\n---\nx\n", "Type", 3, "type"},
+		{"ot for to", "---\not: aria\n---\nx\n", "ot", 2, "to"},
+		{"ot naming a list of agents", "---\not: [aria, gm]\n---\nx\n", "ot", 2, "to"},
+		{"signl for signal", "---\nto: aria\nsignl: pass\n---\nx\n", "signl", 3, "signal"},
+		{"signl naming no signal", "---\nto: aria\nsignl: hello there\n---\nx\n", "", 0, ""},
+		{"reply_t for reply_to", "---\nto: aria\nreply_t: " + id + "\n---\nx\n", "reply_t", 3, "reply_to"},
+		{"requst_id for request_id", "---\nto: aria\nrequst_id: " + id + "\n---\nx\n", "requst_id", 3, "request_id"},
+		{"tpye naming a type in lower case", "---\nto: aria\ntpye: gm_to_player\n---\nx\n", "tpye", 3, "type"},
+		{"tpye naming a type in brackets", "---\nto: aria\ntpye: \"[GM_TO_PLAYER]\"\n---\nx\n", "tpye", 3, "type"},
+		{"tpye naming a type misspelt", "---\nto: aria\ntpye: GM_TO_PLAYR\n---\nx\n", "tpye", 3, "type"},
+		{"toe of the sender's own, naming an agent", "---\ntype: NARRATIVE\ntoe: aria\n---\nx\n", "", 0, ""},
+		{"top of the sender's own, naming an agent", "---\ntop: gm\n---\nx\n", "", 0, ""},
+		{"To for to", "---\nTo: aria\n---\nx\n", "To", 2, "to"},
+		{"threat of the sender's own", "---\nto: aria\nthreat: high\n---\nx\n", "", 0, ""},
+		{"tape of the sender's own", "---\nto: aria\ntape: 90 min\n---\nx\n", "", 0, ""},
+		{"ot naming no agent", "---\nto: aria\not: tomorrow\n---\nx\n", "", 0, ""},
+		{"the field is there", "---\nto: aria\ntype: GM_TO_PLAYER\ntpye: GM_TO_PLAYER\n---\nx\n", "", 0, ""},
+		{"a field of the protocol", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: aria\n\nx\n", "", 0, ""},
+		{"tag-first, tpye among its fields", "[NARRATIVE]\ntpye: GM_TO_PLAYER\n\nx\n", "", 0, ""}, // its type is the tag
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			v, ok := set.MisspeltKey(msg(t, tt.text), isAgent)
@@ -47,8 +48,8 @@ func TestMisspeltKey(t *testing.T) {
 				}
 				return
 			}
-			if !ok || v.Field != tt.field || v.Line != tt.line {
-				t.Fatalf("MisspeltKey = %+v, %v; want %s on line %d", v, ok, tt.field, tt.line)
+			if !ok || v.Field != tt.field || v.Line != tt.line || v.Meant != tt.meant {
+				t.Fatalf("MisspeltKey = %+v, %v; want %s on line %d, meant for %s", v, ok, tt.field, tt.line, tt.meant)
 			}
 		})
 	}

@@ -131,8 +131,9 @@ func openWorkspace(c *cli.Context) (*workspace.Workspace, error) {
 // command that only reads (status, inbox, read, log, pipeline, usage): a key parley.yaml
 // may not hold (a typo, a key of a newer parley) is skipped, and said
 // once on stderr as a warning, instead of keeping a person from their
-// messages; so is an agent (a route, ...) it leaves without a key it
-// needs, left out. Any other problem in parley.yaml is an error, as it is for
+// messages; so is an entry it leaves without a key it needs: an agent
+// kept without a driver (its mailbox can be read), a route, a timeout,
+// the bridge or a nameless agent left out. Any other problem in parley.yaml is an error, as it is for
 // every command.
 func (e *env) openWorkspaceToRead(c *cli.Context) (*workspace.Workspace, error) {
 	ws, err := openWorkspaceWith(c, workspace.LoadOptions{SkipUnknown: true})
@@ -142,7 +143,7 @@ func (e *env) openWorkspaceToRead(c *cli.Context) (*workspace.Workspace, error) 
 	for _, k := range ws.Config.Skipped {
 		what := "; skipped"
 		if errors.Is(k, workspace.ErrMissing) {
-			what = "" // an entry left out: the error says which
+			what = "" // an entry left out or kept without a driver: the error says which
 		}
 		fmt.Fprintf(e.stderr, "parley: warning: %s%s (parley run refuses it)\n", printable(k.Error()), what)
 	}

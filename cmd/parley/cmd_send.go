@@ -99,6 +99,36 @@ func (o sendOptions) argRef(k string) string {
 	return "--" + k
 }
 
+// optionFields are the header fields send takes as options of their own
+// (--to, --type), not as --field KEY=VALUE.
+var optionFields = []string{"to", "cc", "type", "signal"}
+
+// givenRef names how the sender gives the field k: its option (--type),
+// or --field k.
+func (o sendOptions) givenRef(k string) string {
+	if slices.Contains(optionFields, k) {
+		return o.argRef(k)
+	}
+	return o.fieldRef(k)
+}
+
+// misspelt adds to err, when it is the workspace Check's refusal of a
+// key the sender gave as a field (--field tpye=...) taken for a field
+// parley reserves, misspelt (Refusal.Meant), the hint to give that field
+// as send takes it: the refusal names the header key, not the flag.
+func (o sendOptions) misspelt(err error) error {
+	var f *workspace.Refusal
+	if !errors.As(err, &f) || f.Meant == "" {
+		return err
+	}
+	for _, given := range o.Fields {
+		if k, _, _ := strings.Cut(given, "="); k == f.Field {
+			return hintedError{err: err, hint: fmt.Sprintf("use %s, not %s", o.givenRef(f.Meant), o.fieldRef(k))}
+		}
+	}
+	return err
+}
+
 var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // runSend checks the message the options describe, then writes it into
@@ -139,7 +169,7 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		// the message as read, below, unless it is refused already.
 		if !read || !opts.DryRun || !v.Accepted() {
 			if err := judged(e, ws, v, opts.DryRun, opts.JSON); err != nil || opts.DryRun {
-				return err
+				return opts.misspelt(err)
 			}
 		}
 	}
@@ -450,7 +480,7 @@ func buildMessage(ws *workspace.Workspace, opts sendOptions) (*mailbox.Message, 
 			m.SetPayload(k, v) // the protocol's own field, even one named like a header field
 		case k == "id" || k == "from" || k == "created":
 			return nil, usagef("%s: parley sets %s itself", opts.fieldRef(k), k)
-		case k == "to" || k == "cc" || k == "type" || k == "signal":
+		case slices.Contains(optionFields, k):
 			return nil, usagef("%s: use %s", opts.fieldRef(k), opts.argRef(k))
 		case payload != nil && !mailbox.IsReserved(k):
 			m.SetPayload(k, v)

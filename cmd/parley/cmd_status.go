@@ -78,7 +78,8 @@ type statusReport struct {
 	// that answers it), in a workspace with an orchestrator.
 	Escalations []escalation `json:"escalations_waiting,omitempty"`
 	// DriverProblems say why parley run would refuse to start: an agent
-	// names a built-in handler or a driver parley does not have.
+	// names a built-in handler or a driver parley does not have, or its
+	// entry lacks a key its driver needs (a typo beside it).
 	DriverProblems []string `json:"driver_problems,omitempty"`
 }
 
@@ -328,8 +329,9 @@ func (r statusReport) broken() error {
 }
 
 // errNoDriver is status's error for a workspace with an agent parley
-// cannot drive: parley run refuses to start.
-var errNoDriver = errors.New("parley run refuses to start this workspace: an agent names a handler or a driver parley does not have (the report says which)")
+// cannot drive (runner.Options.DriverProblem): parley run refuses to
+// start.
+var errNoDriver = errors.New("parley run refuses to start this workspace: an agent cannot be driven (the report says which, and why)")
 
 // hasModels reports whether any agent is an openai agent.
 func hasModels(ws *workspace.Workspace) bool {

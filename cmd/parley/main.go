@@ -106,6 +106,16 @@ func usagef(format string, args ...any) error {
 	return usageError{err: fmt.Errorf(format, args...)}
 }
 
+// hintedError is an error with advice for the person who typed the
+// command; it exits as the error it wraps does.
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e hintedError) Error() string { return e.err.Error() }
+func (e hintedError) Unwrap() error { return e.err }
+
 // errSilent is returned by commands that have already said what went wrong
 // (validate's list of problems) and only need the exit code.
 var errSilent = errors.New("failed")
@@ -133,7 +143,10 @@ func exitCode(err error) int {
 func hint(err error) string {
 	var le *runner.LockedError
 	var ue usageError
+	var he hintedError
 	switch {
+	case errors.As(err, &he):
+		return he.hint
 	case errors.As(err, &le):
 		return "one `parley run` per workspace; stop the other one, or use `parley status` to watch it work"
 	case errors.Is(err, bridge.ErrLocked):

@@ -121,6 +121,10 @@ type Refusal struct {
 	Line   int    `json:"line,omitempty"`
 	Field  string `json:"field,omitempty"`
 	Reason string `json:"reason"`
+	// Meant is, for a key refused as a misspelling of a field parley
+	// reserves (tpye: for type:, see skills.Set.MisspeltKey), that
+	// field, for a caller that says how to give it.
+	Meant string `json:"meant,omitempty"`
 	// Loop is set when the message is refused to stop a loop between two
 	// programs; the refusal is then ErrLoop (errors.Is).
 	Loop *Loop `json:"loop,omitempty"`
@@ -199,7 +203,7 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	if mv, ok := protocol.MisspeltKey(m, func(name string) bool { _, ok := w.Agent(name); return ok }); ok {
 		// Before where it goes is worked out: ot: for to: would send it
 		// elsewhere, tpye: for type: as an informal message.
-		return refuse(&Refusal{Line: mv.Line, Field: mv.Field, Reason: mv.Reason})
+		return refuse(&Refusal{Line: mv.Line, Field: mv.Field, Reason: mv.Reason, Meant: mv.Meant})
 	}
 	v.ID, _ = m.Header().Get("id") // the file's name, when it does not carry one
 	f, warning := w.checkSpeaker(in.Sender, m)

@@ -86,9 +86,11 @@ type Config struct {
 	// Skipped lists the unknown keys skipped when the file was read with
 	// LoadOptions.SkipUnknown, each a *ConfigError wrapping ErrUnknownKey;
 	// empty when read strictly (an unknown key is then an error). An
-	// entry an unknown key left without a key it needs (an agent with
-	// rnu: for run:) is left out, and listed once, by the error that
-	// names both (wrapping ErrMissing too).
+	// entry an unknown key left without a key it needs is listed once,
+	// by the error that names both (wrapping ErrMissing too): an agent
+	// with rnu: for run: is kept without a driver (Agent.ConfigError),
+	// any other entry (a route, a timeout, the bridge, an agent with
+	// nmae: for name:) is left out.
 	Skipped []*ConfigError
 }
 
@@ -139,6 +141,14 @@ type Agent struct {
 	// HandlerLine is the line of handler: in parley.yaml (0: none), for
 	// an error about the handler it names.
 	HandlerLine int
+	// ConfigError, for parley.yaml read with LoadOptions.SkipUnknown, is
+	// why nothing can drive the agent: its entry lacks a key its driver
+	// needs (run:, handler:, driver:, openai:), an unknown key beside it
+	// most likely that key misspelt (rnu: for run:). The agent is kept,
+	// its name, roles and mailbox, for the commands that only read;
+	// parley run, which reads parley.yaml strictly, refuses the file.
+	// Nil for every other agent.
+	ConfigError *ConfigError
 }
 
 // Person reports whether the agent is a person of this workspace: no
@@ -161,9 +171,11 @@ func (a Agent) PersonThere() bool {
 
 // Driven reports whether this workspace's runner drives the agent: a
 // built-in handler or a program (command, session, openai), not a person
-// and not an agent of another workspace (which is driver human here).
+// and not an agent of another workspace (which is driver human here). An
+// agent whose entry lacks a key its driver needs (ConfigError) is meant
+// to be driven too, though nothing can drive it until that is mended.
 func (a Agent) Driven() bool {
-	return a.Driver != "" && a.Driver != DriverHuman
+	return a.ConfigError != nil || a.Driver != "" && a.Driver != DriverHuman
 }
 
 // RunsProgram reports whether a program the runner starts plays the
@@ -348,12 +360,14 @@ type LoadOptions struct {
 	// instead of refusing the file, and lists it in Config.Skipped, for
 	// the commands that only read (status, inbox, read, log, pipeline,
 	// usage): a typo
-	// must not keep a person from their messages. An entry (an agent, a
-	// route, a timeout, the bridge) that an unknown key leaves without a
-	// key it needs (ErrMissing) is left out, and listed in Skipped too;
-	// the checks across entries (routes naming agents, agents naming
-	// the bridge) are then not made, since what was left out may be
-	// what they name. Every other problem
+	// must not keep a person from their messages. An entry that an
+	// unknown key leaves without a key it needs (ErrMissing) is listed
+	// in Skipped too: an agent that has its name is kept without a
+	// driver (Agent.ConfigError), so that its mailbox can be read; any
+	// other entry (a route, a timeout, the bridge, a nameless agent) is
+	// left out, and the checks across entries (routes naming agents,
+	// agents naming the bridge) are then not made, since what was left
+	// out may be what they name. Every other problem
 	// (a malformed value of a known key, say) is still an error, and the
 	// commands that write or route read the file strictly.
 	SkipUnknown bool
@@ -406,16 +420,32 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 		}
 		return err
 	}
-	// leaveOut reports whether err, met reading the entry named entry,
-	// is a key it needs that an unknown key skipped left it without: the
-	// entry is then left out, and err listed in Skipped.
-	leftOut := false
-	leaveOut := func(err error, entry string) bool {
+	// typoMissing returns err as a *ConfigError when it is a key an
+	// entry needs that an unknown key skipped left it without, nil
+	// otherwise (and when read strictly).
+	typoMissing := func(err error) *ConfigError {
 		var ce *ConfigError
 		if !opts.SkipUnknown || !errors.Is(err, ErrMissing) || !errors.Is(err, ErrUnknownKey) || !errors.As(err, &ce) {
+			return nil
+		}
+		return ce
+	}
+	// skip lists ce, met reading the entry named entry, in Skipped,
+	// saying what became of the entry.
+	skip := func(ce *ConfigError, entry, what string) {
+		cfg.Skipped = append(cfg.Skipped, &ConfigError{Path: ce.Path, Line: ce.Line, Key: ce.Key, Err: fmt.Errorf("%w; %s %s", ce.Err, entry, what)})
+	}
+	// leaveOut reports whether err, met reading the entry named entry,
+	// is a key it needs that an unknown key skipped left it without
+	// (typoMissing): the entry is then left out, and err listed in
+	// Skipped.
+	leftOut := false
+	leaveOut := func(err error, entry string) bool {
+		ce := typoMissing(err)
+		if ce == nil {
 			return false
 		}
-		cfg.Skipped = append(cfg.Skipped, &ConfigError{Path: ce.Path, Line: ce.Line, Key: ce.Key, Err: fmt.Errorf("%w; %s left out", ce.Err, entry)})
+		skip(ce, entry, "left out")
 		leftOut = true
 		return true
 	}
@@ -448,8 +478,18 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 				return bad(v, "agents", "expected a list of agents")
 			}
 			// agent reads the entry item into a and adds it to the
-			// agents.
+			// agents. An agent a typo leaves without a key its driver
+			// needs is kept without a driver (undriven).
 			agent := func(key string, item *yaml.Node, a *Agent) error {
+				undriven := func(err error) error {
+					if ce := typoMissing(err); ce != nil {
+						if a.ConfigError == nil {
+							a.ConfigError = ce
+						}
+						return nil
+					}
+					return err
+				}
 				switch item.Kind {
 				case yaml.ScalarNode: // "- gm" is short for "- name: gm"
 					a.Name = item.Value
@@ -511,7 +551,7 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 						"openai": func(v *yaml.Node) error {
 							m, err := parseModel(v, key+".openai", bad)
 							a.Model = m
-							return err
+							return undriven(err)
 						},
 						"budget": func(v *yaml.Node) error { return parseBudget(v, key+".budget", &a.Budget, bad) },
 						"accepts": func(v *yaml.Node) error {
@@ -543,11 +583,17 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 					if a.Remote != "" && (a.Driver != DriverHuman || a.Model != nil || a.Accepts != nil) {
 						return bad(item, key+".driver", "%s lives in workspace %q: its driver is set in that workspace's parley.yaml, not here", a.Name, a.Remote)
 					}
-					if err := checkDriver(a, key, item, bad); err != nil {
-						return err
+					// What the driver needs is checked once: an agent
+					// kept without a driver has none to check.
+					if a.ConfigError == nil {
+						if err := undriven(checkDriver(a, key, item, bad)); err != nil {
+							return err
+						}
 					}
-					if err := checkModel(a, key, item, bad); err != nil {
-						return err
+					if a.ConfigError == nil {
+						if err := undriven(checkModel(a, key, item, bad)); err != nil {
+							return err
+						}
 					}
 				default:
 					return bad(item, key, "expected name: and role:")
@@ -572,14 +618,20 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 			for i, item := range v.Content {
 				key := fmt.Sprintf("agents[%d]", i)
 				a := Agent{Line: item.Line, Key: key, Driver: DriverHuman, Timeout: DefaultTimeout, Retries: DefaultRetries}
-				if err := agent(key, item, &a); err != nil {
-					entry := key
-					if a.Name != "" {
-						entry += " (" + a.Name + ")"
+				err := agent(key, item, &a)
+				entry := key
+				if a.Name != "" {
+					entry += " (" + a.Name + ")"
+				}
+				if err != nil && !leaveOut(err, entry) {
+					return err
+				}
+				if ce := a.ConfigError; ce != nil {
+					what := "cannot be driven"
+					if err != nil {
+						what = "left out" // nameless too (nmae: and rnu:)
 					}
-					if !leaveOut(err, entry) {
-						return err
-					}
+					skip(ce, entry, what)
 				}
 			}
 			return nil

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -370,9 +372,12 @@ func TestParseConfigSkipUnknown(t *testing.T) {
 // missing" at the entry's line, never naming the typo (rnu:), and the
 // commands that only read stopped on it. Read strictly, the unknown key
 // is the error, with the key it most likely stands for; read with
-// SkipUnknown, the entry is left out and one error names both, at the
-// typo's line; every other entry is read. A key missing with no unknown
-// key beside it stays an error either way.
+// SkipUnknown, one error names both, at the typo's line, and every other
+// entry is read. An agent with its name is kept, without a driver
+// (ConfigError), with what else its entry says: a tryout found its inbox
+// "unknown agent" and its mailbox called orphaned when it was left out.
+// Any other entry is left out. A key missing with no unknown key beside
+// it stays an error either way.
 func TestParseConfigMissingTypo(t *testing.T) {
 	const head = "agents:\n  - name: you\n"
 	tests := []struct {
@@ -381,42 +386,46 @@ func TestParseConfigMissingTypo(t *testing.T) {
 		skipped    string // the one error in Skipped, read with SkipUnknown
 		agents     int    // the agents read with SkipUnknown
 		routes     int    // the routes read with SkipUnknown
+		// kept is the agent kept without a driver, its roles after it;
+		// nil: none.
+		kept []string
 	}{
 		{"run", head + "  - name: w\n    driver: command\n    rnu: [sh, w.sh]\n",
 			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?)",
-			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) left out", 1, 0},
+			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) cannot be driven", 2, 0, []string{"w"}},
 		{"name", head + "  - nmae: w\n    role: worker\n",
 			"parley.yaml:3: agents[1].nmae: unknown key (did you mean name?)",
-			"parley.yaml:3: agents[1].nmae: unknown key (did you mean name?); agents[1].name is missing: every agent has one (name: gm); agents[1] left out", 1, 0},
+			"parley.yaml:3: agents[1].nmae: unknown key (did you mean name?); agents[1].name is missing: every agent has one (name: gm); agents[1] left out", 1, 0, nil},
 		{"handler", head + "  - name: o\n    driver: builtin\n    hadnler: orchestrator\n",
 			"parley.yaml:5: agents[1].hadnler: unknown key (did you mean handler?)",
-			"parley.yaml:5: agents[1].hadnler: unknown key (did you mean handler?); agents[1].handler is missing: a builtin agent needs the name of its handler; agents[1] (o) left out", 1, 0},
+			"parley.yaml:5: agents[1].hadnler: unknown key (did you mean handler?); agents[1].handler is missing: a builtin agent needs the name of its handler; agents[1] (o) cannot be driven", 2, 0, []string{"o"}},
 		{"openai", head + "  - name: gm\n    driver: openai\n    opneai: {model: m}\n",
 			"parley.yaml:5: agents[1].opneai: unknown key (did you mean openai?)",
-			"parley.yaml:5: agents[1].opneai: unknown key (did you mean openai?); agents[1].openai is missing: an openai agent needs its endpoint (openai: {base_url: ..., model: ...}); agents[1] (gm) left out", 1, 0},
-		{"model", head + "  - name: gm\n    driver: openai\n    openai:\n      modle: m\n",
+			"parley.yaml:5: agents[1].opneai: unknown key (did you mean openai?); agents[1].openai is missing: an openai agent needs its endpoint (openai: {base_url: ..., model: ...}); agents[1] (gm) cannot be driven", 2, 0, []string{"gm"}},
+		{"model", head + "  - name: gm\n    driver: openai\n    openai:\n      modle: m\n    role: narrator\n",
 			"parley.yaml:6: agents[1].openai.modle: unknown key (did you mean model?)",
-			"parley.yaml:6: agents[1].openai.modle: unknown key (did you mean model?); agents[1].openai.model is missing: name the model the endpoint serves (model: llama3.1); agents[1] (gm) left out", 1, 0},
+			"parley.yaml:6: agents[1].openai.modle: unknown key (did you mean model?); agents[1].openai.model is missing: name the model the endpoint serves (model: llama3.1); agents[1] (gm) cannot be driven", 2, 0, []string{"gm", "narrator"}},
 		{"far from the key missing", head + "  - name: w\n    driver: command\n    program: [sh, w.sh]\n",
 			"parley.yaml:5: agents[1].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout)",
-			"parley.yaml:5: agents[1].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) left out", 1, 0},
+			"parley.yaml:5: agents[1].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) cannot be driven", 2, 0, []string{"w"}},
 		{"route", head + "routes:\n  - match: {type: X}\n    ot: [you]\n",
 			"parley.yaml:5: routes[0].ot: unknown key (did you mean to?)",
-			"parley.yaml:5: routes[0].ot: unknown key (did you mean to?); routes[0].to is missing: the route sends nowhere (give to: or cc:); routes[0] left out", 1, 0},
+			"parley.yaml:5: routes[0].ot: unknown key (did you mean to?); routes[0].to is missing: the route sends nowhere (give to: or cc:); routes[0] left out", 1, 0, nil},
 		{"timeout", head + "timeouts:\n  - match: {to: [you]}\n    aftr: 2m\n",
 			"parley.yaml:5: timeouts[0].aftr: unknown key (did you mean after?)",
-			"parley.yaml:5: timeouts[0].aftr: unknown key (did you mean after?); timeouts[0].after is missing: say how long to wait (after: 120s); timeouts[0] left out", 1, 0},
+			"parley.yaml:5: timeouts[0].aftr: unknown key (did you mean after?); timeouts[0].after is missing: say how long to wait (after: 120s); timeouts[0] left out", 1, 0, nil},
 		{"bridge", head + "bridge:\n  nmae: tavern\n",
 			"parley.yaml:4: bridge.nmae: unknown key (did you mean name?)",
-			"parley.yaml:4: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern); bridge left out", 1, 0},
+			"parley.yaml:4: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern); bridge left out", 1, 0, nil},
 		// What refers to an entry left out is not checked against it:
-		// the route to w, and the remote agent of the bridge left out.
-		{"a route to the agent left out", head + "  - name: w\n    driver: command\n    rnu: [sh, w.sh]\nroutes:\n  - {match: {type: X}, to: [w]}\n",
+		// the remote agent of the bridge left out. An agent kept is
+		// there for the route to it.
+		{"a route to the agent kept", head + "  - name: w\n    driver: command\n    rnu: [sh, w.sh]\nroutes:\n  - {match: {type: X}, to: [w]}\n",
 			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?)",
-			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) left out", 1, 1},
+			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) cannot be driven", 2, 1, []string{"w"}},
 		{"an agent of the bridge left out", head + "  - {name: gm, remote: tavern}\nbridge:\n  nmae: hall\n",
 			"parley.yaml:5: bridge.nmae: unknown key (did you mean name?)",
-			"parley.yaml:5: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern); bridge left out", 2, 0},
+			"parley.yaml:5: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern); bridge left out", 2, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -439,6 +448,24 @@ func TestParseConfigMissingTypo(t *testing.T) {
 			}
 			if len(cfg.Routes) != tt.routes || len(cfg.Timeouts) != 0 || cfg.Bridge != nil {
 				t.Errorf("read %d routes, %d timeouts, bridge %+v; want %d routes, the rest left out", len(cfg.Routes), len(cfg.Timeouts), cfg.Bridge, tt.routes)
+			}
+			for i, a := range cfg.Agents {
+				if a.ConfigError != nil && (tt.kept == nil || i != 1) {
+					t.Errorf("agent %s: ConfigError = %v, want nil", a.Name, a.ConfigError)
+				}
+			}
+			if tt.kept == nil {
+				return
+			}
+			a := cfg.Agents[1]
+			if got := append([]string{a.Name}, a.Roles...); !slices.Equal(got, tt.kept) {
+				t.Errorf("agent kept: name and roles %q, want %q", got, tt.kept)
+			}
+			if a.ConfigError == nil || !strings.HasPrefix(tt.skipped, a.ConfigError.Error()+"; ") {
+				t.Errorf("agent kept: ConfigError = %v, want the error in Skipped", a.ConfigError)
+			}
+			if !a.Driven() || a.Person() {
+				t.Errorf("agent kept: Driven() = %v, Person() = %v; want driven, no person", a.Driven(), a.Person())
 			}
 		})
 	}
