@@ -65,7 +65,8 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	}
 	bridged := ws.Config.Bridge != nil && !opts.NoBridge && !opts.UntilIdle
 	if opts.Serve && !bridged {
-		return usagef("--serve runs a NATS server beside the bridge: it needs a bridge: section in %s, and no --until-idle or --no-bridge", workspace.ConfigFile)
+		return usageError{err: fmt.Errorf("--serve runs a NATS server beside the bridge: it needs a bridge: section in %s, and no --until-idle or --no-bridge", workspace.ConfigFile),
+			hint: "to watch the session in a browser, run `parley serve` beside `parley run`"}
 	}
 	if ws.Config.Bridge != nil && opts.UntilIdle && !opts.NoBridge {
 		log.Info("the bridge does not run with --until-idle: `parley bridge --until-idle` forwards and takes what waits")
