@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/parley-dev/parley/runner/workspace"
@@ -82,8 +85,8 @@ func newApp(e *env) *cli.App {
 		},
 		// main decides exit codes and prints errors, in one place.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err: err}
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError{err: flagValueError(c, err)}
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			e.usage = unknownCommand(c.App.Commands, name)
@@ -275,4 +278,56 @@ func (e *env) printJSONLine(v any) error {
 	enc := json.NewEncoder(e.stdout)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// flagValueRE matches the flag package's words for a value a flag cannot
+// take: `invalid value "abc" for flag -dc: parse error`.
+var flagValueRE = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^:]+): (.*)$`)
+
+// flagValueError puts a flag value's parse error, as urfave/cli passes it
+// on from the flag package (a single dash, "parse error"), in parley's
+// words: the flag as it is typed and what it wants, `--dc: want a whole
+// number, got "abc"`. Any other usage error is returned as it is.
+func flagValueError(c *cli.Context, err error) error {
+	m := flagValueRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	value, uerr := strconv.Unquote(m[1])
+	if uerr != nil {
+		return err
+	}
+	name, reason := m[2], m[3]
+	var flags []cli.Flag
+	if c != nil && c.Command != nil {
+		flags = c.Command.Flags
+	}
+	if c != nil && c.App != nil {
+		flags = append(flags, c.App.Flags...)
+	}
+	want := ""
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+			want = "a whole number"
+		case *cli.Float64Flag:
+			want = "a number"
+		case *cli.DurationFlag:
+			want = "a duration (30s, 5m, 1h30m)"
+		}
+	}
+	dash := "--"
+	if len(name) == 1 {
+		dash = "-"
+	}
+	if want == "" {
+		return fmt.Errorf("%s%s: cannot take %q: %s", dash, name, value, reason)
+	}
+	if strings.Contains(reason, "out of range") {
+		return fmt.Errorf("%s%s: want %s, got %q: out of range", dash, name, want, value)
+	}
+	return fmt.Errorf("%s%s: want %s, got %q", dash, name, want, value)
 }

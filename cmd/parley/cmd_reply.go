@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -54,7 +55,14 @@ func replyCommand(e *env) *cli.Command {
 			if c.IsSet("body") {
 				opts.Body = text(withNewline(c.String("body")))
 			}
-			return runReply(e, ws, c.Args().First(), c.String("agent"), c.Bool("keep"), opts)
+			err = runReply(e, ws, c.Args().First(), c.String("agent"), c.Bool("keep"), opts)
+			var ud *unknownDecisionError
+			if errors.As(err, &ud) {
+				// The command line has a way past the check; the web
+				// seat and the MCP server, which call runReply too, not.
+				return fmt.Errorf("%w (--no-check sends it even so)", err)
+			}
+			return err
 		},
 	}
 }
@@ -92,9 +100,23 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	return markDone(e.quiet(), ws, c.Agent, []string{id}, "answered with parley reply")
 }
 
+// unknownDecisionError is checkDecision's refusal of a decision the
+// orchestrator does not know. The parley reply command adds that
+// --no-check sends it even so; the callers without that flag (the web
+// seat, the MCP server) say it as it is.
+type unknownDecisionError struct {
+	decision, id string
+}
+
+func (e *unknownDecisionError) Error() string {
+	return fmt.Sprintf("--field decision=%s: the orchestrator knows the decisions %s; with any other it would do nothing, and %s would still wait; nothing was sent",
+		e.decision, strings.Join(orchestrator.Decisions(), ", "), e.id)
+}
+
 // checkDecision refuses an answer to an escalation whose decision the
 // orchestrator does not know (decision=aprove): it would do nothing, and
-// the escalation would still wait. --no-check sends it even so.
+// the escalation would still wait. --no-check (opts.NoCheck) sends it
+// even so.
 func checkDecision(esc *mailbox.Message, id string, opts sendOptions) error {
 	if kind, _ := esc.Header().Get("escalation"); kind == "" || opts.NoCheck || opts.Type != "" {
 		return nil
@@ -110,8 +132,7 @@ func checkDecision(esc *mailbox.Message, id string, opts sendOptions) error {
 		m.SetValue("decision", v)
 		v, _ = m.Header().Get("decision")
 		if !orchestrator.KnownDecision(strings.TrimSpace(v)) {
-			return fmt.Errorf("--field decision=%s: the orchestrator knows the decisions %s; with any other it would do nothing, and %s would still wait; nothing was sent (--no-check sends it even so)",
-				v, strings.Join(orchestrator.Decisions(), ", "), id)
+			return &unknownDecisionError{decision: v, id: id}
 		}
 	}
 	return nil

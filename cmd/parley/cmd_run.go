@@ -65,7 +65,8 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	}
 	bridged := ws.Config.Bridge != nil && !opts.NoBridge && !opts.UntilIdle
 	if opts.Serve && !bridged {
-		return usagef("--serve runs a NATS server beside the bridge: it needs a bridge: section in %s, and no --until-idle or --no-bridge", workspace.ConfigFile)
+		return usageError{err: fmt.Errorf("--serve runs a NATS server beside the bridge: it needs a bridge: section in %s, and no --until-idle or --no-bridge", workspace.ConfigFile),
+			hint: "to watch the session in a browser, run `parley serve` beside `parley run`"}
 	}
 	if ws.Config.Bridge != nil && opts.UntilIdle && !opts.NoBridge {
 		log.Info("the bridge does not run with --until-idle: `parley bridge --until-idle` forwards and takes what waits")
@@ -103,6 +104,14 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		}
 		if w := waitingText(waiting); w != "" {
 			line += "\npipeline: " + w
+		}
+		if ws.Config.Bridge != nil {
+			// What this run delivered to agents of other workspaces waits
+			// for a bridge (none ran, or it could not forward it all).
+			out, _ := ws.Outgoing()
+			if n, w := outgoingText(out); n > 0 {
+				line += fmt.Sprintf("\nbridge: %s: parley bridge --until-idle forwards %s", w, plural(n, "it", "them"))
+			}
 		}
 		_, err = fmt.Fprintln(e.stdout, line)
 	}
@@ -177,18 +186,38 @@ func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, 
 func waitForwarded(ctx context.Context, ws *workspace.Workspace, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		waiting := 0
-		for _, a := range ws.Config.Agents {
-			if a.Remote != "" {
-				n, _ := ws.Mailbox(a.Name).Count(mailbox.Inbox)
-				waiting += n
-			}
-		}
-		if waiting == 0 {
+		if out, _ := ws.Outgoing(); len(out) == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// outgoingText says how many messages wait here for the bridge to forward
+// (workspace.Outgoing) and to which workspaces: "1 message waits to be
+// forwarded to alpha"; n is 0 and the text "" when none does.
+func outgoingText(out []workspace.Outgoing) (n int, text string) {
+	count := map[string]int{}
+	var remotes []string
+	for _, o := range out {
+		if count[o.Agent.Remote] == 0 {
+			remotes = append(remotes, o.Agent.Remote)
+		}
+		count[o.Agent.Remote] += len(o.IDs)
+		n += len(o.IDs)
+	}
+	if n == 0 {
+		return 0, ""
+	}
+	to := printable(remotes[0])
+	if len(remotes) > 1 {
+		var parts []string
+		for _, r := range remotes {
+			parts = append(parts, fmt.Sprintf("%s (%d)", printable(r), count[r]))
+		}
+		to = strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return n, fmt.Sprintf("%d %s to be forwarded to %s", n, plural(n, "message waits", "messages wait"), to)
 }
 
 // refusedError ends a run during which files were refused or messages

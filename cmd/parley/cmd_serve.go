@@ -37,8 +37,14 @@ func serveCommand(e *env) *cli.Command {
 				return err
 			}
 			addr := c.String("addr")
-			if _, _, err := net.SplitHostPort(addr); err != nil {
-				return usagef("--addr %q: want HOST:PORT, such as 127.0.0.1:7878", addr)
+			// A port out of range (localhost:99999) is a wrong command
+			// line as a missing one is, said before anything listens.
+			_, port, err := net.SplitHostPort(addr)
+			if err == nil {
+				_, err = net.LookupPort("tcp", port)
+			}
+			if err != nil {
+				return usagef("--addr %q: want HOST:PORT, such as 127.0.0.1:7878 (a port from 0 to 65535)", addr)
 			}
 			if t := c.String("token"); c.IsSet("token") && len(t) < 16 {
 				return usagef("--token: use at least 16 characters")

@@ -96,6 +96,12 @@ type bridgeReport struct {
 	Name    string                 `json:"name"`
 	Running bool                   `json:"running"`
 	State   *workspace.BridgeState `json:"state,omitempty"` // nil: no bridge ever ran here
+	// Outgoing is how many messages wait here for other workspaces, in
+	// the inboxes of their agents (workspace.Outgoing), counted now,
+	// whether a bridge runs or not; State.Outgoing says the same.
+	Outgoing int `json:"outgoing"`
+	// OutgoingText says it in words, and to which workspaces.
+	OutgoingText string `json:"-"`
 	// Refused counts the messages kept in .parley/bridge/refused/: refused
 	// on arrival, naming no agent of this workspace.
 	Refused int `json:"refused,omitempty"`
@@ -141,7 +147,13 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		if names, err := filepath.Glob(filepath.Join(ws.BridgeRefusedDir(), "*.md")); err == nil {
 			rep.Bridge.Refused = len(names)
 		}
+		// An inbox that cannot be read is said in the agent's line.
+		out, _ := ws.Outgoing()
+		rep.Bridge.Outgoing, rep.Bridge.OutgoingText = outgoingText(out)
 		if st, ok, err := ws.ReadBridgeState(); err == nil && ok {
+			// The bridge says what waited when it last looked; the
+			// inboxes say what waits now.
+			st.Outgoing = rep.Bridge.Outgoing
 			rep.Bridge.State = &st
 		}
 	}
@@ -365,11 +377,17 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 	switch {
 	case !b.Running && st == nil:
 		fmt.Fprintf(e.stdout, "bridge    %s: not running (parley run starts it; parley bridge runs it alone)\n", printable(b.Name))
+		if b.Outgoing > 0 {
+			fmt.Fprintf(e.stdout, "          outgoing: %s\n", b.OutgoingText)
+		}
 		return
 	case !b.Running:
 		fmt.Fprintf(e.stdout, "bridge    %s: not running (last seen %s)\n", printable(b.Name), ago(st.Updated, now))
 	case st == nil:
 		fmt.Fprintf(e.stdout, "bridge    %s: starting\n", printable(b.Name))
+		if b.Outgoing > 0 {
+			fmt.Fprintf(e.stdout, "          outgoing: %s\n", b.OutgoingText)
+		}
 		return
 	default:
 		conn := "NOT connected, trying " + printable(st.URL)

@@ -254,6 +254,10 @@ func TestServeEscalation(t *testing.T) {
 	if code != http.StatusUnprocessableEntity || !strings.Contains(said, "the orchestrator knows the decisions approve, retry, stop") {
 		t.Errorf("decision=aprove: %d %q, want 422, none the orchestrator knows", code, said)
 	}
+	if strings.Contains(said, "--no-check") {
+		// The page has no such flag: the hint is the command line's.
+		t.Errorf("decision=aprove: the web seat's refusal %q suggests --no-check, which the page cannot do", said)
+	}
 	if got := outbox(); len(got) != 0 {
 		t.Errorf("after a refused decision, aria's outbox holds %d files, want none", len(got))
 	}

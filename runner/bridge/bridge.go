@@ -23,9 +23,9 @@
 // with the mailbox's durable, idempotent delivery, makes the batch
 // durable, and only then acknowledges it (the consumer acknowledges all
 // up to a sequence at once). Whenever it (re)starts taking messages, or
-// sees that a delivery went missing on the way, it resets the consumer to
-// the first message not acknowledged: what it already holds is a no-op by
-// id, and nothing is taken out of order. A message refused is kept in its
+// sees that a delivery does not follow on from the last one taken, it
+// resets the consumer to the first message not acknowledged: what it
+// already holds is a no-op by id, and nothing is taken out of order. A message refused is kept in its
 // recipient's dead/ with the reason (or in .parley/bridge/refused/ when it
 // names no agent here); one whose delivery keeps failing is written there
 // after max_deliver tries, never dropped.

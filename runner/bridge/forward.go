@@ -93,30 +93,16 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 // error stops at the first copy not acknowledged, and what follows it
 // waits, so the stream gets one sender's messages in order.
 func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (int, error) {
-	type pending struct {
-		agent workspace.Agent
-		box   mailbox.Dir
-		ids   []string
+	all, err := b.ws.Outgoing()
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
 	}
-	var all []pending
 	var inboxes []string
 	var waiting int64
-	var errs []error
-	for _, a := range b.ws.Config.Agents {
-		if a.Remote == "" {
-			continue
-		}
-		box := b.ws.Mailbox(a.Name)
-		ids, err := box.IDs(mailbox.Inbox)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if len(ids) > 0 {
-			all = append(all, pending{a, box, ids})
-			inboxes = append(inboxes, filepath.Join(string(box), mailbox.Inbox))
-			waiting += int64(len(ids))
-		}
+	for _, p := range all {
+		inboxes = append(inboxes, filepath.Join(string(b.ws.Mailbox(p.Agent.Name)), mailbox.Inbox))
+		waiting += int64(len(p.IDs))
 	}
 	b.outgoing.Store(waiting)
 	if len(all) == 0 {
@@ -132,11 +118,12 @@ func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (in
 	total := 0
 	for _, p := range all {
 		if b.synced != nil {
-			b.synced(p.agent.Name, p.ids)
+			b.synced(p.Agent.Name, p.IDs)
 		}
-		for ids := p.ids; len(ids) > 0; {
+		box := b.ws.Mailbox(p.Agent.Name)
+		for ids := p.IDs; len(ids) > 0; {
 			n := min(len(ids), window)
-			done, err := b.publish(ctx, js, p.agent, p.box, ids[:n])
+			done, err := b.publish(ctx, js, p.Agent, box, ids[:n])
 			total += done
 			waiting -= int64(done)
 			b.outgoing.Store(waiting)

@@ -17,10 +17,12 @@ import (
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
-// errGap is the error when a delivery of the consumer went missing on the
-// way (the link was cut): the bridge starts again from the first message
-// not acknowledged, so nothing is taken out of order.
-var errGap = errors.New("a delivery went missing on the way; starting again from the first message not acknowledged")
+// errGap is the error when the consumer's deliveries do not follow on
+// from the last one taken (the link was cut, a session started again):
+// the bridge starts again from the first message not acknowledged, so
+// nothing is taken out of order. It is routine, and nothing is lost: its
+// words say so, not that a message went missing.
+var errGap = errors.New("the stream's deliveries did not follow on from the last one taken (as after a reconnect): taking them again, in order, from the first message not acknowledged")
 
 // receiveLoop takes what the stream holds for this workspace until ctx
 // ends, starting a new session after any trouble.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,12 +65,6 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	if opts.Spectator && base.Story == nil {
 		return fmt.Errorf("%w (%s)", ErrNoStory, story.Err)
 	}
-	if err := checkExportDir(dir, opts.Spectator); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	entries := s.feed.slice(0, s.feed.len())
 	idx := base
 	idx.Title, idx.Path = "Timeline", "index.html"
@@ -101,6 +96,17 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 		st.Title, st.Path = "Story", "story.html"
 		pages = append(pages, st)
 	}
+	var writes []string
+	for _, p := range pages {
+		writes = append(writes, p.Path)
+	}
+	writes = append(writes, "style.css")
+	if err := checkExportDir(dir, opts.Spectator, writes); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	for _, p := range pages {
 		var buf bytes.Buffer
 		if err := execute(&buf, "export", "export", p); err != nil {
@@ -114,29 +120,95 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	if err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, "style.css"), css)
+	return writeFile(filepath.Join(dir, "style.css"), append([]byte(styleMark), css...))
 }
 
-// checkExportDir refuses to mix the two copies in one directory. A full
-// copy made there before would stay beside the spectators' one, every
-// message in it; a full copy written where the spectators' copy is would
-// replace its story.html with the game master's view and put every
-// message beside it. The spectators' copy is the one with a story.html
-// and no index.html (a full copy writes index.html first).
-func checkExportDir(dir string, spectator bool) error {
-	has := func(name string) bool {
-		_, err := os.Lstat(filepath.Join(dir, name))
-		return err == nil
+// The marks an exported file carries, by which Export knows its own
+// files again: a page names the copy it belongs to in a meta element, the
+// style sheet starts with a comment.
+const (
+	fullMark      = `<meta name="parley-export" content="full">`
+	spectatorMark = `<meta name="parley-export" content="spectator">`
+	styleMark     = "/* parley-export */\n"
+)
+
+// The kinds of file checkExportDir finds in the directory.
+const (
+	absent    = iota
+	foreign   // not written by parley export: a person's own
+	fullCopy  // a page of a full copy, or the style sheet
+	spectCopy // a page of a spectators' copy
+)
+
+// exportedKind says whose file dir/name is: absent, foreign, or which
+// copy Export wrote it for. Only a regular file that starts with the mark
+// is Export's own.
+func exportedKind(dir, name string) (int, error) {
+	path := filepath.Join(dir, name)
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return absent, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return foreign, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	head = head[:n]
+	switch {
+	case bytes.HasPrefix(head, []byte(styleMark)), bytes.Contains(head, []byte(fullMark)):
+		return fullCopy, nil
+	case bytes.Contains(head, []byte(spectatorMark)):
+		return spectCopy, nil
+	}
+	return foreign, nil
+}
+
+// checkExportDir refuses to write over a file Export did not write (a
+// person's own index.html or style.css), and to mix the two copies in one
+// directory: a full copy made there before would stay beside the
+// spectators' one, every message in it; a full copy written where the
+// spectators' copy is would replace its story.html with the game master's
+// view and put every message beside it. writes names the files this copy
+// writes.
+func checkExportDir(dir string, spectator bool, writes []string) error {
+	for _, name := range writes {
+		kind, err := exportedKind(dir, name)
+		if err != nil {
+			return err
+		}
+		if kind == foreign {
+			return fmt.Errorf("%s was not written by parley export: it is left as it is; write the copy into another directory, or move the file away", filepath.Join(dir, name))
+		}
 	}
 	if spectator {
 		for _, name := range []string{"index.html", "lanes.html"} {
-			if has(name) {
+			kind, err := exportedKind(dir, name)
+			if err != nil {
+				return err
+			}
+			if kind == fullCopy {
 				return fmt.Errorf("%s holds %s, a copy with every message: write the spectators' copy into another directory", dir, name)
 			}
 		}
 		return nil
 	}
-	if has("story.html") && !has("index.html") {
+	kind, err := exportedKind(dir, "story.html")
+	if err != nil {
+		return err
+	}
+	if kind == spectCopy {
 		return fmt.Errorf("%s holds story.html, a copy for spectators: write the full copy into another directory", dir)
 	}
 	return nil

@@ -484,6 +484,35 @@ func TestExport(t *testing.T) {
 	}
 }
 
+// Export writes over the files it wrote alone: a person's own page or
+// style sheet in the directory is refused and left as it is.
+func TestExportKeepsForeignFiles(t *testing.T) {
+	ws := newWorkspace(t)
+	post(t, ws, "gm", "aria", "The door creaks open.\n")
+	for _, name := range []string{"index.html", "lanes.html", "style.css"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			own := []byte("<h1>my blog</h1>\n")
+			if err := os.WriteFile(filepath.Join(dir, name), own, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := Export(context.Background(), ws, dir, ExportOptions{})
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, name)+" was not written by parley export") {
+				t.Fatalf("Export over a person's %s = %v, want a refusal naming it", name, err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, name)); !bytes.Equal(got, own) {
+				t.Errorf("%s = %q after the refusal, want %q", name, got, own)
+			}
+		})
+	}
+	dir := t.TempDir()
+	for i := range 2 {
+		if err := Export(context.Background(), ws, dir, ExportOptions{}); err != nil {
+			t.Fatalf("Export #%d into its own copy: %v", i+1, err)
+		}
+	}
+}
+
 // FuzzMarkdownInert renders any body: the HTML never holds a script, an
 // event handler or a javascript: link.
 func FuzzMarkdownInert(f *testing.F) {

@@ -254,6 +254,37 @@ func (w *Workspace) IsRemote(agent string) bool {
 	return ok && a.Remote != ""
 }
 
+// Outgoing is what waits in the inbox of an agent that lives in another
+// workspace: the messages the bridge forwards to it.
+type Outgoing struct {
+	Agent Agent
+	IDs   []string // in id order
+}
+
+// Outgoing returns what waits here for other workspaces: for each agent
+// of another workspace (remote: in parley.yaml) with messages in its
+// inbox, in parley.yaml's order, their ids. The bridge forwards these,
+// and status counts them. An inbox that cannot be read is left out and
+// its error joined into err.
+func (w *Workspace) Outgoing() ([]Outgoing, error) {
+	var out []Outgoing
+	var errs []error
+	for _, a := range w.Config.Agents {
+		if a.Remote == "" {
+			continue
+		}
+		ids, err := w.Mailbox(a.Name).IDs(mailbox.Inbox)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(ids) > 0 {
+			out = append(out, Outgoing{Agent: a, IDs: ids})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
 // BridgeState is what a running bridge last said of itself, in
 // .parley/bridge.json, for `parley status`.
 type BridgeState struct {

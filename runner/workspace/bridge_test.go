@@ -244,3 +244,38 @@ func TestCheckRemoteNotice(t *testing.T) {
 		t.Errorf("a notice from this workspace's own runner, through Check, accepted to %v", v.Agents())
 	}
 }
+
+// TestOutgoing: what waits here for other workspaces is what waits in
+// the inboxes of their agents, agent by agent in parley.yaml's order;
+// a local agent's inbox is not counted.
+func TestOutgoing(t *testing.T) {
+	ws, err := InitConfig(t.TempDir(), "bridge: {name: inn}\nagents:\n  - gm\n  - {name: aria, remote: home}\n  - {name: bram, remote: away}\n  - {name: cleo, remote: home}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(agent, id string) {
+		t.Helper()
+		if err := os.WriteFile(ws.Mailbox(agent).Path(mailbox.Inbox, mailbox.FileName(id)), []byte("---\nfrom: gm\n---\nhi\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("gm", "20261128-045200.000001Z-gm-aaaaaa")
+	put("aria", "20261128-045200.000003Z-gm-cccccc")
+	put("aria", "20261128-045200.000002Z-gm-bbbbbb")
+	put("cleo", "20261128-045200.000004Z-gm-dddddd")
+	out, err := ws.Outgoing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range out {
+		got = append(got, o.Agent.Name+"@"+o.Agent.Remote+": "+strings.Join(o.IDs, " "))
+	}
+	want := []string{
+		"aria@home: 20261128-045200.000002Z-gm-bbbbbb 20261128-045200.000003Z-gm-cccccc",
+		"cleo@home: 20261128-045200.000004Z-gm-dddddd",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Outgoing() (-want +got):\n%s", diff)
+	}
+}
