@@ -235,8 +235,20 @@ func (p *parsed) frontItems(seq *yaml.Node, in int) error {
 		var contents *yaml.Node
 		switch {
 		case n.Kind == yaml.MappingNode:
+			seen := map[string]*yaml.Node{} // the key that wrote each value
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
+				key := k.Value
+				if key == "qty" {
+					key = "quantity"
+				}
+				if old, ok := seen[key]; ok && k.Kind == yaml.ScalarNode {
+					if old.Value != k.Value {
+						return p.errf(f.line(k), "items", "%s written twice, as %s on line %d and %s on line %d", key, old.Value, f.line(old), k.Value, f.line(k))
+					}
+					return p.errf(f.line(k), "items", "%s written twice, on lines %d and %d", key, f.line(old), f.line(k))
+				}
+				seen[key] = k
 				switch k.Value {
 				case "name":
 					if v.Kind != yaml.ScalarNode {
