@@ -217,9 +217,18 @@ func (c *Campaign) checkDeltas(add func(string, Status, string)) {
 			add(name, Malformed, err.Error())
 			continue
 		}
-		d, err := delta.Parse(name, data)
-		if err != nil {
-			add(name, Warning, fmt.Sprintf("%s waiting; some cannot be applied: %v", plural(len(d.Entries), "line"), strings.ReplaceAll(err.Error(), "\n", "; ")))
+		d, _ := delta.Parse(name, data)
+		refused := delta.Refused(name, d) // as apply decides
+		if len(refused) > 0 {
+			why := make([]string, len(refused))
+			for i, le := range refused {
+				why[i] = le.Error()
+			}
+			some := "some cannot"
+			if len(refused) == len(d.Entries) {
+				some = map[bool]string{true: "it cannot", false: "none can"}[len(d.Entries) == 1]
+			}
+			add(name, Warning, fmt.Sprintf("%s waiting; %s be applied: %s", plural(len(d.Entries), "line"), some, strings.Join(why, "; ")))
 			continue
 		}
 		add(name, Warning, fmt.Sprintf("%s waiting to be applied: parley campaign apply %s", plural(len(d.Entries), "line"), c.Name))

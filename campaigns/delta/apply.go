@@ -68,14 +68,7 @@ func apply(src []byte, d *Delta, r *rules) ([]byte, *Result) {
 	m := parseDoc(src)
 	for i := range d.Entries {
 		e := &d.Entries[i]
-		err := e.Err
-		if err == nil {
-			err = check(e)
-		}
-		if err == nil {
-			err = allowed(e, r)
-		}
-		if err != nil {
+		if err := refusal(e, r); err != nil {
 			res.Kept = append(res.Kept, lineError(d.Path, e, err))
 			continue
 		}
@@ -85,6 +78,38 @@ func apply(src []byte, d *Delta, r *rules) ([]byte, *Result) {
 		return src, res
 	}
 	return m.bytes(), res
+}
+
+// refusal reports why an entry is not applied to the target of rules r,
+// whatever the target holds, or nil.
+func refusal(e *Entry, r *rules) error {
+	err := e.Err
+	if err == nil {
+		err = check(e)
+	}
+	if err == nil {
+		err = allowed(e, r)
+	}
+	return err
+}
+
+// Refused returns the entries of d, read from the delta file name
+// (StoryDelta or PartyDelta), that Apply keeps in the delta whatever its
+// target holds, and why: those Parse found wrong, and those the target
+// has no place for (a SECRET in the party's delta). It is what Apply
+// decides, without reading or writing a file.
+func Refused(name string, d *Delta) []*LineError {
+	r := storyRules
+	if name == PartyDelta {
+		r = partyRules
+	}
+	var kept []*LineError
+	for i := range d.Entries {
+		if err := refusal(&d.Entries[i], r); err != nil {
+			kept = append(kept, lineError(d.Path, &d.Entries[i], err))
+		}
+	}
+	return kept
 }
 
 // allowed reports why an entry has no place in a target, or nil. Nothing

@@ -31,7 +31,8 @@ const (
 	// Partial: some lines applied and the target written; the delta now
 	// holds only the other lines, under a comment saying why.
 	Partial Outcome = "partial"
-	// NotApplied: no line could be applied; no file was written.
+	// NotApplied: no line could be applied; the target was not written,
+	// and the delta holds its lines under a comment saying why.
 	NotApplied Outcome = "not applied"
 	// Empty: the delta had no lines; it was removed.
 	Empty Outcome = "empty"
@@ -70,7 +71,8 @@ var jobs = []job{
 // For each delta it writes the target atomically (mailbox.WriteFileAtomic)
 // and only then removes the delta, or, when some lines were not applied,
 // rewrites it atomically to hold just those lines, under a "#" comment
-// saying why. When no line could be applied, no file is written. A delta
+// saying why. When no line could be applied, the target is not written
+// and the delta is rewritten the same way (unless it says so already). A delta
 // with no lines is removed. A delta whose target is missing is kept, and
 // the error wraps ErrMissingTarget; a delta that changed while it was
 // applied is left as it is, and the error wraps ErrChanged. Each delta is
@@ -132,7 +134,11 @@ func applyFile(dir string, j job, opts Options) (*FileReport, error) {
 	fr.Applied, fr.Kept = res.Applied, res.Kept
 	switch {
 	case len(res.Applied) == 0:
+		// The target is not written; the delta says why under a comment.
 		fr.Outcome = NotApplied
+		if rest := keptDelta(j.target, d, res.Kept); !opts.DryRun && !bytes.Equal(rest, data) {
+			return fr, settle(deltaPath, j.delta, data, rest)
+		}
 		return fr, nil
 	case len(res.Kept) == 0:
 		fr.Outcome = Done

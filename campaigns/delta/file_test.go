@@ -173,7 +173,20 @@ func TestApplyFilesEdges(t *testing.T) {
 		name:     "nothing applicable",
 		files:    map[string]string{delta.StoryFile: story, delta.StoryDelta: "- MONSTER: ghoul\n- LEARNED: x\n"},
 		outcomes: []string{"tmp/gm-state-delta.md -> story-state.md: not applied"},
-		after:    map[string]string{delta.StoryFile: story, delta.StoryDelta: "- MONSTER: ghoul\n- LEARNED: x\n"},
+		after: map[string]string{delta.StoryFile: story, delta.StoryDelta: "# parley: not applied to story-state.md: MONSTER: unknown keyword; " +
+			"LEARNED: not for this file (put it in tmp/party-knowledge-delta.md)\n- MONSTER: ghoul\n- LEARNED: x\n"},
+	}, {
+		name:     "nothing applicable, dry run",
+		files:    map[string]string{delta.StoryFile: story, delta.StoryDelta: "- MONSTER: ghoul\n"},
+		opts:     delta.Options{DryRun: true},
+		outcomes: []string{"tmp/gm-state-delta.md -> story-state.md: not applied"},
+		after:    map[string]string{delta.StoryFile: story, delta.StoryDelta: "- MONSTER: ghoul\n"},
+	}, {
+		name:     "a lone secret in the party delta",
+		files:    map[string]string{delta.PartyFile: party, delta.PartyDelta: "- SECRET: Cale is a spy.\n"},
+		outcomes: []string{"tmp/party-knowledge-delta.md -> party-knowledge.md: not applied"},
+		after: map[string]string{delta.PartyFile: party, delta.PartyDelta: "# parley: not applied to party-knowledge.md: SECRET: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)\n" +
+			"- SECRET: Cale is a spy.\n"},
 	}, {
 		name:     "dry run",
 		files:    map[string]string{delta.StoryFile: story, delta.StoryDelta: "- NPC: A\n", delta.PartyFile: party, delta.PartyDelta: ""},
@@ -230,5 +243,27 @@ func TestApplyCancelled(t *testing.T) {
 	}
 	if got := read(t, dir, delta.StoryDelta); got != "- NPC: A\n" {
 		t.Errorf("the delta = %q after a cancelled Apply", got)
+	}
+}
+
+// TestRefused checks that Refused keeps what Apply keeps, whatever the
+// target holds: a lone SECRET in the party's delta, an unknown keyword.
+func TestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		want       []string
+	}{
+		{delta.PartyDelta, "- SECRET: Cale is a spy.\n- LEARNED: x\n", []string{`tmp/party-knowledge-delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`}},
+		{delta.StoryDelta, "- SECRET: Cale is a spy.\n- MONSTER: ghoul\n", []string{`tmp/gm-state-delta.md:2: keyword "MONSTER": ` + delta.ErrUnknownKeyword.Error()}},
+		{delta.StoryDelta, "- NPC: Wiven\n", nil},
+	} {
+		d, _ := delta.Parse(tc.name, []byte(tc.data))
+		var got []string
+		for _, le := range delta.Refused(tc.name, d) {
+			got = append(got, le.Error())
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Refused(%s, %q) (-want +got):\n%s", tc.name, tc.data, diff)
+		}
 	}
 }

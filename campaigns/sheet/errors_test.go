@@ -144,10 +144,37 @@ func TestParseErrors(t *testing.T) {
 			`party/x.md:5: items: "lots" is not a number`},
 		{"frontmatter duplicate items", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - {name: Torch}\n  - {name: Torches, quantity: 2}\n---\n", sheet.ErrDuplicateItem,
 			`party/x.md:6: items: duplicate item: "Torch" on line 5 and "Torches" on line 6`},
+		{"frontmatter item with quantity and qty", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Arrows\n    quantity: 5\n    qty: 3\n---\n", nil,
+			`party/x.md:7: items: quantity written twice, as quantity on line 6 and qty on line 7`},
+		{"frontmatter flow item with qty and quantity", "---\nhp: 8\nmax_hp: 8\ninventory: [{name: Arrows, qty: 3,\n  quantity: 5}]\n---\n", nil,
+			`party/x.md:5: items: quantity written twice, as qty on line 4 and quantity on line 5`},
+		{"frontmatter item name twice", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Arrows\n    name: Bolts\n---\n", nil,
+			`party/x.md:6: items: name written twice, on lines 5 and 6`},
 		{"frontmatter key twice", "---\nhp: 8\nmax_hp: 8\nhp: 9\n---\n", nil,
 			`party/x.md:4: hp: written twice, on lines 2 and 4`},
 		{"frontmatter not yaml", "---\nhp: [8\nmax_hp: 8\n---\n", nil,
 			`party/x.md:2: frontmatter: did not find expected ',' or ']'`},
+		// yaml.v3 numbers its parser's lines from 0 and its scanner's
+		// from 1, and gives where a list or mapping starts: each is
+		// read back to the line a person has to look at.
+		{"frontmatter brace left open", "---\nhp: 8\nmax_hp: 8\nlevel: 1\nabilities: {str: 10, dex: 10, con: 10, int: 10, wis: 10, cha: 10\ninventory: []\n---\n", nil,
+			`party/x.md:5: frontmatter: did not find expected ',' or '}'`},
+		{"frontmatter bracket left open on a later line", "---\nhp: 8\nmax_hp: 8\ninventory: [Rope,\n  Torch\ncurrency: {gp: 1}\n---\n", nil,
+			`party/x.md:4: frontmatter: did not find expected ',' or ']'`},
+		{"frontmatter item key indented too little", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Rope\n   quantity: 2\ncurrency: {gp: 1}\n---\n", nil,
+			`party/x.md:6: frontmatter: did not find expected '-' indicator`},
+		{"frontmatter item key indented too little, second entry", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Rope\n    quantity: 2\n  - name: Torch\n   quantity: 2\n---\n", nil,
+			`party/x.md:8: frontmatter: did not find expected '-' indicator`},
+		{"frontmatter item key at the list's indent", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Rope\n    quantity: 2\n qty: 3\n---\n", nil,
+			`party/x.md:7: frontmatter: did not find expected key`},
+		{"frontmatter item key indented too far", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Rope\n     quantity: 2\n---\n", nil,
+			`party/x.md:6: frontmatter: mapping values are not allowed in this context`},
+		{"frontmatter list entry among keys", "---\nhp: 8\nmax_hp: 8\n- Rope\n---\n", nil,
+			`party/x.md:4: frontmatter: did not find expected key`},
+		{"frontmatter tab", "---\nhp: 8\nmax_hp: 8\n\tlevel: 1\n---\n", nil,
+			`party/x.md:4: frontmatter: found a tab character that violates indentation`},
+		{"frontmatter stray character", "---\nhp: 8\nmax_hp: 8\nlevel: @1\n---\n", nil,
+			`party/x.md:4: frontmatter: found character that cannot start any token`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

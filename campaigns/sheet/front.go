@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -59,6 +60,86 @@ func (e *yamlError) Error() string { return e.err.Error() }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// yamlParserErrors are the problems yaml.v3's parser (not its scanner)
+// reports. It numbers their lines from 0, and the scanner's from 1; both
+// give the line of the construct the problem is in (the "{" left open,
+// the list an entry is missing from) when that is not the first line, and
+// the line of the problem otherwise. A line 0 is not written at all.
+var yamlParserErrors = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// yamlErrorLine returns the 0-based line of text that a yaml.v3 error
+// err points at (-1 for none) and its problem. Errors in a block list or
+// mapping point at the line of the entry that does not fit in, not at
+// where the list or mapping starts; errors in a flow collection at the
+// line of its opening bracket.
+func yamlErrorLine(text []byte, err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	parser := yamlParserErrors[msg]
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg, parser = m[2], yamlParserErrors[m[2]]
+		if !parser {
+			line-- // the scanner's lines are 1-based
+		}
+	} else if !parser && !yamlScannerError(msg) {
+		return -1, msg // a decoding error, such as an unknown anchor: no line
+	}
+	lines := bytes.SplitAfter(text, []byte("\n"))
+	if len(lines) > 1 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	// failsAt reports whether lines 0 to k fail as the whole text does.
+	failsAt := func(k int) bool {
+		_, err := decodeYAML(bytes.Join(lines[:k+1], nil))
+		return err != nil && strings.HasSuffix(err.Error(), msg)
+	}
+	switch {
+	case msg == "found a tab character that violates indentation":
+		// The line is where the value before the tab starts.
+		if line >= 0 && line < len(lines) {
+			line += sort.Search(len(lines)-line, func(k int) bool { return failsAt(line + k) })
+		}
+	case !parser:
+	case strings.HasPrefix(msg, "did not find expected ',' or"):
+		// The line is the open bracket's, or the problem's when the
+		// bracket is on the first line.
+		if line > 0 && failsAt(0) {
+			line = 0
+		}
+	case msg == "did not find expected key" || msg == "did not find expected '-' indicator":
+		// The line is where the list or mapping starts (or the entry
+		// that does not fit in, when it starts on the first line): the
+		// entry is the first line after it where the text fails so.
+		if line >= 0 && line < len(lines) {
+			line += sort.Search(len(lines)-line, func(k int) bool { return failsAt(line + k) })
+		}
+	}
+	if line >= len(lines) {
+		line = len(lines) - 1 // the end of the text
+	}
+	return line, msg
+}
+
+// yamlScannerError reports whether msg, written without a line, is a
+// problem of yaml.v3's scanner: one on the first line.
+func yamlScannerError(msg string) bool {
+	return strings.HasPrefix(msg, "found ") || strings.HasPrefix(msg, "did not find") ||
+		strings.HasPrefix(msg, "could not find") || strings.HasSuffix(msg, "not allowed in this context")
+}
+
 func decodeYAML(b []byte) (doc yaml.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -75,10 +156,11 @@ func decodeYAML(b []byte) (doc yaml.Node, err error) {
 func (p *parsed) parseFront(f *front) (bool, error) {
 	doc, err := decodeYAML(p.data[f.start:f.end])
 	if err != nil {
-		line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			line, msg = f.line0+n, m[2]
+		line, msg := yamlErrorLine(p.data[f.start:f.end], err)
+		if line >= 0 {
+			line += f.line0 + 1
+		} else {
+			line = 0
 		}
 		return false, &Error{Path: p.path, Line: line, Field: "frontmatter", Err: &yamlError{errors.New(msg)}}
 	}
@@ -235,8 +317,20 @@ func (p *parsed) frontItems(seq *yaml.Node, in int) error {
 		var contents *yaml.Node
 		switch {
 		case n.Kind == yaml.MappingNode:
+			seen := map[string]*yaml.Node{} // the key that wrote each value
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
+				key := k.Value
+				if key == "qty" {
+					key = "quantity"
+				}
+				if old, ok := seen[key]; ok && k.Kind == yaml.ScalarNode {
+					if old.Value != k.Value {
+						return p.errf(f.line(k), "items", "%s written twice, as %s on line %d and %s on line %d", key, old.Value, f.line(old), k.Value, f.line(k))
+					}
+					return p.errf(f.line(k), "items", "%s written twice, on lines %d and %d", key, f.line(old), f.line(k))
+				}
+				seen[key] = k
 				switch k.Value {
 				case "name":
 					if v.Kind != yaml.ScalarNode {
