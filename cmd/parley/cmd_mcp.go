@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -49,15 +50,16 @@ func mcpCommand(e *env) *cli.Command {
 			ctx, stop := interruptible(c.Context)
 			defer stop()
 			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent)})
-			return serveMCP(ctx, s, &mcp.StdioTransport{})
+			return serveMCP(ctx, s, &mcpserver.Stdio{In: os.Stdin, Out: os.Stdout})
 		},
 	}
 }
 
 // serveMCP serves s on t until the client goes or ctx ends. An interrupt
 // (Ctrl-C, or the SIGTERM a client stops its server with) is a clean
-// stop; a connection that fails, such as a client that writes what is
-// not JSON-RPC, is said as such.
+// stop; a connection that fails, such as stdin that cannot be read, is
+// said as such. (A line that is not JSON-RPC is answered with an error
+// by mcpserver.Stdio, and the session goes on.)
 func serveMCP(ctx context.Context, s *mcp.Server, t mcp.Transport) error {
 	err := s.Run(ctx, t)
 	switch {
