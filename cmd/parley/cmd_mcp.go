@@ -49,8 +49,23 @@ func mcpCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent)})
-			return serveMCP(ctx, s, &mcpserver.Stdio{In: os.Stdin, Out: os.Stdout})
+			t := mcpserver.NewStdio(os.Stdin, os.Stdout)
+			// A wait in progress ends when the client's input does (the
+			// session then ends as soon as every call is answered), or at
+			// an interrupt (which answers nothing more, but no longer
+			// waits out the wait).
+			ending, done := make(chan struct{}), make(chan struct{})
+			defer close(done)
+			go func() {
+				defer close(ending)
+				select {
+				case <-ctx.Done():
+				case <-t.Ended():
+				case <-done:
+				}
+			}()
+			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent), Stop: ending})
+			return serveMCP(ctx, s, t)
 		},
 	}
 }

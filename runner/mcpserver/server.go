@@ -73,6 +73,10 @@ type Options struct {
 	Version string
 	// Poll is how often wait looks at the inbox; 0 means 100ms.
 	Poll time.Duration
+	// Stop, when closed, ends a wait in progress at once: the client's
+	// input has ended (Stdio.Ended), or the server is stopping. Nil: a
+	// wait runs its time.
+	Stop <-chan struct{}
 }
 
 type idArgs struct {
@@ -187,6 +191,8 @@ func New(box Mailbox, opts Options) *mcp.Server {
 					}
 				}
 				select {
+				case <-opts.Stop:
+					return text("no message came: the session is ending")
 				case <-ctx.Done():
 					if secs == 1 {
 						return text("no message came in 1 second")

@@ -29,16 +29,30 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 //     answers to the requests still being handled.
 //   - At the end of In (or a failure to read it), every request read
 //     before it is answered before the connection ends: a client never
-//     sees a side effect of a call without its answer.
+//     sees a side effect of a call without its answer. Ended tells when
+//     that end is read, so that a wait in progress (Options.Stop) can
+//     answer at once rather than run its time.
+//
+// A Stdio is connected once.
 type Stdio struct {
-	In  io.ReadCloser
-	Out io.Writer
+	in    io.ReadCloser
+	out   io.Writer
+	ended chan struct{}
 }
+
+// NewStdio returns a transport reading in and writing out.
+func NewStdio(in io.ReadCloser, out io.Writer) *Stdio {
+	return &Stdio{in: in, out: out, ended: make(chan struct{})}
+}
+
+// Ended is closed when the input has been read to its end (or could not
+// be read further).
+func (t *Stdio) Ended() <-chan struct{} { return t.ended }
 
 // Connect implements [mcp.Transport].
 func (t *Stdio) Connect(ctx context.Context) (mcp.Connection, error) {
-	out := &lockedWriter{w: t.Out}
-	lines := &lineFilter{r: bufio.NewReader(t.In), c: t.In, out: out}
+	out := &lockedWriter{w: t.out}
+	lines := &lineFilter{r: bufio.NewReader(t.in), c: t.in, out: out, ended: t.ended}
 	// The lines are bounded here: the SDK's bound would end the session.
 	inner, err := (&mcp.IOTransport{Reader: lines, Writer: out, MaxLineLength: -1}).Connect(ctx)
 	if err != nil {
@@ -72,6 +86,8 @@ type lineFilter struct {
 	out io.Writer
 	buf []byte // what is left of the line being passed on
 	err error  // the input's end, once read
+
+	ended chan struct{} // closed when err is set
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {
@@ -82,6 +98,7 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 		line, tooLong, err := f.line()
 		if err != nil {
 			f.err = err // the last line, if any, is still passed on
+			close(f.ended)
 		}
 		if tooLong {
 			f.answer(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d bytes", MaxLineLength))

@@ -70,7 +70,7 @@ func serve(t *testing.T, box Mailbox, in io.ReadCloser) map[string]map[string]an
 	defer cancel()
 	var out bytes.Buffer
 	s := New(box, Options{Agent: "aria"})
-	if err := s.Run(ctx, &Stdio{In: in, Out: &out}); err != nil {
+	if err := s.Run(ctx, NewStdio(in, &out)); err != nil {
 		t.Fatalf("Run = %v, want nil at the end of the input", err)
 	}
 	got := map[string]map[string]any{}
@@ -168,5 +168,23 @@ func TestStdioLastLineWithoutNewline(t *testing.T) {
 	got := serve(t, &fakeBox{}, io.NopCloser(strings.NewReader(in)))
 	if got["2"] == nil || got["2"]["error"] != nil {
 		t.Errorf("id 2: answer %v, want a result", got["2"])
+	}
+}
+
+// TestStdioWaitEndsWithInput: a wait in progress when the input ends
+// answers at once, with Stop the transport's Ended, and the session
+// ends: it held parley mcp up to the wait's 300 seconds.
+func TestStdioWaitEndsWithInput(t *testing.T) {
+	lines := []string{initLine, initialized, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{"seconds":300}}}`}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	st := NewStdio(io.NopCloser(strings.NewReader(strings.Join(lines, "\n")+"\n")), &out)
+	s := New(&fakeBox{}, Options{Agent: "aria", Stop: st.Ended()})
+	if err := s.Run(ctx, st); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	if !strings.Contains(out.String(), `"id":2,"result":{"content":[{"type":"text","text":"no message came: the session is ending"}]`) {
+		t.Errorf("the wait was answered %q, want that no message came", out.String())
 	}
 }
