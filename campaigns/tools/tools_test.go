@@ -701,3 +701,31 @@ func TestOwnCharacter(t *testing.T) {
 		t.Errorf("changing its own sheet: %v", err)
 	}
 }
+
+// TestDecodeSaysTheArgument: a wrong argument is told in the arguments'
+// words, not Go's: it said "cannot unmarshal string into Go struct field
+// UpdateCharacterArgs.hp of type int".
+func TestDecodeSaysTheArgument(t *testing.T) {
+	for _, tt := range []struct {
+		args string
+		dst  any
+		want string
+	}{
+		{`{"hp": "eight"}`, &tools.UpdateCharacterArgs{}, `bad arguments: hp: want a whole number, got "eight"`},
+		{`{"dice": 20}`, &tools.RollArgs{}, `bad arguments: dice: want a string, got 20`},
+		{`{"notation": "1d20"}`, &tools.RollArgs{}, `bad arguments: unknown field "notation" (the arguments: dice, reason, dc, character)`},
+		{``, &tools.RollArgs{}, ``},
+	} {
+		err := tools.Decode(json.RawMessage(tt.args), tt.dst)
+		got := ""
+		if err != nil {
+			got = err.Error()
+			if !errors.Is(err, tools.ErrArguments) {
+				t.Errorf("Decode(%s) = %v, not ErrArguments", tt.args, err)
+			}
+		}
+		if got != tt.want {
+			t.Errorf("Decode(%s) = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -48,16 +49,32 @@ func mcpCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent)})
-			return serveMCP(ctx, s, &mcp.StdioTransport{})
+			t := mcpserver.NewStdio(os.Stdin, os.Stdout)
+			// A wait in progress ends when the client's input does (the
+			// session then ends as soon as every call is answered), or at
+			// an interrupt (which answers nothing more, but no longer
+			// waits out the wait).
+			ending, done := make(chan struct{}), make(chan struct{})
+			defer close(done)
+			go func() {
+				defer close(ending)
+				select {
+				case <-ctx.Done():
+				case <-t.Ended():
+				case <-done:
+				}
+			}()
+			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent), Stop: ending})
+			return serveMCP(ctx, s, t)
 		},
 	}
 }
 
 // serveMCP serves s on t until the client goes or ctx ends. An interrupt
 // (Ctrl-C, or the SIGTERM a client stops its server with) is a clean
-// stop; a connection that fails, such as a client that writes what is
-// not JSON-RPC, is said as such.
+// stop; a connection that fails, such as stdin that cannot be read, is
+// said as such. (A line that is not JSON-RPC is answered with an error
+// by mcpserver.Stdio, and the session goes on.)
 func serveMCP(ctx context.Context, s *mcp.Server, t mcp.Transport) error {
 	err := s.Run(ctx, t)
 	switch {

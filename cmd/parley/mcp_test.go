@@ -122,6 +122,27 @@ func TestMCP(t *testing.T) {
 		}
 	}
 
+	// An argument of the wrong kind is said in the arguments' words, not
+	// as a schema dump or Go's; one recipient alone, as a string, is
+	// taken (a model asked for a list often writes one name).
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"send", map[string]any{"to": 5, "body": "x"}, `bad arguments: to: want a list of agents, e.g. ["corwin"], got 5`},
+		{"send", map[string]any{"to": []string{"gm"}, "fields": "x"}, `bad arguments: fields: want an object, got "x"`},
+		{"wait", map[string]any{"seconds": "ten"}, `bad arguments: seconds: want a whole number, got "ten"`},
+	} {
+		if out, isErr := call(tt.tool, tt.args); !isErr || out != tt.want {
+			t.Errorf("%s %v = %q (error %v), want the tool error %q", tt.tool, tt.args, out, isErr, tt.want)
+		}
+	}
+	if out, isErr := call("send", map[string]any{"to": "gm", "body": "One name alone."}); isErr || !strings.HasPrefix(out, "sent ") {
+		t.Errorf(`send to "gm" = %q (error %v), want it sent`, out, isErr)
+	}
+	route()
+
 	// The inbox, a message read, answered, handled.
 	m := mailbox.New([]byte("What do you do?\n"))
 	m.Set("to", "aria")
@@ -224,6 +245,10 @@ func TestMCPGameMasterTools(t *testing.T) {
 	d, err := sheet.Read(camp.SheetPath("tilda-brannock"))
 	if err != nil || d.HP != 5 {
 		t.Errorf("after 3 damage the sheet says HP %d (%v), want 5", d.HP, err)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_character", Arguments: map[string]any{"character": "tilda-brannock", "hp": "eight"}})
+	if err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != `bad arguments: hp: want a whole number, got "eight"` {
+		t.Errorf("hp eight: %v %+v, want a tool error saying hp wants a whole number", err, res.Content)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_character_stats", Arguments: map[string]any{"character": "nobody-here"}})
 	if err != nil || !res.IsError {

@@ -8,22 +8,50 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parley-dev/parley/campaigns/tools"
 )
 
 // Outgoing is a message the agent sends.
 type Outgoing struct {
-	To     []string       `json:"to,omitempty" jsonschema:"the agents (or characters) it is for; leave out to let the protocol choose; * for everyone"`
-	CC     []string       `json:"cc,omitempty" jsonschema:"agents that get a copy"`
+	To     Names          `json:"to,omitempty" jsonschema:"the agents (or characters) it is for, e.g. [\"gm\"] (one name alone is taken too); leave out to let the protocol choose; [\"*\"] for everyone" want:"a list of agents, e.g. [\"corwin\"]"`
+	CC     Names          `json:"cc,omitempty" jsonschema:"agents that get a copy, e.g. [\"narrator\"]" want:"a list of agents, e.g. [\"corwin\"]"`
 	Type   string         `json:"type,omitempty" jsonschema:"the message type (NARRATIVE, PLAYER_TO_GM, review_verdict, ...); leave out for an informal message"`
 	Signal string         `json:"signal,omitempty" jsonschema:"the signal (pass, fail, ...), for protocols that route by it"`
 	Fields map[string]any `json:"fields,omitempty" jsonschema:"the protocol's fields of the type, by name"`
 	Body   string         `json:"body,omitempty" jsonschema:"the free text of the message"`
+}
+
+// Names are agents' names. A client may give one name alone, as a
+// string: a model asked for a list often writes "to": "gm".
+type Names []string
+
+// UnmarshalJSON takes a list of names, or one name.
+func (n *Names) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		return nil
+	}
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*n = Names{one}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return &json.UnmarshalTypeError{Value: "value of another kind", Type: reflect.TypeFor[Names]()}
+	}
+	*n = list
+	return nil
 }
 
 // Summary is a line of the inbox.
@@ -73,6 +101,10 @@ type Options struct {
 	Version string
 	// Poll is how often wait looks at the inbox; 0 means 100ms.
 	Poll time.Duration
+	// Stop, when closed, ends a wait in progress at once: the client's
+	// input has ended (Stdio.Ended), or the server is stopping. Nil: a
+	// wait runs its time.
+	Stop <-chan struct{}
 }
 
 type idArgs struct {
@@ -108,16 +140,16 @@ func New(box Mailbox, opts Options) *mcp.Server {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil, nil
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "send", Description: "Send a message as " + opts.Agent + ". It is checked as parley's router checks it (protocol, recipients, fields); a refusal is returned with its reason, and nothing is sent."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, m Outgoing) (*mcp.CallToolResult, any, error) {
+	addTool(s, &mcp.Tool{Name: "send", Description: "Send a message as " + opts.Agent + ". It is checked as parley's router checks it (protocol, recipients, fields); a refusal is returned with its reason, and nothing is sent."},
+		func(ctx context.Context, m Outgoing) (*mcp.CallToolResult, any, error) {
 			id, err := box.Send(ctx, m)
 			if err != nil {
 				return nil, nil, err
 			}
 			return text("sent " + id)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "inbox", Description: "List the messages waiting for " + opts.Agent + ", oldest first: id, sender, type, first line."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	addTool(s, &mcp.Tool{Name: "inbox", Description: "List the messages waiting for " + opts.Agent + ", oldest first: id, sender, type, first line."},
+		func(ctx context.Context, _ struct{}) (*mcp.CallToolResult, any, error) {
 			list, err := box.Inbox(ctx)
 			if err != nil {
 				return nil, nil, err
@@ -127,31 +159,31 @@ func New(box Mailbox, opts Options) *mcp.Server {
 			}
 			return text(list)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "read", Description: "Read a message, header and text, by its id."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, a idArgs) (*mcp.CallToolResult, any, error) {
+	addTool(s, &mcp.Tool{Name: "read", Description: "Read a message, header and text, by its id."},
+		func(ctx context.Context, a idArgs) (*mcp.CallToolResult, any, error) {
 			t, err := box.Read(ctx, a.ID)
 			if err != nil {
 				return nil, nil, err
 			}
 			return text(t)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "reply", Description: "Answer a message: to its sender, in its thread, with reply_to set; it is then marked handled. Checked as send is."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, a replyArgs) (*mcp.CallToolResult, any, error) {
+	addTool(s, &mcp.Tool{Name: "reply", Description: "Answer a message: to its sender, in its thread, with reply_to set; it is then marked handled. Checked as send is."},
+		func(ctx context.Context, a replyArgs) (*mcp.CallToolResult, any, error) {
 			id, err := box.Reply(ctx, a.ID, a.Outgoing)
 			if err != nil {
 				return nil, nil, err
 			}
 			return text("sent " + id)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "done", Description: "Mark a message handled (it moves from the inbox to done/)."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, a idArgs) (*mcp.CallToolResult, any, error) {
+	addTool(s, &mcp.Tool{Name: "done", Description: "Mark a message handled (it moves from the inbox to done/)."},
+		func(ctx context.Context, a idArgs) (*mcp.CallToolResult, any, error) {
 			if err := box.Done(ctx, a.ID); err != nil {
 				return nil, nil, err
 			}
 			return text("done " + a.ID)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "wait", Description: "Wait until a message arrives in the inbox (one not there when the wait began), or the time runs out; returns it, or says none came."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, a waitArgs) (*mcp.CallToolResult, any, error) {
+	addTool(s, &mcp.Tool{Name: "wait", Description: "Wait until a message arrives in the inbox (one not there when the wait began), or the time runs out; returns it, or says none came."},
+		func(ctx context.Context, a waitArgs) (*mcp.CallToolResult, any, error) {
 			secs := a.Seconds
 			if secs < 0 {
 				return nil, nil, fmt.Errorf("seconds: %d is no time to wait: give 1 to 300 (left out: 30)", secs)
@@ -187,6 +219,8 @@ func New(box Mailbox, opts Options) *mcp.Server {
 					}
 				}
 				select {
+				case <-opts.Stop:
+					return text("no message came: the session is ending")
 				case <-ctx.Done():
 					if secs == 1 {
 						return text("no message came in 1 second")
@@ -196,8 +230,8 @@ func New(box Mailbox, opts Options) *mcp.Server {
 				}
 			}
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "protocol", Description: "The message types " + opts.Agent + " may send, with where each goes and its fields (required first, allowed values)."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	addTool(s, &mcp.Tool{Name: "protocol", Description: "The message types " + opts.Agent + " may send, with where each goes and its fields (required first, allowed values)."},
+		func(ctx context.Context, _ struct{}) (*mcp.CallToolResult, any, error) {
 			t, err := box.Protocol(ctx)
 			if err != nil {
 				return nil, nil, err
@@ -220,4 +254,29 @@ func New(box Mailbox, opts Options) *mcp.Server {
 		})
 	}
 	return s
+}
+
+// addTool adds a tool whose arguments are In, described to the client by
+// In's JSON schema and read by tools.Decode, whose errors say the
+// argument and what it wants (the SDK's own AddTool answers with its
+// schema validator's words, or Go's). An error of h is the tool's error.
+func addTool[In any](s *mcp.Server, t *mcp.Tool, h func(ctx context.Context, in In) (*mcp.CallToolResult, any, error)) {
+	// In is one of this file's types, whose schema is always made; were it
+	// not, any object goes, and Decode still checks.
+	t.InputSchema = json.RawMessage(`{"type":"object"}`)
+	if schema, err := jsonschema.For[In](nil); err == nil {
+		t.InputSchema = schema
+	}
+	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in In
+		err := tools.Decode(req.Params.Arguments, &in)
+		var res *mcp.CallToolResult
+		if err == nil {
+			res, _, err = h(ctx, in)
+		}
+		if err != nil {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}, nil
+		}
+		return res, nil
+	})
 }

@@ -1,0 +1,190 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeBox is a Mailbox whose sends wait until released, so a test can
+// have calls in flight when the input ends.
+type fakeBox struct {
+	release <-chan struct{}
+	mu      sync.Mutex
+	sent    int
+}
+
+func (b *fakeBox) Send(ctx context.Context, m Outgoing) (string, error) {
+	if b.release != nil {
+		<-b.release
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sent++
+	return fmt.Sprintf("m%d", b.sent), nil
+}
+func (b *fakeBox) Inbox(ctx context.Context) ([]Summary, error)        { return nil, nil }
+func (b *fakeBox) Read(ctx context.Context, id string) (string, error) { return "", nil }
+func (b *fakeBox) Reply(ctx context.Context, id string, m Outgoing) (string, error) {
+	return "", nil
+}
+func (b *fakeBox) Done(ctx context.Context, id string) error    { return nil }
+func (b *fakeBox) Protocol(ctx context.Context) (string, error) { return "", nil }
+
+// endSignal is an input that says when it has been read to its end.
+type endSignal struct {
+	r    io.Reader
+	once sync.Once
+	end  chan struct{}
+}
+
+func (e *endSignal) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.once.Do(func() { close(e.end) })
+	}
+	return n, err
+}
+func (e *endSignal) Close() error { return nil }
+
+const (
+	initLine    = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+func sendLine(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"send","arguments":{"to":["gm"],"body":"hi"}}}`, id)
+}
+
+// serve runs a server on Stdio over the lines given, to their end, and
+// returns what it wrote, by id ("null" for an id null).
+func serve(t *testing.T, box Mailbox, in io.ReadCloser) map[string]map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	s := New(box, Options{Agent: "aria"})
+	if err := s.Run(ctx, NewStdio(in, &out)); err != nil {
+		t.Fatalf("Run = %v, want nil at the end of the input", err)
+	}
+	got := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("a line written is not JSON: %q", line)
+		}
+		id, _ := json.Marshal(m["id"])
+		if got[string(id)] != nil && string(id) != "null" {
+			t.Errorf("two answers to id %s", id)
+		}
+		if string(id) == "null" {
+			id = fmt.Appendf(nil, "null%d", len(got))
+		}
+		got[string(id)] = m
+	}
+	return got
+}
+
+func errorCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// TestStdioBadLine: a line that is not JSON is answered with a parse
+// error (id null), one that is JSON but no JSON-RPC message with an
+// invalid request, and the session goes on: the calls around them are
+// answered. The SDK's stdio transport ended the session at the bad line
+// and dropped the answers in flight (parley mcp exited 1).
+func TestStdioBadLine(t *testing.T) {
+	lines := []string{initLine, initialized, sendLine(2), `{oops`, "", `42`, `{"jsonrpc":"1.0","id":"x","method":"ping"}`, sendLine(3), `[]`}
+	got := serve(t, &fakeBox{}, io.NopCloser(strings.NewReader(strings.Join(lines, "\n")+"\n")))
+	for _, id := range []string{"1", "2", "3"} {
+		if got[id] == nil || got[id]["error"] != nil {
+			t.Errorf("id %s: answer %v, want a result", id, got[id])
+		}
+	}
+	var codes []float64
+	for id, m := range got {
+		if strings.HasPrefix(id, "null") {
+			codes = append(codes, errorCode(m))
+		}
+	}
+	if len(codes) != 3 {
+		t.Errorf("%d answers with id null (%v), want 3: {oops, 42, []", len(codes), codes)
+	}
+	if c := errorCode(got[`"x"`]); c != -32600 {
+		t.Errorf("JSON-RPC 1.0 with id x: error code %v, want -32600 with its id", c)
+	}
+	parse := 0
+	for _, c := range codes {
+		if c == -32700 {
+			parse++
+		} else if c != -32600 {
+			t.Errorf("error code %v, want -32700 or -32600", c)
+		}
+	}
+	if parse != 1 {
+		t.Errorf("%d parse errors, want 1 (for {oops)", parse)
+	}
+	if m := got["null0"]; m != nil && !strings.Contains(fmt.Sprint(m["error"]), "parse error: invalid character 'o'") {
+		t.Errorf("the parse error says %v", m["error"])
+	}
+}
+
+// TestStdioAnswersBeforeEnd: every call read before the input ends is
+// answered before the session ends, though the calls are still running
+// when the end is read. The SDK's transport dropped them: the message
+// was sent and the client never heard.
+func TestStdioAnswersBeforeEnd(t *testing.T) {
+	lines := []string{initLine, initialized}
+	for id := 2; id <= 12; id++ {
+		lines = append(lines, sendLine(id))
+	}
+	in := &endSignal{r: strings.NewReader(strings.Join(lines, "\n") + "\n"), end: make(chan struct{})}
+	box := &fakeBox{release: in.end}
+	got := serve(t, box, in)
+	for id := 2; id <= 12; id++ {
+		m := got[fmt.Sprint(id)]
+		if m == nil || m["error"] != nil {
+			t.Errorf("id %d: answer %v, want a result", id, m)
+		}
+	}
+	if box.sent != 11 {
+		t.Errorf("%d sent, want 11", box.sent)
+	}
+}
+
+// TestStdioLastLineWithoutNewline: a last line with no newline after it
+// is still read, and answered.
+func TestStdioLastLineWithoutNewline(t *testing.T) {
+	in := strings.Join([]string{initLine, initialized, sendLine(2)}, "\r\n")
+	got := serve(t, &fakeBox{}, io.NopCloser(strings.NewReader(in)))
+	if got["2"] == nil || got["2"]["error"] != nil {
+		t.Errorf("id 2: answer %v, want a result", got["2"])
+	}
+}
+
+// TestStdioWaitEndsWithInput: a wait in progress when the input ends
+// answers at once, with Stop the transport's Ended, and the session
+// ends: it held parley mcp up to the wait's 300 seconds.
+func TestStdioWaitEndsWithInput(t *testing.T) {
+	lines := []string{initLine, initialized, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{"seconds":300}}}`}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	st := NewStdio(io.NopCloser(strings.NewReader(strings.Join(lines, "\n")+"\n")), &out)
+	s := New(&fakeBox{}, Options{Agent: "aria", Stop: st.Ended()})
+	if err := s.Run(ctx, st); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	if !strings.Contains(out.String(), `"id":2,"result":{"content":[{"type":"text","text":"no message came: the session is ending"}]`) {
+		t.Errorf("the wait was answered %q, want that no message came", out.String())
+	}
+}
