@@ -195,8 +195,8 @@ func argError(args json.RawMessage, dst any, err error) string {
 		var obj map[string]json.RawMessage
 		if !nested && json.Unmarshal(args, &obj) == nil && obj[top] != nil {
 			got = string(obj[top])
-			if len(got) > 40 {
-				got = got[:37] + "..."
+			if r := []rune(got); len(r) > 40 {
+				got = string(r[:37]) + "..." // whole characters: a cut one would not print
 			}
 		}
 		return fmt.Sprintf("%s: want %s, got %s", te.Field, want, got)

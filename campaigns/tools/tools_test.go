@@ -714,6 +714,7 @@ func TestDecodeSaysTheArgument(t *testing.T) {
 		{`{"hp": "eight"}`, &tools.UpdateCharacterArgs{}, `bad arguments: hp: want a whole number, got "eight"`},
 		{`{"dice": 20}`, &tools.RollArgs{}, `bad arguments: dice: want a string, got 20`},
 		{`{"notation": "1d20"}`, &tools.RollArgs{}, `bad arguments: unknown field "notation" (the arguments: dice, reason, dc, character)`},
+		{`{"hp": "` + strings.Repeat("é", 50) + `"}`, &tools.UpdateCharacterArgs{}, `bad arguments: hp: want a whole number, got "` + strings.Repeat("é", 36) + `...`},
 		{``, &tools.RollArgs{}, ``},
 	} {
 		err := tools.Decode(json.RawMessage(tt.args), tt.dst)
