@@ -128,6 +128,7 @@ printf -- '---\nto: boss\n---\nthree\n' > "$PARLEY_OUTBOX/file.md"
 // TestCommandFailures: a program that fails, hangs, is missing, prints too
 // much, or forges its sender.
 func TestCommandFailures(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
 	script(t, ws, "hang.sh", "cat >/dev/null; sleep 600 & echo $! > child.pid; sleep 600\n")
@@ -199,6 +200,7 @@ agents:
 // TestSessionDriver: one program handles every message, in order; when it
 // dies mid-message it is started again and the message redelivered.
 func TestSessionDriver(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "session.sh", `
 n=0
@@ -259,6 +261,7 @@ func TestBuiltinDriver(t *testing.T) {
 // the same message goes to dead/ at once; one that may pass (the disk
 // failing for now) is tried again, and passes.
 func TestBuiltinErrors(t *testing.T) {
+	t.Parallel()
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: picky, driver: builtin, handler: picky, retries: 2}\n")
 	tries := map[string]int{}
 	handlers := Handlers{"picky": HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
@@ -380,6 +383,7 @@ routes:
 // stray dropped: the next message is not taken as done before the session
 // has read it.
 func TestSessionOutbox(t *testing.T) {
+	t.Parallel()
 	for name, done := range map[string]string{"one separator": `'\036\n'`, "a stray separator": `'\036\n\036\n'`} {
 		t.Run(name, func(t *testing.T) {
 			ws := newWorkspace(t, "boss")
@@ -411,6 +415,7 @@ done
 // no one known, is not sent; the router refuses it with the reason, and
 // keeps it, every piece of it.
 func TestCommandGarbage(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "garble.sh", "cat >/dev/null; printf 'GIF89a\\000\\001\\002\\003'\n")
 	script(t, ws, "lost.sh", "cat >/dev/null; printf -- '---\\nto: zed\\n---\\nhello?\\n'\n")
@@ -601,6 +606,7 @@ func (f *flaky) Detail() string  { return f.detail }
 // temporary, and goes to dead/ with its detail when not. Without the
 // driver, the runner does not start.
 func TestOutsideDrivers(t *testing.T) {
+	t.Parallel()
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: model, driver: openai, retries: 2, openai: {model: m}}\n")
 	tries := map[string]int{}
 	drivers := map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {

@@ -164,6 +164,7 @@ func fileHas(path, s string) bool {
 // message written straight in an outbox and saved once as a draft before
 // the person goes on typing is delivered once, whole, when they are done.
 func TestEditors(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("drives real editors")
 	}

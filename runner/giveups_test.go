@@ -56,6 +56,7 @@ func (p plainHandler) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Messa
 // turn is told to nobody. People, program agents and built-in handlers
 // that do not handle it are not told.
 func TestGivenUpNotice(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")
 	script(t, ws, "pass.sh", "cat >/dev/null; printf -- '---\\nto: failer\\n---\\nwork\\n'\n")

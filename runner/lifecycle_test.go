@@ -138,6 +138,7 @@ func TestStopOn(t *testing.T) {
 // nudge is not. The deadline is 2s, not less: quick's program must start
 // and answer within it on a loaded CI machine, under -race.
 func TestTimeoutNudge(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "lead")
 	// late answers only the nudge; quick answers at once.
 	script(t, ws, "late.sh", `grep -q 'type: NUDGE' && echo "sorry, here"; exit 0`)
@@ -204,6 +205,7 @@ timeouts:
 // exactly one nudge per message it was waited on for, then is marked
 // unresponsive, and the run ends.
 func TestNudgeOnce(t *testing.T) {
+	t.Parallel()
 	rules := map[string]string{
 		"catch-all":            "  - after: 200ms\n    nudge: {type: ASK}\n",
 		"the nudge's own type": "  - match: {type: ASK}\n    after: 200ms\n    nudge: {type: ASK}\n",

@@ -86,6 +86,7 @@ func TestSymlinkedOutbox(t *testing.T) {
 // delivery waits, the runner says why, and once a directory is back the
 // message is delivered.
 func TestSymlinkedInbox(t *testing.T) {
+	t.Parallel()
 	for _, state := range []string{mailbox.Inbox, mailbox.Tmp} {
 		t.Run(state, func(t *testing.T) {
 			ws := reconfigure(t, newWorkspace(t, "alice"), "agents: [alice, bob]\nrouter:\n  rescan_interval: 1h\n")
@@ -343,6 +344,7 @@ func TestShellWord(t *testing.T) {
 // --remove-destination NAME NAME`, which it used to hint at, fails: the
 // same file.)
 func TestHardLinkMendedAsItsReasonSays(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"passwd.md", "it's a -note.md", "-x.md"} {
 		t.Run(name, func(t *testing.T) { hardLinkMended(t, name) })
 	}

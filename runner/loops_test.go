@@ -47,6 +47,7 @@ done
 // reason, and a notice from parley tells the sender (filed, not handed to
 // its program) and every person.
 func TestLoopStopped(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name             string
 		ping, pong       string
@@ -170,6 +171,7 @@ agents:
 // orchestrator passes each answer on to someone else. Its messages go to
 // the one it answered too, as a copy, and are still not a loop.
 func TestPipelineNoLoop(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs 480 programs")
 	}

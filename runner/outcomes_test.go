@@ -15,6 +15,7 @@ import (
 // line, with the fields its constant promises, and the run's stats name
 // what was refused and given up.
 func TestJournalOutcomes(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "lead")
 	script(t, ws, "echo.sh", "cat >/dev/null; echo got it\n")
 	script(t, ws, "fail.sh", "cat >/dev/null; echo 'no luck' >&2; exit 3\n")

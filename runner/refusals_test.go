@@ -29,6 +29,7 @@ fi
 // MaxRefusedNotices times in a row, then no more; people and built-in
 // handlers are not sent notices.
 func TestRefusedNotice(t *testing.T) {
+	t.Parallel()
 	t.Run("mended", func(t *testing.T) {
 		ws := newWorkspace(t, "boss")
 		script(t, ws, "mends.sh", mendsScript)

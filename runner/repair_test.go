@@ -19,6 +19,7 @@ import (
 // watched again at once (the rescan is an hour away), and deliveries
 // into a mailbox whose tmp/ or inbox/ went away go through.
 func TestMailboxRemoved(t *testing.T) {
+	t.Parallel()
 	ws := reconfigure(t, newWorkspace(t, "alice"), "agents:\n  - alice\n  - bob\n  - carol\n  - {name: echo, driver: command, run: [./echo.sh]}\nrouter:\n  rescan_interval: 1h\n")
 	script(t, ws, "echo.sh", "echo \"echo: $(tail -n 1 \"$PARLEY_MESSAGE\")\"\n")
 	watching(t, ws, Options{})
@@ -65,6 +66,7 @@ func TestMailboxRemoved(t *testing.T) {
 // spin or stop the runner: the message waits in the inbox, cur/ is made
 // again, and the message is handled.
 func TestCurRemoved(t *testing.T) {
+	t.Parallel()
 	ws := reconfigure(t, newWorkspace(t, "alice"), "agents:\n  - alice\n  - {name: echo, driver: command, run: [./echo.sh]}\nrouter:\n  rescan_interval: 1h\n")
 	script(t, ws, "echo.sh", "echo \"echo: $(tail -n 1 \"$PARLEY_MESSAGE\")\"\n")
 	watching(t, ws, Options{})
@@ -103,6 +105,7 @@ func TestMailboxCannotBeMade(t *testing.T) {
 // (inotify's watches used up) is listed every second instead, and that
 // the runner says so.
 func TestUnwatchedOutbox(t *testing.T) {
+	t.Parallel()
 	ws := reconfigure(t, newWorkspace(t, "alice"), "agents: [alice, bob]\nrouter:\n  rescan_interval: 1h\n")
 	watchingWith(t, ws, Options{}, func(r *Runner) {
 		r.watchHook = func(dir string) error {
@@ -126,6 +129,7 @@ func TestUnwatchedOutbox(t *testing.T) {
 // second or so, not at the next rescan (an hour here; 30 seconds by
 // default, which left a retried task waiting without a word).
 func TestInboxFromElsewhere(t *testing.T) {
+	t.Parallel()
 	ws := reconfigure(t, newWorkspace(t, "alice"), "agents:\n  - alice\n  - {name: echo, driver: command, run: [./echo.sh]}\nrouter:\n  rescan_interval: 1h\n")
 	script(t, ws, "echo.sh", "echo \"echo: $(tail -n 1 \"$PARLEY_MESSAGE\")\"\n")
 	watching(t, ws, Options{})

@@ -24,6 +24,7 @@ import (
 // sent before it. Four senders write to three recipients each, in batches
 // small enough that each is delivered while the inboxes are read.
 func TestOrderWhileListed(t *testing.T) {
+	t.Parallel()
 	senders := []string{"ann", "bo", "cy", "dee"}
 	recipients := []string{"eve", "fay", "gus"}
 	ws := newWorkspace(t, append(slices.Clone(senders), recipients...)...)

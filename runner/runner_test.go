@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,14 +46,21 @@ func drop(t *testing.T, ws *workspace.Workspace, agent, name, content string) st
 	return path
 }
 
-var fileClock = time.Now().Add(-time.Minute)
+// fileClock is the last time age gave a file; tests run in parallel.
+var fileClock = struct {
+	sync.Mutex
+	t time.Time
+}{t: time.Now().Add(-time.Minute)}
 
 // age sets a file's modification time in the past, keeping the order in
 // which files were aged.
 func age(t *testing.T, path string) {
 	t.Helper()
-	fileClock = fileClock.Add(time.Millisecond)
-	if err := os.Chtimes(path, fileClock, fileClock); err != nil {
+	fileClock.Lock()
+	fileClock.t = fileClock.t.Add(time.Millisecond)
+	at := fileClock.t
+	fileClock.Unlock()
+	if err := os.Chtimes(path, at, at); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -255,6 +263,7 @@ func TestJournal(t *testing.T) {
 // checks that the bad one is rejected with its reason, the good one is
 // delivered, and status shows the reason.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	garbage := make([]byte, 4096)
 	rand.New(rand.NewSource(1)).Read(garbage)
 	tests := []struct {
@@ -398,6 +407,7 @@ func TestDuplicateID(t *testing.T) {
 }
 
 func TestLock(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "alice")
 	r, err := Open(ws, Options{})
 	if err != nil {
@@ -505,6 +515,7 @@ func TestRecovery(t *testing.T) {
 // order they were sent: in the order the copies arrive in the inbox (as
 // the inbox's file events show it), and as listed by name.
 func TestOrder(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "alice", "bob", "carol", "dave")
 	ids := &mailbox.IDs{}
 	const n = 200
@@ -744,6 +755,7 @@ func TestStampedIDs(t *testing.T) {
 // with an error naming the file, while the other senders' messages go
 // through.
 func TestFailingDelivery(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "alice", "bob", "carol", "dave")
 	m := mailbox.New([]byte("hi\n"))
 	id := (&mailbox.IDs{}).New("alice")
@@ -1012,6 +1024,7 @@ func TestHandWrittenAfterIDNamed(t *testing.T) {
 // time is routed between them, not ahead of the files left for the next
 // window.
 func TestBacklogWindow(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "ann", "bo")
 	box := ws.Mailbox("ann")
 	n := lookWindow + lookWindow/2
@@ -1065,6 +1078,7 @@ func TestBacklogWindow(t *testing.T) {
 // than the files (copied in from elsewhere, all at once): every window is
 // routed, none waits for ever behind the edge of its own window.
 func TestBacklogWindowCopiedIn(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "ann", "bo")
 	box := ws.Mailbox("ann")
 	n := 2*lookWindow + 10
@@ -1088,6 +1102,7 @@ func TestBacklogWindowCopiedIn(t *testing.T) {
 // unlisted until the window reaches it (issue 12's memory target: 100,000
 // files pending, not 100,000 entries). Every file is routed, in order.
 func TestBacklogKeepsAWindow(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "ann", "bo")
 	box := ws.Mailbox("ann")
 	n := 3 * lookWindow
@@ -1146,6 +1161,7 @@ func TestBacklogKeepsAWindow(t *testing.T) {
 // several windows without waiting for the periodic rescan: the outbox of a
 // sender whose window is routed is listed again at once.
 func TestWatchBacklog(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "ann", "bo")
 	box := ws.Mailbox("ann")
 	n := 2*lookWindow + 10

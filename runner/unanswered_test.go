@@ -63,6 +63,7 @@ func header(m *mailbox.Message, k string) string {
 // itself, or through its driver, answered: its sender is not told. Told
 // again (the next runner), nothing new is delivered.
 func TestUnansweredNotice(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "silent.sh", "cat >/dev/null\n")
 	script(t, ws, "talker.sh", "cat >/dev/null; printf -- '---\\nto: boss\\n---\\ndone\\n'\n")
