@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -49,6 +50,7 @@ agents:
 // kill must not be answered twice, and a reply made before a kill must not
 // be lost.
 func TestCrashAgents(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills runners while agents work")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -22,6 +23,7 @@ import (
 // sent/ byte for byte as it was written, and each recipient must get
 // each sender's files in the order they were written.
 func TestCrashHandWritten(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("routes thousands of files")

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/internal/standin"
 	"github.com/parley-dev/parley/runner/sandbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -55,7 +56,9 @@ func builtParley(t *testing.T) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "parley")
-		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+		cmd := exec.Command("go", "build", "-o", built.bin, ".")
+		cmd.Dir = scriptDir
+		if out, err := cmd.CombinedOutput(); err != nil {
 			built.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
@@ -69,6 +72,10 @@ func builtParley(t *testing.T) string {
 type removeBuilt struct{ m *testing.M }
 
 func (r removeBuilt) Run() int {
+	// The scripts run with TZ=UTC; so do the tests, for the command lines
+	// the scripts run in-process (inProcessOK). (Run is not called in the
+	// processes testscript starts as parley: they keep the script's TZ.)
+	os.Setenv("TZ", "UTC")
 	code := r.m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
@@ -103,7 +110,7 @@ var fixtures, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtur
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata",
+		Dir: testdataPath(),
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("TZ", "UTC")
 			e.Setenv("FIXTURES", fixtures)
@@ -113,11 +120,15 @@ func TestScripts(t *testing.T) {
 		// [fixtures]: the shared fixtures are checked out beside the
 		// repository (in CI; not in a user's clone). [tz:NAME]: this
 		// system knows the time zone NAME. [landlock]: the kernel offers
-		// Landlock.
+		// Landlock. [long]: the long end-to-end scripts run
+		// (longtest.Enabled).
 		Condition: func(cond string) (bool, error) {
 			if zone, ok := strings.CutPrefix(cond, "tz:"); ok {
 				_, err := time.LoadLocation(zone)
 				return err == nil, nil
+			}
+			if cond == "long" {
+				return longtest.Enabled(), nil
 			}
 			if cond == "landlock" {
 				_, ok := sandbox.Available()
@@ -136,6 +147,7 @@ func TestScripts(t *testing.T) {
 			"waitfor":    cmdWaitFor,
 			"count":      cmdCount,
 			"exits":      cmdExits,
+			"parley":     cmdParley,
 			"standin":    cmdStandin,
 			"freeport":   cmdFreePort,
 		},
@@ -247,19 +259,34 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
 	got := 0
-	var ee *exec.ExitError
-	if err := ts.Exec(args[1], args[2:]...); errors.As(err, &ee) {
-		got = ee.ExitCode()
-	} else if err != nil {
-		ts.Fatalf("%s: %v", args[1], err)
+	stderr := ""
+	if args[1] == "parley" {
+		code, stdout, errOut, inProcess, err := runScriptParley(ts, args[2:])
+		if err != nil {
+			ts.Fatalf("parley: %v", err)
+		}
+		got, stderr = code, ts.ReadFile("stderr")
+		if inProcess {
+			fmt.Fprint(ts.Stdout(), stdout)
+			fmt.Fprint(ts.Stderr(), errOut)
+			stderr = errOut
+		}
+	} else {
+		var ee *exec.ExitError
+		if err := ts.Exec(args[1], args[2:]...); errors.As(err, &ee) {
+			got = ee.ExitCode()
+		} else if err != nil {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		stderr = ts.ReadFile("stderr")
 	}
 	if got != want {
-		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+		ts.Fatalf("%s exited %d, want %d\n[stderr]\n%s", strings.Join(args[1:], " "), got, want, stderr)
 	}
 	if want == 0 {
 		return
 	}
-	lines := strings.Split(strings.TrimSuffix(ts.ReadFile("stderr"), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if !strings.HasPrefix(lines[0], "parley: ") || strings.HasPrefix(lines[0], "parley: hint: ") {
 		ts.Fatalf("stderr starts %q, want one line \"parley: ...\"", lines[0])
 	}

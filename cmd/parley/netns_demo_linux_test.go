@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/examples"
+	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -69,6 +70,7 @@ agents:
 // the AI players on the other. The session runs to its end, and every
 // player's answer came over the bridge.
 func TestDemoAcrossHosts(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("the demo across network namespaces takes several seconds")

@@ -76,7 +76,7 @@ func TestParity(t *testing.T) {
 		}
 		lines = append(lines, f.rel+": "+want.String())
 	}
-	golden := filepath.Join("testdata", "parity", "expected.txt")
+	golden := testdataPath("parity", "expected.txt")
 	text := strings.Join(lines, "\n") + "\n"
 	if *updateParity {
 		if err := os.WriteFile(golden, []byte(text), 0o644); err != nil {
@@ -124,7 +124,7 @@ type corpusFile struct {
 func parityWorkspace(t *testing.T) (root, corpus string) {
 	t.Helper()
 	root = t.TempDir()
-	data, err := os.ReadFile(filepath.Join("testdata", "parity", "parley.yaml"))
+	data, err := os.ReadFile(testdataPath("parity", "parley.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func parityWorkspace(t *testing.T) (root, corpus string) {
 		t.Fatal(err)
 	}
 	corpus = filepath.Join(t.TempDir(), "corpus")
-	if err := os.CopyFS(corpus, os.DirFS(filepath.Join("testdata", "parity", "corpus"))); err != nil {
+	if err := os.CopyFS(corpus, os.DirFS(testdataPath("parity", "corpus"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("../../"+workspace.ConfigFile, filepath.Join(corpus, "gm", "link.md")); err != nil {

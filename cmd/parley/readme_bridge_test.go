@@ -13,7 +13,7 @@ import (
 // runs is the README's seat workspace of "Beyond one machine" (its second
 // yaml example), as written.
 func TestREADMEBridgeSeat(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join(scriptDir, "..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestREADMEBridgeSeat(t *testing.T) {
 		rest = rest[begin+len("```yaml\n"):]
 		example = rest[:strings.Index(rest, "```\n")]
 	}
-	ar, err := txtar.ParseFile(filepath.Join("testdata", "bridgeseat.txtar"))
+	ar, err := txtar.ParseFile(testdataPath("bridgeseat.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // TestREADMEModelExample: the parley.yaml that testdata/llm_readme.txtar
 // runs is the README's example of "A model as an agent", as written.
 func TestREADMEModelExample(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join(scriptDir, "..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestREADMEModelExample(t *testing.T) {
 	begin += i + len("```yaml\n")
 	end := strings.Index(readme[begin:], "```\n")
 	example := readme[begin : begin+end]
-	ar, err := txtar.ParseFile(filepath.Join("testdata", "llm_readme.txtar"))
+	ar, err := txtar.ParseFile(testdataPath("llm_readme.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}

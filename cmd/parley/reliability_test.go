@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -34,6 +35,7 @@ type sentMessage struct {
 // restarts it each time, and checks that every message reached every
 // recipient exactly once and every outbox file ended in sent/.
 func TestCrash(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("sends thousands of messages")

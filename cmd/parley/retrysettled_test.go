@@ -19,7 +19,7 @@ import (
 // retry refuses it, and the letter stays in dead/: the page asks the same
 // question the command line does.
 func TestServeRetrySettled(t *testing.T) {
-	ar, err := txtar.ParseFile(filepath.Join("testdata", "retrysettled.txtar"))
+	ar, err := txtar.ParseFile(testdataPath("retrysettled.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}

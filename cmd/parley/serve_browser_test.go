@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -166,6 +167,7 @@ const browserStep = 30 * time.Second
 // in the test's temporary directory (and in $PARLEY_SCREENSHOTS, when
 // set).
 func TestServeInBrowser(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	bctx := newBrowser(t)
 	dir, url, token := servedDemo(t)
@@ -430,6 +432,7 @@ func clickNow(sel string) chromedp.Action[chromedp.Void] {
 // the stop button clicked send the answer parley reply --field
 // decision=stop would, the decision taken from the button.
 func TestServeEscalationInBrowser(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	bctx := newBrowser(t)
 	dir := filepath.Join(t.TempDir(), "ws")
