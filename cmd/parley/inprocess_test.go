@@ -31,7 +31,7 @@ import (
 // for input (serve, play, mcp, session, bridge), or time things (bench).
 var inProcessCommands = []string{
 	"answer", "approve", "campaign", "character", "compose", "completion",
-	"__complete", "done", "export", "help", "inbox", "init", "inventory",
+	"__complete", "done", "export", "inbox", "init", "inventory",
 	"journal", "log", "pipeline", "plan", "read", "reject", "reply", "retry",
 	"roll", "routes", "send", "skills", "status", "stop", "tool", "usage",
 	"validate", "version",
@@ -45,14 +45,10 @@ var inProcessEnv = []string{"TZ", "VISUAL", "EDITOR", "PARLEY_WORKSPACE", "PARLE
 
 // scriptDir is this package's directory: tests that run beside the
 // scripts read testdata through it, not through the working directory,
-// which a script's in-process command changes while it runs.
-var scriptDir = func() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		panic(err)
-	}
-	return wd
-}()
+// which a script's in-process command changes while it runs. (In a
+// process started as parley it is not used, and may be "": its working
+// directory may be gone.)
+var scriptDir, _ = os.Getwd()
 
 // testdataPath is a path under this package's testdata/.
 func testdataPath(elem ...string) string {
@@ -78,7 +74,7 @@ func inProcessOK(ts *testscript.TestScript, args []string) bool {
 		if strings.HasPrefix(a, "-C") && len(a) > 2 {
 			continue
 		}
-		if a == "--help" || a == "-h" || a == "--version" || a == "-v" {
+		if a == "--version" || a == "-v" {
 			return true
 		}
 		cmd = a
@@ -88,7 +84,13 @@ func inProcessOK(ts *testscript.TestScript, args []string) bool {
 		return false
 	}
 	for _, a := range args {
-		if a == "--follow" || a == "-f" || a == "--" {
+		switch a {
+		case "--follow", "-f", "--":
+			return false
+		case "help", "--help", "-h":
+			// urfave/cli's help command is one value it changes as it
+			// sets up an app: a second app in the process shows other
+			// help.
 			return false
 		}
 	}

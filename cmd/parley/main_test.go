@@ -27,13 +27,47 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// This binary, started as parley (from the directory parleyOnPath
+	// puts on PATH), is parley. testscript.Main would do the same for a
+	// command it is given, but would also make `parley` in a script
+	// always start the program, and the scripts' parley command runs in
+	// this process where it can (inprocess_test.go).
+	if filepath.Base(os.Args[0]) == "parley" {
+		os.Exit(parleyMain())
+	}
 	raceExitAtOnce()
 	runMoreAtOnce()
 	testscript.Main(removeBuilt{m}, map[string]func(){
-		"parley": func() { os.Exit(parleyMain()) },
 		"claude": func() { os.Exit(claudeStandin()) },
 		"codex":  func() { os.Exit(codexStandin()) },
 	})
+}
+
+// parleyOnPath puts this binary on PATH as parley, for `exec parley` in
+// the scripts, the programs they run and the tests that start parley:
+// a hard link (or a copy) named parley, in a new directory put first on
+// PATH, so that os.Executable names parley too (the demo and the benches
+// start it again). It returns the directory, to remove at the end.
+func parleyOnPath() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "parley-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "parley")
+	if err := os.Link(self, bin); err != nil {
+		data, err := os.ReadFile(self)
+		if err != nil {
+			return dir, err
+		}
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			return dir, err
+		}
+	}
+	return dir, os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // built is parley as `go build` makes it, for the tests that run the
@@ -76,6 +110,14 @@ func (r removeBuilt) Run() int {
 	// the scripts run in-process (inProcessOK). (Run is not called in the
 	// processes testscript starts as parley: they keep the script's TZ.)
 	os.Setenv("TZ", "UTC")
+	bin, err := parleyOnPath()
+	if bin != "" {
+		defer os.RemoveAll(bin)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "putting parley on PATH:", err)
+		return 1
+	}
 	code := r.m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
