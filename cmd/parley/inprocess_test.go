@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -160,5 +162,76 @@ func cmdParley(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("unexpected command success")
 	case code != 0 && !neg:
 		ts.Fatalf("unexpected command failure (exit %d)\n[stdout]\n%s[stderr]\n%s", code, stdout, stderr)
+	}
+}
+
+// TestInProcessAgrees runs command lines of each kind the scripts run
+// in-process both ways, twice over in-process (what one command leaves
+// in the process must not change the next), and wants the same exit
+// code and output as the program gives.
+func TestInProcessAgrees(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	program := func(args ...string) (int, string, string) {
+		cmd := exec.Command("parley", args...)
+		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader("")
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		var ee *exec.ExitError
+		code := 0
+		if err := cmd.Run(); errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errOut.String()
+	}
+	if code, _, errOut := program("init", "ws", "--agent", "gm", "--agent", "aria:player", "--skill", "dnd-team"); code != 0 {
+		t.Fatalf("parley init: %s", errOut)
+	}
+	if code, _, errOut := program("-C", "ws", "send", "--from", "gm", "--to", "aria", "--body", "The door creaks."); code != 0 {
+		t.Fatalf("parley send: %s", errOut)
+	}
+	lines := [][]string{
+		{"-C", "ws", "status"},
+		{"-C", "ws", "inbox", "aria", "--state", "all"},
+		{"-C", "ws", "log"},
+		{"-C", "ws", "validate", "--all"},
+		{"-C", "ws", "send", "--from", "gm", "--to", "nobody", "--body", "x"},
+		{"-C", "ws", "send", "--from", "gm", "--to", "aria", "--tpye", "x", "--body", "x"},
+		{"-C", "ws", "skills", "list"},
+		{"-C", "ws", "routes", "explain", "--from", "gm", "--to", "aria"},
+		{"-C", "ws", "__complete", "send", "--to", ""},
+		{"-C", "ws", "campaign", "list"},
+		{"-C", "nowhere", "status"},
+		{"roll", "1d1+2"},
+		{"version"},
+	}
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	// "just now" and "1s ago" are the same time, a second apart.
+	ago := regexp.MustCompile(`\((just now|\d+s ago)\)`)
+	norm := func(code int, out, errOut string) result {
+		return result{code, ago.ReplaceAllString(out, "(ago)"), ago.ReplaceAllString(errOut, "(ago)")}
+	}
+	want := map[int]result{}
+	for i, args := range lines {
+		code, out, errOut := program(args...)
+		want[i] = norm(code, out, errOut)
+	}
+	for round := 1; round <= 2; round++ {
+		for i, args := range lines {
+			var out, errOut strings.Builder
+			code, err := runInDir(dir, append([]string{"parley"}, args...), &out, &errOut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := norm(code, out.String(), errOut.String()); got != want[i] {
+				t.Errorf("round %d: parley %s in-process: exit %d\n%s%s\nas a program: exit %d\n%s%s", round, strings.Join(args, " "), got.code, got.out, got.errOut, want[i].code, want[i].out, want[i].errOut)
+			}
+		}
 	}
 }
