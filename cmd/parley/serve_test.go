@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -341,6 +342,7 @@ func TestServePlan(t *testing.T) {
 // shows the party's sheets; the game master's view holds the story
 // state's secrets, the spectator view never does.
 func TestServeStory(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "table")
 	if out, err := exec.Command("parley", "demo", "--dir", dir).CombinedOutput(); err != nil {
