@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/internal/longtest"
+	"github.com/parley-dev/parley/internal/memtmp"
 	"github.com/parley-dev/parley/internal/standin"
 	"github.com/parley-dev/parley/runner/sandbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -118,6 +119,9 @@ func (r removeBuilt) Run() int {
 		fmt.Fprintln(os.Stderr, "putting parley on PATH:", err)
 		return 1
 	}
+	// The workspaces the tests make, in memory where it can (a hard link
+	// of this binary cannot go there: parleyOnPath comes first).
+	defer memtmp.Use()()
 	code := r.m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
