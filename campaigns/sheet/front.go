@@ -44,10 +44,12 @@ type fItem struct {
 // splitFrontmatter finds YAML frontmatter as messages have it (see
 // mailbox.SplitFrontmatter): a first line "---" and a later line "---" or
 // "...". Without the closing line there is none, and the sheet is read in
-// the tables layout.
+// the tables layout (p.unclosed notes it, for the error when that finds
+// no hit points).
 func (p *parsed) splitFrontmatter() *front {
 	fm, err := mailbox.SplitFrontmatter(p.data)
 	if err != nil {
+		p.unclosed = errors.Is(err, mailbox.ErrUnclosedFrontmatter)
 		return nil
 	}
 	return &front{start: fm.HeaderStart, end: fm.HeaderEnd, line0: 1, bodyLine: fm.BodyLine - 1}
@@ -195,9 +197,7 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	if p.sh.MaxHP, err = p.intNode(mx.v, "max hit points", 1, MaxAmount); err != nil {
 		return false, err
 	}
-	if p.sh.HP > p.sh.MaxHP {
-		return false, p.errf(p.hpLine, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
-	}
+	p.checkHPRange()
 	if lv, ok := keys["level"]; ok {
 		f.levelKey, f.level = lv.k, lv.v
 		p.levelLine = f.line(lv.v)

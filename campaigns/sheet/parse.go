@@ -25,6 +25,7 @@ type parsed struct {
 	hpLine, levelLine, abilLine int // 1-based, 0 when not written
 	haveAbil                    bool
 	curErr                      error // why the money could not be read
+	unclosed                    bool  // the first line is "---" and no line closes it
 }
 
 // span is a range of bytes of the text; the zero span is no span.

@@ -166,6 +166,13 @@ type Sheet struct {
 	// field: problem" (money written in a way the package does not know);
 	// the rest of the sheet reads and changes as usual.
 	Unread []string
+	// Invalid, when not nil, is what the sheet reads but cannot stand
+	// by: hit points above the maximum, as an *Error naming the line and
+	// the field. Such a sheet is read all the same, so that SetHP or
+	// SetMaxHP can set it right (each leaves the hit points valid); other
+	// changes are made as usual, and Damage and Heal refuse: they cannot
+	// tell which of the two numbers to start from.
+	Invalid error
 }
 
 // Item is one entry of a sheet's equipment or inventory.
@@ -424,6 +431,9 @@ func (d *Doc) SetMaxHP(n int) error {
 // points before and after.
 func (d *Doc) Damage(n int) (from, to int, err error) {
 	from = d.p.sh.HP
+	if err := d.invalidHP(); err != nil {
+		return from, from, err
+	}
 	if n < 0 {
 		return from, from, d.fail(d.p.hpLine, "hit points", fmt.Errorf("damage %d is %w: want 0 or more", n, ErrRange))
 	}
@@ -438,6 +448,9 @@ func (d *Doc) Damage(n int) (from, to int, err error) {
 // points before and after.
 func (d *Doc) Heal(n int) (from, to int, err error) {
 	from = d.p.sh.HP
+	if err := d.invalidHP(); err != nil {
+		return from, from, err
+	}
 	if n < 0 {
 		return from, from, d.fail(d.p.hpLine, "hit points", fmt.Errorf("healing %d is %w: want 0 or more", n, ErrRange))
 	}
@@ -449,6 +462,17 @@ func (d *Doc) Heal(n int) (from, to int, err error) {
 		return from, from, err
 	}
 	return from, to, nil
+}
+
+// invalidHP refuses a change that starts from the hit points when they
+// are above the maximum: the sheet says two things, and which one is
+// meant is for a person to say, by setting hp or max_hp.
+func (d *Doc) invalidHP() error {
+	var se *Error
+	if !errors.As(d.p.sh.Invalid, &se) {
+		return nil
+	}
+	return d.fail(se.Line, se.Field, fmt.Errorf("%w; set hp or max_hp first", se.Err))
 }
 
 func (d *Doc) setHP(hp, maxHP int) error {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/parley-dev/parley/internal/spell"
 )
 
 // tables holds where a tables-layout sheet writes each value.
@@ -60,6 +62,10 @@ func (p *parsed) parseTables(from int) error {
 		vMod                           [6]span
 		vScore, vLine                  [6]int
 	)
+	var meant struct {
+		line    int    // 1-based line of a label that is "Hit Points" misspelt
+		written string // the label as written there
+	}
 	n := len(p.ls)
 	for i := from; i < n; i++ {
 		line := p.text(i)
@@ -180,6 +186,9 @@ func (p *parsed) parseTables(from int) error {
 			if err := p.levelValue(i, val); err != nil {
 				return err
 			}
+		case !hpDone && meant.line == 0 && spell.Nearest(label, []string{"hit points"}, 2) != "":
+			// "Hit Pionts": the hit points, misspelt, if none are found.
+			meant.line, meant.written = i+1, writtenLabel(line)
 		case abilityIndex(label) >= 0 && strings.HasPrefix(trim, "|"):
 			a := abilityIndex(label)
 			if vLine[a] == 0 {
@@ -259,6 +268,12 @@ func (p *parsed) parseTables(from int) error {
 		}
 	}
 	if !hpDone {
+		switch {
+		case meant.line > 0:
+			return p.errf(meant.line, "hit points", "%w: %q is no label parley reads: did you mean \"Hit Points\"?", ErrNoHP, meant.written)
+		case p.unclosed:
+			return p.errf(1, "frontmatter", "%w: the frontmatter opened with --- on line 1 is never closed: end it with a --- line after its last key", ErrNoHP)
+		}
 		return &Error{Path: p.path, Err: fmt.Errorf("%w: want a \"| **Hit Points** | 8/8 |\" row, or hp and max_hp in the frontmatter", ErrNoHP)}
 	}
 	if err := p.checkHP(); err != nil {
@@ -277,6 +292,16 @@ func (p *parsed) parseTables(from int) error {
 		p.sh.Unread = append(p.sh.Unread, p.curErr.Error())
 	}
 	return nil
+}
+
+// writtenLabel returns the label of a table row or a "**Label**: value"
+// line as written: "Hit Pionts" for "| **Hit Pionts** | 24 |".
+func writtenLabel(line string) string {
+	s := strings.TrimLeft(line, " \t|")
+	if k := strings.IndexAny(s, "|:"); k >= 0 {
+		s = s[:k]
+	}
+	return strings.Trim(s, " \t*_`-+")
 }
 
 func containsZero(a [6]int) bool {
@@ -511,10 +536,17 @@ func (p *parsed) checkHP() error {
 	if p.sh.MaxHP < 1 {
 		return p.errf(maxLine, "max hit points", "%d is %w: want at least 1", p.sh.MaxHP, ErrRange)
 	}
-	if p.sh.HP > p.sh.MaxHP {
-		return p.errf(p.hpLine, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
-	}
+	p.checkHPRange()
 	return nil
+}
+
+// checkHPRange notes hit points above the maximum in Sheet.Invalid: a
+// sheet a person made so is read, so that setting hp or max_hp can
+// right it.
+func (p *parsed) checkHPRange() {
+	if p.sh.HP > p.sh.MaxHP {
+		p.sh.Invalid = p.errf(p.hpLine, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
+	}
 }
 
 // levelValue reads a level in the span val of line i: a number, or an

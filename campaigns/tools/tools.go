@@ -494,7 +494,8 @@ type CharacterResult struct {
 	Stats     map[string]int `json:"stats"`           // the ability scores the sheet gives
 	Inventory []InventoryRow `json:"inventory"`
 	Currency  map[string]int `json:"currency"`
-	Unread    []string       `json:"unread,omitempty"` // what of the sheet could not be read
+	Unread    []string       `json:"unread,omitempty"`  // what of the sheet could not be read
+	Invalid   string         `json:"invalid,omitempty"` // what the sheet reads but cannot stand by: hit points above the maximum
 }
 
 // InventoryRow is an item a character holds.
@@ -582,6 +583,9 @@ func (b *Box) stats(a CharacterArgs) (*CharacterResult, error) {
 		return nil, err
 	}
 	r := View(d)
+	if d.Invalid != nil {
+		r.Invalid = b.Campaign.Short(d.Invalid).Error() // as Call's errors name files
+	}
 	r.Success = true
 	return r, nil
 }
@@ -601,6 +605,9 @@ func View(d *sheet.Doc) *CharacterResult {
 		r.Currency[c.Denom] = c.Amount
 	}
 	r.Unread = d.Unread
+	if d.Invalid != nil {
+		r.Invalid = d.Invalid.Error()
+	}
 	return r
 }
 

@@ -267,6 +267,9 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 	for _, u := range d.Unread {
 		fmt.Fprintf(w, "  could not read: %s\n", u)
 	}
+	if d.Invalid != nil {
+		fmt.Fprintf(w, "  invalid: %v: set it right with `parley character set %s hp=N` (or max_hp=N)\n", d.Invalid, d.Name)
+	}
 	printItems(w, d)
 	return nil
 }

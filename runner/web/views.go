@@ -276,7 +276,12 @@ func (s *Server) storyData(spectator bool) storyData {
 	for _, ch := range chars {
 		if dc, ok := s.readDoc(c.SheetPath(ch), ch, secrets); ok {
 			if data, err := readSmall(c.SheetPath(ch)); err == nil {
-				if sh, err := sheet.Parse(c.SheetPath(ch), data); err == nil && sh.MaxHP > 0 {
+				switch sh, err := sheet.Parse(c.SheetPath(ch), data); {
+				case err != nil:
+					dc.Badge = "the sheet does not read: " + c.Short(err).Error()
+				case sh.Invalid != nil:
+					dc.Badge = fmt.Sprintf("HP %d/%d · %d items · %v", sh.HP, sh.MaxHP, len(sh.Items), c.Short(sh.Invalid))
+				case sh.MaxHP > 0:
 					dc.Badge = fmt.Sprintf("HP %d/%d · %d items", sh.HP, sh.MaxHP, len(sh.Items))
 				}
 			}
