@@ -24,6 +24,7 @@ type front struct {
 	bodyLine   int // the index of the first line after the closing ---
 
 	hp, max, levelKey, level *yaml.Node
+	temp                     *yaml.Node // temp_hp's value; nil when not written
 	abil                     [6]*yaml.Node
 	invKey, inv              *yaml.Node // nil when there is no inventory key
 	items                    []fItem    // parallel to Sheet.Items
@@ -198,6 +199,12 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 		return false, err
 	}
 	p.checkHPRange()
+	if t, ok := keys["temp_hp"]; ok && !isNull(t.v) {
+		f.temp = t.v
+		if p.sh.TempHP, err = p.intNode(t.v, "temp hit points", 0, MaxAmount); err != nil {
+			return false, err
+		}
+	}
 	if lv, ok := keys["level"]; ok {
 		f.levelKey, f.level = lv.k, lv.v
 		p.levelLine = f.line(lv.v)
@@ -673,8 +680,19 @@ func (f *front) appendKey(p *parsed, text string) edit {
 
 // Edits.
 
-func (f *front) hpEdits(p *parsed, hp, maxHP int) ([]edit, error) {
+func (f *front) hpEdits(p *parsed, hp, maxHP, temp int) ([]edit, error) {
 	var edits []edit
+	if temp != p.sh.TempHP {
+		if f.temp == nil {
+			edits = append(edits, f.appendKey(p, "temp_hp: "+itoa(temp)+p.nl))
+		} else {
+			s, err := f.scalarSpan(p, f.temp)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, edit{s.start, s.end, itoa(temp)})
+		}
+	}
 	for _, c := range []struct {
 		n        *yaml.Node
 		old, new int

@@ -353,11 +353,11 @@ func hasRun(words, run []string) bool {
 
 // The edits of each change, by layout.
 
-func (p *parsed) hpEdits(hp, maxHP int) ([]edit, error) {
+func (p *parsed) hpEdits(hp, maxHP, temp int) ([]edit, error) {
 	if p.f != nil {
-		return p.f.hpEdits(p, hp, maxHP)
+		return p.f.hpEdits(p, hp, maxHP, temp)
 	}
-	return p.t.hpEdits(p, hp, maxHP), nil
+	return p.t.hpEdits(p, hp, maxHP, temp), nil
 }
 
 func (p *parsed) levelEdits(n int) ([]edit, error) {

@@ -12,6 +12,8 @@ import (
 type tables struct {
 	hp, max  span   // max: the maximum beside hp ("8/12", "8 (max 12)"), not ok when not written there
 	maxRow   span   // a "| **Max HP** | 12 |" row's number, not ok when none
+	temp     span   // the number of "(temp 3)" after the hit points, not ok when none
+	tempAt   span   // all of " (temp 3)", the space before it too
 	maxLine  int    // 1-based line of maxRow
 	level    span   // the level's digits and any ordinal suffix ("3rd")
 	levelOrd string // the ordinal suffix as written ("rd"), "" when none
@@ -338,6 +340,13 @@ func (p *parsed) hpValue(i int, val span) error {
 		return p.errf(i+1, "hit points", "%s is %w: at most %d", strings.TrimSpace(s), ErrRange, MaxAmount)
 	}
 	off := val.start + a
+	if n, at, ok := tempPhrase(v, rest); ok {
+		if n.end-n.start > 9 {
+			return p.errf(i+1, "temp hit points", "%s is %w: at most %d", v[n.start:n.end], ErrRange, MaxAmount)
+		}
+		t.temp, t.tempAt = span{off + n.start, off + n.end}, span{off + at.start, off + at.end}
+		p.sh.TempHP = atoi(p.data[t.temp.start:t.temp.end])
+	}
 	t.hp = span{off + hp.start, off + hp.end}
 	p.sh.HP = atoi(p.data[t.hp.start:t.hp.end])
 	p.sh.MaxHP = p.sh.HP
@@ -346,6 +355,40 @@ func (p *parsed) hpValue(i int, val span) error {
 		p.sh.MaxHP = atoi(p.data[t.max.start:t.max.end])
 	}
 	return nil
+}
+
+// tempPhrase finds temporary hit points written in v[from:], after the
+// hit points: "(temp 3)", "(temp: 3)", "(temp hp 3)", "(temporary 3)".
+// It returns the number's span and the phrase's, with the spaces before
+// it.
+func tempPhrase(v string, from int) (n, at span, ok bool) {
+	for k := from; k < len(v); k++ {
+		if v[k] != '(' {
+			continue
+		}
+		w, e := wordAt(v, skipSpaces(v, k+1))
+		if w != "temp" && w != "temporary" {
+			continue
+		}
+		j := skipSpaces(v, e)
+		if w2, e2 := wordAt(v, j); w2 == "hp" {
+			j = skipSpaces(v, e2)
+		}
+		if j < len(v) && v[j] == ':' {
+			j = skipSpaces(v, j+1)
+		}
+		d := digitsEnd(v, j)
+		c := skipSpaces(v, d)
+		if d == j || c >= len(v) || v[c] != ')' {
+			continue
+		}
+		s := k
+		for s > from && isSpace(v[s-1]) {
+			s--
+		}
+		return span{j, d}, span{s, c + 1}, true
+	}
+	return span{}, span{}, false
 }
 
 // splitHP reads the current hit points at the start of v and a maximum
@@ -953,15 +996,31 @@ func isSepRow(line string, cells []span) bool {
 
 // Edits.
 
-func (t *tables) hpEdits(p *parsed, hp, maxHP int) []edit {
+func (t *tables) hpEdits(p *parsed, hp, maxHP, temp int) []edit {
+	var e []edit
+	switch {
+	case temp == p.sh.TempHP:
+	case temp == 0 && t.tempAt.ok():
+		e = append(e, edit{t.tempAt.start, t.tempAt.end, ""})
+	case t.temp.ok():
+		e = append(e, edit{t.temp.start, t.temp.end, itoa(temp)})
+	default:
+		at := t.hp.end
+		if t.max.ok() {
+			at = t.max.end
+		}
+		e = append(e, edit{at, at, " (temp " + itoa(temp) + ")"})
+	}
 	if !t.max.ok() && !t.maxRow.ok() { // one number gives both
+		if hp == p.sh.HP && maxHP == p.sh.MaxHP {
+			return e
+		}
 		text := itoa(hp)
 		if hp != maxHP {
 			text += "/" + itoa(maxHP)
 		}
-		return []edit{{t.hp.start, t.hp.end, text}}
+		return append(e, edit{t.hp.start, t.hp.end, text})
 	}
-	var e []edit
 	if hp != p.sh.HP {
 		e = append(e, edit{t.hp.start, t.hp.end, itoa(hp)})
 	}
