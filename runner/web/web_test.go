@@ -1258,4 +1258,9 @@ func TestStorySheetNotes(t *testing.T) {
 			t.Errorf("GET /story does not say %q:\n%s", want, body)
 		}
 	}
+	// Spectators are told where, not what: an error may quote the sheet.
+	body = get(t, s.Handler(), "/story?view=spectator", false).Body.String()
+	if want := `bo-pike <span class="badge">the sheet does not read (line 3)</span>`; !strings.Contains(body, want) {
+		t.Errorf("GET /story?view=spectator does not say %q:\n%s", want, body)
+	}
 }
