@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -182,6 +183,18 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	}
 	hp, ok := keys["hp"]
 	if !ok {
+		if mx, ok := keys["max_hp"]; ok {
+			// A sheet of this layout without its hp: say so, should the
+			// tables layout find none either.
+			p.frontNoHP = p.errf(f.line(mx.k), "hit points", "%w: max_hp on line %d has no hp beside it", ErrNoHP, f.line(mx.k))
+			for i := 0; i+1 < len(root.Content); i += 2 {
+				k := root.Content[i]
+				if near := spell.Nearest(k.Value, []string{"hp"}, 1); near != "" && (len(k.Value) > 2 || strings.EqualFold(k.Value, near)) {
+					p.frontNoHP = p.errf(f.line(k), "hit points", "%w: %q is no key parley reads: did you mean hp?", ErrNoHP, k.Value)
+					break
+				}
+			}
+		}
 		return false, nil
 	}
 	p.f = f

@@ -26,6 +26,7 @@ type parsed struct {
 	haveAbil                    bool
 	curErr                      error // why the money could not be read
 	unclosed                    bool  // the first line is "---" and no line closes it
+	frontNoHP                   error // a frontmatter with max_hp and no hp: what to say when the tables have none either
 }
 
 // span is a range of bytes of the text; the zero span is no span.

@@ -273,6 +273,8 @@ func (p *parsed) parseTables(from int) error {
 		switch {
 		case meant.line > 0:
 			return p.errf(meant.line, "hit points", "%w: %q is no label parley reads: did you mean \"Hit Points\"?", ErrNoHP, meant.written)
+		case p.frontNoHP != nil:
+			return p.frontNoHP
 		case p.unclosed:
 			return p.errf(1, "frontmatter", "%w: the frontmatter opened with --- on line 1 is never closed: end it with a --- line after its last key", ErrNoHP)
 		}
