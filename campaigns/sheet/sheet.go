@@ -30,13 +30,13 @@
 // The maximum may also be written "8 of 12", "8 out of 12" or "8 (max
 // 12)", or on a row of its own ("| **Max HP** | 12 |"); a lone number is
 // both only when no such row says otherwise. Temporary hit points follow
-// in parentheses: "8/12 (temp 3)" (or "(temp: 3)", "(temp hp 3)"). Hit points whose maximum
-// cannot be read ("8 (max twelve)", "8 (12)") are an error, never a
-// guess. A level may be an ordinal ("3rd"), and stays one when changed. A
-// level outside 1 to 20 or an ability score above 30 is read as written;
-// only SetLevel and SetAbility refuse to write one. When a label appears
-// twice the first one counts. Lines in fenced code blocks and HTML
-// comments are not read.
+// in parentheses: "8/12 (temp 3)" (or "(temp: 3)", "(temp hp 3)"). Hit
+// points whose maximum cannot be read ("8 (max twelve)", "8 (12)") are
+// an error, never a guess. A level may be an ordinal ("3rd"), and stays
+// one when changed. A level outside 1 to 20 or an ability score above 30
+// is read as written; only SetLevel and SetAbility refuse to write one.
+// When a label appears twice the first one counts. Lines in fenced code
+// blocks and HTML comments are not read.
 //
 // Coins may also be written label first, one a line ("**Gold**: 10") or
 // several ("GP: 10, SP: 4"), as table rows ("| Gold | 10 |"), or as a

@@ -14,6 +14,7 @@ type tables struct {
 	maxRow   span   // a "| **Max HP** | 12 |" row's number, not ok when none
 	temp     span   // the number of "(temp 3)" after the hit points, not ok when none
 	tempAt   span   // all of " (temp 3)", the space before it too
+	hpEnd    int    // where the reading of the hit points ends: after "8/12", "8 (max 12)"
 	maxLine  int    // 1-based line of maxRow
 	level    span   // the level's digits and any ordinal suffix ("3rd")
 	levelOrd string // the ordinal suffix as written ("rd"), "" when none
@@ -350,6 +351,7 @@ func (p *parsed) hpValue(i int, val span) error {
 		p.sh.TempHP = atoi(p.data[t.temp.start:t.temp.end])
 	}
 	t.hp = span{off + hp.start, off + hp.end}
+	t.hpEnd = off + rest
 	p.sh.HP = atoi(p.data[t.hp.start:t.hp.end])
 	p.sh.MaxHP = p.sh.HP
 	if mx.ok() {
@@ -1007,11 +1009,7 @@ func (t *tables) hpEdits(p *parsed, hp, maxHP, temp int) []edit {
 	case t.temp.ok():
 		e = append(e, edit{t.temp.start, t.temp.end, itoa(temp)})
 	default:
-		at := t.hp.end
-		if t.max.ok() {
-			at = t.max.end
-		}
-		e = append(e, edit{at, at, " (temp " + itoa(temp) + ")"})
+		e = append(e, edit{t.hpEnd, t.hpEnd, " (temp " + itoa(temp) + ")"})
 	}
 	if !t.max.ok() && !t.maxRow.ok() { // one number gives both
 		if hp == p.sh.HP && maxHP == p.sh.MaxHP {
