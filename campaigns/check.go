@@ -150,6 +150,10 @@ func (c *Campaign) checkParty(add func(string, Status, string)) error {
 			add(path, Malformed, c.Short(err).Error())
 			continue
 		}
+		if d.Invalid != nil {
+			add(path, Malformed, c.Short(d.Invalid).Error()+": set hp or max_hp to set it right")
+			continue
+		}
 		detail := fmt.Sprintf("HP %d/%d, level %s, %s", d.HP, d.MaxHP, levelText(d.Level), plural(len(d.Items), "item"))
 		if len(d.Unread) > 0 {
 			add(path, Warning, detail+"; could not read "+c.shorten(strings.Join(d.Unread, "; ")))

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -24,6 +25,7 @@ type front struct {
 	bodyLine   int // the index of the first line after the closing ---
 
 	hp, max, levelKey, level *yaml.Node
+	temp                     *yaml.Node // temp_hp's value; nil when not written
 	abil                     [6]*yaml.Node
 	invKey, inv              *yaml.Node // nil when there is no inventory key
 	items                    []fItem    // parallel to Sheet.Items
@@ -44,10 +46,12 @@ type fItem struct {
 // splitFrontmatter finds YAML frontmatter as messages have it (see
 // mailbox.SplitFrontmatter): a first line "---" and a later line "---" or
 // "...". Without the closing line there is none, and the sheet is read in
-// the tables layout.
+// the tables layout (p.unclosed notes it, for the error when that finds
+// no hit points).
 func (p *parsed) splitFrontmatter() *front {
 	fm, err := mailbox.SplitFrontmatter(p.data)
 	if err != nil {
+		p.unclosed = errors.Is(err, mailbox.ErrUnclosedFrontmatter)
 		return nil
 	}
 	return &front{start: fm.HeaderStart, end: fm.HeaderEnd, line0: 1, bodyLine: fm.BodyLine - 1}
@@ -179,6 +183,18 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	}
 	hp, ok := keys["hp"]
 	if !ok {
+		if mx, ok := keys["max_hp"]; ok {
+			// A sheet of this layout without its hp: say so, should the
+			// tables layout find none either.
+			p.frontNoHP = p.errf(f.line(mx.k), "hit points", "%w: max_hp on line %d has no hp beside it", ErrNoHP, f.line(mx.k))
+			for i := 0; i+1 < len(root.Content); i += 2 {
+				k := root.Content[i]
+				if near := spell.Nearest(k.Value, []string{"hp"}, 1); near != "" && (len(k.Value) > 2 || strings.EqualFold(k.Value, near)) {
+					p.frontNoHP = p.errf(f.line(k), "hit points", "%w: %q is no key parley reads: did you mean hp?", ErrNoHP, k.Value)
+					break
+				}
+			}
+		}
 		return false, nil
 	}
 	p.f = f
@@ -195,8 +211,12 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	if p.sh.MaxHP, err = p.intNode(mx.v, "max hit points", 1, MaxAmount); err != nil {
 		return false, err
 	}
-	if p.sh.HP > p.sh.MaxHP {
-		return false, p.errf(p.hpLine, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
+	p.checkHPRange()
+	if t, ok := keys["temp_hp"]; ok && !isNull(t.v) {
+		f.temp = t.v
+		if p.sh.TempHP, err = p.intNode(t.v, "temp hit points", 0, MaxAmount); err != nil {
+			return false, err
+		}
 	}
 	if lv, ok := keys["level"]; ok {
 		f.levelKey, f.level = lv.k, lv.v
@@ -673,8 +693,19 @@ func (f *front) appendKey(p *parsed, text string) edit {
 
 // Edits.
 
-func (f *front) hpEdits(p *parsed, hp, maxHP int) ([]edit, error) {
+func (f *front) hpEdits(p *parsed, hp, maxHP, temp int) ([]edit, error) {
 	var edits []edit
+	if temp != p.sh.TempHP {
+		if f.temp == nil {
+			edits = append(edits, f.appendKey(p, "temp_hp: "+itoa(temp)+p.nl))
+		} else {
+			s, err := f.scalarSpan(p, f.temp)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, edit{s.start, s.end, itoa(temp)})
+		}
+	}
 	for _, c := range []struct {
 		n        *yaml.Node
 		old, new int

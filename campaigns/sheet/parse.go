@@ -25,6 +25,8 @@ type parsed struct {
 	hpLine, levelLine, abilLine int // 1-based, 0 when not written
 	haveAbil                    bool
 	curErr                      error // why the money could not be read
+	unclosed                    bool  // the first line is "---" and no line closes it
+	frontNoHP                   error // a frontmatter with max_hp and no hp: what to say when the tables have none either
 }
 
 // span is a range of bytes of the text; the zero span is no span.
@@ -352,11 +354,11 @@ func hasRun(words, run []string) bool {
 
 // The edits of each change, by layout.
 
-func (p *parsed) hpEdits(hp, maxHP int) ([]edit, error) {
+func (p *parsed) hpEdits(hp, maxHP, temp int) ([]edit, error) {
 	if p.f != nil {
-		return p.f.hpEdits(p, hp, maxHP)
+		return p.f.hpEdits(p, hp, maxHP, temp)
 	}
-	return p.t.hpEdits(p, hp, maxHP), nil
+	return p.t.hpEdits(p, hp, maxHP, temp), nil
 }
 
 func (p *parsed) levelEdits(n int) ([]edit, error) {

@@ -29,13 +29,14 @@
 // lines, and abilities as a two-column table with one row per ability.
 // The maximum may also be written "8 of 12", "8 out of 12" or "8 (max
 // 12)", or on a row of its own ("| **Max HP** | 12 |"); a lone number is
-// both only when no such row says otherwise. Hit points whose maximum
-// cannot be read ("8 (max twelve)", "8 (12)") are an error, never a
-// guess. A level may be an ordinal ("3rd"), and stays one when changed. A
-// level outside 1 to 20 or an ability score above 30 is read as written;
-// only SetLevel and SetAbility refuse to write one. When a label appears
-// twice the first one counts. Lines in fenced code blocks and HTML
-// comments are not read.
+// both only when no such row says otherwise. Temporary hit points follow
+// in parentheses: "8/12 (temp 3)" (or "(temp: 3)", "(temp hp 3)"). Hit
+// points whose maximum cannot be read ("8 (max twelve)", "8 (12)") are
+// an error, never a guess. A level may be an ordinal ("3rd"), and stays
+// one when changed. A level outside 1 to 20 or an ability score above 30
+// is read as written; only SetLevel and SetAbility refuse to write one.
+// When a label appears twice the first one counts. Lines in fenced code
+// blocks and HTML comments are not read.
 //
 // Coins may also be written label first, one a line ("**Gold**: 10") or
 // several ("GP: 10, SP: 4"), as table rows ("| Gold | 10 |"), or as a
@@ -45,7 +46,7 @@
 // of coins is an error.
 //
 // [Frontmatter] is parley's own layout: YAML between "---" lines above the
-// prose, with the keys hp, max_hp, level, abilities ({str: 15, ...}),
+// prose, with the keys hp, max_hp, temp_hp, level, abilities ({str: 15, ...}),
 // inventory (a list of {name, quantity, note} mappings, which may also
 // say the item they are in, {in: Explorer's pack}, or hold a list of
 // their own under contents:; or of strings read like a tables-layout
@@ -158,6 +159,11 @@ type Sheet struct {
 	Path      string // as the caller gave it
 	Layout    Layout
 	HP, MaxHP int
+	// TempHP is the temporary hit points, which damage takes first:
+	// "(temp 3)" after the hit points in the tables layout
+	// ("| **Hit Points** | 8/12 (temp 3) |"), temp_hp in the frontmatter;
+	// 0 when not written.
+	TempHP    int
 	Level     int       // 0 when the sheet has none
 	Abilities Abilities // all 0 when the sheet has none
 	Items     []Item    // in the order written
@@ -166,6 +172,13 @@ type Sheet struct {
 	// field: problem" (money written in a way the package does not know);
 	// the rest of the sheet reads and changes as usual.
 	Unread []string
+	// Invalid, when not nil, is what the sheet reads but cannot stand
+	// by: hit points above the maximum, as an *Error naming the line and
+	// the field. Such a sheet is read all the same, so that SetHP or
+	// SetMaxHP can set it right (each leaves the hit points valid); other
+	// changes are made as usual, and Damage and Heal refuse: they cannot
+	// tell which of the two numbers to start from.
+	Invalid error
 }
 
 // Item is one entry of a sheet's equipment or inventory.
@@ -371,7 +384,7 @@ func (d *Doc) change(line int, field string, edits []edit, want func(*Sheet)) er
 // quantity, section, note, and the slug key of their container and
 // depth; lines and order are not compared.
 func sameSheet(want, got Sheet) bool {
-	if want.Layout != got.Layout || want.HP != got.HP || want.MaxHP != got.MaxHP ||
+	if want.Layout != got.Layout || want.HP != got.HP || want.MaxHP != got.MaxHP || want.TempHP != got.TempHP ||
 		want.Level != got.Level || want.Abilities != got.Abilities ||
 		len(want.Items) != len(got.Items) || len(want.Currency) != len(got.Currency) {
 		return false
@@ -408,7 +421,16 @@ func (d *Doc) SetHP(n int) error {
 	if n < 0 || n > d.p.sh.MaxHP {
 		return d.fail(d.p.hpLine, "hit points", fmt.Errorf("%d is %w: want 0 to %d", n, ErrRange, d.p.sh.MaxHP))
 	}
-	return d.setHP(n, d.p.sh.MaxHP)
+	return d.setHP(n, d.p.sh.MaxHP, d.p.sh.TempHP)
+}
+
+// SetTempHP sets the temporary hit points, 0 or more; at 0 a tables-layout
+// sheet's "(temp 3)" is taken away, and a sheet without any gains one.
+func (d *Doc) SetTempHP(n int) error {
+	if n < 0 || n > MaxAmount {
+		return d.fail(d.p.hpLine, "temp hit points", fmt.Errorf("%d is %w: want 0 to %d", n, ErrRange, MaxAmount))
+	}
+	return d.setHP(d.p.sh.HP, d.p.sh.MaxHP, n)
 }
 
 // SetMaxHP sets the hit point maximum, at least 1; current hit points
@@ -417,27 +439,34 @@ func (d *Doc) SetMaxHP(n int) error {
 	if n < 1 || n > MaxAmount {
 		return d.fail(d.p.hpLine, "max hit points", fmt.Errorf("%d is %w: want 1 to %d", n, ErrRange, MaxAmount))
 	}
-	return d.setHP(min(d.p.sh.HP, n), n)
+	return d.setHP(min(d.p.sh.HP, n), n, d.p.sh.TempHP)
 }
 
-// Damage takes n hit points away, stopping at 0, and returns the hit
-// points before and after.
+// Damage takes n hit points away, the temporary ones first (TempHP),
+// stopping at 0, and returns the hit points before and after.
 func (d *Doc) Damage(n int) (from, to int, err error) {
 	from = d.p.sh.HP
+	if err := d.invalidHP(); err != nil {
+		return from, from, err
+	}
 	if n < 0 {
 		return from, from, d.fail(d.p.hpLine, "hit points", fmt.Errorf("damage %d is %w: want 0 or more", n, ErrRange))
 	}
-	to = max(from-n, 0)
-	if err := d.setHP(to, d.p.sh.MaxHP); err != nil {
+	temp := d.p.sh.TempHP - min(n, d.p.sh.TempHP)
+	to = max(from-(n-(d.p.sh.TempHP-temp)), 0)
+	if err := d.setHP(to, d.p.sh.MaxHP, temp); err != nil {
 		return from, from, err
 	}
 	return from, to, nil
 }
 
 // Heal gives n hit points back, stopping at MaxHP, and returns the hit
-// points before and after.
+// points before and after. Temporary hit points are not healed.
 func (d *Doc) Heal(n int) (from, to int, err error) {
 	from = d.p.sh.HP
+	if err := d.invalidHP(); err != nil {
+		return from, from, err
+	}
 	if n < 0 {
 		return from, from, d.fail(d.p.hpLine, "hit points", fmt.Errorf("healing %d is %w: want 0 or more", n, ErrRange))
 	}
@@ -445,21 +474,32 @@ func (d *Doc) Heal(n int) (from, to int, err error) {
 	if n < to-from {
 		to = from + n
 	}
-	if err := d.setHP(to, d.p.sh.MaxHP); err != nil {
+	if err := d.setHP(to, d.p.sh.MaxHP, d.p.sh.TempHP); err != nil {
 		return from, from, err
 	}
 	return from, to, nil
 }
 
-func (d *Doc) setHP(hp, maxHP int) error {
-	if hp == d.p.sh.HP && maxHP == d.p.sh.MaxHP {
+// invalidHP refuses a change that starts from the hit points when they
+// are above the maximum: the sheet says two things, and which one is
+// meant is for a person to say, by setting hp or max_hp.
+func (d *Doc) invalidHP() error {
+	var se *Error
+	if !errors.As(d.p.sh.Invalid, &se) {
 		return nil
 	}
-	edits, err := d.p.hpEdits(hp, maxHP)
+	return d.fail(se.Line, se.Field, fmt.Errorf("%w; set hp or max_hp first", se.Err))
+}
+
+func (d *Doc) setHP(hp, maxHP, temp int) error {
+	if hp == d.p.sh.HP && maxHP == d.p.sh.MaxHP && temp == d.p.sh.TempHP {
+		return nil
+	}
+	edits, err := d.p.hpEdits(hp, maxHP, temp)
 	if err != nil {
 		return d.fail(d.p.hpLine, "hit points", err)
 	}
-	return d.change(d.p.hpLine, "hit points", edits, func(s *Sheet) { s.HP, s.MaxHP = hp, maxHP })
+	return d.change(d.p.hpLine, "hit points", edits, func(s *Sheet) { s.HP, s.MaxHP, s.TempHP = hp, maxHP, temp })
 }
 
 // SetLevel sets the character's level, 1 to 20. A tables-layout sheet

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/parley-dev/parley/internal/spell"
 )
 
 // tables holds where a tables-layout sheet writes each value.
 type tables struct {
 	hp, max  span   // max: the maximum beside hp ("8/12", "8 (max 12)"), not ok when not written there
 	maxRow   span   // a "| **Max HP** | 12 |" row's number, not ok when none
+	temp     span   // the number of "(temp 3)" after the hit points, not ok when none
+	tempAt   span   // all of " (temp 3)", the space before it too
+	hpEnd    int    // where the reading of the hit points ends: after "8/12", "8 (max 12)"
 	maxLine  int    // 1-based line of maxRow
 	level    span   // the level's digits and any ordinal suffix ("3rd")
 	levelOrd string // the ordinal suffix as written ("rd"), "" when none
@@ -60,6 +65,10 @@ func (p *parsed) parseTables(from int) error {
 		vMod                           [6]span
 		vScore, vLine                  [6]int
 	)
+	var meant struct {
+		line    int    // 1-based line of a label that is "Hit Points" misspelt
+		written string // the label as written there
+	}
 	n := len(p.ls)
 	for i := from; i < n; i++ {
 		line := p.text(i)
@@ -180,6 +189,9 @@ func (p *parsed) parseTables(from int) error {
 			if err := p.levelValue(i, val); err != nil {
 				return err
 			}
+		case !hpDone && meant.line == 0 && spell.Nearest(label, []string{"hit points"}, 2) != "":
+			// "Hit Pionts": the hit points, misspelt, if none are found.
+			meant.line, meant.written = i+1, writtenLabel(line)
 		case abilityIndex(label) >= 0 && strings.HasPrefix(trim, "|"):
 			a := abilityIndex(label)
 			if vLine[a] == 0 {
@@ -259,6 +271,14 @@ func (p *parsed) parseTables(from int) error {
 		}
 	}
 	if !hpDone {
+		switch {
+		case meant.line > 0:
+			return p.errf(meant.line, "hit points", "%w: %q is no label parley reads: did you mean \"Hit Points\"?", ErrNoHP, meant.written)
+		case p.frontNoHP != nil:
+			return p.frontNoHP
+		case p.unclosed:
+			return p.errf(1, "frontmatter", "%w: the frontmatter opened with --- on line 1 is never closed: end it with a --- line after its last key", ErrNoHP)
+		}
 		return &Error{Path: p.path, Err: fmt.Errorf("%w: want a \"| **Hit Points** | 8/8 |\" row, or hp and max_hp in the frontmatter", ErrNoHP)}
 	}
 	if err := p.checkHP(); err != nil {
@@ -277,6 +297,16 @@ func (p *parsed) parseTables(from int) error {
 		p.sh.Unread = append(p.sh.Unread, p.curErr.Error())
 	}
 	return nil
+}
+
+// writtenLabel returns the label of a table row or a "**Label**: value"
+// line as written: "Hit Pionts" for "| **Hit Pionts** | 24 |".
+func writtenLabel(line string) string {
+	s := strings.TrimLeft(line, " \t|")
+	if k := strings.IndexAny(s, "|:"); k >= 0 {
+		s = s[:k]
+	}
+	return strings.Trim(s, " \t*_`-+")
 }
 
 func containsZero(a [6]int) bool {
@@ -313,7 +343,15 @@ func (p *parsed) hpValue(i int, val span) error {
 		return p.errf(i+1, "hit points", "%s is %w: at most %d", strings.TrimSpace(s), ErrRange, MaxAmount)
 	}
 	off := val.start + a
+	if n, at, ok := tempPhrase(v, rest); ok {
+		if n.end-n.start > 9 {
+			return p.errf(i+1, "temp hit points", "%s is %w: at most %d", v[n.start:n.end], ErrRange, MaxAmount)
+		}
+		t.temp, t.tempAt = span{off + n.start, off + n.end}, span{off + at.start, off + at.end}
+		p.sh.TempHP = atoi(p.data[t.temp.start:t.temp.end])
+	}
 	t.hp = span{off + hp.start, off + hp.end}
+	t.hpEnd = off + rest
 	p.sh.HP = atoi(p.data[t.hp.start:t.hp.end])
 	p.sh.MaxHP = p.sh.HP
 	if mx.ok() {
@@ -321,6 +359,40 @@ func (p *parsed) hpValue(i int, val span) error {
 		p.sh.MaxHP = atoi(p.data[t.max.start:t.max.end])
 	}
 	return nil
+}
+
+// tempPhrase finds temporary hit points written in v[from:], after the
+// hit points: "(temp 3)", "(temp: 3)", "(temp hp 3)", "(temporary 3)".
+// It returns the number's span and the phrase's, with the spaces before
+// it.
+func tempPhrase(v string, from int) (n, at span, ok bool) {
+	for k := from; k < len(v); k++ {
+		if v[k] != '(' {
+			continue
+		}
+		w, e := wordAt(v, skipSpaces(v, k+1))
+		if w != "temp" && w != "temporary" {
+			continue
+		}
+		j := skipSpaces(v, e)
+		if w2, e2 := wordAt(v, j); w2 == "hp" {
+			j = skipSpaces(v, e2)
+		}
+		if j < len(v) && v[j] == ':' {
+			j = skipSpaces(v, j+1)
+		}
+		d := digitsEnd(v, j)
+		c := skipSpaces(v, d)
+		if d == j || c >= len(v) || v[c] != ')' {
+			continue
+		}
+		s := k
+		for s > from && isSpace(v[s-1]) {
+			s--
+		}
+		return span{j, d}, span{s, c + 1}, true
+	}
+	return span{}, span{}, false
 }
 
 // splitHP reads the current hit points at the start of v and a maximum
@@ -511,10 +583,17 @@ func (p *parsed) checkHP() error {
 	if p.sh.MaxHP < 1 {
 		return p.errf(maxLine, "max hit points", "%d is %w: want at least 1", p.sh.MaxHP, ErrRange)
 	}
-	if p.sh.HP > p.sh.MaxHP {
-		return p.errf(p.hpLine, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
-	}
+	p.checkHPRange()
 	return nil
+}
+
+// checkHPRange notes hit points above the maximum in Sheet.Invalid: a
+// sheet a person made so is read, so that setting hp or max_hp can
+// right it.
+func (p *parsed) checkHPRange() {
+	if p.sh.HP > p.sh.MaxHP {
+		p.sh.Invalid = p.errf(p.hpLine, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
+	}
 }
 
 // levelValue reads a level in the span val of line i: a number, or an
@@ -921,15 +1000,27 @@ func isSepRow(line string, cells []span) bool {
 
 // Edits.
 
-func (t *tables) hpEdits(p *parsed, hp, maxHP int) []edit {
+func (t *tables) hpEdits(p *parsed, hp, maxHP, temp int) []edit {
+	var e []edit
+	switch {
+	case temp == p.sh.TempHP:
+	case temp == 0 && t.tempAt.ok():
+		e = append(e, edit{t.tempAt.start, t.tempAt.end, ""})
+	case t.temp.ok():
+		e = append(e, edit{t.temp.start, t.temp.end, itoa(temp)})
+	default:
+		e = append(e, edit{t.hpEnd, t.hpEnd, " (temp " + itoa(temp) + ")"})
+	}
 	if !t.max.ok() && !t.maxRow.ok() { // one number gives both
+		if hp == p.sh.HP && maxHP == p.sh.MaxHP {
+			return e
+		}
 		text := itoa(hp)
 		if hp != maxHP {
 			text += "/" + itoa(maxHP)
 		}
-		return []edit{{t.hp.start, t.hp.end, text}}
+		return append(e, edit{t.hp.start, t.hp.end, text})
 	}
-	var e []edit
 	if hp != p.sh.HP {
 		e = append(e, edit{t.hp.start, t.hp.end, itoa(hp)})
 	}

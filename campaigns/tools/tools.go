@@ -71,7 +71,7 @@ func Tools() []Tool {
 		{"update_inventory", "Change the quantities of a character's items: a negative change uses them up; an item at 0 is gone.",
 			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"updates":{"type":"array","items":{"type":"object","properties":{"slug":{"type":"string","description":"the item's name in kebab case, like healing-potion; explorers-pack/torch for the torch in the explorer's pack"},"in":{"type":"string","description":"the item it is in, like explorers-pack, when items of that name are in several"},"quantityChange":{"type":"integer"}},"required":["slug","quantityChange"]}}},"required":["updates"]}`)},
 		{"update_character", "Change a character's hit points (set hp, or give damage or healing), maximum hit points, level or ability scores.",
-			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"hp":{"type":"integer"},"maxHp":{"type":"integer"},"level":{"type":"integer"},"stats":{"type":"object","properties":{"str":{"type":"integer"},"dex":{"type":"integer"},"con":{"type":"integer"},"int":{"type":"integer"},"wis":{"type":"integer"},"cha":{"type":"integer"}}},"damage":{"type":"integer","minimum":0,"description":"hit points lost; hp stops at 0"},"healing":{"type":"integer","minimum":0,"description":"hit points regained; hp stops at maxHp"}}}`)},
+			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"hp":{"type":"integer"},"maxHp":{"type":"integer"},"level":{"type":"integer"},"stats":{"type":"object","properties":{"str":{"type":"integer"},"dex":{"type":"integer"},"con":{"type":"integer"},"int":{"type":"integer"},"wis":{"type":"integer"},"cha":{"type":"integer"}}},"damage":{"type":"integer","minimum":0,"description":"hit points lost, temporary hit points (tempHp) first; hp stops at 0"},"healing":{"type":"integer","minimum":0,"description":"hit points regained; hp stops at maxHp"}}}`)},
 		{"get_character_stats", "Read a character's sheet: hit points, level, ability scores, inventory and money.",
 			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"}}}`)},
 	}
@@ -490,11 +490,13 @@ type CharacterResult struct {
 	Name      string         `json:"name"`
 	HP        int            `json:"hp"`
 	MaxHP     int            `json:"maxHp"`
-	Level     int            `json:"level,omitempty"` // left out when the sheet does not say
-	Stats     map[string]int `json:"stats"`           // the ability scores the sheet gives
+	TempHP    int            `json:"tempHp,omitempty"` // temporary hit points, which damage takes first
+	Level     int            `json:"level,omitempty"`  // left out when the sheet does not say
+	Stats     map[string]int `json:"stats"`            // the ability scores the sheet gives
 	Inventory []InventoryRow `json:"inventory"`
 	Currency  map[string]int `json:"currency"`
-	Unread    []string       `json:"unread,omitempty"` // what of the sheet could not be read
+	Unread    []string       `json:"unread,omitempty"`  // what of the sheet could not be read
+	Invalid   string         `json:"invalid,omitempty"` // what the sheet reads but cannot stand by: hit points above the maximum
 }
 
 // InventoryRow is an item a character holds.
@@ -528,11 +530,16 @@ func (b *Box) updateCharacter(a UpdateCharacterArgs) (*CharacterResult, error) {
 			said = append(said, fmt.Sprintf("HP -> %d", *a.HP))
 		}
 		if a.Damage != nil {
+			temp := d.TempHP
 			from, to, err := d.Damage(*a.Damage)
 			if err != nil {
 				return err
 			}
-			said = append(said, fmt.Sprintf("%d damage: HP %d -> %d", *a.Damage, from, to))
+			if temp > 0 {
+				said = append(said, fmt.Sprintf("%d damage: temp HP %d -> %d, HP %d -> %d", *a.Damage, temp, d.TempHP, from, to))
+			} else {
+				said = append(said, fmt.Sprintf("%d damage: HP %d -> %d", *a.Damage, from, to))
+			}
 		}
 		if a.Healing != nil {
 			from, to, err := d.Heal(*a.Healing)
@@ -582,13 +589,16 @@ func (b *Box) stats(a CharacterArgs) (*CharacterResult, error) {
 		return nil, err
 	}
 	r := View(d)
+	if d.Invalid != nil {
+		r.Invalid = b.Campaign.Short(d.Invalid).Error() // as Call's errors name files
+	}
 	r.Success = true
 	return r, nil
 }
 
 // View is a sheet as get_character_stats answers it.
 func View(d *sheet.Doc) *CharacterResult {
-	r := &CharacterResult{Name: d.Name, HP: d.HP, MaxHP: d.MaxHP, Level: d.Level, Stats: map[string]int{}, Inventory: []InventoryRow{}, Currency: map[string]int{}}
+	r := &CharacterResult{Name: d.Name, HP: d.HP, MaxHP: d.MaxHP, TempHP: d.TempHP, Level: d.Level, Stats: map[string]int{}, Inventory: []InventoryRow{}, Currency: map[string]int{}}
 	for i, n := range sheet.AbilityNames {
 		if d.Abilities[i] != 0 { // 0: not on the sheet
 			r.Stats[strings.ToLower(n)] = d.Abilities[i]
@@ -601,6 +611,9 @@ func View(d *sheet.Doc) *CharacterResult {
 		r.Currency[c.Denom] = c.Amount
 	}
 	r.Unread = d.Unread
+	if d.Invalid != nil {
+		r.Invalid = d.Invalid.Error()
+	}
 	return r
 }
 

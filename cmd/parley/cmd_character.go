@@ -89,7 +89,7 @@ func characterCommand(e *env) *cli.Command {
 			},
 			{
 				Name:      "set",
-				Usage:     "set values: hp=7 max_hp=14 level=2 str=16 ... gp=20 (all or nothing)",
+				Usage:     "set values: hp=7 max_hp=14 temp_hp=3 level=2 str=16 ... gp=20 (all or nothing)",
 				ArgsUsage: "CHARACTER KEY=VALUE...",
 				Flags:     []cli.Flag{campaignFlag},
 				Action: func(c *cli.Context) error {
@@ -135,7 +135,7 @@ func characterCommand(e *env) *cli.Command {
 					return nil
 				},
 			},
-			hpCommand(e, "damage", "take N hit points off (not below 0)"),
+			hpCommand(e, "damage", "take N hit points off, temporary ones first (not below 0)"),
 			hpCommand(e, "heal", "give N hit points back (not above the maximum)"),
 			{
 				Name:      "new",
@@ -174,6 +174,9 @@ func setValue(d *sheet.Doc, key string, n int) (before int, err error) {
 	case "max_hp", "maxhp", "max-hp":
 		before = d.MaxHP
 		return before, d.SetMaxHP(n)
+	case "temp_hp", "temphp", "temp-hp":
+		before = d.TempHP
+		return before, d.SetTempHP(n)
 	case "level":
 		before = d.Level
 		return before, d.SetLevel(n)
@@ -195,7 +198,7 @@ func setValue(d *sheet.Doc, key string, n int) (before int, err error) {
 	return 0, errUnknownKey
 }
 
-var errUnknownKey = errors.New("unknown key (keys: hp, max_hp, level, str, dex, con, int, wis, cha, gp, sp, cp, ep, pp, or a currency the sheet holds: credits, trade-tokens)")
+var errUnknownKey = errors.New("unknown key (keys: hp, max_hp, temp_hp, level, str, dex, con, int, wis, cha, gp, sp, cp, ep, pp, or a currency the sheet holds: credits, trade-tokens)")
 
 func hpCommand(e *env, name, usage string) *cli.Command {
 	return &cli.Command{
@@ -211,8 +214,9 @@ func hpCommand(e *env, name, usage string) *cli.Command {
 			if err != nil || n < 0 {
 				return usagef("N: %q is not a number of hit points", c.Args().Get(1))
 			}
-			var from, to int
+			var from, to, temp int
 			d, err := updateSheet(c, func(d *sheet.Doc, _ string) error {
+				temp = d.TempHP
 				change := d.Damage
 				if name == "heal" {
 					change = d.Heal
@@ -223,6 +227,10 @@ func hpCommand(e *env, name, usage string) *cli.Command {
 			})
 			if err != nil {
 				return err
+			}
+			if temp != d.TempHP {
+				fmt.Fprintf(e.stdout, "%s: temp HP %d -> %d, HP %d -> %d (of %d)\n", d.Name, temp, d.TempHP, from, to, d.MaxHP)
+				return nil
 			}
 			fmt.Fprintf(e.stdout, "%s: HP %d -> %d (of %d)\n", d.Name, from, to, d.MaxHP)
 			return nil
@@ -239,7 +247,11 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 	// A sheet is written by agents too: shown, never obeyed.
 	w := textWriter{e.stdout}
 	fmt.Fprintf(w, "%s (%s)\n", d.Name, path)
-	fmt.Fprintf(w, "  HP     %d/%d\n", d.HP, d.MaxHP)
+	if d.TempHP > 0 {
+		fmt.Fprintf(w, "  HP     %d/%d, temp %d\n", d.HP, d.MaxHP, d.TempHP)
+	} else {
+		fmt.Fprintf(w, "  HP     %d/%d\n", d.HP, d.MaxHP)
+	}
 	if d.Level > 0 {
 		fmt.Fprintf(w, "  level  %d\n", d.Level)
 	} else {
@@ -266,6 +278,9 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 	}
 	for _, u := range d.Unread {
 		fmt.Fprintf(w, "  could not read: %s\n", u)
+	}
+	if d.Invalid != nil {
+		fmt.Fprintf(w, "  invalid: %v: set it right with `parley character set %s hp=N` (or max_hp=N)\n", d.Invalid, d.Name)
 	}
 	printItems(w, d)
 	return nil

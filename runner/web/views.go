@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -276,7 +277,19 @@ func (s *Server) storyData(spectator bool) storyData {
 	for _, ch := range chars {
 		if dc, ok := s.readDoc(c.SheetPath(ch), ch, secrets); ok {
 			if data, err := readSmall(c.SheetPath(ch)); err == nil {
-				if sh, err := sheet.Parse(c.SheetPath(ch), data); err == nil && sh.MaxHP > 0 {
+				switch sh, err := sheet.Parse(c.SheetPath(ch), data); {
+				case err != nil && spectator:
+					// An error may quote the sheet, and so a secret of it.
+					dc.Badge = "the sheet does not read"
+					var se *sheet.Error
+					if errors.As(err, &se) && se.Line > 0 {
+						dc.Badge += fmt.Sprintf(" (line %d)", se.Line)
+					}
+				case err != nil:
+					dc.Badge = "the sheet does not read: " + c.Short(err).Error()
+				case sh.Invalid != nil:
+					dc.Badge = fmt.Sprintf("HP %d/%d · %d items · %v", sh.HP, sh.MaxHP, len(sh.Items), c.Short(sh.Invalid))
+				case sh.MaxHP > 0:
 					dc.Badge = fmt.Sprintf("HP %d/%d · %d items", sh.HP, sh.MaxHP, len(sh.Items))
 				}
 			}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -1224,5 +1225,42 @@ func TestAgentsSettled(t *testing.T) {
 	body := get(t, s.Handler(), "/agents", false).Body.String()
 	if want := "settled: step 2 was sent to aria again since; retrying it would do the step twice"; !strings.Contains(body, want) {
 		t.Errorf("GET /agents lacks %q:\n%s", want, body)
+	}
+}
+
+// A sheet whose hit points are above the maximum, or that does not read
+// at all, gets a note on the Story page, not nothing (a tryout: the
+// badge was left out and the page said no more).
+func TestStorySheetNotes(t *testing.T) {
+	ws := newWorkspace(t)
+	c, err := campaigns.New(ws.Root, "the-test-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheets := map[string]string{
+		"mira-voss":  "# Mira\n\n| **Hit Points** | 11/14 |\n",
+		"tilda-hale": "# Tilda\n\n| **Hit Points** | 30/24 |\n",
+		"bo-pike":    "# Bo\n\n| **Hit Pionts** | 24 |\n\n## Equipment\n- Dagger\n",
+	}
+	for name, text := range sheets {
+		if err := os.WriteFile(c.SheetPath(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newServer(t, ws, Options{})
+	body := get(t, s.Handler(), "/story", false).Body.String()
+	for _, want := range []string{
+		"HP 11/14 · 0 items</span>",
+		"HP 30/24 · 0 items · party/tilda-hale.md:3: hit points: 30 is out of range: want 0 to 24, the maximum</span>",
+		"bo-pike <span class=\"badge\">the sheet does not read: party/bo-pike.md:3: hit points: no hit points anywhere",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("GET /story does not say %q:\n%s", want, body)
+		}
+	}
+	// Spectators are told where, not what: an error may quote the sheet.
+	body = get(t, s.Handler(), "/story?view=spectator", false).Body.String()
+	if want := `bo-pike <span class="badge">the sheet does not read (line 3)</span>`; !strings.Contains(body, want) {
+		t.Errorf("GET /story?view=spectator does not say %q:\n%s", want, body)
 	}
 }
