@@ -30,10 +30,12 @@ func raceExitAtOnce() {
 }
 
 // The tests of this package mostly wait: on fsync, on the programs and
-// runners they start, on a browser, tmux, network namespaces. Measured on
-// a 2-core machine, `go test`'s default of GOMAXPROCS tests at a time kept
-// about one core busy. So, unless -parallel is given or the race detector
-// (which makes them compute) is on, twice as many run at once. TestMain
+// runners they start, on a browser, tmux, network namespaces, timeouts.
+// Measured on a 2-core machine, `go test`'s default of GOMAXPROCS tests
+// at a time kept about one core busy; twice as many, 104 s for the
+// package; four times, 85 s. So, unless -parallel is given or the race
+// detector (which makes them compute) is on, four times as many run at
+// once. TestMain
 // calls it: the testing flags exist from then on.
 func runMoreAtOnce() {
 	if raceEnabled {
@@ -45,6 +47,6 @@ func runMoreAtOnce() {
 		}
 	}
 	if f := flag.Lookup("test.parallel"); f != nil {
-		_ = f.Value.Set(strconv.Itoa(2 * runtime.GOMAXPROCS(0)))
+		_ = f.Value.Set(strconv.Itoa(4 * runtime.GOMAXPROCS(0)))
 	}
 }
