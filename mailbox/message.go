@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/parley-dev/parley/internal/yamlerr"
 )
 
 // Reserved header fields, in the order parley writes them when it adds
@@ -137,8 +139,6 @@ func New(body []byte) *Message {
 var (
 	tagLine = regexp.MustCompile(`^\[([A-Za-z][A-Za-z0-9_-]*)\][ \t]*\r?$`)
 	keyLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*[ \t]*:([ \t]|\r?$)`)
-	yamlErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-	typeErr = regexp.MustCompile(`^line (\d+): (.*)$`)
 )
 
 // Parse reads a message: YAML frontmatter between '---' lines, or a
@@ -483,37 +483,24 @@ func safeUnmarshal(data []byte, v any) (err error) {
 	return yaml.Unmarshal(data, v)
 }
 
-// yamlError converts a yaml.v3 error into a *ParseError with a file line.
+// yamlError converts a yaml.v3 error into a *ParseError at the line of
+// the file the problem is on (yamlerr.Line), or, for an error yaml.v3
+// gives no line (an unknown alias, a decoder's panic), at the first line
+// the header stops parsing (badLine).
 func yamlError(err error, header []byte, firstLine int) error {
-	msg := err.Error()
-	if te := (*yaml.TypeError)(nil); errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	line := 0
-	if m := yamlErr.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	} else if m := typeErr.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	}
-	if l := badLine(header); l > 0 {
-		line = l
-	}
+	line, msg := yamlerr.Line(header, err)
 	if line == 0 {
-		line = 1
+		line = max(badLine(header), 1)
 	}
-	return &ParseError{Line: line + firstLine - 1, Field: "header", Err: errors.New(strings.TrimPrefix(msg, "yaml: "))}
+	return &ParseError{Line: line + firstLine - 1, Field: "header", Err: errors.New(msg)}
 }
 
 // maxBadLineSearch bounds the header size for which badLine searches.
 const maxBadLineSearch = 200
 
 // badLine finds the line of a header that YAML refuses: the line after the
-// longest run of leading lines that still parses. yaml.v3 reports some
-// errors on the line a construct started, counted from 0, and others on the
-// line after the problem; this finds the line a person has to fix. It
-// returns 0 for headers too long to search.
+// longest run of leading lines that still parses. It returns 0 for
+// headers too long to search.
 func badLine(header []byte) int {
 	lines := bytes.SplitAfter(header, []byte("\n"))
 	if len(lines) > maxBadLineSearch {

@@ -1048,3 +1048,33 @@ func TestUntypedEnvelopeTag(t *testing.T) {
 		}
 	}
 }
+
+// TestParseYAMLErrorLine: a header that is not YAML is refused at the
+// line to fix, however long the header. Past 200 lines it named yaml.v3's
+// line: counted from 0 for a bracket left open (one line early), and the
+// line before a block for an entry that does not fit in it.
+func TestParseYAMLErrorLine(t *testing.T) {
+	long := strings.Repeat("# a note\n", 300)
+	for _, tt := range []struct {
+		name   string
+		header string
+		line   int // in the file: the header starts on line 2
+		msg    string
+	}{
+		{"bracket left open", "to: gm\ncc: [a, b\ntype: X\n", 3, "did not find expected ',' or ']'"},
+		{"bracket left open, long", long + "to: gm\ncc: [a, b\ntype: X\n", 303, "did not find expected ',' or ']'"},
+		{"entry out of its block, long", long + "to: gm\nfields:\n  a: 1\n b: 2\n", 305, "did not find expected key"},
+		{"mapping values, long", long + "to: gm\ntype: a: b\n", 303, "mapping values are not allowed in this context"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte("---\n" + tt.header + "---\nbody\n"))
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse = %v, want a *ParseError", err)
+			}
+			if pe.Line != tt.line || pe.Err.Error() != tt.msg {
+				t.Errorf("Parse = line %d: %v; want line %d: %s", pe.Line, pe.Err, tt.line, tt.msg)
+			}
+		})
+	}
+}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/parley-dev/parley/internal/spell"
+	"github.com/parley-dev/parley/internal/yamlerr"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -62,88 +61,7 @@ type yamlError struct{ err error }
 
 func (e *yamlError) Error() string { return e.err.Error() }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlParserErrors are the problems yaml.v3's parser (not its scanner)
-// reports. It numbers their lines from 0, and the scanner's from 1; both
-// give the line of the construct the problem is in (the "{" left open,
-// the list an entry is missing from) when that is not the first line, and
-// the line of the problem otherwise. A line 0 is not written at all.
-var yamlParserErrors = map[string]bool{
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected <document start>": true,
-	"did not find expected <stream-start>":   true,
-	"did not find expected key":              true,
-	"did not find expected node content":     true,
-	"found duplicate %TAG directive":         true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"found undefined tag handle":             true,
-}
-
-// yamlErrorLine returns the 0-based line of text that a yaml.v3 error
-// err points at (-1 for none) and its problem. Errors in a block list or
-// mapping point at the line of the entry that does not fit in, not at
-// where the list or mapping starts; errors in a flow collection at the
-// line of its opening bracket.
-func yamlErrorLine(text []byte, err error) (int, string) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
-	parser := yamlParserErrors[msg]
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg, parser = m[2], yamlParserErrors[m[2]]
-		if !parser {
-			line-- // the scanner's lines are 1-based
-		}
-	} else if !parser && !yamlScannerError(msg) {
-		return -1, msg // a decoding error, such as an unknown anchor: no line
-	}
-	lines := bytes.SplitAfter(text, []byte("\n"))
-	if len(lines) > 1 && len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
-	}
-	// failsAt reports whether lines 0 to k fail as the whole text does.
-	failsAt := func(k int) bool {
-		_, err := decodeYAML(bytes.Join(lines[:k+1], nil))
-		return err != nil && strings.HasSuffix(err.Error(), msg)
-	}
-	switch {
-	case msg == "found a tab character that violates indentation":
-		// The line is where the value before the tab starts.
-		if line >= 0 && line < len(lines) {
-			line += sort.Search(len(lines)-line, func(k int) bool { return failsAt(line + k) })
-		}
-	case !parser:
-	case strings.HasPrefix(msg, "did not find expected ',' or"):
-		// The line is the open bracket's, or the problem's when the
-		// bracket is on the first line.
-		if line > 0 && failsAt(0) {
-			line = 0
-		}
-	case msg == "did not find expected key" || msg == "did not find expected '-' indicator":
-		// The line is where the list or mapping starts (or the entry
-		// that does not fit in, when it starts on the first line): the
-		// entry is the first line after it where the text fails so.
-		if line >= 0 && line < len(lines) {
-			line += sort.Search(len(lines)-line, func(k int) bool { return failsAt(line + k) })
-		}
-	}
-	if line >= len(lines) {
-		line = len(lines) - 1 // the end of the text
-	}
-	return line, msg
-}
-
-// yamlScannerError reports whether msg, written without a line, is a
-// problem of yaml.v3's scanner: one on the first line.
-func yamlScannerError(msg string) bool {
-	return strings.HasPrefix(msg, "found ") || strings.HasPrefix(msg, "did not find") ||
-		strings.HasPrefix(msg, "could not find") || strings.HasSuffix(msg, "not allowed in this context")
-}
-
+// decodeYAML decodes a frontmatter; a panic of the decoder is an error.
 func decodeYAML(b []byte) (doc yaml.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -160,11 +78,9 @@ func decodeYAML(b []byte) (doc yaml.Node, err error) {
 func (p *parsed) parseFront(f *front) (bool, error) {
 	doc, err := decodeYAML(p.data[f.start:f.end])
 	if err != nil {
-		line, msg := yamlErrorLine(p.data[f.start:f.end], err)
-		if line >= 0 {
-			line += f.line0 + 1
-		} else {
-			line = 0
+		line, msg := yamlerr.Line(p.data[f.start:f.end], err)
+		if line > 0 {
+			line += f.line0
 		}
 		return false, &Error{Path: p.path, Line: line, Field: "frontmatter", Err: &yamlError{errors.New(msg)}}
 	}

@@ -14,8 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -23,12 +21,13 @@ import (
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/sheet"
+	"github.com/parley-dev/parley/internal/toolargs"
 )
 
 // Errors callers branch on.
 var (
 	ErrUnknownTool = errors.New("unknown tool")
-	ErrArguments   = errors.New("bad arguments")
+	ErrArguments   = toolargs.ErrBad
 	ErrWhich       = errors.New("which character?")
 	ErrNotYours    = errors.New("not your character")
 )
@@ -146,136 +145,8 @@ func answer[T any](r *T, err error) (any, error) {
 }
 
 // decode reads arguments strictly: an argument the tool does not know is
-// an error the model can correct.
-func decode(args json.RawMessage, dst any) error { return Decode(args, dst) }
-
-// Decode reads a tool's JSON arguments (no arguments are {}) into dst, a
-// pointer to a struct, refusing fields dst does not have and anything
-// after the object. Its errors wrap ErrArguments and say, in the words of
-// the arguments rather than of Go, the argument and what it wants:
-// "hp: want a whole number, got \"eight\"". A field's want tag says what
-// it wants where its type alone does not say it well.
-//
-// It decides how the campaign tools read their arguments, and how parley
-// mcp reads its tools'.
-func Decode(args json.RawMessage, dst any) error {
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
-	}
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.DisallowUnknownFields()
-	if err := d.Decode(dst); err != nil {
-		return fmt.Errorf("%w: %s", ErrArguments, argError(args, dst, err))
-	}
-	// Decode stops after one value; what follows it is a mistake too.
-	var more json.RawMessage
-	if err := d.Decode(&more); err != io.EOF {
-		return fmt.Errorf("%w: more after the arguments object", ErrArguments)
-	}
-	return nil
-}
-
-// argError says what is wrong with args, as err (from decoding them into
-// dst) found it.
-func argError(args json.RawMessage, dst any, err error) string {
-	st := reflect.TypeOf(dst)
-	for st != nil && st.Kind() == reflect.Pointer {
-		st = st.Elem()
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		top, _, nested := strings.Cut(te.Field, ".")
-		want := kindWords(te.Type)
-		if f, ok := fieldOf(st, top); ok && !nested {
-			if w := f.Tag.Get("want"); w != "" {
-				want = w
-			}
-		}
-		got := "a " + te.Value
-		var obj map[string]json.RawMessage
-		if !nested && json.Unmarshal(args, &obj) == nil && obj[top] != nil {
-			got = string(obj[top])
-			if r := []rune(got); len(r) > 40 {
-				got = string(r[:37]) + "..." // whole characters: a cut one would not print
-			}
-		}
-		return fmt.Sprintf("%s: want %s, got %s", te.Field, want, got)
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if strings.HasPrefix(msg, "unknown field ") && st != nil && st.Kind() == reflect.Struct {
-		if names := fieldNames(st); len(names) > 0 {
-			msg += " (the arguments: " + strings.Join(names, ", ") + ")"
-		}
-	}
-	return msg
-}
-
-// kindWords says what a value of Go type t is, in JSON's words.
-func kindWords(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Pointer:
-		return kindWords(t.Elem())
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.String {
-			return `a list of strings, e.g. ["a"]`
-		}
-		return "a list"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "another kind of value"
-}
-
-// fieldOf finds the field of struct type t (or of a struct it embeds)
-// whose JSON name is name.
-func fieldOf(t reflect.Type, name string) (reflect.StructField, bool) {
-	if t == nil || t.Kind() != reflect.Struct {
-		return reflect.StructField{}, false
-	}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Anonymous && tag == "" {
-			if g, ok := fieldOf(f.Type, name); ok {
-				return g, true
-			}
-			continue
-		}
-		if tag == name || (tag == "" && f.Name == name) {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
-}
-
-// fieldNames are the JSON names of struct type t's fields, embedded
-// structs' included.
-func fieldNames(t reflect.Type) []string {
-	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case tag == "-" || !f.IsExported():
-		case f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct:
-			out = append(out, fieldNames(f.Type)...)
-		case tag != "":
-			out = append(out, tag)
-		default:
-			out = append(out, f.Name)
-		}
-	}
-	return out
-}
+// an error the model can correct. Its errors wrap ErrArguments.
+func decode(args json.RawMessage, dst any) error { return toolargs.Decode(args, dst) }
 
 // CharacterArgs name the character a tool acts on.
 type CharacterArgs struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/campaigns/tools"
 	"github.com/parley-dev/parley/internal/linediff"
+	"github.com/parley-dev/parley/internal/toolargs"
 )
 
 // tablesSheet is a sheet in the layout people write by hand.
@@ -717,7 +718,7 @@ func TestDecodeSaysTheArgument(t *testing.T) {
 		{`{"hp": "` + strings.Repeat("é", 50) + `"}`, &tools.UpdateCharacterArgs{}, `bad arguments: hp: want a whole number, got "` + strings.Repeat("é", 36) + `...`},
 		{``, &tools.RollArgs{}, ``},
 	} {
-		err := tools.Decode(json.RawMessage(tt.args), tt.dst)
+		err := toolargs.Decode(json.RawMessage(tt.args), tt.dst)
 		got := ""
 		if err != nil {
 			got = err.Error()

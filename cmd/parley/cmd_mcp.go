@@ -50,31 +50,35 @@ func mcpCommand(e *env) *cli.Command {
 			ctx, stop := interruptible(c.Context)
 			defer stop()
 			t := mcpserver.NewStdio(os.Stdin, os.Stdout)
-			// A wait in progress ends when the client's input does (the
-			// session then ends as soon as every call is answered), or at
-			// an interrupt (which answers nothing more, but no longer
-			// waits out the wait).
+			// An interrupt (Ctrl-C, or the SIGTERM a client stops its
+			// server with) stops in good order: no line more is read,
+			// every call read is answered (a wait in progress at once),
+			// then parley mcp exits 0. A second interrupt ends it at
+			// once. The end of the client's input ends a wait in
+			// progress too.
 			ending, done := make(chan struct{}), make(chan struct{})
 			defer close(done)
 			go func() {
 				defer close(ending)
 				select {
 				case <-ctx.Done():
+					stop()
+					t.Stop()
 				case <-t.Ended():
 				case <-done:
 				}
 			}()
 			s := mcpserver.New(&mcpMailbox{ws: ws, agent: agent}, mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent), Stop: ending})
-			return serveMCP(ctx, s, t)
+			return serveMCP(c.Context, s, t)
 		},
 	}
 }
 
-// serveMCP serves s on t until the client goes or ctx ends. An interrupt
-// (Ctrl-C, or the SIGTERM a client stops its server with) is a clean
-// stop; a connection that fails, such as stdin that cannot be read, is
-// said as such. (A line that is not JSON-RPC is answered with an error
-// by mcpserver.Stdio, and the session goes on.)
+// serveMCP serves s on t until the client goes (or t is stopped) or ctx
+// ends; an end of ctx is a clean stop. A connection that fails, such as
+// stdin that cannot be read, is said as such. (A line that is not
+// JSON-RPC is answered with an error by mcpserver.Stdio, and the session
+// goes on.)
 func serveMCP(ctx context.Context, s *mcp.Server, t mcp.Transport) error {
 	err := s.Run(ctx, t)
 	switch {

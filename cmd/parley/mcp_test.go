@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -266,5 +271,113 @@ func TestServeMCPInterrupted(t *testing.T) {
 	cancel()
 	if err := serveMCP(ctx, server, st); err != nil {
 		t.Errorf("serveMCP(interrupted) = %v, want nil", err)
+	}
+}
+
+// TestMCPStopAnswers: parley mcp stopped by SIGTERM (as an MCP client
+// stops its server) answers every call it has taken before it exits 0: a
+// wait in progress says the session is ending, and a send is answered if
+// and only if its message was written (a client that got no answer
+// would send it again). The SDK's stop closed the connection at once and
+// dropped the answers in flight.
+func TestMCPStopAnswers(t *testing.T) {
+	t.Parallel()
+	bin := builtParley(t)
+	root := t.TempDir()
+	cfg := "skills: [dnd-team]\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda-brannock}\n"
+	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-C", root, "mcp", "--agent", "aria")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	write := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(in, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("no answer: %v (stderr %q)", lines.Err(), stderr.String())
+		}
+		return lines.Text()
+	}
+	send := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"send","arguments":{"to":["gm"],"body":"Call %d."}}}`, id, id)
+	}
+	write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	if got := next(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":1,"result":`) {
+		t.Fatalf("initialize = %s", got)
+	}
+	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// A wait, then a send whose answer says both were taken: the wait is
+	// in progress.
+	write(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{"seconds":300}}}`)
+	write(send(3))
+	if got := next(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"sent `) {
+		t.Fatalf("send = %s", got)
+	}
+	// Sends written just before the stop: each taken or not, as it
+	// happens.
+	for id := 4; id <= 11; id++ {
+		write(send(id))
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	answers := map[string]string{}
+	for lines.Scan() {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatalf("a line not JSON: %s", lines.Text())
+		}
+		answers[string(m.ID)] = lines.Text()
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("parley mcp stopped by SIGTERM: %v (stderr %q), want exit 0", err, stderr.String())
+	}
+	if got := answers["2"]; !strings.Contains(got, "no message came: the session is ending") {
+		t.Errorf("the wait in progress was answered %q, want that the session is ending", got)
+	}
+	n, err := ws.Mailbox("aria").Count(mailbox.Outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for id, a := range answers {
+		switch {
+		case strings.Contains(a, `"text":"sent `):
+			sent++
+		case id != "2":
+			t.Errorf("answer %s, want a message sent", a)
+		}
+	}
+	if n != sent+1 {
+		t.Errorf("the outbox holds %d messages, and %d sends were answered after the stop; want an answer for each message sent", n, sent)
 	}
 }

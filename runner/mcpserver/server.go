@@ -18,7 +18,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parley-dev/parley/campaigns/tools"
+	"github.com/parley-dev/parley/internal/toolargs"
 )
 
 // Outgoing is a message the agent sends.
@@ -257,7 +257,7 @@ func New(box Mailbox, opts Options) *mcp.Server {
 }
 
 // addTool adds a tool whose arguments are In, described to the client by
-// In's JSON schema and read by tools.Decode, whose errors say the
+// In's JSON schema and read by toolargs.Decode, whose errors say the
 // argument and what it wants (the SDK's own AddTool answers with its
 // schema validator's words, or Go's). An error of h is the tool's error.
 func addTool[In any](s *mcp.Server, t *mcp.Tool, h func(ctx context.Context, in In) (*mcp.CallToolResult, any, error)) {
@@ -269,7 +269,7 @@ func addTool[In any](s *mcp.Server, t *mcp.Tool, h func(ctx context.Context, in 
 	}
 	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
-		err := tools.Decode(req.Params.Arguments, &in)
+		err := toolargs.Decode(req.Params.Arguments, &in)
 		var res *mcp.CallToolResult
 		if err == nil {
 			res, _, err = h(ctx, in)

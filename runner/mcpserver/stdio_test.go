@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -186,5 +187,156 @@ func TestStdioWaitEndsWithInput(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"id":2,"result":{"content":[{"type":"text","text":"no message came: the session is ending"}]`) {
 		t.Errorf("the wait was answered %q, want that no message came", out.String())
+	}
+}
+
+// session is a server on Stdio over pipes, for tests that write a line
+// after reading an answer.
+type session struct {
+	t    *testing.T
+	st   *Stdio
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	done chan error
+}
+
+func startSession(t *testing.T, box Mailbox) *session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &session{t: t, st: NewStdio(inR, outW), in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
+	go func() {
+		err := New(box, Options{Agent: "aria", Stop: s.st.Ended()}).Run(ctx, s.st)
+		outW.Close()
+		s.done <- err
+	}()
+	return s
+}
+
+// call writes line and returns the next line written.
+func (s *session) call(line string) string {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+	if !s.out.Scan() {
+		s.t.Fatalf("after %s: no answer (%v)", line, s.out.Err())
+	}
+	return s.out.Text()
+}
+
+// end closes the input and waits for the session to end.
+func (s *session) end() {
+	s.t.Helper()
+	s.in.Close()
+	for s.out.Scan() {
+		s.t.Errorf("a line after the end: %s", s.out.Text())
+	}
+	if err := <-s.done; err != nil {
+		s.t.Errorf("Run = %v, want nil", err)
+	}
+}
+
+func initVersion(v string) string {
+	return strings.Replace(initLine, "2025-06-18", v, 1)
+}
+
+// TestStdioBatchDuplicateIDs: a batch that names an id twice is answered
+// with an invalid-request error, and the session goes on. The SDK ended
+// the session (parley mcp exited 1, its calls unanswered).
+func TestStdioBatchDuplicateIDs(t *testing.T) {
+	box := &fakeBox{}
+	s := startSession(t, box)
+	if got := s.call(initVersion("2025-03-26")); !strings.Contains(got, `"protocolVersion":"2025-03-26"`) {
+		t.Fatalf("initialize = %s", got)
+	}
+	if _, err := io.WriteString(s.in, initialized+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a batch with the id 2 twice"}}`
+	if got := s.call("[" + sendLine(2) + "," + sendLine(2) + "]"); got != want {
+		t.Errorf("a batch with id 2 twice:\n got %s\nwant %s", got, want)
+	}
+	// A batch is still taken in 2025-03-26, and answered as one.
+	got := s.call("[" + sendLine(3) + "," + sendLine(4) + "]")
+	var answers []map[string]any
+	if err := json.Unmarshal([]byte(got), &answers); err != nil || len(answers) != 2 {
+		t.Errorf("a batch of two sends answered %s, want a list of two answers", got)
+	}
+	if got := s.call(sendLine(5)); !strings.Contains(got, `"id":5,"result"`) {
+		t.Errorf("send after the batches = %s, want its result", got)
+	}
+	s.end()
+	if box.sent != 3 {
+		t.Errorf("%d sent, want 3 (none of the refused batch)", box.sent)
+	}
+}
+
+// TestStdioBatchRefusedSince20250618: a batch in a session of protocol
+// version 2025-06-18, which has no batches, is answered with an error
+// saying so, and the session goes on. It was taken (the SDK learns the
+// version through a method of its own package, which Stdio cannot have).
+func TestStdioBatchRefusedSince20250618(t *testing.T) {
+	for _, v := range []string{"2025-06-18", "2025-11-25"} {
+		t.Run(v, func(t *testing.T) {
+			box := &fakeBox{}
+			s := startSession(t, box)
+			if got := s.call(initVersion(v)); !strings.Contains(got, `"protocolVersion":"`+v+`"`) {
+				t.Fatalf("initialize = %s", got)
+			}
+			if _, err := io.WriteString(s.in, initialized+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a batch, which protocol version ` + v + ` has not (batches ended with 2025-06-18): send each message on a line of its own"}}`
+			if got := s.call("[" + sendLine(2) + "," + sendLine(3) + "]"); got != want {
+				t.Errorf("a batch:\n got %s\nwant %s", got, want)
+			}
+			if got := s.call(sendLine(4)); !strings.Contains(got, `"id":4,"result"`) {
+				t.Errorf("send after the batch = %s, want its result", got)
+			}
+			s.end()
+			if box.sent != 1 {
+				t.Errorf("%d sent, want 1 (none of the batch)", box.sent)
+			}
+		})
+	}
+}
+
+// TestStdioStop: Stop ends the session in good order: the calls taken
+// are answered (a wait at once, a send when it is done), no line more is
+// taken, and Run returns nil. The SDK's own stop (Run's context ended)
+// refused to write the answers of the calls in flight.
+func TestStdioStop(t *testing.T) {
+	release := make(chan struct{})
+	box := &fakeBox{release: release}
+	s := startSession(t, box)
+	if got := s.call(initLine); !strings.Contains(got, `"result"`) {
+		t.Fatalf("initialize = %s", got)
+	}
+	for _, line := range []string{initialized, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{"seconds":300}}}`, sendLine(3)} {
+		if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A ping answered: the lines before it are taken.
+	if got := s.call(`{"jsonrpc":"2.0","id":4,"method":"ping"}`); !strings.Contains(got, `"id":4`) {
+		t.Fatalf("ping = %s", got)
+	}
+	s.st.Stop()
+	if got := s.call(`{"jsonrpc":"2.0","id":5,"method":"ping"}`); !strings.Contains(got, `"id":2,"result":{"content":[{"type":"text","text":"no message came: the session is ending"}]}`) {
+		t.Errorf("after Stop: %s, want the wait's answer", got)
+	}
+	close(release)
+	if !s.out.Scan() || !strings.Contains(s.out.Text(), `"id":3,"result"`) {
+		t.Errorf("after the send is done: %s, want its answer", s.out.Text())
+	}
+	s.in.Close()
+	for s.out.Scan() {
+		t.Errorf("a line more: %s (the ping after Stop is not taken)", s.out.Text())
+	}
+	if err := <-s.done; err != nil {
+		t.Errorf("Run = %v, want nil", err)
 	}
 }

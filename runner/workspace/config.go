@@ -1,10 +1,8 @@
 package workspace
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/parley-dev/parley/internal/spell"
+	"github.com/parley-dev/parley/internal/yamlerr"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -255,63 +254,11 @@ func (e *ConfigError) Error() string {
 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// yamlLine is the line a YAML syntax error names, in its text
-// ("yaml: line 3: mapping values are not allowed in this context").
-var yamlLine = regexp.MustCompile(`^line (\d+): `)
-
 // yamlError is a *ConfigError for a file that does not parse as YAML,
-// at the line the parser names, when it names one, or at the line it
-// could not read (see problemLine).
+// at the line the problem is on (yamlerr.Line), when there is one.
 func yamlError(path string, data []byte, err error) *ConfigError {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	ce := &ConfigError{Path: path}
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		ce.Line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-		if n := problemLine(data, ce.Line, msg); n > 0 {
-			ce.Line = n
-		}
-	}
-	ce.Err = errors.New(msg)
-	return ce
-}
-
-// maxProblemLines bounds the file problemLine reads again line by line.
-const maxProblemLines = 500
-
-// problemLine finds the line a YAML parser error is about, when the
-// parser names another: for an error it meets inside a block ("did not
-// find expected key"), yaml.v3 names the line before the block it was
-// reading (a comment, or the file's first key), not the line it could
-// not read (an agent added after the last key). That line is the first
-// that, parsed with the lines before it, gives the same error. 0 when it
-// is not after the line named, or there is none.
-func problemLine(data []byte, named int, msg string) int {
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if len(lines) > maxProblemLines {
-		return 0
-	}
-	end := 0
-	for i, l := range lines {
-		if len(l) == 0 {
-			break
-		}
-		end += len(l)
-		var doc yaml.Node
-		err := yaml.Unmarshal(data[:end], &doc)
-		if err == nil {
-			continue
-		}
-		m := strings.TrimPrefix(err.Error(), "yaml: ")
-		if sm := yamlLine.FindStringSubmatch(m); sm != nil {
-			m = m[len(sm[0]):]
-		}
-		if m == msg && i+1 > named {
-			return i + 1
-		}
-		return 0 // the line named, or another error met first: keep the parser's line
-	}
-	return 0
+	line, msg := yamlerr.Line(data, err)
+	return &ConfigError{Path: path, Line: line, Err: errors.New(msg)}
 }
 
 // ErrNoAgents is the error for a parley.yaml that lists no agents and

@@ -479,3 +479,33 @@ func TestParseConfigMissingTypo(t *testing.T) {
 		}
 	}
 }
+
+// TestParseConfigYAMLErrorLine: a parley.yaml that is not YAML is
+// refused at the line to fix, however long the file. Past 500 lines it
+// named yaml.v3's line: counted from 0 for a bracket left open (one line
+// early), and the line before a block for an entry that does not fit in.
+func TestParseConfigYAMLErrorLine(t *testing.T) {
+	long := strings.Repeat("# a note\n", 600)
+	for _, tt := range []struct {
+		name string
+		text string
+		line int
+		msg  string
+	}{
+		{"bracket left open", "agents: [gm, aria\nskills: [x]\n", 1, "did not find expected ',' or ']'"},
+		{"bracket left open, long", long + "skills: [x]\nagents: [gm, aria\nstrict: true\n", 602, "did not find expected ',' or ']'"},
+		{"entry out of its block, long", long + "agents:\n  - gm\n  - aria\n x: 1\n", 604, "did not find expected key"},
+		{"mapping values, long", long + "agents: [gm]\nskills: a: b\n", 602, "mapping values are not allowed in this context"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("parley.yaml", []byte(tt.text))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("ParseConfig = %v, want a *ConfigError", err)
+			}
+			if ce.Line != tt.line || ce.Err.Error() != tt.msg {
+				t.Errorf("ParseConfig = line %d: %v; want line %d: %s", ce.Line, ce.Err, tt.line, tt.msg)
+			}
+		})
+	}
+}
