@@ -1,10 +1,10 @@
 // Package longtest decides which tests `go test ./...` leaves out: the
 // long end-to-end ones — whole sessions played by scripted agents, kill
 // -9 loops, benches, a real browser, network namespaces, a real MCP
-// client. Each runs thousands of processes or waits on them for tens of
-// seconds; together they took `go test ./...` past five minutes on a
-// 2-core machine. Without them it ends in under two. PARLEY_LONG_TESTS=1
-// runs them too, and CI (.ci/run) always does.
+// client. Each starts hundreds of processes or waits on them for tens of
+// seconds. Without them `go test ./...` takes about two minutes on a
+// 2-core machine (it took five to seven with them).
+// PARLEY_LONG_TESTS=1 runs them too, and CI (.ci/run) always does.
 package longtest
 
 import (
