@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	}
 	raceExitAtOnce()
 	runMoreAtOnce()
-	testscript.Main(removeBuilt{m}, map[string]func(){
+	testscript.Main(withParley{m}, map[string]func(){
 		"claude": func() { os.Exit(claudeStandin()) },
 		"codex":  func() { os.Exit(codexStandin()) },
 	})
@@ -68,52 +68,36 @@ func parleyOnPath() (string, error) {
 			return dir, err
 		}
 	}
+	parleyBin = bin
 	return dir, os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
-// built is parley as `go build` makes it, for the tests that run the
-// program a user runs (in a terminal, a pipe, an MCP client): built once
-// for all of them (builtParley), removed when the tests end.
-var built struct {
-	once sync.Once
-	dir  string
-	bin  string
-	err  error
-}
-
-// builtParley builds parley the first time a test asks, and returns the
-// binary.
-func builtParley(t *testing.T) string {
+// parleyProgram is parley as a program, for the tests that run what a
+// user runs (in a terminal, a pipe, an MCP client): this binary, started
+// under the name parley (parleyOnPath), is parley's main and nothing else.
+func parleyProgram(t *testing.T) string {
 	t.Helper()
-	built.once.Do(func() {
-		built.dir, built.err = os.MkdirTemp("", "parley-built-")
-		if built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "parley")
-		cmd := exec.Command("go", "build", "-o", built.bin, ".")
-		cmd.Dir = scriptDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
+	if parleyBin == "" {
+		t.Fatal("parley is not on PATH: TestMain did not run")
 	}
-	return built.bin
+	return parleyBin
 }
 
-// removeBuilt runs the tests, then removes what builtParley built.
-type removeBuilt struct{ m *testing.M }
+// parleyBin is the parley parleyOnPath made.
+var parleyBin string
 
-func (r removeBuilt) Run() int {
+// withParley runs the tests with parley on PATH (parleyOnPath), and
+// removes it at the end.
+type withParley struct{ m *testing.M }
+
+func (r withParley) Run() int {
 	// The scripts run with TZ=UTC; so do the tests, for the command lines
 	// the scripts run in-process (inProcessOK). (Run is not called in the
 	// processes testscript starts as parley: they keep the script's TZ.)
 	os.Setenv("TZ", "UTC")
-	bin, err := parleyOnPath()
-	if bin != "" {
-		defer os.RemoveAll(bin)
+	dir, err := parleyOnPath()
+	if dir != "" {
+		defer os.RemoveAll(dir)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "putting parley on PATH:", err)
@@ -122,11 +106,7 @@ func (r removeBuilt) Run() int {
 	// The workspaces the tests make, in memory where it can (a hard link
 	// of this binary cannot go there: parleyOnPath comes first).
 	defer memtmp.Use()()
-	code := r.m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	return code
+	return r.m.Run()
 }
 
 // inProcess is held while a test runs a command line in this process

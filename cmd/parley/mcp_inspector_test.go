@@ -35,7 +35,7 @@ func TestMCPInspector(t *testing.T) {
 		t.Skipf("the MCP Inspector needs node 20 or later, this is %s", strings.TrimSpace(string(out)))
 	}
 	dir := t.TempDir()
-	bin := builtParley(t)
+	bin := parleyProgram(t)
 	root := filepath.Join(dir, "table")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)

@@ -282,7 +282,7 @@ func TestServeMCPInterrupted(t *testing.T) {
 // dropped the answers in flight.
 func TestMCPStopAnswers(t *testing.T) {
 	t.Parallel()
-	bin := builtParley(t)
+	bin := parleyProgram(t)
 	root := t.TempDir()
 	cfg := "skills: [dnd-team]\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda-brannock}\n"
 	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {

@@ -25,7 +25,7 @@ import (
 func TestPlayPipedWhileWaiting(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bin := builtParley(t)
+	bin := parleyProgram(t)
 	ws := filepath.Join(dir, "table")
 	parley := parleyIn(t, bin, ws)
 	newSeatTable(t, parley, ws, "  - {name: tilda, role: player, character: tilda-brannock, driver: command, retries: 0, run: [sh, -c, 'exit 1']}\n")

@@ -199,14 +199,14 @@ func newSeatTable(t *testing.T, parley func(args ...string) string, ws, more str
 	}
 }
 
-// terminalParley skips a test when tmux is not installed, else builds
-// parley (builtParley): a new temporary directory and the binary.
+// terminalParley skips a test when tmux is not installed, else returns
+// parley (parleyProgram): a new temporary directory and the binary.
 func terminalParley(t *testing.T) (dir, bin string) {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skipf("tmux is not installed (.ci/run installs it): %v", err)
 	}
-	return t.TempDir(), builtParley(t)
+	return t.TempDir(), parleyProgram(t)
 }
 
 // parleyIn returns a function that runs the parley at bin in the
