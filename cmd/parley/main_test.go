@@ -201,15 +201,16 @@ func cmdGarbage(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
 }
 
-// waitrunner DIR: wait (up to 30s) until a runner holds the workspace.
+// waitrunner DIR: wait (up to 30s) until a runner holds the workspace
+// and has started: it has written its runner.json, after it set its
+// agents' state afresh (until then .parley/agents.json is the last run's).
 func cmdWaitRunner(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: waitrunner DIR")
 	}
-	ws, err := workspace.Open(ts.MkAbs(args[0]))
-	ts.Check(err)
+	root := ts.MkAbs(args[0])
 	deadline := time.Now().Add(30 * time.Second)
-	for ws.RunnerPID() == 0 {
+	for workspace.ReadRunnerInfo(root) == nil {
 		if time.Now().After(deadline) {
 			ts.Fatalf("no runner took the workspace within 30s")
 		}
