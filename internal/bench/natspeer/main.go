@@ -92,7 +92,11 @@ func measure(ctx context.Context, dir string, n int) (Rates, error) {
 	start = time.Now()
 	var acks []jetstream.PubAckFuture
 	for i := 0; i < n; i++ {
-		f, err := js.PublishAsync("bench.many", data)
+		// With 256 unacknowledged, a publish waits for room: the nats.go
+		// default gives up after 200 ms ("stalled with too many
+		// outstanding async published messages"), which a disk in a slow
+		// minute takes per acknowledgement.
+		f, err := js.PublishAsync("bench.many", data, jetstream.WithStallWait(time.Minute))
 		if err != nil {
 			return Rates{}, err
 		}
