@@ -52,7 +52,7 @@ func composeCommand(e *env) *cli.Command {
 				}
 			}
 			tmpl := template(t, from, to)
-			editor := editorOf()
+			editor := editorOf(e)
 			if editor == "" || c.Bool("print") || !isTerminal(e.stdin) && !c.Bool("edit") {
 				_, err := fmt.Fprint(e.stdout, tmpl.text)
 				return err
@@ -268,7 +268,7 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 	if err := os.WriteFile(path, []byte(tmpl.text), 0o644); err != nil {
 		return err
 	}
-	if err := runEditor(editor, path); err != nil {
+	if err := runEditor(e, editor, path); err != nil {
 		return fmt.Errorf("%w (the draft is in %s)", err, path)
 	}
 	written, err := os.ReadFile(path)

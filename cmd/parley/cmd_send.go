@@ -364,8 +364,8 @@ func readBody(e *env, ws *workspace.Workspace, opts sendOptions) ([]byte, error)
 		return []byte(*opts.Body), nil
 	}
 	if isTerminal(e.stdin) {
-		if editor := editorOf(); opts.Edit && editor != "" {
-			return editBody(ws.Mailbox(opts.From), editor, opts.Quote)
+		if editor := editorOf(e); opts.Edit && editor != "" {
+			return editBody(e, ws.Mailbox(opts.From), editor, opts.Quote)
 		}
 		fmt.Fprintln(e.stderr, "parley: reading the message body from the terminal; end it with Ctrl-D")
 	}
@@ -377,24 +377,24 @@ func readBody(e *env, ws *workspace.Workspace, opts sendOptions) ([]byte, error)
 }
 
 // editorOf returns the editor a person chose: $VISUAL, else $EDITOR.
-func editorOf() string {
-	if v := os.Getenv("VISUAL"); v != "" {
+func editorOf(e *env) string {
+	if v := e.getenv("VISUAL"); v != "" {
 		return v
 	}
-	return os.Getenv("EDITOR")
+	return e.getenv("EDITOR")
 }
 
 // editBody opens an editor on a draft in the sender's tmp/, holding quote
 // in a comment, and returns what was written without the comment. An
 // empty body means the person changed their mind: nothing is sent.
-func editBody(box mailbox.Dir, editor, quote string) ([]byte, error) {
+func editBody(e *env, box mailbox.Dir, editor, quote string) ([]byte, error) {
 	comment := "<!-- write the message above; this note is taken out.\n" + strings.ReplaceAll(quote, "-->", "- ->") + "-->\n"
 	path := box.Path(mailbox.Tmp, "draft-"+(&mailbox.IDs{Now: time.Now}).New(box.Agent())+".md")
 	if err := os.WriteFile(path, []byte("\n"+comment), 0o644); err != nil {
 		return nil, err
 	}
 	defer os.Remove(path)
-	if err := runEditor(editor, path); err != nil {
+	if err := runEditor(e, editor, path); err != nil {
 		return nil, err
 	}
 	data, err := os.ReadFile(path)
@@ -408,11 +408,12 @@ func editBody(box mailbox.Dir, editor, quote string) ([]byte, error) {
 	return []byte(strings.TrimLeft(body, "\n")), nil
 }
 
-// runEditor runs an editor, its command split at spaces, on path.
-func runEditor(editor, path string) error {
+// runEditor runs an editor, its command split at spaces, on path, with
+// the command's streams (a person's terminal).
+func runEditor(e *env, editor, path string) error {
 	args := strings.Fields(editor)
 	cmd := exec.Command(args[0], append(args[1:], path)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w", editor, err)
 	}

@@ -41,7 +41,7 @@ func sessionCommand(e *env) *cli.Command {
 			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
-			opts := sessionOptions{Program: args, Context: os.Getenv("PARLEY_CONTEXT")}
+			opts := sessionOptions{Program: args, Context: e.getenv("PARLEY_CONTEXT")}
 			if p := c.String("prompt"); p != "" {
 				data, err := os.ReadFile(p)
 				if err != nil {

@@ -29,7 +29,7 @@ import (
 // inProcessCommands are the commands that run in-process in a script:
 // ones that read and write files and print, and end. Not those that start
 // programs (run, checkpoint and demo start agents, git, parley itself;
-// compose an editor when one is set: see inProcessEnv), serve or wait
+// compose and send start an editor as the program would), serve or wait
 // for input (serve, play, mcp, session, bridge), or time things (bench).
 var inProcessCommands = []string{
 	"answer", "approve", "campaign", "character", "compose", "completion",
@@ -39,11 +39,13 @@ var inProcessCommands = []string{
 	"validate", "version",
 }
 
-// inProcessEnv are the environment variables parley reads. A command line
-// runs in-process only when the script gives each the value this process
-// has (TestMain sets TZ=UTC, as the scripts do): in-process, parley reads
-// this process's environment, not the script's.
-var inProcessEnv = []string{"TZ", "VISUAL", "EDITOR", "PARLEY_WORKSPACE", "PARLEY_AGENT", "PARLEY_OUTBOX", "PARLEY_CONTEXT", "NO_COLOR"}
+// inProcessEnv are the environment variables parley reads from the
+// process, not through its commands' env (which, in-process, reads the
+// script's): TZ, read once as the process starts, and the variables of
+// flags, which urfave/cli reads. A command line runs in-process only when
+// the script gives each the value this process has (TestMain sets TZ=UTC,
+// as the scripts do).
+var inProcessEnv = []string{"TZ", "PARLEY_WORKSPACE", "PARLEY_TOKEN"}
 
 // scriptDir is this package's directory: tests that run beside the
 // scripts read testdata through it, not through the working directory,
@@ -115,15 +117,16 @@ func runScriptParley(ts *testscript.TestScript, args []string) (code int, stdout
 		return 0, "", "", false, nil
 	}
 	var out, errOut strings.Builder
-	code, err = runInDir(ts.MkAbs("."), append([]string{"parley"}, args...), &out, &errOut)
+	code, err = runInDir(ts.MkAbs("."), ts.Getenv, append([]string{"parley"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String(), true, err
 }
 
 // runInDir runs a command line in this process with dir as the working
-// directory, as `cd dir && parley ...` would: in-process commands are
-// run one at a time (inProcess), and the working directory is this
-// process's own for their time. A panic is returned as an error.
-func runInDir(dir string, args []string, stdout, stderr *strings.Builder) (code int, err error) {
+// directory and vars as its environment variables, as `cd dir && parley
+// ...` would: in-process commands are run one at a time (inProcess), and
+// the working directory is this process's own for their time. A panic is
+// returned as an error.
+func runInDir(dir string, vars func(string) string, args []string, stdout, stderr *strings.Builder) (code int, err error) {
 	inProcess.Lock()
 	defer inProcess.Unlock()
 	wd, err := os.Getwd()
@@ -143,7 +146,7 @@ func runInDir(dir string, args []string, stdout, stderr *strings.Builder) (code 
 			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return run(context.Background(), args, strings.NewReader(""), stdout, stderr), nil
+	return runWith(context.Background(), &env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, vars: vars}, args), nil
 }
 
 // parley ARGS: run parley, as `exec parley ARGS` does, in-process when
@@ -225,7 +228,7 @@ func TestInProcessAgrees(t *testing.T) {
 	for round := 1; round <= 2; round++ {
 		for i, args := range lines {
 			var out, errOut strings.Builder
-			code, err := runInDir(dir, append([]string{"parley"}, args...), &out, &errOut)
+			code, err := runInDir(dir, os.Getenv, append([]string{"parley"}, args...), &out, &errOut)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,7 +47,12 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 // run is parley's main with its inputs and outputs passed in, so tests can
 // drive it in-process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	return runWith(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr}, args)
+}
+
+// runWith is run with the commands' environment given.
+func runWith(ctx context.Context, env *env, args []string) int {
+	stderr := env.stderr
 	app := newApp(env)
 	args, err := commandLine(app, args)
 	if err == nil {
@@ -71,17 +76,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
-// env carries the process's streams to the commands.
+// env carries the process's streams and environment variables to the
+// commands.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	usage          error // set when the command line was wrong
+	vars           func(string) string // the environment variables; nil: the process's (os.Getenv)
+	usage          error               // set when the command line was wrong
 }
 
 // quiet returns the environment with standard output discarded, for a
 // command run on another's behalf (the demos send as `parley send` does).
 func (e *env) quiet() *env {
-	return &env{stdin: e.stdin, stdout: io.Discard, stderr: e.stderr}
+	return &env{stdin: e.stdin, stdout: io.Discard, stderr: e.stderr, vars: e.vars}
+}
+
+// getenv returns the value of the environment variable key, as the
+// commands see it. (urfave/cli reads PARLEY_WORKSPACE and PARLEY_TOKEN,
+// the variables of flags, from the process.)
+func (e *env) getenv(key string) string {
+	if e.vars != nil {
+		return e.vars(key)
+	}
+	return os.Getenv(key)
 }
 
 // logger returns the logger for library code, writing to stderr: for

@@ -119,9 +119,15 @@ var inProcess sync.Mutex
 // runInProcess is run, for tests that may run in parallel with others that
 // run command lines in-process too.
 func runInProcess(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runInProcessWith(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr}, args)
+}
+
+// runInProcessWith is runWith, for tests that may run in parallel with
+// others that run command lines in-process too.
+func runInProcessWith(ctx context.Context, e *env, args []string) int {
 	inProcess.Lock()
 	defer inProcess.Unlock()
-	return run(ctx, args, stdin, stdout, stderr)
+	return runWith(ctx, e, args)
 }
 
 // examplesDir is the repository's examples/, for scripts that run one as

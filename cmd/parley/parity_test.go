@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -55,8 +53,8 @@ func TestParity(t *testing.T) {
 			// An editor saves a regular file: links and pipes are not
 			// something compose can be given; and emptying the draft is
 			// how a person tells compose not to send it.
-			env := map[string]string{"EDITOR": "cp " + f.path, "VISUAL": ""}
-			got[f.rel]["compose"] = parityJSON(t, root, env, "compose", "--edit", "--dry-run", "--json", "--from", f.sender, "NARRATIVE")
+			editor := map[string]string{"EDITOR": "cp " + f.path, "VISUAL": ""}
+			got[f.rel]["compose"] = parityJSON(t, root, editor, "compose", "--edit", "--dry-run", "--json", "--from", f.sender, "NARRATIVE")
 		}
 	}
 	for path, v := range parityRun(t, root, files) {
@@ -182,30 +180,19 @@ func corpusFiles(t *testing.T, corpus string) []corpusFile {
 }
 
 // parityJSON runs a command that prints a verdict (or a list of one) as
-// JSON and returns it. Its exit code must say whether it was accepted.
-// With env, the command runs as a process of its own, given env on top of
-// this one's environment (this process's is the same for every test,
-// running in parallel); without, in-process.
-func parityJSON(t *testing.T, root string, env map[string]string, args ...string) parityVerdict {
+// JSON, in-process, and returns it. Its exit code must say whether it was
+// accepted. set is given on top of this process's environment
+// variables.
+func parityJSON(t *testing.T, root string, set map[string]string, args ...string) parityVerdict {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	var code int
-	if env == nil {
-		code = runInProcess(context.Background(), append([]string{"parley", "-C", root}, args...), strings.NewReader(""), &out, &errOut)
-	} else {
-		cmd := exec.Command("parley", append([]string{"-C", root}, args...)...)
-		cmd.Env = os.Environ()
-		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
+	vars := func(k string) string {
+		if v, ok := set[k]; ok {
+			return v
 		}
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &out, &errOut
-		var ee *exec.ExitError
-		if err := cmd.Run(); errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("parley %s: %v", strings.Join(args, " "), err)
-		}
+		return os.Getenv(k)
 	}
+	code := runInProcessWith(context.Background(), &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, vars: vars}, append([]string{"parley", "-C", root}, args...))
 	text := bytes.TrimSpace(out.Bytes())
 	if bytes.HasPrefix(text, []byte("[")) {
 		text = bytes.TrimSuffix(bytes.TrimPrefix(text, []byte("[")), []byte("]"))
