@@ -865,22 +865,34 @@ func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook strin
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	b.Write(data)
-	if !strings.HasSuffix(b.String(), "\n") {
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "\n## Session ended %s\n\n", now.UTC().Format("2006-01-02 15:04 UTC"))
+	var entry strings.Builder
 	if summary != "" {
-		b.WriteString(strings.TrimSpace(summary) + "\n\n")
+		entry.WriteString(strings.TrimSpace(summary) + "\n\n")
 	}
 	if hook != "" {
-		fmt.Fprintf(&b, "**Next**: %s\n", strings.TrimSpace(hook))
+		fmt.Fprintf(&entry, "**Next**: %s\n", strings.TrimSpace(hook))
 	}
 	state := "saved"
 	if !saved {
 		state = "NOT saved (state_saved: false)"
 	}
-	fmt.Fprintf(&b, "**State**: %s\n", state)
+	fmt.Fprintf(&entry, "**State**: %s\n", state)
+	// The same end said again (a [SESSION_END] handled again after a
+	// crash, or each rerun of a table whose scripted game master has
+	// told its story) is in the log already: it is not written twice.
+	const head = "\n## Session ended "
+	if k := strings.LastIndex(string(data), head); k >= 0 {
+		last := string(data[k+len(head):])
+		if _, rest, ok := strings.Cut(last, "\n\n"); ok && strings.TrimSpace(rest) == strings.TrimSpace(entry.String()) {
+			return nil
+		}
+	}
+	var b strings.Builder
+	b.Write(data)
+	if !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s%s\n\n", head, now.UTC().Format("2006-01-02 15:04 UTC"))
+	b.WriteString(entry.String())
 	return mailbox.WriteFileAtomic(path, []byte(b.String()))
 }

@@ -289,3 +289,37 @@ func TestTeamLeadSessionEndJournals(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendDecisionOnce: the same end of a session said again (each
+// rerun of the kept demo table, whose scripted game master has told its
+// story; a [SESSION_END] handled again after a crash) is not written to
+// the decision log twice; another end is.
+func TestAppendDecisionOnce(t *testing.T) {
+	ws := leadTable(t)
+	camp, err := campaigns.Find(ws.Root, "the-hollow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	for i, end := range []struct {
+		summary, hook string
+		saved         bool
+	}{
+		{"The bell rang.", "Something wakes.", true},
+		{"The story is told.", "Something wakes.", false},
+		{"The story is told.", "Something wakes.", false},
+		{"The story is told.\n", "Something wakes. ", false},
+		{"The story is told.", "Something wakes.", true},
+	} {
+		if err := appendDecision(camp, at.Add(time.Duration(i)*time.Hour), end.summary, end.hook, end.saved); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(camp.Path(campaigns.DecisionLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(data), "## Session ended "); got != 3 {
+		t.Errorf("the decision log has %d ends, want 3 (the same end twice is written once):\n%s", got, data)
+	}
+}
