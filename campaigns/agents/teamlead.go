@@ -60,7 +60,8 @@ const DefaultJoinWait = 2 * time.Minute
 //     ([JOURNAL_CHECKPOINT]) and, with Git, commits the campaign.
 //   - [SESSION_END]: writes an entry in the decision log; with Git and
 //     state_saved: true, commits the campaign; asks the players to write
-//     their journals and every agent that runs a program to shut down.
+//     their journals, when a [NARRATIVE] came since the session's start,
+//     and every agent that runs a program to shut down.
 //   - [NARRATIVE] sent to it directly (a split party): kept in the scene
 //     file, never passed on.
 //
@@ -286,7 +287,15 @@ func idTime(m *mailbox.Message) time.Time {
 // underWay reports whether a session is under way: the team lead sent a
 // start, and no [SESSION_END] came after it.
 func (t *TeamLead) underWay(agent string) bool {
-	var started, ended time.Time
+	started := t.started(agent)
+	ended := t.lastReceived(agent, SessionEndType)
+	return !started.IsZero() && ended.Before(started)
+}
+
+// started returns when the team lead last sent a start to the game
+// master ([SESSION_COMMAND] command: start); zero when it never did.
+func (t *TeamLead) started(agent string) time.Time {
+	var started time.Time
 	t.scan(agent, sentStates, func(_ string, m *mailbox.Message) bool {
 		if typeOf(m) == SessionCommandType && field(m, "command") == "start" {
 			if at := idTime(m); at.After(started) {
@@ -295,15 +304,22 @@ func (t *TeamLead) underWay(agent string) bool {
 		}
 		return true
 	})
+	return started
+}
+
+// lastReceived returns when the last message of type typ the team lead
+// received was written; zero when none.
+func (t *TeamLead) lastReceived(agent, typ string) time.Time {
+	var last time.Time
 	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
-		if typeOf(m) == SessionEndType {
-			if at := idTime(m); at.After(ended) {
-				ended = at
+		if typeOf(m) == typ {
+			if at := idTime(m); at.After(last) {
+				last = at
 			}
 		}
 		return true
 	})
-	return !started.IsZero() && ended.Before(started)
+	return last
 }
 
 // refresh sends [CONTEXT_REFRESH] to every agent at the table that a
@@ -792,9 +808,16 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 		t.log().Warn("the session ended with state_saved: false: no git checkpoint of unsaved state", "campaign", camp.Name)
 	}
 	// Ids are given here, in order: the journals are asked for before
-	// the shutdowns, and each player gets them in that order.
+	// the shutdowns, and each player gets them in that order. A session
+	// in which nothing was told (the game master ended it at once, as a
+	// scripted one whose story is told does) leaves nothing to write
+	// about: no journals are asked for, or every rerun would add an entry
+	// of filler.
 	ids := &mailbox.IDs{Now: t.now}
-	out := t.journalCheckpoints(agent, camp, "session_end")
+	var out []*mailbox.Message
+	if t.lastReceived(agent, NarrativeType).After(t.started(agent)) {
+		out = t.journalCheckpoints(agent, camp, "session_end")
+	}
 	for _, m := range out {
 		m.Set("id", ids.New(agent))
 	}
@@ -842,22 +865,34 @@ func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook strin
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	b.Write(data)
-	if !strings.HasSuffix(b.String(), "\n") {
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "\n## Session ended %s\n\n", now.UTC().Format("2006-01-02 15:04 UTC"))
+	var entry strings.Builder
 	if summary != "" {
-		b.WriteString(strings.TrimSpace(summary) + "\n\n")
+		entry.WriteString(strings.TrimSpace(summary) + "\n\n")
 	}
 	if hook != "" {
-		fmt.Fprintf(&b, "**Next**: %s\n", strings.TrimSpace(hook))
+		fmt.Fprintf(&entry, "**Next**: %s\n", strings.TrimSpace(hook))
 	}
 	state := "saved"
 	if !saved {
 		state = "NOT saved (state_saved: false)"
 	}
-	fmt.Fprintf(&b, "**State**: %s\n", state)
+	fmt.Fprintf(&entry, "**State**: %s\n", state)
+	// The same end said again (a [SESSION_END] handled again after a
+	// crash, or each rerun of a table whose scripted game master has
+	// told its story) is in the log already: it is not written twice.
+	const head = "\n## Session ended "
+	if k := strings.LastIndex(string(data), head); k >= 0 {
+		last := string(data[k+len(head):])
+		if _, rest, ok := strings.Cut(last, "\n\n"); ok && strings.TrimSpace(rest) == strings.TrimSpace(entry.String()) {
+			return nil
+		}
+	}
+	var b strings.Builder
+	b.Write(data)
+	if !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s%s\n\n", head, now.UTC().Format("2006-01-02 15:04 UTC"))
+	b.WriteString(entry.String())
 	return mailbox.WriteFileAtomic(path, []byte(b.String()))
 }

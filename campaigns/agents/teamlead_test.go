@@ -238,3 +238,88 @@ func TestTeamLeadRefreshSkipsPeopleElsewhere(t *testing.T) {
 		t.Errorf("[CONTEXT_REFRESH] sent to %v, want %v: not the gm (a person here) nor aria (a person in the workspace seat)", got, want)
 	}
 }
+
+// TestTeamLeadSessionEndJournals: a session ended with nothing told since
+// its start (a scripted game master whose one story is told ends a rerun
+// at once) asks no one for a journal entry; a session with a narrative
+// does. (A tryout: each rerun of the kept demo table added a filler entry
+// to every journal.)
+func TestTeamLeadSessionEndJournals(t *testing.T) {
+	const (
+		oldNarrative = "20261124-080000.000000Z-gm-d00001"
+		startID      = "20261124-090000.000000Z-lead-a00000"
+		newNarrative = "20261124-090001.000000Z-gm-d00002"
+		endID        = "20261124-090002.000000Z-gm-e00001"
+	)
+	narrative := func(id string) string {
+		return "---\nid: " + id + "\nfrom: gm\nto: '*'\ntype: NARRATIVE\nscene_number: \"002\"\nscene_slug: the-bell-chamber\n---\nThe bell is still.\n"
+	}
+	end := "---\nid: " + endID + "\nfrom: gm\nto: lead\ntype: SESSION_END\ncampaign: the-hollow\nsummary: The story is told.\nstate_saved: false\nnext_hook: Something wakes.\n---\n"
+	for _, tt := range []struct {
+		name  string
+		told  bool // a narrative since the start
+		asked []string
+	}{
+		{"nothing told since the start", false, nil},
+		{"a narrative since the start", true, []string{"tilda", "grim"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := leadTable(t)
+			put(t, ws, "lead", mailbox.Done, oldNarrative, narrative(oldNarrative))
+			put(t, ws, "lead", mailbox.Sent, startID, "---\nid: "+startID+"\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n")
+			if tt.told {
+				put(t, ws, "lead", mailbox.Done, newNarrative, narrative(newNarrative))
+			}
+			put(t, ws, "lead", mailbox.Cur, endID, end)
+			lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+			out, err := lead.Handle(context.Background(), "lead", msg(t, end))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var asked []string
+			for _, m := range out {
+				if typeOf(m) == JournalCheckpointType {
+					to, _ := m.Header().Get("to")
+					asked = append(asked, to)
+				}
+			}
+			if !slices.Equal(asked, tt.asked) {
+				t.Errorf("journal checkpoints at the end sent to %v, want %v", asked, tt.asked)
+			}
+		})
+	}
+}
+
+// TestAppendDecisionOnce: the same end of a session said again (each
+// rerun of the kept demo table, whose scripted game master has told its
+// story; a [SESSION_END] handled again after a crash) is not written to
+// the decision log twice; another end is.
+func TestAppendDecisionOnce(t *testing.T) {
+	ws := leadTable(t)
+	camp, err := campaigns.Find(ws.Root, "the-hollow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	for i, end := range []struct {
+		summary, hook string
+		saved         bool
+	}{
+		{"The bell rang.", "Something wakes.", true},
+		{"The story is told.", "Something wakes.", false},
+		{"The story is told.", "Something wakes.", false},
+		{"The story is told.\n", "Something wakes. ", false},
+		{"The story is told.", "Something wakes.", true},
+	} {
+		if err := appendDecision(camp, at.Add(time.Duration(i)*time.Hour), end.summary, end.hook, end.saved); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(camp.Path(campaigns.DecisionLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(data), "## Session ended "); got != 3 {
+		t.Errorf("the decision log has %d ends, want 3 (the same end twice is written once):\n%s", got, data)
+	}
+}

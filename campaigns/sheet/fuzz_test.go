@@ -56,6 +56,11 @@ func FuzzParse(f *testing.F) {
 		"| **HP** | 8 |\n### Currency\n| Coin | Amount |\n|---|---|\n| Gold | 10 |\n| Silver (sp) | **4** |\n",
 		"| **HP** | 8 |\n### Currency\nNone\n", "| **HP** | 8 |\n### Currency\n-\n", "| **HP** | 8 |\n### Currency\nabout 40 in gems\n",
 		"| **HP** | 8 |\n## Equipment\n- Rations (5)\n- Arrows (x20)\n- Torches (3) — for the sewers\n",
+		// Temporary hit points on a row of their own, or misspelt.
+		"| **Hit Points** | 8/12 |\n| **Temp HP** | 3 |\n", "**Temp HP**: —\n**Hit Points**: 8/12\n",
+		"| **HP** | 8 |\n| **Temporary Hit Points** |  |\n", "**HP**: 8 (temp 2)\n**THP**: 2\n",
+		"| **Hit Points** | 8/12 (temp 3) |\n| **Temp HP** | 2 |\n", "| **Hit Points** | 8/12 |\n| **Tmp HP** | 3 |\n",
+		"**Hit Points**: 8/12\n**Temp. HP**:\n",
 		// Items nested under items: packs and their contents.
 		nestedSheet,
 		"| **HP** | 8 |\n## Equipment\n- Pack\n\t- Rope\n\t- 2 torches\n- Torch\n",

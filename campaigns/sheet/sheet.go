@@ -30,7 +30,9 @@
 // The maximum may also be written "8 of 12", "8 out of 12" or "8 (max
 // 12)", or on a row of its own ("| **Max HP** | 12 |"); a lone number is
 // both only when no such row says otherwise. Temporary hit points follow
-// in parentheses: "8/12 (temp 3)" (or "(temp: 3)", "(temp hp 3)"). Hit
+// in parentheses: "8/12 (temp 3)" (or "(temp: 3)", "(temp hp 3)"), or
+// have a row of their own ("| **Temp HP** | 3 |", "Temporary Hit Points",
+// "THP"; "-" or an empty cell for none), where they are written back. Hit
 // points whose maximum cannot be read ("8 (max twelve)", "8 (12)") are
 // an error, never a guess. A level may be an ordinal ("3rd"), and stays
 // one when changed. A level outside 1 to 20 or an ability score above 30
@@ -159,10 +161,10 @@ type Sheet struct {
 	Path      string // as the caller gave it
 	Layout    Layout
 	HP, MaxHP int
-	// TempHP is the temporary hit points, which damage takes first:
-	// "(temp 3)" after the hit points in the tables layout
-	// ("| **Hit Points** | 8/12 (temp 3) |"), temp_hp in the frontmatter;
-	// 0 when not written.
+	// TempHP is the temporary hit points, which damage takes first: in
+	// the tables layout "(temp 3)" after the hit points ("| **Hit Points**
+	// | 8/12 (temp 3) |") or a row of their own ("| **Temp HP** | 3 |"),
+	// temp_hp in the frontmatter; 0 when not written.
 	TempHP    int
 	Level     int       // 0 when the sheet has none
 	Abilities Abilities // all 0 when the sheet has none
@@ -424,11 +426,16 @@ func (d *Doc) SetHP(n int) error {
 	return d.setHP(n, d.p.sh.MaxHP, d.p.sh.TempHP)
 }
 
-// SetTempHP sets the temporary hit points, 0 or more; at 0 a tables-layout
-// sheet's "(temp 3)" is taken away, and a sheet without any gains one.
+// SetTempHP sets the temporary hit points, 0 or more: in a tables-layout
+// sheet in its Temp HP row, when it has one, else in a "(temp 3)" after
+// the hit points, which is taken away at 0. A tables-layout sheet with a
+// label that is "Temp HP" misspelt is refused (see Sheet.Unread).
 func (d *Doc) SetTempHP(n int) error {
 	if n < 0 || n > MaxAmount {
 		return d.fail(d.p.hpLine, "temp hit points", fmt.Errorf("%d is %w: want 0 to %d", n, ErrRange, MaxAmount))
+	}
+	if d.p.t != nil && d.p.t.tempMeant != nil {
+		return d.p.t.tempMeant
 	}
 	return d.setHP(d.p.sh.HP, d.p.sh.MaxHP, n)
 }

@@ -3,6 +3,7 @@ package sheet
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/parley-dev/parley/internal/spell"
@@ -10,23 +11,31 @@ import (
 
 // tables holds where a tables-layout sheet writes each value.
 type tables struct {
-	hp, max  span   // max: the maximum beside hp ("8/12", "8 (max 12)"), not ok when not written there
-	maxRow   span   // a "| **Max HP** | 12 |" row's number, not ok when none
-	temp     span   // the number of "(temp 3)" after the hit points, not ok when none
-	tempAt   span   // all of " (temp 3)", the space before it too
-	hpEnd    int    // where the reading of the hit points ends: after "8/12", "8 (max 12)"
-	maxLine  int    // 1-based line of maxRow
-	level    span   // the level's digits and any ordinal suffix ("3rd")
-	levelOrd string // the ordinal suffix as written ("rd"), "" when none
-	abil     [6]span
-	modParen [6]span // "(+2)" beside a score
-	modRow   [6]span // a row of modifiers under the scores
-	items    []tItem // parallel to Sheet.Items
-	coins    []tCoin // parallel to Sheet.Currency
-	eq       section // ## Equipment
-	pack     section // ### Pack Contents within it
-	cur      section // ### Currency
-	marker   byte    // the bullet the items use
+	hp, max span // max: the maximum beside hp ("8/12", "8 (max 12)"), not ok when not written there
+	maxRow  span // a "| **Max HP** | 12 |" row's number, not ok when none
+	temp    span // the number of "(temp 3)" after the hit points, not ok when none
+	tempAt  span // all of " (temp 3)", the space before it too
+	// A "| **Temp HP** | 3 |" row: its number, or its "-" (not ok when
+	// the cell is empty), where the cell's value starts (-1 when there is
+	// no such row), what it says, and its 1-based line.
+	tempRow   span
+	tempRowAt int
+	tempRowN  int
+	tempLine  int
+	tempMeant error  // a label that is "Temp HP" misspelt, when no Temp HP row is read: SetTempHP refuses
+	hpEnd     int    // where the reading of the hit points ends: after "8/12", "8 (max 12)"
+	maxLine   int    // 1-based line of maxRow
+	level     span   // the level's digits and any ordinal suffix ("3rd")
+	levelOrd  string // the ordinal suffix as written ("rd"), "" when none
+	abil      [6]span
+	modParen  [6]span // "(+2)" beside a score
+	modRow    [6]span // a row of modifiers under the scores
+	items     []tItem // parallel to Sheet.Items
+	coins     []tCoin // parallel to Sheet.Currency
+	eq        section // ## Equipment
+	pack      section // ### Pack Contents within it
+	cur       section // ### Currency
+	marker    byte    // the bullet the items use
 }
 
 // section is a heading and what follows it.
@@ -48,7 +57,7 @@ type tItem struct {
 }
 
 func (p *parsed) parseTables(from int) error {
-	t := &tables{marker: '-'}
+	t := &tables{marker: '-', tempRowAt: -1}
 	t.eq.lastItem, t.pack.lastItem, t.cur.lastItem = -1, -1, -1
 	p.t = t
 	var (
@@ -58,15 +67,15 @@ func (p *parsed) parseTables(from int) error {
 		eqLevel                        int
 		sectionName                    string
 		open                           []int // the items a more indented line would be in, outermost first
-		hpDone, maxDone                bool
+		hpDone, maxDone, tempDone      bool
 		levelDone, abilDone            bool
 		cs                             = curState{seen: map[string]int{}}
 		vAbil                          [6]span
 		vMod                           [6]span
 		vScore, vLine                  [6]int
 	)
-	var meant struct {
-		line    int    // 1-based line of a label that is "Hit Points" misspelt
+	var meant, tempMeant struct {
+		line    int    // 1-based line of a label that is "Hit Points" (or "Temp HP") misspelt
 		written string // the label as written there
 	}
 	n := len(p.ls)
@@ -181,6 +190,14 @@ func (p *parsed) parseTables(from int) error {
 			if err := p.maxHPValue(i, val); err != nil {
 				return err
 			}
+		case isTempHPLabel(label):
+			if tempDone {
+				break
+			}
+			tempDone = true
+			if err := p.tempHPValue(i, val); err != nil {
+				return err
+			}
 		case label == "level" || label == "character level":
 			if levelDone {
 				break
@@ -203,6 +220,9 @@ func (p *parsed) parseTables(from int) error {
 					}
 				}
 			}
+		case !tempDone && tempMeant.line == 0 && spell.Nearest(hpLabel(label), tempHPSpelt, 2) != "":
+			// "Tmp HP": the temporary hit points, misspelt.
+			tempMeant.line, tempMeant.written = i+1, writtenLabel(line)
 		}
 		// Items: the bullets of the Equipment section.
 		if !inEq {
@@ -283,6 +303,12 @@ func (p *parsed) parseTables(from int) error {
 	}
 	if err := p.checkHP(); err != nil {
 		return err
+	}
+	if !tempDone && tempMeant.line > 0 {
+		// Temporary hit points are often not written at all: the rest of
+		// the sheet reads, and only setting them is refused.
+		t.tempMeant = p.errf(tempMeant.line, "temp hit points", "%q is no label parley reads: did you mean \"Temp HP\"?", tempMeant.written)
+		p.sh.Unread = append(p.sh.Unread, t.tempMeant.Error())
 	}
 	if !abilDone && vLine != [6]int{} && !containsZero(vLine) {
 		for a := range vLine {
@@ -540,10 +566,16 @@ func unclearMax(rest string, haveMax bool) bool {
 	return e > 0 && (e == len(r) || isSpace(r[e]) || r[e] == ')')
 }
 
+// hpLabel is a normalized label with what does not change its meaning
+// taken out: "Max. HP" and "Max HP (HP)" read "max hp".
+func hpLabel(label string) string {
+	return strings.Join(strings.Fields(strings.NewReplacer(".", " ", "(hp)", " ").Replace(label)), " ")
+}
+
 // isMaxHPLabel reports whether a label names the hit point maximum on a
 // row of its own: "Max HP", "Maximum Hit Points", "HP Max".
 func isMaxHPLabel(label string) bool {
-	switch strings.Join(strings.Fields(strings.NewReplacer(".", " ", "(hp)", " ").Replace(label)), " ") {
+	switch hpLabel(label) {
 	case "max hp", "maximum hp", "max hit points", "maximum hit points", "hp max", "hp maximum",
 		"hit points max", "hit points maximum", "hit point maximum", "max hit point", "maximum hit point":
 		return true
@@ -551,25 +583,67 @@ func isMaxHPLabel(label string) bool {
 	return false
 }
 
-// maxHPValue reads the number of a Max HP row in the span val of line i.
-func (p *parsed) maxHPValue(i int, val span) error {
+// tempHPLabels are the labels of a row of temporary hit points.
+var tempHPLabels = []string{"temp hp", "temporary hp", "temp hit points", "temporary hit points", "hp temp", "thp", "temp hp (thp)"}
+
+// tempHPSpelt are the labels of temporary hit points long enough to tell
+// a misspelling of: "Tmp HP", not "CHA".
+var tempHPSpelt = tempHPLabels[:4]
+
+// isTempHPLabel reports whether a label names the temporary hit points on
+// a row of their own: "Temp HP", "Temporary Hit Points", "THP".
+func isTempHPLabel(label string) bool {
+	return slices.Contains(tempHPLabels, hpLabel(label))
+}
+
+// rowNumber reads the number of a row of its own (Max HP, Temp HP) in the
+// span val of line i, and returns its span. With blank, a cell that is
+// empty or a dash ("-", "—") is 0, and the span is where the number
+// goes: not ok when empty.
+func (p *parsed) rowNumber(i int, val span, field string, blank bool) (n int, at span, err error) {
 	s := string(p.data[val.start:val.end])
 	a, b := stripEmphasis(s)
 	v := s[a:b]
+	if blank && (v == "" || v == "-" || v == "—" || v == "–") {
+		return 0, span{val.start + a, val.start + b}, nil
+	}
 	k := digitsEnd(v, 0)
 	if k == 0 || k < len(v) && !isSpace(v[k]) && v[k] != '(' {
-		return p.errf(i+1, "max hit points", "%q is not a number", strings.TrimSpace(s))
+		return 0, span{}, p.errf(i+1, field, "%q is not a number", strings.TrimSpace(s))
 	}
 	if k > 9 {
-		return p.errf(i+1, "max hit points", "%s is %w: at most %d", v[:k], ErrRange, MaxAmount)
+		return 0, span{}, p.errf(i+1, field, "%s is %w: at most %d", v[:k], ErrRange, MaxAmount)
 	}
-	p.t.maxRow = span{val.start + a, val.start + a + k}
+	return atoi([]byte(v[:k])), span{val.start + a, val.start + a + k}, nil
+}
+
+// maxHPValue reads the number of a Max HP row in the span val of line i.
+func (p *parsed) maxHPValue(i int, val span) error {
+	_, at, err := p.rowNumber(i, val, "max hit points", false)
+	if err != nil {
+		return err
+	}
+	p.t.maxRow = at
 	p.t.maxLine = i + 1
 	return nil
 }
 
+// tempHPValue reads the number of a Temp HP row in the span val of line
+// i: a number, or an empty cell or a dash for none.
+func (p *parsed) tempHPValue(i int, val span) error {
+	n, at, err := p.rowNumber(i, val, "temp hit points", true)
+	if err != nil {
+		return err
+	}
+	p.t.tempRow, p.t.tempRowAt, p.t.tempLine = at, at.start, i+1
+	p.t.tempRowN = n
+	return nil
+}
+
 // checkHP takes the maximum from a Max HP row, when there is one, and
-// checks the hit points against it.
+// checks the hit points against it; it takes the temporary hit points
+// from a Temp HP row, which must agree with a "(temp 3)" after the hit
+// points when both are written.
 func (p *parsed) checkHP() error {
 	t := p.t
 	maxLine := p.hpLine
@@ -582,6 +656,12 @@ func (p *parsed) checkHP() error {
 	}
 	if p.sh.MaxHP < 1 {
 		return p.errf(maxLine, "max hit points", "%d is %w: want at least 1", p.sh.MaxHP, ErrRange)
+	}
+	if t.tempRowAt >= 0 {
+		if t.temp.ok() && t.tempRowN != p.sh.TempHP {
+			return p.errf(t.tempLine, "temp hit points", "line %d says %d and line %d says %d: cannot tell the temporary hit points", p.hpLine, p.sh.TempHP, t.tempLine, t.tempRowN)
+		}
+		p.sh.TempHP = t.tempRowN
 	}
 	p.checkHPRange()
 	return nil
@@ -1002,13 +1082,16 @@ func isSepRow(line string, cells []span) bool {
 
 func (t *tables) hpEdits(p *parsed, hp, maxHP, temp int) []edit {
 	var e []edit
+	if temp != p.sh.TempHP && t.tempRowAt >= 0 {
+		e = append(e, t.tempRowEdit(p, temp))
+	}
 	switch {
 	case temp == p.sh.TempHP:
 	case temp == 0 && t.tempAt.ok():
 		e = append(e, edit{t.tempAt.start, t.tempAt.end, ""})
 	case t.temp.ok():
 		e = append(e, edit{t.temp.start, t.temp.end, itoa(temp)})
-	default:
+	case t.tempRowAt < 0: // a Temp HP row says them, else "(temp 3)" does
 		e = append(e, edit{t.hpEnd, t.hpEnd, " (temp " + itoa(temp) + ")"})
 	}
 	if !t.max.ok() && !t.maxRow.ok() { // one number gives both
@@ -1032,6 +1115,24 @@ func (t *tables) hpEdits(p *parsed, hp, maxHP, temp int) []edit {
 		}
 	}
 	return e
+}
+
+// tempRowEdit writes n in the Temp HP row, in place of its number or
+// dash; in an empty cell ("|  |", "**Temp HP**:"), with a space on each
+// side.
+func (t *tables) tempRowEdit(p *parsed, n int) edit {
+	if t.tempRow.ok() {
+		return edit{t.tempRow.start, t.tempRow.end, itoa(n)}
+	}
+	at, k := t.tempRowAt, t.tempRowAt
+	for k > 0 && (p.data[k-1] == ' ' || p.data[k-1] == '\t') {
+		k--
+	}
+	text := " " + itoa(n)
+	if at < len(p.data) && p.data[at] == '|' {
+		text += " "
+	}
+	return edit{k, at, text}
 }
 
 func (t *tables) abilityEdits(p *parsed, i, n int) []edit {

@@ -29,6 +29,8 @@ func FuzzCall(f *testing.F) {
 		{2, `{"character": "brother-oswin", "updates": [{"slug": "candle", "quantityChange": 3}]}`},
 		{3, `{"character": "tilda-brannock", "hp": 3, "maxHp": 20, "level": 2, "stats": {"str": 16}}`},
 		{3, `{"character": "brother-oswin", "damage": 100, "healing": 2}`},
+		{3, `{"character": "tilda-brannock", "tempHp": 5, "damage": 7}`},
+		{3, `{"character": "brother-oswin", "temp_hp": -1}`},
 		{4, `{"character": "tilda-brannock"}`},
 		{4, `{}`},
 		{3, `{"character": "../../etc/passwd", "hp": 1}`},

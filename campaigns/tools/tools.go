@@ -69,8 +69,8 @@ func Tools() []Tool {
 			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"quantity":{"type":"integer","minimum":1},"in":{"type":"string","description":"the item to put it in, like explorers-pack; left out: carried, or added to the one item of that name"}},"required":["name"]}}},"required":["items"]}`)},
 		{"update_inventory", "Change the quantities of a character's items: a negative change uses them up; an item at 0 is gone.",
 			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"updates":{"type":"array","items":{"type":"object","properties":{"slug":{"type":"string","description":"the item's name in kebab case, like healing-potion; explorers-pack/torch for the torch in the explorer's pack"},"in":{"type":"string","description":"the item it is in, like explorers-pack, when items of that name are in several"},"quantityChange":{"type":"integer"}},"required":["slug","quantityChange"]}}},"required":["updates"]}`)},
-		{"update_character", "Change a character's hit points (set hp, or give damage or healing), maximum hit points, level or ability scores.",
-			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"hp":{"type":"integer"},"maxHp":{"type":"integer"},"level":{"type":"integer"},"stats":{"type":"object","properties":{"str":{"type":"integer"},"dex":{"type":"integer"},"con":{"type":"integer"},"int":{"type":"integer"},"wis":{"type":"integer"},"cha":{"type":"integer"}}},"damage":{"type":"integer","minimum":0,"description":"hit points lost, temporary hit points (tempHp) first; hp stops at 0"},"healing":{"type":"integer","minimum":0,"description":"hit points regained; hp stops at maxHp"}}}`)},
+		{"update_character", "Change a character's hit points (set hp, or give damage or healing), maximum hit points, temporary hit points (tempHp, which damage takes first), level or ability scores.",
+			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"},"hp":{"type":"integer"},"maxHp":{"type":"integer"},"tempHp":{"type":"integer","minimum":0,"description":"temporary hit points, set to this (they do not add up: 0 takes them away); given with damage, they are set first"},"level":{"type":"integer"},"stats":{"type":"object","properties":{"str":{"type":"integer"},"dex":{"type":"integer"},"con":{"type":"integer"},"int":{"type":"integer"},"wis":{"type":"integer"},"cha":{"type":"integer"}}},"damage":{"type":"integer","minimum":0,"description":"hit points lost, temporary hit points (tempHp) first; hp stops at 0"},"healing":{"type":"integer","minimum":0,"description":"hit points regained; hp stops at maxHp"}}}`)},
 		{"get_character_stats", "Read a character's sheet: hit points, level, ability scores, inventory and money.",
 			json.RawMessage(`{"type":"object","properties":{"character":{"type":"string"}}}`)},
 	}
@@ -347,6 +347,8 @@ type UpdateCharacterArgs struct {
 	HP      *int           `json:"hp,omitempty"`
 	MaxHP   *int           `json:"maxHp,omitempty"`
 	MaxHP2  *int           `json:"max_hp,omitempty"` // the same, as the sheets write it
+	TempHP  *int           `json:"tempHp,omitempty"`
+	TempHP2 *int           `json:"temp_hp,omitempty"` // the same, as the sheets write it
 	Level   *int           `json:"level,omitempty"`
 	Stats   map[string]int `json:"stats,omitempty"` // str, dex, con, int, wis, cha
 	Damage  *int           `json:"damage,omitempty"`
@@ -384,6 +386,9 @@ func (b *Box) updateCharacter(a UpdateCharacterArgs) (*CharacterResult, error) {
 	if a.MaxHP == nil {
 		a.MaxHP = a.MaxHP2
 	}
+	if a.TempHP == nil {
+		a.TempHP = a.TempHP2
+	}
 	var said []string
 	var result *CharacterResult
 	err := b.edit(a.Character, nil, func(d *sheet.Doc) error {
@@ -399,6 +404,15 @@ func (b *Box) updateCharacter(a UpdateCharacterArgs) (*CharacterResult, error) {
 				return err
 			}
 			said = append(said, fmt.Sprintf("HP -> %d", *a.HP))
+		}
+		if a.TempHP != nil {
+			// As `parley character set temp_hp=N` sets them: the sheet
+			// decides where and how they are written.
+			temp := d.TempHP
+			if err := d.SetTempHP(*a.TempHP); err != nil {
+				return err
+			}
+			said = append(said, fmt.Sprintf("temp HP %d -> %d", temp, *a.TempHP))
 		}
 		if a.Damage != nil {
 			temp := d.TempHP
@@ -437,7 +451,7 @@ func (b *Box) updateCharacter(a UpdateCharacterArgs) (*CharacterResult, error) {
 			said = append(said, fmt.Sprintf("%s %d", strings.ToUpper(k), a.Stats[k]))
 		}
 		if len(said) == 0 {
-			return fmt.Errorf("%w: nothing to change: give hp, maxHp, level, stats, damage or healing", ErrArguments)
+			return fmt.Errorf("%w: nothing to change: give hp, maxHp, tempHp, level, stats, damage or healing", ErrArguments)
 		}
 		result = View(d)
 		return nil

@@ -256,6 +256,36 @@ func TestCallChangesSheet(t *testing.T) {
 			},
 		},
 		{
+			name: "grant temporary hit points",
+			tool: "update_character",
+			args: `{"tempHp": 5}`,
+			want: map[string]outcome{
+				"tables": {
+					json: `{"success": true, "hp": 8, "maxHp": 12, "tempHp": 5, "message": "tilda-brannock: temp HP 0 -> 5"}`,
+					diff: []string{"-| **Hit Points** | 8/12 |", "+| **Hit Points** | 8/12 (temp 5) |"},
+				},
+				"frontmatter": {
+					json: `{"success": true, "hp": 8, "maxHp": 12, "tempHp": 5}`,
+					diff: []string{"+temp_hp: 5"},
+				},
+			},
+		},
+		{
+			name: "temporary hit points are set before the damage",
+			tool: "update_character",
+			args: `{"damage": 7, "temp_hp": 5}`,
+			want: map[string]outcome{
+				"tables": {
+					json: `{"success": true, "hp": 6, "maxHp": 12, "message": "tilda-brannock: temp HP 0 -> 5, 7 damage: temp HP 5 -> 0, HP 8 -> 6"}`,
+					diff: []string{"-| **Hit Points** | 8/12 |", "+| **Hit Points** | 6/12 |"},
+				},
+				"frontmatter": {
+					json: `{"success": true, "hp": 6, "maxHp": 12}`,
+					diff: []string{"-hp: 8", "+hp: 6", "+temp_hp: 0"},
+				},
+			},
+		},
+		{
 			name: "add to an item and add a new one",
 			tool: "add_inventory",
 			args: `{"items": [{"name": "Healing potion", "quantity": 2}, {"name": "Rope", "description": "50 feet"}]}`,
@@ -377,7 +407,7 @@ func TestCallChangesSheet(t *testing.T) {
 				if err != nil {
 					t.Fatalf("get_character_stats after %s: %v", tt.tool, err)
 				}
-				for _, k := range []string{"hp", "maxHp", "level", "stats", "inventory", "currency"} {
+				for _, k := range []string{"hp", "maxHp", "tempHp", "level", "stats", "inventory", "currency"} {
 					if v, ok := got[k]; ok {
 						if diff := cmp.Diff(v, stats[k]); diff != "" {
 							t.Errorf("after %s, get_character_stats %q differs from the result (-result +read):\n%s", tt.tool, k, diff)
@@ -600,7 +630,7 @@ func TestTools(t *testing.T) {
 		"roll_dice":           {"dc", "dice", "reason"},
 		"add_inventory":       {"character", "items"},
 		"update_inventory":    {"character", "updates"},
-		"update_character":    {"character", "damage", "healing", "hp", "level", "maxHp", "stats"},
+		"update_character":    {"character", "damage", "healing", "hp", "level", "maxHp", "stats", "tempHp"},
 		"get_character_stats": {"character"},
 	}
 	var got []string

@@ -251,6 +251,22 @@ func TestMCPGameMasterTools(t *testing.T) {
 	if err != nil || d.HP != 5 {
 		t.Errorf("after 3 damage the sheet says HP %d (%v), want 5", d.HP, err)
 	}
+	// A game master's model grants temporary hit points as a person does
+	// with `parley character set temp_hp=N` (a tryout: the tool had no
+	// argument for them).
+	for _, tl := range tools.Tools {
+		if tl.Name == "update_character" && !strings.Contains(tl.Description, "tempHp") {
+			t.Errorf("update_character's description does not speak of tempHp: %q", tl.Description)
+		}
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_character", Arguments: map[string]any{"character": "tilda-brannock", "tempHp": 4}})
+	if err != nil || res.IsError {
+		t.Fatalf("update_character tempHp: %v %+v", err, res)
+	}
+	d, err = sheet.Read(camp.SheetPath("tilda-brannock"))
+	if err != nil || d.HP != 5 || d.TempHP != 4 {
+		t.Errorf("after tempHp 4 the sheet says HP %d temp %d (%v), want 5 temp 4", d.HP, d.TempHP, err)
+	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_character", Arguments: map[string]any{"character": "tilda-brannock", "hp": "eight"}})
 	if err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != `bad arguments: hp: want a whole number, got "eight"` {
 		t.Errorf("hp eight: %v %+v, want a tool error saying hp wants a whole number", err, res.Content)

@@ -204,6 +204,16 @@ type doc struct {
 	HTML  template.HTML
 }
 
+// hpBadge says a sheet's hit points at a glance: "HP 8/12", and its
+// temporary hit points when it has some, "HP 8/12 +3 temp".
+func hpBadge(sh *sheet.Doc) string {
+	s := fmt.Sprintf("HP %d/%d", sh.HP, sh.MaxHP)
+	if sh.TempHP > 0 {
+		s += fmt.Sprintf(" +%d temp", sh.TempHP)
+	}
+	return s
+}
+
 // readDoc reads a markdown file of the campaign and renders it; for
 // spectators (a non-nil secrets), without what they may not read (see
 // forSpectators).
@@ -288,9 +298,9 @@ func (s *Server) storyData(spectator bool) storyData {
 				case err != nil:
 					dc.Badge = "the sheet does not read: " + c.Short(err).Error()
 				case sh.Invalid != nil:
-					dc.Badge = fmt.Sprintf("HP %d/%d · %d items · %v", sh.HP, sh.MaxHP, len(sh.Items), c.Short(sh.Invalid))
+					dc.Badge = fmt.Sprintf("%s · %d items · %v", hpBadge(sh), len(sh.Items), c.Short(sh.Invalid))
 				case sh.MaxHP > 0:
-					dc.Badge = fmt.Sprintf("HP %d/%d · %d items", sh.HP, sh.MaxHP, len(sh.Items))
+					dc.Badge = fmt.Sprintf("%s · %d items", hpBadge(sh), len(sh.Items))
 				}
 			}
 			d.Sheets = append(d.Sheets, dc)
