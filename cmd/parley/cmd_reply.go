@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -105,35 +106,63 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 // --no-check sends it even so; the callers without that flag (the web
 // seat, the MCP server) say it as it is.
 type unknownDecisionError struct {
-	decision, id string
+	decision string // a decision given, none of the orchestrator's
+	field    string // a field given for decision (decison)
+	id       string
 }
 
 func (e *unknownDecisionError) Error() string {
+	known := strings.Join(orchestrator.Decisions(), ", ")
+	switch {
+	case e.field != "":
+		return fmt.Sprintf("--field %s: did you mean decision? the orchestrator reads its decision from the field decision (%s); without one it would do nothing, and %s would still wait; nothing was sent", e.field, known, e.id)
+	case e.decision == "":
+		return fmt.Sprintf("the answer gives no decision: say one with --field decision=%s (or begin the answer with it); without one the orchestrator would do nothing, and %s would still wait; nothing was sent", strings.Join(orchestrator.Decisions(), "|"), e.id)
+	}
 	return fmt.Sprintf("--field decision=%s: the orchestrator knows the decisions %s; with any other it would do nothing, and %s would still wait; nothing was sent",
-		e.decision, strings.Join(orchestrator.Decisions(), ", "), e.id)
+		e.decision, known, e.id)
 }
 
-// checkDecision refuses an answer to an escalation whose decision the
-// orchestrator does not know (decision=aprove): it would do nothing, and
-// the escalation would still wait. --no-check (opts.NoCheck) sends it
-// even so.
+// checkDecision refuses an answer to an escalation that would decide
+// nothing: a decision the orchestrator does not know (decision=aprove), a
+// field that looks like a misspelt decision (decison=approve), or no
+// decision at all in a body given on the command line ("ok, ship it"):
+// nothing would be done, and the escalation would still wait. --no-check
+// (opts.NoCheck) sends it even so. (A body read later, from stdin or an
+// editor, is judged by the orchestrator, which says so in a note.)
 func checkDecision(esc *mailbox.Message, id string, opts sendOptions) error {
 	if kind, _ := esc.Header().Get("escalation"); kind == "" || opts.NoCheck || opts.Type != "" {
 		return nil
 	}
+	// The answer as the orchestrator will read it: its fields written as
+	// send writes them (a YAML value: "stop", 'stop' and stop are one
+	// decision), and its body.
+	m := mailbox.New(nil)
+	given := false
 	for _, f := range opts.Fields {
 		k, v, _ := strings.Cut(f, "=")
-		if strings.TrimSpace(k) != "decision" {
+		k = strings.TrimSpace(k)
+		if k == "decision" {
+			given = true
+			m.SetValue("decision", v)
 			continue
 		}
-		// Read back as the orchestrator reads it: written as send writes
-		// it (a YAML value: "stop", 'stop' and stop are one decision).
-		m := mailbox.New(nil)
-		m.SetValue("decision", v)
-		v, _ = m.Header().Get("decision")
-		if !orchestrator.KnownDecision(strings.TrimSpace(v)) {
-			return &unknownDecisionError{decision: v, id: id}
+		if spell.Distance(strings.ToLower(k), "decision") <= 2 {
+			return &unknownDecisionError{field: k, id: id}
 		}
+	}
+	if given {
+		if d, ok := orchestrator.DecisionOf(m); !ok {
+			return &unknownDecisionError{decision: d, id: id}
+		}
+		return nil
+	}
+	if opts.Body == nil || !orchestrator.NeedsDecision(esc) {
+		return nil // read later; or an answer passed on, whatever it says
+	}
+	m.SetBody([]byte(*opts.Body))
+	if _, ok := orchestrator.DecisionOf(m); !ok {
+		return &unknownDecisionError{id: id}
 	}
 	return nil
 }

@@ -123,8 +123,8 @@ func misanswered(box mailbox.Dir, agent string, limit int64) []Escalation {
 		if t, _ := h.Get("type"); t != "" {
 			continue // a protocol message, no answer to an escalation
 		}
-		d, _ := h.Get("decision")
-		if KnownDecision(d) {
+		d, ok := DecisionOf(m)
+		if ok {
 			answered[to] = true
 			continue
 		}
@@ -141,6 +141,9 @@ func misanswered(box mailbox.Dir, agent string, limit int64) []Escalation {
 		m, ok := readMessage(box.Path(mailbox.Done, mailbox.FileName(id)), limit)
 		if !ok {
 			continue // not handled by a reply (still in inbox/, listed there), or not the person's
+		}
+		if !NeedsDecision(m) {
+			continue // any answer is passed on
 		}
 		if x, ok := escalationOf(agent, id, mailbox.Done, m); ok {
 			x.Misspelt = misspelt[id]

@@ -244,9 +244,9 @@ func (h *history) waitingEscalation(thread, replyTo string) *mailbox.Message {
 		switch {
 		case r.sent && r.get("escalation") != "":
 			last = r
-		case !r.sent && r != h.cur && r.typ() == "" && knownDecision(strings.ToLower(r.get("decision"))):
-			// A person's answer; one with a decision misspelt was
-			// refused, and answers nothing.
+		case !r.sent && r != h.cur && r.typ() == "" && h.decides(r):
+			// A person's answer; one with no decision (or one misspelt)
+			// was refused, and answers nothing.
 			to := r.get("reply_to")
 			if q := h.noteRepliedTo(r); q != nil {
 				to = q.get(WaitingEscalation)
@@ -685,4 +685,15 @@ func (h *history) told(thread, text string) bool {
 		}
 	})
 	return found
+}
+
+// decides reports whether a person's message r answers what it replies
+// to as the orchestrator takes it: with a decision (DecisionOf), or to
+// an escalation that needs none (its answer is passed on).
+func (h *history) decides(r *record) bool {
+	if _, ok := DecisionOf(r.m); ok {
+		return true
+	}
+	esc := h.byID[r.get("reply_to")]
+	return esc != nil && esc.get("escalation") != "" && !NeedsDecision(esc.m)
 }

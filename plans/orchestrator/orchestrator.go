@@ -50,6 +50,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -1077,20 +1078,23 @@ func (r *run) noteWaiting(esc *mailbox.Message, text string) ([]*mailbox.Message
 }
 
 // decided resumes the pipeline with the person's answer to an
-// escalation: approve, retry or stop (the decision field, or the first
-// word of the answer); other text is passed on to who raised the matter.
+// escalation: approve, retry or stop (DecisionOf). An answer that gives
+// none does nothing, and the escalation still waits; to an escalation no
+// step waits on, it is passed on to who raised the matter.
 func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
-	decision := strings.ToLower(get(r.in, "decision"))
-	if !knownDecision(decision) {
-		return r.noteWaiting(esc, fmt.Sprintf("Your decision %q is none of %s, so nothing was done, and the escalation %s still waits: answer it again with --field decision=%s.", decision, strings.Join(Decisions(), ", "), get(esc, "id"), strings.Join(Decisions(), "|")))
-	}
-	if decision == "" {
-		words := strings.Fields(strings.ToLower(string(r.in.Body)))
-		if len(words) > 0 {
-			decision = strings.Trim(words[0], ".,:;!")
-		}
-	}
+	decision, ok := DecisionOf(r.in)
 	about := r.h.byID[get(esc, "about")]
+	if !ok && NeedsDecision(esc) {
+		again := fmt.Sprintf("so nothing was done, and the escalation %s still waits: answer it again with --field decision=%s.", get(esc, "id"), strings.Join(Decisions(), "|"))
+		if get(r.in, "decision") != "" {
+			return r.noteWaiting(esc, fmt.Sprintf("Your decision %q is none of %s, %s", decision, strings.Join(Decisions(), ", "), again))
+		}
+		said := "Your answer gives no decision (a decision field, or a first word approve, retry or stop)"
+		if k := misspeltDecisionKey(r.in); k != "" {
+			said += fmt.Sprintf("; its field %q is not decision", k)
+		}
+		return r.noteWaiting(esc, said+", "+again)
+	}
 	planFile := get(esc, "plan_file")
 	if decision == DecisionStop {
 		if planFile != "" {
@@ -1164,6 +1168,41 @@ func choicesText(kind string) string {
 		parts = append(parts, c.Decision+" ("+c.Does+")")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// DecisionOf returns the decision a person's answer to an escalation
+// gives, in lower case: its decision field, or else the first word of its
+// body ("approve: the tests pass"); ok when it is one of Decisions. An
+// answer that gives none ("ok", "looks fine, ship it", a field misspelt
+// decison) decides nothing: the escalation still waits.
+func DecisionOf(m *mailbox.Message) (decision string, ok bool) {
+	decision = strings.ToLower(get(m, "decision"))
+	if decision == "" {
+		if words := strings.Fields(strings.ToLower(string(m.Body))); len(words) > 0 {
+			decision = strings.Trim(words[0], ".,:;!")
+		}
+	}
+	return decision, slices.Contains(Decisions(), decision)
+}
+
+// NeedsDecision reports whether an escalation waits for a decision
+// (approve, retry, stop): every one but a limit or blocked one with no
+// step of a plan to resume, whose answer is passed on to who raised the
+// matter.
+func NeedsDecision(esc *mailbox.Message) bool {
+	kind := get(esc, "escalation")
+	return !((kind == EscalateLimit || kind == EscalateBlocked) && (get(esc, "plan_file") == "" || atoi(get(esc, "step")) == 0))
+}
+
+// misspeltDecisionKey returns the key of m's header that looks like a
+// misspelt decision (decison, desicion); "" when none does.
+func misspeltDecisionKey(m *mailbox.Message) string {
+	for _, k := range m.Header().Keys() {
+		if k != "decision" && spell.Distance(strings.ToLower(k), "decision") <= 2 {
+			return k
+		}
+	}
+	return ""
 }
 
 // KnownDecision reports whether a person's answer with this decision
