@@ -79,6 +79,19 @@ const (
 	AuditVerdict        = "audit_verdict"
 	RevisionRequest     = "revision_request"
 	Approval            = "approval"
+	// EscalationType and PipelineNote are parley's additions to the
+	// protocol: what the orchestrator sends the person (see the
+	// dev-pipeline skill). A workspace whose protocol lacks them gets
+	// them as informal messages, of no type.
+	EscalationType = "escalation"
+	PipelineNote   = "pipeline_note"
+)
+
+// Signals of the orchestrator's messages to the person.
+const (
+	SignalDecide = "decide" // an escalation: the pipeline waits for a decision
+	SignalInfo   = "info"   // a note: nothing waits on the person
+	SignalDone   = "done"   // the summary of a plan done
 )
 
 // Escalation kinds, in the escalation field of the orchestrator's
@@ -368,6 +381,17 @@ func (r *run) send(to []string, typ, signal, body string) *mailbox.Message {
 		m.Set("reply_to", id)
 	}
 	return m
+}
+
+// toPerson makes a message of the pipeline's thread to people, of the
+// protocol's type typ and signal when the workspace's protocol has the
+// type (the dev-pipeline skill does), else informal, of no type: a
+// protocol of the workspace's own that lacks it would refuse it.
+func (r *run) toPerson(people []string, typ, signal, body string) *mailbox.Message {
+	if !r.protocolHas(typ) {
+		typ, signal = "", ""
+	}
+	return r.send(people, typ, signal, body)
 }
 
 // role returns the agents of the workspace that hold one of roles, in
@@ -726,7 +750,7 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 			fmt.Fprintf(&b, "  - [x] Step %d: %s (%d %s)\n", s.Number, s.Title, n, plural(n, "attempt", "attempts"))
 		}
 	}
-	m := r.send(r.people(), "", "", b.String())
+	m := r.toPerson(r.people(), PipelineNote, SignalDone, b.String())
 	m.SetValue("summary", fmt.Sprintf("plan done: %s (%d/%d steps)", p.Path, pr.Done, pr.Total))
 	m.SetValue("plan_file", p.Path)
 	m.SetValue("pipeline", "done")
@@ -869,8 +893,8 @@ func flowList(items []string) *yaml.Node {
 // protocolHas reports whether the workspace's protocol has a message type.
 func (r *run) protocolHas(typ string) bool {
 	set, err := r.o.Workspace.Protocol()
-	if err != nil {
-		return false
+	if err != nil || set == nil {
+		return false // no skills: nothing is checked, and nothing typed is known
 	}
 	_, _, ok := set.Type(typ)
 	return ok
@@ -1006,7 +1030,7 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 	// The escalation's own id, so that the command it gives can be
 	// pasted as it is.
 	own := (&mailbox.IDs{}).New(r.agent)
-	m := r.send(people, "", "", strings.ReplaceAll(b.String(), "`parley reply ID ", "`parley reply "+own+" "))
+	m := r.toPerson(people, EscalationType, SignalDecide, strings.ReplaceAll(b.String(), "`parley reply ID ", "`parley reply "+own+" "))
 	m.Set("id", own)
 	m.SetValue("summary", "escalation: "+firstLine(what))
 	m.SetValue("escalation", kind)
@@ -1055,7 +1079,7 @@ func (r *run) note(text string) ([]*mailbox.Message, error) {
 	if len(people) == 0 {
 		return nil, nil
 	}
-	m := r.send(people, "", "", text+"\n")
+	m := r.toPerson(people, PipelineNote, SignalInfo, text+"\n")
 	m.SetValue("summary", "note: "+firstLine(text))
 	return []*mailbox.Message{m}, nil
 }
