@@ -269,6 +269,9 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		return nil, nil
 	}
 	if f, how := r.o.wentOn(r.h, id, agent); f == WentOn {
+		if how == "ticked" {
+			return r.fromTick(rec.m, agent, "handled the %s it was sent and answered nothing")
+		}
 		r.o.log().Info("orchestrator: a message left unanswered whose step went on", "unanswered", id, "agent", agent, "how", how)
 		return nil, nil
 	}
@@ -277,6 +280,26 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		return nil, nil
 	}
 	return r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s handled the %s it was sent%s and answered nothing", rec.typ())
+}
+
+// fromTick goes on from a step a person ticked by hand in the plan while
+// its message (orig, to agent) was out, when parley's notice being
+// handled says nothing will answer it (what: a format whose %s is the
+// message's type). The tick is the person's decision on the step, so
+// nothing is escalated; but only an approval sends what follows a step,
+// and left alone the plan would stall with nobody told: the steps that
+// follow go now (or the plan is closed), and the person is told so.
+func (r *run) fromTick(orig *mailbox.Message, agent, what string) ([]*mailbox.Message, error) {
+	pf, n, _ := r.stepOf(orig)
+	text := fmt.Sprintf("Step %d of %s was ticked by hand, and %s "+what+": the tick stands for the step, and the pipeline goes on from it.", n, pf, orDash(agent), typeOf(orig))
+	p, problem := r.readPlan(pf)
+	if problem != "" || p.Status == "done" || p.Status == "blocked" {
+		r.o.log().Info("orchestrator: a message nothing answers, whose step was ticked by hand", "agent", agent, "plan", pf, "step", n)
+		return nil, nil
+	}
+	out, err := r.note(text)
+	next, nerr := r.dispatch(p)
+	return append(out, next...), errors.Join(err, nerr)
 }
 
 // escalateMessage escalates (kind) a message of ours that nothing
@@ -334,6 +357,9 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 	var orig *mailbox.Message
 	if rec := r.h.byID[id]; rec != nil && rec.sent && rec.to(agent) {
 		orig = rec.m // else no message of ours to agent, and of no step
+		if f, how := r.o.wentOn(r.h, id, agent); f == WentOn && how == "ticked" {
+			return r.fromTick(orig, agent, "gave up the %s it was sent")
+		}
 	}
 	typ := cmp.Or(typeOf(orig), get(r.in, "given_up_type"), "message")
 	return r.escalateMessage(EscalateGivenUp, "given_up", "is stalled", orig, "%s gave up the %s it was sent%s", typ)

@@ -830,6 +830,27 @@ func TestGivenUpFate(t *testing.T) {
 			t.Errorf("note:\n%s", out[0].Body)
 		}
 	})
+	t.Run("ticked by hand before the give-up", func(t *testing.T) {
+		// The person ticked both steps of wave 1 while their tasks
+		// were out; step 2's is then given up. Nothing is escalated
+		// (the tick is the decision), and wave 2 goes out, which
+		// nothing else would send.
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		for _, n := range []int{1, 2} {
+			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := h.handle(h.givenUp(tasks[1]))
+		want(t, "given up, ticked", out, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+		if !strings.Contains(string(out[0].Body), "Step 2 of plans/retry.md was ticked by hand, and worker-2 gave up the task_assignment it was sent") {
+			t.Errorf("note:\n%s", out[0].Body)
+		}
+		if get(out[1], "step") != "3" {
+			t.Errorf("sent step %s, want step 3", get(out[1], "step"))
+		}
+	})
 	t.Run("sent again", func(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
