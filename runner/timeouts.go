@@ -75,6 +75,9 @@ func (r *Runner) checkDeadlines() {
 	now := r.opts.Now()
 	kept := r.expected[:0]
 	for _, e := range r.expected {
+		if r.toldInstead(e) {
+			continue
+		}
 		if now.Before(e.deadline) {
 			kept = append(kept, e)
 			continue
@@ -116,6 +119,27 @@ func (r *Runner) checkDeadlines() {
 		r.log.Warn("agent unresponsive", "agent", e.agent, "message", e.message, "policy", e.policy.Key)
 	}
 	r.expected = kept
+}
+
+// toldInstead reports whether nothing will answer e's message but parley
+// said so already: its program agent gave it up (it is in dead/: parley
+// status and the run's summary say so, and a built-in sender is told),
+// or handled it and answered nothing, and its sender is told of that
+// (see Unanswered). Its deadline then waits for nothing: a run until
+// idle would sit out the timeout (30 minutes, for a task of the dev
+// pipeline) after the orchestrator escalated it.
+func (r *Runner) toldInstead(e *expectation) bool {
+	ws := r.ws()
+	if !ws.IsProgram(e.agent) {
+		return false
+	}
+	switch ws.Mailbox(e.agent).HandledIn(e.message) {
+	case mailbox.Dead:
+		return true
+	case mailbox.Done:
+		return r.toldOfUnanswered(e.waiting, workspace.TypeOf(e.asked), true)
+	}
+	return false
 }
 
 // nudge sends a policy's nudge message from the one waiting to the silent

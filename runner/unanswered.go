@@ -71,6 +71,25 @@ func (r *Runner) toldOfUnanswered(agent, typ string, known bool) bool {
 	return true
 }
 
+// remoteSender reports whether agent lives in another workspace that the
+// bridge reaches: a notice into its mailbox here is carried to it.
+func (r *Runner) remoteSender(agent string) bool {
+	ws := r.ws()
+	a, ok := ws.Agent(agent)
+	return ok && a.Remote != "" && ws.Config.Bridge != nil
+}
+
+// isStep reports whether m is a step of a plan (plan_file: and step:, as
+// the dev pipeline's tasks, revisions and review requests carry): its
+// sender waits for its answer, whatever role parley.yaml gives it here.
+// A sender of another workspace not given the role orchestrator here
+// was told of nothing, and the step waited for ever; it is told of a
+// step left unanswered (its handler there decides what it waited on),
+// not of every message of its, which a person's would be.
+func isStep(m *mailbox.Message) bool {
+	return m != nil && headerText(m, "plan_file") != "" && headerText(m, "step") != ""
+}
+
 // answeringField and answeringFromField are the fields of a refusal
 // notice that name the message the refused file answered, and its
 // sender: what the program's answer to the notice answers in turn.
@@ -86,7 +105,7 @@ const (
 func (w *worker) saidNothing(a answer, refused []mailbox.Refusal) {
 	r := w.r
 	agent := w.agent.Name
-	if a.root == "" || !r.ws().IsProgram(agent) || !r.toldOfUnanswered(a.rootFrom, "", false) {
+	if a.root == "" || !r.ws().IsProgram(agent) || !r.toldOfUnanswered(a.rootFrom, "", false) && !r.remoteSender(a.rootFrom) {
 		return
 	}
 	if r.chains.saidWhileHandling(agent, a.id) || w.outboxHolds() {
@@ -164,7 +183,7 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	}
 	get := func(k string) string { return headerText(m, k) }
 	typ := get("type")
-	if !r.toldOfUnanswered(sender, typ, m != nil) {
+	if !r.toldOfUnanswered(sender, typ, m != nil) && !(r.remoteSender(sender) && isStep(m)) {
 		return nil // a message its sender waits on no answer to
 	}
 	remote := "" // this workspace's name on the bridge, for a sender of another

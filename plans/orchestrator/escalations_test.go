@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,7 +44,7 @@ func TestEscalations(t *testing.T) {
 	escalate := func(task *mailbox.Message) *mailbox.Message {
 		t.Helper()
 		out := h.handle(h.givenUp(task))
-		want(t, "given up", out, "you:")
+		want(t, "given up", out, "you:escalation/decide")
 		return out[0]
 	}
 	blocked := func(step int) *mailbox.Message {
@@ -88,5 +89,29 @@ func TestEscalations(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantRows, got); diff != "" {
 		t.Errorf("Escalations() (-want +got):\n%s", diff)
+	}
+}
+
+// TestToPersonUntypedWithoutProtocol: in a workspace whose parley.yaml
+// names no skill, the escalation and the note go as informal messages,
+// of no type (a protocol of the workspace's own may lack the types the
+// dev-pipeline skill adds); with the skill, they are typed.
+func TestToPersonUntypedWithoutProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		name, cfg, esc, note string
+	}{
+		{"dev-pipeline", config, "you:escalation/decide", "you:pipeline_note/info"},
+		{"no skills", strings.TrimPrefix(config, "skills: [dev-pipeline]\n"), "you:", "you:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.cfg)
+			req := h.handle(h.msg("you", "Add retries."))
+			want(t, "request", req, "architect:triage_request/execute")
+			esc := h.handle(h.answer(req[0], TriageResult, "blocked", "Stuck."))
+			want(t, "blocked", esc, tc.esc)
+			// A verdict no review asked for is set aside, with a note.
+			note := h.handle(h.msg("reviewer", "Fine.", "type", ReviewVerdict, "signal", "pass"))
+			want(t, "stray verdict", note, tc.note)
+		})
 	}
 }

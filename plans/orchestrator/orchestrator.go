@@ -80,6 +80,19 @@ const (
 	AuditVerdict        = "audit_verdict"
 	RevisionRequest     = "revision_request"
 	Approval            = "approval"
+	// EscalationType and PipelineNote are parley's additions to the
+	// protocol: what the orchestrator sends the person (see the
+	// dev-pipeline skill). A workspace whose protocol lacks them gets
+	// them as informal messages, of no type.
+	EscalationType = "escalation"
+	PipelineNote   = "pipeline_note"
+)
+
+// Signals of the orchestrator's messages to the person.
+const (
+	SignalDecide = "decide" // an escalation: the pipeline waits for a decision
+	SignalInfo   = "info"   // a note: nothing waits on the person
+	SignalDone   = "done"   // the summary of a plan done
 )
 
 // Escalation kinds, in the escalation field of the orchestrator's
@@ -257,6 +270,9 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		return nil, nil
 	}
 	if f, how := r.o.wentOn(r.h, id, agent); f == WentOn {
+		if how == "ticked" {
+			return r.fromTick(rec.m, agent, "handled the %s it was sent and answered nothing")
+		}
 		r.o.log().Info("orchestrator: a message left unanswered whose step went on", "unanswered", id, "agent", agent, "how", how)
 		return nil, nil
 	}
@@ -265,6 +281,26 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		return nil, nil
 	}
 	return r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s handled the %s it was sent%s and answered nothing", rec.typ())
+}
+
+// fromTick goes on from a step a person ticked by hand in the plan while
+// its message (orig, to agent) was out, when parley's notice being
+// handled says nothing will answer it (what: a format whose %s is the
+// message's type). The tick is the person's decision on the step, so
+// nothing is escalated; but only an approval sends what follows a step,
+// and left alone the plan would stall with nobody told: the steps that
+// follow go now (or the plan is closed), and the person is told so.
+func (r *run) fromTick(orig *mailbox.Message, agent, what string) ([]*mailbox.Message, error) {
+	pf, n, _ := r.stepOf(orig)
+	text := fmt.Sprintf("Step %d of %s was ticked by hand, and %s "+what+": the tick stands for the step, and the pipeline goes on from it.", n, pf, orDash(agent), typeOf(orig))
+	p, problem := r.readPlan(pf)
+	if problem != "" || p.Status == "done" || p.Status == "blocked" {
+		r.o.log().Info("orchestrator: a message nothing answers, whose step was ticked by hand", "agent", agent, "plan", pf, "step", n)
+		return nil, nil
+	}
+	out, err := r.note(text)
+	next, nerr := r.dispatch(p)
+	return append(out, next...), errors.Join(err, nerr)
 }
 
 // escalateMessage escalates (kind) a message of ours that nothing
@@ -322,6 +358,9 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 	var orig *mailbox.Message
 	if rec := r.h.byID[id]; rec != nil && rec.sent && rec.to(agent) {
 		orig = rec.m // else no message of ours to agent, and of no step
+		if f, how := r.o.wentOn(r.h, id, agent); f == WentOn && how == "ticked" {
+			return r.fromTick(orig, agent, "gave up the %s it was sent")
+		}
 	}
 	typ := cmp.Or(typeOf(orig), get(r.in, "given_up_type"), "message")
 	return r.escalateMessage(EscalateGivenUp, "given_up", "is stalled", orig, "%s gave up the %s it was sent%s", typ)
@@ -369,6 +408,17 @@ func (r *run) send(to []string, typ, signal, body string) *mailbox.Message {
 		m.Set("reply_to", id)
 	}
 	return m
+}
+
+// toPerson makes a message of the pipeline's thread to people, of the
+// protocol's type typ and signal when the workspace's protocol has the
+// type (the dev-pipeline skill does), else informal, of no type: a
+// protocol of the workspace's own that lacks it would refuse it.
+func (r *run) toPerson(people []string, typ, signal, body string) *mailbox.Message {
+	if !r.protocolHas(typ) {
+		typ, signal = "", ""
+	}
+	return r.send(people, typ, signal, body)
 }
 
 // role returns the agents of the workspace that hold one of roles, in
@@ -727,7 +777,7 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 			fmt.Fprintf(&b, "  - [x] Step %d: %s (%d %s)\n", s.Number, s.Title, n, plural(n, "attempt", "attempts"))
 		}
 	}
-	m := r.send(r.people(), "", "", b.String())
+	m := r.toPerson(r.people(), PipelineNote, SignalDone, b.String())
 	m.SetValue("summary", fmt.Sprintf("plan done: %s (%d/%d steps)", p.Path, pr.Done, pr.Total))
 	m.SetValue("plan_file", p.Path)
 	m.SetValue("pipeline", "done")
@@ -870,8 +920,8 @@ func flowList(items []string) *yaml.Node {
 // protocolHas reports whether the workspace's protocol has a message type.
 func (r *run) protocolHas(typ string) bool {
 	set, err := r.o.Workspace.Protocol()
-	if err != nil {
-		return false
+	if err != nil || set == nil {
+		return false // no skills: nothing is checked, and nothing typed is known
 	}
 	_, _, ok := set.Type(typ)
 	return ok
@@ -1007,7 +1057,7 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 	// The escalation's own id, so that the command it gives can be
 	// pasted as it is.
 	own := (&mailbox.IDs{}).New(r.agent)
-	m := r.send(people, "", "", strings.ReplaceAll(b.String(), "`parley reply ID ", "`parley reply "+own+" "))
+	m := r.toPerson(people, EscalationType, SignalDecide, strings.ReplaceAll(b.String(), "`parley reply ID ", "`parley reply "+own+" "))
 	m.Set("id", own)
 	m.SetValue("summary", "escalation: "+firstLine(what))
 	m.SetValue("escalation", kind)
@@ -1056,7 +1106,7 @@ func (r *run) note(text string) ([]*mailbox.Message, error) {
 	if len(people) == 0 {
 		return nil, nil
 	}
-	m := r.send(people, "", "", text+"\n")
+	m := r.toPerson(people, PipelineNote, SignalInfo, text+"\n")
 	m.SetValue("summary", "note: "+firstLine(text))
 	return []*mailbox.Message{m}, nil
 }

@@ -271,7 +271,7 @@ func TestPipeline(t *testing.T) {
 	reqs = h.submit(out[1], "[c.go]")
 	h.handle(verdict(h, reqs[0], "pass"))
 	out = h.handle(verdict(h, reqs[1], "pass"))
-	want(t, "plan done", out, "worker-1:approval/lgtm", "you:")
+	want(t, "plan done", out, "worker-1:approval/lgtm", "you:pipeline_note/done")
 	if p := h.readPlan(); p.Status != "done" || !p.Progress().Complete() {
 		t.Errorf("plan at the end: status %q, %+v", p.Status, p.Progress())
 	}
@@ -336,7 +336,7 @@ func TestIterationLimit(t *testing.T) {
 		h.handle(verdict(h, reqs[0], "fail"))
 		out := h.handle(verdict(h, reqs[1], "pass"))
 		if i == MaxIterations {
-			want(t, "fifth failure", out, "you:")
+			want(t, "fifth failure", out, "you:escalation/decide")
 			body := string(out[0].Body)
 			if get(out[0], "escalation") != EscalateLimit || get(out[0], "step") != "1" || !strings.Contains(body, "failed review 5 times") || !strings.Contains(body, "- iteration 5 (critical): CRITICAL: it loses data.") {
 				t.Errorf("escalation:\n%s", out[0].Bytes())
@@ -438,7 +438,7 @@ func TestBadInput(t *testing.T) {
 		out := h.handle(h.msg("you", "Do it."))
 		out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
 		out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "", "plan_file", ".claude/plans/x.md", "wave_count", "1", "has_blockers", "false"))
-		want(t, "plan outside", out, "you:")
+		want(t, "plan outside", out, "you:escalation/decide")
 		if !strings.Contains(string(out[0].Body), "not in plans/ of the workspace") {
 			t.Errorf("escalation:\n%s", out[0].Body)
 		}
@@ -449,7 +449,7 @@ func TestBadInput(t *testing.T) {
 		out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
 		arch := out[0]
 		out = h.handle(h.answer(arch, PlanResult, "plan_complete", "", "plan_file", "plans/retry.md", "wave_count", "1", "has_blockers", "false"))
-		want(t, "plan missing", out, "you:")
+		want(t, "plan missing", out, "you:escalation/decide")
 		if !strings.Contains(string(out[0].Body), "cannot be read") {
 			t.Errorf("escalation:\n%s", out[0].Body)
 		}
@@ -465,7 +465,7 @@ func TestBadInput(t *testing.T) {
 		out := h.handle(h.msg("you", "Do it."))
 		out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
 		out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "Needs a key.\n\nRoute: ask the person for the signing key", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "true"))
-		want(t, "blockers", out, "you:")
+		want(t, "blockers", out, "you:escalation/decide")
 		if !strings.Contains(string(out[0].Body), "\nRoute: ask the person for the signing key\n") {
 			t.Errorf("escalation does not show the Route: line:\n%s", out[0].Body)
 		}
@@ -484,7 +484,7 @@ func TestBadInput(t *testing.T) {
 		reqs := h.submit(tasks[1], "[b.go]")
 		h.writePlan("retry.md", strings.Replace(plan, "- [ ] **Step 2: Two** — b.go: two.\n", "", 1))
 		out = h.handle(verdict(h, reqs[0], "pass"))
-		want(t, "step gone", out, "you:", "you:")
+		want(t, "step gone", out, "you:pipeline_note/info", "you:pipeline_note/info")
 		if !strings.Contains(string(out[0].Body), "plans/retry.md was changed by hand since it was read:\n\n- step 2 (\"Two\") is no longer in the plan") {
 			t.Errorf("note of the change:\n%s", out[0].Body)
 		}
@@ -493,7 +493,7 @@ func TestBadInput(t *testing.T) {
 		}
 		// Told once.
 		out = h.handle(verdict(h, reqs[1], "pass"))
-		want(t, "step gone, again", out, "you:")
+		want(t, "step gone, again", out, "you:pipeline_note/info")
 	})
 	t.Run("plan edited mid-wave: a step renamed, one added", func(t *testing.T) {
 		h := newHarness(t, config)
@@ -501,7 +501,7 @@ func TestBadInput(t *testing.T) {
 		h.writePlan("retry.md", strings.Replace(strings.Replace(plan, "**Step 2: Two**", "**Step 2: Two, better**", 1),
 			"- [ ] **Step 2:", "- [ ] **Step 4: Four** — d.go: four.\n- [ ] **Step 2:", 1))
 		reqs := h.submit(tasks[0], "[a.go]")
-		want(t, "submission after the edit", reqs, "you:", "worker-1:task_assignment/execute", "reviewer:review_request/review", "auditor:review_request/review")
+		want(t, "submission after the edit", reqs, "you:pipeline_note/info", "worker-1:task_assignment/execute", "reviewer:review_request/review", "auditor:review_request/review")
 		body := string(reqs[0].Body)
 		for _, l := range []string{"- step 2 is now \"Two, better\" (it was \"Two\" when assigned)", "- step 4 (\"Four\") was added to wave 1, which is under way"} {
 			if !strings.Contains(body, l) {
@@ -519,7 +519,7 @@ func TestBadInput(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
 		out := h.handle(h.answer(tasks[1], WorkerSubmission, "blocked", "No access.\nRoute: grant write access to b.go", "files_changed", "[]", "qa_check", "fail"))
-		want(t, "blocked", out, "you:")
+		want(t, "blocked", out, "you:escalation/decide")
 		if get(out[0], "escalation") != EscalateBlocked || !strings.Contains(string(out[0].Body), "Route: grant write access to b.go") {
 			t.Errorf("escalation:\n%s", out[0].Bytes())
 		}
@@ -535,7 +535,7 @@ func TestBadInput(t *testing.T) {
 		ans = h.msg("you", "Also: document it.")
 		want(t, "new request", h.handle(ans), "architect:triage_request/execute")
 		out = h.handle(h.answer(tasks[0], WorkerSubmission, "escalate", "Out of my depth.", "files_changed", "[]", "qa_check", "fail"))
-		want(t, "escalated", out, "you:")
+		want(t, "escalated", out, "you:escalation/decide")
 		want(t, "a request in no thread", h.handle(h.msg("you", "And a changelog.")), "architect:triage_request/execute")
 	})
 	t.Run("files outside the step", func(t *testing.T) {
@@ -561,7 +561,7 @@ func TestOverlappingSteps(t *testing.T) {
 	out := h.handle(h.msg("you", "Do it."))
 	out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "", "tier", "1", "research_needed", "false"))
 	out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false"))
-	want(t, "wave 1, serialised", out, "worker-1:task_assignment/execute", "you:")
+	want(t, "wave 1, serialised", out, "worker-1:task_assignment/execute", "you:pipeline_note/info")
 	if !strings.Contains(string(out[1].Body), "- step 2 waits for step 1: both change a.go") {
 		t.Errorf("note:\n%s", out[1].Body)
 	}
@@ -607,7 +607,7 @@ func TestGivenUp(t *testing.T) {
 	escalated := func(t *testing.T, h *harness, task *mailbox.Message) *mailbox.Message {
 		t.Helper()
 		out := h.handle(h.givenUp(task))
-		want(t, "given up", out, "you:")
+		want(t, "given up", out, "you:escalation/decide")
 		esc := out[0]
 		body := string(esc.Body)
 		for k, v := range map[string]string{"escalation": EscalateGivenUp, "plan_file": "plans/retry.md", "step": get(task, "step"), "given_up": get(task, "id"), "agent": "worker-2"} {
@@ -646,7 +646,7 @@ func TestGivenUp(t *testing.T) {
 	t.Run("stop", func(t *testing.T) {
 		h := newHarness(t, config)
 		esc := escalated(t, h, h.toPlan()[1])
-		want(t, "stop", h.handle(h.decide(esc, "stop", "Enough.")), "you:")
+		want(t, "stop", h.handle(h.decide(esc, "stop", "Enough.")), "you:pipeline_note/info")
 		if p := h.readPlan(); p.Status != "blocked" {
 			t.Errorf("plan status = %q, want blocked", p.Status)
 		}
@@ -658,7 +658,7 @@ func TestGivenUp(t *testing.T) {
 		// The person ran parley retry ID: the worker answered the task.
 		want(t, "submission", h.submit(tasks[1], "[b.go]"), "reviewer:review_request/review", "auditor:review_request/review")
 		out := h.handle(h.decide(esc, "retry", "Try again."))
-		want(t, "retry after parley retry", out, "you:")
+		want(t, "retry after parley retry", out, "you:pipeline_note/info")
 		if !strings.Contains(string(out[0].Body), "went on already") {
 			t.Errorf("note:\n%s", out[0].Body)
 		}
@@ -677,7 +677,7 @@ func TestGivenUp(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := h.handle(h.decide(esc, "retry", "Try again."))
-		want(t, "retry after parley retry", out, "you:")
+		want(t, "retry after parley retry", out, "you:pipeline_note/info")
 		if !strings.Contains(string(out[0].Body), "nothing is sent again") {
 			t.Errorf("note:\n%s", out[0].Body)
 		}
@@ -691,7 +691,7 @@ func TestGivenUp(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
 		n := h.givenUp(tasks[1])
-		want(t, "given up", h.handle(n), "you:")
+		want(t, "given up", h.handle(n), "you:escalation/decide")
 		want(t, "the same notice again", h.handle(n.Clone()))
 		at, _, err := mailbox.ParseID(get(n, "id"))
 		if err != nil {
@@ -701,14 +701,14 @@ func TestGivenUp(t *testing.T) {
 		again.Set("id", mailbox.IDAt(workspace.Runner, at))
 		want(t, "the give-up told under another id", h.handle(again))
 		// parley retry, and worker-2's program fails it again.
-		want(t, "given up again", h.handle(h.givenUp(tasks[1])), "you:")
+		want(t, "given up again", h.handle(h.givenUp(tasks[1])), "you:escalation/decide")
 	})
 	t.Run("review request", func(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
 		reqs := h.submit(tasks[0], "[a.go]")
 		out := h.handle(h.givenUp(reqs[0]))
-		want(t, "given up", out, "you:")
+		want(t, "given up", out, "you:escalation/decide")
 		if get(out[0], "step") != "1" || get(out[0], "agent") != "reviewer" {
 			t.Errorf("escalation:\n%s", out[0].Bytes())
 		}
@@ -728,8 +728,8 @@ func TestGivenUp(t *testing.T) {
 		n := h.givenUp(tasks[1])
 		n.SetValue("given_up", "20261126-100000.000000Z-nobody-000000")
 		out := h.handle(n)
-		want(t, "unknown message", out, "you:")
-		want(t, "retry unknown", h.handle(h.decide(out[0], "retry", "Again.")), "you:")
+		want(t, "unknown message", out, "you:escalation/decide")
+		want(t, "retry unknown", h.handle(h.decide(out[0], "retry", "Again.")), "you:pipeline_note/info")
 		// A message_given_up from an agent, not parley, starts nothing.
 		fake := h.givenUp(tasks[0])
 		fake.Set("from", "worker-1")
@@ -746,9 +746,9 @@ func TestAnswerToEarlierEscalation(t *testing.T) {
 	h := newHarness(t, config)
 	tasks := h.toPlan()
 	first := h.handle(h.givenUp(tasks[1])) // step 2, worker-2
-	want(t, "step 2 given up", first, "you:")
+	want(t, "step 2 given up", first, "you:escalation/decide")
 	second := h.handle(h.givenUp(tasks[0])) // step 1, worker-1
-	want(t, "step 1 given up", second, "you:")
+	want(t, "step 1 given up", second, "you:escalation/decide")
 
 	want(t, "approve step 2", h.handle(h.decide(first[0], "approve", "Done by hand.")), "worker-2:approval/lgtm")
 	if p := h.readPlan(); !p.Step(2).Done || p.Step(1).Done {
@@ -758,7 +758,7 @@ func TestAnswerToEarlierEscalation(t *testing.T) {
 	want(t, "approve step 1", h.handle(h.decide(second[0], "approve", "That too.")), "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
 	// An escalation answered already is not decided twice.
 	out := h.handle(h.decide(first[0], "retry", "Again."))
-	want(t, "second answer", out, "you:")
+	want(t, "second answer", out, "you:pipeline_note/info")
 	if p := h.readPlan(); !p.Step(1).Done || !p.Step(2).Done {
 		t.Errorf("after a second answer to step 2: step 1 done %v, step 2 done %v; want both", p.Step(1).Done, p.Step(2).Done)
 	}
@@ -772,9 +772,9 @@ func TestMisspeltDecision(t *testing.T) {
 	h := newHarness(t, config)
 	tasks := h.toPlan()
 	esc := h.handle(h.givenUp(tasks[1]))
-	want(t, "given up", esc, "you:")
+	want(t, "given up", esc, "you:escalation/decide")
 	out := h.handle(h.decide(esc[0], "aprove", "Fine."))
-	want(t, "misspelt decision", out, "you:")
+	want(t, "misspelt decision", out, "you:pipeline_note/info")
 	if body := string(out[0].Body); !strings.Contains(body, `"aprove" is none of approve, retry, stop`) {
 		t.Errorf("note:\n%s", body)
 	}
@@ -793,7 +793,7 @@ func TestGivenUpFate(t *testing.T) {
 	t.Run("stalled, handed back, answered", func(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
-		want(t, "given up", h.handle(h.givenUp(tasks[1])), "you:")
+		want(t, "given up", h.handle(h.givenUp(tasks[1])), "you:escalation/decide")
 		if f := fate(h, tasks[1]); f != Stalled {
 			t.Errorf("Fate of a task given up = %v, want %v", f, Stalled)
 		}
@@ -817,7 +817,7 @@ func TestGivenUpFate(t *testing.T) {
 		h := newHarness(t, config)
 		tasks := h.toPlan()
 		esc := h.handle(h.givenUp(tasks[1]))
-		want(t, "given up", esc, "you:")
+		want(t, "given up", esc, "you:escalation/decide")
 		if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
 			t.Fatal(err)
 		}
@@ -825,9 +825,30 @@ func TestGivenUpFate(t *testing.T) {
 			t.Errorf("Fate of a task whose step is ticked = %v, want %v", f, WentOn)
 		}
 		out := h.handle(h.decide(esc[0], "retry", "Again."))
-		want(t, "retry of a step ticked", out, "you:")
+		want(t, "retry of a step ticked", out, "you:pipeline_note/info")
 		if !strings.Contains(string(out[0].Body), "was ticked since, so nothing is sent again") {
 			t.Errorf("note:\n%s", out[0].Body)
+		}
+	})
+	t.Run("ticked by hand before the give-up", func(t *testing.T) {
+		// The person ticked both steps of wave 1 while their tasks
+		// were out; step 2's is then given up. Nothing is escalated
+		// (the tick is the decision), and wave 2 goes out, which
+		// nothing else would send.
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		for _, n := range []int{1, 2} {
+			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := h.handle(h.givenUp(tasks[1]))
+		want(t, "given up, ticked", out, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+		if !strings.Contains(string(out[0].Body), "Step 2 of plans/retry.md was ticked by hand, and worker-2 gave up the task_assignment it was sent") {
+			t.Errorf("note:\n%s", out[0].Body)
+		}
+		if get(out[1], "step") != "3" {
+			t.Errorf("sent step %s, want step 3", get(out[1], "step"))
 		}
 	})
 	t.Run("sent again", func(t *testing.T) {
@@ -868,7 +889,7 @@ func TestGivenUpRemote(t *testing.T) {
 	}
 	n := notice(h, tasks[1])
 	out := h.handle(n)
-	want(t, "given up in inn", out, "you:")
+	want(t, "given up in inn", out, "you:escalation/decide")
 	esc := out[0]
 	if got, wantSummary := get(esc, "summary"), "escalation: step 2 of plans/retry.md is stalled: worker-2 gave up the task_assignment it was sent in workspace inn"; !strings.HasPrefix(got, wantSummary) {
 		t.Errorf("escalation's summary = %q, want it to start %q", got, wantSummary)
@@ -897,7 +918,7 @@ func TestGivenUpRemote(t *testing.T) {
 	// Answered (a parley retry run in inn): it went on.
 	h = newHarness(t, cfg)
 	tasks = h.toPlan()
-	want(t, "given up in inn", h.handle(notice(h, tasks[1])), "you:")
+	want(t, "given up in inn", h.handle(notice(h, tasks[1])), "you:escalation/decide")
 	h.submit(tasks[1], "[b.go]")
 	if f := fate(h, tasks[1]); f != WentOn {
 		t.Errorf("Fate once answered = %v, want %v", f, WentOn)
@@ -909,7 +930,7 @@ func TestGivenUpRemote(t *testing.T) {
 	h = newHarness(t, cfg)
 	tasks = h.toPlan()
 	out = h.handle(h.givenUp(tasks[1]))
-	want(t, "given up by the bridge here", out, "you:")
+	want(t, "given up by the bridge here", out, "you:escalation/decide")
 	if strings.Contains(string(out[0].Body), "in workspace") || get(out[0], "workspace") != "" {
 		t.Errorf("the escalation of a give-up here names a workspace:\n%s", out[0].Bytes())
 	}
@@ -935,12 +956,12 @@ func TestGivenUpRemote(t *testing.T) {
 		t.Errorf("Fate of worker-1's task said given up by worker-2 = %v, want %v", f, Unknown)
 	}
 	out = h.handle(forged)
-	want(t, "a forged notice", out, "you:")
+	want(t, "a forged notice", out, "you:escalation/decide")
 	if strings.Contains(get(out[0], "summary"), "step 1") || get(out[0], "step") != "" {
 		t.Errorf("the escalation of a forged notice names step 1 (worker-1's):\n%s", out[0].Bytes())
 	}
 	out = h.handle(h.decide(out[0], "retry", "Go."))
-	want(t, "retry on a forged notice", out, "you:")
+	want(t, "retry on a forged notice", out, "you:pipeline_note/info")
 	if !strings.Contains(string(out[0].Body), "not among those I sent to worker-2") {
 		t.Errorf("the answer to retry on a forged notice:\n%s", out[0].Body)
 	}
@@ -1014,16 +1035,16 @@ func TestDecisionInReplyToNote(t *testing.T) {
 	chat := h.msg("you", "ok, thanks")
 	chat.Set("thread", get(tasks[0], "thread"))
 	notes := h.handle(chat)
-	want(t, "a chat in the thread", notes, "you:")
+	want(t, "a chat in the thread", notes, "you:pipeline_note/info")
 	if get(notes[0], WaitingEscalation) != "" {
 		t.Fatalf("a note with no escalation waiting names one: %s", notes[0].Bytes())
 	}
 	esc := h.handle(h.givenUp(tasks[1]))
-	want(t, "given up", esc, "you:")
+	want(t, "given up", esc, "you:escalation/decide")
 
 	approve := h.decide(notes[0], "approve", "ok")
 	out := h.handle(approve)
-	want(t, "approve in reply to a note", out, "you:")
+	want(t, "approve in reply to a note", out, "you:pipeline_note/info")
 	if !strings.Contains(string(out[0].Body), "replies to my note "+get(notes[0], "id")+", which asks no decision, so it decides nothing") {
 		t.Errorf("the note:\n%s", out[0].Body)
 	}
@@ -1033,12 +1054,12 @@ func TestDecisionInReplyToNote(t *testing.T) {
 	if p := h.readPlan(); p.Step(2).Done {
 		t.Error("step 2 was approved by a reply to a note")
 	}
-	want(t, "retry in reply to that note", h.handle(h.decide(out[0], "retry", "Again.")), "you:")
+	want(t, "retry in reply to that note", h.handle(h.decide(out[0], "retry", "Again.")), "you:pipeline_note/info")
 
 	// The note on a decision misspelt names the escalation, answered
 	// already: a reply to it with a decision answers the escalation.
 	misspelt := h.handle(h.decide(esc[0], "aprove", "Fine."))
-	want(t, "a decision misspelt", misspelt, "you:")
+	want(t, "a decision misspelt", misspelt, "you:pipeline_note/info")
 	if got := get(misspelt[0], WaitingEscalation); got != get(esc[0], "id") {
 		t.Errorf("%s = %q, want the escalation waiting, %s", WaitingEscalation, got, get(esc[0], "id"))
 	}
