@@ -132,6 +132,10 @@ type stepInHand struct {
 	PlanFile  string `json:"plan_file,omitempty"`
 	Step      string `json:"step"`
 	Iteration string `json:"iteration,omitempty"`
+	// Interrupted: in cur/ of a program's agent while no runner runs,
+	// taken by one that stopped (or was killed) before it was handled:
+	// the next parley run hands it to the agent again.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // pipelineRoles are the roles whose agents are listed idle when they have
@@ -198,7 +202,8 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 				}
 				if step := get("step"); step != "" && get("from") != workspace.Runner {
 					busy = true
-					rep.Steps = append(rep.Steps, stepInHand{Agent: a.Name, State: state, ID: id, Type: get("type"), PlanFile: get("plan_file"), Step: step, Iteration: get("iteration")})
+					rep.Steps = append(rep.Steps, stepInHand{Agent: a.Name, State: state, ID: id, Type: get("type"), PlanFile: get("plan_file"), Step: step, Iteration: get("iteration"),
+						Interrupted: state == mailbox.Cur && !running && ws.IsProgram(a.Name)})
 				}
 			}
 		}
@@ -483,7 +488,10 @@ func printPipeline(e *env, rep pipelineReport) {
 	fmt.Fprintln(w, "steps in hand:")
 	for _, s := range rep.Steps {
 		what := "handling"
-		if s.State == mailbox.Inbox {
+		switch {
+		case s.Interrupted:
+			what = "interrupted"
+		case s.State == mailbox.Inbox:
 			what = "waiting"
 		}
 		line := fmt.Sprintf("  %s  %s %s: step %s", s.Agent, what, s.Type, s.Step)
@@ -492,6 +500,9 @@ func printPipeline(e *env, rep pipelineReport) {
 		}
 		if s.Iteration != "" {
 			line += " (iteration " + s.Iteration + ")"
+		}
+		if s.Interrupted {
+			line += ": taken by a runner that stopped before " + s.Agent + " answered; the next parley run hands it to " + s.Agent + " again"
 		}
 		fmt.Fprintln(w, printable(line))
 	}
