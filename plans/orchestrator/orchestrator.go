@@ -476,6 +476,13 @@ func (r *run) fromPerson() ([]*mailbox.Message, error) {
 		// the thread would drive its plan twice.
 		return r.note(fmt.Sprintf("Set aside: your message %s is in the thread of a pipeline already started, and no decision of yours is waiting in it, so it starts nothing. To ask for something new, send a message of its own (parley send --to %s), not a reply.", get(r.in, "id"), r.agent))
 	}
+	if to := get(r.in, "reply_to"); to != "" && r.h.byID[to] == nil {
+		// A reply to no message of ours (an id cut short, or copied
+		// wrong) is no new request: started as one, it would set the
+		// architect and the researchers to work on what was meant as an
+		// answer.
+		return r.note(fmt.Sprintf("Set aside: your message %s replies to %s, which is no message of mine, so it starts nothing. To answer an escalation, reply to its id as parley pipeline prints it; to ask for something new, send a message of its own (parley send --to %s), not a reply.", get(r.in, "id"), to, r.agent))
+	}
 	architects := r.role("architect")
 	if len(architects) == 0 {
 		return nil, errors.New("no agent has the role architect to triage the request")
