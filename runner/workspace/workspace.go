@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
 )
@@ -388,7 +389,21 @@ type UnknownAgentError struct {
 }
 
 func (e *UnknownAgentError) Error() string {
-	return fmt.Sprintf("unknown agent %q (agents: %s)", e.Name, strings.Join(e.Agents, ", "))
+	meant := ""
+	if near := spell.Nearest(e.Name, e.Agents, agentTypoEdits(e.Name)); near != "" {
+		meant = "did you mean " + near + "? "
+	}
+	return fmt.Sprintf("unknown agent %q (%sagents: %s)", e.Name, meant, strings.Join(e.Agents, ", "))
+}
+
+// agentTypoEdits is how many edits make a typo of an agent's name: one
+// for a name of up to four letters (orhc for orch; gm is two from any
+// other two letters), two for a longer one (tilda-brannok).
+func agentTypoEdits(name string) int {
+	if len(name) <= 4 {
+		return 1
+	}
+	return 2
 }
 
 // CheckAgent returns an error unless name is a valid name and an agent of
