@@ -426,6 +426,11 @@ func (p *parsed) frontCoins(m *yaml.Node) error {
 		d := coinDenom(strings.ToLower(k.Value))
 		if d == "" {
 			d = strings.ToLower(strings.TrimSpace(k.Value)) // a setting's own: credits
+			if near := misspeltCoin(d); near != "" && p.meant["currency"] == nil {
+				// gpp: 10: read as written, and no change to the money
+				// writes a gp beside it.
+				p.noteMeant("currency", p.errf(f.line(k), "currency", "%q is no coin parley reads: did you mean %s?", k.Value, near))
+			}
 		}
 		if l, ok := seen[d]; ok {
 			return p.errf(f.line(k), "currency", "%s written twice, on lines %d and %d", d, l, f.line(k))

@@ -78,7 +78,7 @@ func (p *parsed) parseTables(from int) error {
 		written string // the label as written there
 		value   string // in a row without its value cell, what follows the label; "" else
 	}
-	var levelBroken error // a level row without its value cell
+	var levelMeant error // a level row without its value cell, or a label that is Level misspelt
 	n := len(p.ls)
 	for i := from; i < n; i++ {
 		line := p.text(i)
@@ -176,8 +176,8 @@ func (p *parsed) parseTables(from int) error {
 					switch b := hpLabel(normLabel(l)); {
 					case !hpDone && meant.line == 0 && (b == "hit points" || b == "hp"):
 						meant.line, meant.written, meant.value = i+1, l, v
-					case !levelDone && levelBroken == nil && (b == "level" || b == "character level"):
-						levelBroken = p.errf(i+1, "level", "%s", p.brokenRow(i, l, v))
+					case !levelDone && levelMeant == nil && (b == "level" || b == "character level"):
+						levelMeant = p.errf(i+1, "level", "%s", p.brokenRow(i, l, v))
 					case !tempDone && tempMeant.line == 0 && isTempHPLabel(b):
 						tempMeant.line, tempMeant.written, tempMeant.value = i+1, l, v
 					}
@@ -224,6 +224,9 @@ func (p *parsed) parseTables(from int) error {
 		case !hpDone && meant.line == 0 && spell.Nearest(label, []string{"hit points"}, 2) != "":
 			// "Hit Pionts": the hit points, misspelt, if none are found.
 			meant.line, meant.written = i+1, writtenLabel(line)
+		case !levelDone && levelMeant == nil && spell.Nearest(label, []string{"level"}, 1) != "":
+			// "Levle": the level, misspelt.
+			levelMeant = p.errf(i+1, "level", "%q is no label parley reads: did you mean \"Level\"?", writtenLabel(line))
 		case abilityIndex(label) >= 0 && strings.HasPrefix(trim, "|"):
 			a := abilityIndex(label)
 			if vLine[a] == 0 {
@@ -321,8 +324,8 @@ func (p *parsed) parseTables(from int) error {
 	if err := p.checkHP(); err != nil {
 		return err
 	}
-	if !levelDone && levelBroken != nil {
-		p.noteMeant("level", levelBroken)
+	if !levelDone && levelMeant != nil {
+		p.noteMeant("level", levelMeant)
 	}
 	if !tempDone && tempMeant.line > 0 && tempMeant.value != "" {
 		p.noteMeant("temp hit points", p.errf(tempMeant.line, "temp hit points", "%s", p.brokenRow(tempMeant.line-1, tempMeant.written, tempMeant.value)))
