@@ -4,7 +4,28 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/parley-dev/parley/internal/spell"
 )
+
+// coinCodes are the coins of D&D 5e as a sheet abbreviates them.
+var coinCodes = []string{"cp", "sp", "ep", "gp", "pp"}
+
+// misspeltCoin returns the coin code a one-word currency name is, one
+// edit away and with the same first letter ("gpp" is gp, not pp); "" when
+// there is none, and the name is a setting's own money.
+func misspeltCoin(name string) string {
+	if len(name) < 2 || strings.Contains(name, " ") {
+		return ""
+	}
+	var same []string
+	for _, c := range coinCodes {
+		if c[0] == name[0] {
+			same = append(same, c)
+		}
+	}
+	return spell.Nearest(name, same, 1)
+}
 
 // In the tables layout a Currency section writes coins in any of these
 // ways, or in several:
@@ -123,6 +144,15 @@ next:
 			}
 		}
 		coins = append(coins, c)
+	}
+	for _, c := range coins {
+		// "10 gpp": a coin misspelt, not a setting's own money.
+		if coinDenom(c.denom) != "" {
+			continue
+		}
+		if near := misspeltCoin(c.denom); near != "" {
+			return p.errf(i+1, "currency", "%q is no coin parley reads: did you mean %s?", strings.TrimSpace(line[c.start:c.end]), near)
+		}
 	}
 	if len(coins) == 0 {
 		if hasAmount(line) {

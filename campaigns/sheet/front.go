@@ -114,6 +114,27 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 		return false, nil
 	}
 	p.f = f
+	// A key one or two edits from one the package reads, written in its
+	// place: "levle", "max_hpp". (hp itself is found above.)
+	misspelt := map[string]error{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if _, known := frontFields[k.Value]; known {
+			continue
+		}
+		edits := 2
+		if len(k.Value) <= 4 {
+			edits = 1
+		}
+		near := spell.Nearest(k.Value, frontKeys, edits)
+		if _, written := keys[near]; near == "" || written || misspelt[near] != nil {
+			continue
+		}
+		misspelt[near] = p.errf(f.line(k), frontFields[near], "%q is no key parley reads: did you mean %s?", k.Value, near)
+	}
 	f.hp = hp.v
 	if p.sh.HP, err = p.intNode(hp.v, "hit points", 0, MaxAmount); err != nil {
 		return false, err
@@ -121,7 +142,17 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	p.hpLine = f.line(hp.v)
 	mx, ok := keys["max_hp"]
 	if !ok {
+		if err := misspelt["max_hp"]; err != nil {
+			var se *Error
+			errors.As(err, &se)
+			return false, p.errf(se.Line, "max hit points", "no max_hp beside hp: %w", se.Err)
+		}
 		return false, p.errf(p.hpLine, "max hit points", "no max_hp beside hp")
+	}
+	for _, key := range frontKeys {
+		if err := misspelt[key]; err != nil && key != "max_hp" {
+			p.noteMeant(frontFields[key], err)
+		}
 	}
 	f.max = mx.v
 	if p.sh.MaxHP, err = p.intNode(mx.v, "max hit points", 1, MaxAmount); err != nil {
@@ -167,6 +198,14 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	}
 	return true, nil
 }
+
+// frontKeys are the keys of a frontmatter sheet the package reads, and
+// frontFields the field each is named by in an *Error.
+var (
+	frontKeys   = []string{"hp", "max_hp", "temp_hp", "level", "abilities", "inventory", "currency"}
+	frontFields = map[string]string{"hp": "hit points", "max_hp": "max hit points", "temp_hp": "temp hit points", "level": "level",
+		"abilities": "abilities", "inventory": "items", "currency": "currency"}
+)
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
@@ -387,6 +426,11 @@ func (p *parsed) frontCoins(m *yaml.Node) error {
 		d := coinDenom(strings.ToLower(k.Value))
 		if d == "" {
 			d = strings.ToLower(strings.TrimSpace(k.Value)) // a setting's own: credits
+			if near := misspeltCoin(d); near != "" && p.meant["currency"] == nil {
+				// gpp: 10: read as written, and no change to the money
+				// writes a gp beside it.
+				p.noteMeant("currency", p.errf(f.line(k), "currency", "%q is no coin parley reads: did you mean %s?", k.Value, near))
+			}
 		}
 		if l, ok := seen[d]; ok {
 			return p.errf(f.line(k), "currency", "%s written twice, on lines %d and %d", d, l, f.line(k))

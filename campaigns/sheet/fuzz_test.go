@@ -61,6 +61,11 @@ func FuzzParse(f *testing.F) {
 		"| **HP** | 8 |\n| **Temporary Hit Points** |  |\n", "**HP**: 8 (temp 2)\n**THP**: 2\n",
 		"| **Hit Points** | 8/12 (temp 3) |\n| **Temp HP** | 2 |\n", "| **Hit Points** | 8/12 |\n| **Tmp HP** | 3 |\n",
 		"**Hit Points**: 8/12\n**Temp. HP**:\n",
+		// Hand edits gone wrong: a row without its value cell, a key or a
+		// coin misspelt.
+		"| **Level** 1 |\n| **Hit Points** | 8/8 |\n", "| **Levle** | 3 |\n| **HP** | 8 |\n", "| **Hit Points** 8/8 |\n", "| **HP** | 8 |\n| **Temp HP** 3 |\n| **Level** |\n",
+		"---\nhp: 8\nmax_hp: 8\nlevle: 2\ntemp_pp: 1\n---\n", "---\nhp: 8\nmax_hpp: 8\n---\n", "---\nhp: 8\nmax_hp: 8\nlevel: 1\nlevle: 2\n---\n",
+		"| **HP** | 8 |\n### Currency\n- 10gpp\n", "| **HP** | 8 |\n### Currency\n10 gp, 3 spp\n", "| **HP** | 8 |\n### Currency\n12 gc\n", "---\nhp: 8\nmax_hp: 8\ncurrency: {gpp: 10, credits: 3}\n---\n",
 		// Items nested under items: packs and their contents.
 		nestedSheet,
 		"| **HP** | 8 |\n## Equipment\n- Pack\n\t- Rope\n\t- 2 torches\n- Torch\n",

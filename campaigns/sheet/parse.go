@@ -27,6 +27,21 @@ type parsed struct {
 	curErr                      error // why the money could not be read
 	unclosed                    bool  // the first line is "---" and no line closes it
 	frontNoHP                   error // a frontmatter with max_hp and no hp: what to say when the tables have none either
+	// meant holds, by field ("level", "temp hit points"), a value the
+	// sheet writes where the package cannot read it: a label or key
+	// misspelt, a table row without its value cell. Each is noted in
+	// Sheet.Unread, and a change to that field refuses with it rather
+	// than write a second value beside it.
+	meant map[string]error
+}
+
+// noteMeant notes err as what was meant for field (see parsed.meant).
+func (p *parsed) noteMeant(field string, err error) {
+	if p.meant == nil {
+		p.meant = map[string]error{}
+	}
+	p.meant[field] = err
+	p.sh.Unread = append(p.sh.Unread, err.Error())
 }
 
 // span is a range of bytes of the text; the zero span is no span.

@@ -360,6 +360,9 @@ func (d *Doc) fail(line int, field string, err error) error {
 // reads back as want says the sheet should; otherwise the Doc is left as
 // it was.
 func (d *Doc) change(line int, field string, edits []edit, want func(*Sheet)) error {
+	if err := d.p.meant[field]; err != nil {
+		return err // a second value would be written beside the one misspelt
+	}
 	data := splice(d.p.data, edits)
 	np, err := parse(d.p.path, data)
 	if err != nil {
@@ -434,8 +437,8 @@ func (d *Doc) SetTempHP(n int) error {
 	if n < 0 || n > MaxAmount {
 		return d.fail(d.p.hpLine, "temp hit points", fmt.Errorf("%d is %w: want 0 to %d", n, ErrRange, MaxAmount))
 	}
-	if d.p.t != nil && d.p.t.tempMeant != nil {
-		return d.p.t.tempMeant
+	if err := d.p.meant["temp hit points"]; err != nil {
+		return err
 	}
 	return d.setHP(d.p.sh.HP, d.p.sh.MaxHP, n)
 }
@@ -511,13 +514,18 @@ func (d *Doc) setHP(hp, maxHP, temp int) error {
 
 // SetLevel sets the character's level, 1 to 20. A tables-layout sheet
 // without a level says so with ErrMissing; a frontmatter sheet gains a
-// level key.
+// level key. A sheet whose level cannot be read where it is written (a
+// level row without its value cell, a key "levle") is refused with what
+// Sheet.Unread says of it: a second level is never written beside it.
 func (d *Doc) SetLevel(n int) error {
 	if n < 1 || n > 20 {
 		return d.fail(d.p.levelLine, "level", fmt.Errorf("%d is %w: want 1 to 20", n, ErrRange))
 	}
 	if n == d.p.sh.Level {
 		return nil
+	}
+	if err := d.p.meant["level"]; err != nil {
+		return err
 	}
 	edits, err := d.p.levelEdits(n)
 	if err != nil {
@@ -537,6 +545,9 @@ func (d *Doc) SetAbility(name string, n int) error {
 	field := AbilityNames[i]
 	if n < 1 || n > 30 {
 		return d.fail(d.p.abilLine, field, fmt.Errorf("%d is %w: want 1 to 30", n, ErrRange))
+	}
+	if err := d.p.meant["abilities"]; err != nil {
+		return err
 	}
 	if !d.p.haveAbil {
 		return d.fail(0, field, fmt.Errorf("ability scores are %w", ErrMissing))

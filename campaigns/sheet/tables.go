@@ -22,7 +22,6 @@ type tables struct {
 	tempRowAt int
 	tempRowN  int
 	tempLine  int
-	tempMeant error  // a label that is "Temp HP" misspelt, when no Temp HP row is read: SetTempHP refuses
 	hpEnd     int    // where the reading of the hit points ends: after "8/12", "8 (max 12)"
 	maxLine   int    // 1-based line of maxRow
 	level     span   // the level's digits and any ordinal suffix ("3rd")
@@ -75,9 +74,11 @@ func (p *parsed) parseTables(from int) error {
 		vScore, vLine                  [6]int
 	)
 	var meant, tempMeant struct {
-		line    int    // 1-based line of a label that is "Hit Points" (or "Temp HP") misspelt
+		line    int    // 1-based line of a label that is "Hit Points" (or "Temp HP") misspelt, or of such a row without its value cell
 		written string // the label as written there
+		value   string // in a row without its value cell, what follows the label; "" else
 	}
+	var levelMeant error // a level row without its value cell, or a label that is Level misspelt
 	n := len(p.ls)
 	for i := from; i < n; i++ {
 		line := p.text(i)
@@ -169,6 +170,20 @@ func (p *parsed) parseTables(from int) error {
 			if !header && len(cells) >= 2 {
 				label, val = normLabel(line[cells[0].start:cells[0].end]), span{at + cells[1].start, at + cells[1].end}
 			}
+			if !header && len(cells) == 1 {
+				// "| **Level** 1 |": a label and no value cell.
+				if l, v, ok := boldCell(line[cells[0].start:cells[0].end]); ok {
+					switch b := hpLabel(normLabel(l)); {
+					case !hpDone && meant.line == 0 && (b == "hit points" || b == "hp"):
+						meant.line, meant.written, meant.value = i+1, l, v
+					case !levelDone && levelMeant == nil && (b == "level" || b == "character level"):
+						levelMeant = p.errf(i+1, "level", "%s", p.brokenRow(i, l, v))
+					case !tempDone && tempMeant.line == 0 && isTempHPLabel(b):
+						tempMeant.line, tempMeant.written, tempMeant.value = i+1, l, v
+					}
+				}
+				continue
+			}
 		} else if l, v, ok := boldValue(line); ok {
 			label, val = l, span{at + v.start, at + v.end}
 		}
@@ -209,6 +224,9 @@ func (p *parsed) parseTables(from int) error {
 		case !hpDone && meant.line == 0 && spell.Nearest(label, []string{"hit points"}, 2) != "":
 			// "Hit Pionts": the hit points, misspelt, if none are found.
 			meant.line, meant.written = i+1, writtenLabel(line)
+		case !levelDone && levelMeant == nil && spell.Nearest(label, []string{"level"}, 1) != "":
+			// "Levle": the level, misspelt.
+			levelMeant = p.errf(i+1, "level", "%q is no label parley reads: did you mean \"Level\"?", writtenLabel(line))
 		case abilityIndex(label) >= 0 && strings.HasPrefix(trim, "|"):
 			a := abilityIndex(label)
 			if vLine[a] == 0 {
@@ -292,6 +310,8 @@ func (p *parsed) parseTables(from int) error {
 	}
 	if !hpDone {
 		switch {
+		case meant.line > 0 && meant.value != "":
+			return p.errf(meant.line, "hit points", "%w: %s", ErrNoHP, p.brokenRow(meant.line-1, meant.written, meant.value))
 		case meant.line > 0:
 			return p.errf(meant.line, "hit points", "%w: %q is no label parley reads: did you mean \"Hit Points\"?", ErrNoHP, meant.written)
 		case p.frontNoHP != nil:
@@ -304,11 +324,15 @@ func (p *parsed) parseTables(from int) error {
 	if err := p.checkHP(); err != nil {
 		return err
 	}
-	if !tempDone && tempMeant.line > 0 {
+	if !levelDone && levelMeant != nil {
+		p.noteMeant("level", levelMeant)
+	}
+	if !tempDone && tempMeant.line > 0 && tempMeant.value != "" {
+		p.noteMeant("temp hit points", p.errf(tempMeant.line, "temp hit points", "%s", p.brokenRow(tempMeant.line-1, tempMeant.written, tempMeant.value)))
+	} else if !tempDone && tempMeant.line > 0 {
 		// Temporary hit points are often not written at all: the rest of
 		// the sheet reads, and only setting them is refused.
-		t.tempMeant = p.errf(tempMeant.line, "temp hit points", "%q is no label parley reads: did you mean \"Temp HP\"?", tempMeant.written)
-		p.sh.Unread = append(p.sh.Unread, t.tempMeant.Error())
+		p.noteMeant("temp hit points", p.errf(tempMeant.line, "temp hit points", "%q is no label parley reads: did you mean \"Temp HP\"?", tempMeant.written))
 	}
 	if !abilDone && vLine != [6]int{} && !containsZero(vLine) {
 		for a := range vLine {
@@ -323,6 +347,32 @@ func (p *parsed) parseTables(from int) error {
 		p.sh.Unread = append(p.sh.Unread, p.curErr.Error())
 	}
 	return nil
+}
+
+// brokenRow says what is wrong with line i, a table row whose one cell
+// holds the label and the value, the | between them missing: "| **Level**
+// 1 |".
+func (p *parsed) brokenRow(i int, label, value string) string {
+	return fmt.Sprintf("%q is a row with a label and no value cell: want \"| **%s** | %s |\"", strings.TrimSpace(p.text(i)), label, value)
+}
+
+// boldCell reads a table cell that holds a bold label and a value with
+// no | between them: "**Level** 1" is "Level" and "1". A cell of a label
+// and nothing else has the value "N".
+func boldCell(cell string) (label, value string, ok bool) {
+	if !strings.HasPrefix(cell, "**") {
+		return "", "", false
+	}
+	e := strings.Index(cell[2:], "**")
+	if e < 0 {
+		return "", "", false
+	}
+	label = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cell[2:2+e]), ":"))
+	value = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(cell[2+e+2:]), ":"))
+	if value == "" {
+		value = "N"
+	}
+	return label, value, label != ""
 }
 
 // writtenLabel returns the label of a table row or a "**Label**: value"
