@@ -11,11 +11,12 @@ import (
 // coinCodes are the coins of D&D 5e as a sheet abbreviates them.
 var coinCodes = []string{"cp", "sp", "ep", "gp", "pp"}
 
-// misspeltCoin returns the coin code a one-word currency name is, one
-// edit away and with the same first letter ("gpp" is gp, not pp); "" when
-// there is none, and the name is a setting's own money.
+// misspeltCoin returns the coin code a one-word currency name is, a
+// letter more than it and with the same first letter ("gpp" is gp, not
+// pp); "" when there is none, and the name is a setting's own money (a
+// two-letter one, gc for gold crowns, is one too).
 func misspeltCoin(name string) string {
-	if len(name) < 2 || strings.Contains(name, " ") {
+	if len(name) != 3 || strings.Contains(name, " ") {
 		return ""
 	}
 	var same []string

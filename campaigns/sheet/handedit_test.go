@@ -40,6 +40,7 @@ func TestHandEdits(t *testing.T) {
 		{"a frontmatter coin misspelt", "---\nhp: 8\nmax_hp: 8\ncurrency: {gpp: 10, credits: 3}\n---\n",
 			[]string{`party/x.md:4: currency: "gpp" is no coin parley reads: did you mean gp?`}},
 		{"a setting's own money", "| **Hit Points** | 8/8 |\n\n### Currency\n10 crowns, 3 marks\n", nil},
+		{"a setting's own two-letter coin", "| **Hit Points** | 8/8 |\n\n### Currency\n12 gc, 4 sc\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
