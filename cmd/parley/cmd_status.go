@@ -228,6 +228,15 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		if a.Note != "" {
 			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
 		}
+		if a.State == workspace.StateWorking && a.Message != "" && !a.Since.IsZero() {
+			// A program that hangs shows as working: for how long, and
+			// until when, says whether to wait.
+			line := fmt.Sprintf("  %s: handling %s for %s", a.Name, printable(a.Message), now.Sub(a.Since).Round(time.Second))
+			if ag, ok := ws.Agent(a.Name); ok && ws.IsProgram(a.Name) && ag.Timeout > 0 {
+				line += fmt.Sprintf(" (its program is stopped after %s: timeout: in %s)", durationText(ag.Timeout), workspace.ConfigFile)
+			}
+			notes = append(notes, line)
+		}
 		if a.Unusable != "" {
 			notes = append(notes, "  "+a.Name+": "+printable(a.Unusable))
 		}
@@ -429,4 +438,16 @@ func ago(t, now time.Time) string {
 		rel = fmt.Sprintf("%ds ago", int(d.Seconds()))
 	}
 	return t.Local().Format("2006-01-02 15:04:05") + " (" + rel + ")"
+}
+
+// durationText writes d as parley.yaml does: 10m, 1h30m, 45s.
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

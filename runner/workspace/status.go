@@ -22,6 +22,9 @@ type AgentStatus struct {
 	// read; "-" for a driver when no runner runs.
 	State string    `json:"state"`
 	Since time.Time `json:"since,omitzero"`
+	// Message is the message it is handling (working, retrying), as the
+	// running runner says.
+	Message string `json:"message,omitempty"`
 	// Remote is the workspace the agent lives in (remote: in
 	// parley.yaml); its inbox here is what the bridge forwards there.
 	Remote   string `json:"remote,omitempty"`
@@ -111,7 +114,7 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		run, ran := runs[a.Name]
 		switch {
 		case ran && running:
-			s.State, s.Since, s.Note = run.State, run.Since, run.Note
+			s.State, s.Since, s.Note, s.Message = run.State, run.Since, run.Note, run.Message
 		case !running && a.Driven():
 			s.State = "-" // nothing runs it now
 		}
