@@ -61,6 +61,9 @@ func replyCommand(e *env) *cli.Command {
 			if errors.As(err, &ud) {
 				// The command line has a way past the check; the web
 				// seat and the MCP server, which call runReply too, not.
+				if ud.decision == "" && ud.field == "" {
+					return fmt.Errorf("%w (--field decision=%s gives one; --no-check sends it even so)", err, strings.Join(orchestrator.Decisions(), "|"))
+				}
 				return fmt.Errorf("%w (--no-check sends it even so)", err)
 			}
 			return err
@@ -117,7 +120,7 @@ func (e *unknownDecisionError) Error() string {
 	case e.field != "":
 		return fmt.Sprintf("--field %s: did you mean decision? the orchestrator reads its decision from the field decision (%s); without one it would do nothing, and %s would still wait; nothing was sent", e.field, known, e.id)
 	case e.decision == "":
-		return fmt.Sprintf("the answer gives no decision: say one with --field decision=%s (or begin the answer with it); without one the orchestrator would do nothing, and %s would still wait; nothing was sent", strings.Join(orchestrator.Decisions(), "|"), e.id)
+		return fmt.Sprintf("the answer gives no decision (%s: its decision, or its first word); without one the orchestrator would do nothing, and %s would still wait; nothing was sent", known, e.id)
 	}
 	return fmt.Sprintf("--field decision=%s: the orchestrator knows the decisions %s; with any other it would do nothing, and %s would still wait; nothing was sent",
 		e.decision, known, e.id)

@@ -226,7 +226,7 @@ func TestServeEscalation(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "ws")
 	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
-	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--field", "escalation=iteration", "--field", "step=2",
+	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--field", "escalation=iteration", "--field", "plan_file=plans/flag.md", "--field", "step=2",
 		"--body", "The pipeline needs your decision.\n\nAnswer with `parley reply ID --field decision=DECISION` and your reasons.")
 	bare := parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--field", "escalation=blocked", "--body", "The worker is blocked.")
 	parley(t, "-C", dir, "run", "--until-idle")
@@ -261,6 +261,15 @@ func TestServeEscalation(t *testing.T) {
 	}
 	if got := outbox(); len(got) != 0 {
 		t.Errorf("after a refused decision, aria's outbox holds %d files, want none", len(got))
+	}
+	// Words alone, with no decision, decide nothing: refused in the
+	// page's terms (a tryout: "looks fine, ship it" was taken for retry).
+	code, said = act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "text": {"Looks fine, ship it."}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(said, "the answer gives no decision") || strings.Contains(said, "--") {
+		t.Errorf("words and no decision: %d %q, want 422, no decision given, and no command-line flag", code, said)
+	}
+	if got := outbox(); len(got) != 0 {
+		t.Errorf("after an answer with no decision, aria's outbox holds %d files, want none", len(got))
 	}
 
 	code, said = act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "decision": {"retry"}, "text": {"Smaller steps, please."}})
