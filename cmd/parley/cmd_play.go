@@ -52,7 +52,7 @@ func playCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
 			&cli.BoolFlag{Name: "until-idle", Usage: "play a script even in a terminal: read a line only when something waits for you, end when nothing does"},
-			&cli.BoolFlag{Name: "verbose", Usage: "show the log of the runner the seat runs as parley run writes it (retries, give-ups, unresponsive agents), not only what the seat tells"},
+			&cli.BoolFlag{Name: "verbose", Usage: "playing a script, show the log of the runner the seat runs as parley run writes it (retries, give-ups, unresponsive agents), not only what the seat tells"},
 			&cli.Uint64Flag{Name: "seed", Usage: "roll your dice with this `SEED`, for a session that can be played again the same"},
 		},
 		Action: func(c *cli.Context) error {
