@@ -514,7 +514,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			return
 		}
 		pause := time.Duration(1<<min(attempt-1, 6)) * time.Second
-		w.r.log.Warn("handling failed; trying again", "agent", w.agent.Name, "id", id, "attempt", attempt, "retry_in", pause, "err", err)
+		w.r.log.Warn(LogRetrying, "agent", w.agent.Name, "id", id, "attempt", attempt, "retry_in", pause, "err", err)
 		w.r.state.set(w.agent.Name, workspace.StateRetrying, id)
 		select {
 		case <-ctx.Done():

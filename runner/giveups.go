@@ -66,6 +66,19 @@ import (
 // which tells the person itself, leaves it out of what it shows.
 const LogGaveUp = "gave up a message"
 
+// LogRetrying is the message of the runner's log record for a message
+// whose handling failed and is tried again (at level warn, with the
+// agent, the id, the attempt and the error). A seat leaves it out of
+// what it shows: a retry that works needs no word, and one that does
+// not ends in a message given up, which the seat tells.
+const LogRetrying = "handling failed; trying again"
+
+// LogUnresponsive is the message of the runner's log record for an agent
+// that gave no answer by its timeouts: rule (at level warn, with the
+// agent, the message and the rule). A seat tells it in words of its own,
+// from the agent's state.
+const LogUnresponsive = "agent unresponsive"
+
 // toldOfGiveUps reports whether an agent is sent a notice when a message
 // of its is given up: a built-in agent whose handler handles it, or one
 // that lives in another workspace.

@@ -116,7 +116,7 @@ func (r *Runner) checkDeadlines() {
 		}
 		r.state.set(e.agent, workspace.StateUnresponsive, e.message)
 		r.state.note(e.agent, note)
-		r.log.Warn("agent unresponsive", "agent", e.agent, "message", e.message, "policy", e.policy.Key)
+		r.log.Warn(LogUnresponsive, "agent", e.agent, "message", e.message, "policy", e.policy.Key)
 	}
 	r.expected = kept
 }

@@ -52,6 +52,7 @@ func playCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
 			&cli.BoolFlag{Name: "until-idle", Usage: "play a script even in a terminal: read a line only when something waits for you, end when nothing does"},
+			&cli.BoolFlag{Name: "verbose", Usage: "playing a script, show the log of the runner the seat runs as parley run writes it (retries, give-ups, unresponsive agents), not only what the seat tells"},
 			&cli.Uint64Flag{Name: "seed", Usage: "roll your dice with this `SEED`, for a session that can be played again the same"},
 		},
 		Action: func(c *cli.Context) error {
@@ -66,6 +67,7 @@ func playCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			s.verbose = c.Bool("verbose")
 			if c.IsSet("seed") {
 				s.dice = dice.Seeded(c.Uint64("seed"))
 			}
@@ -125,20 +127,31 @@ func (s *seat) startBridge(ctx context.Context, r *runner.Runner) (func(), error
 }
 
 // seatLogger is the log of the runner a seat runs: warnings and errors,
-// on stderr, but for the messages given up, which the seat tells the
-// person itself (tellGivenUp).
+// on stderr. With --verbose it is the log parley run writes, every
+// record as it is. Else the seat's screen shows no raw log line: the
+// records the seat tells the person in words of its own are left out (a
+// message given up, tellGivenUp; an agent unresponsive, tellTable), and
+// so are the retries of a message (a retry that works needs no word, and
+// the give-up notice says how often it was tried and why it failed:
+// parley status and the dead/ reason file keep the details); any other
+// is said in a line of its own, in parentheses, as the seat says things.
 func (s *seat) seatLogger() *slog.Logger {
-	return slog.New(toldBySeat{slog.NewTextHandler(s.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})})
+	if s.verbose {
+		return s.e.logger(slog.LevelWarn)
+	}
+	return slog.New(toldBySeat{newConsoleHandler(seatLogLine{s.e.stderr}, slog.LevelWarn)})
 }
 
 // toldBySeat is a log handler that leaves out the records the seat
-// tells the person in words of its own.
+// tells the person in words of its own, or needs not tell.
 type toldBySeat struct{ slog.Handler }
 
 func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == runner.LogGaveUp {
+	switch r.Message {
+	case runner.LogGaveUp, runner.LogRetrying, runner.LogUnresponsive:
 		return nil
 	}
+	r.Time = time.Time{} // the seat's lines say no time
 	return h.Handler.Handle(ctx, r)
 }
 
@@ -148,6 +161,18 @@ func (h toldBySeat) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h toldBySeat) WithGroup(name string) slog.Handler {
 	return toldBySeat{h.Handler.WithGroup(name)}
+}
+
+// seatLogLine writes a log line (one Write, as consoleHandler makes it)
+// as the seat says things: in parentheses, after a blank line.
+type seatLogLine struct{ w io.Writer }
+
+func (l seatLogLine) Write(p []byte) (int, error) {
+	line := strings.TrimSuffix(string(p), "\n")
+	if _, err := fmt.Fprintf(l.w, "\n(parley: %s)\n", line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // waitEnd is why the seat stopped waiting for the person's next line.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runner"
 )
 
 // TestConsoleLog: what `parley run` logs to a terminal reads as a line
@@ -74,5 +76,43 @@ func TestConsoleLogLevel(t *testing.T) {
 	log.Error("shown")
 	if got := buf.String(); !strings.HasSuffix(got, " ERROR shown\n") || strings.Contains(got, "not shown") {
 		t.Errorf("at level ERROR the log is %q", got)
+	}
+}
+
+// TestSeatLogger: the log of the runner a seat runs shows no raw line
+// (a tryout: "time=... level=WARN msg=..." between story lines). What
+// the seat tells itself, and the retries, are left out; another warning
+// is said in parentheses; --verbose shows every record as it is.
+func TestSeatLogger(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		verbose bool
+		log     func(*slog.Logger)
+		want    string
+	}{
+		{"retry", false, func(l *slog.Logger) {
+			l.Warn(runner.LogRetrying, "agent", "gm", "attempt", 1, "err", "exit code 1")
+		}, ""},
+		{"given up", false, func(l *slog.Logger) { l.Error(runner.LogGaveUp, "agent", "gm") }, ""},
+		{"unresponsive", false, func(l *slog.Logger) { l.Warn(runner.LogUnresponsive, "agent", "gm") }, ""},
+		{"other", false, func(l *slog.Logger) { l.Warn("loop stopped", "agent", "gm", "hops", 9) }, "\n(parley: WARN loop stopped agent=gm hops=9)\n"},
+		{"info", false, func(l *slog.Logger) { l.Info("session over") }, ""},
+		{"verbose retry", true, func(l *slog.Logger) { l.Warn(runner.LogRetrying, "agent", "gm") }, `level=WARN msg="handling failed; trying again" agent=gm`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			s := &seat{e: &env{stderr: &b}, verbose: tc.verbose}
+			tc.log(s.seatLogger())
+			got := b.String()
+			if tc.verbose {
+				if !strings.Contains(got, tc.want) {
+					t.Errorf("seatLogger() wrote %q, want it to hold %q", got, tc.want)
+				}
+				return
+			}
+			if got != tc.want {
+				t.Errorf("seatLogger() wrote %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -48,6 +48,7 @@ type seat struct {
 	scene      string          // the scene last shown
 	ended      bool            // the session's [SESSION_END] was shown
 	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
+	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
 }
 
 // waitingQ is a message that waits for the person's answer.
