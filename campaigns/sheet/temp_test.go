@@ -50,60 +50,32 @@ func TestTempHP(t *testing.T) {
 		{"frontmatter set temp", "---\nhp: 8\nmax_hp: 12\n---\n", 0,
 			func(d *sheet.Doc) error { return d.SetTempHP(2) },
 			8, 2, "---\nhp: 8\nmax_hp: 12\ntemp_hp: 2\n---\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := parseOK(t, tt.src)
-			if d.TempHP != tt.temp {
-				t.Fatalf("TempHP = %d, want %d", d.TempHP, tt.temp)
-			}
-			if err := tt.call(d); err != nil {
-				t.Fatal(err)
-			}
-			if d.HP != tt.hp || d.TempHP != tt.wantTmp {
-				t.Errorf("after: HP %d temp %d, want HP %d temp %d", d.HP, d.TempHP, tt.hp, tt.wantTmp)
-			}
-			if diff := cmp.Diff(tt.want, string(d.Bytes())); diff != "" {
-				t.Errorf("text (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// Temporary hit points on a row of their own, as many hand-written
-// sheets keep them ("| **Temp HP** | 3 |"), are read, taken by damage
-// and written back in that row (a tryout: the row was not read, and
-// damage went straight to the hit points).
-func TestTempHPRow(t *testing.T) {
-	tests := []struct {
-		name, src   string
-		temp        int
-		call        func(*sheet.Doc) error
-		hp, wantTmp int
-		want        string // the sheet's text after
-	}{
-		{"damage within temp", "| **Hit Points** | 8/12 |\n| **Temp HP** | 3 |\n", 3,
+		// Temporary hit points on a row of their own, as many hand-written
+		// sheets keep them ("| **Temp HP** | 3 |"), are read, taken by
+		// damage and written back in that row (a tryout: the row was not
+		// read, and damage went straight to the hit points).
+		{"row: damage within temp", "| **Hit Points** | 8/12 |\n| **Temp HP** | 3 |\n", 3,
 			func(d *sheet.Doc) error { _, _, err := d.Damage(2); return err },
 			8, 1, "| **Hit Points** | 8/12 |\n| **Temp HP** | 1 |\n"},
-		{"damage past temp", "| **Hit Points** | 8/12 |\n| **Temp HP** | 3 |\n", 3,
+		{"row: damage past temp", "| **Hit Points** | 8/12 |\n| **Temp HP** | 3 |\n", 3,
 			func(d *sheet.Doc) error { _, _, err := d.Damage(5); return err },
 			6, 0, "| **Hit Points** | 6/12 |\n| **Temp HP** | 0 |\n"},
-		{"a row above the hit points, a dash for none", "**Temp HP**: —\n**Hit Points**: 8/12\n", 0,
+		{"row: a row above the hit points, a dash for none", "**Temp HP**: —\n**Hit Points**: 8/12\n", 0,
 			func(d *sheet.Doc) error { return d.SetTempHP(4) },
 			8, 4, "**Temp HP**: 4\n**Hit Points**: 8/12\n"},
-		{"an empty cell", "| **Hit Points** | 8/12 |\n| **Temporary Hit Points** |  |\n", 0,
+		{"row: an empty cell", "| **Hit Points** | 8/12 |\n| **Temporary Hit Points** |  |\n", 0,
 			func(d *sheet.Doc) error { return d.SetTempHP(2) },
 			8, 2, "| **Hit Points** | 8/12 |\n| **Temporary Hit Points** | 2 |\n"},
-		{"an empty label line", "**Hit Points**: 8/12\n**Temp. HP**:\n", 0,
+		{"row: an empty label line", "**Hit Points**: 8/12\n**Temp. HP**:\n", 0,
 			func(d *sheet.Doc) error { return d.SetTempHP(2) },
 			8, 2, "**Hit Points**: 8/12\n**Temp. HP**: 2\n"},
-		{"taken away: the row says 0", "| **HP** | 8/12 |\n| **THP** | **5** |\n", 5,
+		{"row: taken away: the row says 0", "| **HP** | 8/12 |\n| **THP** | **5** |\n", 5,
 			func(d *sheet.Doc) error { return d.SetTempHP(0) },
 			8, 0, "| **HP** | 8/12 |\n| **THP** | **0** |\n"},
-		{"a row and (temp 3) that agree: both change", "| **Hit Points** | 8/12 (temp 3) |\n| **Temp HP** | 3 |\n", 3,
+		{"row: a row and (temp 3) that agree: both change", "| **Hit Points** | 8/12 (temp 3) |\n| **Temp HP** | 3 |\n", 3,
 			func(d *sheet.Doc) error { _, _, err := d.Damage(1); return err },
 			8, 2, "| **Hit Points** | 8/12 (temp 2) |\n| **Temp HP** | 2 |\n"},
-		{"healing leaves the row", "| **Hit Points** | 5/12 |\n| **Temp HP** | 3 |\n", 3,
+		{"row: healing leaves the row", "| **Hit Points** | 5/12 |\n| **Temp HP** | 3 |\n", 3,
 			func(d *sheet.Doc) error { _, _, err := d.Heal(20); return err },
 			12, 3, "| **Hit Points** | 12/12 |\n| **Temp HP** | 3 |\n"},
 	}
