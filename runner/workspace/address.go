@@ -150,7 +150,7 @@ func (w *Workspace) addName(a *addressing, sender, field string, line int, name 
 	}
 	agent, ok := w.Resolve(name)
 	if !ok {
-		return &Refusal{Line: line, Field: field, Reason: (&UnknownAgentError{Name: name, Agents: w.AgentNames()}).Error()}
+		return &Refusal{Line: line, Field: field, Reason: (&UnknownAgentError{Name: name, Agents: w.AgentNames(), Characters: w.Characters()}).Error()}
 	}
 	text := "named in " + field + ":"
 	if agent != name {

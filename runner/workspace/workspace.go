@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -386,14 +387,33 @@ func (w *Workspace) JournalPath() string {
 type UnknownAgentError struct {
 	Name   string
 	Agents []string
+	// Characters are the characters agents play, where a message may
+	// name one for its agent (to:, cc:); nil elsewhere.
+	Characters []string
 }
 
 func (e *UnknownAgentError) Error() string {
 	meant := ""
-	if near := spell.Nearest(e.Name, e.Agents, agentTypoEdits(e.Name)); near != "" {
+	if near := spell.Nearest(e.Name, append(slices.Clone(e.Agents), e.Characters...), agentTypoEdits(e.Name)); near != "" {
 		meant = "did you mean " + near + "? "
 	}
-	return fmt.Sprintf("unknown agent %q (%sagents: %s)", e.Name, meant, strings.Join(e.Agents, ", "))
+	characters := ""
+	if len(e.Characters) > 0 {
+		characters = "; characters: " + strings.Join(e.Characters, ", ")
+	}
+	return fmt.Sprintf("unknown agent %q (%sagents: %s%s)", e.Name, meant, strings.Join(e.Agents, ", "), characters)
+}
+
+// Characters returns the characters the workspace's agents play (see
+// Resolve), in parley.yaml's order.
+func (w *Workspace) Characters() []string {
+	var names []string
+	for _, a := range w.Config.Agents {
+		if a.Character != "" {
+			names = append(names, a.Character)
+		}
+	}
+	return names
 }
 
 // agentTypoEdits is how many edits make a typo of an agent's name: one
