@@ -789,7 +789,7 @@ var seatCommands = []struct{ name, args, does string }{
 	{"save", "[REASON]", "ask the game master to save the story"},
 	{"end", "[REASON]", "ask the game master to end the session"},
 	{"away", "[REASON]", "step away: your character's agent plays for you"},
-	{"back", "", "come back: your character's agent asks you again"},
+	{"back", "", "come back: your character's agent asks you again when it has a decision to make"},
 	{"status", "", "who is doing what at the table"},
 	{"sheet", "", "your character's sheet"},
 	{"journal", "", "the last entries of your character's journal"},
@@ -1054,7 +1054,7 @@ func (s *seat) mode(which, reason string) bool {
 		said = "you step away: " + s.player + " has no program, so nobody plays " + s.character + " meanwhile; what waits for you waits until you are /back"
 	}
 	if which == "back" {
-		mode, said = "HUMAN_RELAY", "you are back: "+s.player+" asks you again"
+		mode, said = "HUMAN_RELAY", "you are back: "+s.player+" asks you again when "+s.character+" has a decision to make"
 	}
 	fields := []string{"mode=" + mode}
 	if reason != "" {
