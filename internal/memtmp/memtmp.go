@@ -39,3 +39,12 @@ func Use() (cleanup func()) {
 		os.RemoveAll(dir)
 	}
 }
+
+// Main runs a package's tests with their temporary directories in memory
+// where it can (Use), and exits with their code: a TestMain of one line.
+func Main(m interface{ Run() int }) {
+	cleanup := Use()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
