@@ -411,3 +411,23 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(data), 0o644))
 	}
 }
+
+// newWorkspace writes cfg as the parley.yaml of dir (made if need be),
+// opens the workspace and makes its mailboxes, as parley init does.
+func newWorkspace(tb testing.TB, dir, cfg string) *workspace.Workspace {
+	tb.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := ws.MakeMailboxes(); err != nil {
+		tb.Fatal(err)
+	}
+	return ws
+}

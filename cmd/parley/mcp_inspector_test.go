@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
-	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestMCPInspector drives `parley mcp` with a real MCP client of its own
@@ -37,20 +35,8 @@ func TestMCPInspector(t *testing.T) {
 	dir := t.TempDir()
 	bin := parleyProgram(t)
 	root := filepath.Join(dir, "table")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	cfg := "skills: [dnd-team]\nagents:\n  - gm\n  - narrator\n  - {name: aria, role: player, character: tilda-brannock}\n"
-	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.MakeMailboxes(); err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, root, cfg)
 	inspect := func(args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -23,7 +21,6 @@ import (
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/mcpserver"
-	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestMCP drives `parley mcp`'s server with the MCP SDK's own client, as
@@ -33,16 +30,7 @@ import (
 func TestMCP(t *testing.T) {
 	dir := t.TempDir()
 	cfg := "skills: [dnd-team]\nagents:\n  - gm\n  - narrator\n  - {name: lead, role: team-lead}\n  - {name: aria, role: player, character: tilda-brannock}\n"
-	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.MakeMailboxes(); err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, dir, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	server := mcpserver.New(&mcpMailbox{ws: ws, agent: "aria"}, mcpserver.Options{Agent: "aria", Poll: 10 * time.Millisecond})
@@ -200,16 +188,7 @@ func TestMCP(t *testing.T) {
 func TestMCPGameMasterTools(t *testing.T) {
 	dir := t.TempDir()
 	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda-brannock}\n"
-	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.MakeMailboxes(); err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, dir, cfg)
 	camp, err := campaigns.New(dir, "the-hollow")
 	if err != nil {
 		t.Fatal(err)
@@ -301,16 +280,7 @@ func TestMCPStopAnswers(t *testing.T) {
 	bin := parleyProgram(t)
 	root := t.TempDir()
 	cfg := "skills: [dnd-team]\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda-brannock}\n"
-	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.MakeMailboxes(); err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, root, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-C", root, "mcp", "--agent", "aria")

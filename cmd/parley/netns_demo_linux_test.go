@@ -87,17 +87,7 @@ func TestDemoAcrossHosts(t *testing.T) {
 		if err := copyExample(examples.DnD, "dnd", dir); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(demoCommon+config), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ws, err := workspace.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ws.MakeMailboxes(); err != nil {
-			t.Fatal(err)
-		}
-		return ws
+		return newWorkspace(t, dir, demoCommon+config)
 	}
 	seat, players := make("seat", demoSeatAgents), make("players", demoPlayersAgents)
 	gitInit(context.Background(), seat.Root)

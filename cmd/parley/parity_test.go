@@ -126,16 +126,7 @@ func parityWorkspace(t *testing.T) (root, corpus string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.MakeMailboxes(); err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, root, string(data))
 	sent := fmt.Sprintf("---\nid: %s\nfrom: gm\nto: aria\n---\nSent before.\n", parityAlreadySent)
 	if err := os.WriteFile(ws.Mailbox("gm").Path(mailbox.Sent, mailbox.FileName(parityAlreadySent)), []byte(sent), 0o644); err != nil {
 		t.Fatal(err)

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/dice"
-	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func TestRollArgs(t *testing.T) {
@@ -50,16 +47,7 @@ func FuzzSeatLine(f *testing.F) {
 	}
 	dir := f.TempDir()
 	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
-	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
-		f.Fatal(err)
-	}
-	ws, err := workspace.Open(dir)
-	if err != nil {
-		f.Fatal(err)
-	}
-	if err := ws.MakeMailboxes(); err != nil {
-		f.Fatal(err)
-	}
+	ws := newWorkspace(f, dir, cfg)
 	camp, err := campaigns.New(dir, "the-hollow")
 	if err != nil {
 		f.Fatal(err)
