@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -141,18 +140,15 @@ func checkDecision(esc *mailbox.Message, id string, opts sendOptions) error {
 	// send writes them (a YAML value: "stop", 'stop' and stop are one
 	// decision), and its body.
 	m := mailbox.New(nil)
-	given := false
 	for _, f := range opts.Fields {
 		k, v, _ := strings.Cut(f, "=")
-		k = strings.TrimSpace(k)
-		if k == "decision" {
-			given = true
-			m.SetValue("decision", v)
-			continue
+		if k = strings.TrimSpace(k); k != "" {
+			m.SetValue(k, v)
 		}
-		if spell.Distance(strings.ToLower(k), "decision") <= 2 {
-			return &unknownDecisionError{field: k, id: id}
-		}
+	}
+	given := m.Header().Has("decision")
+	if k := orchestrator.MisspeltDecisionKey(m); k != "" && !given {
+		return &unknownDecisionError{field: k, id: id}
 	}
 	if given {
 		if d, ok := orchestrator.DecisionOf(m); !ok {

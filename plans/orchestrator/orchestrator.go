@@ -1147,7 +1147,7 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 			return r.noteWaiting(esc, fmt.Sprintf("Your decision %q is none of %s, %s", decision, strings.Join(Decisions(), ", "), again))
 		}
 		said := "Your answer gives no decision (a decision field, or a first word approve, retry or stop)"
-		if k := misspeltDecisionKey(r.in); k != "" {
+		if k := MisspeltDecisionKey(r.in); k != "" {
 			said += fmt.Sprintf("; its field %q is not decision", k)
 		}
 		return r.noteWaiting(esc, said+", "+again)
@@ -1251,31 +1251,15 @@ func NeedsDecision(esc *mailbox.Message) bool {
 	return !((kind == EscalateLimit || kind == EscalateBlocked) && (get(esc, "plan_file") == "" || atoi(get(esc, "step")) == 0))
 }
 
-// misspeltDecisionKey returns the key of m's header that looks like a
+// MisspeltDecisionKey returns the key of m's header that looks like a
 // misspelt decision (decison, desicion); "" when none does.
-func misspeltDecisionKey(m *mailbox.Message) string {
+func MisspeltDecisionKey(m *mailbox.Message) string {
 	for _, k := range m.Header().Keys() {
 		if k != "decision" && spell.Distance(strings.ToLower(k), "decision") <= 2 {
 			return k
 		}
 	}
 	return ""
-}
-
-// KnownDecision reports whether a person's answer with this decision
-// field answers an escalation: one of approve, retry, stop (in any case),
-// or empty (then the answer's first word decides). An answer with any
-// other decision does nothing, and the escalation still waits.
-func KnownDecision(d string) bool { return knownDecision(strings.ToLower(d)) }
-
-// knownDecision reports whether a decision field is one the orchestrator
-// knows, or empty (then the answer's first word decides).
-func knownDecision(d string) bool {
-	switch d {
-	case "", DecisionApprove, DecisionRetry, DecisionStop:
-		return true
-	}
-	return false
 }
 
 // resume resumes step n of a plan on the person's decision: approve ticks
