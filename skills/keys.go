@@ -70,6 +70,23 @@ func namesAgents(_ *Set, m *mailbox.Message, key string, isAgent func(string) bo
 	return true
 }
 
+// MisspeltTo finds a key of m one edit from to (too, tp, t) whose value
+// names agents only, as a misspelt to: would (see namesAgents); "" when
+// there is none. MisspeltKey leaves such a key alone, a word of its own
+// while the message goes somewhere; for a message that goes nowhere for
+// want of a to:, it is what was meant.
+func MisspeltTo(m *mailbox.Message, isAgent func(string) bool) string {
+	for _, key := range m.Payload().Keys() {
+		if key == "to" || key == "cc" || spell.Distance(strings.ToLower(key), "to") != 1 {
+			continue
+		}
+		if namesAgents(nil, m, key, isAgent) {
+			return key
+		}
+	}
+	return ""
+}
+
 // isID reports whether the value of key is a message id.
 func isID(_ *Set, m *mailbox.Message, key string, _ func(string) bool) bool {
 	v, _ := m.Payload().Get(key)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
 )
@@ -79,34 +78,15 @@ func (w *Workspace) address(protocol *skills.Set, sender string, m *mailbox.Mess
 				return nil, &Refusal{Line: v.Line, Field: v.Field, Reason: v.Reason}
 			}
 		}
-		if k := w.toMisspelt(m); k != "" {
+		if k := skills.MisspeltTo(m, func(name string) bool { _, ok := w.Agent(name); return ok }); k != "" {
 			// too: gm, unnoticed as a misspelling while the message went
 			// somewhere (a letter more makes a word of its own: see
 			// skills.Set.MisspeltKey), is why it goes nowhere now.
-			return nil, &Refusal{Line: m.Header().Line(k), Field: k, Reason: fmt.Sprintf("no field is called %s; did you mean to? (the message says who it is for in to:, and has none)", k)}
+			return nil, &Refusal{Line: m.Payload().Line(k), Field: k, Reason: fmt.Sprintf("no field is called %s; did you mean to? (the message says who it is for in to:, and has none)", k)}
 		}
 		return nil, &Refusal{Field: "to", Reason: "missing: say who the message is for (to: <agent>, a list, or \"*\" for everyone)"}
 	}
 	return a, nil
-}
-
-// toMisspelt returns a key of m's header one edit from to (too, tp, ot)
-// whose value names agents of the workspace only ("*" counts); "" when
-// there is none.
-func (w *Workspace) toMisspelt(m *mailbox.Message) string {
-	for _, k := range m.Header().Keys() {
-		if k == "to" || k == "cc" || spell.Distance(strings.ToLower(k), "to") != 1 {
-			continue
-		}
-		names, err := m.Header().Names(k)
-		if err != nil || len(names) == 0 {
-			continue
-		}
-		if !slices.ContainsFunc(names, func(n string) bool { _, ok := w.Agent(n); return n != "*" && !ok }) {
-			return k
-		}
-	}
-	return ""
 }
 
 // addressNamed adds the agents a message names in to: and cc:: in its
