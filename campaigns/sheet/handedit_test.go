@@ -38,6 +38,10 @@ func TestHandEdits(t *testing.T) {
 			[]string{`party/x.md:5: level: "levle" is no key parley reads: level on line 4 is the one read`}},
 		{"frontmatter max_hp written too", "---\nhp: 8\nmax_hpp: 9\nmax_hp: 8\n---\n# X\n",
 			[]string{`party/x.md:3: max hit points: "max_hpp" is no key parley reads: max_hp on line 4 is the one read`}},
+		{"level label misspelt beside it", "| **Level** | 3 |\n| **Hit Points** | 8/8 |\n| **Levle** | 4 |\n",
+			[]string{`party/x.md:3: level: "Levle" is no label parley reads: the Level on line 1 is the one read`}},
+		{"level label misspelt before it", "**Levle**: 4\n**Level**: 3\n**Hit Points**: 8/8\n",
+			[]string{`party/x.md:1: level: "Levle" is no label parley reads: the Level on line 2 is the one read`}},
 		{"keys of their own beside hp", "---\nhp: 8\nmax_hp: 8\nxp: 300\nhd: 1d8\n---\n# X\n", nil},
 		// A Max HP row or an ability row that does not read, where the
 		// sheet reads without it (a tryout: read past without a word).

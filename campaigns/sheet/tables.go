@@ -79,8 +79,12 @@ func (p *parsed) parseTables(from int) error {
 		value   string // in a row without its value cell, what follows the label; "" else
 	}
 	var levelMeant error // a level row without its value cell, or a label that is Level misspelt
-	var maxMeant error   // a Max HP row without its value cell
-	var vBad [6]error    // an ability's row whose score cannot be read, or without its value cell
+	var levelTypo struct {
+		line    int    // 1-based line of the first label that is Level misspelt
+		written string // the label as written there
+	}
+	var maxMeant error // a Max HP row without its value cell
+	var vBad [6]error  // an ability's row whose score cannot be read, or without its value cell
 	n := len(p.ls)
 	for i := from; i < n; i++ {
 		line := p.text(i)
@@ -237,9 +241,12 @@ func (p *parsed) parseTables(from int) error {
 		case !hpDone && meant.line == 0 && spell.Nearest(label, []string{"hit points"}, 2) != "":
 			// "Hit Pionts": the hit points, misspelt, if none are found.
 			meant.line, meant.written = i+1, writtenLabel(line)
-		case !levelDone && levelMeant == nil && spell.Nearest(label, []string{"level"}, 1) != "":
-			// "Levle": the level, misspelt.
-			levelMeant = p.errf(i+1, "level", "%q is no label parley reads: did you mean \"Level\"?", writtenLabel(line))
+		case levelTypo.line == 0 && spell.Nearest(label, []string{"level"}, 1) != "":
+			// "Levle": the level, misspelt; beside a Level row, named too.
+			levelTypo.line, levelTypo.written = i+1, writtenLabel(line)
+			if !levelDone && levelMeant == nil {
+				levelMeant = p.errf(i+1, "level", "%q is no label parley reads: did you mean \"Level\"?", levelTypo.written)
+			}
 		case abilityIndex(label) >= 0 && strings.HasPrefix(trim, "|"):
 			a := abilityIndex(label)
 			if vLine[a] == 0 {
@@ -351,6 +358,9 @@ func (p *parsed) parseTables(from int) error {
 	}
 	if !levelDone && levelMeant != nil {
 		p.noteMeant("level", levelMeant)
+	}
+	if levelDone && levelTypo.line > 0 {
+		p.noteUnread(p.errf(levelTypo.line, "level", "%q is no label parley reads: the Level on line %d is the one read", levelTypo.written, p.levelLine))
 	}
 	if !tempDone && tempMeant.line > 0 && tempMeant.value != "" {
 		p.noteMeant("temp hit points", p.errf(tempMeant.line, "temp hit points", "%s", p.brokenRow(tempMeant.line-1, "**"+tempMeant.written+"**", tempMeant.value)))
