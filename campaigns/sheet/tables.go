@@ -395,7 +395,8 @@ func (p *parsed) parseTables(from int) error {
 
 // brokenRow says what is wrong with line i, a table row whose one cell
 // holds the label and the value, the | between them missing: "| **Level**
-// 1 |".
+// 1 |". The label is its cell as written, with its emphasis ("**Level**",
+// "STR").
 func (p *parsed) brokenRow(i int, label, value string) string {
 	return fmt.Sprintf("%q is a row with a label and no value cell: want \"| %s | %s |\"", strings.TrimSpace(p.text(i)), label, value)
 }
