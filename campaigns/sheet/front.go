@@ -116,7 +116,10 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	p.f = f
 	// A key one or two edits from one the package reads, written in its
 	// place: "levle", "max_hpp". (hp itself is found above.)
+	// One written beside the key it misspells ("levle" and "level") is
+	// noted in Sheet.Unread; the key wins.
 	misspelt := map[string]error{}
+	var beside []error
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k := root.Content[i]
 		if k.Kind != yaml.ScalarNode {
@@ -130,7 +133,13 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 			edits = 1
 		}
 		near := spell.Nearest(k.Value, frontKeys, edits)
-		if _, written := keys[near]; near == "" || written || misspelt[near] != nil {
+		if near == "" || misspelt[near] != nil {
+			continue
+		}
+		if right, written := keys[near]; written {
+			if len(k.Value) > 2 { // "xp", "hd": keys of their own, not "hp" misspelt
+				beside = append(beside, p.errf(f.line(k), frontFields[near], "%q is no key parley reads: %s on line %d is the one read", k.Value, near, f.line(right.k)))
+			}
 			continue
 		}
 		misspelt[near] = p.errf(f.line(k), frontFields[near], "%q is no key parley reads: did you mean %s?", k.Value, near)
@@ -153,6 +162,9 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 		if err := misspelt[key]; err != nil && key != "max_hp" {
 			p.noteMeant(frontFields[key], err)
 		}
+	}
+	for _, err := range beside {
+		p.noteUnread(err)
 	}
 	f.max = mx.v
 	if p.sh.MaxHP, err = p.intNode(mx.v, "max hit points", 1, MaxAmount); err != nil {

@@ -33,15 +33,30 @@ type parsed struct {
 	// Sheet.Unread, and a change to that field refuses with it rather
 	// than write a second value beside it.
 	meant map[string]error
+	// unread is the *Error of each of Sheet.Unread, parallel to it.
+	unread []*Error
 }
 
-// noteMeant notes err as what was meant for field (see parsed.meant).
+// noteMeant notes err as what was meant for field (see parsed.meant):
+// the first noted for a field is what a change to it refuses with.
 func (p *parsed) noteMeant(field string, err error) {
 	if p.meant == nil {
 		p.meant = map[string]error{}
 	}
-	p.meant[field] = err
+	if p.meant[field] == nil {
+		p.meant[field] = err
+	}
+	p.noteUnread(err)
+}
+
+// noteUnread notes err, an *Error, in Sheet.Unread.
+func (p *parsed) noteUnread(err error) {
+	var se *Error
+	if !errors.As(err, &se) {
+		se = &Error{Path: p.path, Err: err}
+	}
 	p.sh.Unread = append(p.sh.Unread, err.Error())
+	p.unread = append(p.unread, se)
 }
 
 // span is a range of bytes of the text; the zero span is no span.

@@ -171,8 +171,10 @@ type Sheet struct {
 	Items     []Item    // in the order written
 	Currency  []Coin    // in the order written
 	// Unread says what of the sheet could not be read, each as "path:line:
-	// field: problem" (money written in a way the package does not know);
-	// the rest of the sheet reads and changes as usual.
+	// field: problem" (money written in a way the package does not know,
+	// a row that lost the | before its value, a key misspelt); the rest
+	// of the sheet reads and changes as usual. Doc.UnreadNotes says it to
+	// a reader.
 	Unread []string
 	// Invalid, when not nil, is what the sheet reads but cannot stand
 	// by: hit points above the maximum, as an *Error naming the line and
@@ -421,6 +423,28 @@ func sameSheet(want, got Sheet) bool {
 	return true
 }
 
+// UnreadNotes says what of the sheet could not be read (Sheet.Unread)
+// as parley tells it to a reader, one note each: "could not read:
+// party/x.md:5: level: ...". Unless quote, a note says where and quotes
+// nothing of the sheet ("could not read line 5: level"), for a reader who
+// may not see every line of it, such as a spectator.
+func (d *Doc) UnreadNotes(quote bool) []string {
+	notes := make([]string, 0, len(d.p.unread))
+	for _, e := range d.p.unread {
+		switch {
+		case quote:
+			notes = append(notes, "could not read: "+e.Error())
+		case e.Line > 0:
+			notes = append(notes, fmt.Sprintf("could not read line %d: %s", e.Line, e.Field))
+		case e.Field != "":
+			notes = append(notes, "could not read: "+e.Field)
+		default:
+			notes = append(notes, "could not read part of the sheet")
+		}
+	}
+	return notes
+}
+
 // SetHP sets the current hit points, 0 to MaxHP.
 func (d *Doc) SetHP(n int) error {
 	if n < 0 || n > d.p.sh.MaxHP {
@@ -444,10 +468,15 @@ func (d *Doc) SetTempHP(n int) error {
 }
 
 // SetMaxHP sets the hit point maximum, at least 1; current hit points
-// above the new maximum come down to it.
+// above the new maximum come down to it. A sheet with a Max HP row that
+// lost the | before its value is refused (see Sheet.Unread): a second
+// maximum is never written beside it.
 func (d *Doc) SetMaxHP(n int) error {
 	if n < 1 || n > MaxAmount {
 		return d.fail(d.p.hpLine, "max hit points", fmt.Errorf("%d is %w: want 1 to %d", n, ErrRange, MaxAmount))
+	}
+	if err := d.p.meant["max hit points"]; err != nil {
+		return err
 	}
 	return d.setHP(min(d.p.sh.HP, n), n, d.p.sh.TempHP)
 }

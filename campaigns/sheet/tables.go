@@ -79,6 +79,12 @@ func (p *parsed) parseTables(from int) error {
 		value   string // in a row without its value cell, what follows the label; "" else
 	}
 	var levelMeant error // a level row without its value cell, or a label that is Level misspelt
+	var levelTypo struct {
+		line    int    // 1-based line of the first label that is Level misspelt
+		written string // the label as written there
+	}
+	var maxMeant error // a Max HP row without its value cell
+	var vBad [6]error  // an ability's row whose score cannot be read, or without its value cell
 	n := len(p.ls)
 	for i := from; i < n; i++ {
 		line := p.text(i)
@@ -177,9 +183,20 @@ func (p *parsed) parseTables(from int) error {
 					case !hpDone && meant.line == 0 && (b == "hit points" || b == "hp"):
 						meant.line, meant.written, meant.value = i+1, l, v
 					case !levelDone && levelMeant == nil && (b == "level" || b == "character level"):
-						levelMeant = p.errf(i+1, "level", "%s", p.brokenRow(i, l, v))
+						levelMeant = p.errf(i+1, "level", "%s", p.brokenRow(i, "**"+l+"**", v))
 					case !tempDone && tempMeant.line == 0 && isTempHPLabel(b):
 						tempMeant.line, tempMeant.written, tempMeant.value = i+1, l, v
+					case !maxDone && maxMeant == nil && isMaxHPLabel(b):
+						maxMeant = p.errf(i+1, "max hit points", "%s", p.brokenRow(i, "**"+l+"**", v))
+					case abilityIndex(normLabel(l)) >= 0:
+						if a := abilityIndex(normLabel(l)); vLine[a] == 0 && vBad[a] == nil {
+							vBad[a] = p.errf(i+1, AbilityNames[a], "%s", p.brokenRow(i, "**"+l+"**", v))
+						}
+					}
+				} else if l, v, ok := plainAbilityCell(line[cells[0].start:cells[0].end]); ok {
+					// "| STR 15 |"
+					if a := abilityIndex(normLabel(l)); vLine[a] == 0 && vBad[a] == nil {
+						vBad[a] = p.errf(i+1, AbilityNames[a], "%s", p.brokenRow(i, l, v))
 					}
 				}
 				continue
@@ -224,18 +241,25 @@ func (p *parsed) parseTables(from int) error {
 		case !hpDone && meant.line == 0 && spell.Nearest(label, []string{"hit points"}, 2) != "":
 			// "Hit Pionts": the hit points, misspelt, if none are found.
 			meant.line, meant.written = i+1, writtenLabel(line)
-		case !levelDone && levelMeant == nil && spell.Nearest(label, []string{"level"}, 1) != "":
-			// "Levle": the level, misspelt.
-			levelMeant = p.errf(i+1, "level", "%q is no label parley reads: did you mean \"Level\"?", writtenLabel(line))
+		case levelTypo.line == 0 && spell.Nearest(label, []string{"level"}, 1) != "":
+			// "Levle": the level, misspelt; beside a Level row, named too.
+			levelTypo.line, levelTypo.written = i+1, writtenLabel(line)
+			if !levelDone && levelMeant == nil {
+				levelMeant = p.errf(i+1, "level", "%q is no label parley reads: did you mean \"Level\"?", levelTypo.written)
+			}
 		case abilityIndex(label) >= 0 && strings.HasPrefix(trim, "|"):
 			a := abilityIndex(label)
 			if vLine[a] == 0 {
-				if sc, ss, ms, ok := parseScore(string(p.data[val.start:val.end])); ok {
-					vScore[a], vLine[a] = sc, i+1
+				cell := string(p.data[val.start:val.end])
+				if sc, ss, ms, ok := parseScore(cell); ok {
+					vScore[a], vLine[a], vBad[a] = sc, i+1, nil
 					vAbil[a] = span{val.start + ss.start, val.start + ss.end}
 					if ms.ok() {
 						vMod[a] = span{val.start + ms.start, val.start + ms.end}
 					}
+				} else if vBad[a] == nil {
+					// "| STR | 1O |": read as none, were it not noted.
+					vBad[a] = p.errf(i+1, AbilityNames[a], "%q is not a number", strings.TrimSpace(cell))
 				}
 			}
 		case !tempDone && tempMeant.line == 0 && spell.Nearest(hpLabel(label), tempHPSpelt, 2) != "":
@@ -311,7 +335,7 @@ func (p *parsed) parseTables(from int) error {
 	if !hpDone {
 		switch {
 		case meant.line > 0 && meant.value != "":
-			return p.errf(meant.line, "hit points", "%w: %s", ErrNoHP, p.brokenRow(meant.line-1, meant.written, meant.value))
+			return p.errf(meant.line, "hit points", "%w: %s", ErrNoHP, p.brokenRow(meant.line-1, "**"+meant.written+"**", meant.value))
 		case meant.line > 0:
 			return p.errf(meant.line, "hit points", "%w: %q is no label parley reads: did you mean \"Hit Points\"?", ErrNoHP, meant.written)
 		case p.frontNoHP != nil:
@@ -321,14 +345,25 @@ func (p *parsed) parseTables(from int) error {
 		}
 		return &Error{Path: p.path, Err: fmt.Errorf("%w: want a \"| **Hit Points** | 8/8 |\" row, or hp and max_hp in the frontmatter", ErrNoHP)}
 	}
+	if !maxDone && maxMeant != nil {
+		if !t.max.ok() {
+			// "| **Hit Points** | 8 |" and a Max HP row that does not
+			// read: the maximum is not guessed.
+			return maxMeant
+		}
+		p.noteMeant("max hit points", maxMeant)
+	}
 	if err := p.checkHP(); err != nil {
 		return err
 	}
 	if !levelDone && levelMeant != nil {
 		p.noteMeant("level", levelMeant)
 	}
+	if levelDone && levelTypo.line > 0 {
+		p.noteUnread(p.errf(levelTypo.line, "level", "%q is no label parley reads: the Level on line %d is the one read", levelTypo.written, p.levelLine))
+	}
 	if !tempDone && tempMeant.line > 0 && tempMeant.value != "" {
-		p.noteMeant("temp hit points", p.errf(tempMeant.line, "temp hit points", "%s", p.brokenRow(tempMeant.line-1, tempMeant.written, tempMeant.value)))
+		p.noteMeant("temp hit points", p.errf(tempMeant.line, "temp hit points", "%s", p.brokenRow(tempMeant.line-1, "**"+tempMeant.written+"**", tempMeant.value)))
 	} else if !tempDone && tempMeant.line > 0 {
 		// Temporary hit points are often not written at all: the rest of
 		// the sheet reads, and only setting them is refused.
@@ -342,18 +377,51 @@ func (p *parsed) parseTables(from int) error {
 		}
 		t.abil, t.modParen, p.sh.Abilities, p.haveAbil, p.abilLine = vAbil, vMod, vScore, true, vLine[0]
 	}
+	if !abilDone && !p.haveAbil && vLine != [6]int{} && rowsOfSix(vLine, vBad) {
+		// Rows of scores of which some do not read: each is named, and
+		// SetAbility refuses (it would write scores beside them).
+		for _, err := range vBad {
+			if err != nil {
+				p.noteMeant("abilities", err)
+			}
+		}
+	}
 	if p.curErr != nil {
 		p.sh.Currency = nil
-		p.sh.Unread = append(p.sh.Unread, p.curErr.Error())
+		p.noteUnread(p.curErr)
 	}
 	return nil
 }
 
 // brokenRow says what is wrong with line i, a table row whose one cell
 // holds the label and the value, the | between them missing: "| **Level**
-// 1 |".
+// 1 |". The label is its cell as written, with its emphasis ("**Level**",
+// "STR").
 func (p *parsed) brokenRow(i int, label, value string) string {
-	return fmt.Sprintf("%q is a row with a label and no value cell: want \"| **%s** | %s |\"", strings.TrimSpace(p.text(i)), label, value)
+	return fmt.Sprintf("%q is a row with a label and no value cell: want \"| %s | %s |\"", strings.TrimSpace(p.text(i)), label, value)
+}
+
+// plainAbilityCell reads a table cell that holds an ability and its score
+// with no | between them: "STR 15" is "STR" and "15".
+func plainAbilityCell(cell string) (label, value string, ok bool) {
+	f := strings.Fields(cell)
+	if len(f) < 2 || abilityIndex(normLabel(f[0])) < 0 {
+		return "", "", false
+	}
+	return f[0], strings.Join(f[1:], " "), true
+}
+
+// rowsOfSix reports whether every ability has a row, read (line) or not
+// (bad), and one at least does not read.
+func rowsOfSix(line [6]int, bad [6]error) bool {
+	some := false
+	for a := range line {
+		if line[a] == 0 && bad[a] == nil {
+			return false
+		}
+		some = some || line[a] == 0
+	}
+	return some
 }
 
 // boldCell reads a table cell that holds a bold label and a value with

@@ -276,8 +276,8 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "  money  %s\n", strings.Join(coins, ", "))
 	}
-	for _, u := range d.Unread {
-		fmt.Fprintf(w, "  could not read: %s\n", u)
+	for _, n := range d.UnreadNotes(true) {
+		fmt.Fprintf(w, "  %s\n", n)
 	}
 	if d.Invalid != nil {
 		fmt.Fprintf(w, "  invalid: %v: set it right with `parley character set %s hp=N` (or max_hp=N)\n", d.Invalid, d.Name)

@@ -287,7 +287,8 @@ func (s *Server) storyData(spectator bool) storyData {
 	for _, ch := range chars {
 		if dc, ok := s.readDoc(c.SheetPath(ch), ch, secrets); ok {
 			if data, err := readSmall(c.SheetPath(ch)); err == nil {
-				switch sh, err := sheet.Parse(c.SheetPath(ch), data); {
+				sh, err := sheet.Parse(c.SheetPath(ch), data)
+				switch {
 				case err != nil && spectator:
 					// An error may quote the sheet, and so a secret of it.
 					dc.Badge = "the sheet does not read"
@@ -301,6 +302,14 @@ func (s *Server) storyData(spectator bool) storyData {
 					dc.Badge = fmt.Sprintf("%s · %d items · %v", hpBadge(sh), len(sh.Items), c.Short(sh.Invalid))
 				case sh.MaxHP > 0:
 					dc.Badge = fmt.Sprintf("%s · %d items", hpBadge(sh), len(sh.Items))
+				}
+				if err == nil {
+					// What could not be read, as parley character show
+					// says it; to spectators, where and not what (so
+					// too a note may quote the sheet).
+					for _, n := range sh.UnreadNotes(!spectator) {
+						dc.Badge += " · " + c.Short(errors.New(n)).Error()
+					}
 				}
 			}
 			d.Sheets = append(d.Sheets, dc)

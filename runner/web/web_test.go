@@ -1246,6 +1246,9 @@ func TestStorySheetNotes(t *testing.T) {
 		// page escapes "+" as &#43;, which a browser shows as "+".
 		"wren-hale": "# Wren\n\n| **Hit Points** | 8/12 (temp 3) |\n",
 		"ada-frost": "---\nhp: 30\nmax_hp: 24\ntemp_hp: 5\n---\n# Ada\n",
+		// What could not be read is said as parley character show says
+		// it (a tryout: the page said nothing of it).
+		"cole-reed": "# Cole\n\n| **Levle** | 3 |\n| **Hit Points** | 8/8 |\n",
 	}
 	for name, text := range sheets {
 		if err := os.WriteFile(c.SheetPath(name), []byte(text), 0o644); err != nil {
@@ -1260,6 +1263,7 @@ func TestStorySheetNotes(t *testing.T) {
 		"bo-pike <span class=\"badge\">the sheet does not read: party/bo-pike.md:3: hit points: no hit points anywhere",
 		"wren-hale <span class=\"badge\">HP 8/12 &#43;3 temp · 0 items</span>",
 		"ada-frost <span class=\"badge\">HP 30/24 &#43;5 temp · 0 items · party/ada-frost.md:2: hit points: 30 is out of range",
+		"cole-reed <span class=\"badge\">HP 8/8 · 0 items · could not read: party/cole-reed.md:3: level: &#34;Levle&#34; is no label parley reads: did you mean &#34;Level&#34;?</span>",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("GET /story does not say %q:\n%s", want, body)
@@ -1270,6 +1274,7 @@ func TestStorySheetNotes(t *testing.T) {
 	for _, want := range []string{
 		`bo-pike <span class="badge">the sheet does not read (line 3)</span>`,
 		`wren-hale <span class="badge">HP 8/12 &#43;3 temp · 0 items</span>`,
+		`cole-reed <span class="badge">HP 8/8 · 0 items · could not read line 3: level</span>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("GET /story?view=spectator does not say %q:\n%s", want, body)
