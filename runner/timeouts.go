@@ -137,7 +137,7 @@ func (r *Runner) toldInstead(e *expectation) bool {
 	case mailbox.Dead:
 		return true
 	case mailbox.Done:
-		return r.toldOfUnanswered(e.waiting, workspace.TypeOf(e.asked), true)
+		return r.toldOfUnanswered(e.waiting, e.asked)
 	}
 	return false
 }
