@@ -501,3 +501,58 @@ func TestGivenUpNoticeToRemoteSender(t *testing.T) {
 		t.Errorf("the sender's workspace's Check: refusal %v, recipients %v; want it accepted to orch", v.Refusal, v.Agents())
 	}
 }
+
+// TestRemoteGivenUpEndsWait: bug: a message to an agent of another
+// workspace that the bridge gave up (in that agent's dead/ here, see
+// bridge's giveUp) held a run until idle until its timeouts: deadline
+// (an hour here), as if an answer could still come; a program agent's
+// give-up did not. Nothing answers a message in dead/, whoever's it is:
+// the run stops waiting for it.
+func TestRemoteGivenUpEndsWait(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
+agents:
+  - boss
+  - {name: aria, remote: home}
+timeouts:
+  - match: {to: [aria]}
+    after: 1h
+`)
+	id := send(t, ws, "boss", "aria", "hello")
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The bridge, which cannot carry it: it gives the copy up once the
+	// router delivered it, and tells the runner (Options.GivenUp).
+	box := ws.Mailbox("aria")
+	bridged := make(chan error, 1)
+	go func() {
+		for {
+			if ok, _ := box.Holds(id); ok {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := box.Claim(id); err != nil {
+			bridged <- err
+			return
+		}
+		err := box.GiveUp(id, "the bridge cannot carry it")
+		r.TellGivenUp("aria", id)
+		bridged <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the run waited for aria's answer to %s, given up by the bridge, until it was stopped", id)
+	}
+	if err := <-bridged; err != nil {
+		t.Fatal(err)
+	}
+}
