@@ -507,18 +507,22 @@ func TestGivenUpNoticeToRemoteSender(t *testing.T) {
 // bridge's giveUp) held a run until idle until its timeouts: deadline
 // (an hour here), as if an answer could still come; a program agent's
 // give-up did not. Nothing answers a message in dead/, whoever's it is:
-// the run stops waiting for it.
+// the run stops waiting for it, as for the one failer's program gave up
+// (which the runner learns from its worker, not from its dead/).
 func TestRemoteGivenUpEndsWait(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; exit 3\n")
 	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
 agents:
   - boss
   - {name: aria, remote: home}
+  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
 timeouts:
-  - match: {to: [aria]}
+  - match: {to: [aria, failer]}
     after: 1h
 `)
+	send(t, ws, "boss", "failer", "hello")
 	id := send(t, ws, "boss", "aria", "hello")
 	r, err := Open(ws, Options{UntilIdle: true})
 	if err != nil {
@@ -550,7 +554,7 @@ timeouts:
 		t.Fatal(err)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("the run waited for aria's answer to %s, given up by the bridge, until it was stopped", id)
+		t.Fatalf("the run waited for an answer given up (aria's to %s by the bridge, or failer's) until it was stopped", id)
 	}
 	if err := <-bridged; err != nil {
 		t.Fatal(err)
