@@ -1278,6 +1278,7 @@ type candidate struct {
 	linked   bool               // has other hard links: refused where it is
 	reasoned bool               // see pending.reasoned
 	unsure   bool               // see pending.unsure
+	notText  bool               // read, and refused as no text (mailbox.ErrBinary): no editor mends it
 }
 
 // routePending looks at every pending file and routes, in batches and in
