@@ -560,3 +560,52 @@ timeouts:
 		t.Fatal(err)
 	}
 }
+
+// TestFinishedBeforeExpected: a program agent's worker may take a message
+// from its inbox and give it up before the batch that delivered it lands
+// and its reply is expected (moving.land), and a checkDeadlines in
+// between takes what the worker said with nothing to match it. The
+// expectation made after must still see the message given up, or a run
+// until idle waits for its deadline.
+func TestFinishedBeforeExpected(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: failer, driver: command, run: [cat]}
+timeouts:
+  - match: {to: [failer]}
+    after: 1h
+`)
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ask := mailbox.New([]byte("hello\n"))
+	id := "20261128-100000.000000Z-boss-000001"
+	ask.Set("id", id)
+	ask.Set("from", "boss")
+	ask.Set("to", "failer")
+	box := ws.Mailbox("failer")
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := box.Deliver(id, ask.Bytes(), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.Claim(id); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.GiveUp(id, "its program failed"); err != nil {
+		t.Fatal(err)
+	}
+	r.finish("failer", id, mailbox.Dead)
+	r.checkDeadlines() // nothing expected yet: what the worker said is taken
+	r.expectReplies("boss", ask, []string{"failer"})
+	r.checkDeadlines()
+	if len(r.expected) != 0 {
+		t.Errorf("a reply is still expected from failer for %s, given up before it was expected; want none", id)
+	}
+}

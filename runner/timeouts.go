@@ -21,6 +21,12 @@ type expectation struct {
 	nudged   bool
 	unsent   string // why its nudge could not be sent
 	told     bool   // the run said it waits for it (tellAwaited)
+	// finished is where a program agent's worker had put the message
+	// (done/ or dead/) before the reply was expected: a worker may take
+	// a message from its inbox before the batch that delivered it lands
+	// (see moving.land), and what it then said (finish) may have been
+	// taken by a checkDeadlines that had no expectation for it yet.
+	finished string
 }
 
 // expectReplies notes the replies a delivered message calls for, by the
@@ -42,7 +48,11 @@ func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []s
 			if len(p.ToRole) > 0 && !r.ws().HasRole(to, p.ToRole...) {
 				continue
 			}
-			r.expected = append(r.expected, &expectation{agent: to, waiting: sender, message: id, asked: m, policy: p, deadline: r.opts.Now().Add(p.After)})
+			e := &expectation{agent: to, waiting: sender, message: id, asked: m, policy: p, deadline: r.opts.Now().Add(p.After)}
+			if r.ws().IsProgram(to) {
+				e.finished = r.ws().Mailbox(to).HandledIn(id)
+			}
+			r.expected = append(r.expected, e)
 		}
 	}
 }
@@ -145,7 +155,11 @@ func (r *Runner) toldInstead(e *expectation, finished map[finishedKey]string) bo
 	if !ws.IsProgram(e.agent) {
 		return false
 	}
-	switch finished[finishedKey{e.agent, e.message}] {
+	state := finished[finishedKey{e.agent, e.message}]
+	if state == "" {
+		state = e.finished
+	}
+	switch state {
 	case mailbox.Dead:
 		return true
 	case mailbox.Done:
@@ -169,10 +183,11 @@ func (r *Runner) finish(agent, id, state string) {
 }
 
 // takeFinished returns the messages the workers finished since it was
-// last called, and forgets them: a message is finished once, after it
-// was delivered and its awaited reply noted (expectReplies, on the
-// runner's goroutine, before the next checkDeadlines), so each is looked
-// at once, and the map does not grow with a long run.
+// last called, and forgets them, so the map does not grow with a long
+// run. A message finished before its reply was expected (a worker took
+// it before the batch that delivered it landed) is seen by the
+// expectation itself, which looks at the mailbox once as it is made
+// (expectation.finished).
 func (r *Runner) takeFinished() map[finishedKey]string {
 	r.finishedMu.Lock()
 	defer r.finishedMu.Unlock()
