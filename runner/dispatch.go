@@ -609,7 +609,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		}
 		// Not text, or a message whose header does not parse: kept as
 		// it is, for the router to refuse with its reason.
-		name := fmt.Sprintf("%s.output-%d", id, i+1)
+		name := outputName(id, i+1, data)
 		names = append(names, name)
 		if err := stage.Add(name, data); err != nil {
 			return err
@@ -643,6 +643,29 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		w.r.kickRouter()
 	}
 	return nil
+}
+
+// outputName is the name in the outbox of a program's n-th output in
+// answer to the message id that is no message parley can send as it is:
+// not text, or a message whose header does not parse (see reply). The
+// router refuses it, and rejected/ keeps it under the time of the
+// refusal then this name, which has no time of its own: it names the
+// message answered by its sender and six hex digits, as in
+// "20261128-124106.262889Z-output-1-answering-you-56c078.md". Text ends
+// in .md, so that a person mends it in an editor and moves it back into
+// the outbox (or parley retry), where it is routed as a file written by
+// hand; what is not text ends in .bin: no editor mends it, and moved
+// back it is refused again.
+func outputName(id string, n int, data []byte) string {
+	ext := ".md"
+	if _, err := mailbox.Parse(data); errors.Is(err, mailbox.ErrBinary) {
+		ext = ".bin"
+	}
+	answering := id
+	if _, from, err := mailbox.ParseID(id); err == nil {
+		answering = from + "-" + mailbox.IDSuffix(id)
+	}
+	return fmt.Sprintf("output-%d-answering-%s%s", n, answering, ext)
 }
 
 // duplicate says where a message with this id is already, when it is:

@@ -501,3 +501,111 @@ func TestGivenUpNoticeToRemoteSender(t *testing.T) {
 		t.Errorf("the sender's workspace's Check: refusal %v, recipients %v; want it accepted to orch", v.Refusal, v.Agents())
 	}
 }
+
+// TestRemoteGivenUpEndsWait: bug: a message to an agent of another
+// workspace that the bridge gave up (in that agent's dead/ here, see
+// bridge's giveUp) held a run until idle until its timeouts: deadline
+// (an hour here), as if an answer could still come; a program agent's
+// give-up did not. Nothing answers a message in dead/, whoever's it is:
+// the run stops waiting for it, as for the one failer's program gave up
+// (which the runner learns from its worker, not from its dead/).
+func TestRemoteGivenUpEndsWait(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; exit 3\n")
+	ws = reconfigure(t, ws, `bridge: {name: inn, url: "nats://127.0.0.1:4222"}
+agents:
+  - boss
+  - {name: aria, remote: home}
+  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
+timeouts:
+  - match: {to: [aria, failer]}
+    after: 1h
+`)
+	send(t, ws, "boss", "failer", "hello")
+	id := send(t, ws, "boss", "aria", "hello")
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The bridge, which cannot carry it: it gives the copy up once the
+	// router delivered it, and tells the runner (Options.GivenUp).
+	box := ws.Mailbox("aria")
+	bridged := make(chan error, 1)
+	go func() {
+		for {
+			if ok, _ := box.Holds(id); ok {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := box.Claim(id); err != nil {
+			bridged <- err
+			return
+		}
+		err := box.GiveUp(id, "the bridge cannot carry it")
+		r.TellGivenUp("aria", id)
+		bridged <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the run waited for an answer given up (aria's to %s by the bridge, or failer's) until it was stopped", id)
+	}
+	if err := <-bridged; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFinishedBeforeExpected: a program agent's worker may take a message
+// from its inbox and give it up before the batch that delivered it lands
+// and its reply is expected (moving.land), and a checkDeadlines in
+// between takes what the worker said with nothing to match it. The
+// expectation made after must still see the message given up, or a run
+// until idle waits for its deadline.
+func TestFinishedBeforeExpected(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: failer, driver: command, run: [cat]}
+timeouts:
+  - match: {to: [failer]}
+    after: 1h
+`)
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ask := mailbox.New([]byte("hello\n"))
+	id := "20261128-100000.000000Z-boss-000001"
+	ask.Set("id", id)
+	ask.Set("from", "boss")
+	ask.Set("to", "failer")
+	box := ws.Mailbox("failer")
+	s, err := mailbox.NewSyncer(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := box.Deliver(id, ask.Bytes(), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.Claim(id); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.GiveUp(id, "its program failed"); err != nil {
+		t.Fatal(err)
+	}
+	r.finish("failer", id, mailbox.Dead)
+	r.checkDeadlines() // nothing expected yet: what the worker said is taken
+	r.expectReplies("boss", ask, []string{"failer"})
+	r.checkDeadlines()
+	if len(r.expected) != 0 {
+		t.Errorf("a reply is still expected from failer for %s, given up before it was expected; want none", id)
+	}
+}

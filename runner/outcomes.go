@@ -39,6 +39,7 @@ func (w *worker) recordHandled(id string, m *mailbox.Message, attempts int, note
 		Path: mailboxPath(w.agent.Name, mailbox.Done, mailbox.FileName(id)), Attempts: attempts, Note: note}
 	describe(&e, m)
 	w.r.record(e)
+	w.r.finish(w.agent.Name, id, mailbox.Done)
 	w.r.statsMu.Lock()
 	w.r.stats.Handled++
 	w.r.statsMu.Unlock()
@@ -66,6 +67,7 @@ func (w *worker) recordGivenUp(id string, m *mailbox.Message, reason string, att
 	e := workspace.Entry{Outcome: workspace.GivenUp, Agent: w.agent.Name, ID: id, File: name, Path: path, Attempts: attempts, Reason: reason}
 	describe(&e, m)
 	w.r.record(e)
+	w.r.finish(w.agent.Name, id, mailbox.Dead)
 	w.r.statsMu.Lock()
 	w.r.stats.Dead++
 	if len(w.r.stats.DeadFiles) < maxListed {

@@ -135,7 +135,7 @@ func inARow(a answer) int {
 // and it is told no more (see Unanswered); nil when that is not so, or
 // the sender is not told.
 func (r *Runner) unansweredAfterRefusals(agent string, a answer, reason, rel string) *notice {
-	if inARow(a) <= workspace.MaxRefusedNotices || a.root == "" || !r.toldOfUnanswered(a.rootFrom, "", false) {
+	if inARow(a) <= workspace.MaxRefusedNotices || a.root == "" {
 		return nil
 	}
 	why := fmt.Sprintf("its answers were refused %d times in a row, and it is told no more; the last: %s", inARow(a), reason)

@@ -290,6 +290,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 		}
 	}
 	if perr != nil {
+		c.notText = errors.Is(perr, mailbox.ErrBinary)
 		b.reject(i, c, nil, workspace.RefusalOf(c.name, perr))
 		return
 	}
@@ -1047,14 +1048,19 @@ func msgID(m *mailbox.Message) (string, bool) {
 // rejectionNote is the text of a .reason file: the reason on the first
 // line (what `parley status` shows), then what a person needs to act.
 func rejectionNote(reason string, c candidate, now time.Time) string {
+	todo := "The file beside this one is the input, unchanged. To send it again, fix it\n" +
+		"and move it back into the outbox.\n"
+	if c.notText {
+		todo = "The file beside this one is the input, unchanged. It is not text: no editor\n" +
+			"mends it, and moved back into the outbox it is refused again. To send what\n" +
+			"it was meant to say, write that as a new message.\n"
+	}
 	return reason + "\n" +
 		"\n" +
 		"agent:    " + c.agent + "\n" +
 		"file:     " + c.name + " (was in mailboxes/" + c.agent + "/outbox/)\n" +
 		"rejected: " + now.UTC().Format(mailbox.TimeFormat) + "\n" +
-		"\n" +
-		"The file beside this one is the input, unchanged. To send it again, fix it\n" +
-		"and move it back into the outbox.\n"
+		"\n" + todo
 }
 
 // isGone reports whether an error means the file is no longer there.

@@ -227,18 +227,25 @@ type Runner struct {
 	// sessionOver, once set, says why the run ends: a stop_on type was
 	// delivered.
 	sessionOver string
-	expected    []*expectation    // replies awaited, for timeouts:
-	nudges      map[string]string // id of a nudge sent -> why, for the journal
-	told        map[string]bool   // agent + the message it answered -> sent a refusal notice (see Refusals)
-	chains      *chains           // the messages programs answer, for loops
-	slots       chan struct{}     // concurrency: one per running driver; nil for no cap
-	kick        chan struct{}     // a worker published messages, or went idle
-	woken       chan struct{}     // Wake was called: toWake holds whom
-	wakeMu      sync.Mutex        // guards toWake
-	toWake      []string          // agents whose inboxes something else delivered to (Wake)
-	finishing   atomic.Bool       // Finish was called: drivers take no new message
-	givenUpMu   sync.Mutex        // one telling of a give-up at a time (see tellGivenUp)
-	state       *stateBook
+	expected    []*expectation // replies awaited, for timeouts:
+	// finished holds the messages the workers finished (done/) or gave up
+	// (dead/) since checkDeadlines last looked, by agent and id: what
+	// ends an awaited reply of a program agent, learnt from the workers
+	// rather than from its mailbox (see toldInstead). Guarded by
+	// finishedMu: the workers write it.
+	finished   map[finishedKey]string
+	finishedMu sync.Mutex
+	nudges     map[string]string // id of a nudge sent -> why, for the journal
+	told       map[string]bool   // agent + the message it answered -> sent a refusal notice (see Refusals)
+	chains     *chains           // the messages programs answer, for loops
+	slots      chan struct{}     // concurrency: one per running driver; nil for no cap
+	kick       chan struct{}     // a worker published messages, or went idle
+	woken      chan struct{}     // Wake was called: toWake holds whom
+	wakeMu     sync.Mutex        // guards toWake
+	toWake     []string          // agents whose inboxes something else delivered to (Wake)
+	finishing  atomic.Bool       // Finish was called: drivers take no new message
+	givenUpMu  sync.Mutex        // one telling of a give-up at a time (see tellGivenUp)
+	state      *stateBook
 
 	// probe tells whether a file is open for writing; nil means
 	// mailbox.BeingWritten. Tests replace it.
@@ -1271,6 +1278,7 @@ type candidate struct {
 	linked   bool               // has other hard links: refused where it is
 	reasoned bool               // see pending.reasoned
 	unsure   bool               // see pending.unsure
+	notText  bool               // read, and refused as no text (mailbox.ErrBinary): no editor mends it
 }
 
 // routePending looks at every pending file and routes, in batches and in

@@ -21,6 +21,12 @@ type expectation struct {
 	nudged   bool
 	unsent   string // why its nudge could not be sent
 	told     bool   // the run said it waits for it (tellAwaited)
+	// finished is where a program agent's worker had put the message
+	// (done/ or dead/) before the reply was expected: a worker may take
+	// a message from its inbox before the batch that delivered it lands
+	// (see moving.land), and what it then said (finish) may have been
+	// taken by a checkDeadlines that had no expectation for it yet.
+	finished string
 }
 
 // expectReplies notes the replies a delivered message calls for, by the
@@ -42,7 +48,11 @@ func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []s
 			if len(p.ToRole) > 0 && !r.ws().HasRole(to, p.ToRole...) {
 				continue
 			}
-			r.expected = append(r.expected, &expectation{agent: to, waiting: sender, message: id, asked: m, policy: p, deadline: r.opts.Now().Add(p.After)})
+			e := &expectation{agent: to, waiting: sender, message: id, asked: m, policy: p, deadline: r.opts.Now().Add(p.After)}
+			if r.ws().IsProgram(to) {
+				e.finished = r.ws().Mailbox(to).HandledIn(id)
+			}
+			r.expected = append(r.expected, e)
 		}
 	}
 }
@@ -73,9 +83,10 @@ func (r *Runner) nextDeadline() time.Time {
 // those that stayed silent after the nudge.
 func (r *Runner) checkDeadlines() {
 	now := r.opts.Now()
+	finished := r.takeFinished()
 	kept := r.expected[:0]
 	for _, e := range r.expected {
-		if r.toldInstead(e) {
+		if r.toldInstead(e, finished) {
 			continue
 		}
 		if now.Before(e.deadline) {
@@ -125,21 +136,64 @@ func (r *Runner) checkDeadlines() {
 // said so already: its program agent gave it up (it is in dead/: parley
 // status and the run's summary say so, and a built-in sender is told),
 // or handled it and answered nothing, and its sender is told of that
-// (see Unanswered). Its deadline then waits for nothing: a run until
-// idle would sit out the timeout (30 minutes, for a task of the dev
-// pipeline) after the orchestrator escalated it.
-func (r *Runner) toldInstead(e *expectation) bool {
+// (see Unanswered); or the bridge gave up the copy for an agent of
+// another workspace (in its dead/ here: the sender is told, see
+// GiveUps). Its deadline then waits for nothing: a run until idle would
+// sit out the timeout (30 minutes, for a task of the dev pipeline) after
+// the orchestrator escalated it.
+//
+// A program agent's messages are finished by this runner's workers,
+// which say so (finished, see takeFinished): its mailbox is not looked
+// at for every deadline at every turn of the loop. A remote agent's copy
+// is given up by the bridge, which may run in another process (parley
+// bridge, beside a run until idle): its dead/ is looked at.
+func (r *Runner) toldInstead(e *expectation, finished map[finishedKey]string) bool {
 	ws := r.ws()
+	if a, ok := ws.Agent(e.agent); ok && a.Remote != "" {
+		return ws.Mailbox(e.agent).HandledIn(e.message) == mailbox.Dead
+	}
 	if !ws.IsProgram(e.agent) {
 		return false
 	}
-	switch ws.Mailbox(e.agent).HandledIn(e.message) {
+	state := finished[finishedKey{e.agent, e.message}]
+	if state == "" {
+		state = e.finished
+	}
+	switch state {
 	case mailbox.Dead:
 		return true
 	case mailbox.Done:
-		return r.toldOfUnanswered(e.waiting, workspace.TypeOf(e.asked), true)
+		return r.toldOfUnanswered(e.waiting, e.asked)
 	}
 	return false
+}
+
+// finishedKey names a message of an agent's mailbox.
+type finishedKey struct{ agent, id string }
+
+// finish notes that a worker finished agent's message id: it is in
+// state (done/ or dead/), for toldInstead.
+func (r *Runner) finish(agent, id, state string) {
+	r.finishedMu.Lock()
+	defer r.finishedMu.Unlock()
+	if r.finished == nil {
+		r.finished = make(map[finishedKey]string)
+	}
+	r.finished[finishedKey{agent, id}] = state
+}
+
+// takeFinished returns the messages the workers finished since it was
+// last called, and forgets them, so the map does not grow with a long
+// run. A message finished before its reply was expected (a worker took
+// it before the batch that delivered it landed) is seen by the
+// expectation itself, which looks at the mailbox once as it is made
+// (expectation.finished).
+func (r *Runner) takeFinished() map[finishedKey]string {
+	r.finishedMu.Lock()
+	defer r.finishedMu.Unlock()
+	f := r.finished
+	r.finished = nil
+	return f
 }
 
 // nudge sends a policy's nudge message from the one waiting to the silent

@@ -35,57 +35,65 @@ import (
 // no more; and when the driver's answers were refused before they
 // reached the router (a scratch name, too large: mailbox.Stage).
 //
-// People and programs are not told: a person sees the agent's done/ and
-// the refused files in `parley status`, and a program that answered by
-// sending its message again would only wait again. A sender of another
-// workspace is told when parley.yaml gives it the role orchestrator
-// (workspace.OrchestratorRole): the notice goes into its mailbox here, which the
-// bridge forwards, with workspace: naming this one, and that workspace's
-// Check takes it as such a notice (checkRemoteNotice). Its handler is
-// out of sight, so it is told of every message of its left unanswered,
-// and decides there which it waited on. The notice's id is
+// A step of a plan (plan_file: and step:) left unanswered is told to its
+// sender whoever it is: a person reads the notice in the inbox, a program
+// agent's is filed in its done/ (takesNotice), where its program may look;
+// the plan waits for that step, and nobody told, it waited for ever. Of
+// other messages, people and programs are not told: a person sees the
+// agent's done/ and the refused files in `parley status`, and a program
+// that answered by sending its message again would only wait again. A
+// sender of another workspace is told when parley.yaml gives it the role
+// orchestrator (workspace.OrchestratorRole): the notice goes into its
+// mailbox here, which the bridge forwards, with workspace: naming this
+// one, and that workspace's Check takes it as such a notice
+// (checkRemoteNotice). Its handler is out of sight, so it is told of
+// every message of its left unanswered, and decides there which it
+// waited on. toldOfUnanswered decides who is told. The notice's id is
 // drawn from the message and the agent, so telling it again (a runner
 // started after a crash finishing the message) delivers nothing new.
 
-// toldOfUnanswered reports whether an agent is sent a notice when its
-// message is handled by a program agent that answers nothing. typ is the
-// message's type, when it is known ("" before it is read): a handler
-// that says which of its messages wait for an answer (AnswerWaiter) is
-// told only of those.
-func (r *Runner) toldOfUnanswered(agent, typ string, known bool) bool {
+// toldOfUnanswered reports whether sender is sent a notice when its
+// message m is handled by a program agent that answers nothing; m is nil
+// when it could not be read. It is the one place that decides who is
+// told (see Unanswered):
+//
+//   - a step of a plan (isStep), whoever sent it: a person, a program
+//     agent, a built-in, an agent of another workspace. A step waits for
+//     its answer, and the plan with it: nobody told, it waited for ever;
+//   - of any other message, a built-in sender whose handler handles the
+//     notice (NoticeHandler), of the messages it waits on (AnswerWaiter;
+//     of every one when m is nil), and a sender of another workspace
+//     given the role orchestrator here, through the bridge (its handler
+//     is out of sight: it decides there which it waited on).
+func (r *Runner) toldOfUnanswered(sender string, m *mailbox.Message) bool {
 	ws := r.ws()
-	a, ok := ws.Agent(agent)
-	if ok && a.Remote != "" {
-		return ws.Config.Bridge != nil && ws.HasRole(agent, workspace.OrchestratorRole)
+	a, ok := ws.Agent(sender)
+	if !ok {
+		return false
 	}
-	if !ok || a.Driver != workspace.DriverBuiltin {
+	if a.Remote != "" {
+		return ws.Config.Bridge != nil && (isStep(m) || ws.HasRole(sender, workspace.OrchestratorRole))
+	}
+	if isStep(m) {
+		return true
+	}
+	if a.Driver != workspace.DriverBuiltin {
 		return false
 	}
 	h, ok := r.opts.Handlers[a.Handler].(NoticeHandler)
 	if !ok || !h.HandlesNotice(workspace.UnansweredNotice) {
 		return false
 	}
-	if w, ok := h.(AnswerWaiter); ok && known {
-		return w.AwaitsAnswer(typ)
+	if w, ok := h.(AnswerWaiter); ok && m != nil {
+		return w.AwaitsAnswer(workspace.TypeOf(m))
 	}
 	return true
 }
 
-// remoteSender reports whether agent lives in another workspace that the
-// bridge reaches: a notice into its mailbox here is carried to it.
-func (r *Runner) remoteSender(agent string) bool {
-	ws := r.ws()
-	a, ok := ws.Agent(agent)
-	return ok && a.Remote != "" && ws.Config.Bridge != nil
-}
-
 // isStep reports whether m is a step of a plan (plan_file: and step:, as
 // the dev pipeline's tasks, revisions and review requests carry): its
-// sender waits for its answer, whatever role parley.yaml gives it here.
-// A sender of another workspace not given the role orchestrator here
-// was told of nothing, and the step waited for ever; it is told of a
-// step left unanswered (its handler there decides what it waited on),
-// not of every message of its, which a person's would be.
+// sender waits for its answer, whatever it is and whatever role
+// parley.yaml gives it.
 func isStep(m *mailbox.Message) bool {
 	return m != nil && headerText(m, "plan_file") != "" && headerText(m, "step") != ""
 }
@@ -105,8 +113,8 @@ const (
 func (w *worker) saidNothing(a answer, refused []mailbox.Refusal) {
 	r := w.r
 	agent := w.agent.Name
-	if a.root == "" || !r.ws().IsProgram(agent) || !r.toldOfUnanswered(a.rootFrom, "", false) && !r.remoteSender(a.rootFrom) {
-		return
+	if a.root == "" || !r.ws().IsProgram(agent) {
+		return // (who is told is decided once the message is read: unansweredNotice)
 	}
 	if r.chains.saidWhileHandling(agent, a.id) || w.outboxHolds() {
 		return // the program wrote into its outbox itself: that answers it
@@ -181,11 +189,10 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	if m == nil {
 		m = readFrom(ws.Mailbox(agent), mailbox.Cur, id, ws.Config.Router.MaxMessageSize)
 	}
-	get := func(k string) string { return headerText(m, k) }
-	typ := get("type")
-	if !r.toldOfUnanswered(sender, typ, m != nil) && !(r.remoteSender(sender) && isStep(m)) {
+	if !r.toldOfUnanswered(sender, m) {
 		return nil // a message its sender waits on no answer to
 	}
+	typ := headerText(m, "type")
 	remote := "" // this workspace's name on the bridge, for a sender of another
 	if a, _ := ws.Agent(sender); a.Remote != "" {
 		remote = ws.Config.Bridge.Name

@@ -145,3 +145,59 @@ mv "$out/.answer.tmp" "$out/answer.md"
 		t.Errorf("%d journal lines deliver a notice of a message unanswered, want 1", journaled)
 	}
 }
+
+// TestUnansweredStepToldToAnySender: bug: a step of a plan (plan_file:
+// and step:) that a program agent handled and answered nothing was told
+// to its sender only when the sender was a built-in (or of another
+// workspace); a person who sent it, or a program agent, was told
+// nothing, and the plan waited for ever. Now they get the notice the
+// others get: the person in the inbox, the program agent filed in its
+// done/. A message that is no step is still told to neither.
+func TestUnansweredStepToldToAnySender(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "silent.sh", "cat >/dev/null\n")
+	// Hands silent a step of the plan when boss asks it.
+	script(t, ws, "planner.sh", `cat >/dev/null
+[ "$PARLEY_FROM" = boss ] || exit 0
+printf -- '---\nto: silent\nplan_file: plans/p.md\nstep: "2"\n---\nstep 2\n'
+`)
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: silent, driver: command, run: [./silent.sh]}
+  - {name: planner, driver: command, run: [./planner.sh]}
+`)
+	step := send(t, ws, "boss", "silent", "step 1", "plan_file", "plans/p.md", "step", "1")
+	send(t, ws, "boss", "silent", "no step")
+	send(t, ws, "boss", "planner", "plan")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	noticesIn := func(agent, state string) []*mailbox.Message {
+		var out []*mailbox.Message
+		for _, n := range names(t, ws, agent, state) {
+			if m := readMessage(t, ws.Mailbox(agent).Path(state, n)); header(m, "type") == workspace.UnansweredNotice {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	told := noticesIn("boss", mailbox.Inbox)
+	if len(told) != 1 || header(told[0], "unanswered") != step || header(told[0], "agent") != "silent" {
+		var got []string
+		for _, n := range told {
+			got = append(got, header(n, "unanswered"))
+		}
+		t.Errorf("boss was told of %v, want of its step %s only", got, step)
+	}
+	var step2 string
+	for _, n := range names(t, ws, "silent", mailbox.Done) {
+		if m := readMessage(t, ws.Mailbox("silent").Path(mailbox.Done, n)); header(m, "step") == "2" {
+			step2 = header(m, "id")
+		}
+	}
+	told = noticesIn("planner", mailbox.Done)
+	if len(told) != 1 || header(told[0], "unanswered") != step2 || header(told[0], "reason") != "its program said nothing in answer" {
+		t.Errorf("planner's done/ holds %d notices of a message unanswered, want 1, of its step 2", len(told))
+	}
+}

@@ -71,9 +71,10 @@ type escalation struct {
 	Question  string `json:"question"`
 	Route     string `json:"route,omitempty"` // the Route: line of the message escalated
 	Answer    string `json:"answer"`          // the command that answers it
-	// Settled is set on a given_up or unanswered escalation whose step
-	// went on without a decision (orchestrator.WentOn; after parley
-	// retry, say): answering it sends nothing.
+	// Settled is set on an escalation whose step went on without a
+	// decision (orchestrator.Fates.Settled: a given_up or unanswered one
+	// answered after parley retry, say, or any about a step ticked by
+	// hand): answering it sends nothing.
 	Settled bool `json:"settled,omitempty"`
 	// Misspelt is the decision of the person's answer that the
 	// orchestrator did not know (decision=aprove): the escalation was

@@ -31,10 +31,11 @@ type Escalation struct {
 	// it knows: `parley reply` moved the escalation to done/, nothing
 	// was done, and it still waits for a decision.
 	Misspelt string
-	// Settled says how the step of a given_up or unanswered escalation
-	// went on without a decision since ("answered", "ticked" or "sent
-	// again", see Fates.Settled): answering it sends nothing. "" when it
-	// did not.
+	// Settled says how the step of the escalation went on without a
+	// decision since: for a given_up or unanswered one "answered",
+	// "ticked" or "sent again"; for an iteration or blocked one about a
+	// step, "ticked" (see Fates.Settled). Answering it sends nothing. ""
+	// when it did not.
 	Settled string
 }
 

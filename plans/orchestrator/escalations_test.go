@@ -17,7 +17,7 @@ import (
 // decided once, for parley pipeline, status, run and the web view (they
 // used to decide it apart, and disagreed): one in the person's inbox/ or
 // cur/ waits; one whose step went on without a decision (a given_up
-// whose step is ticked) is settled; one answered with a decision the
+// or a blocked one whose step is ticked) is settled; one answered with a decision the
 // orchestrator does not know waits still, though parley reply moved it
 // to done/; one answered with a decision it knows does not; nor does a
 // copy come back into the inbox (git) of one handled already.
@@ -60,8 +60,9 @@ func TestEscalations(t *testing.T) {
 		t.Fatal(err)
 	}
 	handling := deliver(blocked(3), mailbox.Cur)
-	mis := blocked(1)
+	mis := blocked(2)
 	misanswered := deliver(mis, mailbox.Done)
+	tickedBlocked := deliver(blocked(1), mailbox.Inbox) // step 1, ticked since
 	answer(mis, "aprove")
 	answer(mis, "rety")
 	ok := blocked(2)
@@ -85,6 +86,7 @@ func TestEscalations(t *testing.T) {
 		{handling, mailbox.Cur, EscalateBlocked, "", ""},
 		{waiting, mailbox.Inbox, EscalateGivenUp, "", ""},
 		{settled, mailbox.Inbox, EscalateGivenUp, "ticked", ""},
+		{tickedBlocked, mailbox.Inbox, EscalateBlocked, "ticked", ""},
 		{misanswered, mailbox.Done, EscalateBlocked, "", "rety"},
 	}
 	if diff := cmp.Diff(wantRows, got); diff != "" {

@@ -140,12 +140,10 @@ func (o *Orchestrator) wentOn(h *history, id, agent string) (f Fate, how string)
 		if h.sentAgainSince(rec, agent) {
 			return WentOn, "sent again"
 		}
-		if p, problem := o.readPlan(pf); problem == "" && !h.remote {
-			// (A remote sender's plan is in its workspace: one of
-			// the same name here is another.)
-			if s := p.Step(n); s != nil && s.Done {
-				return WentOn, "ticked"
-			}
+		// (A remote sender's plan is in its workspace: one of the same
+		// name here is another.)
+		if !h.remote && o.stepTicked(pf, n) {
+			return WentOn, "ticked"
 		}
 	}
 	return Stalled, ""
@@ -183,16 +181,42 @@ func (f *Fates) WentOn(sender, id, agent string) string {
 	return ""
 }
 
-// Settled returns how the step of the given_up or unanswered escalation
-// m (its sender's, about the message given_up: or unanswered: that
-// agent: gave up or left unanswered) went on without a decision since
-// (see WentOn): answering it sends nothing. "" when it did not, or for
-// another kind of escalation or a message that is none.
+// Settled returns how the step of the escalation m went on without a
+// decision since: for a given_up or unanswered one (about the message
+// given_up: or unanswered: that agent: gave up or left unanswered), as
+// WentOn says; for an iteration or blocked one about a step (plan_file:,
+// step:), "ticked" when a person ticked the step in the plan since (the
+// tick is their decision on it, see Orchestrator.Start). Answering it
+// sends nothing. "" when it did not, or for another kind of escalation,
+// a message that is none, or a sender of another workspace (its plan is
+// there).
 func (f *Fates) Settled(m *mailbox.Message) string {
 	kind, _ := m.Header().Get("escalation")
-	if kind != EscalateGivenUp && kind != EscalateUnanswered {
-		return ""
-	}
 	get := func(k string) string { v, _ := m.Header().Get(k); return v }
-	return f.WentOn(get("from"), cmp.Or(get("given_up"), get("unanswered")), get("agent"))
+	switch kind {
+	case EscalateGivenUp, EscalateUnanswered:
+		return f.WentOn(get("from"), cmp.Or(get("given_up"), get("unanswered")), get("agent"))
+	case EscalateLimit, EscalateBlocked:
+		if a, ok := f.ws.Agent(get("from")); !ok || a.Remote != "" {
+			return ""
+		}
+		if (&Orchestrator{Workspace: f.ws}).stepTicked(get("plan_file"), atoi(get("step"))) {
+			return "ticked"
+		}
+	}
+	return ""
+}
+
+// stepTicked reports whether step n of the plan file pf is ticked (done)
+// in the plan as it is now; false when there is no such plan or step.
+func (o *Orchestrator) stepTicked(pf string, n int) bool {
+	if pf == "" || n == 0 {
+		return false
+	}
+	p, problem := o.readPlan(pf)
+	if problem != "" {
+		return false
+	}
+	s := p.Step(n)
+	return s != nil && s.Done
 }

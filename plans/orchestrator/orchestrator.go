@@ -30,7 +30,10 @@
 //     a reply in a pipeline's thread that answers no escalation starts
 //     nothing (a note says so), and a plan_result naming a plan another
 //     pipeline drives is set aside: one pipeline drives a plan;
-//   - every step ticked -> the plan's status done, a summary to the person.
+//   - every step ticked -> the plan's status done, a summary to the person;
+//   - a step the person ticked by hand after an escalation about it -> the
+//     tick answers the escalation: when a runner starts (Start), a note
+//     to the person, once, and the steps that follow it.
 //
 // It keeps nothing in memory: each message is decided from the
 // orchestrator's own mailbox (what it sent, in outbox/ and sent/, and
@@ -1185,6 +1188,16 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 				return r.passOn(about.m)
 			}
 			return r.note("Your answer was noted; the pipeline has no step waiting on it.")
+		}
+		if r.o.stepTicked(planFile, n) {
+			// Ticked by hand since: the tick decided the step (see
+			// Start), and a retry would do it twice.
+			out, err := r.note(fmt.Sprintf("Your answer was noted; step %d of %s was ticked since, so nothing is sent again; the pipeline goes on from it.", n, planFile))
+			if p, problem := r.readPlan(planFile); problem == "" && p.Status != "done" && p.Status != "blocked" {
+				next, nerr := r.dispatch(p)
+				return append(out, next...), errors.Join(err, nerr)
+			}
+			return out, err
 		}
 		return r.resume(planFile, n, decision, "")
 	}

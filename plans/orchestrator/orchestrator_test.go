@@ -1065,3 +1065,87 @@ func TestDecisionInReplyToNote(t *testing.T) {
 	}
 	want(t, "retry in reply to the note on the misspelt decision", h.handle(h.decide(misspelt[0], "retry", "Again.")), "worker-2:task_assignment/execute")
 }
+
+// TestTickedAfterEscalation: bug: a step a person ticked by hand in the
+// plan after an escalation about it was sent (blocked, given up) still
+// waited for the escalation's answer: parley status listed a blocked
+// one as waiting, nothing sent the steps that follow, and a retry
+// answered later did the ticked step again. The tick is the person's
+// decision: the escalation is settled ("ticked"), the orchestrator's
+// Start (a runner starting) notes it once and sends what follows, and an
+// answer given after sends nothing again.
+func TestTickedAfterEscalation(t *testing.T) {
+	for _, kind := range []string{EscalateBlocked, EscalateGivenUp} {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t, config)
+			tasks := h.toPlan()
+			for _, r := range h.submit(tasks[0], "[a.go]") {
+				h.handle(verdict(h, r, "pass"))
+			}
+			if !h.readPlan().Step(1).Done {
+				t.Fatal("step 1 not approved")
+			}
+			var esc []*mailbox.Message
+			if kind == EscalateBlocked {
+				esc = h.handle(h.answer(tasks[1], WorkerSubmission, "blocked", "I cannot reach the queue."))
+			} else {
+				esc = h.handle(h.givenUp(tasks[1]))
+			}
+			want(t, "escalated", esc, "you:escalation/decide")
+			// Delivered to the person, as the runner does.
+			if err := os.WriteFile(h.ws.Mailbox("you").Path(mailbox.Inbox, get(esc[0], "id")+".md"), esc[0].Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			xs := Escalations(h.ws, nil)
+			if len(xs) != 1 || !xs[0].Waiting() {
+				t.Fatalf("Escalations before the tick = %+v, want the one, waiting", xs)
+			}
+			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+				t.Fatal(err)
+			}
+			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" {
+				t.Errorf("Escalations after the tick = %+v, want the one settled: ticked", xs)
+			}
+			start := func() []*mailbox.Message {
+				t.Helper()
+				if err := (&Orchestrator{Workspace: h.ws}).Start(context.Background(), "orch"); err != nil {
+					t.Fatal(err)
+				}
+				box := h.ws.Mailbox("orch")
+				names, _ := box.Names(mailbox.Outbox)
+				var sent []*mailbox.Message
+				for _, n := range names {
+					data, err := os.ReadFile(box.Path(mailbox.Outbox, n))
+					if err != nil {
+						t.Fatal(err)
+					}
+					m, err := mailbox.Parse(data)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sent = append(sent, m)
+					// Routed, as the runner does.
+					if err := os.Rename(box.Path(mailbox.Outbox, n), box.Path(mailbox.Sent, n)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return sent
+			}
+			sent := start()
+			want(t, "started after the tick", sent, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+			if !strings.Contains(string(sent[0].Body), "Step 2 of plans/retry.md was ticked by hand since the escalation "+get(esc[0], "id")+" about it: the tick answers it") {
+				t.Errorf("note:\n%s", sent[0].Body)
+			}
+			if get(sent[1], "step") != "3" {
+				t.Errorf("sent step %s, want step 3", get(sent[1], "step"))
+			}
+			want(t, "started again", start())
+			// Answered after all: nothing is done twice.
+			out := h.handle(h.decide(esc[0], "retry", "Again."))
+			want(t, "retry of a step ticked", out, "you:pipeline_note/info")
+			if !strings.Contains(string(out[0].Body), "was ticked since, so nothing is sent again") {
+				t.Errorf("note:\n%s", out[0].Body)
+			}
+		})
+	}
+}
