@@ -12,6 +12,19 @@ recall mode HUMAN_RELAY
 
 act() { printf '[PLAYER_TO_GM]\ntype: ACTION\ncharacter: mira-quickfoot\n\n%s\n' "$1"; }
 
+# options REQUEST_TYPE: what Mira would suggest for the prompt at hand, as
+# the list items of ## Suggested Options: they follow what the game master
+# asks (a moment to take in, a secret move, a turn in a fight), so two
+# decisions do not offer the same choices.
+options() {
+  case "$1" in
+  SECRET_ACTION) printf -- '- Slip down the stair along the wall, in the shadow of the chant\n- Wait for the chant to swell, then go down\n' ;;
+  COMBAT_ACTION) printf -- '- Dart in low and stab at the nearer acolyte'"'"'s knees\n- Hang back and throw a knife\n' ;;
+  REFLECTION) printf -- '- Search the altar for a hidden catch\n- Listen for where the breathing came from\n' ;;
+  *) printf -- '- Look around carefully\n- Keep back and watch\n' ;;
+  esac
+}
+
 # on_her_own: Mira answers the prompt waiting for the human herself.
 on_her_own() {
   rm -f "$S/pending"
@@ -27,7 +40,8 @@ GM_TO_PLAYER)
     : > "$S/pending"
     printf '[RELAY_TO_HUMAN]\ncharacter: mira-quickfoot\n\n'
     body | sed 's/^## Request$/## Decision Needed/'
-    printf '\n## Suggested Options\n- Look for a hidden way\n- Keep back and watch\n- (anything you like)\n'
+    printf '\n## Suggested Options\n'
+    options "$(field request_type)"
   fi ;;
 HUMAN_DECISION)
   rm -f "$S/pending"
