@@ -971,12 +971,37 @@ func (s *seat) whisper(args string) bool {
 		s.printf("/whisper needs a CHARACTER and what to say (nothing was sent)\n")
 		return false
 	}
+	if _, ok := s.ws.Resolve(to); !ok && mailbox.CheckName(to) == nil {
+		// The router's refusal would list every agent, the built-in
+		// scribe and journal among them: the seat lists whom a player
+		// whispers to, with the same did-you-mean.
+		agents, characters := s.whisperees()
+		if len(agents) == 0 {
+			s.printf("/whisper: no other character at this table to talk to (nothing was sent)\n")
+			return false
+		}
+		s.printf("not sent: to: %v\n", &workspace.UnknownAgentError{Name: to, Agents: agents, Characters: characters})
+		return false
+	}
 	body := strings.TrimSpace(text) + "\n"
 	if !s.send(sendOptions{From: s.player, Type: "PLAYER_TO_PLAYER", Fields: []string{"from=" + s.character, "to=" + to}, Body: &body}) {
 		return false
 	}
 	s.printf("(%s to %s: sent)\n", s.character, to)
 	return true
+}
+
+// whisperees returns whom the person may whisper to: the other
+// characters of the table, and the agents that play them, in
+// parley.yaml's order.
+func (s *seat) whisperees() (agents, characters []string) {
+	for _, a := range s.ws.Config.Agents {
+		if a.Character != "" && a.Name != s.player {
+			agents = append(agents, a.Name)
+			characters = append(characters, a.Character)
+		}
+	}
+	return agents, characters
 }
 
 // session sends [SESSION_COMMAND] save or end; an end asked once is not
