@@ -47,7 +47,8 @@ func playCommand(e *env) *cli.Command {
 			"oldest question waiting. It ends when the table is idle and nothing waits\n" +
 			"for you (exit 1 when the input ran out while a question waited). A script\n" +
 			"is read to its end: once nothing waits, a command is still carried out, and\n" +
-			"another line answers nothing (exit 1; /say TEXT acts in character).",
+			"another line answers nothing (exit 1; /say TEXT acts in character). Once the\n" +
+			"session is over, the lines left are not used: the seat says so (exit 1).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
@@ -241,7 +242,8 @@ func (s *seat) outboxes() string {
 // the table is idle and nothing waits, a line is taken as the interactive
 // seat takes it with nothing waiting — a command is carried out, and
 // another line answers nothing, which the seat says at once and, in the
-// end, as its error.
+// end, as its error. Lines left once the session is over are not used:
+// that is its error too.
 func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error {
 	if err := s.askPrefs(ctx, in); err != nil {
 		if errors.Is(err, errQuit) {
@@ -386,7 +388,46 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 	if len(unanswered) > 0 {
 		return fmt.Errorf("%d %s of the input answered nothing, as nothing waited for an answer: %q (nothing was sent; /say TEXT acts in character)", len(unanswered), plural(len(unanswered), "line", "lines"), unanswered[0])
 	}
+	if readOn && s.ended && !quit && !inputEnded {
+		// The session is over: nothing more is read as play, and what
+		// the script had left to say was not said (a script played
+		// again where the gm ends the session at once).
+		if left := in.rest(ctx, unreadWait); len(left) > 0 {
+			return fmt.Errorf("the session is over, and %d %s of the input %s not used: %q first (nothing was sent for %s)",
+				len(left), plural(len(left), "line", "lines"), plural(len(left), "was", "were"), left[0], plural(len(left), "it", "them"))
+		}
+	}
 	return nil
+}
+
+// unreadWait is how long the seat waits, the session over, for a line
+// left in its input: a script's lines are there at once (a file, or a
+// pipe written and closed); a pipe a person holds open (sleep 300 |
+// parley play) is not waited for.
+const unreadWait = 500 * time.Millisecond
+
+// rest returns the lines left in the input, blank ones aside: read until
+// the input ends, ctx does, or no line comes within wait.
+func (l *lineSource) rest(ctx context.Context, wait time.Duration) []string {
+	var left []string
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case line, ok := <-l.lines:
+			if !ok {
+				return left
+			}
+			if line = strings.TrimSpace(line); line != "" {
+				left = append(left, line)
+			}
+			t.Reset(wait)
+		case <-ctx.Done():
+			return left
+		case <-t.C:
+			return left
+		}
+	}
 }
 
 // waitQuiet waits, while another runner routes the table, until the
