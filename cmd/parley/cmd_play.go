@@ -131,25 +131,45 @@ func (s *seat) startBridge(ctx context.Context, r *runner.Runner) (func(), error
 // on stderr. With --verbose it is the log parley run writes, every
 // record as it is. Else the seat's screen shows no raw log line: the
 // records the seat tells the person in words of its own are left out (a
-// message given up, tellGivenUp; an agent unresponsive, tellTable), and
-// so are the retries of a message (a retry that works needs no word, and
-// the give-up notice says how often it was tried and why it failed:
-// parley status and the dead/ reason file keep the details); any other
-// is said in a line of its own, in parentheses, as the seat says things.
+// message given up, tellGivenUp; an agent unresponsive, tellTable; a
+// message tried again, told once by tellRetrying: the give-up notice
+// says how often it was tried and why it failed, and parley status and
+// the dead/ reason file keep the details); any other is said in a line
+// of its own, in parentheses, as the seat says things.
 func (s *seat) seatLogger() *slog.Logger {
 	if s.verbose {
 		return s.e.logger(slog.LevelWarn)
 	}
-	return slog.New(toldBySeat{newConsoleHandler(seatLogLine{s.e.stderr}, slog.LevelWarn)})
+	return slog.New(toldBySeat{Handler: newConsoleHandler(seatLogLine{s.e.stderr}, slog.LevelWarn), retrying: s.tellRetrying})
 }
 
 // toldBySeat is a log handler that leaves out the records the seat
-// tells the person in words of its own, or needs not tell.
-type toldBySeat struct{ slog.Handler }
+// tells the person in words of its own, or needs not tell. A retry is
+// handed to retrying (the agent and the message), which tells the person
+// once, plainly, that the table waits for that agent.
+type toldBySeat struct {
+	slog.Handler
+	retrying func(agent, id string)
+}
 
 func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 	switch r.Message {
-	case runner.LogGaveUp, runner.LogRetrying, runner.LogUnresponsive:
+	case runner.LogRetrying:
+		var agent, id string
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "agent":
+				agent = a.Value.String()
+			case "id":
+				id = a.Value.String()
+			}
+			return true
+		})
+		if h.retrying != nil && agent != "" {
+			h.retrying(agent, id)
+		}
+		return nil
+	case runner.LogGaveUp, runner.LogUnresponsive:
 		return nil
 	}
 	r.Time = time.Time{} // the seat's lines say no time
@@ -157,11 +177,11 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h toldBySeat) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return toldBySeat{h.Handler.WithAttrs(attrs)}
+	return toldBySeat{h.Handler.WithAttrs(attrs), h.retrying}
 }
 
 func (h toldBySeat) WithGroup(name string) slog.Handler {
-	return toldBySeat{h.Handler.WithGroup(name)}
+	return toldBySeat{h.Handler.WithGroup(name), h.retrying}
 }
 
 // seatLogLine writes a log line (one Write, as consoleHandler makes it)
@@ -503,7 +523,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	// prompt's line is cleared, and the rest is written plainly.
 	leaving := func() {
 		s.e.stdout.Write([]byte("\r\x1b[K"))
-		s.out = crlf{s.e.stdout}
+		s.setOut(crlf{s.e.stdout})
 		left = true
 	}
 	if w, h, err := term.GetSize(int(f.Fd())); err == nil {
@@ -514,7 +534,9 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var runDone chan error // nil: a runner of its own does not run
-	r, err := runner.Open(s.ws, runnerOptions(s.ws, slog.New(slog.DiscardHandler)))
+	// The runner's log is not shown at a terminal: a retry is told in
+	// the seat's words (tellRetrying), the rest by tellTable.
+	r, err := runner.Open(s.ws, runnerOptions(s.ws, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying})))
 	var locked *runner.LockedError
 	switch {
 	case errors.As(err, &locked):

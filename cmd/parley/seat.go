@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns"
@@ -49,6 +50,11 @@ type seat struct {
 	ended      bool            // the session's [SESSION_END] was shown
 	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
 	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
+
+	// The runner's workers tell of a retry (tellRetrying) from their
+	// goroutines, while the seat goes on in its own.
+	mu       sync.Mutex
+	retrying map[string]string // agent -> the message the person was told it is tried again on
 }
 
 // waitingQ is a message that waits for the person's answer.
@@ -264,7 +270,18 @@ func (s *seat) setCharacter(c string) {
 // printf writes a line for the person. What agents wrote is shown, never
 // obeyed: control characters in it are escaped (printableText).
 func (s *seat) printf(format string, args ...any) {
-	fmt.Fprintf(textWriter{s.out}, format, args...)
+	s.mu.Lock()
+	out := s.out
+	s.mu.Unlock()
+	fmt.Fprintf(textWriter{out}, format, args...)
+}
+
+// setOut makes w where the seat writes, while the runner's workers may
+// be telling of a retry.
+func (s *seat) setOut(w io.Writer) {
+	s.mu.Lock()
+	s.out = w
+	s.mu.Unlock()
 }
 
 // wrap writes markdown text wrapped at the seat's width, indenting every
@@ -584,18 +601,7 @@ func (s *seat) tellGivenUp(agent, id string) {
 	box := s.ws.Mailbox(agent)
 	why, _ := box.Reason(mailbox.Dead, mailbox.FileName(id))
 	why = strings.TrimPrefix(why, agent+": ")
-	what, from := "a message", ""
-	if data, err := mailbox.ReadFile(box.Path(mailbox.Dead, mailbox.FileName(id)), s.ws.Config.Router.MaxMessageSize); err == nil {
-		if m, err := mailbox.Parse(data); err == nil {
-			if t := workspace.TypeOf(m); t != "" {
-				what = "[" + t + "]"
-			}
-			from, _ = m.Header().Get("from")
-		}
-	}
-	if from != "" {
-		what += " from " + from
-	}
+	what, from := s.describe(agent, mailbox.Dead, id)
 	text := fmt.Sprintf("(%s could not handle %s %s, and it was given up: %s.", agent, what, id, dashIf(why, "see parley status"))
 	if from != "" && from != workspace.Runner {
 		text += fmt.Sprintf(" If %s waits for %s's answer to it, none comes.", from, agent)
@@ -607,6 +613,55 @@ func (s *seat) tellGivenUp(agent, id string) {
 	}
 	s.printf("\n")
 	s.wrap(text, "")
+}
+
+// describe says what message id in agent's mailbox (in state) is: its
+// type and sender ("[PLAYER_TO_GM] from mira", "a message" when it
+// cannot be read), and who sent it.
+func (s *seat) describe(agent, state, id string) (what, from string) {
+	box := s.ws.Mailbox(agent)
+	what = "a message"
+	if data, err := mailbox.ReadFile(box.Path(state, mailbox.FileName(id)), s.ws.Config.Router.MaxMessageSize); err == nil {
+		if m, err := mailbox.Parse(data); err == nil {
+			if t := workspace.TypeOf(m); t != "" {
+				what = "[" + t + "]"
+			}
+			from, _ = m.Header().Get("from")
+		}
+	}
+	if from != "" {
+		what += " from " + from
+	}
+	return what, from
+}
+
+// tellRetrying tells the person, once for each message, that agent's
+// program failed on message id and is tried again: the table waits, and
+// why. Nothing more is said of it until it is answered (its answer
+// shows) or given up (tellGivenUp). It is called by the runner's workers
+// (seatLogger), as they retry.
+func (s *seat) tellRetrying(agent, id string) {
+	s.mu.Lock()
+	told := s.retrying[agent] == id
+	if !told {
+		if s.retrying == nil {
+			s.retrying = map[string]string{}
+		}
+		s.retrying[agent] = id
+	}
+	s.mu.Unlock()
+	if told {
+		return
+	}
+	who := agent
+	if a, ok := s.ws.Agent(agent); ok && a.Character != "" {
+		who = fmt.Sprintf("%s's agent, %s,", a.Character, agent)
+	} else if agent == s.gm() {
+		who = "the game master, " + agent + ","
+	}
+	what, _ := s.describe(agent, mailbox.Cur, id)
+	s.printf("\n")
+	s.wrap(fmt.Sprintf("(%s is slow to answer: its program failed on %s, and is being tried again; please wait)", who, what), "")
 }
 
 // tellUnresponsive says once of each agent marked unresponsive: it did
