@@ -467,6 +467,7 @@ func (s *seat) waitQuiet(ctx context.Context) bool {
 		if err := s.show(); err != nil {
 			s.printf("(%v)\n", err)
 		}
+		s.tellTable()
 		select {
 		case <-ctx.Done():
 			return false

@@ -666,13 +666,18 @@ func (s *seat) tellRetrying(agent, id string) {
 
 // tellUnresponsive says once of each agent marked unresponsive: it did
 // not answer in time (after a nudge, when its timeout has one), as the
-// runner noted.
+// runner noted. An agent the runner notes retrying is told too
+// (tellRetrying, once a message): the seat's own runner tells it as it
+// retries, a `parley run` beside the seat only there.
 func (s *seat) tellUnresponsive() {
 	runs, err := s.ws.AgentRuns()
 	if err != nil {
 		return
 	}
 	for _, name := range s.ws.AgentNames() {
+		if r := runs[name]; r.State == workspace.StateRetrying && r.Message != "" {
+			s.tellRetrying(name, r.Message)
+		}
 		if runs[name].State == workspace.StateUnresponsive && !s.told[name] {
 			s.told[name] = true
 			why := "it has not answered in time"
