@@ -449,9 +449,9 @@ func field(m *mailbox.Message, key string) string {
 	return strings.TrimSpace(v)
 }
 
-// display shows one message, held in the inboxes of agents, and reports
+// display shows one message, held in the seat inboxes of holders, and reports
 // whether it waits for an answer.
-func (s *seat) display(id string, m *mailbox.Message, agents []string) bool {
+func (s *seat) display(id string, m *mailbox.Message, holders []string) bool {
 	from, _ := m.Header().Get("from")
 	body := string(m.Body)
 	switch workspace.TypeOf(m) {
@@ -515,7 +515,7 @@ func (s *seat) display(id string, m *mailbox.Message, agents []string) bool {
 		if hook := field(m, "next_hook"); hook != "" {
 			s.printf("\nNext time: %s\n", hook)
 		}
-		if !strings.EqualFold(field(m, "state_saved"), "true") {
+		if !agents.StateSaved(m) {
 			s.printf("\nwarning: the game master did not save the story (state_saved: %s): nothing of it was committed, and what changed since the last save may be lost\n", dashIf(field(m, "state_saved"), "missing"))
 		}
 		return false
@@ -526,7 +526,7 @@ func (s *seat) display(id string, m *mailbox.Message, agents []string) bool {
 	case "GM_TO_PLAYER":
 		who := dashIf(field(m, "to"), dashIf(s.character, "your character"))
 		kind := strings.ToLower(strings.ReplaceAll(field(m, "request_type"), "_", " "))
-		if !slices.Contains(agents, s.player) {
+		if !slices.Contains(holders, s.player) {
 			// A prompt to another's character, copied to the person by
 			// a route: shown, not theirs to answer.
 			s.printf("\n[GM_TO_PLAYER] from %s to %s (%s):\n", from, who, dashIf(kind, "a prompt"))
