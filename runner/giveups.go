@@ -68,9 +68,10 @@ const LogGaveUp = "gave up a message"
 
 // LogRetrying is the message of the runner's log record for a message
 // whose handling failed and is tried again (at level warn, with the
-// agent, the id, the attempt and the error). A seat leaves it out of
-// what it shows: a retry that works needs no word, and one that does
-// not ends in a message given up, which the seat tells.
+// agent, the id, the attempt and the error). A seat shows no such line:
+// it tells the person once, in words of its own, that the agent is slow
+// to answer (a person at the table would wait with no sign), and nothing
+// more until the message is answered or given up, which it tells.
 const LogRetrying = "handling failed; trying again"
 
 // LogUnresponsive is the message of the runner's log record for an agent

@@ -792,7 +792,7 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 	if err != nil {
 		return nil, err
 	}
-	saved := strings.EqualFold(field(in, "state_saved"), "true")
+	saved := StateSaved(in)
 	if err := appendDecision(camp, t.now(), field(in, "summary"), field(in, "next_hook"), saved); err != nil {
 		return nil, err
 	}
@@ -853,6 +853,13 @@ func (t *TeamLead) Stop(ctx context.Context, agent string) error {
 	}
 	t.save(ctx, fmt.Sprintf("session end: %s, the last journal entries", camp.Name))
 	return nil
+}
+
+// StateSaved reports whether a [SESSION_END] says the game master made
+// its final save (state_saved: true): the team lead commits the campaign
+// then, and a person's seat warns when it did not.
+func StateSaved(end *mailbox.Message) bool {
+	return strings.EqualFold(field(end, "state_saved"), "true")
 }
 
 // appendDecision adds the session's end to the campaign's decision log.

@@ -323,3 +323,28 @@ func TestAppendDecisionOnce(t *testing.T) {
 		t.Errorf("the decision log has %d ends, want 3 (the same end twice is written once):\n%s", got, data)
 	}
 }
+
+// TestStateSaved: the team lead's commit and the seat's warning read a
+// [SESSION_END]'s state_saved the same way: true (any case) is saved,
+// anything else, or none, is not.
+func TestStateSaved(t *testing.T) {
+	for _, tt := range []struct {
+		field string
+		want  bool
+	}{
+		{"state_saved: true\n", true},
+		{"state_saved: True\n", true},
+		{"state_saved: \"true\"\n", true},
+		{"state_saved: false\n", false},
+		{"state_saved: yes\n", false},
+		{"", false},
+	} {
+		m, err := mailbox.Parse([]byte("[SESSION_END]\nsummary: The end.\n" + tt.field + "\nDone.\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := StateSaved(m); got != tt.want {
+			t.Errorf("StateSaved(%q) = %v, want %v", tt.field, got, tt.want)
+		}
+	}
+}

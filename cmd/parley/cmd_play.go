@@ -47,7 +47,8 @@ func playCommand(e *env) *cli.Command {
 			"oldest question waiting. It ends when the table is idle and nothing waits\n" +
 			"for you (exit 1 when the input ran out while a question waited). A script\n" +
 			"is read to its end: once nothing waits, a command is still carried out, and\n" +
-			"another line answers nothing (exit 1; /say TEXT acts in character).",
+			"another line answers nothing (exit 1; /say TEXT acts in character). Once the\n" +
+			"session is over, the lines left are not used: the seat says so (exit 1).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
@@ -130,25 +131,45 @@ func (s *seat) startBridge(ctx context.Context, r *runner.Runner) (func(), error
 // on stderr. With --verbose it is the log parley run writes, every
 // record as it is. Else the seat's screen shows no raw log line: the
 // records the seat tells the person in words of its own are left out (a
-// message given up, tellGivenUp; an agent unresponsive, tellTable), and
-// so are the retries of a message (a retry that works needs no word, and
-// the give-up notice says how often it was tried and why it failed:
-// parley status and the dead/ reason file keep the details); any other
-// is said in a line of its own, in parentheses, as the seat says things.
+// message given up, tellGivenUp; an agent unresponsive, tellTable; a
+// message tried again, told once by tellRetrying: the give-up notice
+// says how often it was tried and why it failed, and parley status and
+// the dead/ reason file keep the details); any other is said in a line
+// of its own, in parentheses, as the seat says things.
 func (s *seat) seatLogger() *slog.Logger {
 	if s.verbose {
 		return s.e.logger(slog.LevelWarn)
 	}
-	return slog.New(toldBySeat{newConsoleHandler(seatLogLine{s.e.stderr}, slog.LevelWarn)})
+	return slog.New(toldBySeat{Handler: newConsoleHandler(seatLogLine{s.e.stderr}, slog.LevelWarn), retrying: s.tellRetrying})
 }
 
 // toldBySeat is a log handler that leaves out the records the seat
-// tells the person in words of its own, or needs not tell.
-type toldBySeat struct{ slog.Handler }
+// tells the person in words of its own, or needs not tell. A retry is
+// handed to retrying (the agent and the message), which tells the person
+// once, plainly, that the table waits for that agent.
+type toldBySeat struct {
+	slog.Handler
+	retrying func(agent, id string)
+}
 
 func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 	switch r.Message {
-	case runner.LogGaveUp, runner.LogRetrying, runner.LogUnresponsive:
+	case runner.LogRetrying:
+		var agent, id string
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "agent":
+				agent = a.Value.String()
+			case "id":
+				id = a.Value.String()
+			}
+			return true
+		})
+		if h.retrying != nil && agent != "" {
+			h.retrying(agent, id)
+		}
+		return nil
+	case runner.LogGaveUp, runner.LogUnresponsive:
 		return nil
 	}
 	r.Time = time.Time{} // the seat's lines say no time
@@ -156,11 +177,11 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h toldBySeat) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return toldBySeat{h.Handler.WithAttrs(attrs)}
+	return toldBySeat{h.Handler.WithAttrs(attrs), h.retrying}
 }
 
 func (h toldBySeat) WithGroup(name string) slog.Handler {
-	return toldBySeat{h.Handler.WithGroup(name)}
+	return toldBySeat{h.Handler.WithGroup(name), h.retrying}
 }
 
 // seatLogLine writes a log line (one Write, as consoleHandler makes it)
@@ -241,7 +262,8 @@ func (s *seat) outboxes() string {
 // the table is idle and nothing waits, a line is taken as the interactive
 // seat takes it with nothing waiting — a command is carried out, and
 // another line answers nothing, which the seat says at once and, in the
-// end, as its error.
+// end, as its error. Lines left once the session is over are not used:
+// that is its error too.
 func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error {
 	if err := s.askPrefs(ctx, in); err != nil {
 		if errors.Is(err, errQuit) {
@@ -386,7 +408,46 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 	if len(unanswered) > 0 {
 		return fmt.Errorf("%d %s of the input answered nothing, as nothing waited for an answer: %q (nothing was sent; /say TEXT acts in character)", len(unanswered), plural(len(unanswered), "line", "lines"), unanswered[0])
 	}
+	if readOn && s.ended && !quit && !inputEnded {
+		// The session is over: nothing more is read as play, and what
+		// the script had left to say was not said (a script played
+		// again where the gm ends the session at once).
+		if left := in.rest(ctx, unreadWait); len(left) > 0 {
+			return fmt.Errorf("the session is over, and %d %s of the input %s not used: %q first (nothing was sent for %s)",
+				len(left), plural(len(left), "line", "lines"), plural(len(left), "was", "were"), left[0], plural(len(left), "it", "them"))
+		}
+	}
 	return nil
+}
+
+// unreadWait is how long the seat waits, the session over, for a line
+// left in its input: a script's lines are there at once (a file, or a
+// pipe written and closed); a pipe a person holds open (sleep 300 |
+// parley play) is not waited for.
+const unreadWait = 500 * time.Millisecond
+
+// rest returns the lines left in the input, blank ones aside: read until
+// the input ends, ctx does, or no line comes within wait.
+func (l *lineSource) rest(ctx context.Context, wait time.Duration) []string {
+	var left []string
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case line, ok := <-l.lines:
+			if !ok {
+				return left
+			}
+			if line = strings.TrimSpace(line); line != "" {
+				left = append(left, line)
+			}
+			t.Reset(wait)
+		case <-ctx.Done():
+			return left
+		case <-t.C:
+			return left
+		}
+	}
 }
 
 // waitQuiet waits, while another runner routes the table, until the
@@ -406,6 +467,7 @@ func (s *seat) waitQuiet(ctx context.Context) bool {
 		if err := s.show(); err != nil {
 			s.printf("(%v)\n", err)
 		}
+		s.tellTable()
 		select {
 		case <-ctx.Done():
 			return false
@@ -462,7 +524,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	// prompt's line is cleared, and the rest is written plainly.
 	leaving := func() {
 		s.e.stdout.Write([]byte("\r\x1b[K"))
-		s.out = crlf{s.e.stdout}
+		s.setOut(crlf{s.e.stdout})
 		left = true
 	}
 	if w, h, err := term.GetSize(int(f.Fd())); err == nil {
@@ -473,7 +535,9 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var runDone chan error // nil: a runner of its own does not run
-	r, err := runner.Open(s.ws, runnerOptions(s.ws, slog.New(slog.DiscardHandler)))
+	// The runner's log is not shown at a terminal: a retry is told in
+	// the seat's words (tellRetrying), the rest by tellTable.
+	r, err := runner.Open(s.ws, runnerOptions(s.ws, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying})))
 	var locked *runner.LockedError
 	switch {
 	case errors.As(err, &locked):

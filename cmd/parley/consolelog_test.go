@@ -81,8 +81,9 @@ func TestConsoleLogLevel(t *testing.T) {
 
 // TestSeatLogger: the log of the runner a seat runs shows no raw line
 // (a tryout: "time=... level=WARN msg=..." between story lines). What
-// the seat tells itself, and the retries, are left out; another warning
-// is said in parentheses; --verbose shows every record as it is.
+// the seat tells itself (a retry too: TestSeatTellsRetrying) is left
+// out; another warning is said in parentheses; --verbose shows every
+// record as it is.
 func TestSeatLogger(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -114,5 +115,31 @@ func TestSeatLogger(t *testing.T) {
 				t.Errorf("seatLogger() wrote %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSeatTellsRetrying: a tryout waited at the seat with no sign while
+// the runner retried an agent's program. The retry's log record is told
+// on the seat's screen, once for each message, in plain words, and
+// never as a log line.
+func TestSeatTellsRetrying(t *testing.T) {
+	ws := newWorkspace(t, t.TempDir(), "skills: [dnd-team]\nagents:\n  - {name: gm, role: gm, driver: command, run: [true]}\n  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [true]}\n  - you\n")
+	var out, errs bytes.Buffer
+	s := &seat{e: &env{stderr: &errs}, ws: ws, out: &out, width: 200}
+	log := s.seatLogger()
+	for _, r := range []struct {
+		agent, id string
+		attempt   int
+	}{{"tor", "m1", 1}, {"tor", "m1", 2}, {"gm", "m2", 1}, {"tor", "m3", 1}} {
+		log.Warn(runner.LogRetrying, "agent", r.agent, "id", r.id, "attempt", r.attempt, "err", "exit code 1")
+	}
+	want := "\n(tor-ashgrove's agent, tor, is slow to answer: its program failed on a message, and is being tried again; please wait)\n" +
+		"\n(the game master, gm, is slow to answer: its program failed on a message, and is being tried again; please wait)\n" +
+		"\n(tor-ashgrove's agent, tor, is slow to answer: its program failed on a message, and is being tried again; please wait)\n"
+	if got := out.String(); got != want {
+		t.Errorf("the seat said %q, want %q", got, want)
+	}
+	if errs.Len() > 0 {
+		t.Errorf("the seat's log wrote %q, want nothing", errs.String())
 	}
 }

@@ -90,6 +90,49 @@ func TestPlayTerminal(t *testing.T) {
 	}
 }
 
+// TestPlayTerminalRetrying: a tryout waited at the seat with no sign
+// while the runner retried an AI player's program. At a terminal too the
+// seat says once, in its own words, that the agent is slow to answer,
+// and nothing more while it is tried again, until it answers.
+func TestPlayTerminalRetrying(t *testing.T) {
+	t.Parallel()
+	dir, bin := terminalParley(t)
+	ws := filepath.Join(dir, "table")
+	parley := parleyIn(t, bin, ws)
+	newSeatTable(t, parley, ws, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh], retries: 2}\n")
+	// A player whose model is down twice, then answers; it counts in its
+	// TMPDIR, where a confined player may write.
+	tor := "cat >/dev/null\nn=$(cat \"$TMPDIR/tries\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$TMPDIR/tries\"\n[ \"$n\" -ge 2 ] || exit 1\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
+	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	tm.run("new-session", "-d", "-s", "play", "-x", "100", "-y", "40", "-c", ws, "--", "sh", "-c", `"$0" play; echo "[seat exited $?]"; read x`, bin)
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
+
+	prompt := filepath.Join(dir, "prompt.md")
+	if err := os.WriteFile(prompt, []byte("[GM_TO_PLAYER]\nto: tor-ashgrove\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: the-gate\n\nThe gate slams shut.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley("send", "--from", "gm", "--file", prompt)
+	tm.waitFor("the retry told", func(s string) bool { return strings.Contains(s, "is slow to answer") })
+	waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "Tor raises his shield.")
+	screen := tm.screen()
+	if !strings.Contains(screen, "(tor-ashgrove's agent, tor, is slow to answer: its program failed on [GM_TO_PLAYER] from gm") {
+		t.Errorf("the retry is not told in the seat's words:\n%s", screen)
+	}
+	if n := strings.Count(screen, "slow to answer"); n != 1 {
+		t.Errorf("the retry is told %d times, want once:\n%s", n, screen)
+	}
+	if strings.Contains(screen, "trying again") || strings.Contains(screen, "level=") {
+		t.Errorf("a raw log line on screen:\n%s", screen)
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
 // lastPrompt returns the last line of a screen that holds the prompt.
 func lastPrompt(screen string) string {
 	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")

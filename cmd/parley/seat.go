@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns"
@@ -49,6 +50,11 @@ type seat struct {
 	ended      bool            // the session's [SESSION_END] was shown
 	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
 	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
+
+	// The runner's workers tell of a retry (tellRetrying) from their
+	// goroutines, while the seat goes on in its own.
+	mu       sync.Mutex
+	retrying map[string]string // agent -> the message the person was told it is tried again on
 }
 
 // waitingQ is a message that waits for the person's answer.
@@ -264,7 +270,18 @@ func (s *seat) setCharacter(c string) {
 // printf writes a line for the person. What agents wrote is shown, never
 // obeyed: control characters in it are escaped (printableText).
 func (s *seat) printf(format string, args ...any) {
-	fmt.Fprintf(textWriter{s.out}, format, args...)
+	s.mu.Lock()
+	out := s.out
+	s.mu.Unlock()
+	fmt.Fprintf(textWriter{out}, format, args...)
+}
+
+// setOut makes w where the seat writes, while the runner's workers may
+// be telling of a retry.
+func (s *seat) setOut(w io.Writer) {
+	s.mu.Lock()
+	s.out = w
+	s.mu.Unlock()
 }
 
 // wrap writes markdown text wrapped at the seat's width, indenting every
@@ -432,9 +449,9 @@ func field(m *mailbox.Message, key string) string {
 	return strings.TrimSpace(v)
 }
 
-// display shows one message, held in the inboxes of agents, and reports
+// display shows one message, held in the seat inboxes of holders, and reports
 // whether it waits for an answer.
-func (s *seat) display(id string, m *mailbox.Message, agents []string) bool {
+func (s *seat) display(id string, m *mailbox.Message, holders []string) bool {
 	from, _ := m.Header().Get("from")
 	body := string(m.Body)
 	switch workspace.TypeOf(m) {
@@ -498,7 +515,7 @@ func (s *seat) display(id string, m *mailbox.Message, agents []string) bool {
 		if hook := field(m, "next_hook"); hook != "" {
 			s.printf("\nNext time: %s\n", hook)
 		}
-		if !strings.EqualFold(field(m, "state_saved"), "true") {
+		if !agents.StateSaved(m) {
 			s.printf("\nwarning: the game master did not save the story (state_saved: %s): nothing of it was committed, and what changed since the last save may be lost\n", dashIf(field(m, "state_saved"), "missing"))
 		}
 		return false
@@ -509,7 +526,7 @@ func (s *seat) display(id string, m *mailbox.Message, agents []string) bool {
 	case "GM_TO_PLAYER":
 		who := dashIf(field(m, "to"), dashIf(s.character, "your character"))
 		kind := strings.ToLower(strings.ReplaceAll(field(m, "request_type"), "_", " "))
-		if !slices.Contains(agents, s.player) {
+		if !slices.Contains(holders, s.player) {
 			// A prompt to another's character, copied to the person by
 			// a route: shown, not theirs to answer.
 			s.printf("\n[GM_TO_PLAYER] from %s to %s (%s):\n", from, who, dashIf(kind, "a prompt"))
@@ -584,18 +601,7 @@ func (s *seat) tellGivenUp(agent, id string) {
 	box := s.ws.Mailbox(agent)
 	why, _ := box.Reason(mailbox.Dead, mailbox.FileName(id))
 	why = strings.TrimPrefix(why, agent+": ")
-	what, from := "a message", ""
-	if data, err := mailbox.ReadFile(box.Path(mailbox.Dead, mailbox.FileName(id)), s.ws.Config.Router.MaxMessageSize); err == nil {
-		if m, err := mailbox.Parse(data); err == nil {
-			if t := workspace.TypeOf(m); t != "" {
-				what = "[" + t + "]"
-			}
-			from, _ = m.Header().Get("from")
-		}
-	}
-	if from != "" {
-		what += " from " + from
-	}
+	what, from := s.describe(agent, mailbox.Dead, id)
 	text := fmt.Sprintf("(%s could not handle %s %s, and it was given up: %s.", agent, what, id, dashIf(why, "see parley status"))
 	if from != "" && from != workspace.Runner {
 		text += fmt.Sprintf(" If %s waits for %s's answer to it, none comes.", from, agent)
@@ -609,15 +615,69 @@ func (s *seat) tellGivenUp(agent, id string) {
 	s.wrap(text, "")
 }
 
+// describe says what message id in agent's mailbox (in state) is: its
+// type and sender ("[PLAYER_TO_GM] from mira", "a message" when it
+// cannot be read), and who sent it.
+func (s *seat) describe(agent, state, id string) (what, from string) {
+	box := s.ws.Mailbox(agent)
+	what = "a message"
+	if data, err := mailbox.ReadFile(box.Path(state, mailbox.FileName(id)), s.ws.Config.Router.MaxMessageSize); err == nil {
+		if m, err := mailbox.Parse(data); err == nil {
+			if t := workspace.TypeOf(m); t != "" {
+				what = "[" + t + "]"
+			}
+			from, _ = m.Header().Get("from")
+		}
+	}
+	if from != "" {
+		what += " from " + from
+	}
+	return what, from
+}
+
+// tellRetrying tells the person, once for each message, that agent's
+// program failed on message id and is tried again: the table waits, and
+// why. Nothing more is said of it until it is answered (its answer
+// shows) or given up (tellGivenUp). It is called by the runner's workers
+// (seatLogger), as they retry.
+func (s *seat) tellRetrying(agent, id string) {
+	s.mu.Lock()
+	told := s.retrying[agent] == id
+	if !told {
+		if s.retrying == nil {
+			s.retrying = map[string]string{}
+		}
+		s.retrying[agent] = id
+	}
+	s.mu.Unlock()
+	if told {
+		return
+	}
+	who := agent
+	if a, ok := s.ws.Agent(agent); ok && a.Character != "" {
+		who = fmt.Sprintf("%s's agent, %s,", a.Character, agent)
+	} else if agent == s.gm() {
+		who = "the game master, " + agent + ","
+	}
+	what, _ := s.describe(agent, mailbox.Cur, id)
+	s.printf("\n")
+	s.wrap(fmt.Sprintf("(%s is slow to answer: its program failed on %s, and is being tried again; please wait)", who, what), "")
+}
+
 // tellUnresponsive says once of each agent marked unresponsive: it did
 // not answer in time (after a nudge, when its timeout has one), as the
-// runner noted.
+// runner noted. An agent the runner notes retrying is told too
+// (tellRetrying, once a message): the seat's own runner tells it as it
+// retries, a `parley run` beside the seat only there.
 func (s *seat) tellUnresponsive() {
 	runs, err := s.ws.AgentRuns()
 	if err != nil {
 		return
 	}
 	for _, name := range s.ws.AgentNames() {
+		if r := runs[name]; r.State == workspace.StateRetrying && r.Message != "" {
+			s.tellRetrying(name, r.Message)
+		}
 		if runs[name].State == workspace.StateUnresponsive && !s.told[name] {
 			s.told[name] = true
 			why := "it has not answered in time"
@@ -971,12 +1031,37 @@ func (s *seat) whisper(args string) bool {
 		s.printf("/whisper needs a CHARACTER and what to say (nothing was sent)\n")
 		return false
 	}
+	if _, ok := s.ws.Resolve(to); !ok && mailbox.CheckName(to) == nil {
+		// The router's refusal would list every agent, the built-in
+		// scribe and journal among them: the seat lists whom a player
+		// whispers to, with the same did-you-mean.
+		agents, characters := s.whisperees()
+		if len(agents) == 0 {
+			s.printf("/whisper: no other character at this table to talk to (nothing was sent)\n")
+			return false
+		}
+		s.printf("not sent: to: %v\n", &workspace.UnknownAgentError{Name: to, Agents: agents, Characters: characters})
+		return false
+	}
 	body := strings.TrimSpace(text) + "\n"
 	if !s.send(sendOptions{From: s.player, Type: "PLAYER_TO_PLAYER", Fields: []string{"from=" + s.character, "to=" + to}, Body: &body}) {
 		return false
 	}
 	s.printf("(%s to %s: sent)\n", s.character, to)
 	return true
+}
+
+// whisperees returns whom the person may whisper to: the other
+// characters of the table, and the agents that play them, in
+// parley.yaml's order.
+func (s *seat) whisperees() (agents, characters []string) {
+	for _, a := range s.ws.Config.Agents {
+		if a.Character != "" && a.Name != s.player {
+			agents = append(agents, a.Name)
+			characters = append(characters, a.Character)
+		}
+	}
+	return agents, characters
 }
 
 // session sends [SESSION_COMMAND] save or end; an end asked once is not

@@ -251,6 +251,9 @@ TXT
 # told: the story was told to its end already (a session started again in
 # a table kept by parley demo --dir): this game master knows no more of
 # it, and tells it only once, so the scene files are not written twice.
+# The story's state is as the last session's end saved it, and nothing was
+# told since: state_saved is true (false would tell the table that what
+# changed since the last save may be lost).
 told() {
   cat <<'TXT'
 [SESSION_END]
@@ -259,7 +262,7 @@ summary: |
   session and tells it once. To play on, give the gm a model
   (examples/dnd-llm) or write the next beats in agents/gm.sh; to play this
   one again, start from a fresh copy of examples/dnd.
-state_saved: false
+state_saved: true
 next_hook: "Something vast sleeps beneath the pool, and it is beginning to wake."
 TXT
 }

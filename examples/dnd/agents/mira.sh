@@ -12,22 +12,50 @@ recall mode HUMAN_RELAY
 
 act() { printf '[PLAYER_TO_GM]\ntype: ACTION\ncharacter: mira-quickfoot\n\n%s\n' "$1"; }
 
-# on_her_own: Mira answers the prompt waiting for the human herself.
+# options REQUEST_TYPE: what Mira would suggest for the prompt at hand, as
+# the list items of ## Suggested Options: they follow what the game master
+# asks (a moment to take in, a secret move, a turn in a fight), so two
+# decisions do not offer the same choices.
+options() {
+  case "$1" in
+  SECRET_ACTION) printf -- '- Slip down the stair along the wall, in the shadow of the chant\n- Wait for the chant to swell, then go down\n' ;;
+  COMBAT_ACTION) printf -- '- Dart in low and stab at the nearer acolyte'"'"'s knees\n- Hang back and throw a knife\n' ;;
+  REFLECTION) printf -- '- Search the altar for a hidden catch\n- Listen for where the breathing came from\n' ;;
+  *) printf -- '- Look around carefully\n- Keep back and watch\n' ;;
+  esac
+}
+
+# on_her_own REQUEST_TYPE: Mira answers the prompt waiting for the human
+# herself, as the first of her options for it, and notes what she did.
 on_her_own() {
   rm -f "$S/pending"
-  echo "Mira darted in low and stabbed at an acolyte's knees, then rolled clear." >> "$S/away"
-  act "Mira darts in low, stabs at the nearer acolyte's knees, and rolls clear of the water."
+  case "$1" in
+  SECRET_ACTION)
+    did="Mira slipped down the stair along the wall, in the shadow of the chant."
+    act "Mira slips down the stair along the wall, in the shadow of the chant." ;;
+  COMBAT_ACTION)
+    did="Mira darted in low and stabbed at an acolyte's knees, then rolled clear."
+    act "Mira darts in low, stabs at the nearer acolyte's knees, and rolls clear of the water." ;;
+  REFLECTION)
+    did="Mira searched the altar for a hidden catch."
+    act "Mira runs her fingers along the altar, looking for a hidden catch." ;;
+  *)
+    did="Mira kept back and watched."
+    act "Mira keeps back and watches." ;;
+  esac
+  echo "$did" >> "$S/away"
 }
 
 case "$PARLEY_TYPE" in
 GM_TO_PLAYER)
   if [ "$mode" = AUTONOMOUS ]; then
-    on_her_own
+    on_her_own "$(field request_type)"
   else
-    : > "$S/pending"
+    field request_type > "$S/pending"
     printf '[RELAY_TO_HUMAN]\ncharacter: mira-quickfoot\n\n'
     body | sed 's/^## Request$/## Decision Needed/'
-    printf '\n## Suggested Options\n- Look for a hidden way\n- Keep back and watch\n- (anything you like)\n'
+    printf '\n## Suggested Options\n'
+    options "$(field request_type)"
   fi ;;
 HUMAN_DECISION)
   rm -f "$S/pending"
@@ -36,7 +64,7 @@ MODE_SWITCH)
   new=$(field mode)
   echo "$new" > "$S/mode"
   if [ "$new" = AUTONOMOUS ] && [ -e "$S/pending" ]; then
-    on_her_own
+    on_her_own "$(cat "$S/pending")"
   elif [ "$new" = HUMAN_RELAY ] && [ -s "$S/away" ]; then
     printf -- '---\nto: you\n---\nWhile you were away:\n\n'
     sed 's/^/- /' "$S/away"
