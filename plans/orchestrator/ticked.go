@@ -89,9 +89,9 @@ func (o *Orchestrator) lookAtPlans(agent string, now time.Time) {
 }
 
 // plansChanged looks at the plan files (l.mtimes) at now, and reports
-// whether one is new or changed since l.at. A file whose time was less
-// than a second before the last look counts as changed again: a second
-// change within the file system's clock tick leaves its time as it was.
+// whether one is new or changed since l.at. A file whose time was within
+// a second of the last look counts as changed again: a second change
+// within the file system's clock tick leaves its time as it was.
 // o.mu is held.
 func (o *Orchestrator) plansChanged(l *looks, now time.Time) bool {
 	entries, _ := os.ReadDir(filepath.Join(o.Workspace.Root, plans.Dir)) // none yet: nothing changed
@@ -107,7 +107,8 @@ func (o *Orchestrator) plansChanged(l *looks, now time.Time) bool {
 		}
 		mt := fi.ModTime()
 		seen[e.Name()] = mt
-		if was, ok := l.mtimes[e.Name()]; !ok || !was.Equal(mt) || l.at.Sub(mt) < time.Second {
+		fresh := l.at.Sub(mt) < time.Second && mt.Sub(l.at) < time.Second // a time set ahead is no change
+		if was, ok := l.mtimes[e.Name()]; !ok || !was.Equal(mt) || fresh {
 			changed = true
 		}
 	}
