@@ -1158,10 +1158,10 @@ func TestTickedAfterEscalation(t *testing.T) {
 			}
 			var sent []*mailbox.Message
 			if tc.when == "running" {
-				end := time.Now().Add(10 * PlanLook)
+				end := time.Now().Add(10 * planLook)
 				for running.Due("orch").IsZero() {
 					if time.Now().After(end) {
-						t.Fatalf("Due after the tick = never, %v on", 10*PlanLook)
+						t.Fatalf("Due after the tick = never, %v on", 10*planLook)
 					}
 					time.Sleep(10 * time.Millisecond)
 				}

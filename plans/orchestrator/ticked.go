@@ -31,10 +31,10 @@ func (o *Orchestrator) Start(ctx context.Context, agent string) error {
 	return o.goOnFromTicks(agent)
 }
 
-// PlanLook is how often a running orchestrator looks whether a plan file
+// planLook is how often a running orchestrator looks whether a plan file
 // in plans/ changed (a stat of each), as a person's editor ticking a step
 // changes it: see Due.
-const PlanLook = 2 * time.Second
+const planLook = 2 * time.Second
 
 // looks is what an orchestrator agent saw of plans/ when it last looked.
 type looks struct {
@@ -45,14 +45,14 @@ type looks struct {
 
 // Due returns when the orchestrator, agent, goes on from steps ticked by
 // hand (Tick): at once when a plan file changed since it last looked,
-// else never (the zero time). It looks every PlanLook at most: a stat of
+// else never (the zero time). It looks every planLook at most: a stat of
 // each file in plans/, no plan read. The runner calls it as a Timer; a
 // run until idle does not wait for it unless a plan changed.
 func (o *Orchestrator) Due(agent string) time.Time {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	l := o.looks[agent]
-	if now := time.Now(); l != nil && l.changed.IsZero() && now.Sub(l.at) >= PlanLook {
+	if now := time.Now(); l != nil && l.changed.IsZero() && now.Sub(l.at) >= planLook {
 		if o.plansChanged(l, now) {
 			l.changed = now
 		}
