@@ -29,8 +29,12 @@ type Stopper interface {
 // what it has. Due returns when it next wants Tick to be called (the zero
 // time: never); the runner calls Tick at or after that time, from the
 // router's goroutine, so Tick must be quick. What Tick sends it writes into
-// the agent's outbox itself. A run until idle waits for a deadline that is
-// due, as it waits for an answer it expects.
+// the agent's outbox itself. Tick is never called while the agent's worker
+// handles a message (from the handler's call to its answers' publishing),
+// nor a message handled while Tick runs: what one sends, the other sees.
+// A deadline come while the agent works is ticked once it is done. A run
+// until idle waits for a deadline that is due, as it waits for an answer
+// it expects.
 type Timer interface {
 	Due(agent string) time.Time
 	Tick(ctx context.Context, agent string, now time.Time) error
@@ -56,16 +60,23 @@ func (r *Runner) startBuiltins(ctx context.Context) {
 }
 
 // nextTick returns the earliest deadline of the built-in handlers that
-// keep some; zero when none does.
+// keep some; zero when none does. A deadline come of an agent at work is
+// left out: the worker wakes the router when it is done (see
+// tickBuiltins).
 func (r *Runner) nextTick() time.Time {
 	var next time.Time
+	now := r.opts.Now()
 	for name, w := range r.workers {
 		b, ok := w.driver.(*builtinDriver)
 		if !ok {
 			continue
 		}
 		if t, ok := b.handler.(Timer); ok {
-			if d := t.Due(name); !d.IsZero() && (next.IsZero() || d.Before(next)) {
+			d := t.Due(name)
+			if d.IsZero() || (!now.Before(d) && w.handling()) {
+				continue
+			}
+			if next.IsZero() || d.Before(next) {
 				next = d
 			}
 		}
@@ -74,7 +85,8 @@ func (r *Runner) nextTick() time.Time {
 }
 
 // tickBuiltins calls Tick on the built-in handlers whose deadline has
-// come.
+// come, but not on one whose worker handles a message now: it is ticked
+// when the router next looks, once the worker is done.
 func (r *Runner) tickBuiltins(ctx context.Context) {
 	now := r.opts.Now()
 	for name, w := range r.workers {
@@ -89,7 +101,12 @@ func (r *Runner) tickBuiltins(ctx context.Context) {
 		if d := t.Due(name); d.IsZero() || now.Before(d) {
 			continue
 		}
-		if err := t.Tick(ctx, name, now); err != nil {
+		if !w.turn.TryLock() {
+			continue // handling a message: ticked once it is done
+		}
+		err := t.Tick(ctx, name, now)
+		w.turn.Unlock()
+		if err != nil {
 			r.log.Error("a built-in agent's deadline", "agent", name, "err", err)
 		}
 	}

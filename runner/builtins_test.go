@@ -313,3 +313,93 @@ func TestUntilIdleRoutesWhileWaiting(t *testing.T) {
 		t.Errorf("boss's inbox (-want +got):\n%s", d)
 	}
 }
+
+// busyAlarm is a built-in handler whose deadline comes while it handles
+// a message: Handle makes it due at once, and returns only once the
+// router has looked at it twice (a turn of its loop: tickBuiltins, then
+// nextTick).
+type busyAlarm struct {
+	mu       sync.Mutex
+	due      time.Time
+	handling bool
+	looked   chan struct{} // each Due while handling
+	ticks    int
+	overlap  int // Ticks while handling
+}
+
+func (a *busyAlarm) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+	a.mu.Lock()
+	a.due, a.handling = time.Now(), true
+	a.mu.Unlock()
+	for range 2 {
+		select {
+		case <-a.looked:
+		case <-time.After(30 * time.Second):
+			return nil, errors.New("the router never looked at the deadline")
+		}
+	}
+	a.mu.Lock()
+	a.handling = false
+	a.mu.Unlock()
+	return nil, nil
+}
+
+func (a *busyAlarm) Due(agent string) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.handling {
+		select {
+		case a.looked <- struct{}{}:
+		default:
+		}
+	}
+	return a.due
+}
+
+func (a *busyAlarm) Tick(ctx context.Context, agent string, now time.Time) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.due = time.Time{}
+	a.ticks++
+	if a.handling {
+		a.overlap++
+	}
+	return nil
+}
+
+// TestTickWaitsForHandling: a built-in agent's deadline that comes while
+// it handles a message is ticked once the handling is done, never during
+// it. Before, the router ticked it at once: the orchestrator, going on
+// from a step ticked by hand, could send the steps its handling was
+// sending too.
+func TestTickWaitsForHandling(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: clock, driver: builtin, handler: alarm}\n")
+	a := &busyAlarm{looked: make(chan struct{}, 1)}
+	send(t, ws, "boss", "clock", "wake me")
+	r, err := Open(ws, Options{Handlers: Handlers{"alarm": a}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx)
+		ran <- err
+	}()
+	waitFor(t, 30*time.Second, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.ticks > 0
+	})
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, ws, "clock", mailbox.Done); len(got) != 1 {
+		t.Errorf("clock's done/ = %v, want the message handled", got)
+	}
+	if a.ticks != 1 || a.overlap != 0 {
+		t.Errorf("Tick called %d times, %d of them while handling; want once, after", a.ticks, a.overlap)
+	}
+}

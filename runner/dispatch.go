@@ -52,6 +52,11 @@ type worker struct {
 	mu      sync.Mutex
 	busy    bool
 	current string // id of the message being handled
+	// turn is held while the worker handles a message, from the driver's
+	// call to its answers' publishing: a built-in handler's Tick (see
+	// Timer) is not called meanwhile, and the handling waits for a Tick
+	// under way.
+	turn sync.Mutex
 	// started is set once the worker has finished what a stopped runner
 	// left; until then it is not idle, even with an empty inbox.
 	started bool
@@ -416,8 +421,10 @@ func (w *worker) handle(ctx context.Context, id string) {
 	w.setBusy(id)
 	defer func() {
 		w.setBusy("")
-		w.r.kickRouter() // a worker going idle may end an --until-idle run
+		w.r.kickRouter() // a worker going idle may end an --until-idle run, or let a Tick come
 	}()
+	w.turn.Lock()
+	defer w.turn.Unlock()
 	path := w.box.Path(mailbox.Cur, mailbox.FileName(id))
 	data, err := mailbox.ReadFile(path, w.r.ws().Config.Router.MaxMessageSize)
 	var m *mailbox.Message
@@ -750,6 +757,13 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	}
 	w.r.log.Error(LogGaveUp, "agent", w.agent.Name, "id", id, "err", err)
 	w.r.state.set(w.agent.Name, workspace.StateFailed, id)
+}
+
+// handling reports whether the worker handles a message now.
+func (w *worker) handling() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy
 }
 
 func (w *worker) setBusy(id string) {

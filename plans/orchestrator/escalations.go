@@ -111,6 +111,7 @@ func misanswered(box mailbox.Dir, agent string, limit int64) []Escalation {
 	answered := map[string]bool{}   // escalation id -> a known decision answered it
 	misspelt := map[string]string{} // escalation id -> the newest decision not known
 	var order []string
+	var decided []string // what known decisions answered: an escalation, or a note of ours naming one
 	for _, en := range sent {
 		m, ok := readMessage(en.Path, limit)
 		if !ok {
@@ -127,12 +128,23 @@ func misanswered(box mailbox.Dir, agent string, limit int64) []Escalation {
 		d, ok := DecisionOf(m)
 		if ok {
 			answered[to] = true
+			decided = append(decided, to)
 			continue
 		}
 		if _, seen := misspelt[to]; !seen {
 			order = append(order, to)
 		}
 		misspelt[to] = d
+	}
+	if len(order) > 0 {
+		// A decision in reply to the note on a decision misspelt answers
+		// the escalation the note names (WaitingEscalation), as the
+		// orchestrator takes it.
+		for _, to := range decided {
+			if esc := waitingIn(box, to, limit); esc != "" {
+				answered[esc] = true
+			}
+		}
 	}
 	var out []Escalation
 	for _, id := range order {
@@ -152,6 +164,19 @@ func misanswered(box mailbox.Dir, agent string, limit int64) []Escalation {
 		}
 	}
 	return out
+}
+
+// waitingIn is the escalation the message id in agent's box names as
+// still waiting (a note of the orchestrator's, WaitingEscalation), as the
+// person has it (handled, or not yet); "" when none.
+func waitingIn(box mailbox.Dir, id string, limit int64) string {
+	for _, state := range []string{mailbox.Done, mailbox.Cur, mailbox.Inbox} {
+		if m, ok := readMessage(box.Path(state, mailbox.FileName(id)), limit); ok {
+			w, _ := m.Header().Get(WaitingEscalation)
+			return w
+		}
+	}
+	return ""
 }
 
 // readMessage reads and parses the message file at path; false when it

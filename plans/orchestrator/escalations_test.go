@@ -19,8 +19,9 @@ import (
 // cur/ waits; one whose step went on without a decision (a given_up
 // or a blocked one whose step is ticked) is settled; one answered with a decision the
 // orchestrator does not know waits still, though parley reply moved it
-// to done/; one answered with a decision it knows does not; nor does a
-// copy come back into the inbox (git) of one handled already.
+// to done/; one answered with a decision it knows does not (in reply to
+// it, or to the note on the decision misspelt, which names it); nor does
+// a copy come back into the inbox (git) of one handled already.
 func TestEscalations(t *testing.T) {
 	h := newHarness(t, config)
 	tasks := h.toPlan()
@@ -69,6 +70,15 @@ func TestEscalations(t *testing.T) {
 	deliver(ok, mailbox.Done)
 	answer(ok, "aprove")
 	answer(ok, "approve")
+	// Answered misspelt, then with a decision in reply to the note that
+	// says it waits: answered.
+	noted := blocked(2)
+	deliver(noted, mailbox.Done)
+	answer(noted, "aprove")
+	note := h.msg("orch", "Your decision \"aprove\" is none of approve, retry, stop.", WaitingEscalation, get(noted, "id"))
+	note.Set("to", "you")
+	deliver(note, mailbox.Done)
+	answer(note, "approve")
 	restored := blocked(3)
 	deliver(restored, mailbox.Done)
 	deliver(restored, mailbox.Inbox) // back by git checkout

@@ -32,10 +32,11 @@
 //     pipeline drives is set aside: one pipeline drives a plan;
 //   - every step ticked -> the plan's status done, a summary to the person;
 //   - a step the person ticked by hand after an escalation about it -> the
-//     tick answers the escalation: when a runner starts (Start), a note
-//     to the person, once, and the steps that follow it.
+//     tick answers the escalation: when a runner starts (Start), and
+//     while it runs, once a plan file changed (Due, Tick), a note to the
+//     person, once, and the steps that follow it.
 //
-// It keeps nothing in memory: each message is decided from the
+// It keeps nothing in memory but when it last looked at plans/: each message is decided from the
 // orchestrator's own mailbox (what it sent, in outbox/ and sent/, and
 // what it handled, in done/), from the message itself and from the plan
 // file, so a runner killed at any point resumes where it was.
@@ -52,6 +53,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
@@ -133,6 +135,9 @@ type Orchestrator struct {
 	// sets it to a git checkpoint with `git: auto`). Its error is
 	// logged: the plan is on disk either way.
 	Checkpoint func(ctx context.Context, message string) error
+
+	mu    sync.Mutex        // guards looks
+	looks map[string]*looks // what each agent saw of plans/, for Due
 }
 
 func (o *Orchestrator) log() *slog.Logger {

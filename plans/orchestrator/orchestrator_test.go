@@ -1075,8 +1075,12 @@ func TestDecisionInReplyToNote(t *testing.T) {
 // Start (a runner starting) notes it once and sends what follows, and an
 // answer given after sends nothing again.
 func TestTickedAfterEscalation(t *testing.T) {
-	for _, kind := range []string{EscalateBlocked, EscalateGivenUp} {
-		t.Run(kind, func(t *testing.T) {
+	for _, tc := range []struct{ kind, when string }{
+		{EscalateBlocked, "start"}, {EscalateGivenUp, "start"},
+		{EscalateBlocked, "running"}, {EscalateGivenUp, "running"},
+	} {
+		kind := tc.kind
+		t.Run(kind+" "+tc.when, func(t *testing.T) {
 			h := newHarness(t, config)
 			tasks := h.toPlan()
 			for _, r := range h.submit(tasks[0], "[a.go]") {
@@ -1100,17 +1104,10 @@ func TestTickedAfterEscalation(t *testing.T) {
 			if len(xs) != 1 || !xs[0].Waiting() {
 				t.Fatalf("Escalations before the tick = %+v, want the one, waiting", xs)
 			}
-			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
-				t.Fatal(err)
-			}
-			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" {
-				t.Errorf("Escalations after the tick = %+v, want the one settled: ticked", xs)
-			}
-			start := func() []*mailbox.Message {
+			// routed moves what the orchestrator wrote into its outbox
+			// to sent/, as the runner does, and returns it.
+			routed := func() []*mailbox.Message {
 				t.Helper()
-				if err := (&Orchestrator{Workspace: h.ws}).Start(context.Background(), "orch"); err != nil {
-					t.Fatal(err)
-				}
 				box := h.ws.Mailbox("orch")
 				names, _ := box.Names(mailbox.Outbox)
 				var sent []*mailbox.Message
@@ -1131,7 +1128,50 @@ func TestTickedAfterEscalation(t *testing.T) {
 				}
 				return sent
 			}
-			sent := start()
+			start := func() []*mailbox.Message {
+				t.Helper()
+				if err := (&Orchestrator{Workspace: h.ws}).Start(context.Background(), "orch"); err != nil {
+					t.Fatal(err)
+				}
+				return routed()
+			}
+			// A runner running since before the tick: it notices the
+			// plan file changed (Due), and goes on from it (Tick).
+			running := &Orchestrator{Workspace: h.ws}
+			if tc.when == "running" {
+				if d := running.Due("orch"); !d.IsZero() {
+					t.Errorf("Due before Start = %v, want never", d)
+				}
+				if err := running.Start(context.Background(), "orch"); err != nil {
+					t.Fatal(err)
+				}
+				want(t, "started before the tick", routed())
+				if d := running.Due("orch"); !d.IsZero() {
+					t.Errorf("Due with no plan changed = %v, want never", d)
+				}
+			}
+			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+				t.Fatal(err)
+			}
+			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" {
+				t.Errorf("Escalations after the tick = %+v, want the one settled: ticked", xs)
+			}
+			var sent []*mailbox.Message
+			if tc.when == "running" {
+				end := time.Now().Add(10 * planLook)
+				for running.Due("orch").IsZero() {
+					if time.Now().After(end) {
+						t.Fatalf("Due after the tick = never, %v on", 10*planLook)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				if err := running.Tick(context.Background(), "orch", time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				sent = routed()
+			} else {
+				sent = start()
+			}
 			want(t, "started after the tick", sent, "you:pipeline_note/info", "worker-1:task_assignment/execute")
 			if !strings.Contains(string(sent[0].Body), "Step 2 of plans/retry.md was ticked by hand since the escalation "+get(esc[0], "id")+" about it: the tick answers it") {
 				t.Errorf("note:\n%s", sent[0].Body)

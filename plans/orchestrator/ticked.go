@@ -5,8 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans"
 )
 
 // Start goes on from the steps a person ticked by hand in a plan after
@@ -16,11 +21,105 @@ import (
 // escalation, which waits no more (Escalation.Settled is "ticked"). But
 // only an approval sends what follows a step, so left alone the plan
 // stalled, the person waiting for the pipeline and the pipeline for the
-// person's answer. So when the runner starts, each such escalation still
-// in a person's inbox is noted to the person, once, and the steps that
-// follow go (or the plan is closed). What it sends it writes into its
-// outbox itself, for the router.
+// person's answer. So when the runner starts, and while it runs, once a
+// plan file changed (see Due), each such escalation still in a person's
+// inbox is noted to the person, once, and the steps that follow go (or
+// the plan is closed). What it sends it writes into its outbox itself,
+// for the router.
 func (o *Orchestrator) Start(ctx context.Context, agent string) error {
+	o.lookAtPlans(agent, time.Now()) // what changes from now on, Tick goes on from
+	return o.goOnFromTicks(agent)
+}
+
+// planLook is how often a running orchestrator looks whether a plan file
+// in plans/ changed (a stat of each), as a person's editor ticking a step
+// changes it: see Due.
+const planLook = 2 * time.Second
+
+// looks is what an orchestrator agent saw of plans/ when it last looked.
+type looks struct {
+	at      time.Time            // when it looked; zero: never
+	mtimes  map[string]time.Time // the plan files' modification times then
+	changed time.Time            // when it saw a change not yet gone on from; zero: none
+}
+
+// Due returns when the orchestrator, agent, goes on from steps ticked by
+// hand (Tick): at once when a plan file changed since it last looked,
+// else never (the zero time). It looks every planLook at most: a stat of
+// each file in plans/, no plan read. The runner calls it as a Timer; a
+// run until idle does not wait for it unless a plan changed.
+func (o *Orchestrator) Due(agent string) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.looks[agent]
+	if now := time.Now(); l != nil && l.changed.IsZero() && now.Sub(l.at) >= planLook {
+		if o.plansChanged(l, now) {
+			l.changed = now
+		}
+	}
+	if l == nil {
+		return time.Time{} // not started: Start looks first
+	}
+	return l.changed
+}
+
+// Tick goes on from the steps ticked by hand after their escalations, as
+// Start does, once Due saw a plan file change. The runner never calls it
+// while the orchestrator handles a message (runner.Timer).
+func (o *Orchestrator) Tick(ctx context.Context, agent string, now time.Time) error {
+	o.mu.Lock()
+	if l := o.looks[agent]; l != nil {
+		l.changed = time.Time{}
+	}
+	o.mu.Unlock()
+	return o.goOnFromTicks(agent)
+}
+
+// lookAtPlans notes the modification times of the plan files as agent
+// sees them at now, from which Due tells a change.
+func (o *Orchestrator) lookAtPlans(agent string, now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.looks == nil {
+		o.looks = map[string]*looks{}
+	}
+	l := &looks{}
+	o.plansChanged(l, now)
+	o.looks[agent] = l
+}
+
+// plansChanged looks at the plan files (l.mtimes) at now, and reports
+// whether one is new or changed since l.at. A file whose time was within
+// a second of the last look counts as changed again: a second change
+// within the file system's clock tick leaves its time as it was.
+// o.mu is held.
+func (o *Orchestrator) plansChanged(l *looks, now time.Time) bool {
+	entries, _ := os.ReadDir(filepath.Join(o.Workspace.Root, plans.Dir)) // none yet: nothing changed
+	seen := make(map[string]time.Time, len(entries))
+	changed := false
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // gone since the listing
+		}
+		mt := fi.ModTime()
+		seen[e.Name()] = mt
+		fresh := l.at.Sub(mt) < time.Second && mt.Sub(l.at) < time.Second // a time set ahead is no change
+		if was, ok := l.mtimes[e.Name()]; !ok || !was.Equal(mt) || fresh {
+			changed = true
+		}
+	}
+	l.at, l.mtimes = now, seen
+	return changed
+}
+
+// goOnFromTicks is Start's and Tick's one decision: each escalation of
+// agent's whose step was ticked by hand since is noted, once, and the
+// steps that follow it are sent.
+func (o *Orchestrator) goOnFromTicks(agent string) error {
 	var errs []error
 	seen := map[string]bool{} // one escalation to several people: one copy each
 	for _, x := range Escalations(o.Workspace, nil) {
