@@ -74,7 +74,8 @@ type Options struct {
 	// Session counts the tokens of every agent of a run against the
 	// session's budget; nil counts this agent's alone.
 	Session *Session
-	// HTTPClient sends the requests; nil is http.DefaultClient.
+	// HTTPClient sends the requests, as a copy whose Timeout is
+	// openai.timeout (one attempt); nil is a plain http.Client.
 	HTTPClient *http.Client
 	// Getenv reads the key's environment variable; nil is os.Getenv.
 	Getenv func(string) string
@@ -169,9 +170,19 @@ func New(opts Options) (*Agent, error) {
 	if p, ok := opts.Workspace.Config.PriceOf(m.Model); ok {
 		ag.price = &p
 	}
+	// openai.timeout bounds each attempt, as the http.Client's Timeout:
+	// the client's retries take a request that timed out as one that
+	// had no answer, and try it again. A deadline of the request's
+	// context (option.WithRequestTimeout) is not tried again: the
+	// client returns as soon as its context is done.
+	hc := http.Client{}
+	if opts.HTTPClient != nil {
+		hc = *opts.HTTPClient
+	}
+	hc.Timeout = m.Timeout
 	copts := []option.RequestOption{
 		option.WithMaxRetries(m.MaxRetries),
-		option.WithRequestTimeout(m.Timeout),
+		option.WithHTTPClient(&hc),
 		option.WithAPIKey(""),
 	}
 	if m.BaseURL != "" {
@@ -183,9 +194,6 @@ func New(opts Options) (*Agent, error) {
 			return nil, fmt.Errorf("openai.key_env: the environment variable %s holds no key", m.KeyEnv)
 		}
 		copts = append(copts, option.WithAPIKey(key))
-	}
-	if opts.HTTPClient != nil {
-		copts = append(copts, option.WithHTTPClient(opts.HTTPClient))
 	}
 	ag.client = openai.NewClient(copts...)
 	for _, t := range opts.Tools {
@@ -217,8 +225,8 @@ func (a *Agent) Endpoint() string {
 
 // EndpointError is a model call that failed: the endpoint could not be
 // reached, timed out, or answered with an error status (after the
-// client's own retries of a 429, a 5xx or a lost connection, which wait
-// as Retry-After says).
+// client's own retries of a 429, a 5xx, a timeout or a lost connection,
+// which wait as Retry-After says).
 type EndpointError struct {
 	URL    string
 	Status int // the HTTP status; 0 when there was no answer
@@ -448,7 +456,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
 			ee = &EndpointError{URL: a.Endpoint(), Err: err}
 			if errors.Is(err, context.DeadlineExceeded) {
-				ee.Timeout = a.model.Timeout // ctx is alive: the request's own deadline
+				ee.Timeout = a.model.Timeout // ctx is alive: the last attempt's own deadline
 			}
 			err = ee
 		}

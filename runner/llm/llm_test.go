@@ -353,6 +353,41 @@ func TestEndpointErrors(t *testing.T) {
 			t.Errorf("gave up after %v, want about the timeout", d)
 		}
 	})
+	t.Run("timeout tried again", func(t *testing.T) {
+		// openai.timeout is one attempt: the client tries a request that
+		// timed out again, max_retries times, as a 429 or a 5xx.
+		s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"}, step{Content: "ok"})
+		ws := table(t, s.URL(), "      timeout: 100ms\n      max_retries: 1\n")
+		if _, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+			t.Fatalf("Handle = %v, want the second attempt's answer", err)
+		}
+		if s.count() != 2 {
+			t.Errorf("%d requests, want 2", s.count())
+		}
+	})
+	t.Run("timeouts past max_retries", func(t *testing.T) {
+		s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"})
+		ws := table(t, s.URL(), "      timeout: 100ms\n      max_retries: 2\n")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		if want := "did not answer within 100ms (openai.timeout)"; !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("Handle = %v, want it to say %q", err, want)
+		}
+		if s.count() != 3 {
+			t.Errorf("%d requests, want 3 (max_retries: 2)", s.count())
+		}
+	})
+	t.Run("429 that never clears", func(t *testing.T) {
+		s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "0"}})
+		ws := table(t, s.URL(), "      max_retries: 2\n")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		var ee *llm.EndpointError
+		if !errors.As(err, &ee) || ee.Status != 429 {
+			t.Fatalf("Handle = %v, want an EndpointError with status 429", err)
+		}
+		if s.count() != 3 {
+			t.Errorf("%d requests, want 3 (max_retries: 2)", s.count())
+		}
+	})
 	t.Run("unreachable", func(t *testing.T) {
 		ws := table(t, "http://127.0.0.1:1/v1", "")
 		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
