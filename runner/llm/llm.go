@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -30,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -441,7 +443,9 @@ func (a *Agent) request(msgs []json.RawMessage) []byte {
 
 // call makes one model call, journaled with its usage.
 func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, pending *sync.WaitGroup) (*openai.ChatCompletion, error) {
-	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", a.request(msgs)))
+	var got answered
+	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{},
+		option.WithRequestBody("application/json", a.request(msgs)), option.WithMiddleware(got.middleware))
 	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
 	if err == nil && len(resp.Choices) == 0 {
 		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
@@ -457,6 +461,9 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 			ee = &EndpointError{URL: a.Endpoint(), Err: err}
 			if errors.Is(err, context.DeadlineExceeded) {
 				ee.Timeout = a.model.Timeout // ctx is alive: the last attempt's own deadline
+			} else if got.status != 0 {
+				// Reached: what answered was not a chat completion.
+				ee.Status, ee.Err = got.status, got.unreadable(err)
 			}
 			err = ee
 		}
@@ -482,6 +489,75 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 	entry.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
 	pending.Go(func() { a.journal(entry) })
 	return resp, nil
+}
+
+// answered keeps what the endpoint answered to the last attempt of a
+// request: its status, its content type and the start of its body, to
+// say what answered when the answer is not a chat completion.
+type answered struct {
+	status  int
+	ctype   string
+	head    []byte
+	readErr error
+}
+
+// headLen is how much of an answer that is not a chat completion is told.
+const headLen = 100
+
+// middleware is the client's middleware that fills in got.
+func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	*got = answered{}
+	res, err := next(req)
+	if err != nil || res == nil {
+		return res, err
+	}
+	got.status, got.ctype = res.StatusCode, res.Header.Get("Content-Type")
+	res.Body = &headReader{ReadCloser: res.Body, got: got}
+	return res, nil
+}
+
+// unreadable is the error of an answer the client could not read as a
+// chat completion (err): what answered, the start of its body escaped.
+func (got *answered) unreadable(err error) error {
+	ctype := got.ctype
+	if ctype == "" {
+		ctype = "no content type"
+	}
+	if got.readErr != nil {
+		return fmt.Errorf("an answer (%s) that broke off after %d bytes: %w", ctype, len(got.head), got.readErr)
+	}
+	head, more := got.head, ""
+	if len(head) == headLen {
+		more = "..."
+		i := len(head) - 1
+		for i > 0 && len(head)-i < utf8.UTFMax && !utf8.RuneStart(head[i]) {
+			i--
+		}
+		if !utf8.FullRune(head[i:]) {
+			head = head[:i] // not half a character
+		}
+	}
+	if len(head) == 0 {
+		return fmt.Errorf("an empty answer (%s), not a chat completion", ctype)
+	}
+	return fmt.Errorf("an answer (%s) that is not a chat completion: %q%s", ctype, head, more)
+}
+
+// headReader keeps the first headLen bytes of a body as it is read.
+type headReader struct {
+	io.ReadCloser
+	got *answered
+}
+
+func (r *headReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if room := headLen - len(r.got.head); room > 0 {
+		r.got.head = append(r.got.head, p[:min(n, room)]...)
+	}
+	if err != nil && err != io.EOF {
+		r.got.readErr = err
+	}
+	return n, err
 }
 
 // endLine returns s ending with a newline, unless it is empty.

@@ -388,6 +388,32 @@ func TestEndpointErrors(t *testing.T) {
 			t.Errorf("%d requests, want 3 (max_retries: 2)", s.count())
 		}
 	})
+	t.Run("not a chat completion", func(t *testing.T) {
+		// Reached: say what answered, not "unreachable".
+		long := strings.Repeat("é", 60)
+		for _, c := range []struct {
+			name string
+			step step
+			want string
+		}{
+			{"html as json", step{Body: "<html>502 Bad Gateway</html>"},
+				`answered 200: an answer (application/json) that is not a chat completion: "<html>502 Bad Gateway</html>"`},
+			{"html", step{Body: "<html>\n502 Bad Gateway</html>", Header: map[string]string{"Content-Type": "text/html"}},
+				`answered 200: an answer (text/html) that is not a chat completion: "<html>\n502 Bad Gateway</html>"`},
+			{"502 html", step{Status: 502, Body: "<html>502 Bad Gateway</html>", Header: map[string]string{"Content-Type": "text/html"}},
+				`answered 502: Bad Gateway`},
+			{"long", step{Body: long}, `that is not a chat completion: "` + strings.Repeat("é", 50) + `"...`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				s := newStandin(t, c.step)
+				ws := table(t, s.URL(), "")
+				_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+				if !strings.Contains(fmt.Sprint(err), c.want) || strings.Contains(fmt.Sprint(err), "unreachable") {
+					t.Errorf("Handle = %v, want it to say %s", err, c.want)
+				}
+			})
+		}
+	})
 	t.Run("unreachable", func(t *testing.T) {
 		ws := table(t, "http://127.0.0.1:1/v1", "")
 		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
