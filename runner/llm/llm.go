@@ -327,7 +327,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			return nil, err
 		}
 		pending.Wait()
-		resp, err := a.call(ctx, inID, msgs, &pending)
+		resp, answered, err := a.call(ctx, inID, msgs)
 		if err != nil && changed != "" && ctx.Err() == nil {
 			err = fmt.Errorf("%w; not tried again, since %s already changed the campaign for this message (parley retry asks the model anew)", err, changed)
 			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
@@ -363,6 +363,14 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		said := choice.Content
 		tr.add("assistant", said)
 		out, refusal := a.answer(in, said)
+		answered.Note = "answered"
+		if refusal != "" {
+			answered.Note = "answer refused: " + refusal
+		}
+		// Written while the conversation is saved: the two fsyncs
+		// overlap. Handle waits for it before anything else is
+		// journaled, and before it returns.
+		pending.Go(func() { a.journal(answered) })
 		if refusal == "" {
 			// As the file keeps them: each text ends with a newline.
 			for _, k := range kept {
@@ -441,8 +449,10 @@ func (a *Agent) request(msgs []json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// call makes one model call, journaled with its usage.
-func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, pending *sync.WaitGroup) (*openai.ChatCompletion, error) {
+// call makes one model call, journaled with its usage; but for an answer
+// (no tool calls) it returns the journal entry for the caller to note
+// whether the answer was accepted and write.
+func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (*openai.ChatCompletion, workspace.Entry, error) {
 	var got answered
 	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{},
 		option.WithRequestBody("application/json", a.request(msgs)), option.WithMiddleware(got.middleware))
@@ -452,7 +462,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err() // shutting down
+			return nil, entry, ctx.Err() // shutting down
 		}
 		var apiErr *openai.Error
 		if errors.As(err, &apiErr) {
@@ -469,7 +479,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 		}
 		entry.Reason = err.Error()
 		a.journal(entry)
-		return nil, err
+		return nil, entry, err
 	}
 	u := workspace.Usage{Calls: 1, TokensIn: resp.Usage.PromptTokens, TokensOut: resp.Usage.CompletionTokens}
 	if a.price != nil {
@@ -480,15 +490,10 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 	if n := len(resp.Choices[0].Message.ToolCalls); n > 0 {
 		entry.Note = fmt.Sprintf("%d tool %s", n, plural(n, "call", "calls"))
 		a.journal(entry) // before the tool calls' entries
-		return resp, nil
+		return resp, entry, nil
 	}
-	entry.Note = "answered"
-	// Written while the answer is checked and the conversation saved:
-	// the two fsyncs overlap. Handle waits for it before anything else
-	// is journaled, and before it returns.
 	entry.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
-	pending.Go(func() { a.journal(entry) })
-	return resp, nil
+	return resp, entry, nil
 }
 
 // answered keeps what the endpoint answered to the last attempt of a
@@ -622,6 +627,10 @@ func (a *Agent) journal(e workspace.Entry) {
 	}
 }
 
+// answerFile names the model's answer in a refusal, as a file's name
+// heads the refusal of a file: "your answer:2: to: unknown agent".
+const answerFile = "your answer"
+
 // answer makes a message of the model's answer and checks it with the
 // workspace's Check: the message, or why it is refused.
 func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, string) {
@@ -630,10 +639,16 @@ func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, stri
 	if errors.Is(err, mailbox.ErrNoHeader) {
 		m, err = mailbox.Reply(in, data), nil
 	}
+	if errors.Is(err, mailbox.ErrEmpty) {
+		return nil, answerFile + ": empty, where one message was expected"
+	}
+	if pe := (*mailbox.ParseError)(nil); errors.As(err, &pe) && pe.Path == "" {
+		pe.Path = answerFile
+	}
 	if err != nil {
 		return nil, err.Error()
 	}
-	v, err := a.opts.Workspace.Check(workspace.Input{File: "your answer", Sender: a.agent.Name, Message: m})
+	v, err := a.opts.Workspace.Check(workspace.Input{File: answerFile, Sender: a.agent.Name, Message: m})
 	if err != nil {
 		return nil, err.Error()
 	}

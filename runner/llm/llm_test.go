@@ -298,6 +298,39 @@ func TestRefusedPastRepairs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws.Root, "mailboxes", "gm", llm.ConversationFile)); !os.IsNotExist(err) {
 		t.Errorf("a refused exchange was written to the conversation")
 	}
+	// The journal says each answer was refused, not "answered".
+	for _, e := range journal(t, ws, workspace.ModelCalled) {
+		if want := `answer refused: your answer:2: to: unknown agent "nobody"`; !strings.HasPrefix(e.Note, want) || e.Reason != "" {
+			t.Errorf("journal's model entry = note %q, reason %q; want the note to start %q", e.Note, e.Reason, want)
+		}
+	}
+}
+
+// TestRefusalsSaidAlike: every refusal of an answer is told in one form,
+// "your answer:LINE: ...", an empty answer as an empty answer (not an
+// empty file), to the model and in the error.
+func TestRefusalsSaidAlike(t *testing.T) {
+	for _, c := range []struct {
+		name, content, want string
+	}{
+		{"empty", "", "your answer: empty, where one message was expected"},
+		{"white space", "\n  \n", "your answer: empty, where one message was expected"},
+		{"bad header", "---\nto: ann\ntype: [\n---\nHello\n", "your answer:3: header: "},
+		{"unknown recipient", "---\nto: nobody\n---\nHello\n", `your answer:2: to: unknown agent "nobody"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStandin(t, step{Content: c.content})
+			ws := table(t, s.URL(), "      max_repairs: 1\n")
+			_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+			if want := "answer refused after 1 repair: " + c.want; !strings.Contains(fmt.Sprint(err), want) {
+				t.Errorf("Handle = %v, want it to say %q", err, want)
+			}
+			msgs := messages(s.request(t, 1))
+			if fb := msgs[len(msgs)-1]["content"].(string); !strings.HasPrefix(fb, "parley refused your answer: "+c.want) {
+				t.Errorf("the model was told %q, want %q", fb, c.want)
+			}
+		})
+	}
 }
 
 func TestEndpointErrors(t *testing.T) {
