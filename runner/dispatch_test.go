@@ -670,11 +670,16 @@ func TestDriverStopsAgent(t *testing.T) {
 	}}
 	send(t, ws, "boss", "model", "one")
 	send(t, ws, "boss", "model", "two")
-	if _, err := runIdle(t, ws, Options{Drivers: drivers}); err != nil {
+	stats, err := runIdle(t, ws, Options{Drivers: drivers})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {
 		t.Errorf("the handler ran %d times, want once: the agent stops", calls)
+	}
+	// The run's stats name it, with its message in cur/ and why.
+	if len(stats.Stopped) != 1 || stats.Stopped[0].Agent != "model" || stats.Stopped[0].Reason != "budget used up" || !strings.HasPrefix(stats.Stopped[0].Path, "mailboxes/model/cur/") {
+		t.Errorf("stats.Stopped = %+v, want model, its message in cur/ and why", stats.Stopped)
 	}
 	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
 		t.Errorf("cur/ (-want +got):\n%s", d)
@@ -689,7 +694,7 @@ func TestDriverStopsAgent(t *testing.T) {
 		}
 		return nil
 	})
-	if len(notes) != 1 || !strings.Contains(notes[0], "model stopped: budget used up") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "model stopped for this run: budget used up") {
 		t.Errorf("journal's stopped entries = %q", notes)
 	}
 }
