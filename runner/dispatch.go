@@ -418,6 +418,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		w.setBusy("")
 		w.r.kickRouter() // a worker going idle may end an --until-idle run
 	}()
+	w.r.landing.wait(ctx, id) // its delivery journaled first
 	path := w.box.Path(mailbox.Cur, mailbox.FileName(id))
 	data, err := mailbox.ReadFile(path, w.r.ws().Config.Router.MaxMessageSize)
 	var m *mailbox.Message

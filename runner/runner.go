@@ -188,6 +188,10 @@ type Runner struct {
 	// fresh is what is known of the ids begun before (see fresh.go).
 	fresh freshIDs
 	stats Stats
+	// landing is the ids whose copies are written into inboxes and whose
+	// delivery is not journaled yet: a worker waits for it before it
+	// handles one, so that the journal tells of the delivery first.
+	landing landing
 	// statsMu guards what the workers count in stats (Handled, Dead,
 	// DeadFiles, and Rejected and RejectedFiles, which they share with
 	// the router); the router's other counts are its own.
