@@ -236,6 +236,9 @@ type EndpointError struct {
 	// Timeout is openai.timeout when the endpoint did not answer within
 	// it (Err is then context.DeadlineExceeded); 0 otherwise.
 	Timeout time.Duration
+	// Unreadable: what answered is not a chat completion (a gateway's
+	// own page, a body cut short): Err says what it was.
+	Unreadable bool
 }
 
 func (e *EndpointError) Error() string {
@@ -251,10 +254,11 @@ func (e *EndpointError) Error() string {
 func (e *EndpointError) Unwrap() error { return e.Err }
 
 // Temporary reports whether trying again later may help: no answer, a
-// timeout, 408, 429, or a server error. A 4xx (a wrong key, an unknown
-// model) comes again.
+// timeout, 408, 429, a server error, or an answer that is not a chat
+// completion (a gateway's page in the model's stead). A 4xx (a wrong
+// key, an unknown model) comes again.
 func (e *EndpointError) Temporary() bool {
-	return e.Status == 0 || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
+	return e.Status == 0 || e.Unreadable || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
 // TranscriptError is a message the agent gave up on, with the transcript
@@ -473,7 +477,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 				ee.Timeout = a.model.Timeout // ctx is alive: the last attempt's own deadline
 			} else if got.status != 0 {
 				// Reached: what answered was not a chat completion.
-				ee.Status, ee.Err = got.status, got.unreadable(err)
+				ee.Status, ee.Err, ee.Unreadable = got.status, got.unreadable(err), true
 			}
 			err = ee
 		}

@@ -444,6 +444,10 @@ func TestEndpointErrors(t *testing.T) {
 				if !strings.Contains(fmt.Sprint(err), c.want) || strings.Contains(fmt.Sprint(err), "unreachable") {
 					t.Errorf("Handle = %v, want it to say %s", err, c.want)
 				}
+				// A gateway's page in the model's stead may pass: tried again.
+				if ee := (*llm.EndpointError)(nil); !errors.As(err, &ee) || !ee.Temporary() {
+					t.Errorf("Handle = %v, want a temporary EndpointError", err)
+				}
 			})
 		}
 	})
