@@ -331,7 +331,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			return nil, err
 		}
 		pending.Wait()
-		resp, answered, err := a.call(ctx, inID, msgs)
+		resp, called, err := a.call(ctx, inID, msgs)
 		if err != nil && changed != "" && ctx.Err() == nil {
 			err = fmt.Errorf("%w; not tried again, since %s already changed the campaign for this message (parley retry asks the model anew)", err, changed)
 			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
@@ -367,14 +367,14 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		said := choice.Content
 		tr.add("assistant", said)
 		out, refusal := a.answer(in, said)
-		answered.Note = "answered"
+		called.Note = "answered"
 		if refusal != "" {
-			answered.Note = "answer refused: " + refusal
+			called.Note = "answer refused: " + refusal
 		}
 		// Written while the conversation is saved: the two fsyncs
 		// overlap. Handle waits for it before anything else is
 		// journaled, and before it returns.
-		pending.Go(func() { a.journal(answered) })
+		pending.Go(func() { a.journal(called) })
 		if refusal == "" {
 			// As the file keeps them: each text ends with a newline.
 			for _, k := range kept {
