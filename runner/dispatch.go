@@ -423,6 +423,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		w.setBusy("")
 		w.r.kickRouter() // a worker going idle may end an --until-idle run, or let a Tick come
 	}()
+	w.r.landing.wait(ctx, id) // its delivery journaled first
 	w.turn.Lock()
 	defer w.turn.Unlock()
 	path := w.box.Path(mailbox.Cur, mailbox.FileName(id))
@@ -508,8 +509,12 @@ func (w *worker) handle(ctx context.Context, id string) {
 			// The agent cannot go on in this run (its budget is used
 			// up): it is stopped, and the message stays in cur/, for
 			// the next runner to hand it again.
-			why := fmt.Sprintf("%s stopped: %v; messages to it wait in its inbox (the one it was handling, %s, in cur/) for the next run", w.agent.Name, err, id)
+			cur := mailboxPath(w.agent.Name, mailbox.Cur, mailbox.FileName(id))
+			why := fmt.Sprintf("%s stopped for this run: %v; the message it was handling waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, err, cur)
 			w.r.stopAgent(w.agent.Name, why)
+			w.r.statsMu.Lock()
+			w.r.stats.Stopped = append(w.r.stats.Stopped, workspace.Problem{Agent: w.agent.Name, Path: cur, Reason: err.Error()})
+			w.r.statsMu.Unlock()
 			w.r.state.note(w.agent.Name, why)
 			w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
 			return

@@ -670,11 +670,16 @@ func TestDriverStopsAgent(t *testing.T) {
 	}}
 	send(t, ws, "boss", "model", "one")
 	send(t, ws, "boss", "model", "two")
-	if _, err := runIdle(t, ws, Options{Drivers: drivers}); err != nil {
+	stats, err := runIdle(t, ws, Options{Drivers: drivers})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {
 		t.Errorf("the handler ran %d times, want once: the agent stops", calls)
+	}
+	// The run's stats name it, with its message in cur/ and why.
+	if len(stats.Stopped) != 1 || stats.Stopped[0].Agent != "model" || stats.Stopped[0].Reason != "budget used up" || !strings.HasPrefix(stats.Stopped[0].Path, "mailboxes/model/cur/") {
+		t.Errorf("stats.Stopped = %+v, want model, its message in cur/ and why", stats.Stopped)
 	}
 	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
 		t.Errorf("cur/ (-want +got):\n%s", d)
@@ -689,7 +694,7 @@ func TestDriverStopsAgent(t *testing.T) {
 		}
 		return nil
 	})
-	if len(notes) != 1 || !strings.Contains(notes[0], "model stopped: budget used up") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "model stopped for this run: budget used up") {
 		t.Errorf("journal's stopped entries = %q", notes)
 	}
 }
@@ -886,5 +891,60 @@ func TestCommandPlainSecret(t *testing.T) {
 	}
 	if got := names(t, ws, "aria", mailbox.Inbox); len(got) != 0 {
 		t.Errorf("aria's inbox = %v, want nothing", got)
+	}
+}
+
+// TestHandledAfterItsDeliveryLands: a worker may find a copy in its inbox
+// before the batch that wrote it is journaled (it lists its inbox as it
+// finishes a message); it waits for the batch to land before it hands
+// the message to its driver, so that the journal tells of the delivery
+// before anything the driver journals (a tryout saw `model bot ...
+// answered` before `delivered you -> bot` of the same message).
+func TestHandledAfterItsDeliveryLands(t *testing.T) {
+	ws := newWorkspace(t, "boss", "bob")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	box := ws.Mailbox("bob")
+	id := (&mailbox.IDs{}).New("boss")
+	m := mailbox.New([]byte("hi\n"))
+	m.Set("id", id)
+	m.Set("from", "boss")
+	m.Set("to", "bob")
+	r.landing.add(id) // written, its batch not journaled yet
+	if _, err := box.Deliver(id, m.Bytes(), r.syncer); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.Claim(id); err != nil {
+		t.Fatal(err)
+	}
+	called := make(chan struct{})
+	d := &builtinDriver{timeout: time.Minute, handler: HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+		close(called)
+		return nil, nil
+	})}
+	w := newWorker(r, workspace.Agent{Name: "bob"}, box, d)
+	r.workers["bob"] = w
+	handled := make(chan struct{})
+	go func() {
+		defer close(handled)
+		w.handle(context.Background(), id)
+	}()
+	select {
+	case <-called:
+		t.Fatal("the driver was handed the message before its delivery was journaled")
+	case <-time.After(100 * time.Millisecond):
+	}
+	r.landing.done(id)
+	<-handled
+	select {
+	case <-called:
+	default:
+		t.Error("the driver was not handed the message once its delivery landed")
+	}
+	if len(r.landing.ids) != 0 {
+		t.Errorf("landing = %v, want none", r.landing.ids)
 	}
 }

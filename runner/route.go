@@ -58,6 +58,8 @@ type batch struct {
 	// name is moved only while it refers to the file read (see
 	// mailbox.Snapshot).
 	snaps []*mailbox.Snapshot
+	// landing: its ids are in Runner.landing, until close.
+	landing bool
 }
 
 // round is what the batches of one look at the outboxes share: the
@@ -206,6 +208,15 @@ func (r *Runner) newBatch(now time.Time, settle time.Duration, n int) *batch {
 
 // close lets go of the files the batch read.
 func (b *batch) close() {
+	if b.landing {
+		b.landing = false
+		for _, a := range b.routed {
+			b.r.landing.done(a.id)
+		}
+		for _, n := range b.notices {
+			b.r.landing.done(n.id)
+		}
+	}
 	for _, s := range b.snaps {
 		s.Close()
 	}
@@ -511,6 +522,15 @@ func (b *batch) startDelivery() *delivery {
 		}
 		d.senders[s] = append(d.senders[s], a)
 	}
+	// Its copies are not handled before the batch is journaled (or
+	// fails): see landing. Released by close.
+	for _, a := range b.routed {
+		r.landing.add(a.id)
+	}
+	for _, n := range b.notices {
+		r.landing.add(n.id)
+	}
+	b.landing = true
 	d.outcomes = make([]deliveries, len(d.senders))
 	var next atomic.Int64 // the next sender to take
 	for range min(runtime.GOMAXPROCS(0), len(d.senders)) {
@@ -1066,4 +1086,51 @@ func rejectionNote(reason string, c candidate, now time.Time) string {
 // isGone reports whether an error means the file is no longer there.
 func isGone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist)
+}
+
+// landing is the ids being delivered whose delivery is not journaled
+// yet. A worker may find a copy in its inbox as soon as it is written
+// (it lists its inbox when it finishes a message, before the router's
+// notify), while the batch's journal waits for the batch's sync: what
+// the agent's driver journals (a model's call, its handling) would come
+// before the delivery. The worker waits for the id to land.
+type landing struct {
+	mu  sync.Mutex
+	ids map[string]chan struct{}
+}
+
+// add notes an id whose copies are about to be written.
+func (l *landing) add(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ids == nil {
+		l.ids = make(map[string]chan struct{})
+	}
+	if _, ok := l.ids[id]; !ok {
+		l.ids[id] = make(chan struct{})
+	}
+}
+
+// done notes that an id's batch landed (journaled, or failed).
+func (l *landing) done(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ch, ok := l.ids[id]; ok {
+		close(ch)
+		delete(l.ids, id)
+	}
+}
+
+// wait returns once the id is not being delivered, or ctx is done.
+func (l *landing) wait(ctx context.Context, id string) {
+	l.mu.Lock()
+	ch := l.ids[id]
+	l.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
 }

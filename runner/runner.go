@@ -133,6 +133,11 @@ type Stats struct {
 	// notice from parley tells the sender and every person (notices count
 	// in neither Routed nor Deliveries: they come from no outbox).
 	Loops int `json:"loops"`
+	// Stopped names the agents their driver stopped for the rest of the
+	// run (an openai agent's budget used up), each with the message it
+	// was handling (Path, in cur/) and why: their messages wait for the
+	// next run.
+	Stopped []workspace.Problem `json:"stopped,omitempty"`
 }
 
 // Refused reports whether anything was refused or given up during the run.
@@ -183,6 +188,10 @@ type Runner struct {
 	// fresh is what is known of the ids begun before (see fresh.go).
 	fresh freshIDs
 	stats Stats
+	// landing is the ids whose copies are written into inboxes and whose
+	// delivery is not journaled yet: a worker waits for it before it
+	// handles one, so that the journal tells of the delivery first.
+	landing landing
 	// statsMu guards what the workers count in stats (Handled, Dead,
 	// DeadFiles, and Rejected and RejectedFiles, which they share with
 	// the router); the router's other counts are its own.
@@ -570,6 +579,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	stats.RefusedInPlaceFiles = append([]workspace.Problem{}, stats.RefusedInPlaceFiles...)
 	stats.DeadFiles = append([]workspace.Problem{}, stats.DeadFiles...)
 	stats.LeftFiles = append([]workspace.Problem{}, stats.LeftFiles...)
+	stats.Stopped = append([]workspace.Problem(nil), stats.Stopped...)
 	return stats, err
 }
 

@@ -296,6 +296,12 @@ func statsLine(s runner.Stats) string {
 	if s.Recovered > 0 {
 		line += fmt.Sprintf(", %d already delivered before a restart", s.Recovered)
 	}
+	if n := len(s.Stopped); n > 0 {
+		line += fmt.Sprintf(", stopped %d %s", n, plural(n, "agent", "agents"))
+	}
+	for _, p := range s.Stopped {
+		line += fmt.Sprintf("\nstopped: %s: %s (its message waits in %s for the next run)", printable(p.Agent), printable(p.Reason), printable(p.Path))
+	}
 	if s.Ended != "" {
 		line += "\nsession over: " + s.Ended
 	}

@@ -232,7 +232,15 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			// A program that hangs shows as working: for how long, and
 			// until when, says whether to wait.
 			line := fmt.Sprintf("  %s: handling %s for %s", a.Name, printable(a.Message), now.Sub(a.Since).Round(time.Second))
-			if ag, ok := ws.Agent(a.Name); ok && ws.IsProgram(a.Name) && ag.Timeout > 0 {
+			if ag, ok := ws.Agent(a.Name); ok && ag.Model != nil {
+				// A model: each request is waited for openai.timeout,
+				// and tried again max_retries times.
+				line += fmt.Sprintf(" (a request to its model is given up after %s: openai.timeout in %s, tried %d %s: openai.max_retries", durationText(ag.Model.Timeout), workspace.ConfigFile, ag.Model.MaxRetries+1, plural(ag.Model.MaxRetries+1, "time", "times"))
+				if ag.Timeout > 0 {
+					line += fmt.Sprintf("; the message after %s: timeout:", durationText(ag.Timeout))
+				}
+				line += ")"
+			} else if ok && ws.IsProgram(a.Name) && ag.Timeout > 0 {
 				line += fmt.Sprintf(" (its program is stopped after %s: timeout: in %s)", durationText(ag.Timeout), workspace.ConfigFile)
 			}
 			notes = append(notes, line)

@@ -23,7 +23,7 @@ import (
 // chat.completion with Content or Calls.
 type Step struct {
 	Status  int               `json:"status,omitempty"` // 0: 200
-	Header  map[string]string `json:"header,omitempty"` // extra response headers (Retry-After)
+	Header  map[string]string `json:"header,omitempty"` // extra response headers (Retry-After, Content-Type)
 	Body    string            `json:"body,omitempty"`   // the response body, as it is
 	Content string            `json:"content,omitempty"`
 	Calls   []Call            `json:"calls,omitempty"`
@@ -178,10 +178,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	w.Header().Set("Content-Type", "application/json") // unless Header says otherwise
 	for k, v := range st.Header {
 		w.Header().Set(k, v)
 	}
-	w.Header().Set("Content-Type", "application/json")
 	if st.Status != 0 && st.Status != http.StatusOK {
 		w.WriteHeader(st.Status)
 		body := st.Body

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -30,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -74,7 +76,8 @@ type Options struct {
 	// Session counts the tokens of every agent of a run against the
 	// session's budget; nil counts this agent's alone.
 	Session *Session
-	// HTTPClient sends the requests; nil is http.DefaultClient.
+	// HTTPClient sends the requests, as a copy whose Timeout is
+	// openai.timeout (one attempt); nil is a plain http.Client.
 	HTTPClient *http.Client
 	// Getenv reads the key's environment variable; nil is os.Getenv.
 	Getenv func(string) string
@@ -169,9 +172,19 @@ func New(opts Options) (*Agent, error) {
 	if p, ok := opts.Workspace.Config.PriceOf(m.Model); ok {
 		ag.price = &p
 	}
+	// openai.timeout bounds each attempt, as the http.Client's Timeout:
+	// the client's retries take a request that timed out as one that
+	// had no answer, and try it again. A deadline of the request's
+	// context (option.WithRequestTimeout) is not tried again: the
+	// client returns as soon as its context is done.
+	hc := http.Client{}
+	if opts.HTTPClient != nil {
+		hc = *opts.HTTPClient
+	}
+	hc.Timeout = m.Timeout
 	copts := []option.RequestOption{
 		option.WithMaxRetries(m.MaxRetries),
-		option.WithRequestTimeout(m.Timeout),
+		option.WithHTTPClient(&hc),
 		option.WithAPIKey(""),
 	}
 	if m.BaseURL != "" {
@@ -183,9 +196,6 @@ func New(opts Options) (*Agent, error) {
 			return nil, fmt.Errorf("openai.key_env: the environment variable %s holds no key", m.KeyEnv)
 		}
 		copts = append(copts, option.WithAPIKey(key))
-	}
-	if opts.HTTPClient != nil {
-		copts = append(copts, option.WithHTTPClient(opts.HTTPClient))
 	}
 	ag.client = openai.NewClient(copts...)
 	for _, t := range opts.Tools {
@@ -217,8 +227,8 @@ func (a *Agent) Endpoint() string {
 
 // EndpointError is a model call that failed: the endpoint could not be
 // reached, timed out, or answered with an error status (after the
-// client's own retries of a 429, a 5xx or a lost connection, which wait
-// as Retry-After says).
+// client's own retries of a 429, a 5xx, a timeout or a lost connection,
+// which wait as Retry-After says).
 type EndpointError struct {
 	URL    string
 	Status int // the HTTP status; 0 when there was no answer
@@ -226,6 +236,9 @@ type EndpointError struct {
 	// Timeout is openai.timeout when the endpoint did not answer within
 	// it (Err is then context.DeadlineExceeded); 0 otherwise.
 	Timeout time.Duration
+	// Unreadable: what answered is not a chat completion (a gateway's
+	// own page, a body cut short): Err says what it was.
+	Unreadable bool
 }
 
 func (e *EndpointError) Error() string {
@@ -241,10 +254,11 @@ func (e *EndpointError) Error() string {
 func (e *EndpointError) Unwrap() error { return e.Err }
 
 // Temporary reports whether trying again later may help: no answer, a
-// timeout, 408, 429, or a server error. A 4xx (a wrong key, an unknown
-// model) comes again.
+// timeout, 408, 429, a server error, or an answer that is not a chat
+// completion (a gateway's page in the model's stead). A 4xx (a wrong
+// key, an unknown model) comes again.
 func (e *EndpointError) Temporary() bool {
-	return e.Status == 0 || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
+	return e.Status == 0 || e.Unreadable || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
 // TranscriptError is a message the agent gave up on, with the transcript
@@ -317,7 +331,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			return nil, err
 		}
 		pending.Wait()
-		resp, err := a.call(ctx, inID, msgs, &pending)
+		resp, called, err := a.call(ctx, inID, msgs)
 		if err != nil && changed != "" && ctx.Err() == nil {
 			err = fmt.Errorf("%w; not tried again, since %s already changed the campaign for this message (parley retry asks the model anew)", err, changed)
 			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
@@ -353,6 +367,14 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		said := choice.Content
 		tr.add("assistant", said)
 		out, refusal := a.answer(in, said)
+		called.Note = "answered"
+		if refusal != "" {
+			called.Note = "answer refused: " + refusal
+		}
+		// Written while the conversation is saved: the two fsyncs
+		// overlap. Handle waits for it before anything else is
+		// journaled, and before it returns.
+		pending.Go(func() { a.journal(called) })
 		if refusal == "" {
 			// As the file keeps them: each text ends with a newline.
 			for _, k := range kept {
@@ -431,16 +453,20 @@ func (a *Agent) request(msgs []json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// call makes one model call, journaled with its usage.
-func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, pending *sync.WaitGroup) (*openai.ChatCompletion, error) {
-	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", a.request(msgs)))
+// call makes one model call, journaled with its usage; but for an answer
+// (no tool calls) it returns the journal entry for the caller to note
+// whether the answer was accepted and write.
+func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (*openai.ChatCompletion, workspace.Entry, error) {
+	var got answered
+	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{},
+		option.WithRequestBody("application/json", a.request(msgs)), option.WithMiddleware(got.middleware))
 	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
 	if err == nil && len(resp.Choices) == 0 {
 		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err() // shutting down
+			return nil, entry, ctx.Err() // shutting down
 		}
 		var apiErr *openai.Error
 		if errors.As(err, &apiErr) {
@@ -448,13 +474,16 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
 			ee = &EndpointError{URL: a.Endpoint(), Err: err}
 			if errors.Is(err, context.DeadlineExceeded) {
-				ee.Timeout = a.model.Timeout // ctx is alive: the request's own deadline
+				ee.Timeout = a.model.Timeout // ctx is alive: the last attempt's own deadline
+			} else if got.status != 0 {
+				// Reached: what answered was not a chat completion.
+				ee.Status, ee.Err, ee.Unreadable = got.status, got.unreadable(err), true
 			}
 			err = ee
 		}
 		entry.Reason = err.Error()
 		a.journal(entry)
-		return nil, err
+		return nil, entry, err
 	}
 	u := workspace.Usage{Calls: 1, TokensIn: resp.Usage.PromptTokens, TokensOut: resp.Usage.CompletionTokens}
 	if a.price != nil {
@@ -465,15 +494,79 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage, p
 	if n := len(resp.Choices[0].Message.ToolCalls); n > 0 {
 		entry.Note = fmt.Sprintf("%d tool %s", n, plural(n, "call", "calls"))
 		a.journal(entry) // before the tool calls' entries
-		return resp, nil
+		return resp, entry, nil
 	}
-	entry.Note = "answered"
-	// Written while the answer is checked and the conversation saved:
-	// the two fsyncs overlap. Handle waits for it before anything else
-	// is journaled, and before it returns.
 	entry.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
-	pending.Go(func() { a.journal(entry) })
-	return resp, nil
+	return resp, entry, nil
+}
+
+// answered keeps what the endpoint answered to the last attempt of a
+// request: its status, its content type and the start of its body, to
+// say what answered when the answer is not a chat completion.
+type answered struct {
+	status  int
+	ctype   string
+	head    []byte
+	readErr error
+}
+
+// headLen is how much of an answer that is not a chat completion is told.
+const headLen = 100
+
+// middleware is the client's middleware that fills in got.
+func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	*got = answered{}
+	res, err := next(req)
+	if err != nil || res == nil {
+		return res, err
+	}
+	got.status, got.ctype = res.StatusCode, res.Header.Get("Content-Type")
+	res.Body = &headReader{ReadCloser: res.Body, got: got}
+	return res, nil
+}
+
+// unreadable is the error of an answer the client could not read as a
+// chat completion (err): what answered, the start of its body escaped.
+func (got *answered) unreadable(err error) error {
+	ctype := got.ctype
+	if ctype == "" {
+		ctype = "no content type"
+	}
+	if got.readErr != nil {
+		return fmt.Errorf("an answer (%s) that broke off after %d bytes: %w", ctype, len(got.head), got.readErr)
+	}
+	head, more := got.head, ""
+	if len(head) == headLen {
+		more = "..."
+		i := len(head) - 1
+		for i > 0 && len(head)-i < utf8.UTFMax && !utf8.RuneStart(head[i]) {
+			i--
+		}
+		if !utf8.FullRune(head[i:]) {
+			head = head[:i] // not half a character
+		}
+	}
+	if len(head) == 0 {
+		return fmt.Errorf("an empty answer (%s), not a chat completion", ctype)
+	}
+	return fmt.Errorf("an answer (%s) that is not a chat completion: %q%s", ctype, head, more)
+}
+
+// headReader keeps the first headLen bytes of a body as it is read.
+type headReader struct {
+	io.ReadCloser
+	got *answered
+}
+
+func (r *headReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if room := headLen - len(r.got.head); room > 0 {
+		r.got.head = append(r.got.head, p[:min(n, room)]...)
+	}
+	if err != nil && err != io.EOF {
+		r.got.readErr = err
+	}
+	return n, err
 }
 
 // endLine returns s ending with a newline, unless it is empty.
@@ -538,6 +631,10 @@ func (a *Agent) journal(e workspace.Entry) {
 	}
 }
 
+// answerFile names the model's answer in a refusal, as a file's name
+// heads the refusal of a file: "your answer:2: to: unknown agent".
+const answerFile = "your answer"
+
 // answer makes a message of the model's answer and checks it with the
 // workspace's Check: the message, or why it is refused.
 func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, string) {
@@ -546,10 +643,16 @@ func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, stri
 	if errors.Is(err, mailbox.ErrNoHeader) {
 		m, err = mailbox.Reply(in, data), nil
 	}
+	if errors.Is(err, mailbox.ErrEmpty) {
+		return nil, answerFile + ": empty, where one message was expected"
+	}
+	if pe := (*mailbox.ParseError)(nil); errors.As(err, &pe) && pe.Path == "" {
+		pe.Path = answerFile
+	}
 	if err != nil {
 		return nil, err.Error()
 	}
-	v, err := a.opts.Workspace.Check(workspace.Input{File: "your answer", Sender: a.agent.Name, Message: m})
+	v, err := a.opts.Workspace.Check(workspace.Input{File: answerFile, Sender: a.agent.Name, Message: m})
 	if err != nil {
 		return nil, err.Error()
 	}

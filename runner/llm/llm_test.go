@@ -298,6 +298,39 @@ func TestRefusedPastRepairs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws.Root, "mailboxes", "gm", llm.ConversationFile)); !os.IsNotExist(err) {
 		t.Errorf("a refused exchange was written to the conversation")
 	}
+	// The journal says each answer was refused, not "answered".
+	for _, e := range journal(t, ws, workspace.ModelCalled) {
+		if want := `answer refused: your answer:2: to: unknown agent "nobody"`; !strings.HasPrefix(e.Note, want) || e.Reason != "" {
+			t.Errorf("journal's model entry = note %q, reason %q; want the note to start %q", e.Note, e.Reason, want)
+		}
+	}
+}
+
+// TestRefusalsSaidAlike: every refusal of an answer is told in one form,
+// "your answer:LINE: ...", an empty answer as an empty answer (not an
+// empty file), to the model and in the error.
+func TestRefusalsSaidAlike(t *testing.T) {
+	for _, c := range []struct {
+		name, content, want string
+	}{
+		{"empty", "", "your answer: empty, where one message was expected"},
+		{"white space", "\n  \n", "your answer: empty, where one message was expected"},
+		{"bad header", "---\nto: ann\ntype: [\n---\nHello\n", "your answer:3: header: "},
+		{"unknown recipient", "---\nto: nobody\n---\nHello\n", `your answer:2: to: unknown agent "nobody"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStandin(t, step{Content: c.content})
+			ws := table(t, s.URL(), "      max_repairs: 1\n")
+			_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+			if want := "answer refused after 1 repair: " + c.want; !strings.Contains(fmt.Sprint(err), want) {
+				t.Errorf("Handle = %v, want it to say %q", err, want)
+			}
+			msgs := messages(s.request(t, 1))
+			if fb := msgs[len(msgs)-1]["content"].(string); !strings.HasPrefix(fb, "parley refused your answer: "+c.want) {
+				t.Errorf("the model was told %q, want %q", fb, c.want)
+			}
+		})
+	}
 }
 
 func TestEndpointErrors(t *testing.T) {
@@ -351,6 +384,71 @@ func TestEndpointErrors(t *testing.T) {
 		}
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("gave up after %v, want about the timeout", d)
+		}
+	})
+	t.Run("timeout tried again", func(t *testing.T) {
+		// openai.timeout is one attempt: the client tries a request that
+		// timed out again, max_retries times, as a 429 or a 5xx.
+		s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"}, step{Content: "ok"})
+		ws := table(t, s.URL(), "      timeout: 100ms\n      max_retries: 1\n")
+		if _, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+			t.Fatalf("Handle = %v, want the second attempt's answer", err)
+		}
+		if s.count() != 2 {
+			t.Errorf("%d requests, want 2", s.count())
+		}
+	})
+	t.Run("timeouts past max_retries", func(t *testing.T) {
+		s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"})
+		ws := table(t, s.URL(), "      timeout: 100ms\n      max_retries: 2\n")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		if want := "did not answer within 100ms (openai.timeout)"; !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("Handle = %v, want it to say %q", err, want)
+		}
+		if s.count() != 3 {
+			t.Errorf("%d requests, want 3 (max_retries: 2)", s.count())
+		}
+	})
+	t.Run("429 that never clears", func(t *testing.T) {
+		s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "0"}})
+		ws := table(t, s.URL(), "      max_retries: 2\n")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		var ee *llm.EndpointError
+		if !errors.As(err, &ee) || ee.Status != 429 {
+			t.Fatalf("Handle = %v, want an EndpointError with status 429", err)
+		}
+		if s.count() != 3 {
+			t.Errorf("%d requests, want 3 (max_retries: 2)", s.count())
+		}
+	})
+	t.Run("not a chat completion", func(t *testing.T) {
+		// Reached: say what answered, not "unreachable".
+		long := strings.Repeat("é", 60)
+		for _, c := range []struct {
+			name string
+			step step
+			want string
+		}{
+			{"html as json", step{Body: "<html>502 Bad Gateway</html>"},
+				`answered 200: an answer (application/json) that is not a chat completion: "<html>502 Bad Gateway</html>"`},
+			{"html", step{Body: "<html>\n502 Bad Gateway</html>", Header: map[string]string{"Content-Type": "text/html"}},
+				`answered 200: an answer (text/html) that is not a chat completion: "<html>\n502 Bad Gateway</html>"`},
+			{"502 html", step{Status: 502, Body: "<html>502 Bad Gateway</html>", Header: map[string]string{"Content-Type": "text/html"}},
+				`answered 502: Bad Gateway`},
+			{"long", step{Body: long}, `that is not a chat completion: "` + strings.Repeat("é", 50) + `"...`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				s := newStandin(t, c.step)
+				ws := table(t, s.URL(), "")
+				_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+				if !strings.Contains(fmt.Sprint(err), c.want) || strings.Contains(fmt.Sprint(err), "unreachable") {
+					t.Errorf("Handle = %v, want it to say %s", err, c.want)
+				}
+				// A gateway's page in the model's stead may pass: tried again.
+				if ee := (*llm.EndpointError)(nil); !errors.As(err, &ee) || !ee.Temporary() {
+					t.Errorf("Handle = %v, want a temporary EndpointError", err)
+				}
+			})
 		}
 	})
 	t.Run("unreachable", func(t *testing.T) {

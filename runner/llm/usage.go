@@ -89,7 +89,9 @@ type BudgetError struct {
 	Why   string // which budget, and what was used
 }
 
-func (e *BudgetError) Error() string { return fmt.Sprintf("%s: %v: %s", e.Agent, ErrBudget, e.Why) }
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("%s: %v: %s; budget: in %s allows more in one session (a run)", e.Agent, ErrBudget, e.Why, workspace.ConfigFile)
+}
 
 // Is reports whether target is ErrBudget.
 func (e *BudgetError) Is(target error) bool { return target == ErrBudget }

@@ -72,7 +72,8 @@ const (
 	// ModelCalled: an openai agent called its endpoint while handling a
 	// message. Agent, ID (the message handled), Model, Session, TokensIn
 	// and TokensOut (the endpoint's usage figures), Note (what the model
-	// answered: tool calls or a message); Reason when the call failed.
+	// answered: tool calls, a message, or a message refused and why:
+	// "answer refused: ..."); Reason when the call failed.
 	ModelCalled = "model"
 	// ToolCalled: an openai agent's model called a tool (roll_dice...).
 	// Agent, ID (the message handled), Tool, Args (as the model wrote
