@@ -24,10 +24,10 @@ type Answer struct {
 }
 
 // LateHeader is a header that begins after line one of a text: a "[TAG]"
-// line, or a '---' line opening a frontmatter block, from which the rest
-// of the text reads as a message. A header counts only on line one: such
-// a text is plain text, though its writer most likely meant a message and
-// put words before it ("I'll answer as Tor." then "[PLAYER_TO_GM]").
+// line, or a '---' line opening a frontmatter block that parses. A
+// header counts only on line one: such a text is plain text, though its
+// writer most likely meant a message and put words before it ("I'll
+// answer as Tor." then "[PLAYER_TO_GM]").
 type LateHeader struct {
 	Line int    // the line of the text it begins on, from 1
 	Text string // that line, as written ("[PLAYER_TO_GM]", "---")
@@ -42,8 +42,8 @@ func (l LateHeader) String() string {
 	return "a frontmatter header begins at line " + strconv.Itoa(l.Line)
 }
 
-// maxLateTries is how many header-like lines (a "[TAG]" line or a '---'
-// line) after line one LateHeaderOf tries before it gives up: words put
+// maxLateTries is how many '---' lines after line one LateHeaderOf
+// tries as a frontmatter block before it gives up: words put
 // before a message are a line or two, and a long plain text with many
 // '---' rules is not read again from each.
 const maxLateTries = 16
@@ -84,19 +84,26 @@ func plainOrNot(err error) bool {
 }
 
 // LateHeaderOf finds the first line after line one of text where a
-// header begins (see LateHeader): a "[TAG]" line or a '---' line from
-// which the rest of the text parses as a message. It tries the first
-// such lines only (maxLateTries).
+// header begins (see LateHeader): a line that is only "[TAG]", or a
+// '---' line from which the rest of the text parses as a frontmatter
+// message. It tries the first '---' lines only (maxLateTries).
 func LateHeaderOf(text []byte) LateHeader {
 	_, rest := cutLine(text)
 	off := len(text) - len(rest)
 	tries := 0
 	for line := 2; off < len(text) && tries < maxLateTries; line++ {
 		l, _ := cutLine(text[off:])
-		if tagLine.Match(l) || isDelimiter(l, "---") {
+		switch {
+		case tagLine.Match(l):
+			// A line that is only "[TAG]" is meant as one, even when
+			// its fields would not parse.
+			return LateHeader{Line: line, Text: string(bytes.TrimRight(l, " \t\r"))}
+		case isDelimiter(l, "---"):
+			// A rule is common in markdown: only a frontmatter block
+			// that parses counts.
 			tries++
 			if _, err := Parse(text[off:]); err == nil {
-				return LateHeader{Line: line, Text: string(bytes.TrimRight(l, " \t\r"))}
+				return LateHeader{Line: line, Text: "---"}
 			}
 		}
 		off += len(l) + eolLen(text[off+len(l):])

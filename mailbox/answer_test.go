@@ -32,6 +32,8 @@ func TestParseAnswer(t *testing.T) {
 		{name: "chatter before a fenced header", in: "Here it is:\n```\n---\nto: gm\n---\nTor listens.\n```\n",
 			text: "Here it is:\n```\n---\nto: gm\n---\nTor listens.\n```\n", noHeader: true,
 			late: LateHeader{Line: 3, Text: "---"}},
+		{name: "chatter before a tag with bad fields", in: "Here:\n[PLAYER_TO_GM]\ntype: [ACTION\n\nTor.\n", text: "Here:\n[PLAYER_TO_GM]\ntype: [ACTION\n\nTor.\n", noHeader: true,
+			late: LateHeader{Line: 2, Text: "[PLAYER_TO_GM]"}},
 		// A rule is no header: nothing closes it, or what it holds is no header.
 		{name: "rules", in: "Notes.\n\n---\n\nMore.\n\n---\n\nEnd.\n", text: "Notes.\n\n---\n\nMore.\n\n---\n\nEnd.\n", noHeader: true},
 	} {
