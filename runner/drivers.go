@@ -330,9 +330,14 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	timer := time.NewTimer(s.agent.Timeout)
 	defer timer.Stop()
 	fail := func(err error) ([][]byte, error) {
-		stderr := s.stderr.String()
 		s.kill()
 		<-got // the reader ends once the program is killed
+		stderr := s.stderr.String()
+		if last := lastLine(stderr); last != "" && ctx.Err() == nil {
+			// Timed out: what it said last may say why (parley
+			// session's line of output that is no JSON event).
+			err = fmt.Errorf("%w; the last line of its stderr: %s", err, last)
+		}
 		return nil, &HandleError{Err: err, ExitCode: -1, Stderr: stderr}
 	}
 	select {
@@ -374,7 +379,7 @@ func (s *sessionDriver) ended(ctx context.Context, err error) error {
 	stderr := s.stderr.String()
 	if last := lastLine(stderr); last != "" && errors.Is(err, errSessionEnded) {
 		// The cause first: parley status shows the first 160 characters.
-		err = fmt.Errorf("%s (the last line of its stderr: %w)", last, err)
+		err = fmt.Errorf("%s (the last line of its stderr; %w)", last, err)
 	}
 	return &HandleError{Err: err, ExitCode: code, Stderr: stderr}
 }
