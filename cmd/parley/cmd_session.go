@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -79,13 +80,29 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	if err != nil {
 		return err
 	}
-	fromProg, err := cmd.StdoutPipe()
+	// Its stdout is a pipe of our own, not cmd's, so that reading it
+	// is not cut short by Wait; once the program has exited, what it
+	// printed is read up to a deadline: a process it started that keeps
+	// the pipe open does not keep parley session waiting.
+	fromProg, toUs, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	defer fromProg.Close()
+	cmd.Stdout = toUs
+	cmd.WaitDelay = exitGrace // nor its stderr, held open by such a process
+	err = cmd.Start()
+	toUs.Close()
+	if err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
+	exited := make(chan struct{})
+	var werr error
+	go func() {
+		werr = cmd.Wait()
+		close(exited)
+		fromProg.SetReadDeadline(time.Now().Add(exitGrace))
+	}()
 	sc := bufio.NewScanner(fromProg)
 	sc.Buffer(nil, 64<<20)
 	events := &eventReader{sc: sc, program: opts.Program[0], stderr: stderr}
@@ -93,15 +110,15 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	fail := func(err error) error {
 		toProg.Close()
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-exited
 		return err
 	}
 	for {
 		msg, err := readFrame(frames)
 		if errors.Is(err, io.EOF) {
 			toProg.Close()
-			if err := cmd.Wait(); err != nil {
-				return fmt.Errorf("session: %s: %w", opts.Program[0], err)
+			if <-exited; werr != nil {
+				return fmt.Errorf("session: %s: %w", opts.Program[0], werr)
 			}
 			return nil
 		}
@@ -164,6 +181,12 @@ func readFrame(r *bufio.Reader) (string, error) {
 	}
 }
 
+// exitGrace is how long parley session goes on reading a program's
+// output, and waiting for its stderr to close, once the program has
+// exited: what it printed is read at once; only a process it started
+// that keeps the pipes open is waited for, this long.
+const exitGrace = time.Second
+
 // eventReader reads a stream-json program's output: one JSON event a line.
 type eventReader struct {
 	sc      *bufio.Scanner
@@ -211,7 +234,9 @@ func (ev *eventReader) result() (string, error) {
 		}
 		return e.Result, nil
 	}
-	if err := ev.sc.Err(); err != nil {
+	// Its output ended (EOF), or the program exited and what it printed
+	// before was read (the deadline set then).
+	if err := ev.sc.Err(); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 		return "", err
 	}
 	switch {
