@@ -100,8 +100,8 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	var werr error
 	go func() {
 		werr = cmd.Wait()
-		close(exited)
 		fromProg.SetReadDeadline(time.Now().Add(exitGrace))
+		close(exited)
 	}()
 	sc := bufio.NewScanner(fromProg)
 	sc.Buffer(nil, 64<<20)
