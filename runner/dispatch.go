@@ -579,6 +579,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	var names []string
 	stopping := false
 	given := make(map[string]string) // id -> the output that has it
+	var notes []string               // for the journal: outputs sent as plain text that look like messages
 	printed := 0
 	for i, o := range outputs {
 		data := o.data
@@ -587,7 +588,13 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 			printed++
 			what = fmt.Sprintf("message %d it printed", printed)
 		}
-		msg := reply(in, data)
+		msg, late := reply(in, data)
+		if late.Line > 0 {
+			to, _ := msg.Header().Names("to")
+			why := fmt.Sprintf("%s was sent as plain text (an untyped reply to %s), although %s: a header counts only on line one", what, strings.Join(to, ", "), late)
+			w.r.log.Warn("sent as plain text", "agent", w.agent.Name, "id", id, "why", why)
+			notes = append(notes, why)
+		}
 		if msg != nil && approvesShutdown(msg) {
 			stopping = true
 		}
@@ -646,7 +653,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		w.r.log.Error("publishing", "agent", w.agent.Name, "id", id, "err", err)
 	} else {
 		w.recordRefused(id, refusals)
-		w.recordHandled(id, in, attempt, "")
+		w.recordHandled(id, in, attempt, strings.Join(notes, "; "))
 		if len(names) == 0 {
 			w.saidNothing(answerOf(in), refusals)
 		}
@@ -723,17 +730,22 @@ func (w *worker) refusalNoteOf(id, what, reason, todo string) string {
 // as a message, and sent as plain text it would go to the wrong agent,
 // untyped, unchecked; kept as it is, the router refuses it with the
 // reason Check gives.
-func reply(in *mailbox.Message, data []byte) *mailbox.Message {
-	m, err := mailbox.Parse(data)
+//
+// It reads the output as mailbox.ParseAnswer does (a message wholly in
+// one code fence is taken out of it). Plain text in which a header
+// begins after line one (words before a "[TAG]" line) is still plain
+// text: late names that header, for the journal and the log to say so.
+func reply(in *mailbox.Message, data []byte) (m *mailbox.Message, late mailbox.LateHeader) {
+	a, err := mailbox.ParseAnswer(data)
 	if err == nil {
-		return m
+		return a.Message, late
 	}
 	if !errors.Is(err, mailbox.ErrNoHeader) && !errors.Is(err, mailbox.ErrUnclosedFrontmatter) {
-		return nil
+		return nil, late
 	}
-	r := mailbox.Reply(in, data)
+	r := mailbox.Reply(in, a.Text)
 	readdress(in, r)
-	return r
+	return r, a.Late
 }
 
 // giveUp moves a message to dead/ with why it failed.

@@ -237,6 +237,47 @@ done
 	}
 }
 
+// TestSessionEnded: a session that exits before finishing its message
+// is given up with the last line of its stderr, its cause, first in the
+// reason (which the log and parley status show), and its exit code;
+// before, only "the session ended its output before finishing the
+// message", the cause left in the stderr kept in dead/. One that times
+// out has the line after the timeout.
+func TestSessionEnded(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "quit.sh", "echo 'starting' >&2; read -r line; echo 'half an answer'; echo 'session: claude: API Error: 529 overloaded' >&2; exit 3\n")
+	script(t, ws, "mute.sh", "read -r line; exit 4\n")
+	script(t, ws, "stuck.sh", "read -r line; echo 'warning: line 2 of its output is no JSON event' >&2; exec sleep 600\n")
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: quitter, driver: session, run: [./quit.sh], retries: 0}
+  - {name: mute, driver: session, run: [./mute.sh], retries: 0}
+  - {name: stuck, driver: session, run: [./stuck.sh], retries: 0, timeout: 300ms}
+`)
+	send(t, ws, "boss", "quitter", "work")
+	send(t, ws, "boss", "mute", "work")
+	send(t, ws, "boss", "stuck", "work")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for agent, want := range map[string]string{
+		"quitter": "quitter: gave up after 1 attempt: exit code 3: session: claude: API Error: 529 overloaded (the last line of its stderr; the session ended its output before finishing the message)",
+		"mute":    "mute: gave up after 1 attempt: exit code 4: the session ended its output before finishing the message",
+		// A session that times out: what it said last comes after.
+		"stuck": "stuck: gave up after 1 attempt: timed out after 300ms: the session was killed and will be started again; the last line of its stderr: warning: line 2 of its output is no JSON event",
+	} {
+		dead, err := ws.Mailbox(agent).List(mailbox.Dead)
+		if err != nil || len(dead) != 1 {
+			t.Errorf("%s: dead/ = %+v, %v", agent, dead, err)
+			continue
+		}
+		if got, _, _ := strings.Cut(dead[0].Reason, "\n"); got != want {
+			t.Errorf("%s: reason %q, want %q", agent, got, want)
+		}
+	}
+}
+
 func TestBuiltinDriver(t *testing.T) {
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: upper, driver: builtin, handler: shout}\n")
 	handlers := Handlers{"shout": HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {

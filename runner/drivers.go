@@ -330,17 +330,20 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	timer := time.NewTimer(s.agent.Timeout)
 	defer timer.Stop()
 	fail := func(err error) ([][]byte, error) {
-		stderr := s.stderr.String()
 		s.kill()
 		<-got // the reader ends once the program is killed
+		stderr := s.stderr.String()
+		if last := lastLine(stderr); last != "" && ctx.Err() == nil {
+			// Timed out: what it said last may say why (parley
+			// session's line of output that is no JSON event).
+			err = fmt.Errorf("%w; the last line of its stderr: %s", err, last)
+		}
 		return nil, &HandleError{Err: err, ExitCode: -1, Stderr: stderr}
 	}
 	select {
 	case r := <-got:
 		if r.err != nil {
-			stderr := s.stderr.String()
-			s.kill()
-			return nil, &HandleError{Err: r.err, ExitCode: -1, Stderr: stderr}
+			return nil, s.ended(ctx, r.err)
 		}
 		return r.frames, nil
 	case <-timer.C:
@@ -348,6 +351,46 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}
+}
+
+// ended ends the session after its output failed with err, and says
+// why: a session whose output ended is given a moment to exit, so that
+// its exit code and all it wrote on stderr are known, and the last line
+// of its stderr, most often the real cause (parley session's "its result
+// is an error (...): API Error: 529 overloaded"), is added to the error,
+// which the run's log, parley status and dead/ show, not only the end of
+// stderr kept beside the message in dead/.
+func (s *sessionDriver) ended(ctx context.Context, err error) error {
+	code := -1
+	if errors.Is(err, errSessionEnded) {
+		wait := time.NewTimer(endGrace)
+		select {
+		case <-s.exited:
+			var ee *exec.ExitError
+			if errors.As(s.proc.err, &ee) {
+				code = ee.ExitCode()
+			}
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+		wait.Stop()
+	}
+	s.kill() // its stderr is read to the end
+	stderr := s.stderr.String()
+	if last := lastLine(stderr); last != "" && errors.Is(err, errSessionEnded) {
+		// The cause first: parley status shows the first 160 characters.
+		err = fmt.Errorf("%s (the last line of its stderr; %w)", last, err)
+	}
+	return &HandleError{Err: err, ExitCode: code, Stderr: stderr}
+}
+
+// lastLine is the last line of text that is not blank, trimmed.
+func lastLine(text string) string {
+	text = strings.TrimRight(text, " \t\r\n")
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[i+1:]
+	}
+	return strings.TrimSpace(text)
 }
 
 // kill ends the session, with every process it started (see

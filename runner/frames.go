@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 )
 
@@ -61,6 +60,11 @@ func writeFrame(w io.Writer, data []byte) error {
 // workspace allows for one message.
 var errOutputTooLarge = errors.New("printed more than max_output for one message")
 
+// errSessionEnded is the error for a session whose output ended (most
+// often: it exited) before the empty frame that finishes a message. The
+// session driver adds what the program said last on stderr, its cause.
+var errSessionEnded = errors.New("the session ended its output before finishing the message")
+
 // frameReader reads a session's output: frames ended by FrameEnd lines,
 // and the empty frame that says the session is done with its message.
 type frameReader struct {
@@ -113,7 +117,7 @@ func (fr *frameReader) next() ([][]byte, error) {
 		cur.Write(line)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("the session ended its output before finishing the message")
+				return nil, errSessionEnded
 			}
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,7 +31,9 @@ func sessionCommand(e *env) *cli.Command {
 			"agent's context file ($PARLEY_CONTEXT), then the message; --prompt puts a\n" +
 			"file before the first. The text of the\n" +
 			"program's {\"type\":\"result\"} event is the agent's answer; a result that is an\n" +
-			"error ends parley session, so that parley starts it again for the message.",
+			"error ends parley session, so that parley starts it again for the message.\n" +
+			"A line of its output that is no JSON event is skipped and said on stderr, with\n" +
+			"its number; a program that then ends before its result is an error naming it.",
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) > 0 && args[0] == "--" {
@@ -77,28 +80,45 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	if err != nil {
 		return err
 	}
-	fromProg, err := cmd.StdoutPipe()
+	// Its stdout is a pipe of our own, not cmd's, so that reading it
+	// is not cut short by Wait; once the program has exited, what it
+	// printed is read up to a deadline: a process it started that keeps
+	// the pipe open does not keep parley session waiting.
+	fromProg, toUs, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	defer fromProg.Close()
+	cmd.Stdout = toUs
+	cmd.WaitDelay = exitGrace // nor its stderr, held open by such a process
+	err = cmd.Start()
+	toUs.Close()
+	if err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	events := bufio.NewScanner(fromProg)
-	events.Buffer(nil, 64<<20)
+	exited := make(chan struct{})
+	var werr error
+	go func() {
+		werr = cmd.Wait()
+		fromProg.SetReadDeadline(time.Now().Add(exitGrace))
+		close(exited)
+	}()
+	sc := bufio.NewScanner(fromProg)
+	sc.Buffer(nil, 64<<20)
+	events := &eventReader{sc: sc, program: opts.Program[0], stderr: stderr}
 	frames := bufio.NewReader(in)
 	fail := func(err error) error {
 		toProg.Close()
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-exited
 		return err
 	}
 	for {
 		msg, err := readFrame(frames)
 		if errors.Is(err, io.EOF) {
 			toProg.Close()
-			if err := cmd.Wait(); err != nil {
-				return fmt.Errorf("session: %s: %w", opts.Program[0], err)
+			if <-exited; werr != nil {
+				return fmt.Errorf("session: %s: %w", opts.Program[0], werr)
 			}
 			return nil
 		}
@@ -125,7 +145,7 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		if _, err := toProg.Write(append(line, '\n')); err != nil {
 			return fail(fmt.Errorf("session: writing to %s: %w", opts.Program[0], err))
 		}
-		answer, err := readResult(events)
+		answer, err := events.result()
 		if err != nil {
 			return fail(fmt.Errorf("session: %s: %w", opts.Program[0], err))
 		}
@@ -161,26 +181,69 @@ func readFrame(r *bufio.Reader) (string, error) {
 	}
 }
 
-// readResult reads a stream-json program's events up to its result, and
-// returns the result's text. Lines that are not JSON are skipped.
-func readResult(events *bufio.Scanner) (string, error) {
-	for events.Scan() {
-		var ev struct {
+// exitGrace is how long parley session goes on reading a program's
+// output, and waiting for its stderr to close, once the program has
+// exited: what it printed is read at once; only a process it started
+// that keeps the pipes open is waited for, this long.
+const exitGrace = time.Second
+
+// eventReader reads a stream-json program's output: one JSON event a line.
+type eventReader struct {
+	sc      *bufio.Scanner
+	program string    // the program's name, for what is said of a line
+	stderr  io.Writer // where a line that is no event is told of
+	n       int       // lines read so far
+	strays  int       // lines that are no event
+	first   int       // the number of the first of them
+	line    string    // that line, cut at maxQuoted
+}
+
+// maxQuoted is how much of a line that is no event is quoted.
+const maxQuoted = 200
+
+// result reads the program's events up to its result, and returns the
+// result's text. A line that is no JSON event is skipped, and said on
+// stderr (its number and the line, quoted); when the output then ends
+// (the program exited), the error says so, naming the first such line,
+// the likely cause: a result event printed across two lines.
+func (ev *eventReader) result() (string, error) {
+	for ev.sc.Scan() {
+		ev.n++
+		var e struct {
 			Type    string `json:"type"`
 			Subtype string `json:"subtype"`
 			IsError bool   `json:"is_error"`
 			Result  string `json:"result"`
 		}
-		if json.Unmarshal(events.Bytes(), &ev) != nil || ev.Type != "result" {
+		if err := json.Unmarshal(ev.sc.Bytes(), &e); err != nil {
+			line := ev.sc.Text()
+			if len(line) > maxQuoted {
+				line = line[:maxQuoted] + "..."
+			}
+			fmt.Fprintf(ev.stderr, "parley: warning: session: %s: line %d of its output is no JSON event, skipped: %q (%v)\n", ev.program, ev.n, line, err)
+			if ev.strays++; ev.strays == 1 {
+				ev.first, ev.line = ev.n, line
+			}
 			continue
 		}
-		if ev.IsError || ev.Subtype != "success" {
-			return "", fmt.Errorf("its result is an error (%s): %s", ev.Subtype, ev.Result)
+		if e.Type != "result" {
+			continue
 		}
-		return ev.Result, nil
+		if e.IsError || e.Subtype != "success" {
+			return "", fmt.Errorf("its result is an error (%s): %s", e.Subtype, e.Result)
+		}
+		return e.Result, nil
 	}
-	if err := events.Err(); err != nil {
+	// Its output ended (EOF), or the program exited and what it printed
+	// before was read (the deadline set then).
+	if err := ev.sc.Err(); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 		return "", err
+	}
+	switch {
+	case ev.strays == 1:
+		return "", fmt.Errorf("it ended before its result; line %d of its output is no JSON event: %q", ev.first, ev.line)
+	case ev.strays > 1:
+		return "", fmt.Errorf("it ended before its result; %d lines of its output are no JSON event, the first line %d: %q", ev.strays, ev.first, ev.line)
 	}
 	return "", errors.New("it ended before its result")
 }

@@ -638,10 +638,13 @@ const answerFile = "your answer"
 // answer makes a message of the model's answer and checks it with the
 // workspace's Check: the message, or why it is refused.
 func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, string) {
-	data := []byte(unfence(text))
-	m, err := mailbox.Parse(data)
+	ans, err := mailbox.ParseAnswer([]byte(text))
+	m := ans.Message
 	if errors.Is(err, mailbox.ErrNoHeader) {
-		m, err = mailbox.Reply(in, data), nil
+		m, err = mailbox.Reply(in, ans.Text), nil
+		if ans.Late.Line > 0 {
+			a.opts.Logger.Warn("sent as plain text", "agent", a.agent.Name, "why", "its answer has no header on line one, although "+ans.Late.String()+": a header counts only on line one")
+		}
 	}
 	if errors.Is(err, mailbox.ErrEmpty) {
 		return nil, answerFile + ": empty, where one message was expected"
@@ -660,23 +663,6 @@ func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, stri
 		return nil, v.Refusal.Error()
 	}
 	return m, ""
-}
-
-// unfence takes the message out of a code fence the model put it in.
-func unfence(text string) string {
-	t := strings.TrimSpace(text)
-	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") {
-		return text
-	}
-	first, rest, ok := strings.Cut(t, "\n")
-	if !ok || strings.Contains(strings.Trim(first, "`"), " ") {
-		return text
-	}
-	i := strings.LastIndex(rest, "\n")
-	if i < 0 || strings.Trim(rest[i+1:], "`") != "" {
-		return text
-	}
-	return rest[:i+1]
 }
 
 // system is the system prompt: who the agent is, how to answer, its
