@@ -510,10 +510,13 @@ func (w *worker) handle(ctx context.Context, id string) {
 			// up): it is stopped, and the message stays in cur/, for
 			// the next runner to hand it again.
 			cur := mailboxPath(w.agent.Name, mailbox.Cur, mailbox.FileName(id))
-			why := fmt.Sprintf("%s stopped for this run: %v; the message it was handling waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, err, cur)
+			// The driver's error names the agent already ("gm: budget
+			// used up: ..."): said once.
+			reason := strings.TrimPrefix(err.Error(), w.agent.Name+": ")
+			why := fmt.Sprintf("%s stopped for this run: %s; the message it was handling waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, reason, cur)
 			w.r.stopAgent(w.agent.Name, why)
 			w.r.statsMu.Lock()
-			w.r.stats.Stopped = append(w.r.stats.Stopped, workspace.Problem{Agent: w.agent.Name, Path: cur, Reason: err.Error()})
+			w.r.stats.Stopped = append(w.r.stats.Stopped, workspace.Problem{Agent: w.agent.Name, Path: cur, Reason: reason})
 			w.r.statsMu.Unlock()
 			w.r.state.note(w.agent.Name, why)
 			w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)

@@ -120,7 +120,7 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	}
 	// A run that ended by itself says whether all went through; one
 	// stopped by a signal is a clean stop, whatever happened before.
-	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && stats.Undelivered() {
+	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && (stats.Undelivered() || len(stats.Stopped) > 0) {
 		return &refusedError{stats: stats, pipeline: hasOrchestrator(ws)}
 	}
 	return nil
@@ -246,6 +246,10 @@ func (e *refusedError) Error() string {
 	if s.Dead > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s given up", s.Dead, plural(s.Dead, "message", "messages")))
 	}
+	if n := len(s.Stopped); n > 0 {
+		// Named in the summary, with where their messages wait.
+		parts = append(parts, fmt.Sprintf("%d %s stopped by %s", n, plural(n, "agent", "agents"), plural(n, "its driver", "their drivers")))
+	}
 	var b strings.Builder
 	if len(parts) > 0 {
 		b.WriteString(strings.Join(parts, " and ") + " during this run")
@@ -256,7 +260,9 @@ func (e *refusedError) Error() string {
 		}
 		fmt.Fprintf(&b, "%d %s left in %s, not routed", s.Left, plural(s.Left, "file", "files"), plural(s.Left, "an outbox", "outboxes"))
 	}
-	b.WriteString(":")
+	if len(s.RejectedFiles)+len(s.RefusedInPlaceFiles)+len(s.DeadFiles)+len(s.LeftFiles) > 0 {
+		b.WriteString(":")
+	}
 	for _, k := range []struct {
 		what  string
 		list  []workspace.Problem

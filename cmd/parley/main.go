@@ -25,7 +25,7 @@ const (
 	exitUsage       = 2 // wrong flags or arguments
 	exitLocked      = 3 // another runner holds the workspace
 	exitNoWorkspace = 4 // no parley.yaml here or above, or -C names no directory
-	exitRefused     = 5 // parley run (or bridge) --until-idle: a file was refused or a message given up during the run
+	exitRefused     = 5 // parley run (or bridge) --until-idle: a file was refused or a message given up during the run, or an agent stopped
 )
 
 func main() {
