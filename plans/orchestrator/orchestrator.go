@@ -829,8 +829,15 @@ func (r *run) submitted() ([]*mailbox.Message, error) {
 		return instead, err
 	}
 	if s.Done {
+		// Ticked by hand while its task was out: the tick is the
+		// person's decision, and the pipeline goes on from it (nothing
+		// else would send the steps that follow).
 		r.o.log().Info("orchestrator: a submission for a step done already", "from", from(r.in), "step", n)
-		return changed, nil
+		if p.Status == "done" || p.Status == "blocked" {
+			return changed, nil
+		}
+		next, err := r.dispatch(p)
+		return append(changed, next...), err
 	}
 	files := list(r.in, "files_changed")
 	if len(files) == 0 {

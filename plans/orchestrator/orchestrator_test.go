@@ -1189,3 +1189,23 @@ func TestTickedAfterEscalation(t *testing.T) {
 		})
 	}
 }
+
+// TestSubmittedAfterTick: bug: a step a person ticked by hand while its
+// task was out, then submitted by its worker as usual, was set aside
+// ("a submission for a step done already") and nothing more was sent:
+// the plan stalled at the next wave, nobody told. The tick is the
+// person's decision: the submission goes on from it.
+func TestSubmittedAfterTick(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	for _, r := range h.submit(tasks[0], "[a.go]") {
+		h.handle(verdict(h, r, "pass"))
+	}
+	if !h.readPlan().Step(1).Done {
+		t.Fatal("step 1 not approved")
+	}
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "submitted after the tick", h.submit(tasks[1], "[b.go]"), "worker-1:task_assignment/execute")
+}
