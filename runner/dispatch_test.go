@@ -493,61 +493,6 @@ func TestCommandGarbage(t *testing.T) {
 	}
 }
 
-// TestShutdownKillsChildren: when the runner stops, a program mid-message
-// is killed with everything it started, and the message stays in cur/ to
-// be handled by the next runner.
-func TestShutdownKillsChildren(t *testing.T) {
-	ws := newWorkspace(t, "boss")
-	script(t, ws, "slow.sh", `cat >/dev/null
-if [ -e handled-once ]; then echo finished; exit 0; fi
-touch handled-once
-sleep 600 & echo $! > child.pid
-wait
-`)
-	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: slow, driver: command, run: [./slow.sh]}\n")
-	id := send(t, ws, "boss", "slow", "take your time")
-	r, err := Open(ws, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { _, err := r.Run(ctx); done <- err }()
-	pidFile := filepath.Join(ws.Root, "child.pid")
-	deadline := time.Now().Add(30 * time.Second)
-	var pid int
-	for pid == 0 && time.Now().Before(deadline) {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			fmt.Sscan(string(b), &pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if pid == 0 {
-		cancel()
-		t.Fatal("the program never started its child")
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		if f := strings.Fields(string(stat)); len(f) > 2 && f[2] != "Z" {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("the child %d outlived the runner (state %s)", pid, f[2])
-		}
-	}
-	if got := names(t, ws, "slow", mailbox.Cur); len(got) != 1 || got[0] != mailbox.FileName(id) {
-		t.Fatalf("slow's cur/ = %v, want the interrupted message", got)
-	}
-	if _, err := runIdle(t, ws, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff([]string{"finished"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
-		t.Errorf("after a restart, boss's inbox (-want +got):\n%s", d)
-	}
-}
-
 // TestRecoverStages: a runner starts where a stopped one left an agent's
 // work. Answers it had committed are sent once and their message
 // finished, never handled again; answers it was still writing are

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -281,5 +282,59 @@ cat secret.md
 	}
 	if n := noNewPrivsThreads(t); n != 0 {
 		t.Errorf("%d threads of the runner are still confined after their programs ended", n)
+	}
+}
+
+// TestShutdownKillsChildren: when the runner stops, a program mid-message
+// is killed with everything it started, and the message stays in cur/ to
+// be handled by the next runner.
+func TestShutdownKillsChildren(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "slow.sh", `cat >/dev/null
+if [ -e handled-once ]; then echo finished; exit 0; fi
+touch handled-once
+sleep 600 & echo $! > child.pid
+wait
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: slow, driver: command, run: [./slow.sh]}\n")
+	id := send(t, ws, "boss", "slow", "take your time")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := r.Run(ctx); done <- err }()
+	pidFile := filepath.Join(ws.Root, "child.pid")
+	deadline := time.Now().Add(30 * time.Second)
+	var pid int
+	for pid == 0 && time.Now().Before(deadline) {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			fmt.Sscan(string(b), &pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid == 0 {
+		cancel()
+		t.Fatal("the program never started its child")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	// Killed, it ends a moment later: on a busy machine it may still be
+	// running when the runner returns.
+	if !ended(t, pid) {
+		t.Errorf("the child %d outlived the runner", pid)
+	}
+	if got := names(t, ws, "slow", mailbox.Cur); len(got) != 1 || got[0] != mailbox.FileName(id) {
+		t.Fatalf("slow's cur/ = %v, want the interrupted message", got)
+	}
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"finished"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("after a restart, boss's inbox (-want +got):\n%s", d)
 	}
 }
