@@ -375,7 +375,13 @@ func TestConcurrentSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const workers, each = 8, 12
+	// Eight processes at once, two per agent, each sending a few times
+	// over; the long tests (longtest) send four times as many.
+	const workers = 8
+	each := 3
+	if longtest.Enabled() {
+		each = 12
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
