@@ -179,9 +179,9 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		// No cgroup per message: making and removing one for each run
 		// made a command several times slower on a loaded machine. Its
 		// process group and the sweep end what it started.
-		return &commandDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, confine: conf, records: r.records}, nil
+		return &commandDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, confine: conf, records: r.records}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records}, nil
+		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records}, nil
 	case workspace.DriverBuiltin:
 		return &builtinDriver{handler: r.opts.Handlers[a.Handler], timeout: a.Timeout}, nil
 	}

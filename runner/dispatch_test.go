@@ -934,3 +934,20 @@ func TestHandledAfterItsDeliveryLands(t *testing.T) {
 		t.Errorf("landing = %v, want none", r.landing.ids)
 	}
 }
+
+// TestProgramEnviron: an agent's program starts with the environment
+// the runner is given (Options.Environ), not the runner's own, and the
+// runner's variables after it.
+func TestProgramEnviron(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "env.sh", "cat >/dev/null; echo \"given=$ONLY_GIVEN home=$HOME agent=$PARLEY_AGENT\"\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: bot, driver: command, run: [./env.sh]}\n")
+	send(t, ws, "boss", "bot", "what do you see?")
+	environ := []string{"PATH=" + os.Getenv("PATH"), "HOME=/given-home", "ONLY_GIVEN=yes", "PARLEY_AGENT=not-this"}
+	if _, err := runIdle(t, ws, Options{Environ: environ}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"given=yes home=/given-home agent=bot"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("what the program saw (-want +got):\n%s", d)
+	}
+}

@@ -9,9 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -182,6 +182,7 @@ func (c *capped) Write(p []byte) (int, error) {
 type commandDriver struct {
 	agent     workspace.Agent
 	root      string
+	environ   []string // the environment its program starts with (Options.Environ)
 	maxOutput int64
 	confine   *Confinement // what its program is confined to; nil: nothing
 	cgroups   *cgroups     // where each run gets a cgroup of its own, if anywhere
@@ -191,7 +192,7 @@ type commandDriver struct {
 func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.agent.Timeout)
 	defer cancel()
-	p, err := startProgram(c.agent.Run[0], c.agent.Run[1:], c.root, append(os.Environ(), driverEnv(d)...), c.confine, c.cgroups, c.records)
+	p, err := startProgram(c.agent.Run[0], c.agent.Run[1:], c.root, append(slices.Clip(c.environ), driverEnv(d)...), c.confine, c.cgroups, c.records)
 	if err != nil {
 		return nil, startError(c.agent.Run[0], err)
 	}
@@ -271,6 +272,7 @@ func driverEnv(d *Delivery) []string {
 type sessionDriver struct {
 	agent     workspace.Agent
 	root      string
+	environ   []string // the environment its program starts with (Options.Environ)
 	maxOutput int64
 	log       *slog.Logger
 	confine   *Confinement // what its program is confined to; nil: nothing
@@ -291,7 +293,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	outbox := filepath.Join(s.root, workspace.MailboxesDir, d.Agent, mailbox.Outbox)
 	// Its PARLEY_CONTEXT is the same file for every message, written
 	// again before each is written to the program.
-	env := append(os.Environ(), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox, "PARLEY_CONTEXT="+d.ContextFile)
+	env := append(slices.Clip(s.environ), "PARLEY_WORKSPACE="+d.Workspace, "PARLEY_AGENT="+d.Agent, "PARLEY_OUTBOX="+outbox, "PARLEY_CONTEXT="+d.ContextFile)
 	p, err := startProgram(s.agent.Run[0], s.agent.Run[1:], s.root, env, s.confine, s.cgroups, s.records)
 	if err != nil {
 		return startError(s.agent.Run[0], err)

@@ -73,6 +73,12 @@ type Options struct {
 	// may come at the same time, calls for one agent come one after the
 	// other, in the order its driver ran. Unset, it costs a nil check.
 	OnHandled func(Handled)
+	// Environ is the environment the programs of command and session
+	// agents start with, before the variables the runner gives each
+	// (PARLEY_AGENT, PARLEY_MESSAGE...); nil: the runner's own
+	// (os.Environ). A command line run in a process of another program's
+	// (a test) gives its own.
+	Environ []string
 	// Confine, when set, says what an isolated agent's program is
 	// confined to (workspace.Agent.Isolated): what it may read and write.
 	// It returns nil when the agent runs as it is. See Confinement.
@@ -269,6 +275,15 @@ type Runner struct {
 
 // ws returns the workspace as last loaded.
 func (r *Runner) ws() *workspace.Workspace { return r.current.Load() }
+
+// environ is the environment the agents' programs start with
+// (Options.Environ).
+func (r *Runner) environ() []string {
+	if r.opts.Environ != nil {
+		return r.opts.Environ
+	}
+	return os.Environ()
+}
 
 // fileKey names a file in an agent's outbox.
 type fileKey struct{ agent, name string }

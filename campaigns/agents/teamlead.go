@@ -76,6 +76,8 @@ type TeamLead struct {
 	Wait time.Duration
 	// Git commits the campaign at saves and at the session's end.
 	Git bool
+	// GitEnviron is the environment git runs with; nil: the process's.
+	GitEnviron []string
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Log receives what it does not answer for (nil: discarded).
@@ -775,7 +777,7 @@ func (t *TeamLead) save(ctx context.Context, message string) {
 	if !t.Git {
 		return
 	}
-	res, err := checkpoint.Save(ctx, t.Workspace.Root, checkpoint.Options{Message: message})
+	res, err := checkpoint.Save(ctx, t.Workspace.Root, checkpoint.Options{Message: message, Environ: t.GitEnviron})
 	switch {
 	case errors.Is(err, checkpoint.ErrNothing):
 	case err != nil:

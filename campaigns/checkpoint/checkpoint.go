@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -38,6 +39,8 @@ type Options struct {
 	// Describe makes the first line of the default message from the
 	// changed files (relative to the workspace); nil for a plain one.
 	Describe func(changed []string) string
+	// Environ is the environment git runs with; nil: the process's.
+	Environ []string
 }
 
 // Result is a checkpoint made.
@@ -50,7 +53,7 @@ type Result struct {
 // Save commits the changes to the campaign and plan files of the
 // workspace at root.
 func Save(ctx context.Context, root string, opts Options) (*Result, error) {
-	g := &git{ctx: ctx, dir: root}
+	g := &git{ctx: ctx, dir: root, environ: opts.Environ}
 	top, err := g.run("rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, err
@@ -161,8 +164,9 @@ func defaultMessage(changed []string, describe func([]string) string) string {
 }
 
 type git struct {
-	ctx context.Context
-	dir string
+	ctx     context.Context
+	dir     string
+	environ []string // nil: the process's
 }
 
 func (g *git) run(args ...string) (string, error) {
@@ -185,7 +189,11 @@ func (g *git) commit(args ...string) (string, error) {
 func (g *git) exec(pre []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(g.ctx, "git", append(pre, args...)...)
 	cmd.Dir = g.dir
-	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	env := cmd.Environ()
+	if g.environ != nil {
+		env = slices.Clip(g.environ)
+	}
+	cmd.Env = append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

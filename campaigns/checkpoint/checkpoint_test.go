@@ -112,3 +112,18 @@ func TestSaveNotRepo(t *testing.T) {
 		t.Errorf("Save outside a repository = %v, want ErrNotRepo", err)
 	}
 }
+
+// TestSaveEnviron: git runs with the environment Options gives, not the
+// process's: a command line run inside another program (a test) commits
+// as its own environment says.
+func TestSaveEnviron(t *testing.T) {
+	top := repo(t)
+	write(t, top, map[string]string{"parley.yaml": "agents: [gm]\n", "campaigns/rot/story-state.md": "# Story\n"})
+	environ := append(os.Environ(), "GIT_AUTHOR_NAME=Given Author", "GIT_COMMITTER_NAME=Given Author")
+	if _, err := Save(context.Background(), top, Options{Message: "given", Environ: environ}); err != nil {
+		t.Fatal(err)
+	}
+	if author := gitIn(t, top, "log", "-1", "--format=%an"); author != "Given Author\n" {
+		t.Errorf("the commit's author = %q, want the one the environment names", author)
+	}
+}

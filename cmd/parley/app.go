@@ -99,6 +99,12 @@ func newApp(e *env) *cli.App {
 	usage = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
 			cmd.OnUsageError = app.OnUsageError
+			if action := cmd.Action; action != nil && e.parsed != nil {
+				cmd.Action = func(c *cli.Context) error {
+					e.parsed()
+					return action(c)
+				}
+			}
 			if len(cmd.Subcommands) > 0 {
 				cmd.UsageText = "parley " + cmd.Name + " COMMAND [flags] [args]"
 				cmd.CustomHelpTemplate = groupHelp

@@ -257,7 +257,7 @@ func benchLocal(ctx context.Context, dir string, opts bridgeBenchOptions) (float
 		return 0, nil, err
 	}
 	defer stop()
-	r, err := runner.Open(ws, runnerOptions(ws, quietLog()))
+	r, err := runner.Open(ws, runnerOptions(&env{}, ws, quietLog()))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -315,7 +315,7 @@ func benchBridged(ctx context.Context, dir string, opts bridgeBenchOptions) (flo
 	// Both bridges connected and their consumers made: a first message
 	// goes across before the clock starts.
 	var ids mailbox.IDs
-	r, err := runner.Open(a, runnerOptions(a, quietLog()))
+	r, err := runner.Open(a, runnerOptions(&env{}, a, quietLog()))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -343,7 +343,7 @@ func benchBridged(ctx context.Context, dir string, opts bridgeBenchOptions) (flo
 			return 0, nil, err
 		}
 	}
-	r2, err := runner.Open(a, runnerOptions(a, quietLog()))
+	r2, err := runner.Open(a, runnerOptions(&env{}, a, quietLog()))
 	if err != nil {
 		return 0, nil, err
 	}

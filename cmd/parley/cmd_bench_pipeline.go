@@ -202,7 +202,7 @@ printf 'critical_count: 0\nmoderate_count: 0\nminor_count: 0\nac_coverage: {AC1:
 		return 0, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, quiet)))
+	r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, quiet)))
 	if err != nil {
 		return 0, err
 	}

@@ -181,7 +181,7 @@ func fanOutBeat(ctx context.Context, dir string) (float64, int, error) {
 		return 0, 0, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, quiet)))
+	r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, quiet)))
 	if err != nil {
 		return 0, 0, err
 	}

@@ -291,7 +291,7 @@ func showRun(ctx context.Context, e *env, ws *workspace.Workspace) error {
 // routed, as `parley run --until-idle` does.
 func runQuiet(ctx context.Context, e *env, ws *workspace.Workspace) error {
 	fmt.Fprintln(e.stdout, "\n== parley run --until-idle")
-	r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, slog.New(slog.DiscardHandler))))
+	r, err := runner.Open(ws, withUntilIdle(runnerOptions(e, ws, slog.New(slog.DiscardHandler))))
 	if err != nil {
 		return err
 	}

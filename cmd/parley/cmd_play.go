@@ -348,7 +348,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 		}
 		return said
 	}
-	opts := withUntilIdle(runnerOptions(s.ws, s.seatLogger()))
+	opts := withUntilIdle(runnerOptions(s.e, s.ws, s.seatLogger()))
 	opts.Idle = idle
 	r, err := runner.Open(s.ws, opts)
 	var locked *runner.LockedError
@@ -537,7 +537,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	var runDone chan error // nil: a runner of its own does not run
 	// The runner's log is not shown at a terminal: a retry is told in
 	// the seat's words (tellRetrying), the rest by tellTable.
-	r, err := runner.Open(s.ws, runnerOptions(s.ws, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying})))
+	r, err := runner.Open(s.ws, runnerOptions(s.e, s.ws, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying})))
 	var locked *runner.LockedError
 	switch {
 	case errors.As(err, &locked):

@@ -58,7 +58,7 @@ type runOptions struct {
 
 func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOptions) error {
 	log := e.logger(opts.Level)
-	ropts := runnerOptions(ws, log)
+	ropts := runnerOptions(e, ws, log)
 	ropts.UntilIdle = opts.UntilIdle
 	if err := checkListen(opts.Serve, opts.Listen); err != nil {
 		return err

@@ -131,7 +131,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		// A running runner says what of parley.yaml it could not load
 		// (and routes on with what it loaded before); with none, what
 		// parley run would refuse to start with.
-		ro := runnerOptions(ws, slog.New(slog.DiscardHandler))
+		ro := runnerOptions(e, ws, slog.New(slog.DiscardHandler))
 		for _, a := range ws.Config.Agents {
 			if err := ro.DriverProblem(a); err != nil {
 				rep.DriverProblems = append(rep.DriverProblems, err.Error())

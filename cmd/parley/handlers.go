@@ -50,12 +50,12 @@ func (p pipeline) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Me
 // planCheckpoint is the orchestrator's git checkpoint with `git: auto`:
 // the plan files (and campaigns) committed; nothing to commit is no
 // error. Without `git: auto` there is none.
-func planCheckpoint(ws *workspace.Workspace, log *slog.Logger) func(context.Context, string) error {
+func planCheckpoint(ws *workspace.Workspace, log *slog.Logger, environ []string) func(context.Context, string) error {
 	if ws.Config.Git != workspace.GitAuto {
 		return nil
 	}
 	return func(ctx context.Context, message string) error {
-		res, err := checkpoint.Save(ctx, ws.Root, checkpoint.Options{Message: message})
+		res, err := checkpoint.Save(ctx, ws.Root, checkpoint.Options{Message: message, Environ: environ})
 		if errors.Is(err, checkpoint.ErrNothing) {
 			return nil
 		}
@@ -82,7 +82,7 @@ func joinWait(ws *workspace.Workspace) time.Duration {
 // handlers are the built-in agents parley.yaml can name with
 // `driver: builtin` and `handler: NAME`. log receives what they do on
 // their own (the team lead's start and deadlines).
-func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
+func handlers(ws *workspace.Workspace, log *slog.Logger, environ []string) runner.Handlers {
 	camps := agents.Campaigns{Workspace: ws.Root, Default: ws.Config.Campaign}
 	var narrators []string
 	players := map[string]string{}
@@ -113,16 +113,17 @@ func handlers(ws *workspace.Workspace, log *slog.Logger) runner.Handlers {
 		// orchestrator drives the dev pipeline: triage, research, plan,
 		// waves of tasks, reviews, approvals and revisions, escalations
 		// to the person, deciding from each message's signal and fields.
-		"orchestrator": pipeline{&orchestrator.Orchestrator{Workspace: ws, Log: log, Checkpoint: planCheckpoint(ws, log)}},
-		"team-lead":    teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, Log: log}},
+		"orchestrator": pipeline{&orchestrator.Orchestrator{Workspace: ws, Log: log, Checkpoint: planCheckpoint(ws, log, environ)}},
+		"team-lead":    teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, GitEnviron: environ, Log: log}},
 	}
 }
 
 // runnerOptions are the options of every runner parley starts: its log, the
 // built-in agents, the openai driver, the players' programs confined to what their
 // characters may know, and what a program agent's context file says.
-func runnerOptions(ws *workspace.Workspace, log *slog.Logger) runner.Options {
-	return runner.Options{Logger: log, Handlers: handlers(ws, log), Drivers: outsideDrivers(log), Confine: confiner(log), Brief: brief}
+func runnerOptions(e *env, ws *workspace.Workspace, log *slog.Logger) runner.Options {
+	environ := e.environ()
+	return runner.Options{Logger: log, Handlers: handlers(ws, log, environ), Drivers: outsideDrivers(log, e.getenv), Confine: confiner(log, e.getenv), Brief: brief, Environ: environ}
 }
 
 // brief is what a command or session agent's context file gives beside

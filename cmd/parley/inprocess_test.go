@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -28,9 +30,11 @@ import (
 
 // inProcessCommands are the commands that run in-process in a script:
 // ones that read and write files and print, and end. Not those that start
-// programs (run, checkpoint and demo start agents, git, parley itself;
-// compose and send start an editor as the program would), serve or wait
-// for input (serve, play, mcp, session, bridge), or time things (bench).
+// programs (checkpoint and demo start agents, git, parley itself; compose
+// and send start an editor as the program would), serve or wait for input
+// (serve, play, mcp, session, bridge), or time things (bench). `run
+// --until-idle` runs in-process too, though it starts programs
+// (inWorkspace).
 var inProcessCommands = []string{
 	"answer", "approve", "campaign", "character", "compose", "completion",
 	"__complete", "done", "export", "inbox", "init", "inventory",
@@ -40,7 +44,7 @@ var inProcessCommands = []string{
 }
 
 // inProcessEnv are the environment variables parley reads from the
-// process, not through its commands' env (which, in-process, reads the
+// process, not through its commands' env (which, in-process, holds the
 // script's): TZ, read once as the process starts, and the variables of
 // flags, which urfave/cli reads. A command line runs in-process only when
 // the script gives each the value this process has (TestMain sets TZ=UTC,
@@ -59,55 +63,122 @@ func testdataPath(elem ...string) string {
 	return filepath.Join(append([]string{scriptDir, "testdata"}, elem...)...)
 }
 
-// inProcessOK reports whether parley's command line args, in script ts,
-// runs in-process.
-func inProcessOK(ts *testscript.TestScript, args []string) bool {
+// scriptEnviron returns script ts's environment as the programs it
+// starts get it: testscript keeps it in the script's unexported env
+// field, read here through reflect. It returns nil when the field is not
+// there (another version of testscript): the script's parley commands
+// are then run as programs (TestScriptEnviron fails).
+func scriptEnviron(ts *testscript.TestScript) []string {
+	v := reflect.ValueOf(ts).Elem().FieldByName("env")
+	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem().Kind() != reflect.String {
+		return nil
+	}
+	environ := make([]string, v.Len())
+	for i := range environ {
+		environ[i] = v.Index(i).String()
+	}
+	return environ
+}
+
+// An inProcessWay is how a command line runs in this process, if it does.
+type inProcessWay int
+
+const (
+	asProgram   inProcessWay = iota // started as a program
+	inDir                           // in-process, in the script's directory (runInDir)
+	inWorkspace                     // in-process, given its workspace as -C (runInWorkspace)
+)
+
+// howInProcess says how parley's command line args, run in directory dir
+// with variables getenv, runs in this process. For inWorkspace, it also
+// returns the command line with the workspace given as an absolute -C.
+func howInProcess(dir string, getenv func(string) string, args []string) (inProcessWay, []string) {
 	for _, k := range inProcessEnv {
-		if ts.Getenv(k) != os.Getenv(k) {
-			return false
+		if getenv(k) != os.Getenv(k) {
+			return asProgram, nil
 		}
 	}
 	// The command: the first argument that is no global flag.
-	cmd := ""
+	cmd, at, workspace := "", 0, ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "-C" {
+		if a == "-C" || a == "--workspace" {
+			if i+1 < len(args) {
+				workspace = args[i+1]
+			}
 			i++
 			continue
 		}
-		if strings.HasPrefix(a, "-C") && len(a) > 2 {
+		if w, ok := strings.CutPrefix(a, "-C"); ok && len(w) > 0 {
+			workspace = strings.TrimPrefix(w, "=")
+			continue
+		}
+		if w, ok := strings.CutPrefix(a, "--workspace="); ok {
+			workspace = w
 			continue
 		}
 		if a == "--version" || a == "-v" {
-			return true
+			return inDir, nil
 		}
-		cmd = a
+		cmd, at = a, i
 		break
-	}
-	if !slices.Contains(inProcessCommands, cmd) {
-		return false
 	}
 	for _, a := range args {
 		switch a {
 		case "--follow", "-f", "--":
-			return false
+			return asProgram, nil
 		case "help", "--help", "-h":
 			// urfave/cli's help command is one value it changes as it
 			// sets up an app: a second app in the process shows other
 			// help.
-			return false
+			return asProgram, nil
 		}
 	}
-	return true
+	if cmd == "run" {
+		// `run --until-idle` routes and ends. It starts its agents'
+		// programs with the script's environment (runner.Options.
+		// Environ), and opens its workspace by the absolute path: the
+		// working directory is not its to change, as it runs beside
+		// other command lines once it has parsed its own.
+		rest := args[at+1:]
+		if !slices.Contains(rest, "--until-idle") || slices.ContainsFunc(rest, func(a string) bool {
+			return a == "-C" || strings.HasPrefix(a, "--workspace") || strings.HasPrefix(a, "--serve") || strings.HasPrefix(a, "--listen")
+		}) {
+			return asProgram, nil
+		}
+		root := filepath.Join(dir, workspace)
+		if filepath.IsAbs(workspace) {
+			root = workspace
+		}
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			return asProgram, nil // its error names the -C as given
+		}
+		return inWorkspace, append([]string{"-C", root}, args[at:]...)
+	}
+	if !slices.Contains(inProcessCommands, cmd) {
+		return asProgram, nil
+	}
+	return inDir, nil
 }
 
 // runScriptParley runs parley's command line args for script ts: in
-// this process when inProcessOK, else as a program (ts.Exec). In-process
-// it returns what the command printed; as a program, ts keeps that. The
-// exit code is 0 or the program's; a program that could not be run is an
-// error.
+// this process when howInProcess says so, else as a program (ts.Exec).
+// In-process it returns what the command printed; as a program, ts keeps
+// that. The exit code is 0 or the program's; a program that could not be
+// run is an error.
 func runScriptParley(ts *testscript.TestScript, args []string) (code int, stdout, stderr string, inProcess bool, err error) {
-	if !inProcessOK(ts, args) {
+	environ := scriptEnviron(ts)
+	way, withRoot := asProgram, []string(nil)
+	if environ != nil {
+		way, withRoot = howInProcess(ts.MkAbs("."), ts.Getenv, args)
+	}
+	var out, errOut strings.Builder
+	switch way {
+	case inDir:
+		code, err = runInDir(ts.MkAbs("."), environ, append([]string{"parley"}, args...), &out, &errOut)
+	case inWorkspace:
+		code, err = runInWorkspace(environ, append([]string{"parley"}, withRoot...), &out, &errOut)
+	default:
 		var ee *exec.ExitError
 		if err := ts.Exec("parley", args...); errors.As(err, &ee) {
 			return ee.ExitCode(), "", "", false, nil
@@ -116,17 +187,15 @@ func runScriptParley(ts *testscript.TestScript, args []string) (code int, stdout
 		}
 		return 0, "", "", false, nil
 	}
-	var out, errOut strings.Builder
-	code, err = runInDir(ts.MkAbs("."), ts.Getenv, append([]string{"parley"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String(), true, err
 }
 
 // runInDir runs a command line in this process with dir as the working
-// directory and vars as its environment variables, as `cd dir && parley
-// ...` would: in-process commands are run one at a time (inProcess), and
-// the working directory is this process's own for their time. A panic is
+// directory and environ as its environment, as `cd dir && parley ...`
+// would: in-process commands are run one at a time (inProcess), and the
+// working directory is this process's own for their time. A panic is
 // returned as an error.
-func runInDir(dir string, vars func(string) string, args []string, stdout, stderr *strings.Builder) (code int, err error) {
+func runInDir(dir string, environ []string, args []string, stdout, stderr *strings.Builder) (code int, err error) {
 	inProcess.Lock()
 	defer inProcess.Unlock()
 	wd, err := os.Getwd()
@@ -146,7 +215,25 @@ func runInDir(dir string, vars func(string) string, args []string, stdout, stder
 			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return runWith(context.Background(), &env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, vars: vars}, args), nil
+	return runWith(context.Background(), &env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, vars: environ}, args), nil
+}
+
+// runInWorkspace runs a command line that names its workspace by its
+// absolute path (-C) and reads no other path relative to the working
+// directory (howInProcess's inWorkspace) in this process, with environ
+// as its environment. It holds inProcess only while urfave/cli parses
+// the command line: the command then runs beside others. A panic is
+// returned as an error.
+func runInWorkspace(environ []string, args []string, stdout, stderr *strings.Builder) (code int, err error) {
+	inProcess.Lock()
+	parsed := sync.OnceFunc(inProcess.Unlock)
+	defer parsed()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return runWith(context.Background(), &env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, vars: environ, parsed: parsed}, args), nil
 }
 
 // parley ARGS: run parley, as `exec parley ARGS` does, in-process when
@@ -196,6 +283,9 @@ func TestInProcessAgrees(t *testing.T) {
 	if code, _, errOut := program("-C", "ws", "send", "--from", "gm", "--to", "aria", "--body", "The door creaks."); code != 0 {
 		t.Fatalf("parley send: %s", errOut)
 	}
+	if code, _, errOut := program("-C", "ws", "run", "--until-idle"); code != 0 {
+		t.Fatalf("parley run: %s", errOut)
+	}
 	lines := [][]string{
 		{"-C", "ws", "status"},
 		{"-C", "ws", "inbox", "aria", "--state", "all"},
@@ -207,6 +297,7 @@ func TestInProcessAgrees(t *testing.T) {
 		{"-C", "ws", "routes", "explain", "--from", "gm", "--to", "aria"},
 		{"-C", "ws", "__complete", "send", "--to", ""},
 		{"-C", "ws", "campaign", "list"},
+		{"-C", "ws", "run", "--until-idle"},
 		{"-C", "nowhere", "status"},
 		{"roll", "1d1+2"},
 		{"version"},
@@ -228,7 +319,16 @@ func TestInProcessAgrees(t *testing.T) {
 	for round := 1; round <= 2; round++ {
 		for i, args := range lines {
 			var out, errOut strings.Builder
-			code, err := runInDir(dir, os.Getenv, append([]string{"parley"}, args...), &out, &errOut)
+			var code int
+			var err error
+			switch way, withRoot := howInProcess(dir, os.Getenv, args); way {
+			case inDir:
+				code, err = runInDir(dir, os.Environ(), append([]string{"parley"}, args...), &out, &errOut)
+			case inWorkspace:
+				code, err = runInWorkspace(os.Environ(), append([]string{"parley"}, withRoot...), &out, &errOut)
+			default:
+				t.Fatalf("parley %s does not run in-process", strings.Join(args, " "))
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,4 +337,31 @@ func TestInProcessAgrees(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestScriptEnviron: scriptEnviron reads a script's environment, with
+// what its env lines set, so that the command lines the scripts run
+// in-process see what a program they started would (and do run
+// in-process: without it, every one is started as a program).
+func TestScriptEnviron(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "environ.txtar")
+	if err := os.WriteFile(script, []byte("env ONLY_IN_SCRIPT=yes\nenv ONLY_IN_SCRIPT=twice\nenviron\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Files: []string{script},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"environ": func(ts *testscript.TestScript, neg bool, args []string) {
+				environ := scriptEnviron(ts)
+				if environ == nil {
+					ts.Fatalf("scriptEnviron cannot read the script's environment: testscript keeps it elsewhere now")
+				}
+				got := (&env{vars: environ}).getenv
+				if got("ONLY_IN_SCRIPT") != "twice" || got("WORK") != ts.Getenv("WORK") || got("HOME") != ts.Getenv("HOME") {
+					ts.Fatalf("scriptEnviron = %q, want the script's variables", environ)
+				}
+			},
+		},
+	})
 }

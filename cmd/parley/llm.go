@@ -21,11 +21,11 @@ import (
 // having them itself: driver: openai (runner/llm), with the campaign
 // tools for a game master. The agents of one runner share a session,
 // whose budget they use together.
-func outsideDrivers(log *slog.Logger) map[string]runner.DriverFunc {
+func outsideDrivers(log *slog.Logger, getenv func(string) string) map[string]runner.DriverFunc {
 	session := llm.NewSession(time.Now().UTC().Format(mailbox.TimeFormat))
 	return map[string]runner.DriverFunc{
 		workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (runner.Handler, error) {
-			ag, err := openaiAgent(ws, a.Name, session, log)
+			ag, err := openaiAgent(ws, a.Name, session, log, getenv)
 			if err != nil {
 				return nil, err
 			}
@@ -38,7 +38,7 @@ func outsideDrivers(log *slog.Logger) map[string]runner.DriverFunc {
 			return runner.HandlerFunc(func(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
 				mu.Lock()
 				if d.Loaded != nil && d.Loaded != made {
-					again, err := openaiAgent(d.Loaded, a.Name, session, log)
+					again, err := openaiAgent(d.Loaded, a.Name, session, log, getenv)
 					if err != nil {
 						mu.Unlock()
 						return nil, err
@@ -60,7 +60,7 @@ func outsideDrivers(log *slog.Logger) map[string]runner.DriverFunc {
 // openaiAgent makes an openai agent: its prompt gets the protocol and
 // the files its role may see, and a game master's model the campaign
 // tools.
-func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, log *slog.Logger) (*llm.Agent, error) {
+func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, log *slog.Logger, getenv func(string) string) (*llm.Agent, error) {
 	protocol, err := protocolText(ws, agent)
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, lo
 		}
 		given = append(given, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema, Call: call, ReadOnly: tools.ReadOnly(t.Name)})
 	}
-	return llm.New(llm.Options{Agent: agent, Workspace: ws, Protocol: protocol, Files: roleFiles(ws, agent), Tools: given, Session: session, Logger: log})
+	return llm.New(llm.Options{Agent: agent, Workspace: ws, Protocol: protocol, Files: roleFiles(ws, agent), Tools: given, Session: session, Logger: log, Getenv: getenv})
 }
 
 // roleFiles are the campaign files an agent's role may see, as its model

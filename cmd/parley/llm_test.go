@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -85,7 +86,7 @@ func TestOpenAIDriverReloaded(t *testing.T) {
 	}
 	reloaded := &workspace.Workspace{Root: dir, Config: after}
 	gm, _ := before.Agent("gm")
-	h, err := outsideDrivers(slog.New(slog.DiscardHandler))[workspace.DriverOpenAI](gm, before)
+	h, err := outsideDrivers(slog.New(slog.DiscardHandler), os.Getenv)[workspace.DriverOpenAI](gm, before)
 	if err != nil {
 		t.Fatal(err)
 	}

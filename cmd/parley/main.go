@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/parley-dev/parley/runner"
@@ -81,8 +82,13 @@ func runWith(ctx context.Context, env *env, args []string) int {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	vars           func(string) string // the environment variables; nil: the process's (os.Getenv)
-	usage          error               // set when the command line was wrong
+	vars           []string // the environment, KEY=VALUE (the last of a key counts); nil: the process's (os.Environ)
+	usage          error    // set when the command line was wrong
+	// parsed, when set, is called as a command starts, its command line
+	// parsed: a test running command lines in this process holds a lock
+	// while urfave/cli parses one (it writes to flags shared by every
+	// command line), and lets the next one go then.
+	parsed func()
 }
 
 // quiet returns the environment with standard output discarded, for a
@@ -95,10 +101,24 @@ func (e *env) quiet() *env {
 // commands see it. (urfave/cli reads PARLEY_WORKSPACE and PARLEY_TOKEN,
 // the variables of flags, from the process.)
 func (e *env) getenv(key string) string {
-	if e.vars != nil {
-		return e.vars(key)
+	if e.vars == nil {
+		return os.Getenv(key)
 	}
-	return os.Getenv(key)
+	for i := len(e.vars) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(e.vars[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// environ returns the environment the programs parley starts get (the
+// agents', git).
+func (e *env) environ() []string {
+	if e.vars == nil {
+		return os.Environ()
+	}
+	return e.vars
 }
 
 // logger returns the logger for library code, writing to stderr: for

@@ -62,7 +62,7 @@ func TestMCPInspector(t *testing.T) {
 		t.Errorf("a player narrating: want a tool error with the reason:\n%s", out)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, quiet)))
+	r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, quiet)))
 	if err != nil {
 		t.Fatal(err)
 	}

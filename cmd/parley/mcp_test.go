@@ -71,7 +71,7 @@ func TestMCP(t *testing.T) {
 	}
 	route := func() {
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		r, err := runner.Open(ws, withUntilIdle(runnerOptions(ws, quiet)))
+		r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, quiet)))
 		if err != nil {
 			t.Error(err)
 			return

@@ -177,11 +177,9 @@ func corpusFiles(t *testing.T, corpus string) []corpusFile {
 func parityJSON(t *testing.T, root string, set map[string]string, args ...string) parityVerdict {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	vars := func(k string) string {
-		if v, ok := set[k]; ok {
-			return v
-		}
-		return os.Getenv(k)
+	vars := os.Environ()
+	for k, v := range set {
+		vars = append(vars, k+"="+v)
 	}
 	code := runInProcessWith(context.Background(), &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, vars: vars}, append([]string{"parley", "-C", root}, args...))
 	text := bytes.TrimSpace(out.Bytes())

@@ -44,7 +44,7 @@ var systemWrite = []string{"/dev/null", "/dev/tty"}
 // confined with Landlock to what its character may know. Where the
 // kernel offers no Landlock, the program runs as it is and log says so
 // once.
-func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace) *runner.Confinement {
+func confiner(log *slog.Logger, getenv func(string) string) func(a workspace.Agent, ws *workspace.Workspace) *runner.Confinement {
 	warned := false
 	return func(a workspace.Agent, ws *workspace.Workspace) *runner.Confinement {
 		camp, err := campaigns.Find(ws.Root, ws.Config.Campaign)
@@ -83,9 +83,13 @@ func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace)
 		}
 		var rules sandbox.Rules
 		rules.Read = append(append(rules.Read, systemRead...), view.Read...)
-		// parley's own directory: the program may run parley (send,
-		// roll) with the workspace's settings and skills.
+		// parley's own directory, and that of the parley the program
+		// finds on its PATH when that is another: the program may run
+		// parley (send, roll) with the workspace's settings and skills.
 		rules.Read = append(rules.Read, filepath.Dir(self), filepath.Join(ws.Root, workspace.ConfigFile), ws.SkillsDir(), filepath.Join(ws.Root, workspace.StateDir))
+		if dir := parleyDirOnPath(getenv("PATH")); dir != "" {
+			rules.Read = append(rules.Read, dir)
+		}
 		for _, arg := range a.Run {
 			// The program's own files: a script named by its path, and
 			// the directory it is in (where its helpers are) — unless
@@ -112,4 +116,18 @@ func confiner(log *slog.Logger) func(a workspace.Agent, ws *workspace.Workspace)
 		rules.Write = append(rules.Write, string(ws.Mailbox(a.Name)), scratch)
 		return &runner.Confinement{Rules: rules, Env: []string{"TMPDIR=" + scratch}}
 	}
+}
+
+// parleyDirOnPath returns the directory of the first parley on path (a
+// PATH's list of directories), or "".
+func parleyDirOnPath(path string) string {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // the program's working directory is the workspace
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "parley")); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return dir
+		}
+	}
+	return ""
 }
