@@ -173,7 +173,7 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		if typ == PlanResult {
 			return r.escalate(EscalatePlan, "the architect is blocked", nil, nil)
 		}
-		return r.escalate(EscalateBlocked, fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)), nil, nil)
+		return r.blocked(fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)))
 	}
 	switch typ {
 	case workspace.ShutdownRequest:
@@ -220,10 +220,10 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 // the step, retry sends the work again, stop blocks the plan).
 func (r *run) untypedAnswer(q *record) ([]*mailbox.Message, error) {
 	what := fmt.Sprintf("%s answered the %s %s with a message of no type, which the pipeline cannot go on from", from(r.in), q.typ(), q.get("id"))
-	if pf, n, ok := r.stepOf(r.in); ok {
+	if pf, n, ok := r.stepOf(r.in); ok && !r.o.stepTicked(pf, n) {
 		what = fmt.Sprintf("step %d of %s waits: %s", n, pf, what)
 	}
-	return r.escalate(EscalateBlocked, what, nil, nil)
+	return r.blocked(what)
 }
 
 // HandlesNotice reports whether the orchestrator is handed parley's
@@ -300,15 +300,40 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 // follow go now (or the plan is closed), and the person is told so.
 func (r *run) fromTick(orig *mailbox.Message, agent, what string) ([]*mailbox.Message, error) {
 	pf, n, _ := r.stepOf(orig)
-	text := fmt.Sprintf("Step %d of %s was ticked by hand, and %s "+what+": the tick stands for the step, and the pipeline goes on from it.", n, pf, orDash(agent), typeOf(orig))
+	return r.goOnFromTick(pf, n, fmt.Sprintf("%s "+what, orDash(agent), typeOf(orig)), "")
+}
+
+// goOnFromTick goes on from step n of the plan pf, ticked by hand, when
+// what (an agent's "worker-2 signalled blocked (worker_submission)")
+// would have been escalated about it: the tick is the person's decision
+// on the step, so nothing is escalated, the steps that follow go now (or
+// the plan is closed), and the person is told so, with said (what the
+// agent wrote, if anything). Nothing when the plan does not go on.
+func (r *run) goOnFromTick(pf string, n int, what, said string) ([]*mailbox.Message, error) {
 	p, problem := r.readPlan(pf)
 	if problem != "" || p.Status == "done" || p.Status == "blocked" {
-		r.o.log().Info("orchestrator: a message nothing answers, whose step was ticked by hand", "agent", agent, "plan", pf, "step", n)
+		r.o.log().Info("orchestrator: a matter about a step ticked by hand, of a plan that does not go on", "matter", what, "plan", pf, "step", n)
 		return nil, nil
+	}
+	text := fmt.Sprintf("Step %d of %s was ticked by hand, and %s: the tick stands for the step, and the pipeline goes on from it.", n, pf, what)
+	if said = strings.TrimSpace(said); said != "" {
+		text += fmt.Sprintf("\n\n## Message from %s\n\n%s", from(r.in), said)
 	}
 	out, err := r.note(text)
 	next, nerr := r.dispatch(p)
 	return append(out, next...), errors.Join(err, nerr)
+}
+
+// blocked escalates what an agent is blocked on (what), as the message
+// being handled says; but when it is about a step ticked by hand since
+// its task went out, the tick decided the step, and the pipeline goes
+// on from it (goOnFromTick): an escalation would wait for an answer
+// nobody needs to give, the plan stalled meanwhile.
+func (r *run) blocked(what string) ([]*mailbox.Message, error) {
+	if pf, n, ok := r.stepOf(r.in); ok && r.o.stepTicked(pf, n) {
+		return r.goOnFromTick(pf, n, what, string(r.in.Body))
+	}
+	return r.escalate(EscalateBlocked, what, nil, nil)
 }
 
 // escalateMessage escalates (kind) a message of ours that nothing

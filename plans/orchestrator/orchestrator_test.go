@@ -1209,3 +1209,50 @@ func TestSubmittedAfterTick(t *testing.T) {
 	}
 	want(t, "submitted after the tick", h.submit(tasks[1], "[b.go]"), "worker-1:task_assignment/execute")
 }
+
+// TestBlockedAfterTick: bug: a step a person ticked by hand while its
+// task was out, whose worker then signalled blocked (or answered with a
+// message of no type), was escalated: `parley pipeline` listed the
+// escalation as settled by the tick ("answering it sends nothing"), but
+// the tick was seen before the escalation reached the person, so
+// nothing went on from it, and the plan stalled until the person
+// answered. The tick is the person's decision on the step: nothing is
+// escalated, the person is told what the worker said, and the steps that
+// follow go out.
+func TestBlockedAfterTick(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(h *harness, task *mailbox.Message) *mailbox.Message
+	}{
+		{"blocked", func(h *harness, task *mailbox.Message) *mailbox.Message {
+			return h.answer(task, WorkerSubmission, "blocked", "I cannot reach the queue.", "files_changed", "[b.go]", "qa_check", "fail")
+		}},
+		{"no type", func(h *harness, task *mailbox.Message) *mailbox.Message {
+			m := h.msg("worker-2", "I cannot reach the queue.")
+			m.Set("thread", get(task, "thread"))
+			m.Set("reply_to", get(task, "id"))
+			return m
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, config)
+			tasks := h.toPlan()
+			for _, r := range h.submit(tasks[0], "[a.go]") {
+				h.handle(verdict(h, r, "pass"))
+			}
+			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+				t.Fatal(err)
+			}
+			out := h.handle(tc.answer(h, tasks[1]))
+			want(t, "answered after the tick", out, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+			for _, w := range []string{"Step 2 of plans/retry.md was ticked by hand, and worker-2 ", ": the tick stands for the step, and the pipeline goes on from it.", "I cannot reach the queue."} {
+				if !strings.Contains(string(out[0].Body), w) {
+					t.Errorf("note lacks %q:\n%s", w, out[0].Body)
+				}
+			}
+			if get(out[1], "step") != "3" {
+				t.Errorf("sent step %s, want step 3", get(out[1], "step"))
+			}
+		})
+	}
+}
