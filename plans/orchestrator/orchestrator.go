@@ -612,6 +612,36 @@ func (r *run) planned() ([]*mailbox.Message, error) {
 	return r.dispatch(p)
 }
 
+// howDone says how step n of the plan pf was done, for the plan's
+// summary: "2 attempts" (approved by its review), "5 attempts failed
+// review; approved by you" (or blocked, given up, unanswered: approved
+// on an escalation), "ticked by hand after 1 attempt" (no approval of
+// the pipeline's: a person ticked it in the plan).
+func (r *run) howDone(pf string, n int) string {
+	attempts, _ := r.h.attempts(r.thread, pf, n)
+	count := fmt.Sprintf("%d %s", attempts, plural(attempts, "attempt", "attempts"))
+	by, kind, ok := r.h.approval(r.thread, pf, n)
+	switch {
+	case !ok && attempts == 0:
+		return "ticked by hand"
+	case !ok:
+		return "ticked by hand after " + count
+	case by == "":
+		return count
+	}
+	switch kind {
+	case EscalateLimit:
+		count += " failed review"
+	case EscalateBlocked:
+		count += ", blocked"
+	case EscalateGivenUp:
+		count += ", given up"
+	case EscalateUnanswered:
+		count += ", unanswered"
+	}
+	return count + "; approved by " + by
+}
+
 // planPath is the path of a plan file named relative to the workspace.
 func (r *run) planPath(name string) string {
 	return filepath.Join(r.o.Workspace.Root, filepath.FromSlash(name))
@@ -813,8 +843,7 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 	for _, w := range p.Waves {
 		fmt.Fprintf(&b, "- Wave %d — %s\n", w.Number, w.Title)
 		for _, s := range w.Steps {
-			n, _ := r.h.attempts(r.thread, p.Path, s.Number)
-			fmt.Fprintf(&b, "  - [x] Step %d: %s (%d %s)\n", s.Number, s.Title, n, plural(n, "attempt", "attempts"))
+			fmt.Fprintf(&b, "  - [x] Step %d: %s (%s)\n", s.Number, s.Title, r.howDone(p.Path, s.Number))
 		}
 	}
 	m := r.toPerson(r.people(), PipelineNote, SignalDone, b.String())
@@ -934,6 +963,8 @@ func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string
 	if replyTo != "" {
 		ok.Set("reply_to", replyTo)
 	}
+	// Sent: the plan's summary, if this step was its last, says how.
+	r.h.add(&record{m: ok, sent: true})
 	// The next wave when this one is complete; else a step of this wave
 	// that waited for this one.
 	next, err := r.dispatch(p)

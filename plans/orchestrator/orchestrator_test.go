@@ -1256,3 +1256,41 @@ func TestBlockedAfterTick(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryHowDone: bug: the summary of a plan done said "(1 attempt)"
+// of a step a person ticked by hand after its task was given up, and
+// "(5 attempts)" of one the person approved after it failed review five
+// times, as if the review had passed it. It says how each step was done.
+func TestSummaryHowDone(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	task := tasks[0]
+	var esc []*mailbox.Message
+	for i := 1; i <= MaxIterations; i++ {
+		reqs := h.submit(task, "[a.go]")
+		h.handle(verdict(h, reqs[0], "fail"))
+		esc = h.handle(verdict(h, reqs[1], "pass"))
+		task = esc[0]
+	}
+	want(t, "fifth failure", esc, "you:escalation/decide")
+	want(t, "approved by the person", h.handle(h.decide(esc[0], "approve", "Fine as it is.")), "worker-1:approval/lgtm")
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	out := h.handle(h.givenUp(tasks[1]))
+	want(t, "given up, ticked by hand", out, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+	var done []*mailbox.Message
+	for _, r := range h.submit(out[1], "[c.go]") {
+		done = h.handle(verdict(h, r, "pass"))
+	}
+	want(t, "plan done", done, "worker-1:approval/lgtm", "you:pipeline_note/done")
+	for _, w := range []string{
+		"  - [x] Step 1: One (5 attempts failed review; approved by you)\n",
+		"  - [x] Step 2: Two (ticked by hand after 1 attempt)\n",
+		"  - [x] Step 3: Three (1 attempt)\n",
+	} {
+		if !strings.Contains(string(done[1].Body), w) {
+			t.Errorf("summary lacks %q:\n%s", w, done[1].Body)
+		}
+	}
+}
