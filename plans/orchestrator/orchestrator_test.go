@@ -1294,3 +1294,87 @@ func TestSummaryHowDone(t *testing.T) {
 		}
 	}
 }
+
+// TestTickedWhileRouted: bug: a step ticked by hand while its
+// escalation was on its way to the person (written, not yet routed) was
+// gone on from by no one: the running orchestrator saw the plan change
+// and found no escalation in the person's inbox to go on from, and saw
+// no change after; `parley pipeline` called the escalation settled by the
+// tick, and the plan stalled until a restart. Tick looks again until
+// the escalation is delivered, and goes on from it.
+func TestTickedWhileRouted(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	for _, r := range h.submit(tasks[0], "[a.go]") {
+		h.handle(verdict(h, r, "pass"))
+	}
+	esc := h.handle(h.answer(tasks[1], WorkerSubmission, "blocked", "I cannot reach the queue.", "files_changed", "[b.go]", "qa_check", "fail"))
+	want(t, "escalated", esc, "you:escalation/decide")
+	orch := h.ws.Mailbox("orch")
+	name := get(esc[0], "id") + ".md"
+	// Written into the outbox, not routed yet.
+	if err := os.Rename(orch.Path(mailbox.Sent, name), orch.Path(mailbox.Outbox, name)); err != nil {
+		t.Fatal(err)
+	}
+	o := &Orchestrator{Workspace: h.ws}
+	if err := o.Start(context.Background(), "orch"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	// tick waits for Due and ticks, as the runner does; it returns what
+	// the orchestrator wrote into its outbox besides the escalation.
+	tick := func() []*mailbox.Message {
+		t.Helper()
+		end := time.Now().Add(10 * planLook)
+		for d := o.Due("orch"); d.IsZero() || time.Now().Before(d); d = o.Due("orch") {
+			if time.Now().After(end) {
+				t.Fatalf("Due = %v, %v on", d, 10*planLook)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := o.Tick(context.Background(), "orch", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		names, _ := orch.Names(mailbox.Outbox)
+		var sent []*mailbox.Message
+		for _, n := range names {
+			if n == name {
+				continue
+			}
+			data, err := os.ReadFile(orch.Path(mailbox.Outbox, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, m)
+			if err := os.Rename(orch.Path(mailbox.Outbox, n), orch.Path(mailbox.Sent, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return sent
+	}
+	want(t, "ticked, the escalation not delivered", tick())
+	if o.Due("orch").IsZero() {
+		t.Fatal("Due with the escalation not delivered = never, want soon")
+	}
+	// Routed: delivered to the person, moved to sent/.
+	if err := os.WriteFile(h.ws.Mailbox("you").Path(mailbox.Inbox, name), esc[0].Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(orch.Path(mailbox.Outbox, name), orch.Path(mailbox.Sent, name)); err != nil {
+		t.Fatal(err)
+	}
+	sent := tick()
+	want(t, "ticked, the escalation delivered", sent, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+	if get(sent[1], "step") != "3" {
+		t.Errorf("sent step %s, want step 3", get(sent[1], "step"))
+	}
+	if d := o.Due("orch"); !d.IsZero() {
+		t.Errorf("Due once gone on = %v, want never", d)
+	}
+}
