@@ -1153,8 +1153,8 @@ func TestTickedAfterEscalation(t *testing.T) {
 			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
 				t.Fatal(err)
 			}
-			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" {
-				t.Errorf("Escalations after the tick = %+v, want the one settled: ticked", xs)
+			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" || !xs[0].Pending {
+				t.Errorf("Escalations after the tick = %+v, want the one settled: ticked, pending", xs)
 			}
 			var sent []*mailbox.Message
 			if tc.when == "running" {
@@ -1178,6 +1178,9 @@ func TestTickedAfterEscalation(t *testing.T) {
 			}
 			if get(sent[1], "step") != "3" {
 				t.Errorf("sent step %s, want step 3", get(sent[1], "step"))
+			}
+			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" || xs[0].Pending {
+				t.Errorf("Escalations gone on from = %+v, want the one settled: ticked, not pending", xs)
 			}
 			want(t, "started again", start())
 			// Answered after all: nothing is done twice.

@@ -180,19 +180,37 @@ func (o *Orchestrator) goOnFromTicks(agent string) error {
 func (o *Orchestrator) fromTickedEscalation(agent string, esc *mailbox.Message) ([]*mailbox.Message, error) {
 	h := o.history(agent, mailbox.New(nil))
 	r := &run{o: o, agent: agent, in: esc, h: h, thread: cmp.Or(get(esc, "thread"), get(esc, "id"))}
-	pf, n := get(esc, "plan_file"), atoi(get(esc, "step"))
-	said := fmt.Sprintf("Step %d of %s was ticked by hand since the escalation %s about it", n, pf, get(esc, "id"))
-	if h.told(r.thread, said) {
+	p, pending := o.tickPending(h, esc)
+	if !pending {
 		return nil, nil
 	}
-	p, problem := r.readPlan(pf)
-	if problem != "" || p.Status == "done" || p.Status == "blocked" {
-		o.log().Info("orchestrator: an escalation whose step was ticked by hand, of a plan that does not go on", "escalation", get(esc, "id"), "plan", pf, "step", n)
-		return nil, nil
-	}
-	out, err := r.note(said + ": the tick answers it, and the pipeline goes on from it.")
+	out, err := r.note(tickedSince(esc) + ": the tick answers it, and the pipeline goes on from it.")
 	next, nerr := r.dispatch(p)
 	return append(out, next...), errors.Join(err, nerr)
+}
+
+// tickPending reports whether the orchestrator, whose history is h, has
+// still to go on from the escalation esc, whose step was ticked by hand
+// since: it did not tell the person so yet, and the plan goes on (it is
+// not done or blocked); p is the plan then.
+func (o *Orchestrator) tickPending(h *history, esc *mailbox.Message) (p *plans.Plan, pending bool) {
+	if h.told(cmp.Or(get(esc, "thread"), get(esc, "id")), tickedSince(esc)) {
+		return nil, false
+	}
+	pf := get(esc, "plan_file")
+	p, problem := o.readPlan(pf)
+	if problem != "" || p.Status == "done" || p.Status == "blocked" {
+		o.log().Info("orchestrator: an escalation whose step was ticked by hand, of a plan that does not go on", "escalation", get(esc, "id"), "plan", pf, "step", get(esc, "step"))
+		return nil, false
+	}
+	return p, true
+}
+
+// tickedSince is what the note on the escalation esc, whose step was
+// ticked by hand since, says first: the orchestrator went on from the
+// tick once it told it (Escalation.Pending).
+func tickedSince(esc *mailbox.Message) string {
+	return fmt.Sprintf("Step %d of %s was ticked by hand since the escalation %s about it", atoi(get(esc, "step")), get(esc, "plan_file"), get(esc, "id"))
 }
 
 // send writes a message of agent's into its outbox, as a person would
