@@ -307,8 +307,9 @@ func (r *run) fromTick(orig *mailbox.Message, agent, what string) ([]*mailbox.Me
 // what (an agent's "worker-2 signalled blocked (worker_submission)")
 // would have been escalated about it: the tick is the person's decision
 // on the step, so nothing is escalated, the steps that follow go now (or
-// the plan is closed), and the person is told so, with said (what the
-// agent wrote, if anything). Nothing when the plan does not go on.
+// the plan is closed), and the person is told so, with said (a section
+// with what the agent wrote, if anything). Nothing when the plan does
+// not go on.
 func (r *run) goOnFromTick(pf string, n int, what, said string) ([]*mailbox.Message, error) {
 	p, problem := r.readPlan(pf)
 	if problem != "" || p.Status == "done" || p.Status == "blocked" {
@@ -316,8 +317,8 @@ func (r *run) goOnFromTick(pf string, n int, what, said string) ([]*mailbox.Mess
 		return nil, nil
 	}
 	text := fmt.Sprintf("Step %d of %s was ticked by hand, and %s: the tick stands for the step, and the pipeline goes on from it.", n, pf, what)
-	if said = strings.TrimSpace(said); said != "" {
-		text += fmt.Sprintf("\n\n## Message from %s\n\n%s", from(r.in), said)
+	if said != "" {
+		text += "\n\n" + said
 	}
 	out, err := r.note(text)
 	next, nerr := r.dispatch(p)
@@ -331,7 +332,11 @@ func (r *run) goOnFromTick(pf string, n int, what, said string) ([]*mailbox.Mess
 // nobody needs to give, the plan stalled meanwhile.
 func (r *run) blocked(what string) ([]*mailbox.Message, error) {
 	if pf, n, ok := r.stepOf(r.in); ok && r.o.stepTicked(pf, n) {
-		return r.goOnFromTick(pf, n, what, string(r.in.Body))
+		said := ""
+		if body := strings.TrimSpace(string(r.in.Body)); body != "" {
+			said = fmt.Sprintf("## Message from %s\n\n%s", from(r.in), body)
+		}
+		return r.goOnFromTick(pf, n, what, said)
 	}
 	return r.escalate(EscalateBlocked, what, nil, nil)
 }
@@ -1044,6 +1049,13 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 		if get(v, "signal") == "fail" {
 			failed = append(failed, fmt.Sprintf("### %s (%s)\n\n%s", from(v), typeOf(v), strings.TrimSpace(string(v.Body))))
 		}
+	}
+	if len(failed) > 0 && s.Done {
+		// Ticked by hand while under review: the tick is the person's
+		// decision, and a revision (or an escalation at the limit)
+		// would wait for work nobody needs; the person is told what the
+		// review found.
+		return withChanges(changed)(r.goOnFromTick(p.Path, n, fmt.Sprintf("its review failed it (%d of %d verdicts)", len(failed), len(round)), "## Review\n\n"+strings.Join(failed, "\n\n")))
 	}
 	if len(failed) > 0 {
 		return withChanges(changed)(r.revise(p, s, worker, failed))

@@ -1381,3 +1381,32 @@ func TestTickedWhileRouted(t *testing.T) {
 		t.Errorf("Due once gone on = %v, want never", d)
 	}
 }
+
+// TestFailedAfterTick: bug: a step a person ticked by hand while it was
+// under review, whose review then failed it, was sent back to its worker
+// for a revision (at the limit, escalated, the escalation settled by the
+// tick at once and gone on from by nobody): the plan waited on work the
+// person had decided. The tick stands: the person is told what the
+// review found, and the steps that follow go out.
+func TestFailedAfterTick(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	for _, r := range h.submit(tasks[0], "[a.go]") {
+		h.handle(verdict(h, r, "pass"))
+	}
+	reqs := h.submit(tasks[1], "[b.go]")
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "one verdict of two", h.handle(verdict(h, reqs[0], "fail")))
+	out := h.handle(verdict(h, reqs[1], "pass"))
+	want(t, "review failed after the tick", out, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+	for _, w := range []string{"Step 2 of plans/retry.md was ticked by hand, and its review failed it (1 of 2 verdicts): the tick stands for the step", "CRITICAL: it loses data."} {
+		if !strings.Contains(string(out[0].Body), w) {
+			t.Errorf("note lacks %q:\n%s", w, out[0].Body)
+		}
+	}
+	if get(out[1], "step") != "3" {
+		t.Errorf("sent step %s, want step 3", get(out[1], "step"))
+	}
+}
