@@ -76,6 +76,10 @@ type escalation struct {
 	// answered after parley retry, say, or any about a step ticked by
 	// hand): answering it sends nothing.
 	Settled bool `json:"settled,omitempty"`
+	// Pending is set on one settled by a tick that the orchestrator has
+	// not gone on from yet (orchestrator.Escalation.Pending): parley run
+	// sends the steps that follow when it next looks.
+	Pending bool `json:"pending,omitempty"`
 	// Misspelt is the decision of the person's answer that the
 	// orchestrator did not know (decision=aprove): the escalation was
 	// moved to done/ by the answer, and still waits for one it knows.
@@ -319,6 +323,7 @@ func escalationOf(x orchestrator.Escalation) escalation {
 		Route:    routeOf(x.Message.Body),
 		Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", x.ID, x.Agent),
 		Settled:  !x.Waiting(),
+		Pending:  x.Pending,
 		Misspelt: x.Misspelt,
 	}
 }
@@ -415,6 +420,9 @@ func printPipeline(e *env, rep pipelineReport) {
 		fmt.Fprintf(w, "escalations settled since: %d %s whose step went on without a decision (answering %s sends nothing)\n", len(settledEsc), strings.Join(kinds, " or "), plural(len(settledEsc), "it", "them"))
 		for _, x := range settledEsc {
 			escLine(x)
+			if x.Pending {
+				fmt.Fprintln(w, "    its step was ticked by hand: parley run goes on from it when it next looks (a running one within seconds, else the next one when it starts)")
+			}
 		}
 	}
 	var stalled []deadLetter

@@ -37,6 +37,12 @@ type Escalation struct {
 	// step, "ticked" (see Fates.Settled). Answering it sends nothing. ""
 	// when it did not.
 	Settled string
+	// Pending is set on an escalation settled by a tick ("ticked") that
+	// the orchestrator has not gone on from yet: a running `parley run`
+	// does within seconds of the plan's change, else the next one when
+	// it starts (Orchestrator.Start). Until then the steps that follow
+	// are not sent.
+	Pending bool
 }
 
 // Waiting reports whether x waits for a person's decision: it is not
@@ -84,8 +90,20 @@ func Escalations(ws *workspace.Workspace, fates *Fates) []Escalation {
 		}
 		out = append(out, misanswered(box, a.Name, limit)...)
 	}
+	histories := map[string]*history{} // by orchestrator agent
 	for i := range out {
-		out[i].Settled = fates.Settled(out[i].Message)
+		x := &out[i]
+		x.Settled = fates.Settled(x.Message)
+		if x.Settled != "ticked" {
+			continue
+		}
+		sender := from(x.Message)
+		h, ok := histories[sender]
+		if !ok {
+			h = (&Orchestrator{Workspace: ws}).history(sender, mailbox.New(nil))
+			histories[sender] = h
+		}
+		_, x.Pending = (&Orchestrator{Workspace: ws}).tickPending(h, x.Message)
 	}
 	return out
 }

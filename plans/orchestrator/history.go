@@ -697,3 +697,55 @@ func (h *history) decides(r *record) bool {
 	esc := h.byID[r.get("reply_to")]
 	return esc != nil && esc.get("escalation") != "" && !NeedsDecision(esc.m)
 }
+
+// approval is how the pipeline approved the step, as the plan's summary
+// tells it: by its review (by and kind ""), or by the person by, on an
+// escalation of kind (iteration, blocked, given_up, unanswered); ok is
+// false when no approval of the pipeline's was sent for it: a person
+// ticked it by hand in the plan.
+func (h *history) approval(thread, planFile string, step int) (by, kind string, ok bool) {
+	h.each(thread, func(r *record) {
+		if !r.sent || r.typ() != Approval {
+			return
+		}
+		q := h.byID[r.get("reply_to")]
+		switch {
+		case q == nil || q.sent:
+		case q.typ() == "":
+			// A person's decision: about the step of the escalation
+			// it answers.
+			if esc := h.answered(q); esc != nil && esc.forStep(planFile, step) {
+				by, kind, ok = from(q.m), esc.get("escalation"), true
+			}
+		default:
+			// A submission: about the step of its review requests.
+			h.each(thread, func(rq *record) {
+				if rq.sent && rq.get("submission") == q.get("id") && rq.forStep(planFile, step) {
+					by, kind, ok = "", "", true
+				}
+			})
+		}
+	})
+	return by, kind, ok
+}
+
+// answered is the escalation a person's message r answers: the one it
+// replies to, or the one a note it replies to says waits
+// (WaitingEscalation), else the last one sent in its thread before it;
+// nil when none.
+func (h *history) answered(r *record) *record {
+	to := r.get("reply_to")
+	if q := h.noteRepliedTo(r); q != nil {
+		to = q.get(WaitingEscalation)
+	}
+	if esc := h.byID[to]; esc != nil && esc.sent && esc.get("escalation") != "" {
+		return esc
+	}
+	var last *record
+	h.each(r.thread(), func(q *record) {
+		if q.sent && q.get("escalation") != "" && q.at.Before(r.at) {
+			last = q
+		}
+	})
+	return last
+}

@@ -173,7 +173,7 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		if typ == PlanResult {
 			return r.escalate(EscalatePlan, "the architect is blocked", nil, nil)
 		}
-		return r.escalate(EscalateBlocked, fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)), nil, nil)
+		return r.blocked(fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)))
 	}
 	switch typ {
 	case workspace.ShutdownRequest:
@@ -220,10 +220,10 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 // the step, retry sends the work again, stop blocks the plan).
 func (r *run) untypedAnswer(q *record) ([]*mailbox.Message, error) {
 	what := fmt.Sprintf("%s answered the %s %s with a message of no type, which the pipeline cannot go on from", from(r.in), q.typ(), q.get("id"))
-	if pf, n, ok := r.stepOf(r.in); ok {
+	if pf, n, ok := r.stepOf(r.in); ok && !r.o.stepTicked(pf, n) {
 		what = fmt.Sprintf("step %d of %s waits: %s", n, pf, what)
 	}
-	return r.escalate(EscalateBlocked, what, nil, nil)
+	return r.blocked(what)
 }
 
 // HandlesNotice reports whether the orchestrator is handed parley's
@@ -300,15 +300,45 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 // follow go now (or the plan is closed), and the person is told so.
 func (r *run) fromTick(orig *mailbox.Message, agent, what string) ([]*mailbox.Message, error) {
 	pf, n, _ := r.stepOf(orig)
-	text := fmt.Sprintf("Step %d of %s was ticked by hand, and %s "+what+": the tick stands for the step, and the pipeline goes on from it.", n, pf, orDash(agent), typeOf(orig))
+	return r.goOnFromTick(pf, n, fmt.Sprintf("%s "+what, orDash(agent), typeOf(orig)), "")
+}
+
+// goOnFromTick goes on from step n of the plan pf, ticked by hand, when
+// what (an agent's "worker-2 signalled blocked (worker_submission)")
+// would have been escalated about it: the tick is the person's decision
+// on the step, so nothing is escalated, the steps that follow go now (or
+// the plan is closed), and the person is told so, with said (a section
+// with what the agent wrote, if anything). Nothing when the plan does
+// not go on.
+func (r *run) goOnFromTick(pf string, n int, what, said string) ([]*mailbox.Message, error) {
 	p, problem := r.readPlan(pf)
 	if problem != "" || p.Status == "done" || p.Status == "blocked" {
-		r.o.log().Info("orchestrator: a message nothing answers, whose step was ticked by hand", "agent", agent, "plan", pf, "step", n)
+		r.o.log().Info("orchestrator: a matter about a step ticked by hand, of a plan that does not go on", "matter", what, "plan", pf, "step", n)
 		return nil, nil
+	}
+	text := fmt.Sprintf("Step %d of %s was ticked by hand, and %s: the tick stands for the step, and the pipeline goes on from it.", n, pf, what)
+	if said != "" {
+		text += "\n\n" + said
 	}
 	out, err := r.note(text)
 	next, nerr := r.dispatch(p)
 	return append(out, next...), errors.Join(err, nerr)
+}
+
+// blocked escalates what an agent is blocked on (what), as the message
+// being handled says; but when it is about a step ticked by hand since
+// its task went out, the tick decided the step, and the pipeline goes
+// on from it (goOnFromTick): an escalation would wait for an answer
+// nobody needs to give, the plan stalled meanwhile.
+func (r *run) blocked(what string) ([]*mailbox.Message, error) {
+	if pf, n, ok := r.stepOf(r.in); ok && r.o.stepTicked(pf, n) {
+		said := ""
+		if body := strings.TrimSpace(string(r.in.Body)); body != "" {
+			said = fmt.Sprintf("## Message from %s\n\n%s", from(r.in), body)
+		}
+		return r.goOnFromTick(pf, n, what, said)
+	}
+	return r.escalate(EscalateBlocked, what, nil, nil)
 }
 
 // escalateMessage escalates (kind) a message of ours that nothing
@@ -587,6 +617,36 @@ func (r *run) planned() ([]*mailbox.Message, error) {
 	return r.dispatch(p)
 }
 
+// howDone says how step n of the plan pf was done, for the plan's
+// summary: "2 attempts" (approved by its review), "5 attempts failed
+// review; approved by you" (or blocked, given up, unanswered: approved
+// on an escalation), "ticked by hand after 1 attempt" (no approval of
+// the pipeline's: a person ticked it in the plan).
+func (r *run) howDone(pf string, n int) string {
+	attempts, _ := r.h.attempts(r.thread, pf, n)
+	count := fmt.Sprintf("%d %s", attempts, plural(attempts, "attempt", "attempts"))
+	by, kind, ok := r.h.approval(r.thread, pf, n)
+	switch {
+	case !ok && attempts == 0:
+		return "ticked by hand"
+	case !ok:
+		return "ticked by hand after " + count
+	case by == "":
+		return count
+	}
+	switch kind {
+	case EscalateLimit:
+		count += " failed review"
+	case EscalateBlocked:
+		count += ", blocked"
+	case EscalateGivenUp:
+		count += ", given up"
+	case EscalateUnanswered:
+		count += ", unanswered"
+	}
+	return count + "; approved by " + by
+}
+
 // planPath is the path of a plan file named relative to the workspace.
 func (r *run) planPath(name string) string {
 	return filepath.Join(r.o.Workspace.Root, filepath.FromSlash(name))
@@ -788,8 +848,7 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 	for _, w := range p.Waves {
 		fmt.Fprintf(&b, "- Wave %d — %s\n", w.Number, w.Title)
 		for _, s := range w.Steps {
-			n, _ := r.h.attempts(r.thread, p.Path, s.Number)
-			fmt.Fprintf(&b, "  - [x] Step %d: %s (%d %s)\n", s.Number, s.Title, n, plural(n, "attempt", "attempts"))
+			fmt.Fprintf(&b, "  - [x] Step %d: %s (%s)\n", s.Number, s.Title, r.howDone(p.Path, s.Number))
 		}
 	}
 	m := r.toPerson(r.people(), PipelineNote, SignalDone, b.String())
@@ -909,6 +968,8 @@ func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string
 	if replyTo != "" {
 		ok.Set("reply_to", replyTo)
 	}
+	// Sent: the plan's summary, if this step was its last, says how.
+	r.h.add(&record{m: ok, sent: true})
 	// The next wave when this one is complete; else a step of this wave
 	// that waited for this one.
 	next, err := r.dispatch(p)
@@ -988,6 +1049,13 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 		if get(v, "signal") == "fail" {
 			failed = append(failed, fmt.Sprintf("### %s (%s)\n\n%s", from(v), typeOf(v), strings.TrimSpace(string(v.Body))))
 		}
+	}
+	if len(failed) > 0 && s.Done {
+		// Ticked by hand while under review: the tick is the person's
+		// decision, and a revision (or an escalation at the limit)
+		// would wait for work nobody needs; the person is told what the
+		// review found.
+		return withChanges(changed)(r.goOnFromTick(p.Path, n, fmt.Sprintf("its review failed it (%d of %d verdicts)", len(failed), len(round)), "## Review\n\n"+strings.Join(failed, "\n\n")))
 	}
 	if len(failed) > 0 {
 		return withChanges(changed)(r.revise(p, s, worker, failed))

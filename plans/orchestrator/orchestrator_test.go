@@ -1153,8 +1153,8 @@ func TestTickedAfterEscalation(t *testing.T) {
 			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
 				t.Fatal(err)
 			}
-			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" {
-				t.Errorf("Escalations after the tick = %+v, want the one settled: ticked", xs)
+			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" || !xs[0].Pending {
+				t.Errorf("Escalations after the tick = %+v, want the one settled: ticked, pending", xs)
 			}
 			var sent []*mailbox.Message
 			if tc.when == "running" {
@@ -1178,6 +1178,9 @@ func TestTickedAfterEscalation(t *testing.T) {
 			}
 			if get(sent[1], "step") != "3" {
 				t.Errorf("sent step %s, want step 3", get(sent[1], "step"))
+			}
+			if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Settled != "ticked" || xs[0].Pending {
+				t.Errorf("Escalations gone on from = %+v, want the one settled: ticked, not pending", xs)
 			}
 			want(t, "started again", start())
 			// Answered after all: nothing is done twice.
@@ -1208,4 +1211,202 @@ func TestSubmittedAfterTick(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(t, "submitted after the tick", h.submit(tasks[1], "[b.go]"), "worker-1:task_assignment/execute")
+}
+
+// TestBlockedAfterTick: bug: a step a person ticked by hand while its
+// task was out, whose worker then signalled blocked (or answered with a
+// message of no type), was escalated: `parley pipeline` listed the
+// escalation as settled by the tick ("answering it sends nothing"), but
+// the tick was seen before the escalation reached the person, so
+// nothing went on from it, and the plan stalled until the person
+// answered. The tick is the person's decision on the step: nothing is
+// escalated, the person is told what the worker said, and the steps that
+// follow go out.
+func TestBlockedAfterTick(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(h *harness, task *mailbox.Message) *mailbox.Message
+	}{
+		{"blocked", func(h *harness, task *mailbox.Message) *mailbox.Message {
+			return h.answer(task, WorkerSubmission, "blocked", "I cannot reach the queue.", "files_changed", "[b.go]", "qa_check", "fail")
+		}},
+		{"no type", func(h *harness, task *mailbox.Message) *mailbox.Message {
+			m := h.msg("worker-2", "I cannot reach the queue.")
+			m.Set("thread", get(task, "thread"))
+			m.Set("reply_to", get(task, "id"))
+			return m
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, config)
+			tasks := h.toPlan()
+			for _, r := range h.submit(tasks[0], "[a.go]") {
+				h.handle(verdict(h, r, "pass"))
+			}
+			if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+				t.Fatal(err)
+			}
+			out := h.handle(tc.answer(h, tasks[1]))
+			want(t, "answered after the tick", out, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+			for _, w := range []string{"Step 2 of plans/retry.md was ticked by hand, and worker-2 ", ": the tick stands for the step, and the pipeline goes on from it.", "I cannot reach the queue."} {
+				if !strings.Contains(string(out[0].Body), w) {
+					t.Errorf("note lacks %q:\n%s", w, out[0].Body)
+				}
+			}
+			if get(out[1], "step") != "3" {
+				t.Errorf("sent step %s, want step 3", get(out[1], "step"))
+			}
+		})
+	}
+}
+
+// TestSummaryHowDone: bug: the summary of a plan done said "(1 attempt)"
+// of a step a person ticked by hand after its task was given up, and
+// "(5 attempts)" of one the person approved after it failed review five
+// times, as if the review had passed it. It says how each step was done.
+func TestSummaryHowDone(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	task := tasks[0]
+	var esc []*mailbox.Message
+	for i := 1; i <= MaxIterations; i++ {
+		reqs := h.submit(task, "[a.go]")
+		h.handle(verdict(h, reqs[0], "fail"))
+		esc = h.handle(verdict(h, reqs[1], "pass"))
+		task = esc[0]
+	}
+	want(t, "fifth failure", esc, "you:escalation/decide")
+	want(t, "approved by the person", h.handle(h.decide(esc[0], "approve", "Fine as it is.")), "worker-1:approval/lgtm")
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	out := h.handle(h.givenUp(tasks[1]))
+	want(t, "given up, ticked by hand", out, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+	var done []*mailbox.Message
+	for _, r := range h.submit(out[1], "[c.go]") {
+		done = h.handle(verdict(h, r, "pass"))
+	}
+	want(t, "plan done", done, "worker-1:approval/lgtm", "you:pipeline_note/done")
+	for _, w := range []string{
+		"  - [x] Step 1: One (5 attempts failed review; approved by you)\n",
+		"  - [x] Step 2: Two (ticked by hand after 1 attempt)\n",
+		"  - [x] Step 3: Three (1 attempt)\n",
+	} {
+		if !strings.Contains(string(done[1].Body), w) {
+			t.Errorf("summary lacks %q:\n%s", w, done[1].Body)
+		}
+	}
+}
+
+// TestTickedWhileRouted: bug: a step ticked by hand while its
+// escalation was on its way to the person (written, not yet routed) was
+// gone on from by no one: the running orchestrator saw the plan change
+// and found no escalation in the person's inbox to go on from, and saw
+// no change after; `parley pipeline` called the escalation settled by the
+// tick, and the plan stalled until a restart. Tick looks again until
+// the escalation is delivered, and goes on from it.
+func TestTickedWhileRouted(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	for _, r := range h.submit(tasks[0], "[a.go]") {
+		h.handle(verdict(h, r, "pass"))
+	}
+	esc := h.handle(h.answer(tasks[1], WorkerSubmission, "blocked", "I cannot reach the queue.", "files_changed", "[b.go]", "qa_check", "fail"))
+	want(t, "escalated", esc, "you:escalation/decide")
+	orch := h.ws.Mailbox("orch")
+	name := get(esc[0], "id") + ".md"
+	// Written into the outbox, not routed yet.
+	if err := os.Rename(orch.Path(mailbox.Sent, name), orch.Path(mailbox.Outbox, name)); err != nil {
+		t.Fatal(err)
+	}
+	o := &Orchestrator{Workspace: h.ws}
+	if err := o.Start(context.Background(), "orch"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	// tick waits for Due and ticks, as the runner does; it returns what
+	// the orchestrator wrote into its outbox besides the escalation.
+	tick := func() []*mailbox.Message {
+		t.Helper()
+		end := time.Now().Add(10 * planLook)
+		for d := o.Due("orch"); d.IsZero() || time.Now().Before(d); d = o.Due("orch") {
+			if time.Now().After(end) {
+				t.Fatalf("Due = %v, %v on", d, 10*planLook)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := o.Tick(context.Background(), "orch", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		names, _ := orch.Names(mailbox.Outbox)
+		var sent []*mailbox.Message
+		for _, n := range names {
+			if n == name {
+				continue
+			}
+			data, err := os.ReadFile(orch.Path(mailbox.Outbox, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := mailbox.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, m)
+			if err := os.Rename(orch.Path(mailbox.Outbox, n), orch.Path(mailbox.Sent, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return sent
+	}
+	want(t, "ticked, the escalation not delivered", tick())
+	if o.Due("orch").IsZero() {
+		t.Fatal("Due with the escalation not delivered = never, want soon")
+	}
+	// Routed: delivered to the person, moved to sent/.
+	if err := os.WriteFile(h.ws.Mailbox("you").Path(mailbox.Inbox, name), esc[0].Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(orch.Path(mailbox.Outbox, name), orch.Path(mailbox.Sent, name)); err != nil {
+		t.Fatal(err)
+	}
+	sent := tick()
+	want(t, "ticked, the escalation delivered", sent, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+	if get(sent[1], "step") != "3" {
+		t.Errorf("sent step %s, want step 3", get(sent[1], "step"))
+	}
+	if d := o.Due("orch"); !d.IsZero() {
+		t.Errorf("Due once gone on = %v, want never", d)
+	}
+}
+
+// TestFailedAfterTick: bug: a step a person ticked by hand while it was
+// under review, whose review then failed it, was sent back to its worker
+// for a revision (at the limit, escalated, the escalation settled by the
+// tick at once and gone on from by nobody): the plan waited on work the
+// person had decided. The tick stands: the person is told what the
+// review found, and the steps that follow go out.
+func TestFailedAfterTick(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	for _, r := range h.submit(tasks[0], "[a.go]") {
+		h.handle(verdict(h, r, "pass"))
+	}
+	reqs := h.submit(tasks[1], "[b.go]")
+	if _, _, err := plans.Tick(filepath.Join(h.ws.Root, "plans", "retry.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "one verdict of two", h.handle(verdict(h, reqs[0], "fail")))
+	out := h.handle(verdict(h, reqs[1], "pass"))
+	want(t, "review failed after the tick", out, "you:pipeline_note/info", "worker-1:task_assignment/execute")
+	for _, w := range []string{"Step 2 of plans/retry.md was ticked by hand, and its review failed it (1 of 2 verdicts): the tick stands for the step", "CRITICAL: it loses data."} {
+		if !strings.Contains(string(out[0].Body), w) {
+			t.Errorf("note lacks %q:\n%s", w, out[0].Body)
+		}
+	}
+	if get(out[1], "step") != "3" {
+		t.Errorf("sent step %s, want step 3", get(out[1], "step"))
+	}
 }

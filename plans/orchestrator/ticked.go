@@ -44,8 +44,9 @@ type looks struct {
 }
 
 // Due returns when the orchestrator, agent, goes on from steps ticked by
-// hand (Tick): at once when a plan file changed since it last looked,
-// else never (the zero time). It looks every planLook at most: a stat of
+// hand (Tick): at once when a plan file changed since it last looked
+// (soon, when Tick waits for an escalation to be delivered), else never
+// (the zero time). It looks every planLook at most: a stat of
 // each file in plans/, no plan read. The runner calls it as a Timer; a
 // run until idle does not wait for it unless a plan changed.
 func (o *Orchestrator) Due(agent string) time.Time {
@@ -66,13 +67,49 @@ func (o *Orchestrator) Due(agent string) time.Time {
 // Tick goes on from the steps ticked by hand after their escalations, as
 // Start does, once Due saw a plan file change. The runner never calls it
 // while the orchestrator handles a message (runner.Timer).
+//
+// An escalation of agent's about a step ticked by hand that is still in
+// its outbox, not delivered to the person yet (the plan changed while it
+// was being routed), is none Tick goes on from; left so, the plan would
+// stall with `parley pipeline` calling the escalation settled. So Tick
+// looks again soon (planLook/4), until it is delivered.
 func (o *Orchestrator) Tick(ctx context.Context, agent string, now time.Time) error {
 	o.mu.Lock()
 	if l := o.looks[agent]; l != nil {
 		l.changed = time.Time{}
 	}
 	o.mu.Unlock()
-	return o.goOnFromTicks(agent)
+	err := o.goOnFromTicks(agent)
+	if o.tickedUnrouted(agent) {
+		o.mu.Lock()
+		if l := o.looks[agent]; l != nil && l.changed.IsZero() {
+			l.changed = now.Add(planLook / 4)
+		}
+		o.mu.Unlock()
+	}
+	return err
+}
+
+// tickedUnrouted reports whether agent's outbox holds an escalation
+// whose step was ticked by hand since (Fates.Settled): one not delivered
+// to its person yet.
+func (o *Orchestrator) tickedUnrouted(agent string) bool {
+	box := o.Workspace.Mailbox(agent)
+	names, _ := box.Names(mailbox.Outbox) // none: nothing unrouted
+	fates := NewFates(o.Workspace)
+	for _, n := range names {
+		m, ok := readMessage(box.Path(mailbox.Outbox, n), o.Workspace.Config.Router.MaxMessageSize)
+		if !ok || get(m, "escalation") == "" {
+			continue
+		}
+		if from(m) == "" {
+			m.Set("from", agent) // the router stamps from: on the copies it delivers
+		}
+		if fates.Settled(m) == "ticked" {
+			return true
+		}
+	}
+	return false
 }
 
 // lookAtPlans notes the modification times of the plan files as agent
@@ -143,19 +180,37 @@ func (o *Orchestrator) goOnFromTicks(agent string) error {
 func (o *Orchestrator) fromTickedEscalation(agent string, esc *mailbox.Message) ([]*mailbox.Message, error) {
 	h := o.history(agent, mailbox.New(nil))
 	r := &run{o: o, agent: agent, in: esc, h: h, thread: cmp.Or(get(esc, "thread"), get(esc, "id"))}
-	pf, n := get(esc, "plan_file"), atoi(get(esc, "step"))
-	said := fmt.Sprintf("Step %d of %s was ticked by hand since the escalation %s about it", n, pf, get(esc, "id"))
-	if h.told(r.thread, said) {
+	p, pending := o.tickPending(h, esc)
+	if !pending {
 		return nil, nil
 	}
-	p, problem := r.readPlan(pf)
-	if problem != "" || p.Status == "done" || p.Status == "blocked" {
-		o.log().Info("orchestrator: an escalation whose step was ticked by hand, of a plan that does not go on", "escalation", get(esc, "id"), "plan", pf, "step", n)
-		return nil, nil
-	}
-	out, err := r.note(said + ": the tick answers it, and the pipeline goes on from it.")
+	out, err := r.note(tickedSince(esc) + ": the tick answers it, and the pipeline goes on from it.")
 	next, nerr := r.dispatch(p)
 	return append(out, next...), errors.Join(err, nerr)
+}
+
+// tickPending reports whether the orchestrator, whose history is h, has
+// still to go on from the escalation esc, whose step was ticked by hand
+// since: it did not tell the person so yet, and the plan goes on (it is
+// not done or blocked); p is the plan then.
+func (o *Orchestrator) tickPending(h *history, esc *mailbox.Message) (p *plans.Plan, pending bool) {
+	if h.told(cmp.Or(get(esc, "thread"), get(esc, "id")), tickedSince(esc)) {
+		return nil, false
+	}
+	pf := get(esc, "plan_file")
+	p, problem := o.readPlan(pf)
+	if problem != "" || p.Status == "done" || p.Status == "blocked" {
+		o.log().Info("orchestrator: an escalation whose step was ticked by hand, of a plan that does not go on", "escalation", get(esc, "id"), "plan", pf, "step", get(esc, "step"))
+		return nil, false
+	}
+	return p, true
+}
+
+// tickedSince is what the note on the escalation esc, whose step was
+// ticked by hand since, says first: the orchestrator went on from the
+// tick once it told it (Escalation.Pending).
+func tickedSince(esc *mailbox.Message) string {
+	return fmt.Sprintf("Step %d of %s was ticked by hand since the escalation %s about it", atoi(get(esc, "step")), get(esc, "plan_file"), get(esc, "id"))
 }
 
 // send writes a message of agent's into its outbox, as a person would

@@ -708,6 +708,10 @@ func (s *Server) seatData() seatData {
 // decision: then answering it sends nothing (parley pipeline counts it
 // settled), and it is a message to read and file.
 func decide(wt *waiting, x orchestrator.Escalation) {
+	if x.Pending {
+		wt.Question = "Settled: its step was ticked by hand; parley run goes on from it when it next looks (a running one within seconds, else the next one when it starts). Mark it handled."
+		return
+	}
 	if !x.Waiting() {
 		wt.Question = fmt.Sprintf("Settled: its step went on without a decision (%s); answering it sends nothing. Mark it handled.", x.Settled)
 		return

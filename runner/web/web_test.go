@@ -1090,6 +1090,25 @@ func copyEscalation(t *testing.T, ws *workspace.Workspace, id, state string) {
 	}
 }
 
+// Bug: an escalation about a step ticked by hand since, which parley run
+// had not gone on from yet, said "its step went on without a decision
+// (ticked); answering it sends nothing" while no step that follows was
+// sent. It says when the pipeline goes on from it.
+func TestSeatEscalationTicked(t *testing.T) {
+	ws, file := planWorkspace(t)
+	plan := "---\ndate: 2026-11-26\ntask: Q\ntier: 2\nstatus: in_progress\n---\n## Summary\nS.\n## Out of Scope\nO.\n## Approach\nA.\n## Risks\nR.\n## Risk Tags\n- docs\n## Implementation Waves\n### Wave 1 — First\n- [x] **Step 1: One** — a.go: one.\n### Wave 2 — Second (depends on Wave 1)\n- [ ] **Step 2: Two** — b.go: two.\n## Acceptance Criteria\n- AC1: works.\n"
+	if err := os.WriteFile(filepath.Join(ws.Root, "plans", "q.md"), []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := file(mailbox.Sent, "orch", "to", "you", "escalation", "blocked", "summary", "escalation: worker-1 signalled blocked", "thread", "20261126-090000.000000Z-you-aaaaaa", "plan_file", "plans/q.md", "step", "1")
+	copyEscalation(t, ws, id, mailbox.Inbox)
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "you"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	if w := "Settled: its step was ticked by hand; parley run goes on from it when it next looks"; !strings.Contains(page, w) {
+		t.Errorf("GET /seat lacks %q:\n%s", w, page)
+	}
+}
+
 // An escalation whose step went on without a decision (settled, as
 // parley pipeline says: orchestrator.Escalations) is offered no
 // decision at the seat nor on its message page: answering it sends
