@@ -54,6 +54,26 @@ func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
 func (s *stateBook) set(agent, state, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setLocked(agent, state, message)
+}
+
+// setNoted sets an agent's state with the note that says why, in one
+// change: agents.json never shows the state without it (a seat reading
+// it between the two told the person less).
+func (s *stateBook) setNoted(agent, state, message, note string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agents[agent]
+	if a.Note != note {
+		a.Note = note
+		s.agents[agent] = a
+		s.changedLocked()
+	}
+	s.setLocked(agent, state, message)
+}
+
+// setLocked is set. s.mu is held.
+func (s *stateBook) setLocked(agent, state, message string) {
 	switch {
 	case state == workspace.StateUnresponsive:
 		s.silent[agent] = message

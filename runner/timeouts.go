@@ -125,8 +125,7 @@ func (r *Runner) checkDeadlines() {
 		case e.nudged:
 			note += ", nor after a nudge"
 		}
-		r.state.set(e.agent, workspace.StateUnresponsive, e.message)
-		r.state.note(e.agent, note)
+		r.state.setNoted(e.agent, workspace.StateUnresponsive, e.message, note)
 		r.log.Warn(LogUnresponsive, "agent", e.agent, "message", e.message, "policy", e.policy.Key)
 	}
 	r.expected = kept
