@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/urfave/cli/v2"
@@ -86,14 +85,14 @@ func runBridge(ctx context.Context, e *env, ws *workspace.Workspace, opts bridge
 		return fmt.Errorf("%s has no bridge: section: name this workspace and the NATS server (bridge: {name: tavern, url: nats://HOST:4222})", workspace.ConfigFile)
 	}
 	log := e.logger(opts.Level)
-	ns, err := serveIfAsked(ws, opts.Serve, opts.Listen, log)
+	ns, err := serveIfAsked(e, ws, opts.Serve, opts.Listen, log)
 	if err != nil {
 		return err
 	}
 	if ns != nil {
 		defer ns.Shutdown()
 	}
-	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, UntilIdle: opts.UntilIdle})
+	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, UntilIdle: opts.UntilIdle, Getenv: e.getenv})
 	if err != nil {
 		return err
 	}
@@ -127,7 +126,7 @@ func (e *bridgeRefusedError) Error() string {
 }
 
 // serveIfAsked starts the embedded NATS server for --serve.
-func serveIfAsked(ws *workspace.Workspace, serve bool, listen string, log *slog.Logger) (*server.Server, error) {
+func serveIfAsked(e *env, ws *workspace.Workspace, serve bool, listen string, log *slog.Logger) (*server.Server, error) {
 	if !serve {
 		return nil, nil
 	}
@@ -135,7 +134,7 @@ func serveIfAsked(ws *workspace.Workspace, serve bool, listen string, log *slog.
 	if listen == "" {
 		listen = cfg.Listen
 	}
-	token, err := cfg.Token(os.Getenv)
+	token, err := cfg.Token(e.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +148,8 @@ func serveIfAsked(ws *workspace.Workspace, serve bool, listen string, log *slog.
 
 // startBridge opens the bridge of a runner's workspace; nil, nil when
 // another process runs it (a parley bridge of its own).
-func startBridge(ws *workspace.Workspace, ns *server.Server, log *slog.Logger, r *runner.Runner) (*bridge.Bridge, error) {
-	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: r.Wake, GivenUp: r.TellGivenUp})
+func startBridge(e *env, ws *workspace.Workspace, ns *server.Server, log *slog.Logger, r *runner.Runner) (*bridge.Bridge, error) {
+	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: r.Wake, GivenUp: r.TellGivenUp, Getenv: e.getenv})
 	if errors.Is(err, bridge.ErrLocked) {
 		log.Info("the bridge runs in another process (parley bridge): its deliveries reach the drivers at each rescan")
 		return nil, nil

@@ -78,7 +78,7 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	var stats runner.Stats
 	var bstats *bridge.Stats
 	if bridged {
-		stats, bstats, err = runBridged(ctx, r, ws, opts, log)
+		stats, bstats, err = runBridged(ctx, e, r, ws, opts, log)
 	} else {
 		stats, err = r.Run(ctx)
 	}
@@ -136,15 +136,15 @@ type runReport struct {
 
 // runBridged runs the runner and, beside it, the workspace's bridge (and
 // with --serve a NATS server); when one ends, so does the other.
-func runBridged(ctx context.Context, r *runner.Runner, ws *workspace.Workspace, opts runOptions, log *slog.Logger) (runner.Stats, *bridge.Stats, error) {
-	ns, err := serveIfAsked(ws, opts.Serve, opts.Listen, log)
+func runBridged(ctx context.Context, e *env, r *runner.Runner, ws *workspace.Workspace, opts runOptions, log *slog.Logger) (runner.Stats, *bridge.Stats, error) {
+	ns, err := serveIfAsked(e, ws, opts.Serve, opts.Listen, log)
 	if err != nil {
 		return runner.Stats{}, nil, err
 	}
 	if ns != nil {
 		defer ns.Shutdown()
 	}
-	b, err := startBridge(ws, ns, log, r)
+	b, err := startBridge(e, ws, ns, log, r)
 	if err != nil {
 		return runner.Stats{}, nil, err
 	}

@@ -33,8 +33,8 @@ import (
 // programs (checkpoint and demo start agents, git, parley itself; compose
 // and send start an editor as the program would), serve or wait for input
 // (serve, play, mcp, session, bridge), or time things (bench). `run
-// --until-idle` runs in-process too, though it starts programs
-// (inWorkspace).
+// --until-idle` runs in-process too, though it starts programs, and so
+// does `bridge --until-idle` (inWorkspace).
 var inProcessCommands = []string{
 	"answer", "approve", "campaign", "character", "compose", "completion",
 	"__complete", "done", "export", "inbox", "init", "inventory",
@@ -134,8 +134,9 @@ func howInProcess(dir string, getenv func(string) string, args []string) (inProc
 			return asProgram, nil
 		}
 	}
-	if cmd == "run" {
-		// `run --until-idle` routes and ends. It starts its agents'
+	if cmd == "run" || cmd == "bridge" {
+		// `run --until-idle` routes and ends (`bridge --until-idle`
+		// forwards and takes what waits). It starts its agents'
 		// programs with the script's environment (runner.Options.
 		// Environ), and opens its workspace by the absolute path: the
 		// working directory is not its to change, as it runs beside
