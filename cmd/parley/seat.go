@@ -1031,13 +1031,26 @@ func (s *seat) whisper(args string) bool {
 		s.printf("/whisper needs a CHARACTER and what to say (nothing was sent)\n")
 		return false
 	}
-	if _, ok := s.ws.Resolve(to); !ok && mailbox.CheckName(to) == nil {
-		// The router's refusal would list every agent, the built-in
-		// scribe and journal among them: the seat lists whom a player
-		// whispers to, with the same did-you-mean.
-		agents, characters := s.whisperees()
+	agents, characters := s.whisperees()
+	agent, ok := s.ws.Resolve(to)
+	if i := slices.Index(agents, agent); ok && i >= 0 {
+		// Another character, by its name or its agent's: the message,
+		// and the scene's aside, name the character.
+		to = characters[i]
+	} else if ok && (agent == s.player || to == s.character) {
+		s.printf("/whisper: %s is your own character: whisper to another (nothing was sent)\n", s.character)
+		return false
+	} else if ok || mailbox.CheckName(to) == nil {
+		// The router would deliver to the gm, a built-in (scribe,
+		// journal) or a person, whom no character whispers to; its
+		// refusal of a name of no one would list them all: the seat
+		// lists whom a player whispers to, with the same did-you-mean.
 		if len(agents) == 0 {
 			s.printf("/whisper: no other character at this table to talk to (nothing was sent)\n")
+			return false
+		}
+		if ok {
+			s.printf("/whisper: %s plays no character here: a whisper goes to another character (%s); /say speaks to the game master (nothing was sent)\n", agent, strings.Join(characters, ", "))
 			return false
 		}
 		s.printf("not sent: to: %v\n", &workspace.UnknownAgentError{Name: to, Agents: agents, Characters: characters})
