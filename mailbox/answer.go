@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Answer is what an agent's program or model said, as ParseAnswer reads
@@ -60,10 +61,15 @@ const maxLateTries = 16
 // text although it looks like a message there.
 func ParseAnswer(data []byte) (Answer, error) {
 	a := Answer{Text: data}
-	if inner, ok := unfence(data); ok {
+	if inner, above, ok := unfence(data); ok {
 		if m, err := Parse(inner); err == nil || !plainOrNot(err) {
 			a.Text, a.Unfenced = inner, true
 			a.Message = m
+			// The error names a line of the answer as written, the
+			// fence's opening line counted.
+			if pe := (*ParseError)(nil); errors.As(err, &pe) && pe.Line > 0 {
+				pe.Line += above
+			}
 			return a, err
 		}
 	}
@@ -114,19 +120,22 @@ func LateHeaderOf(text []byte) LateHeader {
 // unfence returns what is inside the one code fence that is the whole of
 // data (blank space around it aside): an opening line of three or more
 // backticks and at most one word ("```", "```markdown"), a closing line
-// of backticks alone. ok is false for data that is not one such fence.
-func unfence(data []byte) (inner []byte, ok bool) {
+// of backticks alone. above is the number of lines of data before inner
+// (the opening line, and blank ones before it). ok is false for data
+// that is not one such fence.
+func unfence(data []byte) (inner []byte, above int, ok bool) {
 	t := bytes.TrimSpace(data)
 	if !bytes.HasPrefix(t, []byte("```")) || !bytes.HasSuffix(t, []byte("```")) {
-		return nil, false
+		return nil, 0, false
 	}
 	first, rest, found := bytes.Cut(t, []byte("\n"))
 	if !found || bytes.ContainsAny(bytes.TrimSpace(bytes.Trim(first, "`")), " \t") {
-		return nil, false
+		return nil, 0, false
 	}
 	i := bytes.LastIndexByte(rest, '\n')
 	if i < 0 || len(bytes.Trim(bytes.TrimRight(rest[i+1:], "\r"), "`")) != 0 {
-		return nil, false
+		return nil, 0, false
 	}
-	return rest[:i+1], true
+	above = bytes.Count(data[:len(data)-len(bytes.TrimLeftFunc(data, unicode.IsSpace))], []byte("\n")) + 1
+	return rest[:i+1], above, true
 }

@@ -61,6 +61,34 @@ func TestParseAnswer(t *testing.T) {
 	}
 }
 
+// Bug: a fenced message whose header does not parse was refused as the
+// header's error with the line counted from inside the fence (3, where
+// the answer as written has it on line 4).
+func TestParseAnswerFencedBadHeader(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int
+	}{
+		{"---\nto: ann\nsummary: Status: all green\n---\nHi.\n", 3},
+		{"```markdown\n---\nto: ann\nsummary: Status: all green\n---\nHi.\n```\n", 4},
+		{"\n\n```\n---\nto: ann\nsummary: Status: all green\n---\nHi.\n```", 6},
+		{"```\r\n---\r\nto: ann\r\nsummary: Status: all green\r\n---\r\nHi.\r\n```\r\n", 4},
+	} {
+		a, err := ParseAnswer([]byte(tc.in))
+		var pe *ParseError
+		if !errors.As(err, &pe) || errors.Is(err, ErrNoHeader) || pe.Field != "header" {
+			t.Errorf("ParseAnswer(%q) error = %v, want the header's own error", tc.in, err)
+			continue
+		}
+		if pe.Line != tc.line {
+			t.Errorf("ParseAnswer(%q) error line = %d, want %d (%v)", tc.in, pe.Line, tc.line, err)
+		}
+		if want := "---\n"; !bytes.HasPrefix(bytes.ReplaceAll(a.Text, []byte("\r"), nil), []byte(want)) {
+			t.Errorf("ParseAnswer(%q).Text = %q, want the message out of its fence", tc.in, a.Text)
+		}
+	}
+}
+
 func TestLateHeaderString(t *testing.T) {
 	for _, tc := range []struct {
 		l    LateHeader

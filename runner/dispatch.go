@@ -591,7 +591,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 			printed++
 			what = fmt.Sprintf("message %d it printed", printed)
 		}
-		msg, late := reply(in, data)
+		msg, kept, late := reply(in, data)
 		if late.Line > 0 {
 			to, _ := msg.Header().Names("to")
 			why := fmt.Sprintf("%s was sent as plain text (an untyped reply to %s), although %s: a header counts only on line one", what, strings.Join(to, ", "), late)
@@ -630,10 +630,11 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 			continue
 		}
 		// Not text, or a message whose header does not parse: kept as
-		// it is, for the router to refuse with its reason.
-		name := outputName(id, i+1, data)
+		// it is (out of its fence), for the router to refuse with its
+		// reason.
+		name := outputName(id, i+1, kept)
 		names = append(names, name)
-		if err := stage.Add(name, data); err != nil {
+		if err := stage.Add(name, kept); err != nil {
 			return err
 		}
 	}
@@ -738,17 +739,21 @@ func (w *worker) refusalNoteOf(id, what, reason, todo string) string {
 // one code fence is taken out of it). Plain text in which a header
 // begins after line one (words before a "[TAG]" line) is still plain
 // text: late names that header, for the journal and the log to say so.
-func reply(in *mailbox.Message, data []byte) (m *mailbox.Message, late mailbox.LateHeader) {
+// kept is what to keep of it for the router to refuse, when it cannot
+// be sent: the output, or the message its fence held, so that the
+// refusal is the message's own (the router reads no fence: kept in it,
+// the message would be refused as having no header, mended or not).
+func reply(in *mailbox.Message, data []byte) (m *mailbox.Message, kept []byte, late mailbox.LateHeader) {
 	a, err := mailbox.ParseAnswer(data)
 	if err == nil {
-		return a.Message, late
+		return a.Message, a.Text, late
 	}
 	if !errors.Is(err, mailbox.ErrNoHeader) && !errors.Is(err, mailbox.ErrUnclosedFrontmatter) {
-		return nil, late
+		return nil, a.Text, late
 	}
 	r := mailbox.Reply(in, a.Text)
 	readdress(in, r)
-	return r, a.Late
+	return r, a.Text, a.Late
 }
 
 // giveUp moves a message to dead/ with why it failed.

@@ -25,6 +25,12 @@ type Input struct {
 	// File names the message in a refusal: its name in the outbox, or the
 	// path a command was given. Empty for a message built in memory.
 	File string
+	// Name is the file's name in the outbox, when it is not File's last
+	// element: a file in rejected/ is checked under the name it is put
+	// back with (mailbox.UnrejectedName), not under the time of its
+	// refusal and that name, which can read as an id. A file named by an
+	// id is the message of that id (see checkSender).
+	Name string
 	// Sender is the agent that sends it: the owner of the outbox it is in.
 	Sender string
 	// Message is the parsed message. Check does not change it.
@@ -310,7 +316,11 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		// does not carry it: a message written by hand is kept in sent/
 		// as written, and copying it back into the outbox (or sending it
 		// with --file) is a second sending of its id, not a new message.
-		if id, named = mailbox.IDFromName(filepath.Base(in.File)); !named {
+		name := in.Name
+		if name == "" {
+			name = filepath.Base(in.File)
+		}
+		if id, named = mailbox.IDFromName(name); !named {
 			return nil
 		}
 		m.Set("id", id)

@@ -225,6 +225,19 @@ func TestCheckFile(t *testing.T) {
 	if err != nil || v.Accepted() || v.Refusal.Field != "id" {
 		t.Errorf("CheckFile(outbox file with a sent id) = %+v, %v, want a duplicate id", v, err)
 	}
+	// In rejected/, it is checked under the name it has back in the
+	// outbox: the time of the refusal before a program's output name
+	// ("output-1-answering-...") read as an id of another sender.
+	if err := os.MkdirAll(ws.Mailbox("aria").Path(mailbox.Rejected, ""), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rejected := ws.Mailbox("aria").Path(mailbox.Rejected, "20261128-124106.262889Z-output-1-answering-gm-56c078.md")
+	if err := os.WriteFile(rejected, []byte("---\nto: gm\n---\nMended.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ws.CheckFile(rejected, FileCheck{}); err != nil || !v.Accepted() {
+		t.Errorf("CheckFile(a program's output in rejected/) = %+v, %v, want accepted", v, err)
+	}
 	loose := filepath.Join(t.TempDir(), "loose.md")
 	if err := os.WriteFile(loose, []byte("---\nto: gm\n---\n"), 0o644); err != nil {
 		t.Fatal(err)

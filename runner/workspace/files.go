@@ -93,6 +93,13 @@ func (w *Workspace) CheckFile(path string, opts FileCheck) (*Verdict, error) {
 		return v, nil
 	}
 	in := Input{File: path, Sender: sender, Message: m}
+	if inMailbox && state == mailbox.Rejected {
+		// Checked under the name it has back in the outbox: the time of
+		// the refusal before "output-1-answering-you-56c078.md" (a
+		// program's output, see the runner's outputName) reads as an id
+		// whose sender is "output-1-answering-you".
+		in.Name = mailbox.UnrejectedName(filepath.Base(path))
+	}
 	itself := !opts.Sending && inMailbox && state != mailbox.Tmp && state != mailbox.Outbox && state != mailbox.Rejected
 	box := w.Mailbox(sender)
 	in.Sent = func(id string) bool {
