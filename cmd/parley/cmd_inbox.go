@@ -323,8 +323,8 @@ func summaryOf(m *mailbox.Message) string {
 		for _, line := range strings.Split(string(m.Body), "\n") {
 			line = strings.TrimSpace(line)
 			text := strings.TrimSpace(strings.TrimLeft(line, "#"))
-			if text == "" {
-				continue
+			if text == "" || strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+				continue // a code fence's line says nothing: its text does
 			}
 			if strings.HasPrefix(line, "#") {
 				if heading != "" {
