@@ -149,12 +149,17 @@ func Parse(data []byte) (*Message, error) {
 	if len(data) == 0 {
 		return nil, &ParseError{Err: ErrEmpty}
 	}
-	if i := bytes.IndexByte(data, 0); i >= 0 {
-		return nil, &ParseError{Line: lineAt(data, i), Err: fmt.Errorf("%w: NUL byte at offset %d", ErrBinary, i)}
-	}
+	// The first byte that is no text is named: a NUL (valid UTF-8, but
+	// no text) or invalid UTF-8, whichever comes first.
+	nul, bad := bytes.IndexByte(data, 0), -1
 	if !utf8.Valid(data) {
-		i := firstInvalidUTF8(data)
-		return nil, &ParseError{Line: lineAt(data, i), Err: fmt.Errorf("%w: invalid UTF-8 at offset %d", ErrBinary, i)}
+		bad = firstInvalidUTF8(data)
+	}
+	if nul >= 0 && (bad < 0 || nul < bad) {
+		return nil, &ParseError{Line: lineAt(data, nul), Err: fmt.Errorf("%w: NUL byte at offset %d", ErrBinary, nul)}
+	}
+	if bad >= 0 {
+		return nil, &ParseError{Line: lineAt(data, bad), Err: fmt.Errorf("%w: invalid UTF-8 at offset %d", ErrBinary, bad)}
 	}
 	text := bytes.TrimPrefix(data, bom)
 	first, _ := cutLine(text)

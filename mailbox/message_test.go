@@ -372,6 +372,8 @@ func TestParseErrors(t *testing.T) {
 		{name: "white space only", in: " \n\t\n\n", line: 1, is: ErrEmpty},
 		{name: "NUL byte", in: "---\nfrom: alice\n---\nbin\x00ary\n", line: 4, is: ErrBinary},
 		{name: "invalid UTF-8", in: "---\nfrom: alice\nsummary: caf\xe9\n---\n", line: 3, is: ErrBinary},
+		// The first byte that is not text is named, not a NUL after it.
+		{name: "invalid UTF-8 before a NUL", in: "\xff\xfe\n---\n\x00\n", line: 1, is: ErrBinary},
 		{name: "no header", in: "Hello Bob,\n\nsee you.\n", line: 1, is: ErrNoHeader},
 		{name: "header after a blank first line", in: "\n---\nfrom: alice\n---\n", line: 1, is: ErrNoHeader},
 		{name: "frontmatter never closed", in: "---\nfrom: alice\n\nHello.\n", line: 1, field: "header"},

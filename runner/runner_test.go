@@ -275,7 +275,7 @@ func TestBadInput(t *testing.T) {
 		checkFn func(t *testing.T, dir string)
 	}{
 		{name: "garbage bytes", file: "junk", make: content(string(garbage)), reason: "junk:1: not a text file"},
-		{name: "binary file", file: "photo.png", make: content("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), reason: "photo.png:3: not a text file: NUL byte at offset 8"},
+		{name: "binary file", file: "photo.png", make: content("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), reason: "photo.png:1: not a text file: invalid UTF-8 at offset 0"},
 		{name: "empty file", file: "empty.md", make: content(""), reason: "empty.md: empty file"},
 		{name: "only white space", file: "blank.md", make: content("\n  \n"), reason: "blank.md:1: empty file"},
 		{name: "no header", file: "prose.md", make: content("Just some words.\n"), reason: "prose.md:1: no header"},
