@@ -1108,25 +1108,7 @@ func TestTickedAfterEscalation(t *testing.T) {
 			// to sent/, as the runner does, and returns it.
 			routed := func() []*mailbox.Message {
 				t.Helper()
-				box := h.ws.Mailbox("orch")
-				names, _ := box.Names(mailbox.Outbox)
-				var sent []*mailbox.Message
-				for _, n := range names {
-					data, err := os.ReadFile(box.Path(mailbox.Outbox, n))
-					if err != nil {
-						t.Fatal(err)
-					}
-					m, err := mailbox.Parse(data)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sent = append(sent, m)
-					// Routed, as the runner does.
-					if err := os.Rename(box.Path(mailbox.Outbox, n), box.Path(mailbox.Sent, n)); err != nil {
-						t.Fatal(err)
-					}
-				}
-				return sent
+				return routeOutbox(t, h.ws.Mailbox("orch"), "")
 			}
 			start := func() []*mailbox.Message {
 				t.Helper()
@@ -1340,26 +1322,7 @@ func TestTickedWhileRouted(t *testing.T) {
 		if err := o.Tick(context.Background(), "orch", time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		names, _ := orch.Names(mailbox.Outbox)
-		var sent []*mailbox.Message
-		for _, n := range names {
-			if n == name {
-				continue
-			}
-			data, err := os.ReadFile(orch.Path(mailbox.Outbox, n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := mailbox.Parse(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sent = append(sent, m)
-			if err := os.Rename(orch.Path(mailbox.Outbox, n), orch.Path(mailbox.Sent, n)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return sent
+		return routeOutbox(t, orch, name)
 	}
 	want(t, "ticked, the escalation not delivered", tick())
 	if o.Due("orch").IsZero() {
@@ -1409,4 +1372,30 @@ func TestFailedAfterTick(t *testing.T) {
 	if get(out[1], "step") != "3" {
 		t.Errorf("sent step %s, want step 3", get(out[1], "step"))
 	}
+}
+
+// routeOutbox moves what box's outbox holds, but the file named keep, to
+// its sent/, as the router does, and returns those messages.
+func routeOutbox(t *testing.T, box mailbox.Dir, keep string) []*mailbox.Message {
+	t.Helper()
+	names, _ := box.Names(mailbox.Outbox)
+	var sent []*mailbox.Message
+	for _, n := range names {
+		if n == keep {
+			continue
+		}
+		data, err := os.ReadFile(box.Path(mailbox.Outbox, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, m)
+		if err := os.Rename(box.Path(mailbox.Outbox, n), box.Path(mailbox.Sent, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sent
 }
