@@ -26,5 +26,7 @@ func LockDir(dir string) (unlock func(), err error) {
 		f.Close()
 		return nil, &os.PathError{Op: "flock", Path: dir, Err: err}
 	}
-	return func() { f.Close() }, nil // closing releases the lock
+	// LOCK_UN, not only close: a process forked while the lock was held
+	// shares the locked file until it execs, and would hold the lock on.
+	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
 }

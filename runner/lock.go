@@ -88,5 +88,13 @@ func (l *workspaceLock) unlock() error {
 	if pid := workspace.LockHolder(l.pidFile); pid == os.Getpid() {
 		_ = os.Truncate(l.pidFile, 0)
 	}
-	return l.dir.Close() // closing the directory releases the flock
+	// An flock belongs to the open file, not the descriptor: a process
+	// forked while the lock was held (a program between its fork and its
+	// exec) shares it, and closing only this descriptor would leave the
+	// workspace locked until that one lets go. LOCK_UN frees it for all.
+	uerr := unix.Flock(int(l.dir.Fd()), unix.LOCK_UN)
+	if uerr != nil {
+		uerr = fmt.Errorf("unlock %s: %w", l.dir.Name(), uerr)
+	}
+	return errors.Join(uerr, l.dir.Close())
 }

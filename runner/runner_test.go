@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -446,6 +447,42 @@ func TestLock(t *testing.T) {
 	r, err = Open(ws, Options{})
 	if err != nil {
 		t.Fatalf("Open after Close: %v", err)
+	}
+	r.Close()
+}
+
+// TestLockReleasedWhileShared: a process forked while the runner held the
+// workspace (a program being started, or, in a process hosting several
+// runners, any fork between its clone and its exec) shares the locked
+// directory's open file; Close still frees the workspace at once, so that
+// `parley status` run right after a run does not see a runner. (CI saw
+// "runner running" after an in-process `parley run --until-idle`.)
+func TestLockReleasedWhileShared(t *testing.T) {
+	t.Parallel()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	ws := newWorkspace(t, "alice")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(sleep, "60")
+	child.ExtraFiles = []*os.File{r.lock.dir} // the same open file, as a fork holds it
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ws.RunnerPID(); got != 0 {
+		t.Errorf("RunnerPID() after Close, a child still holding the directory = %d, want 0", got)
+	}
+	r, err = Open(ws, Options{})
+	if err != nil {
+		t.Fatalf("Open after Close, a child still holding the directory: %v", err)
 	}
 	r.Close()
 }
