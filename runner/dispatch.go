@@ -616,7 +616,9 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 					if name == "" {
 						name = mailbox.FileName(outID)
 					}
-					if _, err := stage.AddRefused(name, w.r.opts.Now(), o.data, w.refusalNote(id, what, fmt.Sprintf("duplicate: id %s is already %s; each message needs an id of its own", outID, dup))); err != nil {
+					// Kept out of the fence it was printed in, if any:
+					// mended and moved back, it is routed.
+					if _, err := stage.AddRefused(name, w.r.opts.Now(), kept, w.refusalNote(id, what, fmt.Sprintf("duplicate: id %s is already %s; each message needs an id of its own", outID, dup))); err != nil {
 						return err
 					}
 					continue
@@ -708,8 +710,9 @@ func (w *worker) duplicate(id string, given map[string]string) string {
 // that cannot be sent: the reason on the first line, then what a person
 // needs to act.
 func (w *worker) refusalNote(id, what, reason string) string {
-	return w.refusalNoteOf(id, what, reason, "The file beside this one is what the program said, unchanged; the agent's\n"+
-		"other answers were sent. To send it, fix it and move it into the outbox.\n")
+	return w.refusalNoteOf(id, what, reason, "The file beside this one is what the program said, as it wrote it (out of\n"+
+		"the code fence it was printed in, if any); the agent's other answers were\n"+
+		"sent. To send it, fix it and move it into the outbox.\n")
 }
 
 // refusalNoteOf is refusalNote with its last paragraph, what to do, said

@@ -29,7 +29,7 @@ func TestAnswersNeverLost(t *testing.T) {
 	const dupID = "20261124-060000.000001Z-twice-0000a1"
 	script(t, ws, "twice.sh", `cat >/dev/null
 printf -- '---\nid: `+dupID+`\nto: boss\n---\nfirst\n\036\n'
-printf -- '---\nid: `+dupID+`\nto: boss\n---\nsecond\n'
+printf -- '%s\n---\nid: `+dupID+`\nto: boss\n---\nsecond\n%s\n' '`+"```"+`markdown' '`+"```"+`'
 `)
 	script(t, ws, "big.sh", `cat >/dev/null
 echo run >> big.runs
@@ -98,12 +98,26 @@ agents:
 			t.Errorf("%s: %d refusals in the journal, want %d", agent, n, len(reasons))
 		}
 	}
-	// The duplicate is kept as the program printed it.
+	// The duplicate is kept as the program wrote it, out of the code
+	// fence it printed it in: given an id of its own and moved back into
+	// the outbox, it is sent. (Kept in its fence, it was refused again as
+	// having no header, mended or not.)
 	rejected, _ := ws.Mailbox("twice").List(mailbox.Rejected)
 	if len(rejected) == 1 {
-		data, _ := os.ReadFile(ws.Mailbox("twice").Path(mailbox.Rejected, rejected[0].Name))
-		if !strings.Contains(string(data), "second") {
-			t.Errorf("the rejected duplicate holds %q, want the second answer", data)
+		box := ws.Mailbox("twice")
+		data, _ := os.ReadFile(box.Path(mailbox.Rejected, rejected[0].Name))
+		if !strings.HasPrefix(string(data), "---\nid: "+dupID+"\n") || !strings.Contains(string(data), "second") {
+			t.Errorf("the rejected duplicate holds %q, want the second answer, out of its fence", data)
+		}
+		mended := strings.Replace(string(data), "id: "+dupID+"\n", "", 1)
+		if err := os.WriteFile(box.Path(mailbox.Outbox, "mended.md"), []byte(mended), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runIdle(t, ws, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := bodies(t, ws, "boss", mailbox.Inbox); !slices.Contains(got, "second") {
+			t.Errorf("the mended duplicate was not delivered: boss's inbox %q", got)
 		}
 	}
 	if runs, _ := os.ReadFile(filepath.Join(ws.Root, "big.runs")); string(runs) != "run\n" {
