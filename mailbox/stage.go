@@ -472,16 +472,24 @@ func (st *Stage) Publish() (int, error) {
 	// still goes to rejected/: its file went before it.
 	ref := refused(all)
 	sent, rejected := 0, 0
+	aside := map[string]string{} // a refused file moved under another name -> that name
 	for _, n := range all {
-		dst := st.dir.Path(Outbox, n)
+		state, name := Outbox, n
 		if ref[n] {
-			dst = st.dir.Path(Rejected, n)
+			state = Rejected
 			rejected++
+			if base, ok := strings.CutSuffix(n, ReasonSuffix); ok && aside[base] != "" {
+				name = aside[base] + ReasonSuffix // beside its file
+			}
 		} else {
 			sent++
 		}
-		if err := os.Rename(filepath.Join(ready, n), dst); err != nil {
+		moved, err := moveFree(filepath.Join(ready, n), st.dir.Path(state, ""), name)
+		if err != nil {
 			return 0, fmt.Errorf("publish: %w", err)
+		}
+		if moved != name {
+			aside[n] = moved
 		}
 	}
 	// In the outbox for good before the message is done: else a crash
@@ -514,6 +522,20 @@ func (st *Stage) Publish() (int, error) {
 		}
 	}
 	return sent, nil
+}
+
+// moveFree moves src into dir as name, never over a file there (a
+// person's message in the outbox that happens to have the name, say): a
+// name taken is moved beside it as name-2.md, name-3.md, and so on. It
+// returns the name used.
+func moveFree(src, dir, name string) (string, error) {
+	try := name
+	err := renameNoReplace(src, filepath.Join(dir, try))
+	for i := 2; errors.Is(err, fs.ErrExist) && i < 1000; i++ {
+		try = asideName(name, i)
+		err = renameNoReplace(src, filepath.Join(dir, try))
+	}
+	return try, err
 }
 
 // Discard removes a stage that was not committed, with what it holds:

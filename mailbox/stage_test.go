@@ -214,6 +214,51 @@ func TestStagePublishRefusalAgain(t *testing.T) {
 	}
 }
 
+// TestStagePublishNeverReplaces: publishing moves nothing over a file
+// already there — a person's message in the outbox under the name of an
+// answer, a file in rejected/ under a refused one's: the answer goes
+// beside it under a free name, a refused file with its reason.
+func TestStagePublishNeverReplaces(t *testing.T) {
+	d, s := newDir(t)
+	claimed(t, d, s, id1)
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Add(FileName(out1), []byte("answer")); err != nil {
+		t.Fatal(err)
+	}
+	refused, err := st.AddRefused("x.md", time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC), []byte("refused"), "why")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string]string{d.Path(Outbox, FileName(out1)): "a person's", d.Path(Rejected, refused): "older"} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := st.Publish(); err != nil || n != 1 {
+		t.Fatalf("Publish() = %d, %v, want 1, nil", n, err)
+	}
+	moved := strings.TrimSuffix(refused, ".md") + "-2.md"
+	want := map[string]string{
+		d.Path(Outbox, FileName(out1)):       "a person's",
+		d.Path(Outbox, out1+"-2.md"):         "answer",
+		d.Path(Rejected, refused):            "older",
+		d.Path(Rejected, moved):              "refused",
+		d.Path(Rejected, moved+ReasonSuffix): "why",
+	}
+	for path, data := range want {
+		got, err := os.ReadFile(path)
+		if err != nil || !strings.HasPrefix(string(got), data) {
+			t.Errorf("%s holds %q, %v; want %q", path, got, err, data)
+		}
+	}
+}
+
 // TestStageMisuse: a stage is written only before Commit, published only
 // after, and discarded only before.
 func TestStageMisuse(t *testing.T) {

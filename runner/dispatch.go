@@ -695,7 +695,7 @@ func outputName(id string, n int, data []byte) string {
 
 // duplicate says where a message with this id is already, when it is:
 // among the answers given so far, or in the agent's outbox (an answer to
-// an earlier message, not routed yet, that publishing would replace).
+// an earlier message, not routed yet: both would be sent under one id).
 func (w *worker) duplicate(id string, given map[string]string) string {
 	if where, ok := given[id]; ok {
 		return where
