@@ -633,8 +633,11 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		}
 		// Not text, or a message whose header does not parse: kept as
 		// it is (out of its fence), for the router to refuse with its
-		// reason.
-		name := outputName(id, i+1, kept)
+		// reason; a file the program wrote keeps its name.
+		name := o.file
+		if name == "" {
+			name = outputName(id, i+1, kept)
+		}
 		names = append(names, name)
 		if err := stage.Add(name, kept); err != nil {
 			return err
