@@ -412,12 +412,23 @@ func printPipeline(e *env, rep pipelineReport) {
 	}
 	if len(settledEsc) > 0 {
 		var kinds []string // given_up, unanswered: those there are
+		pending := 0       // settled by a tick nothing went on from yet
 		for _, x := range settledEsc {
 			if !slices.Contains(kinds, x.Kind) {
 				kinds = append(kinds, x.Kind)
 			}
+			if x.Pending {
+				pending++
+			}
 		}
-		fmt.Fprintf(w, "escalations settled since: %d %s whose step went on without a decision (answering %s sends nothing)\n", len(settledEsc), strings.Join(kinds, " or "), plural(len(settledEsc), "it", "them"))
+		how := "went on"
+		switch {
+		case pending == len(settledEsc):
+			how = "was ticked by hand, and goes on"
+		case pending > 0:
+			how = "went on, or was ticked by hand,"
+		}
+		fmt.Fprintf(w, "escalations settled since: %d %s whose step %s without a decision (answering %s sends nothing)\n", len(settledEsc), strings.Join(kinds, " or "), how, plural(len(settledEsc), "it", "them"))
 		for _, x := range settledEsc {
 			escLine(x)
 			if x.Pending {
