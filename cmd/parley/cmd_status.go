@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/urfave/cli/v2"
 )
@@ -286,8 +287,12 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			}
 			for _, f := range files {
 				reason := shorten(printable(f.Reason), statusReason)
-				if f.Reason == "" {
+				switch {
+				case f.Reason == "":
 					reason = "(no reason file)"
+				case reason != printable(f.Reason):
+					// Cut short: says where the whole of it is.
+					reason += " (the whole reason: " + printable(filepath.ToSlash(f.Path)+mailbox.ReasonSuffix) + ")"
 				}
 				lines = append(lines, "  "+printable(filepath.ToSlash(f.Path))+"\n      "+reason)
 				if since, ok := settled[f.Path]; ok && p.title == "dead" {
