@@ -392,6 +392,7 @@ func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetS
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for i := 0; ; i++ {
+		_ = b.connectFailed(nc) // a running bridge tries on: the server's credentials may change
 		b.updateLag(ctx, js)
 		if i%10 == 0 {
 			b.lookForReaders(ctx, js)
@@ -403,6 +404,33 @@ func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetS
 		case <-t.C:
 		}
 	}
+}
+
+// connectFailed notes why the bridge is not connected when the server
+// refused it: nats.go tells no handler of a reconnect the server turned
+// down after the TCP connection was made (a wrong token: "authorization
+// violation"), only the connection's last error says it. Without this,
+// the error last noted was a stale "no servers available" from before
+// the server listened. It returns the error when the server turned the
+// credentials down.
+func (b *Bridge) connectFailed(nc *nats.Conn) error {
+	if nc.IsConnected() {
+		return nil
+	}
+	err := nc.LastError()
+	if err == nil {
+		return nil
+	}
+	refused := errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
+	if refused {
+		err = fmt.Errorf("%w (check the credentials the bridge: section of parley.yaml names: token_env, user_env and password_env, or credentials)", err)
+	}
+	err = fmt.Errorf("connecting: %w", err)
+	b.fail(err)
+	if refused {
+		return err
+	}
+	return nil
 }
 
 func (b *Bridge) updateLag(ctx context.Context, js jetstream.JetStream) {
@@ -475,6 +503,11 @@ func backoff(ctx context.Context, d time.Duration) time.Duration {
 func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for !nc.IsConnected() {
+		if err := b.connectFailed(nc); err != nil {
+			// Turned down by the server: trying again 10s long would
+			// not change its mind.
+			return fmt.Errorf("could not connect to %s: %w", strings.Join(b.cfg.URLs, ", "), err)
+		}
 		if time.Now().After(deadline) {
 			b.mu.Lock()
 			last := b.lastErr
