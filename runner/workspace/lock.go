@@ -40,7 +40,11 @@ func (w *Workspace) RunnerPID() int {
 	}
 	defer dir.Close()
 	if err := unix.Flock(int(dir.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
-		return 0 // nobody holds it (closing the directory gives it back)
+		// Nobody holds it. Given back at once, for all who share the
+		// open directory (a process forked meanwhile keeps it until it
+		// execs: closing alone would leave it taken that long).
+		unix.Flock(int(dir.Fd()), unix.LOCK_UN)
+		return 0
 	}
 	if pid := LockHolder(w.LockPath()); pid > 0 {
 		return pid
