@@ -54,6 +54,9 @@ func (r *Runner) startBuiltins(ctx context.Context) {
 				// handles a message, and the reason for the run.
 				r.state.set(name, workspace.StateFailed, "")
 				r.state.note(name, "did not start: "+err.Error())
+				r.statsMu.Lock()
+				r.stats.NotStarted = append(r.stats.NotStarted, workspace.Problem{Agent: name, Reason: err.Error()})
+				r.statsMu.Unlock()
 			}
 		}
 	}

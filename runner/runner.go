@@ -144,6 +144,10 @@ type Stats struct {
 	// was handling (Path, in cur/) and why: their messages wait for the
 	// next run.
 	Stopped []workspace.Problem `json:"stopped,omitempty"`
+	// NotStarted names the built-in agents that could not start (the team
+	// lead of a workspace with no campaign), each with why: they handle
+	// nothing in this run, and their messages wait in their inboxes.
+	NotStarted []workspace.Problem `json:"not_started,omitempty"`
 }
 
 // Refused reports whether anything was refused or given up during the run.
@@ -595,6 +599,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	stats.DeadFiles = append([]workspace.Problem{}, stats.DeadFiles...)
 	stats.LeftFiles = append([]workspace.Problem{}, stats.LeftFiles...)
 	stats.Stopped = append([]workspace.Problem(nil), stats.Stopped...)
+	stats.NotStarted = append([]workspace.Problem(nil), stats.NotStarted...)
 	return stats, err
 }
 

@@ -25,10 +25,14 @@ func openCampaign(c *cli.Context, name string) (*campaigns.Campaign, *workspace.
 	if name == "" {
 		name = c.String("campaign")
 	}
+	fromConfig := name == "" && ws.Config.Campaign != ""
 	if name == "" {
 		name = ws.Config.Campaign
 	}
 	camp, err := campaigns.Find(ws.Root, name)
+	if fromConfig && errors.Is(err, campaigns.ErrNotFound) {
+		err = ws.CampaignConfigError(err)
+	}
 	return camp, ws, err
 }
 

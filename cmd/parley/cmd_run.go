@@ -120,7 +120,7 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	}
 	// A run that ended by itself says whether all went through; one
 	// stopped by a signal is a clean stop, whatever happened before.
-	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && (stats.Undelivered() || len(stats.Stopped) > 0) {
+	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && (stats.Undelivered() || len(stats.Stopped) > 0 || len(stats.NotStarted) > 0) {
 		return &refusedError{stats: stats, pipeline: hasOrchestrator(ws)}
 	}
 	return nil
@@ -250,6 +250,10 @@ func (e *refusedError) Error() string {
 		// Named in the summary, with where their messages wait.
 		parts = append(parts, fmt.Sprintf("%d %s stopped by %s", n, plural(n, "agent", "agents"), plural(n, "its driver", "their drivers")))
 	}
+	if n := len(s.NotStarted); n > 0 {
+		// Named in the summary, with why.
+		parts = append(parts, fmt.Sprintf("%d built-in %s could not start", n, plural(n, "agent", "agents")))
+	}
 	var b strings.Builder
 	if len(parts) > 0 {
 		b.WriteString(strings.Join(parts, " and ") + " during this run")
@@ -307,6 +311,9 @@ func statsLine(s runner.Stats) string {
 	}
 	for _, p := range s.Stopped {
 		line += fmt.Sprintf("\nstopped: %s: %s (its message waits in %s for the next run)", printable(p.Agent), printable(p.Reason), printable(p.Path))
+	}
+	for _, p := range s.NotStarted {
+		line += fmt.Sprintf("\nnot started: %s: %s (it handles nothing in this run; its messages wait in its inbox)", printable(p.Agent), printable(p.Reason))
 	}
 	if s.Ended != "" {
 		line += "\nsession over: " + s.Ended

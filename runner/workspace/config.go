@@ -60,6 +60,9 @@ type Config struct {
 	// commands and the D&D built-in agents use when none is named. Empty:
 	// the workspace's only campaign.
 	Campaign string
+	// CampaignLine is the line of campaign: in parley.yaml (0: none), for
+	// a campaign that does not exist.
+	CampaignLine int
 	// Concurrency caps how many agents' drivers run at once; 0, the
 	// default, sets no cap beyond the agents themselves (each handles one
 	// message at a time). An agent waiting on its program (an LLM call, a
@@ -624,6 +627,7 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 			if err := mailbox.CheckName(cfg.Campaign); err != nil {
 				return bad(v, "campaign", "%v", err)
 			}
+			cfg.CampaignLine = v.Line
 			return nil
 		},
 		"git": func(v *yaml.Node) error {

@@ -1,10 +1,12 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/skills"
 )
@@ -15,7 +17,7 @@ import (
 // handler of the workspace would send to (see strandedRoles); a route matching a type no skill defines, or
 // a field none of the types it matches has; a route to a role nobody holds, or from one; and
 // a route that sends a type to agents its protocol does not list as
-// recipients. Such a route is the workspace owner's decision, and its
+// recipients; a campaign: that names no campaign. Such a route is the workspace owner's decision, and its
 // recipients get the message; the warning names the line of the protocol
 // it overrides. An error is returned only when the skills cannot be read.
 func (w *Workspace) Lint() ([]string, error) {
@@ -38,6 +40,13 @@ func (w *Workspace) Lint() ([]string, error) {
 	}
 	for _, u := range w.UnknownRoles(protocol) {
 		out = append(out, u.String())
+	}
+	if w.Config.Campaign != "" {
+		// A misspelt name: every campaign command, the team lead and
+		// the scribe fail on it, each with no word of parley.yaml.
+		if _, err := campaigns.Open(w.Root, w.Config.Campaign); errors.Is(err, campaigns.ErrNotFound) {
+			out = append(out, w.CampaignConfigError(err).Error())
+		}
 	}
 	for _, sk := range order {
 		roles := unheld[sk]
@@ -339,4 +348,10 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// CampaignConfigError says that err is about the campaign parley.yaml
+// names, at the line of its campaign: key.
+func (w *Workspace) CampaignConfigError(err error) error {
+	return fmt.Errorf("%s:%d: campaign: %w", ConfigFile, w.Config.CampaignLine, err)
 }

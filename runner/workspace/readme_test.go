@@ -39,6 +39,13 @@ func TestREADMEConfig(t *testing.T) {
 			continue
 		}
 		ws := &Workspace{Root: t.TempDir(), Config: cfg}
+		if cfg.Campaign != "" {
+			// The README shows parley.yaml; the campaign it names goes
+			// with it (an example's directory, `parley campaign new`).
+			if err := os.MkdirAll(filepath.Join(ws.Root, CampaignsDir, cfg.Campaign), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if _, err := ws.Protocol(); err != nil {
 			t.Errorf("README.md:%d: %v", line, err)
 			continue
