@@ -17,7 +17,7 @@ func replyCommand(e *env) *cli.Command {
 		Name:  "reply",
 		Usage: "answer a message, as the agent that received it: to its sender, with reply_to and thread set; it is then marked handled",
 		UsageText: "parley reply ID [--body TEXT] [--type TYPE] [--field KEY=VALUE]...   (a short id works)\n" +
-			"   echo 'On my way.' | parley reply 2f322e",
+			"echo 'On my way.' | parley reply 2f322e",
 		ArgsUsage: "ID",
 		Flags: []cli.Flag{
 			agentFlag("whose copy it is, and who answers (default: the one agent that received it)"),

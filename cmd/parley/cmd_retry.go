@@ -18,9 +18,9 @@ import (
 func retryCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "retry",
-		Usage: "put a refused or given-up message back: a file in rejected/ into its outbox, a message in dead/ into its inbox; its .reason goes",
+		Usage: "put a refused or given-up message back: a file in rejected/ into its outbox, a message in dead/ into its inbox (its .reason file is removed; the journal keeps the reason)",
 		UsageText: "parley retry mailboxes/aria/rejected/FILE...   (fix the file first)\n" +
-			"   parley retry ID...   (a message in an agent's dead/; a short id works)",
+			"parley retry ID...   (a message in an agent's dead/; a short id works)",
 		ArgsUsage: "ID|FILE...",
 		Flags: []cli.Flag{
 			agentFlag("whose dead/ (default: the one agent that holds the message there)"),

@@ -16,7 +16,7 @@ func rollCommand(e *env) *cli.Command {
 		Usage:     "roll dice, one line per expression, in the D&D protocol's notation: 1d20+5 = [8]+5 = 13",
 		ArgsUsage: "EXPR...",
 		UsageText: "parley roll [--seed N] [--dc N] [--json] EXPR...\n" +
-			"   parley roll 1d20+5 '2d20kh1 + 3' 4d6dl1 --dc 15",
+			"parley roll 1d20+5 '2d20kh1 + 3' 4d6dl1 --dc 15",
 		Description: "Each argument is one expression; quote one that has spaces.\n\n" +
 			"   NdS        N dice of S sides; N defaults to 1 (d20 = 1d20)\n" +
 			"   d%  dF     a d100; a Fudge die (-1, 0 or +1)\n" +

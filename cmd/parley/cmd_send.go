@@ -22,8 +22,8 @@ func sendCommand(e *env) *cli.Command {
 		Name:  "send",
 		Usage: "check a message and write it into an agent's outbox (the body comes from --body or stdin, or the whole message from --file)",
 		UsageText: "parley send --from AGENT [--to AGENT] [--cc AGENT] [--type TYPE] [--signal SIGNAL] [--field KEY=VALUE]... [--body TEXT]\n" +
-			"   parley send --file MESSAGE.md [--from AGENT]\n" +
-			"   echo 'The door creaks open.' | parley send --from gm --type NARRATIVE",
+			"parley send --file MESSAGE.md [--from AGENT]\n" +
+			"echo 'The door creaks open.' | parley send --from gm --type NARRATIVE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "the sending `AGENT` (required, unless the --file names it)"},
 			&cli.StringSliceFlag{Name: "to", Usage: "a recipient `AGENT` (or the character it plays), or '*' for every agent but the sender (repeat, or separate with commas)"},
