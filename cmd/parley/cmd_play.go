@@ -400,7 +400,14 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 		}
 		s.tellTable() // the runner's last word on who did not answer
 	}
-	if inputEnded && len(s.waiting) > 0 && !quit {
+	if s.ended {
+		// Nothing answers a question in a session that is over: said,
+		// not an error.
+		for _, q := range s.waiting {
+			from, _ := q.m.Header().Get("from")
+			s.printf("(the session ended while [%s] %s from %s waited for your answer: it is left unanswered)\n", q.typ, q.id, printable(from))
+		}
+	} else if inputEnded && len(s.waiting) > 0 && !quit {
 		q := s.waiting[0]
 		from, _ := q.m.Header().Get("from")
 		return fmt.Errorf("the input ended while [%s] %s from %s waited for an answer (parley answer %s TEXT answers it)", q.typ, q.id, from, q.id)
