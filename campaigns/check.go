@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -63,6 +64,20 @@ func (r *Report) OK() bool {
 // agents read at every turn. The rest of the layout is optional.
 var required = map[string]bool{Overview: true, StoryState: true, PartyKnowledge: true, PartyDir + "/": true}
 
+// MissingRequired returns the files the campaign must have that are not
+// there (story-state.md removed by hand, say), in name order: at once,
+// without reading any (Check reads them all).
+func (c *Campaign) MissingRequired() []string {
+	var out []string
+	for name := range required {
+		if _, err := os.Lstat(c.Path(name)); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Check reads a campaign's files and reports what is present, missing or
 // malformed: the top-level files and their sections, every character
 // sheet (parsed as package sheet reads it), journals without a sheet,
@@ -78,7 +93,11 @@ func (c *Campaign) Check() (*Report, error) {
 		data, err := os.ReadFile(c.Path(name))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			add(name, Missing, "")
+			detail := ""
+			if required[name] {
+				detail = "`parley campaign fill` writes it anew, with its sections"
+			}
+			add(name, Missing, detail)
 			continue
 		case err != nil:
 			add(name, Malformed, err.Error())

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -32,20 +33,7 @@ func New(workspace, name string) (*Campaign, error) {
 	if err := os.RemoveAll(staging); err != nil {
 		return nil, err
 	}
-	title := Title(name)
-	files := map[string]string{
-		Overview:       fmt.Sprintf(overviewTemplate, title),
-		WorldPrimer:    fmt.Sprintf(worldPrimerTemplate, title),
-		StoryState:     fmt.Sprintf(storyStateTemplate, title),
-		PartyKnowledge: fmt.Sprintf(partyKnowledgeTemplate, title),
-		Preferences:    fmt.Sprintf(preferencesTemplate, title),
-		DecisionLog:    fmt.Sprintf(decisionLogTemplate, title),
-		".gitignore":   "# Transient files: deltas waiting to be applied, scratch work.\n/" + TmpDir + "/\n",
-	}
-	for _, d := range append([]string{PartyDir, ScenesDir}, NoteDirs...) {
-		files[filepath.Join(d, ".gitkeep")] = ""
-	}
-	for rel, content := range files {
+	for rel, content := range layout(name) {
 		path := filepath.Join(staging, rel)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, err
@@ -67,6 +55,79 @@ func New(workspace, name string) (*Campaign, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// layout returns the files of a new campaign, by path relative to its
+// directory: every file of the layout with its sections, a .gitkeep in
+// each directory, and the .gitignore of tmp/.
+func layout(name string) map[string]string {
+	title := Title(name)
+	files := map[string]string{
+		Overview:       fmt.Sprintf(overviewTemplate, title),
+		WorldPrimer:    fmt.Sprintf(worldPrimerTemplate, title),
+		StoryState:     fmt.Sprintf(storyStateTemplate, title),
+		PartyKnowledge: fmt.Sprintf(partyKnowledgeTemplate, title),
+		Preferences:    fmt.Sprintf(preferencesTemplate, title),
+		DecisionLog:    fmt.Sprintf(decisionLogTemplate, title),
+		".gitignore":   "# Transient files: deltas waiting to be applied, scratch work.\n/" + TmpDir + "/\n",
+	}
+	for _, d := range append([]string{PartyDir, ScenesDir}, NoteDirs...) {
+		files[filepath.Join(d, ".gitkeep")] = ""
+	}
+	return files
+}
+
+// Fill writes the files of the layout that the campaign lacks (a
+// story-state.md removed by hand, say), as New writes them, and the
+// directories it lacks: a file that is there is never touched, whatever
+// it holds. It returns the paths written, relative to the campaign, in
+// order.
+func (c *Campaign) Fill() ([]string, error) {
+	files := layout(c.Name)
+	paths := make([]string, 0, len(files))
+	for rel := range files {
+		paths = append(paths, rel)
+	}
+	slices.Sort(paths)
+	var wrote []string
+	for _, rel := range paths {
+		dir := filepath.Dir(rel)
+		if filepath.Base(rel) == ".gitkeep" {
+			// A directory that is there needs no keep file.
+			if _, err := os.Lstat(c.Path(dir)); err == nil {
+				continue
+			}
+		}
+		path := c.Path(rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return wrote, err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return wrote, err
+		}
+		_, err = f.WriteString(files[rel])
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return wrote, err
+		}
+		if err := mailbox.SyncDir(filepath.Dir(path)); err != nil {
+			return wrote, err
+		}
+		wrote = append(wrote, filepath.ToSlash(rel))
+	}
+	if err := os.MkdirAll(c.Path(TmpDir), 0o755); err != nil {
+		return wrote, err
+	}
+	return wrote, nil
 }
 
 // Title turns a kebab-case name into words with capitals: the-rot-beneath

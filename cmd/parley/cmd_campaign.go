@@ -125,6 +125,29 @@ func campaignCommand(e *env) *cli.Command {
 				},
 			},
 			{
+				Name:      "fill",
+				Usage:     "write the files of the campaign's layout it lacks (a story-state.md removed, say), with their sections; a file that is there is never touched",
+				ArgsUsage: "[CAMPAIGN]",
+				Flags:     []cli.Flag{campaignFlag},
+				Action: func(c *cli.Context) error {
+					camp, ws, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					wrote, err := camp.Fill()
+					for _, w := range wrote {
+						fmt.Fprintf(e.stdout, "wrote %s\n", printable(ws.Short(camp.Path(w))))
+					}
+					if err != nil {
+						return err
+					}
+					if len(wrote) == 0 {
+						fmt.Fprintf(e.stdout, "campaign %s has every file of its layout: nothing written\n", printable(camp.Name))
+					}
+					return nil
+				},
+			},
+			{
 				Name:      "apply",
 				Usage:     "apply the GM's deltas: tmp/gm-state-delta.md to story-state.md, tmp/party-knowledge-delta.md to party-knowledge.md (lines that cannot go in stay in the delta; exit 1 then)",
 				ArgsUsage: "[CAMPAIGN]",

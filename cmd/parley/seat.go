@@ -199,6 +199,9 @@ func (s *seat) hello() {
 	if len(unplayed) > 0 {
 		s.wrap(fmt.Sprintf("(no program plays %s: the table waits on what is sent to them until %s gives them one (driver:), or a person answers for them with parley inbox and parley reply)", strings.Join(unplayed, ", "), workspace.ConfigFile), "")
 	}
+	if lack := s.camp.MissingRequired(); len(lack) > 0 {
+		s.wrap(fmt.Sprintf("(campaign %s lacks %s, which the agents of the table read at every turn: `parley campaign fill` writes %s anew, with %s sections)", s.camp.Name, strings.Join(lack, ", "), plural(len(lack), "it", "them"), plural(len(lack), "its", "their")), "")
+	}
 	if s.deadBefore > 0 {
 		s.wrap(fmt.Sprintf("(%d %s given up before you sat down: nothing answers %s until retried; `parley status` lists %s, and `parley retry ID` hands one to its agent again)", s.deadBefore, plural(s.deadBefore, "message was", "messages were"), plural(s.deadBefore, "it", "them"), plural(s.deadBefore, "it", "them")), "")
 	}
