@@ -304,7 +304,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	}
 	s.proc = p
 	s.stderr = &tail{max: 4096}
-	s.stderrLog.begin(fmt.Sprintf("session started (pid %d), for message %s", p.cmd.Process.Pid, d.ID))
+	s.stderrLog.begin(fmt.Sprintf("session started (pid %d)", p.cmd.Process.Pid))
 	s.pipes.Go(func() { drain(io.MultiWriter(s.stderr, s.stderrLog), p.stderr) })
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
 	s.exited = p.exited
@@ -321,6 +321,9 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		frames [][]byte
 		err    error
 	}
+	// What it writes from now on is read as of this message, most
+	// likely: its log says which message the session is given.
+	s.stderrLog.begin(fmt.Sprintf("message %s, attempt %d", d.ID, d.Attempt))
 	if n := s.frames.stray(); n > 0 && s.log != nil {
 		s.log.Warn("dropped what a session printed after it was done with its message", "agent", s.agent.Name, "bytes", n)
 	}

@@ -90,7 +90,8 @@ done
 		ran <- err
 	}()
 	path := ws.StderrLogPath("sess")
-	want := regexp.MustCompile(`^--- \S+ session started \(pid \d+\), for message ` + regexp.QuoteMeta(id) + ` ---
+	want := regexp.MustCompile(`^--- \S+ session started \(pid \d+\) ---
+--- \S+ message ` + regexp.QuoteMeta(id) + `, attempt 1 ---
 model overloaded, waiting
 $`)
 	deadline := time.Now().Add(30 * time.Second)
