@@ -323,7 +323,7 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	}
 	// What it writes from now on is read as of this message, most
 	// likely: its log says which message the session is given.
-	s.stderrLog.begin(fmt.Sprintf("message %s, attempt %d", d.ID, d.Attempt))
+	s.stderrLog.mark(fmt.Sprintf("message %s, attempt %d", d.ID, d.Attempt))
 	if n := s.frames.stray(); n > 0 && s.log != nil {
 		s.log.Warn("dropped what a session printed after it was done with its message", "agent", s.agent.Name, "bytes", n)
 	}

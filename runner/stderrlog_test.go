@@ -25,6 +25,9 @@ func TestStderrLogCommand(t *testing.T) {
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "warn.sh", `
 msg=$(cat)
+case "$msg" in
+  *quiet*) echo "done"; exit 0 ;;
+esac
 echo "rate limited, retrying in 30s" >&2
 case "$msg" in
   *fail*) echo 'model overloaded' >&2; exit 2 ;;
@@ -33,6 +36,12 @@ echo "done"
 `)
 	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: worker, driver: command, run: [./warn.sh], retries: 0}\n")
 	first := send(t, ws, "boss", "worker", "please")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// A run that writes nothing to stderr adds nothing, not even its
+	// header: quiet runs do not push what others said out of the log.
+	send(t, ws, "boss", "worker", "quiet")
 	if _, err := runIdle(t, ws, Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +177,21 @@ func TestStderrLogBounded(t *testing.T) {
 			t.Errorf("%s = %d bytes after an endless line, want at most about 200", p, fi.Size())
 		}
 	}
-	l.begin("message 2, attempt 1")
-	cur, _ = os.ReadFile(l.path)
-	if !strings.HasSuffix(string(cur), "z\n--- 2026-11-28T20:00:00Z message 2, attempt 1 ---\n") {
-		t.Errorf("%s ends with %q, want the next run's header on a line of its own", l.path, cur[max(0, len(cur)-80):])
-	}
 	l.end()
+
+	// A run that ended mid-line: the next run's header is on a line of
+	// its own.
+	l = &stderrLog{path: filepath.Join(dir, "stderr", "c.log"), agent: "c", max: 1000, now: now}
+	l.begin("message 1, attempt 1")
+	l.Write([]byte("no newline"))
+	l.end()
+	l.begin("message 2, attempt 1")
+	l.Write([]byte("next\n"))
+	l.end()
+	cur, _ = os.ReadFile(l.path)
+	if want := "--- 2026-11-28T20:00:00Z message 1, attempt 1 ---\nno newline\n--- 2026-11-28T20:00:00Z message 2, attempt 1 ---\nnext\n"; string(cur) != want {
+		t.Errorf("%s =\n%q\nwant\n%q", l.path, cur, want)
+	}
 
 	// A log that cannot be written: warned about once, writes succeed.
 	var warnings bytes.Buffer
