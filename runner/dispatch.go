@@ -179,9 +179,9 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		// No cgroup per message: making and removing one for each run
 		// made a command several times slower on a loaded machine. Its
 		// process group and the sweep end what it started.
-		return &commandDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, confine: conf, records: r.records}, nil
+		return &commandDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, confine: conf, records: r.records, stderrLog: r.stderrLog(a, ws)}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records}, nil
+		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records, stderrLog: r.stderrLog(a, ws)}, nil
 	case workspace.DriverBuiltin:
 		return &builtinDriver{handler: r.opts.Handlers[a.Handler], timeout: a.Timeout}, nil
 	}
@@ -193,6 +193,11 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		return &builtinDriver{handler: h, timeout: a.Timeout}, nil
 	}
 	return nil, nil
+}
+
+// stderrLog makes the log of what agent a's program writes to stderr.
+func (r *Runner) stderrLog(a workspace.Agent, ws *workspace.Workspace) *stderrLog {
+	return &stderrLog{path: ws.StderrLogPath(a.Name), agent: a.Name, max: stderrLogMax, now: r.opts.Now, log: r.log}
 }
 
 // notify wakes an agent's worker: its inbox has something new.

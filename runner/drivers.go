@@ -187,6 +187,7 @@ type commandDriver struct {
 	confine   *Confinement // what its program is confined to; nil: nothing
 	cgroups   *cgroups     // where each run gets a cgroup of its own, if anywhere
 	records   *records     // where each run is written down while it runs
+	stderrLog *stderrLog   // where what its program writes to stderr is kept
 }
 
 func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
@@ -197,6 +198,8 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		return nil, startError(c.agent.Run[0], err)
 	}
 	defer p.close()
+	c.stderrLog.begin(fmt.Sprintf("message %s, attempt %d", d.ID, d.Attempt))
+	defer c.stderrLog.end()
 	var stdout bytes.Buffer
 	stderr := &tail{max: 4096}
 	var tooMuch atomic.Bool
@@ -205,7 +208,7 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	pipes.Go(func() {
 		drain(&capped{w: &stdout, max: c.maxOutput, over: func() { tooMuch.Store(true); p.killGroup() }}, p.stdout)
 	})
-	pipes.Go(func() { drain(stderr, p.stderr) })
+	pipes.Go(func() { drain(io.MultiWriter(stderr, c.stderrLog), p.stderr) })
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
@@ -278,6 +281,7 @@ type sessionDriver struct {
 	confine   *Confinement // what its program is confined to; nil: nothing
 	cgroups   *cgroups     // where each run gets a cgroup of its own, if anywhere
 	records   *records     // where each run is written down while it runs
+	stderrLog *stderrLog   // where what its program writes to stderr is kept
 
 	proc   *program
 	frames *frameReader
@@ -300,7 +304,8 @@ func (s *sessionDriver) start(d *Delivery) error {
 	}
 	s.proc = p
 	s.stderr = &tail{max: 4096}
-	s.pipes.Go(func() { drain(s.stderr, p.stderr) })
+	s.stderrLog.begin(fmt.Sprintf("session started (pid %d)", p.cmd.Process.Pid))
+	s.pipes.Go(func() { drain(io.MultiWriter(s.stderr, s.stderrLog), p.stderr) })
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
 	s.exited = p.exited
 	return nil
@@ -316,6 +321,9 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		frames [][]byte
 		err    error
 	}
+	// What it writes from now on is read as of this message, most
+	// likely: its log says which message the session is given.
+	s.stderrLog.mark(fmt.Sprintf("message %s, attempt %d", d.ID, d.Attempt))
 	if n := s.frames.stray(); n > 0 && s.log != nil {
 		s.log.Warn("dropped what a session printed after it was done with its message", "agent", s.agent.Name, "bytes", n)
 	}
@@ -404,6 +412,7 @@ func (s *sessionDriver) kill() {
 	s.proc.end()
 	<-s.exited
 	s.pipes.Wait()
+	s.stderrLog.end()
 	s.proc.close()
 	s.proc = nil
 }

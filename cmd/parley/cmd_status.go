@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,6 +83,43 @@ type statusReport struct {
 	// names a built-in handler or a driver parley does not have, or its
 	// entry lacks a key its driver needs (a typo beside it).
 	DriverProblems []string `json:"driver_problems,omitempty"`
+	// StderrLogs name the logs of what the programs of agents at work
+	// (working, retrying) wrote to stderr since the runner started (see
+	// stderrLogs); status says nothing of an idle agent's log.
+	StderrLogs []stderrLog `json:"stderr_logs,omitempty"`
+}
+
+// stderrLog is the log of what an agent's program wrote to stderr, as
+// status names it.
+type stderrLog struct {
+	Agent   string    `json:"agent"`
+	Path    string    `json:"path"`    // relative to the workspace
+	Written time.Time `json:"written"` // when it was last written
+}
+
+// stderrLogs are the logs of what the programs of the agents at work
+// wrote to stderr while this runner runs: where to look (tail -f) when a
+// program takes long or is tried again. Not for idle agents, whose
+// programs' warnings are old news (the README says where they are):
+// status stays short.
+func stderrLogs(ws *workspace.Workspace, agents []workspace.AgentStatus, runner *workspace.RunnerInfo) []stderrLog {
+	var logs []stderrLog
+	for _, a := range agents {
+		if a.State != workspace.StateWorking && a.State != workspace.StateRetrying {
+			continue
+		}
+		path := ws.StderrLogPath(a.Name)
+		fi, err := os.Stat(path)
+		if err != nil || (runner != nil && fi.ModTime().Before(runner.Started)) {
+			continue
+		}
+		rel, err := filepath.Rel(ws.Root, path)
+		if err != nil {
+			rel = path
+		}
+		logs = append(logs, stderrLog{Agent: a.Name, Path: filepath.ToSlash(rel), Written: fi.ModTime()})
+	}
+	return logs
 }
 
 // settledLetter is a dead letter whose step went on without it.
@@ -159,6 +197,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		}
 	}
 	rep.Escalations = escalationsWaiting(ws)
+	if rep.RunnerPID != 0 {
+		rep.StderrLogs = stderrLogs(ws, agents, rep.Runner)
+	}
 	fates := newGivenUpFates(ws)
 	settled := map[string]string{} // path -> what happened since
 	for _, a := range agents {
@@ -245,6 +286,11 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 				line += fmt.Sprintf(" (its program is stopped after %s: timeout: in %s)", durationText(ag.Timeout), workspace.ConfigFile)
 			}
 			notes = append(notes, line)
+		}
+		for _, l := range rep.StderrLogs {
+			if l.Agent == a.Name {
+				notes = append(notes, fmt.Sprintf("  %s: its program last wrote to stderr at %s: tail -f %s", a.Name, ago(l.Written, now), printable(l.Path)))
+			}
 		}
 		if a.Unusable != "" {
 			notes = append(notes, "  "+a.Name+": "+printable(a.Unusable))

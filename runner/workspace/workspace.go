@@ -382,6 +382,18 @@ func (w *Workspace) JournalPath() string {
 	return filepath.Join(w.Root, StateDir, "journal.jsonl")
 }
 
+// StderrDir is where the logs of what agents' programs write to stderr
+// are kept, under the runtime directory (see StderrLogPath).
+const StderrDir = "stderr"
+
+// StderrLogPath returns the path of the log of what agent's program
+// writes to stderr: .parley/stderr/AGENT.log, appended to as the program
+// writes, and rotated to AGENT.log.1 once it is large (the runner's
+// stderrLog). Left out of git, as all of .parley/ but the journal is.
+func (w *Workspace) StderrLogPath(agent string) string {
+	return filepath.Join(w.Root, StateDir, StderrDir, agent+".log")
+}
+
 // UnknownAgentError is the error for a name that is not an agent of the
 // workspace.
 type UnknownAgentError struct {
