@@ -113,11 +113,7 @@ func stderrLogs(ws *workspace.Workspace, agents []workspace.AgentStatus, runner 
 		if err != nil || (runner != nil && fi.ModTime().Before(runner.Started)) {
 			continue
 		}
-		rel, err := filepath.Rel(ws.Root, path)
-		if err != nil {
-			rel = path
-		}
-		logs = append(logs, stderrLog{Agent: a.Name, Path: filepath.ToSlash(rel), Written: fi.ModTime()})
+		logs = append(logs, stderrLog{Agent: a.Name, Path: ws.Short(path), Written: fi.ModTime()})
 	}
 	return logs
 }
