@@ -17,6 +17,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/examples"
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -52,6 +53,9 @@ func demoCommand(e *env) *cli.Command {
 				example = args[0]
 			}
 			if demos[example] == nil {
+				if near := spell.Nearest(example, demoNames(), 2); near != "" {
+					return argsError(c, "unknown demo %q (demos: %s): did you mean %s?", example, strings.Join(demoNames(), ", "), near)
+				}
 				return argsError(c, "unknown demo %q (demos: %s); to keep the demo in a directory: parley demo --dir %s", example, strings.Join(demoNames(), ", "), example)
 			}
 			if len(args) > 2 {
