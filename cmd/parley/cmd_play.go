@@ -171,7 +171,7 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 			}
 			return true
 		})
-		if h.retrying != nil && agent != "" {
+		if h.retrying != nil && agent != "" && id != "" {
 			h.retrying(agent, id, attempt)
 		}
 		return nil
