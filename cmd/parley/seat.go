@@ -656,7 +656,10 @@ func tellsRetry(told, id string, attempt int) bool {
 // tellRetrying tells the person that agent's program failed attempt
 // (1 for the first) at message id and is tried again, when tellsRetry
 // says so: the table waits, and why. Nothing more is said of it until it
-// is answered (its answer shows) or given up (tellGivenUp). It is called
+// is answered or given up (tellGivenUp). No line says it answered: what
+// comes of the answer shows at the seat (the answer, or what the table
+// does next, as the gm's next prompt), and a line at every answer would
+// be as chatty as a notice at every retry was. It is called
 // by the runner's workers (seatLogger), as they retry, and by
 // tellUnresponsive, from agents.json.
 func (s *seat) tellRetrying(agent, id string, attempt int) {
