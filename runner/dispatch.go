@@ -486,7 +486,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			return // shutting down: the message stays in cur/, for the next runner
 		}
 		w.r.log.Debug("handling", "agent", w.agent.Name, "id", id, "attempt", attempt)
-		w.r.state.set(w.agent.Name, workspace.StateWorking, id)
+		w.r.state.setAttempt(w.agent.Name, workspace.StateWorking, id, attempt)
 		var start time.Time
 		if w.r.opts.OnHandled != nil {
 			start = w.r.opts.Now()
@@ -535,7 +535,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		}
 		pause := time.Duration(1<<min(attempt-1, 6)) * time.Second
 		w.r.log.Warn(LogRetrying, "agent", w.agent.Name, "id", id, "attempt", attempt, "retry_in", pause, "err", err)
-		w.r.state.set(w.agent.Name, workspace.StateRetrying, id)
+		w.r.state.setAttempt(w.agent.Name, workspace.StateRetrying, id, attempt)
 		select {
 		case <-ctx.Done():
 			return

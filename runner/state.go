@@ -54,7 +54,15 @@ func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
 func (s *stateBook) set(agent, state, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.setLocked(agent, state, message)
+	s.setLocked(agent, state, message, 0)
+}
+
+// setAttempt sets an agent's state on a message with the attempt at it:
+// the one being made (working) or the one that failed (retrying).
+func (s *stateBook) setAttempt(agent, state, message string, attempt int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setLocked(agent, state, message, attempt)
 }
 
 // setNoted sets an agent's state with the note that says why, in one
@@ -69,22 +77,22 @@ func (s *stateBook) setNoted(agent, state, message, note string) {
 		s.agents[agent] = a
 		s.changedLocked()
 	}
-	s.setLocked(agent, state, message)
+	s.setLocked(agent, state, message, 0)
 }
 
-// setLocked is set. s.mu is held.
-func (s *stateBook) setLocked(agent, state, message string) {
+// setLocked is setAttempt. s.mu is held.
+func (s *stateBook) setLocked(agent, state, message string, attempt int) {
 	switch {
 	case state == workspace.StateUnresponsive:
 		s.silent[agent] = message
 	case state == workspace.StateIdle && s.silent[agent] != "":
-		state, message = workspace.StateUnresponsive, s.silent[agent]
+		state, message, attempt = workspace.StateUnresponsive, s.silent[agent], 0
 	}
 	a := s.agents[agent]
-	if a.State == state && a.Message == message {
+	if a.State == state && a.Message == message && a.Attempt == attempt {
 		return
 	}
-	a.State, a.Message, a.Since = state, message, s.now().UTC()
+	a.State, a.Message, a.Attempt, a.Since = state, message, attempt, s.now().UTC()
 	if a.Stopped && state != workspace.StateStopped {
 		a.State = workspace.StateStopped
 	}
@@ -102,7 +110,7 @@ func (s *stateBook) spoke(agent string) {
 	}
 	delete(s.silent, agent)
 	if a := s.agents[agent]; a.State == workspace.StateUnresponsive {
-		a.State, a.Message, a.Since = workspace.StateIdle, "", s.now().UTC()
+		a.State, a.Message, a.Attempt, a.Since = workspace.StateIdle, "", 0, s.now().UTC()
 		s.agents[agent] = a
 		s.changedLocked()
 	}

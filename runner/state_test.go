@@ -71,3 +71,30 @@ func TestStateBookCoalesces(t *testing.T) {
 		t.Errorf("the book after close says %+v, want the last change (idle, msg-%d)", a, changes-1)
 	}
 }
+
+// TestStateBookAttempt checks that agents.json says which attempt at a
+// message failed (a seat beside the runner tells a second failure, not
+// every first one), and forgets it once the agent is idle.
+func TestStateBookAttempt(t *testing.T) {
+	ws := newWorkspace(t, "lead")
+	s := loadStateBook(ws, time.Now)
+	s.setAttempt("tor", workspace.StateWorking, "m-1", 1)
+	s.setAttempt("tor", workspace.StateRetrying, "m-1", 1)
+	s.setAttempt("tor", workspace.StateWorking, "m-1", 2)
+	s.setAttempt("tor", workspace.StateRetrying, "m-1", 2)
+	s.close()
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := runs["tor"]; a.State != workspace.StateRetrying || a.Message != "m-1" || a.Attempt != 2 {
+		t.Errorf("agents.json after a second failure: %+v, want retrying m-1, attempt 2", a)
+	}
+	s = loadStateBook(ws, time.Now)
+	s.setAttempt("tor", workspace.StateRetrying, "m-1", 2)
+	s.set("tor", workspace.StateIdle, "")
+	if a := s.run("tor"); a.Attempt != 0 {
+		t.Errorf("idle after a retry: %+v, want no attempt", a)
+	}
+	s.close()
+}

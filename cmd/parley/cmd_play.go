@@ -132,7 +132,7 @@ func (s *seat) startBridge(ctx context.Context, r *runner.Runner) (func(), error
 // record as it is. Else the seat's screen shows no raw log line: the
 // records the seat tells the person in words of its own are left out (a
 // message given up, tellGivenUp; an agent unresponsive, tellTable; a
-// message tried again, told once by tellRetrying: the give-up notice
+// message tried again, told by tellRetrying as tellsRetry says: the give-up notice
 // says how often it was tried and why it failed, and parley status and
 // the dead/ reason file keep the details); any other is said in a line
 // of its own, in parentheses, as the seat says things.
@@ -145,28 +145,34 @@ func (s *seat) seatLogger() *slog.Logger {
 
 // toldBySeat is a log handler that leaves out the records the seat
 // tells the person in words of its own, or needs not tell. A retry is
-// handed to retrying (the agent and the message), which tells the person
-// once, plainly, that the table waits for that agent.
+// handed to retrying (the agent, the message and the attempt that
+// failed), which tells the person plainly, when it is worth telling
+// (tellsRetry), that the table waits for that agent.
 type toldBySeat struct {
 	slog.Handler
-	retrying func(agent, id string)
+	retrying func(agent, id string, attempt int)
 }
 
 func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 	switch r.Message {
 	case runner.LogRetrying:
 		var agent, id string
+		var attempt int
 		r.Attrs(func(a slog.Attr) bool {
 			switch a.Key {
 			case "agent":
 				agent = a.Value.String()
 			case "id":
 				id = a.Value.String()
+			case "attempt":
+				if a.Value.Kind() == slog.KindInt64 {
+					attempt = int(a.Value.Int64())
+				}
 			}
 			return true
 		})
-		if h.retrying != nil && agent != "" {
-			h.retrying(agent, id)
+		if h.retrying != nil && agent != "" && id != "" {
+			h.retrying(agent, id, attempt)
 		}
 		return nil
 	case runner.LogGaveUp, runner.LogUnresponsive:

@@ -120,8 +120,9 @@ func TestSeatLogger(t *testing.T) {
 
 // TestSeatTellsRetrying: a tryout waited at the seat with no sign while
 // the runner retried an agent's program. The retry's log record is told
-// on the seat's screen, once for each message, in plain words, and
-// never as a log line.
+// on the seat's screen in plain words, never as a log line: an agent's
+// first retry, then only a message that failed twice (tellsRetry), each
+// message once.
 func TestSeatTellsRetrying(t *testing.T) {
 	ws := newWorkspace(t, t.TempDir(), "skills: [dnd-team]\nagents:\n  - {name: gm, role: gm, driver: command, run: [true]}\n  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [true]}\n  - you\n")
 	var out, errs bytes.Buffer
@@ -130,12 +131,12 @@ func TestSeatTellsRetrying(t *testing.T) {
 	for _, r := range []struct {
 		agent, id string
 		attempt   int
-	}{{"tor", "m1", 1}, {"tor", "m1", 2}, {"gm", "m2", 1}, {"tor", "m3", 1}} {
+	}{{"tor", "m1", 1}, {"tor", "m1", 2}, {"gm", "m2", 1}, {"tor", "m3", 1}, {"tor", "m4", 1}, {"tor", "m4", 2}, {"tor", "m4", 3}} {
 		log.Warn(runner.LogRetrying, "agent", r.agent, "id", r.id, "attempt", r.attempt, "err", "exit code 1")
 	}
 	want := "\n(tor-ashgrove's agent, tor, is slow to answer: its program failed on a message, and is being tried again; please wait)\n" +
 		"\n(the game master, gm, is slow to answer: its program failed on a message, and is being tried again; please wait)\n" +
-		"\n(tor-ashgrove's agent, tor, is slow to answer: its program failed on a message, and is being tried again; please wait)\n"
+		"\n(tor-ashgrove's agent, tor, is slow to answer: its program failed 2 times on a message, and is being tried again; please wait)\n"
 	if got := out.String(); got != want {
 		t.Errorf("the seat said %q, want %q", got, want)
 	}

@@ -54,7 +54,7 @@ type seat struct {
 	// The runner's workers tell of a retry (tellRetrying) from their
 	// goroutines, while the seat goes on in its own.
 	mu       sync.Mutex
-	retrying map[string]string // agent -> the message the person was told it is tried again on
+	retrying map[string]string // agent -> the message last told tried again (tellsRetry)
 }
 
 // waitingQ is a message that waits for the person's answer.
@@ -638,22 +638,44 @@ func (s *seat) describe(agent, state, id string) (what, from string) {
 	return what, from
 }
 
-// tellRetrying tells the person, once for each message, that agent's
-// program failed on message id and is tried again: the table waits, and
-// why. Nothing more is said of it until it is answered (its answer
-// shows) or given up (tellGivenUp). It is called by the runner's workers
-// (seatLogger), as they retry.
-func (s *seat) tellRetrying(agent, id string) {
+// tellsRetry is the seat's one rule for saying that an agent's program
+// failed on a message and is tried again (tellRetrying, from the seat's
+// own runner's log and from agents.json alike): the first retry of an
+// agent is told; after it, only a message that failed twice (its retry
+// failed too) is told; a message is told once. told is the message last
+// told of that agent ("" for none), id the one that failed, attempt the
+// attempt that failed (1 for the first; 0 when not known, as from an
+// older runner's agents.json).
+//
+// A program that fails now and then, and answers when tried again,
+// holds the table up for a second or two: told once, the person knows
+// why the table waits when it does; told at every message, a whole
+// evening of it, they learn nothing more. A retry that fails too is
+// what may end in a message given up (tellGivenUp): that is said.
+func tellsRetry(told, id string, attempt int) bool {
+	return told == "" || told != id && attempt >= 2
+}
+
+// tellRetrying tells the person that agent's program failed attempt
+// (1 for the first) at message id and is tried again, when tellsRetry
+// says so: the table waits, and why. Nothing more is said of it until it
+// is answered or given up (tellGivenUp). No line says it answered: what
+// comes of the answer shows at the seat (the answer, or what the table
+// does next, as the gm's next prompt), and a line at every answer would
+// be as chatty as a notice at every retry was. It is called
+// by the runner's workers (seatLogger), as they retry, and by
+// tellUnresponsive, from agents.json.
+func (s *seat) tellRetrying(agent, id string, attempt int) {
 	s.mu.Lock()
-	told := s.retrying[agent] == id
-	if !told {
+	tell := tellsRetry(s.retrying[agent], id, attempt)
+	if tell {
 		if s.retrying == nil {
 			s.retrying = map[string]string{}
 		}
 		s.retrying[agent] = id
 	}
 	s.mu.Unlock()
-	if told {
+	if !tell {
 		return
 	}
 	who := agent
@@ -664,13 +686,17 @@ func (s *seat) tellRetrying(agent, id string) {
 	}
 	what, _ := s.describe(agent, mailbox.Cur, id)
 	s.printf("\n")
-	s.wrap(fmt.Sprintf("(%s is slow to answer: its program failed on %s, and is being tried again; please wait)", who, what), "")
+	failed := "failed"
+	if attempt >= 2 {
+		failed = fmt.Sprintf("failed %d times", attempt)
+	}
+	s.wrap(fmt.Sprintf("(%s is slow to answer: its program %s on %s, and is being tried again; please wait)", who, failed, what), "")
 }
 
 // tellUnresponsive says once of each agent marked unresponsive: it did
 // not answer in time (after a nudge, when its timeout has one), as the
-// runner noted. An agent the runner notes retrying is told too
-// (tellRetrying, once a message): the seat's own runner tells it as it
+// runner noted. An agent the runner notes retrying is told too, as
+// tellsRetry says (tellRetrying): the seat's own runner tells it as it
 // retries, a `parley run` beside the seat only there.
 func (s *seat) tellUnresponsive() {
 	runs, err := s.ws.AgentRuns()
@@ -679,7 +705,7 @@ func (s *seat) tellUnresponsive() {
 	}
 	for _, name := range s.ws.AgentNames() {
 		if r := runs[name]; r.State == workspace.StateRetrying && r.Message != "" {
-			s.tellRetrying(name, r.Message)
+			s.tellRetrying(name, r.Message, r.Attempt)
 		}
 		if runs[name].State == workspace.StateUnresponsive && !s.told[name] {
 			s.told[name] = true

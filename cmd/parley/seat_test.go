@@ -2,13 +2,21 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 func TestRollArgs(t *testing.T) {
@@ -69,4 +77,85 @@ func FuzzSeatLine(f *testing.F) {
 			t.Errorf("line(%q) = %v", line, err)
 		}
 	})
+}
+
+func TestTellsRetry(t *testing.T) {
+	tests := []struct {
+		told, id string
+		attempt  int
+		want     bool
+	}{
+		{"", "m1", 1, true},    // the agent's first retry
+		{"", "m1", 2, true},    // first seen at its second failure (beside a parley run)
+		{"", "m1", 0, true},    // an older runner's agents.json, without the attempt
+		{"m1", "m1", 2, false}, // told of this message already
+		{"m1", "m2", 1, false}, // a first attempt failed again: it usually answers the next
+		{"m1", "m2", 0, false}, // not known to be more
+		{"m1", "m2", 2, true},  // failed twice: serious
+		{"m2", "m2", 3, false}, // told at its second failure
+		{"m2", "m3", 3, true},
+	}
+	for _, tt := range tests {
+		if got := tellsRetry(tt.told, tt.id, tt.attempt); got != tt.want {
+			t.Errorf("tellsRetry(%q, %q, %d) = %v, want %v", tt.told, tt.id, tt.attempt, got, tt.want)
+		}
+	}
+}
+
+// TestRetryNoticesAlike checks that a seat tells the same retries from
+// its own runner's log as from agents.json, which a parley run beside it
+// writes: the rule is tellsRetry's, the attempt comes with either.
+func TestRetryNoticesAlike(t *testing.T) {
+	type retry struct {
+		id      string
+		attempt int
+	}
+	retries := []retry{{"m1", 1}, {"m1", 2}, {"m2", 1}, {"m3", 1}, {"m3", 2}, {"m3", 3}, {"m4", 1}}
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [cat]}\n"
+	seatOf := func(t *testing.T) (*seat, *strings.Builder) {
+		dir := t.TempDir()
+		ws := newWorkspace(t, dir, cfg)
+		if _, err := campaigns.New(dir, "the-hollow"); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard}
+		s, err := openSeat(e, ws, "you", "lead")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, &out
+	}
+
+	fromLog, logOut := seatOf(t)
+	h := toldBySeat{Handler: slog.DiscardHandler, retrying: fromLog.tellRetrying}
+	for _, r := range retries {
+		rec := slog.NewRecord(time.Now(), slog.LevelWarn, runner.LogRetrying, 0)
+		rec.Add("agent", "tor", "id", r.id, "attempt", r.attempt, "retry_in", time.Second)
+		if err := h.Handle(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	fromRuns, runsOut := seatOf(t)
+	for _, r := range retries {
+		data, err := json.Marshal(map[string]workspace.AgentRun{"tor": {State: workspace.StateRetrying, Message: r.id, Attempt: r.attempt, Since: time.Now()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fromRuns.ws.AgentsPath(), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fromRuns.tellUnresponsive()
+	}
+
+	if got := strings.Count(logOut.String(), "slow to answer"); got != 2 {
+		t.Errorf("told from the log %d times, want 2 (m1, the first; m3, failed twice):\n%s", got, logOut)
+	}
+	if got := strings.Count(logOut.String(), "failed 2 times"); got != 1 {
+		t.Errorf("told of a second failure %d times, want 1 (m3):\n%s", got, logOut)
+	}
+	if diff := cmp.Diff(logOut.String(), runsOut.String()); diff != "" {
+		t.Errorf("told from agents.json otherwise than from the log (-log +agents.json):\n%s", diff)
+	}
 }

@@ -24,8 +24,12 @@ const (
 
 // AgentRun is what the runner last knew of an agent's driver.
 type AgentRun struct {
-	State   string    `json:"state"`
-	Message string    `json:"message,omitempty"` // the message being handled
+	State   string `json:"state"`
+	Message string `json:"message,omitempty"` // the message being handled
+	// Attempt is the attempt at Message: the one being made (working),
+	// or the one that failed (retrying); 1 for the first. 0 when not
+	// known (another state, or a runner that did not write it).
+	Attempt int       `json:"attempt,omitempty"`
 	Since   time.Time `json:"since"`
 	// Stopped is set once the agent approved a shutdown request: its
 	// driver does not run again in this run; messages wait in its inbox.
