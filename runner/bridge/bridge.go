@@ -525,6 +525,10 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	// Said before the run ends: the connect handler that says it too
+	// runs on nats.go's own goroutine, maybe after a short run is over
+	// (said once either way).
+	b.checkPayload(nc)
 	s, err := b.setup(ctx, js)
 	if err != nil {
 		return err
