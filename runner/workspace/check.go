@@ -202,8 +202,8 @@ func (f *Refusal) Unwrap() []error {
 }
 
 // refusalOf joins the problems Check found into one refusal of file:
-// in line order (those of no line first), each (line, field) said
-// once, at most MaxProblems of them. Nil when there are none.
+// in line order (those of no line first), a key taken for a misspelt
+// field said once, at most MaxProblems of them. Nil when there are none.
 func refusalOf(file string, problems []*Refusal) *Refusal {
 	var list []*Refusal
 	seen := map[[2]string]bool{}
@@ -212,10 +212,12 @@ func refusalOf(file string, problems []*Refusal) *Refusal {
 			continue
 		}
 		key := [2]string{strconv.Itoa(p.Line), p.Field}
-		if p.Field != "" && seen[key] {
+		if seen[key] {
 			continue // ot:, told once as a misspelt to:, not again as why it goes nowhere
 		}
-		seen[key] = true
+		if p.Meant != "" {
+			seen[key] = true
+		}
 		p.File = file
 		list = append(list, p.Problems()...)
 	}
