@@ -207,7 +207,6 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, ' ')
 	}
 	b = append(b, "  "...)
-	more := "" // the further problems of a refusal
 	kind := en.Type
 	if en.Signal != "" {
 		kind += "/" + en.Signal
@@ -262,11 +261,7 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 	case workspace.Refused:
 		b = append(b, printable(en.From)...)
 		b = append(b, "  "...)
-		// A refusal of several problems says each on a line: the
-		// first here, the others below it, indented.
-		var reason string
-		reason, more, _ = strings.Cut(en.Reason, "\n")
-		b = append(b, printable(reason)...)
+		b = append(b, printable(en.Reason)...)
 		if en.InPlace() {
 			// refused  alice  x.md: a hard link ...  (left where it is: mailboxes/alice/outbox/x.md, its reason beside it)
 			b = append(b, "  (left where it is: "...)
@@ -340,12 +335,6 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, "  (already held by "...)
 		b = append(b, printable(strings.Join(en.Already, ", "))...)
 		b = append(b, ')')
-	}
-	for _, l := range strings.Split(more, "\n") {
-		if l != "" {
-			b = append(b, "\n    "...)
-			b = append(b, printable(l)...)
-		}
 	}
 	for _, w := range en.Warnings {
 		b = append(b, "\n    warning: "...)

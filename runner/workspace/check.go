@@ -202,11 +202,12 @@ func (f *Refusal) Unwrap() []error {
 }
 
 // refusalOf joins the problems Check found into one refusal of file:
-// in line order (those of no line first), a key taken for a misspelt
-// field said once, at most MaxProblems of them. Nil when there are none.
+// in line order (those of no line first), a problem found twice, or a
+// key taken for a misspelt field, said once, at most MaxProblems of them. Nil when there are none.
 func refusalOf(file string, problems []*Refusal) *Refusal {
 	var list []*Refusal
 	seen := map[[2]string]bool{}
+	said := map[[3]string]bool{}
 	for _, p := range problems {
 		if p == nil {
 			continue
@@ -218,6 +219,10 @@ func refusalOf(file string, problems []*Refusal) *Refusal {
 		if p.Meant != "" {
 			seen[key] = true
 		}
+		if said[[3]string{key[0], key[1], p.Reason}] {
+			continue // a sender the protocol refuses: where it goes and the protocol both say so
+		}
+		said[[3]string{key[0], key[1], p.Reason}] = true
 		p.File = file
 		list = append(list, p.Problems()...)
 	}
