@@ -201,9 +201,10 @@ func (f *Refusal) Unwrap() []error {
 	return errs
 }
 
-// refusalOf joins the problems Check found into one refusal of file:
-// in line order (those of no line first), a problem found twice, or a
-// key taken for a misspelt field, said once, at most MaxProblems of them. Nil when there are none.
+// refusalOf joins the problems Check found into one refusal of file: in
+// line order (those of no line first), a problem found twice, or a key
+// taken for a misspelt field, said once, at most MaxProblems of them.
+// Nil when there are none.
 func refusalOf(file string, problems []*Refusal) *Refusal {
 	var list []*Refusal
 	seen := map[[2]string]bool{}
