@@ -324,7 +324,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 		if e := b.entries[i]; e != nil {
 			e.Skill = v.Skill // refused by this version of its protocol
 		}
-		if l := v.Refusal.Loop; l != nil && path != "" {
+		if l := v.Refusal.Stopped(); l != nil && path != "" {
 			b.stopLoop(l, ans, path)
 		}
 		return
@@ -373,17 +373,17 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	rel := mailboxPath(c.agent, mailbox.Rejected, filepath.Base(path))
 	r.noteRejected(c.agent, rel, text)
 	e := workspace.Entry{From: c.agent, Outcome: workspace.Refused, Reason: text, Line: f.Line, Field: f.Field, File: c.name, Path: rel}
-	if f.Loop != nil {
+	if l := f.Stopped(); l != nil {
 		// Refused like any file (it is in rejected/), and said to be a
 		// loop stopped: what `parley log --outcome loop` lists.
-		e.Outcome, e.Agent, e.Note = workspace.LoopStopped, c.agent, fmt.Sprintf("stopped: %s and %s answered each other %d times in a row; they and every person are told", f.Loop.From, f.Loop.With, f.Loop.Hops)
+		e.Outcome, e.Agent, e.Note = workspace.LoopStopped, c.agent, fmt.Sprintf("stopped: %s and %s answered each other %d times in a row; they and every person are told", l.From, l.With, l.Hops)
 	}
 	if m != nil {
 		e.ID, _ = m.Header().Get("id")
 		e.Type, _ = m.Header().Get("type")
 		e.Signal, _ = m.Header().Get("signal")
 	}
-	if f.Loop == nil && r.toldOfRefusals(c.agent) {
+	if f.Stopped() == nil && r.toldOfRefusals(c.agent) {
 		if n := r.refusedNotice(c.agent, m, f, path, rel, ans); n != nil {
 			b.notices = append(b.notices, n)
 			e.Note = c.agent + " is told, by parley's notice " + n.id

@@ -110,6 +110,16 @@ func (s *Set) declared(key string) bool {
 // line; ok is false when m has none. A nil Set is a workspace of no
 // skills: a key is taken for to or cc there, or for a field holding an id.
 func (s *Set) MisspeltKey(m *mailbox.Message, isAgent func(string) bool) (v Violation, ok bool) {
+	vs := s.MisspeltKeys(m, isAgent)
+	if len(vs) == 0 {
+		return Violation{}, false
+	}
+	return vs[0], true
+}
+
+// MisspeltKeys is MisspeltKey for every such key of m, in the order they
+// are written: a message with tpye: and sigal: is told of both.
+func (s *Set) MisspeltKeys(m *mailbox.Message, isAgent func(string) bool) []Violation {
 	var targets []string
 	for _, r := range misspeltOf {
 		if !m.Header().Has(r.field) && !m.Payload().Has(r.field) {
@@ -117,8 +127,9 @@ func (s *Set) MisspeltKey(m *mailbox.Message, isAgent func(string) bool) (v Viol
 		}
 	}
 	if len(targets) == 0 {
-		return Violation{}, false
+		return nil
 	}
+	var vs []Violation
 	for _, key := range m.Payload().Keys() {
 		if mailbox.IsReserved(key) || s.declared(key) {
 			continue
@@ -132,12 +143,13 @@ func (s *Set) MisspeltKey(m *mailbox.Message, isAgent func(string) bool) (v Viol
 		}
 		for _, r := range misspeltOf {
 			if r.field == near && r.fits(s, m, key, isAgent) {
-				return Violation{Field: key, Line: m.Payload().Line(key), Meant: near,
-					Reason: fmt.Sprintf("no field of this workspace's protocol is called %s; did you mean %s? (without %s: %s)", key, near, near, r.without)}, true
+				vs = append(vs, Violation{Field: key, Line: m.Payload().Line(key), Meant: near,
+					Reason: fmt.Sprintf("no field of this workspace's protocol is called %s; did you mean %s? (without %s: %s)", key, near, near, r.without)})
+				break
 			}
 		}
 	}
-	return Violation{}, false
+	return vs
 }
 
 // misspeltField finds a key of m that is a misspelling of the field

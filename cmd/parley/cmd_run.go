@@ -277,7 +277,10 @@ func (e *refusedError) Error() string {
 				fmt.Fprintf(&b, "\n  ... and %d more %s (parley status --all)", k.total-maxNamed, k.what)
 				break
 			}
-			fmt.Fprintf(&b, "\n  %-8s  %s  %s\n            %s", k.what, printable(p.Agent), printable(p.Path), printable(p.Reason))
+			fmt.Fprintf(&b, "\n  %-8s  %s  %s", k.what, printable(p.Agent), printable(p.Path))
+			for _, l := range strings.Split(p.Reason, "\n") { // a refusal lists each problem on a line
+				fmt.Fprintf(&b, "\n            %s", printable(l))
+			}
 			if k.what == "refused" {
 				fmt.Fprintf(&b, "\n            left where it is: see %s", printable(p.Path+mailbox.ReasonSuffix))
 			}

@@ -117,13 +117,18 @@ func (o sendOptions) givenRef(k string) string {
 // parley reserves, misspelt (Refusal.Meant), the hint to give that field
 // as send takes it: the refusal names the header key, not the flag.
 func (o sendOptions) misspelt(err error) error {
-	var f *workspace.Refusal
-	if !errors.As(err, &f) || f.Meant == "" {
+	var refusal *workspace.Refusal
+	if !errors.As(err, &refusal) {
 		return err
 	}
-	for _, given := range o.Fields {
-		if k, _, _ := strings.Cut(given, "="); k == f.Field {
-			return hintedError{err: err, hint: fmt.Sprintf("use %s, not %s", o.givenRef(f.Meant), o.fieldRef(k))}
+	for _, f := range refusal.Problems() { // the first of them that is such a key
+		if f.Meant == "" {
+			continue
+		}
+		for _, given := range o.Fields {
+			if k, _, _ := strings.Cut(given, "="); k == f.Field {
+				return hintedError{err: err, hint: fmt.Sprintf("use %s, not %s", o.givenRef(f.Meant), o.fieldRef(k))}
+			}
 		}
 	}
 	return err

@@ -173,7 +173,7 @@ func runValidateForm(e *env, set *skills.Set, paths []string, asJSON bool) error
 				case v.Refusal == nil:
 					v.Refusal = &workspace.Refusal{File: path, Line: vi.Line, Field: vi.Field, Reason: vi.Reason}
 				default:
-					v.Refusal.Reason += "; and " + vi.Error()
+					v.Refusal.More = append(v.Refusal.More, &workspace.Refusal{File: path, Line: vi.Line, Field: vi.Field, Reason: vi.Reason})
 				}
 			}
 		}

@@ -102,7 +102,8 @@ type parityVerdict struct {
 
 func (v parityVerdict) String() string {
 	if !v.Accepted {
-		return fmt.Sprintf("refused: line %d: %s: %s", v.Line, v.Field, v.Reason)
+		// A line a file: its further problems after "; and line".
+		return fmt.Sprintf("refused: line %d: %s: %s", v.Line, v.Field, strings.ReplaceAll(v.Reason, "\n", "; and line "))
 	}
 	s := "delivered to " + strings.Join(v.Recipients, ", ")
 	for _, w := range v.Warnings {
@@ -205,9 +206,22 @@ func parityJSON(t *testing.T, root string, set map[string]string, args ...string
 		p.Recipients = append(p.Recipients, r.Agent)
 	}
 	if v.Refusal != nil {
-		p.Line, p.Field, p.Reason = v.Refusal.Line, v.Refusal.Field, v.Refusal.Reason
+		p.Line, p.Field = v.Refusal.Line, v.Refusal.Field
+		p.Reason = parityReason(v.Refusal.Error(), v.Refusal.File, p.Line, p.Field)
 	}
 	return p
+}
+
+// parityReason is what a refusal says, as every path must say it: its
+// first problem's reason, then each other problem on a line, the file's
+// name left out (validate is given a path, the router a name).
+func parityReason(text, file string, line int, field string) string {
+	lines := strings.Split(text, "\n")
+	lines[0] = strings.TrimPrefix(lines[0], (&workspace.Refusal{File: file, Line: line, Field: field}).Error())
+	for i := 1; i < len(lines); i++ {
+		lines[i] = strings.TrimPrefix(lines[i], file+":")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // parityRun drops every file into its sender's outbox, routes them with
@@ -238,8 +252,7 @@ func parityRun(t *testing.T, root string, files []corpusFile) map[string]parityV
 		v := parityVerdict{Accepted: e.Outcome == workspace.Delivered, Recipients: e.To, Warnings: e.Warnings}
 		if !v.Accepted {
 			v.Line, v.Field = e.Line, e.Field
-			prefix := (&workspace.Refusal{File: e.File, Line: e.Line, Field: e.Field, Reason: ""}).Error()
-			v.Reason = strings.TrimPrefix(e.Reason, prefix)
+			v.Reason = parityReason(e.Reason, e.File, e.Line, e.Field)
 		}
 		got[e.From+"/"+e.File] = v
 		return nil

@@ -33,7 +33,13 @@ func printVerdict(w io.Writer, v *workspace.Verdict) {
 	}
 	fmt.Fprintf(w, "%s: from %s, type %s\n", name, v.From, dash(v.Type))
 	if !v.Accepted() {
-		fmt.Fprintf(w, "  refused:  %s\n", v.Refusal.Error())
+		for i, l := range strings.Split(v.Refusal.Error(), "\n") { // one line per problem
+			if i == 0 {
+				fmt.Fprintf(w, "  refused:  %s\n", l)
+			} else {
+				fmt.Fprintf(w, "            %s\n", l)
+			}
+		}
 		return
 	}
 	width := len("goes to:")

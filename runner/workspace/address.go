@@ -241,9 +241,9 @@ func typeLabel(m *mailbox.Message) string {
 // and that each agent it names or its protocol sends it to may receive
 // it. The agents routes and the protocol's visibility rules add are the
 // workspace's decision and are not checked against the recipient column
-// (parley says so when it starts: see Lint). It returns a refusal listing
-// every breach, and the warnings.
-func (w *Workspace) checkProtocol(protocol *skills.Set, sender string, m *mailbox.Message, a *addressing) (*Refusal, []string) {
+// (parley says so when it starts: see Lint). It returns every breach,
+// and the warnings.
+func (w *Workspace) checkProtocol(protocol *skills.Set, sender string, m *mailbox.Message, a *addressing) ([]*Refusal, []string) {
 	if protocol == nil {
 		return nil, nil
 	}
@@ -260,21 +260,13 @@ func (w *Workspace) checkProtocol(protocol *skills.Set, sender string, m *mailbo
 	}
 	_, vs := protocol.Check(m, env)
 	var warnings []string
-	var f *Refusal
+	var fs []*Refusal
 	for _, v := range vs {
 		if v.Warning {
 			warnings = append(warnings, v.Error())
 			continue
 		}
-		if f == nil {
-			f = &Refusal{Line: v.Line, Field: v.Field, Reason: v.Reason}
-			continue
-		}
-		more := v.Error()
-		if v.Line > 0 {
-			more = fmt.Sprintf("line %d: %s", v.Line, more)
-		}
-		f.Reason += "; and " + more
+		fs = append(fs, &Refusal{Line: v.Line, Field: v.Field, Reason: v.Reason, Meant: v.Meant})
 	}
-	return f, warnings
+	return fs, warnings
 }

@@ -134,20 +134,113 @@ type Refusal struct {
 	// Loop is set when the message is refused to stop a loop between two
 	// programs; the refusal is then ErrLoop (errors.Is).
 	Loop *Loop `json:"loop,omitempty"`
+	// More are the other problems Check found in the message, after
+	// this one, in line order (a problem of no line, of the file as a
+	// whole, first); at most MaxProblems in all, with Left the number
+	// left out.
+	More []*Refusal `json:"more,omitempty"`
+	Left int        `json:"left,omitempty"`
 }
 
+// MaxProblems is how many problems of one message a refusal lists; it
+// says how many more there are.
+const MaxProblems = 20
+
 // Error formats the refusal as "file:line: field: reason", leaving out
-// what is not known, as every error about a message file reads.
+// what is not known, as every error about a message file reads; each
+// further problem (More) on a line of its own, and, when some were left
+// out, a last line saying how many.
 func (f *Refusal) Error() string {
+	var b strings.Builder
+	b.WriteString(f.first())
+	for _, o := range f.More {
+		b.WriteString("\n")
+		b.WriteString(o.first())
+	}
+	if f.Left > 0 {
+		fmt.Fprintf(&b, "\n%s", (&mailbox.ParseError{Path: f.File, Err: fmt.Errorf("and %d more %s", f.Left, plural(f.Left, "problem", "problems"))}).Error())
+	}
+	return b.String()
+}
+
+// first formats the refusal's own problem, without More.
+func (f *Refusal) first() string {
 	return (&mailbox.ParseError{Path: f.File, Line: f.Line, Field: f.Field, Err: errors.New(f.Reason)}).Error()
 }
 
-// Unwrap returns ErrLoop for a refusal that stops a loop.
-func (f *Refusal) Unwrap() error {
-	if f.Loop != nil {
-		return ErrLoop
+// Problems returns the refusal's problems one by one: itself (without
+// More) and then each of More.
+func (f *Refusal) Problems() []*Refusal {
+	one := *f
+	one.More, one.Left = nil, 0
+	return append([]*Refusal{&one}, f.More...)
+}
+
+// Stopped returns the loop the refusal stops, when one of its problems
+// is that (ErrLoop); nil otherwise.
+func (f *Refusal) Stopped() *Loop {
+	for _, p := range f.Problems() {
+		if p.Loop != nil {
+			return p.Loop
+		}
 	}
 	return nil
+}
+
+// Unwrap returns ErrLoop for a refusal that stops a loop, and each
+// further problem (More), so that errors.Is and errors.As find a kind of
+// problem wherever it is listed.
+func (f *Refusal) Unwrap() []error {
+	var errs []error
+	if f.Loop != nil {
+		errs = append(errs, ErrLoop)
+	}
+	for _, o := range f.More {
+		errs = append(errs, o)
+	}
+	return errs
+}
+
+// refusalOf joins the problems Check found into one refusal of file: in
+// line order (those of no line first), a problem found twice, or a key
+// taken for a misspelt field, said once, at most MaxProblems of them.
+// Nil when there are none.
+func refusalOf(file string, problems []*Refusal) *Refusal {
+	var list []*Refusal
+	seen := map[[2]string]bool{}
+	said := map[[3]string]bool{}
+	for _, p := range problems {
+		if p == nil {
+			continue
+		}
+		key := [2]string{strconv.Itoa(p.Line), p.Field}
+		if seen[key] {
+			continue // ot:, told once as a misspelt to:, not again as why it goes nowhere
+		}
+		if p.Meant != "" {
+			seen[key] = true
+		}
+		if said[[3]string{key[0], key[1], p.Reason}] {
+			continue // a sender the protocol refuses: where it goes and the protocol both say so
+		}
+		said[[3]string{key[0], key[1], p.Reason}] = true
+		p.File = file
+		list = append(list, p.Problems()...)
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(list, func(a, b *Refusal) int { return a.Line - b.Line })
+	left := 0
+	if len(list) > MaxProblems {
+		list, left = list[:MaxProblems], len(list)-MaxProblems
+	}
+	f := list[0]
+	f.More, f.Left = list[1:], left
+	if len(f.More) == 0 {
+		f.More = nil
+	}
+	return f
 }
 
 // RefusalOf turns the error of reading or parsing a message file into a
@@ -168,9 +261,11 @@ func RefusalOf(file string, err error) *Refusal {
 // Check checks a message from in.Sender and works out where it goes: the
 // sender's own fields (from, id, a protocol's from naming a character),
 // its recipients (what it names, what its protocol says, routes), whether
-// it goes round a loop, then the protocol. The first problem found refuses it, except
-// that every breach of the protocol is listed. An error is returned only
-// when the workspace's skills cannot be read.
+// it goes round a loop, then the protocol. Every problem found is listed
+// in the refusal (Refusal.More), in line order, at most MaxProblems: a
+// check that needs what an earlier one refused (where the message goes,
+// who sends it) is left out. An error is returned only when the
+// workspace's skills cannot be read.
 func (w *Workspace) Check(in Input) (*Verdict, error) {
 	protocol, err := w.Protocol()
 	if err != nil {
@@ -185,7 +280,6 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 		v.Skill = sk.Ref()
 	}
 	refuse := func(f *Refusal) (*Verdict, error) {
-		f.File = in.File
 		v.Refusal, v.Recipients, v.Broadcast, v.Hops = f, nil, false, nil
 		return v, nil
 	}
@@ -197,60 +291,63 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 			f = w.checkSize(in.Sender, m)
 		}
 		if f != nil {
-			return refuse(f)
+			return refuse(refusalOf(in.File, []*Refusal{f}))
 		}
 		v.Recipients = []Recipient{r}
 		v.Message = m
 		return v, nil
 	}
-	if f := w.checkSender(in, m); f != nil {
-		return refuse(f)
+	if f := w.checkOrigin(in); f != nil {
+		// Of a sender that is not one, nothing else can be judged.
+		return refuse(refusalOf(in.File, []*Refusal{f}))
 	}
-	if mv, ok := protocol.MisspeltKey(m, func(name string) bool { _, ok := w.Agent(name); return ok }); ok {
-		// Before where it goes is worked out: ot: for to: would send it
+	// Every problem found is noted, and the checks go on as far as what
+	// they need holds: a person mends them all at once.
+	var problems []*Refusal
+	note := func(f *Refusal) { problems = append(problems, f) }
+	note(w.checkSender(in, m))
+	for _, mv := range protocol.MisspeltKeys(m, func(name string) bool { _, ok := w.Agent(name); return ok }) {
+		// Said before where it goes: ot: for to: would send it
 		// elsewhere, tpye: for type: as an informal message.
-		return refuse(&Refusal{Line: mv.Line, Field: mv.Field, Reason: mv.Reason, Meant: mv.Meant})
+		note(&Refusal{Line: mv.Line, Field: mv.Field, Reason: mv.Reason, Meant: mv.Meant})
 	}
 	v.ID, _ = m.Header().Get("id") // the file's name, when it does not carry one
 	f, warning := w.checkSpeaker(in.Sender, m)
-	if f != nil {
-		return refuse(f)
-	}
+	note(f)
 	if warning != "" {
 		v.Warnings = append(v.Warnings, warning)
 	}
-	if f := w.checkCharacter(protocol, in.Sender, m); f != nil {
-		return refuse(f)
-	}
+	note(w.checkCharacter(protocol, in.Sender, m))
 	a, f := w.address(protocol, in.Sender, m)
 	if f != nil {
-		return refuse(f)
-	}
-	v.Recipients, v.Broadcast = a.list, a.broadcast
-	f, err = w.checkSecrets(m, v.Agents())
-	if err != nil {
-		return nil, fmt.Errorf("reading the campaign's secrets: %w", err)
-	}
-	if f != nil {
-		return refuse(f)
-	}
-	if v.Hops, f = w.checkLoop(in, m, v.Agents()); f != nil {
-		return refuse(f)
-	}
-	if !a.named {
-		// Where it goes is written into the copy each recipient gets,
-		// and is the protocol's to: when it has one.
-		if a.broadcast {
-			m.Set("to", "*")
-		} else {
-			m.SetNames("to", v.Agents())
+		// Where it goes is not known: what depends on it (secrets,
+		// loops, the protocol's recipients) is not checked; the
+		// protocol's fields are.
+		note(f)
+		a = &addressing{}
+	} else {
+		v.Recipients, v.Broadcast = a.list, a.broadcast
+		f, err = w.checkSecrets(m, v.Agents())
+		if err != nil {
+			return nil, fmt.Errorf("reading the campaign's secrets: %w", err)
+		}
+		note(f)
+		v.Hops, f = w.checkLoop(in, m, v.Agents())
+		note(f)
+		if !a.named {
+			// Where it goes is written into the copy each recipient
+			// gets, and is the protocol's to: when it has one.
+			if a.broadcast {
+				m.Set("to", "*")
+			} else {
+				m.SetNames("to", v.Agents())
+			}
 		}
 	}
-	if f := w.checkSize(in.Sender, m); f != nil {
-		return refuse(f)
-	}
-	f, warnings := w.checkProtocol(protocol, in.Sender, m, a)
-	if f != nil {
+	note(w.checkSize(in.Sender, m))
+	fs, warnings := w.checkProtocol(protocol, in.Sender, m, a)
+	problems = append(problems, fs...)
+	if f := refusalOf(in.File, problems); f != nil {
 		return refuse(f)
 	}
 	v.Warnings = append(v.Warnings, warnings...)
@@ -279,10 +376,10 @@ func checkFields(h mailbox.Fields, more ...string) *Refusal {
 	return nil
 }
 
-// checkSender checks the header fields that say who sends the message:
-// from: is the sender (filled in when left out), and an id is a parley
-// id of that sender that it has not sent before.
-func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
+// checkOrigin checks that the sender is an agent of the workspace that
+// sends from where the message came: this workspace, or the one its
+// remote: names.
+func (w *Workspace) checkOrigin(in Input) *Refusal {
 	a, ok := w.Agent(in.Sender)
 	if !ok {
 		return &Refusal{Field: "from", Reason: (&UnknownAgentError{Name: in.Sender, Agents: w.AgentNames()}).Error()}
@@ -296,6 +393,13 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	default:
 		return &Refusal{Field: "from", Reason: fmt.Sprintf("%s lives in workspace %q, but the message came over the bridge from workspace %q: a workspace sends only as its own agents", in.Sender, a.Remote, in.Workspace)}
 	}
+	return nil
+}
+
+// checkSender checks the header fields that say who sends the message:
+// from: is the sender (filled in when left out), and an id is a parley
+// id of that sender that it has not sent before.
+func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	h := m.Header()
 	if f := checkFields(h, "from"); f != nil {
 		return f

@@ -321,6 +321,10 @@ type LoadOptions struct {
 	// (a malformed value of a known key, say) is still an error, and the
 	// commands that write or route read the file strictly.
 	SkipUnknown bool
+	// collect, with SkipUnknown, is a strict reading that goes on past
+	// unknown keys to say each (see ParseConfigWith): what is skipped is
+	// listed as it is, not with what became of its entry.
+	collect bool
 }
 
 // ParseConfig reads parley.yaml text strictly: an unknown key is an
@@ -330,8 +334,77 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 }
 
 // ParseConfigWith reads parley.yaml text as opts say. path is used in
-// errors.
+// errors. Read strictly, every key parley does not know is an error, and
+// each is said: the file is read as with SkipUnknown, and what that
+// skips, with the first other problem, is the error (a *ConfigErrors
+// when there are several), so that parley run names the keys parley
+// status lists. After a problem other than an unknown key (YAML that
+// does not parse, a malformed value) the file is read no further.
 func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error) {
+	if opts.SkipUnknown {
+		cfg, err := parseConfig(path, data, opts)
+		if err != nil {
+			return nil, err
+		}
+		return cfg, nil
+	}
+	cfg, err := parseConfig(path, data, LoadOptions{SkipUnknown: true, collect: true})
+	var errs []*ConfigError
+	if cfg != nil {
+		for _, k := range cfg.Skipped {
+			errs = append(errs, k)
+		}
+	}
+	var ce *ConfigError
+	switch {
+	case err == nil:
+	case errors.As(err, &ce) && len(errs) > 0:
+		errs = append(errs, ce)
+	default:
+		return nil, err
+	}
+	switch len(errs) {
+	case 0:
+		return cfg, nil
+	case 1:
+		return nil, errs[0]
+	}
+	slices.SortStableFunc(errs, func(a, b *ConfigError) int { return a.Line - b.Line })
+	return nil, &ConfigErrors{Errs: errs}
+}
+
+// ConfigErrors is the error for a parley.yaml with several problems:
+// each, in line order, on a line of its own (at most MaxProblems, then
+// how many more). errors.Is and errors.As find each.
+type ConfigErrors struct {
+	Errs []*ConfigError
+}
+
+func (e *ConfigErrors) Error() string {
+	lines := make([]string, 0, min(len(e.Errs), MaxProblems)+1)
+	for i, ce := range e.Errs {
+		if i == MaxProblems {
+			left := len(e.Errs) - MaxProblems
+			lines = append(lines, fmt.Sprintf("%s: and %d more %s", ce.Path, left, plural(left, "problem", "problems")))
+			break
+		}
+		lines = append(lines, ce.Error())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns each problem.
+func (e *ConfigErrors) Unwrap() []error {
+	out := make([]error, len(e.Errs))
+	for i, ce := range e.Errs {
+		out[i] = ce
+	}
+	return out
+}
+
+// parseConfig is ParseConfigWith. With SkipUnknown, the Config is
+// returned with its error, so that what it skipped before can be said.
+func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 	cfg := &Config{
 		HopLimit:  DefaultHopLimit,
 		MaxOutput: DefaultMaxOutput,
@@ -383,6 +456,10 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 	// skip lists ce, met reading the entry named entry, in Skipped,
 	// saying what became of the entry.
 	skip := func(ce *ConfigError, entry, what string) {
+		if opts.collect {
+			cfg.Skipped = append(cfg.Skipped, ce)
+			return
+		}
 		cfg.Skipped = append(cfg.Skipped, &ConfigError{Path: ce.Path, Line: ce.Line, Key: ce.Key, Err: fmt.Errorf("%w; %s %s", ce.Err, entry, what)})
 	}
 	// leaveOut reports whether err, met reading the entry named entry,
@@ -708,19 +785,19 @@ func ParseConfigWith(path string, data []byte, opts LoadOptions) (*Config, error
 		},
 	})
 	if err != nil {
-		return nil, err
+		return cfg, err
 	}
 	if err := checkCharacters(cfg, path); err != nil {
-		return nil, err
+		return cfg, err
 	}
 	if leftOut {
 		return cfg, nil // what the checks below look up may be what was left out
 	}
 	if err := checkRoutes(cfg, path); err != nil {
-		return nil, err
+		return cfg, err
 	}
 	if err := checkRemotes(cfg, path); err != nil {
-		return nil, err
+		return cfg, err
 	}
 	return cfg, nil
 }

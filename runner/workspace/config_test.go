@@ -360,8 +360,10 @@ func TestParseConfigSkipUnknown(t *testing.T) {
 				t.Errorf("Skipped (-want +got):\n%s", d)
 			}
 			_, strict := ParseConfig(ConfigFile, []byte(tt.text))
-			if !errors.Is(strict, ErrUnknownKey) || strict.Error() != tt.skipped[0] {
-				t.Errorf("ParseConfig = %v, want %q (ErrUnknownKey)", strict, tt.skipped[0])
+			// Read strictly, every unknown key is an error, and each
+			// is said, as parley status lists them.
+			if want := strings.Join(tt.skipped, "\n"); !errors.Is(strict, ErrUnknownKey) || strict.Error() != want {
+				t.Errorf("ParseConfig = %v, want %q (ErrUnknownKey)", strict, want)
 			}
 		})
 	}
@@ -391,40 +393,40 @@ func TestParseConfigMissingTypo(t *testing.T) {
 		kept []string
 	}{
 		{"run", head + "  - name: w\n    driver: command\n    rnu: [sh, w.sh]\n",
-			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?)",
+			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh])",
 			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) cannot be driven", 2, 0, []string{"w"}},
 		{"name", head + "  - nmae: w\n    role: worker\n",
-			"parley.yaml:3: agents[1].nmae: unknown key (did you mean name?)",
+			"parley.yaml:3: agents[1].nmae: unknown key (did you mean name?); agents[1].name is missing: every agent has one (name: gm)",
 			"parley.yaml:3: agents[1].nmae: unknown key (did you mean name?); agents[1].name is missing: every agent has one (name: gm); agents[1] left out", 1, 0, nil},
 		{"handler", head + "  - name: o\n    driver: builtin\n    hadnler: orchestrator\n",
-			"parley.yaml:5: agents[1].hadnler: unknown key (did you mean handler?)",
+			"parley.yaml:5: agents[1].hadnler: unknown key (did you mean handler?); agents[1].handler is missing: a builtin agent needs the name of its handler",
 			"parley.yaml:5: agents[1].hadnler: unknown key (did you mean handler?); agents[1].handler is missing: a builtin agent needs the name of its handler; agents[1] (o) cannot be driven", 2, 0, []string{"o"}},
 		{"openai", head + "  - name: gm\n    driver: openai\n    opneai: {model: m}\n",
-			"parley.yaml:5: agents[1].opneai: unknown key (did you mean openai?)",
+			"parley.yaml:5: agents[1].opneai: unknown key (did you mean openai?); agents[1].openai is missing: an openai agent needs its endpoint (openai: {base_url: ..., model: ...})",
 			"parley.yaml:5: agents[1].opneai: unknown key (did you mean openai?); agents[1].openai is missing: an openai agent needs its endpoint (openai: {base_url: ..., model: ...}); agents[1] (gm) cannot be driven", 2, 0, []string{"gm"}},
 		{"model", head + "  - name: gm\n    driver: openai\n    openai:\n      modle: m\n    role: narrator\n",
-			"parley.yaml:6: agents[1].openai.modle: unknown key (did you mean model?)",
+			"parley.yaml:6: agents[1].openai.modle: unknown key (did you mean model?); agents[1].openai.model is missing: name the model the endpoint serves (model: llama3.1)",
 			"parley.yaml:6: agents[1].openai.modle: unknown key (did you mean model?); agents[1].openai.model is missing: name the model the endpoint serves (model: llama3.1); agents[1] (gm) cannot be driven", 2, 0, []string{"gm", "narrator"}},
 		{"far from the key missing", head + "  - name: w\n    driver: command\n    program: [sh, w.sh]\n",
-			"parley.yaml:5: agents[1].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout)",
+			"parley.yaml:5: agents[1].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh])",
 			"parley.yaml:5: agents[1].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) cannot be driven", 2, 0, []string{"w"}},
 		{"route", head + "routes:\n  - match: {type: X}\n    ot: [you]\n",
-			"parley.yaml:5: routes[0].ot: unknown key (did you mean to?)",
+			"parley.yaml:5: routes[0].ot: unknown key (did you mean to?); routes[0].to is missing: the route sends nowhere (give to: or cc:)",
 			"parley.yaml:5: routes[0].ot: unknown key (did you mean to?); routes[0].to is missing: the route sends nowhere (give to: or cc:); routes[0] left out", 1, 0, nil},
 		{"timeout", head + "timeouts:\n  - match: {to: [you]}\n    aftr: 2m\n",
-			"parley.yaml:5: timeouts[0].aftr: unknown key (did you mean after?)",
+			"parley.yaml:5: timeouts[0].aftr: unknown key (did you mean after?); timeouts[0].after is missing: say how long to wait (after: 120s)",
 			"parley.yaml:5: timeouts[0].aftr: unknown key (did you mean after?); timeouts[0].after is missing: say how long to wait (after: 120s); timeouts[0] left out", 1, 0, nil},
 		{"bridge", head + "bridge:\n  nmae: tavern\n",
-			"parley.yaml:4: bridge.nmae: unknown key (did you mean name?)",
+			"parley.yaml:4: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern)",
 			"parley.yaml:4: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern); bridge left out", 1, 0, nil},
 		// What refers to an entry left out is not checked against it:
 		// the remote agent of the bridge left out. An agent kept is
 		// there for the route to it.
 		{"a route to the agent kept", head + "  - name: w\n    driver: command\n    rnu: [sh, w.sh]\nroutes:\n  - {match: {type: X}, to: [w]}\n",
-			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?)",
+			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh])",
 			"parley.yaml:5: agents[1].rnu: unknown key (did you mean run?); agents[1].run is missing: a command agent needs the program to run (run: [./agent.sh]); agents[1] (w) cannot be driven", 2, 1, []string{"w"}},
 		{"an agent of the bridge left out", head + "  - {name: gm, remote: tavern}\nbridge:\n  nmae: hall\n",
-			"parley.yaml:5: bridge.nmae: unknown key (did you mean name?)",
+			"parley.yaml:5: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern)",
 			"parley.yaml:5: bridge.nmae: unknown key (did you mean name?); bridge.name is missing: the name of this workspace on the bridge (name: tavern); bridge left out", 2, 0, nil},
 	}
 	for _, tt := range tests {
