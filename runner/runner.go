@@ -144,9 +144,10 @@ type Stats struct {
 	// was handling (Path, in cur/) and why: their messages wait for the
 	// next run.
 	Stopped []workspace.Problem `json:"stopped,omitempty"`
-	// NotStarted names the built-in agents that could not start (the team
-	// lead of a workspace with no campaign), each with why: they handle
-	// nothing in this run, and their messages wait in their inboxes.
+	// NotStarted names the built-in agents whose start failed (the team
+	// lead of a workspace with no campaign starts no session), each with
+	// why: what they do as a run starts was not done; they still handle
+	// the messages they are sent.
 	NotStarted []workspace.Problem `json:"not_started,omitempty"`
 }
 

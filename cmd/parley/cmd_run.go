@@ -316,7 +316,7 @@ func statsLine(s runner.Stats) string {
 		line += fmt.Sprintf("\nstopped: %s: %s (its message waits in %s for the next run)", printable(p.Agent), printable(p.Reason), printable(p.Path))
 	}
 	for _, p := range s.NotStarted {
-		line += fmt.Sprintf("\nnot started: %s: %s (it handles nothing in this run; its messages wait in its inbox)", printable(p.Agent), printable(p.Reason))
+		line += fmt.Sprintf("\nnot started: %s: %s (what it does as a run starts was not done, as the team lead starting the session; it still handles what it is sent)", printable(p.Agent), printable(p.Reason))
 	}
 	if s.Ended != "" {
 		line += "\nsession over: " + s.Ended

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -42,6 +43,11 @@ func TestCrashTeamLead(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := ws.MakeMailboxes(); err != nil {
+		t.Fatal(err)
+	}
+	// A table has its campaign: without one the team lead's start fails,
+	// and each run exits 5 saying so.
+	if _, err := campaigns.New(root, "the-inn"); err != nil {
 		t.Fatal(err)
 	}
 	const awaits = 12
