@@ -72,7 +72,7 @@ func namesAgents(_ *Set, m *mailbox.Message, key string, isAgent func(string) bo
 
 // MisspeltTo finds a key of m one edit from to (too, tp, t) whose value
 // names agents only, as a misspelt to: would (see namesAgents); "" when
-// there is none. MisspeltKey leaves such a key alone, a word of its own
+// there is none. MisspeltKeys leaves such a key alone, a word of its own
 // while the message goes somewhere; for a message that goes nowhere for
 // want of a to:, it is what was meant.
 func MisspeltTo(m *mailbox.Message, isAgent func(string) bool) string {
@@ -101,24 +101,15 @@ func (s *Set) declared(key string) bool {
 	return s != nil && s.fields[key]
 }
 
-// MisspeltKey finds a key of m that is a misspelling of a field parley
-// reserves (to, cc, type, signal, thread, reply_to, request_id) which m
-// does not have: one edit away (a letter added, dropped or changed, two
-// swapped, or only the case), the name of no field of the protocol's
-// types, and holding what that field would (see misspeltOf); isAgent
-// says which names are agents. It returns the violation, at the key's
-// line; ok is false when m has none. A nil Set is a workspace of no
-// skills: a key is taken for to or cc there, or for a field holding an id.
-func (s *Set) MisspeltKey(m *mailbox.Message, isAgent func(string) bool) (v Violation, ok bool) {
-	vs := s.MisspeltKeys(m, isAgent)
-	if len(vs) == 0 {
-		return Violation{}, false
-	}
-	return vs[0], true
-}
-
-// MisspeltKeys is MisspeltKey for every such key of m, in the order they
-// are written: a message with tpye: and sigal: is told of both.
+// MisspeltKeys finds the keys of m that are misspellings of a field
+// parley reserves (to, cc, type, signal, thread, reply_to, request_id)
+// which m does not have: one edit away (a letter added, dropped or
+// changed, two swapped, or only the case), the name of no field of the
+// protocol's types, and holding what that field would (see misspeltOf);
+// isAgent says which names are agents. It returns a violation for each,
+// at the key's line, in the order they are written (a message with tpye:
+// and sigal: is told of both). A nil Set is a workspace of no skills: a
+// key is taken for to or cc there, or for a field holding an id.
 func (s *Set) MisspeltKeys(m *mailbox.Message, isAgent func(string) bool) []Violation {
 	var targets []string
 	for _, r := range misspeltOf {

@@ -41,15 +41,15 @@ func TestMisspeltKey(t *testing.T) {
 		{"tag-first, tpye among its fields", "[NARRATIVE]\ntpye: GM_TO_PLAYER\n\nx\n", "", 0, ""}, // its type is the tag
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			v, ok := set.MisspeltKey(msg(t, tt.text), isAgent)
+			vs := set.MisspeltKeys(msg(t, tt.text), isAgent)
 			if tt.field == "" {
-				if ok {
-					t.Fatalf("MisspeltKey = %+v, want none", v)
+				if len(vs) > 0 {
+					t.Fatalf("MisspeltKeys = %+v, want none", vs)
 				}
 				return
 			}
-			if !ok || v.Field != tt.field || v.Line != tt.line || v.Meant != tt.meant {
-				t.Fatalf("MisspeltKey = %+v, %v; want %s on line %d, meant for %s", v, ok, tt.field, tt.line, tt.meant)
+			if len(vs) != 1 || vs[0].Field != tt.field || vs[0].Line != tt.line || vs[0].Meant != tt.meant {
+				t.Fatalf("MisspeltKeys = %+v; want %s on line %d, meant for %s", vs, tt.field, tt.line, tt.meant)
 			}
 		})
 	}
@@ -72,7 +72,7 @@ func TestMissingFieldMisspelt(t *testing.T) {
 // catches a key meant for to.
 func TestMisspeltKeyNoSkills(t *testing.T) {
 	var set *Set
-	if v, ok := set.MisspeltKey(msg(t, "---\not: aria\ntpye: NOTE\n---\nx\n"), func(n string) bool { return n == "aria" }); !ok || v.Field != "ot" {
-		t.Errorf("MisspeltKey = %+v, %v; want ot", v, ok)
+	if vs := set.MisspeltKeys(msg(t, "---\not: aria\ntpye: NOTE\n---\nx\n"), func(n string) bool { return n == "aria" }); len(vs) == 0 || vs[0].Field != "ot" {
+		t.Errorf("MisspeltKeys = %+v; want ot first", vs)
 	}
 }
