@@ -304,7 +304,11 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	// Every problem found is noted, and the checks go on as far as what
 	// they need holds: a person mends them all at once.
 	var problems []*Refusal
-	note := func(f *Refusal) { problems = append(problems, f) }
+	note := func(f *Refusal) {
+		if f != nil { // a message that passes, the most of them, allocates nothing for it
+			problems = append(problems, f)
+		}
+	}
 	note(w.checkSender(in, m))
 	for _, mv := range protocol.MisspeltKeys(m, func(name string) bool { _, ok := w.Agent(name); return ok }) {
 		// Said before where it goes: ot: for to: would send it
