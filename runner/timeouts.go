@@ -237,6 +237,31 @@ func (r *Runner) nudge(e *expectation) error {
 	return nil
 }
 
+// Awaited is a reply a run waits for, by the workspace's timeouts: the
+// agent that should answer, the message it should answer (its id and
+// type), who sent it, and when the agent is marked unresponsive.
+type Awaited struct {
+	Agent   string
+	Message string
+	Type    string
+	From    string
+	Until   time.Time
+	After   time.Duration // the timeouts: rule's after:
+}
+
+// Awaited returns the replies the run waits for, the one due first
+// first. It reads the router's state: call it only from the Idle hook,
+// which the router calls, or before Run.
+func (r *Runner) Awaited() []Awaited {
+	var as []Awaited
+	for _, e := range r.expected {
+		as = append(as, Awaited{Agent: e.agent, Message: e.message, Type: workspace.TypeOf(e.asked),
+			From: e.waiting, Until: e.deadline, After: e.policy.After})
+	}
+	slices.SortStableFunc(as, func(a, b Awaited) int { return a.Until.Compare(b.Until) })
+	return as
+}
+
 // tellAwaited says, once for each awaited reply, that a run until idle
 // with nothing else to do waits for it, and until when: a run waiting out
 // a timeout of minutes says why it has not ended. It names the reply due

@@ -220,12 +220,21 @@ const (
 // elsewhere), so that the runner, held while the seat waits, routes it.
 // A read of the input blocked in its goroutine holds nothing.
 func (s *seat) nextLine(ctx context.Context, in *lineSource) (string, waitEnd) {
+	if line, ok := in.unhold(); ok {
+		return line, gotLine
+	}
+	return s.await(ctx, in.lines)
+}
+
+// await is nextLine's wait: for a line of lines (nil: none is read), the
+// end of ctx, or a change of the table.
+func (s *seat) await(ctx context.Context, lines <-chan string) (string, waitEnd) {
 	before := s.outboxes()
 	tick := time.NewTicker(seatTick)
 	defer tick.Stop()
 	for {
 		select {
-		case text, ok := <-in.lines:
+		case text, ok := <-lines:
 			if !ok {
 				return "", inputOver
 			}
@@ -273,13 +282,18 @@ func (s *seat) outboxes() string {
 func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error {
 	if err := s.askPrefs(ctx, in); err != nil {
 		if errors.Is(err, errQuit) {
-			return nil // stopped by a signal before the session started
+			return nil // /quit, or a signal, before the session started
 		}
 		return err
 	}
 	s.hello()
 	inputEnded, quit := false, false
 	var unanswered []string // lines read while nothing waited
+	// run is the seat's runner (nil while another routes the table), and
+	// stopRun ends its run: a /quit read while the table waits for a
+	// reply leaves at once.
+	var run *runner.Runner
+	stopRun := context.CancelFunc(func() {})
 	// settled is true when the rest of the table is done: nothing comes
 	// for the person unless they act. The seat waits for a line until
 	// wait ends (a signal, or the deadline of a reply the table awaits)
@@ -305,12 +319,47 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			sent, err := s.line(ctx, text)
 			if errors.Is(err, errQuit) {
 				quit = true
+				stopRun() // the run would wait out the replies it awaits
 				return said
 			}
 			said = said || sent
 			if sent && !strings.HasPrefix(strings.TrimSpace(text), "/") {
 				return true // answered: the table goes on
 			}
+		}
+		if !settled && !said && len(s.waiting) == 0 && !s.ended && !quit {
+			// The table waits for a reply that is not the person's
+			// (timeouts:): said, and until when. A script's next line
+			// is read meanwhile, for a /quit; any other line is held
+			// for what comes (it may answer a question yet to come).
+			if run != nil {
+				s.tellAwaiting(run.Awaited())
+			}
+			if readOn && !inputEnded && run != nil && len(in.held) == 0 {
+				// A script's lines are there at once: a second is
+				// waited for one, the table watched meanwhile; the
+				// run calls again while it waits.
+				peek, cancel := context.WithTimeout(wait, time.Second)
+				text, end := s.nextLine(peek, in)
+				cancel()
+				switch end {
+				case inputOver:
+					inputEnded = true
+					return false
+				case waitOver:
+					return false
+				case tableChanged:
+					return true
+				}
+				if isQuit(text) {
+					s.printf("> %s\n", text)
+					quit = true
+					stopRun()
+					return false
+				}
+				in.hold(text)
+			}
+			return false
 		}
 		if settled && !said && s.arrived != nil && !s.ended && !quit && !inputEnded {
 			// Bridged to other workspaces: the table goes on there.
@@ -357,6 +406,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 	opts := withUntilIdle(runnerOptions(s.e, s.ws, s.seatLogger()))
 	opts.Idle = idle
 	r, err := runner.Open(s.ws, opts)
+	run = r
 	var locked *runner.LockedError
 	switch {
 	case errors.As(err, &locked):
@@ -391,7 +441,10 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			}
 			defer stopBridge()
 		}
-		_, err = r.Run(ctx)
+		var runCtx context.Context
+		runCtx, stopRun = context.WithCancel(ctx)
+		_, err = r.Run(runCtx)
+		stopRun()
 		if s.arrived != nil && err == nil {
 			waitForwarded(ctx, s.ws, 10*time.Second)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -50,6 +51,7 @@ type seat struct {
 	ended      bool            // the session's [SESSION_END] was shown
 	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
 	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
+	awaiting   string          // the reply the person was last told the table waits for: agent/id (tellAwaiting)
 
 	// The runner's workers tell of a retry (tellRetrying) from their
 	// goroutines, while the seat goes on in its own.
@@ -718,6 +720,36 @@ func (s *seat) tellUnresponsive() {
 	}
 }
 
+// tellAwaiting tells the person, once for each, the reply the table waits
+// for while nothing waits for them (awaited, the one due first first):
+// who should answer what, and until when, before the agent is marked
+// unresponsive (timeouts:); for an agent no program plays, how a person
+// answers for it. A seat that says nothing for minutes looks hung.
+func (s *seat) tellAwaiting(awaited []runner.Awaited) {
+	if len(awaited) == 0 {
+		return
+	}
+	a := awaited[0]
+	if key := a.Agent + "/" + a.Message; key != s.awaiting {
+		s.awaiting = key
+	} else {
+		return
+	}
+	asked := fmt.Sprintf("[%s] %s from %s", a.Type, a.Message, printable(a.From))
+	if a.From == s.me || a.From == s.player && s.player != "" {
+		asked = fmt.Sprintf("your [%s] %s", a.Type, a.Message)
+	}
+	text := fmt.Sprintf("(the table waits until %s for %s's answer to %s (timeouts: after %v)", a.Until.Local().Format("15:04:05"), a.Agent, asked, a.After)
+	if n := len(awaited) - 1; n > 0 {
+		text += fmt.Sprintf(", and %d more %s", n, plural(n, "reply", "replies"))
+	}
+	if ag, ok := s.ws.Agent(a.Agent); ok && ag.Person() {
+		text += fmt.Sprintf("; no program plays %s: a person answers for it with `parley inbox %s` and `parley reply`", a.Agent, a.Agent)
+	}
+	s.printf("\n")
+	s.wrap(text+")", "")
+}
+
 // send checks and sends a message as an agent, as `parley send` does; a
 // refusal is said, and nothing is sent.
 func (s *seat) send(opts sendOptions) bool {
@@ -888,6 +920,12 @@ var seatCommands = []struct{ name, args, does string }{
 
 // errQuit ends the seat at the person's word.
 var errQuit = errors.New("quit")
+
+// isQuit reports whether line is the command /quit.
+func isQuit(line string) bool {
+	name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+	return name == "/quit"
+}
 
 // command carries out a /command.
 func (s *seat) command(ctx context.Context, text string) (bool, error) {
@@ -1307,6 +1345,9 @@ func (s *seat) askPrefs(ctx context.Context, in *lineSource) error {
 			return errors.New("no answer to which character you play: the session cannot start")
 		}
 		s.printf("> %s\n", text)
+		if isQuit(text) {
+			return errQuit
+		}
 		c := campaigns.Kebab(text)
 		if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n >= 1 && n <= len(mine) {
 			character = mine[n-1]
@@ -1330,6 +1371,9 @@ func (s *seat) askPrefs(ctx context.Context, in *lineSource) error {
 			break
 		}
 		s.printf("> %s\n", text)
+		if isQuit(text) {
+			return errQuit
+		}
 		text = strings.ToLower(strings.TrimSpace(text))
 		switch {
 		case text == "":
@@ -1365,11 +1409,30 @@ var narrativeStyles = []string{"cinematic", "hybrid", "terse"}
 // lineSource hands out the person's lines one at a time.
 type lineSource struct {
 	lines chan string
+	held  []string // lines read ahead and not used yet, first first (hold)
+}
+
+// hold keeps a line read ahead for later: the next read returns it.
+func (l *lineSource) hold(line string) {
+	l.held = append(l.held, line)
+}
+
+// unhold returns the first line held, if there is one.
+func (l *lineSource) unhold() (string, bool) {
+	if len(l.held) == 0 {
+		return "", false
+	}
+	line := l.held[0]
+	l.held = l.held[1:]
+	return line, true
 }
 
 // next returns the next line; false once the input has ended, or ctx
 // has.
 func (l *lineSource) next(ctx context.Context) (string, bool) {
+	if line, ok := l.unhold(); ok {
+		return line, true
+	}
 	select {
 	case line, ok := <-l.lines:
 		return line, ok
