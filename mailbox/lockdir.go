@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -26,7 +27,20 @@ func LockDir(dir string) (unlock func(), err error) {
 		f.Close()
 		return nil, &os.PathError{Op: "flock", Path: dir, Err: err}
 	}
-	// LOCK_UN, not only close: a process forked while the lock was held
-	// shares the locked file until it execs, and would hold the lock on.
-	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+	return func() { Unlock(f) }, nil
+}
+
+// Unlock gives back the flock(2) held on f, then closes f. An flock
+// belongs to the open file, not the descriptor: a process forked while
+// it was held (a program between its fork and its exec, or any fork in a
+// process hosting several runners) shares it, and closing this
+// descriptor alone would leave the lock held until that process execs
+// or exits. LOCK_UN frees it for all who share it. Every flock parley
+// takes is given back here.
+func Unlock(f *os.File) error {
+	var uerr error
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_UN); err != nil {
+		uerr = &os.PathError{Op: "unlock", Path: f.Name(), Err: err}
+	}
+	return errors.Join(uerr, f.Close())
 }

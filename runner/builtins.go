@@ -51,15 +51,23 @@ func (r *Runner) startBuiltins(ctx context.Context) {
 			if err := s.Start(ctx, name); err != nil {
 				r.log.Error("starting a built-in agent", "agent", name, "err", err)
 				// parley status says so, not idle: failed until it
-				// handles a message, and the reason for the run.
-				r.state.set(name, workspace.StateFailed, "")
-				r.state.note(name, "did not start: "+err.Error())
+				// handles a message, and the reason for the run. Only
+				// its start failed: it handles what it is sent (before,
+				// the note said it did not start, and a person took it
+				// for an agent that answers nothing).
+				r.state.setNoted(name, workspace.StateFailed, "", startFailedNote(err))
 				r.statsMu.Lock()
 				r.stats.NotStarted = append(r.stats.NotStarted, workspace.Problem{Agent: name, Reason: err.Error()})
 				r.statsMu.Unlock()
 			}
 		}
 	}
+}
+
+// startFailedNote is the note in parley status of a built-in agent whose
+// start failed with err.
+func startFailedNote(err error) string {
+	return "start failed: " + err.Error() + " (it still handles what it is sent; mend that and restart parley run)"
 }
 
 // nextTick returns the earliest deadline of the built-in handlers that

@@ -242,7 +242,8 @@ func (unstartable) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message,
 
 // TestBuiltinStartFails: a built-in agent that cannot start is failed in
 // the runner's book of agents, with the reason, not idle (a user's
-// tryout: parley status said idle while the log said it did not start).
+// tryout: parley status said idle while the log said it did not start),
+// and the note says only its start failed: it handles what it is sent.
 func TestBuiltinStartFails(t *testing.T) {
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: lead, driver: builtin, handler: lead}\n")
 	if _, err := runIdle(t, ws, Options{Handlers: Handlers{"lead": unstartable{}}}); err != nil {
@@ -253,7 +254,7 @@ func TestBuiltinStartFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := runs["lead"]
-	if want := "did not start: the workspace has no campaign"; got.State != workspace.StateFailed || got.Note != want {
+	if want := "start failed: the workspace has no campaign (it still handles what it is sent; mend that and restart parley run)"; got.State != workspace.StateFailed || got.Note != want {
 		t.Errorf("lead's run = %+v, want state %q, note %q", got, workspace.StateFailed, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -88,13 +89,7 @@ func (l *workspaceLock) unlock() error {
 	if pid := workspace.LockHolder(l.pidFile); pid == os.Getpid() {
 		_ = os.Truncate(l.pidFile, 0)
 	}
-	// An flock belongs to the open file, not the descriptor: a process
-	// forked while the lock was held (a program between its fork and its
-	// exec) shares it, and closing only this descriptor would leave the
-	// workspace locked until that one lets go. LOCK_UN frees it for all.
-	uerr := unix.Flock(int(l.dir.Fd()), unix.LOCK_UN)
-	if uerr != nil {
-		uerr = fmt.Errorf("unlock %s: %w", l.dir.Name(), uerr)
-	}
-	return errors.Join(uerr, l.dir.Close())
+	// Given back for every process sharing the open directory, not
+	// only closed (see mailbox.Unlock).
+	return mailbox.Unlock(l.dir)
 }

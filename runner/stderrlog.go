@@ -23,7 +23,11 @@ const stderrLogMax = 1 << 20
 // writes nothing to stderr leaves the log as it was, so that the headers
 // of thousands of quiet runs do not push what one of them said out of
 // it. It is bounded: rotated once it passes max, and a single write
-// larger than max keeps only its end.
+// larger than max keeps only its end. A log removed or moved by a person
+// while it is open (rm, git clean, mv: a session's stays open while the
+// session lives) is noticed at the program's next write, which starts it
+// anew: before, the rest of the session's stderr went into the file
+// removed.
 //
 // Writing it never fails nor blocks what the program's stderr is read
 // for (the tail kept for dead/): Write always reports success. A log
@@ -38,12 +42,13 @@ type stderrLog struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	f       *os.File // nil when not open
-	size    int64    // of the file open
-	midLine bool     // the last byte written was not a newline
-	run     string   // the header of the run begun, until the program writes
-	message string   // the header of the message marked, until the program writes
-	skipped bool     // it failed: skipped until the next begin or mark
+	f       *os.File    // nil when not open
+	info    os.FileInfo // of the file open, to tell whether the path still names it
+	size    int64       // of the file open
+	midLine bool        // the last byte written was not a newline
+	run     string      // the header of the run begun, until the program writes
+	message string      // the header of the message marked, until the program writes
+	skipped bool        // it failed: skipped until the next begin or mark
 	warned  bool
 }
 
@@ -104,6 +109,9 @@ func (l *stderrLog) Write(p []byte) (int, error) {
 			l.fail(err)
 			return len(p), nil
 		}
+	} else if err := l.follow(); err != nil {
+		l.fail(err)
+		return len(p), nil
 	}
 	q := p
 	if int64(len(q)) > l.max {
@@ -139,12 +147,33 @@ func (l *stderrLog) open() error {
 		f.Close()
 		return err
 	}
-	l.f, l.size, l.midLine = f, fi.Size(), false
+	l.f, l.info, l.size, l.midLine = f, fi, fi.Size(), false
 	if l.size > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, l.size-1); err == nil {
 			l.midLine = last[0] != '\n'
 		}
+	}
+	return nil
+}
+
+// follow opens the log anew when its path no longer names the file
+// open: a person removed or moved it while it was open. A stat per write
+// of the program's, not per byte: the copy that feeds Write reads what
+// the program wrote in chunks.
+func (l *stderrLog) follow() error {
+	fi, err := os.Stat(l.path)
+	if err == nil && os.SameFile(fi, l.info) {
+		return nil
+	}
+	l.f.Close()
+	l.f = nil
+	if err := l.open(); err != nil {
+		return err
+	}
+	if l.run == "" {
+		// The run goes on, its header in the file removed.
+		l.header(l.headerLine("continued (the log was removed or moved while the program ran)"))
 	}
 	return nil
 }

@@ -209,3 +209,43 @@ func TestStderrLogBounded(t *testing.T) {
 		t.Errorf("warnings of a log that cannot be written = %d, want 1:\n%s", n, &warnings)
 	}
 }
+
+// TestStderrLogRemoved: a log removed or moved by a person while it is
+// open (a session's stays open while the session lives: rm, git clean)
+// is started anew at the program's next write. Before, the rest of the
+// session's stderr went into the file removed, lost until the session
+// restarted.
+func TestStderrLogRemoved(t *testing.T) {
+	t.Parallel()
+	now := func() time.Time { return time.Date(2026, 11, 28, 20, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		name   string
+		remove func(path string) error
+	}{
+		{"removed", os.Remove},
+		{"moved", func(path string) error { return os.Rename(path, path+".old") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &stderrLog{path: filepath.Join(t.TempDir(), "stderr", "gm.log"), agent: "gm", max: 1000, now: now}
+			l.begin("session started (pid 1)")
+			l.mark("message 1, attempt 1")
+			l.Write([]byte("before\n"))
+			if err := tc.remove(l.path); err != nil {
+				t.Fatal(err)
+			}
+			l.Write([]byte("after\n"))
+			l.mark("message 2, attempt 1")
+			l.Write([]byte("later\n"))
+			b, err := os.ReadFile(l.path)
+			if err != nil {
+				t.Fatalf("the log after it was %s and written again: %v", tc.name, err)
+			}
+			want := "--- 2026-11-28T20:00:00Z continued (the log was removed or moved while the program ran) ---\nafter\n" +
+				"--- 2026-11-28T20:00:00Z message 2, attempt 1 ---\nlater\n"
+			if string(b) != want {
+				t.Errorf("%s after it was %s =\n%s\nwant\n%s", l.path, tc.name, b, want)
+			}
+			l.end()
+		})
+	}
+}

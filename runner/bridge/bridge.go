@@ -175,13 +175,9 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 // Close releases the lock and what the bridge holds.
 func (b *Bridge) Close() error {
 	err := b.sync.Close()
-	// LOCK_UN, not only close: a process forked meanwhile shares the
-	// locked file until it execs (see runner's workspace lock).
-	_ = unix.Flock(int(b.lock.Fd()), unix.LOCK_UN)
-	if cerr := b.lock.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	// Given back for all who share it, not only closed (a process forked
+	// meanwhile shares the locked file until it execs): see mailbox.Unlock.
+	return errors.Join(err, mailbox.Unlock(b.lock))
 }
 
 // Stats returns what the bridge did so far.

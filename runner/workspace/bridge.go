@@ -367,10 +367,10 @@ func (w *Workspace) BridgeRunning() bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		f.Close()
 		return errors.Is(err, unix.EWOULDBLOCK)
 	}
-	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	mailbox.Unlock(f) // for all who share it, not only closed
 	return false
 }

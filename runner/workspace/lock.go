@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/parley-dev/parley/mailbox"
 )
 
 // LockPath returns the path of the lock file a runner holds while it
@@ -38,14 +40,13 @@ func (w *Workspace) RunnerPID() int {
 	if err != nil {
 		return 0
 	}
-	defer dir.Close()
 	if err := unix.Flock(int(dir.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
 		// Nobody holds it. Given back at once, for all who share the
-		// open directory (a process forked meanwhile keeps it until it
-		// execs: closing alone would leave it taken that long).
-		unix.Flock(int(dir.Fd()), unix.LOCK_UN)
+		// open directory (see mailbox.Unlock).
+		mailbox.Unlock(dir)
 		return 0
 	}
+	dir.Close()
 	if pid := LockHolder(w.LockPath()); pid > 0 {
 		return pid
 	}
