@@ -219,14 +219,16 @@ func misspeltField(m *mailbox.Message, t *Type, want string) (key string, line i
 // delivered as a key of the sender's own, and the summary lost. Left
 // out are the keys in said (a required field's refusal names them
 // already) and keys meant for a field MisspeltKeys judges by its value
-// (to, type, reply_to, ...). A field of up to two letters is taken only
-// for its own letters swapped or in another case: beside dc and hp, ac
-// and xp are words of their own.
+// (to, type, reply_to, ...), and keys that differ from the field only in
+// case: a reader may take them for it (the journal reads Title: for
+// title, as its entries are written). A field of up to two letters is
+// taken only for its own letters swapped: beside dc and hp, ac and xp
+// are words of their own.
 func misspeltFields(m *mailbox.Message, t *Type, said []string) []Violation {
 	var vs []Violation
 	for _, k := range m.Payload().Keys() {
 		near := meantField(t, k)
-		if near == "" || slices.Contains(said, k) || m.For(near).Has(near) || len(near) <= 2 && !sameLetters(k, near) {
+		if near == "" || slices.Contains(said, k) || m.For(near).Has(near) || strings.EqualFold(k, near) || len(near) <= 2 && !sameLetters(k, near) {
 			continue
 		}
 		if slices.ContainsFunc(misspeltOf, func(r misspelt) bool { return r.field == near }) {

@@ -98,7 +98,7 @@ func TestMisspeltField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dnd := builtinSet(t, "dnd-team", "team-requests")
+	dnd := builtinSet(t, "dnd-team", "dnd-journal", "team-requests")
 	for _, tt := range []struct {
 		name string
 		set  *Set
@@ -109,8 +109,10 @@ func TestMisspeltField(t *testing.T) {
 			[]string{"4 sumary: no field of type report is called sumary; did you mean summary?"}},
 		{"two edits from a long name", desk, "---\ntype: report\ntitle: Q3\nfindngs: none\n---\n",
 			[]string{"4 findngs: no field of type report is called findngs; did you mean findings?"}},
-		{"only the case", desk, "---\ntype: report\ntitle: Q3\nSummary: all well\n---\n",
-			[]string{"4 Summary: no field of type report is called Summary; did you mean summary?"}},
+		{"only the case, which a reader may take for it", desk, "---\ntype: report\ntitle: Q3\nSummary: all well\n---\n", nil},
+		{"a letter off and the case", desk, "---\ntype: report\ntitle: Q3\nSumary: all well\n---\n",
+			[]string{"4 Sumary: no field of type report is called Sumary; did you mean summary?"}},
+		{"the journal's Title: label", dnd, "[JOURNAL_ENTRY]\nTitle: The bell\nWhat happened: rain\n\nx\n", nil},
 		{"the top of a nested field", desk, "---\ntype: report\ntitle: Q3\npary:\n  - name: aria\n---\n",
 			[]string{"4 pary: no field of type report is called pary; did you mean party?"}},
 		{"a field of another type, a typo of this one's", desk, "---\ntype: report\ntitle: Q3\nfinding: none\n---\n",
