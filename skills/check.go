@@ -25,8 +25,7 @@ func NewSet(skills ...*Skill) (*Set, error) {
 	for _, sk := range skills {
 		for _, t := range sk.Types {
 			for _, f := range t.Fields {
-				top, _, _ := strings.Cut(strings.SplitN(f.Name, "[", 2)[0], ".")
-				s.fields[top] = true
+				s.fields[topName(f.Name)] = true
 			}
 			if other, ok := s.owner[t.Name]; ok {
 				return nil, fmt.Errorf("skills %s and %s both define %s: use one of them", other.Name, sk.Name, displayName(t.Name, t.Tagged))
@@ -141,7 +140,8 @@ type Violation struct {
 	Reason  string `json:"reason"`
 	Warning bool   `json:"warning,omitempty"`
 	// Meant is, for a key taken for a misspelling of a field parley
-	// reserves (MisspeltKey), that field: type, for tpye.
+	// reserves (MisspeltKeys) or of a field of the message's type, that
+	// field: type, for tpye; summary, for sumary.
 	Meant string `json:"meant,omitempty"`
 }
 
@@ -154,13 +154,14 @@ func (v Violation) Error() string {
 
 // Check checks a message against the protocol: its type is known (a
 // tag-first message with an unknown tag is informal, and passes with a
-// warning), required fields are there, enumerated values are exact, the
-// sender's and recipients' roles may send and receive it, a structured
-// request is not broadcast, hard rules hold, and its phase is right; and
-// the signal it carries, typed or informal, is one the sender may emit to
-// those recipients, by the protocol's signal tables. It
-// returns the message's type (nil for an informal message) and every
-// violation found.
+// warning), required fields are there, no key is a misspelling of a
+// field of its type that it lacks (sumary: for summary), enumerated
+// values are exact, the sender's and recipients' roles may send and
+// receive it, a structured request is not broadcast, hard rules hold,
+// and its phase is right; and the signal it carries, typed or informal,
+// is one the sender may emit to those recipients, by the protocol's
+// signal tables. It returns the message's type (nil for an informal
+// message) and every violation found.
 func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 	signals := s.checkSignal(m, env)
 	name, _ := m.Header().Get("type")
@@ -179,11 +180,11 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 	}
 	// addField reports a violation about a protocol field at its line.
 	addField := func(field, reason string) {
-		top, _, _ := strings.Cut(strings.SplitN(field, "[", 2)[0], ".")
-		vs = append(vs, Violation{Field: field, Line: m.Payload().Line(top), Reason: reason})
+		vs = append(vs, Violation{Field: field, Line: m.Payload().Line(topName(field)), Reason: reason})
 	}
 	get := func(path string) (any, bool) { return valueAt(m, path) }
 	label := displayName(t.Name, t.Tagged)
+	var said []string // keys a required field's refusal names
 
 	for _, f := range t.Fields {
 		if f.When != nil && !f.When.holds(get) {
@@ -231,6 +232,7 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 					at = fmt.Sprintf("%s on line %d", k, line)
 				}
 				vs = append(vs, Violation{Field: f.Name, Line: line, Reason: fmt.Sprintf("%s; %s is no field of %s: did you mean %s?", why, at, label, f.Name)})
+				said = append(said, k)
 				continue
 			}
 			addField(f.Name, why)
@@ -254,6 +256,8 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 			}
 		}
 	}
+
+	vs = append(vs, misspeltFields(m, t, said)...)
 
 	if why := t.SenderRefusal(env.Sender); why != "" {
 		add("from", why, false)

@@ -15,6 +15,13 @@ import (
 // message rather than the [GM_TO_PLAYER] it names, to the protocol's
 // recipients rather than the agent it names.
 
+// misspelt is a reserved field a key may be a misspelling of (see
+// misspeltOf).
+type misspelt struct {
+	field, without string
+	fits           func(s *Set, m *mailbox.Message, key string, isAgent func(string) bool) bool
+}
+
 // misspeltOf are the reserved fields a key is taken for a misspelling of,
 // what the message is without them, and what a value of theirs looks
 // like: a key one edit from one of them is a misspelling only when its
@@ -22,10 +29,7 @@ import (
 // so that a field of the sender's own (threat: high, tape: 90 min) is
 // left alone. id and from are not among them: the router writes them
 // when they are missing.
-var misspeltOf = []struct {
-	field, without string
-	fits           func(s *Set, m *mailbox.Message, key string, isAgent func(string) bool) bool
-}{
+var misspeltOf = []misspelt{
 	{"to", "it goes only where its type and the routes send it", namesAgents},
 	{"cc", "it goes only where its type and the routes send it", namesAgents},
 	{"type", "it is an informal message, checked against no type", namesOne(func(s *Set) []string { return s.TypeNames() })},
@@ -143,25 +147,97 @@ func (s *Set) MisspeltKeys(m *mailbox.Message, isAgent func(string) bool) []Viol
 	return vs
 }
 
+// topName is the key a field of a type is written under: party for
+// party[].name, stats for stats.hp.
+func topName(field string) string {
+	if i := strings.IndexAny(field, "[."); i >= 0 {
+		return field[:i]
+	}
+	return field
+}
+
+// meantField returns the field of t that key looks meant for: of the
+// keys t's fields are written under (see topName), the nearest, case not
+// counted, when no other is as near and it is one edit away for a name of
+// up to five letters, two for a longer one (as a type's name is judged);
+// "" when key is reserved, is a field of t, or is near none.
+func meantField(t *Type, key string) string {
+	if mailbox.IsReserved(key) || t.hasTop(key) {
+		return "" // most keys: no distance is worked out for them
+	}
+	lower := strings.ToLower(key)
+	best, bestDist, tie := "", 3, false
+	for i, f := range t.Fields {
+		top := topName(f.Name)
+		if t.hasTopBefore(i, top) {
+			continue // party, of party[] and party[].name, once
+		}
+		switch d := spell.Distance(lower, strings.ToLower(top)); {
+		case d < bestDist:
+			best, bestDist, tie = top, d, false
+		case d == bestDist:
+			tie = true
+		}
+	}
+	if tie || best == "" || bestDist > typoEdits(best) {
+		return ""
+	}
+	return best
+}
+
+// hasTop reports whether key is one t's fields are written under.
+func (t *Type) hasTop(key string) bool {
+	return t.hasTopBefore(len(t.Fields), key)
+}
+
+// hasTopBefore reports whether one of the first n fields of t is written
+// under key.
+func (t *Type) hasTopBefore(n int, key string) bool {
+	for _, f := range t.Fields[:n] {
+		if topName(f.Name) == key {
+			return true
+		}
+	}
+	return false
+}
+
 // misspeltField finds a key of m that is a misspelling of the field
-// want of type t, which m lacks: one edit from a name of up to five
-// letters, two from a longer one (as a type's name is judged), and
-// neither reserved nor a field of t. It returns the key and its line;
-// "" when there is none.
+// want of type t, which m lacks (see meantField). It returns the key and
+// its line; "" when there is none.
 func misspeltField(m *mailbox.Message, t *Type, want string) (key string, line int) {
-	edits := typoEdits(want)
 	for _, k := range m.Payload().Keys() {
-		if mailbox.IsReserved(k) {
-			continue
-		}
-		if _, ok := t.Field(k); ok {
-			continue
-		}
-		if spell.Nearest(k, []string{want}, edits) == want {
+		if meantField(t, k) == want {
 			return k, m.Payload().Line(k)
 		}
 	}
 	return "", 0
+}
+
+// misspeltFields returns a violation for each key of m that looks meant
+// for a field of t which m lacks (see meantField), at the key's line, in
+// the order they are written: sumary: for an optional summary would be
+// delivered as a key of the sender's own, and the summary lost. Left
+// out are the keys in said (a required field's refusal names them
+// already) and keys meant for a field MisspeltKeys judges by its value
+// (to, type, reply_to, ...), and keys that differ from the field only in
+// case: a reader may take them for it (the journal reads Title: for
+// title, as its entries are written). A field of up to two letters is
+// taken only for its own letters swapped: beside dc and hp, ac and xp
+// are words of their own.
+func misspeltFields(m *mailbox.Message, t *Type, said []string) []Violation {
+	var vs []Violation
+	for _, k := range m.Payload().Keys() {
+		near := meantField(t, k)
+		if near == "" || slices.Contains(said, k) || m.For(near).Has(near) || strings.EqualFold(k, near) || len(near) <= 2 && !sameLetters(k, near) {
+			continue
+		}
+		if slices.ContainsFunc(misspeltOf, func(r misspelt) bool { return r.field == near }) {
+			continue
+		}
+		vs = append(vs, Violation{Field: k, Line: m.Payload().Line(k), Meant: near,
+			Reason: fmt.Sprintf("no field of type %s is called %s; did you mean %s?", displayName(t.Name, t.Tagged), k, near)})
+	}
+	return vs
 }
 
 // sameLetters reports whether a and b hold the same letters, case not

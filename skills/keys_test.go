@@ -1,8 +1,11 @@
 package skills
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestMisspeltKey: a key one edit from a reserved field the message lacks
@@ -74,5 +77,74 @@ func TestMisspeltKeyNoSkills(t *testing.T) {
 	var set *Set
 	if vs := set.MisspeltKeys(msg(t, "---\not: aria\ntpye: NOTE\n---\nx\n"), func(n string) bool { return n == "aria" }); len(vs) == 0 || vs[0].Field != "ot" {
 		t.Errorf("MisspeltKeys = %+v; want ot first", vs)
+	}
+}
+
+// TestMisspeltField: a key that is no field of the message's type, one
+// or two edits from a field of it that the message lacks, optional or
+// required, is refused at its line, once, naming the field meant; a key
+// of the sender's own far from every field is delivered.
+func TestMisspeltField(t *testing.T) {
+	text := "---\nname: desk\ndescription: reports\n---\n## Types\n\n" +
+		"### report\n\n```yaml\n---\ntype: report\ntitle: x\n---\n```\n\n" +
+		"Required: `type`, `title`\nOptional: `summary`, `findings`, `dc`, `party[].name`\n\n" +
+		"### review\n\n```yaml\n---\ntype: review\n---\n```\n\n" +
+		"Required: `type`\nOptional: `finding`, `verdict`\n"
+	sk := Parse("desk.md", []byte(text))
+	if err := sk.Err(); err != nil {
+		t.Fatal(err)
+	}
+	desk, err := NewSet(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dnd := builtinSet(t, "dnd-team", "dnd-journal", "team-requests")
+	for _, tt := range []struct {
+		name string
+		set  *Set
+		text string
+		want []string // "LINE FIELD: REASON" of each violation
+	}{
+		{"optional field misspelt", desk, "---\ntype: report\ntitle: Q3\nsumary: all well\n---\n",
+			[]string{"4 sumary: no field of type report is called sumary; did you mean summary?"}},
+		{"two edits from a long name", desk, "---\ntype: report\ntitle: Q3\nfindngs: none\n---\n",
+			[]string{"4 findngs: no field of type report is called findngs; did you mean findings?"}},
+		{"only the case, which a reader may take for it", desk, "---\ntype: report\ntitle: Q3\nSummary: all well\n---\n", nil},
+		{"a letter off and the case", desk, "---\ntype: report\ntitle: Q3\nSumary: all well\n---\n",
+			[]string{"4 Sumary: no field of type report is called Sumary; did you mean summary?"}},
+		{"the journal's Title: label", dnd, "[JOURNAL_ENTRY]\nTitle: The bell\nWhat happened: rain\n\nx\n", nil},
+		{"the top of a nested field", desk, "---\ntype: report\ntitle: Q3\npary:\n  - name: aria\n---\n",
+			[]string{"4 pary: no field of type report is called pary; did you mean party?"}},
+		{"a field of another type, a typo of this one's", desk, "---\ntype: report\ntitle: Q3\nfinding: none\n---\n",
+			[]string{"4 finding: no field of type report is called finding; did you mean findings?"}},
+		{"a field of another type, near none of this one's", desk, "---\ntype: report\ntitle: Q3\nverdict: ok\n---\n", nil},
+		{"every one, in the order written", desk, "---\ntype: report\nsumary: all well\ntitle: Q3\nfindngs: none\n---\n",
+			[]string{"3 sumary: no field of type report is called sumary; did you mean summary?", "5 findngs: no field of type report is called findngs; did you mean findings?"}},
+		{"the field is there too", desk, "---\ntype: report\ntitle: Q3\nsummary: all well\nsumary: all well\n---\n", nil},
+		{"a key of the sender's own", desk, "---\ntype: report\ntitle: Q3\npriority: high\nsummit: 2027\n---\n", nil},
+		{"a letter changed in a two-letter name", desk, "---\ntype: report\ntitle: Q3\nac: 15\n---\n", nil},
+		{"two letters swapped in a two-letter name", desk, "---\ntype: report\ntitle: Q3\ncd: 15\n---\n",
+			[]string{"4 cd: no field of type report is called cd; did you mean dc?"}},
+		{"a message of no type", desk, "---\nsumary: all well\n---\n", nil},
+		{"builtin optional field", dnd, "---\ntype: shutdown_request\nreasn: done\n---\n",
+			[]string{"3 reasn: no field of type shutdown_request is called reasn; did you mean reason?"}},
+		{"a reserved field is MisspeltKeys'", dnd, "---\ntype: shutdown_request\nrequst_id: x\n---\n", nil},
+		{"a required field misspelt is said once", dnd, "---\ntype: shutdown_response\nrequest_id: r1\naprove: true\n---\n",
+			[]string{"4 approve: missing: shutdown_response needs one of true, false; aprove on line 4 is no field of shutdown_response: did you mean approve?"}},
+		{"a tag-first message", dnd, "[DICE_RESULT]\ncharacter: aria\ncheck: stealth\nroll: 12\nresutl: failure\n\nx\n",
+			[]string{"5 resutl: no field of type [DICE_RESULT] is called resutl; did you mean result?"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, vs := tt.set.Check(msg(t, tt.text), Envelope{})
+			var got []string
+			for _, v := range vs {
+				if !v.Warning {
+					got = append(got, fmt.Sprintf("%d %s", v.Line, v.Error()))
+				}
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("Check (-want +got):\n%s", d)
+			}
+		})
 	}
 }
