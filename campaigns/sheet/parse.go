@@ -25,12 +25,12 @@ type parsed struct {
 	hpLine, levelLine, abilLine int // 1-based, 0 when not written
 	// lenient is set by Inspect: a number not read (a level of "one")
 	// is noted in bad, its field left unset, instead of failing.
-	lenient bool
-	bad     []*Error
-	haveAbil                    bool
-	curErr                      error // why the money could not be read
-	unclosed                    bool  // the first line is "---" and no line closes it
-	frontNoHP                   error // a frontmatter with max_hp and no hp: what to say when the tables have none either
+	lenient   bool
+	bad       []*Error
+	haveAbil  bool
+	curErr    error // why the money could not be read
+	unclosed  bool  // the first line is "---" and no line closes it
+	frontNoHP error // a frontmatter with max_hp and no hp: what to say when the tables have none either
 	// meant holds, by field ("level", "temp hit points"), a value the
 	// sheet writes where the package cannot read it: a label or key
 	// misspelt, a table row without its value cell. Each is noted in
