@@ -66,7 +66,7 @@ func FuzzParse(f *testing.F) {
 		"| **Level** 1 |\n| **Hit Points** | 8/8 |\n", "| **Levle** | 3 |\n| **HP** | 8 |\n", "| **Hit Points** 8/8 |\n", "| **HP** | 8 |\n| **Temp HP** 3 |\n| **Level** |\n",
 		"---\nhp: 8\nmax_hp: 8\nlevle: 2\ntemp_pp: 1\n---\n", "---\nhp: 8\nmax_hpp: 8\n---\n", "---\nhp: 8\nmax_hp: 8\nlevel: 1\nlevle: 2\n---\n",
 		"| **HP** | 8 |\n### Currency\n- 10gpp\n", "| **HP** | 8 |\n### Currency\n10 gp, 3 spp\n", "| **HP** | 8 |\n### Currency\n12 gc\n", "---\nhp: 8\nmax_hp: 8\ncurrency: {gpp: 10, credits: 3}\n---\n",
-		"| **Level** | 3 |\n| **HP** | 8 |\n| **Levle** | 4 |\n", "| **Hit Points** | 8/12 |\n| **Max HP** twelve |\n", "| **Hit Points** | 8 |\n| **Max HP** 12 |\n", "---\nhp: 8\nmax_hpp: 9\nmax_hp: 8\nxp: 3\n---\n",
+		"| **Level** | 3 |\n| **HP** | 8 |\n| **Levle** | 4 |\n", "| **Level** | one |\n| **HP** | 8 |\n", "| **Hit Points** | 8/12 |\n| **Max HP** twelve |\n", "| **Hit Points** | 8 |\n| **Max HP** 12 |\n", "---\nhp: 8\nmax_hpp: 9\nmax_hp: 8\nxp: 3\n---\n",
 		"| **HP** | 8 |\n| STR | 1O |\n| DEX | 12 |\n| CON | 13 |\n| INT | 8 |\n| WIS | 10 |\n| CHA | 14 |\n",
 		"| **HP** | 8 |\n| STR 10 |\n| DEX | 12 |\n| CON | 13 |\n| INT | 8 |\n| WIS | 10 |\n| **CHA** 14 |\n| STR | 11 |\n",
 		// Items nested under items: packs and their contents.

@@ -23,10 +23,14 @@ type parsed struct {
 	f      *front   // the frontmatter layout's positions, or nil
 
 	hpLine, levelLine, abilLine int // 1-based, 0 when not written
-	haveAbil                    bool
-	curErr                      error // why the money could not be read
-	unclosed                    bool  // the first line is "---" and no line closes it
-	frontNoHP                   error // a frontmatter with max_hp and no hp: what to say when the tables have none either
+	// lenient is set by Inspect: a number not read (a level of "one")
+	// is noted in bad, its field left unset, instead of failing.
+	lenient   bool
+	bad       []*Error
+	haveAbil  bool
+	curErr    error // why the money could not be read
+	unclosed  bool  // the first line is "---" and no line closes it
+	frontNoHP error // a frontmatter with max_hp and no hp: what to say when the tables have none either
 	// meant holds, by field ("level", "temp hit points"), a value the
 	// sheet writes where the package cannot read it: a label or key
 	// misspelt, a table row without its value cell. Each is noted in
@@ -139,7 +143,22 @@ func (p *parsed) errf(line int, field, format string, args ...any) error {
 }
 
 func parse(path string, data []byte) (*parsed, error) {
-	p := &parsed{path: path, data: data, ls: lineStarts(data), nl: "\n"}
+	return parseAs(&parsed{path: path, data: data, ls: lineStarts(data), nl: "\n"})
+}
+
+// notANumber is err, a number of a field that is not one, unless p is
+// lenient: then it is noted in p.bad, and nil.
+func (p *parsed) notANumber(err error) error {
+	var se *Error
+	if !p.lenient || !errors.As(err, &se) {
+		return err
+	}
+	p.bad = append(p.bad, se)
+	return nil
+}
+
+func parseAs(p *parsed) (*parsed, error) {
+	path, data := p.path, p.data
 	if len(data) > MaxSize {
 		return nil, p.errf(0, "", "the file is %d bytes, %w: at most %d", len(data), ErrRange, MaxSize)
 	}
@@ -159,7 +178,7 @@ func parse(path string, data []byte) (*parsed, error) {
 		case errors.As(err, &ye):
 			// Not YAML: perhaps a markdown sheet between two rules. Read
 			// it as tables; failing that, the YAML error says most.
-			q := &parsed{path: path, data: data, ls: p.ls, nl: p.nl, sh: p.sh}
+			q := &parsed{path: path, data: data, ls: p.ls, nl: p.nl, sh: p.sh, lenient: p.lenient}
 			q.sh.Layout = Tables
 			if q.parseTables(0) == nil && q.checkItems() == nil {
 				return q, nil

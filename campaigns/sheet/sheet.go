@@ -229,6 +229,34 @@ func Read(path string) (*Doc, error) {
 	return Parse(path, data)
 }
 
+// Inspect reads the sheet at path to show it, as Read does, except that
+// a number it cannot read (a level of "one") leaves its field unset
+// (Level 0) instead of failing: the Doc is returned, and each such number
+// as an *Error naming the line and the field, joined (errors.Join), so
+// that a caller shows the rest of the sheet and what to mend. A Doc with
+// such errors is for showing: do not change or save it.
+func Inspect(path string) (*Doc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Read(path) // its error
+	}
+	p, err := parseAs(&parsed{path: path, data: bytes.Clone(data), ls: lineStarts(data), nl: "\n", lenient: true})
+	if err != nil {
+		return nil, err
+	}
+	d := &Doc{p: p, base: p.data}
+	d.sync()
+	var errs []error
+	for _, e := range p.bad {
+		errs = append(errs, e)
+	}
+	return d, errors.Join(errs...)
+}
+
+// Unreadable returns, for a Doc from Inspect, the numbers it could not
+// read, each naming its line and field.
+func (d *Doc) Unreadable() []*Error { return d.p.bad }
+
 // Parse parses data as the sheet at path; path names the character and
 // the file Save writes. Its errors are *Error values naming the line and
 // field. Parse keeps its own copy of data, and Save expects to find data

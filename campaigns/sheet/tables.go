@@ -808,7 +808,7 @@ func (p *parsed) levelValue(i int, val span) error {
 		e = k + 2
 	}
 	if k == 0 || e < len(v) && !isSpace(v[e]) && v[e] != '(' {
-		return p.errf(i+1, "level", "%q is not a number", strings.TrimSpace(s))
+		return p.notANumber(p.errf(i+1, "level", "%q is not a number", strings.TrimSpace(s)))
 	}
 	if k > 9 {
 		return p.errf(i+1, "level", "%s is %w: at most %d", v[:k], ErrRange, MaxAmount)

@@ -80,11 +80,21 @@ func characterCommand(e *env) *cli.Command {
 					if err := exactArgs(c, 1, "the CHARACTER (the sheet's name, like tilda-brannock)"); err != nil {
 						return err
 					}
-					d, path, err := readSheet(c)
+					path, err := sheetArg(c)
 					if err != nil {
 						return err
 					}
-					return printSheet(e, d, path, c.Bool("json"))
+					// A number the sheet writes that is not one: the
+					// rest of the sheet is shown, that field marked,
+					// and the error names its line.
+					d, err := sheet.Inspect(path)
+					if d == nil {
+						return err
+					}
+					if perr := printSheet(e, d, path, c.Bool("json")); perr != nil {
+						return perr
+					}
+					return err
 				},
 			},
 			{
@@ -252,7 +262,13 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 	} else {
 		fmt.Fprintf(w, "  HP     %d/%d\n", d.HP, d.MaxHP)
 	}
-	if d.Level > 0 {
+	unread := map[string]bool{} // fields whose number was not read (sheet.Inspect)
+	for _, u := range d.Unreadable() {
+		unread[u.Field] = true
+	}
+	if unread["level"] {
+		fmt.Fprintf(w, "  level  ? (not a number: see below)\n")
+	} else if d.Level > 0 {
 		fmt.Fprintf(w, "  level  %d\n", d.Level)
 	} else {
 		fmt.Fprintf(w, "  level  not on the sheet\n")

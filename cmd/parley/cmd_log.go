@@ -126,7 +126,7 @@ func warnJournal(e *env, ws *workspace.Workspace, err error) bool {
 	if !errors.As(err, &je) {
 		return false
 	}
-	fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %s\n", printable(ws.JournalPath()), printableLines(err.Error()))
+	fmt.Fprintf(e.stderr, "parley: %s: skipped unreadable lines: %s\n", printable(ws.JournalPath()), indentLines(printableLines(err.Error())))
 	fmt.Fprintf(e.stderr, "parley: hint: a line cut short (by a crash, or a full disk) or edited by hand; every other line was read. Delete or mend it (one JSON object per line) to be rid of this warning\n")
 	return true
 }
@@ -177,10 +177,12 @@ const refusedInPlace = "refused"
 const logTime = "2006-01-02 15:04:05.000Z07:00"
 
 // appendEntry renders a journal entry for a terminal, one line (and one
-// more per warning or note), every field made printable:
+// more per further problem of a refusal, warning or note, indented),
+// every field made printable:
 //
 //	2026-11-21 10:15:00.123Z  delivered  gm -> alice, bob  NARRATIVE  20261121-...-gm-3fa9c2
 //	2026-11-21 10:15:00.456Z  rejected   bob  hello.md:2: to: unknown agent "zed"
+//	    hello.md:3: tpye: no field ... is called tpye; did you mean type?
 //	2026-11-21 10:15:00.500Z  refused    bob  link.md: a hard link ...  (left where it is: mailboxes/bob/outbox/link.md, reason in mailboxes/bob/outbox/link.md.reason)
 //	2026-11-21 10:15:01.789Z  handled    alice  NARRATIVE from gm  20261121-...-gm-3fa9c2
 //	2026-11-21 10:15:02.000Z  dead       bob  NARRATIVE from gm  20261121-...-gm-3fa9c2  bob: gave up after 3 attempts: ...
@@ -207,6 +209,7 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, ' ')
 	}
 	b = append(b, "  "...)
+	more := "" // the further problems of a refusal, one a line
 	kind := en.Type
 	if en.Signal != "" {
 		kind += "/" + en.Signal
@@ -261,7 +264,12 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 	case workspace.Refused:
 		b = append(b, printable(en.From)...)
 		b = append(b, "  "...)
-		b = append(b, printable(en.Reason)...)
+		// A refusal of several problems (workspace.Refusal.Error) says
+		// one a line: the first here, the others below the entry,
+		// indented as its warnings are.
+		var reason string
+		reason, more = cutProblems(en.Reason, en.File)
+		b = append(b, printable(reason)...)
 		if en.InPlace() {
 			// refused  alice  x.md: a hard link ...  (left where it is: mailboxes/alice/outbox/x.md, its reason beside it)
 			b = append(b, "  (left where it is: "...)
@@ -327,14 +335,25 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 			b = append(b, ')')
 		}
 		if en.Reason != "" {
+			reason := en.Reason
+			if en.Outcome == workspace.LoopStopped {
+				// A refusal, as a rejected entry's.
+				reason, more = cutProblems(reason, en.File)
+			}
 			b = append(b, "  "...)
-			b = append(b, printable(en.Reason)...)
+			b = append(b, printable(reason)...)
 		}
 	}
 	if len(en.Already) > 0 {
 		b = append(b, "  (already held by "...)
 		b = append(b, printable(strings.Join(en.Already, ", "))...)
 		b = append(b, ')')
+	}
+	for more != "" {
+		var l string
+		l, more = cutProblems(more, en.File)
+		b = append(b, "\n    "...)
+		b = append(b, printable(l)...)
 	}
 	for _, w := range en.Warnings {
 		b = append(b, "\n    warning: "...)
@@ -345,6 +364,23 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, printable(en.Note)...)
 	}
 	return append(b, '\n')
+}
+
+// cutProblems cuts a refusal's reason (workspace.Refusal.Error) after
+// its first problem: each further one is on a line of its own that
+// starts with the file's name ("x.md:4: tpye: ...", "x.md: and 3 more
+// problems"). A line break anywhere else is part of the problem, which
+// printable escapes.
+func cutProblems(reason, file string) (first, more string) {
+	if file == "" {
+		return reason, ""
+	}
+	sep := "\n" + file + ":"
+	i := strings.Index(reason, sep)
+	if i < 0 {
+		return reason, ""
+	}
+	return reason[:i], reason[i+1:]
 }
 
 // isJournalTime reports whether s is written in mailbox.TimeFormat

@@ -69,9 +69,11 @@ func runWith(ctx context.Context, env *env, args []string) int {
 	if !errors.Is(err, errSilent) {
 		// An error may name a file or quote what a person or a program
 		// wrote: escaped, line by line, like everything parley prints.
-		fmt.Fprintf(stderr, "parley: %s\n", printableLines(err.Error()))
+		// An error of several lines (every problem of a file) reads
+		// as one: the lines after the first indented under it.
+		fmt.Fprintf(stderr, "parley: %s\n", indentLines(printableLines(err.Error())))
 		if h := hint(err); h != "" {
-			fmt.Fprintf(stderr, "parley: hint: %s\n", printableLines(h))
+			fmt.Fprintf(stderr, "parley: hint: %s\n", indentLines(printableLines(h)))
 		}
 	}
 	return code

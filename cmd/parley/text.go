@@ -25,6 +25,27 @@ func printableLines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// errIndent is how far main indents the lines of an error after its
+// first, under "parley: ": they read as part of it, not as other output.
+const errIndent = "    "
+
+// indentLines indents the lines of s after the first by errIndent,
+// those that start at the margin (every problem of a file, errors.Join's
+// lines); a line already indented was laid out under the first by the
+// error itself (parley run's list of files refused) and is kept.
+func indentLines(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines[1:] {
+		if l != "" && l[0] != ' ' && l[0] != '\t' {
+			lines[i+1] = errIndent + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // printableText is printable for a text people read as it is written
 // (a message's body, a narrative at the seat): its line breaks and tabs
 // are kept (see visible.Text), as the web view shows them.

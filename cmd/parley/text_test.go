@@ -58,3 +58,29 @@ func TestPrintableLines(t *testing.T) {
 		}
 	}
 }
+
+func TestIndentLines(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"one", "one"},
+		{"a.md:3: too: x\na.md:4: tpye: y", "a.md:3: too: x\n    a.md:4: tpye: y"},
+		{"2 files rejected:\n  rejected  aria  x.md", "2 files rejected:\n  rejected  aria  x.md"}, // laid out by the error
+	} {
+		if got := indentLines(tt.in); got != tt.want {
+			t.Errorf("indentLines(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCutProblems(t *testing.T) {
+	for _, tt := range []struct{ reason, file, first, more string }{
+		{"a.md:3: too: x", "a.md", "a.md:3: too: x", ""},
+		{"a.md:3: too: x\na.md:4: y\na.md: and 2 more problems", "a.md", "a.md:3: too: x", "a.md:4: y\na.md: and 2 more problems"},
+		{"a.md:1: no header\n\tsecond line", "a.md", "a.md:1: no header\n\tsecond line", ""}, // a line break of the problem itself
+		{"x\ny", "", "x\ny", ""},
+	} {
+		first, more := cutProblems(tt.reason, tt.file)
+		if first != tt.first || more != tt.more {
+			t.Errorf("cutProblems(%q, %q) = %q, %q; want %q, %q", tt.reason, tt.file, first, more, tt.first, tt.more)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package workspace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -135,9 +137,10 @@ type Refusal struct {
 	// programs; the refusal is then ErrLoop (errors.Is).
 	Loop *Loop `json:"loop,omitempty"`
 	// More are the other problems Check found in the message, after
-	// this one, in line order (a problem of no line, of the file as a
-	// whole, first); at most MaxProblems in all, with Left the number
-	// left out.
+	// this one, in line order: a problem of no line, of the file as a
+	// whole (a field missing), last, but a loop stopped, or a problem
+	// Check left out other checks for (no to:), first; at most
+	// MaxProblems in all, with Left the number left out.
 	More []*Refusal `json:"more,omitempty"`
 	Left int        `json:"left,omitempty"`
 }
@@ -202,11 +205,13 @@ func (f *Refusal) Unwrap() []error {
 }
 
 // refusalOf joins the problems Check found into one refusal of file: in
-// line order (those of no line first), a problem found twice, or a key
+// line order (see problemOrder; skippedFor is the problem, if any, for
+// which other checks were left out), a problem found twice, or a key
 // taken for a misspelt field, said once, at most MaxProblems of them.
 // Nil when there are none.
-func refusalOf(file string, problems []*Refusal) *Refusal {
+func refusalOf(file string, problems []*Refusal, skippedFor *Refusal) *Refusal {
 	var list []*Refusal
+	var first *Refusal // skippedFor as listed
 	seen := map[[2]string]bool{}
 	said := map[[3]string]bool{}
 	for _, p := range problems {
@@ -225,12 +230,20 @@ func refusalOf(file string, problems []*Refusal) *Refusal {
 		}
 		said[[3]string{key[0], key[1], p.Reason}] = true
 		p.File = file
+		if p == skippedFor {
+			first = p.Problems()[0]
+			list = append(list, first)
+			list = append(list, p.More...)
+			continue
+		}
 		list = append(list, p.Problems()...)
 	}
 	if len(list) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(list, func(a, b *Refusal) int { return a.Line - b.Line })
+	slices.SortStableFunc(list, func(a, b *Refusal) int {
+		return cmp.Compare(problemOrder(a, a == first), problemOrder(b, b == first))
+	})
 	left := 0
 	if len(list) > MaxProblems {
 		list, left = list[:MaxProblems], len(list)-MaxProblems
@@ -241,6 +254,25 @@ func refusalOf(file string, problems []*Refusal) *Refusal {
 		f.More = nil
 	}
 	return f
+}
+
+// problemOrder places a problem among those of its file: by its line, as
+// a person reads the file from the top and mends it, and a problem of no
+// line (a field missing) after them, as it is mended at the end of the
+// header. Two come first: a loop stopped, which is what became of the
+// message (the journal's loop entry) and no mistake in the file, and a
+// problem for which the checks that needed what it refuses (where the
+// message goes) were left out (skipped): it says why no more was found.
+func problemOrder(p *Refusal, skipped bool) int {
+	switch {
+	case p.Loop != nil:
+		return -1
+	case p.Line > 0:
+		return p.Line
+	case skipped:
+		return 0
+	}
+	return math.MaxInt
 }
 
 // RefusalOf turns the error of reading or parsing a message file into a
@@ -291,7 +323,7 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 			f = w.checkSize(in.Sender, m)
 		}
 		if f != nil {
-			return refuse(refusalOf(in.File, []*Refusal{f}))
+			return refuse(refusalOf(in.File, []*Refusal{f}, nil))
 		}
 		v.Recipients = []Recipient{r}
 		v.Message = m
@@ -299,11 +331,12 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	}
 	if f := w.checkOrigin(in); f != nil {
 		// Of a sender that is not one, nothing else can be judged.
-		return refuse(refusalOf(in.File, []*Refusal{f}))
+		return refuse(refusalOf(in.File, []*Refusal{f}, nil))
 	}
 	// Every problem found is noted, and the checks go on as far as what
 	// they need holds: a person mends them all at once.
 	var problems []*Refusal
+	var skippedFor *Refusal // the problem other checks were left out for
 	note := func(f *Refusal) {
 		if f != nil { // a message that passes, the most of them, allocates nothing for it
 			problems = append(problems, f)
@@ -328,6 +361,7 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 		// loops, the protocol's recipients) is not checked; the
 		// protocol's fields are.
 		note(f)
+		skippedFor = f
 		a = &addressing{}
 	} else {
 		v.Recipients, v.Broadcast = a.list, a.broadcast
@@ -351,7 +385,7 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	note(w.checkSize(in.Sender, m))
 	fs, warnings := w.checkProtocol(protocol, in.Sender, m, a)
 	problems = append(problems, fs...)
-	if f := refusalOf(in.File, problems); f != nil {
+	if f := refusalOf(in.File, problems, skippedFor); f != nil {
 		return refuse(f)
 	}
 	v.Warnings = append(v.Warnings, warnings...)

@@ -23,7 +23,8 @@ func problemsOf(f *Refusal) []string {
 
 // TestCheckEveryProblem: a message with several mistakes is refused for
 // each of them, in line order (a problem of no line, of the header as a
-// whole, first), each on a line of its own; the first is the refusal's
+// whole, last, unless other checks were left out for it: no recipient),
+// each on a line of its own; the first is the refusal's
 // own, as the first line of a .reason file is read alone.
 func TestCheckEveryProblem(t *testing.T) {
 	ws := tableWorkspace(t)
@@ -42,7 +43,7 @@ func TestCheckEveryProblem(t *testing.T) {
 		{"ot: told once", "aria", "---\not: gm\ntpye: PLAYER_TO_GM\n---\n",
 			[]string{"2 ot", "3 tpye"}},
 		{"a forged from and the protocol's field missing", "aria", "[PLAYER_TO_GM]\nfrom: corwin-voss\n",
-			[]string{"0 type", "0 character", "2 from"}},
+			[]string{"2 from", "0 type", "0 character"}}, // fields missing last
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,8 +104,8 @@ func TestCheckProblemsCap(t *testing.T) {
 	if len(lines) != MaxProblems+1 || lines[len(lines)-1] != "m.md: and 6 more problems" {
 		t.Errorf("Error() has %d lines, the last %q; want %d, the last %q", len(lines), lines[len(lines)-1], MaxProblems+1, "m.md: and 6 more problems")
 	}
-	if !strings.HasPrefix(lines[0], "m.md: f01: missing") {
-		t.Errorf("first line = %q, want the first field missing", lines[0])
+	if !strings.HasPrefix(lines[0], "m.md:2: from: ") || !strings.HasPrefix(lines[1], "m.md: f01: missing") {
+		t.Errorf("first lines = %q, want the forged from, then the first field missing", lines[:2])
 	}
 }
 
