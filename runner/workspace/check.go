@@ -262,14 +262,18 @@ func refusalOf(file string, problems []*Refusal, skippedFor *Refusal) *Refusal {
 // header. Two come first: a loop stopped, which is what became of the
 // message (the journal's loop entry) and no mistake in the file, and a
 // problem for which the checks that needed what it refuses (where the
-// message goes) were left out (skipped): it says why no more was found.
+// message goes) were left out (skipped): it says why no more was found,
+// and a sender who may not send the message at all.
 func problemOrder(p *Refusal, skipped bool) int {
 	switch {
 	case p.Loop != nil:
 		return -1
 	case p.Line > 0:
 		return p.Line
-	case skipped:
+	case skipped, p.Field == "from":
+		// The sender itself refused (implied by its mailbox: no line)
+		// is why the rest is wrong too: a reporter sending a fact
+		// report may not give its signal either.
 		return 0
 	}
 	return math.MaxInt
