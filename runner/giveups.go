@@ -76,8 +76,9 @@ const LogRetrying = "handling failed; trying again"
 
 // LogUnresponsive is the message of the runner's log record for an agent
 // that gave no answer by its timeouts: rule (at level warn, with the
-// agent, the message and the rule). A seat tells it in words of its own,
-// from the agent's state.
+// agent, the message, the rule and the note agents.json keeps: "no
+// answer to ID from X within 5m0s"). A seat tells it in words of its own,
+// as it comes.
 const LogUnresponsive = "agent unresponsive"
 
 // toldOfGiveUps reports whether an agent is sent a notice when a message

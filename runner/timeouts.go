@@ -126,7 +126,7 @@ func (r *Runner) checkDeadlines() {
 			note += ", nor after a nudge"
 		}
 		r.state.setNoted(e.agent, workspace.StateUnresponsive, e.message, note)
-		r.log.Warn(LogUnresponsive, "agent", e.agent, "message", e.message, "policy", e.policy.Key)
+		r.log.Warn(LogUnresponsive, "agent", e.agent, "message", e.message, "policy", e.policy.Key, "note", note)
 	}
 	r.expected = kept
 }

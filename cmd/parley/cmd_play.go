@@ -140,7 +140,7 @@ func (s *seat) seatLogger() *slog.Logger {
 	if s.verbose {
 		return s.e.logger(slog.LevelWarn)
 	}
-	return slog.New(toldBySeat{Handler: newConsoleHandler(seatLogLine{s.e.stderr}, slog.LevelWarn), retrying: s.tellRetrying})
+	return slog.New(toldBySeat{Handler: newConsoleHandler(seatLogLine{s.e.stderr}, slog.LevelWarn), retrying: s.tellRetrying, unresponsive: s.tellSilent})
 }
 
 // toldBySeat is a log handler that leaves out the records the seat
@@ -151,6 +151,11 @@ func (s *seat) seatLogger() *slog.Logger {
 type toldBySeat struct {
 	slog.Handler
 	retrying func(agent, id string, attempt int)
+	// unresponsive, when set, is handed an agent marked unresponsive and
+	// why, as the runner marks it: called from the runner's goroutine,
+	// it may print only where the seat's own lines are printed from that
+	// goroutine too (a script's seat, whose Idle hook the router calls).
+	unresponsive func(agent, why string)
 }
 
 func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
@@ -175,7 +180,22 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 			h.retrying(agent, id, attempt)
 		}
 		return nil
-	case runner.LogGaveUp, runner.LogUnresponsive:
+	case runner.LogUnresponsive:
+		var agent, note string
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "agent":
+				agent = a.Value.String()
+			case "note":
+				note = a.Value.String()
+			}
+			return true
+		})
+		if h.unresponsive != nil && agent != "" {
+			h.unresponsive(agent, note)
+		}
+		return nil
+	case runner.LogGaveUp:
 		return nil
 	}
 	r.Time = time.Time{} // the seat's lines say no time
@@ -183,11 +203,11 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h toldBySeat) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return toldBySeat{h.Handler.WithAttrs(attrs), h.retrying}
+	return toldBySeat{h.Handler.WithAttrs(attrs), h.retrying, h.unresponsive}
 }
 
 func (h toldBySeat) WithGroup(name string) slog.Handler {
-	return toldBySeat{h.Handler.WithGroup(name), h.retrying}
+	return toldBySeat{h.Handler.WithGroup(name), h.retrying, h.unresponsive}
 }
 
 // seatLogLine writes a log line (one Write, as consoleHandler makes it)

@@ -709,15 +709,24 @@ func (s *seat) tellUnresponsive() {
 		if r := runs[name]; r.State == workspace.StateRetrying && r.Message != "" {
 			s.tellRetrying(name, r.Message, r.Attempt)
 		}
-		if runs[name].State == workspace.StateUnresponsive && !s.told[name] {
-			s.told[name] = true
-			why := "it has not answered in time"
-			if n := runs[name].Note; n != "" {
-				why = n
-			}
-			s.printf("\n(%s: %s; the table waits for it, `parley status` says more)\n", name, why)
+		if runs[name].State == workspace.StateUnresponsive {
+			s.tellSilent(name, runs[name].Note)
 		}
 	}
+}
+
+// tellSilent tells the person, once, that agent did not answer in time
+// (timeouts:), and why (the note agents.json keeps; "" says it plainly):
+// as the runner marks it (a script's seat), or as agents.json says.
+func (s *seat) tellSilent(agent, why string) {
+	if s.told[agent] {
+		return
+	}
+	s.told[agent] = true
+	if why == "" {
+		why = "it has not answered in time"
+	}
+	s.printf("\n(%s: %s; the table waits for it, `parley status` says more)\n", agent, why)
 }
 
 // tellAwaiting tells the person, once for each, the reply the table waits

@@ -159,3 +159,55 @@ func TestRetryNoticesAlike(t *testing.T) {
 		t.Errorf("told from agents.json otherwise than from the log (-log +agents.json):\n%s", diff)
 	}
 }
+
+// TestUnresponsiveNoticesAlike checks that a script's seat tells an
+// agent unresponsive from its own runner's log record, as the runner
+// marks it, in the words it uses for agents.json (which a parley run
+// beside it writes, and which the runner writes a moment later): told
+// from agents.json only, a notice came after the seat had read on.
+func TestUnresponsiveNoticesAlike(t *testing.T) {
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n"
+	note := "no answer to m1 from lead within 2s"
+	seatOf := func(t *testing.T) (*seat, *strings.Builder) {
+		dir := t.TempDir()
+		ws := newWorkspace(t, dir, cfg)
+		if _, err := campaigns.New(dir, "the-hollow"); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard}
+		s, err := openSeat(e, ws, "you", "lead")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, &out
+	}
+
+	fromLog, logOut := seatOf(t)
+	h := fromLog.seatLogger().Handler()
+	for range 2 { // told once
+		rec := slog.NewRecord(time.Now(), slog.LevelWarn, runner.LogUnresponsive, 0)
+		rec.Add("agent", "gm", "message", "m1", "policy", "timeouts[0]", "note", note)
+		if err := h.Handle(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	fromRuns, runsOut := seatOf(t)
+	data, err := json.Marshal(map[string]workspace.AgentRun{"gm": {State: workspace.StateUnresponsive, Message: "m1", Note: note, Since: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fromRuns.ws.AgentsPath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromRuns.tellUnresponsive()
+
+	want := "\n(gm: " + note + "; the table waits for it, `parley status` says more)\n"
+	if logOut.String() != want {
+		t.Errorf("told from the log %q, want %q", logOut, want)
+	}
+	if diff := cmp.Diff(logOut.String(), runsOut.String()); diff != "" {
+		t.Errorf("told from agents.json otherwise than from the log (-log +agents.json):\n%s", diff)
+	}
+}
