@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func TestSeatLogger(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			s := &seat{e: &env{stderr: &b}, verbose: tc.verbose}
+			s := &seat{e: &env{stderr: &b}, verbose: tc.verbose, out: io.Discard, told: map[string]bool{}} // what it tells the person goes to out
 			tc.log(s.seatLogger())
 			got := b.String()
 			if tc.verbose {
