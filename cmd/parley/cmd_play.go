@@ -314,6 +314,18 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 	// reply leaves at once.
 	var run *runner.Runner
 	stopRun := context.CancelFunc(func() {})
+	// waitEnded is what idle returns when its wait for a line ended
+	// without one: said, whether it sent something; true when the table
+	// changed (there is something to route).
+	waitEnded := func(end waitEnd, said bool) bool {
+		switch end {
+		case inputOver:
+			inputEnded = true
+		case tableChanged:
+			return true
+		}
+		return said
+	}
 	// settled is true when the rest of the table is done: nothing comes
 	// for the person unless they act. The seat waits for a line until
 	// wait ends (a signal, or the deadline of a reply the table awaits)
@@ -326,14 +338,8 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 		said := false
 		for len(s.waiting) > 0 && !quit && !s.ended {
 			text, end := s.nextLine(wait, in)
-			switch end {
-			case inputOver:
-				inputEnded = true
-				return said
-			case waitOver:
-				return said
-			case tableChanged:
-				return true
+			if end != gotLine {
+				return waitEnded(end, said)
 			}
 			s.printf("> %s\n", text)
 			sent, err := s.line(ctx, text)
@@ -362,14 +368,8 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 				peek, cancel := context.WithTimeout(wait, time.Second)
 				text, end := s.nextLine(peek, in)
 				cancel()
-				switch end {
-				case inputOver:
-					inputEnded = true
-					return false
-				case waitOver:
-					return false
-				case tableChanged:
-					return true
+				if end != gotLine {
+					return waitEnded(end, said)
 				}
 				if isQuit(text) {
 					s.printf("> %s\n", text)
@@ -395,14 +395,8 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 		}
 		for readOn && settled && !said && len(s.waiting) == 0 && s.arrived == nil && !s.ended && !quit {
 			text, end := s.nextLine(wait, in)
-			switch end {
-			case inputOver:
-				inputEnded = true
-				return false
-			case waitOver:
-				return false
-			case tableChanged:
-				return true
+			if end != gotLine {
+				return waitEnded(end, said)
 			}
 			s.printf("> %s\n", text)
 			t := strings.TrimSpace(text)

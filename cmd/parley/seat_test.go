@@ -112,22 +112,7 @@ func TestRetryNoticesAlike(t *testing.T) {
 	}
 	retries := []retry{{"m1", 1}, {"m1", 2}, {"m2", 1}, {"m3", 1}, {"m3", 2}, {"m3", 3}, {"m4", 1}}
 	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [cat]}\n"
-	seatOf := func(t *testing.T) (*seat, *strings.Builder) {
-		dir := t.TempDir()
-		ws := newWorkspace(t, dir, cfg)
-		if _, err := campaigns.New(dir, "the-hollow"); err != nil {
-			t.Fatal(err)
-		}
-		var out strings.Builder
-		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard}
-		s, err := openSeat(e, ws, "you", "lead")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, &out
-	}
-
-	fromLog, logOut := seatOf(t)
+	fromLog, logOut := seatAt(t, cfg)
 	h := toldBySeat{Handler: slog.DiscardHandler, retrying: fromLog.tellRetrying}
 	for _, r := range retries {
 		rec := slog.NewRecord(time.Now(), slog.LevelWarn, runner.LogRetrying, 0)
@@ -137,7 +122,7 @@ func TestRetryNoticesAlike(t *testing.T) {
 		}
 	}
 
-	fromRuns, runsOut := seatOf(t)
+	fromRuns, runsOut := seatAt(t, cfg)
 	for _, r := range retries {
 		data, err := json.Marshal(map[string]workspace.AgentRun{"tor": {State: workspace.StateRetrying, Message: r.id, Attempt: r.attempt, Since: time.Now()}})
 		if err != nil {
@@ -168,22 +153,7 @@ func TestRetryNoticesAlike(t *testing.T) {
 func TestUnresponsiveNoticesAlike(t *testing.T) {
 	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n"
 	note := "no answer to m1 from lead within 2s"
-	seatOf := func(t *testing.T) (*seat, *strings.Builder) {
-		dir := t.TempDir()
-		ws := newWorkspace(t, dir, cfg)
-		if _, err := campaigns.New(dir, "the-hollow"); err != nil {
-			t.Fatal(err)
-		}
-		var out strings.Builder
-		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard}
-		s, err := openSeat(e, ws, "you", "lead")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, &out
-	}
-
-	fromLog, logOut := seatOf(t)
+	fromLog, logOut := seatAt(t, cfg)
 	h := fromLog.seatLogger().Handler()
 	for range 2 { // told once
 		rec := slog.NewRecord(time.Now(), slog.LevelWarn, runner.LogUnresponsive, 0)
@@ -193,7 +163,7 @@ func TestUnresponsiveNoticesAlike(t *testing.T) {
 		}
 	}
 
-	fromRuns, runsOut := seatOf(t)
+	fromRuns, runsOut := seatAt(t, cfg)
 	data, err := json.Marshal(map[string]workspace.AgentRun{"gm": {State: workspace.StateUnresponsive, Message: "m1", Note: note, Since: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
@@ -210,4 +180,23 @@ func TestUnresponsiveNoticesAlike(t *testing.T) {
 	if diff := cmp.Diff(logOut.String(), runsOut.String()); diff != "" {
 		t.Errorf("told from agents.json otherwise than from the log (-log +agents.json):\n%s", diff)
 	}
+}
+
+// seatAt opens the seat of agent you, speaking as lead, at a new
+// workspace of config cfg with the campaign the-hollow; what it tells
+// the person is written to the builder returned.
+func seatAt(t *testing.T, cfg string) (*seat, *strings.Builder) {
+	t.Helper()
+	dir := t.TempDir()
+	ws := newWorkspace(t, dir, cfg)
+	if _, err := campaigns.New(dir, "the-hollow"); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard}
+	s, err := openSeat(e, ws, "you", "lead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, &out
 }
