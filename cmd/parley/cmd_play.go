@@ -506,10 +506,16 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 // parley play) is not waited for.
 const unreadWait = 500 * time.Millisecond
 
-// rest returns the lines left in the input, blank ones aside: read until
-// the input ends, ctx does, or no line comes within wait.
+// rest returns the lines left in the input, blank ones aside, those held
+// first: read until the input ends, ctx does, or no line comes within
+// wait.
 func (l *lineSource) rest(ctx context.Context, wait time.Duration) []string {
 	var left []string
+	for line, ok := l.unhold(); ok; line, ok = l.unhold() {
+		if line = strings.TrimSpace(line); line != "" {
+			left = append(left, line)
+		}
+	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +200,25 @@ func seatAt(t *testing.T, cfg string) (*seat, *strings.Builder) {
 		t.Fatal(err)
 	}
 	return s, &out
+}
+
+// TestLineSourceHeld: a line a script's seat read ahead and held (while
+// the table waited for a reply) is the next one read, and is counted
+// among the lines left when the session is over.
+func TestLineSourceHeld(t *testing.T) {
+	in := &lineSource{lines: make(chan string)}
+	go in.read(strings.NewReader("I attack.\n/say hi\n\nlast\n"))
+	ctx := context.Background()
+	first, ok := in.next(ctx)
+	if !ok || first != "I attack." {
+		t.Fatalf("next = %q, %v; want the first line", first, ok)
+	}
+	in.hold(first)
+	if again, ok := in.next(ctx); !ok || again != first {
+		t.Fatalf("next after hold = %q, %v; want the line held, %q", again, ok, first)
+	}
+	in.hold(first)
+	if got, want := in.rest(ctx, time.Minute), []string{"I attack.", "/say hi", "last"}; !slices.Equal(got, want) {
+		t.Errorf("rest = %q, want %q (the held line first, blank lines aside)", got, want)
+	}
 }
