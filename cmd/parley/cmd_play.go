@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -161,38 +162,17 @@ type toldBySeat struct {
 func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 	switch r.Message {
 	case runner.LogRetrying:
-		var agent, id string
-		var attempt int
-		r.Attrs(func(a slog.Attr) bool {
-			switch a.Key {
-			case "agent":
-				agent = a.Value.String()
-			case "id":
-				id = a.Value.String()
-			case "attempt":
-				if a.Value.Kind() == slog.KindInt64 {
-					attempt = int(a.Value.Int64())
-				}
-			}
-			return true
-		})
+		attrs := recordAttrs(r)
+		agent, id := attrs["agent"], attrs["id"]
+		attempt, _ := strconv.Atoi(attrs["attempt"])
 		if h.retrying != nil && agent != "" && id != "" {
 			h.retrying(agent, id, attempt)
 		}
 		return nil
 	case runner.LogUnresponsive:
-		var agent, note string
-		r.Attrs(func(a slog.Attr) bool {
-			switch a.Key {
-			case "agent":
-				agent = a.Value.String()
-			case "note":
-				note = a.Value.String()
-			}
-			return true
-		})
-		if h.unresponsive != nil && agent != "" {
-			h.unresponsive(agent, note)
+		attrs := recordAttrs(r)
+		if agent := attrs["agent"]; h.unresponsive != nil && agent != "" {
+			h.unresponsive(agent, attrs["note"])
 		}
 		return nil
 	case runner.LogGaveUp:
@@ -200,6 +180,17 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 	}
 	r.Time = time.Time{} // the seat's lines say no time
 	return h.Handler.Handle(ctx, r)
+}
+
+// recordAttrs returns the attributes of a log record as text, by key
+// ("" for one the record lacks).
+func recordAttrs(r slog.Record) map[string]string {
+	attrs := make(map[string]string, r.NumAttrs())
+	r.Attrs(func(a slog.Attr) bool {
+		attrs[a.Key] = a.Value.String()
+		return true
+	})
+	return attrs
 }
 
 func (h toldBySeat) WithAttrs(attrs []slog.Attr) slog.Handler {
