@@ -240,14 +240,12 @@ func Inspect(path string) (*Doc, error) {
 	if err != nil {
 		return Read(path) // its error
 	}
-	p, err := parseAs(&parsed{path: path, data: bytes.Clone(data), ls: lineStarts(data), nl: "\n", lenient: true})
+	d, err := parseDoc(path, data, true)
 	if err != nil {
 		return nil, err
 	}
-	d := &Doc{p: p, base: p.data}
-	d.sync()
 	var errs []error
-	for _, e := range p.bad {
+	for _, e := range d.p.bad {
 		errs = append(errs, e)
 	}
 	return d, errors.Join(errs...)
@@ -262,11 +260,16 @@ func (d *Doc) Unreadable() []*Error { return d.p.bad }
 // field. Parse keeps its own copy of data, and Save expects to find data
 // on disk.
 func Parse(path string, data []byte) (*Doc, error) {
+	return parseDoc(path, data, false)
+}
+
+// parseDoc is Parse; lenient is Inspect's (see parsed.lenient).
+func parseDoc(path string, data []byte, lenient bool) (*Doc, error) {
 	data = bytes.Clone(data)
 	if data == nil {
 		data = []byte{}
 	}
-	p, err := parse(path, data)
+	p, err := parseAs(&parsed{path: path, data: data, ls: lineStarts(data), nl: "\n", lenient: lenient})
 	if err != nil {
 		return nil, err
 	}
