@@ -247,7 +247,8 @@ type Runner struct {
 	// sessionOver, once set, says why the run ends: a stop_on type was
 	// delivered.
 	sessionOver string
-	expected    []*expectation // replies awaited, for timeouts:
+	expected    []*expectation            // replies awaited, for timeouts:
+	awaitedNow  atomic.Pointer[[]Awaited] // what Awaited returns
 	// finished holds the messages the workers finished (done/) or gave up
 	// (dead/) since checkDeadlines last looked, by agent and id: what
 	// ends an awaited reply of a program agent, learnt from the workers
@@ -670,6 +671,7 @@ func (r *Runner) watch(ctx context.Context) error {
 			return r.runUntilIdle(ctx)
 		}
 		r.checkDeadlines()
+		r.noteAwaited()
 		r.tickBuiltins(ctx)
 		r.flushJournal(now)
 		for _, d := range []time.Time{r.nextDeadline(), r.nextTick(), r.nextPoll(), r.repairAt, r.journal.retryAt(), r.inboxesAt} {
@@ -782,8 +784,8 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 				next = d
 			}
 		}
-		if r.nothingPending() && r.workersIdle() && len(r.expected) > 0 {
-			r.tellAwaited()
+		if awaited := r.noteAwaited(); len(awaited) > 0 {
+			r.tellAwaited(awaited)
 		}
 		if r.opts.Idle != nil && r.nothingPending() && r.workersIdle() && (len(r.expected) > 0 || !tick.IsZero()) {
 			// Waiting for replies or a deadline: what waits for a

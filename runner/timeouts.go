@@ -247,42 +247,59 @@ type Awaited struct {
 	From    string
 	Until   time.Time
 	After   time.Duration // the timeouts: rule's after:
+	Policy  string        // the timeouts: rule, as the log names it
 }
 
-// Awaited returns the replies the run waits for, the one due first
-// first. It reads the router's state: call it only from the Idle hook,
-// which the router calls, or before Run.
+// Awaited returns the replies the run waits for while it has nothing
+// else to do (no file to route, no driver at work), the one due first
+// first; none while it has. Any goroutine may call it: it is what the
+// router last noted (noteAwaited), which it does each time it has done
+// what it could and waits.
 func (r *Runner) Awaited() []Awaited {
-	var as []Awaited
+	if as := r.awaitedNow.Load(); as != nil {
+		return slices.Clone(*as)
+	}
+	return nil
+}
+
+// noteAwaited notes, for Awaited, the replies the run waits for if it has
+// nothing else to do, and returns them. Called by the router only.
+func (r *Runner) noteAwaited() []Awaited {
+	if len(r.expected) == 0 || !r.nothingPending() || !r.workersIdle() {
+		if r.awaitedNow.Load() != nil {
+			r.awaitedNow.Store(nil)
+		}
+		return nil
+	}
+	as := make([]Awaited, 0, len(r.expected))
 	for _, e := range r.expected {
 		as = append(as, Awaited{Agent: e.agent, Message: e.message, Type: workspace.TypeOf(e.asked),
-			From: e.waiting, Until: e.deadline, After: e.policy.After})
+			From: e.waiting, Until: e.deadline, After: e.policy.After, Policy: e.policy.Key})
 	}
 	slices.SortStableFunc(as, func(a, b Awaited) int { return a.Until.Compare(b.Until) })
+	r.awaitedNow.Store(&as)
 	return as
 }
 
 // tellAwaited says, once for each awaited reply, that a run until idle
-// with nothing else to do waits for it, and until when: a run waiting out
-// a timeout of minutes says why it has not ended. It names the reply due
-// first, and how many more are awaited.
-func (r *Runner) tellAwaited() {
-	var first *expectation
+// with nothing else to do waits for it (awaited, as noteAwaited returns
+// them), and until when: a run waiting out a timeout of minutes says why
+// it has not ended. It names the reply due first, and how many more are
+// awaited.
+func (r *Runner) tellAwaited(awaited []Awaited) {
 	untold := false
 	for _, e := range r.expected {
 		untold = untold || !e.told
 		e.told = true
-		if first == nil || e.deadline.Before(first.deadline) {
-			first = e
-		}
 	}
-	if !untold || first == nil {
+	if !untold || len(awaited) == 0 {
 		return
 	}
+	first := awaited[0]
 	msg := fmt.Sprintf("waiting until %s for %s's answer to %s from %s (timeouts: after %v)",
-		first.deadline.Local().Format("15:04:05"), first.agent, first.message, first.waiting, first.policy.After)
-	if n := len(r.expected) - 1; n > 0 {
+		first.Until.Local().Format("15:04:05"), first.Agent, first.Message, first.From, first.After)
+	if n := len(awaited) - 1; n > 0 {
 		msg += fmt.Sprintf(", and %d more %s", n, plural(n, "reply", "replies"))
 	}
-	r.log.Info(msg, "agent", first.agent, "message", first.message, "until", first.deadline, "policy", first.policy.Key)
+	r.log.Info(msg, "agent", first.Agent, "message", first.Message, "until", first.Until, "policy", first.Policy)
 }

@@ -677,6 +677,11 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 			s.printf("(%v)\n", err)
 		}
 		s.tellTable()
+		if runDone != nil && len(s.waiting) == 0 && !s.ended {
+			// The table waits for a reply that is not the person's
+			// (timeouts:), and does nothing else: said, and until when.
+			s.tellAwaiting(r.Awaited())
+		}
 		select {
 		case <-ctx.Done():
 			return nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,47 @@ func TestPlayTerminalRetrying(t *testing.T) {
 	}
 	if strings.Contains(screen, "trying again") || strings.Contains(screen, "level=") {
 		t.Errorf("a raw log line on screen:\n%s", screen)
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
+// TestPlayTerminalAwaiting: a person at the terminal rolled for the game
+// master, whom nobody played, and the seat said nothing for the five
+// minutes the table waited (timeouts:), as a script's seat once did. It
+// says, once, whose answer the table waits for, until when, and how a
+// person answers for an agent no program plays.
+func TestPlayTerminalAwaiting(t *testing.T) {
+	t.Parallel()
+	dir, bin := terminalParley(t)
+	ws := filepath.Join(dir, "table")
+	parley := parleyIn(t, bin, ws)
+	newSeatTable(t, parley, ws, "")
+	cfg, err := os.ReadFile(filepath.Join(ws, "parley.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = append(cfg, "timeouts:\n  - match: {type: DICE_RESULT}\n    after: 5m\n"...)
+	if err := os.WriteFile(filepath.Join(ws, "parley.yaml"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	tm.run("new-session", "-d", "-s", "play", "-x", "100", "-y", "40", "-c", ws, "--", "sh", "-c", `"$0" play; echo "[seat exited $?]"; read x`, bin)
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
+
+	tm.text("/roll 1d20+3")
+	tm.keys("Enter")
+	tm.waitFor("the wait told", func(s string) bool { return strings.Contains(s, "`parley reply`)") })
+	screen := strings.Join(strings.Fields(tm.screen()), " ") // the seat wraps its lines
+	if !regexp.MustCompile("\\(the table waits until \\d\\d:\\d\\d:\\d\\d for gm's answer to \\[DICE_RESULT\\] \\S+ from lead \\(timeouts: after 5m0s\\); no program plays gm: a person answers for it with `parley inbox gm` and `parley reply`\\)").MatchString(screen) {
+		t.Errorf("the wait is not told as it should be:\n%s", screen)
+	}
+	parley("send", "--from", "gm", "--type", "NARRATIVE", "--body", "The lock gives with a click.")
+	tm.waitFor("the gm's answer", func(s string) bool { return strings.Contains(s, "The lock gives with a click.") })
+	if n := strings.Count(tm.screen(), "the table waits until"); n != 1 {
+		t.Errorf("the wait is told %d times, want once:\n%s", n, tm.screen())
 	}
 	tm.keys("C-d")
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
