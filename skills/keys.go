@@ -223,12 +223,15 @@ func misspeltField(m *mailbox.Message, t *Type, want string) (key string, line i
 // case: a reader may take them for it (the journal reads Title: for
 // title, as its entries are written). A field of up to two letters is
 // taken only for its own letters swapped: beside dc and hp, ac and xp
-// are words of their own.
+// are words of their own. A key two edits from the field is left too:
+// the message is whole without the field, and such a key is as likely a
+// word of the sender's own (region: beside reason) as a slip.
 func misspeltFields(m *mailbox.Message, t *Type, said []string) []Violation {
 	var vs []Violation
 	for _, k := range m.Payload().Keys() {
 		near := meantField(t, k)
-		if near == "" || slices.Contains(said, k) || m.For(near).Has(near) || strings.EqualFold(k, near) || len(near) <= 2 && !sameLetters(k, near) {
+		if near == "" || slices.Contains(said, k) || m.For(near).Has(near) || strings.EqualFold(k, near) || len(near) <= 2 && !sameLetters(k, near) ||
+			spell.Distance(strings.ToLower(k), strings.ToLower(near)) > 1 {
 			continue
 		}
 		if slices.ContainsFunc(misspeltOf, func(r misspelt) bool { return r.field == near }) {

@@ -107,8 +107,10 @@ func TestMisspeltField(t *testing.T) {
 	}{
 		{"optional field misspelt", desk, "---\ntype: report\ntitle: Q3\nsumary: all well\n---\n",
 			[]string{"4 sumary: no field of type report is called sumary; did you mean summary?"}},
-		{"two edits from a long name", desk, "---\ntype: report\ntitle: Q3\nfindngs: none\n---\n",
+		{"a letter left out of a long name", desk, "---\ntype: report\ntitle: Q3\nfindngs: none\n---\n",
 			[]string{"4 findngs: no field of type report is called findngs; did you mean findings?"}},
+		{"a word of the sender's own, two edits from an optional field", dnd, "---\ntype: shutdown_request\nregion: north\n---\n", nil},
+		{"two edits from an optional field", desk, "---\ntype: report\ntitle: Q3\nsumarry: all well\n---\n", nil},
 		{"only the case, which a reader may take for it", desk, "---\ntype: report\ntitle: Q3\nSummary: all well\n---\n", nil},
 		{"a letter off and the case", desk, "---\ntype: report\ntitle: Q3\nSumary: all well\n---\n",
 			[]string{"4 Sumary: no field of type report is called Sumary; did you mean summary?"}},
