@@ -346,7 +346,13 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 			problems = append(problems, f)
 		}
 	}
-	note(w.checkSender(in, m))
+	fs := checkFields(m.Header(), "from")
+	problems = append(problems, fs...)
+	if !slices.ContainsFunc(fs, func(f *Refusal) bool { return f.Field == "from" || f.Field == "id" }) {
+		// Who sends it, and its id, cannot be judged from a from: or
+		// an id: that is no single value.
+		note(w.checkSender(in, m))
+	}
 	for _, mv := range protocol.MisspeltKeys(m, func(name string) bool { _, ok := w.Agent(name); return ok }) {
 		// Said before where it goes: ot: for to: would send it
 		// elsewhere, tpye: for type: as an informal message.
@@ -403,19 +409,21 @@ var singleValued = []string{"id", "type", "signal", "thread", "reply_to", "reque
 
 // checkFields checks what the header of a message must be whoever sends
 // it: the fields that hold one value (singleValued, and more) do, and
-// created:, unless left empty, is a time.
-func checkFields(h mailbox.Fields, more ...string) *Refusal {
+// created:, unless left empty, is a time. It returns a problem for each
+// field that is not (none: nil).
+func checkFields(h mailbox.Fields, more ...string) []*Refusal {
+	var fs []*Refusal
 	for _, key := range append(more, singleValued...) {
 		if _, ok := h.Get(key); h.Has(key) && !ok {
-			return &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"}
+			fs = append(fs, &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"})
 		}
 	}
 	if created, _ := h.Get("created"); created != "" {
 		if _, err := time.Parse(time.RFC3339Nano, created); err != nil {
-			return &Refusal{Line: h.Line("created"), Field: "created", Reason: fmt.Sprintf("%q is not a time (like 2026-11-21T10:15:00.123456Z): leave it out and parley writes when it was sent", created)}
+			fs = append(fs, &Refusal{Line: h.Line("created"), Field: "created", Reason: fmt.Sprintf("%q is not a time (like 2026-11-21T10:15:00.123456Z): leave it out and parley writes when it was sent", created)})
 		}
 	}
-	return nil
+	return fs
 }
 
 // checkOrigin checks that the sender is an agent of the workspace that
@@ -443,9 +451,6 @@ func (w *Workspace) checkOrigin(in Input) *Refusal {
 // id of that sender that it has not sent before.
 func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	h := m.Header()
-	if f := checkFields(h, "from"); f != nil {
-		return f
-	}
 	switch from, _ := h.Get("from"); {
 	case from == "":
 		m.Set("from", in.Sender) // left out, or left empty
@@ -542,8 +547,8 @@ func (w *Workspace) checkRemoteNotice(in Input, m *mailbox.Message) (Recipient, 
 	case RetriedNotice:
 		about, became, did, didIt = "retried", "retried", "got back", "got it back"
 	}
-	if f := checkFields(h, "from", about, "agent", "workspace"); f != nil {
-		return Recipient{}, f
+	if fs := checkFields(h, "from", about, "agent", "workspace"); len(fs) > 0 {
+		return Recipient{}, fs[0]
 	}
 	// from: is written, not filled in: the bridge delivers the bytes it
 	// carried, and the sender's handler (the orchestrator) takes a
