@@ -852,8 +852,11 @@ func checkDriver(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 // count reads a non-negative whole number.
 func count(v *yaml.Node, key string, dst *int, bad badFunc) error {
 	n, err := strconv.Atoi(v.Value)
-	if err != nil || v.Kind != yaml.ScalarNode || n < 0 {
+	if err != nil || v.Kind != yaml.ScalarNode {
 		return bad(v, key, "%q is not a whole number", v.Value)
+	}
+	if n < 0 {
+		return bad(v, key, "%d: must be 0 or more", n)
 	}
 	*dst = n
 	return nil
