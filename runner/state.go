@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,13 +83,21 @@ func (s *stateBook) setNoted(agent, state, message, note string) {
 
 // setLocked is setAttempt. s.mu is held.
 func (s *stateBook) setLocked(agent, state, message string, attempt int) {
+	a := s.agents[agent]
 	switch {
+	case state == workspace.StateUnresponsive && a.State == workspace.StateWorking && a.Message == message:
+		// Its program is still at work on the message it did not
+		// answer in time: it stays working, so parley status says for
+		// how long and when its timeout: ends it, beside the note that
+		// says it is late; unresponsive once it is done, unless it
+		// answered.
+		s.silent[agent] = message
+		return
 	case state == workspace.StateUnresponsive:
 		s.silent[agent] = message
 	case state == workspace.StateIdle && s.silent[agent] != "":
 		state, message, attempt = workspace.StateUnresponsive, s.silent[agent], 0
 	}
-	a := s.agents[agent]
 	if a.State == state && a.Message == message && a.Attempt == attempt {
 		return
 	}
@@ -105,11 +114,19 @@ func (s *stateBook) setLocked(agent, state, message string, attempt int) {
 func (s *stateBook) spoke(agent string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.silent[agent]; !ok {
+	message, ok := s.silent[agent]
+	if !ok {
 		return
 	}
 	delete(s.silent, agent)
-	if a := s.agents[agent]; a.State == workspace.StateUnresponsive {
+	a := s.agents[agent]
+	if strings.HasPrefix(a.Note, lateNote(message)+" ") {
+		// It answered, late: the note that it did not is taken back.
+		a.Note = ""
+		s.agents[agent] = a
+		s.changedLocked()
+	}
+	if a.State == workspace.StateUnresponsive {
 		a.State, a.Message, a.Attempt, a.Since = workspace.StateIdle, "", 0, s.now().UTC()
 		s.agents[agent] = a
 		s.changedLocked()

@@ -118,7 +118,7 @@ func (r *Runner) checkDeadlines() {
 			kept = append(kept, e)
 			continue
 		}
-		note := fmt.Sprintf("no answer to %s from %s within %v", e.message, e.waiting, e.policy.After)
+		note := fmt.Sprintf("%s from %s within %v", lateNote(e.message), e.waiting, e.policy.After)
 		switch {
 		case e.unsent != "":
 			note += "; its nudge was not sent: " + e.unsent
@@ -130,6 +130,10 @@ func (r *Runner) checkDeadlines() {
 	}
 	r.expected = kept
 }
+
+// lateNote is how the note of an agent marked unresponsive begins: the
+// message it did not answer. It is taken back when the agent speaks.
+func lateNote(message string) string { return "no answer to " + message }
 
 // toldInstead reports whether nothing will answer e's message but parley
 // said so already: its program agent gave it up (it is in dead/: parley
