@@ -23,6 +23,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/yamlerr"
+
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -231,7 +233,12 @@ func setFront(path string, doc []byte, values map[string]string) ([]byte, error)
 	front := doc[4 : 4+end+1] // the header lines, each ending in \n
 	var n yaml.Node
 	if err := yaml.Unmarshal(front, &n); err != nil {
-		return nil, fmt.Errorf("%s: frontmatter: %w", path, yamlLine(err))
+		// The header's first line is the file's second, after ---.
+		line, msg := yamlerr.Line(front, err)
+		if line == 0 {
+			return nil, fmt.Errorf("%s: frontmatter: %s", path, msg)
+		}
+		return nil, fmt.Errorf("%s:%d: frontmatter: %s", path, line+1, msg)
 	}
 	if len(n.Content) > 0 && n.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:2: frontmatter: expected key: value lines", path)
@@ -268,16 +275,6 @@ func setFront(path string, doc []byte, values map[string]string) ([]byte, error)
 	b.WriteString(strings.Join(lines, ""))
 	b.Write(doc[4+end+1:])
 	return b.Bytes(), nil
-}
-
-// yamlLine rewrites a yaml error's "line N" to count from the file's
-// first line (the --- line).
-func yamlLine(err error) error {
-	re := regexp.MustCompile(`line (\d+)`)
-	return errors.New(re.ReplaceAllStringFunc(err.Error(), func(s string) string {
-		n, _ := strconv.Atoi(s[5:])
-		return "line " + strconv.Itoa(n+1)
-	}))
 }
 
 func marker(id string) string { return "<!-- message " + id + " -->" }

@@ -129,8 +129,9 @@ func TestHandEdited(t *testing.T) {
 	broken := "---\nscene: 3\nlocation: [unclosed\n---\n# The docks\n"
 	os.WriteFile(path, []byte(broken), 0o644)
 	_, _, err := Append(dir, Entry{Location: "Docks", Text: "Gulls."})
-	if err == nil || !strings.Contains(err.Error(), "003-the-docks.md") {
-		t.Errorf("Append to a broken frontmatter = %v", err)
+	// The line is the file's (the header's second line is the file's third).
+	if err == nil || !strings.HasSuffix(err.Error(), "003-the-docks.md:3: frontmatter: did not find expected ',' or ']'") {
+		t.Errorf("Append to a broken frontmatter = %v, want it at the file's line 3", err)
 	}
 	if got := read(t, path); got != broken {
 		t.Errorf("the broken file was changed: %q", got)
