@@ -97,7 +97,7 @@ func TestCheckProblems(t *testing.T) {
 		"party/broken.md":            {Malformed, `party/broken.md:1: hit points: "eight" is not a number`},
 		"party/nobody-journal.md":    {Warning, "no party/nobody.md"},
 		"party/mira-voss-journal.md": {OK, "2 entries"},
-		"scenes/001-the-inn.md":      {Malformed, "scenes/001-the-inn.md: frontmatter:"},
+		"scenes/001-the-inn.md":      {Malformed, "scenes/001-the-inn.md:2: frontmatter: did not find expected ',' or ']'"},
 		"scenes/notes.md":            {Warning, "not a scene file name"},
 		"tmp/gm-state-delta.md":      {Warning, "1 line waiting to be applied"},
 	} {
