@@ -791,6 +791,7 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			// Waiting for replies or a deadline: what waits for a
 			// person is theirs to answer meanwhile, until that deadline,
 			// which is then checked.
+			r.state.flush() // what the hook reads of agents.json is as it is
 			idleCtx, cancel := ctx, context.CancelFunc(func() {})
 			if !next.IsZero() {
 				idleCtx, cancel = context.WithDeadline(ctx, next)
@@ -805,6 +806,9 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			// Look once more: a driver may have published since.
 			r.scan()
 			if r.nothingPending() && r.workersIdle() && len(r.expected) == 0 && (r.sessionOver != "" || r.nextTick().IsZero()) {
+				if r.opts.Idle != nil {
+					r.state.flush()
+				}
 				if r.opts.Idle != nil && r.opts.Idle(ctx, true) {
 					continue // the seat said something: route it
 				}

@@ -24,6 +24,7 @@ type stateBook struct {
 	path string
 	now  func() time.Time
 
+	wmu    sync.Mutex // held while the file is written
 	mu     sync.Mutex
 	agents map[string]workspace.AgentRun
 	// silent holds, for an agent marked unresponsive, the message it did
@@ -231,9 +232,25 @@ func (s *stateBook) close() {
 	<-s.done
 }
 
-// write replaces the file with the book. Only the writer calls it (and
-// loadStateBook, before the writer starts).
+// flush writes a change not written yet now, not after the writer's
+// pause: what reads agents.json next (a seat's /status, once the table
+// is idle) sees the state as it is.
+func (s *stateBook) flush() {
+	select {
+	case _, open := <-s.kick:
+		if open { // closed: close wrote the last change
+			s.write()
+		}
+	default:
+	}
+}
+
+// write replaces the file with the book. The writer calls it, flush, and
+// loadStateBook before the writer starts; one at a time, each with the
+// book as it is then, so the last written is the newest.
 func (s *stateBook) write() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	if s.abandoned {
 		s.mu.Unlock()
