@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +24,7 @@ func TestPlayTerminal(t *testing.T) {
 	parley := parleyIn(t, bin, ws)
 	newSeatTable(t, parley, ws, "")
 
-	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	// Under a shell that says when the seat ended, and waits.
-	tm.run("new-session", "-d", "-s", "play", "-x", "60", "-y", "40", "-c", ws, "--", "sh", "-c", `"$0" play; echo "[seat exited $?]"; read x`, bin)
-	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
-	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
+	tm := playInTerminal(t, dir, bin, ws, 60)
 
 	story := "Rain needles the black water of the fen. The chapel leans out of the marsh like a ship run aground, its roof half gone, its door swollen shut."
 	parley("send", "--from", "gm", "--type", "NARRATIVE", "--body", story)
@@ -108,10 +105,7 @@ func TestPlayTerminalRetrying(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	tm.run("new-session", "-d", "-s", "play", "-x", "100", "-y", "40", "-c", ws, "--", "sh", "-c", `"$0" play; echo "[seat exited $?]"; read x`, bin)
-	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
-	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
+	tm := playInTerminal(t, dir, bin, ws, 100)
 
 	prompt := filepath.Join(dir, "prompt.md")
 	if err := os.WriteFile(prompt, []byte("[GM_TO_PLAYER]\nto: tor-ashgrove\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: the-gate\n\nThe gate slams shut.\n"), 0o644); err != nil {
@@ -154,10 +148,7 @@ func TestPlayTerminalAwaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	tm.run("new-session", "-d", "-s", "play", "-x", "100", "-y", "40", "-c", ws, "--", "sh", "-c", `"$0" play; echo "[seat exited $?]"; read x`, bin)
-	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
-	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
+	tm := playInTerminal(t, dir, bin, ws, 100)
 
 	tm.text("/roll 1d20+3")
 	tm.keys("Enter")
@@ -173,6 +164,19 @@ func TestPlayTerminalAwaiting(t *testing.T) {
 	}
 	tm.keys("C-d")
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
+// playInTerminal starts the parley at bin playing the seat of ws in a
+// tmux terminal width columns wide, under a shell that says when the
+// seat ended ("[seat exited N]") and waits, and returns the terminal once
+// the seat has started.
+func playInTerminal(t *testing.T, dir, bin, ws string, width int) *tmuxTerm {
+	t.Helper()
+	tm := &tmuxTerm{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	tm.run("new-session", "-d", "-s", "play", "-x", strconv.Itoa(width), "-y", "40", "-c", ws, "--", "sh", "-c", `"$0" play; echo "[seat exited $?]"; read x`, bin)
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+	tm.waitFor("the seat to start", func(s string) bool { return strings.Contains(s, "Ctrl-D leaves") })
+	return tm
 }
 
 // lastPrompt returns the last line of a screen that holds the prompt.
