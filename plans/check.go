@@ -230,6 +230,20 @@ func (p *Plan) Next() (*Wave, []Step) {
 	return nil, nil
 }
 
+// Ahead says what comes next for the plan: the one answer every view of
+// a plan's progress gives. A plan with problems (Check) has no next step
+// — its waves or steps may not all have been read, and a number may name
+// two steps — so then probs are its problems, and w and steps are nil;
+// else probs is nil and w and steps are Next's, nil when every wave is
+// done.
+func (p *Plan) Ahead() (probs []Problem, w *Wave, steps []Step) {
+	if probs := p.Check(); len(probs) > 0 {
+		return probs, nil, nil
+	}
+	w, steps = p.Next()
+	return nil, w, steps
+}
+
 // Wave returns the wave numbered n, or nil.
 func (p *Plan) Wave(n int) *Wave {
 	for i := range p.Waves {

@@ -235,6 +235,47 @@ func TestTick(t *testing.T) {
 	}
 }
 
+// TestAhead: a plan with problems has no next step, only its problems;
+// one without has Next's steps, and none when every wave is done.
+func TestAhead(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     []byte
+		problems bool  // Check's problems, all of them
+		wave     int   // 0: none
+		steps    []int // the next steps' numbers
+	}{
+		{"good", readExample(t), false, 1, []int{1, 2}},
+		{"a step number twice", plan(t, "**Step 2: Journal", "**Step 1: Journal"), true, 0, nil},
+		{"an unrelated problem", plan(t, "date: 2026-11-26", "date: soon"), true, 0, nil},
+		{"not a plan", []byte("# no plan\n"), true, 0, nil},
+		{"done", bytes.ReplaceAll(readExample(t), []byte("- [ ] **Step"), []byte("- [x] **Step")), false, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Parse("p.md", tt.data)
+			probs, w, steps := p.Ahead()
+			if diff := cmp.Diff(p.Check(), probs); diff != "" {
+				t.Errorf("Ahead() problems (-Check() +got):\n%s", diff)
+			}
+			if got := len(probs) > 0; got != tt.problems {
+				t.Errorf("Ahead() has problems: %v, want %v", got, tt.problems)
+			}
+			wave := 0
+			if w != nil {
+				wave = w.Number
+			}
+			var nums []int
+			for _, s := range steps {
+				nums = append(nums, s.Number)
+			}
+			if wave != tt.wave || !cmp.Equal(nums, tt.steps) {
+				t.Errorf("Ahead() = wave %d, steps %v; want wave %d, steps %v", wave, nums, tt.wave, tt.steps)
+			}
+		})
+	}
+}
+
 func TestSetStatus(t *testing.T) {
 	data := readExample(t)
 	path := writePlan(t, data)
