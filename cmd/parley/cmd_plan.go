@@ -101,26 +101,34 @@ func planCommand(e *env) *cli.Command {
 						return err
 					}
 					p, changed, err := plans.Tick(path, n)
-					if errors.Is(err, plans.ErrNoStep) {
+					var ambiguous *plans.AmbiguousStepError
+					switch {
+					case errors.As(err, &ambiguous):
+						return fmt.Errorf("%s: %d steps are numbered %d (lines %s): ticked none; give each step its own number, then parley plan check %s",
+							read.Path, len(ambiguous.Lines), n, joinInts(ambiguous.Lines), read.Path)
+					case errors.Is(err, plans.ErrNoStep):
+						if probs := read.Check(); len(probs) > 0 {
+							// The step may be a line the plan's problems kept from being read.
+							return fmt.Errorf("%s has no step %d; %s", read.Path, n, problemsNote(read.Path, len(probs)))
+						}
 						return fmt.Errorf("%s has no step %d", read.Path, n)
-					}
-					if err != nil {
+					case err != nil:
 						return err
 					}
-					s := p.Step(n)
+					p.Path = read.Path
+					s := p.Step(n) // the only one: Tick refuses a number two steps have
 					pr := p.Progress()
-					w := p.Wave(s.Wave)
-					wp := pr.Waves[0]
-					for _, x := range pr.Waves {
-						if x.Wave == w.Number {
-							wp = x
-						}
-					}
+					w, i := p.WaveOf(s)
+					wp := pr.Waves[i]
 					what := "ticked"
 					if !changed {
 						what = "already done:"
 					}
-					fmt.Fprintf(e.stdout, "%s step %d: %s (wave %d: %d/%d; plan: %d/%d)\n", what, n, printable(s.Title), w.Number, wp.Done, wp.Total, pr.Done, pr.Total)
+					line := fmt.Sprintf("%s step %d: %s (wave %d: %d/%d; plan: %d/%d", what, n, s.Title, w.Number, wp.Done, wp.Total, pr.Done, pr.Total)
+					if probs := p.Check(); len(probs) > 0 {
+						line += "; " + problemsNote(p.Path, len(probs))
+					}
+					fmt.Fprintln(e.stdout, printable(line+")"))
 					return nil
 				},
 			},
