@@ -230,6 +230,20 @@ func (p *Plan) Next() (*Wave, []Step) {
 	return nil, nil
 }
 
+// Ahead says what comes next for the plan: the one answer every view of
+// a plan's progress gives. A plan with problems (Check) has no next step
+// — its waves or steps may not all have been read, and a number may name
+// two steps — so then probs are its problems, and w and steps are nil;
+// else probs is nil and w and steps are Next's, nil when every wave is
+// done.
+func (p *Plan) Ahead() (probs []Problem, w *Wave, steps []Step) {
+	if probs := p.Check(); len(probs) > 0 {
+		return probs, nil, nil
+	}
+	w, steps = p.Next()
+	return nil, w, steps
+}
+
 // Wave returns the wave numbered n, or nil.
 func (p *Plan) Wave(n int) *Wave {
 	for i := range p.Waves {
@@ -241,16 +255,43 @@ func (p *Plan) Wave(n int) *Wave {
 }
 
 // Step returns the step numbered n, or nil; the first, when a plan that
-// does not check numbers two steps alike.
+// does not check numbers two steps alike (StepsNumbered returns them
+// all).
 func (p *Plan) Step(n int) *Step {
+	if steps := p.StepsNumbered(n); len(steps) > 0 {
+		return steps[0]
+	}
+	return nil
+}
+
+// StepsNumbered returns the steps numbered n, in file order: one in a
+// plan that checks, none when the plan has no step n, more when a plan
+// that does not check uses the number twice.
+func (p *Plan) StepsNumbered(n int) []*Step {
+	var steps []*Step
 	for i := range p.Waves {
 		for j := range p.Waves[i].Steps {
 			if p.Waves[i].Steps[j].Number == n {
-				return &p.Waves[i].Steps[j]
+				steps = append(steps, &p.Waves[i].Steps[j])
 			}
 		}
 	}
-	return nil
+	return steps
+}
+
+// WaveOf returns the wave step s is in, and its index in Waves (and in
+// Progress().Waves): the wave it is under in the file, even when a plan
+// that does not check numbers two waves alike. It returns nil, -1 when s
+// is no step of the plan.
+func (p *Plan) WaveOf(s *Step) (*Wave, int) {
+	for i := range p.Waves {
+		for j := range p.Waves[i].Steps {
+			if p.Waves[i].Steps[j].Line == s.Line {
+				return &p.Waves[i], i
+			}
+		}
+	}
+	return nil, -1
 }
 
 // HasRisk reports whether the plan's risk tags include one of tags.

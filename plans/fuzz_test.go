@@ -2,6 +2,7 @@ package plans
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"testing"
 )
@@ -9,7 +10,8 @@ import (
 // FuzzParse reads any text as a plan: Parse never fails or panics, every
 // problem is at a line of the file, every step's box is where Tick writes,
 // and a tick changes that one byte only, the plan read again having the
-// step done and nothing else changed. The seeds (testdata/fuzz/FuzzParse
+// step done and nothing else changed; a tick of a number two steps have
+// is refused. The seeds (testdata/fuzz/FuzzParse
 // and the example plan) run with the normal tests.
 func FuzzParse(f *testing.F) {
 	if data, err := os.ReadFile(example); err == nil {
@@ -36,8 +38,14 @@ func FuzzParse(f *testing.F) {
 				if c := data[s.box]; c != ' ' && c != 'x' && c != 'X' {
 					t.Fatalf("step %d: box at %d holds %q", s.Number, s.box, c)
 				}
-				if s.Done || p.Step(s.Number).Line != s.Line {
-					continue // done already, or a duplicate number Tick does not reach
+				if n := len(p.StepsNumbered(s.Number)); n > 1 {
+					if _, err := tick(p, data, s.Number); !errors.Is(err, ErrAmbiguousStep) {
+						t.Fatalf("tick of step %d, the number of %d steps: %v, want ErrAmbiguousStep", s.Number, n, err)
+					}
+					continue
+				}
+				if s.Done {
+					continue
 				}
 				out, err := tick(p, data, s.Number)
 				if err != nil {

@@ -235,6 +235,105 @@ func TestTick(t *testing.T) {
 	}
 }
 
+// TestTickAmbiguous: a step number two steps of a plan have (a plan
+// that does not check) is refused, naming the lines of both, and the
+// file is left as it is; Tick used to tick the first and leave the
+// other never tickable.
+func TestTickAmbiguous(t *testing.T) {
+	data := plan(t, "**Step 4: Give", "**Step 3: Give") // steps 3 at lines 44 and 45
+	path := writePlan(t, data)
+	p, changed, err := Tick(path, 3)
+	var ae *AmbiguousStepError
+	if !errors.As(err, &ae) || !errors.Is(err, ErrAmbiguousStep) || p != nil || changed {
+		t.Fatalf("Tick(3) = %v, %v, %v; want an *AmbiguousStepError", p, changed, err)
+	}
+	want := &AmbiguousStepError{Path: path, Step: 3, Lines: []int{44, 45}}
+	if diff := cmp.Diff(want, ae); diff != "" {
+		t.Errorf("Tick(3) error (-want +got):\n%s", diff)
+	}
+	if got, want := err.Error(), path+": 2 steps are numbered 3 (lines 44, 45)"; got != want {
+		t.Errorf("Tick(3) error = %q, want %q", got, want)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+		t.Errorf("Tick(3) changed the file (-want +got):\n%s", cmp.Diff(string(data), string(got)))
+	}
+	// A step whose number the plan has once still ticks: the plan's
+	// other problem does not stop it.
+	if p, changed, err := Tick(path, 5); err != nil || !changed || !p.Step(5).Done {
+		t.Errorf("Tick(5) of a plan with an unrelated problem = %v, %v", changed, err)
+	}
+}
+
+func TestStepsNumbered(t *testing.T) {
+	p := Parse("p.md", plan(t, "**Step 4: Give", "**Step 3: Give"))
+	var lines []int
+	for _, s := range p.StepsNumbered(3) {
+		lines = append(lines, s.Line)
+	}
+	if !cmp.Equal(lines, []int{44, 45}) {
+		t.Errorf("StepsNumbered(3) at lines %v, want [44 45]", lines)
+	}
+	if got := p.StepsNumbered(4); got != nil {
+		t.Errorf("StepsNumbered(4) = %v, want none", got)
+	}
+	if s := p.Step(3); s == nil || s.Line != 44 {
+		t.Errorf("Step(3) = %+v, want the one at line 44", s)
+	}
+}
+
+func TestWaveOf(t *testing.T) {
+	// Two waves numbered 2: step 6 is under the second, the file's third.
+	p := Parse("p.md", plan(t, "### Wave 3 — Documentation (depends on Wave 2)", "### Wave 2 — Documentation (depends on Wave 1)"))
+	w, i := p.WaveOf(p.Step(6))
+	if w == nil || w.Line != 48 || i != 2 {
+		t.Errorf("WaveOf(step 6) = %+v, %d; want the wave at line 48, index 2", w, i)
+	}
+	if w, i := p.WaveOf(&Step{Line: 1}); w != nil || i != -1 {
+		t.Errorf("WaveOf(no step) = %+v, %d; want nil, -1", w, i)
+	}
+}
+
+// TestAhead: a plan with problems has no next step, only its problems;
+// one without has Next's steps, and none when every wave is done.
+func TestAhead(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     []byte
+		problems bool  // Check's problems, all of them
+		wave     int   // 0: none
+		steps    []int // the next steps' numbers
+	}{
+		{"good", readExample(t), false, 1, []int{1, 2}},
+		{"a step number twice", plan(t, "**Step 2: Journal", "**Step 1: Journal"), true, 0, nil},
+		{"an unrelated problem", plan(t, "date: 2026-11-26", "date: soon"), true, 0, nil},
+		{"not a plan", []byte("# no plan\n"), true, 0, nil},
+		{"done", bytes.ReplaceAll(readExample(t), []byte("- [ ] **Step"), []byte("- [x] **Step")), false, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Parse("p.md", tt.data)
+			probs, w, steps := p.Ahead()
+			if diff := cmp.Diff(p.Check(), probs); diff != "" {
+				t.Errorf("Ahead() problems (-Check() +got):\n%s", diff)
+			}
+			if got := len(probs) > 0; got != tt.problems {
+				t.Errorf("Ahead() has problems: %v, want %v", got, tt.problems)
+			}
+			wave := 0
+			if w != nil {
+				wave = w.Number
+			}
+			var nums []int
+			for _, s := range steps {
+				nums = append(nums, s.Number)
+			}
+			if wave != tt.wave || !cmp.Equal(nums, tt.steps) {
+				t.Errorf("Ahead() = wave %d, steps %v; want wave %d, steps %v", wave, nums, tt.wave, tt.steps)
+			}
+		})
+	}
+}
+
 func TestSetStatus(t *testing.T) {
 	data := readExample(t)
 	path := writePlan(t, data)

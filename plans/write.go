@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -15,13 +16,41 @@ import (
 // ErrNoStep is the error of Tick for a step the plan does not have.
 var ErrNoStep = errors.New("no such step")
 
+// ErrAmbiguousStep is what an *AmbiguousStepError is: Tick was asked for
+// a step number more than one step of the plan has.
+var ErrAmbiguousStep = errors.New("step number used by more than one step")
+
+// AmbiguousStepError is the error of Tick for a step number more than one
+// step of the plan has (a plan that does not check): which to tick cannot
+// be told, so none is.
+type AmbiguousStepError struct {
+	Path  string
+	Step  int
+	Lines []int // the lines of the steps numbered Step, in file order
+}
+
+// Error says which lines have the number.
+func (e *AmbiguousStepError) Error() string {
+	lines := make([]string, len(e.Lines))
+	for i, l := range e.Lines {
+		lines[i] = strconv.Itoa(l)
+	}
+	return fmt.Sprintf("%s: %d steps are numbered %d (lines %s)", e.Path, len(e.Lines), e.Step, strings.Join(lines, ", "))
+}
+
+// Is makes an AmbiguousStepError match ErrAmbiguousStep.
+func (e *AmbiguousStepError) Is(target error) bool { return target == ErrAmbiguousStep }
+
 // ErrStatus is the error of SetStatus for a status not in Statuses.
 var ErrStatus = errors.New("not a plan status")
 
 // Tick marks step n of the plan at path done: its `- [ ]` becomes
 // `- [x]`, and no other byte of the file changes. A step already done is
 // left as it is. It returns the plan as it is now on disk, and whether
-// it changed it.
+// it changed it. A number the plan has no step of is ErrNoStep; one two
+// steps have (a plan that does not check) an *AmbiguousStepError, and
+// the file is left as it is. Other problems of the plan do not stop a
+// tick.
 //
 // The file is replaced atomically (a temporary file beside it, fsync,
 // rename, fsync of the directory), keeping its permissions; Ticks and
@@ -33,10 +62,18 @@ func Tick(path string, n int) (*Plan, bool, error) {
 
 // tick returns data, the text p was parsed from, with step n ticked.
 func tick(p *Plan, data []byte, n int) ([]byte, error) {
-	s := p.Step(n)
-	if s == nil {
+	steps := p.StepsNumbered(n)
+	switch {
+	case len(steps) == 0:
 		return nil, fmt.Errorf("%s: step %d: %w", p.Path, n, ErrNoStep)
+	case len(steps) > 1:
+		e := &AmbiguousStepError{Path: p.Path, Step: n}
+		for _, s := range steps {
+			e.Lines = append(e.Lines, s.Line)
+		}
+		return nil, e
 	}
+	s := steps[0]
 	if s.Done {
 		return data, nil
 	}

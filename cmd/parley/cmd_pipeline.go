@@ -110,11 +110,13 @@ type deadLetter struct {
 
 // planSummary is one plan's progress.
 type planSummary struct {
-	File     string `json:"file"`
-	Task     string `json:"task,omitempty"`
-	Status   string `json:"status,omitempty"`
-	Done     int    `json:"done"`
-	Total    int    `json:"total"`
+	File   string `json:"file"`
+	Task   string `json:"task,omitempty"`
+	Status string `json:"status,omitempty"`
+	Done   int    `json:"done"`
+	Total  int    `json:"total"`
+	// Next and Problems are what comes next (see ahead): the steps to do
+	// next, or, for a plan with problems, how many it has and no Next.
 	Next     string `json:"next,omitempty"`
 	Problems int    `json:"problems,omitempty"`
 }
@@ -261,11 +263,8 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 	}
 	for _, p := range ps {
 		pr := p.Progress()
-		s := planSummary{File: ws.Short(p.Path), Task: p.Task, Status: p.Status, Done: pr.Done, Total: pr.Total, Problems: len(p.Check())}
-		if w, steps := p.Next(); w != nil {
-			s.Next = nextSteps(w, steps)
-		}
-		rep.Plans = append(rep.Plans, s)
+		u := planAhead(p)
+		rep.Plans = append(rep.Plans, planSummary{File: ws.Short(p.Path), Task: p.Task, Status: p.Status, Done: pr.Done, Total: pr.Total, Next: u.Next, Problems: u.Problems})
 	}
 	return rep, nil
 }
@@ -493,11 +492,8 @@ func printPipeline(e *env, rep pipelineReport) {
 		fmt.Fprintln(w, "plans:")
 		for _, p := range rep.Plans {
 			line := fmt.Sprintf("  %s  %s  %d/%d %s", p.File, orDash(p.Status), p.Done, p.Total, plural(p.Total, "step", "steps"))
-			if p.Next != "" {
-				line += "  next: " + p.Next
-			}
-			if p.Problems > 0 {
-				line += fmt.Sprintf("  (%d %s: parley plan check)", p.Problems, plural(p.Problems, "problem", "problems"))
+			if a := ahead(p.File, upNext{Next: p.Next, Problems: p.Problems}); a != "" {
+				line += "  " + a
 			}
 			fmt.Fprintln(w, printable(line))
 		}

@@ -101,26 +101,34 @@ func planCommand(e *env) *cli.Command {
 						return err
 					}
 					p, changed, err := plans.Tick(path, n)
-					if errors.Is(err, plans.ErrNoStep) {
+					var ambiguous *plans.AmbiguousStepError
+					switch {
+					case errors.As(err, &ambiguous):
+						return fmt.Errorf("%s: %d steps are numbered %d (lines %s): ticked none; give each step its own number, then parley plan check %s",
+							read.Path, len(ambiguous.Lines), n, joinInts(ambiguous.Lines), read.Path)
+					case errors.Is(err, plans.ErrNoStep):
+						if probs := read.Check(); len(probs) > 0 {
+							// The step may be a line the plan's problems kept from being read.
+							return fmt.Errorf("%s has no step %d; %s", read.Path, n, problemsNote(read.Path, len(probs)))
+						}
 						return fmt.Errorf("%s has no step %d", read.Path, n)
-					}
-					if err != nil {
+					case err != nil:
 						return err
 					}
-					s := p.Step(n)
+					p.Path = read.Path
+					s := p.Step(n) // the only one: Tick refuses a number two steps have
 					pr := p.Progress()
-					w := p.Wave(s.Wave)
-					wp := pr.Waves[0]
-					for _, x := range pr.Waves {
-						if x.Wave == w.Number {
-							wp = x
-						}
-					}
+					w, i := p.WaveOf(s)
+					wp := pr.Waves[i]
 					what := "ticked"
 					if !changed {
 						what = "already done:"
 					}
-					fmt.Fprintf(e.stdout, "%s step %d: %s (wave %d: %d/%d; plan: %d/%d)\n", what, n, printable(s.Title), w.Number, wp.Done, wp.Total, pr.Done, pr.Total)
+					line := fmt.Sprintf("%s step %d: %s (wave %d: %d/%d; plan: %d/%d", what, n, s.Title, w.Number, wp.Done, wp.Total, pr.Done, pr.Total)
+					if probs := p.Check(); len(probs) > 0 {
+						line += "; " + problemsNote(p.Path, len(probs))
+					}
+					fmt.Fprintln(e.stdout, printable(line+")"))
 					return nil
 				},
 			},
@@ -179,12 +187,10 @@ func runPlanList(c *cli.Context, e *env) error {
 	}
 	for _, p := range ps {
 		pr := p.Progress()
-		line := fmt.Sprintf("%s  %s  %d/%d steps", ws.Short(p.Path), orDash(p.Status), pr.Done, pr.Total)
-		if w, steps := p.Next(); w != nil {
-			line += "  next: " + nextSteps(w, steps)
-		}
-		if n := len(p.Check()); n > 0 {
-			line += fmt.Sprintf("  (%d %s: parley plan check)", n, plural(n, "problem", "problems"))
+		file := ws.Short(p.Path)
+		line := fmt.Sprintf("%s  %s  %d/%d steps", file, orDash(p.Status), pr.Done, pr.Total)
+		if a := ahead(file, planAhead(p)); a != "" {
+			line += "  " + a
 		}
 		fmt.Fprintln(e.stdout, printable(line))
 	}
@@ -200,11 +206,60 @@ func orDash(s string) string {
 
 // nextSteps says which steps come next: "wave 2, steps 3, 4, 5".
 func nextSteps(w *plans.Wave, steps []plans.Step) string {
-	var nums []string
+	var nums []int
 	for _, s := range steps {
-		nums = append(nums, strconv.Itoa(s.Number))
+		nums = append(nums, s.Number)
 	}
-	return fmt.Sprintf("wave %d, %s %s", w.Number, plural(len(nums), "step", "steps"), strings.Join(nums, ", "))
+	return fmt.Sprintf("wave %d, %s %s", w.Number, plural(len(nums), "step", "steps"), joinInts(nums))
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// upNext is what comes next for a plan, as plans.Plan.Ahead decides it:
+// the steps to do next ("wave 2, steps 3, 4"), or, for a plan with
+// problems, how many it has (then no step is next).
+type upNext struct {
+	Next     string
+	Problems int
+}
+
+// planAhead reads what comes next for p.
+func planAhead(p *plans.Plan) upNext {
+	probs, w, steps := p.Ahead()
+	if len(probs) > 0 {
+		return upNext{Problems: len(probs)}
+	}
+	if w == nil {
+		return upNext{}
+	}
+	return upNext{Next: nextSteps(w, steps)}
+}
+
+// ahead says what comes next for the plan in file, as every view of a
+// plan's progress says it (plan show, the list of plans, parley
+// pipeline): "next: wave 2, steps 3, 4"; for a plan with problems, in
+// its place, that it has them and where they are listed; "" when every
+// wave is done.
+func ahead(file string, u upNext) string {
+	switch {
+	case u.Problems > 0:
+		return problemsNote(file, u.Problems)
+	case u.Next != "":
+		return "next: " + u.Next
+	}
+	return ""
+}
+
+// problemsNote says that the plan in file has n problems, and which
+// command lists them.
+func problemsNote(file string, n int) string {
+	return fmt.Sprintf("the plan has %d %s: parley plan check %s", n, plural(n, "problem", "problems"), file)
 }
 
 // printPlan prints a plan: its task, status, waves with their steps and
@@ -248,38 +303,27 @@ func printPlan(e *env, p *plans.Plan) {
 			fmt.Fprintf(&b, "  [%s] step %d: %s\n", box, s.Number, s.Title)
 		}
 	}
-	fmt.Fprintf(&b, "progress: %d/%d %s", pr.Done, pr.Total, plural(pr.Total, "step", "steps"))
-	// A plan with problems is not done for want of a next step: its
-	// waves or steps may not have been read at all.
-	n := len(p.Check())
-	problems := fmt.Sprintf("the plan has %d %s: parley plan check %s\n", n, plural(n, "problem", "problems"), p.Path)
-	switch w, steps := p.Next(); {
-	case w != nil:
-		fmt.Fprintf(&b, "; next: %s\n", nextSteps(w, steps))
-		if n > 0 {
-			b.WriteString("note: " + problems)
-		}
-	case n > 0:
-		b.WriteString("; " + problems)
+	fmt.Fprintf(&b, "progress: %d/%d %s; ", pr.Done, pr.Total, plural(pr.Total, "step", "steps"))
+	switch a := ahead(p.Path, planAhead(p)); {
+	case a != "":
+		b.WriteString(a + "\n")
 	case pr.Total == 0:
-		b.WriteString("; no steps\n")
+		b.WriteString("no steps\n")
 	default:
-		b.WriteString("; every wave is done\n")
+		b.WriteString("every wave is done\n")
 	}
 	fmt.Fprint(e.stdout, printableLines(b.String()))
 }
 
 // planJSON is a plan as `plan show --json` prints it.
 func planJSON(p *plans.Plan) any {
-	probs := p.Check()
+	probs, _, steps := p.Ahead()
 	if probs == nil {
 		probs = []plans.Problem{}
 	}
-	var next []int
-	if _, steps := p.Next(); steps != nil {
-		for _, s := range steps {
-			next = append(next, s.Number)
-		}
+	var next []int // null for a plan with problems, as for one done
+	for _, s := range steps {
+		next = append(next, s.Number)
 	}
 	return struct {
 		*plans.Plan
