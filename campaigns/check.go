@@ -169,8 +169,12 @@ func (c *Campaign) checkParty(add func(string, Status, string)) error {
 			add(path, Malformed, c.Short(err).Error())
 			continue
 		}
-		if d.Invalid != nil {
-			add(path, Malformed, c.Short(d.Invalid).Error()+": set hp or max_hp to set it right")
+		if ps := d.Problems(); len(ps) > 0 {
+			said := make([]string, len(ps))
+			for i, p := range ps {
+				said[i] = c.Short(p).Error() + ": set " + SetKeys(p.Field) + " to set it right"
+			}
+			add(path, Malformed, strings.Join(said, "; "))
 			continue
 		}
 		detail := fmt.Sprintf("HP %d/%d, level %s, %s", d.HP, d.MaxHP, levelText(d.Level), plural(len(d.Items), "item"))
@@ -327,6 +331,16 @@ func countFiles(dir, suffix string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// SetKeys returns the keys of `parley character set` that set right a
+// field of a sheet's Invalid (sheet.Sheet.Problems): "hp or max_hp" for
+// the hit points, "level", "str".
+func SetKeys(field string) string {
+	if field == "hit points" {
+		return "hp or max_hp"
+	}
+	return strings.ToLower(field)
 }
 
 func levelText(level int) string {
