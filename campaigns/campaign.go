@@ -171,7 +171,8 @@ func (c *Campaign) JournalPath(character string) string {
 	return c.Path(PartyDir, character+JournalSuffix)
 }
 
-// Characters returns the characters that have a sheet in party/, sorted.
+// Characters returns the characters that have a sheet in party/, sorted:
+// a file whose name is no character's name is none (see partyFiles).
 func (c *Campaign) Characters() ([]string, error) {
 	pf, err := c.partyFiles()
 	if err != nil {
@@ -187,12 +188,16 @@ type party struct {
 	sheets   []string // tilda-brannock
 	journals []string // tilda-brannock-journal.md
 	others   []string // appearance-briefs.md
+	strays   []string // "tilda-brannock (copy).md": a sheet whose name names no character
 }
 
 // partyFiles sorts the files of party/: a journal by its name; a file
 // that does not look like a character sheet (sheet.Looks) is another
-// file, not a sheet with mistakes. It is the one place that says which
-// files are characters.
+// file, not a sheet with mistakes; a sheet whose name is no character's
+// name (ValidName: "tilda-brannock (copy).md", "Tilda.md", a copy a
+// file manager made) is a stray, not a character: no command lists it
+// or reads it as one, and Check warns of it. It is the one place that
+// says which files are characters.
 func (c *Campaign) partyFiles() (party, error) {
 	var pf party
 	des, err := os.ReadDir(c.Path(PartyDir))
@@ -215,12 +220,17 @@ func (c *Campaign) partyFiles() (party, error) {
 				pf.others = append(pf.others, n)
 				continue
 			}
+			if ValidName(strings.TrimSuffix(n, ".md")) != nil {
+				pf.strays = append(pf.strays, n)
+				continue
+			}
 			pf.sheets = append(pf.sheets, strings.TrimSuffix(n, ".md"))
 		}
 	}
 	sort.Strings(pf.sheets)
 	sort.Strings(pf.journals)
 	sort.Strings(pf.others)
+	sort.Strings(pf.strays)
 	return pf, nil
 }
 

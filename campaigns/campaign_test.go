@@ -79,6 +79,10 @@ func TestCharacters(t *testing.T) {
 		"corwin-voss.md":            "# Corwin\n\n## Equipment\n- Lute\n", // a sheet, with a mistake
 		"notes.txt":                 "x\n",
 		"appearance-briefs.md":      "# Appearance briefs\n\n- Tilda: short\n", // beside the sheets
+		// Copies of a sheet whose names name no character: not characters.
+		"tilda-brannock (copy).md": "| **Hit Points** | 8/8 |\n",
+		"Tilda Brannock.md":        "| **Hit Points** | 8/8 |\n",
+		"tilda-brannock.md~":       "| **Hit Points** | 8/8 |\n",
 	} {
 		os.WriteFile(c.Path(PartyDir, f), []byte(text), 0o644)
 	}

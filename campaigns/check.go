@@ -158,19 +158,22 @@ func (c *Campaign) checkParty(add func(string, Status, string)) error {
 	for _, o := range pf.others {
 		add(PartyDir+"/"+o, OK, "not a character sheet: kept as it is")
 	}
+	for _, n := range pf.strays {
+		add(PartyDir+"/"+n, Warning, strayAdvice(n, sheets))
+	}
 	for _, n := range names {
 		path := PartyDir + "/" + n + ".md"
-		if err := ValidName(n); err != nil {
-			add(path, Malformed, fmt.Sprintf("a character's sheet is named by the full kebab-case name (tilda-brannock.md): %v", err))
-			continue
-		}
 		d, err := sheet.Read(c.Path(PartyDir, n+".md"))
 		if err != nil {
 			add(path, Malformed, c.Short(err).Error())
 			continue
 		}
-		if d.Invalid != nil {
-			add(path, Malformed, c.Short(d.Invalid).Error()+": set hp or max_hp to set it right")
+		if ps := d.Problems(); len(ps) > 0 {
+			said := make([]string, len(ps))
+			for i, p := range ps {
+				said[i] = c.Short(p).Error() + ": set " + SetKeys(p.Field) + " to set it right"
+			}
+			add(path, Malformed, strings.Join(said, "; "))
 			continue
 		}
 		detail := fmt.Sprintf("HP %d/%d, level %s, %s", d.HP, d.MaxHP, levelText(d.Level), plural(len(d.Items), "item"))
@@ -195,6 +198,18 @@ func (c *Campaign) checkParty(add func(string, Status, string)) error {
 		add(PartyDir+"/"+j, OK, plural(n, "entry"))
 	}
 	return nil
+}
+
+// strayAdvice says of a sheet in party/ whose file name is no
+// character's name (a copy, "tilda-brannock (copy).md") that it is not
+// counted, and how to make it a character or keep it out of the way.
+func strayAdvice(file string, sheets map[string]bool) string {
+	base := strings.TrimSuffix(file, ".md")
+	said := "not a character: the file name is no character's name (full kebab-case, like tilda-brannock.md)"
+	if k := Kebab(base); k != "" && !sheets[k] {
+		return fmt.Sprintf("%s; to play it, rename it %s/%s.md; else move it out of %s/", said, PartyDir, k, PartyDir)
+	}
+	return fmt.Sprintf("%s; move it out of %s/ (or rename it, to a name of its own, to play it)", said, PartyDir)
 }
 
 // checkScenes checks the scene files: their names and frontmatter.
@@ -327,6 +342,16 @@ func countFiles(dir, suffix string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// SetKeys returns the keys of `parley character set` that set right a
+// field of a sheet's Invalid (sheet.Sheet.Problems): "hp or max_hp" for
+// the hit points, "level", "str".
+func SetKeys(field string) string {
+	if field == "hit points" {
+		return "hp or max_hp"
+	}
+	return strings.ToLower(field)
 }
 
 func levelText(level int) string {

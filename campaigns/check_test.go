@@ -70,6 +70,9 @@ func TestCheckProblems(t *testing.T) {
 	write("party/nobody-journal.md", "## 2026-11-21 — x\n")
 	write("party/mira-voss-journal.md", "# Journal\n\n## 2026-11-21 — a\n\n## 2026-11-22 — b\n")
 	write("party/broken.md", "| **Hit Points** | eight |\n")
+	write("party/mira-voss (copy).md", "| **Hit Points** | 8/8 |\n")
+	write("party/too-high.md", "| **Hit Points** | 8/8 |\n| **Level** | 25 |\n| STR | DEX | CON | INT | WIS | CHA |\n|---|---|---|---|---|---|\n| 99 | 14 | 11 | 10 | 14 | 13 |\n")
+	write("party/zero.md", "| **Hit Points** | 8/8 |\n| **Level** | 0 |\n")
 	write("party/relationships.md", "# Who trusts whom\n\nMira trusts nobody.\n")
 	write("scenes/001-the-inn.md", "---\nlocation: [unclosed\n---\nText.\n")
 	write("scenes/notes.md", "ideas\n")
@@ -89,11 +92,15 @@ func TestCheckProblems(t *testing.T) {
 		status Status
 		detail string
 	}{
-		PartyKnowledge:               {Missing, ""},
-		"party/":                     {OK, "3 characters, 1 other file"},
-		"party/relationships.md":     {OK, "not a character sheet: kept as it is"},
-		"party/mira-voss.md":         {OK, "HP 8/8, level not written, 0 items"},
-		"party/Mira Voss.md":         {Malformed, "full kebab-case name"},
+		PartyKnowledge:              {Missing, ""},
+		"party/":                    {OK, "4 characters, 1 other file"},
+		"party/relationships.md":    {OK, "not a character sheet: kept as it is"},
+		"party/mira-voss.md":        {OK, "HP 8/8, level not written, 0 items"},
+		"party/Mira Voss.md":        {Warning, "not a character: the file name is no character's name (full kebab-case, like tilda-brannock.md); move it out of party/"},
+		"party/mira-voss (copy).md": {Warning, "; to play it, rename it party/mira-voss-copy.md; else move it out of party/"},
+		"party/too-high.md": {Malformed, "party/too-high.md:2: level: 25 is out of range: want 1 to 20: set level to set it right; " +
+			"party/too-high.md:5: STR: 99 is out of range: want 1 to 30: set str to set it right"},
+		"party/zero.md":              {Malformed, "party/zero.md:2: level: 0 is out of range: want 1 to 20: set level to set it right"},
 		"party/broken.md":            {Malformed, `party/broken.md:1: hit points: "eight" is not a number`},
 		"party/nobody-journal.md":    {Warning, "no party/nobody.md"},
 		"party/mira-voss-journal.md": {OK, "2 entries"},

@@ -244,7 +244,7 @@ func TestConformanceUpdate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Read after Save = %v", err)
 			}
-			if diff := cmp.Diff(d.Sheet, again.Sheet, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(d.Sheet, again.Sheet, cmpopts.EquateEmpty(), errText); diff != "" {
 				t.Errorf("Read after Save (-doc +reread):\n%s", diff)
 			}
 			if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {

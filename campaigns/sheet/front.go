@@ -181,11 +181,12 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 		f.levelKey, f.level = lv.k, lv.v
 		p.levelLine = f.line(lv.v)
 		if !isNull(lv.v) {
-			// A level outside 1 to 20 is read as written; SetLevel
-			// refuses to write one.
-			if p.sh.Level, err = p.intNode(lv.v, "level", 0, MaxAmount); err != nil {
+			// A level outside 1 to 20 is read as written, and noted
+			// by checkRanges.
+			if p.sh.Level, err = p.intNode(lv.v, "level", -MaxAmount, MaxAmount); err != nil {
 				return false, err
 			}
+			p.levelSet = true
 		}
 	}
 	if ab, ok := keys["abilities"]; ok && !isNull(ab.v) {
@@ -261,14 +262,11 @@ func (p *parsed) frontAbilities(m *yaml.Node) error {
 		if f.abil[a] != nil {
 			return p.errf(f.line(k), AbilityNames[a], "written twice, on lines %d and %d", f.line(f.abil[a]), f.line(k))
 		}
-		n, err := p.intNode(v, AbilityNames[a], 0, MaxAmount) // above 30 is read as written
+		n, err := p.intNode(v, AbilityNames[a], -MaxAmount, MaxAmount) // out of range: noted by checkRanges
 		if err != nil {
 			return err
 		}
-		if n < 1 {
-			return p.errf(f.line(v), AbilityNames[a], "%d is %w: want 1 to 30", n, ErrRange)
-		}
-		f.abil[a], p.sh.Abilities[a] = v, n
+		f.abil[a], p.sh.Abilities[a], p.abilLines[a] = v, n, f.line(v)
 	}
 	var missing []string
 	for a, n := range f.abil {

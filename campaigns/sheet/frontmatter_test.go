@@ -67,7 +67,7 @@ func TestFrontmatterRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, d.Sheet); diff != "" {
+	if diff := cmp.Diff(want, d.Sheet, errText); diff != "" {
 		t.Errorf("Parse(flow sheet) (-want +got):\n%s", diff)
 	}
 
@@ -80,7 +80,7 @@ func TestFrontmatterRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, d.Sheet); diff != "" {
+	if diff := cmp.Diff(want, d.Sheet, errText); diff != "" {
 		t.Errorf("Parse(block sheet) (-want +got):\n%s", diff)
 	}
 }
@@ -202,7 +202,7 @@ func TestFrontmatterChange(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(Bytes()) = %v", err)
 			}
-			if diff := cmp.Diff(d.Sheet, again.Sheet); diff != "" {
+			if diff := cmp.Diff(d.Sheet, again.Sheet, errText); diff != "" {
 				t.Errorf("Parse(Bytes()) (-doc +reread):\n%s", diff)
 			}
 		})

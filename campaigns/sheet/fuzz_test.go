@@ -50,6 +50,8 @@ func FuzzParse(f *testing.F) {
 		"**HP**: 12\n**HP Max**: 14\n", "| **Hit Points** | 12 |\n| **Max Hit Points** | lots |\n",
 		"| **Level** | 3rd |\n| **HP** | 8 |\n", "**Level**: 21\n**HP**: 8\n", "---\nhp: 3\nmax_hp: 5\nlevel: 23\nabilities: {str: 32, dex: 1, con: 1, int: 1, wis: 1, cha: 1}\n---\n",
 		"| **HP** | 8 |\n| STR | DEX | CON | INT | WIS | CHA |\n|-|-|-|-|-|-|\n| 32 | 14 | 11 | 10 | 14 | 13 |\n",
+		"| **Level** | 0 |\n| **HP** | 9/8 |\n| STR | 0 |\n| DEX | 99 |\n| CON | 1 |\n| INT | 1 |\n| WIS | 1 |\n| CHA | 1 |\n",
+		"---\nhp: 3\nmax_hp: 5\nlevel: -3\nabilities: {str: 0, dex: -1, con: 31, int: 1, wis: 1, cha: 1}\n---\n",
 		"| **HP** | 8 |\n### Currency\n**Gold**: 10\n**Silver**: 4\n**Copper**: 3\n**Electrum**: -\n**Platinum**:\n",
 		"| **HP** | 8 |\n### Currency\n- **Gold:** 10\n", "| **HP** | 8 |\n### Currency\nGP: 10, SP: 4\n", "| **HP** | 8 |\n### Currency\nGP: 10 SP: 4\n",
 		"| **HP** | 8 |\n### Currency\n| GP | SP |\n|---|---|\n| 10 | 4 |\n", "| **HP** | 8 |\n### Currency\n| | GP | SP |\n|:-:|:-:|:-:|\n| Purse | 1,200 | |\n",
@@ -93,6 +95,11 @@ func FuzzParse(f *testing.F) {
 		}
 		if !bytes.Equal(d.Bytes(), data) {
 			t.Fatalf("Bytes() after Parse differs from the input")
+		}
+		for _, p := range d.Problems() {
+			if p.Line < 1 || p.Field == "" || !errors.Is(p, sheet.ErrRange) {
+				t.Fatalf("Invalid names no line or field, or is not ErrRange: %v", p)
+			}
 		}
 
 		// SetHP to a valid value changes one line.
@@ -165,7 +172,7 @@ func FuzzParse(f *testing.F) {
 				if !bytes.Equal(d.Bytes(), before) {
 					t.Fatalf("op %d failed (%v) and changed the text", i, err)
 				}
-				if diff := cmp.Diff(sh, d.Sheet); diff != "" {
+				if diff := cmp.Diff(sh, d.Sheet, errText); diff != "" {
 					t.Fatalf("op %d failed (%v) and changed the values:\n%s", i, err, diff)
 				}
 				continue
@@ -174,7 +181,7 @@ func FuzzParse(f *testing.F) {
 			if err != nil {
 				t.Fatalf("op %d: the text no longer parses: %v", i, err)
 			}
-			if diff := cmp.Diff(d.Sheet, again.Sheet, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(d.Sheet, again.Sheet, cmpopts.EquateEmpty(), errText); diff != "" {
 				t.Fatalf("op %d: the text reads back differently (-doc +reread):\n%s", i, diff)
 			}
 		}

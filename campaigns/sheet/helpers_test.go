@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/parley-dev/parley/internal/linediff"
 )
 
@@ -42,3 +44,12 @@ func copyTo(tb testing.TB, src, dir string) string {
 func lineDiff(a, b string) []string {
 	return linediff.Lines(strings.SplitAfter(a, "\n"), strings.SplitAfter(b, "\n"))
 }
+
+// errText compares errors by what they say: two readings of one sheet
+// note the same Invalid as different values.
+var errText = cmp.Comparer(func(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Error() == b.Error()
+})

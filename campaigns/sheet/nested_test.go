@@ -210,7 +210,7 @@ func TestNestedChange(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(Bytes()) = %v", err)
 			}
-			if diff := cmp.Diff(d.Sheet, again.Sheet); diff != "" {
+			if diff := cmp.Diff(d.Sheet, again.Sheet, errText); diff != "" {
 				t.Errorf("Parse(Bytes()) (-doc +reread):\n%s", diff)
 			}
 		})

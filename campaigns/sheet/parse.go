@@ -22,7 +22,12 @@ type parsed struct {
 	t      *tables  // the tables layout's positions, or nil
 	f      *front   // the frontmatter layout's positions, or nil
 
-	hpLine, levelLine, abilLine int // 1-based, 0 when not written
+	hpLine, levelLine, abilLine int    // 1-based, 0 when not written
+	levelSet                    bool   // a level is written and read (0 included)
+	abilLines                   [6]int // 1-based line of each ability score, when haveAbil
+	// invalid is what Sheet.Invalid says, noted as it is found (hit
+	// points above the maximum) and by checkRanges.
+	invalid []*Error
 	// lenient is set by Inspect: a number not read (a level of "one")
 	// is noted in bad, its field left unset, instead of failing.
 	lenient   bool
@@ -181,6 +186,7 @@ func parseAs(p *parsed) (*parsed, error) {
 			q := &parsed{path: path, data: data, ls: p.ls, nl: p.nl, sh: p.sh, lenient: p.lenient}
 			q.sh.Layout = Tables
 			if q.parseTables(0) == nil && q.checkItems() == nil {
+				q.checkRanges()
 				return q, nil
 			}
 			return nil, err
@@ -188,7 +194,7 @@ func parseAs(p *parsed) (*parsed, error) {
 			return nil, err
 		case ok:
 			p.sh.Layout = Frontmatter
-			return p, p.checkItems()
+			return p.checked()
 		}
 		p.f = nil
 		body = f.bodyLine
@@ -197,7 +203,7 @@ func parseAs(p *parsed) (*parsed, error) {
 	if err := p.parseTables(body); err != nil {
 		return nil, err
 	}
-	return p, p.checkItems()
+	return p.checked()
 }
 
 // checkItems computes the items' keys, containers and depths, and
@@ -463,4 +469,40 @@ func (p *parsed) coinEdits(denom string, at, n int) ([]edit, error) {
 		return p.f.coinEdits(p, denom, at, n)
 	}
 	return p.t.coinEdits(p, denom, at, n), nil
+}
+
+// checked checks the items of a sheet read, and the ranges of its
+// numbers (checkRanges).
+func (p *parsed) checked() (*parsed, error) {
+	if err := p.checkItems(); err != nil {
+		return nil, err
+	}
+	p.checkRanges()
+	return p, nil
+}
+
+// checkRanges notes in Sheet.Invalid, after what is noted already, a
+// level and ability scores that CheckLevel and CheckScore refuse: the
+// sheet reads, so that SetLevel or SetAbility can set it right.
+func (p *parsed) checkRanges() {
+	if p.levelSet {
+		if err := CheckLevel(p.sh.Level); err != nil {
+			p.invalid = append(p.invalid, &Error{Path: p.path, Line: p.levelLine, Field: "level", Err: err})
+		}
+	}
+	if p.haveAbil {
+		for a, n := range p.sh.Abilities {
+			if err := CheckScore(n); err != nil {
+				p.invalid = append(p.invalid, &Error{Path: p.path, Line: p.abilLines[a], Field: AbilityNames[a], Err: err})
+			}
+		}
+	}
+	switch len(p.invalid) {
+	case 0:
+		p.sh.Invalid = nil
+	case 1:
+		p.sh.Invalid = p.invalid[0]
+	default:
+		p.sh.Invalid = problems(p.invalid)
+	}
 }

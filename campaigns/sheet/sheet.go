@@ -35,8 +35,10 @@
 // "THP"; "-" or an empty cell for none), where they are written back. Hit
 // points whose maximum cannot be read ("8 (max twelve)", "8 (12)") are
 // an error, never a guess. A level may be an ordinal ("3rd"), and stays
-// one when changed. A level outside 1 to 20 or an ability score above 30
-// is read as written; only SetLevel and SetAbility refuse to write one.
+// one when changed. A level outside 1 to 20 (a level of 0 too) or an
+// ability score outside 1 to 30 is read as written and noted in
+// Sheet.Invalid, as hit points above the maximum are (see [CheckLevel]
+// and [CheckScore], the one rule for both reading and writing).
 // When a label appears twice the first one counts. Lines in fenced code
 // blocks and HTML comments are not read.
 //
@@ -145,6 +147,37 @@ type Abilities [6]int
 // read-only.
 var AbilityNames = [6]string{"STR", "DEX", "CON", "INT", "WIS", "CHA"}
 
+// The values a level and an ability score may take. A sheet that says
+// otherwise is read, and says so in Sheet.Invalid; SetLevel and
+// SetAbility refuse to write such a value.
+const (
+	MinLevel = 1
+	MaxLevel = 20
+	MinScore = 1
+	MaxScore = 30
+)
+
+// CheckLevel returns nil for a level a character may have, MinLevel to
+// MaxLevel, and otherwise an error wrapping ErrRange that says the
+// range: "25 is out of range: want 1 to 20". Reading a sheet and
+// SetLevel both decide by it.
+func CheckLevel(n int) error {
+	if n < MinLevel || n > MaxLevel {
+		return fmt.Errorf("%d is %w: want %d to %d", n, ErrRange, MinLevel, MaxLevel)
+	}
+	return nil
+}
+
+// CheckScore returns nil for an ability score, MinScore to MaxScore, and
+// otherwise an error wrapping ErrRange that says the range: "99 is out of
+// range: want 1 to 30". Reading a sheet and SetAbility both decide by it.
+func CheckScore(n int) error {
+	if n < MinScore || n > MaxScore {
+		return fmt.Errorf("%d is %w: want %d to %d", n, ErrRange, MinScore, MaxScore)
+	}
+	return nil
+}
+
 // Modifier returns the ability modifier of a score: (score-10)/2 rounded
 // down.
 func Modifier(score int) int {
@@ -166,7 +199,7 @@ type Sheet struct {
 	// | 8/12 (temp 3) |") or a row of their own ("| **Temp HP** | 3 |"),
 	// temp_hp in the frontmatter; 0 when not written.
 	TempHP    int
-	Level     int       // 0 when the sheet has none
+	Level     int       // 0 when the sheet has none (or says 0: see Invalid)
 	Abilities Abilities // all 0 when the sheet has none
 	Items     []Item    // in the order written
 	Currency  []Coin    // in the order written
@@ -177,12 +210,49 @@ type Sheet struct {
 	// a reader.
 	Unread []string
 	// Invalid, when not nil, is what the sheet reads but cannot stand
-	// by: hit points above the maximum, as an *Error naming the line and
-	// the field. Such a sheet is read all the same, so that SetHP or
-	// SetMaxHP can set it right (each leaves the hit points valid); other
-	// changes are made as usual, and Damage and Heal refuse: they cannot
-	// tell which of the two numbers to start from.
+	// by: hit points above the maximum, a level outside 1 to 20 (0
+	// included), an ability score outside 1 to 30. Each is an *Error
+	// naming the line and the field, wrapping ErrRange; Problems lists
+	// them, and Invalid's text joins them with "; ". Such a sheet is read
+	// all the same, so that a change can set it right (SetHP or SetMaxHP
+	// the hit points, SetLevel the level, SetAbility a score); other
+	// changes are made as usual, and Damage and Heal refuse while the hit
+	// points are above the maximum: they cannot tell which of the two
+	// numbers to start from.
 	Invalid error
+}
+
+// Problems returns the *Error values of Invalid, in the order of the
+// sheet's fields (hit points, level, abilities); nil when it is nil.
+func (s *Sheet) Problems() []*Error {
+	switch e := s.Invalid.(type) {
+	case nil:
+		return nil
+	case *Error:
+		return []*Error{e}
+	case problems:
+		return append([]*Error(nil), e...)
+	}
+	return nil
+}
+
+// problems are several of a sheet's Invalid values, said on one line.
+type problems []*Error
+
+func (ps problems) Error() string {
+	s := make([]string, len(ps))
+	for i, e := range ps {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (ps problems) Unwrap() []error {
+	errs := make([]error, len(ps))
+	for i, e := range ps {
+		errs[i] = e
+	}
+	return errs
 }
 
 // Item is one entry of a sheet's equipment or inventory.
@@ -554,11 +624,12 @@ func (d *Doc) Heal(n int) (from, to int, err error) {
 // are above the maximum: the sheet says two things, and which one is
 // meant is for a person to say, by setting hp or max_hp.
 func (d *Doc) invalidHP() error {
-	var se *Error
-	if !errors.As(d.p.sh.Invalid, &se) {
-		return nil
+	for _, se := range d.p.sh.Problems() {
+		if se.Field == "hit points" {
+			return d.fail(se.Line, se.Field, fmt.Errorf("%w; set hp or max_hp first", se.Err))
+		}
 	}
-	return d.fail(se.Line, se.Field, fmt.Errorf("%w; set hp or max_hp first", se.Err))
+	return nil
 }
 
 func (d *Doc) setHP(hp, maxHP, temp int) error {
@@ -572,14 +643,15 @@ func (d *Doc) setHP(hp, maxHP, temp int) error {
 	return d.change(d.p.hpLine, "hit points", edits, func(s *Sheet) { s.HP, s.MaxHP, s.TempHP = hp, maxHP, temp })
 }
 
-// SetLevel sets the character's level, 1 to 20. A tables-layout sheet
-// without a level says so with ErrMissing; a frontmatter sheet gains a
-// level key. A sheet whose level cannot be read where it is written (a
-// level row without its value cell, a key "levle") is refused with what
-// Sheet.Unread says of it: a second level is never written beside it.
+// SetLevel sets the character's level, 1 to 20 (see CheckLevel). A
+// tables-layout sheet without a level says so with ErrMissing; a
+// frontmatter sheet gains a level key. A sheet whose level cannot be
+// read where it is written (a level row without its value cell, a key
+// "levle") is refused with what Sheet.Unread says of it: a second level
+// is never written beside it.
 func (d *Doc) SetLevel(n int) error {
-	if n < 1 || n > 20 {
-		return d.fail(d.p.levelLine, "level", fmt.Errorf("%d is %w: want 1 to 20", n, ErrRange))
+	if err := CheckLevel(n); err != nil {
+		return d.fail(d.p.levelLine, "level", err)
 	}
 	if n == d.p.sh.Level {
 		return nil
@@ -594,17 +666,18 @@ func (d *Doc) SetLevel(n int) error {
 	return d.change(d.p.levelLine, "level", edits, func(s *Sheet) { s.Level = n })
 }
 
-// SetAbility sets one ability score, 1 to 30. The name is str, dex, con,
-// int, wis or cha (or the full name), in any case. A modifier written
-// beside the score or in a modifier row under it follows.
+// SetAbility sets one ability score, 1 to 30 (see CheckScore). The name
+// is str, dex, con, int, wis or cha (or the full name), in any case. A
+// modifier written beside the score or in a modifier row under it
+// follows.
 func (d *Doc) SetAbility(name string, n int) error {
 	i := abilityIndex(normLabel(name))
 	if i < 0 {
 		return d.fail(d.p.abilLine, "abilities", fmt.Errorf("unknown ability %q: want str, dex, con, int, wis or cha", name))
 	}
 	field := AbilityNames[i]
-	if n < 1 || n > 30 {
-		return d.fail(d.p.abilLine, field, fmt.Errorf("%d is %w: want 1 to 30", n, ErrRange))
+	if err := CheckScore(n); err != nil {
+		return d.fail(d.p.abilLine, field, err)
 	}
 	if err := d.p.meant["abilities"]; err != nil {
 		return err

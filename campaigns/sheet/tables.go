@@ -370,12 +370,8 @@ func (p *parsed) parseTables(from int) error {
 		p.noteMeant("temp hit points", p.errf(tempMeant.line, "temp hit points", "%q is no label parley reads: did you mean \"Temp HP\"?", tempMeant.written))
 	}
 	if !abilDone && vLine != [6]int{} && !containsZero(vLine) {
-		for a := range vLine {
-			if vScore[a] < 1 {
-				return p.errf(vLine[a], AbilityNames[a], "%d is %w: want 1 to 30", vScore[a], ErrRange)
-			}
-		}
-		t.abil, t.modParen, p.sh.Abilities, p.haveAbil, p.abilLine = vAbil, vMod, vScore, true, vLine[0]
+		// A score out of range is read, and noted by checkRanges.
+		t.abil, t.modParen, p.sh.Abilities, p.haveAbil, p.abilLine, p.abilLines = vAbil, vMod, vScore, true, vLine[0], vLine
 	}
 	if !abilDone && !p.haveAbil && vLine != [6]int{} && rowsOfSix(vLine, vBad) {
 		// Rows of scores of which some do not read: each is named, and
@@ -790,13 +786,14 @@ func (p *parsed) checkHP() error {
 // right it.
 func (p *parsed) checkHPRange() {
 	if p.sh.HP > p.sh.MaxHP {
-		p.sh.Invalid = p.errf(p.hpLine, "hit points", "%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)
+		p.invalid = append(p.invalid, &Error{Path: p.path, Line: p.hpLine, Field: "hit points",
+			Err: fmt.Errorf("%d is %w: want 0 to %d, the maximum", p.sh.HP, ErrRange, p.sh.MaxHP)})
 	}
 }
 
 // levelValue reads a level in the span val of line i: a number, or an
-// ordinal ("3rd"). A level outside 1 to 20 is read as written; SetLevel
-// refuses to write one.
+// ordinal ("3rd"). A level outside 1 to 20 (0 too) is read as written,
+// and checkRanges notes it in Sheet.Invalid.
 func (p *parsed) levelValue(i int, val span) error {
 	p.levelLine = i + 1
 	s := string(p.data[val.start:val.end])
@@ -811,11 +808,11 @@ func (p *parsed) levelValue(i int, val span) error {
 		return p.notANumber(p.errf(i+1, "level", "%q is not a number", strings.TrimSpace(s)))
 	}
 	if k > 9 {
-		return p.errf(i+1, "level", "%s is %w: at most %d", v[:k], ErrRange, MaxAmount)
+		return p.errf(i+1, "level", "%s is %w: want %d to %d", v[:k], ErrRange, MinLevel, MaxLevel)
 	}
 	p.t.level = span{val.start + a, val.start + a + e}
 	p.t.levelOrd = v[k:e]
-	p.sh.Level = atoi([]byte(v[:k]))
+	p.sh.Level, p.levelSet = atoi([]byte(v[:k])), true
 	return nil
 }
 
@@ -879,10 +876,7 @@ func (p *parsed) abilityTable(i int, cols [6]int) error {
 		if !ok {
 			return p.errf(j+1, AbilityNames[a], "%q is not a number", strings.TrimSpace(cell))
 		}
-		if sc < 1 {
-			return p.errf(j+1, AbilityNames[a], "%d is %w: want 1 to 30", sc, ErrRange)
-		}
-		scores[a] = sc
+		scores[a] = sc // out of range: noted by checkRanges
 		t.abil[a] = span{at + cells[c].start + ss.start, at + cells[c].start + ss.end}
 		if ms.ok() {
 			t.modParen[a] = span{at + cells[c].start + ms.start, at + cells[c].start + ms.end}
@@ -911,6 +905,7 @@ func (p *parsed) abilityTable(i int, cols [6]int) error {
 		}
 	}
 	p.sh.Abilities, p.haveAbil, p.abilLine = scores, true, j+1
+	p.abilLines = [6]int{j + 1, j + 1, j + 1, j + 1, j + 1, j + 1}
 	return nil
 }
 
@@ -930,7 +925,7 @@ func abilityCols(line string, cells []span) ([6]int, int) {
 
 // parseScore reads "15" or "15 (+2)", with optional emphasis, returning
 // the score and the spans of the score and the modifier within s. A score
-// above 30 is read as written; SetAbility refuses to write one.
+// outside 1 to 30 is read as written (see checkRanges).
 func parseScore(s string) (score int, ss, ms span, ok bool) {
 	a, b := stripEmphasis(s)
 	v := s[a:b]

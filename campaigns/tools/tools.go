@@ -369,7 +369,7 @@ type CharacterResult struct {
 	Inventory []InventoryRow `json:"inventory"`
 	Currency  map[string]int `json:"currency"`
 	Unread    []string       `json:"unread,omitempty"`  // what of the sheet could not be read
-	Invalid   string         `json:"invalid,omitempty"` // what the sheet reads but cannot stand by: hit points above the maximum
+	Invalid   string         `json:"invalid,omitempty"` // what the sheet reads but cannot stand by (hit points above the maximum, a level or ability score out of range), each naming its line; "; " between
 }
 
 // InventoryRow is an item a character holds.

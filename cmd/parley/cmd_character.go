@@ -266,22 +266,33 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 	for _, u := range d.Unreadable() {
 		unread[u.Field] = true
 	}
-	if unread["level"] {
+	invalid := map[string]bool{} // fields read out of range: said below
+	for _, p := range d.Problems() {
+		invalid[p.Field] = true
+	}
+	switch {
+	case unread["level"]:
 		fmt.Fprintf(w, "  level  ? (not a number: see below)\n")
-	} else if d.Level > 0 {
+	case d.Level != 0 || invalid["level"]:
 		fmt.Fprintf(w, "  level  %d\n", d.Level)
-	} else {
+	default:
 		fmt.Fprintf(w, "  level  not on the sheet\n")
 	}
 	var abil []string
+	written := d.Abilities != (sheet.Abilities{}) // or all 0, said invalid
 	for i, a := range sheet.AbilityNames {
-		if d.Abilities[i] == 0 {
+		written = written || invalid[a]
+		switch {
+		case invalid[a]:
+			// A modifier of a score out of range means nothing.
+			abil = append(abil, fmt.Sprintf("%s %d (?)", a, d.Abilities[i]))
+		case d.Abilities[i] == 0:
 			abil = append(abil, a+" -")
-			continue
+		default:
+			abil = append(abil, fmt.Sprintf("%s %d (%+d)", a, d.Abilities[i], sheet.Modifier(d.Abilities[i])))
 		}
-		abil = append(abil, fmt.Sprintf("%s %d (%+d)", a, d.Abilities[i], sheet.Modifier(d.Abilities[i])))
 	}
-	if d.Abilities == (sheet.Abilities{}) {
+	if !written {
 		abil = []string{"ability scores not on the sheet"}
 	}
 	fmt.Fprintf(w, "  %s\n", strings.Join(abil, "  "))
@@ -295,8 +306,12 @@ func printSheet(e *env, d *sheet.Doc, path string, asJSON bool) error {
 	for _, n := range d.UnreadNotes(true) {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
-	if d.Invalid != nil {
-		fmt.Fprintf(w, "  invalid: %v: set it right with `parley character set %s hp=N` (or max_hp=N)\n", d.Invalid, d.Name)
+	for _, p := range d.Problems() {
+		if p.Field == "hit points" {
+			fmt.Fprintf(w, "  invalid: %v: set it right with `parley character set %s hp=N` (or max_hp=N)\n", p, d.Name)
+			continue
+		}
+		fmt.Fprintf(w, "  invalid: %v: set it right with `parley character set %s %s=N`\n", p, d.Name, campaigns.SetKeys(p.Field))
 	}
 	printItems(w, d)
 	return nil
