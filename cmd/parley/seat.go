@@ -68,6 +68,21 @@ type waitingQ struct {
 	typ    string
 }
 
+// name names a waiting question in a few words, as the seat says which
+// one a line answers: "the question Approach" (an [ASK_PLAYER], by its
+// header), "mira-quickfoot's decision" (a relay), "gm's prompt to
+// mira-quickfoot".
+func (q *waitingQ) name() string {
+	from, _ := q.m.Header().Get("from")
+	switch q.typ {
+	case "ASK_PLAYER":
+		return "the question " + dashIf(field(q.m, "header"), dashIf(field(q.m, "question"), q.id))
+	case "RELAY_TO_HUMAN":
+		return dashIf(field(q.m, "character"), from) + "'s decision"
+	}
+	return fmt.Sprintf("%s's prompt to %s", from, dashIf(field(q.m, "to"), q.agent))
+}
+
 // answerer is the agent whose copy of a question (type typ) the person
 // answers, of the seat inboxes that hold it (agents): a prompt to the
 // character is answered as the agent that plays it, anything else as the
@@ -426,6 +441,12 @@ func (s *seat) show() error {
 		if s.display(id, m, holders[id]) {
 			agent := s.answerer(typ, holders[id])
 			others := slices.DeleteFunc(slices.Clone(holders[id]), func(a string) bool { return a == agent })
+			if len(s.waiting) > 0 {
+				// The question shown last is not the one a line answers:
+				// said, or a person answers the older with the newer's
+				// option.
+				s.wrap(fmt.Sprintf("(%d questions wait for you: your next line answers the oldest, %s; this one after)", len(s.waiting)+1, s.waiting[0].name()), "")
+			}
 			s.waiting = append(s.waiting, &waitingQ{agent: agent, copies: append([]string{agent}, others...), id: id, m: m, typ: typ})
 			continue
 		}
@@ -792,6 +813,9 @@ func (s *seat) line(ctx context.Context, text string) (sent bool, err error) {
 	q := s.waiting[0]
 	if !s.answer(q, text) {
 		return false, nil
+	}
+	if len(s.waiting) > 0 {
+		s.wrap(fmt.Sprintf("(still waiting for you: %s; your next line answers it)", s.waiting[0].name()), "")
 	}
 	return true, nil
 }
