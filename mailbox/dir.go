@@ -948,11 +948,28 @@ func (d Dir) IDs(state string) ([]string, error) {
 	}
 	ids := names[:0]
 	for _, n := range names {
+		if state == Rejected {
+			n = UnrejectedName(n) // the file a message of that id was sent as
+		}
 		if id, ok := IDFromName(n); ok {
 			ids = append(ids, id)
 		}
 	}
 	return ids, nil
+}
+
+// RejectedNames returns the names in rejected/ of the files named by
+// message id that the router refused (a file refused twice is there
+// twice), oldest first.
+func (d Dir) RejectedNames(id string) []string {
+	names, _ := d.Names(Rejected)
+	var out []string
+	for _, n := range names {
+		if UnrejectedName(n) == FileName(id) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Count returns the number of messages in a state directory (reason files

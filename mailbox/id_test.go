@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -268,5 +269,28 @@ func TestIDLen(t *testing.T) {
 		if got, want := IDLen(from), len(IDAt(from, time.Now())); got != want {
 			t.Errorf("IDLen(%q) = %d, want %d", from, got, want)
 		}
+	}
+}
+
+// TestRejectedIDs: a file named by a message id that the router refused
+// keeps that id in rejected/ (behind the time it was refused), for
+// parley retry and read to find it by.
+func TestRejectedIDs(t *testing.T) {
+	d := Dir(t.TempDir())
+	if err := d.Init(); err != nil {
+		t.Fatal(err)
+	}
+	const id = "20261129-020000.000000Z-aria-613a98"
+	for _, n := range []string{"20261129-020159.843861Z-" + id + ".md", "20261129-020159.843861Z-" + id + ".md.reason", "20261129-020200.000000Z-hand.md"} {
+		if err := os.WriteFile(d.Path(Rejected, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, err := d.IDs(Rejected)
+	if err != nil || len(ids) != 1 || ids[0] != id {
+		t.Errorf("IDs(rejected) = %v, %v; want [%s]", ids, err, id)
+	}
+	if got := d.RejectedNames(id); len(got) != 1 || got[0] != "20261129-020159.843861Z-"+id+".md" {
+		t.Errorf("RejectedNames = %v", got)
 	}
 }

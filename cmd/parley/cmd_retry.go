@@ -54,25 +54,9 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 			who, state, ok := ws.Locate(arg)
 			switch {
 			case ok && state == mailbox.Rejected:
-				// Checked as the router will check it back in the outbox:
-				// a file not fixed yet stays where it is, with the reason.
-				if v, err := ws.CheckFile(arg, workspace.FileCheck{}); err == nil && !v.Accepted() {
-					errs = append(errs, fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w", arg, v.Refusal))
-					continue
-				}
-				reason, _ := ws.Mailbox(who).Reason(mailbox.Rejected, filepath.Base(arg))
-				dst, err := ws.Mailbox(who).Unreject(filepath.Base(arg))
-				if errors.Is(err, mailbox.ErrExists) {
-					// Never over a file a person may still be writing.
-					name := mailbox.UnrejectedName(filepath.Base(arg))
-					err = fmt.Errorf("%s: not put back: %s is there already, not sent yet; rename one of them (or wait until the router has sent that one), then retry", arg, ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, name)))
-				}
-				if err != nil {
+				if err := retryRejected(e, ws, who, arg, arg); err != nil {
 					errs = append(errs, err)
-					continue
 				}
-				journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: who, From: who, File: filepath.Base(dst), Path: ws.Short(dst), Was: ws.Short(ws.Mailbox(who).Path(mailbox.Rejected, filepath.Base(arg))), Reason: reason, Note: "a refused file put back into its outbox (parley retry)"})
-				fmt.Fprintf(e.stdout, "%s: back in %s\n", arg, ws.Short(dst))
 				continue
 			case ok && state == mailbox.Dead:
 				arg, _ = mailbox.IDFromName(filepath.Base(arg))
@@ -94,6 +78,16 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 			continue
 		}
 		c, err := ws.Received(id, agent, mailbox.Dead)
+		if refused := rejectedCopies(ws, id, agent); err != nil && len(refused) > 0 {
+			// A file named by the id that the router refused: put back
+			// into its outbox, as when named by its path.
+			for _, r := range refused {
+				if err := retryRejected(e, ws, r.Agent, r.Path, ws.Short(r.Path)); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, workspace.ErrMessageNotFound) && len(ws.Copies(id)) > 0 {
 				err = fmt.Errorf("%w (only a message in dead/ is retried)", err)
@@ -143,6 +137,42 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 func remoteOf(ws *workspace.Workspace, agent string) string {
 	a, _ := ws.Agent(agent)
 	return a.Remote
+}
+
+// retryRejected puts the file at path, in who's rejected/, back into its
+// outbox, once it is mended: checked as the router will check it there,
+// a file not fixed yet stays where it is, with its reason. shown is how
+// the file is named to the person.
+func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) error {
+	if v, err := ws.CheckFile(path, workspace.FileCheck{}); err == nil && !v.Accepted() {
+		return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w", shown, v.Refusal)
+	}
+	reason, _ := ws.Mailbox(who).Reason(mailbox.Rejected, filepath.Base(path))
+	dst, err := ws.Mailbox(who).Unreject(filepath.Base(path))
+	if errors.Is(err, mailbox.ErrExists) {
+		// Never over a file a person may still be writing.
+		name := mailbox.UnrejectedName(filepath.Base(path))
+		err = fmt.Errorf("%s: not put back: %s is there already, not sent yet; rename one of them (or wait until the router has sent that one), then retry", shown, ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, name)))
+	}
+	if err != nil {
+		return err
+	}
+	journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: who, From: who, File: filepath.Base(dst), Path: ws.Short(dst), Was: ws.Short(ws.Mailbox(who).Path(mailbox.Rejected, filepath.Base(path))), Reason: reason, Note: "a refused file put back into its outbox (parley retry)"})
+	fmt.Fprintf(e.stdout, "%s: back in %s\n", shown, ws.Short(dst))
+	return nil
+}
+
+// rejectedCopies returns the files named by message id in rejected/ (of
+// agent, unless it is ""): a message the router refused, retried by its
+// id as by its path.
+func rejectedCopies(ws *workspace.Workspace, id, agent string) []workspace.Copy {
+	var out []workspace.Copy
+	for _, c := range ws.Copies(id) {
+		if c.State == mailbox.Rejected && (agent == "" || c.Agent == agent) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // forwardedTo says, for a message the bridge forwarded to an agent of

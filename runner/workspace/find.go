@@ -72,7 +72,8 @@ type Copy struct {
 
 // Copies returns every copy of a message in the workspace: the copies
 // delivered to its recipients (in inbox/, cur/, done/ or dead/), then the
-// sender's file (sent/, or outbox/ before it is routed).
+// sender's file (sent/, or outbox/ before it is routed), then the files
+// named by its id that the router refused (rejected/).
 func (w *Workspace) Copies(id string) []Copy {
 	var out []Copy
 	name := mailbox.FileName(id)
@@ -87,6 +88,12 @@ func (w *Workspace) Copies(id string) []Copy {
 					out = append(out, Copy{Agent: agent, State: st, Path: p})
 				}
 			}
+		}
+	}
+	for _, agent := range w.AgentNames() {
+		box := w.Mailbox(agent)
+		for _, n := range box.RejectedNames(id) {
+			out = append(out, Copy{Agent: agent, State: mailbox.Rejected, Path: box.Path(mailbox.Rejected, n)})
 		}
 	}
 	return out
@@ -135,7 +142,7 @@ func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
 func (w *Workspace) where(id string) string {
 	var delivered, sent []string
 	for _, c := range w.Copies(id) {
-		if c.State == mailbox.Sent || c.State == mailbox.Outbox {
+		if c.State == mailbox.Sent || c.State == mailbox.Outbox || c.State == mailbox.Rejected {
 			sent = append(sent, w.Short(c.Path))
 		} else {
 			delivered = append(delivered, w.Short(c.Path))

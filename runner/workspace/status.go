@@ -291,7 +291,7 @@ var ErrMessageNotFound = errors.New("no mailbox holds this message")
 // FindMessage returns the path of a message by id, or by a short id (see
 // ResolveID): the copy in a recipient's mailbox (inbox, cur, done, dead)
 // if there is one, else the sender's file (sent, or outbox before it is
-// routed).
+// routed), else a file named by its id that the router refused (rejected).
 func (w *Workspace) FindMessage(id string) (string, error) {
 	id, err := w.ResolveID(id)
 	if err != nil {
