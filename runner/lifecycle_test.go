@@ -309,7 +309,7 @@ timeouts:
 	r.checkDeadlines()
 	// Late, its program still at work: working, so status says for how
 	// long, with the note that it is late.
-	if run := r.state.run("busy"); run.State != workspace.StateWorking || !strings.HasPrefix(run.Note, "no answer to 20261127-100000.000000Z-lead-000001 from lead within 2m") {
+	if run := r.state.run("busy"); run.State != workspace.StateWorking || run.Late != "20261127-100000.000000Z-lead-000001" || !strings.HasPrefix(run.Note, "no answer to 20261127-100000.000000Z-lead-000001 from lead within 2m") {
 		t.Fatalf("state %+v after 2 minutes on the message without an answer, its program at work; want working, noted late", run)
 	}
 	// Its program done without an answer: unresponsive.

@@ -32,6 +32,9 @@ type stateBook struct {
 	// it sends something (spoke).
 	silent map[string]string
 	closed bool // no change is written any more
+	// changes counts the changes made, written those the file holds:
+	// the writer may have taken a change's kick and not written it yet.
+	changes, written int64
 	// abandoned: the workspace is another's now (see Runner.Close):
 	// nothing more is written to its path.
 	abandoned bool
@@ -85,24 +88,39 @@ func (s *stateBook) setNoted(agent, state, message, note string) {
 // setLocked is setAttempt. s.mu is held.
 func (s *stateBook) setLocked(agent, state, message string, attempt int) {
 	a := s.agents[agent]
+	busy := a.State == workspace.StateWorking || a.State == workspace.StateRetrying
 	switch {
-	case state == workspace.StateUnresponsive && a.State == workspace.StateWorking && a.Message == message:
+	case state == workspace.StateUnresponsive && busy && a.Message == message:
 		// Its program is still at work on the message it did not
-		// answer in time: it stays working, so parley status says for
-		// how long and when its timeout: ends it, beside the note that
-		// says it is late; unresponsive once it is done, unless it
+		// answer in time (or is tried again on it): it stays working,
+		// so parley status says for how long and when its timeout:
+		// ends it, beside the note that says it is late, and Late
+		// names the message; unresponsive once it is done, unless it
 		// answered.
 		s.silent[agent] = message
+		if a.Late != message {
+			a.Late = message
+			s.agents[agent] = a
+			s.changedLocked()
+		}
 		return
 	case state == workspace.StateUnresponsive:
 		s.silent[agent] = message
 	case state == workspace.StateIdle && s.silent[agent] != "":
 		state, message, attempt = workspace.StateUnresponsive, s.silent[agent], 0
+	case state == workspace.StateFailed && s.silent[agent] == message:
+		// The message it was late on is given up, and parley says so
+		// (dead/, a notice to its sender): nothing waits for its answer.
+		delete(s.silent, agent)
 	}
-	if a.State == state && a.Message == message && a.Attempt == attempt {
+	late := a.Late
+	if (state != workspace.StateWorking && state != workspace.StateRetrying) || message != a.Late {
+		late = "" // no longer at work on the message it is late on
+	}
+	if a.State == state && a.Message == message && a.Attempt == attempt && a.Late == late {
 		return
 	}
-	a.State, a.Message, a.Attempt, a.Since = state, message, attempt, s.now().UTC()
+	a.State, a.Message, a.Attempt, a.Since, a.Late = state, message, attempt, s.now().UTC(), late
 	if a.Stopped && state != workspace.StateStopped {
 		a.State = workspace.StateStopped
 	}
@@ -121,9 +139,12 @@ func (s *stateBook) spoke(agent string) {
 	}
 	delete(s.silent, agent)
 	a := s.agents[agent]
-	if strings.HasPrefix(a.Note, lateNote(message)+" ") {
+	if strings.HasPrefix(a.Note, lateNote(message)+" ") || a.Late != "" {
 		// It answered, late: the note that it did not is taken back.
-		a.Note = ""
+		if strings.HasPrefix(a.Note, lateNote(message)+" ") {
+			a.Note = ""
+		}
+		a.Late = ""
 		s.agents[agent] = a
 		s.changedLocked()
 	}
@@ -183,6 +204,7 @@ func (s *stateBook) changedLocked() {
 	if s.closed {
 		return
 	}
+	s.changes++
 	select {
 	case s.kick <- struct{}{}:
 	default: // a write is pending already: it takes this change too
@@ -236,12 +258,13 @@ func (s *stateBook) close() {
 // pause: what reads agents.json next (a seat's /status, once the table
 // is idle) sees the state as it is.
 func (s *stateBook) flush() {
-	select {
-	case _, open := <-s.kick:
-		if open { // closed: close wrote the last change
-			s.write()
-		}
-	default:
+	s.wmu.Lock() // a write under way is waited for: it may hold an older book
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	unwritten := s.written < s.changes && !s.closed
+	s.mu.Unlock()
+	if unwritten {
+		s.writeLocked()
 	}
 }
 
@@ -251,12 +274,18 @@ func (s *stateBook) flush() {
 func (s *stateBook) write() {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.writeLocked()
+}
+
+// writeLocked is write. s.wmu is held.
+func (s *stateBook) writeLocked() {
 	s.mu.Lock()
 	if s.abandoned {
 		s.mu.Unlock()
 		return
 	}
 	data, err := json.MarshalIndent(s.agents, "", "  ")
+	s.written = s.changes
 	s.mu.Unlock()
 	if err != nil {
 		return

@@ -98,3 +98,87 @@ func TestStateBookAttempt(t *testing.T) {
 	}
 	s.close()
 }
+
+// TestStateBookFlush: after flush the file holds the last change, whether
+// the writer was pausing after a write (the change waits in its kick) or
+// waiting for a change (the kick handed to it, the write not made yet).
+// A seat's /status, read once the table is idle, showed an agent working
+// whose program had ended.
+func TestStateBookFlush(t *testing.T) {
+	ws := newWorkspace(t, "worker")
+	s := loadStateBook(ws, time.Now)
+	defer s.close()
+	read := func() workspace.AgentRun {
+		t.Helper()
+		data, err := os.ReadFile(ws.AgentsPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var book map[string]workspace.AgentRun
+		if err := json.Unmarshal(data, &book); err != nil {
+			t.Fatal(err)
+		}
+		return book["worker"]
+	}
+	for i := range 20 {
+		msg := fmt.Sprintf("msg-%d", i)
+		s.set("worker", workspace.StateWorking, msg)
+		if i%2 == 1 {
+			// The writer waits for a change: the next one is handed
+			// to it as it comes.
+			time.Sleep(2 * stateEvery)
+		}
+		s.set("worker", workspace.StateIdle, "")
+		s.flush()
+		if a := read(); a.State != workspace.StateIdle {
+			t.Fatalf("round %d: after flush the file says %+v, want idle", i, a)
+		}
+	}
+}
+
+// TestLateWhileBusy: an agent late on the message its program works on,
+// or is tried again on, stays working (or retrying), with Late naming the
+// message; unresponsive once done without an answer; not late once it
+// answers; and a late message given up waits for no answer: the next
+// message handled without one does not make it unresponsive.
+func TestLateWhileBusy(t *testing.T) {
+	ws := newWorkspace(t, "lead")
+	s := loadStateBook(ws, time.Now)
+	defer s.close()
+	check := func(what, state, late string) {
+		t.Helper()
+		if a := s.run("w"); a.State != state || a.Late != late {
+			t.Errorf("%s: %+v, want %s, late %q", what, a, state, late)
+		}
+	}
+	s.set("w", workspace.StateWorking, "ask-1")
+	s.setNoted("w", workspace.StateUnresponsive, "ask-1", "no answer to ask-1 from lead within 1s")
+	check("late at work", workspace.StateWorking, "ask-1")
+	s.setAttempt("w", workspace.StateRetrying, "ask-1", 1)
+	check("tried again", workspace.StateRetrying, "ask-1")
+	s.setAttempt("w", workspace.StateWorking, "ask-1", 2)
+	check("at it again", workspace.StateWorking, "ask-1")
+	s.set("w", workspace.StateIdle, "")
+	check("done without an answer", workspace.StateUnresponsive, "")
+
+	// Late again, then it answers.
+	s.spoke("w")
+	s.set("w", workspace.StateWorking, "ask-2")
+	s.setNoted("w", workspace.StateUnresponsive, "ask-2", "no answer to ask-2 from lead within 1s")
+	s.spoke("w")
+	check("answered late", workspace.StateWorking, "")
+	if a := s.run("w"); a.Note != "" {
+		t.Errorf("answered late, the note stays: %q", a.Note)
+	}
+	s.set("w", workspace.StateIdle, "")
+	check("done after answering", workspace.StateIdle, "")
+
+	// Late, then given up.
+	s.set("w", workspace.StateWorking, "ask-3")
+	s.setNoted("w", workspace.StateUnresponsive, "ask-3", "no answer to ask-3 from lead within 1s")
+	s.set("w", workspace.StateFailed, "ask-3")
+	check("given up", workspace.StateFailed, "")
+	s.set("w", workspace.StateWorking, "other")
+	s.set("w", workspace.StateIdle, "")
+	check("the next message, handled", workspace.StateIdle, "")
+}

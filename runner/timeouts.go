@@ -93,16 +93,16 @@ func (r *Runner) checkDeadlines() {
 			kept = append(kept, e)
 			continue
 		}
-		if run := r.state.run(e.agent); run.State == workspace.StateWorking {
-			// Its program is at work: busy, not silent. On an earlier
-			// message, this one waits its turn, and is timed from when
-			// the program starts on it.
+		if run := r.state.run(e.agent); run.State == workspace.StateWorking || run.State == workspace.StateRetrying {
+			// Its program is at work (or tried again): busy, not
+			// silent. On an earlier message, this one waits its turn,
+			// and is timed from when the program starts on it.
 			if run.Message != e.message {
 				e.deadline = now.Add(e.policy.After)
 				kept = append(kept, e)
 				continue
 			}
-			if at := run.Since.Add(e.policy.After); now.Before(at) {
+			if at := run.Since.Add(e.policy.After); run.State == workspace.StateWorking && now.Before(at) {
 				e.deadline = at
 				kept = append(kept, e)
 				continue

@@ -166,6 +166,55 @@ func TestPlayTerminalAwaiting(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// TestPlayTerminalLate: an AI player whose program is still at work past
+// its timeouts: rule stays working (parley status says how long), and the
+// terminal seat, which reads agents.json, said nothing until the program
+// ended; a script's seat, told by the runner's log, said it at once. Both
+// say it as the runner marks it.
+func TestPlayTerminalLate(t *testing.T) {
+	t.Parallel()
+	dir, bin := terminalParley(t)
+	ws := filepath.Join(dir, "table")
+	parley := parleyIn(t, bin, ws)
+	newSeatTable(t, parley, ws, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
+	cfg, err := os.ReadFile(filepath.Join(ws, "parley.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = append(cfg, "timeouts:\n  - match: {type: GM_TO_PLAYER, to: [tor]}\n    after: 1s\n"...)
+	if err := os.WriteFile(filepath.Join(ws, "parley.yaml"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A player whose model takes its time: it answers once the test lets it.
+	tor := "cat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
+	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	prompt := filepath.Join(dir, "prompt.md")
+	if err := os.WriteFile(prompt, []byte("[GM_TO_PLAYER]\nto: tor-ashgrove\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: the-gate\n\nThe gate slams shut.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley("send", "--from", "gm", "--file", prompt)
+	tm.waitFor("the lateness told", func(s string) bool { return strings.Contains(s, "the table waits for it") })
+	if screen := strings.Join(strings.Fields(tm.screen()), " "); !strings.Contains(screen, "(tor: no answer to ") || !strings.Contains(screen, " from gm within 1s; the table waits for it, `parley status` says more)") {
+		t.Errorf("the lateness is not told as it should be:\n%s", tm.screen())
+	}
+	if out := parley("status"); !regexp.MustCompile(`(?m)^tor +working `).MatchString(out) {
+		t.Errorf("tor, late and at work, is not shown working:\n%s", out)
+	}
+	tmp := filepath.Join(ws, "campaigns", "the-hollow", "tmp", "tor")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "Tor raises his shield.")
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
 // playInTerminal starts the parley at bin playing the seat of ws in a
 // tmux terminal width columns wide, under a shell that says when the
 // seat ended ("[seat exited N]") and waits, and returns the terminal once

@@ -716,9 +716,9 @@ func (s *seat) tellRetrying(agent, id string, attempt int) {
 	s.wrap(fmt.Sprintf("(%s is slow to answer: its program %s on %s, and is being tried again; please wait)", who, failed, what), "")
 }
 
-// tellUnresponsive says once of each agent marked unresponsive: it did
-// not answer in time (after a nudge, when its timeout has one), as the
-// runner noted. An agent the runner notes retrying is told too, as
+// tellUnresponsive says once of each agent marked unresponsive, or late
+// while its program is still at work: it did not answer in time (after a
+// nudge, when its timeout has one), as the runner noted. An agent the runner notes retrying is told too, as
 // tellsRetry says (tellRetrying): the seat's own runner tells it as it
 // retries, a `parley run` beside the seat only there.
 func (s *seat) tellUnresponsive() {
@@ -730,7 +730,9 @@ func (s *seat) tellUnresponsive() {
 		if r := runs[name]; r.State == workspace.StateRetrying && r.Message != "" {
 			s.tellRetrying(name, r.Message, r.Attempt)
 		}
-		if runs[name].State == workspace.StateUnresponsive {
+		if runs[name].State == workspace.StateUnresponsive || runs[name].Late != "" {
+			// Late, its program still at work on the message: told as
+			// the runner marks it (a script's seat hears it then too).
 			s.tellSilent(name, runs[name].Note)
 		}
 	}
@@ -747,7 +749,8 @@ func (s *seat) tellSilent(agent, why string) {
 	if why == "" {
 		why = "it has not answered in time"
 	}
-	s.printf("\n(%s: %s; the table waits for it, `parley status` says more)\n", agent, why)
+	s.printf("\n")
+	s.wrap(fmt.Sprintf("(%s: %s; the table waits for it, `parley status` says more)", agent, why), "")
 }
 
 // tellAwaiting tells the person, once for each, the reply the table waits

@@ -174,12 +174,26 @@ func TestUnresponsiveNoticesAlike(t *testing.T) {
 	}
 	fromRuns.tellUnresponsive()
 
-	want := "\n(gm: " + note + "; the table waits for it, `parley status` says more)\n"
+	// Late while its program is still at work: told the same.
+	fromLate, lateOut := seatAt(t, cfg)
+	data, err = json.Marshal(map[string]workspace.AgentRun{"gm": {State: workspace.StateWorking, Message: "m1", Late: "m1", Note: note, Since: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fromLate.ws.AgentsPath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromLate.tellUnresponsive()
+
+	want := "\n(gm: " + note + "; the table waits for it, `parley\nstatus` says more)\n" // wrapped as the seat's lines are
 	if logOut.String() != want {
 		t.Errorf("told from the log %q, want %q", logOut, want)
 	}
 	if diff := cmp.Diff(logOut.String(), runsOut.String()); diff != "" {
 		t.Errorf("told from agents.json otherwise than from the log (-log +agents.json):\n%s", diff)
+	}
+	if diff := cmp.Diff(logOut.String(), lateOut.String()); diff != "" {
+		t.Errorf("told of a late agent at work otherwise than from the log (-log +late):\n%s", diff)
 	}
 }
 

@@ -37,6 +37,10 @@ type AgentRun struct {
 	// Note is the last thing to know: a shutdown refused, and why; an
 	// agent that did not answer in time.
 	Note string `json:"note,omitempty"`
+	// Late is the message an agent did not answer in time (timeouts:)
+	// while its program is still at work on it: it is working, and
+	// late; unresponsive once the program is done without an answer.
+	Late string `json:"late,omitempty"`
 }
 
 // AgentsPath returns the path of the file where the runner keeps what each

@@ -25,6 +25,9 @@ type AgentStatus struct {
 	// Message is the message it is handling (working, retrying), as the
 	// running runner says.
 	Message string `json:"message,omitempty"`
+	// Late is the message it did not answer in time (timeouts:) while
+	// its program is still at work on it (see AgentRun.Late).
+	Late string `json:"late,omitempty"`
 	// Remote is the workspace the agent lives in (remote: in
 	// parley.yaml); its inbox here is what the bridge forwards there.
 	Remote   string `json:"remote,omitempty"`
@@ -114,7 +117,7 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		run, ran := runs[a.Name]
 		switch {
 		case ran && running:
-			s.State, s.Since, s.Note, s.Message = run.State, run.Since, run.Note, run.Message
+			s.State, s.Since, s.Note, s.Message, s.Late = run.State, run.Since, run.Note, run.Message, run.Late
 		case !running && a.Driven():
 			s.State = "-" // nothing runs it now
 		}
