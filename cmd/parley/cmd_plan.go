@@ -104,8 +104,8 @@ func planCommand(e *env) *cli.Command {
 					var ambiguous *plans.AmbiguousStepError
 					switch {
 					case errors.As(err, &ambiguous):
-						return fmt.Errorf("%s: %d steps are numbered %d (lines %s): ticked none; give each step its own number, then parley plan check %s",
-							read.Path, len(ambiguous.Lines), n, joinInts(ambiguous.Lines), read.Path)
+						ambiguous.Path = read.Path // as the person named it
+						return fmt.Errorf("%w: ticked none; give each step its own number, then parley plan check %s", ambiguous, read.Path)
 					case errors.Is(err, plans.ErrNoStep):
 						if probs := read.Check(); len(probs) > 0 {
 							// The step may be a line the plan's problems kept from being read.
