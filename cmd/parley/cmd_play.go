@@ -902,7 +902,7 @@ func (s *seat) answerOnce(arg, text string) error {
 	var said []byte
 	s.out = writerFunc(func(p []byte) (int, error) { said = append(said, p...); return len(p), nil })
 	if !s.answer(q, text) {
-		return fmt.Errorf("%s", string(said))
+		return errors.New(strings.TrimSpace(string(said)))
 	}
 	fmt.Fprintf(s.e.stdout, "answered %s\n", id)
 	return nil

@@ -35,7 +35,7 @@ func (w *Workspace) ResolveID(s string) (string, error) {
 		return s, nil
 	}
 	if strings.ContainsAny(s, "/ ") {
-		return "", fmt.Errorf("%q: %w (not a message id, nor a file that exists)", s, ErrMessageNotFound)
+		return "", fmt.Errorf("%q: %w (not a message id, nor a message file of this workspace)", s, ErrMessageNotFound)
 	}
 	if len(s) < minShortID {
 		return "", fmt.Errorf("%q: %w (a short id needs %d characters or more)", s, ErrMessageNotFound, minShortID)
