@@ -38,6 +38,9 @@ var ErrNoStory = errors.New("a copy for spectators holds the story alone, and th
 // file is written whole (to a temporary name, then renamed) so that a
 // copy cut short leaves no half-written page.
 func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts ExportOptions) error {
+	if ws.InMailboxes(dir) {
+		return fmt.Errorf("%s: in %s/, parley's, where the pages would be taken for messages (in an outbox, sent): export elsewhere, like ./site", dir, workspace.MailboxesDir)
+	}
 	s, err := New(Options{Workspace: ws})
 	if err != nil {
 		return err

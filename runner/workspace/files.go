@@ -28,6 +28,22 @@ func (w *Workspace) Locate(path string) (agent, state string, ok bool) {
 	return agent, state, ok
 }
 
+// InMailboxes reports whether path is, or is in, the workspace's
+// mailboxes/ directory: parley's, where a file written may be taken for
+// a message (in an outbox, it is sent).
+func (w *Workspace) InMailboxes(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(w.Root, abs)
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return first == MailboxesDir
+}
+
 // SplitMailboxPath splits a path relative to the workspace root, as the
 // journal writes it, mailboxes/AGENT/STATE/FILE; ok is false for any
 // other path.
