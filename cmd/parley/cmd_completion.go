@@ -294,6 +294,7 @@ const (
 // flagKinds are the values of flags, by the flag's name.
 var flagKinds = map[string]int{
 	"from": kindAgent, "to": kindAgent, "cc": kindAgent,
+	"agent": kindAgent, "as": kindAgent, "lead": kindAgent,
 	"skill": kindSkill, "type": kindType, "state": kindState,
 	"campaign": kindCampaign, "character": kindCharacter,
 	"file": kindFile, "dir": kindDir, "workspace": kindDir,
