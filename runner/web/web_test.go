@@ -308,6 +308,11 @@ func TestAct(t *testing.T) {
 		{"another origin", good, true, "http://attacker.example", http.StatusForbidden},
 		{"unknown action", url.Values{"kind": {"format-disk"}, "csrf": {s.csrf}}, true, "", http.StatusUnprocessableEntity},
 		{"empty answer", url.Values{"kind": {"answer"}, "id": {"x"}, "csrf": {s.csrf}}, true, "", http.StatusUnprocessableEntity},
+		// An option's button and a typed answer, both named text (what
+		// Enter in the typed answer's box sent when both were one form):
+		// ambiguous, refused, not answered with the first.
+		{"two answers", url.Values{"kind": {"answer"}, "id": {"x"}, "text": {"1", "I knock politely first"}, "csrf": {s.csrf}}, true, "", http.StatusBadRequest},
+		{"two kinds", url.Values{"kind": {"approve", "reject"}, "id": {"r"}, "csrf": {s.csrf}}, true, "", http.StatusBadRequest},
 		{"answer", good, true, "http://127.0.0.1:7878", http.StatusOK},
 		{"roll", url.Values{"kind": {"roll"}, "dice": {"1d20+5"}, "dc": {"12"}, "check": {"Stealth\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
 		{"say", url.Values{"kind": {"say"}, "as": {"veto"}, "text": {"No.\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
@@ -1298,5 +1303,52 @@ func TestStorySheetNotes(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("GET /story?view=spectator does not say %q:\n%s", want, body)
 		}
+	}
+}
+
+// TestSeatEnterSendsTyped guards every form of the seat against the
+// defect that answered a typed answer with option 1: Enter in a form's
+// text box submits it with the form's first submit button, and when that
+// button carries a field (an option's text=1, approve's kind=approve)
+// the browser sends it beside, or instead of, what was typed. A form
+// with a text box Enter submits has, as its first button, one that sends
+// nothing of its own; option and decision buttons live in a form without
+// one.
+func TestSeatEnterSendsTyped(t *testing.T) {
+	ws := newWorkspace(t)
+	msgs := map[string]string{
+		"20261126-100000.000000Z-gm-aaaaaa": "---\nfrom: gm\nto: aria\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: \"A door. Open it?\"\noptions:\n  - label: \"Open it\"\n  - label: \"Leave\"\n",
+		"20261126-100001.000000Z-gm-bbbbbb": "---\nfrom: gm\nto: aria\ntype: RELAY_TO_HUMAN\ncharacter: Aria\n---\n## Decision Needed\n\nThe troll.\n\n## Suggested Options\n\n- Fight the troll\n- Pay the toll\n",
+		"20261126-100002.000000Z-gm-cccccc": "---\nfrom: gm\nto: aria\ntype: plan_approval_request\nrequest_id: r1\n---\nThe plan.\n",
+		"20261126-100003.000000Z-gm-dddddd": "---\nfrom: gm\nto: aria\n---\nHello.\n",
+	}
+	for id, m := range msgs {
+		if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, id+".md"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	for _, k := range []string{"k-ask", "k-relay", "k-request", "k-message"} {
+		if !strings.Contains(page, k) {
+			t.Fatalf("GET /seat shows no %s:\n%s", k, page)
+		}
+	}
+	forms := regexp.MustCompile(`(?s)<form class="act[^"]*".*?</form>`).FindAllString(page, -1)
+	textBox := regexp.MustCompile(`<input (?:[^>]*\s)?name=`)
+	hidden := regexp.MustCompile(`<input type="hidden"`)
+	firstButton := regexp.MustCompile(`<button[^>]*>`)
+	checked := 0
+	for _, f := range forms {
+		if len(textBox.FindAllString(f, -1)) == len(hidden.FindAllString(f, -1)) {
+			continue // no text box: Enter submits nothing
+		}
+		checked++
+		if b := firstButton.FindString(f); strings.Contains(b, "name=") {
+			t.Errorf("a form with a text box has as its first button %s: Enter in the box sends that button's field too:\n%s", b, f)
+		}
+	}
+	if checked < 2 {
+		t.Errorf("GET /seat has %d forms with a text box, want the ask's and the relay's at least:\n%s", checked, page)
 	}
 }
