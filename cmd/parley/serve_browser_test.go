@@ -252,6 +252,14 @@ func TestServeInBrowser(t *testing.T) {
 		if !strings.Contains(raw, "<script>window.pwned = 1</script>") {
 			t.Errorf("the raw view does not show the body as text: %q", raw)
 		}
+		// The rendered body shows the markup as text too, nothing of it
+		// left out (it showed an HTML comment instead).
+		rendered := value(t, bctx, chromedp.TextContent(chromedp.CSS(sel+` .detail .rendered .body`)))
+		for _, w := range []string{"<script>window.pwned = 1</script>", `<img src=x onerror="window.pwned=3">`} {
+			if !strings.Contains(rendered, w) {
+				t.Errorf("the rendered body does not show %q as text: %q", w, rendered)
+			}
+		}
 	})
 
 	t.Run("answer", func(t *testing.T) {

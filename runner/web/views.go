@@ -226,7 +226,7 @@ func (s *Server) readDoc(path, title string, secrets *workspace.Secrets) (doc, b
 	if secrets != nil {
 		data = forSpectators(secrets, data)
 	}
-	return doc{Title: title, Path: s.ws.Short(path), HTML: markdown(data)}, true
+	return doc{Title: title, Path: s.ws.Short(path), HTML: markdownFile(data)}, true
 }
 
 // forSpectators returns a campaign file's text without what no spectator
