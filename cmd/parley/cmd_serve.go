@@ -123,6 +123,16 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 // commands' own code (browserActions).
 func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Server, error) {
 	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator, Settled: settledLook(ws)}
+	// A workspace deleted under the server (rm -rf, a branch without
+	// it) is said once, and once again when it is back: serve goes on,
+	// its pages saying it is gone meanwhile.
+	wo.Vanished = func(err error) {
+		if err != nil {
+			fmt.Fprintf(e.stderr, "parley: warning: %v; serve goes on (Ctrl-C stops it)\n", err)
+			return
+		}
+		fmt.Fprintf(e.stderr, "parley: the workspace %s is back\n", ws.Root)
+	}
 	host, _, _ := net.SplitHostPort(opts.Addr)
 	wo.RequireToken = !web.IsLocal(net.JoinHostPort(host, "0"))
 	// The seat is found as parley play finds it, by the same code: an

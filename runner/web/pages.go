@@ -95,9 +95,10 @@ type page struct {
 	Nav      []struct{ Path, Name string }
 	Root     string // the workspace's directory name
 	CSRF     string
-	CanWrite bool // the browser holds the token and there are actions
-	Live     bool // the page refreshes its #live part on news
-	Next     int  // the journal entries the page has seen
+	CanWrite bool   // the browser holds the token and there are actions
+	Live     bool   // the page refreshes its #live part on news
+	Next     int    // the journal entries the page has seen
+	Gone     string // why the workspace is gone (Options.Vanished): the page says so, and shows nothing of it
 	Content  any
 }
 
@@ -120,6 +121,14 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 	tmpl := "layout"
 	if r.URL.Query().Get("part") == "live" {
 		tmpl = "live"
+	}
+	if err := s.look(); err != nil {
+		// What was last read of it is no longer so: an empty table, or
+		// agents never active, would say it is.
+		p.Gone, p.Content = err.Error(), nil
+		if tmpl == "live" {
+			tmpl = "gone"
+		}
 	}
 	if err := execute(&buf, name, tmpl, p); err != nil {
 		s.log.Error("rendering a page", "page", name, "err", err)

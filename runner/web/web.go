@@ -13,11 +13,16 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -92,7 +97,31 @@ type Options struct {
 	PageSize int
 	// Logger receives what the server does; nil discards it.
 	Logger *slog.Logger
+	// Vanished, when set, is told when the workspace is found gone (its
+	// directory deleted, or its parley.yaml: ErrGone, naming the path),
+	// and told nil when it is back (a git checkout); once for each
+	// change. Serve looks every second, and each page as it is served.
+	// While it is gone every page says so, instead of what was last read
+	// of it.
+	Vanished func(err error)
 }
+
+// ErrGone is what Options.Vanished is told when the workspace is gone.
+var ErrGone = errors.New("the workspace is gone")
+
+// goneError says which workspace is gone, and why it counts so.
+type goneError struct {
+	root string
+	err  error
+}
+
+func (e *goneError) Error() string {
+	return fmt.Sprintf("the workspace %s is gone (%v): the pages show nothing of it until it is back", e.root, e.err)
+}
+
+func (e *goneError) Is(target error) bool { return target == ErrGone }
+
+func (e *goneError) Unwrap() error { return e.err }
 
 // Server serves the web view of one workspace.
 type Server struct {
@@ -110,6 +139,9 @@ type Server struct {
 	feed     *feed
 	writing  sync.Mutex // one write at a time, as one person at a terminal
 	handler  http.Handler
+	vanished func(error) // see Options.Vanished
+	goneMu   sync.Mutex
+	gone     error // the workspace was found gone (a *goneError), or nil
 }
 
 // New returns a server for opts.Workspace. Call Follow (or Serve, which
@@ -118,7 +150,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, settled: opts.Settled, page: opts.PageSize, log: opts.Logger}
+	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished}
 	if s.watcher {
 		s.actions = nil
 	}
@@ -162,6 +194,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return gctx }}
 	g.Go(func() error { return s.Follow(gctx) })
 	g.Go(func() error {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			s.look()
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-tick.C:
+			}
+		}
+	})
+	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
@@ -175,6 +219,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return srv.Close()
 	})
 	return g.Wait()
+}
+
+// look sees whether the workspace is still there (its parley.yaml), and
+// tells Options.Vanished when that changed. It returns why it is gone, or
+// nil.
+func (s *Server) look() error {
+	var now error
+	cfg := filepath.Join(s.ws.Root, workspace.ConfigFile)
+	if _, err := os.Stat(cfg); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		why := "no " + workspace.ConfigFile + " there"
+		if _, err := os.Stat(s.ws.Root); err != nil {
+			why = "no such directory"
+		}
+		now = &goneError{root: s.ws.Root, err: errors.New(why)}
+	}
+	s.goneMu.Lock()
+	defer s.goneMu.Unlock()
+	if (now == nil) != (s.gone == nil) && s.vanished != nil {
+		s.vanished(now)
+	}
+	s.gone = now
+	return now
 }
 
 // IsLocal reports whether addr (host:port) listens on the loopback

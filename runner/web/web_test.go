@@ -1407,3 +1407,45 @@ func TestSeatEnterSendsTyped(t *testing.T) {
 		t.Errorf("GET /seat has %d forms with a text box, want the ask's and the relay's at least:\n%s", checked, page)
 	}
 }
+
+// TestWorkspaceGone guards what the pages show of a workspace deleted
+// under the server. Bug: they showed what was last read (the agents
+// "never" active, an empty table as if it were real), and nothing said
+// so. Each page says the workspace is gone, naming it; Vanished is told
+// once, and once again when it is back, and the pages show it again.
+func TestWorkspaceGone(t *testing.T) {
+	ws := newWorkspace(t)
+	var told []error
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Vanished: func(err error) { told = append(told, err) }})
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, `<table class="agents"`) || strings.Contains(page, "is gone") {
+		t.Fatalf("GET /agents of the workspace as it is:\n%s", page)
+	}
+	away := ws.Root + ".away"
+	if err := os.Rename(ws.Root, away); err != nil {
+		t.Fatal(err)
+	}
+	want := "the workspace " + ws.Root + " is gone (no such directory)"
+	for _, p := range []string{"/", "/agents", "/agents?part=live", "/lanes", "/story", "/plan", "/seat", "/seat?part=live"} {
+		page := get(t, s.Handler(), p, true).Body.String()
+		if !strings.Contains(page, want) {
+			t.Errorf("GET %s of a workspace gone does not say %q:\n%s", p, want, page)
+		}
+		for _, stale := range []string{"<table", "never", "Nothing waits for you", `id="timeline"`} {
+			if strings.Contains(page, stale) {
+				t.Errorf("GET %s of a workspace gone shows %q, as if it were there:\n%s", p, stale, page)
+			}
+		}
+	}
+	if len(told) != 1 || !errors.Is(told[0], ErrGone) || !strings.Contains(told[0].Error(), ws.Root) {
+		t.Errorf("Vanished was told %v, want once that %s is gone", told, ws.Root)
+	}
+	if err := os.Rename(away, ws.Root); err != nil {
+		t.Fatal(err)
+	}
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, `<table class="agents"`) || strings.Contains(page, "is gone") {
+		t.Errorf("GET /agents of the workspace back:\n%s", page)
+	}
+	if len(told) != 2 || told[1] != nil {
+		t.Errorf("Vanished was told %v, want the workspace gone, then back (nil)", told)
+	}
+}
