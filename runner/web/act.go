@@ -169,8 +169,8 @@ func (s *Server) retry(ctx context.Context, e workspace.Entry) (string, error) {
 		if e.Path == "" || !filepath.IsLocal(filepath.FromSlash(e.Path)) {
 			return "", errors.New("retry: the journal names no file in rejected/ for it")
 		}
-		p := filepath.Join(s.ws.Root, filepath.FromSlash(e.Path))
-		if _, state, ok := s.ws.Locate(p); !ok || state != mailbox.Rejected {
+		p := filepath.Join(s.ws().Root, filepath.FromSlash(e.Path))
+		if _, state, ok := s.ws().Locate(p); !ok || state != mailbox.Rejected {
 			return "", errors.New("retry: " + e.Path + " is not in an agent's rejected/")
 		}
 		return s.actions.Retry(ctx, p)
@@ -180,8 +180,8 @@ func (s *Server) retry(ctx context.Context, e workspace.Entry) (string, error) {
 		}
 		// The dead letter of this entry's agent, not another agent's
 		// copy of the same message.
-		if f, ok := putKey(&e); ok && s.ws.CheckAgent(f.agent) == nil {
-			if p := s.ws.Mailbox(f.agent).Path(f.state, f.name); exists(p) {
+		if f, ok := putKey(&e); ok && s.ws().CheckAgent(f.agent) == nil {
+			if p := s.ws().Mailbox(f.agent).Path(f.state, f.name); exists(p) {
 				return s.actions.Retry(ctx, p)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -1447,5 +1448,54 @@ func TestWorkspaceGone(t *testing.T) {
 	}
 	if len(told) != 2 || told[1] != nil {
 		t.Errorf("Vanished was told %v, want the workspace gone, then back (nil)", told)
+	}
+}
+
+// TestConfigReread guards the pages against a parley.yaml changed under
+// the server. Bug: an agent added showed in parley status but not on
+// /agents, nor in the timeline's filter. The server reads the
+// configuration again once it has been left alone for the settle time,
+// as a running runner does; one that does not load changes nothing, and
+// the logger says why.
+func TestConfigReread(t *testing.T) {
+	ws := newWorkspace(t)
+	var logged bytes.Buffer
+	s := newServer(t, ws, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); strings.Contains(page, "zed") {
+		t.Fatalf("GET /agents shows zed before it is added:\n%s", page)
+	}
+	cfg := filepath.Join(ws.Root, workspace.ConfigFile)
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Left alone for longer than the settle time, as the skills
+		// beside it.
+		past := time.Now().Add(-time.Minute)
+		skills, _ := filepath.Glob(filepath.Join(ws.Root, "skills", "*"))
+		for _, p := range append(skills, cfg) {
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(strings.Replace(string(data), "  - name: aria\n", "  - name: aria\n  - name: zed\n", 1))
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, ">zed<") {
+		t.Errorf("GET /agents after zed was added to %s does not show zed:\n%s", workspace.ConfigFile, page)
+	}
+	if page := get(t, s.Handler(), "/", true).Body.String(); !strings.Contains(page, "<option>zed</option>") {
+		t.Errorf("GET / after zed was added: the filter offers no zed:\n%s", page)
+	}
+	write("agents: [\n")
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, ">zed<") {
+		t.Errorf("GET /agents after %s was broken does not show the agents read before:\n%s", workspace.ConfigFile, page)
+	}
+	if !strings.Contains(logged.String(), "not read again") {
+		t.Errorf("the logger was not told %s does not load:\n%s", workspace.ConfigFile, logged.String())
 	}
 }
