@@ -123,15 +123,31 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 // commands' own code (browserActions).
 func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Server, error) {
 	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator, Settled: settledLook(ws)}
+	// A workspace deleted under the server (rm -rf, a branch without
+	// it) is said once, and once again when it is back: serve goes on,
+	// its pages saying it is gone meanwhile.
+	wo.Vanished = func(err error) {
+		if err != nil {
+			fmt.Fprintf(e.stderr, "parley: warning: %v; serve goes on (Ctrl-C stops it)\n", err)
+			return
+		}
+		fmt.Fprintf(e.stderr, "parley: the workspace %s is back\n", ws.Root)
+	}
 	host, _, _ := net.SplitHostPort(opts.Addr)
 	wo.RequireToken = !web.IsLocal(net.JoinHostPort(host, "0"))
+	// The seat is found as parley play finds it, by the same code: an
+	// --as or --lead it refuses is refused here, before anything
+	// listens (it started, and its seat said nothing waits). Without
+	// them, a workspace with no seat to find (no campaign, two people)
+	// shows every person's inbox.
+	if s, err := openSeat(e.quiet(), ws, opts.As, opts.Lead); err == nil {
+		wo.Person = s.me
+		wo.Prompted = s.prompted()
+	} else if opts.As != "" || opts.Lead != "" {
+		return nil, err
+	}
 	if !opts.ReadOnly {
-		a := &browserActions{root: ws.Root, as: opts.As, lead: opts.Lead}
-		wo.Actions = a
-		if s, err := openSeat(e.quiet(), ws, opts.As, opts.Lead); err == nil {
-			wo.Person = s.me
-			wo.Prompted = s.prompted()
-		}
+		wo.Actions = &browserActions{root: ws.Root, as: opts.As, lead: opts.Lead}
 	}
 	return web.New(wo)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
@@ -251,6 +252,14 @@ func TestServeInBrowser(t *testing.T) {
 		if !strings.Contains(raw, "<script>window.pwned = 1</script>") {
 			t.Errorf("the raw view does not show the body as text: %q", raw)
 		}
+		// The rendered body shows the markup as text too, nothing of it
+		// left out (it showed an HTML comment instead).
+		rendered := value(t, bctx, chromedp.TextContent(chromedp.CSS(sel+` .detail .rendered .body`)))
+		for _, w := range []string{"<script>window.pwned = 1</script>", `<img src=x onerror="window.pwned=3">`} {
+			if !strings.Contains(rendered, w) {
+				t.Errorf("the rendered body does not show %q as text: %q", w, rendered)
+			}
+		}
 	})
 
 	t.Run("answer", func(t *testing.T) {
@@ -470,5 +479,62 @@ func TestServeEscalationInBrowser(t *testing.T) {
 	}
 	if got := string(msg.Body); got != "The plan is wrong from the start.\n" {
 		t.Errorf("the answer's body = %q, want the reasons", got)
+	}
+}
+
+// TestServeTypedAnswerInBrowser guards the seat's own-answer box in
+// headless Chromium. Bug: at a `parley init --template dnd` table, an
+// [ASK_PLAYER] with options "Open it" and "Leave", "I knock politely
+// first" typed and Enter pressed sent `answer: Open it`: Enter submitted
+// the form with its first submit button, option 1's (text=1), and the
+// server took the first of the two text fields. Enter in the box sends
+// what was typed, and nothing else.
+func TestServeTypedAnswerInBrowser(t *testing.T) {
+	longtest.Skip(t)
+	t.Parallel()
+	bctx := newBrowser(t)
+	dir := filepath.Join(t.TempDir(), "table")
+	parley(t, "init", dir, "--template", "dnd")
+	ask := "---\nfrom: gm\nto: lead\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: \"A door. Open it?\"\nheader: \"Door\"\noptions:\n  - label: \"Open it\"\n    description: \"Push it open\"\n  - label: \"Leave\"\n    description: \"Walk away\"\n"
+	file := filepath.Join(t.TempDir(), "ask.md")
+	if err := os.WriteFile(file, []byte(ask), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := parley(t, "-C", dir, "send", "--file", file)
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _ := servedWriting(t, ws)
+	box := fmt.Sprintf(`article.waiting[data-id=%q] input[name=text]`, id)
+	ctx, cancel := context.WithTimeout(bctx, 2*browserStep)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"seat?token=test-token-0123456789"),
+		chromedp.WaitVisible(chromedp.CSS(box)),
+		chromedp.SendKeys(chromedp.CSS(box), "I knock politely first"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#said:not([hidden])`)),
+	); err != nil {
+		t.Fatalf("answering in the box on the seat page: %v", err)
+	}
+	said := strings.TrimSpace(value(t, bctx, chromedp.TextContent(chromedp.CSS(`#said`))))
+	if !strings.Contains(said, "answered "+id) {
+		t.Fatalf("the page said %q, want answered %s", said, id)
+	}
+	names, err := ws.Mailbox("lead").Names(mailbox.Outbox)
+	if err != nil || len(names) != 1 {
+		t.Fatalf("the lead's outbox holds %v (%v), want the answer", names, err)
+	}
+	data, err := mailbox.ReadFile(ws.Mailbox("lead").Path(mailbox.Outbox, names[0]), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Payload().Text("answer"), "I knock politely first"; got != want {
+		t.Errorf("the [PLAYER_ANSWER] says answer %q, want %q:\n%s", got, want, data)
 	}
 }

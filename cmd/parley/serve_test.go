@@ -603,3 +603,59 @@ func TestServePrompt(t *testing.T) {
 		t.Errorf("the answer sent is not mira's [PLAYER_TO_GM] REACTION to %s:\n%s", id, data)
 	}
 }
+
+// TestServeWorkspaceGone guards parley serve when its workspace is
+// deleted under it. Bug: nothing was said, and the pages showed what
+// was last read. serve says on stderr, once, that the workspace is gone,
+// naming it, and goes on; it says so again when the directory is back.
+func TestServeWorkspaceGone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: stderr}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	ready := make(chan string, 1)
+	go func() {
+		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Ready: func(u, _ string) { ready <- u }})
+	}()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("runServe: %v", err)
+		}
+	}()
+	base := <-ready
+	// waitFor waits (serve looks every second) until stderr holds want.
+	waitFor := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stderr.String(), want); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("serve's stderr does not say %q:\n%s", want, stderr.String())
+			}
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	gone := "parley: warning: the workspace " + dir + " is gone (no such directory): the pages show nothing of it until it is back; serve goes on (Ctrl-C stops it)\n"
+	waitFor(gone)
+	resp, err := http.Get(base + "agents")
+	if err != nil {
+		t.Fatalf("serve went away with its workspace: %v", err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "the workspace "+dir+" is gone") {
+		t.Errorf("GET /agents does not say the workspace is gone:\n%s", page)
+	}
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	waitFor("parley: the workspace " + dir + " is back\n")
+	if n := strings.Count(stderr.String(), "is gone"); n != 1 {
+		t.Errorf("serve said the workspace is gone %d times, want once:\n%s", n, stderr.String())
+	}
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +58,10 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, errStalePage.Error(), http.StatusForbidden)
 		return
 	}
+	if err := once(r.PostForm); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	s.writing.Lock()
 	said, err := s.do(r.Context(), r.PostForm)
 	s.writing.Unlock()
@@ -67,6 +74,19 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("sent from the browser", "kind", r.PostForm.Get("kind"))
 	w.Write([]byte(visible.Text(said)))
+}
+
+// once returns an error naming the first field (in name order) that the
+// form gives more than once: no form of the page sends a field twice, and
+// one that does is ambiguous (an option's button and a typed answer, both
+// named text), so nothing is picked from it.
+func once(f url.Values) error {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		if len(f[k]) > 1 {
+			return fmt.Errorf("a form that says %s %d times: nothing was sent (reload the page and do it again)", k, len(f[k]))
+		}
+	}
+	return nil
 }
 
 // sameOrigin reports whether the request's Origin, when it has one, is
@@ -149,8 +169,8 @@ func (s *Server) retry(ctx context.Context, e workspace.Entry) (string, error) {
 		if e.Path == "" || !filepath.IsLocal(filepath.FromSlash(e.Path)) {
 			return "", errors.New("retry: the journal names no file in rejected/ for it")
 		}
-		p := filepath.Join(s.ws.Root, filepath.FromSlash(e.Path))
-		if _, state, ok := s.ws.Locate(p); !ok || state != mailbox.Rejected {
+		p := filepath.Join(s.ws().Root, filepath.FromSlash(e.Path))
+		if _, state, ok := s.ws().Locate(p); !ok || state != mailbox.Rejected {
 			return "", errors.New("retry: " + e.Path + " is not in an agent's rejected/")
 		}
 		return s.actions.Retry(ctx, p)
@@ -160,8 +180,8 @@ func (s *Server) retry(ctx context.Context, e workspace.Entry) (string, error) {
 		}
 		// The dead letter of this entry's agent, not another agent's
 		// copy of the same message.
-		if f, ok := putKey(&e); ok && s.ws.CheckAgent(f.agent) == nil {
-			if p := s.ws.Mailbox(f.agent).Path(f.state, f.name); exists(p) {
+		if f, ok := putKey(&e); ok && s.ws().CheckAgent(f.agent) == nil {
+			if p := s.ws().Mailbox(f.agent).Path(f.state, f.name); exists(p) {
 				return s.actions.Retry(ctx, p)
 			}
 		}

@@ -95,14 +95,15 @@ type page struct {
 	Nav      []struct{ Path, Name string }
 	Root     string // the workspace's directory name
 	CSRF     string
-	CanWrite bool // the browser holds the token and there are actions
-	Live     bool // the page refreshes its #live part on news
-	Next     int  // the journal entries the page has seen
+	CanWrite bool   // the browser holds the token and there are actions
+	Live     bool   // the page refreshes its #live part on news
+	Next     int    // the journal entries the page has seen
+	Gone     string // why the workspace is gone (Options.Vanished): the page says so, and shows nothing of it
 	Content  any
 }
 
 func (s *Server) newPage(r *http.Request, title, path string, content any) page {
-	p := page{Title: title, Path: path, Root: filepath.Base(s.ws.Root), CSRF: s.csrf, Next: s.feed.len(), Content: content, Live: true}
+	p := page{Title: title, Path: path, Root: filepath.Base(s.ws().Root), CSRF: s.csrf, Next: s.feed.len(), Content: content, Live: true}
 	p.CanWrite = s.actions != nil && s.authorised(r)
 	for _, n := range pageNames {
 		if s.watcher && n.name != "Story" {
@@ -120,6 +121,14 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 	tmpl := "layout"
 	if r.URL.Query().Get("part") == "live" {
 		tmpl = "live"
+	}
+	if err := s.goneNow(); err != nil {
+		// What was last read of it is no longer so: an empty table, or
+		// agents never active, would say it is.
+		p.Gone, p.Content = err.Error(), nil
+		if tmpl == "live" {
+			tmpl = "gone"
+		}
 	}
 	if err := execute(&buf, name, tmpl, p); err != nil {
 		s.log.Error("rendering a page", "page", name, "err", err)
@@ -259,7 +268,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 	f := filterOf(r.URL.Query())
 	total := s.feed.len()
 	rows, first := s.rowsBefore(total, f, s.page)
-	d := timelineData{Rows: rows, First: first, Filter: f, Query: f.query(), Agents: s.ws.AgentNames(), Outcomes: workspace.Outcomes, Total: total}
+	d := timelineData{Rows: rows, First: first, Filter: f, Query: f.query(), Agents: s.ws().AgentNames(), Outcomes: workspace.Outcomes, Total: total}
 	types, signals := map[string]bool{}, map[string]bool{}
 	for _, e := range s.feed.slice(0, total) {
 		types[e.Type], signals[e.Signal] = true, true
@@ -368,8 +377,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // files in the workspace's mailboxes are returned.
 func (s *Server) messageFile(e workspace.Entry) (string, error) {
 	if e.Path != "" && filepath.IsLocal(filepath.FromSlash(e.Path)) {
-		p := filepath.Join(s.ws.Root, filepath.FromSlash(e.Path))
-		if _, _, ok := s.ws.Locate(p); ok && exists(p) {
+		p := filepath.Join(s.ws().Root, filepath.FromSlash(e.Path))
+		if _, _, ok := s.ws().Locate(p); ok && exists(p) {
 			return s.inMailboxes(p)
 		}
 	}
@@ -379,11 +388,11 @@ func (s *Server) messageFile(e workspace.Entry) (string, error) {
 	if _, _, err := mailbox.ParseID(e.ID); err != nil {
 		return "", fmt.Errorf("id %q: %w", e.ID, err)
 	}
-	p, err := s.ws.FindMessage(e.ID)
+	p, err := s.ws().FindMessage(e.ID)
 	if err != nil {
 		return "", err
 	}
-	if _, _, ok := s.ws.Locate(p); !ok {
+	if _, _, ok := s.ws().Locate(p); !ok {
 		return "", fmt.Errorf("%s: not in a mailbox", e.ID)
 	}
 	return s.inMailboxes(p)
@@ -393,7 +402,7 @@ func (s *Server) messageFile(e workspace.Entry) (string, error) {
 // workspace's mailboxes: a mailbox directory linked elsewhere is not
 // followed out of the workspace.
 func (s *Server) inMailboxes(p string) (string, error) {
-	boxes, err := filepath.EvalSymlinks(filepath.Join(s.ws.Root, workspace.MailboxesDir))
+	boxes, err := filepath.EvalSymlinks(filepath.Join(s.ws().Root, workspace.MailboxesDir))
 	if err != nil {
 		return "", err
 	}
@@ -402,7 +411,7 @@ func (s *Server) inMailboxes(p string) (string, error) {
 		return "", err
 	}
 	if rel, err := filepath.Rel(boxes, dir); err != nil || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("%s: a mailbox directory that leads out of the workspace", s.ws.Short(p))
+		return "", fmt.Errorf("%s: a mailbox directory that leads out of the workspace", s.ws().Short(p))
 	}
 	return p, nil
 }
@@ -453,15 +462,15 @@ func (s *Server) messageData(n int, e workspace.Entry) messageData {
 		d.Err = err.Error()
 		return d
 	}
-	d.Path = s.ws.Short(p)
-	data, err := mailbox.ReadFile(p, s.ws.Config.Router.MaxMessageSize)
+	d.Path = s.ws().Short(p)
+	data, err := mailbox.ReadFile(p, s.ws().Config.Router.MaxMessageSize)
 	if err != nil {
 		d.Err = err.Error()
 		return d
 	}
 	d.Raw = string(data)
-	if agent, state, ok := s.ws.Locate(p); ok && (state == mailbox.Rejected || state == mailbox.Dead) {
-		d.Reason, _ = s.ws.Mailbox(agent).Reason(state, filepath.Base(p))
+	if agent, state, ok := s.ws().Locate(p); ok && (state == mailbox.Rejected || state == mailbox.Dead) {
+		d.Reason, _ = s.ws().Mailbox(agent).Reason(state, filepath.Base(p))
 	}
 	m, err := mailbox.Parse(data)
 	if err != nil {
@@ -483,7 +492,7 @@ func (s *Server) messageData(n int, e workspace.Entry) messageData {
 		if e.Agent != "" && !slices.Contains(d.ReplyAs, e.Agent) {
 			d.ReplyAs = append(d.ReplyAs, e.Agent)
 		}
-		if esc := m.Header().Text("escalation"); esc != "" && orchestrator.NewFates(s.ws).Settled(m) == "" {
+		if esc := m.Header().Text("escalation"); esc != "" && orchestrator.NewFates(s.ws()).Settled(m) == "" {
 			d.Decide = orchestrator.Choices(esc) // none once settled: answering it sends nothing
 		}
 	}

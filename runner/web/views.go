@@ -82,7 +82,7 @@ func (s *Server) lanesData(before int) lanesData {
 // lanesWindow draws the lanes of entries [first, before).
 func (s *Server) lanesWindow(first, before int) lanesData {
 	entries := s.feed.slice(first, before)
-	l := LanesOf(s.ws.AgentNames(), entries, first)
+	l := LanesOf(s.ws().AgentNames(), entries, first)
 	d := lanesData{Lanes: l, X: map[string]int{}, Before: before, Older: -1, Newer: -1}
 	for i, a := range l.Agents {
 		d.X[a] = laneW/2 + i*laneW
@@ -143,11 +143,11 @@ type agentRow struct {
 func (a agentRow) SettledOf(path string) string { return a.settled[path] }
 
 func (s *Server) agentsData() ([]agentRow, string) {
-	st, err := s.ws.Status(workspace.StatusOptions{Problems: 3})
+	st, err := s.ws().Status(workspace.StatusOptions{Problems: 3})
 	if err != nil {
 		return nil, err.Error()
 	}
-	usage, _ := s.ws.Usage()
+	usage, _ := s.ws().Usage()
 	now := time.Now()
 	settled := s.settledLook()
 	var out []agentRow
@@ -226,7 +226,7 @@ func (s *Server) readDoc(path, title string, secrets *workspace.Secrets) (doc, b
 	if secrets != nil {
 		data = forSpectators(secrets, data)
 	}
-	return doc{Title: title, Path: s.ws.Short(path), HTML: markdown(data)}, true
+	return doc{Title: title, Path: s.ws().Short(path), HTML: markdownFile(data)}, true
 }
 
 // forSpectators returns a campaign file's text without what no spectator
@@ -261,7 +261,7 @@ func readSmall(path string) ([]byte, error) {
 // (forSpectators).
 func (s *Server) storyData(spectator bool) storyData {
 	d := storyData{Spectator: spectator}
-	c, err := campaigns.Find(s.ws.Root, s.ws.Config.Campaign)
+	c, err := campaigns.Find(s.ws().Root, s.ws().Config.Campaign)
 	if err != nil {
 		d.Err = err.Error()
 		return d
@@ -269,7 +269,7 @@ func (s *Server) storyData(spectator bool) storyData {
 	d.Name = c.Name
 	var secrets *workspace.Secrets // nil: the game master's view
 	if spectator {
-		if secrets, err = s.ws.Secrets(); err != nil {
+		if secrets, err = s.ws().Secrets(); err != nil {
 			d.Err = err.Error() // nothing shown rather than a secret
 			return d
 		}
@@ -427,7 +427,7 @@ type stepKey struct {
 
 func (s *Server) planData() planData {
 	var d planData
-	list, err := plans.List(filepath.Join(s.ws.Root, plans.Dir))
+	list, err := plans.List(filepath.Join(s.ws().Root, plans.Dir))
 	if err != nil {
 		d.Err = err.Error()
 	}
@@ -440,17 +440,17 @@ func (s *Server) planData() planData {
 	}
 	reviewOf := map[string]review{} // review_request id -> step and iteration
 	var answers []*mailbox.Message
-	escs := orchestrator.Escalations(s.ws, nil)
+	escs := orchestrator.Escalations(s.ws(), nil)
 	var sent []*mailbox.Message // what the orchestrators sent
-	for _, agent := range s.ws.AgentNames() {
-		if !s.ws.HasRole(agent, workspace.OrchestratorRole) {
+	for _, agent := range s.ws().AgentNames() {
+		if !s.ws().HasRole(agent, workspace.OrchestratorRole) {
 			continue
 		}
-		box := s.ws.Mailbox(agent)
+		box := s.ws().Mailbox(agent)
 		for _, state := range []string{mailbox.Sent, mailbox.Outbox, mailbox.Done, mailbox.Cur, mailbox.Inbox} {
 			names, _ := box.Names(state)
 			for _, name := range names {
-				data, err := mailbox.ReadFile(box.Path(state, name), s.ws.Config.Router.MaxMessageSize)
+				data, err := mailbox.ReadFile(box.Path(state, name), s.ws().Config.Router.MaxMessageSize)
 				if err != nil {
 					continue
 				}
@@ -520,7 +520,7 @@ func (s *Server) planData() planData {
 	}
 	slices.SortFunc(d.Escalations, func(a, b escalation) int { return strings.Compare(a.ID, b.ID) })
 	for _, p := range list {
-		rel := s.ws.Short(p.Path)
+		rel := s.ws().Short(p.Path)
 		pv := planView{Path: rel, Title: p.Title, Status: p.Status}
 		pr := p.Progress()
 		pv.Done, pv.Total = pr.Done, pr.Total
@@ -599,7 +599,7 @@ var requestTypes = []string{workspace.PlanApprovalRequest, workspace.ShutdownReq
 
 func (s *Server) seatData() seatData {
 	d := seatData{Person: s.person}
-	if _, err := campaigns.Find(s.ws.Root, s.ws.Config.Campaign); err == nil {
+	if _, err := campaigns.Find(s.ws().Root, s.ws().Config.Campaign); err == nil {
 		d.Campaign = true
 	}
 	var people []string
@@ -609,22 +609,22 @@ func (s *Server) seatData() seatData {
 			people = append(people, s.prompted)
 		}
 	} else {
-		for _, a := range s.ws.Config.Agents {
+		for _, a := range s.ws().Config.Agents {
 			if a.Person() {
 				people = append(people, a.Name)
 			}
 		}
 	}
 	// Which escalations wait is decided once, for parley pipeline too.
-	escs := orchestrator.Escalations(s.ws, nil)
+	escs := orchestrator.Escalations(s.ws(), nil)
 	for _, agent := range people {
-		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
+		entries, err := s.ws().Mailbox(agent).List(mailbox.Inbox)
 		if err != nil {
 			d.Err = err.Error()
 			continue
 		}
 		for _, en := range entries {
-			data, err := mailbox.ReadFile(en.Path, s.ws.Config.Router.MaxMessageSize)
+			data, err := mailbox.ReadFile(en.Path, s.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
 			}
@@ -662,7 +662,7 @@ func (s *Server) seatData() seatData {
 					// list it): a message to file, as parley done files
 					// it. A copy come back into the inbox (git stash,
 					// git checkout) of one handled already says so.
-					if s.ws.Mailbox(agent).HandledIn(en.ID) != "" {
+					if s.ws().Mailbox(agent).HandledIn(en.ID) != "" {
 						wt.Question = "Handled already: this copy came back into the inbox; answering it sends nothing. Mark it handled."
 					}
 					break

@@ -13,11 +13,17 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -92,11 +98,35 @@ type Options struct {
 	PageSize int
 	// Logger receives what the server does; nil discards it.
 	Logger *slog.Logger
+	// Vanished, when set, is told when the workspace is found gone (its
+	// directory deleted, or its parley.yaml: ErrGone, naming the path),
+	// and told nil when it is back (a git checkout); once for each
+	// change. Serve looks every second, and each page as it is served.
+	// While it is gone every page says so, instead of what was last read
+	// of it.
+	Vanished func(err error)
 }
+
+// ErrGone is what Options.Vanished is told when the workspace is gone.
+var ErrGone = errors.New("the workspace is gone")
+
+// goneError says which workspace is gone, and why it counts so.
+type goneError struct {
+	root string
+	err  error
+}
+
+func (e *goneError) Error() string {
+	return fmt.Sprintf("the workspace %s is gone (%v): the pages show nothing of it until it is back", e.root, e.err)
+}
+
+func (e *goneError) Is(target error) bool { return target == ErrGone }
+
+func (e *goneError) Unwrap() error { return e.err }
 
 // Server serves the web view of one workspace.
 type Server struct {
-	ws       *workspace.Workspace
+	cur      atomic.Pointer[workspace.Workspace] // see ws
 	actions  Actions
 	token    string
 	csrf     string
@@ -110,7 +140,15 @@ type Server struct {
 	feed     *feed
 	writing  sync.Mutex // one write at a time, as one person at a terminal
 	handler  http.Handler
+	vanished func(error)           // see Options.Vanished
+	goneMu   sync.Mutex            // guards what look sees
+	gone     error                 // the workspace was found gone (a *goneError), or nil
+	stamp    workspace.ConfigStamp // of the configuration files last read
 }
+
+// ws returns the workspace as its configuration was last read: look
+// reads parley.yaml again when it changes.
+func (s *Server) ws() *workspace.Workspace { return s.cur.Load() }
 
 // New returns a server for opts.Workspace. Call Follow (or Serve, which
 // does) to keep its timeline up to date.
@@ -118,7 +156,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{ws: opts.Workspace, actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, settled: opts.Settled, page: opts.PageSize, log: opts.Logger}
+	s := &Server{actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished}
+	s.cur.Store(opts.Workspace)
+	s.stamp = workspace.StampConfig(opts.Workspace.Root)
 	if s.watcher {
 		s.actions = nil
 	}
@@ -132,7 +172,7 @@ func New(opts Options) (*Server, error) {
 		s.token = randomHex(16)
 	}
 	s.csrf = randomHex(16)
-	s.feed = newFeed(s.ws.JournalPath())
+	s.feed = newFeed(s.ws().JournalPath())
 	if err := s.feed.load(); err != nil {
 		return nil, err
 	}
@@ -162,6 +202,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return gctx }}
 	g.Go(func() error { return s.Follow(gctx) })
 	g.Go(func() error {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			s.look()
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-tick.C:
+			}
+		}
+	})
+	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
@@ -175,6 +227,59 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return srv.Close()
 	})
 	return g.Wait()
+}
+
+// look sees whether the workspace is still there (its parley.yaml), and
+// tells Options.Vanished when that changed; and whether its
+// configuration changed (parley.yaml, skills/), reading it again then,
+// as a running runner does (runner/reload.go): once the files have been
+// left alone for the settle time, and only when they load (else the
+// pages go on with what was read before, and the logger is told why).
+// It returns why the workspace is gone, or nil.
+func (s *Server) look() error {
+	ws := s.ws()
+	var now error
+	cfg := filepath.Join(ws.Root, workspace.ConfigFile)
+	if _, err := os.Stat(cfg); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		why := "no " + workspace.ConfigFile + " there"
+		if _, err := os.Stat(ws.Root); err != nil {
+			why = "no such directory"
+		}
+		now = &goneError{root: ws.Root, err: errors.New(why)}
+	}
+	s.goneMu.Lock()
+	defer s.goneMu.Unlock()
+	if (now == nil) != (s.gone == nil) && s.vanished != nil {
+		s.vanished(now)
+	}
+	s.gone = now
+	if now != nil {
+		return now
+	}
+	stamp := workspace.StampConfig(ws.Root)
+	if stamp.Equal(s.stamp) {
+		return nil
+	}
+	if age := time.Since(stamp.Newest); age >= 0 && age < ws.Config.Router.Settle {
+		return nil // being written, perhaps: read at a later look
+	}
+	s.stamp = stamp
+	fresh, err := workspace.Open(ws.Root)
+	if err != nil {
+		s.log.Warn(workspace.ConfigFile+" not read again; the pages go on with the configuration read before", "err", err)
+		return nil
+	}
+	s.cur.Store(fresh)
+	s.log.Info(workspace.ConfigFile + " read again")
+	return nil
+}
+
+// goneNow returns why the workspace was found gone when look last
+// looked, or nil.
+func (s *Server) goneNow() error {
+	s.goneMu.Lock()
+	defer s.goneMu.Unlock()
+	return s.gone
 }
 
 // IsLocal reports whether addr (host:port) listens on the loopback
@@ -227,6 +332,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if s.strict && !s.authorised(r) {
 			http.Error(w, "open the address parley serve printed, with its token", http.StatusUnauthorized)
 			return
+		}
+		if !strings.HasPrefix(r.URL.Path, "/static/") {
+			s.look() // each page as the workspace is now
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -138,14 +139,81 @@ func TestMarkdownInert(t *testing.T) {
 		"[x](vbscript:msgbox)",
 		"<iframe src=\"https://example.com\"></iframe>",
 	} {
-		got := string(markdown([]byte(src)))
-		low := strings.ToLower(got)
-		for _, bad := range []string{"<script", "javascript:", "vbscript:", "onerror", "<iframe", "<a href=\"javascript"} {
-			if strings.Contains(low, bad) {
-				t.Errorf("markdown(%q) = %q: holds %q", src, got, bad)
-			}
+		if tg := liveTag(string(markdown([]byte(src)))); tg != "" {
+			t.Errorf("markdown(%q) = %q: holds the tag %q", src, markdown([]byte(src)), tg)
 		}
 	}
+}
+
+// Raw HTML in a body, inline or a block, shows as the text it is,
+// escaped, nothing of it lost. Bug: "<script>alert(1)</script> plain"
+// rendered as <!-- raw HTML omitted -->, "plain" gone, where the README
+// says such a message shows it as text.
+func TestMarkdownRawHTMLAsText(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"<script>alert(1)</script> plain", `<pre class="html">&lt;script&gt;alert(1)&lt;/script&gt; plain</pre>`},
+		{"Say <b>hello</b> twice", `<p>Say &lt;b&gt;hello&lt;/b&gt; twice</p>`},
+		{"<img src=x onerror=alert(1)>", `&lt;img src=x onerror=alert(1)&gt;`},
+		{"<div>\nfirst\n\nafter</div>", "<pre class=\"html\">&lt;div&gt;\nfirst\n</pre>\n<p>after&lt;/div&gt;</p>"},
+		{"<script>\nlet x = 1\n</script>\nlast", "<pre class=\"html\">&lt;script&gt;\nlet x = 1\n&lt;/script&gt;\n</pre>\n<p>last</p>"},
+		{"<!-- a note -->\nkept", "&lt;!-- a note --&gt;"},
+		{"a <!-- note --> b", `<p>a &lt;!-- note --&gt; b</p>`},
+	}
+	for _, tt := range tests {
+		got := string(markdown([]byte(tt.src)))
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("markdown(%q) = %q, want it to hold %q", tt.src, got, tt.want)
+		}
+		if strings.Contains(got, "omitted") {
+			t.Errorf("markdown(%q) = %q: leaves raw HTML out", tt.src, got)
+		}
+		if tg := liveTag(got); tg != "" {
+			t.Errorf("markdown(%q) = %q: holds the tag %q", tt.src, got, tg)
+		}
+	}
+}
+
+// A campaign file's comments are notes (the marker of the message a
+// scene's part came from, the game master's notes): the Story page leaves
+// them out, and shows the rest of its raw HTML as text, as a message's.
+func TestMarkdownFileComments(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"<!-- message 20261126-100000.000000Z-gm-aaaaaa -->\nThe gate opens.\n", "<p>The gate opens.</p>\n"},
+		{"The gate <!-- GM: a trap --> opens.\n", "<p>The gate  opens.</p>\n"},
+		{"<b>bold</b> words\n", "<p>&lt;b&gt;bold&lt;/b&gt; words</p>\n"},
+		{"<div>\n<!-- a note left open\n", "<pre class=\"html\">&lt;div&gt;\n</pre>\n"},
+		{"<script>alert(1)</script> plain\n", "<pre class=\"html\">&lt;script&gt;alert(1)&lt;/script&gt; plain\n</pre>\n"},
+	}
+	for _, tt := range tests {
+		if got := string(markdownFile([]byte(tt.src))); got != tt.want {
+			t.Errorf("markdownFile(%q) = %q, want %q", tt.src, got, tt.want)
+		}
+	}
+}
+
+var (
+	// goldmark escapes every < of text, so each < left opens a tag.
+	tagRE     = regexp.MustCompile(`<[^>]*>?`)
+	tagNameRE = regexp.MustCompile(`^</?([a-z0-9]+)`)
+	handlerRE = regexp.MustCompile(`\son[a-z]+\s*=`)
+	linkRE    = regexp.MustCompile(`(?:href|src)\s*=\s*"\s*(?:javascript|vbscript):`)
+	safeTags  = strings.Fields("p a em strong code pre ul ol li h1 h2 h3 h4 h5 h6 blockquote hr br img table thead tbody tr th td del input !--")
+)
+
+// liveTag returns the first tag of rendered markdown that could run
+// something (a script, an event handler, a javascript: link, any tag
+// markdown does not make), or "".
+func liveTag(html string) string {
+	for _, tg := range tagRE.FindAllString(strings.ToLower(html), -1) {
+		if strings.HasPrefix(tg, "<!--") {
+			continue
+		}
+		m := tagNameRE.FindStringSubmatch(tg)
+		if m == nil || !slices.Contains(safeTags, m[1]) || handlerRE.MatchString(tg) || linkRE.MatchString(tg) {
+			return tg
+		}
+	}
+	return ""
 }
 
 // Every field of a message shown is escaped, the header as the body.
@@ -308,6 +376,11 @@ func TestAct(t *testing.T) {
 		{"another origin", good, true, "http://attacker.example", http.StatusForbidden},
 		{"unknown action", url.Values{"kind": {"format-disk"}, "csrf": {s.csrf}}, true, "", http.StatusUnprocessableEntity},
 		{"empty answer", url.Values{"kind": {"answer"}, "id": {"x"}, "csrf": {s.csrf}}, true, "", http.StatusUnprocessableEntity},
+		// An option's button and a typed answer, both named text (what
+		// Enter in the typed answer's box sent when both were one form):
+		// ambiguous, refused, not answered with the first.
+		{"two answers", url.Values{"kind": {"answer"}, "id": {"x"}, "text": {"1", "I knock politely first"}, "csrf": {s.csrf}}, true, "", http.StatusBadRequest},
+		{"two kinds", url.Values{"kind": {"approve", "reject"}, "id": {"r"}, "csrf": {s.csrf}}, true, "", http.StatusBadRequest},
 		{"answer", good, true, "http://127.0.0.1:7878", http.StatusOK},
 		{"roll", url.Values{"kind": {"roll"}, "dice": {"1d20+5"}, "dc": {"12"}, "check": {"Stealth\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
 		{"say", url.Values{"kind": {"say"}, "as": {"veto"}, "text": {"No.\n/end"}, "csrf": {s.csrf}}, true, "", http.StatusOK},
@@ -526,22 +599,10 @@ func FuzzMarkdownInert(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	// goldmark escapes every < of text, so each < left opens a tag.
-	tag := regexp.MustCompile(`<[^>]*>?`)
-	name := regexp.MustCompile(`^</?([a-z0-9]+)`)
-	handler := regexp.MustCompile(`\son[a-z]+\s*=`)
-	link := regexp.MustCompile(`(?:href|src)\s*=\s*"\s*(?:javascript|vbscript):`)
-	allowed := "p a em strong code pre ul ol li h1 h2 h3 h4 h5 h6 blockquote hr br img table thead tbody tr th td del input !--"
 	f.Fuzz(func(t *testing.T, src string) {
-		out := strings.ToLower(string(markdown([]byte(src))))
-		for _, tg := range tag.FindAllString(out, -1) {
-			if strings.HasPrefix(tg, "<!--") {
-				continue
-			}
-			m := name.FindStringSubmatch(tg)
-			if m == nil || !slices.Contains(strings.Fields(allowed), m[1]) || handler.MatchString(tg) || link.MatchString(tg) {
-				t.Fatalf("markdown(%q) holds the tag %q:\n%s", src, tg, out)
-			}
+		out := string(markdown([]byte(src)))
+		if tg := liveTag(out); tg != "" {
+			t.Fatalf("markdown(%q) holds the tag %q:\n%s", src, tg, out)
 		}
 	})
 }
@@ -1298,5 +1359,143 @@ func TestStorySheetNotes(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("GET /story?view=spectator does not say %q:\n%s", want, body)
 		}
+	}
+}
+
+// TestSeatEnterSendsTyped guards every form of the seat against the
+// defect that answered a typed answer with option 1: Enter in a form's
+// text box submits it with the form's first submit button, and when that
+// button carries a field (an option's text=1, approve's kind=approve)
+// the browser sends it beside, or instead of, what was typed. A form
+// with a text box Enter submits has, as its first button, one that sends
+// nothing of its own; option and decision buttons live in a form without
+// one.
+func TestSeatEnterSendsTyped(t *testing.T) {
+	ws := newWorkspace(t)
+	msgs := map[string]string{
+		"20261126-100000.000000Z-gm-aaaaaa": "---\nfrom: gm\nto: aria\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: \"A door. Open it?\"\noptions:\n  - label: \"Open it\"\n  - label: \"Leave\"\n",
+		"20261126-100001.000000Z-gm-bbbbbb": "---\nfrom: gm\nto: aria\ntype: RELAY_TO_HUMAN\ncharacter: Aria\n---\n## Decision Needed\n\nThe troll.\n\n## Suggested Options\n\n- Fight the troll\n- Pay the toll\n",
+		"20261126-100002.000000Z-gm-cccccc": "---\nfrom: gm\nto: aria\ntype: plan_approval_request\nrequest_id: r1\n---\nThe plan.\n",
+		"20261126-100003.000000Z-gm-dddddd": "---\nfrom: gm\nto: aria\n---\nHello.\n",
+	}
+	for id, m := range msgs {
+		if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, id+".md"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "aria"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	for _, k := range []string{"k-ask", "k-relay", "k-request", "k-message"} {
+		if !strings.Contains(page, k) {
+			t.Fatalf("GET /seat shows no %s:\n%s", k, page)
+		}
+	}
+	forms := regexp.MustCompile(`(?s)<form class="act[^"]*".*?</form>`).FindAllString(page, -1)
+	textBox := regexp.MustCompile(`<input (?:[^>]*\s)?name=`)
+	hidden := regexp.MustCompile(`<input type="hidden"`)
+	firstButton := regexp.MustCompile(`<button[^>]*>`)
+	checked := 0
+	for _, f := range forms {
+		if len(textBox.FindAllString(f, -1)) == len(hidden.FindAllString(f, -1)) {
+			continue // no text box: Enter submits nothing
+		}
+		checked++
+		if b := firstButton.FindString(f); strings.Contains(b, "name=") {
+			t.Errorf("a form with a text box has as its first button %s: Enter in the box sends that button's field too:\n%s", b, f)
+		}
+	}
+	if checked < 2 {
+		t.Errorf("GET /seat has %d forms with a text box, want the ask's and the relay's at least:\n%s", checked, page)
+	}
+}
+
+// TestWorkspaceGone guards what the pages show of a workspace deleted
+// under the server. Bug: they showed what was last read (the agents
+// "never" active, an empty table as if it were real), and nothing said
+// so. Each page says the workspace is gone, naming it; Vanished is told
+// once, and once again when it is back, and the pages show it again.
+func TestWorkspaceGone(t *testing.T) {
+	ws := newWorkspace(t)
+	var told []error
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Vanished: func(err error) { told = append(told, err) }})
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, `<table class="agents"`) || strings.Contains(page, "is gone") {
+		t.Fatalf("GET /agents of the workspace as it is:\n%s", page)
+	}
+	away := ws.Root + ".away"
+	if err := os.Rename(ws.Root, away); err != nil {
+		t.Fatal(err)
+	}
+	want := "the workspace " + ws.Root + " is gone (no such directory)"
+	for _, p := range []string{"/", "/agents", "/agents?part=live", "/lanes", "/story", "/plan", "/seat", "/seat?part=live"} {
+		page := get(t, s.Handler(), p, true).Body.String()
+		if !strings.Contains(page, want) {
+			t.Errorf("GET %s of a workspace gone does not say %q:\n%s", p, want, page)
+		}
+		for _, stale := range []string{"<table", "never", "Nothing waits for you", `id="timeline"`} {
+			if strings.Contains(page, stale) {
+				t.Errorf("GET %s of a workspace gone shows %q, as if it were there:\n%s", p, stale, page)
+			}
+		}
+	}
+	if len(told) != 1 || !errors.Is(told[0], ErrGone) || !strings.Contains(told[0].Error(), ws.Root) {
+		t.Errorf("Vanished was told %v, want once that %s is gone", told, ws.Root)
+	}
+	if err := os.Rename(away, ws.Root); err != nil {
+		t.Fatal(err)
+	}
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, `<table class="agents"`) || strings.Contains(page, "is gone") {
+		t.Errorf("GET /agents of the workspace back:\n%s", page)
+	}
+	if len(told) != 2 || told[1] != nil {
+		t.Errorf("Vanished was told %v, want the workspace gone, then back (nil)", told)
+	}
+}
+
+// TestConfigReread guards the pages against a parley.yaml changed under
+// the server. Bug: an agent added showed in parley status but not on
+// /agents, nor in the timeline's filter. The server reads the
+// configuration again once it has been left alone for the settle time,
+// as a running runner does; one that does not load changes nothing, and
+// the logger says why.
+func TestConfigReread(t *testing.T) {
+	ws := newWorkspace(t)
+	var logged bytes.Buffer
+	s := newServer(t, ws, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); strings.Contains(page, "zed") {
+		t.Fatalf("GET /agents shows zed before it is added:\n%s", page)
+	}
+	cfg := filepath.Join(ws.Root, workspace.ConfigFile)
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Left alone for longer than the settle time, as the skills
+		// beside it.
+		past := time.Now().Add(-time.Minute)
+		skills, _ := filepath.Glob(filepath.Join(ws.Root, "skills", "*"))
+		for _, p := range append(skills, cfg) {
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(strings.Replace(string(data), "  - name: aria\n", "  - name: aria\n  - name: zed\n", 1))
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, ">zed<") {
+		t.Errorf("GET /agents after zed was added to %s does not show zed:\n%s", workspace.ConfigFile, page)
+	}
+	if page := get(t, s.Handler(), "/", true).Body.String(); !strings.Contains(page, "<option>zed</option>") {
+		t.Errorf("GET / after zed was added: the filter offers no zed:\n%s", page)
+	}
+	write("agents: [\n")
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, ">zed<") {
+		t.Errorf("GET /agents after %s was broken does not show the agents read before:\n%s", workspace.ConfigFile, page)
+	}
+	if !strings.Contains(logged.String(), "not read again") {
+		t.Errorf("the logger was not told %s does not load:\n%s", workspace.ConfigFile, logged.String())
 	}
 }
