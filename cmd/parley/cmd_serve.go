@@ -47,7 +47,7 @@ func serveCommand(e *env) *cli.Command {
 				return usagef("--addr %q: want HOST:PORT, such as 127.0.0.1:7878 (a port from 0 to 65535)", addr)
 			}
 			if t := c.String("token"); c.IsSet("token") && len(t) < 16 {
-				return usagef("--token: use at least 16 characters")
+				return usagef("--token (or PARLEY_TOKEN): use at least 16 characters")
 			}
 			ws, err := openWorkspace(c)
 			if err != nil {
