@@ -367,3 +367,64 @@ func TestMCPStopAnswers(t *testing.T) {
 		t.Errorf("the outbox holds %d messages, and %d sends were answered after the stop; want an answer for each message sent", n, sent)
 	}
 }
+
+// TestMCPReplyRacingDone guards a bug: reply and done of one message,
+// called at once (an MCP client's two lines, handled concurrently),
+// could have reply say "handled already" after its answer was written to
+// the outbox, and a client that retried sent the answer twice. A reply
+// whose answer is written succeeds, saying the message was marked
+// handled meanwhile if it was; a reply that fails wrote nothing.
+func TestMCPReplyRacingDone(t *testing.T) {
+	dir := t.TempDir()
+	ws := newWorkspace(t, dir, "agents:\n  - gm\n  - aria\n")
+	box := &mcpMailbox{ws: ws, agent: "aria"}
+	ctx := context.Background()
+	route := func() {
+		t.Helper()
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, quiet)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if _, err := r.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rounds = 100
+	var ids []string
+	for i := 0; i < rounds; i++ {
+		m := mailbox.New([]byte(fmt.Sprintf("Question %d?\n", i)))
+		m.Set("to", "aria")
+		id, _, err := ws.Mailbox("gm").Post(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	route()
+	for _, id := range ids {
+		before, _ := ws.Mailbox("aria").Count(mailbox.Outbox)
+		var (
+			out     string
+			err     error
+			replied = make(chan struct{})
+		)
+		go func() {
+			defer close(replied)
+			out, err = box.Reply(ctx, id, mcpserver.Outgoing{Body: "r1"})
+		}()
+		box.Done(ctx, id)
+		<-replied
+		after, _ := ws.Mailbox("aria").Count(mailbox.Outbox)
+		switch {
+		case err != nil && after != before:
+			t.Fatalf("reply %s = error %q, but its answer is in the outbox: a retry sends it twice", id, err)
+		case err == nil && after != before+1:
+			t.Fatalf("reply %s = %q, but the outbox holds %d answers more, want 1", id, out, after-before)
+		}
+		if n, _ := ws.Mailbox("aria").Count(mailbox.Inbox); n != rounds-1-slices.Index(ids, id) {
+			t.Fatalf("after reply and done of %s the inbox holds %d messages", id, n)
+		}
+	}
+}
