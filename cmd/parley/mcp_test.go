@@ -250,6 +250,13 @@ func TestMCPGameMasterTools(t *testing.T) {
 	if err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != `bad arguments: hp: want a whole number, got "eight"` {
 		t.Errorf("hp eight: %v %+v, want a tool error saying hp wants a whole number", err, res.Content)
 	}
+	// A wrong field inside an update is named where it is, beside the
+	// fields an update has: it was said as a wrong argument, with the
+	// arguments' own names.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_inventory", Arguments: map[string]any{"character": "tilda-brannock", "updates": []any{map[string]any{"slug": "rope", "quantity": -1}}}})
+	if want := `bad arguments: updates[0].quantity: unknown field (did you mean quantityChange? fields: slug, in, quantityChange)`; err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != want {
+		t.Errorf("update_inventory quantity: %v %+v, want the tool error %q", err, res.Content, want)
+	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_character_stats", Arguments: map[string]any{"character": "nobody-here"}})
 	if err != nil || !res.IsError {
 		t.Errorf("stats of nobody: %v %+v, want a tool error", err, res)
