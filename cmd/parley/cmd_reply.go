@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -88,6 +89,13 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 		return "", err
 	}
 	data, err := mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Moved meanwhile (a done called at once): found where it is now.
+		if c, err = ws.Handling(id, agent); err != nil {
+			return "", err
+		}
+		data, err = mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
+	}
 	if err != nil {
 		return "", err
 	}
