@@ -60,7 +60,7 @@ func runPipelineDemo(ctx context.Context, e *env, dir, _ string) error {
 	const reason = "The drop on a failed retry is covered by the journal; accept it."
 	fmt.Fprintf(out, "\nparley reply %s --agent you --field decision=approve --body '%s'\n", esc.ID, reason)
 	answer := sendOptions{Fields: []string{"decision=approve"}, Body: text(reason + "\n")}
-	if err := runReply(e.quiet(), ws, esc.ID, "you", false, answer); err != nil {
+	if _, err := runReply(e.quiet(), ws, esc.ID, "you", false, answer); err != nil {
 		return err
 	}
 	if err := runQuiet(ctx, e, ws); err != nil {

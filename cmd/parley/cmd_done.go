@@ -74,12 +74,12 @@ func markDone(e *env, ws *workspace.Workspace, agent string, args []string, note
 					fmt.Fprintf(e.stdout, "%s: handled already (in %s): the copy that came back into %s is filed there\n", id, ws.Short(box.Path(h.State, mailbox.FileName(id))), ws.Short(box.Path(mailbox.Inbox, ""))+"/")
 					continue
 				}
-				errs = append(errs, err)
+				errs = append(errs, handledMeanwhile(ws, c.Agent, id, err))
 				continue
 			}
 		}
 		if err := box.Finish(id); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, handledMeanwhile(ws, c.Agent, id, err))
 			continue
 		}
 		done := box.Path(mailbox.Done, mailbox.FileName(id))
@@ -104,8 +104,23 @@ func doneAlready(ws *workspace.Workspace, id, agent string, err error) error {
 }
 
 // handledAlready is the error for a copy of a message that is in done/.
+// It matches mailbox.ErrHandled.
 func handledAlready(ws *workspace.Workspace, id string, c workspace.Copy) error {
-	return fmt.Errorf("%s: handled already (in %s)", id, ws.Short(c.Path))
+	return fmt.Errorf("%s: %w (in %s)", id, mailbox.ErrHandled, ws.Short(c.Path))
+}
+
+// handledMeanwhile is err, from claiming or filing message id, or the
+// error saying the message is handled already when err is that it is
+// gone and agent's done/ holds it now: another call (parley done, the
+// MCP done tool) marked it handled meanwhile.
+func handledMeanwhile(ws *workspace.Workspace, agent, id string, err error) error {
+	if !errors.Is(err, mailbox.ErrNotFound) {
+		return err
+	}
+	if c, derr := ws.Received(id, agent, mailbox.Done); derr == nil {
+		return handledAlready(ws, id, c)
+	}
+	return err
 }
 
 // agentFlag is the --agent flag of the commands that act on one agent's

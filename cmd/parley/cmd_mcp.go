@@ -175,7 +175,16 @@ func (b *mcpMailbox) Reply(ctx context.Context, arg string, m mcpserver.Outgoing
 	if err != nil {
 		return "", err
 	}
-	return captured(func(e *env) error { return runReply(e, b.ws, arg, b.agent, false, opts) })
+	var note string
+	out, err := captured(func(e *env) error {
+		var err error
+		note, err = runReply(e, b.ws, arg, b.agent, false, opts)
+		return err
+	})
+	if note != "" {
+		out += "\n" + note
+	}
+	return out, err
 }
 
 func (b *mcpMailbox) Done(ctx context.Context, arg string) error {

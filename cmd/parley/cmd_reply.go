@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -55,7 +56,10 @@ func replyCommand(e *env) *cli.Command {
 			if c.IsSet("body") {
 				opts.Body = text(withNewline(c.String("body")))
 			}
-			err = runReply(e, ws, c.Args().First(), c.String("agent"), c.Bool("keep"), opts)
+			note, err := runReply(e, ws, c.Args().First(), c.String("agent"), c.Bool("keep"), opts)
+			if note != "" {
+				fmt.Fprintf(e.stderr, "parley: note: %s\n", note)
+			}
 			var ud *unknownDecisionError
 			if errors.As(err, &ud) {
 				// The command line has a way past the check; the web
@@ -71,36 +75,65 @@ func replyCommand(e *env) *cli.Command {
 }
 
 // runReply answers a message as the agent that received it, through the
-// same check and write as send, then marks the message handled.
-func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opts sendOptions) error {
+// same check and write as send, then marks the message handled. An
+// error means nothing was sent; once the answer is sent, a failure to
+// mark the message handled is no error but the note returned (see
+// markAnswered).
+func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opts sendOptions) (note string, err error) {
 	id, err := ws.ResolveID(arg)
 	if err != nil {
-		return err
+		return "", err
 	}
 	c, err := ws.Handling(id, agent)
 	if err != nil {
-		return err
+		return "", err
 	}
 	data, err := mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Moved meanwhile (a done called at once): found where it is now.
+		if c, err = ws.Handling(id, agent); err != nil {
+			return "", err
+		}
+		data, err = mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
+	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	in, err := mailbox.Parse(data)
 	if err != nil {
-		return workspace.RefusalOf(c.Path, err)
+		return "", workspace.RefusalOf(c.Path, err)
 	}
 	if from, _ := in.Header().Get("from"); from == "" {
-		return fmt.Errorf("%s: says nobody sent it (no from:): there is no one to answer", ws.Short(c.Path))
+		return "", fmt.Errorf("%s: says nobody sent it (no from:): there is no one to answer", ws.Short(c.Path))
 	}
 	if err := checkDecision(in, id, opts); err != nil {
-		return err
+		return "", err
 	}
 	opts.From, opts.Answers = c.Agent, in
 	opts.Quote = quote(in)
 	if err := runSend(e, ws, opts); err != nil || opts.DryRun || keep || c.State == mailbox.Done {
-		return err
+		return "", err
 	}
-	return markDone(e.quiet(), ws, c.Agent, []string{id}, "answered with parley reply")
+	return markAnswered(e, ws, c.Agent, id), nil
+}
+
+// markAnswered marks message id, answered, handled for agent. The answer
+// is sent by then: whatever befalls the marking, the reply has
+// succeeded, and is not to be sent again. So it returns no error but a
+// note: "" when the message is marked, else what became of it (marked
+// handled meanwhile by another call, a parley done or the MCP done
+// tool; or left unmarked, and why). parley reply, the web seat and the
+// MCP server all answer through here: this is the one place that
+// decides.
+func markAnswered(e *env, ws *workspace.Workspace, agent, id string) string {
+	err := markDone(e.quiet(), ws, agent, []string{id}, "answered with parley reply")
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, mailbox.ErrHandled):
+		return fmt.Sprintf("%s was marked handled meanwhile, by another call: the answer is sent once", id)
+	}
+	return fmt.Sprintf("the answer is sent, but %s is not marked handled: %v (done marks it; replying again would send a second answer)", id, err)
 }
 
 // unknownDecisionError is checkDecision's refusal of a decision the

@@ -228,6 +228,9 @@ func (o sendOptions) empty(body []byte) error {
 	if o.Answers != nil {
 		what = "reply"
 	}
+	if o.Tool {
+		return usagef("nothing to send: the %s has no body and no fields; give body (its text), fields or type (nothing was sent)", what)
+	}
 	return usagef("nothing to send: the %s has no body and no fields; give --body TEXT, the text on stdin, or --field KEY=VALUE (nothing was sent)", what)
 }
 

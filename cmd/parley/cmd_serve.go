@@ -243,7 +243,11 @@ func (a *browserActions) Reply(ctx context.Context, id, agent, decision, body st
 	if decision != "" {
 		opts.Fields = []string{"decision=" + decision}
 	}
-	return said(buf, runReply(e, ws, id, agent, false, opts))
+	note, err := runReply(e, ws, id, agent, false, opts)
+	if note != "" {
+		fmt.Fprintln(buf, note)
+	}
+	return said(buf, err)
 }
 
 func (a *browserActions) Done(ctx context.Context, id, agent string) (string, error) {

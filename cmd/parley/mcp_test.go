@@ -250,6 +250,13 @@ func TestMCPGameMasterTools(t *testing.T) {
 	if err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != `bad arguments: hp: want a whole number, got "eight"` {
 		t.Errorf("hp eight: %v %+v, want a tool error saying hp wants a whole number", err, res.Content)
 	}
+	// A wrong field inside an update is named where it is, beside the
+	// fields an update has: it was said as a wrong argument, with the
+	// arguments' own names.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_inventory", Arguments: map[string]any{"character": "tilda-brannock", "updates": []any{map[string]any{"slug": "rope", "quantity": -1}}}})
+	if want := `bad arguments: updates[0].quantity: unknown field (did you mean quantityChange? fields: slug, in, quantityChange)`; err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != want {
+		t.Errorf("update_inventory quantity: %v %+v, want the tool error %q", err, res.Content, want)
+	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_character_stats", Arguments: map[string]any{"character": "nobody-here"}})
 	if err != nil || !res.IsError {
 		t.Errorf("stats of nobody: %v %+v, want a tool error", err, res)
@@ -365,5 +372,66 @@ func TestMCPStopAnswers(t *testing.T) {
 	}
 	if n != sent+1 {
 		t.Errorf("the outbox holds %d messages, and %d sends were answered after the stop; want an answer for each message sent", n, sent)
+	}
+}
+
+// TestMCPReplyRacingDone guards a bug: reply and done of one message,
+// called at once (an MCP client's two lines, handled concurrently),
+// could have reply say "handled already" after its answer was written to
+// the outbox, and a client that retried sent the answer twice. A reply
+// whose answer is written succeeds, saying the message was marked
+// handled meanwhile if it was; a reply that fails wrote nothing.
+func TestMCPReplyRacingDone(t *testing.T) {
+	dir := t.TempDir()
+	ws := newWorkspace(t, dir, "agents:\n  - gm\n  - aria\n")
+	box := &mcpMailbox{ws: ws, agent: "aria"}
+	ctx := context.Background()
+	route := func() {
+		t.Helper()
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, quiet)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if _, err := r.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rounds = 100
+	var ids []string
+	for i := 0; i < rounds; i++ {
+		m := mailbox.New([]byte(fmt.Sprintf("Question %d?\n", i)))
+		m.Set("to", "aria")
+		id, _, err := ws.Mailbox("gm").Post(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	route()
+	for _, id := range ids {
+		before, _ := ws.Mailbox("aria").Count(mailbox.Outbox)
+		var (
+			out     string
+			err     error
+			replied = make(chan struct{})
+		)
+		go func() {
+			defer close(replied)
+			out, err = box.Reply(ctx, id, mcpserver.Outgoing{Body: "r1"})
+		}()
+		box.Done(ctx, id)
+		<-replied
+		after, _ := ws.Mailbox("aria").Count(mailbox.Outbox)
+		switch {
+		case err != nil && after != before:
+			t.Fatalf("reply %s = error %q, but its answer is in the outbox: a retry sends it twice", id, err)
+		case err == nil && after != before+1:
+			t.Fatalf("reply %s = %q, but the outbox holds %d answers more, want 1", id, out, after-before)
+		}
+		if n, _ := ws.Mailbox("aria").Count(mailbox.Inbox); n != rounds-1-slices.Index(ids, id) {
+			t.Fatalf("after reply and done of %s the inbox holds %d messages", id, n)
+		}
 	}
 }

@@ -463,7 +463,7 @@ func (s *seat) handledCopies(id string, agents []string, note string) {
 		if _, err := s.ws.Received(id, agent, mailbox.Inbox); err != nil {
 			continue // not in that inbox any more
 		}
-		if err := markDone(s.e.quiet(), s.ws, agent, []string{id}, note); err != nil {
+		if err := markDone(s.e.quiet(), s.ws, agent, []string{id}, note); err != nil && !errors.Is(err, mailbox.ErrHandled) {
 			s.printf("(could not mark %s handled for %s: %v)\n", id, agent, err)
 		}
 	}

@@ -69,11 +69,148 @@ func argError(args json.RawMessage, dst any, err error) string {
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if strings.HasPrefix(msg, "unknown field ") && st != nil && st.Kind() == reflect.Struct {
-		if names := fieldNames(st); len(names) > 0 {
-			msg += " (the arguments: " + strings.Join(names, ", ") + ")"
+		// encoding/json names the field but not where it is: found
+		// again here, with its path and the fields of the object it is in.
+		path, name, t, ok := unknownField(args, st, "")
+		if !ok {
+			return msg
 		}
+		names := fieldNames(t)
+		hint := ""
+		if like := nearest(name, names); like != "" {
+			hint = "did you mean " + like + "? "
+		}
+		if path == "" {
+			return fmt.Sprintf("unknown field %q (%sthe arguments: %s)", name, hint, strings.Join(names, ", "))
+		}
+		return fmt.Sprintf("%s.%s: unknown field (%sfields: %s)", path, name, hint, strings.Join(names, ", "))
 	}
 	return msg
+}
+
+// unknownField finds the first key of raw, a value of type t at path
+// ("" for the arguments themselves), that names no field: it returns the
+// path of the object holding it, the key, and the object's struct type.
+// Keys are matched as encoding/json matches them, case aside.
+func unknownField(raw json.RawMessage, t reflect.Type, path string) (string, string, reflect.Type, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return "", "", nil, false // it reads itself
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		keys, vals := objectKeys(raw)
+		for i, k := range keys {
+			f, ok := fieldOf(t, k)
+			if !ok {
+				f, ok = fieldFold(t, k)
+			}
+			if !ok {
+				return path, k, t, true
+			}
+			sub := k
+			if path != "" {
+				sub = path + "." + k
+			}
+			if p, n, st, ok := unknownField(vals[i], f.Type, sub); ok {
+				return p, n, st, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var list []json.RawMessage
+		if json.Unmarshal(raw, &list) != nil {
+			return "", "", nil, false
+		}
+		for i, v := range list {
+			if p, n, st, ok := unknownField(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, n, st, true
+			}
+		}
+	case reflect.Map:
+		keys, vals := objectKeys(raw)
+		for i, k := range keys {
+			if p, n, st, ok := unknownField(vals[i], t.Elem(), path+"."+k); ok {
+				return p, n, st, true
+			}
+		}
+	}
+	return "", "", nil, false
+}
+
+// objectKeys are the keys of the JSON object raw, in their order, and
+// their values; none if raw is no object.
+func objectKeys(raw json.RawMessage) ([]string, []json.RawMessage) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return keys, vals
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return keys, vals
+		}
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	return keys, vals
+}
+
+// fieldFold finds the field of t whose JSON name is name, case aside, as
+// encoding/json also matches.
+func fieldFold(t reflect.Type, name string) (reflect.StructField, bool) {
+	for _, n := range fieldNames(t) {
+		if strings.EqualFold(n, name) {
+			return fieldOf(t, n)
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// nearest is the one of names that name most likely meant (one holds
+// the other, case aside, or they differ by a letter or two), or "".
+func nearest(name string, names []string) string {
+	low := strings.ToLower(name)
+	best, bestD := "", 3
+	for _, n := range names {
+		ln := strings.ToLower(n)
+		if min(len(ln), len(low)) >= 2 && (strings.Contains(ln, low) || strings.Contains(low, ln)) {
+			return n
+		}
+		if d := distance(low, ln); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
 }
 
 // kindWords says what a value of Go type t is, in JSON's words.

@@ -31,8 +31,10 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 //     invalid-request error (id null), and the session goes on, when it
 //     names an id twice or the id of a call still being answered, or
 //     when the session's protocol version is 2025-06-18 or later, which
-//     has no batches. (The SDK ends the session at the first two, and
-//     cannot learn the version through a connection of another package.)
+//     has no batches; a batch read while initialize is being answered
+//     waits for the version it agrees on. (The SDK ends the session at
+//     the first two, and cannot learn the version through a connection
+//     of another package.)
 //   - At the end of In (or a failure to read it), or once Stop is
 //     called, every request read before is answered before the
 //     connection ends: a client never sees a side effect of a call
@@ -126,6 +128,27 @@ func (c *calls) answered(resp *jsonrpc.Response) {
 	}
 	close(c.changed)
 	c.changed = make(chan struct{})
+}
+
+// awaitInitialize waits, while the initialize call read is not answered
+// yet, until it is (or stop is closed): the version it agrees on decides
+// whether a batch read after it is taken. The SDK handles initialize
+// while the next lines are read, so a batch piped right behind it was
+// read before the version was known, and taken now and then.
+func (c *calls) awaitInitialize(stop <-chan struct{}) {
+	for {
+		c.mu.Lock()
+		waiting, changed := c.initialize.IsValid() && c.pending[c.initialize], c.changed
+		c.mu.Unlock()
+		if !waiting {
+			return
+		}
+		select {
+		case <-changed:
+		case <-stop:
+			return
+		}
+	}
 }
 
 // batchless is the first protocol version without JSON-RPC batches.
@@ -308,6 +331,7 @@ func (f *lineFilter) check(line []byte) bool {
 			}
 			msgs = append(msgs, msg)
 		}
+		f.calls.awaitInitialize(f.stop)
 		if why := f.calls.refuseBatch(msgs); why != "" {
 			f.answer(nil, jsonrpc.CodeInvalidRequest, why)
 			return false

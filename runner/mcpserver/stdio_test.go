@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // fakeBox is a Mailbox whose sends wait until released, so a test can
@@ -340,3 +342,78 @@ func TestStdioStop(t *testing.T) {
 		t.Errorf("Run = %v, want nil", err)
 	}
 }
+
+// TestStdioBatchPipedBehindInitialize: a batch piped right behind
+// initialize and initialized, all at once, is refused in 2025-06-18 as
+// it is with pauses between. It was taken now and then (1 run in 3):
+// the SDK reads the next lines while it handles initialize, and the
+// batch was judged before the version was agreed.
+func TestStdioBatchPipedBehindInitialize(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		in := initLine + "\n" + initialized + "\n" + `[{"jsonrpc":"2.0","id":5,"method":"ping"}]` + "\n"
+		got := serve(t, &fakeBox{}, &endSignal{r: strings.NewReader(in), end: make(chan struct{})})
+		if got["5"] != nil {
+			t.Fatalf("run %d: the batch was answered: %v", i, got["5"])
+		}
+		if errorCode(got["null1"]) != -32600 {
+			t.Fatalf("run %d: no invalid-request error for the batch: %v", i, got)
+		}
+	}
+}
+
+// TestSDKTransportBatchPipedBehindInitialize shows the same race in the
+// SDK's own transport, which parley mcp does not serve on (Stdio wraps
+// it, and decides batches itself): the SDK's ioConn.Read (go-sdk v1.8.0,
+// mcp/transport.go:706, "JSON-RPC batching is not supported") reads the
+// version its sessionUpdated (transport.go:590) sets, and that is called
+// only as the initialize call is handled (mcp/server.go:2090 and 1575),
+// while the reader has gone on to the next lines. It is
+// skipped while the SDK takes such a batch, and passes once it does not.
+func TestSDKTransportBatchPipedBehindInitialize(t *testing.T) {
+	in := initLine + "\n" + initialized + "\n" + `[{"jsonrpc":"2.0","id":5,"method":"ping"}]` + "\n"
+	taken := 0
+	for i := 0; i < 50; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		pr, pw := io.Pipe()
+		out := &watchWriter{seen: `"id":5`, hit: make(chan struct{})}
+		ran := make(chan struct{})
+		go func() {
+			defer close(ran)
+			New(&fakeBox{}, Options{Agent: "aria"}).Run(ctx, &mcp.IOTransport{Reader: pr, Writer: out})
+		}()
+		if _, err := io.WriteString(pw, in); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-out.hit: // the batch answered: the session waits for more
+			taken++
+		case <-ran: // the batch refused: the SDK ends the session
+		}
+		pw.Close()
+		<-ran
+		cancel()
+	}
+	if taken > 0 {
+		t.Skipf("the SDK's IOTransport answered a batch piped behind an initialize of 2025-06-18 in %d runs of 50: its version is set as initialize is handled, after the batch is read (parley's Stdio waits for the answer to initialize)", taken)
+	}
+}
+
+// watchWriter is an output that says when a write holding seen is made.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	seen string
+	once sync.Once
+	hit  chan struct{}
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Contains(p, []byte(w.seen)) {
+		w.once.Do(func() { close(w.hit) })
+	}
+	return w.buf.Write(p)
+}
+
+func (w *watchWriter) Close() error { return nil }
