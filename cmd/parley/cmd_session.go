@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -143,6 +144,14 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 			return fail(err)
 		}
 		if _, err := toProg.Write(append(line, '\n')); err != nil {
+			if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
+				// It ended before it read the turn (Wait closes its
+				// stdin once it exits): said as any end before the
+				// result is, with what it printed.
+				if _, rerr := events.result(); rerr != nil {
+					return fail(fmt.Errorf("session: %s: %w", opts.Program[0], rerr))
+				}
+			}
 			return fail(fmt.Errorf("session: writing to %s: %w", opts.Program[0], err))
 		}
 		answer, err := events.result()
