@@ -59,15 +59,7 @@ func TestStateBookCoalesces(t *testing.T) {
 	if most := 2 + int64(elapsed/stateEvery); writes > most {
 		t.Errorf("%d changes in %v written %d times, want at most %d (one per %v, and the last at close)", changes, elapsed, writes, most, stateEvery)
 	}
-	data, err := os.ReadFile(ws.AgentsPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var book map[string]workspace.AgentRun
-	if err := json.Unmarshal(data, &book); err != nil {
-		t.Fatal(err)
-	}
-	if a := book["worker"]; a.State != workspace.StateIdle || a.Message != fmt.Sprintf("msg-%d", changes-1) {
+	if a := bookOf(t, ws)["worker"]; a.State != workspace.StateIdle || a.Message != fmt.Sprintf("msg-%d", changes-1) {
 		t.Errorf("the book after close says %+v, want the last change (idle, msg-%d)", a, changes-1)
 	}
 }
@@ -108,18 +100,7 @@ func TestStateBookFlush(t *testing.T) {
 	ws := newWorkspace(t, "worker")
 	s := loadStateBook(ws, time.Now)
 	defer s.close()
-	read := func() workspace.AgentRun {
-		t.Helper()
-		data, err := os.ReadFile(ws.AgentsPath())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var book map[string]workspace.AgentRun
-		if err := json.Unmarshal(data, &book); err != nil {
-			t.Fatal(err)
-		}
-		return book["worker"]
-	}
+	read := func() workspace.AgentRun { return bookOf(t, ws)["worker"] }
 	for i := range 20 {
 		msg := fmt.Sprintf("msg-%d", i)
 		s.set("worker", workspace.StateWorking, msg)
@@ -181,4 +162,18 @@ func TestLateWhileBusy(t *testing.T) {
 	s.set("w", workspace.StateWorking, "other")
 	s.set("w", workspace.StateIdle, "")
 	check("the next message, handled", workspace.StateIdle, "")
+}
+
+// bookOf reads agents.json of ws as the state book wrote it.
+func bookOf(t *testing.T, ws *workspace.Workspace) map[string]workspace.AgentRun {
+	t.Helper()
+	data, err := os.ReadFile(ws.AgentsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var book map[string]workspace.AgentRun
+	if err := json.Unmarshal(data, &book); err != nil {
+		t.Fatal(err)
+	}
+	return book
 }

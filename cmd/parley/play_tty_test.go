@@ -139,14 +139,7 @@ func TestPlayTerminalAwaiting(t *testing.T) {
 	ws := filepath.Join(dir, "table")
 	parley := parleyIn(t, bin, ws)
 	newSeatTable(t, parley, ws, "")
-	cfg, err := os.ReadFile(filepath.Join(ws, "parley.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg = append(cfg, "timeouts:\n  - match: {type: DICE_RESULT}\n    after: 5m\n"...)
-	if err := os.WriteFile(filepath.Join(ws, "parley.yaml"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	appendConfig(t, ws, "timeouts:\n  - match: {type: DICE_RESULT}\n    after: 5m\n")
 
 	tm := playInTerminal(t, dir, bin, ws, 100)
 
@@ -177,14 +170,7 @@ func TestPlayTerminalLate(t *testing.T) {
 	ws := filepath.Join(dir, "table")
 	parley := parleyIn(t, bin, ws)
 	newSeatTable(t, parley, ws, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
-	cfg, err := os.ReadFile(filepath.Join(ws, "parley.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg = append(cfg, "timeouts:\n  - match: {type: GM_TO_PLAYER, to: [tor]}\n    after: 1s\n"...)
-	if err := os.WriteFile(filepath.Join(ws, "parley.yaml"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	appendConfig(t, ws, "timeouts:\n  - match: {type: GM_TO_PLAYER, to: [tor]}\n    after: 1s\n")
 	// A player whose model takes its time: it answers once the test lets it.
 	tor := "cat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
 	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
@@ -213,6 +199,20 @@ func TestPlayTerminalLate(t *testing.T) {
 	waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "Tor raises his shield.")
 	tm.keys("C-d")
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
+// appendConfig adds text (top-level keys: timeouts:, routes:) to the
+// parley.yaml of ws.
+func appendConfig(t *testing.T, ws, text string) {
+	t.Helper()
+	path := filepath.Join(ws, "parley.yaml")
+	cfg, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(cfg, text...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // playInTerminal starts the parley at bin playing the seat of ws in a

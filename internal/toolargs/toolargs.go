@@ -13,6 +13,8 @@ import (
 	"io"
 	"reflect"
 	"strings"
+
+	"github.com/parley-dev/parley/internal/spell"
 )
 
 // ErrBad is wrapped by every error of Decode.
@@ -175,42 +177,17 @@ func fieldFold(t reflect.Type, name string) (reflect.StructField, bool) {
 }
 
 // nearest is the one of names that name most likely meant (one holds
-// the other, case aside, or they differ by a letter or two), or "".
+// the other, case aside, or they differ by a letter or two: spell's
+// rule), or "".
 func nearest(name string, names []string) string {
 	low := strings.ToLower(name)
-	best, bestD := "", 3
 	for _, n := range names {
 		ln := strings.ToLower(n)
 		if min(len(ln), len(low)) >= 2 && (strings.Contains(ln, low) || strings.Contains(low, ln)) {
 			return n
 		}
-		if d := distance(low, ln); d < bestD {
-			best, bestD = n, d
-		}
 	}
-	return best
-}
-
-// distance is the Levenshtein distance of a and b.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur := make([]int, len(rb)+1)
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(rb)]
+	return spell.Nearest(name, names, 2)
 }
 
 // kindWords says what a value of Go type t is, in JSON's words.
