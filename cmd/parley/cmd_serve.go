@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -139,11 +140,20 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 	// --as or --lead it refuses is refused here, before anything
 	// listens (it started, and its seat said nothing waits). Without
 	// them, a workspace with no seat to find (no campaign, two people)
-	// shows every person's inbox.
-	if s, err := openSeat(e.quiet(), ws, opts.As, opts.Lead); err == nil {
+	// shows every person's inbox; with --as and no team lead, that
+	// person's.
+	s, err := openSeat(e.quiet(), ws, opts.As, opts.Lead)
+	switch {
+	case err == nil:
 		wo.Person = s.me
 		wo.Prompted = s.prompted()
-	} else if opts.As != "" || opts.Lead != "" {
+	case opts.As != "" && opts.Lead == "" && !hasTeamLead(ws):
+		// No table here (a pipeline): --as says whose inbox the Seat
+		// page shows, an agent checked as the table's seat checks it.
+		if wo.Person, err = seatPerson(ws, opts.As); err != nil {
+			return nil, err
+		}
+	case opts.As != "" || opts.Lead != "":
 		return nil, err
 	}
 	if !opts.ReadOnly {
@@ -298,4 +308,10 @@ func shareHost(addrs []net.Addr, hostname string) string {
 		return hostname
 	}
 	return "localhost"
+}
+
+// hasTeamLead reports whether an agent of ws has the role team-lead: the
+// workspace is a D&D table, where a seat speaks as it.
+func hasTeamLead(ws *workspace.Workspace) bool {
+	return slices.ContainsFunc(ws.AgentNames(), func(a string) bool { return ws.HasRole(a, "team-lead") })
 }

@@ -97,16 +97,10 @@ func (s *seat) answerer(typ string, agents []string) string {
 	return agents[0]
 }
 
-// openSeat finds the seat's agents: the person's (as, else the one human
-// agent that is no team lead and plays no character), the team lead's
-// (lead, else the one agent with that role), and the one that plays the
-// person's character.
-func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
-	s := &seat{e: e, ws: ws, out: e.stdout, width: 78, shown: map[string]bool{}, told: map[string]bool{}, dead: map[string]bool{}, dice: dice.Random()}
-	// What was given up before the person sat down is counted, and said
-	// once (hello): it is in parley status; the seat tells what is given
-	// up while they sit, each (tellGivenUp).
-	s.givenUp(func(agent, id string) { s.deadBefore++ })
+// seatPerson returns the agent that is the person at a seat: as, checked
+// (an agent of the workspace that no program plays), else the one human
+// agent that is no team lead and plays no character.
+func seatPerson(ws *workspace.Workspace, as string) (string, error) {
 	if as == "" {
 		var candidates []string
 		for _, a := range ws.Config.Agents {
@@ -115,12 +109,12 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 			}
 		}
 		if len(candidates) != 1 {
-			return nil, usagef("say which agent is you: --as AGENT (agents without a program, a character or a role at the table: %s)", orNone(candidates))
+			return "", usagef("say which agent is you: --as AGENT (agents without a program, a character or a role at the table: %s)", orNone(candidates))
 		}
 		as = candidates[0]
 	}
 	if err := ws.CheckAgent(as); err != nil {
-		return nil, usagef("--as: %v", err)
+		return "", usagef("--as: %v", err)
 	}
 	// The seat marks what it shows handled: sat at a program's mailbox,
 	// it would take messages the program never handles.
@@ -135,7 +129,24 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 		if a.Remote != "" {
 			what = fmt.Sprintf("remote: %s in %s: it lives in another workspace", a.Remote, workspace.ConfigFile)
 		}
-		return nil, usagef("--as %s: a program plays %s (%s), and the seat would take its messages: sit as an agent without one (%s)", as, as, what, orNone(people))
+		return "", usagef("--as %s: a program plays %s (%s), and the seat would take its messages: sit as an agent without one (%s)", as, as, what, orNone(people))
+	}
+	return as, nil
+}
+
+// openSeat finds the seat's agents: the person's (as, else the one human
+// agent that is no team lead and plays no character), the team lead's
+// (lead, else the one agent with that role), and the one that plays the
+// person's character.
+func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
+	s := &seat{e: e, ws: ws, out: e.stdout, width: 78, shown: map[string]bool{}, told: map[string]bool{}, dead: map[string]bool{}, dice: dice.Random()}
+	// What was given up before the person sat down is counted, and said
+	// once (hello): it is in parley status; the seat tells what is given
+	// up while they sit, each (tellGivenUp).
+	s.givenUp(func(agent, id string) { s.deadBefore++ })
+	as, err := seatPerson(ws, as)
+	if err != nil {
+		return nil, err
 	}
 	s.me = as
 	if lead == "" {

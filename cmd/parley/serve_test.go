@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -657,5 +659,49 @@ func TestServeWorkspaceGone(t *testing.T) {
 	waitFor("parley: the workspace " + dir + " is back\n")
 	if n := strings.Count(stderr.String(), "is gone"); n != 1 {
 		t.Errorf("serve said the workspace is gone %d times, want once:\n%s", n, stderr.String())
+	}
+}
+
+// TestServeAsWithoutTable: in a workspace with no team lead (a
+// pipeline), `serve --as` was refused (it asked for a team lead) after a
+// change made serve find its seat as play does: it picks whose inbox the
+// Seat page shows, checked as the seat checks --as.
+func TestServeAsWithoutTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ws := newWorkspace(t, dir, "agents:\n  - you\n  - boss\n  - {name: orch, driver: command, run: [cat]}\n")
+	for _, to := range []string{"you", "boss"} {
+		if err := runSend(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, sendOptions{From: "orch", To: []string{to}, Body: text("For " + to + " alone.\n")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, slog.New(slog.DiscardHandler))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Run(context.Background())
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
+	if _, err := newWebServer(e, ws, serveOptions{Addr: "127.0.0.1:0", As: "nobody"}); err == nil || !strings.Contains(err.Error(), `--as: unknown agent "nobody"`) {
+		t.Errorf("serve --as nobody: %v, want the unknown agent refused", err)
+	}
+	if _, err := newWebServer(e, ws, serveOptions{Addr: "127.0.0.1:0", As: "orch"}); err == nil || !strings.Contains(err.Error(), "a program plays orch") {
+		t.Errorf("serve --as orch: %v, want a program's agent refused", err)
+	}
+	srv, err := newWebServer(e, ws, serveOptions{Addr: "127.0.0.1:0", As: "you", ReadOnly: true})
+	if err != nil {
+		t.Fatalf("serve --as you, with no team lead: %v", err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/seat", nil)
+	req.Host = "127.0.0.1:7878"
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	if page := rec.Body.String(); !strings.Contains(page, "For you alone.") || strings.Contains(page, "For boss alone.") {
+		t.Errorf("the Seat page of you shows not you's inbox alone:\n%s", page)
 	}
 }
