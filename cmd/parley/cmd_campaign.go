@@ -221,7 +221,8 @@ func printCheck(e *env, ws *workspace.Workspace, rep *campaigns.Report) {
 		fmt.Fprintf(w, "ok: parley can read and change this campaign\n")
 		return
 	}
-	fmt.Fprintf(w, "%d %s: see the missing and malformed lines above\n", failed, map[bool]string{true: "problem", false: "problems"}[failed == 1])
+	// Counted by file: a sheet may say several problems on its line.
+	fmt.Fprintf(w, "%d %s missing or malformed: see the lines above\n", failed, map[bool]string{true: "file is", false: "files are"}[failed == 1])
 }
 
 func printApply(e *env, camp *campaigns.Campaign, rep *delta.Report, dryRun bool) {

@@ -98,6 +98,12 @@ func (w *Workspace) CheckFile(path string, opts FileCheck) (*Verdict, error) {
 		return &Verdict{File: path, From: sender, Refusal: RefusalOf(path, err)}, nil
 	}
 	if sender == "" {
+		if fs := checkFields(m.Header(), "from"); m.Header().Has("from") && len(fs) > 0 {
+			// A from: that is no single value names no sender: its
+			// problems are said, as the router says them, not that
+			// from: is missing.
+			return &Verdict{File: path, Refusal: refusalOf(path, fs, nil)}, nil
+		}
 		return nil, ErrNoSender
 	}
 	if sender == Runner && inMailbox && slices.Contains([]string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, state) {
