@@ -1001,7 +1001,10 @@ func (s *seat) command(ctx context.Context, text string) (bool, error) {
 	case "help":
 		s.printf("commands:\n")
 		for _, c := range seatCommands {
-			s.printf("  /%-8s %-28s %s\n", c.name, c.args, c.does)
+			// What a command does, under it, wrapped as the seat's
+			// lines are: a row of both ran past a terminal's width.
+			s.printf("  %s\n", strings.TrimSpace("/"+c.name+" "+c.args))
+			s.wrap(c.does, "      ")
 		}
 		s.printf("anything else answers the oldest question waiting for you (// starts an answer with /)\n")
 		return false, nil
