@@ -78,7 +78,19 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 			continue
 		}
 		c, err := ws.Received(id, agent, mailbox.Dead)
-		if refused := rejectedCopies(ws, id, agent); err != nil && len(refused) > 0 {
+		refused := rejectedCopies(ws, id, agent)
+		if err == nil && len(refused) > 0 {
+			// Given up, and a copy refused besides (one sent again
+			// with the same id): which to put back is the person's
+			// call, by its path.
+			paths := []string{ws.Short(c.Path)}
+			for _, r := range refused {
+				paths = append(paths, ws.Short(r.Path))
+			}
+			errs = append(errs, fmt.Errorf("%s: %d files are message %s: give the path of the one to put back (parley retry %s)", arg, len(paths), id, strings.Join(paths, " or ")))
+			continue
+		}
+		if err != nil && len(refused) > 0 {
 			// A file named by the id that the router refused: put back
 			// into its outbox, as when named by its path.
 			for _, r := range refused {
