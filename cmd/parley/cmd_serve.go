@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -147,7 +146,7 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 	case err == nil:
 		wo.Person = s.me
 		wo.Prompted = s.prompted()
-	case opts.As != "" && opts.Lead == "" && !hasTeamLead(ws):
+	case opts.As != "" && opts.Lead == "" && !ws.RoleHeld("team-lead"):
 		// No table here (a pipeline): --as says whose inbox the Seat
 		// page shows, an agent checked as the table's seat checks it.
 		if wo.Person, err = seatPerson(ws, opts.As); err != nil {
@@ -308,10 +307,4 @@ func shareHost(addrs []net.Addr, hostname string) string {
 		return hostname
 	}
 	return "localhost"
-}
-
-// hasTeamLead reports whether an agent of ws has the role team-lead: the
-// workspace is a D&D table, where a seat speaks as it.
-func hasTeamLead(ws *workspace.Workspace) bool {
-	return slices.ContainsFunc(ws.AgentNames(), func(a string) bool { return ws.HasRole(a, "team-lead") })
 }
