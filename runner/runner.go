@@ -97,6 +97,11 @@ type Options struct {
 	// process's while the hook waited), and the run goes on to route it;
 	// false, and (settled) the run ends.
 	Idle func(ctx context.Context, settled bool) bool
+	// NoteAwaited has a watching run note, each time it has done what it
+	// could, the replies it waits for, for Awaited (a person's seat asks
+	// it from another goroutine). A run until idle always notes them;
+	// a watching run of nobody's seat spares the inbox counts it takes.
+	NoteAwaited bool
 }
 
 // Stats counts what a Run did.
@@ -671,7 +676,9 @@ func (r *Runner) watch(ctx context.Context) error {
 			return r.runUntilIdle(ctx)
 		}
 		r.checkDeadlines()
-		r.noteAwaited()
+		if r.opts.NoteAwaited {
+			r.noteAwaited()
+		}
 		r.tickBuiltins(ctx)
 		r.flushJournal(now)
 		for _, d := range []time.Time{r.nextDeadline(), r.nextTick(), r.nextPoll(), r.repairAt, r.journal.retryAt(), r.inboxesAt} {

@@ -258,7 +258,7 @@ type Awaited struct {
 // else to do (no file to route, no driver at work), the one due first
 // first; none while it has. Any goroutine may call it: it is what the
 // router last noted (noteAwaited), which it does each time it has done
-// what it could and waits.
+// what it could and waits (a watching run with Options.NoteAwaited).
 func (r *Runner) Awaited() []Awaited {
 	if as := r.awaitedNow.Load(); as != nil {
 		return slices.Clone(*as)

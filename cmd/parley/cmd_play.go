@@ -614,7 +614,9 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	var runDone chan error // nil: a runner of its own does not run
 	// The runner's log is not shown at a terminal: a retry is told in
 	// the seat's words (tellRetrying), the rest by tellTable.
-	r, err := runner.Open(s.ws, runnerOptions(s.e, s.ws, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying})))
+	opts := runnerOptions(s.e, s.ws, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying}))
+	opts.NoteAwaited = true // the seat says what the table waits for (tellAwaiting)
+	r, err := runner.Open(s.ws, opts)
 	var locked *runner.LockedError
 	switch {
 	case errors.As(err, &locked):
