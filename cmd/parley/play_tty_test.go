@@ -19,10 +19,7 @@ import (
 // bug). It skips when tmux is not installed (.ci/run installs it).
 func TestPlayTerminal(t *testing.T) {
 	t.Parallel()
-	dir, bin := terminalParley(t)
-	ws := filepath.Join(dir, "table")
-	parley := parleyIn(t, bin, ws)
-	newSeatTable(t, parley, ws, "")
+	dir, bin, ws, parley := terminalSeatTable(t, "")
 
 	tm := playInTerminal(t, dir, bin, ws, 60)
 
@@ -94,10 +91,7 @@ func TestPlayTerminal(t *testing.T) {
 // and nothing more while it is tried again, until it answers.
 func TestPlayTerminalRetrying(t *testing.T) {
 	t.Parallel()
-	dir, bin := terminalParley(t)
-	ws := filepath.Join(dir, "table")
-	parley := parleyIn(t, bin, ws)
-	newSeatTable(t, parley, ws, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh], retries: 2}\n")
+	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh], retries: 2}\n")
 	// A player whose model is down twice, then answers; it counts in its
 	// TMPDIR, where a confined player may write.
 	tor := "cat >/dev/null\nn=$(cat \"$TMPDIR/tries\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$TMPDIR/tries\"\n[ \"$n\" -ge 2 ] || exit 1\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
@@ -135,10 +129,7 @@ func TestPlayTerminalRetrying(t *testing.T) {
 // person answers for an agent no program plays.
 func TestPlayTerminalAwaiting(t *testing.T) {
 	t.Parallel()
-	dir, bin := terminalParley(t)
-	ws := filepath.Join(dir, "table")
-	parley := parleyIn(t, bin, ws)
-	newSeatTable(t, parley, ws, "")
+	dir, bin, ws, parley := terminalSeatTable(t, "")
 	appendConfig(t, ws, "timeouts:\n  - match: {type: DICE_RESULT}\n    after: 5m\n")
 
 	tm := playInTerminal(t, dir, bin, ws, 100)
@@ -166,10 +157,7 @@ func TestPlayTerminalAwaiting(t *testing.T) {
 // say it as the runner marks it.
 func TestPlayTerminalLate(t *testing.T) {
 	t.Parallel()
-	dir, bin := terminalParley(t)
-	ws := filepath.Join(dir, "table")
-	parley := parleyIn(t, bin, ws)
-	newSeatTable(t, parley, ws, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
+	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
 	appendConfig(t, ws, "timeouts:\n  - match: {type: GM_TO_PLAYER, to: [tor]}\n    after: 1s\n")
 	// A player whose model takes its time: it answers once the test lets it.
 	tor := "cat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
@@ -199,6 +187,19 @@ func TestPlayTerminalLate(t *testing.T) {
 	waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "Tor raises his shield.")
 	tm.keys("C-d")
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
+// terminalSeatTable skips a test without tmux (terminalParley), else
+// lays out the seat's table (newSeatTable, with the agents more) in a new
+// temporary directory, and returns it, the binary, the workspace and a
+// parley run in it.
+func terminalSeatTable(t *testing.T, more string) (dir, bin, ws string, parley func(args ...string) string) {
+	t.Helper()
+	dir, bin = terminalParley(t)
+	ws = filepath.Join(dir, "table")
+	parley = parleyIn(t, bin, ws)
+	newSeatTable(t, parley, ws, more)
+	return dir, bin, ws, parley
 }
 
 // appendConfig adds text (top-level keys: timeouts:, routes:) to the
