@@ -29,7 +29,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "token", EnvVars: []string{"PARLEY_TOKEN"}, Usage: "the `TOKEN` that lets a browser write (default: a new random one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "let nobody write from the browser"},
 			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes: read-only already, so --read-only beside it changes nothing)"},
-			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you at a D&D seat (default: as parley play finds it)"},
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: at a D&D seat (default: as parley play finds it), or, with no team lead, whose inbox the Seat page shows"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as at a D&D seat"},
 		},
 		Action: func(c *cli.Context) error {
