@@ -74,7 +74,11 @@ type Copy struct {
 // delivered to its recipients (in inbox/, cur/, done/ or dead/), then the
 // sender's file (sent/, or outbox/ before it is routed), then the files
 // named by its id that the router refused (rejected/).
-func (w *Workspace) Copies(id string) []Copy {
+func (w *Workspace) Copies(id string) []Copy { return w.copies(id, true) }
+
+// copies is Copies; the rejected/ directories, listed, not looked up by
+// name, are read only when refused is true.
+func (w *Workspace) copies(id string, refused bool) []Copy {
 	var out []Copy
 	name := mailbox.FileName(id)
 	for _, states := range [][]string{
@@ -89,6 +93,9 @@ func (w *Workspace) Copies(id string) []Copy {
 				}
 			}
 		}
+	}
+	if !refused {
+		return out
 	}
 	for _, agent := range w.AgentNames() {
 		box := w.Mailbox(agent)
@@ -107,7 +114,7 @@ func (w *Workspace) Copies(id string) []Copy {
 // state), if anywhere.
 func (w *Workspace) Received(id, agent string, states ...string) (Copy, error) {
 	var held []Copy
-	for _, c := range w.Copies(id) {
+	for _, c := range w.copies(id, slices.Contains(states, mailbox.Rejected)) {
 		if slices.Contains(states, c.State) && (agent == "" || c.Agent == agent) {
 			held = append(held, c)
 		}
