@@ -80,9 +80,8 @@ func (r *Runner) checkConfig() (wait time.Time) {
 		return time.Time{}
 	}
 	now := r.opts.Now()
-	settle := r.ws().Config.Router.Settle
-	if age := now.Sub(stamp.Newest); age >= 0 && age < settle {
-		return stamp.Newest.Add(settle)
+	if at := stamp.SettledAt(now, r.ws().Config.Router.Settle); !at.IsZero() {
+		return at
 	}
 	r.config.dirty = false
 	r.config.stamp = stamp

@@ -260,7 +260,7 @@ func (s *Server) look() error {
 	if stamp.Equal(s.stamp) {
 		return nil
 	}
-	if age := time.Since(stamp.Newest); age >= 0 && age < ws.Config.Router.Settle {
+	if !stamp.SettledAt(time.Now(), ws.Config.Router.Settle).IsZero() {
 		return nil // being written, perhaps: read at a later look
 	}
 	s.stamp = stamp

@@ -95,6 +95,16 @@ type ConfigStamp struct {
 // Equal reports whether two stamps name the same files, unchanged.
 func (s ConfigStamp) Equal(o ConfigStamp) bool { return s.files == o.files }
 
+// SettledAt returns when the files stamped s will have been left alone
+// for settle, the time a file changed may still be being written: zero
+// when they have been already, and may be read now.
+func (s ConfigStamp) SettledAt(now time.Time, settle time.Duration) time.Time {
+	if age := now.Sub(s.Newest); age >= 0 && age < settle {
+		return s.Newest.Add(settle)
+	}
+	return time.Time{}
+}
+
 // String lists the files with their size, time and inode.
 func (s ConfigStamp) String() string { return s.files }
 
