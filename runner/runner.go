@@ -252,8 +252,10 @@ type Runner struct {
 	// sessionOver, once set, says why the run ends: a stop_on type was
 	// delivered.
 	sessionOver string
-	expected    []*expectation            // replies awaited, for timeouts:
-	awaitedNow  atomic.Pointer[[]Awaited] // what Awaited returns
+	expected    []*expectation                      // replies awaited, for timeouts:
+	awaitedNow  atomic.Pointer[[]workspace.Awaited] // what Awaited returns
+	// savedAwaited is what the state book was last told is awaited.
+	savedAwaited []workspace.Awaited
 	// finished holds the messages the workers finished (done/) or gave up
 	// (dead/) since checkDeadlines last looked, by agent and id: what
 	// ends an awaited reply of a program agent, learnt from the workers
@@ -468,6 +470,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	}
 	now := opts.Now()
 	r.config = configWatch{stamp: workspace.StampConfig(ws.Root), started: now, loaded: now}
+	r.takeUpWaits()
 	r.writeRunnerInfo()
 	return r, nil
 }

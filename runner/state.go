@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,8 @@ type stateBook struct {
 	// it sends something (spoke).
 	silent map[string]string
 	closed bool // no change is written any more
+	// previous is the book the runner before this one left.
+	previous map[string]workspace.AgentRun
 	// changes counts the changes made, written those the file holds:
 	// the writer may have taken a change's kick and not written it yet.
 	changes, written int64
@@ -47,11 +50,11 @@ type stateBook struct {
 func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
 	s := &stateBook{path: ws.AgentsPath(), now: now, agents: map[string]workspace.AgentRun{}, silent: map[string]string{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if data, err := os.ReadFile(s.path); err == nil {
-		_ = json.Unmarshal(data, &s.agents) // a damaged file is rewritten from scratch
+		_ = json.Unmarshal(data, &s.previous) // a damaged file is rewritten from scratch
 	}
 	// A new runner starts every agent afresh: a stop lasts for the run.
-	s.agents = map[string]workspace.AgentRun{}
-	s.write()
+	// What the runner before awaited, and who did not answer it, it
+	// takes up (Runner.takeUpWaits), which then writes the book.
 	go s.writer()
 	return s
 }
@@ -153,6 +156,57 @@ func (s *stateBook) spoke(agent string) {
 		s.agents[agent] = a
 		s.changedLocked()
 	}
+}
+
+// setAwaited notes the replies the runner awaits (of every agent; none
+// for an agent not among them).
+func (s *stateBook) setAwaited(awaited []workspace.Awaited) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	by := map[string][]workspace.Awaited{}
+	for _, a := range awaited {
+		by[a.Agent] = append(by[a.Agent], a)
+	}
+	for agent, a := range s.agents {
+		if len(a.Awaited) > 0 && len(by[agent]) == 0 {
+			a.Awaited = nil
+			s.agents[agent] = a
+			s.changedLocked()
+		}
+	}
+	for agent, as := range by {
+		a := s.agents[agent]
+		if slices.Equal(a.Awaited, as) {
+			continue
+		}
+		a.Awaited = as
+		if a.State == "" {
+			a.State, a.Since = workspace.StateIdle, s.now().UTC()
+		}
+		s.agents[agent] = a
+		s.changedLocked()
+	}
+}
+
+// keepSilent takes up that an agent did not answer message in the run
+// before this one (it was unresponsive, or late while its program was at
+// work on it): it stays so, with the note that says it, until it speaks.
+func (s *stateBook) keepSilent(agent string, before workspace.AgentRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	message := before.Late
+	if before.State == workspace.StateUnresponsive {
+		message = before.Message
+	}
+	if message == "" {
+		return
+	}
+	s.silent[agent] = message
+	a := s.agents[agent]
+	a.Note = before.Note
+	s.agents[agent] = a
+	s.setLocked(agent, workspace.StateUnresponsive, message, 0)
+	s.changedLocked()
 }
 
 // setStopped marks an agent stopped or not, and reports whether that

@@ -82,6 +82,8 @@ func (r *Runner) nextDeadline() time.Time {
 // checkDeadlines nudges agents whose reply is late, and marks unresponsive
 // those that stayed silent after the nudge.
 func (r *Runner) checkDeadlines() {
+	nudged := false
+	defer func() { r.saveAwaited(nudged) }()
 	now := r.opts.Now()
 	finished := r.takeFinished()
 	kept := r.expected[:0]
@@ -113,7 +115,7 @@ func (r *Runner) checkDeadlines() {
 				e.unsent = err.Error()
 				r.log.Error("the nudge was not sent", "agent", e.agent, "by", e.waiting, "err", err)
 			}
-			e.nudged = true
+			e.nudged, nudged = true, true
 			e.deadline = now.Add(e.policy.After)
 			kept = append(kept, e)
 			continue
@@ -241,25 +243,12 @@ func (r *Runner) nudge(e *expectation) error {
 	return nil
 }
 
-// Awaited is a reply a run waits for, by the workspace's timeouts: the
-// agent that should answer, the message it should answer (its id and
-// type), who sent it, and when the agent is marked unresponsive.
-type Awaited struct {
-	Agent   string
-	Message string
-	Type    string
-	From    string
-	Until   time.Time
-	After   time.Duration // the timeouts: rule's after:
-	Policy  string        // the timeouts: rule, as the log names it
-}
-
 // Awaited returns the replies the run waits for while it has nothing
 // else to do (no file to route, no driver at work), the one due first
 // first; none while it has. Any goroutine may call it: it is what the
 // router last noted (noteAwaited), which it does each time it has done
 // what it could and waits (a watching run with Options.NoteAwaited).
-func (r *Runner) Awaited() []Awaited {
+func (r *Runner) Awaited() []workspace.Awaited {
 	if as := r.awaitedNow.Load(); as != nil {
 		return slices.Clone(*as)
 	}
@@ -268,21 +257,123 @@ func (r *Runner) Awaited() []Awaited {
 
 // noteAwaited notes, for Awaited, the replies the run waits for if it has
 // nothing else to do, and returns them. Called by the router only.
-func (r *Runner) noteAwaited() []Awaited {
+func (r *Runner) noteAwaited() []workspace.Awaited {
 	if len(r.expected) == 0 || !r.nothingPending() || !r.workersIdle() {
 		if r.awaitedNow.Load() != nil {
 			r.awaitedNow.Store(nil)
 		}
 		return nil
 	}
-	as := make([]Awaited, 0, len(r.expected))
-	for _, e := range r.expected {
-		as = append(as, Awaited{Agent: e.agent, Message: e.message, Type: workspace.TypeOf(e.asked),
-			From: e.waiting, Until: e.deadline, After: e.policy.After, Policy: e.policy.Key})
-	}
-	slices.SortStableFunc(as, func(a, b Awaited) int { return a.Until.Compare(b.Until) })
+	as := r.awaitedList()
 	r.awaitedNow.Store(&as)
 	return as
+}
+
+// awaitedList returns the replies awaited, the one due first first.
+func (r *Runner) awaitedList() []workspace.Awaited {
+	as := make([]workspace.Awaited, 0, len(r.expected))
+	for _, e := range r.expected {
+		as = append(as, workspace.Awaited{Agent: e.agent, Message: e.message, Type: workspace.TypeOf(e.asked),
+			From: e.waiting, Until: e.deadline.UTC(), After: e.policy.After, Policy: e.policy.Key, Nudged: e.nudged})
+	}
+	slices.SortStableFunc(as, func(a, b workspace.Awaited) int { return a.Until.Compare(b.Until) })
+	return as
+}
+
+// saveAwaited writes the replies awaited into the state book, when they
+// changed, for parley status and for the next runner (takeUpWaits). A
+// nudge just sent is written at once: the next runner does not send it
+// again.
+func (r *Runner) saveAwaited(nudged bool) {
+	as := r.awaitedList()
+	if slices.Equal(as, r.savedAwaited) {
+		return
+	}
+	r.savedAwaited = as
+	r.state.setAwaited(as)
+	if nudged {
+		r.state.flush()
+	}
+}
+
+// takeUpWaits takes up what the runner before this one awaited: the
+// replies it waited for (each due when it was, nudged or not), and the
+// agents it had marked unresponsive, who stay so until they speak. A
+// reply whose rule of timeouts: is gone or no longer matches it, or
+// whose message is nowhere to be found, is awaited no more.
+func (r *Runner) takeUpWaits() {
+	ws := r.ws()
+	taken := 0
+	for agent, before := range r.state.previous {
+		if _, ok := ws.Agent(agent); !ok {
+			continue
+		}
+		r.state.keepSilent(agent, before)
+		for _, a := range before.Awaited {
+			p := r.policy(a)
+			if p == nil {
+				r.log.Info("a reply awaited before is awaited no more: its rule of timeouts: is gone", "agent", agent, "message", a.Message, "policy", a.Policy)
+				continue
+			}
+			m := r.findAsked(a)
+			if m == nil {
+				r.log.Info("a reply awaited before is awaited no more: its message is gone", "agent", agent, "message", a.Message)
+				continue
+			}
+			e := &expectation{agent: agent, waiting: a.From, message: a.Message, asked: m, policy: p, deadline: a.Until, nudged: a.Nudged}
+			if ws.IsProgram(agent) {
+				e.finished = ws.Mailbox(agent).HandledIn(a.Message)
+			}
+			r.expected = append(r.expected, e)
+			taken++
+		}
+	}
+	r.state.previous = nil
+	if taken > 0 {
+		r.log.Info(fmt.Sprintf("awaiting %d %s the runner before awaited", taken, plural(taken, "reply", "replies")))
+	}
+	r.saveAwaited(false)
+	r.state.write() // the book of the runner before is replaced at once
+}
+
+// policy returns the rule of timeouts: an awaited reply was awaited by,
+// if it is still there and still matches the reply.
+func (r *Runner) policy(a workspace.Awaited) *workspace.Timeout {
+	ws := r.ws()
+	for i := range ws.Config.Timeouts {
+		p := &ws.Config.Timeouts[i]
+		if p.Key != a.Policy {
+			continue
+		}
+		if len(p.Type) > 0 && !slices.Contains(p.Type, a.Type) ||
+			len(p.To) > 0 && !slices.Contains(p.To, a.Agent) ||
+			len(p.ToRole) > 0 && !ws.HasRole(a.Agent, p.ToRole...) {
+			return nil
+		}
+		return p
+	}
+	return nil
+}
+
+// findAsked reads the message an awaited reply answers: the copy its
+// agent received, or its sender's.
+func (r *Runner) findAsked(a workspace.Awaited) *mailbox.Message {
+	ws := r.ws()
+	c, err := ws.Received(a.Message, a.Agent, mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead)
+	if err != nil {
+		if c, err = ws.Received(a.Message, a.From, mailbox.Sent); err != nil {
+			return nil
+		}
+	}
+	data, err := mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return nil
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // tellAwaited says, once for each awaited reply, that a run until idle
@@ -290,7 +381,7 @@ func (r *Runner) noteAwaited() []Awaited {
 // them), and until when: a run waiting out a timeout of minutes says why
 // it has not ended. It names the reply due first, and how many more are
 // awaited.
-func (r *Runner) tellAwaited(awaited []Awaited) {
+func (r *Runner) tellAwaited(awaited []workspace.Awaited) {
 	untold := false
 	for _, e := range r.expected {
 		untold = untold || !e.told

@@ -20,7 +20,6 @@ import (
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -769,7 +768,7 @@ func (s *seat) tellSilent(agent, why string) {
 // who should answer what, and until when, before the agent is marked
 // unresponsive (timeouts:); for an agent no program plays, how a person
 // answers for it. A seat that says nothing for minutes looks hung.
-func (s *seat) tellAwaiting(awaited []runner.Awaited) {
+func (s *seat) tellAwaiting(awaited []workspace.Awaited) {
 	if len(awaited) == 0 {
 		return
 	}

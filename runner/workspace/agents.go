@@ -41,6 +41,26 @@ type AgentRun struct {
 	// while its program is still at work on it: it is working, and
 	// late; unresponsive once the program is done without an answer.
 	Late string `json:"late,omitempty"`
+	// Awaited are the replies the runner awaits from the agent (timeouts:
+	// in parley.yaml), the one due first first. A runner that starts
+	// takes up the waits of the one before it.
+	Awaited []Awaited `json:"awaited,omitempty"`
+}
+
+// Awaited is a reply a runner awaits by the workspace's timeouts: the
+// agent that should answer, the message it should answer (its id and
+// type), who sent it, when it is due (then the agent is nudged, or marked
+// unresponsive), by which rule of timeouts:, and whether the agent was
+// nudged already.
+type Awaited struct {
+	Agent   string        `json:"agent"`
+	Message string        `json:"message"`
+	Type    string        `json:"type,omitempty"`
+	From    string        `json:"from"`
+	Until   time.Time     `json:"until"`
+	After   time.Duration `json:"after"`  // the rule's after:, in nanoseconds
+	Policy  string        `json:"policy"` // the rule, as the log names it (timeouts[0])
+	Nudged  bool          `json:"nudged,omitempty"`
 }
 
 // AgentsPath returns the path of the file where the runner keeps what each

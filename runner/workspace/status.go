@@ -28,6 +28,9 @@ type AgentStatus struct {
 	// Late is the message it did not answer in time (timeouts:) while
 	// its program is still at work on it (see AgentRun.Late).
 	Late string `json:"late,omitempty"`
+	// Awaited are the replies the running runner awaits from the agent
+	// (timeouts: in parley.yaml), the one due first first.
+	Awaited []Awaited `json:"awaited,omitempty"`
 	// Remote is the workspace the agent lives in (remote: in
 	// parley.yaml); its inbox here is what the bridge forwards there.
 	Remote   string `json:"remote,omitempty"`
@@ -117,7 +120,7 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		run, ran := runs[a.Name]
 		switch {
 		case ran && running:
-			s.State, s.Since, s.Note, s.Message, s.Late = run.State, run.Since, run.Note, run.Message, run.Late
+			s.State, s.Since, s.Note, s.Message, s.Late, s.Awaited = run.State, run.Since, run.Note, run.Message, run.Late, run.Awaited
 		case !running && a.Driven():
 			s.State = "-" // nothing runs it now
 		}
