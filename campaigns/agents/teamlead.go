@@ -161,6 +161,14 @@ func (t *TeamLead) Start(ctx context.Context, agent string) error {
 	if t.underWay(agent) {
 		return t.refresh(agent, camp)
 	}
+	if id := t.closing(agent); id != "" {
+		// A runner stopped while the session closed: the end is handled
+		// now (the players' journals, the shutdowns), and the next run
+		// starts the next session. A start sent now would open a session
+		// that the end being handled shuts down at once.
+		t.log().Info("the session is closing: its end is handled now, and the next run starts the next session", "end", id)
+		return nil
+	}
 	m, err := SessionStart(t.Workspace, camp, agent)
 	if errors.Is(err, campaigns.ErrNoPreferences) || errors.Is(err, errNoCharacter) {
 		t.log().Info("the session waits for preferences.md: the human's seat (parley play) asks for it", "campaign", camp.Name, "why", err)
@@ -292,6 +300,20 @@ func (t *TeamLead) underWay(agent string) bool {
 	started := t.started(agent)
 	ended := t.lastReceived(agent, SessionEndType)
 	return !started.IsZero() && ended.Before(started)
+}
+
+// closing returns the id of a [SESSION_END] the team lead received and
+// has not handled yet (in its inbox or cur/), or "".
+func (t *TeamLead) closing(agent string) string {
+	var id string
+	t.scan(agent, []string{mailbox.Inbox, mailbox.Cur}, func(_ string, m *mailbox.Message) bool {
+		if typeOf(m) == SessionEndType {
+			id, _ = m.Header().Get("id")
+			return false
+		}
+		return true
+	})
+	return id
 }
 
 // started returns when the team lead last sent a start to the game

@@ -348,3 +348,37 @@ func TestStateSaved(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamLeadStartWhileClosing: a runner killed as the session closed
+// (its [SESSION_END] delivered to the team lead, not handled yet) left a
+// team lead that, started again, sent a new start: the game master opened
+// a second session that the end, handled next, shut down, and every agent
+// was asked twice to shut down. The end is handled; nothing is started.
+func TestTeamLeadStartWhileClosing(t *testing.T) {
+	const (
+		startID = "20261124-090000.000000Z-lead-a00000"
+		endID   = "20261124-090002.000000Z-gm-e00001"
+	)
+	for _, state := range []string{mailbox.Inbox, mailbox.Cur, mailbox.Done} {
+		t.Run(state, func(t *testing.T) {
+			ws := leadTable(t)
+			put(t, ws, "lead", mailbox.Sent, startID, "---\nid: "+startID+"\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n")
+			put(t, ws, "lead", state, endID, "---\nid: "+endID+"\nfrom: gm\nto: lead\ntype: SESSION_END\ncampaign: the-hollow\nsummary: Done.\nstate_saved: false\nnext_hook: More.\n---\n")
+			prefs := "## Narrative Style\n\n**dialogue_format**: cinematic\n\n## Player Character\n\n**name**: Tilda Brannock\n**file**: party/tilda-brannock.md\n"
+			if err := os.WriteFile(filepath.Join(ws.Root, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+			if err := lead.Start(context.Background(), "lead"); err != nil {
+				t.Fatal(err)
+			}
+			n, err := ws.Mailbox("lead").Count(mailbox.Outbox)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]int{mailbox.Inbox: 0, mailbox.Cur: 0, mailbox.Done: 1}[state]; n != want {
+				t.Errorf("with the end in %s, Start sent %d messages, want %d (a start only once the end is handled)", state, n, want)
+			}
+		})
+	}
+}
