@@ -184,7 +184,8 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 	}
 	get := func(path string) (any, bool) { return valueAt(m, path) }
 	label := displayName(t.Name, t.Tagged)
-	var said []string // keys a required field's refusal names
+	var said []string           // keys a required field's refusal names
+	shaped := map[string]bool{} // parents of nested fields whose shape was checked
 
 	for _, f := range t.Fields {
 		if f.When != nil && !f.When.holds(get) {
@@ -199,6 +200,13 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 			vals, present = nil, false
 		}
 		parent, key, nested := cutLast(f.Name)
+		if nested && !shaped[parent] {
+			shaped[parent] = true
+			if top, why := shapeProblem(m, parent, key); why != "" {
+				addField(top, why)
+				continue
+			}
+		}
 		if nested {
 			// A nested field is required in every element of its parent,
 			// when the parent is there.
@@ -361,6 +369,53 @@ func allEmpty(vals []any) bool {
 		}
 	}
 	return true
+}
+
+// shapeProblem says what is wrong with the value at a parent path of a
+// nested field (key, one of its fields) when it is not a list of fields
+// ("a[]") or fields ("a"), as the path says it is: items: hello where
+// the protocol has items[].name. It returns the path to report, and "" when
+// the value is absent, empty, or of the right shape.
+func shapeProblem(m *mailbox.Message, parent, key string) (path, why string) {
+	path = strings.TrimSuffix(parent, "[]")
+	vals, ok := valuesAt(m, path)
+	if !ok {
+		return "", ""
+	}
+	if !strings.HasSuffix(parent, "[]") {
+		for _, v := range vals {
+			if _, ok := v.(map[string]any); v != nil && !ok {
+				return path, fmt.Sprintf("expected fields (%s.%s: ...), not %s", path, key, describeValue(v))
+			}
+		}
+		return "", ""
+	}
+	for _, v := range vals {
+		l, ok := v.([]any)
+		if v != nil && !ok {
+			return path, fmt.Sprintf("expected a list (- %s: ...), not %s", key, describeValue(v))
+		}
+		for i, e := range l {
+			if _, ok := e.(map[string]any); !ok {
+				return path, fmt.Sprintf("element %d (of %d) is %s: each element holds fields (- %s: ...)", i+1, len(l), describeValue(e), key)
+			}
+		}
+	}
+	return "", ""
+}
+
+// describeValue names what a value is, for a message about its shape.
+func describeValue(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		return "fields"
+	case []any:
+		return "a list"
+	case nil:
+		return "empty"
+	default:
+		return fmt.Sprintf("%q", scalarString(v))
+	}
 }
 
 // cutLast splits a nested path at its last dot: "a[].b" gives "a[]", "b".

@@ -90,6 +90,24 @@ func TestCheck(t *testing.T) {
 			want: []string{`characters[].request_type: "BOGUS" is not one of`, "characters[].scene_context: missing in element 2 (of 2) of characters", "characters[].just_happened: missing in element 2 (of 2)", "characters[].request: missing in element 2 (of 2)", "~type: [AWAIT_PLAYERS] is deprecated since Phase 2"},
 		},
 		{
+			name: "a list of fields that is not a list",
+			text: "[AWAIT_PLAYERS]\ncharacters: everyone\nscene_number: 5\nscene_slug: x\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{lead}},
+			want: []string{`characters: expected a list (- name: ...), not "everyone"`, "~type: [AWAIT_PLAYERS] is deprecated since Phase 2"},
+		},
+		{
+			name: "a list of fields given as fields",
+			text: "[AWAIT_PLAYERS]\ncharacters: {name: aria}\nscene_number: 5\nscene_slug: x\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{lead}},
+			want: []string{"characters: expected a list (- name: ...), not fields", "~type: [AWAIT_PLAYERS] is deprecated since Phase 2"},
+		},
+		{
+			name: "an element of a list of fields that is a word",
+			text: "[AWAIT_PLAYERS]\ncharacters:\n  - name: aria\n    request_type: QUICK_REACTION\n    scene_context: dark\n    just_happened: a noise\n    request: react\n  - bram\nscene_number: 5\nscene_slug: x\n",
+			env:  Envelope{Sender: gm, Recipients: []Party{lead}},
+			want: []string{`characters: element 2 (of 2) is "bram": each element holds fields (- name: ...)`, "~type: [AWAIT_PLAYERS] is deprecated since Phase 2"},
+		},
+		{
 			name: "unknown tag is informal",
 			text: "[GOSSIP]\n\nDid you hear?\n",
 			env:  Envelope{Sender: aria, Recipients: []Party{gm}},
