@@ -891,6 +891,12 @@ func eachKey(m *yaml.Node, prefix string, bad badFunc, handlers map[string]func(
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
+		if twice, err := given(m, i, prefix, bad); twice {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		h, ok := handlers[k.Value]
 		if !ok {
 			known := make([]string, 0, len(handlers))
@@ -914,6 +920,20 @@ func eachKey(m *yaml.Node, prefix string, bad badFunc, handlers map[string]func(
 		}
 	}
 	return nil
+}
+
+// given refuses the key at m.Content[i] when an earlier key of the
+// mapping m is the same (role: player, then role: gm, in one agent): the
+// later would silently win. It reports whether it is such a key, and the
+// error bad made of it (nil when bad lets it pass: the first stands).
+func given(m *yaml.Node, i int, prefix string, bad badFunc) (bool, error) {
+	k := m.Content[i]
+	for j := 0; j < i; j += 2 {
+		if m.Content[j].Value == k.Value {
+			return true, bad(k, join(prefix, k.Value), "given twice, here and on line %d: keep one", m.Content[j].Line)
+		}
+	}
+	return false, nil
 }
 
 // typoFor returns the index in skipped of the unknown key most likely

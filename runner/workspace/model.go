@@ -203,6 +203,12 @@ func parsePrices(v *yaml.Node, bad badFunc) (map[string]Price, error) {
 	out := map[string]Price{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, pv := v.Content[i], v.Content[i+1]
+		if twice, err := given(v, i, "prices", bad); twice {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		key := "prices." + k.Value
 		var p Price
 		err := eachKey(pv, key, bad, map[string]func(*yaml.Node) error{

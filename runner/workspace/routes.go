@@ -64,6 +64,12 @@ func parseRoute(n *yaml.Node, key string, bad badFunc) (Route, error) {
 					}
 					r.Fields = map[string]string{}
 					for i := 0; i+1 < len(v.Content); i += 2 {
+						if twice, err := given(v, i, key+".match.fields", bad); twice {
+							if err != nil {
+								return err
+							}
+							continue
+						}
 						if v.Content[i+1].Kind != yaml.ScalarNode {
 							return bad(v.Content[i+1], key+".match.fields."+v.Content[i].Value, "expected one value")
 						}

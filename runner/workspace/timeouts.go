@@ -57,6 +57,12 @@ func parseTimeout(n *yaml.Node, key string, bad badFunc) (Timeout, error) {
 						return bad(v, key+".nudge.fields", "expected field: value pairs")
 					}
 					for i := 0; i+1 < len(v.Content); i += 2 {
+						if twice, err := given(v, i, key+".nudge.fields", bad); twice {
+							if err != nil {
+								return err
+							}
+							continue
+						}
 						t.Nudge.Fields[v.Content[i].Value] = v.Content[i+1].Value
 					}
 					return nil
