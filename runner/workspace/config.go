@@ -846,6 +846,14 @@ func checkDriver(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 	if a.Driver != DriverCommand && a.Driver != DriverSession && len(a.Run) > 0 {
 		return bad(item, key+".run", "only command and session agents run a program (driver: command)")
 	}
+	if a.Driver != DriverBuiltin && a.Handler != "" && !hasKey(item, "driver") {
+		// Without driver:, the agent would be a person's: what is sent
+		// to it would wait in its inbox, unhandled, without a word.
+		return bad(item, key+".driver", "%w: an agent with a handler: needs driver: builtin", ErrMissing)
+	}
+	if a.Driver != DriverBuiltin && a.Handler != "" {
+		return bad(item, key+".handler", "only builtin agents have a handler (driver: builtin)")
+	}
 	return nil
 }
 

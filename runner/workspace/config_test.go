@@ -56,6 +56,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad phase", "phase: two\n", `parley.yaml:1: phase: "two" is not a phase`},
 		{"bad git", "agents: [gm]\ngit: always\n", `parley.yaml:2: git: "always" is not auto or off`},
 		{"bad skill name", "skills: [dnd team]\n", `parley.yaml:1: skills: "dnd team" is not a valid name`},
+		{"a handler with no driver", "agents:\n  - gm\n  - {name: dice, handler: dice}\n", "parley.yaml:3: agents[1].driver: missing: an agent with a handler: needs driver: builtin"},
+		{"a handler with another driver", "agents:\n  - gm\n  - {name: dice, driver: command, run: [x], handler: dice}\n", "parley.yaml:3: agents[1].handler: only builtin agents have a handler (driver: builtin)"},
 		{"a key given twice", "agents:\n  - name: bram\n    role: player\n    role: gm\n", "parley.yaml:4: agents[0].role: given twice, here and on line 3: keep one"},
 		{"a top key given twice", "skills: [dnd-team]\nagents: [gm]\nskills: [dev-pipeline]\n", "parley.yaml:3: skills: given twice, here and on line 1: keep one"},
 		{"a route's field given twice", "agents: [gm, aria]\nroutes:\n  - match: {fields: {kind: a, kind: b}}\n    to: [aria]\n", "parley.yaml:3: routes[0].match.fields.kind: given twice, here and on line 3: keep one"},
