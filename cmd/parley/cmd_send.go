@@ -487,7 +487,7 @@ func buildMessage(ws *workspace.Workspace, opts sendOptions) (*mailbox.Message, 
 		switch {
 		case slices.Contains(payload, k):
 			m.SetPayload(k, v) // the protocol's own field, even one named like a header field
-		case k == "id" || k == "from" || k == "created":
+		case k == "id" || k == "from" || k == "created" || k == "hops":
 			return nil, usagef("%s: parley sets %s itself", opts.fieldRef(k), k)
 		case slices.Contains(optionFields, k):
 			return nil, usagef("%s: use %s", opts.fieldRef(k), opts.argRef(k))
