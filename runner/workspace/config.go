@@ -778,6 +778,9 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 					if err != nil || v.Kind != yaml.ScalarNode {
 						return bad(v, "router.max_message_size", "%q is not a size (like 1MiB, 512KiB or 65536)", v.Value)
 					}
+					if n <= 0 {
+						return bad(v, "router.max_message_size", "%q: no message would fit; leave it out for the default, %s", v.Value, "1MiB")
+					}
 					r.MaxMessageSize = n
 					return nil
 				},

@@ -56,6 +56,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad phase", "phase: two\n", `parley.yaml:1: phase: "two" is not a phase`},
 		{"bad git", "agents: [gm]\ngit: always\n", `parley.yaml:2: git: "always" is not auto or off`},
 		{"bad skill name", "skills: [dnd team]\n", `parley.yaml:1: skills: "dnd team" is not a valid name`},
+		{"no message fits", "agents: [gm]\nrouter:\n  max_message_size: 0\n", `parley.yaml:3: router.max_message_size: "0": no message would fit; leave it out for the default, 1MiB`},
 		{"a handler with no driver", "agents:\n  - gm\n  - {name: dice, handler: dice}\n", "parley.yaml:3: agents[1].driver: missing: an agent with a handler: needs driver: builtin"},
 		{"a handler with another driver", "agents:\n  - gm\n  - {name: dice, driver: command, run: [x], handler: dice}\n", "parley.yaml:3: agents[1].handler: only builtin agents have a handler (driver: builtin)"},
 		{"a key given twice", "agents:\n  - name: bram\n    role: player\n    role: gm\n", "parley.yaml:4: agents[0].role: given twice, here and on line 3: keep one"},
