@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/parley-dev/parley/internal/visible"
 )
 
 // The states of a message in a mailbox. Each is a directory under the
@@ -70,7 +72,8 @@ func (d Dir) StrayReason(name string) (base string, ok bool) {
 		return "", false // there, or not known to be gone
 	}
 	b, err := ReadFile(d.Path(Outbox, name), 64<<10)
-	if err != nil || !strings.HasPrefix(string(b), base+": ") {
+	shown := visible.Line(base) // as Explain's writers name it
+	if err != nil || !strings.HasPrefix(string(b), shown+": ") {
 		return "", false
 	}
 	if _, err := Parse(b); err == nil {
@@ -78,7 +81,7 @@ func (d Dir) StrayReason(name string) (base string, ok bool) {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "file:"); ok {
-			if v = strings.TrimSpace(v); v == Outbox+"/"+base || strings.HasSuffix(v, "/"+Outbox+"/"+base) {
+			if v = strings.TrimSpace(v); v == Outbox+"/"+shown || strings.HasSuffix(v, "/"+Outbox+"/"+shown) {
 				return base, true
 			}
 		}
@@ -495,8 +498,8 @@ func (d Dir) Reject(name string, modified time.Time, reason string, read FileID,
 // Explain writes why a file of a state directory is where it is, in
 // "<name>.reason" beside it: the router refuses some outbox files where
 // they are. A reason in an outbox starts "<name>: " and names the file
-// on a line "file: .../outbox/<name>", by which StrayReason tells it once
-// name is gone. It is durable once s.Sync returns.
+// on a line "file: .../outbox/<name>" (name as visible.Line shows it),
+// by which StrayReason tells it once name is gone. It is durable once s.Sync returns.
 func (d Dir) Explain(state, name, reason string, s *Syncer) error {
 	if err := d.writeReason(state, name, reason, s.perFile); err != nil {
 		return err

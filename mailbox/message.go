@@ -18,6 +18,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/visible"
+
 	"github.com/parley-dev/parley/internal/yamlerr"
 )
 
@@ -59,7 +61,9 @@ type ParseError struct {
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	if e.Path != "" {
-		b.WriteString(e.Path)
+		// A file name may hold anything: a newline in it would split the
+		// reason into lines, an escape sequence act on a terminal.
+		b.WriteString(visible.Line(e.Path))
 		b.WriteString(":")
 	}
 	if e.Line > 0 {

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/parley-dev/parley/internal/visible"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -793,19 +794,20 @@ func (b *batch) refuseInPlace(i int, c candidate) {
 	if c.reasoned {
 		return // refused already, by this runner or one before
 	}
-	text := fmt.Sprintf("%s: a hard link (%d names for one file), refused and left where it is: parley does not send a file linked from elsewhere; replace it with a copy of its own to send it", c.name, mailbox.Links(c.info))
+	shown := visible.Line(c.name) // a name may hold anything: seen, never acted on by a terminal
+	text := fmt.Sprintf("%s: a hard link (%d names for one file), refused and left where it is: parley does not send a file linked from elsewhere; replace it with a copy of its own to send it", shown, mailbox.Links(c.info))
 	// A copy renamed over it (cp --remove-destination of the file onto
 	// itself fails: the same file); NAME.tmp is a scratch name, never
 	// routed.
 	mend := fmt.Sprintf("The file is left where it is. Remove it, or replace it with a copy of its\nown, and parley routes it; in the outbox:\n\n    cp %s %s && mv %s %s\n", shellWord(c.name), shellWord(c.name+".tmp"), shellWord(c.name+".tmp"), shellWord(c.name))
 	if c.info.Mode()&fs.ModeSymlink != 0 {
 		// Said as every command says it (mailbox.NotRegularError).
-		text = c.name + ": " + (&mailbox.NotRegularError{Mode: fs.ModeSymlink}).Error()
+		text = shown + ": " + (&mailbox.NotRegularError{Mode: fs.ModeSymlink}).Error()
 		name := shellWord(c.name)
 		mend = fmt.Sprintf("The link is left where it is. Remove it, or replace it with a copy of the\nfile it points to, and parley routes it; in the outbox:\n\n    cp --remove-destination \"$(readlink %s)\" %s\n", name, name)
 	}
 	box := r.agents[c.agent]
-	note := text + "\n\nagent:    " + c.agent + "\nfile:     mailboxes/" + c.agent + "/outbox/" + c.name + "\nrefused:  " + b.now.UTC().Format(mailbox.TimeFormat) + "\n\n" + mend
+	note := text + "\n\nagent:    " + c.agent + "\nfile:     mailboxes/" + c.agent + "/outbox/" + shown + "\nrefused:  " + b.now.UTC().Format(mailbox.TimeFormat) + "\n\n" + mend
 	if err := box.Explain(mailbox.Outbox, c.name, note, r.syncer); err != nil {
 		r.fail(c, b.now, fmt.Errorf("writing why it is refused: %w", err))
 		return
@@ -1078,7 +1080,7 @@ func rejectionNote(reason string, c candidate, now time.Time) string {
 	return reason + "\n" +
 		"\n" +
 		"agent:    " + c.agent + "\n" +
-		"file:     " + c.name + " (was in mailboxes/" + c.agent + "/outbox/)\n" +
+		"file:     " + visible.Line(c.name) + " (was in mailboxes/" + c.agent + "/outbox/)\n" +
 		"rejected: " + now.UTC().Format(mailbox.TimeFormat) + "\n" +
 		"\n" + todo
 }
