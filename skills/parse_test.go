@@ -160,6 +160,10 @@ func TestParseRoles(t *testing.T) {
 		{"Each of the players", []string{"player"}, true},
 		{"all of the reviewers", []string{"reviewer"}, true},
 		{"All the agents", []string{"*"}, true},
+		{"editor and translator", []string{"editor", "translator"}, true},
+		{"the editor and the reviewer", []string{"editor", "reviewer"}, true},
+		{"editor, translator and/or reviewer", []string{"editor", "translator", "reviewer"}, false},
+		{"editor or translator", []string{"editor", "translator"}, false},
 	}
 	for _, tt := range tests {
 		roles, all := parseRoles(tt.in)

@@ -8,6 +8,8 @@ import (
 var (
 	parenthetical = regexp.MustCompile(`\([^)]*\)`)
 	roleSplit     = regexp.MustCompile(`\s*(?:,|/|\bor\b|\band\b)\s*`)
+	andOnly       = regexp.MustCompile(`\band\b`)
+	orWord        = regexp.MustCompile(`\bor\b|/`)
 	phaseRe       = regexp.MustCompile(`(?i)^\s*(?:phase\s*)?(\d+)\s*(\+|only)?`)
 )
 
@@ -46,6 +48,10 @@ func parseRoles(text string) (roles []string, all bool) {
 		}
 	}
 	s, _ = cutAny(s, "either ")
+	if andOnly.MatchString(s) && !orWord.MatchString(s) {
+		// "the editor and the translator": both, not either.
+		all = true
+	}
 	for _, part := range roleSplit.Split(s, -1) {
 		part = strings.Trim(strings.TrimSpace(part), ".")
 		for _, prefix := range []string{"either ", "a ", "an ", "the ", "specific ", "another ", "any ", "each ", "every ", "one "} {
