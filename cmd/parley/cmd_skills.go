@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/parley-dev/parley/skills"
 )
@@ -55,18 +56,32 @@ func skillsCommand(e *env) *cli.Command {
 			},
 			{
 				Name:      "check",
-				Usage:     "read a skill file and say what was understood and what was not (exit 1 on errors)",
-				ArgsUsage: "FILE",
+				Usage:     "read a skill (a file, or a skill by its name) and say what was understood and what was not (exit 1 on errors)",
+				ArgsUsage: "FILE|SKILL",
 				Flags:     []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					if err := exactArgs(c, 1, "a skill FILE"); err != nil {
+					if err := exactArgs(c, 1, "a skill FILE or a SKILL (its name)"); err != nil {
 						return err
 					}
 					ws, err := openWorkspace(c)
 					if err != nil && !errors.Is(err, workspace.ErrNoWorkspace) {
 						return err
 					}
-					return runSkillsCheck(e, ws, c.Args().First(), c.Bool("json"))
+					arg := c.Args().First()
+					if _, err := os.Stat(arg); err != nil && !strings.HasSuffix(arg, ".md") && !strings.ContainsRune(arg, os.PathSeparator) {
+						// A name, as skills show takes one: the skill of
+						// that name, from the file it was read from.
+						s, err := findSkill(c, arg)
+						if err != nil {
+							return err
+						}
+						shown := s.Source
+						if ws != nil && !strings.HasPrefix(shown, "builtin:") {
+							shown = ws.Short(shown)
+						}
+						return reportSkillCheck(e, ws, shown, s, c.Bool("json"))
+					}
+					return runSkillsCheck(e, ws, arg, c.Bool("json"))
 				},
 			},
 		},
@@ -104,6 +119,9 @@ func findSkill(c *cli.Context, arg string) (*skills.Skill, error) {
 		var names []string
 		for _, s := range lib.List() {
 			names = append(names, s.Name)
+		}
+		if near := spell.Nearest(arg, names, 2); near != "" {
+			return nil, fmt.Errorf("%w %q (did you mean %s?)", skills.ErrUnknownSkill, arg, near)
 		}
 		return nil, fmt.Errorf("%w %q (skills: %s)", skills.ErrUnknownSkill, arg, strings.Join(names, ", "))
 	}
@@ -242,12 +260,17 @@ func runSkillsCheck(e *env, ws *workspace.Workspace, path string, asJSON bool) e
 	if err != nil {
 		return err
 	}
-	s := skills.Parse(path, data)
+	return reportSkillCheck(e, ws, path, skills.Parse(path, data), asJSON)
+}
+
+// reportSkillCheck says what parley read in the skill s, read from path.
+func reportSkillCheck(e *env, ws *workspace.Workspace, path string, s *skills.Skill, asJSON bool) error {
 	if asJSON {
 		if err := e.printJSON(s); err != nil {
 			return err
 		}
 	} else {
+		said := false // a warning about the workspace's roles (an agent's unknown role)
 		fields, rules := 0, 0
 		for _, t := range s.Types {
 			fields += len(t.Fields)
@@ -281,17 +304,18 @@ func runSkillsCheck(e *env, ws *workspace.Workspace, path string, asJSON bool) e
 			}
 			fmt.Fprintf(e.stdout, "%s:%d: %s%s: %s\n", path, p.Line, kind, where, p.Message)
 		}
-		if len(s.Problems) == 0 {
-			fmt.Fprintln(e.stdout, "everything was understood")
-		}
 		if ws != nil {
 			// The workspace's roles as run and status warn about them:
 			// a role no skill, no route and parley itself knows.
 			if protocol, err := ws.Protocol(); err == nil {
 				for _, u := range ws.UnknownRoles(protocol) {
 					fmt.Fprintf(e.stdout, "warning: %s\n", printable(u.String()))
+					said = true
 				}
 			}
+		}
+		if len(s.Problems) == 0 && !said {
+			fmt.Fprintln(e.stdout, "everything was understood")
 		}
 	}
 	if len(s.Errors()) > 0 {
