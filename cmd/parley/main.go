@@ -196,7 +196,20 @@ func hint(err error) string {
 		var re *refusedError
 		errors.As(err, &re)
 		if !re.stats.Refused() {
-			return "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them"
+			// Each file left says why it waits, and what lets it go (an
+			// editor's, a link, a mailbox of no agent); a built-in agent
+			// that could not start says why in its note.
+			var hints []string
+			if len(re.stats.NotStarted) > 0 {
+				hints = append(hints, "a built-in agent that could not start still handles what it is sent: mend what stopped it and run again")
+			}
+			if re.stats.Left > 0 {
+				hints = append(hints, "each file left says why it waits, and what lets it go")
+			}
+			if len(re.stats.Stopped) > 0 {
+				hints = append(hints, "the messages of a stopped agent wait in its inbox: the next run starts it again")
+			}
+			return strings.Join(append(hints, "`parley status` shows it all"), "; ")
 		}
 		hint := "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when"
 		if re.pipeline && re.stats.Dead > 0 {
