@@ -15,6 +15,7 @@
 package plans
 
 import (
+	"bytes"
 	"os"
 	"regexp"
 	"slices"
@@ -180,7 +181,11 @@ type line struct {
 
 func splitLines(data []byte) []line {
 	var ls []line
-	for off := 0; off < len(data); {
+	// A UTF-8 byte order mark an editor wrote before the first line is
+	// no part of it (messages, parley.yaml and skills read past it too):
+	// the first line starts after it, and an edit keeps it.
+	start := len(data) - len(bytes.TrimPrefix(data, []byte("\uFEFF")))
+	for off := start; off < len(data); {
 		end := off
 		for end < len(data) && data[end] != '\n' {
 			end++

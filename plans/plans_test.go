@@ -196,10 +196,19 @@ func writePlan(t *testing.T, data []byte) string {
 }
 
 func TestTick(t *testing.T) {
-	for _, crlf := range []bool{false, true} {
+	for _, variant := range []string{"lf", "crlf", "bom"} {
+		crlf := variant == "crlf"
 		data := readExample(t)
 		if crlf {
 			data = bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
+		}
+		if variant == "bom" {
+			// An editor's byte order mark: the plan reads as without it
+			// (it had no frontmatter), and the tick keeps it.
+			data = append([]byte("\uFEFF"), data...)
+			if probs := Parse("bom.md", data).Check(); len(probs) > 0 {
+				t.Errorf("a plan with a byte order mark: %v", probs)
+			}
 		}
 		path := writePlan(t, data)
 		p, changed, err := Tick(path, 4)
@@ -212,7 +221,7 @@ func TestTick(t *testing.T) {
 		got, _ := os.ReadFile(path)
 		want := bytes.Replace(data, []byte("- [ ] **Step 4:"), []byte("- [x] **Step 4:"), 1)
 		if !bytes.Equal(got, want) {
-			t.Errorf("Tick(4) (crlf %v) wrote (-want +got):\n%s", crlf, cmp.Diff(string(want), string(got)))
+			t.Errorf("Tick(4) (%s) wrote (-want +got):\n%s", variant, cmp.Diff(string(want), string(got)))
 		}
 		if _, changed, err := Tick(path, 4); err != nil || changed {
 			t.Errorf("Tick(4) again = %v, %v; want no change", changed, err)
