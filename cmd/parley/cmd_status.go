@@ -267,7 +267,11 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
 		}
 		for _, w := range a.Awaited {
-			notes = append(notes, "  "+a.Name+": "+awaitedText(w, now))
+			line := "  " + a.Name + ": " + awaitedText(w, now)
+			if rep.RunnerPID == 0 {
+				line += " (last run: the next run takes up the wait)"
+			}
+			notes = append(notes, line)
 		}
 		if a.State == workspace.StateWorking && a.Message != "" && !a.Since.IsZero() {
 			// A program that hangs shows as working: for how long, and

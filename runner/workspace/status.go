@@ -29,7 +29,8 @@ type AgentStatus struct {
 	// its program is still at work on it (see AgentRun.Late).
 	Late string `json:"late,omitempty"`
 	// Awaited are the replies the running runner awaits from the agent
-	// (timeouts: in parley.yaml), the one due first first.
+	// (timeouts: in parley.yaml), the one due first first; with no
+	// runner, those the last one awaited, which the next takes up.
 	Awaited []Awaited `json:"awaited,omitempty"`
 	// Remote is the workspace the agent lives in (remote: in
 	// parley.yaml); its inbox here is what the bridge forwards there.
@@ -126,6 +127,9 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		}
 		if ran && !running && run.Note != "" {
 			s.Note = run.Note + " (last run)"
+		}
+		if ran && !running {
+			s.Awaited = run.Awaited // the next runner takes up the wait
 		}
 		counts := []struct {
 			state string
