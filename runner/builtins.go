@@ -40,6 +40,25 @@ type Timer interface {
 	Tick(ctx context.Context, agent string, now time.Time) error
 }
 
+// Reloader is a built-in handler that reads parley.yaml as it handles
+// messages (the agents at the table, their roles): the runner gives it
+// the workspace as loaded again each time parley.yaml changes, before it
+// routes anything by the new configuration. Reload must be quick, and
+// safe while the handler handles a message.
+type Reloader interface {
+	Reload(ws *workspace.Workspace)
+}
+
+// reloadBuiltins gives each built-in handler that is a Reloader the
+// workspace as loaded again.
+func (r *Runner) reloadBuiltins(ws *workspace.Workspace) {
+	for _, h := range r.opts.Handlers {
+		if rl, ok := h.(Reloader); ok {
+			rl.Reload(ws)
+		}
+	}
+}
+
 // startBuiltins gives each built-in handler that is a Starter its start.
 func (r *Runner) startBuiltins(ctx context.Context) {
 	for name, w := range r.workers {

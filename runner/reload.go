@@ -154,6 +154,7 @@ func (r *Runner) reload() error {
 	}
 
 	r.current.Store(ws)
+	r.reloadBuiltins(ws)
 	r.config.loaded = r.opts.Now()
 	for _, name := range removed {
 		r.forget(name)

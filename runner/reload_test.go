@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,5 +258,53 @@ func TestReloadSkill(t *testing.T) {
 	})
 	if got := names(t, ws, "boss", mailbox.Rejected); len(got) != 0 {
 		t.Errorf("checked against the skill as it was: rejected %v", got)
+	}
+}
+
+// roster is a built-in handler that answers with the agents of the
+// workspace it was given last (a Reloader).
+type roster struct {
+	ws atomic.Pointer[workspace.Workspace]
+}
+
+func (h *roster) Reload(ws *workspace.Workspace) { h.ws.Store(ws) }
+
+func (h *roster) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+	ws := h.ws.Load()
+	if ws == nil {
+		ws = d.Loaded
+	}
+	m := mailbox.New([]byte(strings.Join(ws.AgentNames(), ",") + "\n"))
+	from, _ := d.Message.Header().Get("from")
+	m.Set("to", from)
+	return []*mailbox.Message{m}, nil
+}
+
+// TestReloadBuiltins: a built-in handler is given the workspace as
+// loaded again after parley.yaml changed (the team lead went on asking
+// an agent removed from parley.yaml for its journal, and to shut down:
+// refused, unknown agent).
+func TestReloadBuiltins(t *testing.T) {
+	ws := newWorkspace(t, "alice")
+	saveConfig(t, ws, "agents:\n  - alice\n  - {name: who, driver: builtin, handler: roster}\n", true)
+	ws, err := workspace.Open(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeDirs(); err != nil {
+		t.Fatal(err)
+	}
+	h := &roster{}
+	h.Reload(ws)
+	watching(t, ws, Options{Handlers: Handlers{"roster": h}})
+	send(t, ws, "alice", "who", "who is there?")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "alice", mailbox.Inbox)) == 1 })
+
+	saveConfig(t, ws, "agents:\n  - alice\n  - carol\n  - {name: who, driver: builtin, handler: roster}\n", true)
+	waitFor(t, 10*time.Second, func() bool { return runnerInfo(t, ws).Knows("carol") })
+	send(t, ws, "alice", "who", "and now?")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "alice", mailbox.Inbox)) == 2 })
+	if got, want := strings.Join(bodies(t, ws, "alice", mailbox.Inbox), " "), "alice,who alice,carol,who"; got != want {
+		t.Errorf("the handler answered %q, want %q: given the workspace as loaded again", got, want)
 	}
 }

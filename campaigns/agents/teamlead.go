@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -83,6 +84,10 @@ type TeamLead struct {
 	// Log receives what it does not answer for (nil: discarded).
 	Log *slog.Logger
 
+	// reloaded is the workspace as the runner loaded it again after
+	// parley.yaml changed (Reload); nil: Workspace.
+	reloaded atomic.Pointer[workspace.Workspace]
+
 	mu    sync.Mutex
 	ended map[string]bool                 // agents that closed a saved session in this run
 	joins map[string]map[string]time.Time // agent -> await id -> deadline
@@ -103,6 +108,19 @@ type join struct {
 	asked    time.Time                   // when its prompts went out (the await's time, before)
 	closed   bool                        // a [PLAYER_RESPONSES] went out
 	included map[string]bool             // the characters whose answers it carried
+}
+
+// Reload has the team lead go on with the workspace as loaded again
+// after parley.yaml changed: an agent removed is no longer asked for its
+// journal nor to shut down, one added is.
+func (t *TeamLead) Reload(ws *workspace.Workspace) { t.reloaded.Store(ws) }
+
+// ws is the workspace as last loaded.
+func (t *TeamLead) ws() *workspace.Workspace {
+	if ws := t.reloaded.Load(); ws != nil {
+		return ws
+	}
+	return t.Workspace
 }
 
 func (t *TeamLead) now() time.Time {
@@ -169,7 +187,7 @@ func (t *TeamLead) Start(ctx context.Context, agent string) error {
 		t.log().Info("the session is closing: its end is handled now, and the next run starts the next session", "end", id)
 		return nil
 	}
-	m, err := SessionStart(t.Workspace, camp, agent)
+	m, err := SessionStart(t.ws(), camp, agent)
 	if errors.Is(err, campaigns.ErrNoPreferences) || errors.Is(err, errNoCharacter) {
 		t.log().Info("the session waits for preferences.md: the human's seat (parley play) asks for it", "campaign", camp.Name, "why", err)
 		return nil
@@ -237,7 +255,7 @@ func (t *TeamLead) send(agent string, m *mailbox.Message) error {
 		m.Set("id", (&mailbox.IDs{Now: t.now}).New(agent))
 	}
 	m.Set("from", agent)
-	_, err := t.Workspace.Mailbox(agent).Send(m)
+	_, err := t.ws().Mailbox(agent).Send(m)
 	if errors.Is(err, mailbox.ErrExists) {
 		return nil // sent already, by the other path
 	}
@@ -255,7 +273,7 @@ func nameList(names []string) *yaml.Node {
 // scan calls fn with each message of the agent's mailbox states, oldest
 // first in each; fn returns false to stop.
 func (t *TeamLead) scan(agent string, states []string, fn func(state string, m *mailbox.Message) bool) {
-	box := t.Workspace.Mailbox(agent)
+	box := t.ws().Mailbox(agent)
 	for _, state := range states {
 		names, err := box.Names(state)
 		if err != nil {
@@ -265,7 +283,7 @@ func (t *TeamLead) scan(agent string, states []string, fn func(state string, m *
 			if _, ok := mailbox.IDFromName(name); !ok {
 				continue
 			}
-			data, err := mailbox.ReadFile(box.Path(state, name), t.Workspace.Config.Router.MaxMessageSize)
+			data, err := mailbox.ReadFile(box.Path(state, name), t.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue // moved on meanwhile, or not a message
 			}
@@ -365,11 +383,11 @@ func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign) error {
 		}
 		return true
 	})
-	for _, a := range t.Workspace.AgentNames() {
-		if a == agent || !t.Workspace.HasRole(a, "gm", "player", "human", "narrator") {
+	for _, a := range t.ws().AgentNames() {
+		if a == agent || !t.ws().HasRole(a, "gm", "player", "human", "narrator") {
 			continue
 		}
-		if ag, ok := t.Workspace.Agent(a); ok && ag.PersonThere() {
+		if ag, ok := t.ws().Agent(a); ok && ag.PersonThere() {
 			continue
 		}
 		m := mailbox.New([]byte("The runner was restarted: read the campaign files again and go on from where the story is.\n"))
@@ -404,7 +422,7 @@ func summaryOf(text string) string {
 // characterOfAgent returns the character an agent plays: its character:
 // in parley.yaml, else its name.
 func (t *TeamLead) characterOfAgent(agent string) string {
-	if a, ok := t.Workspace.Agent(agent); ok && a.Character != "" {
+	if a, ok := t.ws().Agent(agent); ok && a.Character != "" {
 		return a.Character
 	}
 	return agent
@@ -420,7 +438,7 @@ func (t *TeamLead) fanOut(agent string, in *mailbox.Message) ([]*mailbox.Message
 	}
 	var out []*mailbox.Message
 	for _, c := range list {
-		player, ok := t.Workspace.Resolve(c.name)
+		player, ok := t.ws().Resolve(c.name)
 		if !ok {
 			t.log().Warn("AWAIT_PLAYERS lists a character nobody plays", "character", c.name, "await", id)
 			continue
@@ -724,8 +742,8 @@ func pair(k1, v1, k2, v2 string) *yaml.Node {
 // player and human), in parley.yaml's order.
 func (t *TeamLead) tablePlayers() []string {
 	var out []string
-	for _, a := range t.Workspace.AgentNames() {
-		if t.Workspace.HasRole(a, "player", "human") {
+	for _, a := range t.ws().AgentNames() {
+		if t.ws().HasRole(a, "player", "human") {
 			out = append(out, a)
 		}
 	}
@@ -799,7 +817,7 @@ func (t *TeamLead) save(ctx context.Context, message string) {
 	if !t.Git {
 		return
 	}
-	res, err := checkpoint.Save(ctx, t.Workspace.Root, checkpoint.Options{Message: message, Environ: t.GitEnviron})
+	res, err := checkpoint.Save(ctx, t.ws().Root, checkpoint.Options{Message: message, Environ: t.GitEnviron})
 	switch {
 	case errors.Is(err, checkpoint.ErrNothing):
 	case err != nil:
@@ -845,7 +863,7 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 	for _, m := range out {
 		m.Set("id", ids.New(agent))
 	}
-	for _, a := range t.Workspace.Config.Agents {
+	for _, a := range t.ws().Config.Agents {
 		if a.Name == agent || (a.Driver != workspace.DriverCommand && a.Driver != workspace.DriverSession) {
 			continue
 		}

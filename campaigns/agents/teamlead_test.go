@@ -382,3 +382,27 @@ func TestTeamLeadStartWhileClosing(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamLeadReload: the team lead goes on with the workspace as loaded
+// again: a player removed from parley.yaml while the runner ran is no
+// longer at the table (it was asked for its journal and to shut down, and
+// each message was refused: unknown agent).
+func TestTeamLeadReload(t *testing.T) {
+	ws := leadTable(t)
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	if got := lead.tablePlayers(); !slices.Equal(got, []string{"tilda", "grim"}) {
+		t.Fatalf("tablePlayers = %v", got)
+	}
+	if err := os.WriteFile(filepath.Join(ws.Root, workspace.ConfigFile), []byte("skills: [dnd-team]\nphase: 1\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n"+
+		"  - {name: tilda, role: player, character: tilda-brannock}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := workspace.Open(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead.Reload(fresh)
+	if got := lead.tablePlayers(); !slices.Equal(got, []string{"tilda"}) {
+		t.Errorf("after a reload without grim, tablePlayers = %v, want [tilda]", got)
+	}
+}

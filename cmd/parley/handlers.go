@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns/agents"
@@ -84,29 +85,27 @@ func joinWait(ws *workspace.Workspace) time.Duration {
 // their own (the team lead's start and deadlines).
 func handlers(ws *workspace.Workspace, log *slog.Logger, environ []string) runner.Handlers {
 	camps := agents.Campaigns{Workspace: ws.Root, Default: ws.Config.Campaign}
-	var narrators []string
-	players := map[string]string{}
-	for _, a := range ws.Config.Agents {
-		if slices.Contains(ws.Roles(a.Name), "narrator") {
-			narrators = append(narrators, a.Name)
-		}
-		if a.Character != "" {
-			players[a.Name] = a.Character
-		}
-	}
 	return runner.Handlers{
 		// dice answers a roll request with a [DICE_RESULT].
 		"dice": adapt(roller.New(dice.Random())),
 		// scribe appends every [NARRATIVE], and the narrators' prose, to
 		// the campaign's scene files.
-		"scribe": adapt(&agents.Scribe{Campaigns: camps, Narrators: narrators}),
+		"scribe": remake(ws, func(ws *workspace.Workspace) messageHandler {
+			return &agents.Scribe{Campaigns: campaignsOf(ws), Narrators: narratorsOf(ws)}
+		}),
 		// journal adds a [JOURNAL_ENTRY] to its character's journal.
-		"journal": adapt(&agents.Journaler{Campaigns: camps, Players: players}),
+		"journal": remake(ws, func(ws *workspace.Workspace) messageHandler {
+			return &agents.Journaler{Campaigns: campaignsOf(ws), Players: playersOf(ws)}
+		}),
 		// state applies the gm's delta files on a [STATE_UPDATED].
-		"state": adapt(&agents.StateWriter{Campaigns: camps}),
+		"state": remake(ws, func(ws *workspace.Workspace) messageHandler {
+			return &agents.StateWriter{Campaigns: campaignsOf(ws)}
+		}),
 		// tools runs the gm's tools (roll_dice, update_inventory, ...)
 		// for a message with a tool field, answering the result as JSON.
-		"tools": adapt(&agents.Toolbox{Campaigns: camps, Players: players, Dice: dice.Random()}),
+		"tools": remake(ws, func(ws *workspace.Workspace) messageHandler {
+			return &agents.Toolbox{Campaigns: campaignsOf(ws), Players: playersOf(ws), Dice: dice.Random()}
+		}),
 		// team-lead starts the session, fans an [AWAIT_PLAYERS] out to
 		// the players and joins their answers, applies the deltas of a
 		// [STATE_UPDATED], and closes the session on [SESSION_END].
@@ -116,6 +115,59 @@ func handlers(ws *workspace.Workspace, log *slog.Logger, environ []string) runne
 		"orchestrator": pipeline{&orchestrator.Orchestrator{Workspace: ws, Log: log, Checkpoint: planCheckpoint(ws, log, environ)}},
 		"team-lead":    teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, GitEnviron: environ, Log: log}},
 	}
+}
+
+// campaignsOf returns the campaigns of a workspace, its campaign: the
+// default.
+func campaignsOf(ws *workspace.Workspace) agents.Campaigns {
+	return agents.Campaigns{Workspace: ws.Root, Default: ws.Config.Campaign}
+}
+
+// narratorsOf returns the agents with the role narrator.
+func narratorsOf(ws *workspace.Workspace) []string {
+	var narrators []string
+	for _, a := range ws.Config.Agents {
+		if slices.Contains(ws.Roles(a.Name), "narrator") {
+			narrators = append(narrators, a.Name)
+		}
+	}
+	return narrators
+}
+
+// playersOf returns the character each agent that plays one plays.
+func playersOf(ws *workspace.Workspace) map[string]string {
+	players := map[string]string{}
+	for _, a := range ws.Config.Agents {
+		if a.Character != "" {
+			players[a.Name] = a.Character
+		}
+	}
+	return players
+}
+
+// remade is a built-in handler made from parley.yaml (its campaign, the
+// narrators, the players' characters): made again from the workspace
+// as the runner loads it again (runner.Reloader), so that an agent
+// added, removed or given another character counts at once.
+type remade struct {
+	make func(*workspace.Workspace) messageHandler
+	cur  atomic.Value // holds a handlerBox
+}
+
+// handlerBox holds a messageHandler for atomic.Value, which needs one
+// concrete type.
+type handlerBox struct{ messageHandler }
+
+func remake(ws *workspace.Workspace, make func(*workspace.Workspace) messageHandler) *remade {
+	r := &remade{make: make}
+	r.Reload(ws)
+	return r
+}
+
+func (r *remade) Reload(ws *workspace.Workspace) { r.cur.Store(handlerBox{r.make(ws)}) }
+
+func (r *remade) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
+	return r.cur.Load().(handlerBox).Handle(ctx, d.Message)
 }
 
 // runnerOptions are the options of every runner parley starts: its log, the

@@ -71,7 +71,7 @@ type GivenUps struct {
 // GivenUps reads agent's mailbox (the orchestrator's, usually), once, to
 // tell the fate of the messages it sent that were given up.
 func (o *Orchestrator) GivenUps(agent string) *GivenUps {
-	if a, ok := o.Workspace.Agent(agent); ok && a.Remote != "" {
+	if a, ok := o.ws().Agent(agent); ok && a.Remote != "" {
 		return &GivenUps{o: o, sender: agent, byRecv: map[string]*history{}}
 	}
 	return &GivenUps{o: o, h: o.history(agent, mailbox.New(nil))}

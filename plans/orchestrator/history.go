@@ -90,7 +90,7 @@ func (o *Orchestrator) remoteHistory(sender, agent string) *history {
 // history's agent sent. A file that cannot be read as a message is
 // skipped, as is a second copy of an id.
 func (o *Orchestrator) readRecords(h *history, agent string, states []string, keep func(*mailbox.Message) (ok, sent bool)) {
-	box := o.Workspace.Mailbox(agent)
+	box := o.ws().Mailbox(agent)
 	for _, state := range states {
 		names, err := box.Names(state)
 		if err != nil {
@@ -101,7 +101,7 @@ func (o *Orchestrator) readRecords(h *history, agent string, states []string, ke
 			if !ok {
 				continue
 			}
-			data, err := mailbox.ReadFile(box.Path(state, name), o.Workspace.Config.Router.MaxMessageSize)
+			data, err := mailbox.ReadFile(box.Path(state, name), o.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
 			}

@@ -54,6 +54,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
@@ -136,8 +137,24 @@ type Orchestrator struct {
 	// logged: the plan is on disk either way.
 	Checkpoint func(ctx context.Context, message string) error
 
+	// reloaded is the workspace as the runner loaded it again after
+	// parley.yaml changed (Reload); nil: Workspace.
+	reloaded atomic.Pointer[workspace.Workspace]
+
 	mu    sync.Mutex        // guards looks
 	looks map[string]*looks // what each agent saw of plans/, for Due
+}
+
+// Reload has the orchestrator go on with the workspace as loaded again
+// after parley.yaml changed: the agents and roles it sends work to.
+func (o *Orchestrator) Reload(ws *workspace.Workspace) { o.reloaded.Store(ws) }
+
+// ws is the workspace as last loaded.
+func (o *Orchestrator) ws() *workspace.Workspace {
+	if ws := o.reloaded.Load(); ws != nil {
+		return ws
+	}
+	return o.Workspace
 }
 
 func (o *Orchestrator) log() *slog.Logger {
@@ -201,7 +218,7 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	case ReviewVerdict, AuditVerdict:
 		return r.judged()
 	case "":
-		if !r.o.Workspace.IsProgram(from(in)) {
+		if !r.o.ws().IsProgram(from(in)) {
 			return r.fromPerson()
 		}
 		if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.typ() != "" {
@@ -463,8 +480,8 @@ func (r *run) toPerson(people []string, typ, signal, body string) *mailbox.Messa
 // parley.yaml's order.
 func (r *run) role(roles ...string) []string {
 	var names []string
-	for _, a := range r.o.Workspace.Config.Agents {
-		if a.Name != r.agent && r.o.Workspace.HasRole(a.Name, roles...) {
+	for _, a := range r.o.ws().Config.Agents {
+		if a.Name != r.agent && r.o.ws().HasRole(a.Name, roles...) {
 			names = append(names, a.Name)
 		}
 	}
@@ -478,8 +495,8 @@ func (r *run) people() []string {
 		return p
 	}
 	var names []string
-	for _, a := range r.o.Workspace.Config.Agents {
-		if !r.o.Workspace.IsProgram(a.Name) {
+	for _, a := range r.o.ws().Config.Agents {
+		if !r.o.ws().IsProgram(a.Name) {
 			names = append(names, a.Name)
 		}
 	}
@@ -649,7 +666,7 @@ func (r *run) howDone(pf string, n int) string {
 
 // planPath is the path of a plan file named relative to the workspace.
 func (r *run) planPath(name string) string {
-	return filepath.Join(r.o.Workspace.Root, filepath.FromSlash(name))
+	return filepath.Join(r.o.ws().Root, filepath.FromSlash(name))
 }
 
 // readPlan is Orchestrator.readPlan.
@@ -668,7 +685,7 @@ func (o *Orchestrator) readPlan(name string) (*plans.Plan, string) {
 	if filepath.IsAbs(name) || !strings.HasPrefix(clean, plans.Dir+"/") || strings.Contains(clean[len(plans.Dir)+1:], "/") {
 		return nil, fmt.Sprintf("the plan file %s is not in %s/ of the workspace", name, plans.Dir)
 	}
-	p, err := plans.Read(filepath.Join(o.Workspace.Root, filepath.FromSlash(clean)))
+	p, err := plans.Read(filepath.Join(o.ws().Root, filepath.FromSlash(clean)))
 	if err != nil {
 		return nil, fmt.Sprintf("the plan file %s cannot be read: %v", clean, err)
 	}
@@ -1002,7 +1019,7 @@ func flowList(items []string) *yaml.Node {
 
 // protocolHas reports whether the workspace's protocol has a message type.
 func (r *run) protocolHas(typ string) bool {
-	set, err := r.o.Workspace.Protocol()
+	set, err := r.o.ws().Protocol()
 	if err != nil || set == nil {
 		return false // no skills: nothing is checked, and nothing typed is known
 	}
@@ -1481,10 +1498,10 @@ func (o *Orchestrator) inDead(agent, id string) bool {
 	if agent == "" || !mailbox.IsID(id) {
 		return false
 	}
-	if _, known := o.Workspace.Agent(agent); !known {
+	if _, known := o.ws().Agent(agent); !known {
 		return false
 	}
-	_, err := os.Lstat(o.Workspace.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id)))
+	_, err := os.Lstat(o.ws().Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id)))
 	return err == nil
 }
 

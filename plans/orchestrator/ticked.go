@@ -94,11 +94,11 @@ func (o *Orchestrator) Tick(ctx context.Context, agent string, now time.Time) er
 // whose step was ticked by hand since (Fates.Settled): one not delivered
 // to its person yet.
 func (o *Orchestrator) tickedUnrouted(agent string) bool {
-	box := o.Workspace.Mailbox(agent)
+	box := o.ws().Mailbox(agent)
 	names, _ := box.Names(mailbox.Outbox) // none: nothing unrouted
-	fates := NewFates(o.Workspace)
+	fates := NewFates(o.ws())
 	for _, n := range names {
-		m, ok := readMessage(box.Path(mailbox.Outbox, n), o.Workspace.Config.Router.MaxMessageSize)
+		m, ok := readMessage(box.Path(mailbox.Outbox, n), o.ws().Config.Router.MaxMessageSize)
 		if !ok || get(m, "escalation") == "" {
 			continue
 		}
@@ -131,7 +131,7 @@ func (o *Orchestrator) lookAtPlans(agent string, now time.Time) {
 // within the file system's clock tick leaves its time as it was.
 // o.mu is held.
 func (o *Orchestrator) plansChanged(l *looks, now time.Time) bool {
-	entries, _ := os.ReadDir(filepath.Join(o.Workspace.Root, plans.Dir)) // none yet: nothing changed
+	entries, _ := os.ReadDir(filepath.Join(o.ws().Root, plans.Dir)) // none yet: nothing changed
 	seen := make(map[string]time.Time, len(entries))
 	changed := false
 	for _, e := range entries {
@@ -159,7 +159,7 @@ func (o *Orchestrator) plansChanged(l *looks, now time.Time) bool {
 func (o *Orchestrator) goOnFromTicks(agent string) error {
 	var errs []error
 	seen := map[string]bool{} // one escalation to several people: one copy each
-	for _, x := range Escalations(o.Workspace, nil) {
+	for _, x := range Escalations(o.ws(), nil) {
 		if x.Settled != "ticked" || from(x.Message) != agent || seen[x.ID] {
 			continue
 		}
@@ -216,6 +216,6 @@ func tickedSince(esc *mailbox.Message) string {
 // send writes a message of agent's into its outbox, as a person would
 // (mailbox.Dir.Post): the router takes it from there.
 func (o *Orchestrator) send(agent string, m *mailbox.Message) error {
-	_, _, err := o.Workspace.Mailbox(agent).Post(m)
+	_, _, err := o.ws().Mailbox(agent).Post(m)
 	return err
 }
