@@ -100,6 +100,7 @@ type Agent struct {
 	byName    map[string]Tool
 	price     *workspace.Price
 	conv      string // the conversation file
+	changed   string // the record of a change a tool made (changeRecord)
 
 	mu       sync.Mutex // guards notified
 	notified map[string]bool
@@ -168,7 +169,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	m := *a.Model
 	ag := &Agent{opts: opts, agent: a, model: m, byName: map[string]Tool{}, notified: map[string]bool{},
-		conv: conversationPath(opts.Workspace, a.Name)}
+		conv: conversationPath(opts.Workspace, a.Name), changed: changedPath(opts.Workspace, a.Name)}
 	if p, ok := opts.Workspace.Config.PriceOf(m.Model); ok {
 		ag.price = &p
 	}
@@ -295,11 +296,20 @@ const KeptPrefix = "(Kept as context, not to be answered: a message your accepts
 // conversation, before the message to answer, as a turn that says it is
 // context, not to be answered.
 func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbox.Message) ([]*mailbox.Message, error) {
+	inID, _ := in.Header().Get("id")
+	if rec, ok := a.readChange(); ok {
+		// A tool changed the campaign for a message whose handling then
+		// did not end with an answer sent: that message is given up, not
+		// asked anew; a record of another is done with.
+		a.dropChange()
+		if rec.ID == inID {
+			return nil, &TranscriptError{Err: &ChangedError{Agent: a.agent.Name, Tool: rec.Tool}, Transcript: rec.Transcript}
+		}
+	}
 	conv, err := a.memory.load(a.conv, a.agent.Name)
 	if err != nil {
 		return nil, err
 	}
-	inID, _ := in.Header().Get("id")
 	received := string(in.Bytes())
 	system, err := a.system()
 	if err != nil {
@@ -328,13 +338,20 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 	defer pending.Wait()
 	for {
 		if err := a.withinBudget(); err != nil {
+			if changed != "" {
+				// The agent stops, the message waiting in cur/; the
+				// record of the change has the next run give it up.
+				return nil, fmt.Errorf("%w; %s already changed the campaign for this message: the next run gives it up rather than ask the model anew", err, changed)
+			}
 			return nil, err
 		}
 		pending.Wait()
 		resp, called, err := a.call(ctx, inID, msgs)
-		if err != nil && changed != "" && ctx.Err() == nil {
-			err = fmt.Errorf("%w; not tried again, since %s already changed the campaign for this message (parley retry asks the model anew)", err, changed)
-			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+		if err != nil && changed != "" && !errors.Is(ctx.Err(), context.Canceled) {
+			// A failed call, or the agent's own timeout: given up now.
+			// A runner stopping leaves the message in cur/, and the
+			// record of the change has the next run give it up.
+			return nil, a.giveUp(&ChangedError{Agent: a.agent.Name, Tool: changed, Err: err}, tr)
 		}
 		if err != nil {
 			return nil, err
@@ -346,7 +363,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 				err := fmt.Errorf("%s: %w (%d)", a.agent.Name, ErrToolRounds, a.model.MaxToolRounds)
 				a.tell(ToolRoundsNotice, inID, fmt.Sprintf("%s stopped answering %s: its model was still calling tools after %d rounds (max_tool_rounds in %s). The message is in %s/%s/dead/, with the transcript.",
 					a.agent.Name, dash(inID), a.model.MaxToolRounds, workspace.ConfigFile, workspace.MailboxesDir, a.agent.Name))
-				return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+				return nil, a.giveUp(err, tr)
 			}
 			rounds++
 			asked, err := json.Marshal(choice.ToParam())
@@ -355,10 +372,18 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			}
 			msgs = append(msgs, asked)
 			for _, call := range choice.ToolCalls {
-				result, ok := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
-				if t := a.byName[call.Function.Name]; ok && !t.ReadOnly && changed == "" {
+				if t, known := a.byName[call.Function.Name]; known && !t.ReadOnly && changed == "" {
+					// Written down before the change is made: an
+					// attempt cut short after it is not asked anew.
+					tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ (running when this was written down)")
+					err := a.writeChange(inID, call.Function.Name, tr)
+					tr.turns = tr.turns[:len(tr.turns)-1]
+					if err != nil {
+						return nil, fmt.Errorf("writing down that %s changes the campaign: %w", call.Function.Name, err)
+					}
 					changed = call.Function.Name
 				}
+				result, _ := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
 				tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ "+result)
 				msgs = append(msgs, toolResult(call.ID, result))
 			}
@@ -389,13 +414,20 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		}
 		if repairs == a.model.MaxRepairs {
 			err := fmt.Errorf("%s: %w after %d %s: %s", a.agent.Name, ErrRefused, repairs, plural(repairs, "repair", "repairs"), refusal)
-			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+			return nil, a.giveUp(err, tr)
 		}
 		repairs++
 		feedback := "parley refused your answer: " + refusal + "\nAnswer again with the message corrected."
 		tr.add("user", feedback)
 		msgs = append(msgs, text(RoleAssistant, said), text(RoleUser, feedback))
 	}
+}
+
+// giveUp returns err with the transcript, for the message to go to dead/;
+// the record of a change made for it goes: parley retry asks anew.
+func (a *Agent) giveUp(err error, tr *transcript) error {
+	a.dropChange()
+	return &TranscriptError{Err: err, Transcript: tr.String()}
 }
 
 // text is a message of a role with a text, as the endpoint reads it.

@@ -634,3 +634,87 @@ func TestNoRetryAfterAChange(t *testing.T) {
 		})
 	}
 }
+
+// TestChangeMadeOnce: a tool's change to the campaign is made once for a
+// message, whatever cuts its handling short after the tool ran: a failed
+// call, the agent's own timeout, a budget used up (the next run), the
+// runner stopped or killed (the next run). The message is given up with
+// the transcript, not asked anew; parley retry (handling it again after
+// that) asks anew.
+func TestChangeMadeOnce(t *testing.T) {
+	update := step{Calls: []call{{ID: "c1", Name: "update_character", Args: `{"character":"sel-varga","damage":3}`}}, In: 150, Out: 50}
+	for _, tc := range []struct {
+		name   string
+		second step   // the model's second answer
+		extra  string // parley.yaml lines of the agent
+		// ctx makes the context of the first attempt, and the tool's
+		// call may cancel it (the runner stopping).
+		timeout time.Duration
+		cancel  bool
+		// first is what the first attempt returns.
+		first func(error) bool
+	}{
+		{name: "failed call", second: step{Status: 500}, first: isChanged},
+		{name: "the agent's timeout", second: step{Delay: delay(5 * time.Second), Content: "late"}, timeout: 300 * time.Millisecond, first: isChanged},
+		{name: "budget", second: step{Content: "never asked"}, extra: "    budget: {tokens: 150}\n", first: func(err error) bool { return errors.Is(err, llm.ErrBudget) }},
+		{name: "runner stopped", second: step{Content: "never asked"}, cancel: true, first: func(err error) bool { return errors.Is(err, context.Canceled) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStandin(t, update, tc.second, step{Content: "Asked anew."})
+			ws := table(t, s.URL(), tc.extra)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.timeout > 0 {
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			hp := 10
+			tool := dice()
+			tool.Name = "update_character"
+			tool.Call = func(context.Context, json.RawMessage) (string, error) {
+				hp -= 3
+				if tc.cancel {
+					cancel()
+				}
+				return fmt.Sprintf(`{"hp":%d}`, hp), nil
+			}
+			in := incoming(t, "The trap springs.")
+			_, err := agent(t, ws, tool).Handle(ctx, in)
+			if !tc.first(err) {
+				t.Fatalf("first attempt: Handle = %v", err)
+			}
+			calls := s.count()
+			if !isChanged(err) {
+				// Not given up yet: the next attempt (a new agent: the
+				// next run) gives it up, without asking the model.
+				_, err = agent(t, ws, tool).Handle(context.Background(), in)
+				if !isChanged(err) {
+					t.Fatalf("next attempt: Handle = %v, want it given up (ChangedError)", err)
+				}
+				if s.count() != calls {
+					t.Errorf("the next attempt called the model (%d calls, want %d)", s.count(), calls)
+				}
+			}
+			var te *llm.TranscriptError
+			if !errors.As(err, &te) || !strings.Contains(te.Detail(), "## tool update_character") {
+				t.Errorf("given up without the transcript of the change: %v", err)
+			}
+			if !strings.Contains(err.Error(), "update_character already changed the campaign") {
+				t.Errorf("reason = %q, want it to name the tool", err)
+			}
+			if hp != 7 {
+				t.Errorf("HP = %d after the attempts, want 7: the change made once", hp)
+			}
+			// parley retry: the message handled again asks anew.
+			if _, err := agent(t, ws, tool).Handle(context.Background(), in); err != nil {
+				t.Fatalf("handled again after it was given up: %v", err)
+			}
+		})
+	}
+}
+
+func isChanged(err error) bool {
+	var ce *llm.ChangedError
+	var temp interface{ Temporary() bool }
+	return errors.As(err, &ce) && errors.As(err, &temp) && !temp.Temporary()
+}
