@@ -239,7 +239,7 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		}
 		return nil, &HandleError{Err: werr, ExitCode: -1, Stderr: stderr.String()}
 	}
-	return splitFrames(stdout.Bytes()), nil
+	return mailbox.SplitAnswer(stdout.Bytes()), nil
 }
 
 // notStartable reports whether a program could not be started for good:
@@ -355,7 +355,7 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		if r.err != nil {
 			return nil, s.ended(ctx, r.err)
 		}
-		return r.frames, nil
+		return splitAnswers(r.frames), nil
 	case <-timer.C:
 		return fail(fmt.Errorf("timed out after %v: the session was killed and will be started again", s.agent.Timeout))
 	case <-ctx.Done():

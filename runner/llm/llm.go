@@ -391,7 +391,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		}
 		said := choice.Content
 		tr.add("assistant", said)
-		out, refusal := a.answer(in, said)
+		out, refusal := a.answers(in, said)
 		called.Note = "answered"
 		if refusal != "" {
 			called.Note = "answer refused: " + refusal
@@ -410,7 +410,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			if err := a.memory.save(a.conv, conv); err != nil {
 				return nil, fmt.Errorf("writing the conversation: %w", err)
 			}
-			return []*mailbox.Message{out}, nil
+			return out, nil
 		}
 		if repairs == a.model.MaxRepairs {
 			err := fmt.Errorf("%s: %w after %d %s: %s", a.agent.Name, ErrRefused, repairs, plural(repairs, "repair", "repairs"), refusal)
@@ -667,10 +667,36 @@ func (a *Agent) journal(e workspace.Entry) {
 // heads the refusal of a file: "your answer:2: to: unknown agent".
 const answerFile = "your answer"
 
-// answer makes a message of the model's answer and checks it with the
-// workspace's Check: the message, or why it is refused.
-func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, string) {
-	ans, err := mailbox.ParseAnswer([]byte(text))
+// answers makes messages of the model's answer, split as a program's
+// printed answer is (mailbox.SplitAnswer: at FrameEnd lines, and before
+// a second frontmatter header), and checks each with the workspace's
+// Check: the messages, or why one is refused (the answer is then
+// repaired whole).
+func (a *Agent) answers(in *mailbox.Message, text string) ([]*mailbox.Message, string) {
+	parts := mailbox.SplitAnswer([]byte(text))
+	if len(parts) == 0 {
+		return nil, answerFile + ": empty, where a message was expected"
+	}
+	out := make([]*mailbox.Message, 0, len(parts))
+	for i, p := range parts {
+		file := answerFile
+		if len(parts) > 1 {
+			file = fmt.Sprintf("%s's message %d", answerFile, i+1)
+		}
+		m, refusal := a.answer(in, p, file)
+		if refusal != "" {
+			return nil, refusal
+		}
+		out = append(out, m)
+	}
+	return out, ""
+}
+
+// answer makes a message of one message of the model's answer, named
+// file in a refusal, and checks it with the workspace's Check: the
+// message, or why it is refused.
+func (a *Agent) answer(in *mailbox.Message, text []byte, file string) (*mailbox.Message, string) {
+	ans, err := mailbox.ParseAnswer(text)
 	m := ans.Message
 	if errors.Is(err, mailbox.ErrNoHeader) {
 		m, err = mailbox.Reply(in, ans.Text), nil
@@ -679,15 +705,15 @@ func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, stri
 		}
 	}
 	if errors.Is(err, mailbox.ErrEmpty) {
-		return nil, answerFile + ": empty, where one message was expected"
+		return nil, file + ": empty, where a message was expected"
 	}
 	if pe := (*mailbox.ParseError)(nil); errors.As(err, &pe) && pe.Path == "" {
-		pe.Path = answerFile
+		pe.Path = file
 	}
 	if err != nil {
 		return nil, err.Error()
 	}
-	v, err := a.opts.Workspace.Check(workspace.Input{File: answerFile, Sender: a.agent.Name, Message: m})
+	v, err := a.opts.Workspace.Check(workspace.Input{File: file, Sender: a.agent.Name, Message: m})
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -704,7 +730,7 @@ func (a *Agent) system() (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s, an agent with the roles %s in a parley workspace: agents talk by sending each other messages.\n\n",
 		a.agent.Name, strings.Join(ws.Roles(a.agent.Name), ", "))
-	b.WriteString("Answer each message with exactly one message: YAML frontmatter between --- lines (to:, type: and the protocol's fields), then the body. A plain text answer with no frontmatter is sent as a reply to the sender. parley checks your message against the protocol; if it refuses it, you are told why and answer again.\n")
+	b.WriteString("Answer each message with a message: YAML frontmatter between --- lines (to:, type: and the protocol's fields), then the body. A plain text answer with no frontmatter is sent as a reply to the sender. To send several messages (a narration to everyone, then a prompt to one of them), write them one after another, each beginning with its own frontmatter after a blank line: each goes only to its own recipients. parley checks your messages against the protocol; if it refuses one, you are told why and answer again, all of them.\n")
 	if len(a.tools) > 0 {
 		b.WriteString("Use the tools for dice and for the characters' sheets: never invent a roll.\n")
 	}

@@ -313,8 +313,8 @@ func TestRefusalsSaidAlike(t *testing.T) {
 	for _, c := range []struct {
 		name, content, want string
 	}{
-		{"empty", "", "your answer: empty, where one message was expected"},
-		{"white space", "\n  \n", "your answer: empty, where one message was expected"},
+		{"empty", "", "your answer: empty, where a message was expected"},
+		{"white space", "\n  \n", "your answer: empty, where a message was expected"},
 		{"bad header", "---\nto: ann\ntype: [\n---\nHello\n", "your answer:3: header: "},
 		{"unknown recipient", "---\nto: nobody\n---\nHello\n", `your answer:2: to: unknown agent "nobody"`},
 	} {
