@@ -240,9 +240,26 @@ type EndpointError struct {
 	// Unreadable: what answered is not a chat completion (a gateway's
 	// own page, a body cut short): Err says what it was.
 	Unreadable bool
+	// AgentTimeout is the agent's own timeout: (its time for a message,
+	// in parley.yaml) when that cut the call short (Err is then
+	// context.DeadlineExceeded); 0 otherwise.
+	AgentTimeout time.Duration
+	// CutShort: the call's context ended before the endpoint answered
+	// (the agent's timeout:, or a caller's deadline).
+	CutShort bool
 }
 
 func (e *EndpointError) Error() string {
+	if e.CutShort && e.AgentTimeout > 0 {
+		s := fmt.Sprintf("timeout: %s in %s (the agent's time for a message) cut the call to model endpoint %s short", e.AgentTimeout, workspace.ConfigFile, e.URL)
+		if e.Timeout > e.AgentTimeout {
+			s += fmt.Sprintf(" (its openai.timeout, %s, is longer)", e.Timeout)
+		}
+		return s
+	}
+	if e.CutShort {
+		return fmt.Sprintf("the call to model endpoint %s was cut short: %v", e.URL, e.Err)
+	}
 	if e.Status == 0 && e.Timeout > 0 {
 		return fmt.Sprintf("model endpoint %s did not answer within %s (openai.timeout)", e.URL, e.Timeout)
 	}
@@ -497,11 +514,16 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, entry, ctx.Err() // shutting down
 		}
 		var apiErr *openai.Error
-		if errors.As(err, &apiErr) {
+		if ctx.Err() != nil {
+			// The agent's own timeout: (the runner's deadline for the
+			// message) ran out while the endpoint had not answered: a
+			// failed call, said as such.
+			err = &EndpointError{URL: a.Endpoint(), Err: ctx.Err(), AgentTimeout: a.agent.Timeout, Timeout: a.model.Timeout, CutShort: true}
+		} else if errors.As(err, &apiErr) {
 			err = &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode)))}
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
 			ee = &EndpointError{URL: a.Endpoint(), Err: err}

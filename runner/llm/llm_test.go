@@ -718,3 +718,34 @@ func isChanged(err error) bool {
 	var temp interface{ Temporary() bool }
 	return errors.As(err, &ce) && errors.As(err, &temp) && !temp.Temporary()
 }
+
+// TestAgentTimeoutNamed: the agent's own timeout: cutting a model call
+// short is a failed call like any: said with its cause (the timeout: key
+// and the endpoint, not "context deadline exceeded"), journaled, and
+// tried again.
+func TestAgentTimeoutNamed(t *testing.T) {
+	s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"})
+	ws := table(t, s.URL(), "    timeout: 3s\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond) // as the runner does, for timeout:
+	defer cancel()
+	_, err := agent(t, ws).Handle(ctx, incoming(t, "Hello?"))
+	want := "timeout: 3s in parley.yaml (the agent's time for a message) cut the call to model endpoint " + s.URL() + " short (its openai.timeout, 5s, is longer)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Handle = %v, want %q", err, want)
+	}
+	var temp interface{ Temporary() bool }
+	if !errors.As(err, &temp) || !temp.Temporary() {
+		t.Errorf("Handle = %v, want a temporary error (tried again)", err)
+	}
+	calls := journal(t, ws, workspace.ModelCalled)
+	if len(calls) != 1 || calls[0].Reason != want {
+		t.Fatalf("journaled model calls = %+v, want one failed, with the reason", calls)
+	}
+	u, err := ws.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := u.Agent("gm"); a.Calls != 1 || a.Failed != 1 || a.LastError != want {
+		t.Errorf("usage = %+v, want 1 call, 1 failed, its reason", a)
+	}
+}
