@@ -408,7 +408,15 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		}
 		said := choice.Content
 		tr.add("assistant", said)
-		out, refusal := a.answers(in, said)
+		var out []*mailbox.Message
+		refusal, again := "", "Answer again with the message corrected."
+		if resp.Choices[0].FinishReason == "length" {
+			// Cut off: what it meant to say is not all there, and a
+			// message cut short is not sent as if it were whole.
+			refusal, again = a.cutOff(), "Answer again, shorter."
+		} else {
+			out, refusal = a.answers(in, said)
+		}
 		called.Note = "answered"
 		if refusal != "" {
 			called.Note = "answer refused: " + refusal
@@ -434,7 +442,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			return nil, a.giveUp(err, tr)
 		}
 		repairs++
-		feedback := "parley refused your answer: " + refusal + "\nAnswer again with the message corrected."
+		feedback := "parley refused your answer: " + refusal + "\n" + again
 		tr.add("user", feedback)
 		msgs = append(msgs, text(RoleAssistant, said), text(RoleUser, feedback))
 	}
@@ -688,6 +696,15 @@ func (a *Agent) journal(e workspace.Entry) {
 // answerFile names the model's answer in a refusal, as a file's name
 // heads the refusal of a file: "your answer:2: to: unknown agent".
 const answerFile = "your answer"
+
+// cutOff says why an answer the endpoint cut off (finish_reason
+// "length") is refused.
+func (a *Agent) cutOff() string {
+	if a.model.MaxTokens > 0 {
+		return fmt.Sprintf("%s: cut off at max_tokens (%d, openai.max_tokens in %s) before its end", answerFile, a.model.MaxTokens, workspace.ConfigFile)
+	}
+	return fmt.Sprintf("%s: cut off at the endpoint's longest answer before its end (openai.max_tokens in %s is not set)", answerFile, workspace.ConfigFile)
+}
 
 // answers makes messages of the model's answer, split as a program's
 // printed answer is (mailbox.SplitAnswer: at FrameEnd lines, and before

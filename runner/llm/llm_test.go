@@ -749,3 +749,38 @@ func TestAgentTimeoutNamed(t *testing.T) {
 		t.Errorf("usage = %+v, want 1 call, 1 failed, its reason", a)
 	}
 }
+
+// TestCutOffAnswer: an answer the endpoint cut off at max_tokens
+// (finish_reason "length") is not sent as if it were whole: the model is
+// asked to answer again, shorter; cut off past max_repairs, the message
+// is given up with a reason naming max_tokens.
+func TestCutOffAnswer(t *testing.T) {
+	cut := step{Content: "---\nto: ann\n---\nThe door opens onto a long hall, and at its end you see", Finish: "length"}
+	t.Run("answered again", func(t *testing.T) {
+		s := newStandin(t, cut, step{Content: "The door opens."})
+		ws := table(t, s.URL(), "      max_tokens: 40\n")
+		out, err := agent(t, ws).Handle(context.Background(), incoming(t, "I open the door."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 1 || string(out[0].Body) != "The door opens." {
+			t.Errorf("sent %d messages, the first %q; want the whole answer alone", len(out), out[0].Body)
+		}
+		msgs := messages(s.request(t, 1))
+		want := "parley refused your answer: your answer: cut off at max_tokens (40, openai.max_tokens in parley.yaml) before its end\nAnswer again, shorter."
+		if got := msgs[len(msgs)-1]["content"]; got != want {
+			t.Errorf("the model was told %q, want %q", got, want)
+		}
+	})
+	t.Run("given up", func(t *testing.T) {
+		s := newStandin(t, cut)
+		ws := table(t, s.URL(), "      max_repairs: 1\n")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "I open the door."))
+		if !errors.Is(err, llm.ErrRefused) || !strings.Contains(err.Error(), "cut off at the endpoint's longest answer before its end (openai.max_tokens in parley.yaml is not set)") {
+			t.Errorf("Handle = %v, want it refused as cut off", err)
+		}
+		if n := s.count(); n != 2 {
+			t.Errorf("%d calls, want 2 (the answer, one repair)", n)
+		}
+	})
+}
