@@ -80,6 +80,14 @@ type AnswerWaiter interface {
 	AwaitsAnswer(typ string) bool
 }
 
+// Noter is a Handler with something to say of its agent in parley
+// status (a budget it cannot keep): after each message the runner notes
+// what Note returns, unless it is "".
+type Noter interface {
+	Handler
+	Note() string
+}
+
 // HandlerFunc makes a function a Handler.
 type HandlerFunc func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error)
 
@@ -458,6 +466,15 @@ func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 }
 
 func (b *builtinDriver) close() error { return nil }
+
+// note is what its handler has to say of the agent in parley status, if
+// it is a Noter.
+func (b *builtinDriver) note() string {
+	if n, ok := b.handler.(Noter); ok {
+		return n.Note()
+	}
+	return ""
+}
 
 // mayPass reports whether a built-in handler's error may pass on a later
 // try: the disk or the system failing for now (out of space, an I/O

@@ -102,8 +102,9 @@ type Agent struct {
 	conv      string // the conversation file
 	changed   string // the record of a change a tool made (changeRecord)
 
-	mu       sync.Mutex // guards notified
+	mu       sync.Mutex // guards notified and note
 	notified map[string]bool
+	note     string // what parley status says of the agent (Note)
 	memory   memory
 	encoded  encoded
 }
@@ -546,6 +547,9 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 		entry.Reason = err.Error()
 		a.journal(entry)
 		return nil, entry, err
+	}
+	if !resp.JSON.Usage.Valid() {
+		a.noUsage()
 	}
 	u := workspace.Usage{Calls: 1, TokensIn: resp.Usage.PromptTokens, TokensOut: resp.Usage.CompletionTokens}
 	if a.price != nil {

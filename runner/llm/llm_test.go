@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -783,4 +784,41 @@ func TestCutOffAnswer(t *testing.T) {
 			t.Errorf("%d calls, want 2 (the answer, one repair)", n)
 		}
 	})
+}
+
+// TestNoUsageFigures: an endpoint that reports no usage ("usage": null)
+// cannot have a budget kept: the agent says so once, in the log and in
+// its note for parley status; with no budget, it says nothing.
+func TestNoUsageFigures(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra, note string
+	}{
+		{"budget", "    budget: {tokens: 10}\n", "gm's budget (budget: in parley.yaml) cannot be kept: model endpoint %s reports no usage figures in its answers, so its calls count no tokens"},
+		{"no budget", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStandin(t, step{Content: "ok", NoUsage: true})
+			ws := table(t, s.URL(), tc.extra)
+			var logged strings.Builder
+			a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := tc.note
+			if want != "" {
+				want = fmt.Sprintf(want, s.URL())
+			}
+			if got := a.Note(); got != want {
+				t.Errorf("Note() = %q, want %q", got, want)
+			}
+			if n := strings.Count(logged.String(), "cannot be kept"); (want != "") != (n == 1) || n > 1 {
+				t.Errorf("logged %d warnings, want %d:\n%s", n, min(len(want), 1), logged.String())
+			}
+		})
+	}
 }
