@@ -248,7 +248,17 @@ type EndpointError struct {
 	// CutShort: the call's context ended before the endpoint answered
 	// (the agent's timeout:, or a caller's deadline).
 	CutShort bool
+	// RetryAfter is how long the endpoint asked to be left alone
+	// (Retry-After) when that is longer than parley waits
+	// (MaxRetryAfter): the call is then given up, not tried again.
+	RetryAfter time.Duration
 }
+
+// MaxRetryAfter is the longest Retry-After the client waits for before
+// trying a request again (the openai client's own limit). An endpoint
+// that asks for longer is not tried again: the message is given up,
+// saying what it asked for.
+const MaxRetryAfter = 2 * time.Minute
 
 func (e *EndpointError) Error() string {
 	if e.CutShort && e.AgentTimeout > 0 {
@@ -267,7 +277,11 @@ func (e *EndpointError) Error() string {
 	if e.Status == 0 {
 		return fmt.Sprintf("model endpoint %s unreachable: %v", e.URL, e.Err)
 	}
-	return fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
+	s := fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf("; it asked to be called again in %s (Retry-After), longer than parley waits (%s): not tried again (parley retry, once it is ready)", e.RetryAfter, MaxRetryAfter)
+	}
+	return s
 }
 
 func (e *EndpointError) Unwrap() error { return e.Err }
@@ -277,6 +291,9 @@ func (e *EndpointError) Unwrap() error { return e.Err }
 // completion (a gateway's page in the model's stead). A 4xx (a wrong
 // key, an unknown model) comes again.
 func (e *EndpointError) Temporary() bool {
+	if e.RetryAfter > 0 {
+		return false // not before it is ready, which is longer than parley waits
+	}
 	return e.Status == 0 || e.Unreadable || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
@@ -533,7 +550,11 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 			// failed call, said as such.
 			err = &EndpointError{URL: a.Endpoint(), Err: ctx.Err(), AgentTimeout: a.agent.Timeout, Timeout: a.model.Timeout, CutShort: true}
 		} else if errors.As(err, &apiErr) {
-			err = &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode)))}
+			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode)))}
+			if d, ok := retryAfter(got.retryAfter, a.opts.Now()); ok && d > MaxRetryAfter {
+				ee.RetryAfter = d
+			}
+			err = ee
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
 			ee = &EndpointError{URL: a.Endpoint(), Err: err}
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -570,10 +591,32 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 // request: its status, its content type and the start of its body, to
 // say what answered when the answer is not a chat completion.
 type answered struct {
-	status  int
-	ctype   string
+	status     int
+	ctype      string
+	retryAfter string // its Retry-After header
 	head    []byte
 	readErr error
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs < 0 || secs != secs {
+			return 0, false
+		}
+		if secs > float64(1<<62)/float64(time.Second) {
+			return 1 << 62, true // for ever, as good as
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now), true
+	}
+	return 0, false
 }
 
 // headLen is how much of an answer that is not a chat completion is told.
@@ -586,7 +629,7 @@ func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (
 	if err != nil || res == nil {
 		return res, err
 	}
-	got.status, got.ctype = res.StatusCode, res.Header.Get("Content-Type")
+	got.status, got.ctype, got.retryAfter = res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Retry-After")
 	res.Body = &headReader{ReadCloser: res.Body, got: got}
 	return res, nil
 }

@@ -822,3 +822,31 @@ func TestNoUsageFigures(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryAfterTooLong: an endpoint asking to be left alone longer than
+// parley waits (Retry-After: 300) is not asked again at once, nor by the
+// runner a second later: the call fails for good, saying what the
+// endpoint asked for.
+func TestRetryAfterTooLong(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Content: "ok"})
+	ws := table(t, s.URL(), "")
+	ws.Config.Agents[0].Model.MaxRetries = 2
+	start := time.Now()
+	_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("gave up after %v, want at once", d)
+	}
+	var ee *llm.EndpointError
+	if !errors.As(err, &ee) || ee.Status != 429 || ee.RetryAfter != 5*time.Minute {
+		t.Fatalf("Handle = %v, want a 429 with RetryAfter 5m", err)
+	}
+	if ee.Temporary() {
+		t.Errorf("Temporary() = true, want false: not tried again before the endpoint is ready")
+	}
+	if want := "it asked to be called again in 5m0s (Retry-After), longer than parley waits (2m0s)"; !strings.Contains(err.Error(), want) {
+		t.Errorf("Handle = %v, want it to say %q", err, want)
+	}
+	if n := s.count(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
