@@ -594,8 +594,8 @@ type answered struct {
 	status     int
 	ctype      string
 	retryAfter string // its Retry-After header
-	head    []byte
-	readErr error
+	head       []byte
+	readErr    error
 }
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date.
