@@ -484,17 +484,19 @@ func (b *builtinDriver) note() string {
 // missing sheet — comes again with the same message, so the message goes
 // to dead/ at once with it.
 func mayPass(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	// An error may say itself (an endpoint that did not answer), before
-	// the system's error it wraps; syscall.Errno has a Temporary method
-	// too, but the list below decides for it.
+	// An error may say itself (an endpoint that did not answer; a model
+	// call cut short by the handler's time after a tool changed the
+	// campaign, which must not be tried again), before the system's
+	// error it wraps; syscall.Errno has a Temporary method too, but the
+	// list below decides for it.
 	var temp interface{ Temporary() bool }
 	if errors.As(err, &temp) {
 		if _, isErrno := temp.(syscall.Errno); !isErrno {
 			return temp.Temporary()
 		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
 	}
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
