@@ -84,11 +84,12 @@ type ChangedError struct {
 }
 
 func (e *ChangedError) Error() string {
-	const then = "not asked again, since %s already changed the campaign for this message (asked anew, the model could make the change twice; parley retry asks it anew)"
+	// The cause first: parley status shows a reason's start.
+	const then = "; not asked again (asked anew, the model could make the change twice; parley retry asks it anew)"
 	if e.Err != nil {
-		return fmt.Sprintf("%v; "+then, e.Err, e.Tool)
+		return fmt.Sprintf("%s changed the campaign for this message, then %v"+then, e.Tool, e.Err)
 	}
-	return fmt.Sprintf("%s: an earlier attempt at this message did not end with an answer sent (a failed call, a timeout, a budget used up, a runner stopped); "+then, e.Agent, e.Tool)
+	return fmt.Sprintf("%s changed the campaign for this message in an earlier attempt that did not end with an answer sent (a failed call, a timeout, a budget used up, a runner stopped)"+then, e.Tool)
 }
 
 func (e *ChangedError) Unwrap() error { return e.Err }

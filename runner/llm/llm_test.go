@@ -700,7 +700,7 @@ func TestChangeMadeOnce(t *testing.T) {
 			if !errors.As(err, &te) || !strings.Contains(te.Detail(), "## tool update_character") {
 				t.Errorf("given up without the transcript of the change: %v", err)
 			}
-			if !strings.Contains(err.Error(), "update_character already changed the campaign") {
+			if !strings.Contains(err.Error(), "update_character changed the campaign for this message") || !strings.Contains(err.Error(), "; not asked again") {
 				t.Errorf("reason = %q, want it to name the tool", err)
 			}
 			if hp != 7 {
