@@ -196,17 +196,7 @@ func hint(err error) string {
 		var re *refusedError
 		errors.As(err, &re)
 		if !re.stats.Refused() {
-			var hints []string
-			if re.stats.Left > 0 {
-				hints = append(hints, "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them")
-			}
-			if len(re.stats.Stopped) > 0 {
-				hints = append(hints, "a stopped agent's messages wait for the next `parley run`, which hands them to it again; `parley status` says why it stopped (a budget: `budget:` in parley.yaml allows more in one session)")
-			}
-			if len(re.stats.NotStarted) > 0 {
-				hints = append(hints, "`parley status` says why each built-in agent could not start")
-			}
-			return strings.Join(hints, "; ")
+			return "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them"
 		}
 		hint := "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when"
 		if re.pipeline && re.stats.Dead > 0 {
