@@ -850,3 +850,29 @@ func TestRetryAfterTooLong(t *testing.T) {
 		t.Errorf("%d requests, want 1", n)
 	}
 }
+
+// TestAnswerOfSeveral: a model's answer holding several messages is
+// several messages, split as a program's printed answer is; one refused
+// sends the whole answer back, naming which message.
+func TestAnswerOfSeveral(t *testing.T) {
+	s := newStandin(t,
+		step{Content: "---\nto: ann\n---\nThe chapel floods.\n\n---\nto: nobody\n---\nA secret.\n"},
+		step{Content: "---\nto: ann\n---\nThe chapel floods.\n\n---\nto: ann\n---\nA secret.\n\x1e\nAnd a reply.\n"},
+	)
+	ws := table(t, s.URL(), "")
+	out, err := agent(t, ws).Handle(context.Background(), incoming(t, "We enter."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for _, m := range out {
+		bodies = append(bodies, string(m.Body))
+	}
+	if want := []string{"The chapel floods.\n", "A secret.\n", "And a reply.\n"}; strings.Join(bodies, "|") != strings.Join(want, "|") {
+		t.Errorf("Handle sent %q, want %q", bodies, want)
+	}
+	msgs := messages(s.request(t, 1))
+	if c := msgs[len(msgs)-1]["content"].(string); !strings.HasPrefix(c, "parley refused your answer: your answer's message 2:") || !strings.Contains(c, "nobody") {
+		t.Errorf("the model was told %q, want the refusal of its second message", c)
+	}
+}
