@@ -499,6 +499,11 @@ func (w *worker) handle(ctx context.Context, id string) {
 			w.r.opts.OnHandled(Handled{Agent: w.agent.Name, ID: id, Attempt: attempt, Start: start, End: w.r.opts.Now(), Err: err})
 		}
 		release()
+		if b, ok := w.driver.(*builtinDriver); ok {
+			if note := b.note(); note != "" && w.r.state.run(w.agent.Name).Note != note {
+				w.r.state.note(w.agent.Name, note)
+			}
+		}
 		if ctx.Err() != nil {
 			return // shutting down: handled again by the next runner
 		}

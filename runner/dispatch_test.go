@@ -103,14 +103,17 @@ echo "heard: $body (from $PARLEY_FROM, id $PARLEY_MESSAGE_ID, agent $PARLEY_AGEN
 	}
 }
 
-// TestCommandOutputs: several envelopes separated by FrameEnd lines, and
-// files the program writes into its outbox, are all sent as the agent.
+// TestCommandOutputs: several envelopes separated by FrameEnd lines, or
+// written one after the other (a second frontmatter header after a
+// blank line: "four", then "five"), and files the program writes into
+// its outbox, are all sent as the agent.
 func TestCommandOutputs(t *testing.T) {
 	ws := newWorkspace(t, "boss")
 	script(t, ws, "multi.sh", `
 cat > /dev/null
 printf -- '---\nto: boss\ntype: NOTE\n---\none\n---\nstill one\n\036\n'
 printf -- '[NOTE]\nto: boss\n\ntwo\n\036\n'
+printf -- '---\nto: boss\ntype: NOTE\n---\nfour\n\n---\nto: boss\ntype: NOTE\n---\nfive\n'
 printf -- '---\nto: boss\n---\nthree\n' > "$PARLEY_OUTBOX/file.md"
 `)
 	ws = reconfigure(t, ws, "agents:\n  - boss\n  - name: bot\n    driver: command\n    run: [./multi.sh]\n")
@@ -119,7 +122,7 @@ printf -- '---\nto: boss\n---\nthree\n' > "$PARLEY_OUTBOX/file.md"
 		t.Fatal(err)
 	}
 	got := bodies(t, ws, "boss", mailbox.Inbox)
-	want := []string{"three", "one\n---\nstill one", "two"}
+	want := []string{"three", "one\n---\nstill one", "two", "four", "five"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("boss's inbox, in order (-want +got):\n%s", d)
 	}

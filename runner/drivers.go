@@ -80,6 +80,14 @@ type AnswerWaiter interface {
 	AwaitsAnswer(typ string) bool
 }
 
+// Noter is a Handler with something to say of its agent in parley
+// status (a budget it cannot keep): after each message the runner notes
+// what Note returns, unless it is "".
+type Noter interface {
+	Handler
+	Note() string
+}
+
 // HandlerFunc makes a function a Handler.
 type HandlerFunc func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error)
 
@@ -239,7 +247,7 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		}
 		return nil, &HandleError{Err: werr, ExitCode: -1, Stderr: stderr.String()}
 	}
-	return splitFrames(stdout.Bytes()), nil
+	return mailbox.SplitAnswer(stdout.Bytes()), nil
 }
 
 // notStartable reports whether a program could not be started for good:
@@ -355,7 +363,7 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		if r.err != nil {
 			return nil, s.ended(ctx, r.err)
 		}
-		return r.frames, nil
+		return splitAnswers(r.frames), nil
 	case <-timer.C:
 		return fail(fmt.Errorf("timed out after %v: the session was killed and will be started again", s.agent.Timeout))
 	case <-ctx.Done():
@@ -459,6 +467,15 @@ func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 
 func (b *builtinDriver) close() error { return nil }
 
+// note is what its handler has to say of the agent in parley status, if
+// it is a Noter.
+func (b *builtinDriver) note() string {
+	if n, ok := b.handler.(Noter); ok {
+		return n.Note()
+	}
+	return ""
+}
+
 // mayPass reports whether a built-in handler's error may pass on a later
 // try: the disk or the system failing for now (out of space, an I/O
 // error, a permission a person may fix, too many open files), or the
@@ -467,17 +484,19 @@ func (b *builtinDriver) close() error { return nil }
 // missing sheet — comes again with the same message, so the message goes
 // to dead/ at once with it.
 func mayPass(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	// An error may say itself (an endpoint that did not answer), before
-	// the system's error it wraps; syscall.Errno has a Temporary method
-	// too, but the list below decides for it.
+	// An error may say itself (an endpoint that did not answer; a model
+	// call cut short by the handler's time after a tool changed the
+	// campaign, which must not be tried again), before the system's
+	// error it wraps; syscall.Errno has a Temporary method too, but the
+	// list below decides for it.
 	var temp interface{ Temporary() bool }
 	if errors.As(err, &temp) {
 		if _, isErrno := temp.(syscall.Errno); !isErrno {
 			return temp.Temporary()
 		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
 	}
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {

@@ -5,42 +5,29 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/parley-dev/parley/mailbox"
 )
 
-// FrameEnd is the line that ends one message in a stream of messages: a
-// command's or session's standard output, or a session's standard input.
-// It is the ASCII record separator (0x1E) alone on a line, which no
-// markdown body holds by accident (bodies may well hold "---"). A program
-// prints it with printf '\036\n'. A session prints an empty message when
-// it is done with the message it was given: FrameEnd right after the one
-// ending its last answer, or FrameEnd alone when it had nothing to say.
-const FrameEnd = "\x1e"
+// FrameEnd is the line that ends one message in a stream of messages
+// (mailbox.FrameEnd). A session prints an empty message when it is done
+// with the message it was given: FrameEnd right after the one ending its
+// last answer, or FrameEnd alone when it had nothing to say.
+const FrameEnd = mailbox.FrameEnd
 
-// splitFrames splits a command's output into messages at FrameEnd lines.
-// Empty frames (nothing but blank lines) are dropped.
-func splitFrames(out []byte) [][]byte {
-	var frames [][]byte
-	var cur bytes.Buffer
-	flush := func() {
-		if len(bytes.TrimSpace(cur.Bytes())) > 0 {
-			frames = append(frames, append([]byte(nil), cur.Bytes()...))
-		}
-		cur.Reset()
+// splitFrames splits a command's output at FrameEnd lines
+// (mailbox.SplitFrames).
+func splitFrames(out []byte) [][]byte { return mailbox.SplitFrames(out) }
+
+// splitAnswers splits each frame a program printed into the messages it
+// holds (mailbox.SplitAnswer: a second frontmatter header written right
+// after a first message is a message of its own).
+func splitAnswers(frames [][]byte) [][]byte {
+	var out [][]byte
+	for _, f := range frames {
+		out = append(out, mailbox.SplitAnswer(f)...)
 	}
-	for len(out) > 0 {
-		line, rest, found := bytes.Cut(out, []byte("\n"))
-		if string(bytes.TrimRight(line, "\r")) == FrameEnd {
-			flush()
-		} else {
-			cur.Write(line)
-			if found {
-				cur.WriteByte('\n')
-			}
-		}
-		out = rest
-	}
-	flush()
-	return frames
+	return out
 }
 
 // writeFrame writes one message to a stream, ended by a FrameEnd line.

@@ -29,32 +29,51 @@ func outsideDrivers(log *slog.Logger, getenv func(string) string) map[string]run
 			if err != nil {
 				return nil, err
 			}
-			// The agent checks its model's answers against parley.yaml
-			// as the runner has it loaded: when it was reloaded since
-			// (an agent added, a route changed), the agent is made
-			// again with it, so that it refuses what the router would.
-			var mu sync.Mutex
-			made := ws
-			return runner.HandlerFunc(func(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
-				mu.Lock()
-				if d.Loaded != nil && d.Loaded != made {
-					again, err := openaiAgent(d.Loaded, a.Name, session, log, getenv)
-					if err != nil {
-						mu.Unlock()
-						return nil, err
-					}
-					ag, made = again, d.Loaded
-				}
-				cur := ag
-				mu.Unlock()
-				kept := make([]*mailbox.Message, len(d.Context))
-				for i, k := range d.Context {
-					kept[i] = k.Message
-				}
-				return cur.Handle(ctx, d.Message, kept...)
-			}), nil
+			return &openaiHandler{name: a.Name, session: session, log: log, getenv: getenv, ag: ag, made: ws}, nil
 		},
 	}
+}
+
+// openaiHandler hands an openai agent its messages. The agent checks its
+// model's answers against parley.yaml as the runner has it loaded: when
+// it was reloaded since (an agent added, a route changed), the agent is
+// made again with it, so that it refuses what the router would.
+type openaiHandler struct {
+	name    string
+	session *llm.Session
+	log     *slog.Logger
+	getenv  func(string) string
+
+	mu   sync.Mutex
+	ag   *llm.Agent
+	made *workspace.Workspace
+}
+
+func (h *openaiHandler) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
+	h.mu.Lock()
+	if d.Loaded != nil && d.Loaded != h.made {
+		again, err := openaiAgent(d.Loaded, h.name, h.session, h.log, h.getenv)
+		if err != nil {
+			h.mu.Unlock()
+			return nil, err
+		}
+		h.ag, h.made = again, d.Loaded
+	}
+	cur := h.ag
+	h.mu.Unlock()
+	kept := make([]*mailbox.Message, len(d.Context))
+	for i, k := range d.Context {
+		kept[i] = k.Message
+	}
+	return cur.Handle(ctx, d.Message, kept...)
+}
+
+// Note is what the agent has to say of itself in parley status (a budget
+// it cannot keep).
+func (h *openaiHandler) Note() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ag.Note()
 }
 
 // openaiAgent makes an openai agent: its prompt gets the protocol and

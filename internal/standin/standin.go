@@ -30,6 +30,11 @@ type Step struct {
 	Delay   Duration          `json:"delay,omitempty"` // wait before answering; the request's end cuts it short
 	In      int64             `json:"in,omitempty"`    // usage: prompt tokens
 	Out     int64             `json:"out,omitempty"`   // usage: completion tokens
+	// Finish is the answer's finish_reason ("length": cut off at
+	// max_tokens); "" is "stop", or "tool_calls" with Calls.
+	Finish string `json:"finish,omitempty"`
+	// NoUsage answers "usage": null, as some endpoints do.
+	NoUsage bool `json:"no_usage,omitempty"`
 }
 
 // Call is a tool call the model makes.
@@ -218,10 +223,17 @@ func (s *Server) completion(st Step) string {
 		msg["content"] = nil
 		finish = "tool_calls"
 	}
+	if st.Finish != "" {
+		finish = st.Finish
+	}
+	var usage any = map[string]any{"prompt_tokens": st.In, "completion_tokens": st.Out, "total_tokens": st.In + st.Out}
+	if st.NoUsage {
+		usage = nil
+	}
 	b, _ := json.Marshal(map[string]any{
 		"id": "chatcmpl-standin", "object": "chat.completion", "created": 0, "model": "stand-in",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-		"usage":   map[string]any{"prompt_tokens": st.In, "completion_tokens": st.Out, "total_tokens": st.In + st.Out},
+		"usage":   usage,
 	})
 	return string(b)
 }

@@ -100,9 +100,11 @@ type Agent struct {
 	byName    map[string]Tool
 	price     *workspace.Price
 	conv      string // the conversation file
+	changed   string // the record of a change a tool made (changeRecord)
 
-	mu       sync.Mutex // guards notified
+	mu       sync.Mutex // guards notified and note
 	notified map[string]bool
+	note     string // what parley status says of the agent (Note)
 	memory   memory
 	encoded  encoded
 }
@@ -168,7 +170,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	m := *a.Model
 	ag := &Agent{opts: opts, agent: a, model: m, byName: map[string]Tool{}, notified: map[string]bool{},
-		conv: conversationPath(opts.Workspace, a.Name)}
+		conv: conversationPath(opts.Workspace, a.Name), changed: changedPath(opts.Workspace, a.Name)}
 	if p, ok := opts.Workspace.Config.PriceOf(m.Model); ok {
 		ag.price = &p
 	}
@@ -239,16 +241,47 @@ type EndpointError struct {
 	// Unreadable: what answered is not a chat completion (a gateway's
 	// own page, a body cut short): Err says what it was.
 	Unreadable bool
+	// AgentTimeout is the agent's own timeout: (its time for a message,
+	// in parley.yaml) when that cut the call short (Err is then
+	// context.DeadlineExceeded); 0 otherwise.
+	AgentTimeout time.Duration
+	// CutShort: the call's context ended before the endpoint answered
+	// (the agent's timeout:, or a caller's deadline).
+	CutShort bool
+	// RetryAfter is how long the endpoint asked to be left alone
+	// (Retry-After) when that is longer than parley waits
+	// (MaxRetryAfter): the call is then given up, not tried again.
+	RetryAfter time.Duration
 }
 
+// MaxRetryAfter is the longest Retry-After the client waits for before
+// trying a request again (the openai client's own limit). An endpoint
+// that asks for longer is not tried again: the message is given up,
+// saying what it asked for.
+const MaxRetryAfter = 2 * time.Minute
+
 func (e *EndpointError) Error() string {
+	if e.CutShort && e.AgentTimeout > 0 {
+		s := fmt.Sprintf("timeout: %s in %s (the agent's time for a message) cut the call to model endpoint %s short", e.AgentTimeout, workspace.ConfigFile, e.URL)
+		if e.Timeout > e.AgentTimeout {
+			s += fmt.Sprintf(" (its openai.timeout, %s, is longer)", e.Timeout)
+		}
+		return s
+	}
+	if e.CutShort {
+		return fmt.Sprintf("the call to model endpoint %s was cut short: %v", e.URL, e.Err)
+	}
 	if e.Status == 0 && e.Timeout > 0 {
 		return fmt.Sprintf("model endpoint %s did not answer within %s (openai.timeout)", e.URL, e.Timeout)
 	}
 	if e.Status == 0 {
 		return fmt.Sprintf("model endpoint %s unreachable: %v", e.URL, e.Err)
 	}
-	return fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
+	s := fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf("; it asked to be called again in %s (Retry-After), longer than parley waits (%s): not tried again (parley retry, once it is ready)", e.RetryAfter, MaxRetryAfter)
+	}
+	return s
 }
 
 func (e *EndpointError) Unwrap() error { return e.Err }
@@ -258,6 +291,9 @@ func (e *EndpointError) Unwrap() error { return e.Err }
 // completion (a gateway's page in the model's stead). A 4xx (a wrong
 // key, an unknown model) comes again.
 func (e *EndpointError) Temporary() bool {
+	if e.RetryAfter > 0 {
+		return false // not before it is ready, which is longer than parley waits
+	}
 	return e.Status == 0 || e.Unreadable || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
@@ -295,11 +331,20 @@ const KeptPrefix = "(Kept as context, not to be answered: a message your accepts
 // conversation, before the message to answer, as a turn that says it is
 // context, not to be answered.
 func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbox.Message) ([]*mailbox.Message, error) {
+	inID, _ := in.Header().Get("id")
+	if rec, ok := a.readChange(); ok {
+		// A tool changed the campaign for a message whose handling then
+		// did not end with an answer sent: that message is given up, not
+		// asked anew; a record of another is done with.
+		a.dropChange()
+		if rec.ID == inID {
+			return nil, &TranscriptError{Err: &ChangedError{Agent: a.agent.Name, Tool: rec.Tool}, Transcript: rec.Transcript}
+		}
+	}
 	conv, err := a.memory.load(a.conv, a.agent.Name)
 	if err != nil {
 		return nil, err
 	}
-	inID, _ := in.Header().Get("id")
 	received := string(in.Bytes())
 	system, err := a.system()
 	if err != nil {
@@ -328,13 +373,20 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 	defer pending.Wait()
 	for {
 		if err := a.withinBudget(); err != nil {
+			if changed != "" {
+				// The agent stops, the message waiting in cur/; the
+				// record of the change has the next run give it up.
+				return nil, fmt.Errorf("%w; %s already changed the campaign for this message: the next run gives it up rather than ask the model anew", err, changed)
+			}
 			return nil, err
 		}
 		pending.Wait()
 		resp, called, err := a.call(ctx, inID, msgs)
-		if err != nil && changed != "" && ctx.Err() == nil {
-			err = fmt.Errorf("%w; not tried again, since %s already changed the campaign for this message (parley retry asks the model anew)", err, changed)
-			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+		if err != nil && changed != "" && !errors.Is(ctx.Err(), context.Canceled) {
+			// A failed call, or the agent's own timeout: given up now.
+			// A runner stopping leaves the message in cur/, and the
+			// record of the change has the next run give it up.
+			return nil, a.giveUp(&ChangedError{Agent: a.agent.Name, Tool: changed, Err: err}, tr)
 		}
 		if err != nil {
 			return nil, err
@@ -346,7 +398,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 				err := fmt.Errorf("%s: %w (%d)", a.agent.Name, ErrToolRounds, a.model.MaxToolRounds)
 				a.tell(ToolRoundsNotice, inID, fmt.Sprintf("%s stopped answering %s: its model was still calling tools after %d rounds (max_tool_rounds in %s). The message is in %s/%s/dead/, with the transcript.",
 					a.agent.Name, dash(inID), a.model.MaxToolRounds, workspace.ConfigFile, workspace.MailboxesDir, a.agent.Name))
-				return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+				return nil, a.giveUp(err, tr)
 			}
 			rounds++
 			asked, err := json.Marshal(choice.ToParam())
@@ -355,10 +407,18 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			}
 			msgs = append(msgs, asked)
 			for _, call := range choice.ToolCalls {
-				result, ok := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
-				if t := a.byName[call.Function.Name]; ok && !t.ReadOnly && changed == "" {
+				if t, known := a.byName[call.Function.Name]; known && !t.ReadOnly && changed == "" {
+					// Written down before the change is made: an
+					// attempt cut short after it is not asked anew.
+					tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ (running when this was written down)")
+					err := a.writeChange(inID, call.Function.Name, tr)
+					tr.turns = tr.turns[:len(tr.turns)-1]
+					if err != nil {
+						return nil, fmt.Errorf("writing down that %s changes the campaign: %w", call.Function.Name, err)
+					}
 					changed = call.Function.Name
 				}
+				result, _ := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
 				tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ "+result)
 				msgs = append(msgs, toolResult(call.ID, result))
 			}
@@ -366,7 +426,15 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		}
 		said := choice.Content
 		tr.add("assistant", said)
-		out, refusal := a.answer(in, said)
+		var out []*mailbox.Message
+		refusal, again := "", "Answer again with the message corrected."
+		if resp.Choices[0].FinishReason == "length" {
+			// Cut off: what it meant to say is not all there, and a
+			// message cut short is not sent as if it were whole.
+			refusal, again = a.cutOff(), "Answer again, shorter."
+		} else {
+			out, refusal = a.answers(in, said)
+		}
 		called.Note = "answered"
 		if refusal != "" {
 			called.Note = "answer refused: " + refusal
@@ -385,17 +453,24 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			if err := a.memory.save(a.conv, conv); err != nil {
 				return nil, fmt.Errorf("writing the conversation: %w", err)
 			}
-			return []*mailbox.Message{out}, nil
+			return out, nil
 		}
 		if repairs == a.model.MaxRepairs {
 			err := fmt.Errorf("%s: %w after %d %s: %s", a.agent.Name, ErrRefused, repairs, plural(repairs, "repair", "repairs"), refusal)
-			return nil, &TranscriptError{Err: err, Transcript: tr.String()}
+			return nil, a.giveUp(err, tr)
 		}
 		repairs++
-		feedback := "parley refused your answer: " + refusal + "\nAnswer again with the message corrected."
+		feedback := "parley refused your answer: " + refusal + "\n" + again
 		tr.add("user", feedback)
 		msgs = append(msgs, text(RoleAssistant, said), text(RoleUser, feedback))
 	}
+}
+
+// giveUp returns err with the transcript, for the message to go to dead/;
+// the record of a change made for it goes: parley retry asks anew.
+func (a *Agent) giveUp(err error, tr *transcript) error {
+	a.dropChange()
+	return &TranscriptError{Err: err, Transcript: tr.String()}
 }
 
 // text is a message of a role with a text, as the endpoint reads it.
@@ -465,12 +540,21 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, entry, ctx.Err() // shutting down
 		}
 		var apiErr *openai.Error
-		if errors.As(err, &apiErr) {
-			err = &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode)))}
+		if ctx.Err() != nil {
+			// The agent's own timeout: (the runner's deadline for the
+			// message) ran out while the endpoint had not answered: a
+			// failed call, said as such.
+			err = &EndpointError{URL: a.Endpoint(), Err: ctx.Err(), AgentTimeout: a.agent.Timeout, Timeout: a.model.Timeout, CutShort: true}
+		} else if errors.As(err, &apiErr) {
+			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode)))}
+			if d, ok := retryAfter(got.retryAfter, a.opts.Now()); ok && d > MaxRetryAfter {
+				ee.RetryAfter = d
+			}
+			err = ee
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
 			ee = &EndpointError{URL: a.Endpoint(), Err: err}
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -484,6 +568,9 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 		entry.Reason = err.Error()
 		a.journal(entry)
 		return nil, entry, err
+	}
+	if !resp.JSON.Usage.Valid() {
+		a.noUsage()
 	}
 	u := workspace.Usage{Calls: 1, TokensIn: resp.Usage.PromptTokens, TokensOut: resp.Usage.CompletionTokens}
 	if a.price != nil {
@@ -504,10 +591,32 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 // request: its status, its content type and the start of its body, to
 // say what answered when the answer is not a chat completion.
 type answered struct {
-	status  int
-	ctype   string
-	head    []byte
-	readErr error
+	status     int
+	ctype      string
+	retryAfter string // its Retry-After header
+	head       []byte
+	readErr    error
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs < 0 || secs != secs {
+			return 0, false
+		}
+		if secs > float64(1<<62)/float64(time.Second) {
+			return 1 << 62, true // for ever, as good as
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now), true
+	}
+	return 0, false
 }
 
 // headLen is how much of an answer that is not a chat completion is told.
@@ -520,7 +629,7 @@ func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (
 	if err != nil || res == nil {
 		return res, err
 	}
-	got.status, got.ctype = res.StatusCode, res.Header.Get("Content-Type")
+	got.status, got.ctype, got.retryAfter = res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Retry-After")
 	res.Body = &headReader{ReadCloser: res.Body, got: got}
 	return res, nil
 }
@@ -635,10 +744,45 @@ func (a *Agent) journal(e workspace.Entry) {
 // heads the refusal of a file: "your answer:2: to: unknown agent".
 const answerFile = "your answer"
 
-// answer makes a message of the model's answer and checks it with the
-// workspace's Check: the message, or why it is refused.
-func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, string) {
-	ans, err := mailbox.ParseAnswer([]byte(text))
+// cutOff says why an answer the endpoint cut off (finish_reason
+// "length") is refused.
+func (a *Agent) cutOff() string {
+	if a.model.MaxTokens > 0 {
+		return fmt.Sprintf("%s: cut off at max_tokens (%d, openai.max_tokens in %s) before its end", answerFile, a.model.MaxTokens, workspace.ConfigFile)
+	}
+	return fmt.Sprintf("%s: cut off at the endpoint's longest answer before its end (openai.max_tokens in %s is not set)", answerFile, workspace.ConfigFile)
+}
+
+// answers makes messages of the model's answer, split as a program's
+// printed answer is (mailbox.SplitAnswer: at FrameEnd lines, and before
+// a second frontmatter header), and checks each with the workspace's
+// Check: the messages, or why one is refused (the answer is then
+// repaired whole).
+func (a *Agent) answers(in *mailbox.Message, text string) ([]*mailbox.Message, string) {
+	parts := mailbox.SplitAnswer([]byte(text))
+	if len(parts) == 0 {
+		return nil, answerFile + ": empty, where a message was expected"
+	}
+	out := make([]*mailbox.Message, 0, len(parts))
+	for i, p := range parts {
+		file := answerFile
+		if len(parts) > 1 {
+			file = fmt.Sprintf("%s's message %d", answerFile, i+1)
+		}
+		m, refusal := a.answer(in, p, file)
+		if refusal != "" {
+			return nil, refusal
+		}
+		out = append(out, m)
+	}
+	return out, ""
+}
+
+// answer makes a message of one message of the model's answer, named
+// file in a refusal, and checks it with the workspace's Check: the
+// message, or why it is refused.
+func (a *Agent) answer(in *mailbox.Message, text []byte, file string) (*mailbox.Message, string) {
+	ans, err := mailbox.ParseAnswer(text)
 	m := ans.Message
 	if errors.Is(err, mailbox.ErrNoHeader) {
 		m, err = mailbox.Reply(in, ans.Text), nil
@@ -647,15 +791,15 @@ func (a *Agent) answer(in *mailbox.Message, text string) (*mailbox.Message, stri
 		}
 	}
 	if errors.Is(err, mailbox.ErrEmpty) {
-		return nil, answerFile + ": empty, where one message was expected"
+		return nil, file + ": empty, where a message was expected"
 	}
 	if pe := (*mailbox.ParseError)(nil); errors.As(err, &pe) && pe.Path == "" {
-		pe.Path = answerFile
+		pe.Path = file
 	}
 	if err != nil {
 		return nil, err.Error()
 	}
-	v, err := a.opts.Workspace.Check(workspace.Input{File: answerFile, Sender: a.agent.Name, Message: m})
+	v, err := a.opts.Workspace.Check(workspace.Input{File: file, Sender: a.agent.Name, Message: m})
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -672,7 +816,7 @@ func (a *Agent) system() (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s, an agent with the roles %s in a parley workspace: agents talk by sending each other messages.\n\n",
 		a.agent.Name, strings.Join(ws.Roles(a.agent.Name), ", "))
-	b.WriteString("Answer each message with exactly one message: YAML frontmatter between --- lines (to:, type: and the protocol's fields), then the body. A plain text answer with no frontmatter is sent as a reply to the sender. parley checks your message against the protocol; if it refuses it, you are told why and answer again.\n")
+	b.WriteString("Answer each message with a message: YAML frontmatter between --- lines (to:, type: and the protocol's fields), then the body. A plain text answer with no frontmatter is sent as a reply to the sender. To send several messages (a narration to everyone, then a prompt to one of them), write them one after another, each beginning with its own frontmatter after a blank line: each goes only to its own recipients. parley checks your messages against the protocol; if it refuses one, you are told why and answer again, all of them.\n")
 	if len(a.tools) > 0 {
 		b.WriteString("Use the tools for dice and for the characters' sheets: never invent a roll.\n")
 	}

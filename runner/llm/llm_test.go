@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -313,8 +314,8 @@ func TestRefusalsSaidAlike(t *testing.T) {
 	for _, c := range []struct {
 		name, content, want string
 	}{
-		{"empty", "", "your answer: empty, where one message was expected"},
-		{"white space", "\n  \n", "your answer: empty, where one message was expected"},
+		{"empty", "", "your answer: empty, where a message was expected"},
+		{"white space", "\n  \n", "your answer: empty, where a message was expected"},
 		{"bad header", "---\nto: ann\ntype: [\n---\nHello\n", "your answer:3: header: "},
 		{"unknown recipient", "---\nto: nobody\n---\nHello\n", `your answer:2: to: unknown agent "nobody"`},
 	} {
@@ -632,5 +633,246 @@ func TestNoRetryAfterAChange(t *testing.T) {
 				t.Errorf("the endpoint's error is not kept: %v", err)
 			}
 		})
+	}
+}
+
+// TestChangeMadeOnce: a tool's change to the campaign is made once for a
+// message, whatever cuts its handling short after the tool ran: a failed
+// call, the agent's own timeout, a budget used up (the next run), the
+// runner stopped or killed (the next run). The message is given up with
+// the transcript, not asked anew; parley retry (handling it again after
+// that) asks anew.
+func TestChangeMadeOnce(t *testing.T) {
+	update := step{Calls: []call{{ID: "c1", Name: "update_character", Args: `{"character":"sel-varga","damage":3}`}}, In: 150, Out: 50}
+	for _, tc := range []struct {
+		name   string
+		second step   // the model's second answer
+		extra  string // parley.yaml lines of the agent
+		// ctx makes the context of the first attempt, and the tool's
+		// call may cancel it (the runner stopping).
+		timeout time.Duration
+		cancel  bool
+		// first is what the first attempt returns.
+		first func(error) bool
+	}{
+		{name: "failed call", second: step{Status: 500}, first: isChanged},
+		{name: "the agent's timeout", second: step{Delay: delay(5 * time.Second), Content: "late"}, timeout: 300 * time.Millisecond, first: isChanged},
+		{name: "budget", second: step{Content: "never asked"}, extra: "    budget: {tokens: 150}\n", first: func(err error) bool { return errors.Is(err, llm.ErrBudget) }},
+		{name: "runner stopped", second: step{Content: "never asked"}, cancel: true, first: func(err error) bool { return errors.Is(err, context.Canceled) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStandin(t, update, tc.second, step{Content: "Asked anew."})
+			ws := table(t, s.URL(), tc.extra)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.timeout > 0 {
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			hp := 10
+			tool := dice()
+			tool.Name = "update_character"
+			tool.Call = func(context.Context, json.RawMessage) (string, error) {
+				hp -= 3
+				if tc.cancel {
+					cancel()
+				}
+				return fmt.Sprintf(`{"hp":%d}`, hp), nil
+			}
+			in := incoming(t, "The trap springs.")
+			_, err := agent(t, ws, tool).Handle(ctx, in)
+			if !tc.first(err) {
+				t.Fatalf("first attempt: Handle = %v", err)
+			}
+			calls := s.count()
+			if !isChanged(err) {
+				// Not given up yet: the next attempt (a new agent: the
+				// next run) gives it up, without asking the model.
+				_, err = agent(t, ws, tool).Handle(context.Background(), in)
+				if !isChanged(err) {
+					t.Fatalf("next attempt: Handle = %v, want it given up (ChangedError)", err)
+				}
+				if s.count() != calls {
+					t.Errorf("the next attempt called the model (%d calls, want %d)", s.count(), calls)
+				}
+			}
+			var te *llm.TranscriptError
+			if !errors.As(err, &te) || !strings.Contains(te.Detail(), "## tool update_character") {
+				t.Errorf("given up without the transcript of the change: %v", err)
+			}
+			if !strings.Contains(err.Error(), "update_character changed the campaign for this message") || !strings.Contains(err.Error(), "; not asked again") {
+				t.Errorf("reason = %q, want it to name the tool", err)
+			}
+			if hp != 7 {
+				t.Errorf("HP = %d after the attempts, want 7: the change made once", hp)
+			}
+			// parley retry: the message handled again asks anew.
+			if _, err := agent(t, ws, tool).Handle(context.Background(), in); err != nil {
+				t.Fatalf("handled again after it was given up: %v", err)
+			}
+		})
+	}
+}
+
+func isChanged(err error) bool {
+	var ce *llm.ChangedError
+	var temp interface{ Temporary() bool }
+	return errors.As(err, &ce) && errors.As(err, &temp) && !temp.Temporary()
+}
+
+// TestAgentTimeoutNamed: the agent's own timeout: cutting a model call
+// short is a failed call like any: said with its cause (the timeout: key
+// and the endpoint, not "context deadline exceeded"), journaled, and
+// tried again.
+func TestAgentTimeoutNamed(t *testing.T) {
+	s := newStandin(t, step{Delay: delay(5 * time.Second), Content: "late"})
+	ws := table(t, s.URL(), "    timeout: 3s\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond) // as the runner does, for timeout:
+	defer cancel()
+	_, err := agent(t, ws).Handle(ctx, incoming(t, "Hello?"))
+	want := "timeout: 3s in parley.yaml (the agent's time for a message) cut the call to model endpoint " + s.URL() + " short (its openai.timeout, 5s, is longer)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Handle = %v, want %q", err, want)
+	}
+	var temp interface{ Temporary() bool }
+	if !errors.As(err, &temp) || !temp.Temporary() {
+		t.Errorf("Handle = %v, want a temporary error (tried again)", err)
+	}
+	calls := journal(t, ws, workspace.ModelCalled)
+	if len(calls) != 1 || calls[0].Reason != want {
+		t.Fatalf("journaled model calls = %+v, want one failed, with the reason", calls)
+	}
+	u, err := ws.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := u.Agent("gm"); a.Calls != 1 || a.Failed != 1 || a.LastError != want {
+		t.Errorf("usage = %+v, want 1 call, 1 failed, its reason", a)
+	}
+}
+
+// TestCutOffAnswer: an answer the endpoint cut off at max_tokens
+// (finish_reason "length") is not sent as if it were whole: the model is
+// asked to answer again, shorter; cut off past max_repairs, the message
+// is given up with a reason naming max_tokens.
+func TestCutOffAnswer(t *testing.T) {
+	cut := step{Content: "---\nto: ann\n---\nThe door opens onto a long hall, and at its end you see", Finish: "length"}
+	t.Run("answered again", func(t *testing.T) {
+		s := newStandin(t, cut, step{Content: "The door opens."})
+		ws := table(t, s.URL(), "      max_tokens: 40\n")
+		out, err := agent(t, ws).Handle(context.Background(), incoming(t, "I open the door."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 1 || string(out[0].Body) != "The door opens." {
+			t.Errorf("sent %d messages, the first %q; want the whole answer alone", len(out), out[0].Body)
+		}
+		msgs := messages(s.request(t, 1))
+		want := "parley refused your answer: your answer: cut off at max_tokens (40, openai.max_tokens in parley.yaml) before its end\nAnswer again, shorter."
+		if got := msgs[len(msgs)-1]["content"]; got != want {
+			t.Errorf("the model was told %q, want %q", got, want)
+		}
+	})
+	t.Run("given up", func(t *testing.T) {
+		s := newStandin(t, cut)
+		ws := table(t, s.URL(), "      max_repairs: 1\n")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "I open the door."))
+		if !errors.Is(err, llm.ErrRefused) || !strings.Contains(err.Error(), "cut off at the endpoint's longest answer before its end (openai.max_tokens in parley.yaml is not set)") {
+			t.Errorf("Handle = %v, want it refused as cut off", err)
+		}
+		if n := s.count(); n != 2 {
+			t.Errorf("%d calls, want 2 (the answer, one repair)", n)
+		}
+	})
+}
+
+// TestNoUsageFigures: an endpoint that reports no usage ("usage": null)
+// cannot have a budget kept: the agent says so once, in the log and in
+// its note for parley status; with no budget, it says nothing.
+func TestNoUsageFigures(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra, note string
+	}{
+		{"budget", "    budget: {tokens: 10}\n", "gm's budget (budget: in parley.yaml) cannot be kept: model endpoint %s reports no usage figures in its answers, so its calls count no tokens"},
+		{"no budget", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStandin(t, step{Content: "ok", NoUsage: true})
+			ws := table(t, s.URL(), tc.extra)
+			var logged strings.Builder
+			a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if _, err := a.Handle(context.Background(), incoming(t, "Hi.")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := tc.note
+			if want != "" {
+				want = fmt.Sprintf(want, s.URL())
+			}
+			if got := a.Note(); got != want {
+				t.Errorf("Note() = %q, want %q", got, want)
+			}
+			if n := strings.Count(logged.String(), "cannot be kept"); (want != "") != (n == 1) || n > 1 {
+				t.Errorf("logged %d warnings, want %d:\n%s", n, min(len(want), 1), logged.String())
+			}
+		})
+	}
+}
+
+// TestRetryAfterTooLong: an endpoint asking to be left alone longer than
+// parley waits (Retry-After: 300) is not asked again at once, nor by the
+// runner a second later: the call fails for good, saying what the
+// endpoint asked for.
+func TestRetryAfterTooLong(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Content: "ok"})
+	ws := table(t, s.URL(), "")
+	ws.Config.Agents[0].Model.MaxRetries = 2
+	start := time.Now()
+	_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("gave up after %v, want at once", d)
+	}
+	var ee *llm.EndpointError
+	if !errors.As(err, &ee) || ee.Status != 429 || ee.RetryAfter != 5*time.Minute {
+		t.Fatalf("Handle = %v, want a 429 with RetryAfter 5m", err)
+	}
+	if ee.Temporary() {
+		t.Errorf("Temporary() = true, want false: not tried again before the endpoint is ready")
+	}
+	if want := "it asked to be called again in 5m0s (Retry-After), longer than parley waits (2m0s)"; !strings.Contains(err.Error(), want) {
+		t.Errorf("Handle = %v, want it to say %q", err, want)
+	}
+	if n := s.count(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// TestAnswerOfSeveral: a model's answer holding several messages is
+// several messages, split as a program's printed answer is; one refused
+// sends the whole answer back, naming which message.
+func TestAnswerOfSeveral(t *testing.T) {
+	s := newStandin(t,
+		step{Content: "---\nto: ann\n---\nThe chapel floods.\n\n---\nto: nobody\n---\nA secret.\n"},
+		step{Content: "---\nto: ann\n---\nThe chapel floods.\n\n---\nto: ann\n---\nA secret.\n\x1e\nAnd a reply.\n"},
+	)
+	ws := table(t, s.URL(), "")
+	out, err := agent(t, ws).Handle(context.Background(), incoming(t, "We enter."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for _, m := range out {
+		bodies = append(bodies, string(m.Body))
+	}
+	if want := []string{"The chapel floods.\n", "A secret.\n", "And a reply.\n"}; strings.Join(bodies, "|") != strings.Join(want, "|") {
+		t.Errorf("Handle sent %q, want %q", bodies, want)
+	}
+	msgs := messages(s.request(t, 1))
+	if c := msgs[len(msgs)-1]["content"].(string); !strings.HasPrefix(c, "parley refused your answer: your answer's message 2:") || !strings.Contains(c, "nobody") {
+		t.Errorf("the model was told %q, want the refusal of its second message", c)
 	}
 }

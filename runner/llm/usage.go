@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -133,4 +134,44 @@ func (a *Agent) tell(kind, about, text string) {
 	if _, _, err := ws.Mailbox(a.agent.Name).Post(m); err != nil {
 		a.opts.Logger.Error("telling the people", "agent", a.agent.Name, "err", err)
 	}
+}
+
+// noUsage notes an answer with no usage figures ("usage": null, or none):
+// when a budget applies to the agent, it cannot be kept, which the log
+// and parley status (Note) say, once.
+func (a *Agent) noUsage() {
+	var budgets []string
+	if b := a.agent.Budget; b.Tokens > 0 || b.Cost > 0 {
+		budgets = append(budgets, a.agent.Name+"'s")
+	}
+	if b := a.opts.Workspace.Config.Budget; b.Tokens > 0 || b.Cost > 0 {
+		budgets = append(budgets, "the session's")
+	}
+	if len(budgets) == 0 {
+		return
+	}
+	a.mu.Lock()
+	first := !a.notified[noUsageNote]
+	a.notified[noUsageNote] = true
+	if first {
+		a.note = fmt.Sprintf("%s budget (budget: in %s) cannot be kept: model endpoint %s reports no usage figures in its answers, so its calls count no tokens",
+			strings.Join(budgets, " and "), workspace.ConfigFile, a.Endpoint())
+	}
+	note := a.note
+	a.mu.Unlock()
+	if first {
+		a.opts.Logger.Warn(note, "agent", a.agent.Name)
+	}
+}
+
+// noUsageNote marks the note of an endpoint that reports no usage as
+// made.
+const noUsageNote = "no_usage"
+
+// Note returns what parley status says of the agent until the run ends,
+// or "": a budget it cannot keep, its endpoint reporting no usage.
+func (a *Agent) Note() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.note
 }

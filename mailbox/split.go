@@ -1,0 +1,112 @@
+package mailbox
+
+import "bytes"
+
+// FrameEnd is the line that ends one message in a stream of messages: a
+// command's or session's standard output, a session's standard input, a
+// model's answer. It is the ASCII record separator (0x1E) alone on a
+// line, which no markdown body holds by accident (bodies may well hold
+// "---"). A program prints it with printf '\036\n'.
+const FrameEnd = "\x1e"
+
+// SplitAnswer splits what an agent's program printed, or what its model
+// answered, into the messages it holds, the one way both are split:
+//
+//   - at lines holding only FrameEnd;
+//   - in a message whose frontmatter header is on line one, before a
+//     later '---' line that follows a blank line, outside a code fence,
+//     and opens a frontmatter header naming to: or type: — a second
+//     message written right after the first, as a model writes a
+//     [NARRATIVE] to everyone and then a prompt to one player. Sent as
+//     one, the second would reach the first one's recipients in its body.
+//
+// A text with no header on line one (plain text, a tag-first message) is
+// not split at '---' lines: a plain reply may well quote a message.
+// Parts holding nothing but blank lines are dropped; a part split off
+// before a header keeps its text up to its last line that is not blank.
+func SplitAnswer(out []byte) [][]byte {
+	var parts [][]byte
+	for _, f := range SplitFrames(out) {
+		for len(f) > 0 {
+			at := nextHeader(f)
+			if at < 0 {
+				parts = append(parts, f)
+				break
+			}
+			parts = append(parts, trimBlankEnd(f[:at]))
+			f = f[at:]
+		}
+	}
+	return parts
+}
+
+// SplitFrames splits a stream of messages at FrameEnd lines. Frames
+// holding nothing but blank lines are dropped.
+func SplitFrames(out []byte) [][]byte {
+	var frames [][]byte
+	var cur bytes.Buffer
+	flush := func() {
+		if len(bytes.TrimSpace(cur.Bytes())) > 0 {
+			frames = append(frames, append([]byte(nil), cur.Bytes()...))
+		}
+		cur.Reset()
+	}
+	for len(out) > 0 {
+		line, rest, found := bytes.Cut(out, []byte("\n"))
+		if string(bytes.TrimRight(line, "\r")) == FrameEnd {
+			flush()
+		} else {
+			cur.Write(line)
+			if found {
+				cur.WriteByte('\n')
+			}
+		}
+		out = rest
+	}
+	flush()
+	return frames
+}
+
+// nextHeader returns the offset in a message with a frontmatter header on
+// line one of the '---' line where a second message begins (see
+// SplitAnswer), or -1.
+func nextHeader(f []byte) int {
+	fm, err := SplitFrontmatter(f)
+	if err != nil {
+		return -1
+	}
+	off := fm.BodyStart
+	blank, fence := true, ""
+	for off < len(f) {
+		l, _ := cutLine(f[off:])
+		t := bytes.TrimSpace(l)
+		switch {
+		case fence != "":
+			if bytes.HasPrefix(t, []byte(fence)) && len(bytes.Trim(t, "`~")) == 0 {
+				fence = ""
+			}
+		case bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~")):
+			fence = string(t[:3])
+		case blank && isDelimiter(l, "---"):
+			if m, err := Parse(f[off:]); err == nil && (m.Header().Has("to") || m.Header().Has("type")) {
+				return off
+			}
+		}
+		blank = len(t) == 0
+		off += len(l) + eolLen(f[off+len(l):])
+	}
+	return -1
+}
+
+// trimBlankEnd returns text without the blank lines at its end, ending
+// with its last line's line break.
+func trimBlankEnd(text []byte) []byte {
+	t := bytes.TrimRight(text, " \t\r\n")
+	if len(t) < len(text) {
+		t = text[:len(t)+1] // a trimmed text ends with a line break
+		if t[len(t)-1] != '\n' {
+			t = append(t[:len(t)-1:len(t)-1], '\n')
+		}
+	}
+	return t
+}

@@ -1,0 +1,71 @@
+package mailbox
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSplitAnswer(t *testing.T) {
+	narrative := "---\nto: \"*\"\ntype: NARRATIVE\n---\nThe chapel floods.\n"
+	secret := "---\nto: sel\ntype: GM_TO_PLAYER\n---\nOnly you see the door.\n"
+	for _, tc := range []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"one", narrative, []string{narrative}},
+		{"record separator", narrative + "\x1e\n" + secret, []string{narrative, secret}},
+		{"second header after a blank line", narrative + "\n" + secret, []string{narrative, secret}},
+		{"blank lines between", narrative + "\n\n \n" + secret + "\n", []string{narrative, secret + "\n"}},
+		{"three", narrative + "\n" + secret + "\n" + secret, []string{narrative, secret, secret}},
+		{"empty body", "---\nto: a\n---\n" + secret, []string{"---\nto: a\n---\n", secret}},
+		// Not a second message.
+		{"rule in the body", "---\nto: a\n---\nOne.\n\n---\n\nStill one.\n", []string{"---\nto: a\n---\nOne.\n\n---\n\nStill one.\n"}},
+		{"setext heading", "---\nto: a\n---\nOne\n---\nto: b\n---\n", []string{"---\nto: a\n---\nOne\n---\nto: b\n---\n"}},
+		{"no to: nor type:", "---\nto: a\n---\nOne.\n\n---\nhp: 7\n---\nx\n", []string{"---\nto: a\n---\nOne.\n\n---\nhp: 7\n---\nx\n"}},
+		{"quoted in a fence", "---\nto: a\n---\nHe wrote:\n\n```\n\n" + secret + "```\n", []string{"---\nto: a\n---\nHe wrote:\n\n```\n\n" + secret + "```\n"}},
+		{"plain text quoting", "He wrote:\n\n" + secret, []string{"He wrote:\n\n" + secret}},
+		{"tag-first", "[NARRATIVE]\n\nRain.\n\n" + secret, []string{"[NARRATIVE]\n\nRain.\n\n" + secret}},
+		{"only separators", "\x1e\n\n\x1e\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, p := range SplitAnswer([]byte(tc.in)) {
+				got = append(got, string(p))
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("SplitAnswer(%q) (-want +got):\n%s", tc.in, d)
+			}
+		})
+	}
+}
+
+func FuzzSplitAnswer(f *testing.F) {
+	for _, s := range []string{
+		"---\nto: a\ntype: NOTE\n---\none\n\n---\nto: b\n---\ntwo\n",
+		"---\nto: a\n---\none\n\x1e\n[NOTE]\nto: a\n\ntwo\n",
+		"---\nto: a\n---\n```\n\n---\nto: b\n---\n```\n",
+		"plain\n\n---\nto: b\n---\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		text := 0
+		for _, p := range SplitAnswer(out) {
+			if len(bytes.TrimSpace(p)) == 0 {
+				t.Errorf("an empty part was kept: %q", p)
+			}
+			for _, line := range bytes.Split(p, []byte("\n")) {
+				if string(bytes.TrimRight(line, "\r")) == FrameEnd {
+					t.Errorf("part %q holds a separator line", p)
+				}
+			}
+			text += len(bytes.TrimSpace(p))
+		}
+		if text > len(out) {
+			t.Errorf("parts hold more text (%d) than the output (%d)", text, len(out))
+		}
+	})
+}
