@@ -23,18 +23,23 @@ import (
 func table(t testing.TB, url, extra string) *workspace.Workspace {
 	t.Helper()
 	dir := t.TempDir()
+	// A key of extra replaces the default (parley.yaml refuses a key
+	// given twice).
+	var defaults strings.Builder
+	for _, l := range []string{"      max_retries: 0\n", "      timeout: 5s\n", "      prompt: gm-prompt.md\n"} {
+		if key, _, _ := strings.Cut(l, ":"); !strings.Contains("\n"+extra, "\n"+key+":") {
+			defaults.WriteString(l)
+		}
+	}
 	cfg := fmt.Sprintf(`agents:
   - name: gm
     driver: openai
     openai:
       base_url: %s
       model: stand-in
-      max_retries: 0
-      timeout: 5s
-      prompt: gm-prompt.md
-%s  - name: ann
+%s%s  - name: ann
     role: human
-`, url, extra)
+`, url, defaults.String(), extra)
 	ws, err := workspace.InitConfig(dir, cfg)
 	if err != nil {
 		t.Fatal(err)
