@@ -441,18 +441,23 @@ func (w *worker) handle(ctx context.Context, id string) {
 		w.giveUp(id, &HandleError{Err: fmt.Errorf("cannot read the message: %w", err)}, 0)
 		return
 	}
-	if isNotice(m) && !w.takesNotice(m) {
-		// parley's own notice: filed, for the record; the program is not
-		// woken to answer it (see Loops). A refusal notice is handed to
-		// it (see Refusals), and a notice of a message given up to a
-		// built-in handler that handles it (see GiveUps).
-		if err := w.box.Finish(id); err != nil {
-			w.r.log.Error("filing a notice", "agent", w.agent.Name, "id", id, "err", err)
-		}
-		return
-	}
 	ws := w.r.ws()
-	if a, ok := ws.Agent(w.agent.Name); ok && !a.Accepts.Wakes(m) {
+	if isNotice(m) {
+		if !w.takesNotice(m) {
+			// parley's own notice: filed, for the record; the program is
+			// not woken to answer it (see Loops). A refusal notice is
+			// handed to it (see Refusals), and a notice of a message
+			// given up to a built-in handler that handles it (see
+			// GiveUps).
+			if err := w.box.Finish(id); err != nil {
+				w.r.log.Error("filing a notice", "agent", w.agent.Name, "id", id, "err", err)
+			}
+			return
+		}
+		// A notice it takes is about a message of its own: it wakes the
+		// agent whatever its accepts: say, since nobody else will mend
+		// or answer it.
+	} else if a, ok := ws.Agent(w.agent.Name); ok && !a.Accepts.Wakes(m) {
 		// Not one it accepts: filed without waking the driver, and
 		// handed to it with the next message it accepts (keptContext).
 		if err := w.box.Finish(id); err != nil {
