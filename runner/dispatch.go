@@ -139,11 +139,22 @@ func (r *Runner) startWorker(w *worker) {
 // agent a — its entry in parley.yaml lacks a key its driver needs
 // (a.ConfigError, wrapped), or it names a built-in handler or a driver
 // the runner does not have (a *workspace.ConfigError for an unknown
-// handler); nil when it can, or a needs no driver. parley status asks it
-// of a workspace no runner runs, so that it says what run would refuse.
-func (opts Options) DriverProblem(a workspace.Agent) error {
+// handler), or its openai: section names a prompt file the workspace
+// at root lacks or a key_env not set (workspace.Model.Problem, wrapped);
+// nil when it can, or a needs no driver. parley status asks it of a
+// workspace no runner runs, so that it says what run would refuse.
+func (opts Options) DriverProblem(a workspace.Agent, root string) error {
 	if a.ConfigError != nil {
 		return fmt.Errorf("%s cannot be driven: %w", a.Name, a.ConfigError)
+	}
+	if a.Model != nil && a.Driver == workspace.DriverOpenAI {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		if err := a.Model.Problem(root, getenv); err != nil {
+			return fmt.Errorf("%s cannot be driven: %w", a.Name, err)
+		}
 	}
 	switch a.Driver {
 	case workspace.DriverCommand, workspace.DriverSession:
@@ -167,7 +178,7 @@ func (opts Options) DriverProblem(a workspace.Agent) error {
 
 // newDriver makes the driver of an agent of ws; nil for a human agent.
 func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
-	if err := r.opts.DriverProblem(a); err != nil {
+	if err := r.opts.DriverProblem(a, ws.Root); err != nil {
 		return nil, err
 	}
 	var conf *Confinement

@@ -123,7 +123,7 @@ func handlers(ws *workspace.Workspace, log *slog.Logger, environ []string) runne
 // characters may know, and what a program agent's context file says.
 func runnerOptions(e *env, ws *workspace.Workspace, log *slog.Logger) runner.Options {
 	environ := e.environ()
-	return runner.Options{Logger: log, Handlers: handlers(ws, log, environ), Drivers: outsideDrivers(log, e.getenv), Confine: confiner(log, e.getenv), Brief: brief, Environ: environ}
+	return runner.Options{Logger: log, Handlers: handlers(ws, log, environ), Drivers: outsideDrivers(log, e.getenv), Confine: confiner(log, e.getenv), Brief: brief, Environ: environ, Getenv: e.getenv}
 }
 
 // brief is what a command or session agent's context file gives beside
