@@ -196,7 +196,14 @@ func hint(err error) string {
 		var re *refusedError
 		errors.As(err, &re)
 		if !re.stats.Refused() {
-			return "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them"
+			var hints []string
+			if len(re.stats.Stopped) > 0 {
+				hints = append(hints, "a stopped agent's messages wait for the next `parley run`: mend what stopped it (said above, and by `parley status`) first")
+			}
+			if re.stats.Left > 0 || len(hints) == 0 {
+				hints = append(hints, "a file an editor holds is routed once the editor lets go of it, a hard link once it is the only link (or replaced by a copy); `parley status` lists them")
+			}
+			return strings.Join(hints, "; ")
 		}
 		hint := "`parley status` lists them; `parley log --outcome rejected,dead,loop` says when"
 		if re.pipeline && re.stats.Dead > 0 {
