@@ -683,6 +683,11 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		w.r.log.Error("publishing", "agent", w.agent.Name, "id", id, "err", err)
 	} else {
 		w.recordRefused(id, refusals)
+		if len(names) == 0 && len(refusals) == 0 {
+			if n := w.answeredNothing(id, in); n != "" {
+				notes = append(notes, n)
+			}
+		}
 		w.recordHandled(id, in, attempt, strings.Join(notes, "; "))
 		if len(names) == 0 {
 			w.saidNothing(answerOf(in), refusals)
