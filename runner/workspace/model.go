@@ -58,8 +58,8 @@ type Model struct {
 	Prompt        string
 	Line          int    // line of the section in parley.yaml
 	Key           string // the section's key in parley.yaml: agents[0].openai
-	// lines of key_env: and prompt:, for Problem's errors
-	keyEnvLine, promptLine int
+	KeyEnvLine    int    // line of key_env:, for Problem's errors
+	PromptLine    int    // line of prompt:, for Problem's errors
 }
 
 // Problem returns why the model cannot be called as its section says,
@@ -81,25 +81,25 @@ func (m *Model) Problem(root string, getenv func(string) string) error {
 		var pe *fs.PathError
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return bad(m.promptLine, "prompt", "%s: no such file (the role's prompt, relative to the workspace)", m.Prompt)
+			return bad(m.PromptLine, "prompt", "%s: no such file (the role's prompt, relative to the workspace)", m.Prompt)
 		case errors.As(err, &pe):
-			return bad(m.promptLine, "prompt", "%s: %v", m.Prompt, pe.Err)
+			return bad(m.PromptLine, "prompt", "%s: %v", m.Prompt, pe.Err)
 		case err != nil:
-			return bad(m.promptLine, "prompt", "%v", err)
+			return bad(m.PromptLine, "prompt", "%v", err)
 		case info.IsDir():
-			return bad(m.promptLine, "prompt", "%s: a directory, not a file (the role's prompt, relative to the workspace)", m.Prompt)
+			return bad(m.PromptLine, "prompt", "%s: a directory, not a file (the role's prompt, relative to the workspace)", m.Prompt)
 		}
 		f, err := os.Open(path)
 		if err != nil {
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			return bad(m.promptLine, "prompt", "%s: %v", m.Prompt, err)
+			return bad(m.PromptLine, "prompt", "%s: %v", m.Prompt, err)
 		}
 		f.Close()
 	}
 	if m.KeyEnv != "" && getenv(m.KeyEnv) == "" {
-		return bad(m.keyEnvLine, "key_env", "the environment variable %s holds no key (set it where parley runs, or leave key_env out for an endpoint that takes no key)", m.KeyEnv)
+		return bad(m.KeyEnvLine, "key_env", "the environment variable %s holds no key (set it where parley runs, or leave key_env out for an endpoint that takes no key)", m.KeyEnv)
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 		},
 		"model": func(v *yaml.Node) error { return scalar(v, key+".model", &m.Model, bad) },
 		"key_env": func(v *yaml.Node) error {
-			m.keyEnvLine = v.Line
+			m.KeyEnvLine = v.Line
 			if err := scalar(v, key+".key_env", &m.KeyEnv, bad); err != nil {
 				return err
 			}
@@ -189,7 +189,7 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 			return nil
 		},
 		"prompt": func(v *yaml.Node) error {
-			m.promptLine = v.Line
+			m.PromptLine = v.Line
 			return scalar(v, key+".prompt", &m.Prompt, bad)
 		},
 	})
