@@ -22,8 +22,9 @@ const maxKept = 50
 // worked out from the files alone, so a runner killed between filing a
 // message and the next call loses nothing: done/ is read from the newest
 // message back, in the order of ids (the order the inbox hands messages
-// in), up to one the agent accepts or maxKept, leaving out parley's own
-// notices. The message being handled (id, in cur/) is not among them.
+// in), up to one the agent accepts, or a notice of parley's that woke it
+// (see handle), or maxKept, leaving out parley's other notices. The
+// message being handled (id, in cur/) is not among them.
 func (w *worker) keptContext(ws *workspace.Workspace, id string) []Kept {
 	a, ok := ws.Agent(w.agent.Name)
 	if !ok || a.Accepts == nil {
@@ -43,6 +44,9 @@ func (w *worker) keptContext(ws *workspace.Workspace, id string) []Kept {
 			continue // unreadable: not context
 		}
 		if isNotice(m) {
+			if w.takesNotice(m) {
+				break // a notice that woke it: its last call
+			}
 			continue // parley's own notices are filed, not context
 		}
 		if a.Accepts.Wakes(m) {

@@ -212,3 +212,31 @@ done
 		t.Errorf("what the session found kept, per message (-want +got):\n%s", d)
 	}
 }
+
+// TestNoticeWakesWhateverAccepts: parley's notice about an agent's own
+// message (here a message_given_up to the built-in that sent it) is
+// handed to its driver whatever its accepts: say; before, it was kept as
+// context, and the sender waited for ever.
+func TestNoticeWakesWhateverAccepts(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "fail.sh", "cat >/dev/null; exit 3\n")
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: lead, driver: builtin, handler: lead, retries: 0, accepts: [go]}
+  - {name: failer, driver: command, run: [./fail.sh], retries: 0}
+`)
+	lead := &noticed{takes: true}
+	send(t, ws, "boss", "lead", "failer", "type", "go")
+	if _, err := runIdle(t, ws, Options{Handlers: Handlers{"lead": lead}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(lead.notices) != 1 {
+		t.Fatalf("lead, with accepts: [go], was handed %d notices, want the one of its message given up", len(lead.notices))
+	}
+	for _, e := range journalEntries(t, ws) {
+		if e.Type == workspace.GivenUpNotice && e.Note == KeptNote {
+			t.Errorf("the notice was %q", e.Note)
+		}
+	}
+}

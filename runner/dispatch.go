@@ -139,11 +139,22 @@ func (r *Runner) startWorker(w *worker) {
 // agent a — its entry in parley.yaml lacks a key its driver needs
 // (a.ConfigError, wrapped), or it names a built-in handler or a driver
 // the runner does not have (a *workspace.ConfigError for an unknown
-// handler); nil when it can, or a needs no driver. parley status asks it
-// of a workspace no runner runs, so that it says what run would refuse.
-func (opts Options) DriverProblem(a workspace.Agent) error {
+// handler), or its openai: section names a prompt file the workspace
+// at root lacks or a key_env not set (workspace.Model.Problem, wrapped);
+// nil when it can, or a needs no driver. parley status asks it of a
+// workspace no runner runs, so that it says what run would refuse.
+func (opts Options) DriverProblem(a workspace.Agent, root string) error {
 	if a.ConfigError != nil {
 		return fmt.Errorf("%s cannot be driven: %w", a.Name, a.ConfigError)
+	}
+	if a.Model != nil && a.Driver == workspace.DriverOpenAI {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		if err := a.Model.Problem(root, getenv); err != nil {
+			return fmt.Errorf("%s cannot be driven: %w", a.Name, err)
+		}
 	}
 	switch a.Driver {
 	case workspace.DriverCommand, workspace.DriverSession:
@@ -167,7 +178,7 @@ func (opts Options) DriverProblem(a workspace.Agent) error {
 
 // newDriver makes the driver of an agent of ws; nil for a human agent.
 func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, error) {
-	if err := r.opts.DriverProblem(a); err != nil {
+	if err := r.opts.DriverProblem(a, ws.Root); err != nil {
 		return nil, err
 	}
 	var conf *Confinement
@@ -441,18 +452,23 @@ func (w *worker) handle(ctx context.Context, id string) {
 		w.giveUp(id, &HandleError{Err: fmt.Errorf("cannot read the message: %w", err)}, 0)
 		return
 	}
-	if isNotice(m) && !w.takesNotice(m) {
-		// parley's own notice: filed, for the record; the program is not
-		// woken to answer it (see Loops). A refusal notice is handed to
-		// it (see Refusals), and a notice of a message given up to a
-		// built-in handler that handles it (see GiveUps).
-		if err := w.box.Finish(id); err != nil {
-			w.r.log.Error("filing a notice", "agent", w.agent.Name, "id", id, "err", err)
-		}
-		return
-	}
 	ws := w.r.ws()
-	if a, ok := ws.Agent(w.agent.Name); ok && !a.Accepts.Wakes(m) {
+	if isNotice(m) {
+		if !w.takesNotice(m) {
+			// parley's own notice: filed, for the record; the program is
+			// not woken to answer it (see Loops). A refusal notice is
+			// handed to it (see Refusals), and a notice of a message
+			// given up to a built-in handler that handles it (see
+			// GiveUps).
+			if err := w.box.Finish(id); err != nil {
+				w.r.log.Error("filing a notice", "agent", w.agent.Name, "id", id, "err", err)
+			}
+			return
+		}
+		// A notice it takes is about a message of its own: it wakes the
+		// agent whatever its accepts: say, since nobody else will mend
+		// or answer it.
+	} else if a, ok := ws.Agent(w.agent.Name); ok && !a.Accepts.Wakes(m) {
 		// Not one it accepts: filed without waking the driver, and
 		// handed to it with the next message it accepts (keptContext).
 		if err := w.box.Finish(id); err != nil {
@@ -672,6 +688,11 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		w.r.log.Error("publishing", "agent", w.agent.Name, "id", id, "err", err)
 	} else {
 		w.recordRefused(id, refusals)
+		if len(names) == 0 && len(refusals) == 0 {
+			if n := w.answeredNothing(id, in); n != "" {
+				notes = append(notes, n)
+			}
+		}
 		w.recordHandled(id, in, attempt, strings.Join(notes, "; "))
 		if len(names) == 0 {
 			w.saidNothing(answerOf(in), refusals)

@@ -245,7 +245,8 @@ done
 // reason (which the log and parley status show), and its exit code;
 // before, only "the session ended its output before finishing the
 // message", the cause left in the stderr kept in dead/. One that times
-// out has the line after the timeout.
+// out has the line after the timeout, and, timed out on its last attempt,
+// no longer says that it "will be started again".
 func TestSessionEnded(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, "boss")
@@ -267,8 +268,9 @@ func TestSessionEnded(t *testing.T) {
 	for agent, want := range map[string]string{
 		"quitter": "quitter: gave up after 1 attempt: exit code 3: session: claude: API Error: 529 overloaded (the last line of its stderr; the session ended its output before finishing the message)",
 		"mute":    "mute: gave up after 1 attempt: exit code 4: the session ended its output before finishing the message",
-		// A session that times out: what it said last comes after.
-		"stuck": "stuck: gave up after 1 attempt: timed out after 300ms: the session was killed and will be started again; the last line of its stderr: warning: line 2 of its output is no JSON event",
+		// A session that times out: what it said last comes after; on
+		// its last attempt, nothing says it will be started again.
+		"stuck": "stuck: gave up after 1 attempt: timed out after 300ms: the session was killed; the last line of its stderr: warning: line 2 of its output is no JSON event",
 	} {
 		dead, err := ws.Mailbox(agent).List(mailbox.Dead)
 		if err != nil || len(dead) != 1 {

@@ -365,6 +365,11 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		}
 		return splitAnswers(r.frames), nil
 	case <-timer.C:
+		if d.Attempt > s.agent.Retries {
+			// Its last attempt: nothing starts it again for this
+			// message (the next message starts a new session).
+			return fail(fmt.Errorf("timed out after %v: the session was killed", s.agent.Timeout))
+		}
 		return fail(fmt.Errorf("timed out after %v: the session was killed and will be started again", s.agent.Timeout))
 	case <-ctx.Done():
 		return fail(ctx.Err())

@@ -79,6 +79,10 @@ type Options struct {
 	// (os.Environ). A command line run in a process of another program's
 	// (a test) gives its own.
 	Environ []string
+	// Getenv looks up the environment parley runs in, where the
+	// variable an openai agent's key_env names holds its key: a key not
+	// set is a DriverProblem. Nil: os.Getenv.
+	Getenv func(string) string
 	// Confine, when set, says what an isolated agent's program is
 	// confined to (workspace.Agent.Isolated): what it may read and write.
 	// It returns nil when the agent runs as it is. See Confinement.

@@ -34,18 +34,11 @@ type expectation struct {
 func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []string) {
 	r.clearExpectations(sender) // whoever speaks is alive
 	r.state.spoke(sender)
-	typ := workspace.TypeOf(m)
 	id, _ := m.Header().Get("id")
 	for i := range r.ws().Config.Timeouts {
 		p := &r.ws().Config.Timeouts[i]
-		if len(p.Type) > 0 && !slices.Contains(p.Type, typ) {
-			continue
-		}
 		for _, to := range recipients {
-			if len(p.To) > 0 && !slices.Contains(p.To, to) {
-				continue
-			}
-			if len(p.ToRole) > 0 && !r.ws().HasRole(to, p.ToRole...) {
+			if !awaits(r.ws(), p, m, to) {
 				continue
 			}
 			e := &expectation{agent: to, waiting: sender, message: id, asked: m, policy: p, deadline: r.opts.Now().Add(p.After)}
@@ -55,6 +48,18 @@ func (r *Runner) expectReplies(sender string, m *mailbox.Message, recipients []s
 			r.expected = append(r.expected, e)
 		}
 	}
+}
+
+// awaits reports whether the timeout p awaits a reply from agent to to
+// the message m.
+func awaits(ws *workspace.Workspace, p *workspace.Timeout, m *mailbox.Message, to string) bool {
+	if len(p.Type) > 0 && !slices.Contains(p.Type, workspace.TypeOf(m)) {
+		return false
+	}
+	if len(p.To) > 0 && !slices.Contains(p.To, to) {
+		return false
+	}
+	return len(p.ToRole) == 0 || ws.HasRole(to, p.ToRole...)
 }
 
 func (r *Runner) clearExpectations(agent string) {

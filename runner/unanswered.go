@@ -134,6 +134,51 @@ func (w *worker) saidNothing(a answer, refused []mailbox.Refusal) {
 	r.tellUnanswered(agent, a.root, a.rootFrom, reason, rel)
 }
 
+// NoteAnsweredNothing starts the journal's note on a message a program
+// agent handled without answering: its program printed nothing (a
+// session's result with no text), wrote nothing into its outbox, and
+// sent nothing answering it while it was handled. The run's log says so
+// too (LogAnsweredNothing), at level warn when a reply is awaited.
+const NoteAnsweredNothing = "answered nothing: its program said nothing in answer"
+
+// LogAnsweredNothing is the message of the runner's log record for a
+// message a program agent handled without answering (see
+// NoteAnsweredNothing), with the agent, the id and the note.
+const LogAnsweredNothing = "answered nothing"
+
+// answeredNothing returns the journal's note on the message id (in) that
+// the worker's program agent handled, when its driver said nothing in
+// answer and it sent nothing of its own, and logs it; "" otherwise, and
+// for an agent that runs no program of its own (a built-in handler, which
+// may well answer nothing, as the team lead joining answers). The note
+// says who waits for an answer when a rule of timeouts: awaits one.
+func (w *worker) answeredNothing(id string, in *mailbox.Message) string {
+	ws := w.r.ws()
+	agent := w.agent.Name
+	if w.agent.Driver != workspace.DriverCommand && w.agent.Driver != workspace.DriverSession {
+		return ""
+	}
+	if w.r.chains.saidWhileHandling(agent, answerOf(in).id) || w.outboxHolds() {
+		return "" // the program wrote into its outbox itself
+	}
+	note := NoteAnsweredNothing
+	from := headerText(in, "from")
+	why := ""
+	for i := range ws.Config.Timeouts {
+		if p := &ws.Config.Timeouts[i]; awaits(ws, p, in, agent) {
+			why = p.Key + " in " + workspace.ConfigFile
+			break
+		}
+	}
+	if why != "" && from != "" && from != workspace.Runner {
+		note += fmt.Sprintf("; %s waits for an answer (%s)", from, why)
+		w.r.log.Warn(LogAnsweredNothing, "agent", agent, "id", id, "note", note)
+		return note
+	}
+	w.r.log.Info(LogAnsweredNothing, "agent", agent, "id", id)
+	return note
+}
+
 // outboxHolds reports whether the worker's agent's outbox holds a file
 // the router routes (or will refuse): one the program wrote there itself.
 func (w *worker) outboxHolds() bool {

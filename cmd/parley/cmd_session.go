@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,8 @@ type sessionOptions struct {
 // the program fails or ends before its result.
 func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, opts.Program[0], opts.Program[1:]...)
-	cmd.Stderr = stderr
+	progErr := &lastLine{w: stderr} // its stderr, passed on; its last line said when it ends early
+	cmd.Stderr = progErr
 	toProg, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -114,6 +116,43 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		<-exited
 		return err
 	}
+	// ended is the error of a program whose output ended before its
+	// result (err, from events.result): once it has exited (given
+	// exitGrace, then killed), with how it ended and its last line on
+	// stderr, which say why far better than what it printed.
+	ended := func(err error) error {
+		toProg.Close()
+		select {
+		case <-exited:
+		case <-time.After(exitGrace):
+			cmd.Process.Kill()
+			<-exited
+		}
+		var ee *endedError
+		if !errors.As(err, &ee) {
+			return fmt.Errorf("session: %s: %w", opts.Program[0], err)
+		}
+		var why []string
+		var xe *exec.ExitError
+		if errors.As(werr, &xe) {
+			if xe.Exited() {
+				why = append(why, fmt.Sprintf("exit code %d", xe.ExitCode()))
+			} else {
+				why = append(why, xe.String()) // signal: killed
+			}
+		}
+		if l := progErr.last(); l != "" {
+			why = append(why, fmt.Sprintf("its last line on stderr: %q", l))
+		}
+		msg := "it ended before its result"
+		if len(why) > 0 {
+			msg += " (" + strings.Join(why, "; ") + ")"
+		}
+		if ee.strays != "" {
+			msg += "; " + ee.strays
+		}
+		return fmt.Errorf("session: %s: %s", opts.Program[0], msg)
+	}
 	for {
 		msg, err := readFrame(frames)
 		if errors.Is(err, io.EOF) {
@@ -149,12 +188,15 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 				// stdin once it exits): said as any end before the
 				// result is, with what it printed.
 				if _, rerr := events.result(); rerr != nil {
-					return fail(fmt.Errorf("session: %s: %w", opts.Program[0], rerr))
+					return ended(rerr)
 				}
 			}
 			return fail(fmt.Errorf("session: writing to %s: %w", opts.Program[0], err))
 		}
 		answer, err := events.result()
+		if errors.As(err, new(*endedError)) {
+			return ended(err)
+		}
 		if err != nil {
 			return fail(fmt.Errorf("session: %s: %w", opts.Program[0], err))
 		}
@@ -241,6 +283,11 @@ func (ev *eventReader) result() (string, error) {
 		if e.IsError || e.Subtype != "success" {
 			return "", fmt.Errorf("its result is an error (%s): %s", e.Subtype, e.Result)
 		}
+		if strings.TrimSpace(e.Result) == "" {
+			// Said here, where the session's stderr is kept; the run's
+			// log and the journal say the message had no answer.
+			fmt.Fprintf(ev.stderr, "parley: warning: session: %s: its result has no text: an empty answer (nothing is sent)\n", ev.program)
+		}
 		return e.Result, nil
 	}
 	// Its output ended (EOF), or the program exited and what it printed
@@ -250,9 +297,70 @@ func (ev *eventReader) result() (string, error) {
 	}
 	switch {
 	case ev.strays == 1:
-		return "", fmt.Errorf("it ended before its result; line %d of its output is no JSON event: %q", ev.first, ev.line)
+		return "", &endedError{strays: fmt.Sprintf("line %d of its output is no JSON event: %q", ev.first, ev.line)}
 	case ev.strays > 1:
-		return "", fmt.Errorf("it ended before its result; %d lines of its output are no JSON event, the first line %d: %q", ev.strays, ev.first, ev.line)
+		return "", &endedError{strays: fmt.Sprintf("%d lines of its output are no JSON event, the first line %d: %q", ev.strays, ev.first, ev.line)}
 	}
-	return "", errors.New("it ended before its result")
+	return "", &endedError{}
+}
+
+// endedError is a program's output ending before its result; strays
+// says what of it was no JSON event, if any (the likely cause: a result
+// printed across two lines).
+type endedError struct{ strays string }
+
+func (e *endedError) Error() string {
+	if e.strays == "" {
+		return "it ended before its result"
+	}
+	return "it ended before its result; " + e.strays
+}
+
+// lastLine passes what a program writes to stderr on, keeping its last
+// line that is not blank (cut at maxQuoted), for the error when the
+// program ends early. It is read once the program has exited.
+type lastLine struct {
+	w    io.Writer
+	line []byte // the line being written
+	done string // the last whole line that is not blank
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	rest := p
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			l.add(rest)
+			break
+		}
+		l.add(rest[:i])
+		l.end()
+		rest = rest[i+1:]
+	}
+	return l.w.Write(p)
+}
+
+func (l *lastLine) add(b []byte) {
+	if room := maxQuoted + 1 - len(l.line); room > 0 {
+		l.line = append(l.line, b[:min(len(b), room)]...)
+	}
+}
+
+func (l *lastLine) end() {
+	if s := strings.TrimSpace(string(l.line)); s != "" {
+		if len(s) > maxQuoted {
+			s = s[:maxQuoted] + "..."
+		}
+		l.done = s
+	}
+	l.line = l.line[:0]
+}
+
+// last returns the last line written that is not blank, an unfinished
+// one included.
+func (l *lastLine) last() string {
+	if len(strings.TrimSpace(string(l.line))) > 0 {
+		l.end()
+	}
+	return l.done
 }

@@ -168,7 +168,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		// parley run would refuse to start with.
 		ro := runnerOptions(e, ws, slog.New(slog.DiscardHandler))
 		for _, a := range ws.Config.Agents {
-			if err := ro.DriverProblem(a); err != nil {
+			if err := ro.DriverProblem(a, ws.Root); err != nil {
 				rep.DriverProblems = append(rep.DriverProblems, err.Error())
 			}
 		}

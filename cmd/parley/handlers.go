@@ -175,7 +175,7 @@ func (r *remade) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Mes
 // characters may know, and what a program agent's context file says.
 func runnerOptions(e *env, ws *workspace.Workspace, log *slog.Logger) runner.Options {
 	environ := e.environ()
-	return runner.Options{Logger: log, Handlers: handlers(ws, log, environ), Drivers: outsideDrivers(log, e.getenv), Confine: confiner(log, e.getenv), Brief: brief, Environ: environ}
+	return runner.Options{Logger: log, Handlers: handlers(ws, log, environ), Drivers: outsideDrivers(log, e.getenv), Confine: confiner(log, e.getenv), Brief: brief, Environ: environ, Getenv: e.getenv}
 }
 
 // brief is what a command or session agent's context file gives beside

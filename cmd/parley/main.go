@@ -207,7 +207,7 @@ func hint(err error) string {
 				hints = append(hints, "each file left says why it waits, and what lets it go")
 			}
 			if len(re.stats.Stopped) > 0 {
-				hints = append(hints, "the messages of a stopped agent wait in its inbox: the next run starts it again")
+				hints = append(hints, "a stopped agent's messages wait for the next `parley run`: mend what stopped it (said above, and by `parley status`) first")
 			}
 			return strings.Join(append(hints, "`parley status` shows it all"), "; ")
 		}

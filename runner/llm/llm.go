@@ -277,6 +277,9 @@ func (e *EndpointError) Error() string {
 	if e.Status == 0 {
 		return fmt.Sprintf("model endpoint %s unreachable: %v", e.URL, e.Err)
 	}
+	if e.StopAgent() {
+		return fmt.Sprintf("model endpoint %s answered %d: %v (the endpoint refuses the key: put the right one in the variable openai.key_env names in %s, then parley run again)", e.URL, e.Status, e.Err, workspace.ConfigFile)
+	}
 	s := fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
 	if e.RetryAfter > 0 {
 		s += fmt.Sprintf("; it asked to be called again in %s (Retry-After), longer than parley waits (%s): not tried again (parley retry, once it is ready)", e.RetryAfter, MaxRetryAfter)
@@ -285,6 +288,14 @@ func (e *EndpointError) Error() string {
 }
 
 func (e *EndpointError) Unwrap() error { return e.Err }
+
+// StopAgent reports whether the endpoint refused the key (401, 403): it
+// would refuse every message alike, so the agent stops for the rest of
+// the run, as for a budget used up, its messages waiting for the next,
+// rather than each going to dead/.
+func (e *EndpointError) StopAgent() bool {
+	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden
+}
 
 // Temporary reports whether trying again later may help: no answer, a
 // timeout, 408, 429, a server error, or an answer that is not a chat

@@ -26,6 +26,9 @@ import (
 // its type is one of Types or its signal one of Signals; a structured
 // request or response (one with a request_id, such as a
 // shutdown_request) always does, since its sender waits for the answer.
+// parley's own notices that the driver takes (a message_refused about
+// the agent's own message, say) wake it whatever its accepts: the runner
+// decides that before asking Wakes.
 type Accepts struct {
 	Types   []string
 	Signals []string

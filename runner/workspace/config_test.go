@@ -211,7 +211,8 @@ prices:
 	}
 	temp := 0.7
 	want := &Model{BaseURL: "http://localhost:8080/v1", Model: "llama3.1", KeyEnv: "LOCAL_KEY", Temperature: &temp, MaxTokens: 512,
-		Timeout: 30 * time.Second, MaxRetries: 3, MaxRepairs: 1, MaxToolRounds: 4, MemoryTokens: 2000, Prompt: "prompts/gm.md", Line: 6}
+		Timeout: 30 * time.Second, MaxRetries: 3, MaxRepairs: 1, MaxToolRounds: 4, MemoryTokens: 2000, Prompt: "prompts/gm.md", Line: 6,
+		Key: "agents[0].openai", KeyEnvLine: 8, PromptLine: 16}
 	gm := cfg.Agents[0]
 	if d := cmp.Diff(want, gm.Model); d != "" {
 		t.Errorf("openai: (-want +got):\n%s", d)

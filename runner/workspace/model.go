@@ -1,8 +1,12 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -52,7 +56,52 @@ type Model struct {
 	MaxToolRounds int
 	MemoryTokens  int
 	Prompt        string
-	Line          int // line of the section in parley.yaml
+	Line          int    // line of the section in parley.yaml
+	Key           string // the section's key in parley.yaml: agents[0].openai
+	KeyEnvLine    int    // line of key_env:, for Problem's errors
+	PromptLine    int    // line of prompt:, for Problem's errors
+}
+
+// Problem returns why the model cannot be called as its section says,
+// for what lies outside parley.yaml: the prompt file missing, unreadable
+// or a directory (prompt: is relative to root), or the variable key_env
+// names not set (getenv). It is a *ConfigError naming the line and the
+// key, or nil. parley run refuses to start with it, and parley status
+// says so (the runner's DriverProblem): every message would fail alike.
+func (m *Model) Problem(root string, getenv func(string) string) error {
+	bad := func(line int, key, format string, args ...any) error {
+		return &ConfigError{Path: ConfigFile, Line: line, Key: m.Key + "." + key, Err: fmt.Errorf(format, args...)}
+	}
+	if m.Prompt != "" {
+		path := m.Prompt
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		info, err := os.Stat(path)
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return bad(m.PromptLine, "prompt", "%s: no such file (the role's prompt, relative to the workspace)", m.Prompt)
+		case errors.As(err, &pe):
+			return bad(m.PromptLine, "prompt", "%s: %v", m.Prompt, pe.Err)
+		case err != nil:
+			return bad(m.PromptLine, "prompt", "%v", err)
+		case info.IsDir():
+			return bad(m.PromptLine, "prompt", "%s: a directory, not a file (the role's prompt, relative to the workspace)", m.Prompt)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return bad(m.PromptLine, "prompt", "%s: %v", m.Prompt, err)
+		}
+		f.Close()
+	}
+	if m.KeyEnv != "" && getenv(m.KeyEnv) == "" {
+		return bad(m.KeyEnvLine, "key_env", "the environment variable %s holds no key (set it where parley runs, or leave key_env out for an endpoint that takes no key)", m.KeyEnv)
+	}
+	return nil
 }
 
 // Budget caps what models may use: tokens (in and out together) and cost
@@ -80,7 +129,7 @@ func (p Price) Cost(in, out int64) float64 {
 // parseModel reads an agent's openai: section.
 func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 	m := &Model{Timeout: DefaultModelTimeout, MaxRetries: DefaultMaxRetries, MaxRepairs: DefaultMaxRepairs,
-		MaxToolRounds: DefaultMaxToolRounds, MemoryTokens: DefaultMemoryTokens, Line: v.Line}
+		MaxToolRounds: DefaultMaxToolRounds, MemoryTokens: DefaultMemoryTokens, Line: v.Line, Key: key}
 	err := eachKey(v, key, bad, map[string]func(*yaml.Node) error{
 		"base_url": func(v *yaml.Node) error {
 			if err := scalar(v, key+".base_url", &m.BaseURL, bad); err != nil {
@@ -93,6 +142,7 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 		},
 		"model": func(v *yaml.Node) error { return scalar(v, key+".model", &m.Model, bad) },
 		"key_env": func(v *yaml.Node) error {
+			m.KeyEnvLine = v.Line
 			if err := scalar(v, key+".key_env", &m.KeyEnv, bad); err != nil {
 				return err
 			}
@@ -138,7 +188,10 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 			}
 			return nil
 		},
-		"prompt": func(v *yaml.Node) error { return scalar(v, key+".prompt", &m.Prompt, bad) },
+		"prompt": func(v *yaml.Node) error {
+			m.PromptLine = v.Line
+			return scalar(v, key+".prompt", &m.Prompt, bad)
+		},
 	})
 	if err != nil {
 		return nil, err
