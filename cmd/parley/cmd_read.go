@@ -42,6 +42,9 @@ func readCommand(e *env) *cli.Command {
 					return werr
 				}
 				if path, err = ws.FindMessage(arg); errors.Is(err, workspace.ErrMessageNotFound) && !mailbox.IsID(arg) {
+					if len(arg) < workspace.MinShortID {
+						return fmt.Errorf("%s: no such file, and a short id needs %d characters or more", arg, workspace.MinShortID)
+					}
 					return fmt.Errorf("%s: no such file, and no message id starts or ends with it", arg)
 				}
 				if err != nil {

@@ -20,9 +20,9 @@ func (e *AmbiguousIDError) Error() string {
 	return fmt.Sprintf("%q could be any of %d messages: %s", e.Short, len(e.Candidates), strings.Join(e.Candidates, ", "))
 }
 
-// minShortID is the fewest characters a short id may have: fewer would
+// MinShortID is the fewest characters a short id may have: fewer would
 // match almost anything.
-const minShortID = 4
+const MinShortID = 4
 
 // ResolveID returns the message id a person means: the id itself, or, as
 // in git, a unique start or end of one (2f322e, the six hex digits every
@@ -37,8 +37,8 @@ func (w *Workspace) ResolveID(s string) (string, error) {
 	if strings.ContainsAny(s, "/ ") {
 		return "", fmt.Errorf("%q: %w (not a message id, nor a message file of this workspace)", s, ErrMessageNotFound)
 	}
-	if len(s) < minShortID {
-		return "", fmt.Errorf("%q: %w (a short id needs %d characters or more)", s, ErrMessageNotFound, minShortID)
+	if len(s) < MinShortID {
+		return "", fmt.Errorf("%q: %w (a short id needs %d characters or more)", s, ErrMessageNotFound, MinShortID)
 	}
 	var found []string
 	for _, agent := range w.AgentNames() {
