@@ -126,7 +126,11 @@ func (w *Workspace) addName(a *addressing, sender, field string, line int, name 
 		return nil
 	}
 	if err := mailbox.CheckName(name); err != nil {
-		return &Refusal{Line: line, Field: field, Reason: err.Error()}
+		reason := err.Error()
+		if agent, ok := w.Resolve(strings.ToLower(name)); ok {
+			reason += fmt.Sprintf(" (did you mean %s?)", agent) // Gm for gm
+		}
+		return &Refusal{Line: line, Field: field, Reason: reason}
 	}
 	agent, ok := w.Resolve(name)
 	if !ok {

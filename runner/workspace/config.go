@@ -539,7 +539,11 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 							case DriverHuman, DriverCommand, DriverSession, DriverBuiltin, DriverOpenAI:
 								return nil
 							}
-							return bad(v, key+".driver", "unknown driver %q (drivers: human, command, session, builtin, openai)", a.Driver)
+							drivers := []string{DriverHuman, DriverCommand, DriverSession, DriverBuiltin, DriverOpenAI}
+							if near := spell.Nearest(a.Driver, drivers, 2); near != "" {
+								return bad(v, key+".driver", "unknown driver %q (did you mean %s?)", a.Driver, near)
+							}
+							return bad(v, key+".driver", "unknown driver %q (drivers: %s)", a.Driver, strings.Join(drivers, ", "))
 						},
 						"run": func(v *yaml.Node) error {
 							switch v.Kind {
