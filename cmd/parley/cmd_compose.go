@@ -284,7 +284,9 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 		os.Remove(path)
 		return errors.New("not sent: the draft was emptied")
 	}
-	kept := func(err error) error { return fmt.Errorf("%w\nparley: the draft is kept in %s", err, path) }
+	kept := func(err error) error {
+		return hintedError{err: err, hint: fmt.Sprintf("the draft is kept in %s: mend it, then `parley send --from %s --file %s`", path, opts.From, path)}
+	}
 	// What is checked, and sent, is the draft without the template's
 	// help, read as the router reads a file.
 	if err := os.WriteFile(path, text, 0o644); err != nil {
