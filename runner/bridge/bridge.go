@@ -160,6 +160,12 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
+			// The holder names itself in bridge.json once it has
+			// connected; before that the file may be an earlier
+			// bridge's, whose process is gone.
+			if st, ok, _ := ws.ReadBridgeState(); ok && st.PID > 0 && unix.Kill(st.PID, 0) == nil {
+				return nil, fmt.Errorf("%s: %w (pid %d)", path, ErrLocked, st.PID)
+			}
 			return nil, fmt.Errorf("%s: %w", path, ErrLocked)
 		}
 		return nil, err
