@@ -551,10 +551,15 @@ func (m *Message) SetValue(key, text string) {
 // ParseValue reads a field's value as YAML written on one line, the way
 // `parley send --field` takes it: true is a boolean, 12 an integer, "001"
 // (quoted) the string 001, [a, b] a list, {k: v} a mapping. Text that is
-// not one such value (a "key: value" sentence, a block, a YAML error) is
-// kept as a string, as written.
+// not one such value (a "key: value" sentence, a block, a YAML error), or
+// that holds several lines, is kept as a string, as written.
 func ParseValue(text string) *yaml.Node {
 	var doc yaml.Node
+	if strings.Contains(text, "\n") {
+		// Lines are kept as lines: read as YAML, a plain scalar over
+		// two lines is folded into one ("a\nb" would be "a b").
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: text}
+	}
 	if err := safeUnmarshal([]byte(text), &doc); err == nil && len(doc.Content) == 1 && checkNode(doc.Content[0], 1, 0) == nil {
 		v := doc.Content[0]
 		flow := v.Style&yaml.FlowStyle != 0

@@ -778,6 +778,8 @@ func TestSetValue(t *testing.T) {
 		{"001", 1},
 		{"Hello, world", "Hello, world"},
 		{"|\n  block", "|\n  block"},
+		{"two\nlines", "two\nlines"}, // read as YAML, folded into "two lines"
+		{"[a,\n b]", "[a,\n b]"},
 		{"&x value", "&x value"},
 		{"*x", "*x"},
 		{"# not a comment", "# not a comment"},

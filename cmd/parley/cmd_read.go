@@ -103,7 +103,9 @@ func runRead(e *env, path string, raw, asJSON bool) error {
 	}
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%-*s  %s\n", width+1, k+":", m.Header().Text(k))
+		// A value of several lines goes on under its first line.
+		value := strings.ReplaceAll(m.Header().Text(k), "\n", "\n"+strings.Repeat(" ", width+3))
+		fmt.Fprintf(&b, "%-*s  %s\n", width+1, k+":", value)
 	}
 	b.WriteString(strings.Repeat("─", 40))
 	b.WriteString("\n")
