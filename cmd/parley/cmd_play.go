@@ -881,6 +881,9 @@ func (s *seat) answerOnce(arg, text string) error {
 	if holders == nil {
 		return doneAlready(s.ws, id, s.me, firstErr)
 	}
+	if where := s.fileHandled(id, holders); where != "" {
+		return fmt.Errorf("%s: %w (in %s): the copy that came back into the inbox is filed there; nothing was sent", id, mailbox.ErrHandled, where)
+	}
 	data, err := mailbox.ReadFile(c.Path, s.ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
@@ -898,6 +901,10 @@ func (s *seat) answerOnce(arg, text string) error {
 		return fmt.Errorf("%s is a prompt to %s, which you do not play: it is not yours to answer", id, dashIfEmpty(field(m, "to"), "another character"))
 	}
 	agent := s.answerer(typ, holders)
+	if ans := s.answeredAlready(id, agent); ans != "" {
+		s.handledCopies(id, holders, "answered already ("+ans+")")
+		return fmt.Errorf("%s: answered already (%s was sent): the question is filed; nothing was sent", id, ans)
+	}
 	others := slices.DeleteFunc(slices.Clone(holders), func(a string) bool { return a == agent })
 	q := &waitingQ{agent: agent, copies: append([]string{agent}, others...), id: id, m: m, typ: typ}
 	s.waiting = []*waitingQ{q}
