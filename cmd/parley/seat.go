@@ -419,6 +419,29 @@ func (s *seat) show() error {
 	})
 	// In id order across the inboxes: as the messages were sent.
 	slices.Sort(ids)
+	// A copy back from git of a message handled already is filed where
+	// the message is: a question the person answered is not asked
+	// again. Said once for all that came back at once (a git checkout of
+	// the mailboxes brings back many).
+	var back []string // copies of messages handled already, filed
+	backWhere := ""   // where the first of them is handled
+	ids = slices.DeleteFunc(ids, func(id string) bool {
+		if s.shown[id] {
+			return false
+		}
+		where := s.fileHandled(id, holders[id])
+		if where != "" {
+			back = append(back, id)
+			backWhere = dashIf(backWhere, where)
+		}
+		return where != ""
+	})
+	switch {
+	case len(back) == 1:
+		s.printf("(%s, handled already (%s), came back into your inbox: filed there, not shown again)\n", back[0], backWhere)
+	case len(back) > 1:
+		s.printf("(%d messages handled already came back into your inbox, %s the first: filed where they were handled (%s), not shown again)\n", len(back), back[0], backWhere)
+	}
 	for _, id := range ids {
 		if s.shown[id] {
 			// A copy delivered after the seat showed the message (the
@@ -437,12 +460,6 @@ func (s *seat) show() error {
 			continue
 		}
 		s.shown[id] = true
-		if where := s.fileHandled(id, holders[id]); where != "" {
-			// A copy back from git of a message handled already: a
-			// question the person answered is not asked again.
-			s.printf("(%s, handled already (%s), came back into your inbox: filed there, not shown again)\n", id, where)
-			continue
-		}
 		data, err := mailbox.ReadFile(first[id].Path, s.ws.Config.Router.MaxMessageSize)
 		if err != nil {
 			s.shown[id] = false // moved on meanwhile: looked at again next time
