@@ -37,7 +37,8 @@ func playCommand(e *env) *cli.Command {
 			"[GM_TO_PLAYER] to your character is asked, and answered as that agent\n" +
 			"([PLAYER_TO_GM]; an answer starting with veto is a VETO). A line\n" +
 			"starting with / is a command (/help lists them). It routes the table while\n" +
-			"you play, unless a `parley run` does already.\n\n" +
+			"you play, unless a `parley run` does already; when that one stops, the seat\n" +
+			"routes the table from then on.\n\n" +
 			"In a terminal you type at any time, with line editing and history; Ctrl-D\n" +
 			"leaves, once the programs answering a message have finished it (Ctrl-D\n" +
 			"again stops them, to handle it again next time). Without one (or with\n" +
@@ -410,32 +411,29 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 	}
 	opts := withUntilIdle(runnerOptions(s.e, s.ws, s.seatLogger()))
 	opts.Idle = idle
-	r, err := runner.Open(s.ws, opts)
-	run = r
-	var locked *runner.LockedError
-	switch {
-	case errors.As(err, &locked):
-		// A runner routes the table already: answer what waits now.
-		s.printf("(a runner routes this table already: %v)\n", err)
-		for {
-			if idle(ctx, false) {
-				continue // answered: the table goes on
-			}
-			if quit || inputEnded || s.ended {
+	// The seat routes the table unless a runner holds it; when that
+	// runner stops, the seat routes it from then on, unless another
+	// runner took it meanwhile, beside which it plays again.
+	var stopped *runner.LockedError // the runner that routed the table and stopped
+	for {
+		r, err := runner.Open(s.ws, opts)
+		var locked *runner.LockedError
+		if errors.As(err, &locked) {
+			// A runner routes the table already: answer what waits now.
+			s.printf("(a runner routes this table already: %v)\n", err)
+			if !s.beside(ctx, idle, func() bool { return quit || inputEnded || s.ended }) {
 				break
 			}
-			if !s.waitQuiet(ctx) {
-				// The table is idle and nothing waits: what is left of
-				// the input is read now.
-				if ctx.Err() == nil && idle(ctx, true) {
-					continue
-				}
-				break
-			}
+			stopped = locked
+			continue
 		}
-	case err != nil:
-		return err
-	default:
+		if err != nil {
+			return err
+		}
+		if stopped != nil {
+			s.tellRunnerStopped(stopped.PID)
+		}
+		run = r
 		if s.ws.Config.Bridge != nil {
 			// The seat's table is bridged: the bridge runs beside the
 			// seat's runner, and what it delivers wakes the seat.
@@ -463,6 +461,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			return serr
 		}
 		s.tellTable() // the runner's last word on who did not answer
+		break
 	}
 	if s.ended {
 		// Nothing answers a question in a session that is over: said,
@@ -525,6 +524,73 @@ func (l *lineSource) rest(ctx context.Context, wait time.Duration) []string {
 			return left
 		}
 	}
+}
+
+// beside plays the seat while another runner routes the table: it
+// answers what waits (idle, as the seat's own runner calls it), and waits
+// for the table to go quiet between, until over says the seat is done
+// (the session or the input ended, the person quit), ctx ends or that
+// runner stops. It reports true for the last, the seat not done: the seat
+// routes the table then, or the decision sent last would wait in an
+// outbox for ever.
+func (s *seat) beside(ctx context.Context, idle func(wait context.Context, settled bool) bool, over func() bool) bool {
+	// wait ends when the runner stops, which ends any wait of the seat's
+	// (for a line, for the table to go quiet).
+	wait, cancel := context.WithCancel(ctx)
+	var stopped atomic.Bool
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tick := time.NewTicker(seatTick)
+		defer tick.Stop()
+		for {
+			select {
+			case <-wait.Done():
+				return
+			case <-tick.C:
+			}
+			if s.ws.RunnerPID() == 0 {
+				stopped.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	defer func() { cancel(); <-watched }()
+	taken := func() bool { return stopped.Load() && ctx.Err() == nil && !over() }
+	for {
+		if idle(wait, false) {
+			continue // answered: the table goes on
+		}
+		if over() || ctx.Err() != nil {
+			return false
+		}
+		if taken() {
+			return true
+		}
+		if s.waitQuiet(wait) {
+			continue // a question waits
+		}
+		if taken() {
+			return true
+		}
+		// The table is idle and nothing waits: what is left of the
+		// input is read now.
+		if ctx.Err() == nil && idle(wait, true) {
+			continue
+		}
+		return taken()
+	}
+}
+
+// tellRunnerStopped says that the runner that routed the table (pid, 0
+// when not known) stopped, and that the seat routes it from now on.
+func (s *seat) tellRunnerStopped(pid int) {
+	who := "the runner that routed this table"
+	if pid > 0 {
+		who += fmt.Sprintf(" (pid %d)", pid)
+	}
+	s.printf("(%s stopped: the seat routes it now)\n", who)
 }
 
 // waitQuiet waits, while another runner routes the table, until the
@@ -611,32 +677,47 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	s.out = crlf{t}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	var r *runner.Runner   // the seat's own runner; nil while another routes the table
 	var runDone chan error // nil: a runner of its own does not run
+	holder := 0            // the pid of the runner that routes the table, while one does
 	// The runner's log is not shown at a terminal: a retry is told in
 	// the seat's words (tellRetrying), the rest by tellTable.
 	opts := runnerOptions(s.e, s.ws, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying}))
 	opts.NoteAwaited = true // the seat says what the table waits for (tellAwaiting)
-	r, err := runner.Open(s.ws, opts)
-	var locked *runner.LockedError
-	switch {
-	case errors.As(err, &locked):
-		s.printf("(a runner routes this table already: %v)\n", err)
-	case err != nil:
-		return err
-	default:
-		runDone = make(chan error, 1)
-		go func() { _, err := r.Run(runCtx); runDone <- err }()
-		// Leaving stops the runner as a signal stops `parley run`: its
-		// programs are ended and waited for, and the workspace is left
-		// as a clean stop leaves it, before the seat returns.
-		defer func() {
-			stopRun()
-			if runDone != nil {
-				<-runDone
-			}
-			r.Close()
-		}()
+	// route starts the seat's own runner, unless another runner holds
+	// the workspace (holder is then its pid): the seat plays beside it
+	// until it stops (see the loop below).
+	route := func() error {
+		nr, err := runner.Open(s.ws, opts)
+		var locked *runner.LockedError
+		switch {
+		case errors.As(err, &locked):
+			s.printf("(a runner routes this table already: %v)\n", err)
+			holder = locked.PID
+			return nil
+		case err != nil:
+			return err
+		}
+		r, runDone = nr, make(chan error, 1)
+		go func() { _, err := nr.Run(runCtx); runDone <- err }()
+		return nil
 	}
+	if err := route(); err != nil {
+		return err
+	}
+	// Leaving stops the runner as a signal stops `parley run`: its
+	// programs are ended and waited for, and the workspace is left as a
+	// clean stop leaves it, before the seat returns.
+	defer func() {
+		if r == nil {
+			return
+		}
+		stopRun()
+		if runDone != nil {
+			<-runDone
+		}
+		r.Close()
+	}()
 	// The first Ctrl-D (or Ctrl-C: both end a line of a raw terminal)
 	// ends the input; each one also goes to leave, where a second stops
 	// the programs the seat waits for as it leaves. The terminal keeps the
@@ -683,6 +764,18 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 			// The table waits for a reply that is not the person's
 			// (timeouts:), and does nothing else: said, and until when.
 			s.tellAwaiting(r.Awaited())
+		}
+		if r == nil && s.ws.RunnerPID() == 0 {
+			// The runner that routed the table stopped: the seat
+			// routes it now, as if it had started without one (or
+			// plays beside the runner that took it meanwhile).
+			was := holder
+			if err := route(); err != nil {
+				return err
+			}
+			if r != nil {
+				s.tellRunnerStopped(was)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -881,6 +974,9 @@ func (s *seat) answerOnce(arg, text string) error {
 	if holders == nil {
 		return doneAlready(s.ws, id, s.me, firstErr)
 	}
+	if where := s.fileHandled(id, holders); where != "" {
+		return fmt.Errorf("%s: %w (in %s): the copy that came back into the inbox is filed there; nothing was sent", id, mailbox.ErrHandled, where)
+	}
 	data, err := mailbox.ReadFile(c.Path, s.ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
@@ -898,6 +994,10 @@ func (s *seat) answerOnce(arg, text string) error {
 		return fmt.Errorf("%s is a prompt to %s, which you do not play: it is not yours to answer", id, dashIfEmpty(field(m, "to"), "another character"))
 	}
 	agent := s.answerer(typ, holders)
+	if ans := s.answeredAlready(id, agent); ans != "" {
+		s.handledCopies(id, holders, "answered already ("+ans+")")
+		return fmt.Errorf("%s: answered already (%s was sent): the question is filed; nothing was sent", id, ans)
+	}
 	others := slices.DeleteFunc(slices.Clone(holders), func(a string) bool { return a == agent })
 	q := &waitingQ{agent: agent, copies: append([]string{agent}, others...), id: id, m: m, typ: typ}
 	s.waiting = []*waitingQ{q}

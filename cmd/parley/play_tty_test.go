@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestPlayTerminal drives `parley play` in a real terminal, through tmux:
@@ -117,6 +119,47 @@ func TestPlayTerminalRetrying(t *testing.T) {
 	}
 	if strings.Contains(screen, "trying again") || strings.Contains(screen, "level=") {
 		t.Errorf("a raw log line on screen:\n%s", screen)
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
+// TestPlayTerminalRunnerStops: a tryout's seat beside a `parley run`
+// waited for ever once that runner stopped (kill -9): what was sent
+// stayed in an outbox, and the seat said nothing. At a terminal too, the
+// seat says once that the runner stopped, and routes the table itself.
+func TestPlayTerminalRunnerStops(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, parley := terminalSeatTable(t, "")
+	run := exec.Command(bin, "-C", ws, "run")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	t.Cleanup(func() {
+		if !killed {
+			run.Process.Kill()
+			run.Wait()
+		}
+	})
+	for end := time.Now().Add(20 * time.Second); workspace.ReadRunnerInfo(ws) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("parley run did not start within 20s")
+		}
+	}
+
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	if screen := tm.joinedScreen(); !strings.Contains(screen, "a runner routes this table already") {
+		t.Fatalf("the seat does not say a runner routes the table:\n%s", screen)
+	}
+	run.Process.Kill()
+	run.Wait()
+	killed = true
+	tm.waitFor("the seat to take over", func(s string) bool { return strings.Contains(s, "stopped: the seat routes it now") })
+	parley("send", "--from", "gm", "--type", "NARRATIVE", "--body", "The bell tolls once.")
+	tm.waitFor("the narrative, routed by the seat", func(s string) bool { return strings.Contains(s, "The bell tolls once.") })
+	if n := strings.Count(tm.joinedScreen(), "the seat routes it now"); n != 1 {
+		t.Errorf("the runner's stop is told %d times, want once:\n%s", n, tm.joinedScreen())
 	}
 	tm.keys("C-d")
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })

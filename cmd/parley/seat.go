@@ -419,6 +419,29 @@ func (s *seat) show() error {
 	})
 	// In id order across the inboxes: as the messages were sent.
 	slices.Sort(ids)
+	// A copy back from git of a message handled already is filed where
+	// the message is: a question the person answered is not asked
+	// again. Said once for all that came back at once (a git checkout of
+	// the mailboxes brings back many).
+	var back []string // copies of messages handled already, filed
+	backWhere := ""   // where the first of them is handled
+	ids = slices.DeleteFunc(ids, func(id string) bool {
+		if s.shown[id] {
+			return false
+		}
+		where := s.fileHandled(id, holders[id])
+		if where != "" {
+			back = append(back, id)
+			backWhere = dashIf(backWhere, where)
+		}
+		return where != ""
+	})
+	switch {
+	case len(back) == 1:
+		s.printf("(%s, handled already (%s), came back into your inbox: filed there, not shown again)\n", back[0], backWhere)
+	case len(back) > 1:
+		s.printf("(%d messages handled already came back into your inbox, %s the first: filed where they were handled (%s), not shown again)\n", len(back), back[0], backWhere)
+	}
 	for _, id := range ids {
 		if s.shown[id] {
 			// A copy delivered after the seat showed the message (the
@@ -448,6 +471,16 @@ func (s *seat) show() error {
 			continue
 		}
 		typ := workspace.TypeOf(m)
+		if asks(typ, holders[id], s.player) {
+			if ans := s.answeredAlready(id, s.answerer(typ, holders[id])); ans != "" {
+				// Answered, and the seat stopped before it filed the
+				// question (send, then handled): filed now, not asked
+				// twice.
+				s.handledCopies(id, holders[id], "answered already ("+ans+")")
+				s.printf("(%s was answered already (%s): filed, not asked again)\n", id, ans)
+				continue
+			}
+		}
 		if s.display(id, m, holders[id]) {
 			agent := s.answerer(typ, holders[id])
 			others := slices.DeleteFunc(slices.Clone(holders[id]), func(a string) bool { return a == agent })
@@ -463,6 +496,92 @@ func (s *seat) show() error {
 		s.handledCopies(id, holders[id], "shown at parley play")
 	}
 	return nil
+}
+
+// asks reports whether a message of type typ, held in the seat inboxes
+// of holders, waits for the person's answer (see display): a question, a
+// relay, or a prompt to their character, which no program plays (player
+// holds it).
+func asks(typ string, holders []string, player string) bool {
+	switch typ {
+	case "ASK_PLAYER", "RELAY_TO_HUMAN":
+		return true
+	case "GM_TO_PLAYER":
+		return player != "" && slices.Contains(holders, player)
+	}
+	return false
+}
+
+// fileHandled files the copies of message id in the seat inboxes of
+// holders when the message was handled already: one of the seat's inboxes
+// holds it in done/ or dead/ (mailbox.HandledIn), and a copy came back
+// (git checkout, git stash pop, a backup restored), which is never asked
+// or answered again. Each copy is filed where its mailbox holds the
+// message (mailbox.FileHandled), or marked handled where its mailbox
+// does not. It returns where the message is handled (a path, for the
+// person), or "" when it was not handled.
+func (s *seat) fileHandled(id string, holders []string) string {
+	where := ""
+	for _, agent := range s.inboxes() {
+		box := s.ws.Mailbox(agent)
+		if st := box.HandledIn(id); st != "" {
+			where = s.ws.Short(box.Path(st, mailbox.FileName(id)))
+			break
+		}
+	}
+	if where == "" {
+		return ""
+	}
+	var unfiled []string // holders whose own mailbox has not handled it
+	for _, agent := range holders {
+		var h *mailbox.HandledError
+		err := s.ws.Mailbox(agent).FileHandled(id, mailbox.Inbox)
+		switch {
+		case errors.As(err, &h), errors.Is(err, mailbox.ErrNotFound):
+			// Filed, or moved meanwhile (parley done, another seat).
+		case err != nil:
+			s.printf("(could not file %s for %s: %v)\n", id, agent, err)
+		default:
+			unfiled = append(unfiled, agent)
+		}
+	}
+	s.handledCopies(id, unfiled, "handled already, in "+where)
+	return where
+}
+
+// answeredAlready returns the id of an answer to message id the seat sent
+// already, as the team lead or as agent (the one whose copy the person
+// answers): a message in their outbox/ or sent/ whose reply_to is id, or
+// "" when there is none. A seat stopped between sending its answer and
+// filing the question (answer: send, then handled) finds it so when it
+// starts again, and files the question rather than ask it twice. Only
+// the files named by an id after id are read: an answer is sent after
+// its question.
+func (s *seat) answeredAlready(id, agent string) string {
+	for _, a := range slices.Compact([]string{s.lead, agent}) {
+		box := s.ws.Mailbox(a)
+		for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
+			names, _ := box.NamesUnsorted(state)
+			for _, n := range names {
+				ans, ok := mailbox.IDFromName(n)
+				if !ok || ans <= id {
+					continue
+				}
+				data, err := mailbox.ReadFile(box.Path(state, n), s.ws.Config.Router.MaxMessageSize)
+				if err != nil {
+					continue
+				}
+				m, err := mailbox.Parse(data)
+				if err != nil {
+					continue
+				}
+				if to, _ := m.Header().Get("reply_to"); to == id {
+					return ans
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // handledCopies marks the copies of message id in the agents' inboxes
