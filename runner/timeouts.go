@@ -19,6 +19,7 @@ type expectation struct {
 	policy   *workspace.Timeout
 	deadline time.Time
 	nudged   bool
+	nudge    string // the id of the nudge sent
 	unsent   string // why its nudge could not be sent
 	told     bool   // the run said it waits for it (tellAwaited)
 	// finished is where a program agent's worker had put the message
@@ -238,14 +239,20 @@ func (r *Runner) nudge(e *expectation) error {
 		return fmt.Errorf("%v (a nudge of timeouts: in %s is sent by the agent waiting, %s, and checked as its message)", v.Refusal, workspace.ConfigFile, e.waiting)
 	}
 	id, _ := m.Header().Get("id")
-	r.nudges[id] = fmt.Sprintf("a nudge: %s did not answer %s within %v", e.agent, e.message, e.policy.After)
+	r.nudges[id] = nudgeNote(e)
 	if _, err := r.agents[e.waiting].Send(m); err != nil {
 		return err
 	}
+	e.nudge = id
 	r.recordNudge(e, id)
 	r.kickRouter()
 	r.log.Info("nudged", "agent", e.agent, "by", e.waiting, "about", e.message)
 	return nil
+}
+
+// nudgeNote is what the journal says of a nudge as it is delivered.
+func nudgeNote(e *expectation) string {
+	return fmt.Sprintf("a nudge: %s did not answer %s within %v", e.agent, e.message, e.policy.After)
 }
 
 // Awaited returns the replies the run waits for while it has nothing
@@ -279,7 +286,7 @@ func (r *Runner) awaitedList() []workspace.Awaited {
 	as := make([]workspace.Awaited, 0, len(r.expected))
 	for _, e := range r.expected {
 		as = append(as, workspace.Awaited{Agent: e.agent, Message: e.message, Type: workspace.TypeOf(e.asked),
-			From: e.waiting, Until: e.deadline.UTC(), After: e.policy.After, Policy: e.policy.Key, Nudged: e.nudged})
+			From: e.waiting, Until: e.deadline.UTC(), After: e.policy.After, Policy: e.policy.Key, Nudged: e.nudged, Nudge: e.nudge})
 	}
 	slices.SortStableFunc(as, func(a, b workspace.Awaited) int { return a.Until.Compare(b.Until) })
 	return as
@@ -325,7 +332,11 @@ func (r *Runner) takeUpWaits() {
 				r.log.Info("a reply awaited before is awaited no more: its message is gone", "agent", agent, "message", a.Message)
 				continue
 			}
-			e := &expectation{agent: agent, waiting: a.From, message: a.Message, asked: m, policy: p, deadline: a.Until, nudged: a.Nudged}
+			e := &expectation{agent: agent, waiting: a.From, message: a.Message, asked: m, policy: p, deadline: a.Until, nudged: a.Nudged, nudge: a.Nudge}
+			if a.Nudge != "" && !ws.Mailbox(a.From).IsSent(a.Nudge) {
+				// Sent, not yet routed: parley's, when it is.
+				r.nudges[a.Nudge] = nudgeNote(e)
+			}
 			if ws.IsProgram(agent) {
 				e.finished = ws.Mailbox(agent).HandledIn(a.Message)
 			}

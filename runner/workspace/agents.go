@@ -61,6 +61,10 @@ type Awaited struct {
 	After   time.Duration `json:"after"`  // the rule's after:, in nanoseconds
 	Policy  string        `json:"policy"` // the rule, as the log names it (timeouts[0])
 	Nudged  bool          `json:"nudged,omitempty"`
+	// Nudge is the id of the nudge sent: a runner that takes up the
+	// wait knows it for parley's when it routes it (it is never itself
+	// waited on).
+	Nudge string `json:"nudge,omitempty"`
 }
 
 // AgentsPath returns the path of the file where the runner keeps what each

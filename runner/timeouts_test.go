@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// TestTakenUpNudgeIsParleys: a runner killed after it sent a nudge and
+// before it routed it left the nudge in the outbox of the one waiting;
+// the next runner routed it as that agent's own message, awaited an
+// answer to it, and nudged about the nudge. The book says which message
+// is the nudge, and the next runner routes it as parley's.
+func TestTakenUpNudgeIsParleys(t *testing.T) {
+	ws := newWorkspace(t, "gm", "p1")
+	asked := send(t, ws, "gm", "p1", "Your move.")
+	if _, err := runIdle(t, ws, Options{}); err != nil { // delivered, no timeouts yet
+		t.Fatal(err)
+	}
+	saveConfig(t, ws, "agents: [gm, p1]\ntimeouts:\n  - match: {to: [p1]}\n    after: 1s\n    nudge:\n      body: Still there\n", true)
+	ws, err := workspace.Open(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The state the killed runner left: the wait, nudged, in the book;
+	// the nudge in gm's outbox, not routed.
+	nudge := mailbox.New([]byte("Still there?\n"))
+	nudgeID := (&mailbox.IDs{}).New("gm")
+	nudge.Set("id", nudgeID)
+	nudge.Set("from", "gm")
+	nudge.Set("to", "p1")
+	nudge.Set("reply_to", asked)
+	if _, err := ws.Mailbox("gm").Send(nudge); err != nil {
+		t.Fatal(err)
+	}
+	book := map[string]workspace.AgentRun{"p1": {State: workspace.StateIdle, Awaited: []workspace.Awaited{{
+		Agent: "p1", Message: asked, From: "gm", Until: time.Now().Add(-time.Second), After: time.Second,
+		Policy: "timeouts[0]", Nudged: true, Nudge: nudgeID,
+	}}}}
+	data, err := json.Marshal(book)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.AgentsPath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range journalEntries(t, ws) {
+		if e.Outcome == workspace.Nudged {
+			t.Errorf("nudged again: %+v", e)
+		}
+		if e.Outcome == workspace.Delivered && e.ID == nudgeID && e.Note == "" {
+			t.Errorf("the nudge was delivered as gm's own message: %+v", e)
+		}
+	}
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runs["p1"]; got.State != workspace.StateUnresponsive || len(got.Awaited) > 0 {
+		t.Errorf("p1 = %+v, want unresponsive, nothing awaited", got)
+	}
+}
