@@ -381,15 +381,7 @@ func (r *Runner) findAsked(a workspace.Awaited) *mailbox.Message {
 			return nil
 		}
 	}
-	data, err := mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
-	if err != nil {
-		return nil
-	}
-	m, err := mailbox.Parse(data)
-	if err != nil {
-		return nil
-	}
-	return m
+	return readFrom(ws.Mailbox(c.Agent), c.State, a.Message, ws.Config.Router.MaxMessageSize)
 }
 
 // tellAwaited says, once for each awaited reply, that a run until idle
