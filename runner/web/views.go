@@ -624,6 +624,11 @@ func (s *Server) seatData() seatData {
 			continue
 		}
 		for _, en := range entries {
+			if s.ws().Mailbox(agent).HandledIn(en.ID) != "" {
+				// A copy back in the inbox (git checkout, git stash) of
+				// one handled already: nothing waits; the seat files it.
+				continue
+			}
 			data, err := mailbox.ReadFile(en.Path, s.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue

@@ -825,6 +825,17 @@ func TestSeatRelayOptions(t *testing.T) {
 	if len(d.Waiting) != 1 || d.Waiting[0].Kind != "relay" {
 		t.Fatalf("seatData().Waiting = %+v, want one relay", d.Waiting)
 	}
+	// A copy of it back in the inbox once it is handled (git checkout
+	// of the mailboxes) waits for nothing.
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Done, id+".md"), []byte(relay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w := s.seatData().Waiting; len(w) != 0 {
+		t.Errorf("with the relay in done/ too, seatData().Waiting = %+v, want nothing", w)
+	}
+	if err := os.Remove(ws.Mailbox("aria").Path(mailbox.Done, id+".md")); err != nil {
+		t.Fatal(err)
+	}
 	want := []option{{N: 1, Label: "Fight the troll"}, {N: 2, Label: "Pay the toll"}}
 	if got := d.Waiting[0].Options; !slices.Equal(got, want) {
 		t.Errorf("relay options = %+v, want %+v", got, want)
