@@ -137,8 +137,9 @@ func (w *worker) saidNothing(a answer, refused []mailbox.Refusal) {
 // NoteAnsweredNothing starts the journal's note on a message a program
 // agent handled without answering: its program printed nothing (a
 // session's result with no text), wrote nothing into its outbox, and
-// sent nothing answering it while it was handled. The run's log says so
-// too (LogAnsweredNothing), at level warn when a reply is awaited.
+// sent nothing answering it while it was handled, when a rule of
+// timeouts: awaits an answer to it. The run's log says so too
+// (LogAnsweredNothing), at level warn then, else at level debug.
 const NoteAnsweredNothing = "answered nothing: its program said nothing in answer"
 
 // LogAnsweredNothing is the message of the runner's log record for a
@@ -150,8 +151,8 @@ const LogAnsweredNothing = "answered nothing"
 // the worker's program agent handled, when its driver said nothing in
 // answer and it sent nothing of its own, and logs it; "" otherwise, and
 // for an agent that runs no program of its own (a built-in handler, which
-// may well answer nothing, as the team lead joining answers). The note
-// says who waits for an answer when a rule of timeouts: awaits one.
+// may well answer nothing, as the team lead joining answers), and when no
+// rule of timeouts: awaits an answer (the note says who waits).
 func (w *worker) answeredNothing(id string, in *mailbox.Message) string {
 	ws := w.r.ws()
 	agent := w.agent.Name
@@ -175,8 +176,10 @@ func (w *worker) answeredNothing(id string, in *mailbox.Message) string {
 		w.r.log.Warn(LogAnsweredNothing, "agent", agent, "id", id, "note", note)
 		return note
 	}
-	w.r.log.Info(LogAnsweredNothing, "agent", agent, "id", id)
-	return note
+	// Awaited by no one: a program may well have nothing to say (an
+	// announcement to everyone), and a note on each would be noise.
+	w.r.log.Debug(LogAnsweredNothing, "agent", agent, "id", id)
+	return ""
 }
 
 // outboxHolds reports whether the worker's agent's outbox holds a file
