@@ -79,6 +79,11 @@ func (s *stateBook) setAttempt(agent, state, message string, attempt int) {
 func (s *stateBook) setNoted(agent, state, message, note string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setNotedLocked(agent, state, message, note)
+}
+
+// setNotedLocked is setNoted. s.mu is held.
+func (s *stateBook) setNotedLocked(agent, state, message, note string) {
 	a := s.agents[agent]
 	if a.Note != note {
 		a.Note = note
@@ -158,11 +163,19 @@ func (s *stateBook) spoke(agent string) {
 	}
 }
 
+// silence is an agent marked unresponsive: the message it did not
+// answer, and the note that says so.
+type silence struct{ agent, message, note string }
+
 // setAwaited notes the replies the runner awaits (of every agent; none
-// for an agent not among them).
-func (s *stateBook) setAwaited(awaited []workspace.Awaited) {
+// for an agent not among them), and the agents marked unresponsive as
+// their waits ended (see setNoted), in one change.
+func (s *stateBook) setAwaited(awaited []workspace.Awaited, silent ...silence) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, x := range silent {
+		s.setNotedLocked(x.agent, workspace.StateUnresponsive, x.message, x.note)
+	}
 	by := map[string][]workspace.Awaited{}
 	for _, a := range awaited {
 		by[a.Agent] = append(by[a.Agent], a)

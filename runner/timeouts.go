@@ -89,7 +89,8 @@ func (r *Runner) nextDeadline() time.Time {
 // those that stayed silent after the nudge.
 func (r *Runner) checkDeadlines() {
 	nudged := false
-	defer func() { r.saveAwaited(nudged) }()
+	var silent []silence // marked unresponsive, with the waits that are left, in one change of the book
+	defer func() { r.saveAwaited(nudged, silent...) }()
 	now := r.opts.Now()
 	finished := r.takeFinished()
 	kept := r.expected[:0]
@@ -133,7 +134,7 @@ func (r *Runner) checkDeadlines() {
 		case e.nudged:
 			note += ", nor after a nudge"
 		}
-		r.state.setNoted(e.agent, workspace.StateUnresponsive, e.message, note)
+		silent = append(silent, silence{agent: e.agent, message: e.message, note: note})
 		r.log.Warn(LogUnresponsive, "agent", e.agent, "message", e.message, "policy", e.policy.Key, "note", note)
 	}
 	r.expected = kept
@@ -293,16 +294,19 @@ func (r *Runner) awaitedList() []workspace.Awaited {
 }
 
 // saveAwaited writes the replies awaited into the state book, when they
-// changed, for parley status and for the next runner (takeUpWaits). A
-// nudge just sent is written at once: the next runner does not send it
-// again.
-func (r *Runner) saveAwaited(nudged bool) {
+// changed, for parley status and for the next runner (takeUpWaits),
+// with the agents marked unresponsive as their waits ended, in one
+// change: the book never holds one without the other (a runner killed
+// between the two left a wait ended, or an agent unresponsive with no
+// mark). A nudge just sent is written at once: the next runner does not
+// send it again.
+func (r *Runner) saveAwaited(nudged bool, silent ...silence) {
 	as := r.awaitedList()
-	if slices.Equal(as, r.savedAwaited) {
+	if slices.Equal(as, r.savedAwaited) && len(silent) == 0 {
 		return
 	}
 	r.savedAwaited = as
-	r.state.setAwaited(as)
+	r.state.setAwaited(as, silent...)
 	if nudged {
 		r.state.flush()
 	}
