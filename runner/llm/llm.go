@@ -565,6 +565,9 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 			if d, ok := retryAfter(got.retryAfter, a.opts.Now()); ok && d > MaxRetryAfter {
 				ee.RetryAfter = d
 			}
+			if ee.StopAgent() {
+				a.keyRefused(ee)
+			}
 			err = ee
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
 			ee = &EndpointError{URL: a.Endpoint(), Err: err}

@@ -105,7 +105,21 @@ func (e *BudgetError) StopAgent() bool { return true }
 const (
 	BudgetNotice     = "budget_used_up"
 	ToolRoundsNotice = "tool_rounds_used_up"
+	KeyNotice        = "key_refused"
 )
+
+// keyRefused tells the people, once, that the endpoint refused the key
+// (401, 403): the agent stops, as for a budget used up, its messages
+// waiting for a run with the right key.
+func (a *Agent) keyRefused(e *EndpointError) {
+	a.mu.Lock()
+	first := !a.notified[KeyNotice]
+	a.notified[KeyNotice] = true
+	a.mu.Unlock()
+	if first {
+		a.tell(KeyNotice, "", fmt.Sprintf("%s stopped: %v. The messages it is sent wait in its inbox until the next run of the runner.", a.agent.Name, e))
+	}
+}
 
 // tell sends the people of the workspace (its human agents) a notice
 // from the agent, through its outbox: the router checks and delivers it
