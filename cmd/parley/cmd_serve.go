@@ -122,7 +122,7 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 // newWebServer makes the web view of ws, its writes carried out by the
 // commands' own code (browserActions).
 func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Server, error) {
-	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator, Settled: settledLook(ws)}
+	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator, Settled: settledLook}
 	// A workspace deleted under the server (rm -rf, a branch without
 	// it) is said once, and once again when it is back: serve goes on,
 	// its pages saying it is gone meanwhile.
@@ -141,18 +141,25 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 	// them, a workspace with no seat to find (no campaign, two people)
 	// shows every person's inbox; with --as and no team lead, that
 	// person's.
-	s, err := openSeat(e.quiet(), ws, opts.As, opts.Lead)
-	switch {
-	case err == nil:
-		wo.Person = s.me
-		wo.Prompted = s.prompted()
-	case opts.As != "" && opts.Lead == "" && !ws.RoleHeld("team-lead"):
-		// No table here (a pipeline): --as says whose inbox the Seat
-		// page shows, an agent checked as the table's seat checks it.
-		if wo.Person, err = seatPerson(ws, opts.As); err != nil {
-			return nil, err
+	// Found again, by the same code, when serve reads parley.yaml again.
+	wo.Seat = func(ws *workspace.Workspace) (person, prompted string, err error) {
+		s, err := openSeat(e.quiet(), ws, opts.As, opts.Lead)
+		switch {
+		case err == nil:
+			return s.me, s.prompted(), nil
+		case opts.As != "" && opts.Lead == "" && !ws.RoleHeld("team-lead"):
+			// No table here (a pipeline): --as says whose inbox the
+			// Seat page shows, an agent checked as the table's seat
+			// checks it.
+			person, err := seatPerson(ws, opts.As)
+			return person, "", err
+		case opts.As != "" || opts.Lead != "":
+			return "", "", err
 		}
-	case opts.As != "" || opts.Lead != "":
+		return "", "", nil
+	}
+	var err error
+	if wo.Person, wo.Prompted, err = wo.Seat(ws); err != nil {
 		return nil, err
 	}
 	if !opts.ReadOnly {

@@ -53,19 +53,17 @@ func (f *givenUpFates) deadLetterAt(agent, path string) deadLetter {
 // settledLook is the web view's Options.Settled: for one page, a look at
 // which dead letters are settled, asked of one givenUpFates as parley
 // status and parley retry ask it, and said in status's words.
-func settledLook(ws *workspace.Workspace) func() func(agent, id string) string {
-	return func() func(agent, id string) string {
-		fates := newGivenUpFates(ws)
-		return func(agent, id string) string {
-			if _, _, err := mailbox.ParseID(id); err != nil || ws.CheckAgent(agent) != nil {
-				return ""
-			}
-			p := ws.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id))
-			if _, err := os.Lstat(p); err != nil {
-				return ""
-			}
-			return fates.settled(fates.deadLetterAt(agent, p))
+func settledLook(ws *workspace.Workspace) func(agent, id string) string {
+	fates := newGivenUpFates(ws)
+	return func(agent, id string) string {
+		if _, _, err := mailbox.ParseID(id); err != nil || ws.CheckAgent(agent) != nil {
+			return ""
 		}
+		p := ws.Mailbox(agent).Path(mailbox.Dead, mailbox.FileName(id))
+		if _, err := os.Lstat(p); err != nil {
+			return ""
+		}
+		return fates.settled(fates.deadLetterAt(agent, p))
 	}
 }
 

@@ -210,7 +210,7 @@ func (s *Server) settledLook() func(agent, id string) string {
 	if s.settled == nil {
 		return func(string, string) string { return "" }
 	}
-	return s.settled()
+	return s.settled(s.ws())
 }
 
 func rowOf(n int, e workspace.Entry) row {

@@ -598,15 +598,16 @@ func escalationState(id string, escs []orchestrator.Escalation) string {
 var requestTypes = []string{workspace.PlanApprovalRequest, workspace.ShutdownRequest}
 
 func (s *Server) seatData() seatData {
-	d := seatData{Person: s.person}
+	person, prompted := s.seated()
+	d := seatData{Person: person}
 	if _, err := campaigns.Find(s.ws().Root, s.ws().Config.Campaign); err == nil {
 		d.Campaign = true
 	}
 	var people []string
-	if s.person != "" {
-		people = []string{s.person}
-		if s.prompted != "" && s.prompted != s.person {
-			people = append(people, s.prompted)
+	if person != "" {
+		people = []string{person}
+		if prompted != "" && prompted != person {
+			people = append(people, prompted)
 		}
 	} else {
 		for _, a := range s.ws().Config.Agents {
@@ -624,11 +625,6 @@ func (s *Server) seatData() seatData {
 			continue
 		}
 		for _, en := range entries {
-			if s.ws().Mailbox(agent).HandledIn(en.ID) != "" {
-				// A copy back in the inbox (git checkout, git stash) of
-				// one handled already: nothing waits; the seat files it.
-				continue
-			}
 			data, err := mailbox.ReadFile(en.Path, s.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
@@ -638,17 +634,27 @@ func (s *Server) seatData() seatData {
 				continue
 			}
 			wt := waiting{ID: en.ID, Agent: agent, From: m.Header().Text("from"), Type: workspace.TypeOf(m), Body: markdown(m.Body), Kind: "message"}
+			esc := -1 // the escalation that waits, if it is one (parley pipeline lists it)
+			if m.Header().Text("escalation") != "" {
+				esc = slices.IndexFunc(escs, func(x orchestrator.Escalation) bool { return x.Agent == agent && x.ID == en.ID })
+			}
 			switch {
-			case wt.Type == "ASK_PLAYER" && agent == s.person:
+			case esc < 0 && s.ws().Mailbox(agent).HandledIn(en.ID) != "":
+				// A copy come back into the inbox (git stash, git
+				// checkout) of one handled already asks nothing (parley
+				// play files it, parley answer refuses it): it says so,
+				// a message to file.
+				wt.Question = "Handled already: this copy came back into the inbox; answering it sends nothing. Mark it handled."
+			case wt.Type == "ASK_PLAYER" && agent == person:
 				wt.Kind = "ask"
 				wt.Question = m.Payload().Text("question")
 				wt.Options = askOptions(m)
-			case wt.Type == "RELAY_TO_HUMAN" && agent == s.person:
+			case wt.Type == "RELAY_TO_HUMAN" && agent == person:
 				wt.Kind = "relay"
 				for i, o := range campaigns.RelayOptions(string(m.Body)) {
 					wt.Options = append(wt.Options, option{N: i + 1, Label: o})
 				}
-			case wt.Type == "GM_TO_PLAYER" && agent == s.prompted:
+			case wt.Type == "GM_TO_PLAYER" && agent == prompted:
 				// To the person's character, which no program plays:
 				// theirs to answer (see Options.Prompted).
 				wt.Kind = "prompt"
@@ -660,19 +666,11 @@ func (s *Server) seatData() seatData {
 				wt.Question = fmt.Sprintf("%s asks %s (%s)", wt.From, who, kind)
 			case slices.Contains(requestTypes, wt.Type):
 				wt.Kind = "request"
-			case m.Header().Text("escalation") != "":
-				i := slices.IndexFunc(escs, func(x orchestrator.Escalation) bool { return x.Agent == agent && x.ID == en.ID })
-				if i < 0 {
-					// Not one that waits (parley pipeline does not
-					// list it): a message to file, as parley done files
-					// it. A copy come back into the inbox (git stash,
-					// git checkout) of one handled already says so.
-					if s.ws().Mailbox(agent).HandledIn(en.ID) != "" {
-						wt.Question = "Handled already: this copy came back into the inbox; answering it sends nothing. Mark it handled."
-					}
-					break
-				}
-				decide(&wt, escs[i])
+			case esc >= 0:
+				// (An escalation that does not wait, one parley pipeline
+				// does not list, is a message to file, as parley done
+				// files it.)
+				decide(&wt, escs[esc])
 			}
 			d.Waiting = append(d.Waiting, wt)
 		}

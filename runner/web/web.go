@@ -91,8 +91,15 @@ type Options struct {
 	// words of parley status, or "" when it is not settled (or not in
 	// agent's dead/). The timeline offers no retry for a settled dead
 	// letter and says what settled it. One look serves one page (or one
-	// batch of rows): it may read what it needs once.
-	Settled func() func(agent, id string) string
+	// batch of rows): it may read what it needs once. It is given the
+	// workspace as the server has it loaded (parley.yaml read again when
+	// it changes).
+	Settled func(ws *workspace.Workspace) func(agent, id string) string
+	// Seat, when set, finds the person at the seat again (Person and
+	// Prompted) when parley.yaml is read again: an agent renamed, a
+	// character played by a program now. Its error leaves the seat as it
+	// was, and is logged.
+	Seat func(ws *workspace.Workspace) (person, prompted string, err error)
 	// PageSize is how many timeline rows a page shows at first and loads
 	// at a time when scrolled up; 0 means 200.
 	PageSize int
@@ -131,10 +138,12 @@ type Server struct {
 	token    string
 	csrf     string
 	strict   bool
-	watcher  bool // Options.Spectator
+	watcher  bool       // Options.Spectator
+	seatMu   sync.Mutex // guards person and prompted, found again by reseat
 	person   string
-	prompted string                               // see Options.Prompted
-	settled  func() func(agent, id string) string // see Options.Settled
+	prompted string                                                   // see Options.Prompted
+	reseat   func(*workspace.Workspace) (string, string, error)       // see Options.Seat
+	settled  func(*workspace.Workspace) func(agent, id string) string // see Options.Settled
 	page     int
 	log      *slog.Logger
 	feed     *feed
@@ -156,7 +165,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished}
+	s := &Server{actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, reseat: opts.Seat, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished}
 	s.cur.Store(opts.Workspace)
 	s.stamp = workspace.StampConfig(opts.Workspace.Root)
 	if s.watcher {
@@ -271,7 +280,25 @@ func (s *Server) look() error {
 	}
 	s.cur.Store(fresh)
 	s.log.Info(workspace.ConfigFile + " read again")
+	if s.reseat != nil {
+		person, prompted, err := s.reseat(fresh)
+		s.seatMu.Lock()
+		if err != nil {
+			s.log.Warn("the seat is not found in "+workspace.ConfigFile+" as read again; it stays as it was", "person", s.person, "err", err)
+		} else {
+			s.person, s.prompted = person, prompted
+		}
+		s.seatMu.Unlock()
+	}
 	return nil
+}
+
+// seated returns the person at the seat, and the agent of the person's
+// character when no program plays it (Options.Person, Options.Prompted).
+func (s *Server) seated() (person, prompted string) {
+	s.seatMu.Lock()
+	defer s.seatMu.Unlock()
+	return s.person, s.prompted
 }
 
 // goneNow returns why the workspace was found gone when look last

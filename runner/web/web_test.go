@@ -826,12 +826,12 @@ func TestSeatRelayOptions(t *testing.T) {
 		t.Fatalf("seatData().Waiting = %+v, want one relay", d.Waiting)
 	}
 	// A copy of it back in the inbox once it is handled (git checkout
-	// of the mailboxes) waits for nothing.
+	// of the mailboxes) asks nothing: a message to file, which says so.
 	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Done, id+".md"), []byte(relay), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if w := s.seatData().Waiting; len(w) != 0 {
-		t.Errorf("with the relay in done/ too, seatData().Waiting = %+v, want nothing", w)
+	if w := s.seatData().Waiting; len(w) != 1 || w[0].Kind != "message" || !strings.HasPrefix(w[0].Question, "Handled already") || len(w[0].Options) > 0 {
+		t.Errorf("with the relay in done/ too, seatData().Waiting = %+v, want a message, handled already", w)
 	}
 	if err := os.Remove(ws.Mailbox("aria").Path(mailbox.Done, id+".md")); err != nil {
 		t.Fatal(err)
@@ -1080,7 +1080,7 @@ func TestRetrySettled(t *testing.T) {
 		workspace.Entry{Time: at, ID: "x2", Agent: "gm", Outcome: workspace.GivenUp, Path: "mailboxes/gm/dead/x2.md"},
 	)
 	looks := 0
-	settled := func() func(agent, id string) string {
+	settled := func(*workspace.Workspace) func(agent, id string) string {
 		looks++
 		return func(agent, id string) string {
 			if agent == "gm" && id == "x1" {
@@ -1304,7 +1304,7 @@ func TestAgentsSettled(t *testing.T) {
 	if _, err := ws.Mailbox("aria").Bury(id, []byte("---\nid: "+id+"\nfrom: gm\nto: aria\n---\nwork\n"), "the program failed", s2); err != nil {
 		t.Fatal(err)
 	}
-	settled := func() func(agent, id string) string {
+	settled := func(*workspace.Workspace) func(agent, id string) string {
 		return func(agent, got string) string {
 			if agent == "aria" && got == id {
 				return "step 2 was sent to aria again since"
@@ -1471,7 +1471,14 @@ func TestWorkspaceGone(t *testing.T) {
 func TestConfigReread(t *testing.T) {
 	ws := newWorkspace(t)
 	var logged bytes.Buffer
-	s := newServer(t, ws, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	// The seat is found again with the file (Options.Seat): the person
+	// at it is the last agent, zed once added.
+	seat := func(ws *workspace.Workspace) (string, string, error) {
+		names := ws.AgentNames()
+		return names[len(names)-1], "", nil
+	}
+	person, _, _ := seat(ws)
+	s := newServer(t, ws, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil)), Person: person, Seat: seat})
 	if page := get(t, s.Handler(), "/agents", true).Body.String(); strings.Contains(page, "zed") {
 		t.Fatalf("GET /agents shows zed before it is added:\n%s", page)
 	}
@@ -1498,6 +1505,9 @@ func TestConfigReread(t *testing.T) {
 	write(strings.Replace(string(data), "  - name: aria\n", "  - name: aria\n  - name: zed\n", 1))
 	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, ">zed<") {
 		t.Errorf("GET /agents after zed was added to %s does not show zed:\n%s", workspace.ConfigFile, page)
+	}
+	if got, _ := s.seated(); got != "zed" {
+		t.Errorf("the seat after %s was read again is %q, want zed (found again)", workspace.ConfigFile, got)
 	}
 	if page := get(t, s.Handler(), "/", true).Body.String(); !strings.Contains(page, "<option>zed</option>") {
 		t.Errorf("GET / after zed was added: the filter offers no zed:\n%s", page)
