@@ -17,6 +17,14 @@ type Starter interface {
 	Start(ctx context.Context, agent string) error
 }
 
+// Resumer is a Starter with something else to do when the runner takes
+// over from a runner that stopped (Options.TakeOver): what the run before
+// began goes on, and nothing is begun anew (the D&D team lead refreshes
+// the table's context, and starts no session).
+type Resumer interface {
+	Resume(ctx context.Context, agent string) error
+}
+
 // Stopper is a built-in handler with something to do when the run ends,
 // once every driver has stopped: the D&D team lead commits what the
 // players wrote after the session's end. An error is logged.
@@ -66,19 +74,25 @@ func (r *Runner) startBuiltins(ctx context.Context) {
 		if !ok {
 			continue
 		}
-		if s, ok := b.handler.(Starter); ok {
-			if err := s.Start(ctx, name); err != nil {
-				r.log.Error("starting a built-in agent", "agent", name, "err", err)
-				// parley status says so, not idle: failed until it
-				// handles a message, and the reason for the run. Only
-				// its start failed: it handles what it is sent (before,
-				// the note said it did not start, and a person took it
-				// for an agent that answers nothing).
-				r.state.setNoted(name, workspace.StateFailed, "", startFailedNote(err))
-				r.statsMu.Lock()
-				r.stats.NotStarted = append(r.stats.NotStarted, workspace.Problem{Agent: name, Reason: err.Error()})
-				r.statsMu.Unlock()
-			}
+		s, ok := b.handler.(Starter)
+		if !ok {
+			continue
+		}
+		start := s.Start
+		if s, ok := b.handler.(Resumer); ok && r.opts.TakeOver {
+			start = s.Resume
+		}
+		if err := start(ctx, name); err != nil {
+			r.log.Error("starting a built-in agent", "agent", name, "err", err)
+			// parley status says so, not idle: failed until it
+			// handles a message, and the reason for the run. Only
+			// its start failed: it handles what it is sent (before,
+			// the note said it did not start, and a person took it
+			// for an agent that answers nothing).
+			r.state.setNoted(name, workspace.StateFailed, "", startFailedNote(err))
+			r.statsMu.Lock()
+			r.stats.NotStarted = append(r.stats.NotStarted, workspace.Problem{Agent: name, Reason: err.Error()})
+			r.statsMu.Unlock()
 		}
 	}
 }

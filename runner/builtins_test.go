@@ -404,3 +404,27 @@ func TestTickWaitsForHandling(t *testing.T) {
 		t.Errorf("Tick called %d times, %d of them while handling; want once, after", a.ticks, a.overlap)
 	}
 }
+
+// resumable is an alarm that says so when it is resumed rather than
+// started.
+type resumable struct{ alarm }
+
+func (a *resumable) Resume(ctx context.Context, agent string) error { return a.say(agent, "resumed") }
+
+// TestBuiltinResumeOnTakeOver: a runner that takes over from one that
+// stopped (Options.TakeOver: a seat whose parley run stopped) resumes a
+// built-in agent that can be, not starts it: a seat that took over after
+// the session ended had the team lead start a new session.
+func TestBuiltinResumeOnTakeOver(t *testing.T) {
+	for _, takeOver := range []bool{false, true} {
+		ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: clock, driver: builtin, handler: alarm}\n")
+		a := &resumable{alarm{ws: ws}}
+		if _, err := runIdle(t, ws, Options{Handlers: Handlers{"alarm": a}, TakeOver: takeOver}); err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{false: "started", true: "resumed"}[takeOver]
+		if d := cmp.Diff([]string{want}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+			t.Errorf("TakeOver %v: boss's inbox (-want +got):\n%s", takeOver, d)
+		}
+	}
+}

@@ -47,6 +47,11 @@ type Options struct {
 	// Handlers are the built-in handlers agents with the builtin driver
 	// may name.
 	Handlers Handlers
+	// TakeOver says the runner takes over a workspace whose runner
+	// stopped, mid-session or after it (a seat that routed beside a
+	// parley run that stopped): a built-in handler that is a Resumer is
+	// resumed, not started (the D&D team lead starts no session).
+	TakeOver bool
 	// Drivers make the handlers of agents whose driver the runner does
 	// not have itself, by the name parley.yaml gives the driver
 	// (driver: openai): cmd/parley provides them, so that the runner

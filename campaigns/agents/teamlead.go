@@ -198,6 +198,22 @@ func (t *TeamLead) Start(ctx context.Context, agent string) error {
 	return t.send(agent, m)
 }
 
+// Resume goes on with the table when a runner takes over from one that
+// stopped (a seat whose parley run stopped): the joins are found again,
+// and a session under way has the table's context refreshed, as Start
+// does; but no session is started: a session over stays over.
+func (t *TeamLead) Resume(ctx context.Context, agent string) error {
+	t.recoverJoins(agent)
+	if !t.underWay(agent) {
+		return nil
+	}
+	camp, err := t.For(mailbox.New(nil))
+	if err != nil {
+		return err
+	}
+	return t.refresh(agent, camp)
+}
+
 var errNoCharacter = errors.New("preferences.md names no player character or no narrative style")
 
 // SessionStart returns the [SESSION_COMMAND] command: start that begins a

@@ -406,3 +406,51 @@ func TestTeamLeadReload(t *testing.T) {
 		t.Errorf("after a reload without grim, tablePlayers = %v, want [tilda]", got)
 	}
 }
+
+// TestTeamLeadResume: a runner taking over from one that stopped resumes
+// the team lead: a session under way has the table refreshed, as a start
+// after a restart does; a session over starts no new one (a seat that
+// took over after stop_on ended the run began a session nobody asked
+// for).
+func TestTeamLeadResume(t *testing.T) {
+	const (
+		startID = "20261124-090000.000000Z-lead-a00000"
+		endID   = "20261124-090002.000000Z-gm-e00001"
+	)
+	for _, ended := range []bool{false, true} {
+		ws := leadTableOf(t, "skills: [dnd-team]\nphase: 1\nagents:\n  - gm\n"+
+			"  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n"+
+			"  - {name: tilda, role: player, character: tilda-brannock, driver: command, run: [sh, player.sh]}\n")
+		prefs := "## Narrative Style\n\n**dialogue_format**: cinematic\n\n## Player Character\n\n**name**: Grimjaw Ironforge\n**file**: party/grimjaw-ironforge.md\n"
+		if err := os.WriteFile(filepath.Join(ws.Root, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		put(t, ws, "lead", mailbox.Sent, startID, "---\nid: "+startID+"\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n")
+		if ended {
+			put(t, ws, "lead", mailbox.Done, endID, "---\nid: "+endID+"\nfrom: gm\nto: lead\ntype: SESSION_END\ncampaign: the-hollow\nsummary: Done.\nstate_saved: false\nnext_hook: More.\n---\n")
+		}
+		lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+		if err := lead.Resume(context.Background(), "lead"); err != nil {
+			t.Fatal(err)
+		}
+		names, err := ws.Mailbox("lead").Names(mailbox.Outbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, n := range names {
+			b, err := os.ReadFile(ws.Mailbox("lead").Path(mailbox.Outbox, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			types = append(types, typeOf(msg(t, string(b))))
+		}
+		want := []string{ContextRefreshType}
+		if ended {
+			want = nil
+		}
+		if !slices.Equal(types, want) {
+			t.Errorf("session ended %v: Resume sent %v, want %v", ended, types, want)
+		}
+	}
+}

@@ -416,7 +416,19 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 	// runner took it meanwhile, beside which it plays again.
 	var stopped *runner.LockedError // the runner that routed the table and stopped
 	for {
-		r, err := runner.Open(s.ws, opts)
+		ws, o := s.ws, opts
+		if stopped != nil {
+			// Taken over: with parley.yaml as it is now (it may have
+			// changed since the seat began), and going on with the
+			// session, never starting one (runner.Options.TakeOver).
+			fresh, err := workspace.Open(s.ws.Root)
+			if err != nil {
+				return err
+			}
+			ws, o = fresh, withUntilIdle(runnerOptions(s.e, fresh, s.seatLogger()))
+			o.Idle, o.TakeOver = idle, true
+		}
+		r, err := runner.Open(ws, o)
 		var locked *runner.LockedError
 		if errors.As(err, &locked) {
 			// A runner routes the table already: answer what waits now.
@@ -687,8 +699,19 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	// route starts the seat's own runner, unless another runner holds
 	// the workspace (holder is then its pid): the seat plays beside it
 	// until it stops (see the loop below).
-	route := func() error {
-		nr, err := runner.Open(s.ws, opts)
+	route := func(takeOver bool) error {
+		ws, o := s.ws, opts
+		if takeOver {
+			// With parley.yaml as it is now, going on with the session,
+			// never starting one (runner.Options.TakeOver).
+			fresh, err := workspace.Open(s.ws.Root)
+			if err != nil {
+				return err
+			}
+			ws, o = fresh, runnerOptions(s.e, fresh, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying}))
+			o.NoteAwaited, o.TakeOver = true, true
+		}
+		nr, err := runner.Open(ws, o)
 		var locked *runner.LockedError
 		switch {
 		case errors.As(err, &locked):
@@ -702,7 +725,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		go func() { _, err := nr.Run(runCtx); runDone <- err }()
 		return nil
 	}
-	if err := route(); err != nil {
+	if err := route(false); err != nil {
 		return err
 	}
 	// Leaving stops the runner as a signal stops `parley run`: its
@@ -765,12 +788,13 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 			// (timeouts:), and does nothing else: said, and until when.
 			s.tellAwaiting(r.Awaited())
 		}
-		if r == nil && s.ws.RunnerPID() == 0 {
+		if r == nil && !s.ended && s.ws.RunnerPID() == 0 {
 			// The runner that routed the table stopped: the seat
 			// routes it now, as if it had started without one (or
-			// plays beside the runner that took it meanwhile).
+			// plays beside the runner that took it meanwhile). Not
+			// once the session is over (stop_on ended that run).
 			was := holder
-			if err := route(); err != nil {
+			if err := route(true); err != nil {
 				return err
 			}
 			if r != nil {
