@@ -164,6 +164,7 @@ func TestParseRoles(t *testing.T) {
 		{"the editor and the reviewer", []string{"editor", "reviewer"}, true},
 		{"editor, translator and/or reviewer", []string{"editor", "translator", "reviewer"}, false},
 		{"editor or translator", []string{"editor", "translator"}, false},
+		{"a player and the narrator", []string{"player", "narrator"}, false},
 	}
 	for _, tt := range tests {
 		roles, all := parseRoles(tt.in)

@@ -10,6 +10,7 @@ var (
 	roleSplit     = regexp.MustCompile(`\s*(?:,|/|\bor\b|\band\b)\s*`)
 	andOnly       = regexp.MustCompile(`\band\b`)
 	orWord        = regexp.MustCompile(`\bor\b|/`)
+	singleRole    = regexp.MustCompile(`\b(?:a|an|one|any|some|specific)\b`)
 	phaseRe       = regexp.MustCompile(`(?i)^\s*(?:phase\s*)?(\d+)\s*(\+|only)?`)
 )
 
@@ -48,8 +49,9 @@ func parseRoles(text string) (roles []string, all bool) {
 		}
 	}
 	s, _ = cutAny(s, "either ")
-	if andOnly.MatchString(s) && !orWord.MatchString(s) {
-		// "the editor and the translator": both, not either.
+	if andOnly.MatchString(s) && !orWord.MatchString(s) && !singleRole.MatchString(s) {
+		// "the editor and the translator": both, not either. ("a
+		// player and the narrator" names one player: which, to: says.)
 		all = true
 	}
 	for _, part := range roleSplit.Split(s, -1) {
