@@ -15,7 +15,8 @@ const FrameEnd = "\x1e"
 //   - at lines holding only FrameEnd;
 //   - in a message whose frontmatter header is on line one, before a
 //     later '---' line that follows a blank line, outside a code fence,
-//     and opens a frontmatter header naming to: or type: — a second
+//     and opens a frontmatter header naming to: (agents) or type:, and
+//     none of id:, from:, created: (see opensMessage) — a second
 //     message written right after the first, as a model writes a
 //     [NARRATIVE] to everyone and then a prompt to one player. Sent as
 //     one, the second would reach the first one's recipients in its body.
@@ -88,7 +89,7 @@ func nextHeader(f []byte) int {
 		case bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~")):
 			fence = string(t[:3])
 		case blank && isDelimiter(l, "---"):
-			if m, err := Parse(f[off:]); err == nil && (m.Header().Has("to") || m.Header().Has("type")) {
+			if m, err := Parse(f[off:]); err == nil && opensMessage(m) {
 				return off
 			}
 		}
@@ -96,6 +97,29 @@ func nextHeader(f []byte) int {
 		off += len(l) + eolLen(f[off+len(l):])
 	}
 	return -1
+}
+
+// opensMessage reports whether a header found in a message's body opens
+// a message of its own (see SplitAnswer): it names to: or type:, its to:
+// names agents (valid names, or "*"), and it has none of the fields of a
+// message sent already (id:, from:, created:), which a program quoting
+// or passing on a message copies. "to: whom it may concern" in a letter
+// quoted in a body is no recipient.
+func opensMessage(m *Message) bool {
+	h := m.Header()
+	if h.Has("id") || h.Has("from") || h.Has("created") || !h.Has("to") && !h.Has("type") {
+		return false
+	}
+	names, err := h.Names("to")
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if n != "*" && CheckName(n) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // trimBlankEnd returns text without the blank lines at its end, ending

@@ -29,6 +29,8 @@ func TestSplitAnswer(t *testing.T) {
 		{"plain text quoting", "He wrote:\n\n" + secret, []string{"He wrote:\n\n" + secret}},
 		{"tag-first", "[NARRATIVE]\n\nRain.\n\n" + secret, []string{"[NARRATIVE]\n\nRain.\n\n" + secret}},
 		{"only separators", "\x1e\n\n\x1e\n", nil},
+		{"a letter quoted", "---\nto: a\n---\nThe letter reads:\n\n---\nto: whom it may concern\n---\nMeet me at dawn.\n", []string{"---\nto: a\n---\nThe letter reads:\n\n---\nto: whom it may concern\n---\nMeet me at dawn.\n"}},
+		{"a message passed on", "---\nto: a\n---\nFrom b:\n\n---\nid: 20261129-040000.000000Z-b-abcdef\nfrom: b\nto: c\n---\nHi.\n", []string{"---\nto: a\n---\nFrom b:\n\n---\nid: 20261129-040000.000000Z-b-abcdef\nfrom: b\nto: c\n---\nHi.\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
