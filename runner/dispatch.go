@@ -64,6 +64,9 @@ type worker struct {
 	// briefed (see writeContext); used by the worker's goroutine only.
 	brief   Briefing
 	briefed *workspace.Workspace
+	// handlerNote is the note its built-in handler last gave (see
+	// stateBook.noteOver); used by the worker's goroutine only.
+	handlerNote string
 
 	// blocked is set while a directory of its mailbox is a symbolic link
 	// or a file: nothing is read from it (see repair.go).
@@ -516,8 +519,11 @@ func (w *worker) handle(ctx context.Context, id string) {
 		}
 		release()
 		if b, ok := w.driver.(*builtinDriver); ok {
-			if note := b.note(); note != "" && w.r.state.run(w.agent.Name).Note != note {
-				w.r.state.note(w.agent.Name, note)
+			if note := b.note(); note != "" {
+				// In place of nothing, or of the handler's own last note:
+				// never of another (an agent that did not answer in time).
+				w.r.state.noteOver(w.agent.Name, note, w.handlerNote)
+				w.handlerNote = note
 			}
 		}
 		if ctx.Err() != nil {

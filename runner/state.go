@@ -253,6 +253,24 @@ func (s *stateBook) note(agent, note string) {
 	s.changedLocked()
 }
 
+// noteOver sets an agent's note to note when it has none, or has the
+// note old (the one the same writer gave before): a note another gave
+// (that it did not answer in time) stays.
+func (s *stateBook) noteOver(agent, note, old string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agents[agent]
+	if a.Note == note || a.Note != "" && a.Note != old {
+		return
+	}
+	a.Note = note
+	if a.State == "" {
+		a.State, a.Since = workspace.StateIdle, s.now().UTC()
+	}
+	s.agents[agent] = a
+	s.changedLocked()
+}
+
 // run is what an agent's driver is doing now.
 func (s *stateBook) run(agent string) workspace.AgentRun {
 	s.mu.Lock()

@@ -177,3 +177,26 @@ func bookOf(t *testing.T, ws *workspace.Workspace) map[string]workspace.AgentRun
 	}
 	return book
 }
+
+// TestNoteOver: a built-in handler's note (a budget that cannot be kept)
+// takes the place of none, or of its own last one, never of another's:
+// it wiped the note that the agent did not answer in time, and spoke()
+// then misread what was there.
+func TestNoteOver(t *testing.T) {
+	ws := newWorkspace(t, "gm")
+	s := loadStateBook(ws, time.Now)
+	defer s.close()
+	s.noteOver("gm", "no usage figures", "")
+	if got := s.run("gm").Note; got != "no usage figures" {
+		t.Fatalf("note = %q, want the handler's", got)
+	}
+	s.noteOver("gm", "no usage figures, again", "no usage figures")
+	if got := s.run("gm").Note; got != "no usage figures, again" {
+		t.Fatalf("note = %q, want the handler's new one in place of its old", got)
+	}
+	s.setNoted("gm", workspace.StateUnresponsive, "m1", lateNote("m1")+" from p1 within 1s")
+	s.noteOver("gm", "no usage figures", "no usage figures, again")
+	if got := s.run("gm").Note; got != lateNote("m1")+" from p1 within 1s" {
+		t.Errorf("note = %q: the handler's note took the place of the runner's", got)
+	}
+}
