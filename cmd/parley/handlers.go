@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -152,6 +153,10 @@ func playersOf(ws *workspace.Workspace) map[string]string {
 type remade struct {
 	make func(*workspace.Workspace) messageHandler
 	cur  atomic.Value // holds a handlerBox
+	// mu holds one call at a time, across the handlers made: each
+	// serialises its own calls (the toolbox reads, changes and saves a
+	// sheet), and one made again mid-call must not run beside it.
+	mu sync.Mutex
 }
 
 // handlerBox holds a messageHandler for atomic.Value, which needs one
@@ -167,6 +172,8 @@ func remake(ws *workspace.Workspace, make func(*workspace.Workspace) messageHand
 func (r *remade) Reload(ws *workspace.Workspace) { r.cur.Store(handlerBox{r.make(ws)}) }
 
 func (r *remade) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return r.cur.Load().(handlerBox).Handle(ctx, d.Message)
 }
 
