@@ -326,14 +326,14 @@ func (r *Runner) takeUpWaits() {
 		}
 		r.state.keepSilent(agent, before)
 		for _, a := range before.Awaited {
-			p := r.policy(a)
-			if p == nil {
-				r.log.Info("a reply awaited before is awaited no more: its rule of timeouts: is gone", "agent", agent, "message", a.Message, "policy", a.Policy)
-				continue
-			}
 			m := r.findAsked(a)
 			if m == nil {
 				r.log.Info("a reply awaited before is awaited no more: its message is gone", "agent", agent, "message", a.Message)
+				continue
+			}
+			p := r.policy(a.Policy, m, agent)
+			if p == nil {
+				r.log.Info("a reply awaited before is awaited no more: its rule of timeouts: is gone, or awaits it no more", "agent", agent, "message", a.Message, "policy", a.Policy)
 				continue
 			}
 			e := &expectation{agent: agent, waiting: a.From, message: a.Message, asked: m, policy: p, deadline: a.Until, nudged: a.Nudged, nudge: a.Nudge}
@@ -356,21 +356,14 @@ func (r *Runner) takeUpWaits() {
 	r.state.write() // the book of the runner before is replaced at once
 }
 
-// policy returns the rule of timeouts: an awaited reply was awaited by,
-// if it is still there and still matches the reply.
-func (r *Runner) policy(a workspace.Awaited) *workspace.Timeout {
+// policy returns the rule of timeouts: named key, if it is still there
+// and still awaits an answer from agent to m.
+func (r *Runner) policy(key string, m *mailbox.Message, agent string) *workspace.Timeout {
 	ws := r.ws()
 	for i := range ws.Config.Timeouts {
-		p := &ws.Config.Timeouts[i]
-		if p.Key != a.Policy {
-			continue
+		if p := &ws.Config.Timeouts[i]; p.Key == key && awaits(ws, p, m, agent) {
+			return p
 		}
-		if len(p.Type) > 0 && !slices.Contains(p.Type, a.Type) ||
-			len(p.To) > 0 && !slices.Contains(p.To, a.Agent) ||
-			len(p.ToRole) > 0 && !ws.HasRole(a.Agent, p.ToRole...) {
-			return nil
-		}
-		return p
 	}
 	return nil
 }
