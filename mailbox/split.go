@@ -13,21 +13,28 @@ const FrameEnd = "\x1e"
 // answered, into the messages it holds, the one way both are split:
 //
 //   - at lines holding only FrameEnd;
-//   - in a message whose frontmatter header is on line one, before a
-//     later '---' line that follows a blank line, outside a code fence,
-//     and opens a frontmatter header naming to: (agents) or type:, and
-//     none of id:, from:, created: (see opensMessage) — a second
+//   - in a message whose header is on line one (frontmatter, or a
+//     tag-first message's tag), before a later '---' line, outside a
+//     code fence, that opens a frontmatter header naming to: (agents)
+//     or type:, and none of id:, from:, created: (see opensMessage), in
+//     a code fence that is the whole answer too — a second
 //     message written right after the first, as a model writes a
 //     [NARRATIVE] to everyone and then a prompt to one player. Sent as
 //     one, the second would reach the first one's recipients in its body.
 //
-// A text with no header on line one (plain text, a tag-first message) is
-// not split at '---' lines: a plain reply may well quote a message.
+// A text with no header on line one (plain text) is not split at '---'
+// lines: a plain reply may well quote a message.
 // Parts holding nothing but blank lines are dropped; a part split off
 // before a header keeps its text up to its last line that is not blank.
 func SplitAnswer(out []byte) [][]byte {
 	var parts [][]byte
 	for _, f := range SplitFrames(out) {
+		if inner, _, ok := unfence(f); ok && nextHeader(inner) >= 0 {
+			// Messages written one after the other, all in one code
+			// fence: taken out of it, as one message would be
+			// (ParseAnswer), then split.
+			f = inner
+		}
 		for len(f) > 0 {
 			at := nextHeader(f)
 			if at < 0 {
@@ -68,16 +75,20 @@ func SplitFrames(out []byte) [][]byte {
 	return frames
 }
 
-// nextHeader returns the offset in a message with a frontmatter header on
-// line one of the '---' line where a second message begins (see
-// SplitAnswer), or -1.
+// nextHeader returns the offset in a message with a header on line one
+// (frontmatter or a tag) of the '---' line where a second message begins
+// (see SplitAnswer), or -1.
 func nextHeader(f []byte) int {
-	fm, err := SplitFrontmatter(f)
-	if err != nil {
+	var off int
+	if fm, err := SplitFrontmatter(f); err == nil {
+		off = fm.BodyStart
+	} else if m, err := Parse(f); err == nil && m.Tag != "" {
+		first, _ := cutLine(f)
+		off = len(first) + eolLen(f[len(first):])
+	} else {
 		return -1
 	}
-	off := fm.BodyStart
-	blank, fence := true, ""
+	fence := ""
 	for off < len(f) {
 		l, _ := cutLine(f[off:])
 		t := bytes.TrimSpace(l)
@@ -88,12 +99,16 @@ func nextHeader(f []byte) int {
 			}
 		case bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~")):
 			fence = string(t[:3])
-		case blank && isDelimiter(l, "---"):
+		case isDelimiter(l, "---"):
+			// Right after a line of text too: a heading underlined
+			// with '---' followed by a header that opens a message
+			// cannot be told from a message written right after
+			// another, and a secret sent to everyone is the worse
+			// mistake.
 			if m, err := Parse(f[off:]); err == nil && opensMessage(m) {
 				return off
 			}
 		}
-		blank = len(t) == 0
 		off += len(l) + eolLen(f[off+len(l):])
 	}
 	return -1
