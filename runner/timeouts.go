@@ -287,7 +287,7 @@ func (r *Runner) awaitedList() []workspace.Awaited {
 	as := make([]workspace.Awaited, 0, len(r.expected))
 	for _, e := range r.expected {
 		as = append(as, workspace.Awaited{Agent: e.agent, Message: e.message, Type: workspace.TypeOf(e.asked),
-			From: e.waiting, Until: e.deadline.UTC(), After: e.policy.After, Policy: e.policy.Key, Nudged: e.nudged, Nudge: e.nudge})
+			From: e.waiting, Until: e.deadline.UTC(), After: e.policy.After, Policy: e.policy.Key, Rule: e.policy.Rule(), Nudged: e.nudged, Nudge: e.nudge})
 	}
 	slices.SortStableFunc(as, func(a, b workspace.Awaited) int { return a.Until.Compare(b.Until) })
 	return as
@@ -331,7 +331,7 @@ func (r *Runner) takeUpWaits() {
 				r.log.Info("a reply awaited before is awaited no more: its message is gone", "agent", agent, "message", a.Message)
 				continue
 			}
-			p := r.policy(a.Policy, m, agent)
+			p := r.policy(a, m)
 			if p == nil {
 				r.log.Info("a reply awaited before is awaited no more: its rule of timeouts: is gone, or awaits it no more", "agent", agent, "message", a.Message, "policy", a.Policy)
 				continue
@@ -356,27 +356,22 @@ func (r *Runner) takeUpWaits() {
 	r.state.write() // the book of the runner before is replaced at once
 }
 
-// policy returns the rule of timeouts: named key, if it is still there
-// and still awaits an answer from agent to m.
-func (r *Runner) policy(key string, m *mailbox.Message, agent string) *workspace.Timeout {
-	ws := r.ws()
-	for i := range ws.Config.Timeouts {
-		if p := &ws.Config.Timeouts[i]; p.Key == key && awaits(ws, p, m, agent) {
-			return p
-		}
+// policy returns the rule of timeouts: an awaited reply was awaited by
+// (Workspace.RuleOf), if it still awaits an answer from its agent to m.
+func (r *Runner) policy(a workspace.Awaited, m *mailbox.Message) *workspace.Timeout {
+	if p := r.ws().RuleOf(a); p != nil && awaits(r.ws(), p, m, a.Agent) {
+		return p
 	}
 	return nil
 }
 
 // findAsked reads the message an awaited reply answers: the copy its
-// agent received, or its sender's.
+// agent received (deleted, it is awaited no more).
 func (r *Runner) findAsked(a workspace.Awaited) *mailbox.Message {
 	ws := r.ws()
 	c, err := ws.Received(a.Message, a.Agent, mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead)
 	if err != nil {
-		if c, err = ws.Received(a.Message, a.From, mailbox.Sent); err != nil {
-			return nil
-		}
+		return nil
 	}
 	return readFrom(ws.Mailbox(c.Agent), c.State, a.Message, ws.Config.Router.MaxMessageSize)
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"encoding/json"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +67,69 @@ func TestTakenUpNudgeIsParleys(t *testing.T) {
 	}
 	if got := runs["p1"]; got.State != workspace.StateUnresponsive || len(got.Awaited) > 0 {
 		t.Errorf("p1 = %+v, want unresponsive, nothing awaited", got)
+	}
+}
+
+// TestTakenUpUnderItsRule: a wait is taken up under the rule that
+// awaited it, wherever that rule is now, and by none once it changed:
+// it was tied to its rule's place (timeouts[0]), and a rule put above it
+// (an hour long) had the next run nudge with that rule's nudge and wait
+// an hour.
+func TestTakenUpUnderItsRule(t *testing.T) {
+	const (
+		short = "  - match: {to: [p1]}\n    after: 1s\n    nudge:\n      body: the short rule's nudge\n"
+		hour  = "  - match: {to_role: [p1]}\n    after: 1h\n    nudge:\n      body: the hour rule's nudge\n"
+	)
+	for _, tc := range []struct {
+		name, rules string
+		nudge       string // the nudge p1 gets, "" for none
+	}{
+		{"a rule put above it", hour + short, "the short rule's nudge"},
+		{"its rule changed", strings.Replace(short, "after: 1s", "after: 2s", 1), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := newWorkspace(t, "gm", "p1")
+			asked := send(t, ws, "gm", "p1", "Your move.")
+			if _, err := runIdle(t, ws, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			saveConfig(t, ws, "agents: [gm, p1]\ntimeouts:\n"+short, true)
+			ws, err := workspace.Open(ws.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := ws.Config.Timeouts[0]
+			book := map[string]workspace.AgentRun{"p1": {State: workspace.StateIdle, Awaited: []workspace.Awaited{{
+				Agent: "p1", Message: asked, From: "gm", Until: time.Now().Add(-time.Second), After: time.Second,
+				Policy: before.Key, Rule: before.Rule(),
+			}}}}
+			data, err := json.Marshal(book)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(ws.AgentsPath(), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			saveConfig(t, ws, "agents: [gm, p1]\ntimeouts:\n"+tc.rules, true)
+			if ws, err = workspace.Open(ws.Root); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := runIdle(t, ws, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			var nudges []string
+			for _, b := range bodies(t, ws, "p1", mailbox.Inbox) {
+				if b != "Your move." {
+					nudges = append(nudges, b)
+				}
+			}
+			want := []string{}
+			if tc.nudge != "" {
+				want = []string{tc.nudge}
+			}
+			if !slices.Equal(nudges, want) {
+				t.Errorf("p1 was nudged with %q, want %q", nudges, want)
+			}
+		})
 	}
 }

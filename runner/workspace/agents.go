@@ -60,7 +60,10 @@ type Awaited struct {
 	Until   time.Time     `json:"until"`
 	After   time.Duration `json:"after"`  // the rule's after:, in nanoseconds
 	Policy  string        `json:"policy"` // the rule, as the log names it (timeouts[0])
-	Nudged  bool          `json:"nudged,omitempty"`
+	// Rule is all the rule is (Timeout.Rule): the next runner takes the
+	// wait up under the rule that is the same, wherever it is now.
+	Rule   string `json:"rule,omitempty"`
+	Nudged bool   `json:"nudged,omitempty"`
 	// Nudge is the id of the nudge sent: a runner that takes up the
 	// wait knows it for parley's when it routes it (it is never itself
 	// waited on).

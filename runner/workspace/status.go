@@ -129,7 +129,13 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 			s.Note = run.Note + " (last run)"
 		}
 		if ran && !running {
-			s.Awaited = run.Awaited // the next runner takes up the wait
+			// What the next runner takes up: the waits whose rule is
+			// still there.
+			for _, a := range run.Awaited {
+				if w.RuleOf(a) != nil {
+					s.Awaited = append(s.Awaited, a)
+				}
+			}
 		}
 		counts := []struct {
 			state string

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,4 +82,38 @@ func parseTimeout(n *yaml.Node, key string, bad badFunc) (Timeout, error) {
 		return t, bad(n, key+".after", "%w: say how long to wait (after: 120s)", ErrMissing)
 	}
 	return t, nil
+}
+
+// Rule says all a rule of timeouts: is, in one line, whatever its
+// place in the list: a reply awaited by it is awaited by the same rule
+// after a restart only when the line is the same (a rule edited, or one
+// put above it, changes what its place names, not this).
+func (t *Timeout) Rule() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "type=%s to=%s to_role=%s after=%s", strings.Join(t.Type, ","), strings.Join(t.To, ","), strings.Join(t.ToRole, ","), t.After)
+	if n := t.Nudge; n != nil {
+		keys := make([]string, 0, len(n.Fields))
+		for k := range n.Fields {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		fmt.Fprintf(&b, " nudge type=%q body=%q", n.Type, n.Body)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%q", k, n.Fields[k])
+		}
+	}
+	return b.String()
+}
+
+// RuleOf returns the rule of timeouts: a reply was awaited by, if it is
+// still there, the same (Rule; by its place, Key, for a wait that does
+// not say what its rule was), or nil.
+func (w *Workspace) RuleOf(a Awaited) *Timeout {
+	for i := range w.Config.Timeouts {
+		p := &w.Config.Timeouts[i]
+		if a.Rule != "" && p.Rule() == a.Rule || a.Rule == "" && p.Key == a.Policy {
+			return p
+		}
+	}
+	return nil
 }
