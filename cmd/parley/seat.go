@@ -558,30 +558,7 @@ func (s *seat) fileHandled(id string, holders []string) string {
 // the files named by an id after id are read: an answer is sent after
 // its question.
 func (s *seat) answeredAlready(id, agent string) string {
-	for _, a := range slices.Compact([]string{s.lead, agent}) {
-		box := s.ws.Mailbox(a)
-		for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
-			names, _ := box.NamesUnsorted(state)
-			for _, n := range names {
-				ans, ok := mailbox.IDFromName(n)
-				if !ok || ans <= id {
-					continue
-				}
-				data, err := mailbox.ReadFile(box.Path(state, n), s.ws.Config.Router.MaxMessageSize)
-				if err != nil {
-					continue
-				}
-				m, err := mailbox.Parse(data)
-				if err != nil {
-					continue
-				}
-				if to, _ := m.Header().Get("reply_to"); to == id {
-					return ans
-				}
-			}
-		}
-	}
-	return ""
+	return s.ws.AnsweredBy(id, s.lead, agent)
 }
 
 // handledCopies marks the copies of message id in the agents' inboxes

@@ -618,6 +618,12 @@ func (s *Server) seatData() seatData {
 	}
 	// Which escalations wait is decided once, for parley pipeline too.
 	escs := orchestrator.Escalations(s.ws(), nil)
+	var leads []string // who answers the person's questions at a table
+	for _, a := range s.ws().Config.Agents {
+		if s.ws().HasRole(a.Name, "team-lead") {
+			leads = append(leads, a.Name)
+		}
+	}
 	for _, agent := range people {
 		entries, err := s.ws().Mailbox(agent).List(mailbox.Inbox)
 		if err != nil {
@@ -638,6 +644,14 @@ func (s *Server) seatData() seatData {
 			if m.Header().Text("escalation") != "" {
 				esc = slices.IndexFunc(escs, func(x orchestrator.Escalation) bool { return x.Agent == agent && x.ID == en.ID })
 			}
+			asks := (wt.Type == "ASK_PLAYER" || wt.Type == "RELAY_TO_HUMAN") && agent == person || wt.Type == "GM_TO_PLAYER" && agent == prompted
+			answered := ""
+			if asks {
+				// An answer sent already, by a seat stopped before it
+				// filed the question (parley play and parley answer
+				// file it and send nothing).
+				answered = s.ws().AnsweredBy(en.ID, append([]string{person, prompted}, leads...)...)
+			}
 			switch {
 			case esc < 0 && s.ws().Mailbox(agent).HandledIn(en.ID) != "":
 				// A copy come back into the inbox (git stash, git
@@ -645,6 +659,8 @@ func (s *Server) seatData() seatData {
 				// play files it, parley answer refuses it): it says so,
 				// a message to file.
 				wt.Question = "Handled already: this copy came back into the inbox; answering it sends nothing. Mark it handled."
+			case answered != "":
+				wt.Question = "Answered already (" + answered + " was sent): answering it again sends nothing. Mark it handled."
 			case wt.Type == "ASK_PLAYER" && agent == person:
 				wt.Kind = "ask"
 				wt.Question = m.Payload().Text("question")

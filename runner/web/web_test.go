@@ -836,6 +836,17 @@ func TestSeatRelayOptions(t *testing.T) {
 	if err := os.Remove(ws.Mailbox("aria").Path(mailbox.Done, id+".md")); err != nil {
 		t.Fatal(err)
 	}
+	// Answered already, by a seat stopped before it filed it: the same.
+	answer := "20261126-100001.000000Z-aria-bbbbbb"
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Sent, answer+".md"), []byte("---\nid: "+answer+"\nfrom: aria\nto: gm\nreply_to: "+id+"\n---\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w := s.seatData().Waiting; len(w) != 1 || w[0].Kind != "message" || !strings.HasPrefix(w[0].Question, "Answered already ("+answer) {
+		t.Errorf("with an answer in aria's sent/, seatData().Waiting = %+v, want a message, answered already", w)
+	}
+	if err := os.Remove(ws.Mailbox("aria").Path(mailbox.Sent, answer+".md")); err != nil {
+		t.Fatal(err)
+	}
 	want := []option{{N: 1, Label: "Fight the troll"}, {N: 2, Label: "Pay the toll"}}
 	if got := d.Waiting[0].Options; !slices.Equal(got, want) {
 		t.Errorf("relay options = %+v, want %+v", got, want)

@@ -199,3 +199,37 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// AnsweredBy returns the id of a message one of agents wrote in reply to
+// the message id (reply_to: id), in its outbox/ or sent/, or "": an
+// answer sent by a seat that stopped before it filed the question. Only
+// files named by an id later than id are read.
+func (w *Workspace) AnsweredBy(id string, agents ...string) string {
+	for _, a := range slices.Compact(slices.Clone(agents)) {
+		if _, ok := w.Agent(a); !ok {
+			continue
+		}
+		box := w.Mailbox(a)
+		for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
+			names, _ := box.NamesUnsorted(state)
+			for _, n := range names {
+				ans, ok := mailbox.IDFromName(n)
+				if !ok || ans <= id {
+					continue
+				}
+				data, err := mailbox.ReadFile(box.Path(state, n), w.Config.Router.MaxMessageSize)
+				if err != nil {
+					continue
+				}
+				m, err := mailbox.Parse(data)
+				if err != nil {
+					continue
+				}
+				if to, _ := m.Header().Get("reply_to"); to == id {
+					return ans
+				}
+			}
+		}
+	}
+	return ""
+}
