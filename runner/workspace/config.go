@@ -1029,6 +1029,9 @@ func nameList(v *yaml.Node, key string, dst *[]string, bad badFunc) error {
 			return bad(it, key, "expected a name")
 		}
 		if err := mailbox.CheckName(it.Value); err != nil {
+			if lower := strings.ToLower(it.Value); mailbox.CheckName(lower) == nil {
+				return bad(it, key, "%v (did you mean %s?)", err, lower) // Boss for boss
+			}
 			return bad(it, key, "%v", err)
 		}
 		*dst = append(*dst, it.Value)

@@ -64,6 +64,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"a route's field given twice", "agents: [gm, aria]\nroutes:\n  - match: {fields: {kind: a, kind: b}}\n    to: [aria]\n", "parley.yaml:3: routes[0].match.fields.kind: given twice, here and on line 3: keep one"},
 		{"misspelt agent key", "agents:\n  - name: gm\n    nmae: x\n", "parley.yaml:3: agents[0].nmae: unknown key (did you mean name?)"},
 		{"unknown agent key", "agents:\n  - name: gm\n    program: x\n", "parley.yaml:3: agents[0].program: unknown key (known here: accepts, budget, character, driver, handler, isolate, name, openai, remote, retries, role, roles, run, timeout)"},
+		{"a name in capitals", "agents: [boss, w]\ntimeouts:\n  - match: {to: [Boss]}\n    after: 1s\n", `parley.yaml:3: timeouts[0].match.to: "Boss" is not a valid name: use lower-case letters, digits and single hyphens (like team-lead) (did you mean boss?)`},
 		{"misspelt driver", "agents:\n  - name: gm\n    driver: comand\n", `parley.yaml:3: agents[0].driver: unknown driver "comand" (did you mean command?)`},
 		{"unknown driver", "agents:\n  - name: gm\n    driver: robot\n", `parley.yaml:3: agents[0].driver: unknown driver "robot" (drivers: human, command, session, builtin, openai)`},
 		{"command without a program", "agents:\n  - name: gm\n    driver: command\n", "parley.yaml:2: agents[0].run: missing: a command agent needs the program to run"},
