@@ -32,6 +32,8 @@ func TestSplitAnswer(t *testing.T) {
 		{"quoted in a fence", "---\nto: a\n---\nHe wrote:\n\n```\n\n" + secret + "```\n", []string{"---\nto: a\n---\nHe wrote:\n\n```\n\n" + secret + "```\n"}},
 		{"plain text quoting", "He wrote:\n\n" + secret, []string{"He wrote:\n\n" + secret}},
 		{"only separators", "\x1e\n\n\x1e\n", nil},
+		{"a type alone right after text", "---\nto: a\n---\nThe manifest:\n---\ntype: Opaque\n---\ndata\n", []string{"---\nto: a\n---\nThe manifest:\n---\ntype: Opaque\n---\ndata\n"}},
+		{"a type alone after a blank line", "---\nto: a\n---\nOne.\n\n---\ntype: NOTE\n---\nTwo.\n", []string{"---\nto: a\n---\nOne.\n", "---\ntype: NOTE\n---\nTwo.\n"}},
 		{"a letter quoted", "---\nto: a\n---\nThe letter reads:\n\n---\nto: whom it may concern\n---\nMeet me at dawn.\n", []string{"---\nto: a\n---\nThe letter reads:\n\n---\nto: whom it may concern\n---\nMeet me at dawn.\n"}},
 		{"a message passed on", "---\nto: a\n---\nFrom b:\n\n---\nid: 20261129-040000.000000Z-b-abcdef\nfrom: b\nto: c\n---\nHi.\n", []string{"---\nto: a\n---\nFrom b:\n\n---\nid: 20261129-040000.000000Z-b-abcdef\nfrom: b\nto: c\n---\nHi.\n"}},
 	} {
@@ -73,4 +75,46 @@ func FuzzSplitAnswer(f *testing.F) {
 			t.Errorf("parts hold more text (%d) than the output (%d)", text, len(out))
 		}
 	})
+}
+
+// TestOpensSplitAnswer: with what the workspace knows (Workspace.Opens),
+// a header opens a message only when its to: names agents that are not
+// the sender alone, and a type alone is one of the protocol's: a GM
+// showing the format of a player's answer (to: gm) is one message.
+func TestOpensSplitAnswer(t *testing.T) {
+	o := Opens{
+		Recipient: func(n string) bool { return n == "*" || n == "sel" || n == "tor" },
+		Type:      func(typ string) bool { return typ == "NARRATIVE" },
+	}
+	template := "---\nto: \"*\"\ntype: NARRATIVE\n---\nAnswer in this format:\n---\nto: gm\ntype: PLAYER_TO_GM\n---\nwhat you do\n"
+	secret := "---\nto: sel\n---\nOnly you.\n"
+	for _, tc := range []struct {
+		name, in string
+		want     int
+	}{
+		{"a template to the sender", template, 1},
+		{"a secret to a player", "---\nto: \"*\"\n---\nRain.\n" + secret, 2},
+		{"a type of the protocol", "---\nto: sel\n---\nOne.\n\n---\ntype: NARRATIVE\n---\nTwo.\n", 2},
+		{"a type of none", "---\nto: sel\n---\nOne.\n\n---\ntype: trap\n---\nTwo.\n", 1},
+	} {
+		if got := len(o.SplitAnswer([]byte(tc.in))); got != tc.want {
+			t.Errorf("%s: %d messages, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSplitAnswerManyRules: a long text of many '---' lines (YAML
+// documents, a log) is read as a header at a few of them only: every
+// one was parsed with all that followed it, minutes for a few
+// megabytes.
+func TestSplitAnswerManyRules(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("[REPORT]\nto: ops\n\n")
+	for range 20000 {
+		b.WriteString("---\nkind: ConfigMap\n")
+	}
+	b.WriteString("---\nto: ops\n---\nlate\n")
+	if got := len(SplitAnswer(b.Bytes())); got != 1 {
+		t.Errorf("%d messages, want 1: a header past the first tries is not looked for", got)
+	}
 }

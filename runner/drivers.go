@@ -247,7 +247,7 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		}
 		return nil, &HandleError{Err: werr, ExitCode: -1, Stderr: stderr.String()}
 	}
-	return mailbox.SplitAnswer(stdout.Bytes()), nil
+	return d.Loaded.Opens(d.Agent).SplitAnswer(stdout.Bytes()), nil
 }
 
 // notStartable reports whether a program could not be started for good:
@@ -363,7 +363,7 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		if r.err != nil {
 			return nil, s.ended(ctx, r.err)
 		}
-		return splitAnswers(r.frames), nil
+		return splitAnswers(d.Loaded.Opens(d.Agent), r.frames), nil
 	case <-timer.C:
 		if d.Attempt > s.agent.Retries {
 			// Its last attempt: nothing starts it again for this

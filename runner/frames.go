@@ -22,10 +22,10 @@ func splitFrames(out []byte) [][]byte { return mailbox.SplitFrames(out) }
 // splitAnswers splits each frame a program printed into the messages it
 // holds (mailbox.SplitAnswer: a second frontmatter header written right
 // after a first message is a message of its own).
-func splitAnswers(frames [][]byte) [][]byte {
+func splitAnswers(opens mailbox.Opens, frames [][]byte) [][]byte {
 	var out [][]byte
 	for _, f := range frames {
-		out = append(out, mailbox.SplitAnswer(f)...)
+		out = append(out, opens.SplitAnswer(f)...)
 	}
 	return out
 }

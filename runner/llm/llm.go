@@ -773,7 +773,7 @@ func (a *Agent) cutOff() string {
 // Check: the messages, or why one is refused (the answer is then
 // repaired whole).
 func (a *Agent) answers(in *mailbox.Message, text string) ([]*mailbox.Message, string) {
-	parts := mailbox.SplitAnswer([]byte(text))
+	parts := a.opts.Workspace.Opens(a.agent.Name).SplitAnswer([]byte(text))
 	if len(parts) == 0 {
 		return nil, answerFile + ": empty, where a message was expected"
 	}

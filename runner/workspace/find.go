@@ -233,3 +233,33 @@ func (w *Workspace) AnsweredBy(id string, agents ...string) string {
 	}
 	return ""
 }
+
+// Opens says, for what sender's program printed or its model answered,
+// which headers in a message's body open a message of their own
+// (mailbox.SplitAnswer): a to: of names (or "*"), never the sender's own
+// (a template of the sender's message, quoted to show a format) — a name
+// of no agent too, for the message split off to be refused as sent to
+// it, not passed to the first one's recipients in its body; a type:
+// alone, a type of the protocol.
+func (w *Workspace) Opens(sender string) mailbox.Opens {
+	protocol, _ := w.Protocol()
+	return mailbox.Opens{
+		Recipient: func(name string) bool {
+			if name == "*" {
+				return true
+			}
+			if mailbox.CheckName(name) != nil {
+				return false
+			}
+			agent, ok := w.Resolve(name)
+			return !ok || agent != sender
+		},
+		Type: func(typ string) bool {
+			if protocol == nil {
+				return false
+			}
+			_, _, ok := protocol.Type(typ)
+			return ok
+		},
+	}
+}
