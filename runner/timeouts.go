@@ -326,19 +326,23 @@ func (r *Runner) takeUpWaits() {
 		}
 		r.state.keepSilent(agent, before)
 		for _, a := range before.Awaited {
+			if a.Nudge != "" && !ws.Mailbox(a.From).IsSent(a.Nudge) {
+				// Sent, not yet routed: parley's when it is, whether
+				// its wait is taken up or not.
+				r.nudges[a.Nudge] = fmt.Sprintf("a nudge: %s did not answer %s", a.Agent, a.Message)
+			}
 			m := r.findAsked(a)
 			if m == nil {
-				r.log.Info("a reply awaited before is awaited no more: its message is gone", "agent", agent, "message", a.Message)
+				r.log.Warn("a reply awaited before is awaited no more: its message is gone", "agent", agent, "message", a.Message)
 				continue
 			}
 			p := r.policy(a, m)
 			if p == nil {
-				r.log.Info("a reply awaited before is awaited no more: its rule of timeouts: is gone, or awaits it no more", "agent", agent, "message", a.Message, "policy", a.Policy)
+				r.log.Warn("a reply awaited before is awaited no more: its rule of timeouts: was removed or changed, or awaits it no more", "agent", agent, "message", a.Message, "policy", a.Policy)
 				continue
 			}
 			e := &expectation{agent: agent, waiting: a.From, message: a.Message, asked: m, policy: p, deadline: a.Until, nudged: a.Nudged, nudge: a.Nudge}
-			if a.Nudge != "" && !ws.Mailbox(a.From).IsSent(a.Nudge) {
-				// Sent, not yet routed: parley's, when it is.
+			if _, ok := r.nudges[a.Nudge]; ok {
 				r.nudges[a.Nudge] = nudgeNote(e)
 			}
 			if ws.IsProgram(agent) {

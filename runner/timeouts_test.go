@@ -18,6 +18,14 @@ import (
 // answer to it, and nudged about the nudge. The book says which message
 // is the nudge, and the next runner routes it as parley's.
 func TestTakenUpNudgeIsParleys(t *testing.T) {
+	// Whether the wait is taken up (its rule the same) or dropped (its
+	// rule changed meanwhile), the nudge is parley's.
+	for _, changed := range []bool{false, true} {
+		takenUpNudge(t, changed)
+	}
+}
+
+func takenUpNudge(t *testing.T, changed bool) {
 	ws := newWorkspace(t, "gm", "p1")
 	asked := send(t, ws, "gm", "p1", "Your move.")
 	if _, err := runIdle(t, ws, Options{}); err != nil { // delivered, no timeouts yet
@@ -41,7 +49,7 @@ func TestTakenUpNudgeIsParleys(t *testing.T) {
 	}
 	book := map[string]workspace.AgentRun{"p1": {State: workspace.StateIdle, Awaited: []workspace.Awaited{{
 		Agent: "p1", Message: asked, From: "gm", Until: time.Now().Add(-time.Second), After: time.Second,
-		Policy: "timeouts[0]", Nudged: true, Nudge: nudgeID,
+		Policy: "timeouts[0]", Rule: ws.Config.Timeouts[0].Rule(), Nudged: true, Nudge: nudgeID,
 	}}}}
 	data, err := json.Marshal(book)
 	if err != nil {
@@ -49,6 +57,12 @@ func TestTakenUpNudgeIsParleys(t *testing.T) {
 	}
 	if err := os.WriteFile(ws.AgentsPath(), data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if changed {
+		saveConfig(t, ws, "agents: [gm, p1]\ntimeouts:\n  - match: {to: [p1]}\n    after: 2s\n    nudge:\n      body: Still there\n", true)
+		if ws, err = workspace.Open(ws.Root); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := runIdle(t, ws, Options{}); err != nil {
 		t.Fatal(err)
@@ -65,8 +79,8 @@ func TestTakenUpNudgeIsParleys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := runs["p1"]; got.State != workspace.StateUnresponsive || len(got.Awaited) > 0 {
-		t.Errorf("p1 = %+v, want unresponsive, nothing awaited", got)
+	if got := runs["p1"]; !changed && got.State != workspace.StateUnresponsive || len(got.Awaited) > 0 {
+		t.Errorf("rule changed %v: p1 = %+v, want unresponsive (its rule the same), nothing awaited", changed, got)
 	}
 }
 

@@ -421,12 +421,16 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			// Taken over: with parley.yaml as it is now (it may have
 			// changed since the seat began), and going on with the
 			// session, never starting one (runner.Options.TakeOver).
-			fresh, err := workspace.Open(s.ws.Root)
-			if err != nil {
-				return err
+			if fresh, err := workspace.Open(s.ws.Root); err != nil {
+				// Being edited, perhaps: the table goes on with the
+				// configuration the seat read (the runner reads the
+				// file again once it loads).
+				s.printf("(%s does not load now: %v; the seat routes with the one it read)\n", workspace.ConfigFile, err)
+			} else {
+				ws, o = fresh, withUntilIdle(runnerOptions(s.e, fresh, s.seatLogger()))
+				o.Idle = idle
 			}
-			ws, o = fresh, withUntilIdle(runnerOptions(s.e, fresh, s.seatLogger()))
-			o.Idle, o.TakeOver = idle, true
+			o.TakeOver = true
 		}
 		r, err := runner.Open(ws, o)
 		var locked *runner.LockedError
@@ -704,12 +708,14 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		if takeOver {
 			// With parley.yaml as it is now, going on with the session,
 			// never starting one (runner.Options.TakeOver).
-			fresh, err := workspace.Open(s.ws.Root)
-			if err != nil {
-				return err
+			if fresh, err := workspace.Open(s.ws.Root); err != nil {
+				// Being edited, perhaps: as above.
+				s.printf("(%s does not load now: %v; the seat routes with the one it read)\n", workspace.ConfigFile, err)
+			} else {
+				ws, o = fresh, runnerOptions(s.e, fresh, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying}))
+				o.NoteAwaited = true
 			}
-			ws, o = fresh, runnerOptions(s.e, fresh, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying}))
-			o.NoteAwaited, o.TakeOver = true, true
+			o.TakeOver = true
 		}
 		nr, err := runner.Open(ws, o)
 		var locked *runner.LockedError
@@ -1018,7 +1024,7 @@ func (s *seat) answerOnce(arg, text string) error {
 		return fmt.Errorf("%s is a prompt to %s, which you do not play: it is not yours to answer", id, dashIfEmpty(field(m, "to"), "another character"))
 	}
 	agent := s.answerer(typ, holders)
-	if ans := s.answeredAlready(id, agent); ans != "" {
+	if ans := s.answeredAlready(id, agent, m.Header().Text("from")); ans != "" {
 		s.handledCopies(id, holders, "answered already ("+ans+")")
 		return fmt.Errorf("%s: answered already (%s was sent): the question is filed; nothing was sent", id, ans)
 	}

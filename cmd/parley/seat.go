@@ -472,7 +472,7 @@ func (s *seat) show() error {
 		}
 		typ := workspace.TypeOf(m)
 		if asks(typ, holders[id], s.player) {
-			if ans := s.answeredAlready(id, s.answerer(typ, holders[id])); ans != "" {
+			if ans := s.answeredAlready(id, s.answerer(typ, holders[id]), m.Header().Text("from")); ans != "" {
 				// Answered, and the seat stopped before it filed the
 				// question (send, then handled): filed now, not asked
 				// twice.
@@ -557,8 +557,8 @@ func (s *seat) fileHandled(id string, holders []string) string {
 // starts again, and files the question rather than ask it twice. Only
 // the files named by an id after id are read: an answer is sent after
 // its question.
-func (s *seat) answeredAlready(id, agent string) string {
-	return s.ws.AnsweredBy(id, s.lead, agent)
+func (s *seat) answeredAlready(id, agent, asker string) string {
+	return s.ws.AnsweredBy(id, asker, s.lead, agent)
 }
 
 // handledCopies marks the copies of message id in the agents' inboxes

@@ -650,7 +650,7 @@ func (s *Server) seatData() seatData {
 				// An answer sent already, by a seat stopped before it
 				// filed the question (parley play and parley answer
 				// file it and send nothing).
-				answered = s.ws().AnsweredBy(en.ID, append([]string{person, prompted}, leads...)...)
+				answered = s.ws().AnsweredBy(en.ID, wt.From, append([]string{person, prompted}, leads...)...)
 			}
 			switch {
 			case esc < 0 && s.ws().Mailbox(agent).HandledIn(en.ID) != "":

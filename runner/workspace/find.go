@@ -202,9 +202,10 @@ func exists(path string) bool {
 
 // AnsweredBy returns the id of a message one of agents wrote in reply to
 // the message id (reply_to: id), in its outbox/ or sent/, or "": an
-// answer sent by a seat that stopped before it filed the question. Only
-// files named by an id later than id are read.
-func (w *Workspace) AnsweredBy(id string, agents ...string) string {
+// answer sent by a seat that stopped before it filed the question. What
+// asker, who asked it, sent in reply to it (a nudge, by timeouts:) is no
+// answer. Only files named by an id later than id are read.
+func (w *Workspace) AnsweredBy(id, asker string, agents ...string) string {
 	for _, a := range slices.Compact(slices.Clone(agents)) {
 		if _, ok := w.Agent(a); !ok {
 			continue
@@ -225,7 +226,11 @@ func (w *Workspace) AnsweredBy(id string, agents ...string) string {
 				if err != nil {
 					continue
 				}
-				if to, _ := m.Header().Get("reply_to"); to == id {
+				sender, _ := m.Header().Get("from")
+				if sender == "" {
+					sender = a // written by hand, into a's outbox
+				}
+				if to, _ := m.Header().Get("reply_to"); to == id && sender != asker {
 					return ans
 				}
 			}

@@ -39,3 +39,29 @@ func TestUnknownMailboxes(t *testing.T) {
 		t.Errorf("UnknownMailboxes() (-want +got):\n%s", d)
 	}
 }
+
+// TestAnsweredBy: an answer to a question is a reply to it from one of
+// the agents that answer it, in its outbox or sent/; a reply from the
+// one who asked (a nudge, by timeouts:) is none.
+func TestAnsweredBy(t *testing.T) {
+	ws, err := Init(t.TempDir(), AgentsNamed("gm", "lead"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = "20261126-100000.000000Z-gm-aaaaaa"
+	write := func(agent, state, id, from string) {
+		t.Helper()
+		text := "---\nid: " + id + "\nfrom: " + from + "\nto: x\nreply_to: " + q + "\n---\nbody\n"
+		if err := os.WriteFile(ws.Mailbox(agent).Path(state, id+".md"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("gm", mailbox.Sent, "20261126-100001.000000Z-gm-bbbbbb", "gm")
+	if got := ws.AnsweredBy(q, "gm", "gm", "lead"); got != "" {
+		t.Errorf("AnsweredBy = %q with only the asker's nudge, want none", got)
+	}
+	write("lead", mailbox.Outbox, "20261126-100002.000000Z-lead-cccccc", "lead")
+	if got := ws.AnsweredBy(q, "gm", "gm", "lead"); got != "20261126-100002.000000Z-lead-cccccc" {
+		t.Errorf("AnsweredBy = %q, want lead's answer", got)
+	}
+}
