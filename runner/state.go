@@ -193,11 +193,7 @@ func (s *stateBook) setAwaited(awaited []workspace.Awaited, silent ...silence) {
 			continue
 		}
 		a.Awaited = as
-		if a.State == "" {
-			a.State, a.Since = workspace.StateIdle, s.now().UTC()
-		}
-		s.agents[agent] = a
-		s.changedLocked()
+		s.putLocked(agent, a)
 	}
 }
 
@@ -246,11 +242,7 @@ func (s *stateBook) note(agent, note string) {
 	defer s.mu.Unlock()
 	a := s.agents[agent]
 	a.Note = note
-	if a.State == "" {
-		a.State, a.Since = workspace.StateIdle, s.now().UTC()
-	}
-	s.agents[agent] = a
-	s.changedLocked()
+	s.putLocked(agent, a)
 }
 
 // noteOver sets an agent's note to note when it has none, or has the
@@ -264,6 +256,12 @@ func (s *stateBook) noteOver(agent, note, old string) {
 		return
 	}
 	a.Note = note
+	s.putLocked(agent, a)
+}
+
+// putLocked puts what is known of an agent in the book, idle when no
+// state was known of it. s.mu is held.
+func (s *stateBook) putLocked(agent string, a workspace.AgentRun) {
 	if a.State == "" {
 		a.State, a.Since = workspace.StateIdle, s.now().UTC()
 	}
