@@ -187,7 +187,7 @@ func hint(err error) string {
 	case errors.As(err, &he):
 		return he.hint
 	case errors.As(err, &le):
-		return "one `parley run` per workspace; stop the other one, or use `parley status` to watch it work"
+		return "one runner per workspace (a `parley run`, or a `parley play` seat routing its table); stop the other one, or use `parley status` to watch it work"
 	case errors.Is(err, bridge.ErrLocked):
 		return "one bridge per workspace: `parley run` runs it when parley.yaml has bridge:; `parley status` shows it"
 	case errors.Is(err, workspace.ErrNoWorkspace):
