@@ -1154,12 +1154,12 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 			// A parley retry run there is told here through the
 			// bridge (message_retried); until that notice comes, a
 			// retry decision sends the message a second time.
-			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here with `parley reply ID --field decision=DECISION` and your reasons: %s. A parley retry run in %s is told here through the bridge, and your answer then sends nothing; until that notice comes, answering retry here as well would have %s do it twice.\n", id, ws, agent, agent, choicesText(kind), ws, agent)
+			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here with `parley reply ID --field decision=DECISION` (an MCP client: its reply tool, fields {decision: DECISION}) and your reasons: %s. A parley retry run in %s is told here through the bridge, and your answer then sends nothing; until that notice comes, answering retry here as well would have %s do it twice.\n", id, ws, agent, agent, choicesText(kind), ws, agent)
 		} else {
-			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` and your reasons: %s.\n", id, agent, choicesText(kind))
+			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` (an MCP client: its reply tool, fields {decision: DECISION}) and your reasons: %s.\n", id, agent, choicesText(kind))
 		}
 	} else {
-		fmt.Fprintf(&b, "\nAnswer with `parley reply ID --field decision=DECISION` and your reasons: %s.\n", choicesText(kind))
+		fmt.Fprintf(&b, "\nAnswer with `parley reply ID --field decision=DECISION` (an MCP client: its reply tool, fields {decision: DECISION}) and your reasons: %s.\n", choicesText(kind))
 	}
 	// The escalation's own id, so that the command it gives can be
 	// pasted as it is.
