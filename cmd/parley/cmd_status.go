@@ -267,7 +267,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
 		}
 		for _, w := range a.Awaited {
-			line := "  " + a.Name + ": " + awaitedText(w, now)
+			line := "  " + a.Name + ": " + w.Text(now)
 			if rep.RunnerPID == 0 {
 				line += " (last run: the next run takes up the wait)"
 			}
@@ -503,28 +503,4 @@ func ago(t, now time.Time) string {
 }
 
 // durationText writes d as parley.yaml does: 10m, 1h30m, 45s.
-// awaitedText says of a reply awaited from an agent who awaits it, and
-// until when: "gm awaits its answer to ID until 15:04:05 (in 1m20s;
-// timeouts: after 2m)".
-func awaitedText(w workspace.Awaited, now time.Time) string {
-	due := "due now"
-	if d := w.Until.Sub(now).Round(time.Second); d > 0 {
-		due = "in " + durationText(d)
-	}
-	if w.Nudged {
-		due += ", after a nudge"
-	}
-	return fmt.Sprintf("%s awaits its answer to %s until %s (%s; timeouts: after %s)",
-		printable(w.From), printable(w.Message), w.Until.Local().Format("15:04:05"), due, durationText(w.After))
-}
-
-func durationText(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+func durationText(d time.Duration) string { return workspace.ShortDuration(d) }

@@ -135,6 +135,9 @@ type agentRow struct {
 	Tokens  int64
 	Cost    string
 	HasCost bool
+	// Awaits are the replies awaited from it (timeouts:), in parley
+	// status's words.
+	Awaits  []string
 	settled map[string]string // dead letter's path -> what settled it (Options.Settled)
 }
 
@@ -153,6 +156,9 @@ func (s *Server) agentsData() ([]agentRow, string) {
 	var out []agentRow
 	for _, a := range st {
 		ar := agentRow{AgentStatus: a, Last: "never", settled: map[string]string{}}
+		for _, w := range a.Awaited {
+			ar.Awaits = append(ar.Awaits, w.Text(now))
+		}
 		for _, f := range a.DeadFiles {
 			if since := settled(a.Name, strings.TrimSuffix(filepath.Base(f.Path), ".md")); since != "" {
 				ar.settled[f.Path] = since

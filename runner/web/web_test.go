@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -1529,5 +1530,31 @@ func TestConfigReread(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), "not read again") {
 		t.Errorf("the logger was not told %s does not load:\n%s", workspace.ConfigFile, logged.String())
+	}
+}
+
+// TestAgentsAwaited: the Agents page says, as parley status does, who
+// owes an answer (timeouts:) and until when.
+func TestAgentsAwaited(t *testing.T) {
+	ws, err := workspace.InitConfig(t.TempDir(), "agents: [gm, p1]\ntimeouts:\n  - match: {to: [p1]}\n    after: 2m\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const asked = "20261126-100000.000000Z-gm-aaaaaa"
+	book := map[string]workspace.AgentRun{"p1": {State: workspace.StateIdle, Awaited: []workspace.Awaited{{
+		Agent: "p1", Message: asked, From: "gm", Until: time.Now().Add(time.Minute), After: 2 * time.Minute,
+		Policy: "timeouts[0]", Rule: ws.Config.Timeouts[0].Rule(),
+	}}}}
+	data, err := json.Marshal(book)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.AgentsPath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, ws, Options{})
+	body := get(t, s.Handler(), "/agents", false).Body.String()
+	if want := `<tr class="awaited"><td></td><td colspan="14">gm awaits its answer to ` + asked + ` until `; !strings.Contains(body, want) {
+		t.Errorf("GET /agents does not say p1 owes gm an answer (%s):\n%s", want, body)
 	}
 }

@@ -3,10 +3,14 @@ package workspace
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/parley-dev/parley/internal/visible"
 )
 
 // What an agent's driver is doing, as `parley status` shows it.
@@ -88,4 +92,32 @@ func (w *Workspace) AgentRuns() (map[string]AgentRun, error) {
 		return map[string]AgentRun{}, nil
 	}
 	return out, nil
+}
+
+// Text says of a reply awaited from an agent who awaits it, and until
+// when, as parley status and the web view show it: "gm awaits its answer
+// to ID until 15:04:05 (in 1m20s; timeouts: after 2m)", "due now, after
+// a nudge" once nudged and due.
+func (a Awaited) Text(now time.Time) string {
+	due := "due now"
+	if d := a.Until.Sub(now).Round(time.Second); d > 0 {
+		due = "in " + ShortDuration(d)
+	}
+	if a.Nudged {
+		due += ", after a nudge"
+	}
+	return fmt.Sprintf("%s awaits its answer to %s until %s (%s; timeouts: after %s)",
+		visible.Line(a.From), visible.Line(a.Message), a.Until.Local().Format("15:04:05"), due, ShortDuration(a.After))
+}
+
+// ShortDuration writes d as parley.yaml does: 10m, 1h30m, 45s.
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
