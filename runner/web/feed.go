@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -140,15 +141,33 @@ func (f *feed) follow(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		if _, err := os.Stat(filepath.Dir(f.path)); err == nil {
-			break
+		for {
+			if _, err := os.Stat(filepath.Dir(f.path)); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
 		}
+		err := f.followFrom(ctx)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		// The workspace went (rm -rf, a checkout of a branch without
+		// it) as the journal was opened: waited for again, as the
+		// pages say (Options.Vanished).
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		}
 	}
+}
+
+// followFrom is follow, once the journal's directory is there.
+func (f *feed) followFrom(ctx context.Context) error {
 	f.mu.Lock()
 	at := f.pos
 	f.mu.Unlock()
