@@ -103,11 +103,7 @@ func TestPlayTerminalRetrying(t *testing.T) {
 
 	tm := playInTerminal(t, dir, bin, ws, 100)
 
-	prompt := filepath.Join(dir, "prompt.md")
-	if err := os.WriteFile(prompt, []byte("[GM_TO_PLAYER]\nto: tor-ashgrove\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: the-gate\n\nThe gate slams shut.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	parley("send", "--from", "gm", "--file", prompt)
+	promptTor(t, dir, parley)
 	tm.waitFor("the retry told", func(s string) bool { return strings.Contains(s, "is slow to answer") })
 	waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "Tor raises his shield.")
 	screen := tm.screen()
@@ -208,11 +204,7 @@ func TestPlayTerminalLate(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := playInTerminal(t, dir, bin, ws, 100)
-	prompt := filepath.Join(dir, "prompt.md")
-	if err := os.WriteFile(prompt, []byte("[GM_TO_PLAYER]\nto: tor-ashgrove\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: the-gate\n\nThe gate slams shut.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	parley("send", "--from", "gm", "--file", prompt)
+	promptTor(t, dir, parley)
 	tm.waitFor("the lateness told", func(s string) bool { return strings.Contains(s, "the table waits for it") })
 	if screen := strings.Join(strings.Fields(tm.screen()), " "); !strings.Contains(screen, "(tor: no answer to ") || !strings.Contains(screen, " from gm within 1s; the table waits for it, `parley status` says more)") {
 		t.Errorf("the lateness is not told as it should be:\n%s", tm.screen())
@@ -236,6 +228,17 @@ func TestPlayTerminalLate(t *testing.T) {
 // lays out the seat's table (newSeatTable, with the agents more) in a new
 // temporary directory, and returns it, the binary, the workspace and a
 // parley run in it.
+// promptTor has the gm ask tor-ashgrove (the agent tor) for a quick
+// reaction: the gate slams shut.
+func promptTor(t *testing.T, dir string, parley func(args ...string) string) {
+	t.Helper()
+	prompt := filepath.Join(dir, "prompt.md")
+	if err := os.WriteFile(prompt, []byte("[GM_TO_PLAYER]\nto: tor-ashgrove\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: the-gate\n\nThe gate slams shut.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley("send", "--from", "gm", "--file", prompt)
+}
+
 func terminalSeatTable(t *testing.T, more string) (dir, bin, ws string, parley func(args ...string) string) {
 	t.Helper()
 	dir, bin = terminalParley(t)
