@@ -280,13 +280,13 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			if ag, ok := ws.Agent(a.Name); ok && ag.Model != nil {
 				// A model: each request is waited for openai.timeout,
 				// and tried again max_retries times.
-				line += fmt.Sprintf(" (a request to its model is given up after %s: openai.timeout in %s, tried %d %s: openai.max_retries", durationText(ag.Model.Timeout), workspace.ConfigFile, ag.Model.MaxRetries+1, plural(ag.Model.MaxRetries+1, "time", "times"))
+				line += fmt.Sprintf(" (a request to its model is given up after %s: openai.timeout in %s, tried %d %s: openai.max_retries", workspace.ShortDuration(ag.Model.Timeout), workspace.ConfigFile, ag.Model.MaxRetries+1, plural(ag.Model.MaxRetries+1, "time", "times"))
 				if ag.Timeout > 0 {
-					line += fmt.Sprintf("; the message after %s: timeout:", durationText(ag.Timeout))
+					line += fmt.Sprintf("; the message after %s: timeout:", workspace.ShortDuration(ag.Timeout))
 				}
 				line += ")"
 			} else if ok && ws.IsProgram(a.Name) && ag.Timeout > 0 {
-				line += fmt.Sprintf(" (its program is stopped after %s: timeout: in %s)", durationText(ag.Timeout), workspace.ConfigFile)
+				line += fmt.Sprintf(" (its program is stopped after %s: timeout: in %s)", workspace.ShortDuration(ag.Timeout), workspace.ConfigFile)
 			}
 			notes = append(notes, line)
 		}
@@ -501,6 +501,3 @@ func ago(t, now time.Time) string {
 	}
 	return t.Local().Format("2006-01-02 15:04:05") + " (" + rel + ")"
 }
-
-// durationText writes d as parley.yaml does: 10m, 1h30m, 45s.
-func durationText(d time.Duration) string { return workspace.ShortDuration(d) }
