@@ -159,10 +159,6 @@ func (w *worker) answeredNothing(id string, in *mailbox.Message) string {
 	if w.agent.Driver != workspace.DriverCommand && w.agent.Driver != workspace.DriverSession {
 		return ""
 	}
-	if w.r.chains.saidWhileHandling(agent, answerOf(in).id) || w.outboxHolds() {
-		return "" // the program wrote into its outbox itself
-	}
-	note := NoteAnsweredNothing
 	from := headerText(in, "from")
 	why := ""
 	for i := range ws.Config.Timeouts {
@@ -171,15 +167,18 @@ func (w *worker) answeredNothing(id string, in *mailbox.Message) string {
 			break
 		}
 	}
-	if why != "" && from != "" && from != workspace.Runner {
-		note += fmt.Sprintf("; %s waits for an answer (%s)", from, why)
-		w.r.log.Warn(LogAnsweredNothing, "agent", agent, "id", id, "note", note)
-		return note
+	if why == "" || from == "" || from == workspace.Runner {
+		// Awaited by no one: a program may well have nothing to say (an
+		// announcement to everyone), and a note on each would be noise.
+		// (Nor is its outbox listed for every message it handles.)
+		return ""
 	}
-	// Awaited by no one: a program may well have nothing to say (an
-	// announcement to everyone), and a note on each would be noise.
-	w.r.log.Debug(LogAnsweredNothing, "agent", agent, "id", id)
-	return ""
+	if w.r.chains.saidWhileHandling(agent, answerOf(in).id) || w.outboxHolds() {
+		return "" // the program wrote into its outbox itself
+	}
+	note := NoteAnsweredNothing + fmt.Sprintf("; %s waits for an answer (%s)", from, why)
+	w.r.log.Warn(LogAnsweredNothing, "agent", agent, "id", id, "note", note)
+	return note
 }
 
 // outboxHolds reports whether the worker's agent's outbox holds a file
