@@ -138,8 +138,8 @@ func (w *worker) saidNothing(a answer, refused []mailbox.Refusal) {
 // agent handled without answering: its program printed nothing (a
 // session's result with no text), wrote nothing into its outbox, and
 // sent nothing answering it while it was handled, when a rule of
-// timeouts: awaits an answer to it. The run's log says so too
-// (LogAnsweredNothing), at level warn then, else at level debug.
+// timeouts: awaits an answer to it. The run's log warns of it too
+// (LogAnsweredNothing).
 const NoteAnsweredNothing = "answered nothing: its program said nothing in answer"
 
 // LogAnsweredNothing is the message of the runner's log record for a
