@@ -62,7 +62,7 @@ type Awaited struct {
 	Type    string        `json:"type,omitempty"`
 	From    string        `json:"from"`
 	Until   time.Time     `json:"until"`
-	After   time.Duration `json:"after"`  // the rule's after:, in nanoseconds
+	After   time.Duration `json:"after"`  // the rule's after:, written as in parley.yaml ("2m0s")
 	Policy  string        `json:"policy"` // the rule, as the log names it (timeouts[0])
 	// Rule is all the rule is (Timeout.Rule): the next runner takes the
 	// wait up under the rule that is the same, wherever it is now.
@@ -72,6 +72,51 @@ type Awaited struct {
 	// wait knows it for parley's when it routes it (it is never itself
 	// waited on).
 	Nudge string `json:"nudge,omitempty"`
+}
+
+// awaitedJSON is Awaited as agents.json has it: after: written as a
+// person reads it ("2m0s"), not in nanoseconds.
+type awaitedJSON struct {
+	plainAwaited
+	After string `json:"after"`
+}
+
+type plainAwaited Awaited
+
+// MarshalJSON writes after: as a duration ("2m0s").
+func (a Awaited) MarshalJSON() ([]byte, error) {
+	return json.Marshal(awaitedJSON{plainAwaited(a), a.After.String()})
+}
+
+// UnmarshalJSON reads after: as a duration, or in nanoseconds as the
+// runners before it wrote it.
+func (a *Awaited) UnmarshalJSON(b []byte) error {
+	var v struct {
+		plainAwaited
+		After json.RawMessage `json:"after"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*a = Awaited(v.plainAwaited)
+	if len(v.After) == 0 || string(v.After) == "null" {
+		return nil
+	}
+	var text string
+	if json.Unmarshal(v.After, &text) == nil {
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return fmt.Errorf("after: %w", err)
+		}
+		a.After = d
+		return nil
+	}
+	var ns int64
+	if err := json.Unmarshal(v.After, &ns); err != nil {
+		return fmt.Errorf("after: %s is neither a duration nor nanoseconds", v.After)
+	}
+	a.After = time.Duration(ns)
+	return nil
 }
 
 // AgentsPath returns the path of the file where the runner keeps what each
