@@ -1,11 +1,47 @@
 package campaigns
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/parley-dev/parley/mailbox"
 )
+
+// The questions of a table that wait for the person at a seat.
+const (
+	AskPlayerType    = "ASK_PLAYER"     // the game master asks the person
+	RelayToHumanType = "RELAY_TO_HUMAN" // a player's agent asks the person to decide for its character
+	GMToPlayerType   = "GM_TO_PLAYER"   // the game master prompts a character
+)
+
+// SeatAnswerer decides, for parley play, parley answer and the web Seat
+// page alike, whether a message of type typ waits for the answer of the
+// person at a seat, and as which agent they answer it. holders are the
+// seat's inboxes that hold a copy: the person's own, and prompted's, the
+// agent of the person's character when no program plays it ("" when a
+// program does, or no character is known). A question or a relay waits,
+// answered as the person when their inbox holds it; a prompt waits only
+// in prompted's inbox (a prompt to another's character, copied to the
+// person, is theirs to read, not to answer). It returns "" when the
+// message asks nothing of the person, or no person is seated.
+func SeatAnswerer(typ string, holders []string, person, prompted string) string {
+	if person == "" || len(holders) == 0 {
+		return ""
+	}
+	switch typ {
+	case AskPlayerType, RelayToHumanType:
+		if slices.Contains(holders, person) {
+			return person
+		}
+		return holders[0]
+	case GMToPlayerType:
+		if prompted != "" && slices.Contains(holders, prompted) {
+			return prompted
+		}
+	}
+	return ""
+}
 
 // Option is one option of a game master's question ([ASK_PLAYER]).
 type Option struct {

@@ -65,3 +65,27 @@ func TestRelayLines(t *testing.T) {
 		t.Errorf("RelayLines() mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestSeatAnswerer: what waits for the person at a seat, and as whom they
+// answer it, for parley play, parley answer and the web Seat page alike.
+func TestSeatAnswerer(t *testing.T) {
+	for _, c := range []struct {
+		typ, person, prompted string
+		holders               []string
+		want                  string
+	}{
+		{AskPlayerType, "tor", "", []string{"tor"}, "tor"},
+		{RelayToHumanType, "tor", "aria", []string{"aria", "tor"}, "tor"}, // answered as the person
+		{AskPlayerType, "tor", "aria", []string{"aria"}, "aria"},          // to the character's agent only
+		{GMToPlayerType, "tor", "aria", []string{"tor", "aria"}, "aria"},  // as the character's agent
+		{GMToPlayerType, "tor", "aria", []string{"tor"}, ""},              // another's character: read, not answered
+		{GMToPlayerType, "tor", "", []string{"tor"}, ""},                  // a program plays the character
+		{"NARRATIVE", "tor", "aria", []string{"tor"}, ""},                 // asks nothing
+		{AskPlayerType, "", "", []string{"tor"}, ""},                      // nobody seated
+		{AskPlayerType, "tor", "", nil, ""},                               // held nowhere
+	} {
+		if got := SeatAnswerer(c.typ, c.holders, c.person, c.prompted); got != c.want {
+			t.Errorf("SeatAnswerer(%s, %v, %q, %q) = %q, want %q", c.typ, c.holders, c.person, c.prompted, got, c.want)
+		}
+	}
+}

@@ -29,7 +29,7 @@ const (
 	ContextRefreshType    = "CONTEXT_REFRESH"
 	AwaitPlayersType      = "AWAIT_PLAYERS"
 	PlayerResponsesType   = "PLAYER_RESPONSES"
-	GMToPlayerType        = "GM_TO_PLAYER"
+	GMToPlayerType        = campaigns.GMToPlayerType
 	JournalCheckpointType = "JOURNAL_CHECKPOINT"
 	NarrativeType         = "NARRATIVE"
 )

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
@@ -1016,14 +1017,14 @@ func (s *seat) answerOnce(arg, text string) error {
 		return err
 	}
 	typ := workspace.TypeOf(m)
-	if typ != "ASK_PLAYER" && typ != "RELAY_TO_HUMAN" && typ != "GM_TO_PLAYER" {
+	agent := campaigns.SeatAnswerer(typ, holders, s.me, s.prompted())
+	switch {
+	case agent == "" && typ == campaigns.GMToPlayerType:
+		return fmt.Errorf("%s is a prompt to %s, which you do not play: it is not yours to answer", id, dashIfEmpty(field(m, "to"), "another character"))
+	case agent == "":
 		return fmt.Errorf("%s is a %s, not a question: only [ASK_PLAYER], [RELAY_TO_HUMAN] and [GM_TO_PLAYER] are answered", id, dashIfEmpty(typ, "message without a type"))
 	}
 	s.out = io.Discard
-	if typ == "GM_TO_PLAYER" && !slices.Contains(holders, s.player) {
-		return fmt.Errorf("%s is a prompt to %s, which you do not play: it is not yours to answer", id, dashIfEmpty(field(m, "to"), "another character"))
-	}
-	agent := s.answerer(typ, holders)
 	if ans := s.answeredAlready(id, agent, m.Header().Text("from")); ans != "" {
 		s.handledCopies(id, holders, "answered already ("+ans+")")
 		return fmt.Errorf("%s: answered already (%s was sent): the question is filed; nothing was sent", id, ans)

@@ -82,20 +82,6 @@ func (q *waitingQ) name() string {
 	return fmt.Sprintf("%s's prompt to %s", from, dashIf(field(q.m, "to"), q.agent))
 }
 
-// answerer is the agent whose copy of a question (type typ) the person
-// answers, of the seat inboxes that hold it (agents): a prompt to the
-// character is answered as the agent that plays it, anything else as the
-// person.
-func (s *seat) answerer(typ string, agents []string) string {
-	if typ == "GM_TO_PLAYER" && slices.Contains(agents, s.player) {
-		return s.player
-	}
-	if slices.Contains(agents, s.me) {
-		return s.me
-	}
-	return agents[0]
-}
-
 // seatPerson returns the agent that is the person at a seat: as, checked
 // (an agent of the workspace that no program plays), else the one human
 // agent that is no team lead and plays no character.
@@ -471,8 +457,9 @@ func (s *seat) show() error {
 			continue
 		}
 		typ := workspace.TypeOf(m)
-		if asks(typ, holders[id], s.player) {
-			if ans := s.answeredAlready(id, s.answerer(typ, holders[id]), m.Header().Text("from")); ans != "" {
+		agent := campaigns.SeatAnswerer(typ, holders[id], s.me, s.prompted())
+		if agent != "" {
+			if ans := s.answeredAlready(id, agent, m.Header().Text("from")); ans != "" {
 				// Answered, and the seat stopped before it filed the
 				// question (send, then handled): filed now, not asked
 				// twice.
@@ -481,8 +468,8 @@ func (s *seat) show() error {
 				continue
 			}
 		}
-		if s.display(id, m, holders[id]) {
-			agent := s.answerer(typ, holders[id])
+		s.display(id, m, agent != "")
+		if agent != "" {
 			others := slices.DeleteFunc(slices.Clone(holders[id]), func(a string) bool { return a == agent })
 			if len(s.waiting) > 0 {
 				// The question shown last is not the one a line answers:
@@ -496,20 +483,6 @@ func (s *seat) show() error {
 		s.handledCopies(id, holders[id], "shown at parley play")
 	}
 	return nil
-}
-
-// asks reports whether a message of type typ, held in the seat inboxes
-// of holders, waits for the person's answer (see display): a question, a
-// relay, or a prompt to their character, which no program plays (player
-// holds it).
-func asks(typ string, holders []string, player string) bool {
-	switch typ {
-	case "ASK_PLAYER", "RELAY_TO_HUMAN":
-		return true
-	case "GM_TO_PLAYER":
-		return player != "" && slices.Contains(holders, player)
-	}
-	return false
 }
 
 // fileHandled files the copies of message id in the seat inboxes of
@@ -581,9 +554,9 @@ func field(m *mailbox.Message, key string) string {
 	return strings.TrimSpace(v)
 }
 
-// display shows one message, held in the seat inboxes of holders, and reports
-// whether it waits for an answer.
-func (s *seat) display(id string, m *mailbox.Message, holders []string) bool {
+// display shows one message; asks says whether it waits for the
+// person's answer (campaigns.SeatAnswerer decides).
+func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 	from, _ := m.Header().Get("from")
 	body := string(m.Body)
 	switch workspace.TypeOf(m) {
@@ -601,7 +574,6 @@ func (s *seat) display(id string, m *mailbox.Message, holders []string) bool {
 		}
 		s.printf("\n")
 		s.wrap(body, "")
-		return false
 	case "ASK_PLAYER":
 		s.printf("\n? %s: %s\n", dashIf(field(m, "header"), "Question"), field(m, "question"))
 		// What the game master wrote beside the question (the web seat
@@ -618,7 +590,6 @@ func (s *seat) display(id string, m *mailbox.Message, holders []string) bool {
 			}
 		}
 		s.printf("  (a number, or your own answer)\n")
-		return true
 	case "RELAY_TO_HUMAN":
 		who := dashIf(field(m, "character"), from)
 		s.printf("\n? %s (played by %s) needs your decision:\n", who, from)
@@ -639,7 +610,6 @@ func (s *seat) display(id string, m *mailbox.Message, holders []string) bool {
 		} else {
 			s.printf("  (say what %s does)\n", who)
 		}
-		return true
 	case "SESSION_END":
 		s.ended = true
 		s.printf("\n=== the session is over ===\n")
@@ -650,27 +620,24 @@ func (s *seat) display(id string, m *mailbox.Message, holders []string) bool {
 		if !agents.StateSaved(m) {
 			s.printf("\nwarning: the game master did not save the story (state_saved: %s): nothing of it was committed, and what changed since the last save may be lost\n", dashIf(field(m, "state_saved"), "missing"))
 		}
-		return false
 	case "":
 		s.printf("\n%s: ", from)
 		s.wrap(body, "")
-		return false
 	case "GM_TO_PLAYER":
 		who := dashIf(field(m, "to"), dashIf(s.character, "your character"))
 		kind := strings.ToLower(strings.ReplaceAll(field(m, "request_type"), "_", " "))
-		if !slices.Contains(holders, s.player) {
+		if !asks {
 			// A prompt to another's character, copied to the person by
 			// a route: shown, not theirs to answer.
 			s.printf("\n[GM_TO_PLAYER] from %s to %s (%s):\n", from, who, dashIf(kind, "a prompt"))
 			s.wrap(body, "  ")
-			return false
+			return
 		}
 		// A prompt to the person's character, which no program plays:
 		// the whole of it, and it waits for the person's answer.
 		s.printf("\n? %s asks %s (%s):\n", from, who, dashIf(kind, "a prompt"))
 		s.wrap(body, "  ")
 		s.printf("  (say what %s does; veto, then why, asks for the full scene)\n", who)
-		return true
 	case "PLAYER_TO_PLAYER":
 		// Another character speaks to the person's: the whole of it.
 		s.printf("\n%s to %s:\n", dashIf(field(m, "from"), from), dashIf(field(m, "to"), dashIf(s.character, "you")))
@@ -678,10 +645,8 @@ func (s *seat) display(id string, m *mailbox.Message, holders []string) bool {
 		if s.character != "" {
 			s.printf("  (/whisper %s TEXT answers)\n", dashIf(field(m, "from"), from))
 		}
-		return false
 	default:
 		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))
-		return false
 	}
 }
 

@@ -650,7 +650,9 @@ func (s *Server) seatData() seatData {
 			if m.Header().Text("escalation") != "" {
 				esc = slices.IndexFunc(escs, func(x orchestrator.Escalation) bool { return x.Agent == agent && x.ID == en.ID })
 			}
-			asks := (wt.Type == "ASK_PLAYER" || wt.Type == "RELAY_TO_HUMAN") && agent == person || wt.Type == "GM_TO_PLAYER" && agent == prompted
+			// Whether it asks the person is decided as parley play decides
+			// it, of this copy.
+			asks := campaigns.SeatAnswerer(wt.Type, []string{agent}, person, prompted) != ""
 			answered := ""
 			if asks {
 				// An answer sent already, by a seat stopped before it
@@ -667,16 +669,16 @@ func (s *Server) seatData() seatData {
 				wt.Question = "Handled already: this copy came back into the inbox; answering it sends nothing. Mark it handled."
 			case answered != "":
 				wt.Question = "Answered already (" + answered + " was sent): answering it again sends nothing. Mark it handled."
-			case wt.Type == "ASK_PLAYER" && agent == person:
+			case asks && wt.Type == campaigns.AskPlayerType:
 				wt.Kind = "ask"
 				wt.Question = m.Payload().Text("question")
 				wt.Options = askOptions(m)
-			case wt.Type == "RELAY_TO_HUMAN" && agent == person:
+			case asks && wt.Type == campaigns.RelayToHumanType:
 				wt.Kind = "relay"
 				for i, o := range campaigns.RelayOptions(string(m.Body)) {
 					wt.Options = append(wt.Options, option{N: i + 1, Label: o})
 				}
-			case wt.Type == "GM_TO_PLAYER" && agent == prompted:
+			case asks && wt.Type == campaigns.GMToPlayerType:
 				// To the person's character, which no program plays:
 				// theirs to answer (see Options.Prompted).
 				wt.Kind = "prompt"

@@ -1006,6 +1006,17 @@ func TestSeatPrompt(t *testing.T) {
 	if err := os.Remove(ws.Mailbox("gm").Path(mailbox.Inbox, id+".md")); err != nil {
 		t.Fatal(err)
 	}
+	// A question to the character's agent is the person's to answer,
+	// as parley play asks it (campaigns.SeatAnswerer decides for both).
+	ask := "20261126-100001.000000Z-gm-dddddd"
+	question := "---\nid: " + ask + "\nfrom: gm\nto: aria\n---\n[ASK_PLAYER]\nheader: Door\nquestion: Which door?\noptions: [left, right]\n"
+	if err := os.WriteFile(ws.Mailbox("aria").Path(mailbox.Inbox, ask+".md"), []byte(question), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page = get(t, s.Handler(), "/seat", true).Body.String()
+	if !strings.Contains(page, "Which door?") || strings.Count(page, "k-ask") != 1 {
+		t.Errorf("GET /seat does not ask the question in aria's inbox:\n%s", page)
+	}
 	s = newServer(t, ws, Options{Actions: &fakeActions{}, Person: "gm"})
 	if page := get(t, s.Handler(), "/seat", true).Body.String(); strings.Contains(page, id) {
 		t.Errorf("GET /seat without Prompted shows the prompt to aria:\n%s", page)
