@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -198,5 +199,33 @@ func TestNoteOver(t *testing.T) {
 	s.noteOver("gm", "no usage figures", "no usage figures, again")
 	if got := s.run("gm").Note; got != lateNote("m1")+" from p1 within 1s" {
 		t.Errorf("note = %q: the handler's note took the place of the runner's", got)
+	}
+}
+
+// TestWaitBegunWrittenAtOnce: a reply awaited (timeouts:) is in the book
+// as soon as the wait begins, not at the writer's next turn (within
+// stateEvery): a runner killed meanwhile left the next one awaiting
+// nothing, and the silent agent was never nudged.
+func TestWaitBegunWrittenAtOnce(t *testing.T) {
+	ws := newWorkspace(t, "gm", "p1", "p2")
+	r := &Runner{state: loadStateBook(ws, time.Now)}
+	defer r.state.close()
+	rule := &workspace.Timeout{Key: "timeouts[0]", To: []string{"p1", "p2"}, After: time.Hour}
+	wait := func(agent, id string) *expectation {
+		return &expectation{agent: agent, waiting: "gm", message: id, asked: mailbox.New([]byte("Your move.\n")), policy: rule, deadline: time.Now().Add(time.Hour)}
+	}
+	r.expected = append(r.expected, wait("p1", "m-1"))
+	r.saveAwaited(false)
+	// The writer wrote the first wait; it pauses now before the next.
+	for deadline := time.Now().Add(20 * time.Second); r.state.writes.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first wait was never written")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.expected = append(r.expected, wait("p2", "m-2"))
+	r.saveAwaited(false)
+	if got := bookOf(t, ws)["p2"].Awaited; len(got) != 1 || got[0].Message != "m-2" {
+		t.Errorf("the book right after p2's wait began: p2 awaits %+v, want its answer to m-2", got)
 	}
 }

@@ -299,15 +299,20 @@ func (r *Runner) awaitedList() []workspace.Awaited {
 // change: the book never holds one without the other (a runner killed
 // between the two left a wait ended, or an agent unresponsive with no
 // mark). A nudge just sent is written at once: the next runner does not
-// send it again.
+// send it again; so is a wait begun: a runner killed before the book's
+// next write (within 100ms) left the next one awaiting nothing, and the
+// silent agent was never nudged.
 func (r *Runner) saveAwaited(nudged bool, silent ...silence) {
 	as := r.awaitedList()
 	if slices.Equal(as, r.savedAwaited) && len(silent) == 0 {
 		return
 	}
+	begun := slices.ContainsFunc(as, func(a workspace.Awaited) bool {
+		return !slices.ContainsFunc(r.savedAwaited, func(b workspace.Awaited) bool { return a.Agent == b.Agent && a.Message == b.Message })
+	})
 	r.savedAwaited = as
 	r.state.setAwaited(as, silent...)
-	if nudged {
+	if nudged || begun {
 		r.state.flush()
 	}
 }
