@@ -40,7 +40,9 @@ func playCommand(e *env) *cli.Command {
 			"([PLAYER_TO_GM]; an answer starting with veto is a VETO). A line\n" +
 			"starting with / is a command (/help lists them). It routes the table while\n" +
 			"you play, unless a `parley run` does already; when that one stops, the seat\n" +
-			"routes the table from then on.\n\n" +
+			"routes the table from then on. A `parley run` started while the seat routes\n" +
+			"the table is handed it, once the programs answering a message finished it,\n" +
+			"and the seat plays beside that run.\n\n" +
 			"In a terminal you type at any time, with line editing and history; Ctrl-D\n" +
 			"leaves, once the programs answering a message have finished it (Ctrl-D\n" +
 			"again stops them, to handle it again next time). Without one (or with\n" +
