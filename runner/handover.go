@@ -36,9 +36,6 @@ func (r *Runner) HandoverAsked() int {
 		return 0
 	}
 	pid := workspace.LockHolder(path)
-	if pid == os.Getpid() {
-		return 0
-	}
 	if !alive(pid) {
 		_ = os.Remove(path)
 		return 0
