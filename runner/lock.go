@@ -17,6 +17,10 @@ import (
 type LockedError struct {
 	Path string // the workspace
 	PID  int    // the process holding it, 0 when unknown
+	// Seat says the holder is a person's seat (parley play, whose
+	// runner has Options.Seat): it hands the workspace over when a
+	// `parley run` asks (OpenHandedOver). A `parley run` never does.
+	Seat bool
 }
 
 func (e *LockedError) Error() string {
@@ -28,8 +32,9 @@ func (e *LockedError) Error() string {
 
 // workspaceLock is a runner's hold on its workspace.
 type workspaceLock struct {
-	dir     *os.File // the workspace directory, flocked
-	pidFile string   // .parley/lock, naming the holder's pid
+	dir      *os.File // the workspace directory, flocked
+	pidFile  string   // .parley/lock, naming the holder's pid
+	seatFile string   // .parley/seat, when the holder is a seat's runner
 }
 
 // lockWorkspace takes the workspace's runner lock: an exclusive flock(2)
@@ -38,7 +43,12 @@ type workspaceLock struct {
 // clean` or `rm -rf .parley` can take away (the directory is the
 // workspace). The holder's pid is written into .parley/lock for people
 // and for the next runner to read; that file is not the lock.
-func lockWorkspace(ws *workspace.Workspace) (*workspaceLock, error) {
+//
+// A seat's runner (seat) also writes its pid into .parley/seat, which
+// says the holder hands the workspace over when asked; any other runner
+// removes that file, left by a seat that was killed, before it writes its
+// pid.
+func lockWorkspace(ws *workspace.Workspace, seat bool) (*workspaceLock, error) {
 	dir, err := os.Open(ws.Root)
 	if err != nil {
 		return nil, err
@@ -53,14 +63,21 @@ func lockWorkspace(ws *workspace.Workspace) (*workspaceLock, error) {
 	if err != nil {
 		dir.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &LockedError{Path: ws.LockPath(), PID: ws.RunnerPID()}
+			return nil, &LockedError{Path: ws.LockPath(), PID: ws.RunnerPID(), Seat: ws.SeatHolds()}
 		}
 		return nil, fmt.Errorf("lock %s: %w", ws.Root, err)
 	}
 	l := &workspaceLock{dir: dir, pidFile: ws.LockPath()}
+	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	if seat {
+		l.seatFile = ws.SeatPath()
+		_ = os.WriteFile(l.seatFile, pid, 0o644)
+	} else {
+		_ = os.Remove(ws.SeatPath())
+	}
 	// The pid is a courtesy for people and the next runner; the flock is
 	// the lock.
-	_ = os.WriteFile(l.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	_ = os.WriteFile(l.pidFile, pid, 0o644)
 	return l, nil
 }
 
@@ -88,6 +105,12 @@ func (l *workspaceLock) held(root string) error {
 func (l *workspaceLock) unlock() error {
 	if pid := workspace.LockHolder(l.pidFile); pid == os.Getpid() {
 		_ = os.Truncate(l.pidFile, 0)
+	}
+	// After .parley/lock is left empty: a `parley run` waiting for the
+	// seat to hand over never reads the seat's pid there without
+	// .parley/seat naming it too.
+	if l.seatFile != "" && workspace.LockHolder(l.seatFile) == os.Getpid() {
+		_ = os.Remove(l.seatFile)
 	}
 	// Given back for every process sharing the open directory, not
 	// only closed (see mailbox.Unlock).

@@ -106,6 +106,10 @@ type Options struct {
 	// process's while the hook waited), and the run goes on to route it;
 	// false, and (settled) the run ends.
 	Idle func(ctx context.Context, settled bool) bool
+	// Seat says the runner is a person's seat's (parley play): it notes
+	// so beside the lock (LockedError.Seat), and hands the workspace over
+	// to a `parley run` that asks for it (HandoverAsked, OpenHandedOver).
+	Seat bool
 	// NoteAwaited has a watching run note, each time it has done what it
 	// could, the replies it waits for, for Awaited (a person's seat asks
 	// it from another goroutine). A run until idle always notes them;
@@ -397,7 +401,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		opts.Logger.Warn(w)
 	}
 	warnUnknownMailboxes(ws, opts.Logger)
-	lock, err := lockWorkspace(ws)
+	lock, err := lockWorkspace(ws, opts.Seat)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,7 +40,9 @@ func playCommand(e *env) *cli.Command {
 			"([PLAYER_TO_GM]; an answer starting with veto is a VETO). A line\n" +
 			"starting with / is a command (/help lists them). It routes the table while\n" +
 			"you play, unless a `parley run` does already; when that one stops, the seat\n" +
-			"routes the table from then on.\n\n" +
+			"routes the table from then on. A `parley run` started while the seat routes\n" +
+			"the table is handed it, once the programs answering a message finished it,\n" +
+			"and the seat plays beside that run.\n\n" +
 			"In a terminal you type at any time, with line editing and history; Ctrl-D\n" +
 			"leaves, once the programs answering a message have finished it (Ctrl-D\n" +
 			"again stops them, to handle it again next time). Without one (or with\n" +
@@ -412,13 +415,17 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 	}
 	opts := withUntilIdle(runnerOptions(s.e, s.ws, s.seatLogger()))
 	opts.Idle = idle
+	opts.Seat = true
 	// The seat routes the table unless a runner holds it; when that
 	// runner stops, the seat routes it from then on, unless another
-	// runner took it meanwhile, beside which it plays again.
+	// runner took it meanwhile, beside which it plays again. A `parley
+	// run` that asks for the table while the seat routes it is handed it,
+	// and the seat plays beside that run.
 	var stopped *runner.LockedError // the runner that routed the table and stopped
+	takeOver := false               // the seat goes on with a session another runner routed
 	for {
 		ws, o := s.ws, opts
-		if stopped != nil {
+		if takeOver {
 			// Taken over: with parley.yaml as it is now (it may have
 			// changed since the seat began), and going on with the
 			// session, never starting one (runner.Options.TakeOver).
@@ -430,6 +437,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			} else {
 				ws, o = fresh, withUntilIdle(runnerOptions(s.e, fresh, s.seatLogger()))
 				o.Idle = idle
+				o.Seat = true
 			}
 			o.TakeOver = true
 		}
@@ -441,7 +449,7 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			if !s.beside(ctx, idle, func() bool { return quit || inputEnded || s.ended }) {
 				break
 			}
-			stopped = locked
+			stopped, takeOver = locked, true
 			continue
 		}
 		if err != nil {
@@ -449,23 +457,36 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 		}
 		if stopped != nil {
 			s.tellRunnerStopped(stopped.PID)
+			stopped = nil
 		}
 		run = r
+		stopBridge := func() {}
 		if s.ws.Config.Bridge != nil {
 			// The seat's table is bridged: the bridge runs beside the
 			// seat's runner, and what it delivers wakes the seat.
-			stopBridge, berr := s.startBridge(ctx, r)
+			stop, berr := s.startBridge(ctx, r)
 			if berr != nil {
 				r.Close()
 				return berr
 			}
+			var once sync.Once
+			stopBridge = func() { once.Do(stop) }
 			defer stopBridge()
 		}
 		var runCtx context.Context
 		runCtx, stopRun = context.WithCancel(ctx)
+		// A `parley run` asking for the table (asked, its pid) is seen
+		// once a tick while the runner runs: one stat.
+		asked := 0
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			asked = s.watchHandover(runCtx, r, stopRun)
+		}()
 		_, err = r.Run(runCtx)
 		stopRun()
-		if s.arrived != nil && err == nil {
+		<-watched
+		if s.arrived != nil && err == nil && asked == 0 {
 			waitForwarded(ctx, s.ws, 10*time.Second)
 		}
 		if cerr := r.Close(); err == nil {
@@ -478,7 +499,25 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			return serr
 		}
 		s.tellTable() // the runner's last word on who did not answer
-		break
+		if asked == 0 {
+			break
+		}
+		// Handed over: the run routes the table, and the seat plays
+		// beside it as beside a runner that held it at the start.
+		run, stopRun = nil, func() {}
+		stopBridge()
+		s.arrived = nil
+		takeOver = true
+		if !s.handedOver(ctx, asked) {
+			if ctx.Err() != nil {
+				break
+			}
+			continue // it gave up: the seat routes the table again
+		}
+		if !s.beside(ctx, idle, func() bool { return quit || inputEnded || s.ended }) {
+			break
+		}
+		stopped = &runner.LockedError{PID: asked}
 	}
 	if s.ended {
 		// Nothing answers a question in a session that is over: said,
@@ -600,6 +639,77 @@ func (s *seat) beside(ctx context.Context, idle func(wait context.Context, settl
 	}
 }
 
+// seatFinishWait is how long a seat handing its table over to a `parley
+// run` waits for the programs answering a message to finish it: less
+// than the run waits for the table (handoverWait).
+const seatFinishWait = 20 * time.Second
+
+// watchHandover looks, once a tick until ctx ends, whether a `parley run`
+// asks for the table the seat's runner r routes (one stat). When one
+// does, it hands the table over (handOver), ends r's run with stop, and
+// returns that run's pid; else 0.
+func (s *seat) watchHandover(ctx context.Context, r *runner.Runner, stop context.CancelFunc) int {
+	tick := time.NewTicker(seatTick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-tick.C:
+		}
+		if pid := r.HandoverAsked(); pid > 0 {
+			s.handOver(ctx, r)
+			stop()
+			return pid
+		}
+	}
+}
+
+// handOver readies the seat's runner r to hand the table over, as leaving
+// the seat does (finishing): r's programs take no new message
+// (runner.Finish), and those answering one finish it, so that no answer
+// is lost and no model asked twice; it returns once they did, ctx ended,
+// or seatFinishWait passed (a program still running is then ended as a
+// signal ends it under `parley run`, and its message handled again by
+// the run). The caller then ends r's run and closes it.
+func (s *seat) handOver(ctx context.Context, r *runner.Runner) {
+	r.Finish()
+	busy := s.programsBusy()
+	deadline := time.After(seatFinishWait)
+	tick := time.NewTicker(seatTick)
+	defer tick.Stop()
+	for len(busy) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline:
+			return
+		case <-tick.C:
+		}
+		now := s.programsBusy()
+		for agent, id := range busy {
+			if now[agent] != id {
+				delete(busy, agent)
+			}
+		}
+	}
+}
+
+// handedOver waits, the seat's runner closed, until the `parley run`
+// (pid) that asked for the table holds it, and says so: the seat plays
+// beside it from now on. It reports false, said too, when that run gave
+// up or ended first: the seat routes the table again.
+func (s *seat) handedOver(ctx context.Context, pid int) bool {
+	if !runner.WaitHandedOver(ctx, s.ws, pid, handoverWait) {
+		if ctx.Err() == nil {
+			s.printf("(parley run (pid %d) asked for this table, and did not take it: the seat routes it again)\n", pid)
+		}
+		return false
+	}
+	s.printf("(parley run (pid %d) routes this table now: the seat plays beside it)\n", pid)
+	return true
+}
+
 // tellRunnerStopped says that the runner that routed the table (pid, 0
 // when not known) stopped, and that the seat routes it from now on.
 func (s *seat) tellRunnerStopped(pid int) {
@@ -692,8 +802,8 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		s.width = min(max(w-2, 20), 100)
 	}
 	s.out = crlf{t}
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
+	stopRun := context.CancelFunc(func() {}) // ends the run of the seat's own runner
+	defer func() { stopRun() }()
 	var r *runner.Runner   // the seat's own runner; nil while another routes the table
 	var runDone chan error // nil: a runner of its own does not run
 	holder := 0            // the pid of the runner that routes the table, while one does
@@ -701,6 +811,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 	// the seat's words (tellRetrying), the rest by tellTable.
 	opts := runnerOptions(s.e, s.ws, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying}))
 	opts.NoteAwaited = true // the seat says what the table waits for (tellAwaiting)
+	opts.Seat = true        // a `parley run` that asks for the table is handed it
 	// route starts the seat's own runner, unless another runner holds
 	// the workspace (holder is then its pid): the seat plays beside it
 	// until it stops (see the loop below).
@@ -715,6 +826,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 			} else {
 				ws, o = fresh, runnerOptions(s.e, fresh, slog.New(toldBySeat{Handler: slog.DiscardHandler, retrying: s.tellRetrying}))
 				o.NoteAwaited = true
+				o.Seat = true
 			}
 			o.TakeOver = true
 		}
@@ -728,6 +840,8 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case err != nil:
 			return err
 		}
+		var runCtx context.Context
+		runCtx, stopRun = context.WithCancel(ctx)
 		r, runDone = nr, make(chan error, 1)
 		go func() { _, err := nr.Run(runCtx); runDone <- err }()
 		return nil
@@ -794,6 +908,30 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 			// The table waits for a reply that is not the person's
 			// (timeouts:), and does nothing else: said, and until when.
 			s.tellAwaiting(r.Awaited())
+		}
+		if runDone != nil {
+			if pid := r.HandoverAsked(); pid > 0 {
+				// A `parley run` asks for the table (one stat a
+				// tick): handed over, and the seat plays beside it.
+				s.handOver(ctx, r)
+				stopRun()
+				err := <-runDone
+				if cerr := r.Close(); err == nil {
+					err = cerr
+				}
+				r, runDone = nil, nil
+				if err != nil {
+					return err
+				}
+				_ = s.show()
+				if s.handedOver(ctx, pid) {
+					holder = pid
+				} else if ctx.Err() == nil {
+					if err := route(true); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		if r == nil && !s.ended && s.ws.RunnerPID() == 0 {
 			// The runner that routed the table stopped: the seat

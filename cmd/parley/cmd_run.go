@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -45,6 +46,11 @@ func runCommand(e *env) *cli.Command {
 	}
 }
 
+// handoverWait is how long `parley run` waits for a seat routing the
+// table to hand it over: longer than a seat waits for the programs
+// answering a message to finish (seatFinishWait).
+const handoverWait = 30 * time.Second
+
 type runOptions struct {
 	UntilIdle bool
 	Level     slog.Level
@@ -72,6 +78,15 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		log.Info("the bridge does not run with --until-idle: `parley bridge --until-idle` forwards and takes what waits")
 	}
 	r, err := runner.Open(ws, ropts)
+	if le := (*runner.LockedError)(nil); errors.As(err, &le) && le.Seat {
+		// A person's seat routes the table (parley play): it hands it
+		// over, and plays beside this run.
+		log.Info("a seat (parley play) routes this table: asking it to hand the table over", "pid", le.PID, "wait", handoverWait)
+		r, err = runner.OpenHandedOver(ctx, ws, ropts, handoverWait)
+		if err == nil {
+			log.Info("the seat handed the table over: this run goes on with its session", "seat", le.PID)
+		}
+	}
 	if err != nil {
 		return err
 	}

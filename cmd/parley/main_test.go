@@ -207,16 +207,26 @@ func cmdGarbage(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
 }
 
-// waitrunner DIR: wait (up to 30s) until a runner holds the workspace
-// and has started: it has written its runner.json, after it set its
-// agents' state afresh (until then .parley/agents.json is the last run's).
+// waitrunner DIR [seat|run]: wait (up to 30s) until a runner holds the
+// workspace and has started: it has written its runner.json, after it
+// set its agents' state afresh (until then .parley/agents.json is the
+// last run's). With seat, the runner is a seat's (parley play: it names
+// itself in .parley/seat); with run, it is not.
 func cmdWaitRunner(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 1 {
-		ts.Fatalf("usage: waitrunner DIR")
+	if len(args) < 1 || len(args) > 2 || len(args) == 2 && args[1] != "seat" && args[1] != "run" {
+		ts.Fatalf("usage: waitrunner DIR [seat|run]")
 	}
 	root := ts.MkAbs(args[0])
+	ws := &workspace.Workspace{Root: root}
+	started := func() bool {
+		info := workspace.ReadRunnerInfo(root)
+		if info == nil || len(args) == 1 {
+			return info != nil
+		}
+		return info.PID == ws.RunnerPID() && ws.SeatHolds() == (args[1] == "seat")
+	}
 	deadline := time.Now().Add(30 * time.Second)
-	for workspace.ReadRunnerInfo(root) == nil {
+	for !started() {
 		if time.Now().After(deadline) {
 			ts.Fatalf("no runner took the workspace within 30s")
 		}

@@ -161,6 +161,56 @@ func TestPlayTerminalRunnerStops(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// TestPlayTerminalHandback: a seat at a terminal routing its table kept
+// it: a `parley run` started then was refused, and routing went back to
+// a `parley run` only when the person left the seat. The seat now hands
+// the table to the run that asks, says so once, shows what the run
+// routes, and routes the table again when that run stops.
+func TestPlayTerminalHandback(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, parley := terminalSeatTable(t, "")
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	seat := &workspace.Workspace{Root: ws}
+	for end := time.Now().Add(20 * time.Second); !seat.SeatHolds(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the seat does not route its table within 20s")
+		}
+	}
+	run := exec.Command(bin, "-C", ws, "run")
+	var runErr syncBuffer
+	run.Stderr = &runErr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	t.Cleanup(func() {
+		if !killed {
+			run.Process.Kill()
+			run.Wait()
+		}
+	})
+	tm.waitFor("the seat to hand the table over", func(s string) bool { return strings.Contains(s, "routes this table now: the seat plays") })
+	if got, want := seat.RunnerPID(), run.Process.Pid; got != want {
+		t.Fatalf("after the hand-over, pid %d holds the workspace, want the run's, %d", got, want)
+	}
+	parley("send", "--from", "gm", "--type", "NARRATIVE", "--body", "The bell tolls once.")
+	tm.waitFor("the narrative, routed by the run", func(s string) bool { return strings.Contains(s, "The bell tolls once.") })
+	run.Process.Kill()
+	run.Wait()
+	killed = true
+	tm.waitFor("the seat to take over", func(s string) bool { return strings.Contains(s, "stopped: the seat routes it now") })
+	parley("send", "--from", "gm", "--type", "NARRATIVE", "--body", "The bell tolls twice.")
+	tm.waitFor("the narrative, routed by the seat", func(s string) bool { return strings.Contains(s, "The bell tolls twice.") })
+	if n := strings.Count(tm.joinedScreen(), "routes this table now"); n != 1 {
+		t.Errorf("the hand-over is told %d times, want once:\n%s", n, tm.joinedScreen())
+	}
+	if !strings.Contains(runErr.String(), "asking it to hand the table over") {
+		t.Errorf("parley run does not say it asks the seat for the table:\n%s", runErr.String())
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
 // TestPlayTerminalAwaiting: a person at the terminal rolled for the game
 // master, whom nobody played, and the seat said nothing for the five
 // minutes the table waited (timeouts:), as a script's seat once did. It

@@ -55,3 +55,22 @@ func (w *Workspace) RunnerPID() int {
 	}
 	return -1
 }
+
+// SeatPath returns the path of the file a runner that hands the
+// workspace over when asked (a person's seat, parley play) writes its pid
+// in while it holds the lock, beside .parley/lock: that file holds the
+// pid alone, as every parley reads it.
+func (w *Workspace) SeatPath() string { return filepath.Join(w.Root, StateDir, "seat") }
+
+// HandoverPath returns the path of the file a `parley run` writes its pid
+// in to ask the seat holding the workspace to hand it over.
+func (w *Workspace) HandoverPath() string { return filepath.Join(w.Root, StateDir, "handover") }
+
+// SeatHolds reports whether the runner whose pid .parley/lock names is a
+// seat's, which hands the workspace over when asked: .parley/seat names
+// the same pid. A pid left in .parley/seat by a seat that was killed
+// names no holder after it.
+func (w *Workspace) SeatHolds() bool {
+	pid := LockHolder(w.LockPath())
+	return pid > 0 && LockHolder(w.SeatPath()) == pid
+}
