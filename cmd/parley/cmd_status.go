@@ -50,10 +50,13 @@ const statusProblems = 10
 const statusReason = 160
 
 type statusReport struct {
-	Workspace string                  `json:"workspace"`
-	RunnerPID int                     `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
-	Runner    *workspace.RunnerInfo   `json:"runner,omitempty"`     // what the running runner says of its configuration
-	Agents    []workspace.AgentStatus `json:"agents"`
+	Workspace string `json:"workspace"`
+	RunnerPID int    `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
+	// Seat says the runner is a person's seat's (parley play): a
+	// `parley run` started now is handed the table.
+	Seat   bool                    `json:"runner_is_seat,omitempty"`
+	Runner *workspace.RunnerInfo   `json:"runner,omitempty"` // what the running runner says of its configuration
+	Agents []workspace.AgentStatus `json:"agents"`
 	// Unknown are mailboxes of no agent of parley.yaml: what an agent
 	// renamed or removed left behind.
 	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
@@ -156,6 +159,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		return err
 	}
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
+	rep.Seat = rep.RunnerPID > 0 && ws.SeatHolds()
 	if protocol, err := ws.Protocol(); err == nil {
 		rep.UnheldRoles = ws.UnheldRoles(protocol)
 		rep.UnknownRoles = ws.UnknownRoles(protocol)
@@ -215,6 +219,8 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	runnerState := "not running"
 	switch {
+	case rep.RunnerPID > 0 && rep.Seat:
+		runnerState = fmt.Sprintf("running (pid %d): a parley play seat routes the table; a parley run started now is handed it", rep.RunnerPID)
 	case rep.RunnerPID > 0:
 		runnerState = fmt.Sprintf("running (pid %d)", rep.RunnerPID)
 	case rep.RunnerPID < 0:
