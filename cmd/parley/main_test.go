@@ -22,6 +22,7 @@ import (
 	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/internal/memtmp"
 	"github.com/parley-dev/parley/internal/standin"
+	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/sandbox"
 	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -440,4 +441,15 @@ func newWorkspace(tb testing.TB, dir, cfg string) *workspace.Workspace {
 		tb.Fatal(err)
 	}
 	return ws
+}
+
+// TestLockedHint: a run refused because a seat did not hand the table
+// over in time is told so, not that another runner must be stopped.
+func TestLockedHint(t *testing.T) {
+	if h := hint(&runner.LockedError{PID: 42, Seat: true}); !strings.Contains(h, "did not hand it over in time") {
+		t.Errorf("hint for a seat that kept the table = %q", h)
+	}
+	if h := hint(&runner.LockedError{PID: 42}); !strings.Contains(h, "one runner per workspace") {
+		t.Errorf("hint for another runner = %q", h)
+	}
 }
