@@ -252,6 +252,9 @@ type EndpointError struct {
 	// (Retry-After) when that is longer than parley waits
 	// (MaxRetryAfter): the call is then given up, not tried again.
 	RetryAfter time.Duration
+	// KeyEnv is the model's openai.key_env: the variable whose key was
+	// sent; "" when no key was sent.
+	KeyEnv string
 }
 
 // MaxRetryAfter is the longest Retry-After the client waits for before
@@ -277,8 +280,11 @@ func (e *EndpointError) Error() string {
 	if e.Status == 0 {
 		return fmt.Sprintf("model endpoint %s unreachable: %v", e.URL, e.Err)
 	}
+	if e.StopAgent() && e.KeyEnv == "" {
+		return fmt.Sprintf("model endpoint %s answered %d: %v (no key was sent: the model has no openai.key_env in %s; name the variable that holds the key there, then parley run again)", e.URL, e.Status, e.Err, workspace.ConfigFile)
+	}
 	if e.StopAgent() {
-		return fmt.Sprintf("model endpoint %s answered %d: %v (the endpoint refuses the key: put the right one in the variable openai.key_env names in %s, then parley run again)", e.URL, e.Status, e.Err, workspace.ConfigFile)
+		return fmt.Sprintf("model endpoint %s answered %d: %v (the endpoint refuses the key: put the right one in %s, the variable openai.key_env names in %s, then parley run again)", e.URL, e.Status, e.Err, e.KeyEnv, workspace.ConfigFile)
 	}
 	s := fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
 	if e.RetryAfter > 0 {
@@ -561,7 +567,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 			// failed call, said as such.
 			err = &EndpointError{URL: a.Endpoint(), Err: ctx.Err(), AgentTimeout: a.agent.Timeout, Timeout: a.model.Timeout, CutShort: true}
 		} else if errors.As(err, &apiErr) {
-			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode)))}
+			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode))), KeyEnv: a.model.KeyEnv}
 			if d, ok := retryAfter(got.retryAfter, a.opts.Now()); ok && d > MaxRetryAfter {
 				ee.RetryAfter = d
 			}
