@@ -411,12 +411,16 @@ func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refu
 			continue // to those who may know it alone
 		}
 		for _, p := range parts {
-			if leaks(p.norm, s) {
+			if said := leaked(p.norm, s); said != "" {
 				whose := "the game master's secrets"
 				if s.owner != "" {
 					whose = s.owner + "'s secrets"
 				}
-				return &Refusal{Line: m.Payload().Line(p.field), Field: p.field, Reason: fmt.Sprintf("carries a sentence of %s (%s) to %s, who may not know it: %q", whose, s.file, strings.Join(barred, ", "), s.text)}, nil
+				what := "a sentence"
+				if said != s.text {
+					what = "words" // of a sentence the sender did not write whole: not quoted whole
+				}
+				return &Refusal{Line: m.Payload().Line(p.field), Field: p.field, Reason: fmt.Sprintf("carries %s of %s (%s) to %s, who may not know it: %q", what, whose, s.file, strings.Join(barred, ", "), said)}, nil
 			}
 		}
 	}
@@ -434,6 +438,29 @@ func leaks(text string, s secret) bool {
 		return true
 	}
 	return slices.ContainsFunc(s.runs, func(run string) bool { return strings.Contains(text, run) })
+}
+
+// leaked returns what of a secret a text (normalised, between spaces)
+// holds, to quote in the refusal: the secret as written when the text
+// holds all of it, else the longest run of its words the text holds from
+// the first run of leakRun that gives it away (normalised, as the text
+// has them). Never more than the sender wrote: a refusal that quoted the
+// whole sentence told a player who happened on eight of its words the
+// rest of the secret. "" when the text holds none of it.
+func leaked(text string, s secret) string {
+	if strings.Contains(text, s.norm) {
+		return s.text
+	}
+	i := slices.IndexFunc(s.runs, func(run string) bool { return strings.Contains(text, run) })
+	if i < 0 {
+		return ""
+	}
+	words := strings.Fields(s.norm)
+	end := i + leakRun
+	for end < len(words) && strings.Contains(text, " "+strings.Join(words[i:end+1], " ")+" ") {
+		end++
+	}
+	return strings.Join(words[i:end], " ")
 }
 
 // newSecret makes the secret of a sentence of file: normalised, with its

@@ -49,7 +49,10 @@ func guardTable(t testing.TB) *Workspace {
 // refused, whatever its capitals, punctuation and line breaks, and
 // whatever its type, a plain reply with none included; the story itself,
 // a character's secret to that character, and a secret to the game
-// master's side (gm, team lead) in a type not guarded, pass.
+// master's side (gm, team lead) in a type not guarded, pass. A refusal
+// quotes what the message holds of a secret, never more: quoting the
+// whole sentence told a player who happened on eight of its words the
+// rest of the secret.
 func TestSecretsGuard(t *testing.T) {
 	ws := guardTable(t)
 	tests := []struct {
@@ -58,7 +61,7 @@ func TestSecretsGuard(t *testing.T) {
 		quote              string
 	}{
 		{"a secret, word for word", "gm", "[NARRATIVE]\n\nThe rain falls. Sergeant Korvus Thane, is being blackmailed by the cult.\n",
-			"body", "Flaming Fist Marshal Ravengard's second-in-command, Sergeant Korvus Thane, is being blackmailed by the cult"},
+			"body", `words of the game master's secrets (campaigns/rot/story-state.md) to narrator, lead, aria, bram, who may not know it: "sergeant korvus thane is being blackmailed by the cult"`},
 		{"another case, other commas, a line break", "gm", "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n\n## Scene\nyou overhear: THE GUILD'S nine fingers is aware something\nsupernatural is happening -- and is looking for allies!\n",
 			"body", "The Guild's Nine-Fingers is aware something supernatural is happening and is looking for allies"},
 		{"in a field", "gm", "[NARRATOR_NOTE]\nfrom: gm\nnote: \"Hint that three Parliament members are active cult participants: Duke Portyr's nephew Aldric Portyr, Lady Bormul, and Councilor Dillard Wren\"\n",
@@ -67,19 +70,27 @@ func TestSecretsGuard(t *testing.T) {
 			"body", "Corwin still owes the Guild three hundred gold crowns."},
 		{"a character's own secret, to that character", "gm", "[GM_TO_PLAYER]\nto: bram\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n\nYou remember: Corwin still owes the Guild three hundred gold crowns.\n", "", ""},
 		{"eight words of one in a row", "gm", "[NARRATIVE]\n\nRumour says the sickness is actually the early stages of hollowing.\n",
-			"body", `is actually the early stages of hollowing - victims are being drained in their sleep by cult operatives"`},
+			"body", `"the sickness is actually the early stages of hollowing"`},
 		{"the story", "gm", "[NARRATIVE]\n\nThe Hollow Congregation is a name whispered in the docks. The cult is real.\n", "", ""},
 		{"to the game master, in a type not guarded", "aria", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: tilda-brannock\n\nSergeant Korvus Thane is being blackmailed by the cult, I bet.\n", "", ""},
 		{"a plain reply to a player", "gm", "---\nto: aria\n---\nBetween us: Sergeant Korvus Thane is being blackmailed by the cult.\n",
-			"body", "Sergeant Korvus Thane, is being blackmailed by the cult"},
+			"body", "sergeant korvus thane is being blackmailed by the cult"},
 		{"a type not guarded, to a player", "gm", "---\nto: aria\ntype: report\nsummary: Sergeant Korvus Thane is being blackmailed by the cult\n---\nAll quiet.\n",
-			"summary", "Sergeant Korvus Thane, is being blackmailed by the cult"},
+			"summary", "sergeant korvus thane is being blackmailed by the cult"},
 		{"a plain reply to the team lead", "gm", "---\nto: lead\n---\nRemember: Sergeant Korvus Thane is being blackmailed by the cult.\n", "", ""},
 		{"a plain reply to the team lead and a player", "gm", "---\nto: [lead, bram]\n---\nRemember: Sergeant Korvus Thane is being blackmailed by the cult.\n",
-			"body", "Sergeant Korvus Thane, is being blackmailed by the cult"},
+			"body", "sergeant korvus thane is being blackmailed by the cult"},
 		{"another character's secret, player to player", "bram", "---\nto: aria\n---\nDon't tell: Corwin still owes the Guild three hundred gold crowns.\n",
 			"body", "Corwin still owes the Guild three hundred gold crowns."},
 		{"a character's secret, to the game master", "bram", "---\nto: gm\n---\nCorwin still owes the Guild three hundred gold crowns.\n", "", ""},
+	}
+	// Of the secret, not in the message: never quoted.
+	hidden := map[string]string{
+		"a secret, word for word":                     "Ravengard",
+		"eight words of one in a row":                 "victims are being drained",
+		"a plain reply to a player":                   "Ravengard",
+		"a type not guarded, to a player":             "Ravengard",
+		"a plain reply to the team lead and a player": "Ravengard",
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +111,8 @@ func TestSecretsGuard(t *testing.T) {
 				// Among the others: a type the protocol does not know is
 				// refused too.
 				t.Errorf("refusal = %v; want field %s quoting %q", v.Refusal, tt.field, tt.quote)
+			case hidden[tt.name] != "" && strings.Contains(strings.ToLower(v.Refusal.Error()), strings.ToLower(hidden[tt.name])):
+				t.Errorf("refusal = %v; it tells the sender %q, of the secret, which the message did not hold", v.Refusal, hidden[tt.name])
 			}
 		})
 	}
