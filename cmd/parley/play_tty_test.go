@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -206,6 +207,36 @@ func TestPlayTerminalHandback(t *testing.T) {
 	}
 	if !strings.Contains(runErr.String(), "asking it to hand the table over") {
 		t.Errorf("parley run does not say it asks the seat for the table:\n%s", runErr.String())
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
+// TestPlayTerminalFiledElsewhere: two seats of one person (two
+// terminals, or a terminal and the web Seat page): the one that showed a
+// narrative first filed it, and the other never showed it, the story lost
+// there. A seat shows what another filed before it showed it; a question
+// answered there, as answered.
+func TestPlayTerminalFiledElsewhere(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, _ := terminalSeatTable(t, "")
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	// Filed by the other seat before this one looked: in done/, never in
+	// the inbox here.
+	file := func(id, text string) {
+		path := filepath.Join(ws, "mailboxes", "you", "done", id+".md")
+		if err := os.WriteFile(path, []byte("---\nid: "+id+"\nfrom: gm\nto: you\n---\n"+text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UTC()
+	file(mailbox.IDAt("gm", now), "[NARRATIVE]\nscene_number: \"001\"\nscene_slug: the-gate\n\nThe bell tolls in the other room.\n")
+	tm.waitFor("the narrative filed by the other seat", func(s string) bool { return strings.Contains(s, "The bell tolls in the other room.") })
+	ask := mailbox.IDAt("gm", now.Add(time.Millisecond))
+	file(ask, "[ASK_PLAYER]\nheader: Door\nquestion: Which door?\noptions: [left, right]\n")
+	tm.waitFor("the question answered at the other seat", func(s string) bool { return strings.Contains(s, ask+", the question Door, was answered elsewhere") })
+	if strings.Contains(tm.joinedScreen(), "Which door?") {
+		t.Errorf("the question answered elsewhere is asked here:\n%s", tm.joinedScreen())
 	}
 	tm.keys("C-d")
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })

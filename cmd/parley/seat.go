@@ -51,6 +51,10 @@ type seat struct {
 	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
 	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
 	awaiting   string          // the reply the person was last told the table waits for: agent/id (tellAwaiting)
+	// What the seat's inboxes hold in done/ (filedElsewhere): the names
+	// known, and each done/'s modification time when last listed.
+	doneKnown map[string]bool
+	doneAt    map[string]time.Time
 
 	// The runner's workers tell of a retry (tellRetrying) from their
 	// goroutines, while the seat goes on in its own.
@@ -403,6 +407,13 @@ func (s *seat) show() error {
 		}
 		return false
 	})
+	// What another seat of the same person (a second terminal, the web
+	// Seat page) or parley done filed before this one showed it: shown
+	// too, in its place, or the story told there is lost here.
+	elsewhere := s.filedElsewhere(holders)
+	for id := range elsewhere {
+		ids = append(ids, id)
+	}
 	// In id order across the inboxes: as the messages were sent.
 	slices.Sort(ids)
 	// A copy back from git of a message handled already is filed where
@@ -412,7 +423,7 @@ func (s *seat) show() error {
 	var back []string // copies of messages handled already, filed
 	backWhere := ""   // where the first of them is handled
 	ids = slices.DeleteFunc(ids, func(id string) bool {
-		if s.shown[id] {
+		if _, filed := elsewhere[id]; s.shown[id] || filed {
 			return false
 		}
 		where := s.fileHandled(id, holders[id])
@@ -443,6 +454,10 @@ func (s *seat) show() error {
 				continue
 			}
 			s.handledCopies(id, holders[id], "shown at parley play")
+			continue
+		}
+		if c, filed := elsewhere[id]; filed {
+			s.showFiled(id, c)
 			continue
 		}
 		s.shown[id] = true
@@ -483,6 +498,70 @@ func (s *seat) show() error {
 		s.handledCopies(id, holders[id], "shown at parley play")
 	}
 	return nil
+}
+
+// filedElsewhere returns the messages of the seat's inboxes filed in
+// done/ since the seat first looked, that it has not shown and that no
+// inbox of its holds (holders): filed by another seat of the same person
+// (two terminals; the web Seat page) or by parley done, which showed them
+// first. By id, with the path of one copy. A done/ whose modification
+// time did not change is not listed again.
+func (s *seat) filedElsewhere(holders map[string][]string) map[string]filedCopy {
+	first := s.doneKnown == nil
+	if first {
+		s.doneKnown, s.doneAt = map[string]bool{}, map[string]time.Time{}
+	}
+	out := map[string]filedCopy{}
+	for _, agent := range s.inboxes() {
+		box := s.ws.Mailbox(agent)
+		dir := box.Path(mailbox.Done, "")
+		fi, err := os.Stat(dir)
+		if err != nil || fi.ModTime().Equal(s.doneAt[agent]) {
+			continue
+		}
+		names, err := box.NamesUnsorted(mailbox.Done)
+		if err != nil {
+			continue
+		}
+		s.doneAt[agent] = fi.ModTime()
+		for _, n := range names {
+			key := agent + "/" + n
+			if s.doneKnown[key] {
+				continue
+			}
+			s.doneKnown[key] = true
+			id, ok := mailbox.IDFromName(n)
+			if _, twice := out[id]; first || !ok || s.shown[id] || holders[id] != nil || twice {
+				continue
+			}
+			out[id] = filedCopy{agent: agent, path: box.Path(mailbox.Done, n)}
+		}
+	}
+	return out
+}
+
+// filedCopy is a copy of a message filed in an agent's done/.
+type filedCopy struct{ agent, path string }
+
+// showFiled shows a message another seat filed before this one showed
+// it (filedElsewhere): as it is, or, a question, as answered there.
+func (s *seat) showFiled(id string, c filedCopy) {
+	s.shown[id] = true
+	data, err := mailbox.ReadFile(c.path, s.ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return
+	}
+	m, err := mailbox.Parse(data)
+	if err != nil {
+		return
+	}
+	typ := workspace.TypeOf(m)
+	if agent := campaigns.SeatAnswerer(typ, []string{c.agent}, s.me, s.prompted()); agent != "" {
+		q := &waitingQ{agent: agent, id: id, m: m, typ: typ}
+		s.printf("(%s, %s, was answered elsewhere)\n", id, q.name())
+		return
+	}
+	s.display(id, m, false)
 }
 
 // fileHandled files the copies of message id in the seat inboxes of
