@@ -1271,6 +1271,9 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 			if _, _, err := plans.SetStatus(r.planPath(p.Path), "in_progress"); err != nil {
 				return nil, err
 			}
+			if about != nil && r.setAside(about) {
+				return r.again(about)
+			}
 			return r.dispatch(p)
 		}
 		return r.architecture("## Decision of " + from(r.in) + "\n\n" + strings.TrimSpace(string(r.in.Body)) + "\n")
@@ -1299,6 +1302,46 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 		return r.resume(planFile, n, decision, "")
 	}
 	return r.note("Your answer was noted; the pipeline has nothing waiting on it.")
+}
+
+// setAside reports whether rec is a message of a step the pipeline set
+// aside for a plan it could not read (a worker's submission or a
+// verdict that came while the plan file did not check: escalated as a
+// plan that is not valid), and nothing was sent from it since but the
+// escalation and notes. Approving that escalation, once the plan is
+// mended, accepts the message: it is handled again (see again), else
+// the step would wait for ever on a submission nobody reviews.
+func (r *run) setAside(rec *record) bool {
+	switch {
+	case rec.sent:
+		return false
+	case rec.typ() != WorkerSubmission && rec.typ() != ReviewVerdict && rec.typ() != AuditVerdict:
+		return false
+	}
+	pf, n, step := r.stepOf(rec.m)
+	if step && r.o.stepTicked(pf, n) {
+		return false // approved since, or ticked by hand: dispatch goes on
+	}
+	for _, q := range r.h.all {
+		if !q.sent || !q.at.After(rec.at) || q.typ() == EscalationType || q.typ() == PipelineNote || q.get("escalation") != "" {
+			continue
+		}
+		if q.get("reply_to") == rec.get("id") || q.get("submission") == rec.get("id") || step && q.forStep(pf, n) {
+			return false // handled since, or its step sent again
+		}
+	}
+	return true
+}
+
+// again handles the message rec again, as when it came, now that the
+// person approved going on with the plan mended: what follows it (a
+// review request, an approval, the next wave) is sent in answer to it.
+func (r *run) again(rec *record) ([]*mailbox.Message, error) {
+	h := r.o.history(r.agent, rec.m)
+	sub := &run{o: r.o, agent: r.agent, in: rec.m, h: h, thread: h.threadOf(rec.m)}
+	out, err := sub.decide()
+	r.save = cmp.Or(r.save, sub.save)
+	return out, err
 }
 
 // Decisions returns the decisions the orchestrator knows, in the order a
