@@ -55,6 +55,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
@@ -146,8 +147,19 @@ type Orchestrator struct {
 }
 
 // Reload has the orchestrator go on with the workspace as loaded again
-// after parley.yaml changed: the agents and roles it sends work to.
-func (o *Orchestrator) Reload(ws *workspace.Workspace) { o.reloaded.Store(ws) }
+// after parley.yaml changed: the agents and roles it sends work to. Its
+// Tick is due at once: a request held by an agent removed from
+// parley.yaml is escalated (escalateGone).
+func (o *Orchestrator) Reload(ws *workspace.Workspace) {
+	o.reloaded.Store(ws)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, l := range o.looks {
+		if l.changed.IsZero() {
+			l.changed = time.Now()
+		}
+	}
+}
 
 // ws is the workspace as last loaded.
 func (o *Orchestrator) ws() *workspace.Workspace {
@@ -981,6 +993,13 @@ func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string
 		return nil, err
 	}
 	p.Path = name
+	if !r.known(worker) {
+		// Removed from parley.yaml: nobody to tell to commit; the
+		// person is told instead, and the plan goes on.
+		note, nerr := r.note(fmt.Sprintf("Step %d of %s is approved and ticked; its worker %s is no longer an agent of %s, so no approval is sent to it: commit its work yourself.", s.Number, p.Path, orDash(worker), workspace.ConfigFile))
+		next, err := r.dispatch(p)
+		return append(note, next...), errors.Join(nerr, err)
+	}
 	ok := r.send([]string{worker}, Approval, "lgtm", text)
 	if replyTo != "" {
 		ok.Set("reply_to", replyTo)
@@ -1431,6 +1450,12 @@ func (r *run) resume(planFile string, n int, decision, worker string) ([]*mailbo
 	if worker == "" {
 		worker = r.h.workerOf(r.thread, p.Path, n)
 	}
+	if !r.known(worker) && decision != DecisionApprove {
+		// Removed from parley.yaml: the task goes to another worker.
+		if worker = r.replacement(TaskAssignment); worker == "" {
+			return nil, errors.New("no agent has the role worker")
+		}
+	}
 	if decision == DecisionApprove {
 		return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
 	}
@@ -1530,6 +1555,14 @@ func (r *run) sendAgain(esc *mailbox.Message, decision, id, agent, what string) 
 	m := orig.Clone()
 	for _, k := range []string{"id", "from", "created", "hops"} {
 		m.Delete(k)
+	}
+	if !r.known(agent) {
+		// Removed from parley.yaml: sent to another of its role.
+		instead := r.replacement(typeOf(orig))
+		if instead == "" {
+			return r.note(fmt.Sprintf("Your answer was noted; %s is no longer an agent of %s, and no other agent takes a %s, so nothing is sent again: add one, then answer retry again, or approve or stop.", orDash(agent), workspace.ConfigFile, orNone(typeOf(orig))))
+		}
+		m.SetNames("to", []string{instead})
 	}
 	m.SetBody(append(append([]byte{}, orig.Body...), r.decisionText()...))
 	return []*mailbox.Message{m}, nil
