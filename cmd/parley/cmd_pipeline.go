@@ -238,11 +238,11 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 	failed := map[string]bool{}
 	for i := range rep.Dead {
 		d := &rep.Dead[i]
-		if d.Step == "" {
-			continue
-		}
 		if fates.settled(*d) != "" {
 			d.Settled = true
+			continue
+		}
+		if d.Step == "" {
 			continue
 		}
 		if blockedPlans[d.PlanFile] {

@@ -110,8 +110,8 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 			errs = append(errs, err)
 			continue
 		}
-		if since := fates.settled(fates.deadLetterAt(c.Agent, c.Path)); since != "" && !force {
-			errs = append(errs, fmt.Errorf("%s: not retried: it was given up, and %s; retrying it would do the step twice (parley retry --force %s retries it all the same)", id, since, id))
+		if d := fates.deadLetterAt(c.Agent, c.Path); fates.settled(d) != "" && !force {
+			errs = append(errs, fmt.Errorf("%s: not retried: it was given up, and %s; retrying it would do %s twice (parley retry --force %s retries it all the same)", id, fates.settled(d), twice(d), id))
 			continue
 		}
 		reason, _ := ws.Mailbox(c.Agent).Reason(mailbox.Dead, mailbox.FileName(id))

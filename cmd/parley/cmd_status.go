@@ -206,7 +206,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		for _, f := range a.DeadFiles {
 			d := fates.deadLetterAt(a.Name, filepath.Join(ws.Root, filepath.FromSlash(f.Path)))
 			if since := fates.settled(d); since != "" {
-				settled[f.Path] = since
+				settled[f.Path] = since + "; retrying it would do " + twice(d) + " twice"
 				rep.Settled = append(rep.Settled, settledLetter{Agent: a.Name, ID: d.ID, Path: filepath.ToSlash(f.Path), Since: since})
 			}
 		}
@@ -351,7 +351,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 				}
 				lines = append(lines, "  "+printable(filepath.ToSlash(f.Path))+"\n      "+reason)
 				if since, ok := settled[f.Path]; ok && p.title == "dead" {
-					lines = append(lines, "      settled: "+printable(since)+"; retrying it would do the step twice (parley retry refuses it without --force)")
+					lines = append(lines, "      settled: "+printable(since)+" (parley retry refuses it without --force)")
 				} else {
 					retriable = true
 				}

@@ -29,13 +29,11 @@ func newGivenUpFates(ws *workspace.Workspace) *givenUpFates {
 	return &givenUpFates{ws: ws, fates: orchestrator.NewFates(ws)}
 }
 
-// settled returns, for a dead letter of a step, what happened since that
-// settles it (see settledSince); "" when it is not settled. A dead letter
-// of no step is never settled: only a step goes on without it.
+// settled returns, for a dead letter, what happened since that settles
+// it (see settledSince); "" when it is not settled. A dead letter of no
+// step is settled only when what it asked was asked again since (a
+// research request sent again on a retry decision) or answered.
 func (f *givenUpFates) settled(d deadLetter) string {
-	if d.Step == "" {
-		return ""
-	}
 	if how := f.fates.WentOn(d.From, d.ID, d.Agent); how != "" {
 		return settledSince(d, how)
 	}
@@ -74,6 +72,9 @@ func settledSince(d deadLetter, how string) string {
 	if d.PlanFile != "" {
 		step += " of " + d.PlanFile
 	}
+	if d.Step == "" {
+		step = "its " + orDash(d.Type) // a research_request, say
+	}
 	switch how {
 	case "answered":
 		return fmt.Sprintf("%s answered about %s since", d.Agent, step)
@@ -83,4 +84,13 @@ func settledSince(d deadLetter, how string) string {
 		return fmt.Sprintf("%s was sent to %s again since", step, d.Agent)
 	}
 	return fmt.Sprintf("%s went on since (%s)", step, how)
+}
+
+// twice says what retrying dead letter d, settled, would do twice: its
+// step, or what it asked (a research request of no step).
+func twice(d deadLetter) string {
+	if d.Step == "" {
+		return "what it asked"
+	}
+	return "the step"
 }

@@ -31,7 +31,9 @@ const (
 	// WentOn: its step went on without a decision: its agent answered it
 	// (or about its step) since, its step is ticked in the plan, or it
 	// was sent again since (a task or revision, or the same request, for
-	// its step, to the same agent). A decision sends nothing.
+	// its step, to the same agent; of no step, a request of its type on
+	// the same topic in its thread, as a retry decision sends a research
+	// request again). A decision sends nothing.
 	WentOn
 	// Unknown: the message is none the sender's mailbox shows it sent
 	// to the agent said to have given it up.
@@ -136,15 +138,17 @@ func (o *Orchestrator) wentOn(h *history, id, agent string) (f Fate, how string)
 	if h.answeredSince(rec, agent) {
 		return WentOn, "answered"
 	}
-	if pf, n := rec.get("plan_file"), atoi(rec.get("step")); pf != "" && n != 0 {
-		if h.sentAgainSince(rec, agent) {
-			return WentOn, "sent again"
-		}
-		// (A remote sender's plan is in its workspace: one of the same
-		// name here is another.)
-		if !h.remote && o.stepTicked(pf, n) {
-			return WentOn, "ticked"
-		}
+	pf, n := rec.get("plan_file"), atoi(rec.get("step"))
+	if h.sentAgainSince(rec, agent) {
+		// A step's work, or a request of no step (a research request)
+		// sent again on a person's retry decision: the newest stands
+		// for it.
+		return WentOn, "sent again"
+	}
+	// (A remote sender's plan is in its workspace: one of the same
+	// name here is another.)
+	if pf != "" && n != 0 && !h.remote && o.stepTicked(pf, n) {
+		return WentOn, "ticked"
 	}
 	return Stalled, ""
 }

@@ -555,14 +555,19 @@ func (h *history) answeredSince(rec *record, agent string) bool {
 	return found
 }
 
-// sentAgainSince reports whether what rec asked of agent, about a step,
-// was sent to agent again since: the step's task or revision (a person's
-// retry sends the task), or a request of rec's type for the step.
+// sentAgainSince reports whether what rec asked of agent was sent to
+// agent again since: about a step, the step's task or revision (a
+// person's retry sends the task), or a request of rec's type for the
+// step; about no step (a research request), a request of rec's type in
+// its thread on the same topic (a person's retry sends a copy).
 func (h *history) sentAgainSince(rec *record, agent string) bool {
 	pf, n := rec.get("plan_file"), atoi(rec.get("step"))
 	work := func(t string) bool { return t == TaskAssignment || t == RevisionRequest }
 	for _, r := range h.all {
 		if r == rec || r == h.cur || !r.sent || !r.at.After(rec.at) || !r.to(agent) || !r.forStep(pf, n) {
+			continue
+		}
+		if pf == "" && (r.thread() != rec.thread() || r.get("topic") != rec.get("topic")) {
 			continue
 		}
 		if r.typ() == rec.typ() || work(r.typ()) && work(rec.typ()) {

@@ -55,6 +55,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
@@ -146,8 +147,19 @@ type Orchestrator struct {
 }
 
 // Reload has the orchestrator go on with the workspace as loaded again
-// after parley.yaml changed: the agents and roles it sends work to.
-func (o *Orchestrator) Reload(ws *workspace.Workspace) { o.reloaded.Store(ws) }
+// after parley.yaml changed: the agents and roles it sends work to. Its
+// Tick is due at once: a request held by an agent removed from
+// parley.yaml is escalated (escalateGone).
+func (o *Orchestrator) Reload(ws *workspace.Workspace) {
+	o.reloaded.Store(ws)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, l := range o.looks {
+		if l.changed.IsZero() {
+			l.changed = time.Now()
+		}
+	}
+}
 
 // ws is the workspace as last loaded.
 func (o *Orchestrator) ws() *workspace.Workspace {
@@ -981,6 +993,13 @@ func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string
 		return nil, err
 	}
 	p.Path = name
+	if !r.known(worker) {
+		// Removed from parley.yaml: nobody to tell to commit; the
+		// person is told instead, and the plan goes on.
+		note, nerr := r.note(fmt.Sprintf("Step %d of %s is approved and ticked; its worker %s is no longer an agent of %s, so no approval is sent to it: commit its work yourself.", s.Number, p.Path, orDash(worker), workspace.ConfigFile))
+		next, err := r.dispatch(p)
+		return append(note, next...), errors.Join(nerr, err)
+	}
 	ok := r.send([]string{worker}, Approval, "lgtm", text)
 	if replyTo != "" {
 		ok.Set("reply_to", replyTo)
@@ -1271,6 +1290,9 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 			if _, _, err := plans.SetStatus(r.planPath(p.Path), "in_progress"); err != nil {
 				return nil, err
 			}
+			if about != nil && r.setAside(about) {
+				return r.again(about)
+			}
 			return r.dispatch(p)
 		}
 		return r.architecture("## Decision of " + from(r.in) + "\n\n" + strings.TrimSpace(string(r.in.Body)) + "\n")
@@ -1299,6 +1321,46 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 		return r.resume(planFile, n, decision, "")
 	}
 	return r.note("Your answer was noted; the pipeline has nothing waiting on it.")
+}
+
+// setAside reports whether rec is a message of a step the pipeline set
+// aside for a plan it could not read (a worker's submission or a
+// verdict that came while the plan file did not check: escalated as a
+// plan that is not valid), and nothing was sent from it since but the
+// escalation and notes. Approving that escalation, once the plan is
+// mended, accepts the message: it is handled again (see again), else
+// the step would wait for ever on a submission nobody reviews.
+func (r *run) setAside(rec *record) bool {
+	switch {
+	case rec.sent:
+		return false
+	case rec.typ() != WorkerSubmission && rec.typ() != ReviewVerdict && rec.typ() != AuditVerdict:
+		return false
+	}
+	pf, n, step := r.stepOf(rec.m)
+	if step && r.o.stepTicked(pf, n) {
+		return false // approved since, or ticked by hand: dispatch goes on
+	}
+	for _, q := range r.h.all {
+		if !q.sent || !q.at.After(rec.at) || q.typ() == EscalationType || q.typ() == PipelineNote || q.get("escalation") != "" {
+			continue
+		}
+		if q.get("reply_to") == rec.get("id") || q.get("submission") == rec.get("id") || step && q.forStep(pf, n) {
+			return false // handled since, or its step sent again
+		}
+	}
+	return true
+}
+
+// again handles the message rec again, as when it came, now that the
+// person approved going on with the plan mended: what follows it (a
+// review request, an approval, the next wave) is sent in answer to it.
+func (r *run) again(rec *record) ([]*mailbox.Message, error) {
+	h := r.o.history(r.agent, rec.m)
+	sub := &run{o: r.o, agent: r.agent, in: rec.m, h: h, thread: h.threadOf(rec.m)}
+	out, err := sub.decide()
+	r.save = cmp.Or(r.save, sub.save)
+	return out, err
 }
 
 // Decisions returns the decisions the orchestrator knows, in the order a
@@ -1387,6 +1449,12 @@ func (r *run) resume(planFile string, n int, decision, worker string) ([]*mailbo
 	}
 	if worker == "" {
 		worker = r.h.workerOf(r.thread, p.Path, n)
+	}
+	if !r.known(worker) && decision != DecisionApprove {
+		// Removed from parley.yaml: the task goes to another worker.
+		if worker = r.replacement(TaskAssignment); worker == "" {
+			return nil, errors.New("no agent has the role worker")
+		}
 	}
 	if decision == DecisionApprove {
 		return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
@@ -1487,6 +1555,14 @@ func (r *run) sendAgain(esc *mailbox.Message, decision, id, agent, what string) 
 	m := orig.Clone()
 	for _, k := range []string{"id", "from", "created", "hops"} {
 		m.Delete(k)
+	}
+	if !r.known(agent) {
+		// Removed from parley.yaml: sent to another of its role.
+		instead := r.replacement(typeOf(orig))
+		if instead == "" {
+			return r.note(fmt.Sprintf("Your answer was noted; %s is no longer an agent of %s, and no other agent takes a %s, so nothing is sent again: add one, then answer retry again, or approve or stop.", orDash(agent), workspace.ConfigFile, orNone(typeOf(orig))))
+		}
+		m.SetNames("to", []string{instead})
 	}
 	m.SetBody(append(append([]byte{}, orig.Body...), r.decisionText()...))
 	return []*mailbox.Message{m}, nil

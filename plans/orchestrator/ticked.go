@@ -28,7 +28,7 @@ import (
 // for the router.
 func (o *Orchestrator) Start(ctx context.Context, agent string) error {
 	o.lookAtPlans(agent, time.Now()) // what changes from now on, Tick goes on from
-	return o.goOnFromTicks(agent)
+	return errors.Join(o.goOnFromTicks(agent), o.escalateGone(agent))
 }
 
 // planLook is how often a running orchestrator looks whether a plan file
@@ -65,7 +65,9 @@ func (o *Orchestrator) Due(agent string) time.Time {
 }
 
 // Tick goes on from the steps ticked by hand after their escalations, as
-// Start does, once Due saw a plan file change. The runner never calls it
+// Start does, once Due saw a plan file change, or parley.yaml was loaded
+// again (Reload): then too a request held by an agent no longer in it is
+// escalated (escalateGone). The runner never calls it
 // while the orchestrator handles a message (runner.Timer).
 //
 // An escalation of agent's about a step ticked by hand that is still in
@@ -79,7 +81,7 @@ func (o *Orchestrator) Tick(ctx context.Context, agent string, now time.Time) er
 		l.changed = time.Time{}
 	}
 	o.mu.Unlock()
-	err := o.goOnFromTicks(agent)
+	err := errors.Join(o.goOnFromTicks(agent), o.escalateGone(agent))
 	if o.tickedUnrouted(agent) {
 		o.mu.Lock()
 		if l := o.looks[agent]; l != nil && l.changed.IsZero() {
