@@ -158,6 +158,23 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 		return nil, err
 	}
 	s.camp = camp
+	// A character with no sheet would be found out at the first roll:
+	// said now, as campaign check says it.
+	if err := camp.CheckPrefs(); err != nil {
+		var ns *campaigns.NoSheetError
+		if !errors.As(err, &ns) {
+			return nil, err
+		}
+		ns.Path = ws.Short(ns.Path)
+		fix := fmt.Sprintf("write the sheet (`parley character new %s`) or name another character there", ns.Character)
+		if ns.Near != "" {
+			fix = fmt.Sprintf("set %s: to %s/%s.md there", ns.Field, campaigns.PartyDir, ns.Near)
+			if ns.Field == "name" {
+				fix = fmt.Sprintf("set name: to %s there", campaigns.Title(ns.Near))
+			}
+		}
+		return nil, fmt.Errorf("%w; the session was not started: %s", ns, fix)
+	}
 	if p, err := camp.ReadPrefs(); err == nil {
 		if by := aiPlayers(ws)[p.Character]; by != "" {
 			return nil, fmt.Errorf("%s names %s as your character, but %s, an AI agent, plays it: name yours there, or give %s role human in %s", ws.Short(camp.Path(campaigns.Preferences)), p.Character, by, by, workspace.ConfigFile)
