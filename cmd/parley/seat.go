@@ -232,6 +232,7 @@ func (s *seat) hello() {
 	if lack := s.camp.MissingRequired(); len(lack) > 0 {
 		s.wrap(fmt.Sprintf("(campaign %s lacks %s, which the agents of the table read at every turn: `parley campaign fill` writes %s anew, with %s sections)", s.camp.Name, strings.Join(lack, ", "), plural(len(lack), "it", "them"), plural(len(lack), "its", "their")), "")
 	}
+	s.tellMalformed()
 	if s.deadBefore > 0 {
 		s.wrap(fmt.Sprintf("(%d %s given up before you sat down: nothing answers %s until retried; `parley status` lists %s, and `parley retry ID` hands one to its agent again)", s.deadBefore, plural(s.deadBefore, "message was", "messages were"), plural(s.deadBefore, "it", "them"), plural(s.deadBefore, "it", "them")), "")
 	}
@@ -241,6 +242,32 @@ func (s *seat) hello() {
 		} else {
 			s.printf("you are away: %s plays %s until you are /back\n", s.player, s.character)
 		}
+	}
+}
+
+// tellMalformed says, as the person sits down, the files of the campaign
+// that campaign check calls malformed (a sheet whose hit points read
+// "twelve"): the tools cannot change them, and the story would go on
+// without them. A required file missing is said apart, above.
+func (s *seat) tellMalformed() {
+	rep, err := s.camp.Check()
+	if err != nil {
+		s.wrap(fmt.Sprintf("(campaign %s could not be checked: %v)", s.camp.Name, err), "")
+		return
+	}
+	var said []string
+	for _, f := range rep.Findings {
+		if f.Status != campaigns.Malformed {
+			continue
+		}
+		d := f.Detail
+		if !strings.HasPrefix(d, f.Path) {
+			d = f.Path + ": " + d
+		}
+		said = append(said, d)
+	}
+	if len(said) > 0 {
+		s.wrap(fmt.Sprintf("(campaign check finds %s malformed, which parley cannot change until %s set right: %s)", plural(len(said), "a file", fmt.Sprintf("%d files", len(said))), plural(len(said), "it is", "they are"), strings.Join(said, "; ")), "")
 	}
 }
 
