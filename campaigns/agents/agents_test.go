@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/scenes"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -282,5 +283,28 @@ func TestToolboxTellsPeopleOfMalformedSheet(t *testing.T) {
 	}
 	if want := `gm's update_character changed nothing: party/tilda-brannock.md:`; !strings.Contains(string(n.Body), want) {
 		t.Errorf("notice body:\n%s\nwant it to hold %q", n.Body, want)
+	}
+}
+
+// Bug: a narrator's prose (no type, so unchecked by the protocol) with
+// scene_number: [1, 2] and scene_slug: ../../../x was filed as scene 001
+// (x), and the real scene 001 that followed went to 008. The scribe
+// refuses it, naming the field, and writes nothing.
+func TestScribeRefusesSceneFieldsNamingNoScene(t *testing.T) {
+	ws, camp := table(t)
+	s := &Scribe{Campaigns: Campaigns{Workspace: ws}, Narrators: []string{"narrator"}}
+	for _, tt := range []struct{ fields, want string }{
+		{"scene_number: [1, 2]\nscene_slug: x\n", "scene_number: a list or fields is no scene"},
+		{"scene_number: 1\nscene_slug: ../../../x\n", `scene_slug: "../../../x" holds a path`},
+		{"current_scene: {n: 1}\n", "current_scene: a list or fields"},
+	} {
+		in := msg(t, "---\nid: 20261121-101500.000000Z-narrator-000001\nfrom: narrator\n"+tt.fields+"---\nThe bell tolls.\n")
+		_, err := s.Handle(context.Background(), in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Handle(%q) = %v, want an error holding %q", tt.fields, err, tt.want)
+		}
+	}
+	if all, _ := scenes.List(camp.Path("scenes")); len(all) != 0 {
+		t.Errorf("scenes/ holds %v, want no scene", all)
 	}
 }
