@@ -173,7 +173,7 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 				fix = fmt.Sprintf("set name: to %s there", campaigns.Title(ns.Near))
 			}
 		}
-		return nil, fmt.Errorf("%w; the session was not started: %s", ns, fix)
+		return nil, fmt.Errorf("%w; the seat does not open until it is set right: %s", ns, fix)
 	}
 	if p, err := camp.ReadPrefs(); err == nil {
 		if by := aiPlayers(ws)[p.Character]; by != "" {
