@@ -108,6 +108,11 @@ func (c *Campaign) Check() (*Report, error) {
 			s = Warning
 			detail += "; no " + strings.Join(lost, ", no ") + " section (added when first written to)"
 		}
+		if name == Preferences {
+			if err := c.checkPrefs(ParsePrefs(data)); err != nil {
+				s, detail = Malformed, c.Short(err).Error()
+			}
+		}
 		add(name, s, detail)
 	}
 	if err := c.checkParty(add); err != nil {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -36,6 +37,10 @@ type Prefs struct {
 	Name string
 	// Values holds every key of the file, by its name.
 	Values map[string]string
+	// CharacterField is the key Character was read from (file, or
+	// name), and CharacterLine its line; both zero when it names none.
+	CharacterField string
+	CharacterLine  int
 }
 
 // ErrNoPreferences is returned by ReadPrefs for a campaign without a
@@ -66,8 +71,10 @@ func ParsePrefs(data []byte) *Prefs {
 	section := ""
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
+	n, nameLine := 0, 0
 	for sc.Scan() {
 		line := sc.Text()
+		n++
 		if h, ok := strings.CutPrefix(line, "## "); ok {
 			section = strings.ToLower(strings.TrimSpace(h))
 			continue
@@ -87,15 +94,15 @@ func ParsePrefs(data []byte) *Prefs {
 				p.Style = val
 			}
 		case strings.Contains(section, "player character") && key == "name":
-			p.Name = val
+			p.Name, nameLine = val, n
 		case strings.Contains(section, "player character") && key == "file":
 			if base := strings.TrimSuffix(path.Base(strings.ReplaceAll(val, "\\", "/")), ".md"); val != "" && ValidName(base) == nil {
-				p.Character = base
+				p.Character, p.CharacterField, p.CharacterLine = base, "file", n
 			}
 		}
 	}
 	if p.Character == "" && p.Name != "" {
-		p.Character = Kebab(p.Name)
+		p.Character, p.CharacterField, p.CharacterLine = Kebab(p.Name), "name", nameLine
 	}
 	return p
 }
@@ -156,4 +163,53 @@ func (c *Campaign) WritePrefs(character, name, style string) error {
 		}
 	}
 	return mailbox.WriteFileAtomic(c.Path(Preferences), out.Bytes())
+}
+
+// NoSheetError is the error CheckPrefs returns when preferences.md names
+// a player character whose sheet is not in party/ (a typo:
+// party/mira-quikfoot.md): a session would start with the human playing
+// nobody, and find out at the first roll.
+type NoSheetError struct {
+	Path      string // preferences.md
+	Line      int    // the line of the key that names the character
+	Field     string // that key: file, or name
+	Character string // the character named
+	Near      string // a character with a sheet whose name is near, or ""
+}
+
+func (e *NoSheetError) Error() string {
+	s := fmt.Sprintf("%s:%d: %s: the player character's sheet, %s/%s.md, is not there", e.Path, e.Line, e.Field, PartyDir, e.Character)
+	if e.Near != "" {
+		s += fmt.Sprintf(": did you mean %s/%s.md?", PartyDir, e.Near)
+	}
+	return s
+}
+
+// CheckPrefs reads preferences.md and returns a *NoSheetError when the
+// player character it names has no sheet in party/. A campaign without
+// a preferences.md, or one that names no character, is not an error:
+// the seat asks.
+func (c *Campaign) CheckPrefs() error {
+	p, err := c.ReadPrefs()
+	if errors.Is(err, ErrNoPreferences) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return c.checkPrefs(p)
+}
+
+func (c *Campaign) checkPrefs(p *Prefs) error {
+	if p.Character == "" {
+		return nil
+	}
+	if _, err := os.Stat(c.SheetPath(p.Character)); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	have, _ := c.Characters()
+	return &NoSheetError{
+		Path: c.Path(Preferences), Line: p.CharacterLine, Field: p.CharacterField,
+		Character: p.Character, Near: spell.Nearest(p.Character, have, 2),
+	}
 }

@@ -266,6 +266,13 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 	}
 
 	vs = append(vs, misspeltFields(m, t, said)...)
+	for _, name := range []string{"scene_number", "scene_slug"} {
+		if v, ok := get(name); ok && v != nil {
+			if why := fieldShapes[name](v); why != "" {
+				addField(name, why)
+			}
+		}
+	}
 
 	if why := t.SenderRefusal(env.Sender); why != "" {
 		add("from", why, false)
@@ -576,4 +583,42 @@ func inPhase(spec string, n int) bool {
 		return n >= p
 	}
 	return n == p
+}
+
+// fieldShapes holds the fields whose value becomes a number or a file
+// name wherever a message carries them, whatever its type: a scene's
+// number and slug name the scene file the scribe writes
+// (scenes/NNN-slug.md). Each returns why a value will not do, or "".
+var fieldShapes = map[string]func(v any) string{
+	"scene_number": func(v any) string {
+		s, ok := scalarText(v)
+		if !ok {
+			return fmt.Sprintf("%s is not a scene number: write one number, like 005", describeValue(v))
+		}
+		s = strings.TrimSpace(s)
+		if n, err := strconv.Atoi(s); err != nil || n < 1 || strings.TrimLeft(s, "0123456789") != "" {
+			return fmt.Sprintf("%q is not a scene number: write a whole number from 1, like 005", s)
+		}
+		return ""
+	},
+	"scene_slug": func(v any) string {
+		s, ok := scalarText(v)
+		if !ok {
+			return fmt.Sprintf("%s is not a scene slug: write lower-case words joined by -, like the-warehouse-heist", describeValue(v))
+		}
+		if strings.ContainsAny(s, "/\\") || strings.Contains(s, "..") {
+			return fmt.Sprintf("%q is not a scene slug: it names a scene file, and holds no path (/, \\, ..): write lower-case words joined by -, like the-warehouse-heist", s)
+		}
+		return ""
+	},
+}
+
+// scalarText returns a scalar value as text; ok is false for a list or
+// a map.
+func scalarText(v any) (string, bool) {
+	switch v.(type) {
+	case []any, map[string]any:
+		return "", false
+	}
+	return scalarString(v), true
 }

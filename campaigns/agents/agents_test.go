@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/scenes"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -250,5 +252,59 @@ func TestScribeCurrentScene(t *testing.T) {
 	_, err := s.Handle(context.Background(), msg(t, "---\nfrom: gm\ntype: NARRATIVE\ncurrent_scene: the next one\n---\nx\n"))
 	if err == nil || !strings.Contains(err.Error(), `current_scene: "the next one" names no scene number`) {
 		t.Errorf("Handle = %v", err)
+	}
+}
+
+// Bug: a change a malformed sheet kept from being made ("twelve" hit
+// points) was said to the caller alone; the story went on as if made.
+// The people are told; a call refused for its own sake is not theirs.
+func TestToolboxTellsPeopleOfMalformedSheet(t *testing.T) {
+	ws, camp := table(t)
+	tb := &Toolbox{Campaigns: Campaigns{Workspace: ws}, Dice: dice.Seeded(1), People: []string{"you"}}
+	out, err := tb.Handle(context.Background(), msg(t, "---\nid: 20261121-101501.000000Z-gm-000002\nfrom: gm\ntool: update_character\n---\n{\"character\": \"tilda-brannock\", \"hp\": 40}\n"))
+	if err != nil || len(out) != 1 {
+		t.Fatalf("Handle(hp above the maximum) = %d messages, %v; want the answer alone", len(out), err)
+	}
+	path := camp.SheetPath("tilda-brannock")
+	data, _ := os.ReadFile(path)
+	bad := regexp.MustCompile(`\| \*\*Hit Points\*\* \| [^|]*\|`).ReplaceAll(data, []byte("| **Hit Points** | twelve |"))
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = tb.Handle(context.Background(), msg(t, "---\nid: 20261121-101502.000000Z-gm-000003\nfrom: gm\ntool: update_character\n---\n{\"character\": \"tilda-brannock\", \"damage\": 6}\n"))
+	if err != nil || len(out) != 2 {
+		t.Fatalf("Handle(damage to a malformed sheet) = %d messages, %v; want the answer and a notice", len(out), err)
+	}
+	n := out[1]
+	to, _ := n.Header().Names("to")
+	kind, _ := n.Payload().Get("notice")
+	if len(to) != 1 || to[0] != "you" || kind != SheetNotice {
+		t.Errorf("notice to %v, notice: %q; want [you], %q", to, kind, SheetNotice)
+	}
+	if want := `gm's update_character changed nothing: party/tilda-brannock.md:`; !strings.Contains(string(n.Body), want) {
+		t.Errorf("notice body:\n%s\nwant it to hold %q", n.Body, want)
+	}
+}
+
+// Bug: a narrator's prose (no type, so unchecked by the protocol) with
+// scene_number: [1, 2] and scene_slug: ../../../x was filed as scene 001
+// (x), and the real scene 001 that followed went to 008. The scribe
+// refuses it, naming the field, and writes nothing.
+func TestScribeRefusesSceneFieldsNamingNoScene(t *testing.T) {
+	ws, camp := table(t)
+	s := &Scribe{Campaigns: Campaigns{Workspace: ws}, Narrators: []string{"narrator"}}
+	for _, tt := range []struct{ fields, want string }{
+		{"scene_number: [1, 2]\nscene_slug: x\n", "scene_number: a list or fields is no scene"},
+		{"scene_number: 1\nscene_slug: ../../../x\n", `scene_slug: "../../../x" holds a path`},
+		{"current_scene: {n: 1}\n", "current_scene: a list or fields"},
+	} {
+		in := msg(t, "---\nid: 20261121-101500.000000Z-narrator-000001\nfrom: narrator\n"+tt.fields+"---\nThe bell tolls.\n")
+		_, err := s.Handle(context.Background(), in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Handle(%q) = %v, want an error holding %q", tt.fields, err, tt.want)
+		}
+	}
+	if all, _ := scenes.List(camp.Path("scenes")); len(all) != 0 {
+		t.Errorf("scenes/ holds %v, want no scene", all)
 	}
 }

@@ -38,6 +38,9 @@ func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 	if typ != "NARRATIVE" && (!narrator || typ == "NARRATOR_REQUEST") {
 		return nil, nil // not story: nothing to keep
 	}
+	if err := sceneFields(in); err != nil {
+		return nil, err
+	}
 	camp, err := s.For(in)
 	if err != nil {
 		return nil, err
@@ -85,4 +88,23 @@ func characterOf(in *mailbox.Message, players map[string]string) string {
 	}
 	from, _ := in.Header().Get("from")
 	return players[from]
+}
+
+// sceneFields refuses the fields naming a scene that name none: a list or
+// fields where one value goes, a slug holding a path. Read as they come
+// (the list as no number, ../../x as x) they made a scene of their own,
+// which took the number of the real scene that followed. The protocol's
+// check refuses them in a typed message; a narrator's prose may have no
+// type.
+func sceneFields(in *mailbox.Message) error {
+	for _, k := range []string{"scene_number", "scene_slug", "current_scene"} {
+		switch in.Payload().Value(k).(type) {
+		case []any, map[string]any:
+			return fmt.Errorf("%s: a list or fields is no scene: name the scene with one number and one slug (scene_number: 005, scene_slug: the-warehouse)", k)
+		}
+	}
+	if slug := field(in, "scene_slug"); strings.ContainsAny(slug, `/\`) || strings.Contains(slug, "..") {
+		return fmt.Errorf("scene_slug: %q holds a path: a slug is lower-case words joined by - (the-warehouse)", slug)
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/campaigns/tools"
 	"github.com/parley-dev/parley/mailbox"
 )
@@ -53,6 +54,11 @@ type Toolbox struct {
 	Players map[string]string
 	// Dice rolls for roll_dice.
 	Dice dice.Source
+	// People are told, with a notice, of a call that could not change a
+	// sheet because the sheet itself is malformed (what campaign check
+	// calls it): the story says "6 damage" and the sheet keeps its hit
+	// points, which only the caller would otherwise know.
+	People []string
 
 	mu sync.Mutex // one call at a time: sheets are read, changed and saved
 }
@@ -86,6 +92,7 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 		}
 	}
 	var result []byte
+	var notice *mailbox.Message
 	args, err := arguments(in)
 	if err == nil {
 		box := tools.New(camp, t.Dice)
@@ -100,6 +107,7 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 	}
 	if err != nil {
 		result, _ = encode(map[string]any{"success": false, "message": "Error: " + err.Error()})
+		notice = t.malformed(in, name, err)
 	}
 	if record != "" {
 		if err := os.MkdirAll(filepath.Dir(record), 0o755); err != nil {
@@ -109,7 +117,45 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 			return nil, err
 		}
 	}
-	return []*mailbox.Message{answer(in, name, result)}, nil
+	out := []*mailbox.Message{answer(in, name, result)}
+	if notice != nil {
+		out = append(out, notice)
+	}
+	return out, nil
+}
+
+// SheetNotice is the notice: field of the notice Toolbox sends People
+// when a call could not change a malformed sheet.
+const SheetNotice = "sheet_unchanged"
+
+// malformed returns the notice to People of a call that failed with err
+// on a sheet that is malformed (it cannot be read, or holds values
+// campaign check calls malformed), or nil: a call refused for its own
+// sake (no such item) is the caller's to mend.
+func (t *Toolbox) malformed(in *mailbox.Message, tool string, err error) *mailbox.Message {
+	var se *sheet.Error
+	if len(t.People) == 0 || !errors.As(err, &se) || se.Path == "" {
+		return nil
+	}
+	if d, rerr := sheet.Read(se.Path); rerr == nil && len(d.Problems()) == 0 {
+		return nil
+	}
+	from, _ := in.Header().Get("from")
+	who := strings.TrimSuffix(filepath.Base(se.Path), ".md")
+	short := err.Error()
+	if camp, cerr := t.For(in); cerr == nil {
+		short = camp.Short(err).Error()
+	}
+	m := mailbox.New([]byte(fmt.Sprintf("%s's %s changed nothing: %s. The story goes on, and the sheet does not follow it until it is set right: `parley campaign check` names what is wrong, `parley character set %s` sets it.\n", from, tool, short, who)))
+	m.SetNames("to", t.People)
+	// Informal (no type:), with the kind in a field, as parley's other
+	// notices to people: a protocol knows no type of parley's own.
+	m.SetValue("notice", SheetNotice)
+	m.Set("summary", fmt.Sprintf("%s's %s changed nothing: %s is malformed", from, tool, who))
+	if id, _ := in.Header().Get("id"); id != "" {
+		m.Set("reply_to", id)
+	}
+	return m
 }
 
 // encode returns v as indented JSON, "->" left as it is, ending in a

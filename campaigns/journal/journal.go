@@ -118,7 +118,8 @@ func appendLine(s, line string) string {
 }
 
 // Add appends an entry to the journal at path, creating the file with a
-// heading for character when it does not exist (or is empty). The file is replaced
+// heading for character when it does not exist (or is empty). The entry's
+// lines end as the file's first line does (CRLF or LF). The file is replaced
 // atomically. It reports false, with no error, when the journal holds an
 // entry for e.ID already.
 func Add(path, character string, e Entry) (bool, error) {
@@ -134,12 +135,18 @@ func Add(path, character string, e Entry) (bool, error) {
 	if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
 		return false, nil
 	}
+	// The entry follows the file's line ending: a journal kept with
+	// CRLF (its first line ends so) gets CRLF lines, never mixed ones.
+	nl := "\n"
+	if i := bytes.IndexByte(old, '\n'); i > 0 && old[i-1] == '\r' {
+		nl = "\r\n"
+	}
 	var b bytes.Buffer
 	b.Write(old)
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
-		b.WriteByte('\n')
+		b.WriteString(nl)
 	}
-	b.WriteString(Format(e))
+	b.WriteString(strings.ReplaceAll(strings.ReplaceAll(Format(e), "\r\n", "\n"), "\n", nl))
 	if err := mailbox.WriteFileAtomic(path, b.Bytes()); err != nil {
 		return false, err
 	}

@@ -61,6 +61,35 @@ func TestAdd(t *testing.T) {
 	}
 }
 
+// Bug: a journal kept with CRLF line endings got LF entries appended,
+// and so mixed endings. The entry follows the file's ending.
+func TestAddLineEndings(t *testing.T) {
+	day := time.Date(2026, 11, 21, 20, 0, 0, 0, time.UTC)
+	e := Entry{Date: day, Title: "The bell", Happened: "It rang.\r\nTwice.", Feel: "Cold."}
+	entry := "\n## 2026-11-21 — The bell\n\n**What happened:** It rang.\nTwice.\n\n**How I feel:** Cold.\n"
+	for _, tc := range []struct {
+		name, old, want string
+	}{
+		{"crlf", "# Tor\r\n\r\nI swore an oath.\r\n", "# Tor\r\n\r\nI swore an oath.\r\n" + strings.ReplaceAll(entry, "\n", "\r\n")},
+		{"crlf without a last line ending", "# Tor\r\n\r\nI swore an oath.", "# Tor\r\n\r\nI swore an oath.\r\n" + strings.ReplaceAll(entry, "\n", "\r\n")},
+		{"lf", "# Tor\n\nI swore an oath.\n", "# Tor\n\nI swore an oath.\n" + entry},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tor-journal.md")
+			if err := os.WriteFile(path, []byte(tc.old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Add(path, "tor", e); err != nil {
+				t.Fatalf("Add: %v", err)
+			}
+			got, _ := os.ReadFile(path)
+			if d := cmp.Diff(tc.want, string(got)); d != "" {
+				t.Errorf("journal (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
 func TestAddEmpty(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x-journal.md")
 	if _, err := Add(path, "x", Entry{Happened: "  \n"}); err != ErrEmpty {

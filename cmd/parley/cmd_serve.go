@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/runner/web"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -154,6 +155,11 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 			person, err := seatPerson(ws, opts.As)
 			return person, "", err
 		case opts.As != "" || opts.Lead != "":
+			return "", "", err
+		case errors.As(err, new(*campaigns.NoSheetError)):
+			// A table whose preferences.md names a character with
+			// no sheet: refused as parley play refuses it, not shown
+			// as a workspace without a seat.
 			return "", "", err
 		}
 		return "", "", nil

@@ -105,7 +105,7 @@ func handlers(ws *workspace.Workspace, log *slog.Logger, environ []string) runne
 		// tools runs the gm's tools (roll_dice, update_inventory, ...)
 		// for a message with a tool field, answering the result as JSON.
 		"tools": remake(ws, func(ws *workspace.Workspace) messageHandler {
-			return &agents.Toolbox{Campaigns: campaignsOf(ws), Players: playersOf(ws), Dice: dice.Random()}
+			return &agents.Toolbox{Campaigns: campaignsOf(ws), Players: playersOf(ws), Dice: dice.Random(), People: peopleOf(ws)}
 		}),
 		// team-lead starts the session, fans an [AWAIT_PLAYERS] out to
 		// the players and joins their answers, applies the deltas of a
@@ -136,6 +136,17 @@ func narratorsOf(ws *workspace.Workspace) []string {
 }
 
 // playersOf returns the character each agent that plays one plays.
+// peopleOf returns the workspace's people: its agents without a program.
+func peopleOf(ws *workspace.Workspace) []string {
+	var people []string
+	for _, a := range ws.Config.Agents {
+		if !ws.IsProgram(a.Name) {
+			people = append(people, a.Name)
+		}
+	}
+	return people
+}
+
 func playersOf(ws *workspace.Workspace) map[string]string {
 	players := map[string]string{}
 	for _, a := range ws.Config.Agents {

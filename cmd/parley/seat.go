@@ -162,6 +162,23 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 		return nil, err
 	}
 	s.camp = camp
+	// A character with no sheet would be found out at the first roll:
+	// said now, as campaign check says it.
+	if err := camp.CheckPrefs(); err != nil {
+		var ns *campaigns.NoSheetError
+		if !errors.As(err, &ns) {
+			return nil, err
+		}
+		ns.Path = ws.Short(ns.Path)
+		fix := fmt.Sprintf("write the sheet (`parley character new %s`) or name another character there", ns.Character)
+		if ns.Near != "" {
+			fix = fmt.Sprintf("set %s: to %s/%s.md there", ns.Field, campaigns.PartyDir, ns.Near)
+			if ns.Field == "name" {
+				fix = fmt.Sprintf("set name: to %s there", campaigns.Title(ns.Near))
+			}
+		}
+		return nil, fmt.Errorf("%w; the seat does not open until it is set right: %s", ns, fix)
+	}
 	if p, err := camp.ReadPrefs(); err == nil {
 		if by := aiPlayers(ws)[p.Character]; by != "" {
 			return nil, fmt.Errorf("%s names %s as your character, but %s, an AI agent, plays it: name yours there, or give %s role human in %s", ws.Short(camp.Path(campaigns.Preferences)), p.Character, by, by, workspace.ConfigFile)
@@ -219,6 +236,7 @@ func (s *seat) hello() {
 	if lack := s.camp.MissingRequired(); len(lack) > 0 {
 		s.wrap(fmt.Sprintf("(campaign %s lacks %s, which the agents of the table read at every turn: `parley campaign fill` writes %s anew, with %s sections)", s.camp.Name, strings.Join(lack, ", "), plural(len(lack), "it", "them"), plural(len(lack), "its", "their")), "")
 	}
+	s.tellMalformed()
 	if s.deadBefore > 0 {
 		s.wrap(fmt.Sprintf("(%d %s given up before you sat down: nothing answers %s until retried; `parley status` lists %s, and `parley retry ID` hands one to its agent again)", s.deadBefore, plural(s.deadBefore, "message was", "messages were"), plural(s.deadBefore, "it", "them"), plural(s.deadBefore, "it", "them")), "")
 	}
@@ -228,6 +246,32 @@ func (s *seat) hello() {
 		} else {
 			s.printf("you are away: %s plays %s until you are /back\n", s.player, s.character)
 		}
+	}
+}
+
+// tellMalformed says, as the person sits down, the files of the campaign
+// that campaign check calls malformed (a sheet whose hit points read
+// "twelve"): the tools cannot change them, and the story would go on
+// without them. A required file missing is said apart, above.
+func (s *seat) tellMalformed() {
+	rep, err := s.camp.Check()
+	if err != nil {
+		s.wrap(fmt.Sprintf("(campaign %s could not be checked: %v)", s.camp.Name, err), "")
+		return
+	}
+	var said []string
+	for _, f := range rep.Findings {
+		if f.Status != campaigns.Malformed {
+			continue
+		}
+		d := f.Detail
+		if !strings.HasPrefix(d, f.Path) {
+			d = f.Path + ": " + d
+		}
+		said = append(said, d)
+	}
+	if len(said) > 0 {
+		s.wrap(fmt.Sprintf("(campaign check finds %s malformed, which parley cannot change until %s set right: %s)", plural(len(said), "a file", fmt.Sprintf("%d files", len(said))), plural(len(said), "it is", "they are"), strings.Join(said, "; ")), "")
 	}
 }
 
