@@ -135,7 +135,6 @@ func narratorsOf(ws *workspace.Workspace) []string {
 	return narrators
 }
 
-// playersOf returns the character each agent that plays one plays.
 // peopleOf returns the workspace's people: its agents without a program.
 func peopleOf(ws *workspace.Workspace) []string {
 	var people []string
@@ -147,6 +146,7 @@ func peopleOf(ws *workspace.Workspace) []string {
 	return people
 }
 
+// playersOf returns the character each agent that plays one plays.
 func playersOf(ws *workspace.Workspace) map[string]string {
 	players := map[string]string{}
 	for _, a := range ws.Config.Agents {
