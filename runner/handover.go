@@ -27,21 +27,30 @@ import (
 // runner, a seat's (Options.Seat), to hand the workspace over, or 0 when
 // none does. It costs one stat when none asks. A request whose process
 // is gone (killed while it waited) is removed, and not one.
+//
+// A request older than HandoverWait and a margin is stale too: its run
+// gave up (and would have removed it), so the pid in it may be another
+// process's now.
 func (r *Runner) HandoverAsked() int {
 	if !r.opts.Seat {
 		return 0
 	}
 	path := r.ws().HandoverPath()
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return 0
 	}
 	pid := workspace.LockHolder(path)
-	if !alive(pid) {
+	if !alive(pid) || time.Since(fi.ModTime()) > HandoverWait+10*time.Second {
 		_ = os.Remove(path)
 		return 0
 	}
 	return pid
 }
+
+// HandoverWait is how long `parley run` waits for a seat to hand the
+// table over (OpenHandedOver's limit).
+const HandoverWait = 30 * time.Second
 
 // OpenHandedOver opens a runner as Open does, in a workspace a seat's
 // runner holds (Open said *LockedError with Seat): it asks the seat to
@@ -50,11 +59,16 @@ func (r *Runner) HandoverAsked() int {
 // seat's runner began goes on, and no session is started). When the
 // seat does not hand over within limit, or another runner that is not a
 // seat's takes the workspace meanwhile, or ctx ends first (a person
-// stopped the wait), it returns *LockedError. The request is removed
-// either way.
+// stopped the wait), or the seat refused (it removed the request: it
+// could not hand over), it returns *LockedError. The request is removed
+// either way. Another run asking already is not overridden: this one is
+// refused at once.
 func OpenHandedOver(ctx context.Context, ws *workspace.Workspace, opts Options, limit time.Duration) (*Runner, error) {
 	req := ws.HandoverPath()
 	me := os.Getpid()
+	if other := workspace.LockHolder(req); other > 0 && other != me && alive(other) {
+		return nil, fmt.Errorf("another parley run (pid %d) asks the seat for this table already: %w", other, &LockedError{Path: ws.LockPath(), PID: ws.RunnerPID(), Seat: ws.SeatHolds()})
+	}
 	if err := writePID(req, me); err != nil {
 		return nil, fmt.Errorf("ask the seat to hand the workspace over: %w", err)
 	}
@@ -85,9 +99,10 @@ func OpenHandedOver(ctx context.Context, ws *workspace.Workspace, opts Options, 
 		if time.Now().After(deadline) {
 			return nil, &LockedError{Path: ws.LockPath(), PID: ws.RunnerPID(), Seat: ws.SeatHolds()}
 		}
-		if _, err := os.Stat(req); errors.Is(err, os.ErrNotExist) {
-			// Removed (taken for a stale one): asked again.
-			_ = writePID(req, me)
+		if workspace.LockHolder(req) != me {
+			// Removed by the seat, which could not hand over (see
+			// WaitHandedOver), or taken by another run: refused.
+			return nil, &LockedError{Path: ws.LockPath(), PID: ws.RunnerPID(), Seat: ws.SeatHolds()}
 		}
 		select {
 		case <-ctx.Done():
@@ -112,7 +127,16 @@ func WaitHandedOver(ctx context.Context, ws *workspace.Workspace, pid int, limit
 		if workspace.LockHolder(ws.HandoverPath()) != pid || !alive(pid) || time.Now().After(deadline) {
 			// One last look: it may have taken the lock, then removed
 			// its request.
-			return workspace.LockHolder(ws.LockPath()) == pid && ws.RunnerPID() == pid
+			if workspace.LockHolder(ws.LockPath()) == pid && ws.RunnerPID() == pid {
+				return true
+			}
+			// Not taken: the request, if it is still there, is refused
+			// (removed), not handed over again and again while the run
+			// that wrote it is stopped (Ctrl-Z) or hung.
+			if workspace.LockHolder(ws.HandoverPath()) == pid {
+				_ = os.Remove(ws.HandoverPath())
+			}
+			return false
 		}
 		select {
 		case <-ctx.Done():

@@ -118,3 +118,65 @@ func TestHandoverStale(t *testing.T) {
 		t.Errorf("the stale request is left: %v", err)
 	}
 }
+
+// sleeper starts a process that lives for the test: a live pid that is
+// not this one.
+func sleeper(t *testing.T) int {
+	t.Helper()
+	c := exec.Command("sleep", "60")
+	if err := c.Start(); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	return c.Process.Pid
+}
+
+// TestHandoverRefusals: a second run asking while one asks is refused at
+// once, not put in its place; a request the seat could not meet
+// (WaitHandedOver false: the run that asked is stopped, Ctrl-Z, or hung)
+// is removed, not met again and again; and one older than HandoverWait
+// is stale, its pid perhaps another process's now.
+func TestHandoverRefusals(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "alice")
+	seat, err := Open(ws, Options{Seat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seat.Close()
+	other := sleeper(t)
+	if err := os.WriteFile(ws.HandoverPath(), []byte(strconv.Itoa(other)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = OpenHandedOver(context.Background(), ws, Options{}, 10*time.Second)
+	var le *LockedError
+	if !errors.As(err, &le) || time.Since(start) > 5*time.Second {
+		t.Fatalf("OpenHandedOver while pid %d asks = %v after %v, want a LockedError at once", other, err, time.Since(start))
+	}
+	if got := seat.HandoverAsked(); got != other {
+		t.Fatalf("HandoverAsked() = %d, want the first asker, %d", got, other)
+	}
+	// The asker never takes the workspace: the seat gives up waiting and
+	// removes the request.
+	if WaitHandedOver(context.Background(), ws, other, 50*time.Millisecond) {
+		t.Fatal("WaitHandedOver = true for a run that never took the workspace")
+	}
+	if got := seat.HandoverAsked(); got != 0 {
+		t.Errorf("HandoverAsked() after a hand-over that failed = %d, want 0 (the request refused)", got)
+	}
+	// A request older than the wait is stale, whatever its pid.
+	if err := os.WriteFile(ws.HandoverPath(), []byte(strconv.Itoa(other)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-HandoverWait - time.Minute)
+	if err := os.Chtimes(ws.HandoverPath(), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := seat.HandoverAsked(); got != 0 {
+		t.Errorf("HandoverAsked() with a request older than HandoverWait = %d, want 0", got)
+	}
+	if _, err := os.Stat(ws.HandoverPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale request is left: %v", err)
+	}
+}

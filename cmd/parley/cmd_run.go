@@ -46,11 +46,6 @@ func runCommand(e *env) *cli.Command {
 	}
 }
 
-// handoverWait is how long `parley run` waits for a seat routing the
-// table to hand it over: longer than a seat waits for the programs
-// answering a message to finish (seatFinishWait).
-const handoverWait = 30 * time.Second
-
 type runOptions struct {
 	UntilIdle bool
 	Level     slog.Level
@@ -81,8 +76,8 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	if le := (*runner.LockedError)(nil); errors.As(err, &le) && le.Seat {
 		// A person's seat routes the table (parley play): it hands it
 		// over, and plays beside this run.
-		log.Info("a seat (parley play) routes this table: asking it to hand the table over", "pid", le.PID, "wait", handoverWait)
-		r, err = runner.OpenHandedOver(ctx, ws, ropts, handoverWait)
+		log.Info("a seat (parley play) routes this table: asking it to hand the table over", "pid", le.PID, "wait", runner.HandoverWait)
+		r, err = runner.OpenHandedOver(ctx, ws, ropts, runner.HandoverWait)
 		if err == nil {
 			log.Info("the seat handed the table over: this run goes on with its session", "seat", le.PID)
 		}

@@ -187,7 +187,7 @@ func hint(err error) string {
 	case errors.As(err, &he):
 		return he.hint
 	case errors.As(err, &le) && le.Seat:
-		return "a `parley play` seat routes this table and did not hand it over in time (its programs still answering?): try again, or leave the seat; `parley status` shows what the table does"
+		return "a `parley play` seat routes this table: `parley run` asks it for the table and waits 30s, and it was not handed over (its programs still answering, the wait stopped, or another run asking): try again, or leave the seat; `parley status` shows what the table does"
 	case errors.As(err, &le):
 		return "one runner per workspace (a `parley run`, or a `parley play` seat routing its table); stop the other one, or use `parley status` to watch it work"
 	case errors.Is(err, bridge.ErrLocked):

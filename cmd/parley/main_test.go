@@ -446,7 +446,7 @@ func newWorkspace(tb testing.TB, dir, cfg string) *workspace.Workspace {
 // TestLockedHint: a run refused because a seat did not hand the table
 // over in time is told so, not that another runner must be stopped.
 func TestLockedHint(t *testing.T) {
-	if h := hint(&runner.LockedError{PID: 42, Seat: true}); !strings.Contains(h, "did not hand it over in time") {
+	if h := hint(&runner.LockedError{PID: 42, Seat: true}); !strings.Contains(h, "it was not handed over") {
 		t.Errorf("hint for a seat that kept the table = %q", h)
 	}
 	if h := hint(&runner.LockedError{PID: 42}); !strings.Contains(h, "one runner per workspace") {
