@@ -489,6 +489,13 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 		if s.arrived != nil && err == nil && asked == 0 {
 			waitForwarded(ctx, s.ws, 10*time.Second)
 		}
+		if asked != 0 {
+			// Handed over: the seat's bridge lets its lock go before the
+			// runner does, so that the run, once it holds the workspace,
+			// runs the bridge itself (it ran without one, taking the
+			// seat's for another process's).
+			stopBridge()
+		}
 		if cerr := r.Close(); err == nil {
 			err = cerr
 		}
@@ -641,7 +648,7 @@ func (s *seat) beside(ctx context.Context, idle func(wait context.Context, settl
 
 // seatFinishWait is how long a seat handing its table over to a `parley
 // run` waits for the programs answering a message to finish it: less
-// than the run waits for the table (handoverWait).
+// than the run waits for the table (runner.HandoverWait).
 const seatFinishWait = 20 * time.Second
 
 // watchHandover looks, once a tick until ctx ends, whether a `parley run`
@@ -700,7 +707,7 @@ func (s *seat) handOver(ctx context.Context, r *runner.Runner) {
 // beside it from now on. It reports false, said too, when that run gave
 // up or ended first: the seat routes the table again.
 func (s *seat) handedOver(ctx context.Context, pid int) bool {
-	if !runner.WaitHandedOver(ctx, s.ws, pid, handoverWait) {
+	if !runner.WaitHandedOver(ctx, s.ws, pid, runner.HandoverWait) {
 		if ctx.Err() == nil {
 			s.printf("(parley run (pid %d) asked for this table, and did not take it: the seat routes it again)\n", pid)
 		}
