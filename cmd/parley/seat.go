@@ -567,7 +567,13 @@ func (s *seat) filedElsewhere(holders map[string][]string) map[string]filedCopy 
 		if err != nil {
 			continue
 		}
-		s.doneAt[agent] = fi.ModTime()
+		if time.Since(fi.ModTime()) > time.Second {
+			// A directory's time moves in ticks of the clock: one changed
+			// within the last second may change again, a file filed
+			// after this listing, and keep its time. Listed again
+			// until it is older.
+			s.doneAt[agent] = fi.ModTime()
+		}
 		for _, n := range names {
 			key := agent + "/" + n
 			if s.doneKnown[key] {
