@@ -558,10 +558,15 @@ func (h *history) answeredSince(rec *record, agent string) bool {
 // sentAgainSince reports whether what rec asked of agent was sent to
 // agent again since: about a step, the step's task or revision (a
 // person's retry sends the task), or a request of rec's type for the
-// step; about no step (a research request), a request of rec's type in
-// its thread on the same topic (a person's retry sends a copy).
+// step; about no step, a research request of the same topic in its
+// thread (a person's retry sends a copy). Another request about no step
+// (a triage, an architecture request) is never taken for sent again: one
+// of its type in a shared thread may be another's.
 func (h *history) sentAgainSince(rec *record, agent string) bool {
 	pf, n := rec.get("plan_file"), atoi(rec.get("step"))
+	if pf == "" && (rec.typ() != ResearchRequest || rec.get("topic") == "") {
+		return false
+	}
 	work := func(t string) bool { return t == TaskAssignment || t == RevisionRequest }
 	for _, r := range h.all {
 		if r == rec || r == h.cur || !r.sent || !r.at.After(rec.at) || !r.to(agent) || !r.forStep(pf, n) {
