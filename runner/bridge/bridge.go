@@ -220,7 +220,7 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 				b.fail(fmt.Errorf("disconnected: %w", err))
 			}
 		}),
-		nats.ConnectHandler(b.checkPayload),
+		nats.ConnectHandler(b.connected),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			b.clearError() // connected again: the next failure is news
 			b.log.Info("bridge reconnected", "url", nc.ConnectedUrlRedacted())
@@ -272,6 +272,21 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 		opts = append(opts, nats.RootCAs(path))
 	}
 	return nats.Connect(strings.Join(c.URLs, ","), opts...)
+}
+
+// connected is told of the first connection: made after the first tries
+// failed (nats.RetryOnFailedConnect), it says so, or the log's last word
+// on the link would stay the failure. A first try that succeeds is no
+// news: nats.go tells of it here only maybe after a short run is over.
+func (b *Bridge) connected(nc *nats.Conn) {
+	b.mu.Lock()
+	failed := b.lastErr != ""
+	b.mu.Unlock()
+	if failed {
+		b.clearError() // connected: the next failure is news
+		b.log.Info("bridge connected", "url", nc.ConnectedUrlRedacted())
+	}
+	b.checkPayload(nc)
 }
 
 // checkPayload warns, once for each server's limit, when the server the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -752,4 +753,54 @@ func TestBridgeFirstAfterReset(t *testing.T) {
 	if *again.acked != 1 {
 		t.Error("the batch was not acknowledged by its last message")
 	}
+}
+
+// lockedBuffer is a log that the bridge's goroutines write to while the
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestBridgeConnectedAfterFailures: a bridge started before its server
+// logged that it could not connect, and, once it connected, nothing: the
+// log's last word on the link stayed the failure. It says it connected.
+func TestBridgeConnectedAfterFailures(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ws, err := workspace.InitConfig(t.TempDir(), "bridge: {name: inn, url: nats://"+addr+"}\nagents: [gm]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := runBridge(t, ctx, ws, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+		errc <- err
+	}()
+	defer func() { cancel(); <-errc }()
+	waitFor(t, "the failure to connect in the log", func() bool { return strings.Contains(logged.String(), "connecting") })
+	ns, err := Serve(ServeOptions{Dir: t.TempDir(), Listen: addr, Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Shutdown()
+	waitFor(t, `"bridge connected" in the log`, func() bool { return strings.Contains(logged.String(), "bridge connected") })
 }
