@@ -476,8 +476,15 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 			fmt.Fprintf(e.stdout, "          serving NATS at %s\n", printable(st.Serving))
 		}
 	}
-	fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag %d (waiting in the stream for here)\n", st.Outgoing, st.PendingAcks, st.Lag)
-	fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
+	if b.Running {
+		fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag %d (waiting in the stream for here)\n", st.Outgoing, st.PendingAcks, st.Lag)
+		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
+	} else {
+		// The lag the bridge last counted is stale: messages published
+		// since wait in the stream, and only a bridge asks it.
+		fmt.Fprintf(e.stdout, "          outgoing %d waiting; lag not known: the bridge is not running (parley bridge --until-idle takes what waits in the stream for here)\n", st.Outgoing)
+		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d in its last run\n", st.Forwarded, st.Received, st.Bounced)
+	}
 	if st.LastError != "" {
 		fmt.Fprintf(e.stdout, "          last error %s: %s\n", ago(st.ErrorAt, now), printable(st.LastError))
 	}
