@@ -485,7 +485,13 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 		fmt.Fprintf(e.stdout, "          outgoing %d waiting; lag not known: the bridge is not running (parley bridge --until-idle takes what waits in the stream for here)\n", st.Outgoing)
 		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d in its last run\n", st.Forwarded, st.Received, st.Bounced)
 	}
-	if st.LastError != "" {
+	if b.Running && st.NameHeldBy != "" {
+		fmt.Fprintf(e.stdout, "          NOT taking or forwarding: another workspace reads the stream as %q: %s (give one of them another bridge: name: in %s)\n", printable(b.Name), printable(st.NameHeldBy), workspace.ConfigFile)
+	}
+	if b.Running && st.NameAlsoClaimedBy != "" {
+		fmt.Fprintf(e.stdout, "          another workspace tries to read the stream as %q too, refused while this one reads: %s (give one of them another bridge: name: in %s)\n", printable(b.Name), printable(st.NameAlsoClaimedBy), workspace.ConfigFile)
+	}
+	if st.LastError != "" && !(b.Running && st.NameHeldBy != "" && strings.Contains(st.LastError, st.NameHeldBy)) {
 		fmt.Fprintf(e.stdout, "          last error %s: %s\n", ago(st.ErrorAt, now), printable(st.LastError))
 	}
 	for _, name := range st.Unread {

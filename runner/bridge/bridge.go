@@ -121,7 +121,12 @@ type Bridge struct {
 	warnedPayload int64
 	errAt         time.Time
 	lag           uint64
-	attempts      map[string]int // incoming copy -> failed deliveries here
+	// self is this workspace on the bridge; heldBy the other workspace
+	// that holds its name, as last looked, alsoBy one refused it (see
+	// claim).
+	self           identity
+	heldBy, alsoBy string
+	attempts       map[string]int // incoming copy -> failed deliveries here
 
 	// synced, when set (by tests only), is told of the copies in an
 	// agent's inbox made durable before they are forwarded.
@@ -170,12 +175,17 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 		}
 		return nil, err
 	}
+	self, err := selfIdentity(ws)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the workspace's identity on the bridge: %w", err)
+	}
 	s, err := mailbox.NewSyncer(ws.Root)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}}, nil
+	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self}, nil
 }
 
 // Close releases the lock and what the bridge holds.
@@ -333,6 +343,7 @@ func (b *Bridge) Run(ctx context.Context) (Stats, error) {
 	}
 	if b.opts.UntilIdle {
 		err := b.runUntilIdle(ctx, nc, js)
+		b.release(js)
 		b.writeState(nc)
 		return b.Stats(), err
 	}
@@ -341,6 +352,7 @@ func (b *Bridge) Run(ctx context.Context) (Stats, error) {
 	g.Go(func() error { return b.receiveLoop(ctx, js) })
 	g.Go(func() error { return b.stateLoop(ctx, nc, js) })
 	err = g.Wait()
+	b.release(js)
 	b.writeState(nc)
 	return b.Stats(), err
 }
@@ -362,16 +374,20 @@ func (b *Bridge) setup(ctx context.Context, js jetstream.JetStream) (jetstream.S
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", b.cfg.Stream, err)
 	}
-	_, err = s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       b.durable(),
-		Description:   "parley workspace " + b.cfg.Name,
-		FilterSubject: b.filter(),
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckPolicy:     jetstream.AckAllPolicy,
-		AckWait:       30 * time.Second,
-		MaxDeliver:    -1, // the bridge counts failures itself, and keeps what fails in dead/
-		MaxAckPending: 4 * window,
-	})
+	// A consumer as it should be is left alone: an update would write
+	// back the claim in its metadata (see claim) as read here, over one
+	// written meanwhile.
+	var meta map[string]string
+	if c, err := s.Consumer(ctx, b.durable()); err == nil {
+		have := c.CachedInfo().Config
+		meta = parleyMeta(have.Metadata)
+		if sameConsumer(have, b.consumerConfig(meta)) {
+			return s, nil
+		}
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("consumer %s on stream %s: %w", b.durable(), b.cfg.Stream, err)
+	}
+	_, err = s.CreateOrUpdateConsumer(ctx, b.consumerConfig(meta))
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s on stream %s: %w", b.durable(), b.cfg.Stream, err)
 	}
@@ -484,6 +500,7 @@ func (b *Bridge) writeState(nc *nats.Conn) {
 	b.mu.Lock()
 	st.Lag, st.LastError, st.ErrorAt = b.lag, b.lastErr, b.errAt
 	st.Unread = slices.Clone(b.unread)
+	st.NameHeldBy, st.NameAlsoClaimedBy = b.heldBy, b.alsoBy
 	b.mu.Unlock()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -579,6 +596,9 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 	b.checkPayload(nc)
 	s, err := b.setup(ctx, js)
 	if err != nil {
+		return err
+	}
+	if err := b.claim(ctx, js); err != nil {
 		return err
 	}
 	for {

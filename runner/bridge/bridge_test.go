@@ -804,3 +804,85 @@ func TestBridgeConnectedAfterFailures(t *testing.T) {
 	defer ns.Shutdown()
 	waitFor(t, `"bridge connected" in the log`, func() bool { return strings.Contains(logged.String(), "bridge connected") })
 }
+
+// TestBridgeNameHeld: two workspaces of one bridge name (a parley.yaml
+// copied to a second machine) shared its consumer, and each took part of
+// the other's messages, saying nothing. The second is refused while the
+// first reads, says which workspace holds the name (log, state, and an
+// error from --until-idle), takes nothing, and the first says it was
+// tried; once the first stops, the second takes what waits. Every
+// message is delivered once.
+func TestBridgeNameHeld(t *testing.T) {
+	inn, home, url := pair(t)
+	twin, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var homeLog, twinLog lockedBuffer
+	errc := make(chan error, 3)
+	go func() { _, err := runBridge(t, ctx, inn, Options{}); errc <- err }()
+	homeCtx, stopHome := context.WithCancel(ctx)
+	homeDone := make(chan struct{})
+	go func() {
+		defer close(homeDone)
+		_, err := runBridge(t, homeCtx, home, Options{Logger: slog.New(slog.NewTextHandler(&homeLog, nil))})
+		errc <- err
+	}()
+	first := deliver(t, inn, 1)
+	waitFor(t, "the first message in home", func() bool {
+		got, _ := home.Mailbox("aria").IDs(mailbox.Inbox)
+		return len(got) == 1
+	})
+
+	_, err = runBridge(t, ctx, twin, Options{UntilIdle: true})
+	if !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("twin's --until-idle while home reads: err = %v, want ErrNameHeld", err)
+	}
+	if !strings.Contains(err.Error(), home.Root) {
+		t.Errorf("twin's error does not name home's directory %s: %v", home.Root, err)
+	}
+	go func() {
+		_, err := runBridge(t, ctx, twin, Options{Logger: slog.New(slog.NewTextHandler(&twinLog, nil))})
+		errc <- err
+	}()
+	waitFor(t, "twin's state naming home", func() bool {
+		st, ok, _ := twin.ReadBridgeState()
+		return ok && strings.Contains(st.NameHeldBy, home.Root)
+	})
+	waitFor(t, "twin's log saying the name is held", func() bool { return strings.Contains(twinLog.String(), ErrNameHeld.Error()) })
+	more := deliver(t, inn, 20)
+	waitFor(t, "the others in home", func() bool {
+		got, _ := home.Mailbox("aria").IDs(mailbox.Inbox)
+		return len(got) == 21
+	})
+	waitFor(t, "home's word that twin tried", func() bool {
+		st, ok, _ := home.ReadBridgeState()
+		return ok && strings.Contains(st.NameAlsoClaimedBy, twin.Root) && strings.Contains(homeLog.String(), "another workspace tried to read the stream as this bridge name")
+	})
+	if got, _ := twin.Mailbox("aria").IDs(mailbox.Inbox); len(got) != 0 {
+		t.Fatalf("twin took %d messages while home held the name", len(got))
+	}
+
+	// home stops: twin takes over, and gets what comes next.
+	stopHome()
+	<-homeDone
+	last := deliver(t, inn, 4)
+	waitFor(t, "the last in twin", func() bool {
+		got, _ := twin.Mailbox("aria").IDs(mailbox.Inbox)
+		return len(got) == len(last)
+	})
+	got, _ := home.Mailbox("aria").IDs(mailbox.Inbox)
+	if want := append(first, more...); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("home's aria = %v, want %v", got, want)
+	}
+	got, _ = twin.Mailbox("aria").IDs(mailbox.Inbox)
+	if strings.Join(got, " ") != strings.Join(last, " ") {
+		t.Errorf("twin's aria = %v, want %v", got, last)
+	}
+	waitFor(t, "twin's state holding the name", func() bool {
+		st, ok, _ := twin.ReadBridgeState()
+		return ok && st.NameHeldBy == ""
+	})
+}

@@ -59,7 +59,9 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 				ready = true
 			}
 		}
-		if ready {
+		// While another workspace holds this one's name (see claim),
+		// what waits here stays: its answers would go to the other.
+		if ready && !b.held() {
 			if _, err := b.forwardPending(ctx, js); err != nil {
 				b.fail(err)
 				wait = backoff(ctx, wait)

@@ -311,6 +311,11 @@ type BridgeState struct {
 	// agents) that no workspace reads the stream as: what is forwarded to
 	// their agents waits in the stream.
 	Unread []string `json:"unread_remotes,omitempty"`
+	// NameHeldBy is the other workspace that reads the stream as this
+	// one's bridge name, while this one takes and forwards nothing;
+	// NameAlsoClaimedBy one that tried to, and was refused.
+	NameHeldBy        string `json:"name_held_by,omitempty"`
+	NameAlsoClaimedBy string `json:"name_also_claimed_by,omitempty"`
 }
 
 // BridgeStatePath is where the bridge writes its state.
