@@ -28,7 +28,9 @@
 // already holds is a no-op by id, and nothing is taken out of order. A message refused is kept in its
 // recipient's dead/ with the reason (or in .parley/bridge/refused/ when it
 // names no agent here); one whose delivery keeps failing is written there
-// after max_deliver tries, never dropped.
+// after max_deliver tries, never dropped. A workspace holds its name in
+// its consumer's metadata while it reads, and a second workspace of that
+// name takes nothing meanwhile (see claim).
 package bridge
 
 import (

@@ -885,4 +885,7 @@ func TestBridgeNameHeld(t *testing.T) {
 		st, ok, _ := twin.ReadBridgeState()
 		return ok && st.NameHeldBy == ""
 	})
+	if !strings.Contains(twinLog.String(), `bridge name \"home\" is free again`) {
+		t.Errorf("twin's log does not say it took over:\n%s", twinLog.String())
+	}
 }

@@ -173,10 +173,14 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 		}
 	}
 	b.mu.Lock()
+	was := b.heldBy
 	b.heldBy = ""
 	warn := also != "" && also != b.alsoBy
 	b.alsoBy = also
 	b.mu.Unlock()
+	if was != "" {
+		b.log.Info(fmt.Sprintf("bridge name %q is free again: this workspace takes and forwards what waits", b.cfg.Name), "held_by", was)
+	}
 	if warn {
 		b.log.Warn(fmt.Sprintf("another workspace tried to read the stream as this bridge name, %q: it was refused, and takes and forwards nothing while this one reads (give one of them another bridge: name: in %s)", b.cfg.Name, workspace.ConfigFile),
 			"workspace", also)

@@ -300,7 +300,8 @@ type BridgeState struct {
 	Outgoing    int `json:"outgoing"`
 	PendingAcks int `json:"pending_acks"`
 	// Lag is how many messages for this workspace wait in the stream,
-	// not yet delivered here.
+	// not yet delivered here, as the bridge last counted: stale once it
+	// stopped.
 	Lag       uint64    `json:"lag"`
 	Forwarded int64     `json:"forwarded"` // since the bridge started
 	Received  int64     `json:"received"`
