@@ -128,6 +128,8 @@ type Bridge struct {
 	// claim).
 	self           identity
 	heldBy, alsoBy string
+	claimed        bool           // looked at least once
+	looked         chan struct{}  // closed at the first look
 	attempts       map[string]int // incoming copy -> failed deliveries here
 
 	// synced, when set (by tests only), is told of the copies in an
@@ -187,7 +189,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self}, nil
+	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self, looked: make(chan struct{})}, nil
 }
 
 // Close releases the lock and what the bridge holds.

@@ -843,6 +843,18 @@ func TestBridgeNameHeld(t *testing.T) {
 	if !strings.Contains(err.Error(), home.Root) {
 		t.Errorf("twin's error does not name home's directory %s: %v", home.Root, err)
 	}
+	// aria, in twin, answers gm: held, twin forwards nothing.
+	answer := mailbox.IDAt("aria", time.Now())
+	sync, err := mailbox.NewSyncer(twin.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := twin.Mailbox("gm").Deliver(answer, []byte("---\nid: "+answer+"\nfrom: aria\nto: [gm]\n---\nfrom the twin\n"), sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(sync.Sync(), sync.Close()); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		_, err := runBridge(t, ctx, twin, Options{Logger: slog.New(slog.NewTextHandler(&twinLog, nil))})
 		errc <- err
@@ -864,6 +876,9 @@ func TestBridgeNameHeld(t *testing.T) {
 	if got, _ := twin.Mailbox("aria").IDs(mailbox.Inbox); len(got) != 0 {
 		t.Fatalf("twin took %d messages while home held the name", len(got))
 	}
+	if got, _ := twin.Mailbox("gm").IDs(mailbox.Inbox); len(got) != 1 {
+		t.Fatalf("twin forwarded its answer while home held the name")
+	}
 
 	// home stops: twin takes over, and gets what comes next.
 	stopHome()
@@ -884,6 +899,10 @@ func TestBridgeNameHeld(t *testing.T) {
 	waitFor(t, "twin's state holding the name", func() bool {
 		st, ok, _ := twin.ReadBridgeState()
 		return ok && st.NameHeldBy == ""
+	})
+	waitFor(t, "twin's answer in inn", func() bool {
+		got, _ := inn.Mailbox("gm").IDs(mailbox.Inbox)
+		return len(got) == 1 && got[0] == answer
 	})
 	if !strings.Contains(twinLog.String(), `bridge name \"home\" is free again`) {
 		t.Errorf("twin's log does not say it took over:\n%s", twinLog.String())

@@ -168,13 +168,14 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 		if err != nil {
 			return fmt.Errorf("consumer %s: %w", b.durable(), err)
 		}
-		if now, _ := claimOf(c.CachedInfo().Config.Metadata); now.key() != b.self.key() {
+		// A server that keeps no metadata (before NATS 2.10) keeps no
+		// claim: nothing holds the name.
+		if now, _ := claimOf(c.CachedInfo().Config.Metadata); now.ID != "" && now.key() != b.self.key() {
 			return b.heldError(now)
 		}
 	}
+	was := b.setHeld("")
 	b.mu.Lock()
-	was := b.heldBy
-	b.heldBy = ""
 	warn := also != "" && also != b.alsoBy
 	b.alsoBy = also
 	b.mu.Unlock()
@@ -190,11 +191,22 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 
 // heldError is the error of a bridge whose name holder holds.
 func (b *Bridge) heldError(holder identity) error {
-	b.mu.Lock()
-	b.heldBy = holder.String()
-	b.mu.Unlock()
+	b.setHeld(holder.String())
 	return fmt.Errorf("bridge name %q: %w: %s; two workspaces of one name would each take part of the other's messages, so this one takes and forwards nothing until that one stops (give one of them another bridge: name: in %s, and the remote: that name it)",
 		b.cfg.Name, ErrNameHeld, holder, workspace.ConfigFile)
+}
+
+// setHeld notes who holds the name, "" for this workspace, and returns
+// who held it before.
+func (b *Bridge) setHeld(by string) (was string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	was = b.heldBy
+	if !b.claimed {
+		close(b.looked)
+	}
+	b.heldBy, b.claimed = by, true
+	return was
 }
 
 // release takes back this workspace's claim, when it holds the name: a
@@ -217,11 +229,12 @@ func (b *Bridge) release(js jetstream.JetStream) {
 	_, _ = js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta))
 }
 
-// held reports whether another workspace holds the name, as last looked.
-func (b *Bridge) held() bool {
+// mayForward reports whether this workspace holds its name, as last
+// looked: not before the first look, nor while another holds it.
+func (b *Bridge) mayForward() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.heldBy != ""
+	return b.claimed && b.heldBy == ""
 }
 
 // consumerConfig is the configuration of this workspace's consumer, with
