@@ -47,6 +47,11 @@ func mcpCommand(e *env) *cli.Command {
 			if err := ws.CheckAgent(agent); err != nil {
 				return usagef("--agent: %v", err)
 			}
+			if a, _ := ws.Agent(agent); a.Remote != "" {
+				// Its mailbox here holds only what waits to be forwarded
+				// to it: every send would fail as the router's own.
+				return usagef("--agent: %s lives in workspace %s (remote: %s in %s): run parley mcp --agent %s in that workspace", agent, a.Remote, a.Remote, workspace.ConfigFile, agent)
+			}
 			ctx, stop := interruptible(c.Context)
 			defer stop()
 			t := mcpserver.NewStdio(os.Stdin, os.Stdout)

@@ -476,9 +476,22 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 			fmt.Fprintf(e.stdout, "          serving NATS at %s\n", printable(st.Serving))
 		}
 	}
-	fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag %d (waiting in the stream for here)\n", st.Outgoing, st.PendingAcks, st.Lag)
-	fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
-	if st.LastError != "" {
+	if b.Running {
+		fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag %d (waiting in the stream for here)\n", st.Outgoing, st.PendingAcks, st.Lag)
+		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
+	} else {
+		// The lag the bridge last counted is stale: messages published
+		// since wait in the stream, and only a bridge asks it.
+		fmt.Fprintf(e.stdout, "          outgoing %d waiting; lag not known: the bridge is not running (parley bridge --until-idle takes what waits in the stream for here)\n", st.Outgoing)
+		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d in its last run\n", st.Forwarded, st.Received, st.Bounced)
+	}
+	if b.Running && st.NameHeldBy != "" {
+		fmt.Fprintf(e.stdout, "          NOT taking or forwarding: another workspace reads the stream as %q: %s (give one of them another bridge: name: in %s)\n", printable(b.Name), printable(st.NameHeldBy), workspace.ConfigFile)
+	}
+	if b.Running && st.NameAlsoClaimedBy != "" {
+		fmt.Fprintf(e.stdout, "          another workspace tries to read the stream as %q too, refused while this one reads: %s (give one of them another bridge: name: in %s)\n", printable(b.Name), printable(st.NameAlsoClaimedBy), workspace.ConfigFile)
+	}
+	if st.LastError != "" && !(b.Running && st.NameHeldBy != "" && strings.Contains(st.LastError, st.NameHeldBy)) {
 		fmt.Fprintf(e.stdout, "          last error %s: %s\n", ago(st.ErrorAt, now), printable(st.LastError))
 	}
 	for _, name := range st.Unread {

@@ -28,7 +28,9 @@
 // already holds is a no-op by id, and nothing is taken out of order. A message refused is kept in its
 // recipient's dead/ with the reason (or in .parley/bridge/refused/ when it
 // names no agent here); one whose delivery keeps failing is written there
-// after max_deliver tries, never dropped.
+// after max_deliver tries, never dropped. A workspace holds its name in
+// its consumer's metadata while it reads, and a second workspace of that
+// name takes nothing meanwhile (see claim).
 package bridge
 
 import (
@@ -121,7 +123,14 @@ type Bridge struct {
 	warnedPayload int64
 	errAt         time.Time
 	lag           uint64
-	attempts      map[string]int // incoming copy -> failed deliveries here
+	// self is this workspace on the bridge; heldBy the other workspace
+	// that holds its name, as last looked, alsoBy one refused it (see
+	// claim).
+	self           identity
+	heldBy, alsoBy string
+	claimed        bool           // looked at least once
+	looked         chan struct{}  // closed at the first look
+	attempts       map[string]int // incoming copy -> failed deliveries here
 
 	// synced, when set (by tests only), is told of the copies in an
 	// agent's inbox made durable before they are forwarded.
@@ -170,12 +179,17 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 		}
 		return nil, err
 	}
+	self, err := selfIdentity(ws)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the workspace's identity on the bridge: %w", err)
+	}
 	s, err := mailbox.NewSyncer(ws.Root)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}}, nil
+	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self, looked: make(chan struct{})}, nil
 }
 
 // Close releases the lock and what the bridge holds.
@@ -220,7 +234,7 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 				b.fail(fmt.Errorf("disconnected: %w", err))
 			}
 		}),
-		nats.ConnectHandler(b.checkPayload),
+		nats.ConnectHandler(b.connected),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			b.clearError() // connected again: the next failure is news
 			b.log.Info("bridge reconnected", "url", nc.ConnectedUrlRedacted())
@@ -274,6 +288,21 @@ func (b *Bridge) connect() (*nats.Conn, error) {
 	return nats.Connect(strings.Join(c.URLs, ","), opts...)
 }
 
+// connected is told of the first connection: made after the first tries
+// failed (nats.RetryOnFailedConnect), it says so, or the log's last word
+// on the link would stay the failure. A first try that succeeds is no
+// news: nats.go tells of it here only maybe after a short run is over.
+func (b *Bridge) connected(nc *nats.Conn) {
+	b.mu.Lock()
+	failed := b.lastErr != ""
+	b.mu.Unlock()
+	if failed {
+		b.clearError() // connected: the next failure is news
+		b.log.Info("bridge connected", "url", nc.ConnectedUrlRedacted())
+	}
+	b.checkPayload(nc)
+}
+
 // checkPayload warns, once for each server's limit, when the server the
 // bridge is connected to cannot carry every message the workspace
 // accepts (router.max_message_size, with the bridge's headers): such a
@@ -318,6 +347,7 @@ func (b *Bridge) Run(ctx context.Context) (Stats, error) {
 	}
 	if b.opts.UntilIdle {
 		err := b.runUntilIdle(ctx, nc, js)
+		b.release(js)
 		b.writeState(nc)
 		return b.Stats(), err
 	}
@@ -326,6 +356,7 @@ func (b *Bridge) Run(ctx context.Context) (Stats, error) {
 	g.Go(func() error { return b.receiveLoop(ctx, js) })
 	g.Go(func() error { return b.stateLoop(ctx, nc, js) })
 	err = g.Wait()
+	b.release(js)
 	b.writeState(nc)
 	return b.Stats(), err
 }
@@ -347,16 +378,20 @@ func (b *Bridge) setup(ctx context.Context, js jetstream.JetStream) (jetstream.S
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", b.cfg.Stream, err)
 	}
-	_, err = s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       b.durable(),
-		Description:   "parley workspace " + b.cfg.Name,
-		FilterSubject: b.filter(),
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckPolicy:     jetstream.AckAllPolicy,
-		AckWait:       30 * time.Second,
-		MaxDeliver:    -1, // the bridge counts failures itself, and keeps what fails in dead/
-		MaxAckPending: 4 * window,
-	})
+	// A consumer as it should be is left alone: an update would write
+	// back the claim in its metadata (see claim) as read here, over one
+	// written meanwhile.
+	var meta map[string]string
+	if c, err := s.Consumer(ctx, b.durable()); err == nil {
+		have := c.CachedInfo().Config
+		meta = parleyMeta(have.Metadata)
+		if sameConsumer(have, b.consumerConfig(meta)) {
+			return s, nil
+		}
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("consumer %s on stream %s: %w", b.durable(), b.cfg.Stream, err)
+	}
+	_, err = s.CreateOrUpdateConsumer(ctx, b.consumerConfig(meta))
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s on stream %s: %w", b.durable(), b.cfg.Stream, err)
 	}
@@ -469,6 +504,7 @@ func (b *Bridge) writeState(nc *nats.Conn) {
 	b.mu.Lock()
 	st.Lag, st.LastError, st.ErrorAt = b.lag, b.lastErr, b.errAt
 	st.Unread = slices.Clone(b.unread)
+	st.NameHeldBy, st.NameAlsoClaimedBy = b.heldBy, b.alsoBy
 	b.mu.Unlock()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -564,6 +600,9 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 	b.checkPayload(nc)
 	s, err := b.setup(ctx, js)
 	if err != nil {
+		return err
+	}
+	if err := b.claim(ctx, js); err != nil {
 		return err
 	}
 	for {

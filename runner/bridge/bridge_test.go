@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -751,5 +752,159 @@ func TestBridgeFirstAfterReset(t *testing.T) {
 	}
 	if *again.acked != 1 {
 		t.Error("the batch was not acknowledged by its last message")
+	}
+}
+
+// lockedBuffer is a log that the bridge's goroutines write to while the
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestBridgeConnectedAfterFailures: a bridge started before its server
+// logged that it could not connect, and, once it connected, nothing: the
+// log's last word on the link stayed the failure. It says it connected.
+func TestBridgeConnectedAfterFailures(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ws, err := workspace.InitConfig(t.TempDir(), "bridge: {name: inn, url: nats://"+addr+"}\nagents: [gm]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := runBridge(t, ctx, ws, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+		errc <- err
+	}()
+	defer func() { cancel(); <-errc }()
+	waitFor(t, "the failure to connect in the log", func() bool { return strings.Contains(logged.String(), "connecting") })
+	ns, err := Serve(ServeOptions{Dir: t.TempDir(), Listen: addr, Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Shutdown()
+	waitFor(t, `"bridge connected" in the log`, func() bool { return strings.Contains(logged.String(), "bridge connected") })
+}
+
+// TestBridgeNameHeld: two workspaces of one bridge name (a parley.yaml
+// copied to a second machine) shared its consumer, and each took part of
+// the other's messages, saying nothing. The second is refused while the
+// first reads, says which workspace holds the name (log, state, and an
+// error from --until-idle), takes nothing, and the first says it was
+// tried; once the first stops, the second takes what waits. Every
+// message is delivered once.
+func TestBridgeNameHeld(t *testing.T) {
+	inn, home, url := pair(t)
+	twin, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var homeLog, twinLog lockedBuffer
+	errc := make(chan error, 3)
+	go func() { _, err := runBridge(t, ctx, inn, Options{}); errc <- err }()
+	homeCtx, stopHome := context.WithCancel(ctx)
+	homeDone := make(chan struct{})
+	go func() {
+		defer close(homeDone)
+		_, err := runBridge(t, homeCtx, home, Options{Logger: slog.New(slog.NewTextHandler(&homeLog, nil))})
+		errc <- err
+	}()
+	first := deliver(t, inn, 1)
+	waitFor(t, "the first message in home", func() bool {
+		got, _ := home.Mailbox("aria").IDs(mailbox.Inbox)
+		return len(got) == 1
+	})
+
+	_, err = runBridge(t, ctx, twin, Options{UntilIdle: true})
+	if !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("twin's --until-idle while home reads: err = %v, want ErrNameHeld", err)
+	}
+	if !strings.Contains(err.Error(), home.Root) {
+		t.Errorf("twin's error does not name home's directory %s: %v", home.Root, err)
+	}
+	// aria, in twin, answers gm: held, twin forwards nothing.
+	answer := mailbox.IDAt("aria", time.Now())
+	sync, err := mailbox.NewSyncer(twin.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := twin.Mailbox("gm").Deliver(answer, []byte("---\nid: "+answer+"\nfrom: aria\nto: [gm]\n---\nfrom the twin\n"), sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(sync.Sync(), sync.Close()); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, err := runBridge(t, ctx, twin, Options{Logger: slog.New(slog.NewTextHandler(&twinLog, nil))})
+		errc <- err
+	}()
+	waitFor(t, "twin's state naming home", func() bool {
+		st, ok, _ := twin.ReadBridgeState()
+		return ok && strings.Contains(st.NameHeldBy, home.Root)
+	})
+	waitFor(t, "twin's log saying the name is held", func() bool { return strings.Contains(twinLog.String(), ErrNameHeld.Error()) })
+	more := deliver(t, inn, 20)
+	waitFor(t, "the others in home", func() bool {
+		got, _ := home.Mailbox("aria").IDs(mailbox.Inbox)
+		return len(got) == 21
+	})
+	waitFor(t, "home's word that twin tried", func() bool {
+		st, ok, _ := home.ReadBridgeState()
+		return ok && strings.Contains(st.NameAlsoClaimedBy, twin.Root) && strings.Contains(homeLog.String(), "another workspace tried to read the stream as this bridge name")
+	})
+	if got, _ := twin.Mailbox("aria").IDs(mailbox.Inbox); len(got) != 0 {
+		t.Fatalf("twin took %d messages while home held the name", len(got))
+	}
+	if got, _ := twin.Mailbox("gm").IDs(mailbox.Inbox); len(got) != 1 {
+		t.Fatalf("twin forwarded its answer while home held the name")
+	}
+
+	// home stops: twin takes over, and gets what comes next.
+	stopHome()
+	<-homeDone
+	last := deliver(t, inn, 4)
+	waitFor(t, "the last in twin", func() bool {
+		got, _ := twin.Mailbox("aria").IDs(mailbox.Inbox)
+		return len(got) == len(last)
+	})
+	got, _ := home.Mailbox("aria").IDs(mailbox.Inbox)
+	if want := append(first, more...); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("home's aria = %v, want %v", got, want)
+	}
+	got, _ = twin.Mailbox("aria").IDs(mailbox.Inbox)
+	if strings.Join(got, " ") != strings.Join(last, " ") {
+		t.Errorf("twin's aria = %v, want %v", got, last)
+	}
+	waitFor(t, "twin's state holding the name", func() bool {
+		st, ok, _ := twin.ReadBridgeState()
+		return ok && st.NameHeldBy == ""
+	})
+	waitFor(t, "twin's answer in inn", func() bool {
+		got, _ := inn.Mailbox("gm").IDs(mailbox.Inbox)
+		return len(got) == 1 && got[0] == answer
+	})
+	if !strings.Contains(twinLog.String(), `bridge name \"home\" is free again`) {
+		t.Errorf("twin's log does not say it took over:\n%s", twinLog.String())
 	}
 }

@@ -51,6 +51,7 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 	defer tick.Stop()
 	wait := 50 * time.Millisecond
 	ready := false
+	looked := b.looked
 	for {
 		if !ready {
 			if _, err := b.setup(ctx, js); err != nil {
@@ -59,7 +60,10 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 				ready = true
 			}
 		}
-		if ready {
+		// While another workspace holds this one's name (see claim),
+		// what waits here stays: its answers would go to the other. The
+		// receiving side looks first.
+		if ready && b.mayForward() {
 			if _, err := b.forwardPending(ctx, js); err != nil {
 				b.fail(err)
 				wait = backoff(ctx, wait)
@@ -83,6 +87,8 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 				}
 			}
 		case <-tick.C:
+		case <-looked:
+			looked = nil // once: the first look at the name is done
 		}
 	}
 }

@@ -51,6 +51,9 @@ func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) err
 	if err != nil {
 		return err
 	}
+	if err := b.claim(ctx, js); err != nil {
+		return err
+	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	_, err = s.ResetConsumer(rctx, b.durable())
 	cancel()
@@ -96,6 +99,8 @@ func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) err
 		}
 	}()
 	b.clearError()
+	beat := time.NewTicker(beatEvery)
+	defer beat.Stop()
 	var lastSeq uint64
 	for {
 		select {
@@ -103,6 +108,13 @@ func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) err
 			return nil
 		case err := <-errc:
 			return err
+		case <-beat.C:
+			// Another workspace that claimed the name at the same
+			// moment is found here: the one that finds the other's
+			// claim stops.
+			if err := b.claim(ctx, js); err != nil {
+				return err
+			}
 		case m := <-msgs:
 			batch := []jetstream.Msg{m}
 			for len(batch) < window {

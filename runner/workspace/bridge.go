@@ -300,7 +300,8 @@ type BridgeState struct {
 	Outgoing    int `json:"outgoing"`
 	PendingAcks int `json:"pending_acks"`
 	// Lag is how many messages for this workspace wait in the stream,
-	// not yet delivered here.
+	// not yet delivered here, as the bridge last counted: stale once it
+	// stopped.
 	Lag       uint64    `json:"lag"`
 	Forwarded int64     `json:"forwarded"` // since the bridge started
 	Received  int64     `json:"received"`
@@ -311,6 +312,11 @@ type BridgeState struct {
 	// agents) that no workspace reads the stream as: what is forwarded to
 	// their agents waits in the stream.
 	Unread []string `json:"unread_remotes,omitempty"`
+	// NameHeldBy is the other workspace that reads the stream as this
+	// one's bridge name, while this one takes and forwards nothing;
+	// NameAlsoClaimedBy one that tried to, and was refused.
+	NameHeldBy        string `json:"name_held_by,omitempty"`
+	NameAlsoClaimedBy string `json:"name_also_claimed_by,omitempty"`
 }
 
 // BridgeStatePath is where the bridge writes its state.

@@ -1,0 +1,264 @@
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// Claims. Two workspaces that read the stream as one bridge name (a
+// parley.yaml copied to a second machine) would share its consumer,
+// parley-<name>, and each take part of the other's messages: none lost
+// or doubled, but split between them without a word. So the workspace
+// that reads as a name writes who it is (a random id kept in
+// .parley/bridge-id, its host and its directory) in the consumer's
+// metadata before it takes anything, again every beatEvery while it
+// reads (the beat, in the server's time), and takes it back when it
+// stops. A bridge that finds the name held by another workspace, whose
+// beat is less than holdFor old, takes and forwards nothing: it says so
+// in its log and its state (NameHeldBy), notes itself in the metadata,
+// for the holder to say so too (NameAlsoClaimedBy), and looks again
+// until the holder stops. Two bridges that claim the name at the same
+// moment may both read until the next beat, when the one that finds the
+// other's claim stops: what either took is delivered, once.
+
+const (
+	beatEvery = 5 * time.Second
+	holdFor   = 20 * time.Second
+	// claimSettle is how long a bridge that took the name waits before
+	// it looks whether another took it at the same moment.
+	claimSettle = 300 * time.Millisecond
+)
+
+// The consumer's metadata keys a claim is written under.
+const (
+	metaID       = "parley_workspace"
+	metaHost     = "parley_host"
+	metaRoot     = "parley_root"
+	metaPID      = "parley_pid"
+	metaBeat     = "parley_beat"
+	metaAlso     = "parley_also"    // the workspace last refused the name, as identity.String
+	metaAlsoID   = "parley_also_id" // its identity.key
+	metaAlsoBeat = "parley_also_beat"
+)
+
+// ErrNameHeld is the error when another workspace reads the stream as
+// this workspace's bridge name.
+var ErrNameHeld = errors.New("another workspace reads the stream as this bridge name")
+
+// identity is who reads as a bridge name.
+type identity struct {
+	ID, Host, Root string
+	PID            int
+}
+
+func (i identity) key() string { return i.ID + "|" + i.Host + "|" + i.Root }
+
+func (i identity) String() string {
+	return fmt.Sprintf("%s on host %s (pid %d)", i.Root, i.Host, i.PID)
+}
+
+// selfIdentity is this workspace's identity, its id read from
+// .parley/bridge-id, or drawn and kept there the first time.
+func selfIdentity(ws *workspace.Workspace) (identity, error) {
+	root, err := filepath.Abs(ws.Root)
+	if err != nil {
+		return identity{}, err
+	}
+	host, _ := os.Hostname()
+	path := filepath.Join(ws.Root, workspace.StateDir, "bridge-id")
+	data, err := os.ReadFile(path)
+	id := strings.TrimSpace(string(data))
+	if errors.Is(err, os.ErrNotExist) || (err == nil && id == "") {
+		var raw [16]byte
+		if _, err := rand.Read(raw[:]); err != nil {
+			return identity{}, err
+		}
+		id = hex.EncodeToString(raw[:])
+		if err := mailbox.WriteFileAtomic(path, []byte(id+"\n")); err != nil {
+			return identity{}, err
+		}
+	} else if err != nil {
+		return identity{}, err
+	}
+	return identity{ID: id, Host: host, Root: root, PID: os.Getpid()}, nil
+}
+
+func claimOf(meta map[string]string) (identity, time.Time) {
+	pid, _ := strconv.Atoi(meta[metaPID])
+	beat, _ := time.Parse(time.RFC3339Nano, meta[metaBeat])
+	return identity{ID: meta[metaID], Host: meta[metaHost], Root: meta[metaRoot], PID: pid}, beat
+}
+
+// parleyMeta keeps the keys of the consumer's metadata parley wrote.
+func parleyMeta(meta map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range meta {
+		if strings.HasPrefix(k, "parley_") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// claim reads the stream as this workspace's name: it writes this
+// workspace in the consumer's metadata with a fresh beat, unless another
+// workspace holds the name (ErrNameHeld).
+func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := js.Consumer(ctx, b.cfg.Stream, b.durable())
+	if err != nil {
+		return fmt.Errorf("consumer %s: %w", b.durable(), err)
+	}
+	info := c.CachedInfo()
+	now := info.TimeStamp
+	if now.IsZero() {
+		now = time.Now().UTC()
+	}
+	meta := parleyMeta(info.Config.Metadata)
+	holder, beat := claimOf(meta)
+	if holder.ID != "" && holder.key() != b.self.key() && !beat.IsZero() && now.Sub(beat) < holdFor {
+		// Noted for the holder to say, a beat at a time.
+		alsoBeat, _ := time.Parse(time.RFC3339Nano, meta[metaAlsoBeat])
+		if meta[metaAlsoID] != b.self.key() || now.Sub(alsoBeat) >= beatEvery {
+			meta[metaAlso], meta[metaAlsoID], meta[metaAlsoBeat] = b.self.String(), b.self.key(), now.Format(time.RFC3339Nano)
+			// Not noted, the holder does not say it: this side does.
+			_, _ = js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta))
+		}
+		return b.heldError(holder)
+	}
+	also := ""
+	alsoBeat, _ := time.Parse(time.RFC3339Nano, meta[metaAlsoBeat])
+	if meta[metaAlsoID] != "" && meta[metaAlsoID] != b.self.key() && now.Sub(alsoBeat) < holdFor {
+		also = meta[metaAlso]
+	} else {
+		delete(meta, metaAlso)
+		delete(meta, metaAlsoID)
+		delete(meta, metaAlsoBeat)
+	}
+	meta[metaID], meta[metaHost], meta[metaRoot] = b.self.ID, b.self.Host, b.self.Root
+	meta[metaPID], meta[metaBeat] = strconv.Itoa(b.self.PID), now.Format(time.RFC3339Nano)
+	if _, err := js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta)); err != nil {
+		return fmt.Errorf("consumer %s: %w", b.durable(), err)
+	}
+	if holder.key() != b.self.key() {
+		// Taken now: another workspace that read the name free at the
+		// same moment wrote its claim a moment before or after this
+		// one. The claim written last holds; the other finds it here.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(claimSettle):
+		}
+		c, err := js.Consumer(ctx, b.cfg.Stream, b.durable())
+		if err != nil {
+			return fmt.Errorf("consumer %s: %w", b.durable(), err)
+		}
+		// A server that keeps no metadata (before NATS 2.10) keeps no
+		// claim: nothing holds the name.
+		if now, _ := claimOf(c.CachedInfo().Config.Metadata); now.ID != "" && now.key() != b.self.key() {
+			return b.heldError(now)
+		}
+	}
+	was := b.setHeld("")
+	b.mu.Lock()
+	warn := also != "" && also != b.alsoBy
+	b.alsoBy = also
+	b.mu.Unlock()
+	if was != "" {
+		b.log.Info(fmt.Sprintf("bridge name %q is free again: this workspace takes and forwards what waits", b.cfg.Name), "held_by", was)
+	}
+	if warn {
+		b.log.Warn(fmt.Sprintf("another workspace tried to read the stream as this bridge name, %q: it was refused, and takes and forwards nothing while this one reads (give one of them another bridge: name: in %s)", b.cfg.Name, workspace.ConfigFile),
+			"workspace", also)
+	}
+	return nil
+}
+
+// heldError is the error of a bridge whose name holder holds.
+func (b *Bridge) heldError(holder identity) error {
+	b.setHeld(holder.String())
+	return fmt.Errorf("bridge name %q: %w: %s; two workspaces of one name would each take part of the other's messages, so this one takes and forwards nothing until that one stops (give one of them another bridge: name: in %s, and the remote: that name it)",
+		b.cfg.Name, ErrNameHeld, holder, workspace.ConfigFile)
+}
+
+// setHeld notes who holds the name, "" for this workspace, and returns
+// who held it before.
+func (b *Bridge) setHeld(by string) (was string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	was = b.heldBy
+	if !b.claimed {
+		close(b.looked)
+	}
+	b.heldBy, b.claimed = by, true
+	return was
+}
+
+// release takes back this workspace's claim, when it holds the name: a
+// workspace refused meanwhile takes over at its next look, not holdFor
+// later.
+func (b *Bridge) release(js jetstream.JetStream) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c, err := js.Consumer(ctx, b.cfg.Stream, b.durable())
+	if err != nil {
+		return
+	}
+	meta := parleyMeta(c.CachedInfo().Config.Metadata)
+	if holder, _ := claimOf(meta); holder.key() != b.self.key() {
+		return
+	}
+	for _, k := range []string{metaID, metaHost, metaRoot, metaPID, metaBeat} {
+		delete(meta, k)
+	}
+	_, _ = js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta))
+}
+
+// mayForward reports whether this workspace holds its name, as last
+// looked: not before the first look, nor while another holds it.
+func (b *Bridge) mayForward() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.claimed && b.heldBy == ""
+}
+
+// consumerConfig is the configuration of this workspace's consumer, with
+// the metadata meta.
+func (b *Bridge) consumerConfig(meta map[string]string) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       b.durable(),
+		Description:   "parley workspace " + b.cfg.Name,
+		FilterSubject: b.filter(),
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckAllPolicy,
+		AckWait:       30 * time.Second,
+		MaxDeliver:    -1, // the bridge counts failures itself, and keeps what fails in dead/
+		MaxAckPending: 4 * window,
+		Metadata:      maps.Clone(meta),
+	}
+}
+
+// sameConsumer reports whether the consumer configured have is as want
+// says, but for its metadata.
+func sameConsumer(have, want jetstream.ConsumerConfig) bool {
+	return have.Durable == want.Durable && have.Description == want.Description &&
+		have.FilterSubject == want.FilterSubject && len(have.FilterSubjects) == 0 &&
+		have.DeliverPolicy == want.DeliverPolicy && have.AckPolicy == want.AckPolicy &&
+		have.AckWait == want.AckWait && have.MaxDeliver == want.MaxDeliver &&
+		have.MaxAckPending == want.MaxAckPending
+}
