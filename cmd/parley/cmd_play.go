@@ -920,6 +920,10 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 			if pid := r.HandoverAsked(); pid > 0 {
 				// A `parley run` asks for the table (one stat a
 				// tick): handed over, and the seat plays beside it.
+				// What the person types meanwhile waits, read after.
+				if busy := s.programsBusy(); len(busy) > 0 {
+					s.printf("(parley run (pid %d) asks for this table: the seat hands it over once %s %s the %s %s handling (at most %s))\n", pid, strings.Join(slices.Sorted(maps.Keys(busy)), ", "), plural(len(busy), "finishes", "finish"), plural(len(busy), "message", "messages"), plural(len(busy), "it is", "they are"), seatFinishWait)
+				}
 				s.handOver(ctx, r)
 				stopRun()
 				err := <-runDone

@@ -212,6 +212,45 @@ func TestPlayTerminalHandback(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// TestPlayTerminalHandbackBusy: a table handed over while an AI player's
+// program is at work: the seat says what it waits for (it said nothing
+// for up to 20s, the person's lines unanswered), the program finishes its
+// message, and its answer is sent once, the model not asked again.
+func TestPlayTerminalHandbackBusy(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
+	// A player whose model takes its time: it answers once the test lets
+	// it, and says it was called.
+	tor := "echo call >> \"$TMPDIR/calls.md\"\ncat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
+	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := playInTerminal(t, dir, bin, ws, 120)
+	promptTor(t, dir, parley)
+	tmp := filepath.Join(ws, "campaigns", "the-hollow", "tmp", "tor")
+	waitForFile(t, tmp, "call")
+	run := exec.Command(bin, "-C", ws, "run")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	tm.waitFor("the seat to say what it waits for", func(s string) bool {
+		return strings.Contains(strings.Join(strings.Fields(s), " "), "asks for this table: the seat hands it over once tor finishes the message it is handling")
+	})
+	if err := os.WriteFile(filepath.Join(tmp, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitFor("the hand-over", func(s string) bool { return strings.Contains(s, "routes this table now: the seat plays") })
+	waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "Tor raises his shield.")
+	// The prompt was handled once (the run's team lead then refreshes
+	// tor's context: a message of its own).
+	if log := parley("log"); len(regexp.MustCompile(`handled +tor +GM_TO_PLAYER`).FindAllString(log, -1)) != 1 {
+		t.Errorf("tor's prompt is not handled once (finished by the seat, not handled again by the run):\n%s", log)
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
 // TestPlayTerminalFiledElsewhere: two seats of one person (two
 // terminals, or a terminal and the web Seat page): the one that showed a
 // narrative first filed it, and the other never showed it, the story lost
@@ -305,10 +344,6 @@ func TestPlayTerminalLate(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
-// terminalSeatTable skips a test without tmux (terminalParley), else
-// lays out the seat's table (newSeatTable, with the agents more) in a new
-// temporary directory, and returns it, the binary, the workspace and a
-// parley run in it.
 // promptTor has the gm ask tor-ashgrove (the agent tor) for a quick
 // reaction: the gate slams shut.
 func promptTor(t *testing.T, dir string, parley func(args ...string) string) {
@@ -320,6 +355,10 @@ func promptTor(t *testing.T, dir string, parley func(args ...string) string) {
 	parley("send", "--from", "gm", "--file", prompt)
 }
 
+// terminalSeatTable skips a test without tmux (terminalParley), else
+// lays out the seat's table (newSeatTable, with the agents more) in a new
+// temporary directory, and returns it, the binary, the workspace and a
+// parley run in it.
 func terminalSeatTable(t *testing.T, more string) (dir, bin, ws string, parley func(args ...string) string) {
 	t.Helper()
 	dir, bin = terminalParley(t)
