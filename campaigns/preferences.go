@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/parley-dev/parley/internal/spell"
@@ -175,10 +176,14 @@ type NoSheetError struct {
 	Field     string // that key: file, or name
 	Character string // the character named
 	Near      string // a character with a sheet whose name is near, or ""
+	NotASheet bool   // the file is there, and is no sheet (a journal)
 }
 
 func (e *NoSheetError) Error() string {
 	s := fmt.Sprintf("%s:%d: %s: the player character's sheet, %s/%s.md, is not there", e.Path, e.Line, e.Field, PartyDir, e.Character)
+	if e.NotASheet {
+		s = fmt.Sprintf("%s:%d: %s: %s/%s.md is no character's sheet (a journal, or another file kept in %s/)", e.Path, e.Line, e.Field, PartyDir, e.Character, PartyDir)
+	}
 	if e.Near != "" {
 		s += fmt.Sprintf(": did you mean %s/%s.md?", PartyDir, e.Near)
 	}
@@ -204,12 +209,18 @@ func (c *Campaign) checkPrefs(p *Prefs) error {
 	if p.Character == "" {
 		return nil
 	}
-	if _, err := os.Stat(c.SheetPath(p.Character)); !errors.Is(err, fs.ErrNotExist) {
+	// A character is a sheet of party/ (partyFiles says which files are):
+	// a journal, or another file kept there, named instead is none.
+	have, err := c.Characters()
+	if err != nil || slices.Contains(have, p.Character) {
 		return nil
 	}
-	have, _ := c.Characters()
-	return &NoSheetError{
+	e := &NoSheetError{
 		Path: c.Path(Preferences), Line: p.CharacterLine, Field: p.CharacterField,
 		Character: p.Character, Near: spell.Nearest(p.Character, have, 2),
 	}
+	if _, err := os.Stat(c.SheetPath(p.Character)); err == nil {
+		e.NotASheet = true
+	}
+	return e
 }
