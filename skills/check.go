@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 )
@@ -593,7 +594,7 @@ var fieldShapes = map[string]func(v any) string{
 	"scene_number": func(v any) string {
 		s, ok := scalarText(v)
 		if !ok {
-			return fmt.Sprintf("%s is not a scene number: write one number, like 005", describeValue(v))
+			return fmt.Sprintf("%s is not a scene number: write one number, like 005", shapeOf(v))
 		}
 		s = strings.TrimSpace(s)
 		if n, err := strconv.Atoi(s); err != nil || n < 1 || strings.TrimLeft(s, "0123456789") != "" {
@@ -604,13 +605,33 @@ var fieldShapes = map[string]func(v any) string{
 	"scene_slug": func(v any) string {
 		s, ok := scalarText(v)
 		if !ok {
-			return fmt.Sprintf("%s is not a scene slug: write lower-case words joined by -, like the-warehouse-heist", describeValue(v))
+			return fmt.Sprintf("%s is not a scene slug: write lower-case words joined by -, like the-warehouse-heist", shapeOf(v))
 		}
 		if strings.ContainsAny(s, "/\\") || strings.Contains(s, "..") {
 			return fmt.Sprintf("%q is not a scene slug: it names a scene file, and holds no path (/, \\, ..): write lower-case words joined by -, like the-warehouse-heist", s)
 		}
+		// As the scribe names the file (campaigns.Kebab): something of
+		// it, and not more than a file name holds.
+		switch k := campaigns.Kebab(s); {
+		case strings.TrimSpace(s) != "" && k == "":
+			return fmt.Sprintf("%q is not a scene slug: it has no letter or digit to name the scene file by: write lower-case words joined by -, like the-warehouse-heist", s)
+		case len(k) > maxSlug:
+			return fmt.Sprintf("a scene slug of %d characters is too long: it names the scene file; write a few words joined by -, at most %d characters", len(k), maxSlug)
+		}
 		return ""
 	},
+}
+
+// maxSlug is the longest scene slug: a few words, well inside a file
+// name's 255 bytes.
+const maxSlug = 100
+
+// shapeOf says what a value that should be one word or number is.
+func shapeOf(v any) string {
+	if _, ok := v.(map[string]any); ok {
+		return "a map"
+	}
+	return describeValue(v)
 }
 
 // scalarText returns a scalar value as text; ok is false for a list or
