@@ -187,6 +187,11 @@ func (t *TeamLead) Start(ctx context.Context, agent string) error {
 		t.log().Info("the session is closing: its end is handled now, and the next run starts the next session", "end", id)
 		return nil
 	}
+	if err := camp.CheckPrefs(); err != nil {
+		// The person's character has no sheet: the seat would refuse to
+		// open beside a session started so (campaign check says why).
+		return fmt.Errorf("the session does not start: %w: set it right (parley campaign check says so), then restart", camp.Short(err))
+	}
 	m, err := SessionStart(t.ws(), camp, agent)
 	if errors.Is(err, campaigns.ErrNoPreferences) || errors.Is(err, errNoCharacter) {
 		t.log().Info("the session waits for preferences.md: the human's seat (parley play) asks for it", "campaign", camp.Name, "why", err)

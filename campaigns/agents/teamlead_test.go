@@ -368,6 +368,13 @@ func TestTeamLeadStartWhileClosing(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(ws.Root, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			// The character preferences.md names has its sheet.
+			if err := os.MkdirAll(filepath.Join(ws.Root, "campaigns", "the-hollow", "party"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws.Root, "campaigns", "the-hollow", "party", "tilda-brannock.md"), []byte("# Tilda Brannock\n\n| **Hit Points** | 8/8 |\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
 			if err := lead.Start(context.Background(), "lead"); err != nil {
 				t.Fatal(err)
