@@ -450,6 +450,11 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 				break
 			}
 			stopped, takeOver = locked, true
+			if pid := int(s.routedBy.Load()); pid > 0 {
+				// The runner that stopped last: another seat may have
+				// handed the table to a parley run meanwhile.
+				stopped = &runner.LockedError{PID: pid}
+			}
 			continue
 		}
 		if err != nil {
@@ -612,10 +617,14 @@ func (s *seat) beside(ctx context.Context, idle func(wait context.Context, settl
 				return
 			case <-tick.C:
 			}
-			if s.ws.RunnerPID() == 0 {
+			pid := s.ws.RunnerPID()
+			if pid == 0 {
 				stopped.Store(true)
 				cancel()
 				return
+			}
+			if pid > 0 {
+				s.routedBy.Store(int64(pid)) // another may take the table from the first (a hand-over)
 			}
 		}
 	}()
@@ -942,6 +951,16 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 						return err
 					}
 				}
+			}
+		}
+		if r == nil {
+			// Another seat may hand the table to a parley run: the seat
+			// names the runner that routes it now, and says so.
+			if pid := s.ws.RunnerPID(); pid > 0 && pid != holder {
+				if holder > 0 {
+					s.printf("(pid %d routes this table now)\n", pid)
+				}
+				holder = pid
 			}
 		}
 		if r == nil && !s.ended && s.ws.RunnerPID() == 0 {

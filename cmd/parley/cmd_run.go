@@ -79,7 +79,7 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 		log.Info("a seat (parley play) routes this table: asking it to hand the table over", "pid", le.PID, "wait", runner.HandoverWait)
 		r, err = runner.OpenHandedOver(ctx, ws, ropts, runner.HandoverWait)
 		if err == nil {
-			log.Info("the seat handed the table over: this run goes on with its session", "seat", le.PID)
+			log.Info("this run routes the table now (the seat let it go, or stopped): it goes on with the session", "seat", le.PID)
 		}
 	}
 	if err != nil {

@@ -251,6 +251,49 @@ func TestPlayTerminalHandbackBusy(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// TestPlayTerminalTwoSeatsHandback: two seats, A routing the table, B
+// beside it; a parley run takes the table from A, then stops. B named A
+// as the runner that stopped (A still played), and never said the run
+// had the table. It names the runner that routes the table as it
+// changes.
+func TestPlayTerminalTwoSeatsHandback(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, _ := terminalSeatTable(t, "")
+	a := playInTerminal(t, dir, bin, ws, 120)
+	seat := &workspace.Workspace{Root: ws}
+	for end := time.Now().Add(20 * time.Second); !seat.SeatHolds(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("seat A does not route its table within 20s")
+		}
+	}
+	seatA := seat.RunnerPID()
+	b := playInTerminal(t, t.TempDir(), bin, ws, 120)
+	b.waitFor("seat B beside A", func(s string) bool { return strings.Contains(s, "a runner routes this table already") })
+	run := exec.Command(bin, "-C", ws, "run")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	a.waitFor("seat A to hand the table over", func(s string) bool { return strings.Contains(s, "routes this table now: the seat plays") })
+	runPID := strconv.Itoa(run.Process.Pid)
+	b.waitFor("seat B to name the run", func(s string) bool { return strings.Contains(s, "(pid "+runPID+" routes this table now)") })
+	run.Process.Kill()
+	run.Wait()
+	stoppedRun := "(the runner that routed this table (pid " + runPID + ") stopped"
+	tookOver := func(s string) bool { return strings.Contains(s, "stopped: the seat routes it now") }
+	for end := time.Now().Add(20 * time.Second); !tookOver(a.joinedScreen()) && !tookOver(b.joinedScreen()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no seat took the table over within 20s:\nA:\n%s\nB:\n%s", a.joinedScreen(), b.joinedScreen())
+		}
+	}
+	for name, tm := range map[string]*tmuxTerm{"A": a, "B": b} {
+		screen := strings.Join(strings.Fields(tm.joinedScreen()), " ")
+		if tookOver(screen) && !strings.Contains(screen, stoppedRun) {
+			t.Errorf("seat %s took over naming another runner than the run (pid %s; seat A is %d):\n%s", name, runPID, seatA, tm.joinedScreen())
+		}
+	}
+}
+
 // TestPlayTerminalFiledElsewhere: two seats of one person (two
 // terminals, or a terminal and the web Seat page): the one that showed a
 // narrative first filed it, and the other never showed it, the story lost

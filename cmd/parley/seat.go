@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley-dev/parley/campaigns"
@@ -55,6 +56,9 @@ type seat struct {
 	// known, and each done/'s modification time when last listed.
 	doneKnown map[string]bool
 	doneAt    map[string]time.Time
+	// routedBy is the pid of the runner the seat last saw route the
+	// table while it played beside one.
+	routedBy atomic.Int64
 
 	// The runner's workers tell of a retry (tellRetrying) from their
 	// goroutines, while the seat goes on in its own.
