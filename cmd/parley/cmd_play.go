@@ -674,7 +674,7 @@ func (s *seat) watchHandover(ctx context.Context, r *runner.Runner, stop context
 		case <-tick.C:
 		}
 		if pid := r.HandoverAsked(); pid > 0 {
-			s.handOver(ctx, r)
+			s.handOver(ctx, r, nil)
 			stop()
 			return pid
 		}
@@ -688,18 +688,32 @@ func (s *seat) watchHandover(ctx context.Context, r *runner.Runner, stop context
 // or seatFinishWait passed (a program still running is then ended as a
 // signal ends it under `parley run`, and its message handled again by
 // the run). The caller then ends r's run and closes it.
-func (s *seat) handOver(ctx context.Context, r *runner.Runner) {
+//
+// leave, at a terminal (nil elsewhere), carries the person's Ctrl-Ds, as
+// to finishing: the first (leaving) lets the programs finish still, the
+// second stops the wait at once, as it does when leaving. What it takes
+// from leave it puts back, for the seat to leave after.
+func (s *seat) handOver(ctx context.Context, r *runner.Runner, leave chan struct{}) {
 	r.Finish()
 	busy := s.programsBusy()
 	deadline := time.After(seatFinishWait)
 	tick := time.NewTicker(seatTick)
 	defer tick.Stop()
-	for len(busy) > 0 {
+	pressed := 0
+	defer func() {
+		for range pressed {
+			leave <- struct{}{}
+		}
+	}()
+	for len(busy) > 0 && pressed < 2 {
 		select {
 		case <-ctx.Done():
 			return
 		case <-deadline:
 			return
+		case <-leave:
+			pressed++
+			continue
 		case <-tick.C:
 		}
 		now := s.programsBusy()
@@ -933,7 +947,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 				if busy := s.programsBusy(); len(busy) > 0 {
 					s.printf("(parley run (pid %d) asks for this table: the seat hands it over once %s %s the %s %s handling (at most %s))\n", pid, strings.Join(slices.Sorted(maps.Keys(busy)), ", "), plural(len(busy), "finishes", "finish"), plural(len(busy), "message", "messages"), plural(len(busy), "it is", "they are"), seatFinishWait)
 				}
-				s.handOver(ctx, r)
+				s.handOver(ctx, r, leave)
 				stopRun()
 				err := <-runDone
 				if cerr := r.Close(); err == nil {

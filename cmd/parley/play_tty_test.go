@@ -251,6 +251,34 @@ func TestPlayTerminalHandbackBusy(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// TestPlayTerminalHandbackLeave: Ctrl-D twice while the seat waits to
+// hand its table over (a program at work) leaves at once, as it does
+// when leaving: the wait kept the keyboard for up to 20s.
+func TestPlayTerminalHandbackLeave(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
+	tor := "echo call >> \"$TMPDIR/calls.md\"\ncat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
+	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := playInTerminal(t, dir, bin, ws, 120)
+	promptTor(t, dir, parley)
+	waitForFile(t, filepath.Join(ws, "campaigns", "the-hollow", "tmp", "tor"), "call")
+	run := exec.Command(bin, "-C", ws, "run")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	tm.waitFor("the seat to say what it waits for", func(s string) bool { return strings.Contains(s, "asks for this table") })
+	start := time.Now()
+	tm.keys("C-d")
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the seat left %v after Ctrl-D twice, want at once (not after its 20s wait)", d)
+	}
+}
+
 // TestPlayTerminalTwoSeatsHandback: two seats, A routing the table, B
 // beside it; a parley run takes the table from A, then stops. B named A
 // as the runner that stopped (A still played), and never said the run
