@@ -128,6 +128,7 @@ type Bridge struct {
 	// claim).
 	self           identity
 	heldBy, alsoBy string
+	beatAt         time.Time      // when this workspace last claimed its name (claim)
 	claimed        bool           // looked at least once
 	looked         chan struct{}  // closed at the first look
 	attempts       map[string]int // incoming copy -> failed deliveries here
@@ -645,6 +646,9 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 				return nil
 			}
 			continue
+		}
+		if err := b.claimDue(ctx, js); err != nil {
+			return err // a twin holds the name now: nothing of the batch is acknowledged
 		}
 		before := b.received.Load() + b.bounced.Load()
 		if err := b.receiveBatch(msgs, &lastSeq, true); err != nil {

@@ -908,3 +908,59 @@ func TestBridgeNameHeld(t *testing.T) {
 		t.Errorf("twin's log does not say it took over:\n%s", twinLog.String())
 	}
 }
+
+// TestBridgeClaimDue: a bridge looks at its claim before it takes a
+// batch once a beat has passed since it last claimed the name: one
+// paused past holdFor (a laptop asleep), whose name a twin holds now,
+// takes and acknowledges nothing; a fresh claim is not looked at again.
+func TestBridgeClaimDue(t *testing.T) {
+	_, home, url := pair(t)
+	twin, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	open := func(ws *workspace.Workspace) *Bridge {
+		b, err := Open(ws, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		if _, err := b.setup(ctx, js); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	h := open(home)
+	if err := h.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.claimDue(ctx, js); err != nil {
+		t.Fatalf("claimDue right after a claim = %v, want nil", err)
+	}
+	// home pauses; its claim is taken back meanwhile (as a claim gone
+	// stale is), and the twin holds the name.
+	h.release(js)
+	tw := open(twin)
+	if err := tw.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.claimDue(ctx, js); err != nil {
+		t.Fatalf("claimDue within a beat of home's last claim = %v, want nil (not looked at again)", err)
+	}
+	h.mu.Lock()
+	h.beatAt = time.Now().Add(-holdFor)
+	h.mu.Unlock()
+	if err := h.claimDue(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("claimDue after a pause, the twin holding the name = %v, want ErrNameHeld", err)
+	}
+}

@@ -178,6 +178,7 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	b.mu.Lock()
 	warn := also != "" && also != b.alsoBy
 	b.alsoBy = also
+	b.beatAt = time.Now() // monotonic: a pause (a laptop asleep) counts
 	b.mu.Unlock()
 	if was != "" {
 		b.log.Info(fmt.Sprintf("bridge name %q is free again: this workspace takes and forwards what waits", b.cfg.Name), "held_by", was)
@@ -187,6 +188,21 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 			"workspace", also)
 	}
 	return nil
+}
+
+// claimDue claims the name again (claim) when the last claim is a beat
+// old: called before each batch is taken, so that a bridge paused past
+// holdFor (a laptop asleep), whose name a twin may hold now, takes and
+// acknowledges nothing before it looked, and a long run until idle
+// keeps its claim fresh.
+func (b *Bridge) claimDue(ctx context.Context, js jetstream.JetStream) error {
+	b.mu.Lock()
+	due := time.Since(b.beatAt) >= beatEvery
+	b.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return b.claim(ctx, js)
 }
 
 // heldError is the error of a bridge whose name holder holds.

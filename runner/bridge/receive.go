@@ -116,6 +116,11 @@ func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) err
 				return err
 			}
 		case m := <-msgs:
+			// The claim is looked at before a batch is taken, not only
+			// at the beat (select picks either when both are ready).
+			if err := b.claimDue(ctx, js); err != nil {
+				return err
+			}
 			batch := []jetstream.Msg{m}
 			for len(batch) < window {
 				select {
