@@ -242,7 +242,10 @@ func (b *Bridge) release(js jetstream.JetStream) {
 	for _, k := range []string{metaID, metaHost, metaRoot, metaPID, metaBeat} {
 		delete(meta, k)
 	}
-	_, _ = js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta))
+	if _, err := js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta)); err != nil {
+		// A twin waiting takes over once the claim is old (holdFor).
+		b.log.Debug("the bridge name's claim was not taken back", "err", err)
+	}
 }
 
 // mayForward reports whether this workspace holds its name, as last
