@@ -212,28 +212,37 @@ func TestPlayTerminalHandback(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// handbackWhileBusy seats the person at a terminal at a table where tor,
+// an AI player whose model takes its time (it answers once a file named
+// go is in tmp, its TMPDIR), is at work on a prompt, and starts a parley
+// run that asks the seat for the table. It returns the terminal, the
+// workspace, tmp and a parley run in the workspace.
+func handbackWhileBusy(t *testing.T) (tm *tmuxTerm, ws, tmp string, parley func(args ...string) string) {
+	t.Helper()
+	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
+	tor := "echo call >> \"$TMPDIR/calls.md\"\ncat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
+	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm = playInTerminal(t, dir, bin, ws, 120)
+	promptTor(t, dir, parley)
+	tmp = filepath.Join(ws, "campaigns", "the-hollow", "tmp", "tor")
+	waitForFile(t, tmp, "call") // at work on the prompt
+	run := exec.Command(bin, "-C", ws, "run")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	return tm, ws, tmp, parley
+}
+
 // TestPlayTerminalHandbackBusy: a table handed over while an AI player's
 // program is at work: the seat says what it waits for (it said nothing
 // for up to 20s, the person's lines unanswered), the program finishes its
 // message, and its answer is sent once, the model not asked again.
 func TestPlayTerminalHandbackBusy(t *testing.T) {
 	t.Parallel()
-	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
-	// A player whose model takes its time: it answers once the test lets
-	// it, and says it was called.
-	tor := "echo call >> \"$TMPDIR/calls.md\"\ncat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
-	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tm := playInTerminal(t, dir, bin, ws, 120)
-	promptTor(t, dir, parley)
-	tmp := filepath.Join(ws, "campaigns", "the-hollow", "tmp", "tor")
-	waitForFile(t, tmp, "call")
-	run := exec.Command(bin, "-C", ws, "run")
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	tm, ws, tmp, parley := handbackWhileBusy(t)
 	tm.waitFor("the seat to say what it waits for", func(s string) bool {
 		return strings.Contains(strings.Join(strings.Fields(s), " "), "asks for this table: the seat hands it over once tor finishes the message it is handling")
 	})
@@ -256,19 +265,7 @@ func TestPlayTerminalHandbackBusy(t *testing.T) {
 // when leaving: the wait kept the keyboard for up to 20s.
 func TestPlayTerminalHandbackLeave(t *testing.T) {
 	t.Parallel()
-	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
-	tor := "echo call >> \"$TMPDIR/calls.md\"\ncat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
-	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tm := playInTerminal(t, dir, bin, ws, 120)
-	promptTor(t, dir, parley)
-	waitForFile(t, filepath.Join(ws, "campaigns", "the-hollow", "tmp", "tor"), "call")
-	run := exec.Command(bin, "-C", ws, "run")
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	tm, _, _, _ := handbackWhileBusy(t)
 	tm.waitFor("the seat to say what it waits for", func(s string) bool { return strings.Contains(s, "asks for this table") })
 	start := time.Now()
 	tm.keys("C-d")
