@@ -83,6 +83,22 @@ func runBridge(t *testing.T, ctx context.Context, ws *workspace.Workspace, opts 
 	return b.Run(ctx)
 }
 
+// streamClient connects to the server at url as a NATS client of the
+// test's own, closed when the test ends.
+func streamClient(t *testing.T, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -562,15 +578,7 @@ func TestBridgeForwardsDurableCopies(t *testing.T) {
 	defer b.Close()
 	// The stream, as another workspace would read it: nothing of a copy
 	// is there when the copy is made durable here.
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := streamClient(t, url)
 	synced := map[string]bool{}
 	b.synced = func(agent string, ids []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -919,15 +927,7 @@ func TestBridgeClaimDue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := streamClient(t, url)
 	ctx := context.Background()
 	open := func(ws *workspace.Workspace) *Bridge {
 		b, err := Open(ws, Options{})
