@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // TestHandover: a runner of a seat's (Options.Seat) is asked for the
@@ -98,12 +100,7 @@ func TestHandoverNotFromRun(t *testing.T) {
 // is removed.
 func TestHandoverStale(t *testing.T) {
 	t.Parallel()
-	ws := newWorkspace(t, "alice")
-	seat, err := Open(ws, Options{Seat: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seat.Close()
+	ws, seat := seatRunner(t)
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Skip(err)
@@ -138,18 +135,13 @@ func sleeper(t *testing.T) int {
 // is stale, its pid perhaps another process's now.
 func TestHandoverRefusals(t *testing.T) {
 	t.Parallel()
-	ws := newWorkspace(t, "alice")
-	seat, err := Open(ws, Options{Seat: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seat.Close()
+	ws, seat := seatRunner(t)
 	other := sleeper(t)
 	if err := os.WriteFile(ws.HandoverPath(), []byte(strconv.Itoa(other)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = OpenHandedOver(context.Background(), ws, Options{}, 10*time.Second)
+	_, err := OpenHandedOver(context.Background(), ws, Options{}, 10*time.Second)
 	var le *LockedError
 	if !errors.As(err, &le) || time.Since(start) > 5*time.Second {
 		t.Fatalf("OpenHandedOver while pid %d asks = %v after %v, want a LockedError at once", other, err, time.Since(start))
@@ -179,4 +171,17 @@ func TestHandoverRefusals(t *testing.T) {
 	if _, err := os.Stat(ws.HandoverPath()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the stale request is left: %v", err)
 	}
+}
+
+// seatRunner opens a workspace with a seat's runner (Options.Seat) on it,
+// closed when the test ends.
+func seatRunner(t *testing.T) (*workspace.Workspace, *Runner) {
+	t.Helper()
+	ws := newWorkspace(t, "alice")
+	seat, err := Open(ws, Options{Seat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { seat.Close() })
+	return ws, seat
 }

@@ -171,12 +171,7 @@ func TestPlayTerminalHandback(t *testing.T) {
 	t.Parallel()
 	dir, bin, ws, parley := terminalSeatTable(t, "")
 	tm := playInTerminal(t, dir, bin, ws, 100)
-	seat := &workspace.Workspace{Root: ws}
-	for end := time.Now().Add(20 * time.Second); !seat.SeatHolds(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("the seat does not route its table within 20s")
-		}
-	}
+	seat := waitSeatRoutes(t, ws)
 	run := exec.Command(bin, "-C", ws, "run")
 	var runErr syncBuffer
 	run.Stderr = &runErr
@@ -212,6 +207,30 @@ func TestPlayTerminalHandback(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// waitSeatRoutes waits until a seat's runner routes the workspace ws,
+// and returns it.
+func waitSeatRoutes(t *testing.T, ws string) *workspace.Workspace {
+	t.Helper()
+	seat := &workspace.Workspace{Root: ws}
+	for end := time.Now().Add(20 * time.Second); !seat.SeatHolds(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the seat does not route its table within 20s")
+		}
+	}
+	return seat
+}
+
+// slowTor writes tor.sh into ws: a player whose model takes its time. It
+// says it was called (calls.md in its TMPDIR), and answers once a file
+// named go is there.
+func slowTor(t *testing.T, ws string) {
+	t.Helper()
+	tor := "echo call >> \"$TMPDIR/calls.md\"\ncat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
+	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // handbackWhileBusy seats the person at a terminal at a table where tor,
 // an AI player whose model takes its time (it answers once a file named
 // go is in tmp, its TMPDIR), is at work on a prompt, and starts a parley
@@ -220,10 +239,7 @@ func TestPlayTerminalHandback(t *testing.T) {
 func handbackWhileBusy(t *testing.T) (tm *tmuxTerm, ws, tmp string, parley func(args ...string) string) {
 	t.Helper()
 	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
-	tor := "echo call >> \"$TMPDIR/calls.md\"\ncat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
-	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	slowTor(t, ws)
 	tm = playInTerminal(t, dir, bin, ws, 120)
 	promptTor(t, dir, parley)
 	tmp = filepath.Join(ws, "campaigns", "the-hollow", "tmp", "tor")
@@ -285,12 +301,7 @@ func TestPlayTerminalTwoSeatsHandback(t *testing.T) {
 	t.Parallel()
 	dir, bin, ws, _ := terminalSeatTable(t, "")
 	a := playInTerminal(t, dir, bin, ws, 120)
-	seat := &workspace.Workspace{Root: ws}
-	for end := time.Now().Add(20 * time.Second); !seat.SeatHolds(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("seat A does not route its table within 20s")
-		}
-	}
+	seat := waitSeatRoutes(t, ws)
 	seatA := seat.RunnerPID()
 	b := playInTerminal(t, t.TempDir(), bin, ws, 120)
 	b.waitFor("seat B beside A", func(s string) bool { return strings.Contains(s, "a runner routes this table already") })
@@ -386,11 +397,7 @@ func TestPlayTerminalLate(t *testing.T) {
 	t.Parallel()
 	dir, bin, ws, parley := terminalSeatTable(t, "  - {name: tor, role: player, character: tor-ashgrove, driver: command, run: [sh, tor.sh]}\n")
 	appendConfig(t, ws, "timeouts:\n  - match: {type: GM_TO_PLAYER, to: [tor]}\n    after: 1s\n")
-	// A player whose model takes its time: it answers once the test lets it.
-	tor := "cat >/dev/null\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done\nprintf '[PLAYER_TO_GM]\\ntype: REACTION\\ncharacter: tor-ashgrove\\n\\nTor raises his shield.\\n'\n"
-	if err := os.WriteFile(filepath.Join(ws, "tor.sh"), []byte(tor), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	slowTor(t, ws)
 	tm := playInTerminal(t, dir, bin, ws, 100)
 	promptTor(t, dir, parley)
 	tm.waitFor("the lateness told", func(s string) bool { return strings.Contains(s, "the table waits for it") })
