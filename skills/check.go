@@ -269,7 +269,7 @@ func (s *Set) Check(m *mailbox.Message, env Envelope) (*Type, []Violation) {
 	vs = append(vs, misspeltFields(m, t, said)...)
 	for _, name := range []string{"scene_number", "scene_slug"} {
 		if v, ok := get(name); ok && v != nil {
-			if why := fieldShapes[name](v); why != "" {
+			if why := ShapeProblem(name, v); why != "" {
 				addField(name, why)
 			}
 		}
@@ -620,6 +620,18 @@ var fieldShapes = map[string]func(v any) string{
 		}
 		return ""
 	},
+}
+
+// ShapeProblem says why value will not do for the field name, whose value
+// becomes a number or a file name wherever a message carries it
+// (scene_number, scene_slug); "" when it will, or the field has no such
+// rule. The check refuses a typed message so; the scribe, a narrator's
+// prose of no type, by the same rule.
+func ShapeProblem(name string, value any) string {
+	if shape, ok := fieldShapes[name]; ok && value != nil {
+		return shape(value)
+	}
+	return ""
 }
 
 // maxSlug is the longest scene slug: a few words, well inside a file

@@ -294,9 +294,10 @@ func TestScribeRefusesSceneFieldsNamingNoScene(t *testing.T) {
 	ws, camp := table(t)
 	s := &Scribe{Campaigns: Campaigns{Workspace: ws}, Narrators: []string{"narrator"}}
 	for _, tt := range []struct{ fields, want string }{
-		{"scene_number: [1, 2]\nscene_slug: x\n", "scene_number: a list or fields is no scene"},
-		{"scene_number: 1\nscene_slug: ../../../x\n", `scene_slug: "../../../x" holds a path`},
-		{"current_scene: {n: 1}\n", "current_scene: a list or fields"},
+		{"scene_number: [1, 2]\nscene_slug: x\n", "scene_number: a list is not a scene number"},
+		{"scene_number: 1\nscene_slug: ../../../x\n", `scene_slug: "../../../x" is not a scene slug`},
+		{"scene_number: 1\nscene_slug: \"-\"\n", `scene_slug: "-" is not a scene slug`},
+		{"current_scene: {n: 1}\n", "current_scene: a list or a map is no scene"},
 	} {
 		in := msg(t, "---\nid: 20261121-101500.000000Z-narrator-000001\nfrom: narrator\n"+tt.fields+"---\nThe bell tolls.\n")
 		_, err := s.Handle(context.Background(), in)

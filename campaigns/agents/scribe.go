@@ -12,6 +12,7 @@ import (
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/scenes"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/skills"
 )
 
 // Scribe appends the story to the campaign's scene files: every
@@ -90,21 +91,21 @@ func characterOf(in *mailbox.Message, players map[string]string) string {
 	return players[from]
 }
 
-// sceneFields refuses the fields naming a scene that name none: a list or
-// fields where one value goes, a slug holding a path. Read as they come
-// (the list as no number, ../../x as x) they made a scene of their own,
-// which took the number of the real scene that followed. The protocol's
-// check refuses them in a typed message; a narrator's prose may have no
-// type.
+// sceneFields refuses the fields naming a scene that name none, by the
+// rule the protocol's check holds them to (skills.ShapeProblem: a list
+// where one number goes, a slug holding a path): read as they come (the
+// list as no number, ../../x as x) they made a scene of their own, which
+// took the number of the real scene that followed. The check refuses
+// them in a typed message; a narrator's prose may have no type.
 func sceneFields(in *mailbox.Message) error {
-	for _, k := range []string{"scene_number", "scene_slug", "current_scene"} {
-		switch in.Payload().Value(k).(type) {
-		case []any, map[string]any:
-			return fmt.Errorf("%s: a list or fields is no scene: name the scene with one number and one slug (scene_number: 005, scene_slug: the-warehouse)", k)
+	for _, k := range []string{"scene_number", "scene_slug"} {
+		if why := skills.ShapeProblem(k, in.Payload().Value(k)); why != "" {
+			return fmt.Errorf("%s: %s", k, why)
 		}
 	}
-	if slug := field(in, "scene_slug"); strings.ContainsAny(slug, `/\`) || strings.Contains(slug, "..") {
-		return fmt.Errorf("scene_slug: %q holds a path: a slug is lower-case words joined by - (the-warehouse)", slug)
+	switch in.Payload().Value("current_scene").(type) {
+	case []any, map[string]any:
+		return errors.New("current_scene: a list or a map is no scene: name it as 005 - the-warehouse")
 	}
 	return nil
 }
