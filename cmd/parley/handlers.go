@@ -105,7 +105,7 @@ func handlers(ws *workspace.Workspace, log *slog.Logger, environ []string) runne
 		// tools runs the gm's tools (roll_dice, update_inventory, ...)
 		// for a message with a tool field, answering the result as JSON.
 		"tools": remake(ws, func(ws *workspace.Workspace) messageHandler {
-			return &agents.Toolbox{Campaigns: campaignsOf(ws), Players: playersOf(ws), Dice: dice.Random(), People: peopleOf(ws)}
+			return &agents.Toolbox{Campaigns: campaignsOf(ws), Players: playersOf(ws), Dice: dice.Random(), People: ws.Undriven()}
 		}),
 		// team-lead starts the session, fans an [AWAIT_PLAYERS] out to
 		// the players and joins their answers, applies the deltas of a
@@ -133,17 +133,6 @@ func narratorsOf(ws *workspace.Workspace) []string {
 		}
 	}
 	return narrators
-}
-
-// peopleOf returns the workspace's people: its agents without a program.
-func peopleOf(ws *workspace.Workspace) []string {
-	var people []string
-	for _, a := range ws.Config.Agents {
-		if !ws.IsProgram(a.Name) {
-			people = append(people, a.Name)
-		}
-	}
-	return people
 }
 
 // playersOf returns the character each agent that plays one plays.

@@ -506,13 +506,7 @@ func (r *run) people() []string {
 	if p := r.role(humanRole); len(p) > 0 {
 		return p
 	}
-	var names []string
-	for _, a := range r.o.ws().Config.Agents {
-		if !r.o.ws().IsProgram(a.Name) {
-			names = append(names, a.Name)
-		}
-	}
-	return names
+	return r.o.ws().Undriven()
 }
 
 // workers are the agents tasks go to.

@@ -127,12 +127,7 @@ func (a *Agent) keyRefused(e *EndpointError) {
 // is logged.
 func (a *Agent) tell(kind, about, text string) {
 	ws := a.opts.Workspace
-	var people []string
-	for _, ag := range ws.Config.Agents {
-		if !ws.IsProgram(ag.Name) {
-			people = append(people, ag.Name)
-		}
-	}
+	people := ws.Undriven()
 	a.opts.Logger.Warn(text, "agent", a.agent.Name)
 	if len(people) == 0 {
 		return

@@ -105,6 +105,20 @@ func (w *Workspace) IsProgram(agent string) bool {
 	return ok && a.Driven()
 }
 
+// Undriven returns the agents the runner drives no program for, in
+// parley.yaml's order: the people, and the agents of other workspaces.
+// parley's notices (a budget used up, a key refused, a sheet left
+// unchanged) go to them.
+func (w *Workspace) Undriven() []string {
+	var names []string
+	for _, a := range w.Config.Agents {
+		if !a.Driven() {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
+
 // checkLoop works out the hops: of a program's message in each program
 // recipient's copy (see Loops), and refuses it past hop_limit. The hops:
 // the sender wrote are dropped, whatever it wrote.
