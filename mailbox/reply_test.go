@@ -57,3 +57,50 @@ func TestReply(t *testing.T) {
 		})
 	}
 }
+
+func TestSameSaying(t *testing.T) {
+	parse := func(s string) *Message {
+		t.Helper()
+		m, err := Parse([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	first := parse("---\nid: 20261121-101500.100000Z-aria-aaaaaa\nfrom: aria\nto: gm\nreply_to: 20261121-101400.000000Z-gm-bbbbbb\ncreated: 2026-11-21T10:15:00.1Z\n---\nI wait.\n")
+	built := New([]byte("I wait.\n"))
+	built.Set("to", "gm")
+	built.Set("reply_to", "20261121-101400.000000Z-gm-bbbbbb")
+	if !SameSaying(first, built) {
+		t.Errorf("an answer built again as it was sent (no id, created or from yet) is not the same")
+	}
+	other := New([]byte("I run.\n"))
+	other.Set("to", "gm")
+	other.Set("reply_to", "20261121-101400.000000Z-gm-bbbbbb")
+	if SameSaying(first, other) {
+		t.Errorf("answers with other bodies are the same")
+	}
+	built.SetValue("decision", "approve")
+	if SameSaying(first, built) {
+		t.Errorf("an answer with a field more is the same")
+	}
+	action := func() *Message {
+		m := NewTagFirst("PLAYER_TO_GM", []byte("I open the door.\n"))
+		m.Set("to", "gm")
+		m.SetPayload("type", "ACTION")
+		m.SetPayload("character", "aria")
+		return m
+	}
+	sent := action()
+	sent.Set("id", "20261121-101500.100000Z-aria-cccccc")
+	sent.Set("from", "aria")
+	tag := parse(string(sent.Bytes())) // as read from sent/
+	tagAgain := action()
+	if !SameSaying(tag, tagAgain) {
+		t.Errorf("a tag-first answer built again is not the same:\n%s\n%s", tag.Bytes(), tagAgain.Bytes())
+	}
+	tagAgain.SetPayload("type", "VETO")
+	if SameSaying(tag, tagAgain) {
+		t.Errorf("tag-first answers of other payload types are the same")
+	}
+}

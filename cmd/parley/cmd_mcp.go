@@ -180,6 +180,7 @@ func (b *mcpMailbox) Reply(ctx context.Context, arg string, m mcpserver.Outgoing
 	if err != nil {
 		return "", err
 	}
+	opts.Once = true // a client that calls again answers once
 	var note string
 	out, err := captured(func(e *env) error {
 		var err error

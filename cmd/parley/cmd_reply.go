@@ -28,6 +28,7 @@ func replyCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "field", Aliases: []string{"f"}, Usage: "a protocol field `KEY=VALUE`, as for send (repeat)"},
 			&cli.StringFlag{Name: "body", Usage: "the answer's `TEXT` (default: stdin, or $VISUAL/$EDITOR at a terminal)"},
 			&cli.BoolFlag{Name: "keep", Usage: "leave the message in the inbox: do not mark it handled"},
+			&cli.BoolFlag{Name: "again", Usage: "send the answer even if this agent sent one that says the same to this message already (by default that one stands, and its id is printed)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the answer and say where it would go; write nothing"},
 			&cli.BoolFlag{Name: "no-check", Usage: "write the answer even if the router would refuse it, or its decision is none the orchestrator knows"},
 			jsonFlag,
@@ -52,6 +53,7 @@ func replyCommand(e *env) *cli.Command {
 				NoCheck: c.Bool("no-check"),
 				JSON:    c.Bool("json"),
 				Edit:    true,
+				Once:    !c.Bool("again"),
 			}
 			if c.IsSet("body") {
 				opts.Body = text(withNewline(c.String("body")))
@@ -111,10 +113,31 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	}
 	opts.From, opts.Answers = c.Agent, in
 	opts.Quote = quote(in)
-	if err := runSend(e, ws, opts); err != nil || opts.DryRun || keep || c.State == mailbox.Done {
+	err = runSend(e, ws, opts)
+	var rep *repeatedError
+	if errors.As(err, &rep) {
+		// A retry: the answer stands as sent the first time, and is
+		// told as then (its id), the message marked handled if it is
+		// not yet.
+		note = rep.Error()
+		if opts.DryRun {
+			return note + "; nothing would be sent", nil
+		}
+		if opts.JSON {
+			err = e.printJSON(map[string]string{"id": rep.ID, "path": rep.Path})
+		} else {
+			_, err = fmt.Fprintln(e.stdout, rep.ID)
+		}
+	} else if err != nil || opts.DryRun {
 		return "", err
 	}
-	return markAnswered(e, ws, c.Agent, id), nil
+	if err != nil || keep || c.State == mailbox.Done {
+		return note, err
+	}
+	if marked := markAnswered(e, ws, c.Agent, id); marked != "" {
+		note = strings.TrimPrefix(note+"; "+marked, "; ")
+	}
+	return note, nil
 }
 
 // markAnswered marks message id, answered, handled for agent. The answer

@@ -73,6 +73,11 @@ type sendOptions struct {
 	// Answers, when set, is the message this one answers (parley reply):
 	// it goes to that message's sender, with reply_to and thread set.
 	Answers *mailbox.Message
+	// Once: an answer that says the same as one From sent to Answers
+	// already is not sent again (a client that retries): runSend returns
+	// a *repeatedError naming that one (parley reply, the web seat and
+	// the MCP server set it).
+	Once bool
 	// Edit opens $VISUAL or $EDITOR for the body when stdin is a
 	// terminal, with Quote shown in a comment that is taken out.
 	Edit  bool
@@ -165,6 +170,11 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if opts.NoCheck && opts.DryRun {
 		return usagef("--dry-run checks the message: leave out --no-check")
 	}
+	if !read {
+		if err := repeated(ws, opts, m); err != nil {
+			return err
+		}
+	}
 	if !opts.NoCheck {
 		v, err := check(ws, box, m)
 		if err != nil {
@@ -185,6 +195,9 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		}
 		m.SetBody(body)
 		if err := opts.empty(body); err != nil {
+			return err
+		}
+		if err := repeated(ws, opts, m); err != nil {
 			return err
 		}
 		if opts.DryRun {
@@ -213,6 +226,32 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		}
 	}
 	return write(e, box, m, opts.JSON)
+}
+
+// repeatedError is runSend's error for an answer not sent because its
+// sender sent one that says the same to that message already (opts.Once).
+type repeatedError struct {
+	ID, Path string // the answer sent before
+	answered string // the id of the message it answers
+}
+
+func (e *repeatedError) Error() string {
+	return fmt.Sprintf("%s was answered so already (%s): the same answer is not sent twice", e.answered, e.ID)
+}
+
+// repeated returns a *repeatedError when opts.Once and opts.From sent
+// an answer to opts.Answers that says what m says (mailbox.SameSaying).
+func repeated(ws *workspace.Workspace, opts sendOptions, m *mailbox.Message) error {
+	if !opts.Once || opts.Answers == nil {
+		return nil
+	}
+	id, _ := opts.Answers.Header().Get("id")
+	for r := range ws.Replies(id, opts.From) {
+		if r.Sender == opts.From && mailbox.SameSaying(r.Message, m) {
+			return &repeatedError{ID: r.ID, Path: r.Path, answered: id}
+		}
+	}
+	return nil
 }
 
 // empty refuses a message that says nothing: an informal one (no type,

@@ -261,7 +261,7 @@ func (a *browserActions) Reply(ctx context.Context, id, agent, decision, body st
 			return "", err
 		}
 	}
-	opts := sendOptions{Body: &body}
+	opts := sendOptions{Body: &body, Once: true} // a form sent twice answers once
 	if decision != "" {
 		opts.Fields = []string{"decision=" + decision}
 	}

@@ -156,6 +156,14 @@ func TestMCP(t *testing.T) {
 	if n, _ := ws.Mailbox("aria").Count(mailbox.Done); n != 1 {
 		t.Errorf("the answered message is not handled")
 	}
+	// A client that calls again (its call timed out) answers once.
+	out, isErr = call("reply", map[string]any{"id": id, "body": "I wait."})
+	if isErr || !strings.Contains(out, "the same answer is not sent twice") {
+		t.Errorf("reply again = %q (error %v), want the answer sent before", out, isErr)
+	}
+	if n, _ := ws.Mailbox("aria").Count(mailbox.Outbox); n != 1 {
+		t.Errorf("aria's outbox holds %d answers after a retried reply, want 1", n)
+	}
 
 	// A wait of no time is refused at once, not taken for the default 30 s.
 	if out, isErr := call("wait", map[string]any{"seconds": -5}); !isErr || !strings.Contains(out, "seconds: -5 is no time to wait") {

@@ -63,6 +63,13 @@ func TestServeWrites(t *testing.T) {
 	if got := string(msg.Body); got != "A friend.\n" {
 		t.Errorf("the reply's body = %q", got)
 	}
+	// The form sent again (a reload) answers once.
+	if code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"aria"}, "text": {"A friend."}}); code != http.StatusOK || !strings.Contains(said, reply) {
+		t.Errorf("reply sent again: %d %s, want the first answer's id %s", code, said, reply)
+	}
+	if n, _ := ws.Mailbox("aria").Count(mailbox.Outbox); n != 1 {
+		t.Errorf("aria's outbox holds %d answers after the form was sent twice, want 1", n)
+	}
 
 	// gm did not receive the message: it cannot answer it.
 	if code, said := act(url.Values{"kind": {"reply"}, "id": {id}, "agent": {"gm"}, "text": {"Me."}}); code != http.StatusUnprocessableEntity {

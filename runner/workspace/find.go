@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"slices"
 	"strings"
@@ -204,39 +205,64 @@ func exists(path string) bool {
 // the message id (reply_to: id), in its outbox/ or sent/, or "": an
 // answer sent by a seat that stopped before it filed the question. What
 // asker, who asked it, sent in reply to it (a nudge, by timeouts:) is no
-// answer. Only files named by an id later than id are read.
+// answer.
 func (w *Workspace) AnsweredBy(id, asker string, agents ...string) string {
-	for _, a := range slices.Compact(slices.Clone(agents)) {
-		if _, ok := w.Agent(a); !ok {
-			continue
+	for a := range w.Replies(id, agents...) {
+		if a.Sender != asker {
+			return a.ID
 		}
-		box := w.Mailbox(a)
-		for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
-			names, _ := box.NamesUnsorted(state)
-			for _, n := range names {
-				ans, ok := mailbox.IDFromName(n)
-				if !ok || ans <= id {
-					continue
-				}
-				data, err := mailbox.ReadFile(box.Path(state, n), w.Config.Router.MaxMessageSize)
-				if err != nil {
-					continue
-				}
-				m, err := mailbox.Parse(data)
-				if err != nil {
-					continue
-				}
-				sender, _ := m.Header().Get("from")
-				if sender == "" {
-					sender = a // written by hand, into a's outbox
-				}
-				if to, _ := m.Header().Get("reply_to"); to == id && sender != asker {
-					return ans
+	}
+	return ""
+}
+
+// A Reply is a message written in reply to another (reply_to).
+type Reply struct {
+	ID      string
+	Sender  string // its from:, or the agent whose outbox holds it when it names none
+	Path    string // in the sender's outbox/ or sent/
+	Message *mailbox.Message
+}
+
+// Replies yields the messages agents wrote in reply to the message id
+// (reply_to: id) that are in their outbox/ (not routed yet) or sent/.
+// Only files named by an id later than id are read.
+func (w *Workspace) Replies(id string, agents ...string) iter.Seq[Reply] {
+	return func(yield func(Reply) bool) {
+		for _, a := range slices.Compact(slices.Clone(agents)) {
+			if _, ok := w.Agent(a); !ok {
+				continue
+			}
+			box := w.Mailbox(a)
+			for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
+				names, _ := box.NamesUnsorted(state)
+				for _, n := range names {
+					ans, ok := mailbox.IDFromName(n)
+					if !ok || ans <= id {
+						continue
+					}
+					path := box.Path(state, n)
+					data, err := mailbox.ReadFile(path, w.Config.Router.MaxMessageSize)
+					if err != nil {
+						continue
+					}
+					m, err := mailbox.Parse(data)
+					if err != nil {
+						continue
+					}
+					if to, _ := m.Header().Get("reply_to"); to != id {
+						continue
+					}
+					sender, _ := m.Header().Get("from")
+					if sender == "" {
+						sender = a // written by hand, into a's outbox
+					}
+					if !yield(Reply{ID: ans, Sender: sender, Path: path, Message: m}) {
+						return
+					}
 				}
 			}
 		}
 	}
-	return ""
 }
 
 // Opens says, for what sender's program printed or its model answered,
