@@ -138,6 +138,10 @@ type bridgeReport struct {
 	// the inboxes of their agents (workspace.Outgoing), counted now,
 	// whether a bridge runs or not; State.Outgoing says the same.
 	Outgoing int `json:"outgoing"`
+	// Lag is how many messages for this workspace wait in the stream,
+	// as the running bridge last counted; null when no bridge runs: only
+	// a bridge asks the stream (State.Lag is then its last count, stale).
+	Lag *uint64 `json:"lag"`
 	// OutgoingText says it in words, and to which workspaces.
 	OutgoingText string `json:"-"`
 	// Refused counts the messages kept in .parley/bridge/refused/: refused
@@ -194,6 +198,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			// inboxes say what waits now.
 			st.Outgoing = rep.Bridge.Outgoing
 			rep.Bridge.State = &st
+			if rep.Bridge.Running {
+				rep.Bridge.Lag = &st.Lag
+			}
 		}
 	}
 	rep.Escalations = escalationsWaiting(ws)
