@@ -964,3 +964,69 @@ func TestBridgeClaimDue(t *testing.T) {
 		t.Fatalf("claimDue after a pause, the twin holding the name = %v, want ErrNameHeld", err)
 	}
 }
+
+// TestBridgeNameCopied: a copy of a workspace with its .parley/ (the same
+// bridge-id) on a machine of the same name and directory — a laptop
+// restored from a backup of one still in use — is refused the name while
+// the workspace's run beats: the two shared one consumer silently
+// before. A run killed is taken over by the next run once its beat is
+// late, not a whole holdFor later; and a copy that stops takes back no
+// claim but its own.
+func TestBridgeNameCopied(t *testing.T) {
+	_, home, url := pair(t)
+	copied, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := streamClient(t, url)
+	ctx := context.Background()
+	open := func(ws *workspace.Workspace) *Bridge {
+		b, err := Open(ws, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		if _, err := b.setup(ctx, js); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	h := open(home)
+	if err := h.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	// The copy: home's identity, another run.
+	cp := open(copied)
+	cp.self = h.self
+	cp.self.PID, cp.self.Run = h.self.PID+1, "0123456789abcdef"
+	err = cp.claim(ctx, js)
+	if !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("the copy's claim while home beats = %v, want ErrNameHeld", err)
+	}
+	if !strings.Contains(err.Error(), "a copy of this workspace") || !strings.Contains(err.Error(), "bridge-id") {
+		t.Errorf("the copy's error does not say what it is: %v", err)
+	}
+	// The copy stops: home's claim stays.
+	cp.release(js)
+	if err := cp.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("the copy took back home's claim as it stopped: its claim then = %v, want ErrNameHeld", err)
+	}
+
+	// home is killed: its last beat grows late; the next run of home
+	// (the copy's identity stands for it) takes the name then.
+	c, err := js.Consumer(ctx, workspace.DefaultStream, h.durable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := parleyMeta(c.CachedInfo().Config.Metadata)
+	meta[metaBeat] = c.CachedInfo().TimeStamp.Add(-(beatEvery + beatSlack + time.Second)).Format(time.RFC3339Nano)
+	if _, err := js.UpdateConsumer(ctx, workspace.DefaultStream, h.consumerConfig(meta)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.claim(ctx, js); err != nil {
+		t.Fatalf("the next run's claim once the killed run's beat is late = %v, want nil (holdFor is %s)", err, holdFor)
+	}
+	if err := h.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("the killed run's claim, the next run holding the name = %v, want ErrNameHeld", err)
+	}
+}

@@ -34,6 +34,14 @@ import (
 // until the holder stops. Two bridges that claim the name at the same
 // moment may both read until the next beat, when the one that finds the
 // other's claim stops: what either took is delivered, once.
+//
+// A workspace is known by its id, host and directory; each run of it
+// also by a random run id. A fresh claim of this workspace by another
+// run is this workspace's run before, killed (its beat stops), or a copy
+// of the workspace, .parley/ and all, on a machine of the same name and
+// directory (a laptop restored from a backup of one still in use: its
+// beat goes on). Such a claim holds the name until its beat is late
+// (holdOf), which tells them apart.
 
 const (
 	beatEvery = 5 * time.Second
@@ -41,6 +49,9 @@ const (
 	// claimSettle is how long a bridge that took the name waits before
 	// it looks whether another took it at the same moment.
 	claimSettle = 300 * time.Millisecond
+	// beatSlack is how late a beat may come (the server's fsync, the
+	// link) and still count as on time.
+	beatSlack = 3 * time.Second
 )
 
 // The consumer's metadata keys a claim is written under.
@@ -49,9 +60,10 @@ const (
 	metaHost     = "parley_host"
 	metaRoot     = "parley_root"
 	metaPID      = "parley_pid"
+	metaRun      = "parley_run" // the run's random id (identity.Run)
 	metaBeat     = "parley_beat"
 	metaAlso     = "parley_also"    // the workspace last refused the name, as identity.String
-	metaAlsoID   = "parley_also_id" // its identity.key
+	metaAlsoID   = "parley_also_id" // its identity.runKey
 	metaAlsoBeat = "parley_also_beat"
 )
 
@@ -63,9 +75,20 @@ var ErrNameHeld = errors.New("another workspace reads the stream as this bridge 
 type identity struct {
 	ID, Host, Root string
 	PID            int
+	Run            string // drawn at random by each run; "" in a claim by parley before it
 }
 
+// key is the workspace: its runs share it.
 func (i identity) key() string { return i.ID + "|" + i.Host + "|" + i.Root }
+
+// runKey is the workspace's run.
+func (i identity) runKey() string { return i.key() + "|" + i.Run }
+
+// sameRun reports whether i and j are one run; a claim written before
+// runs had ids is taken for this workspace's own.
+func (i identity) sameRun(j identity) bool {
+	return i.key() == j.key() && (i.Run == "" || j.Run == "" || i.Run == j.Run)
+}
 
 func (i identity) String() string {
 	return fmt.Sprintf("%s on host %s (pid %d)", i.Root, i.Host, i.PID)
@@ -94,13 +117,17 @@ func selfIdentity(ws *workspace.Workspace) (identity, error) {
 	} else if err != nil {
 		return identity{}, err
 	}
-	return identity{ID: id, Host: host, Root: root, PID: os.Getpid()}, nil
+	var run [8]byte
+	if _, err := rand.Read(run[:]); err != nil {
+		return identity{}, err
+	}
+	return identity{ID: id, Host: host, Root: root, PID: os.Getpid(), Run: hex.EncodeToString(run[:])}, nil
 }
 
 func claimOf(meta map[string]string) (identity, time.Time) {
 	pid, _ := strconv.Atoi(meta[metaPID])
 	beat, _ := time.Parse(time.RFC3339Nano, meta[metaBeat])
-	return identity{ID: meta[metaID], Host: meta[metaHost], Root: meta[metaRoot], PID: pid}, beat
+	return identity{ID: meta[metaID], Host: meta[metaHost], Root: meta[metaRoot], PID: pid, Run: meta[metaRun]}, beat
 }
 
 // parleyMeta keeps the keys of the consumer's metadata parley wrote.
@@ -131,11 +158,11 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	}
 	meta := parleyMeta(info.Config.Metadata)
 	holder, beat := claimOf(meta)
-	if holder.ID != "" && holder.key() != b.self.key() && !beat.IsZero() && now.Sub(beat) < holdFor {
+	if holder.ID != "" && !holder.sameRun(b.self) && !beat.IsZero() && now.Sub(beat) < holdOf(holder, b.self) {
 		// Noted for the holder to say, a beat at a time.
 		alsoBeat, _ := time.Parse(time.RFC3339Nano, meta[metaAlsoBeat])
-		if meta[metaAlsoID] != b.self.key() || now.Sub(alsoBeat) >= beatEvery {
-			meta[metaAlso], meta[metaAlsoID], meta[metaAlsoBeat] = b.self.String(), b.self.key(), now.Format(time.RFC3339Nano)
+		if meta[metaAlsoID] != b.self.runKey() || now.Sub(alsoBeat) >= beatEvery {
+			meta[metaAlso], meta[metaAlsoID], meta[metaAlsoBeat] = b.self.String(), b.self.runKey(), now.Format(time.RFC3339Nano)
 			// Not noted, the holder does not say it: this side does.
 			_, _ = js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta))
 		}
@@ -143,7 +170,7 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	}
 	also := ""
 	alsoBeat, _ := time.Parse(time.RFC3339Nano, meta[metaAlsoBeat])
-	if meta[metaAlsoID] != "" && meta[metaAlsoID] != b.self.key() && now.Sub(alsoBeat) < holdFor {
+	if meta[metaAlsoID] != "" && meta[metaAlsoID] != b.self.runKey() && now.Sub(alsoBeat) < holdFor {
 		also = meta[metaAlso]
 	} else {
 		delete(meta, metaAlso)
@@ -152,10 +179,11 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	}
 	meta[metaID], meta[metaHost], meta[metaRoot] = b.self.ID, b.self.Host, b.self.Root
 	meta[metaPID], meta[metaBeat] = strconv.Itoa(b.self.PID), now.Format(time.RFC3339Nano)
+	meta[metaRun] = b.self.Run
 	if _, err := js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta)); err != nil {
 		return fmt.Errorf("consumer %s: %w", b.durable(), err)
 	}
-	if holder.key() != b.self.key() {
+	if holder.runKey() != b.self.runKey() {
 		// Taken now: another workspace that read the name free at the
 		// same moment wrote its claim a moment before or after this
 		// one. The claim written last holds; the other finds it here.
@@ -170,7 +198,7 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 		}
 		// A server that keeps no metadata (before NATS 2.10) keeps no
 		// claim: nothing holds the name.
-		if now, _ := claimOf(c.CachedInfo().Config.Metadata); now.ID != "" && now.key() != b.self.key() {
+		if now, _ := claimOf(c.CachedInfo().Config.Metadata); now.ID != "" && now.runKey() != b.self.runKey() {
 			return b.heldError(now)
 		}
 	}
@@ -207,6 +235,12 @@ func (b *Bridge) claimDue(ctx context.Context, js jetstream.JetStream) error {
 
 // heldError is the error of a bridge whose name holder holds.
 func (b *Bridge) heldError(holder identity) error {
+	if holder.key() == b.self.key() {
+		who := holder.String() + ": this workspace's run before, or a copy of this workspace with its .parley/ (the same bridge-id) on a machine of the same name"
+		b.setHeld(who)
+		return fmt.Errorf("bridge name %q: %w: %s; this run takes and forwards nothing until that claim is %s old: a run killed claims no more, a copy goes on (remove the copy's %s/bridge-id, and give it another bridge: name: in %s)",
+			b.cfg.Name, ErrNameHeld, who, beatEvery+beatSlack, workspace.StateDir, workspace.ConfigFile)
+	}
 	b.setHeld(holder.String())
 	return fmt.Errorf("bridge name %q: %w: %s; two workspaces of one name would each take part of the other's messages, so this one takes and forwards nothing until that one stops (give one of them another bridge: name: in %s, and the remote: that name it)",
 		b.cfg.Name, ErrNameHeld, holder, workspace.ConfigFile)
@@ -225,6 +259,18 @@ func (b *Bridge) setHeld(by string) (was string) {
 	return was
 }
 
+// holdOf is how long holder's claim holds the name against self after
+// its last beat: holdFor; but a claim of self's own workspace by another
+// run (this workspace's run before, or a copy of it elsewhere) only
+// until a beat is late, beatEvery and beatSlack: a run killed beats no
+// more, and is taken over soon after; a copy goes on beating.
+func holdOf(holder, self identity) time.Duration {
+	if holder.key() == self.key() {
+		return beatEvery + beatSlack
+	}
+	return holdFor
+}
+
 // release takes back this workspace's claim, when it holds the name: a
 // workspace refused meanwhile takes over at its next look, not holdFor
 // later.
@@ -236,10 +282,10 @@ func (b *Bridge) release(js jetstream.JetStream) {
 		return
 	}
 	meta := parleyMeta(c.CachedInfo().Config.Metadata)
-	if holder, _ := claimOf(meta); holder.key() != b.self.key() {
+	if holder, _ := claimOf(meta); holder.runKey() != b.self.runKey() {
 		return
 	}
-	for _, k := range []string{metaID, metaHost, metaRoot, metaPID, metaBeat} {
+	for _, k := range []string{metaID, metaHost, metaRoot, metaPID, metaBeat, metaRun} {
 		delete(meta, k)
 	}
 	if _, err := js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta)); err != nil {
