@@ -1006,6 +1006,16 @@ func TestBridgeNameCopied(t *testing.T) {
 	if !strings.Contains(err.Error(), "a copy of this workspace") || !strings.Contains(err.Error(), "bridge-id") {
 		t.Errorf("the copy's error does not say what it is: %v", err)
 	}
+	// home says so at its next beat.
+	if err := h.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	also := h.alsoBy
+	h.mu.Unlock()
+	if !strings.Contains(also, "a copy of this workspace") {
+		t.Errorf("home's word of the copy = %q, want it called a copy", also)
+	}
 	// The copy stops: home's claim stays.
 	cp.release(js)
 	if err := cp.claim(ctx, js); !errors.Is(err, ErrNameHeld) {

@@ -172,6 +172,9 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	alsoBeat, _ := time.Parse(time.RFC3339Nano, meta[metaAlsoBeat])
 	if meta[metaAlsoID] != "" && meta[metaAlsoID] != b.self.runKey() && now.Sub(alsoBeat) < holdFor {
 		also = meta[metaAlso]
+		if strings.HasPrefix(meta[metaAlsoID], b.self.key()+"|") {
+			also += ": a copy of this workspace with its .parley/ (the same bridge-id) on a machine of the same name (remove the copy's " + workspace.StateDir + "/bridge-id)"
+		}
 	} else {
 		delete(meta, metaAlso)
 		delete(meta, metaAlsoID)
