@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -539,12 +540,39 @@ var ErrExists = errors.New("a file of that name is there already")
 // was sent with, and removes its reason: a person fixed it and sends it
 // again. It returns the file's path in the outbox. A file of that name in
 // the outbox is not replaced (ErrExists).
+//
+// A file the router refused as routed already (the same name and text
+// as a message in sent/: see SentAs) would be refused so again: it goes
+// back under its name in rejected/ (the time of the refusal first),
+// which no message came from, and is sent as a new message.
 func (d Dir) Unreject(name string) (string, error) {
-	dst := d.Path(Outbox, UnrejectedName(name))
+	back := UnrejectedName(name)
+	if data, err := os.ReadFile(d.Path(Rejected, name)); err == nil && d.SentAs(back, data) != "" {
+		back = name
+	}
+	dst := d.Path(Outbox, back)
 	if err := d.moveBack(d.Path(Rejected, name), dst); err != nil {
 		return "", err
 	}
 	return dst, nil
+}
+
+// SentAs returns the id of the message in sent/ that a file of this name
+// and content was sent as, or "": one whose id ends in the digits drawn
+// from them (ContentSuffix) and that holds that content.
+func (d Dir) SentAs(name string, data []byte) string {
+	suffix := ContentSuffix(name, data)
+	names, _ := d.NamesUnsorted(Sent)
+	for _, n := range names {
+		id, ok := IDFromName(n)
+		if !ok || IDSuffix(id) != suffix {
+			continue
+		}
+		if sent, err := os.ReadFile(d.Path(Sent, n)); err == nil && bytes.Equal(sent, data) {
+			return id
+		}
+	}
+	return ""
 }
 
 // DropOrphanReasons removes the reasons in rejected/ whose file has left

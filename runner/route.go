@@ -337,6 +337,18 @@ func (b *batch) take(i int, c candidate, rd *round) {
 		// sort after it.
 		r.noteSent(c.agent, a.id)
 	}
+	if a.id == "" && p.get().id == "" && !c.unsure {
+		if id, ok := r.routedAlready(c, data, msg); ok {
+			// The same file, name and text, was routed before: put back
+			// (git checkout, git stash pop), or written again by hand
+			// (the same words on another turn). Which, parley cannot
+			// tell: it is kept in rejected/, neither sent twice nor lost.
+			r.log.Warn("routed already: same name and content as a message in sent/; kept in rejected/, not sent twice", "agent", c.agent, "file", c.name, "id", id)
+			c.again = true
+			b.reject(i, c, msg, &workspace.Refusal{Reason: routedAlreadyReason(id)})
+			return
+		}
+	}
 	if a.id == "" {
 		a.id, a.drawn = b.idFor(c, p, data, msg), true
 	}
@@ -422,15 +434,6 @@ func (b *batch) idFor(c candidate, p *pending, data []byte, m *mailbox.Message) 
 	r := b.r
 	if id := p.get().id; id != "" {
 		return id
-	}
-	if !c.unsure {
-		if id, ok := r.routedAlready(c, data, m); ok {
-			// Put back as it was (git checkout, git stash pop): the same
-			// message, routed again under its id, which delivers nothing
-			// twice.
-			r.log.Warn("routed already: same name and content as a message in sent/; not delivered twice", "agent", c.agent, "file", c.name, "id", id)
-			return id
-		}
 	}
 	if rec, err := r.drawnRecord(); err == nil {
 		// Drawn by a runner stopped before the file went to sent/, which
@@ -952,6 +955,16 @@ func (r *Runner) routedAlready(c candidate, data []byte, m *mailbox.Message) (st
 	return "", false
 }
 
+// routedAlreadyReason is why a file routed before (routedAlready) is
+// refused: what it is taken for, and how to send it all the same.
+func routedAlreadyReason(id string) string {
+	when := ""
+	if t, _, err := mailbox.ParseID(id); err == nil {
+		when = " on " + t.Local().Format("2006-01-02 15:04:05")
+	}
+	return fmt.Sprintf("routed already: a file of this name and text was sent as %s%s; taken for that message put back (git checkout, git stash pop), not sent twice. To send it again as a new message: parley retry it, or write it under another name", id, when)
+}
+
 // errFound stops a read of the journal.
 var errFound = errors.New("found")
 
@@ -1076,6 +1089,12 @@ func rejectionNote(reason string, c candidate, now time.Time) string {
 		todo = "The file beside this one is the input, unchanged. It is not text: no editor\n" +
 			"mends it, and moved back into the outbox it is refused again. To send what\n" +
 			"it was meant to say, write that as a new message.\n"
+	}
+	if c.again {
+		todo = "The file beside this one is the input, unchanged. Moved back into the outbox\n" +
+			"under its old name it is refused again: to send it as a new message, run\n" +
+			"parley retry on it (it goes back under this file's name), or move it back\n" +
+			"under another name.\n"
 	}
 	return reason + "\n" +
 		"\n" +

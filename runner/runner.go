@@ -1339,6 +1339,7 @@ type candidate struct {
 	reasoned bool               // see pending.reasoned
 	unsure   bool               // see pending.unsure
 	notText  bool               // read, and refused as no text (mailbox.ErrBinary): no editor mends it
+	again    bool               // refused as routed already (routedAlready): moved back as it was, refused again
 }
 
 // routePending looks at every pending file and routes, in batches and in

@@ -67,7 +67,9 @@ func TestHandledIsHandled(t *testing.T) {
 
 // TestRoutedOnce: a file without an id that was routed, put back into
 // the outbox as it was (git checkout), is not delivered a second time
-// under a new id (issue 11, item 7).
+// under a new id (issue 11, item 7); nor is it dropped without a word: a
+// person who wrote the same words under the same name on another turn
+// finds it in rejected/, with the reason and how to send it again.
 func TestRoutedOnce(t *testing.T) {
 	ws := newWorkspace(t, "boss", "bob")
 	const hello = "---\nto: bob\n---\nHello.\n"
@@ -75,11 +77,12 @@ func TestRoutedOnce(t *testing.T) {
 	if s := routeAll(t, ws); s.Routed != 1 {
 		t.Fatalf("first run routed %d, want 1", s.Routed)
 	}
-	drop(t, ws, "boss", "hello.md", hello) // restored
+	first := names(t, ws, "boss", mailbox.Sent)
+	drop(t, ws, "boss", "hello.md", hello) // restored, or written again
 	drop(t, ws, "boss", "other.md", "---\nto: bob\n---\nSomething else.\n")
 	s := routeAll(t, ws)
-	if s.Deliveries != 1 || s.Recovered != 1 {
-		t.Errorf("second run: %d deliveries, %d found delivered already; want 1 (other.md) and 1 (hello.md)", s.Deliveries, s.Recovered)
+	if s.Deliveries != 1 || s.Rejected != 1 {
+		t.Errorf("second run: %d deliveries, %d rejected; want 1 (other.md) and 1 (hello.md)", s.Deliveries, s.Rejected)
 	}
 	if got := names(t, ws, "bob", mailbox.Inbox); len(got) != 2 {
 		t.Errorf("bob's inbox/ = %v, want 2 messages: hello.md once, other.md", got)
@@ -89,6 +92,18 @@ func TestRoutedOnce(t *testing.T) {
 	}
 	if got := names(t, ws, "boss", mailbox.Outbox); len(got) != 0 {
 		t.Errorf("boss's outbox/ = %v, want it empty", got)
+	}
+	rejected := names(t, ws, "boss", mailbox.Rejected)
+	if len(rejected) != 1 || !strings.HasSuffix(rejected[0], "-hello.md") {
+		t.Fatalf("boss's rejected/ = %v, want hello.md kept with its reason", rejected)
+	}
+	data, err := os.ReadFile(ws.Mailbox("boss").Path(mailbox.Rejected, rejected[0]))
+	if err != nil || string(data) != hello {
+		t.Errorf("the file kept in rejected/ = %q (%v), want it as written", data, err)
+	}
+	reason, _ := ws.Mailbox("boss").Reason(mailbox.Rejected, rejected[0])
+	if !strings.Contains(reason, "routed already") || !strings.Contains(reason, strings.TrimSuffix(first[0], ".md")) || !strings.Contains(reason, "parley retry") {
+		t.Errorf("the reason = %q, want it to name the message sent before and parley retry", reason)
 	}
 	// The same content under another name is another message.
 	drop(t, ws, "boss", "hello-again.md", hello)
