@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -312,6 +313,27 @@ func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if opts.NoCheck && opts.DryRun {
 		return usagef("--dry-run checks the message: leave out --no-check")
 	}
+	agent, state, inMailbox := ws.Locate(opts.File)
+	if inMailbox && !opts.DryRun {
+		// A file parley keeps would stay where it is, and go again.
+		switch state {
+		case mailbox.Outbox:
+			return usagef("%s is in %s's outbox already: the router sends it as it is (parley run); sent with --file too, it would go twice (--dry-run checks it)", opts.File, agent)
+		case mailbox.Rejected:
+			return usagef("%s is in %s's rejected/: `parley retry %s` checks it and puts it back into the outbox; sent with --file, it would stay there, and a retry would send it again", opts.File, agent, opts.File)
+		}
+	}
+	// A draft parley compose kept (tmp/compose-ID.md) is sent under the id
+	// in its name, and is gone once sent: sending it again finds nothing,
+	// and a copy of it is a duplicate of that id.
+	draftID := ""
+	if inMailbox && state == mailbox.Tmp {
+		if id, ok := strings.CutPrefix(strings.TrimSuffix(filepath.Base(opts.File), ".md"), "compose-"); ok && mailbox.IsID(id) {
+			if _, from, _ := mailbox.ParseID(id); from == agent {
+				draftID = id
+			}
+		}
+	}
 	v, err := ws.CheckFile(opts.File, workspace.FileCheck{Sender: opts.From, Sending: true})
 	if errors.Is(err, workspace.ErrNoSender) {
 		return usagef("say who sends it: --from AGENT (%s is in no outbox and has no from:)", opts.File)
@@ -332,7 +354,22 @@ func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	if err != nil {
 		return err
 	}
-	return write(e, ws.Mailbox(v.From), m, opts.JSON)
+	if draftID != "" && !m.Header().Has("id") {
+		box := ws.Mailbox(v.From)
+		if _, err := os.Lstat(box.Path(mailbox.Outbox, mailbox.FileName(draftID))); err == nil || box.IsSent(draftID) {
+			return fmt.Errorf("%s: sent already, as %s (the id in its name)", opts.File, draftID)
+		}
+		m.Set("id", draftID)
+		sent, _, _ := mailbox.ParseID(draftID)
+		m.Set("created", sent.Format(mailbox.TimeFormat))
+	}
+	if err := write(e, ws.Mailbox(v.From), m, opts.JSON); err != nil {
+		return err
+	}
+	if draftID != "" {
+		return os.Remove(opts.File)
+	}
+	return nil
 }
 
 // judged shows a verdict with dryRun, and otherwise turns a refusal into
