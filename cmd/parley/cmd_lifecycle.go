@@ -55,9 +55,15 @@ func stopCommand(e *env) *cli.Command {
 					}
 					targets = append(targets, a.Name)
 				}
-				if asked > 0 && len(targets) == 0 {
+				if len(targets) == 0 {
+					// Every agent that runs a program is stopped
+					// already, or none runs one: nothing to ask, and
+					// that is no mistake.
 					if c.Bool("json") {
 						return e.printJSON([]map[string]string{})
+					}
+					if asked == 0 {
+						fmt.Fprintf(e.stdout, "nothing to stop: no agent of %s runs a program (--all asks those that do)\n", workspace.ConfigFile)
 					}
 					return nil
 				}
@@ -74,6 +80,9 @@ func stopCommand(e *env) *cli.Command {
 			}
 			if err := ws.CheckAgent(from); err != nil {
 				return usagef("--from: %v", err)
+			}
+			if err := canAskShutdown(ws, targets, from); err != nil {
+				return err
 			}
 			// Every request is checked as the router will check it before
 			// any is written: one the router would refuse is refused now,
@@ -118,6 +127,36 @@ func stopCommand(e *env) *cli.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// canAskShutdown refuses a stop in a workspace whose protocol has no
+// shutdown_request (its skills leave out team-requests), saying what adds
+// it: the router would refuse every request, and leaving type out, as
+// the router's reason advises for a message of a type it does not know,
+// is no shutdown request.
+func canAskShutdown(ws *workspace.Workspace, targets []string, from string) error {
+	set, err := ws.Protocol()
+	if err != nil || set == nil {
+		return nil // said by the check of each request; no skills: no check
+	}
+	if _, _, ok := set.Type(workspace.ShutdownRequest); ok {
+		return nil
+	}
+	var asked []string
+	for _, t := range targets {
+		if t != from {
+			asked = append(asked, t)
+		}
+	}
+	if len(asked) == 0 {
+		return nil // nobody is asked
+	}
+	skills := strings.Join(ws.Config.Skills, ", ")
+	return hintedError{
+		err: fmt.Errorf("not asking %s to shut down: %s:%d: skills: [%s] define no %s (the team-requests skill does)",
+			strings.Join(asked, ", "), workspace.ConfigFile, ws.Config.SkillsLine, skills, workspace.ShutdownRequest),
+		hint: fmt.Sprintf("add team-requests to skills: in %s (skills: [%s, team-requests]), then parley stop again", workspace.ConfigFile, skills),
 	}
 }
 
