@@ -217,7 +217,7 @@ func refusal(ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message) error
 func lead(ws *workspace.Workspace) string {
 	for _, a := range ws.AgentNames() {
 		for _, r := range ws.Roles(a) {
-			if r == "team-lead" || r == "lead" {
+			if r == workspace.TeamLeadRole || r == "lead" {
 				return a
 			}
 		}
