@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,8 +82,10 @@ func stopCommand(e *env) *cli.Command {
 			if err := ws.CheckAgent(from); err != nil {
 				return usagef("--from: %v", err)
 			}
-			if err := canAskShutdown(ws, targets, from); err != nil {
-				return err
+			if asked := slices.DeleteFunc(slices.Clone(targets), func(t string) bool { return t == from }); len(asked) > 0 {
+				if err := lacksType(ws, workspace.ShutdownRequest, "parley stop"); err != nil {
+					return fmt.Errorf("not asking %s to shut down: %w", strings.Join(asked, ", "), err)
+				}
 			}
 			// Every request is checked as the router will check it before
 			// any is written: one the router would refuse is refused now,
@@ -130,33 +133,24 @@ func stopCommand(e *env) *cli.Command {
 	}
 }
 
-// canAskShutdown refuses a stop in a workspace whose protocol has no
-// shutdown_request (its skills leave out team-requests), saying what adds
-// it: the router would refuse every request, and leaving type out, as
-// the router's reason advises for a message of a type it does not know,
-// is no shutdown request.
-func canAskShutdown(ws *workspace.Workspace, targets []string, from string) error {
+// lacksType says, when the workspace's protocol has no message type typ
+// (a request or an answer of the team-requests skill, which its skills:
+// leave out), which line of parley.yaml to mend and how; nil when the
+// protocol has it, or when no skill checks messages. The router's own
+// reason would advise leaving type out, which is no request. command is
+// the one to run again once mended.
+func lacksType(ws *workspace.Workspace, typ, command string) error {
 	set, err := ws.Protocol()
 	if err != nil || set == nil {
-		return nil // said by the check of each request; no skills: no check
+		return nil // said by the check of each message; no skills: no check
 	}
-	if _, _, ok := set.Type(workspace.ShutdownRequest); ok {
+	if _, _, ok := set.Type(typ); ok {
 		return nil
-	}
-	var asked []string
-	for _, t := range targets {
-		if t != from {
-			asked = append(asked, t)
-		}
-	}
-	if len(asked) == 0 {
-		return nil // nobody is asked
 	}
 	skills := strings.Join(ws.Config.Skills, ", ")
 	return hintedError{
-		err: fmt.Errorf("not asking %s to shut down: %s:%d: skills: [%s] define no %s (the team-requests skill does)",
-			strings.Join(asked, ", "), workspace.ConfigFile, ws.Config.SkillsLine, skills, workspace.ShutdownRequest),
-		hint: fmt.Sprintf("add team-requests to skills: in %s (skills: [%s, team-requests]), then parley stop again", workspace.ConfigFile, skills),
+		err:  fmt.Errorf("%s:%d: skills: [%s] define no %s (the team-requests skill does)", workspace.ConfigFile, ws.Config.SkillsLine, skills, typ),
+		hint: fmt.Sprintf("add team-requests to skills: in %s (skills: [%s, team-requests]), then %s again", workspace.ConfigFile, skills, command),
 	}
 }
 
@@ -316,6 +310,9 @@ func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedba
 	m.SetValue("approve", fmt.Sprint(approve))
 	if feedback != "" {
 		m.Set(textField, feedback)
+	}
+	if err := lacksType(ws, respType, map[bool]string{true: "parley approve", false: "parley reject"}[approve]); err != nil {
+		return fmt.Errorf("not answering %s: %w", id, err)
 	}
 	if err := refusal(ws, ws.Mailbox(agent), m); err != nil {
 		return fmt.Errorf("not answering %s: %w", id, err)
