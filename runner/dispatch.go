@@ -548,7 +548,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			why := fmt.Sprintf("%s stopped for this run: %s; the message it was handling waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, reason, cur)
 			w.r.stopAgent(w.agent.Name, why)
 			w.r.statsMu.Lock()
-			w.r.stats.Stopped = append(w.r.stats.Stopped, workspace.Problem{Agent: w.agent.Name, Path: cur, Reason: reason})
+			w.r.stats.Stopped = append(w.r.stats.Stopped, StoppedAgent{Agent: w.agent.Name, Path: cur, Reason: reason})
 			w.r.statsMu.Unlock()
 			w.r.state.note(w.agent.Name, why)
 			w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
@@ -684,7 +684,7 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 	if stopping {
 		// The agent agreed to shut down: it takes no next message, even
 		// one delivered before the router sees its answer.
-		w.r.stopAgent(w.agent.Name, w.agent.Name+" approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox")
+		w.r.shutDown(w.agent.Name)
 	}
 	// Committed: handling the message again now would send its answers a
 	// second time. A publish that fails is logged, not retried; the

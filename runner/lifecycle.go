@@ -18,7 +18,7 @@ func (r *Runner) observe(sender string, m *mailbox.Message) string {
 	if typ == workspace.ShutdownResponse {
 		reason, _ := m.Payload().Get("reason")
 		if approvesShutdown(m) {
-			r.stopAgent(sender, sender+" approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox")
+			r.shutDown(sender)
 			note = fmt.Sprintf("%s approved its shutdown: its driver is stopped, messages to it wait in its inbox", sender)
 			r.state.note(sender, "shut down: it approved a shutdown request")
 		} else {
@@ -47,11 +47,22 @@ func approvesShutdown(m *mailbox.Message) bool {
 	return typ == workspace.ShutdownResponse && (approve == "true" || approve == "yes")
 }
 
+// shutDown stops an agent that approved a shutdown request for the rest
+// of the run, and lists it in the run's figures.
+func (r *Runner) shutDown(agent string) {
+	if !r.stopAgent(agent, agent+" approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox") {
+		return
+	}
+	r.statsMu.Lock()
+	r.stats.Stopped = append(r.stats.Stopped, StoppedAgent{Agent: agent, Reason: "it approved a shutdown request", ShutDown: true})
+	r.statsMu.Unlock()
+}
+
 // stopAgent stops an agent's driver for the rest of the run; why is the
-// journal's note.
-func (r *Runner) stopAgent(agent, why string) {
+// journal's note. It reports whether the agent was not stopped already.
+func (r *Runner) stopAgent(agent, why string) bool {
 	if !r.state.setStopped(agent, true) {
-		return // stopped already
+		return false // stopped already
 	}
 	r.recordStopped(agent, why)
 	if w, ok := r.workers[agent]; ok {
@@ -61,6 +72,7 @@ func (r *Runner) stopAgent(agent, why string) {
 		}
 	}
 	r.log.Info("agent stopped", "agent", agent)
+	return true
 }
 
 func dash(s string) string {

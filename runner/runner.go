@@ -157,16 +157,34 @@ type Stats struct {
 	// notice from parley tells the sender and every person (notices count
 	// in neither Routed nor Deliveries: they come from no outbox).
 	Loops int `json:"loops"`
-	// Stopped names the agents their driver stopped for the rest of the
-	// run (an openai agent's budget used up), each with the message it
-	// was handling (Path, in cur/) and why: their messages wait for the
-	// next run.
-	Stopped []workspace.Problem `json:"stopped,omitempty"`
+	// Stopped names the agents stopped for the rest of the run, each
+	// with why and what waits for it: those their driver stopped (an
+	// openai agent's budget used up), with the message they were
+	// handling (Path, in cur/), and those that approved a shutdown
+	// request (parley stop). Their messages wait for the next run, which
+	// starts them again.
+	Stopped []StoppedAgent `json:"stopped,omitempty"`
 	// NotStarted names the built-in agents whose start failed (the team
 	// lead of a workspace with no campaign starts no session), each with
 	// why: what they do as a run starts was not done; they still handle
 	// the messages they are sent.
 	NotStarted []workspace.Problem `json:"not_started,omitempty"`
+}
+
+// StoppedAgent is an agent stopped for the rest of a run, and what waits
+// for it.
+type StoppedAgent struct {
+	Agent string `json:"agent"`
+	// Path is the message its driver was handling when it stopped it,
+	// in cur/, relative to the workspace root; empty for an agent that
+	// approved its shutdown (it had handled the request).
+	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason"`
+	// ShutDown says the agent approved a shutdown request: it was not
+	// its driver that stopped it.
+	ShutDown bool `json:"shut_down,omitempty"`
+	// Waiting counts the messages in its inbox when the run ended.
+	Waiting int `json:"waiting"`
 }
 
 // Refused reports whether anything was refused or given up during the run.
@@ -176,6 +194,19 @@ func (s Stats) Refused() bool { return s.Rejected > 0 || s.RefusedInPlace > 0 ||
 // delivered: a file refused or a message given up during the run, or a
 // file left waiting in an outbox.
 func (s Stats) Undelivered() bool { return s.Refused() || s.Left > 0 }
+
+// Unhandled reports whether an agent stopped during the run left
+// messages for the next run: the one its driver was handling, or ones
+// delivered to its inbox. An agent that approved its shutdown with
+// nothing sent to it since leaves none.
+func (s Stats) Unhandled() bool {
+	for _, a := range s.Stopped {
+		if a.Path != "" || a.Waiting > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // Runner routes the messages of one workspace. Only one Runner may hold a
 // workspace at a time.
@@ -616,12 +647,16 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	r.stats.Ended = r.sessionOver
 	r.statsMu.Lock()
 	defer r.statsMu.Unlock()
+	for i, a := range r.stats.Stopped {
+		// What waits for it in its inbox, for the next run.
+		r.stats.Stopped[i].Waiting, _ = r.ws().Mailbox(a.Agent).Count(mailbox.Inbox)
+	}
 	stats := r.stats
 	stats.RejectedFiles = append([]workspace.Problem{}, stats.RejectedFiles...)
 	stats.RefusedInPlaceFiles = append([]workspace.Problem{}, stats.RefusedInPlaceFiles...)
 	stats.DeadFiles = append([]workspace.Problem{}, stats.DeadFiles...)
 	stats.LeftFiles = append([]workspace.Problem{}, stats.LeftFiles...)
-	stats.Stopped = append([]workspace.Problem(nil), stats.Stopped...)
+	stats.Stopped = append([]StoppedAgent(nil), stats.Stopped...)
 	stats.NotStarted = append([]workspace.Problem(nil), stats.NotStarted...)
 	return stats, err
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,9 +56,15 @@ func stopCommand(e *env) *cli.Command {
 					}
 					targets = append(targets, a.Name)
 				}
-				if asked > 0 && len(targets) == 0 {
+				if len(targets) == 0 {
+					// Every agent that runs a program is stopped
+					// already, or none runs one: nothing to ask, and
+					// that is no mistake.
 					if c.Bool("json") {
 						return e.printJSON([]map[string]string{})
+					}
+					if asked == 0 {
+						fmt.Fprintf(e.stdout, "nothing to stop: no agent of %s runs a program (--all asks those that do)\n", workspace.ConfigFile)
 					}
 					return nil
 				}
@@ -74,6 +81,11 @@ func stopCommand(e *env) *cli.Command {
 			}
 			if err := ws.CheckAgent(from); err != nil {
 				return usagef("--from: %v", err)
+			}
+			if asked := slices.DeleteFunc(slices.Clone(targets), func(t string) bool { return t == from }); len(asked) > 0 {
+				if err := lacksType(ws, workspace.ShutdownRequest, "parley stop"); err != nil {
+					return fmt.Errorf("not asking %s to shut down: %w", strings.Join(asked, ", "), err)
+				}
 			}
 			// Every request is checked as the router will check it before
 			// any is written: one the router would refuse is refused now,
@@ -118,6 +130,27 @@ func stopCommand(e *env) *cli.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// lacksType says, when the workspace's protocol has no message type typ
+// (a request or an answer of the team-requests skill, which its skills:
+// leave out), which line of parley.yaml to mend and how; nil when the
+// protocol has it, or when no skill checks messages. The router's own
+// reason would advise leaving type out, which is no request. command is
+// the one to run again once mended.
+func lacksType(ws *workspace.Workspace, typ, command string) error {
+	set, err := ws.Protocol()
+	if err != nil || set == nil {
+		return nil // said by the check of each message; no skills: no check
+	}
+	if _, _, ok := set.Type(typ); ok {
+		return nil
+	}
+	skills := strings.Join(ws.Config.Skills, ", ")
+	return hintedError{
+		err:  fmt.Errorf("%s:%d: skills: [%s] define no %s (the team-requests skill does)", workspace.ConfigFile, ws.Config.SkillsLine, skills, typ),
+		hint: fmt.Sprintf("add team-requests to skills: in %s (skills: [%s, team-requests]), then %s again", workspace.ConfigFile, skills, command),
 	}
 }
 
@@ -178,7 +211,7 @@ func refusal(ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message) error
 func lead(ws *workspace.Workspace) string {
 	for _, a := range ws.AgentNames() {
 		for _, r := range ws.Roles(a) {
-			if r == "team-lead" || r == "lead" {
+			if r == workspace.TeamLeadRole || r == "lead" {
 				return a
 			}
 		}
@@ -277,6 +310,9 @@ func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedba
 	m.SetValue("approve", fmt.Sprint(approve))
 	if feedback != "" {
 		m.Set(textField, feedback)
+	}
+	if err := lacksType(ws, respType, map[bool]string{true: "parley approve", false: "parley reject"}[approve]); err != nil {
+		return fmt.Errorf("not answering %s: %w", id, err)
 	}
 	if err := refusal(ws, ws.Mailbox(agent), m); err != nil {
 		return fmt.Errorf("not answering %s: %w", id, err)

@@ -130,7 +130,7 @@ func runRun(ctx context.Context, e *env, ws *workspace.Workspace, opts runOption
 	}
 	// A run that ended by itself says whether all went through; one
 	// stopped by a signal is a clean stop, whatever happened before.
-	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && (stats.Undelivered() || len(stats.Stopped) > 0 || len(stats.NotStarted) > 0) {
+	if (opts.UntilIdle || stats.Ended != "") && ctx.Err() == nil && (stats.Undelivered() || stats.Unhandled() || len(stats.NotStarted) > 0) {
 		return &refusedError{stats: stats, pipeline: hasOrchestrator(ws)}
 	}
 	return nil
@@ -256,9 +256,22 @@ func (e *refusedError) Error() string {
 	if s.Dead > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s given up", s.Dead, plural(s.Dead, "message", "messages")))
 	}
-	if n := len(s.Stopped); n > 0 {
-		// Named in the summary, with where their messages wait.
-		parts = append(parts, fmt.Sprintf("%d %s stopped by %s", n, plural(n, "agent", "agents"), plural(n, "its driver", "their drivers")))
+	// Named in the summary, with where their messages wait.
+	byDriver, waiting, waitedFor := 0, 0, 0
+	for _, a := range s.Stopped {
+		switch {
+		case !a.ShutDown:
+			byDriver++
+		case a.Waiting > 0:
+			waiting += a.Waiting
+			waitedFor++
+		}
+	}
+	if byDriver > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s stopped by %s", byDriver, plural(byDriver, "agent", "agents"), plural(byDriver, "its driver", "their drivers")))
+	}
+	if waiting > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s waiting for %d %s stopped by %s", waiting, plural(waiting, "message", "messages"), waitedFor, plural(waitedFor, "agent", "agents"), plural(waitedFor, "its shutdown", "their shutdowns")))
 	}
 	if n := len(s.NotStarted); n > 0 {
 		// Named in the summary, with why.
@@ -322,8 +335,17 @@ func statsLine(s runner.Stats) string {
 	if n := len(s.Stopped); n > 0 {
 		line += fmt.Sprintf(", stopped %d %s", n, plural(n, "agent", "agents"))
 	}
+	var idle []string // shut down, nothing waiting: said once for them all
 	for _, p := range s.Stopped {
-		line += fmt.Sprintf("\nstopped: %s: %s (its message waits in %s for the next run)", printable(p.Agent), printable(p.Reason), printable(p.Path))
+		if p.ShutDown && p.Waiting == 0 {
+			idle = append(idle, printable(p.Agent))
+			continue
+		}
+		line += "\nstopped: " + stoppedText(p)
+	}
+	if n := len(idle); n > 0 {
+		line += fmt.Sprintf("\nstopped: %s: %s a shutdown request; nothing waits for %s; the next parley run starts %s again",
+			strings.Join(idle, ", "), plural(n, "it approved", "they approved"), plural(n, "it", "them"), plural(n, "it", "them"))
 	}
 	for _, p := range s.NotStarted {
 		line += fmt.Sprintf("\nnot started: %s: %s (what it does as a run starts was not done, as the team lead starting the session; it still handles what it is sent)", printable(p.Agent), printable(p.Reason))
@@ -332,6 +354,19 @@ func statsLine(s runner.Stats) string {
 		line += "\nsession over: " + s.Ended
 	}
 	return line
+}
+
+// stoppedText says why an agent was stopped for the rest of a run, what
+// waits for it and what starts it again.
+func stoppedText(p runner.StoppedAgent) string {
+	agent := printable(p.Agent)
+	switch {
+	case p.ShutDown:
+		return fmt.Sprintf("%s: %s; %d %s in mailboxes/%s/inbox, not handled, for the next parley run, which starts it again", agent, printable(p.Reason), p.Waiting, plural(p.Waiting, "message waits", "messages wait"), agent)
+	case p.Waiting > 0:
+		return fmt.Sprintf("%s: %s (its message waits in %s, and %d more in mailboxes/%s/inbox, for the next run)", agent, printable(p.Reason), printable(p.Path), p.Waiting, agent)
+	}
+	return fmt.Sprintf("%s: %s (its message waits in %s for the next run)", agent, printable(p.Reason), printable(p.Path))
 }
 
 func plural(n int, one, many string) string {

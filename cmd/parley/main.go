@@ -208,8 +208,16 @@ func hint(err error) string {
 			if re.stats.Left > 0 {
 				hints = append(hints, "each file left says why it waits, and what lets it go")
 			}
-			if len(re.stats.Stopped) > 0 {
+			byDriver, shutDown := false, false
+			for _, a := range re.stats.Stopped {
+				byDriver = byDriver || !a.ShutDown
+				shutDown = shutDown || a.ShutDown && a.Waiting > 0
+			}
+			if byDriver {
 				hints = append(hints, "a stopped agent's messages wait for the next `parley run`: mend what stopped it (said above, and by `parley status`) first")
+			}
+			if shutDown {
+				hints = append(hints, "an agent that approved its shutdown is started again by the next `parley run`, which hands it what waits in its inbox")
 			}
 			return strings.Join(append(hints, "`parley status` shows it all"), "; ")
 		}

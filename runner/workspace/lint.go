@@ -191,13 +191,18 @@ func (u UnknownRole) String() string {
 	return fmt.Sprintf("%s:%d: %s: no skill of this workspace and no route names the role %q%s: no message is routed to %s by that role", ConfigFile, u.Line, u.Key, u.Role, hint, u.Agent)
 }
 
-// HumanRole is the role parley itself gives a meaning to, whatever the
+// HumanRole is a role parley itself gives a meaning to, whatever the
 // skills: the person questions and escalations go to (the pipeline
 // orchestrator's, a session's end).
 const HumanRole = "human"
 
+// TeamLeadRole is the role of the team lead, which parley itself gives a
+// meaning to, whatever the skills: `parley stop` asks from it, a seat at
+// a table speaks as it.
+const TeamLeadRole = "team-lead"
+
 // UnknownRoles returns the roles agents are given that no skill of the
-// workspace, no route and parley itself (HumanRole) knows, in the order of parley.yaml; nil when the
+// workspace, no route and parley itself (HumanRole, TeamLeadRole) knows, in the order of parley.yaml; nil when the
 // workspace has no skills (then every role is its own). A route knows a
 // role it matches (from_role) or sends to (role:NAME, or a bare name that
 // is no agent's).
@@ -205,7 +210,7 @@ func (w *Workspace) UnknownRoles(protocol *skills.Set) []UnknownRole {
 	if protocol == nil || len(protocol.Skills) == 0 {
 		return nil
 	}
-	known := []string{HumanRole}
+	known := []string{HumanRole, TeamLeadRole}
 	for _, sk := range protocol.Skills {
 		for _, role := range sk.Roles() {
 			known = appendNew(known, role)
