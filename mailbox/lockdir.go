@@ -13,6 +13,19 @@ import (
 // process, take turns. The lock is advisory: a person's editor does not
 // take it, so a writer still checks the file did not change under it.
 func LockDir(dir string) (unlock func(), err error) {
+	return lockPath(dir)
+}
+
+// LockFile takes an exclusive flock(2) on a file, held until the returned
+// function is called: parley's own writers that act on one message file
+// (the seats of one person answering one question) take turns on it. The
+// lock stays on the file when it is renamed; a file gone gives the open's
+// error (fs.ErrNotExist).
+func LockFile(path string) (unlock func(), err error) {
+	return lockPath(path)
+}
+
+func lockPath(dir string) (unlock func(), err error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err

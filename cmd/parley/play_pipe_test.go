@@ -58,7 +58,7 @@ func TestPlayPipedWhileWaiting(t *testing.T) {
 				if out := parley("answer", question, "I duck."); !strings.Contains(out, "answered") {
 					t.Fatalf("parley answer: %s", out)
 				}
-				play.waitFor(t, "the answer given elsewhere", regexp.QuoteMeta(question)+` was answered elsewhere`)
+				play.waitFor(t, "the answer given elsewhere", regexp.QuoteMeta(question)+`, .*, was answered elsewhere: "I duck\."`)
 				waitForFile(t, filepath.Join(ws, "mailboxes", "gm", "inbox"), "I duck.")
 			}
 			play.stop(t, sig)

@@ -78,7 +78,10 @@ func TestPlayTerminal(t *testing.T) {
 	}
 	id := strings.TrimSuffix(filepath.Base(names[0]), ".md")
 	parley("answer", id, "1")
-	tm.waitFor("the seat to notice", func(s string) bool { return strings.Contains(s, id+" was answered elsewhere") })
+	tm.waitFor("the seat to notice, with the answer given", func(s string) bool {
+		s = strings.ReplaceAll(s, "\n", "") // wrapped at the terminal's width
+		return strings.Contains(s, id+", the question Approach, was answered elsewhere: \"The nave\")")
+	})
 
 	tm.keys("C-d")
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })

@@ -450,7 +450,12 @@ func (s *seat) show() error {
 	// longer in the inbox: it waits no more.
 	s.waiting = slices.DeleteFunc(s.waiting, func(q *waitingQ) bool {
 		if !slices.Contains(holders[q.id], q.agent) {
-			s.printf("(%s was answered elsewhere)\n", q.id)
+			from, _ := q.m.Header().Get("from")
+			said := ""
+			if ans := s.answeredAlready(q.id, q.agent, from); ans != "" {
+				said = s.answerSaid(ans, q)
+			}
+			s.printf("(%s, %s, was answered elsewhere%s)\n", q.id, q.name(), said)
 			return true
 		}
 		return false
@@ -612,7 +617,12 @@ func (s *seat) showFiled(id string, c filedCopy) {
 	typ := workspace.TypeOf(m)
 	if agent := campaigns.SeatAnswerer(typ, []string{c.agent}, s.me, s.prompted()); agent != "" {
 		q := &waitingQ{agent: agent, id: id, m: m, typ: typ}
-		s.printf("(%s, %s, was answered elsewhere)\n", id, q.name())
+		from, _ := m.Header().Get("from")
+		said := ""
+		if ans := s.answeredAlready(id, agent, from); ans != "" {
+			said = s.answerSaid(ans, q)
+		}
+		s.printf("(%s, %s, was answered elsewhere%s)\n", id, q.name(), said)
 		return
 	}
 	s.display(id, m, false)
@@ -665,6 +675,55 @@ func (s *seat) fileHandled(id string, holders []string) string {
 // its question.
 func (s *seat) answeredAlready(id, agent, asker string) string {
 	return s.ws.AnsweredBy(id, asker, s.lead, agent)
+}
+
+// takeQuestion takes q for this seat to answer: the lock on its copy in
+// q.agent's inbox, which every seat of the person (a terminal, the web
+// Seat page, parley answer) takes before it answers, so that one answer
+// goes when two are given at once. It returns the unlock while q still
+// waits for an answer; otherwise nil, and what the answer given was
+// (answerSaid), when one is found.
+func (s *seat) takeQuestion(q *waitingQ) (unlock func(), gone string) {
+	from, _ := q.m.Header().Get("from")
+	path := s.ws.Mailbox(q.agent).Path(mailbox.Inbox, mailbox.FileName(q.id))
+	unlock, err := mailbox.LockFile(path)
+	if err == nil {
+		// Handled while this seat waited for the lock, or before.
+		if _, err = os.Lstat(path); err != nil {
+			unlock()
+		}
+	}
+	if err != nil {
+		if ans := s.answeredAlready(q.id, q.agent, from); ans != "" {
+			return nil, s.answerSaid(ans, q)
+		}
+		return nil, ""
+	}
+	if ans := s.answeredAlready(q.id, q.agent, from); ans != "" {
+		unlock()
+		s.handled(q)
+		return nil, s.answerSaid(ans, q)
+	}
+	return unlock, ""
+}
+
+// answerSaid says what the answer id to q said, for a seat that finds it
+// answered elsewhere: `: "The marsh"`, or "" when it cannot be read.
+func (s *seat) answerSaid(id string, q *waitingQ) string {
+	from, _ := q.m.Header().Get("from")
+	for r := range s.ws.Replies(q.id, s.lead, q.agent) {
+		if r.ID != id || r.Sender == from {
+			continue
+		}
+		said := field(r.Message, "answer")
+		if said == "" {
+			said, _, _ = strings.Cut(strings.TrimSpace(string(r.Message.Body)), "\n")
+		}
+		if said = shorten(printable(said), 80); said != "" {
+			return fmt.Sprintf(": %q", said)
+		}
+	}
+	return ""
 }
 
 // handledCopies marks the copies of message id in the agents' inboxes
@@ -1032,6 +1091,13 @@ func (s *seat) line(ctx context.Context, text string) (sent bool, err error) {
 // is then handled.
 func (s *seat) answer(q *waitingQ, text string) bool {
 	from, _ := q.m.Header().Get("from")
+	unlock, gone := s.takeQuestion(q)
+	if unlock == nil {
+		s.printf("(%s, %s, was answered elsewhere%s: nothing was sent)\n", q.id, q.name(), gone)
+		s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
+		return false
+	}
+	defer unlock()
 	var ok bool
 	switch q.typ {
 	case "ASK_PLAYER":
