@@ -28,7 +28,7 @@ func validateCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef("validate needs message files or mailbox directories")
+				return argsError(c, "validate needs message files or mailbox directories")
 			}
 			ws, err := openWorkspace(c)
 			if err != nil && !errors.Is(err, workspace.ErrNoWorkspace) {
