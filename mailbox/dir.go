@@ -922,14 +922,21 @@ func (d Dir) NamesUnsorted(state string) ([]string, error) {
 // is there. Newest reads names only, unsorted, and keeps the n greatest:
 // a directory of 100,000 messages costs its entries and no sort.
 func (d Dir) Newest(state string, n int) (names []string, total int, err error) {
+	names, older, err := d.NewestAndOlder(state, n)
+	return names, len(names) + len(older), err
+}
+
+// NewestAndOlder is Newest, and returns the names of the files it leaves
+// out besides, in no order.
+func (d Dir) NewestAndOlder(state string, n int) (names, older []string, err error) {
 	f, err := os.Open(d.dir(state))
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	all, err := f.Readdirnames(-1)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	// Reason files are never messages: beside their file, or left behind
 	// by one moved away by hand.
@@ -941,9 +948,15 @@ func (d Dir) Newest(state string, n int) (names []string, total int, err error) 
 	}
 	if n <= 0 || len(files) <= n {
 		sort.Strings(files)
-		return files, len(files), nil
+		return files, nil, nil
 	}
-	return greatest(files, n), len(files), nil
+	names = greatest(files, n)
+	for _, name := range files {
+		if name < names[0] {
+			older = append(older, name)
+		}
+	}
+	return names, older, nil
 }
 
 // greatest returns the n greatest of names, sorted, in one pass: names

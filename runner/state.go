@@ -203,10 +203,7 @@ func (s *stateBook) setAwaited(awaited []workspace.Awaited, silent ...silence) {
 func (s *stateBook) keepSilent(agent string, before workspace.AgentRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	message := before.Late
-	if before.State == workspace.StateUnresponsive {
-		message = before.Message
-	}
+	message := before.Silent()
 	if message == "" {
 		return
 	}

@@ -269,7 +269,7 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 		return err
 	}
 	if err := runEditor(e, editor, path); err != nil {
-		return fmt.Errorf("%w (the draft is in %s)", err, path)
+		return fmt.Errorf("not sent: %w (the draft is in %s)", err, path)
 	}
 	written, err := os.ReadFile(path)
 	if err != nil {

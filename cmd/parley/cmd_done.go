@@ -21,7 +21,7 @@ func doneCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef("done needs the ID of a message (a short id works: its last six hex digits)")
+				return argsError(c, "done needs the ID of a message (a short id works: its last six hex digits)")
 			}
 			ws, err := openWorkspace(c)
 			if err != nil {
@@ -126,7 +126,7 @@ func handledMeanwhile(ws *workspace.Workspace, agent, id string, err error) erro
 // agentFlag is the --agent flag of the commands that act on one agent's
 // copy of a message.
 func agentFlag(usage string) cli.Flag {
-	return &cli.StringFlag{Name: "agent", Usage: usage}
+	return &cli.StringFlag{Name: "agent", Usage: "the `AGENT` " + usage}
 }
 
 // checkAgentFlag refuses an --agent that is no agent of the workspace.

@@ -84,19 +84,20 @@ type listedMessage struct {
 }
 
 func runInbox(e *env, ws *workspace.Workspace, agent string, opts inboxOptions) error {
-	list, total, err := listInbox(ws, agent, opts, nil)
+	got, err := listInbox(ws, agent, opts, nil)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		return e.printJSON(list)
+		return e.printJSON(got.List)
 	}
-	return printInbox(e, agent, opts.State, list, total)
+	return printInbox(e, agent, opts.State, got)
 }
 
 // printInbox prints a listing: a line for each message, and what it
 // leaves out and what is new.
-func printInbox(e *env, agent, state string, list []listedMessage, total int) error {
+func printInbox(e *env, agent, state string, got inboxListing) error {
+	list, total := got.List, got.Total
 	if len(list) == 0 {
 		fmt.Fprintf(e.stdout, "%s/%s is empty\n", agent, state)
 		return nil
@@ -104,8 +105,13 @@ func printInbox(e *env, agent, state string, list []listedMessage, total int) er
 	if older := total - len(list); older > 0 {
 		fmt.Fprintf(e.stdout, "%s/%s: the newest %d of %d messages (--all lists every one)\n", agent, state, len(list), total)
 	}
-	if n := countNew(list); n > 0 {
+	switch n := countNew(list); {
+	case n > 0 && got.NewLeftOut > 0:
+		fmt.Fprintf(e.stdout, "%d new since you last looked (marked *), and %d more among the older ones left out\n", n, got.NewLeftOut)
+	case n > 0:
 		fmt.Fprintf(e.stdout, "%d new since you last looked (marked *)\n", n)
+	case got.NewLeftOut > 0:
+		fmt.Fprintf(e.stdout, "%d new since you last looked among the older ones left out\n", got.NewLeftOut)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tFROM\tTYPE\tSUMMARY")
@@ -115,52 +121,76 @@ func printInbox(e *env, agent, state string, list []listedMessage, total int) er
 	return tw.Flush()
 }
 
+// inboxListing is what listInbox read: the messages shown, oldest first,
+// how many the state holds in all, and how many of those left out are
+// new.
+type inboxListing struct {
+	List       []listedMessage
+	Total      int
+	NewLeftOut int
+}
+
 // listInbox reads the messages of an agent's mailbox state that a listing
 // shows (the newest opts.Limit; of them, those not in skip), and, for an
 // inbox, marks those new since a person last listed it, then records that
-// they have been shown. It returns them oldest first, and how many the
-// state holds in all.
-func listInbox(ws *workspace.Workspace, agent string, opts inboxOptions, skip map[string]bool) ([]listedMessage, int, error) {
+// they have been shown: only they, not the older ones left out nor those
+// in skip.
+func listInbox(ws *workspace.Workspace, agent string, opts inboxOptions, skip map[string]bool) (inboxListing, error) {
 	state := opts.State
 	if err := ws.CheckAgent(agent); err != nil {
-		return nil, 0, usagef("%v", err)
+		return inboxListing{}, usagef("%v", err)
 	}
 	if !slices.Contains(mailbox.States, state) {
-		return nil, 0, usagef("--state %q: use one of %s", state, strings.Join(mailbox.States, ", "))
+		return inboxListing{}, usagef("--state %q: use one of %s", state, strings.Join(mailbox.States, ", "))
 	}
 	box := ws.Mailbox(agent)
 	// Names only, then only the files listed are read: a mailbox of
 	// 100,000 messages costs its directory, not 100,000 reads.
-	files, total, err := box.Newest(state, opts.Limit)
+	files, older, err := box.NewestAndOlder(state, opts.Limit)
 	if err != nil {
-		return nil, 0, err
+		return inboxListing{}, err
 	}
-	seen := ""
-	if state == mailbox.Inbox {
+	out := inboxListing{Total: len(files) + len(older)}
+	inbox := state == mailbox.Inbox
+	var seen workspace.Seen
+	if inbox {
 		seen = ws.Seen(agent)
 	}
-	list := make([]listedMessage, 0, len(files))
+	var shown, unshown []string
+	for _, name := range older {
+		if id, ok := mailbox.IDFromName(name); ok && inbox {
+			unshown = append(unshown, id)
+			if seen.New(id) {
+				out.NewLeftOut++
+			}
+		}
+	}
+	out.List = make([]listedMessage, 0, len(files))
 	for _, name := range files {
 		if skip[name] {
+			if id, ok := mailbox.IDFromName(name); ok && inbox {
+				unshown = append(unshown, id)
+			}
 			continue
 		}
 		l := readListed(ws, box, agent, state, name)
-		l.New = state == mailbox.Inbox && l.ID > seen
-		if state == mailbox.Inbox && l.ID != "" {
+		l.New = inbox && l.ID != "" && seen.New(l.ID)
+		if inbox && l.ID != "" {
+			shown = append(shown, l.ID)
 			if st := box.HandledIn(l.ID); st != "" {
 				// A copy back from git: handled, not new.
 				l.New = false
 				l.Problem = fmt.Sprintf("handled already (in %s/): a copy that came back; parley done %s files it", st, l.ID)
 			}
 		}
-		list = append(list, l)
+		out.List = append(out.List, l)
 	}
-	if state == mailbox.Inbox && len(list) > 0 {
+	if inbox && len(shown) > 0 {
 		// A record of what a person saw: a failure to keep it loses
 		// only the marks of the next listing.
-		_ = ws.MarkSeen(agent, list[len(list)-1].ID)
+		_ = ws.MarkSeen(agent, shown, unshown)
 	}
-	return list, total, nil
+	return out, nil
 }
 
 // readListed reads one file of a mailbox state for a listing.
@@ -251,22 +281,22 @@ func followInbox(ctx context.Context, e *env, ws *workspace.Workspace, agent str
 	for _, n := range names {
 		shown[n] = true
 	}
-	list, total, err := listInbox(ws, agent, opts, nil)
+	got, err := listInbox(ws, agent, opts, nil)
 	if err != nil {
 		return err
 	}
-	for _, l := range list {
+	for _, l := range got.List {
 		shown[l.File] = true
 	}
 	if opts.JSON {
 		// One JSON object a line, the first listing's and each later
 		// message's alike, so that a script reads them as they come.
-		for _, l := range list {
+		for _, l := range got.List {
 			if err := e.printJSONLine(l); err != nil {
 				return err
 			}
 		}
-	} else if err := printInbox(e, agent, opts.State, list, total); err != nil {
+	} else if err := printInbox(e, agent, opts.State, got); err != nil {
 		return err
 	}
 	tick := time.NewTicker(2 * time.Second)
@@ -281,11 +311,11 @@ func followInbox(ctx context.Context, e *env, ws *workspace.Workspace, agent str
 		}
 		all := opts
 		all.Limit = 0
-		list, _, err := listInbox(ws, agent, all, shown)
+		got, err := listInbox(ws, agent, all, shown)
 		if err != nil {
 			return err
 		}
-		for _, l := range list {
+		for _, l := range got.List {
 			shown[l.File] = true
 			if opts.JSON {
 				if err := e.printJSONLine(l); err != nil {

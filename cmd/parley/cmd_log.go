@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +12,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/campaigns/agents"
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/llm"
 	"github.com/parley-dev/parley/runner/web"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -59,7 +61,7 @@ func logCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkLogAgents(ws, opts.Filter.Agents); err != nil {
+			if err := checkLogFilters(ws, opts.Filter.Agents, opts.Filter.Types); err != nil {
 				return err
 			}
 			ctx, stop := interruptible(c.Context)
@@ -131,40 +133,96 @@ func warnJournal(e *env, ws *workspace.Workspace, err error) bool {
 	return true
 }
 
-// checkLogAgents refuses an --agent that is no agent of the workspace,
-// as --outcome refuses an unknown outcome, unless the journal has lines
-// about it: an agent removed from parley.yaml since still has its history.
-func checkLogAgents(ws *workspace.Workspace, agents []string) error {
-	unknown := map[string]error{}
+// checkLogFilters refuses an --agent that is no agent of the workspace,
+// and a --type that is no type of its protocol nor of parley's own
+// notices, as --outcome refuses an unknown outcome, unless the journal
+// has lines about it: an agent removed from parley.yaml since, or an
+// informal type, still has its history. One rule for every filter: a
+// value that can select nothing is a mistake, said at once (a type
+// known that has no line yet is not).
+func checkLogFilters(ws *workspace.Workspace, agents, types []string) error {
+	unknownAgents := map[string]error{}
 	for _, a := range agents {
 		if err := ws.CheckAgent(a); err != nil {
-			unknown[a] = err
+			unknownAgents[a] = err
 		}
 	}
-	if len(unknown) == 0 {
+	known := knownTypes(ws)
+	unknownTypes := map[string]bool{}
+	for _, t := range types {
+		if known != nil && !slices.Contains(known, t) {
+			unknownTypes[t] = true
+		}
+	}
+	if len(unknownAgents) == 0 && len(unknownTypes) == 0 {
 		return nil
 	}
-	errAllSeen := errors.New("every agent seen")
-	f := workspace.JournalFilter{Agents: slices.Collect(maps.Keys(unknown))}
+	errAllSeen := errors.New("every value seen")
+	var logged []string // the types of the journal's lines, for a did-you-mean
 	// An unreadable journal is reported by runLog; here it only leaves
-	// agents unseen.
-	_ = f.Read(ws.JournalPath(), func(en workspace.Entry, _ []byte) error {
-		for a := range unknown {
+	// values unseen.
+	var all workspace.JournalFilter
+	_ = all.Read(ws.JournalPath(), func(en workspace.Entry, _ []byte) error {
+		for a := range unknownAgents {
 			if en.From == a || en.Agent == a || slices.Contains(en.To, a) {
-				delete(unknown, a)
+				delete(unknownAgents, a)
 			}
 		}
-		if len(unknown) == 0 {
+		delete(unknownTypes, en.Type)
+		if en.Type != "" && !slices.Contains(logged, en.Type) && len(logged) < 1000 {
+			logged = append(logged, en.Type)
+		}
+		if len(unknownAgents) == 0 && len(unknownTypes) == 0 {
 			return errAllSeen
 		}
 		return nil
 	})
 	for _, a := range agents {
-		if err, ok := unknown[a]; ok {
+		if err, ok := unknownAgents[a]; ok {
 			return usagef("--agent: %v, and no line of the journal is about it", err)
 		}
 	}
+	candidates := slices.Compact(slices.Sorted(slices.Values(append(known, logged...))))
+	for _, t := range types {
+		if !unknownTypes[t] {
+			continue
+		}
+		if near := spell.Nearest(t, candidates, 2); near != "" {
+			return usagef("--type %q: no type of this workspace's protocol, and no line of the journal has it; did you mean %q?", t, near)
+		}
+		return usagef("--type %q: no type of this workspace's protocol, and no line of the journal has it (parley skills shows the protocol's types)", t)
+	}
 	return nil
+}
+
+// knownTypes returns the message types a workspace may journal before
+// any is sent: its protocol's, the nudges of its timeouts, and parley's
+// own notices. It returns nil when the protocol cannot be read: parley
+// status and run say why, and --type is then not checked.
+func knownTypes(ws *workspace.Workspace) []string {
+	p, err := ws.Protocol()
+	if err != nil {
+		return nil
+	}
+	known := slices.Clone(parleyTypes)
+	if p != nil {
+		known = append(known, p.TypeNames()...)
+	}
+	for _, t := range ws.Config.Timeouts {
+		if t.Nudge != nil && t.Nudge.Type != "" {
+			known = append(known, t.Nudge.Type)
+		}
+	}
+	return known
+}
+
+// parleyTypes are the types of the messages parley itself sends, with
+// any protocol or none.
+var parleyTypes = []string{
+	workspace.LoopNotice, workspace.RefusedNotice, workspace.GivenUpNotice,
+	workspace.UnansweredNotice, workspace.RetriedNotice,
+	workspace.ShutdownRequest, workspace.ShutdownResponse,
+	llm.BudgetNotice, llm.ToolRoundsNotice, llm.KeyNotice, agents.SheetNotice,
 }
 
 // refusedInPlace is how parley log names the outcome of a rejected line

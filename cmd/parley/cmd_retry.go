@@ -28,7 +28,7 @@ func retryCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef("retry needs a file in rejected/, or the ID of a message in dead/")
+				return argsError(c, "retry needs a file in rejected/, or the ID of a message in dead/")
 			}
 			ws, err := openWorkspace(c)
 			if err != nil {

@@ -42,7 +42,7 @@ func rollCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef("roll needs a dice expression, such as 1d20+5")
+				return argsError(c, "roll needs a dice expression, such as 1d20+5")
 			}
 			opts := rollOptions{Exprs: c.Args().Slice(), JSON: c.Bool("json")}
 			if c.IsSet("dc") {

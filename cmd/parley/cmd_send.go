@@ -479,7 +479,7 @@ func editBody(e *env, box mailbox.Dir, editor, quote string) ([]byte, error) {
 	}
 	defer os.Remove(path)
 	if err := runEditor(e, editor, path); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("not sent: %w", err)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -493,13 +493,18 @@ func editBody(e *env, box mailbox.Dir, editor, quote string) ([]byte, error) {
 }
 
 // runEditor runs an editor, its command split at spaces, on path, with
-// the command's streams (a person's terminal).
+// the command's streams (a person's terminal). Its error names the
+// editor, and the variable that chose it.
 func runEditor(e *env, editor, path string) error {
 	args := strings.Fields(editor)
 	cmd := exec.Command(args[0], append(args[1:], path)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w", editor, err)
+		chosen := "$EDITOR"
+		if e.getenv("VISUAL") == editor {
+			chosen = "$VISUAL"
+		}
+		return fmt.Errorf("the editor %s (%s) failed: %w", printable(editor), chosen, err)
 	}
 	return nil
 }

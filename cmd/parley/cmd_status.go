@@ -375,7 +375,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		var lines []string
 		for _, a := range m.Agents {
 			lines = append(lines, fmt.Sprintf("  %s: %s, %d %s (%d failed), %d tokens in, %d out, cost %s; budget %s",
-				a.Agent, dash(a.Model), a.Calls, plural(a.Calls, "call", "calls"), a.Failed, a.TokensIn, a.TokensOut, cost(a.Cost, m.Prices), budgetText(a.Budget, a.Session)))
+				a.Agent, a.models(), a.Calls, plural(a.Calls, "call", "calls"), a.Failed, a.TokensIn, a.TokensOut, cost(a.Cost, m.Prices), budgetText(a.Budget, a.Session)))
 			if a.LastError != "" {
 				lines = append(lines, "      latest call failed: "+shorten(printable(a.LastError), statusReason))
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,7 +91,17 @@ func runUsage(e *env, ws *workspace.Workspace, asJSON bool) error {
 	}
 	fmt.Fprintf(w, "%-*s  %-16s  %5s  %6s  %10s  %10s  %10s  %s\n", width, "AGENT", "MODEL", "CALLS", "FAILED", "TOKENS IN", "TOKENS OUT", "COST", "BUDGET (this session)")
 	for _, a := range rep.Agents {
-		fmt.Fprintf(w, "%-*s  %-16s  %5d  %6d  %10d  %10d  %10s  %s\n", width, a.Agent, dash(a.Model), a.Calls, a.Failed, a.TokensIn, a.TokensOut, cost(a.Cost, rep.Prices), budgetText(a.Budget, a.Session))
+		// A row per model the agent called (its cost is that model's),
+		// and one for the model parley.yaml names when it has not
+		// called it yet; the agent's budget on its first.
+		for i, m := range a.rows() {
+			budget := ""
+			if i == 0 {
+				budget = budgetText(a.Budget, a.Session)
+			}
+			line := fmt.Sprintf("%-*s  %-16s  %5d  %6d  %10d  %10d  %10s  %s", width, a.Agent, dash(m.Model), m.Calls, m.Failed, m.TokensIn, m.TokensOut, cost(m.Cost, rep.Prices), budget)
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+		}
 	}
 	t := rep.Total
 	fmt.Fprintf(w, "%-*s  %-16s  %5d  %6d  %10d  %10d  %10s  %s\n", width, "total", "", t.Calls, t.Failed, t.TokensIn, t.TokensOut, cost(t.Cost, rep.Prices), budgetText(rep.Budget, latest(rep.UsageReport)))
@@ -107,6 +118,33 @@ func runUsage(e *env, ws *workspace.Workspace, asJSON bool) error {
 	}
 	printModelErrors(w, rep)
 	return nil
+}
+
+// rows returns an agent's usage per model it called, then, when it has
+// not called it yet, the model parley.yaml names now, with nothing used.
+func (a agentUsage) rows() []workspace.ModelUsage {
+	rows := slices.Clone(a.Models)
+	if len(rows) == 0 || a.Model != "" && !slices.ContainsFunc(rows, func(m workspace.ModelUsage) bool { return m.Model == a.Model }) {
+		rows = append(rows, workspace.ModelUsage{Model: a.Model})
+	}
+	return rows
+}
+
+// models says which models an agent called: the one parley.yaml names
+// when it called that one alone, else each, and the one named now.
+func (a agentUsage) models() string {
+	rows := a.rows()
+	if len(rows) == 1 {
+		return dash(rows[0].Model)
+	}
+	names := make([]string, 0, len(rows))
+	for _, m := range a.Models {
+		names = append(names, dash(m.Model))
+	}
+	if a.Model == "" {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names, ", ") + " (now " + a.Model + ")"
 }
 
 // latest returns the latest session's usage.

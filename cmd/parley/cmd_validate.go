@@ -28,7 +28,7 @@ func validateCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef("validate needs message files or mailbox directories")
+				return argsError(c, "validate needs message files or mailbox directories")
 			}
 			ws, err := openWorkspace(c)
 			if err != nil && !errors.Is(err, workspace.ErrNoWorkspace) {
@@ -45,19 +45,23 @@ func validateCommand(e *env) *cli.Command {
 			if ws == nil && against != nil {
 				return runValidateForm(e, against, c.Args().Slice(), c.Bool("json"))
 			}
+			// The skills named are looked up here, once: a name that is
+			// none is a mistake in --skill, not in parley.yaml.
+			var set *skills.Set
+			if len(names) > 0 {
+				lib, _, err := library(c)
+				if err != nil {
+					return err
+				}
+				if set, err = lib.Set(names); errors.Is(err, skills.ErrUnknownSkill) {
+					return usagef("--skill: %v", err)
+				} else if err != nil {
+					return fmt.Errorf("--skill: %w", err)
+				}
+			}
 			if ws == nil {
 				// Without a workspace there are no agents to route to:
 				// only the files' form, and their fields against a skill.
-				var set *skills.Set
-				if len(names) > 0 {
-					lib, _, err := library(c)
-					if err != nil {
-						return err
-					}
-					if set, err = lib.Set(names); err != nil {
-						return err
-					}
-				}
 				return runValidateForm(e, set, c.Args().Slice(), c.Bool("json"))
 			}
 			if len(names) > 0 {

@@ -51,6 +51,17 @@ type AgentRun struct {
 	Awaited []Awaited `json:"awaited,omitempty"`
 }
 
+// Silent returns the message the agent did not answer in time in that
+// run: the one it was marked unresponsive on, or late on while its
+// program was at work on it; "" when none. A runner that starts takes it
+// up: the agent stays unresponsive until it speaks.
+func (r AgentRun) Silent() string {
+	if r.State == StateUnresponsive {
+		return r.Message
+	}
+	return r.Late
+}
+
 // Awaited is a reply a runner awaits by the workspace's timeouts: the
 // agent that should answer, the message it should answer (its id and
 // type), who sent it, when it is due (then the agent is nudged, or marked

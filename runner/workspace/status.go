@@ -86,6 +86,28 @@ func (s AgentStatus) Shown() string {
 	return s.State
 }
 
+// stateShown is the one rule for the state parley shows of an agent:
+// with a runner, what it says (run, when ran); without one, "-" for an
+// agent a program plays (nothing runs it now), else idle; an agent that
+// did not answer in time is unresponsive either way, as the next runner
+// keeps it until it speaks (AgentRun.Silent); a person's agent with
+// messages in its inbox, and nothing else to say, is waiting.
+func stateShown(a Agent, run AgentRun, ran, running bool, inbox int) string {
+	state := StateIdle
+	switch {
+	case running && ran:
+		state = run.State
+	case ran && run.Silent() != "":
+		state = StateUnresponsive
+	case !running && a.Driven():
+		state = "-"
+	}
+	if a.Person() && inbox > 0 && state == StateIdle {
+		state = StateWaiting
+	}
+	return state
+}
+
 // Problem is a file that was refused or given up on, and why.
 type Problem struct {
 	Agent  string `json:"agent"` // whose mailbox holds it
@@ -117,13 +139,13 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 	}
 	for _, a := range w.Config.Agents {
 		box := w.Mailbox(a.Name)
-		s := AgentStatus{Name: a.Name, Roles: w.Roles(a.Name), Driver: a.Driver, State: StateIdle, Remote: a.Remote}
+		s := AgentStatus{Name: a.Name, Roles: w.Roles(a.Name), Driver: a.Driver, Remote: a.Remote}
 		run, ran := runs[a.Name]
-		switch {
-		case ran && running:
-			s.State, s.Since, s.Note, s.Message, s.Late, s.Awaited = run.State, run.Since, run.Note, run.Message, run.Late, run.Awaited
-		case !running && a.Driven():
-			s.State = "-" // nothing runs it now
+		if ran && running {
+			s.Since, s.Note, s.Message, s.Late, s.Awaited = run.Since, run.Note, run.Message, run.Late, run.Awaited
+		}
+		if ran && !running && run.Silent() != "" {
+			s.Since, s.Message = run.Since, run.Silent()
 		}
 		if ran && !running && run.Note != "" {
 			s.Note = run.Note + " (last run)"
@@ -170,9 +192,7 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 				s.LastActivity = info.ModTime()
 			}
 		}
-		if a.Person() && s.Inbox > 0 && s.State == StateIdle {
-			s.State = StateWaiting
-		}
+		s.State = stateShown(a, run, ran, running, s.Inbox)
 		for _, p := range []struct {
 			state string
 			n     *int

@@ -46,6 +46,26 @@ type AgentUsage struct {
 	// unreachable, a status); empty when it succeeded.
 	LastError   string `json:"last_error,omitempty"`
 	LastErrorAt string `json:"last_error_at,omitempty"`
+	// Models is its usage per model it called, in the order it first
+	// called each: parley.yaml may have named another model since.
+	Models []ModelUsage `json:"models,omitempty"`
+}
+
+// ModelUsage is what an agent's calls of one model used.
+type ModelUsage struct {
+	Model string `json:"model"`
+	Usage
+}
+
+// model returns the usage of the model named, added when new.
+func (a *AgentUsage) model(name string) *Usage {
+	for i := range a.Models {
+		if a.Models[i].Model == name {
+			return &a.Models[i].Usage
+		}
+	}
+	a.Models = append(a.Models, ModelUsage{Model: name})
+	return &a.Models[len(a.Models)-1].Usage
 }
 
 // SessionUsage is what one session (a run of the runner) used.
@@ -91,6 +111,7 @@ func (w *Workspace) Usage() (*UsageReport, error) {
 			agents[e.Agent] = a
 		}
 		a.add(&e, w.Config.Prices)
+		a.model(e.Model).add(&e, w.Config.Prices)
 		a.LastError, a.LastErrorAt = e.Reason, ""
 		if e.Reason != "" {
 			a.LastErrorAt = e.Time
