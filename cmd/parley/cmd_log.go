@@ -197,17 +197,15 @@ func checkLogFilters(ws *workspace.Workspace, agents, types []string) error {
 
 // knownTypes returns the message types a workspace may journal before
 // any is sent: its protocol's, the nudges of its timeouts, and parley's
-// own notices. It returns nil when the protocol cannot be read: parley
-// status and run say why, and --type is then not checked.
+// own notices. It returns nil when the workspace checks messages against
+// no skills (any type goes), or its protocol cannot be read (parley
+// status and run say why): --type is then not checked.
 func knownTypes(ws *workspace.Workspace) []string {
 	p, err := ws.Protocol()
-	if err != nil {
-		return nil
+	if err != nil || p == nil {
+		return nil // no skills: any type goes, and --follow may wait for one not sent yet
 	}
-	known := slices.Clone(parleyTypes)
-	if p != nil {
-		known = append(known, p.TypeNames()...)
-	}
+	known := append(slices.Clone(parleyTypes), p.TypeNames()...)
 	for _, t := range ws.Config.Timeouts {
 		if t.Nudge != nil && t.Nudge.Type != "" {
 			known = append(known, t.Nudge.Type)
