@@ -917,29 +917,39 @@ func TestBridgeNameHeld(t *testing.T) {
 	}
 }
 
-// TestBridgeClaimDue: a bridge looks at its claim before it takes a
-// batch once a beat has passed since it last claimed the name: one
-// paused past holdFor (a laptop asleep), whose name a twin holds now,
-// takes and acknowledges nothing; a fresh claim is not looked at again.
-func TestBridgeClaimDue(t *testing.T) {
+// namePair sets up, for a test of the claims on a bridge name, the
+// workspace home (of the pair inn and home), a second workspace that
+// reads as home too, a client of the stream, and open, which opens a
+// workspace's bridge with its stream and consumer set up, not running.
+func namePair(t *testing.T) (home, other *workspace.Workspace, js jetstream.JetStream, open func(*workspace.Workspace) *Bridge) {
+	t.Helper()
 	_, home, url := pair(t)
-	twin, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
+	other, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := streamClient(t, url)
-	ctx := context.Background()
-	open := func(ws *workspace.Workspace) *Bridge {
+	js = streamClient(t, url)
+	open = func(ws *workspace.Workspace) *Bridge {
 		b, err := Open(ws, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close() })
-		if _, err := b.setup(ctx, js); err != nil {
+		if _, err := b.setup(context.Background(), js); err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
+	return home, other, js, open
+}
+
+// TestBridgeClaimDue: a bridge looks at its claim before it takes a
+// batch once a beat has passed since it last claimed the name: one
+// paused past holdFor (a laptop asleep), whose name a twin holds now,
+// takes and acknowledges nothing; a fresh claim is not looked at again.
+func TestBridgeClaimDue(t *testing.T) {
+	home, twin, js, open := namePair(t)
+	ctx := context.Background()
 	h := open(home)
 	if err := h.claim(ctx, js); err != nil {
 		t.Fatal(err)
@@ -973,24 +983,8 @@ func TestBridgeClaimDue(t *testing.T) {
 // late, not a whole holdFor later; and a copy that stops takes back no
 // claim but its own.
 func TestBridgeNameCopied(t *testing.T) {
-	_, home, url := pair(t)
-	copied, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	js := streamClient(t, url)
+	home, copied, js, open := namePair(t)
 	ctx := context.Background()
-	open := func(ws *workspace.Workspace) *Bridge {
-		b, err := Open(ws, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		if _, err := b.setup(ctx, js); err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
 	h := open(home)
 	if err := h.claim(ctx, js); err != nil {
 		t.Fatal(err)
@@ -999,7 +993,7 @@ func TestBridgeNameCopied(t *testing.T) {
 	cp := open(copied)
 	cp.self = h.self
 	cp.self.PID, cp.self.Run = h.self.PID+1, "0123456789abcdef"
-	err = cp.claim(ctx, js)
+	err := cp.claim(ctx, js)
 	if !errors.Is(err, ErrNameHeld) {
 		t.Fatalf("the copy's claim while home beats = %v, want ErrNameHeld", err)
 	}
