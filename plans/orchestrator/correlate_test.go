@@ -163,3 +163,27 @@ func TestDuplicateAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerAfterUntyped guards the request an untyped answer replied
+// to ("Done.", escalated and approved): a later answer that names no
+// request is not taken for one to it, but for the request its agent has
+// open, the next step's task.
+func TestAnswerAfterUntyped(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	done := h.msg("worker-1", "Done.")
+	done.Set("thread", get(tasks[0], "thread"))
+	done.Set("reply_to", get(tasks[0], "id"))
+	esc := h.handle(done)
+	want(t, "untyped answer", esc, "you:escalation/decide")
+	want(t, "approved", h.handle(h.decide(esc[0], "approve", "It is done.")), "worker-1:approval/lgtm")
+	reqs := h.submit(tasks[1], "[b.go]")
+	h.handle(verdict(h, reqs[0], "pass"))
+	out := h.handle(verdict(h, reqs[1], "pass"))
+	want(t, "wave 1 done", out, "worker-2:approval/lgtm", "worker-1:task_assignment/execute")
+	reqs = h.handle(bare(h.answer(out[1], WorkerSubmission, "rfr", "Done.", "files_changed", "[c.go]", "qa_check", "pass")))
+	want(t, "step 3 submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+	if get(reqs[0], "step") != "3" {
+		t.Errorf("review request for step %q, want 3", get(reqs[0], "step"))
+	}
+}

@@ -217,10 +217,12 @@ func isAnswer(typ string) bool {
 //   - an answer (see asks) answers the request its reply_to names, when
 //     that is one of ours it answers; else the oldest request of ours to
 //     its sender, sent before it, of the kind it answers, that nothing
-//     answered yet and that was not given up (else the newest not
-//     answered, else the newest: a second answer to it); among those in
-//     its thread, when it names one, and of its plan_file and step, or
-//     its topic, when it names them and one of them is;
+//     answered yet, that was not given up or left unanswered, and that
+//     its agent did not reply to otherwise (a worker's untyped "Done.");
+//     else the newest not answered, else the newest (a second answer to
+//     it); among those in its thread, when it names one, and of its
+//     plan_file and step, or its topic, when it names them and one of
+//     them is;
 //   - its thread is then the request's; another message's, the thread of
 //     the message it replies to, else, when it has a type, the thread of
 //     the last triage_request sent before it (the pipeline under way),
@@ -234,10 +236,13 @@ func isAnswer(typ string) bool {
 func (h *history) correlate() {
 	recs := slices.Clone(h.all)
 	slices.SortStableFunc(recs, func(a, b *record) int { return a.at.Compare(b.at) })
-	gaveUp := map[string]bool{}
+	// Requests not open to an answer that names none: those nothing
+	// answers (given up, left unanswered), and, as they come, those
+	// their agent replied to with a message of another kind ("Done.").
+	closed := map[string]bool{}
 	for _, r := range recs {
 		if !r.sent && from(r.m) == workspace.Runner {
-			gaveUp[cmp.Or(r.get("given_up"), r.get("unanswered"))] = true
+			closed[cmp.Or(r.get("given_up"), r.get("unanswered"))] = true
 		}
 	}
 	sentTo := map[string][]*record{} // agent -> what was sent it so far, oldest first
@@ -259,7 +264,7 @@ func (h *history) correlate() {
 			if q := h.byID[r.get("reply_to")]; q != nil && q.sent && asks(q, r.typ()) {
 				r.req = q
 			} else {
-				r.req = requestOf(r, sentTo[from(r.m)], first, gaveUp)
+				r.req = requestOf(r, sentTo[from(r.m)], first, closed)
 			}
 			switch a := first[r.req]; {
 			case r.req == nil:
@@ -272,7 +277,11 @@ func (h *history) correlate() {
 				r.dup = a
 			}
 		}
-		switch q := h.byID[r.get("reply_to")]; {
+		q := h.byID[r.get("reply_to")]
+		if q != nil && q.sent && q.to(from(r.m)) {
+			closed[q.get("id")] = true
+		}
+		switch {
 		case r.req != nil:
 			r.thr = r.req.thread()
 		case q != nil && q != r:
@@ -285,8 +294,9 @@ func (h *history) correlate() {
 
 // requestOf is the request of cands (what was sent to a's sender before
 // it, oldest first) that the answer a answers, by the rule correlate
-// tells; nil when none is of the kind it answers.
-func requestOf(a *record, cands []*record, first map[*record]*record, gaveUp map[string]bool) *record {
+// tells (first: the requests answered, closed: those not open); nil
+// when none is of the kind it answers.
+func requestOf(a *record, cands []*record, first map[*record]*record, closed map[string]bool) *record {
 	var match []*record
 	for _, q := range cands {
 		if asks(q, a.typ()) && (a.get("thread") == "" || q.thread() == a.get("thread")) {
@@ -313,7 +323,7 @@ func requestOf(a *record, cands []*record, first map[*record]*record, gaveUp map
 		narrow(func(q *record) bool { return q.get("topic") == t })
 	}
 	for _, q := range match {
-		if first[q] == nil && !gaveUp[q.get("id")] {
+		if first[q] == nil && !closed[q.get("id")] {
 			return q
 		}
 	}
