@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,6 +25,11 @@ type record struct {
 	m    *mailbox.Message
 	sent bool // sent by the orchestrator; else received
 	at   time.Time
+	// Of a received message, as correlate finds them: req is the
+	// request of ours it answers, dup an answer received before it to
+	// the same request, thr the thread it belongs to when it names none.
+	req, dup *record
+	thr      string
 }
 
 func (r *record) typ() string { return typeOf(r.m) }
@@ -34,7 +40,19 @@ func (r *record) thread() string {
 	if t := r.get("thread"); t != "" {
 		return t
 	}
+	if r.thr != "" {
+		return r.thr
+	}
 	return r.get("id")
+}
+
+// replyTo is the id of the message r answers: the request of ours
+// correlate found for it, else its reply_to.
+func (r *record) replyTo() string {
+	if r.req != nil {
+		return r.req.get("id")
+	}
+	return r.get("reply_to")
 }
 
 // to reports whether the record was sent to agent.
@@ -57,6 +75,7 @@ func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 	h.sort()
 	h.cur = &record{m: in}
 	h.add(h.cur)
+	h.correlate()
 	return h
 }
 
@@ -81,6 +100,7 @@ func (o *Orchestrator) remoteHistory(sender, agent string) *history {
 		return slices.Contains(to, sender), false
 	})
 	h.sort()
+	h.correlate()
 	h.cur = &record{m: mailbox.New(nil)}
 	return h
 }
@@ -141,28 +161,190 @@ func (h *history) add(r *record) {
 }
 
 // threadOf is the pipeline a message belongs to: its thread, else the
-// thread of the message of ours it answers, else (for a program that
-// names neither) the pipeline under way, the thread of the last
-// triage_request.
+// one correlate found for it (see there); "" for a person's message that
+// names none and answers nothing of ours: a new request.
 func (h *history) threadOf(in *mailbox.Message) string {
 	if t := get(in, "thread"); t != "" {
 		return t
 	}
-	if r := h.byID[get(in, "reply_to")]; r != nil {
-		return r.thread()
+	rec := h.byID[get(in, "id")]
+	if rec == nil {
+		rec = &record{m: in}
 	}
-	if typeOf(in) == "" {
-		return "" // a person's new request
+	if rec.thr == "" && typeOf(in) == "" {
+		return ""
 	}
-	for i := len(h.all) - 1; i >= 0; i-- {
-		if r := h.all[i]; r.sent && r.typ() == TriageRequest {
-			return r.thread()
+	return rec.thread()
+}
+
+// asks reports whether q, a message the orchestrator sent, is a request
+// that an answer of type typ answers: a triage_request a triage_result,
+// a task or revision a worker_submission, a review request (typed, or a
+// submission forwarded) a verdict, and so on. False for a type that
+// answers none.
+func asks(q *record, typ string) bool {
+	switch typ {
+	case TriageResult:
+		return q.typ() == TriageRequest
+	case ResearchResult:
+		return q.typ() == ResearchRequest
+	case PlanResult:
+		return q.typ() == ArchitectureRequest
+	case WorkerSubmission:
+		return q.typ() == TaskAssignment || q.typ() == RevisionRequest
+	case ReviewVerdict, AuditVerdict:
+		return q.get("submission") != ""
+	}
+	return false
+}
+
+// isAnswer reports whether a message of type typ answers a request of
+// the pipeline (see asks).
+func isAnswer(typ string) bool {
+	switch typ {
+	case TriageResult, ResearchResult, PlanResult, WorkerSubmission, ReviewVerdict, AuditVerdict:
+		return true
+	}
+	return false
+}
+
+// correlate finds, for each message received, the request of ours it
+// answers (req), whether an answer to that request came before it
+// (dup), and the thread it belongs to when it names none (thr). It is
+// the one rule every decision correlates by; models often leave out
+// thread: and reply_to:, so neither is needed:
+//
+//   - an answer (see asks) answers the request its reply_to names, when
+//     that is one of ours it answers; else the oldest request of ours to
+//     its sender, sent before it, of the kind it answers, that nothing
+//     answered yet, that was not given up or left unanswered, and that
+//     its agent did not reply to otherwise (a worker's untyped "Done.");
+//     else the newest not answered, else the newest (a second answer to
+//     it); among those in its thread, when it names one, and of its
+//     plan_file and step, or its topic, when it names them and one of
+//     them is;
+//   - its thread is then the request's; another message's, the thread of
+//     the message it replies to, else, when it has a type, the thread of
+//     the last triage_request sent before it (the pipeline under way),
+//     else its own id.
+//
+// A second answer to one request (dup) is set aside, never acted on
+// twice: a worker that printed its submission twice is reviewed once,
+// a triage written twice sends its research requests once. A second
+// plan_result is none: acted on again, it sends nothing twice (see
+// assigned), and an architect may well mend a plan that did not check.
+func (h *history) correlate() {
+	recs := slices.Clone(h.all)
+	slices.SortStableFunc(recs, func(a, b *record) int { return a.at.Compare(b.at) })
+	// Requests not open to an answer that names none: those nothing
+	// answers (given up, left unanswered), and, as they come, those
+	// their agent replied to with a message of another kind ("Done.").
+	closed := map[string]bool{}
+	for _, r := range recs {
+		if !r.sent && from(r.m) == workspace.Runner {
+			closed[cmp.Or(r.get("given_up"), r.get("unanswered"))] = true
 		}
 	}
-	// A message that starts a pipeline of its own (a plan_result from an
-	// architect nobody asked): its id is the thread, as a record without
-	// a thread: is of its own; the messages it leads to carry it.
-	return get(in, "id")
+	sentTo := map[string][]*record{} // agent -> what was sent it so far, oldest first
+	first := map[*record]*record{}   // request -> its first answer
+	var triage *record               // the last triage_request sent so far
+	for _, r := range recs {
+		if r.sent {
+			names, _ := r.m.Header().Names("to")
+			for _, n := range names {
+				sentTo[n] = append(sentTo[n], r)
+			}
+			if r.typ() == TriageRequest {
+				triage = r
+			}
+			continue
+		}
+		r.req, r.dup, r.thr = nil, nil, ""
+		if isAnswer(r.typ()) && from(r.m) != workspace.Runner {
+			if q := h.byID[r.get("reply_to")]; q != nil && q.sent && asks(q, r.typ()) {
+				r.req = q
+			} else {
+				r.req = requestOf(r, sentTo[from(r.m)], first, closed)
+			}
+			switch a := first[r.req]; {
+			case r.req == nil:
+			case a == nil:
+				first[r.req] = r
+			case r.typ() != PlanResult:
+				// A plan_result again is the plan again (its first
+				// escalated, say): acted on as the plan, nothing of it
+				// is sent twice.
+				r.dup = a
+			}
+		}
+		q := h.byID[r.get("reply_to")]
+		if q != nil && q.sent && q.to(from(r.m)) {
+			closed[q.get("id")] = true
+		}
+		switch {
+		case r.req != nil:
+			r.thr = r.req.thread()
+		case q != nil && q != r:
+			r.thr = q.thread()
+		case r.typ() != "" && triage != nil:
+			r.thr = triage.thread()
+		}
+	}
+}
+
+// requestOf is the request of cands (what was sent to a's sender before
+// it, oldest first) that the answer a answers, by the rule correlate
+// tells (first: the requests answered, closed: those not open); nil
+// when none is of the kind it answers.
+func requestOf(a *record, cands []*record, first map[*record]*record, closed map[string]bool) *record {
+	var match []*record
+	for _, q := range cands {
+		if asks(q, a.typ()) && (a.get("thread") == "" || q.thread() == a.get("thread")) {
+			match = append(match, q)
+		}
+	}
+	narrow := func(keep func(q *record) bool) {
+		var some []*record
+		for _, q := range match {
+			if keep(q) {
+				some = append(some, q)
+			}
+		}
+		if len(some) > 0 {
+			match = some
+		}
+	}
+	if pf, n := a.get("plan_file"), atoi(a.get("step")); pf != "" && n != 0 {
+		narrow(func(q *record) bool {
+			return cleanPlan(q.get("plan_file")) == cleanPlan(pf) && atoi(q.get("step")) == n
+		})
+	}
+	if t := a.get("topic"); t != "" {
+		narrow(func(q *record) bool { return q.get("topic") == t })
+	}
+	for _, q := range match {
+		if first[q] == nil && !closed[q.get("id")] {
+			return q
+		}
+	}
+	for i := len(match) - 1; i >= 0; i-- {
+		if first[match[i]] == nil {
+			return match[i]
+		}
+	}
+	if len(match) > 0 {
+		return match[len(match)-1]
+	}
+	return nil
+}
+
+// replied is the message a message answers: for one received, the
+// request correlate found for it; else the one its reply_to names.
+func (h *history) replied(m *mailbox.Message) *record {
+	if rec := h.byID[get(m, "id")]; rec != nil && rec.req != nil {
+		return rec.req
+	}
+	return h.byID[get(m, "reply_to")]
 }
 
 // started reports whether the orchestrator has sent anything in thread:
@@ -315,7 +497,7 @@ func (h *history) answers(reqs []*mailbox.Message, typ string) map[string]*mailb
 		if r.sent || r.typ() != typ {
 			continue
 		}
-		if id := r.get("reply_to"); ids[id] {
+		if id := r.replyTo(); ids[id] {
 			if got[id] == nil {
 				got[id] = r.m
 			}
@@ -421,18 +603,6 @@ func (h *history) lastSentTo(thread, agent string, types ...string) *mailbox.Mes
 	h.each(thread, func(r *record) {
 		if r.sent && r.to(agent) && slices.Contains(types, r.typ()) {
 			last = r.m
-		}
-	})
-	return last
-}
-
-// lastReviewTo is the last review request (typed, or a forwarded
-// submission) sent to agent in thread.
-func (h *history) lastReviewTo(thread, agent string) *record {
-	var last *record
-	h.each(thread, func(r *record) {
-		if r.sent && r.to(agent) && r.get("submission") != "" {
-			last = r
 		}
 	})
 	return last
@@ -548,7 +718,7 @@ func (h *history) answeredSince(rec *record, agent string) bool {
 		if r.sent || r == h.cur || from(r.m) != agent || !r.at.After(rec.at) {
 			return
 		}
-		if r.get("reply_to") == rec.get("id") || rec.get("step") != "" && r.forStep(rec.get("plan_file"), atoi(rec.get("step"))) {
+		if r.replyTo() == rec.get("id") || rec.get("step") != "" && r.forStep(rec.get("plan_file"), atoi(rec.get("step"))) {
 			found = true
 		}
 	})
@@ -586,43 +756,19 @@ func isVerdict(r *record) bool {
 	return !r.sent && (r.typ() == ReviewVerdict || r.typ() == AuditVerdict)
 }
 
-// verdictFor is the first verdict received for a review request (the
-// current message included unless skipCur): one that answers it by
-// reply_to, else the first from its recipient after it that answers no
-// other request.
-func (h *history) verdictFor(q *mailbox.Message, skipCur bool) *mailbox.Message {
+// verdictFor is the first verdict received for a review request q: the
+// first that answers it (see correlate).
+func (h *history) verdictFor(q *mailbox.Message) *mailbox.Message {
 	qr := h.byID[get(q, "id")]
 	if qr == nil {
 		return nil
 	}
 	for _, r := range h.all {
-		if !isVerdict(r) || skipCur && r == h.cur {
-			continue
-		}
-		if rt := r.get("reply_to"); rt != "" && h.byID[rt] != nil {
-			if rt == get(q, "id") {
-				return r.m
-			}
-			continue
-		}
-		if qr.to(from(r.m)) && !r.at.Before(qr.at) {
-			if last := h.lastReviewBefore(from(r.m), r.at); last == qr {
-				return r.m
-			}
+		if isVerdict(r) && r.req == qr && r.dup == nil {
+			return r.m
 		}
 	}
 	return nil
-}
-
-// lastReviewBefore is the last review request sent to agent before at.
-func (h *history) lastReviewBefore(agent string, at time.Time) *record {
-	var last *record
-	for _, r := range h.all {
-		if r.sent && r.to(agent) && r.get("submission") != "" && !r.at.After(at) {
-			last = r
-		}
-	}
-	return last
 }
 
 // planFile is the plan of the last plan_result handled in thread.

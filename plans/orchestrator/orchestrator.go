@@ -30,6 +30,11 @@
 //     a reply in a pipeline's thread that answers no escalation starts
 //     nothing (a note says so), and a plan_result naming a plan another
 //     pipeline drives is set aside: one pipeline drives a plan;
+//   - an answer is taken for the request it answers, and for that
+//     request's pipeline, by its reply_to and thread, else by one rule
+//     when it names neither, as models often do (see correlate); a second
+//     answer to one request (a submission or triage printed twice) is set
+//     aside, the person told;
 //   - every step ticked -> the plan's status done, a summary to the person;
 //   - a step the person ticked by hand after an escalation about it -> the
 //     tick answers the escalation: when a runner starts (Start), and
@@ -198,6 +203,9 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	typ := typeOf(in)
 	sig := get(in, "signal")
 	r.o.log().Debug("orchestrator", "type", typ, "signal", sig, "thread", r.thread)
+	if r.h.cur.m == in && r.h.cur.dup != nil {
+		return r.duplicate()
+	}
 	if sig == "blocked" || sig == "escalate" {
 		if typ == PlanResult {
 			return r.escalate(EscalatePlan, "the architect is blocked", nil, nil)
@@ -239,6 +247,17 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	}
 	r.o.log().Info("orchestrator: nothing to do", "type", typ, "from", from(in))
 	return nil, nil
+}
+
+// duplicate sets aside a second answer to one request (see correlate):
+// a program that printed its answer twice, or a model that wrote it
+// twice, would have it acted on twice (two review rounds and two
+// approvals for one submission, every research request sent twice).
+// The person is told, once for each, and nothing else is done.
+func (r *run) duplicate() ([]*mailbox.Message, error) {
+	cur := r.h.cur
+	r.o.log().Info("orchestrator: a second answer to one request, set aside", "type", cur.typ(), "from", from(r.in), "answers", cur.req.get("id"), "first", cur.dup.get("id"))
+	return r.note(fmt.Sprintf("Set aside: the %s %s from %s answers the %s %s, which its %s %s answered already; a second answer to one request is not acted on.", orNone(cur.typ()), get(r.in, "id"), from(r.in), orNone(cur.req.typ()), cur.req.get("id"), orNone(cur.dup.typ()), cur.dup.get("id")))
 }
 
 // untypedAnswer handles a program's answer of no type to a request of
@@ -886,7 +905,7 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 // the last task or revision we sent its sender.
 func (r *run) stepOf(m *mailbox.Message) (planFile string, step int, ok bool) {
 	try := []*mailbox.Message{m}
-	if q := r.h.byID[get(m, "reply_to")]; q != nil {
+	if q := r.h.replied(m); q != nil {
 		try = append(try, q.m)
 	}
 	if q := r.h.lastSentTo(r.thread, from(m), TaskAssignment, RevisionRequest, ReviewRequest); q != nil {
@@ -1044,10 +1063,7 @@ func (r *run) protocolHas(typ string) bool {
 // step is approved and ticked, or sent back, or, past the limit, goes to
 // the person.
 func (r *run) judged() ([]*mailbox.Message, error) {
-	req := r.h.byID[get(r.in, "reply_to")]
-	if req == nil || !req.sent || req.get("submission") == "" {
-		req = r.h.lastReviewTo(r.thread, from(r.in))
-	}
+	req := r.h.cur.req // see correlate
 	if req == nil {
 		r.o.log().Info("orchestrator: a verdict no review asked for", "from", from(r.in))
 		return r.note(fmt.Sprintf("A %s from %s answers no review request of the pipeline; it was set aside.", typeOf(r.in), from(r.in)))
@@ -1059,13 +1075,9 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 	}
 	submission := get(req.m, "submission")
 	round := r.h.reviewRound(r.thread, submission)
-	if r.h.verdictFor(req.m, true) != nil {
-		r.o.log().Info("orchestrator: a duplicate verdict", "from", from(r.in), "step", n)
-		return changed, nil
-	}
 	verdicts := map[string]*mailbox.Message{} // review request id -> verdict
 	for _, q := range round {
-		if v := r.h.verdictFor(q, false); v != nil {
+		if v := r.h.verdictFor(q); v != nil {
 			verdicts[get(q, "id")] = v
 		}
 	}

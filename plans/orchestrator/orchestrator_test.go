@@ -234,9 +234,9 @@ func TestPipeline(t *testing.T) {
 	}
 
 	// A duplicate verdict changes nothing; nor does a late submission for
-	// the step approved.
-	want(t, "duplicate verdict", h.handle(verdict(h, reqs[1], "pass")))
-	want(t, "late submission", h.submit(tasks[0], "[a.go]"))
+	// the step approved: each is set aside, and the person told.
+	want(t, "duplicate verdict", h.handle(verdict(h, reqs[1], "pass")), "you:pipeline_note/info")
+	want(t, "late submission", h.submit(tasks[0], "[a.go]"), "you:pipeline_note/info")
 
 	// Step 2: failed by the auditor, revised with iteration 2.
 	reqs = h.submit(tasks[1], "[b.go]")
@@ -322,8 +322,8 @@ func TestResearchJoin(t *testing.T) {
 			t.Errorf("architecture_request lacks %q:\n%s", s, body)
 		}
 	}
-	// A late duplicate answer does not join again.
-	want(t, "duplicate answer", h.handle(h.answer(out[0], ResearchResult, "research_complete", "Again.", "topic", "Which errors", "verified", "true")))
+	// A late duplicate answer does not join again: it is set aside.
+	want(t, "duplicate answer", h.handle(h.answer(out[0], ResearchResult, "research_complete", "Again.", "topic", "Which errors", "verified", "true")), "you:pipeline_note/info")
 }
 
 func TestIterationLimit(t *testing.T) {

@@ -1,0 +1,189 @@
+package orchestrator
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// bare is an agent's answer as a model often writes it: no thread:, no
+// reply_to:.
+func bare(m *mailbox.Message) *mailbox.Message {
+	m.Delete("thread")
+	m.Delete("reply_to")
+	return m
+}
+
+// TestAnswersWithoutThread guards the pipeline whose agents leave out
+// thread: and reply_to:. It used to take a plan_result that named
+// neither for a pipeline of its own: the steps ran, but the escalation
+// of a step failed 5 times had no plan_file, said iteration 0 with no
+// history, and the person's approve was passed to the reviewer as an
+// untyped message, the step never ticked. Verdicts matched the last
+// review request to the reviewer, not the one they answer.
+func TestAnswersWithoutThread(t *testing.T) {
+	h := newHarness(t, config)
+	h.writePlan("retry.md", plan)
+	out := h.handle(h.msg("you", "Retry failed deliveries."))
+	out = h.handle(bare(h.answer(out[0], TriageResult, "triage_complete", "Tier 2.", "tier", "2", "research_needed", "false")))
+	want(t, "triage", out, "architect:architecture_request/plan")
+	thread := get(out[0], "thread")
+	tasks := h.handle(bare(h.answer(out[0], PlanResult, "plan_complete", "The plan.", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false")))
+	want(t, "plan", tasks, "worker-1:task_assignment/execute", "worker-2:task_assignment/execute")
+	for _, task := range tasks {
+		if get(task, "thread") != thread {
+			t.Errorf("task of step %s: thread %q, want the request's %q", get(task, "step"), get(task, "thread"), thread)
+		}
+	}
+
+	// Both steps under review at once: each verdict answers the review
+	// request it was written for: the oldest its agent has not answered
+	// (not the last one sent it), or the one of the step it names.
+	reqs1 := h.handle(bare(h.answer(tasks[0], WorkerSubmission, "rfr", "Done.", "files_changed", "[a.go]", "qa_check", "pass")))
+	reqs2 := h.handle(bare(h.answer(tasks[1], WorkerSubmission, "rfr", "Done.", "files_changed", "[b.go]", "qa_check", "pass")))
+	want(t, "submissions", append(reqs1, reqs2...), "reviewer:review_request/review", "auditor:review_request/review", "reviewer:review_request/review", "auditor:review_request/review")
+	want(t, "step 1 review", h.handle(bare(verdict(h, reqs1[0], "pass"))))
+	want(t, "step 2 review", h.handle(bare(verdict(h, reqs2[0], "pass"))))
+	audit := bare(verdict(h, reqs2[1], "pass"))
+	audit.SetValue("plan_file", "plans/retry.md")
+	audit.SetValue("step", "2")
+	want(t, "step 2 audit", h.handle(audit), "worker-2:approval/lgtm")
+	if p := h.readPlan(); p.Step(1).Done || !p.Step(2).Done {
+		t.Fatalf("after step 2's verdicts: step 1 done %v, step 2 done %v; want false, true", p.Step(1).Done, p.Step(2).Done)
+	}
+
+	// Step 1 fails its audit 5 times: the escalation is the one answers
+	// with thread and reply_to get.
+	task := tasks[0]
+	reqs := reqs1
+	var esc *mailbox.Message
+	for i := 1; esc == nil; i++ {
+		if i > 1 {
+			reqs = h.handle(bare(h.answer(task, WorkerSubmission, "rfr", "Done.", "files_changed", "[a.go]", "qa_check", "pass")))
+			want(t, "submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+			h.handle(bare(verdict(h, reqs[0], "pass")))
+		}
+		out := h.handle(bare(verdict(h, reqs[1], "fail")))
+		switch {
+		case i == MaxIterations:
+			want(t, "fifth failure", out, "you:escalation/decide")
+			esc = out[0]
+		case i > MaxIterations:
+			t.Fatal("no escalation")
+		default:
+			want(t, "failure", out, "worker-1:revision_request/revise")
+			task = out[0]
+		}
+	}
+	body := string(esc.Body)
+	for k, v := range map[string]string{"escalation": EscalateLimit, "plan_file": "plans/retry.md", "step": "1", "iteration": "5", "thread": thread} {
+		if get(esc, k) != v {
+			t.Errorf("escalation's %s = %q, want %q", k, get(esc, k), v)
+		}
+	}
+	if !strings.Contains(body, "failed review 5 times") || !strings.Contains(body, "- iteration 5 (critical)") {
+		t.Errorf("escalation lacks the history:\n%s", body)
+	}
+	want(t, "approved by the person", h.handle(h.decide(esc, "approve", "Ship it.")), "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+	if !h.readPlan().Step(1).Done {
+		t.Error("step 1 not ticked on the person's approval")
+	}
+}
+
+// TestGivenUpAnsweredWithoutThread guards the escalation of a request
+// given up, then handed back by parley retry and answered with no
+// thread: and no reply_to: it is settled ("answered"), as when the
+// answer names them; it used to wait for a decision for ever.
+func TestGivenUpAnsweredWithoutThread(t *testing.T) {
+	h := newHarness(t, config)
+	h.writePlan("retry.md", plan)
+	out := h.handle(h.msg("you", "Retry failed deliveries."))
+	triage := out[0]
+	want(t, "given up", h.handle(h.givenUp(triage)), "you:escalation/decide")
+	box := h.ws.Mailbox("architect")
+	name := get(triage, "id") + ".md"
+	if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Done, name)); err != nil {
+		t.Fatal(err) // parley retry, and the architect handled it
+	}
+	want(t, "triage", h.handle(bare(h.answer(triage, TriageResult, "triage_complete", "Tier 2.", "tier", "2", "research_needed", "false"))), "architect:architecture_request/plan")
+	fates := NewFates(h.ws)
+	if got := fates.WentOn("orch", get(triage, "id"), "architect"); got != "answered" {
+		t.Errorf("WentOn of the triage_request given up, then answered = %q, want answered", got)
+	}
+}
+
+// TestDuplicateAnswers guards a second answer to one request: a worker
+// that printed its worker_submission twice had two review rounds and two
+// approvals, a model that wrote its triage_result twice had every
+// research request sent twice, and a verdict written twice was dropped
+// unsaid. Each is set aside, and the person told.
+func TestDuplicateAnswers(t *testing.T) {
+	for _, named := range []bool{true, false} {
+		answer := func(m *mailbox.Message) *mailbox.Message {
+			if !named {
+				return bare(m)
+			}
+			return m
+		}
+		name := "with reply_to"
+		if !named {
+			name = "without reply_to"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, strings.Replace(config, "{name: researcher,", "{name: researcher, role: researcher,", 1))
+			h.writePlan("retry.md", plan)
+			out := h.handle(h.msg("you", "Retry failed deliveries."))
+			triage := out[0]
+			result := func() *mailbox.Message {
+				return answer(h.answer(triage, TriageResult, "triage_complete", "## Research Questions\n\n- Which errors?\n", "tier", "2", "research_needed", "true"))
+			}
+			research := h.handle(result())
+			want(t, "triage", research, "researcher:research_request/research")
+			second := h.handle(result())
+			want(t, "triage again", second, "you:pipeline_note/info")
+			if b := string(second[0].Body); !strings.Contains(b, "Set aside: the triage_result") || !strings.Contains(b, "answers the triage_request "+get(triage, "id")) {
+				t.Errorf("note:\n%s", b)
+			}
+			out = h.handle(answer(h.answer(research[0], ResearchResult, "research_complete", "Transient ones.", "verified", "true")))
+			want(t, "research", out, "architect:architecture_request/plan")
+			tasks := h.handle(answer(h.answer(out[0], PlanResult, "plan_complete", "The plan.", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false")))
+			want(t, "plan", tasks, "worker-1:task_assignment/execute", "worker-2:task_assignment/execute")
+
+			submission := func() *mailbox.Message {
+				return answer(h.answer(tasks[0], WorkerSubmission, "rfr", "Done.", "files_changed", "[a.go]", "qa_check", "pass"))
+			}
+			reqs := h.handle(submission())
+			want(t, "submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+			want(t, "submission again", h.handle(submission()), "you:pipeline_note/info")
+			want(t, "review", h.handle(answer(verdict(h, reqs[0], "pass"))))
+			want(t, "review again", h.handle(answer(verdict(h, reqs[0], "pass"))), "you:pipeline_note/info")
+			want(t, "audit", h.handle(answer(verdict(h, reqs[1], "pass"))), "worker-1:approval/lgtm")
+		})
+	}
+}
+
+// TestAnswerAfterUntyped guards the request an untyped answer replied
+// to ("Done.", escalated and approved): a later answer that names no
+// request is not taken for one to it, but for the request its agent has
+// open, the next step's task.
+func TestAnswerAfterUntyped(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	done := h.msg("worker-1", "Done.")
+	done.Set("thread", get(tasks[0], "thread"))
+	done.Set("reply_to", get(tasks[0], "id"))
+	esc := h.handle(done)
+	want(t, "untyped answer", esc, "you:escalation/decide")
+	want(t, "approved", h.handle(h.decide(esc[0], "approve", "It is done.")), "worker-1:approval/lgtm")
+	reqs := h.submit(tasks[1], "[b.go]")
+	h.handle(verdict(h, reqs[0], "pass"))
+	out := h.handle(verdict(h, reqs[1], "pass"))
+	want(t, "wave 1 done", out, "worker-2:approval/lgtm", "worker-1:task_assignment/execute")
+	reqs = h.handle(bare(h.answer(out[1], WorkerSubmission, "rfr", "Done.", "files_changed", "[c.go]", "qa_check", "pass")))
+	want(t, "step 3 submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+	if get(reqs[0], "step") != "3" {
+		t.Errorf("review request for step %q, want 3", get(reqs[0], "step"))
+	}
+}
