@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -162,12 +163,42 @@ func (b *mcpMailbox) Inbox(ctx context.Context) ([]mcpserver.Summary, error) {
 	return out, nil
 }
 
-func (b *mcpMailbox) Read(ctx context.Context, arg string) (string, error) {
-	id, err := b.ws.ResolveID(arg)
+// held returns the id of a message the agent holds in the given states,
+// by its id or a short id of it, and the copy the agent holds. The client
+// acts as the agent: a short id is looked for among the agent's own
+// messages, and no error names a message of another mailbox, nor where
+// one lies (workspace.ResolveOwnID, workspace.Held); parley read, for a
+// person at the workspace, looks everywhere.
+func (b *mcpMailbox) held(arg string, states ...string) (string, workspace.Copy, error) {
+	id, err := b.ws.ResolveOwnID(arg, b.agent, states...)
 	if err != nil {
-		return "", err
+		return "", workspace.Copy{}, err
 	}
-	c, err := b.ws.Received(id, b.agent, mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead)
+	c, err := b.ws.Held(id, b.agent, states...)
+	return id, c, err
+}
+
+// handling runs fn, a reply or a done, with the full id of the message
+// it acts on, one the agent holds in its inbox/, cur/ or done/ (held). A
+// message gone from there meanwhile is said not held, as held says it,
+// not where its other copies are.
+func (b *mcpMailbox) handling(arg string, fn func(id string) error) error {
+	states := []string{mailbox.Inbox, mailbox.Cur, mailbox.Done}
+	id, _, err := b.held(arg, states...)
+	if err != nil {
+		return err
+	}
+	err = fn(id)
+	if errors.Is(err, workspace.ErrMessageNotFound) {
+		if _, _, herr := b.held(id, states...); herr != nil {
+			return herr
+		}
+	}
+	return err
+}
+
+func (b *mcpMailbox) Read(ctx context.Context, arg string) (string, error) {
+	_, c, err := b.held(arg, mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead)
 	if err != nil {
 		return "", err
 	}
@@ -182,9 +213,14 @@ func (b *mcpMailbox) Reply(ctx context.Context, arg string, m mcpserver.Outgoing
 	}
 	opts.Once = true // a client that calls again answers once
 	var note string
-	out, err := captured(func(e *env) error {
+	var out string
+	err = b.handling(arg, func(id string) error {
 		var err error
-		note, err = runReply(e, b.ws, arg, b.agent, false, opts)
+		out, err = captured(func(e *env) error {
+			var err error
+			note, err = runReply(e, b.ws, id, b.agent, false, opts)
+			return err
+		})
 		return err
 	})
 	if note != "" {
@@ -194,10 +230,12 @@ func (b *mcpMailbox) Reply(ctx context.Context, arg string, m mcpserver.Outgoing
 }
 
 func (b *mcpMailbox) Done(ctx context.Context, arg string) error {
-	_, err := captured(func(e *env) error {
-		return markDone(e, b.ws, b.agent, []string{arg}, "marked handled through MCP (parley mcp)")
+	return b.handling(arg, func(id string) error {
+		_, err := captured(func(e *env) error {
+			return markDone(e, b.ws, b.agent, []string{id}, "marked handled through MCP (parley mcp)")
+		})
+		return err
 	})
-	return err
 }
 
 func (b *mcpMailbox) Protocol(ctx context.Context) (string, error) {

@@ -252,6 +252,9 @@ type EndpointError struct {
 	// (Retry-After) when that is longer than parley waits
 	// (MaxRetryAfter): the call is then given up, not tried again.
 	RetryAfter time.Duration
+	// RetryAt is when, by the clock, the endpoint asked to be called
+	// again: the time of the answer plus RetryAfter.
+	RetryAt time.Time
 	// KeyEnv is the model's openai.key_env: the variable whose key was
 	// sent; "" when no key was sent.
 	KeyEnv string
@@ -288,9 +291,44 @@ func (e *EndpointError) Error() string {
 	}
 	s := fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
 	if e.RetryAfter > 0 {
-		s += fmt.Sprintf("; it asked to be called again in %s (Retry-After), longer than parley waits (%s): not tried again (parley retry, once it is ready)", e.RetryAfter, MaxRetryAfter)
+		s += fmt.Sprintf("; it asked (Retry-After) not to be called again %s, longer than parley waits (%s): not tried again (parley retry, once it is ready)", notBefore(e.RetryAt, e.RetryAfter), workspace.ShortDuration(MaxRetryAfter))
 	}
 	return s
+}
+
+// notBefore says when an endpoint asked to be called again, as a person
+// reads it: the time by the clock, in UTC, rounded up to the minute (with
+// its date when that is not the day it asked on), and how long from
+// then, rounded: "before 23:59 UTC (in 15h30m)". Without the time, the
+// wait alone: "for 15h30m".
+func notBefore(at time.Time, in time.Duration) string {
+	wait := roughly(in)
+	if at.IsZero() {
+		return "for " + wait
+	}
+	asked := at.Add(-in).UTC()
+	at = at.UTC()
+	if t := at.Truncate(time.Minute); !t.Equal(at) {
+		at = t.Add(time.Minute)
+	}
+	clock := at.Format("15:04")
+	if y, m, d := at.Date(); y != asked.Year() || m != asked.Month() || d != asked.Day() {
+		clock = at.Format("2006-01-02 15:04")
+	}
+	return fmt.Sprintf("before %s UTC (in %s)", clock, wait)
+}
+
+// roughly says a wait as a person reads it: to the second under an
+// hour ("5m", "4m30s"), to the minute under two days ("15h30m"), else
+// in days ("3 days").
+func roughly(d time.Duration) string {
+	switch {
+	case d < time.Hour:
+		return workspace.ShortDuration(d.Round(time.Second))
+	case d < 48*time.Hour:
+		return workspace.ShortDuration(d.Round(time.Minute))
+	}
+	return fmt.Sprintf("%d days", d.Round(24*time.Hour)/(24*time.Hour))
 }
 
 func (e *EndpointError) Unwrap() error { return e.Err }
@@ -568,8 +606,9 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 			err = &EndpointError{URL: a.Endpoint(), Err: ctx.Err(), AgentTimeout: a.agent.Timeout, Timeout: a.model.Timeout, CutShort: true}
 		} else if errors.As(err, &apiErr) {
 			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode))), KeyEnv: a.model.KeyEnv}
-			if d, ok := retryAfter(got.retryAfter, a.opts.Now()); ok && d > MaxRetryAfter {
-				ee.RetryAfter = d
+			now := a.opts.Now()
+			if d, ok := retryAfter(got.retryAfter, now); ok && d > MaxRetryAfter {
+				ee.RetryAfter, ee.RetryAt = d, now.Add(d)
 			}
 			if ee.StopAgent() {
 				a.keyRefused(ee)

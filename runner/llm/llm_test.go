@@ -848,11 +848,46 @@ func TestRetryAfterTooLong(t *testing.T) {
 	if ee.Temporary() {
 		t.Errorf("Temporary() = true, want false: not tried again before the endpoint is ready")
 	}
-	if want := "it asked to be called again in 5m0s (Retry-After), longer than parley waits (2m0s)"; !strings.Contains(err.Error(), want) {
+	if want := "it asked (Retry-After) not to be called again before "; !strings.Contains(err.Error(), want) {
+		t.Errorf("Handle = %v, want it to say %q", err, want)
+	}
+	if want := " UTC (in 5m), longer than parley waits (2m): not tried again"; !strings.Contains(err.Error(), want) {
 		t.Errorf("Handle = %v, want it to say %q", err, want)
 	}
 	if n := s.count(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// TestRetryAfterSaid: when an endpoint asked to be called again is said
+// as a person reads it, the time by the clock and the wait rounded. An
+// HTTP date was said "called again in 15h30m13.234842056s".
+func TestRetryAfterSaid(t *testing.T) {
+	morning := time.Date(2026, 11, 29, 8, 28, 46, 765157944, time.UTC)
+	tests := []struct {
+		header string
+		now    time.Time
+		want   string
+	}{
+		{"Sun, 29 Nov 2026 23:59:00 GMT", morning, "not to be called again before 23:59 UTC (in 15h30m), longer"},
+		{"300", morning, "not to be called again before 08:34 UTC (in 5m), longer"},
+		{"4000", morning, "not to be called again before 09:36 UTC (in 1h7m), longer"},
+		{"Mon, 30 Nov 2026 01:00:00 GMT", time.Date(2026, 11, 29, 22, 0, 0, 0, time.UTC), "not to be called again before 2026-11-30 01:00 UTC (in 3h), longer"},
+		{"864000", morning, "not to be called again before 2026-12-09 08:29 UTC (in 10 days), longer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.header, func(t *testing.T) {
+			s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": tt.header}})
+			ws := table(t, s.URL(), "")
+			a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Protocol: "(the protocol)", Now: func() time.Time { return tt.now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = a.Handle(context.Background(), incoming(t, "Hi."))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Handle = %v, want it to say %q", err, tt.want)
+			}
+		})
 	}
 }
 

@@ -66,6 +66,71 @@ func (w *Workspace) ResolveID(s string) (string, error) {
 	return "", &AmbiguousIDError{Short: s, Candidates: found}
 }
 
+// ResolveOwnID is ResolveID for a program acting as agent (parley mcp),
+// which may learn nothing of the other mailboxes: a short id is looked
+// for among the ids of the messages agent holds in the given states
+// alone, and its errors name no other message.
+func (w *Workspace) ResolveOwnID(s, agent string, states ...string) (string, error) {
+	if mailbox.IsID(s) {
+		return s, nil
+	}
+	if strings.ContainsAny(s, "/ ") {
+		return "", fmt.Errorf("%q: %w (not a message id)", s, ErrMessageNotFound)
+	}
+	if len(s) < MinShortID {
+		return "", fmt.Errorf("%q: %w (a short id needs %d characters or more)", s, ErrMessageNotFound, MinShortID)
+	}
+	var found []string
+	box := w.Mailbox(agent)
+	for _, state := range states {
+		ids, err := box.IDs(state)
+		if err != nil {
+			continue // a state not made yet
+		}
+		for _, id := range ids {
+			if (strings.HasPrefix(id, s) || strings.HasSuffix(id, s)) && !slices.Contains(found, id) {
+				found = append(found, id)
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("%q: %w in the %s of %s", s, ErrMessageNotFound, strings.Join(states, " or "), agent)
+	case 1:
+		return found[0], nil
+	}
+	slices.Sort(found)
+	return "", &AmbiguousIDError{Short: s, Candidates: found}
+}
+
+// Held returns the copy of a message that agent holds in the given
+// states, in the first of them that holds it: Received for a program
+// acting as agent (parley mcp). A message agent does not hold there is
+// ErrMessageNotFound, saying where agent's own copy is if it has one
+// elsewhere (sent/, say), and nothing of the other mailboxes.
+func (w *Workspace) Held(id, agent string, states ...string) (Copy, error) {
+	box, name := w.Mailbox(agent), mailbox.FileName(id)
+	for _, st := range states {
+		if p := box.Path(st, name); exists(p) {
+			return Copy{Agent: agent, State: st, Path: p}, nil
+		}
+	}
+	var own []string
+	for _, st := range []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead, mailbox.Sent, mailbox.Outbox} {
+		if p := box.Path(st, name); !slices.Contains(states, st) && exists(p) {
+			own = append(own, w.Short(p))
+		}
+	}
+	for _, n := range box.RejectedNames(id) {
+		own = append(own, w.Short(box.Path(mailbox.Rejected, n)))
+	}
+	err := fmt.Errorf("%s: %w in the %s of %s", id, ErrMessageNotFound, strings.Join(states, " or "), agent)
+	if len(own) > 0 {
+		err = fmt.Errorf("%w; it is in %s", err, strings.Join(own, ", "))
+	}
+	return Copy{}, err
+}
+
 // Copy is where one copy of a message is: whose mailbox, which state.
 type Copy struct {
 	Agent, State, Path string

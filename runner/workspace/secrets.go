@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -31,7 +30,8 @@ import (
 // that plays that character.
 //
 // The secrets are the parts of the campaign's files under a heading that
-// says "secret" (any level, down to the next heading as high): in
+// says "secret" (any markdown heading, "## Secrets" or "Secrets"
+// underlined, of any level, down to the next heading as high): in
 // story-state.md, "GM Notes (Secret)" and everything under it; in a
 // character's sheet, a "Secrets" part, which may go to that character but
 // to no one else. A sentence is one of those parts' sentences, bullets or
@@ -270,9 +270,9 @@ func continues(line string) bool {
 // secretSentences returns the sentences of a file's secret parts.
 func secretSentences(text string) []string {
 	var out []string
-	for line, secret := range secretLines(text) {
-		t := strings.TrimSpace(line)
-		if !secret || headingLevel(t) > 0 || t == "" || strings.Trim(t, "|-: ") == "" {
+	for _, l := range secretLines(text) {
+		t := strings.TrimSpace(l.text)
+		if !l.secret || l.heading || t == "" || strings.Trim(t, "|-: ") == "" {
 			continue
 		}
 		for _, cell := range strings.Split(t, "|") {
@@ -289,38 +289,55 @@ func secretSentences(text string) []string {
 // WithoutSecrets returns text without its secret parts: each heading
 // that says "secret" and everything under it, down to the next heading
 // as high — the parts whose sentences the guard keeps from the players.
-// The other lines are kept as they are.
+// The other lines are kept as they are, with a blank line where a part
+// went between two lines of text: the line above it would otherwise run
+// into the one below, and could make a heading of it.
 func WithoutSecrets(text string) string {
 	var kept []string
-	for line, secret := range secretLines(text) {
-		if !secret {
-			kept = append(kept, line)
+	cut := false
+	for _, l := range secretLines(text) {
+		if l.secret {
+			cut = true
+			continue
 		}
+		if cut && len(kept) > 0 && strings.TrimSpace(kept[len(kept)-1]) != "" && strings.TrimSpace(l.text) != "" {
+			kept = append(kept, "")
+		}
+		kept, cut = append(kept, l.text), false
 	}
 	return strings.Join(kept, "\n")
 }
 
-// secretLines yields each line of text, and whether it is in a secret
-// part (a heading that says "secret", the heading itself included, and
-// everything under it down to the next heading as high).
-func secretLines(text string) iter.Seq2[string, bool] {
-	return func(yield func(string, bool) bool) {
-		inSecret, level := false, 0
-		for _, line := range strings.Split(text, "\n") {
-			t := strings.TrimSpace(line)
-			if h := headingLevel(t); h > 0 {
-				if inSecret && h <= level {
-					inSecret = false
-				}
-				if !inSecret && strings.Contains(strings.ToLower(t), "secret") {
-					inSecret, level = true, h
-				}
+// markedLine is a line of a text, and what secretLines found it to be.
+type markedLine struct {
+	text    string
+	secret  bool // in a secret part, its heading included
+	heading bool // a heading's line: its text, or a setext heading's underline
+}
+
+// secretLines returns each line of text, marked as in a secret part or
+// not (a heading that says "secret", the heading itself included, and
+// everything under it down to the next heading as high), and as a
+// heading's line or not. The headings are markdown's, both kinds (see
+// headings).
+func secretLines(text string) []markedLine {
+	lines := strings.Split(text, "\n")
+	hs := headings(lines)
+	out := make([]markedLine, 0, len(lines))
+	inSecret, level, headingEnd := false, 0, 0
+	for i, line := range lines {
+		if h := hs[i]; h.level > 0 {
+			if inSecret && h.level <= level {
+				inSecret = false
 			}
-			if !yield(line, inSecret) {
-				return
+			if !inSecret && strings.Contains(strings.ToLower(h.text), "secret") {
+				inSecret, level = true, h.level
 			}
+			headingEnd = i + h.lines
 		}
+		out = append(out, markedLine{text: line, secret: inSecret, heading: i < headingEnd})
 	}
+	return out
 }
 
 // placeholder reports whether a sentence only holds a place: "N/A -
@@ -335,14 +352,165 @@ func placeholder(s string) bool {
 	return false
 }
 
-// headingLevel returns the level of a markdown heading line, 0 for none.
+// heading is a markdown heading of a text.
+type heading struct {
+	level int    // 1 to 6; 0 for none
+	lines int    // the lines it takes: 1, or a setext heading's text and underline
+	text  string // its lines, joined with spaces
+}
+
+// headings returns the markdown headings of a text's lines, each at the
+// index of its first line: an ATX heading ("## Secrets"), and a setext
+// one — a paragraph underlined with "=" (level 1) or "-" (level 2), the
+// paragraph's lines its text. A line of "---" with no paragraph line
+// right above it is a thematic break, not an underline; nor is one under
+// a list item, a quote, a table or indented code, or the closing fence
+// of the frontmatter. Nothing in the frontmatter or in a fenced code
+// block is a heading.
+func headings(lines []string) []heading {
+	out := make([]heading, len(lines))
+	const (
+		none  = iota // after a blank line, a heading or a thematic break
+		para         // in a paragraph, which started at start
+		block        // in a list item, a quote, a table or indented code
+	)
+	state, start, fence := none, 0, ""
+	i := 0
+	if len(lines) > 0 && strings.TrimRight(lines[0], " \t\r") == "---" {
+		for j := 1; j < len(lines); j++ {
+			if t := strings.TrimRight(lines[j], " \t\r"); t == "---" || t == "..." {
+				i = j + 1 // the frontmatter's lines, fences included, are no headings
+				break
+			}
+		}
+	}
+	for ; i < len(lines); i++ {
+		line := strings.TrimRight(lines[i], " \t\r")
+		t := strings.TrimLeft(line, " \t")
+		indent := indentOf(line)
+		if fence != "" {
+			if indent < 4 && closesFence(t, fence) {
+				fence = ""
+			}
+			continue
+		}
+		switch {
+		case t == "":
+			state = none
+		case indent < 4 && opensFence(t) != "":
+			fence, state = opensFence(t), none
+		case headingLevel(t) > 0:
+			out[i] = heading{level: headingLevel(t), lines: 1, text: t}
+			state = none
+		case state == para && indent < 4 && setextLevel(t) > 0:
+			var words []string
+			for _, l := range lines[start:i] {
+				words = append(words, strings.TrimSpace(l))
+			}
+			out[start] = heading{level: setextLevel(t), lines: i - start + 1, text: strings.Join(words, " ")}
+			state = none
+		case indent < 4 && thematicBreak(t):
+			state = none
+		case indent < 4 && startsBlock(t):
+			state = block
+		case state == none && indent >= 4:
+			state = block
+		case state == none:
+			state, start = para, i
+		}
+	}
+	return out
+}
+
+// headingLevel returns the level of an ATX heading line ("## Title"), 0
+// for none.
 func headingLevel(line string) int {
 	n := 0
 	for n < len(line) && line[n] == '#' {
 		n++
 	}
-	if n == 0 || n > 6 || n < len(line) && line[n] != ' ' {
+	if n == 0 || n > 6 || n < len(line) && line[n] != ' ' && line[n] != '\t' {
 		return 0
+	}
+	return n
+}
+
+// setextLevel returns the level of a setext heading's underline ("===="
+// 1, "----" 2), its spaces trimmed; 0 for none.
+func setextLevel(t string) int {
+	switch {
+	case t == "":
+		return 0
+	case strings.Trim(t, "=") == "":
+		return 1
+	case strings.Trim(t, "-") == "":
+		return 2
+	}
+	return 0
+}
+
+// thematicBreak reports whether a line, its spaces trimmed, is a
+// thematic break: three or more of one of "-", "*", "_", spaces between.
+func thematicBreak(t string) bool {
+	if t == "" || !strings.ContainsRune("-*_", rune(t[0])) {
+		return false
+	}
+	rest := strings.NewReplacer(" ", "", "\t", "").Replace(t)
+	return len(rest) >= 3 && strings.Trim(rest, t[:1]) == ""
+}
+
+// startsBlock reports whether a line, its spaces trimmed, starts a list
+// item, a quote or a table row: what a paragraph is not, and what a
+// setext underline cannot follow.
+func startsBlock(t string) bool {
+	if t[0] == '>' || t[0] == '|' {
+		return true
+	}
+	if strings.ContainsRune("-*+", rune(t[0])) {
+		return len(t) == 1 || t[1] == ' ' || t[1] == '\t'
+	}
+	n := 0
+	for n < len(t) && n < 9 && t[n] >= '0' && t[n] <= '9' {
+		n++
+	}
+	return n > 0 && n < len(t) && (t[n] == '.' || t[n] == ')') && (n+1 == len(t) || t[n+1] == ' ' || t[n+1] == '\t')
+}
+
+// opensFence returns the fence a line opens, its spaces trimmed (three
+// or more "`" or "~"), "" for none.
+func opensFence(t string) string {
+	if t == "" || t[0] != '`' && t[0] != '~' {
+		return ""
+	}
+	n := 0
+	for n < len(t) && t[n] == t[0] {
+		n++
+	}
+	if n < 3 || t[0] == '`' && strings.Contains(t[n:], "`") {
+		return ""
+	}
+	return t[:n]
+}
+
+// closesFence reports whether a line, its spaces trimmed, closes a
+// fence: as many of its character or more, and nothing else.
+func closesFence(t, fence string) bool {
+	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == ""
+}
+
+// indentOf returns how far a line is indented, a tab taken to the next
+// multiple of four.
+func indentOf(line string) int {
+	n := 0
+	for _, r := range line {
+		switch r {
+		case ' ':
+			n++
+		case '\t':
+			n += 4 - n%4
+		default:
+			return n
+		}
 	}
 	return n
 }

@@ -195,12 +195,20 @@ func TestSecretSentences(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("secretSentences = %q, want %q", got, want)
 	}
+	text = "Sel Varga\n=========\n\nA singer of the drowned chapel.\n\nSecrets Sel keeps from everyone\n-------------------------------\n\nSel still sings the drowned hymn every night.\n\nNotes\n-----\n\nShe likes the rain very much.\n"
+	got = secretSentences(text)
+	want = []string{"Sel still sings the drowned hymn every night."}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("secretSentences(setext) = %q, want %q", got, want)
+	}
 }
 
 func FuzzSecretSentences(f *testing.F) {
 	f.Add("## GM Notes (Secret)\n- The innkeeper poisoned the well last night.\n")
 	f.Add("# Secrets\n| a | b c d e f |\n## next\ntext\n")
 	f.Add("####### secret\n#secret\n## Secret\n\x00| |")
+	f.Add("Secrets\n-------\n\nSel sings the drowned hymn every night.\nNext\n===\nshown here in the open\n")
+	f.Add("---\ntitle: x\n---\nGM notes, secret\n=\n- a list item\n---\n```\nkey: four words here\n---\n```\n> q\n---\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, s := range secretSentences(text) {
 			if len(strings.Fields(normalise(s))) < 4 {
@@ -228,6 +236,31 @@ func TestWithoutSecrets(t *testing.T) {
 			want: "# Next\nshown\n",
 		},
 		{
+			name: "a setext heading, underlined with -",
+			text: "# Sel\n\nHums.\n\nSecrets\n-------\n\nSel sings the drowned hymn every night.\n\nNotes\n---\nshown\n",
+			want: "# Sel\n\nHums.\n\nNotes\n---\nshown\n",
+		},
+		{
+			name: "a setext heading, underlined with =, its text two lines",
+			text: "Intro.\n\nThe GM's\nsecret notes\n=\nThe well is poisoned.\n## Lower\nhidden too\n\nNext\n===\nshown\n",
+			want: "Intro.\n\nNext\n===\nshown\n",
+		},
+		{
+			name: "a thematic break ends no secret part",
+			text: "## Secrets\n\n---\nhidden\n\n***\nhidden\n- a list item\n---\nhidden\n> a quote\n---\nhidden\n",
+			want: "",
+		},
+		{
+			name: "no heading in frontmatter or a code block",
+			text: "---\ntitle: Secret\n---\nshown\n## Secrets\n```yaml\n# comment\nkey: value\n---\n```\nhidden\n",
+			want: "---\ntitle: Secret\n---\nshown",
+		},
+		{
+			name: "the lines around a part do not run together",
+			text: "the secret plan\n# Secret\nNext\n=\nshown\n",
+			want: "the secret plan\n\nNext\n=\nshown\n",
+		},
+		{
 			name: "no secret part",
 			text: "# Tilda\n\nSecretive, but nothing under a heading says so.\n",
 			want: "# Tilda\n\nSecretive, but nothing under a heading says so.\n",
@@ -246,6 +279,9 @@ func FuzzWithoutSecrets(f *testing.F) {
 	f.Add("## GM Notes (Secret)\n- The innkeeper poisoned the well last night.\n")
 	f.Add("# Secrets\n| a | b c d e f |\n## next\ntext\n")
 	f.Add("####### secret\n#secret\n## Secret\n\x00| |")
+	f.Add("Secrets\n-------\n\nSel sings the drowned hymn every night.\nNext\n===\nshown here in the open\n")
+	f.Add("---\ntitle: x\n---\nGM notes, secret\n=\n- a list item\n---\n```\nkey: four words here\n---\n```\n> q\n---\n")
+	f.Add("the secret plan\n# Secret\nNext\n=\nfour words here now\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		if got := secretSentences(WithoutSecrets(text)); len(got) > 0 {
 			t.Errorf("WithoutSecrets(%q) keeps secrets %q", text, got)
