@@ -397,7 +397,10 @@ func headings(lines []string) []heading {
 		switch {
 		case t == "":
 			state = none
-		case indent < 4 && opensFence(t) != "":
+		case indent < 4 && opensFence(t) != "" && fenceCloses(lines[i+1:], opensFence(t)):
+			// A fence never closed is taken for no fence: markdown runs
+			// its block to the end of the file, which would hide the
+			// headings below it, and show a secret part under them.
 			fence, state = opensFence(t), none
 		case headingLevel(t) > 0:
 			out[i] = heading{level: headingLevel(t), lines: 1, text: t}
@@ -420,6 +423,17 @@ func headings(lines []string) []heading {
 		}
 	}
 	return out
+}
+
+// fenceCloses reports whether one of lines closes the code fence fence.
+func fenceCloses(lines []string, fence string) bool {
+	for _, l := range lines {
+		l = strings.TrimRight(l, " \t\r")
+		if indentOf(l) < 4 && closesFence(strings.TrimLeft(l, " \t"), fence) {
+			return true
+		}
+	}
+	return false
 }
 
 // headingLevel returns the level of an ATX heading line ("## Title"), 0

@@ -256,6 +256,11 @@ func TestWithoutSecrets(t *testing.T) {
 			want: "---\ntitle: Secret\n---\nshown",
 		},
 		{
+			name: "a code fence never closed is no fence: the secret part under it is hidden",
+			text: "# Tor\n```\nnotes\n## Secrets\nTor stole the chalice.\n",
+			want: "# Tor\n```\nnotes",
+		},
+		{
 			name: "the lines around a part do not run together",
 			text: "the secret plan\n# Secret\nNext\n=\nshown\n",
 			want: "the secret plan\n\nNext\n=\nshown\n",
