@@ -785,7 +785,9 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if len(r.pending) > 0 && !r.anyRetryable() {
+		if len(r.pending) > 0 && !r.anyRetryable() && r.workersIdle() {
+			// What the agents at work say is routed first (or waits
+			// behind the file given up, when they are its sender).
 			return r.givenUp()
 		}
 		if r.sessionOver != "" {
@@ -998,23 +1000,60 @@ func (r *Runner) workersIdle() bool {
 func (r *Runner) isStopped(agent string) bool { return r.state.stopped(agent) }
 
 // anyRetryable reports whether a pending file is still worth waiting for:
-// one not yet given up on after maxAttempts failures.
+// one not yet given up on after maxAttempts failures, and not waiting
+// behind a file of its sender that was (one sender's files go in order:
+// it is never tried while that one waits).
 func (r *Runner) anyRetryable() bool {
-	for _, p := range r.pending {
-		if p.get().failures < maxAttempts {
+	stuck := r.stuckSenders()
+	for k, p := range r.pending {
+		if p.get().failures < maxAttempts && !stuck[k.agent] {
 			return true
 		}
 	}
 	return false
 }
 
-// givenUp is the error for files that kept failing.
-func (r *Runner) givenUp() error {
-	var errs []error
+// stuckSenders are the agents with a file given up on after maxAttempts
+// failures: their later files wait behind it.
+func (r *Runner) stuckSenders() map[string]bool {
+	stuck := map[string]bool{}
 	for k, p := range r.pending {
-		errs = append(errs, fmt.Errorf("mailboxes/%s/outbox/%s: %w", k.agent, k.name, p.get().lastErr))
+		if p.get().failures >= maxAttempts {
+			stuck[k.agent] = true
+		}
 	}
-	return fmt.Errorf("%d %s could not be routed after %d attempts: %w", len(errs), plural(len(errs), "file", "files"), maxAttempts, errors.Join(errs...))
+	return stuck
+}
+
+// givenUp is the error for files that kept failing, naming each and
+// how many of its sender's later files wait behind it.
+func (r *Runner) givenUp() error {
+	behind := map[string]int{}
+	var failed []fileKey
+	for k, p := range r.pending {
+		if p.get().failures >= maxAttempts {
+			failed = append(failed, k)
+		} else {
+			behind[k.agent]++
+		}
+	}
+	sort.Slice(failed, func(i, j int) bool {
+		if failed[i].agent != failed[j].agent {
+			return failed[i].agent < failed[j].agent
+		}
+		return naturalLess(failed[i].name, failed[j].name)
+	})
+	var errs []error
+	told := map[string]bool{}
+	for _, k := range failed {
+		err := fmt.Errorf("%s: %w", mailboxPath(k.agent, mailbox.Outbox, k.name), r.pending[k].get().lastErr)
+		if n := behind[k.agent]; n > 0 && !told[k.agent] {
+			told[k.agent] = true
+			err = fmt.Errorf("%w (%d later %s of %s wait behind it, in its outbox: one sender's files go in order)", err, n, plural(n, "file", "files"), k.agent)
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("%d %s could not be routed after %d attempts; %s in the outbox: %w", len(errs), plural(len(errs), "file", "files"), maxAttempts, plural(len(errs), "it stays", "they stay"), errors.Join(errs...))
 }
 
 // unusable is the error that ends a run until idle while mailboxes

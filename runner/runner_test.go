@@ -825,6 +825,57 @@ func TestFailingDelivery(t *testing.T) {
 	}
 }
 
+// TestFailingDeliveryHoldsLater: a run until idle gives up on a file
+// that keeps failing after four tries, as when it is alone, when later
+// files of its sender wait behind it: those are never tried (one
+// sender's files go in order), and the run ends, naming the file and
+// the ones waiting behind it. It used to wait for them for ever.
+func TestFailingDeliveryHoldsLater(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "alice", "bob", "carol")
+	ids := &mailbox.IDs{}
+	var first string
+	for i, to := range []string{"bob", "carol", "carol"} {
+		m := mailbox.New([]byte("hi\n"))
+		id := ids.New("alice")
+		if i == 0 {
+			first = id
+		}
+		m.Set("id", id)
+		m.Set("to", to)
+		stage(t, ws.Mailbox("alice"), m)
+	}
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	inbox := filepath.Join(string(ws.Mailbox("bob")), mailbox.Inbox)
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A guard, not a wait: the run ends within a second when it gives up.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = r.Run(ctx)
+	if ctx.Err() != nil {
+		t.Fatalf("Run still ran after 20 s: a file that keeps failing, with later files of its sender behind it, is never given up")
+	}
+	if err == nil || !strings.Contains(err.Error(), "mailboxes/alice/outbox/"+first+".md") || !strings.Contains(err.Error(), "after 4 attempts") ||
+		!strings.Contains(err.Error(), "2 later files of alice wait behind it") || strings.Contains(err.Error(), "%!") {
+		t.Errorf("Run = %v, want an error naming the file after 4 attempts and the 2 files waiting behind it", err)
+	}
+	if got := names(t, ws, "alice", mailbox.Outbox); len(got) != 3 {
+		t.Errorf("alice's outbox = %v, want the three files kept, in order", got)
+	}
+	if got := names(t, ws, "carol", mailbox.Inbox); len(got) != 0 {
+		t.Errorf("carol's inbox = %v, want nothing: alice's later files wait behind her first", got)
+	}
+}
+
 func TestIgnored(t *testing.T) {
 	for _, name := range []string{".hello.md.swp", "hello.md~", "4913", "#hello.md#", ".#hello.md", "hello.md.swp", "x.tmp"} {
 		if !mailbox.IsScratch(name) {
