@@ -240,6 +240,11 @@ type Runner struct {
 	repairAsked atomic.Bool       // a worker found a directory missing
 	repairAt    time.Time         // make missing directories from then on
 	troubles    map[string]string // agent -> why its mailbox cannot be used
+	// failing are the outbox files whose routing failed since they were
+	// last told of (some may have been routed since), and told what
+	// runner.json says of them (see noteFailing).
+	failing     map[fileKey]bool
+	toldFailing []workspace.FailingDelivery
 	// dotted says, per agent, whether its outbox held a name starting
 	// with a dot at its last listing or in an event since: only then may
 	// an editor's swap or lock file be beside a file (see editing).
@@ -340,6 +345,8 @@ type rare struct {
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
 	lastErr  error     // why the last attempt failed
+	since    time.Time // when the first of those failures was
+	to       string    // the recipient the last attempt failed to deliver to, if any
 	// journaled is the id under which the file was journaled as
 	// delivered while its move to sent/ failed: tried again, it is not
 	// journaled again unless something new is delivered.
@@ -428,6 +435,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		workers:    make(map[string]*worker),
 		retiring:   make(map[string]*retiring),
 		troubles:   make(map[string]string),
+		failing:    make(map[fileKey]bool),
 		dotted:     make(map[string]bool),
 		unwatched:  make(map[string]bool),
 		edges:      make(map[string]edge),
@@ -1049,7 +1057,7 @@ func (r *Runner) givenUp() error {
 		err := fmt.Errorf("%s: %w", mailboxPath(k.agent, mailbox.Outbox, k.name), r.pending[k].get().lastErr)
 		if n := behind[k.agent]; n > 0 && !told[k.agent] {
 			told[k.agent] = true
-			err = fmt.Errorf("%w (%d later %s of %s wait behind it, in its outbox: one sender's files go in order)", err, n, plural(n, "file", "files"), k.agent)
+			err = fmt.Errorf("%w (%d later %s of %s %s behind it, in its outbox: one sender's files go in order)", err, n, plural(n, "file", "files"), k.agent, plural(n, "waits", "wait"))
 		}
 		errs = append(errs, err)
 	}
@@ -1387,6 +1395,7 @@ type candidate struct {
 // the order they were sent. It returns when to look again (zero when
 // nothing waits).
 func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
+	defer r.noteFailing()
 	r.refill()
 	if len(r.pending) == 0 {
 		return time.Time{}, nil

@@ -1070,6 +1070,48 @@ func TestFailureHoldsLaterBatches(t *testing.T) {
 	}
 }
 
+// TestFailingNamedInRunnerInfo: while a file keeps failing, runner.json
+// names it for parley status (sender, file, recipient, why, since when,
+// and the sender's files waiting behind it), and stops naming it once it
+// is delivered. Nothing said it: status showed every agent idle.
+func TestFailingNamedInRunnerInfo(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo", "cy")
+	drop(t, ws, "ann", "1.md", "---\nto: cy\n---\nfirst\n")
+	drop(t, ws, "ann", "2.md", "---\nto: bo\n---\nlater\n")
+	clock := time.Now()
+	r, err := Open(ws, Options{BatchSize: 1, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.troubles["cy"] = "its inbox is being mended"
+	r.scan()
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	info := workspace.ReadRunnerInfo(ws.Root)
+	if info == nil {
+		t.Fatal("no runner.json")
+	}
+	want := []workspace.FailingDelivery{{Agent: "ann", Path: "mailboxes/ann/outbox/1.md", To: "cy",
+		Reason: "delivering to cy: its mailbox cannot be used: its inbox is being mended", Since: clock.UTC().Round(0), Attempts: 1, Next: clock.Add(100 * time.Millisecond).UTC().Round(0), Waiting: 1}}
+	if d := cmp.Diff(want, info.Failing); d != "" {
+		t.Errorf("runner.json's failing deliveries (-want +got):\n%s", d)
+	}
+	delete(r.troubles, "cy")
+	clock = clock.Add(time.Minute)
+	r.scan()
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, ws, "cy", mailbox.Inbox); len(got) != 1 {
+		t.Errorf("cy's inbox = %v, want ann's first message", got)
+	}
+	if info := workspace.ReadRunnerInfo(ws.Root); info == nil || len(info.Failing) != 0 {
+		t.Errorf("runner.json once delivered = %+v, want no failing delivery", info)
+	}
+}
+
 // TestHandWrittenAfterIDNamed checks that a file without an id gets an
 // id after every id its sender used before: one named by its id and
 // routed in the same run (before sent/ was read), and the newest in its
