@@ -285,6 +285,10 @@ func (r *Runner) writeRunnerInfo() {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		r.log.Warn("cannot write the runner's state", "path", path, "err", errors.Unwrap(err))
+		os.Remove(tmp) // a full disk: what it holds makes no room
+		if !r.infoUnwritten {
+			r.log.Warn("cannot write the runner's state; it is written again every second until it can be", "path", path, "err", errors.Unwrap(err))
+		}
 	}
+	r.infoUnwritten = err != nil
 }

@@ -900,6 +900,9 @@ func (e *deliveryError) Unwrap() error { return e.err }
 // workspace.FailingDelivery), for parley status, when that changed: a
 // file failing, failing again or for another reason, or routed at last.
 func (r *Runner) noteFailing() {
+	if r.infoUnwritten {
+		defer r.writeRunnerInfo() // unless written below
+	}
 	if len(r.failing) == 0 && len(r.toldFailing) == 0 {
 		return
 	}
@@ -934,7 +937,9 @@ func (r *Runner) noteFailing() {
 		return
 	}
 	r.toldFailing = now
-	r.writeRunnerInfo()
+	if !r.infoUnwritten {
+		r.writeRunnerInfo()
+	}
 }
 
 // failAll records a failure of every message of a batch that was tried.

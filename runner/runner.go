@@ -243,6 +243,14 @@ type Runner struct {
 	// failing are the outbox files whose routing failed since they were
 	// last told of (some may have been routed since), and told what
 	// runner.json says of them (see noteFailing).
+	// diskPause is the first pause of a worker's write that failed for
+	// want of room (see waitToWrite); tests make it short.
+	diskPause time.Duration
+
+	// infoUnwritten is set while runner.json could not be written (a
+	// full disk): it is written again (see routePending).
+	infoUnwritten bool
+
 	failing     map[fileKey]bool
 	toldFailing []workspace.FailingDelivery
 	// dotted says, per agent, whether its outbox held a name starting
@@ -436,6 +444,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		retiring:   make(map[string]*retiring),
 		troubles:   make(map[string]string),
 		failing:    make(map[fileKey]bool),
+		diskPause:  time.Second,
 		dotted:     make(map[string]bool),
 		unwatched:  make(map[string]bool),
 		edges:      make(map[string]edge),
@@ -1395,7 +1404,15 @@ type candidate struct {
 // the order they were sent. It returns when to look again (zero when
 // nothing waits).
 func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
-	defer r.noteFailing()
+	defer func() {
+		r.noteFailing()
+		if r.infoUnwritten {
+			// What parley status reads is written again in a second.
+			if at := r.opts.Now().Add(time.Second); next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
+	}()
 	r.refill()
 	if len(r.pending) == 0 {
 		return time.Time{}, nil

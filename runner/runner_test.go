@@ -1112,6 +1112,45 @@ func TestFailingNamedInRunnerInfo(t *testing.T) {
 	}
 }
 
+// TestRunnerInfoWrittenAgain: runner.json that could not be written (a
+// full disk) is written again at the next look, though nothing changed:
+// it kept naming a failing delivery long delivered, or none at all.
+func TestRunnerInfoWrittenAgain(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo", "cy")
+	drop(t, ws, "ann", "1.md", "---\nto: cy\n---\nfirst\n")
+	clock := time.Now()
+	r, err := Open(ws, Options{Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	blocker := workspace.RunnerInfoPath(ws.Root) + ".tmp"
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o755); err != nil { // the write fails
+		t.Fatal(err)
+	}
+	r.troubles["cy"] = "its inbox is being mended"
+	r.scan()
+	next, err := r.routePending(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := clock.Add(100 * time.Millisecond); !next.Equal(want) {
+		t.Errorf("routePending = %v, want the retry at %v first", next, want)
+	}
+	if info := workspace.ReadRunnerInfo(ws.Root); info == nil || len(info.Failing) != 0 {
+		t.Fatalf("runner.json = %+v, want it as Open wrote it (the write was blocked)", info)
+	}
+	if err := os.RemoveAll(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.routePending(context.Background()); err != nil { // before the retry: nothing changes
+		t.Fatal(err)
+	}
+	if info := workspace.ReadRunnerInfo(ws.Root); info == nil || len(info.Failing) != 1 {
+		t.Errorf("runner.json = %+v, want the failing delivery, written at the next look", info)
+	}
+}
+
 // TestHandWrittenAfterIDNamed checks that a file without an id gets an
 // id after every id its sender used before: one named by its id and
 // routed in the same run (before sent/ was read), and the newest in its
