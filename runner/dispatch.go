@@ -33,7 +33,11 @@ import (
 // discarded, and a message still in cur/ handled again. So every message
 // is handled at least once, and what an agent says is sent exactly once.
 // A message that fails is tried again, after a pause that doubles, up to
-// the agent's retries; then it goes to dead/ with the reason.
+// the agent's retries; then it goes to dead/ with the reason. A write of
+// the worker's (or its handler's) that fails for want of room (see
+// diskTrouble) is no failure of the message's: it is waited out
+// (waitToWrite), and a message is said to be given up only once it is
+// in dead/.
 
 // worker runs one agent's driver.
 type worker struct {
@@ -972,6 +976,9 @@ func (w *worker) waitToWrite(ctx context.Context, id string, s *stuck, state, do
 		s.since = now
 	}
 	where := mailboxPath(w.agent.Name, state, mailbox.FileName(id))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		w.r.askRepair() // a directory of its mailbox went missing: made again
+	}
 	if w.r.opts.UntilIdle && s.tries > maxAttempts {
 		reason := fmt.Sprintf("cannot %s: %v (tried %d times since %s)", doing, err, s.tries, s.since.Local().Format("15:04:05"))
 		why := fmt.Sprintf("%s stopped for this run: %s; the message waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, reason, where)
