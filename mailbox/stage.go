@@ -113,6 +113,14 @@ func (st *Stage) Committed() bool { return st.committed }
 // the PARLEY_OUTBOX of a command program.
 func (st *Stage) Path() string { return st.dir.Path(Tmp, st.id+openSuffix) }
 
+// Ready reports whether the stage's answers were moved to its ready
+// directory: committed, or, after a Commit whose sync failed, perhaps
+// not durable, yet found committed by Stages all the same.
+func (st *Stage) Ready() bool {
+	_, err := os.Lstat(st.readyPath())
+	return err == nil
+}
+
 func (st *Stage) readyPath() string { return st.dir.Path(Tmp, st.id+readySuffix) }
 
 // errCommitted is the error for writing to or discarding a stage that is

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -32,7 +33,11 @@ import (
 // discarded, and a message still in cur/ handled again. So every message
 // is handled at least once, and what an agent says is sent exactly once.
 // A message that fails is tried again, after a pause that doubles, up to
-// the agent's retries; then it goes to dead/ with the reason.
+// the agent's retries; then it goes to dead/ with the reason. A write of
+// the worker's (or its handler's) that fails for want of room (see
+// diskTrouble) is no failure of the message's: it is waited out
+// (waitToWrite), and a message is said to be given up only once it is
+// in dead/.
 
 // worker runs one agent's driver.
 type worker struct {
@@ -80,6 +85,12 @@ type worker struct {
 	// dead/, before its sender is told (see GiveUps); false leaves it
 	// untold, as a runner killed there does.
 	beforeTell func() bool
+
+	// writeFault, when set (by tests), is called before each write the
+	// worker makes of a message's own (what: "claim", "stage",
+	// "context", "commit", "publish", "finish" or "dead"); an error it
+	// returns stands for that write's (a full disk).
+	writeFault func(what string) error
 
 	// listed is the inbox's ids as last listed, oldest first, less those
 	// taken since (see oldest); used by the worker's goroutine only.
@@ -272,6 +283,7 @@ func (w *worker) run(ctx context.Context) error {
 
 // drain handles every message waiting in the inbox, oldest first.
 func (w *worker) drain(ctx context.Context) error {
+	var claiming stuck
 	for ctx.Err() == nil && !w.quitting() {
 		if w.r.isStopped(w.agent.Name) {
 			w.driver.close() // a session ends; messages wait in the inbox
@@ -303,7 +315,16 @@ func (w *worker) drain(ctx context.Context) error {
 		// Busy from before the claim, so that the message is never out of
 		// the inbox while the worker looks idle.
 		w.setBusy(next)
-		err = w.box.ClaimUntilSync(next, w.r.syncer)
+		err = w.write("claim", func() error { return w.box.ClaimUntilSync(next, w.r.syncer) })
+		if diskTrouble(err) {
+			// No room to move it to cur/: it waits in the inbox.
+			if !w.waitToWrite(ctx, next, &claiming, mailbox.Inbox, "move it to cur/", err) {
+				w.setBusy("")
+				return nil
+			}
+			continue
+		}
+		w.wrote(&claiming)
 		var h *mailbox.HandledError
 		if err == nil || errors.Is(err, mailbox.ErrNotFound) || errors.As(err, &h) {
 			w.taken(next) // claimed, taken by someone else, or filed
@@ -452,7 +473,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		m, err = mailbox.Parse(data)
 	}
 	if err != nil {
-		w.giveUp(id, &HandleError{Err: fmt.Errorf("cannot read the message: %w", err)}, 0)
+		w.giveUp(ctx, id, &HandleError{Err: fmt.Errorf("cannot read the message: %w", err)}, 0)
 		return
 	}
 	ws := w.r.ws()
@@ -463,7 +484,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			// handed to it (see Refusals), and a notice of a message
 			// given up to a built-in handler that handles it (see
 			// GiveUps).
-			if err := w.box.Finish(id); err != nil {
+			if err := w.untilWritten(ctx, id, "finish", "file it in done/", func() error { return w.box.Finish(id) }); err != nil {
 				w.r.log.Error("filing a notice", "agent", w.agent.Name, "id", id, "err", err)
 			}
 			return
@@ -474,7 +495,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 	} else if a, ok := ws.Agent(w.agent.Name); ok && !a.Accepts.Wakes(m) {
 		// Not one it accepts: filed without waking the driver, and
 		// handed to it with the next message it accepts (keptContext).
-		if err := w.box.Finish(id); err != nil {
+		if err := w.untilWritten(ctx, id, "finish", "file it in done/", func() error { return w.box.Finish(id) }); err != nil {
 			w.r.log.Error("filing a message kept as context", "agent", w.agent.Name, "id", id, "err", err)
 			return
 		}
@@ -485,17 +506,39 @@ func (w *worker) handle(ctx context.Context, id string) {
 	w.r.chains.take(w.agent.Name, answerOf(m))
 	attempts := 1 + w.agent.Retries
 	stage := w.box.Stage(id, w.r.syncer)
+	// A write of the worker's own that fails for want of room (see
+	// diskTrouble) is no attempt of the agent's: it is waited out, and
+	// the attempt made again.
+	var disk stuck
 	for attempt := 1; ; attempt++ {
-		if err := stage.Open(); err != nil {
-			w.giveUp(id, &HandleError{Err: err}, attempt)
+		if err := w.write("stage", stage.Open); err != nil {
+			if diskTrouble(err) {
+				if !w.waitToWrite(ctx, id, &disk, mailbox.Cur, "open the stage of its answers", err) {
+					return
+				}
+				attempt--
+				continue
+			}
+			w.giveUp(ctx, id, &HandleError{Err: err}, attempt)
 			return
 		}
 		ws := w.r.ws()
 		d := &Delivery{Agent: w.agent.Name, ID: id, Path: path, Data: data, Message: m, Workspace: ws.Root, Loaded: ws, Outbox: stage.Path(), Attempt: attempt, Context: kept}
 		if w.agent.Driver == workspace.DriverCommand || w.agent.Driver == workspace.DriverSession {
-			cf, err := w.writeContext(ws, d)
+			var cf string
+			err := w.write("context", func() (err error) {
+				cf, err = w.writeContext(ws, d)
+				return err
+			})
+			if diskTrouble(err) {
+				if !w.waitToWrite(ctx, id, &disk, mailbox.Cur, "write its context file", err) {
+					return
+				}
+				attempt--
+				continue
+			}
 			if err != nil {
-				w.giveUp(id, &HandleError{Err: fmt.Errorf("writing its context file: %w", err)}, attempt)
+				w.giveUp(ctx, id, &HandleError{Err: fmt.Errorf("writing its context file: %w", err)}, attempt)
 				return
 			}
 			d.ContextFile = cf
@@ -529,10 +572,37 @@ func (w *worker) handle(ctx context.Context, id string) {
 		if ctx.Err() != nil {
 			return // shutting down: handled again by the next runner
 		}
-		if err == nil {
-			err = w.commit(stage, id, m, frames, attempt)
+		var he *HandleError
+		if err != nil && diskTrouble(err) && !(errors.As(err, &he) && he.Permanent) {
+			// What the driver wrote failed for want of room (a built-in
+			// handler's file, the record of a program before it
+			// starts): no fault of the message's, waited out.
+			if !w.waitToWrite(ctx, id, &disk, mailbox.Cur, "handle it", err) {
+				return
+			}
+			attempt--
+			continue
 		}
 		if err == nil {
+			err = w.write("commit", func() error { return nil })
+			if err == nil {
+				err = w.commit(ctx, stage, id, m, frames, attempt)
+			}
+			if diskTrouble(err) && !stage.Ready() {
+				// Its answers could not be staged: they are asked for
+				// again once there is room.
+				if derr := stage.Discard(); derr != nil {
+					w.r.log.Warn("discarding a stage", "agent", w.agent.Name, "id", id, "err", derr)
+				}
+				if !w.waitToWrite(ctx, id, &disk, mailbox.Cur, "stage its answers", err) {
+					return
+				}
+				attempt--
+				continue
+			}
+		}
+		if err == nil {
+			w.wrote(&disk)
 			w.r.state.set(w.agent.Name, workspace.StateIdle, "")
 			return
 		}
@@ -554,10 +624,9 @@ func (w *worker) handle(ctx context.Context, id string) {
 			w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
 			return
 		}
-		var he *HandleError
 		permanent := errors.As(err, &he) && he.Permanent
 		if attempt >= attempts || permanent {
-			w.giveUp(id, err, attempt)
+			w.giveUp(ctx, id, err, attempt)
 			return
 		}
 		pause := time.Duration(1<<min(attempt-1, 6)) * time.Second
@@ -580,7 +649,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 // regular file, a second answer with an id an earlier one has — goes to
 // the agent's rejected/ with the reason, and the journal says so; the
 // other answers are sent, and the message is not handled again.
-func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int) error {
+func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int) error {
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
@@ -687,9 +756,15 @@ func (w *worker) commit(stage *mailbox.Stage, id string, in *mailbox.Message, fr
 		w.r.shutDown(w.agent.Name)
 	}
 	// Committed: handling the message again now would send its answers a
-	// second time. A publish that fails is logged, not retried; the
-	// committed stage stays for the next runner to finish.
-	n, err := stage.Publish()
+	// second time. A publish that fails (a full disk) is tried again,
+	// after a pause that doubles (each of its steps can be redone); a
+	// run that ends meanwhile leaves the committed stage for the next
+	// runner to finish.
+	var n int
+	err = w.untilWritten(ctx, id, "publish", "send its answers and file it in done/", func() (err error) {
+		n, err = stage.Publish()
+		return err
+	})
 	if err != nil {
 		w.r.log.Error("publishing", "agent", w.agent.Name, "id", id, "err", err)
 	} else {
@@ -799,8 +874,10 @@ func reply(in *mailbox.Message, data []byte) (m *mailbox.Message, kept []byte, l
 	return r, a.Text, a.Late
 }
 
-// giveUp moves a message to dead/ with why it failed.
-func (w *worker) giveUp(id string, err error, attempts int) {
+// giveUp moves a message to dead/ with why it failed. A move that fails
+// (a full disk) is tried again, after a pause that doubles, until it is
+// made: a message is given up, and said to be, only once it is in dead/.
+func (w *worker) giveUp(ctx context.Context, id string, err error, attempts int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: gave up after %d %s: %v\n", w.agent.Name, attempts, plural(attempts, "attempt", "attempts"), err)
 	reason := strings.TrimSuffix(b.String(), "\n")
@@ -811,20 +888,124 @@ func (w *worker) giveUp(id string, err error, attempts int) {
 	if he != nil && he.Detail != "" {
 		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(he.Detail, "\n"))
 	}
-	if err := w.box.GiveUp(id, b.String()); err != nil {
-		w.r.log.Error("giving up a message", "agent", w.agent.Name, "id", id, "err", err)
-	} else {
-		dead := w.read(mailbox.Dead, id)
-		w.recordGivenUp(id, dead, reason, attempts)
-		if w.beforeTell == nil || w.beforeTell() {
-			w.r.tellGivenUp(w.agent.Name, id, dead, reason, attempts)
-		}
+	if gerr := w.untilWritten(ctx, id, "dead", "move it to dead/ (giving it up: "+reason+")", func() error { return w.box.GiveUp(id, b.String()) }); gerr != nil {
+		// Not in dead/: it stays in cur/, handled again by the next
+		// runner (or the run ended meanwhile).
+		w.r.log.Error("giving up a message", "agent", w.agent.Name, "id", id, "err", gerr)
+		return
+	}
+	dead := w.read(mailbox.Dead, id)
+	w.recordGivenUp(id, dead, reason, attempts)
+	if w.beforeTell == nil || w.beforeTell() {
+		w.r.tellGivenUp(w.agent.Name, id, dead, reason, attempts)
 	}
 	if err := w.box.Stage(id, w.r.syncer).Discard(); err != nil {
 		w.r.log.Error("discarding the stage of a message given up", "agent", w.agent.Name, "id", id, "err", err)
 	}
 	w.r.log.Error(LogGaveUp, "agent", w.agent.Name, "id", id, "err", err)
 	w.r.state.set(w.agent.Name, workspace.StateFailed, id)
+}
+
+// diskTrouble reports whether err is one a write returns while its
+// filesystem is full (ENOSPC), the user's quota is used up (EDQUOT) or
+// the filesystem is mounted read-only (EROFS): each passes once room is
+// made or the filesystem is mounted read-write again, so the write is
+// waited out, not taken for the message's fault.
+func diskTrouble(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS)
+}
+
+// stuck is what a worker knows of a write of a message's that keeps
+// failing (see waitToWrite).
+type stuck struct {
+	tries int       // failed in a row
+	since time.Time // when the first of them failed
+	note  string    // the note it gave the agent meanwhile
+}
+
+// write runs do, the write named what (see writeFault).
+func (w *worker) write(what string, do func() error) error {
+	if w.writeFault != nil {
+		if err := w.writeFault(what); err != nil {
+			return err
+		}
+	}
+	return do()
+}
+
+// untilWritten runs do, the write named what (see writeFault) that doing
+// says, for the message id in cur/, until it succeeds: each failure is
+// waited out (waitToWrite). It returns nil once do succeeded, or the
+// last error when the run ended first, when the agent was stopped for
+// the run, or when do found the message gone from cur/.
+func (w *worker) untilWritten(ctx context.Context, id, what, doing string, do func() error) error {
+	var s stuck
+	for {
+		err := w.write(what, do)
+		if err == nil {
+			w.wrote(&s)
+			return nil
+		}
+		if errors.Is(err, mailbox.ErrNotFound) || !w.waitToWrite(ctx, id, &s, mailbox.Cur, doing, err) {
+			return err
+		}
+	}
+}
+
+// wrote notes that a write that failed before was made: the note it gave
+// the agent is taken back.
+func (w *worker) wrote(s *stuck) {
+	if s.note != "" {
+		w.r.state.noteOver(w.agent.Name, "", s.note)
+	}
+	*s = stuck{}
+}
+
+// waitToWrite waits before a write for message id (doing says what it
+// does) that failed with err is tried again: a pause that doubles from
+// diskPause up to the rescan interval, while the agent is shown
+// retrying, with a note that says why and since when. The message waits
+// where it is, in state (inbox/ or cur/). It returns false when the run
+// ends first, or, in a run until idle, instead of a pause after the
+// maxAttempts-th failure: the agent is then stopped for the run (exit 5,
+// naming it), and the message waits for the next run.
+func (w *worker) waitToWrite(ctx context.Context, id string, s *stuck, state, doing string, err error) bool {
+	s.tries++
+	now := w.r.opts.Now()
+	if s.tries == 1 {
+		s.since = now
+	}
+	where := mailboxPath(w.agent.Name, state, mailbox.FileName(id))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		w.r.askRepair() // a directory of its mailbox went missing: made again
+	}
+	if w.r.opts.UntilIdle && s.tries > maxAttempts {
+		reason := fmt.Sprintf("cannot %s: %v (tried %d times since %s)", doing, err, s.tries, s.since.Local().Format("15:04:05"))
+		why := fmt.Sprintf("%s stopped for this run: %s; the message waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, reason, where)
+		w.r.stopAgent(w.agent.Name, why)
+		w.r.statsMu.Lock()
+		w.r.stats.Stopped = append(w.r.stats.Stopped, StoppedAgent{Agent: w.agent.Name, Path: where, Reason: reason})
+		w.r.statsMu.Unlock()
+		w.r.state.noteOver(w.agent.Name, why, s.note)
+		s.note = why
+		w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
+		return false
+	}
+	pause := min(w.r.diskPause<<min(s.tries-1, 16), w.r.ws().Config.Router.RescanInterval)
+	note := fmt.Sprintf("cannot %s for %s since %s (%d %s): %v; tried again in %s (the message waits in %s: nothing is lost)",
+		doing, id, s.since.Local().Format("15:04:05"), s.tries, plural(s.tries, "try", "tries"), err, pause, where)
+	w.r.state.setAttempt(w.agent.Name, workspace.StateRetrying, id, 0)
+	w.r.state.noteOver(w.agent.Name, note, s.note)
+	s.note = note
+	w.r.log.Error("cannot write; trying again", "agent", w.agent.Name, "id", id, "doing", doing, "try", s.tries, "retry_in", pause, "err", err)
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // handling reports whether the worker handles a message now.

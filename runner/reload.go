@@ -270,7 +270,7 @@ func (r *Runner) startRetired() {
 func (r *Runner) writeRunnerInfo() {
 	ws := r.ws()
 	info := workspace.RunnerInfo{PID: os.Getpid(), Started: r.config.started, Loaded: r.config.loaded, Agents: ws.AgentNames(), Files: r.config.stamp.String(),
-		Unwatched: r.unwatchedAgents(), Mailboxes: maps.Clone(r.troubles)}
+		Unwatched: r.unwatchedAgents(), Mailboxes: maps.Clone(r.troubles), Failing: r.toldFailing}
 	if r.config.err != nil {
 		info.ConfigError, info.ConfigErrorAt = r.config.err.Error(), r.config.errAt
 	}
@@ -285,6 +285,10 @@ func (r *Runner) writeRunnerInfo() {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		r.log.Warn("cannot write the runner's state", "path", path, "err", errors.Unwrap(err))
+		os.Remove(tmp) // a full disk: what it holds makes no room
+		if !r.infoUnwritten {
+			r.log.Warn("cannot write the runner's state; it is written again every second until it can be", "path", path, "err", errors.Unwrap(err))
+		}
 	}
+	r.infoUnwritten = err != nil
 }

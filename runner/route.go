@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -600,7 +601,7 @@ func (b *batch) deliverFrom(msgs []*accepted) (o deliveries) {
 		copies := map[int][]byte{0: a.msg.Bytes()} // by the hops: they carry
 		for _, to := range a.recipients {
 			if err := b.checked[to]; err != nil { // see usable, called by deliver
-				a.err = fmt.Errorf("delivering to %s: %w", to, err)
+				a.err = &deliveryError{to: to, err: err}
 				o.failed = true
 				break
 			}
@@ -618,7 +619,7 @@ func (b *batch) deliverFrom(msgs []*accepted) (o deliveries) {
 			}
 			ok, err := deliver(a.id, data, r.syncer)
 			if err != nil {
-				a.err = fmt.Errorf("delivering to %s: %w", to, err)
+				a.err = &deliveryError{to: to, err: err}
 				o.failed = true
 				break
 			}
@@ -865,6 +866,14 @@ func (r *Runner) fail(c candidate, now time.Time, err error) {
 	p := r.note(c.fileKey).more()
 	p.failures++
 	p.lastErr = err
+	if p.failures == 1 {
+		p.since = now
+	}
+	p.to = ""
+	if de := (*deliveryError)(nil); errors.As(err, &de) {
+		p.to = de.to
+	}
+	r.failing[c.fileKey] = true
 	limit := r.ws().Config.Router.RescanInterval
 	if errors.Is(err, errJournal) {
 		limit = min(limit, journalRetry) // the disk may have room again any moment
@@ -875,6 +884,62 @@ func (r *Runner) fail(c candidate, now time.Time, err error) {
 		r.repairSoon() // a mailbox directory went missing: make it again first
 	}
 	r.log.Error("routing failed; trying again", "agent", c.agent, "file", c.name, "attempt", p.failures, "retry_in", pause, "err", err)
+}
+
+// deliveryError is a copy of a message that could not be delivered to
+// one of its recipients.
+type deliveryError struct {
+	to  string
+	err error
+}
+
+func (e *deliveryError) Error() string { return fmt.Sprintf("delivering to %s: %v", e.to, e.err) }
+func (e *deliveryError) Unwrap() error { return e.err }
+
+// noteFailing has runner.json say which outbox files keep failing (see
+// workspace.FailingDelivery), for parley status, when that changed: a
+// file failing, failing again or for another reason, or routed at last.
+func (r *Runner) noteFailing() {
+	if r.infoUnwritten {
+		defer r.writeRunnerInfo() // unless written below
+	}
+	if len(r.failing) == 0 && len(r.toldFailing) == 0 {
+		return
+	}
+	var now []workspace.FailingDelivery
+	held := map[string]int{} // agent -> its files pending behind those failing
+	for k := range r.failing {
+		p := r.pending[k]
+		if p == nil || p.get().failures == 0 {
+			delete(r.failing, k) // routed, refused, or gone
+			continue
+		}
+		held[k.agent] = 0
+	}
+	if len(r.failing) > 0 {
+		for k := range r.pending {
+			if n, ok := held[k.agent]; ok && !r.failing[k] {
+				held[k.agent] = n + 1
+			}
+		}
+	}
+	for k := range r.failing {
+		p := r.pending[k].get()
+		reason := ""
+		if p.lastErr != nil {
+			reason = p.lastErr.Error()
+		}
+		now = append(now, workspace.FailingDelivery{Agent: k.agent, Path: mailboxPath(k.agent, mailbox.Outbox, k.name), To: p.to,
+			Reason: reason, Since: p.since.UTC(), Attempts: p.failures, Next: p.retryAt.UTC(), Waiting: held[k.agent]})
+	}
+	sort.Slice(now, func(i, j int) bool { return now[i].Path < now[j].Path })
+	if slices.Equal(now, r.toldFailing) {
+		return
+	}
+	r.toldFailing = now
+	if !r.infoUnwritten {
+		r.writeRunnerInfo()
+	}
 }
 
 // failAll records a failure of every message of a batch that was tried.

@@ -271,6 +271,19 @@ type Runner struct {
 	repairAsked atomic.Bool       // a worker found a directory missing
 	repairAt    time.Time         // make missing directories from then on
 	troubles    map[string]string // agent -> why its mailbox cannot be used
+	// failing are the outbox files whose routing failed since they were
+	// last told of (some may have been routed since), and told what
+	// runner.json says of them (see noteFailing).
+	// diskPause is the first pause of a worker's write that failed for
+	// want of room (see waitToWrite); tests make it short.
+	diskPause time.Duration
+
+	// infoUnwritten is set while runner.json could not be written (a
+	// full disk): it is written again (see routePending).
+	infoUnwritten bool
+
+	failing     map[fileKey]bool
+	toldFailing []workspace.FailingDelivery
 	// dotted says, per agent, whether its outbox held a name starting
 	// with a dot at its last listing or in an event since: only then may
 	// an editor's swap or lock file be beside a file (see editing).
@@ -371,6 +384,8 @@ type rare struct {
 	failures int       // failed attempts to route it, in a row
 	retryAt  time.Time // no attempt before this, after a failure
 	lastErr  error     // why the last attempt failed
+	since    time.Time // when the first of those failures was
+	to       string    // the recipient the last attempt failed to deliver to, if any
 	// journaled is the id under which the file was journaled as
 	// delivered while its move to sent/ failed: tried again, it is not
 	// journaled again unless something new is delivered.
@@ -459,6 +474,8 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		workers:    make(map[string]*worker),
 		retiring:   make(map[string]*retiring),
 		troubles:   make(map[string]string),
+		failing:    make(map[fileKey]bool),
+		diskPause:  time.Second,
 		dotted:     make(map[string]bool),
 		unwatched:  make(map[string]bool),
 		edges:      make(map[string]edge),
@@ -820,7 +837,9 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if len(r.pending) > 0 && !r.anyRetryable() {
+		if len(r.pending) > 0 && !r.anyRetryable() && r.workersIdle() {
+			// What the agents at work say is routed first (or waits
+			// behind the file given up, when they are its sender).
 			return r.givenUp()
 		}
 		if r.sessionOver != "" {
@@ -1033,23 +1052,60 @@ func (r *Runner) workersIdle() bool {
 func (r *Runner) isStopped(agent string) bool { return r.state.stopped(agent) }
 
 // anyRetryable reports whether a pending file is still worth waiting for:
-// one not yet given up on after maxAttempts failures.
+// one not yet given up on after maxAttempts failures, and not waiting
+// behind a file of its sender that was (one sender's files go in order:
+// it is never tried while that one waits).
 func (r *Runner) anyRetryable() bool {
-	for _, p := range r.pending {
-		if p.get().failures < maxAttempts {
+	stuck := r.stuckSenders()
+	for k, p := range r.pending {
+		if p.get().failures < maxAttempts && !stuck[k.agent] {
 			return true
 		}
 	}
 	return false
 }
 
-// givenUp is the error for files that kept failing.
-func (r *Runner) givenUp() error {
-	var errs []error
+// stuckSenders are the agents with a file given up on after maxAttempts
+// failures: their later files wait behind it.
+func (r *Runner) stuckSenders() map[string]bool {
+	stuck := map[string]bool{}
 	for k, p := range r.pending {
-		errs = append(errs, fmt.Errorf("mailboxes/%s/outbox/%s: %w", k.agent, k.name, p.get().lastErr))
+		if p.get().failures >= maxAttempts {
+			stuck[k.agent] = true
+		}
 	}
-	return fmt.Errorf("%d %s could not be routed after %d attempts: %w", len(errs), plural(len(errs), "file", "files"), maxAttempts, errors.Join(errs...))
+	return stuck
+}
+
+// givenUp is the error for files that kept failing, naming each and
+// how many of its sender's later files wait behind it.
+func (r *Runner) givenUp() error {
+	behind := map[string]int{}
+	var failed []fileKey
+	for k, p := range r.pending {
+		if p.get().failures >= maxAttempts {
+			failed = append(failed, k)
+		} else {
+			behind[k.agent]++
+		}
+	}
+	sort.Slice(failed, func(i, j int) bool {
+		if failed[i].agent != failed[j].agent {
+			return failed[i].agent < failed[j].agent
+		}
+		return naturalLess(failed[i].name, failed[j].name)
+	})
+	var errs []error
+	told := map[string]bool{}
+	for _, k := range failed {
+		err := fmt.Errorf("%s: %w", mailboxPath(k.agent, mailbox.Outbox, k.name), r.pending[k].get().lastErr)
+		if n := behind[k.agent]; n > 0 && !told[k.agent] {
+			told[k.agent] = true
+			err = fmt.Errorf("%w (%d later %s of %s %s behind it, in its outbox: one sender's files go in order)", err, n, plural(n, "file", "files"), k.agent, plural(n, "waits", "wait"))
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("%d %s could not be routed after %d attempts; %s in the outbox: %w", len(errs), plural(len(errs), "file", "files"), maxAttempts, plural(len(errs), "it stays", "they stay"), errors.Join(errs...))
 }
 
 // unusable is the error that ends a run until idle while mailboxes
@@ -1383,6 +1439,15 @@ type candidate struct {
 // the order they were sent. It returns when to look again (zero when
 // nothing waits).
 func (r *Runner) routePending(ctx context.Context) (next time.Time, err error) {
+	defer func() {
+		r.noteFailing()
+		if r.infoUnwritten {
+			// What parley status reads is written again in a second.
+			if at := r.opts.Now().Add(time.Second); next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
+	}()
 	r.refill()
 	if len(r.pending) == 0 {
 		return time.Time{}, nil

@@ -825,6 +825,57 @@ func TestFailingDelivery(t *testing.T) {
 	}
 }
 
+// TestFailingDeliveryHoldsLater: a run until idle gives up on a file
+// that keeps failing after four tries, as when it is alone, when later
+// files of its sender wait behind it: those are never tried (one
+// sender's files go in order), and the run ends, naming the file and
+// the ones waiting behind it. It used to wait for them for ever.
+func TestFailingDeliveryHoldsLater(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "alice", "bob", "carol")
+	ids := &mailbox.IDs{}
+	var first string
+	for i, to := range []string{"bob", "carol", "carol"} {
+		m := mailbox.New([]byte("hi\n"))
+		id := ids.New("alice")
+		if i == 0 {
+			first = id
+		}
+		m.Set("id", id)
+		m.Set("to", to)
+		stage(t, ws.Mailbox("alice"), m)
+	}
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	inbox := filepath.Join(string(ws.Mailbox("bob")), mailbox.Inbox)
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A guard, not a wait: the run ends within a second when it gives up.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = r.Run(ctx)
+	if ctx.Err() != nil {
+		t.Fatalf("Run still ran after 20 s: a file that keeps failing, with later files of its sender behind it, is never given up")
+	}
+	if err == nil || !strings.Contains(err.Error(), "mailboxes/alice/outbox/"+first+".md") || !strings.Contains(err.Error(), "after 4 attempts") ||
+		!strings.Contains(err.Error(), "2 later files of alice wait behind it") || strings.Contains(err.Error(), "%!") {
+		t.Errorf("Run = %v, want an error naming the file after 4 attempts and the 2 files waiting behind it", err)
+	}
+	if got := names(t, ws, "alice", mailbox.Outbox); len(got) != 3 {
+		t.Errorf("alice's outbox = %v, want the three files kept, in order", got)
+	}
+	if got := names(t, ws, "carol", mailbox.Inbox); len(got) != 0 {
+		t.Errorf("carol's inbox = %v, want nothing: alice's later files wait behind her first", got)
+	}
+}
+
 func TestIgnored(t *testing.T) {
 	for _, name := range []string{".hello.md.swp", "hello.md~", "4913", "#hello.md#", ".#hello.md", "hello.md.swp", "x.tmp"} {
 		if !mailbox.IsScratch(name) {
@@ -1016,6 +1067,87 @@ func TestFailureHoldsLaterBatches(t *testing.T) {
 	}
 	if got := names(t, ws, "cy", mailbox.Inbox); len(got) != 1 {
 		t.Errorf("cy's inbox = %v, want ann's first message", got)
+	}
+}
+
+// TestFailingNamedInRunnerInfo: while a file keeps failing, runner.json
+// names it for parley status (sender, file, recipient, why, since when,
+// and the sender's files waiting behind it), and stops naming it once it
+// is delivered. Nothing said it: status showed every agent idle.
+func TestFailingNamedInRunnerInfo(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo", "cy")
+	drop(t, ws, "ann", "1.md", "---\nto: cy\n---\nfirst\n")
+	drop(t, ws, "ann", "2.md", "---\nto: bo\n---\nlater\n")
+	clock := time.Now()
+	r, err := Open(ws, Options{BatchSize: 1, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.troubles["cy"] = "its inbox is being mended"
+	r.scan()
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	info := workspace.ReadRunnerInfo(ws.Root)
+	if info == nil {
+		t.Fatal("no runner.json")
+	}
+	want := []workspace.FailingDelivery{{Agent: "ann", Path: "mailboxes/ann/outbox/1.md", To: "cy",
+		Reason: "delivering to cy: its mailbox cannot be used: its inbox is being mended", Since: clock.UTC().Round(0), Attempts: 1, Next: clock.Add(100 * time.Millisecond).UTC().Round(0), Waiting: 1}}
+	if d := cmp.Diff(want, info.Failing); d != "" {
+		t.Errorf("runner.json's failing deliveries (-want +got):\n%s", d)
+	}
+	delete(r.troubles, "cy")
+	clock = clock.Add(time.Minute)
+	r.scan()
+	if _, err := r.routePending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, ws, "cy", mailbox.Inbox); len(got) != 1 {
+		t.Errorf("cy's inbox = %v, want ann's first message", got)
+	}
+	if info := workspace.ReadRunnerInfo(ws.Root); info == nil || len(info.Failing) != 0 {
+		t.Errorf("runner.json once delivered = %+v, want no failing delivery", info)
+	}
+}
+
+// TestRunnerInfoWrittenAgain: runner.json that could not be written (a
+// full disk) is written again at the next look, though nothing changed:
+// it kept naming a failing delivery long delivered, or none at all.
+func TestRunnerInfoWrittenAgain(t *testing.T) {
+	ws := newWorkspace(t, "ann", "bo", "cy")
+	drop(t, ws, "ann", "1.md", "---\nto: cy\n---\nfirst\n")
+	clock := time.Now()
+	r, err := Open(ws, Options{Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	blocker := workspace.RunnerInfoPath(ws.Root) + ".tmp"
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o755); err != nil { // the write fails
+		t.Fatal(err)
+	}
+	r.troubles["cy"] = "its inbox is being mended"
+	r.scan()
+	next, err := r.routePending(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := clock.Add(100 * time.Millisecond); !next.Equal(want) {
+		t.Errorf("routePending = %v, want the retry at %v first", next, want)
+	}
+	if info := workspace.ReadRunnerInfo(ws.Root); info == nil || len(info.Failing) != 0 {
+		t.Fatalf("runner.json = %+v, want it as Open wrote it (the write was blocked)", info)
+	}
+	if err := os.RemoveAll(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.routePending(context.Background()); err != nil { // before the retry: nothing changes
+		t.Fatal(err)
+	}
+	if info := workspace.ReadRunnerInfo(ws.Root); info == nil || len(info.Failing) != 1 {
+		t.Errorf("runner.json = %+v, want the failing delivery, written at the next look", info)
 	}
 }
 

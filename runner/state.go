@@ -293,8 +293,22 @@ func (s *stateBook) changedLocked() {
 
 func (s *stateBook) writer() {
 	defer close(s.done)
-	for range s.kick {
-		s.write()
+	var retry <-chan time.Time
+	for {
+		select {
+		case _, ok := <-s.kick:
+			if !ok {
+				return
+			}
+		case <-retry:
+		}
+		retry = nil
+		if !s.write() {
+			// A full disk: the book is written again, as it is then,
+			// whether or not anything changes meanwhile (status would
+			// show a state long past).
+			retry = time.After(stateRetry)
+		}
 		// Changes within stateEvery of a write are written together
 		// after it: an agent at work changes twice a message, and each
 		// write replaces the file with a rename, which on ext4 starts
@@ -310,8 +324,12 @@ func (s *stateBook) writer() {
 	}
 }
 
-// stateEvery is the least time between two writes of the state book.
-const stateEvery = 100 * time.Millisecond
+// stateEvery is the least time between two writes of the state book,
+// and stateRetry the pause before a write that failed is made again.
+const (
+	stateEvery = 100 * time.Millisecond
+	stateRetry = time.Second
+)
 
 // abandon has the book write nothing more: the file at its path is
 // another runner's now.
@@ -348,31 +366,42 @@ func (s *stateBook) flush() {
 	}
 }
 
-// write replaces the file with the book. The writer calls it, flush, and
-// loadStateBook before the writer starts; one at a time, each with the
-// book as it is then, so the last written is the newest.
-func (s *stateBook) write() {
+// write replaces the file with the book, and reports whether it did (or
+// had nothing to write). The writer calls it, flush, and loadStateBook
+// before the writer starts; one at a time, each with the book as it is
+// then, so the last written is the newest. A write that fails leaves the
+// book unwritten: the writer, or the next flush, writes it again.
+func (s *stateBook) write() bool {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.writeLocked()
+	return s.writeLocked()
 }
 
 // writeLocked is write. s.wmu is held.
-func (s *stateBook) writeLocked() {
+func (s *stateBook) writeLocked() bool {
 	s.mu.Lock()
 	if s.abandoned {
 		s.mu.Unlock()
-		return
+		return true
 	}
 	data, err := json.MarshalIndent(s.agents, "", "  ")
-	s.written = s.changes
+	changes := s.changes
 	s.mu.Unlock()
 	if err != nil {
-		return
+		return true
 	}
 	s.writes.Add(1)
 	tmp := s.path + ".tmp"
-	if os.WriteFile(tmp, append(data, '\n'), 0o644) == nil {
-		_ = os.Rename(tmp, s.path) // runtime state: a lost write is rewritten at the next change
+	err = os.WriteFile(tmp, append(data, '\n'), 0o644)
+	if err == nil {
+		err = os.Rename(tmp, s.path)
 	}
+	if err != nil {
+		os.Remove(tmp) // a full disk: what it holds makes no room
+		return false
+	}
+	s.mu.Lock()
+	s.written = max(s.written, changes)
+	s.mu.Unlock()
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,6 +50,10 @@ type pipelineReport struct {
 	// Stopped are the agents the running runner stopped (parley stop):
 	// what is sent to them waits in their inbox for the next run.
 	Stopped []stoppedAgent `json:"stopped"`
+	// Failing are the outbox files the running runner keeps failing to
+	// deliver (see workspace.FailingDelivery): what they say, and their
+	// senders' later files, have not arrived.
+	Failing []workspace.FailingDelivery `json:"failing_deliveries"`
 }
 
 // stoppedAgent is an agent stopped in this run, and what waits for it.
@@ -173,7 +178,10 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 			blockedPlans[ws.Short(p.Path)] = true
 		}
 	}
-	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}, Remote: []remoteAgent{}, Failed: []string{}, Stopped: []stoppedAgent{}}
+	rep := pipelineReport{Escalations: []escalation{}, Dead: []deadLetter{}, Plans: []planSummary{}, Steps: []stepInHand{}, Idle: []string{}, Remote: []remoteAgent{}, Failed: []string{}, Stopped: []stoppedAgent{}, Failing: []workspace.FailingDelivery{}}
+	if info := workspace.ReadRunnerInfo(ws.Root); info != nil && len(info.Failing) > 0 {
+		rep.Failing = info.Failing
+	}
 	limit := ws.Config.Router.MaxMessageSize
 	runs, _ := ws.AgentRuns() // unreadable: no agent is said to be stopped
 	running := ws.RunnerPID() != 0
@@ -473,6 +481,15 @@ func printPipeline(e *env, rep pipelineReport) {
 			fmt.Fprintf(w, "    retry: %s\n", d.Retry)
 		}
 	}
+	if n := len(rep.Failing); n > 0 {
+		fmt.Fprintf(w, "not delivered: %d %s the runner keeps failing to deliver, and tries again (parley status says more)\n", n, plural(n, "file", "files"))
+		now := time.Now()
+		for _, f := range rep.Failing {
+			for i, l := range failingLines(f, now) {
+				fmt.Fprintf(w, "  %s%s\n", strings.Repeat("  ", min(i, 1)), l)
+			}
+		}
+	}
 	if blockedDead > 0 {
 		fmt.Fprintf(w, "given up, plan blocked: %d %s of a plan a decision stopped (%s); parley retry ID still hands one to its agent\n", blockedDead, plural(blockedDead, "message", "messages"), printable(strings.Join(behindBlocked, ", ")))
 	}
@@ -533,7 +550,14 @@ func printPipeline(e *env, rep pipelineReport) {
 		fmt.Fprintln(w, printable(line+" (given up: "+d.Retry+")"))
 	}
 	for _, a := range rep.Idle {
-		fmt.Fprintf(w, "  %s  idle\n", a)
+		line := "  " + a + "  idle"
+		for _, f := range rep.Failing {
+			if f.To == a {
+				line += ": a message to it from " + printable(f.Agent) + " is not delivered (see not delivered above)"
+				break
+			}
+		}
+		fmt.Fprintln(w, line)
 	}
 	for _, a := range rep.Remote {
 		fmt.Fprintf(w, "  %s  in workspace %s: what it has in hand, or gave up, `parley pipeline` shows there\n", a.Agent, a.Workspace)

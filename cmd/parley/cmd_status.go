@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -267,6 +268,17 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	if w := waitingText(rep.Escalations); w != "" {
 		fmt.Fprintf(e.stdout, "pipeline  %s\n", w)
 	}
+	if rep.Runner != nil {
+		for _, f := range rep.Runner.Failing {
+			for i, l := range failingLines(f, now) {
+				head := "delivery  "
+				if i > 0 {
+					head = "          "
+				}
+				fmt.Fprintln(e.stdout, head+l)
+			}
+		}
+	}
 	fmt.Fprintln(e.stdout)
 	width := len("AGENT")
 	for _, a := range agents {
@@ -313,6 +325,16 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		}
 		if len(a.Missing) > 0 {
 			notes = append(notes, fmt.Sprintf("  %s: missing %s/{%s}: a running runner makes them again", a.Name, filepath.ToSlash(filepath.Join(workspace.MailboxesDir, a.Name)), strings.Join(a.Missing, ",")))
+		}
+		if rep.Runner != nil {
+			for _, f := range rep.Runner.Failing {
+				if f.Agent == a.Name {
+					notes = append(notes, fmt.Sprintf("  %s: %s in its outbox is not delivered (see delivery above)%s", a.Name, printable(path.Base(f.Path)), behindText(f)))
+				}
+				if f.To == a.Name && f.To != f.Agent {
+					notes = append(notes, fmt.Sprintf("  %s: a message to it from %s is not delivered (see delivery above)", a.Name, printable(f.Agent)))
+				}
+			}
 		}
 		if rep.Runner != nil && rep.Runner.Mailboxes[a.Name] != "" {
 			notes = append(notes, "  "+a.Name+": its mailbox cannot be used: "+printable(rep.Runner.Mailboxes[a.Name]))
@@ -507,6 +529,35 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 	if b.Refused > 0 {
 		fmt.Fprintf(e.stdout, "          %d refused naming no agent here, kept with the reason in %s\n", b.Refused, filepath.ToSlash(filepath.Join(workspace.StateDir, "bridge", "refused")))
 	}
+}
+
+// failingLines says of an outbox file whose routing keeps failing which
+// it is, to whom, why, since when, and what waits behind it.
+func failingLines(f workspace.FailingDelivery, now time.Time) []string {
+	who := "from " + f.Agent
+	if f.To != "" {
+		who += " to " + f.To
+	}
+	lines := []string{
+		fmt.Sprintf("FAILING since %s, %d %s: %s (%s)", ago(f.Since, now), f.Attempts, plural(f.Attempts, "try", "tries"), printable(f.Path), printable(who)),
+		shorten(printable(f.Reason), statusReason),
+	}
+	next := "tried again "
+	if d := f.Next.Sub(now).Round(time.Second); d > 0 {
+		next += "in " + d.String()
+	} else {
+		next += "now"
+	}
+	return append(lines, next+" (the runner keeps trying; the file stays in the outbox)"+behindText(f))
+}
+
+// behindText says how many of a failing file's sender's files wait
+// behind it.
+func behindText(f workspace.FailingDelivery) string {
+	if f.Waiting == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d later %s of %s %s behind it: one sender's files are delivered in order", f.Waiting, plural(f.Waiting, "file", "files"), printable(f.Agent), plural(f.Waiting, "waits", "wait"))
 }
 
 func ago(t, now time.Time) string {

@@ -37,6 +37,26 @@ type RunnerInfo struct {
 	Unwatched []string `json:"unwatched,omitempty"`
 	// Mailboxes says, by agent, why a mailbox cannot be used.
 	Mailboxes map[string]string `json:"mailbox_problems,omitempty"`
+	// Failing are the outbox files whose routing keeps failing, by
+	// sender and name: the runner tries each again, and its sender's
+	// later files wait behind it.
+	Failing []FailingDelivery `json:"failing_deliveries,omitempty"`
+}
+
+// FailingDelivery is an outbox file whose routing failed, and is tried
+// again: a full disk, a recipient's inbox made read-only. One sender's
+// files go in order, so its later files wait behind it.
+type FailingDelivery struct {
+	Agent string `json:"agent"` // its sender
+	Path  string `json:"path"`  // mailboxes/<agent>/outbox/<name>
+	// To is the recipient whose delivery failed, when it was a delivery
+	// that failed (not the sync of a batch, or the journal).
+	To       string    `json:"to,omitempty"`
+	Reason   string    `json:"reason"`   // why the last attempt failed
+	Since    time.Time `json:"since"`    // when the first attempt in a row failed
+	Attempts int       `json:"attempts"` // failed attempts in a row
+	Next     time.Time `json:"next"`     // when it is tried again
+	Waiting  int       `json:"waiting"`  // the sender's files waiting behind it
 }
 
 // RunnerInfoPath returns the path of the file a running runner keeps its
