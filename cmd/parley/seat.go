@@ -56,6 +56,12 @@ type seat struct {
 	// known, and each done/'s modification time when last listed.
 	doneKnown map[string]bool
 	doneAt    map[string]time.Time
+	// What the agent of the person's character sent (sentElsewhere):
+	// the ids this seat sent itself, those known in its outbox/ and
+	// sent/, and each directory's modification time when last listed.
+	sentHere  map[string]bool
+	sentKnown map[string]bool
+	sentAt    map[string]time.Time
 	// routedBy is the pid of the runner the seat last saw route the
 	// table while it played beside one.
 	routedBy atomic.Int64
@@ -467,6 +473,14 @@ func (s *seat) show() error {
 	for id := range elsewhere {
 		ids = append(ids, id)
 	}
+	// What the person said in character at another seat of theirs:
+	// shown here too, in its place among what answers it.
+	sent := s.sentElsewhere()
+	for id := range sent {
+		if _, twice := elsewhere[id]; holders[id] == nil && !twice {
+			ids = append(ids, id)
+		}
+	}
 	// In id order across the inboxes: as the messages were sent.
 	slices.Sort(ids)
 	// A copy back from git of a message handled already is filed where
@@ -477,6 +491,9 @@ func (s *seat) show() error {
 	backWhere := ""   // where the first of them is handled
 	ids = slices.DeleteFunc(ids, func(id string) bool {
 		if _, filed := elsewhere[id]; s.shown[id] || filed {
+			return false
+		}
+		if _, said := sent[id]; said && holders[id] == nil {
 			return false
 		}
 		where := s.fileHandled(id, holders[id])
@@ -511,6 +528,11 @@ func (s *seat) show() error {
 		}
 		if c, filed := elsewhere[id]; filed {
 			s.showFiled(id, c)
+			continue
+		}
+		if m, said := sent[id]; said && holders[id] == nil {
+			s.shown[id] = true
+			s.showSent(m)
 			continue
 		}
 		s.shown[id] = true
@@ -597,6 +619,76 @@ func (s *seat) filedElsewhere(holders map[string][]string) map[string]filedCopy 
 		}
 	}
 	return out
+}
+
+// sentElsewhere returns what the agent of the person's character (when
+// no program plays it) sent in character since the seat first looked,
+// and not from this seat: from another seat of the same person (the web
+// Seat page, a second terminal) or parley send. Read from its outbox/
+// and sent/, by id, each once; an answer (reply_to:) is left out, as the
+// question it answers is said answered elsewhere (showFiled). A
+// directory whose modification time did not change is not listed again.
+func (s *seat) sentElsewhere() map[string]*mailbox.Message {
+	agent := s.prompted()
+	if agent == "" {
+		return nil
+	}
+	first := s.sentKnown == nil
+	if first {
+		s.sentKnown, s.sentAt = map[string]bool{}, map[string]time.Time{}
+	}
+	box := s.ws.Mailbox(agent)
+	out := map[string]*mailbox.Message{}
+	for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
+		dir := box.Path(state, "")
+		fi, err := os.Stat(dir)
+		if err != nil || fi.ModTime().Equal(s.sentAt[dir]) {
+			continue
+		}
+		names, err := box.NamesUnsorted(state)
+		if err != nil {
+			continue
+		}
+		if time.Since(fi.ModTime()) > time.Second {
+			s.sentAt[dir] = fi.ModTime() // as filedElsewhere: listed again until older
+		}
+		for _, n := range names {
+			id, ok := mailbox.IDFromName(n)
+			if !ok || s.sentKnown[id] {
+				continue
+			}
+			if first || s.sentHere[id] || s.shown[id] {
+				s.sentKnown[id] = true
+				continue
+			}
+			data, err := mailbox.ReadFile(box.Path(state, n), s.ws.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue // routed meanwhile: read in sent/ at the next look
+			}
+			s.sentKnown[id] = true
+			m, err := mailbox.Parse(data)
+			if err != nil || m.Header().Has("reply_to") {
+				continue
+			}
+			if t := workspace.TypeOf(m); t == "PLAYER_TO_GM" || t == "PLAYER_TO_PLAYER" {
+				out[id] = m
+			}
+		}
+	}
+	return out
+}
+
+// showSent shows what the person said in character at another seat
+// (sentElsewhere), as this seat confirms what it sends itself.
+func (s *seat) showSent(m *mailbox.Message) {
+	who := dashIf(s.character, m.Header().Text("from"))
+	switch workspace.TypeOf(m) {
+	case "PLAYER_TO_GM":
+		s.printf("\n(%s, %s, sent from another seat to the game master:)\n", who, strings.ToLower(dashIf(field(m, "type"), "action")))
+	default:
+		s.printf("\n(%s to %s, sent from another seat:)\n", who, dashIf(field(m, "to"), m.Header().Text("to")))
+	}
+	s.wrap(string(m.Body), "  ")
 }
 
 // filedCopy is a copy of a message filed in an agent's done/.
@@ -1053,10 +1145,17 @@ func (s *seat) send(opts sendOptions) bool {
 	if opts.Body == nil {
 		opts.Body = &empty
 	}
-	if err := runSend(s.e.quiet(), s.ws, opts); err != nil {
+	var id bytes.Buffer // runSend prints the id of what it sent
+	e := s.e.quiet()
+	e.stdout = &id
+	if err := runSend(e, s.ws, opts); err != nil {
 		s.printf("not sent: %v\n", err)
 		return false
 	}
+	if s.sentHere == nil {
+		s.sentHere = map[string]bool{}
+	}
+	s.sentHere[strings.TrimSpace(id.String())] = true // not shown again as sent elsewhere
 	return true
 }
 
