@@ -18,6 +18,7 @@ import (
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/journal"
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
@@ -52,6 +53,7 @@ type seat struct {
 	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
 	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
 	awaiting   string          // the reply the person was last told the table waits for: agent/id (tellAwaiting)
+	checkpoint string          // the scene of a [JOURNAL_CHECKPOINT] whose entry is the person's to write, until /journal ENTRY writes one
 	// What the seat's inboxes hold in done/ (filedElsewhere): the names
 	// known, and each done/'s modification time when last listed.
 	doneKnown map[string]bool
@@ -929,6 +931,17 @@ func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 		if s.character != "" {
 			s.printf("  (/whisper %s TEXT answers)\n", dashIf(field(m, "from"), from))
 		}
+	case "JOURNAL_CHECKPOINT":
+		scene := strings.TrimSpace(field(m, "scene_number") + " " + strings.ReplaceAll(field(m, "scene_slug"), "-", " "))
+		s.printf("\n[JOURNAL_CHECKPOINT] from %s (scene %s):\n", from, dashIf(scene, "-"))
+		s.wrap(body, "  ")
+		if s.character == "" || s.prompted() == "" {
+			return // a program keeps the character's journal
+		}
+		// No program plays the person's character: no program writes
+		// its entry either, and the checkpoint asks the person.
+		s.checkpoint = dashIf(scene, "-")
+		s.wrap(fmt.Sprintf("(yours to answer: no program writes %s's journal. /journal ENTRY writes what happened here; `parley journal add %s` at a shell takes every part: --title, --happened, --did, --learned, --feel)", s.character, s.character), "  ")
 	default:
 		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))
 	}
@@ -1318,7 +1331,7 @@ var seatCommands = []struct{ name, args, does string }{
 	{"back", "", "come back: your character's agent asks you again when it has a decision to make"},
 	{"status", "", "who is doing what at the table"},
 	{"sheet", "", "your character's sheet"},
-	{"journal", "", "the last entries of your character's journal"},
+	{"journal", "[ENTRY]", "the last entries of your character's journal; with ENTRY, add it (what happened), as a checkpoint asks"},
 	{"help", "", "these commands"},
 	{"quit", "", "leave the seat (what you sent stays sent; programs answering are waited for)"},
 }
@@ -1354,6 +1367,9 @@ func (s *seat) command(ctx context.Context, text string) (bool, error) {
 		s.sheet()
 		return false, nil
 	case "journal":
+		if rest != "" {
+			return s.journalAdd(rest), nil
+		}
 		s.journal()
 		return false, nil
 	case "help":
@@ -1695,11 +1711,21 @@ func (s *seat) journal() {
 		s.printf("/journal: %v\n", err)
 		return
 	}
+	waits := ""
+	if s.checkpoint != "" {
+		waits = fmt.Sprintf(" (the checkpoint of scene %s waits for your entry: /journal ENTRY)", s.checkpoint)
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		// Missing, or empty as a sandbox leaves it (campaigns.View):
 		// journal.Add starts either afresh.
-		s.wrap(fmt.Sprintf("/journal: %s's journal has no entries yet (%s): one is written at each checkpoint, when the game master saves the story (/save asks it to) and at the session's end: the team lead asks for it ([JOURNAL_CHECKPOINT]); `parley journal add %s` writes one now",
-			s.character, s.ws.Short(path), s.character), "")
+		if s.prompted() != "" {
+			// No program plays the character: none writes its entries.
+			s.wrap(fmt.Sprintf("/journal: %s's journal has no entries yet (%s): no program writes it, you do. At each checkpoint, when the game master saves the story (/save asks it to) and at the session's end, the team lead asks you for one ([JOURNAL_CHECKPOINT]); /journal ENTRY writes one here, `parley journal add %s` at a shell%s",
+				s.character, s.ws.Short(path), s.character, waits), "")
+			return
+		}
+		s.wrap(fmt.Sprintf("/journal: %s's journal has no entries yet (%s): %s, the program that plays it, writes one at each checkpoint, when the game master saves the story (/save asks it to) and at the session's end: the team lead asks for it ([JOURNAL_CHECKPOINT]); `parley journal add %s` writes one now",
+			s.character, s.ws.Short(path), dashIf(s.player, "the agent"), s.character), "")
 		return
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
@@ -1707,6 +1733,30 @@ func (s *seat) journal() {
 		lines = lines[len(lines)-24:]
 	}
 	s.printf("%s\n", strings.Join(lines, "\n"))
+	if waits != "" {
+		s.printf("%s\n", strings.TrimSpace(waits))
+	}
+}
+
+// journalAdd adds an entry to the person's character's journal, as
+// `parley journal add` does: the text is what happened (labelled parts,
+// journal.Parse, are read as such). It answers a checkpoint waiting for
+// the person's entry.
+func (s *seat) journalAdd(text string) bool {
+	if s.character == "" {
+		s.printf("/journal: preferences.md names no character of yours (nothing was written)\n")
+		return false
+	}
+	e := journal.Parse(text)
+	e.Date = time.Now()
+	path := s.camp.JournalPath(s.character)
+	if _, err := journal.Add(path, s.character, e); err != nil {
+		s.printf("/journal: %s: %v (nothing was written)\n", s.ws.Short(path), err)
+		return false
+	}
+	s.printf("(an entry added to %s)\n", s.ws.Short(path))
+	s.checkpoint = ""
+	return true
 }
 
 // askPrefs asks the person which character they play and the narrative
