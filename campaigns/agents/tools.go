@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,32 +130,50 @@ func (t *Toolbox) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.M
 const SheetNotice = "sheet_unchanged"
 
 // malformed returns the notice to People of a call that failed with err
-// on a sheet that is malformed (it cannot be read, or holds values
-// campaign check calls malformed), or nil: a call refused for its own
-// sake (no such item) is the caller's to mend.
+// (SheetUnchanged), or nil.
 func (t *Toolbox) malformed(in *mailbox.Message, tool string, err error) *mailbox.Message {
+	from, _ := in.Header().Get("from")
+	camp, _ := t.For(in)
+	m := SheetUnchanged(camp, from, tool, err, t.People)
+	if m == nil {
+		return nil
+	}
+	if id, _ := in.Header().Get("id"); id != "" {
+		m.Set("reply_to", id)
+	}
+	return m
+}
+
+// SheetUnchanged returns the notice to people that caller's call of tool
+// failed with err on a sheet that is malformed (it cannot be read, or
+// holds values campaign check calls malformed), or nil: for a call
+// refused for its own sake (no such item), which is the caller's to
+// mend, and when there are no people but the caller. It is the one notice of the kind,
+// however the game master calls its tools (the tools agent, an openai
+// model's tool calls, parley mcp), sent to people with the notice:
+// field SheetNotice. camp, when not nil, shortens the paths err names.
+func SheetUnchanged(camp *campaigns.Campaign, caller, tool string, err error, people []string) *mailbox.Message {
+	// The caller has the error already: an undriven game master (its
+	// client on parley mcp) is not told twice.
+	people = slices.DeleteFunc(slices.Clone(people), func(p string) bool { return p == caller })
 	var se *sheet.Error
-	if len(t.People) == 0 || !errors.As(err, &se) || se.Path == "" {
+	if len(people) == 0 || !errors.As(err, &se) || se.Path == "" {
 		return nil
 	}
 	if d, rerr := sheet.Read(se.Path); rerr == nil && len(d.Problems()) == 0 {
 		return nil
 	}
-	from, _ := in.Header().Get("from")
 	who := strings.TrimSuffix(filepath.Base(se.Path), ".md")
 	short := err.Error()
-	if camp, cerr := t.For(in); cerr == nil {
+	if camp != nil {
 		short = camp.Short(err).Error()
 	}
-	m := mailbox.New([]byte(fmt.Sprintf("%s's %s changed nothing: %s. The story goes on, and the sheet does not follow it until it is set right: `parley campaign check` names what is wrong, `parley character set %s` sets it.\n", from, tool, short, who)))
-	m.SetNames("to", t.People)
+	m := mailbox.New([]byte(fmt.Sprintf("%s's %s changed nothing: %s. The story goes on, and the sheet does not follow it until it is set right: `parley campaign check` names what is wrong, `parley character set %s` sets it.\n", caller, tool, short, who)))
+	m.SetNames("to", people)
 	// Informal (no type:), with the kind in a field, as parley's other
 	// notices to people: a protocol knows no type of parley's own.
 	m.SetValue("notice", SheetNotice)
-	m.Set("summary", fmt.Sprintf("%s's %s changed nothing: %s is malformed", from, tool, who))
-	if id, _ := in.Header().Get("id"); id != "" {
-		m.Set("reply_to", id)
-	}
+	m.Set("summary", fmt.Sprintf("%s's %s changed nothing: %s is malformed", caller, tool, who))
 	return m
 }
 

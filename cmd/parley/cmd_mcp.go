@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/tools"
 	"github.com/parley-dev/parley/mailbox"
@@ -274,7 +275,9 @@ func protocolText(ws *workspace.Workspace, agent string) (string, error) {
 // gmTools are the game master's campaign tools (roll_dice,
 // add_inventory, update_inventory, update_character,
 // get_character_stats), for an agent with the role gm in a workspace with
-// a campaign: none for any other.
+// a campaign: none for any other. A call a malformed sheet kept from
+// changing it tells the people, as the tools agent does
+// (tellSheetUnchanged).
 func gmTools(ws *workspace.Workspace, agent string) []mcpserver.Extra {
 	if !ws.HasRole(agent, "gm") {
 		return nil
@@ -290,11 +293,27 @@ func gmTools(ws *workspace.Workspace, agent string) []mcpserver.Extra {
 			Call: func(ctx context.Context, args json.RawMessage) (string, error) {
 				res, err := box.Call(ctx, t.Name, args)
 				if err != nil {
-					return "", err
+					return "", tellSheetUnchanged(ws, camp, agent, t.Name, err)
 				}
 				b, err := json.MarshalIndent(res, "", "  ")
 				return string(b), err
 			}})
 	}
 	return out
+}
+
+// tellSheetUnchanged sends the people the notice that agent's call of
+// tool, which failed with err, changed nothing because the sheet is
+// malformed (agents.SheetUnchanged: the one the tools agent sends), from
+// agent's outbox; it returns err, with why the notice could not be sent
+// when it could not.
+func tellSheetUnchanged(ws *workspace.Workspace, camp *campaigns.Campaign, agent, tool string, err error) error {
+	m := agents.SheetUnchanged(camp, agent, tool, err, ws.Undriven())
+	if m == nil {
+		return err
+	}
+	if _, _, perr := ws.Mailbox(agent).Post(m); perr != nil {
+		return fmt.Errorf("%w (and the notice to %s could not be sent: %v)", err, strings.Join(ws.Undriven(), ", "), perr)
+	}
+	return err
 }

@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -169,7 +172,7 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 		return nil, err
 	}
 	if !opts.ReadOnly {
-		wo.Actions = &browserActions{root: ws.Root, as: opts.As, lead: opts.Lead}
+		wo.Actions = &browserActions{root: ws.Root, as: opts.As, lead: opts.Lead, last: ws}
 	}
 	return web.New(wo)
 }
@@ -177,10 +180,15 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 // browserActions carry out what the browser asks, each with the code of
 // the command that does it at a terminal: parley answer, play, approve,
 // reject, reply, done, retry. The workspace is opened again for each, so that
-// an edited parley.yaml counts as it does for those commands.
+// an edited parley.yaml counts as it does for those commands; while it
+// does not load (a typo being mended), each goes on with the last one that
+// did, as the runner and the terminal seat do, and says so.
 type browserActions struct {
 	root     string
 	as, lead string
+
+	mu   sync.Mutex
+	last *workspace.Workspace // the last that loaded: nil until one did
 }
 
 // env returns an environment whose output is collected.
@@ -189,8 +197,25 @@ func (a *browserActions) env() (*env, *bytes.Buffer) {
 	return &env{stdin: strings.NewReader(""), stdout: &buf, stderr: &buf}, &buf
 }
 
-func (a *browserActions) open() (*workspace.Workspace, error) {
-	return workspace.Open(a.root)
+// open opens the workspace as it is now; when its parley.yaml does not
+// load, it returns the one that last did, having written to out that
+// this one is used, and why.
+func (a *browserActions) open(out io.Writer) (*workspace.Workspace, error) {
+	ws, err := workspace.Open(a.root)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err == nil {
+		a.last = ws
+		return ws, nil
+	}
+	if a.last == nil {
+		return nil, err
+	}
+	if _, serr := os.Stat(filepath.Join(a.root, workspace.ConfigFile)); serr != nil {
+		return nil, err // gone, not being mended: nothing to write to
+	}
+	fmt.Fprintf(out, "(%s does not load now: %v; done with the configuration read before, as the table goes on with it)\n", workspace.ConfigFile, err)
+	return a.last, nil
 }
 
 func said(buf *bytes.Buffer, err error) (string, error) {
@@ -205,7 +230,7 @@ func said(buf *bytes.Buffer, err error) (string, error) {
 
 func (a *browserActions) Answer(ctx context.Context, id, text string) (string, error) {
 	e, buf := a.env()
-	ws, err := a.open()
+	ws, err := a.open(buf)
 	if err != nil {
 		return "", err
 	}
@@ -219,7 +244,7 @@ func (a *browserActions) Answer(ctx context.Context, id, text string) (string, e
 
 func (a *browserActions) Seat(ctx context.Context, line string) (string, error) {
 	e, buf := a.env()
-	ws, err := a.open()
+	ws, err := a.open(buf)
 	if err != nil {
 		return "", err
 	}
@@ -243,7 +268,7 @@ func (a *browserActions) Seat(ctx context.Context, line string) (string, error) 
 
 func (a *browserActions) Decide(ctx context.Context, id string, approve bool, feedback string) (string, error) {
 	e, buf := a.env()
-	ws, err := a.open()
+	ws, err := a.open(buf)
 	if err != nil {
 		return "", err
 	}
@@ -252,7 +277,7 @@ func (a *browserActions) Decide(ctx context.Context, id string, approve bool, fe
 
 func (a *browserActions) Reply(ctx context.Context, id, agent, decision, body string) (string, error) {
 	e, buf := a.env()
-	ws, err := a.open()
+	ws, err := a.open(buf)
 	if err != nil {
 		return "", err
 	}
@@ -274,7 +299,7 @@ func (a *browserActions) Reply(ctx context.Context, id, agent, decision, body st
 
 func (a *browserActions) Done(ctx context.Context, id, agent string) (string, error) {
 	e, buf := a.env()
-	ws, err := a.open()
+	ws, err := a.open(buf)
 	if err != nil {
 		return "", err
 	}
@@ -288,7 +313,7 @@ func (a *browserActions) Done(ctx context.Context, id, agent string) (string, er
 
 func (a *browserActions) Retry(ctx context.Context, target string) (string, error) {
 	e, buf := a.env()
-	ws, err := a.open()
+	ws, err := a.open(buf)
 	if err != nil {
 		return "", err
 	}

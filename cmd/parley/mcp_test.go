@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -268,6 +272,55 @@ func TestMCPGameMasterTools(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_character_stats", Arguments: map[string]any{"character": "nobody-here"}})
 	if err != nil || !res.IsError {
 		t.Errorf("stats of nobody: %v %+v, want a tool error", err, res)
+	}
+}
+
+// TestMCPGameMasterToolsSheetUnchanged: a call of the game master's
+// client that a hand-broken sheet keeps from changing it tells the people
+// with the notice the tools agent sends (tryout F, 4: none was sent).
+func TestMCPGameMasterToolsSheetUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: you, role: human}\n"
+	ws := newWorkspace(t, dir, cfg)
+	camp, err := campaigns.New(dir, "the-hollow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := camp.NewSheet("tilda-brannock", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := regexp.MustCompile(`\| \*\*Hit Points\*\* \| [^|]*\|`).ReplaceAll(b, []byte("| **Hit Points** | eight/8 |"))
+	if bytes.Equal(broken, b) {
+		t.Fatalf("no Hit Points row in %s", b)
+	}
+	if err := os.WriteFile(path, broken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range gmTools(ws, "gm") {
+		if tl.Name != "update_character" {
+			continue
+		}
+		if _, err := tl.Call(context.Background(), json.RawMessage(`{"character": "tilda-brannock", "damage": 3}`)); err == nil {
+			t.Fatal("update_character on a malformed sheet succeeded")
+		}
+	}
+	sent, err := filepath.Glob(filepath.Join(dir, "mailboxes", "gm", "outbox", "*.md"))
+	if err != nil || len(sent) != 1 {
+		t.Fatalf("gm's outbox holds %v (%v), want one notice", sent, err)
+	}
+	m, err := os.ReadFile(sent[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nto: you\n", "\nnotice: sheet_unchanged\n", "gm's update_character changed nothing: party/tilda-brannock.md:"} {
+		if !strings.Contains(string(m), want) {
+			t.Errorf("the notice %s has no %q:\n%s", sent[0], want, m)
+		}
 	}
 }
 

@@ -363,6 +363,34 @@ func TestPlayTerminalFiledElsewhere(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// TestPlayTerminalSaidElsewhere: a terminal seat and the web Seat page
+// open for one person (tryout F, 8): a /say sent from the web never
+// showed in the terminal, where the game master's answer to it then
+// came out of nowhere. What the person's character said at another seat
+// shows here, once, in its place; what this seat said is not shown again.
+func TestPlayTerminalSaidElsewhere(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, parley := terminalSeatTable(t, "")
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	tm.text("/say Mira nods to the guard.")
+	tm.keys("Enter")
+	tm.waitFor("the seat's own say", func(s string) bool { return strings.Contains(s, "(mira-quickfoot, action: sent to the game master)") })
+	// As the web Seat page sends it.
+	parley("send", "--from", "mira", "--type", "PLAYER_TO_GM", "--field", "type=ACTION", "--field", "character=mira-quickfoot", "--body", "Mira draws her dagger.")
+	tm.waitFor("the say from another seat", func(s string) bool { return strings.Contains(s, "Mira draws her dagger.") })
+	parley("send", "--from", "gm", "--type", "NARRATIVE", "--field", `scene_number="001"`, "--field", "scene_slug=the-gate", "--body", "The guard steps back.")
+	tm.waitFor("the gm's answer", func(s string) bool { return strings.Contains(s, "The guard steps back.") })
+	screen := strings.Join(strings.Fields(tm.screen()), " ")
+	if n := strings.Count(screen, "sent from another seat"); n != 1 || !strings.Contains(screen, "(mira-quickfoot, action, sent from another seat to the game master:) Mira draws her dagger.") {
+		t.Errorf("the say from another seat is shown %d times, want once as said there:\n%s", n, tm.screen())
+	}
+	if strings.Index(screen, "Mira draws her dagger.") > strings.Index(screen, "The guard steps back.") {
+		t.Errorf("the say from another seat is shown after the answer to it:\n%s", tm.screen())
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
 // TestPlayTerminalAwaiting: a person at the terminal rolled for the game
 // master, whom nobody played, and the seat said nothing for the five
 // minutes the table waited (timeouts:), as a script's seat once did. It

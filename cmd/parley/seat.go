@@ -18,6 +18,7 @@ import (
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/campaigns/journal"
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
@@ -52,10 +53,17 @@ type seat struct {
 	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
 	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
 	awaiting   string          // the reply the person was last told the table waits for: agent/id (tellAwaiting)
+	checkpoint string          // the scene of a [JOURNAL_CHECKPOINT] whose entry is the person's to write, until /journal ENTRY writes one
 	// What the seat's inboxes hold in done/ (filedElsewhere): the names
 	// known, and each done/'s modification time when last listed.
 	doneKnown map[string]bool
 	doneAt    map[string]time.Time
+	// What the agent of the person's character sent (sentElsewhere):
+	// the ids this seat sent itself, those known in its outbox/ and
+	// sent/, and each directory's modification time when last listed.
+	sentHere  map[string]bool
+	sentKnown map[string]bool
+	sentAt    map[string]time.Time
 	// routedBy is the pid of the runner the seat last saw route the
 	// table while it played beside one.
 	routedBy atomic.Int64
@@ -467,6 +475,14 @@ func (s *seat) show() error {
 	for id := range elsewhere {
 		ids = append(ids, id)
 	}
+	// What the person said in character at another seat of theirs:
+	// shown here too, in its place among what answers it.
+	sent := s.sentElsewhere()
+	for id := range sent {
+		if _, twice := elsewhere[id]; holders[id] == nil && !twice {
+			ids = append(ids, id)
+		}
+	}
 	// In id order across the inboxes: as the messages were sent.
 	slices.Sort(ids)
 	// A copy back from git of a message handled already is filed where
@@ -477,6 +493,9 @@ func (s *seat) show() error {
 	backWhere := ""   // where the first of them is handled
 	ids = slices.DeleteFunc(ids, func(id string) bool {
 		if _, filed := elsewhere[id]; s.shown[id] || filed {
+			return false
+		}
+		if _, said := sent[id]; said && holders[id] == nil {
 			return false
 		}
 		where := s.fileHandled(id, holders[id])
@@ -511,6 +530,11 @@ func (s *seat) show() error {
 		}
 		if c, filed := elsewhere[id]; filed {
 			s.showFiled(id, c)
+			continue
+		}
+		if m, said := sent[id]; said && holders[id] == nil {
+			s.shown[id] = true
+			s.showSent(m)
 			continue
 		}
 		s.shown[id] = true
@@ -597,6 +621,76 @@ func (s *seat) filedElsewhere(holders map[string][]string) map[string]filedCopy 
 		}
 	}
 	return out
+}
+
+// sentElsewhere returns what the agent of the person's character (when
+// no program plays it) sent in character since the seat first looked,
+// and not from this seat: from another seat of the same person (the web
+// Seat page, a second terminal) or parley send. Read from its outbox/
+// and sent/, by id, each once; an answer (reply_to:) is left out, as the
+// question it answers is said answered elsewhere (showFiled). A
+// directory whose modification time did not change is not listed again.
+func (s *seat) sentElsewhere() map[string]*mailbox.Message {
+	agent := s.prompted()
+	if agent == "" {
+		return nil
+	}
+	first := s.sentKnown == nil
+	if first {
+		s.sentKnown, s.sentAt = map[string]bool{}, map[string]time.Time{}
+	}
+	box := s.ws.Mailbox(agent)
+	out := map[string]*mailbox.Message{}
+	for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
+		dir := box.Path(state, "")
+		fi, err := os.Stat(dir)
+		if err != nil || fi.ModTime().Equal(s.sentAt[dir]) {
+			continue
+		}
+		names, err := box.NamesUnsorted(state)
+		if err != nil {
+			continue
+		}
+		if time.Since(fi.ModTime()) > time.Second {
+			s.sentAt[dir] = fi.ModTime() // as filedElsewhere: listed again until older
+		}
+		for _, n := range names {
+			id, ok := mailbox.IDFromName(n)
+			if !ok || s.sentKnown[id] {
+				continue
+			}
+			if first || s.sentHere[id] || s.shown[id] {
+				s.sentKnown[id] = true
+				continue
+			}
+			data, err := mailbox.ReadFile(box.Path(state, n), s.ws.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue // routed meanwhile: read in sent/ at the next look
+			}
+			s.sentKnown[id] = true
+			m, err := mailbox.Parse(data)
+			if err != nil || m.Header().Has("reply_to") {
+				continue
+			}
+			if t := workspace.TypeOf(m); t == "PLAYER_TO_GM" || t == "PLAYER_TO_PLAYER" {
+				out[id] = m
+			}
+		}
+	}
+	return out
+}
+
+// showSent shows what the person said in character at another seat
+// (sentElsewhere), as this seat confirms what it sends itself.
+func (s *seat) showSent(m *mailbox.Message) {
+	who := dashIf(s.character, m.Header().Text("from"))
+	switch workspace.TypeOf(m) {
+	case "PLAYER_TO_GM":
+		s.printf("\n(%s, %s, sent from another seat to the game master:)\n", who, strings.ToLower(dashIf(field(m, "type"), "action")))
+	default:
+		s.printf("\n(%s to %s, sent from another seat:)\n", who, dashIf(field(m, "to"), m.Header().Text("to")))
+	}
+	s.wrap(string(m.Body), "  ")
 }
 
 // filedCopy is a copy of a message filed in an agent's done/.
@@ -837,6 +931,17 @@ func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 		if s.character != "" {
 			s.printf("  (/whisper %s TEXT answers)\n", dashIf(field(m, "from"), from))
 		}
+	case "JOURNAL_CHECKPOINT":
+		scene := strings.TrimSpace(field(m, "scene_number") + " " + strings.ReplaceAll(field(m, "scene_slug"), "-", " "))
+		s.printf("\n[JOURNAL_CHECKPOINT] from %s (scene %s):\n", from, dashIf(scene, "-"))
+		s.wrap(body, "  ")
+		if s.character == "" || s.prompted() == "" {
+			return // a program keeps the character's journal
+		}
+		// No program plays the person's character: no program writes
+		// its entry either, and the checkpoint asks the person.
+		s.checkpoint = dashIf(scene, "-")
+		s.wrap(fmt.Sprintf("(yours to answer: no program writes %s's journal. /journal ENTRY writes what happened here; `parley journal add %s` at a shell takes every part: --title, --happened, --did, --learned, --feel)", s.character, s.character), "  ")
 	default:
 		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))
 	}
@@ -1053,10 +1158,17 @@ func (s *seat) send(opts sendOptions) bool {
 	if opts.Body == nil {
 		opts.Body = &empty
 	}
-	if err := runSend(s.e.quiet(), s.ws, opts); err != nil {
+	var id bytes.Buffer // runSend prints the id of what it sent
+	e := s.e.quiet()
+	e.stdout = &id
+	if err := runSend(e, s.ws, opts); err != nil {
 		s.printf("not sent: %v\n", err)
 		return false
 	}
+	if s.sentHere == nil {
+		s.sentHere = map[string]bool{}
+	}
+	s.sentHere[strings.TrimSpace(id.String())] = true // not shown again as sent elsewhere
 	return true
 }
 
@@ -1219,7 +1331,7 @@ var seatCommands = []struct{ name, args, does string }{
 	{"back", "", "come back: your character's agent asks you again when it has a decision to make"},
 	{"status", "", "who is doing what at the table"},
 	{"sheet", "", "your character's sheet"},
-	{"journal", "", "the last entries of your character's journal"},
+	{"journal", "[ENTRY]", "the last entries of your character's journal; with ENTRY, add it (what happened), as a checkpoint asks"},
 	{"help", "", "these commands"},
 	{"quit", "", "leave the seat (what you sent stays sent; programs answering are waited for)"},
 }
@@ -1255,6 +1367,9 @@ func (s *seat) command(ctx context.Context, text string) (bool, error) {
 		s.sheet()
 		return false, nil
 	case "journal":
+		if rest != "" {
+			return s.journalAdd(rest), nil
+		}
 		s.journal()
 		return false, nil
 	case "help":
@@ -1596,11 +1711,21 @@ func (s *seat) journal() {
 		s.printf("/journal: %v\n", err)
 		return
 	}
+	waits := ""
+	if s.checkpoint != "" {
+		waits = fmt.Sprintf(" (the checkpoint of scene %s waits for your entry: /journal ENTRY)", s.checkpoint)
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		// Missing, or empty as a sandbox leaves it (campaigns.View):
 		// journal.Add starts either afresh.
-		s.wrap(fmt.Sprintf("/journal: %s's journal has no entries yet (%s): one is written at each checkpoint, when the game master saves the story (/save asks it to) and at the session's end: the team lead asks for it ([JOURNAL_CHECKPOINT]); `parley journal add %s` writes one now",
-			s.character, s.ws.Short(path), s.character), "")
+		if s.prompted() != "" {
+			// No program plays the character: none writes its entries.
+			s.wrap(fmt.Sprintf("/journal: %s's journal has no entries yet (%s): no program writes it, you do. At each checkpoint, when the game master saves the story (/save asks it to) and at the session's end, the team lead asks you for one ([JOURNAL_CHECKPOINT]); /journal ENTRY writes one here, `parley journal add %s` at a shell%s",
+				s.character, s.ws.Short(path), s.character, waits), "")
+			return
+		}
+		s.wrap(fmt.Sprintf("/journal: %s's journal has no entries yet (%s): %s, the program that plays it, writes one at each checkpoint, when the game master saves the story (/save asks it to) and at the session's end: the team lead asks for it ([JOURNAL_CHECKPOINT]); `parley journal add %s` writes one now",
+			s.character, s.ws.Short(path), dashIf(s.player, "the agent"), s.character), "")
 		return
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
@@ -1608,6 +1733,30 @@ func (s *seat) journal() {
 		lines = lines[len(lines)-24:]
 	}
 	s.printf("%s\n", strings.Join(lines, "\n"))
+	if waits != "" {
+		s.printf("%s\n", strings.TrimSpace(waits))
+	}
+}
+
+// journalAdd adds an entry to the person's character's journal, as
+// `parley journal add` does: the text is what happened (labelled parts,
+// journal.Parse, are read as such). It answers a checkpoint waiting for
+// the person's entry.
+func (s *seat) journalAdd(text string) bool {
+	if s.character == "" {
+		s.printf("/journal: preferences.md names no character of yours (nothing was written)\n")
+		return false
+	}
+	e := journal.Parse(text)
+	e.Date = time.Now()
+	path := s.camp.JournalPath(s.character)
+	if _, err := journal.Add(path, s.character, e); err != nil {
+		s.printf("/journal: %s: %v (nothing was written)\n", s.ws.Short(path), err)
+		return false
+	}
+	s.printf("(an entry added to %s)\n", s.ws.Short(path))
+	s.checkpoint = ""
+	return true
 }
 
 // askPrefs asks the person which character they play and the narrative

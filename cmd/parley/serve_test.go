@@ -613,6 +613,70 @@ func TestServePrompt(t *testing.T) {
 	}
 }
 
+// TestServeBrokenConfig guards the web seat while parley.yaml holds a
+// typo (tryout F, 9): the runner and the terminal seat went on with the
+// configuration they had, but every action of the Seat page was refused
+// (422) with the YAML error alone. It goes on with the configuration last
+// read, says so, and every page says parley.yaml does not load, with the
+// line.
+func TestServeBrokenConfig(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
+	cfgPath := filepath.Join(dir, "parley.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "-C", dir, "init")
+	parley(t, "-C", dir, "campaign", "new", "the-hollow")
+	parley(t, "-C", dir, "character", "new", "mira-quickfoot")
+	prefs := "## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
+	if err := os.WriteFile(filepath.Join(dir, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWriting(t, ws)
+	// A typo, left alone past the settle time.
+	broken := strings.Replace(cfg, "  - you\n", "  - you\n   oops: [\n", 1)
+	if err := os.WriteFile(cfgPath, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(cfgPath, past, past); err != nil {
+		t.Fatal(err)
+	}
+	code, said := act(url.Values{"kind": {"say"}, "as": {"ACTION"}, "text": {"Mira waits by the gate."}})
+	if code != http.StatusOK || !strings.Contains(said, "parley.yaml does not load now: parley.yaml:7:") || !strings.Contains(said, "done with the configuration read before") {
+		t.Errorf("say with parley.yaml broken: %d %q, want it sent with the configuration read before, and that said", code, said)
+	}
+	names, _, err := ws.Mailbox("mira").Newest(mailbox.Outbox, 10)
+	if err != nil || len(names) != 1 {
+		t.Fatalf("mira's outbox holds %v (%v), want the say", names, err)
+	}
+	for _, path := range []string{"seat", "", "agents"} {
+		page := getPage(t, client, base+path)
+		if !regexp.MustCompile(`id="broken" class="err broken">parley.yaml does not load now \(parley.yaml:7: [^<]*\): the table goes on with the configuration read before`).MatchString(page) {
+			t.Errorf("GET /%s with parley.yaml broken does not say so, with the line:\n%s", path, page)
+		}
+	}
+	// Mended, the pages say nothing of it.
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(cfgPath, past.Add(time.Second), past.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if page := getPage(t, client, base+"seat"); !strings.Contains(page, `id="broken" class="err broken" hidden>`) {
+		t.Errorf("GET /seat with parley.yaml mended still says it is broken:\n%s", page)
+	}
+}
+
 // TestServeWorkspaceGone guards parley serve when its workspace is
 // deleted under it. Bug: nothing was said, and the pages showed what
 // was last read. serve says on stderr, once, that the workspace is gone,

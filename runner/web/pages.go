@@ -99,6 +99,7 @@ type page struct {
 	Live     bool   // the page refreshes its #live part on news
 	Next     int    // the journal entries the page has seen
 	Gone     string // why the workspace is gone (Options.Vanished): the page says so, and shows nothing of it
+	Broken   string // why parley.yaml does not load now: the page says so, and goes on with what was read before
 	Content  any
 }
 
@@ -130,6 +131,13 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 			tmpl = "gone"
 		}
 	}
+	if err := s.brokenNow(); err != nil {
+		p.Broken = brokenText(err)
+		// A page refreshed in place (its live part) is told in a
+		// header (escaped: a header is one line of ASCII), which its
+		// script shows where the layout does.
+		w.Header().Set("X-Parley-Broken", url.PathEscape(p.Broken))
+	}
 	if err := execute(&buf, name, tmpl, p); err != nil {
 		s.log.Error("rendering a page", "page", name, "err", err)
 		http.Error(w, "could not render the page: "+err.Error(), http.StatusInternalServerError)
@@ -138,6 +146,11 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(buf.Bytes())
+}
+
+// brokenText is what a page says of a parley.yaml that does not load.
+func brokenText(err error) string {
+	return fmt.Sprintf("%s does not load now (%v): the table goes on with the configuration read before, and so does this page; it is read again once it loads", workspace.ConfigFile, err)
 }
 
 // filter is what the timeline is narrowed to: the page's parameters,

@@ -152,6 +152,7 @@ type Server struct {
 	vanished func(error)           // see Options.Vanished
 	goneMu   sync.Mutex            // guards what look sees
 	gone     error                 // the workspace was found gone (a *goneError), or nil
+	broken   error                 // parley.yaml as last looked at does not load, or nil
 	stamp    workspace.ConfigStamp // of the configuration files last read
 }
 
@@ -274,6 +275,7 @@ func (s *Server) look() error {
 	}
 	s.stamp = stamp
 	fresh, err := workspace.Open(ws.Root)
+	s.broken = err
 	if err != nil {
 		s.log.Warn(workspace.ConfigFile+" not read again; the pages go on with the configuration read before", "err", err)
 		return nil
@@ -299,6 +301,15 @@ func (s *Server) seated() (person, prompted string) {
 	s.seatMu.Lock()
 	defer s.seatMu.Unlock()
 	return s.person, s.prompted
+}
+
+// brokenNow returns why parley.yaml did not load when look last read it
+// (the pages, and the table, go on with the configuration read before),
+// or nil.
+func (s *Server) brokenNow() error {
+	s.goneMu.Lock()
+	defer s.goneMu.Unlock()
+	return s.broken
 }
 
 // goneNow returns why the workspace was found gone when look last

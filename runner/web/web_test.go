@@ -1542,6 +1542,14 @@ func TestConfigReread(t *testing.T) {
 	if !strings.Contains(logged.String(), "not read again") {
 		t.Errorf("the logger was not told %s does not load:\n%s", workspace.ConfigFile, logged.String())
 	}
+	// The page says so, with the line; a part refreshed in place, in a
+	// header its script shows (tryout F, 9: only the log was told).
+	if page := get(t, s.Handler(), "/agents", true).Body.String(); !strings.Contains(page, `<p id="broken" class="err broken">parley.yaml does not load now (parley.yaml:1:`) {
+		t.Errorf("GET /agents after %s was broken does not say so:\n%s", workspace.ConfigFile, page)
+	}
+	if h := get(t, s.Handler(), "/agents?part=live", true).Header().Get("X-Parley-Broken"); !strings.HasPrefix(h, "parley.yaml%20does%20not%20load%20now") {
+		t.Errorf("GET /agents?part=live after %s was broken: X-Parley-Broken = %q", workspace.ConfigFile, h)
+	}
 }
 
 // TestAgentsAwaited: the Agents page says, as parley status does, who

@@ -35,6 +35,15 @@
     return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
   }
 
+  // showBroken says on the page that parley.yaml does not load now (the
+  // X-Parley-Broken header of a refreshed part), or takes that away.
+  function showBroken(said) {
+    const p = document.getElementById("broken");
+    if (!p) return;
+    p.textContent = said ? decodeURIComponent(said) : "";
+    p.hidden = !said;
+  }
+
   let refreshing = null;
   function refreshLive() {
     const live = document.getElementById("live");
@@ -44,7 +53,7 @@
     refreshing = setTimeout(function () {
       const u = new URL(location.href);
       u.searchParams.set("part", "live");
-      fetch(u, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
+      fetch(u, { credentials: "same-origin" }).then(function (r) { showBroken(r.headers.get("X-Parley-Broken")); return r.text(); }).then(function (html) {
         const open = {};
         live.querySelectorAll("details[open] > summary").forEach(function (s) { open[s.textContent] = true; });
         const lanes = live.querySelector(".lanes");
