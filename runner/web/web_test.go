@@ -1627,3 +1627,32 @@ func TestAgentsAwaited(t *testing.T) {
 		t.Errorf("GET /agents does not say p1 owes gm an answer (%s):\n%s", want, body)
 	}
 }
+
+// TestLongTypeCut: a journal written before the bounds (Entry.Capped)
+// may hold a type of a megabyte; the pages cut it. Bug: 60 messages of a
+// 900 KB type made the timeline a page of 162 MB, and serve 840 MB.
+func TestLongTypeCut(t *testing.T) {
+	ws := newWorkspace(t)
+	long := strings.Repeat("A", 900000)
+	var lines bytes.Buffer
+	for i := range 3 {
+		b, err := json.Marshal(workspace.Entry{Time: "2026-11-21T10:15:00.000000Z", ID: fmt.Sprintf("m%d", i), From: "gm", To: []string{"aria"}, Type: fmt.Sprintf("T%d", i) + long, Signal: long, Outcome: workspace.Delivered})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(ws.JournalPath(), lines.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, ws, Options{})
+	for _, p := range []string{"/", "/lanes", "/agents", "/rows?before=3"} {
+		rec := get(t, s.Handler(), p, true)
+		if rec.Code != http.StatusOK || rec.Body.Len() > 200_000 {
+			t.Errorf("GET %s = %d, %d bytes, want 200 and the long types cut", p, rec.Code, rec.Body.Len())
+		}
+	}
+	if body := get(t, s.Handler(), "/", true).Body.String(); !strings.Contains(body, "T2AAAA") {
+		t.Errorf("the timeline does not show the cut type")
+	}
+}
