@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -96,15 +95,11 @@ func endLine(f *os.File, size int64) error {
 	return err
 }
 
-// encode renders entries as JSON lines.
+// encode renders entries as journal lines (workspace.EncodeJournal).
 func encode(entries []workspace.Entry) ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	for i := range entries {
-		if err := enc.Encode(&entries[i]); err != nil {
-			return nil, err
-		}
+	if err := workspace.EncodeJournal(&b, entries...); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
 }

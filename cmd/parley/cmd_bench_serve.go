@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,8 +123,20 @@ func runServeBench(ctx context.Context, e *env, opts serveBenchOptions) error {
 		}
 	}
 
+	// Every page needs the token: this process holds it in a cookie, as
+	// a browser does once it opened the address printed.
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	resp, err := client.Get(url + "?token=" + token)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s?token=...: %s", url, resp.Status)
+	}
 	// An open page's event stream, read by this process.
-	events, err := openEvents(ctx, url)
+	events, err := openEvents(ctx, client, url)
 	if err != nil {
 		return err
 	}
@@ -161,7 +174,7 @@ func runServeBench(ctx context.Context, e *env, opts serveBenchOptions) error {
 		}
 		// The page, loaded whole by a client that does not render.
 		t := time.Now()
-		resp, err := http.Get(url)
+		resp, err := client.Get(url)
 		if err != nil {
 			return err
 		}
@@ -282,14 +295,15 @@ type eventStream struct {
 	ids chan string
 }
 
-// openEvents opens the server's event stream from now on and hands on
-// the id of each message delivered, from the rows it sends.
-func openEvents(ctx context.Context, url string) (*eventStream, error) {
+// openEvents opens the server's event stream from now on, with client
+// (its cookie holds the token), and hands on the id of each message
+// delivered, from the rows it sends.
+func openEvents(ctx context.Context, client *http.Client, url string) (*eventStream, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"events", nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -24,13 +24,13 @@ func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve a live web view of the workspace: timeline, lanes, agents, story, plan, and your seat (until interrupted)",
-		Description: "Open the address it prints. Pages read the journal and the mailboxes and update\n" +
-			"live. Writing (answering, rolling, approving, replying, retrying) needs the token\n" +
-			"in that address, and goes through the same check as parley send. On an address\n" +
-			"other than 127.0.0.1 or localhost every page needs the token.",
+		Description: "Open the address it prints, with its token: every page needs the token (kept\n" +
+			"in a cookie named after the port), on 127.0.0.1 too. Pages read the journal and\n" +
+			"the mailboxes and update live. Writing (answering, rolling, approving, replying,\n" +
+			"retrying) goes through the same check as parley send.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7878", Usage: "listen on `HOST:PORT` (port 0: any free port)"},
-			&cli.StringFlag{Name: "token", EnvVars: []string{"PARLEY_TOKEN"}, Usage: "the `TOKEN` that lets a browser write (default: a new random one)"},
+			&cli.StringFlag{Name: "token", EnvVars: []string{"PARLEY_TOKEN"}, Usage: "the `TOKEN` every page needs (default: a new random one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "let nobody write from the browser"},
 			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes: read-only already, so --read-only beside it changes nothing)"},
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: at a D&D seat (default: as parley play finds it), or, with no team lead, whose inbox the Seat page shows"},
@@ -96,20 +96,19 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 		host, _ := os.Hostname()
 		shown = "http://" + net.JoinHostPort(shareHost(addrs, host), fmt.Sprint(tcp.Port)) + "/"
 	}
-	// Reachable from other hosts, every page needs the token: the address
-	// printed carries it, read-only and for spectators too.
-	open := shown
-	if !local {
-		open = shown + "?token=" + srv.Token()
-	}
+	// Every page needs the token, on the loopback address too (an agent
+	// confined to its files, another user of the machine, could read
+	// every mailbox through the pages): the address printed carries it,
+	// read-only and for spectators too.
+	open := shown + "?token=" + srv.Token()
 	if opts.Spectator {
 		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators, read-only, at %s\n", ws.Root, open)
 	} else if opts.ReadOnly {
 		fmt.Fprintf(e.stdout, "parley: serving %s, read-only, at %s\n", ws.Root, open)
 	} else {
-		fmt.Fprintf(e.stdout, "parley: serving %s at %s?token=%s\n", ws.Root, shown, srv.Token())
-		fmt.Fprintln(e.stdout, "parley: open that address once to write from the browser; the token is kept in a cookie")
+		fmt.Fprintf(e.stdout, "parley: serving %s at %s\n", ws.Root, open)
 	}
+	fmt.Fprintln(e.stdout, "parley: open that address once: the token is kept in a cookie, and every page needs it")
 	if !local {
 		where := ln.Addr().String()
 		if shown != url {
@@ -138,7 +137,7 @@ func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Serv
 		fmt.Fprintf(e.stderr, "parley: the workspace %s is back\n", ws.Root)
 	}
 	host, _, _ := net.SplitHostPort(opts.Addr)
-	wo.RequireToken = !web.IsLocal(net.JoinHostPort(host, "0"))
+	wo.AnyHost = !web.IsLocal(net.JoinHostPort(host, "0"))
 	// The seat is found as parley play finds it, by the same code: an
 	// --as or --lead it refuses is refused here, before anything
 	// listens (it started, and its seat said nothing waits). Without

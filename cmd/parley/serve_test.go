@@ -21,6 +21,7 @@ import (
 	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/web"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -338,6 +339,7 @@ func TestServePlan(t *testing.T) {
 	}
 	req := httptest.NewRequest(http.MethodGet, "/plan", nil)
 	req.Host = "127.0.0.1:7878"
+	req.AddCookie(&http.Cookie{Name: web.CookieName(req.Host), Value: srv.Token()})
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, req)
 	page := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(rec.Body.String(), " ")
@@ -391,6 +393,7 @@ func TestServeStory(t *testing.T) {
 	get := func(path string) string {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Host = "127.0.0.1:7878"
+		req.AddCookie(&http.Cookie{Name: web.CookieName(req.Host), Value: srv.Token()})
 		rec := httptest.NewRecorder()
 		srv.Handler().ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
@@ -425,6 +428,7 @@ func TestServeStory(t *testing.T) {
 	for path, want := range map[string]int{"/": http.StatusOK, "/story": http.StatusOK, "/lanes": http.StatusNotFound, "/message?n=0": http.StatusNotFound} {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Host = "127.0.0.1:7878"
+		req.AddCookie(&http.Cookie{Name: web.CookieName(req.Host), Value: watch.Token()})
 		rec := httptest.NewRecorder()
 		watch.Handler().ServeHTTP(rec, req)
 		if rec.Code != want {
@@ -480,63 +484,119 @@ func TestServeSpectatorReadOnly(t *testing.T) {
 	}
 }
 
-// TestServeNonLocal: on an address other hosts can reach, parley serve
-// warns, every page needs the token, and the address it prints carries
-// it — for writing, read-only and spectators alike.
-func TestServeNonLocal(t *testing.T) {
+// TestServeToken: every page needs the token and the address printed
+// carries it — for writing, read-only and spectators alike, on 127.0.0.1
+// as on an address other hosts can reach, where parley serve warns too.
+// Bug: on 127.0.0.1 every page read without it, so an agent confined to
+// its own files (or another user of the machine) read the game master's
+// notes and every mailbox with curl.
+func TestServeToken(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ws")
 	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
 	ws, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []serveOptions{{}, {ReadOnly: true}, {Spectator: true}} {
-		var stdout, stderr bytes.Buffer
-		ctx, cancel := context.WithCancel(context.Background())
-		ready := make(chan string, 1)
-		served := make(chan error, 1)
-		opts := mode
-		opts.Addr, opts.Token, opts.Ready = "0.0.0.0:0", "test-token-0123456789", func(u, _ string) { ready <- u }
-		go func() {
-			served <- runServe(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, ws, opts)
-		}()
-		var base string
-		select {
-		case base = <-ready:
-		case err := <-served:
-			t.Fatal(err)
-		}
-		port := base[strings.LastIndex(base, ":")+1 : len(base)-1]
-		for _, path := range []string{"/", "/static/app.js", "/events"} {
-			resp, err := http.Get("http://127.0.0.1:" + port + path)
+	for _, addr := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
+		for _, mode := range []serveOptions{{}, {ReadOnly: true}, {Spectator: true}} {
+			var stdout, stderr bytes.Buffer
+			ctx, cancel := context.WithCancel(context.Background())
+			ready := make(chan string, 1)
+			served := make(chan error, 1)
+			opts := mode
+			opts.Addr, opts.Token, opts.Ready = addr, "test-token-0123456789", func(u, _ string) { ready <- u }
+			go func() {
+				served <- runServe(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, ws, opts)
+			}()
+			var base string
+			select {
+			case base = <-ready:
+			case err := <-served:
+				t.Fatal(err)
+			}
+			port := base[strings.LastIndex(base, ":")+1 : len(base)-1]
+			for _, path := range []string{"/", "/story", "/message?n=0", "/static/app.js", "/events"} {
+				resp, err := http.Get("http://127.0.0.1:" + port + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusUnauthorized {
+					t.Errorf("%s %+v: GET %s without the token = %d, want 401", addr, mode, path, resp.StatusCode)
+				}
+			}
+			// The address printed opens the pages.
+			printed := regexp.MustCompile(`http://\S+`).FindString(stdout.String())
+			if !strings.HasSuffix(printed, "?token=test-token-0123456789") {
+				t.Errorf("%s %+v: printed %q, want the address with its token", addr, mode, stdout.String())
+			}
+			jar, _ := cookiejar.New(nil)
+			resp, err := (&http.Client{Jar: jar}).Get("http://127.0.0.1:" + port + "/?token=test-token-0123456789")
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusUnauthorized {
-				t.Errorf("%+v: GET %s without the token on 0.0.0.0 = %d, want 401", mode, path, resp.StatusCode)
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s %+v: GET the printed address = %d, want 200", addr, mode, resp.StatusCode)
+			}
+			cancel()
+			if err := <-served; err != nil {
+				t.Fatal(err)
+			}
+			warned := strings.Contains(stderr.String(), "is reachable from other hosts: every page needs the token")
+			if want := addr == "0.0.0.0:0"; warned != want {
+				t.Errorf("%s %+v: warned %v, want %v: %q", addr, mode, warned, want, stderr.String())
 			}
 		}
-		// The address printed opens the pages.
-		printed := regexp.MustCompile(`http://\S+`).FindString(stdout.String())
-		if !strings.HasSuffix(printed, "?token=test-token-0123456789") {
-			t.Errorf("%+v: printed %q, want the address with its token", mode, stdout.String())
+	}
+}
+
+// TestServeTwoPorts: two parley serve on two ports of one machine, open
+// in one browser, each keep their token. Bug: the cookie was
+// parley_token for both, and a browser sends a cookie to every port of
+// a host: opening the second overwrote the first's, and the first's
+// pages then said to open its address again.
+func TestServeTwoPorts(t *testing.T) {
+	jar, _ := cookiejar.New(nil) // as a browser, it keeps cookies by host, not port
+	client := &http.Client{Jar: jar}
+	var bases []string
+	for _, name := range []string{"one", "two"} {
+		dir := filepath.Join(t.TempDir(), name)
+		parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+		ws, err := workspace.Open(dir)
+		if err != nil {
+			t.Fatal(err)
 		}
-		jar, _ := cookiejar.New(nil)
-		resp, err := (&http.Client{Jar: jar}).Get("http://127.0.0.1:" + port + "/?token=test-token-0123456789")
+		ctx, cancel := context.WithCancel(context.Background())
+		ready := make(chan string, 1)
+		served := make(chan error, 1)
+		go func() {
+			served <- runServe(ctx, &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, ws, serveOptions{Addr: "127.0.0.1:0", Token: "token-of-" + name + "-0123456789", Ready: func(u, _ string) { ready <- u }})
+		}()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("runServe: %v", err)
+			}
+		})
+		select {
+		case base := <-ready:
+			bases = append(bases, base)
+			if page := getPage(t, client, base+"?token=token-of-"+name+"-0123456789"); !strings.Contains(page, `data-write="true"`) {
+				t.Fatalf("%s: the address printed does not open a page that writes:\n%s", name, page)
+			}
+		case err := <-served:
+			t.Fatal(err)
+		}
+	}
+	for _, base := range bases {
+		resp, err := client.Get(base + "agents")
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			t.Errorf("%+v: GET the printed address = %d, want 200", mode, resp.StatusCode)
-		}
-		cancel()
-		if err := <-served; err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(stderr.String(), "is reachable from other hosts: every page needs the token") {
-			t.Errorf("%+v: no warning on stderr: %q", mode, stderr.String())
+			t.Errorf("GET %sagents with the cookies of both servers = %d, want 200", base, resp.StatusCode)
 		}
 	}
 }
@@ -694,7 +754,7 @@ func TestServeWorkspaceGone(t *testing.T) {
 	served := make(chan error, 1)
 	ready := make(chan string, 1)
 	go func() {
-		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Ready: func(u, _ string) { ready <- u }})
+		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Token: "test-token-0123456789", Ready: func(u, _ string) { ready <- u }})
 	}()
 	defer func() {
 		cancel()
@@ -717,7 +777,8 @@ func TestServeWorkspaceGone(t *testing.T) {
 	}
 	gone := "parley: warning: the workspace " + dir + " is gone (no such directory): the pages show nothing of it until it is back; serve goes on (Ctrl-C stops it)\n"
 	waitFor(gone)
-	resp, err := http.Get(base + "agents")
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar}).Get(base + "agents?token=test-token-0123456789")
 	if err != nil {
 		t.Fatalf("serve went away with its workspace: %v", err)
 	}
@@ -770,6 +831,7 @@ func TestServeAsWithoutTable(t *testing.T) {
 	}
 	req := httptest.NewRequest(http.MethodGet, "/seat", nil)
 	req.Host = "127.0.0.1:7878"
+	req.AddCookie(&http.Cookie{Name: web.CookieName(req.Host), Value: srv.Token()})
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, req)
 	if page := rec.Body.String(); !strings.Contains(page, "For you alone.") || strings.Contains(page, "For boss alone.") {

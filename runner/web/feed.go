@@ -117,7 +117,7 @@ func (f *feed) load() error {
 	var all []workspace.Entry
 	var every workspace.JournalFilter
 	at, err := every.ReadPosition(f.path, func(e workspace.Entry, _ []byte) error {
-		all = append(all, e)
+		all = append(all, e.Capped()) // a journal of before the bounds may hold a type of a megabyte
 		return nil
 	})
 	var je *workspace.JournalError
@@ -174,7 +174,7 @@ func (f *feed) followFrom(ctx context.Context) error {
 	var batch []workspace.Entry
 	var every workspace.JournalFilter
 	err := every.FollowFrom(ctx, f.path, at, func(e workspace.Entry, _ []byte) error {
-		batch = append(batch, e)
+		batch = append(batch, e.Capped())
 		return nil
 	}, func() error {
 		if len(batch) == 0 {

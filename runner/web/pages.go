@@ -104,8 +104,11 @@ type page struct {
 }
 
 func (s *Server) newPage(r *http.Request, title, path string, content any) page {
-	p := page{Title: title, Path: path, Root: filepath.Base(s.ws().Root), CSRF: s.csrf, Next: s.feed.len(), Content: content, Live: true}
+	p := page{Title: title, Path: path, Root: filepath.Base(s.ws().Root), Next: s.feed.len(), Content: content, Live: true}
 	p.CanWrite = s.actions != nil && s.authorised(r)
+	if p.CanWrite {
+		p.CSRF = s.csrf // handed only to a browser that holds the token
+	}
 	for _, n := range pageNames {
 		if s.watcher && n.name != "Story" {
 			continue
@@ -458,6 +461,9 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	}
 	d := s.messageData(n, e)
 	d.Write = s.actions != nil && s.authorised(r)
+	if d.Write {
+		d.CSRF = s.csrf // handed only to a browser that holds the token
+	}
 	var buf bytes.Buffer
 	if err := execute(&buf, "timeline", "message", d); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -469,7 +475,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) messageData(n int, e workspace.Entry) messageData {
 	rw := s.rowOf(n, e, s.settledLook())
-	d := messageData{N: n, E: e, CSRF: s.csrf, Retry: rw.Retry, Settled: rw.Settled}
+	d := messageData{N: n, E: e, Retry: rw.Retry, Settled: rw.Settled}
 	p, err := s.messageFile(e)
 	if err != nil {
 		d.Err = err.Error()

@@ -66,12 +66,17 @@ type Options struct {
 	Workspace *workspace.Workspace
 	// Actions carry out what the page sends; nil makes the view read-only.
 	Actions Actions
-	// Token is the secret that lets a browser write (and, with
-	// RequireToken, read); empty makes one up (see Server.Token).
+	// Token is the secret every page needs, to read as to write; empty
+	// makes one up (see Server.Token). On the loopback address too: an
+	// agent confined to its own files, or another user of the machine,
+	// could otherwise read every mailbox and the game master's notes
+	// through the pages.
 	Token string
-	// RequireToken asks for the token on every page, not only for
-	// writes: for an address other hosts can reach.
-	RequireToken bool
+	// AnyHost lets the pages answer to any host name, for an address
+	// other hosts can reach; without it they answer only to 127.0.0.1,
+	// ::1 or localhost (a page elsewhere cannot reach them by a name of
+	// its own: no DNS rebinding).
+	AnyHost bool
 	// Spectator serves the story as the players know it and nothing
 	// else: no timeline, lanes, agents, plan or seat, and no writes; for
 	// an audience.
@@ -137,7 +142,7 @@ type Server struct {
 	actions  Actions
 	token    string
 	csrf     string
-	strict   bool
+	anyHost  bool
 	watcher  bool       // Options.Spectator
 	seatMu   sync.Mutex // guards person and prompted, found again by reseat
 	person   string
@@ -166,7 +171,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{actions: opts.Actions, token: opts.Token, strict: opts.RequireToken, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, reseat: opts.Seat, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished}
+	s := &Server{actions: opts.Actions, token: opts.Token, anyHost: opts.AnyHost, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, reseat: opts.Seat, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished}
 	s.cur.Store(opts.Workspace)
 	s.stamp = workspace.StampConfig(opts.Workspace.Root)
 	if s.watcher {
@@ -190,8 +195,8 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Token returns the secret a browser needs to write: open the page once
-// as /?token=TOKEN and it is kept in a cookie.
+// Token returns the secret a browser needs to read or write: open the
+// page once as /?token=TOKEN and it is kept in a cookie (see CookieName).
 func (s *Server) Token() string { return s.token }
 
 // Handler returns the server's HTTP handler.
@@ -333,24 +338,34 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-const tokenCookie = "parley_token"
+// CookieName returns the name of the cookie that keeps the token for a
+// server reached at host (a Host header: name or address, and port):
+// parley_token_PORT, or parley_token without a port. A browser sends a
+// cookie to every port of a host, so two servers on two ports of one
+// machine need a cookie each, or the second's overwrites the first's.
+func CookieName(host string) string {
+	if _, port, err := net.SplitHostPort(host); err == nil && port != "" {
+		return "parley_token_" + port
+	}
+	return "parley_token"
+}
 
-// authorised reports whether the request carries the write token, in its
-// cookie.
+// authorised reports whether the request carries the token, in the
+// cookie of the port it was sent to.
 func (s *Server) authorised(r *http.Request) bool {
-	c, err := r.Cookie(tokenCookie)
+	c, err := r.Cookie(CookieName(r.Host))
 	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.token)) == 1
 }
 
 // guard wraps every handler: the token arriving in a URL becomes a
-// cookie; with RequireToken every page needs it; a page served on the
-// loopback address answers only to a loopback Host (no DNS rebinding).
+// cookie; every page needs it, on the loopback address too; without
+// AnyHost a page answers only to a loopback Host (no DNS rebinding).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		if !s.strict && !localHost(r.Host) {
+		if !s.anyHost && !localHost(r.Host) {
 			http.Error(w, "this page answers only at 127.0.0.1 or localhost", http.StatusMisdirectedRequest)
 			return
 		}
@@ -359,7 +374,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.Error(w, "wrong token", http.StatusForbidden)
 				return
 			}
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.SetCookie(w, &http.Cookie{Name: CookieName(r.Host), Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			q := r.URL.Query()
 			q.Del("token")
 			u := *r.URL
@@ -367,7 +382,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 			return
 		}
-		if s.strict && !s.authorised(r) {
+		if !s.authorised(r) {
 			http.Error(w, "open the address parley serve printed, with its token", http.StatusUnauthorized)
 			return
 		}

@@ -103,7 +103,7 @@ func get(t *testing.T, h http.Handler, target string, cookie bool) *httptest.Res
 	req := httptest.NewRequest(http.MethodGet, target, nil)
 	req.Host = "127.0.0.1:7878"
 	if cookie {
-		req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "0123456789abcdef-token"})
+		req.AddCookie(&http.Cookie{Name: CookieName("127.0.0.1:7878"), Value: "0123456789abcdef-token"})
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -115,15 +115,15 @@ func TestPages(t *testing.T) {
 	post(t, ws, "gm", "aria", "The door creaks open.\n")
 	s := newServer(t, ws, Options{})
 	for _, p := range []string{"/", "/lanes", "/agents", "/story", "/story?view=spectator", "/plan", "/seat", "/message?n=0", "/rows?before=1", "/static/app.js", "/static/style.css", "/agents?part=live"} {
-		rec := get(t, s.Handler(), p, false)
+		rec := get(t, s.Handler(), p, true)
 		if rec.Code != http.StatusOK {
 			t.Errorf("GET %s = %d, want 200: %s", p, rec.Code, rec.Body)
 		}
 	}
-	if rec := get(t, s.Handler(), "/message?n=0", false); !strings.Contains(rec.Body.String(), "The door creaks open.") {
+	if rec := get(t, s.Handler(), "/message?n=0", true); !strings.Contains(rec.Body.String(), "The door creaks open.") {
 		t.Errorf("GET /message?n=0 does not show the body:\n%s", rec.Body)
 	}
-	if rec := get(t, s.Handler(), "/nowhere", false); rec.Code != http.StatusNotFound {
+	if rec := get(t, s.Handler(), "/nowhere", true); rec.Code != http.StatusNotFound {
 		t.Errorf("GET /nowhere = %d, want 404", rec.Code)
 	}
 }
@@ -231,7 +231,7 @@ func TestMessageEscaped(t *testing.T) {
 	workspace.AppendJournal(ws.JournalPath(), workspace.Entry{Time: "x", ID: id, From: "gm", To: []string{"aria\"><script>alert(2)</script>"}, Type: "<img src=x onerror=alert(3)>", Outcome: workspace.Delivered})
 	s := newServer(t, ws, Options{})
 	for _, p := range []string{"/", "/message?n=0", "/lanes"} {
-		body := get(t, s.Handler(), p, false).Body.String()
+		body := get(t, s.Handler(), p, true).Body.String()
 		for _, bad := range []string{"<script>alert", "<img src=x", "<b onmouseover"} {
 			if strings.Contains(body, bad) {
 				t.Errorf("GET %s holds %q unescaped", p, bad)
@@ -269,7 +269,7 @@ func TestMessageOutside(t *testing.T) {
 	act := &fakeActions{}
 	s := newServer(t, ws, Options{Actions: act})
 	for n := 0; n < 6; n++ {
-		body := get(t, s.Handler(), fmt.Sprintf("/message?n=%d", n), false).Body.String()
+		body := get(t, s.Handler(), fmt.Sprintf("/message?n=%d", n), true).Body.String()
 		if strings.Contains(body, "TOP SECRET") || strings.Contains(body, "NOT A MESSAGE") {
 			t.Errorf("/message?n=%d shows a file outside the mailboxes:\n%s", n, body)
 		}
@@ -282,39 +282,95 @@ func TestMessageOutside(t *testing.T) {
 	}
 }
 
+// TestToken: every page needs the token, on the loopback address too
+// (an agent confined to its own files, or another user of the machine,
+// read every mailbox and the game master's notes through the pages), for
+// a read-only server and for spectators as well.
 func TestToken(t *testing.T) {
 	ws := newWorkspace(t)
-	strict := newServer(t, ws, Options{RequireToken: true})
-	if rec := get(t, strict.Handler(), "/", false); rec.Code != http.StatusUnauthorized {
-		t.Errorf("a page without the token, on a non-local address = %d, want 401", rec.Code)
+	post(t, ws, "gm", "aria", "The door creaks open.\n")
+	for _, tt := range []struct {
+		name string
+		opts Options
+	}{
+		{"writing", Options{Actions: &fakeActions{}}},
+		{"read-only", Options{}},
+		{"spectator", Options{Spectator: true}},
+		{"any host", Options{AnyHost: true}},
+	} {
+		s := newServer(t, ws, tt.opts)
+		for _, p := range []string{"/", "/story", "/story?view=spectator", "/message?n=0", "/rows?before=1", "/lanes", "/agents", "/plan", "/seat", "/static/app.js"} {
+			if rec := get(t, s.Handler(), p, false); rec.Code != http.StatusUnauthorized || strings.Contains(rec.Body.String(), "door creaks") {
+				t.Errorf("%s: GET %s without the token = %d, want 401:\n%s", tt.name, p, rec.Code, rec.Body)
+			}
+		}
+		if rec := get(t, s.Handler(), "/story", true); rec.Code != http.StatusOK {
+			t.Errorf("%s: a page with the token's cookie = %d, want 200", tt.name, rec.Code)
+		}
+		// The cookie of another port is not this server's.
+		req := httptest.NewRequest(http.MethodGet, "/story", nil)
+		req.Host = "127.0.0.1:7878"
+		req.AddCookie(&http.Cookie{Name: CookieName("127.0.0.1:7879"), Value: "0123456789abcdef-token"})
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s: a page with the cookie of port 7879 = %d, want 401", tt.name, rec.Code)
+		}
+		rec = get(t, s.Handler(), "/agents?token=0123456789abcdef-token", false)
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/agents" {
+			t.Errorf("%s: ?token= answers %d to %q, want 303 to /agents", tt.name, rec.Code, rec.Header().Get("Location"))
+		}
+		if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != "parley_token_7878" || c[0].Value != "0123456789abcdef-token" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
+			t.Errorf("%s: ?token= sets cookies %v, want parley_token_7878 holding the token, HttpOnly, SameSite=Strict", tt.name, c)
+		}
+		if rec := get(t, s.Handler(), "/?token=wrong", false); rec.Code != http.StatusForbidden {
+			t.Errorf("%s: a wrong token = %d, want 403", tt.name, rec.Code)
+		}
 	}
-	if rec := get(t, strict.Handler(), "/static/app.js", false); rec.Code != http.StatusUnauthorized {
-		t.Errorf("a script without the token, on a non-local address = %d, want 401", rec.Code)
-	}
-	if rec := get(t, strict.Handler(), "/", true); rec.Code != http.StatusOK {
-		t.Errorf("a page with the token's cookie = %d, want 200", rec.Code)
-	}
-	rec := get(t, strict.Handler(), "/agents?token=0123456789abcdef-token", false)
-	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/agents" {
-		t.Errorf("?token= answers %d to %q, want 303 to /agents", rec.Code, rec.Header().Get("Location"))
-	}
-	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Value != "0123456789abcdef-token" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
-		t.Errorf("?token= sets cookies %v, want the token, HttpOnly, SameSite=Strict", c)
-	}
-	if rec := get(t, strict.Handler(), "/?token=wrong", false); rec.Code != http.StatusForbidden {
-		t.Errorf("a wrong token = %d, want 403", rec.Code)
-	}
-	// A local server answers to local names only (no DNS rebinding).
-	local := newServer(t, ws, Options{})
-	req := httptest.NewRequest(http.MethodGet, "/", nil)
-	req.Host = "attacker.example:7878"
-	rec = httptest.NewRecorder()
-	local.Handler().ServeHTTP(rec, req)
-	if rec.Code != http.StatusMisdirectedRequest {
-		t.Errorf("a local server asked as attacker.example = %d, want 421", rec.Code)
+	// A server answers to local names only (no DNS rebinding), unless
+	// it listens where other hosts reach it.
+	for _, anyHost := range []bool{false, true} {
+		s := newServer(t, ws, Options{AnyHost: anyHost})
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Host = "attacker.example:7878"
+		req.AddCookie(&http.Cookie{Name: CookieName(req.Host), Value: "0123456789abcdef-token"})
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		if want := map[bool]int{false: http.StatusMisdirectedRequest, true: http.StatusOK}[anyHost]; rec.Code != want {
+			t.Errorf("AnyHost %v: a server asked as attacker.example = %d, want %d", anyHost, rec.Code, want)
+		}
 	}
 	if !IsLocal("127.0.0.1:7878") || !IsLocal("[::1]:80") || !IsLocal("localhost:1") || IsLocal("0.0.0.0:7878") || IsLocal(":7878") || IsLocal("192.168.1.2:80") {
 		t.Error("IsLocal is wrong about an address")
+	}
+	for host, want := range map[string]string{"127.0.0.1:7878": "parley_token_7878", "[::1]:80": "parley_token_80", "localhost": "parley_token", "example.org:8080": "parley_token_8080"} {
+		if got := CookieName(host); got != want {
+			t.Errorf("CookieName(%q) = %q, want %q", host, got, want)
+		}
+	}
+}
+
+// TestCSRFOnlyToWriters: a page hands its form token only to a browser
+// that may write (holds the token, and the server writes).
+func TestCSRFOnlyToWriters(t *testing.T) {
+	ws := newWorkspace(t)
+	post(t, ws, "gm", "aria", "The door creaks open.\n")
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want bool
+	}{
+		{"writing", Options{Actions: &fakeActions{}}, true},
+		{"read-only", Options{}, false},
+		{"spectator", Options{Actions: &fakeActions{}, Spectator: true}, false},
+	} {
+		s := newServer(t, ws, tt.opts)
+		for _, p := range []string{"/story", "/message?n=0"} {
+			body := get(t, s.Handler(), p, true).Body.String()
+			if got := strings.Contains(body, s.csrf); got != tt.want {
+				t.Errorf("%s: GET %s holds the CSRF token: %v, want %v", tt.name, p, got, tt.want)
+			}
+		}
 	}
 }
 
@@ -336,7 +392,7 @@ func TestActSaysWhy(t *testing.T) {
 		if tt.origin != "" {
 			req.Header.Set("Origin", tt.origin)
 		}
-		req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "0123456789abcdef-token"})
+		req.AddCookie(&http.Cookie{Name: CookieName("127.0.0.1:7878"), Value: "0123456789abcdef-token"})
 		rec := httptest.NewRecorder()
 		s.Handler().ServeHTTP(rec, req)
 		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), tt.want) {
@@ -357,7 +413,7 @@ func TestAct(t *testing.T) {
 			req.Header.Set("Origin", origin)
 		}
 		if cookie {
-			req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "0123456789abcdef-token"})
+			req.AddCookie(&http.Cookie{Name: CookieName("127.0.0.1:7878"), Value: "0123456789abcdef-token"})
 		}
 		rec := httptest.NewRecorder()
 		s.Handler().ServeHTTP(rec, req)
@@ -371,7 +427,7 @@ func TestAct(t *testing.T) {
 		origin string
 		want   int
 	}{
-		{"no token", good, false, "", http.StatusForbidden},
+		{"no token", good, false, "", http.StatusUnauthorized},
 		{"no csrf", url.Values{"kind": {"answer"}, "id": {"x"}, "text": {"1"}}, true, "", http.StatusForbidden},
 		{"wrong csrf", url.Values{"kind": {"answer"}, "id": {"x"}, "text": {"1"}, "csrf": {"nope"}}, true, "", http.StatusForbidden},
 		{"another origin", good, true, "http://attacker.example", http.StatusForbidden},
@@ -408,7 +464,7 @@ func TestAct(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/act", strings.NewReader(good.Encode()))
 	req.Host = "127.0.0.1:7878"
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "0123456789abcdef-token"})
+	req.AddCookie(&http.Cookie{Name: CookieName("127.0.0.1:7878"), Value: "0123456789abcdef-token"})
 	rec := httptest.NewRecorder()
 	ro.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusForbidden {
@@ -425,7 +481,7 @@ func TestRowsPaging(t *testing.T) {
 	}
 	ws := newWorkspace(t, entries...)
 	s := newServer(t, ws, Options{PageSize: 100})
-	body := get(t, s.Handler(), "/", false).Body.String()
+	body := get(t, s.Handler(), "/", true).Body.String()
 	if n := strings.Count(body, `<li class="row`); n != 100 {
 		t.Fatalf("the timeline shows %d rows, want 100", n)
 	}
@@ -434,7 +490,7 @@ func TestRowsPaging(t *testing.T) {
 	}
 	seen := 100
 	for before := 350; before > 0; {
-		rec := get(t, s.Handler(), fmt.Sprintf("/rows?before=%d", before), false)
+		rec := get(t, s.Handler(), fmt.Sprintf("/rows?before=%d", before), true)
 		seen += strings.Count(rec.Body.String(), `<li class="row`)
 		next := rec.Header().Get("X-First")
 		if next == fmt.Sprint(before) {
@@ -446,7 +502,7 @@ func TestRowsPaging(t *testing.T) {
 		t.Errorf("scrolled back through %d rows, want 450", seen)
 	}
 	// A filter selects rows as parley log does.
-	body = get(t, s.Handler(), "/?outcome=rejected", false).Body.String()
+	body = get(t, s.Handler(), "/?outcome=rejected", true).Body.String()
 	if n := strings.Count(body, `<li class="row`); n != 0 {
 		t.Errorf("?outcome=rejected shows %d rows, want none", n)
 	}
@@ -465,6 +521,7 @@ func TestEvents(t *testing.T) {
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+u.Port()+"/events?after=0", nil)
+	req.AddCookie(&http.Cookie{Name: CookieName(req.Host), Value: "0123456789abcdef-token"})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -615,7 +672,7 @@ func TestAgentsUsage(t *testing.T) {
 		workspace.Entry{Time: "2026-11-26T10:00:01.000000Z", Outcome: workspace.ModelCalled, Agent: "gm", Model: "m", Session: "s", TokensIn: 200, TokensOut: 30},
 	)
 	s := newServer(t, ws, Options{})
-	body := get(t, s.Handler(), "/agents", false).Body.String()
+	body := get(t, s.Handler(), "/agents", true).Body.String()
 	row := body[strings.Index(body, `data-agent="gm"`):]
 	row = row[:strings.Index(row, "</tr>")]
 	if !strings.Contains(row, "<td>2</td><td>358</td>") {
@@ -671,6 +728,7 @@ func TestSpectatorServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+u.Port()+"/events?after=0", nil)
+	req.AddCookie(&http.Cookie{Name: CookieName(req.Host), Value: "0123456789abcdef-token"})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -785,7 +843,7 @@ func TestPlanRetriedRounds(t *testing.T) {
 	if want := []int{1, 2, 3, 4, 5, 6, 7}; !slices.Equal(rounds, want) {
 		t.Errorf("step 1: rounds of iterations %v, want %v", rounds, want)
 	}
-	page := get(t, s.Handler(), "/plan", false).Body.String()
+	page := get(t, s.Handler(), "/plan", true).Body.String()
 	if want := "7 iterations (attempts 1-5, then retried after escalation; attempts 6-7)"; !strings.Contains(page, want) {
 		t.Errorf("GET /plan lacks %q:\n%s", want, page)
 	}
@@ -1147,7 +1205,7 @@ func TestAgentsRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t, ws, Options{})
-	body := get(t, s.Handler(), "/agents", false).Body.String()
+	body := get(t, s.Handler(), "/agents", true).Body.String()
 	row := body[strings.Index(body, `data-agent="w"`):]
 	row = row[:strings.Index(row, "</tr>")]
 	if !strings.Contains(row, "<td>lives in away</td>") || !strings.Contains(row, `<td class="state">@away`) || strings.Contains(row, "human") {
@@ -1336,7 +1394,7 @@ func TestAgentsSettled(t *testing.T) {
 		}
 	}
 	s := newServer(t, ws, Options{Settled: settled})
-	body := get(t, s.Handler(), "/agents", false).Body.String()
+	body := get(t, s.Handler(), "/agents", true).Body.String()
 	if want := "settled: step 2 was sent to aria again since; retrying it would do the step twice"; !strings.Contains(body, want) {
 		t.Errorf("GET /agents lacks %q:\n%s", want, body)
 	}
@@ -1370,7 +1428,7 @@ func TestStorySheetNotes(t *testing.T) {
 		}
 	}
 	s := newServer(t, ws, Options{})
-	body := get(t, s.Handler(), "/story", false).Body.String()
+	body := get(t, s.Handler(), "/story", true).Body.String()
 	for _, want := range []string{
 		"HP 11/14 · 0 items</span>",
 		"HP 30/24 · 0 items · party/tilda-hale.md:3: hit points: 30 is out of range: want 0 to 24, the maximum</span>",
@@ -1384,7 +1442,7 @@ func TestStorySheetNotes(t *testing.T) {
 		}
 	}
 	// Spectators are told where, not what: an error may quote the sheet.
-	body = get(t, s.Handler(), "/story?view=spectator", false).Body.String()
+	body = get(t, s.Handler(), "/story?view=spectator", true).Body.String()
 	for _, want := range []string{
 		`bo-pike <span class="badge">the sheet does not read (line 3)</span>`,
 		`wren-hale <span class="badge">HP 8/12 &#43;3 temp · 0 items</span>`,
@@ -1572,8 +1630,37 @@ func TestAgentsAwaited(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t, ws, Options{})
-	body := get(t, s.Handler(), "/agents", false).Body.String()
+	body := get(t, s.Handler(), "/agents", true).Body.String()
 	if want := `<tr class="awaited"><td></td><td colspan="14">gm awaits its answer to ` + asked + ` until `; !strings.Contains(body, want) {
 		t.Errorf("GET /agents does not say p1 owes gm an answer (%s):\n%s", want, body)
+	}
+}
+
+// TestLongTypeCut: a journal written before the bounds (Entry.Capped)
+// may hold a type of a megabyte; the pages cut it. Bug: 60 messages of a
+// 900 KB type made the timeline a page of 162 MB, and serve 840 MB.
+func TestLongTypeCut(t *testing.T) {
+	ws := newWorkspace(t)
+	long := strings.Repeat("A", 900000)
+	var lines bytes.Buffer
+	for i := range 3 {
+		b, err := json.Marshal(workspace.Entry{Time: "2026-11-21T10:15:00.000000Z", ID: fmt.Sprintf("m%d", i), From: "gm", To: []string{"aria"}, Type: fmt.Sprintf("T%d", i) + long, Signal: long, Outcome: workspace.Delivered})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(ws.JournalPath(), lines.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, ws, Options{})
+	for _, p := range []string{"/", "/lanes", "/agents", "/rows?before=3"} {
+		rec := get(t, s.Handler(), p, true)
+		if rec.Code != http.StatusOK || rec.Body.Len() > 200_000 {
+			t.Errorf("GET %s = %d, %d bytes, want 200 and the long types cut", p, rec.Code, rec.Body.Len())
+		}
+	}
+	if body := get(t, s.Handler(), "/", true).Body.String(); !strings.Contains(body, "T2AAAA") {
+		t.Errorf("the timeline does not show the cut type")
 	}
 }

@@ -394,7 +394,10 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 	}
 	note(w.checkSize(in.Sender, m))
 	fs, warnings := w.checkProtocol(protocol, in.Sender, m, a)
-	problems = append(problems, fs...)
+	problems = append(problems, slices.DeleteFunc(fs, func(f *Refusal) bool {
+		// A type or signal refused as too long is not quoted again.
+		return (f.Field == "type" || f.Field == "signal") && tooLong(m.Header(), f.Field)
+	})...)
 	if f := refusalOf(in.File, problems, skippedFor); f != nil {
 		return refuse(f)
 	}
@@ -408,8 +411,9 @@ func (w *Workspace) Check(in Input) (*Verdict, error) {
 var singleValued = []string{"id", "type", "signal", "thread", "reply_to", "request_id", "created"}
 
 // checkFields checks what the header of a message must be whoever sends
-// it: the fields that hold one value (singleValued, and more) do, and
-// created:, unless left empty, is a time. It returns a problem for each
+// it: the fields that hold one value (singleValued, and more) do, a type
+// and a signal are at most MaxWordLen bytes, and created:, unless left
+// empty, is a time. It returns a problem for each
 // field that is not (none: nil).
 func checkFields(h mailbox.Fields, more ...string) []*Refusal {
 	var fs []*Refusal
@@ -418,12 +422,27 @@ func checkFields(h mailbox.Fields, more ...string) []*Refusal {
 			fs = append(fs, &Refusal{Line: h.Line(key), Field: key, Reason: "must be a single value, not a list or a set of fields"})
 		}
 	}
+	for _, key := range []string{"type", "signal"} {
+		if tooLong(h, key) {
+			v, _ := h.Get(key)
+			fs = append(fs, &Refusal{Line: h.Line(key), Field: key, Reason: fmt.Sprintf("%d bytes long: a %s is a word of at most %d bytes", len(v), key, MaxWordLen)})
+		}
+	}
 	if created, _ := h.Get("created"); created != "" {
 		if _, err := time.Parse(time.RFC3339Nano, created); err != nil {
 			fs = append(fs, &Refusal{Line: h.Line("created"), Field: "created", Reason: fmt.Sprintf("%q is not a time (like 2026-11-21T10:15:00.123456Z): leave it out and parley writes when it was sent", created)})
 		}
 	}
 	return fs
+}
+
+// tooLong reports whether the header's key (type, signal) is longer than
+// MaxWordLen. A type or a signal is a word: one of a megabyte, under the
+// size limit, would be written into every journal line and every page
+// about the message.
+func tooLong(h mailbox.Fields, key string) bool {
+	v, _ := h.Get(key)
+	return len(v) > MaxWordLen
 }
 
 // checkOrigin checks that the sender is an agent of the workspace that

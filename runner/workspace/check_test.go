@@ -157,6 +157,10 @@ func TestCheckRefusals(t *testing.T) {
 		{"a character name that is none", "aria", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: tilda\n\nI act.\n", Refusal{File: "m.md", Line: 3, Field: "character", Reason: `"tilda", but aria plays tilda-brannock (parley.yaml): a player speaks for its own character`}},
 		{"the protocol's type field, missing", "aria", "[PLAYER_TO_GM]\ncharacter: tilda-brannock\n", Refusal{File: "m.md", Field: "type", Reason: "missing: [PLAYER_TO_GM] needs one of ACTION, REACTION, VETO"}},
 		{"a player narrating", "bram", "[NARRATIVE]\n\nA dragon.\n", Refusal{File: "m.md", Field: "from", Reason: "bram (role player) may not send [NARRATIVE]: it is sent by gm"}},
+		// A type or a signal of a megabyte, under the size limit, went
+		// into every journal line and page about the message.
+		{"a type too long", "gm", "---\nto: aria\ntype: " + strings.Repeat("T", 201) + "\n---\n", Refusal{File: "m.md", Line: 3, Field: "type", Reason: "201 bytes long: a type is a word of at most 200 bytes"}},
+		{"a signal too long", "gm", "---\nto: aria\nsignal: " + strings.Repeat("s", 900000) + "\n---\n", Refusal{File: "m.md", Line: 3, Field: "signal", Reason: "900000 bytes long: a signal is a word of at most 200 bytes"}},
 		{"one of several", "gm", "[GM_TO_PLAYER]\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n", Refusal{File: "m.md", Field: "to", Reason: "missing: [GM_TO_PLAYER] goes to one player or human, and there are several (aria, bram): name it with to:"}},
 	}
 	for _, tt := range tests {

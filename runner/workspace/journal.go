@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -499,6 +500,80 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// MaxWordLen is the longest, in bytes, a message's type or signal may be
+// (Check refuses a longer one), and the longest the journal keeps of a
+// word it copies from a message (its id, type, signal, the field a
+// refusal is about): a message under the size limit could otherwise
+// write a type of a megabyte into every line about it, and into every
+// page that shows them.
+const MaxWordLen = 200
+
+// MaxTextLen is the longest, in bytes, the journal keeps of a text about
+// a message (a reason, a note, a warning), which may quote what the
+// message says.
+const MaxTextLen = 16 << 10
+
+// Capped returns the entry as the journal keeps it: each word copied
+// from a message cut to MaxWordLen bytes, each text to MaxTextLen, ending
+// in "…" where it was cut. Every journal line is written so (EncodeJournal),
+// and a reader may cap what it read of an older journal: an entry cut is
+// then a copy that holds nothing of the line read (whose other fields
+// are substrings of it).
+func (e Entry) Capped() Entry {
+	c := e
+	c.ID = capText(e.ID, MaxWordLen)
+	c.Type = capText(e.Type, MaxWordLen)
+	c.Signal = capText(e.Signal, MaxWordLen)
+	c.Field = capText(e.Field, MaxWordLen)
+	c.Reason = capText(e.Reason, MaxTextLen)
+	c.Note = capText(e.Note, MaxTextLen)
+	cut := len(c.ID) < len(e.ID) || len(c.Type) < len(e.Type) || len(c.Signal) < len(e.Signal) || len(c.Field) < len(e.Field) || len(c.Reason) < len(e.Reason) || len(c.Note) < len(e.Note)
+	if slices.ContainsFunc(e.Warnings, func(w string) bool { return len(w) > MaxTextLen }) {
+		c.Warnings = make([]string, len(e.Warnings))
+		for i, w := range e.Warnings {
+			c.Warnings[i] = capText(w, MaxTextLen)
+		}
+		cut = true
+	}
+	if !cut {
+		return e
+	}
+	// Rare (a line over the bounds): copied through JSON, every string
+	// of it is new.
+	var fresh Entry
+	if b, err := json.Marshal(&c); err == nil && json.Unmarshal(b, &fresh) == nil {
+		return fresh
+	}
+	return c
+}
+
+// capText cuts s to at most max bytes, on a character's boundary, ending
+// in "…" when it was cut.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max - len("…")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// EncodeJournal appends entries to b as journal lines, one JSON line
+// each, capped (Entry.Capped): what every writer of the journal writes.
+func EncodeJournal(b *bytes.Buffer, entries ...Entry) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	for i := range entries {
+		e := entries[i].Capped()
+		if err := enc.Encode(&e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // AppendJournal appends entries to the journal at path, for a command
 // that records what a person did (parley approve, reject): one write of
 // whole lines, then an fsync. It is safe while a runner writes the
@@ -529,13 +604,9 @@ func AppendJournal(path string, entries ...Entry) error {
 			b.WriteByte('\n')
 		}
 	}
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	for i := range entries {
-		if err := enc.Encode(&entries[i]); err != nil {
-			f.Close()
-			return err
-		}
+	if err := EncodeJournal(&b, entries...); err != nil {
+		f.Close()
+		return err
 	}
 	if _, err := f.Write(b.Bytes()); err != nil {
 		f.Close()

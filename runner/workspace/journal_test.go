@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -249,13 +250,13 @@ func TestAppendJournalEndsCutLine(t *testing.T) {
 func TestReadJournalLongLines(t *testing.T) {
 	var entries []Entry
 	for i := range 300 {
-		entries = append(entries, Entry{ID: fmt.Sprint(i), Outcome: Delivered, Note: strings.Repeat("n", i*i*3)}) // up to 268 KB
+		entries = append(entries, Entry{ID: fmt.Sprint(i), Outcome: ToolCalled, Args: strings.Repeat("n", i*i*3)}) // up to 268 KB: a tool's arguments are not cut
 	}
 	path := writeJournal(t, entries...)
 	i := 0
 	err := ReadJournal(path, func(e Entry) error {
-		if e.ID != fmt.Sprint(i) || len(e.Note) != i*i*3 {
-			t.Fatalf("entry %d = id %s, note of %d bytes", i, e.ID, len(e.Note))
+		if e.ID != fmt.Sprint(i) || len(e.Args) != i*i*3 {
+			t.Fatalf("entry %d = id %s, args of %d bytes", i, e.ID, len(e.Args))
 		}
 		i++
 		return nil
@@ -321,5 +322,45 @@ func TestEntryInPlace(t *testing.T) {
 		if got := e.InPlace(); got != tc.want {
 			t.Errorf("InPlace(%s) = %v, want %v", tc.line, got, tc.want)
 		}
+	}
+}
+
+// TestJournalCapped: what the journal copies from a message is cut to a
+// bound, so that a message (refused or not) cannot make a line of a
+// megabyte. Bug: a type of 900 KB, in messages under the size limit, made
+// a journal of 54 MB and a timeline page of 162 MB.
+func TestJournalCapped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	long := strings.Repeat("A", 900000)
+	wide := strings.Repeat("é", MaxWordLen) // two bytes each: cut on a character's boundary
+	in := Entry{Time: "t", ID: long, From: "gm", Type: "T" + long, Signal: wide, Field: long, Outcome: Refused, Reason: "type: " + long, Note: long, Warnings: []string{"short", long}, File: "m.md"}
+	short := Entry{Time: "t", From: "gm", Type: "NARRATIVE", Outcome: Delivered, Reason: strings.Repeat("r", MaxTextLen), Warnings: []string{"w"}}
+	if err := AppendJournal(path, in, short); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Size() > 4*MaxTextLen+5*MaxWordLen+1024 {
+		t.Fatalf("the journal is %v bytes (%v), want a few KB: the bounds and no more", info.Size(), err)
+	}
+	var got []Entry
+	if err := ReadJournal(path, func(e Entry) error { got = append(got, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("read %d entries, want 2", len(got))
+	}
+	e := got[0]
+	for _, f := range []struct {
+		name, got string
+		max       int
+	}{{"id", e.ID, MaxWordLen}, {"type", e.Type, MaxWordLen}, {"signal", e.Signal, MaxWordLen}, {"field", e.Field, MaxWordLen}, {"reason", e.Reason, MaxTextLen}, {"note", e.Note, MaxTextLen}, {"warning", e.Warnings[1], MaxTextLen}} {
+		if len(f.got) > f.max || !strings.HasSuffix(f.got, "…") || !utf8.ValidString(f.got) {
+			t.Errorf("%s: %d bytes ending %q, want at most %d, valid UTF-8, ending in …", f.name, len(f.got), f.got[max(0, len(f.got)-8):], f.max)
+		}
+	}
+	if !strings.HasPrefix(e.Type, "TAAA") || !strings.HasPrefix(e.Reason, "type: AAA") || e.Warnings[0] != "short" || in.Type != "T"+long || in.Warnings[1] != long {
+		t.Errorf("cut wrong, or the caller's entry changed: type %.10q, reason %.10q, warnings[0] %q", e.Type, e.Reason, e.Warnings[0])
+	}
+	if d := cmp.Diff(short, got[1]); d != "" {
+		t.Errorf("an entry within the bounds changed (-want +got):\n%s", d)
 	}
 }
