@@ -715,7 +715,7 @@ func (r *Runner) watch(ctx context.Context) error {
 		if !now.Before(r.inboxesAt) {
 			r.lookAtInboxes(now)
 		}
-		next := r.checkConfig()
+		next := r.checkConfig(ctx)
 		if next.IsZero() {
 			// Routing waits while the configuration is being written.
 			if next, err = r.routePending(ctx); err != nil {
