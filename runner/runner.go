@@ -164,6 +164,11 @@ type Stats struct {
 	// request (parley stop). Their messages wait for the next run, which
 	// starts them again.
 	Stopped []StoppedAgent `json:"stopped,omitempty"`
+	// Interrupted names the messages agents' drivers were handling when
+	// the run was stopped (its context ended: Ctrl-C on parley run), in
+	// the order they were cut off: each waits in cur/, and the next run
+	// hands it to its agent again.
+	Interrupted []InterruptedMessage `json:"interrupted,omitempty"`
 	// NotStarted names the built-in agents whose start failed (the team
 	// lead of a workspace with no campaign starts no session), each with
 	// why: what they do as a run starts was not done; they still handle
@@ -185,6 +190,15 @@ type StoppedAgent struct {
 	ShutDown bool `json:"shut_down,omitempty"`
 	// Waiting counts the messages in its inbox when the run ended.
 	Waiting int `json:"waiting"`
+}
+
+// InterruptedMessage is a message an agent's driver was handling when
+// the run was stopped.
+type InterruptedMessage struct {
+	Agent string `json:"agent"`
+	ID    string `json:"id"`
+	// Path is where it waits, in cur/, relative to the workspace root.
+	Path string `json:"path"`
 }
 
 // Refused reports whether anything was refused or given up during the run.
@@ -658,6 +672,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	stats.LeftFiles = append([]workspace.Problem{}, stats.LeftFiles...)
 	stats.Stopped = append([]StoppedAgent(nil), stats.Stopped...)
 	stats.NotStarted = append([]workspace.Problem(nil), stats.NotStarted...)
+	stats.Interrupted = append([]InterruptedMessage(nil), stats.Interrupted...)
 	return stats, err
 }
 
