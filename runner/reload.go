@@ -279,6 +279,9 @@ func (r *Runner) writeRunnerInfo() {
 	if r.config.err != nil {
 		info.ConfigError, info.ConfigErrorAt = r.config.err.Error(), r.config.errAt
 	}
+	if r.journal != nil {
+		info.JournalLost, info.JournalLostAt = r.journal.lost()
+	}
 	data, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return

@@ -233,8 +233,11 @@ type Runner struct {
 	lock    *workspaceLock
 	records *records // the programs running (see records.go)
 	journal *journal
-	syncer  *mailbox.Syncer
-	agents  map[string]mailbox.Dir
+	// journalLost is how many lines of the journal the file at its path
+	// lacked at the last look (journal.lost): said when it changes.
+	journalLost int
+	syncer      *mailbox.Syncer
+	agents      map[string]mailbox.Dir
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed (of a backlog, a window: see cut)
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
@@ -747,6 +750,7 @@ func (r *Runner) watch(ctx context.Context) error {
 		}
 		r.tickBuiltins(ctx)
 		r.flushJournal(now)
+		r.noteJournal()
 		for _, d := range []time.Time{r.nextDeadline(), r.nextTick(), r.nextPoll(), r.repairAt, r.journal.retryAt(), r.inboxesAt} {
 			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
 				next = d
@@ -786,6 +790,9 @@ func (r *Runner) watch(ctx context.Context) error {
 			return fmt.Errorf("watching outboxes: %w", err)
 		case <-r.rescan.C:
 			r.config.dirty = true
+			if err := r.journal.look(); err != nil {
+				r.log.Error("looking at the journal", "err", err)
+			}
 			r.repair()
 			r.scan()
 			r.dropOrphanReasons()
@@ -846,6 +853,7 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		r.checkDeadlines()
 		r.tickBuiltins(ctx)
 		r.flushJournal(r.opts.Now())
+		r.noteJournal()
 		// A built-in agent's deadline is waited for like an answer,
 		// unless the session is over.
 		tick := r.nextTick()
@@ -1014,6 +1022,23 @@ func (r *Runner) flushJournal(now time.Time) {
 	if err := r.journal.flush(r.syncer); err != nil {
 		r.log.Error("writing the journal; the lines are kept and tried again", "err", err)
 	}
+}
+
+// noteJournal says, when it changed, how many lines of the journal the
+// file at its path lacks since git or a person replaced it: a warning in
+// the log, once, and in runner.json for parley status while it stands.
+func (r *Runner) noteJournal() {
+	n, at := r.journal.lost()
+	if n == r.journalLost {
+		return
+	}
+	r.journalLost = n
+	if n > 0 {
+		r.log.Warn(workspace.JournalLostText(n), "path", r.journal.path, "since", at)
+	} else {
+		r.log.Info("the journal holds again the lines it lacked since it was replaced", "path", r.journal.path)
+	}
+	r.writeRunnerInfo()
 }
 
 // nothingPending reports whether no outbox file waits to be routed, but
