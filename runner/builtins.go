@@ -57,6 +57,37 @@ type Reloader interface {
 	Reload(ws *workspace.Workspace)
 }
 
+// Joiner is a built-in handler with something to do when agents join
+// the workspace while the runner runs (parley.yaml reloaded with agents
+// it did not have: new ones, or ones put back after being left out): the
+// D&D team lead gives them the catch-up a restart gives, a
+// [CONTEXT_REFRESH] each. Joined is called from the router's goroutine,
+// once the new configuration is in place and before anything is routed
+// by it; what it sends it writes into the agent's outbox itself. An
+// error is logged.
+type Joiner interface {
+	Joined(ctx context.Context, agent string, joined []string) error
+}
+
+// joinBuiltins tells each built-in handler that is a Joiner of the agents
+// that joined.
+func (r *Runner) joinBuiltins(ctx context.Context, joined []string) {
+	if len(joined) == 0 {
+		return
+	}
+	for name, w := range r.workers {
+		b, ok := w.driver.(*builtinDriver)
+		if !ok {
+			continue
+		}
+		if j, ok := b.handler.(Joiner); ok {
+			if err := j.Joined(ctx, name, joined); err != nil {
+				r.log.Error("telling a built-in agent of the agents that joined", "agent", name, "joined", joined, "err", err)
+			}
+		}
+	}
+}
+
 // reloadBuiltins gives each built-in handler that is a Reloader the
 // workspace as loaded again.
 func (r *Runner) reloadBuiltins(ws *workspace.Workspace) {

@@ -570,7 +570,12 @@ func (w *worker) handle(ctx context.Context, id string) {
 			}
 		}
 		if ctx.Err() != nil {
-			return // shutting down: handled again by the next runner
+			// Shutting down: cut off, handled again by the next runner;
+			// the run's summary says so.
+			w.r.statsMu.Lock()
+			w.r.stats.Interrupted = append(w.r.stats.Interrupted, InterruptedMessage{Agent: w.agent.Name, ID: id, Path: mailboxPath(w.agent.Name, mailbox.Cur, mailbox.FileName(id))})
+			w.r.statsMu.Unlock()
+			return
 		}
 		var he *HandleError
 		if err != nil && diskTrouble(err) && !(errors.As(err, &he) && he.Permanent) {

@@ -956,3 +956,41 @@ func TestProgramEnviron(t *testing.T) {
 		t.Errorf("what the program saw (-want +got):\n%s", d)
 	}
 }
+
+// TestInterruptedNamed: a run stopped while an agent's driver handles a
+// message names it in its figures (Stats.Interrupted), with where it
+// waits, in cur/, for the next run. (A tryout: Ctrl-C during an openai
+// agent's model call, and the run's summary did not say the message was
+// cut off and would be handled again.)
+func TestInterruptedNamed(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: slow, driver: builtin, handler: slow}\n")
+	started := make(chan struct{}, 1)
+	handlers := Handlers{"slow": HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})}
+	id := send(t, ws, "boss", "slow", "take your time")
+	r, err := Open(ws, Options{Handlers: handlers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-started
+		cancel()
+	}()
+	stats, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []InterruptedMessage{{Agent: "slow", ID: id, Path: filepath.Join("mailboxes", "slow", "cur", mailbox.FileName(id))}}
+	if d := cmp.Diff(want, stats.Interrupted); d != "" {
+		t.Errorf("Stats.Interrupted (-want +got):\n%s", d)
+	}
+	if _, err := os.Stat(filepath.Join(ws.Root, want[0].Path)); err != nil {
+		t.Errorf("the message cut off does not wait in cur/: %v", err)
+	}
+}

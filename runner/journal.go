@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +24,10 @@ import (
 // person replaced or removed it, it opens what the path names now. A
 // write cut short (a full disk) is taken back, so no line is ever left
 // half written with the next one glued to it.
+//
+// When it follows, it compares the files: the lines the file it had open
+// held that the new one lacks (a stash rewound it) are missing, until a
+// file that holds them is put back (see lost).
 type journal struct {
 	mu      sync.Mutex
 	path    string
@@ -33,6 +39,11 @@ type journal struct {
 	// written before any later line, at the next append or flush.
 	backlog  []byte
 	failedAt time.Time // when writing the backlog last failed
+	// missing counts, by line, the lines of the journal the file at the
+	// path lacks since it was replaced; lostAt is when it first lacked
+	// some. Empty when it lacks none.
+	missing map[string]int
+	lostAt  time.Time
 	// write writes to the file; tests make it fail.
 	write func(f *os.File, b []byte) (int, error)
 	now   func() time.Time
@@ -216,11 +227,91 @@ func (j *journal) follow() error {
 	if err != nil {
 		return err
 	}
+	j.compare(j.f, f)
 	// The old file may be waiting for a sync (see mailbox.Syncer.Wrote):
 	// it is closed with the journal.
 	j.retired = append(j.retired, j.f)
 	j.f, j.info, j.broken = f, info, false
 	return nil
+}
+
+// compare notes which lines of the journal the file that replaced old
+// lacks: those old held, and those missing already (a file put back may
+// hold them again). A file that cannot be read changes nothing. j.mu is
+// held.
+func (j *journal) compare(old, now *os.File) {
+	was, err := fileLines(old)
+	if err != nil {
+		return
+	}
+	is, err := fileLines(now)
+	if err != nil {
+		return
+	}
+	have := make(map[string]int, len(is))
+	for _, l := range is {
+		have[l]++
+	}
+	missing := map[string]int{}
+	take := func(l string, n int) {
+		for ; n > 0; n-- {
+			if have[l] > 0 {
+				have[l]--
+			} else {
+				missing[l]++
+			}
+		}
+	}
+	for _, l := range was {
+		take(l, 1)
+	}
+	for l, n := range j.missing {
+		take(l, n)
+	}
+	switch {
+	case len(missing) == 0:
+		j.missing, j.lostAt = nil, time.Time{}
+	case len(j.missing) == 0:
+		j.missing, j.lostAt = missing, j.now()
+	default:
+		j.missing = missing
+	}
+}
+
+// fileLines returns the whole lines of a file, from its start.
+func fileLines(f *os.File) ([]string, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, info.Size()))
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(data), "\n")
+	return lines[:len(lines)-1], nil // after the last newline: none, or a line cut short
+}
+
+// look follows the file at the path, as a write does: a file replaced
+// while nothing is written is noticed too (the runner looks at each
+// rescan).
+func (j *journal) look() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.follow()
+}
+
+// lost returns how many lines of the journal the file at the path lacks
+// since git or a person replaced it (a stash that rewound it), and since
+// when; 0 when it lacks none, or holds them again.
+func (j *journal) lost() (int, time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := 0
+	for _, c := range j.missing {
+		n += c
+	}
+	return n, j.lostAt
 }
 
 func (j *journal) close() error {

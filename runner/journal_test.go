@@ -355,3 +355,77 @@ func TestCommitPipelined(t *testing.T) {
 		t.Errorf("journal lines are not in the order messages were routed: %v", journaled)
 	}
 }
+
+// TestJournalRewound: a journal replaced by a file that lacks lines it
+// held (git stash rewound it to the last commit) counts them, until a
+// file that holds them again is put back (git stash pop); a file that
+// holds them all and more (a checkout of a later commit) lacks none.
+// (A tryout: a stash mid-session, and parley log and parley usage lost
+// lines without a word.)
+func TestJournalRewound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newSyncer(t, filepath.Dir(path))
+	j, err := openJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	j.now = func() time.Time { return at }
+	put := func(name string, data []byte) { // as git does: a new file renamed over the path
+		t.Helper()
+		if err := os.WriteFile(path+".new", data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost := func(when string, want int) {
+		t.Helper()
+		if err := j.look(); err != nil {
+			t.Fatal(err)
+		}
+		n, since := j.lost()
+		if n != want || (n > 0) != since.Equal(at) {
+			t.Errorf("%s: lost() = %d since %v, want %d", when, n, since, want)
+		}
+	}
+	for _, id := range []string{"a", "b"} {
+		if err := j.append(entry(id), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"c", "d", "e"} {
+		if err := j.append(entry(id), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost("before any replacement", 0)
+
+	put("stash", committed)
+	lost("after a stash", 3)
+	if err := j.append(entry("f"), s); err != nil {
+		t.Fatal(err)
+	}
+	lost("after a line written since", 3)
+	put("pop", whole)
+	lost("with the stashed file back, without the line written since", 1)
+	all := append(append([]byte{}, whole...), `{"time":"","id":"f","outcome":"delivered"}`+"\n"...)
+	put("both", all)
+	lost("with every line back", 0)
+
+	put("forward", append(all, `{"id":"g","outcome":"delivered"}`+"\n"...))
+	lost("after a checkout of a later commit", 0)
+}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -26,7 +27,8 @@ import (
 // with the one it has, logs why, and keeps the reason in .parley/runner.json
 // for `parley status` and `parley send`. One that loads replaces the old
 // at once for routing, routes, timeouts, skills and limits; agents added
-// get their mailbox and their driver; agents removed are no longer routed
+// get their mailbox and their driver, and the built-in agents are told of
+// them (Joiner: the D&D team lead catches them up); agents removed are no longer routed
 // to or from (their mailboxes stay on disk); an agent whose driver changed
 // (driver, run, handler, timeout, retries, or max_output for a program)
 // finishes the message it is handling with its old driver, then starts
@@ -66,7 +68,7 @@ func (r *Runner) configEvent(name string) bool {
 // file event about parley.yaml may still be queued behind the listing
 // that found a message sent after it was saved. That costs a stat per
 // file, against the fsync of every batch.
-func (r *Runner) checkConfig() (wait time.Time) {
+func (r *Runner) checkConfig(ctx context.Context) (wait time.Time) {
 	if !r.config.dirty && len(r.pending) == 0 {
 		return time.Time{}
 	}
@@ -85,7 +87,7 @@ func (r *Runner) checkConfig() (wait time.Time) {
 	}
 	r.config.dirty = false
 	r.config.stamp = stamp
-	if err := r.reload(); err != nil {
+	if err := r.reload(ctx); err != nil {
 		r.config.err, r.config.errAt = err, now
 		r.log.Error(workspace.ConfigFile+" not reloaded; routing goes on with the configuration loaded before", "err", err)
 	} else {
@@ -97,7 +99,7 @@ func (r *Runner) checkConfig() (wait time.Time) {
 
 // reload reads the configuration again and, when it is sound, puts it in
 // place: see the comment at the top of this file.
-func (r *Runner) reload() error {
+func (r *Runner) reload(ctx context.Context) error {
 	old := r.ws()
 	ws, err := workspace.Open(old.Root)
 	if err != nil {
@@ -188,6 +190,9 @@ func (r *Runner) reload() error {
 		warnUnknownMailboxes(ws, r.log) // a renamed agent's answer waits in its old outbox
 	}
 	r.tellGivenUps() // a sender may be told of give-ups now that was not
+	// An agent that joined missed what was told meanwhile (one put back
+	// after being left out, as one new): caught up as after a restart.
+	r.joinBuiltins(ctx, added)
 	r.scan()
 	return nil
 }
@@ -273,6 +278,9 @@ func (r *Runner) writeRunnerInfo() {
 		Unwatched: r.unwatchedAgents(), Mailboxes: maps.Clone(r.troubles), Failing: r.toldFailing}
 	if r.config.err != nil {
 		info.ConfigError, info.ConfigErrorAt = r.config.err.Error(), r.config.errAt
+	}
+	if r.journal != nil {
+		info.JournalLost, info.JournalLostAt = r.journal.lost()
 	}
 	data, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {

@@ -164,6 +164,11 @@ type Stats struct {
 	// request (parley stop). Their messages wait for the next run, which
 	// starts them again.
 	Stopped []StoppedAgent `json:"stopped,omitempty"`
+	// Interrupted names the messages agents' drivers were handling when
+	// the run was stopped (its context ended: Ctrl-C on parley run), in
+	// the order they were cut off: each waits in cur/, and the next run
+	// hands it to its agent again.
+	Interrupted []InterruptedMessage `json:"interrupted,omitempty"`
 	// NotStarted names the built-in agents whose start failed (the team
 	// lead of a workspace with no campaign starts no session), each with
 	// why: what they do as a run starts was not done; they still handle
@@ -185,6 +190,15 @@ type StoppedAgent struct {
 	ShutDown bool `json:"shut_down,omitempty"`
 	// Waiting counts the messages in its inbox when the run ended.
 	Waiting int `json:"waiting"`
+}
+
+// InterruptedMessage is a message an agent's driver was handling when
+// the run was stopped.
+type InterruptedMessage struct {
+	Agent string `json:"agent"`
+	ID    string `json:"id"`
+	// Path is where it waits, in cur/, relative to the workspace root.
+	Path string `json:"path"`
 }
 
 // Refused reports whether anything was refused or given up during the run.
@@ -219,8 +233,11 @@ type Runner struct {
 	lock    *workspaceLock
 	records *records // the programs running (see records.go)
 	journal *journal
-	syncer  *mailbox.Syncer
-	agents  map[string]mailbox.Dir
+	// journalLost is how many lines of the journal the file at its path
+	// lacked at the last look (journal.lost): said when it changes.
+	journalLost int
+	syncer      *mailbox.Syncer
+	agents      map[string]mailbox.Dir
 
 	pending map[fileKey]*pending // outbox files seen and not yet routed (of a backlog, a window: see cut)
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
@@ -675,6 +692,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	stats.LeftFiles = append([]workspace.Problem{}, stats.LeftFiles...)
 	stats.Stopped = append([]StoppedAgent(nil), stats.Stopped...)
 	stats.NotStarted = append([]workspace.Problem(nil), stats.NotStarted...)
+	stats.Interrupted = append([]InterruptedMessage(nil), stats.Interrupted...)
 	return stats, err
 }
 
@@ -732,7 +750,7 @@ func (r *Runner) watch(ctx context.Context) error {
 		if !now.Before(r.inboxesAt) {
 			r.lookAtInboxes(now)
 		}
-		next := r.checkConfig()
+		next := r.checkConfig(ctx)
 		if next.IsZero() {
 			// Routing waits while the configuration is being written.
 			if next, err = r.routePending(ctx); err != nil {
@@ -749,6 +767,7 @@ func (r *Runner) watch(ctx context.Context) error {
 		}
 		r.tickBuiltins(ctx)
 		r.flushJournal(now)
+		r.noteJournal()
 		for _, d := range []time.Time{r.nextDeadline(), r.nextTick(), r.nextPoll(), r.repairAt, r.journal.retryAt(), r.inboxesAt} {
 			if !d.IsZero() && (next.IsZero() || d.Before(next)) {
 				next = d
@@ -788,6 +807,9 @@ func (r *Runner) watch(ctx context.Context) error {
 			return fmt.Errorf("watching outboxes: %w", err)
 		case <-r.rescan.C:
 			r.config.dirty = true
+			if err := r.journal.look(); err != nil {
+				r.log.Error("looking at the journal", "err", err)
+			}
 			r.repair()
 			r.scan()
 			r.dropOrphanReasons()
@@ -850,6 +872,7 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 		r.checkDeadlines()
 		r.tickBuiltins(ctx)
 		r.flushJournal(r.opts.Now())
+		r.noteJournal()
 		// A built-in agent's deadline is waited for like an answer,
 		// unless the session is over.
 		tick := r.nextTick()
@@ -1018,6 +1041,23 @@ func (r *Runner) flushJournal(now time.Time) {
 	if err := r.journal.flush(r.syncer); err != nil {
 		r.log.Error("writing the journal; the lines are kept and tried again", "err", err)
 	}
+}
+
+// noteJournal says, when it changed, how many lines of the journal the
+// file at its path lacks since git or a person replaced it: a warning in
+// the log, once, and in runner.json for parley status while it stands.
+func (r *Runner) noteJournal() {
+	n, at := r.journal.lost()
+	if n == r.journalLost {
+		return
+	}
+	r.journalLost = n
+	if n > 0 {
+		r.log.Warn(workspace.JournalLostText(n), "path", r.journal.path, "since", at)
+	} else {
+		r.log.Info("the journal holds again the lines it lacked since it was replaced", "path", r.journal.path)
+	}
+	r.writeRunnerInfo()
 }
 
 // nothingPending reports whether no outbox file waits to be routed, but

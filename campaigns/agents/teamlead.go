@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,9 @@ const DefaultJoinWait = 2 * time.Minute
 //     when a session was already under way (the runner was restarted),
 //     it sends [CONTEXT_REFRESH] to every program at the table instead
 //     (a person's memory is not reset by a restart: people get none, nor
-//     does an agent of another workspace with the role human).
+//     does an agent of another workspace with the role human). An agent
+//     that joins the table while the runner runs (parley.yaml reloaded
+//     with it, put back after being left out) gets the same (Joined).
 //   - [AWAIT_PLAYERS] (phase 1): one [GM_TO_PLAYER] to each character
 //     listed, all at once, each in the await's thread; the players' replies
 //     are joined into one [PLAYER_RESPONSES] to the game master, vetoes
@@ -177,7 +180,7 @@ func (t *TeamLead) Start(ctx context.Context, agent string) error {
 		return err
 	}
 	if t.underWay(agent) {
-		return t.refresh(agent, camp)
+		return t.refresh(agent, camp, nil, restartedText)
 	}
 	if id := t.closing(agent); id != "" {
 		// A runner stopped while the session closed: the end is handled
@@ -216,8 +219,31 @@ func (t *TeamLead) Resume(ctx context.Context, agent string) error {
 	if err != nil {
 		return err
 	}
-	return t.refresh(agent, camp)
+	return t.refresh(agent, camp, nil, restartedText)
 }
+
+// Joined gives the agents that joined the table while the runner runs
+// (parley.yaml reloaded with agents it did not have: new ones, or ones
+// put back after being left out, who missed what was told meanwhile) the
+// catch-up a restart gives: a [CONTEXT_REFRESH] each, while a session is
+// under way. People are skipped, as after a restart.
+func (t *TeamLead) Joined(ctx context.Context, agent string, joined []string) error {
+	if !t.underWay(agent) {
+		return nil
+	}
+	camp, err := t.For(mailbox.New(nil))
+	if err != nil {
+		return err
+	}
+	return t.refresh(agent, camp, joined, joinedText)
+}
+
+// The texts of a [CONTEXT_REFRESH]: after a restart of the runner, and
+// to an agent that joined the table while it ran.
+const (
+	restartedText = "The runner was restarted: read the campaign files again and go on from where the story is.\n"
+	joinedText    = "You join the table while the session is under way (parley.yaml did not have you until now): read the campaign files again and go on from where the story is.\n"
+)
 
 var errNoCharacter = errors.New("preferences.md names no player character or no narrative style")
 
@@ -386,13 +412,14 @@ func (t *TeamLead) lastReceived(agent, typ string) time.Time {
 }
 
 // refresh sends [CONTEXT_REFRESH] to every agent at the table that a
-// program plays: the campaign, the scene being told, and the start of the
-// last narrative. People are skipped, here or in the workspace they live
+// program plays (of those named in only, when it is not nil), with text:
+// the campaign, the scene being told, and the start of the last
+// narrative. People are skipped, here or in the workspace they live
 // in (Agent.PersonThere: an agent of another workspace with the role
 // human): a restart of the runner does not reset what a person remembers
 // (the protocol means the message for a program's recovery after it lost
 // its context).
-func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign) error {
+func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign, only []string, text string) error {
 	scene := ""
 	if s, ok, _ := scenes.Current(camp.Path(campaigns.ScenesDir)); ok {
 		scene = fmt.Sprintf("%03d - %s", s.Number, s.Slug)
@@ -405,13 +432,13 @@ func (t *TeamLead) refresh(agent string, camp *campaigns.Campaign) error {
 		return true
 	})
 	for _, a := range t.ws().AgentNames() {
-		if a == agent || !t.ws().HasRole(a, "gm", "player", "human", "narrator") {
+		if a == agent || !t.ws().HasRole(a, "gm", "player", "human", "narrator") || only != nil && !slices.Contains(only, a) {
 			continue
 		}
 		if ag, ok := t.ws().Agent(a); ok && ag.PersonThere() {
 			continue
 		}
-		m := mailbox.New([]byte("The runner was restarted: read the campaign files again and go on from where the story is.\n"))
+		m := mailbox.New([]byte(text))
 		m.Set("type", ContextRefreshType)
 		m.Set("to", a)
 		m.Set("campaign", camp.Name)

@@ -461,3 +461,50 @@ func TestTeamLeadResume(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamLeadJoined: an agent put back into parley.yaml while the runner
+// runs gets the catch-up a restart gives, a [CONTEXT_REFRESH] with the
+// last narrative it missed; the agents that never left get none, nor
+// does anyone when no session is under way. (A tryout: a player left out
+// while the bridge collapsed, then put back, was never told.)
+func TestTeamLeadJoined(t *testing.T) {
+	const (
+		startID = "20261124-090000.000000Z-lead-a00000"
+		narID   = "20261124-090001.000000Z-gm-d00001"
+	)
+	for _, underWay := range []bool{true, false} {
+		ws := leadTableOf(t, "skills: [dnd-team]\nphase: 1\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n"+
+			"  - {name: tilda, role: player, character: tilda-brannock, driver: command, run: [sh, player.sh]}\n"+
+			"  - {name: grim, role: player, character: grimjaw-ironforge, driver: command, run: [sh, player.sh]}\n")
+		if underWay {
+			put(t, ws, "lead", mailbox.Sent, startID, "---\nid: "+startID+"\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n")
+		}
+		put(t, ws, "lead", mailbox.Done, narID, "---\nid: "+narID+"\nfrom: gm\nto: '*'\ntype: NARRATIVE\n---\nTHE BRIDGE COLLAPSES while Grim is away. Dust rises.\n")
+		lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+		if err := lead.Joined(context.Background(), "lead", []string{"grim"}); err != nil {
+			t.Fatal(err)
+		}
+		names, err := ws.Mailbox("lead").Names(mailbox.Outbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range names {
+			b, err := os.ReadFile(ws.Mailbox("lead").Path(mailbox.Outbox, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := msg(t, string(b))
+			to, _ := m.Header().Get("to")
+			last, _ := m.Payload().Get("last_narrative_summary")
+			got = append(got, typeOf(m)+" "+to+" "+last)
+		}
+		var want []string
+		if underWay {
+			want = []string{ContextRefreshType + " grim THE BRIDGE COLLAPSES while Grim is away."}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("session under way %v: Joined sent %q, want %q", underWay, got, want)
+		}
+	}
+}

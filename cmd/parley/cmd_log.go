@@ -340,10 +340,15 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, "  "...)
 		b = append(b, printable(dash(en.Model))...)
 		b = append(b, "  "...)
-		b = strconv.AppendInt(b, en.TokensIn, 10)
-		b = append(b, " in, "...)
-		b = strconv.AppendInt(b, en.TokensOut, 10)
-		b = append(b, " out  "...)
+		if en.Interrupted {
+			// Cut short by a stop: what the endpoint counted is unknown.
+			b = append(b, "? in, ? out  "...)
+		} else {
+			b = strconv.AppendInt(b, en.TokensIn, 10)
+			b = append(b, " in, "...)
+			b = strconv.AppendInt(b, en.TokensOut, 10)
+			b = append(b, " out  "...)
+		}
 		b = append(b, printable(dash(en.ID))...)
 		b = append(b, "  "...)
 		b = append(b, printable(dashIfEmpty(en.Reason, en.Note))...)

@@ -347,6 +347,9 @@ func statsLine(s runner.Stats) string {
 		line += fmt.Sprintf("\nstopped: %s: %s a shutdown request; nothing waits for %s; the next parley run starts %s again",
 			strings.Join(idle, ", "), plural(n, "it approved", "they approved"), plural(n, "it", "them"), plural(n, "it", "them"))
 	}
+	for _, m := range s.Interrupted {
+		line += fmt.Sprintf("\ninterrupted: %s: the message it was handling was cut off by the stop; it waits in %s, and the next parley run hands it to %s again", printable(m.Agent), printable(m.Path), printable(m.Agent))
+	}
 	for _, p := range s.NotStarted {
 		line += fmt.Sprintf("\nnot started: %s: %s (what it does as a run starts was not done, as the team lead starting the session; it still handles what it is sent)", printable(p.Agent), printable(p.Reason))
 	}

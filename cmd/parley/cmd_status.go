@@ -241,6 +241,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			fmt.Fprintf(e.stdout, "          %s as saved now is NOT loaded (tried %s); the runner routes with the one loaded before:\n          %s\n",
 				workspace.ConfigFile, ago(info.ConfigErrorAt, now), printable(info.ConfigError))
 		}
+		if info.JournalLost > 0 {
+			fmt.Fprintf(e.stdout, "journal   %s (found %s)\n", workspace.JournalLostText(info.JournalLost), ago(info.JournalLostAt, now))
+		}
 	}
 	if rep.ProtocolError != "" {
 		fmt.Fprintf(e.stdout, "skills    NOT loaded: %s\n          send and run refuse every message until it is mended\n", printable(rep.ProtocolError))

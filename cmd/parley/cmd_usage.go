@@ -117,7 +117,22 @@ func runUsage(e *env, ws *workspace.Workspace, asJSON bool) error {
 		}
 	}
 	printModelErrors(w, rep)
+	printInterrupted(w, rep)
 	return nil
+}
+
+// printInterrupted says which agents' calls a stop cut short: the
+// endpoint got them, and may have counted tokens the figures above lack.
+func printInterrupted(w io.Writer, rep *usageReport) {
+	var parts []string
+	for _, a := range rep.Agents {
+		if a.Interrupted > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", a.Agent, a.Interrupted))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "\ninterrupted calls (parley run stopped while they were in flight; counted as calls and failed, their tokens unknown, counted as 0): %s\n", strings.Join(parts, ", "))
+	}
 }
 
 // rows returns an agent's usage per model it called, then, when it has

@@ -25,11 +25,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -596,7 +598,14 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
-			return nil, entry, ctx.Err() // shutting down
+			// Shutting down. A call in flight is journaled all the
+			// same: the endpoint may have got it, and counted it.
+			if got.sent != nil && got.sent.Load() {
+				entry.Interrupted, entry.Note = true, InterruptedNote
+				a.opts.Session.add(a.agent.Name, workspace.Usage{Calls: 1, Failed: 1, Interrupted: 1})
+				a.journal(entry)
+			}
+			return nil, entry, ctx.Err()
 		}
 		var apiErr *openai.Error
 		if ctx.Err() != nil {
@@ -646,10 +655,16 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 	return resp, entry, nil
 }
 
+// InterruptedNote is the note of a model call cut short by the runner
+// stopping (workspace.Entry.Interrupted).
+const InterruptedNote = "interrupted: parley run stopped while the call was in flight (the endpoint may have answered it and counted its tokens, unknown here); the next run takes the message up again"
+
 // answered keeps what the endpoint answered to the last attempt of a
 // request: its status, its content type and the start of its body, to
-// say what answered when the answer is not a chat completion.
+// say what answered when the answer is not a chat completion; and
+// whether a request went out at all.
 type answered struct {
+	sent       *atomic.Bool // an attempt's request was written to the endpoint
 	status     int
 	ctype      string
 	retryAfter string // its Retry-After header
@@ -683,7 +698,18 @@ const headLen = 100
 
 // middleware is the client's middleware that fills in got.
 func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	*got = answered{}
+	sent := got.sent
+	if sent == nil {
+		sent = new(atomic.Bool)
+	}
+	*got = answered{sent: sent}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(w httptrace.WroteRequestInfo) {
+			if w.Err == nil {
+				sent.Store(true)
+			}
+		},
+	}))
 	res, err := next(req)
 	if err != nil || res == nil {
 		return res, err

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -914,5 +917,57 @@ func TestAnswerOfSeveral(t *testing.T) {
 	msgs := messages(s.request(t, 1))
 	if c := msgs[len(msgs)-1]["content"].(string); !strings.HasPrefix(c, "parley refused your answer: your answer's message 2:") || !strings.Contains(c, "nobody") {
 		t.Errorf("the model was told %q, want the refusal of its second message", c)
+	}
+}
+
+// TestInterruptedCall: a model call in flight when the runner stops
+// (Ctrl-C on parley run) is journaled all the same, as a call made that
+// got no answer, its tokens unknown: the endpoint got it, and usage and
+// budgets count it. A call never made (stopped before) is not. (A tryout:
+// the endpoint got two calls, parley log and parley usage showed one.)
+func TestInterruptedCall(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		arrived <- struct{}{}
+		<-r.Context().Done() // answers nothing until the caller gives up
+	}))
+	t.Cleanup(srv.Close)
+	ws := table(t, srv.URL+"/v1", "")
+	a := agent(t, ws)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.Handle(ctx, incoming(t, "Too late.")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Handle after the stop = %v, want context.Canceled", err)
+	}
+	if calls := journal(t, ws, workspace.ModelCalled); len(calls) != 0 {
+		t.Fatalf("a call never made journaled: %+v", calls)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	in := incoming(t, "What now?")
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Handle(ctx, in)
+		done <- err
+	}()
+	<-arrived
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Handle = %v, want context.Canceled", err)
+	}
+	calls := journal(t, ws, workspace.ModelCalled)
+	inID, _ := in.Header().Get("id")
+	if len(calls) != 1 || !calls[0].Interrupted || calls[0].Note != llm.InterruptedNote || calls[0].ID != inID || calls[0].Reason != "" {
+		t.Fatalf("journaled model calls = %+v, want one, interrupted, for %s", calls, inID)
+	}
+	u, err := ws.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := u.Agent("gm"); got.Calls != 1 || got.Failed != 1 || got.Interrupted != 1 || got.Session.Calls != 1 {
+		t.Errorf("usage = %+v, want 1 call, failed and interrupted, in the session", got)
 	}
 }

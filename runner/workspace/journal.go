@@ -150,9 +150,14 @@ type Entry struct {
 	Session   string `json:"session,omitempty"`
 	TokensIn  int64  `json:"tokens_in,omitempty"`
 	TokensOut int64  `json:"tokens_out,omitempty"`
-	Tool      string `json:"tool,omitempty"`
-	Args      string `json:"args,omitempty"`
-	Result    string `json:"result,omitempty"`
+	// Interrupted marks a model call cut short by the runner stopping
+	// (parley run interrupted) while it was in flight: the endpoint may
+	// have got it, answered and counted it; its tokens are unknown here
+	// (0). It counts as a call made, and one that got no answer.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Tool        string `json:"tool,omitempty"`
+	Args        string `json:"args,omitempty"`
+	Result      string `json:"result,omitempty"`
 	// Workspace is the other workspace of a bridged message: where it
 	// came from (Received, Bounced) or went (Forwarded).
 	Workspace string `json:"workspace,omitempty"`

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -86,6 +87,8 @@ func decodeString(s string, e *Entry) bool {
 			var n int
 			n, ok = d.int()
 			e.TokensOut = int64(n)
+		case "interrupted":
+			e.Interrupted, ok = d.bool()
 		case "tool":
 			e.Tool, ok = d.str()
 		case "args":
@@ -105,6 +108,18 @@ func decodeString(s string, e *Entry) bool {
 		}
 		return d.next('}') && d.end()
 	}
+}
+
+// bool reads true or false, after white space.
+func (d *decoder) bool() (bool, bool) {
+	d.space()
+	for _, lit := range []string{"true", "false"} {
+		if strings.HasPrefix(d.b[d.i:], lit) {
+			d.i += len(lit)
+			return lit == "true", true
+		}
+	}
+	return false, false
 }
 
 // decoder reads JSON values from b, from i on.

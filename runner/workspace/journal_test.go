@@ -30,6 +30,10 @@ var journalLines = []string{
 	"{\"time\":\"2026-11-21T10:15:06.000000Z\",\"from\":\"\xff\",\"file\":\"f\"}", // invalid UTF-8
 	`{"time":"2026-11-21T10:15:06.000000Z","from":"a","file":"f"} trailing`,
 	`{"time":"2026-11-21T10:15:06.0`,
+	`{"time":"2026-11-21T10:15:07.000000Z","outcome":"model","interrupted":true,"note":"n"}`,
+	`{"time":"2026-11-21T10:15:07.000000Z","outcome":"model","interrupted": false}`,
+	`{"time":"2026-11-21T10:15:07.000000Z","outcome":"model","interrupted":truex}`,
+	`{"time":"2026-11-21T10:15:07.000000Z","outcome":"model","interrupted":null}`,
 	`[]`,
 	`{}`,
 }
@@ -66,7 +70,7 @@ func TestDecodeEntryFastPath(t *testing.T) {
 	// Every field of an Entry, written by encoding/json.
 	full := Entry{Time: "t", ID: "i", From: "f", To: []string{"a", "b"}, Type: "T", Signal: "s", Skill: "k@1", Outcome: "o", Agent: "g",
 		Reason: "r\n\"q\"\\", Line: 7, Field: "d", File: "x.md", Path: "p/x.md", Was: "w/x.md", Attempts: 2, Sent: "n", Already: []string{"a"},
-		Warnings: []string{"w"}, Note: "<&>", Model: "m", Session: "s1", TokensIn: 12, TokensOut: 3, Tool: "roll_dice", Args: `{"dice":"1d20"}`, Result: `{"total":7}`, Workspace: "w"}
+		Warnings: []string{"w"}, Note: "<&>", Model: "m", Session: "s1", TokensIn: 12, TokensOut: 3, Interrupted: true, Tool: "roll_dice", Args: `{"dice":"1d20"}`, Result: `{"total":7}`, Workspace: "w"}
 	for i, v := 0, reflect.ValueOf(full); i < v.NumField(); i++ {
 		if v.Field(i).IsZero() {
 			t.Errorf("the Entry of every field leaves %s out: give it a value, and decodeEntry a case", v.Type().Field(i).Name)

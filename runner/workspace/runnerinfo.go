@@ -41,6 +41,25 @@ type RunnerInfo struct {
 	// sender and name: the runner tries each again, and its sender's
 	// later files wait behind it.
 	Failing []FailingDelivery `json:"failing_deliveries,omitempty"`
+
+	// JournalLost counts the lines of the journal that the file at its
+	// path lacks since git (a stash, a checkout) or a person replaced it,
+	// at JournalLostAt: parley log and parley usage leave them out until
+	// a file that holds them is put back. 0 when it lacks none.
+	JournalLost   int       `json:"journal_lost,omitempty"`
+	JournalLostAt time.Time `json:"journal_lost_at,omitzero"`
+}
+
+// JournalLostText says that the journal lacks n lines since it was
+// replaced, what that does and what puts them back: the runner's log
+// and parley status say it.
+func JournalLostText(n int) string {
+	lines := "lines"
+	if n == 1 {
+		lines = "line"
+	}
+	return fmt.Sprintf("%s was replaced (by git: a stash or a checkout; or by hand) with a file that lacks %d %s the runner had written: parley log and parley usage leave them out, and the runner writes on into the file there now; putting back a file that holds them restores them (git stash pop, or a checkout of it, while the runner has written nothing since; else merge the two files: README, \"The journal follows its file\")",
+		filepath.ToSlash(filepath.Join(StateDir, "journal.jsonl")), n, lines)
 }
 
 // FailingDelivery is an outbox file whose routing failed, and is tried

@@ -9,11 +9,15 @@ import (
 // openai driver counts a session's as it goes (against the budgets);
 // Workspace.Usage sums the journal's model entries (ModelCalled).
 type Usage struct {
-	Calls     int     `json:"calls"`
-	Failed    int     `json:"failed,omitempty"` // calls that got no answer
-	TokensIn  int64   `json:"tokens_in"`
-	TokensOut int64   `json:"tokens_out"`
-	Cost      float64 `json:"cost,omitempty"`
+	Calls  int `json:"calls"`
+	Failed int `json:"failed,omitempty"` // calls that got no answer
+	// Interrupted counts the calls cut short by the runner stopping
+	// (Entry.Interrupted), among Failed: the endpoint may have counted
+	// tokens for them that are not here.
+	Interrupted int     `json:"interrupted,omitempty"`
+	TokensIn    int64   `json:"tokens_in"`
+	TokensOut   int64   `json:"tokens_out"`
+	Cost        float64 `json:"cost,omitempty"`
 }
 
 // Tokens returns the tokens in and out together.
@@ -21,13 +25,16 @@ func (u Usage) Tokens() int64 { return u.TokensIn + u.TokensOut }
 
 // Add returns u with v added.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{Calls: u.Calls + v.Calls, Failed: u.Failed + v.Failed, TokensIn: u.TokensIn + v.TokensIn, TokensOut: u.TokensOut + v.TokensOut, Cost: u.Cost + v.Cost}
+	return Usage{Calls: u.Calls + v.Calls, Failed: u.Failed + v.Failed, Interrupted: u.Interrupted + v.Interrupted, TokensIn: u.TokensIn + v.TokensIn, TokensOut: u.TokensOut + v.TokensOut, Cost: u.Cost + v.Cost}
 }
 
 func (u *Usage) add(e *Entry, prices map[string]Price) {
 	u.Calls++
-	if e.Reason != "" {
+	if e.Reason != "" || e.Interrupted {
 		u.Failed++
+	}
+	if e.Interrupted {
+		u.Interrupted++
 	}
 	u.TokensIn += e.TokensIn
 	u.TokensOut += e.TokensOut
