@@ -129,6 +129,7 @@ type Bridge struct {
 	self           identity
 	heldBy, alsoBy string
 	beatAt         time.Time      // when this workspace last claimed its name (claim)
+	takenAt        time.Time      // when it took the name from none or another run (claim)
 	claimed        bool           // looked at least once
 	looked         chan struct{}  // closed at the first look
 	attempts       map[string]int // incoming copy -> failed deliveries here

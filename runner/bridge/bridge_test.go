@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1032,5 +1033,47 @@ func TestBridgeNameCopied(t *testing.T) {
 	}
 	if err := h.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
 		t.Fatalf("the killed run's claim, the next run holding the name = %v, want ErrNameHeld", err)
+	}
+}
+
+// TestBridgeClaimEarlyLook: two bridges that took a free name at the
+// same start, the second's claim landing after the first's settle, both
+// read until the first looks again: within a second of taking the name
+// (before its next batch), not a whole beat later.
+func TestBridgeClaimEarlyLook(t *testing.T) {
+	home, twin, js, open := namePair(t)
+	ctx := context.Background()
+	h := open(home)
+	if err := h.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	// twin's claim lands now, over home's (it read the name free).
+	tw := open(twin)
+	c, err := js.Consumer(ctx, workspace.DefaultStream, h.durable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := parleyMeta(c.CachedInfo().Config.Metadata)
+	meta[metaID], meta[metaHost], meta[metaRoot], meta[metaRun] = tw.self.ID, tw.self.Host, tw.self.Root, tw.self.Run
+	meta[metaPID], meta[metaBeat] = strconv.Itoa(tw.self.PID), c.CachedInfo().TimeStamp.Format(time.RFC3339Nano)
+	if _, err := js.UpdateConsumer(ctx, workspace.DefaultStream, h.consumerConfig(meta)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.claimDue(ctx, js); err != nil {
+		t.Fatalf("claimDue right after home took the name = %v, want nil (not looked at again yet)", err)
+	}
+	h.mu.Lock()
+	h.beatAt = h.beatAt.Add(-earlyLook)
+	h.mu.Unlock()
+	if err := h.claimDue(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("claimDue a second after home took the name, twin's claim over it = %v, want ErrNameHeld", err)
+	}
+	// Once a beat has passed since it took the name, a second is not
+	// enough: the claim of a bridge long at work is looked at each beat.
+	h.mu.Lock()
+	h.heldBy, h.takenAt, h.beatAt = "", time.Now().Add(-beatEvery), time.Now().Add(-earlyLook)
+	h.mu.Unlock()
+	if err := h.claimDue(ctx, js); err != nil {
+		t.Fatalf("claimDue a second after the last claim of a bridge long at work = %v, want nil", err)
 	}
 }

@@ -49,6 +49,9 @@ const (
 	// claimSettle is how long a bridge that took the name waits before
 	// it looks whether another took it at the same moment.
 	claimSettle = 300 * time.Millisecond
+	// earlyLook is how often a bridge looks at its claim before a batch
+	// in the first beat after it took the name.
+	earlyLook = time.Second
 	// beatSlack is how late a beat may come (the server's fsync, the
 	// link) and still count as on time.
 	beatSlack = 3 * time.Second
@@ -210,6 +213,9 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	warn := also != "" && also != b.alsoBy
 	b.alsoBy = also
 	b.beatAt = time.Now() // monotonic: a pause (a laptop asleep) counts
+	if holder.runKey() != b.self.runKey() {
+		b.takenAt = b.beatAt
+	}
 	b.mu.Unlock()
 	if was != "" {
 		b.log.Info(fmt.Sprintf("bridge name %q is free again: this workspace takes and forwards what waits", b.cfg.Name), "held_by", was)
@@ -225,10 +231,13 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 // old: called before each batch is taken, so that a bridge paused past
 // holdFor (a laptop asleep), whose name a twin may hold now, takes and
 // acknowledges nothing before it looked, and a long run until idle
-// keeps its claim fresh.
+// keeps its claim fresh. In the first beat after it took the name, a
+// second old is enough: a twin whose claim landed after this one's
+// settle (claimSettle) is found within a second, not five.
 func (b *Bridge) claimDue(ctx context.Context, js jetstream.JetStream) error {
 	b.mu.Lock()
-	due := time.Since(b.beatAt) >= beatEvery
+	since := time.Since(b.beatAt)
+	due := since >= beatEvery || time.Since(b.takenAt) < beatEvery && since >= earlyLook
 	b.mu.Unlock()
 	if !due {
 		return nil
