@@ -199,7 +199,7 @@ func (b *mcpMailbox) handling(arg string, fn func(id string) error) error {
 }
 
 func (b *mcpMailbox) Read(ctx context.Context, arg string) (string, error) {
-	_, c, err := b.held(arg, mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead)
+	_, c, err := b.held(arg, mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead, mailbox.Sent, mailbox.Outbox)
 	if err != nil {
 		return "", err
 	}

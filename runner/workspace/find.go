@@ -5,6 +5,7 @@ import (
 	"iter"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -95,7 +96,7 @@ func (w *Workspace) ResolveOwnID(s, agent string, states ...string) (string, err
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("%q: %w in the %s of %s", s, ErrMessageNotFound, strings.Join(states, " or "), agent)
+		return "", &notOwnError{what: strconv.Quote(s), agent: agent, states: states}
 	case 1:
 		return found[0], nil
 	}
@@ -124,12 +125,30 @@ func (w *Workspace) Held(id, agent string, states ...string) (Copy, error) {
 	for _, n := range box.RejectedNames(id) {
 		own = append(own, w.Short(box.Path(mailbox.Rejected, n)))
 	}
-	err := fmt.Errorf("%s: %w in the %s of %s", id, ErrMessageNotFound, strings.Join(states, " or "), agent)
+	var err error = &notOwnError{what: id, agent: agent, states: states}
 	if len(own) > 0 {
 		err = fmt.Errorf("%w; it is in %s", err, strings.Join(own, ", "))
 	}
 	return Copy{}, err
 }
+
+// notOwnError is the error of ResolveOwnID and Held for a message that is
+// not among an agent's own in the states looked in: ErrMessageNotFound,
+// said without a word of any other mailbox.
+type notOwnError struct {
+	what, agent string
+	states      []string
+}
+
+func (e *notOwnError) Error() string {
+	dirs := make([]string, len(e.states))
+	for i, st := range e.states {
+		dirs[i] = st + "/"
+	}
+	return fmt.Sprintf("%s: not among the messages of %s (in its %s)", e.what, e.agent, strings.Join(dirs, ", "))
+}
+
+func (e *notOwnError) Unwrap() error { return ErrMessageNotFound }
 
 // Copy is where one copy of a message is: whose mailbox, which state.
 type Copy struct {

@@ -39,8 +39,8 @@ func TestResolveOwnID(t *testing.T) {
 	}{
 		{"bbbbbb", own2, ""},
 		{"2026", "", `"2026" could be any of 2 messages: ` + own1 + ", " + own2},
-		{"f15f14", "", `"f15f14": no mailbox holds this message in the inbox or cur or done or dead of aria`},
-		{"cccccc", "", `"cccccc": no mailbox holds this message in the inbox or cur or done or dead of aria`},
+		{"f15f14", "", `"f15f14": not among the messages of aria (in its inbox/, cur/, done/, dead/)`},
+		{"cccccc", "", `"cccccc": not among the messages of aria (in its inbox/, cur/, done/, dead/)`},
 		{gms, gms, ""}, // a full id is taken as it is: Held says it is not hers
 	}
 	for _, tt := range tests {
