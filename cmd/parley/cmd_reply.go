@@ -90,14 +90,28 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	if err != nil {
 		return "", err
 	}
-	data, err := mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
+	// Replies to one message take turns, by a lock on its file (as the
+	// seats' answers do): a second call made at the same moment (a form
+	// sent twice, a client that calls again) looks once the first has
+	// sent, and finds its answer (opts.Once).
+	unlock, err := mailbox.LockFile(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Moved meanwhile (a done called at once): found where it is now.
 		if c, err = ws.Handling(id, agent); err != nil {
 			return "", err
 		}
-		data, err = mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
+		unlock, err = mailbox.LockFile(c.Path)
 	}
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	// The lock is on the file, wherever it moved while this call waited
+	// for it (inbox/ to done/, by the call before): where it is now.
+	if c, err = ws.Handling(id, agent); err != nil {
+		return "", err
+	}
+	data, err := mailbox.ReadFile(c.Path, ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return "", err
 	}
