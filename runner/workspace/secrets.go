@@ -317,16 +317,20 @@ type markedLine struct {
 
 // secretLines returns each line of text, marked as in a secret part or
 // not (a heading that says "secret", the heading itself included, and
-// everything under it down to the next heading as high), and as a
-// heading's line or not. The headings are markdown's, both kinds (see
-// headings).
+// everything under it down to the next heading as high, written with
+// #), and as a heading's line or not. The headings are markdown's, both
+// kinds (see headings); one underlined opens a part, never ends one.
 func secretLines(text string) []markedLine {
 	lines := strings.Split(text, "\n")
 	hs := headings(lines)
 	out := make([]markedLine, 0, len(lines))
 	inSecret, level, headingEnd := false, 0, 0
 	for i, line := range lines {
-		if h := hs[i]; h.level > 0 {
+		// In a secret part, a paragraph over a line of - or = (a
+		// setext heading, to markdown) is taken for a line of the part
+		// over a rule: "Lord Varn leads the cult." then "---" ends
+		// nothing, and stays secret. Only a # heading ends a part.
+		if h := hs[i]; h.level > 0 && !(inSecret && h.lines > 1) {
 			if inSecret && h.level <= level {
 				inSecret = false
 			}

@@ -195,9 +195,11 @@ func TestSecretSentences(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("secretSentences = %q, want %q", got, want)
 	}
-	text = "Sel Varga\n=========\n\nA singer of the drowned chapel.\n\nSecrets Sel keeps from everyone\n-------------------------------\n\nSel still sings the drowned hymn every night.\n\nNotes\n-----\n\nShe likes the rain very much.\n"
+	text = "Sel Varga\n=========\n\nA singer of the drowned chapel.\n\nSecrets Sel keeps from everyone\n-------------------------------\n\nSel still sings the drowned hymn every night.\n\nNotes\n-----\n\nShe likes the rain very much.\n\n## Voice\n\nShe hums when she lies.\n"
 	got = secretSentences(text)
-	want = []string{"Sel still sings the drowned hymn every night."}
+	// An underlined heading ends no secret part (it may be a line of it
+	// over a rule): the Notes stay secret; the # heading ends the part.
+	want = []string{"Sel still sings the drowned hymn every night.", "She likes the rain very much."}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("secretSentences(setext) = %q, want %q", got, want)
 	}
@@ -237,13 +239,13 @@ func TestWithoutSecrets(t *testing.T) {
 		},
 		{
 			name: "a setext heading, underlined with -",
-			text: "# Sel\n\nHums.\n\nSecrets\n-------\n\nSel sings the drowned hymn every night.\n\nNotes\n---\nshown\n",
-			want: "# Sel\n\nHums.\n\nNotes\n---\nshown\n",
+			text: "# Sel\n\nHums.\n\nSecrets\n-------\n\nSel sings the drowned hymn every night.\n\nNotes\n---\nhidden: no underlined heading ends a part\n## Voice\nshown\n",
+			want: "# Sel\n\nHums.\n\n## Voice\nshown\n",
 		},
 		{
 			name: "a setext heading, underlined with =, its text two lines",
-			text: "Intro.\n\nThe GM's\nsecret notes\n=\nThe well is poisoned.\n## Lower\nhidden too\n\nNext\n===\nshown\n",
-			want: "Intro.\n\nNext\n===\nshown\n",
+			text: "Intro.\n\nThe GM's\nsecret notes\n=\nThe well is poisoned.\n## Lower\nhidden too\n\n# Next\nshown\n",
+			want: "Intro.\n\n# Next\nshown\n",
 		},
 		{
 			name: "a thematic break ends no secret part",
@@ -261,9 +263,14 @@ func TestWithoutSecrets(t *testing.T) {
 			want: "# Tor\n```\nnotes",
 		},
 		{
+			name: "a line of a secret part over a rule stays secret (no heading ends the part)",
+			text: "# Sheet\n\n## Secrets\nLord Varn is the cult leader.\n---\n## Inventory\nA rope.\n",
+			want: "# Sheet\n\n## Inventory\nA rope.\n",
+		},
+		{
 			name: "the lines around a part do not run together",
-			text: "the secret plan\n# Secret\nNext\n=\nshown\n",
-			want: "the secret plan\n\nNext\n=\nshown\n",
+			text: "the secret plan\n# Secret\nhidden\n# Next\nshown\n",
+			want: "the secret plan\n\n# Next\nshown\n",
 		},
 		{
 			name: "no secret part",
