@@ -1185,6 +1185,9 @@ func (s *seat) answerOnce(arg, text string) error {
 		holders = append(holders, agent)
 	}
 	if holders == nil {
+		if said := s.answeredSaid(id); said != "" {
+			return errors.New(said)
+		}
 		return doneAlready(s.ws, id, s.me, firstErr)
 	}
 	if where := s.fileHandled(id, holders); where != "" {
@@ -1221,6 +1224,37 @@ func (s *seat) answerOnce(arg, text string) error {
 	}
 	fmt.Fprintf(s.e.stdout, "answered %s\n", id)
 	return nil
+}
+
+// answeredSaid says, of a question one of the seat's inboxes holds in
+// done/ with an answer sent, that it was answered elsewhere and what the
+// answer was, as a seat answering at the same moment says it; "" when
+// none is.
+func (s *seat) answeredSaid(id string) string {
+	for _, agent := range s.inboxes() {
+		c, err := s.ws.Received(id, agent, mailbox.Done)
+		if err != nil {
+			continue
+		}
+		data, err := mailbox.ReadFile(c.Path, s.ws.Config.Router.MaxMessageSize)
+		if err != nil {
+			continue
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			continue
+		}
+		typ := workspace.TypeOf(m)
+		answerer := campaigns.SeatAnswerer(typ, []string{agent}, s.me, s.prompted())
+		if answerer == "" {
+			continue
+		}
+		if ans := s.answeredAlready(id, answerer, m.Header().Text("from")); ans != "" {
+			q := &waitingQ{agent: answerer, id: id, m: m, typ: typ}
+			return fmt.Sprintf("%s, %s, was answered elsewhere%s: nothing was sent", id, q.name(), s.answerSaid(ans, q))
+		}
+	}
+	return ""
 }
 
 // writerFunc is a function that is an io.Writer.

@@ -781,13 +781,22 @@ func (s *seat) takeQuestion(q *waitingQ) (unlock func(), gone string) {
 	from, _ := q.m.Header().Get("from")
 	path := s.ws.Mailbox(q.agent).Path(mailbox.Inbox, mailbox.FileName(q.id))
 	unlock, err := mailbox.LockFile(path)
-	if err == nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		// No lock to be had here (a filesystem without flock): the
+		// question is answered as before there were locks, looked at
+		// once more below.
+		unlock = func() {}
+	default:
 		// Handled while this seat waited for the lock, or before.
-		if _, err = os.Lstat(path); err != nil {
+		if _, err = os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			unlock()
+		} else {
+			err = nil
 		}
 	}
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		if ans := s.answeredAlready(q.id, q.agent, from); ans != "" {
 			return nil, s.answerSaid(ans, q)
 		}
