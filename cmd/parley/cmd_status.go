@@ -201,6 +201,8 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			rep.Bridge.State = &st
 			if rep.Bridge.Running {
 				rep.Bridge.Lag = &st.Lag
+			} else {
+				st.Connected = false // no bridge runs to be connected
 			}
 		}
 	}
