@@ -559,7 +559,9 @@ func (d Dir) Unreject(name string) (string, error) {
 
 // SentAs returns the id of the message in sent/ that a file of this name
 // and content was sent as, or "": one whose id ends in the digits drawn
-// from them (ContentSuffix) and that holds that content.
+// from them (ContentSuffix) and that is that file (SentCopy). The router
+// asks the journal too (a file of that name): what it refuses as routed
+// already, SentAs finds.
 func (d Dir) SentAs(name string, data []byte) string {
 	suffix := ContentSuffix(name, data)
 	names, _ := d.NamesUnsorted(Sent)
@@ -568,11 +570,39 @@ func (d Dir) SentAs(name string, data []byte) string {
 		if !ok || IDSuffix(id) != suffix {
 			continue
 		}
-		if sent, err := os.ReadFile(d.Path(Sent, n)); err == nil && bytes.Equal(sent, data) {
+		sent, err := os.ReadFile(d.Path(Sent, n))
+		if err != nil {
+			continue
+		}
+		if m, err := Parse(data); err == nil && SentCopy(sent, data, m, id) {
 			return id
 		}
 	}
 	return ""
+}
+
+// SentCopy reports whether sent, the file in sent/ under id, is the file
+// data (parsed: m) sent as id: the same bytes, as the router moves a file
+// without an id to sent/ today, or those bytes with the id stamped into
+// them (StampWith), as it wrote them before.
+func SentCopy(sent, data []byte, m *Message, id string) bool {
+	if bytes.Equal(sent, data) {
+		return true
+	}
+	again := m.Clone()
+	StampWith(again, id)
+	return bytes.Equal(again.Bytes(), sent)
+}
+
+// StampWith gives a message that came without an id the id it was
+// given, and the time it was created when it says none: the time in the
+// id.
+func StampWith(m *Message, id string) {
+	m.Set("id", id)
+	if !m.Header().Has("created") {
+		sent, _, _ := ParseID(id)
+		m.Set("created", sent.Format(TimeFormat))
+	}
 }
 
 // DropOrphanReasons removes the reasons in rejected/ whose file has left

@@ -1099,3 +1099,35 @@ func TestDropOrphanReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestSentAs: a file without an id is found in sent/ as it was sent
+// there: as it is (today's router), or with its id stamped into it (the
+// router before), so that parley retry puts back a file refused as
+// routed already under a name no message came from, whichever router
+// sent the first.
+func TestSentAs(t *testing.T) {
+	d, _ := newDir(t)
+	data := []byte("---\nto: b\n---\nI attack the goblin.\n")
+	id := "20261129-100000.000000Z-a-" + ContentSuffix("reply.md", data)
+	m, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		sent []byte
+	}{
+		{"as it is", data},
+		{"stamped", func() []byte { s := m.Clone(); StampWith(s, id); return s.Bytes() }()},
+	} {
+		if err := os.WriteFile(d.Path(Sent, FileName(id)), tt.sent, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.SentAs("reply.md", data); got != id {
+			t.Errorf("%s: SentAs = %q, want %q", tt.name, got, id)
+		}
+		if got := d.SentAs("other.md", data); got != "" {
+			t.Errorf("%s: SentAs of another name = %q, want none", tt.name, got)
+		}
+	}
+}

@@ -353,7 +353,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 	if a.id == "" {
 		a.id, a.drawn = b.idFor(c, p, data, msg), true
 	}
-	stampWith(a.msg, a.id)
+	mailbox.StampWith(a.msg, a.id)
 	b.ids[a.id] = true
 	b.routed = append(b.routed, a)
 }
@@ -952,16 +952,6 @@ func (r *Runner) failAll(routed []*accepted, now time.Time, err error) error {
 	return err
 }
 
-// stampWith gives a message that came without an id the id it was given,
-// and the time it was created when it says none: the time in the id.
-func stampWith(m *mailbox.Message, id string) {
-	m.Set("id", id)
-	if !m.Header().Has("created") {
-		sent, _, _ := mailbox.ParseID(id)
-		m.Set("created", sent.Format(mailbox.TimeFormat))
-	}
-}
-
 // newID gives a message that came without an id one: its time is the
 // file's modification time (now, for one dated in the future), but after the last message its sender sent,
 // so that ids (and inbox listings) keep the order messages were routed
@@ -1007,13 +997,7 @@ func (r *Runner) routedAlready(c candidate, data []byte, m *mailbox.Message) (st
 		if err != nil {
 			continue
 		}
-		same := string(sent) == string(data)
-		if !same {
-			again := m.Clone()
-			stampWith(again, id)
-			same = string(again.Bytes()) == string(sent)
-		}
-		if same && r.journaledFrom(c.agent, id, c.name) {
+		if mailbox.SentCopy(sent, data, m, id) && r.journaledFrom(c.agent, id, c.name) {
 			return id, true
 		}
 	}
