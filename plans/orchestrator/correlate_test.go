@@ -187,3 +187,60 @@ func TestAnswerAfterUntyped(t *testing.T) {
 		t.Errorf("review request for step %q, want 3", get(reqs[0], "step"))
 	}
 }
+
+// TestRevisionNamesTask guards a worker's revised submission that names,
+// by reply_to:, the task it revises rather than the revision_request: it
+// answers the revision_request open for it, and is reviewed again. It
+// was set aside as a second answer to the task, and the step stalled.
+// So too when the revision_request was given up and handed back by
+// parley retry, and when a retry decision sent the task again.
+func TestRevisionNamesTask(t *testing.T) {
+	// failed runs step 1 to a failed review, and returns the task and
+	// the revision_request.
+	failed := func(h *harness) (task, revision *mailbox.Message) {
+		h.t.Helper()
+		tasks := h.toPlan()
+		reqs := h.submit(tasks[0], "[a.go]")
+		want(h.t, "submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+		h.handle(verdict(h, reqs[0], "pass"))
+		out := h.handle(verdict(h, reqs[1], "fail"))
+		want(h.t, "failure", out, "worker-1:revision_request/revise")
+		return tasks[0], out[0]
+	}
+	revised := func(h *harness, task *mailbox.Message) []*mailbox.Message {
+		return h.handle(h.answer(task, WorkerSubmission, "rfr", "Fixed.", "files_changed", "[a.go]", "qa_check", "pass"))
+	}
+	t.Run("open", func(t *testing.T) {
+		h := newHarness(t, config)
+		task, _ := failed(h)
+		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
+		want(t, "revised again", revised(h, task), "you:pipeline_note/info")
+	})
+	t.Run("another step", func(t *testing.T) {
+		// An answer that names its step answers no open request of
+		// another step: a second answer.
+		h := newHarness(t, config)
+		task, _ := failed(h)
+		again := h.answer(task, WorkerSubmission, "rfr", "Fixed.", "files_changed", "[a.go]", "qa_check", "pass", "plan_file", "plans/retry.md", "step", "3")
+		want(t, "revised, of step 3", h.handle(again), "you:pipeline_note/info")
+	})
+	t.Run("parley retry", func(t *testing.T) {
+		h := newHarness(t, config)
+		task, revision := failed(h)
+		want(t, "given up", h.handle(h.givenUp(revision)), "you:escalation/decide")
+		box := h.ws.Mailbox("worker-1")
+		name := get(revision, "id") + ".md"
+		if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Inbox, name)); err != nil {
+			t.Fatal(err) // parley retry
+		}
+		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
+	})
+	t.Run("retry decision", func(t *testing.T) {
+		h := newHarness(t, config)
+		task, revision := failed(h)
+		esc := h.handle(h.givenUp(revision))
+		want(t, "given up", esc, "you:escalation/decide")
+		want(t, "retry", h.handle(h.decide(esc[0], "retry", "Again.")), "worker-1:task_assignment/execute")
+		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
+	})
+}

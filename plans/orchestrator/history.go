@@ -19,6 +19,10 @@ type history struct {
 	byID   map[string]*record
 	cur    *record // the message being handled
 	remote bool    // a remote sender's, as its recipient here holds it (remoteHistory)
+	// inDead reports whether the message id is still in agent's dead/
+	// (nil: never); a message given up here that is not was handed back
+	// by `parley retry`, and is open to an answer again.
+	inDead func(agent, id string) bool
 }
 
 type record struct {
@@ -64,7 +68,7 @@ func (r *record) to(agent string) bool {
 // history reads the orchestrator's mailbox. A file that cannot be read
 // as a message is skipped.
 func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
-	h := &history{byID: map[string]*record{}}
+	h := &history{byID: map[string]*record{}, inDead: o.inDead}
 	curID := get(in, "id")
 	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (bool, bool) {
 		return get(m, "id") != curID, true
@@ -215,14 +219,20 @@ func isAnswer(typ string) bool {
 // thread: and reply_to:, so neither is needed:
 //
 //   - an answer (see asks) answers the request its reply_to names, when
-//     that is one of ours it answers; else the oldest request of ours to
-//     its sender, sent before it, of the kind it answers, that nothing
-//     answered yet, that was not given up or left unanswered, and that
-//     its agent did not reply to otherwise (a worker's untyped "Done.");
-//     else the newest not answered, else the newest (a second answer to
-//     it); among those in its thread, when it names one, and of its
-//     plan_file and step, or its topic, when it names them and one of
-//     them is;
+//     that is one of ours it answers, unless an answer to it came
+//     already and a request of ours to its sender is open to it: of the
+//     kind it answers, not answered, not closed (below), of its thread,
+//     plan_file and step, and topic, each when it names it; then the
+//     oldest such (a worker's revision that names the task it revises
+//     answers the revision_request open for it);
+//   - else the oldest request of ours to its sender, sent before it, of
+//     the kind it answers, that nothing answered yet, that is not closed:
+//     given up (unless handed back since by parley retry) or left
+//     unanswered, or its agent replied to it otherwise (a worker's
+//     untyped "Done."); else the newest not answered, else the newest (a
+//     second answer to it); among those in its thread, when it names
+//     one, and of its plan_file and step, or its topic, when it names
+//     them and one of them is;
 //   - its thread is then the request's; another message's, the thread of
 //     the message it replies to, else, when it has a type, the thread of
 //     the last triage_request sent before it (the pipeline under way),
@@ -236,13 +246,25 @@ func isAnswer(typ string) bool {
 func (h *history) correlate() {
 	recs := slices.Clone(h.all)
 	slices.SortStableFunc(recs, func(a, b *record) int { return a.at.Compare(b.at) })
-	// Requests not open to an answer that names none: those nothing
-	// answers (given up, left unanswered), and, as they come, those
-	// their agent replied to with a message of another kind ("Done.").
+	// Requests closed, not open to an answer that names none: those
+	// nothing answers (given up, left unanswered), and, as they come,
+	// those their agent replied to with a message of another kind
+	// ("Done.").
+	// A request given up and handed back since (`parley retry`: here,
+	// it left its agent's dead/; in another workspace, that one's
+	// runner told us) is open again.
 	closed := map[string]bool{}
 	for _, r := range recs {
-		if !r.sent && from(r.m) == workspace.Runner {
-			closed[cmp.Or(r.get("given_up"), r.get("unanswered"))] = true
+		if r.sent || from(r.m) != workspace.Runner {
+			continue
+		}
+		switch id := r.get("given_up"); {
+		case r.typ() == workspace.RetriedNotice:
+			delete(closed, r.get("retried"))
+		case id != "" && r.get("workspace") == "" && h.inDead != nil && !h.inDead(r.get("agent"), id):
+			// Handed back here.
+		default:
+			closed[cmp.Or(id, r.get("unanswered"))] = true
 		}
 	}
 	sentTo := map[string][]*record{} // agent -> what was sent it so far, oldest first
@@ -263,6 +285,12 @@ func (h *history) correlate() {
 		if isAnswer(r.typ()) && from(r.m) != workspace.Runner {
 			if q := h.byID[r.get("reply_to")]; q != nil && q.sent && asks(q, r.typ()) {
 				r.req = q
+				if first[q] != nil {
+					// Answered already: a worker's revision that
+					// names the task it revises answers the
+					// revision_request open for it.
+					r.req = cmp.Or(openRequestOf(r, sentTo[from(r.m)], first, closed), q)
+				}
 			} else {
 				r.req = requestOf(r, sentTo[from(r.m)], first, closed)
 			}
@@ -314,13 +342,8 @@ func requestOf(a *record, cands []*record, first map[*record]*record, closed map
 			match = some
 		}
 	}
-	if pf, n := a.get("plan_file"), atoi(a.get("step")); pf != "" && n != 0 {
-		narrow(func(q *record) bool {
-			return cleanPlan(q.get("plan_file")) == cleanPlan(pf) && atoi(q.get("step")) == n
-		})
-	}
-	if t := a.get("topic"); t != "" {
-		narrow(func(q *record) bool { return q.get("topic") == t })
+	for _, same := range sameAs(a) {
+		narrow(same)
 	}
 	for _, q := range match {
 		if first[q] == nil && !closed[q.get("id")] {
@@ -334,6 +357,39 @@ func requestOf(a *record, cands []*record, first map[*record]*record, closed map
 	}
 	if len(match) > 0 {
 		return match[len(match)-1]
+	}
+	return nil
+}
+
+// sameAs is what the answer a names of the request it answers, each as
+// a test of a request: its plan_file and step, and its topic.
+func sameAs(a *record) []func(q *record) bool {
+	var same []func(q *record) bool
+	if pf, n := a.get("plan_file"), atoi(a.get("step")); pf != "" && n != 0 {
+		same = append(same, func(q *record) bool {
+			return cleanPlan(q.get("plan_file")) == cleanPlan(pf) && atoi(q.get("step")) == n
+		})
+	}
+	if t := a.get("topic"); t != "" {
+		same = append(same, func(q *record) bool { return q.get("topic") == t })
+	}
+	return same
+}
+
+// openRequestOf is the oldest request of cands (what was sent to a's
+// sender before it, oldest first) open to the answer a, whose reply_to
+// names a request answered already: of the kind a answers, not answered
+// (first), not closed, in a's thread and of all sameAs names, when a
+// names them. Nil when none is: a is a second answer.
+func openRequestOf(a *record, cands []*record, first map[*record]*record, closed map[string]bool) *record {
+	same := sameAs(a)
+	for _, q := range cands {
+		if !asks(q, a.typ()) || first[q] != nil || closed[q.get("id")] || a.get("thread") != "" && q.thread() != a.get("thread") {
+			continue
+		}
+		if !slices.ContainsFunc(same, func(f func(*record) bool) bool { return !f(q) }) {
+			return q
+		}
 	}
 	return nil
 }
