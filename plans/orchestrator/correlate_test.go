@@ -244,3 +244,26 @@ func TestRevisionNamesTask(t *testing.T) {
 		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
 	})
 }
+
+// TestVerdictNamesSubmission guards verdicts that name no request, sent
+// for step 2 before step 1's: each answers the review request of the
+// submission it names (submission:), not the oldest open one.
+func TestVerdictNamesSubmission(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	reqs1 := h.submit(tasks[0], "[a.go]")
+	reqs2 := h.submit(tasks[1], "[b.go]")
+	want(t, "submissions", append(reqs1, reqs2...), "reviewer:review_request/review", "auditor:review_request/review", "reviewer:review_request/review", "auditor:review_request/review")
+	of := func(req *mailbox.Message) *mailbox.Message {
+		v := bare(verdict(h, req, "pass"))
+		v.SetValue("submission", get(req, "submission"))
+		return v
+	}
+	want(t, "step 2 review", h.handle(of(reqs2[0])))
+	want(t, "step 2 audit", h.handle(of(reqs2[1])), "worker-2:approval/lgtm")
+	if p := h.readPlan(); p.Step(1).Done || !p.Step(2).Done {
+		t.Fatalf("after step 2's verdicts: step 1 done %v, step 2 done %v; want false, true", p.Step(1).Done, p.Step(2).Done)
+	}
+	want(t, "step 1 review", h.handle(of(reqs1[0])))
+	want(t, "step 1 audit", h.handle(of(reqs1[1])), "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+}

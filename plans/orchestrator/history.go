@@ -222,17 +222,17 @@ func isAnswer(typ string) bool {
 //     that is one of ours it answers, unless an answer to it came
 //     already and a request of ours to its sender is open to it: of the
 //     kind it answers, not answered, not closed (below), of its thread,
-//     plan_file and step, and topic, each when it names it; then the
-//     oldest such (a worker's revision that names the task it revises
-//     answers the revision_request open for it);
+//     plan_file and step, topic, and (a verdict) submission, each when
+//     it names it; then the oldest such (a worker's revision that names
+//     the task it revises answers the revision_request open for it);
 //   - else the oldest request of ours to its sender, sent before it, of
 //     the kind it answers, that nothing answered yet, that is not closed:
 //     given up (unless handed back since by parley retry) or left
 //     unanswered, or its agent replied to it otherwise (a worker's
 //     untyped "Done."); else the newest not answered, else the newest (a
 //     second answer to it); among those in its thread, when it names
-//     one, and of its plan_file and step, or its topic, when it names
-//     them and one of them is;
+//     one, and of its plan_file and step, its topic, or (a verdict) the
+//     submission reviewed, when it names them and one of them is;
 //   - its thread is then the request's; another message's, the thread of
 //     the message it replies to, else, when it has a type, the thread of
 //     the last triage_request sent before it (the pipeline under way),
@@ -362,7 +362,8 @@ func requestOf(a *record, cands []*record, first map[*record]*record, closed map
 }
 
 // sameAs is what the answer a names of the request it answers, each as
-// a test of a request: its plan_file and step, and its topic.
+// a test of a request: its plan_file and step, its topic, and, of a
+// verdict, the submission reviewed.
 func sameAs(a *record) []func(q *record) bool {
 	var same []func(q *record) bool
 	if pf, n := a.get("plan_file"), atoi(a.get("step")); pf != "" && n != 0 {
@@ -372,6 +373,9 @@ func sameAs(a *record) []func(q *record) bool {
 	}
 	if t := a.get("topic"); t != "" {
 		same = append(same, func(q *record) bool { return q.get("topic") == t })
+	}
+	if s := a.get("submission"); s != "" && (a.typ() == ReviewVerdict || a.typ() == AuditVerdict) {
+		same = append(same, func(q *record) bool { return q.get("submission") == s })
 	}
 	return same
 }
