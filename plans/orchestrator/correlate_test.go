@@ -224,6 +224,20 @@ func TestRevisionNamesTask(t *testing.T) {
 		again := h.answer(task, WorkerSubmission, "rfr", "Fixed.", "files_changed", "[a.go]", "qa_check", "pass", "plan_file", "plans/retry.md", "step", "3")
 		want(t, "revised, of step 3", h.handle(again), "you:pipeline_note/info")
 	})
+	t.Run("a later step", func(t *testing.T) {
+		// A second answer to the task of step 1, once its worker has the
+		// task of step 3, is not taken for step 3's: set aside.
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		for i, files := range []string{"[a.go]", "[b.go]"} {
+			reqs := h.submit(tasks[i], files)
+			h.handle(verdict(h, reqs[0], "pass"))
+			if out := h.handle(verdict(h, reqs[1], "pass")); i == 1 {
+				want(t, "wave 1 done", out, "worker-2:approval/lgtm", "worker-1:task_assignment/execute")
+			}
+		}
+		want(t, "step 1 again", revised(h, tasks[0]), "you:pipeline_note/info")
+	})
 	t.Run("parley retry", func(t *testing.T) {
 		h := newHarness(t, config)
 		task, revision := failed(h)

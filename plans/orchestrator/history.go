@@ -221,10 +221,13 @@ func isAnswer(typ string) bool {
 //   - an answer (see asks) answers the request its reply_to names, when
 //     that is one of ours it answers, unless an answer to it came
 //     already and a request of ours to its sender is open to it: of the
-//     kind it answers, not answered, not closed (below), of its thread,
-//     plan_file and step, topic, and (a verdict) submission, each when
-//     it names it; then the oldest such (a worker's revision that names
-//     the task it revises answers the revision_request open for it);
+//     kind it answers, not answered, not closed (below), of the named
+//     one's thread, and its plan_file and step, or topic, when it has
+//     them (the revision of its step, it sent again), and of the
+//     answer's plan_file and step, topic, and (a verdict) submission,
+//     each when it names it; then the oldest such (a worker's revision
+//     that names the task it revises answers the revision_request open
+//     for it);
 //   - else the oldest request of ours to its sender, sent before it, of
 //     the kind it answers, that nothing answered yet, that is not closed:
 //     given up (unless handed back since by parley retry) or left
@@ -289,7 +292,7 @@ func (h *history) correlate() {
 					// Answered already: a worker's revision that
 					// names the task it revises answers the
 					// revision_request open for it.
-					r.req = cmp.Or(openRequestOf(r, sentTo[from(r.m)], first, closed), q)
+					r.req = cmp.Or(openRequestOf(r, q, sentTo[from(r.m)], first, closed), q)
 				}
 			} else {
 				r.req = requestOf(r, sentTo[from(r.m)], first, closed)
@@ -382,17 +385,26 @@ func sameAs(a *record) []func(q *record) bool {
 
 // openRequestOf is the oldest request of cands (what was sent to a's
 // sender before it, oldest first) open to the answer a, whose reply_to
-// names a request answered already: of the kind a answers, not answered
-// (first), not closed, in a's thread and of all sameAs names, when a
-// names them. Nil when none is: a is a second answer.
-func openRequestOf(a *record, cands []*record, first map[*record]*record, closed map[string]bool) *record {
-	same := sameAs(a)
-	for _, q := range cands {
-		if !asks(q, a.typ()) || first[q] != nil || closed[q.get("id")] || a.get("thread") != "" && q.thread() != a.get("thread") {
+// names q, a request answered already: of the kind a answers, not
+// answered (first), not closed, and about what q was about (its thread,
+// and its plan_file and step, or its topic, when it has them: the
+// revision of q's step, q sent again) and what a names (sameAs). Nil when
+// none is: a is a second answer to q.
+func openRequestOf(a, q *record, cands []*record, first map[*record]*record, closed map[string]bool) *record {
+	same := append(sameAs(a), func(o *record) bool { return o.thread() == q.thread() })
+	if pf, n := q.get("plan_file"), atoi(q.get("step")); pf != "" && n != 0 {
+		same = append(same, func(o *record) bool {
+			return cleanPlan(o.get("plan_file")) == cleanPlan(pf) && atoi(o.get("step")) == n
+		})
+	} else if t := q.get("topic"); t != "" {
+		same = append(same, func(o *record) bool { return o.get("topic") == t })
+	}
+	for _, o := range cands {
+		if !asks(o, a.typ()) || first[o] != nil || closed[o.get("id")] {
 			continue
 		}
-		if !slices.ContainsFunc(same, func(f func(*record) bool) bool { return !f(q) }) {
-			return q
+		if !slices.ContainsFunc(same, func(f func(*record) bool) bool { return !f(o) }) {
+			return o
 		}
 	}
 	return nil
