@@ -34,7 +34,37 @@ type record struct {
 	// the same request, thr the thread it belongs to when it names none.
 	req, dup *record
 	thr      string
+	k        *keys // what correlate looks at of m (see keys)
 }
+
+// keys is what correlate looks at of a message, read from its header
+// once: a history of thousands of messages has each request looked at
+// for each answer to its agent.
+type keys struct {
+	id, typ, thread, planFile, topic, submission string
+	step                                         int
+	kind                                         string  // of a request, the answer it asks (see kindOf)
+	answer                                       *record // of a request, its first answer, as correlate finds it
+}
+
+// keys is what correlate looks at of r's message, read the first time.
+func (r *record) keys() *keys {
+	if r.k == nil {
+		r.k = &keys{
+			id: r.get("id"), typ: r.typ(), thread: r.get("thread"),
+			planFile: r.get("plan_file"), step: atoi(r.get("step")),
+			topic: r.get("topic"), submission: r.get("submission"),
+		}
+		if r.k.planFile != "" {
+			r.k.planFile = cleanPlan(r.k.planFile)
+		}
+		r.k.kind = kindOf(r.k.typ, r.k.submission)
+	}
+	return r.k
+}
+
+// threadKey is r.thread() from its keys.
+func (r *record) threadKey() string { return cmp.Or(r.keys().thread, r.thr, r.k.id) }
 
 func (r *record) typ() string { return typeOf(r.m) }
 
@@ -187,30 +217,44 @@ func (h *history) threadOf(in *mailbox.Message) string {
 // submission forwarded) a verdict, and so on. False for a type that
 // answers none.
 func asks(q *record, typ string) bool {
+	k := q.keys().kind
+	return k != "" && k == answerKind(typ)
+}
+
+// kindOf is the answer a request of type typ (of submission, when it
+// names one) asks for, as answerKind names it; "" for no request.
+func kindOf(typ, submission string) string {
 	switch typ {
-	case TriageResult:
-		return q.typ() == TriageRequest
-	case ResearchResult:
-		return q.typ() == ResearchRequest
-	case PlanResult:
-		return q.typ() == ArchitectureRequest
-	case WorkerSubmission:
-		return q.typ() == TaskAssignment || q.typ() == RevisionRequest
-	case ReviewVerdict, AuditVerdict:
-		return q.get("submission") != ""
+	case TriageRequest:
+		return TriageResult
+	case ResearchRequest:
+		return ResearchResult
+	case ArchitectureRequest:
+		return PlanResult
+	case TaskAssignment, RevisionRequest:
+		return WorkerSubmission
 	}
-	return false
+	if submission != "" {
+		return ReviewVerdict
+	}
+	return ""
+}
+
+// answerKind is the kind of answer of type typ: its type, a verdict's
+// ReviewVerdict (a review request asks either); "" for no answer.
+func answerKind(typ string) string {
+	switch typ {
+	case AuditVerdict:
+		return ReviewVerdict
+	case TriageResult, ResearchResult, PlanResult, WorkerSubmission, ReviewVerdict:
+		return typ
+	}
+	return ""
 }
 
 // isAnswer reports whether a message of type typ answers a request of
 // the pipeline (see asks).
-func isAnswer(typ string) bool {
-	switch typ {
-	case TriageResult, ResearchResult, PlanResult, WorkerSubmission, ReviewVerdict, AuditVerdict:
-		return true
-	}
-	return false
-}
+func isAnswer(typ string) bool { return answerKind(typ) != "" }
 
 // correlate finds, for each message received, the request of ours it
 // answers (req), whether an answer to that request came before it
@@ -249,13 +293,15 @@ func isAnswer(typ string) bool {
 func (h *history) correlate() {
 	recs := slices.Clone(h.all)
 	slices.SortStableFunc(recs, func(a, b *record) int { return a.at.Compare(b.at) })
+	for _, r := range recs {
+		r.k = nil // read again: a message may have changed since
+	}
 	// Requests closed, not open to an answer that names none: those
 	// nothing answers (given up, left unanswered), and, as they come,
 	// those their agent replied to with a message of another kind
-	// ("Done.").
-	// A request given up and handed back since (`parley retry`: here,
-	// it left its agent's dead/; in another workspace, that one's
-	// runner told us) is open again.
+	// ("Done."). A request given up and handed back since (`parley
+	// retry`: here, it left its agent's dead/; in another workspace,
+	// that one's runner told us) is open again.
 	closed := map[string]bool{}
 	for _, r := range recs {
 		if r.sent || from(r.m) != workspace.Runner {
@@ -270,14 +316,17 @@ func (h *history) correlate() {
 			closed[cmp.Or(id, r.get("unanswered"))] = true
 		}
 	}
-	sentTo := map[string][]*record{} // agent -> what was sent it so far, oldest first
-	first := map[*record]*record{}   // request -> its first answer
-	var triage *record               // the last triage_request sent so far
+	// agent and answerKind -> the requests sent it so far that ask that
+	// kind of answer, oldest first
+	sentTo := map[[2]string][]*record{}
+	var triage *record // the last triage_request sent so far
 	for _, r := range recs {
 		if r.sent {
-			names, _ := r.m.Header().Names("to")
-			for _, n := range names {
-				sentTo[n] = append(sentTo[n], r)
+			if kind := r.keys().kind; kind != "" {
+				names, _ := r.m.Header().Names("to")
+				for _, n := range names {
+					sentTo[[2]string{n, kind}] = append(sentTo[[2]string{n, kind}], r)
+				}
 			}
 			if r.typ() == TriageRequest {
 				triage = r
@@ -286,26 +335,27 @@ func (h *history) correlate() {
 		}
 		r.req, r.dup, r.thr = nil, nil, ""
 		if isAnswer(r.typ()) && from(r.m) != workspace.Runner {
+			cands := sentTo[[2]string{from(r.m), answerKind(r.typ())}]
 			if q := h.byID[r.get("reply_to")]; q != nil && q.sent && asks(q, r.typ()) {
 				r.req = q
-				if first[q] != nil {
+				if q.keys().answer != nil {
 					// Answered already: a worker's revision that
 					// names the task it revises answers the
 					// revision_request open for it.
-					r.req = cmp.Or(openRequestOf(r, q, sentTo[from(r.m)], first, closed), q)
+					r.req = cmp.Or(openRequestOf(r, q, cands, closed), q)
 				}
 			} else {
-				r.req = requestOf(r, sentTo[from(r.m)], first, closed)
+				r.req = requestOf(r, cands, closed)
 			}
-			switch a := first[r.req]; {
+			switch {
 			case r.req == nil:
-			case a == nil:
-				first[r.req] = r
+			case r.req.keys().answer == nil:
+				r.req.k.answer = r
 			case r.typ() != PlanResult:
 				// A plan_result again is the plan again (its first
 				// escalated, say): acted on as the plan, nothing of it
 				// is sent twice.
-				r.dup = a
+				r.dup = r.req.k.answer
 			}
 		}
 		q := h.byID[r.get("reply_to")]
@@ -323,15 +373,18 @@ func (h *history) correlate() {
 	}
 }
 
-// requestOf is the request of cands (what was sent to a's sender before
-// it, oldest first) that the answer a answers, by the rule correlate
-// tells (first: the requests answered, closed: those not open); nil
-// when none is of the kind it answers.
-func requestOf(a *record, cands []*record, first map[*record]*record, closed map[string]bool) *record {
-	var match []*record
-	for _, q := range cands {
-		if asks(q, a.typ()) && (a.get("thread") == "" || q.thread() == a.get("thread")) {
-			match = append(match, q)
+// requestOf is the request of cands (the requests of the kind a
+// answers sent to a's sender before it, oldest first) that the answer a
+// answers, by the rule correlate tells (closed: those not open); nil
+// when there is none.
+func requestOf(a *record, cands []*record, closed map[string]bool) *record {
+	match := cands
+	if t := a.keys().thread; t != "" {
+		match = nil
+		for _, q := range cands {
+			if q.threadKey() == t {
+				match = append(match, q)
+			}
 		}
 	}
 	narrow := func(keep func(q *record) bool) {
@@ -349,12 +402,12 @@ func requestOf(a *record, cands []*record, first map[*record]*record, closed map
 		narrow(same)
 	}
 	for _, q := range match {
-		if first[q] == nil && !closed[q.get("id")] {
+		if q.k.answer == nil && !closed[q.k.id] {
 			return q
 		}
 	}
 	for i := len(match) - 1; i >= 0; i-- {
-		if first[match[i]] == nil {
+		if match[i].k.answer == nil {
 			return match[i]
 		}
 	}
@@ -369,38 +422,35 @@ func requestOf(a *record, cands []*record, first map[*record]*record, closed map
 // verdict, the submission reviewed.
 func sameAs(a *record) []func(q *record) bool {
 	var same []func(q *record) bool
-	if pf, n := a.get("plan_file"), atoi(a.get("step")); pf != "" && n != 0 {
-		same = append(same, func(q *record) bool {
-			return cleanPlan(q.get("plan_file")) == cleanPlan(pf) && atoi(q.get("step")) == n
-		})
+	k := a.keys()
+	if k.planFile != "" && k.step != 0 {
+		same = append(same, func(q *record) bool { return q.keys().planFile == k.planFile && q.k.step == k.step })
 	}
-	if t := a.get("topic"); t != "" {
-		same = append(same, func(q *record) bool { return q.get("topic") == t })
+	if k.topic != "" {
+		same = append(same, func(q *record) bool { return q.keys().topic == k.topic })
 	}
-	if s := a.get("submission"); s != "" && (a.typ() == ReviewVerdict || a.typ() == AuditVerdict) {
-		same = append(same, func(q *record) bool { return q.get("submission") == s })
+	if k.submission != "" && answerKind(k.typ) == ReviewVerdict {
+		same = append(same, func(q *record) bool { return q.keys().submission == k.submission })
 	}
 	return same
 }
 
-// openRequestOf is the oldest request of cands (what was sent to a's
-// sender before it, oldest first) open to the answer a, whose reply_to
-// names q, a request answered already: of the kind a answers, not
-// answered (first), not closed, and about what q was about (its thread,
+// openRequestOf is the oldest request of cands (see requestOf) open to
+// the answer a, whose reply_to names q, a request answered already: not
+// answered, not closed, and about what q was about (its thread,
 // and its plan_file and step, or its topic, when it has them: the
 // revision of q's step, q sent again) and what a names (sameAs). Nil when
 // none is: a is a second answer to q.
-func openRequestOf(a, q *record, cands []*record, first map[*record]*record, closed map[string]bool) *record {
-	same := append(sameAs(a), func(o *record) bool { return o.thread() == q.thread() })
-	if pf, n := q.get("plan_file"), atoi(q.get("step")); pf != "" && n != 0 {
-		same = append(same, func(o *record) bool {
-			return cleanPlan(o.get("plan_file")) == cleanPlan(pf) && atoi(o.get("step")) == n
-		})
-	} else if t := q.get("topic"); t != "" {
-		same = append(same, func(o *record) bool { return o.get("topic") == t })
+func openRequestOf(a, q *record, cands []*record, closed map[string]bool) *record {
+	k := q.keys()
+	same := append(sameAs(a), func(o *record) bool { return o.threadKey() == q.threadKey() })
+	if k.planFile != "" && k.step != 0 {
+		same = append(same, func(o *record) bool { return o.keys().planFile == k.planFile && o.k.step == k.step })
+	} else if k.topic != "" {
+		same = append(same, func(o *record) bool { return o.keys().topic == k.topic })
 	}
 	for _, o := range cands {
-		if !asks(o, a.typ()) || first[o] != nil || closed[o.get("id")] {
+		if o.keys().answer != nil || closed[o.k.id] {
 			continue
 		}
 		if !slices.ContainsFunc(same, func(f func(*record) bool) bool { return !f(o) }) {
