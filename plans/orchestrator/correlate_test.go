@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // bare is an agent's answer as a model often writes it: no thread:, no
@@ -247,6 +248,16 @@ func TestRevisionNamesTask(t *testing.T) {
 		if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Inbox, name)); err != nil {
 			t.Fatal(err) // parley retry
 		}
+		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
+	})
+	t.Run("parley retry in another workspace", func(t *testing.T) {
+		h := newHarness(t, config)
+		task, revision := failed(h)
+		n := h.givenUp(revision)
+		n.SetValue("workspace", "other")
+		want(t, "given up there", h.handle(n), "you:escalation/decide")
+		back := h.msg(workspace.Runner, "parley retry handed it back.\n", "type", workspace.RetriedNotice, "retried", get(revision, "id"), "agent", "worker-1", "workspace", "other")
+		want(t, "handed back there", h.handle(back), "you:pipeline_note/info")
 		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
 	})
 	t.Run("retry decision", func(t *testing.T) {
