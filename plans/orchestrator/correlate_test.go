@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // bare is an agent's answer as a model often writes it: no thread:, no
@@ -186,4 +187,108 @@ func TestAnswerAfterUntyped(t *testing.T) {
 	if get(reqs[0], "step") != "3" {
 		t.Errorf("review request for step %q, want 3", get(reqs[0], "step"))
 	}
+}
+
+// TestRevisionNamesTask guards a worker's revised submission that names,
+// by reply_to:, the task it revises rather than the revision_request: it
+// answers the revision_request open for it, and is reviewed again. It
+// was set aside as a second answer to the task, and the step stalled.
+// So too when the revision_request was given up and handed back by
+// parley retry, and when a retry decision sent the task again.
+func TestRevisionNamesTask(t *testing.T) {
+	// failed runs step 1 to a failed review, and returns the task and
+	// the revision_request.
+	failed := func(h *harness) (task, revision *mailbox.Message) {
+		h.t.Helper()
+		tasks := h.toPlan()
+		reqs := h.submit(tasks[0], "[a.go]")
+		want(h.t, "submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+		h.handle(verdict(h, reqs[0], "pass"))
+		out := h.handle(verdict(h, reqs[1], "fail"))
+		want(h.t, "failure", out, "worker-1:revision_request/revise")
+		return tasks[0], out[0]
+	}
+	revised := func(h *harness, task *mailbox.Message) []*mailbox.Message {
+		return h.handle(h.answer(task, WorkerSubmission, "rfr", "Fixed.", "files_changed", "[a.go]", "qa_check", "pass"))
+	}
+	t.Run("open", func(t *testing.T) {
+		h := newHarness(t, config)
+		task, _ := failed(h)
+		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
+		want(t, "revised again", revised(h, task), "you:pipeline_note/info")
+	})
+	t.Run("another step", func(t *testing.T) {
+		// An answer that names its step answers no open request of
+		// another step: a second answer.
+		h := newHarness(t, config)
+		task, _ := failed(h)
+		again := h.answer(task, WorkerSubmission, "rfr", "Fixed.", "files_changed", "[a.go]", "qa_check", "pass", "plan_file", "plans/retry.md", "step", "3")
+		want(t, "revised, of step 3", h.handle(again), "you:pipeline_note/info")
+	})
+	t.Run("a later step", func(t *testing.T) {
+		// A second answer to the task of step 1, once its worker has the
+		// task of step 3, is not taken for step 3's: set aside.
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		for i, files := range []string{"[a.go]", "[b.go]"} {
+			reqs := h.submit(tasks[i], files)
+			h.handle(verdict(h, reqs[0], "pass"))
+			if out := h.handle(verdict(h, reqs[1], "pass")); i == 1 {
+				want(t, "wave 1 done", out, "worker-2:approval/lgtm", "worker-1:task_assignment/execute")
+			}
+		}
+		want(t, "step 1 again", revised(h, tasks[0]), "you:pipeline_note/info")
+	})
+	t.Run("parley retry", func(t *testing.T) {
+		h := newHarness(t, config)
+		task, revision := failed(h)
+		want(t, "given up", h.handle(h.givenUp(revision)), "you:escalation/decide")
+		box := h.ws.Mailbox("worker-1")
+		name := get(revision, "id") + ".md"
+		if err := os.Rename(box.Path(mailbox.Dead, name), box.Path(mailbox.Inbox, name)); err != nil {
+			t.Fatal(err) // parley retry
+		}
+		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
+	})
+	t.Run("parley retry in another workspace", func(t *testing.T) {
+		h := newHarness(t, config)
+		task, revision := failed(h)
+		n := h.givenUp(revision)
+		n.SetValue("workspace", "other")
+		want(t, "given up there", h.handle(n), "you:escalation/decide")
+		back := h.msg(workspace.Runner, "parley retry handed it back.\n", "type", workspace.RetriedNotice, "retried", get(revision, "id"), "agent", "worker-1", "workspace", "other")
+		want(t, "handed back there", h.handle(back), "you:pipeline_note/info")
+		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
+	})
+	t.Run("retry decision", func(t *testing.T) {
+		h := newHarness(t, config)
+		task, revision := failed(h)
+		esc := h.handle(h.givenUp(revision))
+		want(t, "given up", esc, "you:escalation/decide")
+		want(t, "retry", h.handle(h.decide(esc[0], "retry", "Again.")), "worker-1:task_assignment/execute")
+		want(t, "revised", revised(h, task), "reviewer:review_request/review", "auditor:review_request/review")
+	})
+}
+
+// TestVerdictNamesSubmission guards verdicts that name no request, sent
+// for step 2 before step 1's: each answers the review request of the
+// submission it names (submission:), not the oldest open one.
+func TestVerdictNamesSubmission(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	reqs1 := h.submit(tasks[0], "[a.go]")
+	reqs2 := h.submit(tasks[1], "[b.go]")
+	want(t, "submissions", append(reqs1, reqs2...), "reviewer:review_request/review", "auditor:review_request/review", "reviewer:review_request/review", "auditor:review_request/review")
+	of := func(req *mailbox.Message) *mailbox.Message {
+		v := bare(verdict(h, req, "pass"))
+		v.SetValue("submission", get(req, "submission"))
+		return v
+	}
+	want(t, "step 2 review", h.handle(of(reqs2[0])))
+	want(t, "step 2 audit", h.handle(of(reqs2[1])), "worker-2:approval/lgtm")
+	if p := h.readPlan(); p.Step(1).Done || !p.Step(2).Done {
+		t.Fatalf("after step 2's verdicts: step 1 done %v, step 2 done %v; want false, true", p.Step(1).Done, p.Step(2).Done)
+	}
+	want(t, "step 1 review", h.handle(of(reqs1[0])))
+	want(t, "step 1 audit", h.handle(of(reqs1[1])), "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
 }

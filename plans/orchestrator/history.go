@@ -19,6 +19,10 @@ type history struct {
 	byID   map[string]*record
 	cur    *record // the message being handled
 	remote bool    // a remote sender's, as its recipient here holds it (remoteHistory)
+	// inDead reports whether the message id is still in agent's dead/
+	// (nil: never); a message given up here that is not was handed back
+	// by `parley retry`, and is open to an answer again.
+	inDead func(agent, id string) bool
 }
 
 type record struct {
@@ -30,7 +34,37 @@ type record struct {
 	// the same request, thr the thread it belongs to when it names none.
 	req, dup *record
 	thr      string
+	k        *keys // what correlate looks at of m (see keys)
 }
+
+// keys is what correlate looks at of a message, read from its header
+// once: a history of thousands of messages has each request looked at
+// for each answer to its agent.
+type keys struct {
+	id, typ, thread, planFile, topic, submission string
+	step                                         int
+	kind                                         string  // of a request, the answer it asks (see kindOf)
+	answer                                       *record // of a request, its first answer, as correlate finds it
+}
+
+// keys is what correlate looks at of r's message, read the first time.
+func (r *record) keys() *keys {
+	if r.k == nil {
+		r.k = &keys{
+			id: r.get("id"), typ: r.typ(), thread: r.get("thread"),
+			planFile: r.get("plan_file"), step: atoi(r.get("step")),
+			topic: r.get("topic"), submission: r.get("submission"),
+		}
+		if r.k.planFile != "" {
+			r.k.planFile = cleanPlan(r.k.planFile)
+		}
+		r.k.kind = kindOf(r.k.typ, r.k.submission)
+	}
+	return r.k
+}
+
+// threadKey is r.thread() from its keys.
+func (r *record) threadKey() string { return cmp.Or(r.keys().thread, r.thr, r.k.id) }
 
 func (r *record) typ() string { return typeOf(r.m) }
 
@@ -64,7 +98,7 @@ func (r *record) to(agent string) bool {
 // history reads the orchestrator's mailbox. A file that cannot be read
 // as a message is skipped.
 func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
-	h := &history{byID: map[string]*record{}}
+	h := &history{byID: map[string]*record{}, inDead: o.inDead}
 	curID := get(in, "id")
 	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (bool, bool) {
 		return get(m, "id") != curID, true
@@ -183,30 +217,44 @@ func (h *history) threadOf(in *mailbox.Message) string {
 // submission forwarded) a verdict, and so on. False for a type that
 // answers none.
 func asks(q *record, typ string) bool {
+	k := q.keys().kind
+	return k != "" && k == answerKind(typ)
+}
+
+// kindOf is the answer a request of type typ (of submission, when it
+// names one) asks for, as answerKind names it; "" for no request.
+func kindOf(typ, submission string) string {
 	switch typ {
-	case TriageResult:
-		return q.typ() == TriageRequest
-	case ResearchResult:
-		return q.typ() == ResearchRequest
-	case PlanResult:
-		return q.typ() == ArchitectureRequest
-	case WorkerSubmission:
-		return q.typ() == TaskAssignment || q.typ() == RevisionRequest
-	case ReviewVerdict, AuditVerdict:
-		return q.get("submission") != ""
+	case TriageRequest:
+		return TriageResult
+	case ResearchRequest:
+		return ResearchResult
+	case ArchitectureRequest:
+		return PlanResult
+	case TaskAssignment, RevisionRequest:
+		return WorkerSubmission
 	}
-	return false
+	if submission != "" {
+		return ReviewVerdict
+	}
+	return ""
+}
+
+// answerKind is the kind of answer of type typ: its type, a verdict's
+// ReviewVerdict (a review request asks either); "" for no answer.
+func answerKind(typ string) string {
+	switch typ {
+	case AuditVerdict:
+		return ReviewVerdict
+	case TriageResult, ResearchResult, PlanResult, WorkerSubmission, ReviewVerdict:
+		return typ
+	}
+	return ""
 }
 
 // isAnswer reports whether a message of type typ answers a request of
 // the pipeline (see asks).
-func isAnswer(typ string) bool {
-	switch typ {
-	case TriageResult, ResearchResult, PlanResult, WorkerSubmission, ReviewVerdict, AuditVerdict:
-		return true
-	}
-	return false
-}
+func isAnswer(typ string) bool { return answerKind(typ) != "" }
 
 // correlate finds, for each message received, the request of ours it
 // answers (req), whether an answer to that request came before it
@@ -215,14 +263,23 @@ func isAnswer(typ string) bool {
 // thread: and reply_to:, so neither is needed:
 //
 //   - an answer (see asks) answers the request its reply_to names, when
-//     that is one of ours it answers; else the oldest request of ours to
-//     its sender, sent before it, of the kind it answers, that nothing
-//     answered yet, that was not given up or left unanswered, and that
-//     its agent did not reply to otherwise (a worker's untyped "Done.");
-//     else the newest not answered, else the newest (a second answer to
-//     it); among those in its thread, when it names one, and of its
-//     plan_file and step, or its topic, when it names them and one of
-//     them is;
+//     that is one of ours it answers, unless an answer to it came
+//     already and a request of ours to its sender is open to it: of the
+//     kind it answers, not answered, not closed (below), of the named
+//     one's thread, and its plan_file and step, or topic, when it has
+//     them (the revision of its step, it sent again), and of the
+//     answer's plan_file and step, topic, and (a verdict) submission,
+//     each when it names it; then the oldest such (a worker's revision
+//     that names the task it revises answers the revision_request open
+//     for it);
+//   - else the oldest request of ours to its sender, sent before it, of
+//     the kind it answers, that nothing answered yet, that is not closed:
+//     given up (unless handed back since by parley retry) or left
+//     unanswered, or its agent replied to it otherwise (a worker's
+//     untyped "Done."); else the newest not answered, else the newest (a
+//     second answer to it); among those in its thread, when it names
+//     one, and of its plan_file and step, its topic, or (a verdict) the
+//     submission reviewed, when it names them and one of them is;
 //   - its thread is then the request's; another message's, the thread of
 //     the message it replies to, else, when it has a type, the thread of
 //     the last triage_request sent before it (the pipeline under way),
@@ -236,23 +293,40 @@ func isAnswer(typ string) bool {
 func (h *history) correlate() {
 	recs := slices.Clone(h.all)
 	slices.SortStableFunc(recs, func(a, b *record) int { return a.at.Compare(b.at) })
-	// Requests not open to an answer that names none: those nothing
-	// answers (given up, left unanswered), and, as they come, those
-	// their agent replied to with a message of another kind ("Done.").
+	for _, r := range recs {
+		r.k = nil // read again: a message may have changed since
+	}
+	// Requests closed, not open to an answer that names none: those
+	// nothing answers (given up, left unanswered), and, as they come,
+	// those their agent replied to with a message of another kind
+	// ("Done."). A request given up and handed back since (`parley
+	// retry`: here, it left its agent's dead/; in another workspace,
+	// that one's runner told us) is open again.
 	closed := map[string]bool{}
 	for _, r := range recs {
-		if !r.sent && from(r.m) == workspace.Runner {
-			closed[cmp.Or(r.get("given_up"), r.get("unanswered"))] = true
+		if r.sent || from(r.m) != workspace.Runner {
+			continue
+		}
+		switch id := r.get("given_up"); {
+		case r.typ() == workspace.RetriedNotice:
+			delete(closed, r.get("retried"))
+		case id != "" && r.get("workspace") == "" && h.inDead != nil && !h.inDead(r.get("agent"), id):
+			// Handed back here.
+		default:
+			closed[cmp.Or(id, r.get("unanswered"))] = true
 		}
 	}
-	sentTo := map[string][]*record{} // agent -> what was sent it so far, oldest first
-	first := map[*record]*record{}   // request -> its first answer
-	var triage *record               // the last triage_request sent so far
+	// agent and answerKind -> the requests sent it so far that ask that
+	// kind of answer, oldest first
+	sentTo := map[[2]string][]*record{}
+	var triage *record // the last triage_request sent so far
 	for _, r := range recs {
 		if r.sent {
-			names, _ := r.m.Header().Names("to")
-			for _, n := range names {
-				sentTo[n] = append(sentTo[n], r)
+			if kind := r.keys().kind; kind != "" {
+				names, _ := r.m.Header().Names("to")
+				for _, n := range names {
+					sentTo[[2]string{n, kind}] = append(sentTo[[2]string{n, kind}], r)
+				}
 			}
 			if r.typ() == TriageRequest {
 				triage = r
@@ -261,20 +335,27 @@ func (h *history) correlate() {
 		}
 		r.req, r.dup, r.thr = nil, nil, ""
 		if isAnswer(r.typ()) && from(r.m) != workspace.Runner {
+			cands := sentTo[[2]string{from(r.m), answerKind(r.typ())}]
 			if q := h.byID[r.get("reply_to")]; q != nil && q.sent && asks(q, r.typ()) {
 				r.req = q
+				if q.keys().answer != nil {
+					// Answered already: a worker's revision that
+					// names the task it revises answers the
+					// revision_request open for it.
+					r.req = cmp.Or(openRequestOf(r, q, cands, closed), q)
+				}
 			} else {
-				r.req = requestOf(r, sentTo[from(r.m)], first, closed)
+				r.req = requestOf(r, cands, closed)
 			}
-			switch a := first[r.req]; {
+			switch {
 			case r.req == nil:
-			case a == nil:
-				first[r.req] = r
+			case r.req.keys().answer == nil:
+				r.req.k.answer = r
 			case r.typ() != PlanResult:
 				// A plan_result again is the plan again (its first
 				// escalated, say): acted on as the plan, nothing of it
 				// is sent twice.
-				r.dup = a
+				r.dup = r.req.k.answer
 			}
 		}
 		q := h.byID[r.get("reply_to")]
@@ -292,15 +373,18 @@ func (h *history) correlate() {
 	}
 }
 
-// requestOf is the request of cands (what was sent to a's sender before
-// it, oldest first) that the answer a answers, by the rule correlate
-// tells (first: the requests answered, closed: those not open); nil
-// when none is of the kind it answers.
-func requestOf(a *record, cands []*record, first map[*record]*record, closed map[string]bool) *record {
-	var match []*record
-	for _, q := range cands {
-		if asks(q, a.typ()) && (a.get("thread") == "" || q.thread() == a.get("thread")) {
-			match = append(match, q)
+// requestOf is the request of cands (the requests of the kind a
+// answers sent to a's sender before it, oldest first) that the answer a
+// answers, by the rule correlate tells (closed: those not open); nil
+// when there is none.
+func requestOf(a *record, cands []*record, closed map[string]bool) *record {
+	match := cands
+	if t := a.keys().thread; t != "" {
+		match = nil
+		for _, q := range cands {
+			if q.threadKey() == t {
+				match = append(match, q)
+			}
 		}
 	}
 	narrow := func(keep func(q *record) bool) {
@@ -314,26 +398,64 @@ func requestOf(a *record, cands []*record, first map[*record]*record, closed map
 			match = some
 		}
 	}
-	if pf, n := a.get("plan_file"), atoi(a.get("step")); pf != "" && n != 0 {
-		narrow(func(q *record) bool {
-			return cleanPlan(q.get("plan_file")) == cleanPlan(pf) && atoi(q.get("step")) == n
-		})
-	}
-	if t := a.get("topic"); t != "" {
-		narrow(func(q *record) bool { return q.get("topic") == t })
+	for _, same := range sameAs(a) {
+		narrow(same)
 	}
 	for _, q := range match {
-		if first[q] == nil && !closed[q.get("id")] {
+		if q.k.answer == nil && !closed[q.k.id] {
 			return q
 		}
 	}
 	for i := len(match) - 1; i >= 0; i-- {
-		if first[match[i]] == nil {
+		if match[i].k.answer == nil {
 			return match[i]
 		}
 	}
 	if len(match) > 0 {
 		return match[len(match)-1]
+	}
+	return nil
+}
+
+// sameAs is what the answer a names of the request it answers, each as
+// a test of a request: its plan_file and step, its topic, and, of a
+// verdict, the submission reviewed.
+func sameAs(a *record) []func(q *record) bool {
+	var same []func(q *record) bool
+	k := a.keys()
+	if k.planFile != "" && k.step != 0 {
+		same = append(same, func(q *record) bool { return q.keys().planFile == k.planFile && q.k.step == k.step })
+	}
+	if k.topic != "" {
+		same = append(same, func(q *record) bool { return q.keys().topic == k.topic })
+	}
+	if k.submission != "" && answerKind(k.typ) == ReviewVerdict {
+		same = append(same, func(q *record) bool { return q.keys().submission == k.submission })
+	}
+	return same
+}
+
+// openRequestOf is the oldest request of cands (see requestOf) open to
+// the answer a, whose reply_to names q, a request answered already: not
+// answered, not closed, and about what q was about (its thread,
+// and its plan_file and step, or its topic, when it has them: the
+// revision of q's step, q sent again) and what a names (sameAs). Nil when
+// none is: a is a second answer to q.
+func openRequestOf(a, q *record, cands []*record, closed map[string]bool) *record {
+	k := q.keys()
+	same := append(sameAs(a), func(o *record) bool { return o.threadKey() == q.threadKey() })
+	if k.planFile != "" && k.step != 0 {
+		same = append(same, func(o *record) bool { return o.keys().planFile == k.planFile && o.k.step == k.step })
+	} else if k.topic != "" {
+		same = append(same, func(o *record) bool { return o.keys().topic == k.topic })
+	}
+	for _, o := range cands {
+		if o.keys().answer != nil || closed[o.k.id] {
+			continue
+		}
+		if !slices.ContainsFunc(same, func(f func(*record) bool) bool { return !f(o) }) {
+			return o
+		}
 	}
 	return nil
 }
