@@ -268,3 +268,58 @@ func TestStateWrittenAgain(t *testing.T) {
 		t.Errorf("agents.json says a is %q once it can be written, want idle", got)
 	}
 }
+
+// TestDiskFullCommitSync: the sync after the stage of the answers is
+// moved to its ready directory fails for want of room (syncfs returns
+// ENOSPC). The answers are past asking for again: only the sync is
+// made again, the program runs once, and its answer is sent once. It was
+// counted as a failed attempt: the program ran again, its new stage
+// could not replace the ready one, the message went to dead/ and its
+// sender was told it was given up, and the next run sent the first
+// attempt's answer all the same.
+func TestDiskFullCommitSync(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "echo.sh", "cat >/dev/null; echo heard\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: echo, driver: command, run: [./echo.sh], retries: 1}\n")
+	id := send(t, ws, "boss", "echo", "hello")
+	var mu sync.Mutex
+	runs := 0
+	r := openDiskFull(t, ws, Options{OnHandled: func(Handled) {
+		mu.Lock()
+		runs++
+		mu.Unlock()
+	}})
+	left := 2
+	r.syncer.CommitFault = func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if left == 0 {
+			return nil
+		}
+		left--
+		return &fs.PathError{Op: "syncfs", Path: ws.Root, Err: syscall.ENOSPC}
+	}
+	stats, err := runDiskFull(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Errorf("the program ran %d times, want once", runs)
+	}
+	if len(stats.Stopped) != 0 || stats.Dead != 0 {
+		t.Errorf("stats = %+v, want nothing stopped or given up", stats)
+	}
+	if got := names(t, ws, "echo", mailbox.Dead); len(got) != 0 {
+		t.Errorf("echo's dead/ = %v, want nothing given up", got)
+	}
+	if got := names(t, ws, "echo", mailbox.Done); len(got) != 1 || got[0] != id+".md" {
+		t.Errorf("echo's done/ = %v, want the message handled", got)
+	}
+	if d := cmp.Diff([]string{"heard"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	if a := r.state.run("echo"); a.State != workspace.StateIdle || a.Note != "" {
+		t.Errorf("echo's state = %+v, want idle with no note once the sync went through", a)
+	}
+}

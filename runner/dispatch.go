@@ -750,7 +750,22 @@ func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in
 		}
 	}
 	if err := stage.Commit(); err != nil {
-		return err
+		if !stage.Ready() {
+			return err
+		}
+		// Moved to its ready directory, but the sync after the move
+		// failed (syncfs finding no room for what it flushes): past the
+		// point of asking for the answers again. Run again, the driver's
+		// new stage could not replace this one, the message would be
+		// given up, and the next runner would still publish these
+		// answers. Only the sync is made again, until it goes through.
+		if err := w.untilWritten(ctx, id, "sync", "make its answers durable", stage.Commit); err != nil {
+			// The run ended, or the agent was stopped for it: the
+			// message waits in cur/, and the next runner publishes
+			// the ready stage (Stages).
+			w.r.log.Error("committing", "agent", w.agent.Name, "id", id, "err", err)
+			return nil
+		}
 	}
 	refusals, _ := stage.Refusals()
 	// What it said answers this message, whenever the router takes it.
