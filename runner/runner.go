@@ -274,10 +274,15 @@ type Runner struct {
 	// the router); the router's other counts are its own.
 	statsMu sync.Mutex
 
-	workers  map[string]*worker   // agents with a driver
-	retiring map[string]*retiring // workers stopping, by agent (reload)
-	group    *errgroup.Group      // the workers, while Run runs
-	groupCtx context.Context
+	// workers are the agents with a driver. Only the router's goroutine
+	// (and Open, before it) changes the map, under workersMu; the router
+	// reads it freely, any other goroutine (a worker stopping its agent)
+	// under workersMu.
+	workers   map[string]*worker
+	workersMu sync.RWMutex
+	retiring  map[string]*retiring // workers stopping, by agent (reload)
+	group     *errgroup.Group      // the workers, while Run runs
+	groupCtx  context.Context
 
 	config   configWatch
 	watcher  *fsnotify.Watcher // while watch runs; nil when none could be made
@@ -534,7 +539,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 			return nil, err
 		}
 		if d != nil {
-			r.workers[a.Name] = newWorker(r, a, box, d)
+			r.setWorker(a.Name, newWorker(r, a, box, d))
 		}
 	}
 	if r.journal, err = openJournal(ws.JournalPath()); err != nil {
