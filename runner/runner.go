@@ -1048,10 +1048,16 @@ func (r *Runner) flushJournal(now time.Time) {
 	}
 }
 
-// noteJournal says, when it changed, how many lines of the journal the
-// file at its path lacks since git or a person replaced it: a warning in
-// the log, once, and in runner.json for parley status while it stands.
+// noteJournal compares the journal's files that replaced one another
+// (journal.settle) and says, when it changed, how many lines of the
+// journal the file at its path lacks since git or a person replaced it:
+// a warning in the log, once, and in runner.json for parley status while
+// it stands. A journal removed or emptied is said once in the log: the
+// person's act, not a standing problem.
 func (r *Runner) noteJournal() {
+	if r.journal.settle() {
+		r.log.Warn(workspace.JournalRemovedText, "path", r.journal.path)
+	}
 	n, at := r.journal.lost()
 	if n == r.journalLost {
 		return
