@@ -43,6 +43,13 @@ type Syncer struct {
 	// root's name). It may be called from several goroutines at once.
 	onSync func(path string)
 
+	// CommitFault, when set (by tests, of this package or of its
+	// callers), is called by Stage.Commit after its rename, in place of
+	// the sync that follows it when it returns an error: a stand-in for
+	// a sync that fails (syncfs(2) returns ENOSPC when a write it flushes
+	// finds no room). Set it before the Syncer is used.
+	CommitFault func() error
+
 	// syncing makes per-file Syncs take turns: a Sync that finds nothing
 	// left to sync returns only once the one syncing its writes is done.
 	syncing sync.Mutex

@@ -62,6 +62,7 @@ type Stage struct {
 	id        string // the message answered
 	s         *Syncer
 	committed bool
+	renamed   bool            // moved to its ready directory by a Commit whose sync failed
 	synced    map[string]bool // files of the stage written and fsynced by Add
 }
 
@@ -133,7 +134,7 @@ var (
 // Open makes the stage empty for an attempt at answering: what an
 // earlier attempt left is removed, and the directory created.
 func (st *Stage) Open() error {
-	if st.committed {
+	if st.committed || st.renamed {
 		return fmt.Errorf("open stage of %s: %w", st.id, errCommitted)
 	}
 	clear(st.synced)
@@ -357,10 +358,16 @@ func (st *Stage) Add(name string, data []byte) error {
 //
 // An error before the rename leaves the stage open. A failed sync after
 // it leaves a ready directory that is not known to be durable: the stage
-// reports itself uncommitted, and Stages finds the directory committed.
+// reports itself uncommitted (but Ready), and Stages finds the directory
+// committed. Such a stage is past asking for its answers again: Open
+// would not replace its ready directory, and a runner started meanwhile
+// publishes it. Commit it again, which redoes only the sync.
 func (st *Stage) Commit() error {
 	if st.committed {
 		return fmt.Errorf("commit the stage of %s: %w", st.id, errCommitted)
+	}
+	if st.renamed {
+		return st.syncReady()
 	}
 	if st.s.perFile {
 		des, err := os.ReadDir(st.Path())
@@ -382,10 +389,20 @@ func (st *Stage) Commit() error {
 	if err := os.Rename(st.Path(), st.readyPath()); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	st.renamed = true
+	return st.syncReady()
+}
+
+// syncReady makes the stage's move to its ready directory durable, and
+// with it what the directory holds: the second half of Commit.
+func (st *Stage) syncReady() error {
 	var err error
-	if st.s.perFile {
+	if st.s.CommitFault != nil {
+		err = st.s.CommitFault()
+	}
+	if err == nil && st.s.perFile {
 		err = st.s.syncDir(filepath.Join(string(st.dir), Tmp))
-	} else {
+	} else if err == nil {
 		err = st.s.Sync()
 	}
 	if err != nil {

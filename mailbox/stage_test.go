@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -666,5 +667,54 @@ func TestStageRefuseLink(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(secret); string(data) != "root:x:0:0\n" {
 		t.Errorf("the file linked to now holds %q", data)
+	}
+}
+
+// TestStageCommitSyncFails: a Commit whose sync fails after the rename
+// (syncfs finding no room) leaves the stage Ready but not committed; a
+// second Commit redoes only the sync, and the stage is published. It
+// tried the rename again, which found no open stage to move, so the
+// answers could never be committed by the runner that staged them.
+func TestStageCommitSyncFails(t *testing.T) {
+	for _, perFile := range []bool{false, true} {
+		t.Run(map[bool]string{false: "syncfs", true: "per file"}[perFile], func(t *testing.T) {
+			d, s := newDir(t)
+			claimed(t, d, s, id1)
+			s.perFile = perFile || !haveSyncfs
+			full := &fs.PathError{Op: "syncfs", Path: string(d), Err: syscall.ENOSPC}
+			s.CommitFault = func() error { return full }
+			st := stageAnswers(t, d, s)
+			if err := st.Commit(); !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("Commit() with a failing sync = %v, want ENOSPC", err)
+			}
+			if !st.Ready() || st.Committed() {
+				t.Fatalf("after a failed sync: Ready() = %v, Committed() = %v, want true, false", st.Ready(), st.Committed())
+			}
+			if err := st.Open(); err == nil {
+				t.Errorf("Open() of a stage moved to its ready directory = nil, want an error")
+			}
+			if err := st.Commit(); !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("second Commit() with a failing sync = %v, want ENOSPC", err)
+			}
+			s.CommitFault = nil
+			var log syncLog
+			log.watch(t, d, s)
+			if err := st.Commit(); err != nil {
+				t.Fatalf("Commit() once the sync goes through = %v, want nil", err)
+			}
+			want := []string{Tmp}
+			if !s.perFile {
+				want = []string{s.root.Name()}
+			}
+			if diff := cmp.Diff(want, log.take()); diff != "" {
+				t.Errorf("synced by the second Commit (-want +got):\n%s", diff)
+			}
+			if n, err := st.Publish(); n != 2 || err != nil {
+				t.Fatalf("Publish() = %d, %v, want 2, nil", n, err)
+			}
+			if diff := cmp.Diff([]string{FileName(out1), FileName(out2)}, names(t, d, Outbox)); diff != "" {
+				t.Errorf("outbox (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -268,3 +268,120 @@ func TestStateWrittenAgain(t *testing.T) {
 		t.Errorf("agents.json says a is %q once it can be written, want idle", got)
 	}
 }
+
+// TestDiskFullCommitSync: the sync after the stage of the answers is
+// moved to its ready directory fails for want of room (syncfs returns
+// ENOSPC). The answers are past asking for again: only the sync is
+// made again, the program runs once, and its answer is sent once. It was
+// counted as a failed attempt: the program ran again, its new stage
+// could not replace the ready one, the message went to dead/ and its
+// sender was told it was given up, and the next run sent the first
+// attempt's answer all the same.
+func TestDiskFullCommitSync(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "echo.sh", "cat >/dev/null; echo heard\n")
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: echo, driver: command, run: [./echo.sh], retries: 1}\n")
+	id := send(t, ws, "boss", "echo", "hello")
+	var mu sync.Mutex
+	runs := 0
+	r := openDiskFull(t, ws, Options{OnHandled: func(Handled) {
+		mu.Lock()
+		runs++
+		mu.Unlock()
+	}})
+	left := 2
+	r.syncer.CommitFault = func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if left == 0 {
+			return nil
+		}
+		left--
+		return &fs.PathError{Op: "syncfs", Path: ws.Root, Err: syscall.ENOSPC}
+	}
+	stats, err := runDiskFull(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Errorf("the program ran %d times, want once", runs)
+	}
+	if len(stats.Stopped) != 0 || stats.Dead != 0 {
+		t.Errorf("stats = %+v, want nothing stopped or given up", stats)
+	}
+	if got := names(t, ws, "echo", mailbox.Dead); len(got) != 0 {
+		t.Errorf("echo's dead/ = %v, want nothing given up", got)
+	}
+	if got := names(t, ws, "echo", mailbox.Done); len(got) != 1 || got[0] != id+".md" {
+		t.Errorf("echo's done/ = %v, want the message handled", got)
+	}
+	if d := cmp.Diff([]string{"heard"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+	if a := r.state.run("echo"); a.State != workspace.StateIdle || a.Note != "" {
+		t.Errorf("echo's state = %+v, want idle with no note once the sync went through", a)
+	}
+}
+
+// TestDiskFullHandlerBounded: a built-in handler's own write that fails
+// for want of room is waited out only for as long as the agent's
+// timeout, then fails its attempt; one that fails on a read-only
+// filesystem fails it at once. Both were waited out with no bound: a
+// handler writing where it never may (a mount read-only by design) kept
+// its message in cur/ and its agent's queue blocked for as long as the
+// runner ran.
+func TestDiskFullHandlerBounded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		errno syscall.Errno
+		runs  int // the handler's, before the message is given up
+	}{
+		// Run once, then twice more while the clock passes the
+		// timeout (2m, a minute a run).
+		{syscall.ENOSPC, 3},
+		{syscall.EDQUOT, 3},
+		{syscall.EROFS, 1},
+	} {
+		t.Run(tc.errno.Error(), func(t *testing.T) {
+			t.Parallel()
+			ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: planner, driver: builtin, handler: planner, retries: 0, timeout: 2m}\n")
+			var mu sync.Mutex
+			clock := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+			now := func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				return clock
+			}
+			runs := 0
+			handlers := Handlers{"planner": HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+				mu.Lock()
+				runs++
+				clock = clock.Add(time.Minute)
+				mu.Unlock()
+				return nil, fmt.Errorf("writing the plan: %w", &fs.PathError{Op: "write", Path: "plans/x.md", Err: tc.errno})
+			})}
+			id := send(t, ws, "boss", "planner", "plan")
+			r := openDiskFull(t, ws, Options{Handlers: handlers, Now: now})
+			stats, err := runDiskFull(t, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if runs != tc.runs {
+				t.Errorf("the handler ran %d times, want %d", runs, tc.runs)
+			}
+			if len(stats.Stopped) != 0 {
+				t.Errorf("stopped = %+v, want the agent not stopped: its message failed", stats.Stopped)
+			}
+			if got := names(t, ws, "planner", mailbox.Dead); len(got) != 1 || got[0] != id+".md" {
+				t.Errorf("planner's dead/ = %v, want the message given up", got)
+			}
+			if tc.runs > 1 && (len(stats.DeadFiles) != 1 || !strings.Contains(stats.DeadFiles[0].Reason, "(still no room after 2m0s)")) {
+				t.Errorf("given up = %+v, want its reason to say how long it waited for room", stats.DeadFiles)
+			}
+			if a := r.state.run("planner"); a.State != workspace.StateFailed || strings.Contains(a.Note, "cannot handle it") {
+				t.Errorf("planner's state = %+v, want failed, with no note of a write waited out", a)
+			}
+		})
+	}
+}

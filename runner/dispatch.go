@@ -34,10 +34,11 @@ import (
 // is handled at least once, and what an agent says is sent exactly once.
 // A message that fails is tried again, after a pause that doubles, up to
 // the agent's retries; then it goes to dead/ with the reason. A write of
-// the worker's (or its handler's) that fails for want of room (see
-// diskTrouble) is no failure of the message's: it is waited out
-// (waitToWrite), and a message is said to be given up only once it is
-// in dead/.
+// the worker's that fails for want of room (see diskTrouble) is no
+// failure of the message's: it is waited out (waitToWrite), and a
+// message is said to be given up only once it is in dead/. A built-in
+// handler's own write that fails for want of room (see noRoom) is waited
+// out up to the agent's timeout, then fails its attempt.
 
 // worker runs one agent's driver.
 type worker struct {
@@ -510,6 +511,9 @@ func (w *worker) handle(ctx context.Context, id string) {
 	// diskTrouble) is no attempt of the agent's: it is waited out, and
 	// the attempt made again.
 	var disk stuck
+	// room is a built-in handler's own write that fails for want of
+	// room: waited out too, for a while (see waitedForRoom).
+	var room stuck
 	for attempt := 1; ; attempt++ {
 		if err := w.write("stage", stage.Open); err != nil {
 			if diskTrouble(err) {
@@ -578,16 +582,37 @@ func (w *worker) handle(ctx context.Context, id string) {
 			return
 		}
 		var he *HandleError
-		if err != nil && diskTrouble(err) && !(errors.As(err, &he) && he.Permanent) {
-			// What the driver wrote failed for want of room (a built-in
-			// handler's file, the record of a program before it
-			// starts): no fault of the message's, waited out.
-			if !w.waitToWrite(ctx, id, &disk, mailbox.Cur, "handle it", err) {
+		var re *recordError
+		if err != nil && errors.As(err, &re) && diskTrouble(err) {
+			// parley's own record of the program, written before it
+			// starts, failed for want of room: waited out, as every
+			// write of the worker's own.
+			if !w.waitToWrite(ctx, id, &disk, mailbox.Cur, "write down its program before it starts", err) {
 				return
 			}
 			attempt--
 			continue
 		}
+		if err != nil && noRoom(err) && !(errors.As(err, &he) && he.Permanent) {
+			// What a built-in handler wrote failed for want of room
+			// (the orchestrator writing a plan): no fault of the
+			// message's, waited out, but only for as long as the
+			// agent's timeout: a handler that writes where room never
+			// comes must not hold its agent's queue for ever. Then it is
+			// a failed attempt, as any other. (A read-only filesystem is
+			// a handler's own failure: one may write where it never
+			// may.)
+			waited, over := w.waitedForRoom(&room)
+			if !over {
+				if !w.waitToWrite(ctx, id, &room, mailbox.Cur, "handle it", err) {
+					return
+				}
+				attempt--
+				continue
+			}
+			err = fmt.Errorf("%w (still no room after %s)", err, waited.Round(time.Second))
+		}
+		w.wrote(&room)
 		if err == nil {
 			err = w.write("commit", func() error { return nil })
 			if err == nil {
@@ -750,7 +775,22 @@ func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in
 		}
 	}
 	if err := stage.Commit(); err != nil {
-		return err
+		if !stage.Ready() {
+			return err
+		}
+		// Moved to its ready directory, but the sync after the move
+		// failed (syncfs finding no room for what it flushes): past the
+		// point of asking for the answers again. Run again, the driver's
+		// new stage could not replace this one, the message would be
+		// given up, and the next runner would still publish these
+		// answers. Only the sync is made again, until it goes through.
+		if err := w.untilWritten(ctx, id, "sync", "make its answers durable", stage.Commit); err != nil {
+			// The run ended, or the agent was stopped for it: the
+			// message waits in cur/, and the next runner publishes
+			// the ready stage (Stages).
+			w.r.log.Error("committing", "agent", w.agent.Name, "id", id, "err", err)
+			return nil
+		}
 	}
 	refusals, _ := stage.Refusals()
 	// What it said answers this message, whenever the router takes it.
@@ -918,6 +958,29 @@ func (w *worker) giveUp(ctx context.Context, id string, err error, attempts int)
 // waited out, not taken for the message's fault.
 func diskTrouble(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS)
+}
+
+// noRoom reports whether err is one a write returns while its
+// filesystem is full (ENOSPC) or the user's quota is used up (EDQUOT):
+// of diskTrouble, what may pass while the runner runs without anyone
+// mounting anything.
+func noRoom(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// waitedForRoom says how long a handler's write (s) has failed for want
+// of room, and whether that is over the agent's timeout: waited out no
+// longer, it fails its attempt.
+func (w *worker) waitedForRoom(s *stuck) (time.Duration, bool) {
+	if s.tries == 0 {
+		return 0, false
+	}
+	bound := w.agent.Timeout
+	if bound <= 0 {
+		bound = workspace.DefaultTimeout
+	}
+	waited := w.r.opts.Now().Sub(s.since)
+	return waited, waited >= bound
 }
 
 // stuck is what a worker knows of a write of a message's that keeps

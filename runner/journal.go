@@ -1,13 +1,14 @@
 package runner
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,9 +26,14 @@ import (
 // write cut short (a full disk) is taken back, so no line is ever left
 // half written with the next one glued to it.
 //
-// When it follows, it compares the files: the lines the file it had open
-// held that the new one lacks (a stash rewound it) are missing, until a
-// file that holds them is put back (see lost).
+// When it follows, it notes the file it had open and the one that
+// replaced it; settle compares them later, outside the lock the writers
+// take: the lines the file it had open held that the new one lacks (a
+// stash rewound it) are missing, until a file that holds them is put
+// back (see lost). Only a hash of each line is kept, and only the ends
+// of the files are read (see compareOld). A journal removed or emptied
+// (by a person) lacks nothing: it was their act, and settle reports it,
+// once.
 type journal struct {
 	mu      sync.Mutex
 	path    string
@@ -39,15 +45,46 @@ type journal struct {
 	// written before any later line, at the next append or flush.
 	backlog  []byte
 	failedAt time.Time // when writing the backlog last failed
-	// missing counts, by line, the lines of the journal the file at the
-	// path lacks since it was replaced; lostAt is when it first lacked
-	// some. Empty when it lacks none.
-	missing map[string]int
+	// swaps are the replacements of the file not compared yet, in the
+	// order they were found (see settle).
+	swaps []swap
+	// missing counts, by the hash of a line (seed), the lines of the
+	// journal the file at the path lacks since it was replaced; lostAt
+	// is when it first lacked some. Empty when it lacks none. Changed
+	// by settle only, under mu and settling.
+	missing map[uint64]int
 	lostAt  time.Time
+	seed    maphash.Seed
+	// settling makes settles take turns: each compares in order.
+	settling sync.Mutex
+	// reading, when set (by tests), is called by settle as it starts
+	// reading a file.
+	reading func()
 	// write writes to the file; tests make it fail.
 	write func(f *os.File, b []byte) (int, error)
 	now   func() time.Time
 }
+
+// swap is a replacement of the journal's file, found by follow: old, of
+// oldSize bytes, by now, of nowSize bytes; gone when the path named no
+// file (a person removed it) or an empty one.
+type swap struct {
+	old, now         *os.File
+	oldSize, nowSize int64
+	gone             bool
+}
+
+// How much of the files settle reads: the end of the file replaced,
+// where the lines a rewind took are (a stash takes the session's last
+// lines), and more of the file that replaced it, which may hold more
+// lines after them (a checkout of a later commit). Lines lost before
+// the end read are not counted; the lines of a journal of a long
+// session hold a few hundred bytes each, so that is tens of thousands
+// of lines back.
+const (
+	compareOld = 8 << 20
+	compareNew = 64 << 20
+)
 
 // journalRetry is how soon lines that could not be written (a full disk)
 // are tried again: well under the rescan interval.
@@ -59,7 +96,7 @@ var errJournal = errors.New("writing the journal")
 // openJournal opens the journal for appending. A last line cut short by a
 // crash is ended, so the next entry starts on a line of its own.
 func openJournal(path string) (*journal, error) {
-	j := &journal{path: path, write: (*os.File).Write, now: time.Now}
+	j := &journal{path: path, write: (*os.File).Write, now: time.Now, seed: maphash.MakeSeed()}
 	f, info, err := openJournalFile(path)
 	if err != nil {
 		return nil, err
@@ -217,7 +254,8 @@ func (j *journal) writeLines(b []byte) error {
 
 // follow opens the file the path names now, when it is no longer the one
 // open: git replaced it (a checkout, a stash), or a person removed it.
-// j.mu is held.
+// It notes the replacement for settle, which compares the files. j.mu is
+// held.
 func (j *journal) follow() error {
 	info, err := os.Stat(j.path)
 	if err == nil && os.SameFile(info, j.info) {
@@ -227,47 +265,50 @@ func (j *journal) follow() error {
 	if err != nil {
 		return err
 	}
-	j.compare(j.f, f)
+	sw := swap{old: j.f, now: f, nowSize: info.Size(), gone: info.Size() == 0}
+	if old, err := j.f.Stat(); err == nil {
+		sw.oldSize = old.Size()
+	}
+	j.swaps = append(j.swaps, sw)
 	// The old file may be waiting for a sync (see mailbox.Syncer.Wrote):
-	// it is closed with the journal.
+	// it is closed with the journal. settle reads it meanwhile.
 	j.retired = append(j.retired, j.f)
 	j.f, j.info, j.broken = f, info, false
 	return nil
 }
 
-// compare notes which lines of the journal the file that replaced old
-// lacks: those old held, and those missing already (a file put back may
-// hold them again). A file that cannot be read changes nothing. j.mu is
-// held.
-func (j *journal) compare(old, now *os.File) {
-	was, err := fileLines(old)
-	if err != nil {
-		return
-	}
-	is, err := fileLines(now)
-	if err != nil {
-		return
-	}
-	have := make(map[string]int, len(is))
-	for _, l := range is {
-		have[l]++
-	}
-	missing := map[string]int{}
-	take := func(l string, n int) {
-		for ; n > 0; n-- {
-			if have[l] > 0 {
-				have[l]--
-			} else {
-				missing[l]++
-			}
+// settle compares the files that replaced one another since it last
+// ran (see follow), reading them without holding j.mu: writers are not
+// kept waiting. A file that replaced the journal and lacks lines it held,
+// or lines missing already, has them missing (see lost); one that holds
+// them again ends it. It reports whether the journal was removed or
+// emptied meanwhile: then nothing is missing (the person's act is said
+// once, not kept as a standing problem).
+func (j *journal) settle() (removed bool) {
+	j.settling.Lock()
+	defer j.settling.Unlock()
+	j.mu.Lock()
+	swaps := j.swaps
+	j.swaps = nil
+	j.mu.Unlock()
+	for _, sw := range swaps {
+		if sw.gone {
+			removed = true
+			j.setMissing(nil)
+			continue
+		}
+		if missing, err := j.compare(sw); err == nil {
+			j.setMissing(missing)
 		}
 	}
-	for _, l := range was {
-		take(l, 1)
-	}
-	for l, n := range j.missing {
-		take(l, n)
-	}
+	return removed
+}
+
+// setMissing makes missing the lines the journal lacks. j.settling is
+// held.
+func (j *journal) setMissing(missing map[uint64]int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	switch {
 	case len(missing) == 0:
 		j.missing, j.lostAt = nil, time.Time{}
@@ -278,18 +319,64 @@ func (j *journal) compare(old, now *os.File) {
 	}
 }
 
-// fileLines returns the whole lines of a file, from its start.
-func fileLines(f *os.File) ([]string, error) {
-	info, err := f.Stat()
+// compare returns which lines of the journal the file that replaced
+// another lacks (by hash, with how many of each): those the other held
+// (at its end: compareOld), and those missing already (a file put back
+// may hold them again). j.settling is held: j.missing is read without
+// j.mu.
+func (j *journal) compare(sw swap) (map[uint64]int, error) {
+	want := make(map[uint64]int, len(j.missing))
+	for h, n := range j.missing {
+		want[h] += n
+	}
+	if err := j.eachLine(sw.old, sw.oldSize, compareOld, func(h uint64) { want[h]++ }); err != nil {
+		return nil, err
+	}
+	err := j.eachLine(sw.now, sw.nowSize, compareNew, func(h uint64) {
+		if n := want[h]; n > 1 {
+			want[h] = n - 1
+		} else if n == 1 {
+			delete(want, h)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.NewSectionReader(f, 0, info.Size()))
-	if err != nil {
-		return nil, err
+	return want, nil
+}
+
+// eachLine calls fn with the hash of each whole line of the last most
+// bytes of f's first size (a line cut by the start of those bytes, or
+// left unended at their end, is passed over).
+func (j *journal) eachLine(f *os.File, size, most int64, fn func(uint64)) error {
+	if j.reading != nil {
+		j.reading()
 	}
-	lines := strings.Split(string(data), "\n")
-	return lines[:len(lines)-1], nil // after the last newline: none, or a line cut short
+	start := max(0, size-most)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, start, size-start), 64<<10)
+	var h maphash.Hash
+	h.SetSeed(j.seed)
+	skip := start > 0 // in the middle of a line, perhaps: up to its end
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !skip {
+			h.Write(chunk)
+		}
+		switch {
+		case err == nil:
+			if !skip {
+				fn(h.Sum64())
+			}
+			h.Reset()
+			skip = false
+		case errors.Is(err, bufio.ErrBufferFull):
+			// A line longer than the buffer: hashed on.
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return err
+		}
+	}
 }
 
 // look follows the file at the path, as a write does: a file replaced
@@ -303,7 +390,8 @@ func (j *journal) look() error {
 
 // lost returns how many lines of the journal the file at the path lacks
 // since git or a person replaced it (a stash that rewound it), and since
-// when; 0 when it lacks none, or holds them again.
+// when; 0 when it lacks none, or holds them again. It counts what settle
+// found.
 func (j *journal) lost() (int, time.Time) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -315,6 +403,8 @@ func (j *journal) lost() (int, time.Time) {
 }
 
 func (j *journal) close() error {
+	j.settling.Lock() // settle reads the files
+	defer j.settling.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	errs := []error{j.f.Close()}

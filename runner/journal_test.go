@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
@@ -389,6 +390,9 @@ func TestJournalRewound(t *testing.T) {
 		if err := j.look(); err != nil {
 			t.Fatal(err)
 		}
+		if j.settle() {
+			t.Errorf("%s: settle() = true, want the journal not taken for removed", when)
+		}
 		n, since := j.lost()
 		if n != want || (n > 0) != since.Equal(at) {
 			t.Errorf("%s: lost() = %d since %v, want %d", when, n, since, want)
@@ -428,4 +432,160 @@ func TestJournalRewound(t *testing.T) {
 
 	put("forward", append(all, `{"id":"g","outcome":"delivered"}`+"\n"...))
 	lost("after a checkout of a later commit", 0)
+}
+
+// TestJournalRemoved: a journal a person removed (rm, mv) or replaced by
+// an empty file is their act: settle says so once, and nothing is
+// counted missing. Every line the removed file held was counted lost, in
+// parley status, for the rest of the run.
+func TestJournalRemoved(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		remove func(path string) error
+	}{
+		{"rm", os.Remove},
+		{"mv", func(path string) error { return os.Rename(path, path+".old") }},
+		{"an empty file put in its place", func(path string) error {
+			if err := os.WriteFile(path+".new", nil, 0o644); err != nil {
+				return err
+			}
+			return os.Rename(path+".new", path)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			s := newSyncer(t, filepath.Dir(path))
+			j, err := openJournal(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.close()
+			for _, id := range []string{"a", "b", "c"} {
+				if err := j.append(entry(id), s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tc.remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.append(entry("d"), s); err != nil { // into a new file
+				t.Fatal(err)
+			}
+			if !j.settle() {
+				t.Errorf("settle() = false, want the removal found")
+			}
+			if n, _ := j.lost(); n != 0 {
+				t.Errorf("lost() = %d, want 0: a journal removed by a person is no standing problem", n)
+			}
+			if j.settle() {
+				t.Errorf("second settle() = true, want the removal said once")
+			}
+		})
+	}
+}
+
+// TestJournalSettleUnlocked: the files are compared without the lock
+// the writers take: a line is written while settle reads them. settle
+// read both whole files under it, and every worker's journal line
+// waited.
+func TestJournalSettleUnlocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newSyncer(t, filepath.Dir(path))
+	j, err := openJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	if err := j.append(entry("a"), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".new", []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.look(); err != nil {
+		t.Fatal(err)
+	}
+	in, goOn := make(chan struct{}), make(chan struct{})
+	var once bool
+	j.reading = func() {
+		if !once {
+			once = true
+			close(in)
+			<-goOn
+		}
+	}
+	settled := make(chan bool)
+	go func() { settled <- j.settle() }()
+	<-in
+	if err := j.append(entry("b"), s); err != nil { // waited for settle: the test never ends
+		t.Fatal(err)
+	}
+	close(goOn)
+	<-settled
+	if n, _ := j.lost(); n != 1 {
+		t.Errorf("lost() = %d, want 1 (the line a)", n)
+	}
+}
+
+// TestJournalEachLine: of a file's end, only whole lines are hashed (a
+// line cut by where the reading starts, or left unended, is passed over),
+// and a line longer than the reader's buffer is one line.
+func TestJournalEachLine(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	data := "one\n" + long + "\ntwo\nthree\ncut"
+	f, err := os.Create(filepath.Join(t.TempDir(), "j"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+	j := &journal{seed: maphash.MakeSeed()}
+	hash := func(l string) uint64 {
+		var got []uint64
+		j.eachLine(mustFile(t, l+"\n"), int64(len(l)+1), 1<<30, func(h uint64) { got = append(got, h) })
+		return got[0]
+	}
+	for _, tc := range []struct {
+		most int64
+		want []string
+	}{
+		{1 << 30, []string{"one", long, "two", "three"}},
+		{int64(len("wo\nthree\ncut")), []string{"three"}},
+		{int64(len("\ntwo\nthree\ncut")), []string{"two", "three"}},
+	} {
+		var got, want []uint64
+		if err := j.eachLine(f, int64(len(data)), tc.most, func(h uint64) { got = append(got, h) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range tc.want {
+			want = append(want, hash(l))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("eachLine(the last %d bytes) = %d lines, want %d", tc.most, len(got), len(want))
+		}
+	}
+}
+
+func mustFile(t *testing.T, data string) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "line"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

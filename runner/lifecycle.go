@@ -65,7 +65,13 @@ func (r *Runner) stopAgent(agent, why string) bool {
 		return false // stopped already
 	}
 	r.recordStopped(agent, why)
-	if w, ok := r.workers[agent]; ok {
+	// Called from a worker's goroutine too (a budget used up, a write
+	// it cannot make, a shutdown it approved), while the router may be
+	// reloading parley.yaml.
+	r.workersMu.RLock()
+	w, ok := r.workers[agent]
+	r.workersMu.RUnlock()
+	if ok {
 		select {
 		case w.wake <- struct{}{}: // it notices, and closes a session
 		default:

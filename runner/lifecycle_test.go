@@ -318,3 +318,37 @@ timeouts:
 		t.Fatalf("state %+v once its program was done without an answer; want unresponsive", r.state.run("busy"))
 	}
 }
+
+// TestStopAgentDuringReload: a worker stopping its agent (a budget used
+// up, a write it cannot make, a shutdown it approved) while the router
+// reloads parley.yaml. stopAgent read the map of workers from the
+// worker's goroutine as reload changed it: under -race, a data race;
+// without, "concurrent map read and map write" could end the runner.
+func TestStopAgentDuringReload(t *testing.T) {
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "echo.sh", "cat >/dev/null; echo heard\n")
+	agents := "agents:\n  - boss\n  - {name: echo, driver: command, run: [./echo.sh]}\n"
+	ws = reconfigure(t, ws, agents+"  - {name: other, driver: command, run: [./echo.sh]}\n")
+	r, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	reconfigure(t, ws, agents) // other is removed: its worker leaves the map
+	start := make(chan struct{})
+	stopped := make(chan bool)
+	go func() {
+		<-start
+		stopped <- r.stopAgent("echo", "echo stopped for this run: a test")
+	}()
+	close(start)
+	if err := r.reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !<-stopped {
+		t.Errorf("stopAgent(echo) = false, want true: it was not stopped before")
+	}
+	if _, ok := r.workers["other"]; ok {
+		t.Errorf("other's worker is still in the map after the reload that removed it")
+	}
+}

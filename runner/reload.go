@@ -168,10 +168,10 @@ func (r *Runner) reload(ctx context.Context) error {
 	for _, name := range append(added, restarted...) {
 		if w, ok := r.workers[name]; ok {
 			r.retire(name, w)
-			delete(r.workers, name)
+			r.setWorker(name, nil)
 		}
 		if w, ok := fresh[name]; ok {
-			r.workers[name] = w
+			r.setWorker(name, w)
 			if x, waiting := r.retiring[name]; waiting {
 				x.next = w // starts once the old one is done
 			} else {
@@ -237,8 +237,20 @@ func (r *Runner) forget(agent string) {
 	r.expected = kept
 	if w, ok := r.workers[agent]; ok {
 		r.retire(agent, w)
-		delete(r.workers, agent)
+		r.setWorker(agent, nil)
 	}
+}
+
+// setWorker makes w agent's worker in the map of workers, or takes the
+// agent's out of it for nil. Only the router's goroutine calls it.
+func (r *Runner) setWorker(agent string, w *worker) {
+	r.workersMu.Lock()
+	defer r.workersMu.Unlock()
+	if w == nil {
+		delete(r.workers, agent)
+		return
+	}
+	r.workers[agent] = w
 }
 
 // retire tells a worker to stop once the message it handles is done. A

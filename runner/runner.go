@@ -274,10 +274,15 @@ type Runner struct {
 	// the router); the router's other counts are its own.
 	statsMu sync.Mutex
 
-	workers  map[string]*worker   // agents with a driver
-	retiring map[string]*retiring // workers stopping, by agent (reload)
-	group    *errgroup.Group      // the workers, while Run runs
-	groupCtx context.Context
+	// workers are the agents with a driver. Only the router's goroutine
+	// (and Open, before it) changes the map, under workersMu; the router
+	// reads it freely, any other goroutine (a worker stopping its agent)
+	// under workersMu.
+	workers   map[string]*worker
+	workersMu sync.RWMutex
+	retiring  map[string]*retiring // workers stopping, by agent (reload)
+	group     *errgroup.Group      // the workers, while Run runs
+	groupCtx  context.Context
 
 	config   configWatch
 	watcher  *fsnotify.Watcher // while watch runs; nil when none could be made
@@ -534,7 +539,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 			return nil, err
 		}
 		if d != nil {
-			r.workers[a.Name] = newWorker(r, a, box, d)
+			r.setWorker(a.Name, newWorker(r, a, box, d))
 		}
 	}
 	if r.journal, err = openJournal(ws.JournalPath()); err != nil {
@@ -1043,10 +1048,16 @@ func (r *Runner) flushJournal(now time.Time) {
 	}
 }
 
-// noteJournal says, when it changed, how many lines of the journal the
-// file at its path lacks since git or a person replaced it: a warning in
-// the log, once, and in runner.json for parley status while it stands.
+// noteJournal compares the journal's files that replaced one another
+// (journal.settle) and says, when it changed, how many lines of the
+// journal the file at its path lacks since git or a person replaced it:
+// a warning in the log, once, and in runner.json for parley status while
+// it stands. A journal removed or emptied is said once in the log: the
+// person's act, not a standing problem.
 func (r *Runner) noteJournal() {
+	if r.journal.settle() {
+		r.log.Warn(workspace.JournalRemovedText, "path", r.journal.path)
+	}
 	n, at := r.journal.lost()
 	if n == r.journalLost {
 		return

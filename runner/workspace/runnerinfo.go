@@ -62,6 +62,10 @@ func JournalLostText(n int) string {
 		filepath.ToSlash(filepath.Join(StateDir, "journal.jsonl")), n, lines)
 }
 
+// JournalRemovedText says that the journal was removed or emptied under
+// the runner: the runner's log says it, once.
+const JournalRemovedText = StateDir + "/journal.jsonl was removed or emptied (by hand, or by a checkout of a commit without it): parley log and parley usage no longer show the lines it held; the runner writes on into a new file (git restore .parley/journal.jsonl, or a copy put back, shows them again)"
+
 // FailingDelivery is an outbox file whose routing failed, and is tried
 // again: a full disk, a recipient's inbox made read-only. One sender's
 // files go in order, so its later files wait behind it.
