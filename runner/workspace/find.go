@@ -44,18 +44,7 @@ func (w *Workspace) ResolveID(s string) (string, error) {
 	}
 	var found []string
 	for _, agent := range w.AgentNames() {
-		box := w.Mailbox(agent)
-		for _, state := range mailbox.States {
-			ids, err := box.IDs(state)
-			if err != nil {
-				continue // a state not made yet
-			}
-			for _, id := range ids {
-				if (strings.HasPrefix(id, s) || strings.HasSuffix(id, s)) && !slices.Contains(found, id) {
-					found = append(found, id)
-				}
-			}
-		}
+		found = shortMatches(found, s, w.Mailbox(agent), mailbox.States)
 	}
 	switch len(found) {
 	case 0:
@@ -65,6 +54,23 @@ func (w *Workspace) ResolveID(s string) (string, error) {
 	}
 	slices.Sort(found)
 	return "", &AmbiguousIDError{Short: s, Candidates: found}
+}
+
+// shortMatches adds to found the ids of the messages box holds in the
+// given states that the short id s starts or ends, each once.
+func shortMatches(found []string, s string, box mailbox.Dir, states []string) []string {
+	for _, state := range states {
+		ids, err := box.IDs(state)
+		if err != nil {
+			continue // a state not made yet
+		}
+		for _, id := range ids {
+			if (strings.HasPrefix(id, s) || strings.HasSuffix(id, s)) && !slices.Contains(found, id) {
+				found = append(found, id)
+			}
+		}
+	}
+	return found
 }
 
 // ResolveOwnID is ResolveID for a program acting as agent (parley mcp),
@@ -81,19 +87,7 @@ func (w *Workspace) ResolveOwnID(s, agent string, states ...string) (string, err
 	if len(s) < MinShortID {
 		return "", fmt.Errorf("%q: %w (a short id needs %d characters or more)", s, ErrMessageNotFound, MinShortID)
 	}
-	var found []string
-	box := w.Mailbox(agent)
-	for _, state := range states {
-		ids, err := box.IDs(state)
-		if err != nil {
-			continue // a state not made yet
-		}
-		for _, id := range ids {
-			if (strings.HasPrefix(id, s) || strings.HasSuffix(id, s)) && !slices.Contains(found, id) {
-				found = append(found, id)
-			}
-		}
-	}
+	found := shortMatches(nil, s, w.Mailbox(agent), states)
 	switch len(found) {
 	case 0:
 		return "", &notOwnError{what: strconv.Quote(s), agent: agent, states: states}
