@@ -81,6 +81,7 @@ func TestCrashPipeline(t *testing.T) {
 	// What the workers, the reviewer and the person were sent, by type
 	// and step: each once, as in a run never interrupted.
 	count := map[string]int{}
+	seen := map[string][]string{} // the files of each kind, shown when one is unexpected
 	for _, agent := range []string{"worker-1", "worker-2", "reviewer", "auditor", "you"} {
 		for _, state := range []string{mailbox.Inbox, mailbox.Done} {
 			entries, err := ws.Mailbox(agent).List(state)
@@ -102,6 +103,7 @@ func TestCrashPipeline(t *testing.T) {
 					typ = "escalation"
 				}
 				count[typ+" "+step]++
+				seen[typ+" "+step] = append(seen[typ+" "+step], e.Path+":\n"+string(data))
 			}
 		}
 	}
@@ -119,7 +121,7 @@ func TestCrashPipeline(t *testing.T) {
 	}
 	for k, n := range count {
 		if _, ok := want[k]; !ok {
-			t.Errorf("unexpected: %d of %q", n, k)
+			t.Errorf("unexpected: %d of %q:\n%s", n, k, strings.Join(seen[k], "\n"))
 		}
 	}
 	if n, _ := ws.Mailbox("orch").Count(mailbox.Dead); n != 0 {
