@@ -131,19 +131,27 @@ func entry(id string) []workspace.Entry {
 	return []workspace.Entry{{ID: id, Outcome: workspace.Delivered}}
 }
 
-// TestJournalFollowsItsFile: a journal replaced under the runner (git
-// checkout) or removed gets the next lines, not the file the runner had
-// open (issue 11, item 8).
-func TestJournalFollowsItsFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
+// newJournal opens a journal in a new workspace's .parley/, with a
+// syncer for its writes; the caller closes it.
+func newJournal(t *testing.T) (path string, s *mailbox.Syncer, j *journal) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := newSyncer(t, filepath.Dir(path))
+	s = newSyncer(t, filepath.Dir(path))
 	j, err := openJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, s, j
+}
+
+// TestJournalFollowsItsFile: a journal replaced under the runner (git
+// checkout) or removed gets the next lines, not the file the runner had
+// open (issue 11, item 8).
+func TestJournalFollowsItsFile(t *testing.T) {
+	path, s, j := newJournal(t)
 	defer j.close()
 	if err := j.append(entry("a"), s); err != nil {
 		t.Fatal(err)
@@ -364,15 +372,7 @@ func TestCommitPipelined(t *testing.T) {
 // (A tryout: a stash mid-session, and parley log and parley usage lost
 // lines without a word.)
 func TestJournalRewound(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := newSyncer(t, filepath.Dir(path))
-	j, err := openJournal(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, s, j := newJournal(t)
 	defer j.close()
 	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	j.now = func() time.Time { return at }
@@ -453,15 +453,7 @@ func TestJournalRemoved(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			s := newSyncer(t, filepath.Dir(path))
-			j, err := openJournal(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			path, s, j := newJournal(t)
 			defer j.close()
 			for _, id := range []string{"a", "b", "c"} {
 				if err := j.append(entry(id), s); err != nil {
@@ -492,15 +484,7 @@ func TestJournalRemoved(t *testing.T) {
 // read both whole files under it, and every worker's journal line
 // waited.
 func TestJournalSettleUnlocked(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".parley", "journal.jsonl")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := newSyncer(t, filepath.Dir(path))
-	j, err := openJournal(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, s, j := newJournal(t)
 	defer j.close()
 	if err := j.append(entry("a"), s); err != nil {
 		t.Fatal(err)
