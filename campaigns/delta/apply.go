@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/parley-dev/parley/internal/markdown"
 )
 
 // rules say what a target file takes and where.
@@ -610,7 +612,7 @@ func (m *doc) hp(line int, h hp) Change {
 	end := label + 1
 	for end < to {
 		s := m.lines[end].s
-		if _, ok := m.item(end); !ok && (isBlank(s) || indentOf(s) < 2) {
+		if _, ok := m.item(end); !ok && (isBlank(s) || markdown.Indent(s) < 2) {
 			break
 		}
 		end++

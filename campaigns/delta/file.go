@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/markdown"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -227,7 +228,7 @@ func source(e *Entry) []string {
 		}
 		return append([]string{first}, indentAll(e.More)...)
 	}
-	n := indentOf(e.Source[0])
+	n := markdown.Indent(e.Source[0])
 	out := make([]string, len(e.Source))
 	for i, l := range e.Source {
 		if l != "" {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/parley-dev/parley/internal/markdown"
 )
 
 // fuzzDeltas seed both fuzz targets: the forms a GM or an agent writes,
@@ -225,7 +227,7 @@ func checkApply(t *testing.T, story bool, doc string, d *Delta, out string, res 
 	}
 	lostItems := 0
 	for j, l := range before.lines {
-		if exempt[j] || isBlank(l.s) || indentOf(l.s) >= 2 {
+		if exempt[j] || isBlank(l.s) || markdown.Indent(l.s) >= 2 {
 			continue
 		}
 		if have[l.s] > 0 {

@@ -3,6 +3,8 @@ package delta
 import (
 	"strings"
 	"unicode"
+
+	"github.com/parley-dev/parley/internal/markdown"
 )
 
 // doc is a markdown file as lines, each with its own line ending, so that
@@ -211,7 +213,7 @@ func markerOf(s string) (indent int, marker string, text int, ok bool) {
 	if isRule(s) {
 		return 0, "", 0, false
 	}
-	indent = indentOf(s)
+	indent = markdown.Indent(s)
 	i := len(s) - len(strings.TrimLeft(s, " \t"))
 	j := i
 	switch {
@@ -252,14 +254,14 @@ func (d *doc) item(i int) (string, bool) {
 // itemEnd returns the end of the item on line i: the line after its last
 // line indented deeper than its marker, before to.
 func (d *doc) itemEnd(i, to int) int {
-	ind := indentOf(d.lines[i].s)
+	ind := markdown.Indent(d.lines[i].s)
 	end := i + 1
 	for j := i + 1; j < to; j++ {
 		s := d.lines[j].s
 		if isBlank(s) {
 			continue
 		}
-		if indentOf(s) <= ind {
+		if markdown.Indent(s) <= ind {
 			break
 		}
 		end = j + 1
@@ -302,7 +304,7 @@ func (d *doc) listEnding(a, b int) (first, last int, more bool, ok bool) {
 		if isBlank(s) {
 			continue
 		}
-		if !d.code[j] && indentOf(s) >= 2 {
+		if !d.code[j] && markdown.Indent(s) >= 2 {
 			more = true
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"unicode"
+
+	"github.com/parley-dev/parley/internal/markdown"
 )
 
 // Parse reads a delta that a person or an agent wrote; path names it in
@@ -33,7 +35,7 @@ func Parse(path string, data []byte) (*Delta, error) {
 			blanks++
 			continue
 		}
-		ind := indentOf(ln)
+		ind := markdown.Indent(ln)
 		for len(open) > 0 && ind <= open[len(open)-1].indent {
 			open = open[:len(open)-1]
 		}
@@ -495,8 +497,8 @@ func dedent(lines []string) []string {
 	}
 	least := -1
 	for _, l := range lines {
-		if strings.TrimSpace(l) != "" && (least < 0 || indentOf(l) < least) {
-			least = indentOf(l)
+		if strings.TrimSpace(l) != "" && (least < 0 || markdown.Indent(l) < least) {
+			least = markdown.Indent(l)
 		}
 	}
 	out := make([]string, len(lines))
@@ -509,27 +511,10 @@ func dedent(lines []string) []string {
 	return out
 }
 
-// indentOf is the width of a line's leading spaces and tabs, a tab
-// advancing to the next multiple of 4.
-func indentOf(s string) int {
-	n := 0
-	for _, c := range []byte(s) {
-		switch c {
-		case ' ':
-			n++
-		case '\t':
-			n += 4 - n%4
-		default:
-			return n
-		}
-	}
-	return n
-}
-
 // unindent removes n columns of indentation from s, turning the tabs of
 // its indentation into spaces.
 func unindent(s string, n int) string {
-	w := indentOf(s)
+	w := markdown.Indent(s)
 	i := len(s) - len(strings.TrimLeft(s, " \t"))
 	return strings.Repeat(" ", max(w-n, 0)) + s[i:]
 }

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/markdown"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/internal/yamlerr"
 	"github.com/parley-dev/parley/mailbox"
@@ -613,7 +614,7 @@ func (f *front) extent(p *parsed, n *yaml.Node) (span, int, error) {
 		if strings.TrimSpace(t) == "" {
 			continue
 		}
-		if indentWidth(t) <= col {
+		if markdown.Indent(t) <= col {
 			break
 		}
 		last = j

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/markdown"
 	"github.com/parley-dev/parley/internal/spell"
 )
 
@@ -89,7 +90,7 @@ func (p *parsed) parseTables(from int) error {
 	for i := from; i < n; i++ {
 		line := p.text(i)
 		at := p.ls[i]
-		ind := indentWidth(line)
+		ind := markdown.Indent(line)
 		trim := strings.TrimLeft(line, " \t")
 		switch {
 		case inComment:
@@ -1063,24 +1064,9 @@ func labelLine(trim string) (string, bool) {
 	return normLabel(s), true
 }
 
-func indentWidth(line string) int {
-	w := 0
-	for _, c := range []byte(line) {
-		switch c {
-		case ' ':
-			w++
-		case '\t':
-			w += 4 - w%4
-		default:
-			return w
-		}
-	}
-	return w
-}
-
 // heading reads an ATX heading: its level and text.
 func heading(line string) (int, string, bool) {
-	if indentWidth(line) > 3 {
+	if markdown.Indent(line) > 3 {
 		return 0, "", false
 	}
 	s := strings.TrimLeft(line, " ")
@@ -1109,7 +1095,7 @@ func bullet(line string) (marker byte, textAt, col int, ok bool) {
 		return 0, 0, 0, false
 	}
 	j := skipSpaces(line, k+1)
-	ind := indentWidth(line)
+	ind := markdown.Indent(line)
 	col = ind + 1 + (j - k - 1)
 	if j-k-1 > 4 || j == len(line) {
 		col = ind + 2
@@ -1333,7 +1319,7 @@ func (t *tables) addInEdits(p *parsed, in int, name string, q int, note string) 
 	want.Section = p.sh.Items[in].Section
 	c := t.items[in]
 	lead := p.data[c.start:c.text]
-	prefix := string(lead[:len(lead)-len(bytes.TrimLeft(lead, " \t"))]) + strings.Repeat(" ", max(c.col-indentWidth(string(lead)), 0))
+	prefix := string(lead[:len(lead)-len(bytes.TrimLeft(lead, " \t"))]) + strings.Repeat(" ", max(c.col-markdown.Indent(string(lead)), 0))
 	marker := bytes.TrimSpace(lead)
 	if kids := p.children(in); len(kids) > 0 {
 		last := t.items[kids[len(kids)-1]]

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/parley-dev/parley/internal/markdown"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -391,7 +392,7 @@ func headings(lines []string) []heading {
 	for ; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], " \t\r")
 		t := strings.TrimLeft(line, " \t")
-		indent := indentOf(line)
+		indent := markdown.Indent(line)
 		if fence != "" {
 			if indent < 4 && closesFence(t, fence) {
 				fence = ""
@@ -433,7 +434,7 @@ func headings(lines []string) []heading {
 func fenceCloses(lines []string, fence string) bool {
 	for _, l := range lines {
 		l = strings.TrimRight(l, " \t\r")
-		if indentOf(l) < 4 && closesFence(strings.TrimLeft(l, " \t"), fence) {
+		if markdown.Indent(l) < 4 && closesFence(strings.TrimLeft(l, " \t"), fence) {
 			return true
 		}
 	}
@@ -514,23 +515,6 @@ func opensFence(t string) string {
 // fence: as many of its character or more, and nothing else.
 func closesFence(t, fence string) bool {
 	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == ""
-}
-
-// indentOf returns how far a line is indented, a tab taken to the next
-// multiple of four.
-func indentOf(line string) int {
-	n := 0
-	for _, r := range line {
-		switch r {
-		case ' ':
-			n++
-		case '\t':
-			n += 4 - n%4
-		default:
-			return n
-		}
-	}
-	return n
 }
 
 // sentences splits text at the ends of sentences.
