@@ -646,10 +646,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			// used up: ..."): said once.
 			reason := strings.TrimPrefix(err.Error(), w.agent.Name+": ")
 			why := fmt.Sprintf("%s stopped for this run: %s; the message it was handling waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, reason, cur)
-			w.r.stopAgent(w.agent.Name, why)
-			w.r.statsMu.Lock()
-			w.r.stats.Stopped = append(w.r.stats.Stopped, StoppedAgent{Agent: w.agent.Name, Path: cur, Reason: reason})
-			w.r.statsMu.Unlock()
+			w.r.stopForRun(StoppedAgent{Agent: w.agent.Name, Path: cur, Reason: reason}, why)
 			w.r.state.note(w.agent.Name, why)
 			w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
 			return
@@ -1050,10 +1047,7 @@ func (w *worker) waitToWrite(ctx context.Context, id string, s *stuck, state, do
 	if w.r.opts.UntilIdle && s.tries > maxAttempts {
 		reason := fmt.Sprintf("cannot %s: %v (tried %d times since %s)", doing, err, s.tries, s.since.Local().Format("15:04:05"))
 		why := fmt.Sprintf("%s stopped for this run: %s; the message waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, reason, where)
-		w.r.stopAgent(w.agent.Name, why)
-		w.r.statsMu.Lock()
-		w.r.stats.Stopped = append(w.r.stats.Stopped, StoppedAgent{Agent: w.agent.Name, Path: where, Reason: reason})
-		w.r.statsMu.Unlock()
+		w.r.stopForRun(StoppedAgent{Agent: w.agent.Name, Path: where, Reason: reason}, why)
 		w.r.state.noteOver(w.agent.Name, why, s.note)
 		s.note = why
 		w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)

@@ -50,12 +50,22 @@ func approvesShutdown(m *mailbox.Message) bool {
 // shutDown stops an agent that approved a shutdown request for the rest
 // of the run, and lists it in the run's figures.
 func (r *Runner) shutDown(agent string) {
-	if !r.stopAgent(agent, agent+" approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox") {
-		return
+	r.stopForRun(StoppedAgent{Agent: agent, Reason: "it approved a shutdown request", ShutDown: true},
+		agent+" approved a shutdown request: its driver takes no more messages in this run; messages to it wait in its inbox")
+}
+
+// stopForRun stops an agent for the rest of the run (stopAgent, why the
+// journal's note) and lists it in the run's figures, once: a shutdown it
+// approved, a budget used up, a write it could not make. It reports
+// whether it was not stopped already.
+func (r *Runner) stopForRun(a StoppedAgent, why string) bool {
+	if !r.stopAgent(a.Agent, why) {
+		return false
 	}
 	r.statsMu.Lock()
-	r.stats.Stopped = append(r.stats.Stopped, StoppedAgent{Agent: agent, Reason: "it approved a shutdown request", ShutDown: true})
+	r.stats.Stopped = append(r.stats.Stopped, a)
 	r.statsMu.Unlock()
+	return true
 }
 
 // stopAgent stops an agent's driver for the rest of the run; why is the
