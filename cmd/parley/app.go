@@ -99,9 +99,14 @@ func newApp(e *env) *cli.App {
 	usage = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
 			cmd.OnUsageError = app.OnUsageError
-			if action := cmd.Action; action != nil && e.parsed != nil {
+			if action := cmd.Action; action != nil {
 				cmd.Action = func(c *cli.Context) error {
-					e.parsed()
+					if e.parsed != nil {
+						e.parsed()
+					}
+					if err := emptyNameFlag(c); err != nil {
+						return err
+					}
 					return action(c)
 				}
 			}
@@ -120,6 +125,41 @@ func newApp(e *env) *cli.App {
 	}
 	usage(app.Commands)
 	return app
+}
+
+// namingFlags are the flags whose value names something (an agent, a
+// file, a campaign, an address, a time): given empty, as `--as "$ME"`
+// with ME unset gives it, each would fall back to its default without a
+// word (serve --as "" showed no seat). Text flags (--body, --note,
+// --reason, ...) and --type/--signal may be empty.
+var namingFlags = map[string]bool{
+	"as": true, "lead": true, "from": true, "agent": true, "campaign": true,
+	"character": true, "human": true, "in": true, "state": true, "skill": true,
+	"since": true, "template": true, "layout": true, "protocol": true,
+	"peer": true, "dir": true, "html": true, "file": true, "browser": true,
+	"listen": true, "addr": true, "token": true,
+}
+
+// emptyNameFlag is a usage error for a naming flag given an empty value.
+func emptyNameFlag(c *cli.Context) error {
+	for _, f := range c.Command.Flags {
+		sf, ok := f.(*cli.StringFlag)
+		if !ok || !namingFlags[sf.Name] || !c.IsSet(sf.Name) || c.String(sf.Name) != "" {
+			continue
+		}
+		return usagef("--%s is empty: give it a value (%s), or leave it out for the default", sf.Name, flagValueName(sf))
+	}
+	return nil
+}
+
+// flagValueName is what a flag's value is, as its help names it
+// (`AGENT`), else VALUE.
+func flagValueName(f *cli.StringFlag) string {
+	_, rest, ok := strings.Cut(f.Usage, "`")
+	if name, _, ok2 := strings.Cut(rest, "`"); ok && ok2 && name != "" {
+		return name
+	}
+	return "VALUE"
 }
 
 // groupHelp is the help of a command with subcommands (campaign, skills,
