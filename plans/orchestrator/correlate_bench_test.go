@@ -68,7 +68,8 @@ func BenchmarkCorrelate(b *testing.B) {
 
 // BenchmarkHistory reads a mailbox of the orchestrator's holding n
 // messages (benchHistory's), and correlates them, as each message
-// handled does.
+// handled does: by the orchestrator of a running runner, and by one
+// just started.
 func BenchmarkHistory(b *testing.B) {
 	for _, n := range []int{1000, 4000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
@@ -93,11 +94,21 @@ func BenchmarkHistory(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			o := &Orchestrator{Workspace: ws}
 			in := mailbox.New(nil)
-			for b.Loop() {
-				o.history("orch", in)
-			}
+			b.Run("runner", func(b *testing.B) {
+				// One orchestrator, as a runner has: each file parsed
+				// once (Orchestrator.files), then an lstat a look.
+				o := &Orchestrator{Workspace: ws}
+				for b.Loop() {
+					o.history("orch", in)
+				}
+			})
+			b.Run("started", func(b *testing.B) {
+				// A new one each time: the first message after a start.
+				for b.Loop() {
+					(&Orchestrator{Workspace: ws}).history("orch", in)
+				}
+			})
 		})
 	}
 }

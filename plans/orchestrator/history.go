@@ -100,11 +100,11 @@ func (r *record) to(agent string) bool {
 func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 	h := &history{byID: map[string]*record{}, inDead: o.inDead}
 	curID := get(in, "id")
-	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (bool, bool) {
-		return get(m, "id") != curID, true
+	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (*mailbox.Message, bool) {
+		return keepIf(m, get(m, "id") != curID), true
 	})
-	o.readRecords(h, agent, []string{mailbox.Done}, func(m *mailbox.Message) (bool, bool) {
-		return get(m, "id") != curID, false
+	o.readRecords(h, agent, []string{mailbox.Done}, func(m *mailbox.Message) (*mailbox.Message, bool) {
+		return keepIf(m, get(m, "id") != curID), false
 	})
 	h.sort()
 	h.cur = &record{m: in}
@@ -120,18 +120,22 @@ func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 // being handled.
 func (o *Orchestrator) remoteHistory(sender, agent string) *history {
 	h := &history{byID: map[string]*record{}, remote: true}
-	o.readRecords(h, agent, []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, func(m *mailbox.Message) (bool, bool) {
+	o.readRecords(h, agent, []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, func(m *mailbox.Message) (*mailbox.Message, bool) {
 		to, _ := m.Header().Names("to")
-		return from(m) == sender && slices.Contains(to, agent), true
+		return keepIf(m, from(m) == sender && slices.Contains(to, agent)), true
 	})
-	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (bool, bool) {
+	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (*mailbox.Message, bool) {
 		to, _ := m.Header().Names("to")
+		if !slices.Contains(to, sender) {
+			return nil, false
+		}
 		if from(m) == "" {
 			// What an outbox holds is its agent's (the router stamps
 			// from: on the copies it delivers, not on the original).
+			m = m.Clone()
 			m.Set("from", agent)
 		}
-		return slices.Contains(to, sender), false
+		return m, false
 	})
 	h.sort()
 	h.correlate()
@@ -140,26 +144,27 @@ func (o *Orchestrator) remoteHistory(sender, agent string) *history {
 }
 
 // readRecords adds to h the messages named by their ids in agent's
-// mailbox states that keep says to keep, and whether each is one the
+// mailbox states that keep keeps (it returns the message, or a changed
+// Clone of it; nil to leave it out), and whether each is one the
 // history's agent sent. A file that cannot be read as a message is
 // skipped, as is a second copy of an id.
-func (o *Orchestrator) readRecords(h *history, agent string, states []string, keep func(*mailbox.Message) (ok, sent bool)) {
+func (o *Orchestrator) readRecords(h *history, agent string, states []string, keep func(*mailbox.Message) (kept *mailbox.Message, sent bool)) {
 	box := o.ws().Mailbox(agent)
 	for _, state := range states {
+		dir := box.Path(state, "")
 		names, err := box.Names(state)
 		if err != nil {
 			continue
 		}
+		o.files.Keep(dir, names)
 		for _, name := range names {
 			nameID, ok := mailbox.IDFromName(name)
 			if !ok {
 				continue
 			}
-			data, err := mailbox.ReadFile(box.Path(state, name), o.ws().Config.Router.MaxMessageSize)
-			if err != nil {
-				continue
-			}
-			m, err := mailbox.Parse(data)
+			// Parsed once, kept while the file is unchanged (o.files):
+			// changed, it is a Clone.
+			m, err := o.files.Read(dir, name, o.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
 			}
@@ -169,15 +174,24 @@ func (o *Orchestrator) readRecords(h *history, agent string, states []string, ke
 				// the id the router gave it (only the copies it delivers
 				// carry it): the name says it.
 				id = nameID
+				m = m.Clone()
 				m.Set("id", id)
 			}
-			ok, sent := keep(m)
-			if id == "" || !ok || h.byID[id] != nil {
+			m, sent := keep(m)
+			if id == "" || m == nil || h.byID[id] != nil {
 				continue
 			}
 			h.add(&record{m: m, sent: sent})
 		}
 	}
+}
+
+// keepIf is m when ok, else nil: a keep of readRecords.
+func keepIf(m *mailbox.Message, ok bool) *mailbox.Message {
+	if !ok {
+		return nil
+	}
+	return m
 }
 
 // sort puts the records oldest first.

@@ -149,6 +149,11 @@ type Orchestrator struct {
 
 	mu    sync.Mutex        // guards looks
 	looks map[string]*looks // what each agent saw of plans/, for Due
+
+	// files are the messages of the mailboxes read for histories, each
+	// parsed once while its file is unchanged: a history is read for
+	// every message handled, and holds every message of the session.
+	files mailbox.Cache
 }
 
 // Reload has the orchestrator go on with the workspace as loaded again

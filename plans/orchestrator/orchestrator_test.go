@@ -55,15 +55,19 @@ R.
 
 // harness plays the runner around the orchestrator: each message it
 // hands over is filed in done/ afterwards, and what the orchestrator
-// answers is given an id and filed in sent/. Each call makes a new
-// Orchestrator, as a runner started again would: nothing is carried in
-// memory from one message to the next.
+// answers is given an id and filed in sent/. One Orchestrator handles
+// every message, as in a runner, the files it read kept in its cache;
+// with fresh, each call makes a new one, as a runner started again
+// would: nothing is carried in memory from one message to the next.
+// Both decide alike (TestPipeline runs both).
 type harness struct {
 	t           *testing.T
 	checkpoints []string
 	ws          *workspace.Workspace
 	now         time.Time
 	ids         *mailbox.IDs
+	o           *Orchestrator
+	fresh       bool // a new Orchestrator for each message
 }
 
 func newHarness(t *testing.T, cfg string) *harness {
@@ -139,11 +143,13 @@ func (h *harness) handle(in *mailbox.Message) []*mailbox.Message {
 // before it committed the handling.
 func (h *harness) peek(in *mailbox.Message) []*mailbox.Message {
 	h.t.Helper()
-	o := &Orchestrator{Workspace: h.ws, Checkpoint: func(_ context.Context, msg string) error {
-		h.checkpoints = append(h.checkpoints, msg)
-		return nil
-	}}
-	out, err := o.Handle(context.Background(), "orch", in)
+	if h.o == nil || h.fresh {
+		h.o = &Orchestrator{Workspace: h.ws, Checkpoint: func(_ context.Context, msg string) error {
+			h.checkpoints = append(h.checkpoints, msg)
+			return nil
+		}}
+	}
+	out, err := h.o.Handle(context.Background(), "orch", in)
 	if err != nil {
 		h.t.Fatalf("Handle(%s %s): %v", typeOf(in), get(in, "signal"), err)
 	}
@@ -214,7 +220,13 @@ func verdict(h *harness, req *mailbox.Message, signal string) *mailbox.Message {
 }
 
 func TestPipeline(t *testing.T) {
+	t.Run("one orchestrator", func(t *testing.T) { testPipeline(t, false) })
+	t.Run("one orchestrator a message", func(t *testing.T) { testPipeline(t, true) })
+}
+
+func testPipeline(t *testing.T, fresh bool) {
 	h := newHarness(t, config)
+	h.fresh = fresh
 	tasks := h.toPlan()
 	if p := h.readPlan(); p.Status != "in_progress" {
 		t.Errorf("plan status = %q, want in_progress", p.Status)
@@ -1402,4 +1414,61 @@ func routeOutbox(t *testing.T, box mailbox.Dir, keep string) []*mailbox.Message 
 		}
 	}
 	return sent
+}
+
+// TestHistoryFollowsFiles: the orchestrator of a runner reads its
+// mailbox's files once (Orchestrator.files), and its history still
+// follows them: a message edited by hand in done/ is read as it is now,
+// one removed is gone, and a file written by hand without an id is
+// given the id of its name in the history without changing what the
+// cache keeps.
+func TestHistoryFollowsFiles(t *testing.T) {
+	h := newHarness(t, config)
+	o := &Orchestrator{Workspace: h.ws}
+	box := h.ws.Mailbox("orch")
+	in := h.msg("you", "Add retries.")
+	done := box.Path(mailbox.Done, get(in, "id")+".md")
+	if err := os.WriteFile(done, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(done, hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	handWritten := box.Path(mailbox.Sent, h.ids.New("orch")+".md")
+	if err := os.WriteFile(handWritten, []byte("---\nto: architect\ntype: triage_request\n---\nBy hand.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body := func(hist *history, id string) string {
+		if r := hist.byID[id]; r != nil {
+			return string(r.m.Body)
+		}
+		return "(none)"
+	}
+	id := get(in, "id")
+	if got := body(o.history("orch", mailbox.New(nil)), id); got != "Add retries." {
+		t.Fatalf("first history: body %q", got)
+	}
+	handID := strings.TrimSuffix(filepath.Base(handWritten), ".md")
+	if hist := o.history("orch", mailbox.New(nil)); hist.byID[handID] == nil {
+		t.Errorf("the file written by hand is not in the history under the id of its name")
+	}
+	if m, err := o.files.Read(filepath.Dir(handWritten), filepath.Base(handWritten), 1<<20); err != nil || get(m, "id") != "" {
+		t.Errorf("the cached hand-written message was changed: id %q (%v)", get(m, "id"), err)
+	}
+
+	edited := in.Clone()
+	edited.SetBody([]byte("Add retries, with backoff."))
+	if err := os.WriteFile(done, edited.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := body(o.history("orch", mailbox.New(nil)), id); got != "Add retries, with backoff." {
+		t.Errorf("after a hand edit: body %q", got)
+	}
+	if err := os.Remove(done); err != nil {
+		t.Fatal(err)
+	}
+	if got := body(o.history("orch", mailbox.New(nil)), id); got != "(none)" {
+		t.Errorf("after the file was removed: body %q", got)
+	}
 }
