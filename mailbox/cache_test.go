@@ -19,7 +19,7 @@ func TestCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var c Cache
+	c := NewCache(func(m *Message) *Message { return m })
 	read := func(name string) *Message {
 		t.Helper()
 		m, err := c.Read(dir, name, 1<<20)

@@ -99,23 +99,29 @@ func (w *worker) thread(m *mailbox.Message, id string) []Kept {
 		k  Kept
 	}
 	var all []found
+	limit := w.r.ws().Config.Router.MaxMessageSize
 	for _, state := range []string{mailbox.Done, mailbox.Sent} {
-		ids, err := w.box.IDs(state)
+		dir := w.box.Path(state, "")
+		names, err := w.box.Names(state)
 		if err != nil {
 			continue
 		}
-		for _, other := range ids {
-			if other == id {
+		w.threads.Keep(dir, names)
+		for _, name := range names {
+			other, ok := mailbox.IDFromName(name)
+			if !ok || other == id {
+				continue
+			}
+			// The thread of each file, parsed once (w.threads); the
+			// whole message read only when it belongs.
+			if mt, err := w.threads.Read(dir, name, limit); err != nil || other != t && mt != t {
 				continue
 			}
 			msg := w.read(state, other)
 			if msg == nil {
 				continue
 			}
-			if mt, _ := msg.Header().Get("thread"); other != t && mt != t {
-				continue
-			}
-			all = append(all, found{other, Kept{Path: w.box.Path(state, mailbox.FileName(other)), Message: msg}})
+			all = append(all, found{other, Kept{Path: w.box.Path(state, name), Message: msg}})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b found) int { return strings.Compare(a.id, b.id) })
@@ -127,6 +133,13 @@ func (w *worker) thread(m *mailbox.Message, id string) []Kept {
 		out[i] = f.k
 	}
 	return out
+}
+
+// threadOf is the thread a message names, as a thread's context finds
+// its messages.
+func threadOf(m *mailbox.Message) string {
+	t, _ := m.Header().Get("thread")
+	return t
 }
 
 // contextText is the text of a context file: markdown, each message and

@@ -55,6 +55,12 @@ type worker struct {
 	quitOnce sync.Once
 	done     chan struct{}
 
+	// threads is the thread of each message of done/ and sent/, kept
+	// while its file is unchanged: a command agent's context names the
+	// thread of each message it is sent, from every message it handled
+	// and sent.
+	threads *mailbox.Cache[string]
+
 	mu      sync.Mutex
 	busy    bool
 	current string // id of the message being handled
@@ -121,7 +127,8 @@ type Handled struct {
 }
 
 func newWorker(r *Runner, a workspace.Agent, box mailbox.Dir, d driver) *worker {
-	return &worker{r: r, agent: a, box: box, driver: d, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	return &worker{r: r, agent: a, box: box, driver: d, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		threads: mailbox.NewCache(threadOf)}
 }
 
 // stop tells the worker to stop once the message it handles is done.

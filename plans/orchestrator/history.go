@@ -156,7 +156,7 @@ func (o *Orchestrator) readRecords(h *history, agent string, states []string, ke
 		if err != nil {
 			continue
 		}
-		o.files.Keep(dir, names)
+		o.cache().Keep(dir, names)
 		for _, name := range names {
 			nameID, ok := mailbox.IDFromName(name)
 			if !ok {
@@ -164,7 +164,7 @@ func (o *Orchestrator) readRecords(h *history, agent string, states []string, ke
 			}
 			// Parsed once, kept while the file is unchanged (o.files):
 			// changed, it is a Clone.
-			m, err := o.files.Read(dir, name, o.ws().Config.Router.MaxMessageSize)
+			m, err := o.cache().Read(dir, name, o.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
 			}

@@ -153,7 +153,17 @@ type Orchestrator struct {
 	// files are the messages of the mailboxes read for histories, each
 	// parsed once while its file is unchanged: a history is read for
 	// every message handled, and holds every message of the session.
-	files mailbox.Cache
+	// Made at its first use (cache).
+	files     *mailbox.Cache[*mailbox.Message]
+	filesOnce sync.Once
+}
+
+// cache is o.files, made the first time.
+func (o *Orchestrator) cache() *mailbox.Cache[*mailbox.Message] {
+	o.filesOnce.Do(func() {
+		o.files = mailbox.NewCache(func(m *mailbox.Message) *mailbox.Message { return m })
+	})
+	return o.files
 }
 
 // Reload has the orchestrator go on with the workspace as loaded again

@@ -1453,7 +1453,7 @@ func TestHistoryFollowsFiles(t *testing.T) {
 	if hist := o.history("orch", mailbox.New(nil)); hist.byID[handID] == nil {
 		t.Errorf("the file written by hand is not in the history under the id of its name")
 	}
-	if m, err := o.files.Read(filepath.Dir(handWritten), filepath.Base(handWritten), 1<<20); err != nil || get(m, "id") != "" {
+	if m, err := o.cache().Read(filepath.Dir(handWritten), filepath.Base(handWritten), 1<<20); err != nil || get(m, "id") != "" {
 		t.Errorf("the cached hand-written message was changed: id %q (%v)", get(m, "id"), err)
 	}
 
