@@ -454,13 +454,11 @@ func (s *Server) planData() planData {
 		}
 		box := s.ws().Mailbox(agent)
 		for _, state := range []string{mailbox.Sent, mailbox.Outbox, mailbox.Done, mailbox.Cur, mailbox.Inbox} {
+			dir := box.Path(state, "")
 			names, _ := box.Names(state)
+			s.files.Keep(dir, names)
 			for _, name := range names {
-				data, err := mailbox.ReadFile(box.Path(state, name), s.ws().Config.Router.MaxMessageSize)
-				if err != nil {
-					continue
-				}
-				m, err := mailbox.Parse(data)
+				m, err := s.files.Read(dir, name, s.ws().Config.Router.MaxMessageSize)
 				if err != nil {
 					continue
 				}

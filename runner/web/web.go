@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/parley-dev/parley/mailbox"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -159,6 +160,11 @@ type Server struct {
 	gone     error                 // the workspace was found gone (a *goneError), or nil
 	broken   error                 // parley.yaml as last looked at does not load, or nil
 	stamp    workspace.ConfigStamp // of the configuration files last read
+	// files are the orchestrators' messages the Plan page reads, each
+	// parsed once while its file is unchanged: the page is read again
+	// every few seconds while it is open, and a long session's
+	// orchestrator has handled thousands.
+	files *mailbox.Cache[*mailbox.Message]
 }
 
 // ws returns the workspace as its configuration was last read: look
@@ -171,7 +177,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("web: no workspace")
 	}
-	s := &Server{actions: opts.Actions, token: opts.Token, anyHost: opts.AnyHost, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, reseat: opts.Seat, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished}
+	s := &Server{actions: opts.Actions, token: opts.Token, anyHost: opts.AnyHost, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, reseat: opts.Seat, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished,
+		files: mailbox.NewCache(func(m *mailbox.Message) *mailbox.Message { return m })}
 	s.cur.Store(opts.Workspace)
 	s.stamp = workspace.StampConfig(opts.Workspace.Root)
 	if s.watcher {
