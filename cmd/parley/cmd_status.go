@@ -315,8 +315,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 					line += fmt.Sprintf("; the message after %s: timeout:", workspace.ShortDuration(ag.Timeout))
 				}
 				line += ")"
-			} else if ok && ws.IsProgram(a.Name) && ag.Timeout > 0 {
-				line += fmt.Sprintf(" (its program is stopped after %s: timeout: in %s)", workspace.ShortDuration(ag.Timeout), workspace.ConfigFile)
+			} else if ok && ag.RunsProgram() && ag.Timeout > 0 {
+				// Not a built-in handler: it runs no program.
+				line += fmt.Sprintf(" (its program is stopped after %s: its timeout: in %s, %s when it sets none)", workspace.ShortDuration(ag.Timeout), workspace.ConfigFile, workspace.ShortDuration(workspace.DefaultTimeout))
 			}
 			notes = append(notes, line)
 		}
