@@ -24,7 +24,10 @@ func pipelineCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "pipeline",
 		Usage: "show the dev pipeline: escalations waiting for a person (and how to answer each), plan progress, the steps agents have in hand",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: fmt.Sprintf("list every plan done, not only the newest %d", shownDone)},
+			jsonFlag,
+		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -33,7 +36,7 @@ func pipelineCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runPipeline(e, ws, c.Bool("json"))
+			return runPipeline(e, ws, c.Bool("json"), c.Bool("all"))
 		},
 	}
 }
@@ -154,7 +157,7 @@ type stepInHand struct {
 // no step in hand.
 var pipelineRoles = []string{"worker", "debugger", "documenter"}
 
-func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
+func runPipeline(e *env, ws *workspace.Workspace, asJSON, all bool) error {
 	rep, err := pipelineOf(ws)
 	if err != nil {
 		return err
@@ -162,9 +165,14 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON bool) error {
 	if asJSON {
 		return e.printJSON(rep)
 	}
-	printPipeline(e, rep)
+	printPipeline(e, rep, all)
 	return nil
 }
+
+// shownDone is how many plans done parley pipeline lists without --all:
+// the last in name order. A night of plans would bury the
+// plans under way.
+const shownDone = 3
 
 // pipelineOf reads what parley pipeline shows from ws's files.
 func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
@@ -379,7 +387,7 @@ func routeOf(body []byte) string {
 	return ""
 }
 
-func printPipeline(e *env, rep pipelineReport) {
+func printPipeline(e *env, rep pipelineReport, all bool) {
 	w := e.stdout
 	waiting := rep.waiting()
 	var settledEsc []escalation
@@ -507,7 +515,24 @@ func printPipeline(e *env, rep pipelineReport) {
 		fmt.Fprintf(w, "plans: none in %s/\n", plans.Dir)
 	} else {
 		fmt.Fprintln(w, "plans:")
+		done := 0
 		for _, p := range rep.Plans {
+			if p.Status == "done" {
+				done++
+			}
+		}
+		hidden := 0
+		if !all {
+			hidden = max(done-shownDone, 0)
+		}
+		if hidden > 0 {
+			fmt.Fprintf(w, "  %d more %s done (parley pipeline --all lists every plan)\n", hidden, plural(hidden, "plan", "plans"))
+		}
+		for _, p := range rep.Plans {
+			if p.Status == "done" && hidden > 0 {
+				hidden--
+				continue
+			}
 			line := fmt.Sprintf("  %s  %s  %d/%d %s", p.File, orDash(p.Status), p.Done, p.Total, plural(p.Total, "step", "steps"))
 			if a := ahead(p.File, upNext{Next: p.Next, Problems: p.Problems}); a != "" {
 				line += "  " + a
