@@ -71,6 +71,10 @@ func FuzzParse(f *testing.F) {
 		"| **Level** | 3 |\n| **HP** | 8 |\n| **Levle** | 4 |\n", "| **Level** | one |\n| **HP** | 8 |\n", "| **Hit Points** | 8/12 |\n| **Max HP** twelve |\n", "| **Hit Points** | 8 |\n| **Max HP** 12 |\n", "---\nhp: 8\nmax_hpp: 9\nmax_hp: 8\nxp: 3\n---\n",
 		"| **HP** | 8 |\n| STR | 1O |\n| DEX | 12 |\n| CON | 13 |\n| INT | 8 |\n| WIS | 10 |\n| CHA | 14 |\n",
 		"| **HP** | 8 |\n| STR 10 |\n| DEX | 12 |\n| CON | 13 |\n| INT | 8 |\n| WIS | 10 |\n| **CHA** 14 |\n| STR | 11 |\n",
+		// Empty parts for gear a new item goes in (the template's Worn/Carried).
+		"| **HP** | 8 |\n## Equipment\n\n### Worn/Carried\n\n### Currency\n- 10 gp\n",
+		"| **HP** | 8 |\n## Equipment\n### Notes\n- dry\n### Attuned\n### Gear\nwhat they carry\n### Currency\n5 gp\n",
+		"| **HP** | 8 |\n## Equipment\n### Worn/Carried", "| **HP** | 8 |\n# Equipment\n## Carried\n```\n- a\n```\n",
 		// Items nested under items: packs and their contents.
 		nestedSheet,
 		"| **HP** | 8 |\n## Equipment\n- Pack\n\t- Rope\n\t- 2 torches\n- Torch\n",

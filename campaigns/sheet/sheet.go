@@ -701,9 +701,12 @@ func (d *Doc) SetAbility(name string, n int) error {
 // several containers, AddItem refuses with ErrAmbiguous (say which with
 // AddItemTo). Otherwise a new entry is written: in the tables layout a
 // line "- Name", "- N Name" or "- N Name — note" at the end of "### Pack
-// Contents" (or after the last item of the Equipment section, or in a
-// new "### Pack Contents" under a new "## Equipment" at the end of the
-// file); in the frontmatter layout an entry in the style of the existing
+// Contents", else after the last item of the Equipment section, else
+// under the heading of an empty part of it for gear ("### Worn/Carried",
+// the first one that holds no notes or money, one that names gear in
+// general first); only a sheet with none of these gets a new "### Pack
+// Contents" (under a new "## Equipment" at the end of the file when it
+// has none); in the frontmatter layout an entry in the style of the existing
 // ones. The name must not carry a count of its own ("2 daggers"); pass
 // the quantity. It returns the item as it now reads.
 func (d *Doc) AddItem(name string, quantity int, note string) (Item, error) {

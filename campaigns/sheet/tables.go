@@ -34,6 +34,11 @@ type tables struct {
 	coins     []tCoin // parallel to Sheet.Currency
 	eq        section // ## Equipment
 	pack      section // ### Pack Contents within it
+	// slot is the part of the Equipment section a new item goes in when
+	// there is no Pack Contents and no item yet: the first of its
+	// subsections that holds items (not notes, not money) and names gear
+	// in general ("Worn/Carried", "Gear"), else the first such.
+	slot section
 	cur       section // ### Currency
 	marker    byte    // the bullet the items use
 }
@@ -130,6 +135,9 @@ func (p *parsed) parseTables(from int) error {
 				notItems = notesLabel(nt)
 				if !t.pack.found && strings.Contains(nt, "pack") {
 					t.pack, inPack = head, true
+				}
+				if !notItems && (!t.slot.found || !gearLabel(normLabel(t.slot.name)) && gearLabel(nt)) {
+					t.slot = head
 				}
 			}
 			if inEq {
@@ -1049,6 +1057,17 @@ func notesLabel(label string) bool {
 	return false
 }
 
+// gearLabel reports whether a normalized heading names gear in general,
+// where a person writes any new item: "Worn/Carried", "Gear", "Items".
+func gearLabel(label string) bool {
+	for _, w := range []string{"carried", "gear", "items", "inventory", "belongings", "possessions", "other"} {
+		if strings.Contains(label, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // labelLine reads a line that is only a label: "**Limitations:**",
 // "Notes:", "**Notes**:". It returns the label, normalized.
 func labelLine(trim string) (string, bool) {
@@ -1291,6 +1310,16 @@ func (t *tables) addEdits(p *parsed, name string, q int, note string) (edit, Ite
 	case t.eq.found && t.eq.lastItem >= 0:
 		want.Section = p.sh.Items[t.eq.lastItem].Section
 		return p.insertLines(t.items[t.eq.lastItem].end, line), want
+	case t.slot.found:
+		// An empty part of the sheet for gear (the template's "###
+		// Worn/Carried"): the item goes under its heading, as a person
+		// writes it there, and a blank line keeps it from what follows.
+		want.Section = t.slot.name
+		li := p.lineOf(t.slot.headNext)
+		if t.slot.headNext < len(p.data) && strings.TrimSpace(p.text(li)) != "" {
+			line += p.nl
+		}
+		return p.insertLines(t.slot.headNext, line), want
 	case t.eq.found:
 		want.Section = "Pack Contents"
 		li := p.lineOf(t.eq.headNext)
