@@ -34,13 +34,13 @@ type tables struct {
 	coins     []tCoin // parallel to Sheet.Currency
 	eq        section // ## Equipment
 	pack      section // ### Pack Contents within it
+	cur       section // ### Currency
+	marker    byte    // the bullet the items use
 	// slot is the part of the Equipment section a new item goes in when
 	// there is no Pack Contents and no item yet: the first of its
 	// subsections that holds items (not notes, not money) and names gear
 	// in general ("Worn/Carried", "Gear"), else the first such.
 	slot section
-	cur       section // ### Currency
-	marker    byte    // the bullet the items use
 }
 
 // section is a heading and what follows it.
