@@ -160,7 +160,8 @@ func SheetUnchanged(camp *campaigns.Campaign, caller, tool string, err error, pe
 	if len(people) == 0 || !errors.As(err, &se) || se.Path == "" {
 		return nil
 	}
-	if d, rerr := sheet.Read(se.Path); rerr == nil && len(d.Problems()) == 0 {
+	d, rerr := sheet.Read(se.Path)
+	if rerr == nil && len(d.Problems()) == 0 {
 		return nil
 	}
 	who := strings.TrimSuffix(filepath.Base(se.Path), ".md")
@@ -168,13 +169,30 @@ func SheetUnchanged(camp *campaigns.Campaign, caller, tool string, err error, pe
 	if camp != nil {
 		short = camp.Short(err).Error()
 	}
-	m := mailbox.New([]byte(fmt.Sprintf("%s's %s changed nothing: %s. The story goes on, and the sheet does not follow it until it is set right: `parley campaign check` names what is wrong, `parley character set %s` sets it.\n", caller, tool, short, who)))
+	m := mailbox.New([]byte(fmt.Sprintf("%s's %s changed nothing: %s. The story goes on, and the sheet does not follow it until it is set right: `parley campaign check` names what is wrong, %s.\n", caller, tool, short, mendAdvice(se, who, rerr == nil))))
 	m.SetNames("to", people)
 	// Informal (no type:), with the kind in a field, as parley's other
 	// notices to people: a protocol knows no type of parley's own.
 	m.SetValue("notice", SheetNotice)
 	m.Set("summary", fmt.Sprintf("%s's %s changed nothing: %s is malformed", caller, tool, who))
 	return m
+}
+
+// mendAdvice says what sets right the sheet of who that se is about
+// (reads: the sheet reads, with a value out of range): `parley character
+// set` of the field, for a value it reads (hit points above the maximum)
+// or a number written that is not one ("three/8"), which it writes over;
+// an edit by hand for what it cannot read (a table row without its value
+// cell, two items of one name, "seven of twelve").
+func mendAdvice(se *sheet.Error, who string, reads bool) string {
+	var nn *sheet.NotNumber
+	switch {
+	case errors.As(se, &nn) && nn.Mendable() && sheet.Key(se.Field) != "":
+		return fmt.Sprintf("`parley character set %s %s=N` sets it", who, sheet.Key(se.Field))
+	case reads:
+		return fmt.Sprintf("`parley character set %s` sets it", who)
+	}
+	return fmt.Sprintf("an edit of party/%s.md by hand sets it", who)
 }
 
 // encode returns v as indented JSON, "->" left as it is, ending in a

@@ -45,6 +45,41 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// NotNumber is the Err of an *Error about a value written where a number
+// goes that is not one: hit points "three/8", a level "one". Its message
+// reads `"three/8" is not a number`. Mend writes a number in its place.
+type NotNumber struct {
+	Text string // the value as written: "three/8"
+	// at is where a number goes in its place: "three" of "three/8", so
+	// that the maximum stays; not ok when the package cannot tell ("seven
+	// of twelve").
+	at span
+}
+
+// Error returns `"three/8" is not a number`.
+func (e *NotNumber) Error() string { return strconv.Quote(e.Text) + " is not a number" }
+
+// Mendable reports whether Mend can write a number in the value's place.
+func (e *NotNumber) Mendable() bool { return e.at.ok() }
+
+// Key returns the key of a field as the frontmatter layout writes it, and
+// as `parley character set` takes it: "hp" for "hit points", "max_hp",
+// "temp_hp", "level", "str" for "STR"; "" for a field no number of its
+// own is set by ("items", "currency").
+func Key(field string) string {
+	for k, f := range frontFields {
+		if f == field && f != "items" && f != "currency" && f != "abilities" {
+			return k
+		}
+	}
+	for _, a := range AbilityNames {
+		if a == field {
+			return strings.ToLower(a)
+		}
+	}
+	return ""
+}
+
 // Conditions callers branch on. Every error the package returns about a
 // sheet is an *Error; these are wrapped inside it.
 var (

@@ -236,7 +236,11 @@ func (p *parsed) intNode(n *yaml.Node, field string, lo, hi int) (int, error) {
 		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 && n.Value != "" && strings.Trim(n.Value, "0123456789") == "" {
 			return 0, p.errf(line, field, "%q is quoted: write the number without quotes", n.Value)
 		}
-		return 0, p.errf(line, field, "%q is not a number", n.Value)
+		var at span
+		if s, err := p.f.scalarSpan(p, n); err == nil && !strings.ContainsAny(n.Value, "\r\n") {
+			at = s
+		}
+		return 0, p.notNumber(line, field, n.Value, at)
 	}
 	v, err := strconv.Atoi(n.Value)
 	if err != nil || n.Style != 0 {

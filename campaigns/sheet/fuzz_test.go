@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,6 +72,15 @@ func FuzzParse(f *testing.F) {
 		"| **Level** | 3 |\n| **HP** | 8 |\n| **Levle** | 4 |\n", "| **Level** | one |\n| **HP** | 8 |\n", "| **Hit Points** | 8/12 |\n| **Max HP** twelve |\n", "| **Hit Points** | 8 |\n| **Max HP** 12 |\n", "---\nhp: 8\nmax_hpp: 9\nmax_hp: 8\nxp: 3\n---\n",
 		"| **HP** | 8 |\n| STR | 1O |\n| DEX | 12 |\n| CON | 13 |\n| INT | 8 |\n| WIS | 10 |\n| CHA | 14 |\n",
 		"| **HP** | 8 |\n| STR 10 |\n| DEX | 12 |\n| CON | 13 |\n| INT | 8 |\n| WIS | 10 |\n| **CHA** 14 |\n| STR | 11 |\n",
+		// Empty parts for gear a new item goes in (the template's Worn/Carried).
+		"| **HP** | 8 |\n## Equipment\n\n### Worn/Carried\n\n### Currency\n- 10 gp\n",
+		"| **HP** | 8 |\n## Equipment\n### Notes\n- dry\n### Attuned\n### Gear\nwhat they carry\n### Currency\n5 gp\n",
+		"| **HP** | 8 |\n## Equipment\n### Worn/Carried", "| **HP** | 8 |\n# Equipment\n## Carried\n```\n- a\n```\n",
+		// Numbers that are not one, which Mend writes over.
+		"| **Hit Points** | three/8 |\n", "| **Hit Points** | **three / 8** (temp 2) |\n", "| **HP** | seven of twelve |\n",
+		"| **Hit Points** | three/eight |\n| **Level** | one |\n", "| **HP** | 8 |\n| **Max HP** | twelve |\n| **Temp HP** | x |\n",
+		"| **HP** | 8 |\n| STR | DEX | CON | INT | WIS | CHA |\n|-|-|-|-|-|-|\n| 1O | 12 | 13 | 8 | 10 | **x** |\n",
+		"---\nhp: three # hand edit\nmax_hp: 'eight'\nlevel: one\nabilities: {str: ten, dex: 1, con: 1, int: 1, wis: 1, cha: 1}\n---\n",
 		// Items nested under items: packs and their contents.
 		nestedSheet,
 		"| **HP** | 8 |\n## Equipment\n- Pack\n\t- Rope\n\t- 2 torches\n- Torch\n",
@@ -184,6 +194,59 @@ func FuzzParse(f *testing.F) {
 			if diff := cmp.Diff(d.Sheet, again.Sheet, cmpopts.EquateEmpty(), errText); diff != "" {
 				t.Fatalf("op %d: the text reads back differently (-doc +reread):\n%s", i, diff)
 			}
+		}
+	})
+}
+
+// FuzzMend checks that Mend, writing 5 over every value it can that is
+// not a number, never panics; that its errors are *Error values; that
+// it writes only where such values were (the file keeps its lines, and
+// each changed line is one an *Error named); and that what it wrote
+// reads.
+func FuzzMend(f *testing.F) {
+	for _, s := range []string{
+		"| **Hit Points** | three/8 |\n", "| **HP** | eight |\n| **Level** | one |\n", "| **HP** | seven of twelve |\n",
+		"| **HP** | 8 |\n| **Max HP** | twelve |\n", "---\nhp: three\nmax_hp: 8\n---\n", tableSheet,
+		"| **HP** | 8 |\n| STR | DEX | CON | INT | WIS | CHA |\n|-|-|-|-|-|-|\n| 1O | 12 | 13 | 8 | 10 | x |\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "x.md")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		named := map[int]bool{}
+		mend := func(e *sheet.Error) (int, bool) {
+			named[e.Line] = true
+			return 5, true
+		}
+		_, err := sheet.Mend(path, mend, func(*sheet.Doc) error { return nil })
+		got, rerr := os.ReadFile(path)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if err != nil {
+			var se *sheet.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("Mend error %v (%T) is not a *sheet.Error", err, err)
+			}
+			if !bytes.Equal(got, data) {
+				t.Fatalf("Mend failed (%v) and changed the file", err)
+			}
+			return
+		}
+		a, b := strings.Split(string(data), "\n"), strings.Split(string(got), "\n")
+		if len(a) != len(b) {
+			t.Fatalf("Mend changed the number of lines: %d to %d", len(a), len(b))
+		}
+		for i := range a {
+			if a[i] != b[i] && !named[i+1] {
+				t.Fatalf("Mend changed line %d, which no error named: %q to %q", i+1, a[i], b[i])
+			}
+		}
+		if _, err := sheet.Parse("party/x.md", got); err != nil {
+			t.Fatalf("what Mend wrote does not read: %v", err)
 		}
 	})
 }

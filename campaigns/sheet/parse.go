@@ -143,6 +143,23 @@ func (p *parsed) insertLines(pos int, text string) edit {
 	return edit{pos, pos, text}
 }
 
+// notNumber returns the *Error of line's field, a value text written
+// where a number goes that is not one; at is where a number goes in its
+// place (see NotNumber).
+func (p *parsed) notNumber(line int, field, text string, at span) error {
+	return &Error{Path: p.path, Line: line, Field: field, Err: &NotNumber{Text: text, at: at}}
+}
+
+// wordSpan is the span s[a:b] at off, a value to write a number over, when
+// it is one word: "eight", "1O". Not ok for words ("seven of twelve"),
+// whose meaning a number would not keep.
+func wordSpan(s string, a, b, off int) span {
+	if a >= b || strings.ContainsAny(s[a:b], " \t|/") {
+		return span{}
+	}
+	return span{off + a, off + b}
+}
+
 func (p *parsed) errf(line int, field, format string, args ...any) error {
 	return &Error{Path: p.path, Line: line, Field: field, Err: fmt.Errorf(format, args...)}
 }

@@ -288,6 +288,15 @@ type Doc struct {
 
 // Read reads and parses the sheet at path.
 func Read(path string) (*Doc, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// readFile reads the sheet at path; its error is an *Error.
+func readFile(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -296,7 +305,7 @@ func Read(path string) (*Doc, error) {
 		}
 		return nil, &Error{Path: path, Err: err}
 	}
-	return Parse(path, data)
+	return data, nil
 }
 
 // Inspect reads the sheet at path to show it, as Read does, except that
@@ -425,13 +434,26 @@ const updateTries = 5
 // fails nothing is saved and its error is returned. It returns the Doc
 // as saved.
 func Update(path string, change func(*Doc) error) (*Doc, error) {
+	return Mend(path, nil, change)
+}
+
+// Mend is Update for a sheet that does not read because a value is
+// written where a number goes that is not one (hit points "three/8", a
+// level "one": a NotNumber). mend is given the *Error that names each such
+// value in turn; when it returns a number (0 to MaxAmount), the number is
+// written in the value's place, over "three" in "three/8" so that the
+// maximum stays, every other byte kept, and the sheet is read again. Then
+// change runs and the sheet is saved as Update does. A value mend returns
+// no number for, or one Mendable says cannot be written over, fails with
+// its error, and nothing is saved.
+func Mend(path string, mend func(*Error) (int, bool), change func(*Doc) error) (*Doc, error) {
 	unlock, err := mailbox.LockDir(filepath.Dir(realPath(path)))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	for try := 1; ; try++ {
-		d, err := Read(path)
+		d, err := readMending(path, mend)
 		if err != nil {
 			return nil, err
 		}
@@ -445,6 +467,38 @@ func Update(path string, change func(*Doc) error) (*Doc, error) {
 		if !errors.Is(err, ErrChanged) || try == updateTries {
 			return nil, err
 		}
+	}
+}
+
+// readMending reads the sheet at path, as Read does, writing a number
+// from mend over each value that is not one (see Mend). The Doc's text
+// is the mended one; what it saves over is the file as read.
+func readMending(path string, mend func(*Error) (int, bool)) (*Doc, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	text := data
+	// Each mend writes digits over a field that did not read: a field
+	// read again is one the number did not mend.
+	done := map[string]bool{}
+	for {
+		d, err := Parse(path, text)
+		if err == nil {
+			d.base = data
+			return d, nil
+		}
+		var se *Error
+		var nn *NotNumber
+		if mend == nil || !errors.As(err, &se) || !errors.As(err, &nn) || !nn.Mendable() || done[se.Field] {
+			return nil, err
+		}
+		n, ok := mend(se)
+		if !ok || n < 0 || n > MaxAmount {
+			return nil, err
+		}
+		done[se.Field] = true
+		text = splice(text, []edit{{nn.at.start, nn.at.end, itoa(n)}})
 	}
 }
 
@@ -701,9 +755,12 @@ func (d *Doc) SetAbility(name string, n int) error {
 // several containers, AddItem refuses with ErrAmbiguous (say which with
 // AddItemTo). Otherwise a new entry is written: in the tables layout a
 // line "- Name", "- N Name" or "- N Name — note" at the end of "### Pack
-// Contents" (or after the last item of the Equipment section, or in a
-// new "### Pack Contents" under a new "## Equipment" at the end of the
-// file); in the frontmatter layout an entry in the style of the existing
+// Contents", else after the last item of the Equipment section, else
+// under the heading of an empty part of it for gear ("### Worn/Carried",
+// the first one that holds no notes or money, one that names gear in
+// general first); only a sheet with none of these gets a new "### Pack
+// Contents" (under a new "## Equipment" at the end of the file when it
+// has none); in the frontmatter layout an entry in the style of the existing
 // ones. The name must not carry a count of its own ("2 daggers"); pass
 // the quantity. It returns the item as it now reads.
 func (d *Doc) AddItem(name string, quantity int, note string) (Item, error) {

@@ -36,6 +36,11 @@ type tables struct {
 	pack      section // ### Pack Contents within it
 	cur       section // ### Currency
 	marker    byte    // the bullet the items use
+	// slot is the part of the Equipment section a new item goes in when
+	// there is no Pack Contents and no item yet: the first of its
+	// subsections that holds items (not notes, not money) and names gear
+	// in general ("Worn/Carried", "Gear"), else the first such.
+	slot section
 }
 
 // section is a heading and what follows it.
@@ -130,6 +135,9 @@ func (p *parsed) parseTables(from int) error {
 				notItems = notesLabel(nt)
 				if !t.pack.found && strings.Contains(nt, "pack") {
 					t.pack, inPack = head, true
+				}
+				if !notItems && (!t.slot.found || !gearLabel(normLabel(t.slot.name)) && gearLabel(nt)) {
+					t.slot = head
 				}
 			}
 			if inEq {
@@ -260,7 +268,8 @@ func (p *parsed) parseTables(from int) error {
 					}
 				} else if vBad[a] == nil {
 					// "| STR | 1O |": read as none, were it not noted.
-					vBad[a] = p.errf(i+1, AbilityNames[a], "%q is not a number", strings.TrimSpace(cell))
+					ca, cb := stripEmphasis(cell)
+					vBad[a] = p.notNumber(i+1, AbilityNames[a], strings.TrimSpace(cell), wordSpan(cell, ca, cb, val.start))
 				}
 			}
 		case !tempDone && tempMeant.line == 0 && spell.Nearest(hpLabel(label), tempHPSpelt, 2) != "":
@@ -475,7 +484,7 @@ func (p *parsed) hpValue(i int, val span) error {
 		if strings.TrimSpace(s) == "" {
 			return p.errf(i+1, "hit points", "empty: want current/max, like 8/12")
 		}
-		return p.errf(i+1, "hit points", "%q is not a number", strings.TrimSpace(s))
+		return p.notNumber(i+1, "hit points", strings.TrimSpace(s), hpWordSpan(v, val.start+a))
 	}
 	if unclearMax(v[rest:], mx.ok()) {
 		return p.errf(i+1, "max hit points", "cannot tell the maximum from %q: want current/max, like 8/12", strings.TrimSpace(s))
@@ -500,6 +509,26 @@ func (p *parsed) hpValue(i int, val span) error {
 		p.sh.MaxHP = atoi(p.data[t.max.start:t.max.end])
 	}
 	return nil
+}
+
+// hpWordSpan is where the current hit points go in the hit points v at
+// off that do not read: over "three" in "three/8" (the maximum stays), or
+// over all of a one-word value ("eight").
+func hpWordSpan(v string, off int) span {
+	k := strings.IndexByte(v, '/')
+	if k < 0 {
+		return wordSpan(v, 0, len(v), off)
+	}
+	j := skipSpaces(v, k+1)
+	e := digitsEnd(v, j)
+	if e == j || e < len(v) && !isSpace(v[e]) && v[e] != '(' {
+		return span{} // "three/eight": the maximum does not read either
+	}
+	b := k
+	for b > 0 && isSpace(v[b-1]) {
+		b--
+	}
+	return wordSpan(v, 0, b, off)
 }
 
 // tempPhrase finds temporary hit points written in v[from:], after the
@@ -724,7 +753,7 @@ func (p *parsed) rowNumber(i int, val span, field string, blank bool) (n int, at
 	}
 	k := digitsEnd(v, 0)
 	if k == 0 || k < len(v) && !isSpace(v[k]) && v[k] != '(' {
-		return 0, span{}, p.errf(i+1, field, "%q is not a number", strings.TrimSpace(s))
+		return 0, span{}, p.notNumber(i+1, field, strings.TrimSpace(s), wordSpan(v, 0, len(v), val.start+a))
 	}
 	if k > 9 {
 		return 0, span{}, p.errf(i+1, field, "%s is %w: at most %d", v[:k], ErrRange, MaxAmount)
@@ -806,7 +835,7 @@ func (p *parsed) levelValue(i int, val span) error {
 		e = k + 2
 	}
 	if k == 0 || e < len(v) && !isSpace(v[e]) && v[e] != '(' {
-		return p.notANumber(p.errf(i+1, "level", "%q is not a number", strings.TrimSpace(s)))
+		return p.notANumber(p.notNumber(i+1, "level", strings.TrimSpace(s), wordSpan(v, 0, len(v), val.start+a)))
 	}
 	if k > 9 {
 		return p.errf(i+1, "level", "%s is %w: want %d to %d", v[:k], ErrRange, MinLevel, MaxLevel)
@@ -875,7 +904,8 @@ func (p *parsed) abilityTable(i int, cols [6]int) error {
 		cell := line[cells[c].start:cells[c].end]
 		sc, ss, ms, ok := parseScore(cell)
 		if !ok {
-			return p.errf(j+1, AbilityNames[a], "%q is not a number", strings.TrimSpace(cell))
+			ca, cb := stripEmphasis(cell)
+			return p.notNumber(j+1, AbilityNames[a], strings.TrimSpace(cell), wordSpan(cell, ca, cb, at+cells[c].start))
 		}
 		scores[a] = sc // out of range: noted by checkRanges
 		t.abil[a] = span{at + cells[c].start + ss.start, at + cells[c].start + ss.end}
@@ -1043,6 +1073,17 @@ var notesWords = []string{"limitation", "restriction", "note", "rule", "proficie
 func notesLabel(label string) bool {
 	for _, w := range notesWords {
 		if strings.HasPrefix(label, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// gearLabel reports whether a normalized heading names gear in general,
+// where a person writes any new item: "Worn/Carried", "Gear", "Items".
+func gearLabel(label string) bool {
+	for _, w := range []string{"carried", "gear", "items", "inventory", "belongings", "possessions", "other"} {
+		if strings.Contains(label, w) {
 			return true
 		}
 	}
@@ -1291,6 +1332,16 @@ func (t *tables) addEdits(p *parsed, name string, q int, note string) (edit, Ite
 	case t.eq.found && t.eq.lastItem >= 0:
 		want.Section = p.sh.Items[t.eq.lastItem].Section
 		return p.insertLines(t.items[t.eq.lastItem].end, line), want
+	case t.slot.found:
+		// An empty part of the sheet for gear (the template's "###
+		// Worn/Carried"): the item goes under its heading, as a person
+		// writes it there, and a blank line keeps it from what follows.
+		want.Section = t.slot.name
+		li := p.lineOf(t.slot.headNext)
+		if t.slot.headNext < len(p.data) && strings.TrimSpace(p.text(li)) != "" {
+			line += p.nl
+		}
+		return p.insertLines(t.slot.headNext, line), want
 	case t.eq.found:
 		want.Section = "Pack Contents"
 		li := p.lineOf(t.eq.headNext)

@@ -184,6 +184,43 @@ func TestTablesChange(t *testing.T) {
 	}
 }
 
+// TestAddItemEmptyPart adds an item to a sheet whose Equipment holds
+// no item yet but a part for gear, as the template's empty "###
+// Worn/Carried": the item goes under that heading, no heading is added.
+func TestAddItemEmptyPart(t *testing.T) {
+	const hp = "| **Hit Points** | 8/8 |\n"
+	tests := []struct {
+		name, src, want, section string
+	}{
+		{"the template's", hp + "## Equipment\n\n### Worn/Carried\n\n### Currency\n- 10 gp\n",
+			hp + "## Equipment\n\n### Worn/Carried\n- Rope\n\n### Currency\n- 10 gp\n", "Worn/Carried"},
+		{"the one for gear in general, not notes", hp + "## Equipment\n### Notes\n- keep it dry\n### Attuned\n### Gear\n<!-- what they carry -->\n### Currency\n5 gp\n",
+			hp + "## Equipment\n### Notes\n- keep it dry\n### Attuned\n### Gear\n- Rope\n\n<!-- what they carry -->\n### Currency\n5 gp\n", "Gear"},
+		{"the first when none names gear", hp + "## Equipment\n### Weapons\n### Armor\n",
+			hp + "## Equipment\n### Weapons\n- Rope\n\n### Armor\n", "Weapons"},
+		{"at the end of the file", hp + "## Equipment\n### Worn/Carried",
+			hp + "## Equipment\n### Worn/Carried\n- Rope\n", "Worn/Carried"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := sheet.Parse("party/x.md", []byte(tt.src))
+			if err != nil {
+				t.Fatalf("Parse = %v", err)
+			}
+			it, err := d.AddItem("Rope", 1, "")
+			if err != nil {
+				t.Fatalf("AddItem(Rope) = %v", err)
+			}
+			if it.Section != tt.section {
+				t.Errorf("AddItem(Rope) section = %q, want %q", it.Section, tt.section)
+			}
+			if diff := cmp.Diff(tt.want, string(d.Bytes())); diff != "" {
+				t.Errorf("text (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestTablesRead reads the ways people write hit points, levels, ability
 // scores, coins and counts in the tables layout.
 func TestTablesRead(t *testing.T) {

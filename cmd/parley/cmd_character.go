@@ -119,8 +119,27 @@ func characterCommand(e *env) *cli.Command {
 						}
 						pairs = append(pairs, pair{strings.ToLower(strings.TrimSpace(k)), n})
 					}
+					path, err := sheetArg(c)
+					if err != nil {
+						return err
+					}
+					// A value of a key set here that is not a number
+					// ("three/8" for hp) is written over: setting it is
+					// how a person mends it. was holds what it said.
 					var said []string
-					d, err := updateSheet(c, func(d *sheet.Doc, path string) error {
+					was := map[string]string{}
+					mend := func(se *sheet.Error) (int, bool) {
+						var nn *sheet.NotNumber
+						errors.As(se, &nn)
+						for _, p := range pairs {
+							if k := setKey(p.key); k != "" && k == sheet.Key(se.Field) {
+								was[p.key] = nn.Text
+								return p.n, true
+							}
+						}
+						return 0, false
+					}
+					d, err := sheet.Mend(path, mend, func(d *sheet.Doc) error {
 						said = nil
 						for _, p := range pairs {
 							hp := d.HP
@@ -131,7 +150,11 @@ func characterCommand(e *env) *cli.Command {
 							if err != nil {
 								return err // names the sheet, the line and the field
 							}
-							said = append(said, fmt.Sprintf("%s %d -> %d", p.key, before, p.n))
+							if w, ok := was[p.key]; ok {
+								said = append(said, fmt.Sprintf("%s %q -> %d", p.key, w, p.n))
+							} else {
+								said = append(said, fmt.Sprintf("%s %d -> %d", p.key, before, p.n))
+							}
 							if p.key != "hp" && d.HP != hp {
 								said = append(said, fmt.Sprintf("hp %d -> %d", hp, d.HP))
 							}
@@ -173,6 +196,27 @@ func characterCommand(e *env) *cli.Command {
 			},
 		},
 	}
+}
+
+// setKey returns the key of `character set` a key given to it names, as
+// sheet.Key names a field: "max_hp" for "maxhp" and "max-hp", "str" for
+// "STR"; "" for money and keys it does not know.
+func setKey(key string) string {
+	switch k := strings.ToLower(key); k {
+	case "hp", "level":
+		return k
+	case "max_hp", "maxhp", "max-hp":
+		return "max_hp"
+	case "temp_hp", "temphp", "temp-hp":
+		return "temp_hp"
+	default:
+		for _, a := range sheet.AbilityNames {
+			if strings.EqualFold(a, k) {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // setValue sets one value of a sheet and returns what it was.
