@@ -50,9 +50,12 @@ func guardTable(t testing.TB) *Workspace {
 // whatever its type, a plain reply with none included; the story itself,
 // a character's secret to that character, and a secret to the game
 // master's side (gm, team lead) in a type not guarded, pass. A refusal
-// quotes what the message holds of a secret, never more: quoting the
-// whole sentence told a player who happened on eight of its words the
-// rest of the secret.
+// names the file and the secret part, never the words: its reason is
+// shown at a player's seat (a notice that a message was given up),
+// which quoted the sentence. Quoted, for the sender alone, quotes what
+// the message holds of a secret, never more: quoting the whole sentence
+// told a player who happened on eight of its words the rest of the
+// secret.
 func TestSecretsGuard(t *testing.T) {
 	ws := guardTable(t)
 	tests := []struct {
@@ -61,7 +64,7 @@ func TestSecretsGuard(t *testing.T) {
 		quote              string
 	}{
 		{"a secret, word for word", "gm", "[NARRATIVE]\n\nThe rain falls. Sergeant Korvus Thane, is being blackmailed by the cult.\n",
-			"body", `words of the game master's secrets (campaigns/rot/story-state.md) to narrator, lead, aria, bram, who may not know it: "sergeant korvus thane is being blackmailed by the cult"`},
+			"body", `words of the game master's secrets (campaigns/rot/story-state.md, under "GM Notes (Secret)") to narrator, lead, aria, bram, who may not know it: "sergeant korvus thane is being blackmailed by the cult"`},
 		{"another case, other commas, a line break", "gm", "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n\n## Scene\nyou overhear: THE GUILD'S nine fingers is aware something\nsupernatural is happening -- and is looking for allies!\n",
 			"body", "The Guild's Nine-Fingers is aware something supernatural is happening and is looking for allies"},
 		{"in a field", "gm", "[NARRATOR_NOTE]\nfrom: gm\nnote: \"Hint that three Parliament members are active cult participants: Duke Portyr's nephew Aldric Portyr, Lady Bormul, and Councilor Dillard Wren\"\n",
@@ -107,12 +110,16 @@ func TestSecretsGuard(t *testing.T) {
 				t.Errorf("refused: %v", v.Refusal)
 			case tt.field != "" && v.Accepted():
 				t.Errorf("delivered to %v; want refused in %s", v.Agents(), tt.field)
-			case tt.field != "" && !slices.ContainsFunc(v.Refusal.Problems(), func(f *Refusal) bool { return f.Field == tt.field && strings.Contains(f.Reason, tt.quote) }):
+			case tt.field != "" && !slices.ContainsFunc(v.Refusal.Problems(), func(f *Refusal) bool { return f.Field == tt.field && strings.Contains(f.Quoted(), tt.quote) }):
 				// Among the others: a type the protocol does not know is
 				// refused too.
-				t.Errorf("refusal = %v; want field %s quoting %q", v.Refusal, tt.field, tt.quote)
-			case hidden[tt.name] != "" && strings.Contains(strings.ToLower(v.Refusal.Error()), strings.ToLower(hidden[tt.name])):
-				t.Errorf("refusal = %v; it tells the sender %q, of the secret, which the message did not hold", v.Refusal, hidden[tt.name])
+				t.Errorf("refusal = %v; want field %s quoting %q", v.Refusal.Quoted(), tt.field, tt.quote)
+			case tt.field != "" && strings.Contains(strings.ToLower(v.Refusal.Error()), strings.ToLower(strings.Trim(tt.quote[strings.LastIndex(tt.quote, ": ")+1:], ` ".`))):
+				t.Errorf("refusal = %v; it quotes the secret, which a person at a player's seat reads", v.Refusal)
+			case tt.field != "" && !strings.Contains(v.Refusal.Error(), `, under "`):
+				t.Errorf("refusal = %v; want it to name the secret part", v.Refusal)
+			case hidden[tt.name] != "" && strings.Contains(strings.ToLower(v.Refusal.Quoted()), strings.ToLower(hidden[tt.name])):
+				t.Errorf("refusal = %v; it tells the sender %q, of the secret, which the message did not hold", v.Refusal.Quoted(), hidden[tt.name])
 			}
 		})
 	}
