@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/parley-dev/parley/internal/markdown"
 	"github.com/parley-dev/parley/mailbox"
@@ -39,7 +40,8 @@ import (
 // character's sheet, a "Secrets" part, which may go to that character but
 // to no one else. A sentence is one of those parts' sentences, bullets or
 // table cells with four words or more ("N/A", "None yet" and short labels
-// are not secrets). A message leaks one when it holds the whole sentence,
+// are not secrets), the lines of a paragraph or list item read together
+// (see findSecrets). A message leaks one when it holds the whole sentence,
 // or eight of its words in a row. Both sides are compared in lower case,
 // with punctuation and spacing evened out, so a secret copied with other
 // capitals, commas or line breaks is caught; one told in other words is
@@ -285,23 +287,106 @@ func secretSentences(text string) []string {
 type found struct{ text, part string }
 
 // findSecrets returns the sentences of a file's secret parts, each with
-// the heading of its part.
+// the heading of its part. The lines of a paragraph or of a list item
+// are read together, as markdown reads them: a line that continues one
+// (indented under a list item, or lazy: not blank, and starting no list
+// item, quote, heading, table row or fence) joins its sentence, so a
+// sentence wrapped over two lines is one sentence, and eight of its
+// words across the break give it away. Fail closed: where a line ends
+// with no stop and the next starts with no lower-case letter, the break
+// may end a sentence written without its stop, so each side counts as
+// well, on its own. Table rows are read one by one, cell by cell.
 func findSecrets(text string) []found {
 	var out []found
-	for _, l := range secretLines(text) {
-		t := strings.TrimSpace(l.text)
-		if !l.secret || l.heading || t == "" || strings.Trim(t, "|-: ") == "" {
-			continue
-		}
-		for _, cell := range strings.Split(t, "|") {
-			for _, s := range sentences(cell) {
-				if len(strings.Fields(normalise(s))) >= 4 && !placeholder(s) {
-					out = append(out, found{s, l.part})
+	seen := map[found]bool{}
+	add := func(part string, texts ...string) {
+		for _, t := range texts {
+			for _, s := range sentences(t) {
+				f := found{s, part}
+				if len(strings.Fields(normalise(s))) >= 4 && !placeholder(s) && !seen[f] {
+					seen[f] = true
+					out = append(out, f)
 				}
 			}
 		}
 	}
+	var block []string // the lines of the paragraph or list item being read, their markers taken off
+	part, quoted := "", false
+	flush := func() {
+		if len(block) > 0 {
+			add(part, strings.Join(block, " "))
+			start := 0
+			for i := 1; i < len(block); i++ {
+				if mayEndSentence(block[i-1], block[i]) {
+					add(part, strings.Join(block[start:i], " "))
+					start = i
+				}
+			}
+			if start > 0 {
+				add(part, strings.Join(block[start:], " "))
+			}
+		}
+		block, quoted = block[:0], false
+	}
+	for _, l := range secretLines(text) {
+		t := strings.TrimSpace(l.text)
+		if !l.secret || l.heading || t == "" || strings.Trim(t, "|-: ") == "" || setextLevel(t) > 0 || thematicBreak(t) || opensFence(t) != "" {
+			flush()
+			continue
+		}
+		if strings.Contains(t, "|") {
+			// A table row: each cell on its own.
+			flush()
+			add(l.part, strings.Split(t, "|")...)
+			continue
+		}
+		quote := t[0] == '>'
+		content := strings.TrimSpace(strings.TrimLeft(t, "> \t"))
+		if content == "" {
+			flush()
+			continue
+		}
+		item := startsBlock(content)
+		if item || quote && !quoted || l.part != part {
+			flush() // a list item or a quote starts a block of its own
+		}
+		part, quoted = l.part, quoted || quote
+		if item {
+			if content = strings.TrimSpace(content[listMarker(content):]); content == "" {
+				continue // "-" alone: an empty item, or the lines under it lazy
+			}
+		}
+		block = append(block, content)
+	}
+	flush()
 	return out
+}
+
+// listMarker returns the length of the list item marker a line, its
+// spaces trimmed, starts with ("- ", "12. "); 0 for none.
+func listMarker(t string) int {
+	if strings.ContainsRune("-*+", rune(t[0])) {
+		return 1
+	}
+	n := 0
+	for n < len(t) && t[n] >= '0' && t[n] <= '9' {
+		n++
+	}
+	if n > 0 && n < len(t) && (t[n] == '.' || t[n] == ')') {
+		return n + 1
+	}
+	return 0
+}
+
+// mayEndSentence reports whether the break between two lines of a
+// paragraph may end a sentence written without its stop: the first ends
+// with no stop, and the second starts with no lower-case letter.
+func mayEndSentence(line, next string) bool {
+	if strings.ContainsRune(".!?;", rune(line[len(line)-1])) {
+		return false // sentences splits there already
+	}
+	r, _ := utf8.DecodeRuneInString(next)
+	return !unicode.IsLower(r)
 }
 
 // WithoutSecrets returns text without its secret parts: each heading
