@@ -484,23 +484,24 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		said := choice.Content
 		tr.add("assistant", said)
 		var out []*mailbox.Message
-		refusal, again := "", "Answer again with the message corrected."
+		var refused refusal
+		again := "Answer again with the message corrected."
 		if resp.Choices[0].FinishReason == "length" {
 			// Cut off: what it meant to say is not all there, and a
 			// message cut short is not sent as if it were whole.
-			refusal, again = a.cutOff(), "Answer again, shorter."
+			refused, again = refusalOf(a.cutOff()), "Answer again, shorter."
 		} else {
-			out, refusal = a.answers(in, said)
+			out, refused = a.answers(in, said)
 		}
 		called.Note = "answered"
-		if refusal != "" {
-			called.Note = "answer refused: " + refusal
+		if refused.reason != "" {
+			called.Note = "answer refused: " + refused.reason
 		}
 		// Written while the conversation is saved: the two fsyncs
 		// overlap. Handle waits for it before anything else is
 		// journaled, and before it returns.
 		pending.Go(func() { a.journal(called) })
-		if refusal == "" {
+		if refused.reason == "" {
 			// As the file keeps them: each text ends with a newline.
 			for _, k := range kept {
 				conv.Turns = append(conv.Turns, Turn{Role: RoleUser, Text: endLine(KeptPrefix + string(k.Bytes()))})
@@ -513,11 +514,11 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			return out, nil
 		}
 		if repairs == a.model.MaxRepairs {
-			err := fmt.Errorf("%s: %w after %d %s: %s", a.agent.Name, ErrRefused, repairs, plural(repairs, "repair", "repairs"), refusal)
+			err := fmt.Errorf("%s: %w after %d %s: %s", a.agent.Name, ErrRefused, repairs, plural(repairs, "repair", "repairs"), refused.reason)
 			return nil, a.giveUp(err, tr)
 		}
 		repairs++
-		feedback := "parley refused your answer: " + refusal + "\n" + again
+		feedback := "parley refused your answer: " + refused.told + "\n" + again
 		tr.add("user", feedback)
 		msgs = append(msgs, text(RoleAssistant, said), text(RoleUser, feedback))
 	}
@@ -838,15 +839,26 @@ func (a *Agent) cutOff() string {
 	return fmt.Sprintf("%s: cut off at the endpoint's longest answer before its end (openai.max_tokens in %s is not set)", answerFile, workspace.ConfigFile)
 }
 
+// refusal is why an answer of the model is refused, said twice: reason
+// for the record (the journal, the error that gives the message up,
+// which notices at a player's seat and parley status show), told for the
+// model, in the repair prompt. They differ for an answer refused for
+// carrying a secret: told quotes what the answer holds of it
+// (workspace.Refusal.Quoted), reason never does.
+type refusal struct{ reason, told string }
+
+// refusalOf is a refusal said the same way twice.
+func refusalOf(reason string) refusal { return refusal{reason, reason} }
+
 // answers makes messages of the model's answer, split as a program's
 // printed answer is (mailbox.SplitAnswer: at FrameEnd lines, and before
 // a second frontmatter header), and checks each with the workspace's
 // Check: the messages, or why one is refused (the answer is then
 // repaired whole).
-func (a *Agent) answers(in *mailbox.Message, text string) ([]*mailbox.Message, string) {
+func (a *Agent) answers(in *mailbox.Message, text string) ([]*mailbox.Message, refusal) {
 	parts := a.opts.Workspace.Opens(a.agent.Name).SplitAnswer([]byte(text))
 	if len(parts) == 0 {
-		return nil, answerFile + ": empty, where a message was expected"
+		return nil, refusalOf(answerFile + ": empty, where a message was expected")
 	}
 	out := make([]*mailbox.Message, 0, len(parts))
 	for i, p := range parts {
@@ -854,19 +866,19 @@ func (a *Agent) answers(in *mailbox.Message, text string) ([]*mailbox.Message, s
 		if len(parts) > 1 {
 			file = fmt.Sprintf("%s's message %d", answerFile, i+1)
 		}
-		m, refusal := a.answer(in, p, file)
-		if refusal != "" {
-			return nil, refusal
+		m, refused := a.answer(in, p, file)
+		if refused.reason != "" {
+			return nil, refused
 		}
 		out = append(out, m)
 	}
-	return out, ""
+	return out, refusal{}
 }
 
 // answer makes a message of one message of the model's answer, named
 // file in a refusal, and checks it with the workspace's Check: the
 // message, or why it is refused.
-func (a *Agent) answer(in *mailbox.Message, text []byte, file string) (*mailbox.Message, string) {
+func (a *Agent) answer(in *mailbox.Message, text []byte, file string) (*mailbox.Message, refusal) {
 	ans, err := mailbox.ParseAnswer(text)
 	m := ans.Message
 	if errors.Is(err, mailbox.ErrNoHeader) {
@@ -876,22 +888,22 @@ func (a *Agent) answer(in *mailbox.Message, text []byte, file string) (*mailbox.
 		}
 	}
 	if errors.Is(err, mailbox.ErrEmpty) {
-		return nil, file + ": empty, where a message was expected"
+		return nil, refusalOf(file + ": empty, where a message was expected")
 	}
 	if pe := (*mailbox.ParseError)(nil); errors.As(err, &pe) && pe.Path == "" {
 		pe.Path = file
 	}
 	if err != nil {
-		return nil, err.Error()
+		return nil, refusalOf(err.Error())
 	}
 	v, err := a.opts.Workspace.Check(workspace.Input{File: file, Sender: a.agent.Name, Message: m})
 	if err != nil {
-		return nil, err.Error()
+		return nil, refusalOf(err.Error())
 	}
 	if !v.Accepted() {
-		return nil, v.Refusal.Error()
+		return nil, refusal{v.Refusal.Error(), v.Refusal.Quoted()}
 	}
-	return m, ""
+	return m, refusal{}
 }
 
 // system is the system prompt: who the agent is, how to answer, its

@@ -133,6 +133,12 @@ type Refusal struct {
 	// reserves (tpye: for type:, see skills.Set.MisspeltKey), that
 	// field, for a caller that says how to give it.
 	Meant string `json:"meant,omitempty"`
+	// Quote is, for a message refused for carrying a secret, what it
+	// holds of the secret (see checkSecrets): for the sender, who wrote
+	// it, alone (Quoted). Reason and Error never hold it, and it is
+	// never encoded: a refusal is shown to people who may not know the
+	// secret (a notice at a player's seat, parley status, the journal).
+	Quote string `json:"-"`
 	// Loop is set when the message is refused to stop a loop between two
 	// programs; the refusal is then ErrLoop (errors.Is).
 	Loop *Loop `json:"loop,omitempty"`
@@ -153,12 +159,25 @@ const MaxProblems = 20
 // what is not known, as every error about a message file reads; each
 // further problem (More) on a line of its own, and, when some were left
 // out, a last line saying how many.
-func (f *Refusal) Error() string {
+func (f *Refusal) Error() string { return f.format(false) }
+
+// Quoted formats the refusal as Error does, with, after a problem that
+// carries a secret, what the message holds of it (Quote): for the
+// sender alone, who wrote those words, to mend its message (a model's
+// repair prompt), never for a notice or a file others read.
+func (f *Refusal) Quoted() string { return f.format(true) }
+
+// format formats the refusal for Error, and, quoting, for Quoted.
+func (f *Refusal) format(quoting bool) string {
 	var b strings.Builder
-	b.WriteString(f.first())
-	for _, o := range f.More {
-		b.WriteString("\n")
-		b.WriteString(o.first())
+	for i, p := range f.Problems() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(p.first())
+		if quoting && p.Quote != "" {
+			fmt.Fprintf(&b, ": %q", p.Quote)
+		}
 	}
 	if f.Left > 0 {
 		fmt.Fprintf(&b, "\n%s", (&mailbox.ParseError{Path: f.File, Err: fmt.Errorf("and %d more %s", f.Left, plural(f.Left, "problem", "problems"))}).Error())

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/parley-dev/parley/internal/markdown"
 	"github.com/parley-dev/parley/mailbox"
@@ -21,10 +22,12 @@ import (
 // The D&D isolation guard: what the game master keeps secret, and what a
 // character keeps to itself, never reaches a player or the narrator. A
 // message whose text holds a sentence of the campaign's secrets is
-// refused, with the sentence quoted, when it goes to someone who may not
-// know it. Who may know depends on the message: a message of a guarded
-// type (what the protocol sends to players or the narrator, or what the
-// players said) may carry none of the game master's secrets to anyone;
+// refused, naming the file and the secret part, when it goes to someone
+// who may not know it; the words are quoted for the sender alone
+// (Refusal.Quoted), since the reason is shown at players' seats. Who may
+// know depends on the message: a message of a guarded type (what the
+// protocol sends to players or the narrator, or what the players said)
+// may carry none of the game master's secrets to anyone;
 // any other message, of any type or of none (a program's plain-text
 // reply), may carry them to the game master's side alone, the agents with
 // a role in KeeperRoles. A character's secret may go besides to the agent
@@ -37,7 +40,8 @@ import (
 // character's sheet, a "Secrets" part, which may go to that character but
 // to no one else. A sentence is one of those parts' sentences, bullets or
 // table cells with four words or more ("N/A", "None yet" and short labels
-// are not secrets). A message leaks one when it holds the whole sentence,
+// are not secrets), the lines of a paragraph or list item read together
+// (see findSecrets). A message leaks one when it holds the whole sentence,
 // or eight of its words in a row. Both sides are compared in lower case,
 // with punctuation and spacing evened out, so a secret copied with other
 // capitals, commas or line breaks is caught; one told in other words is
@@ -65,6 +69,7 @@ type secret struct {
 	norm  string   // normalised, between spaces
 	runs  []string // each leakRun words in a row of it, normalised, between spaces
 	file  string   // where it is, relative to the workspace
+	part  string   // the heading of the secret part it is in
 	owner string   // the character it belongs to; "" for the game master's
 }
 
@@ -184,8 +189,8 @@ func (w *Workspace) readSecrets(path, owner string) ([]secret, fs.FileInfo, erro
 	}
 	rel, _ := filepath.Rel(w.Root, path)
 	var list []secret
-	for _, s := range secretSentences(string(data)) {
-		list = append(list, newSecret(s, filepath.ToSlash(rel), owner))
+	for _, f := range findSecrets(string(data)) {
+		list = append(list, newSecret(f.text, filepath.ToSlash(rel), f.part, owner))
 	}
 	return list, fi, nil
 }
@@ -271,20 +276,117 @@ func continues(line string) bool {
 // secretSentences returns the sentences of a file's secret parts.
 func secretSentences(text string) []string {
 	var out []string
-	for _, l := range secretLines(text) {
-		t := strings.TrimSpace(l.text)
-		if !l.secret || l.heading || t == "" || strings.Trim(t, "|-: ") == "" {
-			continue
-		}
-		for _, cell := range strings.Split(t, "|") {
-			for _, s := range sentences(cell) {
-				if len(strings.Fields(normalise(s))) >= 4 && !placeholder(s) {
-					out = append(out, s)
+	for _, f := range findSecrets(text) {
+		out = append(out, f.text)
+	}
+	return out
+}
+
+// found is a sentence of a secret part, and the heading of the part (its
+// text, without the #s): what a refusal names, instead of the sentence.
+type found struct{ text, part string }
+
+// findSecrets returns the sentences of a file's secret parts, each with
+// the heading of its part. The lines of a paragraph or of a list item
+// are read together, as markdown reads them: a line that continues one
+// (indented under a list item, or lazy: not blank, and starting no list
+// item, quote, heading, table row or fence) joins its sentence, so a
+// sentence wrapped over two lines is one sentence, and eight of its
+// words across the break give it away. Fail closed: where a line ends
+// with no stop and the next starts with no lower-case letter, the break
+// may end a sentence written without its stop, so each side counts as
+// well, on its own. Table rows are read one by one, cell by cell.
+func findSecrets(text string) []found {
+	var out []found
+	seen := map[found]bool{}
+	add := func(part string, texts ...string) {
+		for _, t := range texts {
+			for _, s := range sentences(t) {
+				f := found{s, part}
+				if len(strings.Fields(normalise(s))) >= 4 && !placeholder(s) && !seen[f] {
+					seen[f] = true
+					out = append(out, f)
 				}
 			}
 		}
 	}
+	var block []string // the lines of the paragraph or list item being read, their markers taken off
+	part, quoted := "", false
+	flush := func() {
+		if len(block) > 0 {
+			add(part, strings.Join(block, " "))
+			start := 0
+			for i := 1; i < len(block); i++ {
+				if mayEndSentence(block[i-1], block[i]) {
+					add(part, strings.Join(block[start:i], " "))
+					start = i
+				}
+			}
+			if start > 0 {
+				add(part, strings.Join(block[start:], " "))
+			}
+		}
+		block, quoted = block[:0], false
+	}
+	for _, l := range secretLines(text) {
+		t := strings.TrimSpace(l.text)
+		if !l.secret || l.heading || t == "" || strings.Trim(t, "|-: ") == "" || setextLevel(t) > 0 || thematicBreak(t) || opensFence(t) != "" {
+			flush()
+			continue
+		}
+		if strings.Contains(t, "|") {
+			// A table row: each cell on its own.
+			flush()
+			add(l.part, strings.Split(t, "|")...)
+			continue
+		}
+		quote := t[0] == '>'
+		content := strings.TrimSpace(strings.TrimLeft(t, "> \t"))
+		if content == "" {
+			flush()
+			continue
+		}
+		item := startsBlock(content)
+		if item || quote && !quoted || l.part != part {
+			flush() // a list item or a quote starts a block of its own
+		}
+		part, quoted = l.part, quoted || quote
+		if item {
+			if content = strings.TrimSpace(content[listMarker(content):]); content == "" {
+				continue // "-" alone: an empty item, or the lines under it lazy
+			}
+		}
+		block = append(block, content)
+	}
+	flush()
 	return out
+}
+
+// listMarker returns the length of the list item marker a line, its
+// spaces trimmed, starts with ("- ", "12. "); 0 for none.
+func listMarker(t string) int {
+	if strings.ContainsRune("-*+", rune(t[0])) {
+		return 1
+	}
+	n := 0
+	for n < len(t) && t[n] >= '0' && t[n] <= '9' {
+		n++
+	}
+	if n > 0 && n < len(t) && (t[n] == '.' || t[n] == ')') {
+		return n + 1
+	}
+	return 0
+}
+
+// mayEndSentence reports whether the break between two lines of a
+// paragraph may end a sentence written without its stop: the first ends
+// with no stop, and the second starts with no lower-case letter.
+func mayEndSentence(line, next string) bool {
+	if strings.ContainsRune(".!?;", rune(line[len(line)-1])) {
+		return false // sentences splits there already
+	}
+	r, _ := utf8.DecodeRuneInString(next)
+	return !unicode.IsLower(r)
 }
 
 // WithoutSecrets returns text without its secret parts: each heading
@@ -312,8 +414,9 @@ func WithoutSecrets(text string) string {
 // markedLine is a line of a text, and what secretLines found it to be.
 type markedLine struct {
 	text    string
-	secret  bool // in a secret part, its heading included
-	heading bool // a heading's line: its text, or a setext heading's underline
+	secret  bool   // in a secret part, its heading included
+	heading bool   // a heading's line: its text, or a setext heading's underline
+	part    string // in a secret part, the text of the heading that opened it
 }
 
 // secretLines returns each line of text, marked as in a secret part or
@@ -325,7 +428,7 @@ func secretLines(text string) []markedLine {
 	lines := strings.Split(text, "\n")
 	hs := headings(lines)
 	out := make([]markedLine, 0, len(lines))
-	inSecret, level, headingEnd := false, 0, 0
+	inSecret, level, headingEnd, part := false, 0, 0, ""
 	for i, line := range lines {
 		// In a secret part, a paragraph over a line of - or = (a
 		// setext heading, to markdown) is taken for a line of the part
@@ -336,13 +439,30 @@ func secretLines(text string) []markedLine {
 				inSecret = false
 			}
 			if !inSecret && strings.Contains(strings.ToLower(h.text), "secret") {
-				inSecret, level = true, h.level
+				inSecret, level, part = true, h.level, headingText(h.text)
 			}
 			headingEnd = i + h.lines
 		}
-		out = append(out, markedLine{text: line, secret: inSecret, heading: i < headingEnd})
+		ml := markedLine{text: line, secret: inSecret, heading: i < headingEnd}
+		if inSecret {
+			ml.part = part
+		}
+		out = append(out, ml)
 	}
 	return out
+}
+
+// headingText returns the text of a heading as a person reads it: an
+// ATX heading's without its #s ("GM Notes (Secret)").
+func headingText(text string) string {
+	if headingLevel(text) == 0 {
+		return text // a setext heading's lines
+	}
+	t := strings.TrimSpace(strings.TrimLeft(text, "#"))
+	if c := strings.TrimRight(t, "#"); c == "" || strings.HasSuffix(c, " ") || strings.HasSuffix(c, "\t") {
+		t = strings.TrimSpace(c) // a closing sequence of #s
+	}
+	return t
 }
 
 // placeholder reports whether a sentence only holds a place: "N/A -
@@ -590,7 +710,15 @@ func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refu
 				if said != s.text {
 					what = "words" // of a sentence the sender did not write whole: not quoted whole
 				}
-				return &Refusal{Line: m.Payload().Line(p.field), Field: p.field, Reason: fmt.Sprintf("carries %s of %s (%s) to %s, who may not know it: %q", what, whose, s.file, strings.Join(barred, ", "), said)}, nil
+				// The reason names the file and the part, never the
+				// words: it is shown to people who may not know them
+				// (a notice at a player's seat, parley status, the
+				// journal). The words go in Quote, for the sender.
+				return &Refusal{
+					Line: m.Payload().Line(p.field), Field: p.field,
+					Reason: fmt.Sprintf("carries %s of %s (%s, under %q) to %s, who may not know it", what, whose, s.file, s.part, strings.Join(barred, ", ")),
+					Quote:  said,
+				}, nil
 			}
 		}
 	}
@@ -635,9 +763,9 @@ func leaked(text string, s secret) string {
 
 // newSecret makes the secret of a sentence of file: normalised, with its
 // runs of leakRun words worked out once, as leaks compares them.
-func newSecret(sentence, file, owner string) secret {
+func newSecret(sentence, file, part, owner string) secret {
 	norm := normalise(sentence)
-	s := secret{text: sentence, norm: " " + norm + " ", file: file, owner: owner}
+	s := secret{text: sentence, norm: " " + norm + " ", file: file, part: part, owner: owner}
 	words := strings.Fields(norm)
 	for i := 0; i+leakRun <= len(words); i++ {
 		s.runs = append(s.runs, " "+strings.Join(words[i:i+leakRun], " ")+" ")

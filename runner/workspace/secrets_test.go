@@ -50,9 +50,12 @@ func guardTable(t testing.TB) *Workspace {
 // whatever its type, a plain reply with none included; the story itself,
 // a character's secret to that character, and a secret to the game
 // master's side (gm, team lead) in a type not guarded, pass. A refusal
-// quotes what the message holds of a secret, never more: quoting the
-// whole sentence told a player who happened on eight of its words the
-// rest of the secret.
+// names the file and the secret part, never the words: its reason is
+// shown at a player's seat (a notice that a message was given up),
+// which quoted the sentence. Quoted, for the sender alone, quotes what
+// the message holds of a secret, never more: quoting the whole sentence
+// told a player who happened on eight of its words the rest of the
+// secret.
 func TestSecretsGuard(t *testing.T) {
 	ws := guardTable(t)
 	tests := []struct {
@@ -61,7 +64,7 @@ func TestSecretsGuard(t *testing.T) {
 		quote              string
 	}{
 		{"a secret, word for word", "gm", "[NARRATIVE]\n\nThe rain falls. Sergeant Korvus Thane, is being blackmailed by the cult.\n",
-			"body", `words of the game master's secrets (campaigns/rot/story-state.md) to narrator, lead, aria, bram, who may not know it: "sergeant korvus thane is being blackmailed by the cult"`},
+			"body", `words of the game master's secrets (campaigns/rot/story-state.md, under "GM Notes (Secret)") to narrator, lead, aria, bram, who may not know it: "sergeant korvus thane is being blackmailed by the cult"`},
 		{"another case, other commas, a line break", "gm", "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n\n## Scene\nyou overhear: THE GUILD'S nine fingers is aware something\nsupernatural is happening -- and is looking for allies!\n",
 			"body", "The Guild's Nine-Fingers is aware something supernatural is happening and is looking for allies"},
 		{"in a field", "gm", "[NARRATOR_NOTE]\nfrom: gm\nnote: \"Hint that three Parliament members are active cult participants: Duke Portyr's nephew Aldric Portyr, Lady Bormul, and Councilor Dillard Wren\"\n",
@@ -107,12 +110,16 @@ func TestSecretsGuard(t *testing.T) {
 				t.Errorf("refused: %v", v.Refusal)
 			case tt.field != "" && v.Accepted():
 				t.Errorf("delivered to %v; want refused in %s", v.Agents(), tt.field)
-			case tt.field != "" && !slices.ContainsFunc(v.Refusal.Problems(), func(f *Refusal) bool { return f.Field == tt.field && strings.Contains(f.Reason, tt.quote) }):
+			case tt.field != "" && !slices.ContainsFunc(v.Refusal.Problems(), func(f *Refusal) bool { return f.Field == tt.field && strings.Contains(f.Quoted(), tt.quote) }):
 				// Among the others: a type the protocol does not know is
 				// refused too.
-				t.Errorf("refusal = %v; want field %s quoting %q", v.Refusal, tt.field, tt.quote)
-			case hidden[tt.name] != "" && strings.Contains(strings.ToLower(v.Refusal.Error()), strings.ToLower(hidden[tt.name])):
-				t.Errorf("refusal = %v; it tells the sender %q, of the secret, which the message did not hold", v.Refusal, hidden[tt.name])
+				t.Errorf("refusal = %v; want field %s quoting %q", v.Refusal.Quoted(), tt.field, tt.quote)
+			case tt.field != "" && strings.Contains(strings.ToLower(v.Refusal.Error()), strings.ToLower(strings.Trim(tt.quote[strings.LastIndex(tt.quote, ": ")+1:], ` ".`))):
+				t.Errorf("refusal = %v; it quotes the secret, which a person at a player's seat reads", v.Refusal)
+			case tt.field != "" && !strings.Contains(v.Refusal.Error(), `, under "`):
+				t.Errorf("refusal = %v; want it to name the secret part", v.Refusal)
+			case hidden[tt.name] != "" && strings.Contains(strings.ToLower(v.Refusal.Quoted()), strings.ToLower(hidden[tt.name])):
+				t.Errorf("refusal = %v; it tells the sender %q, of the secret, which the message did not hold", v.Refusal.Quoted(), hidden[tt.name])
 			}
 		})
 	}
@@ -205,16 +212,103 @@ func TestSecretSentences(t *testing.T) {
 	}
 }
 
+// TestSecretSentencesWrapped: the lines of a paragraph or of a list
+// item are read together, as markdown reads them. A tryout: a bullet of
+// story-state.md's secret part, or a paragraph of a sheet's Secrets,
+// wrapped over two lines was taken for two sentences, so a message
+// holding ten words in a row across the break got through.
+func TestSecretSentencesWrapped(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"a list item, its continuation indented",
+			"## Secrets\n\n- The old priest buried the bell beneath\n  the chapel floor before the flood came.\n- The miller knows where the key is hidden.\n",
+			[]string{"The old priest buried the bell beneath the chapel floor before the flood came.", "The miller knows where the key is hidden."}},
+		{"a list item, its continuation lazy",
+			"## Secrets\n* The old priest buried the bell beneath\nthe chapel floor before the flood came.\n",
+			[]string{"The old priest buried the bell beneath the chapel floor before the flood came."}},
+		{"a paragraph, soft-wrapped",
+			"## Secrets\n\nTilda stole the silver chalice from the temple of\nthe drowned god when she was only twelve years old. She never\ntold anyone about it.\n",
+			[]string{"Tilda stole the silver chalice from the temple of the drowned god when she was only twelve years old.", "She never told anyone about it."}},
+		{"a blank line, a list marker and a heading end one",
+			"## Secrets\nthe bell was cast from stolen silver\n\nthe abbot knows it and says nothing\n1. the mayor paid the smith in gold\n2) the smith drowned in the river after\n### Lower\nthe river keeps the bell at the ford\n",
+			[]string{"the bell was cast from stolen silver", "the abbot knows it and says nothing", "the mayor paid the smith in gold", "the smith drowned in the river after", "the river keeps the bell at the ford"}},
+		{"a break with no stop before a capital: each side counts too",
+			"## Secrets\nLord Varn leads the cult\nThe miller is innocent of it\n",
+			[]string{"Lord Varn leads the cult The miller is innocent of it", "Lord Varn leads the cult", "The miller is innocent of it"}},
+		{"a quote",
+			"## Secrets\n> The abbot rings the bell\n> every night at the drowned chapel.\n",
+			[]string{"The abbot rings the bell every night at the drowned chapel."}},
+		{"table rows, cell by cell",
+			"## Secrets\n| the abbot rings the bell | every night at the chapel |\n| the miller is innocent here | of all of it, truly |\n",
+			[]string{"the abbot rings the bell", "every night at the chapel", "the miller is innocent here", "of all of it, truly"}},
+		{"a thematic break and a fence end one",
+			"## Secrets\nthe abbot rings the bell\n***\nevery night at the chapel\n```\nthe miller is innocent here\n```\n",
+			[]string{"the abbot rings the bell", "every night at the chapel", "the miller is innocent here"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := secretSentences(tt.text); !slices.Equal(got, tt.want) {
+				t.Errorf("secretSentences(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSecretsWrappedGuard: a message holding eight words or more in a
+// row of a secret sentence wrapped over two lines, across the break, is
+// refused, naming the part the sentence is under.
+func TestSecretsWrappedGuard(t *testing.T) {
+	cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\ncampaign: c\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda}\n  - {name: bram, role: player, character: corwin}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	party := filepath.Join(ws.Root, CampaignsDir, "c", "party")
+	if err := os.MkdirAll(party, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	story := "# Story State\n\n## GM Notes (Secret)\n\n### Character Secrets\n\n- The old priest buried the bell beneath\n  the chapel floor before the flood came.\n"
+	sheet := "# Tilda\n\n## Secrets\n\nTilda stole the silver chalice from the temple of\nthe drowned god when she was only twelve years old.\n"
+	for path, text := range map[string]string{filepath.Join(ws.Root, CampaignsDir, "c", storyState): story, filepath.Join(party, "tilda.md"): sheet} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct{ to, body, part string }{
+		{"aria", "Rumour: someone buried the bell beneath the chapel floor before the flood.", `(campaigns/c/story-state.md, under "GM Notes (Secret)")`},
+		{"bram", "Gossip: a chalice from the temple of the drowned god when she was small.", `(campaigns/c/party/tilda.md, under "Secrets")`},
+	}
+	for _, tt := range tests {
+		m, err := mailbox.Parse([]byte("---\nto: " + tt.to + "\n---\n" + tt.body + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ws.checkSecrets(m, []string{tt.to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r == nil || !strings.Contains(r.Reason, tt.part) {
+			t.Errorf("checkSecrets(%q) = %v; want it refused, naming %s", tt.body, r, tt.part)
+		}
+	}
+}
+
 func FuzzSecretSentences(f *testing.F) {
 	f.Add("## GM Notes (Secret)\n- The innkeeper poisoned the well last night.\n")
 	f.Add("# Secrets\n| a | b c d e f |\n## next\ntext\n")
 	f.Add("####### secret\n#secret\n## Secret\n\x00| |")
 	f.Add("Secrets\n-------\n\nSel sings the drowned hymn every night.\nNext\n===\nshown here in the open\n")
 	f.Add("---\ntitle: x\n---\nGM notes, secret\n=\n- a list item\n---\n```\nkey: four words here\n---\n```\n> q\n---\n")
+	f.Add("## Secrets\n\n- The old priest buried the bell beneath\n  the chapel floor before the flood came.\n-\nlazy line\n1) Lord Varn leads\nThe cult\n> a quote\nlazy\n| a | b |\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, s := range secretSentences(text) {
 			if len(strings.Fields(normalise(s))) < 4 {
 				t.Errorf("a sentence of under four words: %q", s)
+			}
+			if strings.Contains(s, "\n") {
+				t.Errorf("a sentence with its line break left in: %q", s)
 			}
 		}
 	})
