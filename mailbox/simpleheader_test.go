@@ -43,6 +43,15 @@ var simpleHeaderSeeds = []string{
 	"x: 1e3\n",
 	"x: a, b\n",
 	"x: it's\n",
+	// Paths, quotes without escapes, lists in brackets, booleans: what
+	// the dev pipeline's agents write.
+	"plan_file: plans/retry-failed-deliveries.md\nstep: 3\nverified: true\nhas_blockers: false\n",
+	"topic: \"How long to back off\"\nsummary: 'plan done: plans/retry.md (3/3 steps)'\n",
+	"files_changed: [runner/route.go, README.md]\nrisk_tags: [data-mutation, concurrent]\nfiles: []\n",
+	"to: [bob, carol, 3, true]\n",
+	"x: [a,b]\n", "x: [a, b, ]\n", "x: [ a ]\n", "x: [a: b]\n", "x: [yes, no]\n", "x: [null]\n",
+	"x: \"a\\\"b\"\n", "x: 'it''s'\n", "x: \"\"\n", "x: ''\n", "x: \"a #b\"\n", "x: 'a' b\n",
+	"x: http://example.com/a\n", "x: a:b\n", "x: a: b\n", "x: a:\n", "x: Retry (ENOSPC) +1 = 2\n",
 }
 
 // decodeWithYAML is what decodeOne does without its fast path.
@@ -117,6 +126,12 @@ func TestSimpleHeaderEdges(t *testing.T) {
 		"a", "a b", "a,b", "a, b", "a.b", "a-b", "a_b", "A1", "a:b", "a#b", "a #b", "a'b", "a\"b", "a%b",
 		"<<", "=", "!x", "&a", "*a", "|", ">", "@a", "`a", "{a}", "[a]", "-", "- a", "?", "? a",
 		"x123456789012345678", "1234567890123456789", "999999999999999999",
+		"a/b", "a/b.md", "a:b:c", "a (b)", "a(b", "a)b", "a'b'", "a+b", "a=b", "a ::b", "a/", "a:/b",
+		`"a"`, `"a b"`, `""`, `"a"`, `"a
+b"`, `"a'b"`, `'a'`, `''`, `'a"b'`, `'a''b'`, `"a" `, `"a`, `'a`,
+		"[]", "[a]", "[a, b]", "[a,b]", "[a, b,]", "[ a]", "[a ]", "[a, [b]]", "[a, {b}]", "[1, 2]", "[01]",
+		"[true, false]", "[True]", "[yes]", "[null]", "[~]", "[a, ]", "[, a]", "[a b, c]", "[a/b, c.md]",
+		"[2026-11-21T10:15:00Z]", "[20261121-101500.123456Z-alice-3fa9c2]", "[a#b]", "[a #b]", "[\"a\"]",
 	}
 	for _, v := range values {
 		checkSimpleHeader(t, "k: "+v+"\n")
