@@ -64,6 +64,11 @@ type seat struct {
 	sentHere  map[string]bool
 	sentKnown map[string]bool
 	sentAt    map[string]time.Time
+	// The seat's inboxes found missing (gone: since when, by agent; git
+	// removes a directory it empties), and what the seat said of each
+	// (goneSaid), so that it is said once (inboxGone).
+	gone     map[string]time.Time
+	goneSaid map[string]string
 	// routedBy is the pid of the runner the seat last saw route the
 	// table while it played beside one.
 	routedBy atomic.Int64
@@ -441,11 +446,20 @@ func (s *seat) show() error {
 	first := map[string]mailbox.Entry{} // the copy read, in the first inbox holding it
 	holders := map[string][]string{}    // the inboxes holding it
 	var ids []string
+	missing := map[string]bool{} // inboxes gone: their questions still wait
 	for _, agent := range s.inboxes() {
-		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
+		box := s.ws.Mailbox(agent)
+		entries, err := box.List(mailbox.Inbox)
+		if err != nil && box.CheckDirs(mailbox.Inbox) != nil {
+			// Missing, or not a directory: made again.
+			missing[agent] = true
+			s.inboxGone(agent)
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		delete(s.gone, agent)
 		for _, en := range entries {
 			if holders[en.ID] == nil {
 				ids = append(ids, en.ID)
@@ -457,7 +471,7 @@ func (s *seat) show() error {
 	// A question answered elsewhere (parley answer, another seat) is no
 	// longer in the inbox: it waits no more.
 	s.waiting = slices.DeleteFunc(s.waiting, func(q *waitingQ) bool {
-		if !slices.Contains(holders[q.id], q.agent) {
+		if !slices.Contains(holders[q.id], q.agent) && !missing[q.agent] {
 			from, _ := q.m.Header().Get("from")
 			said := ""
 			if ans := s.answeredAlready(q.id, q.agent, from); ans != "" {
@@ -575,6 +589,46 @@ func (s *seat) show() error {
 		s.handledCopies(id, holders[id], "shown at parley play")
 	}
 	return nil
+}
+
+// inboxGone makes again the inbox of agent, a seat inbox found missing
+// (a git checkout or stash that empties a directory removes it), as the
+// runner makes again the mailboxes people and git remove
+// (mailbox.Dir.Remake): once it has been missing for the router's settle
+// time, so that an `rm -rf` under way is not raced. Meanwhile nothing
+// waits in it. What happened is said once: the inbox made again, or why
+// it cannot be (tried again at each look, said again only when the
+// reason changes).
+func (s *seat) inboxGone(agent string) {
+	if s.gone == nil {
+		s.gone, s.goneSaid = map[string]time.Time{}, map[string]string{}
+	}
+	since, ok := s.gone[agent]
+	if !ok {
+		s.gone[agent] = time.Now()
+		since = s.gone[agent]
+	}
+	if time.Since(since) < s.ws.Config.Router.Settle {
+		return
+	}
+	box := s.ws.Mailbox(agent)
+	path := s.ws.Short(box.Path(mailbox.Inbox, ""))
+	if err := box.Remake(); err != nil {
+		var nd *mailbox.NotDirError
+		if errors.As(err, &nd) {
+			short := *nd
+			short.Path = s.ws.Short(nd.Path)
+			err = &short
+		}
+		if said := err.Error(); s.goneSaid[agent] != said {
+			s.goneSaid[agent] = said
+			s.printf("(%s is gone and cannot be made again: %s; what is sent to %s waits until it can)\n", path, said, agent)
+		}
+		return
+	}
+	delete(s.gone, agent)
+	delete(s.goneSaid, agent)
+	s.printf("(%s had gone (a git checkout or stash removes a directory it empties): made again)\n", path)
 }
 
 // filedElsewhere returns the messages of the seat's inboxes filed in

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/dice"
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -234,5 +235,60 @@ func TestLineSourceHeld(t *testing.T) {
 	in.hold(first)
 	if got, want := in.rest(ctx, time.Minute), []string{"I attack.", "/say hi", "last"}; !slices.Equal(got, want) {
 		t.Errorf("rest = %q, want %q (the held line first, blank lines aside)", got, want)
+	}
+}
+
+// TestSeatInboxGone: git removes a directory it empties (`git stash pop`
+// took the last file of mailboxes/you/inbox), and the seat said "(open
+// .../mailboxes/you/inbox: no such file or directory)" at every look, ten
+// times a second, until a message made it again. Now the seat makes it
+// again, as the runner makes the mailboxes people remove, and says so
+// once; an inbox that cannot be made (a file in its place) is said once
+// too, not at every look.
+func TestSeatInboxGone(t *testing.T) {
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nrouter: {settle: 1ms}\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n"
+	s, out := seatAt(t, cfg)
+	inbox := s.ws.Mailbox("you").Path(mailbox.Inbox, "")
+	// looks has the seat look at the table until cond holds, then five
+	// times more, and returns what it said meanwhile.
+	looks := func(what string, cond func() bool) string {
+		t.Helper()
+		out.Reset()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within 10s; the seat said:\n%s", what, out)
+			}
+			if err := s.show(); err != nil {
+				t.Fatalf("show with the inbox gone: %v", err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		for range 5 {
+			if err := s.show(); err != nil {
+				t.Fatalf("show: %v", err)
+			}
+		}
+		return out.String()
+	}
+
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	said := looks("inbox made again", func() bool { _, err := os.Stat(inbox); return err == nil })
+	if want := "(mailboxes/you/inbox had gone (a git checkout or stash removes a directory it empties): made again)\n"; said != want {
+		t.Errorf("the seat said, as its inbox was made again:\n%s\nwant:\n%s", said, want)
+	}
+
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tries := 0
+	said = looks("notice", func() bool { tries++; return tries > 20 })
+	if n := strings.Count(said, "\n"); n != 1 || !strings.Contains(said, "mailboxes/you/inbox is a file, not a directory") {
+		t.Errorf("the seat said, its inbox a file (%d lines, want 1 naming the file):\n%s", n, said)
 	}
 }
