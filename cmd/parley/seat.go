@@ -506,7 +506,10 @@ func (s *seat) show() error {
 	var back []string // copies of messages handled already, filed
 	backWhere := ""   // where the first of them is handled
 	ids = slices.DeleteFunc(ids, func(id string) bool {
-		if _, filed := elsewhere[id]; s.shown[id] || filed {
+		if _, filed := elsewhere[id]; filed {
+			return false
+		}
+		if s.shown[id] && !s.cameBack(id, holders[id]) {
 			return false
 		}
 		if _, said := sent[id]; said && holders[id] == nil {
@@ -774,6 +777,22 @@ func (s *seat) showFiled(id string, c filedCopy) {
 		return
 	}
 	s.display(id, m, false)
+}
+
+// cameBack reports whether a copy of message id, shown at this seat,
+// came back into an inbox of holders that holds it handled (in done/ or
+// dead/): the seat filed it, or the question was answered, and git
+// brought the inbox's copy back (`git stash`, a checkout). A question
+// still waiting did not, nor a copy delivered to one inbox after the
+// seat showed and filed the message from the other (the router
+// delivers to one, then the other).
+func (s *seat) cameBack(id string, holders []string) bool {
+	if slices.ContainsFunc(s.waiting, func(q *waitingQ) bool { return q.id == id }) {
+		return false
+	}
+	return slices.ContainsFunc(holders, func(agent string) bool {
+		return s.ws.Mailbox(agent).HandledIn(id) != ""
+	})
 }
 
 // fileHandled files the copies of message id in the seat inboxes of

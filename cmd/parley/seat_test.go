@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -290,5 +291,60 @@ func TestSeatInboxGone(t *testing.T) {
 	said = looks("notice", func() bool { tries++; return tries > 20 })
 	if n := strings.Count(said, "\n"); n != 1 || !strings.Contains(said, "mailboxes/you/inbox is a file, not a directory") {
 		t.Errorf("the seat said, its inbox a file (%d lines, want 1 naming the file):\n%s", n, said)
+	}
+}
+
+// TestSeatCameBack: a message the seat showed in this sitting, filed
+// (or, a question, answered elsewhere), that `git stash` brought back
+// into the inbox was filed again without a word, though the seat says
+// so of one handled before it sat down. Now it says so, once.
+func TestSeatCameBack(t *testing.T) {
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n"
+	for _, tc := range []struct {
+		name, id, msg string
+	}{
+		{"narrative", "20261129-105144.034866Z-gm-69a527", "---\nid: 20261129-105144.034866Z-gm-69a527\nfrom: gm\nto: you\ntype: NARRATIVE\nscene_number: \"001\"\nscene_slug: the-well\n---\nA bucket comes up black.\n"},
+		{"question", "20261129-105145.034866Z-gm-69a528", "---\nid: 20261129-105145.034866Z-gm-69a528\nfrom: gm\nto: lead\ncc: [you]\ntype: ASK_PLAYER\nquestion: Open the cellar door?\nheader: Cellar\noptions:\n  - label: \"Yes\"\n    description: do it\n  - label: \"No\"\n    description: do not\n---\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, out := seatAt(t, cfg)
+			box := s.ws.Mailbox("you")
+			inbox, done := box.Path(mailbox.Inbox, mailbox.FileName(tc.id)), box.Path(mailbox.Done, mailbox.FileName(tc.id))
+			if err := os.WriteFile(inbox, []byte(tc.msg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.show(); err != nil {
+				t.Fatal(err)
+			}
+			if len(s.waiting) > 0 {
+				// Answered elsewhere (parley answer): filed in done/.
+				if err := os.Rename(inbox, done); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.show(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := os.Stat(done); err != nil {
+				t.Fatalf("the message is not handled: %v\nthe seat said:\n%s", err, out)
+			}
+			// git stash: the inbox's copy is back.
+			if err := os.WriteFile(inbox, []byte(tc.msg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out.Reset()
+			for range 3 {
+				if err := s.show(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := "(" + tc.id + ", handled already (mailboxes/you/done/" + tc.id + ".md), came back into your inbox: filed there, not shown again)\n"
+			if got := out.String(); got != want {
+				t.Errorf("the seat said, as the copy came back:\n%s\nwant:\n%s", got, want)
+			}
+			if _, err := os.Stat(inbox); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the copy that came back is still in the inbox (%v)", err)
+			}
+		})
 	}
 }
