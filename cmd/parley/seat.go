@@ -22,6 +22,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/llm"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -565,6 +566,13 @@ func (s *seat) show() error {
 			s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(first[id].Path), err)
 			continue
 		}
+		if fold, later := s.foldsInGiveUp(m); later {
+			s.shown[id] = false // looked at again once the message is in dead/
+			continue
+		} else if fold {
+			s.handledCopies(id, holders[id], "told with the message given up")
+			continue
+		}
 		typ := workspace.TypeOf(m)
 		agent := campaigns.SeatAnswerer(typ, holders[id], s.me, s.prompted())
 		if agent != "" {
@@ -1082,13 +1090,59 @@ func (s *seat) tellGivenUp(agent, id string) {
 	if from != "" && from != workspace.Runner {
 		text += fmt.Sprintf(" If %s waits for %s's answer to it, none comes.", from, agent)
 	}
-	if a, ok := s.ws.Agent(agent); ok && a.RunsProgram() {
-		text += fmt.Sprintf(" Mend %s's program (run: in %s), then `parley retry %s` hands it to %s again; `parley status` says more.)", agent, workspace.ConfigFile, id, agent)
+	if mend := s.mend(agent, id); mend != "" {
+		text += fmt.Sprintf(" %s, then `parley retry %s` hands it to %s again; `parley status` says more.)", mend, id, agent)
 	} else {
 		text += fmt.Sprintf(" `parley retry %s` hands it to %s again; `parley status` says more.)", id, agent)
 	}
 	s.printf("\n")
 	s.wrap(text, "")
+}
+
+// mend says what to mend before message id, which agent gave up, is
+// handed to it again, as fits its driver: a program's run:; an openai
+// agent's memory (mailboxes/<agent>/conversation.md) when an edit broke
+// it, its max_tool_rounds when its model was still calling tools (its
+// notice about id says so), else its endpoint. "" for an agent that runs
+// no program of the person's (built in).
+func (s *seat) mend(agent, id string) string {
+	a, ok := s.ws.Agent(agent)
+	switch {
+	case !ok || !a.RunsProgram():
+		return ""
+	case a.Driver != workspace.DriverOpenAI:
+		return fmt.Sprintf("Mend %s's program (run: in %s)", agent, workspace.ConfigFile)
+	}
+	var ce *llm.ConversationError
+	if errors.As(llm.CheckConversation(s.ws, agent), &ce) {
+		return fmt.Sprintf("Mend %s's memory, %s, at line %d (a line of your own goes inside a turn's fence)", agent, s.ws.Short(ce.Path), ce.Line)
+	}
+	for r := range s.ws.Replies(id, agent) {
+		if r.Sender == agent && field(r.Message, "notice") == llm.ToolRoundsNotice {
+			return fmt.Sprintf("%s's model was still calling tools when its rounds ran out: raise max_tool_rounds (openai: in %s) or mend its prompt (the transcript is beside the message in %s)", agent, workspace.ConfigFile, s.ws.Short(s.ws.Mailbox(agent).Path(mailbox.Dead, "")))
+		}
+	}
+	return fmt.Sprintf("Mend %s's model endpoint (its server, or base_url, model and key_env under openai: in %s)", agent, workspace.ConfigFile)
+}
+
+// foldsInGiveUp reports what becomes of m, a message from an openai
+// agent to the people: a notice (notice:) about a message of the
+// agent's it gave up (reply_to), which the seat's own notice of the
+// give-up tells (tellGivenUp, with what to mend), is filed unshown; one
+// about a message the agent still holds in cur/ (moved to dead/ a moment
+// after the notice is sent) waits for the next look. Any other is shown.
+func (s *seat) foldsInGiveUp(m *mailbox.Message) (fold, later bool) {
+	from, _ := m.Header().Get("from")
+	about, _ := m.Header().Get("reply_to")
+	if a, ok := s.ws.Agent(from); !ok || a.Driver != workspace.DriverOpenAI || field(m, "notice") == "" || workspace.TypeOf(m) != "" || !mailbox.IsID(about) {
+		return false, false
+	}
+	box := s.ws.Mailbox(from)
+	if box.HandledIn(about) == mailbox.Dead {
+		return true, false
+	}
+	_, err := os.Lstat(box.Path(mailbox.Cur, mailbox.FileName(about)))
+	return false, err == nil
 }
 
 // describe says what message id in agent's mailbox (in state) is: its
