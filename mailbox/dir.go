@@ -177,6 +177,31 @@ func (d Dir) Init() error {
 	return nil
 }
 
+// Remake makes the mailbox's missing directories again (Init), never
+// through one that is not a directory: a mailbox, or a state directory
+// of it, that is a file or a symbolic link is left as it is, and its
+// *NotDirError returned (a link is never followed: routing from it would
+// take another folder's files, delivering into it would write outside
+// the workspace). People and git remove mailbox directories (`rm -rf`,
+// `git clean -fdX`, a checkout or a stash that empties one); the runner
+// makes them again with Remake, and so does the seat of parley play.
+func (d Dir) Remake() error {
+	var nd *NotDirError
+	if errors.As(d.CheckDirs(), &nd) {
+		return nd
+	}
+	if err := d.Init(); err != nil {
+		if errors.As(d.CheckDirs(), &nd) {
+			return nd
+		}
+		return err
+	}
+	if errors.As(d.CheckDirs(), &nd) {
+		return nd // replaced while it was made
+	}
+	return nil
+}
+
 // Send writes m into the outbox durably: it is staged in tmp/ (as
 // "<id>.md.send", which a send killed part way leaves: see Leftovers), synced,
 // renamed to outbox/<id>.md, and the outbox directory is synced. A

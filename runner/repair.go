@@ -91,19 +91,13 @@ func (r *Runner) repair() {
 // why the mailbox cannot be used, if it cannot: a directory that cannot be
 // made, or a file or symbolic link where a directory should be.
 func (r *Runner) checkMailbox(agent string) error {
-	box := r.agents[agent]
+	err := r.agents[agent].Remake()
 	var nd *mailbox.NotDirError
-	if errors.As(box.CheckDirs(), &nd) {
+	if errors.As(err, &nd) {
 		return r.notDir(nd)
 	}
-	if err := box.Init(); err != nil {
-		if errors.As(box.CheckDirs(), &nd) {
-			return r.notDir(nd)
-		}
+	if err != nil {
 		return fmt.Errorf("cannot make its mailbox: %w", err)
-	}
-	if errors.As(box.CheckDirs(), &nd) {
-		return r.notDir(nd) // replaced while it was made
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
 	"github.com/parley-dev/parley/runner/bridge"
+	"github.com/parley-dev/parley/runner/llm"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -182,6 +183,9 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 		return nil
 	case runner.LogGaveUp:
 		return nil
+	}
+	if recordAttrs(r)[llm.LogNotice] != "" {
+		return nil // a notice to the people: the seat shows it, or folds it into a give-up it tells
 	}
 	r.Time = time.Time{} // the seat's lines say no time
 	return h.Handler.Handle(ctx, r)

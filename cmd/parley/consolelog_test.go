@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/runner"
+	"github.com/parley-dev/parley/runner/llm"
 )
 
 // TestConsoleLog: what `parley run` logs to a terminal reads as a line
@@ -97,6 +98,9 @@ func TestSeatLogger(t *testing.T) {
 		}, ""},
 		{"given up", false, func(l *slog.Logger) { l.Error(runner.LogGaveUp, "agent", "gm") }, ""},
 		{"unresponsive", false, func(l *slog.Logger) { l.Warn(runner.LogUnresponsive, "agent", "gm") }, ""},
+		{"notice", false, func(l *slog.Logger) {
+			l.Warn("gm stopped answering m1: its model was still calling tools after 8 rounds", "agent", "gm", llm.LogNotice, llm.ToolRoundsNotice)
+		}, ""},
 		{"other", false, func(l *slog.Logger) { l.Warn("loop stopped", "agent", "gm", "hops", 9) }, "\n(parley: WARN loop stopped agent=gm hops=9)\n"},
 		{"info", false, func(l *slog.Logger) { l.Info("session over") }, ""},
 		{"verbose retry", true, func(l *slog.Logger) { l.Warn(runner.LogRetrying, "agent", "gm") }, `level=WARN msg="handling failed; trying again" agent=gm`},

@@ -22,6 +22,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/llm"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -64,6 +65,11 @@ type seat struct {
 	sentHere  map[string]bool
 	sentKnown map[string]bool
 	sentAt    map[string]time.Time
+	// The seat's inboxes found missing (gone: since when, by agent; git
+	// removes a directory it empties), and what the seat said of each
+	// (goneSaid), so that it is said once (inboxGone).
+	gone     map[string]time.Time
+	goneSaid map[string]string
 	// routedBy is the pid of the runner the seat last saw route the
 	// table while it played beside one.
 	routedBy atomic.Int64
@@ -441,11 +447,20 @@ func (s *seat) show() error {
 	first := map[string]mailbox.Entry{} // the copy read, in the first inbox holding it
 	holders := map[string][]string{}    // the inboxes holding it
 	var ids []string
+	missing := map[string]bool{} // inboxes gone: their questions still wait
 	for _, agent := range s.inboxes() {
-		entries, err := s.ws.Mailbox(agent).List(mailbox.Inbox)
+		box := s.ws.Mailbox(agent)
+		entries, err := box.List(mailbox.Inbox)
+		if err != nil && box.CheckDirs(mailbox.Inbox) != nil {
+			// Missing, or not a directory: made again.
+			missing[agent] = true
+			s.inboxGone(agent)
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		delete(s.gone, agent)
 		for _, en := range entries {
 			if holders[en.ID] == nil {
 				ids = append(ids, en.ID)
@@ -457,7 +472,7 @@ func (s *seat) show() error {
 	// A question answered elsewhere (parley answer, another seat) is no
 	// longer in the inbox: it waits no more.
 	s.waiting = slices.DeleteFunc(s.waiting, func(q *waitingQ) bool {
-		if !slices.Contains(holders[q.id], q.agent) {
+		if !slices.Contains(holders[q.id], q.agent) && !missing[q.agent] {
 			from, _ := q.m.Header().Get("from")
 			said := ""
 			if ans := s.answeredAlready(q.id, q.agent, from); ans != "" {
@@ -492,7 +507,10 @@ func (s *seat) show() error {
 	var back []string // copies of messages handled already, filed
 	backWhere := ""   // where the first of them is handled
 	ids = slices.DeleteFunc(ids, func(id string) bool {
-		if _, filed := elsewhere[id]; s.shown[id] || filed {
+		if _, filed := elsewhere[id]; filed {
+			return false
+		}
+		if s.shown[id] && !s.cameBack(id, holders[id]) {
 			return false
 		}
 		if _, said := sent[id]; said && holders[id] == nil {
@@ -548,6 +566,13 @@ func (s *seat) show() error {
 			s.printf("(a message that cannot be read: %s: %v)\n", s.ws.Short(first[id].Path), err)
 			continue
 		}
+		if fold, later := s.foldsInGiveUp(m); later {
+			s.shown[id] = false // looked at again once the message is in dead/
+			continue
+		} else if fold {
+			s.handledCopies(id, holders[id], "told with the message given up")
+			continue
+		}
 		typ := workspace.TypeOf(m)
 		agent := campaigns.SeatAnswerer(typ, holders[id], s.me, s.prompted())
 		if agent != "" {
@@ -575,6 +600,46 @@ func (s *seat) show() error {
 		s.handledCopies(id, holders[id], "shown at parley play")
 	}
 	return nil
+}
+
+// inboxGone makes again the inbox of agent, a seat inbox found missing
+// (a git checkout or stash that empties a directory removes it), as the
+// runner makes again the mailboxes people and git remove
+// (mailbox.Dir.Remake): once it has been missing for the router's settle
+// time, so that an `rm -rf` under way is not raced. Meanwhile nothing
+// waits in it. What happened is said once: the inbox made again, or why
+// it cannot be (tried again at each look, said again only when the
+// reason changes).
+func (s *seat) inboxGone(agent string) {
+	if s.gone == nil {
+		s.gone, s.goneSaid = map[string]time.Time{}, map[string]string{}
+	}
+	since, ok := s.gone[agent]
+	if !ok {
+		s.gone[agent] = time.Now()
+		since = s.gone[agent]
+	}
+	if time.Since(since) < s.ws.Config.Router.Settle {
+		return
+	}
+	box := s.ws.Mailbox(agent)
+	path := s.ws.Short(box.Path(mailbox.Inbox, ""))
+	if err := box.Remake(); err != nil {
+		var nd *mailbox.NotDirError
+		if errors.As(err, &nd) {
+			short := *nd
+			short.Path = s.ws.Short(nd.Path)
+			err = &short
+		}
+		if said := err.Error(); s.goneSaid[agent] != said {
+			s.goneSaid[agent] = said
+			s.printf("(%s is gone and cannot be made again: %s; what is sent to %s waits until it can)\n", path, said, agent)
+		}
+		return
+	}
+	delete(s.gone, agent)
+	delete(s.goneSaid, agent)
+	s.printf("(%s had gone (a git checkout or stash removes a directory it empties): made again)\n", path)
 }
 
 // filedElsewhere returns the messages of the seat's inboxes filed in
@@ -720,6 +785,22 @@ func (s *seat) showFiled(id string, c filedCopy) {
 		return
 	}
 	s.display(id, m, false)
+}
+
+// cameBack reports whether a copy of message id, shown at this seat,
+// came back into an inbox of holders that holds it handled (in done/ or
+// dead/): the seat filed it, or the question was answered, and git
+// brought the inbox's copy back (`git stash`, a checkout). A question
+// still waiting did not, nor a copy delivered to one inbox after the
+// seat showed and filed the message from the other (the router
+// delivers to one, then the other).
+func (s *seat) cameBack(id string, holders []string) bool {
+	if slices.ContainsFunc(s.waiting, func(q *waitingQ) bool { return q.id == id }) {
+		return false
+	}
+	return slices.ContainsFunc(holders, func(agent string) bool {
+		return s.ws.Mailbox(agent).HandledIn(id) != ""
+	})
 }
 
 // fileHandled files the copies of message id in the seat inboxes of
@@ -1009,13 +1090,59 @@ func (s *seat) tellGivenUp(agent, id string) {
 	if from != "" && from != workspace.Runner {
 		text += fmt.Sprintf(" If %s waits for %s's answer to it, none comes.", from, agent)
 	}
-	if a, ok := s.ws.Agent(agent); ok && a.RunsProgram() {
-		text += fmt.Sprintf(" Mend %s's program (run: in %s), then `parley retry %s` hands it to %s again; `parley status` says more.)", agent, workspace.ConfigFile, id, agent)
+	if mend := s.mend(agent, id); mend != "" {
+		text += fmt.Sprintf(" %s, then `parley retry %s` hands it to %s again; `parley status` says more.)", mend, id, agent)
 	} else {
 		text += fmt.Sprintf(" `parley retry %s` hands it to %s again; `parley status` says more.)", id, agent)
 	}
 	s.printf("\n")
 	s.wrap(text, "")
+}
+
+// mend says what to mend before message id, which agent gave up, is
+// handed to it again, as fits its driver: a program's run:; an openai
+// agent's memory (mailboxes/<agent>/conversation.md) when an edit broke
+// it, its max_tool_rounds when its model was still calling tools (its
+// notice about id says so), else its endpoint. "" for an agent that runs
+// no program of the person's (built in).
+func (s *seat) mend(agent, id string) string {
+	a, ok := s.ws.Agent(agent)
+	switch {
+	case !ok || !a.RunsProgram():
+		return ""
+	case a.Driver != workspace.DriverOpenAI:
+		return fmt.Sprintf("Mend %s's program (run: in %s)", agent, workspace.ConfigFile)
+	}
+	var ce *llm.ConversationError
+	if errors.As(llm.CheckConversation(s.ws, agent), &ce) {
+		return fmt.Sprintf("Mend %s's memory, %s, at line %d (a line of your own goes inside a turn's fence)", agent, s.ws.Short(ce.Path), ce.Line)
+	}
+	for r := range s.ws.Replies(id, agent) {
+		if r.Sender == agent && field(r.Message, "notice") == llm.ToolRoundsNotice {
+			return fmt.Sprintf("%s's model was still calling tools when its rounds ran out: raise max_tool_rounds (openai: in %s) or mend its prompt (the transcript is beside the message in %s)", agent, workspace.ConfigFile, s.ws.Short(s.ws.Mailbox(agent).Path(mailbox.Dead, "")))
+		}
+	}
+	return fmt.Sprintf("Mend %s's model endpoint (its server, or base_url, model and key_env under openai: in %s)", agent, workspace.ConfigFile)
+}
+
+// foldsInGiveUp reports what becomes of m, a message from an openai
+// agent to the people: a notice (notice:) about a message of the
+// agent's it gave up (reply_to), which the seat's own notice of the
+// give-up tells (tellGivenUp, with what to mend), is filed unshown; one
+// about a message the agent still holds in cur/ (moved to dead/ a moment
+// after the notice is sent) waits for the next look. Any other is shown.
+func (s *seat) foldsInGiveUp(m *mailbox.Message) (fold, later bool) {
+	from, _ := m.Header().Get("from")
+	about, _ := m.Header().Get("reply_to")
+	if a, ok := s.ws.Agent(from); !ok || a.Driver != workspace.DriverOpenAI || field(m, "notice") == "" || workspace.TypeOf(m) != "" || !mailbox.IsID(about) {
+		return false, false
+	}
+	box := s.ws.Mailbox(from)
+	if box.HandledIn(about) == mailbox.Dead {
+		return true, false
+	}
+	_, err := os.Lstat(box.Path(mailbox.Cur, mailbox.FileName(about)))
+	return false, err == nil
 }
 
 // describe says what message id in agent's mailbox (in state) is: its

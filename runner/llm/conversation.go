@@ -269,6 +269,16 @@ func conversationPath(ws *workspace.Workspace, agent string) string {
 	return filepath.Join(ws.Root, workspace.MailboxesDir, agent, ConversationFile)
 }
 
+// CheckConversation reads an agent's conversation file as the agent
+// reads it before each message, and returns why it cannot be read: a
+// *ConversationError naming the line, when an edit by hand broke it (the
+// agent gives up every message until it is mended). A missing file is
+// an empty conversation: nil.
+func CheckConversation(ws *workspace.Workspace, agent string) error {
+	_, err := loadConversation(conversationPath(ws, agent), agent)
+	return err
+}
+
 // loadConversation reads an agent's conversation; a missing file is an
 // empty conversation.
 func loadConversation(path, agent string) (*Conversation, error) {

@@ -121,6 +121,11 @@ func (a *Agent) keyRefused(e *EndpointError) {
 	}
 }
 
+// LogNotice is the key, in the log record of a notice an openai agent
+// sends the people (see tell), of the notice's kind: a person's seat,
+// which shows the notice itself, leaves the record out of what it shows.
+const LogNotice = "notice"
+
 // tell sends the people of the workspace (its human agents) a notice
 // from the agent, through its outbox: the router checks and delivers it
 // as any message. With nobody to tell, or when it cannot be written, it
@@ -128,7 +133,7 @@ func (a *Agent) keyRefused(e *EndpointError) {
 func (a *Agent) tell(kind, about, text string) {
 	ws := a.opts.Workspace
 	people := ws.Undriven()
-	a.opts.Logger.Warn(text, "agent", a.agent.Name)
+	a.opts.Logger.Warn(text, "agent", a.agent.Name, LogNotice, kind)
 	if len(people) == 0 {
 		return
 	}
