@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/parley-dev/parley/runner/workspace"
@@ -23,14 +25,25 @@ type ExportOptions struct {
 	Spectator bool
 	// Now is the time the copy says it was made; zero means time.Now().
 	Now time.Time
+	// PageSize is how many messages a page of the timeline holds; zero
+	// means ExportPageSize.
+	PageSize int
 }
+
+// ExportPageSize is how many messages a page of an exported timeline
+// holds: the newest in index.html, the older ones in timeline-N.html
+// (1 the oldest), each page linked to the one before and after it. A
+// night's session of 18,000 messages was one page of 21 MB that a
+// browser took 12 s to open.
+const ExportPageSize = 1000
 
 // ErrNoStory is Export's error for a copy for spectators of a workspace
 // without a campaign: there is nothing they may see.
 var ErrNoStory = errors.New("a copy for spectators holds the story alone, and the workspace has no campaign")
 
 // Export writes a self-contained static copy of a session into dir: the
-// timeline with every message (index.html), the lanes (lanes.html), the
+// timeline with every message (index.html, the newest, and pages of
+// older ones: see ExportPageSize), the lanes (lanes.html), the
 // story of a D&D campaign (story.html) and the style sheet; no script,
 // nothing fetched from anywhere. With opts.Spectator it writes the story
 // alone (story.html) and the style sheet. Neither copy is written into a
@@ -55,9 +68,16 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	type exportPage struct {
 		Title, Path, Root, When string
 		Spectator               bool
-		Messages                []message
-		Lanes                   lanesData
-		Story                   *storyData
+		// Of a page of the timeline: its messages, the pages before
+		// and after it ("" for none), and which of how many it is,
+		// with the number of its first message and of all.
+		Timeline              bool
+		Messages              []message
+		Older, Newer          string
+		Page, Pages, From, To int
+		Of                    int
+		Lanes                 lanesData
+		Story                 *storyData
 	}
 	base := exportPage{Root: filepath.Base(ws.Root), When: opts.Now.UTC().Format("2006-01-02 15:04 UTC"), Spectator: opts.Spectator}
 	story := s.storyData(opts.Spectator)
@@ -68,31 +88,43 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	if opts.Spectator && base.Story == nil {
 		return fmt.Errorf("%w (%s)", ErrNoStory, story.Err)
 	}
+	size := cmp.Or(opts.PageSize, ExportPageSize)
 	entries := s.feed.slice(0, s.feed.len())
-	idx := base
-	idx.Title, idx.Path = "Timeline", "index.html"
-	if opts.Spectator {
-		entries = nil // the timeline holds every message, private ones too
-	}
-	for i, e := range entries {
-		if i%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+	var pages []exportPage
+	if !opts.Spectator { // the timeline holds every message, private ones too
+		count := max((len(entries)+size-1)/size, 1)
+		for n := 1; n <= count; n++ {
+			p := base
+			p.Title, p.Path, p.Timeline = "Timeline", timelinePage(n, count), true
+			p.Page, p.Pages, p.Of = n, count, len(entries)
+			if n > 1 {
+				p.Older = timelinePage(n-1, count)
+			}
+			if n < count {
+				p.Newer = timelinePage(n+1, count)
+				p.Title = fmt.Sprintf("Timeline, page %d of %d", n, count)
+			}
+			first := (n - 1) * size
+			p.From = min(first+1, len(entries))
+			for i := first; i < min(first+size, len(entries)); i++ {
+				if i%256 == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				e := entries[i]
+				m := message{row: rowOf(i, e)}
+				if e.Arrived() || e.Outcome == workspace.Refused || e.Outcome == workspace.GivenUp || e.Outcome == workspace.Bounced {
+					d := s.messageData(i, e)
+					m.Detail = &d
+				}
+				p.Messages = append(p.Messages, m)
+			}
+			p.To = first + len(p.Messages)
+			pages = append(pages, p)
 		}
-		m := message{row: rowOf(i, e)}
-		if e.Arrived() || e.Outcome == workspace.Refused || e.Outcome == workspace.GivenUp || e.Outcome == workspace.Bounced {
-			d := s.messageData(i, e)
-			m.Detail = &d
-		}
-		idx.Messages = append(idx.Messages, m)
-	}
-	lanes := base
-	lanes.Title, lanes.Path = "Lanes", "lanes.html"
-	if !opts.Spectator {
+		lanes := base
+		lanes.Title, lanes.Path = "Lanes", "lanes.html"
 		lanes.Lanes = s.lanesAll()
-	}
-	pages := []exportPage{idx, lanes}
-	if opts.Spectator {
-		pages = nil
+		pages = append(pages, lanes)
 	}
 	if base.Story != nil {
 		st := base
@@ -105,6 +137,9 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 	}
 	writes = append(writes, "style.css")
 	if err := checkExportDir(dir, opts.Spectator, writes); err != nil {
+		return err
+	}
+	if err := removeOldPages(dir, writes); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -124,6 +159,37 @@ func Export(ctx context.Context, ws *workspace.Workspace, dir string, opts Expor
 		return err
 	}
 	return writeFile(filepath.Join(dir, "style.css"), append([]byte(styleMark), css...))
+}
+
+// timelinePage is the file of page n of count of the timeline: the
+// newest, index.html; the others timeline-N.html, 1 the oldest.
+func timelinePage(n, count int) string {
+	if n == count {
+		return "index.html"
+	}
+	return fmt.Sprintf("timeline-%d.html", n)
+}
+
+// removeOldPages removes the pages of the timeline a copy made before
+// wrote into dir that this one does not (it had more messages, or a
+// smaller page): each Export's own, never a person's file.
+func removeOldPages(dir string, writes []string) error {
+	names, err := filepath.Glob(filepath.Join(dir, "timeline-*.html"))
+	if err != nil {
+		return err
+	}
+	for _, path := range names {
+		if slices.Contains(writes, filepath.Base(path)) {
+			continue
+		}
+		if kind, err := exportedKind(dir, filepath.Base(path)); err != nil || kind != fullCopy {
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // The marks an exported file carries, by which Export knows its own

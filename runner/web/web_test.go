@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -613,6 +614,69 @@ func TestExport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "story.html")); err == nil {
 		t.Error("story.html written for a workspace without a campaign")
+	}
+}
+
+// TestExportPages: a long session's timeline is written in pages, the
+// newest in index.html and the older ones in timeline-N.html (1 the
+// oldest), each linked to the one before and after it, every message on
+// one page; an export of a shorter session removes the pages it no
+// longer writes, never a person's file.
+func TestExportPages(t *testing.T) {
+	ws := newWorkspace(t)
+	for i := 1; i <= 7; i++ {
+		post(t, ws, "gm", "aria", fmt.Sprintf("Message number %d.\n", i))
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := Export(context.Background(), ws, dir, ExportOptions{PageSize: 3}); err != nil {
+		t.Fatal(err)
+	}
+	page := func(name string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	want := map[string][]int{"timeline-1.html": {1, 2, 3}, "timeline-2.html": {4, 5, 6}, "index.html": {7}}
+	for name, nums := range want {
+		text := page(name)
+		for i := 1; i <= 7; i++ {
+			if has := strings.Contains(text, fmt.Sprintf("Message number %d.", i)); has != slices.Contains(nums, i) {
+				t.Errorf("%s holds message %d: %v, want %v", name, i, has, !has)
+			}
+		}
+	}
+	if p := page("index.html"); !strings.Contains(p, `messages 7-7 of 7, page 3 of 3 · <a href="timeline-2.html">older</a>`) || strings.Contains(p, "newer") {
+		t.Errorf("index.html's links:\n%s", p)
+	}
+	if p := page("timeline-2.html"); !strings.Contains(p, `messages 4-6 of 7, page 2 of 3 · <a href="timeline-1.html">older</a> · <a href="index.html">newer</a>`) {
+		t.Errorf("timeline-2.html's links:\n%s", p)
+	}
+	if p := page("timeline-1.html"); strings.Contains(p, ">older<") || !strings.Contains(p, `<a href="timeline-2.html">newer messages</a>`) {
+		t.Errorf("timeline-1.html's links:\n%s", p)
+	}
+
+	// Fewer pages: the old ones go; a person's own file of such a name
+	// stays.
+	own := []byte("<h1>my notes</h1>\n")
+	if err := os.WriteFile(filepath.Join(dir, "timeline-9.html"), own, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Export(context.Background(), ws, dir, ExportOptions{PageSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"timeline-1.html", "timeline-2.html"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s of the copy before is still there (%v)", name, err)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "timeline-9.html")); !bytes.Equal(got, own) {
+		t.Errorf("a person's timeline-9.html was changed: %q", got)
+	}
+	if p := page("index.html"); !strings.Contains(p, "Message number 1.") || strings.Contains(p, "page 1 of") {
+		t.Errorf("one page: index.html holds every message, with no page line:\n%s", p)
 	}
 }
 
