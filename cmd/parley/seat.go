@@ -1217,7 +1217,12 @@ func (s *seat) tellRetrying(agent, id string, attempt int) {
 	if attempt >= 2 {
 		failed = fmt.Sprintf("failed %d times", attempt)
 	}
-	s.wrap(fmt.Sprintf("(%s is slow to answer: its program %s on %s, and is being tried again; please wait)", who, failed, what), "")
+	// A model is no program of the person's: its call failed.
+	doer := "its program"
+	if a, ok := s.ws.Agent(agent); ok && a.Model != nil {
+		doer = "the call to its model"
+	}
+	s.wrap(fmt.Sprintf("(%s is slow to answer: %s %s on %s, and is being tried again; please wait)", who, doer, failed, what), "")
 }
 
 // tellUnresponsive says once of each agent marked unresponsive, or late
