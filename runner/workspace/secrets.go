@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -282,8 +283,8 @@ func secretSentences(text string) []string {
 	return out
 }
 
-// found is a sentence of a secret part, and the heading of the part (its
-// text, without the #s): what a refusal names, instead of the sentence.
+// found is a sentence of a secret part, and the line of the part's
+// heading: what a refusal names, instead of the sentence.
 type found struct{ text, part string }
 
 // findSecrets returns the sentences of a file's secret parts, each with
@@ -315,6 +316,13 @@ func findSecrets(text string) []found {
 	flush := func() {
 		if len(block) > 0 {
 			add(part, strings.Join(block, " "))
+			if len(block) > 1 {
+				// Each line on its own too, as before lines were
+				// joined: fail closed (a line that ends with no stop,
+				// the next starting in lower case, may be two
+				// sentences a writer left without their stop).
+				add(part, block...)
+			}
 			start := 0
 			for i := 1; i < len(block); i++ {
 				if mayEndSentence(block[i-1], block[i]) {
@@ -416,7 +424,7 @@ type markedLine struct {
 	text    string
 	secret  bool   // in a secret part, its heading included
 	heading bool   // a heading's line: its text, or a setext heading's underline
-	part    string // in a secret part, the text of the heading that opened it
+	part    string // in a secret part, the line of the heading that opened it
 }
 
 // secretLines returns each line of text, marked as in a secret part or
@@ -439,7 +447,10 @@ func secretLines(text string) []markedLine {
 				inSecret = false
 			}
 			if !inSecret && strings.Contains(strings.ToLower(h.text), "secret") {
-				inSecret, level, part = true, h.level, headingText(h.text)
+				// Named by its line, not its words: a heading may
+				// say something itself ("## Secret: Marla is the cult
+				// leader"), and a refusal is read at players' seats.
+				inSecret, level, part = true, h.level, strconv.Itoa(i+1)
 			}
 			headingEnd = i + h.lines
 		}
@@ -450,19 +461,6 @@ func secretLines(text string) []markedLine {
 		out = append(out, ml)
 	}
 	return out
-}
-
-// headingText returns the text of a heading as a person reads it: an
-// ATX heading's without its #s ("GM Notes (Secret)").
-func headingText(text string) string {
-	if headingLevel(text) == 0 {
-		return text // a setext heading's lines
-	}
-	t := strings.TrimSpace(strings.TrimLeft(text, "#"))
-	if c := strings.TrimRight(t, "#"); c == "" || strings.HasSuffix(c, " ") || strings.HasSuffix(c, "\t") {
-		t = strings.TrimSpace(c) // a closing sequence of #s
-	}
-	return t
 }
 
 // placeholder reports whether a sentence only holds a place: "N/A -
@@ -716,7 +714,7 @@ func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refu
 				// journal). The words go in Quote, for the sender.
 				return &Refusal{
 					Line: m.Payload().Line(p.field), Field: p.field,
-					Reason: fmt.Sprintf("carries %s of %s (%s, under %q) to %s, who may not know it", what, whose, s.file, s.part, strings.Join(barred, ", ")),
+					Reason: fmt.Sprintf("carries %s of %s (%s, the secret part at line %s) to %s, who may not know it", what, whose, s.file, s.part, strings.Join(barred, ", ")),
 					Quote:  said,
 				}, nil
 			}

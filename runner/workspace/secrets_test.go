@@ -64,7 +64,7 @@ func TestSecretsGuard(t *testing.T) {
 		quote              string
 	}{
 		{"a secret, word for word", "gm", "[NARRATIVE]\n\nThe rain falls. Sergeant Korvus Thane, is being blackmailed by the cult.\n",
-			"body", `words of the game master's secrets (campaigns/rot/story-state.md, under "GM Notes (Secret)") to narrator, lead, aria, bram, who may not know it: "sergeant korvus thane is being blackmailed by the cult"`},
+			"body", `words of the game master's secrets (campaigns/rot/story-state.md, the secret part at line 66) to narrator, lead, aria, bram, who may not know it: "sergeant korvus thane is being blackmailed by the cult"`},
 		{"another case, other commas, a line break", "gm", "[GM_TO_PLAYER]\nto: aria\nrequest_type: QUICK_REACTION\nscene_number: \"001\"\nscene_slug: inn\n\n## Scene\nyou overhear: THE GUILD'S nine fingers is aware something\nsupernatural is happening -- and is looking for allies!\n",
 			"body", "The Guild's Nine-Fingers is aware something supernatural is happening and is looking for allies"},
 		{"in a field", "gm", "[NARRATOR_NOTE]\nfrom: gm\nnote: \"Hint that three Parliament members are active cult participants: Duke Portyr's nephew Aldric Portyr, Lady Bormul, and Councilor Dillard Wren\"\n",
@@ -116,8 +116,8 @@ func TestSecretsGuard(t *testing.T) {
 				t.Errorf("refusal = %v; want field %s quoting %q", v.Refusal.Quoted(), tt.field, tt.quote)
 			case tt.field != "" && strings.Contains(strings.ToLower(v.Refusal.Error()), strings.ToLower(strings.Trim(tt.quote[strings.LastIndex(tt.quote, ": ")+1:], ` ".`))):
 				t.Errorf("refusal = %v; it quotes the secret, which a person at a player's seat reads", v.Refusal)
-			case tt.field != "" && !strings.Contains(v.Refusal.Error(), `, under "`):
-				t.Errorf("refusal = %v; want it to name the secret part", v.Refusal)
+			case tt.field != "" && !strings.Contains(v.Refusal.Error(), `, the secret part at line `):
+				t.Errorf("refusal = %v; want it to name the secret part by its line", v.Refusal)
 			case hidden[tt.name] != "" && strings.Contains(strings.ToLower(v.Refusal.Quoted()), strings.ToLower(hidden[tt.name])):
 				t.Errorf("refusal = %v; it tells the sender %q, of the secret, which the message did not hold", v.Refusal.Quoted(), hidden[tt.name])
 			}
@@ -222,15 +222,20 @@ func TestSecretSentencesWrapped(t *testing.T) {
 		name, text string
 		want       []string
 	}{
+		// Each line counts on its own too (fail closed: a line with no
+		// stop may be a sentence its writer left without one).
 		{"a list item, its continuation indented",
 			"## Secrets\n\n- The old priest buried the bell beneath\n  the chapel floor before the flood came.\n- The miller knows where the key is hidden.\n",
-			[]string{"The old priest buried the bell beneath the chapel floor before the flood came.", "The miller knows where the key is hidden."}},
+			[]string{"The old priest buried the bell beneath the chapel floor before the flood came.", "The old priest buried the bell beneath", "the chapel floor before the flood came.", "The miller knows where the key is hidden."}},
 		{"a list item, its continuation lazy",
 			"## Secrets\n* The old priest buried the bell beneath\nthe chapel floor before the flood came.\n",
-			[]string{"The old priest buried the bell beneath the chapel floor before the flood came."}},
+			[]string{"The old priest buried the bell beneath the chapel floor before the flood came.", "The old priest buried the bell beneath", "the chapel floor before the flood came."}},
 		{"a paragraph, soft-wrapped",
 			"## Secrets\n\nTilda stole the silver chalice from the temple of\nthe drowned god when she was only twelve years old. She never\ntold anyone about it.\n",
-			[]string{"Tilda stole the silver chalice from the temple of the drowned god when she was only twelve years old.", "She never told anyone about it."}},
+			[]string{"Tilda stole the silver chalice from the temple of the drowned god when she was only twelve years old.", "She never told anyone about it.", "Tilda stole the silver chalice from the temple of", "the drowned god when she was only twelve years old.", "told anyone about it."}},
+		{"a line with no stop, the next in lower case: the line counts on its own",
+			"## GM Notes (Secret)\nThe duke is secretly a vampire lord\nthe butler has known it for years\n",
+			[]string{"The duke is secretly a vampire lord the butler has known it for years", "The duke is secretly a vampire lord", "the butler has known it for years"}},
 		{"a blank line, a list marker and a heading end one",
 			"## Secrets\nthe bell was cast from stolen silver\n\nthe abbot knows it and says nothing\n1. the mayor paid the smith in gold\n2) the smith drowned in the river after\n### Lower\nthe river keeps the bell at the ford\n",
 			[]string{"the bell was cast from stolen silver", "the abbot knows it and says nothing", "the mayor paid the smith in gold", "the smith drowned in the river after", "the river keeps the bell at the ford"}},
@@ -239,7 +244,7 @@ func TestSecretSentencesWrapped(t *testing.T) {
 			[]string{"Lord Varn leads the cult The miller is innocent of it", "Lord Varn leads the cult", "The miller is innocent of it"}},
 		{"a quote",
 			"## Secrets\n> The abbot rings the bell\n> every night at the drowned chapel.\n",
-			[]string{"The abbot rings the bell every night at the drowned chapel."}},
+			[]string{"The abbot rings the bell every night at the drowned chapel.", "The abbot rings the bell", "every night at the drowned chapel."}},
 		{"table rows, cell by cell",
 			"## Secrets\n| the abbot rings the bell | every night at the chapel |\n| the miller is innocent here | of all of it, truly |\n",
 			[]string{"the abbot rings the bell", "every night at the chapel", "the miller is innocent here", "of all of it, truly"}},
@@ -269,7 +274,7 @@ func TestSecretsWrappedGuard(t *testing.T) {
 	if err := os.MkdirAll(party, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	story := "# Story State\n\n## GM Notes (Secret)\n\n### Character Secrets\n\n- The old priest buried the bell beneath\n  the chapel floor before the flood came.\n"
+	story := "# Story State\n\n## GM Notes (Secret)\n\n### Character Secrets\n\n- The old priest buried the bell beneath\n  the chapel floor before the flood came.\n\nThe duke is secretly a vampire lord\nthe butler has known it for years\n"
 	sheet := "# Tilda\n\n## Secrets\n\nTilda stole the silver chalice from the temple of\nthe drowned god when she was only twelve years old.\n"
 	for path, text := range map[string]string{filepath.Join(ws.Root, CampaignsDir, "c", storyState): story, filepath.Join(party, "tilda.md"): sheet} {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -277,8 +282,10 @@ func TestSecretsWrappedGuard(t *testing.T) {
 		}
 	}
 	tests := []struct{ to, body, part string }{
-		{"aria", "Rumour: someone buried the bell beneath the chapel floor before the flood.", `(campaigns/c/story-state.md, under "GM Notes (Secret)")`},
-		{"bram", "Gossip: a chalice from the temple of the drowned god when she was small.", `(campaigns/c/party/tilda.md, under "Secrets")`},
+		{"aria", "Rumour: someone buried the bell beneath the chapel floor before the flood.", `(campaigns/c/story-state.md, the secret part at line 3)`},
+		{"bram", "Gossip: a chalice from the temple of the drowned god when she was small.", `(campaigns/c/party/tilda.md, the secret part at line 3)`},
+		// A line of a wrapped sentence, told on its own.
+		{"aria", "The butler says: the duke is secretly a vampire lord!", `(campaigns/c/story-state.md, the secret part at line 3)`},
 	}
 	for _, tt := range tests {
 		m, err := mailbox.Parse([]byte("---\nto: " + tt.to + "\n---\n" + tt.body + "\n"))
@@ -292,6 +299,39 @@ func TestSecretsWrappedGuard(t *testing.T) {
 		if r == nil || !strings.Contains(r.Reason, tt.part) {
 			t.Errorf("checkSecrets(%q) = %v; want it refused, naming %s", tt.body, r, tt.part)
 		}
+	}
+}
+
+// TestSecretRefusalNamesNoHeading: a refusal names the secret part by
+// the line of its heading, never by its words: a heading may tell the
+// secret itself, and the reason is read at players' seats.
+func TestSecretRefusalNamesNoHeading(t *testing.T) {
+	cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\ncampaign: c\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	dir := filepath.Join(ws.Root, CampaignsDir, "c")
+	if err := os.MkdirAll(filepath.Join(dir, "party"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	story := "# Story State\n\n## Secret: Marla leads the cult\n\n- She poisoned the village well last night to frame the miller.\n"
+	if err := os.WriteFile(filepath.Join(dir, storyState), []byte(story), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mailbox.Parse([]byte("---\nto: aria\n---\nShe poisoned the village well last night to frame the miller.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ws.checkSecrets(m, []string{"aria"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r == nil {
+		t.Fatal("the secret was not refused")
+	}
+	if strings.Contains(r.Error(), "Marla") || strings.Contains(r.Error(), "cult") || !strings.Contains(r.Error(), "the secret part at line 3") {
+		t.Errorf("refusal = %v; want the part named by its line alone", r)
 	}
 }
 
