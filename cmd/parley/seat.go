@@ -1090,7 +1090,7 @@ func (s *seat) tellGivenUp(agent, id string) {
 	if from != "" && from != workspace.Runner {
 		text += fmt.Sprintf(" If %s waits for %s's answer to it, none comes.", from, agent)
 	}
-	if mend := s.mend(agent, id); mend != "" {
+	if mend := s.mend(agent, id, why); mend != "" {
 		text += fmt.Sprintf(" %s, then `parley retry %s` hands it to %s again; `parley status` says more.)", mend, id, agent)
 	} else {
 		text += fmt.Sprintf(" `parley retry %s` hands it to %s again; `parley status` says more.)", id, agent)
@@ -1103,9 +1103,11 @@ func (s *seat) tellGivenUp(agent, id string) {
 // handed to it again, as fits its driver: a program's run:; an openai
 // agent's memory (mailboxes/<agent>/conversation.md) when an edit broke
 // it, its max_tool_rounds when its model was still calling tools (its
-// notice about id says so), else its endpoint. "" for an agent that runs
-// no program of the person's (built in).
-func (s *seat) mend(agent, id string) string {
+// notice about id says so), its prompt or max_repairs when its answers
+// were refused past its repairs (why, the reason given up, says so),
+// else its endpoint. "" for an agent that runs no program of the
+// person's (built in).
+func (s *seat) mend(agent, id, why string) string {
 	a, ok := s.ws.Agent(agent)
 	switch {
 	case !ok || !a.RunsProgram():
@@ -1121,6 +1123,9 @@ func (s *seat) mend(agent, id string) string {
 		if r.Sender == agent && field(r.Message, "notice") == llm.ToolRoundsNotice {
 			return fmt.Sprintf("%s's model was still calling tools when its rounds ran out: raise max_tool_rounds (openai: in %s) or mend its prompt (the transcript is beside the message in %s)", agent, workspace.ConfigFile, s.ws.Short(s.ws.Mailbox(agent).Path(mailbox.Dead, "")))
 		}
+	}
+	if llm.GaveUpRefused(why) {
+		return fmt.Sprintf("%s's model kept answering what parley refuses, as said above: mend its prompt, or raise max_repairs (openai: in %s)", agent, workspace.ConfigFile)
 	}
 	return fmt.Sprintf("Mend %s's model endpoint (its server, or base_url, model and key_env under openai: in %s)", agent, workspace.ConfigFile)
 }

@@ -149,6 +149,14 @@ var (
 	ErrRefused = errors.New("answer refused")
 )
 
+// GaveUpRefused reports whether reason, the reason of a message given up
+// as written beside it in dead/ (the error's text, the type lost),
+// says its model's answers were refused past max_repairs (ErrRefused),
+// as Handle words it: "AGENT: answer refused after N repairs: ...".
+func GaveUpRefused(reason string) bool {
+	return strings.Contains(reason, ": "+ErrRefused.Error()+" after ")
+}
+
 // New makes the agent named in opts.
 func New(opts Options) (*Agent, error) {
 	a, ok := opts.Workspace.Agent(opts.Agent)
