@@ -127,35 +127,67 @@ func newApp(e *env) *cli.App {
 	return app
 }
 
-// namingFlags are the flags whose value names something (an agent, a
-// file, a campaign, an address, a time): given empty, as `--as "$ME"`
-// with ME unset gives it, each would fall back to its default without a
-// word (serve --as "" showed no seat). Text flags (--body, --note,
-// --reason, ...) and --type/--signal may be empty.
-var namingFlags = map[string]bool{
-	"as": true, "lead": true, "from": true, "agent": true, "campaign": true,
-	"character": true, "human": true, "in": true, "state": true, "skill": true,
-	"since": true, "template": true, "layout": true, "protocol": true,
-	"peer": true, "dir": true, "html": true, "file": true, "browser": true,
-	"listen": true, "addr": true, "token": true,
+// mayBeEmpty are the string flags an empty value means something for:
+// text (an empty body, note, reason, ...) and a message's type or signal
+// (none). Every other flag names something (an agent, a file, a time, an
+// address): given empty, as `--as "$ME"` gives it with ME unset, it fell
+// back to its default without a word (serve --as "" showed no seat, log
+// --agent "" every agent's lines). A flag added later is checked unless
+// it is added here.
+var mayBeEmpty = map[string]bool{
+	"body": true, "note": true, "reason": true, "feedback": true, "message": true,
+	"title": true, "happened": true, "did": true, "learned": true, "feel": true,
+	"type": true, "signal": true,
 }
 
-// emptyNameFlag is a usage error for a naming flag given an empty value.
+// emptyNameFlag is a usage error for a flag of the command, or of
+// parley itself (-C), given an empty value where it must name something
+// (see mayBeEmpty), or a list flag given an empty item (--to "").
+// A value read from an environment variable set empty counts as unset.
 func emptyNameFlag(c *cli.Context) error {
-	for _, f := range c.Command.Flags {
-		sf, ok := f.(*cli.StringFlag)
-		if !ok || !namingFlags[sf.Name] || !c.IsSet(sf.Name) || c.String(sf.Name) != "" {
-			continue
+	flags := slices.Concat(c.Command.Flags, c.App.Flags)
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			if mayBeEmpty[f.Name] || !c.IsSet(f.Name) || c.String(f.Name) != "" || envSetEmpty(f.EnvVars) {
+				continue
+			}
+			return usagef("%s is empty: give it a value (%s), or leave it out for the default", writtenFlag(f.Name, f.Aliases), flagValueName(f.Usage))
+		case *cli.StringSliceFlag:
+			if c.IsSet(f.Name) && slices.Contains(c.StringSlice(f.Name), "") {
+				return usagef("%s is empty: give it a value (%s), or leave it out", writtenFlag(f.Name, f.Aliases), flagValueName(f.Usage))
+			}
 		}
-		return usagef("--%s is empty: give it a value (%s), or leave it out for the default", sf.Name, flagValueName(sf))
 	}
 	return nil
 }
 
-// flagValueName is what a flag's value is, as its help names it
-// (`AGENT`), else VALUE.
-func flagValueName(f *cli.StringFlag) string {
-	_, rest, ok := strings.Cut(f.Usage, "`")
+// writtenFlag is how a flag is written: --name, or -C/--workspace for one
+// with a one-letter alias.
+func writtenFlag(name string, aliases []string) string {
+	for _, a := range aliases {
+		if len(a) == 1 {
+			return "-" + a + "/--" + name
+		}
+	}
+	return "--" + name
+}
+
+// envSetEmpty reports whether one of vars is set, to "": a flag read
+// from it was not given empty on the command line.
+func envSetEmpty(vars []string) bool {
+	for _, v := range vars {
+		if val, ok := os.LookupEnv(v); ok && val == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// flagValueName is what a flag's value is, as its help (usage) names
+// it (`AGENT`), else VALUE.
+func flagValueName(usage string) string {
+	_, rest, ok := strings.Cut(usage, "`")
 	if name, _, ok2 := strings.Cut(rest, "`"); ok && ok2 && name != "" {
 		return name
 	}

@@ -1456,6 +1456,20 @@ func TestHistoryFollowsFiles(t *testing.T) {
 	if m, err := o.cache().Read(filepath.Dir(handWritten), filepath.Base(handWritten), 1<<20); err != nil || get(m, "id") != "" {
 		t.Errorf("the cached hand-written message was changed: id %q (%v)", get(m, "id"), err)
 	}
+	// What another workspace's sender did with orch: the file written
+	// by hand to it is orch's in that history, the cached one unchanged.
+	// (With its id, as parley send writes one, but no from:.)
+	remoteID := h.ids.New("orch")
+	toRemote := box.Path(mailbox.Sent, remoteID+".md")
+	if err := os.WriteFile(toRemote, []byte("---\nid: "+remoteID+"\nto: architect\ntype: note\n---\nTo the far side.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := o.remoteHistory("architect", "orch").byID[remoteID]; r == nil || from(r.m) != "orch" {
+		t.Errorf("the remote history lacks the file written by hand, from orch: %v", r)
+	}
+	if m, err := o.cache().Read(filepath.Dir(toRemote), filepath.Base(toRemote), 1<<20); err != nil || from(m) != "" {
+		t.Errorf("the cached message was changed by the remote history: from %q (%v)", from(m), err)
+	}
 
 	edited := in.Clone()
 	edited.SetBody([]byte("Add retries, with backoff."))
