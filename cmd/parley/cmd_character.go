@@ -221,24 +221,26 @@ func setKey(key string) string {
 
 // setValue sets one value of a sheet and returns what it was.
 func setValue(d *sheet.Doc, key string, n int) (before int, err error) {
-	switch key {
+	switch k := setKey(key); k {
 	case "hp":
 		before = d.HP
 		return before, d.SetHP(n)
-	case "max_hp", "maxhp", "max-hp":
+	case "max_hp":
 		before = d.MaxHP
 		return before, d.SetMaxHP(n)
-	case "temp_hp", "temphp", "temp-hp":
+	case "temp_hp":
 		before = d.TempHP
 		return before, d.SetTempHP(n)
 	case "level":
 		before = d.Level
 		return before, d.SetLevel(n)
-	}
-	for i, a := range sheet.AbilityNames {
-		if strings.EqualFold(a, key) {
-			before = d.Abilities[i]
-			return before, d.SetAbility(key, n)
+	case "":
+	default:
+		for i, a := range sheet.AbilityNames {
+			if strings.EqualFold(a, k) {
+				before = d.Abilities[i]
+				return before, d.SetAbility(k, n)
+			}
 		}
 	}
 	if dn := d.Denom(key); dn != "" {
