@@ -262,8 +262,9 @@ func TestSecretSentencesWrapped(t *testing.T) {
 }
 
 // TestSecretsWrappedGuard: a message holding eight words or more in a
-// row of a secret sentence wrapped over two lines, across the break, is
-// refused, naming the part the sentence is under.
+// row of a secret sentence wrapped over two lines, across the break, or
+// one line of it, is refused, naming the part the sentence is under by
+// the line of its heading.
 func TestSecretsWrappedGuard(t *testing.T) {
 	cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\ncampaign: c\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda}\n  - {name: bram, role: player, character: corwin}\n"))
 	if err != nil {
@@ -274,7 +275,7 @@ func TestSecretsWrappedGuard(t *testing.T) {
 	if err := os.MkdirAll(party, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	story := "# Story State\n\n## GM Notes (Secret)\n\n### Character Secrets\n\n- The old priest buried the bell beneath\n  the chapel floor before the flood came.\n\nThe duke is secretly a vampire lord\nthe butler has known it for years\n"
+	story := "# Story State\n\n## GM Notes (Secret)\n\n### Character Secrets\n\n- The old priest buried the bell beneath\n  the chapel floor before the flood came.\n\nThe duke is secretly a vampire lord\nthe butler has known it for years\n\n## Secret: Marla leads the cult\n\n- She poisoned the village well last night to frame the miller.\n"
 	sheet := "# Tilda\n\n## Secrets\n\nTilda stole the silver chalice from the temple of\nthe drowned god when she was only twelve years old.\n"
 	for path, text := range map[string]string{filepath.Join(ws.Root, CampaignsDir, "c", storyState): story, filepath.Join(party, "tilda.md"): sheet} {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -286,6 +287,10 @@ func TestSecretsWrappedGuard(t *testing.T) {
 		{"bram", "Gossip: a chalice from the temple of the drowned god when she was small.", `(campaigns/c/party/tilda.md, the secret part at line 3)`},
 		// A line of a wrapped sentence, told on its own.
 		{"aria", "The butler says: the duke is secretly a vampire lord!", `(campaigns/c/story-state.md, the secret part at line 3)`},
+		// The part is named by its heading's line, never its words: a
+		// heading may tell a secret too, and the reason is read at
+		// players' seats.
+		{"aria", "She poisoned the village well last night to frame the miller.", `(campaigns/c/story-state.md, the secret part at line 13)`},
 	}
 	for _, tt := range tests {
 		m, err := mailbox.Parse([]byte("---\nto: " + tt.to + "\n---\n" + tt.body + "\n"))
@@ -296,42 +301,9 @@ func TestSecretsWrappedGuard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r == nil || !strings.Contains(r.Reason, tt.part) {
-			t.Errorf("checkSecrets(%q) = %v; want it refused, naming %s", tt.body, r, tt.part)
+		if r == nil || !strings.Contains(r.Reason, tt.part) || strings.Contains(r.Error(), "Marla") {
+			t.Errorf("checkSecrets(%q) = %v; want it refused, naming %s and no words of a heading", tt.body, r, tt.part)
 		}
-	}
-}
-
-// TestSecretRefusalNamesNoHeading: a refusal names the secret part by
-// the line of its heading, never by its words: a heading may tell the
-// secret itself, and the reason is read at players' seats.
-func TestSecretRefusalNamesNoHeading(t *testing.T) {
-	cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\ncampaign: c\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := &Workspace{Root: t.TempDir(), Config: cfg}
-	dir := filepath.Join(ws.Root, CampaignsDir, "c")
-	if err := os.MkdirAll(filepath.Join(dir, "party"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	story := "# Story State\n\n## Secret: Marla leads the cult\n\n- She poisoned the village well last night to frame the miller.\n"
-	if err := os.WriteFile(filepath.Join(dir, storyState), []byte(story), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := mailbox.Parse([]byte("---\nto: aria\n---\nShe poisoned the village well last night to frame the miller.\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ws.checkSecrets(m, []string{"aria"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r == nil {
-		t.Fatal("the secret was not refused")
-	}
-	if strings.Contains(r.Error(), "Marla") || strings.Contains(r.Error(), "cult") || !strings.Contains(r.Error(), "the secret part at line 3") {
-		t.Errorf("refusal = %v; want the part named by its line alone", r)
 	}
 }
 
