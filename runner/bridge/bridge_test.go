@@ -1139,3 +1139,61 @@ func TestBridgeStopsWhileUnreachable(t *testing.T) {
 		t.Errorf("aria's inbox in inn after the stop = %v, want %v (still waiting to be forwarded)", got, ids)
 	}
 }
+
+// TestBridgeTwinNoteGone: a workspace refused the name (a twin) that
+// stopped was still reported by the holder, "another workspace tries to
+// read the stream as ... too", about 20 seconds later. A twin that stops
+// cleanly takes back its note, and the note of one killed lasts two of
+// its beats.
+func TestBridgeTwinNoteGone(t *testing.T) {
+	home, twin, js, open := namePair(t)
+	ctx := context.Background()
+	h := open(home)
+	if err := h.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	tw := open(twin)
+	also := func() string {
+		t.Helper()
+		if err := h.claim(ctx, js); err != nil {
+			t.Fatal(err)
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.alsoBy
+	}
+	if err := tw.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("twin's claim while home holds the name = %v, want ErrNameHeld", err)
+	}
+	if got := also(); !strings.Contains(got, twin.Root) {
+		t.Fatalf("home's word of the twin = %q, want it to name %s", got, twin.Root)
+	}
+	tw.release(js) // a clean stop
+	if got := also(); got != "" {
+		t.Errorf("home's word of the twin after it stopped cleanly = %q, want none", got)
+	}
+	c, err := js.Consumer(ctx, workspace.DefaultStream, h.durable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holder, _ := claimOf(c.CachedInfo().Config.Metadata); holder.runKey() != h.self.runKey() {
+		t.Errorf("the twin's stop took home's claim: held by %v", holder)
+	}
+
+	// A twin killed: its note, last written 2 beats and more ago, is gone.
+	if err := tw.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("twin's claim while home holds the name = %v, want ErrNameHeld", err)
+	}
+	c, err = js.Consumer(ctx, workspace.DefaultStream, h.durable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := parleyMeta(c.CachedInfo().Config.Metadata)
+	meta[metaAlsoBeat] = c.CachedInfo().TimeStamp.Add(-2*beatEvery - beatSlack - time.Second).Format(time.RFC3339Nano)
+	if _, err := js.UpdateConsumer(ctx, workspace.DefaultStream, h.consumerConfig(meta)); err != nil {
+		t.Fatal(err)
+	}
+	if got := also(); got != "" {
+		t.Errorf("home's word of a twin silent for two beats = %q, want none", got)
+	}
+}
