@@ -55,6 +55,9 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 	for {
 		if !ready {
 			if _, err := b.setup(ctx, js); err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped: "context canceled" is no trouble to log
+				}
 				b.fail(err)
 			} else {
 				ready = true
