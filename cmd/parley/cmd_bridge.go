@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/runner"
@@ -126,7 +125,7 @@ func (e *bridgeRefusedError) Error() string {
 }
 
 // serveIfAsked starts the embedded NATS server for --serve.
-func serveIfAsked(e *env, ws *workspace.Workspace, serve bool, listen string, log *slog.Logger) (*server.Server, error) {
+func serveIfAsked(e *env, ws *workspace.Workspace, serve bool, listen string, log *slog.Logger) (*bridge.Server, error) {
 	if !serve {
 		return nil, nil
 	}
@@ -138,7 +137,7 @@ func serveIfAsked(e *env, ws *workspace.Workspace, serve bool, listen string, lo
 	if err != nil {
 		return nil, err
 	}
-	ns, err := bridge.Serve(bridge.ServeOptions{Dir: ws.NATSDir(), Listen: listen, URL: cfg.URLs[0], Name: "parley-" + cfg.Name, Token: token, MaxMessageSize: ws.Config.Router.MaxMessageSize})
+	ns, err := bridge.Serve(bridge.ServeOptions{Dir: ws.NATSDir(), Listen: listen, URL: cfg.URLs[0], Name: "parley-" + cfg.Name, Token: token, MaxMessageSize: ws.Config.Router.MaxMessageSize, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("--serve: %w", err)
 	}
@@ -148,7 +147,7 @@ func serveIfAsked(e *env, ws *workspace.Workspace, serve bool, listen string, lo
 
 // startBridge opens the bridge of a runner's workspace; nil, nil when
 // another process runs it (a parley bridge of its own).
-func startBridge(e *env, ws *workspace.Workspace, ns *server.Server, log *slog.Logger, r *runner.Runner) (*bridge.Bridge, error) {
+func startBridge(e *env, ws *workspace.Workspace, ns *bridge.Server, log *slog.Logger, r *runner.Runner) (*bridge.Bridge, error) {
 	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: r.Wake, GivenUp: r.TellGivenUp, Getenv: e.getenv})
 	if errors.Is(err, bridge.ErrLocked) {
 		log.Info("the bridge runs in another process (parley bridge): its deliveries reach the drivers at each rescan")

@@ -140,8 +140,9 @@ type bridgeReport struct {
 	// whether a bridge runs or not; State.Outgoing says the same.
 	Outgoing int `json:"outgoing"`
 	// Lag is how many messages for this workspace wait in the stream,
-	// as the running bridge last counted; null when no bridge runs: only
-	// a bridge asks the stream (State.Lag is then its last count, stale).
+	// as the running bridge last counted; null when no bridge runs, or
+	// the one that runs is not connected: only a connected bridge asks
+	// the stream (State.Lag is then its last count, stale).
 	Lag *uint64 `json:"lag"`
 	// OutgoingText says it in words, and to which workspaces.
 	OutgoingText string `json:"-"`
@@ -200,7 +201,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			st.Outgoing = rep.Bridge.Outgoing
 			rep.Bridge.State = &st
 			if rep.Bridge.Running {
-				rep.Bridge.Lag = &st.Lag
+				if st.Connected {
+					rep.Bridge.Lag = &st.Lag
+				}
 			} else {
 				st.Connected = false // no bridge runs to be connected
 			}
@@ -510,11 +513,20 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 		if st.Serving != "" {
 			fmt.Fprintf(e.stdout, "          serving NATS at %s\n", printable(st.Serving))
 		}
+		if st.StoreFull != "" {
+			fmt.Fprintf(e.stdout, "          NATS store OUT OF ROOM: %s; the server refuses what the workspaces publish (it waits in their inboxes) until room is made there, then takes it again by itself\n", printable(st.StoreFull))
+		}
 	}
-	if b.Running {
-		fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag %d (waiting in the stream for here)\n", st.Outgoing, st.PendingAcks, st.Lag)
+	switch {
+	case b.Running && b.Lag != nil:
+		fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag %d (waiting in the stream for here)\n", st.Outgoing, st.PendingAcks, *b.Lag)
 		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
-	} else {
+	case b.Running:
+		// The lag it counted before the link went is stale: messages
+		// published since wait in the stream, and it cannot ask.
+		fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag not known: the bridge is not connected\n", st.Outgoing, st.PendingAcks)
+		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
+	default:
 		// The lag the bridge last counted is stale: messages published
 		// since wait in the stream, and only a bridge asks it.
 		fmt.Fprintf(e.stdout, "          outgoing %d waiting; lag not known: the bridge is not running (parley bridge --until-idle takes what waits in the stream for here)\n", st.Outgoing)

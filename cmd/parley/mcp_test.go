@@ -169,9 +169,19 @@ func TestMCP(t *testing.T) {
 		t.Errorf("aria's outbox holds %d answers after a retried reply, want 1", n)
 	}
 
-	// A wait of no time is refused at once, not taken for the default 30 s.
-	if out, isErr := call("wait", map[string]any{"seconds": -5}); !isErr || !strings.Contains(out, "seconds: -5 is no time to wait") {
-		t.Errorf("wait -5 s = %q (error %v), want a tool error", out, isErr)
+	// A wait of no time, or longer than 300 s, is refused at once: 0 was
+	// taken for the default 30 s, and 400 for 300, saying nothing.
+	for _, tc := range []struct {
+		secs int
+		want string
+	}{
+		{-5, "seconds: -5 is no time to wait: give 1 to 300 (left out: 30)"},
+		{0, "seconds: 0 is no time to wait: give 1 to 300 (left out: 30)"},
+		{400, "seconds: 400 is longer than a wait may be: give 1 to 300 (left out: 30)"},
+	} {
+		if out, isErr := call("wait", map[string]any{"seconds": tc.secs}); !isErr || out != tc.want {
+			t.Errorf("wait %d s = %q (error %v), want the tool error %q", tc.secs, out, isErr, tc.want)
+		}
 	}
 
 	// Waiting: a message that arrives meanwhile is returned.

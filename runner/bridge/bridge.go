@@ -47,7 +47,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
@@ -65,8 +64,10 @@ type Options struct {
 	// Logger receives what the bridge does; nil discards it.
 	Logger *slog.Logger
 	// Server, when set, is a NATS server running in this process (see
-	// Serve): the bridge connects to it without a socket.
-	Server *server.Server
+	// Serve): the bridge connects to it without a socket, says in its
+	// state when the server's store is out of room, and has it mend
+	// (Server.Mend) once there is room again.
+	Server *Server
 	// UntilIdle makes Run forward what waits for other workspaces, take
 	// what waits in the stream for this one, and return.
 	UntilIdle bool
@@ -133,6 +134,11 @@ type Bridge struct {
 	claimed        bool           // looked at least once
 	looked         chan struct{}  // closed at the first look
 	attempts       map[string]int // incoming copy -> failed deliveries here
+	// mended is told when the server run in process started JetStream
+	// again (Server.Mend): the consumer's pull requests went with it, and
+	// the receiving session starts again rather than wait for the
+	// library to miss two heartbeats (30 seconds).
+	mended chan struct{}
 
 	// synced, when set (by tests only), is told of the copies in an
 	// agent's inbox made durable before they are forwarded.
@@ -191,7 +197,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self, looked: make(chan struct{})}, nil
+	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self, looked: make(chan struct{}), mended: make(chan struct{}, 1)}, nil
 }
 
 // Close releases the lock and what the bridge holds.
@@ -432,6 +438,15 @@ func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetS
 	defer t.Stop()
 	for i := 0; ; i++ {
 		_ = b.connectFailed(nc) // a running bridge tries on: the server's credentials may change
+		if b.opts.Server != nil {
+			// Said in the log, and Full says it for the state.
+			if mended, _ := b.opts.Server.Mend(); mended {
+				select {
+				case b.mended <- struct{}{}:
+				default:
+				}
+			}
+		}
 		b.updateLag(ctx, js)
 		if i%10 == 0 {
 			b.lookForReaders(ctx, js)
@@ -499,6 +514,7 @@ func (b *Bridge) writeState(nc *nats.Conn) {
 	}
 	if b.opts.Server != nil {
 		st.Serving = b.opts.Server.ClientURL()
+		st.StoreFull = b.opts.Server.Full()
 		if st.Connected {
 			st.URL = "in process"
 		}

@@ -1077,3 +1077,123 @@ func TestBridgeClaimEarlyLook(t *testing.T) {
 		t.Fatalf("claimDue a second after the last claim of a bridge long at work = %v, want nil", err)
 	}
 }
+
+// TestBridgeStopsWhileUnreachable: a bridge whose server went away, with
+// a message waiting to be forwarded, did not stop when asked (SIGTERM to
+// parley run): its forwarding loop tried again at once, for ever, at full
+// CPU, until the server came back. It stops within a few seconds, the
+// message left waiting in the inbox, and while the server is away it
+// tries no more often than its backoff says.
+func TestBridgeStopsWhileUnreachable(t *testing.T) {
+	inn, _, _ := pair(t)
+	ns, err := Serve(ServeOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Name: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Shutdown()
+	inn.Config.Bridge.URLs = []string{ns.ClientURL()}
+	b, err := Open(inn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var tries sync.Mutex
+	passes := 0
+	b.synced = func(string, []string) { tries.Lock(); passes++; tries.Unlock() }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { _, err := b.Run(ctx); errc <- err }()
+	waitFor(t, "the bridge to hold its name", b.mayForward)
+	ns.Shutdown()
+	ids := deliver(t, inn, 1)
+	waitFor(t, "a try to forward while the server is away", func() bool {
+		tries.Lock()
+		defer tries.Unlock()
+		return passes > 0
+	})
+	tries.Lock()
+	passes = 0
+	tries.Unlock()
+	time.Sleep(3 * time.Second)
+	tries.Lock()
+	n := passes
+	tries.Unlock()
+	if n > 10 {
+		t.Errorf("the bridge tried to forward %d times in 3s while the server was away, want a few (backing off)", n)
+	}
+	cancel()
+	start := time.Now()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("Run = %v, want nil (stopped)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return 10s after its context ended, the server away and a message waiting")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Run took %v to stop, want a few seconds at most", d)
+	}
+	if got, _ := inn.Mailbox("aria").IDs(mailbox.Inbox); strings.Join(got, " ") != strings.Join(ids, " ") {
+		t.Errorf("aria's inbox in inn after the stop = %v, want %v (still waiting to be forwarded)", got, ids)
+	}
+}
+
+// TestBridgeTwinNoteGone: a workspace refused the name (a twin) that
+// stopped was still reported by the holder, "another workspace tries to
+// read the stream as ... too", about 20 seconds later. A twin that stops
+// cleanly takes back its note, and the note of one killed lasts two of
+// its beats.
+func TestBridgeTwinNoteGone(t *testing.T) {
+	home, twin, js, open := namePair(t)
+	ctx := context.Background()
+	h := open(home)
+	if err := h.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	tw := open(twin)
+	also := func() string {
+		t.Helper()
+		if err := h.claim(ctx, js); err != nil {
+			t.Fatal(err)
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.alsoBy
+	}
+	if err := tw.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("twin's claim while home holds the name = %v, want ErrNameHeld", err)
+	}
+	if got := also(); !strings.Contains(got, twin.Root) {
+		t.Fatalf("home's word of the twin = %q, want it to name %s", got, twin.Root)
+	}
+	tw.release(js) // a clean stop
+	if got := also(); got != "" {
+		t.Errorf("home's word of the twin after it stopped cleanly = %q, want none", got)
+	}
+	c, err := js.Consumer(ctx, workspace.DefaultStream, h.durable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holder, _ := claimOf(c.CachedInfo().Config.Metadata); holder.runKey() != h.self.runKey() {
+		t.Errorf("the twin's stop took home's claim: held by %v", holder)
+	}
+
+	// A twin killed: its note, last written 2 beats and more ago, is gone.
+	if err := tw.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("twin's claim while home holds the name = %v, want ErrNameHeld", err)
+	}
+	c, err = js.Consumer(ctx, workspace.DefaultStream, h.durable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := parleyMeta(c.CachedInfo().Config.Metadata)
+	meta[metaAlsoBeat] = c.CachedInfo().TimeStamp.Add(-2*beatEvery - beatSlack - time.Second).Format(time.RFC3339Nano)
+	if _, err := js.UpdateConsumer(ctx, workspace.DefaultStream, h.consumerConfig(meta)); err != nil {
+		t.Fatal(err)
+	}
+	if got := also(); got != "" {
+		t.Errorf("home's word of a twin silent for two beats = %q, want none", got)
+	}
+}

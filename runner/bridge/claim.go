@@ -55,6 +55,10 @@ const (
 	// beatSlack is how late a beat may come (the server's fsync, the
 	// link) and still count as on time.
 	beatSlack = 3 * time.Second
+	// alsoHold is how long the note of a workspace refused the name
+	// holds after its last beat: it beats every beatEvery while it tries
+	// (it looks every two seconds), and two beats missed, it stopped.
+	alsoHold = 2*beatEvery + beatSlack
 )
 
 // The consumer's metadata keys a claim is written under.
@@ -173,7 +177,7 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	}
 	also := ""
 	alsoBeat, _ := time.Parse(time.RFC3339Nano, meta[metaAlsoBeat])
-	if meta[metaAlsoID] != "" && meta[metaAlsoID] != b.self.runKey() && now.Sub(alsoBeat) < holdFor {
+	if meta[metaAlsoID] != "" && meta[metaAlsoID] != b.self.runKey() && now.Sub(alsoBeat) < alsoHold {
 		also = meta[metaAlso]
 		if strings.HasPrefix(meta[metaAlsoID], b.self.key()+"|") {
 			also += ": a copy of this workspace with its .parley/ (the same bridge-id) on a machine of the same name (remove the copy's " + workspace.StateDir + "/bridge-id)"
@@ -285,7 +289,8 @@ func holdOf(holder, self identity) time.Duration {
 
 // release takes back this workspace's claim, when it holds the name: a
 // workspace refused meanwhile takes over at its next look, not holdFor
-// later.
+// later. A workspace refused the name takes back its note instead: the
+// holder says no more that it tries, from its next beat on.
 func (b *Bridge) release(js jetstream.JetStream) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -294,10 +299,16 @@ func (b *Bridge) release(js jetstream.JetStream) {
 		return
 	}
 	meta := parleyMeta(c.CachedInfo().Config.Metadata)
+	keys := []string{metaID, metaHost, metaRoot, metaPID, metaBeat, metaRun}
 	if holder, _ := claimOf(meta); holder.runKey() != b.self.runKey() {
-		return
+		if meta[metaAlsoID] != b.self.runKey() {
+			return
+		}
+		// Written back over the holder's claim as read: a beat written
+		// meanwhile goes back one beat, well within holdFor.
+		keys = []string{metaAlso, metaAlsoID, metaAlsoBeat}
 	}
-	for _, k := range []string{metaID, metaHost, metaRoot, metaPID, metaBeat, metaRun} {
+	for _, k := range keys {
 		delete(meta, k)
 	}
 	if _, err := js.UpdateConsumer(ctx, b.cfg.Stream, b.consumerConfig(meta)); err != nil {

@@ -55,6 +55,9 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 	for {
 		if !ready {
 			if _, err := b.setup(ctx, js); err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped: "context canceled" is no trouble to log
+				}
 				b.fail(err)
 			} else {
 				ready = true
@@ -65,10 +68,19 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 		// receiving side looks first.
 		if ready && b.mayForward() {
 			if _, err := b.forwardPending(ctx, js); err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped: what was not acknowledged waits in the inbox
+				}
 				b.fail(err)
 				wait = backoff(ctx, wait)
 				if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) {
 					ready = false // the server lost it (restarted without its store): make it again
+				}
+				// Tried again after the wait, or stopped: a context
+				// ended makes backoff return at once, and a failing
+				// publish looped here at full speed, for ever.
+				if ctx.Err() != nil {
+					return nil
 				}
 				continue
 			}

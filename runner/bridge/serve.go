@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/url"
@@ -29,6 +30,9 @@ type ServeOptions struct {
 	// (router.max_message_size): the server carries one that large, with
 	// the bridge's headers (see PayloadFor). Zero: NATS's default.
 	MaxMessageSize int64
+	// Logger is told when the server's store runs out of room, and when
+	// it has room again (see Server); nil discards it.
+	Logger *slog.Logger
 }
 
 // headers is room enough for what the bridge publishes besides a
@@ -59,8 +63,11 @@ func serverPayload(size int64) int32 {
 // Serve starts a NATS server with JetStream in this process, storing its
 // streams in opts.Dir with every write flushed to disk before it is
 // acknowledged (sync_always): two workspaces on two machines need nothing
-// else installed. Shut it down with (*server.Server).Shutdown.
-func Serve(opts ServeOptions) (*server.Server, error) {
+// else installed. Shut it down with Shutdown.
+func Serve(opts ServeOptions) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	listen := opts.Listen
 	if listen == "" {
 		port := "4222"
@@ -99,12 +106,14 @@ func Serve(opts ServeOptions) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := &Server{Server: ns, dir: opts.Dir, log: opts.Logger, free: diskFree}
+	ns.SetLogger(serverLog{s}, false, false)
 	go ns.Start()
 	if !ns.ReadyForConnections(10 * time.Second) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("the NATS server did not start listening on %s within 10s (is the port taken?)", listen)
 	}
-	return ns, nil
+	return s, nil
 }
 
 // ParseListen reads where a server listens, HOST:PORT (a port of 0:

@@ -117,8 +117,15 @@ type replyArgs struct {
 }
 
 type waitArgs struct {
-	Seconds int `json:"seconds,omitempty" jsonschema:"how long to wait, at most 300; default 30"`
+	// Seconds is nil when left out: 0 is a wait of no time, refused.
+	Seconds *int `json:"seconds,omitempty" jsonschema:"how long to wait, in seconds: 1 to 300 (others are refused); left out: 30"`
 }
+
+// The seconds a wait may be given, and its default.
+const (
+	waitMost    = 300
+	waitDefault = 30
+)
 
 // New returns an MCP server whose tools act on box as opts.Agent.
 func New(box Mailbox, opts Options) *mcp.Server {
@@ -182,16 +189,20 @@ func New(box Mailbox, opts Options) *mcp.Server {
 			}
 			return text("done " + a.ID)
 		})
-	addTool(s, &mcp.Tool{Name: "wait", Description: "Wait until a message arrives in the inbox (one not there when the wait began), or the time runs out; returns it, or says none came."},
+	addTool(s, &mcp.Tool{Name: "wait", Description: "Wait until a message arrives in the inbox (one not there when the wait began), or the time runs out (seconds: 1 to 300, 30 when left out); returns it, or says none came."},
 		func(ctx context.Context, a waitArgs) (*mcp.CallToolResult, any, error) {
-			secs := a.Seconds
-			if secs < 0 {
-				return nil, nil, fmt.Errorf("seconds: %d is no time to wait: give 1 to 300 (left out: 30)", secs)
+			secs := waitDefault
+			if a.Seconds != nil {
+				secs = *a.Seconds
 			}
-			if secs == 0 {
-				secs = 30
+			// Refused, not taken for another wait: 0 waited the default 30
+			// seconds, and 400 waited 300, saying nothing.
+			switch {
+			case secs < 1:
+				return nil, nil, fmt.Errorf("seconds: %d is no time to wait: give 1 to %d (left out: %d)", secs, waitMost, waitDefault)
+			case secs > waitMost:
+				return nil, nil, fmt.Errorf("seconds: %d is longer than a wait may be: give 1 to %d (left out: %d)", secs, waitMost, waitDefault)
 			}
-			secs = min(secs, 300)
 			before, err := box.Inbox(ctx)
 			if err != nil {
 				return nil, nil, err

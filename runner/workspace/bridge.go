@@ -288,11 +288,15 @@ func (w *Workspace) Outgoing() ([]Outgoing, error) {
 // BridgeState is what a running bridge last said of itself, in
 // .parley/bridge.json, for `parley status`.
 type BridgeState struct {
-	PID       int       `json:"pid"`
-	Name      string    `json:"name"`              // this workspace on the bridge
-	URL       string    `json:"url"`               // the server it is connected to, or tries
-	Connected bool      `json:"connected"`         // connected now
-	Serving   string    `json:"serving,omitempty"` // the address of the server it runs itself (--serve)
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`              // this workspace on the bridge
+	URL       string `json:"url"`               // the server it is connected to, or tries
+	Connected bool   `json:"connected"`         // connected now
+	Serving   string `json:"serving,omitempty"` // the address of the server it runs itself (--serve)
+	// StoreFull says, of the server it runs itself, that its store is
+	// out of room, where and why: it refuses what is published until
+	// there is room (then it takes it again by itself).
+	StoreFull string    `json:"store_full,omitempty"`
 	Updated   time.Time `json:"updated"`
 	// Outgoing is how many messages for agents of other workspaces wait
 	// in their inboxes here; PendingAcks how many of them are published

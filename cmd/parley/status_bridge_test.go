@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/parley-dev/parley/runner/bridge"
+)
+
+// TestStatusStoreFull: the NATS store of a hub (parley run --serve) ran
+// out of room, and publishes were refused, while parley status said
+// nothing of it. It says the store is out of room, where, and that the
+// server takes what is published again by itself once room is made.
+func TestStatusStoreFull(t *testing.T) {
+	dir := t.TempDir()
+	ws := newWorkspace(t, dir, "bridge: {name: hub, url: nats://127.0.0.1:4222}\nagents: [gm]\n")
+	// A bridge runs: it holds the workspace's bridge lock.
+	b, err := bridge.Open(ws, bridge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	state := `{"pid": 1, "name": "hub", "url": "in process", "connected": true, "serving": "nats://0.0.0.0:4222", "updated": "2026-11-20T10:00:00Z",` +
+		` "store_full": "/srv/hub/.parley/nats: no space left on the disk"}`
+	if err := os.WriteFile(ws.BridgeStatePath(), []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := runInProcess(context.Background(), []string{"parley", "-C", dir, "status"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("parley status = exit %d: %s", code, stderr.String())
+	}
+	want := "          NATS store OUT OF ROOM: /srv/hub/.parley/nats: no space left on the disk; the server refuses what the workspaces publish (it waits in their inboxes) until room is made there, then takes it again by itself\n"
+	if !strings.Contains(stdout.String(), want) {
+		t.Errorf("parley status does not say the store is out of room:\n%s", stdout.String())
+	}
+}
