@@ -436,6 +436,7 @@ func (b *Bridge) fail(err error) {
 func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	looked := false // since it started: until then it looks every second
 	for i := 0; ; i++ {
 		_ = b.connectFailed(nc) // a running bridge tries on: the server's credentials may change
 		if b.opts.Server != nil {
@@ -448,8 +449,11 @@ func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetS
 			}
 		}
 		b.updateLag(ctx, js)
-		if i%10 == 0 {
-			b.lookForReaders(ctx, js)
+		if i%10 == 0 || !looked {
+			// At the start the stream may not be made yet: looked
+			// again each second until it could be asked, not ten
+			// seconds later.
+			looked = b.lookForReaders(ctx, js) || looked
 		}
 		b.writeState(nc)
 		select {

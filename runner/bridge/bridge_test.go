@@ -392,6 +392,39 @@ func TestBridgeUnreadRemote(t *testing.T) {
 	}
 }
 
+// TestBridgeUnreadRemoteAtStart: a running bridge says a misspelt
+// remote: as it starts, not ten seconds later (a tryout waited 10 s for
+// the README's "looks when it starts"): the stream is made a moment
+// after the first look, which is tried again each second until the
+// stream can be asked. (Polled for up to 5 s; the next look of the ten-
+// second round came at 10 s.)
+func TestBridgeUnreadRemoteAtStart(t *testing.T) {
+	_, _, url := pair(t) // a fresh server: no stream yet
+	typo, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn2, url: %s}\nagents:\n  - gm\n  - {name: aria, remote: hoem}\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(typo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := b.Run(ctx); done <- err }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if st, ok, _ := typo.ReadBridgeState(); ok && strings.Join(st.Unread, ",") == "hoem" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("5 s after the bridge started, its state does not say that no workspace reads the stream as hoem")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestBridgeTooLarge checks that a message larger than the server's
 // max_payload is given up in the remote agent's dead/ with a reason that
 // names the server's limit, and that the ones after it are carried.

@@ -27,8 +27,9 @@ import (
 
 // lookForReaders notes the remote workspaces, of this workspace's
 // agents, that no workspace reads the stream as: their consumers do not
-// exist. It changes nothing when the stream cannot be asked.
-func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) {
+// exist. It changes nothing when the stream cannot be asked, and
+// reports whether it could (or had nothing to ask).
+func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) bool {
 	var remotes []string
 	for _, a := range b.ws.Config.Agents {
 		if a.Remote != "" && !slices.Contains(remotes, a.Remote) {
@@ -39,13 +40,13 @@ func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) {
 	off := b.noReaders
 	b.mu.Unlock()
 	if len(remotes) == 0 || off {
-		return
+		return true
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, b.cfg.Stream)
 	if err != nil {
-		return
+		return false
 	}
 	var unread []string
 	for _, name := range remotes {
@@ -56,7 +57,7 @@ func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) {
 			// The stream cannot be asked now, or the user may not ask (the
 			// server says so to the connection's error handler: see
 			// readersRefused): nothing is known.
-			return
+			return false
 		}
 	}
 	b.mu.Lock()
@@ -75,13 +76,14 @@ func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) {
 	}
 	b.mu.Unlock()
 	if len(fresh) == 0 {
-		return
+		return true
 	}
 	readers := b.readers(ctx, s)
 	for _, name := range fresh {
 		b.log.Warn("no workspace named "+name+" reads the stream yet: what is forwarded to its agents waits there until one connects with that bridge name",
 			"agents", strings.Join(b.agentsOf(name), ", "), "workspaces_reading", orNone(readers), "check", "remote: in parley.yaml spells that workspace's bridge: name:")
 	}
+	return true
 }
 
 // readers lists the workspaces that read the stream: the names of its
