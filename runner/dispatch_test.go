@@ -877,7 +877,7 @@ func TestCommandPlainSecret(t *testing.T) {
 		t.Errorf("stats = %+v, want the plain answer refused", stats)
 	}
 	rejected, _ := ws.Mailbox("gm").List(mailbox.Rejected)
-	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, `body: carries a sentence of the game master's secrets (campaigns/hollow/story-state.md, under "GM Notes (Secret)") to aria`) {
+	if len(rejected) != 1 || !strings.Contains(rejected[0].Reason, `body: carries a sentence of the game master's secrets (campaigns/hollow/story-state.md, the secret part at line 3) to aria`) {
 		t.Errorf("gm's rejected/ = %+v, want the answer refused for the secret", rejected)
 	}
 	if got := names(t, ws, "aria", mailbox.Inbox); len(got) != 0 {
