@@ -338,6 +338,13 @@ func findSecrets(text string) []found {
 	}
 	for _, l := range secretLines(text) {
 		t := strings.TrimSpace(l.text)
+		if l.secret && l.heading && setextLevel(t) == 0 {
+			// A heading in a secret part is a line of it too ("####
+			// The abbot feeds on orphans"): its words, without the #s.
+			flush()
+			add(l.part, strings.TrimSpace(strings.Trim(t, "#")))
+			continue
+		}
 		if !l.secret || l.heading || t == "" || strings.Trim(t, "|-: ") == "" || setextLevel(t) > 0 || thematicBreak(t) || opensFence(t) != "" {
 			flush()
 			continue

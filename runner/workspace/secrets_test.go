@@ -206,7 +206,9 @@ func TestSecretSentences(t *testing.T) {
 	got = secretSentences(text)
 	// An underlined heading ends no secret part (it may be a line of it
 	// over a rule): the Notes stay secret; the # heading ends the part.
-	want = []string{"Sel still sings the drowned hymn every night.", "She likes the rain very much."}
+	// The part's own heading is a line of it (a heading may tell a
+	// secret), when it has four words or more.
+	want = []string{"Secrets Sel keeps from everyone", "Sel still sings the drowned hymn every night.", "She likes the rain very much."}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("secretSentences(setext) = %q, want %q", got, want)
 	}
@@ -248,6 +250,9 @@ func TestSecretSentencesWrapped(t *testing.T) {
 		{"table rows, cell by cell",
 			"## Secrets\n| the abbot rings the bell | every night at the chapel |\n| the miller is innocent here | of all of it, truly |\n",
 			[]string{"the abbot rings the bell", "every night at the chapel", "the miller is innocent here", "of all of it, truly"}},
+		{"a heading in a secret part is one of its lines",
+			"## GM Notes (Secret)\n#### The abbot is a vampire who feeds on orphans\nHe hides it well.\n## Party\n#### The party rests at the inn tonight\n",
+			[]string{"The abbot is a vampire who feeds on orphans", "He hides it well."}},
 		{"a thematic break and a fence end one",
 			"## Secrets\nthe abbot rings the bell\n***\nevery night at the chapel\n```\nthe miller is innocent here\n```\n",
 			[]string{"the abbot rings the bell", "every night at the chapel", "the miller is innocent here"}},
