@@ -152,9 +152,12 @@ func (p *parsed) notNumber(line int, field, text string, at span) error {
 
 // wordSpan is the span s[a:b] at off, a value to write a number over, when
 // it is one word: "eight", "1O". Not ok for words ("seven of twelve"),
-// whose meaning a number would not keep.
+// whose meaning a number would not keep, nor for a word with emphasis
+// marks in it ("**three**/8": the number written over "three**" left
+// "**4/8", a bold never closed; emphasis around the whole value is read
+// around it, and stays).
 func wordSpan(s string, a, b, off int) span {
-	if a >= b || strings.ContainsAny(s[a:b], " \t|/") {
+	if a >= b || strings.ContainsAny(s[a:b], " \t|/*_") {
 		return span{}
 	}
 	return span{off + a, off + b}

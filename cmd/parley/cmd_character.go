@@ -161,6 +161,12 @@ func characterCommand(e *env) *cli.Command {
 						}
 						return nil
 					})
+					var nn *sheet.NotNumber
+					if errors.As(err, &nn) && !nn.Mendable() {
+						// Written in words, or in emphasis, a number set
+						// over it would change what it says.
+						return hintedError{err: err, hint: "parley cannot write a number over it: edit the line by hand (" + path + ")"}
+					}
 					if err != nil {
 						return err
 					}
