@@ -152,10 +152,26 @@ func emptyNameFlag(c *cli.Context) error {
 			if mayBeEmpty[f.Name] || !c.IsSet(f.Name) || c.String(f.Name) != "" || envSetEmpty(f.EnvVars) {
 				continue
 			}
-			return usagef("%s is empty: give it a value (%s), or leave it out for the default", writtenFlag(f.Name, f.Aliases), flagValueName(f.Usage))
+			return usagef("%s is empty: give it a value (%s), or leave the flag out", writtenFlag(f.Name, f.Aliases), flagValueName(f.Usage))
 		case *cli.StringSliceFlag:
-			if c.IsSet(f.Name) && slices.Contains(c.StringSlice(f.Name), "") {
-				return usagef("%s is empty: give it a value (%s), or leave it out", writtenFlag(f.Name, f.Aliases), flagValueName(f.Usage))
+			if !c.IsSet(f.Name) {
+				continue
+			}
+			// A list of names, the commands split at commas too
+			// (splitList): "$A,$B" with B unset gives "aria,", whose
+			// empty item was dropped without a word. A field
+			// (KEY=VALUE: YAML, [a, b]) or a file is no such list.
+			kind := flagValueName(f.Usage)
+			for _, v := range c.StringSlice(f.Name) {
+				items := []string{v}
+				if kind != "KEY=VALUE" && kind != "FILE" {
+					items = strings.Split(v, ",")
+				}
+				for _, item := range items {
+					if strings.TrimSpace(item) == "" {
+						return usagef("%s %q has an empty item: give each a value (%s)", writtenFlag(f.Name, f.Aliases), v, kind)
+					}
+				}
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func composeCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			to := splitNames(c.StringSlice("to"))
+			to := splitList(c.StringSlice("to"))
 			from := c.String("from")
 			if ws != nil && from != "" {
 				if err := ws.CheckAgent(from); err != nil {

@@ -58,7 +58,7 @@ func initCommand(e *env) *cli.Command {
 						return err
 					}
 				}
-				return runInitTable(e, dir, dndTable{Campaign: c.String("campaign"), Human: c.String("human"), AI: splitNames(c.StringSlice("ai"))})
+				return runInitTable(e, dir, dndTable{Campaign: c.String("campaign"), Human: c.String("human"), AI: splitList(c.StringSlice("ai"))})
 			default:
 				return usagef("--template %q: the templates are: dnd", c.String("template"))
 			}
@@ -66,7 +66,7 @@ func initCommand(e *env) *cli.Command {
 				return usagef("--campaign, --human and --ai go with --template dnd")
 			}
 			var agents []workspace.Agent
-			for _, spec := range splitNames(c.StringSlice("agent")) {
+			for _, spec := range splitList(c.StringSlice("agent")) {
 				name, roles, _ := strings.Cut(spec, ":")
 				a := workspace.Agent{Name: name}
 				if roles != "" {
@@ -82,7 +82,7 @@ func initCommand(e *env) *cli.Command {
 			if len(agents) == 0 {
 				return usagef("name the agents: parley init [DIR] --agent NAME --agent NAME:ROLE...")
 			}
-			return runInit(e, dir, agents, splitNames(c.StringSlice("skill")))
+			return runInit(e, dir, agents, splitList(c.StringSlice("skill")))
 		},
 	}
 }

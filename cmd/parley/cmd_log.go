@@ -459,7 +459,9 @@ func isJournalTime(s string) bool {
 	return true
 }
 
-// splitList splits the values of a repeatable flag at commas too.
+// splitList splits the values of a repeatable flag at commas too,
+// spaces around each trimmed. An empty item is refused before a command
+// runs (emptyNameFlag).
 func splitList(values []string) []string {
 	var out []string
 	for _, v := range values {

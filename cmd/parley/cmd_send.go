@@ -545,7 +545,7 @@ func buildMessage(ws *workspace.Workspace, opts sendOptions) (*mailbox.Message, 
 		key    string
 		values []string
 	}{{"to", opts.To}, {"cc", opts.CC}} {
-		if names := splitNames(to.values); len(names) > 0 {
+		if names := splitList(to.values); len(names) > 0 {
 			m.SetNames(to.key, names)
 		}
 	}

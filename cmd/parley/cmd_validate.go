@@ -34,7 +34,7 @@ func validateCommand(e *env) *cli.Command {
 			if err != nil && !errors.Is(err, workspace.ErrNoWorkspace) {
 				return err
 			}
-			names := splitNames(c.StringSlice("skill"))
+			names := splitList(c.StringSlice("skill"))
 			against, err := skillFiles(c.StringSlice("against"))
 			if err != nil {
 				return err
@@ -99,18 +99,6 @@ func skillFiles(paths []string) (*skills.Set, error) {
 		list = append(list, sk)
 	}
 	return skills.NewSet(list...)
-}
-
-func splitNames(values []string) []string {
-	var out []string
-	for _, v := range values {
-		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
 }
 
 // runValidate checks every message file under paths as the router would
