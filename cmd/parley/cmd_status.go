@@ -514,7 +514,7 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 			fmt.Fprintf(e.stdout, "          serving NATS at %s\n", printable(st.Serving))
 		}
 		if st.StoreFull != "" {
-			fmt.Fprintf(e.stdout, "          NATS store OUT OF ROOM: %s; the server refuses what the workspaces publish (it waits in their inboxes) until room is made there, then takes it again by itself\n", printable(st.StoreFull))
+			fmt.Fprintf(e.stdout, "          NATS store OUT OF ROOM: %s; the server refuses what the workspaces publish (it waits in their inboxes): make room there, then restart parley run --serve\n", printable(st.StoreFull))
 		}
 	}
 	switch {

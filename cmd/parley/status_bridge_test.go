@@ -13,7 +13,8 @@ import (
 // TestStatusStoreFull: the NATS store of a hub (parley run --serve) ran
 // out of room, and publishes were refused, while parley status said
 // nothing of it. It says the store is out of room, where, and that the
-// server takes what is published again by itself once room is made.
+// server takes what is published again once room is made and it is
+// restarted.
 func TestStatusStoreFull(t *testing.T) {
 	dir := t.TempDir()
 	ws := newWorkspace(t, dir, "bridge: {name: hub, url: nats://127.0.0.1:4222}\nagents: [gm]\n")
@@ -32,7 +33,7 @@ func TestStatusStoreFull(t *testing.T) {
 	if code := runInProcess(context.Background(), []string{"parley", "-C", dir, "status"}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("parley status = exit %d: %s", code, stderr.String())
 	}
-	want := "          NATS store OUT OF ROOM: /srv/hub/.parley/nats: no space left on the disk; the server refuses what the workspaces publish (it waits in their inboxes) until room is made there, then takes it again by itself\n"
+	want := "          NATS store OUT OF ROOM: /srv/hub/.parley/nats: no space left on the disk; the server refuses what the workspaces publish (it waits in their inboxes): make room there, then restart parley run --serve\n"
 	if !strings.Contains(stdout.String(), want) {
 		t.Errorf("parley status does not say the store is out of room:\n%s", stdout.String())
 	}

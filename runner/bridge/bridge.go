@@ -64,9 +64,8 @@ type Options struct {
 	// Logger receives what the bridge does; nil discards it.
 	Logger *slog.Logger
 	// Server, when set, is a NATS server running in this process (see
-	// Serve): the bridge connects to it without a socket, says in its
-	// state when the server's store is out of room, and has it mend
-	// (Server.Mend) once there is room again.
+	// Serve): the bridge connects to it without a socket, and says in its
+	// state when the server's store is out of room (Server.Full).
 	Server *Server
 	// UntilIdle makes Run forward what waits for other workspaces, take
 	// what waits in the stream for this one, and return.
@@ -134,11 +133,6 @@ type Bridge struct {
 	claimed        bool           // looked at least once
 	looked         chan struct{}  // closed at the first look
 	attempts       map[string]int // incoming copy -> failed deliveries here
-	// mended is told when the server run in process started JetStream
-	// again (Server.Mend): the consumer's pull requests went with it, and
-	// the receiving session starts again rather than wait for the
-	// library to miss two heartbeats (30 seconds).
-	mended chan struct{}
 
 	// synced, when set (by tests only), is told of the copies in an
 	// agent's inbox made durable before they are forwarded.
@@ -197,7 +191,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self, looked: make(chan struct{}), mended: make(chan struct{}, 1)}, nil
+	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self, looked: make(chan struct{})}, nil
 }
 
 // Close releases the lock and what the bridge holds.
@@ -439,15 +433,6 @@ func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetS
 	looked := false // since it started: until then it looks every second
 	for i := 0; ; i++ {
 		_ = b.connectFailed(nc) // a running bridge tries on: the server's credentials may change
-		if b.opts.Server != nil {
-			// Said in the log, and Full says it for the state.
-			if mended, _ := b.opts.Server.Mend(); mended {
-				select {
-				case b.mended <- struct{}{}:
-				default:
-				}
-			}
-		}
 		b.updateLag(ctx, js)
 		if i%10 == 0 || !looked {
 			// At the start the stream may not be made yet: looked

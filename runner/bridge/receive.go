@@ -108,8 +108,6 @@ func (b *Bridge) receiveSession(ctx context.Context, js jetstream.JetStream) err
 			return nil
 		case err := <-errc:
 			return err
-		case <-b.mended:
-			return nil // taken again from the first message not acknowledged
 		case <-beat.C:
 			// Another workspace that claimed the name at the same
 			// moment is found here: the one that finds the other's

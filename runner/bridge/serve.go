@@ -106,7 +106,7 @@ func Serve(opts ServeOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Server: ns, dir: opts.Dir, log: opts.Logger, free: diskFree}
+	s := &Server{Server: ns, dir: opts.Dir, log: opts.Logger}
 	ns.SetLogger(serverLog{s}, false, false)
 	go ns.Start()
 	if !ns.ReadyForConnections(10 * time.Second) {

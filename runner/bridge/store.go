@@ -8,119 +8,63 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"golang.org/x/sys/unix"
 )
 
 // Server is a NATS server Serve runs in this process. It watches its
-// JetStream store: when a write finds no room (the disk is full, or the
-// store reached its limit, which NATS sets when it starts to 3/4 of the
-// disk space free then), NATS refuses every publish from then on, until
-// JetStream is started again, even once room is made. So the Server
-// notes it (Full, said once in its log), and Mend, called now and then
-// by the bridge beside it, starts JetStream again over the same store
-// once the disk has more room than when it filled: the limit is set
-// afresh, and what the store held is kept.
+// JetStream store: when a write finds no room (the disk is full, a quota
+// is used up, or the store reached its limit, which NATS sets when it
+// starts to 3/4 of the disk space free then), NATS refuses every publish
+// from then on, until the server is started again, even once room is
+// made. So the Server says it once in its log, and Full says it for the
+// bridge's state (parley status), with what to do: make room, then
+// restart. (Starting JetStream again inside the running server, which
+// nats-server allows, races with its request handlers: not done.)
 type Server struct {
 	*server.Server
 	dir string
 	log *slog.Logger
-	// free is the room left on the disk of dir; tests replace it.
-	free func(dir string) (uint64, error)
 
-	mu         sync.Mutex
-	full       string // why the store is out of room; "" when it is not
-	freeAtFull uint64 // the room left on the disk when it was seen full
+	mu   sync.Mutex
+	full string // what the server said when its store ran out of room; "" when it did not
 }
 
-// mendRoom is how much more room than when the store filled the disk
-// must have for Mend to start JetStream again.
-const mendRoom = 1 << 20
-
-// Full says why the server's store is out of room, naming its
-// directory; "" when it is not.
+// Full says why the server's store is out of room, naming its directory
+// and what to do; "" when it is not.
 func (s *Server) Full() string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.full == "" {
+	full := s.full
+	s.mu.Unlock()
+	if full == "" {
 		return ""
 	}
-	return s.dir + ": " + s.full
-}
-
-// noteFull notes that the store is out of room, for the reason the
-// server gave in msg.
-func (s *Server) noteFull(msg string) {
 	reason := "no space left on the disk"
-	if !strings.Contains(msg, "no space left") {
+	switch {
+	case strings.Contains(full, "quota exceeded"):
+		reason = "the disk quota is used up"
+	case !strings.Contains(full, "no space left"):
 		limit := int64(0)
 		if c := s.JetStreamConfig(); c != nil {
 			limit = c.MaxStore
 		}
 		reason = fmt.Sprintf("the store reached its limit of %d bytes (3/4 of the disk space free when the server started)", limit)
 	}
-	free, _ := s.free(s.dir)
+	return s.dir + ": " + reason
+}
+
+// noteFull notes that the store is out of room, as the server said in
+// msg. Called from the server's logger, it asks the server nothing (Full
+// does, later): the server may hold its own locks.
+func (s *Server) noteFull(msg string) {
 	s.mu.Lock()
 	first := s.full == ""
-	if first || free < s.freeAtFull {
-		s.freeAtFull = free
-	}
 	if first {
-		s.full = reason
+		s.full = msg
 	}
 	s.mu.Unlock()
 	if first {
-		s.log.Warn("the NATS server's store is out of room: it refuses what the workspaces publish (which waits in their inboxes) until there is room; once room is made, it takes it again by itself",
-			"store", s.dir, "reason", reason, "err", msg)
+		s.log.Warn("the NATS server's store is out of room: it refuses what the workspaces publish (which waits in their inboxes) until it is started again: make room there, then restart parley run --serve (or parley bridge --serve)",
+			"store", s.dir, "err", msg)
 	}
-}
-
-// Mend starts JetStream again, over the same store, when it ran out of
-// room and the disk has more room now than when it did (mendRoom). It
-// reports whether it did; an error when starting again failed (the
-// server then serves no stream: it must be restarted).
-func (s *Server) Mend() (bool, error) {
-	s.mu.Lock()
-	full, was := s.full, s.freeAtFull
-	s.mu.Unlock()
-	if full == "" {
-		return false, nil
-	}
-	free, err := s.free(s.dir)
-	if err != nil || free < was+mendRoom {
-		return false, nil
-	}
-	if err := s.ShutdownJetStream(); err != nil {
-		return false, s.mendFailed(free, err)
-	}
-	// No MaxStore: NATS sets the limit afresh from the room there is now.
-	if err := s.EnableJetStream(&server.JetStreamConfig{StoreDir: s.dir}); err != nil {
-		return false, s.mendFailed(free, err)
-	}
-	s.mu.Lock()
-	s.full, s.freeAtFull = "", 0
-	s.mu.Unlock()
-	s.log.Info("the NATS server's store has room again: JetStream started again over it, and takes what the workspaces publish", "store", s.dir, "free", free)
-	return true, nil
-}
-
-func (s *Server) mendFailed(free uint64, err error) error {
-	err = fmt.Errorf("starting JetStream again over %s: %w: restart parley run --serve (or parley bridge --serve)", s.dir, err)
-	s.mu.Lock()
-	s.full = err.Error()
-	s.freeAtFull = free // not tried again until there is more room still
-	s.mu.Unlock()
-	s.log.Warn("the NATS server's store has room again, but JetStream could not start again", "err", err)
-	return err
-}
-
-// diskFree is the room left, for an unprivileged writer, on the disk
-// dir is on.
-func diskFree(dir string) (uint64, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, err
-	}
-	return st.Bavail * uint64(st.Bsize), nil
 }
 
 // serverLog takes what the NATS server logs: a store out of room is
@@ -158,10 +102,12 @@ func (l serverLog) debug(format string, v ...any) {
 }
 
 // outOfRoom reports whether an error the NATS server logged says its
-// file store is out of room: the disk is full, or the store reached the
-// server's limit.
+// file store is out of room: the disk is full or its quota used up, or
+// the store reached the server's limit.
 func outOfRoom(msg string) bool {
-	return strings.Contains(msg, "no space left on device") ||
-		strings.Contains(msg, "JetStream file resource limits exceeded") ||
-		strings.Contains(msg, "JetStream out of file resources")
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "no space left on device") ||
+		strings.Contains(m, "disk quota exceeded") ||
+		strings.Contains(m, "jetstream file resource limits exceeded") ||
+		strings.Contains(m, "out of file resources")
 }

@@ -345,6 +345,14 @@ func findSecrets(text string) []found {
 			add(l.part, strings.TrimSpace(strings.Trim(t, "#")))
 			continue
 		}
+		if f := opensFence(t); l.secret && f != "" {
+			// What follows the fence's marks on its line (its info
+			// string, to markdown) is not shown, but a model reading
+			// the file reads it: a line of the part.
+			flush()
+			add(l.part, strings.TrimSpace(t[len(f):]))
+			continue
+		}
 		if !l.secret || l.heading || t == "" || strings.Trim(t, "|-: ") == "" || setextLevel(t) > 0 || thematicBreak(t) || opensFence(t) != "" {
 			flush()
 			continue
