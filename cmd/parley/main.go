@@ -228,7 +228,10 @@ func hint(err error) string {
 			hint = "`parley pipeline` shows each message given up and the escalation about it, with the `parley reply ID --field decision=...` that answers it; " + hint
 		}
 		if re.stats.Rejected > 0 {
-			hint += "; fix a rejected file and move it back into the outbox to send it again"
+			// parley retry, not a move by hand: a file refused as
+			// routed already (named as one sent) is refused again when
+			// moved back; retry puts it back under a name of its own.
+			hint += "; fix a rejected file, then `parley retry FILE` puts it back into its outbox"
 		}
 		if re.stats.RefusedInPlace > 0 {
 			hint += "; put a copy of its own in place of a link (its NAME.reason gives the command) and parley routes it"
