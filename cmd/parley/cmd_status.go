@@ -201,7 +201,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			st.Outgoing = rep.Bridge.Outgoing
 			rep.Bridge.State = &st
 			if rep.Bridge.Running {
-				if st.Connected {
+				if st.Connected && !st.LagStale {
 					rep.Bridge.Lag = &st.Lag
 				}
 			} else {
@@ -522,9 +522,14 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 		fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag %d (waiting in the stream for here)\n", st.Outgoing, st.PendingAcks, *b.Lag)
 		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
 	case b.Running:
-		// The lag it counted before the link went is stale: messages
-		// published since wait in the stream, and it cannot ask.
-		fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag not known: the bridge is not connected\n", st.Outgoing, st.PendingAcks)
+		// The lag it counted before the link went, or before the
+		// stream stopped answering, is stale: messages published
+		// since wait in the stream, and it cannot ask.
+		why := "the bridge is not connected"
+		if st.Connected {
+			why = "the stream did not answer the bridge's last count"
+		}
+		fmt.Fprintf(e.stdout, "          outgoing %d waiting, %d awaiting the stream's acknowledgement; lag not known: %s\n", st.Outgoing, st.PendingAcks, why)
 		fmt.Fprintf(e.stdout, "          forwarded %d, received %d, refused %d since it started\n", st.Forwarded, st.Received, st.Bounced)
 	default:
 		// The lag the bridge last counted is stale: messages published

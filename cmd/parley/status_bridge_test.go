@@ -25,13 +25,18 @@ func TestStatusStoreFull(t *testing.T) {
 	}
 	defer b.Close()
 	state := `{"pid": 1, "name": "hub", "url": "in process", "connected": true, "serving": "nats://0.0.0.0:4222", "updated": "2026-11-20T10:00:00Z",` +
-		` "store_full": "/srv/hub/.parley/nats: no space left on the disk"}`
+		` "lag": 3, "lag_stale": true, "store_full": "/srv/hub/.parley/nats: no space left on the disk"}`
 	if err := os.WriteFile(ws.BridgeStatePath(), []byte(state), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
 	if code := runInProcess(context.Background(), []string{"parley", "-C", dir, "status"}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("parley status = exit %d: %s", code, stderr.String())
+	}
+	// Connected, but the stream did not answer its last count (its
+	// JetStream out of room, or starting): the count before is stale.
+	if !strings.Contains(stdout.String(), "; lag not known: the stream did not answer the bridge's last count\n") {
+		t.Errorf("parley status gives a lag the bridge could not count:\n%s", stdout.String())
 	}
 	want := "          NATS store OUT OF ROOM: /srv/hub/.parley/nats: no space left on the disk; the server refuses what the workspaces publish (it waits in their inboxes): make room there, then restart parley run --serve\n"
 	if !strings.Contains(stdout.String(), want) {

@@ -123,6 +123,7 @@ type Bridge struct {
 	warnedPayload int64
 	errAt         time.Time
 	lag           uint64
+	lagStale      bool // the last count failed: lag is older (see updateLag)
 	// self is this workspace on the bridge; heldBy the other workspace
 	// that holds its name, as last looked, alsoBy one refused it (see
 	// claim).
@@ -480,13 +481,16 @@ func (b *Bridge) updateLag(ctx context.Context, js jetstream.JetStream) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	c, err := js.Consumer(ctx, b.cfg.Stream, b.durable())
-	if err != nil {
-		return
+	var info *jetstream.ConsumerInfo
+	if err == nil {
+		info, err = c.Info(ctx)
 	}
-	if info, err := c.Info(ctx); err == nil {
-		b.mu.Lock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Not counted: the count before is older than it looks.
+	b.lagStale = err != nil
+	if err == nil {
 		b.lag = info.NumPending + uint64(info.NumAckPending)
-		b.mu.Unlock()
 	}
 }
 
@@ -509,7 +513,7 @@ func (b *Bridge) writeState(nc *nats.Conn) {
 		}
 	}
 	b.mu.Lock()
-	st.Lag, st.LastError, st.ErrorAt = b.lag, b.lastErr, b.errAt
+	st.Lag, st.LagStale, st.LastError, st.ErrorAt = b.lag, b.lagStale, b.lastErr, b.errAt
 	st.Unread = slices.Clone(b.unread)
 	st.NameHeldBy, st.NameAlsoClaimedBy = b.heldBy, b.alsoBy
 	b.mu.Unlock()

@@ -305,8 +305,11 @@ type BridgeState struct {
 	PendingAcks int `json:"pending_acks"`
 	// Lag is how many messages for this workspace wait in the stream,
 	// not yet delivered here, as the bridge last counted: stale once it
-	// stopped.
-	Lag       uint64    `json:"lag"`
+	// stopped, or when LagStale.
+	Lag uint64 `json:"lag"`
+	// LagStale is set when the bridge, connected, could not count the
+	// lag at its last look (the stream did not answer): Lag is older.
+	LagStale  bool      `json:"lag_stale,omitempty"`
 	Forwarded int64     `json:"forwarded"` // since the bridge started
 	Received  int64     `json:"received"`
 	Bounced   int64     `json:"bounced"`
