@@ -205,6 +205,22 @@ func (c *Campaign) checkParty(add func(string, Status, string)) error {
 	return nil
 }
 
+// Stray says, of a file party/NAME.md that is a sheet whose name is no
+// character's ("tilda-brannock (copy)"), what campaign check says of it:
+// that it is no character, and how to make it one; ok is false for any
+// other name.
+func (c *Campaign) Stray(name string) (advice string, ok bool) {
+	pf, err := c.partyFiles()
+	if err != nil || !slices.Contains(pf.strays, name+".md") {
+		return "", false
+	}
+	sheets := map[string]bool{}
+	for _, n := range pf.sheets {
+		sheets[n] = true
+	}
+	return strayAdvice(name+".md", sheets), true
+}
+
 // strayAdvice says of a sheet in party/ whose file name is no
 // character's name (a copy, "tilda-brannock (copy).md") that it is not
 // counted, and how to make it a character or keep it out of the way.

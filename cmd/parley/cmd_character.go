@@ -29,17 +29,27 @@ func sheetArg(c *cli.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if advice, ok := camp.Stray(c.Args().First()); ok {
+		// A copy's file, "tilda-brannock (copy).md": named as it is.
+		return "", fmt.Errorf("%s: %s", relToWD(camp.Path(campaigns.PartyDir, c.Args().First()+".md")), advice)
+	}
 	name := strings.ToLower(strings.Join(strings.Fields(c.Args().First()), "-"))
 	path, err := camp.Sheet(name)
 	if err != nil {
 		return "", err
 	}
+	return relToWD(path), nil
+}
+
+// relToWD is path relative to the working directory when it is below
+// it, so that a message names a file the user can open.
+func relToWD(path string) string {
 	if wd, err := os.Getwd(); err == nil {
 		if r, err := filepath.Rel(wd, path); err == nil && filepath.IsLocal(r) {
 			path = r
 		}
 	}
-	return filepath.ToSlash(path), nil
+	return filepath.ToSlash(path)
 }
 
 // readSheet reads the sheet of the character named by the first argument.
