@@ -152,7 +152,7 @@ func emptyNameFlag(c *cli.Context) error {
 			if mayBeEmpty[f.Name] || !c.IsSet(f.Name) || c.String(f.Name) != "" || envSetEmpty(f.EnvVars) {
 				continue
 			}
-			return usagef("%s is empty: give it a value (%s), or leave the flag out", writtenFlag(f.Name, f.Aliases), flagValueName(f.Usage))
+			return usagef("%s is empty: give it a value (%s)", writtenFlag(f.Name, f.Aliases), flagValueName(f.Usage))
 		case *cli.StringSliceFlag:
 			if !c.IsSet(f.Name) {
 				continue
