@@ -95,8 +95,9 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	// sent twice, a client that calls again) looks once the first has
 	// sent, and finds its answer (opts.Once).
 	unlock, err := mailbox.LockFile(c.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		// Moved meanwhile (a done called at once): found where it is now.
+	for try := 0; errors.Is(err, fs.ErrNotExist) && try < 5; try++ {
+		// Moved meanwhile (a done called at once, the reply before
+		// marking it handled, a move or two): found where it is now.
 		if c, err = ws.Handling(id, agent); err != nil {
 			return "", err
 		}
