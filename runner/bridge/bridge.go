@@ -124,6 +124,12 @@ type Bridge struct {
 	errAt         time.Time
 	lag           uint64
 	lagStale      bool // the last count failed: lag is older (see updateLag)
+	// purgedTo is, by consumer, the stream sequence up to which its
+	// messages were purged (purgeTaken); purgeFails the passes with a
+	// purge refused, in a row; noPurge set after three.
+	purgedTo   map[string]uint64
+	purgeFails int
+	noPurge    bool
 	// self is this workspace on the bridge; heldBy the other workspace
 	// that holds its name, as last looked, alsoBy one refused it (see
 	// claim).
@@ -192,7 +198,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Bridge, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self, looked: make(chan struct{})}, nil
+	return &Bridge{ws: ws, cfg: ws.Config.Bridge, opts: opts, log: opts.Logger, lock: f, sync: s, attempts: map[string]int{}, warnedUnread: map[string]bool{}, self: self, looked: make(chan struct{}), purgedTo: map[string]uint64{}}, nil
 }
 
 // Close releases the lock and what the bridge holds.
@@ -412,6 +418,12 @@ func (b *Bridge) fail(err error) {
 		return
 	}
 	msg := err.Error()
+	if b.opts.Server != nil && outOfRoom(msg) {
+		// The server it serves said so to this bridge, not in its
+		// log (a consumer it could not write): its store is full all
+		// the same.
+		b.opts.Server.noteFull(msg)
+	}
 	b.mu.Lock()
 	_, again := b.logged[msg]
 	if !again {
@@ -441,12 +453,80 @@ func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetS
 			// seconds later.
 			looked = b.lookForReaders(ctx, js) || looked
 		}
+		if b.opts.Server != nil && i%purgeEvery == 0 {
+			b.purgeTaken(ctx, js)
+		}
 		b.writeState(nc)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
+	}
+}
+
+// purgeEvery is how many seconds apart the hub purges what was taken
+// (purgeTaken); tests make it shorter.
+var purgeEvery = 30
+
+// purgeTaken, run by the bridge beside the NATS server it serves (the
+// hub: parley run --serve), removes from the stream what each workspace
+// took: for each workspace's consumer, the messages of its subjects up
+// to its ack floor (acknowledged, so each in an inbox there, or kept in
+// its dead/, durably). The stream keeps what no workspace took yet (a
+// workspace not started, a misspelt remote:), not every message ever
+// bridged: a hub's store filled with messages delivered long before, and
+// a restart did not empty it. The workspaces' own bridges purge nothing:
+// their users may not (a purge names a subject the server cannot limit a
+// user to). A purge refused three times in a row (a hub whose bridge
+// connects as a user without the right) is said once, and not tried
+// again.
+func (b *Bridge) purgeTaken(ctx context.Context, js jetstream.JetStream) {
+	b.mu.Lock()
+	off := b.noPurge
+	b.mu.Unlock()
+	if off {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, b.cfg.Stream)
+	if err != nil {
+		return // not made yet, or the server cannot be asked now
+	}
+	var failed error
+	l := s.ListConsumers(ctx)
+	for info := range l.Info() {
+		if !strings.HasPrefix(info.Name, ConsumerName("")) || info.Config.FilterSubject == "" || info.AckFloor.Stream == 0 {
+			continue
+		}
+		b.mu.Lock()
+		done := b.purgedTo[info.Name] >= info.AckFloor.Stream
+		b.mu.Unlock()
+		if done {
+			continue
+		}
+		// Up to, not including, the sequence after the ack floor.
+		if err := s.Purge(ctx, jetstream.WithPurgeSubject(info.Config.FilterSubject), jetstream.WithPurgeSequence(info.AckFloor.Stream+1)); err != nil {
+			failed = err
+			continue
+		}
+		b.mu.Lock()
+		b.purgedTo[info.Name] = info.AckFloor.Stream
+		b.mu.Unlock()
+	}
+	if err := l.Err(); err != nil && failed == nil {
+		return // the list was cut short: tried again next time
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if failed == nil || ctx.Err() != nil {
+		b.purgeFails = 0
+		return
+	}
+	if b.purgeFails++; b.purgeFails == 3 {
+		b.noPurge = true
+		b.log.Warn("the stream keeps what the workspaces took: this hub's bridge may not purge it (its NATS user lacks $JS.API.STREAM.PURGE."+b.cfg.Stream+"), so the store grows with every message bridged", "err", failed)
 	}
 }
 

@@ -425,6 +425,67 @@ func TestBridgeUnreadRemoteAtStart(t *testing.T) {
 	}
 }
 
+// TestBridgeHubPurgesTaken: the stream kept every message ever bridged,
+// so a hub's store filled with messages delivered long before, and a
+// restart did not empty it. The hub's bridge (beside the server it
+// serves) purges what each workspace took; what waits for a workspace
+// that never connected (a misspelt remote:) stays.
+func TestBridgeHubPurgesTaken(t *testing.T) {
+	defer func(n int) { purgeEvery = n }(purgeEvery)
+	purgeEvery = 1
+	ns, err := Serve(ServeOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Name: "hub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Shutdown()
+	url := ns.ClientURL()
+	hub, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: inn, url: %s}\nagents:\n  - gm\n  - {name: aria, remote: home}\n  - {name: bram, remote: hoem}\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - {name: bram, remote: hoem}\n", url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := deliver(t, hub, 3) // to aria (home) and bram (hoem: no such workspace)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := runBridge(t, ctx, hub, Options{Server: ns}); done <- err }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the hub's Run: %v", err)
+		}
+	}()
+	js := streamClient(t, url)
+	count := func(subject string) uint64 {
+		s, err := js.Stream(context.Background(), "PARLEY")
+		if err != nil {
+			return 1 << 62 // not made yet
+		}
+		info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(subject))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		for _, c := range info.State.Subjects {
+			n += c
+		}
+		return n
+	}
+	waitFor(t, "the hub forwarding the six copies", func() bool { return count(SubjectPrefix+".home.>") == 3 && count(SubjectPrefix+".hoem.>") == 3 })
+	if _, err := runBridge(t, context.Background(), home, Options{UntilIdle: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := home.Mailbox("aria").Count(mailbox.Inbox); n != len(ids) {
+		t.Fatalf("aria's inbox in home holds %d, want %d", n, len(ids))
+	}
+	waitFor(t, "the hub purging what home took", func() bool { return count(SubjectPrefix+".home.>") == 0 })
+	if n := count(SubjectPrefix + ".hoem.>"); n != 3 {
+		t.Errorf("the stream keeps %d messages for hoem, which no workspace took, want 3", n)
+	}
+}
+
 // TestBridgeTooLarge checks that a message larger than the server's
 // max_payload is given up in the remote agent's dead/ with a reason that
 // names the server's limit, and that the ones after it are carried.

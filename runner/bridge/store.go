@@ -101,13 +101,15 @@ func (l serverLog) debug(format string, v ...any) {
 	}
 }
 
-// outOfRoom reports whether an error the NATS server logged says its
-// file store is out of room: the disk is full or its quota used up, or
-// the store reached the server's limit.
+// outOfRoom reports whether an error the NATS server logged, or
+// answered the bridge beside it, says its file store is out of room: the
+// disk is full or its quota used up, or the store reached the server's
+// limit ("insufficient resources").
 func outOfRoom(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "no space left on device") ||
 		strings.Contains(m, "disk quota exceeded") ||
+		strings.Contains(m, "insufficient resources") ||
 		strings.Contains(m, "jetstream file resource limits exceeded") ||
 		strings.Contains(m, "out of file resources")
 }
