@@ -139,7 +139,13 @@ func serveIfAsked(e *env, ws *workspace.Workspace, serve bool, listen string, lo
 	}
 	ns, err := bridge.Serve(bridge.ServeOptions{Dir: ws.NATSDir(), Listen: listen, URL: cfg.URLs[0], Name: "parley-" + cfg.Name, Token: token, MaxMessageSize: ws.Config.Router.MaxMessageSize, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("--serve: %w", err)
+		err = fmt.Errorf("--serve: %w", err)
+		if st, ok, _ := ws.ReadBridgeState(); ok && st.Serving != "" && ws.BridgeRunning() {
+			// The port is taken by this workspace's own server, run
+			// by a bridge of its own (parley bridge --serve).
+			return nil, hintedError{err: err, hint: fmt.Sprintf("this workspace's bridge (pid %d) serves NATS at %s already: leave out --serve", st.PID, st.Serving)}
+		}
+		return nil, err
 	}
 	log.Info("serving NATS", "url", ns.ClientURL())
 	return ns, nil
