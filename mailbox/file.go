@@ -26,6 +26,17 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return s.Data, nil
 }
 
+// ReadMessage reads the message file at path (at most max bytes, as
+// ReadFile reads it) and parses it (Parse): the message, or why it
+// cannot be had.
+func ReadMessage(path string, max int64) (*Message, error) {
+	data, err := ReadFile(path, max)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
+
 // ReadSnapshot reads a message file as ReadFile does, opening it once,
 // and says which file it read (fstat(2) of the open file): the router
 // checks that a name still refers to that file before it moves it. The

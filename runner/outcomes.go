@@ -85,11 +85,7 @@ func (w *worker) read(state, id string) *mailbox.Message {
 // readFrom reads the message id in a state of a mailbox; nil when it
 // cannot be read as one.
 func readFrom(box mailbox.Dir, state, id string, limit int64) *mailbox.Message {
-	data, err := mailbox.ReadFile(box.Path(state, mailbox.FileName(id)), limit)
-	if err != nil {
-		return nil
-	}
-	m, err := mailbox.Parse(data)
+	m, err := mailbox.ReadMessage(box.Path(state, mailbox.FileName(id)), limit)
 	if err != nil {
 		return nil
 	}

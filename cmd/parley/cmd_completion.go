@@ -432,11 +432,7 @@ func (k *completer) ids(ws *workspace.Workspace, requests bool, add func(value, 
 // requestType returns the type of the message at path when it is a
 // structured request parley approve and reject answer, else "".
 func requestType(ws *workspace.Workspace, path string) string {
-	data, err := mailbox.ReadFile(path, ws.Config.Router.MaxMessageSize)
-	if err != nil {
-		return ""
-	}
-	m, err := mailbox.Parse(data)
+	m, err := mailbox.ReadMessage(path, ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return ""
 	}

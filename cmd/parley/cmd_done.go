@@ -142,11 +142,7 @@ func checkAgentFlag(c *cli.Context, ws *workspace.Workspace) error {
 // senderAndType reads who sent a message file and its type, for a journal
 // line; a file that cannot be read gives neither.
 func senderAndType(path string, ws *workspace.Workspace) (from, typ string) {
-	data, err := mailbox.ReadFile(path, ws.Config.Router.MaxMessageSize)
-	if err != nil {
-		return "", ""
-	}
-	m, err := mailbox.Parse(data)
+	m, err := mailbox.ReadMessage(path, ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return "", ""
 	}

@@ -265,11 +265,7 @@ func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedba
 	if !ok || (state != mailbox.Inbox && state != mailbox.Cur && state != mailbox.Done) {
 		return fmt.Errorf("%s: no agent has received it (it is in %s)", id, filepath.Dir(path))
 	}
-	data, err := mailbox.ReadFile(path, ws.Config.Router.MaxMessageSize)
-	if err != nil {
-		return err
-	}
-	req, err := mailbox.Parse(data)
+	req, err := mailbox.ReadMessage(path, ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
 	}

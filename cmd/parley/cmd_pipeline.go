@@ -207,11 +207,7 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 				continue // a mailbox not made yet: nothing in it
 			}
 			for _, en := range entries {
-				data, err := mailbox.ReadFile(en.Path, limit)
-				if err != nil {
-					continue
-				}
-				m, err := mailbox.Parse(data)
+				m, err := mailbox.ReadMessage(en.Path, limit)
 				if err != nil {
 					continue
 				}

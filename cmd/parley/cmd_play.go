@@ -1197,11 +1197,7 @@ func (s *seat) answerOnce(arg, text string) error {
 	if where := s.fileHandled(id, holders); where != "" {
 		return fmt.Errorf("%s: %w (in %s): the copy that came back into the inbox is filed there; nothing was sent", id, mailbox.ErrHandled, where)
 	}
-	data, err := mailbox.ReadFile(c.Path, s.ws.Config.Router.MaxMessageSize)
-	if err != nil {
-		return err
-	}
-	m, err := mailbox.Parse(data)
+	m, err := mailbox.ReadMessage(c.Path, s.ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
 	}
@@ -1240,11 +1236,7 @@ func (s *seat) answeredSaid(id string) string {
 		if err != nil {
 			continue
 		}
-		data, err := mailbox.ReadFile(c.Path, s.ws.Config.Router.MaxMessageSize)
-		if err != nil {
-			continue
-		}
-		m, err := mailbox.Parse(data)
+		m, err := mailbox.ReadMessage(c.Path, s.ws.Config.Router.MaxMessageSize)
 		if err != nil {
 			continue
 		}

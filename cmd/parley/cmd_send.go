@@ -346,11 +346,7 @@ func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
 			return err
 		}
 	}
-	data, err := mailbox.ReadFile(opts.File, ws.Config.Router.MaxMessageSize)
-	if err != nil {
-		return err
-	}
-	m, err := mailbox.Parse(data)
+	m, err := mailbox.ReadMessage(opts.File, ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return err
 	}

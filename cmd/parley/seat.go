@@ -313,11 +313,7 @@ func (s *seat) away() bool {
 			if !ok || id <= newest {
 				continue
 			}
-			data, err := mailbox.ReadFile(box.Path(state, names[i]), s.ws.Config.Router.MaxMessageSize)
-			if err != nil {
-				continue
-			}
-			m, err := mailbox.Parse(data)
+			m, err := mailbox.ReadMessage(box.Path(state, names[i]), s.ws.Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
 			}
@@ -765,11 +761,7 @@ type filedCopy struct{ agent, path string }
 // it (filedElsewhere): as it is, or, a question, as answered there.
 func (s *seat) showFiled(id string, c filedCopy) {
 	s.shown[id] = true
-	data, err := mailbox.ReadFile(c.path, s.ws.Config.Router.MaxMessageSize)
-	if err != nil {
-		return
-	}
-	m, err := mailbox.Parse(data)
+	m, err := mailbox.ReadMessage(c.path, s.ws.Config.Router.MaxMessageSize)
 	if err != nil {
 		return
 	}

@@ -200,11 +200,7 @@ func waitingIn(box mailbox.Dir, id string, limit int64) string {
 // readMessage reads and parses the message file at path; false when it
 // does not read or parse.
 func readMessage(path string, limit int64) (*mailbox.Message, bool) {
-	data, err := mailbox.ReadFile(path, limit)
-	if err != nil {
-		return nil, false
-	}
-	m, err := mailbox.Parse(data)
+	m, err := mailbox.ReadMessage(path, limit)
 	if err != nil {
 		return nil, false
 	}

@@ -635,11 +635,7 @@ func (s *Server) seatData() seatData {
 			continue
 		}
 		for _, en := range entries {
-			data, err := mailbox.ReadFile(en.Path, s.ws().Config.Router.MaxMessageSize)
-			if err != nil {
-				continue
-			}
-			m, err := mailbox.Parse(data)
+			m, err := mailbox.ReadMessage(en.Path, s.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
 			}

@@ -319,11 +319,7 @@ func (w *Workspace) Replies(id string, agents ...string) iter.Seq[Reply] {
 						continue
 					}
 					path := box.Path(state, n)
-					data, err := mailbox.ReadFile(path, w.Config.Router.MaxMessageSize)
-					if err != nil {
-						continue
-					}
-					m, err := mailbox.Parse(data)
+					m, err := mailbox.ReadMessage(path, w.Config.Router.MaxMessageSize)
 					if err != nil {
 						continue
 					}

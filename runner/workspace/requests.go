@@ -53,11 +53,7 @@ func (w *Workspace) FindAnswer(id, requestID string) (*Answer, bool) {
 
 // answerIn reads a file and says whether it answers the request.
 func (w *Workspace) answerIn(path, id, requestID string) (*Answer, bool) {
-	data, err := mailbox.ReadFile(path, w.Config.Router.MaxMessageSize)
-	if err != nil {
-		return nil, false
-	}
-	m, err := mailbox.Parse(data)
+	m, err := mailbox.ReadMessage(path, w.Config.Router.MaxMessageSize)
 	if err != nil {
 		return nil, false
 	}
