@@ -867,6 +867,15 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		nr, err := runner.Open(ws, o)
 		var locked *runner.LockedError
 		switch {
+		case errors.As(err, &locked) && takeOver:
+			// The runner it saw stop was followed by another that
+			// took the lock first (a parley run another seat handed
+			// the table to): named as the loop below names one.
+			if locked.PID != holder {
+				s.printf("(pid %d routes this table now)\n", locked.PID)
+			}
+			holder = locked.PID
+			return nil
 		case errors.As(err, &locked):
 			s.printf("(a runner routes this table already: %v)\n", err)
 			holder = locked.PID
