@@ -137,6 +137,7 @@ type Bridge struct {
 	heldBy, alsoBy string
 	beatAt         time.Time      // when this workspace last claimed its name (claim)
 	takenAt        time.Time      // when it took the name from none or another run (claim)
+	takenServer    time.Time      // the same, in the server's time: notes of others written before it are not this run's to report
 	claimed        bool           // looked at least once
 	looked         chan struct{}  // closed at the first look
 	attempts       map[string]int // incoming copy -> failed deliveries here

@@ -1130,6 +1130,81 @@ func TestBridgeNameCopied(t *testing.T) {
 	}
 }
 
+// TestBridgeKilledWaiterNoCopy: a hub killed twice in a row — its run
+// killed, the next run killed too while it waited for the first's beat
+// to grow late — was restarted: the third run took the name and said
+// the second was "a copy of this workspace" (remove its bridge-id),
+// from the note the second left while it waited. A note written before
+// a run took the name is not reported; one written again after it (a
+// copy still trying) is, and called a copy.
+func TestBridgeKilledWaiterNoCopy(t *testing.T) {
+	home, copied, js, open := namePair(t)
+	ctx := context.Background()
+	first := open(home)
+	if err := first.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	// Each run a workspace of its own (a workspace is locked by its
+	// bridge), home's identity.
+	dirs := []*workspace.Workspace{copied}
+	third, err := workspace.InitConfig(t.TempDir(), fmt.Sprintf("bridge: {name: home, url: %s}\nagents:\n  - {name: gm, remote: inn}\n  - aria\n  - bram\n", home.Config.Bridge.URLs[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, third)
+	run := func(n int) *Bridge {
+		b := open(dirs[n-1])
+		b.self = first.self
+		b.self.PID, b.self.Run = first.self.PID+n, fmt.Sprintf("run%d", n)
+		return b
+	}
+	second := run(1)
+	if err := second.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("the second run's claim while the first beats = %v, want ErrNameHeld", err)
+	}
+	// Both killed: the first's beat grows late; the second's note stays
+	// (within alsoHold).
+	c, err := js.Consumer(ctx, workspace.DefaultStream, first.durable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := parleyMeta(c.CachedInfo().Config.Metadata)
+	meta[metaBeat] = c.CachedInfo().TimeStamp.Add(-(beatEvery + beatSlack + time.Second)).Format(time.RFC3339Nano)
+	if _, err := js.UpdateConsumer(ctx, workspace.DefaultStream, first.consumerConfig(meta)); err != nil {
+		t.Fatal(err)
+	}
+	thirdRun := run(2)
+	if err := thirdRun.claim(ctx, js); err != nil {
+		t.Fatalf("the third run's claim, the first's beat late = %v, want nil", err)
+	}
+	also := func() string {
+		t.Helper()
+		thirdRun.mu.Lock()
+		defer thirdRun.mu.Unlock()
+		return thirdRun.alsoBy
+	}
+	if got := also(); got != "" {
+		t.Errorf("the third run's word of the second, killed before it took the name = %q, want none", got)
+	}
+	if err := thirdRun.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	if got := also(); got != "" {
+		t.Errorf("at its next beat = %q, want none", got)
+	}
+	// The second was a copy after all, still trying: its note, written
+	// again, is reported.
+	if err := second.claim(ctx, js); !errors.Is(err, ErrNameHeld) {
+		t.Fatalf("the copy's claim while the third beats = %v, want ErrNameHeld", err)
+	}
+	if err := thirdRun.claim(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	if got := also(); !strings.Contains(got, "a copy of this workspace") {
+		t.Errorf("the third run's word of a copy trying after it took the name = %q, want it called a copy", got)
+	}
+}
+
 // TestBridgeClaimEarlyLook: two bridges that took a free name at the
 // same start, the second's claim landing after the first's settle, both
 // read until the first looks again: within a second of taking the name

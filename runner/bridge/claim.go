@@ -177,7 +177,18 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	}
 	also := ""
 	alsoBeat, _ := time.Parse(time.RFC3339Nano, meta[metaAlsoBeat])
-	if meta[metaAlsoID] != "" && meta[metaAlsoID] != b.self.runKey() && now.Sub(alsoBeat) < alsoHold {
+	taken := holder.runKey() != b.self.runKey()
+	b.mu.Lock()
+	since := b.takenServer
+	b.mu.Unlock()
+	if taken {
+		since = now
+	}
+	// A note written before this run took the name is of one refused by
+	// the holder before (perhaps this workspace's own run before, killed
+	// while it waited): reported only once it is written again, as one
+	// still trying writes it each beat.
+	if meta[metaAlsoID] != "" && meta[metaAlsoID] != b.self.runKey() && now.Sub(alsoBeat) < alsoHold && alsoBeat.After(since) {
 		also = meta[metaAlso]
 		if strings.HasPrefix(meta[metaAlsoID], b.self.key()+"|") {
 			also += ": a copy of this workspace with its .parley/ (the same bridge-id) on a machine of the same name (remove the copy's " + workspace.StateDir + "/bridge-id)"
@@ -217,8 +228,8 @@ func (b *Bridge) claim(ctx context.Context, js jetstream.JetStream) error {
 	warn := also != "" && also != b.alsoBy
 	b.alsoBy = also
 	b.beatAt = time.Now() // monotonic: a pause (a laptop asleep) counts
-	if holder.runKey() != b.self.runKey() {
-		b.takenAt = b.beatAt
+	if taken {
+		b.takenAt, b.takenServer = b.beatAt, now
 	}
 	b.mu.Unlock()
 	if was != "" {
