@@ -20,7 +20,9 @@ import (
 // workspace's directory or in skills/, or a changed stamp at a rescan),
 // waits until the files have been left alone for the settle time, and
 // reads them again. Routing waits meanwhile, so that a message sent just
-// after parley.yaml was saved is checked against what was saved.
+// after parley.yaml was saved is checked against what was saved; for up
+// to maxConfigHold, past which files that go on changing (an editor
+// saving every few hundred milliseconds) hold routing no longer.
 //
 // A configuration that cannot be loaded (a YAML or key error, an unknown
 // skill or handler, a lint error) changes nothing: the runner goes on
@@ -43,7 +45,17 @@ type configWatch struct {
 	err     error // why the files as they are were not loaded
 	errAt   time.Time
 	started time.Time
+	// changing is when the files were first found changed too recently
+	// to be read, while they go on changing (zero once they settled).
+	changing time.Time
 }
+
+// maxConfigHold is how long routing waits for a configuration being
+// written to settle: an editor that saves every few hundred
+// milliseconds, or a sync tool, would hold routing for as long as it
+// goes on. Past it, messages are routed with the configuration loaded
+// before; the files are loaded once they settle.
+const maxConfigHold = 2 * time.Second
 
 // retiring is a worker told to stop after the message it is handling,
 // and the one to start for its agent once it has.
@@ -62,15 +74,16 @@ func (r *Runner) configEvent(name string) bool {
 
 // checkConfig reloads the configuration when its files changed. It
 // returns, while they changed too recently to be read, when to look
-// again; routing waits until then.
+// again, and whether routing waits until then: it does for up to
+// maxConfigHold.
 //
 // Besides file events and rescans, it looks before every routing pass: a
 // file event about parley.yaml may still be queued behind the listing
 // that found a message sent after it was saved. That costs a stat per
 // file, against the fsync of every batch.
-func (r *Runner) checkConfig(ctx context.Context) (wait time.Time) {
+func (r *Runner) checkConfig(ctx context.Context) (again time.Time, hold bool) {
 	if !r.config.dirty && len(r.pending) == 0 {
-		return time.Time{}
+		return time.Time{}, false
 	}
 	root := r.ws().Root
 	if r.watcher != nil && !r.noEvents {
@@ -78,14 +91,17 @@ func (r *Runner) checkConfig(ctx context.Context) (wait time.Time) {
 	}
 	stamp := workspace.StampConfig(root)
 	if stamp.Equal(r.config.stamp) {
-		r.config.dirty = false
-		return time.Time{}
+		r.config.dirty, r.config.changing = false, time.Time{}
+		return time.Time{}, false
 	}
 	now := r.opts.Now()
 	if at := stamp.SettledAt(now, r.ws().Config.Router.Settle); !at.IsZero() {
-		return at
+		if r.config.changing.IsZero() {
+			r.config.changing = now
+		}
+		return at, now.Sub(r.config.changing) < maxConfigHold
 	}
-	r.config.dirty = false
+	r.config.dirty, r.config.changing = false, time.Time{}
 	r.config.stamp = stamp
 	if err := r.reload(ctx); err != nil {
 		r.config.err, r.config.errAt = err, now
@@ -94,7 +110,7 @@ func (r *Runner) checkConfig(ctx context.Context) (wait time.Time) {
 		r.config.err = nil
 	}
 	r.writeRunnerInfo()
-	return time.Time{}
+	return time.Time{}, false
 }
 
 // reload reads the configuration again and, when it is sound, puts it in

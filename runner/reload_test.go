@@ -159,6 +159,37 @@ func TestReloadRacesASend(t *testing.T) {
 	}
 }
 
+// TestReloadKeptChanging: routing waits for a parley.yaml being written
+// to settle, but not for as long as it goes on changing: an editor
+// saving every 100 ms held a message back for as long as it saved (14-24
+// s in a tryout). The files are loaded once they settle, without waiting
+// for a rescan.
+func TestReloadKeptChanging(t *testing.T) {
+	ws := newWorkspace(t, "alice", "bob")
+	watching(t, ws, Options{})
+	var stop, gaveUp atomic.Bool
+	saved := make(chan struct{})
+	go func() {
+		defer close(saved)
+		for end := time.Now().Add(20 * time.Second); !stop.Load(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(end) {
+				gaveUp.Store(true)
+				return
+			}
+			saveConfig(t, ws, "agents: [alice, bob]\n", false)
+		}
+		saveConfig(t, ws, "agents: [alice, bob, carol]\n", false)
+	}()
+	send(t, ws, "alice", "bob", "routed while parley.yaml is being saved")
+	waitFor(t, 25*time.Second, func() bool { return len(names(t, ws, "bob", mailbox.Inbox)) == 1 })
+	stop.Store(true)
+	<-saved
+	if gaveUp.Load() {
+		t.Fatal("the message was routed only once parley.yaml was left alone")
+	}
+	waitFor(t, 5*time.Second, func() bool { return runnerInfo(t, ws).Knows("carol") })
+}
+
 // TestReloadBroken checks that a parley.yaml that cannot be loaded keeps
 // the previous configuration routing, says why in runner.json and in the
 // error any command gets, and that mending it loads it.

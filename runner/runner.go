@@ -755,12 +755,17 @@ func (r *Runner) watch(ctx context.Context) error {
 		if !now.Before(r.inboxesAt) {
 			r.lookAtInboxes(now)
 		}
-		next := r.checkConfig(ctx)
-		if next.IsZero() {
-			// Routing waits while the configuration is being written.
+		// Routing waits while the configuration is being written (see
+		// maxConfigHold).
+		again, hold := r.checkConfig(ctx)
+		var next time.Time
+		if !hold {
 			if next, err = r.routePending(ctx); err != nil {
 				r.log.Error("routing", "err", err)
 			}
+		}
+		if !again.IsZero() && (next.IsZero() || again.Before(next)) {
+			next = again
 		}
 		if r.sessionOver != "" {
 			r.log.Info("session over; finishing what is in flight", "why", r.sessionOver)
