@@ -995,7 +995,7 @@ func (r *Runner) unknownLeft() []workspace.Problem {
 		}
 		for _, e := range entries {
 			left = append(left, workspace.Problem{Agent: name, Path: mailboxPath(name, mailbox.Outbox, e.Name),
-				Reason: fmt.Sprintf("%s/ is the mailbox of no agent of %s (renamed or removed?): nobody routes it; name the agent again, or move the file into another agent's outbox", u.Path, workspace.ConfigFile)})
+				Reason: fmt.Sprintf("%s/ is the mailbox of no agent of %s (renamed or removed?): nobody routes it; name the agent again, or move the file into another agent's outbox (an id names its sender: leave id: out, and rename a file named by its id)", u.Path, workspace.ConfigFile)})
 		}
 	}
 	return left

@@ -356,7 +356,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		}
 	}
 	for _, u := range unknown {
-		notes = append(notes, fmt.Sprintf("  %s/: no agent of %s has this name (renamed or removed?); nobody routes or handles its messages (outbox %d, inbox %d): rename the agent back, or move them",
+		notes = append(notes, fmt.Sprintf("  %s/: no agent of %s has this name (renamed or removed?); nobody routes or handles its messages (outbox %d, inbox %d): rename the agent back, or move them into another agent's mailbox (an id names its sender: leave an outbox file's id: out, and rename a file named by its id)",
 			printable(filepath.ToSlash(u.Path)), workspace.ConfigFile, u.Outbox, u.Inbox))
 	}
 	if len(notes) > 0 {

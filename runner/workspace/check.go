@@ -523,7 +523,11 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		return &Refusal{Line: h.Line("id"), Field: "id", Reason: err.Error()}
 	}
 	if sender != in.Sender {
-		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%s names %q as its sender, but the file is in the outbox of %q", what, sender, in.Sender)}
+		mend := "leave id: out"
+		if named {
+			mend = "name the file otherwise (a name that is no id)"
+		}
+		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%s names %q as its sender, but the file is in the outbox of %q: to send it as %q, %s and parley gives it an id of its own", what, sender, in.Sender, in.Sender, mend)}
 	}
 	// An id that came over the bridge was dated by another machine's
 	// clock, and checked there.
