@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,6 +105,12 @@ type worker struct {
 	// arrived is set when something new came into the inbox since.
 	listed  []string
 	arrived atomic.Bool
+
+	// urgentMu guards urgent: the ids of shutdown requests delivered to
+	// the agent since it listed its inbox, handed to it before older
+	// messages of other senders (see oldest).
+	urgentMu sync.Mutex
+	urgent   []string
 }
 
 // Handled is one run of an agent's driver on a message, as reported to
@@ -244,6 +251,18 @@ func (r *Runner) notify(agent string) {
 	}
 }
 
+// notifyShutdown is notify, for a shutdown request delivered to agent:
+// `parley stop` asks an agent to stop, and one with a backlog handled
+// every message before it first (twenty steps of work, in a tryout).
+func (r *Runner) notifyShutdown(agent, id string) {
+	if w, ok := r.workers[agent]; ok {
+		w.urgentMu.Lock()
+		w.urgent = append(w.urgent, id)
+		w.urgentMu.Unlock()
+	}
+	r.notify(agent)
+}
+
 // kick tells the router that an outbox has something new.
 func (r *Runner) kickRouter() {
 	select {
@@ -378,7 +397,37 @@ func (w *worker) oldest() (string, error) {
 	if len(w.listed) == 0 {
 		return "", nil
 	}
+	w.hurry()
 	return w.listed[0], nil
+}
+
+// hurry puts first, of what was listed, a shutdown request delivered
+// (urgent), after the messages of its own sender's listed before it: it
+// goes ahead of other senders' messages, and a sender's own are handed
+// over in the order they were sent.
+func (w *worker) hurry() {
+	w.urgentMu.Lock()
+	defer w.urgentMu.Unlock()
+	w.urgent = slices.DeleteFunc(w.urgent, func(id string) bool { return !slices.Contains(w.listed, id) })
+	if len(w.urgent) == 0 {
+		return
+	}
+	id := w.urgent[0]
+	_, sender, err := mailbox.ParseID(id)
+	if err != nil {
+		return
+	}
+	k := slices.Index(w.listed, id)
+	var first, rest []string
+	for _, o := range w.listed[:k] {
+		if _, s, err := mailbox.ParseID(o); err == nil && s == sender {
+			first = append(first, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	first = append(first, id)
+	copy(w.listed, append(first, rest...))
 }
 
 // taken drops id, which oldest returned, from what was listed: it is out

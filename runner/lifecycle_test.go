@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -91,6 +93,63 @@ func TestShutdownHandshake(t *testing.T) {
 	}
 	if !slices.Equal(stopped, []string{"yes"}) {
 		t.Errorf("journal: stopped %q, want [yes], once", stopped)
+	}
+}
+
+// TestShutdownAheadOfBacklog: a shutdown request delivered to an agent
+// busy with a backlog is handed to it next, before the messages of other
+// senders that came before it: `parley stop` on a worker with twenty
+// steps queued let it work through all twenty first. Its own sender's
+// earlier messages still come first (order holds per sender).
+func TestShutdownAheadOfBacklog(t *testing.T) {
+	ws := newWorkspace(t, "lead")
+	script(t, ws, "answer.sh", `
+msg=$(cat)
+case "$msg" in
+*"gate"*) while [ ! -e go ]; do sleep 0.05; done; echo handled ;;
+*"type: shutdown_request"*)
+  rid=$(printf '%s\n' "$msg" | sed -n 's/^request_id: //p')
+  printf -- '---\nto: lead\ntype: shutdown_response\nrequest_id: %s\napprove: true\n---\nstopping\n' "$rid" ;;
+*) echo handled ;;
+esac
+`)
+	ws = reconfigure(t, ws, `agents:
+  - {name: lead, role: team-lead}
+  - boss
+  - {name: yes, driver: command, run: [./answer.sh]}
+`)
+	watching(t, ws, Options{})
+	gate := send(t, ws, "boss", "yes", "gate")
+	waitFor(t, 10*time.Second, func() bool { return slices.Contains(names(t, ws, "yes", mailbox.Cur), mailbox.FileName(gate)) })
+	var backlog []string
+	for range 5 {
+		backlog = append(backlog, send(t, ws, "boss", "yes", "a step of work"))
+	}
+	first := send(t, ws, "lead", "yes", "before you stop, this")
+	req := send(t, ws, "lead", "yes", "Please shut down.", "type", workspace.ShutdownRequest, "request_id", "r-1")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "yes", mailbox.Inbox)) == 7 })
+	if err := os.WriteFile(filepath.Join(ws.Root, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		runs, err := ws.AgentRuns()
+		return err == nil && runs["yes"].Stopped
+	})
+	want := []string{gate, first, req}
+	slices.Sort(want)
+	var done []string
+	for _, id := range want {
+		done = append(done, mailbox.FileName(id))
+	}
+	if got := names(t, ws, "yes", mailbox.Done); !slices.Equal(got, done) {
+		t.Errorf("yes's done/ = %v, want %v: the gate, the lead's message before its request, the request", got, done)
+	}
+	var waiting []string
+	for _, id := range backlog {
+		waiting = append(waiting, mailbox.FileName(id))
+	}
+	if got := names(t, ws, "yes", mailbox.Inbox); !slices.Equal(got, waiting) {
+		t.Errorf("yes's inbox = %v, want boss's backlog waiting: %v", got, waiting)
 	}
 }
 

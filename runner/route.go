@@ -744,8 +744,13 @@ func (m *moving) land() error {
 			r.drawn.sent(a.agent, a.name, a.id)
 		}
 		r.stats.Routed++
+		shutdown := headerText(a.msg, "type") == workspace.ShutdownRequest
 		for _, to := range a.recipients {
-			r.notify(to)
+			if shutdown {
+				r.notifyShutdown(to, a.id)
+			} else {
+				r.notify(to)
+			}
 		}
 		if !a.nudge {
 			// A nudge is parley's, not its sender's: it shows no sign of
