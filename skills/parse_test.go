@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -352,5 +353,35 @@ func TestBareOneOf(t *testing.T) {
 	ty, _ := s.Type("bug")
 	if f, ok := ty.Field("severity"); !ok || !cmp.Equal(f.Enum, []string{"low", "high"}) {
 		t.Errorf("severity = %+v, want one of low, high", f)
+	}
+}
+
+// TestLibraryCopySameName: a copy of triage.md left with name: triage
+// (triage-v2.md) makes the name triage mean two files; it is refused,
+// naming both, though one file is called triage.md (it was taken silently,
+// and edits to the copy did nothing).
+func TestLibraryCopySameName(t *testing.T) {
+	dir := t.TempDir()
+	for _, file := range []string{"triage.md", "triage-v2.md"} {
+		text := "---\nname: triage\ndescription: x\n---\n### `[PING]`\n"
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib, err := LoadLibrary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lib.Set([]string{"triage"})
+	if !errors.Is(err, ErrSameName) || !strings.Contains(err.Error(), "triage.md") || !strings.Contains(err.Error(), "triage-v2.md") ||
+		!strings.Contains(err.Error(), "by its file name (triage-v2)") {
+		t.Errorf("Set(triage) = %v, want both files named", err)
+	}
+	if _, err := lib.Set([]string{"triage-v2"}); err != nil {
+		t.Errorf("Set(triage-v2) = %v, want the copy, named by its file", err)
+	}
+	want := map[string][]string{"triage": {filepath.Join(dir, "triage-v2.md"), filepath.Join(dir, "triage.md")}}
+	if d := cmp.Diff(want, lib.SameName()); d != "" {
+		t.Errorf("SameName() (-want +got):\n%s", d)
 	}
 }
