@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -117,7 +118,10 @@ func LoadLibrary(dir string) (*Library, error) {
 		e := newEntry(path, data)
 		l.byFile[strings.TrimSuffix(de.Name(), ".md")] = e
 		if other, ok := local[e.name]; ok {
-			l.clash[e.name] = append(l.clash[e.name], other, path)
+			if len(l.clash[e.name]) == 0 {
+				l.clash[e.name] = []string{other}
+			}
+			l.clash[e.name] = append(l.clash[e.name], path)
 			continue
 		}
 		local[e.name] = path
@@ -167,17 +171,42 @@ func (l *Library) Get(name string) (*Skill, bool) {
 	return e.get(), true
 }
 
+// SameName returns the files of the workspace that call themselves by
+// each name more than one of them gives, by that name: a copy of a skill
+// (triage-v2.md of triage.md) left with the name of the original.
+func (l *Library) SameName() map[string][]string {
+	out := make(map[string][]string, len(l.clash))
+	for name, files := range l.clash {
+		out[name] = slices.Clone(files)
+	}
+	return out
+}
+
+// ErrSameName is the error for a skill asked for by a name several files
+// of the workspace give themselves.
+var ErrSameName = errors.New("several files call themselves")
+
 // Set returns the named skills as the protocol of a workspace. An unknown
-// name, or a skill with errors, is an error that says which and why.
+// name, or a skill with errors, is an error that says which and why. A
+// name several files give themselves is an error naming them, even when
+// one of them has that name as its file name: the copy of triage.md that
+// is triage-v2.md, left with name: triage, would otherwise be listed as
+// used while each edit to it did nothing.
 func (l *Library) Set(names []string) (*Set, error) {
 	var chosen []*Skill
 	for _, n := range names {
 		if files, clash := l.clash[n]; clash {
-			if e, ok := l.byFile[n]; ok {
-				chosen = append(chosen, e.get())
-				continue
+			var byFile []string
+			for _, f := range files {
+				if base := strings.TrimSuffix(filepath.Base(f), ".md"); base != n {
+					byFile = append(byFile, base)
+				}
 			}
-			return nil, fmt.Errorf("several files call themselves %q (%s): name the one you mean by its file name", n, strings.Join(files, ", "))
+			hint := "give each its own name: in its frontmatter"
+			if len(byFile) > 0 {
+				hint += ", or name the one you mean by its file name (" + strings.Join(byFile, ", ") + ")"
+			}
+			return nil, fmt.Errorf("%w %q (%s): %s", ErrSameName, n, strings.Join(files, ", "), hint)
 		}
 		s, ok := l.Get(n)
 		if !ok {

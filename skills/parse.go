@@ -19,6 +19,7 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -127,7 +128,7 @@ func (p *parser) frontmatter(data []byte) (body []byte, bodyLine int) {
 	case s.Name == "":
 		p.problem(1, "frontmatter: name: missing", false)
 	case mailbox.CheckName(s.Name) != nil:
-		p.problem(1, "frontmatter: name: "+mailbox.CheckName(s.Name).Error(), false)
+		p.problem(max(m.Payload().Line("name"), 1), "frontmatter: name: "+mailbox.CheckName(s.Name).Error(), false)
 	}
 	if s.Description == "" {
 		p.problem(1, "frontmatter: description: missing", true)
@@ -512,7 +513,7 @@ func (p *parser) bullet(txt string, line int) {
 }
 
 func (p *parser) table(n *east.Table) {
-	var header []string
+	var header, rawHeader []string
 	var rows [][]cell
 	for r := n.FirstChild(); r != nil; r = r.NextSibling() {
 		var cells []cell
@@ -522,6 +523,7 @@ func (p *parser) table(n *east.Table) {
 		if _, ok := r.(*east.TableHeader); ok {
 			for _, c := range cells {
 				header = append(header, strings.ToLower(stripTicks(c.text)))
+				rawHeader = append(rawHeader, stripTicks(c.text))
 			}
 			continue
 		}
@@ -540,6 +542,10 @@ func (p *parser) table(n *east.Table) {
 	}
 	switch {
 	case col("field") >= 0 && col("required") >= 0:
+		if i := misspeltColumn(header); i >= 0 && p.cur != nil && col("description") < 0 {
+			p.problem(line, fmt.Sprintf("column %q (did you mean %s?) is no column of a field table: the fields' descriptions, and the values they allow, are not read",
+				rawHeader[i], fieldColumnTitle(spell.Nearest(header[i], fieldColumns, columnEdits(header[i])))), true)
+		}
 		p.fieldTable(rows, col("field"), col("required"), col("description"), line)
 	case col("tag", "message", "type") >= 0 && col("sender") >= 0 && col("recipient") >= 0:
 		p.referenceTable(rows, col("tag", "message", "type"), col("sender"), col("recipient"), col("transport"), col("phase"))
@@ -547,10 +553,47 @@ func (p *parser) table(n *east.Table) {
 		p.signalTable(rows, col("signal"), col("meaning"), col("emitted by", "sent by", "sender", "from"), col("sent to", "recipient", "to"))
 	case col("message", "tag", "type") >= 0 && col("deprecated") >= 0:
 		p.deprecationTable(rows, col("message", "tag", "type"), col("introduced"), col("deprecated"), col("replacement"))
+	case p.cur != nil && (col("field") >= 0) != (col("required") >= 0) && misspeltColumn(header) >= 0:
+		// A field table with a column misspelt: skipped, every field of
+		// the type would go unchecked, and nothing would say why.
+		i := misspeltColumn(header)
+		p.problem(line, fmt.Sprintf("field table not understood: column %q (did you mean %s?); a field table needs the columns Field and Required",
+			rawHeader[i], fieldColumnTitle(spell.Nearest(header[i], fieldColumns, columnEdits(header[i])))), false)
 	default:
 		p.problem(line, fmt.Sprintf("table not understood (columns: %s); skipped", strings.Join(header, ", ")), true)
 	}
 	p.when = nil
+}
+
+// fieldColumns are the columns of a field table.
+var fieldColumns = []string{"field", "required", "description"}
+
+// columnEdits is how many edits away a header may be from a field table's
+// column to be taken for a misspelling of it.
+func columnEdits(h string) int {
+	if len(h) >= 6 {
+		return 2
+	}
+	return 1
+}
+
+// misspeltColumn returns the index of the first header (lower-cased) that
+// is a misspelling of a field table's column, or -1.
+func misspeltColumn(header []string) int {
+	for i, h := range header {
+		if contains(fieldColumns, h) {
+			continue
+		}
+		if spell.Nearest(h, fieldColumns, columnEdits(h)) != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// fieldColumnTitle writes a field table's column as a header does: Required.
+func fieldColumnTitle(c string) string {
+	return strings.ToUpper(c[:1]) + c[1:]
 }
 
 type cell struct {
@@ -612,6 +655,9 @@ func (p *parser) fieldTable(rows [][]cell, fieldCol, reqCol, descCol, line int) 
 		}
 		desc := at(r, descCol)
 		f := &Field{Name: name, Required: required, Description: stripTicks(desc), Enum: oneOf(desc), When: when, Line: rowLine}
+		if f.Enum == nil && saysOneOf.MatchString(desc) {
+			p.problem(rowLine, fmt.Sprintf("field %s: its description says \"one of:\" but no values could be read from it, and any value is accepted: write each value in backticks (One of: `low`, `high`)", name), true)
+		}
 		if old, ok := t.Field(name); ok && old.When == nil && when == nil {
 			p.problem(rowLine, fmt.Sprintf("field %s of %s is listed twice (line %d)", name, t.Name, old.Line), false)
 			continue
@@ -1270,6 +1316,16 @@ var enumForms = []*regexp.Regexp{
 	regexp.MustCompile("(?i)\\b(?:values|allowed values|allowed|options|possible values)\\s*:\\s*(" + spanList + ")"),
 }
 
+// bareOneOf is a description that is all "One of:" and values without
+// backticks, each a bare word: "One of: low, medium or high."
+var bareOneOf = regexp.MustCompile(`(?i)^\s*one of:\s*([\w.-]+(?:\s*(?:,\s*or\s+|,\s*|\s+or\s+)[\w.-]+)*)\s*$`)
+
+// bareSeparator splits the values of a bareOneOf.
+var bareSeparator = regexp.MustCompile(`(?i)\s*,\s*(?:or\s+)?|\s+or\s+`)
+
+// saysOneOf is a description that means to give allowed values.
+var saysOneOf = regexp.MustCompile(`(?i)\bone of:`)
+
 // oneOf reads the enumeration a field's description gives, if any.
 func oneOf(desc string) []string {
 	for _, re := range enumForms {
@@ -1282,6 +1338,9 @@ func oneOf(desc string) []string {
 			out = append(out, s[1])
 		}
 		return out
+	}
+	if m := bareOneOf.FindStringSubmatch(strings.TrimSuffix(strings.TrimSpace(desc), ".")); m != nil {
+		return bareSeparator.Split(m[1], -1)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,7 +85,8 @@ func TestParseProblems(t *testing.T) {
 		{"no frontmatter", "# A protocol\n\n### `[PING]`\n", "~1: no frontmatter (name:, description:): named \"broken\" after its file"},
 		{"frontmatter never closed", "---\nname: bad\n\n# A protocol\n", "1: frontmatter: frontmatter is never closed"},
 		{"name missing", "---\ndescription: x\n---\n", "1: frontmatter: name: missing"},
-		{"name not kebab-case", "---\nname: Bad Name\ndescription: x\n---\n", `1: frontmatter: name: "Bad Name" is not a valid name`},
+		{"name not kebab-case", "---\nname: Bad Name\ndescription: x\n---\n", `2: frontmatter: name: "Bad Name" is not a valid name`},
+		{"name not kebab-case, said on its line", "---\ndescription: x\nversion: 2\nname: My Skill\n---\n", `4: frontmatter: name: "My Skill" is not a valid name`},
 		{"malformed table", front + "### `[PING]`\n\n| Field | Required | Description\n| `x` | Yes | an x |\n", "7: looks like a table but is not one"},
 		{"heading without a type", front + "## Messages\n\n### `[]`\n", "7: heading \"`[]`\" names no message type"},
 		{"two types with the same name", front + "### `[PING]`\n\nx\n\n### `[PING]`\n", "9: [PING] is defined twice: here and on line 5"},
@@ -95,6 +97,13 @@ func TestParseProblems(t *testing.T) {
 		{"required is neither yes nor no", front + "### `[PING]`\n\n| Field | Required | Description |\n|---|---|---|\n| `x` | Maybe | an x |\n", "9: field x: Required is \"Maybe\": write Yes or No"},
 		{"field listed twice", front + "### `[PING]`\n\n| Field | Required | Description |\n|---|---|---|\n| `x` | Yes | an x |\n| `x` | No | again |\n", "10: field x of PING is listed twice (line 9)"},
 		{"field table outside a type", front + "| Field | Required | Description |\n|---|---|---|\n| `x` | Yes | an x |\n", "5: field table outside a message type"},
+		{"required column misspelt", front + "### `[PING]`\n\n| Field | Requried | Description |\n|---|---|---|\n| `x` | Yes | an x |\n", `7: field table not understood: column "Requried" (did you mean Required?)`},
+		{"required column misspelt twice over", front + "### `[PING]`\n\n| Field | Requierd | Description |\n|---|---|---|\n| `x` | Yes | an x |\n", `7: field table not understood: column "Requierd" (did you mean Required?)`},
+		{"field column misspelt", front + "### `[PING]`\n\n| Feild | Required | Description |\n|---|---|---|\n| `x` | Yes | an x |\n", `7: field table not understood: column "Feild" (did you mean Field?)`},
+		{"description misspelt, no required", front + "### `[PING]`\n\n| Field | Type | Descripton |\n|---|---|---|\n| `x` | int | an x |\n", `7: field table not understood: column "Descripton" (did you mean Description?)`},
+		{"description misspelt", front + "### `[PING]`\n\n| Field | Required | Descripton |\n|---|---|---|\n| `x` | Yes | One of: `a`, `b` |\n", `~7: column "Descripton" (did you mean Description?) is no column of a field table`},
+		{"field table without required", front + "### `[PING]`\n\n| Field | Type | Description |\n|---|---|---|\n| `x` | int | an x |\n", "~7: table not understood (columns: field, type, description); skipped"},
+		{"one of: without values", front + "### `[PING]`\n\n| Field | Required | Description |\n|---|---|---|\n| `x` | Yes | One of: \"low\" / \"high\" |\n", `~9: field x: its description says "one of:" but no values could be read from it`},
 		{"table not understood", front + "### `[PING]`\n\n| Colour | Taste |\n|---|---|\n| red | sweet |\n", "~7: table not understood (columns: colour, taste); skipped"},
 		{"required line naming nothing", front + "### ping_pong\n\nRequired: everything.\n", "7: Required: names no field"},
 		{"empty file", "", "1: empty file"},
@@ -313,5 +322,66 @@ func TestNotations(t *testing.T) {
 	}
 	for _, p := range s.Problems {
 		t.Errorf("problem: %+v", p)
+	}
+}
+
+// TestBareOneOf reads allowed values written without backticks when they
+// are the whole description (a tryout sent severity=banana past "One of:
+// low, high").
+func TestBareOneOf(t *testing.T) {
+	tests := []struct {
+		desc string
+		want []string
+	}{
+		{"One of: low, high", []string{"low", "high"}},
+		{"One of: low, medium or high.", []string{"low", "medium", "high"}},
+		{"one of: v1.2, v2_0, late-night, or x", []string{"v1.2", "v2_0", "late-night", "x"}},
+		{"One of: `low`, `high`", []string{"low", "high"}},
+		{"One of: low, high (see below)", nil},
+		{"One of the agents", nil},
+		{"Says which one of: low or high", nil},
+	}
+	for _, tt := range tests {
+		if got := oneOf(tt.desc); !cmp.Equal(got, tt.want) {
+			t.Errorf("oneOf(%q) = %q, want %q", tt.desc, got, tt.want)
+		}
+	}
+	s := Parse("skills/t.md", []byte("---\nname: t\ndescription: x\n---\n### bug\n\n- **Sender**: reporter\n- **Recipient**: sorter\n\n| Field | Required | Description |\n|---|---|---|\n| severity | Yes | One of: low, high |\n"))
+	if len(s.Problems) != 0 {
+		t.Errorf("problems = %v, want none", s.Problems)
+	}
+	ty, _ := s.Type("bug")
+	if f, ok := ty.Field("severity"); !ok || !cmp.Equal(f.Enum, []string{"low", "high"}) {
+		t.Errorf("severity = %+v, want one of low, high", f)
+	}
+}
+
+// TestLibraryCopySameName: a copy of triage.md left with name: triage
+// (triage-v2.md) makes the name triage mean two files; it is refused,
+// naming both, though one file is called triage.md (it was taken silently,
+// and edits to the copy did nothing).
+func TestLibraryCopySameName(t *testing.T) {
+	dir := t.TempDir()
+	for _, file := range []string{"triage.md", "triage-v2.md"} {
+		text := "---\nname: triage\ndescription: x\n---\n### `[PING]`\n"
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib, err := LoadLibrary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lib.Set([]string{"triage"})
+	if !errors.Is(err, ErrSameName) || !strings.Contains(err.Error(), "triage.md") || !strings.Contains(err.Error(), "triage-v2.md") ||
+		!strings.Contains(err.Error(), "by its file name (triage-v2)") {
+		t.Errorf("Set(triage) = %v, want both files named", err)
+	}
+	if _, err := lib.Set([]string{"triage-v2"}); err != nil {
+		t.Errorf("Set(triage-v2) = %v, want the copy, named by its file", err)
+	}
+	want := map[string][]string{"triage": {filepath.Join(dir, "triage-v2.md"), filepath.Join(dir, "triage.md")}}
+	if d := cmp.Diff(want, lib.SameName()); d != "" {
+		t.Errorf("SameName() (-want +got):\n%s", d)
 	}
 }

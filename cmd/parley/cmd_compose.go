@@ -63,6 +63,12 @@ func composeCommand(e *env) *cli.Command {
 			if from == "" {
 				return usagef("say who sends it: --from AGENT")
 			}
+			// What is written is checked against the workspace's skills:
+			// when they cannot be loaded, say so before the editor opens,
+			// not after the message is written.
+			if _, err := ws.Protocol(); err != nil {
+				return fmt.Errorf("not composed: %w", err)
+			}
 			return editAndSend(e, ws, editor, tmpl, composeOptions{From: from, DryRun: c.Bool("dry-run"), NoCheck: c.Bool("no-check"), JSON: c.Bool("json")})
 		},
 	}
@@ -85,6 +91,10 @@ func findType(c *cli.Context, ws *workspace.Workspace, name string) (*skills.Typ
 		candidates = []*skills.Skill{s}
 	case ws != nil && len(ws.Config.Skills) > 0:
 		for _, n := range ws.Config.Skills {
+			if _, clash := lib.SameName()[n]; clash {
+				_, err := lib.Set([]string{n}) // the error naming the files
+				return nil, err
+			}
 			if s, ok := lib.Get(n); ok {
 				candidates = append(candidates, s)
 			}
@@ -94,16 +104,24 @@ func findType(c *cli.Context, ws *workspace.Workspace, name string) (*skills.Typ
 	}
 	var found []*skills.Type
 	var where []string
+	var from []*skills.Skill
 	for _, s := range candidates {
 		if t, ok := s.Type(name); ok {
 			found = append(found, t)
 			where = append(where, s.Name)
+			from = append(from, s)
 		}
 	}
 	switch len(found) {
 	case 0:
 		return nil, fmt.Errorf("no skill defines the type %q (see parley skills show NAME)", name)
 	case 1:
+		// A skill with errors is read in part: its template would lack
+		// what could not be read (a field whose Required is "maybe"),
+		// and what is written from it would be refused when sent.
+		if err := from[0].Err(); err != nil {
+			return nil, fmt.Errorf("no template of %s: %w", found[0].Name, err)
+		}
 		return found[0], nil
 	}
 	return nil, usagef("%q is defined by several skills (%s): choose one with --skill", name, strings.Join(where, ", "))
@@ -299,7 +317,11 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 	} else {
 		v, err := ws.CheckFile(path, workspace.FileCheck{Sender: opts.From, Sending: true})
 		if err != nil {
-			return err
+			if opts.DryRun {
+				os.Remove(path)
+				return err
+			}
+			return kept(err)
 		}
 		if opts.DryRun {
 			os.Remove(path)

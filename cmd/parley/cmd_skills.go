@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -115,6 +117,9 @@ func findSkill(c *cli.Context, arg string) (*skills.Skill, error) {
 		return nil, err
 	}
 	s, ok := lib.Get(arg)
+	if files, clash := lib.SameName()[arg]; clash && !ok {
+		return nil, fmt.Errorf("several files call themselves %q (%s): name the one you mean by its file", arg, strings.Join(files, ", "))
+	}
 	if !ok {
 		var names []string
 		for _, s := range lib.List() {
@@ -144,11 +149,17 @@ func runSkillsList(e *env, lib *skills.Library, ws *workspace.Workspace, asJSON 
 	if ws != nil {
 		used = ws.Config.Skills
 	}
+	sameName := lib.SameName()
 	var out []listedSkill
 	for _, s := range lib.List() {
 		l := listedSkill{Name: s.Name, Version: s.Version, Description: s.Description, Source: s.Source, Types: len(s.Types)}
 		for _, u := range used {
-			l.Used = l.Used || u == s.Name
+			// The skill parley.yaml's name gives, as run loads it: none
+			// for a name several files give themselves.
+			if _, clash := sameName[u]; !clash {
+				got, ok := lib.Get(u)
+				l.Used = l.Used || ok && got == s
+			}
 		}
 		l.Errors = len(s.Errors())
 		l.Warnings = len(s.Problems) - l.Errors
@@ -173,7 +184,48 @@ func runSkillsList(e *env, lib *skills.Library, ws *workspace.Workspace, asJSON 
 		}
 		fmt.Fprintf(e.stdout, "%-*s  %-4s  %5d  %-7s  %s\n", width, l.Name, mark, l.Types, dash(l.Version), src)
 	}
+	for _, w := range sameNameWarnings(lib, ws, "") {
+		fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)
+	}
 	return nil
+}
+
+// sameNameWarnings says which files of the workspace give themselves the
+// same name (only, when name is not "", that name), and what becomes of
+// them: a name parley.yaml uses is refused by run.
+func sameNameWarnings(lib *skills.Library, ws *workspace.Workspace, name string) []string {
+	sameName := lib.SameName()
+	names := make([]string, 0, len(sameName))
+	for n := range sameName {
+		if name == "" || n == name {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		files := sameName[n]
+		for i, f := range files {
+			if ws != nil {
+				files[i] = ws.Short(f)
+			}
+		}
+		w := fmt.Sprintf("%s all call themselves %q", strings.Join(files, ", "), n)
+		if len(files) == 2 {
+			w = fmt.Sprintf("%s and %s both call themselves %q", files[0], files[1], n)
+		}
+		used := false
+		if ws != nil {
+			used = slices.Contains(ws.Config.Skills, n)
+		}
+		if used {
+			w += fmt.Sprintf(": %s names the skill %s, which could be either, and run refuses it; give each file its own name:", workspace.ConfigFile, n)
+		} else {
+			w += ": name the one you mean by its file name, or give each its own name:"
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // describeSkill writes what parley read from a skill, for a person.
@@ -265,6 +317,7 @@ func runSkillsCheck(e *env, ws *workspace.Workspace, path string, asJSON bool) e
 
 // reportSkillCheck says what parley read in the skill s, read from path.
 func reportSkillCheck(e *env, ws *workspace.Workspace, path string, s *skills.Skill, asJSON bool) error {
+	refused := false // a name parley.yaml uses that several files give themselves
 	if asJSON {
 		if err := e.printJSON(s); err != nil {
 			return err
@@ -304,6 +357,18 @@ func reportSkillCheck(e *env, ws *workspace.Workspace, path string, s *skills.Sk
 			}
 			fmt.Fprintf(e.stdout, "%s:%d: %s%s: %s\n", path, p.Line, kind, where, p.Message)
 		}
+		if ws != nil && inSameName(ws, s) {
+			kind := "warning"
+			if slices.Contains(ws.Config.Skills, s.Name) {
+				kind, refused = "error", true
+			}
+			if lib, err := ws.Skills(); err == nil {
+				for _, w := range sameNameWarnings(lib, ws, s.Name) {
+					fmt.Fprintf(e.stdout, "%s: %s\n", kind, w)
+					said = true
+				}
+			}
+		}
 		if ws != nil {
 			// The workspace's roles as run and status warn about them:
 			// a role no skill, no route and parley itself knows.
@@ -318,8 +383,27 @@ func reportSkillCheck(e *env, ws *workspace.Workspace, path string, s *skills.Sk
 			fmt.Fprintln(e.stdout, "everything was understood")
 		}
 	}
-	if len(s.Errors()) > 0 {
+	if len(s.Errors()) > 0 || refused {
 		return errSilent
 	}
 	return nil
+}
+
+// inSameName reports whether the skill s was read from one of the files
+// of the workspace that give themselves the same name.
+func inSameName(ws *workspace.Workspace, s *skills.Skill) bool {
+	lib, err := ws.Skills()
+	if err != nil {
+		return false
+	}
+	this, err := os.Stat(s.Source)
+	if err != nil {
+		return false
+	}
+	for _, f := range lib.SameName()[s.Name] {
+		if fi, err := os.Stat(f); err == nil && os.SameFile(this, fi) {
+			return true
+		}
+	}
+	return false
 }
