@@ -620,40 +620,42 @@ func (h *history) lastFanOut(thread string) []*mailbox.Message {
 	return reqs
 }
 
-// answers matches the received messages of type typ to the requests:
-// by reply_to, else by topic, else the first request not yet answered
-// that went to the message's sender.
-func (h *history) answers(reqs []*mailbox.Message, typ string) map[string]*mailbox.Message {
+// answers matches the received messages of type typ to reqs, the
+// requests of one fan-out in thread: each counts for the request it
+// answers as correlate finds it (the one its reply_to names, else the
+// oldest open one to its sender, in its thread and of its topic when it
+// names them), and only when that is one of reqs, or one of reqs
+// replaced (the same topic, in thread: sent again after it was given
+// up). An answer to a request of another pipeline counts for none here,
+// whatever its topic: two requests that ask the same questions each
+// wait for their own answers. One that answers no request of ours
+// counts for the request of its topic in thread, if its thread is.
+func (h *history) answers(thread string, reqs []*mailbox.Message, typ string) map[string]*mailbox.Message {
 	got := map[string]*mailbox.Message{}
-	ids := map[string]bool{}
+	byTopic := map[string]string{} // a topic -> the id of the request of reqs that asks it
 	for _, q := range reqs {
-		ids[get(q, "id")] = true
+		if t := get(q, "topic"); t != "" {
+			byTopic[t] = get(q, "id")
+		}
 	}
 	for _, r := range h.all {
 		if r.sent || r.typ() != typ {
 			continue
 		}
-		if id := r.replyTo(); ids[id] {
-			if got[id] == nil {
-				got[id] = r.m
+		id := ""
+		switch {
+		case r.req != nil && slices.ContainsFunc(reqs, func(q *mailbox.Message) bool { return q == r.req.m }):
+			id = r.req.get("id")
+		case r.req != nil:
+			if r.req.thread() == thread && r.req.get("topic") != "" {
+				id = byTopic[r.req.get("topic")]
 			}
-			continue
+		case r.thread() == thread && r.get("topic") != "":
+			id = byTopic[r.get("topic")]
 		}
-		for _, q := range reqs {
-			id := get(q, "id")
-			if got[id] == nil && get(q, "topic") != "" && get(q, "topic") == r.get("topic") {
-				got[id] = r.m
-				goto next
-			}
+		if id != "" && got[id] == nil {
+			got[id] = r.m
 		}
-		for _, q := range reqs {
-			id := get(q, "id")
-			if qr := h.byID[id]; got[id] == nil && qr.to(from(r.m)) && !r.at.Before(qr.at) {
-				got[id] = r.m
-				break
-			}
-		}
-	next:
 	}
 	return got
 }

@@ -633,7 +633,7 @@ func (r *run) researched() ([]*mailbox.Message, error) {
 		r.o.log().Info("orchestrator: a research result no request asked for", "from", from(r.in))
 		return nil, nil
 	}
-	answers := r.h.answers(reqs, ResearchResult)
+	answers := r.h.answers(r.thread, reqs, ResearchResult)
 	for _, q := range reqs {
 		if answers[get(q, "id")] == nil {
 			return nil, nil // the join waits for the others
