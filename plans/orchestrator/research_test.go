@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -69,4 +70,71 @@ func TestResearchOfTwoPipelines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentBefore files m in the orchestrator's sent/ as a message it sent,
+// as an older parley did: a history this one goes on from.
+func (h *harness) sentBefore(m *mailbox.Message) *mailbox.Message {
+	h.t.Helper()
+	m.Set("id", h.ids.New("orch"))
+	m.Set("from", "orch")
+	if err := os.WriteFile(h.ws.Mailbox("orch").Path(mailbox.Sent, get(m, "id")+".md"), m.Bytes(), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	return m
+}
+
+// TestResearchAfterPlan guards a pipeline whose plan was asked for while
+// one of its research requests was out (an older parley asked it with
+// another pipeline's research; repro-7 of a tryout): the request, given
+// up, was escalated, the person's retry sent a copy of it, its answer
+// asked the architect for the plan a second time, and the second
+// plan_result assigned again the steps already with the workers, each
+// done and reviewed twice. The request went on without its answer: a
+// decision sends nothing, parley pipeline counts it settled; an answer
+// to its copy (sent by an older parley) asks for no plan again; and a
+// plan_result again sends no step in hand.
+func TestResearchAfterPlan(t *testing.T) {
+	h := newHarness(t, researchers)
+	h.writePlan("retry.md", plan)
+	reqs := h.researching("Second.")
+	got := h.handle(h.answer(reqs[1], ResearchResult, "research_complete", "Seconds.", "topic", get(reqs[1], "topic"), "verified", "true"))
+	want(t, "one answer", got)
+	// The older parley asked for the plan then.
+	arch := mailbox.New([]byte("## Research Context\n\nAnother pipeline's.\n"))
+	arch.Set("to", "architect")
+	arch.SetValue("type", ArchitectureRequest)
+	arch.SetValue("signal", "plan")
+	arch.Set("thread", get(reqs[0], "thread"))
+	arch = h.sentBefore(arch)
+	planResult := func() *mailbox.Message {
+		return h.answer(arch, PlanResult, "plan_complete", "The plan.", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false")
+	}
+	tasks := h.handle(planResult())
+	want(t, "plan", tasks, "worker-1:task_assignment/execute", "worker-2:task_assignment/execute")
+
+	esc := h.handle(h.givenUp(reqs[0]))
+	want(t, "given up", esc, "you:escalation/decide")
+	if how := NewFates(h.ws).WentOn("orch", get(reqs[0], "id"), "researcher-2"); how != "planned" {
+		t.Errorf("WentOn of the research request given up after its pipeline was planned = %q, want planned", how)
+	}
+	out := h.handle(h.decide(esc[0], "retry", "Again."))
+	want(t, "retry", out, "you:pipeline_note/info")
+	if b := string(out[0].Body); !strings.Contains(b, "asked the architect for its plan since, without its answer, so nothing is sent again") {
+		t.Errorf("note:\n%s", b)
+	}
+
+	// The older parley sent the copy, answered now.
+	c := reqs[0].Clone()
+	for _, k := range []string{"id", "from", "created"} {
+		c.Delete(k)
+	}
+	c = h.sentBefore(c)
+	want(t, "the copy's answer", h.handle(h.answer(c, ResearchResult, "research_complete", "Transient.", "topic", get(c, "topic"), "verified", "true")))
+
+	// The plan again, its steps with the workers: nothing sent twice.
+	want(t, "the plan again", h.handle(planResult()))
+	reqs = h.submit(tasks[0], "[a.go]")
+	want(t, "submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+	want(t, "the plan again, in review", h.handle(planResult()))
 }
