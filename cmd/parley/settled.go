@@ -82,6 +82,8 @@ func settledSince(d deadLetter, how string) string {
 		return fmt.Sprintf("%s is ticked in its plan since", step)
 	case "sent again":
 		return fmt.Sprintf("%s was sent to %s again since", step, d.Agent)
+	case "planned":
+		return fmt.Sprintf("the pipeline of %s asked the architect for its plan since, without its answer", step)
 	}
 	return fmt.Sprintf("%s went on since (%s)", step, how)
 }

@@ -33,7 +33,8 @@ const (
 	// was sent again since (a task or revision, or the same request, for
 	// its step, to the same agent; of no step, a request of its type on
 	// the same topic in its thread, as a retry decision sends a research
-	// request again). A decision sends nothing.
+	// request again), or, a research request, its pipeline asked the
+	// architect for the plan since without it. A decision sends nothing.
 	WentOn
 	// Unknown: the message is none the sender's mailbox shows it sent
 	// to the agent said to have given it up.
@@ -86,8 +87,9 @@ func (g *GivenUps) Fate(id, agent string) Fate {
 }
 
 // How tells the fate of the message id that agent gave up, as Fate does,
-// and, for WentOn, which way its step went on: "answered", "ticked" or
-// "sent again".
+// and, for WentOn, which way its step went on: "answered", "ticked",
+// "sent again" or "planned" (a research request whose pipeline asked for
+// its plan since).
 func (g *GivenUps) How(id, agent string) (Fate, string) {
 	if g.h != nil {
 		return g.o.fate(g.h, id, agent)
@@ -145,6 +147,13 @@ func (o *Orchestrator) wentOn(h *history, id, agent string) (f Fate, how string)
 		// for it.
 		return WentOn, "sent again"
 	}
+	if h.plannedSince(rec) {
+		// A research request whose pipeline asked the architect for its
+		// plan since, without its answer (an older parley did, with
+		// another pipeline's research): asked again and answered, it
+		// would be joined to nothing, or ask for the plan twice.
+		return WentOn, "planned"
+	}
 	// (A remote sender's plan is in its workspace: one of the same
 	// name here is another.)
 	if pf != "" && n != 0 && !h.remote && o.stepTicked(pf, n) {
@@ -168,8 +177,9 @@ func NewFates(ws *workspace.Workspace) *Fates {
 }
 
 // WentOn returns how the step of message id, sent by sender and given
-// up by agent, went on without it since (WentOn): "answered", "ticked"
-// or "sent again"; "" when it did not, or the sender is no agent.
+// up by agent, went on without it since (WentOn): "answered", "ticked",
+// "sent again" or "planned"; "" when it did not, or the sender is no
+// agent.
 func (f *Fates) WentOn(sender, id, agent string) string {
 	if _, ok := f.ws.Agent(sender); !ok || id == "" {
 		return ""

@@ -302,8 +302,9 @@ func isAnswer(typ string) bool { return answerKind(typ) != "" }
 // A second answer to one request (dup) is set aside, never acted on
 // twice: a worker that printed its submission twice is reviewed once,
 // a triage written twice sends its research requests once. A second
-// plan_result is none: acted on again, it sends nothing twice (see
-// assigned), and an architect may well mend a plan that did not check.
+// plan_result is none: acted on again, it sends nothing twice (no step
+// in hand is assigned again: see assigned and run.inHand), and an
+// architect may well mend a plan that did not check.
 func (h *history) correlate() {
 	recs := slices.Clone(h.all)
 	slices.SortStableFunc(recs, func(a, b *record) int { return a.at.Compare(b.at) })
@@ -620,40 +621,53 @@ func (h *history) lastFanOut(thread string) []*mailbox.Message {
 	return reqs
 }
 
-// answers matches the received messages of type typ to the requests:
-// by reply_to, else by topic, else the first request not yet answered
-// that went to the message's sender.
-func (h *history) answers(reqs []*mailbox.Message, typ string) map[string]*mailbox.Message {
+// fanOutStart is the message the research requests reqs of one fan-out
+// were sent for (the triage_result they reply to), else the first of
+// them: whatever is sent after it in their thread was sent after the
+// fan-out began.
+func (h *history) fanOutStart(reqs []*mailbox.Message) *mailbox.Message {
+	if t := h.byID[get(reqs[0], "reply_to")]; t != nil {
+		return t.m
+	}
+	return reqs[0]
+}
+
+// answers matches the received messages of type typ to reqs, the
+// requests of one fan-out in thread: each counts for the request it
+// answers as correlate finds it (the one its reply_to names, else the
+// oldest open one to its sender, in its thread and of its topic when it
+// names them), and only when that is one of reqs, or one of reqs
+// replaced (the same topic, in thread: sent again after it was given
+// up). An answer to a request of another pipeline counts for none here,
+// whatever its topic: two requests that ask the same questions each
+// wait for their own answers. One that answers no request of ours
+// counts for the request of its topic in thread, if its thread is.
+func (h *history) answers(thread string, reqs []*mailbox.Message, typ string) map[string]*mailbox.Message {
 	got := map[string]*mailbox.Message{}
-	ids := map[string]bool{}
+	byTopic := map[string]string{} // a topic -> the id of the request of reqs that asks it
 	for _, q := range reqs {
-		ids[get(q, "id")] = true
+		if t := get(q, "topic"); t != "" {
+			byTopic[t] = get(q, "id")
+		}
 	}
 	for _, r := range h.all {
 		if r.sent || r.typ() != typ {
 			continue
 		}
-		if id := r.replyTo(); ids[id] {
-			if got[id] == nil {
-				got[id] = r.m
+		id := ""
+		switch {
+		case r.req != nil && slices.ContainsFunc(reqs, func(q *mailbox.Message) bool { return q == r.req.m }):
+			id = r.req.get("id")
+		case r.req != nil:
+			if r.req.thread() == thread && r.req.get("topic") != "" {
+				id = byTopic[r.req.get("topic")]
 			}
-			continue
+		case r.thread() == thread && r.get("topic") != "":
+			id = byTopic[r.get("topic")]
 		}
-		for _, q := range reqs {
-			id := get(q, "id")
-			if got[id] == nil && get(q, "topic") != "" && get(q, "topic") == r.get("topic") {
-				got[id] = r.m
-				goto next
-			}
+		if id != "" && got[id] == nil {
+			got[id] = r.m
 		}
-		for _, q := range reqs {
-			id := get(q, "id")
-			if qr := h.byID[id]; got[id] == nil && qr.to(from(r.m)) && !r.at.Before(qr.at) {
-				got[id] = r.m
-				break
-			}
-		}
-	next:
 	}
 	return got
 }
@@ -677,7 +691,8 @@ func (r *record) forStep(planFile string, step int) bool {
 }
 
 // assigned reports whether the step was given to a worker since the last
-// plan_result.
+// plan_result. (One given before and still in hand is not given again
+// either: see run.inHand.)
 func (h *history) assigned(thread, planFile string, step int) bool {
 	found := false
 	h.each(thread, func(r *record) {
@@ -801,6 +816,17 @@ func (h *history) escalated(kind, field, id, agent string) bool {
 	return false
 }
 
+// escalatedAbout reports whether an escalation of kind was sent about
+// the message id (its about: field).
+func (h *history) escalatedAbout(kind, id string) bool {
+	for _, r := range h.all {
+		if r.sent && r.get("escalation") == kind && r.get("about") == id {
+			return true
+		}
+	}
+	return false
+}
+
 // givenUpIn is the workspace the newest give-up of the message id by
 // agent was told from, by parley's notice (workspace:) or the
 // given_up escalation that passed it on: empty when it was given up
@@ -882,6 +908,22 @@ func (h *history) sentAgainSince(rec *record, agent string) bool {
 			continue
 		}
 		if r.typ() == rec.typ() || work(r.typ()) && work(rec.typ()) {
+			return true
+		}
+	}
+	return false
+}
+
+// plannedSince reports whether rec is a research request whose
+// pipeline asked the architect for its plan since it was sent: the
+// research was joined without it (its answer, or the answer of one sent
+// again for it, joins nothing now: see researched).
+func (h *history) plannedSince(rec *record) bool {
+	if rec.typ() != ResearchRequest {
+		return false
+	}
+	for _, r := range h.all {
+		if r != h.cur && r.sent && r.typ() == ArchitectureRequest && r.at.After(rec.at) && r.thread() == rec.thread() {
 			return true
 		}
 	}

@@ -633,14 +633,18 @@ func (r *run) researched() ([]*mailbox.Message, error) {
 		r.o.log().Info("orchestrator: a research result no request asked for", "from", from(r.in))
 		return nil, nil
 	}
-	answers := r.h.answers(reqs, ResearchResult)
+	answers := r.h.answers(r.thread, reqs, ResearchResult)
 	for _, q := range reqs {
 		if answers[get(q, "id")] == nil {
 			return nil, nil // the join waits for the others
 		}
 	}
-	if r.h.sentAfter(r.thread, ArchitectureRequest, reqs[len(reqs)-1]) {
-		return nil, nil // joined already: a duplicate result
+	if r.h.sentAfter(r.thread, ArchitectureRequest, r.h.fanOutStart(reqs)) {
+		// Joined already: a duplicate result, or the answer to a
+		// request sent again after the plan was asked for (an older
+		// parley asked for it with another pipeline's research). Its
+		// plan asked for again would be dispatched again.
+		return nil, nil
 	}
 	var b strings.Builder
 	b.WriteString("## Research Context\n")
@@ -753,7 +757,7 @@ func (r *run) dispatch(p *plans.Plan) ([]*mailbox.Message, error) {
 	busy := map[string]int{} // a file -> the step under way that changes it
 	var todo []plans.Step
 	for _, s := range steps {
-		if r.h.assigned(r.thread, p.Path, s.Number) {
+		if r.h.assigned(r.thread, p.Path, s.Number) || r.inHand(p.Path, s.Number) {
 			for _, f := range s.Files {
 				busy[f] = s.Number
 			}
@@ -784,6 +788,29 @@ func (r *run) dispatch(p *plans.Plan) ([]*mailbox.Message, error) {
 		out = append(out, note...)
 	}
 	return out, nil
+}
+
+// inHand reports whether step n of the plan pf is in hand: its task (or
+// revision) was sent in the pipeline's thread, and what came back of it
+// since was not set aside for a plan that did not check (a submission or
+// a verdict escalated with the plan, see setAside: only the step sent
+// again answers it). A step in hand is with its worker or its reviewers,
+// or waits on the person's decision about it: a plan_result again (the
+// same plan written twice, or planned again) never sends it twice.
+func (r *run) inHand(pf string, n int) bool {
+	var work, back *record
+	r.h.each(r.thread, func(rec *record) {
+		switch {
+		case rec.sent && (rec.typ() == TaskAssignment || rec.typ() == RevisionRequest) && rec.forStep(pf, n):
+			work, back = rec, nil
+		case work != nil && !rec.sent && rec.dup == nil && rec.req != nil && rec.req.forStep(pf, n) && rec.at.After(work.at):
+			back = rec
+		}
+	})
+	if work == nil {
+		return false
+	}
+	return back == nil || !r.h.escalatedAbout(EscalatePlan, back.get("id")) || !r.setAside(back)
 }
 
 // overlap returns the first of files a step under way changes, with that
@@ -1559,6 +1586,8 @@ func (r *run) sendAgain(esc *mailbox.Message, decision, id, agent, what string) 
 			return append(out, next...), errors.Join(err, nerr)
 		}
 		return out, err
+	case fate == WentOn && how == "planned":
+		return r.note(fmt.Sprintf("Your answer was noted; the pipeline of the %s %s (%s) asked the architect for its plan since, without its answer, so nothing is sent again.", orNone(typeOf(r.h.byID[id].m)), what, id))
 	case fate == WentOn:
 		return r.note(fmt.Sprintf("Your answer was noted; the step of the message %s (%s) went on since (%s), so nothing is sent again.", what, id, how))
 	}

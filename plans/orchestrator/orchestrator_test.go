@@ -1486,3 +1486,67 @@ func TestHistoryFollowsFiles(t *testing.T) {
 		t.Errorf("after the file was removed: body %q", got)
 	}
 }
+
+// TestPlanAgain guards a plan_result handled again while its steps are
+// in hand: each step went to a worker a second time, as a plan_result
+// started the steps afresh, and was done and reviewed twice. A step in
+// hand (with its worker, in review) is never sent again; one whose
+// submission was set aside while the plan did not check is, when the
+// person's retry has the architect plan again.
+func TestPlanAgain(t *testing.T) {
+	t.Run("the same plan", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		arch := h.byType(t, ArchitectureRequest)
+		again := func() []*mailbox.Message {
+			return h.handle(h.answer(arch, PlanResult, "plan_complete", "The plan.", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false"))
+		}
+		want(t, "the plan again", again())
+		reqs := h.submit(tasks[0], "[a.go]")
+		want(t, "submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+		want(t, "the plan again, step 1 in review", again())
+	})
+	t.Run("planned again", func(t *testing.T) {
+		h := newHarness(t, config)
+		tasks := h.toPlan()
+		h.writePlan("retry.md", strings.Replace(plan, "(depends on Wave 1)", "(depends on Wave 3)", 1))
+		esc := h.submit(tasks[0], "[a.go]")
+		want(t, "submission, the plan broken", esc, "you:escalation/decide")
+		out := h.handle(h.decide(esc[0], "retry", "Plan it again."))
+		want(t, "retry", out, "architect:architecture_request/plan")
+		h.writePlan("retry.md", plan)
+		out = h.handle(h.answer(out[0], PlanResult, "plan_complete", "The plan.", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false"))
+		want(t, "planned again", out, "worker-1:task_assignment/execute")
+		if get(out[0], "step") != "1" {
+			t.Errorf("planned again: the task of step %s sent again, want step 1's (its submission set aside; step 2 is with its worker)", get(out[0], "step"))
+		}
+	})
+}
+
+// byType is the last message of type typ the orchestrator sent.
+func (h *harness) byType(t *testing.T, typ string) *mailbox.Message {
+	t.Helper()
+	box := h.ws.Mailbox("orch")
+	names, err := box.Names(mailbox.Sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *mailbox.Message
+	for _, n := range names {
+		b, err := os.ReadFile(box.Path(mailbox.Sent, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := mailbox.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typeOf(m) == typ {
+			last = m
+		}
+	}
+	if last == nil {
+		t.Fatalf("no %s sent", typ)
+	}
+	return last
+}
