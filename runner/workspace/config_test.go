@@ -151,6 +151,19 @@ func TestFindWorkspace(t *testing.T) {
 	if _, err := Find(t.TempDir()); !errors.Is(err, ErrNoWorkspace) {
 		t.Errorf("Find outside a workspace = %v, want ErrNoWorkspace", err)
 	}
+	// parley.yaml removed by mistake: the workspace is still found, and
+	// said to miss it (it was "not in a parley workspace", hinting init).
+	if err := os.Remove(filepath.Join(ws.Root, ConfigFile)); err != nil {
+		t.Fatal(err)
+	}
+	got, err = Find(deep)
+	var mce *MissingConfigError
+	if got != ws.Root || !errors.As(err, &mce) || mce.Root != ws.Root {
+		t.Errorf("Find(%s) without parley.yaml = %q, %v; want %q, a *MissingConfigError", deep, got, err, ws.Root)
+	}
+	if _, err := Open(ws.Root); !errors.As(err, &mce) {
+		t.Errorf("Open without parley.yaml = %v; want a *MissingConfigError", err)
+	}
 }
 
 func TestInitWorkspace(t *testing.T) {
