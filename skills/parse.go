@@ -127,7 +127,7 @@ func (p *parser) frontmatter(data []byte) (body []byte, bodyLine int) {
 	case s.Name == "":
 		p.problem(1, "frontmatter: name: missing", false)
 	case mailbox.CheckName(s.Name) != nil:
-		p.problem(1, "frontmatter: name: "+mailbox.CheckName(s.Name).Error(), false)
+		p.problem(max(m.Payload().Line("name"), 1), "frontmatter: name: "+mailbox.CheckName(s.Name).Error(), false)
 	}
 	if s.Description == "" {
 		p.problem(1, "frontmatter: description: missing", true)

@@ -84,7 +84,7 @@ func TestParseProblems(t *testing.T) {
 		{"no frontmatter", "# A protocol\n\n### `[PING]`\n", "~1: no frontmatter (name:, description:): named \"broken\" after its file"},
 		{"frontmatter never closed", "---\nname: bad\n\n# A protocol\n", "1: frontmatter: frontmatter is never closed"},
 		{"name missing", "---\ndescription: x\n---\n", "1: frontmatter: name: missing"},
-		{"name not kebab-case", "---\nname: Bad Name\ndescription: x\n---\n", `1: frontmatter: name: "Bad Name" is not a valid name`},
+		{"name not kebab-case", "---\nname: Bad Name\ndescription: x\n---\n", `2: frontmatter: name: "Bad Name" is not a valid name`},
 		{"malformed table", front + "### `[PING]`\n\n| Field | Required | Description\n| `x` | Yes | an x |\n", "7: looks like a table but is not one"},
 		{"heading without a type", front + "## Messages\n\n### `[]`\n", "7: heading \"`[]`\" names no message type"},
 		{"two types with the same name", front + "### `[PING]`\n\nx\n\n### `[PING]`\n", "9: [PING] is defined twice: here and on line 5"},
