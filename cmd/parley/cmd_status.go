@@ -320,7 +320,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	if rep.ProtocolError != "" {
 		refuse := "parley send and parley run refuse every message until it is mended"
 		if rep.Runner != nil {
-			refuse = runnerKeepsText(rep.Runner) + "; " + strings.Replace(refuse, "parley run", "a new parley run", 1)
+			refuse = runnerKeepsText(rep.Runner) + "; parley send and a new parley run refuse every message until it is mended"
 		}
 		if rep.ProtocolError == shownConfigError {
 			fmt.Fprintf(e.stdout, "skills    NOT loaded (the reason above): %s\n", refuse)
