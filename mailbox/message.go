@@ -500,6 +500,8 @@ func yamlError(err error, header []byte, firstLine int) error {
 	line, msg := yamlerr.Line(header, err)
 	if line == 0 {
 		line = max(badLine(header), 1)
+	} else {
+		msg = yamlerr.Hint(header, line, msg)
 	}
 	return &ParseError{Line: line + firstLine - 1, Field: "header", Err: errors.New(msg)}
 }

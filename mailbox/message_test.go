@@ -1067,8 +1067,8 @@ func TestParseYAMLErrorLine(t *testing.T) {
 	}{
 		{"bracket left open", "to: gm\ncc: [a, b\ntype: X\n", 3, "did not find expected ',' or ']'"},
 		{"bracket left open, long", long + "to: gm\ncc: [a, b\ntype: X\n", 303, "did not find expected ',' or ']'"},
-		{"entry out of its block, long", long + "to: gm\nfields:\n  a: 1\n b: 2\n", 305, "did not find expected key"},
-		{"mapping values, long", long + "to: gm\ntype: a: b\n", 303, "mapping values are not allowed in this context"},
+		{"entry out of its block, long", long + "to: gm\nfields:\n  a: 1\n b: 2\n", 305, "did not find expected key (indented unlike the keys beside it: line it up with them)"},
+		{"mapping values, long", long + "to: gm\ntype: a: b\n", 303, `mapping values are not allowed in this context (a value holding ": " must be quoted: key: "a: b")`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte("---\n" + tt.header + "---\nbody\n"))

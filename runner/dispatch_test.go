@@ -153,7 +153,7 @@ agents:
 		t.Fatal(err)
 	}
 	for agent, want := range map[string]string{
-		"failer":  "failer: gave up after 2 attempts: exit code 3: the program failed",
+		"failer":  "failer: gave up after 2 attempts: exit code 3: no luck (the last line of its stderr)",
 		"hanger":  "hanger: gave up after 1 attempt: timed out after 300ms: killed",
 		"missing": "missing: gave up after 1 attempt: cannot start ./no-such-program",
 		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB): killed",

@@ -243,7 +243,14 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	default:
 		var ee *exec.ExitError
 		if errors.As(werr, &ee) {
-			return nil, &HandleError{Err: errors.New("the program failed"), ExitCode: ee.ExitCode(), Stderr: stderr.String()}
+			// The last line it wrote on stderr is most often the cause
+			// (sh: cannot open agents/fixr.sh): the run's log, parley
+			// status and the run's summary show it, not only dead/.
+			why := errors.New("the program failed")
+			if last := lastLine(stderr.String()); last != "" {
+				why = fmt.Errorf("%s (the last line of its stderr)", last)
+			}
+			return nil, &HandleError{Err: why, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
 		}
 		return nil, &HandleError{Err: werr, ExitCode: -1, Stderr: stderr.String()}
 	}

@@ -98,7 +98,7 @@ func TestGivenUpNotice(t *testing.T) {
 	want := map[string]string{
 		"from": workspace.Runner, "to": "lead", "type": workspace.GivenUpNotice, "thread": given, // lead's message has no thread of its own
 		"given_up": given, "agent": "failer", "attempts": "2",
-		"reason": "failer: gave up after 2 attempts: exit code 3: the program failed",
+		"reason": "failer: gave up after 2 attempts: exit code 3: no luck (the last line of its stderr)",
 		"dead":   "mailboxes/failer/dead/" + mailbox.FileName(given),
 	}
 	if d := cmp.Diff(want, got); d != "" {
@@ -208,7 +208,7 @@ func TestGivenUpNoticeAfterCrash(t *testing.T) {
 	if id, _ := n.Header().Get("id"); id != noticeOfGiveUp("failer", kept, at) || !mailbox.IsID(id) {
 		t.Errorf("the notice's id = %q, want %q", id, noticeOfGiveUp("failer", kept, at))
 	}
-	for k, want := range map[string]string{"agent": "failer", "reason": "failer: gave up after 1 attempt: exit code 3: the program failed", "dead": "mailboxes/failer/dead/" + mailbox.FileName(kept)} {
+	for k, want := range map[string]string{"agent": "failer", "reason": "failer: gave up after 1 attempt: exit code 3: no luck (the last line of its stderr)", "dead": "mailboxes/failer/dead/" + mailbox.FileName(kept)} {
 		if got, _ := n.Header().Get(k); got != want {
 			t.Errorf("the notice's %s = %q, want %q", k, got, want)
 		}
@@ -450,7 +450,7 @@ func TestGivenUpNoticeToRemoteSender(t *testing.T) {
 	want := map[string]string{
 		"from": workspace.Runner, "to": "orch", "type": workspace.GivenUpNotice,
 		"given_up": task, "given_up_type": "task_assignment", "agent": "failer",
-		"reason": "failer: gave up after 1 attempt: exit code 3: the program failed",
+		"reason": "failer: gave up after 1 attempt: exit code 3: no luck (the last line of its stderr)",
 		"dead":   "mailboxes/failer/dead/" + mailbox.FileName(task), "workspace": "inn",
 	}
 	if d := cmp.Diff(want, got); d != "" {

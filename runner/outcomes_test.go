@@ -71,7 +71,7 @@ timeouts:
 	dead := one(workspace.GivenUp, ofID(failed))
 	deadPath := filepath.Join("mailboxes", "failer", "dead", mailbox.FileName(failed))
 	want = workspace.Entry{Outcome: workspace.GivenUp, Agent: "failer", ID: failed, From: "lead", File: mailbox.FileName(failed),
-		Path: deadPath, Attempts: 2, Reason: "failer: gave up after 2 attempts: exit code 3: the program failed"}
+		Path: deadPath, Attempts: 2, Reason: "failer: gave up after 2 attempts: exit code 3: no luck (the last line of its stderr)"}
 	if d := cmp.Diff(want, dead); d != "" {
 		t.Errorf("dead line (-want +got):\n%s", d)
 	}

@@ -105,7 +105,11 @@ func (r *Runner) checkConfig(ctx context.Context) (again time.Time, hold bool) {
 	r.config.stamp = stamp
 	if err := r.reload(ctx); err != nil {
 		r.config.err, r.config.errAt = err, now
-		r.log.Error(workspace.ConfigFile+" not reloaded; routing goes on with the configuration loaded before", "err", err)
+		if errors.As(err, new(*workspace.MissingConfigError)) {
+			r.log.Error(workspace.ConfigFile+" was removed; routing goes on with the configuration loaded before (put it back: git checkout "+workspace.ConfigFile+")", "dir", root)
+		} else {
+			r.log.Error(workspace.ConfigFile+" not reloaded; routing goes on with the configuration loaded before", "err", err)
+		}
 	} else {
 		r.config.err = nil
 	}

@@ -465,7 +465,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range warnings {
+	for _, w := range append(warnings, ws.MissingRunFiles()...) {
 		opts.Logger.Warn(w)
 	}
 	warnUnknownMailboxes(ws, opts.Logger)

@@ -247,21 +247,30 @@ func (e *env) openWorkspaceToRead(c *cli.Context) (*workspace.Workspace, error) 
 	return ws, nil
 }
 
-func openWorkspaceWith(c *cli.Context, opts workspace.LoadOptions) (*workspace.Workspace, error) {
+// findRoot finds the root of the workspace -C names, or the current
+// directory is in (workspace.Find).
+func findRoot(c *cli.Context) (string, error) {
 	dir := c.String("workspace")
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return nil, noDirError(dir)
+			return "", noDirError(dir)
 		}
 	} else {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		dir = wd
 	}
-	root, err := workspace.Find(dir)
+	return workspace.Find(dir)
+}
+
+func openWorkspaceWith(c *cli.Context, opts workspace.LoadOptions) (*workspace.Workspace, error) {
+	root, err := findRoot(c)
 	if err != nil {
+		if note := workspace.RunnerKeeps(root); root != "" && note != "" {
+			return nil, fmt.Errorf("%w%s", err, note)
+		}
 		return nil, err
 	}
 	ws, err := workspace.OpenWith(root, opts)

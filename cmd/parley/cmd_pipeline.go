@@ -479,7 +479,9 @@ func printPipeline(e *env, rep pipelineReport, all bool) {
 			}
 			fmt.Fprintf(w, "  %s  %s gave up %s\n", d.ID, d.Agent, printable(what))
 			fmt.Fprintf(w, "    %s\n", printable(d.Reason))
-			if d.Stderr != "" {
+			if d.Stderr != "" && !strings.Contains(d.Reason, d.Stderr) {
+				// A command's reason carries its last stderr line
+				// already.
 				fmt.Fprintf(w, "    stderr: %s\n", printable(d.Stderr))
 			}
 			fmt.Fprintf(w, "    retry: %s\n", d.Retry)

@@ -28,11 +28,27 @@ func statusCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
+			opts := statusOptions{All: c.Bool("all"), JSON: c.Bool("json")}
 			ws, err := e.openWorkspaceToRead(c)
 			if err != nil {
-				return err
+				// parley.yaml cannot be loaded, or is missing: the
+				// mailboxes are shown all the same, as the running
+				// runner has them, or as mailboxes/ holds them.
+				root, ferr := findRoot(c)
+				if root == "" || ferr != nil && !errors.As(ferr, new(*workspace.MissingConfigError)) {
+					return err
+				}
+				if ferr == nil {
+					// The error without what the running runner does:
+					// the report says that.
+					_, ferr = workspace.OpenWith(root, workspace.LoadOptions{SkipUnknown: true})
+				}
+				if ferr == nil {
+					return err // mended meanwhile
+				}
+				ws, opts.ConfigError = unloadedWorkspace(root), ferr
 			}
-			return runStatus(e, ws, statusOptions{All: c.Bool("all"), JSON: c.Bool("json")}, time.Now())
+			return runStatus(e, ws, opts, time.Now())
 		},
 	}
 }
@@ -40,6 +56,32 @@ func statusCommand(e *env) *cli.Command {
 type statusOptions struct {
 	All  bool // every rejected file and dead letter
 	JSON bool
+	// ConfigError is why parley.yaml could not be loaded: ws is then an
+	// unloadedWorkspace.
+	ConfigError error
+}
+
+// unloadedWorkspace is the workspace at root as status shows it when its
+// parley.yaml cannot be loaded (or is missing): the agents the running
+// runner routes for, then the other mailboxes in mailboxes/, each with
+// nothing but its name.
+func unloadedWorkspace(root string) *workspace.Workspace {
+	var names []string
+	if info := workspace.ReadRunnerInfo(root); info != nil {
+		names = append(names, info.Agents...)
+	}
+	if des, err := os.ReadDir(filepath.Join(root, workspace.MailboxesDir)); err == nil {
+		for _, de := range des {
+			if de.IsDir() && mailbox.CheckName(de.Name()) == nil && !slices.Contains(names, de.Name()) {
+				names = append(names, de.Name())
+			}
+		}
+	}
+	cfg := &workspace.Config{}
+	for _, n := range names {
+		cfg.Agents = append(cfg.Agents, workspace.Agent{Name: n})
+	}
+	return &workspace.Workspace{Root: root, Config: cfg}
 }
 
 // statusProblems is how many rejected files, and as many dead letters,
@@ -61,8 +103,14 @@ type statusReport struct {
 	// Unknown are mailboxes of no agent of parley.yaml: what an agent
 	// renamed or removed left behind.
 	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
+	// ConfigError is why parley.yaml cannot be loaded (or that it is
+	// missing): the agents are then the running runner's, and the
+	// mailboxes in mailboxes/; parley send and a new parley run refuse
+	// until it is mended.
+	ConfigError string `json:"config_error,omitempty"`
 	// ProtocolError is why the workspace's skills cannot be loaded: send
-	// and run refuse every message until it is mended.
+	// and a new run refuse every message until it is mended (a running
+	// runner routes with the skills it loaded before).
 	ProtocolError string `json:"protocol_error,omitempty"`
 	// UnheldRoles are the roles the skills name that no agent has.
 	UnheldRoles []workspace.UnheldRole `json:"unheld_roles,omitempty"`
@@ -166,13 +214,15 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
 	rep.Seat = rep.RunnerPID > 0 && ws.SeatHolds()
-	if protocol, err := ws.Protocol(); err == nil {
+	if opts.ConfigError != nil {
+		rep.ConfigError = opts.ConfigError.Error()
+	} else if protocol, err := ws.Protocol(); err == nil {
 		rep.UnheldRoles = ws.UnheldRoles(protocol)
 		rep.UnknownRoles = ws.UnknownRoles(protocol)
 	} else {
 		rep.ProtocolError = err.Error()
 	}
-	if rep.RunnerPID == 0 {
+	if rep.RunnerPID == 0 && rep.ConfigError == "" {
 		// A running runner says what of parley.yaml it could not load
 		// (and routes on with what it loaded before); with none, what
 		// parley run would refuse to start with.
@@ -228,7 +278,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		if err := e.printJSON(rep); err != nil {
 			return err
 		}
-		return rep.broken()
+		return rep.broken(opts.ConfigError)
 	}
 	runnerState := "not running"
 	switch {
@@ -240,18 +290,43 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		runnerState = "running"
 	}
 	fmt.Fprintf(e.stdout, "workspace %s\nrunner    %s\n", ws.Root, runnerState)
+	shownConfigError := "" // the running runner's, shown under config
 	if info := rep.Runner; info != nil {
 		fmt.Fprintf(e.stdout, "config    loaded %s\n", ago(info.Loaded, now))
-		if info.ConfigError != "" && workspace.StampConfig(ws.Root).String() == info.Files {
+		switch {
+		case errors.As(opts.ConfigError, new(*workspace.MissingConfigError)):
+			fmt.Fprintf(e.stdout, "          %s\n          %s; parley send and a new parley run refuse until it is back\n",
+				printable(rep.ConfigError), runnerKeepsText(info))
+		case rep.ConfigError != "":
+			fmt.Fprintf(e.stdout, "          %s as saved now is NOT loaded: %s; parley send and a new parley run refuse until it is mended:\n          %s\n",
+				workspace.ConfigFile, runnerKeepsText(info), reasonLines(rep.ConfigError, "          "))
+		case info.ConfigError != "" && workspace.StampConfig(ws.Root).String() == info.Files:
+			shownConfigError = info.ConfigError
 			fmt.Fprintf(e.stdout, "          %s as saved now is NOT loaded (tried %s); the runner routes with the one loaded before:\n          %s\n",
-				workspace.ConfigFile, ago(info.ConfigErrorAt, now), printable(info.ConfigError))
+				workspace.ConfigFile, ago(info.ConfigErrorAt, now), reasonLines(info.ConfigError, "          "))
 		}
 		if info.JournalLost > 0 {
 			fmt.Fprintf(e.stdout, "journal   %s (found %s)\n", workspace.JournalLostText(info.JournalLost), ago(info.JournalLostAt, now))
 		}
 	}
+	switch {
+	case rep.Runner != nil || rep.ConfigError == "":
+	case errors.As(opts.ConfigError, new(*workspace.MissingConfigError)):
+		fmt.Fprintf(e.stdout, "config    %s\n          parley send and parley run refuse until it is back\n", printable(rep.ConfigError))
+	default:
+		fmt.Fprintf(e.stdout, "config    %s is NOT loaded: parley send and parley run refuse until it is mended:\n          %s\n",
+			workspace.ConfigFile, reasonLines(rep.ConfigError, "          "))
+	}
 	if rep.ProtocolError != "" {
-		fmt.Fprintf(e.stdout, "skills    NOT loaded: %s\n          send and run refuse every message until it is mended\n", printable(rep.ProtocolError))
+		refuse := "parley send and parley run refuse every message until it is mended"
+		if rep.Runner != nil {
+			refuse = runnerKeepsText(rep.Runner) + "; parley send and a new parley run refuse every message until it is mended"
+		}
+		if rep.ProtocolError == shownConfigError {
+			fmt.Fprintf(e.stdout, "skills    NOT loaded (the reason above): %s\n", refuse)
+		} else {
+			fmt.Fprintf(e.stdout, "skills    NOT loaded: %s\n          %s\n", reasonLines(rep.ProtocolError, "          "), refuse)
+		}
 	}
 	for _, p := range rep.DriverProblems {
 		fmt.Fprintf(e.stdout, "agents    %s\n          parley run refuses to start until it is mended\n", printable(p))
@@ -422,7 +497,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		return out
 	})
 	printFiles(e, agents, "ignored in outboxes (editor scratch files, never routed)", func(a workspace.AgentStatus) []string { return a.Ignored })
-	return rep.broken()
+	return rep.broken(opts.ConfigError)
 }
 
 // hasOrchestrator reports whether ws runs the dev pipeline: an agent
@@ -436,18 +511,41 @@ func hasOrchestrator(ws *workspace.Workspace) bool {
 	return false
 }
 
-// errSkillsNotLoaded is status's error for a workspace whose skills
-// cannot be loaded: the report says why, and the exit code that the
-// workspace is broken (send and run refuse every message).
-var errSkillsNotLoaded = errors.New("the skills of parley.yaml are not loaded: send and run refuse every message until it is mended (the report says why)")
+// runnerKeepsText says what a running runner does while the files on
+// disk cannot be loaded.
+func runnerKeepsText(info *workspace.RunnerInfo) string {
+	return fmt.Sprintf("the running runner routes with the configuration it loaded at %s", info.Loaded.Local().Format("15:04:05"))
+}
+
+// reasonLines is a reason of several lines (a skill's problems under the
+// parley.yaml line that names it) as status prints it: each line
+// printable, the lines after the first indented by indent.
+func reasonLines(s, indent string) string {
+	return strings.ReplaceAll(printableLines(strings.TrimRight(s, "\n")), "\n", "\n"+indent)
+}
 
 // broken is the error a status report ends with: the workspace cannot
 // work as it is. Problems it can work around (rejected files, dead
-// letters, a parley.yaml the running runner could not reload) are
-// reported, not errors.
-func (r statusReport) broken() error {
-	if r.ProtocolError != "" {
-		return errSkillsNotLoaded
+// letters) are reported, not errors; nor is a parley.yaml the running
+// runner could not reload when commands can still load it. configErr is
+// why parley.yaml could not be loaded at all: with no runner, it is the
+// error; with one, that send and a new run refuse.
+func (r statusReport) broken(configErr error) error {
+	keeps := ""
+	if r.Runner != nil {
+		keeps = "; " + runnerKeepsText(r.Runner)
+	}
+	switch {
+	case configErr != nil && r.Runner == nil:
+		return configErr
+	case errors.As(configErr, new(*workspace.MissingConfigError)):
+		return fmt.Errorf("%s is missing: parley send and a new parley run refuse until it is back%s (the report says where)", workspace.ConfigFile, keeps)
+	case configErr != nil:
+		return fmt.Errorf("%s is not loaded: parley send and a new parley run refuse until it is mended%s (the report says why)", workspace.ConfigFile, keeps)
+	case r.ProtocolError != "" && r.Runner == nil:
+		return errors.New("the skills of parley.yaml are not loaded: parley send and parley run refuse every message until it is mended (the report says why)")
+	case r.ProtocolError != "":
+		return fmt.Errorf("the skills of parley.yaml are not loaded: parley send and a new parley run refuse every message until it is mended%s (the report says why)", keeps)
 	}
 	if len(r.DriverProblems) > 0 {
 		return errNoDriver

@@ -169,7 +169,7 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &le), errors.Is(err, bridge.ErrLocked):
 		return exitLocked
-	case errors.Is(err, workspace.ErrNoWorkspace), errors.As(err, new(noDirError)):
+	case errors.Is(err, workspace.ErrNoWorkspace), errors.As(err, new(noDirError)), errors.As(err, new(*workspace.MissingConfigError)):
 		return exitNoWorkspace
 	case errors.As(err, &re), errors.As(err, new(*bridgeRefusedError)):
 		return exitRefused

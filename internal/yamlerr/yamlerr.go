@@ -116,3 +116,44 @@ func decode(b []byte) (err error) {
 	var doc yaml.Node
 	return yaml.Unmarshal(b, &doc)
 }
+
+// Hint returns msg, a problem Line returned for text at line (from 1),
+// with the likely cause of the mistakes people make most added in words:
+// a value holding ": " left unquoted, a key indented further than the
+// one above it, a list item added under the wrong section. Any other
+// problem is returned as it is.
+func Hint(text []byte, line int, msg string) string {
+	lines := strings.Split(string(text), "\n")
+	at := func(n int) string { // line n (from 1), "" past the text
+		if n < 1 || n > len(lines) {
+			return ""
+		}
+		return strings.TrimRight(lines[n-1], " \t\r")
+	}
+	indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
+	here := at(line)
+	body := strings.TrimPrefix(strings.TrimSpace(here), "- ")
+	above := ""
+	for n := line - 1; n >= 1; n-- {
+		if s := at(n); strings.TrimSpace(s) != "" && !strings.HasPrefix(strings.TrimSpace(s), "#") {
+			above = s
+			break
+		}
+	}
+	switch msg {
+	case "mapping values are not allowed in this context":
+		if _, value, ok := strings.Cut(body, ": "); ok && strings.Contains(value, ": ") && !strings.ContainsAny(value[:1], `"'[{`) {
+			return msg + ` (a value holding ": " must be quoted: key: "a: b")`
+		}
+		if above != "" && indent(here) > indent(above) {
+			return msg + " (indented further than the line above: line its key up with the keys beside it)"
+		}
+		return msg + ` (a key not lined up with the keys beside it, or a value holding ": " left unquoted)`
+	case "did not find expected key":
+		if strings.HasPrefix(strings.TrimSpace(here), "- ") {
+			return msg + " (a list item that does not fit where it is: put it under its list, indented as the items there are)"
+		}
+		return msg + " (indented unlike the keys beside it: line it up with them)"
+	}
+	return msg
+}

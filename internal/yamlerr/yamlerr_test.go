@@ -41,3 +41,32 @@ func TestLine(t *testing.T) {
 		})
 	}
 }
+
+// TestHint: the YAML mistakes people make most are said with their
+// likely cause; yaml.v3's words alone said nothing of what to do.
+func TestHint(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		text string
+		want string // what Hint adds to the problem
+	}{
+		{"a value holding \": \"", "to: bot\nsummary: Status: all green\n", `(a value holding ": " must be quoted: key: "a: b")`},
+		{"one space too far", "agents:\n  - name: bot\n    driver: command\n     run: [sh, x.sh]\n", "(indented further than the line above: line its key up with the keys beside it)"},
+		{"a list item after another section", "agents:\n  - name: me\nrouter:\n  settle: 1s\n  - name: extra\n", "(a list item that does not fit where it is: put it under its list, indented as the items there are)"},
+		{"a key indented less", "a:\n  x: 1\n y: 2\n", "(indented unlike the keys beside it: line it up with them)"},
+		{"no hint", "b: [x, y\nc: 2\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var doc yaml.Node
+			err := yaml.Unmarshal([]byte(tt.text), &doc)
+			if err == nil {
+				t.Fatal("the text parses")
+			}
+			line, msg := Line([]byte(tt.text), err)
+			got := strings.TrimSpace(strings.TrimPrefix(Hint([]byte(tt.text), line, msg), msg))
+			if got != tt.want {
+				t.Errorf("Hint(%q, %d, %q) adds %q; want %q", tt.text, line, msg, got, tt.want)
+			}
+		})
+	}
+}

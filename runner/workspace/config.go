@@ -143,6 +143,9 @@ type Agent struct {
 	// HandlerLine is the line of handler: in parley.yaml (0: none), for
 	// an error about the handler it names.
 	HandlerLine int
+	// RunLine is the line of run: in parley.yaml (0: none), for a
+	// warning about a file it names.
+	RunLine int
 	// ConfigError, for parley.yaml read with LoadOptions.SkipUnknown, is
 	// why nothing can drive the agent: its entry lacks a key its driver
 	// needs (run:, handler:, driver:, openai:), an unknown key beside it
@@ -261,7 +264,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // at the line the problem is on (yamlerr.Line), when there is one.
 func yamlError(path string, data []byte, err error) *ConfigError {
 	line, msg := yamlerr.Line(data, err)
-	return &ConfigError{Path: path, Line: line, Err: errors.New(msg)}
+	return &ConfigError{Path: path, Line: line, Err: errors.New(yamlerr.Hint(data, line, msg))}
 }
 
 // ErrNoAgents is the error for a parley.yaml that lists no agents and
@@ -546,6 +549,7 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 							return bad(v, key+".driver", "unknown driver %q (drivers: %s)", a.Driver, strings.Join(drivers, ", "))
 						},
 						"run": func(v *yaml.Node) error {
+							a.RunLine = v.Line
 							switch v.Kind {
 							case yaml.ScalarNode:
 								a.Run = strings.Fields(v.Value)
@@ -851,7 +855,7 @@ func checkDriver(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 		return bad(item, key+".driver", "%w: an agent that runs a program needs driver: command or session", ErrMissing)
 	}
 	if a.Driver != DriverCommand && a.Driver != DriverSession && len(a.Run) > 0 {
-		return bad(item, key+".run", "only command and session agents run a program (driver: command)")
+		return bad(keyNode(item, "run"), key+".run", "only command and session agents run a program (driver: command)")
 	}
 	if a.Driver != DriverBuiltin && a.Handler != "" && !hasKey(item, "driver") {
 		// Without driver:, the agent would be a person's: what is sent
@@ -859,7 +863,7 @@ func checkDriver(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 		return bad(item, key+".driver", "%w: an agent with a handler: needs driver: builtin", ErrMissing)
 	}
 	if a.Driver != DriverBuiltin && a.Handler != "" {
-		return bad(item, key+".handler", "only builtin agents have a handler (driver: builtin)")
+		return bad(keyNode(item, "handler"), key+".handler", "only builtin agents have a handler (driver: builtin)")
 	}
 	return nil
 }
@@ -977,6 +981,19 @@ func typoFor(skipped []*ConfigError, key string) int {
 }
 
 // hasKey reports whether the mapping n holds key.
+// keyNode returns the node of key in the mapping n, for an error about
+// it to name its line; n itself when it has no such key.
+func keyNode(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i]
+			}
+		}
+	}
+	return n
+}
+
 func hasKey(n *yaml.Node, key string) bool {
 	if n.Kind != yaml.MappingNode {
 		return false

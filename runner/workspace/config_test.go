@@ -70,10 +70,14 @@ func TestParseConfigErrors(t *testing.T) {
 		{"command without a program", "agents:\n  - name: gm\n    driver: command\n", "parley.yaml:2: agents[0].run: missing: a command agent needs the program to run"},
 		{"builtin without a handler", "agents:\n  - name: dice\n    driver: builtin\n", "parley.yaml:2: agents[0].handler: missing"},
 		{"run with no driver", "agents:\n  - name: gm\n    run: [x]\n", "parley.yaml:2: agents[0].driver: missing: an agent that runs a program needs driver: command or session"},
-		{"run for a human", "agents:\n  - name: gm\n    driver: human\n    run: [x]\n", "parley.yaml:2: agents[0].run: only command and session agents run a program"},
+		{"run for a human: the line of run:", "agents:\n  - name: gm\n    driver: human\n    run: [x]\n", "parley.yaml:4: agents[0].run: only command and session agents run a program"},
+		{"run for a builtin: the line of run:", "agents:\n  - name: gm\n    driver: builtin\n    handler: dice\n    run: [x]\n", "parley.yaml:5: agents[0].run: only command and session agents run a program"},
 		{"bad timeout", "agents:\n  - name: gm\n    timeout: soon\n", `parley.yaml:3: agents[0].timeout: "soon" is not a duration`},
 		{"bad campaign name", "campaign: the/rot\nagents: [gm]\n", `parley.yaml:1: campaign: "the/rot" is not a valid name`},
-		{"route to a missing agent", "agents: [gm]\nroutes:\n  - match: {type: X}\n    to: zed\n", `parley.yaml:3: routes[0]: routes to "zed", which is no agent and no agent's role`},
+		{"route to a missing agent: the line of to:", "agents: [gm]\nroutes:\n  - match: {type: X}\n    to: zed\n", `parley.yaml:4: routes[0].to: routes to "zed", which is no agent and no agent's role`},
+		{"cc to a misspelt agent: the line of cc:", "agents: [me, bot]\nroutes:\n  - match: {type: X}\n    to: me\n    cc: [bott]\n", `parley.yaml:5: routes[0].cc: routes to "bott", which is no agent and no agent's role (did you mean bot?)`},
+		{"an agent added after router:", "agents:\n  - name: gm\nrouter:\n  settle: 1s\n  - name: extra\n", `parley.yaml:5: did not find expected key (a list item that does not fit where it is: put it under its list, indented as the items there are)`},
+		{"a key indented one space too far", "agents:\n  - name: gm\n    driver: command\n     run: [x]\n", `parley.yaml:4: mapping values are not allowed in this context (indented further than the line above: line its key up with the keys beside it)`},
 		{"route to nowhere", "agents: [gm]\nroutes:\n  - match: {type: X}\n", "parley.yaml:3: routes[0].to: missing: the route sends nowhere"},
 		{"route from a missing agent", "agents: [gm]\nroutes:\n  - match: {from: zed}\n    to: gm\n", `parley.yaml:3: routes[0].match.from: "zed" is no agent`},
 		{"cycle of routes", "agents:\n  - {name: a, driver: command, run: [x]}\n  - {name: b, driver: command, run: [x]}\nroutes:\n  - match: {from: a}\n    to: b\n  - match: {from: b}\n    to: a\n", "parley.yaml:5: routes[0]: routes send every message around a circle of agents that answer by program (a -> b -> a)"},
@@ -146,6 +150,19 @@ func TestFindWorkspace(t *testing.T) {
 	}
 	if _, err := Find(t.TempDir()); !errors.Is(err, ErrNoWorkspace) {
 		t.Errorf("Find outside a workspace = %v, want ErrNoWorkspace", err)
+	}
+	// parley.yaml removed by mistake: the workspace is still found, and
+	// said to miss it (it was "not in a parley workspace", hinting init).
+	if err := os.Remove(filepath.Join(ws.Root, ConfigFile)); err != nil {
+		t.Fatal(err)
+	}
+	got, err = Find(deep)
+	var mce *MissingConfigError
+	if got != ws.Root || !errors.As(err, &mce) || mce.Root != ws.Root {
+		t.Errorf("Find(%s) without parley.yaml = %q, %v; want %q, a *MissingConfigError", deep, got, err, ws.Root)
+	}
+	if _, err := Open(ws.Root); !errors.As(err, &mce) {
+		t.Errorf("Open without parley.yaml = %v; want a *MissingConfigError", err)
 	}
 }
 
@@ -506,8 +523,8 @@ func TestParseConfigYAMLErrorLine(t *testing.T) {
 	}{
 		{"bracket left open", "agents: [gm, aria\nskills: [x]\n", 1, "did not find expected ',' or ']'"},
 		{"bracket left open, long", long + "skills: [x]\nagents: [gm, aria\nstrict: true\n", 602, "did not find expected ',' or ']'"},
-		{"entry out of its block, long", long + "agents:\n  - gm\n  - aria\n x: 1\n", 604, "did not find expected key"},
-		{"mapping values, long", long + "agents: [gm]\nskills: a: b\n", 602, "mapping values are not allowed in this context"},
+		{"entry out of its block, long", long + "agents:\n  - gm\n  - aria\n x: 1\n", 604, "did not find expected key (indented unlike the keys beside it: line it up with them)"},
+		{"mapping values, long", long + "agents: [gm]\nskills: a: b\n", 602, `mapping values are not allowed in this context (a value holding ": " must be quoted: key: "a: b")`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseConfig("parley.yaml", []byte(tt.text))

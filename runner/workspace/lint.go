@@ -3,6 +3,9 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -359,4 +362,34 @@ func plural(n int, one, many string) string {
 // names, at the line of its campaign: key.
 func (w *Workspace) CampaignConfigError(err error) error {
 	return fmt.Errorf("%s:%d: campaign: %w", ConfigFile, w.Config.CampaignLine, err)
+}
+
+// MissingRunFiles warns of the arguments of a program's run: that look
+// like a file of the workspace (a relative path with a "/", no spaces,
+// not an option) and name none: a typo in a script's path (run: [sh,
+// agents/fixr.sh]) that every message the agent is sent would fail on.
+// The program itself is not looked at: one that cannot be started says
+// so when the runner starts it. Not part of Lint: the files are the
+// workspace's, not parley.yaml's; the runner says it when it starts.
+func (w *Workspace) MissingRunFiles() []string {
+	var out []string
+	for i, a := range w.Config.Agents {
+		if a.Driver != DriverCommand && a.Driver != DriverSession || len(a.Run) < 2 || a.Remote != "" {
+			continue
+		}
+		for _, arg := range a.Run[1:] {
+			if !strings.Contains(arg, "/") || strings.ContainsAny(arg, " \t=:$*?") || strings.HasPrefix(arg, "-") || filepath.IsAbs(arg) || strings.HasPrefix(arg, "~") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(w.Root, filepath.FromSlash(arg))); !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			line := a.RunLine
+			if line == 0 {
+				line = a.Line
+			}
+			out = append(out, fmt.Sprintf("%s:%d: agents[%d].run: %s is no file in the workspace: its program will fail on every message (a typo?)", ConfigFile, line, i, arg))
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -42,6 +44,9 @@ type Route struct {
 	CC       []string
 	Line     int
 	Key      string // routes[i], for messages
+	// ToLine and CCLine are the lines of to: and cc: (0: none), for an
+	// error about a target they name.
+	ToLine, CCLine int
 }
 
 var fieldTarget = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
@@ -79,8 +84,8 @@ func parseRoute(n *yaml.Node, key string, bad badFunc) (Route, error) {
 				},
 			})
 		},
-		"to": func(v *yaml.Node) error { return wordList(v, key+".to", &r.To, bad) },
-		"cc": func(v *yaml.Node) error { return wordList(v, key+".cc", &r.CC, bad) },
+		"to": func(v *yaml.Node) error { r.ToLine = v.Line; return wordList(v, key+".to", &r.To, bad) },
+		"cc": func(v *yaml.Node) error { r.CCLine = v.Line; return wordList(v, key+".cc", &r.CC, bad) },
 	})
 	if err != nil {
 		return r, err
@@ -110,16 +115,31 @@ func checkRoutes(cfg *Config, path string) error {
 			roles[r] = true
 		}
 	}
+	names := slices.Sorted(maps.Keys(roles)) // every agent's name and role
 	for _, r := range cfg.Routes {
-		for _, t := range r.targets() {
-			switch {
-			case t == "*" || t == "reply" || fieldTarget.MatchString(t):
-			case strings.HasPrefix(t, "role:"):
-				// A role nobody holds yet is a warning (see Lint): the
-				// agent that will hold it may be added later.
-			default:
-				if _, ok := agents[t]; !ok && !roles[t] {
-					return &ConfigError{Path: path, Line: r.Line, Key: r.Key, Err: fmt.Errorf("routes to %q, which is no agent and no agent's role", t)}
+		for _, tk := range []struct {
+			targets []string
+			key     string
+			line    int
+		}{{r.To, ".to", r.ToLine}, {r.CC, ".cc", r.CCLine}} {
+			for _, t := range tk.targets {
+				switch {
+				case t == "*" || t == "reply" || fieldTarget.MatchString(t):
+				case strings.HasPrefix(t, "role:"):
+					// A role nobody holds yet is a warning (see Lint): the
+					// agent that will hold it may be added later.
+				default:
+					if _, ok := agents[t]; !ok && !roles[t] {
+						line := tk.line
+						if line == 0 {
+							line = r.Line
+						}
+						err := fmt.Errorf("routes to %q, which is no agent and no agent's role", t)
+						if near := spell.Nearest(t, names, 2); near != "" {
+							err = fmt.Errorf("routes to %q, which is no agent and no agent's role (did you mean %s?)", t, near)
+						}
+						return &ConfigError{Path: path, Line: line, Key: r.Key + tk.key, Err: err}
+					}
 				}
 			}
 		}

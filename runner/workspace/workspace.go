@@ -36,6 +36,28 @@ const (
 // or any directory above it.
 var ErrNoWorkspace = errors.New("not in a parley workspace (no parley.yaml here or in any parent directory)")
 
+// MissingConfigError is the error for a workspace whose parley.yaml is
+// gone (removed by mistake, a checkout) while its mailboxes/ and .parley/
+// are there: it is to be put back, not made anew.
+type MissingConfigError struct {
+	Root string // the directory that holds mailboxes/ and .parley/
+}
+
+func (e *MissingConfigError) Error() string {
+	return fmt.Sprintf("%s is missing in %s (%s/ and %s/ are there): put it back (git checkout %s)", ConfigFile, e.Root, MailboxesDir, StateDir, ConfigFile)
+}
+
+// missingConfig returns a *MissingConfigError when dir holds a
+// workspace's mailboxes/ and .parley/ but no parley.yaml; nil otherwise.
+func missingConfig(dir string) error {
+	for _, sub := range []string{MailboxesDir, StateDir} {
+		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
+			return nil
+		}
+	}
+	return &MissingConfigError{Root: dir}
+}
+
 // Workspace is a directory holding parley.yaml, the agents' mailboxes and
 // parley's runtime state.
 type Workspace struct {
@@ -50,7 +72,9 @@ type Workspace struct {
 }
 
 // Find returns the workspace root that holds dir: the nearest
-// directory at or above dir with a parley.yaml.
+// directory at or above dir with a parley.yaml. A directory on the way
+// with mailboxes/ and .parley/ but no parley.yaml is a workspace whose
+// parley.yaml is missing: Find returns it with a *MissingConfigError.
 func Find(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -59,6 +83,9 @@ func Find(dir string) (string, error) {
 	for {
 		if _, err := os.Stat(filepath.Join(dir, ConfigFile)); err == nil {
 			return dir, nil
+		}
+		if err := missingConfig(dir); err != nil {
+			return dir, err
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -88,6 +115,9 @@ func OpenWith(root string, opts LoadOptions) (*Workspace, error) {
 	path := filepath.Join(root, ConfigFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if err := missingConfig(root); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %w", root, ErrNoWorkspace)
 	}
 	if err != nil {
