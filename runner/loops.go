@@ -118,6 +118,21 @@ func (c *chains) publish(agent string, names []string, a answer) {
 	c.mu.Unlock()
 }
 
+// published returns the names of agent's outbox files that its driver
+// said in answer to a message (see publish) and that are not routed or
+// refused yet.
+func (c *chains) published(agent string) map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make(map[string]bool)
+	for k := range c.files {
+		if k.agent == agent {
+			names[k.name] = true
+		}
+	}
+	return names
+}
+
 // answering returns the message an outbox file of a program agent
 // answers, and whether the runner knows one.
 func (c *chains) answering(k fileKey) (answer, bool) {

@@ -26,7 +26,9 @@ import (
 // in answer to it that the router could route, and no file the program
 // wrote into its outbox itself (parley send) answers it: none was
 // routed or refused while it was handled, and the outbox holds none when
-// the driver is done. Said by the driver but refused: the program is
+// the driver is done (what the driver said in answer to an earlier
+// message, still waiting there to be routed, answers that one, not this:
+// outboxHolds). Said by the driver but refused: the program is
 // told, by a refusal notice (see Refusals), and what it says in answer
 // to the notice answers the message its refused file answered (the
 // notice names it: answering:, answering_from:). So it is unanswered
@@ -182,14 +184,25 @@ func (w *worker) answeredNothing(id string, in *mailbox.Message) string {
 }
 
 // outboxHolds reports whether the worker's agent's outbox holds a file
-// the router routes (or will refuse): one the program wrote there itself.
+// the router routes (or will refuse) that the program wrote there itself.
+// It is asked only when the driver said nothing in answer to the message
+// handled, so that what the driver said in answer to an earlier message,
+// still waiting there to be routed (a router behind, under load), is no
+// answer to this one: a program whose answer was refused and that said
+// nothing to parley's notice of it was taken to have answered, and the
+// step waited for ever with nobody told (a tryout). The runner's own are
+// known (chains.publish notes them before they are moved there, and
+// forgets them once they are moved out), so they are read before the
+// outbox is listed: one listing, and no file counted for being forgotten
+// between the two looks.
 func (w *worker) outboxHolds() bool {
+	earlier := w.r.chains.published(w.agent.Name)
 	names, err := w.box.NamesUnsorted(mailbox.Outbox)
 	if err != nil {
 		return false
 	}
 	for _, n := range names {
-		if mailbox.IsScratch(n) || strings.HasSuffix(n, mailbox.ReasonSuffix) {
+		if mailbox.IsScratch(n) || strings.HasSuffix(n, mailbox.ReasonSuffix) || earlier[n] {
 			continue
 		}
 		if info, err := os.Lstat(w.box.Path(mailbox.Outbox, n)); err == nil && !info.IsDir() {
