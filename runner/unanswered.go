@@ -128,9 +128,17 @@ func (w *worker) saidNothing(a answer, refused []mailbox.Refusal) {
 		rel = mailboxPath(agent, mailbox.Rejected, refused[0].Name)
 	}
 	if a.From == workspace.Runner {
+		// Told of its refused answer (a.refused), it said nothing
+		// mended: that file, mended, answers the message.
 		reason = "its answer was refused, and its program said nothing in answer to parley's notice of it"
+		if a.why != "" {
+			reason += "; refused for: " + a.why
+		}
 		if len(refused) > 0 {
 			reason = "its answer was refused, and what its program said in answer to parley's notice of it was refused too: " + refused[0].Reason
+		}
+		if rel == "" {
+			rel = a.refused
 		}
 	}
 	r.tellUnanswered(agent, a.root, a.rootFrom, reason, rel)
@@ -260,14 +268,18 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	nid := mailbox.IDOf(workspace.Runner, at, agent, []byte("unanswered "+id))
 	what := youSent(typ)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s handled %s (%s) and answered nothing: %s.\n", agent, what, id, reason)
+	end := "." // the reason may end a sentence of its own ("did you mean critical_count?")
+	if strings.HasSuffix(reason, ".") || strings.HasSuffix(reason, "?") {
+		end = ""
+	}
+	fmt.Fprintf(&b, "%s handled %s (%s) and answered nothing: %s%s\n", agent, what, id, reason, end)
 	where := mailboxPath(agent, mailbox.Done, mailbox.FileName(id))
 	if remote != "" {
 		where += " in workspace " + remote
 	}
 	fmt.Fprintf(&b, "\nNothing answers it until someone acts. It is in %s.\n", where)
 	if rel != "" {
-		fmt.Fprintf(&b, "The refused answer is in %s, with the reason beside it.\n", rel)
+		fmt.Fprintf(&b, "The refused answer is in %s, with the reason beside it. Mend it, then run `parley retry %s`: it goes out as %s's answer.\n", rel, rel, agent)
 	}
 	to := []string{sender}
 	n := noticeAbout(nid, workspace.UnansweredNotice, sender, m, "unanswered", id, b.String())
