@@ -279,7 +279,11 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	}
 	fmt.Fprintf(&b, "\nNothing answers it until someone acts. It is in %s.\n", where)
 	if rel != "" {
-		fmt.Fprintf(&b, "The refused answer is in %s, with the reason beside it. Mend it, then run `parley retry %s`: it goes out as %s's answer.\n", rel, rel, agent)
+		there, run := "", "run"
+		if remote != "" {
+			there, run = " in workspace "+remote, "run there"
+		}
+		fmt.Fprintf(&b, "The refused answer is in %s%s, with the reason beside it. Mend it, then %s `parley retry %s`: it goes out as %s's answer.\n", rel, there, run, rel, agent)
 	}
 	to := []string{sender}
 	n := noticeAbout(nid, workspace.UnansweredNotice, sender, m, "unanswered", id, b.String())
