@@ -1426,16 +1426,6 @@ func Choices(kind string) []Choice {
 	}
 }
 
-// choicesText says the choices of an escalation of kind in a sentence:
-// "retry (...), approve (...), stop (...)".
-func choicesText(kind string) string {
-	var parts []string
-	for _, c := range Choices(kind) {
-		parts = append(parts, c.Decision+" ("+c.Does+")")
-	}
-	return strings.Join(parts, ", ")
-}
-
 // DecisionOf returns the decision a person's answer to an escalation
 // gives, in lower case: its decision field, or else the first word of its
 // body ("approve: the tests pass"); ok when it is one of Decisions. An
