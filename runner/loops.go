@@ -38,6 +38,10 @@ type answer struct {
 	workspace.Answering
 	id, thread     string
 	root, rootFrom string
+	// refused and why are, for a refusal notice, the refused file it
+	// names (in the workspace) and why it was refused: what a notice of
+	// the root left unanswered names (see Unanswered).
+	refused, why string
 }
 
 // chains is what the runner knows of the messages program agents were
@@ -69,13 +73,24 @@ func answerOf(m *mailbox.Message) answer {
 		thread = id
 	}
 	root, rootFrom := id, from
+	refused, why := "", ""
 	if from == workspace.Runner {
 		// parley's refusal notice: it names the message the refused
-		// file answered.
+		// file answered, the file, and why.
 		root, _ = h.Get(answeringField)
 		rootFrom, _ = h.Get(answeringFromField)
+		refused, _ = h.Get("refused")
+		// "line 8: critical_count: missing: ...", as the reason beside
+		// it says it (without the file's name).
+		why, _ = h.Get("reason")
+		if field, _ := h.Get("field"); field != "" && why != "" {
+			why = field + ": " + why
+		}
+		if line, _ := h.Get("line"); line != "" && why != "" {
+			why = "line " + line + ": " + why
+		}
 	}
-	return answer{Answering: workspace.Answering{From: from, Hops: n}, id: id, thread: thread, root: root, rootFrom: rootFrom}
+	return answer{Answering: workspace.Answering{From: from, Hops: n}, id: id, thread: thread, root: root, rootFrom: rootFrom, refused: refused, why: why}
 }
 
 // take notes the message an agent's driver takes.
@@ -116,6 +131,21 @@ func (c *chains) publish(agent string, names []string, a answer) {
 		c.files[fileKey{agent, n}] = a
 	}
 	c.mu.Unlock()
+}
+
+// published returns the names of agent's outbox files that its driver
+// said in answer to a message (see publish) and that are not routed or
+// refused yet.
+func (c *chains) published(agent string) map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make(map[string]bool)
+	for k := range c.files {
+		if k.agent == agent {
+			names[k.name] = true
+		}
+	}
+	return names
 }
 
 // answering returns the message an outbox file of a program agent

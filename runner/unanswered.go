@@ -26,7 +26,9 @@ import (
 // in answer to it that the router could route, and no file the program
 // wrote into its outbox itself (parley send) answers it: none was
 // routed or refused while it was handled, and the outbox holds none when
-// the driver is done. Said by the driver but refused: the program is
+// the driver is done (what the driver said in answer to an earlier
+// message, still waiting there to be routed, answers that one, not this:
+// outboxHolds). Said by the driver but refused: the program is
 // told, by a refusal notice (see Refusals), and what it says in answer
 // to the notice answers the message its refused file answered (the
 // notice names it: answering:, answering_from:). So it is unanswered
@@ -126,9 +128,17 @@ func (w *worker) saidNothing(a answer, refused []mailbox.Refusal) {
 		rel = mailboxPath(agent, mailbox.Rejected, refused[0].Name)
 	}
 	if a.From == workspace.Runner {
+		// Told of its refused answer (a.refused), it said nothing
+		// mended: that file, mended, answers the message.
 		reason = "its answer was refused, and its program said nothing in answer to parley's notice of it"
+		if a.why != "" {
+			reason += "; refused for: " + a.why
+		}
 		if len(refused) > 0 {
 			reason = "its answer was refused, and what its program said in answer to parley's notice of it was refused too: " + refused[0].Reason
+		}
+		if rel == "" {
+			rel = a.refused
 		}
 	}
 	r.tellUnanswered(agent, a.root, a.rootFrom, reason, rel)
@@ -182,14 +192,25 @@ func (w *worker) answeredNothing(id string, in *mailbox.Message) string {
 }
 
 // outboxHolds reports whether the worker's agent's outbox holds a file
-// the router routes (or will refuse): one the program wrote there itself.
+// the router routes (or will refuse) that the program wrote there itself.
+// It is asked only when the driver said nothing in answer to the message
+// handled, so that what the driver said in answer to an earlier message,
+// still waiting there to be routed (a router behind, under load), is no
+// answer to this one: a program whose answer was refused and that said
+// nothing to parley's notice of it was taken to have answered, and the
+// step waited for ever with nobody told (a tryout). The runner's own are
+// known (chains.publish notes them before they are moved there, and
+// forgets them once they are moved out), so they are read before the
+// outbox is listed: one listing, and no file counted for being forgotten
+// between the two looks.
 func (w *worker) outboxHolds() bool {
+	earlier := w.r.chains.published(w.agent.Name)
 	names, err := w.box.NamesUnsorted(mailbox.Outbox)
 	if err != nil {
 		return false
 	}
 	for _, n := range names {
-		if mailbox.IsScratch(n) || strings.HasSuffix(n, mailbox.ReasonSuffix) {
+		if mailbox.IsScratch(n) || strings.HasSuffix(n, mailbox.ReasonSuffix) || earlier[n] {
 			continue
 		}
 		if info, err := os.Lstat(w.box.Path(mailbox.Outbox, n)); err == nil && !info.IsDir() {
@@ -247,14 +268,22 @@ func (r *Runner) unansweredNotice(agent, id, sender, reason, rel string) *notice
 	nid := mailbox.IDOf(workspace.Runner, at, agent, []byte("unanswered "+id))
 	what := youSent(typ)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s handled %s (%s) and answered nothing: %s.\n", agent, what, id, reason)
+	end := "." // the reason may end a sentence of its own ("did you mean critical_count?")
+	if strings.HasSuffix(reason, ".") || strings.HasSuffix(reason, "?") {
+		end = ""
+	}
+	fmt.Fprintf(&b, "%s handled %s (%s) and answered nothing: %s%s\n", agent, what, id, reason, end)
 	where := mailboxPath(agent, mailbox.Done, mailbox.FileName(id))
 	if remote != "" {
 		where += " in workspace " + remote
 	}
 	fmt.Fprintf(&b, "\nNothing answers it until someone acts. It is in %s.\n", where)
 	if rel != "" {
-		fmt.Fprintf(&b, "The refused answer is in %s, with the reason beside it.\n", rel)
+		there, run := "", "run"
+		if remote != "" {
+			there, run = " in workspace "+remote, "run there"
+		}
+		fmt.Fprintf(&b, "The refused answer is in %s%s, with the reason beside it. Mend it, then %s `parley retry %s`: it goes out as %s's answer.\n", rel, there, run, rel, agent)
 	}
 	to := []string{sender}
 	n := noticeAbout(nid, workspace.UnansweredNotice, sender, m, "unanswered", id, b.String())

@@ -201,3 +201,67 @@ printf -- '---\nto: silent\nplan_file: plans/p.md\nstep: "2"\n---\nstep 2\n'
 		t.Errorf("planner's done/ holds %d notices of a message unanswered, want 1, of its step 2", len(told))
 	}
 }
+
+// TestUnansweredEarlierAnswerWaiting: bug: a program agent's answer to
+// one message, still waiting in its outbox to be routed (a router
+// behind, under load), was taken for its answer to the next message, to
+// which its program said nothing: its sender was not told, and a step
+// of a dev pipeline waited for ever with nobody told (a reviewer whose
+// verdict was refused, silent to parley's notice, its verdict on
+// another step waiting in its outbox). Routing is held back here by
+// running no router: the worker handles the two messages itself.
+func TestUnansweredEarlierAnswerWaiting(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "first.sh", `body=$(cat | sed '1,/^---$/d')
+[ "$body" = "answer this" ] && printf -- '---\nto: lead\n---\nanswered\n'
+exit 0
+`)
+	ws = reconfigure(t, ws, `agents:
+  - boss
+  - {name: lead, driver: builtin, handler: lead}
+  - {name: bot, driver: command, run: [./first.sh]}
+`)
+	lead := &asker{}
+	r, err := Open(ws, Options{Handlers: Handlers{"lead": lead}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w := r.workers["bot"]
+	if w == nil {
+		t.Fatal("no worker for bot")
+	}
+	box := ws.Mailbox("bot")
+	handle := func(body string) string {
+		t.Helper()
+		id := (&mailbox.IDs{}).New("lead")
+		m := mailbox.New([]byte(body + "\n"))
+		m.Set("id", id)
+		m.Set("from", "lead")
+		m.Set("to", "bot")
+		m.Set("type", "task")
+		if _, err := box.Deliver(id, m.Bytes(), r.syncer); err != nil {
+			t.Fatal(err)
+		}
+		if err := box.Claim(id); err != nil {
+			t.Fatal(err)
+		}
+		w.handle(context.Background(), id)
+		return id
+	}
+	handle("answer this")
+	if got := names(t, ws, "bot", mailbox.Outbox); len(got) != 1 {
+		t.Fatalf("bot's outbox holds %v, want its answer, waiting to be routed", got)
+	}
+	silent := handle("say nothing")
+	var told []string
+	for _, n := range names(t, ws, "lead", mailbox.Inbox) {
+		if m := readMessage(t, ws.Mailbox("lead").Path(mailbox.Inbox, n)); header(m, "type") == workspace.UnansweredNotice {
+			told = append(told, header(m, "unanswered"))
+		}
+	}
+	if d := cmp.Diff([]string{silent}, told); d != "" {
+		t.Errorf("lead was told of messages unanswered (-want +got):\n%s", d)
+	}
+}

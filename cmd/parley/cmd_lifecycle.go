@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/plans/orchestrator"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -219,6 +220,15 @@ func lead(ws *workspace.Workspace) string {
 	return ""
 }
 
+// article is the indefinite article of a word: "an escalation", "a
+// message".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
 func dashIfEmpty(s, otherwise string) string {
 	if s == "" {
 		return otherwise
@@ -277,7 +287,18 @@ func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedba
 	case workspace.ShutdownRequest:
 		respType, textField = workspace.ShutdownResponse, "reason"
 	default:
-		return fmt.Errorf("%s is a %s, not a plan_approval_request or a shutdown_request", id, dashIfEmpty(typ, "message without a type"))
+		if kind, _ := req.Header().Get("escalation"); kind != "" {
+			// The dev pipeline's escalation: answered with a decision
+			// (a tryout ran parley approve on one, and was told only
+			// what it is not).
+			decision := orchestrator.DecisionApprove
+			if !approve {
+				decision = orchestrator.DecisionStop
+			}
+			return fmt.Errorf("%s is an escalation, not a plan_approval_request or a shutdown_request: answer it with %s", id, orchestrator.AnswerHint(req, agent, decision))
+		}
+		what := dashIfEmpty(typ, "message without a type")
+		return fmt.Errorf("%s is %s %s, not a plan_approval_request or a shutdown_request", id, article(what), what)
 	}
 	requester, _ := req.Header().Get("from")
 	if requester == "" {

@@ -78,7 +78,14 @@ type escalation struct {
 	Iteration string `json:"iteration,omitempty"`
 	Question  string `json:"question"`
 	Route     string `json:"route,omitempty"` // the Route: line of the message escalated
-	Answer    string `json:"answer"`          // the command that answers it
+	Answer    string `json:"answer"`          // the command that answers it with its first decision
+	// Answers are the commands that answer it, one per decision
+	// (orchestrator.Answers), each safe to paste into a shell.
+	Answers []escalationAnswer `json:"answers"`
+	// Refused is, for an escalation of a message left unanswered because
+	// its agent's answer was refused, that file: mended, parley retry
+	// sends it, and it answers.
+	Refused string `json:"refused,omitempty"`
 	// Settled is set on an escalation whose step went on without a
 	// decision (orchestrator.Fates.Settled: a given_up or unanswered one
 	// answered after parley retry, say, or any about a step ticked by
@@ -92,6 +99,13 @@ type escalation struct {
 	// orchestrator did not know (decision=aprove): the escalation was
 	// moved to done/ by the answer, and still waits for one it knows.
 	Misspelt string `json:"misspelt_decision,omitempty"`
+}
+
+// escalationAnswer is a command that answers an escalation with a decision.
+type escalationAnswer struct {
+	Decision string `json:"decision,omitempty"` // none for an escalation that needs none
+	Does     string `json:"does,omitempty"`
+	Command  string `json:"command"`
 }
 
 // deadLetter is a message an agent's driver gave up on (in its dead/):
@@ -327,12 +341,18 @@ func waitingText(waiting []escalation) string {
 // escalationOf is what parley pipeline shows of the escalation x.
 func escalationOf(x orchestrator.Escalation) escalation {
 	get := func(k string) string { v, _ := x.Message.Header().Get(k); return v }
+	var answers []escalationAnswer
+	for _, a := range x.Answers() {
+		answers = append(answers, escalationAnswer{Decision: a.Decision, Does: a.Does, Command: a.Command})
+	}
 	return escalation{
 		ID: x.ID, Agent: x.Agent, From: get("from"), Kind: x.Kind,
 		PlanFile: get("plan_file"), Step: get("step"), Iteration: get("iteration"),
 		Question: strings.TrimPrefix(get("summary"), "escalation: "),
 		Route:    routeOf(x.Message.Body),
-		Answer:   fmt.Sprintf("parley reply %s --agent %s --field decision=approve|retry|stop --body 'your reasons'", x.ID, x.Agent),
+		Answer:   answers[0].Command,
+		Answers:  answers,
+		Refused:  get("refused"),
 		Settled:  !x.Waiting(),
 		Pending:  x.Pending,
 		Misspelt: x.Misspelt,
@@ -418,7 +438,18 @@ func printPipeline(e *env, rep pipelineReport, all bool) {
 			if x.Route != "" {
 				fmt.Fprintf(w, "    %s\n", printable(x.Route))
 			}
-			fmt.Fprintf(w, "    answer: %s\n", x.Answer)
+			if x.Refused != "" {
+				fmt.Fprintf(w, "    refused answer: %s (the reason beside it)\n", printable(x.Refused))
+				fmt.Fprintf(w, "    mend it, then: parley retry %s\n", printable(x.Refused))
+			}
+			for i, a := range x.Answers {
+				// One command per decision, each safe to paste.
+				label := "answer:"
+				if i > 0 {
+					label = "    or:"
+				}
+				fmt.Fprintf(w, "    %s %s\n", label, printable(a.Command))
+			}
 		}
 	}
 	if len(settledEsc) > 0 {

@@ -67,7 +67,8 @@ func replyCommand(e *env) *cli.Command {
 				// The command line has a way past the check; the web
 				// seat and the MCP server, which call runReply too, not.
 				if ud.decision == "" && ud.field == "" {
-					return fmt.Errorf("%w (--field decision=%s gives one; --no-check sends it even so)", err, strings.Join(orchestrator.Decisions(), "|"))
+					d := orchestrator.Decisions()
+					return fmt.Errorf("%w (--field decision=%s gives one, or decision=%s; --no-check sends it even so)", err, d[0], strings.Join(d[1:], ", decision="))
 				}
 				return fmt.Errorf("%w (--no-check sends it even so)", err)
 			}

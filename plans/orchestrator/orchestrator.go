@@ -441,6 +441,9 @@ func (r *run) escalateMessage(kind, field, stepVerb string, orig *mailbox.Messag
 		if elsewhere != "" {
 			m.SetValue("workspace", elsewhere)
 		}
+		if refused := get(r.in, "refused"); refused != "" {
+			m.SetValue("refused", refused) // its agent's answer, refused: mended and retried, it answers
+		}
 	}
 	return out, err
 }
@@ -562,7 +565,7 @@ func (r *run) fromPerson() ([]*mailbox.Message, error) {
 			// A decision in reply to a note ("approve" to a note about
 			// the waves) is not the answer to the escalation waiting:
 			// taking it for one decides what the person did not read.
-			return r.note(fmt.Sprintf("Set aside: your message %s replies to my note %s, which asks no decision, so it decides nothing. The escalation %s still waits for your decision (%s): answer it with parley reply %s --field decision=%s.", get(r.in, "id"), get(r.in, "reply_to"), get(esc, "id"), get(esc, "summary"), get(esc, "id"), strings.Join(Decisions(), "|")))
+			return r.note(fmt.Sprintf("Set aside: your message %s replies to my note %s, which asks no decision, so it decides nothing. The escalation %s still waits for your decision (%s): answer it with %s.", get(r.in, "id"), get(r.in, "reply_to"), get(esc, "id"), get(esc, "summary"), AnswerHint(esc, "", "")))
 		}
 	}
 	if r.h.started(r.thread) {
@@ -1215,23 +1218,11 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n", heading, strings.TrimSpace(string(r.in.Body)))
 	}
-	if kind == EscalateGivenUp {
-		id, agent := orDash(get(r.in, "given_up")), orDash(get(r.in, "agent"))
-		if ws := get(r.in, "workspace"); ws != "" {
-			// A parley retry run there is told here through the
-			// bridge (message_retried); until that notice comes, a
-			// retry decision sends the message a second time.
-			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here with `parley reply ID --field decision=DECISION` (an MCP client: its reply tool, fields {decision: DECISION}) and your reasons: %s. A parley retry run in %s is told here through the bridge, and your answer then sends nothing; until that notice comes, answering retry here as well would have %s do it twice.\n", id, ws, agent, agent, choicesText(kind), ws, agent)
-		} else {
-			fmt.Fprintf(&b, "\nNothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or answer with `parley reply ID --field decision=DECISION` (an MCP client: its reply tool, fields {decision: DECISION}) and your reasons: %s.\n", id, agent, choicesText(kind))
-		}
-	} else {
-		fmt.Fprintf(&b, "\nAnswer with `parley reply ID --field decision=DECISION` (an MCP client: its reply tool, fields {decision: DECISION}) and your reasons: %s.\n", choicesText(kind))
-	}
-	// The escalation's own id, so that the command it gives can be
-	// pasted as it is.
+	// The escalation's own id, so that the commands it gives can be
+	// pasted as they are; its text is written once its fields say
+	// whether it needs a decision (NeedsDecision).
 	own := (&mailbox.IDs{}).New(r.agent)
-	m := r.toPerson(people, EscalationType, SignalDecide, strings.ReplaceAll(b.String(), "`parley reply ID ", "`parley reply "+own+" "))
+	m := r.toPerson(people, EscalationType, SignalDecide, "")
 	m.Set("id", own)
 	m.SetValue("summary", "escalation: "+firstLine(what))
 	m.SetValue("escalation", kind)
@@ -1250,7 +1241,32 @@ func (r *run) escalate(kind, what string, s *plans.Step, history []string) ([]*m
 		m.SetValue("iteration", strconv.Itoa(attempt))
 	}
 	m.SetValue("about", get(r.in, "id"))
+	b.WriteString("\n" + r.howToAnswer(kind, own, NeedsDecision(m)))
+	m.Body = []byte(b.String())
 	return []*mailbox.Message{m}, nil
+}
+
+// howToAnswer says, in an escalation's text (own is its id), what the
+// person can do: for a message given up, parley retry it, here or in the
+// workspace that gave it up; for one left unanswered because its agent's
+// answer was refused, mend that file and parley retry it; or answer the
+// escalation, with one command per decision (answersText).
+func (r *run) howToAnswer(kind, own string, needs bool) string {
+	id, agent := orDash(get(r.in, "given_up")), orDash(get(r.in, "agent"))
+	switch ws := get(r.in, "workspace"); {
+	case kind == EscalateGivenUp && ws != "":
+		// A parley retry run there is told here through the bridge
+		// (message_retried); until that notice comes, a retry decision
+		// sends the message a second time.
+		return fmt.Sprintf("Nothing answers it until you act. Mend what made it fail, then do one of these, not both: run `parley retry %s` in workspace %s, where it is in %s's dead/ (this workspace cannot see it; the same message to %s again), or answer here. A parley retry run in %s is told here through the bridge, and your answer then sends nothing; until that notice comes, answering retry here as well would have %s do it twice. To answer here, %s", id, ws, agent, agent, ws, agent, answersText(own, kind, needs))
+	case kind == EscalateGivenUp:
+		return fmt.Sprintf("Nothing answers it until you act. Mend what made it fail, then run `parley retry %s` (the same message to %s again), or %s", id, agent, answersText(own, kind, needs))
+	case kind == EscalateUnanswered && get(r.in, "refused") != "" && ws == "":
+		refused := get(r.in, "refused")
+		return fmt.Sprintf("Nothing answers it until you act. %s's refused answer is in %s, with the reason beside it: mend it, then run `parley retry %s`, and it goes out as %s's answer (this escalation then needs no answer); or %s", agent, refused, refused, agent, answersText(own, kind, needs))
+	}
+	s := answersText(own, kind, needs)
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // planOf is the plan the pipeline of the thread works on, if it has one.
@@ -1309,7 +1325,7 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 	decision, ok := DecisionOf(r.in)
 	about := r.h.byID[get(esc, "about")]
 	if !ok && NeedsDecision(esc) {
-		again := fmt.Sprintf("so nothing was done, and the escalation %s still waits: answer it again with --field decision=%s.", get(esc, "id"), strings.Join(Decisions(), "|"))
+		again := fmt.Sprintf("so nothing was done, and the escalation %s still waits: answer it again: %s.", get(esc, "id"), AnswerHint(esc, "", ""))
 		if get(r.in, "decision") != "" {
 			return r.noteWaiting(esc, fmt.Sprintf("Your decision %q is none of %s, %s", decision, strings.Join(Decisions(), ", "), again))
 		}
@@ -1435,16 +1451,6 @@ func Choices(kind string) []Choice {
 		{DecisionRetry, "the work again, with your answer; for a plan, the architect plans again with it"},
 		{DecisionStop, "the plan is marked blocked"},
 	}
-}
-
-// choicesText says the choices of an escalation of kind in a sentence:
-// "retry (...), approve (...), stop (...)".
-func choicesText(kind string) string {
-	var parts []string
-	for _, c := range Choices(kind) {
-		parts = append(parts, c.Decision+" ("+c.Does+")")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // DecisionOf returns the decision a person's answer to an escalation

@@ -353,8 +353,9 @@ func TestIterationLimit(t *testing.T) {
 			if get(out[0], "escalation") != EscalateLimit || get(out[0], "step") != "1" || !strings.Contains(body, "failed review 5 times") || !strings.Contains(body, "- iteration 5 (critical): CRITICAL: it loses data.") {
 				t.Errorf("escalation:\n%s", out[0].Bytes())
 			}
-			// How to answer, at a terminal and from an MCP client.
-			if !strings.Contains(body, "--field decision=DECISION` (an MCP client: its reply tool, fields {decision: DECISION})") {
+			// How to answer, at a terminal (a command per decision,
+			// safe to paste) and from an MCP client.
+			if !strings.Contains(body, " --field decision=approve --body 'your reasons'`: accept it and go on\n") || !strings.Contains(body, "(an MCP client: its reply tool, fields {decision: DECISION})") || strings.Contains(body, "|") {
 				t.Errorf("the escalation does not say how to answer it:\n%s", body)
 			}
 			// The person approves: the step is ticked, the worker told.
