@@ -76,8 +76,8 @@ type serveOptions struct {
 	Spectator   bool // the story alone, for an audience
 	// Player, with Spectator, serves the seat of As (and Lead) too, for
 	// a player: acting as the seat's agents only (web.Options.Player).
-	Player bool
-	As, Lead    string
+	Player   bool
+	As, Lead string
 	// Ready, when set, is called with the address the server listens on
 	// and its token, once it listens (tests).
 	Ready func(url, token string)
