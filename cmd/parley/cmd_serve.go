@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -323,6 +325,30 @@ func (a *browserActions) Done(ctx context.Context, id, agent string) (string, er
 		}
 	}
 	return said(buf, runDone(e, ws, agent, []string{id}))
+}
+
+// Shown files what the Seat page showed that asks nothing of the
+// person, as parley play files what it shows (seat.handledCopies): each
+// copy in the seat's inboxes marked handled, a copy handled meanwhile
+// left as it is.
+func (a *browserActions) Shown(ctx context.Context, copies map[string][]string) error {
+	e, buf := a.env()
+	ws, err := a.open(buf)
+	if err != nil {
+		return err
+	}
+	s, err := openSeat(e, ws, a.as, a.lead)
+	if err != nil {
+		return err
+	}
+	s.out = buf
+	for _, id := range slices.Sorted(maps.Keys(copies)) {
+		s.handledCopies(id, copies[id], "shown at the web seat")
+	}
+	if out := strings.TrimSpace(buf.String()); out != "" {
+		return errors.New(out)
+	}
+	return nil
 }
 
 func (a *browserActions) Retry(ctx context.Context, target string) (string, error) {

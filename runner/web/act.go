@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/internal/visible"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -78,7 +79,41 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("sent from the browser", "kind", r.PostForm.Get("kind"))
+	if sends(r.PostForm) && s.atTable() && s.ws().RunnerPID() == 0 {
+		said = strings.TrimRight(said, "\n") + "\n" + noRunner + "\n"
+	}
 	w.Write([]byte(visible.Text(said)))
+}
+
+// sends reports whether the form sends a message (not a command that
+// only shows, /status, /sheet, /help, /journal without an entry, nor a
+// message marked handled).
+func sends(f url.Values) bool {
+	switch f.Get("kind") {
+	case "done", "retry":
+		return false
+	case "seat":
+		name, rest, _ := strings.Cut(strings.TrimSpace(f.Get("line")), " ")
+		switch name {
+		case "/status", "/sheet", "/help", "/quit":
+			return false
+		case "/journal":
+			return strings.TrimSpace(rest) != ""
+		}
+	}
+	return true
+}
+
+// noRunner is what an answer sent at a table no runner routes says.
+const noRunner = "(no runner routes this table now (no parley run, no parley play): it waits in an outbox until the host starts parley run)"
+
+// atTable reports whether the workspace is a D&D table: a campaign, and
+// a team lead.
+func (s *Server) atTable() bool {
+	if _, err := campaigns.Find(s.ws().Root, s.ws().Config.Campaign); err != nil {
+		return false
+	}
+	return slices.ContainsFunc(s.ws().AgentNames(), func(a string) bool { return s.ws().HasRole(a, "team-lead") })
 }
 
 // once returns an error naming the first field (in name order) that the

@@ -56,6 +56,11 @@ type Actions interface {
 	// Done marks a message in agent's inbox handled, as parley done
 	// does.
 	Done(ctx context.Context, id, agent string) (string, error)
+	// Shown files the messages the Seat page showed at a D&D table that
+	// ask nothing of the person (a narrative, a session's end), each
+	// (by id) in the seat's inboxes holding it, as parley play files
+	// what it shows: handled in every one of them, once shown.
+	Shown(ctx context.Context, copies map[string][]string) error
 	// Retry puts a refused file (its path, inside an agent's rejected/)
 	// or a message given up on (its id) back, as parley retry does.
 	Retry(ctx context.Context, target string) (string, error)
