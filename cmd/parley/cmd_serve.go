@@ -276,7 +276,7 @@ func (a *browserActions) Seat(ctx context.Context, line string) (string, error) 
 	if err != nil {
 		return said(buf, err)
 	}
-	if !sent {
+	if !sent && !s.showed {
 		return "", errors.New(strings.TrimSpace(buf.String()))
 	}
 	return buf.String(), nil

@@ -901,3 +901,41 @@ func TestServeAsWithoutTable(t *testing.T) {
 		t.Errorf("the Seat page of you shows not you's inbox alone:\n%s", page)
 	}
 }
+
+// TestServeSeatInfo guards the seat's commands that only show (/sheet,
+// /status, /help, /journal) on the web Seat. Bug: they answered 422, so
+// the page showed their output in red as a refusal; and /sheet sel
+// showed the person's own sheet without a word. They answer 200 with
+// what they show; another's sheet is not the person's to see, and is
+// refused saying so.
+func TestServeSeatInfo(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "table")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "dnd"))); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "init", dir)
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, act := servedWith(t, ws, serveOptions{})
+	for _, tt := range []struct {
+		line string
+		code int
+		says string
+	}{
+		{"/sheet", http.StatusOK, "mira-quickfoot"},
+		{"/sheet mira", http.StatusOK, "mira-quickfoot"},
+		{"/status", http.StatusOK, "gm"},
+		{"/help", http.StatusOK, "commands:"},
+		{"/journal", http.StatusOK, "journal"},
+		{"/sheet sel", http.StatusUnprocessableEntity, "/sheet sel: not yours to see"},
+		{"/nonsense", http.StatusUnprocessableEntity, "unknown command"},
+	} {
+		code, said := act(url.Values{"kind": {"seat"}, "line": {tt.line}})
+		if code != tt.code || !strings.Contains(said, tt.says) {
+			t.Errorf("%s on the web Seat: %d %q, want %d saying %q", tt.line, code, said, tt.code, tt.says)
+		}
+	}
+}
