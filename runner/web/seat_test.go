@@ -120,3 +120,24 @@ func TestSeatNoRunner(t *testing.T) {
 		t.Errorf("an answer with no runner: %d %q, want 200 saying no runner routes the table", code, said)
 	}
 }
+
+// TestMarkdownTableAlignClass guards a campaign file's table with aligned
+// columns on the Story page. Bug: goldmark wrote style="text-align:center"
+// on each cell, which the pages' own Content-Security-Policy (style-src
+// 'self') refuses: an error in the console per cell, the alignment lost.
+// Each aligned cell has a class instead.
+func TestMarkdownTableAlignClass(t *testing.T) {
+	for name, got := range map[string]string{
+		"message": string(markdown([]byte("| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |\n"))),
+		"file":    string(markdownFile([]byte("| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |\n"))),
+	} {
+		if strings.Contains(got, "style=") {
+			t.Errorf("%s: a table renders a style attribute:\n%s", name, got)
+		}
+		for _, w := range []string{`<th class="align-left">a</th>`, `<td class="align-center">2</td>`, `<td class="align-right">3</td>`} {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: a table lacks %s:\n%s", name, w, got)
+			}
+		}
+	}
+}
