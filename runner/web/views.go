@@ -789,7 +789,8 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 	where := map[string]string{} // id -> a file of it
 	for _, agent := range people {
 		box := s.ws().Mailbox(agent)
-		names, _, _ := box.Newest(mailbox.Done, storyShown)
+		names, total, _ := box.Newest(mailbox.Done, storyShown)
+		d.Earlier = d.Earlier || total > len(names)
 		for _, n := range names {
 			if id, ok := strings.CutSuffix(n, ".md"); ok && !waits[id] && where[id] == "" {
 				where[id] = box.Path(mailbox.Done, n)
