@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -32,8 +34,8 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7878", Usage: "listen on `HOST:PORT` (port 0: any free port)"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"PARLEY_TOKEN"}, Usage: "the `TOKEN` every page needs (default: a new random one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "let nobody write from the browser"},
-			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes: read-only already, so --read-only beside it changes nothing)"},
-			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: at a D&D seat (default: as parley play finds it), or, with no team lead, whose inbox the Seat page shows"},
+			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes: read-only already, so --read-only beside it changes nothing); with --as, serve a player: that, and the seat of --as, acting as its agents only"},
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: at a D&D seat (default: as parley play finds it), or, with no team lead, whose inbox the Seat page shows; with --spectator, the player whose seat is served"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as at a D&D seat"},
 		},
 		Action: func(c *cli.Context) error {
@@ -60,8 +62,12 @@ func serveCommand(e *env) *cli.Command {
 			ctx, stop := interruptible(c.Context)
 			defer stop()
 			// A spectator is read-only: --read-only beside --spectator
-			// says it again, and is accepted.
-			return runServe(ctx, e, ws, serveOptions{Addr: addr, Token: c.String("token"), ReadOnly: c.Bool("read-only") || c.Bool("spectator"), Spectator: c.Bool("spectator"), As: c.String("as"), Lead: c.String("lead")})
+			// says it again, and is accepted. A player (--spectator
+			// with --as or --lead) writes from their seat, as its
+			// agents only, unless --read-only says otherwise.
+			spectator := c.Bool("spectator")
+			player := spectator && (c.String("as") != "" || c.String("lead") != "")
+			return runServe(ctx, e, ws, serveOptions{Addr: addr, Token: c.String("token"), ReadOnly: c.Bool("read-only") || spectator && !player, Spectator: spectator, Player: player, As: c.String("as"), Lead: c.String("lead")})
 		},
 	}
 }
@@ -70,7 +76,10 @@ type serveOptions struct {
 	Addr, Token string
 	ReadOnly    bool
 	Spectator   bool // the story alone, for an audience
-	As, Lead    string
+	// Player, with Spectator, serves the seat of As (and Lead) too, for
+	// a player: acting as the seat's agents only (web.Options.Player).
+	Player   bool
+	As, Lead string
 	// Ready, when set, is called with the address the server listens on
 	// and its token, once it listens (tests).
 	Ready func(url, token string)
@@ -101,7 +110,15 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 	// every mailbox through the pages): the address printed carries it,
 	// read-only and for spectators too.
 	open := shown + "?token=" + srv.Token()
-	if opts.Spectator {
+	if opts.Player {
+		person, _ := srv.Seated()
+		ro := ""
+		if opts.ReadOnly {
+			ro = ", read-only"
+		}
+		fmt.Fprintf(e.stdout, "parley: serving the story of %s as the players know it, and the seat of %s%s, at %s\n", ws.Root, person, ro, open)
+		fmt.Fprintln(e.stdout, "parley: that address is for the player: it shows no game master's notes and no other agent's messages, and acts as that seat only")
+	} else if opts.Spectator {
 		fmt.Fprintf(e.stdout, "parley: serving the story of %s to spectators, read-only, at %s\n", ws.Root, open)
 	} else if opts.ReadOnly {
 		fmt.Fprintf(e.stdout, "parley: serving %s, read-only, at %s\n", ws.Root, open)
@@ -125,7 +142,7 @@ func runServe(ctx context.Context, e *env, ws *workspace.Workspace, opts serveOp
 // newWebServer makes the web view of ws, its writes carried out by the
 // commands' own code (browserActions).
 func newWebServer(e *env, ws *workspace.Workspace, opts serveOptions) (*web.Server, error) {
-	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator, Settled: settledLook}
+	wo := web.Options{Workspace: ws, Token: opts.Token, Logger: e.logger(slog.LevelWarn), PageSize: 200, Spectator: opts.Spectator, Player: opts.Player, Settled: settledLook}
 	// A workspace deleted under the server (rm -rf, a branch without
 	// it) is said once, and once again when it is back: serve goes on,
 	// its pages saying it is gone meanwhile.
@@ -259,7 +276,7 @@ func (a *browserActions) Seat(ctx context.Context, line string) (string, error) 
 	if err != nil {
 		return said(buf, err)
 	}
-	if !sent {
+	if !sent && !s.showed {
 		return "", errors.New(strings.TrimSpace(buf.String()))
 	}
 	return buf.String(), nil
@@ -308,6 +325,30 @@ func (a *browserActions) Done(ctx context.Context, id, agent string) (string, er
 		}
 	}
 	return said(buf, runDone(e, ws, agent, []string{id}))
+}
+
+// Shown files what the Seat page showed that asks nothing of the
+// person, as parley play files what it shows (seat.handledCopies): each
+// copy in the seat's inboxes marked handled, a copy handled meanwhile
+// left as it is.
+func (a *browserActions) Shown(ctx context.Context, copies map[string][]string) error {
+	e, buf := a.env()
+	ws, err := a.open(buf)
+	if err != nil {
+		return err
+	}
+	s, err := openSeat(e, ws, a.as, a.lead)
+	if err != nil {
+		return err
+	}
+	s.out = buf
+	for _, id := range slices.Sorted(maps.Keys(copies)) {
+		s.handledCopies(id, copies[id], "shown at the web seat")
+	}
+	if out := strings.TrimSpace(buf.String()); out != "" {
+		return errors.New(out)
+	}
+	return nil
 }
 
 func (a *browserActions) Retry(ctx context.Context, target string) (string, error) {

@@ -55,6 +55,10 @@ type seat struct {
 	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
 	awaiting   string          // the reply the person was last told the table waits for: agent/id (tellAwaiting)
 	checkpoint string          // the scene of a [JOURNAL_CHECKPOINT] whose entry is the person's to write, until /journal ENTRY writes one
+	// showed says that the last command showed what it was asked and
+	// sent nothing (/status, /sheet, /help, /journal without an entry):
+	// the web seat answers it as done, not as refused.
+	showed bool
 	// What the seat's inboxes hold in done/ (filedElsewhere): the names
 	// known, and each done/'s modification time when last listed.
 	doneKnown map[string]bool
@@ -1468,7 +1472,7 @@ var seatCommands = []struct{ name, args, does string }{
 	{"away", "[REASON]", "step away: your character's agent plays for you"},
 	{"back", "", "come back: your character's agent asks you again when it has a decision to make"},
 	{"status", "", "who is doing what at the table"},
-	{"sheet", "", "your character's sheet"},
+	{"sheet", "", "your character's sheet (another's is not yours to see)"},
 	{"journal", "[ENTRY]", "the last entries of your character's journal; with ENTRY, add it (what happened), as a checkpoint asks"},
 	{"help", "", "these commands"},
 	{"quit", "", "leave the seat (what you sent stays sent; programs answering are waited for)"},
@@ -1487,6 +1491,7 @@ func isQuit(line string) bool {
 func (s *seat) command(ctx context.Context, text string) (bool, error) {
 	name, rest, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
 	rest = strings.TrimSpace(rest)
+	s.showed = false
 	switch name {
 	case "roll":
 		return s.roll(rest), nil
@@ -1500,17 +1505,20 @@ func (s *seat) command(ctx context.Context, text string) (bool, error) {
 		return s.mode(name, rest), nil
 	case "status":
 		s.status()
+		s.showed = true
 		return false, nil
 	case "sheet":
-		s.sheet()
+		s.showed = s.sheet(rest)
 		return false, nil
 	case "journal":
 		if rest != "" {
 			return s.journalAdd(rest), nil
 		}
 		s.journal()
+		s.showed = true
 		return false, nil
 	case "help":
+		s.showed = true
 		s.printf("commands:\n")
 		for _, c := range seatCommands {
 			// What a command does, under it, wrapped as the seat's
@@ -1821,20 +1829,38 @@ func (s *seat) status() {
 }
 
 // sheet shows the person's character sheet.
-func (s *seat) sheet() {
+//
+// Another's sheet (/sheet NAME) is not the person's to see: it may hold
+// what their character does not know (its Secrets); said so, and it
+// reports false, as for a sheet that cannot be shown.
+func (s *seat) sheet(who string) bool {
 	if s.character == "" {
 		s.printf("/sheet: preferences.md names no character of yours\n")
-		return
+		return false
+	}
+	if who != "" && !s.isMine(who) {
+		s.printf("/sheet %s: not yours to see: /sheet shows your character's sheet (%s); another's may hold what %s does not know\n", who, s.character, s.character)
+		return false
 	}
 	path := s.camp.SheetPath(s.character)
 	d, err := sheet.Read(path)
 	if err != nil {
 		s.printf("/sheet: %v\n", err)
-		return
+		return false
 	}
 	if err := printSheet(&env{stdin: s.e.stdin, stdout: s.out, stderr: s.e.stderr}, d, s.ws.Short(path), false); err != nil {
 		s.printf("/sheet: %v\n", err)
+		return false
 	}
+	return true
+}
+
+// isMine reports whether who names the person's character: its name
+// (mira-quickfoot, Mira Quickfoot), its first name (mira), or the agent
+// that plays it.
+func (s *seat) isMine(who string) bool {
+	w := strings.ToLower(strings.Join(strings.Fields(who), "-"))
+	return w == s.character || w == s.player || strings.HasPrefix(s.character, w+"-")
 }
 
 // journal shows the end of the person's character's journal.

@@ -538,3 +538,64 @@ func TestServeTypedAnswerInBrowser(t *testing.T) {
 		t.Errorf("the [PLAYER_ANSWER] says answer %q, want %q:\n%s", got, want, data)
 	}
 }
+
+// TestServeSeatFocusInBrowser guards the Seat page while the person types
+// an answer. Bug: app.js skipped every refresh while a box in the
+// waiting list had the focus, so a new question never showed and one
+// answered elsewhere stayed, the live dot green all the while. The list
+// refreshes; the box keeps the focus and what was typed in it; a
+// question answered elsewhere goes, and the page says what was typed
+// there was not sent.
+func TestServeSeatFocusInBrowser(t *testing.T) {
+	longtest.Skip(t)
+	t.Parallel()
+	bctx := newBrowser(t)
+	dir := filepath.Join(t.TempDir(), "table")
+	parley(t, "init", dir, "--template", "dnd")
+	ask := func(q string) string {
+		t.Helper()
+		text := "---\nfrom: gm\nto: lead\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: \"" + q + "\"\nheader: \"Choice\"\noptions:\n  - label: \"Yes\"\n    description: \"Do it\"\n  - label: \"No\"\n    description: \"Leave it\"\n"
+		file := filepath.Join(t.TempDir(), "ask.md")
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		id := parley(t, "-C", dir, "send", "--file", file)
+		parley(t, "-C", dir, "run", "--until-idle")
+		return id
+	}
+	first := ask("A door. Open it?")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _ := servedWriting(t, ws)
+	box := fmt.Sprintf(`article.waiting[data-id=%q] form.own input[name=text]`, first)
+	ctx, cancel := context.WithTimeout(bctx, 2*browserStep)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"seat?token=test-token-0123456789"),
+		chromedp.WaitVisible(chromedp.CSS(box)),
+		chromedp.Focus(chromedp.CSS(box)),
+		chromedp.SendKeys(chromedp.CSS(box), "I listen at the"),
+	); err != nil {
+		t.Fatalf("typing in the answer box: %v", err)
+	}
+	second := ask("A stair. Go down?")
+	ctx2, cancel2 := context.WithTimeout(bctx, 2*browserStep)
+	defer cancel2()
+	if err := chromedp.Do(ctx2, chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`article.waiting[data-id=%q]`, second)))); err != nil {
+		t.Fatalf("the new question did not show while the answer box had the focus: %v", err)
+	}
+	if got := value(t, bctx, chromedp.Evaluate[string](`document.activeElement.closest("article") ? document.activeElement.closest("article").dataset.id + " " + document.activeElement.value : "focus lost: " + document.activeElement.tagName`)); got != first+" I listen at the" {
+		t.Errorf("after the refresh, the focus and what was typed: %q, want %q", got, first+" I listen at the")
+	}
+	parley(t, "-C", dir, "answer", first, "1")
+	ctx3, cancel3 := context.WithTimeout(bctx, 2*browserStep)
+	defer cancel3()
+	if err := chromedp.Do(ctx3, chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(`article.waiting[data-id=%q]`, first)))); err != nil {
+		t.Fatalf("the question answered elsewhere stayed on the page: %v", err)
+	}
+	if said := value(t, bctx, chromedp.TextContent(chromedp.CSS(`#said`))); !strings.Contains(said, "I listen at the") || !strings.Contains(said, "not sent") {
+		t.Errorf("the page said %q, want what was typed, not sent", said)
+	}
+}

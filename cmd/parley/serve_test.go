@@ -167,13 +167,21 @@ func TestServeWrites(t *testing.T) {
 // returning the status and what the server said.
 func servedWriting(t *testing.T, ws *workspace.Workspace) (string, *http.Client, func(url.Values) (int, string)) {
 	t.Helper()
+	return servedWith(t, ws, serveOptions{})
+}
+
+// servedWith serves ws as servedWriting does, with opts (its address,
+// token and Ready set here).
+func servedWith(t *testing.T, ws *workspace.Workspace, opts serveOptions) (string, *http.Client, func(url.Values) (int, string)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	served := make(chan error, 1)
 	const token = "test-token-0123456789"
 	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
 	go func() {
-		served <- runServe(ctx, e, ws, serveOptions{Addr: "127.0.0.1:0", Token: token, Ready: func(u, _ string) { ready <- u }})
+		opts.Addr, opts.Token, opts.Ready = "127.0.0.1:0", token, func(u, _ string) { ready <- u }
+		served <- runServe(ctx, e, ws, opts)
 	}()
 	var base string
 	select {
@@ -481,6 +489,61 @@ func TestServeSpectatorReadOnly(t *testing.T) {
 		if want := "to spectators, read-only, at http://127.0.0.1:"; !strings.Contains(stdout.String(), want) {
 			t.Errorf("parley serve %s says %q, want %q", strings.Join(flags, " "), stdout.String(), want)
 		}
+	}
+}
+
+// TestServePlayer guards the address for a friend who plays a
+// character from the browser: parley serve --spectator --as AGENT. Bug:
+// --as beside --spectator was accepted without a word and served no seat
+// (404), so the host handed the friend the full server, whose Story page
+// opened on the game master's notes and which sent a reply as the gm.
+// It serves the seat of AGENT, the story as the players know it, and
+// refuses (403) what is sent as any other agent.
+func TestServePlayer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "table")
+	parley(t, "init", dir, "--template", "dnd")
+	secret := "The abbot still rings the bell at midnight."
+	state := filepath.Join(dir, "campaigns", "my-campaign", "story-state.md")
+	if err := os.WriteFile(state, []byte("# Story state\n\n## GM Notes (Secret)\n\n"+secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gmMsg := parley(t, "-C", dir, "send", "--from", "lead", "--to", "gm", "--body", "Start the scene.")
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Said when it starts: whose seat, and that the address is the
+	// player's.
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code := runInProcess(ctx, []string{"parley", "-C", dir, "serve", "--addr", "127.0.0.1:0", "--spectator", "--as", "you"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("parley serve --spectator --as you: exit %d: %s", code, stderr.String())
+	}
+	if want := "and the seat of you, at http://127.0.0.1:"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("parley serve --spectator --as you says %q, want %q", stdout.String(), want)
+	}
+	base, client, act := servedWith(t, ws, serveOptions{Spectator: true, Player: true, As: "you"})
+	if page := getPage(t, client, base+"story"); strings.Contains(page, secret) || strings.Contains(page, "GM Notes") {
+		t.Errorf("the player's Story page holds the game master's notes:\n%s", page)
+	}
+	for _, path := range []string{"", "lanes", "agents"} {
+		if page := getPage(t, client, base+path); strings.Contains(page, "Start the scene.") {
+			t.Errorf("the player's /%s shows a message to the gm:\n%s", path, page)
+		}
+	}
+	if page := getPage(t, client, base+"seat"); !strings.Contains(page, "At the table") {
+		t.Errorf("the player's Seat page has no seat:\n%s", page)
+	}
+	if code, said := act(url.Values{"kind": {"reply"}, "id": {gmMsg}, "agent": {"gm"}, "text": {"You all find 1000 gp."}}); code != http.StatusForbidden || !strings.Contains(said, "sends nothing as gm") {
+		t.Errorf("a reply as the gm from the player's seat: %d %q, want 403 saying it sends nothing as gm", code, said)
+	}
+	if names, _ := ws.Mailbox("gm").Names(mailbox.Outbox); len(names) != 0 {
+		t.Errorf("the gm's outbox holds %v after the player's refused reply", names)
+	}
+	if code, said := act(url.Values{"kind": {"retry"}, "n": {"0"}}); code != http.StatusForbidden {
+		t.Errorf("a retry from the player's seat: %d %q, want 403", code, said)
 	}
 }
 
@@ -836,5 +899,43 @@ func TestServeAsWithoutTable(t *testing.T) {
 	srv.Handler().ServeHTTP(rec, req)
 	if page := rec.Body.String(); !strings.Contains(page, "For you alone.") || strings.Contains(page, "For boss alone.") {
 		t.Errorf("the Seat page of you shows not you's inbox alone:\n%s", page)
+	}
+}
+
+// TestServeSeatInfo guards the seat's commands that only show (/sheet,
+// /status, /help, /journal) on the web Seat. Bug: they answered 422, so
+// the page showed their output in red as a refusal; and /sheet sel
+// showed the person's own sheet without a word. They answer 200 with
+// what they show; another's sheet is not the person's to see, and is
+// refused saying so.
+func TestServeSeatInfo(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "table")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "dnd"))); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "init", dir)
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, act := servedWith(t, ws, serveOptions{})
+	for _, tt := range []struct {
+		line string
+		code int
+		says string
+	}{
+		{"/sheet", http.StatusOK, "mira-quickfoot"},
+		{"/sheet mira", http.StatusOK, "mira-quickfoot"},
+		{"/status", http.StatusOK, "gm"},
+		{"/help", http.StatusOK, "commands:"},
+		{"/journal", http.StatusOK, "journal"},
+		{"/sheet sel", http.StatusUnprocessableEntity, "/sheet sel: not yours to see"},
+		{"/nonsense", http.StatusUnprocessableEntity, "unknown command"},
+	} {
+		code, said := act(url.Values{"kind": {"seat"}, "line": {tt.line}})
+		if code != tt.code || !strings.Contains(said, tt.says) {
+			t.Errorf("%s on the web Seat: %d %q, want %d saying %q", tt.line, code, said, tt.code, tt.says)
+		}
 	}
 }

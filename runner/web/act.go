@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/internal/visible"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -62,6 +63,11 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if err := s.playerMay(r.PostForm); err != nil {
+		s.log.Info("refused to a player", "kind", r.PostForm.Get("kind"), "err", err)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
 	s.writing.Lock()
 	said, err := s.do(r.Context(), r.PostForm)
 	s.writing.Unlock()
@@ -73,7 +79,41 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("sent from the browser", "kind", r.PostForm.Get("kind"))
+	if sends(r.PostForm) && s.atTable() && s.ws().RunnerPID() == 0 {
+		said = strings.TrimRight(said, "\n") + "\n" + noRunner + "\n"
+	}
 	w.Write([]byte(visible.Text(said)))
+}
+
+// sends reports whether the form sends a message (not a command that
+// only shows, /status, /sheet, /help, /journal without an entry, nor a
+// message marked handled).
+func sends(f url.Values) bool {
+	switch f.Get("kind") {
+	case "done", "retry":
+		return false
+	case "seat":
+		name, rest, _ := strings.Cut(strings.TrimSpace(f.Get("line")), " ")
+		switch name {
+		case "/status", "/sheet", "/help", "/quit":
+			return false
+		case "/journal":
+			return strings.TrimSpace(rest) != ""
+		}
+	}
+	return true
+}
+
+// noRunner is what an answer sent at a table no runner routes says.
+const noRunner = "(no runner routes this table now (no parley run, no parley play): it waits in an outbox until the host starts parley run)"
+
+// atTable reports whether the workspace is a D&D table: a campaign, and
+// a team lead.
+func (s *Server) atTable() bool {
+	if _, err := campaigns.Find(s.ws().Root, s.ws().Config.Campaign); err != nil {
+		return false
+	}
+	return slices.ContainsFunc(s.ws().AgentNames(), func(a string) bool { return s.ws().HasRole(a, "team-lead") })
 }
 
 // once returns an error naming the first field (in name order) that the
@@ -98,6 +138,75 @@ func sameOrigin(r *http.Request) bool {
 	}
 	u, err := url.Parse(o)
 	return err == nil && u.Host == r.Host
+}
+
+// playerMay returns why a player's seat (Options.Player) may not send
+// what form asks, or nil when it may: what it sends as an agent
+// (a reply, a message marked handled, a request decided, a question
+// answered) must be in the inbox (or cur/) of the seat's agents, the
+// person and the agent of their character when no program plays it, and
+// be sent as one of them; a retry is the host's. The seat's own commands
+// (say, roll, a seat line) act as the seat does at parley play, as its
+// team lead and its character. Any other server may act as any agent
+// the message went to: it is the host's.
+func (s *Server) playerMay(f url.Values) error {
+	if !s.player {
+		return nil
+	}
+	person, prompted := s.seated()
+	var mine []string
+	for _, a := range []string{person, prompted} {
+		if a != "" && !slices.Contains(mine, a) {
+			mine = append(mine, a)
+		}
+	}
+	if len(mine) == 0 {
+		return errors.New("not allowed: this seat has no agent now (parley.yaml as read again names none): nothing was sent")
+	}
+	kind, id := f.Get("kind"), f.Get("id")
+	// holds reports whether message id waits in one of agents' inboxes
+	// (or is being handled, in cur/).
+	holds := func(agents ...string) bool {
+		if _, _, err := mailbox.ParseID(id); err != nil {
+			return false
+		}
+		for _, a := range agents {
+			if s.ws().CheckAgent(a) != nil {
+				continue
+			}
+			for _, state := range []string{mailbox.Inbox, mailbox.Cur} {
+				if exists(s.ws().Mailbox(a).Path(state, mailbox.FileName(id))) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seat := strings.Join(mine, " or ")
+	switch kind {
+	case "seat", "roll", "say":
+		return nil
+	case "retry":
+		return fmt.Errorf("not allowed: this is a player's seat (%s): putting a message back is the host's (parley retry, or the host's own parley serve)", seat)
+	case "reply", "done":
+		agent := f.Get("agent")
+		if !slices.Contains(mine, agent) {
+			if agent == "" {
+				agent = "an agent not named"
+			}
+			return fmt.Errorf("not allowed: this is the seat of %s: it sends nothing as %s (nothing was sent)", seat, agent)
+		}
+		if !holds(agent) {
+			return fmt.Errorf("not allowed: %s is not in the inbox of %s: this seat answers only what waits for it (nothing was sent)", id, agent)
+		}
+		return nil
+	case "answer", "approve", "reject":
+		if !holds(mine...) {
+			return fmt.Errorf("not allowed: %s does not wait in the inbox of %s: this seat answers only what waits for it (nothing was sent)", id, seat)
+		}
+		return nil
+	}
+	return nil // refused by do, as unknown
 }
 
 // oneLine keeps what a person typed on one line, as the seat reads it.

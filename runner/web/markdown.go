@@ -8,7 +8,10 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -28,9 +31,28 @@ var (
 
 func newMarkdown(raw rawHTMLAsText) goldmark.Markdown {
 	return goldmark.New(
-		goldmark.WithExtensions(extension.GFM),
+		// GFM, its tables' cells aligned by a class (alignClasses): the
+		// style attribute goldmark writes is refused by the pages' own
+		// Content-Security-Policy (style-src 'self'), an error in the
+		// console per cell, and the alignment lost.
+		goldmark.WithExtensions(extension.Linkify, extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignNone)), extension.Strikethrough, extension.TaskList),
+		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(alignClasses{}, 1000))),
 		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(raw, 100))),
 	)
+}
+
+// alignClasses gives each aligned cell of a table the class that aligns
+// it (align-left, align-center, align-right; style.css).
+type alignClasses struct{}
+
+// Transform sets the classes.
+func (alignClasses) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if c, ok := n.(*east.TableCell); ok && entering && c.Alignment != east.AlignNone {
+			c.SetAttributeString("class", []byte("align-"+c.Alignment.String()))
+		}
+		return ast.WalkContinue, nil
+	})
 }
 
 // rawHTMLAsText renders the raw HTML of a markdown text, inline

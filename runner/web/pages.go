@@ -73,6 +73,12 @@ func (s *Server) routes() http.Handler {
 		mux.HandleFunc("GET /{$}", s.story)
 		mux.HandleFunc("GET /story", s.story)
 		mux.HandleFunc("GET /events", s.events)
+		if s.player {
+			// A player: their seat too, acting as its agents only
+			// (see playerMay).
+			mux.HandleFunc("GET /seat", s.seat)
+			mux.HandleFunc("POST /act", s.act)
+		}
 		return s.guard(mux)
 	}
 	mux.HandleFunc("GET /{$}", s.timeline)
@@ -110,7 +116,7 @@ func (s *Server) newPage(r *http.Request, title, path string, content any) page 
 		p.CSRF = s.csrf // handed only to a browser that holds the token
 	}
 	for _, n := range pageNames {
-		if s.watcher && n.name != "Story" {
+		if s.watcher && n.name != "Story" && !(s.player && n.name == "Seat") {
 			continue
 		}
 		p.Nav = append(p.Nav, struct{ Path, Name string }{n.path, n.name})

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/scenes"
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/mailbox"
@@ -579,7 +582,42 @@ type seatData struct {
 	Campaign bool
 	Person   string
 	Err      string
+	// Table is a D&D table's seat (a campaign, the person and a team
+	// lead): what asks nothing of the person is told in Told, as
+	// parley play shows it, and filed.
+	Table bool
+	// Told is the story as it came to the seat's inboxes, newest first:
+	// the newest storyShown messages that ask nothing of the person
+	// (campaigns.SeatAnswerer decides, for parley play too), from inbox/
+	// and done/; Earlier says that older ones were left out.
+	Told    []told
+	Earlier bool
+	// NoRunner says that no runner routes the table (no parley run, no
+	// parley play holds the workspace): what the seat sends waits in an
+	// outbox until one starts.
+	NoRunner bool
 }
+
+// told is a message the seat shows and that asks nothing of the person.
+type told struct {
+	ID       string
+	From     string
+	Type     string
+	Question string // an [ASK_PLAYER] since answered: its question
+	Body     template.HTML
+	// A [SESSION_END]: its summary and next hook, and, when the game
+	// master did not save (state_saved: not true), what it said.
+	End      bool
+	Summary  string
+	Hook     string
+	Unsaved  string
+	Received bool // still in an inbox: filed once shown
+}
+
+// storyShown is how many messages the Seat page tells at most: the page
+// is fetched again every few seconds, and a night's 3,000 messages made
+// it 660 KB.
+const storyShown = 30
 
 // escalationState says where the escalation id stands, as
 // orchestrator.Escalations decides it for parley pipeline too: see
@@ -628,6 +666,8 @@ func (s *Server) seatData() seatData {
 			leads = append(leads, a.Name)
 		}
 	}
+	d.Table = d.Campaign && person != "" && len(leads) > 0
+	inboxes := map[string][]string{} // message id -> the seat's inboxes holding it
 	for _, agent := range people {
 		entries, err := s.ws().Mailbox(agent).List(mailbox.Inbox)
 		if err != nil {
@@ -635,6 +675,7 @@ func (s *Server) seatData() seatData {
 			continue
 		}
 		for _, en := range entries {
+			inboxes[en.ID] = append(inboxes[en.ID], agent)
 			m, err := mailbox.ReadMessage(en.Path, s.ws().Config.Router.MaxMessageSize)
 			if err != nil {
 				continue
@@ -720,7 +761,88 @@ func (s *Server) seatData() seatData {
 		}
 	}
 	d.Waiting = once
+	if d.Table {
+		s.tell(&d, people, inboxes)
+	}
 	return d
+}
+
+// tell moves what asks nothing of the person out of what waits, into the
+// story told (d.Told), as parley play shows it: once, whichever of the
+// seat's inboxes hold it; and files it there, handled in every one of
+// them, as play does (Actions.Shown), when the server writes. The story
+// told is the newest storyShown of those and of what the seat's inboxes
+// filed before (done/), so that it reads the same after a reload.
+func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string) {
+	waits := map[string]bool{}
+	var left []waiting
+	file := map[string][]string{} // id -> the inboxes to file it in
+	for _, w := range d.Waiting {
+		if w.Kind == "message" && w.Question == "" && w.Decide == nil {
+			file[w.ID] = inboxes[w.ID]
+			continue
+		}
+		waits[w.ID] = true
+		left = append(left, w)
+	}
+	d.Waiting = left
+	where := map[string]string{} // id -> a file of it
+	for _, agent := range people {
+		box := s.ws().Mailbox(agent)
+		names, total, _ := box.Newest(mailbox.Done, storyShown)
+		d.Earlier = d.Earlier || total > len(names)
+		for _, n := range names {
+			if id, ok := strings.CutSuffix(n, ".md"); ok && !waits[id] && where[id] == "" {
+				where[id] = box.Path(mailbox.Done, n)
+			}
+		}
+	}
+	for id, holders := range file {
+		where[id] = s.ws().Mailbox(holders[0]).Path(mailbox.Inbox, mailbox.FileName(id))
+	}
+	ids := slices.Sorted(maps.Keys(where))
+	if len(ids) > storyShown {
+		d.Earlier = true
+		ids = ids[len(ids)-storyShown:]
+	}
+	for _, id := range ids {
+		m, err := mailbox.ReadMessage(where[id], s.ws().Config.Router.MaxMessageSize)
+		if err != nil {
+			continue
+		}
+		_, received := file[id]
+		d.Told = append(d.Told, toldOf(id, m, received))
+	}
+	slices.Reverse(d.Told)
+	if len(file) > 0 && s.actions != nil {
+		s.writing.Lock()
+		err := s.actions.Shown(context.Background(), file)
+		s.writing.Unlock()
+		if err != nil {
+			s.log.Warn("filing what the Seat page showed", "err", err)
+		}
+	}
+	d.NoRunner = s.ws().RunnerPID() == 0
+}
+
+// toldOf is message id as the story told shows it.
+func toldOf(id string, m *mailbox.Message, received bool) told {
+	t := told{ID: id, From: m.Header().Text("from"), Type: workspace.TypeOf(m), Body: markdown(m.Body), Received: received}
+	switch t.Type {
+	case campaigns.AskPlayerType:
+		t.Question = m.Payload().Text("question")
+	case "SESSION_END":
+		t.End = true
+		t.Summary = strings.TrimSpace(m.Payload().Text("summary"))
+		t.Hook = strings.TrimSpace(m.Payload().Text("next_hook"))
+		if !agents.StateSaved(m) {
+			t.Unsaved = strings.TrimSpace(m.Payload().Text("state_saved"))
+			if t.Unsaved == "" {
+				t.Unsaved = "missing"
+			}
+		}
+	}
+	return t
 }
 
 // decide makes wt the escalation x: the orchestrator asks a person to

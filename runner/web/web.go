@@ -56,6 +56,11 @@ type Actions interface {
 	// Done marks a message in agent's inbox handled, as parley done
 	// does.
 	Done(ctx context.Context, id, agent string) (string, error)
+	// Shown files the messages the Seat page showed at a D&D table that
+	// ask nothing of the person (a narrative, a session's end), each
+	// (by id) in the seat's inboxes holding it, as parley play files
+	// what it shows: handled in every one of them, once shown.
+	Shown(ctx context.Context, copies map[string][]string) error
 	// Retry puts a refused file (its path, inside an agent's rejected/)
 	// or a message given up on (its id) back, as parley retry does.
 	Retry(ctx context.Context, target string) (string, error)
@@ -82,6 +87,15 @@ type Options struct {
 	// else: no timeline, lanes, agents, plan or seat, and no writes; for
 	// an audience.
 	Spectator bool
+	// Player serves a player sat at the browser: what Spectator serves
+	// (the story as the players know it, no timeline, lanes, agents or
+	// plan), and the seat of Person (its Seat page, and what that page
+	// sends). Whatever is sent as an agent (a reply, a message marked
+	// handled, a request decided, a question answered) is refused
+	// (403, saying why) unless it is in the inbox of Person or Prompted
+	// and sent as one of them; retrying is the host's. Without a Person,
+	// it serves what Spectator serves.
+	Player bool
 	// Person is the agent that is the person at the seat (the Seat page
 	// lists what waits in its inbox); empty: every human agent's inbox.
 	Person string
@@ -144,7 +158,8 @@ type Server struct {
 	token    string
 	csrf     string
 	anyHost  bool
-	watcher  bool       // Options.Spectator
+	watcher  bool       // Options.Spectator, or Options.Player
+	player   bool       // Options.Player: the seat of the person too, acting as its agents only
 	seatMu   sync.Mutex // guards person and prompted, found again by reseat
 	person   string
 	prompted string                                                   // see Options.Prompted
@@ -181,7 +196,11 @@ func New(opts Options) (*Server, error) {
 		files: mailbox.NewCache(func(m *mailbox.Message) *mailbox.Message { return m })}
 	s.cur.Store(opts.Workspace)
 	s.stamp = workspace.StampConfig(opts.Workspace.Root)
-	if s.watcher {
+	if opts.Player {
+		s.watcher = true
+		s.player = opts.Person != ""
+	}
+	if s.watcher && !s.player {
 		s.actions = nil
 	}
 	if s.log == nil {
@@ -306,6 +325,11 @@ func (s *Server) look() error {
 	}
 	return nil
 }
+
+// Seated returns the person at the seat, and the agent of the person's
+// character when no program plays it (Options.Person, Options.Prompted,
+// as found again when parley.yaml was read again).
+func (s *Server) Seated() (person, prompted string) { return s.seated() }
 
 // seated returns the person at the seat, and the agent of the person's
 // character when no program plays it (Options.Person, Options.Prompted).

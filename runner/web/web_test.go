@@ -83,6 +83,12 @@ func (f *fakeActions) Done(_ context.Context, id, agent string) (string, error) 
 	f.asked = append(f.asked, "done "+id+" "+agent)
 	return "", nil
 }
+func (f *fakeActions) Shown(_ context.Context, copies map[string][]string) error {
+	for _, id := range slices.Sorted(maps.Keys(copies)) {
+		f.asked = append(f.asked, "shown "+id+" "+strings.Join(copies[id], ","))
+	}
+	return nil
+}
 func (f *fakeActions) Retry(_ context.Context, target string) (string, error) {
 	f.asked = append(f.asked, "retry "+target)
 	return "", nil

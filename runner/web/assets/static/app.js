@@ -44,11 +44,50 @@
     p.hidden = !said;
   }
 
+  // typed keeps what the person typed in the forms of the live part,
+  // each by its article (data-id), form and field, and where the focus
+  // and the cursor are: a refresh swaps the part for a new one, and must
+  // neither freeze while a box has the focus (new questions never showed,
+  // answered ones stayed) nor take what is being typed away.
+  function typed(live) {
+    const kept = [];
+    live.querySelectorAll("article[data-id]").forEach(function (a) {
+      a.querySelectorAll("form").forEach(function (f, n) {
+        f.querySelectorAll("input:not([type=hidden]), textarea").forEach(function (i) {
+          const focus = i === document.activeElement;
+          if (!i.value && !focus) return;
+          kept.push({ id: a.dataset.id, form: n, name: i.name, value: i.value, focus: focus, start: i.selectionStart, end: i.selectionEnd });
+        });
+      });
+    });
+    return kept;
+  }
+
+  // retype puts what typed kept back into the new live part: in the same
+  // box of the same article, focus and cursor too. An article gone (the
+  // question answered elsewhere) takes its box away: what was typed in it
+  // is said, not lost without a word.
+  function retype(live, kept) {
+    kept.forEach(function (k) {
+      const a = Array.prototype.find.call(live.querySelectorAll("article[data-id]"), function (x) { return x.dataset.id === k.id; });
+      const f = a && a.querySelectorAll("form")[k.form];
+      const i = f && Array.prototype.find.call(f.querySelectorAll("input:not([type=hidden]), textarea"), function (x) { return x.name === k.name; });
+      if (!i) {
+        if (k.value) say("No longer waiting (answered elsewhere, or handled): " + k.id + ". What you typed there was not sent: " + k.value, true);
+        return;
+      }
+      i.value = k.value;
+      if (k.focus) {
+        i.focus();
+        try { i.setSelectionRange(k.start, k.end); } catch (e) { /* not a text box */ }
+      }
+    });
+  }
+
   let refreshing = null;
   function refreshLive() {
     const live = document.getElementById("live");
     if (!live || body.dataset.live !== "true" || document.hidden) return;
-    if (live.contains(document.activeElement) && document.activeElement.tagName !== "BODY" && document.activeElement.tagName !== "BUTTON") return;
     clearTimeout(refreshing);
     refreshing = setTimeout(function () {
       const u = new URL(location.href);
@@ -58,7 +97,9 @@
         live.querySelectorAll("details[open] > summary").forEach(function (s) { open[s.textContent] = true; });
         const lanes = live.querySelector(".lanes");
         const kept = lanes && { top: lanes.scrollTop, left: lanes.scrollLeft, bottom: lanes.scrollTop + lanes.clientHeight >= lanes.scrollHeight - 30 };
+        const words = typed(live);
         live.replaceChildren(fragment(html));
+        retype(live, words);
         const now = live.querySelector(".lanes");
         if (now && kept) {
           now.scrollLeft = kept.left;

@@ -1,0 +1,143 @@
+package web
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// tableWorkspace makes a D&D table: the person you, the team lead, the
+// gm, and mira, whose character no program plays, with a campaign. It
+// returns the workspace and a function that writes a message (its text
+// after the header) from the gm into the inboxes of to.
+func tableWorkspace(t *testing.T) (*workspace.Workspace, func(n int, to []string, text string) string) {
+	t.Helper()
+	root := t.TempDir()
+	cfg := `agents:
+  - {name: you, role: human}
+  - {name: lead, role: team-lead, driver: command, run: [true]}
+  - {name: gm, role: gm, driver: command, run: [true]}
+  - {name: mira, role: human, character: mira-quickfoot}
+`
+	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeDirs(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := campaigns.New(root, "the-test-run"); err != nil {
+		t.Fatal(err)
+	}
+	write := func(n int, to []string, text string) string {
+		t.Helper()
+		id := fmt.Sprintf("20261129-1000%02d.000000Z-gm-%06x", n, n)
+		data := "---\nid: " + id + "\nfrom: gm\nto: [" + strings.Join(to, ", ") + "]\n---\n" + text
+		for _, a := range to {
+			if err := os.WriteFile(ws.Mailbox(a).Path(mailbox.Inbox, id+".md"), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return id
+	}
+	return ws, write
+}
+
+// TestSeatTellsStory guards the Seat page at a D&D table. Bug: every
+// [NARRATIVE] stayed under "Waiting for you" with a reply box (which sent
+// an untyped message to the gm), "mark handled" filed the person's copy
+// alone, so the copy in the character's inbox came back as a second
+// article; a [SESSION_END] showed an empty body; over a night the page
+// held 757 stale articles. As parley play decides it (campaigns.
+// SeatAnswerer), what asks nothing is told once, with no form, and filed
+// in every inbox of the seat holding it; a session's end shows its
+// summary, next hook, and that the gm did not save; the story told is
+// the newest storyShown messages.
+func TestSeatTellsStory(t *testing.T) {
+	ws, write := tableWorkspace(t)
+	narr := write(1, []string{"you", "mira"}, "[NARRATIVE]\nscene_number: \"001\"\n\nThe bell tolls under the water.\n")
+	ask := write(2, []string{"you"}, "[ASK_PLAYER]\nheader: Door\nquestion: Which door?\noptions: [left, right]\n")
+	end := write(3, []string{"you"}, "[SESSION_END]\nsummary: The bell is silent for tonight.\nstate_saved: false\nnext_hook: \"Something vast sleeps beneath the pool.\"\n")
+	act := &fakeActions{}
+	s := newServer(t, ws, Options{Actions: act, Person: "you", Prompted: "mira"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	if n := strings.Count(page, `<article class="waiting`); n != 1 || !strings.Contains(page, `class="waiting k-ask" data-id="`+ask+`"`) {
+		t.Errorf("GET /seat has %d waiting, want the question alone:\n%s", n, page)
+	}
+	if strings.Contains(page, "your answer (parley reply)") {
+		t.Errorf("GET /seat offers a reply to what asks nothing:\n%s", page)
+	}
+	if n := strings.Count(page, `data-id="`+narr+`"`); n != 1 || !strings.Contains(page, "The bell tolls under the water.") {
+		t.Errorf("GET /seat tells the narrative in both inboxes %d times, want once:\n%s", n, page)
+	}
+	for _, w := range []string{"The bell is silent for tonight.", "Next time: Something vast sleeps beneath the pool.", "did not save the story (state_saved: false)"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("GET /seat's [SESSION_END] lacks %q:\n%s", w, page)
+		}
+	}
+	want := []string{"shown " + narr + " you,mira", "shown " + end + " you"}
+	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
+		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
+	}
+	// A night's story: the page tells the newest storyShown, filed or
+	// not, and says that older ones are left out.
+	for i := 10; i < 60; i++ {
+		id := write(i, []string{"you"}, fmt.Sprintf("[NARRATIVE]\n\nPart %d.\n", i))
+		if i < 40 { // filed already
+			if err := os.Rename(ws.Mailbox("you").Path(mailbox.Inbox, id+".md"), ws.Mailbox("you").Path(mailbox.Done, id+".md")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	page = get(t, s.Handler(), "/seat", true).Body.String()
+	if n := strings.Count(page, `<article class="told`); n != storyShown || !strings.Contains(page, "Part 59.") || strings.Contains(page, "Part 29.") || !strings.Contains(page, "Earlier messages are not shown here") {
+		t.Errorf("GET /seat after 50 narratives tells %d, want the newest %d and that earlier ones are left out:\n%s", n, storyShown, page)
+	}
+}
+
+// TestSeatNoRunner guards a table no runner routes (parley run stopped):
+// the Seat page accepted answers without a word, which then waited in an
+// outbox. It says no runner routes the table, and an answer sent says
+// where it waits.
+func TestSeatNoRunner(t *testing.T) {
+	ws, write := tableWorkspace(t)
+	ask := write(1, []string{"you"}, "[ASK_PLAYER]\nquestion: Which door?\noptions: [left, right]\n")
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "you", Prompted: "mira"})
+	if page := get(t, s.Handler(), "/seat", true).Body.String(); !strings.Contains(page, "No runner routes this table now") {
+		t.Errorf("GET /seat with no runner does not say so:\n%s", page)
+	}
+	code, said := postAct(t, s, map[string][]string{"kind": {"answer"}, "id": {ask}, "text": {"1"}})
+	if code != 200 || !strings.Contains(said, "no runner routes this table") {
+		t.Errorf("an answer with no runner: %d %q, want 200 saying no runner routes the table", code, said)
+	}
+}
+
+// TestMarkdownTableAlignClass guards a campaign file's table with aligned
+// columns on the Story page. Bug: goldmark wrote style="text-align:center"
+// on each cell, which the pages' own Content-Security-Policy (style-src
+// 'self') refuses: an error in the console per cell, the alignment lost.
+// Each aligned cell has a class instead.
+func TestMarkdownTableAlignClass(t *testing.T) {
+	for name, got := range map[string]string{
+		"message": string(markdown([]byte("| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |\n"))),
+		"file":    string(markdownFile([]byte("| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |\n"))),
+	} {
+		if strings.Contains(got, "style=") {
+			t.Errorf("%s: a table renders a style attribute:\n%s", name, got)
+		}
+		for _, w := range []string{`<th class="align-left">a</th>`, `<td class="align-center">2</td>`, `<td class="align-right">3</td>`} {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: a table lacks %s:\n%s", name, w, got)
+			}
+		}
+	}
+}
