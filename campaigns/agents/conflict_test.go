@@ -54,11 +54,15 @@ func TestWritersRefuseConflicts(t *testing.T) {
 			return nil, &textfile.ConflictError{}
 		}},
 		{"tools", "party/tilda-brannock.md", "# Tilda Brannock\n\n| | |\n|---|---|\n| **Level** | 1 |\n| **Hit Points** | 12/12 |\n\n## Equipment\n" + conflicted, func(ws string) ([]*mailbox.Message, error) {
-			tb := &Toolbox{Campaigns: Campaigns{Workspace: ws}, Players: map[string]string{"aria": "tilda-brannock"}, Dice: dice.Seeded(1)}
+			tb := &Toolbox{Campaigns: Campaigns{Workspace: ws}, Players: map[string]string{"aria": "tilda-brannock"}, Dice: dice.Seeded(1), People: []string{"you"}}
 			out, err := tb.Handle(context.Background(), msg(t, "---\nid: 20261121-101500.000000Z-aria-000001\nfrom: aria\ntool: update_character\narguments: {damage: 5}\n---\n"))
-			// The call is answered with the error.
-			if err != nil || len(out) == 0 || !strings.Contains(string(out[0].Body), "unresolved merge conflict") {
-				t.Errorf("Handle = %v, %v, want an answer naming the conflict", out, err)
+			// The call is answered with the error, and people, who
+			// alone can resolve it, are told.
+			if err != nil || len(out) != 2 || !strings.Contains(string(out[0].Body), "unresolved merge conflict") {
+				t.Fatalf("Handle = %v, %v, want an answer naming the conflict and a notice", out, err)
+			}
+			if to, _ := out[1].Header().Get("to"); to != "you" || out[1].Payload().Value("notice") != SheetNotice || !strings.Contains(string(out[1].Body), "party/tilda-brannock.md:11: unresolved merge conflict") {
+				t.Errorf("notice to %s:\n%s", to, out[1].Body)
 			}
 			return nil, &textfile.ConflictError{}
 		}},
