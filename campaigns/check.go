@@ -15,6 +15,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/delta"
 	"github.com/parley-dev/parley/campaigns/scenes"
 	"github.com/parley-dev/parley/campaigns/sheet"
+	"github.com/parley-dev/parley/internal/textfile"
 )
 
 // Status says how a file of a campaign was found.
@@ -87,6 +88,13 @@ func (c *Campaign) MissingRequired() []string {
 func (c *Campaign) Check() (*Report, error) {
 	r := &Report{Campaign: c.Name, Dir: c.Root}
 	add := func(path string, s Status, detail string) {
+		// A file git left a merge conflict in fails, whatever else was
+		// found: parley writes into none (see textfile.CheckConflict).
+		if s != Missing && !strings.HasSuffix(path, "/") {
+			if err := c.conflict(path); err != nil {
+				s, detail = Malformed, err.Error()
+			}
+		}
 		r.Findings = append(r.Findings, Finding{Path: path, Status: s, Required: required[path], Detail: detail})
 	}
 	for _, name := range []string{Overview, WorldPrimer, StoryState, PartyKnowledge, Preferences, DecisionLog} {
@@ -131,9 +139,36 @@ func (c *Campaign) Check() (*Report, error) {
 		default:
 			add(dir+"/", OK, plural(n, "note"))
 		}
+		c.checkNoteConflicts(dir, add)
 	}
 	c.checkDeltas(add)
 	return r, nil
+}
+
+// conflict returns the error for the campaign's file at rel (slash-
+// separated) when it holds an unresolved merge conflict, naming it by
+// rel; nil when it holds none or cannot be read.
+func (c *Campaign) conflict(rel string) error {
+	data, err := os.ReadFile(c.Path(filepath.FromSlash(rel)))
+	if err != nil {
+		return nil
+	}
+	return textfile.CheckConflict(rel, data)
+}
+
+// checkNoteConflicts adds a finding for each note in dir that holds an
+// unresolved merge conflict; the others are counted, not listed.
+func (c *Campaign) checkNoteConflicts(dir string, add func(string, Status, string)) {
+	entries, err := os.ReadDir(c.Path(dir))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rel := dir + "/" + e.Name()
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".md") && c.conflict(rel) != nil {
+			add(rel, Malformed, "")
+		}
+	}
 }
 
 // checkParty checks the sheets and journals in party/.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/parley-dev/parley/internal/spell"
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -124,6 +125,9 @@ func (c *Campaign) WritePrefs(character, name, style string) error {
 		data, err = []byte(fmt.Sprintf(preferencesTemplate, Title(c.Name))), nil
 	}
 	if err != nil {
+		return err
+	}
+	if err := textfile.CheckConflict(c.Path(Preferences), data); err != nil {
 		return err
 	}
 	want := map[string]string{

@@ -46,6 +46,33 @@ func TestGitignore(t *testing.T) {
 	}
 }
 
+// TestGitattributes checks that each example's .gitattributes has every
+// line of the one `parley init` writes (union merges of the files parley
+// appends to, LF scripts): an example copied into git merges and checks
+// out as a new workspace does.
+func TestGitattributes(t *testing.T) {
+	ws, err := workspace.Init(t.TempDir(), workspace.AgentsNamed("a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(ws.Root, ".gitattributes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, fsys := range map[string]fs.FS{"teams": Teams, "dnd": DnD, "pipeline": Pipeline} {
+		got, err := fs.ReadFile(fsys, name+"/.gitattributes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := patterns(string(got))
+		for _, p := range patterns(string(data)) {
+			if !slices.Contains(have, p) {
+				t.Errorf("examples/%s/.gitattributes lacks %q, which parley init writes", name, p)
+			}
+		}
+	}
+}
+
 // patterns returns the lines of a .gitignore that are patterns.
 func patterns(s string) []string {
 	var out []string

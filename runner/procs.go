@@ -44,13 +44,29 @@ const MarkVar = "PARLEY_PROCESS"
 const endGrace = 2 * time.Second
 
 // Confinement is what an isolated agent's program is confined to: the
-// files it may use, and what its environment adds (its TMPDIR). The
+// files it may use, and what its environment adds (its TMPDIR, which the
+// runner makes again before each run when it is gone). The
 // program is confined from the thread that starts it (sandbox.Restrict),
 // which then ends with the program: no program runs in between, so a
 // confined program starts as fast as any other.
 type Confinement struct {
 	Rules sandbox.Rules
 	Env   []string
+}
+
+// makeTmpDir makes the TMPDIR the confinement hands the program, when it
+// is gone, before each run, as the mailboxes' tmp/ are made again: a
+// person's `git clean -fdX` removes it while the runner runs, and a
+// confined program may not make it again itself.
+func (c *Confinement) makeTmpDir() error {
+	for _, kv := range c.Env {
+		if dir, ok := strings.CutPrefix(kv, "TMPDIR="); ok && dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("making the program's TMPDIR: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // program is a started agent program and the pipes to it.
@@ -87,6 +103,9 @@ func startProgram(name string, args []string, dir string, env []string, conf *Co
 	env = append(env[:len(env):len(env)], mark)
 	var rules *sandbox.Rules
 	if conf != nil {
+		if err := conf.makeTmpDir(); err != nil {
+			return nil, err
+		}
 		env = append(env, conf.Env...)
 		rules = &conf.Rules
 	}

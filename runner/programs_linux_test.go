@@ -285,6 +285,45 @@ cat secret.md
 	}
 }
 
+// TestConfinedTmpDirMadeAgain: the TMPDIR a confined program is handed
+// is made before each run when it is gone (a tryout: `git clean -fdX`
+// removed campaigns/NAME/tmp/ while the runner ran; the program, which
+// Landlock lets write only inside it, could not make it again, failed
+// three times, and the message went to dead/).
+func TestConfinedTmpDirMadeAgain(t *testing.T) {
+	if _, ok := sandbox.Available(); !ok {
+		t.Skip("this kernel offers no Landlock")
+	}
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "probe.sh", `cat >/dev/null
+if echo x > "$TMPDIR/note"; then echo "wrote note"; else echo "denied note"; fi
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: tilda, character: tilda, driver: command, run: [./probe.sh], retries: 0}\n")
+	root, err := filepath.EvalSymlinks(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := filepath.Join(t.TempDir(), "tmp", "tilda") // made by the runner
+	confine := func(a workspace.Agent, _ *workspace.Workspace) *Confinement {
+		return &Confinement{
+			Rules: sandbox.Rules{Read: []string{"/bin", "/usr", "/lib", "/lib64", "/etc", filepath.Join(root, "probe.sh")}, Write: []string{"/dev/null", scratch}},
+			Env:   []string{"TMPDIR=" + scratch},
+		}
+	}
+	for range 2 {
+		if err := os.RemoveAll(filepath.Dir(scratch)); err != nil {
+			t.Fatal(err)
+		}
+		send(t, ws, "boss", "tilda", "look around")
+		if _, err := runIdle(t, ws, Options{Confine: confine}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := bodies(t, ws, "boss", mailbox.Inbox), []string{"wrote note", "wrote note"}; !slices.Equal(got, want) {
+		t.Errorf("boss's inbox = %q, want %q", got, want)
+	}
+}
+
 // TestShutdownKillsChildren: when the runner stops, a program mid-message
 // is killed with everything it started, and the message stays in cur/ to
 // be handled by the next runner.

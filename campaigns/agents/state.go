@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/parley-dev/parley/campaigns/delta"
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -39,10 +40,10 @@ func (s *StateWriter) Handle(ctx context.Context, in *mailbox.Message) ([]*mailb
 	rep, err := delta.Apply(ctx, camp.Root, delta.Options{})
 	var trouble []string
 	if err != nil {
-		if !errors.Is(err, delta.ErrMissingTarget) && !errors.Is(err, delta.ErrChanged) {
+		if !errors.Is(err, delta.ErrMissingTarget) && !errors.Is(err, delta.ErrChanged) && !errors.Is(err, textfile.ErrConflict) {
 			return nil, err // a disk problem: the runner tries again
 		}
-		trouble = append(trouble, err.Error())
+		trouble = append(trouble, camp.Short(err).Error())
 	}
 	for _, s := range camp.Strangers(rep) {
 		trouble = append(trouble, s+" (written anyway; check the name)")

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/checkpoint"
 	"github.com/parley-dev/parley/campaigns/scenes"
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -883,7 +885,15 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 		return nil, err
 	}
 	saved := StateSaved(in)
-	if err := appendDecision(camp, t.now(), field(in, "summary"), field(in, "next_hook"), saved); err != nil {
+	var out []*mailbox.Message
+	if err := appendDecision(camp, t.now(), field(in, "summary"), field(in, "next_hook"), saved); errors.Is(err, textfile.ErrConflict) {
+		// Not written into a conflict git left: said to people, and the
+		// session ends all the same.
+		t.log().Warn("the session's end is not in the decision log", "campaign", camp.Name, "err", err)
+		if m := decisionUnwritten(camp, err, field(in, "summary"), t.ws().Undriven()); m != nil {
+			out = append(out, m)
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	if saved {
@@ -904,9 +914,8 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 	// about: no journals are asked for, or every rerun would add an entry
 	// of filler.
 	ids := &mailbox.IDs{Now: t.now}
-	var out []*mailbox.Message
 	if t.lastReceived(agent, NarrativeType).After(t.started(agent)) {
-		out = t.journalCheckpoints(agent, camp, "session_end")
+		out = append(out, t.journalCheckpoints(agent, camp, "session_end")...)
 	}
 	for _, m := range out {
 		m.Set("id", ids.New(agent))
@@ -952,6 +961,28 @@ func StateSaved(end *mailbox.Message) bool {
 	return strings.EqualFold(field(end, "state_saved"), "true")
 }
 
+// DecisionNotice is the notice: field of the notice the team lead sends
+// people when the session's end could not be added to the decision log.
+const DecisionNotice = "decision_log_unchanged"
+
+// decisionUnwritten returns the notice to people that the session's end
+// was not added to the decision log for err, with the summary that was
+// not written; nil when there are no people.
+func decisionUnwritten(camp *campaigns.Campaign, err error, summary string, people []string) *mailbox.Message {
+	if len(people) == 0 {
+		return nil
+	}
+	text := fmt.Sprintf("The session's end is not in %s's decision log: %s.\n", camp.Name, camp.Short(err))
+	if s := strings.TrimSpace(summary); s != "" {
+		text += "\nThe summary that was not written:\n\n" + s + "\n"
+	}
+	m := mailbox.New([]byte(text))
+	m.SetNames("to", people)
+	m.SetValue("notice", DecisionNotice)
+	m.Set("summary", fmt.Sprintf("the session's end is not in %s's decision log: it holds a merge conflict", camp.Name))
+	return m
+}
+
 // appendDecision adds the session's end to the campaign's decision log.
 func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook string, saved bool) error {
 	path := camp.Path(campaigns.DecisionLog)
@@ -980,16 +1011,22 @@ func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook strin
 	const head = "\n## Session ended "
 	if k := strings.LastIndex(string(data), head); k >= 0 {
 		last := string(data[k+len(head):])
+		last = strings.ReplaceAll(last, "\r\n", "\n")
 		if _, rest, ok := strings.Cut(last, "\n\n"); ok && strings.TrimSpace(rest) == strings.TrimSpace(entry.String()) {
 			return nil
 		}
 	}
-	var b strings.Builder
-	b.Write(data)
-	if !strings.HasSuffix(b.String(), "\n") {
-		b.WriteString("\n")
+	if err := textfile.CheckConflict(path, data); err != nil {
+		return err
 	}
-	fmt.Fprintf(&b, "%s%s\n\n", head, now.UTC().Format("2006-01-02 15:04 UTC"))
-	b.WriteString(entry.String())
-	return mailbox.WriteFileAtomic(path, []byte(b.String()))
+	// The entry follows the file's line ending (CRLF in a clone made
+	// with core.autocrlf), never mixed ones.
+	var add strings.Builder
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		add.WriteString("\n")
+	}
+	fmt.Fprintf(&add, "%s%s\n\n", head, now.UTC().Format("2006-01-02 15:04 UTC"))
+	add.WriteString(entry.String())
+	b := append(slices.Clip(data), textfile.WithNewline(add.String(), textfile.Newline(data))...)
+	return mailbox.WriteFileAtomic(path, b)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/campaigns/tools"
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -146,7 +147,8 @@ func (t *Toolbox) malformed(in *mailbox.Message, tool string, err error) *mailbo
 
 // SheetUnchanged returns the notice to people that caller's call of tool
 // failed with err on a sheet that is malformed (it cannot be read, or
-// holds values campaign check calls malformed), or nil: for a call
+// holds values campaign check calls malformed) or holds a merge conflict
+// git left (textfile.ErrConflict), or nil: for a call
 // refused for its own sake (no such item), which is the caller's to
 // mend, and when there are no people but the caller. It is the one notice of the kind,
 // however the game master calls its tools (the tools agent, an openai
@@ -156,8 +158,26 @@ func SheetUnchanged(camp *campaigns.Campaign, caller, tool string, err error, pe
 	// The caller has the error already: an undriven game master (its
 	// client on parley mcp) is not told twice.
 	people = slices.DeleteFunc(slices.Clone(people), func(p string) bool { return p == caller })
+	if len(people) == 0 {
+		return nil
+	}
+	short := func(err error) string {
+		if camp != nil {
+			return camp.Short(err).Error()
+		}
+		return err.Error()
+	}
+	// A sheet git left a merge conflict in: only a person can resolve it.
+	if ce := (*textfile.ConflictError)(nil); errors.As(err, &ce) {
+		who := strings.TrimSuffix(filepath.Base(ce.Path), ".md")
+		m := mailbox.New([]byte(fmt.Sprintf("%s's %s changed nothing: %s. The story goes on, and the sheet does not follow it until the conflict is resolved.\n", caller, tool, short(err))))
+		m.SetNames("to", people)
+		m.SetValue("notice", SheetNotice)
+		m.Set("summary", fmt.Sprintf("%s's %s changed nothing: %s holds a merge conflict", caller, tool, who))
+		return m
+	}
 	var se *sheet.Error
-	if len(people) == 0 || !errors.As(err, &se) || se.Path == "" {
+	if !errors.As(err, &se) || se.Path == "" {
 		return nil
 	}
 	d, rerr := sheet.Read(se.Path)
@@ -165,11 +185,7 @@ func SheetUnchanged(camp *campaigns.Campaign, caller, tool string, err error, pe
 		return nil
 	}
 	who := strings.TrimSuffix(filepath.Base(se.Path), ".md")
-	short := err.Error()
-	if camp != nil {
-		short = camp.Short(err).Error()
-	}
-	m := mailbox.New([]byte(fmt.Sprintf("%s's %s changed nothing: %s. The story goes on, and the sheet does not follow it until it is set right: `parley campaign check` names what is wrong, %s.\n", caller, tool, short, mendAdvice(se, who, rerr == nil))))
+	m := mailbox.New([]byte(fmt.Sprintf("%s's %s changed nothing: %s. The story goes on, and the sheet does not follow it until it is set right: `parley campaign check` names what is wrong, %s.\n", caller, tool, short(err), mendAdvice(se, who, rerr == nil))))
 	m.SetNames("to", people)
 	// Informal (no type:), with the kind in a field, as parley's other
 	// notices to people: a protocol knows no type of parley's own.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/parley-dev/parley/internal/markdown"
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -75,7 +76,9 @@ var jobs = []job{
 // saying why. When no line could be applied, the target is not written
 // and the delta is rewritten the same way (unless it says so already). A delta
 // with no lines is removed. A delta whose target is missing is kept, and
-// the error wraps ErrMissingTarget; a delta that changed while it was
+// the error wraps ErrMissingTarget; a delta whose target holds an
+// unresolved merge conflict is kept, the target not written, and the
+// error wraps textfile.ErrConflict; a delta that changed while it was
 // applied is left as it is, and the error wraps ErrChanged. Each delta is
 // handled on its own: the error joins the errors of both, and the Report
 // (never nil) holds the ones handled.
@@ -130,6 +133,9 @@ func applyFile(dir string, j job, opts Options) (*FileReport, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if err := textfile.CheckConflict(targetPath, doc); err != nil {
+		return nil, fmt.Errorf("%w (the delta is kept)", err)
 	}
 	out, res := j.apply(doc, d)
 	fr.Applied, fr.Kept = res.Applied, res.Kept

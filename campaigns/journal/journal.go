@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -135,18 +136,18 @@ func Add(path, character string, e Entry) (bool, error) {
 	if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
 		return false, nil
 	}
+	if err := textfile.CheckConflict(path, old); err != nil {
+		return false, err
+	}
 	// The entry follows the file's line ending: a journal kept with
 	// CRLF (its first line ends so) gets CRLF lines, never mixed ones.
-	nl := "\n"
-	if i := bytes.IndexByte(old, '\n'); i > 0 && old[i-1] == '\r' {
-		nl = "\r\n"
-	}
+	nl := textfile.Newline(old)
 	var b bytes.Buffer
 	b.Write(old)
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		b.WriteString(nl)
 	}
-	b.WriteString(strings.ReplaceAll(strings.ReplaceAll(Format(e), "\r\n", "\n"), "\n", nl))
+	b.WriteString(textfile.WithNewline(Format(e), nl))
 	if err := mailbox.WriteFileAtomic(path, b.Bytes()); err != nil {
 		return false, err
 	}

@@ -23,6 +23,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/internal/yamlerr"
 
 	"github.com/parley-dev/parley/mailbox"
@@ -120,22 +121,30 @@ func Append(dir string, e Entry) (string, bool, error) {
 		if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
 			return target.Path, false, nil
 		}
+		if err := textfile.CheckConflict(target.Path, old); err != nil {
+			return "", false, err
+		}
 		doc, err = setFront(target.Path, old, map[string]string{"location": e.Location, "time": e.Time})
 		if err != nil {
 			return "", false, err
 		}
 	}
+	// The entry follows the file's line ending (CRLF in a clone made
+	// with core.autocrlf), never mixed ones.
+	nl := textfile.Newline(doc)
+	var add strings.Builder
+	if !bytes.HasSuffix(doc, []byte("\n")) {
+		add.WriteString("\n")
+	}
+	add.WriteString("\n")
+	if e.ID != "" {
+		add.WriteString(marker(e.ID) + "\n")
+	}
+	add.WriteString(text)
+	add.WriteString("\n")
 	var b bytes.Buffer
 	b.Write(doc)
-	if !bytes.HasSuffix(doc, []byte("\n")) {
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	if e.ID != "" {
-		b.WriteString(marker(e.ID) + "\n")
-	}
-	b.WriteString(text)
-	b.WriteByte('\n')
+	b.WriteString(textfile.WithNewline(add.String(), nl))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", false, err
 	}

@@ -105,6 +105,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -404,6 +405,9 @@ func (d *Doc) saveLocked() error {
 	if !bytes.Equal(cur, d.base) {
 		return &Error{Path: d.Path, Err: ErrChanged}
 	}
+	if err := textfile.CheckConflict(d.Path, cur); err != nil {
+		return err
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -476,6 +480,11 @@ func Mend(path string, mend func(*Error) (int, bool), change func(*Doc) error) (
 func readMending(path string, mend func(*Error) (int, bool)) (*Doc, error) {
 	data, err := readFile(path)
 	if err != nil {
+		return nil, err
+	}
+	// A sheet git left a conflict in is not changed: the conflict is
+	// said first, whatever else is wrong with it.
+	if err := textfile.CheckConflict(path, data); err != nil {
 		return nil, err
 	}
 	text := data

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/parley-dev/parley/campaigns/journal"
+	"github.com/parley-dev/parley/internal/textfile"
 )
 
 func journalCommand(e *env) *cli.Command {
@@ -56,6 +58,10 @@ func journalCommand(e *env) *cli.Command {
 				}
 				path := camp.JournalPath(character)
 				if _, err := journal.Add(path, character, entry); err != nil {
+					if ce := (*textfile.ConflictError)(nil); errors.As(err, &ce) {
+						ce.Path = ws.Short(ce.Path) // it names the file and the line
+						return err
+					}
 					return fmt.Errorf("%s: %w", ws.Short(path), err)
 				}
 				fmt.Fprintf(e.stdout, "added an entry to %s\n", ws.Short(path))

@@ -68,12 +68,11 @@ func confiner(log *slog.Logger, getenv func(string) string) func(a workspace.Age
 			return nil
 		}
 		view := camp.View(a.Character)
+		// The scratch directory, the program's TMPDIR, is made by the
+		// runner before each run (a git clean may remove it meanwhile).
 		scratch := camp.Path(campaigns.TmpDir, a.Name)
 		// The journal is the player's to write: it is made, empty, when
 		// missing, as Landlock allows only files that exist.
-		if err := os.MkdirAll(scratch, 0o755); err != nil {
-			log.Error("making a player's scratch directory", "agent", a.Name, "err", err)
-		}
 		for _, p := range view.Write {
 			if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 				f.Close()

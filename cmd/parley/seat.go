@@ -21,6 +21,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/journal"
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/internal/spell"
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/llm"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -1915,6 +1916,11 @@ func (s *seat) journalAdd(text string) bool {
 	e.Date = time.Now()
 	path := s.camp.JournalPath(s.character)
 	if _, err := journal.Add(path, s.character, e); err != nil {
+		if ce := (*textfile.ConflictError)(nil); errors.As(err, &ce) {
+			ce.Path = s.ws.Short(ce.Path)
+			s.printf("/journal: %v (nothing was written)\n", err)
+			return false
+		}
 		s.printf("/journal: %s: %v (nothing was written)\n", s.ws.Short(path), err)
 		return false
 	}

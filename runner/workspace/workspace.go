@@ -8,6 +8,7 @@
 package workspace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/internal/spell"
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
 )
@@ -221,7 +223,7 @@ func InitConfig(dir, config string) (*Workspace, error) {
 	if err := mailbox.WriteFileAtomic(path, []byte(config)); err != nil {
 		return nil, err
 	}
-	if err := writeIfMissing(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
+	if err := writeGitFiles(dir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "skills"), 0o755); err != nil {
@@ -288,6 +290,72 @@ mailboxes/**/*.tmp
 mailboxes/**/4913
 `
 
+// gitattributes is the .gitattributes a workspace gets: how git merges
+// and checks out the files parley writes when two people keep one
+// workspace in git (two clones, pulls, merges). The files parley only
+// appends to are merged with git's built-in union driver, which keeps the
+// lines both sides added (the routing journal, the characters' journals,
+// the decision log): each stays readable, where a merge would stop at a
+// conflict on every pull after both sides played. Scenes are not among
+// them: the scribe writes into their frontmatter too. Scripts, and the
+// routing journal parley appends LF lines to, keep LF line endings in a
+// clone with core.autocrlf (Git for Windows' default): a CR at the end of
+// a script's line breaks it.
+const gitattributes = `# parley: how git merges and checks out the files parley writes.
+# Only ever appended to: a merge keeps the lines both sides added.
+.parley/journal.jsonl merge=union text eol=lf
+campaigns/*/party/*-journal.md merge=union
+campaigns/*/decision-log.md merge=union
+# Scripts (the agents' programs) break with CRLF line endings.
+*.sh text eol=lf
+`
+
+// writeGitFiles writes the .gitignore and .gitattributes of the
+// workspace at dir: the .gitignore when there is none; the lines of
+// gitattributes a .gitattributes lacks, added at its end, so that a
+// person's own lines stay as they are.
+func writeGitFiles(dir string) error {
+	if err := writeIfMissing(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
+		return err
+	}
+	return addMissingLines(filepath.Join(dir, ".gitattributes"), gitattributes)
+}
+
+// addMissingLines writes content to path when there is no such file, else
+// appends the lines of content (but comments) that the file does not
+// have, in the file's own line ending; a file that has them all is not
+// written.
+func addMissingLines(path, content string) error {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return mailbox.WriteFileAtomic(path, []byte(content))
+	}
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, line := range strings.Split(string(old), "\n") {
+		have[strings.Join(strings.Fields(line), " ")] = true
+	}
+	var add strings.Builder
+	for _, line := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
+		if !strings.HasPrefix(line, "#") && !have[line] {
+			add.WriteString(line + "\n")
+		}
+	}
+	if add.Len() == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.Write(old)
+	nl := textfile.Newline(old)
+	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
+		b.WriteString(nl)
+	}
+	b.WriteString(textfile.WithNewline("# parley: lines it needs (see parley's README, git)\n"+add.String(), nl))
+	return mailbox.WriteFileAtomic(path, b.Bytes())
+}
+
 func writeIfMissing(path, content string) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
@@ -296,10 +364,11 @@ func writeIfMissing(path, content string) error {
 }
 
 // MakeMailboxes creates what a hand-written parley.yaml needs: the
-// mailbox of every agent, the runtime directory and a .gitignore for it.
-// Existing ones are left as they are.
+// mailbox of every agent, the runtime directory, and the .gitignore and
+// .gitattributes of a workspace (see writeGitFiles). Existing ones are
+// left as they are.
 func (w *Workspace) MakeMailboxes() error {
-	if err := writeIfMissing(filepath.Join(w.Root, ".gitignore"), gitignore); err != nil {
+	if err := writeGitFiles(w.Root); err != nil {
 		return err
 	}
 	return w.MakeDirs()
