@@ -221,7 +221,7 @@ func InitConfig(dir, config string) (*Workspace, error) {
 	if err := mailbox.WriteFileAtomic(path, []byte(config)); err != nil {
 		return nil, err
 	}
-	if err := writeIfMissing(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
+	if err := ensureGitignore(filepath.Join(dir, ".gitignore")); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "skills"), 0o755); err != nil {
@@ -271,9 +271,11 @@ router:
 // record and stay in git: every mailbox state, the .reason files, and the
 // routing journal. What is left out is the runner's own state (the lock,
 // what each agent is doing, and whatever else it keeps in .parley/), files
-// being written (tmp/), and editor scratch files, which the router never
+// being written (tmp/), editor scratch files, which the router never
 // takes (mailbox.IsScratch; vim's later probes, 5036 and on, live for a
-// moment only).
+// moment only), and, anywhere in the workspace, editor scratch files
+// (mailbox.IsEditorScratch) and .env files, which a checkpoint never saves
+// either (checkpoint.LeftOut).
 const gitignore = `# parley: the runner's state, files being written, editor scratch files.
 # Messages (mailboxes/) and the routing journal are the session's record.
 .parley/*
@@ -286,7 +288,47 @@ mailboxes/**/*.sw[opx]
 mailboxes/**/*.swpx
 mailboxes/**/*.tmp
 mailboxes/**/4913
+# Anywhere: editor scratch files, and .env files (they hold secrets).
+*~
+\#*\#
+.#*
+*.sw[nopx]
+*.swpx
+.env
+.env.*
 `
+
+// ensureGitignore writes the workspace's .gitignore at path, or, when
+// there is one, appends the lines of gitignore it lacks (a person's own
+// lines, and their order, are kept).
+func ensureGitignore(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return mailbox.WriteFileAtomic(path, []byte(gitignore))
+	}
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var missing []string
+	for _, l := range strings.Split(gitignore, "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") && !have[l] {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	out := string(data)
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	out += "# parley: what a workspace leaves out of git (parley init).\n" + strings.Join(missing, "\n") + "\n"
+	return mailbox.WriteFileAtomic(path, []byte(out))
+}
 
 func writeIfMissing(path, content string) error {
 	if _, err := os.Stat(path); err == nil {
@@ -299,7 +341,7 @@ func writeIfMissing(path, content string) error {
 // mailbox of every agent, the runtime directory and a .gitignore for it.
 // Existing ones are left as they are.
 func (w *Workspace) MakeMailboxes() error {
-	if err := writeIfMissing(filepath.Join(w.Root, ".gitignore"), gitignore); err != nil {
+	if err := ensureGitignore(filepath.Join(w.Root, ".gitignore")); err != nil {
 		return err
 	}
 	return w.MakeDirs()
