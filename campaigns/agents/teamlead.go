@@ -798,24 +798,37 @@ func (t *TeamLead) tablePlayers() []string {
 	return out
 }
 
-// currentScene is the scene the story is in: the newer of the campaign's
-// newest scene file and the scene of the last [NARRATIVE] the team lead
-// agent was sent. The scribe writes the scene file from that same
-// [NARRATIVE], on its own worker: a [STATE_UPDATED] right behind it can
-// reach the team lead before the file is written.
+// currentScene is the scene the story is in: the scene of the last
+// [NARRATIVE] the team lead agent was sent, when it is newer than the
+// newest entry of the scene being told (scenes.Current: the story may go
+// back to an earlier scene), else that scene; against a scene file that
+// holds no message's entry (a person started it), the higher-numbered
+// one. The scribe writes the scene
+// file from that same [NARRATIVE], on its own worker: a [STATE_UPDATED]
+// right behind it can reach the team lead before the file is written.
 func (t *TeamLead) currentScene(agent string, camp *campaigns.Campaign) (scenes.Scene, bool) {
 	s, ok, _ := scenes.Current(camp.Path(campaigns.ScenesDir))
+	var last scenes.Scene
+	var lastAt time.Time
 	t.scan(agent, []string{mailbox.Done}, func(_ string, m *mailbox.Message) bool {
 		if typeOf(m) != NarrativeType {
 			return true
 		}
 		n, err := strconv.Atoi(field(m, "scene_number"))
 		slug := field(m, "scene_slug")
-		if err == nil && n > 0 && slug != "" && n >= s.Number {
-			s, ok = scenes.Scene{Number: n, Slug: slug}, true
+		if at := idTime(m); err == nil && n > 0 && slug != "" && !at.Before(lastAt) {
+			last, lastAt = scenes.Scene{Number: n, Slug: slug}, at
 		}
 		return true
 	})
+	switch {
+	case lastAt.IsZero():
+		return s, ok
+	case !ok, !s.Told.IsZero() && lastAt.After(s.Told):
+		return last, true
+	case s.Told.IsZero() && last.Number >= s.Number:
+		return last, true // a scene file with no entry of a message: by number
+	}
 	return s, ok
 }
 
