@@ -1114,17 +1114,29 @@ func truncateName(name string, max int) string {
 }
 
 // IsScratch reports whether a name in a mailbox is an editor's or a tool's
-// scratch file rather than a message: dot files, backups ending in "~",
-// emacs "#autosave#" files, vim swap files and vim's write probe ("4913",
-// then 5036, 5159, ...), and ".tmp" files. The router leaves them alone.
+// scratch file rather than a message: dot files, ".tmp" files, and the
+// editors' scratch files of IsEditorScratch. The router leaves them alone.
 func IsScratch(name string) bool {
-	if name == "" || name[0] == '.' || strings.HasSuffix(name, "~") || strings.HasSuffix(name, ".tmp") {
+	if name == "" || name[0] == '.' || strings.HasSuffix(name, ".tmp") {
+		return true
+	}
+	return IsEditorScratch(name)
+}
+
+// IsEditorScratch reports whether a file name is one an editor leaves
+// beside the file it edits: backups ending in "~", emacs "#autosave#"
+// files and ".#lock" links, vim's (and nano's) swap files (".swp", ".swo",
+// ".swn", ".swx", ".swpx") and vim's write probe ("4913", then 5036, 5159,
+// ...). It is the one list of such names: the router never takes them
+// from a mailbox, and a git checkpoint never saves them.
+func IsEditorScratch(name string) bool {
+	if strings.HasSuffix(name, "~") || strings.HasPrefix(name, ".#") {
 		return true
 	}
 	if strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") {
 		return true
 	}
-	for _, ext := range []string{".swp", ".swo", ".swx", ".swpx"} {
+	for _, ext := range []string{".swp", ".swo", ".swn", ".swx", ".swpx"} {
 		if strings.HasSuffix(name, ext) {
 			return true
 		}

@@ -643,6 +643,32 @@ func TestIsScratch(t *testing.T) {
 	}
 }
 
+// TestIsEditorScratch checks the editors' names apart from the dot files a
+// campaign keeps in git (.gitkeep, .gitignore).
+func TestIsEditorScratch(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"overview.md", false},
+		{".gitkeep", false},
+		{".gitignore", false},
+		{".env", false},
+		{"draft.tmp", false},
+		{".story-state.md.swp", true},
+		{".story-state.md.swn", true},
+		{"overview.md~", true},
+		{"#tor-ashgrove.md#", true},
+		{".#tor-ashgrove.md", true},
+		{"4913", true},
+	}
+	for _, tt := range tests {
+		if got := IsEditorScratch(tt.name); got != tt.want {
+			t.Errorf("IsEditorScratch(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestDeliverIgnoresPlantedLink checks that a symbolic link planted where
 // a delivery is staged never makes the router write through it.
 func TestDeliverIgnoresPlantedLink(t *testing.T) {

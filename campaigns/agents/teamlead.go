@@ -800,24 +800,37 @@ func (t *TeamLead) tablePlayers() []string {
 	return out
 }
 
-// currentScene is the scene the story is in: the newer of the campaign's
-// newest scene file and the scene of the last [NARRATIVE] the team lead
-// agent was sent. The scribe writes the scene file from that same
-// [NARRATIVE], on its own worker: a [STATE_UPDATED] right behind it can
-// reach the team lead before the file is written.
+// currentScene is the scene the story is in: the scene of the last
+// [NARRATIVE] the team lead agent was sent, when it is newer than the
+// newest entry of the scene being told (scenes.Current: the story may go
+// back to an earlier scene), else that scene; against a scene file that
+// holds no message's entry (a person started it), the higher-numbered
+// one. The scribe writes the scene
+// file from that same [NARRATIVE], on its own worker: a [STATE_UPDATED]
+// right behind it can reach the team lead before the file is written.
 func (t *TeamLead) currentScene(agent string, camp *campaigns.Campaign) (scenes.Scene, bool) {
 	s, ok, _ := scenes.Current(camp.Path(campaigns.ScenesDir))
+	var last scenes.Scene
+	var lastAt time.Time
 	t.scan(agent, []string{mailbox.Done}, func(_ string, m *mailbox.Message) bool {
 		if typeOf(m) != NarrativeType {
 			return true
 		}
 		n, err := strconv.Atoi(field(m, "scene_number"))
 		slug := field(m, "scene_slug")
-		if err == nil && n > 0 && slug != "" && n >= s.Number {
-			s, ok = scenes.Scene{Number: n, Slug: slug}, true
+		if at := idTime(m); err == nil && n > 0 && slug != "" && !at.Before(lastAt) {
+			last, lastAt = scenes.Scene{Number: n, Slug: slug}, at
 		}
 		return true
 	})
+	switch {
+	case lastAt.IsZero():
+		return s, ok
+	case !ok, !s.Told.IsZero() && lastAt.After(s.Told):
+		return last, true
+	case s.Told.IsZero() && last.Number >= s.Number:
+		return last, true // a scene file with no entry of a message: by number
+	}
 	return s, ok
 }
 
@@ -852,7 +865,7 @@ func (t *TeamLead) stateUpdated(ctx context.Context, agent string, in *mailbox.M
 		return nil, err
 	}
 	out = append(out, t.journalCheckpoints(agent, camp, "state_updated")...)
-	t.save(ctx, fmt.Sprintf("save: %s, state updated by %s", camp.Name, senderOf(in)))
+	t.save(ctx, agent, camp, "save", "state updated by "+senderOf(in))
 	return out, nil
 }
 
@@ -861,13 +874,37 @@ func senderOf(m *mailbox.Message) string {
 	return from
 }
 
-// save commits the campaign when Git is on. Nothing to commit, or no
-// repository, is logged, not an error: the story is on disk either way.
-func (t *TeamLead) save(ctx context.Context, message string) {
+// save commits the campaign when Git is on, with the message a
+// checkpoint gives: a first line naming the kind of save, the campaign,
+// its current scene and what happened, then every file saved (a person's
+// own edits to a sheet or a journal among them) and those left out.
+// Nothing to commit, or no repository, is logged, not an error: the story
+// is on disk either way.
+func (t *TeamLead) save(ctx context.Context, agent string, camp *campaigns.Campaign, kind, what string) {
 	if !t.Git {
 		return
 	}
-	res, err := checkpoint.Save(ctx, t.ws().Root, checkpoint.Options{Message: message, Environ: t.GitEnviron})
+	describe := func(changed []string) string {
+		title := kind + ": " + camp.Name
+		if s, ok := t.currentScene(agent, camp); ok {
+			title += fmt.Sprintf(", scene %03d %s", s.Number, s.Slug)
+		}
+		if what != "" {
+			title += ", " + what
+		}
+		if len(changed) == 1 {
+			return title + " (1 file)"
+		}
+		return fmt.Sprintf("%s (%d files)", title, len(changed))
+	}
+	res, err := checkpoint.Save(ctx, t.ws().Root, checkpoint.Options{Describe: describe, Environ: t.GitEnviron})
+	if res != nil && len(res.LeftOut) > 0 {
+		left := make([]string, len(res.LeftOut))
+		for i, s := range res.LeftOut {
+			left[i] = s.Path + " (" + s.Reason + ")"
+		}
+		t.log().Warn("git checkpoint: left out", "files", strings.Join(left, ", "))
+	}
 	switch {
 	case errors.Is(err, checkpoint.ErrNothing):
 	case err != nil:
@@ -897,7 +934,7 @@ func (t *TeamLead) sessionEnd(ctx context.Context, agent string, in *mailbox.Mes
 		return nil, err
 	}
 	if saved {
-		t.save(ctx, fmt.Sprintf("session end: %s", camp.Name))
+		t.save(ctx, agent, camp, "session end", "")
 		t.mu.Lock()
 		if t.ended == nil {
 			t.ended = map[string]bool{}
@@ -950,7 +987,7 @@ func (t *TeamLead) Stop(ctx context.Context, agent string) error {
 	if err != nil {
 		return err
 	}
-	t.save(ctx, fmt.Sprintf("session end: %s, the last journal entries", camp.Name))
+	t.save(ctx, agent, camp, "session end", "the last journal entries")
 	return nil
 }
 

@@ -1,7 +1,9 @@
 // Package checkpoint saves a workspace's story in git: it commits the
 // campaign and plan files, and nothing else — not the campaigns' tmp/
 // directories, not the mailboxes, not parley's runtime files under
-// .parley/, and not other changes a person has staged. It only ever adds
+// .parley/, not an editor's scratch files or files that may hold secrets
+// left among them (see LeftOut), and not other changes a person has
+// staged. It only ever adds
 // a commit on top of the current branch: it never amends, resets or
 // rewrites history.
 package checkpoint
@@ -17,6 +19,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/parley-dev/parley/mailbox"
 )
 
 // Paths are the workspace directories a checkpoint saves.
@@ -45,13 +49,45 @@ type Options struct {
 
 // Result is a checkpoint made.
 type Result struct {
-	Commit  string   `json:"commit"`  // the new commit's hash
-	Message string   `json:"message"` // its message
-	Files   []string `json:"files"`   // what it changed, relative to the workspace
+	Commit  string    `json:"commit"`   // the new commit's hash
+	Message string    `json:"message"`  // its message
+	Files   []string  `json:"files"`    // what it changed, relative to the workspace
+	LeftOut []Skipped `json:"left_out"` // changed files it did not save
+}
+
+// Skipped is a changed file a checkpoint left out, and why.
+type Skipped struct {
+	Path   string `json:"path"`   // relative to the workspace
+	Reason string `json:"reason"` // as LeftOut says it
+}
+
+// The reasons LeftOut gives.
+const (
+	ReasonScratch = "an editor's scratch file"
+	ReasonSecret  = "may hold secrets"
+)
+
+// LeftOut reports whether a checkpoint leaves out a file, and why: an
+// editor's scratch file (mailbox.IsEditorScratch: swap files, autosaves,
+// backups), or a file that may hold secrets — .env and .env.*, *.pem,
+// *.key, and credentials files (*.creds). Only the file's name decides.
+func LeftOut(path string) (reason string, ok bool) {
+	name := filepath.Base(path)
+	switch {
+	case mailbox.IsEditorScratch(name):
+		return ReasonScratch, true
+	case name == ".env" || strings.HasPrefix(name, ".env."),
+		strings.HasSuffix(name, ".pem"), strings.HasSuffix(name, ".key"),
+		strings.HasSuffix(name, ".creds"):
+		return ReasonSecret, true
+	}
+	return "", false
 }
 
 // Save commits the changes to the campaign and plan files of the
-// workspace at root.
+// workspace at root. The files LeftOut names are never staged: the result
+// lists those that had changes. When nothing else changed, Save returns
+// ErrNothing with a result that only says what was left out.
 func Save(ctx context.Context, root string, opts Options) (*Result, error) {
 	g := &git{ctx: ctx, dir: root, environ: opts.Environ}
 	top, err := g.run("rev-parse", "--show-toplevel")
@@ -72,6 +108,10 @@ func Save(ctx context.Context, root string, opts Options) (*Result, error) {
 	specs := pathspecs(root, top)
 	if len(specs) == 0 {
 		return nil, ErrNothing
+	}
+	specs, leftOut, err := leaveOut(g, root, top, specs)
+	if err != nil {
+		return nil, err
 	}
 	// Stage exactly the story: new, changed and removed files under the
 	// saved directories, never the transient ones.
@@ -95,11 +135,14 @@ func Save(ctx context.Context, root string, opts Options) (*Result, error) {
 	}
 	sort.Strings(changed)
 	if len(changed) == 0 {
+		if len(leftOut) > 0 {
+			return &Result{LeftOut: leftOut}, ErrNothing
+		}
 		return nil, ErrNothing
 	}
 	msg := opts.Message
 	if msg == "" {
-		msg = defaultMessage(changed, opts.Describe)
+		msg = defaultMessage(changed, leftOut, opts.Describe)
 	}
 	// --only with the pathspecs: other changes the person staged stay
 	// staged and out of this commit.
@@ -111,7 +154,58 @@ func Save(ctx context.Context, root string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Commit: strings.TrimSpace(hash), Message: msg, Files: changed}, nil
+	return &Result{Commit: strings.TrimSpace(hash), Message: msg, Files: changed, LeftOut: leftOut}, nil
+}
+
+// leaveOut adds to specs an exclusion for every file under them that
+// LeftOut names, tracked or not (git's own ignores aside), and returns the
+// ones with changes to save: new, changed or staged.
+func leaveOut(g *git, root, top string, specs []string) ([]string, []Skipped, error) {
+	all, err := g.run(append([]string{"ls-files", "-z", "--full-name", "--cached", "--others", "--exclude-standard", "--"}, specs...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	reasons := map[string]string{}
+	for _, f := range strings.Split(all, "\x00") {
+		if f == "" {
+			continue
+		}
+		if r, ok := LeftOut(f); ok && reasons[f] == "" {
+			reasons[f] = r
+			specs = append(specs, ":(top,exclude,literal)"+f)
+		}
+	}
+	if len(reasons) == 0 {
+		return specs, nil, nil
+	}
+	var names []string
+	for f := range reasons {
+		names = append(names, ":(top,literal)"+f)
+	}
+	var out []Skipped
+	for _, args := range [][]string{
+		{"ls-files", "-z", "--full-name", "--others", "--modified", "--exclude-standard", "--"},
+		{"diff", "--cached", "--name-only", "-z", "--"},
+	} {
+		list, err := g.run(append(args, names...)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range strings.Split(list, "\x00") {
+			r, ok := reasons[f]
+			if !ok {
+				continue
+			}
+			delete(reasons, f) // listed by both: said once
+			rel, err := filepath.Rel(root, filepath.Join(top, f))
+			if err != nil {
+				rel = f
+			}
+			out = append(out, Skipped{Path: filepath.ToSlash(rel), Reason: r})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return specs, out, nil
 }
 
 // pathspecs are the saved directories that exist, as git pathspecs from
@@ -146,7 +240,7 @@ func pathspecs(root, top string) []string {
 
 // defaultMessage says what a checkpoint saves: a first line, then the
 // files.
-func defaultMessage(changed []string, describe func([]string) string) string {
+func defaultMessage(changed []string, leftOut []Skipped, describe func([]string) string) string {
 	first := ""
 	if describe != nil {
 		first = describe(changed)
@@ -159,6 +253,12 @@ func defaultMessage(changed []string, describe func([]string) string) string {
 	b.WriteString("\n\n")
 	for _, f := range changed {
 		fmt.Fprintf(&b, "- %s\n", f)
+	}
+	if len(leftOut) > 0 {
+		b.WriteString("\nLeft out:\n")
+		for _, s := range leftOut {
+			fmt.Fprintf(&b, "- %s (%s)\n", s.Path, s.Reason)
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

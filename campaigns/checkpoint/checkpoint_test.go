@@ -127,3 +127,71 @@ func TestSaveEnviron(t *testing.T) {
 		t.Errorf("the commit's author = %q, want the one the environment names", author)
 	}
 }
+
+// TestSaveLeavesOut checks that editors' scratch files and files that may
+// hold secrets, left among the campaign files, are never saved, new or
+// tracked and changed or staged, and that the result and the message say
+// so (a tryout: the team lead's saves committed a vim swap file and an
+// API key in .env).
+func TestSaveLeavesOut(t *testing.T) {
+	top := repo(t)
+	ws := filepath.Join(top, "table")
+	write(t, ws, map[string]string{
+		"campaigns/rot/story-state.md":  "# Story\n",
+		"campaigns/rot/.gitignore":      "/tmp/\n",
+		"campaigns/rot/party/.gitkeep":  "",
+		"campaigns/rot/old.key":         "tracked before\n",
+		"campaigns/rot/unchanged.pem":   "tracked before\n",
+		"campaigns/rot/party/notes.txt": "\n",
+	})
+	gitIn(t, top, "add", "-A")
+	gitIn(t, top, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "base")
+	write(t, ws, map[string]string{
+		"campaigns/rot/story-state.md":        "# Story\nMore.\n",
+		"campaigns/rot/.story-state.md.swp":   "swap",
+		"campaigns/rot/party/#tor.md#":        "autosave",
+		"campaigns/rot/overview.md~":          "backup",
+		"campaigns/rot/.env":                  "OPENAI_API_KEY=sk-live-123\n",
+		"campaigns/rot/.env.local":            "KEY=1\n",
+		"campaigns/rot/aws.creds":             "secret\n",
+		"campaigns/rot/old.key":               "changed\n",
+		"plans/staged.pem":                    "secret\n",
+		"campaigns/rot/party/.#tor.md":        "lock",
+		"campaigns/rot/party/tor-ashgrove.md": "# Tor\n",
+	})
+	gitIn(t, top, "add", "table/plans/staged.pem") // staged by hand: still not saved
+	res, err := Save(context.Background(), ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"campaigns/rot/party/tor-ashgrove.md", "campaigns/rot/story-state.md"}, res.Files); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	want := []Skipped{
+		{"campaigns/rot/.env", ReasonSecret},
+		{"campaigns/rot/.env.local", ReasonSecret},
+		{"campaigns/rot/.story-state.md.swp", ReasonScratch},
+		{"campaigns/rot/aws.creds", ReasonSecret},
+		{"campaigns/rot/old.key", ReasonSecret},
+		{"campaigns/rot/overview.md~", ReasonScratch},
+		{"campaigns/rot/party/#tor.md#", ReasonScratch},
+		{"campaigns/rot/party/.#tor.md", ReasonScratch},
+		{"plans/staged.pem", ReasonSecret},
+	}
+	if d := cmp.Diff(want, res.LeftOut); d != "" {
+		t.Errorf("left out (-want +got):\n%s", d)
+	}
+	if !strings.Contains(res.Message, "\n\nLeft out:\n- campaigns/rot/.env (may hold secrets)\n") {
+		t.Errorf("message = %q, want it to list what was left out", res.Message)
+	}
+	committed := gitIn(t, top, "show", "--name-only", "--format=", "HEAD")
+	if d := cmp.Diff("table/campaigns/rot/party/tor-ashgrove.md\ntable/campaigns/rot/story-state.md\n", committed); d != "" {
+		t.Errorf("the commit holds (-want +got):\n%s", d)
+	}
+
+	// Nothing else changed: nothing to save, and what is left out is said.
+	res, err = Save(context.Background(), ws, Options{})
+	if !errors.Is(err, ErrNothing) || res == nil || len(res.LeftOut) != len(want) {
+		t.Errorf("Save again = %+v, %v, want ErrNothing and %d left out", res, err, len(want))
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -34,6 +35,9 @@ type Scene struct {
 	Number int
 	Slug   string
 	Path   string
+	// Told is, from Current, when the scene's newest entry with a message
+	// id was sent; zero when it has none.
+	Told time.Time
 }
 
 var fileRE = regexp.MustCompile(`^(\d{1,4})-([a-z0-9]+(?:-[a-z0-9]+)*)\.md$`)
@@ -66,15 +70,69 @@ func List(dir string) ([]Scene, error) {
 	return out, nil
 }
 
-// Current returns the scene being told: the highest-numbered one (the
-// last by name among files with that number). ok is false when there is
-// none.
+// Current returns the scene being told: the one whose file was told in
+// last, by the newest message id among its entries (the story may go
+// back to an earlier scene: tell 1, 2, then 1 again, and 001 is being
+// told); a file above it that holds no entry with an id (a scene a
+// person started by hand) is newer still. With no ids at all, it is the
+// highest-numbered one (the last by name among files with that number).
+// ok is false when there is none.
 func Current(dir string) (Scene, bool, error) {
 	all, err := List(dir)
 	if err != nil || len(all) == 0 {
 		return Scene{}, false, err
 	}
-	return all[len(all)-1], true, nil
+	return telling(all), true, nil
+}
+
+// telling returns the scene being told among all, as Current says.
+func telling(all []Scene) Scene {
+	best := -1
+	var newest time.Time
+	marked := make([]bool, len(all))
+	for i, s := range all {
+		data, err := os.ReadFile(s.Path)
+		if err != nil {
+			continue
+		}
+		at, ok := newestEntry(data)
+		marked[i] = ok
+		all[i].Told = at
+		if ok && (best < 0 || !at.Before(newest)) {
+			best, newest = i, at
+		}
+	}
+	if best < 0 {
+		return all[len(all)-1]
+	}
+	for i := len(all) - 1; i > best; i-- {
+		if !marked[i] && all[i].Number > all[best].Number {
+			return all[i]
+		}
+	}
+	return all[best]
+}
+
+// newestEntry returns when the newest entry of a scene file was sent, by
+// the message ids of its markers; false when none has one.
+func newestEntry(doc []byte) (time.Time, bool) {
+	var newest time.Time
+	found := false
+	open := []byte("<!-- message ")
+	for {
+		i := bytes.Index(doc, open)
+		if i < 0 {
+			return newest, found
+		}
+		doc = doc[i+len(open):]
+		id, _, ok := bytes.Cut(doc, []byte(" -->"))
+		if !ok {
+			return newest, found
+		}
+		if at, _, err := mailbox.ParseID(string(id)); err == nil && (!found || at.After(newest)) {
+			newest, found = at, true
+		}
+	}
 }
 
 // Entry is a piece of the story to append.
@@ -182,7 +240,7 @@ func pick(dir string, e Entry) (Scene, error) {
 	switch {
 	case e.Number == 0 && e.Slug == "":
 		if cur != nil {
-			return *cur, nil
+			return telling(all), nil
 		}
 		return at(1, "opening"), nil
 	case e.Slug == "":

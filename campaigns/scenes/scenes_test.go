@@ -113,6 +113,41 @@ func TestAppend(t *testing.T) {
 	}
 }
 
+// TestAppendBackToEarlierScene: the story goes back to an earlier scene
+// (1, 2, then 1 again); what names no scene (a narrator's aside) goes to
+// the scene being told, 001, not to the highest-numbered file (a tryout's
+// scribe filed it in 002).
+func TestAppendBackToEarlierScene(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "scenes")
+	for _, e := range []Entry{
+		{Number: 1, Slug: "the-chapel", Text: "Scene one, first visit.", ID: "20261121-100000.000000Z-gm-000001"},
+		{Number: 2, Slug: "the-cellar", Text: "Scene two.", ID: "20261121-100100.000000Z-gm-000002"},
+		{Number: 1, Slug: "the-chapel", Text: "Back in the chapel.", ID: "20261121-100200.000000Z-gm-000003"},
+	} {
+		if _, _, err := Append(dir, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, ok, err := Current(dir); err != nil || !ok || s.Number != 1 {
+		t.Errorf("Current = %+v, %v, %v, want scene 1", s, ok, err)
+	}
+	p, _, err := Append(dir, Entry{Text: "An aside, spoken in the chapel.", ID: "20261121-100300.000000Z-narrator-000004"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(p) != "001-the-chapel.md" {
+		t.Errorf("the aside went to %s, want 001-the-chapel.md", filepath.Base(p))
+	}
+	// A scene a person starts by hand, above the one told last, is the
+	// one being told.
+	if err := os.WriteFile(filepath.Join(dir, "003-the-crypt.md"), []byte("# Scene 3: The Crypt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, _, _ := Current(dir); s.Number != 3 {
+		t.Errorf("Current with a scene started by hand = %d, want 3", s.Number)
+	}
+}
+
 // TestHandEdited: a person's edits survive; a frontmatter they broke stops
 // the scribe with the file's name, and the file is untouched.
 func TestHandEdited(t *testing.T) {

@@ -20,9 +20,11 @@ func checkpointCommand(e *env) *cli.Command {
 		Name:  "checkpoint",
 		Usage: "save the story in git: commit the campaign and plan files, and nothing else",
 		Description: "Commits what changed under campaigns/ and plans/ — never a campaign's tmp/,\n" +
-			"the mailboxes, .parley/, or anything else you have staged — as one new commit\n" +
-			"on the current branch. History is never rewritten. The default message names\n" +
-			"the campaign, its current scene, and the files.",
+			"the mailboxes, .parley/, an editor's scratch file (swap, autosave, ~ backup),\n" +
+			"a file that may hold secrets (.env, .env.*, *.pem, *.key, *.creds), or anything\n" +
+			"else you have staged — as one new commit on the current branch, and says what\n" +
+			"it left out. History is never rewritten. The default message names the\n" +
+			"campaign, its current scene, and the files.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the commit `MESSAGE`"},
 			jsonFlag,
@@ -40,10 +42,15 @@ func checkpointCommand(e *env) *cli.Command {
 				Describe: func(changed []string) string { return describeSave(ws, changed) },
 			})
 			if errors.Is(err, checkpoint.ErrNothing) {
+				var leftOut []checkpoint.Skipped
+				if res != nil {
+					leftOut = res.LeftOut
+				}
 				if c.Bool("json") {
-					return e.printJSON(map[string]any{"commit": "", "files": []string{}})
+					return e.printJSON(map[string]any{"commit": "", "files": []string{}, "left_out": leftOut})
 				}
 				fmt.Fprintln(e.stdout, "nothing to save: no campaign or plan file changed since the last checkpoint")
+				printLeftOut(e, leftOut)
 				return nil
 			}
 			if err != nil {
@@ -58,6 +65,7 @@ func checkpointCommand(e *env) *cli.Command {
 				first += " " + count
 			}
 			fmt.Fprintf(e.stdout, "saved %s: %s\n", res.Commit[:min(12, len(res.Commit))], first)
+			printLeftOut(e, res.LeftOut)
 			return nil
 		},
 	}
@@ -94,4 +102,16 @@ func describeSave(ws *workspace.Workspace, changed []string) string {
 		what = append(what, "plans")
 	}
 	return fmt.Sprintf("checkpoint: %s (%d %s)", strings.Join(what, "; "), len(changed), plural(len(changed), "file", "files"))
+}
+
+// printLeftOut says which changed files a checkpoint did not save, and why.
+func printLeftOut(e *env, leftOut []checkpoint.Skipped) {
+	if len(leftOut) == 0 {
+		return
+	}
+	what := make([]string, len(leftOut))
+	for i, s := range leftOut {
+		what[i] = fmt.Sprintf("%s (%s)", s.Path, s.Reason)
+	}
+	fmt.Fprintf(e.stdout, "checkpoint: left out %d %s: %s\n", len(leftOut), plural(len(leftOut), "file", "files"), strings.Join(what, ", "))
 }

@@ -575,6 +575,15 @@ func (s *seat) show() error {
 			continue
 		}
 		typ := workspace.TypeOf(m)
+		if typ == agents.SessionEndType && agents.PastEnd(s.ws, s.inboxes(), m) {
+			// An earlier session's end, left unread (that session ran
+			// with no seat) or brought by git: shown as past, filed, and
+			// the session under way goes on.
+			s.printf("\n(an earlier session's end, %s from %s, filed: a newer session is under way)\n", id, printable(m.Header().Text("from")))
+			s.wrap(field(m, "summary"), "  ")
+			s.handledCopies(id, holders[id], "an earlier session's end, shown as past at parley play")
+			continue
+		}
 		agent := campaigns.SeatAnswerer(typ, holders[id], s.me, s.prompted())
 		if agent != "" {
 			if ans := s.answeredAlready(id, agent, m.Header().Text("from")); ans != "" {

@@ -190,6 +190,38 @@ func TestInitWorkspace(t *testing.T) {
 	}
 }
 
+// TestInitGitignoreAddsMissing checks that init keeps a .gitignore already
+// there (an example copied, a repository's own) and adds the lines it
+// lacks, once (a tryout: a .env and a vim swap file among the campaign
+// files were committed, the old .gitignore covering mailboxes/ only).
+func TestInitGitignoreAddsMissing(t *testing.T) {
+	dir := t.TempDir()
+	old := "# mine\nnotes/\n.parley/*\nmailboxes/**/.*\n*~"
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := Init(dir, AgentsNamed("gm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.MakeMailboxes(); err != nil { // again: nothing more to add
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	if !strings.HasPrefix(got, old+"\n# parley: ") {
+		t.Errorf(".gitignore = %q, want the old one kept, first", got)
+	}
+	for _, l := range []string{".env", ".env.*", `\#*\#`, "*.sw[nopx]", ".#*", "mailboxes/*/tmp/", ".parley/*", "*~"} {
+		if n := strings.Count(got, "\n"+l+"\n"); n != 1 {
+			t.Errorf(".gitignore has %q %d times, want once:\n%s", l, n, got)
+		}
+	}
+}
+
 // newWorkspace creates a workspace with these agents in a fresh directory.
 func newWorkspace(t *testing.T, agents ...string) *Workspace {
 	t.Helper()

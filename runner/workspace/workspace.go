@@ -273,9 +273,11 @@ router:
 // record and stay in git: every mailbox state, the .reason files, and the
 // routing journal. What is left out is the runner's own state (the lock,
 // what each agent is doing, and whatever else it keeps in .parley/), files
-// being written (tmp/), and editor scratch files, which the router never
+// being written (tmp/), editor scratch files, which the router never
 // takes (mailbox.IsScratch; vim's later probes, 5036 and on, live for a
-// moment only).
+// moment only), and, anywhere in the workspace, editor scratch files
+// (mailbox.IsEditorScratch) and .env files, which a checkpoint never saves
+// either (checkpoint.LeftOut).
 const gitignore = `# parley: the runner's state, files being written, editor scratch files.
 # Messages (mailboxes/) and the routing journal are the session's record.
 .parley/*
@@ -288,6 +290,14 @@ mailboxes/**/*.sw[opx]
 mailboxes/**/*.swpx
 mailboxes/**/*.tmp
 mailboxes/**/4913
+# Anywhere: editor scratch files, and .env files (they hold secrets).
+*~
+\#*\#
+.#*
+*.sw[nopx]
+*.swpx
+.env
+.env.*
 `
 
 // gitattributes is the .gitattributes a workspace gets: how git merges
@@ -311,11 +321,10 @@ campaigns/*/decision-log.md merge=union
 `
 
 // writeGitFiles writes the .gitignore and .gitattributes of the
-// workspace at dir: the .gitignore when there is none; the lines of
-// gitattributes a .gitattributes lacks, added at its end, so that a
-// person's own lines stay as they are.
+// workspace at dir, or adds at the end of each the lines it lacks, so
+// that a person's own lines stay as they are.
 func writeGitFiles(dir string) error {
-	if err := writeIfMissing(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
+	if err := addMissingLines(filepath.Join(dir, ".gitignore"), gitignore); err != nil {
 		return err
 	}
 	return addMissingLines(filepath.Join(dir, ".gitattributes"), gitattributes)

@@ -1,0 +1,70 @@
+package agents
+
+import (
+	"slices"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// PastEnd reports whether end, a [SESSION_END] delivered to one of the
+// agents of a person's seat (seat), closed a session before the one under
+// way, and so must not end the seat: a session was started after it (a
+// [SESSION_COMMAND] command: start written later, in any mailbox of ws:
+// the team lead marks each session so), or its sender wrote to the seat
+// again since (a later message from it in one of seat's mailboxes,
+// delivered or handled; a shutdown request's answer aside). Such an end
+// is one a session run with no seat (parley run) left unread, or one git
+// brought from another host. Only the messages written after end are
+// read. It is the one place that decides: the seats ask it.
+func PastEnd(ws *workspace.Workspace, seat []string, end *mailbox.Message) bool {
+	endAt := idTime(end)
+	from := senderOf(end)
+	if endAt.IsZero() {
+		return false
+	}
+	names := ws.AgentNames()
+	for _, a := range seat {
+		if !slices.Contains(names, a) {
+			names = append(names, a)
+		}
+	}
+	for _, agent := range names {
+		box := ws.Mailbox(agent)
+		mine := slices.Contains(seat, agent)
+		for _, state := range []string{mailbox.Outbox, mailbox.Sent, mailbox.Inbox, mailbox.Cur, mailbox.Done} {
+			files, err := box.Names(state)
+			if err != nil {
+				continue
+			}
+			received := state == mailbox.Inbox || state == mailbox.Cur || state == mailbox.Done
+			for _, name := range files {
+				id, ok := mailbox.IDFromName(name)
+				if !ok {
+					continue
+				}
+				at, sender, err := mailbox.ParseID(id)
+				if err != nil || !at.After(endAt) {
+					continue
+				}
+				data, err := mailbox.ReadFile(box.Path(state, name), ws.Config.Router.MaxMessageSize)
+				if err != nil {
+					continue // moved on meanwhile
+				}
+				m, err := mailbox.Parse(data)
+				if err != nil {
+					continue
+				}
+				typ := typeOf(m)
+				if typ == SessionCommandType && field(m, "command") == "start" {
+					return true
+				}
+				if mine && received && from != "" && (sender == from || senderOf(m) == from) &&
+					typ != workspace.ShutdownResponse && typ != workspace.ShutdownRequest {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

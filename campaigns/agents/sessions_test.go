@@ -1,0 +1,59 @@
+package agents
+
+import (
+	"testing"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// TestPastEnd checks which [SESSION_END] at a seat closed an earlier
+// session (a tryout: one a `parley run` with no seat left unread ended
+// the seat of the next session while the gm waited for an answer).
+func TestPastEnd(t *testing.T) {
+	const (
+		endID   = "20261124-100000.000000Z-gm-e00001"
+		before  = "20261124-090000.000000Z-lead-b00001"
+		after   = "20261124-110000.000000Z-lead-b00002"
+		askID   = "20261124-110001.000000Z-gm-a00001"
+		shutID  = "20261124-100001.000000Z-gm-f00001"
+		shutID2 = "20261124-100001.000000Z-lead-f00002"
+	)
+	end := "---\nid: " + endID + "\nfrom: gm\nto: [lead, tilda]\n---\n[SESSION_END]\nsummary: Over.\nstate_saved: true\n"
+	start := func(id string) string {
+		return "---\nid: " + id + "\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\n---\nBegin.\n"
+	}
+	ask := "---\nid: " + askID + "\nfrom: gm\nto: tilda\n---\n[ASK_PLAYER]\nquestion: Which door?\n"
+	type msg struct{ agent, state, id, text string }
+	tests := []struct {
+		name string
+		msgs []msg
+		want bool
+	}{
+		{"alone", nil, false},
+		{"a start before it", []msg{{"lead", mailbox.Sent, before, start(before)}}, false},
+		{"a start after it", []msg{{"lead", mailbox.Sent, after, start(after)}}, true},
+		{"a start after it, delivered", []msg{{"gm", mailbox.Done, after, start(after)}}, true},
+		{"the gm asks the seat again", []msg{{"tilda", mailbox.Inbox, askID, ask}}, true},
+		{"the gm writes to another", []msg{{"grim", mailbox.Inbox, askID, ask}}, false},
+		{"the gm answers the shutdown", []msg{
+			{"tilda", mailbox.Inbox, shutID2, "---\nid: " + shutID2 + "\nfrom: lead\nto: tilda\ntype: JOURNAL_CHECKPOINT\n---\nWrite.\n"},
+			{"lead", mailbox.Inbox, shutID, "---\nid: " + shutID + "\nfrom: gm\nto: lead\ntype: shutdown_response\nrequest_id: x\napprove: true\n---\nBye.\n"},
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := leadTable(t)
+			put(t, ws, "tilda", mailbox.Inbox, endID, end)
+			for _, m := range tt.msgs {
+				put(t, ws, m.agent, m.state, m.id, m.text)
+			}
+			m, err := mailbox.Parse([]byte(end))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := PastEnd(ws, []string{"tilda"}, m); got != tt.want {
+				t.Errorf("PastEnd = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
