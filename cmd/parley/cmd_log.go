@@ -126,7 +126,13 @@ func runLog(ctx context.Context, e *env, ws *workspace.Workspace, opts logOption
 // that order; one git merged with its union driver (see the README, git)
 // holds the lines of one clone's sessions, then the other's: those are
 // put in order, the entries of one time in the order they were read.
+//
+// A journal in order (all but a merged one) is read as it goes, a line
+// at a time; one out of order is held whole, to sort.
 func readInTimeOrder(path string, filter workspace.JournalFilter, fn func(workspace.Entry, []byte) error) error {
+	if ordered, err := workspace.JournalInOrder(path); err != nil || ordered {
+		return filter.Read(path, fn)
+	}
 	type read struct {
 		e    workspace.Entry
 		line []byte

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -267,6 +268,46 @@ func (f *JournalFilter) Read(path string, fn func(e Entry, line []byte) error) e
 	defer file.Close()
 	_, err = f.compile().read(file, 0, fn)
 	return err
+}
+
+// JournalInOrder reports whether the lines of the journal at path are in
+// the order of their times, as parley writes them: false for a journal
+// git merged with its union driver (one clone's lines, then the other's),
+// or one a line of which does not begin with its time (written by hand).
+// It reads each line's time only, not the entry.
+func JournalInOrder(path string) (bool, error) {
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer file.Close()
+	prefix := []byte(`{"time":"`)
+	sc := bufio.NewScanner(file)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var last []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		rest, ok := bytes.CutPrefix(line, prefix)
+		end := bytes.IndexByte(rest, '"')
+		if !ok || end < 0 {
+			return false, nil
+		}
+		t := rest[:end]
+		if bytes.Compare(t, last) < 0 {
+			return false, nil
+		}
+		last = append(last[:0], t...)
+	}
+	if err := sc.Err(); err != nil {
+		return false, nil // a line too long: read as the reader reads it
+	}
+	return true, nil
 }
 
 // Follow calls fn for every entry the filter selects, as Read does, then
