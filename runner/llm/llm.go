@@ -478,7 +478,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 				if t, known := a.byName[call.Function.Name]; known && !t.ReadOnly && changed == "" {
 					// Written down before the change is made: an
 					// attempt cut short after it is not asked anew.
-				tr.add("tool "+call.Function.Name, args+"\n→ (running when this was written down)")
+					tr.add("tool "+call.Function.Name, args+"\n→ (running when this was written down)")
 					err := a.writeChange(inID, call.Function.Name, tr)
 					tr.turns = tr.turns[:len(tr.turns)-1]
 					if err != nil {
