@@ -85,7 +85,7 @@ type Config struct {
 	// prices: in parley.yaml (0: none), for a cost budget a model has no
 	// price for.
 	CostLine, PricesLine int
-	Router RouterConfig
+	Router               RouterConfig
 	// Bridge, when set, connects this workspace to others over NATS
 	// JetStream (the bridge: section); nil for a workspace on its own.
 	Bridge *Bridge
