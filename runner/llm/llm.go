@@ -493,7 +493,8 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			continue
 		}
 		said := a.masked(choice.Content)
-		tr.add("assistant", said)
+		shown := quoted(said, a.opts.Workspace.Config.Router.MaxMessageSize) // to repair, in dead/
+		tr.add("assistant", shown)
 		var out []*mailbox.Message
 		var refused refusal
 		again := "Answer again with the message corrected."
@@ -531,7 +532,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		repairs++
 		feedback := "parley refused your answer: " + refused.told + "\n" + again
 		tr.add("user", feedback)
-		msgs = append(msgs, text(RoleAssistant, said), text(RoleUser, feedback))
+		msgs = append(msgs, text(RoleAssistant, shown), text(RoleUser, feedback))
 	}
 }
 
