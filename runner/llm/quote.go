@@ -33,5 +33,5 @@ func quoted(said string, max int64) string {
 		tail++
 	}
 	return fmt.Sprintf("%s\n\n[... %s cut here by parley: the answer was %s, over the %s limit of a message (router.max_message_size in %s); only its first and last %s are shown ...]\n\n%s",
-		said[:head], mailbox.SizeString(int64(tail-head)), mailbox.SizeOver(int64(len(said)), max), mailbox.SizeString(max), workspace.ConfigFile, mailbox.SizeString(quoteEnds), said[tail:])
+		said[:head], mailbox.SizeOver(int64(tail-head), max), mailbox.SizeOver(int64(len(said)), max), mailbox.SizeString(max), workspace.ConfigFile, mailbox.SizeString(quoteEnds), said[tail:])
 }
