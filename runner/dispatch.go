@@ -481,8 +481,8 @@ func (w *worker) recover(ctx context.Context) error {
 		return err
 	}
 	for _, id := range cur {
-		if ctx.Err() != nil {
-			break
+		if ctx.Err() != nil || w.r.isStopped(w.agent.Name) {
+			break // a stopped agent's message waits in cur/ for the next run
 		}
 		if h := (*mailbox.HandledError)(nil); errors.As(w.box.FileHandled(id, mailbox.Cur), &h) {
 			// Put back into cur/ (git stash, git checkout) after it was
@@ -701,7 +701,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			// The driver's error names the agent already ("gm: budget
 			// used up: ..."): said once.
 			reason := strings.TrimPrefix(err.Error(), w.agent.Name+": ")
-			why := fmt.Sprintf("%s stopped for this run: %s; the message it was handling waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, reason, cur)
+			why := fmt.Sprintf("%s%s; the message it was handling waits in %s, the next ones in its inbox: the next parley run hands them to it again", stoppedNote(w.agent.Name), reason, cur)
 			w.r.stopForRun(StoppedAgent{Agent: w.agent.Name, Path: cur, Reason: reason}, why)
 			w.r.state.note(w.agent.Name, why)
 			w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
@@ -1102,7 +1102,7 @@ func (w *worker) waitToWrite(ctx context.Context, id string, s *stuck, state, do
 	}
 	if w.r.opts.UntilIdle && s.tries > maxAttempts {
 		reason := fmt.Sprintf("cannot %s: %v (tried %d times since %s)", doing, err, s.tries, s.since.Local().Format("15:04:05"))
-		why := fmt.Sprintf("%s stopped for this run: %s; the message waits in %s, the next ones in its inbox: the next parley run hands them to it again", w.agent.Name, reason, where)
+		why := fmt.Sprintf("%s%s; the message waits in %s, the next ones in its inbox: the next parley run hands them to it again", stoppedNote(w.agent.Name), reason, where)
 		w.r.stopForRun(StoppedAgent{Agent: w.agent.Name, Path: where, Reason: reason}, why)
 		w.r.state.noteOver(w.agent.Name, why, s.note)
 		s.note = why

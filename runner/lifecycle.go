@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -88,6 +89,27 @@ func (r *Runner) stopAgent(agent, why string) bool {
 		}
 	}
 	r.log.Info("agent stopped", "agent", agent)
+	return true
+}
+
+// resume lifts the stop of an agent whose driver parley.yaml, reloaded,
+// made anew (a budget raised, another model or key_env): what stopped it
+// may be mended, and its new driver takes up the message it was
+// handling, in cur/, then those in its inbox; if it is not mended, the
+// driver stops it again, saying so. An agent that approved its shutdown
+// stays stopped: no driver of its stopped it. It reports whether the
+// agent was resumed.
+func (r *Runner) resume(agent string) bool {
+	r.statsMu.Lock()
+	i := slices.IndexFunc(r.stats.Stopped, func(a StoppedAgent) bool { return a.Agent == agent })
+	if i < 0 || r.stats.Stopped[i].ShutDown {
+		r.statsMu.Unlock()
+		return false
+	}
+	r.stats.Stopped = slices.Delete(r.stats.Stopped, i, i+1)
+	r.statsMu.Unlock()
+	r.state.resume(agent)
+	r.log.Info("agent resumed: "+workspace.ConfigFile+" changed its driver", "agent", agent)
 	return true
 }
 

@@ -34,8 +34,10 @@ import (
 // to or from (their mailboxes stay on disk); an agent whose driver changed
 // (driver, run, handler, timeout, retries, or max_output for a program)
 // finishes the message it is handling with its old driver, then starts
-// with the new one. A reply already awaited keeps the timeout it was
-// given; concurrency is taken when the runner starts.
+// with the new one; an agent its driver stopped for the run (a budget
+// used up, a key refused) is resumed with it (see Runner.resume). A
+// reply already awaited keeps the timeout it was given; concurrency is
+// taken when the runner starts.
 
 // configWatch is what the runner knows of its configuration's files.
 type configWatch struct {
@@ -191,6 +193,7 @@ func (r *Runner) reload(ctx context.Context) error {
 			r.setWorker(name, nil)
 		}
 		if w, ok := fresh[name]; ok {
+			r.resume(name) // the new driver takes up its messages
 			r.setWorker(name, w)
 			if x, waiting := r.retiring[name]; waiting {
 				x.next = w // starts once the old one is done

@@ -234,6 +234,28 @@ func (s *stateBook) setStopped(agent string, stopped bool) bool {
 	return true
 }
 
+// resume marks an agent stopped for the run no longer stopped (see
+// Runner.resume), and takes back the note that said why it was.
+func (s *stateBook) resume(agent string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agents[agent]
+	if !a.Stopped {
+		return
+	}
+	a.Stopped = false
+	a.State, a.Since = workspace.StateIdle, s.now().UTC()
+	if strings.HasPrefix(a.Note, stoppedNote(agent)) {
+		a.Note = ""
+	}
+	s.agents[agent] = a
+	s.changedLocked()
+}
+
+// stoppedNote starts the note of an agent its driver stopped for the
+// run (a budget used up, a key refused).
+func stoppedNote(agent string) string { return agent + " stopped for this run: " }
+
 func (s *stateBook) note(agent, note string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -101,6 +101,7 @@ type Agent struct {
 	toolsJSON json.RawMessage
 	byName    map[string]Tool
 	price     *workspace.Price
+	key       string // the key sent (openai.key_env's value); "" for none
 	conv      string // the conversation file
 	changed   string // the record of a change a tool made (changeRecord)
 
@@ -208,6 +209,7 @@ func New(opts Options) (*Agent, error) {
 			return nil, fmt.Errorf("openai.key_env: the environment variable %s holds no key", m.KeyEnv)
 		}
 		copts = append(copts, option.WithAPIKey(key))
+		ag.key = key
 	}
 	ag.client = openai.NewClient(copts...)
 	for _, t := range opts.Tools {
@@ -472,10 +474,11 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			}
 			msgs = append(msgs, asked)
 			for _, call := range choice.ToolCalls {
+				args := a.masked(call.Function.Arguments)
 				if t, known := a.byName[call.Function.Name]; known && !t.ReadOnly && changed == "" {
 					// Written down before the change is made: an
 					// attempt cut short after it is not asked anew.
-					tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ (running when this was written down)")
+					tr.add("tool "+call.Function.Name, args+"\n→ (running when this was written down)")
 					err := a.writeChange(inID, call.Function.Name, tr)
 					tr.turns = tr.turns[:len(tr.turns)-1]
 					if err != nil {
@@ -483,14 +486,15 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 					}
 					changed = call.Function.Name
 				}
-				result, _ := a.runTool(ctx, inID, call.Function.Name, call.Function.Arguments)
-				tr.add("tool "+call.Function.Name, call.Function.Arguments+"\n→ "+result)
+				result, _ := a.runTool(ctx, inID, call.Function.Name, args)
+				tr.add("tool "+call.Function.Name, args+"\n→ "+result)
 				msgs = append(msgs, toolResult(call.ID, result))
 			}
 			continue
 		}
-		said := choice.Content
-		tr.add("assistant", said)
+		said := a.masked(choice.Content)
+		shown := quoted(said, a.opts.Workspace.Config.Router.MaxMessageSize) // to repair, in dead/
+		tr.add("assistant", shown)
 		var out []*mailbox.Message
 		var refused refusal
 		again := "Answer again with the message corrected."
@@ -528,7 +532,7 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		repairs++
 		feedback := "parley refused your answer: " + refused.told + "\n" + again
 		tr.add("user", feedback)
-		msgs = append(msgs, text(RoleAssistant, said), text(RoleUser, feedback))
+		msgs = append(msgs, text(RoleAssistant, shown), text(RoleUser, feedback))
 	}
 }
 
@@ -628,9 +632,6 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 			if d, ok := retryAfter(got.retryAfter, now); ok && d > MaxRetryAfter {
 				ee.RetryAfter, ee.RetryAt = d, now.Add(d)
 			}
-			if ee.StopAgent() {
-				a.keyRefused(ee)
-			}
 			err = ee
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
 			ee = &EndpointError{URL: a.Endpoint(), Err: err}
@@ -641,6 +642,14 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 				ee.Status, ee.Err, ee.Unreadable = got.status, got.unreadable(err), true
 			}
 			err = ee
+		}
+		if ee := (*EndpointError)(nil); errors.As(err, &ee) {
+			// What the endpoint said (its error's message, the start
+			// of a body that is no chat completion) may repeat the key.
+			ee.Err = a.maskedErr(ee.Err)
+			if ee.StopAgent() {
+				a.keyRefused(ee)
+			}
 		}
 		entry.Reason = err.Error()
 		a.journal(entry)

@@ -81,7 +81,11 @@ type Config struct {
 	// name, for the cost figures and cost budgets.
 	Budget Budget
 	Prices map[string]Price
-	Router RouterConfig
+	// CostLine and PricesLine are the lines of budget: cost: and of
+	// prices: in parley.yaml (0: none), for a cost budget a model has no
+	// price for.
+	CostLine, PricesLine int
+	Router               RouterConfig
 	// Bridge, when set, connects this workspace to others over NATS
 	// JetStream (the bridge: section); nil for a workspace on its own.
 	Bridge *Bridge
@@ -146,6 +150,9 @@ type Agent struct {
 	// RunLine is the line of run: in parley.yaml (0: none), for a
 	// warning about a file it names.
 	RunLine int
+	// CostLine is the line of budget: cost: in parley.yaml (0: none),
+	// for a cost budget whose model has no price.
+	CostLine int
 	// ConfigError, for parley.yaml read with LoadOptions.SkipUnknown, is
 	// why nothing can drive the agent: its entry lacks a key its driver
 	// needs (run:, handler:, driver:, openai:), an unknown key beside it
@@ -588,7 +595,7 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 							a.Model = m
 							return undriven(err)
 						},
-						"budget": func(v *yaml.Node) error { return parseBudget(v, key+".budget", &a.Budget, bad) },
+						"budget": func(v *yaml.Node) error { return parseBudget(v, key+".budget", &a.Budget, &a.CostLine, bad) },
 						"accepts": func(v *yaml.Node) error {
 							ac, err := parseAccepts(v, key+".accepts", bad)
 							a.Accepts = ac
@@ -734,7 +741,7 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 			}
 			return nil
 		},
-		"budget": func(v *yaml.Node) error { return parseBudget(v, "budget", &cfg.Budget, bad) },
+		"budget": func(v *yaml.Node) error { return parseBudget(v, "budget", &cfg.Budget, &cfg.CostLine, bad) },
 		"bridge": func(v *yaml.Node) error {
 			b, err := parseBridge(v, bad)
 			if leaveOut(err, "bridge") {
@@ -744,6 +751,7 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 			return err
 		},
 		"prices": func(v *yaml.Node) error {
+			cfg.PricesLine = v.Line
 			p, err := parsePrices(v, bad)
 			cfg.Prices = p
 			return err
@@ -808,6 +816,9 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 		return cfg, err
 	}
 	if err := checkRemotes(cfg, path); err != nil {
+		return cfg, err
+	}
+	if err := checkPrices(cfg, path); err != nil {
 		return cfg, err
 	}
 	return cfg, nil

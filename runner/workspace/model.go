@@ -4,13 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/parley-dev/parley/internal/spell"
 )
 
 // DriverOpenAI is the driver of an agent that is a model behind an
@@ -232,8 +237,9 @@ func envName(s string) bool {
 	return true
 }
 
-// parseBudget reads a budget: section: tokens and cost.
-func parseBudget(v *yaml.Node, key string, dst *Budget, bad badFunc) error {
+// parseBudget reads a budget: section: tokens and cost, and the line of
+// cost: into costLine.
+func parseBudget(v *yaml.Node, key string, dst *Budget, costLine *int, bad badFunc) error {
 	return eachKey(v, key, bad, map[string]func(*yaml.Node) error{
 		"tokens": func(v *yaml.Node) error {
 			n, err := strconv.ParseInt(v.Value, 10, 64)
@@ -243,7 +249,10 @@ func parseBudget(v *yaml.Node, key string, dst *Budget, bad badFunc) error {
 			dst.Tokens = n
 			return nil
 		},
-		"cost": func(v *yaml.Node) error { return money(v, key+".cost", &dst.Cost, bad) },
+		"cost": func(v *yaml.Node) error {
+			*costLine = v.Line
+			return money(v, key+".cost", &dst.Cost, bad)
+		},
 	})
 }
 
@@ -298,8 +307,132 @@ func checkModel(a *Agent, key string, item *yaml.Node, bad badFunc) error {
 	return nil
 }
 
-// PriceOf returns the price of a model in the price table.
+// PriceOf returns the price of a model in the price table: the model's
+// own, else that of the longest name in the table the model's name
+// extends with a version (a date, a snapshot number, "latest"): gpt-4o
+// prices gpt-4o-2024-08-06 and gpt-4o-latest, claude-3-5-sonnet prices
+// claude-3-5-sonnet-20241022; but not gpt-4o-mini, another model. A
+// model is priced by the name parley.yaml gives it (openai.model), the
+// name the journal's model lines keep, whatever name the endpoint
+// answers with.
 func (c *Config) PriceOf(model string) (Price, bool) {
-	p, ok := c.Prices[model]
-	return p, ok
+	return priceOf(c.Prices, model)
+}
+
+func priceOf(prices map[string]Price, model string) (Price, bool) {
+	if p, ok := prices[model]; ok {
+		return p, true
+	}
+	best := ""
+	for name := range prices {
+		if rest, ok := strings.CutPrefix(model, name); ok && name != "" && len(name) > len(best) && version(rest) {
+			best = name
+		}
+	}
+	if best == "" {
+		return Price{}, false
+	}
+	return prices[best], true
+}
+
+// version reports whether s, what follows a priced name in a model's
+// name, names a version of that model: "-2024-08-06", "-0613",
+// "-20241022", "@20241022", "-latest".
+func version(s string) bool {
+	if len(s) < 2 || (s[0] != '-' && s[0] != '@') {
+		return false
+	}
+	s = s[1:]
+	if s == "latest" {
+		return true
+	}
+	if s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPrices refuses a cost budget that would count nothing: an openai
+// agent's, or the session's, when an openai agent it applies to calls a
+// model the prices: table does not price (PriceOf). Each of that
+// agent's calls would cost 0, and the budget would never stop it
+// (tryout: a typo in prices: ran unbounded, usage showing a cost of 0).
+func checkPrices(cfg *Config, path string) error {
+	for _, a := range cfg.Agents {
+		if a.Driver != DriverOpenAI || a.Model == nil {
+			continue
+		}
+		if _, ok := cfg.PriceOf(a.Model.Model); ok {
+			continue
+		}
+		var line int
+		var key, whose string
+		switch {
+		case a.Budget.Cost > 0:
+			line, key, whose = a.CostLine, a.Key+".budget.cost", "its"
+		case cfg.Budget.Cost > 0:
+			line, key, whose = cfg.CostLine, "budget.cost", "the session's"
+		default:
+			continue
+		}
+		return &ConfigError{Path: path, Line: line, Key: key, Err: fmt.Errorf("%w: %s calls %s, which prices: does not list (%s): its calls would count 0 against %s cost budget, which would never stop it; price %s in prices: (%s: {input: ..., output: ...}, per million tokens), or give the budget in tokens",
+			ErrUnpriced, a.Name, a.Model.Model, cfg.pricesListed(a.Model.Model), whose, a.Model.Model, a.Model.Model)}
+	}
+	return nil
+}
+
+// ErrUnpriced is a cost budget that applies to a model the prices:
+// table does not price.
+var ErrUnpriced = errors.New("no price for the model")
+
+// pricesListed says what prices: lists, for a model it does not: the
+// models it prices, and the one the model's name is most likely a
+// misspelling of.
+func (c *Config) pricesListed(model string) string {
+	if len(c.Prices) == 0 {
+		if c.PricesLine > 0 {
+			return "it lists none"
+		}
+		return ConfigFile + " has no prices:"
+	}
+	names := slices.Sorted(maps.Keys(c.Prices))
+	s := fmt.Sprintf("line %d lists %s", c.PricesLine, strings.Join(names, ", "))
+	if near := nearestModel(model, names); near != "" {
+		s += "; did you mean " + near + "?"
+	}
+	return s
+}
+
+// nearestModel returns the names of names model is most likely meant
+// to be, "a or b": those fewest letters away, a few at most; else the
+// only one that holds the model's name (gpt-m1 for m1); "" when none is.
+func nearestModel(model string, names []string) string {
+	lower := strings.ToLower(model)
+	var near []string
+	best := max(2, len(model)/4) + 1
+	for _, n := range names {
+		switch d := spell.Distance(lower, strings.ToLower(n)); {
+		case d < best:
+			near, best = []string{n}, d
+		case d == best:
+			near = append(near, n)
+		}
+	}
+	if len(near) > 0 {
+		return strings.Join(near, " or ")
+	}
+	for _, n := range names {
+		if strings.Contains(strings.ToLower(n), lower) {
+			near = append(near, n)
+		}
+	}
+	if len(near) == 1 {
+		return near[0]
+	}
+	return ""
 }

@@ -38,7 +38,7 @@ func (u *Usage) add(e *Entry, prices map[string]Price) {
 	}
 	u.TokensIn += e.TokensIn
 	u.TokensOut += e.TokensOut
-	if p, ok := prices[e.Model]; ok {
+	if p, ok := priceOf(prices, e.Model); ok {
 		u.Cost += p.Cost(e.TokensIn, e.TokensOut)
 	}
 }
