@@ -368,3 +368,30 @@ func TestJournalCapped(t *testing.T) {
 		t.Errorf("an entry within the bounds changed (-want +got):\n%s", d)
 	}
 }
+
+// TestJournalInOrder: parley log streams a journal in time order, and
+// sorts one git merged with its union driver (one clone's lines, then
+// the other's) or holding a line that does not begin with its time.
+func TestJournalInOrder(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"missing", "", true},
+		{"in order", `{"time":"2026-11-29T10:00:00.000000Z","outcome":"delivered"}` + "\n" + `{"time":"2026-11-29T10:00:00.000000Z","outcome":"handled"}` + "\n\n" + `{"time":"2026-11-29T10:00:01.000000Z","outcome":"handled"}` + "\n", true},
+		{"merged", `{"time":"2026-11-29T10:00:05.000000Z","outcome":"delivered"}` + "\n" + `{"time":"2026-11-29T10:00:01.000000Z","outcome":"delivered"}` + "\n", false},
+		{"by hand", `{"outcome":"delivered","time":"2026-11-29T10:00:05.000000Z"}` + "\n", false},
+	} {
+		path := filepath.Join(dir, c.name+".jsonl")
+		if c.text != "" {
+			if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := JournalInOrder(path)
+		if err != nil || got != c.want {
+			t.Errorf("%s: JournalInOrder = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+}
