@@ -87,6 +87,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; nil is time.Now.
 	Now func() time.Time
+	// Endpoints is what the run knows of its endpoints, shared by its
+	// agents: an endpoint down or rate-limiting holds the messages of
+	// every agent that calls it (see OutageError); nil is the agent's
+	// own.
+	Endpoints *Endpoints
 }
 
 // Agent is an openai agent. Handle may be called from any goroutine; the
@@ -178,6 +183,9 @@ func New(opts Options) (*Agent, error) {
 	if opts.Session == nil {
 		opts.Session = NewSession("")
 	}
+	if opts.Endpoints == nil {
+		opts.Endpoints = NewEndpoints()
+	}
 	m := *a.Model
 	ag := &Agent{opts: opts, agent: a, model: m, byName: map[string]Tool{}, notified: map[string]bool{},
 		conv: conversationPath(opts.Workspace, a.Name), changed: changedPath(opts.Workspace, a.Name)}
@@ -268,6 +276,13 @@ type EndpointError struct {
 	// KeyEnv is the model's openai.key_env: the variable whose key was
 	// sent; "" when no key was sent.
 	KeyEnv string
+	// Sent: the last attempt's request was written to the endpoint (a
+	// connection was made).
+	Sent bool
+	// Waits is how long parley waits for an endpoint that asks
+	// (Retry-After) to be left alone: the longer of MaxRetryAfter and
+	// openai.outage_limit. Set with RetryAfter.
+	Waits time.Duration
 }
 
 // MaxRetryAfter is the longest Retry-After the client waits for before
@@ -301,7 +316,11 @@ func (e *EndpointError) Error() string {
 	}
 	s := fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
 	if e.RetryAfter > 0 {
-		s += fmt.Sprintf("; it asked (Retry-After) not to be called again %s, longer than parley waits (%s): not tried again (parley retry, once it is ready)", notBefore(e.RetryAt, e.RetryAfter), workspace.ShortDuration(MaxRetryAfter))
+		waits := workspace.ShortDuration(max(e.Waits, MaxRetryAfter))
+		if e.Waits > MaxRetryAfter {
+			waits += ": openai.outage_limit"
+		}
+		s += fmt.Sprintf("; it asked (Retry-After) not to be called again %s, longer than parley waits (%s): not tried again (parley retry, once it is ready)", notBefore(e.RetryAt, e.RetryAfter), waits)
 	}
 	return s
 }
@@ -447,6 +466,9 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		}
 		pending.Wait()
 		resp, called, err := a.call(ctx, inID, msgs)
+		if oe := (*OutageError)(nil); changed != "" && errors.As(err, &oe) {
+			err = oe.Err // not held: the model would be asked anew
+		}
 		if err != nil && changed != "" && !errors.Is(ctx.Err(), context.Canceled) {
 			// A failed call, or the agent's own timeout: given up now.
 			// A runner stopping leaves the message in cur/, and the
@@ -598,10 +620,16 @@ func (a *Agent) request(msgs []json.RawMessage) []byte {
 // (no tool calls) it returns the journal entry for the caller to note
 // whether the answer was accepted and write.
 func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (*openai.ChatCompletion, workspace.Entry, error) {
+	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
+	if held := a.opts.Endpoints.held(a.Endpoint(), a.opts.Now(), a.model.OutageLimit); held != nil {
+		return nil, entry, held // not called: it asked to be left alone, or is down
+	}
 	var got answered
 	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{},
 		option.WithRequestBody("application/json", a.request(msgs)), option.WithMiddleware(got.middleware))
-	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
+	if got.requests > 1 {
+		entry.Attempts = got.requests // the client tried it again
+	}
 	if err == nil && len(resp.Choices) == 0 {
 		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
 	}
@@ -623,17 +651,13 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 			// failed call, said as such.
 			err = &EndpointError{URL: a.Endpoint(), Err: ctx.Err(), AgentTimeout: a.agent.Timeout, Timeout: a.model.Timeout, CutShort: true}
 		} else if errors.As(err, &apiErr) {
-			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode))), KeyEnv: a.model.KeyEnv}
-			now := a.opts.Now()
-			if d, ok := retryAfter(got.retryAfter, now); ok && d > MaxRetryAfter {
-				ee.RetryAfter, ee.RetryAt = d, now.Add(d)
-			}
+			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode))), KeyEnv: a.model.KeyEnv, Sent: true}
 			if ee.StopAgent() {
 				a.keyRefused(ee)
 			}
 			err = ee
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
-			ee = &EndpointError{URL: a.Endpoint(), Err: err}
+			ee = &EndpointError{URL: a.Endpoint(), Err: err, Sent: got.wrote != nil && got.wrote.Load()}
 			if errors.Is(err, context.DeadlineExceeded) {
 				ee.Timeout = a.model.Timeout // ctx is alive: the last attempt's own deadline
 			} else if got.status != 0 {
@@ -642,10 +666,12 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 			}
 			err = ee
 		}
+		err = a.unavailable(err, got.retryAfter)
 		entry.Reason = err.Error()
 		a.journal(entry)
 		return nil, entry, err
 	}
+	a.answeredAgain()
 	if !resp.JSON.Usage.Valid() {
 		a.noUsage()
 	}
@@ -674,6 +700,8 @@ const InterruptedNote = "interrupted: parley run stopped while the call was in f
 // whether a request went out at all.
 type answered struct {
 	sent       *atomic.Bool // an attempt's request was written to the endpoint
+	wrote      *atomic.Bool // the last attempt's request was
+	requests   int          // HTTP requests made: attempts
 	status     int
 	ctype      string
 	retryAfter string // its Retry-After header
@@ -711,11 +739,13 @@ func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (
 	if sent == nil {
 		sent = new(atomic.Bool)
 	}
-	*got = answered{sent: sent}
+	wrote := new(atomic.Bool)
+	*got = answered{sent: sent, wrote: wrote, requests: got.requests + 1}
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 		WroteRequest: func(w httptrace.WroteRequestInfo) {
 			if w.Err == nil {
 				sent.Store(true)
+				wrote.Store(true)
 			}
 		},
 	}))
