@@ -291,6 +291,12 @@ type EndpointError struct {
 // saying what it asked for.
 const MaxRetryAfter = 2 * time.Minute
 
+// clientWaits is the longest Retry-After the client waits for in a call
+// when the agent holds its messages for an endpoint that cannot be used
+// (openai.outage_limit): a longer one ends the call, and the message is
+// held, which parley status says.
+const clientWaits = 5 * time.Second
+
 func (e *EndpointError) Error() string {
 	if e.CutShort && e.AgentTimeout > 0 {
 		s := fmt.Sprintf("timeout: %s in %s (the agent's time for a message) cut the call to model endpoint %s short", e.AgentTimeout, workspace.ConfigFile, e.URL)
@@ -624,7 +630,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 	if held := a.opts.Endpoints.held(a.Endpoint(), a.opts.Now(), a.model.OutageLimit); held != nil {
 		return nil, entry, held // not called: it asked to be left alone, or is down
 	}
-	var got answered
+	got := answered{holds: a.model.OutageLimit > 0}
 	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{},
 		option.WithRequestBody("application/json", a.request(msgs)), option.WithMiddleware(got.middleware))
 	if got.requests > 1 {
@@ -702,6 +708,9 @@ type answered struct {
 	sent       *atomic.Bool // an attempt's request was written to the endpoint
 	wrote      *atomic.Bool // the last attempt's request was
 	requests   int          // HTTP requests made: attempts
+	// holds: a long Retry-After is waited out by the runner, the
+	// message held (see OutageError), not by the client in the call.
+	holds bool
 	status     int
 	ctype      string
 	retryAfter string // its Retry-After header
@@ -740,7 +749,7 @@ func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (
 		sent = new(atomic.Bool)
 	}
 	wrote := new(atomic.Bool)
-	*got = answered{sent: sent, wrote: wrote, requests: got.requests + 1}
+	*got = answered{sent: sent, wrote: wrote, requests: got.requests + 1, holds: got.holds}
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 		WroteRequest: func(w httptrace.WroteRequestInfo) {
 			if w.Err == nil {
@@ -754,6 +763,11 @@ func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (
 		return res, err
 	}
 	got.status, got.ctype, got.retryAfter = res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Retry-After")
+	if d, ok := retryAfter(got.retryAfter, time.Now()); ok && got.holds && d > clientWaits && res.Header.Get("x-should-retry") == "" {
+		// Not waited for inside the call, where parley status could
+		// only say the agent is working: the message is held.
+		res.Header.Set("x-should-retry", "false")
+	}
 	res.Body = &headReader{ReadCloser: res.Body, got: got}
 	return res, nil
 }

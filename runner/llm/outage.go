@@ -142,11 +142,11 @@ type OutageError struct {
 
 func (e *OutageError) Error() string {
 	s := fmt.Sprintf("waiting for its model endpoint: %v; unavailable since %s (%d failed %s); next try at %s",
-		e.Err, e.Since.UTC().Format("15:04:05"), e.Failures, plural(e.Failures, "call", "calls"), e.Next.UTC().Format("15:04:05 UTC"))
+		e.Err, e.Since.UTC().Format("15:04:05 UTC"), e.Failures, plural(e.Failures, "call", "calls"), e.Next.UTC().Format("15:04:05 UTC"))
 	if e.RetryAfter > 0 {
 		s += fmt.Sprintf(" (Retry-After %s)", roughly(e.RetryAfter))
 	}
-	return s + fmt.Sprintf("; given up at %s (openai.outage_limit %s in %s)",
+	return s + fmt.Sprintf("; given up at %s UTC (openai.outage_limit %s in %s)",
 		e.Since.Add(e.Limit).UTC().Format("15:04:05"), workspace.ShortDuration(e.Limit), workspace.ConfigFile)
 }
 

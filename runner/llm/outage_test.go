@@ -63,7 +63,7 @@ func TestOutageRetryAfter(t *testing.T) {
 	if want := c.Now().Add(300 * time.Second); !oe.HoldUntil().Equal(want) {
 		t.Errorf("HoldUntil() = %v, want %v (Retry-After: 300)", oe.HoldUntil(), want)
 	}
-	for _, want := range []string{"answered 429", "unavailable since 21:00:00", "next try at 21:05:00 UTC (Retry-After 5m)", "given up at 22:00:00 (openai.outage_limit 1h in parley.yaml)"} {
+	for _, want := range []string{"answered 429", "unavailable since 21:00:00 UTC", "next try at 21:05:00 UTC (Retry-After 5m)", "given up at 22:00:00 UTC (openai.outage_limit 1h in parley.yaml)"} {
 		if !strings.Contains(oe.Error(), want) {
 			t.Errorf("Error() = %q, want it to say %q", oe.Error(), want)
 		}
@@ -120,7 +120,7 @@ func TestOutageUnreachable(t *testing.T) {
 			}
 			break
 		}
-		if !strings.Contains(oe.Error(), "unreachable") || !strings.Contains(oe.Error(), "unavailable since 03:12:00") {
+		if !strings.Contains(oe.Error(), "unreachable") || !strings.Contains(oe.Error(), "unavailable since 03:12:00 UTC") {
 			t.Errorf("Error() = %q, want unreachable since 03:12:00", oe.Error())
 		}
 		waits = append(waits, oe.HoldUntil().Sub(c.Now()))
@@ -176,5 +176,30 @@ func TestRequestsCounted(t *testing.T) {
 	calls := journal(t, ws, workspace.ModelCalled)
 	if len(calls) != 1 || calls[0].Attempts != 3 || s.count() != 3 {
 		t.Errorf("journaled %+v after %d requests, want one call of 3 attempts", calls, s.count())
+	}
+}
+
+// TestOutageNotWaitedInTheCall: a 429 asking for 30 seconds is not
+// waited for by the client inside the call (where parley status could
+// only say the agent is working): the call ends, and the message is held
+// for 30 seconds.
+func TestOutageNotWaitedInTheCall(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "30"}}, step{Content: "ok"})
+	ws := table(t, s.URL(), "      max_retries: 2\n")
+	c := &clock{now: time.Now()}
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	oe := held(t, handle(a, t, "Hi."))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Handle took %v, want at once", d)
+	}
+	if got, want := oe.HoldUntil().Sub(c.Now()), 30*time.Second; got != want {
+		t.Errorf("held for %v, want %v", got, want)
+	}
+	if n := s.count(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
 	}
 }
