@@ -705,12 +705,12 @@ const InterruptedNote = "interrupted: parley run stopped while the call was in f
 // say what answered when the answer is not a chat completion; and
 // whether a request went out at all.
 type answered struct {
-	sent       *atomic.Bool // an attempt's request was written to the endpoint
-	wrote      *atomic.Bool // the last attempt's request was
-	requests   int          // HTTP requests made: attempts
+	sent     *atomic.Bool // an attempt's request was written to the endpoint
+	wrote    *atomic.Bool // the last attempt's request was
+	requests int          // HTTP requests made: attempts
 	// holds: a long Retry-After is waited out by the runner, the
 	// message held (see OutageError), not by the client in the call.
-	holds bool
+	holds      bool
 	status     int
 	ctype      string
 	retryAfter string // its Retry-After header
