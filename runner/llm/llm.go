@@ -627,7 +627,7 @@ func (a *Agent) request(msgs []json.RawMessage) []byte {
 // whether the answer was accepted and write.
 func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (*openai.ChatCompletion, workspace.Entry, error) {
 	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
-	if held := a.opts.Endpoints.held(a.Endpoint(), a.opts.Now(), a.model.OutageLimit); held != nil {
+	if held := a.opts.Endpoints.held(a.endpointKey(), a.opts.Now(), a.model.OutageLimit); held != nil {
 		return nil, entry, held // not called: it asked to be left alone, or is down
 	}
 	got := answered{holds: a.model.OutageLimit > 0}

@@ -16,9 +16,10 @@ import (
 // message claimed) and calls the endpoint again after a pause that
 // doubles from FirstBackoff up to MaxBackoff, or later when the
 // endpoint asked so (Retry-After). Every agent of the run that calls
-// the same endpoint (Options.Endpoints) holds its messages until then,
-// and the next real message probes it. Past openai.outage_limit since
-// the first failure, messages fail again as any other error would.
+// the same endpoint with the same key (Options.Endpoints) holds its
+// messages until then, and the next real message probes it. Past
+// openai.outage_limit since the first failure, messages fail again as
+// any other error would.
 
 // Pauses between calls to an endpoint that cannot be used.
 const (
@@ -37,7 +38,7 @@ type Endpoints struct {
 	First, Max time.Duration
 
 	mu   sync.Mutex
-	down map[string]*outage // by base URL
+	down map[string]*outage // by endpointKey
 }
 
 // NewEndpoints returns a record of endpoints all up.
@@ -54,6 +55,11 @@ type outage struct {
 	retryAfter time.Duration  // what the endpoint last asked (Retry-After), 0 when nothing
 	givenUp    bool           // past the limit: messages fail again
 }
+
+// endpointKey names the agent's endpoint in Endpoints: its base URL and
+// the variable of its key (a rate limit may be the key's, not the
+// endpoint's).
+func (a *Agent) endpointKey() string { return a.Endpoint() + " " + a.model.KeyEnv }
 
 // held returns the outage that holds a call to url at now, or nil when
 // the endpoint may be called.
@@ -173,7 +179,7 @@ func (a *Agent) unavailable(err error, header string) error {
 	}
 	if ee.Unavailable() {
 		url := a.Endpoint()
-		held, first, over := a.opts.Endpoints.failed(url, now, ee, asked, a.model.OutageLimit)
+		held, first, over := a.opts.Endpoints.failed(a.endpointKey(), now, ee, asked, a.model.OutageLimit)
 		if first && held != nil {
 			a.opts.Logger.Warn("model endpoint unavailable: the messages of the agents that call it wait", "agent", a.agent.Name, "endpoint", url, "next_try", held.Next.UTC().Format(time.TimeOnly), "err", ee)
 		}
@@ -193,7 +199,7 @@ func (a *Agent) unavailable(err error, header string) error {
 // answeredAgain notes that the endpoint answered: an outage of it is
 // over, which the log says once.
 func (a *Agent) answeredAgain() {
-	if o := a.opts.Endpoints.answered(a.Endpoint()); o != nil {
+	if o := a.opts.Endpoints.answered(a.endpointKey()); o != nil {
 		a.opts.Logger.Info("model endpoint answers again", "agent", a.agent.Name, "endpoint", a.Endpoint(),
 			"unavailable_for", a.opts.Now().Sub(o.since).Round(time.Second).String(), "failed_calls", o.failures)
 	}
