@@ -529,9 +529,13 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		} else {
 			out, refused = a.answers(in, said)
 		}
+		back := called.Note // the endpoint answers again, after an outage
 		called.Note = "answered"
 		if refused.reason != "" {
 			called.Note = "answer refused: " + refused.reason
+		}
+		if back != "" {
+			called.Note += "; " + back
 		}
 		// Written while the conversation is saved: the two fsyncs
 		// overlap. Handle waits for it before anything else is
@@ -677,7 +681,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 		a.journal(entry)
 		return nil, entry, err
 	}
-	a.answeredAgain()
+	entry.Note = a.answeredAgain()
 	if !resp.JSON.Usage.Valid() {
 		a.noUsage()
 	}
@@ -688,7 +692,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 	a.opts.Session.add(a.agent.Name, u)
 	entry.TokensIn, entry.TokensOut = u.TokensIn, u.TokensOut
 	if n := len(resp.Choices[0].Message.ToolCalls); n > 0 {
-		entry.Note = fmt.Sprintf("%d tool %s", n, plural(n, "call", "calls"))
+		entry.Note = strings.TrimSuffix(fmt.Sprintf("%d tool %s; %s", n, plural(n, "call", "calls"), entry.Note), "; ")
 		a.journal(entry) // before the tool calls' entries
 		return resp, entry, nil
 	}

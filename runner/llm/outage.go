@@ -197,10 +197,16 @@ func (a *Agent) unavailable(err error, header string) error {
 }
 
 // answeredAgain notes that the endpoint answered: an outage of it is
-// over, which the log says once.
-func (a *Agent) answeredAgain() {
-	if o := a.opts.Endpoints.answered(a.endpointKey()); o != nil {
-		a.opts.Logger.Info("model endpoint answers again", "agent", a.agent.Name, "endpoint", a.Endpoint(),
-			"unavailable_for", a.opts.Now().Sub(o.since).Round(time.Second).String(), "failed_calls", o.failures)
+// over, which the log says once, and the note returned says for the
+// journal; "" when there was none.
+func (a *Agent) answeredAgain() string {
+	o := a.opts.Endpoints.answered(a.endpointKey())
+	if o == nil {
+		return ""
 	}
+	lasted := a.opts.Now().Sub(o.since)
+	a.opts.Logger.Info("model endpoint answers again", "agent", a.agent.Name, "endpoint", a.Endpoint(),
+		"unavailable_for", roughly(lasted), "failed_calls", o.failures)
+	return fmt.Sprintf("the endpoint answers again, unavailable since %s UTC (%s, %d failed %s)",
+		o.since.UTC().Format("15:04:05"), roughly(lasted), o.failures, plural(o.failures, "call", "calls"))
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/parley-dev/parley/runner/llm"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -82,6 +84,15 @@ func TestOutageRetryAfter(t *testing.T) {
 	}
 	if n := s.count(); n != 3 {
 		t.Errorf("%d requests, want 3", n)
+	}
+	// The journal says once that the endpoint answers again.
+	var notes []string
+	for _, e := range journal(t, ws, workspace.ModelCalled) {
+		notes = append(notes, e.Note)
+	}
+	want := []string{"", "answered; the endpoint answers again, unavailable since 21:00:00 UTC (5m, 1 failed call)", "answered"}
+	if d := cmp.Diff(want, notes); d != "" {
+		t.Errorf("journal's model notes (-want +got):\n%s", d)
 	}
 }
 
