@@ -1185,13 +1185,22 @@ func (w *worker) hold(ctx context.Context, id string, until time.Time, err error
 	w.holdNote = note
 	t := time.NewTimer(wait)
 	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-w.quit:
-		return false
-	case <-t.C:
-		return true
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-w.quit:
+			return false
+		case <-w.wake:
+			// Something arrived (it waits), or the agent was stopped
+			// (parley stop): the message stays in cur/.
+			if w.r.isStopped(w.agent.Name) {
+				w.unhold()
+				return false
+			}
+		case <-t.C:
+			return true
+		}
 	}
 }
 

@@ -104,3 +104,65 @@ func TestOutageUntilIdle(t *testing.T) {
 		t.Errorf("note = %q, want why it waits, and what waits", note)
 	}
 }
+
+// TestOutageStopped: a run that is not until idle waits out a long hold,
+// the message claimed and the agent shown retrying with why; parley stop
+// ends the wait, the message staying in cur/.
+func TestOutageStopped(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: model, driver: openai, openai: {model: m}}\n")
+	called := make(chan struct{}, 1)
+	drivers := map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {
+		return HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+			select {
+			case called <- struct{}{}:
+			default:
+			}
+			return nil, holding{time.Now().Add(time.Hour)}
+		}), nil
+	}}
+	send(t, ws, "boss", "model", "one")
+	r, err := Open(ws, Options{Drivers: drivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { _, err := r.Run(ctx); ran <- err }()
+	select {
+	case <-called:
+	case err := <-ran:
+		t.Fatalf("Run ended before the handler ran: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handler never ran")
+	}
+	w := r.workers["model"]
+	deadline := time.Now().Add(10 * time.Second)
+	for r.state.run("model").State != workspace.StateRetrying {
+		if time.Now().After(deadline) {
+			t.Fatalf("state = %+v, want retrying", r.state.run("model"))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if note := r.state.run("model").Note; !strings.HasPrefix(note, "waiting for its model endpoint: down; the message waits in mailboxes/model/cur/") {
+		t.Errorf("note = %q, want why it waits", note)
+	}
+	r.stopAgent("model", "parley stop")
+	for w.handling() {
+		if time.Now().After(deadline) {
+			t.Fatal("still holding the message after parley stop")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
+		t.Errorf("cur/ (-want +got):\n%s", d)
+	}
+	if n := len(names(t, ws, "model", mailbox.Dead)); n != 0 {
+		t.Errorf("%d files in dead/, want none", n)
+	}
+}
