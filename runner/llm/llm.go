@@ -267,8 +267,9 @@ type EndpointError struct {
 	// (the agent's timeout:, or a caller's deadline).
 	CutShort bool
 	// RetryAfter is how long the endpoint asked to be left alone
-	// (Retry-After) when that is longer than parley waits
-	// (MaxRetryAfter): the call is then given up, not tried again.
+	// (Retry-After) when that is longer than parley waits (MaxRetryAfter,
+	// or openai.outage_limit when longer: see Waits): the call is then
+	// given up, not tried again.
 	RetryAfter time.Duration
 	// RetryAt is when, by the clock, the endpoint asked to be called
 	// again: the time of the answer plus RetryAfter.
@@ -279,16 +280,18 @@ type EndpointError struct {
 	// Sent: the last attempt's request was written to the endpoint (a
 	// connection was made).
 	Sent bool
-	// Waits is how long parley waits for an endpoint that asks
-	// (Retry-After) to be left alone: the longer of MaxRetryAfter and
-	// openai.outage_limit. Set with RetryAfter.
+	// Waits is openai.outage_limit, set with RetryAfter: parley waits
+	// for an endpoint that asks to be left alone up to the longer of it
+	// and MaxRetryAfter.
 	Waits time.Duration
 }
 
 // MaxRetryAfter is the longest Retry-After the client waits for before
-// trying a request again (the openai client's own limit). An endpoint
-// that asks for longer is not tried again: the message is given up,
-// saying what it asked for.
+// trying a request again (the openai client's own limit) when the agent
+// holds no message for its endpoint (openai.outage_limit: 0s; else the
+// message is held, see OutageError). An endpoint that asks for longer
+// than that and openai.outage_limit is not tried again: the message is
+// given up, saying what it asked for.
 const MaxRetryAfter = 2 * time.Minute
 
 // clientWaits is the longest Retry-After the client waits for in a call
