@@ -80,6 +80,10 @@ type worker struct {
 	// handlerNote is the note its built-in handler last gave (see
 	// stateBook.noteOver); used by the worker's goroutine only.
 	handlerNote string
+	// holdNote is the note of the hold its driver asked for last (see
+	// hold); used by the worker's goroutine only.
+	holdNote string
+	holds    int // holds in a row
 
 	// blocked is set while a directory of its mailbox is a symbolic link
 	// or a file: nothing is read from it (see repair.go).
@@ -637,6 +641,17 @@ func (w *worker) handle(ctx context.Context, id string) {
 			w.r.statsMu.Unlock()
 			return
 		}
+		var held Held
+		if err != nil && errors.As(err, &held) {
+			// Its model's endpoint cannot be used for now: no attempt
+			// of the message's, waited out, the message claimed.
+			if !w.hold(ctx, id, held.HoldUntil(), err) {
+				return
+			}
+			attempt--
+			continue
+		}
+		w.unhold()
 		var he *HandleError
 		var re *recordError
 		if err != nil && errors.As(err, &re) && diskTrouble(err) {
@@ -1123,6 +1138,78 @@ func (w *worker) waitToWrite(ctx context.Context, id string, s *stuck, state, do
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// Held is a driver's error that says its agent cannot work for now,
+// through no fault of the message's: its model's endpoint is down, or
+// asked to be left alone (runner/llm's OutageError). The message stays
+// claimed, no attempt is counted, and it is handed to the driver again
+// at HoldUntil; parley status says why meanwhile. The driver bounds how
+// long it asks to hold (openai.outage_limit), then fails the message as
+// any other error.
+type Held interface {
+	error
+	HoldUntil() time.Time
+}
+
+// shortHold is the longest hold a run until idle waits out; a longer
+// one stops the agent for the run, its messages waiting for the next.
+const shortHold = time.Second
+
+// hold waits, message id claimed, until its driver may be called again
+// (until); err says why. It returns false when the run ends first or
+// the worker is told to stop. A run until idle does not wait out an
+// outage: past a short hold, or maxAttempts holds, it stops the agent
+// for the run, the message waiting in cur/ and the next in its inbox.
+func (w *worker) hold(ctx context.Context, id string, until time.Time, err error) bool {
+	cur := mailboxPath(w.agent.Name, mailbox.Cur, mailbox.FileName(id))
+	reason := strings.TrimPrefix(err.Error(), w.agent.Name+": ")
+	waits := "the message waits in " + cur
+	if n, cerr := w.box.Count(mailbox.Inbox); cerr == nil && n > 0 {
+		waits += fmt.Sprintf(", %d more in its inbox", n)
+	}
+	wait := max(until.Sub(w.r.opts.Now()), 0)
+	w.holds++
+	if w.r.opts.UntilIdle && (wait > shortHold || w.holds > maxAttempts) {
+		why := fmt.Sprintf("%s stopped for this run: %s; %s: the next parley run hands them to it again", w.agent.Name, reason, waits)
+		w.unhold()
+		w.r.stopForRun(StoppedAgent{Agent: w.agent.Name, Path: cur, Reason: reason}, why)
+		w.r.state.note(w.agent.Name, why)
+		w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
+		return false
+	}
+	note := fmt.Sprintf("%s; %s (nothing is lost)", reason, waits)
+	w.r.state.setAttempt(w.agent.Name, workspace.StateRetrying, id, 0)
+	w.r.state.noteOver(w.agent.Name, note, w.holdNote)
+	w.holdNote = note
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-w.quit:
+			return false
+		case <-w.wake:
+			// Something arrived (it waits), or the agent was stopped
+			// (parley stop): the message stays in cur/.
+			if w.r.isStopped(w.agent.Name) {
+				w.unhold()
+				return false
+			}
+		case <-t.C:
+			return true
+		}
+	}
+}
+
+// unhold takes back the note of a hold: the driver works again.
+func (w *worker) unhold() {
+	w.holds = 0
+	if w.holdNote != "" {
+		w.r.state.noteOver(w.agent.Name, "", w.holdNote)
+		w.holdNote = ""
 	}
 }
 

@@ -34,7 +34,7 @@ func gmTable(b *testing.B, steps ...standin.Step) *llm.Agent {
 	if err := os.WriteFile(camp.SheetPath("mira-voss"), []byte(sheet), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	a, err := openaiAgent(ws, "gm", llm.NewSession(""), slog.New(slog.DiscardHandler), os.Getenv)
+	a, err := openaiAgent(ws, "gm", llm.NewSession(""), nil, slog.New(slog.DiscardHandler), os.Getenv)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -388,6 +388,12 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		}
 		b = append(b, printable(dash(en.ID))...)
 		b = append(b, "  "...)
+		if en.Attempts > 1 {
+			// The client tried the call again (openai.max_retries):
+			// the endpoint got that many requests.
+			b = strconv.AppendInt(b, int64(en.Attempts), 10)
+			b = append(b, " HTTP requests: "...)
+		}
 		b = append(b, printable(dashIfEmpty(en.Reason, en.Note))...)
 	case workspace.ToolCalled:
 		// gm  roll_dice {"dice":"1d20"} -> {"total":17,...}  <id>

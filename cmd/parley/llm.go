@@ -20,16 +20,18 @@ import (
 // outsideDrivers are the drivers the runner gets from parley rather than
 // having them itself: driver: openai (runner/llm), with the campaign
 // tools for a game master. The agents of one runner share a session,
-// whose budget they use together.
+// whose budget they use together, and what is known of their endpoints
+// (one down holds the messages of every agent that calls it).
 func outsideDrivers(log *slog.Logger, getenv func(string) string) map[string]runner.DriverFunc {
 	session := llm.NewSession(time.Now().UTC().Format(mailbox.TimeFormat))
+	endpoints := llm.NewEndpoints()
 	return map[string]runner.DriverFunc{
 		workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (runner.Handler, error) {
-			ag, err := openaiAgent(ws, a.Name, session, log, getenv)
+			ag, err := openaiAgent(ws, a.Name, session, endpoints, log, getenv)
 			if err != nil {
 				return nil, err
 			}
-			return &openaiHandler{name: a.Name, session: session, log: log, getenv: getenv, ag: ag, made: ws}, nil
+			return &openaiHandler{name: a.Name, session: session, endpoints: endpoints, log: log, getenv: getenv, ag: ag, made: ws}, nil
 		},
 	}
 }
@@ -39,10 +41,11 @@ func outsideDrivers(log *slog.Logger, getenv func(string) string) map[string]run
 // it was reloaded since (an agent added, a route changed), the agent is
 // made again with it, so that it refuses what the router would.
 type openaiHandler struct {
-	name    string
-	session *llm.Session
-	log     *slog.Logger
-	getenv  func(string) string
+	name      string
+	session   *llm.Session
+	endpoints *llm.Endpoints
+	log       *slog.Logger
+	getenv    func(string) string
 
 	mu   sync.Mutex
 	ag   *llm.Agent
@@ -52,7 +55,7 @@ type openaiHandler struct {
 func (h *openaiHandler) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
 	h.mu.Lock()
 	if d.Loaded != nil && d.Loaded != h.made {
-		again, err := openaiAgent(d.Loaded, h.name, h.session, h.log, h.getenv)
+		again, err := openaiAgent(d.Loaded, h.name, h.session, h.endpoints, h.log, h.getenv)
 		if err != nil {
 			h.mu.Unlock()
 			return nil, err
@@ -79,7 +82,7 @@ func (h *openaiHandler) Note() string {
 // openaiAgent makes an openai agent: its prompt gets the protocol and
 // the files its role may see, and a game master's model the campaign
 // tools.
-func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, log *slog.Logger, getenv func(string) string) (*llm.Agent, error) {
+func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, endpoints *llm.Endpoints, log *slog.Logger, getenv func(string) string) (*llm.Agent, error) {
 	protocol, err := protocolText(ws, agent)
 	if err != nil {
 		return nil, err
@@ -99,7 +102,7 @@ func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, lo
 		}
 		given = append(given, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema, Call: call, ReadOnly: tools.ReadOnly(t.Name)})
 	}
-	return llm.New(llm.Options{Agent: agent, Workspace: ws, Protocol: protocol, Files: roleFiles(ws, agent), Tools: given, Session: session, Logger: log, Getenv: getenv})
+	return llm.New(llm.Options{Agent: agent, Workspace: ws, Protocol: protocol, Files: roleFiles(ws, agent), Tools: given, Session: session, Endpoints: endpoints, Logger: log, Getenv: getenv})
 }
 
 // roleFiles are the campaign files an agent's role may see, as its model

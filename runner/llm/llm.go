@@ -87,6 +87,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; nil is time.Now.
 	Now func() time.Time
+	// Endpoints is what the run knows of its endpoints, shared by its
+	// agents: an endpoint down or rate-limiting holds the messages of
+	// every agent that calls it (see OutageError); nil is the agent's
+	// own.
+	Endpoints *Endpoints
 }
 
 // Agent is an openai agent. Handle may be called from any goroutine; the
@@ -179,6 +184,9 @@ func New(opts Options) (*Agent, error) {
 	if opts.Session == nil {
 		opts.Session = NewSession("")
 	}
+	if opts.Endpoints == nil {
+		opts.Endpoints = NewEndpoints()
+	}
 	m := *a.Model
 	ag := &Agent{opts: opts, agent: a, model: m, byName: map[string]Tool{}, notified: map[string]bool{},
 		conv: conversationPath(opts.Workspace, a.Name), changed: changedPath(opts.Workspace, a.Name)}
@@ -261,8 +269,9 @@ type EndpointError struct {
 	// (the agent's timeout:, or a caller's deadline).
 	CutShort bool
 	// RetryAfter is how long the endpoint asked to be left alone
-	// (Retry-After) when that is longer than parley waits
-	// (MaxRetryAfter): the call is then given up, not tried again.
+	// (Retry-After) when that is longer than parley waits (MaxRetryAfter,
+	// or openai.outage_limit when longer: see Waits): the call is then
+	// given up, not tried again.
 	RetryAfter time.Duration
 	// RetryAt is when, by the clock, the endpoint asked to be called
 	// again: the time of the answer plus RetryAfter.
@@ -270,13 +279,28 @@ type EndpointError struct {
 	// KeyEnv is the model's openai.key_env: the variable whose key was
 	// sent; "" when no key was sent.
 	KeyEnv string
+	// Sent: the last attempt's request was written to the endpoint (a
+	// connection was made).
+	Sent bool
+	// Waits is openai.outage_limit, set with RetryAfter: parley waits
+	// for an endpoint that asks to be left alone up to the longer of it
+	// and MaxRetryAfter.
+	Waits time.Duration
 }
 
 // MaxRetryAfter is the longest Retry-After the client waits for before
-// trying a request again (the openai client's own limit). An endpoint
-// that asks for longer is not tried again: the message is given up,
-// saying what it asked for.
+// trying a request again (the openai client's own limit) when the agent
+// holds no message for its endpoint (openai.outage_limit: 0s; else the
+// message is held, see OutageError). An endpoint that asks for longer
+// than that and openai.outage_limit is not tried again: the message is
+// given up, saying what it asked for.
 const MaxRetryAfter = 2 * time.Minute
+
+// clientWaits is the longest Retry-After the client waits for in a call
+// when the agent holds its messages for an endpoint that cannot be used
+// (openai.outage_limit): a longer one ends the call, and the message is
+// held, which parley status says.
+const clientWaits = 5 * time.Second
 
 func (e *EndpointError) Error() string {
 	if e.CutShort && e.AgentTimeout > 0 {
@@ -303,7 +327,11 @@ func (e *EndpointError) Error() string {
 	}
 	s := fmt.Sprintf("model endpoint %s answered %d: %v", e.URL, e.Status, e.Err)
 	if e.RetryAfter > 0 {
-		s += fmt.Sprintf("; it asked (Retry-After) not to be called again %s, longer than parley waits (%s): not tried again (parley retry, once it is ready)", notBefore(e.RetryAt, e.RetryAfter), workspace.ShortDuration(MaxRetryAfter))
+		waits := workspace.ShortDuration(max(e.Waits, MaxRetryAfter))
+		if e.Waits > MaxRetryAfter {
+			waits += ": openai.outage_limit"
+		}
+		s += fmt.Sprintf("; it asked (Retry-After) not to be called again %s, longer than parley waits (%s): not tried again (parley retry, once it is ready)", notBefore(e.RetryAt, e.RetryAfter), waits)
 	}
 	return s
 }
@@ -449,6 +477,9 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		}
 		pending.Wait()
 		resp, called, err := a.call(ctx, inID, msgs)
+		if oe := (*OutageError)(nil); changed != "" && errors.As(err, &oe) {
+			err = oe.Err // not held: the model would be asked anew
+		}
 		if err != nil && changed != "" && !errors.Is(ctx.Err(), context.Canceled) {
 			// A failed call, or the agent's own timeout: given up now.
 			// A runner stopping leaves the message in cur/, and the
@@ -505,9 +536,13 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 		} else {
 			out, refused = a.answers(in, said)
 		}
+		back := called.Note // the endpoint answers again, after an outage
 		called.Note = "answered"
 		if refused.reason != "" {
 			called.Note = "answer refused: " + refused.reason
+		}
+		if back != "" {
+			called.Note += "; " + back
 		}
 		// Written while the conversation is saved: the two fsyncs
 		// overlap. Handle waits for it before anything else is
@@ -602,10 +637,16 @@ func (a *Agent) request(msgs []json.RawMessage) []byte {
 // (no tool calls) it returns the journal entry for the caller to note
 // whether the answer was accepted and write.
 func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (*openai.ChatCompletion, workspace.Entry, error) {
-	var got answered
+	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
+	if held := a.opts.Endpoints.held(a.endpointKey(), a.opts.Now(), a.model.OutageLimit); held != nil {
+		return nil, entry, held // not called: it asked to be left alone, or is down
+	}
+	got := answered{holds: a.model.OutageLimit > 0}
 	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{},
 		option.WithRequestBody("application/json", a.request(msgs)), option.WithMiddleware(got.middleware))
-	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
+	if got.requests > 1 {
+		entry.Attempts = got.requests // the client tried it again
+	}
 	if err == nil && len(resp.Choices) == 0 {
 		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
 	}
@@ -627,14 +668,10 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 			// failed call, said as such.
 			err = &EndpointError{URL: a.Endpoint(), Err: ctx.Err(), AgentTimeout: a.agent.Timeout, Timeout: a.model.Timeout, CutShort: true}
 		} else if errors.As(err, &apiErr) {
-			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode))), KeyEnv: a.model.KeyEnv}
-			now := a.opts.Now()
-			if d, ok := retryAfter(got.retryAfter, now); ok && d > MaxRetryAfter {
-				ee.RetryAfter, ee.RetryAt = d, now.Add(d)
-			}
+			ee := &EndpointError{URL: a.Endpoint(), Status: apiErr.StatusCode, Err: errors.New(firstLine(apiErr.Message, http.StatusText(apiErr.StatusCode))), KeyEnv: a.model.KeyEnv, Sent: true}
 			err = ee
 		} else if ee := (*EndpointError)(nil); !errors.As(err, &ee) {
-			ee = &EndpointError{URL: a.Endpoint(), Err: err}
+			ee = &EndpointError{URL: a.Endpoint(), Err: err, Sent: got.wrote != nil && got.wrote.Load()}
 			if errors.Is(err, context.DeadlineExceeded) {
 				ee.Timeout = a.model.Timeout // ctx is alive: the last attempt's own deadline
 			} else if got.status != 0 {
@@ -651,10 +688,12 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 				a.keyRefused(ee)
 			}
 		}
+		err = a.unavailable(err, got.retryAfter)
 		entry.Reason = err.Error()
 		a.journal(entry)
 		return nil, entry, err
 	}
+	entry.Note = a.answeredAgain()
 	if !resp.JSON.Usage.Valid() {
 		a.noUsage()
 	}
@@ -665,7 +704,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 	a.opts.Session.add(a.agent.Name, u)
 	entry.TokensIn, entry.TokensOut = u.TokensIn, u.TokensOut
 	if n := len(resp.Choices[0].Message.ToolCalls); n > 0 {
-		entry.Note = fmt.Sprintf("%d tool %s", n, plural(n, "call", "calls"))
+		entry.Note = strings.TrimSuffix(fmt.Sprintf("%d tool %s; %s", n, plural(n, "call", "calls"), entry.Note), "; ")
 		a.journal(entry) // before the tool calls' entries
 		return resp, entry, nil
 	}
@@ -682,7 +721,12 @@ const InterruptedNote = "interrupted: parley run stopped while the call was in f
 // say what answered when the answer is not a chat completion; and
 // whether a request went out at all.
 type answered struct {
-	sent       *atomic.Bool // an attempt's request was written to the endpoint
+	sent     *atomic.Bool // an attempt's request was written to the endpoint
+	wrote    *atomic.Bool // the last attempt's request was
+	requests int          // HTTP requests made: attempts
+	// holds: a long Retry-After is waited out by the runner, the
+	// message held (see OutageError), not by the client in the call.
+	holds      bool
 	status     int
 	ctype      string
 	retryAfter string // its Retry-After header
@@ -720,11 +764,13 @@ func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (
 	if sent == nil {
 		sent = new(atomic.Bool)
 	}
-	*got = answered{sent: sent}
+	wrote := new(atomic.Bool)
+	*got = answered{sent: sent, wrote: wrote, requests: got.requests + 1, holds: got.holds}
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 		WroteRequest: func(w httptrace.WroteRequestInfo) {
 			if w.Err == nil {
 				sent.Store(true)
+				wrote.Store(true)
 			}
 		},
 	}))
@@ -733,6 +779,11 @@ func (got *answered) middleware(req *http.Request, next option.MiddlewareNext) (
 		return res, err
 	}
 	got.status, got.ctype, got.retryAfter = res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Retry-After")
+	if d, ok := retryAfter(got.retryAfter, time.Now()); ok && got.holds && d > clientWaits && res.Header.Get("x-should-retry") == "" {
+		// Not waited for inside the call, where parley status could
+		// only say the agent is working: the message is held.
+		res.Header.Set("x-should-retry", "false")
+	}
 	res.Body = &headReader{ReadCloser: res.Body, got: got}
 	return res, nil
 }

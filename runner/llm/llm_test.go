@@ -832,12 +832,12 @@ func TestNoUsageFigures(t *testing.T) {
 }
 
 // TestRetryAfterTooLong: an endpoint asking to be left alone longer than
-// parley waits (Retry-After: 300) is not asked again at once, nor by the
-// runner a second later: the call fails for good, saying what the
-// endpoint asked for.
+// parley waits (Retry-After: 300, with openai.outage_limit: 0) is not
+// asked again at once, nor by the runner a second later: the call fails
+// for good, saying what the endpoint asked for.
 func TestRetryAfterTooLong(t *testing.T) {
 	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Content: "ok"})
-	ws := table(t, s.URL(), "")
+	ws := table(t, s.URL(), "      outage_limit: 0s\n")
 	ws.Config.Agents[0].Model.MaxRetries = 2
 	start := time.Now()
 	_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
@@ -881,7 +881,7 @@ func TestRetryAfterSaid(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.header, func(t *testing.T) {
 			s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": tt.header}})
-			ws := table(t, s.URL(), "")
+			ws := table(t, s.URL(), "      outage_limit: 0s\n") // not held: given up
 			a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Protocol: "(the protocol)", Now: func() time.Time { return tt.now }})
 			if err != nil {
 				t.Fatal(err)

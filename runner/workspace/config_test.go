@@ -106,7 +106,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"openai base_url not http", "agents:\n  - name: gm\n    driver: openai\n    openai: {model: m, base_url: 'ftp://x/v1'}\n", `parley.yaml:4: agents[0].openai.base_url: "ftp://x/v1" is not an http:// or https:// URL`},
 		{"openai base_url with a password", "agents:\n  - name: gm\n    driver: openai\n    openai: {model: m, base_url: 'https://me:sk-abc@x/v1'}\n", `parley.yaml:4: agents[0].openai.base_url: "https://me:xxxxx@x/v1": inline credentials are refused`},
 		{"a key in key_env", "agents:\n  - name: gm\n    driver: openai\n    openai:\n      model: m\n      key_env: sk-abc123\n", `parley.yaml:6: agents[0].openai.key_env: "sk-abc123" is not the name of an environment variable`},
-		{"unknown openai key", "agents:\n  - name: gm\n    driver: openai\n    openai:\n      model: m\n      api_key: x\n", "parley.yaml:6: agents[0].openai.api_key: unknown key (known here: base_url, key_env, max_repairs, max_retries, max_tokens, max_tool_rounds, memory_tokens, model, prompt, temperature, timeout)"},
+		{"unknown openai key", "agents:\n  - name: gm\n    driver: openai\n    openai:\n      model: m\n      api_key: x\n", "parley.yaml:6: agents[0].openai.api_key: unknown key (known here: base_url, key_env, max_repairs, max_retries, max_tokens, max_tool_rounds, memory_tokens, model, outage_limit, prompt, temperature, timeout)"},
 		{"bad temperature", "agents:\n  - name: gm\n    driver: openai\n    openai: {model: m, temperature: hot}\n", `parley.yaml:4: agents[0].openai.temperature: "hot" is not a temperature`},
 		{"no tool rounds", "agents:\n  - name: gm\n    driver: openai\n    openai: {model: m, max_tool_rounds: 0}\n", "parley.yaml:4: agents[0].openai.max_tool_rounds: must be 1 or more"},
 		{"bad budget", "budget:\n  tokens: lots\n", `parley.yaml:2: budget.tokens: "lots" is not a number of tokens`},
@@ -245,6 +245,7 @@ agents:
       max_tokens: 512
       timeout: 30s
       max_retries: 3
+      outage_limit: 20m
       max_repairs: 1
       max_tool_rounds: 4
       memory_tokens: 2000
@@ -262,8 +263,8 @@ prices:
 	}
 	temp := 0.7
 	want := &Model{BaseURL: "http://localhost:8080/v1", Model: "llama3.1", KeyEnv: "LOCAL_KEY", Temperature: &temp, MaxTokens: 512,
-		Timeout: 30 * time.Second, MaxRetries: 3, MaxRepairs: 1, MaxToolRounds: 4, MemoryTokens: 2000, Prompt: "prompts/gm.md", Line: 6,
-		Key: "agents[0].openai", KeyEnvLine: 8, PromptLine: 16}
+		Timeout: 30 * time.Second, MaxRetries: 3, OutageLimit: 20 * time.Minute, MaxRepairs: 1, MaxToolRounds: 4, MemoryTokens: 2000, Prompt: "prompts/gm.md", Line: 6,
+		Key: "agents[0].openai", KeyEnvLine: 8, PromptLine: 17}
 	gm := cfg.Agents[0]
 	if d := cmp.Diff(want, gm.Model); d != "" {
 		t.Errorf("openai: (-want +got):\n%s", d)

@@ -29,6 +29,7 @@ const (
 	DefaultMaxRepairs    = 2
 	DefaultMaxToolRounds = 8
 	DefaultMemoryTokens  = 8000
+	DefaultOutageLimit   = time.Hour
 )
 
 // Model is the openai: section of an agent with driver: openai: which
@@ -42,6 +43,7 @@ const (
 //	  max_tokens: 1024                   # the longest answer; left out: the endpoint's
 //	  timeout: 60s                       # one request (each retry gets as long)
 //	  max_retries: 2                     # a 429, a 5xx, a timeout or no connection, tried again
+//	  outage_limit: 1h                   # an endpoint down or rate-limiting is waited for this long; 0: not at all
 //	  max_repairs: 2                     # a refused answer, sent back to be repaired
 //	  max_tool_rounds: 8                 # rounds of tool calls for one message
 //	  memory_tokens: 8000                # the conversation kept, in tokens (about 4 characters each)
@@ -52,11 +54,15 @@ type Model struct {
 	// KeyEnv names the environment variable that holds the key; the key
 	// itself is never in parley.yaml. Empty: no key is sent (a local
 	// server).
-	KeyEnv        string
-	Temperature   *float64
-	MaxTokens     int64
-	Timeout       time.Duration
-	MaxRetries    int
+	KeyEnv      string
+	Temperature *float64
+	MaxTokens   int64
+	Timeout     time.Duration
+	MaxRetries  int
+	// OutageLimit is how long an endpoint that cannot be used (no
+	// connection, 429, 502, 503, 504) is waited for, its agent's
+	// messages held, before they fail as any other error; 0 holds none.
+	OutageLimit   time.Duration
 	MaxRepairs    int
 	MaxToolRounds int
 	MemoryTokens  int
@@ -133,7 +139,7 @@ func (p Price) Cost(in, out int64) float64 {
 
 // parseModel reads an agent's openai: section.
 func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
-	m := &Model{Timeout: DefaultModelTimeout, MaxRetries: DefaultMaxRetries, MaxRepairs: DefaultMaxRepairs,
+	m := &Model{Timeout: DefaultModelTimeout, MaxRetries: DefaultMaxRetries, OutageLimit: DefaultOutageLimit, MaxRepairs: DefaultMaxRepairs,
 		MaxToolRounds: DefaultMaxToolRounds, MemoryTokens: DefaultMemoryTokens, Line: v.Line, Key: key}
 	err := eachKey(v, key, bad, map[string]func(*yaml.Node) error{
 		"base_url": func(v *yaml.Node) error {
@@ -182,6 +188,7 @@ func parseModel(v *yaml.Node, key string, bad badFunc) (*Model, error) {
 			return nil
 		},
 		"max_retries":   func(v *yaml.Node) error { return count(v, key+".max_retries", &m.MaxRetries, bad) },
+		"outage_limit":  func(v *yaml.Node) error { return duration(v, key+".outage_limit", &m.OutageLimit, bad) },
 		"max_repairs":   func(v *yaml.Node) error { return count(v, key+".max_repairs", &m.MaxRepairs, bad) },
 		"memory_tokens": func(v *yaml.Node) error { return count(v, key+".memory_tokens", &m.MemoryTokens, bad) },
 		"max_tool_rounds": func(v *yaml.Node) error {

@@ -1,0 +1,216 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/runner/llm"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// clock is a test's clock, moved by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// held returns err as an *llm.OutageError, or fails the test.
+func held(t *testing.T, err error) *llm.OutageError {
+	t.Helper()
+	var oe *llm.OutageError
+	if !errors.As(err, &oe) {
+		t.Fatalf("Handle = %v, want the message held for its endpoint (an *llm.OutageError)", err)
+	}
+	return oe
+}
+
+// TestOutageRetryAfter: after a 429 with Retry-After: 300, the endpoint
+// is not called again before then, for any message of any agent that
+// calls it: they are held (the runner waits). Then the next message is
+// sent, and answered. parley called the endpoint again at once for every
+// next message, each given up.
+func TestOutageRetryAfter(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Content: "one"}, step{Content: "two"})
+	ws := table(t, s.URL(), "")
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	shared := llm.NewEndpoints()
+	gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: shared}) // another agent of the same endpoint
+	if err != nil {
+		t.Fatal(err)
+	}
+	oe := held(t, handle(gm, t, "One."))
+	if want := c.Now().Add(300 * time.Second); !oe.HoldUntil().Equal(want) {
+		t.Errorf("HoldUntil() = %v, want %v (Retry-After: 300)", oe.HoldUntil(), want)
+	}
+	for _, want := range []string{"answered 429", "unavailable since 21:00:00 UTC", "next try at 21:05:00 UTC (Retry-After 5m)", "given up at 22:00:00 UTC (openai.outage_limit 1h in parley.yaml)"} {
+		if !strings.Contains(oe.Error(), want) {
+			t.Errorf("Error() = %q, want it to say %q", oe.Error(), want)
+		}
+	}
+	c.add(299 * time.Second)
+	held(t, handle(gm, t, "Two."))
+	held(t, handle(again, t, "Three."))
+	if n := s.count(); n != 1 {
+		t.Fatalf("%d requests before the Retry-After ran out, want 1", n)
+	}
+	c.add(time.Second)
+	for _, a := range []*llm.Agent{gm, again} {
+		if err := handle(a, t, "Again."); err != nil {
+			t.Fatalf("Handle after the Retry-After = %v, want an answer", err)
+		}
+	}
+	if n := s.count(); n != 3 {
+		t.Errorf("%d requests, want 3", n)
+	}
+	// The journal says once that the endpoint answers again.
+	var notes []string
+	for _, e := range journal(t, ws, workspace.ModelCalled) {
+		notes = append(notes, e.Note)
+	}
+	want := []string{"", "answered; the endpoint answers again, unavailable since 21:00:00 UTC (5m, 1 failed call)", "answered"}
+	if d := cmp.Diff(want, notes); d != "" {
+		t.Errorf("journal's model notes (-want +got):\n%s", d)
+	}
+}
+
+func handle(a *llm.Agent, t *testing.T, body string) error {
+	t.Helper()
+	_, err := a.Handle(context.Background(), incoming(t, body))
+	return err
+}
+
+// TestOutageUnreachable: an endpoint that refuses connections holds the
+// message, tried again after a pause that doubles up to MaxBackoff; past
+// openai.outage_limit the message fails as before (a temporary error,
+// the runner's retries). The journal counts each call made.
+func TestOutageUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/v1"
+	l.Close() // refused from now on
+	ws := table(t, url, "      outage_limit: 10m\n")
+	c := &clock{now: time.Date(2026, 11, 29, 3, 12, 0, 0, time.UTC)}
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := c.Now()
+	var waits []time.Duration
+	for range 20 {
+		err := handle(a, t, "Hello?")
+		var oe *llm.OutageError
+		if !errors.As(err, &oe) {
+			var ee *llm.EndpointError
+			if !errors.As(err, &ee) || !ee.Temporary() || !strings.Contains(err.Error(), "unreachable") {
+				t.Fatalf("Handle past the limit = %v, want the endpoint unreachable, temporary", err)
+			}
+			break
+		}
+		if !strings.Contains(oe.Error(), "unreachable") || !strings.Contains(oe.Error(), "unavailable since 03:12:00 UTC") {
+			t.Errorf("Error() = %q, want unreachable since 03:12:00", oe.Error())
+		}
+		waits = append(waits, oe.HoldUntil().Sub(c.Now()))
+		c.add(oe.HoldUntil().Sub(c.Now()))
+	}
+	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second}
+	if len(waits) != len(want) {
+		t.Fatalf("waits = %v, want %v, then given up (the next would end past 10m)", waits, want)
+	}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Errorf("waits = %v, want %v", waits, want)
+			break
+		}
+	}
+	if d := c.Now().Sub(start); d > 10*time.Minute {
+		t.Errorf("held for %v, past the limit", d)
+	}
+	if n := len(journal(t, ws, workspace.ModelCalled)); n != len(want)+1 {
+		t.Errorf("%d model calls journaled, want %d: each call made", n, len(want)+1)
+	}
+}
+
+// TestOutageNotTheEndpoints: a request the endpoint refuses (400), or a
+// server error other than 502, 503, 504, fails the message as before:
+// nothing is held.
+func TestOutageNotTheEndpoints(t *testing.T) {
+	for _, status := range []int{400, 404, 500} {
+		s := newStandin(t, step{Status: status}, step{Content: "ok"})
+		ws := table(t, s.URL(), "")
+		err := handle(agent(t, ws), t, "Hi.")
+		var oe *llm.OutageError
+		var ee *llm.EndpointError
+		if errors.As(err, &oe) || !errors.As(err, &ee) || ee.Status != status {
+			t.Errorf("Handle with %d = %v, want an *llm.EndpointError, not held", status, err)
+		}
+	}
+	for _, status := range []int{429, 502, 503, 504} {
+		s := newStandin(t, step{Status: status}, step{Content: "ok"})
+		ws := table(t, s.URL(), "")
+		held(t, handle(agent(t, ws), t, "Hi."))
+	}
+}
+
+// TestRequestsCounted: a call the client tried again (max_retries) is
+// journaled with the HTTP requests it made: attempts: 3 for a 503 that
+// came three times. The journal said one call where the endpoint got
+// three.
+func TestRequestsCounted(t *testing.T) {
+	s := newStandin(t, step{Status: 503}, step{Status: 503}, step{Status: 503}, step{Content: "ok"})
+	ws := table(t, s.URL(), "      max_retries: 2\n")
+	held(t, handle(agent(t, ws), t, "Hi."))
+	calls := journal(t, ws, workspace.ModelCalled)
+	if len(calls) != 1 || calls[0].Attempts != 3 || s.count() != 3 {
+		t.Errorf("journaled %+v after %d requests, want one call of 3 attempts", calls, s.count())
+	}
+}
+
+// TestOutageNotWaitedInTheCall: a 429 asking for 30 seconds is not
+// waited for by the client inside the call (where parley status could
+// only say the agent is working): the call ends, and the message is held
+// for 30 seconds.
+func TestOutageNotWaitedInTheCall(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "30"}}, step{Content: "ok"})
+	ws := table(t, s.URL(), "      max_retries: 2\n")
+	c := &clock{now: time.Now()}
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	oe := held(t, handle(a, t, "Hi."))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Handle took %v, want at once", d)
+	}
+	if got, want := oe.HoldUntil().Sub(c.Now()), 30*time.Second; got != want {
+		t.Errorf("held for %v, want %v", got, want)
+	}
+	if n := s.count(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}

@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/internal/standin"
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/llm"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// openaiDrivers are the drivers of driver: openai as parley makes them,
+// sharing endpoints.
+func openaiDrivers(endpoints *llm.Endpoints) map[string]DriverFunc {
+	return map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {
+		ag, err := llm.New(llm.Options{Agent: a.Name, Workspace: ws, Endpoints: endpoints})
+		if err != nil {
+			return nil, err
+		}
+		return HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+			return ag.Handle(ctx, d.Message)
+		}), nil
+	}}
+}
+
+// TestOutageHeld: an endpoint that answers 503 and 429, then recovers:
+// the agent's messages wait for it, and are answered once it does; none
+// goes to dead/, and no attempt is counted for the wait. Each went to
+// dead/ within seconds.
+func TestOutageHeld(t *testing.T) {
+	s := standin.New(standin.Step{Status: 503}, standin.Step{Status: 429}, standin.Step{Content: "one"}, standin.Step{Content: "two"}, standin.Step{Content: "three"})
+	t.Cleanup(s.Close)
+	ws := reconfigure(t, newWorkspace(t, "boss"), fmt.Sprintf("agents:\n  - boss\n  - {name: model, driver: openai, retries: 0, openai: {base_url: %s, model: m, max_retries: 0}}\n", s.URL()))
+	endpoints := llm.NewEndpoints()
+	endpoints.First = 10 * time.Millisecond // a short hold, which a run until idle waits out
+	for _, b := range []string{"a", "b", "c"} {
+		send(t, ws, "boss", "model", b)
+	}
+	if _, err := runIdle(t, ws, Options{Drivers: openaiDrivers(endpoints)}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"a", "b", "c"}, bodies(t, ws, "model", mailbox.Done)); d != "" {
+		t.Errorf("done/ (-want +got):\n%s", d)
+	}
+	if n := len(names(t, ws, "model", mailbox.Dead)); n != 0 {
+		t.Errorf("%d files in dead/, want none", n)
+	}
+	if n := len(s.Requests()); n != 5 {
+		t.Errorf("%d requests, want 5: two failed, three answered", n)
+	}
+	if d := cmp.Diff([]string{"one", "two", "three"}, bodies(t, ws, "boss", mailbox.Inbox)); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+}
+
+// holding is a driver's error that holds its message until an hour
+// from now.
+type holding struct{ until time.Time }
+
+func (h holding) Error() string        { return "waiting for its model endpoint: down" }
+func (h holding) HoldUntil() time.Time { return h.until }
+
+// TestOutageUntilIdle: a run until idle does not wait out a long hold:
+// the agent stops for the run, its message in cur/ and the next in its
+// inbox, and its state says why; nothing goes to dead/.
+func TestOutageUntilIdle(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: model, driver: openai, openai: {model: m}}\n")
+	calls := 0
+	drivers := map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {
+		return HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+			calls++
+			return nil, holding{time.Now().Add(time.Hour)}
+		}), nil
+	}}
+	send(t, ws, "boss", "model", "one")
+	send(t, ws, "boss", "model", "two")
+	stats, err := runIdle(t, ws, Options{Drivers: drivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("the handler ran %d times, want once", calls)
+	}
+	if len(stats.Stopped) != 1 || !strings.HasPrefix(stats.Stopped[0].Path, "mailboxes/model/cur/") {
+		t.Errorf("stats.Stopped = %+v, want model, its message in cur/", stats.Stopped)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
+		t.Errorf("cur/ (-want +got):\n%s", d)
+	}
+	if n := len(names(t, ws, "model", mailbox.Dead)); n != 0 {
+		t.Errorf("%d files in dead/, want none", n)
+	}
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note := runs["model"].Note; !strings.Contains(note, "waiting for its model endpoint: down; the message waits in mailboxes/model/cur/") || !strings.Contains(note, "1 more in its inbox") {
+		t.Errorf("note = %q, want why it waits, and what waits", note)
+	}
+}
+
+// TestOutageStopped: a run that is not until idle waits out a long hold,
+// the message claimed and the agent shown retrying with why; parley stop
+// ends the wait, the message staying in cur/.
+func TestOutageStopped(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: model, driver: openai, openai: {model: m}}\n")
+	called := make(chan struct{}, 1)
+	drivers := map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {
+		return HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+			select {
+			case called <- struct{}{}:
+			default:
+			}
+			return nil, holding{time.Now().Add(time.Hour)}
+		}), nil
+	}}
+	send(t, ws, "boss", "model", "one")
+	r, err := Open(ws, Options{Drivers: drivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { _, err := r.Run(ctx); ran <- err }()
+	select {
+	case <-called:
+	case err := <-ran:
+		t.Fatalf("Run ended before the handler ran: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handler never ran")
+	}
+	w := r.workers["model"]
+	deadline := time.Now().Add(10 * time.Second)
+	for r.state.run("model").State != workspace.StateRetrying {
+		if time.Now().After(deadline) {
+			t.Fatalf("state = %+v, want retrying", r.state.run("model"))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if note := r.state.run("model").Note; !strings.HasPrefix(note, "waiting for its model endpoint: down; the message waits in mailboxes/model/cur/") {
+		t.Errorf("note = %q, want why it waits", note)
+	}
+	r.stopAgent("model", "parley stop")
+	for w.handling() {
+		if time.Now().After(deadline) {
+			t.Fatal("still holding the message after parley stop")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
+		t.Errorf("cur/ (-want +got):\n%s", d)
+	}
+	if n := len(names(t, ws, "model", mailbox.Dead)); n != 0 {
+		t.Errorf("%d files in dead/, want none", n)
+	}
+}
