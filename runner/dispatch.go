@@ -84,6 +84,10 @@ type worker struct {
 	// hold); used by the worker's goroutine only.
 	holdNote string
 	holds    int // holds in a row
+	// yielded is a message held (claimed, in cur/) that the worker left
+	// to take a shutdown request first; handled again next, unless the
+	// agent stopped meanwhile. Used by the worker's goroutine only.
+	yielded string
 
 	// blocked is set while a directory of its mailbox is a symbolic link
 	// or a file: nothing is read from it (see repair.go).
@@ -340,6 +344,13 @@ func (w *worker) drain(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if id := w.yielded; id != "" && !w.hasUrgent() {
+			// The shutdown request it yielded to was handled (and
+			// refused), or is gone: the held message goes on.
+			w.yielded = ""
+			w.handle(ctx, id)
+			continue
+		}
 		if next == "" {
 			return nil
 		}
@@ -412,26 +423,40 @@ func (w *worker) oldest() (string, error) {
 func (w *worker) hurry() {
 	w.urgentMu.Lock()
 	defer w.urgentMu.Unlock()
-	w.urgent = slices.DeleteFunc(w.urgent, func(id string) bool { return !slices.Contains(w.listed, id) })
-	if len(w.urgent) == 0 {
-		return
-	}
-	id := w.urgent[0]
-	_, sender, err := mailbox.ParseID(id)
-	if err != nil {
-		return
-	}
-	k := slices.Index(w.listed, id)
-	var first, rest []string
-	for _, o := range w.listed[:k] {
-		if _, s, err := mailbox.ParseID(o); err == nil && s == sender {
-			first = append(first, o)
-		} else {
-			rest = append(rest, o)
+	for len(w.urgent) > 0 {
+		id := w.urgent[0]
+		k := slices.Index(w.listed, id)
+		_, sender, err := mailbox.ParseID(id)
+		if k < 0 || err != nil {
+			// Not listed: listed before it was delivered (arrived is
+			// set, the next listing has it), or gone since (taken, or
+			// removed by a person): looked for in the inbox.
+			if _, serr := os.Lstat(w.box.Path(mailbox.Inbox, mailbox.FileName(id))); err == nil && serr == nil {
+				return
+			}
+			w.urgent = w.urgent[1:]
+			continue
 		}
+		var first, rest []string
+		for _, o := range w.listed[:k] {
+			if _, s, err := mailbox.ParseID(o); err == nil && s == sender {
+				first = append(first, o)
+			} else {
+				rest = append(rest, o)
+			}
+		}
+		first = append(first, id)
+		copy(w.listed, append(first, rest...))
+		return
 	}
-	first = append(first, id)
-	copy(w.listed, append(first, rest...))
+}
+
+// hasUrgent reports whether a shutdown request waits to be handed to
+// the worker's agent (see hurry).
+func (w *worker) hasUrgent() bool {
+	w.urgentMu.Lock()
+	defer w.urgentMu.Unlock()
+	return len(w.urgent) > 0
 }
 
 // taken drops id, which oldest returned, from what was listed: it is out
@@ -440,6 +465,9 @@ func (w *worker) taken(id string) {
 	if len(w.listed) > 0 && w.listed[0] == id {
 		w.listed = w.listed[1:]
 	}
+	w.urgentMu.Lock()
+	w.urgent = slices.DeleteFunc(w.urgent, func(u string) bool { return u == id })
+	w.urgentMu.Unlock()
 }
 
 // recover finishes what a stopped runner left: committed answers whose
@@ -1192,10 +1220,16 @@ func (w *worker) hold(ctx context.Context, id string, until time.Time, err error
 		case <-w.quit:
 			return false
 		case <-w.wake:
-			// Something arrived (it waits), or the agent was stopped
-			// (parley stop): the message stays in cur/.
+			// Something arrived (it waits), or the agent was stopped,
+			// or asked to stop (parley stop: a shutdown request is
+			// handed to it next, see hurry): the message stays in cur/.
 			if w.r.isStopped(w.agent.Name) {
 				w.unhold()
+				return false
+			}
+			if w.hasUrgent() {
+				w.unhold()
+				w.yielded = id // taken up again after the request (drain)
 				return false
 			}
 		case <-t.C:

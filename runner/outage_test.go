@@ -166,3 +166,46 @@ func TestOutageStopped(t *testing.T) {
 		t.Errorf("%d files in dead/, want none", n)
 	}
 }
+
+// TestOutageShutdownRequest: parley stop of an openai agent holding a
+// message while its endpoint is down. The shutdown request waited behind
+// the held message for as long as the outage lasted, and once the
+// endpoint answered it went to the model (a paid call, answered as the
+// model pleased): the agent was never stopped. It is handed over at
+// once, approved without a call to the model, and the held message waits
+// in cur/ for the next run.
+func TestOutageShutdownRequest(t *testing.T) {
+	s := standin.New(standin.Step{Status: 503}, standin.Step{Status: 503})
+	t.Cleanup(s.Close)
+	ws := reconfigure(t, newWorkspace(t, "boss"), fmt.Sprintf("agents:\n  - {name: boss, role: team-lead}\n  - {name: model, driver: openai, retries: 0, openai: {base_url: %s, model: m, max_retries: 0}}\n", s.URL()))
+	endpoints := llm.NewEndpoints()
+	endpoints.First = time.Hour
+	send(t, ws, "boss", "model", "one")
+	watching(t, ws, Options{Drivers: openaiDrivers(endpoints)})
+	waitFor(t, 30*time.Second, func() bool {
+		runs, err := ws.AgentRuns()
+		return err == nil && runs["model"].State == workspace.StateRetrying
+	})
+	send(t, ws, "boss", "model", "Please stop.", "type", workspace.ShutdownRequest, "request_id", "r-1")
+	waitFor(t, 10*time.Second, func() bool {
+		runs, err := ws.AgentRuns()
+		return err == nil && runs["model"].Stopped
+	})
+	if n := len(s.Requests()); n != 1 {
+		t.Errorf("%d requests to the endpoint, want 1: the shutdown request is answered without the model", n)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
+		t.Errorf("cur/ (-want +got):\n%s", d)
+	}
+	var answers []string
+	for _, n := range names(t, ws, "boss", mailbox.Inbox) {
+		m := readMessage(t, ws.Mailbox("boss").Path(mailbox.Inbox, n))
+		typ, _ := m.Header().Get("type")
+		rid, _ := m.Header().Get("request_id")
+		approve, _ := m.Header().Get("approve")
+		answers = append(answers, typ+" "+rid+" "+approve)
+	}
+	if d := cmp.Diff([]string{workspace.ShutdownResponse + " r-1 true"}, answers); d != "" {
+		t.Errorf("boss's inbox (-want +got):\n%s", d)
+	}
+}

@@ -436,6 +436,9 @@ func (a *Agent) Handle(ctx context.Context, in *mailbox.Message, kept ...*mailbo
 			return nil, &TranscriptError{Err: &ChangedError{Agent: a.agent.Name, Tool: rec.Tool}, Transcript: rec.Transcript}
 		}
 	}
+	if answer := approveShutdown(in); answer != nil {
+		return []*mailbox.Message{answer}, nil
+	}
 	conv, err := a.memory.load(a.conv, a.agent.Name)
 	if err != nil {
 		return nil, err
@@ -710,6 +713,35 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 	}
 	entry.Time = a.opts.Now().UTC().Format(mailbox.TimeFormat)
 	return resp, entry, nil
+}
+
+// ShutdownApprovedReason is the reason of the shutdown_response an
+// openai agent answers a shutdown_request with.
+const ShutdownApprovedReason = "approved by parley: an openai agent stops when asked, between two messages (its model is not asked)"
+
+// approveShutdown returns the answer to in when it is a shutdown_request:
+// approved, without a call to the model. `parley stop` means stop: a
+// model asked would cost a call (none could be made while its endpoint
+// is down), and might answer anything but a shutdown_response; an openai
+// agent has no work in hand between two messages. Nil for any other
+// message.
+func approveShutdown(in *mailbox.Message) *mailbox.Message {
+	if typ, _ := in.Header().Get("type"); typ != workspace.ShutdownRequest {
+		return nil
+	}
+	m := mailbox.New([]byte("Stopping, as asked.\n"))
+	if from, _ := in.Header().Get("from"); from != "" {
+		m.Set("to", from)
+	}
+	m.Set("type", workspace.ShutdownResponse)
+	if rid, ok := in.Header().Get("request_id"); ok {
+		m.Set("request_id", rid)
+	} else if rid, ok := in.Payload().Get("request_id"); ok {
+		m.Set("request_id", rid)
+	}
+	m.Set("approve", "true")
+	m.Set("reason", ShutdownApprovedReason)
+	return m
 }
 
 // InterruptedNote is the note of a model call cut short by the runner
