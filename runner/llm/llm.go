@@ -651,6 +651,16 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 		entry.Attempts = got.requests // the client tried it again
 	}
 	if err == nil && len(resp.Choices) == 0 {
+		// No answer, but what the endpoint says it used counts (for
+		// usage and the budget): it may bill it.
+		if resp.JSON.Usage.Valid() {
+			entry.TokensIn, entry.TokensOut = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+			u := workspace.Usage{TokensIn: entry.TokensIn, TokensOut: entry.TokensOut}
+			if a.price != nil {
+				u.Cost = a.price.Cost(u.TokensIn, u.TokensOut)
+			}
+			a.opts.Session.add(a.agent.Name, u)
+		}
 		err = &EndpointError{URL: a.Endpoint(), Status: http.StatusOK, Err: errors.New("an answer with no choices")}
 	}
 	if err != nil {

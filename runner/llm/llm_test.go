@@ -460,6 +460,27 @@ func TestEndpointErrors(t *testing.T) {
 			})
 		}
 	})
+	t.Run("no choices", func(t *testing.T) {
+		// The tokens it says it used count, though it answered nothing.
+		s := newStandin(t, step{Body: `{"id":"x","object":"chat.completion","model":"m","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":200,"total_tokens":1200}}`})
+		ws := table(t, s.URL(), "")
+		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
+		if !strings.Contains(fmt.Sprint(err), "an answer with no choices") {
+			t.Fatalf("Handle = %v, want an answer with no choices", err)
+		}
+		var in, out int64
+		if err := workspace.ReadJournal(ws.JournalPath(), func(e workspace.Entry) error {
+			if e.Outcome == workspace.ModelCalled {
+				in, out = in+e.TokensIn, out+e.TokensOut
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if in != 1000 || out != 200 {
+			t.Errorf("journaled %d in, %d out; want 1000, 200 (what the endpoint said it used)", in, out)
+		}
+	})
 	t.Run("unreachable", func(t *testing.T) {
 		ws := table(t, "http://127.0.0.1:1/v1", "")
 		_, err := agent(t, ws).Handle(context.Background(), incoming(t, "Hi."))
