@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ func outsideDrivers(log *slog.Logger, getenv func(string) string) map[string]run
 	endpoints := llm.NewEndpoints()
 	return map[string]runner.DriverFunc{
 		workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (runner.Handler, error) {
+			endpoints.Keep(filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile), time.Now())
 			ag, err := openaiAgent(ws, a.Name, session, endpoints, log, getenv)
 			if err != nil {
 				return nil, err

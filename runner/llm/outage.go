@@ -1,11 +1,16 @@
 package llm
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -39,6 +44,81 @@ type Endpoints struct {
 
 	mu   sync.Mutex
 	down map[string]*outage // by endpointKey
+	// kept is the file the waits endpoints asked for (Retry-After) are
+	// kept in, for the next run (see Keep); "" keeps none.
+	kept string
+}
+
+// EndpointsFile is the file in a workspace's .parley/ that keeps the
+// waits endpoints asked for, for the next run (Endpoints.Keep).
+const EndpointsFile = "endpoints.json"
+
+// inRunBefore ends what an endpoint said in a run before, taken up.
+const inRunBefore = " (in a run before)"
+
+// asked is a wait an endpoint asked for, as kept for the next run.
+type asked struct {
+	URL        string        `json:"url"`
+	Status     int           `json:"status"`
+	Said       string        `json:"said"`
+	NotBefore  time.Time     `json:"not_before"`
+	RetryAfter time.Duration `json:"retry_after"`
+}
+
+// Keep keeps the waits endpoints ask for (Retry-After) in the file at
+// path, and takes up those a run before kept there that are not over
+// (at now): a run until idle started each minute by cron would
+// otherwise call an endpoint that asked for five minutes each minute.
+// Only what an endpoint asked is kept: a pause of parley's own after a
+// refused connection is not (a person who started the endpoint, then
+// parley, wants it called). The first call sets the file; later calls
+// do nothing.
+func (e *Endpoints) Keep(path string, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.kept != "" {
+		return
+	}
+	e.kept = path
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	var kept map[string]asked
+	if json.Unmarshal(data, &kept) != nil {
+		return
+	}
+	for key, k := range kept {
+		if _, ok := e.down[key]; ok || !now.Before(k.NotBefore) {
+			continue
+		}
+		e.down[key] = &outage{since: now, failures: 1, next: k.NotBefore, retryAfter: k.RetryAfter,
+			last: &EndpointError{URL: k.URL, Status: k.Status, Sent: true, Err: errors.New(k.Said + inRunBefore)}}
+	}
+}
+
+// save writes the waits endpoints asked for that are not over (at now)
+// to the kept file, or removes it when there are none. Called with mu
+// held.
+func (e *Endpoints) save(now time.Time) {
+	if e.kept == "" {
+		return
+	}
+	kept := map[string]asked{}
+	for key, o := range e.down {
+		if o.retryAfter > 0 && now.Before(o.next) && o.last != nil {
+			kept[key] = asked{URL: o.last.URL, Status: o.last.Status, Said: strings.TrimSuffix(fmt.Sprint(o.last.Err), inRunBefore), NotBefore: o.next, RetryAfter: o.retryAfter}
+		}
+	}
+	if len(kept) == 0 {
+		_ = os.Remove(e.kept) // none left to keep (or none kept)
+		return
+	}
+	data, err := json.MarshalIndent(kept, "", "  ")
+	if err != nil {
+		return
+	}
+	_ = mailbox.WriteFileAtomic(e.kept, append(data, '\n')) // kept at best: the wait holds in this run either way
 }
 
 // NewEndpoints returns a record of endpoints all up.
@@ -91,6 +171,9 @@ func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryA
 	o.failures++
 	wait := min(e.First<<min(o.failures-1, 16), e.Max)
 	o.next = now.Add(max(wait, retryAfter))
+	if retryAfter > 0 {
+		e.save(now)
+	}
 	if o.givenUp {
 		return nil, first, false
 	}
@@ -108,6 +191,9 @@ func (e *Endpoints) answered(url string) *outage {
 	defer e.mu.Unlock()
 	o := e.down[url]
 	delete(e.down, url)
+	if o != nil && o.retryAfter > 0 {
+		e.save(time.Now())
+	}
 	return o
 }
 

@@ -3,7 +3,10 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -93,6 +96,53 @@ func TestOutageRetryAfter(t *testing.T) {
 	want := []string{"", "answered; the endpoint answers again, unavailable since 21:00:00 UTC (5m, 1 failed call)", "answered"}
 	if d := cmp.Diff(want, notes); d != "" {
 		t.Errorf("journal's model notes (-want +got):\n%s", d)
+	}
+}
+
+// TestOutageRetryAfterKept: a Retry-After is kept for the next run
+// (.parley/endpoints.json): a run until idle, started again a minute
+// after a 429 that asked for five, called the endpoint at once (cron
+// each minute: a call each minute). Once the endpoint answers, nothing
+// is kept.
+func TestOutageRetryAfterKept(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Content: "one"})
+	ws := table(t, s.URL(), "")
+	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	first := llm.NewEndpoints()
+	first.Keep(path, c.Now())
+	gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held(t, handle(gm, t, "One."))
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the wait the endpoint asked for is not kept: %v", err)
+	}
+	// The next run, a minute later.
+	c.add(time.Minute)
+	next := llm.NewEndpoints()
+	next.Keep(path, c.Now())
+	gm, err = llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oe := held(t, handle(gm, t, "Two."))
+	if want := time.Date(2026, 11, 29, 21, 5, 0, 0, time.UTC); !oe.HoldUntil().Equal(want) {
+		t.Errorf("the next run holds until %v, want %v (Retry-After 300 of the run before)", oe.HoldUntil(), want)
+	}
+	if !strings.Contains(oe.Error(), "answered 429") || !strings.Contains(oe.Error(), "(in a run before)") {
+		t.Errorf("Error() = %q, want what the endpoint answered, in a run before", oe.Error())
+	}
+	if n := s.count(); n != 1 {
+		t.Fatalf("%d requests, want 1: the next run waits for the Retry-After too", n)
+	}
+	c.add(4 * time.Minute)
+	if err := handle(gm, t, "Three."); err != nil {
+		t.Fatalf("Handle after the Retry-After = %v, want an answer", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s after the endpoint answered: %v, want it removed", path, err)
 	}
 }
 
