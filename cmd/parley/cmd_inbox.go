@@ -47,7 +47,7 @@ func inboxCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			e.warnUnloaded(configErr)
+			e.warnUnloaded(ws.Root, configErr)
 			if opts.Follow {
 				ctx, stop := interruptible(c.Context)
 				defer stop()

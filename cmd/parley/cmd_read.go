@@ -41,7 +41,7 @@ func readCommand(e *env) *cli.Command {
 				if werr != nil {
 					return werr
 				}
-				e.warnUnloaded(configErr)
+				e.warnUnloaded(ws.Root, configErr)
 				if path, err = ws.FindMessage(arg); errors.Is(err, workspace.ErrMessageNotFound) && !mailbox.IsID(arg) {
 					if len(arg) < workspace.MinShortID {
 						return fmt.Errorf("%s: no such file, and a short id needs %d characters or more", arg, workspace.MinShortID)

@@ -76,18 +76,23 @@ func (e *env) openWorkspaceOrMailboxes(c *cli.Context) (ws *workspace.Workspace,
 }
 
 // warnUnloaded says once on stderr, for a command that reads mailboxes
-// (inbox, read), that parley.yaml does not load, and why: the mailboxes
-// are read all the same (openWorkspaceOrMailboxes).
-func (e *env) warnUnloaded(configErr error) {
+// (inbox, read) of the workspace at root, that parley.yaml does not
+// load, and why, with what a running runner does: the mailboxes are read
+// all the same (openWorkspaceOrMailboxes).
+func (e *env) warnUnloaded(root string, configErr error) {
 	if configErr == nil {
 		return
 	}
+	refuse, keeps := "parley send and parley run refuse", workspace.RunnerKeeps(root)
+	if keeps != "" {
+		refuse = "parley send and a new parley run refuse"
+	}
 	if errors.As(configErr, new(*workspace.MissingConfigError)) {
-		fmt.Fprintf(e.stderr, "parley: warning: %s; the mailboxes are read as they are, and parley send and parley run refuse until it is back\n", printable(configErr.Error()))
+		fmt.Fprintf(e.stderr, "parley: warning: %s%s; the mailboxes are read as they are, and %s until it is back\n", printable(configErr.Error()), keeps, refuse)
 		return
 	}
-	fmt.Fprintf(e.stderr, "parley: warning: %s does not load; the mailboxes are read as they are, and parley send and parley run refuse until it is mended:\n  %s\n",
-		workspace.ConfigFile, reasonLines(configErr.Error(), "  "))
+	fmt.Fprintf(e.stderr, "parley: warning: %s does not load%s; the mailboxes are read as they are, and %s until it is mended:\n  %s\n",
+		workspace.ConfigFile, keeps, refuse, reasonLines(configErr.Error(), "  "))
 }
 
 // unloadedWorkspace is the workspace at root as status shows it when its
