@@ -108,7 +108,7 @@ func (r *Runner) checkConfig(ctx context.Context) (again time.Time, hold bool) {
 	if err := r.reload(ctx); err != nil {
 		r.config.err, r.config.errAt = err, now
 		if errors.As(err, new(*workspace.MissingConfigError)) {
-			r.log.Error(workspace.ConfigFile+" was removed; routing goes on with the configuration loaded before (put it back: git checkout "+workspace.ConfigFile+")", "dir", root)
+			r.log.Error(workspace.ConfigFile+" was removed; routing goes on with the configuration loaded before ("+workspace.PutBack(workspace.InGit(root))+")", "dir", root)
 		} else {
 			r.log.Error(workspace.ConfigFile+" not reloaded; routing goes on with the configuration loaded before", "err", err)
 		}

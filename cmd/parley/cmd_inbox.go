@@ -43,10 +43,11 @@ func inboxCommand(e *env) *cli.Command {
 			case !c.IsSet("limit") && !opts.JSON:
 				opts.Limit = inboxLimit
 			}
-			ws, err := e.openWorkspaceToRead(c)
+			ws, configErr, err := e.openWorkspaceOrMailboxes(c)
 			if err != nil {
 				return err
 			}
+			e.warnUnloaded(ws.Root, configErr)
 			if opts.Follow {
 				ctx, stop := interruptible(c.Context)
 				defer stop()

@@ -37,10 +37,11 @@ func readCommand(e *env) *cli.Command {
 					}
 					return err // a path, not an id
 				}
-				ws, werr := e.openWorkspaceToRead(c)
+				ws, configErr, werr := e.openWorkspaceOrMailboxes(c)
 				if werr != nil {
 					return werr
 				}
+				e.warnUnloaded(ws.Root, configErr)
 				if path, err = ws.FindMessage(arg); errors.Is(err, workspace.ErrMessageNotFound) && !mailbox.IsID(arg) {
 					if len(arg) < workspace.MinShortID {
 						return fmt.Errorf("%s: no such file, and a short id needs %d characters or more", arg, workspace.MinShortID)

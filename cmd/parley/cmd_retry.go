@@ -157,6 +157,13 @@ func remoteOf(ws *workspace.Workspace, agent string) string {
 // the file is named to the person.
 func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) error {
 	if v, err := ws.CheckFile(path, workspace.FileCheck{}); err == nil && !v.Accepted() {
+		if v.Refusal.Rename {
+			// Its name in rejected/ is parley's (a time, then the
+			// name it had): put back by hand, under a name of the
+			// person's.
+			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it under another name, move it into the outbox yourself: mv %s %s && rm %s",
+				shown, v.Refusal, ws.Short(path), ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, renamedName(path))), ws.Short(path)+mailbox.ReasonSuffix)
+		}
 		return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w", shown, v.Refusal)
 	}
 	reason, _ := ws.Mailbox(who).Reason(mailbox.Rejected, filepath.Base(path))
@@ -172,6 +179,17 @@ func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) err
 	journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: who, From: who, File: filepath.Base(dst), Path: ws.Short(dst), Was: ws.Short(ws.Mailbox(who).Path(mailbox.Rejected, filepath.Base(path))), Reason: reason, Note: "a refused file put back into its outbox (parley retry)"})
 	fmt.Fprintf(e.stdout, "%s: back in %s\n", shown, ws.Short(dst))
 	return nil
+}
+
+// renamedName is a name, no message id, for the refused file at path
+// whose name is an id: "retried-" and the id's random part.
+func renamedName(path string) string {
+	id, _ := mailbox.IDFromName(mailbox.UnrejectedName(filepath.Base(path)))
+	tail := id[strings.LastIndexByte(id, '-')+1:]
+	if tail == "" {
+		tail = "message"
+	}
+	return "retried-" + tail + ".md"
 }
 
 // rejectedCopies returns the files named by message id in rejected/ (of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -205,10 +206,35 @@ func sameNameWarnings(lib *skills.Library, ws *workspace.Workspace, name string)
 	var out []string
 	for _, n := range names {
 		files := sameName[n]
-		for i, f := range files {
-			if ws != nil {
-				files[i] = ws.Short(f)
+		// The files parley.yaml names by their file name (skills:
+		// [triage-v2]), by what it names them.
+		byFile := map[string]string{}
+		if ws != nil {
+			for _, entry := range ws.Config.Skills {
+				if entry == n {
+					continue
+				}
+				if sk, ok := lib.Get(entry); ok {
+					for _, f := range files {
+						if sameFile(sk.Source, f) {
+							byFile[f] = entry
+						}
+					}
+				}
 			}
+		}
+		var chosen, unused []string
+		for i, f := range files {
+			shown := f
+			if ws != nil {
+				shown = ws.Short(f)
+			}
+			if entry, ok := byFile[f]; ok {
+				chosen = append(chosen, fmt.Sprintf("%s (skills: [%s])", shown, entry))
+			} else {
+				unused = append(unused, shown)
+			}
+			files[i] = shown
 		}
 		w := fmt.Sprintf("%s all call themselves %q", strings.Join(files, ", "), n)
 		if len(files) == 2 {
@@ -218,14 +244,37 @@ func sameNameWarnings(lib *skills.Library, ws *workspace.Workspace, name string)
 		if ws != nil {
 			used = slices.Contains(ws.Config.Skills, n)
 		}
-		if used {
+		switch {
+		case used:
 			w += fmt.Sprintf(": %s names the skill %s, which could be either, and run refuses it; give each file its own name:", workspace.ConfigFile, n)
-		} else {
+		case len(chosen) > 0:
+			// Named by its file name, as the hint below says: which
+			// file is used is no question; the other's edits do
+			// nothing.
+			w += fmt.Sprintf(": %s uses %s", workspace.ConfigFile, strings.Join(chosen, " and "))
+			if len(unused) > 0 {
+				w += fmt.Sprintf("; %s %s not used (edits to %s do nothing)", strings.Join(unused, ", "),
+					plural(len(unused), "is", "are"), plural(len(unused), "it", "them"))
+			}
+		default:
 			w += ": name the one you mean by its file name, or give each its own name:"
 		}
 		out = append(out, w)
 	}
 	return out
+}
+
+// sameFile reports whether the paths a and b name one file.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ai, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	bi, err := os.Stat(b)
+	return err == nil && os.SameFile(ai, bi)
 }
 
 // describeSkill writes what parley read from a skill, for a person.

@@ -29,25 +29,11 @@ func statusCommand(e *env) *cli.Command {
 				return err
 			}
 			opts := statusOptions{All: c.Bool("all"), JSON: c.Bool("json")}
-			ws, err := e.openWorkspaceToRead(c)
+			ws, configErr, err := e.openWorkspaceOrMailboxes(c)
 			if err != nil {
-				// parley.yaml cannot be loaded, or is missing: the
-				// mailboxes are shown all the same, as the running
-				// runner has them, or as mailboxes/ holds them.
-				root, ferr := findRoot(c)
-				if root == "" || ferr != nil && !errors.As(ferr, new(*workspace.MissingConfigError)) {
-					return err
-				}
-				if ferr == nil {
-					// The error without what the running runner does:
-					// the report says that.
-					_, ferr = workspace.OpenWith(root, workspace.LoadOptions{SkipUnknown: true})
-				}
-				if ferr == nil {
-					return err // mended meanwhile
-				}
-				ws, opts.ConfigError = unloadedWorkspace(root), ferr
+				return err
 			}
+			opts.ConfigError = configErr
 			return runStatus(e, ws, opts, time.Now())
 		},
 	}
@@ -59,6 +45,54 @@ type statusOptions struct {
 	// ConfigError is why parley.yaml could not be loaded: ws is then an
 	// unloadedWorkspace.
 	ConfigError error
+}
+
+// openWorkspaceOrMailboxes opens the workspace as openWorkspaceToRead
+// does, for a command that reads mailboxes (status, inbox, read): when
+// parley.yaml cannot be loaded, or is missing, the mailboxes are read all
+// the same, as the running runner has them, or as mailboxes/ holds them,
+// so that a person reads their messages while they mend it. ws is then an
+// unloadedWorkspace and configErr says why parley.yaml does not load
+// (without what the running runner does: the caller says that). err is
+// the workspace not found, or parley.yaml's error when it loads after all
+// (mended meanwhile).
+func (e *env) openWorkspaceOrMailboxes(c *cli.Context) (ws *workspace.Workspace, configErr, err error) {
+	ws, err = e.openWorkspaceToRead(c)
+	if err == nil {
+		return ws, nil, nil
+	}
+	root, ferr := findRoot(c)
+	if root == "" || ferr != nil && !errors.As(ferr, new(*workspace.MissingConfigError)) {
+		return nil, nil, err
+	}
+	if ferr == nil {
+		// The error without what the running runner does.
+		_, ferr = workspace.OpenWith(root, workspace.LoadOptions{SkipUnknown: true})
+	}
+	if ferr == nil {
+		return nil, nil, err // mended meanwhile
+	}
+	return unloadedWorkspace(root), ferr, nil
+}
+
+// warnUnloaded says once on stderr, for a command that reads mailboxes
+// (inbox, read) of the workspace at root, that parley.yaml does not
+// load, and why, with what a running runner does: the mailboxes are read
+// all the same (openWorkspaceOrMailboxes).
+func (e *env) warnUnloaded(root string, configErr error) {
+	if configErr == nil {
+		return
+	}
+	refuse, keeps := "parley send and parley run refuse", workspace.RunnerKeeps(root)
+	if keeps != "" {
+		refuse = "parley send and a new parley run refuse"
+	}
+	if errors.As(configErr, new(*workspace.MissingConfigError)) {
+		fmt.Fprintf(e.stderr, "parley: warning: %s%s; the mailboxes are read as they are, and %s until it is back\n", printable(configErr.Error()), keeps, refuse)
+		return
+	}
+	fmt.Fprintf(e.stderr, "parley: warning: %s does not load%s; the mailboxes are read as they are, and %s until it is mended:\n  %s\n",
+		workspace.ConfigFile, keeps, refuse, reasonLines(configErr.Error(), "  "))
 }
 
 // unloadedWorkspace is the workspace at root as status shows it when its
@@ -77,7 +111,12 @@ func unloadedWorkspace(root string) *workspace.Workspace {
 			}
 		}
 	}
-	cfg := &workspace.Config{}
+	// parley's defaults (the size a message may be, ...): an empty
+	// parley.yaml always parses.
+	cfg, err := workspace.ParseConfig(workspace.ConfigFile, nil)
+	if err != nil {
+		cfg = &workspace.Config{Router: workspace.RouterConfig{MaxMessageSize: workspace.DefaultMaxMessageSize}}
+	}
 	for _, n := range names {
 		cfg.Agents = append(cfg.Agents, workspace.Agent{Name: n})
 	}

@@ -149,6 +149,10 @@ type Refusal struct {
 	// MaxProblems in all, with Left the number left out.
 	More []*Refusal `json:"more,omitempty"`
 	Left int        `json:"left,omitempty"`
+	// Rename is set when the file's name is part of the problem: a name
+	// that is a message id, taken for the message's id (of another
+	// sender, or sent already). Sent under another name, it goes.
+	Rename bool `json:"rename,omitempty"`
 }
 
 // MaxProblems is how many problems of one message a refusal lists; it
@@ -500,18 +504,20 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	}
 	id, ok := h.Get("id")
 	named := false // the id is the file's name
+	name := in.Name
+	if name == "" {
+		name = filepath.Base(in.File)
+	}
+	nameID, nameIsID := mailbox.IDFromName(name)
 	if !ok {
 		// A file named by an id is the message of that id, though it
 		// does not carry it: a message written by hand is kept in sent/
 		// as written, and copying it back into the outbox (or sending it
 		// with --file) is a second sending of its id, not a new message.
-		name := in.Name
-		if name == "" {
-			name = filepath.Base(in.File)
-		}
-		if id, named = mailbox.IDFromName(name); !named {
+		if !nameIsID {
 			return nil
 		}
+		id, named = nameID, true
 		m.Set("id", id)
 	}
 	what := strconv.Quote(id)
@@ -524,10 +530,15 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	}
 	if sender != in.Sender {
 		mend := "leave id: out"
-		if named {
+		switch {
+		case named:
 			mend = "name the file otherwise (a name that is no id)"
+		case nameIsID:
+			// Its id: line left out, the name would be taken for
+			// the id.
+			mend = "leave id: out and name the file otherwise (a name that is no id)"
 		}
-		return &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("%s names %q as its sender, but the file is in the outbox of %q: to send it as %q, %s and parley gives it an id of its own", what, sender, in.Sender, in.Sender, mend)}
+		return &Refusal{Line: h.Line("id"), Field: "id", Rename: nameIsID, Reason: fmt.Sprintf("%s names %q as its sender, but the file is in the outbox of %q: to send it as %q, %s and parley gives it an id of its own", what, sender, in.Sender, in.Sender, mend)}
 	}
 	// An id that came over the bridge was dated by another machine's
 	// clock, and checked there.
@@ -542,6 +553,7 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		f := &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", in.Sender, id, MailboxesDir+"/"+in.Sender+"/"+mailbox.Sent+"/")}
 		if named {
 			f.Reason += ": the file is named by that id; to send it again, name it anew"
+			f.Rename = true
 		}
 		return f
 	}

@@ -43,10 +43,42 @@ var ErrNoWorkspace = errors.New("not in a parley workspace (no parley.yaml here 
 // are there: it is to be put back, not made anew.
 type MissingConfigError struct {
 	Root string // the directory that holds mailboxes/ and .parley/
+	// InGit is set when Root is in a git work tree: git checkout may
+	// put the file back.
+	InGit bool
 }
 
 func (e *MissingConfigError) Error() string {
-	return fmt.Sprintf("%s is missing in %s (%s/ and %s/ are there): put it back (git checkout %s)", ConfigFile, e.Root, MailboxesDir, StateDir, ConfigFile)
+	return fmt.Sprintf("%s is missing in %s (%s/ and %s/ are there): %s", ConfigFile, e.Root, MailboxesDir, StateDir, PutBack(e.InGit))
+}
+
+// PutBack says how to put back a parley.yaml removed by mistake: from
+// git when the workspace is in a git work tree (inGit, see InGit), from
+// the person's copy otherwise.
+func PutBack(inGit bool) string {
+	if inGit {
+		return fmt.Sprintf("put it back (git checkout %s, or from your copy if it was never committed)", ConfigFile)
+	}
+	return "put it back from your copy (the workspace is not in git: git checkout cannot restore it)"
+}
+
+// InGit reports whether dir is in a git work tree: it, or a directory
+// above it, holds .git (a directory, or the file of a worktree).
+func InGit(dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
 
 // missingConfig returns a *MissingConfigError when dir holds a
@@ -57,7 +89,7 @@ func missingConfig(dir string) error {
 			return nil
 		}
 	}
-	return &MissingConfigError{Root: dir}
+	return &MissingConfigError{Root: dir, InGit: InGit(dir)}
 }
 
 // Workspace is a directory holding parley.yaml, the agents' mailboxes and
