@@ -268,7 +268,8 @@ func strayAdvice(file string, sheets map[string]bool) string {
 	return fmt.Sprintf("%s; move it out of %s/ (or rename it, to a name of its own, to play it)", said, PartyDir)
 }
 
-// checkScenes checks the scene files: their names and frontmatter.
+// checkScenes checks the scene files: their names, their frontmatter,
+// and the merge conflicts git left in them (scenes are not merge=union).
 func (c *Campaign) checkScenes(add func(string, Status, string)) error {
 	dir := c.Path(ScenesDir)
 	des, err := os.ReadDir(dir)
@@ -286,9 +287,13 @@ func (c *Campaign) checkScenes(add func(string, Status, string)) error {
 	add(ScenesDir+"/", OK, plural(len(all), "scene"))
 	isScene := map[string]bool{}
 	for _, s := range all {
+		rel := ScenesDir + "/" + filepath.Base(s.Path)
 		isScene[filepath.Base(s.Path)] = true
-		if err := scenes.Check(s.Path); err != nil {
-			add(ScenesDir+"/"+filepath.Base(s.Path), Malformed, c.Short(err).Error())
+		switch err := scenes.Check(s.Path); {
+		case err != nil:
+			add(rel, Malformed, c.Short(err).Error())
+		case c.conflict(rel) != nil: // add names it at its <<<<<<<
+			add(rel, Malformed, "")
 		}
 	}
 	for _, de := range des {

@@ -12,7 +12,8 @@ import (
 // TestCheckConflicts: a file git left a merge conflict in fails the
 // check, at the line of its <<<<<<< (a tryout: a conflicted journal was
 // "ok, 8 entries", a conflicted sheet only a warning); a heading
-// underlined with ======= is no conflict.
+// underlined with ======= is no conflict. A scene whose frontmatter
+// reads was "ok" (a tryout: two clones told the same scene).
 func TestCheckConflicts(t *testing.T) {
 	c, err := New(t.TempDir(), "the-test")
 	if err != nil {
@@ -24,6 +25,7 @@ func TestCheckConflicts(t *testing.T) {
 		"party/tor-journal.md": "# Tor — Journal\n\n" + conflict,
 		DecisionLog:            conflict,
 		"npcs/mirsk.md":        "# Mirsk\n" + conflict,
+		"scenes/001-x.md":      "---\nscene: 1\nslug: x\n---\n# Scene 1: X\n\n" + conflict,
 		WorldPrimer:            "World Primer\n=======\n\nThe land.\n",
 	}
 	for rel, text := range files {
@@ -41,6 +43,7 @@ func TestCheckConflicts(t *testing.T) {
 		"party/tor-journal.md": "party/tor-journal.md:3: unresolved merge conflict (<<<<<<< here): resolve it, then git add",
 		DecisionLog:            "decision-log.md:1: unresolved merge conflict (<<<<<<< here): resolve it, then git add",
 		"npcs/mirsk.md":        "npcs/mirsk.md:2: unresolved merge conflict (<<<<<<< here): resolve it, then git add",
+		"scenes/001-x.md":      "scenes/001-x.md:7: unresolved merge conflict (<<<<<<< here): resolve it, then git add",
 	} {
 		if f := got[rel]; f.Status != Malformed || f.Detail != want {
 			t.Errorf("%s: %s %q, want malformed %q", rel, f.Status, f.Detail, want)

@@ -1133,7 +1133,7 @@ func IsEditorScratch(name string) bool {
 	if strings.HasSuffix(name, "~") || strings.HasPrefix(name, ".#") {
 		return true
 	}
-	if strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") {
+	if len(name) > 1 && strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") {
 		return true
 	}
 	for _, ext := range []string{".swp", ".swo", ".swn", ".swx", ".swpx"} {

@@ -659,6 +659,7 @@ func TestIsEditorScratch(t *testing.T) {
 		{".story-state.md.swn", true},
 		{"overview.md~", true},
 		{"#tor-ashgrove.md#", true},
+		{"#", false}, // one # is no "#autosave#" (nor in the .gitignore)
 		{".#tor-ashgrove.md", true},
 		{"4913", true},
 	}

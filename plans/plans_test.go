@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/internal/textfile"
 )
 
 // example is the example plan of examples/pipeline.
@@ -408,5 +410,29 @@ func TestFilesIn(t *testing.T) {
 	p := Parse("p.md", readExample(t))
 	if got := p.Step(3).Files; !cmp.Equal(got, []string{"runner/route.go"}) {
 		t.Errorf("Step(3).Files = %q", got)
+	}
+}
+
+// TestWriteConflict: a plan git left a merge conflict in is not written
+// into by Tick or SetStatus (the orchestrator ticking a step, parley plan
+// tick): textfile.ErrConflict at the <<<<<<< line, the file as it was.
+func TestWriteConflict(t *testing.T) {
+	data := bytes.Replace(readExample(t), []byte("- [ ] **Step 5:"),
+		[]byte("<<<<<<< HEAD\n- [ ] **Step 5: Status shows retries, in A's words**\n=======\n- [ ] **Step 5:"), 1)
+	data = bytes.Replace(data, []byte("and when.\n"), []byte("and when.\n>>>>>>> other\n"), 1)
+	path := writePlan(t, data)
+	for name, write := range map[string]func() (*Plan, bool, error){
+		"Tick(4)":            func() (*Plan, bool, error) { return Tick(path, 4) },
+		"SetStatus(done)":    func() (*Plan, bool, error) { return SetStatus(path, "done") },
+		"SetStatus(blocked)": func() (*Plan, bool, error) { return SetStatus(path, "blocked") },
+	} {
+		_, changed, err := write()
+		var ce *textfile.ConflictError
+		if !errors.As(err, &ce) || changed || ce.Line != 46 {
+			t.Errorf("%s = %v, %v; want a *textfile.ConflictError at line 46", name, changed, err)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+			t.Errorf("%s wrote into the conflict:\n%s", name, got)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -50,7 +51,9 @@ var ErrStatus = errors.New("not a plan status")
 // it changed it. A number the plan has no step of is ErrNoStep; one two
 // steps have (a plan that does not check) an *AmbiguousStepError, and
 // the file is left as it is. Other problems of the plan do not stop a
-// tick.
+// tick. A plan git left a merge conflict in is a *textfile.ConflictError
+// (errors.Is textfile.ErrConflict), for Tick and SetStatus alike, and is
+// left as it is.
 //
 // The file is replaced atomically (a temporary file beside it, fsync,
 // rename, fsync of the directory), keeping its permissions; Ticks and
@@ -120,6 +123,8 @@ func setStatus(p *Plan, data []byte, status string) ([]byte, error) {
 
 // update reads the plan at path, asks change for its new content, and
 // writes that atomically when it differs, holding the directory's lock.
+// A plan holding an unresolved merge conflict is a
+// *textfile.ConflictError, and is left as it is.
 func update(path string, change func(*Plan, []byte) ([]byte, error)) (*Plan, bool, error) {
 	real := path
 	if r, err := filepath.EvalSymlinks(path); err == nil {
@@ -132,6 +137,10 @@ func update(path string, change func(*Plan, []byte) ([]byte, error)) (*Plan, boo
 	defer unlock()
 	data, err := os.ReadFile(real)
 	if err != nil {
+		return nil, false, err
+	}
+	// A plan is kept in git: nothing is written into a merge conflict.
+	if err := textfile.CheckConflict(path, data); err != nil {
 		return nil, false, err
 	}
 	p := Parse(path, data)

@@ -3,6 +3,7 @@ package agents
 import (
 	"slices"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -12,11 +13,15 @@ import (
 // way, and so must not end the seat: a session was started after it (a
 // [SESSION_COMMAND] command: start written later, in any mailbox of ws:
 // the team lead marks each session so), or its sender wrote to the seat
-// again since (a later message from it in one of seat's mailboxes,
-// delivered or handled; a shutdown request's answer aside). Such an end
-// is one a session run with no seat (parley run) left unread, or one git
-// brought from another host. Only the messages written after end are
-// read. It is the one place that decides: the seats ask it.
+// since what only a session under way writes (a later message from it in
+// one of seat's mailboxes, delivered or handled, that waits for the
+// person's answer — a question, a prompt to a character — or a later
+// [SESSION_END], of a newer session). What a game master tells after its
+// end (a closing [NARRATIVE], a shutdown's answer) does not make the end
+// past: the session it closes is the one under way. Such an end is one a
+// session run with no seat (parley run) left unread, or one git brought
+// from another host. Only the messages written after end are read. It is
+// the one place that decides: the seats ask it.
 func PastEnd(ws *workspace.Workspace, seat []string, end *mailbox.Message) bool {
 	endAt := idTime(end)
 	from := senderOf(end)
@@ -59,12 +64,23 @@ func PastEnd(ws *workspace.Workspace, seat []string, end *mailbox.Message) bool 
 				if typ == SessionCommandType && field(m, "command") == "start" {
 					return true
 				}
-				if mine && received && from != "" && (sender == from || senderOf(m) == from) &&
-					typ != workspace.ShutdownResponse && typ != workspace.ShutdownRequest {
+				if mine && received && from != "" && (sender == from || senderOf(m) == from) && ofNewSession(typ) {
 					return true
 				}
 			}
 		}
+	}
+	return false
+}
+
+// ofNewSession reports whether a message of type typ, written to a seat
+// after a [SESSION_END] by its sender, is one only a session under way
+// sends: one that waits for the person's answer, or the end of a newer
+// session.
+func ofNewSession(typ string) bool {
+	switch typ {
+	case campaigns.AskPlayerType, campaigns.RelayToHumanType, campaigns.GMToPlayerType, SessionEndType:
+		return true
 	}
 	return false
 }

@@ -8,21 +8,31 @@ import (
 
 // TestPastEnd checks which [SESSION_END] at a seat closed an earlier
 // session (a tryout: one a `parley run` with no seat left unread ended
-// the seat of the next session while the gm waited for an answer).
+// the seat of the next session while the gm waited for an answer). A
+// review: a game master's closing [NARRATIVE] after its end, before the
+// seat showed the end, made it past, and the seat played on after the
+// session was over; only a start, a question, a prompt or a newer end
+// does.
 func TestPastEnd(t *testing.T) {
 	const (
-		endID   = "20261124-100000.000000Z-gm-e00001"
-		before  = "20261124-090000.000000Z-lead-b00001"
-		after   = "20261124-110000.000000Z-lead-b00002"
-		askID   = "20261124-110001.000000Z-gm-a00001"
-		shutID  = "20261124-100001.000000Z-gm-f00001"
-		shutID2 = "20261124-100001.000000Z-lead-f00002"
+		endID    = "20261124-100000.000000Z-gm-e00001"
+		before   = "20261124-090000.000000Z-lead-b00001"
+		after    = "20261124-110000.000000Z-lead-b00002"
+		askID    = "20261124-110001.000000Z-gm-a00001"
+		shutID   = "20261124-100001.000000Z-gm-f00001"
+		shutID2  = "20261124-100001.000000Z-lead-f00002"
+		closeID  = "20261124-100002.000000Z-gm-c00001"
+		promptID = "20261124-110002.000000Z-gm-b00003"
+		end2ID   = "20261124-120000.000000Z-gm-e00002"
 	)
 	end := "---\nid: " + endID + "\nfrom: gm\nto: [lead, tilda]\n---\n[SESSION_END]\nsummary: Over.\nstate_saved: true\n"
 	start := func(id string) string {
 		return "---\nid: " + id + "\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\n---\nBegin.\n"
 	}
 	ask := "---\nid: " + askID + "\nfrom: gm\nto: tilda\n---\n[ASK_PLAYER]\nquestion: Which door?\n"
+	closing := "---\nid: " + closeID + "\nfrom: gm\nto: [tilda]\n---\n[NARRATIVE]\nThe lamps go out; the tale rests here.\n"
+	prompt := "---\nid: " + promptID + "\nfrom: gm\nto: tilda\n---\n[GM_TO_PLAYER]\ncharacter: tilda\n\nWhat do you do?\n"
+	end2 := "---\nid: " + end2ID + "\nfrom: gm\nto: [lead, tilda]\n---\n[SESSION_END]\nsummary: Over again.\nstate_saved: true\n"
 	type msg struct{ agent, state, id, text string }
 	tests := []struct {
 		name string
@@ -35,6 +45,14 @@ func TestPastEnd(t *testing.T) {
 		{"a start after it, delivered", []msg{{"gm", mailbox.Done, after, start(after)}}, true},
 		{"the gm asks the seat again", []msg{{"tilda", mailbox.Inbox, askID, ask}}, true},
 		{"the gm writes to another", []msg{{"grim", mailbox.Inbox, askID, ask}}, false},
+		{"the gm's closing narrative", []msg{{"tilda", mailbox.Inbox, closeID, closing}}, false},
+		{"the gm's closing narrative, handled", []msg{{"tilda", mailbox.Done, closeID, closing}}, false},
+		{"a closing narrative, then a start", []msg{
+			{"tilda", mailbox.Inbox, closeID, closing},
+			{"lead", mailbox.Sent, after, start(after)},
+		}, true},
+		{"the gm prompts the seat's character", []msg{{"tilda", mailbox.Inbox, promptID, prompt}}, true},
+		{"a newer end", []msg{{"tilda", mailbox.Inbox, end2ID, end2}}, true},
 		{"the gm answers the shutdown", []msg{
 			{"tilda", mailbox.Inbox, shutID2, "---\nid: " + shutID2 + "\nfrom: lead\nto: tilda\ntype: JOURNAL_CHECKPOINT\n---\nWrite.\n"},
 			{"lead", mailbox.Inbox, shutID, "---\nid: " + shutID + "\nfrom: gm\nto: lead\ntype: shutdown_response\nrequest_id: x\napprove: true\n---\nBye.\n"},

@@ -38,7 +38,8 @@ var (
 // Options say what to save and how to describe it.
 type Options struct {
 	// Message is the commit message; empty for one made from what
-	// changed (see Describe).
+	// changed (see Describe). The files left out are listed under it,
+	// as under the one made.
 	Message string
 	// Describe makes the first line of the default message from the
 	// changed files (relative to the workspace); nil for a plain one.
@@ -143,6 +144,9 @@ func Save(ctx context.Context, root string, opts Options) (*Result, error) {
 	msg := opts.Message
 	if msg == "" {
 		msg = defaultMessage(changed, leftOut, opts.Describe)
+	} else {
+		// A message of one's own says what was left out too.
+		msg = strings.TrimRight(msg, "\n") + leftOutText(leftOut)
 	}
 	// --only with the pathspecs: other changes the person staged stay
 	// staged and out of this commit.
@@ -254,13 +258,21 @@ func defaultMessage(changed []string, leftOut []Skipped, describe func([]string)
 	for _, f := range changed {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}
-	if len(leftOut) > 0 {
-		b.WriteString("\nLeft out:\n")
-		for _, s := range leftOut {
-			fmt.Fprintf(&b, "- %s (%s)\n", s.Path, s.Reason)
-		}
+	return strings.TrimRight(b.String(), "\n") + leftOutText(leftOut)
+}
+
+// leftOutText is what a checkpoint's message says, after the rest, of the
+// files it left out: "\n\nLeft out:" and a line each; "" when none.
+func leftOutText(leftOut []Skipped) string {
+	if len(leftOut) == 0 {
+		return ""
 	}
-	return strings.TrimRight(b.String(), "\n")
+	var b strings.Builder
+	b.WriteString("\n\nLeft out:")
+	for _, s := range leftOut {
+		fmt.Fprintf(&b, "\n- %s (%s)", s.Path, s.Reason)
+	}
+	return b.String()
 }
 
 type git struct {

@@ -189,6 +189,18 @@ func TestSaveLeavesOut(t *testing.T) {
 		t.Errorf("the commit holds (-want +got):\n%s", d)
 	}
 
+	// A message of one's own lists them under it too (a review: with -m
+	// they were not, though the README said so).
+	write(t, ws, map[string]string{"campaigns/rot/story-state.md": "# Story\nMore still.\n"})
+	res, err = Save(context.Background(), ws, Options{Message: "before the boss fight\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := gitIn(t, top, "log", "-1", "--format=%B")
+	if want := "before the boss fight\n\nLeft out:\n- campaigns/rot/.env (may hold secrets)\n"; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "\n- plans/staged.pem (may hold secrets)\n") {
+		t.Errorf("message = %q, want %q, then the others left out", msg, want)
+	}
+
 	// Nothing else changed: nothing to save, and what is left out is said.
 	res, err = Save(context.Background(), ws, Options{})
 	if !errors.Is(err, ErrNothing) || res == nil || len(res.LeftOut) != len(want) {

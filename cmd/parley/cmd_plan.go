@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/plans"
 )
 
@@ -102,7 +103,11 @@ func planCommand(e *env) *cli.Command {
 					}
 					p, changed, err := plans.Tick(path, n)
 					var ambiguous *plans.AmbiguousStepError
+					var conflict *textfile.ConflictError
 					switch {
+					case errors.As(err, &conflict):
+						conflict.Path = read.Path // as the person named it
+						return conflict
 					case errors.As(err, &ambiguous):
 						ambiguous.Path = read.Path // as the person named it
 						return fmt.Errorf("%w: ticked none; give each step its own number, then parley plan check %s", ambiguous, read.Path)

@@ -309,7 +309,8 @@ router:
 // takes (mailbox.IsScratch; vim's later probes, 5036 and on, live for a
 // moment only), and, anywhere in the workspace, editor scratch files
 // (mailbox.IsEditorScratch) and .env files, which a checkpoint never saves
-// either (checkpoint.LeftOut).
+// either (checkpoint.LeftOut). TestGitignoreEditorScratch checks these
+// lines against IsEditorScratch, name by name, with git check-ignore.
 const gitignore = `# parley: the runner's state, files being written, editor scratch files.
 # Messages (mailboxes/) and the routing journal are the session's record.
 .parley/*
