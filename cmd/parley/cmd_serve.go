@@ -282,13 +282,18 @@ func (a *browserActions) Seat(ctx context.Context, line string) (string, error) 
 	return buf.String(), nil
 }
 
-func (a *browserActions) Decide(ctx context.Context, id string, approve bool, feedback string) (string, error) {
+func (a *browserActions) Decide(ctx context.Context, id, agent string, approve bool, feedback string) (string, error) {
 	e, buf := a.env()
 	ws, err := a.open(buf)
 	if err != nil {
 		return "", err
 	}
-	return said(buf, runAnswer(e, ws, id, approve, feedback))
+	if agent != "" {
+		if err := ws.CheckAgent(agent); err != nil {
+			return "", err
+		}
+	}
+	return said(buf, runAnswer(e, ws, id, agent, approve, feedback))
 }
 
 func (a *browserActions) Reply(ctx context.Context, id, agent, decision, body string) (string, error) {

@@ -939,3 +939,52 @@ func TestServeSeatInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestServePlayerDecidesOwnCopy guards a request copied to two inboxes
+// (a route that copies a player's messages to the gm, listed before
+// aria). Bug: aria's browser seat approved aria's shutdown_request and
+// the answer went out as gm: parley approve answered the first copy in
+// parley.yaml order, filed gm's copy and left aria's waiting. The seat
+// answers as the agent whose copy it shows, and files that copy; it
+// decides nothing as an agent not its own.
+func TestServePlayerDecidesOwnCopy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria", "--agent", "lead")
+	stop := parley(t, "-C", dir, "stop", "aria", "--from", "lead")
+	request := stop[strings.LastIndex(stop, " ")+1 : len(stop)-1]
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(ws.Mailbox("aria").Path(mailbox.Inbox, mailbox.FileName(request)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.Mailbox("gm").Path(mailbox.Inbox, mailbox.FileName(request)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWith(t, ws, serveOptions{Spectator: true, Player: true, As: "aria"})
+	page := getPage(t, client, base+"seat")
+	if !strings.Contains(page, `name="agent" value="aria"`) || !strings.Contains(page, `value="approve"`) {
+		t.Fatalf("the Seat page does not offer aria's copy of %s to approve:\n%s", request, page)
+	}
+	if code, said := act(url.Values{"kind": {"approve"}, "id": {request}, "agent": {"gm"}}); code != http.StatusForbidden || !strings.Contains(said, "sends nothing as gm") {
+		t.Errorf("approve as gm from aria's seat: %d %q, want 403 saying it sends nothing as gm", code, said)
+	}
+	if code, said := act(url.Values{"kind": {"approve"}, "id": {request}, "agent": {"aria"}}); code != http.StatusOK {
+		t.Fatalf("approve as aria: %d %q", code, said)
+	}
+	if names, _ := ws.Mailbox("gm").Names(mailbox.Outbox); len(names) != 0 {
+		t.Errorf("gm's outbox holds %v after aria approved: the answer went out as gm", names)
+	}
+	if n, _ := ws.Mailbox("aria").Count(mailbox.Outbox); n != 1 {
+		t.Errorf("aria's outbox holds %d answers after aria approved, want 1", n)
+	}
+	if _, err := ws.Received(request, "aria", mailbox.Done); err != nil {
+		t.Errorf("after approving, aria's copy of %s is not in its done/: %v", request, err)
+	}
+	if _, err := ws.Received(request, "gm", mailbox.Inbox); err != nil {
+		t.Errorf("after aria approved, gm's copy of %s left its inbox: %v", request, err)
+	}
+}

@@ -145,7 +145,8 @@ func sameOrigin(r *http.Request) bool {
 // (a reply, a message marked handled, a request decided, a question
 // answered) must be in the inbox (or cur/) of the seat's agents, the
 // person and the agent of their character when no program plays it, and
-// be sent as one of them; a retry is the host's. The seat's own commands
+// be sent as one of them (a reply, a message marked handled and a request
+// decided name the agent, whose copy it must be); a retry is the host's. The seat's own commands
 // (say, roll, a seat line) act as the seat does at parley play, as its
 // team lead and its character. Any other server may act as any agent
 // the message went to: it is the host's.
@@ -188,7 +189,7 @@ func (s *Server) playerMay(f url.Values) error {
 		return nil
 	case "retry":
 		return fmt.Errorf("not allowed: this is a player's seat (%s): putting a message back is the host's (parley retry, or the host's own parley serve)", seat)
-	case "reply", "done":
+	case "reply", "done", "approve", "reject":
 		agent := f.Get("agent")
 		if !slices.Contains(mine, agent) {
 			if agent == "" {
@@ -200,7 +201,7 @@ func (s *Server) playerMay(f url.Values) error {
 			return fmt.Errorf("not allowed: %s is not in the inbox of %s: this seat answers only what waits for it (nothing was sent)", id, agent)
 		}
 		return nil
-	case "answer", "approve", "reject":
+	case "answer":
 		if !holds(mine...) {
 			return fmt.Errorf("not allowed: %s does not wait in the inbox of %s: this seat answers only what waits for it (nothing was sent)", id, seat)
 		}
@@ -242,7 +243,7 @@ func (s *Server) do(ctx context.Context, f url.Values) (string, error) {
 		}
 		return s.actions.Seat(ctx, "/say "+kind+" "+oneLine(f.Get("text")))
 	case "approve", "reject":
-		return s.actions.Decide(ctx, id, f.Get("kind") == "approve", f.Get("text"))
+		return s.actions.Decide(ctx, id, f.Get("agent"), f.Get("kind") == "approve", f.Get("text"))
 	case "reply":
 		// An escalation is answered with a decision and the reasons for
 		// it, which may be left out.

@@ -71,8 +71,8 @@ func (f *fakeActions) Seat(_ context.Context, line string) (string, error) {
 	f.asked = append(f.asked, "seat "+line)
 	return "", nil
 }
-func (f *fakeActions) Decide(_ context.Context, id string, approve bool, feedback string) (string, error) {
-	f.asked = append(f.asked, fmt.Sprintf("decide %s %v %s", id, approve, feedback))
+func (f *fakeActions) Decide(_ context.Context, id, agent string, approve bool, feedback string) (string, error) {
+	f.asked = append(f.asked, fmt.Sprintf("decide %s %s %v %s", id, agent, approve, feedback))
 	return "", nil
 }
 func (f *fakeActions) Reply(_ context.Context, id, agent, decision, body string) (string, error) {
@@ -459,7 +459,7 @@ func TestAct(t *testing.T) {
 			t.Errorf("%s: POST /act = %d, want %d", tt.name, got, tt.want)
 		}
 	}
-	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r false not yet", "done d aria", "reply e aria stop ", "reply e aria retry Smaller steps.\n"}
+	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r  false not yet", "done d aria", "reply e aria stop ", "reply e aria retry Smaller steps.\n"}
 	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
 		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
 	}
