@@ -141,3 +141,33 @@ func TestMarkdownTableAlignClass(t *testing.T) {
 		}
 	}
 }
+
+// TestSeatTellsAllItFiles guards a Seat page opened after a night away.
+// Bug: the page filed every unread message that asks nothing but told
+// only the newest storyShown: a tab closed through 50 narratives showed
+// 30, filed all 50, and 20 were never told. Whatever is filed is told.
+func TestSeatTellsAllItFiles(t *testing.T) {
+	ws, write := tableWorkspace(t)
+	old := write(1, []string{"you"}, "[NARRATIVE]\n\nBefore the night.\n")
+	if err := os.Rename(ws.Mailbox("you").Path(mailbox.Inbox, old+".md"), ws.Mailbox("you").Path(mailbox.Done, old+".md")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 10; i < 60; i++ {
+		write(i, []string{"you"}, fmt.Sprintf("[NARRATIVE]\n\nPart %d.\n", i))
+	}
+	act := &fakeActions{}
+	s := newServer(t, ws, Options{Actions: act, Person: "you", Prompted: "mira"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	var untold []int
+	for i := 10; i < 60; i++ {
+		if !strings.Contains(page, fmt.Sprintf("Part %d.", i)) {
+			untold = append(untold, i)
+		}
+	}
+	if len(untold) > 0 || len(act.asked) != 50 {
+		t.Errorf("GET /seat with 50 unread narratives filed %d and did not tell parts %v", len(act.asked), untold)
+	}
+	if strings.Contains(page, "Before the night.") || !strings.Contains(page, "Earlier messages are not shown here") {
+		t.Errorf("GET /seat with 50 unread narratives tells more history than storyShown allows, or does not say it left some out:\n%s", page)
+	}
+}

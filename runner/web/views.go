@@ -587,9 +587,10 @@ type seatData struct {
 	// parley play shows it, and filed.
 	Table bool
 	// Told is the story as it came to the seat's inboxes, newest first:
-	// the newest storyShown messages that ask nothing of the person
-	// (campaigns.SeatAnswerer decides, for parley play too), from inbox/
-	// and done/; Earlier says that older ones were left out.
+	// the messages that ask nothing of the person (campaigns.SeatAnswerer
+	// decides, for parley play too), every one still in inbox/ (filed
+	// once shown), and of done/ the newest, up to storyShown in all;
+	// Earlier says that older ones were left out.
 	Told    []told
 	Earlier bool
 	// NoRunner says that no runner routes the table (no parley run, no
@@ -771,8 +772,9 @@ func (s *Server) seatData() seatData {
 // story told (d.Told), as parley play shows it: once, whichever of the
 // seat's inboxes hold it; and files it there, handled in every one of
 // them, as play does (Actions.Shown), when the server writes. The story
-// told is the newest storyShown of those and of what the seat's inboxes
-// filed before (done/), so that it reads the same after a reload.
+// told is all of those (nothing is filed untold), and, up to storyShown
+// in all, the newest of what the seat's inboxes filed before (done/), so
+// that it reads the same after a reload.
 func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string) {
 	waits := map[string]bool{}
 	var left []waiting
@@ -797,14 +799,19 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 			}
 		}
 	}
+	// What is filed now is all told, however many (the page shows what
+	// it files: a tab closed through 50 narratives tells all 50); what
+	// was filed before fills the story up to storyShown.
+	history := slices.Sorted(maps.Keys(where))
+	history = slices.DeleteFunc(history, func(id string) bool { _, now := file[id]; return now })
+	if keep := max(storyShown-len(file), 0); len(history) > keep {
+		d.Earlier = true
+		history = history[len(history)-keep:]
+	}
 	for id, holders := range file {
 		where[id] = s.ws().Mailbox(holders[0]).Path(mailbox.Inbox, mailbox.FileName(id))
 	}
-	ids := slices.Sorted(maps.Keys(where))
-	if len(ids) > storyShown {
-		d.Earlier = true
-		ids = ids[len(ids)-storyShown:]
-	}
+	ids := slices.Sorted(slices.Values(append(history, slices.Collect(maps.Keys(file))...)))
 	for _, id := range ids {
 		m, err := mailbox.ReadMessage(where[id], s.ws().Config.Router.MaxMessageSize)
 		if err != nil {
