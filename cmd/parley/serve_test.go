@@ -988,3 +988,55 @@ func TestServePlayerDecidesOwnCopy(t *testing.T) {
 		t.Errorf("after aria approved, gm's copy of %s left its inbox: %v", request, err)
 	}
 }
+
+// TestServeJournalCheckpoint guards a [JOURNAL_CHECKPOINT] at the web
+// seat, where no program plays the person's character. Bug: the Seat
+// page decided apart from parley play what to file: it told the
+// checkpoint as plain story and filed it, and its /journal then said no
+// checkpoint waited. As parley play decides it (campaigns.SeatJournals),
+// it waits for the entry; /journal says so; the entry written files it.
+func TestServeJournalCheckpoint(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
+	if err := os.WriteFile(filepath.Join(dir, "parley.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "-C", dir, "init")
+	parley(t, "-C", dir, "campaign", "new", "the-hollow")
+	parley(t, "-C", dir, "character", "new", "mira-quickfoot")
+	prefs := "## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
+	if err := os.WriteFile(filepath.Join(dir, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := parley(t, "-C", dir, "send", "--from", "lead", "--to", "mira", "--type", "JOURNAL_CHECKPOINT",
+		"--field", "campaign=the-hollow", "--field", "trigger=manual", "--field", `scene_number="003"`, "--field", "scene_slug=the-gate", "--body", "Time to write in your journal.")
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWriting(t, ws)
+	page := getPage(t, client, base+"seat")
+	if !strings.Contains(page, `class="waiting k-journal" data-id="`+id+`"`) || !strings.Contains(page, `name="kind" value="journal"`) {
+		t.Fatalf("the Seat page does not ask for the checkpoint's entry:\n%s", page)
+	}
+	if _, err := ws.Received(id, "mira", mailbox.Inbox); err != nil {
+		t.Fatalf("the Seat page filed the checkpoint before its entry was written: %v", err)
+	}
+	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/journal"}}); code != http.StatusOK || !strings.Contains(strings.Join(strings.Fields(said), " "), "the checkpoint of scene 003 the gate waits for your entry") || strings.Contains(said, "no runner routes") {
+		t.Errorf("/journal with a checkpoint waiting: %d %q, want it to say the checkpoint of scene 003 waits, and nothing about what was sent", code, said)
+	}
+	if code, said := act(url.Values{"kind": {"journal"}, "text": {"We found the gate shut."}}); code != http.StatusOK || !strings.Contains(said, "an entry added to") {
+		t.Fatalf("the checkpoint's entry: %d %q", code, said)
+	}
+	if _, err := ws.Received(id, "mira", mailbox.Done); err != nil {
+		t.Errorf("the checkpoint is not filed once its entry was written: %v", err)
+	}
+	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/journal"}}); code != http.StatusOK || strings.Contains(said, "waits for your entry") || !strings.Contains(said, "We found the gate shut.") {
+		t.Errorf("/journal after the entry: %d %q, want the entry and no checkpoint waiting", code, said)
+	}
+}

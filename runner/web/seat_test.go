@@ -111,13 +111,23 @@ func TestSeatTellsStory(t *testing.T) {
 func TestSeatNoRunner(t *testing.T) {
 	ws, write := tableWorkspace(t)
 	ask := write(1, []string{"you"}, "[ASK_PLAYER]\nquestion: Which door?\noptions: [left, right]\n")
-	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "you", Prompted: "mira"})
+	act := &fakeActions{}
+	s := newServer(t, ws, Options{Actions: act, Person: "you", Prompted: "mira"})
 	if page := get(t, s.Handler(), "/seat", true).Body.String(); !strings.Contains(page, "No runner routes this table now") {
 		t.Errorf("GET /seat with no runner does not say so:\n%s", page)
 	}
 	code, said := postAct(t, s, map[string][]string{"kind": {"answer"}, "id": {ask}, "text": {"1"}})
 	if code != 200 || !strings.Contains(said, "no runner routes this table") {
 		t.Errorf("an answer with no runner: %d %q, want 200 saying no runner routes the table", code, said)
+	}
+	// What only shows sends nothing, as the seat decides it (a line it
+	// showed), not a list of the page's own: nothing to say of a runner.
+	act.shows = []string{"/look"}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"seat"}, "line": {"/look"}}); code != 200 || strings.Contains(said, "no runner routes this table") {
+		t.Errorf("a seat line that only showed, with no runner: %d %q, want 200 saying nothing of a runner", code, said)
+	}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"seat"}, "line": {"/status"}}); code != 200 || !strings.Contains(said, "no runner routes this table") {
+		t.Errorf("a seat line the seat says sent something, with no runner: %d %q, want 200 saying no runner routes the table", code, said)
 	}
 }
 

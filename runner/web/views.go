@@ -568,7 +568,7 @@ type waiting struct {
 	Options  []option
 	Decide   []orchestrator.Choice // an escalation's decisions, each a button
 	Body     template.HTML
-	Kind     string // "ask" (options or own words), "relay", "prompt" (own words, as the character), "request" (approve/reject), "escalation" (a decision and reasons), "message" (reply)
+	Kind     string // "ask" (options or own words), "relay", "prompt" (own words, as the character), "journal" (a checkpoint's entry, as /journal ENTRY), "request" (approve/reject), "escalation" (a decision and reasons), "message" (reply)
 }
 
 type option struct {
@@ -724,6 +724,12 @@ func (s *Server) seatData() seatData {
 					who = m.Header().Text("to")
 				}
 				wt.Question = fmt.Sprintf("%s asks %s (%s)", wt.From, who, kind)
+			case campaigns.SeatJournals(wt.Type, prompted) && d.Campaign:
+				// The character's journal entry, which no program
+				// writes (parley play decides it so too): it waits
+				// until /journal ENTRY writes one, and is filed then.
+				wt.Kind = "journal"
+				wt.Question = "Yours to answer: no program writes your character's journal. Say what happened (/journal ENTRY at the seat's line does the same)."
 			case slices.Contains(requestTypes, wt.Type):
 				wt.Kind = "request"
 			case esc >= 0:

@@ -42,8 +42,10 @@ type Actions interface {
 	// does: a number picks an option.
 	Answer(ctx context.Context, id, text string) (string, error)
 	// Seat carries out one line typed at parley play (/roll 1d20, /say
-	// ..., /save), as the seat does.
-	Seat(ctx context.Context, line string) (string, error)
+	// ..., /save), as the seat does, and reports whether the line only
+	// showed something (/status, /sheet, /help, /journal without an
+	// entry), as the seat decides it.
+	Seat(ctx context.Context, line string) (said string, showed bool, err error)
 	// Decide approves or rejects a request as agent, one of its
 	// recipients (its copy answered and filed), as parley approve and
 	// reject do; agent "" answers as the first recipient holding it.
