@@ -31,7 +31,8 @@ var errStalePage = errors.New("not allowed: this page is older than the parley s
 var errOtherOrigin = errors.New("not allowed: the form came from a page of another site")
 
 // act carries out what a form on the page asks: answer, seat (and roll,
-// say), approve, reject, reply, done, retry. It needs the token (in its cookie), the page's
+// say, journal), approve, reject, reply, done, retry; and files what the
+// Seat page showed (shown). It needs the token (in its cookie), the page's
 // CSRF token, and, when the browser says where the form came from, this
 // server. It answers with what the command line would have said, as
 // text (control characters escaped, as on a page); an error with status
@@ -166,7 +167,9 @@ func (s *Server) playerMay(f url.Values) error {
 	}
 	seat := strings.Join(mine, " or ")
 	switch kind {
-	case "seat", "roll", "say", "journal":
+	case "seat", "roll", "say", "journal", "shown":
+		// (What shown files is what the seat's own Seat page tells
+		// from its own inboxes: decided again here, not by the form.)
 		return nil
 	case "retry":
 		return fmt.Errorf("not allowed: this is a player's seat (%s): putting a message back is the host's (parley retry, or the host's own parley serve)", seat)
@@ -254,6 +257,8 @@ func (s *Server) do(ctx context.Context, f url.Values) (said string, sends bool,
 	case "done":
 		said, err := s.actions.Done(ctx, id, f.Get("agent"))
 		return said, false, err
+	case "shown":
+		return "", false, s.shown(ctx, strings.Fields(f.Get("ids")))
 	case "retry":
 		n, err := strconv.Atoi(f.Get("n"))
 		e, ok := s.feed.at(n)
@@ -264,6 +269,24 @@ func (s *Server) do(ctx context.Context, f url.Values) (said string, sends bool,
 		return said, false, err
 	}
 	return "", false, errors.New("unknown action " + strconv.Quote(f.Get("kind")))
+}
+
+// shown files the messages ids that the Seat page showed, of those it
+// tells from the seat's inboxes now (tell decides, as for the page):
+// an id it does not tell (a question, another's message, one filed
+// meanwhile) is left as it is.
+func (s *Server) shown(ctx context.Context, ids []string) error {
+	d := s.seatData()
+	file := map[string][]string{}
+	for _, id := range ids {
+		if holders, ok := d.file[id]; ok {
+			file[id] = holders
+		}
+	}
+	if len(file) == 0 {
+		return nil
+	}
+	return s.actions.Shown(ctx, file)
 }
 
 // seatLine carries out a line as the seat does; it sent something unless

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -83,6 +84,18 @@ func TestSeatTellsStory(t *testing.T) {
 		if !strings.Contains(page, w) {
 			t.Errorf("GET /seat's [SESSION_END] lacks %q:\n%s", w, page)
 		}
+	}
+	// Filed once the page says it showed them (never on a GET, which a
+	// prefetch or a tab in the background makes): what it tells from an
+	// inbox, not the question.
+	if len(act.asked) > 0 {
+		t.Errorf("GET /seat asked the actions %q, want nothing filed before the page says it showed it", act.asked)
+	}
+	if !strings.Contains(page, `data-id="`+narr+`" data-received="true"`) || strings.Contains(page, `data-id="`+ask+`" data-received`) {
+		t.Errorf("GET /seat does not mark the narrative alone as to be filed once shown:\n%s", page)
+	}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"shown"}, "ids": {narr + " " + ask + " " + end}}); code != 200 {
+		t.Errorf("kind shown: %d %q", code, said)
 	}
 	want := []string{"shown " + narr + " you,mira", "shown " + end + " you"}
 	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
@@ -168,6 +181,14 @@ func TestSeatTellsAllItFiles(t *testing.T) {
 	act := &fakeActions{}
 	s := newServer(t, ws, Options{Actions: act, Person: "you", Prompted: "mira"})
 	page := get(t, s.Handler(), "/seat", true).Body.String()
+	ids := regexp.MustCompile(`data-id="([^"]+)" data-received="true"`).FindAllStringSubmatch(page, -1)
+	var shown []string
+	for _, m := range ids {
+		shown = append(shown, m[1])
+	}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"shown"}, "ids": {strings.Join(shown, " ")}}); code != 200 {
+		t.Errorf("kind shown: %d %q", code, said)
+	}
 	var untold []int
 	for i := 10; i < 60; i++ {
 		if !strings.Contains(page, fmt.Sprintf("Part %d.", i)) {

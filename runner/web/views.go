@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -597,6 +596,10 @@ type seatData struct {
 	// parley play holds the workspace): what the seat sends waits in an
 	// outbox until one starts.
 	NoRunner bool
+	// file is what Told tells from an inbox, by id with the seat's
+	// inboxes holding it: filed once the page says it showed it (act,
+	// kind shown), never on a GET.
+	file map[string][]string
 }
 
 // told is a message the seat shows and that asks nothing of the person.
@@ -776,8 +779,9 @@ func (s *Server) seatData() seatData {
 
 // tell moves what asks nothing of the person out of what waits, into the
 // story told (d.Told), as parley play shows it: once, whichever of the
-// seat's inboxes hold it; and files it there, handled in every one of
-// them, as play does (Actions.Shown), when the server writes. The story
+// seat's inboxes hold it; and notes it (d.file) to file there, handled in
+// every one of them, as play does (Actions.Shown), once the page posts
+// that it showed it. The story
 // told is all of those (nothing is filed untold), and, up to storyShown
 // in all, the newest of what the seat's inboxes filed before (done/), so
 // that it reads the same after a reload.
@@ -827,14 +831,7 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 		d.Told = append(d.Told, toldOf(id, m, received))
 	}
 	slices.Reverse(d.Told)
-	if len(file) > 0 && s.actions != nil {
-		s.writing.Lock()
-		err := s.actions.Shown(context.Background(), file)
-		s.writing.Unlock()
-		if err != nil {
-			s.log.Warn("filing what the Seat page showed", "err", err)
-		}
-	}
+	d.file = file
 	d.NoRunner = s.ws().RunnerPID() == 0
 }
 
