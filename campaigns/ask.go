@@ -13,6 +13,9 @@ const (
 	AskPlayerType    = "ASK_PLAYER"     // the game master asks the person
 	RelayToHumanType = "RELAY_TO_HUMAN" // a player's agent asks the person to decide for its character
 	GMToPlayerType   = "GM_TO_PLAYER"   // the game master prompts a character
+	// JournalCheckpointType is the team lead's call for journal entries:
+	// the person's to write when no program plays their character.
+	JournalCheckpointType = "JOURNAL_CHECKPOINT"
 )
 
 // SeatAnswerer decides, for parley play, parley answer and the web Seat
@@ -41,6 +44,15 @@ func SeatAnswerer(typ string, holders []string, person, prompted string) string 
 		}
 	}
 	return ""
+}
+
+// SeatJournals decides, for parley play and the web Seat page alike,
+// whether a message of type typ asks the person at a seat for their
+// character's journal entry (written with /journal ENTRY): a
+// [JOURNAL_CHECKPOINT], when no program plays the character (prompted
+// is its agent; "" when a program plays it, or no character is known).
+func SeatJournals(typ, prompted string) bool {
+	return typ == JournalCheckpointType && prompted != ""
 }
 
 // Option is one option of a game master's question ([ASK_PLAYER]).

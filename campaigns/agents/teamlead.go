@@ -33,7 +33,7 @@ const (
 	AwaitPlayersType      = "AWAIT_PLAYERS"
 	PlayerResponsesType   = "PLAYER_RESPONSES"
 	GMToPlayerType        = campaigns.GMToPlayerType
-	JournalCheckpointType = "JOURNAL_CHECKPOINT"
+	JournalCheckpointType = campaigns.JournalCheckpointType
 	NarrativeType         = "NARRATIVE"
 )
 

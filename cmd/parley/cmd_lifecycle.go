@@ -256,19 +256,27 @@ func answerCommand(e *env, name string, approve bool) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runAnswer(e, ws, c.Args().First(), approve, c.String("feedback"))
+			return runAnswer(e, ws, c.Args().First(), "", approve, c.String("feedback"))
 		},
 	}
 }
 
-// runAnswer answers a structured request as the agent that received it.
-func runAnswer(e *env, ws *workspace.Workspace, arg string, approve bool, feedback string) error {
+// runAnswer answers a structured request as the agent that received it:
+// agent's copy (in its inbox/, cur/ or done/) when agent is not "", else
+// the first copy a recipient holds.
+func runAnswer(e *env, ws *workspace.Workspace, arg, agent string, approve bool, feedback string) error {
 	id, err := ws.ResolveID(arg)
 	if err != nil {
 		return err
 	}
-	path, err := ws.FindMessage(id)
-	if err != nil {
+	var path string
+	if agent != "" {
+		c, err := ws.Handling(id, agent)
+		if err != nil {
+			return err
+		}
+		path = c.Path
+	} else if path, err = ws.FindMessage(id); err != nil {
 		return err
 	}
 	agent, state, ok := ws.Locate(path)

@@ -258,37 +258,55 @@ func (a *browserActions) Answer(ctx context.Context, id, text string) (string, e
 	return said(buf, s.answerOnce(id, text))
 }
 
-func (a *browserActions) Seat(ctx context.Context, line string) (string, error) {
+// Seat carries out a line as the seat does (seat.command), and reports
+// whether it only showed something (seat.showed: /status, /sheet, /help,
+// /journal without an entry). A [JOURNAL_CHECKPOINT] that waits in the
+// seat's inboxes is the checkpoint /journal speaks of, and is filed once
+// /journal ENTRY wrote the entry it asks for.
+func (a *browserActions) Seat(ctx context.Context, line string) (string, bool, error) {
 	e, buf := a.env()
 	ws, err := a.open(buf)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	s, err := openSeat(e, ws, a.as, a.lead)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	s.out = buf
+	checkpoints := s.checkpoints()
 	sent, err := s.command(ctx, line)
 	if errors.Is(err, errQuit) {
-		return "", errors.New("/quit: close the page to leave")
+		return "", false, errors.New("/quit: close the page to leave")
 	}
 	if err != nil {
-		return said(buf, err)
+		out, err := said(buf, err)
+		return out, false, err
 	}
 	if !sent && !s.showed {
-		return "", errors.New(strings.TrimSpace(buf.String()))
+		return "", false, errors.New(strings.TrimSpace(buf.String()))
 	}
-	return buf.String(), nil
+	if len(checkpoints) > 0 && s.checkpoint == "" {
+		// Answered: the entry is written.
+		for _, id := range slices.Sorted(maps.Keys(checkpoints)) {
+			s.handledCopies(id, checkpoints[id], "answered with /journal at the web seat")
+		}
+	}
+	return buf.String(), s.showed, nil
 }
 
-func (a *browserActions) Decide(ctx context.Context, id string, approve bool, feedback string) (string, error) {
+func (a *browserActions) Decide(ctx context.Context, id, agent string, approve bool, feedback string) (string, error) {
 	e, buf := a.env()
 	ws, err := a.open(buf)
 	if err != nil {
 		return "", err
 	}
-	return said(buf, runAnswer(e, ws, id, approve, feedback))
+	if agent != "" {
+		if err := ws.CheckAgent(agent); err != nil {
+			return "", err
+		}
+	}
+	return said(buf, runAnswer(e, ws, id, agent, approve, feedback))
 }
 
 func (a *browserActions) Reply(ctx context.Context, id, agent, decision, body string) (string, error) {

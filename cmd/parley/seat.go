@@ -1027,20 +1027,53 @@ func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 		if s.character != "" {
 			s.printf("  (/whisper %s TEXT answers)\n", dashIf(field(m, "from"), from))
 		}
-	case "JOURNAL_CHECKPOINT":
-		scene := strings.TrimSpace(field(m, "scene_number") + " " + strings.ReplaceAll(field(m, "scene_slug"), "-", " "))
-		s.printf("\n[JOURNAL_CHECKPOINT] from %s (scene %s):\n", from, dashIf(scene, "-"))
+	case campaigns.JournalCheckpointType:
+		scene := checkpointScene(m)
+		s.printf("\n[JOURNAL_CHECKPOINT] from %s (scene %s):\n", from, scene)
 		s.wrap(body, "  ")
-		if s.character == "" || s.prompted() == "" {
+		if s.character == "" || !campaigns.SeatJournals(campaigns.JournalCheckpointType, s.prompted()) {
 			return // a program keeps the character's journal
 		}
 		// No program plays the person's character: no program writes
 		// its entry either, and the checkpoint asks the person.
-		s.checkpoint = dashIf(scene, "-")
+		s.checkpoint = scene
 		s.wrap(fmt.Sprintf("(yours to answer: no program writes %s's journal. /journal ENTRY writes what happened here; `parley journal add %s` at a shell takes every part: --title, --happened, --did, --learned, --feel)", s.character, s.character), "  ")
 	default:
 		s.printf("\n[%s] from %s: %s\n", workspace.TypeOf(m), from, summaryOf(m))
 	}
+}
+
+// checkpoints returns the [JOURNAL_CHECKPOINT]s that wait in the seat's
+// inboxes for the person's entry (campaigns.SeatJournals decides, as
+// show does), by id with the inboxes holding each, and makes the newest
+// the checkpoint /journal says waits: the web seat, which keeps no seat
+// between requests, leaves them in the inbox until an entry is written.
+func (s *seat) checkpoints() map[string][]string {
+	if s.character == "" || !campaigns.SeatJournals(campaigns.JournalCheckpointType, s.prompted()) {
+		return nil
+	}
+	out := map[string][]string{}
+	newest := ""
+	for _, agent := range s.inboxes() {
+		entries, _ := s.ws.Mailbox(agent).List(mailbox.Inbox)
+		for _, en := range entries {
+			m, err := mailbox.ReadMessage(en.Path, s.ws.Config.Router.MaxMessageSize)
+			if err != nil || !campaigns.SeatJournals(workspace.TypeOf(m), s.prompted()) {
+				continue
+			}
+			out[en.ID] = append(out[en.ID], agent)
+			if en.ID > newest {
+				newest, s.checkpoint = en.ID, checkpointScene(m)
+			}
+		}
+	}
+	return out
+}
+
+// checkpointScene is the scene a [JOURNAL_CHECKPOINT] names (its number
+// and slug), or "-".
+func checkpointScene(m *mailbox.Message) string {
+	return dashIf(strings.TrimSpace(field(m, "scene_number")+" "+strings.ReplaceAll(field(m, "scene_slug"), "-", " ")), "-")
 }
 
 func dashIf(s, otherwise string) string {

@@ -599,3 +599,48 @@ func TestServeSeatFocusInBrowser(t *testing.T) {
 		t.Errorf("the page said %q, want what was typed, not sent", said)
 	}
 }
+
+// TestServeSeatShownInBrowser guards what the Seat page files. Bug: the
+// GET of /seat filed every narrative it told, so a prefetch, a poll or
+// a second tab in the background filed the story before anyone read
+// it. A GET files nothing; the page, once visible, posts the ids it
+// told (with its CSRF token), and those are filed.
+func TestServeSeatShownInBrowser(t *testing.T) {
+	longtest.Skip(t)
+	t.Parallel()
+	bctx := newBrowser(t)
+	dir := filepath.Join(t.TempDir(), "table")
+	parley(t, "init", dir, "--template", "dnd")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "20261129-100001.000000Z-gm-000001"
+	msg := "---\nid: " + id + "\nfrom: gm\nto: [you]\n---\n[NARRATIVE]\n\nThe bell tolls under the water.\n"
+	if err := os.WriteFile(ws.Mailbox("you").Path(mailbox.Inbox, id+".md"), []byte(msg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, client, _ := servedWriting(t, ws)
+	if page := getPage(t, client, base+"seat"); !strings.Contains(page, "The bell tolls under the water.") {
+		t.Fatalf("the Seat page does not tell the narrative:\n%s", page)
+	}
+	if _, err := ws.Received(id, "you", mailbox.Inbox); err != nil {
+		t.Fatalf("a GET of /seat filed the narrative: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(bctx, 2*browserStep)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"seat?token=test-token-0123456789"),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`article.told[data-id=%q]`, id))),
+	); err != nil {
+		t.Fatalf("opening the Seat page: %v", err)
+	}
+	for deadline := time.Now().Add(2 * browserStep); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := ws.Received(id, "you", mailbox.Done); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the narrative the page showed is not filed %v after", 2*browserStep)
+		}
+	}
+}

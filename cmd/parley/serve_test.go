@@ -939,3 +939,104 @@ func TestServeSeatInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestServePlayerDecidesOwnCopy guards a request copied to two inboxes
+// (a route that copies a player's messages to the gm, listed before
+// aria). Bug: aria's browser seat approved aria's shutdown_request and
+// the answer went out as gm: parley approve answered the first copy in
+// parley.yaml order, filed gm's copy and left aria's waiting. The seat
+// answers as the agent whose copy it shows, and files that copy; it
+// decides nothing as an agent not its own.
+func TestServePlayerDecidesOwnCopy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria", "--agent", "lead")
+	stop := parley(t, "-C", dir, "stop", "aria", "--from", "lead")
+	request := stop[strings.LastIndex(stop, " ")+1 : len(stop)-1]
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(ws.Mailbox("aria").Path(mailbox.Inbox, mailbox.FileName(request)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.Mailbox("gm").Path(mailbox.Inbox, mailbox.FileName(request)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWith(t, ws, serveOptions{Spectator: true, Player: true, As: "aria"})
+	page := getPage(t, client, base+"seat")
+	if !strings.Contains(page, `name="agent" value="aria"`) || !strings.Contains(page, `value="approve"`) {
+		t.Fatalf("the Seat page does not offer aria's copy of %s to approve:\n%s", request, page)
+	}
+	if code, said := act(url.Values{"kind": {"approve"}, "id": {request}, "agent": {"gm"}}); code != http.StatusForbidden || !strings.Contains(said, "sends nothing as gm") {
+		t.Errorf("approve as gm from aria's seat: %d %q, want 403 saying it sends nothing as gm", code, said)
+	}
+	if code, said := act(url.Values{"kind": {"approve"}, "id": {request}, "agent": {"aria"}}); code != http.StatusOK {
+		t.Fatalf("approve as aria: %d %q", code, said)
+	}
+	if names, _ := ws.Mailbox("gm").Names(mailbox.Outbox); len(names) != 0 {
+		t.Errorf("gm's outbox holds %v after aria approved: the answer went out as gm", names)
+	}
+	if n, _ := ws.Mailbox("aria").Count(mailbox.Outbox); n != 1 {
+		t.Errorf("aria's outbox holds %d answers after aria approved, want 1", n)
+	}
+	if _, err := ws.Received(request, "aria", mailbox.Done); err != nil {
+		t.Errorf("after approving, aria's copy of %s is not in its done/: %v", request, err)
+	}
+	if _, err := ws.Received(request, "gm", mailbox.Inbox); err != nil {
+		t.Errorf("after aria approved, gm's copy of %s left its inbox: %v", request, err)
+	}
+}
+
+// TestServeJournalCheckpoint guards a [JOURNAL_CHECKPOINT] at the web
+// seat, where no program plays the person's character. Bug: the Seat
+// page decided apart from parley play what to file: it told the
+// checkpoint as plain story and filed it, and its /journal then said no
+// checkpoint waited. As parley play decides it (campaigns.SeatJournals),
+// it waits for the entry; /journal says so; the entry written files it.
+func TestServeJournalCheckpoint(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
+	if err := os.WriteFile(filepath.Join(dir, "parley.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "-C", dir, "init")
+	parley(t, "-C", dir, "campaign", "new", "the-hollow")
+	parley(t, "-C", dir, "character", "new", "mira-quickfoot")
+	prefs := "## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
+	if err := os.WriteFile(filepath.Join(dir, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := parley(t, "-C", dir, "send", "--from", "lead", "--to", "mira", "--type", "JOURNAL_CHECKPOINT",
+		"--field", "campaign=the-hollow", "--field", "trigger=manual", "--field", `scene_number="003"`, "--field", "scene_slug=the-gate", "--body", "Time to write in your journal.")
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWriting(t, ws)
+	page := getPage(t, client, base+"seat")
+	if !strings.Contains(page, `class="waiting k-journal" data-id="`+id+`"`) || !strings.Contains(page, `name="kind" value="journal"`) {
+		t.Fatalf("the Seat page does not ask for the checkpoint's entry:\n%s", page)
+	}
+	if _, err := ws.Received(id, "mira", mailbox.Inbox); err != nil {
+		t.Fatalf("the Seat page filed the checkpoint before its entry was written: %v", err)
+	}
+	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/journal"}}); code != http.StatusOK || !strings.Contains(strings.Join(strings.Fields(said), " "), "the checkpoint of scene 003 the gate waits for your entry") || strings.Contains(said, "no runner routes") {
+		t.Errorf("/journal with a checkpoint waiting: %d %q, want it to say the checkpoint of scene 003 waits, and nothing about what was sent", code, said)
+	}
+	if code, said := act(url.Values{"kind": {"journal"}, "text": {"We found the gate shut."}}); code != http.StatusOK || !strings.Contains(said, "an entry added to") {
+		t.Fatalf("the checkpoint's entry: %d %q", code, said)
+	}
+	if _, err := ws.Received(id, "mira", mailbox.Done); err != nil {
+		t.Errorf("the checkpoint is not filed once its entry was written: %v", err)
+	}
+	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/journal"}}); code != http.StatusOK || strings.Contains(said, "waits for your entry") || !strings.Contains(said, "We found the gate shut.") {
+		t.Errorf("/journal after the entry: %d %q, want the entry and no checkpoint waiting", code, said)
+	}
+}

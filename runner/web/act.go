@@ -31,7 +31,8 @@ var errStalePage = errors.New("not allowed: this page is older than the parley s
 var errOtherOrigin = errors.New("not allowed: the form came from a page of another site")
 
 // act carries out what a form on the page asks: answer, seat (and roll,
-// say), approve, reject, reply, done, retry. It needs the token (in its cookie), the page's
+// say, journal), approve, reject, reply, done, retry; and files what the
+// Seat page showed (shown). It needs the token (in its cookie), the page's
 // CSRF token, and, when the browser says where the form came from, this
 // server. It answers with what the command line would have said, as
 // text (control characters escaped, as on a page); an error with status
@@ -69,7 +70,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writing.Lock()
-	said, err := s.do(r.Context(), r.PostForm)
+	said, sends, err := s.do(r.Context(), r.PostForm)
 	s.writing.Unlock()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if err != nil {
@@ -79,29 +80,10 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("sent from the browser", "kind", r.PostForm.Get("kind"))
-	if sends(r.PostForm) && s.atTable() && s.ws().RunnerPID() == 0 {
+	if sends && s.atTable() && s.ws().RunnerPID() == 0 {
 		said = strings.TrimRight(said, "\n") + "\n" + noRunner + "\n"
 	}
 	w.Write([]byte(visible.Text(said)))
-}
-
-// sends reports whether the form sends a message (not a command that
-// only shows, /status, /sheet, /help, /journal without an entry, nor a
-// message marked handled).
-func sends(f url.Values) bool {
-	switch f.Get("kind") {
-	case "done", "retry":
-		return false
-	case "seat":
-		name, rest, _ := strings.Cut(strings.TrimSpace(f.Get("line")), " ")
-		switch name {
-		case "/status", "/sheet", "/help", "/quit":
-			return false
-		case "/journal":
-			return strings.TrimSpace(rest) != ""
-		}
-	}
-	return true
 }
 
 // noRunner is what an answer sent at a table no runner routes says.
@@ -145,7 +127,8 @@ func sameOrigin(r *http.Request) bool {
 // (a reply, a message marked handled, a request decided, a question
 // answered) must be in the inbox (or cur/) of the seat's agents, the
 // person and the agent of their character when no program plays it, and
-// be sent as one of them; a retry is the host's. The seat's own commands
+// be sent as one of them (a reply, a message marked handled and a request
+// decided name the agent, whose copy it must be); a retry is the host's. The seat's own commands
 // (say, roll, a seat line) act as the seat does at parley play, as its
 // team lead and its character. Any other server may act as any agent
 // the message went to: it is the host's.
@@ -184,11 +167,13 @@ func (s *Server) playerMay(f url.Values) error {
 	}
 	seat := strings.Join(mine, " or ")
 	switch kind {
-	case "seat", "roll", "say":
+	case "seat", "roll", "say", "journal", "shown":
+		// (What shown files is what the seat's own Seat page tells
+		// from its own inboxes: decided again here, not by the form.)
 		return nil
 	case "retry":
 		return fmt.Errorf("not allowed: this is a player's seat (%s): putting a message back is the host's (parley retry, or the host's own parley serve)", seat)
-	case "reply", "done":
+	case "reply", "done", "approve", "reject":
 		agent := f.Get("agent")
 		if !slices.Contains(mine, agent) {
 			if agent == "" {
@@ -200,7 +185,7 @@ func (s *Server) playerMay(f url.Values) error {
 			return fmt.Errorf("not allowed: %s is not in the inbox of %s: this seat answers only what waits for it (nothing was sent)", id, agent)
 		}
 		return nil
-	case "answer", "approve", "reject":
+	case "answer":
 		if !holds(mine...) {
 			return fmt.Errorf("not allowed: %s does not wait in the inbox of %s: this seat answers only what waits for it (nothing was sent)", id, seat)
 		}
@@ -212,20 +197,30 @@ func (s *Server) playerMay(f url.Values) error {
 // oneLine keeps what a person typed on one line, as the seat reads it.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func (s *Server) do(ctx context.Context, f url.Values) (string, error) {
+// do carries out form, and reports whether it sent something (not a
+// message marked handled, a retry, nor a seat command that only showed,
+// as the seat decides it: Actions.Seat).
+func (s *Server) do(ctx context.Context, f url.Values) (said string, sends bool, err error) {
 	id := f.Get("id")
 	switch f.Get("kind") {
 	case "answer":
 		if strings.TrimSpace(f.Get("text")) == "" {
-			return "", errors.New("answer: say something, or pick an option")
+			return "", false, errors.New("answer: say something, or pick an option")
 		}
-		return s.actions.Answer(ctx, id, oneLine(f.Get("text")))
+		said, err := s.actions.Answer(ctx, id, oneLine(f.Get("text")))
+		return said, true, err
 	case "seat":
 		line := oneLine(f.Get("line"))
 		if !strings.HasPrefix(line, "/") {
-			return "", errors.New("seat: a command starts with / (/roll 1d20, /say ...)")
+			return "", false, errors.New("seat: a command starts with / (/roll 1d20, /say ...)")
 		}
-		return s.actions.Seat(ctx, line)
+		return s.seatLine(ctx, line)
+	case "journal":
+		// A [JOURNAL_CHECKPOINT]'s entry, as /journal ENTRY writes it.
+		if strings.TrimSpace(f.Get("text")) == "" {
+			return "", false, errors.New("journal: say what happened")
+		}
+		return s.seatLine(ctx, "/journal "+oneLine(f.Get("text")))
 	case "roll":
 		line := "/roll " + oneLine(f.Get("dice"))
 		if dc := oneLine(f.Get("dc")); dc != "" {
@@ -234,15 +229,16 @@ func (s *Server) do(ctx context.Context, f url.Values) (string, error) {
 		if c := oneLine(f.Get("check")); c != "" {
 			line += " " + c
 		}
-		return s.actions.Seat(ctx, line)
+		return s.seatLine(ctx, line)
 	case "say":
 		kind := strings.ToUpper(f.Get("as"))
 		if kind != "ACTION" && kind != "REACTION" && kind != "VETO" {
 			kind = "ACTION"
 		}
-		return s.actions.Seat(ctx, "/say "+kind+" "+oneLine(f.Get("text")))
+		return s.seatLine(ctx, "/say "+kind+" "+oneLine(f.Get("text")))
 	case "approve", "reject":
-		return s.actions.Decide(ctx, id, f.Get("kind") == "approve", f.Get("text"))
+		said, err := s.actions.Decide(ctx, id, f.Get("agent"), f.Get("kind") == "approve", f.Get("text"))
+		return said, true, err
 	case "reply":
 		// An escalation is answered with a decision and the reasons for
 		// it, which may be left out.
@@ -250,24 +246,54 @@ func (s *Server) do(ctx context.Context, f url.Values) (string, error) {
 		text := f.Get("text")
 		if strings.TrimSpace(text) == "" {
 			if decision == "" {
-				return "", errors.New("reply: the answer is empty")
+				return "", false, errors.New("reply: the answer is empty")
 			}
 			text = ""
 		} else {
 			text = withNewline(text)
 		}
-		return s.actions.Reply(ctx, id, f.Get("agent"), decision, text)
+		said, err := s.actions.Reply(ctx, id, f.Get("agent"), decision, text)
+		return said, true, err
 	case "done":
-		return s.actions.Done(ctx, id, f.Get("agent"))
+		said, err := s.actions.Done(ctx, id, f.Get("agent"))
+		return said, false, err
+	case "shown":
+		return "", false, s.shown(ctx, strings.Fields(f.Get("ids")))
 	case "retry":
 		n, err := strconv.Atoi(f.Get("n"))
 		e, ok := s.feed.at(n)
 		if err != nil || !ok {
-			return "", errors.New("retry: no such journal entry")
+			return "", false, errors.New("retry: no such journal entry")
 		}
-		return s.retry(ctx, e)
+		said, err := s.retry(ctx, e)
+		return said, false, err
 	}
-	return "", errors.New("unknown action " + strconv.Quote(f.Get("kind")))
+	return "", false, errors.New("unknown action " + strconv.Quote(f.Get("kind")))
+}
+
+// shown files the messages ids that the Seat page showed, of those it
+// tells from the seat's inboxes now (tell decides, as for the page):
+// an id it does not tell (a question, another's message, one filed
+// meanwhile) is left as it is.
+func (s *Server) shown(ctx context.Context, ids []string) error {
+	d := s.seatData()
+	file := map[string][]string{}
+	for _, id := range ids {
+		if holders, ok := d.file[id]; ok {
+			file[id] = holders
+		}
+	}
+	if len(file) == 0 {
+		return nil
+	}
+	return s.actions.Shown(ctx, file)
+}
+
+// seatLine carries out a line as the seat does; it sent something unless
+// the seat says the line only showed.
+func (s *Server) seatLine(ctx context.Context, line string) (string, bool, error) {
+	said, showed, err := s.actions.Seat(ctx, line)
+	return said, !showed, err
 }
 
 // retry puts back what a journal entry refused or gave up on: the file

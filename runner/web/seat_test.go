@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -84,6 +85,18 @@ func TestSeatTellsStory(t *testing.T) {
 			t.Errorf("GET /seat's [SESSION_END] lacks %q:\n%s", w, page)
 		}
 	}
+	// Filed once the page says it showed them (never on a GET, which a
+	// prefetch or a tab in the background makes): what it tells from an
+	// inbox, not the question.
+	if len(act.asked) > 0 {
+		t.Errorf("GET /seat asked the actions %q, want nothing filed before the page says it showed it", act.asked)
+	}
+	if !strings.Contains(page, `data-id="`+narr+`" data-received="true"`) || strings.Contains(page, `data-id="`+ask+`" data-received`) {
+		t.Errorf("GET /seat does not mark the narrative alone as to be filed once shown:\n%s", page)
+	}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"shown"}, "ids": {narr + " " + ask + " " + end}}); code != 200 {
+		t.Errorf("kind shown: %d %q", code, said)
+	}
 	want := []string{"shown " + narr + " you,mira", "shown " + end + " you"}
 	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
 		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
@@ -111,13 +124,23 @@ func TestSeatTellsStory(t *testing.T) {
 func TestSeatNoRunner(t *testing.T) {
 	ws, write := tableWorkspace(t)
 	ask := write(1, []string{"you"}, "[ASK_PLAYER]\nquestion: Which door?\noptions: [left, right]\n")
-	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "you", Prompted: "mira"})
+	act := &fakeActions{}
+	s := newServer(t, ws, Options{Actions: act, Person: "you", Prompted: "mira"})
 	if page := get(t, s.Handler(), "/seat", true).Body.String(); !strings.Contains(page, "No runner routes this table now") {
 		t.Errorf("GET /seat with no runner does not say so:\n%s", page)
 	}
 	code, said := postAct(t, s, map[string][]string{"kind": {"answer"}, "id": {ask}, "text": {"1"}})
 	if code != 200 || !strings.Contains(said, "no runner routes this table") {
 		t.Errorf("an answer with no runner: %d %q, want 200 saying no runner routes the table", code, said)
+	}
+	// What only shows sends nothing, as the seat decides it (a line it
+	// showed), not a list of the page's own: nothing to say of a runner.
+	act.shows = []string{"/look"}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"seat"}, "line": {"/look"}}); code != 200 || strings.Contains(said, "no runner routes this table") {
+		t.Errorf("a seat line that only showed, with no runner: %d %q, want 200 saying nothing of a runner", code, said)
+	}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"seat"}, "line": {"/status"}}); code != 200 || !strings.Contains(said, "no runner routes this table") {
+		t.Errorf("a seat line the seat says sent something, with no runner: %d %q, want 200 saying no runner routes the table", code, said)
 	}
 }
 
@@ -139,5 +162,43 @@ func TestMarkdownTableAlignClass(t *testing.T) {
 				t.Errorf("%s: a table lacks %s:\n%s", name, w, got)
 			}
 		}
+	}
+}
+
+// TestSeatTellsAllItFiles guards a Seat page opened after a night away.
+// Bug: the page filed every unread message that asks nothing but told
+// only the newest storyShown: a tab closed through 50 narratives showed
+// 30, filed all 50, and 20 were never told. Whatever is filed is told.
+func TestSeatTellsAllItFiles(t *testing.T) {
+	ws, write := tableWorkspace(t)
+	old := write(1, []string{"you"}, "[NARRATIVE]\n\nBefore the night.\n")
+	if err := os.Rename(ws.Mailbox("you").Path(mailbox.Inbox, old+".md"), ws.Mailbox("you").Path(mailbox.Done, old+".md")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 10; i < 60; i++ {
+		write(i, []string{"you"}, fmt.Sprintf("[NARRATIVE]\n\nPart %d.\n", i))
+	}
+	act := &fakeActions{}
+	s := newServer(t, ws, Options{Actions: act, Person: "you", Prompted: "mira"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	ids := regexp.MustCompile(`data-id="([^"]+)" data-received="true"`).FindAllStringSubmatch(page, -1)
+	var shown []string
+	for _, m := range ids {
+		shown = append(shown, m[1])
+	}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"shown"}, "ids": {strings.Join(shown, " ")}}); code != 200 {
+		t.Errorf("kind shown: %d %q", code, said)
+	}
+	var untold []int
+	for i := 10; i < 60; i++ {
+		if !strings.Contains(page, fmt.Sprintf("Part %d.", i)) {
+			untold = append(untold, i)
+		}
+	}
+	if len(untold) > 0 || len(act.asked) != 50 {
+		t.Errorf("GET /seat with 50 unread narratives filed %d and did not tell parts %v", len(act.asked), untold)
+	}
+	if strings.Contains(page, "Before the night.") || !strings.Contains(page, "Earlier messages are not shown here") {
+		t.Errorf("GET /seat with 50 unread narratives tells more history than storyShown allows, or does not say it left some out:\n%s", page)
 	}
 }

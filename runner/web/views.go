@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -568,7 +567,7 @@ type waiting struct {
 	Options  []option
 	Decide   []orchestrator.Choice // an escalation's decisions, each a button
 	Body     template.HTML
-	Kind     string // "ask" (options or own words), "relay", "prompt" (own words, as the character), "request" (approve/reject), "escalation" (a decision and reasons), "message" (reply)
+	Kind     string // "ask" (options or own words), "relay", "prompt" (own words, as the character), "journal" (a checkpoint's entry, as /journal ENTRY), "request" (approve/reject), "escalation" (a decision and reasons), "message" (reply)
 }
 
 type option struct {
@@ -587,15 +586,20 @@ type seatData struct {
 	// parley play shows it, and filed.
 	Table bool
 	// Told is the story as it came to the seat's inboxes, newest first:
-	// the newest storyShown messages that ask nothing of the person
-	// (campaigns.SeatAnswerer decides, for parley play too), from inbox/
-	// and done/; Earlier says that older ones were left out.
+	// the messages that ask nothing of the person (campaigns.SeatAnswerer
+	// decides, for parley play too), every one still in inbox/ (filed
+	// once shown), and of done/ the newest, up to storyShown in all;
+	// Earlier says that older ones were left out.
 	Told    []told
 	Earlier bool
 	// NoRunner says that no runner routes the table (no parley run, no
 	// parley play holds the workspace): what the seat sends waits in an
 	// outbox until one starts.
 	NoRunner bool
+	// file is what Told tells from an inbox, by id with the seat's
+	// inboxes holding it: filed once the page says it showed it (act,
+	// kind shown), never on a GET.
+	file map[string][]string
 }
 
 // told is a message the seat shows and that asks nothing of the person.
@@ -723,6 +727,12 @@ func (s *Server) seatData() seatData {
 					who = m.Header().Text("to")
 				}
 				wt.Question = fmt.Sprintf("%s asks %s (%s)", wt.From, who, kind)
+			case campaigns.SeatJournals(wt.Type, prompted) && d.Campaign:
+				// The character's journal entry, which no program
+				// writes (parley play decides it so too): it waits
+				// until /journal ENTRY writes one, and is filed then.
+				wt.Kind = "journal"
+				wt.Question = "Yours to answer: no program writes your character's journal. Say what happened (/journal ENTRY at the seat's line does the same)."
 			case slices.Contains(requestTypes, wt.Type):
 				wt.Kind = "request"
 			case esc >= 0:
@@ -769,10 +779,12 @@ func (s *Server) seatData() seatData {
 
 // tell moves what asks nothing of the person out of what waits, into the
 // story told (d.Told), as parley play shows it: once, whichever of the
-// seat's inboxes hold it; and files it there, handled in every one of
-// them, as play does (Actions.Shown), when the server writes. The story
-// told is the newest storyShown of those and of what the seat's inboxes
-// filed before (done/), so that it reads the same after a reload.
+// seat's inboxes hold it; and notes it (d.file) to file there, handled in
+// every one of them, as play does (Actions.Shown), once the page posts
+// that it showed it. The story
+// told is all of those (nothing is filed untold), and, up to storyShown
+// in all, the newest of what the seat's inboxes filed before (done/), so
+// that it reads the same after a reload.
 func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string) {
 	waits := map[string]bool{}
 	var left []waiting
@@ -797,14 +809,19 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 			}
 		}
 	}
+	// What is filed now is all told, however many (the page shows what
+	// it files: a tab closed through 50 narratives tells all 50); what
+	// was filed before fills the story up to storyShown.
+	history := slices.Sorted(maps.Keys(where))
+	history = slices.DeleteFunc(history, func(id string) bool { _, now := file[id]; return now })
+	if keep := max(storyShown-len(file), 0); len(history) > keep {
+		d.Earlier = true
+		history = history[len(history)-keep:]
+	}
 	for id, holders := range file {
 		where[id] = s.ws().Mailbox(holders[0]).Path(mailbox.Inbox, mailbox.FileName(id))
 	}
-	ids := slices.Sorted(maps.Keys(where))
-	if len(ids) > storyShown {
-		d.Earlier = true
-		ids = ids[len(ids)-storyShown:]
-	}
+	ids := slices.Sorted(slices.Values(append(history, slices.Collect(maps.Keys(file))...)))
 	for _, id := range ids {
 		m, err := mailbox.ReadMessage(where[id], s.ws().Config.Router.MaxMessageSize)
 		if err != nil {
@@ -814,14 +831,7 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 		d.Told = append(d.Told, toldOf(id, m, received))
 	}
 	slices.Reverse(d.Told)
-	if len(file) > 0 && s.actions != nil {
-		s.writing.Lock()
-		err := s.actions.Shown(context.Background(), file)
-		s.writing.Unlock()
-		if err != nil {
-			s.log.Warn("filing what the Seat page showed", "err", err)
-		}
-	}
+	d.file = file
 	d.NoRunner = s.ws().RunnerPID() == 0
 }
 

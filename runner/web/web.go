@@ -42,11 +42,14 @@ type Actions interface {
 	// does: a number picks an option.
 	Answer(ctx context.Context, id, text string) (string, error)
 	// Seat carries out one line typed at parley play (/roll 1d20, /say
-	// ..., /save), as the seat does.
-	Seat(ctx context.Context, line string) (string, error)
-	// Decide approves or rejects a request, as parley approve and reject
-	// do.
-	Decide(ctx context.Context, id string, approve bool, feedback string) (string, error)
+	// ..., /save), as the seat does, and reports whether the line only
+	// showed something (/status, /sheet, /help, /journal without an
+	// entry), as the seat decides it.
+	Seat(ctx context.Context, line string) (said string, showed bool, err error)
+	// Decide approves or rejects a request as agent, one of its
+	// recipients (its copy answered and filed), as parley approve and
+	// reject do; agent "" answers as the first recipient holding it.
+	Decide(ctx context.Context, id, agent string, approve bool, feedback string) (string, error)
 	// Reply answers a message as agent, one of its recipients, as parley
 	// reply does; a decision, when there is one, goes with it as parley
 	// reply --field decision=DECISION sends it (the answer to an

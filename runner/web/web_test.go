@@ -60,19 +60,23 @@ func post(t *testing.T, ws *workspace.Workspace, from, to, body string) string {
 	return id
 }
 
-// fakeActions records what the page asked.
-type fakeActions struct{ asked []string }
+// fakeActions records what the page asked; Seat reports that a line in
+// shows only showed something.
+type fakeActions struct {
+	asked []string
+	shows []string
+}
 
 func (f *fakeActions) Answer(_ context.Context, id, text string) (string, error) {
 	f.asked = append(f.asked, "answer "+id+" "+text)
 	return "answered " + id + "\n", nil
 }
-func (f *fakeActions) Seat(_ context.Context, line string) (string, error) {
+func (f *fakeActions) Seat(_ context.Context, line string) (string, bool, error) {
 	f.asked = append(f.asked, "seat "+line)
-	return "", nil
+	return "", slices.Contains(f.shows, line), nil
 }
-func (f *fakeActions) Decide(_ context.Context, id string, approve bool, feedback string) (string, error) {
-	f.asked = append(f.asked, fmt.Sprintf("decide %s %v %s", id, approve, feedback))
+func (f *fakeActions) Decide(_ context.Context, id, agent string, approve bool, feedback string) (string, error) {
+	f.asked = append(f.asked, fmt.Sprintf("decide %s %s %v %s", id, agent, approve, feedback))
 	return "", nil
 }
 func (f *fakeActions) Reply(_ context.Context, id, agent, decision, body string) (string, error) {
@@ -280,7 +284,7 @@ func TestMessageOutside(t *testing.T) {
 		if strings.Contains(body, "TOP SECRET") || strings.Contains(body, "NOT A MESSAGE") {
 			t.Errorf("/message?n=%d shows a file outside the mailboxes:\n%s", n, body)
 		}
-		if _, err := s.do(context.Background(), url.Values{"kind": {"retry"}, "n": {fmt.Sprint(n)}}); err == nil {
+		if _, _, err := s.do(context.Background(), url.Values{"kind": {"retry"}, "n": {fmt.Sprint(n)}}); err == nil {
 			t.Errorf("retry of entry %d: no error", n)
 		}
 	}
@@ -459,7 +463,7 @@ func TestAct(t *testing.T) {
 			t.Errorf("%s: POST /act = %d, want %d", tt.name, got, tt.want)
 		}
 	}
-	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r false not yet", "done d aria", "reply e aria stop ", "reply e aria retry Smaller steps.\n"}
+	want := []string{"answer x 1", "seat /roll 1d20+5 --dc 12 Stealth /end", "seat /say VETO No. /end", "decide r  false not yet", "done d aria", "reply e aria stop ", "reply e aria retry Smaller steps.\n"}
 	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
 		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
 	}

@@ -106,9 +106,30 @@
           now.scrollTop = kept.bottom ? now.scrollHeight : kept.top;
         }
         live.querySelectorAll("details > summary").forEach(function (s) { s.parentElement.open = !!open[s.textContent] || s.parentElement.hasAttribute("open"); });
+        shown();
       });
     }, 150);
   }
+
+  // shown files what the Seat page told that was still in an inbox, as
+  // parley play files what it shows: the ids go to /act (kind shown)
+  // once the page is visible, never on the GET that a prefetch, a poll
+  // or a tab in the background makes.
+  const filed = {};
+  function shown() {
+    if (document.visibilityState !== "visible") return;
+    const ids = [];
+    document.querySelectorAll("article.told[data-received]").forEach(function (a) {
+      if (!filed[a.dataset.id]) { filed[a.dataset.id] = true; ids.push(a.dataset.id); }
+    });
+    if (ids.length === 0) return;
+    const d = new FormData();
+    d.set("kind", "shown");
+    d.set("ids", ids.join(" "));
+    d.set("csrf", csrf);
+    fetch("/act", { method: "POST", body: new URLSearchParams(d), credentials: "same-origin" });
+  }
+  document.addEventListener("visibilitychange", shown);
 
   function listen() {
     const u = new URL("/events", location.href);
@@ -215,6 +236,7 @@
 
   listen();
   older();
+  shown();
   // Files change without a journal line too (a sheet edited by hand, an
   // agent starting work): a live page looks again every few seconds.
   if (body.dataset.live === "true") setInterval(refreshLive, 3000);
