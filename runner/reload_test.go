@@ -180,12 +180,19 @@ func TestReloadKeptChanging(t *testing.T) {
 		}
 		saveConfig(t, ws, "agents: [alice, bob, carol]\n", false)
 	}()
+	sent := time.Now()
 	send(t, ws, "alice", "bob", "routed while parley.yaml is being saved")
 	waitFor(t, 25*time.Second, func() bool { return len(names(t, ws, "bob", mailbox.Inbox)) == 1 })
+	took := time.Since(sent)
 	stop.Store(true)
 	<-saved
 	if gaveUp.Load() {
 		t.Fatal("the message was routed only once parley.yaml was left alone")
+	}
+	// Held for maxConfigHold at most: a hold of several times that is
+	// the bug come back (a loaded machine's margin aside).
+	if took > 4*maxConfigHold {
+		t.Errorf("the message was routed %v after it was sent, parley.yaml being saved meanwhile; want within about %v (maxConfigHold)", took, maxConfigHold)
 	}
 	waitFor(t, 5*time.Second, func() bool { return runnerInfo(t, ws).Knows("carol") })
 }
