@@ -922,6 +922,12 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		}
 		leave <- struct{}{}
 		close(lines)
+		if keys.inLast.Load() >= 2 {
+			// The second key came with the first, in one read: the
+			// line editor holds it, and f never sees it.
+			leave <- struct{}{}
+			return
+		}
 		buf := make([]byte, 64)
 		for {
 			n, err := f.Read(buf)
@@ -1096,17 +1102,27 @@ func (s *seat) programsBusy() map[string]string {
 type endKeys struct {
 	r   io.Reader
 	key atomic.Value // string: "Ctrl-C" or "Ctrl-D"
+	// inLast is how many of the keys that end the input the last read
+	// held: two pressed quickly are read in one go, and the line editor
+	// keeps the second, unread, behind the first (see interactive).
+	inLast atomic.Int32
 }
 
 func (k *endKeys) Read(p []byte) (int, error) {
 	n, err := k.r.Read(p)
+	ends := int32(0)
 	for _, b := range p[:n] {
 		switch b {
 		case 3:
 			k.key.Store("Ctrl-C")
+			ends++
 		case 4:
 			k.key.Store("Ctrl-D")
+			ends++
 		}
+	}
+	if n > 0 {
+		k.inLast.Store(ends)
 	}
 	return n, err
 }

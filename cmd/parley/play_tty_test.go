@@ -295,6 +295,23 @@ func TestPlayTerminalHandbackLeave(t *testing.T) {
 	}
 }
 
+// TestPlayTerminalHandbackLeaveTogether: Ctrl-D twice, the two keys read
+// in one go (pressed quickly on a busy machine; one send-keys here): the
+// terminal's line editor kept the second behind the first, unread, and
+// the seat waited its 20s (CI failed on it, the keys sent apart landing
+// together under load).
+func TestPlayTerminalHandbackLeaveTogether(t *testing.T) {
+	t.Parallel()
+	tm, _, _, _ := handbackWhileBusy(t)
+	tm.waitFor("the seat to say what it waits for", func(s string) bool { return strings.Contains(s, "asks for this table") })
+	start := time.Now()
+	tm.keys("C-d", "C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the seat left %v after Ctrl-D twice, want at once (not after its 20s wait)", d)
+	}
+}
+
 // TestPlayTerminalTwoSeatsHandback: two seats, A routing the table, B
 // beside it; a parley run takes the table from A, then stops. B named A
 // as the runner that stopped (A still played), and never said the run
