@@ -344,12 +344,19 @@ func (w *worker) drain(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if id := w.yielded; id != "" && !w.hasUrgent() {
-			// The shutdown request it yielded to was handled (and
-			// refused), or is gone: the held message goes on.
-			w.yielded = ""
-			w.handle(ctx, id)
-			continue
+		if id := w.yielded; id != "" {
+			// A held message set aside for a shutdown request: the
+			// request alone is taken meanwhile (a message of its
+			// sender's before it would be held too, and the request
+			// wait behind it for the outage); once it was handled
+			// (and refused), or is gone, the held message goes on.
+			if u := w.urgentWaiting(); u != "" {
+				next = u
+			} else {
+				w.yielded = ""
+				w.handle(ctx, id)
+				continue
+			}
 		}
 		if next == "" {
 			return nil
@@ -459,11 +466,26 @@ func (w *worker) hasUrgent() bool {
 	return len(w.urgent) > 0
 }
 
-// taken drops id, which oldest returned, from what was listed: it is out
-// of the inbox.
+// urgentWaiting returns the first shutdown request delivered that still
+// waits in the inbox (forgetting those gone), or "".
+func (w *worker) urgentWaiting() string {
+	w.urgentMu.Lock()
+	defer w.urgentMu.Unlock()
+	for len(w.urgent) > 0 {
+		id := w.urgent[0]
+		if _, err := os.Lstat(w.box.Path(mailbox.Inbox, mailbox.FileName(id))); err == nil {
+			return id
+		}
+		w.urgent = w.urgent[1:]
+	}
+	return ""
+}
+
+// taken drops id, which oldest returned (or urgentWaiting), from what
+// was listed: it is out of the inbox.
 func (w *worker) taken(id string) {
-	if len(w.listed) > 0 && w.listed[0] == id {
-		w.listed = w.listed[1:]
+	if k := slices.Index(w.listed, id); k >= 0 {
+		w.listed = slices.Delete(w.listed, k, k+1)
 	}
 	w.urgentMu.Lock()
 	w.urgent = slices.DeleteFunc(w.urgent, func(u string) bool { return u == id })
@@ -1207,6 +1229,12 @@ func (w *worker) hold(ctx context.Context, id string, until time.Time, err error
 		w.r.log.Warn("agent stopped", "agent", w.agent.Name, "id", id, "err", err)
 		return false
 	}
+	if w.yielded == "" && w.hasUrgent() {
+		// Asked to stop before the wait began: the request first.
+		w.unhold()
+		w.yielded = id
+		return false
+	}
 	note := fmt.Sprintf("%s; %s (nothing is lost)", reason, waits)
 	w.r.state.setAttempt(w.agent.Name, workspace.StateRetrying, id, 0)
 	w.r.state.noteOver(w.agent.Name, note, w.holdNote)
@@ -1227,7 +1255,7 @@ func (w *worker) hold(ctx context.Context, id string, until time.Time, err error
 				w.unhold()
 				return false
 			}
-			if w.hasUrgent() {
+			if w.yielded == "" && w.hasUrgent() {
 				w.unhold()
 				w.yielded = id // taken up again after the request (drain)
 				return false

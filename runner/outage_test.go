@@ -209,3 +209,38 @@ func TestOutageShutdownRequest(t *testing.T) {
 		t.Errorf("boss's inbox (-want +got):\n%s", d)
 	}
 }
+
+// TestOutageShutdownBehindOwnSender: the shutdown request's sender sent
+// the agent another message before it, queued behind the held one: that
+// one was taken next and held too, the request waiting behind it for the
+// outage (review). While a held message is set aside, the request alone
+// is taken; the queued message waits for the next run.
+func TestOutageShutdownBehindOwnSender(t *testing.T) {
+	s := standin.New(standin.Step{Status: 503}, standin.Step{Status: 503}, standin.Step{Status: 503})
+	t.Cleanup(s.Close)
+	ws := reconfigure(t, newWorkspace(t, "boss"), fmt.Sprintf("agents:\n  - {name: boss, role: team-lead}\n  - {name: model, driver: openai, retries: 0, openai: {base_url: %s, model: m, max_retries: 0}}\n", s.URL()))
+	endpoints := llm.NewEndpoints()
+	endpoints.First = time.Hour
+	send(t, ws, "boss", "model", "one")
+	watching(t, ws, Options{Drivers: openaiDrivers(endpoints)})
+	waitFor(t, 30*time.Second, func() bool {
+		runs, err := ws.AgentRuns()
+		return err == nil && runs["model"].State == workspace.StateRetrying
+	})
+	send(t, ws, "boss", "model", "two")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "model", mailbox.Inbox)) == 1 })
+	send(t, ws, "boss", "model", "Please stop.", "type", workspace.ShutdownRequest, "request_id", "r-1")
+	waitFor(t, 10*time.Second, func() bool {
+		runs, err := ws.AgentRuns()
+		return err == nil && runs["model"].Stopped
+	})
+	if n := len(s.Requests()); n != 1 {
+		t.Errorf("%d requests to the endpoint, want 1", n)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
+		t.Errorf("cur/ (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"two"}, bodies(t, ws, "model", mailbox.Inbox)); d != "" {
+		t.Errorf("inbox (-want +got):\n%s", d)
+	}
+}

@@ -161,8 +161,13 @@ func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) err
 			// Its name in rejected/ is parley's (a time, then the
 			// name it had): put back by hand, under a name of the
 			// person's.
-			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it under another name, move it into the outbox yourself: mv %s %s && rm %s",
-				shown, v.Refusal, ws.Short(path), ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, renamedName(path))), ws.Short(path)+mailbox.ReasonSuffix)
+			first := ""
+			if v.Refusal.Line > 0 {
+				// The id is on a line of its own too: out first.
+				first = fmt.Sprintf("delete its id: line (line %d), then ", v.Refusal.Line)
+			}
+			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it under another name, %smove it into the outbox yourself: mv %s %s && rm %s",
+				shown, v.Refusal, first, ws.Short(path), ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, renamedName(path))), ws.Short(path)+mailbox.ReasonSuffix)
 		}
 		return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w", shown, v.Refusal)
 	}

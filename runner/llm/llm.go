@@ -655,7 +655,7 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 		// usage and the budget): it may bill it.
 		if resp.JSON.Usage.Valid() {
 			entry.TokensIn, entry.TokensOut = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
-			u := workspace.Usage{TokensIn: entry.TokensIn, TokensOut: entry.TokensOut}
+			u := workspace.Usage{Calls: 1, Failed: 1, TokensIn: entry.TokensIn, TokensOut: entry.TokensOut}
 			if a.price != nil {
 				u.Cost = a.price.Cost(u.TokensIn, u.TokensOut)
 			}

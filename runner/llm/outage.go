@@ -106,7 +106,7 @@ func (e *Endpoints) save(now time.Time) {
 	}
 	kept := map[string]asked{}
 	for key, o := range e.down {
-		if o.retryAfter > 0 && now.Before(o.next) && o.last != nil {
+		if o.retryAfter > 0 && !o.givenUp && now.Before(o.next) && o.last != nil {
 			kept[key] = asked{URL: o.last.URL, Status: o.last.Status, Said: strings.TrimSuffix(fmt.Sprint(o.last.Err), inRunBefore), NotBefore: o.next, RetryAfter: o.retryAfter}
 		}
 	}
@@ -147,7 +147,9 @@ func (e *Endpoints) held(url string, now time.Time, limit time.Duration) *Outage
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	o := e.down[url]
-	if o == nil || o.givenUp || !now.Before(o.next) || limit <= 0 {
+	if o == nil || o.givenUp || !now.Before(o.next) || limit <= 0 || o.next.Sub(o.since) > limit {
+		// (A wait past the limit, kept by a run before: not held,
+		// as this run would not hold it either.)
 		return nil
 	}
 	return o.error(limit)
@@ -171,28 +173,28 @@ func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryA
 	o.failures++
 	wait := min(e.First<<min(o.failures-1, 16), e.Max)
 	o.next = now.Add(max(wait, retryAfter))
+	if !o.givenUp && (limit <= 0 || o.next.Sub(o.since) > limit) {
+		o.givenUp = true
+		over = !first
+	}
 	if retryAfter > 0 {
-		e.save(now)
+		e.save(now) // (a wait given up is not kept)
 	}
 	if o.givenUp {
-		return nil, first, false
-	}
-	if limit <= 0 || o.next.Sub(o.since) > limit {
-		o.givenUp = true
-		return nil, first, !first
+		return nil, first, over
 	}
 	return o.error(limit), first, false
 }
 
 // answered notes that url answered: its outage, if any, is over, and
 // returned.
-func (e *Endpoints) answered(url string) *outage {
+func (e *Endpoints) answered(url string, now time.Time) *outage {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	o := e.down[url]
 	delete(e.down, url)
 	if o != nil && o.retryAfter > 0 {
-		e.save(time.Now())
+		e.save(now)
 	}
 	return o
 }
@@ -286,7 +288,7 @@ func (a *Agent) unavailable(err error, header string) error {
 // over, which the log says once, and the note returned says for the
 // journal; "" when there was none.
 func (a *Agent) answeredAgain() string {
-	o := a.opts.Endpoints.answered(a.endpointKey())
+	o := a.opts.Endpoints.answered(a.endpointKey(), a.opts.Now())
 	if o == nil {
 		return ""
 	}

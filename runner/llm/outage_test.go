@@ -146,6 +146,30 @@ func TestOutageRetryAfterKept(t *testing.T) {
 	}
 }
 
+// TestOutagePastLimitNotKept: a Retry-After longer than
+// openai.outage_limit fails the message at once, and is not kept for the
+// next run, which held its messages for it (review: "next try at 23:00,
+// given up at 21:11").
+func TestOutagePastLimitNotKept(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "7200"}})
+	ws := table(t, s.URL(), "      outage_limit: 10m\n")
+	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	e := llm.NewEndpoints()
+	e.Keep(path, c.Now())
+	gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = handle(gm, t, "One.")
+	if oe := (*llm.OutageError)(nil); err == nil || errors.As(err, &oe) {
+		t.Fatalf("Handle = %v, want the message failed (a wait past outage_limit), not held", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s: %v, want nothing kept: the wait is past the limit", path, err)
+	}
+}
+
 func handle(a *llm.Agent, t *testing.T, body string) error {
 	t.Helper()
 	_, err := a.Handle(context.Background(), incoming(t, body))
