@@ -190,6 +190,10 @@ type StoppedAgent struct {
 	ShutDown bool `json:"shut_down,omitempty"`
 	// Waiting counts the messages in its inbox when the run ended.
 	Waiting int `json:"waiting"`
+	// SetAside counts, of an agent that approved its shutdown, the
+	// messages claimed in its cur/ when the run ended: held for its
+	// model's endpoint, and set aside for the request.
+	SetAside int `json:"set_aside,omitempty"`
 }
 
 // InterruptedMessage is a message an agent's driver was handling when
@@ -215,7 +219,7 @@ func (s Stats) Undelivered() bool { return s.Refused() || s.Left > 0 }
 // nothing sent to it since leaves none.
 func (s Stats) Unhandled() bool {
 	for _, a := range s.Stopped {
-		if a.Path != "" || a.Waiting > 0 {
+		if a.Path != "" || a.Waiting > 0 || a.SetAside > 0 {
 			return true
 		}
 	}
@@ -689,6 +693,9 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	for i, a := range r.stats.Stopped {
 		// What waits for it in its inbox, for the next run.
 		r.stats.Stopped[i].Waiting, _ = r.ws().Mailbox(a.Agent).Count(mailbox.Inbox)
+		if a.ShutDown {
+			r.stats.Stopped[i].SetAside, _ = r.ws().Mailbox(a.Agent).Count(mailbox.Cur)
+		}
 	}
 	stats := r.stats
 	stats.RejectedFiles = append([]workspace.Problem{}, stats.RejectedFiles...)

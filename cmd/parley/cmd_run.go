@@ -337,7 +337,7 @@ func statsLine(s runner.Stats) string {
 	}
 	var idle []string // shut down, nothing waiting: said once for them all
 	for _, p := range s.Stopped {
-		if p.ShutDown && p.Waiting == 0 {
+		if p.ShutDown && p.Waiting == 0 && p.SetAside == 0 {
 			idle = append(idle, printable(p.Agent))
 			continue
 		}
@@ -364,6 +364,8 @@ func statsLine(s runner.Stats) string {
 func stoppedText(p runner.StoppedAgent) string {
 	agent := printable(p.Agent)
 	switch {
+	case p.ShutDown && p.SetAside > 0:
+		return fmt.Sprintf("%s: %s; %d %s in mailboxes/%s/cur/ (held for its model's endpoint, set aside for the request) and %d in mailboxes/%s/inbox, not handled, for the next parley run, which starts it again", agent, printable(p.Reason), p.SetAside, plural(p.SetAside, "message waits", "messages wait"), agent, p.Waiting, agent)
 	case p.ShutDown:
 		return fmt.Sprintf("%s: %s; %d %s in mailboxes/%s/inbox, not handled, for the next parley run, which starts it again", agent, printable(p.Reason), p.Waiting, plural(p.Waiting, "message waits", "messages wait"), agent)
 	case p.Waiting > 0:
