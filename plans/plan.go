@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/parley-dev/parley/internal/textfile"
 )
 
 // Dir is the directory of a workspace that holds its plans.
@@ -204,6 +206,11 @@ func Parse(path string, data []byte) *Plan {
 	p := &Plan{Path: path, Tier: -1, fields: map[string]field{}}
 	ls := splitLines(data)
 	p.lines = len(ls)
+	if line, ok := textfile.Conflict(data); ok {
+		// Said first: what else is wrong (a step twice, from both
+		// sides) follows from it.
+		p.problem(line, "%v (<<<<<<< here): resolve it, then git add", textfile.ErrConflict)
+	}
 	if !utf8.Valid(data) {
 		for i, l := range ls {
 			if !utf8.ValidString(l.text) {
