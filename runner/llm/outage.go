@@ -63,6 +63,10 @@ type asked struct {
 	Said       string        `json:"said"`
 	NotBefore  time.Time     `json:"not_before"`
 	RetryAfter time.Duration `json:"retry_after"`
+	// Since and Failures carry the outage on: openai.outage_limit
+	// counts from its first failure, whichever run saw it.
+	Since    time.Time `json:"since"`
+	Failures int       `json:"failures"`
 }
 
 // Keep keeps the waits endpoints ask for (Retry-After) in the file at
@@ -71,7 +75,9 @@ type asked struct {
 // otherwise call an endpoint that asked for five minutes each minute.
 // Only what an endpoint asked is kept: a pause of parley's own after a
 // refused connection is not (a person who started the endpoint, then
-// parley, wants it called). The first call sets the file; later calls
+// parley, wants it called). The outage's start and failures are kept
+// with it, for openai.outage_limit, until the endpoint answers, or a
+// longest pause (Max) after the wait ended. The first call sets the file; later calls
 // do nothing.
 func (e *Endpoints) Keep(path string, now time.Time) {
 	e.mu.Lock()
@@ -89,10 +95,17 @@ func (e *Endpoints) Keep(path string, now time.Time) {
 		return
 	}
 	for key, k := range kept {
-		if _, ok := e.down[key]; ok || !now.Before(k.NotBefore) {
+		// A wait over for less than the longest pause still carries its
+		// outage on (a run started by cron each minute continues it);
+		// one long over is forgotten.
+		if _, ok := e.down[key]; ok || !now.Before(k.NotBefore.Add(e.Max)) {
 			continue
 		}
-		e.down[key] = &outage{since: now, failures: 1, next: k.NotBefore, retryAfter: k.RetryAfter,
+		since, failures := k.Since, k.Failures
+		if since.IsZero() || since.After(now) {
+			since = now
+		}
+		e.down[key] = &outage{since: since, failures: max(failures, 1), next: k.NotBefore, retryAfter: k.RetryAfter,
 			last: &EndpointError{URL: k.URL, Status: k.Status, Sent: true, Err: errors.New(k.Said + inRunBefore)}}
 	}
 }
@@ -106,8 +119,8 @@ func (e *Endpoints) save(now time.Time) {
 	}
 	kept := map[string]asked{}
 	for key, o := range e.down {
-		if o.retryAfter > 0 && !o.givenUp && now.Before(o.next) && o.last != nil {
-			kept[key] = asked{URL: o.last.URL, Status: o.last.Status, Said: strings.TrimSuffix(fmt.Sprint(o.last.Err), inRunBefore), NotBefore: o.next, RetryAfter: o.retryAfter}
+		if o.retryAfter > 0 && !o.givenUp && now.Before(o.next.Add(e.Max)) && o.last != nil {
+			kept[key] = asked{URL: o.last.URL, Status: o.last.Status, Said: strings.TrimSuffix(fmt.Sprint(o.last.Err), inRunBefore), NotBefore: o.next, RetryAfter: o.retryAfter, Since: o.since, Failures: o.failures}
 		}
 	}
 	if len(kept) == 0 {

@@ -131,8 +131,8 @@ func TestOutageRetryAfterKept(t *testing.T) {
 	if want := time.Date(2026, 11, 29, 21, 5, 0, 0, time.UTC); !oe.HoldUntil().Equal(want) {
 		t.Errorf("the next run holds until %v, want %v (Retry-After 300 of the run before)", oe.HoldUntil(), want)
 	}
-	if !strings.Contains(oe.Error(), "answered 429") || !strings.Contains(oe.Error(), "(in a run before)") {
-		t.Errorf("Error() = %q, want what the endpoint answered, in a run before", oe.Error())
+	if !strings.Contains(oe.Error(), "answered 429") || !strings.Contains(oe.Error(), "(in a run before)") || !strings.Contains(oe.Error(), "unavailable since 21:00:00 UTC (1 failed call)") {
+		t.Errorf("Error() = %q, want what the endpoint answered, in a run before, since its first failure", oe.Error())
 	}
 	if n := s.count(); n != 1 {
 		t.Fatalf("%d requests, want 1: the next run waits for the Retry-After too", n)
@@ -167,6 +167,34 @@ func TestOutagePastLimitNotKept(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("%s: %v, want nothing kept: the wait is past the limit", path, err)
+	}
+}
+
+// TestOutageLimitAcrossRuns: openai.outage_limit counts from the
+// outage's first failure, whichever run saw it: each run started the
+// clock again, so runs started by cron never reached the limit (third
+// tryout).
+func TestOutageLimitAcrossRuns(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Status: 429, Header: map[string]string{"Retry-After": "300"}})
+	ws := table(t, s.URL(), "      outage_limit: 10m\n")
+	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	run := func() *llm.Agent {
+		e := llm.NewEndpoints()
+		e.Keep(path, c.Now())
+		gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gm
+	}
+	held(t, handle(run(), t, "One."))
+	// A run once the wait is over: the endpoint asks for five minutes
+	// more, past ten since the first failure.
+	c.add(5*time.Minute + 30*time.Second)
+	err := handle(run(), t, "One.")
+	if oe := (*llm.OutageError)(nil); err == nil || errors.As(err, &oe) {
+		t.Fatalf("Handle = %v, want the message failed: the outage has lasted past outage_limit since 21:00", err)
 	}
 }
 
