@@ -620,7 +620,8 @@ type told struct {
 
 // storyShown is how many messages the Seat page tells at most: the page
 // is fetched again every few seconds, and a night's 3,000 messages made
-// it 660 KB.
+// it 660 KB. A refresh that sends fewer than the page told takes none
+// away: app.js keeps what the page told until a reload (restory).
 const storyShown = 30
 
 // escalationState says where the escalation id stands, as

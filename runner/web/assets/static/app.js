@@ -84,6 +84,27 @@
     });
   }
 
+  // restory puts back into the new live part the story the page told
+  // before (told, the old part's articles): the server sends the unread
+  // and the newest filed only (storyShown), so a refresh dropped what
+  // the page had shown past those, before the person read it. What the
+  // page told stays until a reload; each goes in its place, newest first
+  // (a message id sorts as its time).
+  function restory(live, told) {
+    const story = live.querySelector(".story");
+    if (!story) return;
+    const now = story.querySelectorAll("article.told[data-id]");
+    const have = {};
+    now.forEach(function (a) { have[a.dataset.id] = true; });
+    const gone = told.filter(function (a) { return !have[a.dataset.id]; });
+    if (gone.length === 0) return;
+    if (now.length === 0) story.replaceChildren();
+    gone.forEach(function (a) {
+      const after = Array.prototype.find.call(story.querySelectorAll("article.told[data-id]"), function (x) { return x.dataset.id < a.dataset.id; });
+      story.insertBefore(a, after || null);
+    });
+  }
+
   let refreshing = null;
   function refreshLive() {
     const live = document.getElementById("live");
@@ -98,8 +119,10 @@
         const lanes = live.querySelector(".lanes");
         const kept = lanes && { top: lanes.scrollTop, left: lanes.scrollLeft, bottom: lanes.scrollTop + lanes.clientHeight >= lanes.scrollHeight - 30 };
         const words = typed(live);
+        const told = Array.prototype.slice.call(live.querySelectorAll(".story > article.told[data-id]"));
         live.replaceChildren(fragment(html));
         retype(live, words);
+        restory(live, told);
         const now = live.querySelector(".lanes");
         if (now && kept) {
           now.scrollLeft = kept.left;
