@@ -748,3 +748,58 @@ func TestServeSeatStoryStaysInBrowser(t *testing.T) {
 		t.Errorf("after a reload the Seat page tells %d narratives, want the newest 30", got)
 	}
 }
+
+// TestServeTimelineFiltersLiveInBrowser guards the timeline's header and
+// filters in headless Chromium. Bug: a Timeline opened before the
+// session started showed the rows as they came, but kept saying "0
+// journal entries" and offered only "all" in its type filter until
+// reloaded. They follow the rows, and the choice made in a filter stays.
+func TestServeTimelineFiltersLiveInBrowser(t *testing.T) {
+	longtest.Skip(t)
+	t.Parallel()
+	bctx := newBrowser(t)
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _ := servedWriting(t, ws)
+	ctx, cancel := context.WithTimeout(bctx, 3*browserStep)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"?token=test-token-0123456789"),
+		chromedp.WaitVisible(chromedp.CSS(`#conn.on`)),
+	); err != nil {
+		t.Fatalf("opening the timeline: %v", err)
+	}
+	if got := value(t, bctx, chromedp.TextContent(chromedp.CSS(`form.filters .count`))); got != "0 journal entries" {
+		t.Fatalf("an empty journal's timeline says %q", got)
+	}
+	// The person picks an agent before anything comes: it stays picked.
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`select[name=agent]`), "aria")); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "-C", dir, "send", "--from", "gm", "--to", "aria", "--type", "NARRATIVE", "--body", "A bell tolls under the water.")
+	parley(t, "-C", dir, "send", "--from", "aria", "--to", "gm", "--type", "REVIEW", "--body", "The bell is cracked.")
+	parley(t, "-C", dir, "run", "--until-idle")
+	total := 0
+	if err := workspace.ReadJournal(ws.JournalPath(), func(workspace.Entry) error { total++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d journal entries", total)
+	if err := chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`#timeline li.row[data-type=REVIEW]`)),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("form.filters .count").textContent === %q`, want)),
+	); err != nil {
+		got := value(t, bctx, chromedp.TextContent(chromedp.CSS(`form.filters .count`)))
+		t.Fatalf("the timeline shows the rows but says %q, want %q: %v", got, want, err)
+	}
+	types := value(t, bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("select[name=type] option")).map(o => o.value)`))
+	if !slices.Contains(types, "NARRATIVE") || !slices.Contains(types, "REVIEW") {
+		t.Errorf("the type filter offers %q, want NARRATIVE and REVIEW without a reload", types)
+	}
+	if got := value(t, bctx, chromedp.Evaluate[string](`document.querySelector("select[name=agent]").value`)); got != "aria" {
+		t.Errorf("the agent filter's choice became %q, want aria kept", got)
+	}
+}

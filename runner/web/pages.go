@@ -289,8 +289,20 @@ type timelineData struct {
 func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 	f := filterOf(r.URL.Query())
 	total := s.feed.len()
-	rows, first := s.rowsBefore(total, f, s.page)
-	d := timelineData{Rows: rows, First: first, Filter: f, Query: f.query(), Agents: s.ws().AgentNames(), Outcomes: workspace.Outcomes, Total: total}
+	d := s.filters(f, total)
+	d.Rows, d.First = s.rowsBefore(total, f, s.page)
+	p := s.newPage(r, "Timeline", "/", d)
+	p.Next = total
+	p.Live = false
+	s.render(w, r, "timeline", p)
+}
+
+// filters returns the timeline's filter form for the first total
+// entries: the choices it offers and the count. The page is rendered
+// with it, and a live timeline is sent it again as entries come
+// (events), so both offer the same.
+func (s *Server) filters(f filter, total int) timelineData {
+	d := timelineData{Filter: f, Query: f.query(), Agents: s.ws().AgentNames(), Outcomes: workspace.Outcomes, Total: total}
 	types, signals := map[string]bool{}, map[string]bool{}
 	for _, e := range s.feed.slice(0, total) {
 		types[e.Type], signals[e.Signal] = true, true
@@ -307,10 +319,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Sort(d.Types)
 	slices.Sort(d.Signals)
-	p := s.newPage(r, "Timeline", "/", d)
-	p.Next = total
-	p.Live = false
-	s.render(w, r, "timeline", p)
+	return d
 }
 
 // rows answers a timeline scrolled to its top: the older rows, as HTML,
@@ -335,7 +344,9 @@ func (s *Server) rows(w http.ResponseWriter, r *http.Request) {
 }
 
 // events streams the journal entries after ?after=N as they come, each
-// as an event "row" holding the row's HTML, for the timeline; other
+// as an event "row" holding the row's HTML, then an event "filters"
+// holding the timeline's filter form for the journal so far (narrowed
+// as the page is, by the same parameters), for the timeline; other
 // pages listen for "tick" only (?rows=0).
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
@@ -374,6 +385,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			next += len(batch)
+			if rows {
+				// The count and the filters' choices follow the rows:
+				// a page opened on an empty journal said 0 entries and
+				// offered no type until reloaded.
+				var form bytes.Buffer
+				execute(&form, "timeline", "filters", s.filters(filterOf(r.URL.Query()), next))
+				buf.WriteString("event: filters\n")
+				for _, line := range strings.Split(strings.TrimRight(form.String(), "\n"), "\n") {
+					fmt.Fprintf(&buf, "data: %s\n", line)
+				}
+				buf.WriteString("\n")
+			}
 			fmt.Fprintf(&buf, "event: tick\ndata: %d\n\n", next)
 			if _, err := w.Write(buf.Bytes()); err != nil {
 				return

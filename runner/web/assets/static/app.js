@@ -158,6 +158,8 @@
     const u = new URL("/events", location.href);
     u.searchParams.set("after", body.dataset.next);
     if (!timeline) u.searchParams.set("rows", "0");
+    // The filters sent with the rows are the page's own: narrowed the same.
+    if (timeline) new URLSearchParams(timeline.dataset.query).forEach(function (v, k) { u.searchParams.set(k, v); });
     const es = new EventSource(u);
     es.onopen = function () { conn.className = "conn on"; };
     es.onerror = function () { conn.className = "conn off"; };
@@ -187,6 +189,29 @@
         requestAnimationFrame(addRows);
       }
       pending.appendChild(li);
+    });
+    // The server sends the filter form again after the rows (event
+    // filters): the count follows the journal and the filters offer its
+    // new types and agents. The choice the person made in a filter, sent
+    // or not yet, stays.
+    es.addEventListener("filters", function (ev) {
+      const now = document.querySelector("form.filters");
+      const next = fragment(ev.data).querySelector("form.filters");
+      if (!now || !next) return;
+      next.querySelectorAll("select[name]").forEach(function (sel) {
+        const old = now.querySelector("select[name=" + sel.name + "]");
+        if (!old) return;
+        const chosen = old.value;
+        if (!Array.prototype.some.call(sel.options, function (o) { return o.value === chosen; })) {
+          const o = document.createElement("option");
+          o.textContent = chosen;
+          sel.appendChild(o);
+        }
+        old.replaceChildren.apply(old, Array.prototype.slice.call(sel.options));
+        old.value = chosen;
+      });
+      const count = now.querySelector(".count"), told = next.querySelector(".count");
+      if (count && told) count.textContent = told.textContent;
     });
     es.addEventListener("tick", function (ev) {
       body.dataset.next = ev.data;
