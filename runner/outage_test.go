@@ -175,22 +175,8 @@ func TestOutageStopped(t *testing.T) {
 // once, approved without a call to the model, and the held message waits
 // in cur/ for the next run.
 func TestOutageShutdownRequest(t *testing.T) {
-	s := standin.New(standin.Step{Status: 503}, standin.Step{Status: 503})
-	t.Cleanup(s.Close)
-	ws := reconfigure(t, newWorkspace(t, "boss"), fmt.Sprintf("agents:\n  - {name: boss, role: team-lead}\n  - {name: model, driver: openai, retries: 0, openai: {base_url: %s, model: m, max_retries: 0}}\n", s.URL()))
-	endpoints := llm.NewEndpoints()
-	endpoints.First = time.Hour
-	send(t, ws, "boss", "model", "one")
-	watching(t, ws, Options{Drivers: openaiDrivers(endpoints)})
-	waitFor(t, 30*time.Second, func() bool {
-		runs, err := ws.AgentRuns()
-		return err == nil && runs["model"].State == workspace.StateRetrying
-	})
-	send(t, ws, "boss", "model", "Please stop.", "type", workspace.ShutdownRequest, "request_id", "r-1")
-	waitFor(t, 10*time.Second, func() bool {
-		runs, err := ws.AgentRuns()
-		return err == nil && runs["model"].Stopped
-	})
+	ws, s := heldForOutage(t)
+	stopHeld(t, ws)
 	if n := len(s.Requests()); n != 1 {
 		t.Errorf("%d requests to the endpoint, want 1: the shutdown request is answered without the model", n)
 	}
@@ -216,6 +202,26 @@ func TestOutageShutdownRequest(t *testing.T) {
 // outage (review). While a held message is set aside, the request alone
 // is taken; the queued message waits for the next run.
 func TestOutageShutdownBehindOwnSender(t *testing.T) {
+	ws, s := heldForOutage(t)
+	send(t, ws, "boss", "model", "two")
+	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "model", mailbox.Inbox)) == 1 })
+	stopHeld(t, ws)
+	if n := len(s.Requests()); n != 1 {
+		t.Errorf("%d requests to the endpoint, want 1", n)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
+		t.Errorf("cur/ (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"two"}, bodies(t, ws, "model", mailbox.Inbox)); d != "" {
+		t.Errorf("inbox (-want +got):\n%s", d)
+	}
+}
+
+// heldForOutage is a watching runner whose openai agent, model, holds
+// the message "one" from boss (a team lead): its endpoint, s, answers
+// 503 and the next try is an hour away.
+func heldForOutage(t *testing.T) (*workspace.Workspace, *standin.Server) {
+	t.Helper()
 	s := standin.New(standin.Step{Status: 503}, standin.Step{Status: 503}, standin.Step{Status: 503})
 	t.Cleanup(s.Close)
 	ws := reconfigure(t, newWorkspace(t, "boss"), fmt.Sprintf("agents:\n  - {name: boss, role: team-lead}\n  - {name: model, driver: openai, retries: 0, openai: {base_url: %s, model: m, max_retries: 0}}\n", s.URL()))
@@ -227,20 +233,16 @@ func TestOutageShutdownBehindOwnSender(t *testing.T) {
 		runs, err := ws.AgentRuns()
 		return err == nil && runs["model"].State == workspace.StateRetrying
 	})
-	send(t, ws, "boss", "model", "two")
-	waitFor(t, 10*time.Second, func() bool { return len(names(t, ws, "model", mailbox.Inbox)) == 1 })
+	return ws, s
+}
+
+// stopHeld sends model a shutdown request from boss, as parley stop
+// does, and waits until model is stopped.
+func stopHeld(t *testing.T, ws *workspace.Workspace) {
+	t.Helper()
 	send(t, ws, "boss", "model", "Please stop.", "type", workspace.ShutdownRequest, "request_id", "r-1")
 	waitFor(t, 10*time.Second, func() bool {
 		runs, err := ws.AgentRuns()
 		return err == nil && runs["model"].Stopped
 	})
-	if n := len(s.Requests()); n != 1 {
-		t.Errorf("%d requests to the endpoint, want 1", n)
-	}
-	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Cur)); d != "" {
-		t.Errorf("cur/ (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]string{"two"}, bodies(t, ws, "model", mailbox.Inbox)); d != "" {
-		t.Errorf("inbox (-want +got):\n%s", d)
-	}
 }
