@@ -109,24 +109,13 @@ func TestOutageRetryAfterKept(t *testing.T) {
 	ws := table(t, s.URL(), "")
 	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
 	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
-	first := llm.NewEndpoints()
-	first.Keep(path, c.Now())
-	gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: first})
-	if err != nil {
-		t.Fatal(err)
-	}
-	held(t, handle(gm, t, "One."))
+	held(t, handle(keptRun(t, ws, c), t, "One."))
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the wait the endpoint asked for is not kept: %v", err)
 	}
 	// The next run, a minute later.
 	c.add(time.Minute)
-	next := llm.NewEndpoints()
-	next.Keep(path, c.Now())
-	gm, err = llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: next})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gm := keptRun(t, ws, c)
 	oe := held(t, handle(gm, t, "Two."))
 	if want := time.Date(2026, 11, 29, 21, 5, 0, 0, time.UTC); !oe.HoldUntil().Equal(want) {
 		t.Errorf("the next run holds until %v, want %v (Retry-After 300 of the run before)", oe.HoldUntil(), want)
@@ -155,13 +144,7 @@ func TestOutagePastLimitNotKept(t *testing.T) {
 	ws := table(t, s.URL(), "      outage_limit: 10m\n")
 	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
 	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
-	e := llm.NewEndpoints()
-	e.Keep(path, c.Now())
-	gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: e})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = handle(gm, t, "One.")
+	err := handle(keptRun(t, ws, c), t, "One.")
 	if oe := (*llm.OutageError)(nil); err == nil || errors.As(err, &oe) {
 		t.Fatalf("Handle = %v, want the message failed (a wait past outage_limit), not held", err)
 	}
@@ -177,25 +160,29 @@ func TestOutagePastLimitNotKept(t *testing.T) {
 func TestOutageLimitAcrossRuns(t *testing.T) {
 	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Status: 429, Header: map[string]string{"Retry-After": "300"}})
 	ws := table(t, s.URL(), "      outage_limit: 10m\n")
-	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
 	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
-	run := func() *llm.Agent {
-		e := llm.NewEndpoints()
-		e.Keep(path, c.Now())
-		gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: e})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return gm
-	}
-	held(t, handle(run(), t, "One."))
+	held(t, handle(keptRun(t, ws, c), t, "One."))
 	// A run once the wait is over: the endpoint asks for five minutes
 	// more, past ten since the first failure.
 	c.add(5*time.Minute + 30*time.Second)
-	err := handle(run(), t, "One.")
+	err := handle(keptRun(t, ws, c), t, "One.")
 	if oe := (*llm.OutageError)(nil); err == nil || errors.As(err, &oe) {
 		t.Fatalf("Handle = %v, want the message failed: the outage has lasted past outage_limit since 21:00", err)
 	}
+}
+
+// keptRun is the game master of a run of its own, at the clock c: a
+// fresh record of endpoints that keeps what they ask in ws's
+// .parley/endpoints.json, and takes up what a run before kept there.
+func keptRun(t *testing.T, ws *workspace.Workspace, c *clock) *llm.Agent {
+	t.Helper()
+	e := llm.NewEndpoints()
+	e.Keep(filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile), c.Now())
+	gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gm
 }
 
 func handle(a *llm.Agent, t *testing.T, body string) error {
