@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -110,49 +109,13 @@ func runLog(ctx context.Context, e *env, ws *workspace.Workspace, opts logOption
 	if opts.Follow {
 		err = opts.Filter.Follow(ctx, ws.JournalPath(), print, out.Flush)
 	} else {
-		err = readInTimeOrder(ws.JournalPath(), opts.Filter, print)
+		err = opts.Filter.ReadInTimeOrder(ws.JournalPath(), print)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
 	if warnJournal(e, ws, err) {
 		return nil
-	}
-	return err
-}
-
-// readInTimeOrder calls fn for every entry of the journal at path that
-// filter selects, in the order of their times. The journal is written in
-// that order; one git merged with its union driver (see the README, git)
-// holds the lines of one clone's sessions, then the other's: those are
-// put in order, the entries of one time in the order they were read.
-//
-// A journal in order (all but a merged one) is read as it goes, a line
-// at a time; one out of order is held whole, to sort.
-func readInTimeOrder(path string, filter workspace.JournalFilter, fn func(workspace.Entry, []byte) error) error {
-	if ordered, err := workspace.JournalInOrder(path); err != nil || ordered {
-		return filter.Read(path, fn)
-	}
-	type read struct {
-		e    workspace.Entry
-		line []byte
-	}
-	var all []read
-	sorted := true
-	err := filter.Read(path, func(e workspace.Entry, line []byte) error {
-		if n := len(all); n > 0 && e.Time < all[n-1].e.Time {
-			sorted = false
-		}
-		all = append(all, read{e, bytes.Clone(line)})
-		return nil
-	})
-	if !sorted {
-		slices.SortStableFunc(all, func(a, b read) int { return strings.Compare(a.e.Time, b.e.Time) })
-	}
-	for _, r := range all {
-		if ferr := fn(r.e, r.line); ferr != nil {
-			return ferr
-		}
 	}
 	return err
 }

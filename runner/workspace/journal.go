@@ -270,12 +270,12 @@ func (f *JournalFilter) Read(path string, fn func(e Entry, line []byte) error) e
 	return err
 }
 
-// JournalInOrder reports whether the lines of the journal at path are in
+// journalInOrder reports whether the lines of the journal at path are in
 // the order of their times, as parley writes them: false for a journal
 // git merged with its union driver (one clone's lines, then the other's),
 // or one a line of which does not begin with its time (written by hand).
 // It reads each line's time only, not the entry.
-func JournalInOrder(path string) (bool, error) {
+func journalInOrder(path string) (bool, error) {
 	file, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
@@ -308,6 +308,33 @@ func JournalInOrder(path string) (bool, error) {
 		return false, nil // a line too long: read as the reader reads it
 	}
 	return true, nil
+}
+
+// ReadInTimeOrder is Read, the entries in the order of their times. The
+// journal is written in that order, and read as it goes, a line at a
+// time; one git merged with its union driver (one clone's lines, then
+// the other's: see journalInOrder) is held whole, to sort, the entries
+// of one time in the order they were read.
+func (f *JournalFilter) ReadInTimeOrder(path string, fn func(e Entry, line []byte) error) error {
+	if ordered, err := journalInOrder(path); err != nil || ordered {
+		return f.Read(path, fn)
+	}
+	type read struct {
+		e    Entry
+		line []byte
+	}
+	var all []read
+	err := f.Read(path, func(e Entry, line []byte) error {
+		all = append(all, read{e, bytes.Clone(line)})
+		return nil
+	})
+	slices.SortStableFunc(all, func(a, b read) int { return strings.Compare(a.e.Time, b.e.Time) })
+	for _, r := range all {
+		if ferr := fn(r.e, r.line); ferr != nil {
+			return ferr
+		}
+	}
+	return err
 }
 
 // Follow calls fn for every entry the filter selects, as Read does, then

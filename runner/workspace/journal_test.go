@@ -389,9 +389,9 @@ func TestJournalInOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := JournalInOrder(path)
+		got, err := journalInOrder(path)
 		if err != nil || got != c.want {
-			t.Errorf("%s: JournalInOrder = %v, %v; want %v", c.name, got, err, c.want)
+			t.Errorf("%s: journalInOrder = %v, %v; want %v", c.name, got, err, c.want)
 		}
 	}
 }
