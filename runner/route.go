@@ -38,8 +38,10 @@ type accepted struct {
 	skipped    bool  // an earlier message of its sender failed: not tried
 	warnings   []string
 	skill      string // the skill that checked it (Verdict.Skill)
-	drawn      bool   // its id was drawn by the router: a file written by hand
-	fresh      bool   // newer than every id begun: no copy can exist yet (fresh.go)
+	typ        string // its type and signal, as the check read them (Verdict.Type, Verdict.Signal)
+	signal     string
+	drawn      bool // its id was drawn by the router: a file written by hand
+	fresh      bool // newer than every id begun: no copy can exist yet (fresh.go)
 }
 
 // batch is one round of routing: the files taken, in sending order, and
@@ -331,7 +333,7 @@ func (b *batch) take(i int, c candidate, rd *round) {
 		}
 		return
 	}
-	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops, skill: v.Skill, snap: snap}
+	a := &accepted{candidate: c, index: i, msg: v.Message, id: v.ID, recipients: v.Agents(), warnings: v.Warnings, hops: v.Hops, skill: v.Skill, typ: v.Type, signal: v.Signal, snap: snap}
 	if _, from, err := mailbox.ParseID(a.id); err == nil && from == c.agent {
 		// An id its sender's file carries (written into it by a runner
 		// stopped before it moved the file to sent/): ids given after it
@@ -672,8 +674,7 @@ func (b *batch) commit() *moving {
 			e := workspace.Entry{ID: a.id, From: a.agent, To: a.recipients, Outcome: workspace.Delivered, File: a.name, Already: a.already, Warnings: a.warnings, Skill: a.skill}
 			a.nudge = r.nudges[a.id] != ""
 			e.Note = r.observe(a.agent, a.msg)
-			e.Type, _ = a.msg.Header().Get("type")
-			e.Signal, _ = a.msg.Header().Get("signal")
+			e.Type, e.Signal = a.typ, a.signal
 			b.entries[a.index] = &e
 			m.done = append(m.done, a)
 		}
@@ -744,7 +745,7 @@ func (m *moving) land() error {
 			r.drawn.sent(a.agent, a.name, a.id)
 		}
 		r.stats.Routed++
-		shutdown := headerText(a.msg, "type") == workspace.ShutdownRequest
+		shutdown := a.typ == workspace.ShutdownRequest
 		for _, to := range a.recipients {
 			if shutdown {
 				r.notifyShutdown(to, a.id)
