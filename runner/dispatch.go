@@ -624,7 +624,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 	// room is a built-in handler's own write that fails for want of
 	// room: waited out too, for a while (see waitedForRoom).
 	var room stuck
-	for attempt := 1; ; attempt++ {
+	for attempt := 1 + w.r.state.failedBefore(w.agent.Name, id); ; attempt++ {
 		if err := w.write("stage", stage.Open); err != nil {
 			if diskTrouble(err) {
 				if !w.waitToWrite(ctx, id, &disk, mailbox.Cur, "open the stage of its answers", err) {

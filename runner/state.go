@@ -35,6 +35,10 @@ type stateBook struct {
 	closed bool // no change is written any more
 	// previous is the book the runner before this one left.
 	previous map[string]workspace.AgentRun
+	// failed is, of each agent the runner before left at work on a
+	// message (working or retrying), that message and how many attempts
+	// at it had failed: a restart goes on counting them (failedBefore).
+	failed map[string]workspace.AgentRun
 	// changes counts the changes made, written those the file holds:
 	// the writer may have taken a change's kick and not written it yet.
 	changes, written int64
@@ -52,11 +56,41 @@ func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
 	if data, err := os.ReadFile(s.path); err == nil {
 		_ = json.Unmarshal(data, &s.previous) // a damaged file is rewritten from scratch
 	}
+	s.failed = map[string]workspace.AgentRun{}
+	for agent, a := range s.previous {
+		switch {
+		case a.Message == "" || a.Attempt <= 0:
+		case a.State == workspace.StateRetrying:
+			s.failed[agent] = a // its attempt failed
+		case a.State == workspace.StateWorking && a.Attempt > 1:
+			// Cut short by the runner's end: made again under its
+			// number; those before it failed.
+			a.Attempt--
+			s.failed[agent] = a
+		}
+	}
 	// A new runner starts every agent afresh: a stop lasts for the run.
 	// What the runner before awaited, and who did not answer it, it
 	// takes up (Runner.takeUpWaits), which then writes the book.
 	go s.writer()
 	return s
+}
+
+// failedBefore returns how many attempts of agent at the message id
+// failed in the runner before this one (0 when none, or when it was at
+// work on another message), once: a message whose program fails is given
+// up after its retries whether the runner restarts between them or not
+// (each restart began again at attempt 1, and a restarted runner tried
+// it for ever). An attempt cut short by the runner's end is no failure.
+func (s *stateBook) failedBefore(agent, id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.failed[agent]
+	if !ok || a.Message != id {
+		return 0
+	}
+	delete(s.failed, agent)
+	return a.Attempt
 }
 
 func (s *stateBook) set(agent, state, message string) {
