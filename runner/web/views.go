@@ -581,9 +581,9 @@ type seatData struct {
 	Campaign bool
 	Person   string
 	Err      string
-	// Table is a D&D table's seat (a campaign, the person and a team
-	// lead): what asks nothing of the person is told in Told, as
-	// parley play shows it, and filed.
+	// Table is the seat of a person at a D&D table (workspace.AtTable
+	// decides, for the answers too): what asks nothing of the person is
+	// told in Told, as parley play shows it, and filed.
 	Table bool
 	// Told is the story as it came to the seat's inboxes, newest first:
 	// the messages that ask nothing of the person (campaigns.SeatAnswerer
@@ -667,11 +667,11 @@ func (s *Server) seatData() seatData {
 	escs := orchestrator.Escalations(s.ws(), nil)
 	var leads []string // who answers the person's questions at a table
 	for _, a := range s.ws().Config.Agents {
-		if s.ws().HasRole(a.Name, "team-lead") {
+		if s.ws().HasRole(a.Name, workspace.TeamLeadRole) {
 			leads = append(leads, a.Name)
 		}
 	}
-	d.Table = d.Campaign && person != "" && len(leads) > 0
+	d.Table = person != "" && s.atTable()
 	inboxes := map[string][]string{} // message id -> the seat's inboxes holding it
 	for _, agent := range people {
 		entries, err := s.ws().Mailbox(agent).List(mailbox.Inbox)
