@@ -611,10 +611,13 @@ type told struct {
 	Body     template.HTML
 	// A [SESSION_END]: its summary and next hook, and, when the game
 	// master did not save (state_saved: not true), what it said.
-	End      bool
-	Summary  string
-	Hook     string
-	Unsaved  string
+	End     bool
+	Summary string
+	Hook    string
+	Unsaved string
+	// Past says that the [SESSION_END] closed a session before the one
+	// under way (agents.PastEnd): told as past, it ends nothing.
+	Past     bool
 	Received bool // still in an inbox: filed once shown
 }
 
@@ -829,7 +832,12 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 			continue
 		}
 		_, received := file[id]
-		d.Told = append(d.Told, toldOf(id, m, received))
+		t := toldOf(id, m, received)
+		// An earlier session's end (left unread by a session run with no
+		// seat, or brought by git) ends nothing: agents.PastEnd decides,
+		// as for parley play.
+		t.Past = t.End && agents.PastEnd(s.ws(), people, m)
+		d.Told = append(d.Told, t)
 	}
 	slices.Reverse(d.Told)
 	d.file = file
