@@ -262,7 +262,8 @@ func (a *browserActions) Answer(ctx context.Context, id, text string) (string, e
 // whether it only showed something (seat.showed: /status, /sheet, /help,
 // /journal without an entry). A [JOURNAL_CHECKPOINT] that waits in the
 // seat's inboxes is the checkpoint /journal speaks of, and is filed once
-// /journal ENTRY wrote the entry it asks for.
+// /journal ENTRY wrote the entry it asks for (seat.journalAdd, as at
+// parley play).
 func (a *browserActions) Seat(ctx context.Context, line string) (string, bool, error) {
 	e, buf := a.env()
 	ws, err := a.open(buf)
@@ -274,7 +275,8 @@ func (a *browserActions) Seat(ctx context.Context, line string) (string, bool, e
 		return "", false, err
 	}
 	s.out = buf
-	checkpoints := s.checkpoints()
+	s.where = "the web seat"
+	s.checkpoints() // the checkpoint /journal says waits
 	sent, err := s.command(ctx, line)
 	if errors.Is(err, errQuit) {
 		return "", false, errors.New("/quit: close the page to leave")
@@ -285,12 +287,6 @@ func (a *browserActions) Seat(ctx context.Context, line string) (string, bool, e
 	}
 	if !sent && !s.showed {
 		return "", false, errors.New(strings.TrimSpace(buf.String()))
-	}
-	if len(checkpoints) > 0 && s.checkpoint == "" {
-		// Answered: the entry is written.
-		for _, id := range slices.Sorted(maps.Keys(checkpoints)) {
-			s.handledCopies(id, checkpoints[id], "answered with /journal at the web seat")
-		}
 	}
 	return buf.String(), s.showed, nil
 }

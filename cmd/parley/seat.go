@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -56,6 +57,11 @@ type seat struct {
 	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
 	awaiting   string          // the reply the person was last told the table waits for: agent/id (tellAwaiting)
 	checkpoint string          // the scene of a [JOURNAL_CHECKPOINT] whose entry is the person's to write, until /journal ENTRY writes one
+	// owed are the [JOURNAL_CHECKPOINT]s shown that ask the person for
+	// their entry (owesEntry), by id: left in the inbox until /journal
+	// ENTRY writes one (journalAdd files them), as the web seat leaves
+	// them, not filed as shown.
+	owed map[string]bool
 	// showed says that the last command showed what it was asked and
 	// sent nothing (/status, /sheet, /help, /journal without an entry):
 	// the web seat answers it as done, not as refused.
@@ -470,6 +476,18 @@ func (s *seat) show() error {
 			holders[en.ID] = append(holders[en.ID], agent)
 		}
 	}
+	// A checkpoint whose entry was written elsewhere (the web seat,
+	// another terminal: filed there) waits no more.
+	if len(missing) == 0 && len(s.owed) > 0 {
+		for id := range s.owed {
+			if holders[id] == nil {
+				delete(s.owed, id)
+			}
+		}
+		if len(s.owed) == 0 {
+			s.checkpoint = ""
+		}
+	}
 	// A question answered elsewhere (parley answer, another seat) is no
 	// longer in the inbox: it waits no more.
 	s.waiting = slices.DeleteFunc(s.waiting, func(q *waitingQ) bool {
@@ -544,6 +562,9 @@ func (s *seat) show() error {
 				}
 				continue
 			}
+			if s.owed[id] {
+				continue // waits for the person's entry
+			}
 			s.handledCopies(id, holders[id], "shown at parley play")
 			continue
 		}
@@ -595,7 +616,7 @@ func (s *seat) show() error {
 				continue
 			}
 		}
-		s.display(id, m, agent != "")
+		s.display(id, m, agent != "" || s.owesEntry(typ))
 		if agent != "" {
 			others := slices.DeleteFunc(slices.Clone(holders[id]), func(a string) bool { return a == agent })
 			if len(s.waiting) > 0 {
@@ -605,6 +626,15 @@ func (s *seat) show() error {
 				s.wrap(fmt.Sprintf("(%d questions wait for you: your next line answers the oldest, %s; this one after)", len(s.waiting)+1, s.waiting[0].name()), "")
 			}
 			s.waiting = append(s.waiting, &waitingQ{agent: agent, copies: append([]string{agent}, others...), id: id, m: m, typ: typ})
+			continue
+		}
+		if s.owesEntry(typ) {
+			// The person's journal entry: the checkpoint waits in the
+			// inbox until /journal ENTRY writes it (journalAdd files it).
+			if s.owed == nil {
+				s.owed = map[string]bool{}
+			}
+			s.owed[id] = true
 			continue
 		}
 		s.handledCopies(id, holders[id], "shown at parley play")
@@ -937,7 +967,8 @@ func field(m *mailbox.Message, key string) string {
 }
 
 // display shows one message; asks says whether it waits for the
-// person's answer (campaigns.SeatAnswerer decides).
+// person's answer (campaigns.SeatAnswerer decides; for a
+// [JOURNAL_CHECKPOINT], owesEntry).
 func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 	from, _ := m.Header().Get("from")
 	body := string(m.Body)
@@ -1031,8 +1062,8 @@ func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 		scene := checkpointScene(m)
 		s.printf("\n[JOURNAL_CHECKPOINT] from %s (scene %s):\n", from, scene)
 		s.wrap(body, "  ")
-		if s.character == "" || !campaigns.SeatJournals(campaigns.JournalCheckpointType, s.prompted()) {
-			return // a program keeps the character's journal
+		if !asks {
+			return // a program keeps the character's journal, or the entry was written elsewhere
 		}
 		// No program plays the person's character: no program writes
 		// its entry either, and the checkpoint asks the person.
@@ -1043,13 +1074,22 @@ func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 	}
 }
 
+// owesEntry reports whether a message of type typ asks the person for
+// their character's journal entry: a [JOURNAL_CHECKPOINT] when no
+// program plays the character (campaigns.SeatJournals decides, for the
+// web Seat page too).
+func (s *seat) owesEntry(typ string) bool {
+	return s.character != "" && campaigns.SeatJournals(typ, s.prompted())
+}
+
 // checkpoints returns the [JOURNAL_CHECKPOINT]s that wait in the seat's
-// inboxes for the person's entry (campaigns.SeatJournals decides, as
-// show does), by id with the inboxes holding each, and makes the newest
-// the checkpoint /journal says waits: the web seat, which keeps no seat
-// between requests, leaves them in the inbox until an entry is written.
+// inboxes for the person's entry (owesEntry decides, as show does), by
+// id with the inboxes holding each, and makes the newest the checkpoint
+// /journal says waits. They wait in the inbox until an entry is written
+// (journalAdd files them), at parley play and at the web seat, which
+// keeps no seat between requests, alike.
 func (s *seat) checkpoints() map[string][]string {
-	if s.character == "" || !campaigns.SeatJournals(campaigns.JournalCheckpointType, s.prompted()) {
+	if !s.owesEntry(campaigns.JournalCheckpointType) {
 		return nil
 	}
 	out := map[string][]string{}
@@ -1058,7 +1098,7 @@ func (s *seat) checkpoints() map[string][]string {
 		entries, _ := s.ws.Mailbox(agent).List(mailbox.Inbox)
 		for _, en := range entries {
 			m, err := mailbox.ReadMessage(en.Path, s.ws.Config.Router.MaxMessageSize)
-			if err != nil || !campaigns.SeatJournals(workspace.TypeOf(m), s.prompted()) {
+			if err != nil || !s.owesEntry(workspace.TypeOf(m)) {
 				continue
 			}
 			out[en.ID] = append(out[en.ID], agent)
@@ -1947,8 +1987,10 @@ func (s *seat) journal() {
 
 // journalAdd adds an entry to the person's character's journal, as
 // `parley journal add` does: the text is what happened (labelled parts,
-// journal.Parse, are read as such). It answers a checkpoint waiting for
-// the person's entry.
+// journal.Parse, are read as such). It answers the checkpoints waiting
+// for the person's entry: each is filed, in every inbox of the seat
+// holding it. It is the one place that files them, for parley play and
+// the web seat alike.
 func (s *seat) journalAdd(text string) bool {
 	if s.character == "" {
 		s.printf("/journal: preferences.md names no character of yours (nothing was written)\n")
@@ -1967,6 +2009,11 @@ func (s *seat) journalAdd(text string) bool {
 		return false
 	}
 	s.printf("(an entry added to %s)\n", s.ws.Short(path))
+	checkpoints := s.checkpoints()
+	for _, id := range slices.Sorted(maps.Keys(checkpoints)) {
+		s.handledCopies(id, checkpoints[id], "answered with /journal at "+dashIf(s.where, "parley play"))
+		delete(s.owed, id)
+	}
 	s.checkpoint = ""
 	return true
 }

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/internal/visible"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -89,14 +88,9 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 // noRunner is what an answer sent at a table no runner routes says.
 const noRunner = "(no runner routes this table now (no parley run, no parley play): it waits in an outbox until the host starts parley run)"
 
-// atTable reports whether the workspace is a D&D table: a campaign, and
-// a team lead.
-func (s *Server) atTable() bool {
-	if _, err := campaigns.Find(s.ws().Root, s.ws().Config.Campaign); err != nil {
-		return false
-	}
-	return slices.ContainsFunc(s.ws().AgentNames(), func(a string) bool { return s.ws().HasRole(a, "team-lead") })
-}
+// atTable reports whether the workspace is a D&D table
+// (workspace.AtTable decides, for the Seat page too).
+func (s *Server) atTable() bool { return s.ws().AtTable() }
 
 // once returns an error naming the first field (in name order) that the
 // form gives more than once: no form of the page sends a field twice, and

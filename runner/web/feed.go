@@ -15,8 +15,8 @@ import (
 )
 
 // feed is the journal as read so far, and the pages waiting for more.
-// Entries are numbered from 0 in journal order; a page asks for those
-// after the last it has.
+// Entries are numbered from 0 in the order the feed has them (load's,
+// then follow's); a page asks for those after the last it has.
 type feed struct {
 	path string
 
@@ -111,12 +111,15 @@ func newFeed(path string) *feed {
 	return &feed{path: path, subs: map[chan struct{}]bool{}}
 }
 
-// load reads the journal as it is now. Unreadable lines (cut short by a
-// crash) are skipped.
+// load reads the journal as it is now, in the order of its times, as
+// parley log shows it (workspace.JournalFilter.ReadInTimeOrder decides:
+// a journal git merged holds one clone's lines, then the other's); what
+// follow adds after comes in the order it is appended. Unreadable lines
+// (cut short by a crash) are skipped.
 func (f *feed) load() error {
 	var all []workspace.Entry
 	var every workspace.JournalFilter
-	at, err := every.ReadPosition(f.path, func(e workspace.Entry, _ []byte) error {
+	at, err := every.ReadPositionInTimeOrder(f.path, func(e workspace.Entry, _ []byte) error {
 		all = append(all, e.Capped()) // a journal of before the bounds may hold a type of a megabyte
 		return nil
 	})

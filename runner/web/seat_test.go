@@ -202,3 +202,47 @@ func TestSeatTellsAllItFiles(t *testing.T) {
 		t.Errorf("GET /seat with 50 unread narratives tells more history than storyShown allows, or does not say it left some out:\n%s", page)
 	}
 }
+
+// TestSeatPastEnd guards an earlier session's [SESSION_END] at the Seat
+// page: one a session run with no seat left unread, or one git brought
+// from another host. Bug: the page said "The session is over." of it, as
+// if the session under way had ended, where parley play shows it as past
+// and goes on. agents.PastEnd decides, for both: an end is past once a
+// session was started after it, or its sender asked the person something
+// since; a closing narrative leaves it the session's own.
+func TestSeatPastEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after func(ws *workspace.Workspace, write func(n int, to []string, text string) string)
+		past  bool
+	}{
+		{"a question after it", func(ws *workspace.Workspace, write func(int, []string, string) string) {
+			write(2, []string{"you"}, "[ASK_PLAYER]\nquestion: Which door?\noptions: [left, right]\n")
+		}, true},
+		{"a session started after it", func(ws *workspace.Workspace, write func(int, []string, string) string) {
+			id := "20261129-100002.000000Z-lead-000002"
+			data := "---\nid: " + id + "\nfrom: lead\nto: gm\n---\n[SESSION_COMMAND]\ncommand: start\n"
+			if err := os.WriteFile(ws.Mailbox("gm").Path(mailbox.Done, id+".md"), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"a closing narrative after it", func(ws *workspace.Workspace, write func(int, []string, string) string) {
+			write(2, []string{"you"}, "[NARRATIVE]\n\nThe lamps go out.\n")
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, write := tableWorkspace(t)
+			end := write(1, []string{"you"}, "[SESSION_END]\nsummary: The bell is silent for tonight.\nstate_saved: true\n")
+			tc.after(ws, write)
+			s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "you", Prompted: "mira"})
+			page := get(t, s.Handler(), "/seat", true).Body.String()
+			if !strings.Contains(page, `data-id="`+end+`"`) || !strings.Contains(page, "The bell is silent for tonight.") {
+				t.Fatalf("GET /seat does not tell the end %s and its summary:\n%s", end, page)
+			}
+			over, past := strings.Contains(page, "The session is over."), strings.Contains(page, "An earlier session's end: a newer session is under way.")
+			if past != tc.past || over == tc.past {
+				t.Errorf("GET /seat says the session is over: %v, an earlier session's end: %v; want past %v:\n%s", over, past, tc.past, page)
+			}
+		})
+	}
+}

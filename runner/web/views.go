@@ -581,9 +581,9 @@ type seatData struct {
 	Campaign bool
 	Person   string
 	Err      string
-	// Table is a D&D table's seat (a campaign, the person and a team
-	// lead): what asks nothing of the person is told in Told, as
-	// parley play shows it, and filed.
+	// Table is the seat of a person at a D&D table (workspace.AtTable
+	// decides, for the answers too): what asks nothing of the person is
+	// told in Told, as parley play shows it, and filed.
 	Table bool
 	// Told is the story as it came to the seat's inboxes, newest first:
 	// the messages that ask nothing of the person (campaigns.SeatAnswerer
@@ -611,10 +611,13 @@ type told struct {
 	Body     template.HTML
 	// A [SESSION_END]: its summary and next hook, and, when the game
 	// master did not save (state_saved: not true), what it said.
-	End      bool
-	Summary  string
-	Hook     string
-	Unsaved  string
+	End     bool
+	Summary string
+	Hook    string
+	Unsaved string
+	// Past says that the [SESSION_END] closed a session before the one
+	// under way (agents.PastEnd): told as past, it ends nothing.
+	Past     bool
 	Received bool // still in an inbox: filed once shown
 }
 
@@ -667,11 +670,11 @@ func (s *Server) seatData() seatData {
 	escs := orchestrator.Escalations(s.ws(), nil)
 	var leads []string // who answers the person's questions at a table
 	for _, a := range s.ws().Config.Agents {
-		if s.ws().HasRole(a.Name, "team-lead") {
+		if s.ws().HasRole(a.Name, workspace.TeamLeadRole) {
 			leads = append(leads, a.Name)
 		}
 	}
-	d.Table = d.Campaign && person != "" && len(leads) > 0
+	d.Table = person != "" && s.atTable()
 	inboxes := map[string][]string{} // message id -> the seat's inboxes holding it
 	for _, agent := range people {
 		entries, err := s.ws().Mailbox(agent).List(mailbox.Inbox)
@@ -829,7 +832,12 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 			continue
 		}
 		_, received := file[id]
-		d.Told = append(d.Told, toldOf(id, m, received))
+		t := toldOf(id, m, received)
+		// An earlier session's end (left unread by a session run with no
+		// seat, or brought by git) ends nothing: agents.PastEnd decides,
+		// as for parley play.
+		t.Past = t.End && agents.PastEnd(s.ws(), people, m)
+		d.Told = append(d.Told, t)
 	}
 	slices.Reverse(d.Told)
 	d.file = file

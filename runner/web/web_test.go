@@ -1738,3 +1738,34 @@ func TestLongTypeCut(t *testing.T) {
 		t.Errorf("the timeline does not show the cut type")
 	}
 }
+
+// TestTimelineMergedJournalInTimeOrder guards the Timeline of a journal
+// git merged with its union driver (two clones co-running a campaign:
+// one clone's lines, then the other's). Bug: the Timeline showed it in
+// file order, where parley log shows it in time order. Its first load
+// reads it as parley log does (JournalFilter.ReadInTimeOrder); what comes
+// after follows in the order it is appended.
+func TestTimelineMergedJournalInTimeOrder(t *testing.T) {
+	entry := func(sec int, from, to string) workspace.Entry {
+		at := fmt.Sprintf("2026-11-29T10:00:%02d.000000Z", sec)
+		id := fmt.Sprintf("20261129-1000%02d.000000Z-%s-%06d", sec, from, sec+1)
+		return workspace.Entry{Time: at, ID: id, From: from, To: []string{to}, Outcome: workspace.Delivered}
+	}
+	// As git's union merge leaves it: one clone's lines, then the other's.
+	merged := []workspace.Entry{entry(0, "gm", "aria"), entry(2, "gm", "aria"), entry(1, "aria", "gm"), entry(3, "aria", "gm")}
+	ws := newWorkspace(t, merged...)
+	s := newServer(t, ws, Options{})
+	page := get(t, s.Handler(), "/", true).Body.String()
+	last := -1
+	for _, sec := range []int{0, 1, 2, 3} {
+		id := entry(sec, "gm", "aria").ID
+		if sec%2 == 1 {
+			id = entry(sec, "aria", "gm").ID
+		}
+		at := strings.Index(page, id)
+		if at < 0 || at < last {
+			t.Fatalf("GET / shows %s at %d, after the entry before it in time (at %d): want the merged journal in time order:\n%s", id, at, last, page)
+		}
+		last = at
+	}
+}

@@ -314,35 +314,53 @@ func journalInOrder(path string) (bool, error) {
 // journal is written in that order, and read as it goes, a line at a
 // time; one git merged with its union driver (one clone's lines, then
 // the other's: see journalInOrder) is held whole, to sort, the entries
-// of one time in the order they were read.
+// of one time in the order they were read. It is the one place that
+// decides the order a journal is shown in: parley log, the first read of
+// parley log --follow (Follow) and the web Timeline's
+// (ReadPositionInTimeOrder) read it so.
 func (f *JournalFilter) ReadInTimeOrder(path string, fn func(e Entry, line []byte) error) error {
+	_, err := f.ReadPositionInTimeOrder(path, fn)
+	return err
+}
+
+// ReadPositionInTimeOrder is ReadInTimeOrder, and returns the position
+// after the journal's last complete line, as ReadPosition does: what
+// FollowFrom reads after it comes in the order it is appended.
+func (f *JournalFilter) ReadPositionInTimeOrder(path string, fn func(e Entry, line []byte) error) (JournalPosition, error) {
 	if ordered, err := journalInOrder(path); err != nil || ordered {
-		return f.Read(path, fn)
+		return f.ReadPosition(path, fn)
 	}
 	type read struct {
 		e    Entry
 		line []byte
 	}
 	var all []read
-	err := f.Read(path, func(e Entry, line []byte) error {
+	at, err := f.ReadPosition(path, func(e Entry, line []byte) error {
 		all = append(all, read{e, bytes.Clone(line)})
 		return nil
 	})
 	slices.SortStableFunc(all, func(a, b read) int { return strings.Compare(a.e.Time, b.e.Time) })
 	for _, r := range all {
 		if ferr := fn(r.e, r.line); ferr != nil {
-			return ferr
+			return at, ferr
 		}
 	}
-	return err
+	return at, err
 }
 
-// Follow calls fn for every entry the filter selects, as Read does, then
-// for every one appended later, until ctx is done; caughtUp, when not
-// nil, is called each time it has read to the end of the journal (to
-// flush what fn wrote). It returns nil when ctx ends it.
+// Follow calls fn for every entry the filter selects, in the order of
+// their times, as ReadInTimeOrder does (a journal git merged is shown as
+// parley log shows it), then for every one appended later, in the order
+// it is appended, until ctx is done; caughtUp, when not nil, is called
+// each time it has read to the end of the journal (to flush what fn
+// wrote). Unreadable lines are skipped. It returns nil when ctx ends it.
 func (f *JournalFilter) Follow(ctx context.Context, path string, fn func(e Entry, line []byte) error, caughtUp func() error) error {
-	return f.FollowFrom(ctx, path, JournalPosition{}, fn, caughtUp)
+	at, err := f.ReadPositionInTimeOrder(path, fn)
+	var je *JournalError
+	if err != nil && !errors.As(err, &je) {
+		return err
+	}
+	return f.FollowFrom(ctx, path, at, fn, caughtUp)
 }
 
 // JournalPosition is a place in the journal: the byte offset just after a

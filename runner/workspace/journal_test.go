@@ -395,3 +395,39 @@ func TestJournalInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowMergedInTimeOrder: Follow reads what a journal git merged
+// holds when it starts in time order, as ReadInTimeOrder does (it read it
+// in file order, where parley log reads it in time order), then what is
+// appended, as it is appended.
+func TestFollowMergedInTimeOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	merged := `{"time":"2026-11-29T10:00:00.000000Z","id":"a","outcome":"delivered"}` + "\n" +
+		`{"time":"2026-11-29T10:00:02.000000Z","id":"c","outcome":"delivered"}` + "\n" +
+		`{"time":"2026-11-29T10:00:01.000000Z","id":"b","outcome":"delivered"}` + "\n"
+	if err := os.WriteFile(path, []byte(merged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []string
+	var all JournalFilter
+	err := all.Follow(ctx, path, func(e Entry, _ []byte) error {
+		got = append(got, e.ID)
+		return nil
+	}, func() error {
+		if len(got) == 3 {
+			// Caught up: one line appended, earlier in time than the
+			// last, comes as it is appended.
+			return AppendJournal(path, Entry{Time: "2026-11-29T09:00:00.000000Z", ID: "d", Outcome: Delivered})
+		}
+		cancel()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"a", "b", "c", "d"}, got); d != "" {
+		t.Errorf("Follow read (-want +got):\n%s", d)
+	}
+}

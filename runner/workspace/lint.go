@@ -250,6 +250,18 @@ func (w *Workspace) RoleHeld(role string) bool {
 	return slices.ContainsFunc(w.AgentNames(), func(a string) bool { return w.HasRole(a, role) })
 }
 
+// AtTable reports whether the workspace is a D&D table: it has a
+// campaign (the one parley.yaml names, else its only one, as
+// campaigns.Find finds it) and an agent with the role team-lead. It is
+// the one place that decides: the web view's Seat page and its answers
+// ask it.
+func (w *Workspace) AtTable() bool {
+	if _, err := campaigns.Find(w.Root, w.Config.Campaign); err != nil {
+		return false
+	}
+	return w.RoleHeld(TeamLeadRole)
+}
+
 // lintTypes returns the types of the protocol a route names, and warns
 // about names no skill defines.
 func (w *Workspace) lintTypes(r *Route, protocol *skills.Set, warn func(*Route, string, string, ...any)) []*skills.Type {

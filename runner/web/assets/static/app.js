@@ -137,20 +137,29 @@
   // shown files what the Seat page told that was still in an inbox, as
   // parley play files what it shows: the ids go to /act (kind shown)
   // once the page is visible, never on the GET that a prefetch, a poll
-  // or a tab in the background makes.
-  const filed = {};
+  // or a tab in the background makes. A post that fails (the server
+  // briefly out of reach, or an error) is sent again with the next
+  // refresh: its ids count as filed only once the server took them
+  // (filing them twice files nothing twice). One refused (403: the page
+  // is older than the server, or has no token) is not: a reload mends it.
+  const filed = {}; // id -> "sending", then true once the server took it
   function shown() {
     if (document.visibilityState !== "visible") return;
     const ids = [];
     document.querySelectorAll("article.told[data-received]").forEach(function (a) {
-      if (!filed[a.dataset.id]) { filed[a.dataset.id] = true; ids.push(a.dataset.id); }
+      if (!filed[a.dataset.id]) { filed[a.dataset.id] = "sending"; ids.push(a.dataset.id); }
     });
     if (ids.length === 0) return;
     const d = new FormData();
     d.set("kind", "shown");
     d.set("ids", ids.join(" "));
     d.set("csrf", csrf);
-    fetch("/act", { method: "POST", body: new URLSearchParams(d), credentials: "same-origin" });
+    function took(ok) {
+      ids.forEach(function (id) { if (ok) filed[id] = true; else delete filed[id]; });
+    }
+    fetch("/act", { method: "POST", body: new URLSearchParams(d), credentials: "same-origin" }).then(function (r) {
+      took(r.ok || r.status === 403);
+    }, function () { took(false); });
   }
   document.addEventListener("visibilitychange", shown);
 
