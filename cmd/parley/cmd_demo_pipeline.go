@@ -37,7 +37,7 @@ func runPipelineDemo(ctx context.Context, e *env, dir, _ string) error {
 	out := e.stdout
 	fmt.Fprintf(out, "== the dev pipeline: a built-in orchestrator, and an architect, researchers,\n   workers, a reviewer and an auditor that are shell scripts (in %s)\n", demoPlace(ws.Root, keep))
 	req := sendOptions{From: "you", To: []string{"orch"}, Body: text(pipelineRequest + "\n")}
-	if err := runSend(e.quiet(), ws, req); err != nil {
+	if err := runSend(e.silent(), ws, req); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\nparley send --from you --to orch --body '%s'\n", pipelineRequest)
@@ -60,7 +60,7 @@ func runPipelineDemo(ctx context.Context, e *env, dir, _ string) error {
 	const reason = "The drop on a failed retry is covered by the journal; accept it."
 	fmt.Fprintf(out, "\nparley reply %s --agent you --field decision=approve --body '%s'\n", esc.ID, reason)
 	answer := sendOptions{Fields: []string{"decision=approve"}, Body: text(reason + "\n")}
-	if _, err := runReply(e.quiet(), ws, esc.ID, "you", false, answer); err != nil {
+	if _, err := runReply(e.silent(), ws, esc.ID, "you", false, answer); err != nil {
 		return err
 	}
 	if err := runQuiet(ctx, e, ws); err != nil {

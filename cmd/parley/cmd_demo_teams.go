@@ -36,7 +36,7 @@ func runTeamsDemo(ctx context.Context, e *env, dir, _ string) error {
 	fmt.Fprintln(out)
 
 	task := sendOptions{From: "you", To: []string{"lead"}, Type: "TASK", Fields: []string{"topic=" + teamsTopic}, Body: text("Write a short history, please.\n")}
-	if err := runSend(e.quiet(), ws, task); err != nil {
+	if err := runSend(e.silent(), ws, task); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "parley send --from you --to lead --type TASK --field 'topic=%s'\n", teamsTopic)

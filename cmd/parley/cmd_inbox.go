@@ -48,6 +48,9 @@ func inboxCommand(e *env) *cli.Command {
 				return err
 			}
 			e.warnUnloaded(ws.Root, configErr)
+			if opts.State == mailbox.Inbox {
+				noteUnrouted(e, ws, "")
+			}
 			if opts.Follow {
 				ctx, stop := interruptible(c.Context)
 				defer stop()

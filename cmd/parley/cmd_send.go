@@ -226,7 +226,7 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 			}
 		}
 	}
-	return write(e, box, m, opts.JSON)
+	return write(e, ws, box, m, opts.JSON)
 }
 
 // repeatedError is runSend's error for an answer not sent because its
@@ -359,7 +359,7 @@ func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		sent, _, _ := mailbox.ParseID(draftID)
 		m.Set("created", sent.Format(mailbox.TimeFormat))
 	}
-	if err := write(e, ws.Mailbox(v.From), m, opts.JSON); err != nil {
+	if err := write(e, ws, ws.Mailbox(v.From), m, opts.JSON); err != nil {
 		return err
 	}
 	if draftID != "" {
@@ -408,16 +408,42 @@ func judged(e *env, ws *workspace.Workspace, v *workspace.Verdict, dryRun, asJSO
 // write gives a message its id, sender and time where it has none, and
 // writes it durably into the outbox; it prints the id (--json: id and
 // path).
-func write(e *env, box mailbox.Dir, m *mailbox.Message, asJSON bool) error {
+func write(e *env, ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message, asJSON bool) error {
 	id, path, err := box.Post(m)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		return e.printJSON(map[string]string{"id": id, "path": path})
+		err = e.printJSON(map[string]string{"id": id, "path": path})
+	} else {
+		fmt.Fprintln(e.stdout, id)
 	}
-	fmt.Fprintln(e.stdout, id)
-	return nil
+	noteUnrouted(e, ws, ws.Short(path))
+	return err
+}
+
+// noteUnrouted says on stderr, when no runner routes the workspace (no
+// parley run, no parley play), that what waits in outboxes goes nowhere
+// until one starts: sent is the file just written ("" for none); else
+// how many files wait (none: nothing is said). A person who sent a
+// message and forgot parley run was told its recipient's inbox is empty,
+// and --follow waited for ever.
+func noteUnrouted(e *env, ws *workspace.Workspace, sent string) {
+	if ws.RunnerPID() != 0 {
+		return
+	}
+	if sent != "" {
+		fmt.Fprintf(e.stderr, "parley: no runner is running here: %s waits in its outbox until `parley run` (or `parley play`) routes it\n", sent)
+		return
+	}
+	waiting := 0
+	for _, a := range ws.AgentNames() {
+		n, _ := ws.Mailbox(a).Count(mailbox.Outbox)
+		waiting += n
+	}
+	if waiting > 0 {
+		fmt.Fprintf(e.stderr, "parley: no runner is running here: %d %s in outboxes until `parley run` (or `parley play`) routes them\n", waiting, plural(waiting, "message waits", "messages wait"))
+	}
 }
 
 // showVerdict prints a verdict (send and compose --dry-run); a refused

@@ -99,6 +99,13 @@ func (e *env) quiet() *env {
 	return &env{stdin: e.stdin, stdout: io.Discard, stderr: e.stderr, vars: e.vars}
 }
 
+// silent is e with neither stdout nor stderr: a demo's scripted person
+// runs commands whose errors it returns, and whose notes for a person at
+// a shell (no runner yet: the demo starts it next) would mislead.
+func (e *env) silent() *env {
+	return &env{stdin: e.stdin, stdout: io.Discard, stderr: io.Discard, vars: e.vars}
+}
+
 // getenv returns the value of the environment variable key, as the
 // commands see it. (urfave/cli reads PARLEY_WORKSPACE and PARLEY_TOKEN,
 // the variables of flags, from the process.)
