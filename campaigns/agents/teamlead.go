@@ -286,7 +286,11 @@ func SessionStart(ws *workspace.Workspace, camp *campaigns.Campaign, agent strin
 			}
 		}
 	}
-	m := mailbox.New([]byte(fmt.Sprintf("Begin the session of %s. The human plays %s.\n", campaigns.Title(camp.Name), p.Character)))
+	body := fmt.Sprintf("Begin the session of %s. The human plays %s.\n", campaigns.Title(camp.Name), p.Character)
+	if last := lastEnd(camp); last != "" {
+		body += fmt.Sprintf("\nHow the last session ended (%s):\n\n%s\n", ws.Short(camp.Path(campaigns.DecisionLog)), last)
+	}
+	m := mailbox.New([]byte(body))
 	m.Set("id", (&mailbox.IDs{}).New(agent))
 	m.Set("from", agent)
 	m.Set("type", SessionCommandType)
@@ -1020,6 +1024,39 @@ func decisionUnwritten(camp *campaigns.Campaign, err error, summary string, peop
 	return m
 }
 
+// lastEnd is the last session's end as the campaign's decision log holds
+// it (appendDecision writes it; a person may have edited it): the text
+// under its last "## Session ended" heading, up to the next heading,
+// trimmed and cut to lastEndMax bytes; "" when there is none. The next
+// session's start carries it: a game master that is a model knew how the
+// last session ended only while it was in its memory.
+func lastEnd(camp *campaigns.Campaign) string {
+	data, err := os.ReadFile(camp.Path(campaigns.DecisionLog))
+	if err != nil {
+		return ""
+	}
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	k := strings.LastIndex(text, decisionHead)
+	if k < 0 {
+		return ""
+	}
+	_, rest, _ := strings.Cut(text[k+len(decisionHead):], "\n")
+	if end := strings.Index(rest, "\n#"); end >= 0 {
+		rest = rest[:end]
+	}
+	rest = strings.TrimSpace(rest)
+	if len(rest) > lastEndMax {
+		rest = strings.ToValidUTF8(rest[:lastEndMax], "") + " ..."
+	}
+	return rest
+}
+
+// lastEndMax bounds what a session's start quotes of the decision log.
+const lastEndMax = 2000
+
+// decisionHead begins each session's end in the decision log.
+const decisionHead = "\n## Session ended "
+
 // appendDecision adds the session's end to the campaign's decision log.
 func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook string, saved bool) error {
 	path := camp.Path(campaigns.DecisionLog)
@@ -1045,7 +1082,7 @@ func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook strin
 	// The same end said again (a [SESSION_END] handled again after a
 	// crash, or each rerun of a table whose scripted game master has
 	// told its story) is in the log already: it is not written twice.
-	const head = "\n## Session ended "
+	const head = decisionHead
 	if k := strings.LastIndex(string(data), head); k >= 0 {
 		last := string(data[k+len(head):])
 		last = strings.ReplaceAll(last, "\r\n", "\n")
