@@ -360,6 +360,36 @@ func TestAnswerToApproval(t *testing.T) {
 	}
 }
 
+// TestApprovedAfterEscalation: a step escalated (its worker answered
+// "Done." with no type), then submitted after all and approved by its
+// review, was ticked by the pipeline, not by hand: no note says it was,
+// and nothing is sent again when a runner starts.
+func TestApprovedAfterEscalation(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	done := h.msg("worker-2", "Done.")
+	done.Set("thread", get(tasks[1], "thread"))
+	done.Set("reply_to", get(tasks[1], "id"))
+	esc := h.handle(done)
+	want(t, "blocked", esc, "you:escalation/decide")
+	if err := os.WriteFile(h.ws.Mailbox("you").Path(mailbox.Inbox, get(esc[0], "id")+".md"), esc[0].Bytes(), 0o644); err != nil {
+		t.Fatal(err) // delivered to the person, as the runner does
+	}
+	reqs := h.submit(tasks[1], "[b.go]")
+	want(t, "submitted after all", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+	h.handle(verdict(h, reqs[0], "pass"))
+	want(t, "step 2 approved", h.handle(verdict(h, reqs[1], "pass")), "worker-2:approval/lgtm")
+	if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Pending {
+		t.Errorf("Escalations() = %+v, want the one, not pending", xs)
+	}
+	if err := (&Orchestrator{Workspace: h.ws}).Start(context.Background(), "orch"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range routeOutbox(t, h.ws.Mailbox("orch"), "") {
+		t.Errorf("Start sent %s, want nothing (step 2 was approved by its review):\n%s", summary([]*mailbox.Message{m}), m.Body)
+	}
+}
+
 // TestReviewRequestOfNoType: a review request forwarded as an informal
 // message (a workspace whose protocol lacks review_request) asks an
 // answer as a typed one does, yet what asks one was decided by type: a
