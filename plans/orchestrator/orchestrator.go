@@ -221,19 +221,20 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	if r.h.cur.m == in && r.h.cur.dup != nil {
 		return r.duplicate()
 	}
-	if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.to(from(in)) && q.asksNone() && r.o.ws().IsProgram(from(in)) {
-		// A program's answer to a message that asks none ("Thanks for
-		// the approval!"): nothing waits on it, and it tells nothing of
-		// a step (the step approved is done; the next one's task, sent
-		// with the approval, is not what it answers).
-		r.o.log().Debug("orchestrator: an answer to a message that asks none, filed", "type", typ, "from", from(in), "reply_to", q.get("id"), "reply_to_type", q.typ())
-		return nil, nil
-	}
 	if sig == "blocked" || sig == "escalate" {
 		if typ == PlanResult {
 			return r.escalate(EscalatePlan, "the architect is blocked", nil, nil)
 		}
 		return r.blocked(fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)))
+	}
+	if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.to(from(in)) && q.asksNone() && r.o.ws().IsProgram(from(in)) {
+		// A program's answer to a message that asks none ("Thanks for
+		// the approval!"): nothing waits on it, and it tells nothing of
+		// a step (the step approved is done; the next one's task, sent
+		// with the approval, is not what it answers). One that says it
+		// is blocked, or escalates, was heard above.
+		r.o.log().Debug("orchestrator: an answer to a message that asks none, filed", "type", typ, "from", from(in), "reply_to", q.get("id"), "reply_to_type", q.typ())
+		return nil, nil
 	}
 	switch typ {
 	case workspace.ShutdownRequest:
