@@ -1,7 +1,9 @@
 package orchestrator
 
 import (
+	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -291,4 +293,148 @@ func TestVerdictNamesSubmission(t *testing.T) {
 	}
 	want(t, "step 1 review", h.handle(of(reqs1[0])))
 	want(t, "step 1 audit", h.handle(of(reqs1[1])), "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+}
+
+// TestAnswerToApproval: bug: a worker that answered the approval of its
+// step ("Thanks for the approval!", as a model does) had the person sent
+// an escalation that the step of its next task, sent with the approval,
+// waited on that answer; once the pipeline approved that step, a note
+// said it was ticked by hand. A submission printed again in answer to
+// the approval was taken for the next task's, reviewed, and the real one
+// set aside. An approval asks no answer: whatever is said to it is
+// filed, and the next step goes on as if nothing was said.
+func TestAnswerToApproval(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(h *harness, ok *mailbox.Message) *mailbox.Message
+	}{
+		{"no type", func(h *harness, ok *mailbox.Message) *mailbox.Message {
+			m := h.msg("worker-1", "Thanks for the approval!")
+			m.Set("thread", get(ok, "thread"))
+			m.Set("reply_to", get(ok, "id"))
+			return m
+		}},
+		{"submission again", func(h *harness, ok *mailbox.Message) *mailbox.Message {
+			return h.answer(ok, WorkerSubmission, "rfr", "Done.", "files_changed", "[a.go]", "qa_check", "pass")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, config)
+			tasks := h.toPlan()
+			reqs := h.submit(tasks[1], "[b.go]")
+			h.handle(verdict(h, reqs[0], "pass"))
+			want(t, "step 2 approved", h.handle(verdict(h, reqs[1], "pass")), "worker-2:approval/lgtm")
+			reqs = h.submit(tasks[0], "[a.go]")
+			h.handle(verdict(h, reqs[0], "pass"))
+			out := h.handle(verdict(h, reqs[1], "pass"))
+			want(t, "step 1 approved", out, "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+			got := h.handle(tc.answer(h, out[0]))
+			if len(got) > 0 {
+				t.Errorf("answer to the approval: sent %q, want nothing\n%s", summary(got), got[0].Body)
+			}
+			for _, m := range got {
+				// Delivered to the person, as the runner does.
+				if to, _ := m.Header().Names("to"); slices.Contains(to, "you") {
+					if err := os.WriteFile(h.ws.Mailbox("you").Path(mailbox.Inbox, get(m, "id")+".md"), m.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			reqs = h.submit(out[1], "[c.go]")
+			want(t, "step 3 submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+			if get(reqs[0], "step") != "3" {
+				t.Errorf("review request for step %q, want 3", get(reqs[0], "step"))
+			}
+			h.handle(verdict(h, reqs[0], "pass"))
+			want(t, "plan done", h.handle(verdict(h, reqs[1], "pass")), "worker-1:approval/lgtm", "you:pipeline_note/done")
+			if xs := Escalations(h.ws, nil); len(xs) > 0 {
+				t.Errorf("Escalations() = %+v, want none", xs)
+			}
+			if err := h.o.Start(context.Background(), "orch"); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range routeOutbox(t, h.ws.Mailbox("orch"), "") {
+				t.Errorf("Start sent %s, want nothing (no step was ticked by hand):\n%s", summary([]*mailbox.Message{m}), m.Body)
+			}
+		})
+	}
+}
+
+// TestApprovedAfterEscalation: a step escalated (its worker answered
+// "Done." with no type), then submitted after all and approved by its
+// review, was ticked by the pipeline, not by hand: no note says it was,
+// and nothing is sent again when a runner starts.
+func TestApprovedAfterEscalation(t *testing.T) {
+	h := newHarness(t, config)
+	tasks := h.toPlan()
+	done := h.msg("worker-2", "Done.")
+	done.Set("thread", get(tasks[1], "thread"))
+	done.Set("reply_to", get(tasks[1], "id"))
+	esc := h.handle(done)
+	want(t, "blocked", esc, "you:escalation/decide")
+	if err := os.WriteFile(h.ws.Mailbox("you").Path(mailbox.Inbox, get(esc[0], "id")+".md"), esc[0].Bytes(), 0o644); err != nil {
+		t.Fatal(err) // delivered to the person, as the runner does
+	}
+	reqs := h.submit(tasks[1], "[b.go]")
+	want(t, "submitted after all", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+	h.handle(verdict(h, reqs[0], "pass"))
+	want(t, "step 2 approved", h.handle(verdict(h, reqs[1], "pass")), "worker-2:approval/lgtm")
+	if xs := Escalations(h.ws, nil); len(xs) != 1 || xs[0].Pending {
+		t.Errorf("Escalations() = %+v, want the one, not pending", xs)
+	}
+	if err := (&Orchestrator{Workspace: h.ws}).Start(context.Background(), "orch"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range routeOutbox(t, h.ws.Mailbox("orch"), "") {
+		t.Errorf("Start sent %s, want nothing (step 2 was approved by its review):\n%s", summary([]*mailbox.Message{m}), m.Body)
+	}
+}
+
+// TestReviewRequestOfNoType: a review request forwarded as an informal
+// message (a workspace whose protocol lacks review_request) asks an
+// answer as a typed one does, yet what asks one was decided by type: a
+// reviewer's answer of no type to it was logged as nothing to do, and
+// its being left unanswered as a message nothing waits on; the step
+// waited for ever with nobody told. Both are escalated, as for a task.
+func TestReviewRequestOfNoType(t *testing.T) {
+	h := newHarness(t, strings.TrimPrefix(config, "skills: [dev-pipeline]\n"))
+	h.writePlan("retry.md", plan)
+	out := h.handle(h.msg("you", "Retry failed deliveries."))
+	out = h.handle(h.answer(out[0], TriageResult, "triage_complete", "Tier 2.", "tier", "2", "research_needed", "false"))
+	tasks := h.handle(h.answer(out[0], PlanResult, "plan_complete", "The plan.", "plan_file", "plans/retry.md", "wave_count", "2", "has_blockers", "false"))
+	want(t, "plan", tasks, "worker-1:task_assignment/execute", "worker-2:task_assignment/execute")
+	reqs := h.submit(tasks[0], "[a.go]")
+	want(t, "submission", reqs, "reviewer:", "auditor:")
+
+	fine := h.msg("reviewer", "Looks fine.")
+	fine.Set("thread", get(reqs[0], "thread"))
+	fine.Set("reply_to", get(reqs[0], "id"))
+	esc := h.handle(fine)
+	want(t, "answered with no type", esc, "you:")
+	if w := "step 1 of plans/retry.md waits: reviewer answered the review request " + get(reqs[0], "id") + " with a message of no type"; !strings.Contains(string(esc[0].Body), w) {
+		t.Errorf("escalation lacks %q:\n%s", w, esc[0].Body)
+	}
+
+	n := h.msg(workspace.Runner, "auditor handled it and answered nothing.\n", "type", workspace.UnansweredNotice, "unanswered", get(reqs[1], "id"), "agent", "auditor", "reason", "its program said nothing in answer")
+	n.Set("thread", get(reqs[1], "thread"))
+	esc = h.handle(n)
+	want(t, "left unanswered", esc, "you:")
+	if w := "step 1 of plans/retry.md waits: auditor handled the review request it was sent and answered nothing"; !strings.Contains(string(esc[0].Body), w) {
+		t.Errorf("escalation lacks %q:\n%s", w, esc[0].Body)
+	}
+}
+
+// TestAwaitsAnswer: parley tells the orchestrator of its requests left
+// unanswered, not of the messages that ask no answer.
+func TestAwaitsAnswer(t *testing.T) {
+	o := &Orchestrator{}
+	for typ, want := range map[string]bool{
+		TriageRequest: true, ResearchRequest: true, ArchitectureRequest: true,
+		TaskAssignment: true, ReviewRequest: true, RevisionRequest: true,
+		Approval: false, PipelineNote: false, EscalationType: false, workspace.ShutdownResponse: false, "": false,
+	} {
+		if got := o.AwaitsAnswer(typ); got != want {
+			t.Errorf("AwaitsAnswer(%q) = %v, want %v", typ, got, want)
+		}
+	}
 }

@@ -23,7 +23,7 @@ func (o *Orchestrator) escalateGone(agent string) error {
 	h := o.history(agent, mailbox.New(nil))
 	var errs []error
 	for _, rec := range h.all {
-		if !rec.sent || !awaitsAnswer(rec.typ()) {
+		if !rec.sent || !rec.asksAnswer() {
 			continue
 		}
 		to, _ := rec.m.Header().Names("to")
@@ -83,13 +83,13 @@ func (o *Orchestrator) waitsOnGone(h *history, rec *record, gone string) bool {
 // by agent to gone, an agent no longer in parley.yaml.
 func (o *Orchestrator) goneEscalation(agent string, h *history, rec *record, gone string) ([]*mailbox.Message, error) {
 	id := rec.get("id")
-	notice := mailbox.New([]byte(fmt.Sprintf("%s is no longer an agent of %s: it was removed while it held the %s %s, which nothing will answer now (what it wrote into its outbox, if anything, is not routed). Add it back to %s, or decide here.\n", gone, workspace.ConfigFile, rec.typ(), id, workspace.ConfigFile)))
+	notice := mailbox.New([]byte(fmt.Sprintf("%s is no longer an agent of %s: it was removed while it held the %s %s, which nothing will answer now (what it wrote into its outbox, if anything, is not routed). Add it back to %s, or decide here.\n", gone, workspace.ConfigFile, rec.name(), id, workspace.ConfigFile)))
 	notice.Set("from", workspace.Runner) // told as parley's notice is
 	notice.Set("type", workspace.UnansweredNotice)
 	notice.SetValue("unanswered", id)
 	notice.SetValue("agent", gone)
 	r := &run{o: o, agent: agent, in: notice, h: h, thread: rec.thread()}
-	out, err := r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s, which was sent the %s%s, is no longer an agent of "+workspace.ConfigFile, rec.typ())
+	out, err := r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s, which was sent the %s%s, is no longer an agent of "+workspace.ConfigFile, rec.name())
 	for _, m := range out {
 		m.SetValue("about", id)
 		m.SetValue("gone", "true")
@@ -97,19 +97,21 @@ func (o *Orchestrator) goneEscalation(agent string, h *history, rec *record, gon
 	return out, err
 }
 
-// replacement returns the agent a request of type typ, sent to an agent
-// no longer in parley.yaml, goes to instead: the first agent of the role
-// such requests go to; "" when there is none.
-func (r *run) replacement(typ string) string {
+// replacement returns the agent a request of type typ (of submission:
+// a review request of no type), sent to an agent no longer in
+// parley.yaml, goes to instead: the first agent of the role such
+// requests go to, by the answer they ask (kindOf); "" when there is
+// none.
+func (r *run) replacement(typ, submission string) string {
 	var names []string
-	switch typ {
-	case TaskAssignment, RevisionRequest:
+	switch kindOf(typ, submission) {
+	case WorkerSubmission:
 		names = r.workers()
-	case ResearchRequest:
+	case ResearchResult:
 		names = r.role("researcher")
-	case TriageRequest, ArchitectureRequest:
+	case TriageResult, PlanResult:
 		names = r.role("architect")
-	case ReviewRequest:
+	case ReviewVerdict:
 		names = r.role("reviewer")
 	}
 	if len(names) == 0 {

@@ -235,8 +235,14 @@ func asks(q *record, typ string) bool {
 	return k != "" && k == answerKind(typ)
 }
 
-// kindOf is the answer a request of type typ (of submission, when it
-// names one) asks for, as answerKind names it; "" for no request.
+// kindOf is the answer a message of ours of type typ (of submission,
+// when it names one) asks for, as answerKind names it: the one place
+// that decides which messages ask an answer, and so which the pipeline
+// waits on (asksAnswer, AwaitsAnswer). "" for one that asks none: an
+// approval (the end of a step), a note, an escalation (a person's answer
+// is a decision, see fromPerson), a shutdown response; and a message of
+// no type that is no review request, a person's decision passed on (see
+// passOn: what its agent answers answers the request it was blocked on).
 func kindOf(typ, submission string) string {
 	switch typ {
 	case TriageRequest:
@@ -247,12 +253,35 @@ func kindOf(typ, submission string) string {
 		return PlanResult
 	case TaskAssignment, RevisionRequest:
 		return WorkerSubmission
+	case ReviewRequest:
+		return ReviewVerdict
 	}
 	if submission != "" {
-		return ReviewVerdict
+		return ReviewVerdict // a review request of no type
 	}
 	return ""
 }
+
+// asksAnswer reports whether q, a message the orchestrator sent, asks
+// its recipient for an answer (see kindOf): a request, which the
+// pipeline waits on.
+func (q *record) asksAnswer() bool { return q.keys().kind != "" }
+
+// name is what the orchestrator calls q, a message it sent, to a
+// person: its type, "review request" for one forwarded as an informal
+// message (a protocol that lacks the type), else "no type".
+func (q *record) name() string {
+	if q.typ() == "" && q.asksAnswer() {
+		return "review request"
+	}
+	return orNone(q.typ())
+}
+
+// asksNone reports whether q, a message the orchestrator sent, is one of
+// the protocol's that asks no answer (see kindOf): an approval, a note.
+// Whatever its recipient says to it ("Thanks for the approval!", its
+// submission printed again) answers no request of ours, and is filed.
+func (q *record) asksNone() bool { return q.typ() != "" && !q.asksAnswer() }
 
 // answerKind is the kind of answer of type typ: its type, a verdict's
 // ReviewVerdict (a review request asks either); "" for no answer.
@@ -286,6 +315,8 @@ func isAnswer(typ string) bool { return answerKind(typ) != "" }
 //     each when it names it; then the oldest such (a worker's revision
 //     that names the task it revises answers the revision_request open
 //     for it);
+//   - none, when its reply_to names a message of ours to its sender that
+//     asks no answer (asksNone: an approval);
 //   - else the oldest request of ours to its sender, sent before it, of
 //     the kind it answers, that nothing answered yet, that is not closed:
 //     given up (unless handed back since by parley retry) or left
@@ -349,9 +380,11 @@ func (h *history) correlate() {
 			continue
 		}
 		r.req, r.dup, r.thr = nil, nil, ""
+		q := h.byID[r.get("reply_to")]
 		if isAnswer(r.typ()) && from(r.m) != workspace.Runner {
 			cands := sentTo[[2]string{from(r.m), answerKind(r.typ())}]
-			if q := h.byID[r.get("reply_to")]; q != nil && q.sent && asks(q, r.typ()) {
+			switch {
+			case q != nil && q.sent && asks(q, r.typ()):
 				r.req = q
 				if q.keys().answer != nil {
 					// Answered already: a worker's revision that
@@ -359,7 +392,11 @@ func (h *history) correlate() {
 					// revision_request open for it.
 					r.req = cmp.Or(openRequestOf(r, q, cands, closed), q)
 				}
-			} else {
+			case q != nil && q.sent && q.to(from(r.m)) && q.asksNone():
+				// Said to an approval (a submission printed again):
+				// it answers no request, not the next step's task
+				// sent with the approval.
+			default:
 				r.req = requestOf(r, cands, closed)
 			}
 			switch {
@@ -373,7 +410,6 @@ func (h *history) correlate() {
 				r.dup = r.req.k.answer
 			}
 		}
-		q := h.byID[r.get("reply_to")]
 		if q != nil && q.sent && q.to(from(r.m)) {
 			closed[q.get("id")] = true
 		}

@@ -227,6 +227,15 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		}
 		return r.blocked(fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)))
 	}
+	if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.to(from(in)) && q.asksNone() && r.o.ws().IsProgram(from(in)) {
+		// A program's answer to a message that asks none ("Thanks for
+		// the approval!"): nothing waits on it, and it tells nothing of
+		// a step (the step approved is done; the next one's task, sent
+		// with the approval, is not what it answers). One that says it
+		// is blocked, or escalates, was heard above.
+		r.o.log().Debug("orchestrator: an answer to a message that asks none, filed", "type", typ, "from", from(in), "reply_to", q.get("id"), "reply_to_type", q.typ())
+		return nil, nil
+	}
 	switch typ {
 	case workspace.ShutdownRequest:
 		return r.shutdown(), nil
@@ -256,7 +265,7 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		if !r.o.ws().IsProgram(from(in)) {
 			return r.fromPerson()
 		}
-		if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.typ() != "" {
+		if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.asksAnswer() {
 			return r.untypedAnswer(q)
 		}
 	}
@@ -282,7 +291,7 @@ func (r *run) duplicate() ([]*mailbox.Message, error) {
 // person decides, as for a step an agent is blocked on (approve accepts
 // the step, retry sends the work again, stop blocks the plan).
 func (r *run) untypedAnswer(q *record) ([]*mailbox.Message, error) {
-	what := fmt.Sprintf("%s answered the %s %s with a message of no type, which the pipeline cannot go on from", from(r.in), q.typ(), q.get("id"))
+	what := fmt.Sprintf("%s answered the %s %s with a message of no type, which the pipeline cannot go on from", from(r.in), q.name(), q.get("id"))
 	if pf, n, ok := r.stepOf(r.in); ok && !r.o.stepTicked(pf, n) {
 		what = fmt.Sprintf("step %d of %s waits: %s", n, pf, what)
 	}
@@ -312,18 +321,11 @@ func (r *run) retriedThere() ([]*mailbox.Message, error) {
 
 // AwaitsAnswer reports whether the pipeline waits for an answer to a
 // message of type typ it sends: a request (an approval, say, is the end
-// of a step, and nothing answers it). parley tells the orchestrator only
-// of those a program left unanswered (runner.AnswerWaiter).
-func (o *Orchestrator) AwaitsAnswer(typ string) bool { return awaitsAnswer(typ) }
-
-// awaitsAnswer is AwaitsAnswer.
-func awaitsAnswer(typ string) bool {
-	switch typ {
-	case TriageRequest, ResearchRequest, ArchitectureRequest, TaskAssignment, ReviewRequest, RevisionRequest:
-		return true
-	}
-	return false
-}
+// of a step, and nothing answers it; see kindOf). parley tells the
+// orchestrator only of those a program left unanswered
+// (runner.AnswerWaiter), and of every step of a plan (a review request
+// of no type is one).
+func (o *Orchestrator) AwaitsAnswer(typ string) bool { return kindOf(typ, "") != "" }
 
 // unanswered handles parley's notice that a request the orchestrator sent
 // was handled by a program agent that answered nothing: its program said
@@ -336,7 +338,7 @@ func awaitsAnswer(typ string) bool {
 func (r *run) unanswered() ([]*mailbox.Message, error) {
 	id, agent := get(r.in, "unanswered"), get(r.in, "agent")
 	rec := r.h.byID[id]
-	if rec == nil || !rec.sent || !rec.to(agent) || !awaitsAnswer(rec.typ()) {
+	if rec == nil || !rec.sent || !rec.to(agent) || !rec.asksAnswer() {
 		r.o.log().Info("orchestrator: a message left unanswered that nothing waits on", "unanswered", id, "agent", agent)
 		return nil, nil
 	}
@@ -351,7 +353,7 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		r.o.log().Info("orchestrator: a message left unanswered, escalated already", "unanswered", id, "agent", agent)
 		return nil, nil
 	}
-	return r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s handled the %s it was sent%s and answered nothing", rec.typ())
+	return r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s handled the %s it was sent%s and answered nothing", rec.name())
 }
 
 // fromTick goes on from a step a person ticked by hand in the plan while
@@ -1506,7 +1508,7 @@ func (r *run) resume(planFile string, n int, decision, worker string) ([]*mailbo
 	}
 	if !r.known(worker) && decision != DecisionApprove {
 		// Removed from parley.yaml: the task goes to another worker.
-		if worker = r.replacement(TaskAssignment); worker == "" {
+		if worker = r.replacement(TaskAssignment, ""); worker == "" {
 			return nil, errors.New("no agent has the role worker")
 		}
 	}
@@ -1614,9 +1616,9 @@ func (r *run) sendAgain(esc *mailbox.Message, decision, id, agent, what string) 
 	}
 	if !r.known(agent) {
 		// Removed from parley.yaml: sent to another of its role.
-		instead := r.replacement(typeOf(orig))
+		instead := r.replacement(typeOf(orig), get(orig, "submission"))
 		if instead == "" {
-			return r.note(fmt.Sprintf("Your answer was noted; %s is no longer an agent of %s, and no other agent takes a %s, so nothing is sent again: add one, then answer retry again, or approve or stop.", orDash(agent), workspace.ConfigFile, orNone(typeOf(orig))))
+			return r.note(fmt.Sprintf("Your answer was noted; %s is no longer an agent of %s, and no other agent takes a %s, so nothing is sent again: add one, then answer retry again, or approve or stop.", orDash(agent), workspace.ConfigFile, r.h.byID[id].name()))
 		}
 		m.SetNames("to", []string{instead})
 	}

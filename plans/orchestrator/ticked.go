@@ -193,13 +193,20 @@ func (o *Orchestrator) fromTickedEscalation(agent string, esc *mailbox.Message) 
 
 // tickPending reports whether the orchestrator, whose history is h, has
 // still to go on from the escalation esc, whose step was ticked by hand
-// since: it did not tell the person so yet, and the plan goes on (it is
-// not done or blocked); p is the plan then.
+// since: it did not tell the person so yet, the plan goes on (it is not
+// done or blocked), and no approval of the pipeline's was sent for the
+// step (its review passed it after all: the pipeline ticked it, and went
+// on from it then); p is the plan then.
 func (o *Orchestrator) tickPending(h *history, esc *mailbox.Message) (p *plans.Plan, pending bool) {
-	if h.told(cmp.Or(get(esc, "thread"), get(esc, "id")), tickedSince(esc)) {
+	thread := cmp.Or(get(esc, "thread"), get(esc, "id"))
+	if h.told(thread, tickedSince(esc)) {
 		return nil, false
 	}
 	pf := get(esc, "plan_file")
+	if _, _, ok := h.approval(thread, pf, atoi(get(esc, "step"))); ok {
+		o.log().Debug("orchestrator: an escalation whose step the pipeline approved since", "escalation", get(esc, "id"), "plan", pf, "step", get(esc, "step"))
+		return nil, false
+	}
 	p, problem := o.readPlan(pf)
 	if problem != "" || p.Status == "done" || p.Status == "blocked" {
 		o.log().Info("orchestrator: an escalation whose step was ticked by hand, of a plan that does not go on", "escalation", get(esc, "id"), "plan", pf, "step", get(esc, "step"))
