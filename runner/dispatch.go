@@ -624,6 +624,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 	// room is a built-in handler's own write that fails for want of
 	// room: waited out too, for a while (see waitedForRoom).
 	var room stuck
+	var failed error // why the attempt before this one failed, for the journal
 	for attempt := 1 + w.r.state.failedBefore(w.agent.Name, id); ; attempt++ {
 		if err := w.write("stage", stage.Open); err != nil {
 			if diskTrouble(err) {
@@ -737,7 +738,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		if err == nil {
 			err = w.write("commit", func() error { return nil })
 			if err == nil {
-				err = w.commit(ctx, stage, id, m, frames, attempt)
+				err = w.commit(ctx, stage, id, m, frames, attempt, failed)
 			}
 			if diskTrouble(err) && !stage.Ready() {
 				// Its answers could not be staged: they are asked for
@@ -777,6 +778,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 			w.giveUp(ctx, id, err, attempt)
 			return
 		}
+		failed = err
 		pause := time.Duration(1<<min(attempt-1, 6)) * time.Second
 		w.r.log.Warn(LogRetrying, "agent", w.agent.Name, "id", id, "attempt", attempt, "retry_in", pause, "err", err)
 		w.r.state.setAttempt(w.agent.Name, workspace.StateRetrying, id, attempt)
@@ -797,7 +799,11 @@ func (w *worker) handle(ctx context.Context, id string) {
 // regular file, a second answer with an id an earlier one has — goes to
 // the agent's rejected/ with the reason, and the journal says so; the
 // other answers are sent, and the message is not handled again.
-func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int) error {
+//
+// failed, when not nil, is why the attempt before this one failed: the
+// journal's line of the message handled says it (parley log showed
+// "attempt 2" and never why the first failed).
+func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int, failed error) error {
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
@@ -832,6 +838,9 @@ func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in
 	stopping := false
 	given := make(map[string]string) // id -> the output that has it
 	var notes []string               // for the journal: outputs sent as plain text that look like messages
+	if failed != nil {
+		notes = append(notes, fmt.Sprintf("attempt %d failed: %s", attempt-1, failed))
+	}
 	printed := 0
 	for i, o := range outputs {
 		data := o.data
