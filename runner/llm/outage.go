@@ -22,9 +22,18 @@ import (
 // doubles from FirstBackoff up to MaxBackoff, or later when the
 // endpoint asked so (Retry-After). Every agent of the run that calls
 // the same endpoint with the same key (Options.Endpoints) holds its
-// messages until then, and the next real message probes it. Past
+// messages until then. Then one call probes it, the next real message
+// of the first agent to try, while the others wait for that call to end
+// (OutageError.Probe): they follow once it answered, and wait anew when
+// it failed, so that a recovering endpoint (a rate-limited gateway) gets
+// one request, not one per agent at the same moment. Past
 // openai.outage_limit since the first failure, messages fail again as
 // any other error would.
+//
+// The journal gets the outage's first failed call, and the call that
+// ends it (answered, or failed past the limit), which says since when,
+// how long and how many calls failed (Entry.FailedCalls counts those
+// not journaled one by one for parley usage): not a line per try.
 
 // Pauses between calls to an endpoint that cannot be used.
 const (
@@ -147,6 +156,23 @@ type outage struct {
 	next       time.Time      // not called before
 	retryAfter time.Duration  // what the endpoint last asked (Retry-After), 0 when nothing
 	givenUp    bool           // past the limit: messages fail again
+	// quiet counts the failed calls not journaled one by one: all but
+	// the outage's first (see the package comment).
+	quiet int
+	// probe is open while a call probes the endpoint, its wait over:
+	// closed when that call ends, which the other agents wait for;
+	// probing is when that call began.
+	probe   chan struct{}
+	probing time.Time
+}
+
+// endProbe ends the probe of the endpoint, if one is made: the agents
+// that wait for it try again.
+func (o *outage) endProbe() {
+	if o.probe != nil {
+		close(o.probe)
+		o.probe = nil
+	}
 }
 
 // endpointKey names the agent's endpoint in Endpoints: its base URL and
@@ -155,25 +181,64 @@ type outage struct {
 func (a *Agent) endpointKey() string { return a.Endpoint() + " " + a.model.KeyEnv }
 
 // held returns the outage that holds a call to url at now, or nil when
-// the endpoint may be called.
-func (e *Endpoints) held(url string, now time.Time, limit time.Duration) *OutageError {
+// the endpoint may be called. A call made once an outage's wait is over
+// probes the endpoint: probe is then set, and the caller passes it to
+// probed when the call ends; the calls of the other agents are held
+// meanwhile, until the probe ends (OutageError.Probe) or, at the
+// latest, bound after now.
+func (e *Endpoints) held(url string, now time.Time, limit, bound time.Duration) (held *OutageError, probe chan struct{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	o := e.down[url]
-	if o == nil || o.givenUp || !now.Before(o.next) || limit <= 0 || o.next.Sub(o.since) > limit {
+	if o == nil || o.givenUp || limit <= 0 || o.next.Sub(o.since) > limit {
 		// (A wait past the limit, kept by a run before: not held,
 		// as this run would not hold it either.)
-		return nil
+		return nil, nil
 	}
-	return o.error(limit)
+	if now.Before(o.next) {
+		return o.error(limit), nil
+	}
+	if o.probe != nil {
+		held = o.error(limit)
+		held.Next, held.Probe, held.Probing = now.Add(bound), o.probe, o.probing
+		return held, nil
+	}
+	o.probe, o.probing = make(chan struct{}), now
+	return nil, o.probe
+}
+
+// longestCall bounds how long a call to the endpoint may take: each of
+// the client's tries within openai.timeout, and the pauses between them
+// (a Retry-After of up to 5 seconds). An agent that waits for another's
+// call probing the endpoint tries again at the latest then.
+func (a *Agent) longestCall() time.Duration {
+	if a.model.Timeout <= 0 {
+		return MaxBackoff
+	}
+	return time.Duration(a.model.MaxRetries+1) * (a.model.Timeout + 5*time.Second)
+}
+
+// probed notes that the call that probed url (probe, from held) ended,
+// however it did: the agents waiting for it try again.
+func (e *Endpoints) probed(url string, probe chan struct{}) {
+	if probe == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if o := e.down[url]; o != nil && o.probe == probe {
+		o.endProbe()
+	}
 }
 
 // failed notes a failed call to url at now (err), and returns the
 // outage that holds the message, or nil when it fails as any other
 // error: the endpoint was usable a moment ago for another reason, or
 // the outage has lasted past limit. first is set when the call began
-// the outage; over when the call ended the wait for it.
-func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryAfter time.Duration, limit time.Duration) (held *OutageError, first, over bool) {
+// the outage; over, a copy of the outage, when the call ended the wait
+// for it. A call held that did not begin the outage is counted among
+// its quiet ones: not journaled.
+func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryAfter time.Duration, limit time.Duration) (held *OutageError, first bool, over *outage) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	o := e.down[url]
@@ -184,11 +249,19 @@ func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryA
 	}
 	o.last, o.retryAfter = err, retryAfter
 	o.failures++
+	o.endProbe()
 	wait := min(e.First<<min(o.failures-1, 16), e.Max)
 	o.next = now.Add(max(wait, retryAfter))
 	if !o.givenUp && (limit <= 0 || o.next.Sub(o.since) > limit) {
 		o.givenUp = true
-		over = !first
+		if !first {
+			ended := *o
+			over = &ended
+			o.quiet = 0 // told by this call's line; the next are journaled
+		}
+	}
+	if !o.givenUp && !first {
+		o.quiet++
 	}
 	if retryAfter > 0 {
 		e.save(now) // (a wait given up is not kept)
@@ -196,7 +269,7 @@ func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryA
 	if o.givenUp {
 		return nil, first, over
 	}
-	return o.error(limit), first, false
+	return o.error(limit), first, nil
 }
 
 // answered notes that url answered: its outage, if any, is over, and
@@ -206,8 +279,11 @@ func (e *Endpoints) answered(url string, now time.Time) *outage {
 	defer e.mu.Unlock()
 	o := e.down[url]
 	delete(e.down, url)
-	if o != nil && o.retryAfter > 0 {
-		e.save(now)
+	if o != nil {
+		o.endProbe()
+		if o.retryAfter > 0 {
+			e.save(now)
+		}
 	}
 	return o
 }
@@ -245,13 +321,26 @@ type OutageError struct {
 	Failures   int           // failed calls since
 	RetryAfter time.Duration // what the endpoint asked, 0 when nothing
 	Limit      time.Duration // openai.outage_limit
+	// Probe, when set, is closed once another agent's call, which
+	// probes the endpoint since Probing (its wait over), ends: the
+	// message is handled again then (the runner waits for it, Next
+	// bounding the wait), and its call follows only when the probe's
+	// was answered.
+	Probe   <-chan struct{}
+	Probing time.Time
 }
 
 func (e *OutageError) Error() string {
-	s := fmt.Sprintf("waiting for its model endpoint: %v; unavailable since %s (%d failed %s); next try at %s",
-		e.Err, e.Since.UTC().Format("15:04:05 UTC"), e.Failures, plural(e.Failures, "call", "calls"), e.Next.UTC().Format("15:04:05 UTC"))
-	if e.RetryAfter > 0 {
-		s += fmt.Sprintf(" (Retry-After %s)", roughly(e.RetryAfter))
+	s := fmt.Sprintf("waiting for its model endpoint: %v; unavailable since %s (%d failed %s)",
+		e.Err, e.Since.UTC().Format("15:04:05 UTC"), e.Failures, plural(e.Failures, "call", "calls"))
+	if e.Probe != nil {
+		s += fmt.Sprintf("; another agent's call, since %s, tries it first: this one follows once it is answered",
+			e.Probing.UTC().Format("15:04:05 UTC"))
+	} else {
+		s += "; next try at " + e.Next.UTC().Format("15:04:05 UTC")
+		if e.RetryAfter > 0 {
+			s += fmt.Sprintf(" (Retry-After %s)", roughly(e.RetryAfter))
+		}
 	}
 	return s + fmt.Sprintf("; given up at %s UTC (openai.outage_limit %s in %s)",
 		e.Since.Add(e.Limit).UTC().Format("15:04:05"), workspace.ShortDuration(e.Limit), workspace.ConfigFile)
@@ -263,15 +352,22 @@ func (e *OutageError) Unwrap() error { return e.Err }
 // waits until then, the message claimed, and counts no attempt.
 func (e *OutageError) HoldUntil() time.Time { return e.Next }
 
+// Following returns the channel closed when the call this message waits
+// for (Probe) ends, or nil when it waits for a time alone (HoldUntil).
+func (e *OutageError) Following() <-chan struct{} { return e.Probe }
+
 // unavailable notes a failed call (err; header is the Retry-After of
 // the last answer, if any): an endpoint that cannot be used for now
 // holds the message, as an *OutageError; otherwise err is returned,
 // saying the Retry-After the endpoint asked for when that is longer
-// than parley waits (the message is then not tried again).
-func (a *Agent) unavailable(err error, header string) error {
+// than parley waits (the message is then not tried again). quiet is set
+// for a call that is not journaled: a failed try of an outage, neither
+// its first nor its last (see the package comment); the call that ends
+// an outage past openai.outage_limit gets its note in entry.
+func (a *Agent) unavailable(err error, header string, entry *workspace.Entry) (_ error, quiet bool) {
 	ee, ok := err.(*EndpointError)
 	if !ok {
-		return err
+		return err, false
 	}
 	now := a.opts.Now()
 	asked, ok := retryAfter(header, now)
@@ -284,30 +380,34 @@ func (a *Agent) unavailable(err error, header string) error {
 		if first && held != nil {
 			a.opts.Logger.Warn("model endpoint unavailable: the messages of the agents that call it wait", "agent", a.agent.Name, "endpoint", url, "next_try", held.Next.UTC().Format(time.TimeOnly), "err", ee)
 		}
-		if over {
+		if over != nil {
 			a.opts.Logger.Warn("model endpoint still unavailable past openai.outage_limit: messages fail again", "agent", a.agent.Name, "endpoint", url, "outage_limit", a.model.OutageLimit, "err", ee)
+			entry.FailedCalls = over.quiet
+			entry.Note = fmt.Sprintf("the endpoint still unavailable past openai.outage_limit (%s), since %s UTC (%s, %d failed %s): messages fail again",
+				workspace.ShortDuration(a.model.OutageLimit), over.since.UTC().Format("15:04:05"), roughly(now.Sub(over.since)), over.failures, plural(over.failures, "call", "calls"))
 		}
 		if held != nil {
-			return held
+			return held, !first
 		}
 	}
 	if asked > MaxRetryAfter {
 		ee.RetryAfter, ee.RetryAt, ee.Waits = asked, now.Add(asked), a.model.OutageLimit
 	}
-	return ee
+	return ee, false
 }
 
 // answeredAgain notes that the endpoint answered: an outage of it is
 // over, which the log says once, and the note returned says for the
-// journal; "" when there was none.
-func (a *Agent) answeredAgain() string {
+// journal, with the outage's failed calls not journaled one by one
+// (quiet); "" when there was none.
+func (a *Agent) answeredAgain() (note string, quiet int) {
 	o := a.opts.Endpoints.answered(a.endpointKey(), a.opts.Now())
 	if o == nil {
-		return ""
+		return "", 0
 	}
 	lasted := a.opts.Now().Sub(o.since)
 	a.opts.Logger.Info("model endpoint answers again", "agent", a.agent.Name, "endpoint", a.Endpoint(),
 		"unavailable_for", roughly(lasted), "failed_calls", o.failures)
 	return fmt.Sprintf("the endpoint answers again, unavailable since %s UTC (%s, %d failed %s)",
-		o.since.UTC().Format("15:04:05"), roughly(lasted), o.failures, plural(o.failures, "call", "calls"))
+		o.since.UTC().Format("15:04:05"), roughly(lasted), o.failures, plural(o.failures, "call", "calls")), o.quiet
 }
