@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +55,9 @@ type Endpoints struct {
 
 	mu   sync.Mutex
 	down map[string]*outage // by endpointKey
+	// ended are the kept outages that ended (the endpoint answered),
+	// kept for KeptFor for parley status, by endpointKey.
+	ended map[string]KeptEndpoint
 	// kept is the file the waits endpoints asked for (Retry-After) are
 	// kept in, for the next run (see Keep); "" keeps none.
 	kept string
@@ -62,32 +67,48 @@ type Endpoints struct {
 // waits endpoints asked for, for the next run (Endpoints.Keep).
 const EndpointsFile = "endpoints.json"
 
+// KeptFor is how long EndpointsFile keeps an outage after its wait
+// ended with no call since, or after it ended (the endpoint answered):
+// parley status shows it meanwhile. A wait still in force is always
+// kept.
+const KeptFor = 24 * time.Hour
+
 // inRunBefore ends what an endpoint said in a run before, taken up.
 const inRunBefore = " (in a run before)"
 
-// asked is a wait an endpoint asked for, as kept for the next run.
-type asked struct {
+// KeptEndpoint is an outage of an endpoint, as EndpointsFile keeps it:
+// a wait the endpoint asked for (Retry-After), for the next run, or an
+// outage that ended, for parley status.
+type KeptEndpoint struct {
 	URL        string        `json:"url"`
-	Status     int           `json:"status"`
+	Status     int           `json:"status"` // what it last answered; 0: no connection
 	Said       string        `json:"said"`
-	NotBefore  time.Time     `json:"not_before"`
-	RetryAfter time.Duration `json:"retry_after"`
+	NotBefore  time.Time     `json:"not_before"`  // not called before
+	RetryAfter time.Duration `json:"retry_after"` // what it last asked
 	// Since and Failures carry the outage on: openai.outage_limit
-	// counts from its first failure, whichever run saw it.
+	// counts from its first failure, whichever run saw it (if the run
+	// is started within openai.outage_limit of the wait's end).
 	Since    time.Time `json:"since"`
 	Failures int       `json:"failures"`
+	// Unjournaled counts the failed calls not journaled yet (see the
+	// package comment), written on the line that ends the outage.
+	Unjournaled int `json:"unjournaled,omitempty"`
+	// Ended is when the endpoint answered again; zero while the outage
+	// lasts.
+	Ended time.Time `json:"ended,omitzero"`
 }
 
 // Keep keeps the waits endpoints ask for (Retry-After) in the file at
-// path, and takes up those a run before kept there that are not over
-// (at now): a run until idle started each minute by cron would
-// otherwise call an endpoint that asked for five minutes each minute.
-// Only what an endpoint asked is kept: a pause of parley's own after a
-// refused connection is not (a person who started the endpoint, then
-// parley, wants it called). The outage's start and failures are kept
-// with it, for openai.outage_limit, until the endpoint answers, or a
-// longest pause (Max) after the wait ended. The first call sets the file; later calls
-// do nothing.
+// path, and takes up those a run before kept there (at now): a run
+// until idle started each minute by cron would otherwise call an
+// endpoint that asked for five minutes each minute. Only what an
+// endpoint asked is kept: a pause of parley's own after a refused
+// connection is not (a person who started the endpoint, then parley,
+// wants it called). The outage's start and failures are kept with it,
+// for openai.outage_limit, until the endpoint answers, or KeptFor after
+// the wait ended with no call since; an outage that ended is kept for
+// KeptFor too, for parley status (ReadEndpoints). The first call sets
+// the file; later calls do nothing.
 func (e *Endpoints) Keep(path string, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -95,41 +116,115 @@ func (e *Endpoints) Keep(path string, now time.Time) {
 		return
 	}
 	e.kept = path
-	data, err := os.ReadFile(path)
+	kept, err := readKept(path)
 	if err != nil {
 		return
 	}
-	var kept map[string]asked
-	if json.Unmarshal(data, &kept) != nil {
-		return
-	}
 	for key, k := range kept {
-		// A wait over for less than the longest pause still carries its
-		// outage on (a run started by cron each minute continues it);
-		// one long over is forgotten.
-		if _, ok := e.down[key]; ok || !now.Before(k.NotBefore.Add(e.Max)) {
+		if _, ok := e.down[key]; ok || !k.kept(now) {
+			continue
+		}
+		if !k.Ended.IsZero() {
+			e.ended[key] = k
 			continue
 		}
 		since, failures := k.Since, k.Failures
 		if since.IsZero() || since.After(now) {
 			since = now
 		}
-		e.down[key] = &outage{since: since, failures: max(failures, 1), next: k.NotBefore, retryAfter: k.RetryAfter,
+		e.down[key] = &outage{since: since, failures: max(failures, 1), next: k.NotBefore, retryAfter: k.RetryAfter, quiet: k.Unjournaled,
 			last: &EndpointError{URL: k.URL, Status: k.Status, Sent: true, Err: errors.New(k.Said + inRunBefore)}}
 	}
 }
 
-// save writes the waits endpoints asked for that are not over (at now)
-// to the kept file, or removes it when there are none. Called with mu
-// held.
+// kept reports whether k is still kept at now: a wait in force always;
+// one over, or an outage that ended, for KeptFor.
+func (k KeptEndpoint) kept(now time.Time) bool {
+	if !k.Ended.IsZero() {
+		return now.Before(k.Ended.Add(KeptFor))
+	}
+	return now.Before(k.NotBefore.Add(KeptFor))
+}
+
+// readKept reads the kept file at path.
+func readKept(path string) (map[string]KeptEndpoint, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var kept map[string]KeptEndpoint
+	if err := json.Unmarshal(data, &kept); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return kept, nil
+}
+
+// ReadEndpoints returns the outages the file at path (a workspace's
+// .parley/endpoints.json) keeps at now, by URL then key: the waits
+// endpoints asked for, and the outages that ended within KeptFor. A
+// missing file keeps none.
+func ReadEndpoints(path string, now time.Time) ([]KeptEndpoint, error) {
+	kept, err := readKept(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(kept))
+	for key, k := range kept {
+		if k.kept(now) {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	out := make([]KeptEndpoint, 0, len(keys))
+	for _, key := range keys {
+		out = append(out, kept[key])
+	}
+	return out, nil
+}
+
+// Text says what k says at now, for parley status: the endpoint, how
+// it last failed, since when, and whether its wait is in force, over
+// (not called since) or the outage ended.
+func (k KeptEndpoint) Text(now time.Time) string {
+	at := func(t time.Time) string {
+		if y, m, d := t.UTC().Date(); y == now.UTC().Year() && m == now.UTC().Month() && d == now.UTC().Day() {
+			return t.UTC().Format("15:04:05 UTC")
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	said := fmt.Sprintf("answered %d: %s", k.Status, k.Said)
+	if k.Status == 0 {
+		said = "unreachable: " + k.Said
+	}
+	calls := fmt.Sprintf("%d failed %s", k.Failures, plural(k.Failures, "call", "calls"))
+	switch {
+	case !k.Ended.IsZero():
+		return fmt.Sprintf("%s: answers again since %s; unavailable from %s (%s, %s; last %s)", k.URL, at(k.Ended), at(k.Since), roughly(k.Ended.Sub(k.Since)), calls, said)
+	case now.Before(k.NotBefore):
+		return fmt.Sprintf("%s: unavailable since %s (%s; last %s); not called before %s (Retry-After %s)", k.URL, at(k.Since), calls, said, at(k.NotBefore), roughly(k.RetryAfter))
+	}
+	return fmt.Sprintf("%s: unavailable since %s (%s; last %s); its wait ended at %s, not called since", k.URL, at(k.Since), calls, said, at(k.NotBefore))
+}
+
+// save writes the waits endpoints asked for that are kept at now, and
+// the outages that ended within KeptFor, to the kept file, or removes it
+// when there are none. Called with mu held.
 func (e *Endpoints) save(now time.Time) {
 	if e.kept == "" {
 		return
 	}
-	kept := map[string]asked{}
+	kept := map[string]KeptEndpoint{}
+	for key, k := range e.ended {
+		if k.kept(now) {
+			kept[key] = k
+		}
+	}
 	for key, o := range e.down {
-		if o.retryAfter > 0 && !o.givenUp && now.Before(o.next.Add(e.Max)) && o.last != nil {
-			kept[key] = asked{URL: o.last.URL, Status: o.last.Status, Said: strings.TrimSuffix(fmt.Sprint(o.last.Err), inRunBefore), NotBefore: o.next, RetryAfter: o.retryAfter, Since: o.since, Failures: o.failures}
+		if k := o.keptAs(); o.retryAfter > 0 && !o.givenUp && k.kept(now) {
+			kept[key] = k
 		}
 	}
 	if len(kept) == 0 {
@@ -143,9 +238,18 @@ func (e *Endpoints) save(now time.Time) {
 	_ = mailbox.WriteFileAtomic(e.kept, append(data, '\n')) // kept at best: the wait holds in this run either way
 }
 
+// keptAs is the outage as the kept file keeps it.
+func (o *outage) keptAs() KeptEndpoint {
+	k := KeptEndpoint{NotBefore: o.next, RetryAfter: o.retryAfter, Since: o.since, Failures: o.failures, Unjournaled: o.quiet}
+	if o.last != nil {
+		k.URL, k.Status, k.Said = o.last.URL, o.last.Status, strings.TrimSuffix(fmt.Sprint(o.last.Err), inRunBefore)
+	}
+	return k
+}
+
 // NewEndpoints returns a record of endpoints all up.
 func NewEndpoints() *Endpoints {
-	return &Endpoints{First: FirstBackoff, Max: MaxBackoff, down: map[string]*outage{}}
+	return &Endpoints{First: FirstBackoff, Max: MaxBackoff, down: map[string]*outage{}, ended: map[string]KeptEndpoint{}}
 }
 
 // outage is what is known of an endpoint that cannot be used.
@@ -242,10 +346,21 @@ func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryA
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	o := e.down[url]
+	if o != nil && limit > 0 && now.Sub(o.next) > limit {
+		// Not called for longer than the limit since its wait ended
+		// (a run started long after one before): nothing says it was
+		// down meanwhile. An outage begins anew.
+		o.endProbe()
+		o = nil
+	}
 	if o == nil {
 		o = &outage{since: now}
 		e.down[url] = o
 		first = true
+		if _, ok := e.ended[url]; ok {
+			delete(e.ended, url)
+			e.save(now)
+		}
 	}
 	o.last, o.retryAfter = err, retryAfter
 	o.failures++
@@ -282,6 +397,10 @@ func (e *Endpoints) answered(url string, now time.Time) *outage {
 	if o != nil {
 		o.endProbe()
 		if o.retryAfter > 0 {
+			// Kept: now as an outage that ended, for parley status.
+			k := o.keptAs()
+			k.Ended, k.Unjournaled = now, 0
+			e.ended[url] = k
 			e.save(now)
 		}
 	}

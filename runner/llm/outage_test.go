@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"net"
@@ -102,8 +103,8 @@ func TestOutageRetryAfter(t *testing.T) {
 // TestOutageRetryAfterKept: a Retry-After is kept for the next run
 // (.parley/endpoints.json): a run until idle, started again a minute
 // after a 429 that asked for five, called the endpoint at once (cron
-// each minute: a call each minute). Once the endpoint answers, nothing
-// is kept.
+// each minute: a call each minute). Once the endpoint answers, the
+// outage is kept as ended (for parley status), holding nothing.
 func TestOutageRetryAfterKept(t *testing.T) {
 	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Content: "one"})
 	ws := table(t, s.URL(), "")
@@ -130,8 +131,95 @@ func TestOutageRetryAfterKept(t *testing.T) {
 	if err := handle(gm, t, "Three."); err != nil {
 		t.Fatalf("Handle after the Retry-After = %v, want an answer", err)
 	}
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("%s after the endpoint answered: %v, want it removed", path, err)
+	kept, err := llm.ReadEndpoints(path, c.Now())
+	if err != nil || len(kept) != 1 || !kept[0].Ended.Equal(c.Now()) {
+		t.Errorf("ReadEndpoints after the endpoint answered = %+v, %v; want the outage, ended now", kept, err)
+	}
+	if err := handle(keptRun(t, ws, c), t, "Four."); err != nil {
+		t.Errorf("a run after the outage ended: Handle = %v, want the endpoint called", err)
+	}
+	c.add(llm.KeptFor)
+	if kept, err := llm.ReadEndpoints(path, c.Now()); err != nil || len(kept) != 0 {
+		t.Errorf("ReadEndpoints a day after the outage ended = %+v, %v; want nothing", kept, err)
+	}
+}
+
+// TestOutageKeptUntilAnswered: a kept outage is carried on by a run
+// started after its wait ended, until the endpoint answers: it was
+// forgotten five minutes after the wait ended unless the endpoint was
+// called, so runs started by cron every quarter hour began it anew each
+// time, never reaching openai.outage_limit, and parley status could not
+// show it. A run started longer than the limit after the wait ended
+// begins an outage anew (nothing says it was down meanwhile).
+func TestOutageKeptUntilAnswered(t *testing.T) {
+	limited := step{Status: 429, Header: map[string]string{"Retry-After": "300"}}
+	s := newStandin(t, limited, limited, limited, limited)
+	ws := table(t, s.URL(), "      outage_limit: 30m\n")
+	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	held(t, handle(keptRun(t, ws, c), t, "One."))
+	// A quarter of an hour later: ten minutes after the wait ended.
+	c.add(15 * time.Minute)
+	if kept, err := llm.ReadEndpoints(path, c.Now()); err != nil || len(kept) != 1 || !kept[0].Since.Equal(time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)) {
+		t.Fatalf("ReadEndpoints 10 minutes after the wait ended = %+v, %v; want the outage since 21:00", kept, err)
+	}
+	oe := held(t, handle(keptRun(t, ws, c), t, "Two."))
+	if !strings.Contains(oe.Error(), "unavailable since 21:00:00 UTC (2 failed calls)") {
+		t.Errorf("Error() = %q, want the outage carried on: since 21:00, 2 failed calls", oe.Error())
+	}
+	// Another quarter: the next wait would end past 30 minutes since
+	// 21:00: given up.
+	c.add(15 * time.Minute)
+	err := handle(keptRun(t, ws, c), t, "Three.")
+	if oe := (*llm.OutageError)(nil); err == nil || errors.As(err, &oe) {
+		t.Fatalf("Handle = %v, want the message failed: the outage has lasted past outage_limit since 21:00", err)
+	}
+	// An hour after that, nothing of it held: a new outage.
+	c.add(time.Hour)
+	oe = held(t, handle(keptRun(t, ws, c), t, "Four."))
+	if !strings.Contains(oe.Error(), "unavailable since 22:30:00 UTC (1 failed call)") {
+		t.Errorf("Error() = %q, want a new outage, since 22:30", oe.Error())
+	}
+}
+
+// TestOutageKeptLongAfter: a kept wait that nobody called since is kept,
+// for parley status, when another endpoint's wait is saved: the file was
+// rewritten without it five minutes after its wait ended. A wait still
+// in force is never dropped.
+func TestOutageKeptLongAfter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), llm.EndpointsFile)
+	at := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+	old := map[string]llm.KeptEndpoint{
+		"http://a/v1 A_KEY": {URL: "http://a/v1", Status: 429, Said: "slow down", NotBefore: at.Add(5 * time.Minute), RetryAfter: 5 * time.Minute, Since: at, Failures: 1},
+		"http://b/v1 B_KEY": {URL: "http://b/v1", Status: 429, Said: "later", NotBefore: at.Add(3 * time.Hour), RetryAfter: 3 * time.Hour, Since: at, Failures: 1},
+	}
+	data, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "60"}})
+	ws := table(t, s.URL(), "")
+	c := &clock{now: at.Add(time.Hour)}
+	e := llm.NewEndpoints()
+	e.Keep(path, c.Now())
+	gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held(t, handle(gm, t, "One.")) // saves gm's endpoint's wait
+	kept, err := llm.ReadEndpoints(path, c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, k := range kept {
+		urls = append(urls, k.URL)
+	}
+	if d := cmp.Diff([]string{s.URL(), "http://a/v1", "http://b/v1"}, urls); d != "" {
+		t.Errorf("kept endpoints (-want +got):\n%s", d)
 	}
 }
 
