@@ -530,7 +530,13 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			lines = append(lines, fmt.Sprintf("  %s: %s, %d %s (%d failed), %d tokens in, %d out, cost %s; budget %s",
 				a.Agent, a.models(), a.Calls, plural(a.Calls, "call", "calls"), a.Failed, a.TokensIn, a.TokensOut, cost(a.Cost, m.Prices), budgetText(a.Budget, a.Session)))
 			if a.LastError != "" {
-				lines = append(lines, "      latest call failed: "+shorten(printable(a.LastError), statusReason))
+				// When: an outage journals its first failed call and the
+				// one that ends it, not the tries between.
+				when := ""
+				if at, err := time.Parse(mailbox.TimeFormat, a.LastErrorAt); err == nil {
+					when = " " + ago(at, time.Now())
+				}
+				lines = append(lines, "      latest call failed"+when+": "+shorten(printable(a.LastError), statusReason))
 			}
 		}
 		fmt.Fprintf(e.stdout, "\nmodels (parley usage for more):\n%s\n", strings.Join(lines, "\n"))
