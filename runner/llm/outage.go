@@ -132,7 +132,7 @@ func (e *Endpoints) Keep(path string, now time.Time) {
 		if since.IsZero() || since.After(now) {
 			since = now
 		}
-		e.down[key] = &outage{since: since, failures: max(failures, 1), next: k.NotBefore, retryAfter: k.RetryAfter, quiet: k.Unjournaled,
+		e.down[key] = &outage{since: since, failures: max(failures, 1), next: k.NotBefore, retryAfter: k.RetryAfter, quiet: k.Unjournaled, filed: true,
 			last: &EndpointError{URL: k.URL, Status: k.Status, Sent: true, Err: errors.New(k.Said + inRunBefore)}}
 	}
 }
@@ -223,7 +223,9 @@ func (e *Endpoints) save(now time.Time) {
 		}
 	}
 	for key, o := range e.down {
-		if k := o.keptAs(); o.retryAfter > 0 && !o.givenUp && k.kept(now) {
+		k := o.keptAs()
+		o.filed = o.retryAfter > 0 && !o.givenUp && k.kept(now)
+		if o.filed {
 			kept[key] = k
 		}
 	}
@@ -268,6 +270,8 @@ type outage struct {
 	// probing is when that call began.
 	probe   chan struct{}
 	probing time.Time
+	// filed is set while the kept file holds the outage (see save).
+	filed bool
 }
 
 // endProbe ends the probe of the endpoint, if one is made: the agents
@@ -349,9 +353,12 @@ func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryA
 	if o != nil && limit > 0 && now.Sub(o.next) > limit {
 		// Not called for longer than the limit since its wait ended
 		// (a run started long after one before): nothing says it was
-		// down meanwhile. An outage begins anew.
+		// down meanwhile. An outage begins anew (its calls not
+		// journaled yet counted at the new one's end).
 		o.endProbe()
-		o = nil
+		o = &outage{since: now, quiet: o.quiet, filed: o.filed}
+		e.down[url] = o
+		first = true
 	}
 	if o == nil {
 		o = &outage{since: now}
@@ -378,8 +385,10 @@ func (e *Endpoints) failed(url string, now time.Time, err *EndpointError, retryA
 	if !o.givenUp && !first {
 		o.quiet++
 	}
-	if retryAfter > 0 {
-		e.save(now) // (a wait given up is not kept)
+	if retryAfter > 0 || o.filed {
+		// (A wait given up is not kept, nor a pause of parley's own:
+		// the file then no longer holds the outage.)
+		e.save(now)
 	}
 	if o.givenUp {
 		return nil, first, over
@@ -396,7 +405,7 @@ func (e *Endpoints) answered(url string, now time.Time) *outage {
 	delete(e.down, url)
 	if o != nil {
 		o.endProbe()
-		if o.retryAfter > 0 {
+		if o.filed {
 			// Kept: now as an outage that ended, for parley status.
 			k := o.keptAs()
 			k.Ended, k.Unjournaled = now, 0

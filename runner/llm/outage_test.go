@@ -581,3 +581,31 @@ func TestOutageJournaledOnce(t *testing.T) {
 		t.Errorf("usage counts %d calls, %d failed; want 5, 4 failed", u.Total.Calls, u.Total.Failed)
 	}
 }
+
+// TestOutageKeptNotStale: a kept outage whose next failure asked for no
+// wait (a 503 without Retry-After: a pause of parley's own, not kept) is
+// no longer kept, and once the endpoint answers the file says nothing
+// of an outage going on: it said the wait had ended, not called since.
+func TestOutageKeptNotStale(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Status: 503}, step{Content: "back"})
+	ws := table(t, s.URL(), "")
+	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	held(t, handle(keptRun(t, ws, c), t, "One."))
+	c.add(5 * time.Minute)
+	gm := keptRun(t, ws, c)
+	oe := held(t, handle(gm, t, "Two."))
+	c.add(oe.HoldUntil().Sub(c.Now()))
+	if err := handle(gm, t, "Three."); err != nil {
+		t.Fatalf("Handle once the endpoint answers = %v", err)
+	}
+	kept, err := llm.ReadEndpoints(path, c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kept {
+		if k.Ended.IsZero() {
+			t.Errorf("kept after the endpoint answered: %s, want no outage going on", k.Text(c.Now()))
+		}
+	}
+}
