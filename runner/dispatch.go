@@ -1212,6 +1212,17 @@ type Held interface {
 	HoldUntil() time.Time
 }
 
+// Following is a Held that waits for another agent's call rather than
+// for a time alone: the call that probes its model's endpoint once a
+// wait is over (runner/llm's OutageError.Probe). The message is handed
+// to the driver again as soon as Following's channel is closed, or at
+// HoldUntil at the latest; a run until idle waits for it too (the call
+// is bounded), where it does not wait out an outage.
+type Following interface {
+	Held
+	Following() <-chan struct{}
+}
+
 // shortHold is the longest hold a run until idle waits out; a longer
 // one stops the agent for the run, its messages waiting for the next.
 const shortHold = time.Second
@@ -1229,8 +1240,12 @@ func (w *worker) hold(ctx context.Context, id string, until time.Time, err error
 		waits += fmt.Sprintf(", %d more in its inbox", n)
 	}
 	wait := max(until.Sub(w.r.opts.Now()), 0)
+	var probe <-chan struct{}
+	if f := Following(nil); errors.As(err, &f) {
+		probe = f.Following()
+	}
 	w.holds++
-	if w.r.opts.UntilIdle && (wait > shortHold || w.holds > maxAttempts) {
+	if w.r.opts.UntilIdle && probe == nil && (wait > shortHold || w.holds > maxAttempts) {
 		why := fmt.Sprintf("%s stopped for this run: %s; %s: the next parley run hands them to it again", w.agent.Name, reason, waits)
 		w.unhold()
 		w.r.stopForRun(StoppedAgent{Agent: w.agent.Name, Path: cur, Reason: reason}, why)
@@ -1271,6 +1286,8 @@ func (w *worker) hold(ctx context.Context, id string, until time.Time, err error
 			}
 		case <-t.C:
 			return true
+		case <-probe:
+			return true // the call it waited for ended: tried again
 		}
 	}
 }

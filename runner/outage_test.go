@@ -105,6 +105,50 @@ func TestOutageUntilIdle(t *testing.T) {
 	}
 }
 
+// following is a driver's error that holds its message for another
+// agent's call (runner/llm's probe of an endpoint): until its channel is
+// closed, or an hour from now.
+type following struct {
+	holding
+	probe chan struct{}
+}
+
+func (f following) Following() <-chan struct{} { return f.probe }
+
+// TestOutageFollowing: a message held for another agent's call probing
+// the endpoint is handed to the driver again once that call ends, not
+// at its hour, and a run until idle waits for it rather than stopping
+// the agent (one agent's probe stopped the others for the run).
+func TestOutageFollowing(t *testing.T) {
+	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: model, driver: openai, openai: {model: m}}\n")
+	calls := 0
+	drivers := map[string]DriverFunc{workspace.DriverOpenAI: func(a workspace.Agent, ws *workspace.Workspace) (Handler, error) {
+		return HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {
+			calls++
+			if calls == 1 {
+				f := following{holding{time.Now().Add(time.Hour)}, make(chan struct{})}
+				time.AfterFunc(10*time.Millisecond, func() { close(f.probe) }) // the probe answered
+				return nil, f
+			}
+			return nil, nil
+		}), nil
+	}}
+	send(t, ws, "boss", "model", "one")
+	stats, err := runIdle(t, ws, Options{Drivers: drivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Errorf("the handler ran %d times, want twice: held, then once the probe ended", calls)
+	}
+	if len(stats.Stopped) != 0 {
+		t.Errorf("stats.Stopped = %+v, want none", stats.Stopped)
+	}
+	if d := cmp.Diff([]string{"one"}, bodies(t, ws, "model", mailbox.Done)); d != "" {
+		t.Errorf("done/ (-want +got):\n%s", d)
+	}
+}
+
 // TestOutageStopped: a run that is not until idle waits out a long hold,
 // the message claimed and the agent shown retrying with why; parley stop
 // ends the wait, the message staying in cur/.

@@ -70,19 +70,39 @@ const (
 
 // LeftOut reports whether a checkpoint leaves out a file, and why: an
 // editor's scratch file (mailbox.IsEditorScratch: swap files, autosaves,
-// backups), or a file that may hold secrets — .env and .env.*, *.pem,
-// *.key, and credentials files (*.creds). Only the file's name decides.
+// backups), or a file that may hold secrets (MayHoldSecrets). Only the
+// file's name decides.
 func LeftOut(path string) (reason string, ok bool) {
 	name := filepath.Base(path)
 	switch {
 	case mailbox.IsEditorScratch(name):
 		return ReasonScratch, true
-	case name == ".env" || strings.HasPrefix(name, ".env."),
-		strings.HasSuffix(name, ".pem"), strings.HasSuffix(name, ".key"),
-		strings.HasSuffix(name, ".creds"):
+	case MayHoldSecrets(name):
 		return ReasonSecret, true
 	}
 	return "", false
+}
+
+// EnvExamples are the .env.* files people commit on purpose: a template
+// of the variables, without their values. They hold no secrets.
+var EnvExamples = []string{".env.example", ".env.sample", ".env.template"}
+
+// MayHoldSecrets reports whether a file name is one that may hold
+// secrets: .env and .env.* (but EnvExamples), *.pem, *.key, and
+// credentials files (*.creds). It is the one list of such names: a
+// checkpoint never saves them, and the .gitignore a workspace gets
+// ignores the .env files among them (TestGitignoreSecrets in
+// runner/workspace checks the two agree).
+func MayHoldSecrets(name string) bool {
+	switch {
+	case slices.Contains(EnvExamples, name):
+		return false
+	case name == ".env" || strings.HasPrefix(name, ".env."),
+		strings.HasSuffix(name, ".pem"), strings.HasSuffix(name, ".key"),
+		strings.HasSuffix(name, ".creds"):
+		return true
+	}
+	return false
 }
 
 // Save commits the changes to the campaign and plan files of the

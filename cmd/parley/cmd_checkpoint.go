@@ -21,8 +21,9 @@ func checkpointCommand(e *env) *cli.Command {
 		Usage: "save the story in git: commit the campaign and plan files, and nothing else",
 		Description: "Commits what changed under campaigns/ and plans/ — never a campaign's tmp/,\n" +
 			"the mailboxes, .parley/, an editor's scratch file (swap, autosave, ~ backup),\n" +
-			"a file that may hold secrets (.env, .env.*, *.pem, *.key, *.creds), or anything\n" +
-			"else you have staged — as one new commit on the current branch, and says what\n" +
+			"a file that may hold secrets (.env, .env.* but .env.example, .env.sample and\n" +
+			".env.template, *.pem, *.key, *.creds), or anything else you have staged — as\n" +
+			"one new commit on the current branch, and says what\n" +
 			"it left out. History is never rewritten. The default message names the\n" +
 			"campaign, its current scene, and the files.",
 		Flags: []cli.Flag{

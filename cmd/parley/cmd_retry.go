@@ -20,11 +20,13 @@ func retryCommand(e *env) *cli.Command {
 		Name:  "retry",
 		Usage: "put a refused or given-up message back: a file in rejected/ into its outbox, a message in dead/ into its inbox (its .reason file is removed; the journal keeps the reason)",
 		UsageText: "parley retry mailboxes/aria/rejected/FILE...   (fix the file first)\n" +
+			"parley retry --as NAME mailboxes/aria/rejected/FILE...   (send it as NAME, under an id of its own)\n" +
 			"parley retry ID...   (a message in an agent's dead/; a short id works)",
 		ArgsUsage: "ID|FILE...",
 		Flags: []cli.Flag{
 			agentFlag("whose dead/ (default: the one agent that holds the message there)"),
 			&cli.BoolFlag{Name: "force", Usage: "retry a dead letter whose step went on without it since (answered, ticked or sent again), which does the step twice"},
+			&cli.StringFlag{Name: "as", Usage: "send a file in rejected/ as agent `NAME`, under a new id (a file refused for the id it carries or is named by: renamed by hand, or moved into another agent's outbox); checked as parley send checks it, the file in rejected/ removed once the new one is written"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -36,6 +38,15 @@ func retryCommand(e *env) *cli.Command {
 			}
 			if err := checkAgentFlag(c, ws); err != nil {
 				return err
+			}
+			if as := c.String("as"); as != "" {
+				if c.IsSet("agent") || c.Bool("force") {
+					return usagef("--as sends a file in rejected/ anew: --agent and --force are for a message in dead/")
+				}
+				if err := ws.CheckAgent(as); err != nil {
+					return usagef("--as: %v", err)
+				}
+				return runRetryAs(e, ws, as, c.Args().Slice())
 			}
 			return runRetry(e, ws, c.String("agent"), c.Bool("force"), c.Args().Slice())
 		},
@@ -166,8 +177,12 @@ func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) err
 				// The id is on a line of its own too: out first.
 				first = fmt.Sprintf("delete its id: line (line %d), then ", v.Refusal.Line)
 			}
-			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it under another name, %smove it into the outbox yourself: mv %s %s && rm %s",
-				shown, v.Refusal, first, ws.Short(path), ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, renamedName(path))), ws.Short(path)+mailbox.ReasonSuffix)
+			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it as %s under an id of its own: parley retry --as %s %s (or, to send it under another name yourself, %smove it into the outbox: mv %s %s && rm %s)",
+				shown, v.Refusal, who, who, ws.Short(path), first, ws.Short(path), ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, renamedName(path))), ws.Short(path)+mailbox.ReasonSuffix)
+		}
+		if v.Refusal.Field == "from" {
+			// Written as another agent's: --as drops its from: line.
+			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it as %s: parley retry --as %s %s", shown, v.Refusal, who, who, ws.Short(path))
 		}
 		return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w", shown, v.Refusal)
 	}
@@ -183,6 +198,64 @@ func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) err
 	}
 	journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: who, From: who, File: filepath.Base(dst), Path: ws.Short(dst), Was: ws.Short(ws.Mailbox(who).Path(mailbox.Rejected, filepath.Base(path))), Reason: reason, Note: "a refused file put back into its outbox (parley retry)"})
 	fmt.Fprintf(e.stdout, "%s: back in %s\n", shown, ws.Short(dst))
+	return nil
+}
+
+// runRetryAs sends each file given, in an agent's rejected/, as agent
+// as: a new message of its, under an id of its own (a file refused for
+// the id it carries or is named by: one renamed by hand, or moved into
+// another agent's outbox with its old id). Its id, created and from
+// lines are dropped, and the message is checked as parley send checks
+// it: refused, the file stays where it is. The file in rejected/ and its
+// reason are removed only once the new one is durably in the outbox: a
+// crash between the two leaves it twice, never lost.
+func runRetryAs(e *env, ws *workspace.Workspace, as string, args []string) error {
+	var errs []error
+	for _, path := range args {
+		if err := retryAs(e, ws, as, path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func retryAs(e *env, ws *workspace.Workspace, as, path string) error {
+	if _, err := os.Lstat(path); err != nil {
+		return fmt.Errorf("%s: no such file (`parley status` lists what is in rejected/)", path)
+	}
+	who, state, ok := ws.Locate(path)
+	if !ok || state != mailbox.Rejected {
+		return fmt.Errorf("%s: not in an agent's rejected/: --as sends a refused file anew (a message in dead/ is retried by its id, without --as)", path)
+	}
+	m, err := mailbox.ReadMessage(path, ws.Config.Router.MaxMessageSize)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, key := range []string{"id", "created", "from"} {
+		m.Delete(key) // the old sending's: as's own are given
+	}
+	box := ws.Mailbox(as)
+	box.Stamp(m)
+	v, err := check(ws, box, m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := judged(e, ws, v, false, false); err != nil {
+		return fmt.Errorf("%s: left in rejected/, refused as %s's: %w", path, as, err)
+	}
+	reason, _ := ws.Mailbox(who).Reason(mailbox.Rejected, filepath.Base(path))
+	id, dst, err := box.Post(m)
+	if err != nil {
+		return fmt.Errorf("%s: left in rejected/: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("%s: sent as %s (%s), but not removed from rejected/: %w; remove it, or a retry sends it twice", path, as, ws.Short(dst), err)
+	}
+	_ = os.Remove(path + mailbox.ReasonSuffix) // the journal keeps the reason
+	typ, _ := m.Header().Get("type")
+	journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: as, From: as, ID: id, Type: typ, File: filepath.Base(dst), Path: ws.Short(dst), Was: ws.Short(path), Reason: reason,
+		Note: fmt.Sprintf("a refused file of %s's sent again as %s, under a new id (parley retry --as)", who, as)})
+	fmt.Fprintf(e.stdout, "%s: sent as %s, id %s, in %s\n", ws.Short(path), as, id, ws.Short(dst))
 	return nil
 }
 

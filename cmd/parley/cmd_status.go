@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/llm"
 	"github.com/parley-dev/parley/runner/workspace"
 	"github.com/urfave/cli/v2"
 )
@@ -159,6 +160,10 @@ type statusReport struct {
 	// Models is what the openai agents' models used (parley usage), and
 	// why their latest call failed; nil without openai agents.
 	Models *usageReport `json:"models,omitempty"`
+	// Endpoints are the outages of the models' endpoints that
+	// .parley/endpoints.json keeps: a wait one asked for (Retry-After),
+	// in force or over, or an outage that ended within a day.
+	Endpoints []llm.KeptEndpoint `json:"endpoints,omitempty"`
 	// Bridge is what the workspace's bridge last said of itself, when
 	// parley.yaml has a bridge: section.
 	Bridge *bridgeReport `json:"bridge,omitempty"`
@@ -275,6 +280,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	if hasModels(ws) {
 		// A journal that cannot be read is said by parley log.
 		rep.Models, _ = modelUsage(ws)
+		// A file that cannot be read holds nothing for the next run
+		// either (llm.Endpoints.Keep).
+		rep.Endpoints, _ = llm.ReadEndpoints(filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile), time.Now())
 	}
 	if cfg := ws.Config.Bridge; cfg != nil {
 		rep.Bridge = &bridgeReport{Name: cfg.Name, Running: ws.BridgeRunning()}
@@ -522,10 +530,23 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			lines = append(lines, fmt.Sprintf("  %s: %s, %d %s (%d failed), %d tokens in, %d out, cost %s; budget %s",
 				a.Agent, a.models(), a.Calls, plural(a.Calls, "call", "calls"), a.Failed, a.TokensIn, a.TokensOut, cost(a.Cost, m.Prices), budgetText(a.Budget, a.Session)))
 			if a.LastError != "" {
-				lines = append(lines, "      latest call failed: "+shorten(printable(a.LastError), statusReason))
+				// When: an outage journals its first failed call and the
+				// one that ends it, not the tries between.
+				when := ""
+				if at, err := time.Parse(mailbox.TimeFormat, a.LastErrorAt); err == nil {
+					when = " " + ago(at, time.Now())
+				}
+				lines = append(lines, "      latest call failed"+when+": "+shorten(printable(a.LastError), statusReason))
 			}
 		}
 		fmt.Fprintf(e.stdout, "\nmodels (parley usage for more):\n%s\n", strings.Join(lines, "\n"))
+	}
+	if len(rep.Endpoints) > 0 {
+		var lines []string
+		for _, k := range rep.Endpoints {
+			lines = append(lines, "  "+printable(k.Text(time.Now())))
+		}
+		fmt.Fprintf(e.stdout, "\nmodel endpoints (%s/%s):\n%s\n", workspace.StateDir, llm.EndpointsFile, strings.Join(lines, "\n"))
 	}
 	printFiles(e, agents, "left in tmp/ by writers that were killed (the runner removes them when it starts)", func(a workspace.AgentStatus) []string { return a.Leftovers })
 	printFiles(e, agents, "being edited in outboxes (routed once the editor closes them)", func(a workspace.AgentStatus) []string {

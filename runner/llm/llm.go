@@ -641,9 +641,11 @@ func (a *Agent) request(msgs []json.RawMessage) []byte {
 // whether the answer was accepted and write.
 func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (*openai.ChatCompletion, workspace.Entry, error) {
 	entry := workspace.Entry{Outcome: workspace.ModelCalled, Agent: a.agent.Name, ID: inID, Model: a.model.Model, Session: a.opts.Session.ID}
-	if held := a.opts.Endpoints.held(a.endpointKey(), a.opts.Now(), a.model.OutageLimit); held != nil {
-		return nil, entry, held // not called: it asked to be left alone, or is down
+	held, probe := a.opts.Endpoints.held(a.endpointKey(), a.opts.Now(), a.model.OutageLimit, a.longestCall())
+	if held != nil {
+		return nil, entry, held // not called: it asked to be left alone, or is down, or another agent's call probes it
 	}
+	defer a.opts.Endpoints.probed(a.endpointKey(), probe)
 	got := answered{holds: a.model.OutageLimit > 0}
 	resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{},
 		option.WithRequestBody("application/json", a.request(msgs)), option.WithMiddleware(got.middleware))
@@ -701,12 +703,15 @@ func (a *Agent) call(ctx context.Context, inID string, msgs []json.RawMessage) (
 				a.keyRefused(ee)
 			}
 		}
-		err = a.unavailable(err, got.retryAfter)
+		var quiet bool
+		err, quiet = a.unavailable(err, got.retryAfter, &entry)
 		entry.Reason = err.Error()
-		a.journal(entry)
+		if !quiet {
+			a.journal(entry)
+		}
 		return nil, entry, err
 	}
-	entry.Note = a.answeredAgain()
+	entry.Note, entry.FailedCalls = a.answeredAgain()
 	if !resp.JSON.Usage.Valid() {
 		a.noUsage()
 	}

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"net"
@@ -102,8 +103,8 @@ func TestOutageRetryAfter(t *testing.T) {
 // TestOutageRetryAfterKept: a Retry-After is kept for the next run
 // (.parley/endpoints.json): a run until idle, started again a minute
 // after a 429 that asked for five, called the endpoint at once (cron
-// each minute: a call each minute). Once the endpoint answers, nothing
-// is kept.
+// each minute: a call each minute). Once the endpoint answers, the
+// outage is kept as ended (for parley status), holding nothing.
 func TestOutageRetryAfterKept(t *testing.T) {
 	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Content: "one"})
 	ws := table(t, s.URL(), "")
@@ -130,8 +131,95 @@ func TestOutageRetryAfterKept(t *testing.T) {
 	if err := handle(gm, t, "Three."); err != nil {
 		t.Fatalf("Handle after the Retry-After = %v, want an answer", err)
 	}
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("%s after the endpoint answered: %v, want it removed", path, err)
+	kept, err := llm.ReadEndpoints(path, c.Now())
+	if err != nil || len(kept) != 1 || !kept[0].Ended.Equal(c.Now()) {
+		t.Errorf("ReadEndpoints after the endpoint answered = %+v, %v; want the outage, ended now", kept, err)
+	}
+	if err := handle(keptRun(t, ws, c), t, "Four."); err != nil {
+		t.Errorf("a run after the outage ended: Handle = %v, want the endpoint called", err)
+	}
+	c.add(llm.KeptFor)
+	if kept, err := llm.ReadEndpoints(path, c.Now()); err != nil || len(kept) != 0 {
+		t.Errorf("ReadEndpoints a day after the outage ended = %+v, %v; want nothing", kept, err)
+	}
+}
+
+// TestOutageKeptUntilAnswered: a kept outage is carried on by a run
+// started after its wait ended, until the endpoint answers: it was
+// forgotten five minutes after the wait ended unless the endpoint was
+// called, so runs started by cron every quarter hour began it anew each
+// time, never reaching openai.outage_limit, and parley status could not
+// show it. A run started longer than the limit after the wait ended
+// begins an outage anew (nothing says it was down meanwhile).
+func TestOutageKeptUntilAnswered(t *testing.T) {
+	limited := step{Status: 429, Header: map[string]string{"Retry-After": "300"}}
+	s := newStandin(t, limited, limited, limited, limited)
+	ws := table(t, s.URL(), "      outage_limit: 30m\n")
+	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	held(t, handle(keptRun(t, ws, c), t, "One."))
+	// A quarter of an hour later: ten minutes after the wait ended.
+	c.add(15 * time.Minute)
+	if kept, err := llm.ReadEndpoints(path, c.Now()); err != nil || len(kept) != 1 || !kept[0].Since.Equal(time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)) {
+		t.Fatalf("ReadEndpoints 10 minutes after the wait ended = %+v, %v; want the outage since 21:00", kept, err)
+	}
+	oe := held(t, handle(keptRun(t, ws, c), t, "Two."))
+	if !strings.Contains(oe.Error(), "unavailable since 21:00:00 UTC (2 failed calls)") {
+		t.Errorf("Error() = %q, want the outage carried on: since 21:00, 2 failed calls", oe.Error())
+	}
+	// Another quarter: the next wait would end past 30 minutes since
+	// 21:00: given up.
+	c.add(15 * time.Minute)
+	err := handle(keptRun(t, ws, c), t, "Three.")
+	if oe := (*llm.OutageError)(nil); err == nil || errors.As(err, &oe) {
+		t.Fatalf("Handle = %v, want the message failed: the outage has lasted past outage_limit since 21:00", err)
+	}
+	// An hour after that, nothing of it held: a new outage.
+	c.add(time.Hour)
+	oe = held(t, handle(keptRun(t, ws, c), t, "Four."))
+	if !strings.Contains(oe.Error(), "unavailable since 22:30:00 UTC (1 failed call)") {
+		t.Errorf("Error() = %q, want a new outage, since 22:30", oe.Error())
+	}
+}
+
+// TestOutageKeptLongAfter: a kept wait that nobody called since is kept,
+// for parley status, when another endpoint's wait is saved: the file was
+// rewritten without it five minutes after its wait ended. A wait still
+// in force is never dropped.
+func TestOutageKeptLongAfter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), llm.EndpointsFile)
+	at := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+	old := map[string]llm.KeptEndpoint{
+		"http://a/v1 A_KEY": {URL: "http://a/v1", Status: 429, Said: "slow down", NotBefore: at.Add(5 * time.Minute), RetryAfter: 5 * time.Minute, Since: at, Failures: 1},
+		"http://b/v1 B_KEY": {URL: "http://b/v1", Status: 429, Said: "later", NotBefore: at.Add(3 * time.Hour), RetryAfter: 3 * time.Hour, Since: at, Failures: 1},
+	}
+	data, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "60"}})
+	ws := table(t, s.URL(), "")
+	c := &clock{now: at.Add(time.Hour)}
+	e := llm.NewEndpoints()
+	e.Keep(path, c.Now())
+	gm, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held(t, handle(gm, t, "One.")) // saves gm's endpoint's wait
+	kept, err := llm.ReadEndpoints(path, c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, k := range kept {
+		urls = append(urls, k.URL)
+	}
+	if d := cmp.Diff([]string{s.URL(), "http://a/v1", "http://b/v1"}, urls); d != "" {
+		t.Errorf("kept endpoints (-want +got):\n%s", d)
 	}
 }
 
@@ -239,8 +327,26 @@ func TestOutageUnreachable(t *testing.T) {
 	if d := c.Now().Sub(start); d > 10*time.Minute {
 		t.Errorf("held for %v, past the limit", d)
 	}
-	if n := len(journal(t, ws, workspace.ModelCalled)); n != len(want)+1 {
-		t.Errorf("%d model calls journaled, want %d: each call made", n, len(want)+1)
+	// The journal has the outage's first failed call and the one that
+	// ended it past the limit, which counts the calls between (each
+	// call made had a line: an overnight outage filled the journal);
+	// parley usage counts every call made.
+	calls := journal(t, ws, workspace.ModelCalled)
+	if len(calls) != 2 {
+		t.Fatalf("%d model calls journaled, want 2: the outage's first failure and its end", len(calls))
+	}
+	if got, want := calls[1].Note, "the endpoint still unavailable past openai.outage_limit (10m), since 03:12:00 UTC (5m15s, 7 failed calls): messages fail again"; got != want {
+		t.Errorf("the last call's note = %q, want %q", got, want)
+	}
+	if calls[0].FailedCalls != 0 || calls[1].FailedCalls != len(want)-1 {
+		t.Errorf("failed calls journaled = %d, %d; want 0, %d", calls[0].FailedCalls, calls[1].FailedCalls, len(want)-1)
+	}
+	u, err := ws.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Total.Calls != len(want)+1 || u.Total.Failed != len(want)+1 {
+		t.Errorf("usage counts %d calls, %d failed; want %d, all failed: each call made", u.Total.Calls, u.Total.Failed, len(want)+1)
 	}
 }
 
@@ -301,5 +407,205 @@ func TestOutageNotWaitedInTheCall(t *testing.T) {
 	}
 	if n := s.count(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// TestOutageOneProbe: when the wait for an endpoint ends, one agent's
+// call probes it; the others' messages wait for that call to end
+// (OutageError.Probe), and follow when it is answered, or wait anew when
+// it failed. Every agent of the endpoint called it at the same moment, a
+// herd against a recovering gateway.
+func TestOutageOneProbe(t *testing.T) {
+	for _, recovered := range []bool{true, false} {
+		name := "answered"
+		if !recovered {
+			name = "failed"
+		}
+		t.Run(name, func(t *testing.T) {
+			limited := step{Status: 429, Header: map[string]string{"Retry-After": "300"}}
+			probe := step{Content: "one", Delay: delay(2 * time.Second)}
+			if !recovered {
+				probe = limited
+				probe.Delay = delay(2 * time.Second)
+			}
+			s := newStandin(t, limited, probe, step{Content: "two"})
+			ws := table(t, s.URL(), "")
+			c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+			shared := llm.NewEndpoints()
+			var agents []*llm.Agent
+			for range 2 {
+				a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: shared})
+				if err != nil {
+					t.Fatal(err)
+				}
+				agents = append(agents, a)
+			}
+			held(t, handle(agents[0], t, "One."))
+			c.add(300 * time.Second)
+
+			probed := make(chan error, 1)
+			go func() {
+				_, err := agents[0].Handle(context.Background(), incoming(t, "Probe."))
+				probed <- err
+			}()
+			for deadline := time.Now().Add(10 * time.Second); s.count() < 2; {
+				if time.Now().After(deadline) {
+					t.Fatal("the probe's request never came")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			oe := held(t, handle(agents[1], t, "Follow."))
+			if oe.Probe == nil || !strings.Contains(oe.Error(), "another agent's call, since 21:05:00 UTC, tries it first") {
+				t.Fatalf("Handle while another's call probes = %v, want it held for that call (Probe set)", oe)
+			}
+			select {
+			case <-oe.Probe:
+				t.Fatal("Probe closed while the probing call is in flight")
+			default:
+			}
+			if n := s.count(); n != 2 {
+				t.Errorf("%d requests while one probes, want 2", n)
+			}
+			err := <-probed
+			select {
+			case <-oe.Probe:
+			default:
+				t.Fatal("Probe not closed once the probing call ended")
+			}
+			if recovered {
+				if err != nil {
+					t.Fatalf("the probe = %v, want an answer", err)
+				}
+				if err := handle(agents[1], t, "Follow."); err != nil {
+					t.Fatalf("Handle after the probe was answered = %v, want an answer", err)
+				}
+				if n := s.count(); n != 3 {
+					t.Errorf("%d requests, want 3", n)
+				}
+				return
+			}
+			if again := held(t, err); again.Probe != nil || !again.HoldUntil().Equal(c.Now().Add(300*time.Second)) {
+				t.Errorf("the failed probe holds until %v (probe %v), want 5 minutes more", again.HoldUntil(), again.Probe)
+			}
+			if again := held(t, handle(agents[1], t, "Follow.")); again.Probe != nil || !again.HoldUntil().Equal(c.Now().Add(300*time.Second)) {
+				t.Errorf("after a failed probe, held until %v (probe %v), want the endpoint's new wait", again.HoldUntil(), again.Probe)
+			}
+			if n := s.count(); n != 2 {
+				t.Errorf("%d requests, want 2: the follower waits anew", n)
+			}
+		})
+	}
+}
+
+// TestOutageProbeCutShort: a probing call that ends some other way (the
+// runner stopping) ends the probe too: the next call probes.
+func TestOutageProbeCutShort(t *testing.T) {
+	limited := step{Status: 429, Header: map[string]string{"Retry-After": "300"}}
+	s := newStandin(t, limited, step{Content: "one", Delay: delay(time.Minute)}, step{Content: "two"})
+	ws := table(t, s.URL(), "")
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	shared := llm.NewEndpoints()
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now, Endpoints: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held(t, handle(a, t, "One."))
+	c.add(300 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	probed := make(chan error, 1)
+	go func() {
+		_, err := a.Handle(ctx, incoming(t, "Probe."))
+		probed <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); s.count() < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the probe's request never came")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	oe := held(t, handle(a, t, "Follow."))
+	cancel()
+	<-probed
+	select {
+	case <-oe.Probe:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Probe not closed once the probing call was cut short")
+	}
+	if err := handle(a, t, "Follow."); err != nil {
+		t.Fatalf("Handle after the probe was cut short = %v, want a call, answered", err)
+	}
+}
+
+// TestOutageJournaledOnce: an outage writes the journal a line when it
+// begins (its first failed call) and one when it ends (the call
+// answered, saying since when, how long and how many calls failed,
+// FailedCalls counting those between), not one per try: an overnight
+// outage filled the journal. parley usage still counts every call.
+func TestOutageJournaledOnce(t *testing.T) {
+	down := step{Status: 503}
+	s := newStandin(t, down, down, down, down, step{Content: "back"})
+	ws := table(t, s.URL(), "")
+	c := &clock{now: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)}
+	a, err := llm.New(llm.Options{Agent: "gm", Workspace: ws, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		oe := held(t, handle(a, t, "Hello?"))
+		c.add(oe.HoldUntil().Sub(c.Now()))
+	}
+	if err := handle(a, t, "Hello?"); err != nil {
+		t.Fatalf("Handle once the endpoint answers = %v", err)
+	}
+	type line struct {
+		Failed      bool
+		Note        string
+		FailedCalls int
+	}
+	var got []line
+	for _, e := range journal(t, ws, workspace.ModelCalled) {
+		got = append(got, line{e.Reason != "", e.Note, e.FailedCalls})
+	}
+	want := []line{
+		{Failed: true},
+		{Note: "answered; the endpoint answers again, unavailable since 03:00:00 UTC (1m15s, 4 failed calls)", FailedCalls: 3},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("journal's model calls (-want +got):\n%s", d)
+	}
+	u, err := ws.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Total.Calls != 5 || u.Total.Failed != 4 {
+		t.Errorf("usage counts %d calls, %d failed; want 5, 4 failed", u.Total.Calls, u.Total.Failed)
+	}
+}
+
+// TestOutageKeptNotStale: a kept outage whose next failure asked for no
+// wait (a 503 without Retry-After: a pause of parley's own, not kept) is
+// no longer kept, and once the endpoint answers the file says nothing
+// of an outage going on: it said the wait had ended, not called since.
+func TestOutageKeptNotStale(t *testing.T) {
+	s := newStandin(t, step{Status: 429, Header: map[string]string{"Retry-After": "300"}}, step{Status: 503}, step{Content: "back"})
+	ws := table(t, s.URL(), "")
+	path := filepath.Join(ws.Root, workspace.StateDir, llm.EndpointsFile)
+	c := &clock{now: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	held(t, handle(keptRun(t, ws, c), t, "One."))
+	c.add(5 * time.Minute)
+	gm := keptRun(t, ws, c)
+	oe := held(t, handle(gm, t, "Two."))
+	c.add(oe.HoldUntil().Sub(c.Now()))
+	if err := handle(gm, t, "Three."); err != nil {
+		t.Fatalf("Handle once the endpoint answers = %v", err)
+	}
+	kept, err := llm.ReadEndpoints(path, c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kept {
+		if k.Ended.IsZero() {
+			t.Errorf("kept after the endpoint answered: %s, want no outage going on", k.Text(c.Now()))
+		}
 	}
 }

@@ -75,7 +75,10 @@ const (
 	// message. Agent, ID (the message handled), Model, Session, TokensIn
 	// and TokensOut (the endpoint's usage figures), Note (what the model
 	// answered: tool calls, a message, or a message refused and why:
-	// "answer refused: ..."); Reason when the call failed.
+	// "answer refused: ..."); Reason when the call failed. While the
+	// endpoint cannot be used (an outage), only the outage's first
+	// failed call and the call that ends it are journaled: that one's
+	// FailedCalls counts the failed calls between.
 	ModelCalled = "model"
 	// ToolCalled: an openai agent's model called a tool (roll_dice...).
 	// Agent, ID (the message handled), Tool, Args (as the model wrote
@@ -155,7 +158,11 @@ type Entry struct {
 	// (parley run interrupted) while it was in flight: the endpoint may
 	// have got it, answered and counted it; its tokens are unknown here
 	// (0). It counts as a call made, and one that got no answer.
-	Interrupted bool   `json:"interrupted,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// FailedCalls, on the model call that ends an outage of its endpoint
+	// (see ModelCalled), counts the outage's failed calls not journaled
+	// one by one: calls made, and failed, besides this one.
+	FailedCalls int    `json:"failed_calls,omitempty"`
 	Tool        string `json:"tool,omitempty"`
 	Args        string `json:"args,omitempty"`
 	Result      string `json:"result,omitempty"`

@@ -89,6 +89,8 @@ func decodeString(s string, e *Entry) bool {
 			e.TokensOut = int64(n)
 		case "interrupted":
 			e.Interrupted, ok = d.bool()
+		case "failed_calls":
+			e.FailedCalls, ok = d.int()
 		case "tool":
 			e.Tool, ok = d.str()
 		case "args":

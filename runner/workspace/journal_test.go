@@ -70,7 +70,7 @@ func TestDecodeEntryFastPath(t *testing.T) {
 	// Every field of an Entry, written by encoding/json.
 	full := Entry{Time: "t", ID: "i", From: "f", To: []string{"a", "b"}, Type: "T", Signal: "s", Skill: "k@1", Outcome: "o", Agent: "g",
 		Reason: "r\n\"q\"\\", Line: 7, Field: "d", File: "x.md", Path: "p/x.md", Was: "w/x.md", Attempts: 2, Sent: "n", Already: []string{"a"},
-		Warnings: []string{"w"}, Note: "<&>", Model: "m", Session: "s1", TokensIn: 12, TokensOut: 3, Interrupted: true, Tool: "roll_dice", Args: `{"dice":"1d20"}`, Result: `{"total":7}`, Workspace: "w"}
+		Warnings: []string{"w"}, Note: "<&>", Model: "m", Session: "s1", TokensIn: 12, TokensOut: 3, Interrupted: true, FailedCalls: 4, Tool: "roll_dice", Args: `{"dice":"1d20"}`, Result: `{"total":7}`, Workspace: "w"}
 	for i, v := 0, reflect.ValueOf(full); i < v.NumField(); i++ {
 		if v.Field(i).IsZero() {
 			t.Errorf("the Entry of every field leaves %s out: give it a value, and decodeEntry a case", v.Type().Field(i).Name)

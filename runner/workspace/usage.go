@@ -29,7 +29,8 @@ func (u Usage) Add(v Usage) Usage {
 }
 
 func (u *Usage) add(e *Entry, prices map[string]Price) {
-	u.Calls++
+	u.Calls += 1 + e.FailedCalls
+	u.Failed += e.FailedCalls // an outage's, not journaled one by one
 	if e.Reason != "" || e.Interrupted {
 		u.Failed++
 	}

@@ -308,9 +308,12 @@ router:
 // being written (tmp/), editor scratch files, which the router never
 // takes (mailbox.IsScratch; vim's later probes, 5036 and on, live for a
 // moment only), and, anywhere in the workspace, editor scratch files
-// (mailbox.IsEditorScratch) and .env files, which a checkpoint never saves
-// either (checkpoint.LeftOut). TestGitignoreEditorScratch checks these
-// lines against IsEditorScratch, name by name, with git check-ignore.
+// (mailbox.IsEditorScratch) and .env files but the examples people commit
+// on purpose (.env.example), which a checkpoint never saves either
+// (checkpoint.LeftOut, checkpoint.MayHoldSecrets).
+// TestGitignoreEditorScratch and TestGitignoreSecrets check these lines
+// against IsEditorScratch and MayHoldSecrets, name by name, with git
+// check-ignore.
 const gitignore = `# parley: the runner's state, files being written, editor scratch files.
 # Messages (mailboxes/) and the routing journal are the session's record.
 .parley/*
@@ -323,7 +326,8 @@ mailboxes/**/*.sw[opx]
 mailboxes/**/*.swpx
 mailboxes/**/*.tmp
 mailboxes/**/4913
-# Anywhere: editor scratch files, and .env files (they hold secrets).
+# Anywhere: editor scratch files, and .env files (they hold secrets),
+# but the examples committed on purpose.
 *~
 \#*\#
 .#*
@@ -331,6 +335,9 @@ mailboxes/**/4913
 *.swpx
 .env
 .env.*
+!.env.example
+!.env.sample
+!.env.template
 `
 
 // gitattributes is the .gitattributes a workspace gets: how git merges
