@@ -349,7 +349,7 @@ func editAndSend(e *env, ws *workspace.Workspace, editor string, tmpl composed, 
 		sent, _, _ := mailbox.ParseID(id)
 		m.Set("created", sent.Format(mailbox.TimeFormat))
 	}
-	if err := write(e, ws, box, m, opts.JSON); err != nil {
+	if err := write(e, box, m, opts.JSON); err != nil {
 		return kept(err)
 	}
 	return os.Remove(path)

@@ -49,7 +49,7 @@ func inboxCommand(e *env) *cli.Command {
 			}
 			e.warnUnloaded(ws.Root, configErr)
 			if opts.State == mailbox.Inbox {
-				noteUnrouted(e, ws, "")
+				noteUnrouted(e, ws)
 			}
 			if opts.Follow {
 				ctx, stop := interruptible(c.Context)

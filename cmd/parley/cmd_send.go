@@ -226,7 +226,7 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 			}
 		}
 	}
-	return write(e, ws, box, m, opts.JSON)
+	return write(e, box, m, opts.JSON)
 }
 
 // repeatedError is runSend's error for an answer not sent because its
@@ -359,7 +359,7 @@ func sendFile(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		sent, _, _ := mailbox.ParseID(draftID)
 		m.Set("created", sent.Format(mailbox.TimeFormat))
 	}
-	if err := write(e, ws, ws.Mailbox(v.From), m, opts.JSON); err != nil {
+	if err := write(e, ws.Mailbox(v.From), m, opts.JSON); err != nil {
 		return err
 	}
 	if draftID != "" {
@@ -408,32 +408,26 @@ func judged(e *env, ws *workspace.Workspace, v *workspace.Verdict, dryRun, asJSO
 // write gives a message its id, sender and time where it has none, and
 // writes it durably into the outbox; it prints the id (--json: id and
 // path).
-func write(e *env, ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message, asJSON bool) error {
+func write(e *env, box mailbox.Dir, m *mailbox.Message, asJSON bool) error {
 	id, path, err := box.Post(m)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		err = e.printJSON(map[string]string{"id": id, "path": path})
-	} else {
-		fmt.Fprintln(e.stdout, id)
+		return e.printJSON(map[string]string{"id": id, "path": path})
 	}
-	noteUnrouted(e, ws, ws.Short(path))
-	return err
+	fmt.Fprintln(e.stdout, id)
+	return nil
 }
 
 // noteUnrouted says on stderr, when no runner routes the workspace (no
-// parley run, no parley play), that what waits in outboxes goes nowhere
-// until one starts: sent is the file just written ("" for none); else
-// how many files wait (none: nothing is said). A person who sent a
-// message and forgot parley run was told its recipient's inbox is empty,
-// and --follow waited for ever.
-func noteUnrouted(e *env, ws *workspace.Workspace, sent string) {
+// parley run, no parley play) and files wait in outboxes, how many: they
+// go nowhere until one starts. A person who sent a message and forgot
+// parley run was told its recipient's inbox is empty, and --follow
+// waited for ever. (parley send says nothing of it: sending, then
+// starting parley run, is the usual way.)
+func noteUnrouted(e *env, ws *workspace.Workspace) {
 	if ws.RunnerPID() != 0 {
-		return
-	}
-	if sent != "" {
-		fmt.Fprintf(e.stderr, "parley: no runner is running here: %s waits in its outbox until `parley run` (or `parley play`) routes it\n", sent)
 		return
 	}
 	waiting := 0
