@@ -20,12 +20,13 @@ import (
 // handler of the workspace would send to (see strandedRoles); a route matching a type no skill defines, or
 // a field none of the types it matches has; a route to a role nobody holds, or from one; and
 // a route that sends a type to agents its protocol does not list as
-// recipients; a campaign: that names no campaign; an agent's character: that
-// names no sheet of the campaign's party (see UnknownCharacters); an AI
-// player at a table with a team lead that its accepts: keep from writing
-// its journal (see Unjournaled). Such a route is the workspace owner's decision, and its
+// recipients. Such a route is the workspace owner's decision, and its
 // recipients get the message; the warning names the line of the protocol
-// it overrides. An error is returned only when the skills cannot be read.
+// it overrides. Besides: a campaign: that names no campaign; an agent's
+// character: that names no sheet of the campaign's party (see
+// UnknownCharacters); an AI player at a table with a team lead whose
+// accepts: keep it from writing its journal (see Unjournaled). An error
+// is returned only when the skills cannot be read.
 func (w *Workspace) Lint() ([]string, error) {
 	protocol, err := w.Protocol()
 	if err != nil {
