@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -111,6 +112,7 @@ func campaignCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
+					addUnknownCharacters(ws, camp, rep)
 					if c.Bool("json") {
 						if err := e.printJSON(rep); err != nil {
 							return err
@@ -197,6 +199,29 @@ func campaignArg(c *cli.Context) (*campaigns.Campaign, *workspace.Workspace, err
 		return nil, nil, argsError(c, "%s takes at most one CAMPAIGN (got an extra argument %q)", commandName(c), c.Args().Get(1))
 	}
 	return openCampaign(c, c.Args().First())
+}
+
+// addUnknownCharacters adds to the check of the campaign the workspace's
+// agents play in a sheet missing for each character: in parley.yaml that
+// names none of its party (workspace.UnknownCharacters), after the
+// party's findings: the session would start with that character, and it
+// fails the check.
+func addUnknownCharacters(ws *workspace.Workspace, camp *campaigns.Campaign, rep *campaigns.Report) {
+	played, err := campaigns.Find(ws.Root, ws.Config.Campaign)
+	if err != nil || played.Root != camp.Root {
+		return
+	}
+	at := len(rep.Findings)
+	for i, f := range rep.Findings {
+		if strings.HasPrefix(f.Path, campaigns.PartyDir+"/") {
+			at = i + 1
+		}
+	}
+	var add []campaigns.Finding
+	for _, u := range ws.UnknownCharacters() {
+		add = append(add, campaigns.Finding{Path: campaigns.PartyDir + "/" + u.Character + ".md", Status: campaigns.Missing, Required: true, Detail: u.String()})
+	}
+	rep.Findings = slices.Insert(rep.Findings, at, add...)
 }
 
 func printCheck(e *env, ws *workspace.Workspace, rep *campaigns.Report) {

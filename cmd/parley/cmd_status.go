@@ -157,6 +157,12 @@ type statusReport struct {
 	// UnknownRoles are the roles agents are given that no skill and no
 	// route knows: misspelt, most likely.
 	UnknownRoles []workspace.UnknownRole `json:"unknown_roles,omitempty"`
+	// UnknownCharacters are the characters agents play that the
+	// campaign's party has no sheet of: misspelt, most likely.
+	UnknownCharacters []workspace.UnknownCharacter `json:"unknown_characters,omitempty"`
+	// Unjournaled say which AI players' accepts: keep them from writing
+	// their journals at this table (workspace.Unjournaled).
+	Unjournaled []string `json:"unjournaled_players,omitempty"`
 	// Models is what the openai agents' models used (parley usage), and
 	// why their latest call failed; nil without openai agents.
 	Models *usageReport `json:"models,omitempty"`
@@ -263,8 +269,12 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	} else if protocol, err := ws.Protocol(); err == nil {
 		rep.UnheldRoles = ws.UnheldRoles(protocol)
 		rep.UnknownRoles = ws.UnknownRoles(protocol)
+		rep.Unjournaled = ws.Unjournaled(protocol)
 	} else {
 		rep.ProtocolError = err.Error()
+	}
+	if opts.ConfigError == nil {
+		rep.UnknownCharacters = ws.UnknownCharacters()
 	}
 	if rep.RunnerPID == 0 && rep.ConfigError == "" {
 		// A running runner says what of parley.yaml it could not load
@@ -394,6 +404,12 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	for _, u := range rep.UnknownRoles {
 		fmt.Fprintf(e.stdout, "warning   %s\n", printable(u.String()))
+	}
+	for _, u := range rep.UnknownCharacters {
+		fmt.Fprintf(e.stdout, "warning   %s\n", printable(u.String()))
+	}
+	for _, w := range rep.Unjournaled {
+		fmt.Fprintf(e.stdout, "warning   %s\n", printable(w))
 	}
 	if w := waitingText(rep.Escalations); w != "" {
 		fmt.Fprintf(e.stdout, "pipeline  %s\n", w)

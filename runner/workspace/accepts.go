@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
 )
@@ -102,12 +103,25 @@ func parseAccepts(v *yaml.Node, key string, bad badFunc) (*Accepts, error) {
 	return ac, nil
 }
 
-// checkAccepts checks the types and signals of every agent's accepts
-// against the protocol: each must be one it defines. Without skills
-// nothing is checked.
-func checkAccepts(cfg *Config, path string, protocol *skills.Set) error {
+// checkTypes checks the message types and signals parley.yaml names
+// against the protocol: every agent's accepts:, stop_on: and the match
+// types of timeouts:. Each must be one a skill defines, written with or
+// without the brackets of a tagged type ([SESSION_END]): a misspelt one
+// would never match, and the agent would never be woken, the run never
+// stop, the silence never be seen, without a word. Every one that is not
+// is said, with the type it is nearest to (a *ConfigErrors for several).
+// A route's types are warned about instead (see Lint): a route for a
+// type no skill defines still routes informal messages of that type.
+// Without skills nothing is checked.
+func checkTypes(cfg *Config, path string, protocol *skills.Set) error {
 	if protocol == nil {
 		return nil
+	}
+	var errs []*ConfigError
+	typ := func(t string, line int, key string) {
+		if _, _, ok := protocol.Type(t); !ok {
+			errs = append(errs, &ConfigError{Path: path, Line: line, Key: key, Err: unknownType(t, cfg.Skills, protocol)})
+		}
 	}
 	for _, a := range cfg.Agents {
 		ac := a.Accepts
@@ -115,17 +129,49 @@ func checkAccepts(cfg *Config, path string, protocol *skills.Set) error {
 			continue
 		}
 		for i, t := range ac.Types {
-			if _, _, ok := protocol.Type(t); !ok {
-				return &ConfigError{Path: path, Line: ac.typeLines[i], Key: ac.Key + ".types",
-					Err: fmt.Errorf("%q is no message type of the skills %s (types: %s)", t, strings.Join(cfg.Skills, ", "), strings.Join(protocol.TypeNames(), ", "))}
-			}
+			typ(t, ac.typeLines[i], ac.Key+".types")
 		}
 		for i, s := range ac.Signals {
 			if _, _, ok := protocol.Signal(s); !ok {
-				return &ConfigError{Path: path, Line: ac.signalLines[i], Key: ac.Key + ".signals",
-					Err: fmt.Errorf("%q is no signal of the skills %s", s, strings.Join(cfg.Skills, ", "))}
+				errs = append(errs, &ConfigError{Path: path, Line: ac.signalLines[i], Key: ac.Key + ".signals",
+					Err: fmt.Errorf("%q is no signal of the skills %s", s, strings.Join(cfg.Skills, ", "))})
 			}
 		}
 	}
-	return nil
+	for i, t := range cfg.StopOn {
+		typ(t, lineAt(cfg.StopOnLines, i), "stop_on")
+	}
+	for _, p := range cfg.Timeouts {
+		for i, t := range p.Type {
+			typ(t, lineAt(p.typeLines, i), p.Key+".match.type")
+		}
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	slices.SortStableFunc(errs, func(a, b *ConfigError) int { return a.Line - b.Line })
+	return &ConfigErrors{Errs: errs}
+}
+
+// unknownType says that t is no message type of the protocol, with the
+// type it is nearest to in spelling (SESSION_ENDS for SESSION_END), or
+// else every type.
+func unknownType(t string, skillNames []string, protocol *skills.Set) error {
+	names := protocol.TypeNames()
+	if near := spell.Nearest(t, names, 2); near != "" {
+		return fmt.Errorf("%q is no message type of the skills %s (did you mean %s?)", t, strings.Join(skillNames, ", "), near)
+	}
+	return fmt.Errorf("%q is no message type of the skills %s (types: %s)", t, strings.Join(skillNames, ", "), strings.Join(names, ", "))
+}
+
+// lineAt returns lines[i], or 0 when there is none (a Config made by
+// hand, not read from a file).
+func lineAt(lines []int, i int) int {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return 0
 }

@@ -60,7 +60,7 @@ func TestParseAcceptsErrors(t *testing.T) {
 }
 
 // TestAcceptsAgainstSkills: a type or signal the workspace's skills do
-// not define is an error naming the file, the line and the key, given
+// not define, in accepts:, stop_on: or timeouts:, is an error naming the file, the line and the key, given
 // where the protocol is read (the runner's start, a reload, a command).
 func TestAcceptsAgainstSkills(t *testing.T) {
 	tests := []struct {
@@ -70,6 +70,16 @@ func TestAcceptsAgainstSkills(t *testing.T) {
 		{"unknown type", "skills: [dnd-team]\nagents:\n  - name: bot\n    driver: command\n    run: [./bot]\n    accepts:\n      types: [GM_TO_PLAYER, NARATIVE]\n", `parley.yaml:7: agents[0].accepts.types: "NARATIVE" is no message type of the skills dnd-team`},
 		{"unknown signal", "skills: [dev-pipeline]\nagents:\n  - name: bot\n    driver: command\n    run: [./bot]\n    accepts:\n      signals:\n        - review\n        - approve\n", `parley.yaml:9: agents[0].accepts.signals: "approve" is no signal of the skills dev-pipeline`},
 		{"no skills: nothing to check", "agents:\n  - name: bot\n    driver: command\n    run: [./bot]\n    accepts: [ANYTHING]\n", ""},
+		{"near type", "skills: [dnd-team]\nagents:\n  - name: bot\n    driver: command\n    run: [./bot]\n    accepts: [NARATIVE]\n", `parley.yaml:6: agents[0].accepts.types: "NARATIVE" is no message type of the skills dnd-team (did you mean NARRATIVE?)`},
+		// stop_on: and the types of timeouts: are checked as accepts: is:
+		// a misspelt one would never match, without a word.
+		{"stop_on", "skills: [dnd-team]\nagents: [gm]\nstop_on:\n  - SESSION_END\n  - SESSION_ENDS\n", `parley.yaml:5: stop_on: "SESSION_ENDS" is no message type of the skills dnd-team (did you mean SESSION_END?)`},
+		{"stop_on bracketed", "skills: [dnd-team]\nagents: [gm]\nstop_on: ['[SESSION_END]']\n", ""},
+		{"stop_on unbracketed scalar", "skills: [dnd-team]\nagents: [gm]\nstop_on: SESSION_END\n", ""},
+		{"stop_on far", "skills: [dnd-team]\nagents: [gm]\nstop_on: [THE_END]\n", `parley.yaml:3: stop_on: "THE_END" is no message type of the skills dnd-team (types: ASK_PLAYER, `},
+		{"timeouts", "skills: [dnd-team]\nagents: [gm]\ntimeouts:\n  - match: {type: GM_TO_PLAYER}\n    after: 1m\n  - match:\n      type: [DICE_RESULT, '[PLAYER_ACTON]']\n    after: 1m\n", `parley.yaml:7: timeouts[1].match.type: "PLAYER_ACTON" is no message type of the skills dnd-team (did you mean PLAYER_ACTION?)`},
+		{"several", "skills: [dnd-team]\nagents: [gm]\nstop_on: [SESSION_ENDS]\ntimeouts:\n  - match: {type: GM_TO_PLAYR}\n    after: 1m\n", "parley.yaml:3: stop_on: \"SESSION_ENDS\" is no message type of the skills dnd-team (did you mean SESSION_END?)\nparley.yaml:5: timeouts[0].match.type: \"GM_TO_PLAYR\""},
+		{"no skills: stop_on unchecked", "agents: [gm]\nstop_on: [TEAM_DONE]\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

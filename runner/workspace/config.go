@@ -49,8 +49,12 @@ type Config struct {
 	Timeouts []Timeout
 	// StopOn lists message types whose delivery ends the session: the
 	// agents finish what is in flight (the closing message included),
-	// then the runner stops every driver and exits.
+	// then the runner stops every driver and exits. Each must be a type
+	// of the skills (see Workspace.Protocol), as accepts: types must.
 	StopOn []string
+	// StopOnLines are the lines of the types of StopOn in parley.yaml,
+	// one each, for an error about a type.
+	StopOnLines []int
 	// Git is "auto" when the story is saved in git by itself: the D&D
 	// team lead makes a checkpoint (a commit of the campaign files) at
 	// each save and at the end of a session. Empty, or "off": only
@@ -118,6 +122,9 @@ type Agent struct {
 	// after it: a message addressed to the character (to: tilda-brannock)
 	// goes to the agent.
 	Character string
+	// CharacterLine is the line of character: in parley.yaml (0: none),
+	// for a warning about a character the campaign has no sheet of.
+	CharacterLine int
 	// Isolate, for a command or session agent that plays a character in a
 	// workspace with a campaign, says whether its program sees only what
 	// the character may know (see Isolated). Nil: yes.
@@ -580,6 +587,7 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 							return scalar(v, key+".handler", &a.Handler, bad)
 						},
 						"character": func(v *yaml.Node) error {
+							a.CharacterLine = v.Line
 							if err := scalar(v, key+".character", &a.Character, bad); err != nil {
 								return err
 							}
@@ -739,6 +747,7 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 			for _, t := range types {
 				cfg.StopOn = append(cfg.StopOn, strings.Trim(t, "[]"))
 			}
+			cfg.StopOnLines = append(cfg.StopOnLines, wordLines(v)...)
 			return nil
 		},
 		"budget": func(v *yaml.Node) error { return parseBudget(v, "budget", &cfg.Budget, &cfg.CostLine, bad) },
@@ -908,6 +917,18 @@ func wordList(v *yaml.Node, key string, dst *[]string, bad badFunc) error {
 		return nil
 	}
 	return bad(v, key, "expected a word or a list of words")
+}
+
+// wordLines returns the line of each word of what wordList reads.
+func wordLines(v *yaml.Node) []int {
+	if v.Kind == yaml.SequenceNode {
+		lines := make([]int, len(v.Content))
+		for i, it := range v.Content {
+			lines[i] = it.Line
+		}
+		return lines
+	}
+	return []int{v.Line}
 }
 
 type badFunc func(n *yaml.Node, key, format string, args ...any) error

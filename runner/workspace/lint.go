@@ -20,9 +20,13 @@ import (
 // handler of the workspace would send to (see strandedRoles); a route matching a type no skill defines, or
 // a field none of the types it matches has; a route to a role nobody holds, or from one; and
 // a route that sends a type to agents its protocol does not list as
-// recipients; a campaign: that names no campaign. Such a route is the workspace owner's decision, and its
+// recipients. Such a route is the workspace owner's decision, and its
 // recipients get the message; the warning names the line of the protocol
-// it overrides. An error is returned only when the skills cannot be read.
+// it overrides. Besides: a campaign: that names no campaign; an agent's
+// character: that names no sheet of the campaign's party (see
+// UnknownCharacters); an AI player at a table with a team lead whose
+// accepts: keep it from writing its journal (see Unjournaled). An error
+// is returned only when the skills cannot be read.
 func (w *Workspace) Lint() ([]string, error) {
 	protocol, err := w.Protocol()
 	if err != nil {
@@ -51,6 +55,10 @@ func (w *Workspace) Lint() ([]string, error) {
 			out = append(out, w.CampaignConfigError(err).Error())
 		}
 	}
+	for _, u := range w.UnknownCharacters() {
+		out = append(out, u.String())
+	}
+	out = append(out, w.Unjournaled(protocol)...)
 	for _, sk := range order {
 		roles := unheld[sk]
 		out = append(out, fmt.Sprintf("%s: skills: %s names %s no agent has (%s): what it sends to %s has nowhere to go unless named in to:", ConfigFile, sk, plural(len(roles), "a role", "roles"), strings.Join(roles, ", "), plural(len(roles), "it", "them")))
@@ -374,6 +382,88 @@ func plural(n int, one, many string) string {
 // names, at the line of its campaign: key.
 func (w *Workspace) CampaignConfigError(err error) error {
 	return fmt.Errorf("%s:%d: campaign: %w", ConfigFile, w.Config.CampaignLine, err)
+}
+
+// UnknownCharacter is an agent's character: in parley.yaml that names no
+// sheet of the party of the workspace's campaign: most likely a
+// misspelling (tilda-branock), which the session would start with, a
+// character nobody has a sheet of, that the tools, the journal and the
+// players' isolation cannot find. A warning when the runner starts and
+// in parley status; an error of parley campaign check.
+type UnknownCharacter struct {
+	Agent     string `json:"agent"`
+	Character string `json:"character"`
+	Campaign  string `json:"campaign"`
+	Line      int    `json:"line"`              // of character: in parley.yaml
+	Key       string `json:"key"`               // agents[5].character
+	Nearest   string `json:"nearest,omitempty"` // the sheet it is closest to
+	// Sheets are the characters the party has sheets of.
+	Sheets []string `json:"sheets"`
+}
+
+// String says what is wrong as file:line: key: message, with the nearest
+// sheet when there is one, else the party's sheets.
+func (u UnknownCharacter) String() string {
+	hint := fmt.Sprintf(" (sheets: %s)", strings.Join(u.Sheets, ", "))
+	if u.Nearest != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", u.Nearest)
+	}
+	return fmt.Sprintf("%s:%d: %s: campaign %s has no sheet of %q%s: %s plays a character nobody has a sheet of (%s/%s/%s/%s.md)", ConfigFile, u.Line, u.Key, u.Campaign, u.Character, hint, u.Agent, campaigns.Dir, u.Campaign, campaigns.PartyDir, u.Character)
+}
+
+// UnknownCharacters returns the agents whose character: names no sheet
+// of the party of the workspace's campaign (the one parley.yaml names,
+// else its only one, as campaigns.Find finds it), in the order of
+// parley.yaml. A workspace with no campaign yet, or a party with no
+// sheet yet (a campaign just made, its sheets still to come), has
+// nothing to compare with: nil.
+func (w *Workspace) UnknownCharacters() []UnknownCharacter {
+	camp, err := campaigns.Find(w.Root, w.Config.Campaign)
+	if err != nil {
+		return nil
+	}
+	sheets, err := camp.Characters()
+	if err != nil || len(sheets) == 0 {
+		return nil // a party/ that cannot be read is campaign check's to say
+	}
+	var out []UnknownCharacter
+	for _, a := range w.Config.Agents {
+		if a.Character == "" || slices.Contains(sheets, a.Character) {
+			continue
+		}
+		line := a.CharacterLine
+		if line == 0 {
+			line = a.Line
+		}
+		out = append(out, UnknownCharacter{Agent: a.Name, Character: a.Character, Campaign: camp.Name, Line: line, Key: a.Key + ".character",
+			Nearest: spell.Nearest(a.Character, sheets, 3), Sheets: sheets})
+	}
+	return out
+}
+
+// Unjournaled warns of the AI players (a program that plays a
+// character) at a table with a team lead whose accepts: leave out
+// [JOURNAL_CHECKPOINT]: the team lead asks each player for a journal
+// entry with it, and a checkpoint the player does not accept is kept as
+// context, with no call to its program, so its journal is never written.
+// Without the type in the protocol, the lead sends none: nothing to say.
+func (w *Workspace) Unjournaled(protocol *skills.Set) []string {
+	if protocol == nil || !w.RoleHeld(TeamLeadRole) {
+		return nil
+	}
+	if _, _, ok := protocol.Type(campaigns.JournalCheckpointType); !ok {
+		return nil
+	}
+	var out []string
+	for _, a := range w.Config.Agents {
+		ac := a.Accepts
+		if !a.RunsProgram() || a.Character == "" || ac == nil || slices.Contains(ac.Types, campaigns.JournalCheckpointType) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s:%d: %s: %s plays %s and does not accept [%s]: the team lead's call for its journal entry is kept as context, its program is not run, and its journal is never written (add %s to accepts:)",
+			ConfigFile, ac.Line, ac.Key, a.Name, a.Character, campaigns.JournalCheckpointType, campaigns.JournalCheckpointType))
+	}
+	return out
 }
 
 // MissingRunFiles warns of the arguments of a program's run: that look

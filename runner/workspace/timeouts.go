@@ -29,6 +29,9 @@ type Timeout struct {
 	Nudge  *Nudge
 	Line   int
 	Key    string
+	// typeLines are the lines of the types of Type, one each, for an
+	// error about a type.
+	typeLines []int
 }
 
 // Nudge is the message a Timeout sends.
@@ -43,7 +46,10 @@ func parseTimeout(n *yaml.Node, key string, bad badFunc) (Timeout, error) {
 	err := eachKey(n, key, bad, map[string]func(*yaml.Node) error{
 		"match": func(v *yaml.Node) error {
 			return eachKey(v, key+".match", bad, map[string]func(*yaml.Node) error{
-				"type":    func(v *yaml.Node) error { return wordList(v, key+".match.type", &t.Type, bad) },
+				"type": func(v *yaml.Node) error {
+					t.typeLines = append(t.typeLines, wordLines(v)...)
+					return wordList(v, key+".match.type", &t.Type, bad)
+				},
 				"to":      func(v *yaml.Node) error { return nameList(v, key+".match.to", &t.To, bad) },
 				"to_role": func(v *yaml.Node) error { return nameList(v, key+".match.to_role", &t.ToRole, bad) },
 			})

@@ -511,7 +511,7 @@ func (w *Workspace) Protocol() (*skills.Set, error) {
 			w.protocolErr = &ConfigError{Path: ConfigFile, Line: w.Config.SkillsLine, Key: "skills", Err: err}
 			return
 		}
-		w.protocolErr = checkAccepts(w.Config, ConfigFile, w.protocol)
+		w.protocolErr = checkTypes(w.Config, ConfigFile, w.protocol)
 	})
 	return w.protocol, w.protocolErr
 }
