@@ -283,6 +283,48 @@ func TestSessionEnded(t *testing.T) {
 	}
 }
 
+// TestSessionStderrOfItsMessage: the reason a session's message fails
+// for quotes only what the session wrote on stderr once it was given
+// that message. Before, a session that warned while it answered one
+// message, then hung silently on the next, had the next one's timeout
+// quote the warning as "the last line of its stderr", as if it said why.
+func TestSessionStderrOfItsMessage(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "hush.sh", `n=0
+while IFS= read -r line; do
+  [ "$line" = "$(printf '\036')" ] || continue
+  n=$((n+1))
+  if [ $n = 1 ]; then
+    echo 'warning: message 1 had a stale cache' >&2
+    printf 'answer one\n\036\n\036\n'
+  else
+    exec sleep 600
+  fi
+done
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: hushed, driver: session, run: [./hush.sh], retries: 0, timeout: 300ms}\n")
+	send(t, ws, "boss", "hushed", "one")
+	send(t, ws, "boss", "hushed", "two")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := bodies(t, ws, "boss", mailbox.Inbox); len(got) != 1 || got[0] != "answer one" {
+		t.Errorf("boss's inbox = %q, want the answer to the first message", got)
+	}
+	dead, err := ws.Mailbox("hushed").List(mailbox.Dead)
+	if err != nil || len(dead) != 1 {
+		t.Fatalf("dead/ = %+v, %v", dead, err)
+	}
+	want := "hushed: gave up after 1 attempt: timed out after 300ms: the session was killed; it wrote nothing on stderr for this message"
+	if got, _, _ := strings.Cut(dead[0].Reason, "\n"); got != want {
+		t.Errorf("reason %q, want %q", got, want)
+	}
+	if strings.Contains(dead[0].Reason, "stale cache") {
+		t.Errorf("the reason quotes what the session wrote for the message before:\n%s", dead[0].Reason)
+	}
+}
+
 func TestBuiltinDriver(t *testing.T) {
 	ws := reconfigure(t, newWorkspace(t, "boss"), "agents:\n  - boss\n  - {name: upper, driver: builtin, handler: shout}\n")
 	handlers := Handlers{"shout": HandlerFunc(func(ctx context.Context, d *Delivery) ([]*mailbox.Message, error) {

@@ -166,6 +166,13 @@ func (t *tail) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
+// reset forgets what was written so far.
+func (t *tail) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = t.buf[:0]
+}
+
 // capped is a writer that fails once more than max bytes were written,
 // and calls over then, once.
 type capped struct {
@@ -300,9 +307,11 @@ type sessionDriver struct {
 
 	proc   *program
 	frames *frameReader
-	stderr *tail
-	exited chan struct{}  // closed once the program has exited
-	pipes  sync.WaitGroup // the reader of its stderr
+	stderr *tail // what it wrote on stderr since it was given its message
+	// errPipe reads its stderr into stderr and stderrLog.
+	errPipe *pipeReader
+	exited  chan struct{}  // closed once the program has exited
+	pipes   sync.WaitGroup // the reader of its stderr
 }
 
 func (s *sessionDriver) start(d *Delivery) error {
@@ -320,7 +329,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	s.proc = p
 	s.stderr = &tail{max: 4096}
 	s.stderrLog.begin(fmt.Sprintf("session started (pid %d)", p.cmd.Process.Pid))
-	s.pipes.Go(func() { drain(io.MultiWriter(s.stderr, s.stderrLog), p.stderr) })
+	s.errPipe = readPipe(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog))
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
 	s.exited = p.exited
 	return nil
@@ -331,6 +340,14 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		if err := s.start(d); err != nil {
 			return nil, err
 		}
+	} else {
+		// The reason this message fails for quotes no line the session
+		// wrote before it was given the message (a warning while it
+		// answered the one before, which the reason of a session hung
+		// silently on this one quoted as its cause). A session started
+		// for it keeps what it wrote as it started.
+		s.errPipe.catchUp()
+		s.stderr.reset()
 	}
 	type result struct {
 		frames [][]byte
@@ -358,10 +375,15 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		s.kill()
 		<-got // the reader ends once the program is killed
 		stderr := s.stderr.String()
-		if last := lastLine(stderr); last != "" && ctx.Err() == nil {
-			// Timed out: what it said last may say why (parley
-			// session's line of output that is no JSON event).
-			err = fmt.Errorf("%w; the last line of its stderr: %s", err, last)
+		if ctx.Err() == nil {
+			// Timed out: what it said last, given this message, may
+			// say why (parley session's line of output that is no JSON
+			// event).
+			if last := lastLine(stderr); last != "" {
+				err = fmt.Errorf("%w; the last line of its stderr: %s", err, last)
+			} else {
+				err = fmt.Errorf("%w; it wrote nothing on stderr for this message", err)
+			}
 		}
 		return nil, &HandleError{Err: err, ExitCode: -1, Stderr: stderr}
 	}

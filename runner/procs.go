@@ -273,3 +273,95 @@ type recordError struct{ err error }
 
 func (e *recordError) Error() string { return "writing it down before it starts: " + e.err.Error() }
 func (e *recordError) Unwrap() error { return e.err }
+
+// pipeReader reads a pipe from a program to its end into a writer, as
+// drain does, and can be asked to catch up (see catchUp).
+type pipeReader struct {
+	f    *os.File
+	w    io.Writer
+	ask  chan chan struct{} // a catch-up asked for, closed once made
+	done chan struct{}      // closed once the pipe is read to its end
+}
+
+// readPipe starts reading f into w, from a goroutine of its own that
+// wg waits for.
+func readPipe(wg *sync.WaitGroup, f *os.File, w io.Writer) *pipeReader {
+	r := &pipeReader{f: f, w: w, ask: make(chan chan struct{}, 1), done: make(chan struct{})}
+	wg.Go(r.run)
+	return r
+}
+
+func (r *pipeReader) run() {
+	defer close(r.done)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.f.Read(buf)
+		if n > 0 {
+			r.w.Write(buf[:n])
+		}
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			select {
+			case caught := <-r.ask:
+				r.f.SetReadDeadline(time.Time{})
+				r.readWaiting(buf)
+				close(caught)
+				continue
+			default:
+			}
+		}
+		// Its end, or end's deadline: what follows is dropped, so
+		// that no writer blocks on a full pipe.
+		if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) {
+			io.Copy(io.Discard, r.f)
+		}
+		return
+	}
+}
+
+// readWaiting reads what waits in the pipe, without waiting for more.
+func (r *pipeReader) readWaiting(buf []byte) {
+	rc, err := r.f.SyscallConn()
+	if err != nil {
+		return
+	}
+	for {
+		var n int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, rerr = syscall.Read(int(fd), buf)
+			return true // never wait: what is not there yet is not waited for
+		}); err != nil || rerr != nil || n <= 0 {
+			return
+		}
+		r.w.Write(buf[:n])
+	}
+}
+
+// catchUp returns once what the program wrote to the pipe before it was
+// called is written to the writer: a session's stderr, read as the
+// session writes it, is caught up with before it is given its next
+// message, so that what it wrote about the message before is not taken
+// for what it writes about the next (it reaches the reader when the
+// scheduler says, often after the session's answer on its other pipe).
+// The reader's wait on the pipe is cut short (a deadline), what waits
+// in the pipe is read, and the reader goes on. The caller is the one
+// that ends the program (end sets the pipe's deadline too): the two
+// never run at once.
+func (r *pipeReader) catchUp() {
+	caught := make(chan struct{})
+	r.ask <- caught
+	r.f.SetReadDeadline(time.Now())
+	select {
+	case <-caught:
+	case <-r.done:
+		// Read to its end: nothing more comes. The ask is taken back
+		// for no one to answer.
+		select {
+		case <-r.ask:
+		default:
+		}
+	}
+}
