@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -94,18 +95,41 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	defer fromProg.Close()
 	cmd.Stdout = toUs
 	cmd.WaitDelay = exitGrace // nor its stderr, held open by such a process
-	err = cmd.Start()
-	toUs.Close()
-	if err != nil {
-		return fmt.Errorf("session: %w", err)
-	}
+	// The program runs in a process group of its own, which is ended
+	// when parley session returns, however it returns: what the program
+	// started and left behind goes with it. On Linux the kernel kills the
+	// program when parley session dies, however it dies (kill -9 of
+	// parley session, or of the runner, which kills parley session so):
+	// before, claude ran on, orphaned, until a next runner found it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
+	// The program is started, and waited for, from one goroutine locked
+	// to its OS thread, as the runner starts its programs: the kernel
+	// sends the parent-death signal when the thread that started the
+	// program ends, not the process, and the Go runtime ends a thread
+	// that a goroutine leaves locked; locked from before the start until
+	// the program is reaped, the thread is no other goroutine's to end.
+	started := make(chan error, 1)
 	exited := make(chan struct{})
 	var werr error
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		werr = cmd.Wait()
 		fromProg.SetReadDeadline(time.Now().Add(exitGrace))
 		close(exited)
 	}()
+	err = <-started
+	toUs.Close()
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	defer endGroup(cmd.Process.Pid)
 	sc := bufio.NewScanner(fromProg)
 	sc.Buffer(nil, 64<<20)
 	events := &eventReader{sc: sc, program: opts.Program[0], stderr: stderr}
@@ -363,4 +387,11 @@ func (l *lastLine) last() string {
 		l.end()
 	}
 	return l.done
+}
+
+// endGroup kills the process group of the program parley session ran,
+// led by pid: what the program started and left running when it ended,
+// or the program itself when parley session returns before it ended.
+func endGroup(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // it may be gone already
 }
