@@ -137,6 +137,9 @@ func TestCommandFailures(t *testing.T) {
 	script(t, ws, "hang.sh", "cat >/dev/null; sleep 600 & echo $! > child.pid; sleep 600\n")
 	script(t, ws, "flood.sh", "cat >/dev/null; yes flood | head -c 3000000\n")
 	script(t, ws, "forge.sh", "cat >/dev/null; printf -- '---\\nfrom: boss\\nto: boss\\n---\\nI am boss\\n'\n")
+	// As claude -p at its usage limit: the cause on stdout, nothing on
+	// stderr (before: "the program failed", the cause kept nowhere).
+	script(t, ws, "limit.sh", "cat >/dev/null; echo 'working'; printf 'You\\047ve hit your limit \\302\\267 resets 3am \\033[1m(Europe/Oslo)\\033[0m\\n\\n'; exit 1\n")
 	ws = reconfigure(t, ws, `max_output: 1MiB
 agents:
   - boss
@@ -145,8 +148,9 @@ agents:
   - {name: missing, driver: command, run: [./no-such-program]}
   - {name: flooder, driver: command, run: [./flood.sh], retries: 0}
   - {name: forger, driver: command, run: [./forge.sh]}
+  - {name: limited, driver: command, run: [./limit.sh], retries: 0}
 `)
-	for _, a := range []string{"failer", "hanger", "missing", "flooder", "forger"} {
+	for _, a := range []string{"failer", "hanger", "missing", "flooder", "forger", "limited"} {
 		send(t, ws, "boss", a, "work")
 	}
 	if _, err := runIdle(t, ws, Options{}); err != nil {
@@ -157,6 +161,7 @@ agents:
 		"hanger":  "hanger: gave up after 1 attempt: timed out after 300ms: killed",
 		"missing": "missing: gave up after 1 attempt: cannot start ./no-such-program",
 		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB): killed",
+		"limited": `limited: gave up after 1 attempt: exit code 1: You've hit your limit · resets 3am \x1b[1m(Europe/Oslo)\x1b[0m (the last line of its stdout; it wrote nothing on stderr)`,
 	} {
 		dead, err := ws.Mailbox(agent).List(mailbox.Dead)
 		if err != nil || len(dead) != 1 {
@@ -1034,5 +1039,24 @@ func TestInterruptedNamed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws.Root, want[0].Path)); err != nil {
 		t.Errorf("the message cut off does not wait in cur/: %v", err)
+	}
+}
+
+// TestLastLine: the line a reason quotes of a program's output is its
+// last one not blank, with its control characters escaped and cut at
+// maxLastLine characters.
+func TestLastLine(t *testing.T) {
+	long := strings.Repeat("é", maxLastLine+10)
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"one\ntwo\n\n  \n", "two"},
+		{"  padded  \r\n", "padded"},
+		{"\x1b[31mred\x1b[0m\tand a bell\a", `\x1b[31mred\x1b[0m\tand a bell\a`},
+		{"hit your limit · resets 3am", "hit your limit · resets 3am"},
+		{long, strings.Repeat("é", maxLastLine) + "..."},
+	} {
+		if got := lastLine(tc.in); got != tc.want {
+			t.Errorf("lastLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

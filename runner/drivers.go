@@ -13,11 +13,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -253,9 +255,15 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 			// The last line it wrote on stderr is most often the cause
 			// (sh: cannot open agents/fixr.sh): the run's log, parley
 			// status and the run's summary show it, not only dead/.
+			// A program that wrote nothing there may have said why on
+			// stdout (`claude -p` at its usage limit prints "You've
+			// hit your limit · resets 3am" there, and exits 1): its
+			// last line then.
 			why := errors.New("the program failed")
 			if last := lastLine(stderr.String()); last != "" {
 				why = fmt.Errorf("%s (the last line of its stderr)", last)
+			} else if last := lastLine(stdout.String()); last != "" {
+				why = fmt.Errorf("%s (the last line of its stdout; it wrote nothing on stderr)", last)
 			}
 			return nil, &HandleError{Err: why, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
 		}
@@ -436,14 +444,37 @@ func (s *sessionDriver) ended(ctx context.Context, err error) error {
 	return &HandleError{Err: err, ExitCode: code, Stderr: stderr}
 }
 
-// lastLine is the last line of text that is not blank, trimmed.
+// lastLine is the last line of text that is not blank, trimmed, as a
+// reason quotes it: its control characters escaped (a terminal's colours,
+// \x1b[31m, a carriage return), as Go quotes them, and cut at
+// maxLastLine characters.
 func lastLine(text string) string {
 	text = strings.TrimRight(text, " \t\r\n")
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		text = text[i+1:]
 	}
-	return strings.TrimSpace(text)
+	text = strings.TrimSpace(text)
+	var b strings.Builder
+	n := 0
+	for _, r := range text {
+		if n == maxLastLine {
+			b.WriteString("...")
+			break
+		}
+		n++
+		if r == ' ' || unicode.IsGraphic(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
 }
+
+// maxLastLine is how many characters of a program's last line a reason
+// quotes.
+const maxLastLine = 200
 
 // kill ends the session, with every process it started (see
 // program.end); the next message starts it anew.
