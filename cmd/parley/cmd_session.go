@@ -305,6 +305,12 @@ func (ev *eventReader) result() (string, error) {
 			continue
 		}
 		if e.IsError || e.Subtype != "success" {
+			// Claude Code says an API error (overloaded, rate
+			// limited) with is_error and the subtype "success": the
+			// subtype is said only when it says more than that.
+			if e.Subtype == "success" || e.Subtype == "" {
+				return "", fmt.Errorf("its result is an error: %s", e.Result)
+			}
 			return "", fmt.Errorf("its result is an error (%s): %s", e.Subtype, e.Result)
 		}
 		if strings.TrimSpace(e.Result) == "" {
