@@ -160,7 +160,7 @@ agents:
 		"failer":  "failer: gave up after 2 attempts: exit code 3: no luck (the last line of its stderr)",
 		"hanger":  "hanger: gave up after 1 attempt: timed out after 300ms: killed",
 		"missing": "missing: gave up after 1 attempt: cannot start ./no-such-program",
-		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB): killed",
+		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB; max_output in parley.yaml sets it): killed",
 		"limited": `limited: gave up after 1 attempt: exit code 1: You've hit your limit · resets 3am \x1b[1m(Europe/Oslo)\x1b[0m (the last line of its stdout; it wrote nothing on stderr)`,
 	} {
 		dead, err := ws.Mailbox(agent).List(mailbox.Dead)
@@ -258,12 +258,16 @@ func TestSessionEnded(t *testing.T) {
 	script(t, ws, "quit.sh", "echo 'starting' >&2; read -r line; echo 'half an answer'; echo 'session: claude: API Error: 529 overloaded' >&2; exit 3\n")
 	script(t, ws, "mute.sh", "read -r line; exit 4\n")
 	script(t, ws, "stuck.sh", "read -r line; echo 'warning: line 2 of its output is no JSON event' >&2; exec sleep 600\n")
-	ws = reconfigure(t, ws, `agents:
+	script(t, ws, "flood.sh", "read -r line; yes flood | head -c 3000000; exec sleep 600\n")
+	ws = reconfigure(t, ws, `max_output: 1MiB
+agents:
   - boss
   - {name: quitter, driver: session, run: [./quit.sh], retries: 0}
   - {name: mute, driver: session, run: [./mute.sh], retries: 0}
   - {name: stuck, driver: session, run: [./stuck.sh], retries: 0, timeout: 300ms}
+  - {name: flooder, driver: session, run: [./flood.sh], retries: 0}
 `)
+	send(t, ws, "boss", "flooder", "work")
 	send(t, ws, "boss", "quitter", "work")
 	send(t, ws, "boss", "mute", "work")
 	send(t, ws, "boss", "stuck", "work")
@@ -276,6 +280,8 @@ func TestSessionEnded(t *testing.T) {
 		// A session that times out: what it said last comes after; on
 		// its last attempt, nothing says it will be started again.
 		"stuck": "stuck: gave up after 1 attempt: timed out after 300ms: the session was killed; the last line of its stderr: warning: line 2 of its output is no JSON event",
+		// Said as a command's is (before: no limit, nor where it is set).
+		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB; max_output in parley.yaml sets it): killed",
 	} {
 		dead, err := ws.Mailbox(agent).List(mailbox.Dead)
 		if err != nil || len(dead) != 1 {

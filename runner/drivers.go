@@ -241,7 +241,7 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	exitedOK := werr == nil
 	switch {
 	case tooMuch.Load():
-		return nil, &HandleError{Err: fmt.Errorf("%w (%s): killed", errOutputTooLarge, mailbox.SizeString(c.maxOutput)), ExitCode: -1, Stderr: stderr.String()}
+		return nil, &HandleError{Err: outputTooLarge(c.maxOutput), ExitCode: -1, Stderr: stderr.String()}
 	case exitedOK:
 		// Exited 0, even if its time ran out just as it did: its answer
 		// counts.
@@ -397,6 +397,10 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	}
 	select {
 	case r := <-got:
+		if errors.Is(r.err, errOutputTooLarge) {
+			// Said as a command's is: the limit, and where it is set.
+			r.err = outputTooLarge(s.maxOutput)
+		}
 		if r.err != nil {
 			return nil, s.ended(ctx, r.err)
 		}
