@@ -229,7 +229,7 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		// process group and the sweep end what it started.
 		return &commandDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, confine: conf, records: r.records, stderrLog: r.stderrLog(a, ws)}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records, stderrLog: r.stderrLog(a, ws)}, nil
+		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records, stderrLog: r.stderrLog(a, ws), retries: &retryNotes{agent: a.Name, state: r.state}}, nil
 	case workspace.DriverBuiltin:
 		return &builtinDriver{handler: r.opts.Handlers[a.Handler], timeout: a.Timeout}, nil
 	}

@@ -1066,3 +1066,52 @@ func TestLastLine(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionAPIRetryNote: while a session's program retries its API
+// (parley session's line for Claude Code's api_retry event), parley
+// status shows the agent working, with a note that says so; the note
+// goes once the session is done with the message. Before, a session
+// waiting on a rate-limited API looked the same as one hung.
+func TestSessionAPIRetryNote(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "retry.sh", `while IFS= read -r line; do
+  [ "$line" = "$(printf '\036')" ] || continue
+  echo '`+APIRetryLine("claude", "attempt 1 of 10, in 1s (429 rate_limit)")+`' >&2
+  while [ ! -e go ]; do sleep 0.01; done
+  printf 'done\n\036\n\036\n'
+done
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: sess, driver: session, run: [./retry.sh], timeout: 60s}\n")
+	send(t, ws, "boss", "sess", "work")
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx)
+		done <- err
+	}()
+	want := APIRetryNote + "attempt 1 of 10, in 1s (429 rate_limit)"
+	waitFor(t, 30*time.Second, func() bool { return r.state.run("sess").Note == want })
+	if a := r.state.run("sess"); a.State != workspace.StateWorking {
+		t.Errorf("sess's state while its program retries = %+v, want working", a)
+	}
+	if err := os.WriteFile(filepath.Join(ws.Root, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if a := r.state.run("sess"); a.State != workspace.StateIdle || a.Note != "" {
+		t.Errorf("sess's state once it answered = %+v, want idle with no note", a)
+	}
+	log, _ := os.ReadFile(ws.StderrLogPath("sess"))
+	if !strings.Contains(string(log), "parley: session: claude: retrying its API: attempt 1 of 10") {
+		t.Errorf("sess's stderr log lacks the retry:\n%s", log)
+	}
+}

@@ -316,8 +316,9 @@ type sessionDriver struct {
 	proc   *program
 	frames *frameReader
 	stderr *tail // what it wrote on stderr since it was given its message
-	// errPipe reads its stderr into stderr and stderrLog.
+	// errPipe reads its stderr into stderr, stderrLog and retries.
 	errPipe *pipeReader
+	retries *retryNotes    // what its program says of its API's retries, in parley status
 	exited  chan struct{}  // closed once the program has exited
 	pipes   sync.WaitGroup // the reader of its stderr
 }
@@ -337,7 +338,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	s.proc = p
 	s.stderr = &tail{max: 4096}
 	s.stderrLog.begin(fmt.Sprintf("session started (pid %d)", p.cmd.Process.Pid))
-	s.errPipe = readPipe(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog))
+	s.errPipe = readPipe(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog, s.retries))
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
 	s.exited = p.exited
 	return nil
@@ -364,6 +365,8 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	// What it writes from now on is read as of this message, most
 	// likely: its log says which message the session is given.
 	s.stderrLog.mark(fmt.Sprintf("message %s, attempt %d", d.ID, d.Attempt))
+	s.retries.begin()
+	defer s.retries.end()
 	if n := s.frames.stray(); n > 0 && s.log != nil {
 		s.log.Warn("dropped what a session printed after it was done with its message", "agent", s.agent.Name, "bytes", n)
 	}

@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -301,6 +303,14 @@ func (ev *eventReader) result() (string, error) {
 			}
 			continue
 		}
+		if e.Type == "system" && e.Subtype == "api_retry" {
+			// Its API refused a call for now (rate limited,
+			// overloaded) and it tries again: said on stderr, which the
+			// agent's stderr log keeps and from which parley status
+			// says the agent waits on its API.
+			fmt.Fprintln(ev.stderr, runner.APIRetryLine(ev.program, retrying(ev.sc.Bytes())))
+			continue
+		}
 		if e.Type != "result" {
 			continue
 		}
@@ -332,6 +342,65 @@ func (ev *eventReader) result() (string, error) {
 		return "", &endedError{strays: fmt.Sprintf("%d lines of its output are no JSON event, the first line %d: %q", ev.strays, ev.first, ev.line)}
 	}
 	return "", &endedError{}
+}
+
+// retrying says what an api_retry event says: the attempt, the wait
+// before it and the error ("attempt 1 of 10, in 1s (429 rate_limit)"),
+// as far as the event has them.
+func retrying(event []byte) string {
+	var e struct {
+		Attempt     int             `json:"attempt"`
+		MaxRetries  int             `json:"max_retries"`
+		DelayMS     int64           `json:"retry_delay_ms"`
+		ErrorStatus int             `json:"error_status"`
+		Error       json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(event, &e) // read as an event already
+	var b strings.Builder
+	b.WriteString("attempt")
+	if e.Attempt > 0 {
+		fmt.Fprintf(&b, " %d", e.Attempt)
+	}
+	if e.MaxRetries > 0 {
+		fmt.Fprintf(&b, " of %d", e.MaxRetries)
+	}
+	if e.DelayMS > 0 {
+		fmt.Fprintf(&b, ", in %v", (time.Duration(e.DelayMS) * time.Millisecond).Round(time.Millisecond))
+	}
+	var why []string
+	if e.ErrorStatus > 0 {
+		why = append(why, strconv.Itoa(e.ErrorStatus))
+	}
+	var text string
+	if json.Unmarshal(e.Error, &text) != nil && len(e.Error) > 0 && string(e.Error) != "null" {
+		text = string(e.Error) // not a string: as it was written
+	}
+	// One line, its control characters escaped (\x1b[0m).
+	text = strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return ' '
+		}
+		return r
+	}, text)
+	var esc strings.Builder
+	for _, r := range strings.Join(strings.Fields(text), " ") {
+		if r == ' ' || unicode.IsGraphic(r) {
+			esc.WriteRune(r)
+		} else {
+			q := strconv.QuoteRune(r)
+			esc.WriteString(q[1 : len(q)-1])
+		}
+	}
+	if text = esc.String(); text != "" {
+		if r := []rune(text); len(r) > maxQuoted {
+			text = string(r[:maxQuoted]) + "..."
+		}
+		why = append(why, text)
+	}
+	if len(why) > 0 {
+		b.WriteString(" (" + strings.Join(why, " ") + ")")
+	}
+	return b.String()
 }
 
 // endedError is a program's output ending before its result; strays
