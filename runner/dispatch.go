@@ -229,7 +229,7 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		// process group and the sweep end what it started.
 		return &commandDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, confine: conf, records: r.records, stderrLog: r.stderrLog(a, ws)}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records, stderrLog: r.stderrLog(a, ws), retries: &retryNotes{agent: a.Name, state: r.state}}, nil
+		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records, stderrLog: r.stderrLog(a, ws), lines: &sessionLines{agent: a.Name, state: r.state}}, nil
 	case workspace.DriverBuiltin:
 		return &builtinDriver{handler: r.opts.Handlers[a.Handler], timeout: a.Timeout}, nil
 	}
@@ -737,7 +737,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		if err == nil {
 			err = w.write("commit", func() error { return nil })
 			if err == nil {
-				err = w.commit(ctx, stage, id, m, frames, attempt)
+				err = w.commit(ctx, stage, id, m, frames, attempt, handledNote(w.driver))
 			}
 			if diskTrouble(err) && !stage.Ready() {
 				// Its answers could not be staged: they are asked for
@@ -788,6 +788,16 @@ func (w *worker) handle(ctx context.Context, id string) {
 	}
 }
 
+// handledNote is what a driver has to say of the message it handled
+// last, for the journal's line of it (a session's program denied
+// permissions), if it says anything.
+func handledNote(d driver) string {
+	if n, ok := d.(interface{ handledNote() string }); ok {
+		return n.handledNote()
+	}
+	return ""
+}
+
 // commit turns what the agent said into messages in the stage, commits
 // the stage, publishes it and finishes the message. It returns an error
 // only before the commit point, when the handling may be tried again.
@@ -797,7 +807,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 // regular file, a second answer with an id an earlier one has — goes to
 // the agent's rejected/ with the reason, and the journal says so; the
 // other answers are sent, and the message is not handled again.
-func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int) error {
+func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int, driverNote string) error {
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
@@ -936,6 +946,9 @@ func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in
 			if n := w.answeredNothing(id, in); n != "" {
 				notes = append(notes, n)
 			}
+		}
+		if driverNote != "" {
+			notes = append(notes, driverNote)
 		}
 		w.recordHandled(id, in, attempt, strings.Join(notes, "; "))
 		if len(names) == 0 {

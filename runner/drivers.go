@@ -316,11 +316,15 @@ type sessionDriver struct {
 	proc   *program
 	frames *frameReader
 	stderr *tail // what it wrote on stderr since it was given its message
-	// errPipe reads its stderr into stderr, stderrLog and retries.
+	// errPipe reads its stderr into stderr, stderrLog and lines.
 	errPipe *pipeReader
-	retries *retryNotes    // what its program says of its API's retries, in parley status
-	exited  chan struct{}  // closed once the program has exited
-	pipes   sync.WaitGroup // the reader of its stderr
+	// lines reads parley session's lines on its stderr: its program's
+	// API retries, for parley status, and the permissions it was
+	// denied, for the journal (denied, of the message handled last).
+	lines  *sessionLines
+	denied string
+	exited chan struct{}  // closed once the program has exited
+	pipes  sync.WaitGroup // the reader of its stderr
 }
 
 func (s *sessionDriver) start(d *Delivery) error {
@@ -338,7 +342,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	s.proc = p
 	s.stderr = &tail{max: 4096}
 	s.stderrLog.begin(fmt.Sprintf("session started (pid %d)", p.cmd.Process.Pid))
-	s.errPipe = readPipe(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog, s.retries))
+	s.errPipe = readPipe(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog, s.lines))
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
 	s.exited = p.exited
 	return nil
@@ -365,8 +369,9 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	// What it writes from now on is read as of this message, most
 	// likely: its log says which message the session is given.
 	s.stderrLog.mark(fmt.Sprintf("message %s, attempt %d", d.ID, d.Attempt))
-	s.retries.begin()
-	defer s.retries.end()
+	s.denied = ""
+	s.lines.begin()
+	defer s.lines.end() // when it failed: nothing is kept for the journal
 	if n := s.frames.stray(); n > 0 && s.log != nil {
 		s.log.Warn("dropped what a session printed after it was done with its message", "agent", s.agent.Name, "bytes", n)
 	}
@@ -407,6 +412,11 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		if r.err != nil {
 			return nil, s.ended(ctx, r.err)
 		}
+		// What it wrote on stderr for this message, read: the
+		// permissions its program was denied for the journal (parley
+		// session writes them before the answer).
+		s.errPipe.catchUp()
+		s.denied = s.lines.end()
 		return splitAnswers(d.Loaded.Opens(d.Agent), r.frames), nil
 	case <-timer.C:
 		if d.Attempt > s.agent.Retries {
@@ -418,6 +428,15 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}
+}
+
+// handledNote returns, once, what the journal's line of the message
+// the session handled last says of it: the permissions its program was
+// denied ("" when none).
+func (s *sessionDriver) handledNote() string {
+	n := s.denied
+	s.denied = ""
+	return n
 }
 
 // ended ends the session after its output failed with err, and says

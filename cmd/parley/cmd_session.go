@@ -291,6 +291,12 @@ func (ev *eventReader) result() (string, error) {
 			Subtype string `json:"subtype"`
 			IsError bool   `json:"is_error"`
 			Result  string `json:"result"`
+			// Denied are the tools the program was not allowed to
+			// use in the turn.
+			Denied []struct {
+				Tool  string         `json:"tool_name"`
+				Input map[string]any `json:"tool_input"`
+			} `json:"permission_denials"`
 		}
 		if err := json.Unmarshal(ev.sc.Bytes(), &e); err != nil {
 			line := ev.sc.Text()
@@ -313,6 +319,16 @@ func (ev *eventReader) result() (string, error) {
 		}
 		if e.Type != "result" {
 			continue
+		}
+		if len(e.Denied) > 0 {
+			// Said on stderr, from which the journal's line of the
+			// message handled says so (parley log): an answer asking
+			// for a permission is no answer a pipeline can use.
+			var what []string
+			for _, d := range e.Denied {
+				what = append(what, denial(d.Tool, d.Input))
+			}
+			fmt.Fprintln(ev.stderr, runner.DeniedLine(ev.program, strings.Join(what, ", ")))
 		}
 		if e.IsError || e.Subtype != "success" {
 			// Claude Code says an API error (overloaded, rate
@@ -342,6 +358,42 @@ func (ev *eventReader) result() (string, error) {
 		return "", &endedError{strays: fmt.Sprintf("%d lines of its output are no JSON event, the first line %d: %q", ev.strays, ev.first, ev.line)}
 	}
 	return "", &endedError{}
+}
+
+// denial names a tool the program was denied, with what it would have
+// run or touched, when its input says (a command, a file, a URL):
+// "Bash (go test ./...)".
+func denial(tool string, input map[string]any) string {
+	if tool == "" {
+		tool = "a tool"
+	}
+	for _, k := range []string{"command", "file_path", "path", "url", "pattern"} {
+		if v, ok := input[k].(string); ok && v != "" {
+			return tool + " (" + oneLine(v, 80) + ")"
+		}
+	}
+	return oneLine(tool, 80)
+}
+
+// oneLine is text on one line, its control characters escaped, cut at
+// max characters.
+func oneLine(text string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.Join(strings.Fields(text), " ") {
+		if n == max {
+			b.WriteString("...")
+			break
+		}
+		n++
+		if r == ' ' || unicode.IsGraphic(r) {
+			b.WriteRune(r)
+		} else {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
 }
 
 // retrying says what an api_retry event says: the attempt, the wait
@@ -376,25 +428,7 @@ func retrying(event []byte) string {
 		text = string(e.Error) // not a string: as it was written
 	}
 	// One line, its control characters escaped (\x1b[0m).
-	text = strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
-			return ' '
-		}
-		return r
-	}, text)
-	var esc strings.Builder
-	for _, r := range strings.Join(strings.Fields(text), " ") {
-		if r == ' ' || unicode.IsGraphic(r) {
-			esc.WriteRune(r)
-		} else {
-			q := strconv.QuoteRune(r)
-			esc.WriteString(q[1 : len(q)-1])
-		}
-	}
-	if text = esc.String(); text != "" {
-		if r := []rune(text); len(r) > maxQuoted {
-			text = string(r[:maxQuoted]) + "..."
-		}
+	if text = oneLine(text, maxQuoted); text != "" {
 		why = append(why, text)
 	}
 	if len(why) > 0 {
