@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/parley-dev/parley/internal/pipe"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -317,7 +318,7 @@ type sessionDriver struct {
 	frames *frameReader
 	stderr *tail // what it wrote on stderr since it was given its message
 	// errPipe reads its stderr into stderr, stderrLog and lines.
-	errPipe *pipeReader
+	errPipe *pipe.Reader
 	// lines reads parley session's lines on its stderr: its program's
 	// API retries, for parley status, and the permissions it was
 	// denied, for the journal (denied, of the message handled last).
@@ -342,7 +343,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	s.proc = p
 	s.stderr = &tail{max: 4096}
 	s.stderrLog.begin(fmt.Sprintf("session started (pid %d)", p.cmd.Process.Pid))
-	s.errPipe = readPipe(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog, s.lines))
+	s.errPipe = pipe.Read(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog, s.lines))
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
 	s.exited = p.exited
 	return nil
@@ -359,7 +360,7 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		// answered the one before, which the reason of a session hung
 		// silently on this one quoted as its cause). A session started
 		// for it keeps what it wrote as it started.
-		s.errPipe.catchUp()
+		s.errPipe.CatchUp()
 		s.stderr.reset()
 	}
 	type result struct {
@@ -415,7 +416,7 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		// What it wrote on stderr for this message, read: the
 		// permissions its program was denied for the journal (parley
 		// session writes them before the answer).
-		s.errPipe.catchUp()
+		s.errPipe.CatchUp()
 		s.denied = s.lines.end()
 		return splitAnswers(d.Loaded.Opens(d.Agent), r.frames), nil
 	case <-timer.C:

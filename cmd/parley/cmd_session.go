@@ -13,12 +13,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/internal/pipe"
 	"github.com/parley-dev/parley/runner"
 )
 
@@ -80,8 +82,6 @@ type sessionOptions struct {
 // the program fails or ends before its result.
 func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, opts.Program[0], opts.Program[1:]...)
-	progErr := &lastLine{w: stderr} // its stderr, passed on; its last line said when it ends early
-	cmd.Stderr = progErr
 	toProg, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -96,7 +96,22 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	}
 	defer fromProg.Close()
 	cmd.Stdout = toUs
-	cmd.WaitDelay = exitGrace // nor its stderr, held open by such a process
+	cmd.WaitDelay = exitGrace
+	// Its stderr is passed on, its last line of the turn kept, said
+	// when it ends before its result. It is read from a pipe of our
+	// own, caught up with before each turn, so that a line it wrote in
+	// one turn is never said as the last line of the next.
+	progErr := &lastLine{w: stderr}
+	errFrom, errTo, err := os.Pipe()
+	if err != nil {
+		toUs.Close()
+		return err
+	}
+	defer errFrom.Close()
+	cmd.Stderr = errTo
+	var pipes sync.WaitGroup
+	defer pipes.Wait()
+	errPipe := pipe.Read(&pipes, errFrom, progErr)
 	// The program runs in a process group of its own, which is ended
 	// when parley session returns, however it returns: what the program
 	// started and left behind goes with it. On Linux the kernel kills the
@@ -123,11 +138,14 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		}
 		started <- nil
 		werr = cmd.Wait()
-		fromProg.SetReadDeadline(time.Now().Add(exitGrace))
+		deadline := time.Now().Add(exitGrace)
+		fromProg.SetReadDeadline(deadline)
+		errPipe.StopAt(deadline)
 		close(exited)
 	}()
 	err = <-started
 	toUs.Close()
+	errTo.Close()
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
@@ -167,6 +185,7 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 				why = append(why, xe.String()) // signal: killed
 			}
 		}
+		pipes.Wait() // its stderr, read to its end
 		if l := progErr.last(); l != "" {
 			why = append(why, fmt.Sprintf("its last line on stderr: %q", l))
 		}
@@ -191,6 +210,8 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		if err != nil {
 			return fail(err)
 		}
+		errPipe.CatchUp()
+		progErr.reset()
 		var content strings.Builder
 		if opts.Prompt != "" {
 			content.WriteString(strings.TrimRight(opts.Prompt, "\n") + "\n\n")
@@ -454,11 +475,14 @@ func (e *endedError) Error() string {
 // program ends early. It is read once the program has exited.
 type lastLine struct {
 	w    io.Writer
+	mu   sync.Mutex
 	line []byte // the line being written
 	done string // the last whole line that is not blank
 }
 
 func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	rest := p
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
@@ -489,9 +513,18 @@ func (l *lastLine) end() {
 	l.line = l.line[:0]
 }
 
+// reset forgets the lines written so far: a turn begins.
+func (l *lastLine) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.line, l.done = l.line[:0], ""
+}
+
 // last returns the last line written that is not blank, an unfinished
 // one included.
 func (l *lastLine) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if len(strings.TrimSpace(string(l.line))) > 0 {
 		l.end()
 	}
