@@ -40,7 +40,11 @@ func sessionCommand(e *env) *cli.Command {
 			"program's {\"type\":\"result\"} event is the agent's answer; a result that is an\n" +
 			"error ends parley session, so that parley starts it again for the message.\n" +
 			"A line of its output that is no JSON event is skipped and said on stderr, with\n" +
-			"its number; a program that then ends before its result is an error naming it.",
+			"its number; a program that then ends before its result is an error naming it.\n" +
+			"Its api_retry events (rate limited, overloaded) and a result's permission_denials\n" +
+			"are said on stderr, one line each: parley status and parley log show them.\n" +
+			"The program dies with parley session (on Linux, even by kill -9), and what it\n" +
+			"left in its process group is killed when parley session returns.",
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) > 0 && args[0] == "--" {
