@@ -107,7 +107,17 @@ func (r *Reader) readWaiting(buf []byte) {
 func (r *Reader) CatchUp() {
 	caught := make(chan struct{})
 	r.ask <- caught
-	r.f.SetReadDeadline(time.Now())
+	if err := r.f.SetReadDeadline(time.Now()); err != nil {
+		// A file with no deadlines (not a pipe the runtime polls):
+		// no catching up, rather than a wait for the program's next
+		// write.
+		select {
+		case <-r.ask:
+			return
+		case <-caught: // taken meanwhile
+			return
+		}
+	}
 	select {
 	case <-caught:
 	case <-r.done:
