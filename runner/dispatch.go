@@ -229,7 +229,7 @@ func (r *Runner) newDriver(a workspace.Agent, ws *workspace.Workspace) (driver, 
 		// process group and the sweep end what it started.
 		return &commandDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, confine: conf, records: r.records, stderrLog: r.stderrLog(a, ws)}, nil
 	case workspace.DriverSession:
-		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records, stderrLog: r.stderrLog(a, ws)}, nil
+		return &sessionDriver{agent: a, root: ws.Root, environ: r.environ(), maxOutput: ws.Config.MaxOutput, log: r.log, confine: conf, cgroups: findCgroups(), records: r.records, stderrLog: r.stderrLog(a, ws), lines: &sessionLines{agent: a.Name, state: r.state}}, nil
 	case workspace.DriverBuiltin:
 		return &builtinDriver{handler: r.opts.Handlers[a.Handler], timeout: a.Timeout}, nil
 	}
@@ -738,7 +738,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		if err == nil {
 			err = w.write("commit", func() error { return nil })
 			if err == nil {
-				err = w.commit(ctx, stage, id, m, frames, attempt, failed)
+				err = w.commit(ctx, stage, id, m, frames, attempt, failed, handledNote(w.driver))
 			}
 			if diskTrouble(err) && !stage.Ready() {
 				// Its answers could not be staged: they are asked for
@@ -790,6 +790,16 @@ func (w *worker) handle(ctx context.Context, id string) {
 	}
 }
 
+// handledNote is what a driver has to say of the message it handled
+// last, for the journal's line of it (a session's program denied
+// permissions), if it says anything.
+func handledNote(d driver) string {
+	if n, ok := d.(interface{ handledNote() string }); ok {
+		return n.handledNote()
+	}
+	return ""
+}
+
 // commit turns what the agent said into messages in the stage, commits
 // the stage, publishes it and finishes the message. It returns an error
 // only before the commit point, when the handling may be tried again.
@@ -802,8 +812,9 @@ func (w *worker) handle(ctx context.Context, id string) {
 //
 // failed, when not nil, is why the attempt before this one failed: the
 // journal's line of the message handled says it (parley log showed
-// "attempt 2" and never why the first failed).
-func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int, failed error) error {
+// "attempt 2" and never why the first failed). driverNote is what the
+// driver has to say of the handling (see handledNote).
+func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int, failed error, driverNote string) error {
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
@@ -945,6 +956,9 @@ func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in
 			if n := w.answeredNothing(id, in); n != "" {
 				notes = append(notes, n)
 			}
+		}
+		if driverNote != "" {
+			notes = append(notes, driverNote)
 		}
 		w.recordHandled(id, in, attempt, strings.Join(notes, "; "))
 		if len(names) == 0 {

@@ -137,6 +137,9 @@ func TestCommandFailures(t *testing.T) {
 	script(t, ws, "hang.sh", "cat >/dev/null; sleep 600 & echo $! > child.pid; sleep 600\n")
 	script(t, ws, "flood.sh", "cat >/dev/null; yes flood | head -c 3000000\n")
 	script(t, ws, "forge.sh", "cat >/dev/null; printf -- '---\\nfrom: boss\\nto: boss\\n---\\nI am boss\\n'\n")
+	// As claude -p at its usage limit: the cause on stdout, nothing on
+	// stderr (before: "the program failed", the cause kept nowhere).
+	script(t, ws, "limit.sh", "cat >/dev/null; echo 'working'; printf 'You\\047ve hit your limit \\302\\267 resets 3am \\033[1m(Europe/Oslo)\\033[0m\\n\\n'; exit 1\n")
 	ws = reconfigure(t, ws, `max_output: 1MiB
 agents:
   - boss
@@ -145,8 +148,9 @@ agents:
   - {name: missing, driver: command, run: [./no-such-program]}
   - {name: flooder, driver: command, run: [./flood.sh], retries: 0}
   - {name: forger, driver: command, run: [./forge.sh]}
+  - {name: limited, driver: command, run: [./limit.sh], retries: 0}
 `)
-	for _, a := range []string{"failer", "hanger", "missing", "flooder", "forger"} {
+	for _, a := range []string{"failer", "hanger", "missing", "flooder", "forger", "limited"} {
 		send(t, ws, "boss", a, "work")
 	}
 	if _, err := runIdle(t, ws, Options{}); err != nil {
@@ -156,7 +160,8 @@ agents:
 		"failer":  "failer: gave up after 2 attempts: exit code 3: no luck (the last line of its stderr)",
 		"hanger":  "hanger: gave up after 1 attempt: timed out after 300ms: killed",
 		"missing": "missing: gave up after 1 attempt: cannot start ./no-such-program",
-		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB): killed",
+		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB; max_output in parley.yaml sets it): killed",
+		"limited": `limited: gave up after 1 attempt: exit code 1: You've hit your limit · resets 3am \x1b[1m(Europe/Oslo)\x1b[0m (the last line of its stdout; it wrote nothing on stderr)`,
 	} {
 		dead, err := ws.Mailbox(agent).List(mailbox.Dead)
 		if err != nil || len(dead) != 1 {
@@ -253,12 +258,16 @@ func TestSessionEnded(t *testing.T) {
 	script(t, ws, "quit.sh", "echo 'starting' >&2; read -r line; echo 'half an answer'; echo 'session: claude: API Error: 529 overloaded' >&2; exit 3\n")
 	script(t, ws, "mute.sh", "read -r line; exit 4\n")
 	script(t, ws, "stuck.sh", "read -r line; echo 'warning: line 2 of its output is no JSON event' >&2; exec sleep 600\n")
-	ws = reconfigure(t, ws, `agents:
+	script(t, ws, "flood.sh", "read -r line; yes flood | head -c 3000000; exec sleep 600\n")
+	ws = reconfigure(t, ws, `max_output: 1MiB
+agents:
   - boss
   - {name: quitter, driver: session, run: [./quit.sh], retries: 0}
   - {name: mute, driver: session, run: [./mute.sh], retries: 0}
   - {name: stuck, driver: session, run: [./stuck.sh], retries: 0, timeout: 300ms}
+  - {name: flooder, driver: session, run: [./flood.sh], retries: 0}
 `)
+	send(t, ws, "boss", "flooder", "work")
 	send(t, ws, "boss", "quitter", "work")
 	send(t, ws, "boss", "mute", "work")
 	send(t, ws, "boss", "stuck", "work")
@@ -271,6 +280,8 @@ func TestSessionEnded(t *testing.T) {
 		// A session that times out: what it said last comes after; on
 		// its last attempt, nothing says it will be started again.
 		"stuck": "stuck: gave up after 1 attempt: timed out after 300ms: the session was killed; the last line of its stderr: warning: line 2 of its output is no JSON event",
+		// Said as a command's is (before: no limit, nor where it is set).
+		"flooder": "flooder: gave up after 1 attempt: printed more than max_output for one message (1 MiB; max_output in parley.yaml sets it): killed",
 	} {
 		dead, err := ws.Mailbox(agent).List(mailbox.Dead)
 		if err != nil || len(dead) != 1 {
@@ -280,6 +291,48 @@ func TestSessionEnded(t *testing.T) {
 		if got, _, _ := strings.Cut(dead[0].Reason, "\n"); got != want {
 			t.Errorf("%s: reason %q, want %q", agent, got, want)
 		}
+	}
+}
+
+// TestSessionStderrOfItsMessage: the reason a session's message fails
+// for quotes only what the session wrote on stderr once it was given
+// that message. Before, a session that warned while it answered one
+// message, then hung silently on the next, had the next one's timeout
+// quote the warning as "the last line of its stderr", as if it said why.
+func TestSessionStderrOfItsMessage(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "hush.sh", `n=0
+while IFS= read -r line; do
+  [ "$line" = "$(printf '\036')" ] || continue
+  n=$((n+1))
+  if [ $n = 1 ]; then
+    echo 'warning: message 1 had a stale cache' >&2
+    printf 'answer one\n\036\n\036\n'
+  else
+    exec sleep 600
+  fi
+done
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: hushed, driver: session, run: [./hush.sh], retries: 0, timeout: 300ms}\n")
+	send(t, ws, "boss", "hushed", "one")
+	send(t, ws, "boss", "hushed", "two")
+	if _, err := runIdle(t, ws, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := bodies(t, ws, "boss", mailbox.Inbox); len(got) != 1 || got[0] != "answer one" {
+		t.Errorf("boss's inbox = %q, want the answer to the first message", got)
+	}
+	dead, err := ws.Mailbox("hushed").List(mailbox.Dead)
+	if err != nil || len(dead) != 1 {
+		t.Fatalf("dead/ = %+v, %v", dead, err)
+	}
+	want := "hushed: gave up after 1 attempt: timed out after 300ms: the session was killed; it wrote nothing on stderr for this message"
+	if got, _, _ := strings.Cut(dead[0].Reason, "\n"); got != want {
+		t.Errorf("reason %q, want %q", got, want)
+	}
+	if strings.Contains(dead[0].Reason, "stale cache") {
+		t.Errorf("the reason quotes what the session wrote for the message before:\n%s", dead[0].Reason)
 	}
 }
 
@@ -992,5 +1045,73 @@ func TestInterruptedNamed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws.Root, want[0].Path)); err != nil {
 		t.Errorf("the message cut off does not wait in cur/: %v", err)
+	}
+}
+
+// TestLastLine: the line a reason quotes of a program's output is its
+// last one not blank, with its control characters escaped and cut at
+// maxLastLine characters.
+func TestLastLine(t *testing.T) {
+	long := strings.Repeat("é", maxLastLine+10)
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"one\ntwo\n\n  \n", "two"},
+		{"  padded  \r\n", "padded"},
+		{"\x1b[31mred\x1b[0m\tand a bell\a", `\x1b[31mred\x1b[0m\tand a bell\a`},
+		{"hit your limit · resets 3am", "hit your limit · resets 3am"},
+		{long, strings.Repeat("é", maxLastLine) + "..."},
+	} {
+		if got := lastLine(tc.in); got != tc.want {
+			t.Errorf("lastLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSessionAPIRetryNote: while a session's program retries its API
+// (parley session's line for Claude Code's api_retry event), parley
+// status shows the agent working, with a note that says so; the note
+// goes once the session is done with the message. Before, a session
+// waiting on a rate-limited API looked the same as one hung.
+func TestSessionAPIRetryNote(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, "boss")
+	script(t, ws, "retry.sh", `while IFS= read -r line; do
+  [ "$line" = "$(printf '\036')" ] || continue
+  echo '`+APIRetryLine("claude", "attempt 1 of 10, in 1s (429 rate_limit)")+`' >&2
+  while [ ! -e go ]; do sleep 0.01; done
+  printf 'done\n\036\n\036\n'
+done
+`)
+	ws = reconfigure(t, ws, "agents:\n  - boss\n  - {name: sess, driver: session, run: [./retry.sh], timeout: 60s}\n")
+	send(t, ws, "boss", "sess", "work")
+	r, err := Open(ws, Options{UntilIdle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx)
+		done <- err
+	}()
+	want := APIRetryNote + "attempt 1 of 10, in 1s (429 rate_limit)"
+	waitFor(t, 30*time.Second, func() bool { return r.state.run("sess").Note == want })
+	if a := r.state.run("sess"); a.State != workspace.StateWorking {
+		t.Errorf("sess's state while its program retries = %+v, want working", a)
+	}
+	if err := os.WriteFile(filepath.Join(ws.Root, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if a := r.state.run("sess"); a.State != workspace.StateIdle || a.Note != "" {
+		t.Errorf("sess's state once it answered = %+v, want idle with no note", a)
+	}
+	log, _ := os.ReadFile(ws.StderrLogPath("sess"))
+	if !strings.Contains(string(log), "parley: session: claude: retrying its API: attempt 1 of 10") {
+		t.Errorf("sess's stderr log lacks the retry:\n%s", log)
 	}
 }

@@ -13,12 +13,15 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
+	"github.com/parley-dev/parley/internal/pipe"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
@@ -166,6 +169,13 @@ func (t *tail) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
+// reset forgets what was written so far.
+func (t *tail) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = t.buf[:0]
+}
+
 // capped is a writer that fails once more than max bytes were written,
 // and calls over then, once.
 type capped struct {
@@ -232,7 +242,7 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	exitedOK := werr == nil
 	switch {
 	case tooMuch.Load():
-		return nil, &HandleError{Err: fmt.Errorf("%w (%s): killed", errOutputTooLarge, mailbox.SizeString(c.maxOutput)), ExitCode: -1, Stderr: stderr.String()}
+		return nil, &HandleError{Err: outputTooLarge(c.maxOutput), ExitCode: -1, Stderr: stderr.String()}
 	case exitedOK:
 		// Exited 0, even if its time ran out just as it did: its answer
 		// counts.
@@ -246,9 +256,15 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 			// The last line it wrote on stderr is most often the cause
 			// (sh: cannot open agents/fixr.sh): the run's log, parley
 			// status and the run's summary show it, not only dead/.
+			// A program that wrote nothing there may have said why on
+			// stdout (`claude -p` at its usage limit prints "You've
+			// hit your limit · resets 3am" there, and exits 1): its
+			// last line then.
 			why := errors.New("the program failed")
 			if last := lastLine(stderr.String()); last != "" {
 				why = fmt.Errorf("%s (the last line of its stderr)", last)
+			} else if last := lastLine(stdout.String()); last != "" {
+				why = fmt.Errorf("%s (the last line of its stdout; it wrote nothing on stderr)", last)
 			}
 			return nil, &HandleError{Err: why, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
 		}
@@ -300,7 +316,14 @@ type sessionDriver struct {
 
 	proc   *program
 	frames *frameReader
-	stderr *tail
+	stderr *tail // what it wrote on stderr since it was given its message
+	// errPipe reads its stderr into stderr, stderrLog and lines.
+	errPipe *pipe.Reader
+	// lines reads parley session's lines on its stderr: its program's
+	// API retries, for parley status, and the permissions it was
+	// denied, for the journal (denied, of the message handled last).
+	lines  *sessionLines
+	denied string
 	exited chan struct{}  // closed once the program has exited
 	pipes  sync.WaitGroup // the reader of its stderr
 }
@@ -320,7 +343,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	s.proc = p
 	s.stderr = &tail{max: 4096}
 	s.stderrLog.begin(fmt.Sprintf("session started (pid %d)", p.cmd.Process.Pid))
-	s.pipes.Go(func() { drain(io.MultiWriter(s.stderr, s.stderrLog), p.stderr) })
+	s.errPipe = pipe.Read(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog, s.lines))
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
 	s.exited = p.exited
 	return nil
@@ -331,6 +354,14 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		if err := s.start(d); err != nil {
 			return nil, err
 		}
+	} else {
+		// The reason this message fails for quotes no line the session
+		// wrote before it was given the message (a warning while it
+		// answered the one before, which the reason of a session hung
+		// silently on this one quoted as its cause). A session started
+		// for it keeps what it wrote as it started.
+		s.errPipe.CatchUp()
+		s.stderr.reset()
 	}
 	type result struct {
 		frames [][]byte
@@ -339,6 +370,9 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	// What it writes from now on is read as of this message, most
 	// likely: its log says which message the session is given.
 	s.stderrLog.mark(fmt.Sprintf("message %s, attempt %d", d.ID, d.Attempt))
+	s.denied = ""
+	s.lines.begin()
+	defer s.lines.end() // when it failed: nothing is kept for the journal
 	if n := s.frames.stray(); n > 0 && s.log != nil {
 		s.log.Warn("dropped what a session printed after it was done with its message", "agent", s.agent.Name, "bytes", n)
 	}
@@ -358,18 +392,32 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		s.kill()
 		<-got // the reader ends once the program is killed
 		stderr := s.stderr.String()
-		if last := lastLine(stderr); last != "" && ctx.Err() == nil {
-			// Timed out: what it said last may say why (parley
-			// session's line of output that is no JSON event).
-			err = fmt.Errorf("%w; the last line of its stderr: %s", err, last)
+		if ctx.Err() == nil {
+			// Timed out: what it said last, given this message, may
+			// say why (parley session's line of output that is no JSON
+			// event).
+			if last := lastLine(stderr); last != "" {
+				err = fmt.Errorf("%w; the last line of its stderr: %s", err, last)
+			} else {
+				err = fmt.Errorf("%w; it wrote nothing on stderr for this message", err)
+			}
 		}
 		return nil, &HandleError{Err: err, ExitCode: -1, Stderr: stderr}
 	}
 	select {
 	case r := <-got:
+		if errors.Is(r.err, errOutputTooLarge) {
+			// Said as a command's is: the limit, and where it is set.
+			r.err = outputTooLarge(s.maxOutput)
+		}
 		if r.err != nil {
 			return nil, s.ended(ctx, r.err)
 		}
+		// What it wrote on stderr for this message, read: the
+		// permissions its program was denied for the journal (parley
+		// session writes them before the answer).
+		s.errPipe.CatchUp()
+		s.denied = s.lines.end()
 		return splitAnswers(d.Loaded.Opens(d.Agent), r.frames), nil
 	case <-timer.C:
 		if d.Attempt > s.agent.Retries {
@@ -381,6 +429,15 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}
+}
+
+// handledNote returns, once, what the journal's line of the message
+// the session handled last says of it: the permissions its program was
+// denied ("" when none).
+func (s *sessionDriver) handledNote() string {
+	n := s.denied
+	s.denied = ""
+	return n
 }
 
 // ended ends the session after its output failed with err, and says
@@ -414,14 +471,37 @@ func (s *sessionDriver) ended(ctx context.Context, err error) error {
 	return &HandleError{Err: err, ExitCode: code, Stderr: stderr}
 }
 
-// lastLine is the last line of text that is not blank, trimmed.
+// lastLine is the last line of text that is not blank, trimmed, as a
+// reason quotes it: its control characters escaped (a terminal's colours,
+// \x1b[31m, a carriage return), as Go quotes them, and cut at
+// maxLastLine characters.
 func lastLine(text string) string {
 	text = strings.TrimRight(text, " \t\r\n")
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		text = text[i+1:]
 	}
-	return strings.TrimSpace(text)
+	text = strings.TrimSpace(text)
+	var b strings.Builder
+	n := 0
+	for _, r := range text {
+		if n == maxLastLine {
+			b.WriteString("...")
+			break
+		}
+		n++
+		if r == ' ' || unicode.IsGraphic(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
 }
+
+// maxLastLine is how many characters of a program's last line a reason
+// quotes.
+const maxLastLine = 200
 
 // kill ends the session, with every process it started (see
 // program.end); the next message starts it anew.

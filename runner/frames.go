@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // FrameEnd is the line that ends one message in a stream of messages
@@ -46,6 +48,13 @@ func writeFrame(w io.Writer, data []byte) error {
 // errOutputTooLarge is the error for a program that prints more than the
 // workspace allows for one message.
 var errOutputTooLarge = errors.New("printed more than max_output for one message")
+
+// outputTooLarge is the error of a program killed for printing more than
+// max, the workspace's max_output: the same for a command and a session,
+// with the limit and where it is set.
+func outputTooLarge(max int64) error {
+	return fmt.Errorf("%w (%s; max_output in %s sets it): killed", errOutputTooLarge, mailbox.SizeString(max), workspace.ConfigFile)
+}
 
 // errSessionEnded is the error for a session whose output ended (most
 // often: it exited) before the empty frame that finishes a message. The

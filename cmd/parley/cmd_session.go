@@ -10,12 +10,17 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/internal/pipe"
 	"github.com/parley-dev/parley/runner"
 )
 
@@ -35,7 +40,11 @@ func sessionCommand(e *env) *cli.Command {
 			"program's {\"type\":\"result\"} event is the agent's answer; a result that is an\n" +
 			"error ends parley session, so that parley starts it again for the message.\n" +
 			"A line of its output that is no JSON event is skipped and said on stderr, with\n" +
-			"its number; a program that then ends before its result is an error naming it.",
+			"its number; a program that then ends before its result is an error naming it.\n" +
+			"Its api_retry events (rate limited, overloaded) and a result's permission_denials\n" +
+			"are said on stderr, one line each: parley status and parley log show them.\n" +
+			"The program dies with parley session (on Linux, even by kill -9), and what it\n" +
+			"left in its process group is killed when parley session returns.",
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) > 0 && args[0] == "--" {
@@ -77,8 +86,6 @@ type sessionOptions struct {
 // the program fails or ends before its result.
 func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, opts.Program[0], opts.Program[1:]...)
-	progErr := &lastLine{w: stderr} // its stderr, passed on; its last line said when it ends early
-	cmd.Stderr = progErr
 	toProg, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -93,19 +100,60 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	}
 	defer fromProg.Close()
 	cmd.Stdout = toUs
-	cmd.WaitDelay = exitGrace // nor its stderr, held open by such a process
-	err = cmd.Start()
-	toUs.Close()
+	cmd.WaitDelay = exitGrace
+	// Its stderr is passed on, its last line of the turn kept, said
+	// when it ends before its result. It is read from a pipe of our
+	// own, caught up with before each turn, so that a line it wrote in
+	// one turn is never said as the last line of the next.
+	progErr := &lastLine{w: stderr}
+	errFrom, errTo, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("session: %w", err)
+		toUs.Close()
+		return err
 	}
+	defer errFrom.Close()
+	cmd.Stderr = errTo
+	var pipes sync.WaitGroup
+	defer pipes.Wait()
+	errPipe := pipe.Read(&pipes, errFrom, progErr)
+	// The program runs in a process group of its own, which is ended
+	// when parley session returns, however it returns: what the program
+	// started and left behind goes with it. On Linux the kernel kills the
+	// program when parley session dies, however it dies (kill -9 of
+	// parley session, or of the runner, which kills parley session so):
+	// before, claude ran on, orphaned, until a next runner found it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
+	// The program is started, and waited for, from one goroutine locked
+	// to its OS thread, as the runner starts its programs: the kernel
+	// sends the parent-death signal when the thread that started the
+	// program ends, not the process, and the Go runtime ends a thread
+	// that a goroutine leaves locked; locked from before the start until
+	// the program is reaped, the thread is no other goroutine's to end.
+	started := make(chan error, 1)
 	exited := make(chan struct{})
 	var werr error
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		werr = cmd.Wait()
-		fromProg.SetReadDeadline(time.Now().Add(exitGrace))
+		deadline := time.Now().Add(exitGrace)
+		fromProg.SetReadDeadline(deadline)
+		errPipe.StopAt(deadline)
 		close(exited)
 	}()
+	err = <-started
+	toUs.Close()
+	errTo.Close()
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	defer endGroup(cmd.Process.Pid)
 	sc := bufio.NewScanner(fromProg)
 	sc.Buffer(nil, 64<<20)
 	events := &eventReader{sc: sc, program: opts.Program[0], stderr: stderr}
@@ -141,6 +189,7 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 				why = append(why, xe.String()) // signal: killed
 			}
 		}
+		pipes.Wait() // its stderr, read to its end
 		if l := progErr.last(); l != "" {
 			why = append(why, fmt.Sprintf("its last line on stderr: %q", l))
 		}
@@ -165,6 +214,8 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		if err != nil {
 			return fail(err)
 		}
+		errPipe.CatchUp()
+		progErr.reset()
 		var content strings.Builder
 		if opts.Prompt != "" {
 			content.WriteString(strings.TrimRight(opts.Prompt, "\n") + "\n\n")
@@ -265,6 +316,12 @@ func (ev *eventReader) result() (string, error) {
 			Subtype string `json:"subtype"`
 			IsError bool   `json:"is_error"`
 			Result  string `json:"result"`
+			// Denied are the tools the program was not allowed to
+			// use in the turn.
+			Denied []struct {
+				Tool  string         `json:"tool_name"`
+				Input map[string]any `json:"tool_input"`
+			} `json:"permission_denials"`
 		}
 		if err := json.Unmarshal(ev.sc.Bytes(), &e); err != nil {
 			line := ev.sc.Text()
@@ -277,10 +334,34 @@ func (ev *eventReader) result() (string, error) {
 			}
 			continue
 		}
+		if e.Type == "system" && e.Subtype == "api_retry" {
+			// Its API refused a call for now (rate limited,
+			// overloaded) and it tries again: said on stderr, which the
+			// agent's stderr log keeps and from which parley status
+			// says the agent waits on its API.
+			fmt.Fprintln(ev.stderr, runner.APIRetryLine(ev.program, retrying(ev.sc.Bytes())))
+			continue
+		}
 		if e.Type != "result" {
 			continue
 		}
+		if len(e.Denied) > 0 {
+			// Said on stderr, from which the journal's line of the
+			// message handled says so (parley log): an answer asking
+			// for a permission is no answer a pipeline can use.
+			var what []string
+			for _, d := range e.Denied {
+				what = append(what, denial(d.Tool, d.Input))
+			}
+			fmt.Fprintln(ev.stderr, runner.DeniedLine(ev.program, strings.Join(what, ", ")))
+		}
 		if e.IsError || e.Subtype != "success" {
+			// Claude Code says an API error (overloaded, rate
+			// limited) with is_error and the subtype "success": the
+			// subtype is said only when it says more than that.
+			if e.Subtype == "success" || e.Subtype == "" {
+				return "", fmt.Errorf("its result is an error: %s", e.Result)
+			}
 			return "", fmt.Errorf("its result is an error (%s): %s", e.Subtype, e.Result)
 		}
 		if strings.TrimSpace(e.Result) == "" {
@@ -304,6 +385,83 @@ func (ev *eventReader) result() (string, error) {
 	return "", &endedError{}
 }
 
+// denial names a tool the program was denied, with what it would have
+// run or touched, when its input says (a command, a file, a URL):
+// "Bash (go test ./...)".
+func denial(tool string, input map[string]any) string {
+	if tool == "" {
+		tool = "a tool"
+	}
+	for _, k := range []string{"command", "file_path", "path", "url", "pattern"} {
+		if v, ok := input[k].(string); ok && v != "" {
+			return tool + " (" + oneLine(v, 80) + ")"
+		}
+	}
+	return oneLine(tool, 80)
+}
+
+// oneLine is text on one line, its control characters escaped, cut at
+// max characters.
+func oneLine(text string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.Join(strings.Fields(text), " ") {
+		if n == max {
+			b.WriteString("...")
+			break
+		}
+		n++
+		if r == ' ' || unicode.IsGraphic(r) {
+			b.WriteRune(r)
+		} else {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
+}
+
+// retrying says what an api_retry event says: the attempt, the wait
+// before it and the error ("attempt 1 of 10, in 1s (429 rate_limit)"),
+// as far as the event has them.
+func retrying(event []byte) string {
+	var e struct {
+		Attempt     int             `json:"attempt"`
+		MaxRetries  int             `json:"max_retries"`
+		DelayMS     int64           `json:"retry_delay_ms"`
+		ErrorStatus int             `json:"error_status"`
+		Error       json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(event, &e) // read as an event already
+	var b strings.Builder
+	b.WriteString("attempt")
+	if e.Attempt > 0 {
+		fmt.Fprintf(&b, " %d", e.Attempt)
+	}
+	if e.MaxRetries > 0 {
+		fmt.Fprintf(&b, " of %d", e.MaxRetries)
+	}
+	if e.DelayMS > 0 {
+		fmt.Fprintf(&b, ", in %v", (time.Duration(e.DelayMS) * time.Millisecond).Round(time.Millisecond))
+	}
+	var why []string
+	if e.ErrorStatus > 0 {
+		why = append(why, strconv.Itoa(e.ErrorStatus))
+	}
+	var text string
+	if json.Unmarshal(e.Error, &text) != nil && len(e.Error) > 0 && string(e.Error) != "null" {
+		text = string(e.Error) // not a string: as it was written
+	}
+	// One line, its control characters escaped (\x1b[0m).
+	if text = oneLine(text, maxQuoted); text != "" {
+		why = append(why, text)
+	}
+	if len(why) > 0 {
+		b.WriteString(" (" + strings.Join(why, " ") + ")")
+	}
+	return b.String()
+}
+
 // endedError is a program's output ending before its result; strays
 // says what of it was no JSON event, if any (the likely cause: a result
 // printed across two lines).
@@ -321,11 +479,14 @@ func (e *endedError) Error() string {
 // program ends early. It is read once the program has exited.
 type lastLine struct {
 	w    io.Writer
+	mu   sync.Mutex
 	line []byte // the line being written
 	done string // the last whole line that is not blank
 }
 
 func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	rest := p
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
@@ -356,11 +517,27 @@ func (l *lastLine) end() {
 	l.line = l.line[:0]
 }
 
+// reset forgets the lines written so far: a turn begins.
+func (l *lastLine) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.line, l.done = l.line[:0], ""
+}
+
 // last returns the last line written that is not blank, an unfinished
 // one included.
 func (l *lastLine) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if len(strings.TrimSpace(string(l.line))) > 0 {
 		l.end()
 	}
 	return l.done
+}
+
+// endGroup kills the process group of the program parley session ran,
+// led by pid: what the program started and left running when it ended,
+// or the program itself when parley session returns before it ended.
+func endGroup(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // it may be gone already
 }
