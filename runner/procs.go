@@ -29,7 +29,7 @@ import (
 // from one that does (see sweep), even in a session of its own (setsid);
 // then it reads the pipes to their end, or gives up on them after
 // endGrace. When the runner itself dies, on Linux the kernel kills the
-// program (see dieWithRunner), and the next runner, before it hands out
+// program (see DieWithParent), and the next runner, before it hands out
 // any message, ends what the program started (see records).
 
 // MarkVar is the environment variable that marks the processes a program
@@ -129,7 +129,7 @@ func startIn(name string, args []string, dir string, env []string, rules *sandbo
 	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	group.apply(cmd.SysProcAttr)
-	dieWithRunner(cmd.SysProcAttr)
+	DieWithParent(cmd.SysProcAttr)
 	p := &program{cmd: cmd, mark: mark, group: group, exited: make(chan struct{})}
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {

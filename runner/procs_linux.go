@@ -251,10 +251,13 @@ func (g *cgroup) remove() {
 	g.dir = ""
 }
 
-// dieWithRunner asks the kernel to kill the program when the runner
-// dies, however it dies (PR_SET_PDEATHSIG): the program only, not what it
-// starts, which the next runner ends (see records).
-func dieWithRunner(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
+// DieWithParent asks the kernel to kill the program when the process
+// that starts it dies, however it dies (PR_SET_PDEATHSIG): the program
+// only, not what it starts, which the next runner ends (see records).
+// The signal comes when the OS thread that started the program ends:
+// start it, and wait for it, from a goroutine locked to its thread. The
+// runner's drivers and parley session ask it of their programs.
+func DieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 
 // proc is what /proc/<pid>/stat says of a process.
 type proc struct {

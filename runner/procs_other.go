@@ -23,8 +23,8 @@ func (g *cgroup) apply(*syscall.SysProcAttr) {}
 func (g *cgroup) kill()                      {}
 func (g *cgroup) remove()                    {}
 
-// dieWithRunner does nothing here: only Linux has a parent-death signal.
-func dieWithRunner(*syscall.SysProcAttr) {}
+// DieWithParent does nothing here: only Linux has a parent-death signal.
+func DieWithParent(*syscall.SysProcAttr) {}
 
 // startTime is not known here.
 func startTime(int) uint64 { return 0 }

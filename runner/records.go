@@ -17,7 +17,7 @@ import (
 
 // The record of programs running. A runner killed with kill -9 ends none
 // of the programs it started: on Linux, the program itself dies with it
-// (its parent-death signal, see dieWithRunner), but not what the program
+// (its parent-death signal, see DieWithParent), but not what the program
 // started, and elsewhere not even the program. The next runner must not
 // hand the message, which it finds in cur/, to a second copy while the
 // first one still works on it. So each program is written down, in

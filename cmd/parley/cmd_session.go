@@ -123,7 +123,7 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	// parley session, or of the runner, which kills parley session so):
 	// before, claude ran on, orphaned, until a next runner found it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	dieWithParent(cmd.SysProcAttr)
+	runner.DieWithParent(cmd.SysProcAttr)
 	// The program is started, and waited for, from one goroutine locked
 	// to its OS thread, as the runner starts its programs: the kernel
 	// sends the parent-death signal when the thread that started the
