@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
@@ -1241,6 +1242,11 @@ func (s *seat) answerOnce(arg, text string) error {
 	}
 	others := slices.DeleteFunc(slices.Clone(holders), func(a string) bool { return a == agent })
 	q := &waitingQ{agent: agent, copies: append([]string{agent}, others...), id: id, m: m, typ: typ}
+	if agents.PastQuestion(s.ws, m) {
+		// Its session is over: filed unanswered, as parley play files it.
+		s.handledCopies(id, q.copies, unansweredNote+", at "+dashIf(s.where, "parley answer"))
+		return fmt.Errorf("%s, %s, is from a session that has ended: nothing answers it now, and it is filed unanswered; nothing was sent", id, q.name())
+	}
 	s.waiting = []*waitingQ{q}
 	var said []byte
 	s.out = writerFunc(func(p []byte) (int, error) { said = append(said, p...); return len(p), nil })

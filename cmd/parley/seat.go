@@ -448,6 +448,15 @@ func (s *seat) prompted() string {
 }
 
 func (s *seat) show() error {
+	if !s.ended {
+		// The questions the session leaves unanswered, when its end is
+		// shown now: said, and filed.
+		defer func() {
+			if s.ended {
+				s.leaveUnanswered()
+			}
+		}()
+	}
 	// The copies of each message in the seat's inboxes: a message to
 	// both (a [NARRATIVE] to the players, copied to the person) is shown
 	// once, and handled in both once shown (a question: once answered).
@@ -615,6 +624,15 @@ func (s *seat) show() error {
 				s.printf("(%s was answered already (%s): filed, not asked again)\n", id, ans)
 				continue
 			}
+			if agents.PastQuestion(s.ws, m) {
+				// Left unanswered by a session that has ended (the seat
+				// left before its end, or it ran with no seat): told
+				// once, filed, never asked: the person's next line is
+				// not its answer.
+				s.showUnanswered(&waitingQ{agent: agent, id: id, m: m, typ: typ})
+				s.handledCopies(id, holders[id], unansweredNote+", shown at "+dashIf(s.where, "parley play"))
+				continue
+			}
 		}
 		s.display(id, m, agent != "" || s.owesEntry(typ))
 		if agent != "" {
@@ -640,6 +658,38 @@ func (s *seat) show() error {
 		s.handledCopies(id, holders[id], "shown at parley play")
 	}
 	return nil
+}
+
+// unansweredNote is the note of a question a session that has ended
+// left unanswered, filed by a seat (agents.PastQuestion decides).
+const unansweredNote = "from a session that has ended, unanswered"
+
+// showUnanswered shows q, a question a session that has ended left
+// unanswered (agents.PastQuestion): once, as from the last session, and
+// not as a question: nothing answers it now.
+func (s *seat) showUnanswered(q *waitingQ) {
+	s.printf("\n(from the last session, unanswered: %s, %s; that session is over, so it is filed, not asked)\n", q.name(), q.id)
+	if q.typ == campaigns.AskPlayerType {
+		s.wrap(field(q.m, "question"), "  ")
+	}
+	s.wrap(string(q.m.Body), "  ")
+}
+
+// leaveUnanswered files the questions that wait for the person when the
+// session's end is shown, each said left unanswered: nothing answers a
+// question of a session that is over (agents.PastQuestion decides, as
+// at the next seat), and the person's next line (a journal entry the
+// checkpoint asks for) is not its answer.
+func (s *seat) leaveUnanswered() {
+	for _, q := range slices.Clone(s.waiting) {
+		if !agents.PastQuestion(s.ws, q.m) {
+			continue
+		}
+		from, _ := q.m.Header().Get("from")
+		s.printf("(the session ended while [%s] %s from %s waited for your answer: it is left unanswered)\n", q.typ, q.id, printable(from))
+		s.handledCopies(q.id, q.copies, unansweredNote+", at "+dashIf(s.where, "parley play"))
+		s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
+	}
 }
 
 // inboxGone makes again the inbox of agent, a seat inbox found missing
@@ -816,6 +866,10 @@ func (s *seat) showFiled(id string, c filedCopy) {
 		said := ""
 		if ans := s.answeredAlready(id, agent, from); ans != "" {
 			said = s.answerSaid(ans, q)
+		} else if agents.PastQuestion(s.ws, m) {
+			// Filed unanswered there: its session is over.
+			s.showUnanswered(q)
+			return
 		}
 		s.printf("(%s, %s, was answered elsewhere%s)\n", id, q.name(), said)
 		return
