@@ -56,7 +56,10 @@ func playCommand(e *env) *cli.Command {
 			"for you (exit 1 when the input ran out while a question waited). A script\n" +
 			"is read to its end: once nothing waits, a command is still carried out, and\n" +
 			"another line answers nothing (exit 1; /say TEXT acts in character). Once the\n" +
-			"session is over, the lines left are not used: the seat says so (exit 1).",
+			"session is over, the lines left are not used: the seat says so (exit 1).\n\n" +
+			"When the session's end asks you for your character's journal entry (a\n" +
+			"[JOURNAL_CHECKPOINT] no program answers), the seat stays until /journal ENTRY\n" +
+			"writes it, saved in git with the session (git: auto), or you leave.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
@@ -535,6 +538,19 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			break
 		}
 		stopped = &runner.LockedError{PID: asked}
+	}
+	if s.ended && !quit && !inputEnded && s.owesAtEnd() {
+		// The session's end asks the person for their journal entry:
+		// the seat stays for it, and it is saved with the session.
+		quit = s.stayForEntry(ctx, func() (string, bool) {
+			text, ok := in.next(ctx)
+			if !ok {
+				inputEnded = true
+				return "", false
+			}
+			s.printf("> %s\n", text)
+			return text, true
+		}, func() {})
 	}
 	if s.ended {
 		// Nothing answers a question in a session that is over: said,
@@ -1016,10 +1032,32 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case err := <-runDone:
 			runDone = nil
 			_ = s.show()
-			if s.ended {
-				s.printf("(the session is over)\n")
+			if err != nil || !s.owesAtEnd() {
+				if s.ended {
+					s.printf("(the session is over)\n")
+				}
+				return err
 			}
-			return err
+			// The session's end asks the person for their journal
+			// entry: the seat stays for it, its run closed (which saved
+			// the session), and the entry is saved with the session.
+			err = r.Close()
+			r = nil
+			if err != nil {
+				return err
+			}
+			s.stayForEntry(ctx, func() (string, bool) {
+				select {
+				case line, ok := <-lines:
+					if !ok {
+						<-leave // this Ctrl-D's
+					}
+					return line, ok
+				case <-ctx.Done():
+					return "", false
+				}
+			}, leaving)
+			return nil
 		case line, ok := <-lines:
 			if !ok {
 				<-leave // this Ctrl-D's

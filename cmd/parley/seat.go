@@ -18,6 +18,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/agents"
+	"github.com/parley-dev/parley/campaigns/checkpoint"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/journal"
 	"github.com/parley-dev/parley/campaigns/sheet"
@@ -1649,7 +1650,7 @@ func (s *seat) command(ctx context.Context, text string) (bool, error) {
 		return false, nil
 	case "journal":
 		if rest != "" {
-			return s.journalAdd(rest), nil
+			return s.journalAdd(ctx, rest), nil
 		}
 		s.journal()
 		s.showed = true
@@ -2044,8 +2045,11 @@ func (s *seat) journal() {
 // journal.Parse, are read as such). It answers the checkpoints waiting
 // for the person's entry: each is filed, in every inbox of the seat
 // holding it. It is the one place that files them, for parley play and
-// the web seat alike.
-func (s *seat) journalAdd(text string) bool {
+// the web seat alike. An entry that answers a checkpoint once the
+// session is over, and no runner routes the table any more (the run
+// that closed it has stopped, and saved the session), is saved in git
+// as that run's end saves the players' last entries (saveAfterEnd).
+func (s *seat) journalAdd(ctx context.Context, text string) bool {
 	if s.character == "" {
 		s.printf("/journal: preferences.md names no character of yours (nothing was written)\n")
 		return false
@@ -2069,7 +2073,87 @@ func (s *seat) journalAdd(text string) bool {
 		delete(s.owed, id)
 	}
 	s.checkpoint = ""
+	if len(checkpoints) > 0 && s.ws.RunnerPID() == 0 {
+		s.saveAfterEnd(ctx)
+	}
 	return true
+}
+
+// saveAfterEnd saves in git, when the session is over and parley.yaml
+// says git: auto, the journal entry the person wrote after the run that
+// closed the session stopped: the team lead's save of the session's
+// last journal entries (agents.TeamLead.SaveAfterEnd decides, and
+// commits as the team lead commits the session's saves). What it saved
+// is said, and why it could not.
+func (s *seat) saveAfterEnd(ctx context.Context) {
+	ws := s.ws
+	if fresh, err := workspace.Open(s.ws.Root); err == nil {
+		ws = fresh // git: as it is now
+	}
+	lead := newTeamLead(ws, nil, s.e.environ())
+	res, err := lead.SaveAfterEnd(ctx, s.lead)
+	switch {
+	case errors.Is(err, checkpoint.ErrNothing):
+	case err != nil:
+		s.printf("(your entry is written, but not saved in git: %v; `parley checkpoint` saves it)\n", err)
+	case res != nil:
+		first, _, _ := strings.Cut(res.Message, "\n")
+		s.printf("(saved in git with the session: %s %s)\n", res.Commit[:min(12, len(res.Commit))], first)
+	}
+}
+
+// owesAtEnd reports whether, the session over, a [JOURNAL_CHECKPOINT]
+// waits for the person's entry (owesEntry decides, as show does): the
+// seat stays for it (stayForEntry).
+func (s *seat) owesAtEnd() bool {
+	return s.ended && len(s.checkpoints()) > 0
+}
+
+// stayForEntry keeps the seat, the session over and the run that closed
+// it stopped, while a [JOURNAL_CHECKPOINT] waits for the person's entry
+// (owesAtEnd): it says so, and takes the person's lines (next returns
+// each; false once the input ended: Ctrl-D) until /journal ENTRY writes
+// the entry — journalAdd files the checkpoints and saves it in git with
+// the session — or they leave (/quit, Ctrl-D). A command that only
+// shows (/journal, /sheet, /status, /help) is carried out; nothing else
+// is played: the session is over. bye is called before the seat's last
+// words; it reports whether the person left with /quit.
+func (s *seat) stayForEntry(ctx context.Context, next func() (string, bool), bye func()) (quit bool) {
+	s.printf("\n")
+	s.wrap(fmt.Sprintf("(the session is over, and the checkpoint of scene %s waits for %s's journal entry: /journal ENTRY writes it, and it is saved with the session; /quit or Ctrl-D leaves without it)", dashIf(s.checkpoint, "-"), s.character), "")
+	for {
+		text, ok := next()
+		if !ok {
+			bye()
+			s.leftUnwritten()
+			return false
+		}
+		text = strings.TrimSpace(text)
+		name, rest, _ := strings.Cut(text, " ")
+		switch {
+		case text == "":
+			continue
+		case name == "/quit":
+			bye()
+			s.leftUnwritten()
+			return true
+		case name == "/journal" && strings.TrimSpace(rest) != "":
+			if s.journalAdd(ctx, strings.TrimSpace(rest)) {
+				bye()
+				return false
+			}
+		case name == "/journal", name == "/sheet", name == "/status", name == "/help":
+			s.command(ctx, text)
+		default:
+			s.printf("the session is over: /journal ENTRY writes your entry, /quit leaves (nothing was sent)\n")
+		}
+	}
+}
+
+// leftUnwritten says, as the person leaves the seat with the entry a
+// checkpoint asks for unwritten, where it waits and how to write it.
+func (s *seat) leftUnwritten() {
+	s.wrap(fmt.Sprintf("(the entry is not written: the checkpoint waits in your inbox, shown again at your next seat; `parley journal add %s` writes it at a shell, and `parley checkpoint` saves it in git)", s.character), "")
 }
 
 // askPrefs asks the person which character they play and the narrative
