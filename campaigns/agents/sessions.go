@@ -91,14 +91,13 @@ func ofNewSession(typ string) bool {
 // ended, and so asks nothing any more: a [SESSION_END] written after it,
 // in any mailbox of ws, by its sender (by a game master, an agent with
 // the role gm, for a question whose sender ends no session: a player's
-// relay, a prompt the team lead handed on), or a session started after
-// it (a [SESSION_COMMAND] command: start), as PastEnd reads the
+// relay, a prompt the team lead handed on), read as PastEnd reads the
 // mailboxes. Such a question, left unanswered when the session ended
 // (the person left the seat first, or the session ran with no seat), is
 // filed and told as from the last session, unanswered: the person's next
-// line is not its answer. Only the messages written after q by its
-// sender, a game master or a team lead are read. It is the one place
-// that decides: the seats ask it.
+// line is not its answer. Only the messages written after q by those
+// who may end its session are read. It is the one place that decides:
+// the seats ask it.
 func PastQuestion(ws *workspace.Workspace, q *mailbox.Message) bool {
 	askedAt := idTime(q)
 	from := senderOf(q)
@@ -126,9 +125,8 @@ func PastQuestion(ws *workspace.Workspace, q *mailbox.Message) bool {
 				if err != nil || !at.After(askedAt) {
 					continue
 				}
-				ender := sender == from || !endsOwn && ws.HasRole(sender, "gm")
-				if !ender && !ws.HasRole(sender, "team-lead") {
-					continue // neither ends nor starts a session: not read
+				if sender != from && (endsOwn || !ws.HasRole(sender, "gm")) {
+					continue // ends no session of q's: not read
 				}
 				data, err := mailbox.ReadFile(box.Path(state, name), ws.Config.Router.MaxMessageSize)
 				if err != nil {
@@ -138,10 +136,7 @@ func PastQuestion(ws *workspace.Workspace, q *mailbox.Message) bool {
 				if err != nil {
 					continue
 				}
-				switch typ := typeOf(m); {
-				case typ == SessionCommandType && field(m, "command") == "start":
-					return true
-				case typ == SessionEndType && ender && senderOf(m) == sender:
+				if typeOf(m) == SessionEndType && senderOf(m) == sender {
 					return true
 				}
 			}

@@ -79,8 +79,9 @@ func TestPastEnd(t *testing.T) {
 // TestPastQuestion checks which question waiting at a seat a session
 // that ended left (a tryout: a prompt left unanswered at /end was asked
 // again at the next parley play, and the person's first line answered
-// it): one its sender's [SESSION_END] came after, or a newer session's
-// start; a player's relay by the game master's end.
+// it): one its sender's [SESSION_END] came after; a player's relay by
+// the game master's end. A session's start after it does not (a prompt
+// sent before the first seat started the session).
 func TestPastQuestion(t *testing.T) {
 	const (
 		askID   = "20261124-100000.000000Z-gm-a00001"
@@ -111,7 +112,7 @@ func TestPastQuestion(t *testing.T) {
 		{"its sender's end after it, handled at the seat", ask, []msg{{"tilda", mailbox.Done, endID, end(endID, "gm")}}, true},
 		{"a story after it", ask, []msg{{"tilda", mailbox.Inbox, narrID, narr}}, false},
 		{"another's end after it", ask, []msg{{"grim", mailbox.Sent, otherID, end(otherID, "grim")}}, false},
-		{"a start after it", ask, []msg{{"lead", mailbox.Sent, startID, start}}, true},
+		{"a start after it", ask, []msg{{"lead", mailbox.Sent, startID, start}}, false},
 		{"a relay, the gm's end after it", relay, []msg{{"lead", mailbox.Done, endID, end(endID, "gm")}}, true},
 		{"a relay, alone", relay, nil, false},
 	}
