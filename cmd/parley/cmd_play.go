@@ -185,8 +185,8 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 			h.unresponsive(agent, attrs["note"])
 		}
 		return nil
-	case runner.LogGaveUp:
-		return nil
+	case runner.LogGaveUp, runner.LogNotReloaded:
+		return nil // told by the seat (tellGivenUp, tellConfig)
 	}
 	if recordAttrs(r)[llm.LogNotice] != "" {
 		return nil // a notice to the people: the seat shows it, or folds it into a give-up it tells

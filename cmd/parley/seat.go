@@ -82,6 +82,9 @@ type seat struct {
 	// (goneSaid), so that it is said once (inboxGone).
 	gone     map[string]time.Time
 	goneSaid map[string]string
+	// configSaid is why parley.yaml as saved does not load, as the seat
+	// last said it (tellConfig); "" when it loads.
+	configSaid string
 	// routedBy is the pid of the runner the seat last saw route the
 	// table while it played beside one.
 	routedBy atomic.Int64
@@ -1193,6 +1196,31 @@ func askOptions(m *mailbox.Message) [][2]string {
 func (s *seat) tellTable() {
 	s.givenUp(s.tellGivenUp)
 	s.tellUnresponsive()
+	s.tellConfig()
+}
+
+// tellConfig says, once, that parley.yaml (or a skill it names) as saved
+// while the person plays does not load, and why (file:line: field:
+// reason), and that the table goes on with the configuration loaded
+// before; and, once again, that it loads once it is mended. The runner
+// that routes the table decides (the seat's own, or a parley run beside
+// it): what it says of the files as they are now (.parley/runner.json,
+// as parley status reads it).
+func (s *seat) tellConfig() {
+	info := workspace.ReadRunnerInfo(s.ws.Root)
+	if info == nil || workspace.StampConfig(s.ws.Root).String() != info.Files {
+		return // no runner routes the table, or it has not read the files as they are
+	}
+	switch {
+	case info.ConfigError != "" && info.ConfigError != s.configSaid:
+		s.configSaid = info.ConfigError
+		s.printf("\n")
+		s.wrap(fmt.Sprintf("(parley: WARN %s as saved now is NOT loaded, and what you changed there does not take effect: the table goes on with the configuration loaded before (at %s) until it is mended, as parley status says:", workspace.ConfigFile, info.Loaded.Local().Format("15:04:05")), "")
+		s.printf("  %s)\n", strings.ReplaceAll(strings.TrimSpace(info.ConfigError), "\n", "\n  "))
+	case info.ConfigError == "" && s.configSaid != "":
+		s.configSaid = ""
+		s.printf("\n(parley: %s is mended: loaded again, the table goes on with it)\n", workspace.ConfigFile)
+	}
 }
 
 // givenUp calls tell with each message given up (in an agent's dead/)
