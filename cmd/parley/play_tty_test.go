@@ -138,6 +138,38 @@ func TestPlayTerminalJournalAtEnd(t *testing.T) {
 	}
 }
 
+// TestPlayTerminalConfigBroken: a tryout saved parley.yaml with a typo
+// (git: atuo) while the seat routed the table at a terminal: nothing was
+// said there, the edit silently did not take effect, and only parley
+// status said "NOT loaded". The seat says it once, with the line and
+// the field, and once again when it is mended.
+func TestPlayTerminalConfigBroken(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, _ := terminalSeatTable(t, "")
+	appendConfig(t, ws, "git: off\n")
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	path := filepath.Join(ws, "parley.yaml")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(good), "git: off", "git: atuo", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitFor("the seat to say parley.yaml does not load", func(s string) bool {
+		return strings.Contains(s, `git: "atuo" is not auto or off)`) && strings.Contains(strings.ReplaceAll(s, "\n", " "), "is NOT loaded")
+	})
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitFor("the seat to say it is mended", func(s string) bool { return strings.Contains(s, "parley.yaml is mended: loaded again") })
+	if n := strings.Count(tm.screen(), "is NOT loaded"); n != 1 {
+		t.Errorf("the seat says %d times that parley.yaml does not load, want once:\n%s", n, tm.screen())
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
 // TestPlayTerminalRetrying: a tryout waited at the seat with no sign
 // while the runner retried an AI player's program. At a terminal too the
 // seat says once, in its own words, that the agent is slow to answer,

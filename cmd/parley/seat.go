@@ -672,7 +672,8 @@ const unansweredNote = "from a session that has ended, unanswered"
 // unanswered (agents.PastQuestion): once, as from the last session, and
 // not as a question: nothing answers it now.
 func (s *seat) showUnanswered(q *waitingQ) {
-	s.printf("\n(from the last session, unanswered: %s, %s; that session is over, so it is filed, not asked)\n", q.name(), q.id)
+	s.printf("\n")
+	s.wrap(fmt.Sprintf("(from the last session, unanswered: %s, %s; that session is over, so it is filed, not asked)", q.name(), q.id), "")
 	if q.typ == campaigns.AskPlayerType {
 		s.wrap(field(q.m, "question"), "  ")
 	}
@@ -690,7 +691,7 @@ func (s *seat) leaveUnanswered() {
 			continue
 		}
 		from, _ := q.m.Header().Get("from")
-		s.printf("(the session ended while [%s] %s from %s waited for your answer: it is left unanswered)\n", q.typ, q.id, printable(from))
+		s.wrap(fmt.Sprintf("(the session ended while [%s] %s from %s waited for your answer: it is left unanswered)", q.typ, q.id, printable(from)), "")
 		s.handledCopies(q.id, q.copies, unansweredNote+", at "+dashIf(s.where, "parley play"))
 		s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
 	}
