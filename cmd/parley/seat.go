@@ -2075,9 +2075,9 @@ func (s *seat) journal() {
 // for the person's entry: each is filed, in every inbox of the seat
 // holding it. It is the one place that files them, for parley play and
 // the web seat alike. An entry that answers a checkpoint once the
-// session is over, and no runner routes the table any more (the run
-// that closed it has stopped, and saved the session), is saved in git
-// as that run's end saves the players' last entries (saveAfterEnd).
+// session is over (the run that closed it may have stopped, and saved
+// the session before it was written) is saved in git as that run's end
+// saves the players' last entries (saveAfterEnd).
 func (s *seat) journalAdd(ctx context.Context, text string) bool {
 	if s.character == "" {
 		s.printf("/journal: preferences.md names no character of yours (nothing was written)\n")
@@ -2102,7 +2102,7 @@ func (s *seat) journalAdd(ctx context.Context, text string) bool {
 		delete(s.owed, id)
 	}
 	s.checkpoint = ""
-	if len(checkpoints) > 0 && s.ws.RunnerPID() == 0 {
+	if len(checkpoints) > 0 {
 		s.saveAfterEnd(ctx)
 	}
 	return true
