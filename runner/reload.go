@@ -22,7 +22,10 @@ import (
 // reads them again. Routing waits meanwhile, so that a message sent just
 // after parley.yaml was saved is checked against what was saved; for up
 // to maxConfigHold, past which files that go on changing (an editor
-// saving every few hundred milliseconds) hold routing no longer.
+// saving every few hundred milliseconds) hold routing no longer. A
+// seat's run until idle (Options.Seat: a script's seat, whose run lasts
+// the session) reads them again too, before it routes what was sent
+// after they were saved.
 //
 // A configuration that cannot be loaded (a YAML or key error, an unknown
 // skill or handler, a lint error) changes nothing: the runner goes on
@@ -51,6 +54,14 @@ type configWatch struct {
 	// to be read, while they go on changing (zero once they settled).
 	changing time.Time
 }
+
+// LogNotReloaded is the message of the runner's log record for a
+// configuration that does not load as saved (at level error, with the
+// reason, err): the runner goes on with the one it loaded before, and
+// .parley/runner.json keeps why (RunnerInfo.ConfigError). A person's
+// seat tells it from there, in words of its own, once, and once again
+// when it is mended; it leaves the record out.
+const LogNotReloaded = workspace.ConfigFile + " not reloaded; routing goes on with the configuration loaded before"
 
 // maxConfigHold is how long routing waits for a configuration being
 // written to settle: an editor that saves every few hundred
@@ -110,7 +121,7 @@ func (r *Runner) checkConfig(ctx context.Context) (again time.Time, hold bool) {
 		if errors.As(err, new(*workspace.MissingConfigError)) {
 			r.log.Error(workspace.ConfigFile+" was removed; routing goes on with the configuration loaded before ("+workspace.PutBack(workspace.InGit(root))+")", "dir", root)
 		} else {
-			r.log.Error(workspace.ConfigFile+" not reloaded; routing goes on with the configuration loaded before", "err", err)
+			r.log.Error(LogNotReloaded, "err", err)
 		}
 	} else {
 		r.config.err = nil

@@ -869,14 +869,30 @@ func (r *Runner) runUntilIdle(ctx context.Context) error {
 			r.scan()
 			r.lastScan, r.scanCost = start, time.Since(start)
 		}
-		next, err := r.routePending(ctx)
+		var next, again time.Time
+		var err error
+		hold := false
+		if r.opts.Seat {
+			// A script's seat plays a whole session in one run until
+			// idle: parley.yaml saved meanwhile is read again before
+			// what is sent after it is routed, as a watching run reads
+			// it (one that does not load is logged, .parley/runner.json
+			// keeps why, and the run goes on with the one it has).
+			again, hold = r.checkConfig(ctx)
+		}
+		if !hold {
+			next, err = r.routePending(ctx)
+		}
+		if !again.IsZero() && (next.IsZero() || again.Before(next)) {
+			next = again
+		}
 		if err != nil && !r.anyRetryable() {
 			return err
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		if len(r.pending) > 0 && !r.anyRetryable() && r.workersIdle() {
+		if !hold && len(r.pending) > 0 && !r.anyRetryable() && r.workersIdle() {
 			// What the agents at work say is routed first (or waits
 			// behind the file given up, when they are its sender).
 			return r.givenUp()

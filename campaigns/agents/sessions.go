@@ -84,3 +84,63 @@ func ofNewSession(typ string) bool {
 	}
 	return false
 }
+
+// PastQuestion reports whether q, a message that waits for the person at
+// a seat (a question, a relay, a prompt to their character:
+// campaigns.SeatAnswerer says which), was left by a session that has
+// ended, and so asks nothing any more: a [SESSION_END] written after it,
+// in any mailbox of ws, by its sender (by a game master, an agent with
+// the role gm, for a question whose sender ends no session: a player's
+// relay, a prompt the team lead handed on), read as PastEnd reads the
+// mailboxes. Such a question, left unanswered when the session ended
+// (the person left the seat first, or the session ran with no seat), is
+// filed and told as from the last session, unanswered: the person's next
+// line is not its answer. Only the messages written after q by those
+// who may end its session are read. It is the one place that decides:
+// the seats ask it.
+func PastQuestion(ws *workspace.Workspace, q *mailbox.Message) bool {
+	askedAt := idTime(q)
+	from := senderOf(q)
+	if askedAt.IsZero() {
+		return false
+	}
+	endsOwn := ws.HasRole(from, "gm")
+	names := ws.AgentNames()
+	if from != "" && !slices.Contains(names, from) {
+		names = append(names, from)
+	}
+	for _, agent := range names {
+		box := ws.Mailbox(agent)
+		for _, state := range []string{mailbox.Outbox, mailbox.Sent, mailbox.Inbox, mailbox.Cur, mailbox.Done} {
+			files, err := box.Names(state)
+			if err != nil {
+				continue
+			}
+			for _, name := range files {
+				id, ok := mailbox.IDFromName(name)
+				if !ok {
+					continue
+				}
+				at, sender, err := mailbox.ParseID(id)
+				if err != nil || !at.After(askedAt) {
+					continue
+				}
+				if sender != from && (endsOwn || !ws.HasRole(sender, "gm")) {
+					continue // ends no session of q's: not read
+				}
+				data, err := mailbox.ReadFile(box.Path(state, name), ws.Config.Router.MaxMessageSize)
+				if err != nil {
+					continue // moved on meanwhile
+				}
+				m, err := mailbox.Parse(data)
+				if err != nil {
+					continue
+				}
+				if typeOf(m) == SessionEndType && senderOf(m) == sender {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

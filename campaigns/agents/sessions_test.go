@@ -75,3 +75,60 @@ func TestPastEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestPastQuestion checks which question waiting at a seat a session
+// that ended left (a tryout: a prompt left unanswered at /end was asked
+// again at the next parley play, and the person's first line answered
+// it): one its sender's [SESSION_END] came after; a player's relay by
+// the game master's end. A session's start after it does not (a prompt
+// sent before the first seat started the session).
+func TestPastQuestion(t *testing.T) {
+	const (
+		askID   = "20261124-100000.000000Z-gm-a00001"
+		relayID = "20261124-100000.500000Z-tilda-d00001"
+		before  = "20261124-090000.000000Z-gm-e00000"
+		endID   = "20261124-110000.000000Z-gm-e00001"
+		startID = "20261124-110000.000000Z-lead-b00001"
+		narrID  = "20261124-110001.000000Z-gm-c00001"
+		otherID = "20261124-110002.000000Z-grim-e00002"
+	)
+	ask := "---\nid: " + askID + "\nfrom: gm\nto: tilda\n---\n[ASK_PLAYER]\nquestion: Which door?\n"
+	relay := "---\nid: " + relayID + "\nfrom: tilda\nto: lead\n---\n[RELAY_TO_HUMAN]\ncharacter: tilda-brannock\n\nFight or flee?\n"
+	end := func(id, from string) string {
+		return "---\nid: " + id + "\nfrom: " + from + "\nto: [lead, tilda]\n---\n[SESSION_END]\nsummary: Over.\nstate_saved: true\n"
+	}
+	start := "---\nid: " + startID + "\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\n---\nBegin.\n"
+	narr := "---\nid: " + narrID + "\nfrom: gm\nto: [tilda]\n---\n[NARRATIVE]\nThe rain goes on.\n"
+	type msg struct{ agent, state, id, text string }
+	tests := []struct {
+		name string
+		q    string
+		msgs []msg
+		want bool
+	}{
+		{"alone", ask, nil, false},
+		{"an end before it", ask, []msg{{"gm", mailbox.Sent, before, end(before, "gm")}}, false},
+		{"its sender's end after it, sent", ask, []msg{{"gm", mailbox.Sent, endID, end(endID, "gm")}}, true},
+		{"its sender's end after it, handled at the seat", ask, []msg{{"tilda", mailbox.Done, endID, end(endID, "gm")}}, true},
+		{"a story after it", ask, []msg{{"tilda", mailbox.Inbox, narrID, narr}}, false},
+		{"another's end after it", ask, []msg{{"grim", mailbox.Sent, otherID, end(otherID, "grim")}}, false},
+		{"a start after it", ask, []msg{{"lead", mailbox.Sent, startID, start}}, false},
+		{"a relay, the gm's end after it", relay, []msg{{"lead", mailbox.Done, endID, end(endID, "gm")}}, true},
+		{"a relay, alone", relay, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := leadTable(t)
+			for _, m := range tt.msgs {
+				put(t, ws, m.agent, m.state, m.id, m.text)
+			}
+			q, err := mailbox.Parse([]byte(tt.q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := PastQuestion(ws, q); got != tt.want {
+				t.Errorf("PastQuestion = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -888,20 +888,7 @@ func (t *TeamLead) save(ctx context.Context, agent string, camp *campaigns.Campa
 	if !t.Git {
 		return
 	}
-	describe := func(changed []string) string {
-		title := kind + ": " + camp.Name
-		if s, ok := t.currentScene(agent, camp); ok {
-			title += fmt.Sprintf(", scene %03d %s", s.Number, s.Slug)
-		}
-		if what != "" {
-			title += ", " + what
-		}
-		if len(changed) == 1 {
-			return title + " (1 file)"
-		}
-		return fmt.Sprintf("%s (%d files)", title, len(changed))
-	}
-	res, err := checkpoint.Save(ctx, t.ws().Root, checkpoint.Options{Describe: describe, Environ: t.GitEnviron})
+	res, err := t.commit(ctx, agent, camp, kind, what)
 	if res != nil && len(res.LeftOut) > 0 {
 		left := make([]string, len(res.LeftOut))
 		for i, s := range res.LeftOut {
@@ -916,6 +903,58 @@ func (t *TeamLead) save(ctx context.Context, agent string, camp *campaigns.Campa
 	default:
 		t.log().Info("git checkpoint", "commit", res.Commit, "files", len(res.Files))
 	}
+}
+
+// SaveAfterEnd commits, with Git, what a player wrote after the session's
+// end once the run that closed it has stopped — a person's journal
+// entry, written at their seat, which stays for it — as Stop commits
+// what the players wrote before that run stopped: the same commit, a
+// "session end" save of "the last journal entries". It commits only
+// when the session is over (the newest [SESSION_END] the team lead
+// agent received came after its last start) and that end said the story
+// was saved (state_saved: true), as Stop does; else, and with Git off,
+// it returns nil and no error. Nothing changed is checkpoint.ErrNothing.
+func (t *TeamLead) SaveAfterEnd(ctx context.Context, agent string) (*checkpoint.Result, error) {
+	if !t.Git {
+		return nil, nil
+	}
+	var end *mailbox.Message
+	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
+		if typeOf(m) == SessionEndType && (end == nil || idTime(m).After(idTime(end))) {
+			end = m
+		}
+		return true
+	})
+	if end == nil || !StateSaved(end) || !idTime(end).After(t.started(agent)) {
+		return nil, nil
+	}
+	camp, err := t.For(end)
+	if err != nil {
+		return nil, err
+	}
+	return t.commit(ctx, agent, camp, "session end", "the last journal entries")
+}
+
+// commit commits the campaign, with the message a checkpoint gives: a
+// first line naming the kind of save, the campaign, its current scene
+// and what happened, then every file saved and those left out. It is
+// the team lead's one way to commit (checkpoint.Save, as parley
+// checkpoint commits).
+func (t *TeamLead) commit(ctx context.Context, agent string, camp *campaigns.Campaign, kind, what string) (*checkpoint.Result, error) {
+	describe := func(changed []string) string {
+		title := kind + ": " + camp.Name
+		if s, ok := t.currentScene(agent, camp); ok {
+			title += fmt.Sprintf(", scene %03d %s", s.Number, s.Slug)
+		}
+		if what != "" {
+			title += ", " + what
+		}
+		if len(changed) == 1 {
+			return title + " (1 file)"
+		}
+		return fmt.Sprintf("%s (%d files)", title, len(changed))
+	}
+	return checkpoint.Save(ctx, t.ws().Root, checkpoint.Options{Describe: describe, Environ: t.GitEnviron})
 }
 
 // sessionEnd closes the session: the decision log, the last save, the

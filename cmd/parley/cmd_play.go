@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/parley-dev/parley/campaigns"
+	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner"
@@ -55,7 +56,10 @@ func playCommand(e *env) *cli.Command {
 			"for you (exit 1 when the input ran out while a question waited). A script\n" +
 			"is read to its end: once nothing waits, a command is still carried out, and\n" +
 			"another line answers nothing (exit 1; /say TEXT acts in character). Once the\n" +
-			"session is over, the lines left are not used: the seat says so (exit 1).",
+			"session is over, the lines left are not used: the seat says so (exit 1).\n\n" +
+			"When the session's end asks you for your character's journal entry (a\n" +
+			"[JOURNAL_CHECKPOINT] no program answers), the seat stays until /journal ENTRY\n" +
+			"writes it, saved in git with the session (git: auto), or you leave.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
@@ -181,8 +185,8 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 			h.unresponsive(agent, attrs["note"])
 		}
 		return nil
-	case runner.LogGaveUp:
-		return nil
+	case runner.LogGaveUp, runner.LogNotReloaded:
+		return nil // told by the seat (tellGivenUp, tellConfig)
 	}
 	if recordAttrs(r)[llm.LogNotice] != "" {
 		return nil // a notice to the people: the seat shows it, or folds it into a give-up it tells
@@ -534,6 +538,19 @@ func (s *seat) scripted(ctx context.Context, in *lineSource, readOn bool) error 
 			break
 		}
 		stopped = &runner.LockedError{PID: asked}
+	}
+	if s.ended && !quit && !inputEnded && s.owesAtEnd() {
+		// The session's end asks the person for their journal entry:
+		// the seat stays for it, and it is saved with the session.
+		quit = s.stayForEntry(ctx, func() (string, bool) {
+			text, ok := in.next(ctx)
+			if !ok {
+				inputEnded = true
+				return "", false
+			}
+			s.printf("> %s\n", text)
+			return text, true
+		}, func() {})
 	}
 	if s.ended {
 		// Nothing answers a question in a session that is over: said,
@@ -1015,10 +1032,32 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		case err := <-runDone:
 			runDone = nil
 			_ = s.show()
-			if s.ended {
-				s.printf("(the session is over)\n")
+			if err != nil || !s.owesAtEnd() {
+				if s.ended {
+					s.printf("(the session is over)\n")
+				}
+				return err
 			}
-			return err
+			// The session's end asks the person for their journal
+			// entry: the seat stays for it, its run closed (which saved
+			// the session), and the entry is saved with the session.
+			err = r.Close()
+			r = nil
+			if err != nil {
+				return err
+			}
+			s.stayForEntry(ctx, func() (string, bool) {
+				select {
+				case line, ok := <-lines:
+					if !ok {
+						<-leave // this Ctrl-D's
+					}
+					return line, ok
+				case <-ctx.Done():
+					return "", false
+				}
+			}, leaving)
+			return nil
 		case line, ok := <-lines:
 			if !ok {
 				<-leave // this Ctrl-D's
@@ -1241,6 +1280,11 @@ func (s *seat) answerOnce(arg, text string) error {
 	}
 	others := slices.DeleteFunc(slices.Clone(holders), func(a string) bool { return a == agent })
 	q := &waitingQ{agent: agent, copies: append([]string{agent}, others...), id: id, m: m, typ: typ}
+	if agents.PastQuestion(s.ws, m) {
+		// Its session is over: filed unanswered, as parley play files it.
+		s.handledCopies(id, q.copies, unansweredNote+", at "+dashIf(s.where, "parley answer"))
+		return fmt.Errorf("%s, %s, is from a session that has ended: nothing answers it now, and it is filed unanswered; nothing was sent", id, q.name())
+	}
 	s.waiting = []*waitingQ{q}
 	var said []byte
 	s.out = writerFunc(func(p []byte) (int, error) { said = append(said, p...); return len(p), nil })

@@ -85,7 +85,6 @@ func joinWait(ws *workspace.Workspace) time.Duration {
 // `driver: builtin` and `handler: NAME`. log receives what they do on
 // their own (the team lead's start and deadlines).
 func handlers(ws *workspace.Workspace, log *slog.Logger, environ []string) runner.Handlers {
-	camps := agents.Campaigns{Workspace: ws.Root, Default: ws.Config.Campaign}
 	return runner.Handlers{
 		// dice answers a roll request with a [DICE_RESULT].
 		"dice": adapt(roller.New(dice.Random())),
@@ -114,8 +113,15 @@ func handlers(ws *workspace.Workspace, log *slog.Logger, environ []string) runne
 		// waves of tasks, reviews, approvals and revisions, escalations
 		// to the person, deciding from each message's signal and fields.
 		"orchestrator": pipeline{&orchestrator.Orchestrator{Workspace: ws, Log: log, Checkpoint: planCheckpoint(ws, log, environ)}},
-		"team-lead":    teamLead{&agents.TeamLead{Campaigns: camps, Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, GitEnviron: environ, Log: log}},
+		"team-lead":    teamLead{newTeamLead(ws, log, environ)},
 	}
+}
+
+// newTeamLead returns the D&D team lead of ws: the built-in agent's
+// handler, and what a seat saves the session's last journal entries with
+// (seat.saveAfterEnd), as it commits the session's saves.
+func newTeamLead(ws *workspace.Workspace, log *slog.Logger, environ []string) *agents.TeamLead {
+	return &agents.TeamLead{Campaigns: campaignsOf(ws), Workspace: ws, Wait: joinWait(ws), Git: ws.Config.Git == workspace.GitAuto, GitEnviron: environ, Log: log}
 }
 
 // campaignsOf returns the campaigns of a workspace, its campaign: the

@@ -91,6 +91,85 @@ func TestPlayTerminal(t *testing.T) {
 	}
 }
 
+// TestPlayTerminalJournalAtEnd: a tryout's seat at a terminal left as
+// soon as the gm's [SESSION_END] came (stop_on), though the team lead's
+// checkpoint had just asked the person for their journal entry (/journal
+// ENTRY): it could not be written there, and one written later missed
+// the session's commit. The seat stays for it, and the entry is saved
+// in git with the session (git: auto).
+func TestPlayTerminalJournalAtEnd(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, parley := terminalSeatTable(t, "")
+	appendConfig(t, ws, "git: auto\nstop_on: [SESSION_END]\n")
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", ws, "-c", "user.name=lead", "-c", "user.email=lead@example.com"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-q", "-m", "start")
+	git("config", "user.name", "lead")
+	git("config", "user.email", "lead@example.com")
+
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	parley("send", "--from", "gm", "--type", "NARRATIVE", "--field", `scene_number="001"`, "--field", "scene_slug=the-gate", "--body", "Rain on the gate.")
+	parley("send", "--from", "gm", "--type", "SESSION_END", "--field", "summary=A quiet night.", "--field", "state_saved=true", "--field", "next_hook=Dawn.", "--body", "bye")
+	tm.waitFor("the seat to say the checkpoint waits", func(s string) bool {
+		return strings.Contains(strings.ReplaceAll(s, "\n", " "), "waits for mira-quickfoot's journal entry")
+	})
+	if strings.Contains(tm.screen(), "[seat exited ") {
+		t.Fatalf("the seat left with the entry unwritten:\n%s", tm.screen())
+	}
+	tm.text("/journal I found the bell rope cut.")
+	tm.keys("Enter")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+	if screen := tm.screen(); !strings.Contains(screen, "[seat exited 0]") || !strings.Contains(screen, "(saved in git with the session: ") {
+		t.Errorf("the seat did not save the entry with the session, and end:\n%s", screen)
+	}
+	if got := git("log", "-1", "--format=%s"); !strings.Contains(got, "session end: the-hollow, scene 001 the-gate, the last journal entries") {
+		t.Errorf("the last commit is %q, want the session's end saving the last journal entries", got)
+	}
+	if got := git("status", "--porcelain", "campaigns"); got != "" {
+		t.Errorf("the campaign holds what was not committed:\n%s", got)
+	}
+}
+
+// TestPlayTerminalConfigBroken: a tryout saved parley.yaml with a typo
+// (git: atuo) while the seat routed the table at a terminal: nothing was
+// said there, the edit silently did not take effect, and only parley
+// status said "NOT loaded". The seat says it once, with the line and
+// the field, and once again when it is mended.
+func TestPlayTerminalConfigBroken(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, _ := terminalSeatTable(t, "")
+	appendConfig(t, ws, "git: off\n")
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	path := filepath.Join(ws, "parley.yaml")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(good), "git: off", "git: atuo", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitFor("the seat to say parley.yaml does not load", func(s string) bool {
+		return strings.Contains(s, `git: "atuo" is not auto or off)`) && strings.Contains(strings.ReplaceAll(s, "\n", " "), "is NOT loaded")
+	})
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitFor("the seat to say it is mended", func(s string) bool { return strings.Contains(s, "parley.yaml is mended: loaded again") })
+	if n := strings.Count(tm.screen(), "is NOT loaded"); n != 1 {
+		t.Errorf("the seat says %d times that parley.yaml does not load, want once:\n%s", n, tm.screen())
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
 // TestPlayTerminalRetrying: a tryout waited at the seat with no sign
 // while the runner retried an AI player's program. At a terminal too the
 // seat says once, in its own words, that the agent is slow to answer,

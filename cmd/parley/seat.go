@@ -18,6 +18,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/agents"
+	"github.com/parley-dev/parley/campaigns/checkpoint"
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/journal"
 	"github.com/parley-dev/parley/campaigns/sheet"
@@ -81,6 +82,9 @@ type seat struct {
 	// (goneSaid), so that it is said once (inboxGone).
 	gone     map[string]time.Time
 	goneSaid map[string]string
+	// configSaid is why parley.yaml as saved does not load, as the seat
+	// last said it (tellConfig); "" when it loads.
+	configSaid string
 	// routedBy is the pid of the runner the seat last saw route the
 	// table while it played beside one.
 	routedBy atomic.Int64
@@ -448,6 +452,15 @@ func (s *seat) prompted() string {
 }
 
 func (s *seat) show() error {
+	if !s.ended {
+		// The questions the session leaves unanswered, when its end is
+		// shown now: said, and filed.
+		defer func() {
+			if s.ended {
+				s.leaveUnanswered()
+			}
+		}()
+	}
 	// The copies of each message in the seat's inboxes: a message to
 	// both (a [NARRATIVE] to the players, copied to the person) is shown
 	// once, and handled in both once shown (a question: once answered).
@@ -615,6 +628,15 @@ func (s *seat) show() error {
 				s.printf("(%s was answered already (%s): filed, not asked again)\n", id, ans)
 				continue
 			}
+			if agents.PastQuestion(s.ws, m) {
+				// Left unanswered by a session that has ended (the seat
+				// left before its end, or it ran with no seat): told
+				// once, filed, never asked: the person's next line is
+				// not its answer.
+				s.showUnanswered(&waitingQ{agent: agent, id: id, m: m, typ: typ})
+				s.handledCopies(id, holders[id], unansweredNote+", shown at "+dashIf(s.where, "parley play"))
+				continue
+			}
 		}
 		s.display(id, m, agent != "" || s.owesEntry(typ))
 		if agent != "" {
@@ -640,6 +662,39 @@ func (s *seat) show() error {
 		s.handledCopies(id, holders[id], "shown at parley play")
 	}
 	return nil
+}
+
+// unansweredNote is the note of a question a session that has ended
+// left unanswered, filed by a seat (agents.PastQuestion decides).
+const unansweredNote = "from a session that has ended, unanswered"
+
+// showUnanswered shows q, a question a session that has ended left
+// unanswered (agents.PastQuestion): once, as from the last session, and
+// not as a question: nothing answers it now.
+func (s *seat) showUnanswered(q *waitingQ) {
+	s.printf("\n")
+	s.wrap(fmt.Sprintf("(from the last session, unanswered: %s, %s; that session is over, so it is filed, not asked)", q.name(), q.id), "")
+	if q.typ == campaigns.AskPlayerType {
+		s.wrap(field(q.m, "question"), "  ")
+	}
+	s.wrap(string(q.m.Body), "  ")
+}
+
+// leaveUnanswered files the questions that wait for the person when the
+// session's end is shown, each said left unanswered: nothing answers a
+// question of a session that is over (agents.PastQuestion decides, as
+// at the next seat), and the person's next line (a journal entry the
+// checkpoint asks for) is not its answer.
+func (s *seat) leaveUnanswered() {
+	for _, q := range slices.Clone(s.waiting) {
+		if !agents.PastQuestion(s.ws, q.m) {
+			continue
+		}
+		from, _ := q.m.Header().Get("from")
+		s.wrap(fmt.Sprintf("(the session ended while [%s] %s from %s waited for your answer: it is left unanswered)", q.typ, q.id, printable(from)), "")
+		s.handledCopies(q.id, q.copies, unansweredNote+", at "+dashIf(s.where, "parley play"))
+		s.waiting = slices.DeleteFunc(s.waiting, func(w *waitingQ) bool { return w == q })
+	}
 }
 
 // inboxGone makes again the inbox of agent, a seat inbox found missing
@@ -816,6 +871,10 @@ func (s *seat) showFiled(id string, c filedCopy) {
 		said := ""
 		if ans := s.answeredAlready(id, agent, from); ans != "" {
 			said = s.answerSaid(ans, q)
+		} else if agents.PastQuestion(s.ws, m) {
+			// Filed unanswered there: its session is over.
+			s.showUnanswered(q)
+			return
 		}
 		s.printf("(%s, %s, was answered elsewhere%s)\n", id, q.name(), said)
 		return
@@ -1138,6 +1197,31 @@ func askOptions(m *mailbox.Message) [][2]string {
 func (s *seat) tellTable() {
 	s.givenUp(s.tellGivenUp)
 	s.tellUnresponsive()
+	s.tellConfig()
+}
+
+// tellConfig says, once, that parley.yaml (or a skill it names) as saved
+// while the person plays does not load, and why (file:line: field:
+// reason), and that the table goes on with the configuration loaded
+// before; and, once again, that it loads once it is mended. The runner
+// that routes the table decides (the seat's own, or a parley run beside
+// it): what it says of the files as they are now (.parley/runner.json,
+// as parley status reads it).
+func (s *seat) tellConfig() {
+	info := workspace.ReadRunnerInfo(s.ws.Root)
+	if info == nil || workspace.StampConfig(s.ws.Root).String() != info.Files {
+		return // no runner routes the table, or it has not read the files as they are
+	}
+	switch {
+	case info.ConfigError != "" && info.ConfigError != s.configSaid:
+		s.configSaid = info.ConfigError
+		s.printf("\n")
+		s.wrap(fmt.Sprintf("(parley: WARN %s as saved now is NOT loaded, and what you changed there does not take effect: the table goes on with the configuration loaded before (at %s) until it is mended, as parley status says:", workspace.ConfigFile, info.Loaded.Local().Format("15:04:05")), "")
+		s.printf("  %s)\n", strings.ReplaceAll(strings.TrimSpace(info.ConfigError), "\n", "\n  "))
+	case info.ConfigError == "" && s.configSaid != "":
+		s.configSaid = ""
+		s.printf("\n(parley: %s is mended: loaded again, the table goes on with it)\n", workspace.ConfigFile)
+	}
 }
 
 // givenUp calls tell with each message given up (in an agent's dead/)
@@ -1595,7 +1679,7 @@ func (s *seat) command(ctx context.Context, text string) (bool, error) {
 		return false, nil
 	case "journal":
 		if rest != "" {
-			return s.journalAdd(rest), nil
+			return s.journalAdd(ctx, rest), nil
 		}
 		s.journal()
 		s.showed = true
@@ -1990,8 +2074,11 @@ func (s *seat) journal() {
 // journal.Parse, are read as such). It answers the checkpoints waiting
 // for the person's entry: each is filed, in every inbox of the seat
 // holding it. It is the one place that files them, for parley play and
-// the web seat alike.
-func (s *seat) journalAdd(text string) bool {
+// the web seat alike. An entry that answers a checkpoint once the
+// session is over (the run that closed it may have stopped, and saved
+// the session before it was written) is saved in git as that run's end
+// saves the players' last entries (saveAfterEnd).
+func (s *seat) journalAdd(ctx context.Context, text string) bool {
 	if s.character == "" {
 		s.printf("/journal: preferences.md names no character of yours (nothing was written)\n")
 		return false
@@ -2015,7 +2102,87 @@ func (s *seat) journalAdd(text string) bool {
 		delete(s.owed, id)
 	}
 	s.checkpoint = ""
+	if len(checkpoints) > 0 {
+		s.saveAfterEnd(ctx)
+	}
 	return true
+}
+
+// saveAfterEnd saves in git, when the session is over and parley.yaml
+// says git: auto, the journal entry the person wrote after the run that
+// closed the session stopped: the team lead's save of the session's
+// last journal entries (agents.TeamLead.SaveAfterEnd decides, and
+// commits as the team lead commits the session's saves). What it saved
+// is said, and why it could not.
+func (s *seat) saveAfterEnd(ctx context.Context) {
+	ws := s.ws
+	if fresh, err := workspace.Open(s.ws.Root); err == nil {
+		ws = fresh // git: as it is now
+	}
+	lead := newTeamLead(ws, nil, s.e.environ())
+	res, err := lead.SaveAfterEnd(ctx, s.lead)
+	switch {
+	case errors.Is(err, checkpoint.ErrNothing):
+	case err != nil:
+		s.printf("(your entry is written, but not saved in git: %v; `parley checkpoint` saves it)\n", err)
+	case res != nil:
+		first, _, _ := strings.Cut(res.Message, "\n")
+		s.printf("(saved in git with the session: %s %s)\n", res.Commit[:min(12, len(res.Commit))], first)
+	}
+}
+
+// owesAtEnd reports whether, the session over, a [JOURNAL_CHECKPOINT]
+// waits for the person's entry (owesEntry decides, as show does): the
+// seat stays for it (stayForEntry).
+func (s *seat) owesAtEnd() bool {
+	return s.ended && len(s.checkpoints()) > 0
+}
+
+// stayForEntry keeps the seat, the session over and the run that closed
+// it stopped, while a [JOURNAL_CHECKPOINT] waits for the person's entry
+// (owesAtEnd): it says so, and takes the person's lines (next returns
+// each; false once the input ended: Ctrl-D) until /journal ENTRY writes
+// the entry — journalAdd files the checkpoints and saves it in git with
+// the session — or they leave (/quit, Ctrl-D). A command that only
+// shows (/journal, /sheet, /status, /help) is carried out; nothing else
+// is played: the session is over. bye is called before the seat's last
+// words; it reports whether the person left with /quit.
+func (s *seat) stayForEntry(ctx context.Context, next func() (string, bool), bye func()) (quit bool) {
+	s.printf("\n")
+	s.wrap(fmt.Sprintf("(the session is over, and the checkpoint of scene %s waits for %s's journal entry: /journal ENTRY writes it, and it is saved with the session; /quit or Ctrl-D leaves without it)", dashIf(s.checkpoint, "-"), s.character), "")
+	for {
+		text, ok := next()
+		if !ok {
+			bye()
+			s.leftUnwritten()
+			return false
+		}
+		text = strings.TrimSpace(text)
+		name, rest, _ := strings.Cut(text, " ")
+		switch {
+		case text == "":
+			continue
+		case name == "/quit":
+			bye()
+			s.leftUnwritten()
+			return true
+		case name == "/journal" && strings.TrimSpace(rest) != "":
+			if s.journalAdd(ctx, strings.TrimSpace(rest)) {
+				bye()
+				return false
+			}
+		case name == "/journal", name == "/sheet", name == "/status", name == "/help":
+			s.command(ctx, text)
+		default:
+			s.printf("the session is over: /journal ENTRY writes your entry, /quit leaves (nothing was sent)\n")
+		}
+	}
+}
+
+// leftUnwritten says, as the person leaves the seat with the entry a
+// checkpoint asks for unwritten, where it waits and how to write it.
+func (s *seat) leftUnwritten() {
+	s.wrap(fmt.Sprintf("(the entry is not written: the checkpoint waits in your inbox, shown again at your next seat; `parley journal add %s` writes it at a shell, and `parley checkpoint` saves it in git)", s.character), "")
 }
 
 // askPrefs asks the person which character they play and the narrative

@@ -67,7 +67,6 @@ func TestSeatTellsStory(t *testing.T) {
 	ws, write := tableWorkspace(t)
 	narr := write(1, []string{"you", "mira"}, "[NARRATIVE]\nscene_number: \"001\"\n\nThe bell tolls under the water.\n")
 	ask := write(2, []string{"you"}, "[ASK_PLAYER]\nheader: Door\nquestion: Which door?\noptions: [left, right]\n")
-	end := write(3, []string{"you"}, "[SESSION_END]\nsummary: The bell is silent for tonight.\nstate_saved: false\nnext_hook: \"Something vast sleeps beneath the pool.\"\n")
 	act := &fakeActions{}
 	s := newServer(t, ws, Options{Actions: act, Person: "you", Prompted: "mira"})
 	page := get(t, s.Handler(), "/seat", true).Body.String()
@@ -80,6 +79,16 @@ func TestSeatTellsStory(t *testing.T) {
 	if n := strings.Count(page, `data-id="`+narr+`"`); n != 1 || !strings.Contains(page, "The bell tolls under the water.") {
 		t.Errorf("GET /seat tells the narrative in both inboxes %d times, want once:\n%s", n, page)
 	}
+	if strings.Contains(page, `data-id="`+ask+`" data-received`) {
+		t.Errorf("GET /seat marks the question to be filed once shown:\n%s", page)
+	}
+	// The session ends: the question it leaves unanswered is told so
+	// (TestSeatPastQuestion), not asked.
+	end := write(3, []string{"you"}, "[SESSION_END]\nsummary: The bell is silent for tonight.\nstate_saved: false\nnext_hook: \"Something vast sleeps beneath the pool.\"\n")
+	page = get(t, s.Handler(), "/seat", true).Body.String()
+	if strings.Contains(page, `<article class="waiting`) || !strings.Contains(page, "From the last session, unanswered: Which door?") {
+		t.Errorf("GET /seat after the session's end asks its question still:\n%s", page)
+	}
 	for _, w := range []string{"The bell is silent for tonight.", "Next time: Something vast sleeps beneath the pool.", "did not save the story (state_saved: false)"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("GET /seat's [SESSION_END] lacks %q:\n%s", w, page)
@@ -91,13 +100,13 @@ func TestSeatTellsStory(t *testing.T) {
 	if len(act.asked) > 0 {
 		t.Errorf("GET /seat asked the actions %q, want nothing filed before the page says it showed it", act.asked)
 	}
-	if !strings.Contains(page, `data-id="`+narr+`" data-received="true"`) || strings.Contains(page, `data-id="`+ask+`" data-received`) {
-		t.Errorf("GET /seat does not mark the narrative alone as to be filed once shown:\n%s", page)
+	if !strings.Contains(page, `data-id="`+narr+`" data-received="true"`) {
+		t.Errorf("GET /seat does not mark the narrative as to be filed once shown:\n%s", page)
 	}
 	if code, said := postAct(t, s, map[string][]string{"kind": {"shown"}, "ids": {narr + " " + ask + " " + end}}); code != 200 {
 		t.Errorf("kind shown: %d %q", code, said)
 	}
-	want := []string{"shown " + narr + " you,mira", "shown " + end + " you"}
+	want := []string{"shown " + narr + " you,mira", "shown " + ask + " you", "shown " + end + " you"}
 	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
 		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
 	}
@@ -244,5 +253,49 @@ func TestSeatPastEnd(t *testing.T) {
 				t.Errorf("GET /seat says the session is over: %v, an earlier session's end: %v; want past %v:\n%s", over, past, tc.past, page)
 			}
 		})
+	}
+}
+
+// TestSeatPastQuestion guards a question a session that has ended left
+// unanswered (a tryout: a prompt left open at /end was asked again at the
+// next parley play, and the person's first line answered it). As parley
+// play does (agents.PastQuestion decides, for both), the page tells it
+// from the last session, unanswered, with no form, files it once shown,
+// and tells it so once filed.
+func TestSeatPastQuestion(t *testing.T) {
+	ws, write := tableWorkspace(t)
+	ask := write(1, []string{"you"}, "[ASK_PLAYER]\nheader: Door\nquestion: Which door?\noptions: [left, right]\n")
+	prompt := write(2, []string{"mira"}, "[GM_TO_PLAYER]\nrequest_type: QUICK_REACTION\n\nThe door rattles. What do you do?\n")
+	end := write(3, []string{"you"}, "[SESSION_END]\nsummary: The bell is silent for tonight.\nstate_saved: true\n")
+	act := &fakeActions{}
+	s := newServer(t, ws, Options{Actions: act, Person: "you", Prompted: "mira"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	if strings.Contains(page, `<article class="waiting`) {
+		t.Errorf("GET /seat asks what an ended session left unanswered:\n%s", page)
+	}
+	if n := strings.Count(page, "From the last session, unanswered"); n != 2 || !strings.Contains(page, "From the last session, unanswered: Which door?") {
+		t.Errorf("GET /seat tells %d questions from the last session, unanswered, want the question and the prompt:\n%s", n, page)
+	}
+	for _, id := range []string{ask, prompt} {
+		if !strings.Contains(page, `data-id="`+id+`" data-received="true"`) {
+			t.Errorf("GET /seat does not file %s once shown:\n%s", id, page)
+		}
+	}
+	if code, said := postAct(t, s, map[string][]string{"kind": {"shown"}, "ids": {ask + " " + prompt + " " + end}}); code != 200 {
+		t.Errorf("kind shown: %d %q", code, said)
+	}
+	want := []string{"shown " + ask + " you", "shown " + prompt + " mira", "shown " + end + " you"}
+	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
+		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
+	}
+	// Filed: the story still tells it unanswered, not answered.
+	for _, c := range []struct{ agent, id string }{{"you", ask}, {"mira", prompt}, {"you", end}} {
+		if err := os.Rename(ws.Mailbox(c.agent).Path(mailbox.Inbox, c.id+".md"), ws.Mailbox(c.agent).Path(mailbox.Done, c.id+".md")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page = get(t, s.Handler(), "/seat", true).Body.String()
+	if strings.Contains(page, "Which door? (answered)") || !strings.Contains(page, "From the last session, unanswered: Which door?") {
+		t.Errorf("GET /seat does not tell the filed question as unanswered:\n%s", page)
 	}
 }

@@ -600,6 +600,10 @@ type seatData struct {
 	// inboxes holding it: filed once the page says it showed it (act,
 	// kind shown), never on a GET.
 	file map[string][]string
+	// unanswered are the questions in the seat's inboxes that a session
+	// that has ended left unanswered (agents.PastQuestion): told, not
+	// asked.
+	unanswered map[string]bool
 }
 
 // told is a message the seat shows and that asks nothing of the person.
@@ -617,8 +621,12 @@ type told struct {
 	Unsaved string
 	// Past says that the [SESSION_END] closed a session before the one
 	// under way (agents.PastEnd): told as past, it ends nothing.
-	Past     bool
-	Received bool // still in an inbox: filed once shown
+	Past bool
+	// Unanswered says that the question (an [ASK_PLAYER], a relay, a
+	// prompt to the person's character) was left unanswered by a
+	// session that has ended (agents.PastQuestion): told, not asked.
+	Unanswered bool
+	Received   bool // still in an inbox: filed once shown
 }
 
 // storyShown is how many messages the Seat page tells at most: the page
@@ -702,6 +710,16 @@ func (s *Server) seatData() seatData {
 				// filed the question (parley play and parley answer
 				// file it and send nothing).
 				answered = s.ws().AnsweredBy(en.ID, wt.From, append([]string{person, prompted}, leads...)...)
+			}
+			if asks && answered == "" && d.Table && agents.PastQuestion(s.ws(), m) {
+				// Left unanswered by a session that has ended: told as
+				// such, and filed once shown, as parley play does;
+				// never asked (agents.PastQuestion decides, for both).
+				asks = false
+				if d.unanswered == nil {
+					d.unanswered = map[string]bool{}
+				}
+				d.unanswered[en.ID] = true
 			}
 			switch {
 			case esc < 0 && s.ws().Mailbox(agent).HandledIn(en.ID) != "":
@@ -803,13 +821,14 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 	}
 	d.Waiting = left
 	where := map[string]string{} // id -> a file of it
+	whose := map[string]string{} // id -> the seat's inbox it was filed from
 	for _, agent := range people {
 		box := s.ws().Mailbox(agent)
 		names, total, _ := box.Newest(mailbox.Done, storyShown)
 		d.Earlier = d.Earlier || total > len(names)
 		for _, n := range names {
 			if id, ok := strings.CutSuffix(n, ".md"); ok && !waits[id] && where[id] == "" {
-				where[id] = box.Path(mailbox.Done, n)
+				where[id], whose[id] = box.Path(mailbox.Done, n), agent
 			}
 		}
 	}
@@ -837,11 +856,36 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 		// seat, or brought by git) ends nothing: agents.PastEnd decides,
 		// as for parley play.
 		t.Past = t.End && agents.PastEnd(s.ws(), people, m)
+		t.Unanswered = d.unanswered[id]
+		if !received && s.filedUnanswered(id, m, whose[id]) {
+			t.Unanswered, t.Question = true, m.Payload().Text("question")
+		}
 		d.Told = append(d.Told, t)
 	}
 	slices.Reverse(d.Told)
 	d.file = file
 	d.NoRunner = s.ws().RunnerPID() == 0
+}
+
+// filedUnanswered reports whether message id, filed in agent's done/, is
+// a question of the person's that a session that has ended left
+// unanswered (agents.PastQuestion; no answer sent): the story tells it
+// so, not as answered.
+func (s *Server) filedUnanswered(id string, m *mailbox.Message, agent string) bool {
+	person, prompted := s.seated()
+	if campaigns.SeatAnswerer(workspace.TypeOf(m), []string{agent}, person, prompted) == "" {
+		return false
+	}
+	var leads []string
+	for _, a := range s.ws().Config.Agents {
+		if s.ws().HasRole(a.Name, workspace.TeamLeadRole) {
+			leads = append(leads, a.Name)
+		}
+	}
+	if s.ws().AnsweredBy(id, m.Header().Text("from"), append([]string{person, prompted}, leads...)...) != "" {
+		return false
+	}
+	return agents.PastQuestion(s.ws(), m)
 }
 
 // toldOf is message id as the story told shows it.
