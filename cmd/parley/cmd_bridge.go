@@ -154,7 +154,7 @@ func serveIfAsked(e *env, ws *workspace.Workspace, serve bool, listen string, lo
 // startBridge opens the bridge of a runner's workspace; nil, nil when
 // another process runs it (a parley bridge of its own).
 func startBridge(e *env, ws *workspace.Workspace, ns *bridge.Server, log *slog.Logger, r *runner.Runner) (*bridge.Bridge, error) {
-	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: r.Wake, GivenUp: r.TellGivenUp, Getenv: e.getenv})
+	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: r.Wake, GivenUp: r.TellGivenUp, Getenv: e.getenv, Current: r.Workspace})
 	if errors.Is(err, bridge.ErrLocked) {
 		log.Info("the bridge runs in another process (parley bridge): its deliveries reach the drivers at each rescan")
 		return nil, nil

@@ -86,6 +86,14 @@ type Options struct {
 	// its remote agent's dead/ (the runner tells its sender, see
 	// runner.Runner.TellGivenUp).
 	GivenUp func(agent, id string)
+	// Current, when set, returns the workspace as last loaded by the
+	// runner the bridge runs beside (runner.Runner.Workspace): a message
+	// from another workspace is checked against the skills and agents
+	// the router routes by now, and an agent made remote while it runs
+	// is forwarded to. Its bridge: section is the one Open was given
+	// (the stream, the name, the server): those change with a restart.
+	// Nil: the workspace Open was given, as it was loaded.
+	Current func() *workspace.Workspace
 }
 
 // Stats counts what a bridge did.
@@ -215,6 +223,16 @@ func (b *Bridge) Stats() Stats {
 	return Stats{Forwarded: b.forwarded.Load(), Received: b.received.Load(), Bounced: b.bounced.Load()}
 }
 
+// workspace returns the workspace as last loaded (Options.Current).
+func (b *Bridge) workspace() *workspace.Workspace {
+	if b.opts.Current != nil {
+		if ws := b.opts.Current(); ws != nil {
+			return ws
+		}
+	}
+	return b.ws
+}
+
 func (b *Bridge) durable() string { return ConsumerName(b.cfg.Name) }
 
 // ConsumerName is the name of the durable consumer of the workspace named
@@ -319,7 +337,7 @@ func (b *Bridge) connected(nc *nats.Conn) {
 // message to a remote agent would be given up here, into its dead/.
 func (b *Bridge) checkPayload(nc *nats.Conn) {
 	limit := nc.MaxPayload()
-	size := b.ws.Config.Router.MaxMessageSize
+	size := b.workspace().Config.Router.MaxMessageSize
 	if limit <= 0 || limit >= PayloadFor(size) {
 		return
 	}

@@ -31,7 +31,7 @@ import (
 // reports whether it could (or had nothing to ask).
 func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) bool {
 	var remotes []string
-	for _, a := range b.ws.Config.Agents {
+	for _, a := range b.workspace().Config.Agents {
 		if a.Remote != "" && !slices.Contains(remotes, a.Remote) {
 			remotes = append(remotes, a.Remote)
 		}
@@ -104,7 +104,7 @@ func (b *Bridge) readers(ctx context.Context, s jetstream.Stream) []string {
 // named remote.
 func (b *Bridge) agentsOf(remote string) []string {
 	var names []string
-	for _, a := range b.ws.Config.Agents {
+	for _, a := range b.workspace().Config.Agents {
 		if a.Remote == remote {
 			names = append(names, a.Name)
 		}
