@@ -234,8 +234,42 @@ type bridgeReport struct {
 	// OutgoingText says it in words, and to which workspaces.
 	OutgoingText string `json:"-"`
 	// Refused counts the messages kept in .parley/bridge/refused/: refused
-	// on arrival, naming no agent of this workspace.
+	// on arrival, naming no agent of this workspace, and refused still,
+	// checked again as the bridge would take them now.
 	Refused int `json:"refused,omitempty"`
+	// Retryable are the ones kept there that the bridge would take now
+	// (the agent they name is one since): parley retry PATH delivers
+	// each.
+	Retryable []string `json:"retryable,omitempty"`
+}
+
+// bridgeRefusals counts the messages kept in .parley/bridge/refused/
+// that the bridge would refuse still, and lists the ones it would take
+// now (checked again as parley retry checks them). One the journal says
+// nothing of cannot be checked: it counts as refused.
+func bridgeRefusals(ws *workspace.Workspace) (refused int, retryable []string) {
+	names, err := filepath.Glob(filepath.Join(ws.BridgeRefusedDir(), "*.md"))
+	if err != nil || len(names) == 0 {
+		return 0, nil
+	}
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = ws.Short(n)
+	}
+	subjects, _ := refusedSubjects(ws, paths)
+	for _, p := range paths {
+		subject, ok := subjects[p]
+		if !ok {
+			refused++
+			continue
+		}
+		if _, refusal, err := recheck(ws, p, subject); err != nil || refusal != nil {
+			refused++
+			continue
+		}
+		retryable = append(retryable, p)
+	}
+	return refused, retryable
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
@@ -278,9 +312,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	if cfg := ws.Config.Bridge; cfg != nil {
 		rep.Bridge = &bridgeReport{Name: cfg.Name, Running: ws.BridgeRunning()}
-		if names, err := filepath.Glob(filepath.Join(ws.BridgeRefusedDir(), "*.md")); err == nil {
-			rep.Bridge.Refused = len(names)
-		}
+		rep.Bridge.Refused, rep.Bridge.Retryable = bridgeRefusals(ws)
 		// An inbox that cannot be read is said in the agent's line.
 		out, _ := ws.Outgoing()
 		rep.Bridge.Outgoing, rep.Bridge.OutgoingText = outgoingText(out)
@@ -688,6 +720,9 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 	}
 	if b.Refused > 0 {
 		fmt.Fprintf(e.stdout, "          %d refused naming no agent here, kept with the reason in %s\n", b.Refused, filepath.ToSlash(filepath.Join(workspace.StateDir, "bridge", "refused")))
+	}
+	if n := len(b.Retryable); n > 0 {
+		fmt.Fprintf(e.stdout, "          %d refused before that the bridge would take now: parley retry %s delivers %s\n", n, strings.Join(b.Retryable, " "), plural(n, "it", "them"))
 	}
 }
 
