@@ -126,6 +126,11 @@ type Bridge struct {
 	unread       []string
 	warnedUnread map[string]bool
 	noReaders    bool // the server refused a look: no more are made
+	// peers is what the stream said of the remote workspaces that read
+	// it, at the last look; peerSeen the last sign of each seen by this
+	// bridge (see lookAtPeers).
+	peers    []workspace.PeerState
+	peerSeen map[string]time.Time
 	// warnedPayload is the server's max_payload last warned of as too
 	// small (see checkPayload).
 	warnedPayload int64
@@ -472,6 +477,7 @@ func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetS
 			// seconds later.
 			looked = b.lookForReaders(ctx, js) || looked
 		}
+		b.lookAtPeers(ctx, js)
 		if b.opts.Server != nil && i%purgeEvery == 0 {
 			b.purgeTaken(ctx, js)
 		}
@@ -615,6 +621,7 @@ func (b *Bridge) writeState(nc *nats.Conn) {
 	st.Lag, st.LagStale, st.LastError, st.ErrorAt = b.lag, b.lagStale, b.lastErr, b.errAt
 	st.Unread = slices.Clone(b.unread)
 	st.NameHeldBy, st.NameAlsoClaimedBy = b.heldBy, b.alsoBy
+	st.Peers = slices.Clone(b.peers)
 	b.mu.Unlock()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -725,6 +732,7 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 		}
 	}
 	b.lookForReaders(ctx, js)
+	b.lookAtPeers(ctx, js)
 	if _, err := s.ResetConsumer(ctx, b.durable()); err != nil {
 		return fmt.Errorf("consumer %s: %w", b.durable(), err)
 	}
