@@ -209,7 +209,7 @@ func (r *Runner) reload(ctx context.Context) error {
 		r.log.Warn("concurrency changes when the runner starts again", "running with", cap(r.slots)) // 0: no cap
 	}
 	r.log.Info(workspace.ConfigFile+" reloaded", "agents", len(ws.Config.Agents), "added", added, "removed", removed, "restarted", restarted)
-	if !sameBridge(old.Config.Bridge, ws.Config.Bridge) {
+	if !workspace.SameBridge(old.Config.Bridge, ws.Config.Bridge) {
 		// The bridge follows the agents and skills loaded again
 		// (bridge.Options.Current), not its own section: its
 		// connection, stream and name are made when it starts.
@@ -224,17 +224,6 @@ func (r *Runner) reload(ctx context.Context) error {
 	r.joinBuiltins(ctx, added)
 	r.scan()
 	return nil
-}
-
-// sameBridge reports whether two bridge: sections say the same, wherever
-// they are in parley.yaml.
-func sameBridge(a, b *workspace.Bridge) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	x, y := *a, *b
-	x.Line, y.Line = 0, 0
-	return reflect.DeepEqual(x, y)
 }
 
 // driverChanged reports whether an agent's driver must be made again.

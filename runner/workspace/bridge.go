@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,17 @@ type Bridge struct {
 	MaxDeliver  int
 	Listen      string
 	Line        int // line of bridge: in parley.yaml
+}
+
+// SameBridge reports whether two bridge: sections say the same, wherever
+// they are in parley.yaml (nil for none).
+func SameBridge(a, b *Bridge) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Line, y.Line = 0, 0
+	return reflect.DeepEqual(x, y)
 }
 
 // Defaults of the bridge: section.
