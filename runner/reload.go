@@ -220,6 +220,12 @@ func (r *Runner) reload(ctx context.Context) error {
 		r.log.Warn("concurrency changes when the runner starts again", "running with", cap(r.slots)) // 0: no cap
 	}
 	r.log.Info(workspace.ConfigFile+" reloaded", "agents", len(ws.Config.Agents), "added", added, "removed", removed, "restarted", restarted)
+	if !workspace.SameBridge(old.Config.Bridge, ws.Config.Bridge) {
+		// The bridge follows the agents and skills loaded again
+		// (bridge.Options.Current), not its own section: its
+		// connection, stream and name are made when it starts.
+		r.log.Warn(workspace.ConfigFile + ": bridge: changed: the bridge goes on as it started (its name, server and stream) until it starts again: restart parley run (or parley bridge)")
+	}
 	if len(removed) > 0 {
 		warnUnknownMailboxes(ws, r.log) // a renamed agent's answer waits in its old outbox
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -397,4 +398,29 @@ func TestReloadJoined(t *testing.T) {
 	if got, want := h.told(), []string{"lead:bob"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the built-in agent was told %q joined, want %q", got, want)
 	}
+}
+
+// TestReloadBridgeChanged: the bridge follows the agents and skills the
+// runner loads again (Runner.Workspace), not its bridge: section, which
+// it reads when it starts; a reload that changes it says a restart is
+// needed, and one that only moves it says nothing.
+func TestReloadBridgeChanged(t *testing.T) {
+	ws := newWorkspace(t, "alice")
+	saveConfig(t, ws, "bridge: {name: hub, url: nats://127.0.0.1:4222}\nagents:\n  - alice\n", true)
+	ws, err := workspace.Open(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &lockedLog{}
+	r := watching(t, ws, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
+	saveConfig(t, ws, "agents:\n  - alice\n  - bob\nbridge: {name: hub, url: nats://127.0.0.1:4222}\n", true)
+	waitFor(t, 10*time.Second, func() bool { return runnerInfo(t, ws).Knows("bob") })
+	if got := r.Workspace(); got.Config.Bridge == nil || !slices.Contains(got.AgentNames(), "bob") {
+		t.Errorf("Workspace() = agents %v, bridge %v: not the workspace loaded again", got.AgentNames(), got.Config.Bridge)
+	}
+	if strings.Contains(log.String(), "bridge: changed") {
+		t.Errorf("a bridge: section only moved is said changed:\n%s", log.String())
+	}
+	saveConfig(t, ws, "agents:\n  - alice\n  - bob\n  - carol\nbridge: {name: inn, url: nats://127.0.0.1:4222}\n", true)
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(log.String(), "bridge: changed") })
 }

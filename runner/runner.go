@@ -372,6 +372,12 @@ type Runner struct {
 // ws returns the workspace as last loaded.
 func (r *Runner) ws() *workspace.Workspace { return r.current.Load() }
 
+// Workspace returns the workspace as last loaded: parley.yaml and its
+// skills as the runner routes by them now (see reload). A bridge run
+// beside the runner checks what it receives against it
+// (bridge.Options.Current). Safe from any goroutine.
+func (r *Runner) Workspace() *workspace.Workspace { return r.current.Load() }
+
 // environ is the environment the agents' programs start with
 // (Options.Environ).
 func (r *Runner) environ() []string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -91,7 +93,8 @@ func runBridge(ctx context.Context, e *env, ws *workspace.Workspace, opts bridge
 	if ns != nil {
 		defer ns.Shutdown()
 	}
-	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, UntilIdle: opts.UntilIdle, Getenv: e.getenv})
+	saved := &savedConfig{ws: ws, stamp: workspace.StampConfig(ws.Root), looked: time.Now(), log: log}
+	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, UntilIdle: opts.UntilIdle, Getenv: e.getenv, Current: saved.current})
 	if err != nil {
 		return err
 	}
@@ -154,10 +157,56 @@ func serveIfAsked(e *env, ws *workspace.Workspace, serve bool, listen string, lo
 // startBridge opens the bridge of a runner's workspace; nil, nil when
 // another process runs it (a parley bridge of its own).
 func startBridge(e *env, ws *workspace.Workspace, ns *bridge.Server, log *slog.Logger, r *runner.Runner) (*bridge.Bridge, error) {
-	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: r.Wake, GivenUp: r.TellGivenUp, Getenv: e.getenv})
+	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, Wake: r.Wake, GivenUp: r.TellGivenUp, Getenv: e.getenv, Current: r.Workspace})
 	if errors.Is(err, bridge.ErrLocked) {
 		log.Info("the bridge runs in another process (parley bridge): its deliveries reach the drivers at each rescan")
 		return nil, nil
 	}
 	return b, err
+}
+
+// savedConfig follows parley.yaml and the skills as saved, for a bridge
+// run on its own (parley bridge), as a runner follows them for the
+// bridge it runs (bridge.Options.Current): what arrives is checked
+// against them, and an agent made remote is forwarded to. It looks at
+// the files at most once a second, and loads them once they have been
+// left alone for router.settle; files that do not load change nothing,
+// and are logged once. Its bridge: section counts once the bridge starts
+// again.
+type savedConfig struct {
+	mu     sync.Mutex
+	ws     *workspace.Workspace
+	stamp  workspace.ConfigStamp // of the files last loaded, or tried
+	looked time.Time
+	log    *slog.Logger
+}
+
+// current returns the workspace as last loaded.
+func (c *savedConfig) current() *workspace.Workspace {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if now.Sub(c.looked) < time.Second {
+		return c.ws
+	}
+	c.looked = now
+	stamp := workspace.StampConfig(c.ws.Root)
+	if stamp.Equal(c.stamp) || !stamp.SettledAt(now, c.ws.Config.Router.Settle).IsZero() {
+		return c.ws
+	}
+	c.stamp = stamp
+	ws, err := workspace.Open(c.ws.Root)
+	if err == nil {
+		_, err = ws.Protocol()
+	}
+	if err != nil {
+		c.log.Error(workspace.ConfigFile+" not reloaded; the bridge goes on with the configuration loaded before", "err", err)
+		return c.ws
+	}
+	if !workspace.SameBridge(c.ws.Config.Bridge, ws.Config.Bridge) {
+		c.log.Warn(workspace.ConfigFile + ": bridge: changed: the bridge goes on as it started (its name, server and stream) until it starts again: restart parley bridge")
+	}
+	c.ws = ws
+	c.log.Info(workspace.ConfigFile+" reloaded by the bridge", "agents", len(ws.Config.Agents))
+	return ws
 }

@@ -117,7 +117,7 @@ const bridgeQuiet = 2 * time.Minute
 // the function that stops it.
 func (s *seat) startBridge(ctx context.Context, r *runner.Runner) (func(), error) {
 	s.arrived = make(chan struct{}, 1)
-	b, err := bridge.Open(s.ws, bridge.Options{Logger: s.seatLogger(), GivenUp: r.TellGivenUp, Getenv: s.e.getenv, Wake: func(agents []string) {
+	b, err := bridge.Open(s.ws, bridge.Options{Logger: s.seatLogger(), GivenUp: r.TellGivenUp, Getenv: s.e.getenv, Current: r.Workspace, Wake: func(agents []string) {
 		r.Wake(agents)
 		select {
 		case s.arrived <- struct{}{}:

@@ -18,10 +18,11 @@ import (
 func retryCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "retry",
-		Usage: "put a refused or given-up message back: a file in rejected/ into its outbox, a message in dead/ into its inbox (its .reason file is removed; the journal keeps the reason)",
+		Usage: "put a refused or given-up message back: a file in rejected/ into its outbox, a message in dead/ into its inbox, one the bridge refused (.parley/bridge/refused/) into its recipient's inbox once the bridge would take it (its .reason file is removed; the journal keeps the reason)",
 		UsageText: "parley retry mailboxes/aria/rejected/FILE...   (fix the file first)\n" +
 			"parley retry --as NAME mailboxes/aria/rejected/FILE...   (send it as NAME, under an id of its own)\n" +
-			"parley retry ID...   (a message in an agent's dead/; a short id works)",
+			"parley retry ID...   (a message in an agent's dead/; a short id works)\n" +
+			"parley retry .parley/bridge/refused/FILE...   (once the agent it names is one, or the protocol takes it)",
 		ArgsUsage: "ID|FILE...",
 		Flags: []cli.Flag{
 			agentFlag("whose dead/ (default: the one agent that holds the message there)"),
@@ -63,6 +64,12 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 	for _, arg := range args {
 		if _, err := os.Lstat(arg); err == nil {
 			who, state, ok := ws.Locate(arg)
+			if path, refused := inBridgeRefused(ws, arg); refused {
+				if err := retryBridgeRefused(e, ws, path, arg); err != nil {
+					errs = append(errs, err)
+				}
+				continue
+			}
 			switch {
 			case ok && state == mailbox.Rejected:
 				if err := retryRejected(e, ws, who, arg, arg); err != nil {
@@ -73,7 +80,7 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 				arg, _ = mailbox.IDFromName(filepath.Base(arg))
 				agent = who
 			default:
-				errs = append(errs, fmt.Errorf("%s: neither in an agent's rejected/ nor in its dead/", arg))
+				errs = append(errs, fmt.Errorf("%s: neither in an agent's rejected/ or dead/ nor in %s", arg, filepath.ToSlash(filepath.Join(workspace.StateDir, "bridge", "refused"))))
 				continue
 			}
 		}
@@ -126,6 +133,12 @@ func runRetry(e *env, ws *workspace.Workspace, agent string, force bool, args []
 			continue
 		}
 		reason, _ := ws.Mailbox(c.Agent).Reason(mailbox.Dead, mailbox.FileName(id))
+		if err := recheckDead(ws, c.Agent, id, reason); err != nil {
+			// Refused by the bridge: put back only once it would take
+			// it, as the router checks a file put back into an outbox.
+			errs = append(errs, err)
+			continue
+		}
 		if err := ws.Mailbox(c.Agent).Revive(id); err != nil {
 			if errors.Is(err, mailbox.ErrExists) {
 				// A copy came back into the inbox (git stash, git

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -245,8 +246,42 @@ type bridgeReport struct {
 	// OutgoingText says it in words, and to which workspaces.
 	OutgoingText string `json:"-"`
 	// Refused counts the messages kept in .parley/bridge/refused/: refused
-	// on arrival, naming no agent of this workspace.
+	// on arrival, naming no agent of this workspace, and refused still,
+	// checked again as the bridge would take them now.
 	Refused int `json:"refused,omitempty"`
+	// Retryable are the ones kept there that the bridge would take now
+	// (the agent they name is one since): parley retry PATH delivers
+	// each.
+	Retryable []string `json:"retryable,omitempty"`
+}
+
+// bridgeRefusals counts the messages kept in .parley/bridge/refused/
+// that the bridge would refuse still, and lists the ones it would take
+// now (checked again as parley retry checks them). One the journal says
+// nothing of cannot be checked: it counts as refused.
+func bridgeRefusals(ws *workspace.Workspace) (refused int, retryable []string) {
+	names, err := filepath.Glob(filepath.Join(ws.BridgeRefusedDir(), "*.md"))
+	if err != nil || len(names) == 0 {
+		return 0, nil
+	}
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = ws.Short(n)
+	}
+	subjects, _ := refusedSubjects(ws, paths)
+	for _, p := range paths {
+		subject, ok := subjects[p]
+		if !ok {
+			refused++
+			continue
+		}
+		if _, refusal, err := recheck(ws, p, subject); err != nil || refusal != nil {
+			refused++
+			continue
+		}
+		retryable = append(retryable, p)
+	}
+	return refused, retryable
 }
 
 func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Time) error {
@@ -296,9 +331,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	if cfg := ws.Config.Bridge; cfg != nil {
 		rep.Bridge = &bridgeReport{Name: cfg.Name, Running: ws.BridgeRunning()}
-		if names, err := filepath.Glob(filepath.Join(ws.BridgeRefusedDir(), "*.md")); err == nil {
-			rep.Bridge.Refused = len(names)
-		}
+		rep.Bridge.Refused, rep.Bridge.Retryable = bridgeRefusals(ws)
 		// An inbox that cannot be read is said in the agent's line.
 		out, _ := ws.Outgoing()
 		rep.Bridge.Outgoing, rep.Bridge.OutgoingText = outgoingText(out)
@@ -433,7 +466,16 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	fmt.Fprintf(e.stdout, "%-*s  %-12s  OUTBOX  INBOX  CUR  DONE  DEAD  SENT  REJECTED  LAST ACTIVITY\n", width, "AGENT", "STATE")
 	var notes []string
 	for _, a := range agents {
-		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4d  %4d  %4d  %8d  %s\n", width, a.Name, printable(a.Shown()), a.Outbox, a.Inbox, a.Cur, a.Done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
+		done := strconv.Itoa(a.Done)
+		if a.Remote != "" {
+			// Forwarded to the stream is not handled there: said in
+			// the notes, not under DONE.
+			done = "-"
+			if a.Forwarded > 0 {
+				notes = append(notes, fmt.Sprintf("  %s: %d forwarded to %s (taken by the stream; what %s has not taken yet is under bridge)", a.Name, a.Forwarded, printable(a.Remote), printable(a.Remote)))
+			}
+		}
+		fmt.Fprintf(e.stdout, "%-*s  %-12s  %6d  %5d  %3d  %4s  %4d  %4d  %8d  %s\n", width, a.Name, printable(a.Shown()), a.Outbox, a.Inbox, a.Cur, done, a.Dead, a.Sent, a.Rejected, ago(a.LastActivity, now))
 		if a.Note != "" {
 			notes = append(notes, "  "+a.Name+": "+printable(a.Note))
 		}
@@ -723,9 +765,45 @@ func printBridge(e *env, b *bridgeReport, now time.Time) {
 	for _, name := range st.Unread {
 		fmt.Fprintf(e.stdout, "          no workspace named %q reads the stream yet: what is forwarded to its agents waits there until one connects as %q (remote: in parley.yaml must be that workspace's bridge name)\n", printable(name), printable(name))
 	}
+	for _, p := range st.Peers {
+		fmt.Fprintf(e.stdout, "          %s\n", peerText(p, b.Running, now))
+	}
 	if b.Refused > 0 {
 		fmt.Fprintf(e.stdout, "          %d refused naming no agent here, kept with the reason in %s\n", b.Refused, filepath.ToSlash(filepath.Join(workspace.StateDir, "bridge", "refused")))
 	}
+	if n := len(b.Retryable); n > 0 {
+		fmt.Fprintf(e.stdout, "          %d refused before that the bridge would take now: parley retry %s delivers %s\n", n, strings.Join(b.Retryable, " "), plural(n, "it", "them"))
+	}
+}
+
+// peerText says what the stream said of a remote workspace: how many
+// messages for it it has not taken, and whether its bridge reads now or
+// when it was last seen. With no bridge running here, it is what the
+// last one saw.
+func peerText(p workspace.PeerState, running bool, now time.Time) string {
+	taken := "all taken"
+	if p.Pending > 0 {
+		taken = fmt.Sprintf("%d not yet taken", p.Pending)
+	}
+	var text string
+	switch {
+	case p.Reading && running:
+		text = fmt.Sprintf("%s: reading, %s", printable(p.Name), taken)
+	case p.LastSeen.IsZero():
+		text = fmt.Sprintf("%s: %s, never seen reading", printable(p.Name), taken)
+	default:
+		text = fmt.Sprintf("%s: %s, last seen %s", printable(p.Name), taken, ago(p.LastSeen, now))
+	}
+	if !p.Reading && running {
+		text += ": its bridge does not run now"
+		if p.Pending > 0 {
+			text += " (it takes them when parley run starts there)"
+		}
+	}
+	if !running {
+		text += " (as this workspace's bridge last looked)"
+	}
+	return text
 }
 
 // failingLines says of an outbox file whose routing keeps failing which

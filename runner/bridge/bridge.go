@@ -86,6 +86,14 @@ type Options struct {
 	// its remote agent's dead/ (the runner tells its sender, see
 	// runner.Runner.TellGivenUp).
 	GivenUp func(agent, id string)
+	// Current, when set, returns the workspace as last loaded by the
+	// runner the bridge runs beside (runner.Runner.Workspace): a message
+	// from another workspace is checked against the skills and agents
+	// the router routes by now, and an agent made remote while it runs
+	// is forwarded to. Its bridge: section is the one Open was given
+	// (the stream, the name, the server): those change with a restart.
+	// Nil: the workspace Open was given, as it was loaded.
+	Current func() *workspace.Workspace
 }
 
 // Stats counts what a bridge did.
@@ -118,6 +126,11 @@ type Bridge struct {
 	unread       []string
 	warnedUnread map[string]bool
 	noReaders    bool // the server refused a look: no more are made
+	// peers is what the stream said of the remote workspaces that read
+	// it, at the last look; peerSeen the last sign of each seen by this
+	// bridge (see lookAtPeers).
+	peers    []workspace.PeerState
+	peerSeen map[string]time.Time
 	// warnedPayload is the server's max_payload last warned of as too
 	// small (see checkPayload).
 	warnedPayload int64
@@ -213,6 +226,16 @@ func (b *Bridge) Close() error {
 // Stats returns what the bridge did so far.
 func (b *Bridge) Stats() Stats {
 	return Stats{Forwarded: b.forwarded.Load(), Received: b.received.Load(), Bounced: b.bounced.Load()}
+}
+
+// workspace returns the workspace as last loaded (Options.Current).
+func (b *Bridge) workspace() *workspace.Workspace {
+	if b.opts.Current != nil {
+		if ws := b.opts.Current(); ws != nil {
+			return ws
+		}
+	}
+	return b.ws
 }
 
 func (b *Bridge) durable() string { return ConsumerName(b.cfg.Name) }
@@ -319,7 +342,7 @@ func (b *Bridge) connected(nc *nats.Conn) {
 // message to a remote agent would be given up here, into its dead/.
 func (b *Bridge) checkPayload(nc *nats.Conn) {
 	limit := nc.MaxPayload()
-	size := b.ws.Config.Router.MaxMessageSize
+	size := b.workspace().Config.Router.MaxMessageSize
 	if limit <= 0 || limit >= PayloadFor(size) {
 		return
 	}
@@ -454,6 +477,7 @@ func (b *Bridge) stateLoop(ctx context.Context, nc *nats.Conn, js jetstream.JetS
 			// seconds later.
 			looked = b.lookForReaders(ctx, js) || looked
 		}
+		b.lookAtPeers(ctx, js)
 		if b.opts.Server != nil && i%purgeEvery == 0 {
 			b.purgeTaken(ctx, js)
 		}
@@ -597,6 +621,7 @@ func (b *Bridge) writeState(nc *nats.Conn) {
 	st.Lag, st.LagStale, st.LastError, st.ErrorAt = b.lag, b.lagStale, b.lastErr, b.errAt
 	st.Unread = slices.Clone(b.unread)
 	st.NameHeldBy, st.NameAlsoClaimedBy = b.heldBy, b.alsoBy
+	st.Peers = slices.Clone(b.peers)
 	b.mu.Unlock()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -707,6 +732,7 @@ func (b *Bridge) runUntilIdle(ctx context.Context, nc *nats.Conn, js jetstream.J
 		}
 	}
 	b.lookForReaders(ctx, js)
+	b.lookAtPeers(ctx, js)
 	if _, err := s.ResetConsumer(ctx, b.durable()); err != nil {
 		return fmt.Errorf("consumer %s: %w", b.durable(), err)
 	}

@@ -38,14 +38,26 @@ func MsgID(id, agent, remote string) string { return id + "/" + agent + "@" + re
 func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error {
 	w, err := fsnotify.NewWatcher()
 	var events <-chan fsnotify.Event
-	if err == nil {
-		defer w.Close()
-		for _, a := range b.ws.Config.Agents {
-			if a.Remote != "" {
-				_ = w.Add(filepath.Join(string(b.ws.Mailbox(a.Name)), mailbox.Inbox))
+	watched := map[string]bool{}
+	// watch watches the inboxes of the remote agents as last loaded: one
+	// made remote while the bridge runs is watched from the next pass
+	// (and listed every Rescan meanwhile).
+	watch := func() {
+		if w == nil {
+			return
+		}
+		for _, a := range b.workspace().Config.Agents {
+			dir := filepath.Join(string(b.workspace().Mailbox(a.Name)), mailbox.Inbox)
+			if a.Remote != "" && !watched[dir] && w.Add(dir) == nil {
+				watched[dir] = true
 			}
 		}
+	}
+	if err == nil {
+		defer w.Close()
 		events = w.Events
+	} else {
+		w = nil
 	}
 	tick := time.NewTicker(b.opts.Rescan)
 	defer tick.Stop()
@@ -53,6 +65,7 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 	ready := false
 	looked := b.looked
 	for {
+		watch()
 		if !ready {
 			if _, err := b.setup(ctx, js); err != nil {
 				if ctx.Err() != nil {
@@ -111,7 +124,7 @@ func (b *Bridge) forwardLoop(ctx context.Context, js jetstream.JetStream) error 
 // error stops at the first copy not acknowledged, and what follows it
 // waits, so the stream gets one sender's messages in order.
 func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (int, error) {
-	all, err := b.ws.Outgoing()
+	all, err := b.workspace().Outgoing()
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
@@ -119,7 +132,7 @@ func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (in
 	var inboxes []string
 	var waiting int64
 	for _, p := range all {
-		inboxes = append(inboxes, filepath.Join(string(b.ws.Mailbox(p.Agent.Name)), mailbox.Inbox))
+		inboxes = append(inboxes, filepath.Join(string(b.workspace().Mailbox(p.Agent.Name)), mailbox.Inbox))
 		waiting += int64(len(p.IDs))
 	}
 	b.outgoing.Store(waiting)
@@ -138,7 +151,7 @@ func (b *Bridge) forwardPending(ctx context.Context, js jetstream.JetStream) (in
 		if b.synced != nil {
 			b.synced(p.Agent.Name, p.IDs)
 		}
-		box := b.ws.Mailbox(p.Agent.Name)
+		box := b.workspace().Mailbox(p.Agent.Name)
 		for ids := p.IDs; len(ids) > 0; {
 			n := min(len(ids), window)
 			done, err := b.publish(ctx, js, p.Agent, box, ids[:n])
@@ -247,7 +260,7 @@ func (b *Bridge) giveUp(box mailbox.Dir, a workspace.Agent, id, from, reason str
 	}
 	b.bounced.Add(1)
 	b.journal([]workspace.Entry{{Time: time.Now().UTC().Format(mailbox.TimeFormat), Outcome: workspace.GivenUp, ID: id, From: from, Agent: a.Name, Workspace: a.Remote,
-		Path: b.ws.Short(box.Path(mailbox.Dead, mailbox.FileName(id))), Reason: reason}})
+		Path: b.workspace().Short(box.Path(mailbox.Dead, mailbox.FileName(id))), Reason: reason}})
 	if b.opts.GivenUp != nil {
 		b.opts.GivenUp(a.Name, id)
 	}

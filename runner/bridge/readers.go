@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // Readers. A message for an agent of another workspace is published to
@@ -30,12 +32,7 @@ import (
 // exist. It changes nothing when the stream cannot be asked, and
 // reports whether it could (or had nothing to ask).
 func (b *Bridge) lookForReaders(ctx context.Context, js jetstream.JetStream) bool {
-	var remotes []string
-	for _, a := range b.ws.Config.Agents {
-		if a.Remote != "" && !slices.Contains(remotes, a.Remote) {
-			remotes = append(remotes, a.Remote)
-		}
-	}
+	remotes := b.remotes()
 	b.mu.Lock()
 	off := b.noReaders
 	b.mu.Unlock()
@@ -104,7 +101,7 @@ func (b *Bridge) readers(ctx context.Context, s jetstream.Stream) []string {
 // named remote.
 func (b *Bridge) agentsOf(remote string) []string {
 	var names []string
-	for _, a := range b.ws.Config.Agents {
+	for _, a := range b.workspace().Config.Agents {
 		if a.Remote == remote {
 			names = append(names, a.Name)
 		}
@@ -134,4 +131,102 @@ func (b *Bridge) readersRefused(err error) bool {
 		b.log.Info("the NATS user may not look at other workspaces' consumers: whether a remote: names a workspace that reads the stream is not checked", "err", err)
 	}
 	return true
+}
+
+// remotes lists the workspaces this workspace's agents live in
+// (remote:), as last loaded, in name order.
+func (b *Bridge) remotes() []string {
+	var remotes []string
+	for _, a := range b.workspace().Config.Agents {
+		if a.Remote != "" && !slices.Contains(remotes, a.Remote) {
+			remotes = append(remotes, a.Remote)
+		}
+	}
+	sort.Strings(remotes)
+	return remotes
+}
+
+// Peers. The stream knows, of each workspace's consumer, how many
+// messages for it it holds not yet taken there, and when that
+// workspace's bridge last claimed its name (its beat), took or
+// acknowledged one: what this side forwarded is acknowledged by the
+// stream, not by the workspace it goes to, and a workspace shut down
+// takes nothing until it starts again. So the bridge asks, every second,
+// for the workspaces its agents' remote: name, and says it in its state
+// (workspace.PeerState) for parley status.
+
+// lookAtPeers notes what the stream says of the remote workspaces that
+// read it. A workspace whose consumer does not exist is left out (see
+// lookForReaders); one that cannot be asked now keeps what was last
+// known of it.
+func (b *Bridge) lookAtPeers(ctx context.Context, js jetstream.JetStream) {
+	remotes := b.remotes()
+	b.mu.Lock()
+	off := b.noReaders
+	before := b.peers
+	b.mu.Unlock()
+	if off || len(remotes) == 0 {
+		b.mu.Lock()
+		b.peers = nil
+		b.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var peers []workspace.PeerState
+	for _, name := range remotes {
+		c, err := js.Consumer(ctx, b.cfg.Stream, ConsumerName(name))
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
+		}
+		if err != nil {
+			for _, p := range before {
+				if p.Name == name {
+					peers = append(peers, p)
+				}
+			}
+			continue
+		}
+		peers = append(peers, b.peerOf(name, c.CachedInfo()))
+	}
+	b.mu.Lock()
+	b.peers = peers
+	b.mu.Unlock()
+}
+
+// peerOf is what info, a remote workspace's consumer, says of it.
+func (b *Bridge) peerOf(name string, info *jetstream.ConsumerInfo) workspace.PeerState {
+	p := workspace.PeerState{Name: name, Pending: info.NumPending + uint64(info.NumAckPending)}
+	seen := func(t time.Time) {
+		if t.After(p.LastSeen) {
+			p.LastSeen = t.UTC()
+		}
+	}
+	now := info.TimeStamp // the server's: the beat is in its time
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if _, beat := claimOf(parleyMeta(info.Config.Metadata)); !beat.IsZero() {
+		p.Reading = now.Sub(beat) < holdFor
+		seen(beat)
+	}
+	seen(info.Created) // made by that workspace's bridge, when it first read
+	for _, t := range []*time.Time{info.Delivered.Last, info.AckFloor.Last} {
+		if t != nil {
+			seen(*t)
+		}
+	}
+	// A bridge that stopped cleanly took its beat back: the last one
+	// seen here is kept.
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.peerSeen == nil {
+		b.peerSeen = map[string]time.Time{}
+	}
+	if last := b.peerSeen[name]; last.After(p.LastSeen) {
+		p.LastSeen = last
+	} else {
+		b.peerSeen[name] = p.LastSeen
+	}
+	return p
 }

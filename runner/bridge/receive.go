@@ -225,17 +225,61 @@ func (b *Bridge) receiveBatch(batch []jetstream.Msg, lastSeq *uint64, syncAck bo
 // take delivers one message into the inbox of the agent its subject
 // names, or keeps it in dead/ with the reason it is refused. An error
 // means it could not do either yet: the message is taken again later.
+// It is checked against the workspace as last loaded (Options.Current).
 func (b *Bridge) take(m jetstream.Msg, meta *jetstream.MsgMetadata) (workspace.Entry, error) {
-	now := time.Now().UTC().Format(mailbox.TimeFormat)
+	ws := b.workspace()
 	data := m.Data()
-	e := workspace.Entry{Time: now, Outcome: workspace.Received}
-	to, agent, from, sender, ok := parseSubject(m.Subject())
+	e, refusal, err := Admit(ws, b.cfg.Name, m.Subject(), data)
+	e.Time = time.Now().UTC().Format(mailbox.TimeFormat)
+	if err != nil {
+		return e, err
+	}
+	if refusal != nil {
+		return b.bounce(ws, e, meta, data, refusal)
+	}
+	delivered, err := ws.Mailbox(e.To[0]).Deliver(e.ID, data, b.sync)
+	if err != nil {
+		return b.failed(ws, e, meta, data, err)
+	}
+	b.mu.Lock()
+	delete(b.attempts, strconv.FormatUint(meta.Sequence.Stream, 10)) // delivered: its failures are forgotten
+	b.mu.Unlock()
+	if !delivered {
+		e.Note = "already held: a redelivery"
+	}
+	return e, nil
+}
+
+// Refusal is why the receiving side refuses a message from another
+// workspace (see Admit).
+type Refusal struct {
+	// Reason says why, as the bridge writes it beside the message.
+	Reason string
+	// Mend says what makes the message acceptable, to be followed by
+	// "parley retry" and where the message is kept: "once it is one
+	// (parley.yaml)"; empty when nothing here mends it (a subject or id
+	// that is wrong, a sender that lives elsewhere).
+	Mend string
+}
+
+// Admit checks a message another workspace published to subject, as the
+// bridge of ws, reading the stream as name, takes it: the subject must be
+// parley.<name>.<agent>.<workspace>.<sender>; the workspace one that
+// remote: names; the agent one that lives in ws; and the message must
+// pass ws's Check as sent by sender from that workspace, to that agent.
+// It returns the journal entry of its receipt (Outcome Received, no
+// time), and the refusal when it is refused; an error when the Check
+// could not be made. parley retry checks a refused message again with
+// it, as the bridge would take it now.
+func Admit(ws *workspace.Workspace, name, subject string, data []byte) (workspace.Entry, *Refusal, error) {
+	e := workspace.Entry{Outcome: workspace.Received}
+	to, agent, from, sender, ok := parseSubject(subject)
 	e.Workspace, e.From = from, sender
 	if agent != "" {
 		e.To = []string{agent}
 	}
-	refuse := func(reason string) (workspace.Entry, error) {
-		return b.bounce(e, meta, data, reason)
+	refuse := func(mend, reason string, args ...any) (workspace.Entry, *Refusal, error) {
+		return e, &Refusal{Reason: fmt.Sprintf(reason, args...), Mend: mend}, nil
 	}
 	msg, perr := mailbox.Parse(data)
 	var id string
@@ -247,49 +291,40 @@ func (b *Bridge) take(m jetstream.Msg, meta *jetstream.MsgMetadata) (workspace.E
 		e.Type, _ = msg.Header().Get("type")
 		e.Signal, _ = msg.Header().Get("signal")
 	}
-	if !ok || to != b.cfg.Name {
-		return refuse(fmt.Sprintf("subject %q is not %s.%s.AGENT.WORKSPACE.SENDER", m.Subject(), SubjectPrefix, b.cfg.Name))
+	if !ok || to != name {
+		return refuse("", "subject %q is not %s.%s.AGENT.WORKSPACE.SENDER", subject, SubjectPrefix, name)
 	}
-	if !slices.Contains(b.ws.Config.Remotes(), from) {
-		return refuse(fmt.Sprintf("from workspace %q, which no agent of %s lives in (remote: names %s)", from, workspace.ConfigFile, orNone(b.ws.Config.Remotes())))
+	if !slices.Contains(ws.Config.Remotes(), from) {
+		return refuse(fmt.Sprintf("once an agent of %s lives in it (remote: %s)", workspace.ConfigFile, from),
+			"from workspace %q, which no agent of %s lives in (remote: names %s)", from, workspace.ConfigFile, orNone(ws.Config.Remotes()))
 	}
-	if a, known := b.ws.Agent(agent); !known {
-		return refuse(fmt.Sprintf("for %q, which is no agent of this workspace", agent))
+	if a, known := ws.Agent(agent); !known {
+		return refuse(fmt.Sprintf("once it is one (agents: in %s)", workspace.ConfigFile), "for %q, which is no agent of this workspace", agent)
 	} else if a.Remote != "" {
-		return refuse(fmt.Sprintf("for %q, which lives in workspace %q by %s (remote: %s), not in this one", agent, a.Remote, workspace.ConfigFile, a.Remote))
+		return refuse(fmt.Sprintf("once it lives here (no remote: in %s)", workspace.ConfigFile), "for %q, which lives in workspace %q by %s (remote: %s), not in this one", agent, a.Remote, workspace.ConfigFile, a.Remote)
 	}
 	if perr != nil {
-		return refuse(perr.Error())
+		return refuse("", "%s", perr.Error())
 	}
 	if e.ID == "" {
-		return refuse(fmt.Sprintf("id %q is no id of %s", id, sender))
+		return refuse("", "id %q is no id of %s", id, sender)
 	}
-	v, err := b.ws.Check(workspace.Input{File: mailbox.FileName(id), Sender: sender, Workspace: from, Message: msg, Sent: func(string) bool { return false }})
+	v, err := ws.Check(workspace.Input{File: mailbox.FileName(id), Sender: sender, Workspace: from, Message: msg, Sent: func(string) bool { return false }})
 	if err != nil {
-		return e, err
+		return e, nil, err
 	}
 	if !v.Accepted() {
-		return refuse(v.Refusal.Error())
+		return refuse(fmt.Sprintf("once this workspace's protocol takes it (its skills, %s)", workspace.ConfigFile), "%s", v.Refusal.Error())
 	}
 	if !slices.Contains(v.Agents(), agent) {
-		return refuse(fmt.Sprintf("by this workspace's %s the message does not go to %s (it goes to %s)", workspace.ConfigFile, agent, orNone(v.Agents())))
+		return refuse(fmt.Sprintf("once it does (%s)", workspace.ConfigFile), "by this workspace's %s the message does not go to %s (it goes to %s)", workspace.ConfigFile, agent, orNone(v.Agents()))
 	}
-	delivered, err := b.ws.Mailbox(agent).Deliver(id, data, b.sync)
-	if err != nil {
-		return b.failed(e, meta, data, err)
-	}
-	b.mu.Lock()
-	delete(b.attempts, strconv.FormatUint(meta.Sequence.Stream, 10)) // delivered: its failures are forgotten
-	b.mu.Unlock()
-	if !delivered {
-		e.Note = "already held: a redelivery"
-	}
-	return e, nil
+	return e, nil, nil
 }
 
 // failed counts a delivery that failed; after max_deliver tries the
 // message is kept in dead/ with the reason.
-func (b *Bridge) failed(e workspace.Entry, meta *jetstream.MsgMetadata, data []byte, err error) (workspace.Entry, error) {
+func (b *Bridge) failed(ws *workspace.Workspace, e workspace.Entry, meta *jetstream.MsgMetadata, data []byte, err error) (workspace.Entry, error) {
 	key := strconv.FormatUint(meta.Sequence.Stream, 10)
 	b.mu.Lock()
 	b.attempts[key]++
@@ -302,39 +337,52 @@ func (b *Bridge) failed(e workspace.Entry, meta *jetstream.MsgMetadata, data []b
 		return e, err
 	}
 	e.Attempts = n
-	return b.bounce(e, meta, data, fmt.Sprintf("gave up after %d tries: %v", n, err))
+	return b.bounce(ws, e, meta, data, &Refusal{Reason: fmt.Sprintf("gave up after %d tries: %v", n, err), Mend: "once what failed is mended"})
 }
 
 // bounce keeps a refused message: in its recipient's dead/ when it names
 // an agent of this workspace and carries an id, else in
-// .parley/bridge/refused/, named by its stream sequence.
-func (b *Bridge) bounce(e workspace.Entry, meta *jetstream.MsgMetadata, data []byte, reason string) (workspace.Entry, error) {
-	e.Outcome, e.Reason = workspace.Bounced, reason
+// .parley/bridge/refused/, named by its stream sequence. The reason kept
+// beside it says, when something here mends it, what, and that parley
+// retry then delivers it.
+func (b *Bridge) bounce(ws *workspace.Workspace, e workspace.Entry, meta *jetstream.MsgMetadata, data []byte, r *Refusal) (workspace.Entry, error) {
+	e.Outcome = workspace.Bounced
 	agent := ""
 	if len(e.To) == 1 {
 		agent = e.To[0]
 	}
-	if a, ok := b.ws.Agent(agent); ok && a.Remote == "" && e.ID != "" {
-		box := b.ws.Mailbox(agent)
-		if _, err := box.Bury(e.ID, data, workspace.BridgeRefused+reason, b.sync); err != nil {
+	if a, ok := ws.Agent(agent); ok && a.Remote == "" && e.ID != "" {
+		box := ws.Mailbox(agent)
+		e.Reason = r.text(e.ID)
+		if _, err := box.Bury(e.ID, data, workspace.BridgeRefused+e.Reason, b.sync); err != nil {
 			return e, err
 		}
-		e.Path = b.ws.Short(box.Path(mailbox.Dead, mailbox.FileName(e.ID)))
+		e.Path = ws.Short(box.Path(mailbox.Dead, mailbox.FileName(e.ID)))
 		return e, nil
 	}
-	dir := b.ws.BridgeRefusedDir()
+	dir := ws.BridgeRefusedDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return e, err
 	}
 	name := fmt.Sprintf("%012d.md", meta.Sequence.Stream)
-	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name+mailbox.ReasonSuffix), []byte(workspace.BridgeRefused+reason+"\n")); err != nil {
+	e.Path = ws.Short(filepath.Join(dir, name))
+	e.Reason = r.text(e.Path)
+	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name+mailbox.ReasonSuffix), []byte(workspace.BridgeRefused+e.Reason+"\n")); err != nil {
 		return e, err
 	}
 	if err := mailbox.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
 		return e, err
 	}
-	e.Path = b.ws.Short(filepath.Join(dir, name))
 	return e, nil
+}
+
+// text is the reason with what mends it, and the parley retry of what
+// names the message kept (its id, or its path) that then delivers it.
+func (r *Refusal) text(what string) string {
+	if r.Mend == "" {
+		return r.Reason
+	}
+	return fmt.Sprintf("%s; %s, parley retry %s delivers it", r.Reason, r.Mend, what)
 }
 
 // parseSubject splits parley.TO.AGENT.FROM.SENDER.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,17 @@ type Bridge struct {
 	MaxDeliver  int
 	Listen      string
 	Line        int // line of bridge: in parley.yaml
+}
+
+// SameBridge reports whether two bridge: sections say the same, wherever
+// they are in parley.yaml (nil for none).
+func SameBridge(a, b *Bridge) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Line, y.Line = 0, 0
+	return reflect.DeepEqual(x, y)
 }
 
 // Defaults of the bridge: section.
@@ -324,6 +336,27 @@ type BridgeState struct {
 	// NameAlsoClaimedBy one that tried to, and was refused.
 	NameHeldBy        string `json:"name_held_by,omitempty"`
 	NameAlsoClaimedBy string `json:"name_also_claimed_by,omitempty"`
+	// Peers are the remote workspaces (remote: of this workspace's
+	// agents) that read the stream, as the bridge last asked it, in
+	// name order: what is forwarded to an agent of one is taken there
+	// only when that workspace's bridge runs.
+	Peers []PeerState `json:"peers,omitempty"`
+}
+
+// PeerState is what the stream says of a remote workspace's consumer.
+type PeerState struct {
+	Name string `json:"name"` // its bridge name
+	// Pending is how many messages for it the stream holds that it has
+	// not taken yet (not delivered there, or delivered and not yet
+	// acknowledged), from every workspace that sends to it.
+	Pending uint64 `json:"pending"`
+	// Reading is set when its bridge claimed its name lately (it beats
+	// every few seconds while it runs): it takes what comes.
+	Reading bool `json:"reading"`
+	// LastSeen is the last sign of its bridge the stream kept, or this
+	// bridge saw: a beat, a message taken or acknowledged, its consumer
+	// made; zero when none is known.
+	LastSeen time.Time `json:"last_seen,omitzero"`
 }
 
 // BridgeStatePath is where the bridge writes its state.

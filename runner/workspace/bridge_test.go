@@ -279,3 +279,34 @@ func TestOutgoing(t *testing.T) {
 		t.Errorf("Outgoing() (-want +got):\n%s", diff)
 	}
 }
+
+// TestSameBridge: a reload tells a changed bridge: section (which the
+// running bridge does not follow) from one only moved in parley.yaml.
+func TestSameBridge(t *testing.T) {
+	base := Bridge{Name: "hub", URLs: []string{"nats://a:4222"}, Stream: DefaultStream, MaxDeliver: DefaultMaxDeliver, Line: 1}
+	moved := base
+	moved.Line = 9
+	renamed := base
+	renamed.Name = "inn"
+	other := base
+	other.URLs = []string{"nats://b:4222"}
+	tests := []struct {
+		name string
+		a, b *Bridge
+		want bool
+	}{
+		{"both none", nil, nil, true},
+		{"one added", nil, &base, false},
+		{"one removed", &base, nil, false},
+		{"moved to another line", &base, &moved, true},
+		{"renamed", &base, &renamed, false},
+		{"another server", &base, &other, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SameBridge(tt.a, tt.b); got != tt.want {
+				t.Errorf("SameBridge() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -34,15 +34,20 @@ type AgentStatus struct {
 	Awaited []Awaited `json:"awaited,omitempty"`
 	// Remote is the workspace the agent lives in (remote: in
 	// parley.yaml); its inbox here is what the bridge forwards there.
-	Remote   string `json:"remote,omitempty"`
-	Note     string `json:"note,omitempty"`
-	Outbox   int    `json:"outbox"`   // written, not yet routed
-	Inbox    int    `json:"inbox"`    // delivered, not yet handled
-	Cur      int    `json:"cur"`      // being handled
-	Done     int    `json:"done"`     // handled
-	Dead     int    `json:"dead"`     // given up
-	Sent     int    `json:"sent"`     // routed from its outbox
-	Rejected int    `json:"rejected"` // refused from its outbox
+	Remote string `json:"remote,omitempty"`
+	// Forwarded counts, for an agent that lives in another workspace,
+	// the copies the bridge forwarded to it: acknowledged by the stream,
+	// not yet known taken there (BridgeState.Peers says what that
+	// workspace has not taken). Done counts the same copies, in done/.
+	Forwarded int    `json:"forwarded,omitempty"`
+	Note      string `json:"note,omitempty"`
+	Outbox    int    `json:"outbox"`   // written, not yet routed
+	Inbox     int    `json:"inbox"`    // delivered, not yet handled
+	Cur       int    `json:"cur"`      // being handled
+	Done      int    `json:"done"`     // handled
+	Dead      int    `json:"dead"`     // given up
+	Sent      int    `json:"sent"`     // routed from its outbox
+	Rejected  int    `json:"rejected"` // refused from its outbox
 	// LastActivity is the last time a message entered or left any of the
 	// agent's mailbox states; zero when none ever did.
 	LastActivity time.Time `json:"last_activity,omitzero"`
@@ -191,6 +196,9 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 			if err == nil && state != mailbox.Tmp && info.ModTime().After(s.LastActivity) {
 				s.LastActivity = info.ModTime()
 			}
+		}
+		if a.Remote != "" {
+			s.Forwarded = s.Done // a copy forwarded moves to done/
 		}
 		s.State = stateShown(a, run, ran, running, s.Inbox)
 		for _, p := range []struct {
