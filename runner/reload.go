@@ -326,7 +326,7 @@ func (r *Runner) startRetired() {
 // runner would not write again).
 func (r *Runner) writeRunnerInfo() {
 	ws := r.ws()
-	info := workspace.RunnerInfo{PID: os.Getpid(), Started: r.config.started, Loaded: r.config.loaded, Agents: ws.AgentNames(), Files: r.config.stamp.String(),
+	info := workspace.RunnerInfo{PID: os.Getpid(), Started: r.config.started, Loaded: r.config.loaded, Looked: r.looked, Agents: ws.AgentNames(), Files: r.config.stamp.String(),
 		Unwatched: r.unwatchedAgents(), Mailboxes: maps.Clone(r.troubles), Failing: r.toldFailing}
 	if r.config.err != nil {
 		info.ConfigError, info.ConfigErrorAt = r.config.err.Error(), r.config.errAt

@@ -292,6 +292,10 @@ type Runner struct {
 	watcher  *fsnotify.Watcher // while watch runs; nil when none could be made
 	outboxes map[string]string // outbox directory -> agent, while watch runs
 	rescan   *time.Ticker
+	// looked is when the runner last looked at every outbox (at start,
+	// then at each rescan): runner.json says it, for parley status to
+	// tell a runner that holds the workspace and does nothing.
+	looked time.Time
 
 	// See repair.go.
 	repairAsked atomic.Bool       // a worker found a directory missing
@@ -563,6 +567,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 	}
 	now := opts.Now()
 	r.config = configWatch{stamp: workspace.StampConfig(ws.Root), started: now, loaded: now}
+	r.looked = now
 	r.takeUpWaits()
 	r.writeRunnerInfo()
 	return r, nil
@@ -835,6 +840,8 @@ func (r *Runner) watch(ctx context.Context) error {
 			}
 			r.repair()
 			r.scan()
+			r.looked = r.opts.Now()
+			r.writeRunnerInfo()
 			r.dropOrphanReasons()
 			for name := range r.workers {
 				r.notify(name) // an inbox another process delivered to (a bridge of its own)

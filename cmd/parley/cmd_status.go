@@ -140,6 +140,10 @@ type statusReport struct {
 	// `parley run` started now is handed the table.
 	Seat   bool                    `json:"runner_is_seat,omitempty"`
 	Runner *workspace.RunnerInfo   `json:"runner,omitempty"` // what the running runner says of its configuration
+	// RunnerIdle, when set, says since when the running runner has not
+	// looked at the outboxes, though it looks every rescan interval:
+	// it holds the workspace and does nothing (see runnerIdle).
+	RunnerIdle string `json:"runner_idle_since,omitempty"`
 	Agents []workspace.AgentStatus `json:"agents"`
 	// Unknown are mailboxes of no agent of parley.yaml: what an agent
 	// renamed or removed left behind.
@@ -299,6 +303,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
 	rep.Seat = rep.RunnerPID > 0 && ws.SeatHolds()
+	if rep.RunnerPID > 0 && runnerIdle(rep.Runner, ws.Config.Router.RescanInterval, time.Now()) {
+		rep.RunnerIdle = rep.Runner.Looked.UTC().Format(time.RFC3339)
+	}
 	if opts.ConfigError != nil {
 		rep.ConfigError = opts.ConfigError.Error()
 	} else if protocol, err := ws.Protocol(); err == nil {
@@ -380,6 +387,10 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 		runnerState = "running"
 	}
 	fmt.Fprintf(e.stdout, "workspace %s\nrunner    %s\n", ws.Root, runnerState)
+	if rep.RunnerIdle != "" {
+		fmt.Fprintf(e.stdout, "          but it has not looked at the outboxes since %s, and it looks every %s: it holds the workspace and does nothing (stopped with kill -STOP or Ctrl-Z, its machine asleep, or stuck): kill -CONT %d, or stop it and start parley run again\n",
+			ago(rep.Runner.Looked, now), ws.Config.Router.RescanInterval, rep.RunnerPID)
+	}
 	shownConfigError := "" // the running runner's, shown under config
 	if info := rep.Runner; info != nil {
 		fmt.Fprintf(e.stdout, "config    loaded %s\n", ago(info.Loaded, now))
@@ -852,4 +863,15 @@ func ago(t, now time.Time) string {
 		rel = fmt.Sprintf("%ds ago", int(d.Seconds()))
 	}
 	return t.Local().Format("2006-01-02 15:04:05") + " (" + rel + ")"
+}
+
+// runnerIdle reports whether a running runner's last look at the
+// outboxes (info.Looked) is more than three of its rescan intervals
+// old: it holds the workspace and does nothing (a SIGSTOP, a machine
+// asleep, a runner stuck), though parley status said it was running.
+func runnerIdle(info *workspace.RunnerInfo, every time.Duration, now time.Time) bool {
+	if info == nil || info.Looked.IsZero() || every <= 0 {
+		return false
+	}
+	return now.Sub(info.Looked) > 3*every
 }

@@ -23,6 +23,10 @@ type RunnerInfo struct {
 	// Agents the agents it has.
 	Loaded time.Time `json:"loaded"`
 	Agents []string  `json:"agents"`
+	// Looked is when it last looked at every outbox (its rescan, every
+	// router.rescan_interval): much older, it holds the workspace but
+	// does nothing (stopped with SIGSTOP, its machine asleep, stuck).
+	Looked time.Time `json:"looked,omitzero"`
 	// ConfigError says why parley.yaml (or a skill it names), as it was
 	// at ConfigErrorAt, was not loaded; empty when the files on disk are
 	// the ones loaded.
