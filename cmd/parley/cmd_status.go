@@ -138,13 +138,13 @@ type statusReport struct {
 	RunnerPID int    `json:"runner_pid,omitempty"` // -1: a runner holds the lock, pid unknown
 	// Seat says the runner is a person's seat's (parley play): a
 	// `parley run` started now is handed the table.
-	Seat   bool                    `json:"runner_is_seat,omitempty"`
-	Runner *workspace.RunnerInfo   `json:"runner,omitempty"` // what the running runner says of its configuration
+	Seat   bool                  `json:"runner_is_seat,omitempty"`
+	Runner *workspace.RunnerInfo `json:"runner,omitempty"` // what the running runner says of its configuration
 	// RunnerIdle, when set, says since when the running runner has not
 	// looked at the outboxes, though it looks every rescan interval:
 	// it holds the workspace and does nothing (see runnerIdle).
-	RunnerIdle string `json:"runner_idle_since,omitempty"`
-	Agents []workspace.AgentStatus `json:"agents"`
+	RunnerIdle string                  `json:"runner_idle_since,omitempty"`
+	Agents     []workspace.AgentStatus `json:"agents"`
 	// Unknown are mailboxes of no agent of parley.yaml: what an agent
 	// renamed or removed left behind.
 	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
