@@ -21,6 +21,7 @@ import (
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/mcpserver"
 	"github.com/parley-dev/parley/runner/workspace"
+	"github.com/parley-dev/parley/skills"
 )
 
 func mcpCommand(e *env) *cli.Command {
@@ -81,7 +82,8 @@ func mcpCommand(e *env) *cli.Command {
 			for _, w := range warnings {
 				fmt.Fprintf(e.stderr, "parley: warning: %s\n", w)
 			}
-			s := mcpserver.New(newMCPMailbox(ws, agent), mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent), Stop: ending, Warnings: warnings})
+			exTo, exType := mcpExamples(ws, agent)
+			s := mcpserver.New(newMCPMailbox(ws, agent), mcpserver.Options{Agent: agent, Version: buildVersion().Version, Extra: gmTools(ws, agent), Stop: ending, Warnings: warnings, ExampleTo: exTo, ExampleType: exType})
 			return serveMCP(c.Context, s, t)
 		},
 	}
@@ -424,7 +426,104 @@ func (b *mcpMailbox) Unrouted(ctx context.Context) string {
 }
 
 func (b *mcpMailbox) Protocol(ctx context.Context) (string, error) {
-	return protocolText(b.ws(ctx), b.agent)
+	return toolProtocolText(b.ws(ctx), b.agent)
+}
+
+// mayPost returns the message types of the workspace's skills agent may
+// send, as the check decides it (skills.Type.SenderRefusal), by skill,
+// and the names of those it may not.
+func mayPost(ws *workspace.Workspace, agent string) (may map[*skills.Skill][]*skills.Type, mayNot []string, err error) {
+	set, err := ws.Protocol()
+	if err != nil || set == nil {
+		return nil, nil, err
+	}
+	party := ws.Party(agent)
+	may = map[*skills.Skill][]*skills.Type{}
+	for _, s := range set.Skills {
+		for _, t := range s.Types {
+			if t.SenderRefusal(party) == "" {
+				may[s] = append(may[s], t)
+			} else {
+				mayNot = append(mayNot, t.Name)
+			}
+		}
+	}
+	return may, mayNot, nil
+}
+
+// mcpExamples returns an agent agent may write to and a message type it
+// may send, for the examples of the send and reply tools: the first type
+// it may send and an agent of a role that type goes to, else another
+// agent of the workspace; "" where there is none.
+func mcpExamples(ws *workspace.Workspace, agent string) (to, typ string) {
+	may, _, _ := mayPost(ws, agent)
+	var roles []string
+	if set, _ := ws.Protocol(); set != nil {
+		for _, s := range set.Skills {
+			if len(may[s]) > 0 {
+				typ, roles = may[s][0].Name, may[s][0].Recipients
+				break
+			}
+		}
+	}
+	for _, a := range ws.Config.Agents {
+		if a.Name == agent {
+			continue
+		}
+		if len(roles) > 0 && ws.HasRole(a.Name, roles...) {
+			return a.Name, typ
+		}
+		if to == "" {
+			to = a.Name
+		}
+	}
+	return to, typ
+}
+
+// toolProtocolText is what parley mcp's protocol tool tells the client:
+// its roles, and the message types it may send (as the check decides),
+// with their fields as its send tool takes them (type and signal are
+// arguments of their own); the other types of the protocol by name.
+func toolProtocolText(ws *workspace.Workspace, agent string) (string, error) {
+	may, mayNot, err := mayPost(ws, agent)
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "%s has the roles %s.\n", agent, strings.Join(ws.Roles(agent), ", "))
+	if len(ws.Config.Skills) == 0 {
+		out.WriteString("\nThis workspace checks messages against no protocol: any message with a recipient goes.\n")
+		return out.String(), nil
+	}
+	set, _ := ws.Protocol()
+	sent := false
+	for _, s := range set.Skills {
+		if len(may[s]) == 0 {
+			continue
+		}
+		if !sent {
+			fmt.Fprintf(&out, "\nThe message types %s may send (send's type argument), with where each goes and its fields:\n", agent)
+			sent = true
+		}
+		fmt.Fprintf(&out, "\n%s", s.Name)
+		if s.Version != "" {
+			fmt.Fprintf(&out, " (version %s)", s.Version)
+		}
+		out.WriteString("\n")
+		if s.Description != "" {
+			fmt.Fprintf(&out, "%s\n", s.Description)
+		}
+		for _, t := range may[s] {
+			describeType(&out, t, true)
+		}
+	}
+	if !sent {
+		fmt.Fprintf(&out, "\n%s may send no message type of this workspace's protocol: only informal messages (no type).\n", agent)
+	}
+	if len(mayNot) > 0 {
+		fmt.Fprintf(&out, "\nTypes others send, which %s may not: %s.\n", agent, strings.Join(mayNot, ", "))
+	}
+	return out.String(), nil
 }
 
 // protocolText is what an agent is told of the protocol it speaks: its

@@ -127,7 +127,7 @@ func TestMCP(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"send", map[string]any{"to": 5, "body": "x"}, `bad arguments: to: want a list of agents, e.g. ["corwin"], got 5`},
+		{"send", map[string]any{"to": 5, "body": "x"}, `bad arguments: to: want a list of agent names, got 5`},
 		{"send", map[string]any{"to": []string{"gm"}, "fields": "x"}, `bad arguments: fields: want an object, got "x"`},
 		{"wait", map[string]any{"seconds": "ten"}, `bad arguments: seconds: want a whole number, got "ten"`},
 	} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -357,5 +358,70 @@ func TestMCPInboxLimitAndID(t *testing.T) {
 		if out, isErr := c.call(tool, map[string]any{}); !isErr || out != "id: missing: give the message's id (its last six hex digits are enough)" {
 			t.Errorf("%s {} = %q (error %v), want that the id is missing", tool, out, isErr)
 		}
+	}
+}
+
+// TestMCPProtocolForAgent guards repro-4: the protocol tool said "the
+// message types AGENT may send" but listed every type, gave type and
+// signal as fields though send takes them as arguments, and the send and
+// reply schemas gave D&D examples (["gm"], PLAYER_TO_GM) in a pipeline
+// workspace. It lists the types the check lets the agent send, and the
+// examples are the workspace's own.
+func TestMCPProtocolForAgent(t *testing.T) {
+	ws := newWorkspace(t, t.TempDir(), "skills: [dev-pipeline]\nagents:\n  - {name: you, role: human}\n  - {name: orch, role: orchestrator}\n  - architect\n")
+	to, typ := mcpExamples(ws, "architect")
+	if to != "orch" || typ != "triage_result" {
+		t.Errorf("mcpExamples = %q, %q; want orch, triage_result", to, typ)
+	}
+	c := newMCPClient(t, ws, "architect", mcpserver.Options{ExampleTo: to, ExampleType: typ}, nil)
+	out, isErr := c.call("protocol", nil)
+	if isErr {
+		t.Fatal(out)
+	}
+	for _, want := range []string{
+		"The message types architect may send (send's type argument)",
+		"\ntriage_result  (line ", "\nplan_result  (line ",
+		"\n  type: plan_result (the argument type)\n",
+		"\n  signal                       required, as the argument signal; one of plan_complete, blocked, escalate\n",
+		"\nTypes others send, which architect may not: worker_submission, review_verdict, ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("protocol has no %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"\nworker_submission  (line", "\n  type    ", "\n  signal (", "from orchestrator to worker"} {
+		if strings.Contains(out, not) {
+			t.Errorf("protocol has %q, a type architect may not send or a field send takes as an argument:\n%s", not, out)
+		}
+	}
+	tools, err := c.cs.ListTools(c.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name != "send" && tl.Name != "reply" {
+			continue
+		}
+		b, _ := json.Marshal(tl.InputSchema)
+		for _, dnd := range []string{"gm", "PLAYER_TO_GM", "NARRATIVE", "corwin", "narrator"} {
+			if strings.Contains(string(b), dnd) {
+				t.Errorf("%s's schema speaks of %s in a pipeline workspace: %s", tl.Name, dnd, b)
+			}
+		}
+		for _, want := range []string{`(e.g. [\"orch\"])`, "(e.g. triage_result)"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s's schema has no %s: %s", tl.Name, want, b)
+			}
+		}
+	}
+}
+
+// TestMCPProtocolDotted: the protocol tool says how a field of a dotted
+// name is given (repro-2).
+func TestMCPProtocolDotted(t *testing.T) {
+	ws := newWorkspace(t, t.TempDir(), "skills: [dev-pipeline]\nagents:\n  - {name: orch, role: orchestrator}\n  - auditor\n")
+	out, err := toolProtocolText(ws, "auditor")
+	if want := `(a dotted name is a field inside another: give security_findings.critical as fields {"security_findings": {"critical": ...}}, or by its dotted name)`; err != nil || !strings.Contains(out, want) {
+		t.Errorf("protocol (%v) has no %q:\n%s", err, want, out)
 	}
 }

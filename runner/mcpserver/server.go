@@ -26,11 +26,11 @@ import (
 
 // Outgoing is a message the agent sends.
 type Outgoing struct {
-	To     Names          `json:"to,omitempty" jsonschema:"the agents (or characters) it is for, e.g. [\"gm\"] (one name alone is taken too); leave out to let the protocol choose; [\"*\"] for everyone" want:"a list of agents, e.g. [\"corwin\"]"`
-	CC     Names          `json:"cc,omitempty" jsonschema:"agents that get a copy, e.g. [\"narrator\"]" want:"a list of agents, e.g. [\"corwin\"]"`
-	Type   string         `json:"type,omitempty" jsonschema:"the message type (NARRATIVE, PLAYER_TO_GM, review_verdict, ...); leave out for an informal message"`
-	Signal string         `json:"signal,omitempty" jsonschema:"the signal (pass, fail, ...), for protocols that route by it"`
-	Fields map[string]any `json:"fields,omitempty" jsonschema:"the protocol's fields of the type, by name"`
+	To     Names          `json:"to,omitempty" jsonschema:"the agents (or characters) it is for, by name (one name alone is taken too); leave out to let the protocol choose; [\"*\"] for everyone" want:"a list of agent names"`
+	CC     Names          `json:"cc,omitempty" jsonschema:"agents that get a copy, by name" want:"a list of agent names"`
+	Type   string         `json:"type,omitempty" jsonschema:"the message type, as the protocol tool lists it; leave out for an informal message"`
+	Signal string         `json:"signal,omitempty" jsonschema:"the signal, for protocols that route by it (the protocol tool lists each type's)"`
+	Fields map[string]any `json:"fields,omitempty" jsonschema:"the protocol's fields of the type, by name (a dotted name, a.b, is the field b inside a)"`
 	Body   string         `json:"body,omitempty" jsonschema:"the free text of the message"`
 }
 
@@ -115,6 +115,10 @@ type Options struct {
 	// Progress is how often a wait sends a progress notification to a
 	// client that gave a progressToken; 0 means 15 seconds.
 	Progress time.Duration
+	// ExampleTo and ExampleType are an agent the agent may write to and a
+	// message type it may send, from its workspace, which the send and
+	// reply tools' descriptions give as examples; empty: none is given.
+	ExampleTo, ExampleType string
 	// Warnings are told to each client as its session starts: in the
 	// server's instructions, and as log messages (level warning) once
 	// the client sets a log level.
@@ -198,7 +202,7 @@ func New(box Mailbox, opts Options) *mcp.Server {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil, nil
 	}
-	addTool(s, &mcp.Tool{Name: "send", Description: "Send a message as " + opts.Agent + ". It is checked as parley's router checks it (protocol, recipients, fields); a refusal is returned with its reason, and nothing is sent."},
+	addTool(s, &mcp.Tool{Name: "send", InputSchema: withExamples[Outgoing](opts), Description: "Send a message as " + opts.Agent + ". It is checked as parley's router checks it (protocol, recipients, fields); a refusal is returned with its reason, and nothing is sent."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, m Outgoing) (*mcp.CallToolResult, any, error) {
 			id, err := box.Send(ctx, m)
 			if err != nil {
@@ -257,7 +261,7 @@ func New(box Mailbox, opts Options) *mcp.Server {
 			}
 			return text(t)
 		})
-	addTool(s, &mcp.Tool{Name: "reply", Description: "Answer a message: to its sender, in its thread, with reply_to set; it is then marked handled. Checked as send is."},
+	addTool(s, &mcp.Tool{Name: "reply", InputSchema: withExamples[replyArgs](opts), Description: "Answer a message: to its sender, in its thread, with reply_to set; it is then marked handled. Checked as send is."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a replyArgs) (*mcp.CallToolResult, any, error) {
 			if strings.TrimSpace(a.ID) == "" {
 				return nil, nil, errNoID
@@ -430,16 +434,41 @@ func (s *sessions) warn(ctx context.Context, ss *mcp.ServerSession, warnings []s
 	}
 }
 
+// schemaOf returns the JSON schema of In, one of this file's types,
+// whose schema is always made; were it not, any object goes, and
+// toolargs.Decode still checks.
+func schemaOf[In any]() any {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return schema
+}
+
+// withExamples returns the schema of In, a message sent, with the
+// examples of opts (ExampleTo, ExampleType) in the descriptions of to
+// and type: the workspace's own names, not another protocol's.
+func withExamples[In any](opts Options) any {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		return schemaOf[In]()
+	}
+	if p := schema.Properties["to"]; p != nil && opts.ExampleTo != "" {
+		p.Description += fmt.Sprintf(" (e.g. [%q])", opts.ExampleTo)
+	}
+	if p := schema.Properties["type"]; p != nil && opts.ExampleType != "" {
+		p.Description += fmt.Sprintf(" (e.g. %s)", opts.ExampleType)
+	}
+	return schema
+}
+
 // addTool adds a tool whose arguments are In, described to the client by
 // In's JSON schema and read by toolargs.Decode, whose errors say the
 // argument and what it wants (the SDK's own AddTool answers with its
 // schema validator's words, or Go's). An error of h is the tool's error.
 func addTool[In any](s *mcp.Server, t *mcp.Tool, h func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error)) {
-	// In is one of this file's types, whose schema is always made; were it
-	// not, any object goes, and Decode still checks.
-	t.InputSchema = json.RawMessage(`{"type":"object"}`)
-	if schema, err := jsonschema.For[In](nil); err == nil {
-		t.InputSchema = schema
+	if t.InputSchema == nil {
+		t.InputSchema = schemaOf[In]()
 	}
 	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
