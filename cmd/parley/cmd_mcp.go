@@ -395,7 +395,7 @@ func (b *mcpMailbox) Reply(ctx context.Context, arg string, m mcpserver.Outgoing
 			return err
 		})
 		if err == nil && before != "" && !strings.HasPrefix(out, before) {
-			note = strings.TrimPrefix(note+"\n"+fmt.Sprintf("%s was answered already by %s (%s, perhaps by another session of %s): this is a second answer", id, b.agent, before, b.agent), "\n")
+			note = strings.TrimPrefix(note+"\n"+fmt.Sprintf("%s was answered already by %s (%s): this is a second answer", id, b.agent, before), "\n")
 		}
 		return err
 	})

@@ -230,7 +230,7 @@ func TestMCPReplyAnsweredAlready(t *testing.T) {
 	}
 	first := strings.TrimPrefix(strings.SplitN(out, "\n", 2)[0], "sent ")
 	out, isErr = c2.call("reply", map[string]any{"id": id, "body": "answer from session 2"})
-	want := fmt.Sprintf("%s was answered already by a (%s, perhaps by another session of a): this is a second answer", id, first)
+	want := fmt.Sprintf("%s was answered already by a (%s): this is a second answer", id, first)
 	if isErr || !strings.HasPrefix(out, "sent ") || !strings.Contains(out, want) {
 		t.Errorf("second reply = %q (error %v), want it sent, saying %q", out, isErr, want)
 	}
@@ -307,6 +307,14 @@ func TestMCPWaitProgress(t *testing.T) {
 	}
 	if n := len(progress); n != 0 {
 		t.Errorf("%d progress notifications to a call with no progressToken, want none", n)
+	}
+	// Without a progressToken, a wait longer than BareWait is cut to it,
+	// saying so (the client would have failed the call).
+	b := newMCPClient(t, ws, "a", mcpserver.Options{BareWait: time.Second}, nil)
+	begun := time.Now()
+	out, _ := b.call("wait", map[string]any{"seconds": 30})
+	if want := "no message came in 1 second (of the 30 asked: a wait is cut to 1 second for a client that gives no progressToken, as many give up on a call after 60; call wait again)"; out != want || time.Since(begun) > 10*time.Second {
+		t.Errorf("wait 30 s with no progressToken = %q after %v, want %q", out, time.Since(begun), want)
 	}
 	params.SetProgressToken("w1")
 	if _, err := c.cs.CallTool(c.ctx, params); err != nil {

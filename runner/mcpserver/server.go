@@ -115,6 +115,12 @@ type Options struct {
 	// Progress is how often a wait sends a progress notification to a
 	// client that gave a progressToken; 0 means 15 seconds.
 	Progress time.Duration
+	// BareWait is the longest a wait runs for a client that gave no
+	// progressToken; 0 means 55 seconds. Clients of the TypeScript SDK
+	// (the MCP Inspector) fail a call after 60 seconds unless a progress
+	// notification resets their clock: a wait cut short, saying so, is
+	// better than a call that fails.
+	BareWait time.Duration
 	// ExampleTo and ExampleType are an agent the agent may write to and a
 	// message type it may send, from its workspace, which the send and
 	// reply tools' descriptions give as examples; empty: none is given.
@@ -164,6 +170,9 @@ func New(box Mailbox, opts Options) *mcp.Server {
 	}
 	if opts.Progress <= 0 {
 		opts.Progress = 15 * time.Second
+	}
+	if opts.BareWait <= 0 {
+		opts.BareWait = 55 * time.Second
 	}
 	seen := &sessions{shown: map[*mcp.ServerSession]map[string]bool{}, told: map[*mcp.ServerSession]*told{}}
 	sopts := &mcp.ServerOptions{}
@@ -282,7 +291,7 @@ func New(box Mailbox, opts Options) *mcp.Server {
 			}
 			return text("done " + a.ID)
 		})
-	addTool(s, &mcp.Tool{Name: "wait", Description: fmt.Sprintf("Return the oldest message in the inbox this session has not been shown yet (by wait, inbox or read), at once; if there is none, wait until one arrives, or the time runs out (seconds: 1 to %d, %d when left out), and say none came. A client that gives a progressToken is sent a progress notification every %s while it waits (a client with a request timeout of 60 seconds needs them for a longer wait).", waitMost, waitDefault, opts.Progress)},
+	addTool(s, &mcp.Tool{Name: "wait", Description: fmt.Sprintf("Return the oldest message in the inbox this session has not been shown yet (by wait, inbox or read), at once; if there is none, wait until one arrives, or the time runs out (seconds: 1 to %d, %d when left out), and say none came. A client that gives a progressToken is sent a progress notification every %s while it waits; for one that gives none, a wait is cut to %s (many clients give up on a call after 60 seconds).", waitMost, waitDefault, opts.Progress, opts.BareWait)},
 		func(ctx context.Context, req *mcp.CallToolRequest, a waitArgs) (*mcp.CallToolResult, any, error) {
 			secs := waitDefault
 			if a.Seconds != nil {
@@ -297,19 +306,22 @@ func New(box Mailbox, opts Options) *mcp.Server {
 				return nil, nil, fmt.Errorf("seconds: %d is longer than a wait may be: give 1 to %d (left out: %d)", secs, waitMost, waitDefault)
 			}
 			start := time.Now()
-			wctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
-			defer cancel()
-			tick := time.NewTicker(opts.Poll)
-			defer tick.Stop()
 			// progress is nil, and never ready, for a client that gave no
-			// progressToken.
+			// progressToken: its wait is cut to opts.BareWait.
 			var progress <-chan time.Time
 			token := req.Params.GetProgressToken()
+			limit, cut := time.Duration(secs)*time.Second, false
 			if token != nil {
 				pt := time.NewTicker(opts.Progress)
 				defer pt.Stop()
 				progress = pt.C
+			} else if limit > opts.BareWait {
+				limit, cut = opts.BareWait, true
 			}
+			wctx, cancel := context.WithTimeout(ctx, limit)
+			defer cancel()
+			tick := time.NewTicker(opts.Poll)
+			defer tick.Stop()
 			for {
 				list, err := box.Inbox(wctx)
 				if err != nil {
@@ -331,6 +343,11 @@ func New(box Mailbox, opts Options) *mcp.Server {
 					return text("no message came: the session is ending")
 				case <-wctx.Done():
 					msg := fmt.Sprintf("no message came in %d %s", secs, plural(secs, "second", "seconds"))
+					if cut {
+						n := int(limit / time.Second)
+						unit := plural(n, "second", "seconds")
+						msg = fmt.Sprintf("no message came in %d %s (of the %d asked: a wait is cut to %d %s for a client that gives no progressToken, as many give up on a call after 60; call wait again)", n, unit, secs, n, unit)
+					}
 					if n := len(list); n > 0 {
 						msg += fmt.Sprintf("; the inbox holds %d %s shown before, not yet handled (reply or done marks one handled)", n, plural(n, "message", "messages"))
 					}
