@@ -528,9 +528,10 @@ func toolProtocolText(ws *workspace.Workspace, agent string) (string, error) {
 
 // protocolText is what an agent is told of the protocol it speaks: its
 // roles, and the message types of the workspace's skills with their
-// fields (as parley skills show prints them). An MCP client reads it
-// with the protocol tool; an openai agent's model is given it in its
-// prompt.
+// fields (as parley skills show prints them). An openai agent's model is
+// given it in its prompt, a program agent in its context file (an MCP
+// client's protocol tool gives toolProtocolText: the types it may send,
+// as its send tool takes them).
 //
 // The skills are the workspace's Protocol, read once per loaded
 // parley.yaml: a program agent's context file asks for this text when its

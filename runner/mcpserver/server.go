@@ -263,7 +263,7 @@ func New(box Mailbox, opts Options) *mcp.Server {
 			}
 			if list, err := box.Inbox(ctx); err == nil {
 				for _, m := range list {
-					if m.ID == a.ID || strings.HasSuffix(m.ID, a.ID) {
+					if strings.HasSuffix(m.ID, a.ID) || strings.HasPrefix(m.ID, a.ID) { // a short id is an end or a start of the id
 						seen.show(req.Session, m.ID)
 					}
 				}
