@@ -174,24 +174,21 @@ func New(box Mailbox, opts Options) *mcp.Server {
 	if opts.BareWait <= 0 {
 		opts.BareWait = 55 * time.Second
 	}
-	seen := &sessions{shown: map[*mcp.ServerSession]map[string]bool{}, told: map[*mcp.ServerSession]*told{}}
+	seen := &sessions{shown: map[*mcp.ServerSession]map[string]bool{}, warned: map[*mcp.ServerSession]bool{}}
 	sopts := &mcp.ServerOptions{}
 	if len(opts.Warnings) > 0 {
 		sopts.Instructions = "Warning: " + strings.Join(opts.Warnings, "\nWarning: ")
-		// The warnings are logged once the client has set a log level:
-		// the SDK sends no log message before (and most clients set it
-		// after initialized, if ever).
-		sopts.InitializedHandler = func(ctx context.Context, req *mcp.InitializedRequest) {
-			seen.warn(ctx, req.Session, opts.Warnings, false)
-		}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "parley", Title: "parley: the mailbox of " + opts.Agent, Version: opts.Version}, sopts)
 	if len(opts.Warnings) > 0 {
+		// The warnings are logged once the client has set a log level:
+		// the SDK sends no log message before (and most clients set it
+		// after initialized, if ever).
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				res, err := next(ctx, method, req)
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "logging/setLevel" && err == nil {
-					seen.warn(ctx, ss, opts.Warnings, true)
+					seen.warn(ctx, ss, opts.Warnings)
 				}
 				return res, err
 			}
@@ -404,14 +401,10 @@ func plural(n int, one, many string) string {
 
 // sessions is what each session was shown and told.
 type sessions struct {
-	mu    sync.Mutex
-	shown map[*mcp.ServerSession]map[string]bool // ids of inbox messages shown
-	told  map[*mcp.ServerSession]*told
+	mu     sync.Mutex
+	shown  map[*mcp.ServerSession]map[string]bool // ids of inbox messages shown
+	warned map[*mcp.ServerSession]bool            // sent the server's warnings
 }
-
-// told is whether a session was sent the server's warnings, and whether
-// it set a log level (without one the SDK sends no log message).
-type told struct{ warned, level bool }
 
 func (s *sessions) show(ss *mcp.ServerSession, id string) {
 	s.mu.Lock()
@@ -428,18 +421,12 @@ func (s *sessions) isShown(ss *mcp.ServerSession, id string) bool {
 	return s.shown[ss][id]
 }
 
-// warn sends the warnings to ss as log messages, once, when the session
-// has set a log level: setLevel says it just did.
-func (s *sessions) warn(ctx context.Context, ss *mcp.ServerSession, warnings []string, setLevel bool) {
+// warn sends the warnings to ss as log messages, once: the session has
+// just set a log level (without one the SDK sends no log message).
+func (s *sessions) warn(ctx context.Context, ss *mcp.ServerSession, warnings []string) {
 	s.mu.Lock()
-	t := s.told[ss]
-	if t == nil {
-		t = &told{}
-		s.told[ss] = t
-	}
-	t.level = t.level || setLevel
-	send := t.level && !t.warned
-	t.warned = t.warned || send
+	send := !s.warned[ss]
+	s.warned[ss] = true
 	s.mu.Unlock()
 	if !send {
 		return
