@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
@@ -137,12 +138,15 @@ func serveMCP(ctx context.Context, s *mcp.Server, t mcp.Transport) error {
 type mcpMailbox struct {
 	live  *workspace.Live
 	agent string
+
+	mu      sync.Mutex
+	summary map[string]mcpserver.Summary // of the inbox's messages, by id: a message there does not change
 }
 
 // newMCPMailbox returns the mailbox of agent in ws, kept as ws is on
 // disk.
 func newMCPMailbox(ws *workspace.Workspace, agent string) *mcpMailbox {
-	return &mcpMailbox{live: workspace.NewLive(ws), agent: agent}
+	return &mcpMailbox{live: workspace.NewLive(ws), agent: agent, summary: map[string]mcpserver.Summary{}}
 }
 
 // ws returns the workspace as it is on disk now: as it was read last
@@ -307,23 +311,36 @@ func (b *mcpMailbox) Send(ctx context.Context, m mcpserver.Outgoing) (string, er
 	return captured(func(e *env) error { return runSend(e, ws, opts) })
 }
 
+// Inbox lists the inbox, each message read once while it is there: a
+// wait looks at it ten times a second, and an inbox may hold thousands.
 func (b *mcpMailbox) Inbox(ctx context.Context) ([]mcpserver.Summary, error) {
 	ws := b.ws(ctx)
 	entries, err := ws.Mailbox(b.agent).List(mailbox.Inbox)
 	if err != nil {
 		return nil, err
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	out := []mcpserver.Summary{}
+	there := make(map[string]bool, len(entries))
 	for _, en := range entries {
-		s := mcpserver.Summary{ID: en.ID}
-		if data, err := mailbox.ReadFile(en.Path, ws.Config.Router.MaxMessageSize); err == nil {
-			if m, err := mailbox.Parse(data); err == nil {
+		there[en.ID] = true
+		s, ok := b.summary[en.ID]
+		if !ok {
+			s = mcpserver.Summary{ID: en.ID}
+			if m, err := mailbox.ReadMessage(en.Path, ws.Config.Router.MaxMessageSize); err == nil {
 				s.From, _ = m.Header().Get("from")
 				s.Type = workspace.TypeOf(m)
 				s.Summary = summaryOf(m)
+				b.summary[en.ID] = s
 			}
 		}
 		out = append(out, s)
+	}
+	for id := range b.summary {
+		if !there[id] {
+			delete(b.summary, id)
+		}
 	}
 	return out, nil
 }
