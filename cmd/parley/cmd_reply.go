@@ -150,7 +150,7 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	if err != nil || keep || c.State == mailbox.Done {
 		return note, err
 	}
-	if marked := markAnswered(e, ws, c.Agent, id); marked != "" {
+	if marked := markAnswered(e, ws, c.Agent, id, opts.HandledNote); marked != "" {
 		note = strings.TrimPrefix(note+"; "+marked, "; ")
 	}
 	return note, nil
@@ -163,9 +163,13 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 // handled meanwhile by another call, a parley done or the MCP done
 // tool; or left unmarked, and why). parley reply, the web seat and the
 // MCP server all answer through here: this is the one place that
-// decides.
-func markAnswered(e *env, ws *workspace.Workspace, agent, id string) string {
-	err := markDone(e.quiet(), ws, agent, []string{id}, "answered with parley reply")
+// decides. note is what the journal says of the marking ("" for
+// "answered with parley reply").
+func markAnswered(e *env, ws *workspace.Workspace, agent, id, note string) string {
+	if note == "" {
+		note = "answered with parley reply"
+	}
+	err := markDone(e.quiet(), ws, agent, []string{id}, note)
 	switch {
 	case err == nil:
 		return ""

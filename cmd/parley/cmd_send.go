@@ -86,6 +86,10 @@ type sendOptions struct {
 	// Tool says that the options are an MCP tool's arguments: an error
 	// names fields.KEY and the argument to, not --field KEY and --to.
 	Tool bool
+	// HandledNote is what the journal says when an answer (parley reply)
+	// marks the message it answers handled: "" for "answered with parley
+	// reply".
+	HandledNote string
 }
 
 // fieldRef names a field as the sender wrote it: --field KEY, or, for an

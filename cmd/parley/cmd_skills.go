@@ -288,49 +288,7 @@ func describeSkill(w io.Writer, s *skills.Skill) {
 		fmt.Fprintf(w, "%s\n", s.Description)
 	}
 	for _, t := range s.Types {
-		name := t.Name
-		if t.Tagged {
-			name = "[" + t.Name + "]"
-		}
-		fmt.Fprintf(w, "\n%s  (line %d", name, t.Line)
-		if t.Section != "" {
-			fmt.Fprintf(w, ", %s", t.Section)
-		}
-		fmt.Fprintln(w, ")")
-		from, to := strings.Join(t.Senders, " or "), strings.Join(t.Recipients, " or ")
-		if to == "*" {
-			to = "everyone"
-		} else if t.AllRecipients {
-			to = "every " + to
-		}
-		line := fmt.Sprintf("  from %s to %s, %s", dash(from), dash(to), t.Transport)
-		if t.NoBroadcast {
-			line += ", never broadcast"
-		}
-		if t.Phase != "" {
-			line += ", phase " + t.Phase
-		}
-		fmt.Fprintln(w, line)
-		if d := t.Deprecated; d != nil {
-			fmt.Fprintf(w, "  deprecated since %s: %s\n", d.Deprecated, d.Replacement)
-		}
-		for _, f := range t.Fields {
-			req := "optional"
-			if f.Required {
-				req = "required"
-			}
-			if f.When != nil {
-				req += " when " + f.When.String()
-			}
-			fmt.Fprintf(w, "  %-28s %s", f.Name, req)
-			if len(f.Enum) > 0 {
-				fmt.Fprintf(w, "; one of %s", strings.Join(f.Enum, ", "))
-			}
-			fmt.Fprintln(w)
-		}
-		for _, r := range t.Rules {
-			fmt.Fprintf(w, "  rule: %s\n", strings.ReplaceAll(r.Text, "`", ""))
-		}
+		describeType(w, t, false)
 	}
 	if len(s.Signals) > 0 {
 		fmt.Fprintln(w, "\nsignals:")
@@ -350,6 +308,76 @@ func describeSkill(w io.Writer, s *skills.Skill) {
 		for _, p := range s.Problems {
 			fmt.Fprintf(w, "  %s\n", p)
 		}
+	}
+}
+
+// describeType writes what parley read of a message type t, for a
+// person; asArgs says that type and signal are given as arguments of
+// their own (parley mcp's send tool), not as fields, and how a field of a
+// dotted name is given.
+func describeType(w io.Writer, t *skills.Type, asArgs bool) {
+	name := t.Name
+	if t.Tagged {
+		name = "[" + t.Name + "]"
+	}
+	fmt.Fprintf(w, "\n%s  (line %d", name, t.Line)
+	if t.Section != "" {
+		fmt.Fprintf(w, ", %s", t.Section)
+	}
+	fmt.Fprintln(w, ")")
+	from, to := strings.Join(t.Senders, " or "), strings.Join(t.Recipients, " or ")
+	if to == "*" {
+		to = "everyone"
+	} else if t.AllRecipients {
+		to = "every " + to
+	}
+	line := fmt.Sprintf("  from %s to %s, %s", dash(from), dash(to), t.Transport)
+	if t.NoBroadcast {
+		line += ", never broadcast"
+	}
+	if t.Phase != "" {
+		line += ", phase " + t.Phase
+	}
+	fmt.Fprintln(w, line)
+	if d := t.Deprecated; d != nil {
+		fmt.Fprintf(w, "  deprecated since %s: %s\n", d.Deprecated, d.Replacement)
+	}
+	if asArgs && t.Tagged {
+		fmt.Fprintf(w, "  type: %s (the argument type); its fields go in fields:\n", t.Name)
+	}
+	dotted := ""
+	for _, f := range t.Fields {
+		req := "optional"
+		if f.Required {
+			req = "required"
+		}
+		if f.When != nil {
+			req += " when " + f.When.String()
+		}
+		name := f.Name
+		if asArgs && !t.Tagged && (name == "type" || name == "signal") {
+			// A header key send takes as an argument of its own.
+			if name == "type" {
+				fmt.Fprintf(w, "  type: %s (the argument type)\n", t.Name)
+				continue
+			}
+			req += ", as the argument signal"
+		}
+		if dotted == "" && strings.Contains(f.Name, ".") && !strings.ContainsAny(f.Name, "*[") {
+			dotted = f.Name
+		}
+		fmt.Fprintf(w, "  %-28s %s", name, req)
+		if len(f.Enum) > 0 {
+			fmt.Fprintf(w, "; one of %s", strings.Join(f.Enum, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	if asArgs && dotted != "" {
+		outer, inner, _ := strings.Cut(dotted, ".")
+		fmt.Fprintf(w, "  (a dotted name is a field inside another: give %s as fields {\"%s\": {\"%s\": ...}}, or by its dotted name)\n", dotted, outer, inner)
+	}
+	for _, r := range t.Rules {
+		fmt.Fprintf(w, "  rule: %s\n", strings.ReplaceAll(r.Text, "`", ""))
 	}
 }
 

@@ -37,7 +37,7 @@ func TestMCP(t *testing.T) {
 	ws := newWorkspace(t, dir, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	server := mcpserver.New(&mcpMailbox{ws: ws, agent: "aria"}, mcpserver.Options{Agent: "aria", Poll: 10 * time.Millisecond})
+	server := mcpserver.New(newMCPMailbox(ws, "aria"), mcpserver.Options{Agent: "aria", Poll: 10 * time.Millisecond})
 	st, ct := mcp.NewInMemoryTransports()
 	go server.Run(ctx, st)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil)
@@ -127,7 +127,7 @@ func TestMCP(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"send", map[string]any{"to": 5, "body": "x"}, `bad arguments: to: want a list of agents, e.g. ["corwin"], got 5`},
+		{"send", map[string]any{"to": 5, "body": "x"}, `bad arguments: to: want a list of agent names, got 5`},
 		{"send", map[string]any{"to": []string{"gm"}, "fields": "x"}, `bad arguments: fields: want an object, got "x"`},
 		{"wait", map[string]any{"seconds": "ten"}, `bad arguments: seconds: want a whole number, got "ten"`},
 	} {
@@ -223,7 +223,7 @@ func TestMCPGameMasterTools(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	server := mcpserver.New(&mcpMailbox{ws: ws, agent: "gm"}, mcpserver.Options{Agent: "gm", Extra: gmTools(ws, "gm")})
+	server := mcpserver.New(newMCPMailbox(ws, "gm"), mcpserver.Options{Agent: "gm", Extra: gmTools(ws, "gm")})
 	st, ct := mcp.NewInMemoryTransports()
 	go server.Run(ctx, st)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, nil)
@@ -455,7 +455,7 @@ func TestMCPStopAnswers(t *testing.T) {
 func TestMCPReplyRacingDone(t *testing.T) {
 	dir := t.TempDir()
 	ws := newWorkspace(t, dir, "agents:\n  - gm\n  - aria\n")
-	box := &mcpMailbox{ws: ws, agent: "aria"}
+	box := newMCPMailbox(ws, "aria")
 	ctx := context.Background()
 	route := func() {
 		t.Helper()

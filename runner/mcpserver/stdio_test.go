@@ -39,6 +39,7 @@ func (b *fakeBox) Reply(ctx context.Context, id string, m Outgoing) (string, err
 }
 func (b *fakeBox) Done(ctx context.Context, id string) error    { return nil }
 func (b *fakeBox) Protocol(ctx context.Context) (string, error) { return "", nil }
+func (b *fakeBox) Unrouted(ctx context.Context) string          { return "" }
 
 // endSignal is an input that says when it has been read to its end.
 type endSignal struct {

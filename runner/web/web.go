@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -156,7 +155,7 @@ func (e *goneError) Unwrap() error { return e.err }
 
 // Server serves the web view of one workspace.
 type Server struct {
-	cur      atomic.Pointer[workspace.Workspace] // see ws
+	live     *workspace.Live // see ws
 	actions  Actions
 	token    string
 	csrf     string
@@ -173,11 +172,10 @@ type Server struct {
 	feed     *feed
 	writing  sync.Mutex // one write at a time, as one person at a terminal
 	handler  http.Handler
-	vanished func(error)           // see Options.Vanished
-	goneMu   sync.Mutex            // guards what look sees
-	gone     error                 // the workspace was found gone (a *goneError), or nil
-	broken   error                 // parley.yaml as last looked at does not load, or nil
-	stamp    workspace.ConfigStamp // of the configuration files last read
+	vanished func(error) // see Options.Vanished
+	goneMu   sync.Mutex  // guards what look sees
+	gone     error       // the workspace was found gone (a *goneError), or nil
+	broken   error       // parley.yaml as last looked at does not load, or nil
 	// files are the orchestrators' messages the Plan page reads, each
 	// parsed once while its file is unchanged: the page is read again
 	// every few seconds while it is open, and a long session's
@@ -187,7 +185,7 @@ type Server struct {
 
 // ws returns the workspace as its configuration was last read: look
 // reads parley.yaml again when it changes.
-func (s *Server) ws() *workspace.Workspace { return s.cur.Load() }
+func (s *Server) ws() *workspace.Workspace { return s.live.Last() }
 
 // New returns a server for opts.Workspace. Call Follow (or Serve, which
 // does) to keep its timeline up to date.
@@ -197,8 +195,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{actions: opts.Actions, token: opts.Token, anyHost: opts.AnyHost, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, reseat: opts.Seat, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished,
 		files: mailbox.NewCache(func(m *mailbox.Message) *mailbox.Message { return m })}
-	s.cur.Store(opts.Workspace)
-	s.stamp = workspace.StampConfig(opts.Workspace.Root)
+	s.live = workspace.NewLive(opts.Workspace)
 	if opts.Player {
 		s.watcher = true
 		s.player = opts.Person != ""
@@ -300,21 +297,15 @@ func (s *Server) look() error {
 	if now != nil {
 		return now
 	}
-	stamp := workspace.StampConfig(ws.Root)
-	if stamp.Equal(s.stamp) {
+	fresh, read, err := s.live.Look()
+	if !read {
 		return nil
 	}
-	if !stamp.SettledAt(time.Now(), ws.Config.Router.Settle).IsZero() {
-		return nil // being written, perhaps: read at a later look
-	}
-	s.stamp = stamp
-	fresh, err := workspace.Open(ws.Root)
 	s.broken = err
 	if err != nil {
 		s.log.Warn(workspace.ConfigFile+" not read again; the pages go on with the configuration read before", "err", err)
 		return nil
 	}
-	s.cur.Store(fresh)
 	s.log.Info(workspace.ConfigFile + " read again")
 	if s.reseat != nil {
 		person, prompted, err := s.reseat(fresh)
