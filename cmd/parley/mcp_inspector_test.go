@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/parley-dev/parley/internal/longtest"
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner"
 )
 
 // TestMCPInspector drives `parley mcp` with a real MCP client of its own
@@ -61,15 +58,7 @@ func TestMCPInspector(t *testing.T) {
 	if !strings.Contains(out, `"isError": true`) || !strings.Contains(out, "may not send [NARRATIVE]") {
 		t.Errorf("a player narrating: want a tool error with the reason:\n%s", out)
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, quiet)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if _, err := r.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	routeOnce(t, ws)
 	if n, _ := ws.Mailbox("gm").Count(mailbox.Inbox); n != 1 {
 		t.Errorf("the gm's inbox holds %d messages, want the one the client sent", n)
 	}

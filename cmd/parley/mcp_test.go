@@ -457,18 +457,7 @@ func TestMCPReplyRacingDone(t *testing.T) {
 	ws := newWorkspace(t, dir, "agents:\n  - gm\n  - aria\n")
 	box := newMCPMailbox(ws, "aria")
 	ctx := context.Background()
-	route := func() {
-		t.Helper()
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		r, err := runner.Open(ws, withUntilIdle(runnerOptions(&env{}, ws, quiet)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		if _, err := r.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	route := func() { routeOnce(t, ws) }
 	const rounds = 100
 	var ids []string
 	for i := 0; i < rounds; i++ {
