@@ -193,9 +193,11 @@ func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) err
 			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it as %s under an id of its own: parley retry --as %s %s (or, to send it under another name yourself, %smove it into the outbox: mv %s %s && rm %s)",
 				shown, v.Refusal, who, who, ws.Short(path), first, ws.Short(path), ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, renamedName(path))), ws.Short(path)+mailbox.ReasonSuffix)
 		}
-		if v.Refusal.Field == "from" {
-			// Written as another agent's: --as drops its from: line.
-			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it as %s: parley retry --as %s %s", shown, v.Refusal, who, who, ws.Short(path))
+		if v.Refusal.Anew {
+			// Only a new id mends it (an id sent already or of
+			// another sender, a from: of another agent's): --as
+			// drops its id, created and from lines.
+			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it as %s, under an id of its own: parley retry --as %s %s", shown, v.Refusal, who, who, ws.Short(path))
 		}
 		return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w", shown, v.Refusal)
 	}
