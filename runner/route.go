@@ -368,7 +368,7 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	f.File = c.name
 	text := f.Error()
 	ans, _ := r.chains.answering(c.fileKey) // before it is forgotten
-	path, err := r.agents[c.agent].Reject(c.name, c.info.ModTime(), rejectionNote(text, c, b.now), c.read, r.syncer)
+	path, err := r.agents[c.agent].Reject(c.name, c.info.ModTime(), rejectionNote(text, f.Anew, c, b.now), c.read, r.syncer)
 	if errors.Is(err, mailbox.ErrReplaced) {
 		// Something else is there now: it is looked at afresh.
 		delete(r.pending, c.fileKey)
@@ -1136,10 +1136,16 @@ func msgID(m *mailbox.Message) (string, bool) {
 }
 
 // rejectionNote is the text of a .reason file: the reason on the first
-// line (what `parley status` shows), then what a person needs to act.
-func rejectionNote(reason string, c candidate, now time.Time) string {
+// line (what `parley status` shows), then what a person needs to act;
+// anew when only a new id mends it (see workspace.Refusal).
+func rejectionNote(reason string, anew bool, c candidate, now time.Time) string {
 	todo := "The file beside this one is the input, unchanged. To send it again, fix it\n" +
 		"and move it back into the outbox.\n"
+	if anew {
+		todo = "The file beside this one is the input, unchanged. Moved back into the outbox\n" +
+			"it is refused again: only a new id mends it. To send it as " + c.agent + "'s, under\n" +
+			"an id of its own: parley retry --as " + c.agent + " FILE (FILE: the file beside this one).\n"
+	}
 	if c.notText {
 		todo = "The file beside this one is the input, unchanged. It is not text: no editor\n" +
 			"mends it, and moved back into the outbox it is refused again. To send what\n" +

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,9 +194,11 @@ func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) err
 			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it as %s under an id of its own: parley retry --as %s %s (or, to send it under another name yourself, %smove it into the outbox: mv %s %s && rm %s)",
 				shown, v.Refusal, who, who, ws.Short(path), first, ws.Short(path), ws.Short(ws.Mailbox(who).Path(mailbox.Outbox, renamedName(path))), ws.Short(path)+mailbox.ReasonSuffix)
 		}
-		if v.Refusal.Field == "from" {
-			// Written as another agent's: --as drops its from: line.
-			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it as %s: parley retry --as %s %s", shown, v.Refusal, who, who, ws.Short(path))
+		if v.Refusal.Anew {
+			// Only a new id mends it (an id sent already or of
+			// another sender, a from: of another agent's): --as
+			// drops its id, created and from lines.
+			return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w; to send it as %s, under an id of its own: parley retry --as %s %s", shown, v.Refusal, who, who, ws.Short(path))
 		}
 		return fmt.Errorf("%s: left in rejected/, the router would refuse it again: %w", shown, v.Refusal)
 	}
@@ -219,9 +222,8 @@ func retryRejected(e *env, ws *workspace.Workspace, who, path, shown string) err
 // the id it carries or is named by: one renamed by hand, or moved into
 // another agent's outbox with its old id). Its id, created and from
 // lines are dropped, and the message is checked as parley send checks
-// it: refused, the file stays where it is. The file in rejected/ and its
-// reason are removed only once the new one is durably in the outbox: a
-// crash between the two leaves it twice, never lost.
+// it: refused, the file stays where it is. It is sent once, however
+// often it is run and wherever one stopped (see retryAs).
 func runRetryAs(e *env, ws *workspace.Workspace, as string, args []string) error {
 	var errs []error
 	for _, path := range args {
@@ -232,6 +234,21 @@ func runRetryAs(e *env, ws *workspace.Workspace, as string, args []string) error
 	return errors.Join(errs...)
 }
 
+// retryAs sends the file at path, in an agent's rejected/, as agent as,
+// in three durable steps, so that a run stopped between two (a crash,
+// kill -9) and run again sends it once:
+//
+//  1. its .reason gets a line naming the new id (retryAsLine), then the
+//     file is rewritten in place (mailbox.WriteFileAtomic) with that id
+//     and from: as;
+//  2. the rewritten message is posted into as's outbox;
+//  3. the file and its .reason are removed from rejected/.
+//
+// Run again, a file whose id is the one its .reason names is reused as
+// it is, not stamped anew; one whose id is in as's outbox or sent/
+// already was sent, and is only removed. The .reason's line tells such a
+// file from one that carries an id of as's that was sent before (a copy
+// of a message of as's put back: sent anew, under a new id).
 func retryAs(e *env, ws *workspace.Workspace, as, path string) error {
 	if _, err := os.Lstat(path); err != nil {
 		return fmt.Errorf("%s: no such file (`parley status` lists what is in rejected/)", path)
@@ -244,32 +261,88 @@ func retryAs(e *env, ws *workspace.Workspace, as, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	for _, key := range []string{"id", "created", "from"} {
-		m.Delete(key) // the old sending's: as's own are given
-	}
 	box := ws.Mailbox(as)
-	box.Stamp(m)
-	v, err := check(ws, box, m)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	reasonPath := path + mailbox.ReasonSuffix
+	note, _ := mailbox.ReadFile(reasonPath, 64<<10) // absent: none
+	reason, _, _ := strings.Cut(string(note), "\n")
+	id, _ := m.Header().Get("id")
+	from, _ := m.Header().Get("from")
+	stamped := id != "" && from == as && retryAsID(string(note), as) == id
+	sent := stamped && (box.IsSent(id) || fileExists(box.Path(mailbox.Outbox, mailbox.FileName(id))))
+	if !stamped {
+		for _, key := range []string{"id", "created", "from"} {
+			m.Delete(key) // the old sending's: as's own are given
+		}
+		id = box.Stamp(m)
 	}
-	if err := judged(e, ws, v, false, false); err != nil {
-		return fmt.Errorf("%s: left in rejected/, refused as %s's: %w", path, as, err)
+	if !sent {
+		v, err := check(ws, box, m)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err := judged(e, ws, v, false, false); err != nil {
+			return fmt.Errorf("%s: left in rejected/, refused as %s's: %w", path, as, err)
+		}
 	}
-	reason, _ := ws.Mailbox(who).Reason(mailbox.Rejected, filepath.Base(path))
-	id, dst, err := box.Post(m)
-	if err != nil {
-		return fmt.Errorf("%s: left in rejected/: %w", path, err)
+	if !stamped {
+		// Step 1: the id this file is sent under, said before it is
+		// written into the file.
+		if err := mailbox.WriteFileAtomic(reasonPath, append(note, retryAsLine(as, id)...)); err != nil {
+			return fmt.Errorf("%s: left in rejected/: %w", path, err)
+		}
+		if err := mailbox.WriteFileAtomic(path, m.Bytes()); err != nil {
+			return fmt.Errorf("%s: left in rejected/: %w", path, err)
+		}
 	}
-	if err := os.Remove(path); err != nil {
-		return fmt.Errorf("%s: sent as %s (%s), but not removed from rejected/: %w; remove it, or a retry sends it twice", path, as, ws.Short(dst), err)
+	dst := box.Path(mailbox.Outbox, mailbox.FileName(id))
+	if box.IsSent(id) {
+		dst = box.Path(mailbox.Sent, mailbox.FileName(id))
 	}
-	_ = os.Remove(path + mailbox.ReasonSuffix) // the journal keeps the reason
+	if !sent {
+		// Step 2.
+		if _, err := box.Send(m); err != nil && !errors.Is(err, mailbox.ErrExists) {
+			return fmt.Errorf("%s: left in rejected/ (as %s's, id %s: run this again to send it): %w", path, as, id, err)
+		}
+	}
+	// Step 3.
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: sent as %s (%s), but not removed from rejected/: %w; remove it (run this again, it is not sent twice)", path, as, ws.Short(dst), err)
+	}
+	_ = os.Remove(reasonPath) // the journal keeps the reason
 	typ, _ := m.Header().Get("type")
 	journalLine(e, ws, workspace.Entry{Outcome: workspace.Retried, Agent: as, From: as, ID: id, Type: typ, File: filepath.Base(dst), Path: ws.Short(dst), Was: ws.Short(path), Reason: reason,
 		Note: fmt.Sprintf("a refused file of %s's sent again as %s, under a new id (parley retry --as)", who, as)})
 	fmt.Fprintf(e.stdout, "%s: sent as %s, id %s, in %s\n", ws.Short(path), as, id, ws.Short(dst))
 	return nil
+}
+
+// retryAsPrefix starts the line retryAs adds to a refused file's
+// .reason: the agent it is sent as and the id it is sent under.
+const retryAsPrefix = "parley retry --as "
+
+// retryAsLine is the line retryAs adds to a .reason before it writes id
+// into the file beside it.
+func retryAsLine(as, id string) string {
+	return "\n" + retryAsPrefix + as + ": sent as " + as + ", id " + id + " (run again, it is sent once)\n"
+}
+
+// retryAsID is the id the last retryAs line of note names for as; ""
+// when there is none.
+func retryAsID(note, as string) string {
+	id := ""
+	for _, l := range strings.Split(note, "\n") {
+		rest, ok := strings.CutPrefix(l, retryAsPrefix+as+": sent as "+as+", id ")
+		if ok {
+			id, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	return id
+}
+
+// fileExists reports whether a file is at path (a link is not followed).
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // renamedName is a name, no message id, for the refused file at path

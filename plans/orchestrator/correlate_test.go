@@ -301,8 +301,12 @@ func TestVerdictNamesSubmission(t *testing.T) {
 // waited on that answer; once the pipeline approved that step, a note
 // said it was ticked by hand. A submission printed again in answer to
 // the approval was taken for the next task's, reviewed, and the real one
-// set aside. An approval asks no answer: whatever is said to it is
-// filed, and the next step goes on as if nothing was said.
+// set aside. An approval asks no answer: what is said to it that says
+// nothing more (no type, the approved submission printed again byte for
+// byte, a submission for the step approved) is filed, and the next step
+// goes on as if nothing was said. (The case "submission again" had a
+// submission of other text for no step filed; one such is taken for the
+// open next task's: see TestSubmissionNamesApproval.)
 func TestAnswerToApproval(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -315,7 +319,11 @@ func TestAnswerToApproval(t *testing.T) {
 			return m
 		}},
 		{"submission again", func(h *harness, ok *mailbox.Message) *mailbox.Message {
-			return h.answer(ok, WorkerSubmission, "rfr", "Done.", "files_changed", "[a.go]", "qa_check", "pass")
+			// As h.submit printed it for step 1.
+			return h.answer(ok, WorkerSubmission, "rfr", "## Result\n\nDone.", "files_changed", "[a.go]", "qa_check", "pass")
+		}},
+		{"the step approved", func(h *harness, ok *mailbox.Message) *mailbox.Message {
+			return h.answer(ok, WorkerSubmission, "rfr", "Committed.", "files_changed", "[a.go]", "qa_check", "pass", "plan_file", "plans/retry.md", "step", "1")
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -355,6 +363,46 @@ func TestAnswerToApproval(t *testing.T) {
 			}
 			for _, m := range routeOutbox(t, h.ws.Mailbox("orch"), "") {
 				t.Errorf("Start sent %s, want nothing (no step was ticked by hand):\n%s", summary([]*mailbox.Message{m}), m.Body)
+			}
+		})
+	}
+}
+
+// TestSubmissionNamesApproval: bug: a real submission for the next step
+// (its text and files) whose reply_to named the approval of the step
+// before, which a model is often handed with its next task, was filed:
+// nothing reviewed that step, nobody was told, the plan waited for ever.
+// One that names no step answers the task open to it; one that names a
+// step, that step's task.
+func TestSubmissionNamesApproval(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fields []string
+	}{
+		{"names no step", nil},
+		{"names its step", []string{"plan_file", "plans/retry.md", "step", "3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, config)
+			tasks := h.toPlan()
+			reqs := h.submit(tasks[1], "[b.go]")
+			h.handle(verdict(h, reqs[0], "pass"))
+			h.handle(verdict(h, reqs[1], "pass"))
+			reqs = h.submit(tasks[0], "[a.go]")
+			h.handle(verdict(h, reqs[0], "pass"))
+			out := h.handle(verdict(h, reqs[1], "pass"))
+			want(t, "step 1 approved", out, "worker-1:approval/lgtm", "worker-1:task_assignment/execute")
+			sub := h.answer(out[1], WorkerSubmission, "rfr", "## Result\n\nStep 3 done.", append([]string{"files_changed", "[c.go]", "qa_check", "pass"}, tc.fields...)...)
+			sub.Set("reply_to", get(out[0], "id"))
+			reqs = h.handle(sub)
+			want(t, "step 3 submission", reqs, "reviewer:review_request/review", "auditor:review_request/review")
+			if get(reqs[0], "step") != "3" {
+				t.Errorf("review request for step %q, want 3", get(reqs[0], "step"))
+			}
+			h.handle(verdict(h, reqs[0], "pass"))
+			want(t, "plan done", h.handle(verdict(h, reqs[1], "pass")), "worker-1:approval/lgtm", "you:pipeline_note/done")
+			if xs := Escalations(h.ws, nil); len(xs) > 0 {
+				t.Errorf("Escalations() = %+v, want none", xs)
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 package orchestrator
 
 import (
+	"bytes"
 	"cmp"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -315,8 +317,10 @@ func isAnswer(typ string) bool { return answerKind(typ) != "" }
 //     each when it names it; then the oldest such (a worker's revision
 //     that names the task it revises answers the revision_request open
 //     for it);
-//   - none, when its reply_to names a message of ours to its sender that
-//     asks no answer (asksNone: an approval);
+//   - when its reply_to names a message of ours to its sender that asks
+//     no answer (asksNone: an approval): none when it repeats what that
+//     approved (see repeats), or names no step and no request below is
+//     open to it; else the request below;
 //   - else the oldest request of ours to its sender, sent before it, of
 //     the kind it answers, that nothing answered yet, that is not closed:
 //     given up (unless handed back since by parley retry) or left
@@ -393,9 +397,18 @@ func (h *history) correlate() {
 					r.req = cmp.Or(openRequestOf(r, q, cands, closed), q)
 				}
 			case q != nil && q.sent && q.to(from(r.m)) && q.asksNone():
-				// Said to an approval (a submission printed again):
-				// it answers no request, not the next step's task
-				// sent with the approval.
+				// Said to an approval, which a model is often handed
+				// with its next task: a repeat of what it approved (a
+				// submission printed again) answers no request, not
+				// the next step's task sent with it; anything more (a
+				// submission for another step, or one open to it) is
+				// correlated as any answer that names none.
+				if !h.repeats(r, q) {
+					o := requestOf(r, cands, closed)
+					if o != nil && (namesStep(r) || o.keys().answer == nil && !closed[o.k.id]) {
+						r.req = o
+					}
+				}
 			default:
 				r.req = requestOf(r, cands, closed)
 			}
@@ -422,6 +435,61 @@ func (h *history) correlate() {
 			r.thr = triage.thread()
 		}
 	}
+}
+
+// repeats reports whether a, an answer whose reply_to names ok, an
+// approval of ours, repeats what ok approved: it names the step approved
+// (plan_file and step), or, naming no step, is the approved submission
+// printed again byte for byte (type, signal, payload fields and body).
+func (h *history) repeats(a, ok *record) bool {
+	sub, planFile, step := h.approved(ok)
+	if namesStep(a) {
+		return a.k.planFile == planFile && a.k.step == step
+	}
+	return sub != nil && reprint(a.m, sub.m)
+}
+
+// namesStep reports whether a names a step of a plan (plan_file and
+// step).
+func namesStep(a *record) bool { return a.keys().planFile != "" && a.k.step != 0 }
+
+// approved is what ok, an approval of ours, approved: the submission
+// its reply_to names (of a review's approval), and the step, as that
+// submission, the request it answers, or (of the person's approval) the
+// escalation the person answered names it. Empty when unknown.
+func (h *history) approved(ok *record) (sub *record, planFile string, step int) {
+	at := h.byID[ok.get("reply_to")]
+	if at == nil || at.sent {
+		return nil, "", 0
+	}
+	if at.typ() == WorkerSubmission {
+		sub = at
+	}
+	for _, c := range []*record{at, at.req, h.byID[at.get("reply_to")]} {
+		if c != nil && c.keys().planFile != "" && c.k.step != 0 {
+			return sub, c.k.planFile, c.k.step
+		}
+	}
+	return sub, "", 0
+}
+
+// reprint reports whether a is b printed again: the same type, signal,
+// payload fields and body, byte for byte (its id, addressing, thread
+// and reply_to may differ).
+func reprint(a, b *mailbox.Message) bool {
+	if typeOf(a) != typeOf(b) || get(a, "signal") != get(b, "signal") || !bytes.Equal(a.Body, b.Body) {
+		return false
+	}
+	payload := func(m *mailbox.Message) map[string]string {
+		f := map[string]string{}
+		for _, k := range m.Header().Keys() {
+			if !mailbox.IsReserved(k) {
+				f[k] = m.Header().Text(k)
+			}
+		}
+		return f
+	}
+	return maps.Equal(payload(a), payload(b))
 }
 
 // requestOf is the request of cands (the requests of the kind a

@@ -227,13 +227,17 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 		}
 		return r.blocked(fmt.Sprintf("%s signalled %s (%s)", from(in), sig, orNone(typ)))
 	}
-	if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.to(from(in)) && q.asksNone() && r.o.ws().IsProgram(from(in)) {
-		// A program's answer to a message that asks none ("Thanks for
-		// the approval!"): nothing waits on it, and it tells nothing of
-		// a step (the step approved is done; the next one's task, sent
-		// with the approval, is not what it answers). One that says it
-		// is blocked, or escalates, was heard above.
-		r.o.log().Debug("orchestrator: an answer to a message that asks none, filed", "type", typ, "from", from(in), "reply_to", q.get("id"), "reply_to_type", q.typ())
+	if q := r.h.byID[get(in, "reply_to")]; q != nil && q.sent && q.to(from(in)) && q.asksNone() && r.o.ws().IsProgram(from(in)) && r.h.cur.req == nil {
+		// A program's answer to a message that asks none that says
+		// nothing more ("Thanks for the approval!", the approved
+		// submission printed again: see correlate): nothing waits on
+		// it, and it tells nothing of a step (the step approved is
+		// done; the next one's task, sent with the approval, is not
+		// what it answers). A submission for another step, or one a
+		// task is open to, is correlated to that request and handled
+		// below; one that says it is blocked, or escalates, was heard
+		// above.
+		r.o.log().Info("orchestrator: an answer to a message that asks none, filed", "type", typ, "from", from(in), "reply_to", q.get("id"), "reply_to_type", q.typ())
 		return nil, nil
 	}
 	switch typ {

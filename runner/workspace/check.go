@@ -153,6 +153,11 @@ type Refusal struct {
 	// that is a message id, taken for the message's id (of another
 	// sender, or sent already). Sent under another name, it goes.
 	Rename bool `json:"rename,omitempty"`
+	// Anew is set when only a new id mends the message: an id it sent
+	// already, an id of another sender, a from: of another agent. Put
+	// back as it is, it is refused again; `parley retry --as` sends it
+	// as its agent's, under an id of its own.
+	Anew bool `json:"anew,omitempty"`
 }
 
 // MaxProblems is how many problems of one message a refusal lists; it
@@ -497,7 +502,7 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 	case from == "":
 		m.Set("from", in.Sender) // left out, or left empty
 	case from != in.Sender:
-		return &Refusal{Line: h.Line("from"), Field: "from", Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, in.Sender)}
+		return &Refusal{Line: h.Line("from"), Field: "from", Anew: true, Reason: fmt.Sprintf("%q, but the file is in the outbox of %q: an agent sends only from its own outbox", from, in.Sender)}
 	}
 	if created, ok := h.Get("created"); ok && created == "" {
 		m.Delete("created") // left empty: parley writes when it was sent, as when left out
@@ -538,7 +543,7 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 			// the id.
 			mend = "leave id: out and name the file otherwise (a name that is no id)"
 		}
-		return &Refusal{Line: h.Line("id"), Field: "id", Rename: nameIsID, Reason: fmt.Sprintf("%s names %q as its sender, but the file is in the outbox of %q: to send it as %q, %s and parley gives it an id of its own", what, sender, in.Sender, in.Sender, mend)}
+		return &Refusal{Line: h.Line("id"), Field: "id", Rename: nameIsID, Anew: true, Reason: fmt.Sprintf("%s names %q as its sender, but the file is in the outbox of %q: to send it as %q, %s and parley gives it an id of its own", what, sender, in.Sender, in.Sender, mend)}
 	}
 	// An id that came over the bridge was dated by another machine's
 	// clock, and checked there.
@@ -550,7 +555,7 @@ func (w *Workspace) checkSender(in Input, m *mailbox.Message) *Refusal {
 		sent = w.Mailbox(in.Sender).IsSent
 	}
 	if sent(id) {
-		f := &Refusal{Line: h.Line("id"), Field: "id", Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", in.Sender, id, MailboxesDir+"/"+in.Sender+"/"+mailbox.Sent+"/")}
+		f := &Refusal{Line: h.Line("id"), Field: "id", Anew: true, Reason: fmt.Sprintf("duplicate: %s already sent a message with id %s (in %s)", in.Sender, id, MailboxesDir+"/"+in.Sender+"/"+mailbox.Sent+"/")}
 		if named {
 			f.Reason += ": the file is named by that id; to send it again, name it anew"
 			f.Rename = true

@@ -149,8 +149,8 @@ func TestCheckRefusals(t *testing.T) {
 		want               Refusal
 	}{
 		{"not an agent", "zed", "---\nto: aria\n---\n", Refusal{File: "m.md", Field: "from", Reason: `unknown agent "zed" (agents: gm, narrator, lead, aria, bram)`}},
-		{"a forged from", "aria", "---\nfrom: bram\nto: gm\n---\n", Refusal{File: "m.md", Line: 2, Field: "from", Reason: `"bram", but the file is in the outbox of "aria": an agent sends only from its own outbox`}},
-		{"an id sent before", "gm", "---\nid: " + sent + "\nto: aria\n---\n", Refusal{File: "m.md", Line: 2, Field: "id", Reason: "duplicate: gm already sent a message with id " + sent + " (in mailboxes/gm/sent/)"}},
+		{"a forged from", "aria", "---\nfrom: bram\nto: gm\n---\n", Refusal{File: "m.md", Line: 2, Field: "from", Anew: true, Reason: `"bram", but the file is in the outbox of "aria": an agent sends only from its own outbox`}},
+		{"an id sent before", "gm", "---\nid: " + sent + "\nto: aria\n---\n", Refusal{File: "m.md", Line: 2, Field: "id", Anew: true, Reason: "duplicate: gm already sent a message with id " + sent + " (in mailboxes/gm/sent/)"}},
 		{"nobody", "gm", "---\nnote: hi\n---\n", Refusal{File: "m.md", Field: "to", Reason: `missing: say who the message is for (to: <agent>, a list, or "*" for everyone)`}},
 		{"another's character", "aria", "[PLAYER_TO_PLAYER]\nfrom: corwin-voss\nto: corwin-voss\n", Refusal{File: "m.md", Line: 2, Field: "from", Reason: `"corwin-voss" is the character bram plays, but the message comes from aria: an agent speaks only as itself or the character it plays`}},
 		{"speaking for another character", "aria", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: corwin-voss\n\nI act.\n", Refusal{File: "m.md", Line: 3, Field: "character", Reason: `"corwin-voss", but aria plays tilda-brannock (parley.yaml): a player speaks for its own character`}},
