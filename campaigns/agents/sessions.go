@@ -124,11 +124,25 @@ type Ends struct {
 	end  map[string]bool         // message id -> a [SESSION_END] by its sender; only of those read
 }
 
-// routedCopy is a routed copy of a message: its id, when and by whom it
-// was written (of its id), and its file.
+// routedCopy is a routed copy of a message: its id, when it was written
+// (of its id), and its file: its name in a mailbox.
 type routedCopy struct {
-	id, path string
+	id, name string
+	box      mailbox.Dir
 	at       time.Time
+}
+
+// read reads c where it is: where it was listed, else in a state a copy
+// moves on to (a seat files its inbox's copy in done/ meanwhile).
+func (c routedCopy) read(ws *workspace.Workspace) (*mailbox.Message, error) {
+	var err error
+	for _, state := range routedStates {
+		var data []byte
+		if data, err = mailbox.ReadFile(c.box.Path(state, c.name), ws.Config.Router.MaxMessageSize); err == nil {
+			return mailbox.Parse(data)
+		}
+	}
+	return nil, err
 }
 
 // NewEnds returns an Ends of ws, which reads nothing until asked.
@@ -187,7 +201,7 @@ func (e *Ends) list(agent string) {
 			if err != nil {
 				continue
 			}
-			e.from[sender] = append(e.from[sender], routedCopy{id: id, path: box.Path(state, name), at: at})
+			e.from[sender] = append(e.from[sender], routedCopy{id: id, name: name, box: box, at: at})
 			touched[sender] = true
 		}
 	}
@@ -211,13 +225,9 @@ func (e *Ends) endsAfter(sender string, t time.Time) bool {
 		}
 		isEnd, read := e.end[c.id]
 		if !read {
-			data, err := mailbox.ReadFile(c.path, e.ws.Config.Router.MaxMessageSize)
+			m, err := c.read(e.ws)
 			if err != nil {
-				continue // moved on meanwhile: another copy, if any
-			}
-			m, err := mailbox.Parse(data)
-			if err != nil {
-				continue
+				continue // gone meanwhile, or not a message: another copy, if any
 			}
 			isEnd = typeOf(m) == SessionEndType && senderOf(m) == sender
 			e.end[c.id] = isEnd

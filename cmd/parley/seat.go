@@ -54,10 +54,13 @@ type seat struct {
 	deadBefore int             // how many were given up before the seat opened
 	scene      string          // the scene last shown
 	ended      bool            // the session's [SESSION_END] was shown
-	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
-	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
-	awaiting   string          // the reply the person was last told the table waits for: agent/id (tellAwaiting)
-	checkpoint string          // the scene of a [JOURNAL_CHECKPOINT] whose entry is the person's to write, until /journal ENTRY writes one
+	// ends decides, while show runs, which questions a session that has
+	// ended left (pastQuestion): the mailboxes read once a show.
+	ends       *agents.Ends
+	arrived    chan struct{} // the bridge delivered something (nil: no bridge)
+	verbose    bool          // --verbose: the runner's log shows as it is (seatLogger)
+	awaiting   string        // the reply the person was last told the table waits for: agent/id (tellAwaiting)
+	checkpoint string        // the scene of a [JOURNAL_CHECKPOINT] whose entry is the person's to write, until /journal ENTRY writes one
 	// owed are the [JOURNAL_CHECKPOINT]s shown that ask the person for
 	// their entry (owesEntry), by id: left in the inbox until /journal
 	// ENTRY writes one (journalAdd files them), as the web seat leaves
@@ -452,6 +455,8 @@ func (s *seat) prompted() string {
 }
 
 func (s *seat) show() error {
+	s.ends = agents.NewEnds(s.ws)
+	defer func() { s.ends = nil }()
 	if !s.ended {
 		// The questions the session leaves unanswered, when its end is
 		// shown now: said, and filed.
@@ -628,7 +633,7 @@ func (s *seat) show() error {
 				s.printf("(%s was answered already (%s): filed, not asked again)\n", id, ans)
 				continue
 			}
-			if agents.PastQuestion(s.ws, m) {
+			if s.pastQuestion(m) {
 				// Left unanswered by a session that has ended (the seat
 				// left before its end, or it ran with no seat): told
 				// once, filed, never asked: the person's next line is
@@ -664,6 +669,16 @@ func (s *seat) show() error {
 	return nil
 }
 
+// pastQuestion reports whether a session that has ended left m, a
+// question waiting for the person (agents.PastQuestion decides): of the
+// show under way's reading of the mailboxes, if any.
+func (s *seat) pastQuestion(m *mailbox.Message) bool {
+	if s.ends != nil {
+		return s.ends.PastQuestion(m)
+	}
+	return agents.PastQuestion(s.ws, m)
+}
+
 // unansweredNote is the note of a question a session that has ended
 // left unanswered, filed by a seat (agents.PastQuestion decides).
 const unansweredNote = "from a session that has ended, unanswered"
@@ -687,7 +702,7 @@ func (s *seat) showUnanswered(q *waitingQ) {
 // checkpoint asks for) is not its answer.
 func (s *seat) leaveUnanswered() {
 	for _, q := range slices.Clone(s.waiting) {
-		if !agents.PastQuestion(s.ws, q.m) {
+		if !s.pastQuestion(q.m) {
 			continue
 		}
 		from, _ := q.m.Header().Get("from")
@@ -871,7 +886,7 @@ func (s *seat) showFiled(id string, c filedCopy) {
 		said := ""
 		if ans := s.answeredAlready(id, agent, from); ans != "" {
 			said = s.answerSaid(ans, q)
-		} else if agents.PastQuestion(s.ws, m) {
+		} else if s.pastQuestion(m) {
 			// Filed unanswered there: its session is over.
 			s.showUnanswered(q)
 			return
