@@ -800,15 +800,10 @@ func pair(k1, v1, k2, v2 string) *yaml.Node {
 }
 
 // tablePlayers returns the agents that play a character (the roles
-// player and human), in parley.yaml's order.
+// player and human), in parley.yaml's order: workspace.TablePlayers,
+// which parley's warnings of their accepts: ask too.
 func (t *TeamLead) tablePlayers() []string {
-	var out []string
-	for _, a := range t.ws().AgentNames() {
-		if t.ws().HasRole(a, "player", "human") {
-			out = append(out, a)
-		}
-	}
-	return out
+	return t.ws().TablePlayers()
 }
 
 // currentScene is the scene the story is in: the scene of the last
