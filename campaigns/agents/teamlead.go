@@ -907,6 +907,12 @@ func (t *TeamLead) save(ctx context.Context, agent string, camp *campaigns.Campa
 	}
 }
 
+// ErrUnsaved is why SaveAfterEnd commits nothing after a session whose
+// end did not say the story was saved (state_saved: not true): what a
+// player writes then is written, not committed, as the session's own
+// saves were not.
+var ErrUnsaved = errors.New("the session's end did not save the story")
+
 // SaveAfterEnd commits, with Git, what a player wrote after the session's
 // end once the run that closed it has stopped — a person's journal
 // entry, written at their seat, which stays for it — as Stop commits
@@ -914,8 +920,10 @@ func (t *TeamLead) save(ctx context.Context, agent string, camp *campaigns.Campa
 // "session end" save of "the last journal entries". It commits only
 // when no session is under way (the team lead's own decision, underWay:
 // the newest [SESSION_END] it received came after its last start) and
-// that end said the story was saved (state_saved: true), as Stop does; else, and with Git off,
-// it returns nil and no error. Nothing changed is checkpoint.ErrNothing.
+// that end said the story was saved (state_saved: true), as Stop does;
+// an end that did not say so is ErrUnsaved, nothing committed; else,
+// and with Git off, it returns nil and no error. Nothing changed is
+// checkpoint.ErrNothing.
 func (t *TeamLead) SaveAfterEnd(ctx context.Context, agent string) (*checkpoint.Result, error) {
 	if !t.Git {
 		return nil, nil
@@ -924,8 +932,15 @@ func (t *TeamLead) SaveAfterEnd(ctx context.Context, agent string) (*checkpoint.
 		return nil, nil
 	}
 	end := t.lastOf(agent, SessionEndType)
-	if end == nil || !StateSaved(end) {
+	if end == nil {
 		return nil, nil
+	}
+	if !StateSaved(end) {
+		said := field(end, "state_saved")
+		if said == "" {
+			said = "missing"
+		}
+		return nil, fmt.Errorf("%w (state_saved: %s)", ErrUnsaved, said)
 	}
 	camp, err := t.For(end)
 	if err != nil {

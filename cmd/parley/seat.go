@@ -54,6 +54,11 @@ type seat struct {
 	deadBefore int             // how many were given up before the seat opened
 	scene      string          // the scene last shown
 	ended      bool            // the session's [SESSION_END] was shown
+	// unsaved is what state_saved: the [SESSION_END] shown said when it
+	// was not true ("missing" when it said nothing): nothing of the
+	// session is committed, nor an entry written after it; "" when the
+	// story was saved.
+	unsaved string
 	// ends decides, while show runs, which questions a session that has
 	// ended left (pastQuestion): the mailboxes read once a show.
 	ends       *agents.Ends
@@ -1104,8 +1109,10 @@ func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 		if hook := field(m, "next_hook"); hook != "" {
 			s.printf("\nNext time: %s\n", hook)
 		}
+		s.unsaved = ""
 		if !agents.StateSaved(m) {
-			s.printf("\nwarning: the game master did not save the story (state_saved: %s): nothing of it was committed, and what changed since the last save may be lost\n", dashIf(field(m, "state_saved"), "missing"))
+			s.unsaved = dashIf(field(m, "state_saved"), "missing")
+			s.printf("\nwarning: the game master did not save the story (state_saved: %s): nothing of it was committed, and what changed since the last save may be lost\n", s.unsaved)
 		}
 	case "":
 		s.printf("\n%s: ", from)
@@ -2138,6 +2145,8 @@ func (s *seat) saveAfterEnd(ctx context.Context) {
 	res, err := lead.SaveAfterEnd(ctx, s.lead)
 	switch {
 	case errors.Is(err, checkpoint.ErrNothing):
+	case errors.Is(err, agents.ErrUnsaved):
+		s.wrap(fmt.Sprintf("(your entry is written, not committed in git: %v; `parley checkpoint` commits it)", err), "")
 	case err != nil:
 		s.printf("(your entry is written, but not saved in git: %v; `parley checkpoint` saves it)\n", err)
 	case res != nil:
@@ -2164,7 +2173,11 @@ func (s *seat) owesAtEnd() bool {
 // words; it reports whether the person left with /quit.
 func (s *seat) stayForEntry(ctx context.Context, next func() (string, bool), bye func()) (quit bool) {
 	s.printf("\n")
-	s.wrap(fmt.Sprintf("(the session is over, and the checkpoint of scene %s waits for %s's journal entry: /journal ENTRY writes it, and it is saved with the session; /quit or Ctrl-D leaves without it)", dashIf(s.checkpoint, "-"), s.character), "")
+	saved := "and it is saved with the session"
+	if s.unsaved != "" {
+		saved = fmt.Sprintf("but the session was not saved (state_saved: %s), so the entry is written and not committed (`parley checkpoint` commits it)", s.unsaved)
+	}
+	s.wrap(fmt.Sprintf("(the session is over, and the checkpoint of scene %s waits for %s's journal entry: /journal ENTRY writes it, %s; /quit or Ctrl-D leaves without it)", dashIf(s.checkpoint, "-"), s.character, saved), "")
 	for {
 		text, ok := next()
 		if !ok {
