@@ -1,7 +1,9 @@
 package agents
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/mailbox"
@@ -183,4 +185,39 @@ func TestEnds(t *testing.T) {
 			t.Errorf("PastQuestion(%s) = %v, want %v", q.id, want, wantPast)
 		}
 	}
+}
+
+// BenchmarkEnds compares deciding a seat page's questions with one Ends
+// (the mailboxes listed once, each message read at most once) against
+// PastQuestion per question, at a table of 2,000 messages and 20
+// questions waiting.
+func BenchmarkEnds(b *testing.B) {
+	ws := leadTable(b)
+	var qs []*mailbox.Message
+	start := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	for i := range 2000 {
+		id := fmt.Sprintf("%s-gm-%06x", start.Add(time.Duration(i)*time.Second).Format("20060102-150405.000000Z"), i)
+		text := "---\nid: " + id + "\nfrom: gm\nto: [tilda]\ntype: NARRATIVE\n---\nRain.\n"
+		put(b, ws, "gm", mailbox.Sent, id, text)
+		put(b, ws, "tilda", mailbox.Done, id, text)
+		if i%100 == 50 {
+			q, _ := mailbox.Parse([]byte("---\nid: " + id + "\nfrom: gm\nto: tilda\ntype: ASK_PLAYER\n---\nWhich door?\n"))
+			qs = append(qs, q)
+		}
+	}
+	b.Run("PastQuestion", func(b *testing.B) {
+		for range b.N {
+			for _, q := range qs {
+				PastQuestion(ws, q)
+			}
+		}
+	})
+	b.Run("Ends", func(b *testing.B) {
+		for range b.N {
+			ends := NewEnds(ws)
+			for _, q := range qs {
+				ends.PastQuestion(q)
+			}
+		}
+	})
 }
