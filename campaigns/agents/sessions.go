@@ -2,6 +2,8 @@ package agents
 
 import (
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/mailbox"
@@ -88,58 +90,150 @@ func ofNewSession(typ string) bool {
 // PastQuestion reports whether q, a message that waits for the person at
 // a seat (a question, a relay, a prompt to their character:
 // campaigns.SeatAnswerer says which), was left by a session that has
-// ended, and so asks nothing any more: a [SESSION_END] written after it,
-// in any mailbox of ws, by its sender (by a game master, an agent with
-// the role gm, for a question whose sender ends no session: a player's
-// relay, a prompt the team lead handed on), read as PastEnd reads the
-// mailboxes. Such a question, left unanswered when the session ended
-// (the person left the seat first, or the session ran with no seat), is
-// filed and told as from the last session, unanswered: the person's next
-// line is not its answer. Only the messages written after q by those
-// who may end its session are read. It is the one place that decides:
-// the seats ask it.
+// ended, and so asks nothing any more: a routed [SESSION_END] written
+// after it by its sender (by a game master, an agent with the role gm,
+// for a question whose sender ends no session: a player's relay, a
+// prompt the team lead handed on). Such a question, left unanswered when
+// the session ended (the person left the seat first, or the session ran
+// with no seat), is filed and told as from the last session, unanswered:
+// the person's next line is not its answer. Only routed copies count (in
+// sent/, inbox/, cur/, done/, as the team lead counts ends): an end a
+// game master's program wrote to its outbox and the router refuses ends
+// nothing. It is the one place that decides: the seats ask it, or, for
+// many questions at one look, an Ends.
 func PastQuestion(ws *workspace.Workspace, q *mailbox.Message) bool {
+	return NewEnds(ws).PastQuestion(q)
+}
+
+// routedStates are the states a routed copy of a message is in: the
+// sender's sent/, a recipient's inbox/, cur/ or done/.
+var routedStates = []string{mailbox.Sent, mailbox.Inbox, mailbox.Cur, mailbox.Done}
+
+// Ends tells when the senders of a workspace ended sessions (their
+// routed [SESSION_END]s), read from the mailboxes once for many
+// questions: a seat makes one at each look at its inboxes (a page of the
+// web seat, a show of parley play) and asks it of every question
+// (PastQuestion), so that the mailboxes are listed once and each message
+// is read at most once, newest first, only as far back as the oldest
+// question asked and only of those who may end its session. It answers
+// as PastQuestion does, of the mailboxes as they were when first asked.
+type Ends struct {
+	ws   *workspace.Workspace
+	from map[string][]routedCopy // sender -> its routed copies, newest first; nil until asked
+	seen map[string]bool         // mailboxes listed
+	end  map[string]bool         // message id -> a [SESSION_END] by its sender; only of those read
+}
+
+// routedCopy is a routed copy of a message: its id, when it was written
+// (of its id), and its file: its name in a mailbox.
+type routedCopy struct {
+	id, name string
+	box      mailbox.Dir
+	at       time.Time
+}
+
+// read reads c where it is: where it was listed, else in a state a copy
+// moves on to (a seat files its inbox's copy in done/ meanwhile).
+func (c routedCopy) read(ws *workspace.Workspace) (*mailbox.Message, error) {
+	var err error
+	for _, state := range routedStates {
+		var data []byte
+		if data, err = mailbox.ReadFile(c.box.Path(state, c.name), ws.Config.Router.MaxMessageSize); err == nil {
+			return mailbox.Parse(data)
+		}
+	}
+	return nil, err
+}
+
+// NewEnds returns an Ends of ws, which reads nothing until asked.
+func NewEnds(ws *workspace.Workspace) *Ends {
+	return &Ends{ws: ws, from: map[string][]routedCopy{}, seen: map[string]bool{}, end: map[string]bool{}}
+}
+
+// PastQuestion is PastQuestion(ws, q), read from e.
+func (e *Ends) PastQuestion(q *mailbox.Message) bool {
 	askedAt := idTime(q)
 	from := senderOf(q)
 	if askedAt.IsZero() {
 		return false
 	}
-	endsOwn := ws.HasRole(from, "gm")
-	names := ws.AgentNames()
-	if from != "" && !slices.Contains(names, from) {
-		names = append(names, from)
+	if len(e.seen) == 0 {
+		for _, agent := range e.ws.AgentNames() {
+			e.list(agent)
+		}
 	}
-	for _, agent := range names {
-		box := ws.Mailbox(agent)
-		for _, state := range []string{mailbox.Outbox, mailbox.Sent, mailbox.Inbox, mailbox.Cur, mailbox.Done} {
-			files, err := box.Names(state)
+	if from != "" {
+		e.list(from) // an agent no longer in parley.yaml: its own mailbox too
+	}
+	if e.endsAfter(from, askedAt) {
+		return true
+	}
+	if e.ws.HasRole(from, "gm") {
+		return false // ends its own session: only its end counts
+	}
+	for _, gm := range e.ws.AgentNames() {
+		if gm != from && e.ws.HasRole(gm, "gm") && e.endsAfter(gm, askedAt) {
+			return true
+		}
+	}
+	return false
+}
+
+// list adds the routed copies in agent's mailbox, once.
+func (e *Ends) list(agent string) {
+	if e.seen[agent] || mailbox.CheckName(agent) != nil {
+		return
+	}
+	e.seen[agent] = true
+	box := e.ws.Mailbox(agent)
+	touched := map[string]bool{}
+	for _, state := range routedStates {
+		names, err := box.NamesUnsorted(state)
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			id, ok := mailbox.IDFromName(name)
+			if !ok {
+				continue
+			}
+			at, sender, err := mailbox.ParseID(id)
 			if err != nil {
 				continue
 			}
-			for _, name := range files {
-				id, ok := mailbox.IDFromName(name)
-				if !ok {
-					continue
-				}
-				at, sender, err := mailbox.ParseID(id)
-				if err != nil || !at.After(askedAt) {
-					continue
-				}
-				if sender != from && (endsOwn || !ws.HasRole(sender, "gm")) {
-					continue // ends no session of q's: not read
-				}
-				data, err := mailbox.ReadFile(box.Path(state, name), ws.Config.Router.MaxMessageSize)
-				if err != nil {
-					continue // moved on meanwhile
-				}
-				m, err := mailbox.Parse(data)
-				if err != nil {
-					continue
-				}
-				if typeOf(m) == SessionEndType && senderOf(m) == sender {
-					return true
-				}
+			e.from[sender] = append(e.from[sender], routedCopy{id: id, name: name, box: box, at: at})
+			touched[sender] = true
+		}
+	}
+	for sender := range touched {
+		slices.SortStableFunc(e.from[sender], func(a, b routedCopy) int {
+			if c := b.at.Compare(a.at); c != 0 {
+				return c
 			}
+			return strings.Compare(a.id, b.id)
+		})
+	}
+}
+
+// endsAfter reports whether sender wrote a routed [SESSION_END] after
+// t. It reads sender's messages written after t, newest first, until one
+// is its end, each once (a copy moved on meanwhile: another copy).
+func (e *Ends) endsAfter(sender string, t time.Time) bool {
+	for _, c := range e.from[sender] {
+		if !c.at.After(t) {
+			return false
+		}
+		isEnd, read := e.end[c.id]
+		if !read {
+			m, err := c.read(e.ws)
+			if err != nil {
+				continue // gone meanwhile, or not a message: another copy, if any
+			}
+			isEnd = typeOf(m) == SessionEndType && senderOf(m) == sender
+			e.end[c.id] = isEnd
+		}
+		if isEnd {
+			return true
 		}
 	}
 	return false

@@ -1,8 +1,11 @@
 package agents
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/mailbox"
 )
 
@@ -115,6 +118,11 @@ func TestPastQuestion(t *testing.T) {
 		{"a start after it", ask, []msg{{"lead", mailbox.Sent, startID, start}}, false},
 		{"a relay, the gm's end after it", relay, []msg{{"lead", mailbox.Done, endID, end(endID, "gm")}}, true},
 		{"a relay, alone", relay, nil, false},
+		// A review: an end a gm program wrote to its outbox, which the
+		// router then refused, made the question past, and it was filed
+		// unanswered; only routed copies count.
+		{"its sender's end after it, not routed (outbox)", ask, []msg{{"gm", mailbox.Outbox, endID, end(endID, "gm")}}, false},
+		{"its sender's end after it, refused", ask, []msg{{"gm", mailbox.Rejected, endID, end(endID, "gm")}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,6 +137,87 @@ func TestPastQuestion(t *testing.T) {
 			if got := PastQuestion(ws, q); got != tt.want {
 				t.Errorf("PastQuestion = %v, want %v", got, tt.want)
 			}
+			if got := NewEnds(ws).PastQuestion(q); got != tt.want {
+				t.Errorf("Ends.PastQuestion = %v, want %v", got, tt.want)
+			}
 		})
 	}
+}
+
+// TestEnds checks that one Ends, asked of many questions in any order
+// (a seat's page asks of what waits, then of what it filed, older),
+// answers each as PastQuestion does.
+func TestEnds(t *testing.T) {
+	ws := leadTable(t)
+	msg := func(id, from, typ string) string {
+		return "---\nid: " + id + "\nfrom: " + from + "\nto: [lead, tilda]\ntype: " + typ + "\n---\nText.\n"
+	}
+	const end1, end2 = "20261124-110000.000000Z-gm-e00001", "20261124-130000.000000Z-gm-e00002"
+	put(t, ws, "gm", mailbox.Sent, end1, msg(end1, "gm", SessionEndType))
+	put(t, ws, "tilda", mailbox.Done, end1, msg(end1, "gm", SessionEndType))
+	put(t, ws, "tilda", mailbox.Inbox, end2, msg(end2, "gm", SessionEndType))
+	for i, id := range []string{"20261124-120000.000000Z-gm-n00001", "20261124-121000.000000Z-tilda-n00002", "20261124-140000.000000Z-gm-n00003"} {
+		from := []string{"gm", "tilda", "gm"}[i]
+		put(t, ws, "lead", mailbox.Done, id, msg(id, from, "NARRATIVE"))
+	}
+	qs := []struct {
+		id, from, typ string
+	}{
+		{"20261124-135000.000000Z-gm-a00005", "gm", campaigns.AskPlayerType},
+		{"20261124-140500.000000Z-gm-a00006", "gm", campaigns.AskPlayerType},
+		{"20261124-100000.000000Z-gm-a00001", "gm", campaigns.AskPlayerType},
+		{"20261124-120500.000000Z-gm-a00003", "gm", campaigns.AskPlayerType},
+		{"20261124-103000.000000Z-tilda-d00002", "tilda", campaigns.RelayToHumanType},
+		{"20261124-131000.000000Z-tilda-d00004", "tilda", campaigns.RelayToHumanType},
+		{"20261124-090000.000000Z-tilda-d00000", "tilda", campaigns.RelayToHumanType},
+	}
+	ends := NewEnds(ws)
+	for _, q := range qs {
+		m, err := mailbox.Parse([]byte(msg(q.id, q.from, q.typ)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := PastQuestion(ws, m)
+		if got := ends.PastQuestion(m); got != want {
+			t.Errorf("Ends.PastQuestion(%s) = %v, want %v (PastQuestion)", q.id, got, want)
+		}
+		if wantPast := q.id < end2; want != wantPast {
+			t.Errorf("PastQuestion(%s) = %v, want %v", q.id, want, wantPast)
+		}
+	}
+}
+
+// BenchmarkEnds compares deciding a seat page's questions with one Ends
+// (the mailboxes listed once, each message read at most once) against
+// PastQuestion per question, at a table of 2,000 messages and 20
+// questions waiting.
+func BenchmarkEnds(b *testing.B) {
+	ws := leadTable(b)
+	var qs []*mailbox.Message
+	start := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	for i := range 2000 {
+		id := fmt.Sprintf("%s-gm-%06x", start.Add(time.Duration(i)*time.Second).Format("20060102-150405.000000Z"), i)
+		text := "---\nid: " + id + "\nfrom: gm\nto: [tilda]\ntype: NARRATIVE\n---\nRain.\n"
+		put(b, ws, "gm", mailbox.Sent, id, text)
+		put(b, ws, "tilda", mailbox.Done, id, text)
+		if i%100 == 50 {
+			q, _ := mailbox.Parse([]byte("---\nid: " + id + "\nfrom: gm\nto: tilda\ntype: ASK_PLAYER\n---\nWhich door?\n"))
+			qs = append(qs, q)
+		}
+	}
+	b.Run("PastQuestion", func(b *testing.B) {
+		for range b.N {
+			for _, q := range qs {
+				PastQuestion(ws, q)
+			}
+		}
+	})
+	b.Run("Ends", func(b *testing.B) {
+		for range b.N {
+			ends := NewEnds(ws)
+			for _, q := range qs {
+				ends.PastQuestion(q)
+			}
+		}
+	})
 }

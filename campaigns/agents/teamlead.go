@@ -405,12 +405,19 @@ func (t *TeamLead) started(agent string) time.Time {
 // lastReceived returns when the last message of type typ the team lead
 // received was written; zero when none.
 func (t *TeamLead) lastReceived(agent, typ string) time.Time {
-	var last time.Time
+	if m := t.lastOf(agent, typ); m != nil {
+		return idTime(m)
+	}
+	return time.Time{}
+}
+
+// lastOf returns the last message of type typ the team lead received
+// (the latest written); nil when none.
+func (t *TeamLead) lastOf(agent, typ string) *mailbox.Message {
+	var last *mailbox.Message
 	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
-		if typeOf(m) == typ {
-			if at := idTime(m); at.After(last) {
-				last = at
-			}
+		if typeOf(m) == typ && (last == nil || idTime(m).After(idTime(last))) {
+			last = m
 		}
 		return true
 	})
@@ -793,15 +800,10 @@ func pair(k1, v1, k2, v2 string) *yaml.Node {
 }
 
 // tablePlayers returns the agents that play a character (the roles
-// player and human), in parley.yaml's order.
+// player and human), in parley.yaml's order: workspace.TablePlayers,
+// which parley's warnings of their accepts: ask too.
 func (t *TeamLead) tablePlayers() []string {
-	var out []string
-	for _, a := range t.ws().AgentNames() {
-		if t.ws().HasRole(a, "player", "human") {
-			out = append(out, a)
-		}
-	}
-	return out
+	return t.ws().TablePlayers()
 }
 
 // currentScene is the scene the story is in: the scene of the last
@@ -905,28 +907,40 @@ func (t *TeamLead) save(ctx context.Context, agent string, camp *campaigns.Campa
 	}
 }
 
+// ErrUnsaved is why SaveAfterEnd commits nothing after a session whose
+// end did not say the story was saved (state_saved: not true): what a
+// player writes then is written, not committed, as the session's own
+// saves were not.
+var ErrUnsaved = errors.New("the session's end did not save the story")
+
 // SaveAfterEnd commits, with Git, what a player wrote after the session's
 // end once the run that closed it has stopped — a person's journal
 // entry, written at their seat, which stays for it — as Stop commits
 // what the players wrote before that run stopped: the same commit, a
 // "session end" save of "the last journal entries". It commits only
-// when the session is over (the newest [SESSION_END] the team lead
-// agent received came after its last start) and that end said the story
-// was saved (state_saved: true), as Stop does; else, and with Git off,
-// it returns nil and no error. Nothing changed is checkpoint.ErrNothing.
+// when no session is under way (the team lead's own decision, underWay:
+// the newest [SESSION_END] it received came after its last start) and
+// that end said the story was saved (state_saved: true), as Stop does;
+// an end that did not say so is ErrUnsaved, nothing committed; else,
+// and with Git off, it returns nil and no error. Nothing changed is
+// checkpoint.ErrNothing.
 func (t *TeamLead) SaveAfterEnd(ctx context.Context, agent string) (*checkpoint.Result, error) {
 	if !t.Git {
 		return nil, nil
 	}
-	var end *mailbox.Message
-	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
-		if typeOf(m) == SessionEndType && (end == nil || idTime(m).After(idTime(end))) {
-			end = m
-		}
-		return true
-	})
-	if end == nil || !StateSaved(end) || !idTime(end).After(t.started(agent)) {
+	if t.underWay(agent) {
 		return nil, nil
+	}
+	end := t.lastOf(agent, SessionEndType)
+	if end == nil {
+		return nil, nil
+	}
+	if !StateSaved(end) {
+		said := field(end, "state_saved")
+		if said == "" {
+			said = "missing"
+		}
+		return nil, fmt.Errorf("%w (state_saved: %s)", ErrUnsaved, said)
 	}
 	camp, err := t.For(end)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 // leadTable makes a workspace with a team lead and two players, and its
 // campaign.
-func leadTable(t *testing.T) *workspace.Workspace {
+func leadTable(t testing.TB) *workspace.Workspace {
 	t.Helper()
 	return leadTableOf(t, "skills: [dnd-team]\nphase: 1\nagents:\n  - gm\n  - {name: lead, role: team-lead, driver: builtin, handler: team-lead}\n"+
 		"  - {name: tilda, role: player, character: tilda-brannock}\n  - {name: grim, role: player, character: grimjaw-ironforge}\n")
@@ -24,7 +24,7 @@ func leadTable(t *testing.T) *workspace.Workspace {
 
 // leadTableOf makes a workspace of the parley.yaml cfg, its mailboxes,
 // and its campaign, the-hollow.
-func leadTableOf(t *testing.T, cfg string) *workspace.Workspace {
+func leadTableOf(t testing.TB, cfg string) *workspace.Workspace {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
@@ -55,7 +55,7 @@ const (
 )
 
 // put writes a message into a state of an agent's mailbox.
-func put(t *testing.T, ws *workspace.Workspace, agent, state, id, text string) {
+func put(t testing.TB, ws *workspace.Workspace, agent, state, id, text string) {
 	t.Helper()
 	if err := os.WriteFile(ws.Mailbox(agent).Path(state, mailbox.FileName(id)), []byte(text), 0o644); err != nil {
 		t.Fatal(err)

@@ -214,6 +214,24 @@ func (h toldBySeat) WithGroup(name string) slog.Handler {
 	return toldBySeat{h.Handler.WithGroup(name), h.retrying, h.unresponsive}
 }
 
+// tellStartWarnings says, once, at a terminal's seat, what a runner warns
+// of as it starts (workspace.Lint: a character: with no sheet, an AI
+// player that does not accept [JOURNAL_CHECKPOINT]; a program's file
+// that is not there), as the seat says the runner's other warnings: a
+// terminal's seat shows no runner log, where parley run, a script's
+// seat and parley status say them. parley.yaml that does not check is
+// the runner's to say: it does not start.
+func (s *seat) tellStartWarnings() {
+	warnings, err := s.ws.Lint()
+	if err != nil {
+		return
+	}
+	for _, w := range append(warnings, s.ws.MissingRunFiles()...) {
+		s.printf("\n")
+		s.wrap("(parley: WARN "+w+")", "")
+	}
+}
+
 // seatLogLine writes a log line (one Write, as consoleHandler makes it)
 // as the seat says things: in parentheses, after a blank line.
 type seatLogLine struct{ w io.Writer }
@@ -962,6 +980,7 @@ func (s *seat) interactive(ctx context.Context, f *os.File) error {
 		return err
 	}
 	s.hello()
+	s.tellStartWarnings()
 	s.printf("(Ctrl-D leaves)\n")
 	tick := time.NewTicker(300 * time.Millisecond)
 	defer tick.Stop()

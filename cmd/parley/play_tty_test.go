@@ -170,6 +170,28 @@ func TestPlayTerminalConfigBroken(t *testing.T) {
 	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
 }
 
+// TestPlayTerminalStartWarnings: a tryout's terminal seat said nothing
+// of what a runner warns of as it starts (a character: that names no
+// sheet, an AI player that does not accept [JOURNAL_CHECKPOINT]), where
+// parley run, a piped seat and parley status said both. The terminal's
+// seat says them once, at its start, as it says the runner's warnings.
+func TestPlayTerminalStartWarnings(t *testing.T) {
+	t.Parallel()
+	dir, bin, ws, _ := terminalSeatTable(t, "  - {name: tor, role: player, character: mira-quickfot, driver: command, run: [cat], accepts: [GM_TO_PLAYER]}\n")
+	tm := playInTerminal(t, dir, bin, ws, 100)
+	screen := strings.Join(strings.Fields(tm.screen()), " ")
+	for _, want := range []string{
+		`(parley: WARN parley.yaml:8: agents[4].character: campaign the-hollow has no sheet of "mira-quickfot"`,
+		"(parley: WARN parley.yaml:8: agents[4].accepts: tor plays mira-quickfot and does not accept [JOURNAL_CHECKPOINT]",
+	} {
+		if n := strings.Count(screen, want); n != 1 {
+			t.Errorf("the seat says %q %d times, want once:\n%s", want, n, tm.screen())
+		}
+	}
+	tm.keys("C-d")
+	tm.waitFor("the seat to end", func(s string) bool { return strings.Contains(s, "[seat exited ") })
+}
+
 // TestPlayTerminalRetrying: a tryout waited at the seat with no sign
 // while the runner retried an AI player's program. At a terminal too the
 // seat says once, in its own words, that the agent is slow to answer,

@@ -54,10 +54,18 @@ type seat struct {
 	deadBefore int             // how many were given up before the seat opened
 	scene      string          // the scene last shown
 	ended      bool            // the session's [SESSION_END] was shown
-	arrived    chan struct{}   // the bridge delivered something (nil: no bridge)
-	verbose    bool            // --verbose: the runner's log shows as it is (seatLogger)
-	awaiting   string          // the reply the person was last told the table waits for: agent/id (tellAwaiting)
-	checkpoint string          // the scene of a [JOURNAL_CHECKPOINT] whose entry is the person's to write, until /journal ENTRY writes one
+	// unsaved is what state_saved: the [SESSION_END] shown said when it
+	// was not true ("missing" when it said nothing): nothing of the
+	// session is committed, nor an entry written after it; "" when the
+	// story was saved.
+	unsaved string
+	// ends decides, while show runs, which questions a session that has
+	// ended left (pastQuestion): the mailboxes read once a show.
+	ends       *agents.Ends
+	arrived    chan struct{} // the bridge delivered something (nil: no bridge)
+	verbose    bool          // --verbose: the runner's log shows as it is (seatLogger)
+	awaiting   string        // the reply the person was last told the table waits for: agent/id (tellAwaiting)
+	checkpoint string        // the scene of a [JOURNAL_CHECKPOINT] whose entry is the person's to write, until /journal ENTRY writes one
 	// owed are the [JOURNAL_CHECKPOINT]s shown that ask the person for
 	// their entry (owesEntry), by id: left in the inbox until /journal
 	// ENTRY writes one (journalAdd files them), as the web seat leaves
@@ -452,6 +460,8 @@ func (s *seat) prompted() string {
 }
 
 func (s *seat) show() error {
+	s.ends = agents.NewEnds(s.ws)
+	defer func() { s.ends = nil }()
 	if !s.ended {
 		// The questions the session leaves unanswered, when its end is
 		// shown now: said, and filed.
@@ -628,7 +638,7 @@ func (s *seat) show() error {
 				s.printf("(%s was answered already (%s): filed, not asked again)\n", id, ans)
 				continue
 			}
-			if agents.PastQuestion(s.ws, m) {
+			if s.pastQuestion(m) {
 				// Left unanswered by a session that has ended (the seat
 				// left before its end, or it ran with no seat): told
 				// once, filed, never asked: the person's next line is
@@ -664,6 +674,16 @@ func (s *seat) show() error {
 	return nil
 }
 
+// pastQuestion reports whether a session that has ended left m, a
+// question waiting for the person (agents.PastQuestion decides): of the
+// show under way's reading of the mailboxes, if any.
+func (s *seat) pastQuestion(m *mailbox.Message) bool {
+	if s.ends != nil {
+		return s.ends.PastQuestion(m)
+	}
+	return agents.PastQuestion(s.ws, m)
+}
+
 // unansweredNote is the note of a question a session that has ended
 // left unanswered, filed by a seat (agents.PastQuestion decides).
 const unansweredNote = "from a session that has ended, unanswered"
@@ -687,7 +707,7 @@ func (s *seat) showUnanswered(q *waitingQ) {
 // checkpoint asks for) is not its answer.
 func (s *seat) leaveUnanswered() {
 	for _, q := range slices.Clone(s.waiting) {
-		if !agents.PastQuestion(s.ws, q.m) {
+		if !s.pastQuestion(q.m) {
 			continue
 		}
 		from, _ := q.m.Header().Get("from")
@@ -871,7 +891,7 @@ func (s *seat) showFiled(id string, c filedCopy) {
 		said := ""
 		if ans := s.answeredAlready(id, agent, from); ans != "" {
 			said = s.answerSaid(ans, q)
-		} else if agents.PastQuestion(s.ws, m) {
+		} else if s.pastQuestion(m) {
 			// Filed unanswered there: its session is over.
 			s.showUnanswered(q)
 			return
@@ -1089,8 +1109,10 @@ func (s *seat) display(id string, m *mailbox.Message, asks bool) {
 		if hook := field(m, "next_hook"); hook != "" {
 			s.printf("\nNext time: %s\n", hook)
 		}
+		s.unsaved = ""
 		if !agents.StateSaved(m) {
-			s.printf("\nwarning: the game master did not save the story (state_saved: %s): nothing of it was committed, and what changed since the last save may be lost\n", dashIf(field(m, "state_saved"), "missing"))
+			s.unsaved = dashIf(field(m, "state_saved"), "missing")
+			s.printf("\nwarning: the game master did not save the story (state_saved: %s): nothing of it was committed, and what changed since the last save may be lost\n", s.unsaved)
 		}
 	case "":
 		s.printf("\n%s: ", from)
@@ -2123,6 +2145,8 @@ func (s *seat) saveAfterEnd(ctx context.Context) {
 	res, err := lead.SaveAfterEnd(ctx, s.lead)
 	switch {
 	case errors.Is(err, checkpoint.ErrNothing):
+	case errors.Is(err, agents.ErrUnsaved):
+		s.wrap(fmt.Sprintf("(your entry is written, not committed in git: %v; `parley checkpoint` commits it)", err), "")
 	case err != nil:
 		s.printf("(your entry is written, but not saved in git: %v; `parley checkpoint` saves it)\n", err)
 	case res != nil:
@@ -2149,7 +2173,11 @@ func (s *seat) owesAtEnd() bool {
 // words; it reports whether the person left with /quit.
 func (s *seat) stayForEntry(ctx context.Context, next func() (string, bool), bye func()) (quit bool) {
 	s.printf("\n")
-	s.wrap(fmt.Sprintf("(the session is over, and the checkpoint of scene %s waits for %s's journal entry: /journal ENTRY writes it, and it is saved with the session; /quit or Ctrl-D leaves without it)", dashIf(s.checkpoint, "-"), s.character), "")
+	saved := "and it is saved with the session"
+	if s.unsaved != "" {
+		saved = fmt.Sprintf("but the session was not saved (state_saved: %s), so the entry is written and not committed (`parley checkpoint` commits it)", s.unsaved)
+	}
+	s.wrap(fmt.Sprintf("(the session is over, and the checkpoint of scene %s waits for %s's journal entry: /journal ENTRY writes it, %s; /quit or Ctrl-D leaves without it)", dashIf(s.checkpoint, "-"), s.character, saved), "")
 	for {
 		text, ok := next()
 		if !ok {

@@ -604,6 +604,9 @@ type seatData struct {
 	// that has ended left unanswered (agents.PastQuestion): told, not
 	// asked.
 	unanswered map[string]bool
+	// ends decides, for every question of the page, whether a session
+	// that has ended left it: the mailboxes read once a page.
+	ends *agents.Ends
 }
 
 // told is a message the seat shows and that asks nothing of the person.
@@ -657,7 +660,7 @@ var requestTypes = []string{workspace.PlanApprovalRequest, workspace.ShutdownReq
 
 func (s *Server) seatData() seatData {
 	person, prompted := s.seated()
-	d := seatData{Person: person}
+	d := seatData{Person: person, ends: agents.NewEnds(s.ws())}
 	if _, err := campaigns.Find(s.ws().Root, s.ws().Config.Campaign); err == nil {
 		d.Campaign = true
 	}
@@ -711,7 +714,7 @@ func (s *Server) seatData() seatData {
 				// file it and send nothing).
 				answered = s.ws().AnsweredBy(en.ID, wt.From, append([]string{person, prompted}, leads...)...)
 			}
-			if asks && answered == "" && d.Table && agents.PastQuestion(s.ws(), m) {
+			if asks && answered == "" && d.Table && d.ends.PastQuestion(m) {
 				// Left unanswered by a session that has ended: told as
 				// such, and filed once shown, as parley play does;
 				// never asked (agents.PastQuestion decides, for both).
@@ -857,7 +860,7 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 		// as for parley play.
 		t.Past = t.End && agents.PastEnd(s.ws(), people, m)
 		t.Unanswered = d.unanswered[id]
-		if !received && s.filedUnanswered(id, m, whose[id]) {
+		if !received && s.filedUnanswered(d.ends, id, m, whose[id]) {
 			t.Unanswered, t.Question = true, m.Payload().Text("question")
 		}
 		d.Told = append(d.Told, t)
@@ -869,9 +872,9 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 
 // filedUnanswered reports whether message id, filed in agent's done/, is
 // a question of the person's that a session that has ended left
-// unanswered (agents.PastQuestion; no answer sent): the story tells it
+// unanswered (agents.PastQuestion, of ends; no answer sent): the story tells it
 // so, not as answered.
-func (s *Server) filedUnanswered(id string, m *mailbox.Message, agent string) bool {
+func (s *Server) filedUnanswered(ends *agents.Ends, id string, m *mailbox.Message, agent string) bool {
 	person, prompted := s.seated()
 	if campaigns.SeatAnswerer(workspace.TypeOf(m), []string{agent}, person, prompted) == "" {
 		return false
@@ -885,7 +888,7 @@ func (s *Server) filedUnanswered(id string, m *mailbox.Message, agent string) bo
 	if s.ws().AnsweredBy(id, m.Header().Text("from"), append([]string{person, prompted}, leads...)...) != "" {
 		return false
 	}
-	return agents.PastQuestion(s.ws(), m)
+	return ends.PastQuestion(m)
 }
 
 // toldOf is message id as the story told shows it.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/internal/spell"
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/skills"
 )
 
@@ -441,12 +442,27 @@ func (w *Workspace) UnknownCharacters() []UnknownCharacter {
 	return out
 }
 
-// Unjournaled warns of the AI players (a program that plays a
-// character) at a table with a team lead whose accepts: leave out
-// [JOURNAL_CHECKPOINT]: the team lead asks each player for a journal
-// entry with it, and a checkpoint the player does not accept is kept as
-// context, with no call to its program, so its journal is never written.
-// Without the type in the protocol, the lead sends none: nothing to say.
+// TablePlayers returns the agents at a table that play a character: those
+// with the role player or human, in parley.yaml's order. The team lead
+// asks each of them for a journal entry ([JOURNAL_CHECKPOINT]); it is the
+// one place that says who they are, for the team lead and Unjournaled.
+func (w *Workspace) TablePlayers() []string {
+	var out []string
+	for _, a := range w.AgentNames() {
+		if w.HasRole(a, "player", HumanRole) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Unjournaled warns of the AI players (a program among TablePlayers) at
+// a table with a team lead whose accepts: do not wake them for
+// [JOURNAL_CHECKPOINT] (Accepts.Wakes, as delivery decides): the team
+// lead asks each player for a journal entry with it, and a checkpoint
+// the player does not accept is kept as context, with no call to its
+// program, so its journal is never written. Without the type in the
+// protocol, the lead sends none: nothing to say.
 func (w *Workspace) Unjournaled(protocol *skills.Set) []string {
 	if protocol == nil || !w.RoleHeld(TeamLeadRole) {
 		return nil
@@ -454,14 +470,21 @@ func (w *Workspace) Unjournaled(protocol *skills.Set) []string {
 	if _, _, ok := protocol.Type(campaigns.JournalCheckpointType); !ok {
 		return nil
 	}
+	checkpoint := mailbox.New(nil) // as the team lead sends it
+	checkpoint.Set("type", campaigns.JournalCheckpointType)
 	var out []string
-	for _, a := range w.Config.Agents {
-		ac := a.Accepts
-		if !a.RunsProgram() || a.Character == "" || ac == nil || slices.Contains(ac.Types, campaigns.JournalCheckpointType) {
+	for _, name := range w.TablePlayers() {
+		a, ok := w.Agent(name)
+		if !ok || !a.RunsProgram() || a.Accepts.Wakes(checkpoint) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s:%d: %s: %s plays %s and does not accept [%s]: the team lead's call for its journal entry is kept as context, its program is not run, and its journal is never written (add %s to accepts:)",
-			ConfigFile, ac.Line, ac.Key, a.Name, a.Character, campaigns.JournalCheckpointType, campaigns.JournalCheckpointType))
+		who := a.Name + " plays " + a.Character + " and"
+		if a.Character == "" {
+			who = a.Name + ", a player,"
+		}
+		ac := a.Accepts
+		out = append(out, fmt.Sprintf("%s:%d: %s: %s does not accept [%s]: the team lead's call for its journal entry is kept as context, its program is not run, and its journal is never written (add %s to accepts:)",
+			ConfigFile, ac.Line, ac.Key, who, campaigns.JournalCheckpointType, campaigns.JournalCheckpointType))
 	}
 	return out
 }

@@ -110,7 +110,12 @@ func TestUnjournaled(t *testing.T) {
 		{"bracketed", head + lead + player("    accepts: [GM_TO_PLAYER, '[JOURNAL_CHECKPOINT]']\n"), ""},
 		{"every message", head + lead + player(""), ""},
 		{"no team lead", head + player("    accepts: [GM_TO_PLAYER]\n"), ""},
-		{"no character", head + lead + "  - {name: bot, role: player, driver: command, run: [./p], accepts: [GM_TO_PLAYER]}\n", ""},
+		// A review: the warning picked players by character: and the
+		// team lead picks them by role (TablePlayers): a player with no
+		// character: was never warned, and an agent with a character
+		// and no player role was warned for nothing.
+		{"a player with no character", head + lead + "  - {name: bot, role: player, driver: command, run: [./p], accepts: [GM_TO_PLAYER]}\n", "parley.yaml:5: agents[2].accepts: bot, a player, does not accept [JOURNAL_CHECKPOINT]: "},
+		{"a character, no player", head + lead + "  - {name: bot, role: narrator, character: tilda-brannock, driver: command, run: [./p], accepts: [GM_TO_PLAYER]}\n", ""},
 		{"a person", head + lead + "  - {name: you, role: human, character: corwin-voss}\n", ""},
 		{"no such type", "skills: [dev-pipeline]\nagents:\n  - {name: lead, role: team-lead}\n  - {name: tilda, character: tilda-brannock, driver: command, run: [./p], accepts: [task_assignment]}\n", ""},
 	} {
