@@ -262,6 +262,15 @@ func reason(le *LineError) (what, why string) {
 		what = fmt.Sprintf("%q", clip(le.Text, 24))
 	}
 	switch {
+	case errors.Is(le.Err, ErrNoColon):
+		why = "missing its colon"
+		switch {
+		case errors.Is(le.Err, ErrRefused):
+			why += "; " + ErrRefused.Error()
+		case errors.Is(le.Err, ErrMisplaced):
+			why += "; " + ErrMisplaced.Error()
+		}
+		return what, why
 	case errors.Is(le.Err, ErrUnknownKeyword):
 		return what, "unknown keyword"
 	case errors.Is(le.Err, ErrHP):
