@@ -167,10 +167,62 @@ func (t *TeamLead) Handle(ctx context.Context, agent string, in *mailbox.Message
 		}
 		return nil, nil
 	}
+	if cp := t.checkpointOf(agent, in); cp != "" {
+		return nil, t.plainEntry(agent, cp, in)
+	}
 	if thread, _ := in.Header().Get("thread"); thread != "" {
 		return t.answered(agent, thread, in)
 	}
 	return nil, nil
+}
+
+// checkpointOf returns the id of the [JOURNAL_CHECKPOINT] the team lead
+// sent the sender of in, when in is a plain reply to it (no type); else
+// "".
+func (t *TeamLead) checkpointOf(agent string, in *mailbox.Message) string {
+	if typeOf(in) != "" {
+		return ""
+	}
+	to, _ := in.Header().Get("reply_to")
+	if to == "" {
+		to, _ = in.Header().Get("thread")
+	}
+	from, _ := in.Header().Get("from")
+	if to == "" || from == "" {
+		return ""
+	}
+	found := ""
+	t.scan(agent, sentStates, func(_ string, m *mailbox.Message) bool {
+		if id, _ := m.Header().Get("id"); id != to {
+			return true
+		}
+		if names, _ := m.Header().Names("to"); typeOf(m) == JournalCheckpointType && slices.Contains(names, from) {
+			found = to
+		}
+		return false
+	})
+	return found
+}
+
+// plainEntry takes a player's plain reply to a [JOURNAL_CHECKPOINT] (a
+// model that wrote its entry without the [JOURNAL_ENTRY] tag) as its
+// journal entry, written as the journal agent writes one (Journaler).
+// What cannot be written is the error, and the reply is kept with it.
+func (t *TeamLead) plainEntry(agent, checkpoint string, in *mailbox.Message) error {
+	players := map[string]string{}
+	for _, a := range t.ws().Config.Agents {
+		if a.Character != "" {
+			players[a.Name] = a.Character
+		}
+	}
+	j := &Journaler{Campaigns: t.Campaigns, Players: players, Now: t.Now}
+	from, _ := in.Header().Get("from")
+	if err := j.add(in); err != nil {
+		return fmt.Errorf("%s answered the %s %s without a [%s]; its reply, taken as its journal entry, was not written: %w", from, JournalCheckpointType, checkpoint, JournalType, err)
+	}
+	id, _ := in.Header().Get("id")
+	t.log().Info("a plain reply to a journal checkpoint, taken as the journal entry", "from", from, "checkpoint", checkpoint, "message", id)
+	return nil
 }
 
 // Start starts the session, or refreshes the table's context after a

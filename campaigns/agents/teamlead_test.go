@@ -508,3 +508,52 @@ func TestTeamLeadJoined(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamLeadPlainJournalEntry: bug (a GM's tryout): an AI player that
+// answered the [JOURNAL_CHECKPOINT] in plain prose, without the
+// [JOURNAL_ENTRY] tag, had its reply marked handled by the team lead and
+// dropped: no entry, nobody told. The reply is the entry; one that
+// cannot be written is the error (the reply kept in dead/ with it); a
+// plain reply to anything else is not an entry.
+func TestTeamLeadPlainJournalEntry(t *testing.T) {
+	const (
+		checkID = "20261124-090000.000000Z-lead-f00001"
+		replyID = "20261124-090001.000000Z-tilda-f00002"
+		otherID = "20261124-090000.000000Z-lead-f00003"
+	)
+	check := "---\nid: " + checkID + "\nfrom: lead\nto: tilda\ntype: JOURNAL_CHECKPOINT\ncampaign: the-hollow\nscene_number: \"001\"\nscene_slug: the-well\ntrigger: state_updated\n---\nWrite your journal entry.\n"
+	plain := func(id, to string) string {
+		return "---\nid: " + id + "\nfrom: tilda\nto: lead\nthread: " + to + "\nreply_to: " + to + "\n---\nDear journal: the well is poisoned.\n"
+	}
+	ws := leadTable(t)
+	camp, err := campaigns.Find(ws.Root, "the-hollow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, ws, "lead", mailbox.Sent, checkID, check)
+	put(t, ws, "lead", mailbox.Sent, otherID, "---\nid: "+otherID+"\nfrom: lead\nto: tilda\ntype: CONTEXT_REFRESH\n---\nRead again.\n")
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+
+	// No sheet for Tilda: not written, and the error says so.
+	_, err = lead.Handle(context.Background(), "lead", msg(t, plain(replyID, checkID)))
+	if err == nil || !strings.Contains(err.Error(), "tilda answered the JOURNAL_CHECKPOINT "+checkID+" without a [JOURNAL_ENTRY]") {
+		t.Errorf("Handle(a plain reply, no sheet) = %v, want an error naming the reply", err)
+	}
+
+	if err := os.WriteFile(camp.SheetPath("tilda-brannock"), []byte("# Tilda Brannock\n\n| **Hit Points** | 12/12 |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := lead.Handle(context.Background(), "lead", msg(t, plain(replyID, checkID))); err != nil || len(out) != 0 {
+		t.Fatalf("Handle(a plain reply to a checkpoint) = %v, %v; want nothing sent, no error", out, err)
+	}
+	got, _ := os.ReadFile(camp.JournalPath("tilda-brannock"))
+	if !strings.Contains(string(got), "<!-- message "+replyID+" -->\n\n**What happened:** Dear journal: the well is poisoned.\n") {
+		t.Errorf("tilda-brannock-journal.md after a plain reply to a checkpoint:\n%s", got)
+	}
+	if _, err := lead.Handle(context.Background(), "lead", msg(t, plain("20261124-090002.000000Z-tilda-f00004", otherID))); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(camp.JournalPath("tilda-brannock")); string(again) != string(got) {
+		t.Errorf("a plain reply to a CONTEXT_REFRESH was written into the journal:\n%s", again)
+	}
+}
