@@ -151,6 +151,47 @@ func (t *TeamLead) wait() time.Duration {
 
 // Handle acts on one message delivered to the team lead, agent.
 func (t *TeamLead) Handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
+	out, _, err := t.HandleNoted(ctx, agent, in)
+	return out, err
+}
+
+// HandleNoted is Handle, and says what the record of the message handled
+// should note of it, where nothing the team lead sends says so ("" for
+// nothing): a [SESSION_END] of a session that ended already, taken for a
+// repeat.
+func (t *TeamLead) HandleNoted(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, string, error) {
+	if typeOf(in) == SessionEndType {
+		if prev := t.endedBefore(agent, in); prev != "" {
+			id, _ := in.Header().Get("id")
+			note := fmt.Sprintf("a repeat: the session ended already with %s (no start since); no journals asked for again, nobody asked to shut down", prev)
+			t.log().Warn("a second SESSION_END of a session already ended, taken for a repeat", "id", id, "ended", prev)
+			return nil, note, nil
+		}
+	}
+	out, err := t.handle(ctx, agent, in)
+	return out, "", err
+}
+
+// endedBefore returns the id of a [SESSION_END] the team lead agent
+// received before in, another, since its last start of a session; ""
+// when there is none (in ends the session).
+func (t *TeamLead) endedBefore(agent string, in *mailbox.Message) string {
+	id, _ := in.Header().Get("id")
+	at, started := idTime(in), t.started(agent)
+	prev := ""
+	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
+		mid, _ := m.Header().Get("id")
+		if typeOf(m) == SessionEndType && mid != id && idTime(m).Before(at) && idTime(m).After(started) {
+			prev = mid
+			return false
+		}
+		return true
+	})
+	return prev
+}
+
+// handle acts on one message.
+func (t *TeamLead) handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
 	switch typeOf(in) {
 	case AwaitPlayersType:
 		return t.fanOut(agent, in)

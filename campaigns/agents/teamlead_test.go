@@ -557,3 +557,69 @@ func TestTeamLeadPlainJournalEntry(t *testing.T) {
 		t.Errorf("a plain reply to a CONTEXT_REFRESH was written into the journal:\n%s", again)
 	}
 }
+
+// TestTeamLeadSessionEndRepeat: bug (a GM's tryout): a [SESSION_END]
+// sent twice (the command run again from the shell's history) closed the
+// session twice: every player was asked for its journal twice, each AI
+// player paid twice. A second end of a session already ended, no start
+// between, is a repeat: nothing sent, a note; an end after a new start
+// is not.
+func TestTeamLeadSessionEndRepeat(t *testing.T) {
+	const (
+		startID  = "20261124-090000.000000Z-lead-a00000"
+		told     = "20261124-090001.000000Z-gm-d00001"
+		firstID  = "20261124-090002.000000Z-gm-e00001"
+		secondID = "20261124-090003.000000Z-gm-e00002"
+		start2ID = "20261124-090004.000000Z-lead-a00001"
+		told2    = "20261124-090005.000000Z-gm-d00002"
+		thirdID  = "20261124-090006.000000Z-gm-e00003"
+	)
+	end := func(id string) string {
+		return "---\nid: " + id + "\nfrom: gm\nto: lead\ntype: SESSION_END\ncampaign: the-hollow\nsummary: The well is poisoned.\nstate_saved: false\nnext_hook: Who did it?\n---\n"
+	}
+	start := func(id string) string {
+		return "---\nid: " + id + "\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n"
+	}
+	narrative := func(id string) string {
+		return "---\nid: " + id + "\nfrom: gm\nto: '*'\ntype: NARRATIVE\nscene_number: \"001\"\nscene_slug: the-well\n---\nThe well is poisoned.\n"
+	}
+	checkpoints := func(out []*mailbox.Message) int {
+		n := 0
+		for _, m := range out {
+			if typeOf(m) == JournalCheckpointType {
+				n++
+			}
+		}
+		return n
+	}
+	ws := leadTable(t)
+	put(t, ws, "lead", mailbox.Sent, startID, start(startID))
+	put(t, ws, "lead", mailbox.Done, told, narrative(told))
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	ctx := context.Background()
+
+	put(t, ws, "lead", mailbox.Inbox, secondID, end(secondID)) // both sent before the run
+	put(t, ws, "lead", mailbox.Cur, firstID, end(firstID))
+	out, note, err := lead.HandleNoted(ctx, "lead", msg(t, end(firstID)))
+	if err != nil || checkpoints(out) != 2 || note != "" {
+		t.Fatalf("HandleNoted(the first end) = %d checkpoints, note %q, %v; want 2, no note, no error", checkpoints(out), note, err)
+	}
+	// Handled again after a crash, the first end is no repeat of itself.
+	if out, note, _ := lead.HandleNoted(ctx, "lead", msg(t, end(firstID))); checkpoints(out) != 2 || note != "" {
+		t.Errorf("HandleNoted(the first end again) = %d checkpoints, note %q; want 2, no note", checkpoints(out), note)
+	}
+	if err := os.Rename(ws.Mailbox("lead").Path(mailbox.Cur, mailbox.FileName(firstID)), ws.Mailbox("lead").Path(mailbox.Done, mailbox.FileName(firstID))); err != nil {
+		t.Fatal(err)
+	}
+	out, note, err = lead.HandleNoted(ctx, "lead", msg(t, end(secondID)))
+	if err != nil || len(out) != 0 || !strings.Contains(note, "a repeat: the session ended already with "+firstID) {
+		t.Errorf("HandleNoted(the second end) = %d messages, note %q, %v; want none, a note naming %s", len(out), note, err, firstID)
+	}
+
+	// A new session started since: its end is no repeat.
+	put(t, ws, "lead", mailbox.Sent, start2ID, start(start2ID))
+	put(t, ws, "lead", mailbox.Done, told2, narrative(told2))
+	if out, note, err := lead.HandleNoted(ctx, "lead", msg(t, end(thirdID))); err != nil || checkpoints(out) != 2 || note != "" {
+		t.Errorf("HandleNoted(the end of the next session) = %d checkpoints, note %q, %v; want 2, no note", checkpoints(out), note, err)
+	}
+}
