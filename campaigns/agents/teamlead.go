@@ -676,7 +676,12 @@ func (t *TeamLead) load(agent, id string) *join {
 	j := &join{id: id, agents: map[string]string{}, answers: map[string]*mailbox.Message{}, included: map[string]bool{}}
 	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
 		if mid, _ := m.Header().Get("id"); mid == id {
-			j.await = m
+			// Only an [AWAIT_PLAYERS] is joined: a thread begun by
+			// another message (an [ASK_PLAYER] whose answer the game
+			// master acknowledged) has no join.
+			if typeOf(m) == AwaitPlayersType {
+				j.await = m
+			}
 			return false
 		}
 		return true
@@ -745,6 +750,11 @@ func (t *TeamLead) answered(agent, thread string, in *mailbox.Message) ([]*mailb
 		return nil, nil // not a thread of an await: nothing to join
 	}
 	from, _ := in.Header().Get("from")
+	if j.agents[t.characterOfAgent(from)] != from {
+		// Not a prompted player's answer (the game master's word in
+		// the thread): filed, no part of the join.
+		return nil, nil
+	}
 	if j.closed || t.joined[thread] != nil {
 		c := t.characterOfAgent(from)
 		if j.included[c] || t.joined[thread][c] {

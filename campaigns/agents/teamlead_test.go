@@ -623,3 +623,42 @@ func TestTeamLeadSessionEndRepeat(t *testing.T) {
 		t.Errorf("HandleNoted(the end of the next session) = %d checkpoints, note %q, %v; want 2, no note", checkpoints(out), note, err)
 	}
 }
+
+// TestTeamLeadNoJoinOfOtherThreads: bug (a GM's tryout): the game
+// master's plain "Noted" to a [PLAYER_ANSWER] (in the thread of its
+// [ASK_PLAYER]) made the team lead send it an empty, deprecated
+// [PLAYER_RESPONSES] ("0 of 0 answered."): any message the team lead
+// received began a join. Only an [AWAIT_PLAYERS] does, and only a
+// prompted player's reply is an answer of it: the game master's word in
+// an await's thread, before or after the join, is filed.
+func TestTeamLeadNoJoinOfOtherThreads(t *testing.T) {
+	const (
+		askID  = "20261124-110000.000000Z-gm-a10001"
+		notedA = "20261124-110001.000000Z-gm-a10002"
+		notedB = "20261124-110002.000000Z-gm-a10003"
+	)
+	ws := leadTable(t)
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	ctx := context.Background()
+	put(t, ws, "lead", mailbox.Done, askID, "---\nid: "+askID+"\nfrom: gm\nto: lead\ntype: ASK_PLAYER\nquestion: Go down?\n---\n")
+	noted := "---\nid: " + notedA + "\nfrom: gm\nto: lead\nthread: " + askID + "\nreply_to: 20261124-110000.500000Z-lead-a10009\n---\nNoted: you wait until noon.\n"
+	if out, err := lead.Handle(ctx, "lead", msg(t, noted)); err != nil || len(out) != 0 {
+		t.Errorf("Handle(the gm's reply in an ASK_PLAYER's thread) = %d messages, %v; want none", len(out), err)
+	}
+
+	midJoin(t, ws) // Tilda answered, Grim not yet
+	gmSays := "---\nid: " + notedB + "\nfrom: gm\nto: lead\nthread: " + awaitID + "\n---\nTake your time.\n"
+	if out, err := lead.Handle(ctx, "lead", msg(t, gmSays)); err != nil || len(out) != 0 {
+		t.Errorf("Handle(the gm's word in an await's thread) = %d messages, %v; want none", len(out), err)
+	}
+	put(t, ws, "lead", mailbox.Cur, answerG, reply(answerG, "grim", promptG, "Grim ducks."))
+	out, err := lead.Handle(ctx, "lead", msg(t, reply(answerG, "grim", promptG, "Grim ducks.")))
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0].Body), "2 of 2 answered.") {
+		t.Fatalf("Handle(the last answer) = %v, %v; want the join, 2 of 2", out, err)
+	}
+	joinID, _ := out[0].Header().Get("id")
+	put(t, ws, "lead", mailbox.Sent, joinID, string(out[0].Bytes()))
+	if out, err := lead.Handle(ctx, "lead", msg(t, gmSays)); err != nil || len(out) != 0 {
+		t.Errorf("Handle(the gm's word after the join) = %d messages, %v; want none (no late answer of the gm's)", len(out), err)
+	}
+}
