@@ -317,6 +317,9 @@ func (c *Campaign) checkDeltas(add func(string, Status, string)) {
 			continue
 		}
 		d, _ := delta.Parse(name, data)
+		if p, err := c.Party(); err == nil && name == delta.StoryDelta {
+			d.CheckParty(p) // as apply does
+		}
 		refused := delta.Refused(name, d) // as apply decides
 		if len(refused) > 0 {
 			why := make([]string, len(refused))
@@ -432,31 +435,20 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// Strangers returns, for the Party HP lines a delta report applied, the
-// ones naming a character with no sheet in party/ ("Party HP: nobody 3/3"
-// is written anyway: the GM may know better), as "line N: NAME". A name
-// is a character's when it is the sheet's name or its first words
-// ("Tilda" for tilda-brannock).
-func (c *Campaign) Strangers(rep *delta.Report) []string {
-	have, _ := c.Characters()
-	var out []string
-	for _, f := range rep.Files {
-		for _, ch := range f.Applied {
-			if ch.Keyword != delta.PartyHP {
-				continue
-			}
-			name := strings.ToLower(strings.Join(strings.Fields(ch.Entity), "-"))
-			known := false
-			for _, h := range have {
-				if h == name || strings.HasPrefix(h, name+"-") {
-					known = true
-					break
-				}
-			}
-			if !known {
-				out = append(out, fmt.Sprintf("%s line %d: no sheet in party/ for %q", f.Delta, ch.Line, ch.Entity))
-			}
+// Party returns the party's characters, for the Party HP lines of a
+// delta (delta.Options.Party): each character with a sheet in party/,
+// with its maximum hit points (0 when its sheet cannot be read).
+func (c *Campaign) Party() (delta.Party, error) {
+	have, err := c.Characters()
+	if err != nil {
+		return nil, err
+	}
+	p := delta.Party{}
+	for _, n := range have {
+		p[n] = 0
+		if d, err := sheet.Read(c.SheetPath(n)); err == nil {
+			p[n] = d.MaxHP
 		}
 	}
-	return out
+	return p, nil
 }

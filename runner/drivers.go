@@ -49,6 +49,11 @@ type Delivery struct {
 	// what the agent needs beside the message (see ContextFile): its
 	// PARLEY_CONTEXT.
 	ContextFile string
+	// Note, set by a built-in handler, is what the journal's line of the
+	// message handled says of it (parley log): what the handler did not
+	// do and why, where it sends nothing that would say so (a
+	// [SESSION_END] taken for a repeat of one handled). "" for nothing.
+	Note string
 }
 
 // Kept is a message kept as context for an agent's next call.
@@ -536,12 +541,22 @@ func (s *sessionDriver) close() error {
 type builtinDriver struct {
 	handler Handler
 	timeout time.Duration
+	handled string // the Note of the message handled last, until taken
+}
+
+// handledNote returns, once, the Note the handler gave the message it
+// handled last ("" when none).
+func (b *builtinDriver) handledNote() string {
+	n := b.handled
+	b.handled = ""
+	return n
 }
 
 func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
 	msgs, err := b.handler.Handle(ctx, d)
+	b.handled = d.Note
 	if err != nil {
 		he := &HandleError{Err: err, ExitCode: -1, Permanent: !mayPass(err)}
 		var detailed interface{ Detail() string }

@@ -309,3 +309,27 @@ func TestScribeRefusesSceneFieldsNamingNoScene(t *testing.T) {
 		t.Errorf("scenes/ holds %v, want no scene", all)
 	}
 }
+
+// TestStateWriterParty: bug (a GM's tryout): a Party HP line naming a
+// character with no sheet was written, and hit points over the maximum
+// passed without a word. The gm is told of both: the first kept in its
+// delta, the second written all the same.
+func TestStateWriterParty(t *testing.T) {
+	ws, camp := table(t)
+	s := &StateWriter{Campaigns: Campaigns{Workspace: ws}}
+	if err := os.WriteFile(camp.Path("tmp/gm-state-delta.md"), []byte("- Party HP: tilda-branock 3/12\n- Party HP: tilda 20/12\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Handle(context.Background(), msg(t, "---\nid: 20261121-101500.000000Z-gm-000001\nfrom: gm\ntype: STATE_UPDATED\n---\n[STATE_UPDATED]\n"))
+	if err != nil || len(out) != 1 {
+		t.Fatalf("Handle = %v, %v; want one reply", out, err)
+	}
+	for _, want := range []string{
+		`story-state.md: kept in tmp/gm-state-delta.md: tmp/gm-state-delta.md:1: keyword "Party HP": no sheet in party/ for "tilda-branock" (did you mean tilda-brannock?)`,
+		`story-state.md: tmp/gm-state-delta.md:2: keyword "Party HP": tilda-brannock 20/12: hit points over the maximum, 12 on its sheet (written all the same; check the sheet)`,
+	} {
+		if !strings.Contains(string(out[0].Body), want) {
+			t.Errorf("the reply lacks %q:\n%s", want, out[0].Body)
+		}
+	}
+}

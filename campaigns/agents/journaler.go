@@ -34,9 +34,17 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 		}
 		return nil, nil
 	}
+	return nil, j.add(in)
+}
+
+// add writes in into the journal of the character it names, else of the
+// one its sender plays: a [JOURNAL_ENTRY], or a player's plain reply to
+// the team lead's [JOURNAL_CHECKPOINT] (TeamLead). It is the one place an
+// agent's entry is written.
+func (j *Journaler) add(in *mailbox.Message) error {
 	camp, err := j.For(in)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	character := characterOf(in, j.Players)
 	if character == "" {
@@ -44,10 +52,10 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 	}
 	if character == "" {
 		from, _ := in.Header().Get("from")
-		return nil, fmt.Errorf("%s: whose journal? name the character (character: tilda-brannock): %s plays none", JournalType, from)
+		return fmt.Errorf("%s: whose journal? name the character (character: tilda-brannock): %s plays none", JournalType, from)
 	}
 	if _, err := camp.Sheet(character); err != nil {
-		return nil, err
+		return err
 	}
 	e := journal.Parse(entryText(in))
 	// A frontmatter entry's fields come first: "title: ...",
@@ -63,10 +71,8 @@ func (j *Journaler) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox
 	}
 	e.Date = now()
 	e.ID, _ = in.Header().Get("id")
-	if _, err := journal.Add(camp.JournalPath(character), character, e); err != nil {
-		return nil, err
-	}
-	return nil, nil
+	_, err = journal.Add(camp.JournalPath(character), character, e)
+	return err
 }
 
 // entryText is the text of a journal entry: the body of a frontmatter

@@ -37,7 +37,11 @@ func (s *StateWriter) Handle(ctx context.Context, in *mailbox.Message) ([]*mailb
 	if err != nil {
 		return nil, err
 	}
-	rep, err := delta.Apply(ctx, camp.Root, delta.Options{})
+	party, err := camp.Party()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := delta.Apply(ctx, camp.Root, delta.Options{Party: party})
 	var trouble []string
 	if err != nil {
 		if !errors.Is(err, delta.ErrMissingTarget) && !errors.Is(err, delta.ErrChanged) && !errors.Is(err, textfile.ErrConflict) {
@@ -45,12 +49,12 @@ func (s *StateWriter) Handle(ctx context.Context, in *mailbox.Message) ([]*mailb
 		}
 		trouble = append(trouble, camp.Short(err).Error())
 	}
-	for _, s := range camp.Strangers(rep) {
-		trouble = append(trouble, s+" (written anyway; check the name)")
-	}
 	for _, f := range rep.Files {
 		for _, k := range f.Kept {
 			trouble = append(trouble, fmt.Sprintf("%s: kept in %s: %v", f.Target, f.Delta, k))
+		}
+		for _, k := range f.Warnings {
+			trouble = append(trouble, fmt.Sprintf("%s: %v (written all the same; check the sheet)", f.Target, k))
 		}
 	}
 	if len(trouble) == 0 {

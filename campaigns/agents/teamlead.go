@@ -151,6 +151,47 @@ func (t *TeamLead) wait() time.Duration {
 
 // Handle acts on one message delivered to the team lead, agent.
 func (t *TeamLead) Handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
+	out, _, err := t.HandleNoted(ctx, agent, in)
+	return out, err
+}
+
+// HandleNoted is Handle, and says what the record of the message handled
+// should note of it, where nothing the team lead sends says so ("" for
+// nothing): a [SESSION_END] of a session that ended already, taken for a
+// repeat.
+func (t *TeamLead) HandleNoted(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, string, error) {
+	if typeOf(in) == SessionEndType {
+		if prev := t.endedBefore(agent, in); prev != "" {
+			id, _ := in.Header().Get("id")
+			note := fmt.Sprintf("a repeat: the session ended already with %s (no start since); no journals asked for again, nobody asked to shut down", prev)
+			t.log().Warn("a second SESSION_END of a session already ended, taken for a repeat", "id", id, "ended", prev)
+			return nil, note, nil
+		}
+	}
+	out, err := t.handle(ctx, agent, in)
+	return out, "", err
+}
+
+// endedBefore returns the id of a [SESSION_END] the team lead agent
+// received before in, another, since its last start of a session; ""
+// when there is none (in ends the session).
+func (t *TeamLead) endedBefore(agent string, in *mailbox.Message) string {
+	id, _ := in.Header().Get("id")
+	at, started := idTime(in), t.started(agent)
+	prev := ""
+	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
+		mid, _ := m.Header().Get("id")
+		if typeOf(m) == SessionEndType && mid != id && idTime(m).Before(at) && idTime(m).After(started) {
+			prev = mid
+			return false
+		}
+		return true
+	})
+	return prev
+}
+
+// handle acts on one message.
+func (t *TeamLead) handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
 	switch typeOf(in) {
 	case AwaitPlayersType:
 		return t.fanOut(agent, in)
@@ -167,10 +208,62 @@ func (t *TeamLead) Handle(ctx context.Context, agent string, in *mailbox.Message
 		}
 		return nil, nil
 	}
+	if cp := t.checkpointOf(agent, in); cp != "" {
+		return nil, t.plainEntry(agent, cp, in)
+	}
 	if thread, _ := in.Header().Get("thread"); thread != "" {
 		return t.answered(agent, thread, in)
 	}
 	return nil, nil
+}
+
+// checkpointOf returns the id of the [JOURNAL_CHECKPOINT] the team lead
+// sent the sender of in, when in is a plain reply to it (no type); else
+// "".
+func (t *TeamLead) checkpointOf(agent string, in *mailbox.Message) string {
+	if typeOf(in) != "" {
+		return ""
+	}
+	to, _ := in.Header().Get("reply_to")
+	if to == "" {
+		to, _ = in.Header().Get("thread")
+	}
+	from, _ := in.Header().Get("from")
+	if to == "" || from == "" {
+		return ""
+	}
+	found := ""
+	t.scan(agent, sentStates, func(_ string, m *mailbox.Message) bool {
+		if id, _ := m.Header().Get("id"); id != to {
+			return true
+		}
+		if names, _ := m.Header().Names("to"); typeOf(m) == JournalCheckpointType && slices.Contains(names, from) {
+			found = to
+		}
+		return false
+	})
+	return found
+}
+
+// plainEntry takes a player's plain reply to a [JOURNAL_CHECKPOINT] (a
+// model that wrote its entry without the [JOURNAL_ENTRY] tag) as its
+// journal entry, written as the journal agent writes one (Journaler).
+// What cannot be written is the error, and the reply is kept with it.
+func (t *TeamLead) plainEntry(agent, checkpoint string, in *mailbox.Message) error {
+	players := map[string]string{}
+	for _, a := range t.ws().Config.Agents {
+		if a.Character != "" {
+			players[a.Name] = a.Character
+		}
+	}
+	j := &Journaler{Campaigns: t.Campaigns, Players: players, Now: t.Now}
+	from, _ := in.Header().Get("from")
+	if err := j.add(in); err != nil {
+		return fmt.Errorf("%s answered the %s %s without a [%s]; its reply, taken as its journal entry, was not written: %w", from, JournalCheckpointType, checkpoint, JournalType, err)
+	}
+	id, _ := in.Header().Get("id")
+	t.log().Info("a plain reply to a journal checkpoint, taken as the journal entry", "from", from, "checkpoint", checkpoint, "message", id)
+	return nil
 }
 
 // Start starts the session, or refreshes the table's context after a
@@ -590,7 +683,12 @@ func (t *TeamLead) load(agent, id string) *join {
 	j := &join{id: id, agents: map[string]string{}, answers: map[string]*mailbox.Message{}, included: map[string]bool{}}
 	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
 		if mid, _ := m.Header().Get("id"); mid == id {
-			j.await = m
+			// Only an [AWAIT_PLAYERS] is joined: a thread begun by
+			// another message (an [ASK_PLAYER] whose answer the game
+			// master acknowledged) has no join.
+			if typeOf(m) == AwaitPlayersType {
+				j.await = m
+			}
 			return false
 		}
 		return true
@@ -659,6 +757,11 @@ func (t *TeamLead) answered(agent, thread string, in *mailbox.Message) ([]*mailb
 		return nil, nil // not a thread of an await: nothing to join
 	}
 	from, _ := in.Header().Get("from")
+	if j.agents[t.characterOfAgent(from)] != from {
+		// Not a prompted player's answer (the game master's word in
+		// the thread): filed, no part of the join.
+		return nil, nil
+	}
 	if j.closed || t.joined[thread] != nil {
 		c := t.characterOfAgent(from)
 		if j.included[c] || t.joined[thread][c] {

@@ -508,3 +508,157 @@ func TestTeamLeadJoined(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamLeadPlainJournalEntry: bug (a GM's tryout): an AI player that
+// answered the [JOURNAL_CHECKPOINT] in plain prose, without the
+// [JOURNAL_ENTRY] tag, had its reply marked handled by the team lead and
+// dropped: no entry, nobody told. The reply is the entry; one that
+// cannot be written is the error (the reply kept in dead/ with it); a
+// plain reply to anything else is not an entry.
+func TestTeamLeadPlainJournalEntry(t *testing.T) {
+	const (
+		checkID = "20261124-090000.000000Z-lead-f00001"
+		replyID = "20261124-090001.000000Z-tilda-f00002"
+		otherID = "20261124-090000.000000Z-lead-f00003"
+	)
+	check := "---\nid: " + checkID + "\nfrom: lead\nto: tilda\ntype: JOURNAL_CHECKPOINT\ncampaign: the-hollow\nscene_number: \"001\"\nscene_slug: the-well\ntrigger: state_updated\n---\nWrite your journal entry.\n"
+	plain := func(id, to string) string {
+		return "---\nid: " + id + "\nfrom: tilda\nto: lead\nthread: " + to + "\nreply_to: " + to + "\n---\nDear journal: the well is poisoned.\n"
+	}
+	ws := leadTable(t)
+	camp, err := campaigns.Find(ws.Root, "the-hollow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, ws, "lead", mailbox.Sent, checkID, check)
+	put(t, ws, "lead", mailbox.Sent, otherID, "---\nid: "+otherID+"\nfrom: lead\nto: tilda\ntype: CONTEXT_REFRESH\n---\nRead again.\n")
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+
+	// No sheet for Tilda: not written, and the error says so.
+	_, err = lead.Handle(context.Background(), "lead", msg(t, plain(replyID, checkID)))
+	if err == nil || !strings.Contains(err.Error(), "tilda answered the JOURNAL_CHECKPOINT "+checkID+" without a [JOURNAL_ENTRY]") {
+		t.Errorf("Handle(a plain reply, no sheet) = %v, want an error naming the reply", err)
+	}
+
+	if err := os.WriteFile(camp.SheetPath("tilda-brannock"), []byte("# Tilda Brannock\n\n| **Hit Points** | 12/12 |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := lead.Handle(context.Background(), "lead", msg(t, plain(replyID, checkID))); err != nil || len(out) != 0 {
+		t.Fatalf("Handle(a plain reply to a checkpoint) = %v, %v; want nothing sent, no error", out, err)
+	}
+	got, _ := os.ReadFile(camp.JournalPath("tilda-brannock"))
+	if !strings.Contains(string(got), "<!-- message "+replyID+" -->\n\n**What happened:** Dear journal: the well is poisoned.\n") {
+		t.Errorf("tilda-brannock-journal.md after a plain reply to a checkpoint:\n%s", got)
+	}
+	if _, err := lead.Handle(context.Background(), "lead", msg(t, plain("20261124-090002.000000Z-tilda-f00004", otherID))); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(camp.JournalPath("tilda-brannock")); string(again) != string(got) {
+		t.Errorf("a plain reply to a CONTEXT_REFRESH was written into the journal:\n%s", again)
+	}
+}
+
+// TestTeamLeadSessionEndRepeat: bug (a GM's tryout): a [SESSION_END]
+// sent twice (the command run again from the shell's history) closed the
+// session twice: every player was asked for its journal twice, each AI
+// player paid twice. A second end of a session already ended, no start
+// between, is a repeat: nothing sent, a note; an end after a new start
+// is not.
+func TestTeamLeadSessionEndRepeat(t *testing.T) {
+	const (
+		startID  = "20261124-090000.000000Z-lead-a00000"
+		told     = "20261124-090001.000000Z-gm-d00001"
+		firstID  = "20261124-090002.000000Z-gm-e00001"
+		secondID = "20261124-090003.000000Z-gm-e00002"
+		start2ID = "20261124-090004.000000Z-lead-a00001"
+		told2    = "20261124-090005.000000Z-gm-d00002"
+		thirdID  = "20261124-090006.000000Z-gm-e00003"
+	)
+	end := func(id string) string {
+		return "---\nid: " + id + "\nfrom: gm\nto: lead\ntype: SESSION_END\ncampaign: the-hollow\nsummary: The well is poisoned.\nstate_saved: false\nnext_hook: Who did it?\n---\n"
+	}
+	start := func(id string) string {
+		return "---\nid: " + id + "\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n"
+	}
+	narrative := func(id string) string {
+		return "---\nid: " + id + "\nfrom: gm\nto: '*'\ntype: NARRATIVE\nscene_number: \"001\"\nscene_slug: the-well\n---\nThe well is poisoned.\n"
+	}
+	checkpoints := func(out []*mailbox.Message) int {
+		n := 0
+		for _, m := range out {
+			if typeOf(m) == JournalCheckpointType {
+				n++
+			}
+		}
+		return n
+	}
+	ws := leadTable(t)
+	put(t, ws, "lead", mailbox.Sent, startID, start(startID))
+	put(t, ws, "lead", mailbox.Done, told, narrative(told))
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	ctx := context.Background()
+
+	put(t, ws, "lead", mailbox.Inbox, secondID, end(secondID)) // both sent before the run
+	put(t, ws, "lead", mailbox.Cur, firstID, end(firstID))
+	out, note, err := lead.HandleNoted(ctx, "lead", msg(t, end(firstID)))
+	if err != nil || checkpoints(out) != 2 || note != "" {
+		t.Fatalf("HandleNoted(the first end) = %d checkpoints, note %q, %v; want 2, no note, no error", checkpoints(out), note, err)
+	}
+	// Handled again after a crash, the first end is no repeat of itself.
+	if out, note, _ := lead.HandleNoted(ctx, "lead", msg(t, end(firstID))); checkpoints(out) != 2 || note != "" {
+		t.Errorf("HandleNoted(the first end again) = %d checkpoints, note %q; want 2, no note", checkpoints(out), note)
+	}
+	if err := os.Rename(ws.Mailbox("lead").Path(mailbox.Cur, mailbox.FileName(firstID)), ws.Mailbox("lead").Path(mailbox.Done, mailbox.FileName(firstID))); err != nil {
+		t.Fatal(err)
+	}
+	out, note, err = lead.HandleNoted(ctx, "lead", msg(t, end(secondID)))
+	if err != nil || len(out) != 0 || !strings.Contains(note, "a repeat: the session ended already with "+firstID) {
+		t.Errorf("HandleNoted(the second end) = %d messages, note %q, %v; want none, a note naming %s", len(out), note, err, firstID)
+	}
+
+	// A new session started since: its end is no repeat.
+	put(t, ws, "lead", mailbox.Sent, start2ID, start(start2ID))
+	put(t, ws, "lead", mailbox.Done, told2, narrative(told2))
+	if out, note, err := lead.HandleNoted(ctx, "lead", msg(t, end(thirdID))); err != nil || checkpoints(out) != 2 || note != "" {
+		t.Errorf("HandleNoted(the end of the next session) = %d checkpoints, note %q, %v; want 2, no note", checkpoints(out), note, err)
+	}
+}
+
+// TestTeamLeadNoJoinOfOtherThreads: bug (a GM's tryout): the game
+// master's plain "Noted" to a [PLAYER_ANSWER] (in the thread of its
+// [ASK_PLAYER]) made the team lead send it an empty, deprecated
+// [PLAYER_RESPONSES] ("0 of 0 answered."): any message the team lead
+// received began a join. Only an [AWAIT_PLAYERS] does, and only a
+// prompted player's reply is an answer of it: the game master's word in
+// an await's thread, before or after the join, is filed.
+func TestTeamLeadNoJoinOfOtherThreads(t *testing.T) {
+	const (
+		askID  = "20261124-110000.000000Z-gm-a10001"
+		notedA = "20261124-110001.000000Z-gm-a10002"
+		notedB = "20261124-110002.000000Z-gm-a10003"
+	)
+	ws := leadTable(t)
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	ctx := context.Background()
+	put(t, ws, "lead", mailbox.Done, askID, "---\nid: "+askID+"\nfrom: gm\nto: lead\ntype: ASK_PLAYER\nquestion: Go down?\n---\n")
+	noted := "---\nid: " + notedA + "\nfrom: gm\nto: lead\nthread: " + askID + "\nreply_to: 20261124-110000.500000Z-lead-a10009\n---\nNoted: you wait until noon.\n"
+	if out, err := lead.Handle(ctx, "lead", msg(t, noted)); err != nil || len(out) != 0 {
+		t.Errorf("Handle(the gm's reply in an ASK_PLAYER's thread) = %d messages, %v; want none", len(out), err)
+	}
+
+	midJoin(t, ws) // Tilda answered, Grim not yet
+	gmSays := "---\nid: " + notedB + "\nfrom: gm\nto: lead\nthread: " + awaitID + "\n---\nTake your time.\n"
+	if out, err := lead.Handle(ctx, "lead", msg(t, gmSays)); err != nil || len(out) != 0 {
+		t.Errorf("Handle(the gm's word in an await's thread) = %d messages, %v; want none", len(out), err)
+	}
+	put(t, ws, "lead", mailbox.Cur, answerG, reply(answerG, "grim", promptG, "Grim ducks."))
+	out, err := lead.Handle(ctx, "lead", msg(t, reply(answerG, "grim", promptG, "Grim ducks.")))
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0].Body), "2 of 2 answered.") {
+		t.Fatalf("Handle(the last answer) = %v, %v; want the join, 2 of 2", out, err)
+	}
+	joinID, _ := out[0].Header().Get("id")
+	put(t, ws, "lead", mailbox.Sent, joinID, string(out[0].Bytes()))
+	if out, err := lead.Handle(ctx, "lead", msg(t, gmSays)); err != nil || len(out) != 0 {
+		t.Errorf("Handle(the gm's word after the join) = %d messages, %v; want none (no late answer of the gm's)", len(out), err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -119,6 +120,11 @@ func Refused(name string, d *Delta) []*LineError {
 // an entry whose text, text after the entity's name or any of whose lines
 // starts "Secret:", "[Secret]", "**Upcoming**", "secret -" and the like.
 func allowed(e *Entry, r *rules) error {
+	if e.Bare != "" {
+		if err := noColon(e, r); err != nil {
+			return err
+		}
+	}
 	k := e.Keyword
 	switch {
 	case !r.story && (k == Secret || k == Upcoming):
@@ -143,6 +149,36 @@ func allowed(e *Entry, r *rules) error {
 		}
 	}
 	return nil
+}
+
+// noColon reports a line that starts with a keyword but lacks its colon
+// (Entry.Bare) as the keyword it meant, or nil when the target of rules r
+// takes it for a line without a keyword. The GM's file has no such line
+// to take, so there a keyword in any case is one; in the players' file
+// it is one when written in capitals ("NPC", "SECRET", "Party HP"), or
+// when it can be nothing else ("npc", "hp" before hit points).
+func noColon(e *Entry, r *rules) error {
+	k, rest := keywords[normWord(e.Bare)], bareRest(e)
+	if !r.story && !slices.ContainsFunc(strings.Fields(e.Bare), isUpper) &&
+		k != NPC && (k != PartyHP || !slices.ContainsFunc(strings.Fields(rest), isHPValue)) {
+		return nil
+	}
+	err := fmt.Errorf("%w (did you mean %q?)", ErrNoColon, string(k)+": "+clip(rest, 48))
+	switch {
+	case !r.story && (k == Secret || k == Upcoming):
+		return fmt.Errorf("%w; %w", err, ErrRefused)
+	case r.story && k == Learned:
+		return fmt.Errorf("%w; %w (put it in %s)", err, ErrMisplaced, PartyDelta)
+	case !r.story && k == PartyHP:
+		return fmt.Errorf("%w; %w (put it in %s)", err, ErrMisplaced, StoryDelta)
+	}
+	return err
+}
+
+// bareRest returns the text after the keyword of an entry whose keyword
+// lacks its colon.
+func bareRest(e *Entry) string {
+	return strings.TrimSpace(strings.TrimPrefix(e.Text, e.Bare))
 }
 
 // secretLabel reports whether a line starts with "secret", "secrets" or
@@ -174,6 +210,9 @@ func secretLabel(s string) (string, bool) {
 	case "secret", "secrets", "upcoming":
 	default:
 		return "", false
+	}
+	if isUpper(word) {
+		return word, true // "SECRET the miller did it": a label without its colon
 	}
 	if strings.TrimLeft(rest, "*_]`)") != rest {
 		return word, true
@@ -716,6 +755,9 @@ func lineError(path string, e *Entry, err error) *LineError {
 	var le *LineError
 	if errors.As(err, &le) {
 		return le
+	}
+	if e.Word == "" && errors.Is(err, ErrNoColon) {
+		return &LineError{File: path, Line: e.Line, Keyword: e.Bare, Text: bareRest(e), Err: err}
 	}
 	return &LineError{File: path, Line: e.Line, Keyword: e.Word, Text: e.Text, Err: err}
 }

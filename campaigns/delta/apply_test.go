@@ -286,6 +286,21 @@ func TestApplyStory(t *testing.T) {
 			`tmp/delta.md:3: keyword "MONSTER": unknown (known: NPC, QUEST, LOCATION, SITUATION, SECRET, UPCOMING, LEARNED, Party HP)`,
 		},
 	}, {
+		// Bug (a GM's tryout): a keyword without its colon was a line
+		// without a keyword, "not for this file (put it in
+		// tmp/party-knowledge-delta.md)": the advice sent the GM's
+		// secret to the players' file.
+		name:  "kept: a keyword without its colon",
+		doc:   story,
+		delta: "- NPC Oswin Crane - the miller who poisoned the well\n- secret the well\n- Party HP tilda 9/14\n- LEARNED the well\n",
+		want:  story,
+		kept: []string{
+			`tmp/delta.md:1: keyword "NPC": missing its colon (did you mean "NPC: Oswin Crane - the miller who poisoned the well"?)`,
+			`tmp/delta.md:2: keyword "secret": missing its colon (did you mean "SECRET: the well"?)`,
+			`tmp/delta.md:3: keyword "Party HP": missing its colon (did you mean "Party HP: tilda 9/14"?)`,
+			`tmp/delta.md:4: keyword "LEARNED": missing its colon (did you mean "LEARNED: the well"?); not for this file (put it in tmp/party-knowledge-delta.md)`,
+		},
+	}, {
 		name:  "kept: names nothing",
 		doc:   story,
 		delta: "- NPC:\n- NPC: Wiven\n",
@@ -465,6 +480,22 @@ func TestApplyParty(t *testing.T) {
 			`tmp/delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
 			`tmp/delta.md:2: keyword "UPCOMING": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
 			`tmp/delta.md:3: keyword "Party HP": not for this file (put it in tmp/gm-state-delta.md)`,
+		},
+	}, {
+		// Bug (a GM's tryout): a SECRET without its colon was a line the
+		// party learned, written for the players to read; so was one
+		// indented under another entry.
+		name:  "keywords without their colon",
+		doc:   party,
+		delta: "- SECRET the ledger is forged\n- UPCOMING a raid\n- NPC Wiven - a fence\n- Party HP tilda 1/2\n- LEARNED: x\n  SECRET Thane is blackmailed\n- Secret passages run under the docks\n",
+		want:  edit(t, party, "- The ledger was stolen\n", "- The ledger was stolen\n- Secret passages run under the docks\n"),
+		did:   []string{"line 7: LEARNED: inserted in Important Information Learned"},
+		kept: []string{
+			`tmp/delta.md:1: keyword "SECRET": missing its colon (did you mean "SECRET: the ledger is forged"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:2: keyword "UPCOMING": missing its colon (did you mean "UPCOMING: a raid"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:3: keyword "NPC": missing its colon (did you mean "NPC: Wiven - a fence"?)`,
+			`tmp/delta.md:4: keyword "Party HP": missing its colon (did you mean "Party HP: tilda 1/2"?); not for this file (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:5: keyword "LEARNED": labelled "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
 		},
 	}, {
 		// Bug: indented lines were the entry's above, so both secrets

@@ -37,7 +37,11 @@
 // without a keyword is something the party learned; one shaped "Name:
 // 8/12" is a Party HP line. An upper-case word before a colon ("MONSTER:")
 // or a bold one is a keyword, and an unknown keyword is reported, never
-// guessed at.
+// guessed at. A line that starts with a keyword but lacks its colon ("-
+// NPC Oswin Crane - the miller") is kept back with the line it meant
+// ("NPC: Oswin Crane - the miller"), never taken for something the party
+// learned: in the GM's delta whatever the keyword's case, in the party's
+// when it is written in capitals (see [ErrNoColon]).
 //
 // # What goes where
 //
@@ -177,6 +181,15 @@ var (
 	// LEARNED (and a line without keyword) in story-state.md, Party HP in
 	// party-knowledge.md.
 	ErrMisplaced = errors.New("not for this file")
+	// ErrNoColon is the error for a line that starts with a keyword of
+	// the file it is in but lacks the keyword's colon ("- NPC Oswin Crane
+	// - the miller"): it is kept back, never taken for a line the party
+	// learned (which would send the GM's words to the players' file). In
+	// tmp/gm-state-delta.md a keyword in any case is one; in
+	// tmp/party-knowledge-delta.md one written in capitals ("NPC", "QUEST",
+	// "Party HP" with its hit points), where SECRET and UPCOMING are
+	// refused as well (ErrRefused).
+	ErrNoColon = errors.New("missing its colon")
 	// ErrMissingTarget is the error of Apply for a delta whose target file
 	// does not exist; the delta is kept.
 	ErrMissingTarget = errors.New("target file missing")
@@ -188,7 +201,7 @@ var (
 
 // LineError is the error for one line of a delta: it names the file, the
 // line and the keyword, and wraps the reason (ErrUnknownKeyword, ErrEmpty,
-// ErrHP, ErrStructure, ErrRefused or ErrMisplaced).
+// ErrHP, ErrStructure, ErrRefused, ErrMisplaced or ErrNoColon).
 type LineError struct {
 	File    string // the delta, as named to Parse
 	Line    int    // 1-based
@@ -221,6 +234,13 @@ type Entry struct {
 	Keyword Keyword // the canonical keyword; Learned for a line without one; "" when unknown
 	Word    string  // the keyword as written ("npc", "MONSTER"); "" for a line without one
 	Text    string  // the text after the keyword, trimmed
+	// Bare is set for a line that starts with a keyword but lacks its
+	// colon ("- NPC Oswin Crane - the miller"): the keyword as written,
+	// the first bytes of Text. Such an entry is Learned (a line without a
+	// keyword) until a target's rules say otherwise: the GM's file keeps
+	// it back, asking for the colon, and so does the players' file when
+	// the keyword is written as one (see [ErrNoColon]).
+	Bare string
 	// More holds the indented lines under the keyword line, with their
 	// common indentation removed; a blank line between two of them is "".
 	// An indented keyword line and the lines under it are not in it.

@@ -21,6 +21,12 @@ type Options struct {
 	// DryRun makes Apply report what it would do without writing or
 	// removing any file.
 	DryRun bool
+	// Party, when not nil, is the party's characters, each with its
+	// maximum hit points: a Party HP line of the GM's delta naming none
+	// of them is kept in the delta, and hit points over the maximum are
+	// said in the FileReport's Warnings (see Delta.CheckParty). Nil
+	// checks no name.
+	Party Party
 }
 
 // Outcome says what Apply did with a delta file.
@@ -52,6 +58,9 @@ type FileReport struct {
 	Outcome Outcome
 	Applied []Change     // the lines applied
 	Kept    []*LineError // the lines kept in the delta, and why
+	// Warnings are about lines applied all the same: hit points over
+	// the character's maximum (ErrOverMax).
+	Warnings []*LineError
 }
 
 // job is a delta file and its target.
@@ -119,6 +128,9 @@ func applyFile(dir string, j job, opts Options) (*FileReport, error) {
 	}
 	d, _ := Parse(j.delta, data) // entries Parse found wrong are kept, below
 	fr := &FileReport{Delta: j.delta, Target: j.target}
+	if opts.Party != nil && j.delta == StoryDelta {
+		fr.Warnings = d.CheckParty(opts.Party)
+	}
 	if len(d.Entries) == 0 {
 		fr.Outcome = Empty
 		if opts.DryRun {
@@ -262,10 +274,21 @@ func reason(le *LineError) (what, why string) {
 		what = fmt.Sprintf("%q", clip(le.Text, 24))
 	}
 	switch {
+	case errors.Is(le.Err, ErrNoColon):
+		why = "missing its colon"
+		switch {
+		case errors.Is(le.Err, ErrRefused):
+			why += "; " + ErrRefused.Error()
+		case errors.Is(le.Err, ErrMisplaced):
+			why += "; " + ErrMisplaced.Error()
+		}
+		return what, why
 	case errors.Is(le.Err, ErrUnknownKeyword):
 		return what, "unknown keyword"
 	case errors.Is(le.Err, ErrHP):
 		return what, "want a character and hit points"
+	case errors.Is(le.Err, ErrNoCharacter):
+		return what, "no sheet in party/ for the character"
 	}
 	return what, le.Err.Error()
 }

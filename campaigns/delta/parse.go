@@ -122,6 +122,12 @@ func parseLine(n int, ln, trimmed string) (Entry, bool) {
 		e.Keyword, e.Word, e.Text = keywords[normWord(word)], word, text
 		return e, true
 	}
+	if word := bareKeyword(s); word != "" {
+		// "NPC Oswin Crane - the miller": the target's rules decide
+		// whether it is a keyword without its colon.
+		e.Keyword, e.Text, e.Bare = Learned, s, word
+		return e, true
+	}
 	word, text, bold, ok := cutKeyword(s)
 	switch {
 	case !ok:
@@ -175,6 +181,32 @@ func cutKnown(s string) (word, text string, ok bool) {
 		return "", "", false
 	}
 	return inner, strings.TrimSpace(dropSep(after)), true
+}
+
+// bareKeyword returns the keyword s starts with, as written, when a
+// space and more text follow it rather than its colon ("NPC Oswin Crane -
+// the miller", "Party HP tilda 9/14"), or "". The longest keyword wins:
+// "Party HP" before "Party".
+func bareKeyword(s string) string {
+	var ends []int // where each of the first three words ends
+	for i := 0; i < len(s) && len(ends) < 3; {
+		j := i
+		for j < len(s) && !isSpace(s[j]) {
+			j++
+		}
+		ends = append(ends, j)
+		for j < len(s) && isSpace(s[j]) {
+			j++
+		}
+		i = j
+	}
+	for k := len(ends) - 1; k >= 0; k-- {
+		w, rest := s[:ends[k]], s[ends[k]:]
+		if isWord(w) && keywords[normWord(w)] != "" && strings.TrimSpace(rest) != "" {
+			return w
+		}
+	}
+	return ""
 }
 
 // dashes are the separators of "KEYWORD - text": a hyphen with spaces

@@ -161,7 +161,11 @@ func campaignCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					rep, applyErr := delta.Apply(c.Context, camp.Root, delta.Options{DryRun: c.Bool("dry-run")})
+					party, err := camp.Party()
+					if err != nil {
+						return err
+					}
+					rep, applyErr := delta.Apply(c.Context, camp.Root, delta.Options{DryRun: c.Bool("dry-run"), Party: party})
 					if applyErr != nil && len(rep.Files) == 0 && !c.Bool("json") {
 						return applyErr // nothing done to report
 					}
@@ -171,9 +175,6 @@ func campaignCommand(e *env) *cli.Command {
 						}
 					} else {
 						printApply(e, camp, rep, c.Bool("dry-run"))
-						for _, s := range camp.Strangers(rep) {
-							fmt.Fprintf(e.stdout, "note: %s (written anyway; check the name)\n", s)
-						}
 					}
 					if applyErr != nil {
 						if c.Bool("json") {
@@ -268,6 +269,9 @@ func printApply(e *env, camp *campaigns.Campaign, rep *delta.Report, dryRun bool
 		for _, k := range f.Kept {
 			fmt.Fprintf(w, "  kept in the delta: %v\n", k)
 		}
+		for _, k := range f.Warnings {
+			fmt.Fprintf(w, "  note: %v (written all the same; check the sheet)\n", k)
+		}
 	}
 }
 
@@ -289,11 +293,12 @@ func applyJSON(camp *campaigns.Campaign, rep *delta.Report, err error) any {
 		Note    string `json:"note,omitempty"`
 	}
 	type file struct {
-		Delta   string   `json:"delta"`
-		Target  string   `json:"target"`
-		Outcome string   `json:"outcome"`
-		Applied []change `json:"applied"`
-		Kept    []kept   `json:"kept"`
+		Delta    string   `json:"delta"`
+		Target   string   `json:"target"`
+		Outcome  string   `json:"outcome"`
+		Applied  []change `json:"applied"`
+		Kept     []kept   `json:"kept"`
+		Warnings []kept   `json:"warnings,omitempty"`
 	}
 	out := struct {
 		Campaign string `json:"campaign"`
@@ -307,6 +312,9 @@ func applyJSON(camp *campaigns.Campaign, rep *delta.Report, err error) any {
 		}
 		for _, k := range f.Kept {
 			ff.Kept = append(ff.Kept, kept{Line: k.Line, Keyword: k.Keyword, Text: k.Text, Reason: errors.Unwrap(k).Error()})
+		}
+		for _, k := range f.Warnings {
+			ff.Warnings = append(ff.Warnings, kept{Line: k.Line, Keyword: k.Keyword, Text: k.Text, Reason: errors.Unwrap(k).Error()})
 		}
 		out.Files = append(out.Files, ff)
 	}

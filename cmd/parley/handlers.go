@@ -38,7 +38,9 @@ func adapt(h messageHandler) runner.Handler {
 type teamLead struct{ *agents.TeamLead }
 
 func (t teamLead) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
-	return t.TeamLead.Handle(ctx, d.Agent, d.Message)
+	out, note, err := t.TeamLead.HandleNoted(ctx, d.Agent, d.Message)
+	d.Note = note
+	return out, err
 }
 
 // pipeline makes the dev pipeline's orchestrator a runner handler: its
