@@ -56,3 +56,32 @@ func TestCatchUp(t *testing.T) {
 	}
 	p.CatchUp() // read to its end: returns at once
 }
+
+// TestUnread: what was written to a pipe and not read is counted from
+// its writing end, after its reader has gone too; what was read is not.
+func TestUnread(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteString("turn one\n"); err != nil {
+		t.Fatal(err)
+	}
+	n, ok := Unread(w)
+	if !ok {
+		t.Skip("this system does not say what waits in a pipe")
+	}
+	if n != 9 {
+		t.Errorf("Unread = %d, want 9", n)
+	}
+	buf := make([]byte, 4)
+	r.Read(buf)
+	if n, _ := Unread(w); n != 5 {
+		t.Errorf("Unread after 4 bytes read = %d, want 5", n)
+	}
+	r.Close()
+	if n, _ := Unread(w); n != 5 {
+		t.Errorf("Unread once the reader closed = %d, want 5", n)
+	}
+}
