@@ -165,7 +165,7 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	defer endGroup(cmd.Process.Pid)
 	sc := bufio.NewScanner(fromProg)
 	sc.Buffer(nil, 64<<20)
-	events := &eventReader{sc: sc, program: opts.Program[0], stderr: stderr}
+	events := &eventReader{sc: sc, program: opts.Program[0], stderr: ownLines{progErr}}
 	frames := bufio.NewReader(in)
 	fail := func(err error) error {
 		toProg.Close()
@@ -324,7 +324,7 @@ const exitGrace = time.Second
 type eventReader struct {
 	sc      *bufio.Scanner
 	program string    // the program's name, for what is said of a line
-	stderr  io.Writer // where a line that is no event is told of
+	stderr  io.Writer // where a line that is no event is told of, whole lines each write
 	n       int       // lines read so far
 	strays  int       // lines that are no event
 	first   int       // the number of the first of them
@@ -513,6 +513,7 @@ type lastLine struct {
 	mu   sync.Mutex
 	line []byte // the line being written
 	done string // the last whole line of the turn that is not blank
+	mid  bool   // what was written to w last ended mid-line
 	// after is the last whole line since the mark (the program's last
 	// answer), earlier the turn before's line, forgotten by begin.
 	after, earlier string
@@ -532,7 +533,30 @@ func (l *lastLine) Write(p []byte) (int, error) {
 		l.end()
 		rest = rest[i+1:]
 	}
+	if len(p) > 0 {
+		l.mid = p[len(p)-1] != '\n'
+	}
 	return l.w.Write(p)
+}
+
+// ownLines writes parley session's own lines (lines of whole lines) on
+// the stderr a lastLine passes the program's on, under its lock, and
+// after a newline when the program's last write ended mid-line: a line
+// of parley session's is never joined to one of the program's, and the
+// runner, which reads the lines by their start (runner.DeniedLine,
+// runner.APIRetryLine), misses none.
+type ownLines struct{ l *lastLine }
+
+func (o ownLines) Write(p []byte) (int, error) {
+	o.l.mu.Lock()
+	defer o.l.mu.Unlock()
+	if o.l.mid {
+		if _, err := io.WriteString(o.l.w, "\n"); err != nil {
+			return 0, err
+		}
+		o.l.mid = false
+	}
+	return o.l.w.Write(p)
 }
 
 func (l *lastLine) add(b []byte) {
