@@ -1075,6 +1075,9 @@ func (w *worker) giveUp(ctx context.Context, id string, err error, attempts int)
 	if errors.As(err, &he) && he.Stderr != "" {
 		fmt.Fprintf(&b, "\nstderr (last lines):\n%s\n", he.Stderr)
 	}
+	if he != nil && he.Stdout != "" {
+		fmt.Fprintf(&b, "\nstdout (last lines):\n%s\n", he.Stdout)
+	}
 	if he != nil && he.Detail != "" {
 		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(he.Detail, "\n"))
 	}

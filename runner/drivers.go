@@ -127,10 +127,14 @@ type driver interface {
 // HandleError says why a driver failed a message: the exit code and the
 // end of what the program wrote to stderr, when it is a program.
 type HandleError struct {
-	Err       error
-	ExitCode  int    // -1 when the program did not exit by itself
-	Stderr    string // the last lines it wrote to stderr
-	Permanent bool   // trying again cannot help (the program is missing)
+	Err      error
+	ExitCode int    // -1 when the program did not exit by itself
+	Stderr   string // the last lines it wrote to stderr
+	// Stdout is the last lines it wrote to stdout, when it failed and
+	// wrote nothing on stderr: a CLI that says why there ("You've hit
+	// your limit", then stack frames) is quoted by its last line only.
+	Stdout    string
+	Permanent bool // trying again cannot help (the program is missing)
 	// Detail is what a handler adds to the reason in dead/: a model's
 	// transcript.
 	Detail string
@@ -282,16 +286,38 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 			// hit your limit · resets 3am" there, and exits 1): its
 			// last line then.
 			why := errors.New("the program failed")
+			var out string
 			if last := lastLine(stderr.String()); last != "" {
 				why = fmt.Errorf("%s (the last line of its stderr)", last)
 			} else if last := lastLine(stdout.String()); last != "" {
 				why = fmt.Errorf("%s (the last line of its stdout; it wrote nothing on stderr)", last)
+				out = lastBytes(stdout.String(), stdoutKept)
 			}
-			return nil, &HandleError{Err: why, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
+			return nil, &HandleError{Err: why, ExitCode: ee.ExitCode(), Stderr: stderr.String(), Stdout: out}
 		}
 		return nil, &HandleError{Err: werr, ExitCode: -1, Stderr: stderr.String()}
 	}
 	return d.Loaded.Opens(d.Agent).SplitAnswer(stdout.Bytes()), nil
+}
+
+// stdoutKept is how much of a failed program's stdout its reason in
+// dead/ keeps, when it wrote nothing on stderr: as much as of stderr.
+const stdoutKept = 4096
+
+// lastBytes is the last max bytes of text, from the start of a line
+// where one begins in them, trimmed.
+func lastBytes(text string, max int) string {
+	text = strings.TrimSpace(text)
+	if len(text) <= max {
+		return text
+	}
+	cut := len(text) - max
+	whole := text[cut-1] == '\n' // the cut falls at a line's start
+	text = text[cut:]
+	if i := strings.IndexByte(text, '\n'); !whole && i >= 0 && i < len(text)-1 {
+		text = text[i+1:]
+	}
+	return strings.TrimSpace(text)
 }
 
 // notStartable reports whether a program could not be started for good:
