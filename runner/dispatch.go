@@ -625,7 +625,11 @@ func (w *worker) handle(ctx context.Context, id string) {
 	// room: waited out too, for a while (see waitedForRoom).
 	var room stuck
 	var failed error // why the attempt before this one failed, for the journal
-	for attempt := 1 + w.r.state.failedBefore(w.agent.Name, id); ; attempt++ {
+	before, why := w.r.state.failedBefore(w.agent.Name, id)
+	if why != "" {
+		failed = errors.New(why) // said by the runner before this one
+	}
+	for attempt := 1 + before; ; attempt++ {
 		if err := w.write("stage", stage.Open); err != nil {
 			if diskTrouble(err) {
 				if !w.waitToWrite(ctx, id, &disk, mailbox.Cur, "open the stage of its answers", err) {
@@ -781,7 +785,7 @@ func (w *worker) handle(ctx context.Context, id string) {
 		failed = err
 		pause := time.Duration(1<<min(attempt-1, 6)) * time.Second
 		w.r.log.Warn(LogRetrying, "agent", w.agent.Name, "id", id, "attempt", attempt, "retry_in", pause, "err", err)
-		w.r.state.setAttempt(w.agent.Name, workspace.StateRetrying, id, attempt)
+		w.r.state.retrying(w.agent.Name, id, attempt, err.Error())
 		select {
 		case <-ctx.Done():
 			return
@@ -1071,6 +1075,9 @@ func (w *worker) giveUp(ctx context.Context, id string, err error, attempts int)
 	if errors.As(err, &he) && he.Stderr != "" {
 		fmt.Fprintf(&b, "\nstderr (last lines):\n%s\n", he.Stderr)
 	}
+	if he != nil && he.Stdout != "" {
+		fmt.Fprintf(&b, "\nstdout (last lines):\n%s\n", he.Stdout)
+	}
 	if he != nil && he.Detail != "" {
 		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(he.Detail, "\n"))
 	}
@@ -1200,7 +1207,7 @@ func (w *worker) waitToWrite(ctx context.Context, id string, s *stuck, state, do
 	pause := min(w.r.diskPause<<min(s.tries-1, 16), w.r.ws().Config.Router.RescanInterval)
 	note := fmt.Sprintf("cannot %s for %s since %s (%d %s): %v; tried again in %s (the message waits in %s: nothing is lost)",
 		doing, id, s.since.Local().Format("15:04:05"), s.tries, plural(s.tries, "try", "tries"), err, pause, where)
-	w.r.state.setAttempt(w.agent.Name, workspace.StateRetrying, id, 0)
+	w.r.state.holding(w.agent.Name, id)
 	w.r.state.noteOver(w.agent.Name, note, s.note)
 	s.note = note
 	w.r.log.Error("cannot write; trying again", "agent", w.agent.Name, "id", id, "doing", doing, "try", s.tries, "retry_in", pause, "err", err)
@@ -1274,7 +1281,7 @@ func (w *worker) hold(ctx context.Context, id string, until time.Time, err error
 		return false
 	}
 	note := fmt.Sprintf("%s; %s (nothing is lost)", reason, waits)
-	w.r.state.setAttempt(w.agent.Name, workspace.StateRetrying, id, 0)
+	w.r.state.holding(w.agent.Name, id)
 	w.r.state.noteOver(w.agent.Name, note, w.holdNote)
 	w.holdNote = note
 	t := time.NewTimer(wait)

@@ -132,10 +132,14 @@ type driver interface {
 // HandleError says why a driver failed a message: the exit code and the
 // end of what the program wrote to stderr, when it is a program.
 type HandleError struct {
-	Err       error
-	ExitCode  int    // -1 when the program did not exit by itself
-	Stderr    string // the last lines it wrote to stderr
-	Permanent bool   // trying again cannot help (the program is missing)
+	Err      error
+	ExitCode int    // -1 when the program did not exit by itself
+	Stderr   string // the last lines it wrote to stderr
+	// Stdout is the last lines it wrote to stdout, when it failed and
+	// wrote nothing on stderr: a CLI that says why there ("You've hit
+	// your limit", then stack frames) is quoted by its last line only.
+	Stdout    string
+	Permanent bool // trying again cannot help (the program is missing)
 	// Detail is what a handler adds to the reason in dead/: a model's
 	// transcript.
 	Detail string
@@ -156,11 +160,13 @@ type tail struct {
 	mu  sync.Mutex
 	max int
 	buf []byte
+	n   int64 // bytes written to it in all
 }
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.n += int64(len(p))
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > t.max {
 		t.buf = t.buf[len(t.buf)-t.max:]
@@ -169,16 +175,35 @@ func (t *tail) Write(p []byte) (int, error) {
 }
 
 func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
+	return strings.TrimSpace(t.raw())
 }
 
-// reset forgets what was written so far.
-func (t *tail) reset() {
+// raw is what it keeps, as written.
+func (t *tail) raw() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = t.buf[:0]
+	return string(t.buf)
+}
+
+// mark is where what is written next begins, for keepSince.
+func (t *tail) mark() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}
+
+// keepSince forgets what was written before mark m, and returns it.
+func (t *tail) keepSince(m int64) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keep := t.n - m
+	if keep >= int64(len(t.buf)) {
+		return ""
+	}
+	cut := len(t.buf) - int(keep)
+	dropped := string(t.buf[:cut])
+	t.buf = append(t.buf[:0], t.buf[cut:]...)
+	return dropped
 }
 
 // capped is a writer that fails once more than max bytes were written,
@@ -266,16 +291,38 @@ func (c *commandDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 			// hit your limit · resets 3am" there, and exits 1): its
 			// last line then.
 			why := errors.New("the program failed")
+			var out string
 			if last := lastLine(stderr.String()); last != "" {
 				why = fmt.Errorf("%s (the last line of its stderr)", last)
 			} else if last := lastLine(stdout.String()); last != "" {
 				why = fmt.Errorf("%s (the last line of its stdout; it wrote nothing on stderr)", last)
+				out = lastBytes(stdout.String(), stdoutKept)
 			}
-			return nil, &HandleError{Err: why, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
+			return nil, &HandleError{Err: why, ExitCode: ee.ExitCode(), Stderr: stderr.String(), Stdout: out}
 		}
 		return nil, &HandleError{Err: werr, ExitCode: -1, Stderr: stderr.String()}
 	}
 	return d.Loaded.Opens(d.Agent).SplitAnswer(stdout.Bytes()), nil
+}
+
+// stdoutKept is how much of a failed program's stdout its reason in
+// dead/ keeps, when it wrote nothing on stderr: as much as of stderr.
+const stdoutKept = 4096
+
+// lastBytes is the last max bytes of text, from the start of a line
+// where one begins in them, trimmed.
+func lastBytes(text string, max int) string {
+	text = strings.TrimSpace(text)
+	if len(text) <= max {
+		return text
+	}
+	cut := len(text) - max
+	whole := text[cut-1] == '\n' // the cut falls at a line's start
+	text = text[cut:]
+	if i := strings.IndexByte(text, '\n'); !whole && i >= 0 && i < len(text)-1 {
+		text = text[i+1:]
+	}
+	return strings.TrimSpace(text)
 }
 
 // notStartable reports whether a program could not be started for good:
@@ -321,7 +368,14 @@ type sessionDriver struct {
 
 	proc   *program
 	frames *frameReader
-	stderr *tail // what it wrote on stderr since it was given its message
+	// stderr is what it wrote on stderr for the message it is given:
+	// since its answer to the message before (answered), or since the
+	// message before was given when it died before this one; since it
+	// started, for its first.
+	stderr   *tail
+	answered int64  // the mark in stderr of its last answer
+	sent     int    // the bytes of the message written to it
+	earlier  string // what it wrote before answered, forgotten for this message
 	// errPipe reads its stderr into stderr, stderrLog and lines.
 	errPipe *pipe.Reader
 	// lines reads parley session's lines on its stderr: its program's
@@ -347,6 +401,7 @@ func (s *sessionDriver) start(d *Delivery) error {
 	}
 	s.proc = p
 	s.stderr = &tail{max: 4096}
+	s.answered, s.earlier = 0, ""
 	s.stderrLog.begin(fmt.Sprintf("session started (pid %d)", p.cmd.Process.Pid))
 	s.errPipe = pipe.Read(&s.pipes, p.stderr, io.MultiWriter(s.stderr, s.stderrLog, s.lines))
 	s.frames = &frameReader{r: bufio.NewReaderSize(p.stdout, 64<<10), max: s.maxOutput}
@@ -361,12 +416,20 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		}
 	} else {
 		// The reason this message fails for quotes no line the session
-		// wrote before it was given the message (a warning while it
-		// answered the one before, which the reason of a session hung
-		// silently on this one quoted as its cause). A session started
-		// for it keeps what it wrote as it started.
+		// wrote before its answer to the one before (a warning, which
+		// the reason of a session hung silently on this one quoted as
+		// its cause), but what it wrote since, and all it wrote since
+		// it was given the one before once it has died meanwhile: it
+		// said why as it died (fatal: OAuth token expired; exiting),
+		// maybe before its answer was read. A session started for it
+		// keeps what it wrote as it started.
 		s.errPipe.CatchUp()
-		s.stderr.reset()
+		s.earlier = ""
+		select {
+		case <-s.exited:
+		default:
+			s.earlier = s.stderr.keepSince(s.answered)
+		}
 	}
 	type result struct {
 		frames [][]byte
@@ -383,6 +446,7 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	}
 	got := make(chan result, 1)
 	p, frames := s.proc, s.frames
+	s.sent = len(d.Data)
 	go func() {
 		if err := writeFrame(p.stdin, d.Data); err != nil {
 			got <- result{err: fmt.Errorf("writing to the session: %w", err)}
@@ -420,8 +484,10 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 		}
 		// What it wrote on stderr for this message, read: the
 		// permissions its program was denied for the journal (parley
-		// session writes them before the answer).
+		// session writes them before the answer); what it writes from
+		// here on is written after its answer (see above).
 		s.errPipe.CatchUp()
+		s.answered = s.stderr.mark()
 		s.denied = s.lines.end()
 		return splitAnswers(d.Loaded.Opens(d.Agent), r.frames), nil
 	case <-timer.C:
@@ -454,7 +520,11 @@ func (s *sessionDriver) handledNote() string {
 // stderr kept beside the message in dead/.
 func (s *sessionDriver) ended(ctx context.Context, err error) error {
 	code := -1
-	if errors.Is(err, errSessionEnded) {
+	// A session that exited before it read the message is one whose
+	// output ended (a write to it fails with EPIPE, or the message is
+	// written and its output ends, as the scheduler says).
+	gone := errors.Is(err, errSessionEnded) || errors.Is(err, syscall.EPIPE)
+	if gone {
 		wait := time.NewTimer(endGrace)
 		select {
 		case <-s.exited:
@@ -467,9 +537,19 @@ func (s *sessionDriver) ended(ctx context.Context, err error) error {
 		}
 		wait.Stop()
 	}
+	// It died before it read the message (the message waits unread in
+	// its stdin): all it wrote since it was given the one before is
+	// this message's, what it wrote as it died included.
+	unread := errors.Is(err, syscall.EPIPE)
+	if n, ok := pipe.Unread(s.proc.stdin); gone && ok && s.sent > 0 && n >= s.sent {
+		unread = true
+	}
 	s.kill() // its stderr is read to the end
 	stderr := s.stderr.String()
-	if last := lastLine(stderr); last != "" && errors.Is(err, errSessionEnded) {
+	if unread && s.earlier != "" {
+		stderr = strings.TrimSpace(s.earlier + s.stderr.raw())
+	}
+	if last := lastLine(stderr); last != "" && gone {
 		// The cause first: parley status shows the first 160 characters.
 		err = fmt.Errorf("%s (the last line of its stderr; %w)", last, err)
 	}

@@ -78,19 +78,20 @@ func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
 
 // failedBefore returns how many attempts of agent at the message id
 // failed in the runner before this one (0 when none, or when it was at
-// work on another message), once: a message whose program fails is given
+// work on another message), and why the last of them failed ("" when
+// that runner did not say), once: a message whose program fails is given
 // up after its retries whether the runner restarts between them or not
 // (each restart began again at attempt 1, and a restarted runner tried
 // it for ever). An attempt cut short by the runner's end is no failure.
-func (s *stateBook) failedBefore(agent, id string) int {
+func (s *stateBook) failedBefore(agent, id string) (int, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.failed[agent]
 	if !ok || a.Message != id {
-		return 0
+		return 0, ""
 	}
 	delete(s.failed, agent)
-	return a.Attempt
+	return a.Attempt, a.Failed
 }
 
 func (s *stateBook) set(agent, state, message string) {
@@ -105,6 +106,38 @@ func (s *stateBook) setAttempt(agent, state, message string, attempt int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.setLocked(agent, state, message, attempt)
+}
+
+// retrying sets an agent retrying message after its attempt failed,
+// and why.
+func (s *stateBook) retrying(agent, message string, attempt int, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setLocked(agent, workspace.StateRetrying, message, attempt)
+	if a := s.agents[agent]; a.Failed != why {
+		a.Failed = why
+		s.agents[agent] = a
+		s.changedLocked()
+	}
+}
+
+// holding sets an agent retrying message while it waits, through no
+// fault of the message's (its endpoint is down, the disk full): the
+// attempts that failed at it before stay counted, across a restart
+// too (failedBefore), as does why the last failed.
+func (s *stateBook) holding(agent, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	failed := 0
+	if a := s.agents[agent]; a.Message == message {
+		switch a.State {
+		case workspace.StateRetrying:
+			failed = a.Attempt
+		case workspace.StateWorking:
+			failed = max(a.Attempt-1, 0) // the attempt made is none
+		}
+	}
+	s.setLocked(agent, workspace.StateRetrying, message, failed)
 }
 
 // setNoted sets an agent's state with the note that says why, in one
@@ -159,10 +192,14 @@ func (s *stateBook) setLocked(agent, state, message string, attempt int) {
 	if (state != workspace.StateWorking && state != workspace.StateRetrying) || message != a.Late {
 		late = "" // no longer at work on the message it is late on
 	}
-	if a.State == state && a.Message == message && a.Attempt == attempt && a.Late == late {
+	failed := a.Failed
+	if (state != workspace.StateWorking && state != workspace.StateRetrying) || message != a.Message {
+		failed = "" // no longer at work on the message that failed
+	}
+	if a.State == state && a.Message == message && a.Attempt == attempt && a.Late == late && a.Failed == failed {
 		return
 	}
-	a.State, a.Message, a.Attempt, a.Since, a.Late = state, message, attempt, s.now().UTC(), late
+	a.State, a.Message, a.Attempt, a.Since, a.Late, a.Failed = state, message, attempt, s.now().UTC(), late, failed
 	if a.Stopped && state != workspace.StateStopped {
 		a.State = workspace.StateStopped
 	}
@@ -191,7 +228,7 @@ func (s *stateBook) spoke(agent string) {
 		s.changedLocked()
 	}
 	if a.State == workspace.StateUnresponsive {
-		a.State, a.Message, a.Attempt, a.Since = workspace.StateIdle, "", 0, s.now().UTC()
+		a.State, a.Message, a.Attempt, a.Failed, a.Since = workspace.StateIdle, "", 0, "", s.now().UTC()
 		s.agents[agent] = a
 		s.changedLocked()
 	}

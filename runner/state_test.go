@@ -92,6 +92,40 @@ func TestStateBookAttempt(t *testing.T) {
 	s.close()
 }
 
+// TestStateBookHolding: an agent that waits on a message through no
+// fault of the message's (its endpoint down, the disk full) after an
+// attempt at it failed keeps that attempt, and why it failed, in
+// agents.json: a runner that starts again goes on counting from there,
+// and says why. Before, waiting wrote attempt 0, which a restart read as
+// no attempt failed: a message that failed between outages was tried for
+// ever.
+func TestStateBookHolding(t *testing.T) {
+	ws := newWorkspace(t, "lead")
+	s := loadStateBook(ws, time.Now)
+	s.setAttempt("tor", workspace.StateWorking, "m-1", 1)
+	s.retrying("tor", "m-1", 1, "exit code 3: broken")
+	s.holding("tor", "m-1") // the stage cannot be opened: disk full
+	s.setAttempt("tor", workspace.StateWorking, "m-1", 2)
+	s.holding("tor", "m-1") // its endpoint is down
+	s.close()
+	runs, err := ws.AgentRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := runs["tor"]; a.State != workspace.StateRetrying || a.Message != "m-1" || a.Attempt != 1 || a.Failed != "exit code 3: broken" {
+		t.Errorf("agents.json while holding after a failure: %+v, want retrying m-1, attempt 1, failed \"exit code 3: broken\"", a)
+	}
+	s = loadStateBook(ws, time.Now)
+	if n, why := s.failedBefore("tor", "m-1"); n != 1 || why != "exit code 3: broken" {
+		t.Errorf("failedBefore after a restart = %d, %q; want 1, \"exit code 3: broken\"", n, why)
+	}
+	s.holding("tor", "m-2") // another message: none failed
+	if a := s.run("tor"); a.Attempt != 0 || a.Failed != "" {
+		t.Errorf("holding another message: %+v, want no attempt, no failure", a)
+	}
+	s.close()
+}
+
 // TestStateBookFlush: after flush the file holds the last change, whether
 // the writer was pausing after a write (the change waits in its kick) or
 // waiting for a change (the kick handed to it, the write not made yet).

@@ -86,16 +86,22 @@ type sessionOptions struct {
 // the program fails or ends before its result.
 func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, opts.Program[0], opts.Program[1:]...)
-	toProg, err := cmd.StdinPipe()
+	// Its stdin is a pipe of our own, so that what it left unread there
+	// is known once it has ended (pipe.Unread): a turn it died before
+	// it read.
+	fromUs, toProg, err := os.Pipe()
 	if err != nil {
 		return err
 	}
+	defer toProg.Close()
+	cmd.Stdin = fromUs
 	// Its stdout is a pipe of our own, not cmd's, so that reading it
 	// is not cut short by Wait; once the program has exited, what it
 	// printed is read up to a deadline: a process it started that keeps
 	// the pipe open does not keep parley session waiting.
 	fromProg, toUs, err := os.Pipe()
 	if err != nil {
+		fromUs.Close()
 		return err
 	}
 	defer fromProg.Close()
@@ -103,11 +109,13 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	cmd.WaitDelay = exitGrace
 	// Its stderr is passed on, its last line of the turn kept, said
 	// when it ends before its result. It is read from a pipe of our
-	// own, caught up with before each turn, so that a line it wrote in
-	// one turn is never said as the last line of the next.
+	// own, caught up with at each answer and before each turn, so that
+	// a line it wrote before one answer is never said as the last line
+	// of the next turn.
 	progErr := &lastLine{w: stderr}
 	errFrom, errTo, err := os.Pipe()
 	if err != nil {
+		fromUs.Close()
 		toUs.Close()
 		return err
 	}
@@ -148,6 +156,7 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		close(exited)
 	}()
 	err = <-started
+	fromUs.Close()
 	toUs.Close()
 	errTo.Close()
 	if err != nil {
@@ -156,7 +165,7 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	defer endGroup(cmd.Process.Pid)
 	sc := bufio.NewScanner(fromProg)
 	sc.Buffer(nil, 64<<20)
-	events := &eventReader{sc: sc, program: opts.Program[0], stderr: stderr}
+	events := &eventReader{sc: sc, program: opts.Program[0], stderr: ownLines{progErr}}
 	frames := bufio.NewReader(in)
 	fail := func(err error) error {
 		toProg.Close()
@@ -168,7 +177,11 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 	// result (err, from events.result): once it has exited (given
 	// exitGrace, then killed), with how it ended and its last line on
 	// stderr, which say why far better than what it printed.
+	sent := 0 // the bytes of the turn written to it
 	ended := func(err error) error {
+		if n, ok := pipe.Unread(toProg); ok && sent > 0 && n >= sent {
+			progErr.died() // the turn waits unread: it died before
+		}
 		toProg.Close()
 		select {
 		case <-exited:
@@ -214,8 +227,18 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		if err != nil {
 			return fail(err)
 		}
+		// "Its last line on stderr" is no line it wrote before its
+		// answer to the turn before (a warning, said as the cause of a
+		// program that exited silently in this turn), but one it wrote
+		// since, or, once it has died meanwhile, since it was given
+		// the turn before: it said why as it died (fatal: OAuth token
+		// expired; exiting), maybe before its answer was read.
 		errPipe.CatchUp()
-		progErr.reset()
+		select {
+		case <-exited:
+		default:
+			progErr.begin()
+		}
 		var content strings.Builder
 		if opts.Prompt != "" {
 			content.WriteString(strings.TrimRight(opts.Prompt, "\n") + "\n\n")
@@ -233,11 +256,14 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		if err != nil {
 			return fail(err)
 		}
+		sent = len(line) + 1
 		if _, err := toProg.Write(append(line, '\n')); err != nil {
-			if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
-				// It ended before it read the turn (Wait closes its
-				// stdin once it exits): said as any end before the
-				// result is, with what it printed.
+			if errors.Is(err, syscall.EPIPE) {
+				// It ended before it read the turn: said as any end
+				// before the result is, with what it printed, and all
+				// it wrote on stderr since it was given the turn
+				// before.
+				progErr.died()
 				if _, rerr := events.result(); rerr != nil {
 					return ended(rerr)
 				}
@@ -251,6 +277,11 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		if err != nil {
 			return fail(fmt.Errorf("session: %s: %w", opts.Program[0], err))
 		}
+		// What it wrote on stderr in the turn is passed on before its
+		// answer, so that the runner reads it as of this message; what
+		// it writes from here on is written after its answer.
+		errPipe.CatchUp()
+		progErr.mark()
 		answer = strings.TrimRight(answer, "\n")
 		var b strings.Builder
 		if answer != "" {
@@ -293,7 +324,7 @@ const exitGrace = time.Second
 type eventReader struct {
 	sc      *bufio.Scanner
 	program string    // the program's name, for what is said of a line
-	stderr  io.Writer // where a line that is no event is told of
+	stderr  io.Writer // where a line that is no event is told of, whole lines each write
 	n       int       // lines read so far
 	strays  int       // lines that are no event
 	first   int       // the number of the first of them
@@ -481,7 +512,11 @@ type lastLine struct {
 	w    io.Writer
 	mu   sync.Mutex
 	line []byte // the line being written
-	done string // the last whole line that is not blank
+	done string // the last whole line of the turn that is not blank
+	mid  bool   // what was written to w last ended mid-line
+	// after is the last whole line since the mark (the program's last
+	// answer), earlier the turn before's line, forgotten by begin.
+	after, earlier string
 }
 
 func (l *lastLine) Write(p []byte) (int, error) {
@@ -498,7 +533,30 @@ func (l *lastLine) Write(p []byte) (int, error) {
 		l.end()
 		rest = rest[i+1:]
 	}
+	if len(p) > 0 {
+		l.mid = p[len(p)-1] != '\n'
+	}
 	return l.w.Write(p)
+}
+
+// ownLines writes parley session's own lines (lines of whole lines) on
+// the stderr a lastLine passes the program's on, under its lock, and
+// after a newline when the program's last write ended mid-line: a line
+// of parley session's is never joined to one of the program's, and the
+// runner, which reads the lines by their start (runner.DeniedLine,
+// runner.APIRetryLine), misses none.
+type ownLines struct{ l *lastLine }
+
+func (o ownLines) Write(p []byte) (int, error) {
+	o.l.mu.Lock()
+	defer o.l.mu.Unlock()
+	if o.l.mid {
+		if _, err := io.WriteString(o.l.w, "\n"); err != nil {
+			return 0, err
+		}
+		o.l.mid = false
+	}
+	return o.l.w.Write(p)
 }
 
 func (l *lastLine) add(b []byte) {
@@ -512,16 +570,35 @@ func (l *lastLine) end() {
 		if len(s) > maxQuoted {
 			s = s[:maxQuoted] + "..."
 		}
-		l.done = s
+		l.done, l.after = s, s
 	}
 	l.line = l.line[:0]
 }
 
-// reset forgets the lines written so far: a turn begins.
-func (l *lastLine) reset() {
+// mark says the program answered: begin forgets the lines written
+// before.
+func (l *lastLine) mark() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.line, l.done = l.line[:0], ""
+	l.after = ""
+}
+
+// begin begins a turn: the lines written before the mark are
+// forgotten, died brings them back.
+func (l *lastLine) begin() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.earlier, l.done = l.done, l.after
+}
+
+// died says the program died before it read the turn: all it wrote
+// since it was given the turn before is this turn's.
+func (l *lastLine) died() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done == "" {
+		l.done = l.earlier
+	}
 }
 
 // last returns the last line written that is not blank, an unfinished

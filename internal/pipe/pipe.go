@@ -20,17 +20,30 @@ import (
 type Reader struct {
 	f    *os.File
 	w    io.Writer
-	ask  chan chan struct{} // a catch-up asked for, closed once made
-	done chan struct{}      // closed once the pipe is read to its end
+	ask  chan catchUp  // a catch-up asked for
+	done chan struct{} // closed once the pipe is read to its end
 
 	mu     sync.Mutex
 	stopAt time.Time // when reading stops (StopAt); zero: at the pipe's end
 }
 
+// catchUp is a catch-up asked for: done is closed once it is made;
+// budget is how much it reads at most, what waited in the pipe when it
+// was asked.
+type catchUp struct {
+	done   chan struct{}
+	budget int
+}
+
+// maxCatchUp is what a catch-up reads at most where the system does not
+// say what waits in a pipe: more than a pipe holds (64 KiB by default on
+// Linux, 1 MiB at most).
+const maxCatchUp = 1 << 20
+
 // Read starts reading f into w, from a goroutine of its own that
 // wg waits for.
 func Read(wg *sync.WaitGroup, f *os.File, w io.Writer) *Reader {
-	r := &Reader{f: f, w: w, ask: make(chan chan struct{}, 1), done: make(chan struct{})}
+	r := &Reader{f: f, w: w, ask: make(chan catchUp, 1), done: make(chan struct{})}
 	wg.Go(r.run)
 	return r
 }
@@ -48,12 +61,12 @@ func (r *Reader) run() {
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			select {
-			case caught := <-r.ask:
+			case c := <-r.ask:
 				r.mu.Lock()
 				r.f.SetReadDeadline(r.stopAt)
 				r.mu.Unlock()
-				r.readWaiting(buf)
-				close(caught)
+				r.readWaiting(buf, c.budget)
+				close(c.done)
 				continue
 			default:
 			}
@@ -77,22 +90,26 @@ func (r *Reader) StopAt(t time.Time) {
 	r.f.SetReadDeadline(t)
 }
 
-// readWaiting reads what waits in the pipe, without waiting for more.
-func (r *Reader) readWaiting(buf []byte) {
+// readWaiting reads what waits in the pipe, without waiting for more,
+// budget bytes at most: a program that writes faster than the writer
+// takes it never leaves the pipe empty, and a catch-up that read until
+// it was kept its caller waiting as long as the program wrote.
+func (r *Reader) readWaiting(buf []byte, budget int) {
 	rc, err := r.f.SyscallConn()
 	if err != nil {
 		return
 	}
-	for {
+	for budget > 0 {
 		var n int
 		var rerr error
 		if err := rc.Read(func(fd uintptr) bool {
-			n, rerr = syscall.Read(int(fd), buf)
+			n, rerr = syscall.Read(int(fd), buf[:min(len(buf), budget)])
 			return true // never wait: what is not there yet is not waited for
 		}); err != nil || rerr != nil || n <= 0 {
 			return
 		}
 		r.w.Write(buf[:n])
+		budget -= n
 	}
 }
 
@@ -103,10 +120,20 @@ func (r *Reader) readWaiting(buf []byte) {
 // reader's wait on the pipe is cut short (a deadline), what waits in the
 // pipe is read, and the reader goes on. A deadline the caller sets on
 // the pipe itself ends the reading, unless a CatchUp runs meanwhile,
-// which would lift it: StopAt stays.
+// which would lift it: StopAt stays. What it reads is what waited in
+// the pipe when it was called (where the system does not say, as much
+// as a pipe holds): a program that goes on writing does not keep it
+// waiting.
+//
+// CatchUp is for one caller at a time: the program's driver, between
+// its messages.
 func (r *Reader) CatchUp() {
+	budget := maxCatchUp
+	if n, ok := Unread(r.f); ok {
+		budget = n
+	}
 	caught := make(chan struct{})
-	r.ask <- caught
+	r.ask <- catchUp{done: caught, budget: budget}
 	if err := r.f.SetReadDeadline(time.Now()); err != nil {
 		// A file with no deadlines (not a pipe the runtime polls):
 		// no catching up, rather than a wait for the program's next

@@ -33,8 +33,13 @@ type AgentRun struct {
 	// Attempt is the attempt at Message: the one being made (working),
 	// or the one that failed (retrying); 1 for the first. 0 when not
 	// known (another state, or a runner that did not write it).
-	Attempt int       `json:"attempt,omitempty"`
-	Since   time.Time `json:"since"`
+	Attempt int `json:"attempt,omitempty"`
+	// Failed is why the last failed attempt at Message failed (Attempt
+	// while retrying, the one before while working): a runner that
+	// starts again says it in the journal's line of the message when
+	// it is handled ("attempt 1 failed: ...").
+	Failed string    `json:"failed,omitempty"`
+	Since  time.Time `json:"since"`
 	// Stopped is set once the agent approved a shutdown request: its
 	// driver does not run again in this run; messages wait in its inbox.
 	Stopped bool `json:"stopped,omitempty"`
