@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parley-dev/parley/internal/textfile"
@@ -127,6 +128,11 @@ func Add(path, character string, e Entry) (bool, error) {
 	if strings.TrimSpace(e.Title+e.Happened+e.Did+e.Learned+e.Feel) == "" {
 		return false, ErrEmpty
 	}
+	// Read, then replaced whole: two writers of one process (the journal
+	// agent, and the team lead taking a player's plain reply as its
+	// entry) one at a time, or one entry would be lost.
+	adding.Lock()
+	defer adding.Unlock()
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(old)) == 0 {
 		old = []byte(fmt.Sprintf("# %s — Journal\n\n> Written in %s's own voice, one entry per day of play, newest last.\n", displayName(character), displayName(character)))
@@ -153,6 +159,9 @@ func Add(path, character string, e Entry) (bool, error) {
 	}
 	return true, nil
 }
+
+// adding serialises Add within the process.
+var adding sync.Mutex
 
 // Format renders an entry as it is appended to a journal: a blank line,
 // a dated heading, then each part that has something to say.

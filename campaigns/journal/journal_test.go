@@ -1,9 +1,11 @@
 package journal
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,5 +135,33 @@ func TestFormatEscapesHeadings(t *testing.T) {
 	want := "\n## 2026-11-21 — Notes\n\n**What I did:** Wrote this:\n\\## Not an entry\n  \\# nor this\n"
 	if got != want {
 		t.Errorf("Format = %q, want %q", got, want)
+	}
+}
+
+// TestAddConcurrent: two writers of one runner (the journal agent, and
+// the team lead taking a player's plain reply as its entry) adding to one
+// journal at once each keep their entry; each read the file, then
+// replaced it whole, and one entry was lost.
+func TestAddConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tilda-brannock-journal.md")
+	const n = 40
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			e := Entry{Title: fmt.Sprintf("day %d", i), Happened: "Things happened.", ID: fmt.Sprintf("20261129-100000.%06dZ-tilda-000000", i)}
+			if _, err := Add(path, "tilda-brannock", e); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if !strings.Contains(string(data), fmt.Sprintf("— day %d\n", i)) {
+			t.Errorf("the entry of day %d was lost", i)
+		}
 	}
 }
