@@ -46,20 +46,7 @@ func TestGitignoreEditorScratch(t *testing.T) {
 		{"4913", mailboxes},
 		{"5036", none},
 	}
-	dir := t.TempDir()
-	if err := writeGitFiles(dir); err != nil {
-		t.Fatal(err)
-	}
-	git := func(args ...string) error {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		// The person's own excludes are not the workspace's.
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
-		return cmd.Run()
-	}
-	if err := git("init", "-q"); err != nil {
-		t.Fatal(err)
-	}
+	git := gitignoreRepo(t)
 	places := map[string][]string{
 		anywhere:  {"", "campaigns/the-bell/", "campaigns/the-bell/party/", "plans/", "mailboxes/gm/outbox/"},
 		mailboxes: {"mailboxes/gm/outbox/", "mailboxes/gm/inbox/"},
@@ -119,19 +106,7 @@ func TestGitignoreSecrets(t *testing.T) {
 			t.Errorf("checkpoint.EnvExamples has %q, not in this test's table", name)
 		}
 	}
-	dir := t.TempDir()
-	if err := writeGitFiles(dir); err != nil {
-		t.Fatal(err)
-	}
-	git := func(args ...string) error {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
-		return cmd.Run()
-	}
-	if err := git("init", "-q"); err != nil {
-		t.Fatal(err)
-	}
+	git := gitignoreRepo(t)
 	for _, tt := range tests {
 		if got := checkpoint.MayHoldSecrets(tt.name); got != tt.secret {
 			t.Errorf("checkpoint.MayHoldSecrets(%q) = %v, want %v", tt.name, got, tt.secret)
@@ -149,4 +124,26 @@ func TestGitignoreSecrets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gitignoreRepo makes a git repository of a workspace's .gitignore and
+// .gitattributes (writeGitFiles), and returns a function that
+// runs git in it, the person's own configuration (its excludes) left
+// out: they are not the workspace's.
+func gitignoreRepo(t *testing.T) func(args ...string) error {
+	t.Helper()
+	dir := t.TempDir()
+	if err := writeGitFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) error {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
+		return cmd.Run()
+	}
+	if err := git("init", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	return git
 }
