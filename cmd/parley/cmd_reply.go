@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -23,7 +24,7 @@ func replyCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			agentFlag("whose copy it is, and who answers (default: the one agent that received it)"),
 			&cli.StringSliceFlag{Name: "cc", Usage: "copy the answer to `AGENT` too"},
-			&cli.StringFlag{Name: "type", Usage: "the answer's `TYPE` (default: none, an informal message)"},
+			&cli.StringFlag{Name: "type", Usage: "the answer's `TYPE` (default: none, an informal message); a type the protocol sends to everyone or to agents of its own (NARRATIVE) goes there, and to the sender answered"},
 			&cli.StringFlag{Name: "signal", Usage: "the answer's `SIGNAL`"},
 			&cli.StringSliceFlag{Name: "field", Aliases: []string{"f"}, Usage: "a protocol field `KEY=VALUE`, as for send (repeat)"},
 			&cli.StringFlag{Name: "body", Usage: "the answer's `TEXT` (default: stdin, or $VISUAL/$EDITOR at a terminal)"},
@@ -129,6 +130,10 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	}
 	opts.From, opts.Answers = c.Agent, in
 	opts.Quote = quote(in)
+	opts, routed, err := answerRecipients(ws, opts)
+	if err != nil {
+		return "", err
+	}
 	err = runSend(e, ws, opts)
 	var rep *repeatedError
 	if errors.As(err, &rep) {
@@ -147,13 +152,88 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	} else if err != nil || opts.DryRun {
 		return "", err
 	}
-	if err != nil || keep || c.State == mailbox.Done {
+	if err != nil {
 		return note, err
+	}
+	if routed != "" && note == "" {
+		note = routed // (an answer sent before was told so then)
+	}
+	if keep || c.State == mailbox.Done {
+		return note, nil
 	}
 	if marked := markAnswered(e, ws, c.Agent, id); marked != "" {
 		note = strings.TrimPrefix(note+"; "+marked, "; ")
 	}
 	return note, nil
+}
+
+// answerRecipients decides where an answer of a protocol's type goes.
+// The workspace Check says it, as for a message of that type sent with
+// no to:: a type the protocol sends to everyone (a [NARRATIVE]) or to
+// agents of its own (a [STATE_UPDATED] to the team lead) goes there, and
+// to the sender of the message answered besides, named when the protocol
+// would leave it out; addressed to that sender alone, a narrative would
+// miss the scribe and the rest of the table. An answer of no type, or of
+// a type the protocol sends to whoever the sender names (a
+// [GM_TO_PLAYER] at a table of several players), or one the Check
+// refuses (it says why when sent), goes to the sender answered, as
+// opts.Answers says. It returns the options to send the answer with, and
+// a note saying where it goes when that is not the sender alone.
+func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, string, error) {
+	if opts.Type == "" || len(opts.To) > 0 || opts.Answers == nil {
+		return opts, "", nil
+	}
+	probe := opts
+	probe.Routed, probe.CC = true, nil
+	m, err := buildMessage(ws, probe)
+	if err != nil {
+		return opts, "", nil // said when sent
+	}
+	v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
+	if err != nil || !v.Accepted() {
+		return opts, "", err
+	}
+	var byProtocol []string
+	for _, r := range v.Recipients {
+		if slices.ContainsFunc(r.Rules, func(r workspace.Rule) bool { return r.Kind == workspace.RuleProtocol }) {
+			byProtocol = append(byProtocol, r.Agent)
+		}
+	}
+	if len(byProtocol) == 0 {
+		return opts, "", nil
+	}
+	label := v.Type
+	if m.Tag != "" {
+		label = "[" + v.Type + "]"
+	}
+	where := "to " + strings.Join(byProtocol, ", ")
+	if v.Broadcast {
+		where = "to everyone"
+	}
+	note := fmt.Sprintf("%s goes where the protocol sends it: %s", label, where)
+	answered, _ := opts.Answers.Header().Get("from")
+	if agent, ok := ws.Resolve(answered); ok {
+		answered = agent
+	}
+	sent := opts
+	sent.Routed = true
+	switch {
+	case answered == opts.From:
+	case slices.Contains(v.Agents(), answered):
+		note += fmt.Sprintf(" (%s included)", answered)
+	default:
+		sent.CC = append(slices.Clone(opts.CC), answered)
+		note += fmt.Sprintf(", and to %s, whose message it answers", answered)
+	}
+	if len(sent.CC) > 0 {
+		// A message that names someone goes to those it names: the
+		// protocol's recipients are named too.
+		sent.To = byProtocol
+		if v.Broadcast {
+			sent.To = []string{"*"}
+		}
+	}
+	return sent, note, nil
 }
 
 // markAnswered marks message id, answered, handled for agent. The answer
