@@ -49,6 +49,10 @@ type Delivery struct {
 	// what the agent needs beside the message (see ContextFile): its
 	// PARLEY_CONTEXT.
 	ContextFile string
+	// Note, set by a built-in handler, is what the journal's line of
+	// the message handled says of its handling (the scribe: the scene
+	// file a narrative went to, and why); "" says nothing.
+	Note string
 }
 
 // Kept is a message kept as context for an agent's next call.
@@ -536,12 +540,15 @@ func (s *sessionDriver) close() error {
 type builtinDriver struct {
 	handler Handler
 	timeout time.Duration
+	noted   string // the Note of the delivery handled last
 }
 
 func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
+	d.Note = ""
 	msgs, err := b.handler.Handle(ctx, d)
+	b.noted = d.Note
 	if err != nil {
 		he := &HandleError{Err: err, ExitCode: -1, Permanent: !mayPass(err)}
 		var detailed interface{ Detail() string }
@@ -558,6 +565,14 @@ func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 }
 
 func (b *builtinDriver) close() error { return nil }
+
+// handledNote returns, once, what the handler said of the message it
+// handled last (Delivery.Note), for the journal's line of it.
+func (b *builtinDriver) handledNote() string {
+	n := b.noted
+	b.noted = ""
+	return n
+}
 
 // note is what its handler has to say of the agent in parley status, if
 // it is a Noter.
