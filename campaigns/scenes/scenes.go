@@ -335,6 +335,9 @@ func setFront(path string, doc []byte, values map[string]string) ([]byte, error)
 		if line == 0 {
 			return nil, fmt.Errorf("%s: frontmatter: %s", path, msg)
 		}
+		// A person edits the file: the likely slip is said (a value
+		// holding ": " left unquoted).
+		msg = yamlerr.Hint(front, line, msg)
 		return nil, fmt.Errorf("%s:%d: frontmatter: %s", path, line+1, msg)
 	}
 	if len(n.Content) > 0 && n.Content[0].Kind != yaml.MappingNode {
