@@ -199,8 +199,12 @@ func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, s
 			byProtocol = append(byProtocol, r.Agent)
 		}
 	}
-	if len(byProtocol) == 0 {
-		return opts, "", nil
+	answered, _ := opts.Answers.Header().Get("from")
+	if agent, ok := ws.Resolve(answered); ok {
+		answered = agent
+	}
+	if len(byProtocol) == 0 || len(byProtocol) == 1 && byProtocol[0] == answered {
+		return opts, "", nil // to the sender answered, as a reply goes
 	}
 	label := v.Type
 	if m.Tag != "" {
@@ -211,10 +215,6 @@ func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, s
 		where = "to everyone"
 	}
 	note := fmt.Sprintf("%s goes where the protocol sends it: %s", label, where)
-	answered, _ := opts.Answers.Header().Get("from")
-	if agent, ok := ws.Resolve(answered); ok {
-		answered = agent
-	}
 	sent := opts
 	sent.Routed = true
 	switch {
@@ -222,18 +222,38 @@ func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, s
 	case slices.Contains(v.Agents(), answered):
 		note += fmt.Sprintf(" (%s included)", answered)
 	default:
-		sent.CC = append(slices.Clone(opts.CC), answered)
-		note += fmt.Sprintf(", and to %s, whose message it answers", answered)
+		with := named(sent, byProtocol, v.Broadcast, answered)
+		m, err := buildMessage(ws, with)
+		if err != nil {
+			return opts, "", nil // said when sent
+		}
+		if w, err := ws.Check(workspace.Input{Sender: opts.From, Message: m}); err == nil && !w.Accepted() {
+			// The protocol does not let the sender answered receive
+			// the type (a [STATE_UPDATED] goes to the team lead
+			// alone): left out, and said.
+			return named(sent, byProtocol, v.Broadcast, ""), note + fmt.Sprintf(" (not to %s, whose message it answers: the protocol does not send %s to it)", answered, label), nil
+		}
+		return with, note + fmt.Sprintf(", and to %s, whose message it answers", answered), nil
 	}
-	if len(sent.CC) > 0 {
-		// A message that names someone goes to those it names: the
-		// protocol's recipients are named too.
-		sent.To = byProtocol
-		if v.Broadcast {
-			sent.To = []string{"*"}
+	return named(sent, byProtocol, v.Broadcast, ""), note, nil
+}
+
+// named returns the options of an answer that goes to the agents the
+// protocol sends its type to (byProtocol, or everyone for a broadcast)
+// and is copied to also (when not ""), and to the agents opts.CC names.
+// A message that names someone goes to those it names alone: the
+// protocol's recipients are named too, then.
+func named(opts sendOptions, byProtocol []string, broadcast bool, also string) sendOptions {
+	if also != "" {
+		opts.CC = append(slices.Clone(opts.CC), also)
+	}
+	if len(opts.CC) > 0 {
+		opts.To = byProtocol
+		if broadcast {
+			opts.To = []string{"*"}
 		}
 	}
-	return sent, note, nil
+	return opts
 }
 
 // markAnswered marks message id, answered, handled for agent. The answer
