@@ -50,9 +50,10 @@ type Delivery struct {
 	// PARLEY_CONTEXT.
 	ContextFile string
 	// Note, set by a built-in handler, is what the journal's line of the
-	// message handled says of it (parley log): what the handler did not
-	// do and why, where it sends nothing that would say so (a
-	// [SESSION_END] taken for a repeat of one handled). "" for nothing.
+	// message handled says of it (parley log): what the handler did, or
+	// did not do, and why, where it sends nothing that would say so (the
+	// scene file the scribe filed a narrative in; a [SESSION_END] the
+	// team lead took for a repeat). "" for nothing.
 	Note string
 }
 
@@ -625,7 +626,7 @@ type builtinDriver struct {
 }
 
 // handledNote returns, once, the Note the handler gave the message it
-// handled last ("" when none).
+// handled last ("" when none), for the journal's line of it.
 func (b *builtinDriver) handledNote() string {
 	n := b.handled
 	b.handled = ""
@@ -635,6 +636,7 @@ func (b *builtinDriver) handledNote() string {
 func (b *builtinDriver) handle(ctx context.Context, d *Delivery) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
+	d.Note = ""
 	msgs, err := b.handler.Handle(ctx, d)
 	b.handled = d.Note
 	if err != nil {

@@ -44,8 +44,11 @@ import (
 // answered by sending the message again would have it fail again, each
 // round costing its retries, with nobody deciding; a person decides, from
 // `parley status` or `parley pipeline`, or through the orchestrator,
-// which asks one. People are not told either: they see dead/ in those
-// views already.
+// which asks one. People are told: an agent no program plays (a gm a
+// person plays) gets the notice in its inbox, where `parley inbox`
+// shows it; it said nothing there, and a person who sent a narrative the
+// scribe gave up learned of it only at another person's seat. (A seat
+// tells every give-up in words of its own, and files the notice unshown.)
 //
 // A sender that lives in another workspace (remote: in parley.yaml) is
 // always told, whatever it is there: nobody of its workspace, person or
@@ -82,11 +85,12 @@ const LogRetrying = "handling failed; trying again"
 const LogUnresponsive = "agent unresponsive"
 
 // toldOfGiveUps reports whether an agent is sent a notice when a message
-// of its is given up: a built-in agent whose handler handles it, or one
-// that lives in another workspace.
+// of its is given up: a person's agent (no program plays it), a built-in
+// agent whose handler handles it, or one that lives in another
+// workspace.
 func (r *Runner) toldOfGiveUps(agent string) bool {
 	a, ok := r.ws().Agent(agent)
-	if ok && a.Remote != "" {
+	if ok && (a.Remote != "" || !a.Driven()) {
 		return true
 	}
 	if !ok || a.Driver != workspace.DriverBuiltin {

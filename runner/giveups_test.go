@@ -53,8 +53,9 @@ func (p plainHandler) Handle(ctx context.Context, d *Delivery) ([]*mailbox.Messa
 // built-in sender that handles the notice is told, by a message_given_up
 // notice from parley naming the message, the agent, the attempts, the
 // reason and the dead/ file, and is handed it; a notice given up in its
-// turn is told to nobody. People, program agents and built-in handlers
-// that do not handle it are not told.
+// turn is told to nobody. A person (boss) is told too, by the notice in
+// its inbox; program agents and built-in handlers that do not handle it
+// are not told.
 func TestGivenUpNotice(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, "boss")
@@ -112,30 +113,50 @@ func TestGivenUpNotice(t *testing.T) {
 	if d := cmp.Diff([]string{strings.TrimSpace(string(n.Body))}, bodies(t, ws, "lead", mailbox.Dead)); d != "" {
 		t.Errorf("lead's dead/ (-want +got):\n%s", d)
 	}
+	var bossTold []string // the messages boss is told of
 	for _, agent := range []string{"boss", "lead", "plain", "prog"} {
 		for _, state := range []string{mailbox.Inbox, mailbox.Cur, mailbox.Done} {
 			for _, name := range names(t, ws, agent, state) {
 				m := readMessage(t, ws.Mailbox(agent).Path(state, name))
-				if typ, _ := m.Header().Get("type"); typ == workspace.GivenUpNotice {
-					t.Errorf("%s/%s holds a notice of a message given up: %s", agent, state, name)
+				if typ, _ := m.Header().Get("type"); typ != workspace.GivenUpNotice {
+					continue
 				}
+				if agent == "boss" && state == mailbox.Inbox {
+					about, _ := m.Header().Get("given_up")
+					bossTold = append(bossTold, about)
+					continue
+				}
+				t.Errorf("%s/%s holds a notice of a message given up: %s", agent, state, name)
 			}
 		}
+	}
+	var bossSent []string // boss's own message to failer ("work")
+	for _, d := range dead {
+		m := readMessage(t, d.Path)
+		if from, _ := m.Header().Get("from"); from == "boss" {
+			id, _ := m.Header().Get("id")
+			bossSent = append(bossSent, id)
+		}
+	}
+	if d := cmp.Diff(bossSent, bossTold); d != "" || len(bossSent) != 1 {
+		t.Errorf("boss, a person, is told of its messages given up (-want +got):\n%s", d)
 	}
 	if len(plain.notices) != 0 {
 		t.Errorf("plain, which does not handle the notice, was handed %d", len(plain.notices))
 	}
-	var journaled int
+	var journaled []string
 	for _, e := range journalEntries(t, ws) {
 		if e.Type == workspace.GivenUpNotice && e.Outcome == workspace.Delivered {
-			journaled++
-			if d := cmp.Diff([]string{"lead"}, e.To); d != "" || e.From != workspace.Runner {
-				t.Errorf("the notice's journal line: from %s, to (-want +got):\n%s", e.From, d)
+			if len(e.To) != 1 || e.From != workspace.Runner {
+				t.Errorf("the notice's journal line: from %s, to %v", e.From, e.To)
+				continue
 			}
+			journaled = append(journaled, e.To[0])
 		}
 	}
-	if journaled != 1 {
-		t.Errorf("%d journal lines deliver a notice of a message given up, want 1", journaled)
+	slices.Sort(journaled)
+	if d := cmp.Diff([]string{"boss", "lead"}, journaled); d != "" {
+		t.Errorf("the journal lines that deliver a notice of a message given up, to (-want +got):\n%s", d)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -33,18 +34,35 @@ var currentSceneRE = regexp.MustCompile(`(?i)^\s*(?:scene\s*)?#?\s*(\d+)\s*[-–
 
 // Handle appends one message's prose.
 func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, error) {
+	_, err := s.file(in)
+	return nil, err
+}
+
+// HandleNoted appends one message's prose, as Handle does, and says
+// where it went and why, for the journal's line of the message: "filed
+// in campaigns/c/scenes/002-the-mill.md (no scene number or slug: the
+// scene told in last)". A gm who left out scene_number and scene_slug
+// learns which scene the narrative went to. It says nothing of a message
+// it keeps nothing of.
+func (s *Scribe) HandleNoted(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, string, error) {
+	note, err := s.file(in)
+	return nil, note, err
+}
+
+// file appends one message's prose, and says where and why.
+func (s *Scribe) file(in *mailbox.Message) (string, error) {
 	typ := typeOf(in)
 	from, _ := in.Header().Get("from")
 	narrator := slices.Contains(s.Narrators, from)
 	if typ != "NARRATIVE" && (!narrator || typ == "NARRATOR_REQUEST") {
-		return nil, nil // not story: nothing to keep
+		return "", nil // not story: nothing to keep
 	}
 	if err := sceneFields(in); err != nil {
-		return nil, err
+		return "", err
 	}
 	camp, err := s.For(in)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	e := scenes.Entry{
 		Slug:     campaigns.Kebab(field(in, "scene_slug")),
@@ -56,29 +74,36 @@ func (s *Scribe) Handle(ctx context.Context, in *mailbox.Message) ([]*mailbox.Me
 	if n := field(in, "scene_number"); n != "" {
 		num, err := strconv.Atoi(n)
 		if err != nil || num < 1 {
-			return nil, fmt.Errorf("scene_number: %q is not a scene number (like 005)", n)
+			return "", fmt.Errorf("scene_number: %q is not a scene number (like 005)", n)
 		}
 		e.Number = num
 	}
 	if cs := field(in, "current_scene"); cs != "" && e.Number == 0 && e.Slug == "" {
 		m := currentSceneRE.FindStringSubmatch(cs)
 		if m == nil {
-			return nil, fmt.Errorf("current_scene: %q names no scene number (like 005 - the-warehouse)", cs)
+			return "", fmt.Errorf("current_scene: %q names no scene number (like 005 - the-warehouse)", cs)
 		}
 		num, err := strconv.Atoi(m[1])
 		if err != nil || num < 1 {
-			return nil, fmt.Errorf("current_scene: %q: %q is not a scene number", cs, m[1])
+			return "", fmt.Errorf("current_scene: %q: %q is not a scene number", cs, m[1])
 		}
 		e.Number, e.Slug = num, campaigns.Kebab(m[2])
 	}
-	_, _, err = scenes.Append(camp.Path(campaigns.ScenesDir), e)
+	f, err := scenes.File(camp.Path(campaigns.ScenesDir), e)
 	if errors.Is(err, scenes.ErrNothingToTell) {
-		return nil, nil
+		return "", nil
 	}
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return nil, nil
+	path := f.Path
+	if rel, err := filepath.Rel(s.Workspace, f.Path); err == nil {
+		path = rel
+	}
+	if !f.Added {
+		return fmt.Sprintf("in %s already (%s)", path, f.Why), nil
+	}
+	return fmt.Sprintf("filed in %s (%s)", path, f.Why), nil
 }
 
 // characterOf returns the character a message is about: its character

@@ -157,34 +157,59 @@ var ErrNothingToTell = errors.New("nothing to append: the text is empty once sec
 // error, when the scene holds the entry's id already. A scene file whose
 // frontmatter a person broke is not touched: the error names it.
 func Append(dir string, e Entry) (string, bool, error) {
+	f, err := File(dir, e)
+	return f.Path, f.Added, err
+}
+
+// Filed is where File put an entry, and why there.
+type Filed struct {
+	Path  string // the scene's file
+	Added bool   // false when the scene held the entry's id already
+	// Why says why the entry went to that scene, by the number and slug
+	// it gave or did not give: "no scene number or slug: the scene told
+	// in last".
+	Why string
+}
+
+// File is Append, and says why the entry went where it went: a person
+// who left out the scene's number and slug learns which scene it was
+// added to.
+func File(dir string, e Entry) (Filed, error) {
 	text := Clean(e.Text)
 	if text == "" {
-		return "", false, ErrNothingToTell
+		return Filed{}, ErrNothingToTell
 	}
 	if e.Slug != "" && !fileRE.MatchString(FileName(1, e.Slug)) {
-		return "", false, fmt.Errorf("scene slug %q: use lower-case words joined by - (the-warehouse-heist)", e.Slug)
+		return Filed{}, fmt.Errorf("scene slug %q: use lower-case words joined by - (the-warehouse-heist)", e.Slug)
 	}
-	target, err := pick(dir, e)
+	target, why, err := pick(dir, e)
 	if err != nil {
-		return "", false, err
+		return Filed{}, err
 	}
+	f, err := appendTo(dir, target, e, text)
+	f.Why = why
+	return f, err
+}
+
+// appendTo adds an entry's cleaned text to the scene target.
+func appendTo(dir string, target Scene, e Entry, text string) (Filed, error) {
 	old, err := os.ReadFile(target.Path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", false, err
+		return Filed{}, err
 	}
 	var doc []byte
 	if old == nil {
 		doc = newScene(target, e)
 	} else {
 		if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
-			return target.Path, false, nil
+			return Filed{Path: target.Path}, nil
 		}
 		if err := textfile.CheckConflict(target.Path, old); err != nil {
-			return "", false, err
+			return Filed{}, err
 		}
 		doc, err = setFront(target.Path, old, map[string]string{"location": e.Location, "time": e.Time})
 		if err != nil {
-			return "", false, err
+			return Filed{}, err
 		}
 	}
 	// The entry follows the file's line ending (CRLF in a clone made
@@ -204,19 +229,19 @@ func Append(dir string, e Entry) (string, bool, error) {
 	b.Write(doc)
 	b.WriteString(textfile.WithNewline(add.String(), nl))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", false, err
+		return Filed{}, err
 	}
 	if err := mailbox.WriteFileAtomic(target.Path, b.Bytes()); err != nil {
-		return "", false, err
+		return Filed{}, err
 	}
-	return target.Path, true, nil
+	return Filed{Path: target.Path, Added: true}, nil
 }
 
-// pick finds the file an entry goes to.
-func pick(dir string, e Entry) (Scene, error) {
+// pick finds the file an entry goes to, and says why there (Filed.Why).
+func pick(dir string, e Entry) (Scene, string, error) {
 	all, err := List(dir)
 	if err != nil {
-		return Scene{}, err
+		return Scene{}, "", err
 	}
 	var cur *Scene
 	if len(all) > 0 {
@@ -240,31 +265,36 @@ func pick(dir string, e Entry) (Scene, error) {
 	switch {
 	case e.Number == 0 && e.Slug == "":
 		if cur != nil {
-			return telling(all), nil
+			return telling(all), "no scene number or slug: the scene told in last", nil
 		}
-		return at(1, "opening"), nil
+		return at(1, "opening"), "no scene number or slug, and no scene yet: a first one", nil
 	case e.Slug == "":
 		// A number alone: that scene if it exists, else a new one.
 		for i := len(all) - 1; i >= 0; i-- {
 			if all[i].Number == e.Number {
-				return all[i], nil
+				return all[i], fmt.Sprintf("scene number %d, no slug: the scene of that number", e.Number), nil
 			}
 		}
-		slug := "untitled"
 		if cur != nil {
-			slug = cur.Slug
+			return at(e.Number, cur.Slug), fmt.Sprintf("scene number %d, no slug: a new scene, under the slug of the last", e.Number), nil
 		}
-		return at(e.Number, slug), nil
+		return at(e.Number, "untitled"), fmt.Sprintf("scene number %d, no slug: a new scene, untitled", e.Number), nil
 	}
 	for _, s := range all {
 		if s.Slug == e.Slug && (e.Number == 0 || s.Number == e.Number) {
-			return s, nil
+			if e.Number == 0 {
+				return s, fmt.Sprintf("scene slug %s, no number: the scene of that slug", e.Slug), nil
+			}
+			return s, fmt.Sprintf("scene %d, %s", e.Number, e.Slug), nil
 		}
 	}
 	if e.Number > 0 && free(e.Number) {
-		return at(e.Number, e.Slug), nil
+		return at(e.Number, e.Slug), fmt.Sprintf("scene %d, %s: a new scene", e.Number, e.Slug), nil
 	}
-	return at(next, e.Slug), nil
+	if e.Number > 0 {
+		return at(next, e.Slug), fmt.Sprintf("scene %d, %s: a new scene, numbered after the last (another scene has the number %d)", e.Number, e.Slug, e.Number), nil
+	}
+	return at(next, e.Slug), fmt.Sprintf("scene slug %s, no number: a new scene, numbered after the last", e.Slug), nil
 }
 
 // newScene is the start of a new scene file.
@@ -305,6 +335,9 @@ func setFront(path string, doc []byte, values map[string]string) ([]byte, error)
 		if line == 0 {
 			return nil, fmt.Errorf("%s: frontmatter: %s", path, msg)
 		}
+		// A person edits the file: the likely slip is said (a value
+		// holding ": " left unquoted).
+		msg = yamlerr.Hint(front, line, msg)
 		return nil, fmt.Errorf("%s:%d: frontmatter: %s", path, line+1, msg)
 	}
 	if len(n.Content) > 0 && n.Content[0].Kind != yaml.MappingNode {

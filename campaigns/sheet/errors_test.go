@@ -168,11 +168,15 @@ func TestParseErrors(t *testing.T) {
 		{"frontmatter item key indented too little, second entry", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Rope\n    quantity: 2\n  - name: Torch\n   quantity: 2\n---\n", nil,
 			`party/x.md:8: frontmatter: did not find expected '-' indicator`},
 		{"frontmatter item key at the list's indent", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Rope\n    quantity: 2\n qty: 3\n---\n", nil,
-			`party/x.md:7: frontmatter: did not find expected key`},
+			`party/x.md:7: frontmatter: did not find expected key (indented unlike the keys beside it: line it up with them)`},
 		{"frontmatter item key indented too far", "---\nhp: 8\nmax_hp: 8\ninventory:\n  - name: Rope\n     quantity: 2\n---\n", nil,
-			`party/x.md:6: frontmatter: mapping values are not allowed in this context`},
+			`party/x.md:6: frontmatter: mapping values are not allowed in this context (indented further than the line above: line its key up with the keys beside it)`},
 		{"frontmatter list entry among keys", "---\nhp: 8\nmax_hp: 8\n- Rope\n---\n", nil,
-			`party/x.md:4: frontmatter: did not find expected key`},
+			`party/x.md:4: frontmatter: did not find expected key (a list item that does not fit where it is: put it under its list, indented as the items there are)`},
+		// A person's slip said with the line (yamlerr.Hint), as in a
+		// message header or parley.yaml.
+		{"frontmatter value holding a colon", "---\nhp: 8\nmax_hp: 8\nbackground: Sailor: retired\n---\n", nil,
+			`party/x.md:4: frontmatter: mapping values are not allowed in this context (a value holding ": " must be quoted: key: "a: b")`},
 		{"frontmatter tab", "---\nhp: 8\nmax_hp: 8\n\tlevel: 1\n---\n", nil,
 			`party/x.md:4: frontmatter: found a tab character that violates indentation`},
 		{"frontmatter stray character", "---\nhp: 8\nmax_hp: 8\nlevel: @1\n---\n", nil,

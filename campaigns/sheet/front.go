@@ -81,6 +81,9 @@ func (p *parsed) parseFront(f *front) (bool, error) {
 	if err != nil {
 		line, msg := yamlerr.Line(p.data[f.start:f.end], err)
 		if line > 0 {
+			// A person edits the sheet: the likely slip is said (a
+			// value holding ": " left unquoted).
+			msg = yamlerr.Hint(p.data[f.start:f.end], line, msg)
 			line += f.line0
 		}
 		return false, &Error{Path: p.path, Line: line, Field: "frontmatter", Err: &yamlError{errors.New(msg)}}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/parley-dev/parley/campaigns"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,12 +35,17 @@ func sheetArg(c *cli.Context) (string, error) {
 		// A copy's file, "tilda-brannock (copy).md": named as it is.
 		return "", fmt.Errorf("%s: %s", relToWD(camp.Path(campaigns.PartyDir, c.Args().First()+".md")), advice)
 	}
-	name := strings.ToLower(strings.Join(strings.Fields(c.Args().First()), "-"))
-	path, err := camp.Sheet(name)
+	path, err := camp.Sheet(characterArg(c))
 	if err != nil {
 		return "", err
 	}
 	return relToWD(path), nil
+}
+
+// characterArg is the character the first argument names, as a sheet's
+// name: "Tilda Brannock" is tilda-brannock.
+func characterArg(c *cli.Context) string {
+	return strings.ToLower(strings.Join(strings.Fields(c.Args().First()), "-"))
 }
 
 // relToWD is path relative to the working directory when it is below
@@ -111,9 +118,17 @@ func characterCommand(e *env) *cli.Command {
 				Name:      "set",
 				Usage:     "set values: hp=7 max_hp=14 temp_hp=3 level=2 str=16 ... gp=20 (all or nothing)",
 				ArgsUsage: "CHARACTER KEY=VALUE...",
-				Flags:     []cli.Flag{campaignFlag},
+				Flags:     []cli.Flag{campaignFlag, asFlag},
 				Action: func(c *cli.Context) error {
 					if err := argCount(c, 2, -1, "the CHARACTER and at least one KEY=VALUE (hp=7)"); err != nil {
+						return err
+					}
+					ws, err := openWorkspace(c)
+					if err != nil {
+						return err
+					}
+					who, err := changer(e, c, ws)
+					if err != nil {
 						return err
 					}
 					type pair struct {
@@ -180,7 +195,24 @@ func characterCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(e.stdout, "%s: %s\n", d.Name, strings.Join(said, ", "))
+					line := fmt.Sprintf("%s: %s", d.Name, strings.Join(said, ", "))
+					fmt.Fprintln(e.stdout, line)
+					// Written as update_character takes them (the
+					// ability scores under stats); a key it has not
+					// (gp) as the command took it.
+					args := map[string]any{"character": characterArg(c)}
+					stats := map[string]int{}
+					for _, p := range pairs {
+						if slices.Contains(sheet.AbilityNames[:], p.key) {
+							stats[p.key] = p.n
+							continue
+						}
+						args[p.key] = p.n
+					}
+					if len(stats) > 0 {
+						args["stats"] = stats
+					}
+					journalTool(e, ws, who, "update_character", args, changed(line), nil)
 					return nil
 				},
 			},
@@ -277,7 +309,7 @@ func hpCommand(e *env, name, usage string) *cli.Command {
 		Name:      name,
 		Usage:     usage,
 		ArgsUsage: "CHARACTER N",
-		Flags:     []cli.Flag{campaignFlag},
+		Flags:     []cli.Flag{campaignFlag, asFlag},
 		Action: func(c *cli.Context) error {
 			if err := exactArgs(c, 2, "the CHARACTER and N"); err != nil {
 				return err
@@ -285,6 +317,14 @@ func hpCommand(e *env, name, usage string) *cli.Command {
 			n, err := strconv.Atoi(c.Args().Get(1))
 			if err != nil || n < 0 {
 				return usagef("N: %q is not a number of hit points", c.Args().Get(1))
+			}
+			ws, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			who, err := changer(e, c, ws)
+			if err != nil {
+				return err
 			}
 			var from, to, temp int
 			d, err := updateSheet(c, func(d *sheet.Doc, _ string) error {
@@ -300,11 +340,16 @@ func hpCommand(e *env, name, usage string) *cli.Command {
 			if err != nil {
 				return err
 			}
+			said := fmt.Sprintf("%s: HP %d -> %d (of %d)", d.Name, from, to, d.MaxHP)
 			if temp != d.TempHP {
-				fmt.Fprintf(e.stdout, "%s: temp HP %d -> %d, HP %d -> %d (of %d)\n", d.Name, temp, d.TempHP, from, to, d.MaxHP)
-				return nil
+				said = fmt.Sprintf("%s: temp HP %d -> %d, HP %d -> %d (of %d)", d.Name, temp, d.TempHP, from, to, d.MaxHP)
 			}
-			fmt.Fprintf(e.stdout, "%s: HP %d -> %d (of %d)\n", d.Name, from, to, d.MaxHP)
+			fmt.Fprintln(e.stdout, said)
+			key := "damage" // update_character's argument
+			if name == "heal" {
+				key = "healing"
+			}
+			journalTool(e, ws, who, "update_character", map[string]any{"character": characterArg(c), key: n}, changed(said), nil)
 			return nil
 		},
 	}
@@ -451,6 +496,7 @@ func inventoryCommand(e *env) *cli.Command {
 					&cli.IntFlag{Name: "quantity", Aliases: []string{"n"}, Value: 1, Usage: "how `MANY`"},
 					&cli.StringFlag{Name: "note", Usage: "a `NOTE` on the item (what it does)"},
 					&cli.StringFlag{Name: "in", Usage: "put it in the item `CONTAINER` (explorers-pack): after its last item, indented like them"},
+					asFlag,
 				},
 				Action: func(c *cli.Context) error {
 					if err := exactArgs(c, 2, "the CHARACTER and the ITEM (quote a name with spaces)"); err != nil {
@@ -458,6 +504,14 @@ func inventoryCommand(e *env) *cli.Command {
 					}
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: add at least 1 (inventory use takes items away)", c.Int("quantity"))
+					}
+					ws, err := openWorkspace(c)
+					if err != nil {
+						return err
+					}
+					who, err := changer(e, c, ws)
+					if err != nil {
+						return err
 					}
 					var it sheet.Item
 					d, err := updateSheet(c, func(d *sheet.Doc, _ string) error {
@@ -469,10 +523,16 @@ func inventoryCommand(e *env) *cli.Command {
 						return err
 					}
 					from := it.Quantity - c.Int("quantity")
-					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, itemName(it), from, it.Quantity)
+					said := fmt.Sprintf("%s: %s %d -> %d", d.Name, itemName(it), from, it.Quantity)
+					fmt.Fprintln(e.stdout, said)
 					if note := c.String("note"); note != "" && from > 0 && it.Note != note {
 						fmt.Fprintf(e.stdout, "the sheet had %s already: its note stays %q (edit the sheet to change it)\n", it.Name, it.Note)
 					}
+					item := tools.Item{Name: c.Args().Get(1), Description: c.String("note"), In: c.String("in")}
+					if q := c.Int("quantity"); q != 1 {
+						item.Quantity = &q
+					}
+					journalTool(e, ws, who, "add_inventory", tools.AddArgs{CharacterArgs: tools.CharacterArgs{Character: characterArg(c)}, Items: []tools.Item{item}}, changed(said), nil)
 					return nil
 				},
 			},
@@ -483,6 +543,7 @@ func inventoryCommand(e *env) *cli.Command {
 				Flags: []cli.Flag{campaignFlag,
 					&cli.IntFlag{Name: "quantity", Aliases: []string{"n"}, Value: 1, Usage: "how `MANY`"},
 					inFlag,
+					asFlag,
 				},
 				Action: func(c *cli.Context) error {
 					if err := exactArgs(c, 2, "the CHARACTER and the ITEM (quote a name with spaces)"); err != nil {
@@ -490,6 +551,14 @@ func inventoryCommand(e *env) *cli.Command {
 					}
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: use at least 1 (inventory add gives items)", c.Int("quantity"))
+					}
+					ws, err := openWorkspace(c)
+					if err != nil {
+						return err
+					}
+					who, err := changer(e, c, ws)
+					if err != nil {
+						return err
 					}
 					name := c.Args().Get(1)
 					if in := strings.Trim(strings.TrimSpace(c.String("in")), "/"); in != "" {
@@ -505,11 +574,13 @@ func inventoryCommand(e *env) *cli.Command {
 						return err
 					}
 					from := it.Quantity + c.Int("quantity")
+					said := fmt.Sprintf("%s: %s %d -> %d", d.Name, itemName(it), from, it.Quantity)
 					if it.Quantity == 0 {
-						fmt.Fprintf(e.stdout, "%s: %s %d -> 0: gone from the sheet\n", d.Name, itemName(it), from)
-						return nil
+						said += ": gone from the sheet"
 					}
-					fmt.Fprintf(e.stdout, "%s: %s %d -> %d\n", d.Name, itemName(it), from, it.Quantity)
+					fmt.Fprintln(e.stdout, said)
+					change := -c.Int("quantity")
+					journalTool(e, ws, who, "update_inventory", tools.UpdateInventoryArgs{CharacterArgs: tools.CharacterArgs{Character: characterArg(c)}, Updates: []tools.Update{{Slug: qualifiedSlug(it), QuantityChange: &change}}}, changed(said), nil)
 					return nil
 				},
 			},
@@ -539,6 +610,7 @@ func toolCommand(e *env) *cli.Command {
 				Flags: []cli.Flag{campaignFlag,
 					&cli.StringFlag{Name: "character", Usage: "the `CHARACTER` a call that names none acts on"},
 					&cli.Uint64Flag{Name: "seed", Usage: "roll_dice: roll with this `SEED`, for results that can be repeated"},
+					asFlag,
 				},
 				Action: func(c *cli.Context) error {
 					if err := argCount(c, 1, 2, "the TOOL, and its JSON ARGS (or stdin)"); err != nil {
@@ -551,7 +623,11 @@ func toolCommand(e *env) *cli.Command {
 							return err
 						}
 					}
-					camp, _, err := openCampaign(c, "")
+					camp, ws, err := openCampaign(c, "")
+					if err != nil {
+						return err
+					}
+					who, err := changer(e, c, ws)
 					if err != nil {
 						return err
 					}
@@ -562,6 +638,8 @@ func toolCommand(e *env) *cli.Command {
 					box := tools.New(camp, src)
 					box.Character = c.String("character")
 					res, err := box.Call(c.Context, c.Args().First(), args)
+					// Journaled as a model's call is, a failed one too.
+					journalTool(e, ws, who, c.Args().First(), json.RawMessage(args), res, err)
 					if err != nil {
 						if perr := e.printJSON(map[string]any{"success": false, "message": "Error: " + err.Error()}); perr != nil {
 							return perr

@@ -135,6 +135,10 @@ type composed struct {
 	comments []string // "  # required; ..." at the end of a line
 	optional []string // fields that may be left empty, and are then left out
 	body     string   // the line that stands for the body
+	// typeLine is the line that gives the template's type ([NARRATIVE],
+	// type: review_verdict): a field of that type left empty is left
+	// out only while the draft is still of that type.
+	typeLine string
 }
 
 // template writes a message of type t with every field: required ones
@@ -151,8 +155,10 @@ func template(t *skills.Type, from string, to []string) composed {
 		fmt.Fprintf(&b, "%s:%s\n", key, comment)
 	}
 	if t.Tagged {
+		c.typeLine = fmt.Sprintf("[%s]", t.Name)
 		fmt.Fprintf(&b, "[%s]\n", t.Name)
 	} else {
+		c.typeLine = "type: " + t.Name
 		b.WriteString("---\n")
 		if from != "" {
 			fmt.Fprintf(&b, "from: %s\n", from)
@@ -248,6 +254,11 @@ func fieldHelp(t *skills.Type, f *skills.Field) string {
 // body.
 func (c composed) strip(written []byte) []byte {
 	lines := strings.SplitAfter(string(written), "\n")
+	// A draft whose type was changed (the tag of a [NARRATIVE] made
+	// [GM_TO_PLAYER]) keeps a field left empty that the template's type
+	// has as optional: it may be one the new type requires, refused as
+	// empty, as validate says.
+	same := slices.ContainsFunc(lines, func(l string) bool { return strings.TrimSpace(l) == c.typeLine })
 	out := lines[:0]
 	for _, l := range lines {
 		text := strings.TrimRight(l, "\r\n")
@@ -262,7 +273,7 @@ func (c composed) strip(written []byte) []byte {
 			continue
 		}
 		key, value, ok := strings.Cut(text, ":")
-		if ok && strings.TrimSpace(value) == "" && slices.Contains(c.optional, key) {
+		if ok && strings.TrimSpace(value) == "" && slices.Contains(c.optional, key) && (same || key == "to" || key == "cc" || key == "from") {
 			continue
 		}
 		out = append(out, text+l[len(strings.TrimRight(l, "\r\n")):])

@@ -360,7 +360,8 @@ func appendEntry(b []byte, en *workspace.Entry, loc *time.Location) []byte {
 		b = append(b, printable(dashIfEmpty(en.Reason, en.Note))...)
 	case workspace.ToolCalled:
 		// gm  roll_dice {"dice":"1d20"} -> {"total":17,...}  <id>
-		b = append(b, printable(en.Agent)...)
+		// (- for the id of a change made at the command line)
+		b = append(b, printable(dash(en.Agent))...)
 		b = append(b, "  "...)
 		b = append(b, printable(en.Tool)...)
 		b = append(b, ' ')

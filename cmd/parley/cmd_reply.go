@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -23,7 +24,7 @@ func replyCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			agentFlag("whose copy it is, and who answers (default: the one agent that received it)"),
 			&cli.StringSliceFlag{Name: "cc", Usage: "copy the answer to `AGENT` too"},
-			&cli.StringFlag{Name: "type", Usage: "the answer's `TYPE` (default: none, an informal message)"},
+			&cli.StringFlag{Name: "type", Usage: "the answer's `TYPE` (default: none, an informal message); a type the protocol sends to everyone or to agents of its own (NARRATIVE) goes there, and to the sender answered"},
 			&cli.StringFlag{Name: "signal", Usage: "the answer's `SIGNAL`"},
 			&cli.StringSliceFlag{Name: "field", Aliases: []string{"f"}, Usage: "a protocol field `KEY=VALUE`, as for send (repeat)"},
 			&cli.StringFlag{Name: "body", Usage: "the answer's `TEXT` (default: stdin, or $VISUAL/$EDITOR at a terminal)"},
@@ -129,6 +130,10 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	}
 	opts.From, opts.Answers = c.Agent, in
 	opts.Quote = quote(in)
+	opts, routed, err := answerRecipients(ws, opts)
+	if err != nil {
+		return "", err
+	}
 	err = runSend(e, ws, opts)
 	var rep *repeatedError
 	if errors.As(err, &rep) {
@@ -147,13 +152,108 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	} else if err != nil || opts.DryRun {
 		return "", err
 	}
-	if err != nil || keep || c.State == mailbox.Done {
+	if err != nil {
 		return note, err
+	}
+	if routed != "" && note == "" {
+		note = routed // (an answer sent before was told so then)
+	}
+	if keep || c.State == mailbox.Done {
+		return note, nil
 	}
 	if marked := markAnswered(e, ws, c.Agent, id, opts.HandledNote); marked != "" {
 		note = strings.TrimPrefix(note+"; "+marked, "; ")
 	}
 	return note, nil
+}
+
+// answerRecipients decides where an answer of a protocol's type goes.
+// The workspace Check says it, as for a message of that type sent with
+// no to:: a type the protocol sends to everyone (a [NARRATIVE]) or to
+// agents of its own (a [STATE_UPDATED] to the team lead) goes there, and
+// to the sender of the message answered besides, named when the protocol
+// would leave it out; addressed to that sender alone, a narrative would
+// miss the scribe and the rest of the table. An answer of no type, or of
+// a type the protocol sends to whoever the sender names (a
+// [GM_TO_PLAYER] at a table of several players), or one the Check
+// refuses (it says why when sent), goes to the sender answered, as
+// opts.Answers says. It returns the options to send the answer with, and
+// a note saying where it goes when that is not the sender alone.
+func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, string, error) {
+	if opts.Type == "" || len(opts.To) > 0 || opts.Answers == nil {
+		return opts, "", nil
+	}
+	probe := opts
+	probe.Routed, probe.CC = true, nil
+	m, err := buildMessage(ws, probe)
+	if err != nil {
+		return opts, "", nil // said when sent
+	}
+	v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
+	if err != nil || !v.Accepted() {
+		return opts, "", err
+	}
+	var byProtocol []string
+	for _, r := range v.Recipients {
+		if slices.ContainsFunc(r.Rules, func(r workspace.Rule) bool { return r.Kind == workspace.RuleProtocol }) {
+			byProtocol = append(byProtocol, r.Agent)
+		}
+	}
+	answered, _ := opts.Answers.Header().Get("from")
+	if agent, ok := ws.Resolve(answered); ok {
+		answered = agent
+	}
+	if len(byProtocol) == 0 || len(byProtocol) == 1 && byProtocol[0] == answered {
+		return opts, "", nil // to the sender answered, as a reply goes
+	}
+	label := v.Type
+	if m.Tag != "" {
+		label = "[" + v.Type + "]"
+	}
+	where := "to " + strings.Join(byProtocol, ", ")
+	if v.Broadcast {
+		where = "to everyone"
+	}
+	note := fmt.Sprintf("%s goes where the protocol sends it: %s", label, where)
+	sent := opts
+	sent.Routed = true
+	switch {
+	case answered == opts.From:
+	case slices.Contains(v.Agents(), answered):
+		note += fmt.Sprintf(" (%s included)", answered)
+	default:
+		with := named(sent, byProtocol, v.Broadcast, answered)
+		m, err := buildMessage(ws, with)
+		if err != nil {
+			return opts, "", nil // said when sent
+		}
+		if w, err := ws.Check(workspace.Input{Sender: opts.From, Message: m}); err == nil && !w.Accepted() {
+			// The protocol does not let the sender answered receive
+			// the type (a [STATE_UPDATED] goes to the team lead
+			// alone): left out, and said.
+			return named(sent, byProtocol, v.Broadcast, ""), note + fmt.Sprintf(" (not to %s, whose message it answers: the protocol does not send %s to it)", answered, label), nil
+		}
+		return with, note + fmt.Sprintf(", and to %s, whose message it answers", answered), nil
+	}
+	return named(sent, byProtocol, v.Broadcast, ""), note, nil
+}
+
+// named returns the options of an answer that goes to the agents the
+// protocol sends its type to (byProtocol, or everyone for a broadcast)
+// and is copied to also (when not ""), and to the agents opts.CC names.
+// A message that names someone goes to those it names alone: the
+// protocol's recipients are named too, then.
+func named(opts sendOptions, byProtocol []string, broadcast bool, also string) sendOptions {
+	if also != "" {
+		opts.CC = append(slices.Clone(opts.CC), also)
+	}
+	if len(opts.CC) > 0 {
+		opts.To = byProtocol
+		if broadcast {
+			opts.To = []string{"*"}
+		}
+	}
+	return opts
 }
 
 // markAnswered marks message id, answered, handled for agent. The answer

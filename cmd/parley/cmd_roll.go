@@ -15,7 +15,7 @@ func rollCommand(e *env) *cli.Command {
 		Name:      "roll",
 		Usage:     "roll dice, one line per expression, in the D&D protocol's notation: 1d20+5 = [8]+5 = 13",
 		ArgsUsage: "EXPR...",
-		UsageText: "parley roll [--seed N] [--dc N] [--json] EXPR...\n" +
+		UsageText: "parley roll [--seed N] [--dc N] [--as AGENT] [--json] EXPR...\n" +
 			"parley roll 1d20+5 '2d20kh1 + 3' 4d6dl1 --dc 15",
 		Description: "Each argument is one expression; quote one that has spaces.\n\n" +
 			"   NdS        N dice of S sides; N defaults to 1 (d20 = 1d20)\n" +
@@ -38,6 +38,7 @@ func rollCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.Uint64Flag{Name: "seed", Usage: "roll from the seed `N`: the same seed and expressions roll the same dice", DefaultText: "a random seed"},
 			&cli.Int64Flag{Name: "dc", Usage: "judge each total against the difficulty class `N`: success, failure, critical_success, critical_failure", DefaultText: "none"},
+			asFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -53,6 +54,30 @@ func rollCommand(e *env) *cli.Command {
 			if c.IsSet("seed") {
 				src = dice.Seeded(c.Uint64("seed"))
 			}
+			// In a workspace, each roll is journaled as a model's
+			// roll_dice is; outside one, it is only printed.
+			ws, err := openWorkspace(c)
+			if err != nil {
+				ws = nil
+			}
+			who, err := changer(e, c, ws)
+			if err != nil {
+				return err
+			}
+			opts.Rolled = func(l rollLine) {
+				args := map[string]any{"dice": l.Expr} // as roll_dice takes them
+				if l.DC != nil {
+					args["dc"] = *l.DC
+				}
+				// The roll as the DICE_RESULT says it, not every die.
+				res := struct {
+					Roll    string       `json:"roll"`
+					Total   int64        `json:"total"`
+					DC      *int64       `json:"dc,omitempty"`
+					Outcome dice.Outcome `json:"result,omitempty"`
+				}{l.Roll, l.Total, l.DC, l.Outcome}
+				journalTool(e, ws, who, "roll_dice", args, res, nil)
+			}
 			return runRoll(e, opts, src)
 		},
 	}
@@ -62,6 +87,9 @@ type rollOptions struct {
 	Exprs []string
 	DC    *int64 // nil: no DC
 	JSON  bool
+	// Rolled, when set, is called with each roll, once all are rolled
+	// (for the journal).
+	Rolled func(rollLine)
 }
 
 // rollLine is one expression's roll as --json prints it, one object a
@@ -96,6 +124,9 @@ func runRoll(e *env, opts rollOptions, src dice.Source) error {
 		}
 	}
 	for _, l := range lines {
+		if opts.Rolled != nil {
+			opts.Rolled(l)
+		}
 		if l.Capped {
 			fmt.Fprintf(e.stderr, "parley: %s: a die reached the limit of %d rerolls or %d explosions and stopped there\n", l.Expr, dice.MaxRerolls, dice.MaxExplosions)
 		}

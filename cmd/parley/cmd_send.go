@@ -74,6 +74,10 @@ type sendOptions struct {
 	// Answers, when set, is the message this one answers (parley reply):
 	// it goes to that message's sender, with reply_to and thread set.
 	Answers *mailbox.Message
+	// Routed: the answer goes where its protocol sends its type (a
+	// broadcast [NARRATIVE]), not to the sender of Answers by a to:
+	// (see answerRecipients).
+	Routed bool
 	// Once: an answer that says the same as one From sent to Answers
 	// already is not sent again (a client that retries): runSend returns
 	// a *repeatedError naming that one (parley reply, the web seat and
@@ -556,7 +560,7 @@ func buildMessage(ws *workspace.Workspace, opts sendOptions) (*mailbox.Message, 
 	if opts.Answers != nil {
 		r := mailbox.Reply(opts.Answers, nil)
 		for _, key := range []string{"to", "reply_to", "thread"} {
-			if v, ok := r.Header().Get(key); ok && !(key == "to" && len(opts.To) > 0) {
+			if v, ok := r.Header().Get(key); ok && !(key == "to" && (len(opts.To) > 0 || opts.Routed)) {
 				m.Set(key, v)
 			}
 		}

@@ -161,7 +161,7 @@ func TestCommandLine(t *testing.T) {
 		in, want string
 	}{
 		{"parley inbox me --bogus", "inbox: unknown flag --bogus (its flags: --state, --limit/-n, --all, --follow/-f, --json)"},
-		{"parley roll --bogus 1d20", "roll: unknown flag --bogus (its flags: --seed, --dc, --json)"},
+		{"parley roll --bogus 1d20", "roll: unknown flag --bogus (its flags: --seed, --dc, --as, --json)"},
 		{"parley status --json=true --bogus=1", "status: unknown flag --bogus (its flags: --all, --json)"},
 		{"parley status now --version", "status: unknown flag --version (its flags: --all, --json)"},
 		{"parley -x status", "unknown flag -x (before a command, parley takes --workspace/-C, --version)"},

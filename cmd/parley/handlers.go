@@ -182,7 +182,20 @@ func (r *remade) Reload(ws *workspace.Workspace) { r.cur.Store(handlerBox{r.make
 func (r *remade) Handle(ctx context.Context, d *runner.Delivery) ([]*mailbox.Message, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.cur.Load().(handlerBox).Handle(ctx, d.Message)
+	h := r.cur.Load().(handlerBox).messageHandler
+	if n, ok := h.(notingHandler); ok {
+		msgs, note, err := n.HandleNoted(ctx, d.Message)
+		d.Note = note
+		return msgs, err
+	}
+	return h.Handle(ctx, d.Message)
+}
+
+// notingHandler is a messageHandler with something to say of a message
+// it handled, for the journal's line of it (the scribe: the scene file a
+// narrative went to, and why).
+type notingHandler interface {
+	HandleNoted(ctx context.Context, in *mailbox.Message) ([]*mailbox.Message, string, error)
 }
 
 // runnerOptions are the options of every runner parley starts: its log, the

@@ -1315,14 +1315,19 @@ func (s *seat) mend(agent, id, why string) string {
 	return fmt.Sprintf("Mend %s's model endpoint (its server, or base_url, model and key_env under openai: in %s)", agent, workspace.ConfigFile)
 }
 
-// foldsInGiveUp reports what becomes of m, a message from an openai
-// agent to the people: a notice (notice:) about a message of the
-// agent's it gave up (reply_to), which the seat's own notice of the
-// give-up tells (tellGivenUp, with what to mend), is filed unshown; one
-// about a message the agent still holds in cur/ (moved to dead/ a moment
-// after the notice is sent) waits for the next look. Any other is shown.
+// foldsInGiveUp reports what becomes of m, a message to the people: the
+// runner's notice of a message of theirs given up (GivenUpNotice), and
+// an openai agent's notice (notice:) about a message of the agent's it
+// gave up (reply_to), which the seat's own notice of the give-up tells
+// (tellGivenUp, with what to mend), are filed unshown; an openai
+// agent's notice about a message the agent still holds in cur/ (moved
+// to dead/ a moment after the notice is sent) waits for the next look.
+// Any other is shown.
 func (s *seat) foldsInGiveUp(m *mailbox.Message) (fold, later bool) {
 	from, _ := m.Header().Get("from")
+	if from == workspace.Runner && workspace.TypeOf(m) == workspace.GivenUpNotice {
+		return true, false // the runner's notice to a person: told by tellGivenUp
+	}
 	about, _ := m.Header().Get("reply_to")
 	if a, ok := s.ws.Agent(from); !ok || a.Driver != workspace.DriverOpenAI || field(m, "notice") == "" || workspace.TypeOf(m) != "" || !mailbox.IsID(about) {
 		return false, false

@@ -906,7 +906,6 @@ func dash(s string) string {
 // tool's result, or its error as {"success": false, "message": "Error:
 // ..."}; and whether it succeeded. Both are journaled.
 func (a *Agent) runTool(ctx context.Context, inID, name, args string) (string, bool) {
-	entry := workspace.Entry{Outcome: workspace.ToolCalled, Agent: a.agent.Name, ID: inID, Tool: name, Args: args}
 	t, ok := a.byName[name]
 	var result string
 	var err error
@@ -919,14 +918,11 @@ func (a *Agent) runTool(ctx context.Context, inID, name, args string) (string, b
 	} else {
 		result, err = t.Call(ctx, json.RawMessage(args))
 	}
+	a.journal(workspace.ToolCall(a.agent.Name, inID, name, args, result, err))
 	if err != nil {
 		b, _ := json.Marshal(map[string]any{"success": false, "message": "Error: " + err.Error()})
 		result = string(b)
-		entry.Reason = err.Error()
-	} else {
-		entry.Result = result
 	}
-	a.journal(entry)
 	return result, err == nil
 }
 

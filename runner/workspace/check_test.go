@@ -286,8 +286,8 @@ routes:
     cc: [narrator]
 `)
 	want := []string{
-		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to gm (gm), which builtin:dnd-team.md:637 does not list among its recipients (player or human): delivered, as the route says",
-		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:637 does not list among its recipients (player or human): delivered, as the route says",
+		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to gm (gm), which builtin:dnd-team.md:649 does not list among its recipients (player or human): delivered, as the route says",
+		"parley.yaml:7: routes[0]: sends [PLAYER_TO_PLAYER] to narrator (narrator), which builtin:dnd-team.md:649 does not list among its recipients (player or human): delivered, as the route says",
 		"parley.yaml:9: routes[1].match.type: no skill of this workspace defines NO_SUCH_TYPE",
 		`parley.yaml:11: routes[2]: no type it matches (NARRATIVE) has a field "mood": the route applies only to messages that carry it anyway`,
 		`parley.yaml:13: routes[3].match.from_role: no agent has the role "bard": the route matches nothing`,

@@ -80,10 +80,14 @@ const (
 	// failed call and the call that ends it are journaled: that one's
 	// FailedCalls counts the failed calls between.
 	ModelCalled = "model"
-	// ToolCalled: an openai agent's model called a tool (roll_dice...).
-	// Agent, ID (the message handled), Tool, Args (as the model wrote
-	// them), Result (the tool's JSON answer), or Reason when the tool
-	// failed: every die rolled is on record.
+	// ToolCalled: an openai agent's model called a tool (roll_dice...),
+	// or a person changed the campaign at the command line (parley
+	// character damage, parley inventory use, parley tool call, parley
+	// roll), journaled alike by ToolCall. Agent (who did it), ID (the
+	// message handled; none at the command line), Tool, Args (as the
+	// model wrote them; the command's, as the tool takes them), Result
+	// (the tool's JSON answer), or Reason when the tool failed: every die
+	// rolled and every hit point lost is on record.
 	ToolCalled = "tool"
 	// Forwarded: the bridge published a message for an agent that lives
 	// in another workspace, and the stream acknowledged it; the copy moved
@@ -103,6 +107,22 @@ const (
 	// Reason, Attempts.
 	Bounced = "bounced"
 )
+
+// ToolCall is the journal's line of a tool call (ToolCalled): agent
+// called tool with args (JSON) while handling the message id ("" for
+// none), and it answered result (JSON), or failed with err. The model's
+// tool calls (an openai agent's) and a person's changes to a campaign at
+// the command line are journaled by it, alike, so that parley log
+// tells the fight whoever ran it. Time is left to the writer.
+func ToolCall(agent, id, tool, args, result string, err error) Entry {
+	e := Entry{Outcome: ToolCalled, Agent: agent, ID: id, Tool: tool, Args: args}
+	if err != nil {
+		e.Reason = err.Error()
+	} else {
+		e.Result = result
+	}
+	return e
+}
 
 // Outcomes lists every outcome, in the order a message meets them.
 var Outcomes = []string{Delivered, Refused, Handled, GivenUp, Nudged, Stopped, Answered, MarkedDone, Retried, LoopStopped, ModelCalled, ToolCalled, Forwarded, Received, Bounced}
