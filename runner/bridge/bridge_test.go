@@ -1294,7 +1294,11 @@ func TestBridgeStopsWhileUnreachable(t *testing.T) {
 	tries.Lock()
 	n := passes
 	tries.Unlock()
-	if n > 10 {
+	// Backing off (0.1, 0.2, 0.4, 0.8, 1.6 s...), a pass lists two
+	// remote agents: about ten calls in 3s, eleven or twelve on a loaded
+	// machine (it failed CI at eleven); a loop that does not back off
+	// makes hundreds.
+	if n > 30 {
 		t.Errorf("the bridge tried to forward %d times in 3s while the server was away, want a few (backing off)", n)
 	}
 	cancel()
