@@ -173,15 +173,21 @@ func (t *TeamLead) HandleNoted(ctx context.Context, agent string, in *mailbox.Me
 }
 
 // endedBefore returns the id of a [SESSION_END] the team lead agent
-// received before in, another, since its last start of a session; ""
-// when there is none (in ends the session).
+// received before in, another that says the same (its summary,
+// next_hook and state_saved), since its last start of a session; ""
+// when there is none (in ends the session). An end that says otherwise
+// (the game master sent it again with state_saved: true, or a mended
+// summary) is not a repeat: it is handled, saved and logged.
 func (t *TeamLead) endedBefore(agent string, in *mailbox.Message) string {
 	id, _ := in.Header().Get("id")
 	at, started := idTime(in), t.started(agent)
+	says := func(m *mailbox.Message) [3]string {
+		return [3]string{strings.TrimSpace(field(m, "summary")), strings.TrimSpace(field(m, "next_hook")), strings.TrimSpace(field(m, "state_saved"))}
+	}
 	prev := ""
 	t.scan(agent, receivedStates, func(_ string, m *mailbox.Message) bool {
 		mid, _ := m.Header().Get("id")
-		if typeOf(m) == SessionEndType && mid != id && idTime(m).Before(at) && idTime(m).After(started) {
+		if typeOf(m) == SessionEndType && mid != id && idTime(m).Before(at) && idTime(m).After(started) && says(m) == says(in) {
 			prev = mid
 			return false
 		}
