@@ -150,6 +150,10 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		}
 		started <- nil
 		werr = cmd.Wait()
+		// Exited: a turn being written waits no more, though a process
+		// it started may hold its stdin open and read nothing (the
+		// pipe stays open: what was left unread in it is asked later).
+		toProg.SetWriteDeadline(time.Now())
 		deadline := time.Now().Add(exitGrace)
 		fromProg.SetReadDeadline(deadline)
 		errPipe.StopAt(deadline)
@@ -258,8 +262,9 @@ func runSession(ctx context.Context, opts sessionOptions, in io.Reader, out, std
 		}
 		sent = len(line) + 1
 		if _, err := toProg.Write(append(line, '\n')); err != nil {
-			if errors.Is(err, syscall.EPIPE) {
-				// It ended before it read the turn: said as any end
+			if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrDeadlineExceeded) {
+				// It ended before it read the turn (or exited, a process
+				// it started holding its stdin): said as any end
 				// before the result is, with what it printed, and all
 				// it wrote on stderr since it was given the turn
 				// before.
