@@ -267,7 +267,7 @@ func New(box Mailbox, opts Options) *mcp.Server {
 			}
 			return text(t)
 		})
-	addTool(s, &mcp.Tool{Name: "reply", InputSchema: withExamples[replyArgs](opts), Description: "Answer a message: to its sender, in its thread, with reply_to set; it is then marked handled. Checked as send is."},
+	addTool(s, &mcp.Tool{Name: "reply", InputSchema: withExamples[replyArgs](opts), Description: "Answer a message: to its sender (an answer of a type the protocol sends to everyone, or to set recipients, goes there too, its sender included when the protocol lets it receive the type), in its thread, with reply_to set; it is then marked handled. Checked as send is."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a replyArgs) (*mcp.CallToolResult, any, error) {
 			if strings.TrimSpace(a.ID) == "" {
 				return nil, nil, errNoID
