@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/parley-dev/parley/internal/textfile"
@@ -128,11 +128,16 @@ func Add(path, character string, e Entry) (bool, error) {
 	if strings.TrimSpace(e.Title+e.Happened+e.Did+e.Learned+e.Feel) == "" {
 		return false, ErrEmpty
 	}
-	// Read, then replaced whole: two writers of one process (the journal
-	// agent, and the team lead taking a player's plain reply as its
-	// entry) one at a time, or one entry would be lost.
-	adding.Lock()
-	defer adding.Unlock()
+	// Read, then replaced whole: writers take turns, or one entry would
+	// be lost (the journal agent and the team lead, which takes a
+	// player's plain reply as its entry, in one runner; parley journal
+	// add at a shell meanwhile). The lock is the journal's directory's:
+	// the file itself is replaced, the directory stays.
+	unlock, err := mailbox.LockFile(filepath.Dir(path))
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(old)) == 0 {
 		old = []byte(fmt.Sprintf("# %s — Journal\n\n> Written in %s's own voice, one entry per day of play, newest last.\n", displayName(character), displayName(character)))
@@ -159,9 +164,6 @@ func Add(path, character string, e Entry) (bool, error) {
 	}
 	return true, nil
 }
-
-// adding serialises Add within the process.
-var adding sync.Mutex
 
 // Format renders an entry as it is appended to a journal: a blank line,
 // a dated heading, then each part that has something to say.
