@@ -609,6 +609,7 @@ func TestTeamLeadPlainJournalEntryOnce(t *testing.T) {
 	for _, tt := range []struct{ name, text, note string }{
 		{"a second plain reply", plain("20261124-090002.000000Z-tilda-f00005", checkID, checkID, "Done, thanks."), "replied to the JOURNAL_CHECKPOINT " + checkID + " before, with " + replyID},
 		{"a reply in the thread, to the lead's answer", plain("20261124-090003.000000Z-tilda-f00006", "20261124-090002.500000Z-lead-f00007", checkID, "Thanks."), "no reply to it"},
+		{"a message in the thread only", "---\nid: 20261124-090003.500000Z-tilda-f00009\nfrom: tilda\nto: lead\nthread: " + checkID + "\n---\nAll written.\n", "no reply to it"},
 	} {
 		_, note, err := lead.HandleNoted(ctx, "lead", msg(t, tt.text))
 		if err != nil || !strings.Contains(note, tt.note) {
