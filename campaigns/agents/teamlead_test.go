@@ -629,6 +629,28 @@ func TestTeamLeadPlainJournalEntryOnce(t *testing.T) {
 	if got, _ := os.ReadFile(camp.JournalPath("tilda-brannock")); string(got) != string(want) {
 		t.Errorf("Written. after a JOURNAL_ENTRY was written into the journal:\n%s", got)
 	}
+
+	// Two plain replies handled out of order: the later one is the
+	// entry (the journal holds it), the earlier one then is not.
+	const (
+		check3ID = "20261124-090005.000000Z-lead-f0000a"
+		earlyID  = "20261124-090006.000000Z-tilda-f0000b"
+		lateID   = "20261124-090007.000000Z-tilda-f0000c"
+	)
+	put(t, ws, "lead", mailbox.Sent, check3ID, checkpoint(check3ID))
+	late := plain(lateID, check3ID, check3ID, "Dear journal: the mill is shut.")
+	if _, note, err := lead.HandleNoted(ctx, "lead", msg(t, late)); err != nil || note != "" {
+		t.Fatalf("HandleNoted(the later plain reply) = note %q, %v; want no note, no error", note, err)
+	}
+	put(t, ws, "lead", mailbox.Done, lateID, late)
+	want, _ = os.ReadFile(camp.JournalPath("tilda-brannock"))
+	_, note, err = lead.HandleNoted(ctx, "lead", msg(t, plain(earlyID, check3ID, check3ID, "Dear journal: the mill.")))
+	if err != nil || !strings.Contains(note, "journal holds its entry "+lateID) {
+		t.Errorf("HandleNoted(the earlier plain reply, handled last) = note %q, %v; want a note naming %s", note, err, lateID)
+	}
+	if got, _ := os.ReadFile(camp.JournalPath("tilda-brannock")); string(got) != string(want) {
+		t.Errorf("the earlier plain reply, handled last, was written into the journal:\n%s", got)
+	}
 }
 
 // TestTeamLeadSessionEndRepeat: bug (a GM's tryout): a [SESSION_END]
