@@ -19,6 +19,7 @@ import (
 
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/checkpoint"
+	"github.com/parley-dev/parley/campaigns/journal"
 	"github.com/parley-dev/parley/campaigns/scenes"
 	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
@@ -168,8 +169,7 @@ func (t *TeamLead) HandleNoted(ctx context.Context, agent string, in *mailbox.Me
 			return nil, note, nil
 		}
 	}
-	out, err := t.handle(ctx, agent, in)
-	return out, "", err
+	return t.handle(ctx, agent, in)
 }
 
 // endedBefore returns the id of a [SESSION_END] the team lead agent
@@ -196,58 +196,154 @@ func (t *TeamLead) endedBefore(agent string, in *mailbox.Message) string {
 	return prev
 }
 
-// handle acts on one message.
-func (t *TeamLead) handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
+// handle acts on one message, and says what its record should note.
+func (t *TeamLead) handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, string, error) {
+	var out []*mailbox.Message
+	var err error
 	switch typeOf(in) {
 	case AwaitPlayersType:
-		return t.fanOut(agent, in)
+		out, err = t.fanOut(agent, in)
+		return out, "", err
 	case StateType:
-		return t.stateUpdated(ctx, agent, in)
+		out, err = t.stateUpdated(ctx, agent, in)
+		return out, "", err
 	case SessionEndType:
-		return t.sessionEnd(ctx, agent, in)
+		out, err = t.sessionEnd(ctx, agent, in)
+		return out, "", err
 	case NarrativeType:
 		if direct(in) {
 			// A split party: the story of one group, for the human
 			// only. It is kept in the scene file; the seat shows it.
 			s := &Scribe{Campaigns: t.Campaigns}
-			return s.Handle(ctx, in)
+			out, err = s.Handle(ctx, in)
+			return out, "", err
 		}
-		return nil, nil
+		return nil, "", nil
 	}
 	if cp := t.checkpointOf(agent, in); cp != "" {
-		return nil, t.plainEntry(agent, cp, in)
+		if why := t.notEntry(agent, cp, in); why != "" {
+			from, _ := in.Header().Get("from")
+			id, _ := in.Header().Get("id")
+			t.log().Info("a plain message about a journal checkpoint, not taken as a journal entry", "from", from, "checkpoint", cp, "message", id, "why", why)
+			return nil, fmt.Sprintf("not taken as a journal entry: %s", why), nil
+		}
+		return nil, "", t.plainEntry(agent, cp, in)
 	}
 	if thread, _ := in.Header().Get("thread"); thread != "" {
-		return t.answered(agent, thread, in)
+		out, err = t.answered(agent, thread, in)
+		return out, "", err
 	}
-	return nil, nil
+	return nil, "", nil
+}
+
+// notEntry says why in, a plain message of a player about the
+// [JOURNAL_CHECKPOINT] checkpoint, is not its journal entry ("" when it
+// is): it is the entry only when it replies to the checkpoint itself
+// (reply_to, not only its thread), is the player's first plain reply to
+// it, and the player has no entry for it yet (a [JOURNAL_ENTRY]
+// answering it, or an entry written for it). A "Done, thanks." after
+// the entry is no second entry.
+func (t *TeamLead) notEntry(agent, checkpoint string, in *mailbox.Message) string {
+	from, _ := in.Header().Get("from")
+	id, _ := in.Header().Get("id")
+	if to, _ := in.Header().Get("reply_to"); to != checkpoint {
+		return fmt.Sprintf("in the thread of the %s %s, but no reply to it", JournalCheckpointType, checkpoint)
+	}
+	answers := func(m *mailbox.Message) bool {
+		if f, _ := m.Header().Get("from"); f != from {
+			return false
+		}
+		to, _ := m.Header().Get("reply_to")
+		thread, _ := m.Header().Get("thread")
+		return to == checkpoint || thread == checkpoint
+	}
+	at := idTime(in)
+	why := ""
+	var ids []string
+	look := func(_ string, m *mailbox.Message) bool {
+		mid, _ := m.Header().Get("id")
+		if mid == id || !answers(m) {
+			return true
+		}
+		switch to, _ := m.Header().Get("reply_to"); {
+		case typeOf(m) == JournalType:
+			why = fmt.Sprintf("%s sent its [%s] %s for the %s %s already", from, JournalType, mid, JournalCheckpointType, checkpoint)
+			return false
+		case typeOf(m) == "" && to == checkpoint && idTime(m).Before(at):
+			why = fmt.Sprintf("%s replied to the %s %s before, with %s, the journal entry", from, JournalCheckpointType, checkpoint, mid)
+			return false
+		}
+		ids = append(ids, mid)
+		return true
+	}
+	t.scan(agent, receivedStates, look)
+	// The player's own [JOURNAL_ENTRY] went to the journal agent, not
+	// to the team lead: the player's mailbox says so, or the journal
+	// agent's (a player at another machine).
+	if why == "" {
+		t.scanBox(from, sentStates, look)
+	}
+	for _, a := range t.ws().Config.Agents {
+		if why == "" && a.Handler == "journal" {
+			t.scanBox(a.Name, receivedStates, look)
+		}
+	}
+	if why != "" {
+		return why
+	}
+	camp, err := t.For(in)
+	if err != nil {
+		return ""
+	}
+	players := map[string]string{}
+	for _, a := range t.ws().Config.Agents {
+		if a.Character != "" {
+			players[a.Name] = a.Character
+		}
+	}
+	character := characterOf(in, players)
+	if character == "" {
+		character = playerOf(in, players, camp)
+	}
+	if character == "" {
+		return ""
+	}
+	for _, mid := range ids {
+		if journal.Has(camp.JournalPath(character), mid) {
+			return fmt.Sprintf("%s's journal holds its entry %s for the %s %s already", character, mid, JournalCheckpointType, checkpoint)
+		}
+	}
+	return ""
 }
 
 // checkpointOf returns the id of the [JOURNAL_CHECKPOINT] the team lead
-// sent the sender of in, when in is a plain reply to it (no type); else
-// "".
+// sent the sender of in, when in is a plain message (no type) replying
+// to it or in its thread; else "". Whether it is the entry is notEntry's.
 func (t *TeamLead) checkpointOf(agent string, in *mailbox.Message) string {
 	if typeOf(in) != "" {
 		return ""
 	}
-	to, _ := in.Header().Get("reply_to")
-	if to == "" {
-		to, _ = in.Header().Get("thread")
-	}
 	from, _ := in.Header().Get("from")
-	if to == "" || from == "" {
+	if from == "" {
 		return ""
 	}
+	to, _ := in.Header().Get("reply_to")
+	thread, _ := in.Header().Get("thread")
 	found := ""
-	t.scan(agent, sentStates, func(_ string, m *mailbox.Message) bool {
-		if id, _ := m.Header().Get("id"); id != to {
-			return true
+	for _, id := range []string{to, thread} {
+		if id == "" || found != "" {
+			continue
 		}
-		if names, _ := m.Header().Names("to"); typeOf(m) == JournalCheckpointType && slices.Contains(names, from) {
-			found = to
-		}
-		return false
-	})
+		t.scan(agent, sentStates, func(_ string, m *mailbox.Message) bool {
+			if mid, _ := m.Header().Get("id"); mid != id {
+				return true
+			}
+			if names, _ := m.Header().Names("to"); typeOf(m) == JournalCheckpointType && slices.Contains(names, from) {
+				found = id
+			}
+			return false
+		})
+	}
 	return found
 }
 
@@ -425,6 +521,12 @@ func nameList(names []string) *yaml.Node {
 // scan calls fn with each message of the agent's mailbox states, oldest
 // first in each; fn returns false to stop.
 func (t *TeamLead) scan(agent string, states []string, fn func(state string, m *mailbox.Message) bool) {
+	t.scanBox(agent, states, fn)
+}
+
+// scanBox is scan, of any agent's mailbox (a player's, to see what it
+// sent); an agent with no mailbox here has nothing to scan.
+func (t *TeamLead) scanBox(agent string, states []string, fn func(state string, m *mailbox.Message) bool) {
 	box := t.ws().Mailbox(agent)
 	for _, state := range states {
 		names, err := box.Names(state)

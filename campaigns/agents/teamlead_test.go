@@ -558,6 +558,101 @@ func TestTeamLeadPlainJournalEntry(t *testing.T) {
 	}
 }
 
+// TestTeamLeadPlainJournalEntryOnce: bug (review): any plain message of
+// a player whose reply_to or thread was a [JOURNAL_CHECKPOINT] became a
+// journal entry, any number of times: "Done, thanks." after the entry
+// was a second one, and "Written." after a [JOURNAL_ENTRY] a junk one.
+// A plain reply is the entry only when it replies to the checkpoint, is
+// the player's first, and the player has no entry for it yet; anything
+// else is noted, not written.
+func TestTeamLeadPlainJournalEntryOnce(t *testing.T) {
+	const (
+		checkID  = "20261124-090000.000000Z-lead-f00001"
+		replyID  = "20261124-090001.000000Z-tilda-f00002"
+		check2ID = "20261124-090000.000000Z-lead-f00003"
+		entryID  = "20261124-090001.000000Z-tilda-f00004"
+	)
+	checkpoint := func(id string) string {
+		return "---\nid: " + id + "\nfrom: lead\nto: tilda\ntype: JOURNAL_CHECKPOINT\ncampaign: the-hollow\nscene_number: \"001\"\nscene_slug: the-well\ntrigger: state_updated\n---\nWrite your journal entry.\n"
+	}
+	plain := func(id, to, thread, body string) string {
+		return "---\nid: " + id + "\nfrom: tilda\nto: lead\nthread: " + thread + "\nreply_to: " + to + "\n---\n" + body + "\n"
+	}
+	ws := leadTable(t)
+	camp, err := campaigns.Find(ws.Root, "the-hollow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(camp.SheetPath("tilda-brannock"), []byte("# Tilda Brannock\n\n| **Hit Points** | 12/12 |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	put(t, ws, "lead", mailbox.Sent, checkID, checkpoint(checkID))
+	put(t, ws, "lead", mailbox.Sent, check2ID, checkpoint(check2ID))
+	lead := &TeamLead{Campaigns: Campaigns{Workspace: ws.Root}, Workspace: ws, Wait: time.Minute}
+	ctx := context.Background()
+
+	first := plain(replyID, checkID, checkID, "Dear journal: the well is poisoned.")
+	if _, note, err := lead.HandleNoted(ctx, "lead", msg(t, first)); err != nil || note != "" {
+		t.Fatalf("HandleNoted(the first plain reply) = note %q, %v; want no note, no error", note, err)
+	}
+	put(t, ws, "lead", mailbox.Done, replyID, first)
+	// The same message again (a retry) writes nothing twice, and is no
+	// other reply.
+	if _, note, err := lead.HandleNoted(ctx, "lead", msg(t, first)); err != nil || note != "" {
+		t.Errorf("HandleNoted(the first plain reply again) = note %q, %v; want no note, no error", note, err)
+	}
+	want, _ := os.ReadFile(camp.JournalPath("tilda-brannock"))
+	if !strings.Contains(string(want), "Dear journal") {
+		t.Fatalf("journal after the first plain reply:\n%s", want)
+	}
+
+	for _, tt := range []struct{ name, text, note string }{
+		{"a second plain reply", plain("20261124-090002.000000Z-tilda-f00005", checkID, checkID, "Done, thanks."), "replied to the JOURNAL_CHECKPOINT " + checkID + " before, with " + replyID},
+		{"a reply in the thread, to the lead's answer", plain("20261124-090003.000000Z-tilda-f00006", "20261124-090002.500000Z-lead-f00007", checkID, "Thanks."), "no reply to it"},
+		{"a message in the thread only", "---\nid: 20261124-090003.500000Z-tilda-f00009\nfrom: tilda\nto: lead\nthread: " + checkID + "\n---\nAll written.\n", "no reply to it"},
+	} {
+		_, note, err := lead.HandleNoted(ctx, "lead", msg(t, tt.text))
+		if err != nil || !strings.Contains(note, tt.note) {
+			t.Errorf("HandleNoted(%s) = note %q, %v; want a note saying %q", tt.name, note, err, tt.note)
+		}
+		if got, _ := os.ReadFile(camp.JournalPath("tilda-brannock")); string(got) != string(want) {
+			t.Errorf("%s was written into the journal:\n%s", tt.name, got)
+		}
+	}
+
+	// A proper [JOURNAL_ENTRY] (to the journal agent), then "Written."
+	put(t, ws, "tilda", mailbox.Sent, entryID, "---\nid: "+entryID+"\nfrom: tilda\nto: journal\ntype: JOURNAL_ENTRY\nthread: "+check2ID+"\nreply_to: "+check2ID+"\n---\nThe well.\n")
+	_, note, err := lead.HandleNoted(ctx, "lead", msg(t, plain("20261124-090004.000000Z-tilda-f00008", check2ID, check2ID, "Written.")))
+	if err != nil || !strings.Contains(note, "sent its [JOURNAL_ENTRY] "+entryID) {
+		t.Errorf("HandleNoted(Written. after a JOURNAL_ENTRY) = note %q, %v; want a note naming %s", note, err, entryID)
+	}
+	if got, _ := os.ReadFile(camp.JournalPath("tilda-brannock")); string(got) != string(want) {
+		t.Errorf("Written. after a JOURNAL_ENTRY was written into the journal:\n%s", got)
+	}
+
+	// Two plain replies handled out of order: the later one is the
+	// entry (the journal holds it), the earlier one then is not.
+	const (
+		check3ID = "20261124-090005.000000Z-lead-f0000a"
+		earlyID  = "20261124-090006.000000Z-tilda-f0000b"
+		lateID   = "20261124-090007.000000Z-tilda-f0000c"
+	)
+	put(t, ws, "lead", mailbox.Sent, check3ID, checkpoint(check3ID))
+	late := plain(lateID, check3ID, check3ID, "Dear journal: the mill is shut.")
+	if _, note, err := lead.HandleNoted(ctx, "lead", msg(t, late)); err != nil || note != "" {
+		t.Fatalf("HandleNoted(the later plain reply) = note %q, %v; want no note, no error", note, err)
+	}
+	put(t, ws, "lead", mailbox.Done, lateID, late)
+	want, _ = os.ReadFile(camp.JournalPath("tilda-brannock"))
+	_, note, err = lead.HandleNoted(ctx, "lead", msg(t, plain(earlyID, check3ID, check3ID, "Dear journal: the mill.")))
+	if err != nil || !strings.Contains(note, "journal holds its entry "+lateID) {
+		t.Errorf("HandleNoted(the earlier plain reply, handled last) = note %q, %v; want a note naming %s", note, err, lateID)
+	}
+	if got, _ := os.ReadFile(camp.JournalPath("tilda-brannock")); string(got) != string(want) {
+		t.Errorf("the earlier plain reply, handled last, was written into the journal:\n%s", got)
+	}
+}
+
 // TestTeamLeadSessionEndRepeat: bug (a GM's tryout): a [SESSION_END]
 // sent twice (the command run again from the shell's history) closed the
 // session twice: every player was asked for its journal twice, each AI

@@ -154,14 +154,35 @@ func allowed(e *Entry, r *rules) error {
 // noColon reports a line that starts with a keyword but lacks its colon
 // (Entry.Bare) as the keyword it meant, or nil when the target of rules r
 // takes it for a line without a keyword. The GM's file has no such line
-// to take, so there a keyword in any case is one; in the players' file
-// it is one when written in capitals ("NPC", "SECRET", "Party HP"), or
-// when it can be nothing else ("npc", "hp" before hit points).
+// to take, so there a keyword in any case is one. In the players' file:
+// "secret" or "upcoming" in any case, followed by text, is a label
+// without its colon, kept back ("Secret the miller did it"); "NPC" and
+// "HP" are keywords only written in capitals as a word of their own and
+// followed by what the keyword needs (a name and a separator, hit
+// points): "NPCs in the tavern whisper", "HP potions cost 50 gold" are
+// what the party learned; "LEARNED the well" is a LEARNED (learnedText);
+// any other keyword is one when written in capitals ("QUEST the well").
 func noColon(e *Entry, r *rules) error {
 	k, rest := keywords[normWord(e.Bare)], bareRest(e)
-	if !r.story && !slices.ContainsFunc(strings.Fields(e.Bare), isUpper) &&
-		k != NPC && (k != PartyHP || !slices.ContainsFunc(strings.Fields(rest), isHPValue)) {
-		return nil
+	if !r.story {
+		words := strings.Fields(e.Bare)
+		switch k {
+		case Secret, Upcoming:
+		case Learned:
+			return nil
+		case NPC:
+			if !slices.Contains(words, "NPC") || findSep(rest) <= 0 {
+				return nil
+			}
+		case PartyHP:
+			if !slices.Contains(words, "HP") || !slices.ContainsFunc(strings.Fields(rest), isHPValue) {
+				return nil
+			}
+		default:
+			if !slices.ContainsFunc(words, isUpper) {
+				return nil
+			}
+		}
 	}
 	err := fmt.Errorf("%w (did you mean %q?)", ErrNoColon, string(k)+": "+clip(rest, 48))
 	switch {
@@ -173,6 +194,16 @@ func noColon(e *Entry, r *rules) error {
 		return fmt.Errorf("%w; %w (put it in %s)", err, ErrMisplaced, StoryDelta)
 	}
 	return err
+}
+
+// learnedText is the text of a LEARNED entry: a "LEARNED the well is
+// poisoned" without its colon means what "LEARNED: the well is poisoned"
+// does; "Learned the hard way" is a line without a keyword, kept whole.
+func learnedText(e *Entry) string {
+	if e.Bare != "" && keywords[normWord(e.Bare)] == Learned && isUpper(e.Bare) {
+		return bareRest(e)
+	}
+	return e.Text
 }
 
 // bareRest returns the text after the keyword of an entry whose keyword
@@ -558,20 +589,21 @@ func joinNotes(a, b string) string {
 // learned adds what the party learned.
 func (m *doc) learned(e *Entry, r *rules) Change {
 	c := Change{Line: e.Line, Keyword: Learned}
+	text := learnedText(e)
 	titles := r.sections[Learned]
 	k, from, to := m.section(titles)
 	if k < 0 {
-		m.addSection(titles[0], itemLines("- ", e.Text, e.More))
+		m.addSection(titles[0], itemLines("- ", text, e.More))
 		c.Section, c.Action, c.Created = titles[0], Inserted, true
 		return c
 	}
 	c.Section = m.heads[k].title
-	if m.hasItem(from, to, e.Text) {
+	if m.hasItem(from, to, text) {
 		c.Action = Unchanged
 		return c
 	}
 	var at int
-	at, c.Note = m.addItem(from, min(m.firstChild(k), to), e.Text, e.More)
+	at, c.Note = m.addItem(from, min(m.firstChild(k), to), text, e.More)
 	c.Section, c.Action = m.where(at), Inserted
 	return c
 }

@@ -202,6 +202,13 @@ func escapeHeadings(text string) string {
 	return strings.Join(lines, "\n")
 }
 
+// Has reports whether the journal at path holds an entry written from the
+// message id (its marker); a journal that cannot be read holds none.
+func Has(path, id string) bool {
+	data, err := os.ReadFile(path)
+	return err == nil && id != "" && bytes.Contains(data, []byte(marker(id)))
+}
+
 func marker(id string) string { return "<!-- message " + id + " -->" }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -61,6 +61,19 @@ func TestAdd(t *testing.T) {
 	if !strings.HasSuffix(string(got), wantEnd) {
 		t.Errorf("journal ends %q, want %q", got, wantEnd)
 	}
+	for _, tt := range []struct {
+		path, id string
+		want     bool
+	}{
+		{path, e.ID, true},
+		{path, "20261122-200000.000000Z-corwin-ffffff", false},
+		{path, "", false},
+		{filepath.Join(t.TempDir(), "none.md"), e.ID, false},
+	} {
+		if got := Has(tt.path, tt.id); got != tt.want {
+			t.Errorf("Has(%s, %q) = %v, want %v", filepath.Base(tt.path), tt.id, got, tt.want)
+		}
+	}
 }
 
 // Bug: a journal kept with CRLF line endings got LF entries appended,
