@@ -123,11 +123,7 @@ func characterCommand(e *env) *cli.Command {
 					if err := argCount(c, 2, -1, "the CHARACTER and at least one KEY=VALUE (hp=7)"); err != nil {
 						return err
 					}
-					ws, err := openWorkspace(c)
-					if err != nil {
-						return err
-					}
-					who, err := changer(e, c, ws)
+					ws, who, err := openAsChanger(e, c)
 					if err != nil {
 						return err
 					}
@@ -318,11 +314,7 @@ func hpCommand(e *env, name, usage string) *cli.Command {
 			if err != nil || n < 0 {
 				return usagef("N: %q is not a number of hit points", c.Args().Get(1))
 			}
-			ws, err := openWorkspace(c)
-			if err != nil {
-				return err
-			}
-			who, err := changer(e, c, ws)
+			ws, who, err := openAsChanger(e, c)
 			if err != nil {
 				return err
 			}
@@ -505,11 +497,7 @@ func inventoryCommand(e *env) *cli.Command {
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: add at least 1 (inventory use takes items away)", c.Int("quantity"))
 					}
-					ws, err := openWorkspace(c)
-					if err != nil {
-						return err
-					}
-					who, err := changer(e, c, ws)
+					ws, who, err := openAsChanger(e, c)
 					if err != nil {
 						return err
 					}
@@ -552,11 +540,7 @@ func inventoryCommand(e *env) *cli.Command {
 					if c.Int("quantity") < 1 {
 						return usagef("--quantity: %d: use at least 1 (inventory add gives items)", c.Int("quantity"))
 					}
-					ws, err := openWorkspace(c)
-					if err != nil {
-						return err
-					}
-					who, err := changer(e, c, ws)
+					ws, who, err := openAsChanger(e, c)
 					if err != nil {
 						return err
 					}

@@ -98,3 +98,17 @@ func changed(said string) any {
 		Message string `json:"message"`
 	}{true, said}
 }
+
+// openAsChanger opens the workspace of a command that changes a campaign
+// at the command line, and says who makes the change (changer).
+func openAsChanger(e *env, c *cli.Context) (*workspace.Workspace, string, error) {
+	ws, err := openWorkspace(c)
+	if err != nil {
+		return nil, "", err
+	}
+	who, err := changer(e, c, ws)
+	if err != nil {
+		return nil, "", err
+	}
+	return ws, who, nil
+}
