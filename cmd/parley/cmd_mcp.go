@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -408,20 +409,28 @@ func (b *mcpMailbox) Reply(ctx context.Context, arg string, m mcpserver.Outgoing
 		return "", err
 	}
 	opts.Once = true // a client that calls again answers once
-	var note, out, before string
+	var note, out string
 	err = b.handling(ws, arg, func(id string) error {
 		// An answer this agent sent already (another session for it, or
 		// this one before): said beside the result, not refused, as a
-		// second answer may be meant.
-		before = ws.AnsweredBy(id, "", b.agent)
+		// second answer may be meant. The answers before, in id order
+		// (a directory lists them in any order).
+		var before []string
+		for r := range ws.Replies(id, b.agent) {
+			before = append(before, r.ID)
+		}
+		slices.Sort(before)
 		var err error
 		out, err = captured(func(e *env) error {
 			var err error
 			note, err = runReply(e, ws, id, b.agent, false, opts)
 			return err
 		})
-		if err == nil && before != "" && !strings.HasPrefix(out, before) {
-			note = strings.TrimPrefix(note+"\n"+fmt.Sprintf("%s was answered already by %s (%s): this is a second answer", id, b.agent, before), "\n")
+		// A retry (the answer found sent before) was told so when it
+		// was sent; a new answer beside earlier ones is told now.
+		sent, _, _ := strings.Cut(strings.TrimPrefix(out, "sent "), "\n")
+		if err == nil && len(before) > 0 && !slices.Contains(before, sent) {
+			note = strings.TrimPrefix(note+"\n"+fmt.Sprintf("%s was answered already by %s (%s): this is a second answer", id, b.agent, before[0]), "\n")
 		}
 		return err
 	})
