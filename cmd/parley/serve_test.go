@@ -689,21 +689,7 @@ func fixRejected(t *testing.T, rejected, old, new string) {
 // [PLAYER_TO_GM] in answer to it, as parley play and parley answer send.
 func TestServePrompt(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "ws")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
-	if err := os.WriteFile(filepath.Join(dir, "parley.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	parley(t, "-C", dir, "init")
-	parley(t, "-C", dir, "campaign", "new", "the-hollow")
-	parley(t, "-C", dir, "character", "new", "mira-quickfoot")
-	prefs := "## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
-	if err := os.WriteFile(filepath.Join(dir, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := miraTable(t)
 	id := parley(t, "-C", dir, "send", "--from", "gm", "--to", "mira-quickfoot", "--type", "GM_TO_PLAYER",
 		"--field", "request_type=QUICK_REACTION", "--field", `scene_number="001"`, "--field", "scene_slug=the-gate", "--body", "The gate slams shut. What do you do?")
 	parley(t, "-C", dir, "run", "--until-idle")
@@ -744,20 +730,10 @@ func TestServePrompt(t *testing.T) {
 // line.
 func TestServeBrokenConfig(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "ws")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
+	dir := miraTable(t)
 	cfgPath := filepath.Join(dir, "parley.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	parley(t, "-C", dir, "init")
-	parley(t, "-C", dir, "campaign", "new", "the-hollow")
-	parley(t, "-C", dir, "character", "new", "mira-quickfoot")
-	prefs := "## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
-	if err := os.WriteFile(filepath.Join(dir, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
 		t.Fatal(err)
 	}
 	ws, err := workspace.Open(dir)
@@ -766,7 +742,7 @@ func TestServeBrokenConfig(t *testing.T) {
 	}
 	base, client, act := servedWriting(t, ws)
 	// A typo, left alone past the settle time.
-	broken := strings.Replace(cfg, "  - you\n", "  - you\n   oops: [\n", 1)
+	broken := strings.Replace(string(cfg), "  - you\n", "  - you\n   oops: [\n", 1)
 	if err := os.WriteFile(cfgPath, []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -997,21 +973,7 @@ func TestServePlayerDecidesOwnCopy(t *testing.T) {
 // it waits for the entry; /journal says so; the entry written files it.
 func TestServeJournalCheckpoint(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "ws")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
-	if err := os.WriteFile(filepath.Join(dir, "parley.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	parley(t, "-C", dir, "init")
-	parley(t, "-C", dir, "campaign", "new", "the-hollow")
-	parley(t, "-C", dir, "character", "new", "mira-quickfoot")
-	prefs := "## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
-	if err := os.WriteFile(filepath.Join(dir, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := miraTable(t)
 	id := parley(t, "-C", dir, "send", "--from", "lead", "--to", "mira", "--type", "JOURNAL_CHECKPOINT",
 		"--field", "campaign=the-hollow", "--field", "trigger=manual", "--field", `scene_number="003"`, "--field", "scene_slug=the-gate", "--body", "Time to write in your journal.")
 	parley(t, "-C", dir, "run", "--until-idle")
@@ -1039,4 +1001,28 @@ func TestServeJournalCheckpoint(t *testing.T) {
 	if code, said := act(url.Values{"kind": {"seat"}, "line": {"/journal"}}); code != http.StatusOK || strings.Contains(said, "waits for your entry") || !strings.Contains(said, "We found the gate shut.") {
 		t.Errorf("/journal after the entry: %d %q, want the entry and no checkpoint waiting", code, said)
 	}
+}
+
+// miraTable lays out a D&D table in a new directory, and returns it: a
+// gm, the team lead, you, and mira, whose character (mira-quickfoot) the
+// person plays and no program plays, in the campaign the-hollow whose
+// preferences name her.
+func miraTable(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "skills: [dnd-team]\ncampaign: the-hollow\nagents:\n  - gm\n  - {name: lead, role: team-lead}\n  - you\n  - {name: mira, role: human, character: mira-quickfoot}\n"
+	if err := os.WriteFile(filepath.Join(dir, "parley.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parley(t, "-C", dir, "init")
+	parley(t, "-C", dir, "campaign", "new", "the-hollow")
+	parley(t, "-C", dir, "character", "new", "mira-quickfoot")
+	prefs := "## Player Character\n\n**name**: Mira Quickfoot\n**file**: party/mira-quickfoot.md\n"
+	if err := os.WriteFile(filepath.Join(dir, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
