@@ -190,8 +190,21 @@ func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, s
 		return opts, "", nil // said when sent
 	}
 	v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
-	if err != nil || !v.Accepted() {
+	if err != nil {
 		return opts, "", err
+	}
+	if !v.Accepted() {
+		if slices.ContainsFunc(v.Refusal.Problems(), func(f *workspace.Refusal) bool { return f.Field == "to" }) {
+			// The protocol sends the type nowhere of itself: to the
+			// sender answered, as a reply goes.
+			return opts, "", nil
+		}
+		// Refused for something else (a field it requires): sent as
+		// probed, the refusal says only what is wrong, not also that
+		// the sender answered may not receive the type.
+		routed := opts
+		routed.Routed = true
+		return routed, "", nil
 	}
 	var byProtocol []string
 	for _, r := range v.Recipients {
