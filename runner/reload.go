@@ -21,8 +21,9 @@ import (
 // waits until the files have been left alone for the settle time, and
 // reads them again. Routing waits meanwhile, so that a message sent just
 // after parley.yaml was saved is checked against what was saved; for up
-// to maxConfigHold, past which files that go on changing (an editor
-// saving every few hundred milliseconds) hold routing no longer. A
+// to workspace.MaxHold, past which files that go on changing (an editor
+// saving every few hundred milliseconds) hold routing no longer
+// (workspace.Settling decides, as for parley mcp and the web view). A
 // seat's run until idle (Options.Seat: a script's seat, whose run lasts
 // the session) reads them again too, before it routes what was sent
 // after they were saved.
@@ -44,15 +45,12 @@ import (
 
 // configWatch is what the runner knows of its configuration's files.
 type configWatch struct {
-	stamp   workspace.ConfigStamp // of the files last loaded, or tried
-	dirty   bool                  // a file event says they may have changed
-	loaded  time.Time
-	err     error // why the files as they are were not loaded
-	errAt   time.Time
-	started time.Time
-	// changing is when the files were first found changed too recently
-	// to be read, while they go on changing (zero once they settled).
-	changing time.Time
+	settling *workspace.Settling // the files last loaded, or tried; when to load them again
+	dirty    bool                // a file event says they may have changed
+	loaded   time.Time
+	err      error // why the files as they are were not loaded
+	errAt    time.Time
+	started  time.Time
 }
 
 // LogNotReloaded is the message of the runner's log record for a
@@ -62,13 +60,6 @@ type configWatch struct {
 // seat tells it from there, in words of its own, once, and once again
 // when it is mended; it leaves the record out.
 const LogNotReloaded = workspace.ConfigFile + " not reloaded; routing goes on with the configuration loaded before"
-
-// maxConfigHold is how long routing waits for a configuration being
-// written to settle: an editor that saves every few hundred
-// milliseconds, or a sync tool, would hold routing for as long as it
-// goes on. Past it, messages are routed with the configuration loaded
-// before; the files are loaded once they settle.
-const maxConfigHold = 2 * time.Second
 
 // retiring is a worker told to stop after the message it is handling,
 // and the one to start for its agent once it has.
@@ -87,8 +78,8 @@ func (r *Runner) configEvent(name string) bool {
 
 // checkConfig reloads the configuration when its files changed. It
 // returns, while they changed too recently to be read, when to look
-// again, and whether routing waits until then: it does for up to
-// maxConfigHold.
+// again, and whether routing waits until then: workspace.Settling
+// decides (for up to workspace.MaxHold).
 //
 // Besides file events and rescans, it looks before every routing pass: a
 // file event about parley.yaml may still be queued behind the listing
@@ -102,20 +93,15 @@ func (r *Runner) checkConfig(ctx context.Context) (again time.Time, hold bool) {
 	if r.watcher != nil && !r.noEvents {
 		_ = r.watcher.Add(filepath.Join(root, "skills")) // made since, perhaps
 	}
-	stamp := workspace.StampConfig(root)
-	if stamp.Equal(r.config.stamp) {
-		r.config.dirty, r.config.changing = false, time.Time{}
-		return time.Time{}, false
-	}
 	now := r.opts.Now()
-	if at := stamp.SettledAt(now, r.ws().Config.Router.Settle); !at.IsZero() {
-		if r.config.changing.IsZero() {
-			r.config.changing = now
+	read, again, hold := r.config.settling.Look(root, now, r.ws().Config.Router.Settle)
+	if !read {
+		if again.IsZero() {
+			r.config.dirty = false // unchanged
 		}
-		return at, now.Sub(r.config.changing) < maxConfigHold
+		return again, hold
 	}
-	r.config.dirty, r.config.changing = false, time.Time{}
-	r.config.stamp = stamp
+	r.config.dirty = false
 	if err := r.reload(ctx); err != nil {
 		r.config.err, r.config.errAt = err, now
 		if errors.As(err, new(*workspace.MissingConfigError)) {
@@ -326,7 +312,7 @@ func (r *Runner) startRetired() {
 // runner would not write again).
 func (r *Runner) writeRunnerInfo() {
 	ws := r.ws()
-	info := workspace.RunnerInfo{PID: os.Getpid(), Started: r.config.started, Loaded: r.config.loaded, Looked: r.looked, Agents: ws.AgentNames(), Files: r.config.stamp.String(),
+	info := workspace.RunnerInfo{PID: os.Getpid(), Started: r.config.started, Loaded: r.config.loaded, Looked: r.looked, Agents: ws.AgentNames(), Files: r.config.settling.Stamp().String(),
 		Unwatched: r.unwatchedAgents(), Mailboxes: maps.Clone(r.troubles), Failing: r.toldFailing}
 	if r.config.err != nil {
 		info.ConfigError, info.ConfigErrorAt = r.config.err.Error(), r.config.errAt

@@ -190,10 +190,10 @@ func TestReloadKeptChanging(t *testing.T) {
 	if gaveUp.Load() {
 		t.Fatal("the message was routed only once parley.yaml was left alone")
 	}
-	// Held for maxConfigHold at most: a hold of several times that is
+	// Held for workspace.MaxHold at most: a hold of several times that is
 	// the bug come back (a loaded machine's margin aside).
-	if took > 4*maxConfigHold {
-		t.Errorf("the message was routed %v after it was sent, parley.yaml being saved meanwhile; want within about %v (maxConfigHold)", took, maxConfigHold)
+	if took > 4*workspace.MaxHold {
+		t.Errorf("the message was routed %v after it was sent, parley.yaml being saved meanwhile; want within about %v (workspace.MaxHold)", took, workspace.MaxHold)
 	}
 	waitFor(t, 5*time.Second, func() bool { return runnerInfo(t, ws).Knows("carol") })
 }
@@ -423,4 +423,124 @@ func TestReloadBridgeChanged(t *testing.T) {
 	}
 	saveConfig(t, ws, "agents:\n  - alice\n  - bob\n  - carol\nbridge: {name: inn, url: nats://127.0.0.1:4222}\n", true)
 	waitFor(t, 10*time.Second, func() bool { return strings.Contains(log.String(), "bridge: changed") })
+}
+
+// TestReloadAgreesWithLive: the runner's reload and workspace.Live
+// (parley mcp, the web view) decide by one workspace.Settling when a
+// parley.yaml saved takes effect. Driven by the same saves on one clock,
+// a message routed at a moment and a call of Live.Current at that moment
+// see the same configuration, and both wait the same for it: until it
+// settles, for workspace.MaxHold at most since the files were found
+// changing, past which both go on with the one read before. (Live kept a
+// copy of the hold, counted from each call, and read files still being
+// written once it was past: where the runner routed with the
+// configuration loaded before, parley mcp checked a send against a
+// half-saved one.)
+func TestReloadAgreesWithLive(t *testing.T) {
+	const settle = time.Second
+	config := func(agents string) string {
+		return "router:\n  settle: 1s\nagents: [" + agents + "]\n"
+	}
+	ws := newWorkspace(t, "alice", "bob")
+	saveConfig(t, ws, config("alice, bob"), true)
+	skills, _ := filepath.Glob(filepath.Join(ws.Root, "skills", "*.md"))
+	for _, path := range skills {
+		age(t, path) // the newest file counts: not one written just now
+	}
+	ws, err := workspace.Open(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One clock for both, which the test moves on to stand for time
+	// passing, or back to ask both at one moment.
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	r, err := Open(ws, Options{Now: now, NoDrivers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	live := workspace.NewLive(ws, now)
+	ctx := context.Background()
+
+	// save writes parley.yaml, dated age before now.
+	save := func(agents string, age time.Duration) {
+		t.Helper()
+		path := filepath.Join(ws.Root, workspace.ConfigFile)
+		if err := os.WriteFile(path, []byte(config(agents)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := now().Add(-age)
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// routed is what a message routed now is checked against, as the
+	// runner's loop routes it: after checkConfig, waiting while it holds
+	// routing.
+	routed := func() []string {
+		for {
+			r.config.dirty = true // as a file event says
+			again, hold := r.checkConfig(ctx)
+			if !hold {
+				return r.ws().AgentNames()
+			}
+			time.Sleep(again.Sub(now()))
+		}
+	}
+	current := func() []string {
+		ws, _ := live.Current(ctx)
+		return ws.AgentNames()
+	}
+	// looked is what the runner and Live see at a look that waits for
+	// nothing (a rescan; the web view's).
+	looked := func() []string {
+		r.config.dirty = true
+		r.checkConfig(ctx)
+		return r.ws().AgentNames()
+	}
+	look := func() []string {
+		ws, _, _ := live.Look()
+		return ws.AgentNames()
+	}
+	// agree asks both at this moment, and returns what they saw and how
+	// long each took to see it.
+	agree := func(step string, runner, live func() []string, want []string, wait time.Duration) {
+		t.Helper()
+		start := now()
+		gotRunner := runner()
+		tookRunner := now().Sub(start)
+		offset.Add(-int64(now().Sub(start))) // back to the moment asked
+		gotLive := live()
+		tookLive := now().Sub(start)
+		if !slices.Equal(gotRunner, want) || !slices.Equal(gotLive, want) {
+			t.Errorf("%s: the runner routes with agents %v, Live gives %v; want both %v", step, gotRunner, gotLive, want)
+		}
+		for _, took := range []time.Duration{tookRunner, tookLive} {
+			if took < wait-settle/2 || took > wait+settle/2 {
+				t.Errorf("%s: the runner took %v, Live %v, to see it; want both about %v", step, tookRunner, tookLive, wait)
+				break
+			}
+		}
+		if tookLive < tookRunner {
+			offset.Add(int64(tookRunner - tookLive)) // on to the later
+		}
+	}
+
+	save("alice, bob, carol", time.Minute)
+	agree("saved a while ago", routed, current, []string{"alice", "bob", "carol"}, 0)
+	save("alice, bob, dave", 0)
+	agree("just saved", routed, current, []string{"alice", "bob", "dave"}, settle)
+	// An editor saving again and again: found changing, then still
+	// changing past the hold.
+	save("alice, bob, erin", 0)
+	agree("being saved, at a look", looked, look, []string{"alice", "bob", "dave"}, 0)
+	offset.Add(int64(workspace.MaxHold + time.Second))
+	save("alice, bob, frank", 0)
+	agree("still being saved past the hold", routed, current, []string{"alice", "bob", "dave"}, 0)
+	agree("still being saved, at a look", looked, look, []string{"alice", "bob", "dave"}, 0)
+	offset.Add(int64(2 * settle))
+	agree("left alone", routed, current, []string{"alice", "bob", "frank"}, 0)
+	save("alice, bob, [", time.Minute)
+	agree("a parley.yaml that does not load", routed, current, []string{"alice", "bob", "frank"}, 0)
 }

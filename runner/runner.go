@@ -566,7 +566,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	now := opts.Now()
-	r.config = configWatch{stamp: workspace.StampConfig(ws.Root), started: now, loaded: now}
+	r.config = configWatch{settling: workspace.NewSettling(ws.Root), started: now, loaded: now}
 	r.looked = now
 	r.takeUpWaits()
 	r.writeRunnerInfo()
@@ -774,7 +774,7 @@ func (r *Runner) watch(ctx context.Context) error {
 			r.lookAtInboxes(now)
 		}
 		// Routing waits while the configuration is being written (see
-		// maxConfigHold).
+		// workspace.Settling).
 		again, hold := r.checkConfig(ctx)
 		var next time.Time
 		if !hold {

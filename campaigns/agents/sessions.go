@@ -13,66 +13,22 @@ import (
 // PastEnd reports whether end, a [SESSION_END] delivered to one of the
 // agents of a person's seat (seat), closed a session before the one under
 // way, and so must not end the seat: a session was started after it (a
-// [SESSION_COMMAND] command: start written later, in any mailbox of ws:
-// the team lead marks each session so), or its sender wrote to the seat
-// since what only a session under way writes (a later message from it in
-// one of seat's mailboxes, delivered or handled, that waits for the
-// person's answer — a question, a prompt to a character — or a later
-// [SESSION_END], of a newer session). What a game master tells after its
-// end (a closing [NARRATIVE], a shutdown's answer) does not make the end
-// past: the session it closes is the one under way. Such an end is one a
-// session run with no seat (parley run) left unread, or one git brought
-// from another host. Only the messages written after end are read. It is
-// the one place that decides: the seats ask it.
+// [SESSION_COMMAND] command: start written later, routed to any mailbox
+// of ws: the team lead marks each session so), or its sender wrote to
+// the seat since what only a session under way writes (a later message
+// from it in one of seat's mailboxes, delivered or handled, that waits
+// for the person's answer — a question, a prompt to a character — or a
+// later [SESSION_END], of a newer session). What a game master tells
+// after its end (a closing [NARRATIVE], a shutdown's answer) does not
+// make the end past: the session it closes is the one under way. Such an
+// end is one a session run with no seat (parley run) left unread, or one
+// git brought from another host. Only routed copies count, as for
+// PastQuestion: a start or an end waiting in an outbox, which the router
+// may yet refuse, makes nothing past. Only the messages written after end
+// are read. It is the one place that decides: the seats ask it, or, at
+// one look at many messages, an Ends.
 func PastEnd(ws *workspace.Workspace, seat []string, end *mailbox.Message) bool {
-	endAt := idTime(end)
-	from := senderOf(end)
-	if endAt.IsZero() {
-		return false
-	}
-	names := ws.AgentNames()
-	for _, a := range seat {
-		if !slices.Contains(names, a) {
-			names = append(names, a)
-		}
-	}
-	for _, agent := range names {
-		box := ws.Mailbox(agent)
-		mine := slices.Contains(seat, agent)
-		for _, state := range []string{mailbox.Outbox, mailbox.Sent, mailbox.Inbox, mailbox.Cur, mailbox.Done} {
-			files, err := box.Names(state)
-			if err != nil {
-				continue
-			}
-			received := state == mailbox.Inbox || state == mailbox.Cur || state == mailbox.Done
-			for _, name := range files {
-				id, ok := mailbox.IDFromName(name)
-				if !ok {
-					continue
-				}
-				at, sender, err := mailbox.ParseID(id)
-				if err != nil || !at.After(endAt) {
-					continue
-				}
-				data, err := mailbox.ReadFile(box.Path(state, name), ws.Config.Router.MaxMessageSize)
-				if err != nil {
-					continue // moved on meanwhile
-				}
-				m, err := mailbox.Parse(data)
-				if err != nil {
-					continue
-				}
-				typ := typeOf(m)
-				if typ == SessionCommandType && field(m, "command") == "start" {
-					return true
-				}
-				if mine && received && from != "" && (sender == from || senderOf(m) == from) && ofNewSession(typ) {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return NewEnds(ws).PastEnd(seat, end)
 }
 
 // ofNewSession reports whether a message of type typ, written to a seat
@@ -109,45 +65,68 @@ func PastQuestion(ws *workspace.Workspace, q *mailbox.Message) bool {
 // sender's sent/, a recipient's inbox/, cur/ or done/.
 var routedStates = []string{mailbox.Sent, mailbox.Inbox, mailbox.Cur, mailbox.Done}
 
-// Ends tells when the senders of a workspace ended sessions (their
-// routed [SESSION_END]s), read from the mailboxes once for many
-// questions: a seat makes one at each look at its inboxes (a page of the
-// web seat, a show of parley play) and asks it of every question
-// (PastQuestion), so that the mailboxes are listed once and each message
-// is read at most once, newest first, only as far back as the oldest
-// question asked and only of those who may end its session. It answers
-// as PastQuestion does, of the mailboxes as they were when first asked.
+// Ends tells when sessions ended and started, of the routed copies of
+// the messages of a workspace (its mailboxes' sent/, inbox/, cur/ and
+// done/: never an outbox, whose files the router may yet refuse), read
+// once for many messages: a seat makes one at each look at its inboxes
+// (a page of the web seat, a show of parley play) and asks it of every
+// question (PastQuestion) and every [SESSION_END] (PastEnd), so that the
+// mailboxes are listed once and each message is read at most once,
+// newest first, only as far back as the oldest message asked of. It
+// answers as PastQuestion and PastEnd do, of the mailboxes as they were
+// when first asked; it is what those read with.
 type Ends struct {
-	ws   *workspace.Workspace
-	from map[string][]routedCopy // sender -> its routed copies, newest first; nil until asked
-	seen map[string]bool         // mailboxes listed
-	end  map[string]bool         // message id -> a [SESSION_END] by its sender; only of those read
+	ws     *workspace.Workspace
+	from   map[string][]routedCopy // sender (of the id) -> its routed copies, newest first
+	seen   map[string]bool         // mailboxes listed
+	listed bool                    // every agent's mailbox was listed
+	read   map[string]*routedFacts // message id -> what it says; only of those read
 }
 
 // routedCopy is a routed copy of a message: its id, when it was written
-// (of its id), and its file: its name in a mailbox.
+// (of its id), and its file: its name in the mailbox of agent (box),
+// where it was listed (state).
 type routedCopy struct {
-	id, name string
-	box      mailbox.Dir
-	at       time.Time
+	id, name     string
+	agent, state string
+	box          mailbox.Dir
+	at           time.Time
 }
 
-// read reads c where it is: where it was listed, else in a state a copy
-// moves on to (a seat files its inbox's copy in done/ meanwhile).
-func (c routedCopy) read(ws *workspace.Workspace) (*mailbox.Message, error) {
-	var err error
-	for _, state := range routedStates {
-		var data []byte
-		if data, err = mailbox.ReadFile(c.box.Path(state, c.name), ws.Config.Router.MaxMessageSize); err == nil {
-			return mailbox.Parse(data)
-		}
+// routedFacts is what Ends reads of a message.
+type routedFacts struct {
+	typ, from string // its type, its from:
+	start     bool   // a [SESSION_COMMAND] command: start
+}
+
+// facts returns what c says, read once per message: where c was
+// listed, else in a state a copy moves on to (a seat files its inbox's
+// copy in done/ meanwhile). nil when it cannot be read (gone meanwhile,
+// or not a message).
+func (e *Ends) facts(c routedCopy) *routedFacts {
+	if f, ok := e.read[c.id]; ok {
+		return f
 	}
-	return nil, err
+	for _, state := range routedStates {
+		data, err := mailbox.ReadFile(c.box.Path(state, c.name), e.ws.Config.Router.MaxMessageSize)
+		if err != nil {
+			continue
+		}
+		m, err := mailbox.Parse(data)
+		if err != nil {
+			return nil
+		}
+		typ := typeOf(m)
+		f := &routedFacts{typ: typ, from: senderOf(m), start: typ == SessionCommandType && field(m, "command") == "start"}
+		e.read[c.id] = f
+		return f
+	}
+	return nil
 }
 
 // NewEnds returns an Ends of ws, which reads nothing until asked.
 func NewEnds(ws *workspace.Workspace) *Ends {
-	return &Ends{ws: ws, from: map[string][]routedCopy{}, seen: map[string]bool{}, end: map[string]bool{}}
+	return &Ends{ws: ws, from: map[string][]routedCopy{}, seen: map[string]bool{}, read: map[string]*routedFacts{}}
 }
 
 // PastQuestion is PastQuestion(ws, q), read from e.
@@ -157,11 +136,7 @@ func (e *Ends) PastQuestion(q *mailbox.Message) bool {
 	if askedAt.IsZero() {
 		return false
 	}
-	if len(e.seen) == 0 {
-		for _, agent := range e.ws.AgentNames() {
-			e.list(agent)
-		}
-	}
+	e.listAll()
 	if from != "" {
 		e.list(from) // an agent no longer in parley.yaml: its own mailbox too
 	}
@@ -177,6 +152,49 @@ func (e *Ends) PastQuestion(q *mailbox.Message) bool {
 		}
 	}
 	return false
+}
+
+// PastEnd is PastEnd(ws, seat, end), read from e.
+func (e *Ends) PastEnd(seat []string, end *mailbox.Message) bool {
+	endAt := idTime(end)
+	from := senderOf(end)
+	if endAt.IsZero() {
+		return false
+	}
+	e.listAll()
+	for _, a := range seat {
+		e.list(a) // a seat's agent no longer in parley.yaml
+	}
+	for sender, copies := range e.from {
+		for _, c := range copies {
+			if !c.at.After(endAt) {
+				break
+			}
+			f := e.facts(c)
+			if f == nil {
+				continue // another copy, if any
+			}
+			if f.start {
+				return true
+			}
+			received := c.state != mailbox.Sent
+			if from != "" && received && slices.Contains(seat, c.agent) && (sender == from || f.from == from) && ofNewSession(f.typ) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// listAll lists every agent's mailbox, once.
+func (e *Ends) listAll() {
+	if e.listed {
+		return
+	}
+	e.listed = true
+	for _, agent := range e.ws.AgentNames() {
+		e.list(agent)
+	}
 }
 
 // list adds the routed copies in agent's mailbox, once.
@@ -201,7 +219,7 @@ func (e *Ends) list(agent string) {
 			if err != nil {
 				continue
 			}
-			e.from[sender] = append(e.from[sender], routedCopy{id: id, name: name, box: box, at: at})
+			e.from[sender] = append(e.from[sender], routedCopy{id: id, name: name, agent: agent, state: state, box: box, at: at})
 			touched[sender] = true
 		}
 	}
@@ -223,16 +241,7 @@ func (e *Ends) endsAfter(sender string, t time.Time) bool {
 		if !c.at.After(t) {
 			return false
 		}
-		isEnd, read := e.end[c.id]
-		if !read {
-			m, err := c.read(e.ws)
-			if err != nil {
-				continue // gone meanwhile, or not a message: another copy, if any
-			}
-			isEnd = typeOf(m) == SessionEndType && senderOf(m) == sender
-			e.end[c.id] = isEnd
-		}
-		if isEnd {
+		if f := e.facts(c); f != nil && f.typ == SessionEndType && f.from == sender {
 			return true
 		}
 	}

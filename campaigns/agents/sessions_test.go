@@ -56,6 +56,12 @@ func TestPastEnd(t *testing.T) {
 		}, true},
 		{"the gm prompts the seat's character", []msg{{"tilda", mailbox.Inbox, promptID, prompt}}, true},
 		{"a newer end", []msg{{"tilda", mailbox.Inbox, end2ID, end2}}, true},
+		// A review: PastEnd counted a start waiting in the team lead's
+		// outbox, which PastQuestion, reading only routed copies, did
+		// not; the router may yet refuse it. Only routed copies count.
+		{"a start after it, not routed (outbox)", []msg{{"lead", mailbox.Outbox, after, start(after)}}, false},
+		{"a start after it, refused", []msg{{"lead", mailbox.Rejected, after, start(after)}}, false},
+		{"a newer end, not routed (outbox)", []msg{{"gm", mailbox.Outbox, end2ID, end2}}, false},
 		{"the gm answers the shutdown", []msg{
 			{"tilda", mailbox.Inbox, shutID2, "---\nid: " + shutID2 + "\nfrom: lead\nto: tilda\ntype: JOURNAL_CHECKPOINT\n---\nWrite.\n"},
 			{"lead", mailbox.Inbox, shutID, "---\nid: " + shutID + "\nfrom: gm\nto: lead\ntype: shutdown_response\nrequest_id: x\napprove: true\n---\nBye.\n"},
@@ -74,6 +80,9 @@ func TestPastEnd(t *testing.T) {
 			}
 			if got := PastEnd(ws, []string{"tilda"}, m); got != tt.want {
 				t.Errorf("PastEnd = %v, want %v", got, tt.want)
+			}
+			if got := NewEnds(ws).PastEnd([]string{"tilda"}, m); got != tt.want {
+				t.Errorf("Ends.PastEnd = %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -184,6 +193,78 @@ func TestEnds(t *testing.T) {
 		if wantPast := q.id < end2; want != wantPast {
 			t.Errorf("PastQuestion(%s) = %v, want %v", q.id, want, wantPast)
 		}
+	}
+}
+
+// TestEndsRoutedOnly: the two questions a seat asks of the mailboxes,
+// whether a question waiting is of a session that has ended
+// (PastQuestion) and whether an end shown is of an earlier session
+// (PastEnd), read the same copies by the same rule: a newer
+// [SESSION_END] waiting in the gm's outbox, not routed (the router may
+// yet refuse it), makes neither past; routed, it makes both past. Each is
+// asked alone and of one Ends asked both, in either order.
+func TestEndsRoutedOnly(t *testing.T) {
+	// A player's relay, after the first end (which it leaves the
+	// session's own: it is no gm's) and before the second.
+	const (
+		end1ID = "20261124-100000.000000Z-gm-e00001"
+		askID  = "20261124-100500.000000Z-grim-d00001"
+		end2ID = "20261124-110000.000000Z-gm-e00002"
+	)
+	end := func(id string) string {
+		return "---\nid: " + id + "\nfrom: gm\nto: [lead, tilda]\n---\n[SESSION_END]\nsummary: Over.\nstate_saved: true\n"
+	}
+	ask := "---\nid: " + askID + "\nfrom: grim\nto: lead\n---\n[RELAY_TO_HUMAN]\ncharacter: grimjaw-ironforge\n\nFight or flee?\n"
+	type msg struct{ agent, state string }
+	tests := []struct {
+		name  string
+		where []msg // of the newer end
+		want  bool
+	}{
+		{"not routed (outbox)", []msg{{"gm", mailbox.Outbox}}, false},
+		{"refused", []msg{{"gm", mailbox.Rejected}}, false},
+		{"routed", []msg{{"gm", mailbox.Sent}, {"lead", mailbox.Inbox}, {"tilda", mailbox.Inbox}}, true},
+		{"routed, handled at the seat", []msg{{"gm", mailbox.Sent}, {"lead", mailbox.Done}, {"tilda", mailbox.Done}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := leadTable(t)
+			put(t, ws, "tilda", mailbox.Inbox, end1ID, end(end1ID))
+			put(t, ws, "grim", mailbox.Sent, askID, ask)
+			put(t, ws, "lead", mailbox.Inbox, askID, ask)
+			for _, w := range tt.where {
+				put(t, ws, w.agent, w.state, end2ID, end(end2ID))
+			}
+			e1, err := mailbox.Parse([]byte(end(end1ID)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := mailbox.Parse([]byte(ask))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seat := []string{"tilda"}
+			if got := PastQuestion(ws, q); got != tt.want {
+				t.Errorf("PastQuestion = %v, want %v", got, tt.want)
+			}
+			if got := PastEnd(ws, seat, e1); got != tt.want {
+				t.Errorf("PastEnd = %v, want %v", got, tt.want)
+			}
+			ends := NewEnds(ws)
+			if got := ends.PastQuestion(q); got != tt.want {
+				t.Errorf("Ends.PastQuestion, asked first = %v, want %v", got, tt.want)
+			}
+			if got := ends.PastEnd(seat, e1); got != tt.want {
+				t.Errorf("Ends.PastEnd, asked second = %v, want %v", got, tt.want)
+			}
+			ends = NewEnds(ws)
+			if got := ends.PastEnd(seat, e1); got != tt.want {
+				t.Errorf("Ends.PastEnd, asked first = %v, want %v", got, tt.want)
+			}
+			if got := ends.PastQuestion(q); got != tt.want {
+				t.Errorf("Ends.PastQuestion, asked second = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

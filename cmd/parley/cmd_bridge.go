@@ -93,7 +93,7 @@ func runBridge(ctx context.Context, e *env, ws *workspace.Workspace, opts bridge
 	if ns != nil {
 		defer ns.Shutdown()
 	}
-	saved := &savedConfig{ws: ws, stamp: workspace.StampConfig(ws.Root), looked: time.Now(), log: log}
+	saved := &savedConfig{ws: ws, settling: workspace.NewSettling(ws.Root), looked: time.Now(), log: log}
 	b, err := bridge.Open(ws, bridge.Options{Logger: log, Server: ns, UntilIdle: opts.UntilIdle, Getenv: e.getenv, Current: saved.current})
 	if err != nil {
 		return err
@@ -170,15 +170,16 @@ func startBridge(e *env, ws *workspace.Workspace, ns *bridge.Server, log *slog.L
 // bridge it runs (bridge.Options.Current): what arrives is checked
 // against them, and an agent made remote is forwarded to. It looks at
 // the files at most once a second, and loads them once they have been
-// left alone for router.settle; files that do not load change nothing,
-// and are logged once. Its bridge: section counts once the bridge starts
-// again.
+// left alone for router.settle (workspace.Settling decides, as for the
+// runner; the bridge waits for none); files that do not load change
+// nothing, and are logged once. Its bridge: section counts once the
+// bridge starts again.
 type savedConfig struct {
-	mu     sync.Mutex
-	ws     *workspace.Workspace
-	stamp  workspace.ConfigStamp // of the files last loaded, or tried
-	looked time.Time
-	log    *slog.Logger
+	mu       sync.Mutex
+	ws       *workspace.Workspace
+	settling *workspace.Settling // the files last loaded, or tried
+	looked   time.Time
+	log      *slog.Logger
 }
 
 // current returns the workspace as last loaded.
@@ -190,11 +191,9 @@ func (c *savedConfig) current() *workspace.Workspace {
 		return c.ws
 	}
 	c.looked = now
-	stamp := workspace.StampConfig(c.ws.Root)
-	if stamp.Equal(c.stamp) || !stamp.SettledAt(now, c.ws.Config.Router.Settle).IsZero() {
-		return c.ws
+	if read, _, _ := c.settling.Look(c.ws.Root, now, c.ws.Config.Router.Settle); !read {
+		return c.ws // unchanged, or read at a later look once settled
 	}
-	c.stamp = stamp
 	ws, err := workspace.Open(c.ws.Root)
 	if err == nil {
 		_, err = ws.Protocol()

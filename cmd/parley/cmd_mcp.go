@@ -147,7 +147,7 @@ type mcpMailbox struct {
 // newMCPMailbox returns the mailbox of agent in ws, kept as ws is on
 // disk.
 func newMCPMailbox(ws *workspace.Workspace, agent string) *mcpMailbox {
-	return &mcpMailbox{live: workspace.NewLive(ws), agent: agent, summary: map[string]mcpserver.Summary{}}
+	return &mcpMailbox{live: workspace.NewLive(ws, nil), agent: agent, summary: map[string]mcpserver.Summary{}}
 }
 
 // ws returns the workspace as it is on disk now: as it was read last

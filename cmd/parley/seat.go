@@ -60,7 +60,8 @@ type seat struct {
 	// story was saved.
 	unsaved string
 	// ends decides, while show runs, which questions a session that has
-	// ended left (pastQuestion): the mailboxes read once a show.
+	// ended left (pastQuestion) and which ends are of an earlier session
+	// (pastEnd): the mailboxes read once a show.
 	ends       *agents.Ends
 	arrived    chan struct{} // the bridge delivered something (nil: no bridge)
 	verbose    bool          // --verbose: the runner's log shows as it is (seatLogger)
@@ -619,7 +620,7 @@ func (s *seat) show() error {
 			continue
 		}
 		typ := workspace.TypeOf(m)
-		if typ == agents.SessionEndType && agents.PastEnd(s.ws, s.inboxes(), m) {
+		if typ == agents.SessionEndType && s.pastEnd(m) {
 			// An earlier session's end, left unread (that session ran
 			// with no seat) or brought by git: shown as past, filed, and
 			// the session under way goes on.
@@ -682,6 +683,16 @@ func (s *seat) pastQuestion(m *mailbox.Message) bool {
 		return s.ends.PastQuestion(m)
 	}
 	return agents.PastQuestion(s.ws, m)
+}
+
+// pastEnd reports whether end, a [SESSION_END] in the seat's inboxes,
+// closed a session before the one under way (agents.PastEnd decides): of
+// the show under way's reading of the mailboxes, if any.
+func (s *seat) pastEnd(end *mailbox.Message) bool {
+	if s.ends != nil {
+		return s.ends.PastEnd(s.inboxes(), end)
+	}
+	return agents.PastEnd(s.ws, s.inboxes(), end)
 }
 
 // unansweredNote is the note of a question a session that has ended

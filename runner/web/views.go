@@ -605,7 +605,8 @@ type seatData struct {
 	// asked.
 	unanswered map[string]bool
 	// ends decides, for every question of the page, whether a session
-	// that has ended left it: the mailboxes read once a page.
+	// that has ended left it, and for every [SESSION_END] whether it is
+	// of an earlier session: the mailboxes read once a page.
 	ends *agents.Ends
 }
 
@@ -858,7 +859,7 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 		// An earlier session's end (left unread by a session run with no
 		// seat, or brought by git) ends nothing: agents.PastEnd decides,
 		// as for parley play.
-		t.Past = t.End && agents.PastEnd(s.ws(), people, m)
+		t.Past = t.End && d.ends.PastEnd(people, m)
 		t.Unanswered = d.unanswered[id]
 		if !received && s.filedUnanswered(d.ends, id, m, whose[id]) {
 			t.Unanswered, t.Question = true, m.Payload().Text("question")

@@ -195,7 +195,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{actions: opts.Actions, token: opts.Token, anyHost: opts.AnyHost, watcher: opts.Spectator, person: opts.Person, prompted: opts.Prompted, reseat: opts.Seat, settled: opts.Settled, page: opts.PageSize, log: opts.Logger, vanished: opts.Vanished,
 		files: mailbox.NewCache(func(m *mailbox.Message) *mailbox.Message { return m })}
-	s.live = workspace.NewLive(opts.Workspace)
+	s.live = workspace.NewLive(opts.Workspace, nil)
 	if opts.Player {
 		s.watcher = true
 		s.player = opts.Person != ""

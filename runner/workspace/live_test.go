@@ -23,7 +23,7 @@ func TestLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewLive(ws)
+	l := NewLive(ws, nil)
 	ctx := context.Background()
 	if got, err := l.Current(ctx); got != ws || err != nil {
 		t.Errorf("Current unchanged = %p, %v; want the workspace given", got, err)
