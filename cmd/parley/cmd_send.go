@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -221,11 +222,8 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 	// The id it is sent with: what is checked now is what is written.
 	box.Stamp(m)
 	if !opts.NoCheck {
-		if f := asWritten(box, m); f != nil {
-			return f
-		}
 		if read {
-			v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
+			v, err := check(ws, box, m)
 			if err != nil {
 				return err
 			}
@@ -286,11 +284,35 @@ func (o sendOptions) empty(body []byte) error {
 // file send writes: the bytes it is written as (asWritten), then the
 // workspace's Check.
 func check(ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message) (*workspace.Verdict, error) {
-	if f := asWritten(box, m); f != nil {
+	read, headerLines, f := asWritten(box, m)
+	if f != nil {
 		typ, _ := m.Header().Get("type")
 		return &workspace.Verdict{From: box.Agent(), Type: typ, Refusal: f}, nil
 	}
-	return ws.Check(workspace.Input{Sender: box.Agent(), Message: m})
+	if sameKind(read, m) {
+		// Checked as built, its problems named by the flags.
+		return ws.Check(workspace.Input{Sender: box.Agent(), Message: m})
+	}
+	// The router reads it otherwise than it was built: a body that
+	// begins with a [TAG] line makes it of that type (a tagged message
+	// on stdin). Checked as the router will read it.
+	v, err := ws.Check(workspace.Input{Sender: box.Agent(), Message: read})
+	if err == nil && v.Refusal != nil {
+		relined(v.Refusal, headerLines)
+	}
+	return v, err
+}
+
+// sameKind says whether two messages are of one type and signal.
+func sameKind(a, b *mailbox.Message) bool {
+	for _, key := range []string{"type", "signal"} {
+		x, _ := a.Header().Get(key)
+		y, _ := b.Header().Get(key)
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // asWritten reads the bytes m is written as (stamped as Post stamps it,
@@ -298,13 +320,35 @@ func check(ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message) (*works
 // mailbox.Parse: a body that is not UTF-8 text, or holds a NUL byte, is
 // refused by send, with the router's reason and the name the file would
 // have, instead of by the router once it is written. Nil when they read.
-func asWritten(box mailbox.Dir, m *mailbox.Message) *workspace.Refusal {
+func asWritten(box mailbox.Dir, m *mailbox.Message) (read *mailbox.Message, headerLines int, f *workspace.Refusal) {
 	c := m.Clone()
 	id := box.Stamp(c)
-	if _, err := mailbox.Parse(c.Bytes()); err != nil {
-		return workspace.RefusalOf(mailbox.FileName(id), err)
+	data := c.Bytes()
+	read, err := mailbox.Parse(data)
+	if err != nil {
+		return nil, 0, workspace.RefusalOf(mailbox.FileName(id), err)
 	}
-	return nil
+	if bytes.HasSuffix(data, c.Body) {
+		headerLines = bytes.Count(data[:len(data)-len(c.Body)], []byte("\n"))
+	}
+	return read, headerLines, nil
+}
+
+// relined makes the lines of a refusal of a message built from flags
+// (asWritten) the user's: a header field is the flag's, of no line, and a
+// line of the body is counted in the body ("body:3:"), not in a file that
+// was never written.
+func relined(f *workspace.Refusal, headerLines int) {
+	for _, p := range append([]*workspace.Refusal{f}, f.More...) {
+		switch {
+		case p.Line == 0:
+		case p.Line <= headerLines:
+			p.Line = 0
+		default:
+			p.Line -= headerLines
+			p.File = "body"
+		}
+	}
 }
 
 // sendFile sends a message file as it is written, after the check
