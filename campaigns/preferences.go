@@ -14,7 +14,6 @@ import (
 
 	"github.com/parley-dev/parley/internal/spell"
 	"github.com/parley-dev/parley/internal/textfile"
-	"github.com/parley-dev/parley/mailbox"
 )
 
 // Prefs is what preferences.md says about how a table plays: the human's
@@ -120,16 +119,22 @@ func (c *Campaign) WritePrefs(character, name, style string) error {
 	if name == "" {
 		name = Title(character)
 	}
-	data, err := os.ReadFile(c.Path(Preferences))
-	if errors.Is(err, fs.ErrNotExist) {
-		data, err = []byte(fmt.Sprintf(preferencesTemplate, Title(c.Name))), nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := textfile.CheckConflict(c.Path(Preferences), data); err != nil {
-		return err
-	}
+	// A person may be writing the file meanwhile: textfile.Edit starts
+	// again from their save.
+	return textfile.Edit(c.Path(Preferences), func(data []byte) ([]byte, error) {
+		if data == nil {
+			data = []byte(fmt.Sprintf(preferencesTemplate, Title(c.Name)))
+		}
+		if err := textfile.CheckConflict(c.Path(Preferences), data); err != nil {
+			return nil, err
+		}
+		return prefsText(data, character, name, style), nil
+	})
+}
+
+// prefsText is data, a preferences.md, with the human's character and
+// the narrative style written in (see WritePrefs).
+func prefsText(data []byte, character, name, style string) []byte {
 	want := map[string]string{
 		"dialogue_format": style,
 		"name":            name,
@@ -167,7 +172,7 @@ func (c *Campaign) WritePrefs(character, name, style string) error {
 			}
 		}
 	}
-	return mailbox.WriteFileAtomic(c.Path(Preferences), out.Bytes())
+	return out.Bytes()
 }
 
 // NoSheetError is the error CheckPrefs returns when preferences.md names

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -1324,13 +1323,19 @@ const decisionHead = "\n## Session ended "
 // appendDecision adds the session's end to the campaign's decision log.
 func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook string, saved bool) error {
 	path := camp.Path(campaigns.DecisionLog)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		data, err = []byte("# Decision Log: "+campaigns.Title(camp.Name)+"\n"), nil
-	}
-	if err != nil {
-		return err
-	}
+	// A person may be writing the log meanwhile: textfile.Edit starts
+	// again from their save.
+	return textfile.Edit(path, func(data []byte) ([]byte, error) {
+		if data == nil {
+			data = []byte("# Decision Log: " + campaigns.Title(camp.Name) + "\n")
+		}
+		return decisionText(data, now, summary, hook, saved, path)
+	})
+}
+
+// decisionText is data, the decision log at path, with the session's end
+// added; nil when it holds that end already.
+func decisionText(data []byte, now time.Time, summary, hook string, saved bool, path string) ([]byte, error) {
 	var entry strings.Builder
 	if summary != "" {
 		entry.WriteString(strings.TrimSpace(summary) + "\n\n")
@@ -1351,11 +1356,11 @@ func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook strin
 		last := string(data[k+len(head):])
 		last = strings.ReplaceAll(last, "\r\n", "\n")
 		if _, rest, ok := strings.Cut(last, "\n\n"); ok && strings.TrimSpace(rest) == strings.TrimSpace(entry.String()) {
-			return nil
+			return nil, nil
 		}
 	}
 	if err := textfile.CheckConflict(path, data); err != nil {
-		return err
+		return nil, err
 	}
 	// The entry follows the file's line ending (CRLF in a clone made
 	// with core.autocrlf), never mixed ones.
@@ -1366,5 +1371,5 @@ func appendDecision(camp *campaigns.Campaign, now time.Time, summary, hook strin
 	fmt.Fprintf(&add, "%s%s\n\n", head, now.UTC().Format("2006-01-02 15:04 UTC"))
 	add.WriteString(entry.String())
 	b := append(slices.Clip(data), textfile.WithNewline(add.String(), textfile.Newline(data))...)
-	return mailbox.WriteFileAtomic(path, b)
+	return b, nil
 }

@@ -477,8 +477,8 @@ func TestApplyParty(t *testing.T) {
 		delta: "- SECRET: the ledger is forged\n- UPCOMING: a raid\n- Party HP: tilda 1/2\n",
 		want:  party,
 		kept: []string{
-			`tmp/delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:2: keyword "UPCOMING": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:2: keyword "UPCOMING": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
 			`tmp/delta.md:3: keyword "Party HP": not for this file (put it in tmp/gm-state-delta.md)`,
 		},
 	}, {
@@ -490,11 +490,11 @@ func TestApplyParty(t *testing.T) {
 		delta: "- SECRET the ledger is forged\n- UPCOMING a raid\n- NPC Wiven - a fence\n- Party HP tilda 1/2\n- LEARNED: x\n  SECRET Thane is blackmailed\n",
 		want:  party,
 		kept: []string{
-			`tmp/delta.md:1: keyword "SECRET": missing its colon (did you mean "SECRET: the ledger is forged"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:2: keyword "UPCOMING": missing its colon (did you mean "UPCOMING: a raid"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:1: keyword "SECRET": missing its colon (did you mean "SECRET: the ledger is forged"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:2: keyword "UPCOMING": missing its colon (did you mean "UPCOMING: a raid"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
 			`tmp/delta.md:3: keyword "NPC": missing its colon (did you mean "NPC: Wiven - a fence"?)`,
 			`tmp/delta.md:4: keyword "Party HP": missing its colon (did you mean "Party HP: tilda 1/2"?); not for this file (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:5: keyword "LEARNED": labelled "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:5: keyword "LEARNED": labelled "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
 		},
 	}, {
 		// Bug (review): "Secret the miller poisoned the well" (Title
@@ -521,10 +521,10 @@ func TestApplyParty(t *testing.T) {
 			"line 9: LEARNED: inserted in Important Information Learned",
 		},
 		kept: []string{
-			`tmp/delta.md:1: keyword "Secret": missing its colon (did you mean "SECRET: the miller poisoned the well"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:2: keyword "Upcoming": missing its colon (did you mean "UPCOMING: ambush at the bridge"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:3: keyword "secrets": missing its colon (did you mean "SECRET: of the docks"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:4: keyword "Secret": missing its colon (did you mean "SECRET: passages run under the docks"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:1: keyword "Secret": missing its colon (did you mean "SECRET: the miller poisoned the well"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:2: keyword "Upcoming": missing its colon (did you mean "UPCOMING: ambush at the bridge"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:3: keyword "secrets": missing its colon (did you mean "SECRET: of the docks"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:4: keyword "Secret": missing its colon (did you mean "SECRET: passages run under the docks"?); refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
 			`tmp/delta.md:10: keyword "HP": missing its colon (did you mean "Party HP: tilda 1/2"?); not for this file (put it in tmp/gm-state-delta.md)`,
 		},
 	}, {
@@ -541,8 +541,8 @@ func TestApplyParty(t *testing.T) {
 			"line 3: LEARNED: inserted in Important Information Learned",
 		},
 		kept: []string{
-			`tmp/delta.md:2: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:4: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:2: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:4: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
 		},
 	}, {
 		// Bug: these spellings were LEARNED, written for the players.
@@ -552,12 +552,12 @@ func TestApplyParty(t *testing.T) {
 		want:  edit(t, party, "| Lysara Vendrath | Our employer |\n", "| Lysara Vendrath | Our employer |\n\n- Wiven\n"),
 		did:   []string{`line 6: NPC "Wiven": inserted in NPCs We've Met`},
 		kept: []string{
-			`tmp/delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:2: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:3: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:4: keyword "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:5: keyword "upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:7: keyword "Upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:2: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:3: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:4: keyword "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:5: keyword "upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:7: keyword "Upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
 		},
 	}, {
 		// Nothing labelled secret reaches the players, whatever its
@@ -573,14 +573,14 @@ func TestApplyParty(t *testing.T) {
 			"line 9: LEARNED: inserted in Important Information Learned",
 		},
 		kept: []string{
-			`tmp/delta.md:1: keyword "LEARNED": labelled "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:2: "[ ] secret: Lysara lies": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:3: keyword "NPC": labelled "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:5: keyword "SITUATION": labelled "UPCOMING": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:7: keyword "QUEST": labelled "Secrets": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:10: keyword "LOCATION": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:11: keyword "LEARNED": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-			`tmp/delta.md:12: keyword "LEARNED": labelled "upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+			`tmp/delta.md:1: keyword "LEARNED": labelled "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:2: "[ ] secret: Lysara lies": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:3: keyword "NPC": labelled "Secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:5: keyword "SITUATION": labelled "UPCOMING": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:7: keyword "QUEST": labelled "Secrets": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:10: keyword "LOCATION": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:11: keyword "LEARNED": labelled "secret": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+			`tmp/delta.md:12: keyword "LEARNED": labelled "upcoming": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
 		},
 	}, {
 		name:  "fallback headings and created sections",
@@ -640,7 +640,7 @@ func TestApplyIndentedSecret(t *testing.T) {
 			t.Errorf("party-knowledge.md holds %q:\n%s", secret, pk)
 		}
 	}
-	want := "# parley: not applied to party-knowledge.md: SECRET: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)\n" +
+	want := "# parley: not applied to party-knowledge.md: SECRET: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)\n" +
 		"- SECRET: the cult meets here\nSECRET: Thane is blackmailed\n" // as written, at the margin
 	if got := read(t, dir, delta.PartyDelta); got != want {
 		t.Errorf("party delta after Apply = %q, want %q", got, want)

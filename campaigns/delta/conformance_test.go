@@ -246,8 +246,8 @@ func TestConformanceBoth(t *testing.T) {
 		`tmp/gm-state-delta.md:16: keyword "LEARNED": not for this file (put it in tmp/party-knowledge-delta.md)`,
 		`tmp/gm-state-delta.md:17: "The Watch will not go into the sewers.": not for this file (put it in tmp/party-knowledge-delta.md)`,
 	}, {
-		`tmp/party-knowledge-delta.md:9: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
-		`tmp/party-knowledge-delta.md:10: keyword "UPCOMING": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`,
+		`tmp/party-knowledge-delta.md:9: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
+		`tmp/party-knowledge-delta.md:10: keyword "UPCOMING": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`,
 		`tmp/party-knowledge-delta.md:11: keyword "Party HP": not for this file (put it in tmp/gm-state-delta.md)`,
 		`tmp/party-knowledge-delta.md:12: keyword "Party HP": not for this file (put it in tmp/gm-state-delta.md)`,
 		`tmp/party-knowledge-delta.md:15: keyword "MONSTER": unknown (known: NPC, QUEST, LOCATION, SITUATION, SECRET, UPCOMING, LEARNED, Party HP)`,
@@ -261,7 +261,7 @@ func TestConformanceBoth(t *testing.T) {
 			t.Errorf("party-knowledge.md holds %q", secret)
 		}
 	}
-	wantKept := "# parley: not applied to party-knowledge.md: SECRET, UPCOMING: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md); Party HP: not for this file (put it in tmp/gm-state-delta.md); MONSTER: unknown keyword\n" +
+	wantKept := "# parley: not applied to party-knowledge.md: SECRET, UPCOMING: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:); Party HP: not for this file (put it in tmp/gm-state-delta.md); MONSTER: unknown keyword\n" +
 		"- SECRET: Wiven Mirsk sells what he hears to the Hollow Congregation\n" +
 		"- UPCOMING: The cult moves the hollow charm out of the warehouse at midnight\n" +
 		"- Party HP: tilda-brannock 8/12\n" +

@@ -175,8 +175,10 @@ var (
 	ErrStructure = errors.New("a heading or code fence here would break the file's sections")
 	// ErrRefused is the error for a SECRET or UPCOMING line in the party's
 	// delta, or a line labelled secret ("Secret:", "[upcoming]"): players
-	// read party-knowledge.md.
-	ErrRefused = errors.New("refused: players read " + PartyFile + " (put it in " + StoryDelta + ")")
+	// read party-knowledge.md. It says how a game master reveals a secret
+	// on purpose: out of story-state.md's secret part first (or the
+	// message guard refuses every narration of it), then a LEARNED line.
+	ErrRefused = errors.New("refused: players read " + PartyFile + " (put it in " + StoryDelta + "; to reveal it, first move it out of " + StoryFile + "'s secret part, then write it here, unlabelled, as LEARNED:)")
 	// ErrMisplaced is the error for a line the target has no place for:
 	// LEARNED (and a line without keyword) in story-state.md, Party HP in
 	// party-knowledge.md.

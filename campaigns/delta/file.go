@@ -79,8 +79,9 @@ var jobs = []job{
 // tmp/party-knowledge-delta.md to party-knowledge.md. A delta file that
 // is not there is skipped.
 //
-// For each delta it writes the target atomically (mailbox.WriteFileAtomic)
-// and only then removes the delta, or, when some lines were not applied,
+// For each delta it writes the target atomically (textfile.Edit: a save
+// of the target by a person meanwhile is kept, the delta applied again to
+// it) and only then removes the delta, or, when some lines were not applied,
 // rewrites it atomically to hold just those lines, under a "#" comment
 // saying why. When no line could be applied, the target is not written
 // and the delta is rewritten the same way (unless it says so already). A delta
@@ -139,17 +140,29 @@ func applyFile(dir string, j job, opts Options) (*FileReport, error) {
 		return fr, settle(deltaPath, j.delta, data, nil)
 	}
 	targetPath := filepath.Join(dir, filepath.FromSlash(j.target))
-	doc, err := os.ReadFile(targetPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w: %s (the delta is kept)", j.delta, ErrMissingTarget, j.target)
-	}
+	// The game master, or a person, may be writing the target meanwhile:
+	// textfile.Edit applies the delta again to their save.
+	var res *Result
+	err = textfile.Edit(targetPath, func(doc []byte) ([]byte, error) {
+		if doc == nil {
+			return nil, fmt.Errorf("%s: %w: %s (the delta is kept)", j.delta, ErrMissingTarget, j.target)
+		}
+		if err := textfile.CheckConflict(targetPath, doc); err != nil {
+			return nil, fmt.Errorf("%w (the delta is kept)", err)
+		}
+		var out []byte
+		out, res = j.apply(doc, d)
+		if len(res.Applied) == 0 || opts.DryRun {
+			return nil, nil // the target is not written
+		}
+		return out, nil
+	})
 	if err != nil {
-		return nil, err
+		if errors.Is(err, ErrMissingTarget) || errors.Is(err, textfile.ErrConflict) {
+			return nil, err
+		}
+		return fr, fmt.Errorf("%s: %w", j.target, err)
 	}
-	if err := textfile.CheckConflict(targetPath, doc); err != nil {
-		return nil, fmt.Errorf("%w (the delta is kept)", err)
-	}
-	out, res := j.apply(doc, d)
 	fr.Applied, fr.Kept = res.Applied, res.Kept
 	switch {
 	case len(res.Applied) == 0:
@@ -166,11 +179,6 @@ func applyFile(dir string, j job, opts Options) (*FileReport, error) {
 	}
 	if opts.DryRun {
 		return fr, nil
-	}
-	if !bytes.Equal(out, doc) {
-		if err := mailbox.WriteFileAtomic(targetPath, out); err != nil {
-			return fr, fmt.Errorf("%s: %w", j.target, err)
-		}
 	}
 	var rest []byte
 	if len(res.Kept) > 0 {
@@ -190,7 +198,11 @@ func settle(path, name string, data, rest []byte) error {
 		return fmt.Errorf("%s: %w", name, ErrChanged)
 	}
 	if rest != nil {
-		return mailbox.WriteFileAtomic(path, rest)
+		err := textfile.Replace(path, data, rest)
+		if errors.Is(err, textfile.ErrChanged) {
+			return fmt.Errorf("%s: %w", name, ErrChanged)
+		}
+		return err
 	}
 	if err := os.Remove(path); err != nil {
 		return err

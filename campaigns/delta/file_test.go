@@ -112,7 +112,7 @@ func TestApplyFiles(t *testing.T) {
 	if got := read(t, dir, delta.StoryDelta); got != "<missing>" {
 		t.Errorf("the applied story delta is still there:\n%s", got)
 	}
-	wantKept := "# parley: not applied to party-knowledge.md: SECRET: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md); MONSTER: unknown keyword\n" +
+	wantKept := "# parley: not applied to party-knowledge.md: SECRET: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:); MONSTER: unknown keyword\n" +
 		"- SECRET: Wiven lies\n  to everyone\n\n  - MONSTER: a ghoul\n- MONSTER: ghoul\n    - in the cistern\n"
 	if d := cmp.Diff(wantKept, read(t, dir, delta.PartyDelta)); d != "" {
 		t.Errorf("kept party delta (-want +got):\n%s", d)
@@ -185,7 +185,7 @@ func TestApplyFilesEdges(t *testing.T) {
 		name:     "a lone secret in the party delta",
 		files:    map[string]string{delta.PartyFile: party, delta.PartyDelta: "- SECRET: Cale is a spy.\n"},
 		outcomes: []string{"tmp/party-knowledge-delta.md -> party-knowledge.md: not applied"},
-		after: map[string]string{delta.PartyFile: party, delta.PartyDelta: "# parley: not applied to party-knowledge.md: SECRET: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)\n" +
+		after: map[string]string{delta.PartyFile: party, delta.PartyDelta: "# parley: not applied to party-knowledge.md: SECRET: refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)\n" +
 			"- SECRET: Cale is a spy.\n"},
 	}, {
 		name:     "dry run",
@@ -253,7 +253,7 @@ func TestRefused(t *testing.T) {
 		name, data string
 		want       []string
 	}{
-		{delta.PartyDelta, "- SECRET: Cale is a spy.\n- LEARNED: x\n", []string{`tmp/party-knowledge-delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md)`}},
+		{delta.PartyDelta, "- SECRET: Cale is a spy.\n- LEARNED: x\n", []string{`tmp/party-knowledge-delta.md:1: keyword "SECRET": refused: players read party-knowledge.md (put it in tmp/gm-state-delta.md; to reveal it, first move it out of story-state.md's secret part, then write it here, unlabelled, as LEARNED:)`}},
 		{delta.StoryDelta, "- SECRET: Cale is a spy.\n- MONSTER: ghoul\n", []string{`tmp/gm-state-delta.md:2: keyword "MONSTER": ` + delta.ErrUnknownKeyword.Error()}},
 		{delta.StoryDelta, "- NPC: Wiven\n", nil},
 	} {

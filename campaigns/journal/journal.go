@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,31 +137,33 @@ func Add(path, character string, e Entry) (bool, error) {
 		return false, err
 	}
 	defer unlock()
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(old)) == 0 {
-		old = []byte(fmt.Sprintf("# %s — Journal\n\n> Written in %s's own voice, one entry per day of play, newest last.\n", displayName(character), displayName(character)))
-	} else if err != nil {
-		return false, err
-	}
-	if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
-		return false, nil
-	}
-	if err := textfile.CheckConflict(path, old); err != nil {
-		return false, err
-	}
-	// The entry follows the file's line ending: a journal kept with
-	// CRLF (its first line ends so) gets CRLF lines, never mixed ones.
-	nl := textfile.Newline(old)
-	var b bytes.Buffer
-	b.Write(old)
-	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
-		b.WriteString(nl)
-	}
-	b.WriteString(textfile.WithNewline(Format(e), nl))
-	if err := mailbox.WriteFileAtomic(path, b.Bytes()); err != nil {
-		return false, err
-	}
-	return true, nil
+	// A person may be writing the journal meanwhile (their editor takes
+	// no lock): textfile.Edit starts again from their save.
+	added := false
+	err = textfile.Edit(path, func(old []byte) ([]byte, error) {
+		added = false
+		if len(bytes.TrimSpace(old)) == 0 {
+			old = []byte(fmt.Sprintf("# %s — Journal\n\n> Written in %s's own voice, one entry per day of play, newest last.\n", displayName(character), displayName(character)))
+		}
+		if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
+			return nil, nil
+		}
+		if err := textfile.CheckConflict(path, old); err != nil {
+			return nil, err
+		}
+		// The entry follows the file's line ending: a journal kept with
+		// CRLF (its first line ends so) gets CRLF lines, never mixed ones.
+		nl := textfile.Newline(old)
+		var b bytes.Buffer
+		b.Write(old)
+		if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
+			b.WriteString(nl)
+		}
+		b.WriteString(textfile.WithNewline(Format(e), nl))
+		added = true
+		return b.Bytes(), nil
+	})
+	return added && err == nil, err
 }
 
 // Format renders an entry as it is appended to a journal: a blank line,

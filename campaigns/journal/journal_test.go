@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/parley-dev/parley/internal/textfile"
 )
 
 func TestParse(t *testing.T) {
@@ -176,5 +178,39 @@ func TestAddConcurrent(t *testing.T) {
 		if !strings.Contains(string(data), fmt.Sprintf("— day %d\n", i)) {
 			t.Errorf("the entry of day %d was lost", i)
 		}
+	}
+}
+
+// A person appends to the journal while an entry is written: their line
+// lands between parley's fsync and its rename, and the rename used to
+// put the journal as parley read it over their line. Add starts again
+// from their save, and both are kept.
+func TestAddKeepsHandEditBeforeRename(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "corwin-voss-journal.md")
+	if err := os.WriteFile(path, []byte("# Corwin Voss — Journal\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	textfile.BeforeRename = func(p string) {
+		if p != path || done {
+			return
+		}
+		done = true
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		f.WriteString("\nA line written by hand.\n")
+	}
+	t.Cleanup(func() { textfile.BeforeRename = nil })
+	day := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	added, err := Add(path, "corwin-voss", Entry{Date: day, Title: "The docks", Happened: "We waited."})
+	if err != nil || !added {
+		t.Fatalf("Add = %v, %v", added, err)
+	}
+	got, _ := os.ReadFile(path)
+	if !strings.Contains(string(got), "A line written by hand.\n") || !strings.Contains(string(got), "**What happened:** We waited.") {
+		t.Errorf("journal lost a write:\n%s", got)
 	}
 }

@@ -191,50 +191,55 @@ func File(dir string, e Entry) (Filed, error) {
 	return f, err
 }
 
-// appendTo adds an entry's cleaned text to the scene target.
+// appendTo adds an entry's cleaned text to the scene target. A person
+// may be writing the scene meanwhile: textfile.Edit starts again from
+// their save.
 func appendTo(dir string, target Scene, e Entry, text string) (Filed, error) {
-	old, err := os.ReadFile(target.Path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Filed{}, err
-	}
-	var doc []byte
-	if old == nil {
-		doc = newScene(target, e)
-	} else {
-		if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
-			return Filed{Path: target.Path}, nil
-		}
-		if err := textfile.CheckConflict(target.Path, old); err != nil {
-			return Filed{}, err
-		}
-		doc, err = setFront(target.Path, old, map[string]string{"location": e.Location, "time": e.Time})
-		if err != nil {
-			return Filed{}, err
-		}
-	}
-	// The entry follows the file's line ending (CRLF in a clone made
-	// with core.autocrlf), never mixed ones.
-	nl := textfile.Newline(doc)
-	var add strings.Builder
-	if !bytes.HasSuffix(doc, []byte("\n")) {
-		add.WriteString("\n")
-	}
-	add.WriteString("\n")
-	if e.ID != "" {
-		add.WriteString(marker(e.ID) + "\n")
-	}
-	add.WriteString(text)
-	add.WriteString("\n")
-	var b bytes.Buffer
-	b.Write(doc)
-	b.WriteString(textfile.WithNewline(add.String(), nl))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Filed{}, err
 	}
-	if err := mailbox.WriteFileAtomic(target.Path, b.Bytes()); err != nil {
+	added := false
+	err := textfile.Edit(target.Path, func(old []byte) ([]byte, error) {
+		added = false
+		var doc []byte
+		if old == nil {
+			doc = newScene(target, e)
+		} else {
+			if e.ID != "" && bytes.Contains(old, []byte(marker(e.ID))) {
+				return nil, nil
+			}
+			if err := textfile.CheckConflict(target.Path, old); err != nil {
+				return nil, err
+			}
+			var err error
+			doc, err = setFront(target.Path, old, map[string]string{"location": e.Location, "time": e.Time})
+			if err != nil {
+				return nil, err
+			}
+		}
+		// The entry follows the file's line ending (CRLF in a clone made
+		// with core.autocrlf), never mixed ones.
+		nl := textfile.Newline(doc)
+		var add strings.Builder
+		if !bytes.HasSuffix(doc, []byte("\n")) {
+			add.WriteString("\n")
+		}
+		add.WriteString("\n")
+		if e.ID != "" {
+			add.WriteString(marker(e.ID) + "\n")
+		}
+		add.WriteString(text)
+		add.WriteString("\n")
+		var b bytes.Buffer
+		b.Write(doc)
+		b.WriteString(textfile.WithNewline(add.String(), nl))
+		added = true
+		return b.Bytes(), nil
+	})
+	if err != nil {
 		return Filed{}, err
 	}
-	return Filed{Path: target.Path, Added: true}, nil
+	return Filed{Path: target.Path, Added: added}, nil
 }
 
 // pick finds the file an entry goes to, and says why there (Filed.Why).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/parley-dev/parley/internal/textfile"
 )
 
 // Error is a problem with one sheet: the file, the line (0 when the
@@ -106,8 +108,9 @@ var (
 	ErrNotEmpty = errors.New("holds items")
 
 	// ErrChanged: Save found that the file on disk is no longer what was
-	// read; nothing was written.
-	ErrChanged = errors.New("the file changed since it was read")
+	// read; nothing was written. It is textfile.ErrChanged, what every
+	// writer of a file people edit by hand says so with.
+	ErrChanged = textfile.ErrChanged
 
 	// ErrRange: a value outside what the field allows (hit points above
 	// the maximum, a level of 21, an ability score of 0, a maximum below 1).

@@ -364,8 +364,10 @@ func (d *Doc) Bytes() []byte { return bytes.Clone(d.p.data) }
 // Save writes the current text to the sheet's path atomically (a
 // temporary file, fsync, rename, fsync of the directory), unless nothing
 // changed. It refuses with ErrChanged when the file on disk no longer
-// holds what was read (or last saved), so a concurrent edit is never
-// overwritten; read the file again and redo the changes. A symbolic link
+// holds what was read (or last saved), so a concurrent edit is not
+// overwritten; read the file again and redo the changes. The file is
+// compared again after the fsync, right before the rename
+// (textfile.Replace): only a save that lands in that instant is lost. A symbolic link
 // is followed, and the file keeps its permissions.
 func (d *Doc) Save() error {
 	if bytes.Equal(d.p.data, d.base) {
@@ -408,17 +410,14 @@ func (d *Doc) saveLocked() error {
 	if err := textfile.CheckConflict(d.Path, cur); err != nil {
 		return err
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if err := mailbox.WriteFileAtomic(path, d.p.data); err != nil {
-		return err
-	}
-	if nst, err := os.Stat(path); err == nil && nst.Mode().Perm() != st.Mode().Perm() {
-		if err := os.Chmod(path, st.Mode().Perm()); err != nil {
-			return err
+	// Written and fsynced first, compared with the base again last: a
+	// person's save (their editor, an echo >>) in between is seen, and
+	// Update starts again from it.
+	if err := textfile.Replace(path, d.base, d.p.data); err != nil {
+		if errors.Is(err, textfile.ErrChanged) {
+			return &Error{Path: d.Path, Err: ErrChanged}
 		}
+		return err
 	}
 	d.base = d.p.data
 	return nil

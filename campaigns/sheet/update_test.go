@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/parley-dev/parley/campaigns/sheet"
+	"github.com/parley-dev/parley/internal/textfile"
 )
 
 // Writers changing one sheet at once all get their change in: none is
@@ -80,5 +81,54 @@ func TestUpdateFails(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != text {
 		t.Errorf("the sheet changed:\n%s", got)
+	}
+}
+
+// A person appends to the sheet (echo >> tor.md) while Update writes it:
+// their line lands after the new text was written and fsynced, before it
+// is renamed into place. The rename used to put the text Update made
+// from the sheet as read over their line; 5 to 9 appends in 400 were
+// lost so. Update sees the file changed, starts again from it, and
+// keeps both.
+func TestUpdateKeepsAppendBeforeRename(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tor.md")
+	text := "# Tor\n\n| **Hit Points** | 13/13 |\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appended := 0
+	textfile.BeforeRename = func(p string) {
+		if p != path || appended > 0 {
+			return
+		}
+		appended++
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString("- a note written by hand\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { textfile.BeforeRename = nil })
+	calls := 0
+	if _, err := sheet.Update(path, func(d *sheet.Doc) error {
+		calls++
+		_, _, err := d.Damage(3)
+		return err
+	}); err != nil {
+		t.Fatalf("Update = %v", err)
+	}
+	got, _ := os.ReadFile(path)
+	want := "# Tor\n\n| **Hit Points** | 10/13 |\n- a note written by hand\n"
+	if string(got) != want {
+		t.Errorf("sheet = %q, want %q (the hand's line and the damage both)", got, want)
+	}
+	if calls != 2 {
+		t.Errorf("change called %d times, want 2 (again after the hand's save)", calls)
+	}
+	if left, _ := filepath.Glob(path + ".*"); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

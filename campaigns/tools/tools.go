@@ -540,3 +540,43 @@ func (b *Box) sheetPath(character string) (string, error) {
 	}
 	return b.Campaign.Sheet(strings.ToLower(strings.ReplaceAll(strings.TrimSpace(character), " ", "-")))
 }
+
+// Journaled returns what the journal (parley log) keeps of a call of
+// tool that answered result (JSON text): update_character's and
+// get_character_stats's answer is the whole sheet, items and money
+// included, so the journal keeps what the call did or asked, in
+// {"success": true, "message": ...} as the commands journal their
+// changes ("tilda-brannock: HP 14 -> 7"; for a read, the hit points and
+// level read: "Tilda: read: HP 7 of 14, level 2"). The arguments are
+// journaled beside it. The other tools' answers say only what the call
+// did, and are kept as they are, as is a result that is not such an
+// answer.
+func Journaled(tool, result string) string {
+	if tool != "update_character" && tool != "get_character_stats" {
+		return result
+	}
+	var r CharacterResult
+	if err := json.Unmarshal([]byte(result), &r); err != nil || !r.Success {
+		return result
+	}
+	msg := r.Message
+	if tool == "get_character_stats" || msg == "" {
+		msg = fmt.Sprintf("%s: read: HP %d of %d", r.Name, r.HP, r.MaxHP)
+		if r.TempHP > 0 {
+			msg += fmt.Sprintf(", temp HP %d", r.TempHP)
+		}
+		if r.Level > 0 {
+			msg += fmt.Sprintf(", level %d", r.Level)
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "HP 14 -> 7", not "-\u003e"
+	if err := enc.Encode(struct {
+		Success bool   `json:"success"`
+		Message string `json:"message"`
+	}{true, msg}); err != nil {
+		return result
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -761,3 +761,26 @@ func TestDecodeSaysTheArgument(t *testing.T) {
 		}
 	}
 }
+
+// The journal's line of a call (parley log) held update_character's whole
+// answer, the sheet with its items and money as JSON; Journaled keeps
+// what the call did or read.
+func TestJournaled(t *testing.T) {
+	sheetAnswer := `{"success":true,"message":"tilda: HP 12 -> 7","name":"tilda","hp":7,"maxHp":12,"tempHp":2,"level":3,"stats":{"str":15},"inventory":[{"name":"Rope","slug":"rope","quantity":1}],"currency":{"gp":12}}`
+	read := strings.Replace(sheetAnswer, `"message":"tilda: HP 12 -> 7",`, "", 1)
+	tests := []struct {
+		tool, result, want string
+	}{
+		{"update_character", sheetAnswer, `{"success":true,"message":"tilda: HP 12 -> 7"}`},
+		{"get_character_stats", read, `{"success":true,"message":"tilda: read: HP 7 of 12, temp HP 2, level 3"}`},
+		{"update_character", `{"success":true,"message":"tilda: HP 8 -> 3 (of 12)"}`, `{"success":true,"message":"tilda: HP 8 -> 3 (of 12)"}`},
+		{"roll_dice", `{"dice":"1d20","total":4}`, `{"dice":"1d20","total":4}`},
+		{"update_inventory", `{"success":true,"message":"tilda: Rope 1 -> 0","changes":[]}`, `{"success":true,"message":"tilda: Rope 1 -> 0","changes":[]}`},
+		{"update_character", `not json`, `not json`},
+	}
+	for _, tt := range tests {
+		if got := tools.Journaled(tt.tool, tt.result); got != tt.want {
+			t.Errorf("Journaled(%s, %s) = %s, want %s", tt.tool, tt.result, got, tt.want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/dice"
 	"github.com/parley-dev/parley/campaigns/sheet"
 	"github.com/parley-dev/parley/campaigns/tools"
+	"github.com/parley-dev/parley/internal/spell"
 )
 
 // sheetArg returns the path of the sheet of the character named by the
@@ -295,10 +296,43 @@ func setValue(d *sheet.Doc, key string, n int) (before int, err error) {
 		}
 		return before, d.SetCurrency(dn, n)
 	}
-	return 0, errUnknownKey
+	return 0, unknownKey(d, key)
 }
 
-var errUnknownKey = errors.New("unknown key (keys: hp, max_hp, temp_hp, level, str, dex, con, int, wis, cha, gp, sp, cp, ep, pp, or a currency the sheet holds: credits, trade-tokens)")
+// errUnknownKey is the error, wrapped by unknownKey, for a key
+// `character set` does not take.
+var errUnknownKey = errors.New("unknown key")
+
+// setKeys are the keys `character set` takes on any sheet; a currency of
+// the setting's own (credits) is a key on a sheet that holds it.
+var setKeys = []string{"hp", "max_hp", "temp_hp", "level", "str", "dex", "con", "int", "wis", "cha", "gp", "sp", "cp", "ep", "pp"}
+
+// unknownKey returns the error for a key `character set` does not take
+// on sheet d: the key it was nearest to (a misspelling: "levle"), the
+// keys it takes, and the currencies of the setting's own this sheet
+// holds, which it takes too (or that it holds none).
+func unknownKey(d *sheet.Doc, key string) error {
+	var held []string
+	for _, c := range d.Currency {
+		if k := strings.ReplaceAll(c.Denom, " ", "-"); !slices.Contains(setKeys, k) {
+			held = append(held, k)
+		}
+	}
+	keys := "keys: " + strings.Join(setKeys, ", ")
+	if len(held) > 0 {
+		keys += ", and the currencies this sheet holds: " + strings.Join(held, ", ")
+	} else {
+		keys += " (this sheet holds no other currency)"
+	}
+	edits := 2
+	if len(key) <= 3 {
+		edits = 1 // "xp" is as near to hp as to gp, sp...: no guess
+	}
+	if near := spell.Nearest(key, append(slices.Clone(setKeys), held...), edits); near != "" {
+		return fmt.Errorf("%w (did you mean %s?); %s", errUnknownKey, near, keys)
+	}
+	return fmt.Errorf("%w; %s", errUnknownKey, keys)
+}
 
 func hpCommand(e *env, name, usage string) *cli.Command {
 	return &cli.Command{

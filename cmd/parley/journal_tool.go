@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/parley-dev/parley/campaigns/tools"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -49,8 +50,8 @@ func changer(e *env, c *cli.Context, ws *workspace.Workspace) (string, error) {
 // journalTool journals a change a person made to a campaign at the
 // command line as the model's tool call that makes it is journaled
 // (workspace.ToolCall: outcome tool, the tool's name, its arguments as
-// the tool takes them, the result), so that parley log tells the fight
-// whoever ran it. args and result are written as JSON (a string or
+// the tool takes them, the result as tools.Journaled keeps it), so that
+// parley log tells the fight whoever ran it. args and result are written as JSON (a string or
 // json.RawMessage as it is). What was done is done: a journal that
 // cannot be written is a warning (journalLine). Nothing is journaled
 // outside a workspace (ws nil).
@@ -58,7 +59,7 @@ func journalTool(e *env, ws *workspace.Workspace, agent, tool string, args, resu
 	if ws == nil {
 		return
 	}
-	journalLine(e, ws, workspace.ToolCall(agent, "", tool, asJSON(args), asJSON(result), err))
+	journalLine(e, ws, workspace.ToolCall(agent, "", tool, asJSON(args), tools.Journaled(tool, asJSON(result)), err))
 }
 
 // asJSON writes v as one line of JSON; a string or json.RawMessage

@@ -102,7 +102,8 @@ func openaiAgent(ws *workspace.Workspace, agent string, session *llm.Session, en
 			}
 			return b.String(), nil // a model pays for the spaces
 		}
-		given = append(given, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema, Call: call, ReadOnly: tools.ReadOnly(t.Name)})
+		journaled := func(result string) string { return tools.Journaled(t.Name, result) }
+		given = append(given, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema, Call: call, ReadOnly: tools.ReadOnly(t.Name), Journaled: journaled})
 	}
 	return llm.New(llm.Options{Agent: agent, Workspace: ws, Protocol: protocol, Files: roleFiles(ws, agent), Tools: given, Session: session, Endpoints: endpoints, Logger: log, Getenv: getenv})
 }

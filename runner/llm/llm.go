@@ -58,6 +58,11 @@ type Tool struct {
 	// the endpoint is not tried again: the model would be asked anew, and
 	// could make the same change twice.
 	ReadOnly bool
+	// Journaled, when set, returns what the journal keeps of a result
+	// (parley log's tool line): what the call did, when the result is
+	// long (a whole character sheet). Unset, the result is kept whole.
+	// The model is told the result whole either way.
+	Journaled func(result string) string
 }
 
 // Options make an Agent.
@@ -918,7 +923,11 @@ func (a *Agent) runTool(ctx context.Context, inID, name, args string) (string, b
 	} else {
 		result, err = t.Call(ctx, json.RawMessage(args))
 	}
-	a.journal(workspace.ToolCall(a.agent.Name, inID, name, args, result, err))
+	kept := result
+	if ok && t.Journaled != nil && err == nil {
+		kept = t.Journaled(result)
+	}
+	a.journal(workspace.ToolCall(a.agent.Name, inID, name, args, kept, err))
 	if err != nil {
 		b, _ := json.Marshal(map[string]any{"success": false, "message": "Error: " + err.Error()})
 		result = string(b)

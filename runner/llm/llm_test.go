@@ -992,3 +992,33 @@ func TestInterruptedCall(t *testing.T) {
 		t.Errorf("usage = %+v, want 1 call, failed and interrupted, in the session", got)
 	}
 }
+
+// A tool whose answer is long (update_character answers the whole
+// sheet) is journaled as its Journaled says: parley log's line held the
+// sheet as JSON. The model is told the answer whole.
+func TestToolJournaled(t *testing.T) {
+	s := newStandin(t,
+		step{Calls: []call{{ID: "call_1", Name: "update_character", Args: `{"damage":3}`}}},
+		step{Content: "You bleed."},
+	)
+	ws := table(t, s.URL(), "")
+	whole := `{"success":true,"message":"tor: HP 9 -> 6","inventory":[{"name":"Rope"}]}`
+	tool := llm.Tool{
+		Name: "update_character", Description: "Change a character.",
+		Parameters: json.RawMessage(`{"type":"object"}`),
+		Call:       func(context.Context, json.RawMessage) (string, error) { return whole, nil },
+		Journaled:  func(string) string { return `{"success":true,"message":"tor: HP 9 -> 6"}` },
+	}
+	a := agent(t, ws, tool)
+	if _, err := a.Handle(context.Background(), incoming(t, "I fall.")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := messages(s.request(t, 1))
+	if c := msgs[len(msgs)-1]["content"].(string); c != whole {
+		t.Errorf("the model was told %q, want the whole answer %q", c, whole)
+	}
+	calls := journal(t, ws, workspace.ToolCalled)
+	if len(calls) != 1 || calls[0].Args != `{"damage":3}` || calls[0].Result != `{"success":true,"message":"tor: HP 9 -> 6"}` {
+		t.Errorf("journaled tool calls = %+v, want the arguments and the short result", calls)
+	}
+}

@@ -139,6 +139,10 @@ type Refusal struct {
 	// never encoded: a refusal is shown to people who may not know the
 	// secret (a notice at a player's seat, parley status, the journal).
 	Quote string `json:"-"`
+	// Hint is the end of Reason ("; " and it) that says how to do on
+	// purpose what the message was refused for: to tell a secret, take
+	// it out of its secret part first. Quoted puts the Quote before it.
+	Hint string `json:"-"`
 	// Loop is set when the message is refused to stop a loop between two
 	// programs; the refusal is then ErrLoop (errors.Is).
 	Loop *Loop `json:"loop,omitempty"`
@@ -183,10 +187,17 @@ func (f *Refusal) format(quoting bool) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(p.first())
-		if quoting && p.Quote != "" {
-			fmt.Fprintf(&b, ": %q", p.Quote)
+		if !quoting || p.Quote == "" {
+			b.WriteString(p.first())
+			continue
 		}
+		// The Quote goes after the reason, before its Hint.
+		q, hint := *p, ""
+		if p.Hint != "" && strings.HasSuffix(p.Reason, "; "+p.Hint) {
+			hint = "; " + p.Hint
+			q.Reason = strings.TrimSuffix(p.Reason, hint)
+		}
+		fmt.Fprintf(&b, "%s: %q%s", q.first(), p.Quote, hint)
 	}
 	if f.Left > 0 {
 		fmt.Fprintf(&b, "\n%s", (&mailbox.ParseError{Path: f.File, Err: fmt.Errorf("and %d more %s", f.Left, plural(f.Left, "problem", "problems"))}).Error())

@@ -86,8 +86,10 @@ const (
 	// roll), journaled alike by ToolCall. Agent (who did it), ID (the
 	// message handled; none at the command line), Tool, Args (as the
 	// model wrote them; the command's, as the tool takes them), Result
-	// (the tool's JSON answer), or Reason when the tool failed: every die
-	// rolled and every hit point lost is on record.
+	// (the tool's JSON answer; for an answer that is a whole character
+	// sheet, only what the call changed or read), or Reason when the
+	// tool failed: every die rolled and every hit point lost is on
+	// record.
 	ToolCalled = "tool"
 	// Forwarded: the bridge published a message for an agent that lives
 	// in another workspace, and the stream acknowledged it; the copy moved

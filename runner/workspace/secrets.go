@@ -727,10 +727,17 @@ func (w *Workspace) checkSecrets(m *mailbox.Message, recipients []string) (*Refu
 				// words: it is shown to people who may not know them
 				// (a notice at a player's seat, parley status, the
 				// journal). The words go in Quote, for the sender.
+				//
+				// Telling it on purpose is a choice made in the file:
+				// once the sentence is out of the secret part (the
+				// runner reads the file again when it changes), it is
+				// no secret, and the message goes.
+				hint := fmt.Sprintf("to tell it on purpose, first move the sentence out of the secret part (edit %s), then send the message again", s.file)
 				return &Refusal{
 					Line: m.Payload().Line(p.field), Field: p.field,
-					Reason: fmt.Sprintf("carries %s of %s (%s, the secret part at line %s) to %s, who may not know it", what, whose, s.file, s.part, strings.Join(barred, ", ")),
+					Reason: fmt.Sprintf("carries %s of %s (%s, the secret part at line %s) to %s, who may not know it; %s", what, whose, s.file, s.part, strings.Join(barred, ", "), hint),
 					Quote:  said,
+					Hint:   hint,
 				}, nil
 			}
 		}

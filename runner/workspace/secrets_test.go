@@ -481,3 +481,51 @@ func BenchmarkSecretsGuard(b *testing.B) {
 		}
 	}
 }
+
+// Telling a secret on purpose: the refusal said nothing of how, so a game
+// master who meant to reveal it had no way. It says to move the sentence
+// out of the secret part first, and once it is out, the same message
+// goes. The Quote, for the sender, comes before that hint.
+func TestSecretRevealedOnPurpose(t *testing.T) {
+	cfg, err := ParseConfig(ConfigFile, []byte("skills: [dnd-team]\ncampaign: c\nagents:\n  - gm\n  - {name: aria, role: player, character: tilda}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &Workspace{Root: t.TempDir(), Config: cfg}
+	dir := filepath.Join(ws.Root, CampaignsDir, "c")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	story := filepath.Join(dir, storyState)
+	write := func(text string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(story, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(story, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	then := time.Date(2026, 11, 21, 10, 15, 0, 0, time.UTC)
+	write("# Story\n\n## Current Situation\n\nThe party rests.\n\n## GM Notes (Secret)\n\n- The innkeeper poisoned the well last night.\n", then)
+	m, err := mailbox.Parse([]byte("---\nto: aria\n---\nThe innkeeper poisoned the well last night.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ws.checkSecrets(m, []string{"aria"})
+	if err != nil || r == nil {
+		t.Fatalf("checkSecrets = %v, %v; want refused", r, err)
+	}
+	hint := "; to tell it on purpose, first move the sentence out of the secret part (edit campaigns/c/story-state.md), then send the message again"
+	if !strings.HasSuffix(r.Error(), hint) {
+		t.Errorf("refusal = %q, want it to end %q", r.Error(), hint)
+	}
+	if want := `who may not know it: "The innkeeper poisoned the well last night."` + hint; !strings.HasSuffix(r.Quoted(), want) {
+		t.Errorf("quoted = %q, want it to end %q", r.Quoted(), want)
+	}
+	// Moved out of the secret part, into the story's open part: told.
+	write("# Story\n\n## Current Situation\n\nThe party rests.\n\n- The innkeeper poisoned the well last night.\n\n## GM Notes (Secret)\n\n- None yet.\n", then.Add(time.Second))
+	if r, err := ws.checkSecrets(m, []string{"aria"}); err != nil || r != nil {
+		t.Errorf("after the sentence left the secret part: checkSecrets = %v, %v; want it sent", r, err)
+	}
+}
