@@ -436,3 +436,36 @@ func TestWriteConflict(t *testing.T) {
 		}
 	}
 }
+
+// TestTickKeepsHandEdit: a person saves the plan (a note added by hand)
+// while the orchestrator ticks a step: their save lands after the ticked
+// text was written, before it is renamed into place. The rename used to
+// put the plan as read, ticked, over their note. Tick sees the plan
+// changed, ticks the step in what they saved, and keeps both.
+func TestTickKeepsHandEdit(t *testing.T) {
+	path := writePlan(t, readExample(t))
+	saved := false
+	textfile.BeforeRename = func(p string) {
+		if p != path || saved {
+			return
+		}
+		saved = true
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString("\nA note written by hand.\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { textfile.BeforeRename = nil })
+	p, changed, err := Tick(path, 4)
+	if err != nil || !changed || !p.Step(4).Done {
+		t.Fatalf("Tick(4) = %v, %v; want step 4 ticked", changed, err)
+	}
+	got, _ := os.ReadFile(path)
+	if !bytes.Contains(got, []byte("- [x] **Step 4:")) || !bytes.HasSuffix(got, []byte("\nA note written by hand.\n")) {
+		t.Errorf("the plan lost the tick or the hand's note:\n%s", got)
+	}
+}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -135,33 +135,33 @@ func update(path string, change func(*Plan, []byte) ([]byte, error)) (*Plan, boo
 		return nil, false, err
 	}
 	defer unlock()
-	data, err := os.ReadFile(real)
-	if err != nil {
-		return nil, false, err
-	}
-	// A plan is kept in git: nothing is written into a merge conflict.
-	if err := textfile.CheckConflict(path, data); err != nil {
-		return nil, false, err
-	}
-	p := Parse(path, data)
-	out, err := change(p, data)
-	if err != nil {
-		return nil, false, err
-	}
-	if bytes.Equal(out, data) {
-		return p, false, nil
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := mailbox.WriteFileAtomic(real, out); err != nil {
-		return nil, false, err
-	}
-	if nst, err := os.Stat(real); err == nil && nst.Mode().Perm() != st.Mode().Perm() {
-		if err := os.Chmod(real, st.Mode().Perm()); err != nil {
-			return nil, false, err
+	// A person may be editing the plan meanwhile (their editor takes no
+	// lock): textfile.Edit writes, then compares, and starts again from
+	// their save.
+	var p *Plan
+	var out []byte
+	changed := false
+	err = textfile.Edit(real, func(data []byte) ([]byte, error) {
+		if data == nil {
+			return nil, &fs.PathError{Op: "open", Path: real, Err: fs.ErrNotExist}
 		}
+		// A plan is kept in git: nothing is written into a merge conflict.
+		if err := textfile.CheckConflict(path, data); err != nil {
+			return nil, err
+		}
+		p = Parse(path, data)
+		o, err := change(p, data)
+		if err != nil {
+			return nil, err
+		}
+		out, changed = o, !bytes.Equal(o, data)
+		return o, nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if !changed {
+		return p, false, nil
 	}
 	return Parse(path, out), true, nil
 }
