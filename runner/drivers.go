@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -450,6 +451,12 @@ func (s *sessionDriver) handle(ctx context.Context, d *Delivery) ([][]byte, erro
 	s.sent = len(d.Data)
 	go func() {
 		if err := writeFrame(p.stdin, d.Data); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// Its program exited (startIn stops the write then)
+				// before it read the message, which a process it
+				// started, holding its stdin, does not read either.
+				err = fmt.Errorf("its program exited before it read the message (a process it started holds its stdin): %w", errSessionEnded)
+			}
 			got <- result{err: fmt.Errorf("writing to the session: %w", err)}
 			return
 		}

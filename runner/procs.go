@@ -191,6 +191,11 @@ func startIn(name string, args []string, dir string, env []string, rules *sandbo
 		started <- nil
 		<-recorded // not reaped before: the pid is still the program's
 		p.err = cmd.Wait()
+		// Exited: what is being written to it waits no more, though a
+		// process it started may hold its stdin open and read nothing
+		// (a session's next message, bigger than a pipe holds, waited
+		// so for its timeout).
+		inW.SetWriteDeadline(time.Now())
 		close(p.exited)
 	}()
 	if err := <-started; err != nil {
