@@ -392,7 +392,7 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	if l := f.Stopped(); l != nil {
 		// Refused like any file (it is in rejected/), and said to be a
 		// loop stopped: what `parley log --outcome loop` lists.
-		e.Outcome, e.Agent, e.Note = workspace.LoopStopped, c.agent, fmt.Sprintf("stopped: %s and %s answered each other %d times in a row; parley's notice tells %s, the sender, and every person", l.From, l.With, l.Hops, l.From)
+		e.Outcome, e.Agent, e.Note = workspace.LoopStopped, c.agent, fmt.Sprintf("stopped: %s %s; parley's notice tells %s, the sender, and every person", l.Between(), l.Tally(), l.From)
 	}
 	if m != nil {
 		e.ID, _ = m.Header().Get("id")
