@@ -346,7 +346,9 @@ func (b *batch) take(i int, c candidate, rd *round) {
 			// (git checkout, git stash pop), or written again by hand
 			// (the same words on another turn). Which, parley cannot
 			// tell: it is kept in rejected/, neither sent twice nor lost.
-			r.log.Warn("routed already: same name and content as a message in sent/; kept in rejected/, not sent twice", "agent", c.agent, "file", c.name, "id", id)
+			// Logged as any refusal (reject: "rejected", with the
+			// reason, which names the message), per file only where
+			// refusals are (listedLevel).
 			c.again = true
 			b.reject(i, c, msg, &workspace.Refusal{Reason: routedAlreadyReason(id)})
 			return
