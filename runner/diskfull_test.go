@@ -246,7 +246,7 @@ func TestDiskFullUntilIdleEnds(t *testing.T) {
 func TestStateWrittenAgain(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, "a")
-	s := loadStateBook(ws, time.Now)
+	s := loadStateBook(ws, time.Now, nil)
 	defer s.close()
 	blocker := ws.AgentsPath() + ".tmp"
 	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o755); err != nil { // the write fails

@@ -84,6 +84,13 @@ const LogRetrying = "handling failed; trying again"
 // as it comes.
 const LogUnresponsive = "agent unresponsive"
 
+// LogLate is the message of the runner's log record for an agent that
+// gave no answer by its timeouts: rule while its program is still at work
+// on the message (with the same attributes as LogUnresponsive): it stays
+// working, and is logged unresponsive (LogUnresponsive) once its program
+// is done without an answer. A seat tells it as it tells LogUnresponsive.
+const LogLate = "agent late: its program is still at work on the message"
+
 // toldOfGiveUps reports whether an agent is sent a notice when a message
 // of its is given up: a person's agent (no program plays it), a built-in
 // agent whose handler handles it, or one that lives in another

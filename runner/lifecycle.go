@@ -18,11 +18,19 @@ func (r *Runner) observe(sender string, m *mailbox.Message) string {
 	note := ""
 	if typ == workspace.ShutdownResponse {
 		reason, _ := m.Payload().Get("reason")
-		if approvesShutdown(m) {
+		switch {
+		case approvesShutdown(m) && !r.ws().IsProgram(sender):
+			// A person (or an agent of another workspace): no driver
+			// of this runner's to stop, no run to start it again;
+			// what it is sent waits for it as ever, and its unread
+			// mail is no work a stopped agent left undone.
+			note = fmt.Sprintf("%s approved its shutdown: no program plays it here, so nothing is stopped; messages to it wait in its inbox, as ever", sender)
+			r.state.note(sender, "approved a shutdown request (no program plays it here: nothing is stopped)")
+		case approvesShutdown(m):
 			r.shutDown(sender)
 			note = fmt.Sprintf("%s approved its shutdown: its driver is stopped, messages to it wait in its inbox", sender)
 			r.state.note(sender, "shut down: it approved a shutdown request")
-		} else {
+		default:
 			note = fmt.Sprintf("%s refused to shut down: %s", sender, dash(reason))
 			r.state.note(sender, "refused to shut down: "+dash(reason))
 		}

@@ -201,12 +201,9 @@ func (r *Runner) loopNotice(l *workspace.Loop, a answer, rejected string) *notic
 	if rel, err := filepath.Rel(r.ws().Root, rejected); err == nil {
 		rejected = filepath.ToSlash(rel)
 	}
-	between := l.From + " and " + l.With
-	if l.From == l.With {
-		between = l.From + ", answering itself"
-	}
+	between := l.Between()
 	var b strings.Builder
-	fmt.Fprintf(&b, "parley stopped a loop: %s, programs answering each other, have sent each other %d messages in a row, and %s's answer would have been message %d (hop_limit: %d in %s).\n", between, l.Hops-1, l.From, l.Hops, l.Limit, workspace.ConfigFile)
+	fmt.Fprintf(&b, "parley stopped a loop: %s, programs answering each other, %s (hop_limit: %d in %s).\n", between, l.Tally(), l.Limit, workspace.ConfigFile)
 	fmt.Fprintf(&b, "\nThe answer was not sent: it is in %s, with the reason beside it.\n", rejected)
 	fmt.Fprintf(&b, "\n%s does not see this notice (it is filed in its done/): a program that loops would only answer it.\n", l.From)
 	m, id := r.newNotice(workspace.LoopNotice, to, a.thread, b.String())

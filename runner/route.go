@@ -346,7 +346,9 @@ func (b *batch) take(i int, c candidate, rd *round) {
 			// (git checkout, git stash pop), or written again by hand
 			// (the same words on another turn). Which, parley cannot
 			// tell: it is kept in rejected/, neither sent twice nor lost.
-			r.log.Warn("routed already: same name and content as a message in sent/; kept in rejected/, not sent twice", "agent", c.agent, "file", c.name, "id", id)
+			// Logged as any refusal (reject: "rejected", with the
+			// reason, which names the message), per file only where
+			// refusals are (listedLevel).
 			c.again = true
 			b.reject(i, c, msg, &workspace.Refusal{Reason: routedAlreadyReason(id)})
 			return
@@ -392,7 +394,7 @@ func (b *batch) reject(i int, c candidate, m *mailbox.Message, f *workspace.Refu
 	if l := f.Stopped(); l != nil {
 		// Refused like any file (it is in rejected/), and said to be a
 		// loop stopped: what `parley log --outcome loop` lists.
-		e.Outcome, e.Agent, e.Note = workspace.LoopStopped, c.agent, fmt.Sprintf("stopped: %s and %s answered each other %d times in a row; parley's notice tells %s, the sender, and every person", l.From, l.With, l.Hops, l.From)
+		e.Outcome, e.Agent, e.Note = workspace.LoopStopped, c.agent, fmt.Sprintf("stopped: %s %s; parley's notice tells %s, the sender, and every person", l.Between(), l.Tally(), l.From)
 	}
 	if m != nil {
 		e.ID, _ = m.Header().Get("id")

@@ -521,7 +521,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Runner, error) {
 		nudges:     make(map[string]string),
 		told:       make(map[string]bool),
 		chains:     newChains(),
-		state:      loadStateBook(ws, opts.Now),
+		state:      loadStateBook(ws, opts.Now, opts.Logger),
 	}
 	r.current.Store(ws)
 	r.openFresh(ws)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -24,6 +25,11 @@ import (
 type stateBook struct {
 	path string
 	now  func() time.Time
+	// log says as it happens that an agent did not answer in time:
+	// late while its program is still at work on the message, then
+	// unresponsive once the program is done without an answer (the
+	// change this book makes, as the worker says the program is done).
+	log *slog.Logger
 
 	wmu    sync.Mutex // held while the file is written
 	mu     sync.Mutex
@@ -32,6 +38,15 @@ type stateBook struct {
 	// not answer: it stays unresponsive, whatever else it handles, until
 	// it sends something (spoke).
 	silent map[string]string
+	// late holds, for an agent noted late (its program still at work on
+	// the message it did not answer in time), what the log says of it
+	// when it turns unresponsive: once its program is done without an
+	// answer. Forgotten when it speaks, or the message is given up.
+	late map[string]silence
+	// turned holds the agents late until their program was done, to be
+	// logged unresponsive (turnedUnresponsive) once nothing their
+	// program said waits to be routed: an answer routed takes it back.
+	turned map[string]silence
 	closed bool // no change is written any more
 	// previous is the book the runner before this one left.
 	previous map[string]workspace.AgentRun
@@ -51,8 +66,11 @@ type stateBook struct {
 	writes    atomic.Int64  // how often the file was written
 }
 
-func loadStateBook(ws *workspace.Workspace, now func() time.Time) *stateBook {
-	s := &stateBook{path: ws.AgentsPath(), now: now, agents: map[string]workspace.AgentRun{}, silent: map[string]string{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func loadStateBook(ws *workspace.Workspace, now func() time.Time, log *slog.Logger) *stateBook {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &stateBook{path: ws.AgentsPath(), now: now, log: log, agents: map[string]workspace.AgentRun{}, silent: map[string]string{}, late: map[string]silence{}, turned: map[string]silence{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if data, err := os.ReadFile(s.path); err == nil {
 		_ = json.Unmarshal(data, &s.previous) // a damaged file is rewritten from scratch
 	}
@@ -183,10 +201,19 @@ func (s *stateBook) setLocked(agent, state, message string, attempt int) {
 		s.silent[agent] = message
 	case state == workspace.StateIdle && s.silent[agent] != "":
 		state, message, attempt = workspace.StateUnresponsive, s.silent[agent], 0
+		if x, ok := s.late[agent]; ok {
+			// Late until now: its program is done. Logged unresponsive
+			// once what it said, if anything, is routed and was no
+			// answer (turned).
+			delete(s.late, agent)
+			s.turned[agent] = x
+		}
 	case state == workspace.StateFailed && s.silent[agent] == message:
 		// The message it was late on is given up, and parley says so
 		// (dead/, a notice to its sender): nothing waits for its answer.
 		delete(s.silent, agent)
+		delete(s.late, agent)
+		delete(s.turned, agent)
 	}
 	late := a.Late
 	if (state != workspace.StateWorking && state != workspace.StateRetrying) || message != a.Late {
@@ -217,6 +244,8 @@ func (s *stateBook) spoke(agent string) {
 		return
 	}
 	delete(s.silent, agent)
+	delete(s.late, agent)
+	delete(s.turned, agent)
 	a := s.agents[agent]
 	if strings.HasPrefix(a.Note, lateNote(message)+" ") || a.Late != "" {
 		// It answered, late: the note that it did not is taken back.
@@ -234,18 +263,60 @@ func (s *stateBook) spoke(agent string) {
 	}
 }
 
+// turnedUnresponsive logs unresponsive each agent that was late until
+// its program was done (turned) and has no answer of its program's
+// waiting to be routed (routing reports whether what the agent's
+// program said waits for the router): one that answered, late, is no
+// longer silent (spoke), and is never logged unresponsive. Called by
+// the router, which routes those answers.
+func (s *stateBook) turnedUnresponsive(routing func(agent string) bool) {
+	s.mu.Lock()
+	agents := make([]string, 0, len(s.turned))
+	for agent := range s.turned {
+		agents = append(agents, agent)
+	}
+	s.mu.Unlock()
+	for _, agent := range agents {
+		if routing(agent) {
+			continue
+		}
+		s.mu.Lock()
+		x, ok := s.turned[agent]
+		delete(s.turned, agent)
+		s.mu.Unlock()
+		if ok {
+			s.log.Warn(LogUnresponsive, x.attrs()...)
+		}
+	}
+}
+
 // silence is an agent marked unresponsive: the message it did not
-// answer, and the note that says so.
-type silence struct{ agent, message, note string }
+// answer, the rule of timeouts: that awaited the answer (as the log
+// names it), and the note that says so.
+type silence struct{ agent, message, policy, note string }
+
+// attrs are what the log says of a silence.
+func (x silence) attrs() []any {
+	return []any{"agent", x.agent, "message", x.message, "policy", x.policy, "note", x.note}
+}
 
 // setAwaited notes the replies the runner awaits (of every agent; none
 // for an agent not among them), and the agents marked unresponsive as
-// their waits ended (see setNoted), in one change.
+// their waits ended (see setNoted), in one change. It logs each: an
+// agent whose program is still at work on the message is late (it stays
+// working), and is logged unresponsive once its program is done
+// without an answer.
 func (s *stateBook) setAwaited(awaited []workspace.Awaited, silent ...silence) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, x := range silent {
 		s.setNotedLocked(x.agent, workspace.StateUnresponsive, x.message, x.note)
+		if s.agents[x.agent].Late == x.message {
+			s.late[x.agent] = x
+			s.log.Warn(LogLate, x.attrs()...)
+		} else {
+			s.log.Warn(LogUnresponsive, x.attrs()...)
+		}
 	}
 	by := map[string][]workspace.Awaited{}
 	for _, a := range awaited {

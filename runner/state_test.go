@@ -16,7 +16,7 @@ import (
 // idle again once it sends something.
 func TestUnresponsiveSticks(t *testing.T) {
 	ws := newWorkspace(t, "lead")
-	s := loadStateBook(ws, time.Now)
+	s := loadStateBook(ws, time.Now, nil)
 	defer s.close()
 	s.set("mute", workspace.StateUnresponsive, "ask-1")
 	s.set("mute", workspace.StateWorking, "nudge-1")
@@ -42,7 +42,7 @@ func TestUnresponsiveSticks(t *testing.T) {
 // last change is in the file once the runner stops.
 func TestStateBookCoalesces(t *testing.T) {
 	ws := newWorkspace(t, "worker")
-	s := loadStateBook(ws, time.Now)
+	s := loadStateBook(ws, time.Now, nil)
 	start := time.Now()
 	base := s.writes.Load() // the book a runner starts with
 	const changes = 40
@@ -70,7 +70,7 @@ func TestStateBookCoalesces(t *testing.T) {
 // every first one), and forgets it once the agent is idle.
 func TestStateBookAttempt(t *testing.T) {
 	ws := newWorkspace(t, "lead")
-	s := loadStateBook(ws, time.Now)
+	s := loadStateBook(ws, time.Now, nil)
 	s.setAttempt("tor", workspace.StateWorking, "m-1", 1)
 	s.setAttempt("tor", workspace.StateRetrying, "m-1", 1)
 	s.setAttempt("tor", workspace.StateWorking, "m-1", 2)
@@ -83,7 +83,7 @@ func TestStateBookAttempt(t *testing.T) {
 	if a := runs["tor"]; a.State != workspace.StateRetrying || a.Message != "m-1" || a.Attempt != 2 {
 		t.Errorf("agents.json after a second failure: %+v, want retrying m-1, attempt 2", a)
 	}
-	s = loadStateBook(ws, time.Now)
+	s = loadStateBook(ws, time.Now, nil)
 	s.setAttempt("tor", workspace.StateRetrying, "m-1", 2)
 	s.set("tor", workspace.StateIdle, "")
 	if a := s.run("tor"); a.Attempt != 0 {
@@ -101,7 +101,7 @@ func TestStateBookAttempt(t *testing.T) {
 // ever.
 func TestStateBookHolding(t *testing.T) {
 	ws := newWorkspace(t, "lead")
-	s := loadStateBook(ws, time.Now)
+	s := loadStateBook(ws, time.Now, nil)
 	s.setAttempt("tor", workspace.StateWorking, "m-1", 1)
 	s.retrying("tor", "m-1", 1, "exit code 3: broken")
 	s.holding("tor", "m-1") // the stage cannot be opened: disk full
@@ -115,7 +115,7 @@ func TestStateBookHolding(t *testing.T) {
 	if a := runs["tor"]; a.State != workspace.StateRetrying || a.Message != "m-1" || a.Attempt != 1 || a.Failed != "exit code 3: broken" {
 		t.Errorf("agents.json while holding after a failure: %+v, want retrying m-1, attempt 1, failed \"exit code 3: broken\"", a)
 	}
-	s = loadStateBook(ws, time.Now)
+	s = loadStateBook(ws, time.Now, nil)
 	if n, why := s.failedBefore("tor", "m-1"); n != 1 || why != "exit code 3: broken" {
 		t.Errorf("failedBefore after a restart = %d, %q; want 1, \"exit code 3: broken\"", n, why)
 	}
@@ -133,7 +133,7 @@ func TestStateBookHolding(t *testing.T) {
 // whose program had ended.
 func TestStateBookFlush(t *testing.T) {
 	ws := newWorkspace(t, "worker")
-	s := loadStateBook(ws, time.Now)
+	s := loadStateBook(ws, time.Now, nil)
 	defer s.close()
 	read := func() workspace.AgentRun { return bookOf(t, ws)["worker"] }
 	for i := range 20 {
@@ -159,7 +159,7 @@ func TestStateBookFlush(t *testing.T) {
 // message handled without one does not make it unresponsive.
 func TestLateWhileBusy(t *testing.T) {
 	ws := newWorkspace(t, "lead")
-	s := loadStateBook(ws, time.Now)
+	s := loadStateBook(ws, time.Now, nil)
 	defer s.close()
 	check := func(what, state, late string) {
 		t.Helper()
@@ -219,7 +219,7 @@ func bookOf(t *testing.T, ws *workspace.Workspace) map[string]workspace.AgentRun
 // then misread what was there.
 func TestNoteOver(t *testing.T) {
 	ws := newWorkspace(t, "gm")
-	s := loadStateBook(ws, time.Now)
+	s := loadStateBook(ws, time.Now, nil)
 	defer s.close()
 	s.noteOver("gm", "no usage figures", "")
 	if got := s.run("gm").Note; got != "no usage figures" {
@@ -242,7 +242,7 @@ func TestNoteOver(t *testing.T) {
 // nothing, and the silent agent was never nudged.
 func TestWaitBegunWrittenAtOnce(t *testing.T) {
 	ws := newWorkspace(t, "gm", "p1", "p2")
-	r := &Runner{state: loadStateBook(ws, time.Now)}
+	r := &Runner{state: loadStateBook(ws, time.Now, nil)}
 	defer r.state.close()
 	rule := &workspace.Timeout{Key: "timeouts[0]", To: []string{"p1", "p2"}, After: time.Hour}
 	wait := func(agent, id string) *expectation {

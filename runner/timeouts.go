@@ -20,7 +20,7 @@ type expectation struct {
 	deadline time.Time
 	nudged   bool
 	nudge    string // the id of the nudge sent
-	unsent   string // why its nudge could not be sent
+	unsent   string // why its nudge could not be sent, on one line
 	told     bool   // the run said it waits for it (tellAwaited)
 	// finished is where a program agent's worker had put the message
 	// (done/ or dead/) before the reply was expected: a worker may take
@@ -91,6 +91,9 @@ func (r *Runner) checkDeadlines() {
 	nudged := false
 	var silent []silence // marked unresponsive, with the waits that are left, in one change of the book
 	defer func() { r.saveAwaited(nudged, silent...) }()
+	// A late agent whose program is done: unresponsive, unless what it
+	// said, still to be routed, answers.
+	r.state.turnedUnresponsive(func(agent string) bool { return len(r.chains.published(agent)) > 0 })
 	now := r.opts.Now()
 	finished := r.takeFinished()
 	kept := r.expected[:0]
@@ -119,8 +122,8 @@ func (r *Runner) checkDeadlines() {
 		}
 		if !e.nudged && e.policy.Nudge != nil {
 			if err := r.nudge(e); err != nil {
-				e.unsent = err.Error()
-				r.log.Error("the nudge was not sent", "agent", e.agent, "by", e.waiting, "err", err)
+				e.unsent = oneLine(err)
+				r.log.Error("the nudge was not sent", "agent", e.agent, "by", e.waiting, "err", e.unsent)
 			}
 			e.nudged, nudged = true, true
 			e.deadline = now.Add(e.policy.After)
@@ -134,10 +137,18 @@ func (r *Runner) checkDeadlines() {
 		case e.nudged:
 			note += ", nor after a nudge"
 		}
-		silent = append(silent, silence{agent: e.agent, message: e.message, note: note})
-		r.log.Warn(LogUnresponsive, "agent", e.agent, "message", e.message, "policy", e.policy.Key, "note", note)
+		// Logged by the state book, which decides whether the agent
+		// is unresponsive, or late while its program is at work.
+		silent = append(silent, silence{agent: e.agent, message: e.message, policy: e.policy.Key, note: note})
 	}
 	r.expected = kept
+}
+
+// oneLine writes an error on one line: a refusal lists each of its
+// problems on a line of its own (workspace.Refusal.Error), which a note
+// of parley status, one line, joins with "; ".
+func oneLine(err error) string {
+	return strings.Join(strings.Split(strings.TrimRight(err.Error(), "\n"), "\n"), "; ")
 }
 
 // lateNote is how the note of an agent marked unresponsive begins: the
@@ -287,7 +298,7 @@ func (r *Runner) awaitedList() []workspace.Awaited {
 	as := make([]workspace.Awaited, 0, len(r.expected))
 	for _, e := range r.expected {
 		as = append(as, workspace.Awaited{Agent: e.agent, Message: e.message, Type: workspace.TypeOf(e.asked),
-			From: e.waiting, Until: e.deadline.UTC(), After: e.policy.After, Policy: e.policy.Key, Rule: e.policy.Rule(), Nudged: e.nudged, Nudge: e.nudge})
+			From: e.waiting, Until: e.deadline.UTC(), After: e.policy.After, Policy: e.policy.Key, Rule: e.policy.Rule(), Nudged: e.nudged, Nudge: e.nudge, Unsent: e.unsent})
 	}
 	slices.SortStableFunc(as, func(a, b workspace.Awaited) int { return a.Until.Compare(b.Until) })
 	return as
@@ -346,7 +357,7 @@ func (r *Runner) takeUpWaits() {
 				r.log.Warn("a reply awaited before is awaited no more: its rule of timeouts: was removed or changed, or awaits it no more", "agent", agent, "message", a.Message, "policy", a.Policy)
 				continue
 			}
-			e := &expectation{agent: agent, waiting: a.From, message: a.Message, asked: m, policy: p, deadline: a.Until, nudged: a.Nudged, nudge: a.Nudge}
+			e := &expectation{agent: agent, waiting: a.From, message: a.Message, asked: m, policy: p, deadline: a.Until, nudged: a.Nudged, nudge: a.Nudge, unsent: a.Unsent}
 			if _, ok := r.nudges[a.Nudge]; ok {
 				r.nudges[a.Nudge] = nudgeNote(e)
 			}

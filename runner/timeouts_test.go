@@ -147,3 +147,70 @@ func TestTakenUpUnderItsRule(t *testing.T) {
 		})
 	}
 }
+
+// TestNudgeRefusedAwaited: a nudge the one waiting may not send (in
+// dnd-team, CONTEXT_REFRESH is the team lead's, and here the gm waits) is
+// not sent, and the wait that goes on said "after a nudge" in parley
+// status until the agent was marked unresponsive; its reason, two
+// problems, was written with a "\n" between them on the one line of a
+// note. Now the wait says at once that the nudge was not sent, and why,
+// on one line, and so does the note; a runner that takes up the wait
+// says so too, not "nor after a nudge".
+func TestNudgeRefusedAwaited(t *testing.T) {
+	const config = `skills: [dnd-team]
+agents:
+  - gm
+  - {name: aria, role: player}
+timeouts:
+  - match: {type: GM_TO_PLAYER}
+    after: 1m
+    nudge:
+      type: CONTEXT_REFRESH
+      body: Are you still with us?
+`
+	ws := newWorkspace(t, "gm", "aria")
+	asked := send(t, ws, "gm", "aria", "What do you do?", "type", "GM_TO_PLAYER", "request_type", "QUICK_REACTION", "scene_number", `"001"`, "scene_slug", "inn")
+	if _, err := runIdle(t, ws, Options{}); err != nil { // delivered, no timeouts yet
+		t.Fatal(err)
+	}
+	ws = reconfigure(t, ws, config)
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	r, err := Open(ws, Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readMessage(t, ws.Mailbox("aria").Path(mailbox.Inbox, mailbox.FileName(asked)))
+	r.expectReplies("gm", m, []string{"aria"})
+	now = now.Add(61 * time.Second)
+	r.checkDeadlines() // the nudge is refused
+	aw := r.state.run("aria").Awaited
+	if len(aw) != 1 {
+		t.Fatalf("aria's awaited = %+v, want the one wait", aw)
+	}
+	text := aw[0].Text(now)
+	for _, want := range []string{"its nudge was not sent: ", "may not send [CONTEXT_REFRESH]", "; the nudge: campaign: missing"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Awaited.Text = %q, want it to say %q", text, want)
+		}
+	}
+	if strings.Contains(text, "after a nudge") || strings.Contains(aw[0].Unsent, "\n") || strings.Contains(text, `\n`) {
+		t.Errorf("Awaited.Text = %q (unsent %q), want no \"after a nudge\", on one line", text, aw[0].Unsent)
+	}
+	r.Close()
+
+	// The next runner takes the wait up, and marks aria unresponsive.
+	r, err = Open(ws, Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if aw := r.state.run("aria").Awaited; len(aw) != 1 || aw[0].Unsent == "" {
+		t.Fatalf("aria's awaited, taken up = %+v, want the wait, its nudge not sent", aw)
+	}
+	now = now.Add(61 * time.Second)
+	r.checkDeadlines()
+	run := r.state.run("aria")
+	if run.State != workspace.StateUnresponsive || !strings.Contains(run.Note, "; its nudge was not sent: ") || strings.Contains(run.Note, "nor after a nudge") || strings.Contains(run.Note, "\n") {
+		t.Errorf("aria = %+v, want unresponsive, its note saying on one line that its nudge was not sent", run)
+	}
+}

@@ -142,7 +142,7 @@ func (s *seat) startBridge(ctx context.Context, r *runner.Runner) (func(), error
 // on stderr. With --verbose it is the log parley run writes, every
 // record as it is. Else the seat's screen shows no raw log line: the
 // records the seat tells the person in words of its own are left out (a
-// message given up, tellGivenUp; an agent unresponsive, tellTable; a
+// message given up, tellGivenUp; an agent unresponsive, or late, tellTable; a
 // message tried again, told by tellRetrying as tellsRetry says: the give-up notice
 // says how often it was tried and why it failed, and parley status and
 // the dead/ reason file keep the details); any other is said in a line
@@ -179,7 +179,7 @@ func (h toldBySeat) Handle(ctx context.Context, r slog.Record) error {
 			h.retrying(agent, id, attempt)
 		}
 		return nil
-	case runner.LogUnresponsive:
+	case runner.LogUnresponsive, runner.LogLate:
 		attrs := recordAttrs(r)
 		if agent := attrs["agent"]; h.unresponsive != nil && agent != "" {
 			h.unresponsive(agent, attrs["note"])

@@ -82,8 +82,13 @@ type Awaited struct {
 	Policy  string        `json:"policy"` // the rule, as the log names it (timeouts[0])
 	// Rule is all the rule is (Timeout.Rule): the next runner takes the
 	// wait up under the rule that is the same, wherever it is now.
-	Rule   string `json:"rule,omitempty"`
-	Nudged bool   `json:"nudged,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// Nudged is set once the agent's nudge is due and was sent, or
+	// refused (Unsent): either way it is not tried again.
+	Nudged bool `json:"nudged,omitempty"`
+	// Unsent is why the nudge was not sent: refused, as a message of the
+	// one waiting, by the protocol; one line, each problem after a "; ".
+	Unsent string `json:"unsent,omitempty"`
 	// Nudge is the id of the nudge sent: a runner that takes up the
 	// wait knows it for parley's when it routes it (it is never itself
 	// waited on).
@@ -158,17 +163,22 @@ func (w *Workspace) AgentRuns() (map[string]AgentRun, error) {
 // Text says of a reply awaited from an agent who awaits it, and until
 // when, as parley status and the web view show it: "gm awaits its answer
 // to ID until 15:04:05 (in 1m20s; timeouts: after 2m)", "due now, after
-// a nudge" once nudged and due.
+// a nudge" once nudged and due; of a nudge refused, that it was not sent,
+// and why, never "after a nudge".
 func (a Awaited) Text(now time.Time) string {
 	due := "due now"
 	if d := a.Until.Sub(now).Round(time.Second); d > 0 {
 		due = "in " + ShortDuration(d)
 	}
-	if a.Nudged {
+	if a.Nudged && a.Unsent == "" {
 		due += ", after a nudge"
 	}
-	return fmt.Sprintf("%s awaits its answer to %s until %s (%s; timeouts: after %s)",
+	text := fmt.Sprintf("%s awaits its answer to %s until %s (%s; timeouts: after %s)",
 		visible.Line(a.From), visible.Line(a.Message), a.Until.Local().Format("15:04:05"), due, ShortDuration(a.After))
+	if a.Unsent != "" {
+		text += "; its nudge was not sent: " + visible.Line(a.Unsent)
+	}
+	return text
 }
 
 // ShortDuration writes d as parley.yaml does: 10m, 1h30m, 45s.

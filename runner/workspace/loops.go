@@ -149,6 +149,27 @@ func (w *Workspace) checkLoop(in Input, m *mailbox.Message, recipients []string)
 	return hops, nil
 }
 
+// Sent returns how many messages in a row From and With sent each other
+// before the one stopped: Hops counts that one too. The notice of the
+// loop and the journal's line say this count (Tally).
+func (l *Loop) Sent() int { return l.Hops - 1 }
+
+// Tally says how far the loop went, as parley's notice and the journal
+// say it: "have sent each other 3 messages in a row, and ping's answer
+// would have been message 4".
+func (l *Loop) Tally() string {
+	return fmt.Sprintf("have sent each other %d %s in a row, and %s's answer would have been message %d", l.Sent(), plural(l.Sent(), "message", "messages"), l.From, l.Hops)
+}
+
+// Between names the two, as the notice and the journal do: "ping and
+// pong", or "ping, answering itself".
+func (l *Loop) Between() string {
+	if l.From == l.With {
+		return l.From + ", answering itself"
+	}
+	return l.From + " and " + l.With
+}
+
 func (l *Loop) reason() string {
 	between := l.From + " and " + l.With
 	if l.From == l.With {

@@ -95,7 +95,8 @@ func (s AgentStatus) Shown() string {
 // with a runner, what it says (run, when ran); without one, "-" for an
 // agent a program plays (nothing runs it now), else idle; an agent that
 // did not answer in time is unresponsive either way, as the next runner
-// keeps it until it speaks (AgentRun.Silent); a person's agent with
+// keeps it until it speaks (AgentRun.Silent; Status passes run as not
+// silent when, with no runner, it wrote to its outbox since); a person's agent with
 // messages in its inbox, and nothing else to say, is waiting.
 func stateShown(a Agent, run AgentRun, ran, running bool, inbox int) string {
 	state := StateIdle
@@ -155,6 +156,7 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		if ran && !running && run.Note != "" {
 			s.Note = run.Note + " (last run)"
 		}
+		answered := false // silent in the last run, its answer since waits in its outbox
 		if ran && !running {
 			// What the next runner takes up: the waits whose rule is
 			// still there.
@@ -200,7 +202,6 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 		if a.Remote != "" {
 			s.Forwarded = s.Done // a copy forwarded moves to done/
 		}
-		s.State = stateShown(a, run, ran, running, s.Inbox)
 		for _, p := range []struct {
 			state string
 			n     *int
@@ -233,6 +234,9 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 			} else if base, ok := mailbox.ReasonOf(n, func(b string) bool { return slices.Contains(names, b) }); !ok {
 				if _, stray := box.StrayReason(n); !stray {
 					s.Outbox++ // a message, as the router takes it (a stray reason it removes)
+					if ran && !running && run.Silent() != "" && !answered {
+						answered = writtenAfter(box.Path(mailbox.Outbox, n), run.Since)
+					}
 					if lock, ok := box.EditorLock(mailbox.Outbox, n); ok {
 						s.Editing = append(s.Editing, Edited{Path: filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, n), Lock: lock})
 					}
@@ -242,9 +246,24 @@ func (w *Workspace) Status(opts StatusOptions) ([]AgentStatus, error) {
 				s.Held = append(s.Held, Problem{Agent: a.Name, Path: filepath.Join(MailboxesDir, a.Name, mailbox.Outbox, base), Reason: reason})
 			}
 		}
+		if answered {
+			// Anything it sends is an answer, and counts once a run
+			// routes it; with no runner, status counts it already, and
+			// says it waits.
+			run.State, run.Late = StateIdle, ""
+			s.Message, s.Since = "", time.Time{}
+			s.Note = fmt.Sprintf("it did not answer in time in the last run (%s); what it wrote since waits in its outbox, for the next run to route: its answer", run.Note)
+		}
+		s.State = stateShown(a, run, ran, running, s.Inbox)
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// writtenAfter reports whether the file at path was written after t.
+func writtenAfter(path string, t time.Time) bool {
+	info, err := os.Lstat(path)
+	return err == nil && info.ModTime().After(t)
 }
 
 // Edited is a message an editor has open: its path, relative to the
