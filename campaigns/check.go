@@ -452,3 +452,51 @@ func (c *Campaign) Party() (delta.Party, error) {
 	}
 	return p, nil
 }
+
+// Conflicts returns the markdown files of the workspace's campaigns that
+// hold an unresolved merge conflict, each as a *textfile.ConflictError
+// whose Path is relative to the workspace (slash-separated) and whose
+// Line is the conflict's first: what Check says of conflicts, for every
+// campaign at once and without the rest of Check, so that `parley
+// status` can say it. tmp/ (the deltas being written) and dot
+// directories are passed over, and so is a file that cannot be read.
+func Conflicts(workspace string) ([]*textfile.ConflictError, error) {
+	names, err := List(workspace)
+	if err != nil {
+		return nil, err
+	}
+	var out []*textfile.ConflictError
+	for _, name := range names {
+		root := filepath.Join(workspace, Dir, name)
+		err := filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
+			if err != nil {
+				if path == root {
+					return err
+				}
+				return nil // a directory that cannot be read: Check says so
+			}
+			if de.IsDir() {
+				if path != root && (de.Name() == TmpDir || strings.HasPrefix(de.Name(), ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".md") {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil
+			}
+			if line, ok := textfile.Conflict(data); ok {
+				rel, _ := filepath.Rel(workspace, path)
+				out = append(out, &textfile.ConflictError{Path: filepath.ToSlash(rel), Line: line})
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
