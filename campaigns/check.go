@@ -230,9 +230,13 @@ func (c *Campaign) checkParty(add func(string, Status, string)) error {
 			add(PartyDir+"/"+j, Warning, fmt.Sprintf("a journal without a sheet: no party/%s.md", who))
 			continue
 		}
-		n, err := countEntries(c.Path(PartyDir, j))
+		n, runTogether, err := countEntries(c.Path(PartyDir, j))
 		if err != nil {
 			add(PartyDir+"/"+j, Malformed, err.Error())
+			continue
+		}
+		if len(runTogether) > 0 {
+			add(PartyDir+"/"+j, Warning, plural(n, "entry")+"; "+strings.Join(runTogether, "; "))
 			continue
 		}
 		add(PartyDir+"/"+j, OK, plural(n, "entry"))
@@ -375,22 +379,46 @@ func missingSections(name string, data []byte) []string {
 	return lost
 }
 
-// countEntries counts the "## " entries of a journal.
-func countEntries(path string) (int, error) {
+// countEntries counts the "## " entries of a journal, and says, by
+// line, where two entries run together, as git's union merge leaves them
+// when the two sides' new entries share a line: a heading right after a
+// line that is not blank, or a part (**How I feel:**) twice in one entry.
+func countEntries(path string) (int, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer f.Close()
 	n := 0
+	var said []string
+	var prev []byte             // the line before
+	entry := 0                  // the line of the entry's heading
+	labels := map[string]bool{} // the labels of the entry's parts so far
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if bytes.HasPrefix(sc.Bytes(), []byte("## ")) {
+	for line := 1; sc.Scan(); line++ {
+		l := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+		switch {
+		case bytes.HasPrefix(l, []byte("## ")):
 			n++
+			if line > 1 && len(bytes.TrimSpace(prev)) > 0 {
+				said = append(said, fmt.Sprintf("line %d: the entry's heading follows line %d with no blank line between: two entries run together (a git merge?): put a blank line before it, and look for a line one lost", line, line-1))
+			}
+			entry = line
+			clear(labels)
+		case entry > 0 && bytes.HasPrefix(l, []byte("**")):
+			label, _, ok := bytes.Cut(l[2:], []byte(":**"))
+			if !ok {
+				break
+			}
+			if labels[string(label)] {
+				said = append(said, fmt.Sprintf("line %d: a second **%s:** in the entry of line %d: two entries run together (a git merge?)", line, label, entry))
+			}
+			labels[string(label)] = true
 		}
+		prev = append(prev[:0], l...)
 	}
-	return n, sc.Err()
+	return n, said, sc.Err()
 }
 
 // countFiles counts the files with a suffix in a directory.
@@ -451,4 +479,52 @@ func (c *Campaign) Party() (delta.Party, error) {
 		}
 	}
 	return p, nil
+}
+
+// Conflicts returns the markdown files of the workspace's campaigns that
+// hold an unresolved merge conflict, each as a *textfile.ConflictError
+// whose Path is relative to the workspace (slash-separated) and whose
+// Line is the conflict's first: what Check says of conflicts, for every
+// campaign at once and without the rest of Check, so that `parley
+// status` can say it. tmp/ (the deltas being written) and dot
+// directories are passed over, and so is a file that cannot be read.
+func Conflicts(workspace string) ([]*textfile.ConflictError, error) {
+	names, err := List(workspace)
+	if err != nil {
+		return nil, err
+	}
+	var out []*textfile.ConflictError
+	for _, name := range names {
+		root := filepath.Join(workspace, Dir, name)
+		err := filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
+			if err != nil {
+				if path == root {
+					return err
+				}
+				return nil // a directory that cannot be read: Check says so
+			}
+			if de.IsDir() {
+				if path != root && (de.Name() == TmpDir || strings.HasPrefix(de.Name(), ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".md") {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil
+			}
+			if line, ok := textfile.Conflict(data); ok {
+				rel, _ := filepath.Rel(workspace, path)
+				out = append(out, &textfile.ConflictError{Path: filepath.ToSlash(rel), Line: line})
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }

@@ -2,8 +2,10 @@ package campaigns
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/parley-dev/parley/internal/textfile"
@@ -15,7 +17,8 @@ import (
 // underlined with ======= is no conflict. A scene whose frontmatter
 // reads was "ok" (a tryout: two clones told the same scene).
 func TestCheckConflicts(t *testing.T) {
-	c, err := New(t.TempDir(), "the-test")
+	ws := t.TempDir()
+	c, err := New(ws, "the-test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +57,20 @@ func TestCheckConflicts(t *testing.T) {
 	}
 	if r.OK() {
 		t.Error("the check passed")
+	}
+	// Conflicts, for parley status (which said nothing of them): the
+	// same files, and lines, named from the workspace.
+	cs, err := Conflicts(ws)
+	if err != nil {
+		t.Fatalf("Conflicts() = %v", err)
+	}
+	var gotc []string
+	for _, ce := range cs {
+		gotc = append(gotc, fmt.Sprintf("%s:%d", ce.Path, ce.Line))
+	}
+	wantc := []string{"campaigns/the-test/decision-log.md:1", "campaigns/the-test/npcs/mirsk.md:2", "campaigns/the-test/party/tor-journal.md:3", "campaigns/the-test/party/tor.md:8", "campaigns/the-test/scenes/001-x.md:7"}
+	if !slices.Equal(gotc, wantc) {
+		t.Errorf("Conflicts() = %q, want %q", gotc, wantc)
 	}
 }
 

@@ -200,13 +200,31 @@ func (e *ScratchError) Error() string {
 	return "a scratch name (a dot file, or one ending in .tmp, ~ or a swap suffix), which parley never sends: write a message under a plain name such as answer.md"
 }
 
+// ErrStageRemoved is the error Take returns when the stage's directory
+// was removed while its program ran: a program that runs `git clean
+// -fdX` (a coding agent clearing build output) removes every git-ignored
+// tmp/, its PARLEY_OUTBOX with it. What the program wrote there before is
+// lost; Take has made the directory again, so the stage takes the rest of
+// the answers (what the program printed) as before.
+var ErrStageRemoved = errors.New("removed while the program ran (git clean -X?)")
+
 // Take reads and removes the files a program wrote into the stage
 // itself, in name order. A file that cannot be sent — a scratch name
 // (IsScratch), over max bytes, not a regular file — is returned with
 // Output.Err set and left in the stage, unread, for Refuse: one such file
-// does not keep the others from being sent.
+// does not keep the others from being sent. A stage whose directory is
+// gone is made again, and Take returns an error wrapping ErrStageRemoved
+// (and no files): the stage can still be used.
 func (st *Stage) Take(max int64) ([]Output, error) {
 	des, err := os.ReadDir(st.Path())
+	if errors.Is(err, fs.ErrNotExist) && !st.committed {
+		clear(st.synced)
+		// MkdirAll: tmp/ itself is gone too, most often.
+		if err := os.MkdirAll(st.Path(), 0o755); err != nil {
+			return nil, fmt.Errorf("%s was removed while the program ran (git clean -X?), and cannot be made again: %w", st.Path(), err)
+		}
+		return nil, fmt.Errorf("%s was %w", st.Path(), ErrStageRemoved)
+	}
 	if err != nil {
 		return nil, err
 	}

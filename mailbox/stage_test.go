@@ -718,3 +718,39 @@ func TestStageCommitSyncFails(t *testing.T) {
 		})
 	}
 }
+
+// TestStageRemovedWhileRunning: a program that runs `git clean -fdX`
+// removes tmp/, its stage with it. Take failed with "open .../tmp/ID.out:
+// no such file or directory", and the message was handled again (the
+// program run again) and given up. Take now makes the stage again and
+// says it was removed (ErrStageRemoved); the answers added after are
+// committed and published.
+func TestStageRemovedWhileRunning(t *testing.T) {
+	d, s := newDir(t)
+	claimed(t, d, s, id1)
+	st := d.Stage(id1, s)
+	if err := st.Open(); err != nil {
+		t.Fatalf("Open() = %v", err)
+	}
+	writeTestFile(t, filepath.Join(st.Path(), "lost.md"), "written before the clean")
+	if err := os.RemoveAll(d.Path(Tmp, "")); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := st.Take(1 << 20)
+	if !errors.Is(err, ErrStageRemoved) || len(taken) != 0 {
+		t.Fatalf("Take() = %q, %v, want nothing, ErrStageRemoved", strs(taken), err)
+	}
+	if err := st.Add(FileName(out1), []byte("printed")); err != nil {
+		t.Fatalf("Add() after the stage was removed = %v", err)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatalf("Commit() = %v", err)
+	}
+	if n, err := st.Publish(); err != nil || n != 1 {
+		t.Fatalf("Publish() = %d, %v, want 1, nil", n, err)
+	}
+	want := map[string][]string{Outbox: {FileName(out1)}, Done: {FileName(id1)}, Tmp: {"spare.out"}}
+	if diff := cmp.Diff(want, tree(t, d)); diff != "" {
+		t.Errorf("after Publish (-want +got):\n%s", diff)
+	}
+}

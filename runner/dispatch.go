@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -818,11 +819,29 @@ func handledNote(d driver) string {
 // journal's line of the message handled says it (parley log showed
 // "attempt 2" and never why the first failed). driverNote is what the
 // driver has to say of the handling (see handledNote).
-func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int, failed error, driverNote string) error {
+func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in *mailbox.Message, frames [][]byte, attempt int, failed error, driverNote string) (err error) {
+	defer func() {
+		// The stage, or tmp/, went while its answers were staged (a
+		// program's `git clean -fdX` left running): the reason says so,
+		// not only "no such file or directory".
+		if err != nil && errors.Is(err, fs.ErrNotExist) && !stage.Ready() {
+			err = fmt.Errorf("%w (%s was removed while the agent was handled: git clean -X?)", err, mailboxPath(w.agent.Name, mailbox.Tmp, ""))
+		}
+	}()
 	ids := &mailbox.IDs{Now: w.r.opts.Now}
+	var notes []string // for the journal: what the runner has to say of the handling
 	// Files the program wrote into its outbox (the stage) first, in name
 	// order, then what it printed.
 	taken, err := stage.Take(w.r.ws().Config.Router.MaxMessageSize)
+	if errors.Is(err, mailbox.ErrStageRemoved) {
+		// Its PARLEY_OUTBOX was removed while it ran (a program that
+		// runs `git clean -fdX`): what it printed is sent all the same,
+		// but what it wrote there before is lost, and it is said.
+		why := fmt.Sprintf("its PARLEY_OUTBOX (%s) was removed while its program ran (git clean -X?): what it printed is sent, files it wrote there before were lost", mailboxPath(w.agent.Name, mailbox.Tmp, filepath.Base(stage.Path())))
+		w.r.log.Warn("an agent's outbox was removed while it ran", "agent", w.agent.Name, "id", id, "why", why)
+		notes = append(notes, why)
+		taken, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -852,9 +871,9 @@ func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in
 	var names []string
 	stopping := false
 	given := make(map[string]string) // id -> the output that has it
-	var notes []string               // for the journal: outputs sent as plain text that look like messages
 	if failed != nil {
-		notes = append(notes, fmt.Sprintf("attempt %d failed: %s", attempt-1, failed))
+		// First: it happened first.
+		notes = append([]string{fmt.Sprintf("attempt %d failed: %s", attempt-1, failed)}, notes...)
 	}
 	printed := 0
 	for i, o := range outputs {

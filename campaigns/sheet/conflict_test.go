@@ -27,7 +27,15 @@ func TestConflictNotWritten(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Line != 9 {
 		t.Errorf("Update = %v, want a conflict at line 9", err)
 	}
-	d, err := sheet.Read(path)
+	// Nor read: its values are either side's (a tryout: character show
+	// and get_character_stats said one side's hit points).
+	if _, err := sheet.Read(path); !errors.As(err, &ce) || ce.Line != 9 {
+		t.Errorf("Read = %v, want a conflict at line 9", err)
+	}
+	if _, err := sheet.Inspect(path); !errors.As(err, &ce) || ce.Line != 9 {
+		t.Errorf("Inspect = %v, want a conflict at line 9", err)
+	}
+	d, err := sheet.Parse(path, []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,10 +287,16 @@ type Doc struct {
 	base []byte // what the file held when read or last saved
 }
 
-// Read reads and parses the sheet at path.
+// Read reads and parses the sheet at path. A sheet git left a merge
+// conflict in is not read: its values are one side's or the other's, a
+// number nobody chose, so Read returns a *textfile.ConflictError naming
+// the file and the line of the conflict (errors.Is ErrConflict).
 func Read(path string) (*Doc, error) {
 	data, err := readFile(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := textfile.CheckConflict(path, data); err != nil {
 		return nil, err
 	}
 	return Parse(path, data)
@@ -320,6 +326,10 @@ func Inspect(path string) (*Doc, error) {
 	if err != nil {
 		return Read(path) // its error
 	}
+	// Not shown at all: a value of it may be either side's (see Read).
+	if err := textfile.CheckConflict(path, data); err != nil {
+		return nil, err
+	}
 	d, err := parseDoc(path, data, true)
 	if err != nil {
 		return nil, err
@@ -338,7 +348,8 @@ func (d *Doc) Unreadable() []*Error { return d.p.bad }
 // Parse parses data as the sheet at path; path names the character and
 // the file Save writes. Its errors are *Error values naming the line and
 // field. Parse keeps its own copy of data, and Save expects to find data
-// on disk.
+// on disk. Parse does not look for merge conflicts (Read does): a caller
+// that parses what it read calls textfile.CheckConflict first.
 func Parse(path string, data []byte) (*Doc, error) {
 	return parseDoc(path, data, false)
 }

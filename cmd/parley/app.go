@@ -62,6 +62,7 @@ func newApp(e *env) *cli.App {
 			planCommand(e),
 			pipelineCommand(e),
 			checkpointCommand(e),
+			mergeFileCommand(e),
 			characterCommand(e),
 			inventoryCommand(e),
 			toolCommand(e),

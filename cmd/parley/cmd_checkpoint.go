@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/campaigns/checkpoint"
 	"github.com/parley-dev/parley/campaigns/scenes"
+	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/workspace"
 )
 
@@ -52,6 +54,7 @@ func checkpointCommand(e *env) *cli.Command {
 				}
 				fmt.Fprintln(e.stdout, "nothing to save: no campaign or plan file changed since the last checkpoint")
 				printLeftOut(e, leftOut)
+				printWaiting(e, ws)
 				return nil
 			}
 			if err != nil {
@@ -67,6 +70,7 @@ func checkpointCommand(e *env) *cli.Command {
 			}
 			fmt.Fprintf(e.stdout, "saved %s: %s\n", res.Commit[:min(12, len(res.Commit))], first)
 			printLeftOut(e, res.LeftOut)
+			printWaiting(e, ws)
 			return nil
 		},
 	}
@@ -115,4 +119,48 @@ func printLeftOut(e *env, leftOut []checkpoint.Skipped) {
 		what[i] = fmt.Sprintf("%s (%s)", s.Path, s.Reason)
 	}
 	fmt.Fprintf(e.stdout, "checkpoint: left out %d %s: %s\n", len(leftOut), plural(len(leftOut), "file", "files"), strings.Join(what, ", "))
+}
+
+// printWaiting says, after a checkpoint, how many messages wait to be
+// routed (in an outbox) or handled by an agent parley drives (in its
+// inbox/ or cur/): the checkpoint commits none of them, but mailboxes a
+// person commits with them are routed and handled again in every clone
+// that runs (see the README, Two people, one campaign). A person's own
+// inbox is not counted: what waits there waits for them.
+func printWaiting(e *env, ws *workspace.Workspace) {
+	unrouted, unhandled := 0, 0
+	for _, a := range ws.Config.Agents {
+		box := ws.Mailbox(a.Name)
+		unrouted += countMessages(box.Path(mailbox.Outbox, ""))
+		if a.Driven() {
+			unhandled += countMessages(box.Path(mailbox.Inbox, "")) + countMessages(box.Path(mailbox.Cur, ""))
+		}
+	}
+	if unrouted+unhandled == 0 {
+		return
+	}
+	var what []string
+	if unrouted > 0 {
+		what = append(what, fmt.Sprintf("%d in an outbox (not routed)", unrouted))
+	}
+	if unhandled > 0 {
+		what = append(what, fmt.Sprintf("%d in an agent's inbox or cur/ (not handled)", unhandled))
+	}
+	fmt.Fprintf(e.stdout, "checkpoint: messages still wait: %s; commit mailboxes/ only once `parley run --until-idle` has routed and handled them: committed now, every clone that runs routes and handles them again\n", strings.Join(what, ", "))
+}
+
+// countMessages counts the message files in a mailbox directory: the
+// files a router or a worker takes (not dot files, nor scratch names).
+func countMessages(dir string) int {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, de := range des {
+		if de.Type().IsRegular() && !mailbox.IsScratch(de.Name()) && !strings.HasSuffix(de.Name(), mailbox.ReasonSuffix) {
+			n++
+		}
+	}
+	return n
 }

@@ -97,7 +97,22 @@ func runInit(e *env, dir string, agents []workspace.Agent, skillNames []string) 
 	if len(skillNames) > 0 {
 		fmt.Fprintf(e.stdout, "messages are checked against: %s (skills/)\n", strings.Join(skillNames, ", "))
 	}
+	sayMergeDriver(e, ws.Root)
 	return nil
+}
+
+// sayMergeDriver sets parley's merge driver up in the git clone that
+// holds the workspace at root, if any (configureMergeDriver), and says
+// so; one it cannot set up is warned of: the workspace is made all the
+// same, and its journals are merged with union.
+func sayMergeDriver(e *env, root string) {
+	ok, err := configureMergeDriver(root)
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.stderr, "parley: warning: git: cannot set up parley's merge driver (journals are merged with union, which may cut an entry short): %v\n", err)
+	case ok:
+		fmt.Fprintf(e.stdout, "git: this clone merges the journals and the decision log with parley merge-file (merge.%s in its config and info/attributes)\n", mergeDriver)
+	}
 }
 
 // runMakeMailboxes makes the mailboxes of an existing parley.yaml.
@@ -110,6 +125,7 @@ func runMakeMailboxes(e *env, dir string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "workspace %s: mailboxes/{%s} ready\n", ws.Root, strings.Join(ws.AgentNames(), ","))
+	sayMergeDriver(e, ws.Root)
 	return nil
 }
 
@@ -146,6 +162,7 @@ func runInitTable(e *env, dir string, t dndTable) error {
 	if t.Human == "" {
 		fmt.Fprintln(e.stdout, "your character: none yet (--human NAME names yours): `parley character new NAME` writes a sheet; `parley play` asks which one you play of those no AI agent plays, and writes preferences.md")
 	}
+	sayMergeDriver(e, ws.Root)
 	fmt.Fprintln(e.stdout, "next: give gm, narrator and the players programs in parley.yaml (driver: command, run: [...]), `git init`, then `parley play`")
 	return nil
 }

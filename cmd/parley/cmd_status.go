@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-dev/parley/campaigns"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/runner/llm"
 	"github.com/parley-dev/parley/runner/workspace"
@@ -165,6 +166,10 @@ type statusReport struct {
 	// UnknownCharacters are the characters agents play that the
 	// campaign's party has no sheet of: misspelt, most likely.
 	UnknownCharacters []workspace.UnknownCharacter `json:"unknown_characters,omitempty"`
+	// Conflicts name the campaign files git left an unresolved merge
+	// conflict in (path:line, from the workspace): parley writes into
+	// none, and reads no sheet that holds one (campaigns.Conflicts).
+	Conflicts []string `json:"conflicts,omitempty"`
 	// Unjournaled say which AI players' accepts: keep them from writing
 	// their journals at this table (workspace.Unjournaled).
 	Unjournaled []string `json:"unjournaled_players,omitempty"`
@@ -318,6 +323,13 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	if opts.ConfigError == nil {
 		rep.UnknownCharacters = ws.UnknownCharacters()
 	}
+	// A campaign file git left a conflict in (a pull of two clones'
+	// sessions): status said nothing, where campaign check and the seat
+	// did. One read of each markdown file: what campaign check reads.
+	conflicts, _ := campaigns.Conflicts(ws.Root)
+	for _, ce := range conflicts {
+		rep.Conflicts = append(rep.Conflicts, fmt.Sprintf("%s:%d", ce.Path, ce.Line))
+	}
 	if rep.RunnerPID == 0 && rep.ConfigError == "" {
 		// A running runner says what of parley.yaml it could not load
 		// (and routes on with what it loaded before); with none, what
@@ -454,6 +466,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	for _, w := range rep.Unjournaled {
 		fmt.Fprintf(e.stdout, "warning   %s\n", printable(w))
+	}
+	for _, c := range rep.Conflicts {
+		fmt.Fprintf(e.stdout, "conflict  %s: unresolved merge conflict (<<<<<<< here): resolve it, then git add; until then parley writes nothing into it, and reads no character sheet that holds one\n", printable(c))
 	}
 	if w := waitingText(rep.Escalations); w != "" {
 		fmt.Fprintf(e.stdout, "pipeline  %s\n", w)

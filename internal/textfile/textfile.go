@@ -83,3 +83,33 @@ func WithNewline(s, nl string) string {
 	}
 	return strings.ReplaceAll(s, "\n", nl)
 }
+
+// MergeAppended merges ours and theirs, two versions of a file that is
+// only appended to (a character's journal, the decision log), from base,
+// their common ancestor: when each is base with text added at its end, it
+// returns ours followed by what theirs added, each side's additions whole
+// and in their order, and true. git's union merge keeps lines the two
+// sides' additions share once (two entries that both end "**How I
+// feel:** Tired.", or the blank line before each heading), which cuts
+// one entry short and runs it into the other. What one side added that
+// the other holds already is kept once. It reports false when either
+// side changed base itself (a person edited an earlier entry): the
+// caller merges it otherwise.
+func MergeAppended(base, ours, theirs []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(ours, base) || !bytes.HasPrefix(theirs, base) {
+		return nil, false
+	}
+	mine, added := ours[len(base):], theirs[len(base):]
+	switch {
+	case bytes.HasPrefix(mine, added):
+		return ours, true
+	case bytes.HasPrefix(added, mine):
+		return theirs, true
+	}
+	out := make([]byte, 0, len(ours)+len(added)+2)
+	out = append(out, ours...)
+	if len(ours) > 0 && !bytes.HasSuffix(ours, []byte("\n")) {
+		out = append(out, Newline(ours)...)
+	}
+	return append(out, added...), true
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/parley-dev/parley/campaigns/agents"
 	"github.com/parley-dev/parley/campaigns/scenes"
 	"github.com/parley-dev/parley/campaigns/sheet"
+	"github.com/parley-dev/parley/internal/textfile"
 	"github.com/parley-dev/parley/mailbox"
 	"github.com/parley-dev/parley/plans"
 	"github.com/parley-dev/parley/plans/orchestrator"
@@ -295,7 +296,12 @@ func (s *Server) storyData(spectator bool) storyData {
 	for _, ch := range chars {
 		if dc, ok := s.readDoc(c.SheetPath(ch), ch, secrets); ok {
 			if data, err := readSmall(c.SheetPath(ch)); err == nil {
-				sh, err := sheet.Parse(c.SheetPath(ch), data)
+				// One side's values of a merge conflict are no one's.
+				err := textfile.CheckConflict(c.SheetPath(ch), data)
+				var sh *sheet.Doc
+				if err == nil {
+					sh, err = sheet.Parse(c.SheetPath(ch), data)
+				}
 				switch {
 				case err != nil && spectator:
 					// An error may quote the sheet, and so a secret of it.
