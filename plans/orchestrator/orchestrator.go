@@ -39,7 +39,10 @@
 //   - a step the person ticked by hand after an escalation about it -> the
 //     tick answers the escalation: when a runner starts (Start), and
 //     while it runs, once a plan file changed (Due, Tick), a note to the
-//     person, once, and the steps that follow it.
+//     person, once, and the steps that follow it;
+//   - a step it approved that the plan no longer ticks (the file put back
+//     by a git checkout, reset or stash in the workspace) -> ticked again,
+//     a note to the person, and the pipeline goes on (see rewound.go).
 //
 // It keeps nothing in memory but when it last looked at plans/: each message is decided from the
 // orchestrator's own mailbox (what it sent, in outbox/ and sent/, and
@@ -753,8 +756,20 @@ func (o *Orchestrator) readPlan(name string) (*plans.Plan, string) {
 // each, all at once; or, when every step is done, closes the plan. A step
 // that names a file a step of the wave before it in the plan also names,
 // and that is not done, waits for it: the orchestrator says so to the
-// person (once) and sends the step when the other is approved.
+// person (once) and sends the step when the other is approved. Steps the
+// pipeline approved that the plan no longer ticks (rewound by git) are
+// ticked again first (retick).
 func (r *run) dispatch(p *plans.Plan) ([]*mailbox.Message, error) {
+	p, rewound, err := r.retick(p)
+	if err != nil {
+		return rewound, err
+	}
+	out, err := r.dispatchNext(p)
+	return append(rewound, out...), err
+}
+
+// dispatchNext is dispatch, of a plan that ticks what was approved.
+func (r *run) dispatchNext(p *plans.Plan) ([]*mailbox.Message, error) {
 	w, steps := p.Next()
 	if w == nil {
 		return r.finish(p)
