@@ -1091,6 +1091,18 @@ func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string
 	return append([]*mailbox.Message{ok}, next...), err
 }
 
+// approvalText is the text of the approval of step n of the plan pf (by
+// a person, when by is set). It says what to commit: the files the
+// worker changed, in its own working copy. A worker's `git add -A` in
+// the workspace commits the messages in flight of every agent, and its
+// later reset deletes them (README: Where the workers' code lives).
+func approvalText(n int, pf, by string) string {
+	if by != "" {
+		by = " by " + by
+	}
+	return fmt.Sprintf("Step %d of %s is approved%s: commit it.\n\nCommit the files you changed (git add FILES), in your own working copy of the code; not git add -A in the parley workspace, whose mailboxes/, plans/ and .parley/ are parley's.\n", n, pf, by)
+}
+
 // outsideOf is the files not among allowed; none when the step names no
 // files (it does not say what it may change).
 func outsideOf(files, allowed []string) []string {
@@ -1168,7 +1180,7 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 	if len(failed) > 0 {
 		return withChanges(changed)(r.revise(p, s, worker, failed))
 	}
-	return withChanges(changed)(r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved: commit it.\n", n, p.Path), submission))
+	return withChanges(changed)(r.approve(p, s, worker, approvalText(n, p.Path, ""), submission))
 }
 
 // revise sends a step back to its worker with the failures, or, after
@@ -1532,7 +1544,7 @@ func (r *run) resume(planFile string, n int, decision, worker string) ([]*mailbo
 		}
 	}
 	if decision == DecisionApprove {
-		return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
+		return r.approve(p, s, worker, approvalText(n, p.Path, from(r.in)), "")
 	}
 	m := r.task(p, *s, worker)
 	if attempt, _ := r.h.attempts(r.thread, p.Path, n); attempt > 0 {
