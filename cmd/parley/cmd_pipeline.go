@@ -178,7 +178,7 @@ type stepInHand struct {
 var pipelineRoles = []string{"worker", "debugger", "documenter"}
 
 func runPipeline(e *env, ws *workspace.Workspace, asJSON, all bool) error {
-	rep, err := pipelineOf(ws)
+	rep, err := pipelineOf(ws, true)
 	if err != nil {
 		return err
 	}
@@ -194,8 +194,11 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON, all bool) error {
 // plans under way.
 const shownDone = 3
 
-// pipelineOf reads what parley pipeline shows from ws's files.
-func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
+// pipelineOf reads what parley pipeline shows from ws's files; with
+// unticked, the steps approved that plans no longer tick too (reading
+// the orchestrator's history: parley status, which asks only for the
+// escalations waiting, does without).
+func pipelineOf(ws *workspace.Workspace, unticked bool) (pipelineReport, error) {
 	ps, err := plans.List(filepath.Join(ws.Root, plans.Dir))
 	if err != nil {
 		return pipelineReport{}, err
@@ -293,10 +296,13 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 			rep.Idle = append(rep.Idle, a.Name)
 		}
 	}
-	unticked := orchestrator.Unticked(ws)
+	var lostSteps map[string][]int
+	if unticked {
+		lostSteps = orchestrator.Unticked(ws)
+	}
 	for _, p := range ps {
 		pr := p.Progress()
-		lost := unticked[ws.Short(p.Path)]
+		lost := lostSteps[ws.Short(p.Path)]
 		for _, n := range lost {
 			if s := p.Step(n); s != nil {
 				s.Done = true // as the orchestrator counts it (it ticks it again)
@@ -327,7 +333,7 @@ func escalationsWaiting(ws *workspace.Workspace) []escalation {
 	if !hasOrchestrator(ws) {
 		return nil
 	}
-	p, err := pipelineOf(ws)
+	p, err := pipelineOf(ws, false)
 	if err != nil {
 		return nil
 	}

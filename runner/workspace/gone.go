@@ -133,11 +133,11 @@ func (w *Workspace) StillGone() (Gone, error) {
 // mailbox, and how they likely went: the runner's log and parley status
 // say it.
 func GoneText(agent string, n int) string {
-	msgs := "messages"
+	what := fmt.Sprintf("%d messages delivered to %s are", n, agent)
 	if n == 1 {
-		msgs = "message"
+		what = fmt.Sprintf("1 message delivered to %s is", agent)
 	}
-	return fmt.Sprintf("%d %s delivered to %s %s gone from its mailbox (removed outside parley: git reset, checkout, stash or clean?)", n, msgs, agent, map[bool]string{true: "is", false: "are"}[n == 1])
+	return what + " gone from its mailbox (removed outside parley: git reset, checkout, stash or clean?)"
 }
 
 // GoneIDs lists ids for a line of text: all of up to max, else the first
