@@ -31,8 +31,15 @@ func (r *Runner) noteGone() {
 	ws := r.ws()
 	found := workspace.Gone{Found: r.opts.Now().UTC(), Agents: map[string][]string{}}
 	fresh := map[string][]string{}
+	local := map[string]bool{} // agent -> its mailbox is here (asked once)
 	for _, a := range r.journal.arrivals() {
-		if ag, ok := ws.Agent(a.agent); !ok || ag.Remote != "" {
+		here, asked := local[a.agent]
+		if !asked {
+			ag, ok := ws.Agent(a.agent)
+			here = ok && ag.Remote == ""
+			local[a.agent] = here
+		}
+		if !here {
 			continue // forwarded to another workspace, or no agent now
 		}
 		held, err := ws.Mailbox(a.agent).Holds(a.id)
