@@ -63,6 +63,10 @@ type journal struct {
 	// write writes to the file; tests make it fail.
 	write func(f *os.File, b []byte) (int, error)
 	now   func() time.Time
+	// arrived are the copies the lines written since the journal was
+	// opened put into inboxes (Entry.Arrived): what this runner
+	// delivered, looked for by noteGone.
+	arrived []arrival
 }
 
 // swap is a replacement of the journal's file, found by follow: old, of
@@ -176,6 +180,13 @@ func (j *journal) add(entries []workspace.Entry, s *mailbox.Syncer, keep bool) e
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for _, e := range entries {
+		if e.Arrived() && e.ID != "" {
+			for _, to := range e.To {
+				j.arrived = append(j.arrived, arrival{agent: to, id: e.ID})
+			}
+		}
+	}
 	n := len(j.backlog)
 	j.backlog = append(j.backlog, b...)
 	if err := j.writeBacklog(s); err != nil {

@@ -243,6 +243,10 @@ type Runner struct {
 	syncer      *mailbox.Syncer
 	agents      map[string]mailbox.Dir
 
+	// toldGone are the copies it delivered that it said are gone from
+	// their mailboxes (noteGone): each is said once.
+	toldGone map[arrival]bool
+
 	pending map[fileKey]*pending // outbox files seen and not yet routed (of a backlog, a window: see cut)
 	holders map[string]fileKey   // agent -> the file that held it back at the last look
 	inPlace map[fileKey]bool     // links refused where they are (see refuseInPlace)
@@ -643,6 +647,9 @@ func (r *Runner) Close() error {
 		r.state.abandon()
 	}
 	r.state.close() // before the lock goes: the next runner writes the book
+	if !gone {
+		r.noteGone() // what it delivered that is no longer there
+	}
 	var errs []error
 	if r.journal != nil && r.syncer != nil && !gone {
 		errs = append(errs, r.journal.flush(r.syncer)) // lines kept from a failed write
@@ -1096,10 +1103,15 @@ func (r *Runner) flushJournal(now time.Time) {
 // it stands. A journal removed or emptied is said once in the log: the
 // person's act, not a standing problem.
 func (r *Runner) noteJournal() {
-	if r.journal.settle() {
+	removed := r.journal.settle()
+	if removed {
 		r.log.Warn(workspace.JournalRemovedText, "path", r.journal.path)
 	}
 	n, at := r.journal.lost()
+	if removed || n > r.journalLost {
+		// git put the journal back: the mailboxes, most likely, too.
+		r.noteGone()
+	}
 	if n == r.journalLost {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,6 +142,11 @@ type planSummary struct {
 	// next, or, for a plan with problems, how many it has and no Next.
 	Next     string `json:"next,omitempty"`
 	Problems int    `json:"problems,omitempty"`
+	// Unticked are the steps the orchestrator approved that the plan no
+	// longer ticks (orchestrator.Unticked: the file was changed outside
+	// parley, by git checkout, reset or stash): Next counts them done,
+	// as the orchestrator does, and ticks them again when it next looks.
+	Unticked []int `json:"approved_unticked,omitempty"`
 }
 
 // remoteAgent is a worker that lives in another workspace (remote: in
@@ -172,7 +178,7 @@ type stepInHand struct {
 var pipelineRoles = []string{"worker", "debugger", "documenter"}
 
 func runPipeline(e *env, ws *workspace.Workspace, asJSON, all bool) error {
-	rep, err := pipelineOf(ws)
+	rep, err := pipelineOf(ws, true)
 	if err != nil {
 		return err
 	}
@@ -188,8 +194,11 @@ func runPipeline(e *env, ws *workspace.Workspace, asJSON, all bool) error {
 // plans under way.
 const shownDone = 3
 
-// pipelineOf reads what parley pipeline shows from ws's files.
-func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
+// pipelineOf reads what parley pipeline shows from ws's files; with
+// unticked, the steps approved that plans no longer tick too (reading
+// the orchestrator's history: parley status, which asks only for the
+// escalations waiting, does without).
+func pipelineOf(ws *workspace.Workspace, unticked bool) (pipelineReport, error) {
 	ps, err := plans.List(filepath.Join(ws.Root, plans.Dir))
 	if err != nil {
 		return pipelineReport{}, err
@@ -287,10 +296,20 @@ func pipelineOf(ws *workspace.Workspace) (pipelineReport, error) {
 			rep.Idle = append(rep.Idle, a.Name)
 		}
 	}
+	var lostSteps map[string][]int
+	if unticked {
+		lostSteps = orchestrator.Unticked(ws)
+	}
 	for _, p := range ps {
 		pr := p.Progress()
+		lost := lostSteps[ws.Short(p.Path)]
+		for _, n := range lost {
+			if s := p.Step(n); s != nil {
+				s.Done = true // as the orchestrator counts it (it ticks it again)
+			}
+		}
 		u := planAhead(p)
-		rep.Plans = append(rep.Plans, planSummary{File: ws.Short(p.Path), Task: p.Task, Status: p.Status, Done: pr.Done, Total: pr.Total, Next: u.Next, Problems: u.Problems})
+		rep.Plans = append(rep.Plans, planSummary{File: ws.Short(p.Path), Task: p.Task, Status: p.Status, Done: pr.Done, Total: pr.Total, Next: u.Next, Problems: u.Problems, Unticked: lost})
 	}
 	return rep, nil
 }
@@ -314,7 +333,7 @@ func escalationsWaiting(ws *workspace.Workspace) []escalation {
 	if !hasOrchestrator(ws) {
 		return nil
 	}
-	p, err := pipelineOf(ws)
+	p, err := pipelineOf(ws, false)
 	if err != nil {
 		return nil
 	}
@@ -567,6 +586,9 @@ func printPipeline(e *env, rep pipelineReport, all bool) {
 				line += "  " + a
 			}
 			fmt.Fprintln(w, printable(line))
+			if n := len(p.Unticked); n > 0 {
+				fmt.Fprintf(w, "    %s %s approved but no longer ticked: the file was changed outside parley (git checkout, reset or stash?); parley run ticks %s again and goes on (a running one within seconds)\n", plural(n, "step", "steps"), stepNumbers(p.Unticked), plural(n, "it", "them"))
+			}
 		}
 	}
 	if len(rep.Steps) == 0 && len(rep.Idle) == 0 && len(rep.Remote) == 0 && len(stalled) == 0 {
@@ -616,4 +638,13 @@ func printPipeline(e *env, rep pipelineReport, all bool) {
 	for _, a := range rep.Remote {
 		fmt.Fprintf(w, "  %s  in workspace %s: what it has in hand, or gave up, `parley pipeline` shows there\n", a.Agent, a.Workspace)
 	}
+}
+
+// stepNumbers is "1, 2, 5".
+func stepNumbers(steps []int) string {
+	s := make([]string, len(steps))
+	for i, n := range steps {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }

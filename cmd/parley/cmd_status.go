@@ -144,8 +144,13 @@ type statusReport struct {
 	// RunnerIdle, when set, says since when the running runner has not
 	// looked at the outboxes, though it looks every rescan interval:
 	// it holds the workspace and does nothing (see runnerIdle).
-	RunnerIdle string                  `json:"runner_idle_since,omitempty"`
-	Agents     []workspace.AgentStatus `json:"agents"`
+	RunnerIdle string `json:"runner_idle_since,omitempty"`
+	// Gone are the messages a runner delivered that their recipients'
+	// mailboxes no longer hold (workspace.Gone: removed outside parley,
+	// by a git reset or checkout most likely), as far as they are still
+	// missing.
+	Gone   *workspace.Gone         `json:"gone_messages,omitempty"`
+	Agents []workspace.AgentStatus `json:"agents"`
 	// Unknown are mailboxes of no agent of parley.yaml: what an agent
 	// renamed or removed left behind.
 	Unknown []workspace.Unknown `json:"unknown_mailboxes,omitempty"`
@@ -308,6 +313,10 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	rep := statusReport{Workspace: ws.Root, RunnerPID: ws.RunnerPID(), Runner: workspace.ReadRunnerInfo(ws.Root), Agents: agents, Unknown: unknown}
 	rep.Seat = rep.RunnerPID > 0 && ws.SeatHolds()
+	// Unreadable: nothing is said gone (the runner's log said it).
+	if g, err := ws.StillGone(); err == nil && g.Count() > 0 {
+		rep.Gone = &g
+	}
 	if rep.RunnerPID > 0 && runnerIdle(rep.Runner, ws.Config.Router.RescanInterval, time.Now()) {
 		rep.RunnerIdle = rep.Runner.Looked.UTC().Format(time.RFC3339)
 	}
@@ -457,6 +466,11 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 			groups = append(groups, u.Role+" ("+u.Skill+")")
 		}
 		fmt.Fprintf(e.stdout, "roles     no agent has %s: what the protocol sends to them goes nowhere unless to: names an agent\n", strings.Join(groups, "; "))
+	}
+	if g := rep.Gone; g != nil {
+		for _, a := range g.Names() {
+			fmt.Fprintf(e.stdout, "gone      %s, found %s: %s\n", printable(workspace.GoneText(a, len(g.Agents[a]))), ago(g.Found, now), printable(workspace.GoneIDs(g.Agents[a], 3)))
+		}
 	}
 	for _, u := range rep.UnknownRoles {
 		fmt.Fprintf(e.stdout, "warning   %s\n", printable(u.String()))

@@ -39,7 +39,10 @@
 //   - a step the person ticked by hand after an escalation about it -> the
 //     tick answers the escalation: when a runner starts (Start), and
 //     while it runs, once a plan file changed (Due, Tick), a note to the
-//     person, once, and the steps that follow it.
+//     person, once, and the steps that follow it;
+//   - a step it approved that the plan no longer ticks (the file put back
+//     by a git checkout, reset or stash in the workspace) -> ticked again,
+//     a note to the person, and the pipeline goes on (see rewound.go).
 //
 // It keeps nothing in memory but when it last looked at plans/: each message is decided from the
 // orchestrator's own mailbox (what it sent, in outbox/ and sent/, and
@@ -753,8 +756,20 @@ func (o *Orchestrator) readPlan(name string) (*plans.Plan, string) {
 // each, all at once; or, when every step is done, closes the plan. A step
 // that names a file a step of the wave before it in the plan also names,
 // and that is not done, waits for it: the orchestrator says so to the
-// person (once) and sends the step when the other is approved.
+// person (once) and sends the step when the other is approved. Steps the
+// pipeline approved that the plan no longer ticks (rewound by git) are
+// ticked again first (retick).
 func (r *run) dispatch(p *plans.Plan) ([]*mailbox.Message, error) {
+	p, rewound, err := r.retick(p)
+	if err != nil {
+		return rewound, err
+	}
+	out, err := r.dispatchNext(p)
+	return append(rewound, out...), err
+}
+
+// dispatchNext is dispatch, of a plan that ticks what was approved.
+func (r *run) dispatchNext(p *plans.Plan) ([]*mailbox.Message, error) {
 	w, steps := p.Next()
 	if w == nil {
 		return r.finish(p)
@@ -1076,6 +1091,18 @@ func (r *run) approve(p *plans.Plan, s *plans.Step, worker, text, replyTo string
 	return append([]*mailbox.Message{ok}, next...), err
 }
 
+// approvalText is the text of the approval of step n of the plan pf (by
+// a person, when by is set). It says what to commit: the files the
+// worker changed, in its own working copy. A worker's `git add -A` in
+// the workspace commits the messages in flight of every agent, and its
+// later reset deletes them (README: Where the workers' code lives).
+func approvalText(n int, pf, by string) string {
+	if by != "" {
+		by = " by " + by
+	}
+	return fmt.Sprintf("Step %d of %s is approved%s: commit it.\n\nCommit the files you changed (git add FILES), in your own working copy of the code; not git add -A in the parley workspace, whose mailboxes/, plans/ and .parley/ are parley's.\n", n, pf, by)
+}
+
 // outsideOf is the files not among allowed; none when the step names no
 // files (it does not say what it may change).
 func outsideOf(files, allowed []string) []string {
@@ -1153,7 +1180,7 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 	if len(failed) > 0 {
 		return withChanges(changed)(r.revise(p, s, worker, failed))
 	}
-	return withChanges(changed)(r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved: commit it.\n", n, p.Path), submission))
+	return withChanges(changed)(r.approve(p, s, worker, approvalText(n, p.Path, ""), submission))
 }
 
 // revise sends a step back to its worker with the failures, or, after
@@ -1517,7 +1544,7 @@ func (r *run) resume(planFile string, n int, decision, worker string) ([]*mailbo
 		}
 	}
 	if decision == DecisionApprove {
-		return r.approve(p, s, worker, fmt.Sprintf("Step %d of %s is approved by %s: commit it.\n", n, p.Path, from(r.in)), "")
+		return r.approve(p, s, worker, approvalText(n, p.Path, from(r.in)), "")
 	}
 	m := r.task(p, *s, worker)
 	if attempt, _ := r.h.attempts(r.thread, p.Path, n); attempt > 0 {

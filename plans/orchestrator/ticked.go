@@ -24,11 +24,13 @@ import (
 // person's answer. So when the runner starts, and while it runs, once a
 // plan file changed (see Due), each such escalation still in a person's
 // inbox is noted to the person, once, and the steps that follow go (or
-// the plan is closed). What it sends it writes into its outbox itself,
-// for the router.
+// the plan is closed). Steps the pipeline approved that a plan no
+// longer ticks (the file rewound by git: see goOnFromRewinds) are ticked
+// again, and the pipeline goes on from them. What it sends it writes
+// into its outbox itself, for the router.
 func (o *Orchestrator) Start(ctx context.Context, agent string) error {
 	o.lookAtPlans(agent, time.Now()) // what changes from now on, Tick goes on from
-	return errors.Join(o.goOnFromTicks(agent), o.escalateGone(agent))
+	return errors.Join(o.goOnFromTicks(agent), o.escalateGone(agent), o.goOnFromRewinds(agent))
 }
 
 // planLook is how often a running orchestrator looks whether a plan file
@@ -64,8 +66,9 @@ func (o *Orchestrator) Due(agent string) time.Time {
 	return l.changed
 }
 
-// Tick goes on from the steps ticked by hand after their escalations, as
-// Start does, once Due saw a plan file change, or parley.yaml was loaded
+// Tick goes on from the steps ticked by hand after their escalations, and
+// from approved steps a plan no longer ticks, as Start does, once Due saw
+// a plan file change, or parley.yaml was loaded
 // again (Reload): then too a request held by an agent no longer in it is
 // escalated (escalateGone). The runner never calls it
 // while the orchestrator handles a message (runner.Timer).
@@ -81,7 +84,7 @@ func (o *Orchestrator) Tick(ctx context.Context, agent string, now time.Time) er
 		l.changed = time.Time{}
 	}
 	o.mu.Unlock()
-	err := errors.Join(o.goOnFromTicks(agent), o.escalateGone(agent))
+	err := errors.Join(o.goOnFromTicks(agent), o.escalateGone(agent), o.goOnFromRewinds(agent))
 	if o.tickedUnrouted(agent) {
 		o.mu.Lock()
 		if l := o.looks[agent]; l != nil && l.changed.IsZero() {
