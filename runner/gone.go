@@ -9,6 +9,11 @@ import (
 // arrival is a copy of a message put into an agent's inbox.
 type arrival struct{ agent, id string }
 
+// maxArrivals bounds the copies a runner remembers delivering (noteGone
+// looks for them): a runner that routes for months keeps the last tens
+// of thousands, a few MB, not every copy it ever made.
+const maxArrivals = 50_000
+
 // arrivals returns the copies this runner put into inboxes so far.
 func (j *journal) arrivals() []arrival {
 	j.mu.Lock()
@@ -22,8 +27,10 @@ func (j *journal) arrivals() []arrival {
 // the workspace puts the mailboxes back as committed; see
 // workspace.Gone). A warning in the log for each agent, once for each
 // message, and .parley/gone.json for parley status. It is called when the
-// journal was found replaced or removed (git's doing, most often), and
-// when the runner stops: a stat or four a copy, at those moments alone.
+// journal was found replaced or removed (git's doing, most often: the
+// journal is tracked, and differs from what was committed once the
+// runner wrote to it, so a reset or checkout that takes mailbox files
+// back replaces it too): a stat or four a copy, at that moment alone.
 func (r *Runner) noteGone() {
 	if r.journal == nil {
 		return

@@ -65,7 +65,7 @@ type journal struct {
 	now   func() time.Time
 	// arrived are the copies the lines written since the journal was
 	// opened put into inboxes (Entry.Arrived): what this runner
-	// delivered, looked for by noteGone.
+	// delivered, looked for by noteGone; the last maxArrivals at most.
 	arrived []arrival
 }
 
@@ -183,6 +183,11 @@ func (j *journal) add(entries []workspace.Entry, s *mailbox.Syncer, keep bool) e
 	for _, e := range entries {
 		if e.Arrived() && e.ID != "" {
 			for _, to := range e.To {
+				if len(j.arrived) == maxArrivals {
+					// The oldest go: a reset takes what was written
+					// since the last commit, the newest.
+					j.arrived = append(j.arrived[:0], j.arrived[maxArrivals/2:]...)
+				}
 				j.arrived = append(j.arrived, arrival{agent: to, id: e.ID})
 			}
 		}

@@ -573,3 +573,28 @@ func mustFile(t *testing.T, data string) *os.File {
 	}
 	return f
 }
+
+// TestJournalArrivalsBounded: the copies a runner remembers delivering,
+// for noteGone, are the last maxArrivals at most: a runner that routes
+// for months does not grow with every copy it made; the newest are kept.
+func TestJournalArrivalsBounded(t *testing.T) {
+	_, s, j := newJournal(t)
+	defer j.close()
+	batch := make([]workspace.Entry, 1000)
+	total := maxArrivals + 2*len(batch) // a multiple of the batch
+	for n := 0; n < total; n += len(batch) {
+		for i := range batch {
+			batch[i] = workspace.Entry{ID: fmt.Sprintf("id-%d", n+i), Outcome: workspace.Delivered, To: []string{"bob"}}
+		}
+		if err := j.add(batch, s, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := j.arrivals()
+	if len(got) > maxArrivals {
+		t.Fatalf("remembers %d copies, want at most %d", len(got), maxArrivals)
+	}
+	if last := got[len(got)-1]; last.id != fmt.Sprintf("id-%d", total-1) {
+		t.Errorf("the newest copy remembered is %v, want id-%d", last, total-1)
+	}
+}

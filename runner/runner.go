@@ -647,9 +647,6 @@ func (r *Runner) Close() error {
 		r.state.abandon()
 	}
 	r.state.close() // before the lock goes: the next runner writes the book
-	if !gone {
-		r.noteGone() // what it delivered that is no longer there
-	}
 	var errs []error
 	if r.journal != nil && r.syncer != nil && !gone {
 		errs = append(errs, r.journal.flush(r.syncer)) // lines kept from a failed write
