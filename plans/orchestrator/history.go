@@ -28,8 +28,14 @@ type history struct {
 }
 
 type record struct {
+	// m is the message: one in memory (the message being handled), or
+	// the file of e as read when a decision first needs more than its
+	// header (see msg).
 	m    *mailbox.Message
-	sent bool // sent by the orchestrator; else received
+	e    *entry            // of a file: its header as listed (see index)
+	x    *index            // that reads e's file
+	over map[string]string // fields set over e's: an id from its name, a from
+	sent bool              // sent by the orchestrator; else received
 	at   time.Time
 	// Of a received message, as correlate finds them: req is the
 	// request of ours it answers, dup an answer received before it to
@@ -68,9 +74,46 @@ func (r *record) keys() *keys {
 // threadKey is r.thread() from its keys.
 func (r *record) threadKey() string { return cmp.Or(r.keys().thread, r.thr, r.k.id) }
 
-func (r *record) typ() string { return typeOf(r.m) }
+func (r *record) typ() string { return r.get("type") }
 
-func (r *record) get(key string) string { return get(r.m, key) }
+func (r *record) from() string { return r.get("from") }
+
+// get is the header field key of r's message, as get reads it: from the
+// entry its file was listed with until the message was read.
+func (r *record) get(key string) string {
+	if r.m != nil || r.e == nil {
+		return get(r.m, key)
+	}
+	if v, ok := r.over[key]; ok {
+		return v
+	}
+	return r.e.fields[key]
+}
+
+// toNames is the names of r's to: field.
+func (r *record) toNames() []string {
+	if r.e == nil && r.m == nil {
+		return nil
+	}
+	if r.m != nil {
+		names, _ := r.m.Header().Names("to")
+		return names
+	}
+	return r.e.to
+}
+
+// msg is r's message, read from its file the first time (a history keeps
+// of the files it lists only their headers: see index).
+func (r *record) msg() *mailbox.Message {
+	if r.m == nil && r.e != nil {
+		m := r.x.message(r.e)
+		for k, v := range r.over {
+			m.Set(k, v)
+		}
+		r.m = m
+	}
+	return r.m
+}
 
 func (r *record) thread() string {
 	if t := r.get("thread"); t != "" {
@@ -93,8 +136,7 @@ func (r *record) replyTo() string {
 
 // to reports whether the record was sent to agent.
 func (r *record) to(agent string) bool {
-	names, _ := r.m.Header().Names("to")
-	return slices.Contains(names, agent)
+	return slices.Contains(r.toNames(), agent)
 }
 
 // history reads the orchestrator's mailbox. A file that cannot be read
@@ -102,11 +144,11 @@ func (r *record) to(agent string) bool {
 func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 	h := &history{byID: map[string]*record{}, inDead: o.inDead}
 	curID := get(in, "id")
-	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (*mailbox.Message, bool) {
-		return keepIf(m, get(m, "id") != curID), true
+	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(r *record) (bool, bool) {
+		return r.get("id") != curID, true
 	})
-	o.readRecords(h, agent, []string{mailbox.Done}, func(m *mailbox.Message) (*mailbox.Message, bool) {
-		return keepIf(m, get(m, "id") != curID), false
+	o.readRecords(h, agent, []string{mailbox.Done}, func(r *record) (bool, bool) {
+		return r.get("id") != curID, false
 	})
 	h.sort()
 	h.cur = &record{m: in}
@@ -122,22 +164,19 @@ func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 // being handled.
 func (o *Orchestrator) remoteHistory(sender, agent string) *history {
 	h := &history{byID: map[string]*record{}, remote: true}
-	o.readRecords(h, agent, []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, func(m *mailbox.Message) (*mailbox.Message, bool) {
-		to, _ := m.Header().Names("to")
-		return keepIf(m, from(m) == sender && slices.Contains(to, agent)), true
+	o.readRecords(h, agent, []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, func(r *record) (bool, bool) {
+		return r.from() == sender && r.to(agent), true
 	})
-	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (*mailbox.Message, bool) {
-		to, _ := m.Header().Names("to")
-		if !slices.Contains(to, sender) {
-			return nil, false
+	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(r *record) (bool, bool) {
+		if !r.to(sender) {
+			return false, false
 		}
-		if from(m) == "" {
+		if r.from() == "" {
 			// What an outbox holds is its agent's (the router stamps
 			// from: on the copies it delivers, not on the original).
-			m = m.Clone()
-			m.Set("from", agent)
+			r.set("from", agent)
 		}
-		return m, false
+		return true, false
 	})
 	h.sort()
 	h.correlate()
@@ -146,54 +185,49 @@ func (o *Orchestrator) remoteHistory(sender, agent string) *history {
 }
 
 // readRecords adds to h the messages named by their ids in agent's
-// mailbox states that keep keeps (it returns the message, or a changed
-// Clone of it; nil to leave it out), and whether each is one the
-// history's agent sent. A file that cannot be read as a message is
-// skipped, as is a second copy of an id.
-func (o *Orchestrator) readRecords(h *history, agent string, states []string, keep func(*mailbox.Message) (kept *mailbox.Message, sent bool)) {
+// mailbox states that keep keeps (it may set fields over a record's:
+// r.set), and whether each is one the history's agent sent. A file that
+// cannot be read as a message is skipped, as is a second copy of an id.
+// The files are listed through o's index: a history costs what changed
+// in the mailbox since the last, not a look at every file.
+func (o *Orchestrator) readRecords(h *history, agent string, states []string, keep func(r *record) (ok, sent bool)) {
 	box := o.ws().Mailbox(agent)
+	x := o.index()
 	for _, state := range states {
-		dir := box.Path(state, "")
-		names, err := box.Names(state)
-		if err != nil {
+		l := x.list(box.Path(state, ""), o.ws().Config.Router.MaxMessageSize)
+		if l == nil {
 			continue
 		}
-		o.cache().Keep(dir, names)
-		for _, name := range names {
-			nameID, ok := mailbox.IDFromName(name)
-			if !ok {
-				continue
-			}
-			// Parsed once, kept while the file is unchanged (o.files):
-			// changed, it is a Clone.
-			m, err := o.cache().Read(dir, name, o.ws().Config.Router.MaxMessageSize)
-			if err != nil {
-				continue
-			}
-			id := get(m, "id")
+		for i, name := range l.names {
+			r := &record{e: l.ents[i], x: x}
+			id := r.get("id")
 			if id == "" {
 				// A file written by hand moves to sent/ as it is, under
 				// the id the router gave it (only the copies it delivers
 				// carry it): the name says it.
-				id = nameID
-				m = m.Clone()
-				m.Set("id", id)
+				id, _ = mailbox.IDFromName(name)
+				r.set("id", id)
 			}
-			m, sent := keep(m)
-			if id == "" || m == nil || h.byID[id] != nil {
+			ok, sent := keep(r)
+			if id == "" || !ok || h.byID[id] != nil {
 				continue
 			}
-			h.add(&record{m: m, sent: sent})
+			r.sent = sent
+			h.add(r)
 		}
 	}
 }
 
-// keepIf is m when ok, else nil: a keep of readRecords.
-func keepIf(m *mailbox.Message, ok bool) *mailbox.Message {
-	if !ok {
-		return nil
+// set sets the field key of r over its file's.
+func (r *record) set(key, value string) {
+	if r.over == nil {
+		r.over = map[string]string{}
 	}
-	return m
+	r.over[key] = value
+	if r.m != nil {
+		r.m = r.m.Clone()
+		r.m.Set(key, value)
+	}
 }
 
 // sort puts the records oldest first.
@@ -354,7 +388,7 @@ func (h *history) correlate() {
 	// that one's runner told us) is open again.
 	closed := map[string]bool{}
 	for _, r := range recs {
-		if r.sent || from(r.m) != workspace.Runner {
+		if r.sent || r.from() != workspace.Runner {
 			continue
 		}
 		switch id := r.get("given_up"); {
@@ -373,8 +407,7 @@ func (h *history) correlate() {
 	for _, r := range recs {
 		if r.sent {
 			if kind := r.keys().kind; kind != "" {
-				names, _ := r.m.Header().Names("to")
-				for _, n := range names {
+				for _, n := range r.toNames() {
 					sentTo[[2]string{n, kind}] = append(sentTo[[2]string{n, kind}], r)
 				}
 			}
@@ -385,8 +418,8 @@ func (h *history) correlate() {
 		}
 		r.req, r.dup, r.thr = nil, nil, ""
 		q := h.byID[r.get("reply_to")]
-		if isAnswer(r.typ()) && from(r.m) != workspace.Runner {
-			cands := sentTo[[2]string{from(r.m), answerKind(r.typ())}]
+		if isAnswer(r.typ()) && r.from() != workspace.Runner {
+			cands := sentTo[[2]string{r.from(), answerKind(r.typ())}]
 			switch {
 			case q != nil && q.sent && asks(q, r.typ()):
 				r.req = q
@@ -396,7 +429,7 @@ func (h *history) correlate() {
 					// revision_request open for it.
 					r.req = cmp.Or(openRequestOf(r, q, cands, closed), q)
 				}
-			case q != nil && q.sent && q.to(from(r.m)) && q.asksNone():
+			case q != nil && q.sent && q.to(r.from()) && q.asksNone():
 				// Said to an approval, which a model is often handed
 				// with its next task: a repeat of what it approved (a
 				// submission printed again) answers no request, not
@@ -423,7 +456,7 @@ func (h *history) correlate() {
 				r.dup = r.req.k.answer
 			}
 		}
-		if q != nil && q.sent && q.to(from(r.m)) {
+		if q != nil && q.sent && q.to(r.from()) {
 			closed[q.get("id")] = true
 		}
 		switch {
@@ -446,7 +479,7 @@ func (h *history) repeats(a, ok *record) bool {
 	if namesStep(a) {
 		return a.k.planFile == planFile && a.k.step == step
 	}
-	return sub != nil && reprint(a.m, sub.m)
+	return sub != nil && reprint(a.msg(), sub.msg())
 }
 
 // namesStep reports whether a names a step of a plan (plan_file and
@@ -686,14 +719,14 @@ func (h *history) waitingEscalation(thread, replyTo string) *mailbox.Message {
 	})
 	if isEscalation(replyTo) {
 		if esc := h.byID[replyTo]; !answered[esc] {
-			return esc.m
+			return esc.msg()
 		}
 		return nil
 	}
 	if last == nil || answered[last] {
 		return nil
 	}
-	return last.m
+	return last.msg()
 }
 
 // noteRepliedTo is the message the orchestrator sent that asked no
@@ -720,7 +753,7 @@ func (h *history) lastFanOut(thread string) []*mailbox.Message {
 		}
 		// One sent again (the first was given up) replaces it.
 		reqs = slices.DeleteFunc(reqs, func(q *mailbox.Message) bool { return h.gaveUp(get(q, "id")) && get(q, "topic") == r.get("topic") })
-		reqs = append(reqs, r.m)
+		reqs = append(reqs, r.msg())
 	})
 	return reqs
 }
@@ -731,7 +764,7 @@ func (h *history) lastFanOut(thread string) []*mailbox.Message {
 // fan-out began.
 func (h *history) fanOutStart(reqs []*mailbox.Message) *mailbox.Message {
 	if t := h.byID[get(reqs[0], "reply_to")]; t != nil {
-		return t.m
+		return t.msg()
 	}
 	return reqs[0]
 }
@@ -760,7 +793,7 @@ func (h *history) answers(thread string, reqs []*mailbox.Message, typ string) ma
 		}
 		id := ""
 		switch {
-		case r.req != nil && slices.ContainsFunc(reqs, func(q *mailbox.Message) bool { return q == r.req.m }):
+		case r.req != nil && slices.ContainsFunc(reqs, func(q *mailbox.Message) bool { return q == r.req.msg() }):
 			id = r.req.get("id")
 		case r.req != nil:
 			if r.req.thread() == thread && r.req.get("topic") != "" {
@@ -770,7 +803,7 @@ func (h *history) answers(thread string, reqs []*mailbox.Message, typ string) ma
 			id = byTopic[r.get("topic")]
 		}
 		if id != "" && got[id] == nil {
-			got[id] = r.m
+			got[id] = r.msg()
 		}
 	}
 	return got
@@ -845,7 +878,7 @@ func (h *history) failures(thread, planFile string, step int) []string {
 		case TaskAssignment:
 			out = nil
 		case RevisionRequest:
-			out = append(out, "- iteration "+r.get("iteration")+" ("+r.get("fix_severity")+"): "+firstText(string(r.m.Body)))
+			out = append(out, "- iteration "+r.get("iteration")+" ("+r.get("fix_severity")+"): "+firstText(string(r.msg().Body)))
 		}
 	})
 	return out
@@ -857,7 +890,7 @@ func (h *history) lastSentTo(thread, agent string, types ...string) *mailbox.Mes
 	var last *mailbox.Message
 	h.each(thread, func(r *record) {
 		if r.sent && r.to(agent) && slices.Contains(types, r.typ()) {
-			last = r.m
+			last = r.msg()
 		}
 	})
 	return last
@@ -872,8 +905,8 @@ func (h *history) reviewRound(thread, submission string) []*mailbox.Message {
 		if !r.sent || r.get("submission") != submission {
 			return
 		}
-		out = slices.DeleteFunc(out, func(q *mailbox.Message) bool { return h.gaveUp(get(q, "id")) && sameTo(q, r.m) })
-		out = append(out, r.m)
+		out = slices.DeleteFunc(out, func(q *mailbox.Message) bool { return h.gaveUp(get(q, "id")) && sameTo(q, r.msg()) })
+		out = append(out, r.msg())
 	})
 	return out
 }
@@ -883,7 +916,7 @@ func (h *history) reviewRound(thread, submission string) []*mailbox.Message {
 // its program left it unanswered (message_unanswered).
 func (h *history) gaveUp(id string) bool {
 	for _, r := range h.all {
-		if r.sent || from(r.m) != workspace.Runner {
+		if r.sent || r.from() != workspace.Runner {
 			continue
 		}
 		if r.typ() == workspace.GivenUpNotice && r.get("given_up") == id || r.typ() == workspace.UnansweredNotice && r.get("unanswered") == id {
@@ -938,7 +971,7 @@ func (h *history) escalatedAbout(kind, id string) bool {
 func (h *history) givenUpIn(id, agent string) string {
 	ws := ""
 	for _, r := range h.all {
-		told := !r.sent && from(r.m) == workspace.Runner && typeOf(r.m) == workspace.GivenUpNotice
+		told := !r.sent && r.from() == workspace.Runner && r.typ() == workspace.GivenUpNotice
 		asked := r.sent && r.get("escalation") == EscalateGivenUp
 		if (told || asked) && r.get("given_up") == id && r.get("agent") == agent {
 			ws = r.get("workspace")
@@ -955,7 +988,7 @@ func (h *history) retriedThere(id, agent string) bool {
 	var givenUp time.Time
 	retried := false
 	for _, r := range h.all { // oldest first
-		if r.sent || from(r.m) != workspace.Runner || r.get("agent") != agent {
+		if r.sent || r.from() != workspace.Runner || r.get("agent") != agent {
 			continue
 		}
 		switch {
@@ -981,7 +1014,7 @@ func sameTo(a, b *mailbox.Message) bool {
 func (h *history) answeredSince(rec *record, agent string) bool {
 	found := false
 	h.each(rec.thread(), func(r *record) {
-		if r.sent || r == h.cur || from(r.m) != agent || !r.at.After(rec.at) {
+		if r.sent || r == h.cur || r.from() != agent || !r.at.After(rec.at) {
 			return
 		}
 		if r.replyTo() == rec.get("id") || rec.get("step") != "" && r.forStep(rec.get("plan_file"), atoi(rec.get("step"))) {
@@ -1047,7 +1080,7 @@ func (h *history) verdictFor(q *mailbox.Message) *mailbox.Message {
 	}
 	for _, r := range h.all {
 		if isVerdict(r) && r.req == qr && r.dup == nil {
-			return r.m
+			return r.msg()
 		}
 	}
 	return nil
@@ -1080,8 +1113,7 @@ func (h *history) workerOf(thread, planFile string, step int) string {
 	w := ""
 	h.each(thread, func(r *record) {
 		if r.sent && r.typ() == TaskAssignment && r.forStep(planFile, step) {
-			names, _ := r.m.Header().Names("to")
-			if len(names) > 0 {
+			if names := r.toNames(); len(names) > 0 {
 				w = names[0]
 			}
 		}
@@ -1118,7 +1150,7 @@ func (h *history) assignedSteps(thread, planFile string) map[int]string {
 func (h *history) told(thread, text string) bool {
 	found := false
 	h.each(thread, func(r *record) {
-		if r.sent && strings.Contains(string(r.m.Body), text) {
+		if r.sent && strings.Contains(string(r.msg().Body), text) {
 			found = true
 		}
 	})
@@ -1129,11 +1161,11 @@ func (h *history) told(thread, text string) bool {
 // to as the orchestrator takes it: with a decision (DecisionOf), or to
 // an escalation that needs none (its answer is passed on).
 func (h *history) decides(r *record) bool {
-	if _, ok := DecisionOf(r.m); ok {
+	if _, ok := DecisionOf(r.msg()); ok {
 		return true
 	}
 	esc := h.byID[r.get("reply_to")]
-	return esc != nil && esc.get("escalation") != "" && !NeedsDecision(esc.m)
+	return esc != nil && esc.get("escalation") != "" && !NeedsDecision(esc.msg())
 }
 
 // approval is how the pipeline approved the step, as the plan's summary
@@ -1153,7 +1185,7 @@ func (h *history) approval(thread, planFile string, step int) (by, kind string, 
 			// A person's decision: about the step of the escalation
 			// it answers.
 			if esc := h.answered(q); esc != nil && esc.forStep(planFile, step) {
-				by, kind, ok = from(q.m), esc.get("escalation"), true
+				by, kind, ok = q.from(), esc.get("escalation"), true
 			}
 		default:
 			// A submission: about the step of its review requests.

@@ -1,0 +1,149 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// handling is a workspace whose orchestrator, orch, has n messages in
+// its mailbox (benchHistory's pipelines), and the runner's part of
+// handling a message: each is handed to Handle, then filed in done/ with
+// what it sent in sent/, as the runner does, so that the history grows
+// as it does in a run.
+type handling struct {
+	ws  *workspace.Workspace
+	o   *Orchestrator
+	ids *mailbox.IDs
+	n   int
+}
+
+func newHandling(tb testing.TB, n int) *handling {
+	tb.Helper()
+	root := tb.TempDir()
+	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(config), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := ws.MakeDirs(); err != nil {
+		tb.Fatal(err)
+	}
+	box := ws.Mailbox("orch")
+	for _, r := range benchHistory(n).all {
+		state := mailbox.Done
+		if r.sent {
+			state = mailbox.Sent
+		}
+		if err := os.WriteFile(box.Path(state, mailbox.FileName(r.get("id"))), r.m.Bytes(), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// Later than every id of benchHistory's.
+	now := time.Now()
+	ids := &mailbox.IDs{Now: func() time.Time { now = now.Add(time.Millisecond); return now }}
+	return &handling{ws: ws, o: &Orchestrator{Workspace: ws}, ids: ids, n: n}
+}
+
+// next is a message for orch: a worker's submission that names no
+// request (models leave out reply_to and thread), as benchHistory's.
+func (h *handling) next() *mailbox.Message {
+	m := mailbox.New([]byte("Done: the step's change, with its tests.\n"))
+	m.Set("id", h.ids.New("worker-1"))
+	m.Set("from", "worker-1")
+	m.Set("to", "orch")
+	m.Set("type", WorkerSubmission)
+	return m
+}
+
+// handle hands in to the orchestrator, then files it and what it sent
+// as the runner does.
+func (h *handling) handle(tb testing.TB, in *mailbox.Message) {
+	tb.Helper()
+	out, err := h.o.Handle(context.Background(), "orch", in)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	box := h.ws.Mailbox("orch")
+	if err := os.WriteFile(box.Path(mailbox.Done, mailbox.FileName(get(in, "id"))), in.Bytes(), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	for _, m := range out {
+		m.Set("id", h.ids.New("orch"))
+		m.Set("from", "orch")
+		if err := os.WriteFile(box.Path(mailbox.Sent, mailbox.FileName(get(m, "id"))), m.Bytes(), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHandle is one message handled by a running runner's
+// orchestrator whose mailbox holds 1,000 and 10,000 messages: the cost
+// of a message should not grow with the history. It reports the files
+// looked at (stat'ed or read) a message, and the live heap after the
+// last message handled (what the orchestrator keeps of its history).
+func BenchmarkHandle(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			h := newHandling(b, n)
+			looks := 0
+			h.o.index().look = func(string) { looks++ }
+			h.handle(b, h.next()) // the first after a start reads every file
+			looks = 0
+			b.ResetTimer()
+			for b.Loop() {
+				h.handle(b, h.next())
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(looks)/float64(b.N), "files/op")
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-MiB")
+			runtime.KeepAlive(h.o)
+		})
+	}
+}
+
+// TestHandleLooksAtWhatChanged guards the cost of a message handled by
+// a running runner's orchestrator: it read its whole mailbox's history
+// for each (an lstat of every file, 10,000 at 10,000 messages, and the
+// parsed message of each kept in memory). The files it looks at for a
+// message are those that changed since the last, whatever the size of
+// the history.
+func TestHandleLooksAtWhatChanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 11,000 files")
+	}
+	looked := map[int]int{}
+	for _, n := range []int{1000, 10000} {
+		h := newHandling(t, n)
+		looks := 0
+		h.o.index().look = func(string) { looks++ }
+		h.handle(t, h.next()) // the first after a start reads every file
+		if looks < n {
+			t.Fatalf("%d messages: the first message handled looked at %d files, want every one", n, looks)
+		}
+		looks = 0
+		const msgs = 5
+		for range msgs {
+			h.handle(t, h.next())
+		}
+		looked[n] = looks
+		if kept := h.o.index().len(); kept < n {
+			t.Errorf("%d messages: the index holds %d", n, kept)
+		}
+	}
+	if looked[10000] != looked[1000] || looked[1000] > 5*10 {
+		t.Errorf("files looked at for 5 messages handled: %d at 1,000 messages of history, %d at 10,000; want the same, what changed (at most 10 a message)", looked[1000], looked[10000])
+	}
+}

@@ -1,0 +1,289 @@
+package orchestrator
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/parley-dev/parley/mailbox"
+)
+
+// index keeps what the orchestrator's histories take of the message
+// files of the mailbox states they read, so that a message handled costs
+// what changed since the last, not the whole history. A state directory
+// is listed once; after that, where the system tells of the changes in a
+// directory (inotify, on Linux), only the files it names are looked at
+// again, each stat'ed and read again; elsewhere, or when the system lost
+// count (an overflow of its queue), the directory is listed again when it
+// changed (its inode, modification or change time), and of a listing
+// only the names not seen before are read. What is kept of a message is
+// its header fields as text (an entry), not its body nor its parsed form:
+// a record reads the file again when a decision needs more (record.msg).
+// Safe for concurrent use.
+//
+// Without the system's word, a file rewritten in place keeps its name
+// and leaves its directory as it was: its header is read again when its
+// directory is listed again, and its body is read as it is now whenever
+// a decision reads it.
+type index struct {
+	mu   sync.Mutex
+	dirs map[string]*dirIndex // directory -> what was listed of it
+	w    *watcher             // nil until a directory is listed twice
+	// look, when set, is called with the path of each file or directory
+	// the index stats or reads (a test counts them).
+	look func(path string)
+}
+
+// dirIndex is one state directory as last listed.
+type dirIndex struct {
+	id           mailbox.FileID
+	mtime, ctime time.Time
+	racy         bool // changed within a tick of the clock before it was listed: list it again
+	files        map[string]*entry
+	snap         *listing // of files, sorted by name; replaced, never changed
+	lists        int      // times listed
+	watched      bool     // the watcher tells its changes
+	changed      map[string]bool
+}
+
+// listing is the entries of a directory, by name.
+type listing struct {
+	names []string
+	ents  []*entry
+}
+
+// entry is what a history keeps of a message file: where it is and its
+// header fields, each as get reads it.
+type entry struct {
+	path   string
+	max    int64 // the size read at most
+	fields map[string]string
+	to     []string
+}
+
+// racyWindow is how close to a listing a directory's modification time
+// may be and still hide a change made after it in the same tick of the
+// filesystem's clock.
+const racyWindow = 50 * time.Millisecond
+
+// headerKeys are the fields kept of every message beside those its header
+// lists.
+var headerKeys = []string{"id", "from", "to", "type", "signal", "thread", "reply_to"}
+
+// list returns the entries of the message files named by their ids in
+// dir, as they are now, looking only at what changed since the last call.
+// A file that cannot be read as a message is left out (and tried again
+// when it changes, or at the next listing). Nil when dir cannot be read.
+func (x *index) list(dir string, max int64) *listing {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.seen(dir)
+	info, err := os.Lstat(dir)
+	if err != nil {
+		delete(x.dirs, dir)
+		return nil
+	}
+	id, mtime, ctime := mailbox.FileIDOf(info), info.ModTime(), mailbox.ChangeTime(info)
+	d := x.dirs[dir]
+	if d != nil && d.id == id && d.watched && x.w.drain(x) && d.watched {
+		return x.update(dir, d, max)
+	}
+	if d != nil && !d.racy && d.id == id && d.mtime.Equal(mtime) && d.ctime.Equal(ctime) {
+		return d.snap
+	}
+	if d != nil && d.lists > 0 && x.w == nil {
+		// Listed again: this index is kept (a runner's orchestrator),
+		// and the system may tell it what changes.
+		x.w = newWatcher(x)
+	}
+	watched := false
+	if x.w != nil && d != nil {
+		watched = x.w.add(dir)
+		x.w.drain(x) // what came before the listing below
+	}
+	listed := time.Now()
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	all, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	nd := &dirIndex{id: id, mtime: mtime, ctime: ctime, files: make(map[string]*entry, len(all)),
+		racy:    listed.Sub(mtime) < racyWindow || listed.Sub(ctime) < racyWindow,
+		watched: watched, changed: map[string]bool{}}
+	if d != nil {
+		nd.lists = d.lists
+	}
+	nd.lists++
+	for _, name := range all {
+		if _, ok := mailbox.IDFromName(name); !ok {
+			continue
+		}
+		if d != nil {
+			if e := d.files[name]; e != nil && e.max == max && !d.changed[name] {
+				nd.files[name] = e
+				continue
+			}
+		}
+		if e := x.read(filepath.Join(dir, name), max); e != nil {
+			nd.files[name] = e
+		}
+	}
+	nd.snap = snapshot(nd.files)
+	if x.dirs == nil {
+		x.dirs = map[string]*dirIndex{}
+	}
+	x.dirs[dir] = nd
+	return nd.snap
+}
+
+// update looks again at the files of d the watcher told changed, and
+// returns its entries.
+func (x *index) update(dir string, d *dirIndex, max int64) *listing {
+	if len(d.changed) == 0 {
+		return d.snap
+	}
+	for name := range d.changed {
+		delete(d.files, name)
+		if _, ok := mailbox.IDFromName(name); !ok {
+			continue
+		}
+		if e := x.read(filepath.Join(dir, name), max); e != nil {
+			d.files[name] = e
+		}
+	}
+	// A new listing, the unchanged part of the last one shared.
+	names := slices.Clone(d.snap.names)
+	ents := slices.Clone(d.snap.ents)
+	for name := range d.changed {
+		i, found := slices.BinarySearch(names, name)
+		e := d.files[name]
+		switch {
+		case found && e != nil:
+			ents[i] = e
+		case found:
+			names = slices.Delete(names, i, i+1)
+			ents = slices.Delete(ents, i, i+1)
+		case e != nil:
+			names = slices.Insert(names, i, name)
+			ents = slices.Insert(ents, i, e)
+		}
+	}
+	clear(d.changed)
+	d.snap = &listing{names: names, ents: ents}
+	return d.snap
+}
+
+// told notes that the watcher told of a change to name in dir ("": the
+// directory itself, or the count was lost: list it again).
+func (x *index) told(dir, name string) {
+	d := x.dirs[dir]
+	if d == nil {
+		return
+	}
+	if name == "" {
+		d.watched = false
+		d.racy = true
+		return
+	}
+	d.changed[name] = true
+}
+
+// lost notes that the watcher lost count: every directory is listed
+// again.
+func (x *index) lost() {
+	for _, d := range x.dirs {
+		d.watched = false
+		d.racy = true
+	}
+}
+
+// snapshot is the listing of files.
+func snapshot(files map[string]*entry) *listing {
+	l := &listing{names: make([]string, 0, len(files))}
+	for name := range files {
+		l.names = append(l.names, name)
+	}
+	slices.Sort(l.names)
+	l.ents = make([]*entry, len(l.names))
+	for i, name := range l.names {
+		l.ents[i] = files[name]
+	}
+	return l
+}
+
+// seen calls look, if set, with path.
+func (x *index) seen(path string) {
+	if x.look != nil {
+		x.look(path)
+	}
+}
+
+// read reads the message file at path as an entry; nil when it is no
+// message.
+func (x *index) read(path string, max int64) *entry {
+	m, err := x.readMessage(path, max)
+	if err != nil {
+		return nil
+	}
+	e := &entry{path: path, max: max, fields: map[string]string{}}
+	for _, k := range append(m.Header().Keys(), headerKeys...) {
+		if v := get(m, k); v != "" {
+			e.fields[k] = v
+		}
+	}
+	e.to, _ = m.Header().Names("to")
+	return e
+}
+
+// readMessage reads and parses the message file at path.
+func (x *index) readMessage(path string, max int64) (*mailbox.Message, error) {
+	x.seen(path)
+	snap, err := mailbox.ReadSnapshot(path, max)
+	if err != nil {
+		return nil, err
+	}
+	snap.Close()
+	return mailbox.Parse(snap.Data)
+}
+
+// message is the message of e as its file holds it now; when the file is
+// gone or no message any more, one of the fields e kept, with no body.
+func (x *index) message(e *entry) *mailbox.Message {
+	if m, err := x.readMessage(e.path, e.max); err == nil {
+		return m
+	}
+	if state := filepath.Base(filepath.Dir(e.path)); state == mailbox.Outbox {
+		// Routed since it was listed: the router moves it to sent/ as
+		// it is.
+		if m, err := x.readMessage(filepath.Join(filepath.Dir(filepath.Dir(e.path)), mailbox.Sent, filepath.Base(e.path)), e.max); err == nil {
+			return m
+		}
+	}
+	m := mailbox.New(nil)
+	for k, v := range e.fields {
+		if k != "to" {
+			m.Set(k, v)
+		}
+	}
+	if len(e.to) > 0 {
+		m.SetNames("to", e.to)
+	}
+	return m
+}
+
+// len is how many entries the index holds.
+func (x *index) len() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for _, d := range x.dirs {
+		n += len(d.files)
+	}
+	return n
+}
