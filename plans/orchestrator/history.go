@@ -380,12 +380,18 @@ func (h *history) correlate() {
 	for _, r := range recs {
 		r.k = nil // read again: a message may have changed since
 	}
-	// Requests closed, not open to an answer that names none: those
-	// nothing answers (given up, left unanswered), and, as they come,
-	// those their agent replied to with a message of another kind
-	// ("Done."). A request given up and handed back since (`parley
-	// retry`: here, it left its agent's dead/; in another workspace,
-	// that one's runner told us) is open again.
+	f := newFold(h, closedBy(recs, h.inDead))
+	for _, r := range recs {
+		f.step(r)
+	}
+}
+
+// closedBy is the requests parley closed (see fold), as the notices
+// among recs, oldest first, tell: those nothing answers (given up, left
+// unanswered). A request given up and handed back since (`parley
+// retry`: here, it left its agent's dead/ (inDead); in another
+// workspace, that one's runner told us) is open again.
+func closedBy(recs []*record, inDead func(agent, id string) bool) map[string]bool {
 	closed := map[string]bool{}
 	for _, r := range recs {
 		if r.sent || r.from() != workspace.Runner {
@@ -394,79 +400,102 @@ func (h *history) correlate() {
 		switch id := r.get("given_up"); {
 		case r.typ() == workspace.RetriedNotice:
 			delete(closed, r.get("retried"))
-		case id != "" && r.get("workspace") == "" && h.inDead != nil && !h.inDead(r.get("agent"), id):
+		case id != "" && r.get("workspace") == "" && inDead != nil && !inDead(r.get("agent"), id):
 			// Handed back here.
 		default:
 			closed[cmp.Or(id, r.get("unanswered"))] = true
 		}
 	}
+	return closed
+}
+
+// fold is what correlate knows as it goes through the records, oldest
+// first: each record is correlated from what came before it (step).
+type fold struct {
+	h *history
+	// Requests closed, not open to an answer that names none: those
+	// parley closed (notices: closedBy), and, as they come (byReply,
+	// each by the first that closed it), those their agent replied to
+	// with a message of another kind ("Done.").
+	notices map[string]bool
+	byReply map[string]*record
 	// agent and answerKind -> the requests sent it so far that ask that
 	// kind of answer, oldest first
-	sentTo := map[[2]string][]*record{}
-	var triage *record // the last triage_request sent so far
-	for _, r := range recs {
-		if r.sent {
-			if kind := r.keys().kind; kind != "" {
-				for _, n := range r.toNames() {
-					sentTo[[2]string{n, kind}] = append(sentTo[[2]string{n, kind}], r)
-				}
-			}
-			if r.typ() == TriageRequest {
-				triage = r
-			}
-			continue
-		}
-		r.req, r.dup, r.thr = nil, nil, ""
-		q := h.byID[r.get("reply_to")]
-		if isAnswer(r.typ()) && r.from() != workspace.Runner {
-			cands := sentTo[[2]string{r.from(), answerKind(r.typ())}]
-			switch {
-			case q != nil && q.sent && asks(q, r.typ()):
-				r.req = q
-				if q.keys().answer != nil {
-					// Answered already: a worker's revision that
-					// names the task it revises answers the
-					// revision_request open for it.
-					r.req = cmp.Or(openRequestOf(r, q, cands, closed), q)
-				}
-			case q != nil && q.sent && q.to(r.from()) && q.asksNone():
-				// Said to an approval, which a model is often handed
-				// with its next task: a repeat of what it approved (a
-				// submission printed again) answers no request, not
-				// the next step's task sent with it; anything more (a
-				// submission for another step, or one open to it) is
-				// correlated as any answer that names none.
-				if !h.repeats(r, q) {
-					o := requestOf(r, cands, closed)
-					if o != nil && (namesStep(r) || o.keys().answer == nil && !closed[o.k.id]) {
-						r.req = o
-					}
-				}
-			default:
-				r.req = requestOf(r, cands, closed)
-			}
-			switch {
-			case r.req == nil:
-			case r.req.keys().answer == nil:
-				r.req.k.answer = r
-			case r.typ() != PlanResult:
-				// A plan_result again is the plan again (its first
-				// escalated, say): acted on as the plan, nothing of it
-				// is sent twice.
-				r.dup = r.req.k.answer
+	sentTo  map[[2]string][]*record
+	triages []*record // the triage_requests sent so far
+}
+
+func newFold(h *history, notices map[string]bool) *fold {
+	return &fold{h: h, notices: notices, byReply: map[string]*record{}, sentTo: map[[2]string][]*record{}}
+}
+
+// closed reports whether the request id is closed so far.
+func (f *fold) closed(id string) bool { return f.notices[id] || f.byReply[id] != nil }
+
+// step correlates r, the next record, oldest first.
+func (f *fold) step(r *record) {
+	h := f.h
+	if r.sent {
+		if kind := r.keys().kind; kind != "" {
+			for _, n := range r.toNames() {
+				f.sentTo[[2]string{n, kind}] = append(f.sentTo[[2]string{n, kind}], r)
 			}
 		}
-		if q != nil && q.sent && q.to(r.from()) {
-			closed[q.get("id")] = true
+		if r.typ() == TriageRequest {
+			f.triages = append(f.triages, r)
+		}
+		return
+	}
+	r.req, r.dup, r.thr = nil, nil, ""
+	q := h.byID[r.get("reply_to")]
+	if isAnswer(r.typ()) && r.from() != workspace.Runner {
+		cands := f.sentTo[[2]string{r.from(), answerKind(r.typ())}]
+		switch {
+		case q != nil && q.sent && asks(q, r.typ()):
+			r.req = q
+			if q.keys().answer != nil {
+				// Answered already: a worker's revision that
+				// names the task it revises answers the
+				// revision_request open for it.
+				r.req = cmp.Or(openRequestOf(r, q, cands, f.closed), q)
+			}
+		case q != nil && q.sent && q.to(r.from()) && q.asksNone():
+			// Said to an approval, which a model is often handed
+			// with its next task: a repeat of what it approved (a
+			// submission printed again) answers no request, not
+			// the next step's task sent with it; anything more (a
+			// submission for another step, or one open to it) is
+			// correlated as any answer that names none.
+			if !h.repeats(r, q) {
+				o := requestOf(r, cands, f.closed)
+				if o != nil && (namesStep(r) || o.keys().answer == nil && !f.closed(o.k.id)) {
+					r.req = o
+				}
+			}
+		default:
+			r.req = requestOf(r, cands, f.closed)
 		}
 		switch {
-		case r.req != nil:
-			r.thr = r.req.thread()
-		case q != nil && q != r:
-			r.thr = q.thread()
-		case r.typ() != "" && triage != nil:
-			r.thr = triage.thread()
+		case r.req == nil:
+		case r.req.keys().answer == nil:
+			r.req.k.answer = r
+		case r.typ() != PlanResult:
+			// A plan_result again is the plan again (its first
+			// escalated, say): acted on as the plan, nothing of it
+			// is sent twice.
+			r.dup = r.req.k.answer
 		}
+	}
+	if q != nil && q.sent && q.to(r.from()) && f.byReply[q.get("id")] == nil {
+		f.byReply[q.get("id")] = r
+	}
+	switch {
+	case r.req != nil:
+		r.thr = r.req.thread()
+	case q != nil && q != r:
+		r.thr = q.thread()
+	case r.typ() != "" && len(f.triages) > 0:
+		r.thr = f.triages[len(f.triages)-1].thread()
 	}
 }
 
@@ -529,7 +558,7 @@ func reprint(a, b *mailbox.Message) bool {
 // answers sent to a's sender before it, oldest first) that the answer a
 // answers, by the rule correlate tells (closed: those not open); nil
 // when there is none.
-func requestOf(a *record, cands []*record, closed map[string]bool) *record {
+func requestOf(a *record, cands []*record, closed func(id string) bool) *record {
 	match := cands
 	if t := a.keys().thread; t != "" {
 		match = nil
@@ -554,7 +583,7 @@ func requestOf(a *record, cands []*record, closed map[string]bool) *record {
 		narrow(same)
 	}
 	for _, q := range match {
-		if q.k.answer == nil && !closed[q.k.id] {
+		if q.k.answer == nil && !closed(q.k.id) {
 			return q
 		}
 	}
@@ -593,7 +622,7 @@ func sameAs(a *record) []func(q *record) bool {
 // and its plan_file and step, or its topic, when it has them: the
 // revision of q's step, q sent again) and what a names (sameAs). Nil when
 // none is: a is a second answer to q.
-func openRequestOf(a, q *record, cands []*record, closed map[string]bool) *record {
+func openRequestOf(a, q *record, cands []*record, closed func(id string) bool) *record {
 	k := q.keys()
 	same := append(sameAs(a), func(o *record) bool { return o.threadKey() == q.threadKey() })
 	if k.planFile != "" && k.step != 0 {
@@ -602,7 +631,7 @@ func openRequestOf(a, q *record, cands []*record, closed map[string]bool) *recor
 		same = append(same, func(o *record) bool { return o.keys().topic == k.topic })
 	}
 	for _, o := range cands {
-		if o.keys().answer != nil || closed[o.k.id] {
+		if o.keys().answer != nil || closed(o.k.id) {
 			continue
 		}
 		if !slices.ContainsFunc(same, func(f func(*record) bool) bool { return !f(o) }) {
