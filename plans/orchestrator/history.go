@@ -35,7 +35,14 @@ type record struct {
 	e    *entry            // of a file: its header as listed (see index)
 	x    *index            // that reads e's file
 	over map[string]string // fields set over e's: an id from its name, a from
-	sent bool              // sent by the orchestrator; else received
+	// Of a live history's record (see live): where its file is, or that
+	// it is the message being handled; and the records whose message
+	// was read (msg), forgotten once the decisions are made.
+	state int
+	file  string
+	isCur bool
+	loads *[]*record
+	sent  bool // sent by the orchestrator; else received
 	at   time.Time
 	// Of a received message, as correlate finds them: req is the
 	// request of ours it answers, dup an answer received before it to
@@ -111,6 +118,9 @@ func (r *record) msg() *mailbox.Message {
 			m.Set(k, v)
 		}
 		r.m = m
+		if r.loads != nil {
+			*r.loads = append(*r.loads, r)
+		}
 	}
 	return r.m
 }

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,8 @@ type index struct {
 	mu   sync.Mutex
 	dirs map[string]*dirIndex // directory -> what was listed of it
 	w    *watcher             // nil until a directory is listed twice
+	// epochs counts the directories listed afresh (see dirIndex.epoch).
+	epochs int
 	// look, when set, is called with the path of each file or directory
 	// the index stats or reads (a test counts them).
 	look func(path string)
@@ -46,12 +49,63 @@ type dirIndex struct {
 	lists        int      // times listed
 	watched      bool     // the watcher tells its changes
 	changed      map[string]bool
+	// The names that changed, as listings came (see since): epoch is
+	// this directory's series of listings, gen the last listing's,
+	// log the names each changed since floor.
+	epoch, gen, floor int
+	log               []change
 }
 
-// listing is the entries of a directory, by name.
+// change is a name of a directory that changed at listing gen.
+type change struct {
+	gen  int
+	name string
+}
+
+// maxLog is how many changes a directory's log keeps.
+const maxLog = 4096
+
+// listing is the entries of a directory, by name, and where it is in
+// its directory's series (see since).
 type listing struct {
-	names []string
-	ents  []*entry
+	names      []string
+	ents       []*entry
+	epoch, gen int
+}
+
+// logged notes that names changed, in a new listing of d.
+func (d *dirIndex) logged(names []string) {
+	d.gen++
+	for _, n := range names {
+		d.log = append(d.log, change{d.gen, n})
+	}
+	if len(d.log) > maxLog {
+		cut := len(d.log) - maxLog/2
+		d.floor = d.log[cut-1].gen
+		d.log = slices.Delete(d.log, 0, cut)
+	}
+}
+
+// since returns the names of dir that changed between the listing of
+// it l was and its listing now, now; ok is false when that is not known
+// (listed afresh, or more changes than the log keeps), and the reader
+// reads now whole.
+func (x *index) since(dir string, l, now *listing) (names []string, ok bool) {
+	if l == nil || now == nil || l.epoch != now.epoch {
+		return nil, false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	d := x.dirs[dir]
+	if d == nil || d.epoch != now.epoch || l.gen < d.floor || now.gen > d.gen {
+		return nil, false
+	}
+	for _, c := range d.log {
+		if c.gen > l.gen && c.gen <= now.gen {
+			names = append(names, c.name)
+		}
+	}
+	return names, true
 }
 
 // entry is what a history keeps of a message file: where it is and its
@@ -118,6 +172,10 @@ func (x *index) list(dir string, max int64) *listing {
 		watched: watched, changed: map[string]bool{}}
 	if d != nil {
 		nd.lists = d.lists
+		nd.epoch, nd.gen, nd.floor, nd.log = d.epoch, d.gen, d.floor, d.log
+	} else {
+		x.epochs++
+		nd.epoch = x.epochs
 	}
 	nd.lists++
 	for _, name := range all {
@@ -134,7 +192,27 @@ func (x *index) list(dir string, max int64) *listing {
 			nd.files[name] = e
 		}
 	}
+	if d != nil {
+		var diff []string
+		for name, e := range nd.files {
+			if d.files[name] != e {
+				diff = append(diff, name)
+			}
+		}
+		for name := range d.files {
+			if nd.files[name] == nil {
+				diff = append(diff, name)
+			}
+		}
+		if len(diff) > 0 || d.snap == nil {
+			nd.logged(diff)
+		}
+	}
 	nd.snap = snapshot(nd.files)
+	nd.snap.epoch, nd.snap.gen = nd.epoch, nd.gen
+	if d != nil && nd.gen == d.gen && d.snap != nil {
+		nd.snap = d.snap // nothing changed: the same listing
+	}
 	if x.dirs == nil {
 		x.dirs = map[string]*dirIndex{}
 	}
@@ -174,8 +252,9 @@ func (x *index) update(dir string, d *dirIndex, max int64) *listing {
 			ents = slices.Insert(ents, i, e)
 		}
 	}
+	d.logged(slices.Collect(maps.Keys(d.changed)))
 	clear(d.changed)
-	d.snap = &listing{names: names, ents: ents}
+	d.snap = &listing{names: names, ents: ents, epoch: d.epoch, gen: d.gen}
 	return d.snap
 }
 

@@ -157,6 +157,13 @@ type Orchestrator struct {
 	// Made at its first use (index).
 	files     *index
 	filesOnce sync.Once
+
+	liveMu sync.Mutex       // held while a message is handled
+	lives  map[string]*live // each agent's history, kept from one message to the next
+	// checkLive, when set, is handed each live history Handle decides
+	// from and the history read afresh for the message (a test checks
+	// that they agree).
+	checkLive func(live, fresh *history)
 }
 
 // index is o.files, made the first time.
@@ -204,7 +211,11 @@ func (o *Orchestrator) log() *slog.Logger {
 // and set its status; a message handled again after a crash decides the
 // same (a tick is made once).
 func (o *Orchestrator) Handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
-	h := o.history(agent, in)
+	h, done := o.liveHistory(agent, in)
+	defer done()
+	if o.checkLive != nil {
+		o.checkLive(h, o.history(agent, in))
+	}
 	r := &run{o: o, agent: agent, in: in, h: h, thread: h.threadOf(in)}
 	out, err := r.decide()
 	if err == nil && r.save != "" && o.Checkpoint != nil {

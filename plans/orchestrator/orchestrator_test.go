@@ -148,6 +148,7 @@ func (h *harness) peek(in *mailbox.Message) []*mailbox.Message {
 			h.checkpoints = append(h.checkpoints, msg)
 			return nil
 		}}
+		h.o.checkLive = func(live, fresh *history) { sameHistory(h.t, live, fresh) }
 	}
 	out, err := h.o.Handle(context.Background(), "orch", in)
 	if err != nil {

@@ -1,0 +1,420 @@
+package orchestrator
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/parley-dev/parley/mailbox"
+	"github.com/parley-dev/parley/runner/workspace"
+)
+
+// live is the history of the messages an orchestrator agent handles,
+// kept from one to the next (Orchestrator.Handle): the records of its
+// mailbox's files, oldest first, correlated (fold). A message handled
+// costs what changed in the mailbox since the last: the records of the
+// files that changed are put in or taken out, and the correlation is
+// taken back to the oldest of them and done again from there, which
+// touches the messages since then, not the whole history. Every
+// decision is the one the history read afresh gives (history): the
+// records are correlated in the same order, by the same steps.
+type live struct {
+	agent string
+	built bool
+	lists [len(liveStates)]*listing // as last applied
+	recs  map[place]*record         // every file's record, by where it is
+	// copies are the records of each id, first the one the history
+	// holds (the first in liveStates' order, then name order): a second
+	// copy of an id is left out, as history does.
+	copies  map[string][]*record
+	base    []*record            // the records the history holds, oldest first (less)
+	h       *history             // over base; byID its records and cur's
+	notices []*record            // base's notices from parley (closedBy), oldest first
+	closed  map[string]bool      // closedBy, as last folded
+	fold    *fold                // base and cur, correlated
+	waiting map[string][]*record // a reply_to no record had when folded -> its records
+	cur     *record              // the message handled last, folded in
+	loaded  []*record            // records whose file a decision read (msg), forgotten after it
+}
+
+// liveStates are the states a history reads, in its order.
+var liveStates = [...]string{mailbox.Outbox, mailbox.Sent, mailbox.Done}
+
+// place is where a file is: its state (an index of liveStates) and name.
+type place struct {
+	state int
+	name  string
+}
+
+// less is the order records are correlated in: by the time of their id,
+// then as history reads them (states in order, names in order), the
+// message being handled after the files of its time.
+func less(a, b *record) bool { return compare(a, b) < 0 }
+
+func compare(a, b *record) int {
+	if c := a.at.Compare(b.at); c != 0 {
+		return c
+	}
+	switch {
+	case a.isCur != b.isCur:
+		if a.isCur {
+			return 1
+		}
+		return -1
+	case a.state != b.state:
+		return cmp.Compare(a.state, b.state)
+	}
+	return cmp.Compare(a.file, b.file)
+}
+
+// liveHistory is o.history(agent, in) for the message Handle is handed,
+// from agent's live history; done forgets what the decisions read of
+// the files, and must be called once they are made. A message whose id
+// a file of the history holds (handled again after a crash) has its
+// history read afresh.
+func (o *Orchestrator) liveHistory(agent string, in *mailbox.Message) (h *history, done func()) {
+	o.liveMu.Lock()
+	if o.lives == nil {
+		o.lives = map[string]*live{}
+	}
+	l := o.lives[agent]
+	if l == nil {
+		l = &live{agent: agent}
+		o.lives[agent] = l
+	}
+	done = func() {
+		for _, r := range l.loaded {
+			if r.e != nil {
+				r.m = nil
+			}
+		}
+		l.loaded = l.loaded[:0]
+		o.liveMu.Unlock()
+	}
+	x := o.index()
+	box := o.ws().Mailbox(agent)
+	max := o.ws().Config.Router.MaxMessageSize
+	var now [len(liveStates)]*listing
+	var changed []place
+	fresh := !l.built
+	for i, state := range liveStates {
+		dir := box.Path(state, "")
+		now[i] = x.list(dir, max)
+		if fresh || now[i] == l.lists[i] {
+			continue
+		}
+		names, ok := x.since(dir, l.lists[i], now[i])
+		if !ok {
+			fresh = true
+			continue
+		}
+		for _, n := range names {
+			changed = append(changed, place{i, n})
+		}
+	}
+	curID := get(in, "id")
+	cur := &record{m: in, isCur: true}
+	cur.at, _, _ = mailbox.ParseID(curID)
+	if fresh {
+		l.rebuild(o, x, now, cur)
+	} else {
+		l.apply(o, x, now, changed, cur)
+	}
+	if l.cur != cur {
+		// Not one the live history can take (no id, or one a file
+		// holds): read afresh.
+		return o.history(agent, in), done
+	}
+	l.h.inDead = o.inDead
+	all := make([]*record, len(l.base), len(l.base)+1)
+	copy(all, l.base)
+	return &history{all: append(all, cur), byID: l.h.byID, cur: cur, inDead: o.inDead}, done
+}
+
+// rebuild makes the live history afresh from the listings now, with cur
+// folded in.
+func (l *live) rebuild(o *Orchestrator, x *index, now [len(liveStates)]*listing, cur *record) {
+	l.lists = now
+	l.recs = map[place]*record{}
+	l.copies = map[string][]*record{}
+	l.base, l.notices = nil, nil
+	l.h = &history{byID: map[string]*record{}}
+	l.waiting = map[string][]*record{}
+	for i, ls := range now {
+		if ls == nil {
+			continue
+		}
+		for j, name := range ls.names {
+			l.put(l.record(x, place{i, name}, ls.ents[j]))
+		}
+	}
+	l.cur = nil
+	l.built = true
+	if id := cur.get("id"); id == "" || len(l.copies[id]) > 0 {
+		cur = nil
+	}
+	l.take(cur)
+	l.closed = l.closedNow(o)
+	l.refold(nil)
+}
+
+// record is the record of the file at p, of entry e.
+func (l *live) record(x *index, p place, e *entry) *record {
+	r := &record{e: e, x: x, state: p.state, file: p.name, sent: p.state != 2, loads: &l.loaded}
+	if r.get("id") == "" {
+		// A file written by hand moves to sent/ as it is, under the id
+		// the router gave it: the name says it.
+		id, _ := mailbox.IDFromName(p.name)
+		r.set("id", id)
+	}
+	r.at, _, _ = mailbox.ParseID(r.get("id"))
+	return r
+}
+
+// put adds r, a file's record.
+func (l *live) put(r *record) {
+	id := r.get("id")
+	l.recs[place{r.state, r.file}] = r
+	if id == "" {
+		return
+	}
+	cs := l.copies[id]
+	i, _ := slices.BinarySearchFunc(cs, r, func(a, b *record) int {
+		return cmp.Or(cmp.Compare(a.state, b.state), cmp.Compare(a.file, b.file))
+	})
+	l.copies[id] = slices.Insert(cs, i, r)
+	if i == 0 {
+		if len(cs) > 0 {
+			l.drop(cs[0])
+		}
+		l.hold(r)
+	}
+}
+
+// remove takes out r, a file's record.
+func (l *live) remove(r *record) {
+	id := r.get("id")
+	delete(l.recs, place{r.state, r.file})
+	if id == "" {
+		return
+	}
+	cs := l.copies[id]
+	i := slices.Index(cs, r)
+	if i < 0 {
+		return
+	}
+	l.copies[id] = slices.Delete(cs, i, i+1)
+	if len(l.copies[id]) == 0 {
+		delete(l.copies, id)
+	}
+	if i == 0 {
+		l.drop(r)
+		if next := l.copies[id]; len(next) > 0 {
+			l.hold(next[0])
+		}
+	}
+}
+
+// hold puts r in the history.
+func (l *live) hold(r *record) {
+	i, _ := slices.BinarySearchFunc(l.base, r, compare)
+	l.base = slices.Insert(l.base, i, r)
+	l.h.byID[r.get("id")] = r
+	if !r.sent && r.from() == workspace.Runner {
+		j, _ := slices.BinarySearchFunc(l.notices, r, compare)
+		l.notices = slices.Insert(l.notices, j, r)
+	}
+}
+
+// drop takes r out of the history.
+func (l *live) drop(r *record) {
+	if i, ok := slices.BinarySearchFunc(l.base, r, compare); ok && l.base[i] == r {
+		l.base = slices.Delete(l.base, i, i+1)
+	}
+	if l.h.byID[r.get("id")] == r {
+		delete(l.h.byID, r.get("id"))
+	}
+	if i, ok := slices.BinarySearchFunc(l.notices, r, compare); ok && l.notices[i] == r {
+		l.notices = slices.Delete(l.notices, i, i+1)
+	}
+}
+
+// take makes cur the message being handled (nil: none), in place of the
+// last: it is folded in at its time.
+func (l *live) take(cur *record) {
+	if l.cur != nil && l.h.byID[l.cur.get("id")] == l.cur {
+		delete(l.h.byID, l.cur.get("id"))
+	}
+	l.cur = cur
+	if cur != nil {
+		l.h.byID[cur.get("id")] = cur
+	}
+}
+
+// apply puts in the records of the files that changed (changed, as the
+// listings now have them) and cur in place of the last message handled,
+// and folds again from the oldest record either touched.
+func (l *live) apply(o *Orchestrator, x *index, now [len(liveStates)]*listing, changed []place, cur *record) {
+	var pivot *record // the oldest record whose correlation may change
+	lower := func(r *record) {
+		if r != nil && (pivot == nil || less(r, pivot)) {
+			pivot = r
+		}
+	}
+	lower(l.cur)
+	curID := cur.get("id")
+	lower(cur)
+	for _, r := range l.waiting[curID] {
+		lower(r)
+	}
+	type change struct {
+		old, new *record
+	}
+	var cs []change
+	for _, p := range changed {
+		old := l.recs[p]
+		var e *entry
+		if ls := now[p.state]; ls != nil {
+			if i, ok := slices.BinarySearch(ls.names, p.name); ok {
+				e = ls.ents[i]
+			}
+		}
+		if old != nil && old.e == e {
+			continue
+		}
+		var nr *record
+		if e != nil {
+			nr = l.record(x, p, e)
+		}
+		cs = append(cs, change{old, nr})
+		for _, r := range []*record{old, nr} {
+			if r == nil {
+				continue
+			}
+			lower(r)
+			if held := l.h.byID[r.get("id")]; held != nil && held != l.cur {
+				lower(held)
+			}
+			for _, w := range l.waiting[r.get("id")] {
+				lower(w)
+			}
+		}
+	}
+	l.lists = now
+	if pivot == nil {
+		return
+	}
+	l.rollback(pivot)
+	for _, c := range cs {
+		if c.old != nil {
+			l.remove(c.old)
+		}
+		if c.new != nil {
+			l.put(c.new)
+		}
+	}
+	if curID == "" || len(l.copies[curID]) > 0 {
+		cur = nil
+	}
+	l.take(cur)
+	if closed := l.closedNow(o); !maps.Equal(closed, l.closed) {
+		l.closed = closed
+		l.refold(nil)
+		return
+	}
+	l.refold(pivot)
+}
+
+// closedNow is closedBy of the notices the history holds, and cur's.
+func (l *live) closedNow(o *Orchestrator) map[string]bool {
+	ns := l.notices
+	if c := l.cur; c != nil && !c.sent && c.from() == workspace.Runner {
+		ns = slices.Clone(ns)
+		i, _ := slices.BinarySearchFunc(ns, c, compare)
+		ns = slices.Insert(ns, i, c)
+	}
+	return closedBy(ns, o.inDead)
+}
+
+// rollback takes back the fold of the records from pivot on.
+func (l *live) rollback(pivot *record) {
+	f := l.fold
+	if f == nil {
+		return
+	}
+	l.each(pivot, func(r *record) {
+		if r.sent {
+			return
+		}
+		if r.req != nil && r.req.k != nil && r.req.k.answer == r {
+			r.req.k.answer = nil
+		}
+		r.req, r.dup, r.thr = nil, nil, ""
+	})
+	from := func(rs []*record) []*record {
+		i := len(rs)
+		for i > 0 && !less(rs[i-1], pivot) {
+			i--
+		}
+		return rs[:i]
+	}
+	for k, rs := range f.sentTo {
+		f.sentTo[k] = from(rs)
+	}
+	f.triages = from(f.triages)
+	for id, r := range f.byReply {
+		if !less(r, pivot) {
+			delete(f.byReply, id)
+		}
+	}
+}
+
+// refold folds the records from pivot on (nil: all, afresh).
+func (l *live) refold(pivot *record) {
+	if pivot == nil || l.fold == nil {
+		for _, r := range l.base {
+			if r.k != nil {
+				r.k = nil
+			}
+			r.req, r.dup, r.thr = nil, nil, ""
+		}
+		if l.cur != nil {
+			l.cur.k = nil
+		}
+		l.fold = newFold(l.h, l.closed)
+		l.waiting = map[string][]*record{}
+		pivot = nil
+	}
+	f := l.fold
+	f.h = l.h
+	f.notices = l.closed
+	l.each(pivot, func(r *record) {
+		f.step(r)
+		if id := r.get("reply_to"); !r.sent && id != "" && l.h.byID[id] == nil && !slices.Contains(l.waiting[id], r) {
+			l.waiting[id] = append(l.waiting[id], r)
+		}
+	})
+}
+
+// each calls fn with the records of base and cur from pivot on (nil:
+// all), oldest first.
+func (l *live) each(pivot *record, fn func(r *record)) {
+	i := 0
+	if pivot != nil {
+		i, _ = slices.BinarySearchFunc(l.base, pivot, compare)
+	}
+	cur := l.cur
+	if cur != nil && pivot != nil && less(cur, pivot) {
+		cur = nil
+	}
+	for _, r := range l.base[i:] {
+		if cur != nil && less(cur, r) {
+			fn(cur)
+			cur = nil
+		}
+		fn(r)
+	}
+	if cur != nil {
+		fn(cur)
+	}
+}
