@@ -94,7 +94,7 @@ func (r *record) get(key string) string {
 	if v, ok := r.over[key]; ok {
 		return v
 	}
-	return r.e.fields[key]
+	return r.e.field(key)
 }
 
 // toNames is the names of r's to: field.

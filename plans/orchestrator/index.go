@@ -45,7 +45,7 @@ type dirIndex struct {
 	mtime, ctime time.Time
 	racy         bool // changed within a tick of the clock before it was listed: list it again
 	files        map[string]*entry
-	snap         *listing // of files, sorted by name; replaced, never changed
+	snap         *listing // of files, sorted by name, made when asked (nil: not yet); replaced, never changed
 	lists        int      // times listed
 	watched      bool     // the watcher tells its changes
 	changed      map[string]bool
@@ -65,12 +65,10 @@ type change struct {
 // maxLog is how many changes a directory's log keeps.
 const maxLog = 4096
 
-// listing is the entries of a directory, by name, and where it is in
-// its directory's series (see since).
+// listing is the entries of a directory, by name.
 type listing struct {
-	names      []string
-	ents       []*entry
-	epoch, gen int
+	names []string
+	ents  []*entry
 }
 
 // logged notes that names changed, in a new listing of d.
@@ -86,22 +84,19 @@ func (d *dirIndex) logged(names []string) {
 	}
 }
 
-// since returns the names of dir that changed between the listing of
-// it l was and its listing now, now; ok is false when that is not known
-// (listed afresh, or more changes than the log keeps), and the reader
-// reads now whole.
-func (x *index) since(dir string, l, now *listing) (names []string, ok bool) {
-	if l == nil || now == nil || l.epoch != now.epoch {
-		return nil, false
-	}
+// since returns the names of dir that changed between its listings
+// gen and now of epoch (see stamp); ok is false when that is not known
+// (listed afresh since, or more changes than the log keeps), and the
+// reader reads the directory whole.
+func (x *index) since(dir string, epoch, gen, now int) (names []string, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	d := x.dirs[dir]
-	if d == nil || d.epoch != now.epoch || l.gen < d.floor || now.gen > d.gen {
+	if d == nil || d.epoch != epoch || gen < d.floor || now > d.gen {
 		return nil, false
 	}
 	for _, c := range d.log {
-		if c.gen > l.gen && c.gen <= now.gen {
+		if c.gen > gen && c.gen <= now {
 			names = append(names, c.name)
 		}
 	}
@@ -112,9 +107,19 @@ func (x *index) since(dir string, l, now *listing) (names []string, ok bool) {
 // header fields, each as get reads it.
 type entry struct {
 	path   string
-	max    int64 // the size read at most
-	fields map[string]string
+	max    int64    // the size read at most
+	fields []string // key, value, key, value...: a few each, as small as kept
 	to     []string
+}
+
+// field is the value of the field key ("" when none).
+func (e *entry) field(key string) string {
+	for i := 0; i+1 < len(e.fields); i += 2 {
+		if e.fields[i] == key {
+			return e.fields[i+1]
+		}
+	}
+	return ""
 }
 
 // racyWindow is how close to a listing a directory's modification time
@@ -126,13 +131,52 @@ const racyWindow = 50 * time.Millisecond
 // lists.
 var headerKeys = []string{"id", "from", "to", "type", "signal", "thread", "reply_to"}
 
+// stamp brings dir's entries up to date, as list does, and returns where
+// they are in its series (see since); ok is false when dir cannot be
+// read.
+func (x *index) stamp(dir string, max int64) (epoch, gen int, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	d := x.refresh(dir, max)
+	if d == nil {
+		return 0, 0, false
+	}
+	return d.epoch, d.gen, true
+}
+
+// entry is the entry of dir's file name as last brought up to date; nil
+// when none.
+func (x *index) entry(dir, name string) *entry {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if d := x.dirs[dir]; d != nil {
+		return d.files[name]
+	}
+	return nil
+}
+
 // list returns the entries of the message files named by their ids in
-// dir, as they are now, looking only at what changed since the last call.
-// A file that cannot be read as a message is left out (and tried again
-// when it changes, or at the next listing). Nil when dir cannot be read.
+// dir, sorted by name, as they are now, looking only at what changed
+// since the last call. A file that cannot be read as a message is left
+// out (and tried again when it changes, or at the next listing). Nil
+// when dir cannot be read.
 func (x *index) list(dir string, max int64) *listing {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	d := x.refresh(dir, max)
+	if d == nil {
+		return nil
+	}
+	if d.snap == nil {
+		d.snap = snapshot(d.files)
+	}
+	return d.snap
+}
+
+// refresh brings the entries of dir up to date (x.mu held): the files
+// the watcher told changed are read again, or, unwatched, dir is listed
+// again when it changed. Nil when dir cannot be read.
+func (x *index) refresh(dir string, max int64) *dirIndex {
 	x.seen(dir)
 	info, err := os.Lstat(dir)
 	if err != nil {
@@ -142,10 +186,11 @@ func (x *index) list(dir string, max int64) *listing {
 	id, mtime, ctime := mailbox.FileIDOf(info), info.ModTime(), mailbox.ChangeTime(info)
 	d := x.dirs[dir]
 	if d != nil && d.id == id && d.watched && x.w.drain(x) && d.watched {
-		return x.update(dir, d, max)
+		x.update(dir, d, max)
+		return d
 	}
 	if d != nil && !d.racy && d.id == id && d.mtime.Equal(mtime) && d.ctime.Equal(ctime) {
-		return d.snap
+		return d
 	}
 	if d != nil && d.lists > 0 && x.w == nil {
 		// Listed again: this index is kept (a runner's orchestrator),
@@ -208,23 +253,20 @@ func (x *index) list(dir string, max int64) *listing {
 			nd.logged(diff)
 		}
 	}
-	nd.snap = snapshot(nd.files)
-	nd.snap.epoch, nd.snap.gen = nd.epoch, nd.gen
-	if d != nil && nd.gen == d.gen && d.snap != nil {
+	if d != nil && nd.gen == d.gen {
 		nd.snap = d.snap // nothing changed: the same listing
 	}
 	if x.dirs == nil {
 		x.dirs = map[string]*dirIndex{}
 	}
 	x.dirs[dir] = nd
-	return nd.snap
+	return nd
 }
 
-// update looks again at the files of d the watcher told changed, and
-// returns its entries.
-func (x *index) update(dir string, d *dirIndex, max int64) *listing {
+// update looks again at the files of d the watcher told changed.
+func (x *index) update(dir string, d *dirIndex, max int64) {
 	if len(d.changed) == 0 {
-		return d.snap
+		return
 	}
 	for name := range d.changed {
 		delete(d.files, name)
@@ -235,27 +277,9 @@ func (x *index) update(dir string, d *dirIndex, max int64) *listing {
 			d.files[name] = e
 		}
 	}
-	// A new listing, the unchanged part of the last one shared.
-	names := slices.Clone(d.snap.names)
-	ents := slices.Clone(d.snap.ents)
-	for name := range d.changed {
-		i, found := slices.BinarySearch(names, name)
-		e := d.files[name]
-		switch {
-		case found && e != nil:
-			ents[i] = e
-		case found:
-			names = slices.Delete(names, i, i+1)
-			ents = slices.Delete(ents, i, i+1)
-		case e != nil:
-			names = slices.Insert(names, i, name)
-			ents = slices.Insert(ents, i, e)
-		}
-	}
 	d.logged(slices.Collect(maps.Keys(d.changed)))
 	clear(d.changed)
-	d.snap = &listing{names: names, ents: ents, epoch: d.epoch, gen: d.gen}
-	return d.snap
+	d.snap = nil
 }
 
 // told notes that the watcher told of a change to name in dir ("": the
@@ -310,12 +334,13 @@ func (x *index) read(path string, max int64) *entry {
 	if err != nil {
 		return nil
 	}
-	e := &entry{path: path, max: max, fields: map[string]string{}}
+	e := &entry{path: path, max: max}
 	for _, k := range append(m.Header().Keys(), headerKeys...) {
-		if v := get(m, k); v != "" {
-			e.fields[k] = v
+		if v := get(m, k); v != "" && e.field(k) == "" {
+			e.fields = append(e.fields, k, v)
 		}
 	}
+	e.fields = slices.Clip(e.fields)
 	e.to, _ = m.Header().Names("to")
 	return e
 }
@@ -345,9 +370,9 @@ func (x *index) message(e *entry) *mailbox.Message {
 		}
 	}
 	m := mailbox.New(nil)
-	for k, v := range e.fields {
-		if k != "to" {
-			m.Set(k, v)
+	for i := 0; i+1 < len(e.fields); i += 2 {
+		if k := e.fields[i]; k != "to" {
+			m.Set(k, e.fields[i+1])
 		}
 	}
 	if len(e.to) > 0 {

@@ -21,7 +21,7 @@ import (
 type live struct {
 	agent string
 	built bool
-	lists [len(liveStates)]*listing // as last applied
+	seen  [len(liveStates)]stamp    // of each state's entries, as last applied
 	recs  map[place]*record         // every file's record, by where it is
 	// copies are the records of each id, first the one the history
 	// holds (the first in liveStates' order, then name order): a second
@@ -39,6 +39,12 @@ type live struct {
 
 // liveStates are the states a history reads, in its order.
 var liveStates = [...]string{mailbox.Outbox, mailbox.Sent, mailbox.Done}
+
+// stamp is where a state's entries were in their series (index.stamp).
+type stamp struct {
+	epoch, gen int
+	ok         bool
+}
 
 // place is where a file is: its state (an index of liveStates) and name.
 type place struct {
@@ -94,17 +100,19 @@ func (o *Orchestrator) liveHistory(agent string, in *mailbox.Message) (h *histor
 	x := o.index()
 	box := o.ws().Mailbox(agent)
 	max := o.ws().Config.Router.MaxMessageSize
-	var now [len(liveStates)]*listing
+	var now [len(liveStates)]stamp
+	var dirs [len(liveStates)]string
 	var changed []place
 	fresh := !l.built
 	for i, state := range liveStates {
-		dir := box.Path(state, "")
-		now[i] = x.list(dir, max)
-		if fresh || now[i] == l.lists[i] {
+		dirs[i] = box.Path(state, "")
+		s := &now[i]
+		s.epoch, s.gen, s.ok = x.stamp(dirs[i], max)
+		if fresh || *s == l.seen[i] {
 			continue
 		}
-		names, ok := x.since(dir, l.lists[i], now[i])
-		if !ok {
+		names, ok := x.since(dirs[i], l.seen[i].epoch, l.seen[i].gen, s.gen)
+		if !ok || !s.ok || !l.seen[i].ok {
 			fresh = true
 			continue
 		}
@@ -116,31 +124,33 @@ func (o *Orchestrator) liveHistory(agent string, in *mailbox.Message) (h *histor
 	cur := &record{m: in, isCur: true}
 	cur.at, _, _ = mailbox.ParseID(curID)
 	if fresh {
-		l.rebuild(o, x, now, cur)
+		l.rebuild(o, x, dirs, max, now, cur)
 	} else {
-		l.apply(o, x, now, changed, cur)
+		l.apply(o, x, dirs, now, changed, cur)
 	}
 	if l.cur != cur {
 		// Not one the live history can take (no id, or one a file
 		// holds): read afresh.
 		return o.history(agent, in), done
 	}
-	l.h.inDead = o.inDead
-	all := make([]*record, len(l.base), len(l.base)+1)
-	copy(all, l.base)
-	return &history{all: append(all, cur), byID: l.h.byID, cur: cur, inDead: o.inDead}, done
+	// The history's records are base's and cur after them, in the
+	// room base keeps after its own.
+	l.base = slices.Grow(l.base, 1)
+	all := append(l.base, cur)
+	return &history{all: all, byID: l.h.byID, cur: cur, inDead: o.inDead}, done
 }
 
 // rebuild makes the live history afresh from the listings now, with cur
 // folded in.
-func (l *live) rebuild(o *Orchestrator, x *index, now [len(liveStates)]*listing, cur *record) {
-	l.lists = now
+func (l *live) rebuild(o *Orchestrator, x *index, dirs [len(liveStates)]string, max int64, now [len(liveStates)]stamp, cur *record) {
+	l.seen = now
 	l.recs = map[place]*record{}
 	l.copies = map[string][]*record{}
 	l.base, l.notices = nil, nil
 	l.h = &history{byID: map[string]*record{}}
 	l.waiting = map[string][]*record{}
-	for i, ls := range now {
+	for i, dir := range dirs {
+		ls := x.list(dir, max)
 		if ls == nil {
 			continue
 		}
@@ -254,7 +264,7 @@ func (l *live) take(cur *record) {
 // apply puts in the records of the files that changed (changed, as the
 // listings now have them) and cur in place of the last message handled,
 // and folds again from the oldest record either touched.
-func (l *live) apply(o *Orchestrator, x *index, now [len(liveStates)]*listing, changed []place, cur *record) {
+func (l *live) apply(o *Orchestrator, x *index, dirs [len(liveStates)]string, now [len(liveStates)]stamp, changed []place, cur *record) {
 	var pivot *record // the oldest record whose correlation may change
 	lower := func(r *record) {
 		if r != nil && (pivot == nil || less(r, pivot)) {
@@ -273,12 +283,7 @@ func (l *live) apply(o *Orchestrator, x *index, now [len(liveStates)]*listing, c
 	var cs []change
 	for _, p := range changed {
 		old := l.recs[p]
-		var e *entry
-		if ls := now[p.state]; ls != nil {
-			if i, ok := slices.BinarySearch(ls.names, p.name); ok {
-				e = ls.ents[i]
-			}
-		}
+		e := x.entry(dirs[p.state], p.name)
 		if old != nil && old.e == e {
 			continue
 		}
@@ -300,7 +305,7 @@ func (l *live) apply(o *Orchestrator, x *index, now [len(liveStates)]*listing, c
 			}
 		}
 	}
-	l.lists = now
+	l.seen = now
 	if pivot == nil {
 		return
 	}

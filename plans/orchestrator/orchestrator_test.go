@@ -1462,7 +1462,7 @@ func TestHistoryFollowsFiles(t *testing.T) {
 		}
 		return d.files[filepath.Base(path)]
 	}
-	if e := kept(handWritten); e == nil || e.fields["id"] != "" {
+	if e := kept(handWritten); e == nil || e.field("id") != "" {
 		t.Errorf("the kept hand-written message was changed: %v", e)
 	}
 	// What another workspace's sender did with orch: the file written
@@ -1476,7 +1476,7 @@ func TestHistoryFollowsFiles(t *testing.T) {
 	if r := o.remoteHistory("architect", "orch").byID[remoteID]; r == nil || r.from() != "orch" {
 		t.Errorf("the remote history lacks the file written by hand, from orch: %v", r)
 	}
-	if e := kept(toRemote); e == nil || e.fields["from"] != "" {
+	if e := kept(toRemote); e == nil || e.field("from") != "" {
 		t.Errorf("the kept message was changed by the remote history: %v", e)
 	}
 
