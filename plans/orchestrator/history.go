@@ -43,7 +43,7 @@ type record struct {
 	isCur bool
 	loads *[]*record
 	sent  bool // sent by the orchestrator; else received
-	at   time.Time
+	at    time.Time
 	// Of a received message, as correlate finds them: req is the
 	// request of ours it answers, dup an answer received before it to
 	// the same request, thr the thread it belongs to when it names none.

@@ -21,8 +21,8 @@ import (
 type live struct {
 	agent string
 	built bool
-	seen  [len(liveStates)]stamp    // of each state's entries, as last applied
-	recs  map[place]*record         // every file's record, by where it is
+	seen  [len(liveStates)]stamp // of each state's entries, as last applied
+	recs  map[place]*record      // every file's record, by where it is
 	// copies are the records of each id, first the one the history
 	// holds (the first in liveStates' order, then name order): a second
 	// copy of an id is left out, as history does.
