@@ -196,6 +196,45 @@ func sameHistory(t testing.TB, live, fresh *history) {
 	if !slices.Equal(l, f) {
 		t.Errorf("the live history differs from the history read afresh:\nlive:\n%s\nfresh:\n%s", strings.Join(l, "\n"), strings.Join(f, "\n"))
 	}
+	// Each lookup that the live history answers from its index finds
+	// what a look at every record does.
+	ids := func(rs []*record) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, id(r))
+		}
+		return strings.Join(out, " ")
+	}
+	threads := map[string]bool{}
+	for _, r := range fresh.all {
+		threads[r.thread()] = true
+	}
+	for thread := range threads {
+		var lt, ft []*record
+		live.each(thread, func(r *record) { lt = append(lt, r) })
+		fresh.each(thread, func(r *record) { ft = append(ft, r) })
+		if ids(lt) != ids(ft) {
+			t.Errorf("thread %s: live %s, afresh %s", thread, ids(lt), ids(ft))
+		}
+		if live.started(thread) != fresh.started(thread) {
+			t.Errorf("started(%s) differs", thread)
+		}
+	}
+	for _, r := range fresh.all {
+		if !r.sent {
+			continue
+		}
+		rid := r.get("id")
+		if a, b := live.gaveUp(rid), fresh.gaveUp(rid); a != b {
+			t.Errorf("gaveUp(%s): live %v, afresh %v", rid, a, b)
+		}
+		if a, b := live.verdictFor(r.msg()), fresh.verdictFor(r.msg()); get(a, "id") != get(b, "id") {
+			t.Errorf("verdictFor(%s): live %s, afresh %s", rid, get(a, "id"), get(b, "id"))
+		}
+		if a, b := ids(live.since(r.at)), ids(fresh.since(r.at)); !strings.HasSuffix(b, a) {
+			t.Errorf("since(%s): live %s, afresh %s", rid, a, b)
+		}
+	}
 	if len(live.byID) != len(fresh.byID) {
 		t.Errorf("the live history holds %d ids, the history read afresh %d", len(live.byID), len(fresh.byID))
 	}

@@ -25,6 +25,83 @@ type history struct {
 	// (nil: never); a message given up here that is not was handed back
 	// by `parley retry`, and is open to an answer again.
 	inDead func(agent, id string) bool
+	// ix, of a live history, finds records without a look at every one
+	// (nil: the lookups go through all); all holds first its nbase
+	// records, then cur, then those the decisions added (add).
+	ix    *liveIndex
+	nbase int
+}
+
+// added is the records the decisions added to h since it was read
+// (add): those after cur.
+func (h *history) added() []*record {
+	if h.ix == nil {
+		return nil
+	}
+	return h.all[h.nbase+1:]
+}
+
+// liveIndex is a live history's records by what its lookups ask (see
+// live): each list oldest first, none holding the message being
+// handled (cur) but answered.
+type liveIndex struct {
+	threads     map[string][]*record  // by thread()
+	notices     []*record             // parley's notices (from the runner)
+	escalations []*record             // sent with an escalation field
+	tasks       map[string][]*record  // task_assignments sent, by cleanPlan(plan_file)
+	answered    map[*record][]*record // a request -> the records correlate found answer it
+}
+
+// allLess is h.all's order of two of a live history's records: the
+// message being handled last.
+func allLess(a, b *record) bool {
+	switch {
+	case a.isCur:
+		return false
+	case b.isCur:
+		return true
+	}
+	return less(a, b)
+}
+
+// since is the records of h sent or received after at, and perhaps some
+// before: all of them when h has no index.
+func (h *history) since(at time.Time) []*record {
+	if h.ix == nil {
+		return h.all
+	}
+	base := h.all[:h.nbase]
+	i, _ := slices.BinarySearchFunc(base, at, func(r *record, t time.Time) int {
+		if r.at.After(t) {
+			return 1
+		}
+		return -1
+	})
+	return h.all[i:]
+}
+
+// runnerNotices is the notices from parley h holds, and cur when it is
+// one, oldest first: all of h's records when h has no index.
+func (h *history) runnerNotices() []*record {
+	if h.ix == nil {
+		return h.all
+	}
+	if c := h.cur; c != nil && !c.sent && c.from() == workspace.Runner {
+		return append(slices.Clip(h.ix.notices), c) // the records added are sent
+	}
+	return h.ix.notices
+}
+
+// escalations is the escalations h holds, oldest first: all of h's
+// records when h has no index.
+func (h *history) escalations() []*record {
+	if h.ix == nil {
+		return h.all
+	}
+	if len(h.added()) > 0 {
+		return slices.Concat(h.ix.escalations, h.added())
+	}
+	return h.ix.escalations
 }
 
 type record struct {
@@ -666,7 +743,11 @@ func (h *history) started(thread string) bool {
 	if thread == "" {
 		return false
 	}
-	for _, r := range h.all {
+	rs := h.all
+	if h.ix != nil {
+		rs = slices.Concat(h.ix.threads[thread], h.added())
+	}
+	for _, r := range rs {
 		if r.sent && r.thread() == thread {
 			return true
 		}
@@ -679,7 +760,11 @@ func (h *history) started(thread string) bool {
 // summary sent). Empty when there is none.
 func (h *history) driving(thread, planFile string) string {
 	var last string
-	for _, r := range h.all {
+	rs := h.all
+	if h.ix != nil {
+		rs = slices.Concat(h.ix.tasks[planFile], h.added())
+	}
+	for _, r := range rs {
 		if r.sent && r.typ() == TaskAssignment && cleanPlan(r.get("plan_file")) == planFile {
 			last = r.thread()
 		}
@@ -697,6 +782,20 @@ func cleanPlan(name string) string {
 
 // each calls fn with the records of thread, oldest first.
 func (h *history) each(thread string, fn func(r *record)) {
+	if h.ix != nil && thread != "" {
+		for _, r := range h.ix.threads[thread] {
+			fn(r)
+		}
+		if h.cur.thread() == thread {
+			fn(h.cur)
+		}
+		for _, r := range h.added() {
+			if r.thread() == thread {
+				fn(r)
+			}
+		}
+		return
+	}
 	for _, r := range h.all {
 		if thread == "" || r.thread() == thread {
 			fn(r)
@@ -826,7 +925,7 @@ func (h *history) answers(thread string, reqs []*mailbox.Message, typ string) ma
 			byTopic[t] = get(q, "id")
 		}
 	}
-	for _, r := range h.all {
+	for _, r := range h.answerers(thread, reqs) {
 		if r.sent || r.typ() != typ {
 			continue
 		}
@@ -846,6 +945,47 @@ func (h *history) answers(thread string, reqs []*mailbox.Message, typ string) ma
 		}
 	}
 	return got
+}
+
+// answerers is the records that may answer reqs, the requests of one
+// fan-out in thread, as answers takes them, in h.all's order: those that
+// answer one of reqs or a request of thread, and those of thread; all
+// of h's records when h has no index.
+func (h *history) answerers(thread string, reqs []*mailbox.Message) []*record {
+	if h.ix == nil {
+		return h.all
+	}
+	seen := map[*record]bool{}
+	var rs []*record
+	add := func(some []*record) {
+		for _, r := range some {
+			if !seen[r] {
+				seen[r] = true
+				rs = append(rs, r)
+			}
+		}
+	}
+	for _, q := range reqs {
+		if qr := h.byID[get(q, "id")]; qr != nil {
+			add(h.ix.answered[qr])
+		}
+	}
+	h.each(thread, func(r *record) {
+		add([]*record{r})
+		if r.sent {
+			add(h.ix.answered[r])
+		}
+	})
+	slices.SortFunc(rs, func(a, b *record) int {
+		switch {
+		case a == b:
+			return 0
+		case allLess(a, b):
+			return -1
+		}
+		return 1
+	})
+	return rs
 }
 
 // sentAfter reports whether a message of type typ was sent in thread
@@ -954,7 +1094,7 @@ func (h *history) reviewRound(thread, submission string) []*mailbox.Message {
 // id we sent: it was given up (a message_given_up notice naming it), or
 // its program left it unanswered (message_unanswered).
 func (h *history) gaveUp(id string) bool {
-	for _, r := range h.all {
+	for _, r := range h.runnerNotices() {
 		if r.sent || r.from() != workspace.Runner {
 			continue
 		}
@@ -973,7 +1113,7 @@ func (h *history) gaveUp(id string) bool {
 // it), so the same give-up may be told again; a message given up again
 // after a retry is a new give-up, after the escalation of the last.
 func (h *history) escalatedGiveUp(id, agent string) bool {
-	for _, r := range h.all {
+	for _, r := range h.escalations() {
 		if r.sent && r.get("escalation") == EscalateGivenUp && r.get("given_up") == id && r.get("agent") == agent && !r.at.Before(h.cur.at) {
 			return true
 		}
@@ -984,7 +1124,7 @@ func (h *history) escalatedGiveUp(id, agent string) bool {
 // escalated reports whether an escalation of kind was sent about the
 // message id (in field) of agent: one told again is escalated once.
 func (h *history) escalated(kind, field, id, agent string) bool {
-	for _, r := range h.all {
+	for _, r := range h.escalations() {
 		if r.sent && r.get("escalation") == kind && r.get(field) == id && r.get("agent") == agent {
 			return true
 		}
@@ -995,7 +1135,7 @@ func (h *history) escalated(kind, field, id, agent string) bool {
 // escalatedAbout reports whether an escalation of kind was sent about
 // the message id (its about: field).
 func (h *history) escalatedAbout(kind, id string) bool {
-	for _, r := range h.all {
+	for _, r := range h.escalations() {
 		if r.sent && r.get("escalation") == kind && r.get("about") == id {
 			return true
 		}
@@ -1009,7 +1149,13 @@ func (h *history) escalatedAbout(kind, id string) bool {
 // here, or never told.
 func (h *history) givenUpIn(id, agent string) string {
 	ws := ""
-	for _, r := range h.all {
+	rs := h.all
+	if h.ix != nil {
+		rs = slices.Concat(h.ix.notices, h.ix.escalations)
+		slices.SortFunc(rs, compare)
+		rs = append(append(rs, h.cur), h.added()...)
+	}
+	for _, r := range rs {
 		told := !r.sent && r.from() == workspace.Runner && r.typ() == workspace.GivenUpNotice
 		asked := r.sent && r.get("escalation") == EscalateGivenUp
 		if (told || asked) && r.get("given_up") == id && r.get("agent") == agent {
@@ -1026,7 +1172,7 @@ func (h *history) givenUpIn(id, agent string) string {
 func (h *history) retriedThere(id, agent string) bool {
 	var givenUp time.Time
 	retried := false
-	for _, r := range h.all { // oldest first
+	for _, r := range h.runnerNotices() { // oldest first
 		if r.sent || r.from() != workspace.Runner || r.get("agent") != agent {
 			continue
 		}
@@ -1076,7 +1222,7 @@ func (h *history) sentAgainSince(rec *record, agent string) bool {
 		return false
 	}
 	work := func(t string) bool { return t == TaskAssignment || t == RevisionRequest }
-	for _, r := range h.all {
+	for _, r := range h.since(rec.at) {
 		if r == rec || r == h.cur || !r.sent || !r.at.After(rec.at) || !r.to(agent) || !r.forStep(pf, n) {
 			continue
 		}
@@ -1098,7 +1244,7 @@ func (h *history) plannedSince(rec *record) bool {
 	if rec.typ() != ResearchRequest {
 		return false
 	}
-	for _, r := range h.all {
+	for _, r := range h.since(rec.at) {
 		if r != h.cur && r.sent && r.typ() == ArchitectureRequest && r.at.After(rec.at) && r.thread() == rec.thread() {
 			return true
 		}
@@ -1117,7 +1263,11 @@ func (h *history) verdictFor(q *mailbox.Message) *mailbox.Message {
 	if qr == nil {
 		return nil
 	}
-	for _, r := range h.all {
+	rs := h.all
+	if h.ix != nil {
+		rs = h.ix.answered[qr]
+	}
+	for _, r := range rs {
 		if isVerdict(r) && r.req == qr && r.dup == nil {
 			return r.msg()
 		}

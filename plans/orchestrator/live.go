@@ -29,7 +29,7 @@ type live struct {
 	copies  map[string][]*record
 	base    []*record            // the records the history holds, oldest first (less)
 	h       *history             // over base; byID its records and cur's
-	notices []*record            // base's notices from parley (closedBy), oldest first
+	ix      liveIndex            // base by what the history's lookups ask; ix.notices: closedBy's
 	closed  map[string]bool      // closedBy, as last folded
 	fold    *fold                // base and cur, correlated
 	waiting map[string][]*record // a reply_to no record had when folded -> its records
@@ -137,7 +137,7 @@ func (o *Orchestrator) liveHistory(agent string, in *mailbox.Message) (h *histor
 	// room base keeps after its own.
 	l.base = slices.Grow(l.base, 1)
 	all := append(l.base, cur)
-	return &history{all: all, byID: l.h.byID, cur: cur, inDead: o.inDead}, done
+	return &history{all: all, byID: l.h.byID, cur: cur, inDead: o.inDead, ix: &l.ix, nbase: len(l.base)}, done
 }
 
 // rebuild makes the live history afresh from the listings now, with cur
@@ -146,7 +146,8 @@ func (l *live) rebuild(o *Orchestrator, x *index, dirs [len(liveStates)]string, 
 	l.seen = now
 	l.recs = map[place]*record{}
 	l.copies = map[string][]*record{}
-	l.base, l.notices = nil, nil
+	l.base = nil
+	l.ix = liveIndex{threads: map[string][]*record{}, tasks: map[string][]*record{}, answered: map[*record][]*record{}}
 	l.h = &history{byID: map[string]*record{}}
 	l.waiting = map[string][]*record{}
 	for i, dir := range dirs {
@@ -231,9 +232,34 @@ func (l *live) hold(r *record) {
 	l.base = slices.Insert(l.base, i, r)
 	l.h.byID[r.get("id")] = r
 	if !r.sent && r.from() == workspace.Runner {
-		j, _ := slices.BinarySearchFunc(l.notices, r, compare)
-		l.notices = slices.Insert(l.notices, j, r)
+		l.ix.notices = insert(l.ix.notices, r)
 	}
+	if r.sent {
+		// A received record is indexed by thread once correlated
+		// (refold).
+		l.ix.threads[r.thread()] = insert(l.ix.threads[r.thread()], r)
+		if r.get("escalation") != "" {
+			l.ix.escalations = insert(l.ix.escalations, r)
+		}
+		if r.typ() == TaskAssignment {
+			pf := cleanPlan(r.get("plan_file"))
+			l.ix.tasks[pf] = insert(l.ix.tasks[pf], r)
+		}
+	}
+}
+
+// insert puts r in rs, a list in compare's order.
+func insert(rs []*record, r *record) []*record {
+	i, _ := slices.BinarySearchFunc(rs, r, compare)
+	return slices.Insert(rs, i, r)
+}
+
+// without takes r out of rs, a list in compare's order.
+func without(rs []*record, r *record) []*record {
+	if i, ok := slices.BinarySearchFunc(rs, r, compare); ok && rs[i] == r {
+		return slices.Delete(rs, i, i+1)
+	}
+	return rs
 }
 
 // drop takes r out of the history.
@@ -244,8 +270,22 @@ func (l *live) drop(r *record) {
 	if l.h.byID[r.get("id")] == r {
 		delete(l.h.byID, r.get("id"))
 	}
-	if i, ok := slices.BinarySearchFunc(l.notices, r, compare); ok && l.notices[i] == r {
-		l.notices = slices.Delete(l.notices, i, i+1)
+	l.ix.notices = without(l.ix.notices, r)
+	if r.sent {
+		l.unthread(r)
+		l.ix.escalations = without(l.ix.escalations, r)
+		pf := cleanPlan(r.get("plan_file"))
+		if l.ix.tasks[pf] = without(l.ix.tasks[pf], r); len(l.ix.tasks[pf]) == 0 {
+			delete(l.ix.tasks, pf)
+		}
+	}
+}
+
+// unthread takes r out of the index of its thread.
+func (l *live) unthread(r *record) {
+	t := r.thread()
+	if l.ix.threads[t] = without(l.ix.threads[t], r); len(l.ix.threads[t]) == 0 {
+		delete(l.ix.threads, t)
 	}
 }
 
@@ -332,7 +372,7 @@ func (l *live) apply(o *Orchestrator, x *index, dirs [len(liveStates)]string, no
 
 // closedNow is closedBy of the notices the history holds, and cur's.
 func (l *live) closedNow(o *Orchestrator) map[string]bool {
-	ns := l.notices
+	ns := l.ix.notices
 	if c := l.cur; c != nil && !c.sent && c.from() == workspace.Runner {
 		ns = slices.Clone(ns)
 		i, _ := slices.BinarySearchFunc(ns, c, compare)
@@ -351,8 +391,17 @@ func (l *live) rollback(pivot *record) {
 		if r.sent {
 			return
 		}
-		if r.req != nil && r.req.k != nil && r.req.k.answer == r {
-			r.req.k.answer = nil
+		if !r.isCur {
+			l.unthread(r)
+		}
+		if r.req != nil {
+			if r.req.k != nil && r.req.k.answer == r {
+				r.req.k.answer = nil
+			}
+			as := slices.DeleteFunc(l.ix.answered[r.req], func(a *record) bool { return a == r })
+			if l.ix.answered[r.req] = as; len(as) == 0 {
+				delete(l.ix.answered, r.req)
+			}
 		}
 		r.req, r.dup, r.thr = nil, nil, ""
 	})
@@ -389,12 +438,25 @@ func (l *live) refold(pivot *record) {
 		l.fold = newFold(l.h, l.closed)
 		l.waiting = map[string][]*record{}
 		pivot = nil
+		clear(l.ix.answered)
+		clear(l.ix.threads)
+		for _, r := range l.base {
+			if r.sent {
+				l.ix.threads[r.thread()] = append(l.ix.threads[r.thread()], r)
+			}
+		}
 	}
 	f := l.fold
 	f.h = l.h
 	f.notices = l.closed
 	l.each(pivot, func(r *record) {
 		f.step(r)
+		if !r.sent && !r.isCur {
+			l.ix.threads[r.thread()] = insert(l.ix.threads[r.thread()], r)
+		}
+		if !r.sent && r.req != nil {
+			l.ix.answered[r.req] = append(l.ix.answered[r.req], r)
+		}
 		if id := r.get("reply_to"); !r.sent && id != "" && l.h.byID[id] == nil && !slices.Contains(l.waiting[id], r) {
 			l.waiting[id] = append(l.waiting[id], r)
 		}

@@ -1425,7 +1425,7 @@ func (r *run) setAside(rec *record) bool {
 	if step && r.o.stepTicked(pf, n) {
 		return false // approved since, or ticked by hand: dispatch goes on
 	}
-	for _, q := range r.h.all {
+	for _, q := range r.h.since(rec.at) {
 		if !q.sent || !q.at.After(rec.at) || q.typ() == EscalationType || q.typ() == PipelineNote || q.get("escalation") != "" {
 			continue
 		}
