@@ -135,6 +135,98 @@ func BenchmarkHandle(b *testing.B) {
 	}
 }
 
+// BenchmarkPipeline runs whole pipelines (plan's three steps in two
+// waves: a request, its triage, the plan, each step's task, submission,
+// review and audit, the approvals and the summary) on an orchestrator
+// whose mailbox holds 1,000 and 10,000 messages before, and reports the
+// time Handle takes a message (handle-ns/msg).
+func BenchmarkPipeline(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			h := newHandling(b, n)
+			if err := os.MkdirAll(filepath.Join(h.ws.Root, "plans"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			h.handle(b, h.next()) // the first after a start reads every file
+			var spent time.Duration
+			msgs, runs := 0, 0
+			for b.Loop() {
+				runs++
+				pf := "plans/bench-" + strconv.Itoa(runs) + ".md"
+				if err := os.WriteFile(filepath.Join(h.ws.Root, pf), []byte(plan), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				queue := []*mailbox.Message{h.from("you", "Retry failed deliveries.")}
+				summaries := 0
+				for len(queue) > 0 {
+					in := queue[0]
+					queue = queue[1:]
+					start := time.Now()
+					out, err := h.o.Handle(context.Background(), "orch", in)
+					spent += time.Since(start)
+					msgs++
+					if err != nil {
+						b.Fatal(err)
+					}
+					h.file(b, in, out)
+					for _, m := range out {
+						if get(m, "signal") == SignalDone {
+							summaries++
+						}
+						if a := h.reply(m, pf); a != nil {
+							queue = append(queue, a)
+						}
+					}
+				}
+				if summaries != 1 {
+					b.Fatalf("pipeline %d: %d summaries, want 1", runs, summaries)
+				}
+			}
+			b.ReportMetric(float64(spent.Nanoseconds())/float64(msgs), "handle-ns/msg")
+			b.ReportMetric(float64(msgs)/float64(runs), "msgs/pipeline")
+		})
+	}
+}
+
+// from is a message to orch from an agent.
+func (h *handling) from(agent, body string, fields ...string) *mailbox.Message {
+	m := mailbox.New([]byte(body))
+	m.Set("id", h.ids.New(agent))
+	m.Set("from", agent)
+	m.Set("to", "orch")
+	for i := 0; i+1 < len(fields); i += 2 {
+		m.SetValue(fields[i], fields[i+1])
+	}
+	return m
+}
+
+// reply is what an agent that does its work at once answers to m, a
+// message orch sent (pf: the plan the architect writes); nil for none.
+func (h *handling) reply(m *mailbox.Message, pf string) *mailbox.Message {
+	to, _ := m.Header().Names("to")
+	answer := func(typ, signal, body string, fields ...string) *mailbox.Message {
+		a := h.from(to[0], body, append([]string{"type", typ, "signal", signal}, fields...)...)
+		a.Set("thread", get(m, "thread"))
+		a.Set("reply_to", get(m, "id"))
+		return a
+	}
+	switch typeOf(m) {
+	case TriageRequest:
+		return answer(TriageResult, "triage_complete", "Tier 2.", "tier", "2", "research_needed", "false")
+	case ArchitectureRequest:
+		return answer(PlanResult, "plan_complete", "The plan.", "plan_file", pf, "wave_count", "2", "has_blockers", "false")
+	case TaskAssignment:
+		files := map[string]string{"1": "[a.go]", "2": "[b.go]", "3": "[c.go]"}[get(m, "step")]
+		return answer(WorkerSubmission, "rfr", "## Result\n\nDone.", "files_changed", files, "qa_check", "pass")
+	case ReviewRequest:
+		if to[0] == "auditor" {
+			return answer(AuditVerdict, "pass", "Audit: pass", "build_status", "pass", "test_status", "pass")
+		}
+		return answer(ReviewVerdict, "pass", "Fine.", "critical_count", "0", "moderate_count", "0", "minor_count", "0")
+	}
+	return nil
+}
+
 // TestHandleLooksAtWhatChanged guards the cost of a message handled by
 // a running runner's orchestrator: it stat'ed every file of its
 // mailbox's history for each (10,000 lstats at 10,000 messages). The
