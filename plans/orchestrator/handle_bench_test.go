@@ -331,3 +331,49 @@ func sameHistory(t testing.TB, live, fresh *history) {
 		t.Errorf("the live history holds %d ids, the history read afresh %d", len(live.byID), len(fresh.byID))
 	}
 }
+
+// TestHistorySeesEditInPlace: a message file rewritten in place (its
+// name, and its directory, as they were) is read again as it is now,
+// its header too, where the system tells of the change (Linux).
+func TestHistorySeesEditInPlace(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the index is told of a file changed in place by inotify")
+	}
+	h := newHandling(t, 1)
+	box := h.ws.Mailbox("orch")
+	in := h.from("you", "Add retries.", "thread", "t-1")
+	path := box.Path(mailbox.Done, mailbox.FileName(get(in, "id")))
+	if err := os.WriteFile(path, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour) // not racy: only the system can tell
+	if err := os.Chtimes(box.Path(mailbox.Done, ""), old, old); err != nil {
+		t.Fatal(err)
+	}
+	thread := func() string {
+		if r := h.o.history("orch", mailbox.New(nil)).byID[get(in, "id")]; r != nil {
+			return r.get("thread")
+		}
+		return "(none)"
+	}
+	for range 2 {
+		if got := thread(); got != "t-1" {
+			t.Fatalf("thread %q, want t-1", got)
+		}
+	}
+	edited := in.Clone()
+	edited.Set("thread", "t-2")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(edited.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := thread(); got != "t-2" {
+		t.Errorf("after an edit in place: thread %q, want t-2", got)
+	}
+}

@@ -189,18 +189,21 @@ func (x *index) refresh(dir string, max int64) *dirIndex {
 		x.update(dir, d, max)
 		return d
 	}
-	if d != nil && !d.racy && d.id == id && d.mtime.Equal(mtime) && d.ctime.Equal(ctime) {
-		return d
-	}
-	if d != nil && d.lists > 0 && x.w == nil {
-		// Listed again: this index is kept (a runner's orchestrator),
-		// and the system may tell it what changes.
-		x.w = newWatcher(x)
-	}
 	watched := false
-	if x.w != nil && d != nil {
-		watched = x.w.add(dir)
-		x.w.drain(x) // what came before the listing below
+	if d != nil {
+		// Looked at again: this index is kept (a runner's
+		// orchestrator), and the system may tell it what changes in
+		// dir; once it does, dir is listed once more, for what changed
+		// before.
+		if x.w == nil {
+			x.w = newWatcher(x)
+		}
+		if watched = x.w.add(dir); watched {
+			x.w.drain(x)
+		}
+	}
+	if !watched && d != nil && !d.racy && d.id == id && d.mtime.Equal(mtime) && d.ctime.Equal(ctime) {
+		return d
 	}
 	listed := time.Now()
 	f, err := os.Open(dir)
