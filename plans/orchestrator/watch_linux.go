@@ -12,9 +12,10 @@ import (
 // with no goroutine of its own. It is closed when its index is no longer
 // used (runtime.AddCleanup).
 type watcher struct {
-	fd  int // -1: none could be made
-	dir map[int32]string
-	buf []byte
+	fd     int  // -1: none could be made
+	broken bool // a read failed: it tells nothing more (fd is closed by the cleanup only)
+	dir    map[int32]string
+	buf    []byte
 }
 
 // watchMask is what changes a directory's files: one made, moved in or
@@ -36,7 +37,7 @@ func newWatcher(x *index) *watcher {
 
 // add watches dir, and reports whether it could.
 func (w *watcher) add(dir string) bool {
-	if w.fd < 0 {
+	if w.fd < 0 || w.broken {
 		return false
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, dir, watchMask)
@@ -50,7 +51,7 @@ func (w *watcher) add(dir string) bool {
 // drain tells x of every change queued, and reports whether the watcher
 // works (false: x lists its directories itself).
 func (w *watcher) drain(x *index) bool {
-	if w.fd < 0 {
+	if w.fd < 0 || w.broken {
 		return false
 	}
 	for {
@@ -62,8 +63,7 @@ func (w *watcher) drain(x *index) bool {
 			continue
 		}
 		if err != nil {
-			unix.Close(w.fd)
-			w.fd = -1
+			w.broken = true
 			x.lost()
 			return false
 		}
