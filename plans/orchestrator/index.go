@@ -31,7 +31,12 @@ import (
 type index struct {
 	mu   sync.Mutex
 	dirs map[string]*dirIndex // directory -> what was listed of it
-	w    *watcher             // nil until a directory is listed twice
+	w    *watcher             // nil until a kept index looks at a directory a second time
+	// kept: the index serves a runner's orchestrator, message after
+	// message (Handle sets it), and asks the system to tell it what
+	// changes; an orchestrator made for one look (a command's) does not
+	// hold an inotify instance.
+	kept bool
 	// epochs counts the directories listed afresh (see dirIndex.epoch).
 	epochs int
 	// look, when set, is called with the path of each file or directory
@@ -190,7 +195,7 @@ func (x *index) refresh(dir string, max int64) *dirIndex {
 		return d
 	}
 	watched := false
-	if d != nil {
+	if d != nil && x.kept {
 		// Looked at again: this index is kept (a runner's
 		// orchestrator), and the system may tell it what changes in
 		// dir; once it does, dir is listed once more, for what changed

@@ -98,6 +98,9 @@ func (o *Orchestrator) liveHistory(agent string, in *mailbox.Message) (h *histor
 		o.liveMu.Unlock()
 	}
 	x := o.index()
+	x.mu.Lock()
+	x.kept = true
+	x.mu.Unlock()
 	box := o.ws().Mailbox(agent)
 	max := o.ws().Config.Router.MaxMessageSize
 	var now [len(liveStates)]stamp
