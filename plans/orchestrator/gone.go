@@ -26,7 +26,7 @@ func (o *Orchestrator) escalateGone(agent string) error {
 		if !rec.sent || !rec.asksAnswer() {
 			continue
 		}
-		to, _ := rec.m.Header().Names("to")
+		to := rec.toNames()
 		for _, name := range to {
 			if _, ok := o.ws().Agent(name); ok || !o.waitsOnGone(h, rec, name) {
 				continue
@@ -89,7 +89,7 @@ func (o *Orchestrator) goneEscalation(agent string, h *history, rec *record, gon
 	notice.SetValue("unanswered", id)
 	notice.SetValue("agent", gone)
 	r := &run{o: o, agent: agent, in: notice, h: h, thread: rec.thread()}
-	out, err := r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s, which was sent the %s%s, is no longer an agent of "+workspace.ConfigFile, rec.name())
+	out, err := r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.msg(), "%s, which was sent the %s%s, is no longer an agent of "+workspace.ConfigFile, rec.name())
 	for _, m := range out {
 		m.SetValue("about", id)
 		m.SetValue("gone", "true")

@@ -25,12 +25,102 @@ type history struct {
 	// (nil: never); a message given up here that is not was handed back
 	// by `parley retry`, and is open to an answer again.
 	inDead func(agent, id string) bool
+	// ix, of a live history, finds records without a look at every one
+	// (nil: the lookups go through all); all holds first its nbase
+	// records, then cur, then those the decisions added (add).
+	ix    *liveIndex
+	nbase int
+}
+
+// added is the records the decisions added to h since it was read
+// (add): those after cur.
+func (h *history) added() []*record {
+	if h.ix == nil {
+		return nil
+	}
+	return h.all[h.nbase+1:]
+}
+
+// liveIndex is a live history's records by what its lookups ask (see
+// live): each list oldest first, none holding the message being
+// handled (cur) but answered.
+type liveIndex struct {
+	threads     map[string][]*record  // by thread()
+	notices     []*record             // parley's notices (from the runner)
+	escalations []*record             // sent with an escalation field
+	tasks       map[string][]*record  // task_assignments sent, by cleanPlan(plan_file)
+	answered    map[*record][]*record // a request -> the records correlate found answer it
+}
+
+// allLess is h.all's order of two of a live history's records: the
+// message being handled last.
+func allLess(a, b *record) bool {
+	switch {
+	case a.isCur:
+		return false
+	case b.isCur:
+		return true
+	}
+	return less(a, b)
+}
+
+// since is the records of h sent or received after at, and perhaps some
+// before: all of them when h has no index.
+func (h *history) since(at time.Time) []*record {
+	if h.ix == nil {
+		return h.all
+	}
+	base := h.all[:h.nbase]
+	i, _ := slices.BinarySearchFunc(base, at, func(r *record, t time.Time) int {
+		if r.at.After(t) {
+			return 1
+		}
+		return -1
+	})
+	return h.all[i:]
+}
+
+// runnerNotices is the notices from parley h holds, and cur when it is
+// one, oldest first: all of h's records when h has no index.
+func (h *history) runnerNotices() []*record {
+	if h.ix == nil {
+		return h.all
+	}
+	if c := h.cur; c != nil && !c.sent && c.from() == workspace.Runner {
+		return append(slices.Clip(h.ix.notices), c) // the records added are sent
+	}
+	return h.ix.notices
+}
+
+// escalations is the escalations h holds, oldest first: all of h's
+// records when h has no index.
+func (h *history) escalations() []*record {
+	if h.ix == nil {
+		return h.all
+	}
+	if len(h.added()) > 0 {
+		return slices.Concat(h.ix.escalations, h.added())
+	}
+	return h.ix.escalations
 }
 
 type record struct {
+	// m is the message: one in memory (the message being handled), or
+	// the file of e as read when a decision first needs more than its
+	// header (see msg).
 	m    *mailbox.Message
-	sent bool // sent by the orchestrator; else received
-	at   time.Time
+	e    *entry            // of a file: its header as listed (see index)
+	x    *index            // that reads e's file
+	over map[string]string // fields set over e's: an id from its name, a from
+	// Of a live history's record (see live): where its file is, or that
+	// it is the message being handled; and the records whose message
+	// was read (msg), forgotten once the decisions are made.
+	state int
+	file  string
+	isCur bool
+	loads *[]*record
+	sent  bool // sent by the orchestrator; else received
+	at    time.Time
 	// Of a received message, as correlate finds them: req is the
 	// request of ours it answers, dup an answer received before it to
 	// the same request, thr the thread it belongs to when it names none.
@@ -68,9 +158,49 @@ func (r *record) keys() *keys {
 // threadKey is r.thread() from its keys.
 func (r *record) threadKey() string { return cmp.Or(r.keys().thread, r.thr, r.k.id) }
 
-func (r *record) typ() string { return typeOf(r.m) }
+func (r *record) typ() string { return r.get("type") }
 
-func (r *record) get(key string) string { return get(r.m, key) }
+func (r *record) from() string { return r.get("from") }
+
+// get is the header field key of r's message, as get reads it: from the
+// entry its file was listed with until the message was read.
+func (r *record) get(key string) string {
+	if r.m != nil || r.e == nil {
+		return get(r.m, key)
+	}
+	if v, ok := r.over[key]; ok {
+		return v
+	}
+	return r.e.field(key)
+}
+
+// toNames is the names of r's to: field.
+func (r *record) toNames() []string {
+	if r.e == nil && r.m == nil {
+		return nil
+	}
+	if r.m != nil {
+		names, _ := r.m.Header().Names("to")
+		return names
+	}
+	return r.e.to
+}
+
+// msg is r's message, read from its file the first time (a history keeps
+// of the files it lists only their headers: see index).
+func (r *record) msg() *mailbox.Message {
+	if r.m == nil && r.e != nil {
+		m := r.x.message(r.e)
+		for k, v := range r.over {
+			m.Set(k, v)
+		}
+		r.m = m
+		if r.loads != nil {
+			*r.loads = append(*r.loads, r)
+		}
+	}
+	return r.m
+}
 
 func (r *record) thread() string {
 	if t := r.get("thread"); t != "" {
@@ -93,8 +223,7 @@ func (r *record) replyTo() string {
 
 // to reports whether the record was sent to agent.
 func (r *record) to(agent string) bool {
-	names, _ := r.m.Header().Names("to")
-	return slices.Contains(names, agent)
+	return slices.Contains(r.toNames(), agent)
 }
 
 // history reads the orchestrator's mailbox. A file that cannot be read
@@ -102,11 +231,11 @@ func (r *record) to(agent string) bool {
 func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 	h := &history{byID: map[string]*record{}, inDead: o.inDead}
 	curID := get(in, "id")
-	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (*mailbox.Message, bool) {
-		return keepIf(m, get(m, "id") != curID), true
+	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(r *record) (bool, bool) {
+		return r.get("id") != curID, true
 	})
-	o.readRecords(h, agent, []string{mailbox.Done}, func(m *mailbox.Message) (*mailbox.Message, bool) {
-		return keepIf(m, get(m, "id") != curID), false
+	o.readRecords(h, agent, []string{mailbox.Done}, func(r *record) (bool, bool) {
+		return r.get("id") != curID, false
 	})
 	h.sort()
 	h.cur = &record{m: in}
@@ -122,22 +251,19 @@ func (o *Orchestrator) history(agent string, in *mailbox.Message) *history {
 // being handled.
 func (o *Orchestrator) remoteHistory(sender, agent string) *history {
 	h := &history{byID: map[string]*record{}, remote: true}
-	o.readRecords(h, agent, []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, func(m *mailbox.Message) (*mailbox.Message, bool) {
-		to, _ := m.Header().Names("to")
-		return keepIf(m, from(m) == sender && slices.Contains(to, agent)), true
+	o.readRecords(h, agent, []string{mailbox.Inbox, mailbox.Cur, mailbox.Done, mailbox.Dead}, func(r *record) (bool, bool) {
+		return r.from() == sender && r.to(agent), true
 	})
-	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(m *mailbox.Message) (*mailbox.Message, bool) {
-		to, _ := m.Header().Names("to")
-		if !slices.Contains(to, sender) {
-			return nil, false
+	o.readRecords(h, agent, []string{mailbox.Outbox, mailbox.Sent}, func(r *record) (bool, bool) {
+		if !r.to(sender) {
+			return false, false
 		}
-		if from(m) == "" {
+		if r.from() == "" {
 			// What an outbox holds is its agent's (the router stamps
 			// from: on the copies it delivers, not on the original).
-			m = m.Clone()
-			m.Set("from", agent)
+			r.set("from", agent)
 		}
-		return m, false
+		return true, false
 	})
 	h.sort()
 	h.correlate()
@@ -146,54 +272,49 @@ func (o *Orchestrator) remoteHistory(sender, agent string) *history {
 }
 
 // readRecords adds to h the messages named by their ids in agent's
-// mailbox states that keep keeps (it returns the message, or a changed
-// Clone of it; nil to leave it out), and whether each is one the
-// history's agent sent. A file that cannot be read as a message is
-// skipped, as is a second copy of an id.
-func (o *Orchestrator) readRecords(h *history, agent string, states []string, keep func(*mailbox.Message) (kept *mailbox.Message, sent bool)) {
+// mailbox states that keep keeps (it may set fields over a record's:
+// r.set), and whether each is one the history's agent sent. A file that
+// cannot be read as a message is skipped, as is a second copy of an id.
+// The files are listed through o's index: a history costs what changed
+// in the mailbox since the last, not a look at every file.
+func (o *Orchestrator) readRecords(h *history, agent string, states []string, keep func(r *record) (ok, sent bool)) {
 	box := o.ws().Mailbox(agent)
+	x := o.index()
 	for _, state := range states {
-		dir := box.Path(state, "")
-		names, err := box.Names(state)
-		if err != nil {
+		l := x.list(box.Path(state, ""), o.ws().Config.Router.MaxMessageSize)
+		if l == nil {
 			continue
 		}
-		o.cache().Keep(dir, names)
-		for _, name := range names {
-			nameID, ok := mailbox.IDFromName(name)
-			if !ok {
-				continue
-			}
-			// Parsed once, kept while the file is unchanged (o.files):
-			// changed, it is a Clone.
-			m, err := o.cache().Read(dir, name, o.ws().Config.Router.MaxMessageSize)
-			if err != nil {
-				continue
-			}
-			id := get(m, "id")
+		for i, name := range l.names {
+			r := &record{e: l.ents[i], x: x}
+			id := r.get("id")
 			if id == "" {
 				// A file written by hand moves to sent/ as it is, under
 				// the id the router gave it (only the copies it delivers
 				// carry it): the name says it.
-				id = nameID
-				m = m.Clone()
-				m.Set("id", id)
+				id, _ = mailbox.IDFromName(name)
+				r.set("id", id)
 			}
-			m, sent := keep(m)
-			if id == "" || m == nil || h.byID[id] != nil {
+			ok, sent := keep(r)
+			if id == "" || !ok || h.byID[id] != nil {
 				continue
 			}
-			h.add(&record{m: m, sent: sent})
+			r.sent = sent
+			h.add(r)
 		}
 	}
 }
 
-// keepIf is m when ok, else nil: a keep of readRecords.
-func keepIf(m *mailbox.Message, ok bool) *mailbox.Message {
-	if !ok {
-		return nil
+// set sets the field key of r over its file's.
+func (r *record) set(key, value string) {
+	if r.over == nil {
+		r.over = map[string]string{}
 	}
-	return m
+	r.over[key] = value
+	if r.m != nil {
+		r.m = r.m.Clone()
+		r.m.Set(key, value)
+	}
 }
 
 // sort puts the records oldest first.
@@ -346,94 +467,122 @@ func (h *history) correlate() {
 	for _, r := range recs {
 		r.k = nil // read again: a message may have changed since
 	}
-	// Requests closed, not open to an answer that names none: those
-	// nothing answers (given up, left unanswered), and, as they come,
-	// those their agent replied to with a message of another kind
-	// ("Done."). A request given up and handed back since (`parley
-	// retry`: here, it left its agent's dead/; in another workspace,
-	// that one's runner told us) is open again.
+	f := newFold(h, closedBy(recs, h.inDead))
+	for _, r := range recs {
+		f.step(r)
+	}
+}
+
+// closedBy is the requests parley closed (see fold), as the notices
+// among recs, oldest first, tell: those nothing answers (given up, left
+// unanswered). A request given up and handed back since (`parley
+// retry`: here, it left its agent's dead/ (inDead); in another
+// workspace, that one's runner told us) is open again.
+func closedBy(recs []*record, inDead func(agent, id string) bool) map[string]bool {
 	closed := map[string]bool{}
 	for _, r := range recs {
-		if r.sent || from(r.m) != workspace.Runner {
+		if r.sent || r.from() != workspace.Runner {
 			continue
 		}
 		switch id := r.get("given_up"); {
 		case r.typ() == workspace.RetriedNotice:
 			delete(closed, r.get("retried"))
-		case id != "" && r.get("workspace") == "" && h.inDead != nil && !h.inDead(r.get("agent"), id):
+		case id != "" && r.get("workspace") == "" && inDead != nil && !inDead(r.get("agent"), id):
 			// Handed back here.
 		default:
 			closed[cmp.Or(id, r.get("unanswered"))] = true
 		}
 	}
+	return closed
+}
+
+// fold is what correlate knows as it goes through the records, oldest
+// first: each record is correlated from what came before it (step).
+type fold struct {
+	h *history
+	// Requests closed, not open to an answer that names none: those
+	// parley closed (notices: closedBy), and, as they come (byReply,
+	// each by the first that closed it), those their agent replied to
+	// with a message of another kind ("Done.").
+	notices map[string]bool
+	byReply map[string]*record
 	// agent and answerKind -> the requests sent it so far that ask that
 	// kind of answer, oldest first
-	sentTo := map[[2]string][]*record{}
-	var triage *record // the last triage_request sent so far
-	for _, r := range recs {
-		if r.sent {
-			if kind := r.keys().kind; kind != "" {
-				names, _ := r.m.Header().Names("to")
-				for _, n := range names {
-					sentTo[[2]string{n, kind}] = append(sentTo[[2]string{n, kind}], r)
-				}
-			}
-			if r.typ() == TriageRequest {
-				triage = r
-			}
-			continue
-		}
-		r.req, r.dup, r.thr = nil, nil, ""
-		q := h.byID[r.get("reply_to")]
-		if isAnswer(r.typ()) && from(r.m) != workspace.Runner {
-			cands := sentTo[[2]string{from(r.m), answerKind(r.typ())}]
-			switch {
-			case q != nil && q.sent && asks(q, r.typ()):
-				r.req = q
-				if q.keys().answer != nil {
-					// Answered already: a worker's revision that
-					// names the task it revises answers the
-					// revision_request open for it.
-					r.req = cmp.Or(openRequestOf(r, q, cands, closed), q)
-				}
-			case q != nil && q.sent && q.to(from(r.m)) && q.asksNone():
-				// Said to an approval, which a model is often handed
-				// with its next task: a repeat of what it approved (a
-				// submission printed again) answers no request, not
-				// the next step's task sent with it; anything more (a
-				// submission for another step, or one open to it) is
-				// correlated as any answer that names none.
-				if !h.repeats(r, q) {
-					o := requestOf(r, cands, closed)
-					if o != nil && (namesStep(r) || o.keys().answer == nil && !closed[o.k.id]) {
-						r.req = o
-					}
-				}
-			default:
-				r.req = requestOf(r, cands, closed)
-			}
-			switch {
-			case r.req == nil:
-			case r.req.keys().answer == nil:
-				r.req.k.answer = r
-			case r.typ() != PlanResult:
-				// A plan_result again is the plan again (its first
-				// escalated, say): acted on as the plan, nothing of it
-				// is sent twice.
-				r.dup = r.req.k.answer
+	sentTo  map[[2]string][]*record
+	triages []*record // the triage_requests sent so far
+}
+
+func newFold(h *history, notices map[string]bool) *fold {
+	return &fold{h: h, notices: notices, byReply: map[string]*record{}, sentTo: map[[2]string][]*record{}}
+}
+
+// closed reports whether the request id is closed so far.
+func (f *fold) closed(id string) bool { return f.notices[id] || f.byReply[id] != nil }
+
+// step correlates r, the next record, oldest first.
+func (f *fold) step(r *record) {
+	h := f.h
+	if r.sent {
+		if kind := r.keys().kind; kind != "" {
+			for _, n := range r.toNames() {
+				f.sentTo[[2]string{n, kind}] = append(f.sentTo[[2]string{n, kind}], r)
 			}
 		}
-		if q != nil && q.sent && q.to(from(r.m)) {
-			closed[q.get("id")] = true
+		if r.typ() == TriageRequest {
+			f.triages = append(f.triages, r)
+		}
+		return
+	}
+	r.req, r.dup, r.thr = nil, nil, ""
+	q := h.byID[r.get("reply_to")]
+	if isAnswer(r.typ()) && r.from() != workspace.Runner {
+		cands := f.sentTo[[2]string{r.from(), answerKind(r.typ())}]
+		switch {
+		case q != nil && q.sent && asks(q, r.typ()):
+			r.req = q
+			if q.keys().answer != nil {
+				// Answered already: a worker's revision that
+				// names the task it revises answers the
+				// revision_request open for it.
+				r.req = cmp.Or(openRequestOf(r, q, cands, f.closed), q)
+			}
+		case q != nil && q.sent && q.to(r.from()) && q.asksNone():
+			// Said to an approval, which a model is often handed
+			// with its next task: a repeat of what it approved (a
+			// submission printed again) answers no request, not
+			// the next step's task sent with it; anything more (a
+			// submission for another step, or one open to it) is
+			// correlated as any answer that names none.
+			if !h.repeats(r, q) {
+				o := requestOf(r, cands, f.closed)
+				if o != nil && (namesStep(r) || o.keys().answer == nil && !f.closed(o.k.id)) {
+					r.req = o
+				}
+			}
+		default:
+			r.req = requestOf(r, cands, f.closed)
 		}
 		switch {
-		case r.req != nil:
-			r.thr = r.req.thread()
-		case q != nil && q != r:
-			r.thr = q.thread()
-		case r.typ() != "" && triage != nil:
-			r.thr = triage.thread()
+		case r.req == nil:
+		case r.req.keys().answer == nil:
+			r.req.k.answer = r
+		case r.typ() != PlanResult:
+			// A plan_result again is the plan again (its first
+			// escalated, say): acted on as the plan, nothing of it
+			// is sent twice.
+			r.dup = r.req.k.answer
 		}
+	}
+	if q != nil && q.sent && q.to(r.from()) && f.byReply[q.get("id")] == nil {
+		f.byReply[q.get("id")] = r
+	}
+	switch {
+	case r.req != nil:
+		r.thr = r.req.thread()
+	case q != nil && q != r:
+		r.thr = q.thread()
+	case r.typ() != "" && len(f.triages) > 0:
+		r.thr = f.triages[len(f.triages)-1].thread()
 	}
 }
 
@@ -446,7 +595,7 @@ func (h *history) repeats(a, ok *record) bool {
 	if namesStep(a) {
 		return a.k.planFile == planFile && a.k.step == step
 	}
-	return sub != nil && reprint(a.m, sub.m)
+	return sub != nil && reprint(a.msg(), sub.msg())
 }
 
 // namesStep reports whether a names a step of a plan (plan_file and
@@ -496,7 +645,7 @@ func reprint(a, b *mailbox.Message) bool {
 // answers sent to a's sender before it, oldest first) that the answer a
 // answers, by the rule correlate tells (closed: those not open); nil
 // when there is none.
-func requestOf(a *record, cands []*record, closed map[string]bool) *record {
+func requestOf(a *record, cands []*record, closed func(id string) bool) *record {
 	match := cands
 	if t := a.keys().thread; t != "" {
 		match = nil
@@ -521,7 +670,7 @@ func requestOf(a *record, cands []*record, closed map[string]bool) *record {
 		narrow(same)
 	}
 	for _, q := range match {
-		if q.k.answer == nil && !closed[q.k.id] {
+		if q.k.answer == nil && !closed(q.k.id) {
 			return q
 		}
 	}
@@ -560,7 +709,7 @@ func sameAs(a *record) []func(q *record) bool {
 // and its plan_file and step, or its topic, when it has them: the
 // revision of q's step, q sent again) and what a names (sameAs). Nil when
 // none is: a is a second answer to q.
-func openRequestOf(a, q *record, cands []*record, closed map[string]bool) *record {
+func openRequestOf(a, q *record, cands []*record, closed func(id string) bool) *record {
 	k := q.keys()
 	same := append(sameAs(a), func(o *record) bool { return o.threadKey() == q.threadKey() })
 	if k.planFile != "" && k.step != 0 {
@@ -569,7 +718,7 @@ func openRequestOf(a, q *record, cands []*record, closed map[string]bool) *recor
 		same = append(same, func(o *record) bool { return o.keys().topic == k.topic })
 	}
 	for _, o := range cands {
-		if o.keys().answer != nil || closed[o.k.id] {
+		if o.keys().answer != nil || closed(o.k.id) {
 			continue
 		}
 		if !slices.ContainsFunc(same, func(f func(*record) bool) bool { return !f(o) }) {
@@ -594,7 +743,11 @@ func (h *history) started(thread string) bool {
 	if thread == "" {
 		return false
 	}
-	for _, r := range h.all {
+	rs := h.all
+	if h.ix != nil {
+		rs = slices.Concat(h.ix.threads[thread], h.added())
+	}
+	for _, r := range rs {
 		if r.sent && r.thread() == thread {
 			return true
 		}
@@ -607,7 +760,11 @@ func (h *history) started(thread string) bool {
 // summary sent). Empty when there is none.
 func (h *history) driving(thread, planFile string) string {
 	var last string
-	for _, r := range h.all {
+	rs := h.all
+	if h.ix != nil {
+		rs = slices.Concat(h.ix.tasks[planFile], h.added())
+	}
+	for _, r := range rs {
 		if r.sent && r.typ() == TaskAssignment && cleanPlan(r.get("plan_file")) == planFile {
 			last = r.thread()
 		}
@@ -625,6 +782,20 @@ func cleanPlan(name string) string {
 
 // each calls fn with the records of thread, oldest first.
 func (h *history) each(thread string, fn func(r *record)) {
+	if h.ix != nil && thread != "" {
+		for _, r := range h.ix.threads[thread] {
+			fn(r)
+		}
+		if h.cur.thread() == thread {
+			fn(h.cur)
+		}
+		for _, r := range h.added() {
+			if r.thread() == thread {
+				fn(r)
+			}
+		}
+		return
+	}
 	for _, r := range h.all {
 		if thread == "" || r.thread() == thread {
 			fn(r)
@@ -686,14 +857,14 @@ func (h *history) waitingEscalation(thread, replyTo string) *mailbox.Message {
 	})
 	if isEscalation(replyTo) {
 		if esc := h.byID[replyTo]; !answered[esc] {
-			return esc.m
+			return esc.msg()
 		}
 		return nil
 	}
 	if last == nil || answered[last] {
 		return nil
 	}
-	return last.m
+	return last.msg()
 }
 
 // noteRepliedTo is the message the orchestrator sent that asked no
@@ -720,7 +891,7 @@ func (h *history) lastFanOut(thread string) []*mailbox.Message {
 		}
 		// One sent again (the first was given up) replaces it.
 		reqs = slices.DeleteFunc(reqs, func(q *mailbox.Message) bool { return h.gaveUp(get(q, "id")) && get(q, "topic") == r.get("topic") })
-		reqs = append(reqs, r.m)
+		reqs = append(reqs, r.msg())
 	})
 	return reqs
 }
@@ -731,7 +902,7 @@ func (h *history) lastFanOut(thread string) []*mailbox.Message {
 // fan-out began.
 func (h *history) fanOutStart(reqs []*mailbox.Message) *mailbox.Message {
 	if t := h.byID[get(reqs[0], "reply_to")]; t != nil {
-		return t.m
+		return t.msg()
 	}
 	return reqs[0]
 }
@@ -754,13 +925,13 @@ func (h *history) answers(thread string, reqs []*mailbox.Message, typ string) ma
 			byTopic[t] = get(q, "id")
 		}
 	}
-	for _, r := range h.all {
+	for _, r := range h.answerers(thread, reqs) {
 		if r.sent || r.typ() != typ {
 			continue
 		}
 		id := ""
 		switch {
-		case r.req != nil && slices.ContainsFunc(reqs, func(q *mailbox.Message) bool { return q == r.req.m }):
+		case r.req != nil && slices.ContainsFunc(reqs, func(q *mailbox.Message) bool { return q == r.req.msg() }):
 			id = r.req.get("id")
 		case r.req != nil:
 			if r.req.thread() == thread && r.req.get("topic") != "" {
@@ -770,10 +941,51 @@ func (h *history) answers(thread string, reqs []*mailbox.Message, typ string) ma
 			id = byTopic[r.get("topic")]
 		}
 		if id != "" && got[id] == nil {
-			got[id] = r.m
+			got[id] = r.msg()
 		}
 	}
 	return got
+}
+
+// answerers is the records that may answer reqs, the requests of one
+// fan-out in thread, as answers takes them, in h.all's order: those that
+// answer one of reqs or a request of thread, and those of thread; all
+// of h's records when h has no index.
+func (h *history) answerers(thread string, reqs []*mailbox.Message) []*record {
+	if h.ix == nil {
+		return h.all
+	}
+	seen := map[*record]bool{}
+	var rs []*record
+	add := func(some []*record) {
+		for _, r := range some {
+			if !seen[r] {
+				seen[r] = true
+				rs = append(rs, r)
+			}
+		}
+	}
+	for _, q := range reqs {
+		if qr := h.byID[get(q, "id")]; qr != nil {
+			add(h.ix.answered[qr])
+		}
+	}
+	h.each(thread, func(r *record) {
+		add([]*record{r})
+		if r.sent {
+			add(h.ix.answered[r])
+		}
+	})
+	slices.SortFunc(rs, func(a, b *record) int {
+		switch {
+		case a == b:
+			return 0
+		case allLess(a, b):
+			return -1
+		}
+		return 1
+	})
+	return rs
 }
 
 // sentAfter reports whether a message of type typ was sent in thread
@@ -845,7 +1057,7 @@ func (h *history) failures(thread, planFile string, step int) []string {
 		case TaskAssignment:
 			out = nil
 		case RevisionRequest:
-			out = append(out, "- iteration "+r.get("iteration")+" ("+r.get("fix_severity")+"): "+firstText(string(r.m.Body)))
+			out = append(out, "- iteration "+r.get("iteration")+" ("+r.get("fix_severity")+"): "+firstText(string(r.msg().Body)))
 		}
 	})
 	return out
@@ -857,7 +1069,7 @@ func (h *history) lastSentTo(thread, agent string, types ...string) *mailbox.Mes
 	var last *mailbox.Message
 	h.each(thread, func(r *record) {
 		if r.sent && r.to(agent) && slices.Contains(types, r.typ()) {
-			last = r.m
+			last = r.msg()
 		}
 	})
 	return last
@@ -872,8 +1084,8 @@ func (h *history) reviewRound(thread, submission string) []*mailbox.Message {
 		if !r.sent || r.get("submission") != submission {
 			return
 		}
-		out = slices.DeleteFunc(out, func(q *mailbox.Message) bool { return h.gaveUp(get(q, "id")) && sameTo(q, r.m) })
-		out = append(out, r.m)
+		out = slices.DeleteFunc(out, func(q *mailbox.Message) bool { return h.gaveUp(get(q, "id")) && sameTo(q, r.msg()) })
+		out = append(out, r.msg())
 	})
 	return out
 }
@@ -882,8 +1094,8 @@ func (h *history) reviewRound(thread, submission string) []*mailbox.Message {
 // id we sent: it was given up (a message_given_up notice naming it), or
 // its program left it unanswered (message_unanswered).
 func (h *history) gaveUp(id string) bool {
-	for _, r := range h.all {
-		if r.sent || from(r.m) != workspace.Runner {
+	for _, r := range h.runnerNotices() {
+		if r.sent || r.from() != workspace.Runner {
 			continue
 		}
 		if r.typ() == workspace.GivenUpNotice && r.get("given_up") == id || r.typ() == workspace.UnansweredNotice && r.get("unanswered") == id {
@@ -901,7 +1113,7 @@ func (h *history) gaveUp(id string) bool {
 // it), so the same give-up may be told again; a message given up again
 // after a retry is a new give-up, after the escalation of the last.
 func (h *history) escalatedGiveUp(id, agent string) bool {
-	for _, r := range h.all {
+	for _, r := range h.escalations() {
 		if r.sent && r.get("escalation") == EscalateGivenUp && r.get("given_up") == id && r.get("agent") == agent && !r.at.Before(h.cur.at) {
 			return true
 		}
@@ -912,7 +1124,7 @@ func (h *history) escalatedGiveUp(id, agent string) bool {
 // escalated reports whether an escalation of kind was sent about the
 // message id (in field) of agent: one told again is escalated once.
 func (h *history) escalated(kind, field, id, agent string) bool {
-	for _, r := range h.all {
+	for _, r := range h.escalations() {
 		if r.sent && r.get("escalation") == kind && r.get(field) == id && r.get("agent") == agent {
 			return true
 		}
@@ -923,7 +1135,7 @@ func (h *history) escalated(kind, field, id, agent string) bool {
 // escalatedAbout reports whether an escalation of kind was sent about
 // the message id (its about: field).
 func (h *history) escalatedAbout(kind, id string) bool {
-	for _, r := range h.all {
+	for _, r := range h.escalations() {
 		if r.sent && r.get("escalation") == kind && r.get("about") == id {
 			return true
 		}
@@ -937,8 +1149,14 @@ func (h *history) escalatedAbout(kind, id string) bool {
 // here, or never told.
 func (h *history) givenUpIn(id, agent string) string {
 	ws := ""
-	for _, r := range h.all {
-		told := !r.sent && from(r.m) == workspace.Runner && typeOf(r.m) == workspace.GivenUpNotice
+	rs := h.all
+	if h.ix != nil {
+		rs = slices.Concat(h.ix.notices, h.ix.escalations)
+		slices.SortFunc(rs, compare)
+		rs = append(append(rs, h.cur), h.added()...)
+	}
+	for _, r := range rs {
+		told := !r.sent && r.from() == workspace.Runner && r.typ() == workspace.GivenUpNotice
 		asked := r.sent && r.get("escalation") == EscalateGivenUp
 		if (told || asked) && r.get("given_up") == id && r.get("agent") == agent {
 			ws = r.get("workspace")
@@ -954,8 +1172,8 @@ func (h *history) givenUpIn(id, agent string) string {
 func (h *history) retriedThere(id, agent string) bool {
 	var givenUp time.Time
 	retried := false
-	for _, r := range h.all { // oldest first
-		if r.sent || from(r.m) != workspace.Runner || r.get("agent") != agent {
+	for _, r := range h.runnerNotices() { // oldest first
+		if r.sent || r.from() != workspace.Runner || r.get("agent") != agent {
 			continue
 		}
 		switch {
@@ -981,7 +1199,7 @@ func sameTo(a, b *mailbox.Message) bool {
 func (h *history) answeredSince(rec *record, agent string) bool {
 	found := false
 	h.each(rec.thread(), func(r *record) {
-		if r.sent || r == h.cur || from(r.m) != agent || !r.at.After(rec.at) {
+		if r.sent || r == h.cur || r.from() != agent || !r.at.After(rec.at) {
 			return
 		}
 		if r.replyTo() == rec.get("id") || rec.get("step") != "" && r.forStep(rec.get("plan_file"), atoi(rec.get("step"))) {
@@ -1004,7 +1222,7 @@ func (h *history) sentAgainSince(rec *record, agent string) bool {
 		return false
 	}
 	work := func(t string) bool { return t == TaskAssignment || t == RevisionRequest }
-	for _, r := range h.all {
+	for _, r := range h.since(rec.at) {
 		if r == rec || r == h.cur || !r.sent || !r.at.After(rec.at) || !r.to(agent) || !r.forStep(pf, n) {
 			continue
 		}
@@ -1026,7 +1244,7 @@ func (h *history) plannedSince(rec *record) bool {
 	if rec.typ() != ResearchRequest {
 		return false
 	}
-	for _, r := range h.all {
+	for _, r := range h.since(rec.at) {
 		if r != h.cur && r.sent && r.typ() == ArchitectureRequest && r.at.After(rec.at) && r.thread() == rec.thread() {
 			return true
 		}
@@ -1045,9 +1263,13 @@ func (h *history) verdictFor(q *mailbox.Message) *mailbox.Message {
 	if qr == nil {
 		return nil
 	}
-	for _, r := range h.all {
+	rs := h.all
+	if h.ix != nil {
+		rs = h.ix.answered[qr]
+	}
+	for _, r := range rs {
 		if isVerdict(r) && r.req == qr && r.dup == nil {
-			return r.m
+			return r.msg()
 		}
 	}
 	return nil
@@ -1080,8 +1302,7 @@ func (h *history) workerOf(thread, planFile string, step int) string {
 	w := ""
 	h.each(thread, func(r *record) {
 		if r.sent && r.typ() == TaskAssignment && r.forStep(planFile, step) {
-			names, _ := r.m.Header().Names("to")
-			if len(names) > 0 {
+			if names := r.toNames(); len(names) > 0 {
 				w = names[0]
 			}
 		}
@@ -1118,7 +1339,7 @@ func (h *history) assignedSteps(thread, planFile string) map[int]string {
 func (h *history) told(thread, text string) bool {
 	found := false
 	h.each(thread, func(r *record) {
-		if r.sent && strings.Contains(string(r.m.Body), text) {
+		if r.sent && strings.Contains(string(r.msg().Body), text) {
 			found = true
 		}
 	})
@@ -1129,11 +1350,11 @@ func (h *history) told(thread, text string) bool {
 // to as the orchestrator takes it: with a decision (DecisionOf), or to
 // an escalation that needs none (its answer is passed on).
 func (h *history) decides(r *record) bool {
-	if _, ok := DecisionOf(r.m); ok {
+	if _, ok := DecisionOf(r.msg()); ok {
 		return true
 	}
 	esc := h.byID[r.get("reply_to")]
-	return esc != nil && esc.get("escalation") != "" && !NeedsDecision(esc.m)
+	return esc != nil && esc.get("escalation") != "" && !NeedsDecision(esc.msg())
 }
 
 // approval is how the pipeline approved the step, as the plan's summary
@@ -1153,7 +1374,7 @@ func (h *history) approval(thread, planFile string, step int) (by, kind string, 
 			// A person's decision: about the step of the escalation
 			// it answers.
 			if esc := h.answered(q); esc != nil && esc.forStep(planFile, step) {
-				by, kind, ok = from(q.m), esc.get("escalation"), true
+				by, kind, ok = q.from(), esc.get("escalation"), true
 			}
 		default:
 			// A submission: about the step of its review requests.

@@ -153,18 +153,28 @@ type Orchestrator struct {
 	mu    sync.Mutex        // guards looks
 	looks map[string]*looks // what each agent saw of plans/, for Due
 
-	// files are the messages of the mailboxes read for histories, each
-	// parsed once while its file is unchanged: a history is read for
-	// every message handled, and holds every message of the session.
-	// Made at its first use (cache).
-	files     *mailbox.Cache[*mailbox.Message]
+	// files is what the histories keep of the mailboxes they read:
+	// a history is read for every message handled, and holds every
+	// message of the session; the index lists a state directory again
+	// only when it changed, and reads only the files it did not hold.
+	// Made at its first use (index).
+	files     *index
 	filesOnce sync.Once
+
+	liveMu sync.Mutex       // held while a message is handled
+	lives  map[string]*live // each agent's history, kept from one message to the next
+	// checkLive, when set, is handed each live history Handle decides
+	// from and the history read afresh for the message (a test checks
+	// that they agree).
+	checkLive func(live, fresh *history)
 }
 
-// cache is o.files, made the first time.
-func (o *Orchestrator) cache() *mailbox.Cache[*mailbox.Message] {
+// index is o.files, made the first time.
+func (o *Orchestrator) index() *index {
 	o.filesOnce.Do(func() {
-		o.files = mailbox.NewCache(func(m *mailbox.Message) *mailbox.Message { return m })
+		if o.files == nil {
+			o.files = &index{}
+		}
 	})
 	return o.files
 }
@@ -204,7 +214,11 @@ func (o *Orchestrator) log() *slog.Logger {
 // and set its status; a message handled again after a crash decides the
 // same (a tick is made once).
 func (o *Orchestrator) Handle(ctx context.Context, agent string, in *mailbox.Message) ([]*mailbox.Message, error) {
-	h := o.history(agent, in)
+	h, done := o.liveHistory(agent, in)
+	defer done()
+	if o.checkLive != nil {
+		o.checkLive(h, o.history(agent, in))
+	}
 	r := &run{o: o, agent: agent, in: in, h: h, thread: h.threadOf(in)}
 	out, err := r.decide()
 	if err == nil && r.save != "" && o.Checkpoint != nil {
@@ -221,7 +235,7 @@ func (r *run) decide() ([]*mailbox.Message, error) {
 	typ := typeOf(in)
 	sig := get(in, "signal")
 	r.o.log().Debug("orchestrator", "type", typ, "signal", sig, "thread", r.thread)
-	if r.h.cur.m == in && r.h.cur.dup != nil {
+	if r.h.cur.msg() == in && r.h.cur.dup != nil {
 		return r.duplicate()
 	}
 	if sig == "blocked" || sig == "escalate" {
@@ -351,7 +365,7 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 	}
 	if f, how := r.o.wentOn(r.h, id, agent); f == WentOn {
 		if how == "ticked" {
-			return r.fromTick(rec.m, agent, "handled the %s it was sent and answered nothing")
+			return r.fromTick(rec.msg(), agent, "handled the %s it was sent and answered nothing")
 		}
 		r.o.log().Info("orchestrator: a message left unanswered whose step went on", "unanswered", id, "agent", agent, "how", how)
 		return nil, nil
@@ -360,7 +374,7 @@ func (r *run) unanswered() ([]*mailbox.Message, error) {
 		r.o.log().Info("orchestrator: a message left unanswered, escalated already", "unanswered", id, "agent", agent)
 		return nil, nil
 	}
-	return r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.m, "%s handled the %s it was sent%s and answered nothing", rec.name())
+	return r.escalateMessage(EscalateUnanswered, "unanswered", "waits", rec.msg(), "%s handled the %s it was sent%s and answered nothing", rec.name())
 }
 
 // fromTick goes on from a step a person ticked by hand in the plan while
@@ -470,7 +484,7 @@ func (r *run) givenUp() ([]*mailbox.Message, error) {
 	}
 	var orig *mailbox.Message
 	if rec := r.h.byID[id]; rec != nil && rec.sent && rec.to(agent) {
-		orig = rec.m // else no message of ours to agent, and of no step
+		orig = rec.msg() // else no message of ours to agent, and of no step
 		if f, how := r.o.wentOn(r.h, id, agent); f == WentOn && how == "ticked" {
 			return r.fromTick(orig, agent, "gave up the %s it was sent")
 		}
@@ -972,7 +986,7 @@ func (r *run) finish(p *plans.Plan) ([]*mailbox.Message, error) {
 func (r *run) stepOf(m *mailbox.Message) (planFile string, step int, ok bool) {
 	try := []*mailbox.Message{m}
 	if q := r.h.replied(m); q != nil {
-		try = append(try, q.m)
+		try = append(try, q.msg())
 	}
 	if q := r.h.lastSentTo(r.thread, from(m), TaskAssignment, RevisionRequest, ReviewRequest); q != nil {
 		try = append(try, q)
@@ -1146,12 +1160,12 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 		r.o.log().Info("orchestrator: a verdict no review asked for", "from", from(r.in))
 		return r.note(fmt.Sprintf("A %s from %s answers no review request of the pipeline; it was set aside.", typeOf(r.in), from(r.in)))
 	}
-	planFile, n := get(req.m, "plan_file"), atoi(get(req.m, "step"))
+	planFile, n := get(req.msg(), "plan_file"), atoi(get(req.msg(), "step"))
 	p, s, changed, instead, err := r.readStep(planFile, n, "A "+typeOf(r.in)+" from "+from(r.in))
 	if s == nil {
 		return instead, err
 	}
-	submission := get(req.m, "submission")
+	submission := get(req.msg(), "submission")
 	round := r.h.reviewRound(r.thread, submission)
 	verdicts := map[string]*mailbox.Message{} // review request id -> verdict
 	for _, q := range round {
@@ -1162,7 +1176,7 @@ func (r *run) judged() ([]*mailbox.Message, error) {
 	if len(verdicts) < len(round) {
 		return changed, nil // the other verdict is awaited
 	}
-	worker := get(req.m, "worker")
+	worker := get(req.msg(), "worker")
 	var failed []string
 	for _, q := range round {
 		v := verdicts[get(q, "id")]
@@ -1400,8 +1414,8 @@ func (r *run) decided(esc *mailbox.Message) ([]*mailbox.Message, error) {
 	case EscalateLimit, EscalateBlocked:
 		n := atoi(get(esc, "step"))
 		if planFile == "" || n == 0 {
-			if about != nil && typeOf(about.m) != "" && from(about.m) != "" {
-				return r.passOn(about.m)
+			if about != nil && typeOf(about.msg()) != "" && from(about.msg()) != "" {
+				return r.passOn(about.msg())
 			}
 			return r.note("Your answer was noted; the pipeline has no step waiting on it.")
 		}
@@ -1434,11 +1448,11 @@ func (r *run) setAside(rec *record) bool {
 	case rec.typ() != WorkerSubmission && rec.typ() != ReviewVerdict && rec.typ() != AuditVerdict:
 		return false
 	}
-	pf, n, step := r.stepOf(rec.m)
+	pf, n, step := r.stepOf(rec.msg())
 	if step && r.o.stepTicked(pf, n) {
 		return false // approved since, or ticked by hand: dispatch goes on
 	}
-	for _, q := range r.h.all {
+	for _, q := range r.h.since(rec.at) {
 		if !q.sent || !q.at.After(rec.at) || q.typ() == EscalationType || q.typ() == PipelineNote || q.get("escalation") != "" {
 			continue
 		}
@@ -1453,8 +1467,8 @@ func (r *run) setAside(rec *record) bool {
 // person approved going on with the plan mended: what follows it (a
 // review request, an approval, the next wave) is sent in answer to it.
 func (r *run) again(rec *record) ([]*mailbox.Message, error) {
-	h := r.o.history(r.agent, rec.m)
-	sub := &run{o: r.o, agent: r.agent, in: rec.m, h: h, thread: h.threadOf(rec.m)}
+	h := r.o.history(r.agent, rec.msg())
+	sub := &run{o: r.o, agent: r.agent, in: rec.msg(), h: h, thread: h.threadOf(rec.msg())}
 	out, err := sub.decide()
 	r.save = cmp.Or(r.save, sub.save)
 	return out, err
@@ -1626,11 +1640,11 @@ func (r *run) sendAgain(esc *mailbox.Message, decision, id, agent, what string) 
 		}
 		return out, err
 	case fate == WentOn && how == "planned":
-		return r.note(fmt.Sprintf("Your answer was noted; the pipeline of the %s %s (%s) asked the architect for its plan since, without its answer, so nothing is sent again.", orNone(typeOf(r.h.byID[id].m)), what, id))
+		return r.note(fmt.Sprintf("Your answer was noted; the pipeline of the %s %s (%s) asked the architect for its plan since, without its answer, so nothing is sent again.", orNone(typeOf(r.h.byID[id].msg())), what, id))
 	case fate == WentOn:
 		return r.note(fmt.Sprintf("Your answer was noted; the step of the message %s (%s) went on since (%s), so nothing is sent again.", what, id, how))
 	}
-	orig := r.h.byID[id].m
+	orig := r.h.byID[id].msg()
 	worker := "" // the step's worker: resume finds it
 	if typeOf(orig) == TaskAssignment || typeOf(orig) == RevisionRequest {
 		worker = agent // not a reviewer's or an auditor's

@@ -148,6 +148,7 @@ func (h *harness) peek(in *mailbox.Message) []*mailbox.Message {
 			h.checkpoints = append(h.checkpoints, msg)
 			return nil
 		}}
+		h.o.checkLive = func(live, fresh *history) { sameHistory(h.t, live, fresh) }
 	}
 	out, err := h.o.Handle(context.Background(), "orch", in)
 	if err != nil {
@@ -1442,7 +1443,7 @@ func TestHistoryFollowsFiles(t *testing.T) {
 	}
 	body := func(hist *history, id string) string {
 		if r := hist.byID[id]; r != nil {
-			return string(r.m.Body)
+			return string(r.msg().Body)
 		}
 		return "(none)"
 	}
@@ -1454,8 +1455,15 @@ func TestHistoryFollowsFiles(t *testing.T) {
 	if hist := o.history("orch", mailbox.New(nil)); hist.byID[handID] == nil {
 		t.Errorf("the file written by hand is not in the history under the id of its name")
 	}
-	if m, err := o.cache().Read(filepath.Dir(handWritten), filepath.Base(handWritten), 1<<20); err != nil || get(m, "id") != "" {
-		t.Errorf("the cached hand-written message was changed: id %q (%v)", get(m, "id"), err)
+	kept := func(path string) *entry {
+		d := o.index().dirs[filepath.Dir(path)]
+		if d == nil {
+			return nil
+		}
+		return d.files[filepath.Base(path)]
+	}
+	if e := kept(handWritten); e == nil || e.field("id") != "" {
+		t.Errorf("the kept hand-written message was changed: %v", e)
 	}
 	// What another workspace's sender did with orch: the file written
 	// by hand to it is orch's in that history, the cached one unchanged.
@@ -1465,11 +1473,11 @@ func TestHistoryFollowsFiles(t *testing.T) {
 	if err := os.WriteFile(toRemote, []byte("---\nid: "+remoteID+"\nto: architect\ntype: note\n---\nTo the far side.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := o.remoteHistory("architect", "orch").byID[remoteID]; r == nil || from(r.m) != "orch" {
+	if r := o.remoteHistory("architect", "orch").byID[remoteID]; r == nil || r.from() != "orch" {
 		t.Errorf("the remote history lacks the file written by hand, from orch: %v", r)
 	}
-	if m, err := o.cache().Read(filepath.Dir(toRemote), filepath.Base(toRemote), 1<<20); err != nil || from(m) != "" {
-		t.Errorf("the cached message was changed by the remote history: from %q (%v)", from(m), err)
+	if e := kept(toRemote); e == nil || e.field("from") != "" {
+		t.Errorf("the kept message was changed by the remote history: %v", e)
 	}
 
 	edited := in.Clone()
