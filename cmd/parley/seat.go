@@ -35,10 +35,10 @@ import (
 // agent that plays their character. Everything it sends goes through the
 // one Check, as `parley send` does.
 type seat struct {
-	e         *env
-	ws        *workspace.Workspace
-	me        string // the person's agent
-	lead      string // the team lead of the table
+	e    *env
+	ws   *workspace.Workspace
+	me   string // the person's agent
+	lead string // the team lead of the table
 	// host says that the seat speaks for the table as the team lead
 	// (/save, /end, /away, /back, the session's start): the seat of a
 	// person who plays no character of their own, or of the character
