@@ -899,10 +899,7 @@ func (s *seat) sentElsewhere() map[string]*mailbox.Message {
 			}
 			s.sentKnown[id] = true
 			m, err := mailbox.Parse(data)
-			if err != nil || m.Header().Has("reply_to") {
-				continue
-			}
-			if t := workspace.TypeOf(m); t == "PLAYER_TO_GM" || t == "PLAYER_TO_PLAYER" {
+			if err == nil && campaigns.SeatSaid(m) {
 				out[id] = m
 			}
 		}
