@@ -18,6 +18,25 @@ const (
 	JournalCheckpointType = "JOURNAL_CHECKPOINT"
 )
 
+// What a person's character says at a seat (/say, /whisper).
+const (
+	PlayerToGMType     = "PLAYER_TO_GM"     // to the game master
+	PlayerToPlayerType = "PLAYER_TO_PLAYER" // to another character
+)
+
+// SeatSaid decides, for parley play and the web Seat page alike, whether
+// m, sent by the agent of the person's character, is something the
+// character said that every seat of the person shows: a [PLAYER_TO_GM]
+// or [PLAYER_TO_PLAYER] that answers nothing (an answer, reply_to:, is
+// told with the question it answers).
+func SeatSaid(m *mailbox.Message) bool {
+	if m.Header().Has("reply_to") {
+		return false
+	}
+	typ := strings.Trim(m.Header().Text("type"), "[] ") // as workspace.TypeOf reads it
+	return typ == PlayerToGMType || typ == PlayerToPlayerType
+}
+
 // SeatAnswerer decides, for parley play, parley answer and the web Seat
 // page alike, whether a message of type typ waits for the answer of the
 // person at a seat, and as which agent they answer it. holders are the

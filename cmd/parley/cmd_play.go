@@ -61,7 +61,7 @@ func playCommand(e *env) *cli.Command {
 			"[JOURNAL_CHECKPOINT] no program answers), the seat stays until /journal ENTRY\n" +
 			"writes it, saved in git with the session (git: auto), or you leave.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays"},
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: a person of this workspace, not an agent a program plays (the agent of a character: that character's seat)"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as (default: the one agent with the role team-lead)"},
 			&cli.BoolFlag{Name: "until-idle", Usage: "play a script even in a terminal: read a line only when something waits for you, end when nothing does"},
 			&cli.BoolFlag{Name: "verbose", Usage: "playing a script, show the log of the runner the seat runs as parley run writes it (retries, give-ups, unresponsive agents), not only what the seat tells"},

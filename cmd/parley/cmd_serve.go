@@ -35,7 +35,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "token", EnvVars: []string{"PARLEY_TOKEN"}, Usage: "the `TOKEN` every page needs (default: a new random one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "let nobody write from the browser"},
 			&cli.BoolFlag{Name: "spectator", Usage: "serve an audience: the story as the players know it, nothing else (no timeline, no messages, no writes: read-only already, so --read-only beside it changes nothing); with --as, serve a player: that, and the seat of --as, acting as its agents only"},
-			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: at a D&D seat (default: as parley play finds it), or, with no team lead, whose inbox the Seat page shows; with --spectator, the player whose seat is served"},
+			&cli.StringFlag{Name: "as", Usage: "the `AGENT` that is you: at a D&D seat (default: as parley play finds it), or, with no team lead, whose inbox the Seat page shows; with --spectator, the player whose seat is served (a friend's: the agent of their character, which sits at that character's seat)"},
 			&cli.StringFlag{Name: "lead", Usage: "the team lead `AGENT` you speak as at a D&D seat"},
 		},
 		Action: func(c *cli.Context) error {

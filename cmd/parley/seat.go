@@ -35,10 +35,16 @@ import (
 // agent that plays their character. Everything it sends goes through the
 // one Check, as `parley send` does.
 type seat struct {
-	e         *env
-	ws        *workspace.Workspace
-	me        string // the person's agent
-	lead      string // the team lead it speaks as
+	e    *env
+	ws   *workspace.Workspace
+	me   string // the person's agent
+	lead string // the team lead of the table
+	// host says that the seat speaks for the table as the team lead
+	// (/save, /end, /away, /back, the session's start): the seat of a
+	// person who plays no character of their own, or of the character
+	// preferences.md names. A friend's seat, of another character
+	// (openSeat), plays that character only.
+	host      bool
 	player    string // the agent that plays the person's character; "" when none does
 	character string // the person's character; "" until preferences.md names one
 	where     string // where answers are given, for the journal's note; "" for parley play
@@ -221,13 +227,42 @@ func openSeat(e *env, ws *workspace.Workspace, as, lead string) (*seat, error) {
 		}
 		return nil, fmt.Errorf("%w; the seat does not open until it is set right: %s", ns, fix)
 	}
-	if p, err := camp.ReadPrefs(); err == nil {
+	p, perr := camp.ReadPrefs()
+	if a, _ := ws.Agent(as); a.Character != "" {
+		// --as names the agent of a character: the seat is that
+		// character's, whoever preferences.md names (a friend plays
+		// tilda while the host plays corwin), and speaks as the team
+		// lead only when it is the host's: the character preferences.md
+		// names.
+		if aiPlayers(ws)[a.Character] == as {
+			return nil, usagef("--as %s: %s plays %s as an AI player (role player in %s), and the seat would take its prompts: give %s role human (and no driver) there for a person to play %s", as, as, a.Character, workspace.ConfigFile, as, a.Character)
+		}
+		s.character, s.player = a.Character, as
+		// While preferences.md names no character, the seat asks
+		// which is the person's (askPrefs) and starts the session: the
+		// first to is the host's.
+		s.host = perr != nil || p.Character == "" || p.Character == a.Character
+		return s, nil
+	}
+	s.host = true
+	if perr == nil {
 		if by := aiPlayers(ws)[p.Character]; by != "" {
 			return nil, fmt.Errorf("%s names %s as your character, but %s, an AI agent, plays it: name yours there, or give %s role human in %s", ws.Short(camp.Path(campaigns.Preferences)), p.Character, by, by, workspace.ConfigFile)
 		}
 		s.setCharacter(p.Character)
 	}
 	return s, nil
+}
+
+// notHost says, and reports true, that what (a command of the team lead:
+// /save, /end, /away, /back) is not this seat's to send: it is a friend's
+// seat, of a character preferences.md does not name (openSeat).
+func (s *seat) notHost(what string) bool {
+	if s.host {
+		return false
+	}
+	s.printf("%s: the team lead's, sent from the host's seat (the one of the character preferences.md names): this seat plays %s only (nothing was sent)\n", what, s.character)
+	return true
 }
 
 // aiPlayers returns the characters AI agents play, each with its agent:
@@ -263,7 +298,11 @@ func (s *seat) hello() {
 			who += " (played by " + s.player + ")"
 		}
 	}
-	s.wrap(fmt.Sprintf("You sit at %s as %s: your character is %s; you speak as the team lead, %s. /help lists the commands.", s.camp.Name, s.me, who, s.lead), "")
+	speak := "you speak as the team lead, " + s.lead
+	if !s.host {
+		speak = "the host's seat speaks as the team lead (/save, /end, /away, /back are its)"
+	}
+	s.wrap(fmt.Sprintf("You sit at %s as %s: your character is %s; %s. /help lists the commands.", s.camp.Name, s.me, who, speak), "")
 	// Agents of the table nobody plays: what is sent to them waits, and
 	// the table with it; said once here, not discovered by waiting.
 	var unplayed []string
@@ -860,10 +899,7 @@ func (s *seat) sentElsewhere() map[string]*mailbox.Message {
 			}
 			s.sentKnown[id] = true
 			m, err := mailbox.Parse(data)
-			if err != nil || m.Header().Has("reply_to") {
-				continue
-			}
-			if t := workspace.TypeOf(m); t == "PLAYER_TO_GM" || t == "PLAYER_TO_PLAYER" {
+			if err == nil && campaigns.SeatSaid(m) {
 				out[id] = m
 			}
 		}
@@ -1922,6 +1958,9 @@ func (s *seat) whisperees() (agents, characters []string) {
 // session sends [SESSION_COMMAND] save or end; an end asked once is not
 // asked again.
 func (s *seat) session(command, reason string) bool {
+	if s.notHost("/" + command) {
+		return false
+	}
 	if command == "end" {
 		if at, ok := s.endAsked(); ok {
 			s.printf("you asked to end the session already (%s): the game master is finishing (nothing was sent)\n", at.Local().Format("15:04:05"))
@@ -1984,6 +2023,9 @@ func later(a, b time.Time) time.Time {
 // character: AUTONOMOUS when they step away (a relay waiting for them is
 // then left to it), HUMAN_RELAY when they come back.
 func (s *seat) mode(which, reason string) bool {
+	if s.notHost("/" + which) {
+		return false
+	}
 	if !s.needCharacter("/" + which) {
 		return false
 	}
@@ -2237,8 +2279,8 @@ func (s *seat) askPrefs(ctx context.Context, in *lineSource) error {
 	if err != nil && !errors.Is(err, campaigns.ErrNoPreferences) {
 		return err
 	}
-	if err == nil && p.Character != "" && p.Style != "" {
-		return nil
+	if err == nil && p.Character != "" && p.Style != "" || !s.host {
+		return nil // a friend's seat plays its character: the host's starts the session
 	}
 	chars, err := s.camp.Characters()
 	if err != nil {

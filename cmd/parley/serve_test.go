@@ -1026,3 +1026,91 @@ func miraTable(t *testing.T) string {
 	}
 	return dir
 }
+
+// TestServeFriendSeat guards the seat served to a friend who plays a
+// character from the browser (README, who gets which address: parley
+// serve --spectator --as AGENT). Bug (tryout G, W1): with tilda (role
+// human) the friend's agent, the seat was the host's: it offered
+// corwin's prompt as "waiting for you", told tilda's own prompt as story
+// and filed it, said and whispered as corwin, wrote corwin-voss's journal,
+// refused /sheet tilda, and let the friend /end the host's session as the
+// team lead; and --as tilda was served while tilda was an AI player.
+func TestServeFriendSeat(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "t")
+	parley(t, "init", "--template", "dnd", "--campaign", "c", "--human", "corwin-voss", "--ai", "tilda-brannock", dir)
+	cfg := filepath.Join(dir, workspace.ConfigFile)
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code := runInProcess(ctx, []string{"parley", "-C", dir, "serve", "--addr", "127.0.0.1:0", "--spectator", "--as", "tilda"}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "tilda plays tilda-brannock as an AI player") {
+		t.Errorf("parley serve --spectator --as tilda, tilda an AI player: exit %d, %q; want 2, saying tilda is an AI player", code, stderr.String())
+	}
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	human := strings.Replace(string(data), "  - name: tilda\n    role: player\n", "  - name: tilda\n    role: human\n", 1)
+	if human == string(data) {
+		t.Fatalf("%s names no tilda with role player:\n%s", cfg, data)
+	}
+	if err := os.WriteFile(cfg, []byte(human), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prompt := func(to string) string {
+		return parley(t, "-C", dir, "send", "--from", "gm", "--to", to, "--type", "GM_TO_PLAYER", "--field", "request_type=FULL_CONTEXT", "--field", `scene_number="1"`, "--field", "scene_slug=s", "--body", "What does "+to+" do?")
+	}
+	hers, his := prompt("tilda"), prompt("corwin")
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client, act := servedWith(t, ws, serveOptions{Spectator: true, Player: true, As: "tilda"})
+	page := getPage(t, client, base+"seat")
+	if !strings.Contains(page, "gm asks tilda") || !strings.Contains(page, `value="`+hers+`"`) {
+		t.Errorf("the friend's Seat page does not offer tilda's prompt %s to answer:\n%s", hers, page)
+	}
+	if strings.Contains(page, his) || strings.Contains(page, "What does corwin do?") {
+		t.Errorf("the friend's Seat page shows corwin's prompt %s:\n%s", his, page)
+	}
+	if code, said := act(url.Values{"kind": {"shown"}, "ids": {hers + " " + his}}); code != http.StatusOK {
+		t.Errorf("shown: %d %q", code, said)
+	}
+	for agent, id := range map[string]string{"tilda": hers, "corwin": his} {
+		if _, err := ws.Received(id, agent, mailbox.Inbox); err != nil {
+			t.Errorf("after the page said it showed them, %s's prompt %s left its inbox unanswered: %v", agent, id, err)
+		}
+	}
+	for _, f := range []url.Values{
+		{"kind": {"answer"}, "id": {hers}, "text": {"I draw my sword."}},
+		{"kind": {"say"}, "as": {"ACTION"}, "text": {"Tilda waves."}},
+		{"kind": {"seat"}, "line": {"/whisper corwin psst"}},
+		{"kind": {"journal"}, "text": {"Tilda saw the gate."}},
+		{"kind": {"seat"}, "line": {"/sheet tilda"}},
+	} {
+		if code, said := act(f); code != http.StatusOK {
+			t.Errorf("%v from the friend's seat: %d %q, want 200", f, code, said)
+		}
+	}
+	for _, line := range []string{"/end", "/save", "/away"} {
+		if code, said := act(url.Values{"kind": {"seat"}, "line": {line}}); code != http.StatusUnprocessableEntity || !strings.Contains(said, "the team lead's, sent from the host's seat") {
+			t.Errorf("%s from the friend's seat: %d %q, want 422 saying it is the host's seat's", line, code, said)
+		}
+	}
+	if n, _ := ws.Mailbox("tilda").Count(mailbox.Outbox); n != 3 {
+		t.Errorf("tilda's outbox holds %d messages, want 3 (the answer, the say, the whisper)", n)
+	}
+	for _, agent := range []string{"corwin", "lead"} {
+		if n, _ := ws.Mailbox(agent).Count(mailbox.Outbox); n != 0 {
+			t.Errorf("%s's outbox holds %d messages sent from the friend's seat, want none", agent, n)
+		}
+	}
+	party := filepath.Join(dir, "campaigns", "c", "party")
+	if b, err := os.ReadFile(filepath.Join(party, "tilda-brannock-journal.md")); err != nil || !strings.Contains(string(b), "Tilda saw the gate.") {
+		t.Errorf("tilda-brannock's journal lacks the friend's entry (%v):\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(party, "corwin-voss-journal.md")); err == nil {
+		t.Errorf("the friend's entry made corwin-voss's journal")
+	}
+}

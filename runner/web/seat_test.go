@@ -299,3 +299,60 @@ func TestSeatPastQuestion(t *testing.T) {
 		t.Errorf("GET /seat does not tell the filed question as unanswered:\n%s", page)
 	}
 }
+
+// TestSeatTellsSaid guards what the person's character said at the web
+// seat (README, your seat: what your character says at one seat shows at
+// the others too). Bug (tryout G, W3): the Seat page told only what came
+// to the seat's inboxes, so a say from parley play, and the page's own
+// says once it was reloaded, were never on it, though parley play shows
+// the web seat's. As parley play decides it (campaigns.SeatSaid), the
+// [PLAYER_TO_GM] and [PLAYER_TO_PLAYER] of the character's agent, in its
+// outbox/ or sent/, are told in their place; an answer (reply_to:), whose
+// question the story tells, is not.
+func TestSeatTellsSaid(t *testing.T) {
+	ws, write := tableWorkspace(t)
+	narr := write(1, []string{"you", "mira"}, "[NARRATIVE]\nscene_number: \"001\"\n\nThe bell tolls under the water.\n")
+	box := ws.Mailbox("mira")
+	put := func(state, id, header, text string) {
+		t.Helper()
+		data := "---\nid: " + id + "\nfrom: mira\nto: gm\n" + header + "---\n" + text
+		if err := os.WriteFile(box.Path(state, id+".md"), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := "20261129-100002.000000Z-mira-000002"
+	put(mailbox.Sent, sent, "", "[PLAYER_TO_GM]\ntype: ACTION\ncharacter: mira-quickfoot\n\nTERMINAL-SAY Mira checks her purse.\n")
+	waits := "20261129-100003.000000Z-mira-000003"
+	put(mailbox.Outbox, waits, "", "[PLAYER_TO_PLAYER]\ncharacter: mira-quickfoot\nto: tor-ashgrove\n\nWHISPER psst.\n")
+	answer := "20261129-100004.000000Z-mira-000004"
+	put(mailbox.Sent, answer, "reply_to: 20261129-100000.000000Z-gm-000000\n", "[PLAYER_TO_GM]\ntype: REACTION\ncharacter: mira-quickfoot\n\nANSWER I duck.\n")
+	s := newServer(t, ws, Options{Actions: &fakeActions{}, Person: "you", Prompted: "mira"})
+	page := get(t, s.Handler(), "/seat", true).Body.String()
+	for _, want := range []string{
+		"Said in character: mira-quickfoot, action, to the game master",
+		"TERMINAL-SAY Mira checks her purse.",
+		"Said in character: mira-quickfoot to tor-ashgrove",
+		"WHISPER psst.",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("GET /seat lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "ANSWER I duck.") {
+		t.Errorf("GET /seat tells an answer as said:\n%s", page)
+	}
+	// In their place: newest first, the whisper above the say above the
+	// narrative; and not filed as shown (they are in no inbox).
+	if i, j, k := strings.Index(page, `data-id="`+waits+`"`), strings.Index(page, `data-id="`+sent+`"`), strings.Index(page, `data-id="`+narr+`"`); i < 0 || !(i < j && j < k) {
+		t.Errorf("GET /seat tells the whisper at %d, the say at %d, the narrative at %d: want them newest first", i, j, k)
+	}
+	if m := regexp.MustCompile(`data-id="` + sent + `"[^>]*data-received`).FindString(page); m != "" {
+		t.Errorf("GET /seat marks the say to be filed: %s", m)
+	}
+	// A program that plays the character (no Prompted): nothing of its
+	// agent is the person's.
+	s = newServer(t, ws, Options{Actions: &fakeActions{}, Person: "you"})
+	if page := get(t, s.Handler(), "/seat", true).Body.String(); strings.Contains(page, "TERMINAL-SAY") {
+		t.Errorf("GET /seat with no Prompted tells the character agent's say:\n%s", page)
+	}
+}

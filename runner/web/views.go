@@ -637,6 +637,10 @@ type told struct {
 	// session that has ended (agents.PastQuestion): told, not asked.
 	Unanswered bool
 	Received   bool // still in an inbox: filed once shown
+	// Said, when set, says that the person's character said this, at
+	// this seat or another (parley play, parley send as its agent): who,
+	// how and to whom, as parley play shows it (saidBy).
+	Said string
 }
 
 // storyShown is how many messages the Seat page tells at most: the page
@@ -842,6 +846,11 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 			}
 		}
 	}
+	// What the person's character said, at this seat or another (parley
+	// play, a page reloaded since, parley send as its agent): told in
+	// its place, as parley play shows it (sentElsewhere), read from the
+	// outbox/ and sent/ of its agent.
+	said := s.saidBy(file, where)
 	// What is filed now is all told, however many (the page shows what
 	// it files: a tab closed through 50 narratives tells all 50); what
 	// was filed before fills the story up to storyShown.
@@ -856,6 +865,12 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 	}
 	ids := slices.Sorted(slices.Values(append(history, slices.Collect(maps.Keys(file))...)))
 	for _, id := range ids {
+		if m, ok := said[id]; ok {
+			t := toldOf(id, m, false)
+			t.Said = saidLine(m)
+			d.Told = append(d.Told, t)
+			continue
+		}
 		m, err := mailbox.ReadMessage(where[id], s.ws().Config.Router.MaxMessageSize)
 		if err != nil {
 			continue
@@ -875,6 +890,61 @@ func (s *Server) tell(d *seatData, people []string, inboxes map[string][]string)
 	slices.Reverse(d.Told)
 	d.file = file
 	d.NoRunner = s.ws().RunnerPID() == 0
+}
+
+// saidBy returns what the agent of the person's character (when no
+// program plays it: Options.Prompted) said in character, of the newest
+// storyShown files of its outbox/ and sent/: its [PLAYER_TO_GM] and
+// [PLAYER_TO_PLAYER], not an answer (reply_to:), whose question the story
+// tells, as parley play leaves them out (sentElsewhere). By id; each is
+// noted in where too (the story's history), unless the seat tells it
+// already (file, where).
+func (s *Server) saidBy(file map[string][]string, where map[string]string) map[string]*mailbox.Message {
+	_, prompted := s.seated()
+	if prompted == "" || s.ws().CheckAgent(prompted) != nil {
+		return nil
+	}
+	box := s.ws().Mailbox(prompted)
+	said := map[string]*mailbox.Message{}
+	for _, state := range []string{mailbox.Outbox, mailbox.Sent} {
+		names, _, err := box.Newest(state, storyShown)
+		if err != nil {
+			continue
+		}
+		dir := box.Path(state, "")
+		for _, n := range names {
+			id, ok := mailbox.IDFromName(n)
+			if _, told := file[id]; !ok || told || where[id] != "" || said[id] != nil {
+				continue
+			}
+			if m, err := s.files.Read(dir, n, s.ws().Config.Router.MaxMessageSize); err == nil && campaigns.SeatSaid(m) {
+				said[id] = m
+				where[id] = box.Path(state, n)
+			}
+		}
+	}
+	return said
+}
+
+// saidLine says who said m (a [PLAYER_TO_GM] or [PLAYER_TO_PLAYER] of the
+// person's character), how and to whom, as parley play does.
+func saidLine(m *mailbox.Message) string {
+	who := m.Payload().Text("character")
+	if who == "" {
+		who = m.Header().Text("from")
+	}
+	if workspace.TypeOf(m) == campaigns.PlayerToGMType {
+		how := strings.ToLower(m.Payload().Text("type"))
+		if how == "" {
+			how = "action"
+		}
+		return who + ", " + how + ", to the game master"
+	}
+	to := m.Payload().Text("to")
+	if to == "" {
+		to = m.Header().Text("to")
+	}
+	return who + " to " + to
 }
 
 // filedUnanswered reports whether message id, filed in agent's done/, is
