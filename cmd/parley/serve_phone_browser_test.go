@@ -158,3 +158,60 @@ func TestServeSeatOnPhoneInBrowser(t *testing.T) {
 		t.Errorf("sent in character: %q, want one message (the page said %q)", sent, said)
 	}
 }
+
+// TestServeTokenKeptInBrowser guards the token's cookie through a restart
+// of the browser (a phone closes its browser when it likes). Bug: the
+// cookie ended with the browser's session, and the friend at the seat was
+// answered 401 "open the address parley serve printed, with its token",
+// a terminal they never saw. The cookie outlives the browser; a browser
+// without it is told to ask the host for the seat's link.
+func TestServeTokenKeptInBrowser(t *testing.T) {
+	longtest.Skip(t)
+	t.Parallel()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("chromium not installed: " + chromiumPath + " (apt-get install chromium)")
+	}
+	dir := filepath.Join(t.TempDir(), "ws")
+	parley(t, "init", dir, "--agent", "gm", "--agent", "aria")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _ := servedWriting(t, ws)
+	profile := t.TempDir()
+	// open starts Chromium on profile, opens url, returns what the page
+	// says, and closes the browser as a person does (Browser.close: it
+	// writes its cookies down).
+	open := func(url string) string {
+		t.Helper()
+		actx, cancel := chromedp.NewExecAllocator(context.Background(),
+			chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile))
+		defer cancel()
+		bctx, cancel2 := chromedp.NewContext(actx)
+		defer cancel2()
+		ctx, cancel3 := context.WithTimeout(bctx, 2*browserStep)
+		defer cancel3()
+		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+			t.Fatalf("opening %s: %v", url, err)
+		}
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Cancel(bctx); err != nil {
+			t.Fatalf("closing the browser: %v", err)
+		}
+		return text
+	}
+	if page := open(base + "?token=test-token-0123456789"); strings.Contains(page, "needs its token") {
+		t.Fatalf("the address with the token says %q", page)
+	}
+	if page := open(base + "story"); strings.Contains(page, "needs its token") || strings.Contains(page, "parley serve printed") {
+		t.Errorf("after a restart of the browser, the page says %q, want the page (the token kept)", page)
+	}
+	os.RemoveAll(profile)
+	if page := open(base + "story"); !strings.Contains(page, "ask the host for your seat's link") {
+		t.Errorf("a browser without the token is told %q, want to ask the host for the seat's link", page)
+	}
+}
