@@ -68,9 +68,24 @@ func TestServeSeatOnPhoneInBrowser(t *testing.T) {
 		chromedp.Navigate(base+"seat?token=test-token-0123456789"),
 		chromedp.WaitVisible(chromedp.CSS(box(second))),
 	)
-	if got := value(t, bctx, chromedp.Evaluate[string](`innerWidth + " " + document.documentElement.scrollWidth`)); got != "390 390" {
-		t.Errorf("on a 390 px phone, the page is laid out %q wide (innerWidth, scrollWidth), want 390 390", got)
+	width := func(want string) {
+		t.Helper()
+		if got := value(t, bctx, chromedp.Evaluate[string](`innerWidth + " " + document.documentElement.scrollWidth`)); got != want+" "+want {
+			t.Errorf("on a %s px phone, %s is laid out %q wide (innerWidth, scrollWidth), want %s", want, value(t, bctx, chromedp.Evaluate[string](`location.pathname`)), got, want)
+		}
 	}
+	width("390")
+	do("the Story page on a 360 px phone",
+		chromedp.Emulate(device.GalaxyS5),
+		chromedp.Navigate(base+"story"),
+		chromedp.WaitVisible(chromedp.CSS(`main`)),
+	)
+	width("360")
+	do("the Seat page on a 360 px phone",
+		chromedp.Navigate(base+"seat"),
+		chromedp.WaitVisible(chromedp.CSS(box(second))),
+	)
+	width("360")
 
 	// A question answered elsewhere, another left by a session that
 	// ended: what was typed in their boxes stays, saying why.
@@ -94,6 +109,12 @@ func TestServeSeatOnPhoneInBrowser(t *testing.T) {
 		got := value(t, bctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).value + " | " + document.querySelector(%q).textContent`, unsent(c.id)+" textarea", unsent(c.id)+" .why")))
 		if !strings.HasPrefix(got, c.typed+" | ") || !strings.Contains(got, c.why) {
 			t.Errorf("kept of %s: %q, want %q, saying %q", c.id, got, c.typed, c.why)
+		}
+	}
+	if d := os.Getenv("PARLEY_SCREENSHOTS"); d != "" {
+		png := value(t, bctx, chromedp.FullScreenshot(100))
+		if err := os.WriteFile(filepath.Join(d, "phone-seat-unsent.png"), png, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// It stays past the toast's 8 seconds, until dismissed.
