@@ -35,7 +35,9 @@ var errOtherOrigin = errors.New("not allowed: the form came from a page of anoth
 // CSRF token, and, when the browser says where the form came from, this
 // server. It answers with what the command line would have said, as
 // text (control characters escaped, as on a page); an error with status
-// 422.
+// 422. A form with a key (the page makes one for each action, and sends
+// it again with the same action) is carried out once: the same key again
+// is answered as the first was (see answered), and does nothing.
 func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 	if err := r.ParseForm(); err != nil {
@@ -63,26 +65,51 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if err := s.playerMay(r.PostForm); err != nil {
-		s.log.Info("refused to a player", "kind", r.PostForm.Get("kind"), "err", err)
-		http.Error(w, err.Error(), http.StatusForbidden)
+	key := r.PostForm.Get("key")
+	if key != "" && !keyPattern.MatchString(key) {
+		http.Error(w, errKey.Error(), http.StatusBadRequest)
 		return
 	}
+	// One write at a time, as one person at a terminal; a post that
+	// comes again with its key (the browser sent it again when the
+	// connection dropped its answer, the person tapped again after
+	// "not sent") finds the answer to the first, even while the first is
+	// carried out, and nothing is done twice.
 	s.writing.Lock()
-	said, sends, err := s.do(r.Context(), r.PostForm)
+	form := formOf(r.PostForm)
+	ans, again := s.answered.find(key, form)
+	if key == "" || !again {
+		ans = s.carryOut(r.Context(), r.PostForm)
+		if key != "" {
+			s.answered.keep(key, form, ans)
+		}
+	} else {
+		s.log.Info("a post come again, answered as before", "kind", r.PostForm.Get("kind"), "key", key)
+	}
 	s.writing.Unlock()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if err != nil {
-		s.log.Info("refused from the browser", "kind", r.PostForm.Get("kind"), "err", err)
-		w.WriteHeader(http.StatusUnprocessableEntity)
-		w.Write([]byte(visible.Text(err.Error()) + "\n"))
-		return
+	w.WriteHeader(ans.code)
+	w.Write([]byte(ans.text))
+}
+
+// carryOut carries out form, if the seat may send it (playerMay), and
+// returns what /act answers: what the command line would have said, or
+// why nothing was sent.
+func (s *Server) carryOut(ctx context.Context, form url.Values) answer {
+	if err := s.playerMay(form); err != nil {
+		s.log.Info("refused to a player", "kind", form.Get("kind"), "err", err)
+		return answer{code: http.StatusForbidden, text: err.Error() + "\n"}
 	}
-	s.log.Info("sent from the browser", "kind", r.PostForm.Get("kind"))
+	said, sends, err := s.do(ctx, form)
+	if err != nil {
+		s.log.Info("refused from the browser", "kind", form.Get("kind"), "err", err)
+		return answer{code: http.StatusUnprocessableEntity, text: visible.Text(err.Error()) + "\n"}
+	}
+	s.log.Info("sent from the browser", "kind", form.Get("kind"))
 	if sends && s.atTable() && s.ws().RunnerPID() == 0 {
 		said = strings.TrimRight(said, "\n") + "\n" + noRunner + "\n"
 	}
-	w.Write([]byte(visible.Text(said)))
+	return answer{code: http.StatusOK, text: visible.Text(said)}
 }
 
 // noRunner is what an answer sent at a table no runner routes says.

@@ -171,6 +171,7 @@ type Server struct {
 	log      *slog.Logger
 	feed     *feed
 	writing  sync.Mutex // one write at a time, as one person at a terminal
+	answered answered   // the answers to keyed posts, found again when one comes again (see act)
 	handler  http.Handler
 	vanished func(error) // see Options.Vanished
 	goneMu   sync.Mutex  // guards what look sees
@@ -399,7 +400,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.Error(w, "wrong token", http.StatusForbidden)
 				return
 			}
-			http.SetCookie(w, &http.Cookie{Name: CookieName(r.Host), Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			s.keepToken(w, r)
 			q := r.URL.Query()
 			q.Del("token")
 			u := *r.URL
@@ -408,15 +409,48 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if !s.authorised(r) {
-			http.Error(w, "open the address parley serve printed, with its token", http.StatusUnauthorized)
+			why := errNoToken
+			if _, err := r.Cookie(CookieName(r.Host)); err == nil {
+				why = errOtherToken
+			}
+			http.Error(w, why.Error(), http.StatusUnauthorized)
 			return
 		}
 		if !strings.HasPrefix(r.URL.Path, "/static/") {
+			if r.Method == http.MethodGet && r.URL.Path != "/events" {
+				s.keepToken(w, r) // kept cookieLife from its last use
+			}
 			s.look() // each page as the workspace is now
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// cookieLife is how long a browser keeps the token's cookie after a
+// page it opened with it: through a restart of the browser (a phone
+// closes it when it likes), for as long as the token is good (a made-up
+// one while this parley serve runs; one given with --token as long as
+// the host gives that one).
+const cookieLife = 30 * 24 * time.Hour
+
+// keepToken sets the token's cookie for the port r was sent to, good for
+// cookieLife.
+func (s *Server) keepToken(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName(r.Host), Value: s.token, Path: "/", MaxAge: int(cookieLife / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode})
+}
+
+// errNoToken is the answer to a page asked for without the token: who
+// opens it is the host, or a player the host gave the seat's address.
+var errNoToken = errors.New("this page needs its token: open the address with ?token= in it once (the browser keeps it then).\n" +
+	"At a player's seat: ask the host for your seat's link, and open it.\n" +
+	"The host: open the address parley serve printed.")
+
+// errOtherToken is the answer to a page asked for with a token that is
+// not this server's: kept from a parley serve started before with
+// another.
+var errOtherToken = errors.New("this browser's token is not this parley serve's (it was started again with a new token, or it is another one): open the address with ?token= in it again.\n" +
+	"At a player's seat: ask the host for your seat's link again, and open it.\n" +
+	"The host: open the address parley serve printed.")
 
 // localHost reports whether host (a name or address, with or without a
 // port or brackets) is this machine's loopback.

@@ -13,12 +13,13 @@ const listeners = {};
 const posts = [];
 let reachable = false;
 const articles = [{ dataset: { id: "m1" } }, { dataset: { id: "m2" } }];
+const said = { hidden: true, addEventListener: function () {} };
 const document = {
   body: { dataset: { csrf: "c", live: "false", next: "0" } },
   visibilityState: "visible",
   hidden: false,
   documentElement: { scrollHeight: 0 },
-  getElementById: function () { return null; },
+  getElementById: function (id) { return id === "said" ? said : null; },
   querySelector: function () { return null; },
   querySelectorAll: function (sel) { return sel === "article.told[data-received]" ? articles : []; },
   addEventListener: function (kind, f) { (listeners[kind] = listeners[kind] || []).push(f); },
@@ -34,7 +35,7 @@ function EventSource() {}
 EventSource.prototype.addEventListener = function () {};
 const window = { innerHeight: 0, scrollY: 0, scrollTo: function () {}, scrollBy: function () {} };
 const context = {
-  document, window, fetch, EventSource, URL, URLSearchParams, FormData,
+  document, window, fetch, EventSource, URL, URLSearchParams, FormData, crypto,
   location: { href: "http://127.0.0.1:8080/seat" },
   setTimeout, clearTimeout, setInterval: function () {}, requestAnimationFrame: function () {},
 };

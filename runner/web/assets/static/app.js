@@ -9,12 +9,26 @@
   const said = document.getElementById("said");
   const timeline = document.getElementById("timeline");
 
+  // say shows what the server answered, or why nothing was sent: for 8
+  // seconds, or, when it is bad news, until the next or a tap on it (a
+  // phone's reader may have looked away).
   function say(text, bad) {
     said.textContent = text;
     said.className = bad ? "said bad" : "said";
+    said.title = bad ? "tap to hide" : "";
     said.hidden = false;
     clearTimeout(say.t);
-    say.t = setTimeout(function () { said.hidden = true; }, 8000);
+    if (!bad) say.t = setTimeout(function () { said.hidden = true; }, 8000);
+  }
+  said.addEventListener("click", function () { said.hidden = true; });
+
+  // newKey makes the key of one action the page sends (32 hex digits):
+  // crypto.getRandomValues, which a page served over plain http on the
+  // local network has too (randomUUID it has not).
+  function newKey() {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
   }
 
   function fragment(html) {
@@ -65,15 +79,16 @@
 
   // retype puts what typed kept back into the new live part: in the same
   // box of the same article, focus and cursor too. An article gone (the
-  // question answered elsewhere) takes its box away: what was typed in it
-  // is said, not lost without a word.
+  // question answered elsewhere, or left by a session that ended) takes
+  // its box away: what was typed in it is kept on the page (unsent), not
+  // lost without a word.
   function retype(live, kept) {
     kept.forEach(function (k) {
       const a = Array.prototype.find.call(live.querySelectorAll("article[data-id]"), function (x) { return x.dataset.id === k.id; });
       const f = a && a.querySelectorAll("form")[k.form];
       const i = f && Array.prototype.find.call(f.querySelectorAll("input:not([type=hidden]), textarea"), function (x) { return x.name === k.name; });
       if (!i) {
-        if (k.value) say("No longer waiting (answered elsewhere, or handled): " + k.id + ". What you typed there was not sent: " + k.value, true);
+        if (k.value) unsent(live, k.id, k.value);
         return;
       }
       i.value = k.value;
@@ -82,6 +97,61 @@
         try { i.setSelectionRange(k.start, k.end); } catch (e) { /* not a text box */ }
       }
     });
+  }
+
+  // unsent keeps on the page, above the live part and until the person
+  // dismisses it, what was typed in the box of question id that went
+  // away: to copy, or to put in the say box and send in character. It
+  // says why the question went: the session ended (the server tells the
+  // question as left unanswered, or, not telling it, tells a session's
+  // end sent after it), or it was answered elsewhere, or handled.
+  function unsent(live, id, text) {
+    const told = Array.prototype.find.call(live.querySelectorAll("article.told[data-id]"), function (x) { return x.dataset.id === id; });
+    const ended = told ? told.dataset.unanswered === "true" :
+      Array.prototype.some.call(live.querySelectorAll("article.told[data-ended=true]"), function (x) { return x.dataset.id > id; });
+    const why = ended ? "The session ended before you answered " + id + "." : "No longer waiting (answered elsewhere, or handled): " + id + ".";
+    let box = document.getElementById("unsent");
+    if (!box) {
+      box = document.createElement("section");
+      box.id = "unsent";
+      box.className = "unsent";
+      live.parentNode.insertBefore(box, live);
+    }
+    const item = document.createElement("div");
+    item.className = "unsent-item";
+    item.dataset.id = id;
+    const p = document.createElement("p");
+    p.className = "why";
+    p.textContent = why + " What you typed there was not sent: it stays here until you dismiss it.";
+    const kept = document.createElement("textarea");
+    kept.rows = 3;
+    kept.value = text;
+    kept.setAttribute("aria-label", "what you typed, not sent");
+    const bar = document.createElement("p");
+    const sayBox = document.querySelector("form.act input[name=kind][value=say]");
+    if (sayBox) {
+      const use = document.createElement("button");
+      use.type = "button";
+      use.textContent = "put it in the say box";
+      use.addEventListener("click", function () {
+        const i = sayBox.form.querySelector("input[name=text]");
+        i.value = kept.value;
+        i.focus();
+      });
+      bar.append(use, " ");
+    }
+    const dismiss = document.createElement("button");
+    dismiss.type = "button";
+    dismiss.className = "dismiss";
+    dismiss.textContent = "dismiss";
+    dismiss.addEventListener("click", function () {
+      item.remove();
+      if (!box.firstChild) box.remove();
+    });
+    bar.append(dismiss);
+    item.append(p, kept, bar);
+    box.append(item);
+    say(why + " What you typed there was not sent: it is kept on the page.", true);
   }
 
   // restory puts back into the new live part the story the page told
@@ -113,7 +183,8 @@
     refreshing = setTimeout(function () {
       const u = new URL(location.href);
       u.searchParams.set("part", "live");
-      fetch(u, { credentials: "same-origin" }).then(function (r) { showBroken(r.headers.get("X-Parley-Broken")); return r.text(); }).then(function (html) {
+      fetch(u, { credentials: "same-origin" }).then(function (r) { showBroken(r.headers.get("X-Parley-Broken")); return r.text(); }, function () { conn.className = "conn off"; }).then(function (html) {
+        if (html === undefined) return; // out of reach: the next refresh tries again
         const open = {};
         live.querySelectorAll("details[open] > summary").forEach(function (s) { open[s.textContent] = true; });
         const lanes = live.querySelector(".lanes");
@@ -153,6 +224,7 @@
     const d = new FormData();
     d.set("kind", "shown");
     d.set("ids", ids.join(" "));
+    d.set("key", newKey());
     d.set("csrf", csrf);
     function took(ok) {
       ids.forEach(function (id) { if (ok) filed[id] = true; else delete filed[id]; });
@@ -254,10 +326,29 @@
     }).observe(sentinel);
   }
 
+  // keys are the keys of the actions sent and not answered yet, by what
+  // each sends: the same action sent again (the person taps again after
+  // "not sent", or before the answer came) goes with the same key, and
+  // the server, which did it once, answers as it did then; the browser
+  // sending a post again itself (a connection dropped) sends the same
+  // key too. Once answered, the next tap is a new action.
+  const keys = {};
+
+  // post sends an action and resolves to whether the server did it;
+  // when no answer comes (no connection), it says so: what was typed
+  // stays in its box, to send again.
   function post(data) {
+    data.delete("csrf");
+    data.delete("key");
+    const what = new URLSearchParams(data).toString();
+    const key = keys[what] || (keys[what] = newKey());
+    data.set("key", key);
     data.set("csrf", csrf);
     return fetch("/act", { method: "POST", body: new URLSearchParams(data), credentials: "same-origin" }).then(function (r) {
-      return r.text().then(function (t) { say(t.trim() || "done", !r.ok); return r.ok; });
+      return r.text().then(function (t) { delete keys[what]; say(t.trim() || "done", !r.ok); return r.ok; });
+    }).catch(function () {
+      say("Not sent: no answer from parley serve (is this device online?). What you typed is kept: try again. (Had it arrived, it is not done twice.)", true);
+      return false;
     });
   }
 
