@@ -17,17 +17,19 @@ import (
 // is listed once; after that, where the system tells of the changes in a
 // directory (inotify, on Linux), only the files it names are looked at
 // again, each stat'ed and read again; elsewhere, or when the system lost
-// count (an overflow of its queue), the directory is listed again when it
-// changed (its inode, modification or change time), and of a listing
-// only the names not seen before are read. What is kept of a message is
+// count (an overflow of its queue), a kept index lists the directory
+// again at each look (its modification time, on a filesystem whose clock
+// ticks in seconds or an NFS client's cached attributes, may not show a
+// file added since) and one made for one look when it changed (its
+// inode, modification or change time); of a listing only the names not
+// seen before are read. What is kept of a message is
 // its header fields as text (an entry), not its body nor its parsed form:
 // a record reads the file again when a decision needs more (record.msg).
 // Safe for concurrent use.
 //
-// Without the system's word, a file rewritten in place keeps its name
-// and leaves its directory as it was: its header is read again when its
-// directory is listed again, and its body is read as it is now whenever
-// a decision reads it.
+// Without the system's word, a file rewritten in place keeps its name:
+// its header as first read is kept (read again by the next runner), and
+// its body is read as it is now whenever a decision reads it.
 type index struct {
 	mu   sync.Mutex
 	dirs map[string]*dirIndex // directory -> what was listed of it
@@ -207,7 +209,7 @@ func (x *index) refresh(dir string, max int64) *dirIndex {
 			x.w.drain(x)
 		}
 	}
-	if !watched && d != nil && !d.racy && d.id == id && d.mtime.Equal(mtime) && d.ctime.Equal(ctime) {
+	if !watched && !x.kept && d != nil && !d.racy && d.id == id && d.mtime.Equal(mtime) && d.ctime.Equal(ctime) {
 		return d
 	}
 	listed := time.Now()

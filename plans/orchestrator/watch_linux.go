@@ -86,6 +86,11 @@ func (w *watcher) drain(x *index) bool {
 				x.lost()
 			case !ok:
 			case ev.Mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0:
+				if ev.Mask&unix.IN_MOVE_SELF != 0 {
+					// Moved away, the directory is still watched
+					// where it went: the watch is taken off.
+					_, _ = unix.InotifyRmWatch(w.fd, uint32(ev.Wd))
+				}
 				delete(w.dir, ev.Wd)
 				x.told(dir, "")
 			default:
