@@ -516,8 +516,11 @@ func TestReloadAgreesWithLive(t *testing.T) {
 		if !slices.Equal(gotRunner, want) || !slices.Equal(gotLive, want) {
 			t.Errorf("%s: the runner routes with agents %v, Live gives %v; want both %v", step, gotRunner, gotLive, want)
 		}
+		// Waited for the settle time where the files had not settled
+		// (the lower bound); the upper one is loose, a busy machine
+		// being slow: what each saw is the main check.
 		for _, took := range []time.Duration{tookRunner, tookLive} {
-			if took < wait-settle/2 || took > wait+settle/2 {
+			if took < wait-settle/2 || took > wait+2*settle {
 				t.Errorf("%s: the runner took %v, Live %v, to see it; want both about %v", step, tookRunner, tookLive, wait)
 				break
 			}

@@ -79,7 +79,9 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	form := formOf(r.PostForm)
 	ans, again := s.answered.find(key, form)
 	if key == "" || !again {
-		ans = s.carryOut(r.Context(), r.PostForm)
+		// Not cut off with the connection: a dropped connection is what
+		// the key is for, and its retry gets this answer.
+		ans = s.carryOut(context.WithoutCancel(r.Context()), r.PostForm)
 		if key != "" {
 			s.answered.keep(key, form, ans)
 		}

@@ -20,8 +20,8 @@ import (
 // as they were committed, deleting every message delivered since, unread
 // ones too. The journal, kept in git beside them, is put back with them,
 // so it no longer says they were delivered. The runner remembers what it
-// delivered in its run, and looks for those copies when it finds the
-// journal replaced or removed under it, and when it stops: those it does
+// delivered in its run (the last 50,000), and looks for those copies
+// when it finds the journal replaced or removed under it: those it does
 // not find it says in its log, once, and writes to .parley/gone.json
 // (left out of git: a reset does not take it back), which `parley status`
 // reads, saying those still missing (a `git stash pop` may put them
