@@ -375,16 +375,17 @@ func (t *TeamLead) Start(ctx context.Context, agent string) error {
 	if err != nil {
 		return err
 	}
-	if t.underWay(agent) {
-		return t.refresh(agent, camp, nil, restartedText)
-	}
 	if id := t.closing(agent); id != "" {
 		// A runner stopped while the session closed: the end is handled
 		// now (the players' journals, the shutdowns), and the next run
 		// starts the next session. A start sent now would open a session
-		// that the end being handled shuts down at once.
+		// that the end being handled shuts down at once, and a refresh
+		// of a session under way would ask the table to go on with it.
 		t.log().Info("the session is closing: its end is handled now, and the next run starts the next session", "end", id)
 		return nil
+	}
+	if t.underWay(agent) {
+		return t.refresh(agent, camp, nil, restartedText)
 	}
 	if err := camp.CheckPrefs(); err != nil {
 		// The person's character has no sheet: the seat would refuse to
@@ -574,16 +575,27 @@ func (t *TeamLead) underWay(agent string) bool {
 }
 
 // closing returns the id of a [SESSION_END] the team lead received and
-// has not handled yet (in its inbox or cur/), or "".
+// has not handled yet (in its inbox or cur/), or one still waiting in an
+// outbox to be routed (the game master ended the session as the runner
+// stopped: the next run routes it), or "".
 func (t *TeamLead) closing(agent string) string {
 	var id string
-	t.scan(agent, []string{mailbox.Inbox, mailbox.Cur}, func(_ string, m *mailbox.Message) bool {
+	found := func(_ string, m *mailbox.Message) bool {
 		if typeOf(m) == SessionEndType {
 			id, _ = m.Header().Get("id")
 			return false
 		}
 		return true
-	})
+	}
+	t.scan(agent, []string{mailbox.Inbox, mailbox.Cur}, found)
+	for _, sender := range t.ws().AgentNames() {
+		if id != "" {
+			break
+		}
+		if sender != agent {
+			t.scanBox(sender, []string{mailbox.Outbox}, found)
+		}
+	}
 	return id
 }
 

@@ -354,16 +354,24 @@ func TestStateSaved(t *testing.T) {
 // team lead that, started again, sent a new start: the game master opened
 // a second session that the end, handled next, shut down, and every agent
 // was asked twice to shut down. The end is handled; nothing is started.
+// So too for an end the game master wrote as the runner stopped, still in
+// its outbox: the next run routes it.
 func TestTeamLeadStartWhileClosing(t *testing.T) {
 	const (
 		startID = "20261124-090000.000000Z-lead-a00000"
 		endID   = "20261124-090002.000000Z-gm-e00001"
 	)
-	for _, state := range []string{mailbox.Inbox, mailbox.Cur, mailbox.Done} {
-		t.Run(state, func(t *testing.T) {
+	for _, at := range []struct{ agent, state string }{{"lead", mailbox.Inbox}, {"lead", mailbox.Cur}, {"lead", mailbox.Done}, {"gm", mailbox.Outbox}} {
+		state := at.state
+		t.Run(at.agent+"/"+state, func(t *testing.T) {
 			ws := leadTable(t)
-			put(t, ws, "lead", mailbox.Sent, startID, "---\nid: "+startID+"\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n")
-			put(t, ws, "lead", state, endID, "---\nid: "+endID+"\nfrom: gm\nto: lead\ntype: SESSION_END\ncampaign: the-hollow\nsummary: Done.\nstate_saved: false\nnext_hook: More.\n---\n")
+			if at.agent == "lead" {
+				// The session the end closes. Left out for the
+				// end in the gm's outbox: without it, Start would
+				// send a start (with it, a refresh).
+				put(t, ws, "lead", mailbox.Sent, startID, "---\nid: "+startID+"\nfrom: lead\nto: gm\ntype: SESSION_COMMAND\ncommand: start\ncampaign: the-hollow\n---\n")
+			}
+			put(t, ws, at.agent, state, endID, "---\nid: "+endID+"\nfrom: gm\nto: lead\ntype: SESSION_END\ncampaign: the-hollow\nsummary: Done.\nstate_saved: false\nnext_hook: More.\n---\n")
 			prefs := "## Narrative Style\n\n**dialogue_format**: cinematic\n\n## Player Character\n\n**name**: Tilda Brannock\n**file**: party/tilda-brannock.md\n"
 			if err := os.WriteFile(filepath.Join(ws.Root, "campaigns", "the-hollow", "preferences.md"), []byte(prefs), 0o644); err != nil {
 				t.Fatal(err)
@@ -383,7 +391,7 @@ func TestTeamLeadStartWhileClosing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := map[string]int{mailbox.Inbox: 0, mailbox.Cur: 0, mailbox.Done: 1}[state]; n != want {
+			if want := map[string]int{mailbox.Inbox: 0, mailbox.Cur: 0, mailbox.Done: 1, mailbox.Outbox: 0}[state]; n != want {
 				t.Errorf("with the end in %s, Start sent %d messages, want %d (a start only once the end is handled)", state, n, want)
 			}
 		})
