@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -299,54 +299,26 @@ func (f *JournalFilter) Read(path string, fn func(e Entry, line []byte) error) e
 	return err
 }
 
-// journalInOrder reports whether the lines of the journal at path are in
-// the order of their times, as parley writes them: false for a journal
-// git merged with its union driver (one clone's lines, then the other's),
-// or one a line of which does not begin with its time (written by hand).
-// It reads each line's time only, not the entry.
-func journalInOrder(path string) (bool, error) {
-	file, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer file.Close()
-	prefix := []byte(`{"time":"`)
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var last []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		rest, ok := bytes.CutPrefix(line, prefix)
-		end := bytes.IndexByte(rest, '"')
-		if !ok || end < 0 {
-			return false, nil
-		}
-		t := rest[:end]
-		if bytes.Compare(t, last) < 0 {
-			return false, nil
-		}
-		last = append(last[:0], t...)
-	}
-	if err := sc.Err(); err != nil {
-		return false, nil // a line too long: read as the reader reads it
-	}
-	return true, nil
-}
-
-// ReadInTimeOrder is Read, the entries in the order of their times. The
-// journal is written in that order, and read as it goes, a line at a
-// time; one git merged with its union driver (one clone's lines, then
-// the other's: see journalInOrder) is held whole, to sort, the entries
-// of one time in the order they were read. It is the one place that
-// decides the order a journal is shown in: parley log, the first read of
-// parley log --follow (Follow) and the web Timeline's
+// ReadInTimeOrder is Read, the entries in the order of their times, the
+// entries of one time in the order they were read. It is the one place
+// that decides the order a journal is shown in: parley log, the first
+// read of parley log --follow (Follow) and the web Timeline's
 // (ReadPositionInTimeOrder) read it so.
+//
+// A journal is written nearly in that order: the runner stamps its lines
+// as it writes them, but commands, an openai agent and the bridge append
+// lines they stamped a moment before, so a line may come a few
+// microseconds after one later than it. Reading streams all the same:
+// the entries go through a window of OrderWindow entries, sorted, and
+// the earliest comes out as each later one comes in, so memory does not
+// grow with the journal and the first entry comes out once the window is
+// full. That sorts exactly every line fewer than OrderWindow lines from
+// its place. Whether all are is known beforehand: a first pass reads
+// each line's time only (no entry is decoded, nothing is kept but the
+// times of a window of lines), a few milliseconds for 100,000 lines.
+// When a line is further from its place (a journal git merged with its
+// union driver: one clone's lines, then the other's; lines moved by
+// hand), the journal is held whole, to sort, as it always was.
 func (f *JournalFilter) ReadInTimeOrder(path string, fn func(e Entry, line []byte) error) error {
 	_, err := f.ReadPositionInTimeOrder(path, fn)
 	return err
@@ -356,25 +328,240 @@ func (f *JournalFilter) ReadInTimeOrder(path string, fn func(e Entry, line []byt
 // after the journal's last complete line, as ReadPosition does: what
 // FollowFrom reads after it comes in the order it is appended.
 func (f *JournalFilter) ReadPositionInTimeOrder(path string, fn func(e Entry, line []byte) error) (JournalPosition, error) {
-	if ordered, err := journalInOrder(path); err != nil || ordered {
-		return f.ReadPosition(path, fn)
+	return f.compile().readInTimeOrder(path, fn, nil)
+}
+
+// OrderWindow is how many entries reading in time order holds at most
+// to sort a journal whose lines are a little out of order (see
+// ReadInTimeOrder). The lines parley's writers put out of order are a
+// few lines from their place (at most 3 in a dev-pipeline run of 91,000
+// lines, before the runner stamped its lines as it wrote them).
+const OrderWindow = 1024
+
+// journalOrder is how the lines of a journal stand to the order of their
+// times.
+type journalOrder int
+
+const (
+	inOrder    journalOrder = iota // every line at or after the one before
+	nearOrder                      // every line within OrderWindow lines of its place
+	outOfOrder                     // a line further from its place
+)
+
+// orderStats, when a test asks for them, count what readInTimeOrder
+// held and decoded.
+type orderStats struct {
+	order journalOrder
+	held  int // the most entries held at once
+	// decodedAtFirst is how many lines were decoded when the first entry
+	// was handed on.
+	decodedAtFirst int
+	decoded        int
+}
+
+// readInTimeOrder reads the journal at path in the order of its times
+// (see ReadInTimeOrder); stats, when not nil, is filled in.
+func (q *query) readInTimeOrder(path string, fn func(e Entry, line []byte) error, stats *orderStats) (JournalPosition, error) {
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return JournalPosition{}, nil
 	}
-	type read struct {
-		e    Entry
-		line []byte
+	if err != nil {
+		return JournalPosition{}, err
 	}
-	var all []read
-	at, err := f.ReadPosition(path, func(e Entry, line []byte) error {
-		all = append(all, read{e, bytes.Clone(line)})
-		return nil
-	})
-	slices.SortStableFunc(all, func(a, b read) int { return strings.Compare(a.e.Time, b.e.Time) })
-	for _, r := range all {
-		if ferr := fn(r.e, r.line); ferr != nil {
-			return at, ferr
+	defer file.Close()
+	order, at, err := scanOrder(file)
+	if err != nil {
+		return JournalPosition{}, err
+	}
+	if stats == nil {
+		stats = &orderStats{}
+	}
+	stats.order = order
+	// What the first pass read, and no more: lines appended meanwhile
+	// are read after, by FollowFrom, in the order they are appended.
+	lines := io.NewSectionReader(file, 0, at.Offset)
+	var err2 error
+	switch order {
+	case inOrder:
+		_, err2 = q.read(lines, 0, fn)
+	case nearOrder:
+		var w window[held]
+		give := func(h held) error {
+			if stats.decodedAtFirst == 0 {
+				stats.decodedAtFirst = stats.decoded
+			}
+			return fn(h.e, h.line)
+		}
+		_, err2 = q.read(lines, 0, func(e Entry, line []byte) error {
+			stats.decoded++
+			if w.late(e.Time) {
+				// Further from its place than the first pass saw (a
+				// line it read otherwise): shown where it is.
+				return give(held{e, line})
+			}
+			w.push(e.Time, held{e, bytes.Clone(line)})
+			stats.held = max(stats.held, w.len())
+			if w.len() > OrderWindow {
+				return give(w.pop())
+			}
+			return nil
+		})
+		var je *JournalError
+		if err2 == nil || errors.As(err2, &je) {
+			for w.len() > 0 {
+				if ferr := give(w.pop()); ferr != nil {
+					return at, ferr
+				}
+			}
+		}
+	default:
+		var all []held
+		_, err2 = q.read(lines, 0, func(e Entry, line []byte) error {
+			all = append(all, held{e, bytes.Clone(line)})
+			return nil
+		})
+		stats.held = len(all)
+		slices.SortStableFunc(all, func(a, b held) int { return strings.Compare(a.e.Time, b.e.Time) })
+		for _, h := range all {
+			if ferr := fn(h.e, h.line); ferr != nil {
+				return at, ferr
+			}
 		}
 	}
-	return at, err
+	return at, err2
+}
+
+// held is an entry held to be sorted, with its line.
+type held struct {
+	e    Entry
+	line []byte
+}
+
+// window holds items sorted by key, those of one key in the order they
+// were pushed, for the earliest to be taken out first.
+type window[T any] struct {
+	items []keyed[T]
+	head  int    // items before it were taken out
+	last  string // the key of the item last taken out
+	out   bool   // one was taken out
+}
+
+// keyed is an item of a window, with its key.
+type keyed[T any] struct {
+	k string
+	v T
+}
+
+func (w *window[T]) len() int { return len(w.items) - w.head }
+
+// late reports whether an item of key k comes before one taken out
+// already.
+func (w *window[T]) late(k string) bool { return w.out && k < w.last }
+
+// before reports whether an item of key k comes before one in the
+// window.
+func (w *window[T]) before(k string) bool {
+	return w.len() > 0 && k < w.items[len(w.items)-1].k
+}
+
+// push adds v, of key k, after every item whose key is not after k.
+func (w *window[T]) push(k string, v T) {
+	if !w.before(k) {
+		w.items = append(w.items, keyed[T]{k, v}) // in order: nearly always
+		return
+	}
+	i := w.head + sort.Search(w.len(), func(i int) bool { return w.items[w.head+i].k > k })
+	w.items = slices.Insert(w.items, i, keyed[T]{k, v})
+}
+
+// pop takes out the earliest item; the window is not empty.
+func (w *window[T]) pop() T {
+	x := w.items[w.head]
+	w.items[w.head] = keyed[T]{}
+	w.head++
+	if w.head == len(w.items) {
+		w.items, w.head = w.items[:0], 0
+	} else if w.head >= OrderWindow {
+		n := copy(w.items, w.items[w.head:])
+		clear(w.items[n:])
+		w.items, w.head = w.items[:n], 0
+	}
+	w.last, w.out = x.k, true
+	return x.v
+}
+
+// scanOrder reads the times of the journal's lines, from its start, and
+// says how they stand to their order (see journalOrder); it returns the
+// position after the last complete line. It keeps the times of a window
+// of lines only, and decodes only a line that does not begin with its
+// time (written by hand), as the reader decodes it; a line that is no
+// entry has no place. As the reader does, it reads 64 KiB at a time
+// into one string, of which the times are substrings.
+func scanOrder(r io.Reader) (journalOrder, JournalPosition, error) {
+	order := inOrder
+	var w window[struct{}]
+	var at JournalPosition
+	buf := make([]byte, 0, 64<<10)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+		}
+		m, rerr := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if end := bytes.LastIndexByte(buf, '\n') + 1; end > 0 && order != outOfOrder {
+			text := string(buf[:end])
+			for start := 0; start < end; {
+				stop := start + strings.IndexByte(text[start:], '\n') + 1
+				line := text[start:stop]
+				start = stop
+				t, ok := lineTime(line)
+				if !ok {
+					continue
+				}
+				if w.late(t) {
+					order = outOfOrder
+					break
+				}
+				if w.before(t) {
+					order = nearOrder
+				}
+				w.push(t, struct{}{})
+				if w.len() > OrderWindow {
+					w.pop()
+				}
+			}
+		}
+		if end := bytes.LastIndexByte(buf, '\n') + 1; end > 0 {
+			at.Offset += int64(end)
+			at.Lines += bytes.Count(buf[:end], []byte{'\n'})
+			buf = buf[:copy(buf, buf[end:])]
+		}
+		if errors.Is(rerr, io.EOF) {
+			return order, at, nil
+		}
+		if rerr != nil {
+			return order, at, rerr
+		}
+	}
+}
+
+// lineTime returns the time of a journal line, as the reader reads it;
+// false for a blank line, or one that is no entry.
+func lineTime(line string) (string, bool) {
+	if rest, ok := strings.CutPrefix(line, string(timePrefix)); ok {
+		if end := strings.IndexByte(rest, '"'); end >= 0 && !strings.Contains(rest[:end], `\`) {
+			return rest[:end], true
+		}
+	}
+	if strings.TrimSpace(line) == "" {
+		return "", false
+	}
+	var e Entry
+	if !decodeString(line, &e) && json.Unmarshal([]byte(line), &e) != nil {
+		return "", false
+	}
+	return e.Time, true
 }
 
 // Follow calls fn for every entry the filter selects, in the order of
