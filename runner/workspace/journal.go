@@ -493,14 +493,16 @@ func (w *window[T]) pop() T {
 
 // scanOrder reads the times of the journal's lines, from its start, and
 // says how they stand to their order (see journalOrder); it returns the
-// position after the last complete line. It keeps the times of a window
-// of lines only, and decodes only a line that does not begin with its
-// time (written by hand), as the reader decodes it; a line that is no
-// entry has no place. As the reader does, it reads 64 KiB at a time
-// into one string, of which the times are substrings.
+// position after the last complete line. It decodes only a line that
+// does not begin with its time (written by hand), as the reader decodes
+// it; a line that is no entry has no place. While the lines are in
+// order it copies each time into a ring of the last OrderWindow+1, and
+// allocates nothing; from the first line out of order on, it keeps the
+// times of a window of lines, sorted, as the reader will (window).
 func scanOrder(r io.Reader) (journalOrder, JournalPosition, error) {
 	order := inOrder
-	var w window[struct{}]
+	var ring timeRing
+	var w *window[struct{}] // from the first line out of order on
 	var at JournalPosition
 	buf := make([]byte, 0, 64<<10)
 	for {
@@ -509,30 +511,34 @@ func scanOrder(r io.Reader) (journalOrder, JournalPosition, error) {
 		}
 		m, rerr := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
-		if end := bytes.LastIndexByte(buf, '\n') + 1; end > 0 && order != outOfOrder {
-			text := string(buf[:end])
-			for start := 0; start < end; {
-				stop := start + strings.IndexByte(text[start:], '\n') + 1
-				line := text[start:stop]
-				start = stop
-				t, ok := lineTime(line)
+		if end := bytes.LastIndexByte(buf, '\n') + 1; end > 0 {
+			for rest := buf[:end]; len(rest) > 0 && order != outOfOrder; {
+				i := bytes.IndexByte(rest, '\n') + 1
+				line := rest[:i]
+				rest = rest[i:]
+				t, ok := lineTimeBytes(line)
 				if !ok {
 					continue
 				}
-				if w.late(t) {
+				if w == nil && (ring.before(t) || !ring.add(t)) {
+					w = ring.window()
+				}
+				if w == nil {
+					continue
+				}
+				k := string(t)
+				if w.late(k) {
 					order = outOfOrder
 					break
 				}
-				if w.before(t) {
+				if w.before(k) {
 					order = nearOrder
 				}
-				w.push(t, struct{}{})
+				w.push(k, struct{}{})
 				if w.len() > OrderWindow {
 					w.pop()
 				}
 			}
-		}
-		if end := bytes.LastIndexByte(buf, '\n') + 1; end > 0 {
 			at.Offset += int64(end)
 			at.Lines += bytes.Count(buf[:end], []byte{'\n'})
 			buf = buf[:copy(buf, buf[end:])]
@@ -544,6 +550,77 @@ func scanOrder(r io.Reader) (journalOrder, JournalPosition, error) {
 			return order, at, rerr
 		}
 	}
+}
+
+// timeRing holds copies of the times of the last OrderWindow+1 lines of a
+// journal in order, of up to timeCap bytes each: the window they would
+// make, and the time of the line last taken out of it.
+type timeRing struct {
+	times []byte // OrderWindow+1 slots of timeCap bytes
+	lens  []uint8
+	next  int // the slot the next time goes to
+	n     int // how many times were added
+}
+
+// timeCap is the longest time timeRing holds: parley writes 27 bytes.
+const timeCap = 40
+
+// before reports whether t comes before the last time added.
+func (r *timeRing) before(t []byte) bool {
+	if r.n == 0 {
+		return false
+	}
+	last := (r.next + len(r.lens) - 1) % len(r.lens)
+	return bytes.Compare(t, r.slot(last)) < 0
+}
+
+func (r *timeRing) slot(i int) []byte { return r.times[i*timeCap : i*timeCap+int(r.lens[i])] }
+
+// add adds t; false when it is too long to hold (then it is not added).
+func (r *timeRing) add(t []byte) bool {
+	if len(t) > timeCap {
+		return false
+	}
+	if r.times == nil {
+		r.times, r.lens = make([]byte, (OrderWindow+1)*timeCap), make([]uint8, OrderWindow+1)
+	}
+	copy(r.times[r.next*timeCap:], t)
+	r.lens[r.next] = uint8(len(t))
+	r.next = (r.next + 1) % len(r.lens)
+	r.n++
+	return true
+}
+
+// window returns the window the times added would make: the last
+// OrderWindow of them, the one before taken out.
+func (r *timeRing) window() *window[struct{}] {
+	w := &window[struct{}]{}
+	if r.n == 0 {
+		return w
+	}
+	size := len(r.lens)
+	held := min(r.n, size)
+	for j := size - held; j < size; j++ {
+		k := string(r.slot((r.next + j) % size))
+		if held == size && j == 0 {
+			w.last, w.out = k, true // taken out: more than OrderWindow came after it
+			continue
+		}
+		w.items = append(w.items, keyed[struct{}]{k: k})
+	}
+	return w
+}
+
+// lineTimeBytes is lineTime of a line read as bytes: the time is a part
+// of the line, or a copy when the line had to be decoded.
+func lineTimeBytes(line []byte) ([]byte, bool) {
+	if rest, ok := bytes.CutPrefix(line, timePrefix); ok {
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			return rest[:end], true
+		}
+	}
+	t, ok := lineTime(string(line))
+	return []byte(t), ok
 }
 
 // lineTime returns the time of a journal line, as the reader reads it;

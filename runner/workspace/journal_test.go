@@ -385,6 +385,19 @@ func TestReadInTimeOrder(t *testing.T) {
 		far += line(51, fmt.Sprint("f", i))
 	}
 	far += line(1, "early") // OrderWindow+1 lines from its place
+	// OrderWindow lines from its place, after more lines in order than
+	// the window holds: sorted as the journal streams.
+	edge, edgeWant := "", []string{}
+	for i := 0; i < 10; i++ {
+		edge += line(0, fmt.Sprint("e", i))
+		edgeWant = append(edgeWant, fmt.Sprint("e", i))
+	}
+	edgeWant = append(edgeWant, "early")
+	for i := 0; i < OrderWindow; i++ {
+		edge += line(51, fmt.Sprint("f", i))
+		edgeWant = append(edgeWant, fmt.Sprint("f", i))
+	}
+	edge += line(1, "early")
 	for _, c := range []struct {
 		name, text string
 		order      journalOrder
@@ -396,6 +409,7 @@ func TestReadInTimeOrder(t *testing.T) {
 		{"merged", line(0, "a") + line(5, "ours") + line(6, "ours2") + line(1, "theirs") + line(7, "after"), nearOrder, []string{"a", "theirs", "ours", "ours2", "after"}},
 		{"by hand", line(2, "b") + `{"outcome":"delivered","id":"a","time":"2026-11-29T10:00:01.000000Z"}` + "\n", nearOrder, []string{"a", "b"}},
 		{"cut short", line(2, "b") + `{"time":"2026-11-29T10:00:01.0` + "\n" + line(3, "c"), inOrder, []string{"b", "c"}},
+		{"window's edge", edge, nearOrder, edgeWant},
 		{"far", far, outOfOrder, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
