@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -312,13 +313,15 @@ func (f *JournalFilter) Read(path string, fn func(e Entry, line []byte) error) e
 // the entries go through a window of OrderWindow entries, sorted, and
 // the earliest comes out as each later one comes in, so memory does not
 // grow with the journal and the first entry comes out once the window is
-// full. That sorts exactly every line fewer than OrderWindow lines from
-// its place. Whether all are is known beforehand: a first pass reads
-// each line's time only (no entry is decoded, nothing is kept but the
-// times of a window of lines), a few milliseconds for 100,000 lines.
-// When a line is further from its place (a journal git merged with its
-// union driver: one clone's lines, then the other's; lines moved by
-// hand), the journal is held whole, to sort, as it always was.
+// full. That sorts exactly every line within OrderWindow lines of its
+// place. Whether all are is known beforehand: a first pass reads each
+// line's time only (no entry is decoded, nothing is kept but the times
+// of a window of lines), a few milliseconds for 100,000 lines. A line
+// further from its place begins a run: a journal git merged with its
+// union driver (one clone's lines, then the other's) is two runs, or
+// more after more merges, each read through a window of its own, and
+// merged (see merge). One of more than maxRuns runs (lines moved by
+// hand all over) is held whole, to sort.
 func (f *JournalFilter) ReadInTimeOrder(path string, fn func(e Entry, line []byte) error) error {
 	_, err := f.ReadPositionInTimeOrder(path, fn)
 	return err
@@ -343,9 +346,10 @@ const OrderWindow = 1024
 type journalOrder int
 
 const (
-	inOrder    journalOrder = iota // every line at or after the one before
-	nearOrder                      // every line within OrderWindow lines of its place
-	outOfOrder                     // a line further from its place
+	inOrder     journalOrder = iota // every line at or after the one before
+	nearOrder                       // every line within OrderWindow lines of its place
+	mergedOrder                     // runs of lines near their place (see scanOrder)
+	outOfOrder                      // lines further from their place, in more than maxRuns runs
 )
 
 // orderStats, when a test asks for them, count what readInTimeOrder
@@ -370,7 +374,7 @@ func (q *query) readInTimeOrder(path string, fn func(e Entry, line []byte) error
 		return JournalPosition{}, err
 	}
 	defer file.Close()
-	order, at, err := scanOrder(file)
+	order, runs, at, err := scanOrder(file)
 	if err != nil {
 		return JournalPosition{}, err
 	}
@@ -385,6 +389,8 @@ func (q *query) readInTimeOrder(path string, fn func(e Entry, line []byte) error
 	switch order {
 	case inOrder:
 		_, err2 = q.read(lines, 0, fn)
+	case mergedOrder:
+		err2 = q.merge(file, runs, fn, stats)
 	case nearOrder:
 		var w window[held]
 		give := func(h held) error {
@@ -431,6 +437,103 @@ func (q *query) readInTimeOrder(path string, fn func(e Entry, line []byte) error
 	}
 	return at, err2
 }
+
+// merge reads the runs of the journal file (see scanOrder) at once, each
+// through a window of its own, and hands on their entries in the order
+// of their times, the entries of one time in the order of the file. A
+// run is begun only when its first time comes: the runs a journal merged
+// by git again and again is made of follow each other in time, but for
+// the two that each merge put one after the other, so few are read at
+// once.
+func (q *query) merge(file *os.File, runs []run, fn func(e Entry, line []byte) error, stats *orderStats) error {
+	type head struct {
+		next func() (held, bool) // nil: the run is not begun
+		stop func()
+		at   held
+		key  string // the time of at, or the run's first time
+		run  int
+	}
+	var errs []error
+	holding := 0 // entries held in the runs' windows
+	heads := make([]*head, len(runs))
+	for i, r := range runs {
+		heads[i] = &head{key: r.first, run: i}
+	}
+	defer func() {
+		for _, h := range heads {
+			if h.stop != nil {
+				h.stop()
+			}
+		}
+	}()
+	before := func(a, b *head) bool { return a.key < b.key || a.key == b.key && a.run < b.run }
+	for len(heads) > 0 {
+		// Few runs: the earliest head is found by looking at each.
+		e := 0
+		for i := range heads {
+			if before(heads[i], heads[e]) {
+				e = i
+			}
+		}
+		h := heads[e]
+		if h.next == nil {
+			r := runs[h.run]
+			seq := func(yield func(held) bool) {
+				var w window[held]
+				_, err := q.read(io.NewSectionReader(file, r.start.Offset, r.end-r.start.Offset), r.start.Lines, func(e Entry, line []byte) error {
+					stats.decoded++
+					if w.late(e.Time) {
+						if !yield(held{e, bytes.Clone(line)}) {
+							return errStop
+						}
+						return nil
+					}
+					w.push(e.Time, held{e, bytes.Clone(line)})
+					holding++
+					stats.held = max(stats.held, holding)
+					if w.len() > OrderWindow {
+						holding--
+						if !yield(w.pop()) {
+							return errStop
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					if !errors.Is(err, errStop) {
+						errs = append(errs, err)
+					}
+					return
+				}
+				for w.len() > 0 {
+					holding--
+					if !yield(w.pop()) {
+						return
+					}
+				}
+			}
+			h.next, h.stop = iter.Pull(seq)
+		} else {
+			if stats.decodedAtFirst == 0 {
+				stats.decodedAtFirst = stats.decoded
+			}
+			if err := fn(h.at.e, h.at.line); err != nil {
+				return err
+			}
+		}
+		var ok bool
+		if h.at, ok = h.next(); !ok {
+			h.stop()
+			heads = slices.Delete(heads, e, e+1)
+			continue
+		}
+		h.key = h.at.e.Time
+	}
+	return errors.Join(errs...)
+}
+
+// errStop stops reading a run no more wanted.
+var errStop = errors.New("stop")
 
 // held is an entry held to be sorted, with its line.
 type held struct {
@@ -493,16 +596,21 @@ func (w *window[T]) pop() T {
 
 // scanOrder reads the times of the journal's lines, from its start, and
 // says how they stand to their order (see journalOrder); it returns the
-// position after the last complete line. It decodes only a line that
-// does not begin with its time (written by hand), as the reader decodes
-// it; a line that is no entry has no place. While the lines are in
-// order it copies each time into a ring of the last OrderWindow+1, and
-// allocates nothing; from the first line out of order on, it keeps the
-// times of a window of lines, sorted, as the reader will (window).
-func scanOrder(r io.Reader) (journalOrder, JournalPosition, error) {
+// position after the last complete line, and the runs the lines make: a
+// run ends before a line further than OrderWindow lines from its place
+// in it, which begins the next (in a journal git merged, the lines one
+// clone added, then the other's). It decodes only a line that does not
+// begin with its time (written by hand), as the reader decodes it; a line
+// that is no entry has no place. While the lines are in order it copies
+// each time into a ring of the last OrderWindow+1, and allocates nothing;
+// from the first line out of order on, it keeps the times of a window of
+// lines, sorted, as the reader will (window). More than maxRuns runs are
+// not listed: the journal is outOfOrder, to be read whole.
+func scanOrder(r io.Reader) (journalOrder, []run, JournalPosition, error) {
 	order := inOrder
 	var ring timeRing
-	var w *window[struct{}] // from the first line out of order on
+	var w *window[struct{}] // from the first line out of order in the run on
+	runs := []run{{}}
 	var at JournalPosition
 	buf := make([]byte, 0, 64<<10)
 	for {
@@ -512,7 +620,8 @@ func scanOrder(r io.Reader) (journalOrder, JournalPosition, error) {
 		m, rerr := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
 		if end := bytes.LastIndexByte(buf, '\n') + 1; end > 0 {
-			for rest := buf[:end]; len(rest) > 0 && order != outOfOrder; {
+			n := 0 // lines of buf before line
+			for rest := buf[:end]; len(rest) > 0 && order != outOfOrder; n++ {
 				i := bytes.IndexByte(rest, '\n') + 1
 				line := rest[:i]
 				rest = rest[i:]
@@ -523,34 +632,68 @@ func scanOrder(r io.Reader) (journalOrder, JournalPosition, error) {
 				if w == nil && (ring.before(t) || !ring.add(t)) {
 					w = ring.window()
 				}
-				if w == nil {
-					continue
+				if w != nil {
+					k := string(t)
+					switch {
+					case !w.late(k):
+						if w.before(k) && order == inOrder {
+							order = nearOrder
+						}
+						w.push(k, struct{}{})
+						if w.len() > OrderWindow {
+							w.pop()
+						}
+					case len(runs) == maxRuns:
+						order = outOfOrder
+					default:
+						// Further from its place than the window reaches:
+						// the next run begins here.
+						order = mergedOrder
+						cur := &runs[len(runs)-1]
+						cur.end = at.Offset + int64(end-len(rest)-len(line))
+						runs = append(runs, run{start: JournalPosition{Offset: cur.end, Lines: at.Lines + n}})
+						ring.reset()
+						if w = nil; !ring.add(t) {
+							w = &window[struct{}]{}
+							w.push(k, struct{}{})
+						}
+					}
 				}
-				k := string(t)
-				if w.late(k) {
-					order = outOfOrder
-					break
-				}
-				if w.before(k) {
-					order = nearOrder
-				}
-				w.push(k, struct{}{})
-				if w.len() > OrderWindow {
-					w.pop()
+				if cur := &runs[len(runs)-1]; cur.first == "" || string(t) < cur.first {
+					cur.first = string(t)
 				}
 			}
 			at.Offset += int64(end)
 			at.Lines += bytes.Count(buf[:end], []byte{'\n'})
 			buf = buf[:copy(buf, buf[end:])]
 		}
-		if errors.Is(rerr, io.EOF) {
-			return order, at, nil
-		}
-		if rerr != nil {
-			return order, at, rerr
+		if errors.Is(rerr, io.EOF) || rerr != nil {
+			runs[len(runs)-1].end = at.Offset
+			if order == outOfOrder {
+				runs = nil
+			}
+			if errors.Is(rerr, io.EOF) {
+				rerr = nil
+			}
+			return order, runs, at, rerr
 		}
 	}
 }
+
+// run is a part of the journal whose lines are each within OrderWindow
+// lines of their place in it.
+type run struct {
+	start JournalPosition // where its first line begins
+	end   int64           // the offset after its last line
+	first string          // the earliest time of its lines
+}
+
+// maxRuns is how many runs a journal read in time order is merged from
+// at most, each read through its own window; a journal of more (lines
+// moved by hand all over) is read whole, to sort. A journal merged by
+// git from two clones each time both had added lines has a run more
+// each time.
+const maxRuns = 64
 
 // timeRing holds copies of the times of the last OrderWindow+1 lines of a
 // journal in order, of up to timeCap bytes each: the window they would
@@ -573,6 +716,9 @@ func (r *timeRing) before(t []byte) bool {
 	last := (r.next + len(r.lens) - 1) % len(r.lens)
 	return bytes.Compare(t, r.slot(last)) < 0
 }
+
+// reset empties the ring.
+func (r *timeRing) reset() { r.next, r.n = 0, 0 }
 
 func (r *timeRing) slot(i int) []byte { return r.times[i*timeCap : i*timeCap+int(r.lens[i])] }
 
