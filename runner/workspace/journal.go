@@ -499,11 +499,11 @@ func (q *query) merge(file *os.File, runs []run, fn func(e Entry, line []byte) e
 					}
 					return nil
 				})
-				if err != nil {
-					if !errors.Is(err, errStop) {
-						errs = append(errs, err)
-					}
+				if errors.Is(err, errStop) {
 					return
+				}
+				if err != nil {
+					errs = append(errs, err) // unreadable lines: what was read is handed on
 				}
 				for w.len() > 0 {
 					holding--

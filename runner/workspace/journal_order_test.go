@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,5 +77,93 @@ func BenchmarkReadInTimeOrder(b *testing.B) {
 		if err := all.ReadInTimeOrder(path, func(Entry, []byte) error { n++; return nil }); err != nil || n != 100000 {
 			b.Fatal(n, err)
 		}
+	}
+}
+
+// TestReadInTimeOrderAsSorted: journals with lines moved near and far
+// from their place, blank and broken lines among them, read in time
+// order hand on what sorting the whole journal by time (stably) would.
+// (Written with the merging of runs: a run that held a broken line lost
+// the entries still in its window.)
+func TestReadInTimeOrderAsSorted(t *testing.T) {
+	orders := map[journalOrder]int{}
+	for seed := uint64(1); seed <= 24; seed++ {
+		rnd := rand.New(rand.NewPCG(seed, seed))
+		n := 3000 + rnd.IntN(3000)
+		times := make([]int, n)
+		for i := 1; i < n; i++ {
+			times[i] = times[i-1] + rnd.IntN(2) // some times repeat
+		}
+		// Seeds by four: lines in order; moved near their place; blocks
+		// moved far (runs); lines moved far all over.
+		moves, near, most := 0, seed%4 == 2, 1500
+		switch seed % 4 {
+		case 2:
+			moves, most = 1+rnd.IntN(100), 20
+		case 3:
+			moves = 1 + rnd.IntN(12)
+		case 0:
+			moves, most = 200, 1
+		}
+		for ; moves > 0; moves-- {
+			from, size := rnd.IntN(n), 1+rnd.IntN(most)
+			if from+size > n {
+				size = n - from
+			}
+			to := rnd.IntN(n)
+			if near {
+				to = from + rnd.IntN(2*OrderWindow/3) - OrderWindow/3
+			} else if seed%4 == 0 {
+				from, to = rnd.IntN(n/4), n/2+rnd.IntN(n/2) // far later
+			}
+			block := slices.Clone(times[from : from+size])
+			times = slices.Delete(times, from, from+size)
+			to = max(0, min(to, len(times)))
+			times = slices.Insert(times, to, block...)
+		}
+		var b strings.Builder
+		type line struct {
+			time int
+			id   string
+		}
+		var lines []line
+		for i, tm := range times {
+			id := fmt.Sprint("l", i)
+			fmt.Fprintf(&b, `{"time":"2026-11-29T10:00:00.%06dZ","id":%q,"outcome":"delivered"}`+"\n", tm, id)
+			lines = append(lines, line{tm, id})
+			switch rnd.IntN(500) {
+			case 0:
+				b.WriteString("\n")
+			case 1:
+				b.WriteString(`{"time":"2026-11-29T10:00:00.0` + "\n") // cut short
+			}
+		}
+		slices.SortStableFunc(lines, func(a, b line) int { return a.time - b.time })
+		var want []string
+		for _, l := range lines {
+			want = append(want, l.id)
+		}
+		path := filepath.Join(t.TempDir(), "journal.jsonl")
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		var all JournalFilter
+		var st orderStats
+		_, err := all.compile().readInTimeOrder(path, func(e Entry, _ []byte) error {
+			got = append(got, e.ID)
+			return nil
+		}, &st)
+		orders[st.order]++
+		var je *JournalError
+		if err != nil && !errors.As(err, &je) {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("seed %d: ReadInTimeOrder read %d entries, not in the order sorting gives (%d)", seed, len(got), len(want))
+		}
+	}
+	if orders[inOrder] == 0 || orders[nearOrder] == 0 || orders[mergedOrder] == 0 {
+		t.Errorf("journals read in order, near it, merged: %v; want some of each", orders)
 	}
 }
