@@ -777,6 +777,23 @@ func (d Dir) ClaimUntilSync(id string, s *Syncer) error {
 	return d.moveUnsynced(id, Inbox, Cur)
 }
 
+// ClaimUnsynced is Claim without flushing the move, for a caller that
+// moves many messages and flushes the directories once, after: inbox/
+// and cur/ (SyncDir). parley done of 50,000 messages flushed each move,
+// and took two minutes.
+func (d Dir) ClaimUnsynced(id string) error {
+	if err := d.FileHandled(id, Inbox); err != nil {
+		return err
+	}
+	return d.moveUnsynced(id, Inbox, Cur)
+}
+
+// FinishUnsynced is Finish without flushing the move (see
+// ClaimUnsynced): the caller flushes done/ once, after (SyncDir).
+func (d Dir) FinishUnsynced(id string) error {
+	return d.moveUnsynced(id, Cur, Done)
+}
+
 // FileHandled checks that a message in state (inbox/ or cur/) was not
 // handled already: when the mailbox holds it in done/ or dead/ too (a
 // copy came back with `git stash pop` or `git checkout`), the copy in

@@ -18,7 +18,11 @@ import (
 
 // journal appends entries to the journal file. The router and the
 // agents' workers write to it at once: each append is one write of whole
-// lines, under a lock.
+// lines, under a lock. The lines are stamped with the time under that
+// lock too, so the runner's lines are in the order of their times: a
+// router that stamped its batch, then wrote it after a worker's line,
+// made lines milliseconds out of order, and every reader of the journal
+// in time order then had to sort (see workspace.ReadInTimeOrder).
 //
 // It follows its file: before each write it checks that the path still
 // names the file it has open, and when git (a checkout, a stash) or a
@@ -67,6 +71,8 @@ type journal struct {
 	// opened put into inboxes (Entry.Arrived): what this runner
 	// delivered, looked for by noteGone; the last maxArrivals at most.
 	arrived []arrival
+	// last is the time of the last lines stamped (see stamp).
+	last string
 }
 
 // swap is a replacement of the journal's file, found by follow: old, of
@@ -157,7 +163,8 @@ func encode(entries []workspace.Entry) ([]byte, error) {
 }
 
 // append writes entries, one JSON line each, in one write (after the
-// backlog, if any); they are durable once s.Sync returns. When the write
+// backlog, if any), each stamped with the time it is written (the
+// entries' Time is set); they are durable once s.Sync returns. When the write
 // fails, nothing of it is left in the file and the entries are not kept:
 // the router routes the files again, and journals them then.
 func (j *journal) append(entries []workspace.Entry, s *mailbox.Syncer) error {
@@ -174,12 +181,16 @@ func (j *journal) add(entries []workspace.Entry, s *mailbox.Syncer, keep bool) e
 	if len(entries) == 0 {
 		return nil
 	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	stamp := j.stamp()
+	for i := range entries {
+		entries[i].Time = stamp
+	}
 	b, err := encode(entries)
 	if err != nil {
 		return err
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	for _, e := range entries {
 		if e.Arrived() && e.ID != "" {
 			for _, to := range e.To {
@@ -201,6 +212,19 @@ func (j *journal) add(entries []workspace.Entry, s *mailbox.Syncer, keep bool) e
 		return err
 	}
 	return nil
+}
+
+// stamp returns the time of the lines written now: the clock's, or the
+// last line's when the clock went back (a clock set back, a
+// virtual machine resumed), so that the lines are in the order of their
+// times. j.mu is held.
+func (j *journal) stamp() string {
+	t := journalTime(j.now())
+	if t < j.last {
+		return j.last
+	}
+	j.last = t
+	return t
 }
 
 // flush writes the lines kept from failed writes, if any.

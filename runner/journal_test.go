@@ -426,7 +426,7 @@ func TestJournalRewound(t *testing.T) {
 	lost("after a line written since", 3)
 	put("pop", whole)
 	lost("with the stashed file back, without the line written since", 1)
-	all := append(append([]byte{}, whole...), `{"time":"","id":"f","outcome":"delivered"}`+"\n"...)
+	all := append(append([]byte{}, whole...), `{"time":"2026-11-29T10:00:00.000000Z","id":"f","outcome":"delivered"}`+"\n"...)
 	put("both", all)
 	lost("with every line back", 0)
 
@@ -596,5 +596,50 @@ func TestJournalArrivalsBounded(t *testing.T) {
 	}
 	if last := got[len(got)-1]; last.id != fmt.Sprintf("id-%d", total-1) {
 		t.Errorf("the newest copy remembered is %v, want id-%d", last, total-1)
+	}
+}
+
+// TestJournalStampsAsWritten: the journal stamps each line with the time
+// it is written, under its lock, so its lines are in the order of their
+// times: the router stamped a batch, then wrote it after a worker's line
+// stamped later (a dev-pipeline run: 41 lines of 91,000 out of order, and
+// parley log held the whole journal to sort it). A clock set back does
+// not put a line before the one written last.
+func TestJournalStampsAsWritten(t *testing.T) {
+	path, s, j := newJournal(t)
+	defer j.close()
+	clock := []time.Time{
+		time.Date(2026, 11, 29, 10, 0, 1, 0, time.UTC),
+		time.Date(2026, 11, 29, 10, 0, 2, 0, time.UTC),
+		time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC), // set back
+		time.Date(2026, 11, 29, 10, 0, 3, 0, time.UTC),
+	}
+	j.now = func() time.Time { t := clock[0]; clock = clock[1:]; return t }
+	stale := workspace.Entry{Time: "2026-11-29T10:00:00.500000Z", ID: "routed", Outcome: workspace.Delivered} // stamped before the worker's line
+	for _, es := range [][]workspace.Entry{
+		{{ID: "handled", Outcome: workspace.Handled}},
+		{stale},
+		{{ID: "after the clock went back", Outcome: workspace.Handled}},
+		{{ID: "later", Outcome: workspace.Handled}},
+	} {
+		if err := j.record(es, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	if err := workspace.ReadJournal(path, func(e workspace.Entry) error {
+		got = append(got, e.Time+" "+e.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"2026-11-29T10:00:01.000000Z handled",
+		"2026-11-29T10:00:02.000000Z routed",
+		"2026-11-29T10:00:02.000000Z after the clock went back",
+		"2026-11-29T10:00:03.000000Z later",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("journal (-want +got):\n%s", d)
 	}
 }

@@ -17,14 +17,14 @@ import (
 // Stats.DeadFiles.
 const maxListed = 1000
 
-// record writes one journal line, stamped now. It is one write and no
+// record writes one journal line, stamped as it is written (see
+// journal.stamp). It is one write and no
 // sync: the next sync of the runner (a batch routed, a stage committed)
 // makes it durable with everything else, so a handled message costs its
 // worker one system call more. A runner killed before that sync loses
 // nothing (the line is in the kernel's hands); a power cut may lose the
 // line, never the message: the mailboxes are the truth.
 func (r *Runner) record(e workspace.Entry) {
-	e.Time = journalTime(r.opts.Now())
 	if err := r.journal.record([]workspace.Entry{e}, r.syncer); err != nil {
 		// The line is kept, and written before the next one (see
 		// journal.record), at the latest a journalRetry from now.

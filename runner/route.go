@@ -681,16 +681,15 @@ func (b *batch) commit() *moving {
 			m.done = append(m.done, a)
 		}
 	}
-	stamp := journalTime(r.opts.Now())
+	// Stamped as they are written (journal.stamp), after a worker's
+	// line that may come first.
 	m.lines = make([]workspace.Entry, 0, len(b.entries)+len(b.notices))
 	for _, e := range b.entries {
 		if e != nil {
-			e.Time = stamp
 			m.lines = append(m.lines, *e)
 		}
 	}
 	for _, n := range b.notices {
-		n.entry.Time = stamp
 		m.lines = append(m.lines, n.entry)
 	}
 	m.moved = make([]error, len(m.done))

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -299,54 +300,28 @@ func (f *JournalFilter) Read(path string, fn func(e Entry, line []byte) error) e
 	return err
 }
 
-// journalInOrder reports whether the lines of the journal at path are in
-// the order of their times, as parley writes them: false for a journal
-// git merged with its union driver (one clone's lines, then the other's),
-// or one a line of which does not begin with its time (written by hand).
-// It reads each line's time only, not the entry.
-func journalInOrder(path string) (bool, error) {
-	file, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer file.Close()
-	prefix := []byte(`{"time":"`)
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var last []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		rest, ok := bytes.CutPrefix(line, prefix)
-		end := bytes.IndexByte(rest, '"')
-		if !ok || end < 0 {
-			return false, nil
-		}
-		t := rest[:end]
-		if bytes.Compare(t, last) < 0 {
-			return false, nil
-		}
-		last = append(last[:0], t...)
-	}
-	if err := sc.Err(); err != nil {
-		return false, nil // a line too long: read as the reader reads it
-	}
-	return true, nil
-}
-
-// ReadInTimeOrder is Read, the entries in the order of their times. The
-// journal is written in that order, and read as it goes, a line at a
-// time; one git merged with its union driver (one clone's lines, then
-// the other's: see journalInOrder) is held whole, to sort, the entries
-// of one time in the order they were read. It is the one place that
-// decides the order a journal is shown in: parley log, the first read of
-// parley log --follow (Follow) and the web Timeline's
+// ReadInTimeOrder is Read, the entries in the order of their times, the
+// entries of one time in the order they were read. It is the one place
+// that decides the order a journal is shown in: parley log, the first
+// read of parley log --follow (Follow) and the web Timeline's
 // (ReadPositionInTimeOrder) read it so.
+//
+// A journal is written nearly in that order: the runner stamps its lines
+// as it writes them, but commands, an openai agent and the bridge append
+// lines they stamped a moment before, so a line may come a few
+// microseconds after one later than it. Reading streams all the same:
+// the entries go through a window of OrderWindow entries, sorted, and
+// the earliest comes out as each later one comes in, so memory does not
+// grow with the journal and the first entry comes out once the window is
+// full. That sorts exactly every line within OrderWindow lines of its
+// place. Whether all are is known beforehand: a first pass reads each
+// line's time only (no entry is decoded, nothing is kept but the times
+// of a window of lines), a few milliseconds for 100,000 lines. A line
+// further from its place begins a run: a journal git merged with its
+// union driver (one clone's lines, then the other's) is two runs, or
+// more after more merges, each read through a window of its own, and
+// merged (see merge). One of more than maxRuns runs (lines moved by
+// hand all over) is held whole, to sort.
 func (f *JournalFilter) ReadInTimeOrder(path string, fn func(e Entry, line []byte) error) error {
 	_, err := f.ReadPositionInTimeOrder(path, fn)
 	return err
@@ -356,25 +331,460 @@ func (f *JournalFilter) ReadInTimeOrder(path string, fn func(e Entry, line []byt
 // after the journal's last complete line, as ReadPosition does: what
 // FollowFrom reads after it comes in the order it is appended.
 func (f *JournalFilter) ReadPositionInTimeOrder(path string, fn func(e Entry, line []byte) error) (JournalPosition, error) {
-	if ordered, err := journalInOrder(path); err != nil || ordered {
-		return f.ReadPosition(path, fn)
+	return f.compile().readInTimeOrder(path, fn, nil)
+}
+
+// OrderWindow is how many entries reading in time order holds at most
+// to sort a journal whose lines are a little out of order (see
+// ReadInTimeOrder). The lines parley's writers put out of order are a
+// few lines from their place (at most 3 in a dev-pipeline run of 91,000
+// lines, before the runner stamped its lines as it wrote them).
+const OrderWindow = 1024
+
+// journalOrder is how the lines of a journal stand to the order of their
+// times.
+type journalOrder int
+
+const (
+	inOrder     journalOrder = iota // every line at or after the one before
+	nearOrder                       // every line within OrderWindow lines of its place
+	mergedOrder                     // runs of lines near their place (see scanOrder)
+	outOfOrder                      // lines further from their place, in more than maxRuns runs
+)
+
+// orderStats, when a test asks for them, count what readInTimeOrder
+// held and decoded.
+type orderStats struct {
+	order journalOrder
+	held  int // the most entries held at once
+	// decodedAtFirst is how many lines were decoded when the first entry
+	// was handed on.
+	decodedAtFirst int
+	decoded        int
+}
+
+// readInTimeOrder reads the journal at path in the order of its times
+// (see ReadInTimeOrder); stats, when not nil, is filled in.
+func (q *query) readInTimeOrder(path string, fn func(e Entry, line []byte) error, stats *orderStats) (JournalPosition, error) {
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return JournalPosition{}, nil
 	}
-	type read struct {
-		e    Entry
-		line []byte
+	if err != nil {
+		return JournalPosition{}, err
 	}
-	var all []read
-	at, err := f.ReadPosition(path, func(e Entry, line []byte) error {
-		all = append(all, read{e, bytes.Clone(line)})
-		return nil
-	})
-	slices.SortStableFunc(all, func(a, b read) int { return strings.Compare(a.e.Time, b.e.Time) })
-	for _, r := range all {
-		if ferr := fn(r.e, r.line); ferr != nil {
-			return at, ferr
+	defer file.Close()
+	order, runs, at, err := scanOrder(file)
+	if err != nil {
+		return JournalPosition{}, err
+	}
+	if stats == nil {
+		stats = &orderStats{}
+	}
+	stats.order = order
+	// What the first pass read, and no more: lines appended meanwhile
+	// are read after, by FollowFrom, in the order they are appended.
+	lines := io.NewSectionReader(file, 0, at.Offset)
+	var err2 error
+	switch order {
+	case inOrder:
+		_, err2 = q.read(lines, 0, fn)
+	case mergedOrder:
+		err2 = q.merge(file, runs, fn, stats)
+	case nearOrder:
+		var w window[held]
+		give := func(h held) error {
+			if stats.decodedAtFirst == 0 {
+				stats.decodedAtFirst = stats.decoded
+			}
+			return fn(h.e, h.line)
+		}
+		_, err2 = q.read(lines, 0, func(e Entry, line []byte) error {
+			stats.decoded++
+			if w.late(e.Time) {
+				// Further from its place than the first pass saw (a
+				// line it read otherwise): shown where it is.
+				return give(held{e, line})
+			}
+			w.push(e.Time, held{e, bytes.Clone(line)})
+			stats.held = max(stats.held, w.len())
+			if w.len() > OrderWindow {
+				return give(w.pop())
+			}
+			return nil
+		})
+		var je *JournalError
+		if err2 == nil || errors.As(err2, &je) {
+			for w.len() > 0 {
+				if ferr := give(w.pop()); ferr != nil {
+					return at, ferr
+				}
+			}
+		}
+	default:
+		var all []held
+		_, err2 = q.read(lines, 0, func(e Entry, line []byte) error {
+			all = append(all, held{e, bytes.Clone(line)})
+			return nil
+		})
+		stats.held = len(all)
+		slices.SortStableFunc(all, func(a, b held) int { return strings.Compare(a.e.Time, b.e.Time) })
+		for _, h := range all {
+			if ferr := fn(h.e, h.line); ferr != nil {
+				return at, ferr
+			}
 		}
 	}
-	return at, err
+	return at, err2
+}
+
+// merge reads the runs of the journal file (see scanOrder) at once, each
+// through a window of its own, and hands on their entries in the order
+// of their times, the entries of one time in the order of the file. A
+// run is begun only when its first time comes: the runs a journal merged
+// by git again and again is made of follow each other in time, but for
+// the two that each merge put one after the other, so few are read at
+// once.
+func (q *query) merge(file *os.File, runs []run, fn func(e Entry, line []byte) error, stats *orderStats) error {
+	type head struct {
+		next func() (held, bool) // nil: the run is not begun
+		stop func()
+		at   held
+		key  string // the time of at, or the run's first time
+		run  int
+	}
+	var errs []error
+	holding := 0 // entries held in the runs' windows
+	heads := make([]*head, len(runs))
+	for i, r := range runs {
+		heads[i] = &head{key: r.first, run: i}
+	}
+	defer func() {
+		for _, h := range heads {
+			if h.stop != nil {
+				h.stop()
+			}
+		}
+	}()
+	before := func(a, b *head) bool { return a.key < b.key || a.key == b.key && a.run < b.run }
+	for len(heads) > 0 {
+		// Few runs: the earliest head is found by looking at each.
+		e := 0
+		for i := range heads {
+			if before(heads[i], heads[e]) {
+				e = i
+			}
+		}
+		h := heads[e]
+		if h.next == nil {
+			r := runs[h.run]
+			seq := func(yield func(held) bool) {
+				var w window[held]
+				_, err := q.read(io.NewSectionReader(file, r.start.Offset, r.end-r.start.Offset), r.start.Lines, func(e Entry, line []byte) error {
+					stats.decoded++
+					if w.late(e.Time) {
+						if !yield(held{e, bytes.Clone(line)}) {
+							return errStop
+						}
+						return nil
+					}
+					w.push(e.Time, held{e, bytes.Clone(line)})
+					holding++
+					stats.held = max(stats.held, holding)
+					if w.len() > OrderWindow {
+						holding--
+						if !yield(w.pop()) {
+							return errStop
+						}
+					}
+					return nil
+				})
+				if errors.Is(err, errStop) {
+					return
+				}
+				if err != nil {
+					errs = append(errs, err) // unreadable lines: what was read is handed on
+				}
+				for w.len() > 0 {
+					holding--
+					if !yield(w.pop()) {
+						return
+					}
+				}
+			}
+			h.next, h.stop = iter.Pull(seq)
+		} else {
+			if stats.decodedAtFirst == 0 {
+				stats.decodedAtFirst = stats.decoded
+			}
+			if err := fn(h.at.e, h.at.line); err != nil {
+				return err
+			}
+		}
+		var ok bool
+		if h.at, ok = h.next(); !ok {
+			h.stop()
+			heads = slices.Delete(heads, e, e+1)
+			continue
+		}
+		h.key = h.at.e.Time
+	}
+	return errors.Join(errs...)
+}
+
+// errStop stops reading a run no more wanted.
+var errStop = errors.New("stop")
+
+// held is an entry held to be sorted, with its line.
+type held struct {
+	e    Entry
+	line []byte
+}
+
+// window holds items sorted by key, those of one key in the order they
+// were pushed, for the earliest to be taken out first.
+type window[T any] struct {
+	items []keyed[T]
+	head  int    // items before it were taken out
+	last  string // the key of the item last taken out
+	out   bool   // one was taken out
+}
+
+// keyed is an item of a window, with its key.
+type keyed[T any] struct {
+	k string
+	v T
+}
+
+func (w *window[T]) len() int { return len(w.items) - w.head }
+
+// late reports whether an item of key k comes before one taken out
+// already.
+func (w *window[T]) late(k string) bool { return w.out && k < w.last }
+
+// before reports whether an item of key k comes before one in the
+// window.
+func (w *window[T]) before(k string) bool {
+	return w.len() > 0 && k < w.items[len(w.items)-1].k
+}
+
+// push adds v, of key k, after every item whose key is not after k.
+func (w *window[T]) push(k string, v T) {
+	if !w.before(k) {
+		w.items = append(w.items, keyed[T]{k, v}) // in order: nearly always
+		return
+	}
+	i := w.head + sort.Search(w.len(), func(i int) bool { return w.items[w.head+i].k > k })
+	w.items = slices.Insert(w.items, i, keyed[T]{k, v})
+}
+
+// pop takes out the earliest item; the window is not empty.
+func (w *window[T]) pop() T {
+	x := w.items[w.head]
+	w.items[w.head] = keyed[T]{}
+	w.head++
+	if w.head == len(w.items) {
+		w.items, w.head = w.items[:0], 0
+	} else if w.head >= OrderWindow {
+		n := copy(w.items, w.items[w.head:])
+		clear(w.items[n:])
+		w.items, w.head = w.items[:n], 0
+	}
+	w.last, w.out = x.k, true
+	return x.v
+}
+
+// scanOrder reads the times of the journal's lines, from its start, and
+// says how they stand to their order (see journalOrder); it returns the
+// position after the last complete line, and the runs the lines make: a
+// run ends before a line further than OrderWindow lines from its place
+// in it, which begins the next (in a journal git merged, the lines one
+// clone added, then the other's). It decodes only a line that does not
+// begin with its time (written by hand), as the reader decodes it; a line
+// that is no entry has no place. While the lines are in order it copies
+// each time into a ring of the last OrderWindow+1, and allocates nothing;
+// from the first line out of order on, it keeps the times of a window of
+// lines, sorted, as the reader will (window). More than maxRuns runs are
+// not listed: the journal is outOfOrder, to be read whole.
+func scanOrder(r io.Reader) (journalOrder, []run, JournalPosition, error) {
+	order := inOrder
+	var ring timeRing
+	var w *window[struct{}] // from the first line out of order in the run on
+	runs := []run{{}}
+	var at JournalPosition
+	buf := make([]byte, 0, 64<<10)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+		}
+		m, rerr := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if end := bytes.LastIndexByte(buf, '\n') + 1; end > 0 {
+			n := 0 // lines of buf before line
+			for rest := buf[:end]; len(rest) > 0 && order != outOfOrder; n++ {
+				i := bytes.IndexByte(rest, '\n') + 1
+				line := rest[:i]
+				rest = rest[i:]
+				t, ok := lineTimeBytes(line)
+				if !ok {
+					continue
+				}
+				if w == nil && (ring.before(t) || !ring.add(t)) {
+					w = ring.window()
+				}
+				if w != nil {
+					k := string(t)
+					switch {
+					case !w.late(k):
+						if w.before(k) && order == inOrder {
+							order = nearOrder
+						}
+						w.push(k, struct{}{})
+						if w.len() > OrderWindow {
+							w.pop()
+						}
+					case len(runs) == maxRuns:
+						order = outOfOrder
+					default:
+						// Further from its place than the window reaches:
+						// the next run begins here.
+						order = mergedOrder
+						cur := &runs[len(runs)-1]
+						cur.end = at.Offset + int64(end-len(rest)-len(line))
+						runs = append(runs, run{start: JournalPosition{Offset: cur.end, Lines: at.Lines + n}})
+						ring.reset()
+						if w = nil; !ring.add(t) {
+							w = &window[struct{}]{}
+							w.push(k, struct{}{})
+						}
+					}
+				}
+				if cur := &runs[len(runs)-1]; cur.first == "" || string(t) < cur.first {
+					cur.first = string(t)
+				}
+			}
+			at.Offset += int64(end)
+			at.Lines += bytes.Count(buf[:end], []byte{'\n'})
+			buf = buf[:copy(buf, buf[end:])]
+		}
+		if errors.Is(rerr, io.EOF) || rerr != nil {
+			runs[len(runs)-1].end = at.Offset
+			if order == outOfOrder {
+				runs = nil
+			}
+			if errors.Is(rerr, io.EOF) {
+				rerr = nil
+			}
+			return order, runs, at, rerr
+		}
+	}
+}
+
+// run is a part of the journal whose lines are each within OrderWindow
+// lines of their place in it.
+type run struct {
+	start JournalPosition // where its first line begins
+	end   int64           // the offset after its last line
+	first string          // the earliest time of its lines
+}
+
+// maxRuns is how many runs a journal read in time order is merged from
+// at most, each read through its own window; a journal of more (lines
+// moved by hand all over) is read whole, to sort. A journal merged by
+// git from two clones each time both had added lines has a run more
+// each time.
+const maxRuns = 64
+
+// timeRing holds copies of the times of the last OrderWindow+1 lines of a
+// journal in order, of up to timeCap bytes each: the window they would
+// make, and the time of the line last taken out of it.
+type timeRing struct {
+	times []byte // OrderWindow+1 slots of timeCap bytes
+	lens  []uint8
+	next  int // the slot the next time goes to
+	n     int // how many times were added
+}
+
+// timeCap is the longest time timeRing holds: parley writes 27 bytes.
+const timeCap = 40
+
+// before reports whether t comes before the last time added.
+func (r *timeRing) before(t []byte) bool {
+	if r.n == 0 {
+		return false
+	}
+	last := (r.next + len(r.lens) - 1) % len(r.lens)
+	return bytes.Compare(t, r.slot(last)) < 0
+}
+
+// reset empties the ring.
+func (r *timeRing) reset() { r.next, r.n = 0, 0 }
+
+func (r *timeRing) slot(i int) []byte { return r.times[i*timeCap : i*timeCap+int(r.lens[i])] }
+
+// add adds t; false when it is too long to hold (then it is not added).
+func (r *timeRing) add(t []byte) bool {
+	if len(t) > timeCap {
+		return false
+	}
+	if r.times == nil {
+		r.times, r.lens = make([]byte, (OrderWindow+1)*timeCap), make([]uint8, OrderWindow+1)
+	}
+	copy(r.times[r.next*timeCap:], t)
+	r.lens[r.next] = uint8(len(t))
+	r.next = (r.next + 1) % len(r.lens)
+	r.n++
+	return true
+}
+
+// window returns the window the times added would make: the last
+// OrderWindow of them, the one before taken out.
+func (r *timeRing) window() *window[struct{}] {
+	w := &window[struct{}]{}
+	if r.n == 0 {
+		return w
+	}
+	size := len(r.lens)
+	held := min(r.n, size)
+	for j := size - held; j < size; j++ {
+		k := string(r.slot((r.next + j) % size))
+		if held == size && j == 0 {
+			w.last, w.out = k, true // taken out: more than OrderWindow came after it
+			continue
+		}
+		w.items = append(w.items, keyed[struct{}]{k: k})
+	}
+	return w
+}
+
+// lineTimeBytes is lineTime of a line read as bytes: the time is a part
+// of the line, or a copy when the line had to be decoded.
+func lineTimeBytes(line []byte) ([]byte, bool) {
+	if rest, ok := bytes.CutPrefix(line, timePrefix); ok {
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			return rest[:end], true
+		}
+	}
+	t, ok := lineTime(string(line))
+	return []byte(t), ok
+}
+
+// lineTime returns the time of a journal line, as the reader reads it;
+// false for a blank line, or one that is no entry.
+func lineTime(line string) (string, bool) {
+	if rest, ok := strings.CutPrefix(line, string(timePrefix)); ok {
+		if end := strings.IndexByte(rest, '"'); end >= 0 && !strings.Contains(rest[:end], `\`) {
+			return rest[:end], true
+		}
+	}
+	if strings.TrimSpace(line) == "" {
+		return "", false
+	}
+	var e Entry
+	if !decodeString(line, &e) && json.Unmarshal([]byte(line), &e) != nil {
+		return "", false
+	}
+	return e.Time, true
 }
 
 // Follow calls fn for every entry the filter selects, in the order of

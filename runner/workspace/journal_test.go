@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -369,30 +370,175 @@ func TestJournalCapped(t *testing.T) {
 	}
 }
 
-// TestJournalInOrder: parley log streams a journal in time order, and
-// sorts one git merged with its union driver (one clone's lines, then
-// the other's) or holding a line that does not begin with its time.
-func TestJournalInOrder(t *testing.T) {
+// TestReadInTimeOrder: parley log reads a journal in the order of its
+// times: one in order, or with lines near their place (as commands
+// append them), or holding a line that does not begin with its time, as
+// it goes; one git merged with its union driver (one clone's lines, then
+// the other's) as runs merged; one scrambled all over, whole; the
+// entries of one time as they were read.
+func TestReadInTimeOrder(t *testing.T) {
 	dir := t.TempDir()
+	line := func(sec int, id string) string {
+		return fmt.Sprintf(`{"time":"2026-11-29T10:00:%02d.000000Z","id":%q,"outcome":"delivered"}`+"\n", sec, id)
+	}
+	far := line(50, "late")
+	for i := 0; i < OrderWindow; i++ {
+		far += line(51, fmt.Sprint("f", i))
+	}
+	far += line(1, "early") // OrderWindow+1 lines from its place
+	farWant := []string{"early", "late"}
+	for i := 0; i < OrderWindow; i++ {
+		farWant = append(farWant, fmt.Sprint("f", i))
+	}
+	// Lines moved by hand all over: more runs than are merged, each
+	// earlier than the one before.
+	var scrambled strings.Builder
+	var scrambledWant []string
+	for i := maxRuns; i >= 0; i-- {
+		for j := 0; j <= OrderWindow; j++ {
+			scrambledWant = append(scrambledWant, fmt.Sprintf("s%d-%d", i, j))
+		}
+	}
+	for i := 0; i <= maxRuns; i++ {
+		for j := 0; j <= OrderWindow; j++ {
+			fmt.Fprintf(&scrambled, `{"time":"2026-11-29T10:00:00.%06dZ","id":"s%d-%d","outcome":"delivered"}`+"\n", 999999-i, i, j)
+		}
+	}
+	// OrderWindow lines from its place, after more lines in order than
+	// the window holds: sorted as the journal streams.
+	edge, edgeWant := "", []string{}
+	for i := 0; i < 10; i++ {
+		edge += line(0, fmt.Sprint("e", i))
+		edgeWant = append(edgeWant, fmt.Sprint("e", i))
+	}
+	edgeWant = append(edgeWant, "early")
+	for i := 0; i < OrderWindow; i++ {
+		edge += line(51, fmt.Sprint("f", i))
+		edgeWant = append(edgeWant, fmt.Sprint("f", i))
+	}
+	edge += line(1, "early")
 	for _, c := range []struct {
 		name, text string
-		want       bool
+		order      journalOrder
+		want       []string
 	}{
-		{"missing", "", true},
-		{"in order", `{"time":"2026-11-29T10:00:00.000000Z","outcome":"delivered"}` + "\n" + `{"time":"2026-11-29T10:00:00.000000Z","outcome":"handled"}` + "\n\n" + `{"time":"2026-11-29T10:00:01.000000Z","outcome":"handled"}` + "\n", true},
-		{"merged", `{"time":"2026-11-29T10:00:05.000000Z","outcome":"delivered"}` + "\n" + `{"time":"2026-11-29T10:00:01.000000Z","outcome":"delivered"}` + "\n", false},
-		{"by hand", `{"outcome":"delivered","time":"2026-11-29T10:00:05.000000Z"}` + "\n", false},
+		{"missing", "", inOrder, nil},
+		{"in order", line(0, "a") + line(0, "b") + "\n" + line(1, "c"), inOrder, []string{"a", "b", "c"}},
+		{"near", line(0, "a") + line(2, "c") + line(3, "d") + line(1, "b") + line(2, "c2"), nearOrder, []string{"a", "b", "c", "c2", "d"}},
+		{"merged", line(0, "a") + line(5, "ours") + line(6, "ours2") + line(1, "theirs") + line(7, "after"), nearOrder, []string{"a", "theirs", "ours", "ours2", "after"}},
+		{"by hand", line(2, "b") + `{"outcome":"delivered","id":"a","time":"2026-11-29T10:00:01.000000Z"}` + "\n", nearOrder, []string{"a", "b"}},
+		{"cut short", line(2, "b") + `{"time":"2026-11-29T10:00:01.0` + "\n" + line(3, "c"), inOrder, []string{"b", "c"}},
+		{"window's edge", edge, nearOrder, edgeWant},
+		{"far", far, mergedOrder, farWant},
+		{"scrambled", scrambled.String(), outOfOrder, scrambledWant},
 	} {
-		path := filepath.Join(dir, c.name+".jsonl")
-		if c.text != "" {
-			if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, c.name+".jsonl")
+			if c.text != "" {
+				if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			var stats orderStats
+			var all JournalFilter
+			at, err := all.compile().readInTimeOrder(path, func(e Entry, _ []byte) error {
+				got = append(got, e.ID)
+				return nil
+			}, &stats)
+			var je *JournalError
+			if err != nil && !errors.As(err, &je) {
 				t.Fatal(err)
 			}
+			if stats.order != c.order {
+				t.Errorf("order = %v, want %v", stats.order, c.order)
+			}
+			if at.Offset != int64(len(c.text)) {
+				t.Errorf("position = %+v, want offset %d", at, len(c.text))
+			}
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Errorf("read (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestReadInTimeOrderStreams: a journal of 100,000 lines whose lines are
+// a few from their place (as a dev-pipeline run wrote 41 of 91,000) is
+// read in time order holding at most OrderWindow entries, and its first
+// entry comes out after OrderWindow lines are decoded, not the whole
+// file (the tryout: parley log held 91,000 entries, 250 MB, and printed
+// its first line after 0.65 s).
+func TestReadInTimeOrderStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	const n = 100000
+	if err := os.WriteFile(path, nearJournal(n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stats orderStats
+	var all JournalFilter
+	last, count := "", 0
+	if _, err := all.compile().readInTimeOrder(path, func(e Entry, _ []byte) error {
+		if e.Time < last {
+			t.Fatalf("entry %d at %s after one at %s", count, e.Time, last)
 		}
-		got, err := journalInOrder(path)
-		if err != nil || got != c.want {
-			t.Errorf("%s: journalInOrder = %v, %v; want %v", c.name, got, err, c.want)
+		last = e.Time
+		count++
+		return nil
+	}, &stats); err != nil {
+		t.Fatal(err)
+	}
+	if count != n || stats.order != nearOrder {
+		t.Errorf("read %d entries, order %v; want %d, %v", count, stats.order, n, nearOrder)
+	}
+	if stats.held > OrderWindow+1 || stats.decodedAtFirst > OrderWindow+1 {
+		t.Errorf("held at most %d entries, first came out after %d decoded; want at most %d", stats.held, stats.decodedAtFirst, OrderWindow+1)
+	}
+}
+
+// TestReadInTimeOrderMerged: a journal git merged from two clones (the
+// lines both had, then one clone's, then the other's, then what was
+// appended after the merge) is read in time order as the sort of it
+// would be, holding the windows of two runs at most, not the whole
+// journal.
+func TestReadInTimeOrderMerged(t *testing.T) {
+	line := func(i int) string {
+		return fmt.Sprintf(`{"time":"2026-11-29T10:%02d:%02d.%06dZ","id":"m%d","outcome":"delivered"}`+"\n", i/60000%60, i/1000%60, i%1000, i)
+	}
+	var b strings.Builder
+	var want []string
+	for i := 0; i < 3000; i++ {
+		b.WriteString(line(i))
+	}
+	for _, clone := range []int{0, 1} { // each took every other line
+		for i := 3000 + clone; i < 7000; i += 2 {
+			b.WriteString(line(i))
 		}
+	}
+	for i := 7000; i < 8000; i++ {
+		b.WriteString(line(i))
+	}
+	for i := 0; i < 8000; i++ {
+		want = append(want, fmt.Sprint("m", i))
+	}
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var stats orderStats
+	var all JournalFilter
+	if _, err := all.compile().readInTimeOrder(path, func(e Entry, _ []byte) error {
+		got = append(got, e.ID)
+		return nil
+	}, &stats); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("read (-want +got):\n%s", d)
+	}
+	if stats.order != mergedOrder || stats.held > 2*(OrderWindow+1) {
+		t.Errorf("order %v, held at most %d entries; want %v, at most %d", stats.order, stats.held, mergedOrder, 2*(OrderWindow+1))
 	}
 }
 
