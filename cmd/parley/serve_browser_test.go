@@ -553,17 +553,7 @@ func TestServeSeatFocusInBrowser(t *testing.T) {
 	bctx := newBrowser(t)
 	dir := filepath.Join(t.TempDir(), "table")
 	parley(t, "init", dir, "--template", "dnd")
-	ask := func(q string) string {
-		t.Helper()
-		text := "---\nfrom: gm\nto: lead\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: \"" + q + "\"\nheader: \"Choice\"\noptions:\n  - label: \"Yes\"\n    description: \"Do it\"\n  - label: \"No\"\n    description: \"Leave it\"\n"
-		file := filepath.Join(t.TempDir(), "ask.md")
-		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		id := parley(t, "-C", dir, "send", "--file", file)
-		parley(t, "-C", dir, "run", "--until-idle")
-		return id
-	}
+	ask := func(q string) string { return askYesNo(t, dir, q) }
 	first := ask("A door. Open it?")
 	ws, err := workspace.Open(dir)
 	if err != nil {
@@ -805,4 +795,19 @@ func TestServeTimelineFiltersLiveInBrowser(t *testing.T) {
 	if got := value(t, bctx, chromedp.Evaluate[string](`document.querySelector("select[name=agent]").value`)); got != "aria" {
 		t.Errorf("the agent filter's choice became %q, want aria kept", got)
 	}
+}
+
+// askYesNo has the gm ask the table of the workspace at dir question q,
+// with a Yes and a No, routed: a question waiting at the person's seat.
+// It returns the question's id.
+func askYesNo(t *testing.T, dir, q string) string {
+	t.Helper()
+	text := "---\nfrom: gm\nto: lead\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: \"" + q + "\"\nheader: \"Choice\"\noptions:\n  - label: \"Yes\"\n    description: \"Do it\"\n  - label: \"No\"\n    description: \"Leave it\"\n"
+	file := filepath.Join(t.TempDir(), "ask.md")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := parley(t, "-C", dir, "send", "--file", file)
+	parley(t, "-C", dir, "run", "--until-idle")
+	return id
 }

@@ -35,17 +35,7 @@ func TestServeSeatOnPhoneInBrowser(t *testing.T) {
 	bctx := newBrowser(t)
 	dir := filepath.Join(t.TempDir(), "table")
 	parley(t, "init", dir, "--template", "dnd", "--campaign", "c", "--human", "corwin-voss")
-	ask := func(q string) string {
-		t.Helper()
-		text := "---\nfrom: gm\nto: lead\ntype: ASK_PLAYER\n---\n[ASK_PLAYER]\nquestion: \"" + q + "\"\nheader: \"Choice\"\noptions:\n  - label: \"Yes\"\n    description: \"Do it\"\n  - label: \"No\"\n    description: \"Leave it\"\n"
-		file := filepath.Join(t.TempDir(), "ask.md")
-		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		id := parley(t, "-C", dir, "send", "--file", file)
-		parley(t, "-C", dir, "run", "--until-idle")
-		return id
-	}
+	ask := func(q string) string { return askYesNo(t, dir, q) }
 	first, second := ask("A door. Open it?"), ask("A stair. Go down?")
 	ws, err := workspace.Open(dir)
 	if err != nil {

@@ -3,13 +3,11 @@ package orchestrator
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/parley-dev/parley/mailbox"
-	"github.com/parley-dev/parley/runner/workspace"
 )
 
 // benchHistory is a history of n messages: pipelines of one triage, one
@@ -73,17 +71,7 @@ func BenchmarkCorrelate(b *testing.B) {
 func BenchmarkHistory(b *testing.B) {
 	for _, n := range []int{1000, 4000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			root := b.TempDir()
-			if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(config), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			ws, err := workspace.Open(root)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := ws.MakeDirs(); err != nil {
-				b.Fatal(err)
-			}
+			ws := newWorkspace(b, config)
 			box := ws.Mailbox("orch")
 			for _, r := range benchHistory(n).all {
 				state := mailbox.Done

@@ -30,17 +30,7 @@ type handling struct {
 
 func newHandling(tb testing.TB, n int) *handling {
 	tb.Helper()
-	root := tb.TempDir()
-	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(config), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := ws.MakeDirs(); err != nil {
-		tb.Fatal(err)
-	}
+	ws := newWorkspace(tb, config)
 	box := ws.Mailbox("orch")
 	for _, r := range benchHistory(n).all {
 		state := mailbox.Done

@@ -72,18 +72,8 @@ type harness struct {
 
 func newHarness(t *testing.T, cfg string) *harness {
 	t.Helper()
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.MakeDirs(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, plans.Dir), 0o755); err != nil {
+	ws := newWorkspace(t, cfg)
+	if err := os.MkdirAll(filepath.Join(ws.Root, plans.Dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, ws: ws, now: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)}
@@ -1558,4 +1548,22 @@ func (h *harness) byType(t *testing.T, typ string) *mailbox.Message {
 		t.Fatalf("no %s sent", typ)
 	}
 	return last
+}
+
+// newWorkspace makes a workspace of the parley.yaml cfg, with its
+// mailboxes, in a directory of tb's.
+func newWorkspace(tb testing.TB, cfg string) *workspace.Workspace {
+	tb.Helper()
+	root := tb.TempDir()
+	if err := os.WriteFile(filepath.Join(root, workspace.ConfigFile), []byte(cfg), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := ws.MakeDirs(); err != nil {
+		tb.Fatal(err)
+	}
+	return ws
 }
