@@ -37,6 +37,13 @@ func TestServeSeatOnPhoneInBrowser(t *testing.T) {
 	parley(t, "init", dir, "--template", "dnd", "--campaign", "c", "--human", "corwin-voss")
 	ask := func(q string) string { return askYesNo(t, dir, q) }
 	first, second := ask("A door. Open it?"), ask("A stair. Go down?")
+	// A map a GM model drew in a code block, 70 columns, and a long
+	// address: each stays in its box, the page as wide as the phone
+	// (a tryout's map laid the page out 587 px wide).
+	row := "+" + strings.Repeat("-", 10) + "+" + strings.Repeat(" ", 8) + "+" + strings.Repeat("-", 10) + "+"
+	parley(t, "-C", dir, "send", "--from", "gm", "--type", "NARRATIVE", "--field", `scene_number="001"`, "--field", "scene_slug=crypt",
+		"--body", "The map:\n\n```\n"+row+row+"\n```\n\nSee https://example.com/"+strings.Repeat("a", 200)+"\n")
+	parley(t, "-C", dir, "run", "--until-idle")
 	ws, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
