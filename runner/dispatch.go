@@ -983,6 +983,7 @@ func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in
 		if driverNote != "" {
 			notes = append(notes, driverNote)
 		}
+		w.keepHandled(id, in)
 		w.recordHandled(id, in, attempt, strings.Join(notes, "; "))
 		if len(names) == 0 {
 			w.saidNothing(answerOf(in), refusals)
@@ -992,6 +993,25 @@ func (w *worker) commit(ctx context.Context, stage *mailbox.Stage, id string, in
 		w.r.kickRouter()
 	}
 	return nil
+}
+
+// keepHandled files the message handled, in, into done/ when its file
+// was taken from cur/ while its agent handled it (a program's `git stash
+// -u`, a reset): put back (`git stash pop`), the file would be handled
+// again and answered twice; with its copy in done/, the one put back is
+// known as handled (mailbox.Dir.FileHandled) and filed, not handed on.
+func (w *worker) keepHandled(id string, in *mailbox.Message) {
+	name := mailbox.FileName(id)
+	for _, state := range []string{mailbox.Done, mailbox.Cur} {
+		if _, err := os.Lstat(w.box.Path(state, name)); !errors.Is(err, fs.ErrNotExist) {
+			return // filed, as ever, or there to be filed
+		}
+	}
+	if err := mailbox.WriteFileAtomic(w.box.Path(mailbox.Done, name), in.Bytes()); err != nil {
+		w.r.log.Error("filing in done/ a message taken from cur/ while it was handled", "agent", w.agent.Name, "id", id, "err", err)
+		return
+	}
+	w.r.log.Warn("a message was taken from cur/ while its agent handled it (git stash -u, a reset?): the copy handled is filed in done/, so that one put back is not handled again", "agent", w.agent.Name, "id", id)
 }
 
 // outputName is the name in the outbox of a program's n-th output in
