@@ -129,3 +129,26 @@ func configureMergeDriver(root string) (bool, error) {
 	b.WriteString(add.String())
 	return true, mailbox.WriteFileAtomic(attrs, b.Bytes())
 }
+
+// mergeDriverMissing reports whether the workspace at root is in a git
+// clone without parley's merge driver while its campaigns have journals
+// or a decision log to merge: a clone made with `git clone` (parley init
+// sets the driver up only in the clone it runs in). Git not installed,
+// or no clone, is no driver missing.
+func mergeDriverMissing(root string) bool {
+	var merged []string
+	for _, f := range mergeDriverFiles {
+		m, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(f)))
+		merged = append(merged, m...)
+	}
+	if len(merged) == 0 {
+		return false
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return false
+	}
+	if err := exec.Command("git", "-C", root, "rev-parse", "--is-inside-work-tree").Run(); err != nil {
+		return false
+	}
+	return exec.Command("git", "-C", root, "config", "--get", "merge."+mergeDriver+".driver").Run() != nil
+}

@@ -175,6 +175,10 @@ type statusReport struct {
 	// conflict in (path:line, from the workspace): parley writes into
 	// none, and reads no sheet that holds one (campaigns.Conflicts).
 	Conflicts []string `json:"conflicts,omitempty"`
+	// MergeDriverMissing: the workspace is a git clone without parley's
+	// merge driver (a `git clone`; mergeDriverMissing), whose campaigns
+	// have journals a pull would merge with union.
+	MergeDriverMissing bool `json:"merge_driver_missing,omitempty"`
 	// Unjournaled say which AI players' accepts: keep them from writing
 	// their journals at this table (workspace.Unjournaled).
 	Unjournaled []string `json:"unjournaled_players,omitempty"`
@@ -339,6 +343,7 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	for _, ce := range conflicts {
 		rep.Conflicts = append(rep.Conflicts, fmt.Sprintf("%s:%d", ce.Path, ce.Line))
 	}
+	rep.MergeDriverMissing = mergeDriverMissing(ws.Root)
 	if rep.RunnerPID == 0 && rep.ConfigError == "" {
 		// A running runner says what of parley.yaml it could not load
 		// (and routes on with what it loaded before); with none, what
@@ -483,6 +488,9 @@ func runStatus(e *env, ws *workspace.Workspace, opts statusOptions, now time.Tim
 	}
 	for _, c := range rep.Conflicts {
 		fmt.Fprintf(e.stdout, "conflict  %s: unresolved merge conflict (<<<<<<< here): resolve it, then git add; until then parley writes nothing into it, and reads no character sheet that holds one\n", printable(c))
+	}
+	if rep.MergeDriverMissing {
+		fmt.Fprintf(e.stdout, "git       this clone has not parley's merge driver: a pull that merges the other clone's journal entries with union may cut one short; `parley init .` sets it up\n")
 	}
 	if w := waitingText(rep.Escalations); w != "" {
 		fmt.Fprintf(e.stdout, "pipeline  %s\n", w)
