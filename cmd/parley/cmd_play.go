@@ -1272,10 +1272,10 @@ func (s *seat) answerOnce(arg, text string) error {
 		holders = append(holders, agent)
 	}
 	if holders == nil {
-		if said := s.answeredSaid(id); said != "" {
-			return errors.New(said)
+		if err := s.noLongerWaiting(id); err != nil {
+			return err
 		}
-		return doneAlready(s.ws, id, s.me, firstErr)
+		return firstErr
 	}
 	if where := s.fileHandled(id, holders); where != "" {
 		return fmt.Errorf("%s: %w (in %s): the copy that came back into the inbox is filed there; nothing was sent", id, mailbox.ErrHandled, where)
@@ -1314,31 +1314,40 @@ func (s *seat) answerOnce(arg, text string) error {
 	return nil
 }
 
-// answeredSaid says, of a question one of the seat's inboxes holds in
-// done/ with an answer sent, that it was answered elsewhere and what the
-// answer was, as a seat answering at the same moment says it; "" when
-// none is.
-func (s *seat) answeredSaid(id string) string {
+// noLongerWaiting returns, for message id that no inbox of the seat
+// holds, why it waits no more when one of the seat's agents has it
+// filed (in done/, or in cur/ while it is filed): a question answered
+// elsewhere (parley answer, another seat, the same seat's page not
+// refreshed) says so and what the answer was, as a seat answering at the
+// same moment says it; one handled with no answer found says so; any
+// other message is handled already (mailbox.ErrHandled). It returns
+// nil when none of the seat's agents has it filed. Every seat of the
+// agents (the host's, a friend's, parley answer) decides it here: a
+// friend's server refuses only a question that never came to them.
+func (s *seat) noLongerWaiting(id string) error {
 	for _, agent := range s.inboxes() {
-		c, err := s.ws.Received(id, agent, mailbox.Done)
-		if err != nil {
-			continue
-		}
-		m, err := mailbox.ReadMessage(c.Path, s.ws.Config.Router.MaxMessageSize)
-		if err != nil {
-			continue
-		}
-		typ := workspace.TypeOf(m)
-		answerer := campaigns.SeatAnswerer(typ, []string{agent}, s.me, s.prompted())
-		if answerer == "" {
-			continue
-		}
-		if ans := s.answeredAlready(id, answerer, m.Header().Text("from")); ans != "" {
+		for _, state := range []string{mailbox.Cur, mailbox.Done} {
+			c, err := s.ws.Received(id, agent, state)
+			if err != nil {
+				continue
+			}
+			m, err := mailbox.ReadMessage(c.Path, s.ws.Config.Router.MaxMessageSize)
+			if err != nil {
+				continue // filed meanwhile, from cur/ into done/: looked for there next
+			}
+			typ := workspace.TypeOf(m)
+			answerer := campaigns.SeatAnswerer(typ, []string{agent}, s.me, s.prompted())
+			if answerer == "" {
+				return handledAlready(s.ws, id, c)
+			}
 			q := &waitingQ{agent: answerer, id: id, m: m, typ: typ}
-			return fmt.Sprintf("%s, %s, was answered elsewhere%s: nothing was sent", id, q.name(), s.answerSaid(ans, q))
+			if ans := s.answeredAlready(id, answerer, m.Header().Text("from")); ans != "" {
+				return fmt.Errorf("%s, %s, was answered elsewhere%s: nothing was sent", id, q.name(), s.answerSaid(ans, q))
+			}
+			return fmt.Errorf("%s, %s, was handled elsewhere, with no answer found (%s): nothing was sent", id, q.name(), s.ws.Short(c.Path))
 		}
 	}
-	return ""
+	return nil
 }
 
 // writerFunc is a function that is an io.Writer.

@@ -1114,3 +1114,106 @@ func TestServeFriendSeat(t *testing.T) {
 		t.Errorf("the friend's entry made corwin-voss's journal")
 	}
 }
+
+// TestServeSeatAnsweredElsewhere guards a seat's answer to a question
+// that waits no more. Bug (tryout): a friend's seat (parley serve
+// --spectator --as tilda) answering a prompt answered already, at her
+// other device or on a page not refreshed, was refused: "not allowed:
+// ... does not wait in the inbox of tilda: this seat answers only what
+// waits for it", where the host's seat said it was answered elsewhere;
+// and the host's seat, answering its character's prompt marked handled
+// meanwhile, said "no mailbox holds this message in the inbox of you".
+// Every seat of a character, the host's or a friend's, says that a
+// question it was asked and that waits no more was answered (or
+// handled) elsewhere, and sends nothing; only a question that never
+// came to the seat is not allowed.
+func TestServeSeatAnsweredElsewhere(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "t")
+	parley(t, "init", "--template", "dnd", "--campaign", "c", "--human", "corwin-voss", "--ai", "tilda-brannock", dir)
+	cfg := filepath.Join(dir, workspace.ConfigFile)
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	human := strings.Replace(string(data), "  - name: tilda\n    role: player\n", "  - name: tilda\n    role: human\n", 1)
+	if err := os.WriteFile(cfg, []byte(human), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prompt := func(to string) string {
+		return parley(t, "-C", dir, "send", "--from", "gm", "--to", to, "--type", "GM_TO_PLAYER", "--field", "request_type=FULL_CONTEXT", "--field", `scene_number="1"`, "--field", "scene_slug=s", "--body", "What does "+to+" do?")
+	}
+	type prompts struct{ again, handled, atOnce string }
+	asked := map[string]prompts{}
+	for _, agent := range []string{"tilda", "corwin"} {
+		asked[agent] = prompts{prompt(agent), prompt(agent), prompt(agent)}
+	}
+	parley(t, "-C", dir, "run", "--until-idle")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		seat  string
+		agent string // the agent of the seat's character
+		opts  serveOptions
+	}{
+		{"friend", "tilda", serveOptions{Spectator: true, Player: true, As: "tilda"}},
+		{"host", "corwin", serveOptions{}},
+	} {
+		t.Run(tt.seat, func(t *testing.T) {
+			_, _, act := servedWith(t, ws, tt.opts)
+			answer := func(id, text string) (int, string) {
+				return act(url.Values{"kind": {"answer"}, "id": {id}, "text": {text}})
+			}
+			q := asked[tt.agent]
+			if code, said := answer(q.again, "I hide."); code != http.StatusOK {
+				t.Fatalf("the %s's seat answering %s: %d %q, want 200", tt.seat, q.again, code, said)
+			}
+			// Answered again: at the other device, or on a page not
+			// refreshed.
+			want := regexp.MustCompile(`^` + q.again + `, gm's prompt to ` + tt.agent + `, was answered elsewhere: "I hide\.": nothing was sent\n$`)
+			if code, said := answer(q.again, "I run."); code != http.StatusUnprocessableEntity || !want.MatchString(said) {
+				t.Errorf("the %s's seat answering %s again: %d %q, want 422 matching %s", tt.seat, q.again, code, said, want)
+			}
+			// Marked handled elsewhere, with no answer.
+			parley(t, "-C", dir, "done", "--agent", tt.agent, q.handled)
+			want = regexp.MustCompile(`^` + q.handled + `, gm's prompt to ` + tt.agent + `, was handled elsewhere, with no answer found \(mailboxes/` + tt.agent + `/done/` + q.handled + `\.md\): nothing was sent\n$`)
+			if code, said := answer(q.handled, "I wait."); code != http.StatusUnprocessableEntity || !want.MatchString(said) {
+				t.Errorf("the %s's seat answering %s, marked handled: %d %q, want 422 matching %s", tt.seat, q.handled, code, said, want)
+			}
+			// Two devices at once: one answer goes, the other is told.
+			type reply struct {
+				code int
+				said string
+			}
+			replies := make(chan reply, 2)
+			for _, text := range []string{"I duck.", "I jump."} {
+				go func() {
+					code, said := answer(q.atOnce, text)
+					replies <- reply{code, said}
+				}()
+			}
+			codes := map[int]int{}
+			for range 2 {
+				r := <-replies
+				codes[r.code]++
+				if r.code != http.StatusOK && !strings.Contains(r.said, "was answered elsewhere") {
+					t.Errorf("the %s's seat answering %s from two devices at once: %d %q, want 200 or 422 saying it was answered elsewhere", tt.seat, q.atOnce, r.code, r.said)
+				}
+			}
+			if codes[http.StatusOK] != 1 || codes[http.StatusUnprocessableEntity] != 1 {
+				t.Errorf("the %s's seat answering %s from two devices at once: statuses %v, want one 200 and one 422", tt.seat, q.atOnce, codes)
+			}
+			if n, _ := ws.Mailbox(tt.agent).Count(mailbox.Outbox); n != 2 {
+				t.Errorf("%s's outbox holds %d answers, want 2 (one to %s, one to %s)", tt.agent, n, q.again, q.atOnce)
+			}
+		})
+	}
+	// A question that never came to the friend's seat is not allowed.
+	_, _, act := servedWith(t, ws, serveOptions{Spectator: true, Player: true, As: "tilda"})
+	his := asked["corwin"].again
+	if code, said := act(url.Values{"kind": {"answer"}, "id": {his}, "text": {"I hide."}}); code != http.StatusForbidden || !strings.HasPrefix(said, "not allowed: "+his+" was not sent to tilda") {
+		t.Errorf("the friend's seat answering corwin's prompt %s: %d %q, want 403 saying it was not sent to tilda", his, code, said)
+	}
+}

@@ -147,11 +147,14 @@ func sameOrigin(r *http.Request) bool {
 
 // playerMay returns why a player's seat (Options.Player) may not send
 // what form asks, or nil when it may: what it sends as an agent
-// (a reply, a message marked handled, a request decided, a question
-// answered) must be in the inbox (or cur/) of the seat's agents, the
-// person and the agent of their character when no program plays it, and
-// be sent as one of them (a reply, a message marked handled and a request
-// decided name the agent, whose copy it must be); a retry is the host's. The seat's own commands
+// (a reply, a message marked handled, a request decided) must be in the
+// inbox (or cur/) of the seat's agents, the person and the agent of their
+// character when no program plays it, and be sent as one of them (a
+// reply, a message marked handled and a request decided name the agent,
+// whose copy it must be); a question answered must have come to one of
+// them (in inbox/, cur/ or done/): one no longer waiting (answered or
+// handled at another device, a page not refreshed) is the seat's to tell
+// (Actions.Answer), as the host's seat tells it; a retry is the host's. The seat's own commands
 // (say, roll, a seat line) act as the seat does at parley play, as its
 // team lead and its character. Any other server may act as any agent
 // the message went to: it is the host's.
@@ -170,9 +173,11 @@ func (s *Server) playerMay(f url.Values) error {
 		return errors.New("not allowed: this seat has no agent now (parley.yaml as read again names none): nothing was sent")
 	}
 	kind, id := f.Get("kind"), f.Get("id")
-	// holds reports whether message id waits in one of agents' inboxes
-	// (or is being handled, in cur/).
-	holds := func(agents ...string) bool {
+	// holds reports whether message id is in one of agents' mailboxes
+	// in one of states. A copy goes from state to state in the order
+	// given (inbox/, cur/, done/), and each is looked at in that order:
+	// one filed meanwhile is found in the next.
+	holds := func(states []string, agents ...string) bool {
 		if _, _, err := mailbox.ParseID(id); err != nil {
 			return false
 		}
@@ -180,7 +185,7 @@ func (s *Server) playerMay(f url.Values) error {
 			if s.ws().CheckAgent(a) != nil {
 				continue
 			}
-			for _, state := range []string{mailbox.Inbox, mailbox.Cur} {
+			for _, state := range states {
 				if exists(s.ws().Mailbox(a).Path(state, mailbox.FileName(id))) {
 					return true
 				}
@@ -188,6 +193,7 @@ func (s *Server) playerMay(f url.Values) error {
 		}
 		return false
 	}
+	waiting := []string{mailbox.Inbox, mailbox.Cur}
 	seat := strings.Join(mine, " or ")
 	switch kind {
 	case "seat", "roll", "say", "journal", "shown":
@@ -204,13 +210,16 @@ func (s *Server) playerMay(f url.Values) error {
 			}
 			return fmt.Errorf("not allowed: this is the seat of %s: it sends nothing as %s (nothing was sent)", seat, agent)
 		}
-		if !holds(agent) {
+		if !holds(waiting, agent) {
 			return fmt.Errorf("not allowed: %s is not in the inbox of %s: this seat answers only what waits for it (nothing was sent)", id, agent)
 		}
 		return nil
 	case "answer":
-		if !holds(mine...) {
-			return fmt.Errorf("not allowed: %s does not wait in the inbox of %s: this seat answers only what waits for it (nothing was sent)", id, seat)
+		// A question that came to the seat and waits no more is the
+		// seat's to tell (answered elsewhere, handled), not refused:
+		// the seat decides it, the same for the host's seat.
+		if !holds(append(waiting, mailbox.Done), mine...) {
+			return fmt.Errorf("not allowed: %s was not sent to %s: this seat answers only what was asked of it (nothing was sent)", id, seat)
 		}
 		return nil
 	}

@@ -32,13 +32,15 @@ func postAct(t *testing.T, s *Server, form url.Values) (int, string) {
 // form said agent=gm; --spectator had no seat at all. A player's server
 // serves the story as the players know it and the seat, and refuses
 // (403, saying why) whatever is sent as an agent not the seat's, or about
-// a message not in the seat's inboxes.
+// a message not in the seat's inboxes (for a question: one that never
+// came to them).
 func TestPlayerSeat(t *testing.T) {
 	ws := newWorkspace(t)
 	mine := post(t, ws, "gm", "aria", "For you.\n")
+	filed := post(t, ws, "gm", "aria", "Answered at aria's other device.\n")
 	theirs := post(t, ws, "aria", "gm", "For the gm alone.\n")
-	for _, id := range []string{mine} {
-		if err := os.Rename(ws.Mailbox("gm").Path(mailbox.Outbox, id+".md"), ws.Mailbox("aria").Path(mailbox.Inbox, id+".md")); err != nil {
+	for id, state := range map[string]string{mine: mailbox.Inbox, filed: mailbox.Done} {
+		if err := os.Rename(ws.Mailbox("gm").Path(mailbox.Outbox, id+".md"), ws.Mailbox("aria").Path(state, id+".md")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,7 +71,11 @@ func TestPlayerSeat(t *testing.T) {
 		{"reply as nobody named", url.Values{"kind": {"reply"}, "id": {theirs}, "text": {"x"}}, 403, "sends nothing as"},
 		{"done as the gm", url.Values{"kind": {"done"}, "id": {theirs}, "agent": {"gm"}}, 403, "it sends nothing as gm"},
 		{"done as aria, of the gm's", url.Values{"kind": {"done"}, "id": {theirs}, "agent": {"aria"}}, 403, "not in the inbox of aria"},
-		{"answer the gm's", url.Values{"kind": {"answer"}, "id": {theirs}, "text": {"1"}}, 403, "does not wait in the inbox of aria"},
+		{"answer the gm's", url.Values{"kind": {"answer"}, "id": {theirs}, "text": {"1"}}, 403, "not allowed: " + theirs + " was not sent to aria"},
+		// One that came to aria and waits no more (answered at her other
+		// device, a page not refreshed) is the seat's to tell, as the
+		// host's seat tells it: not refused here.
+		{"answer one aria's done/ holds", url.Values{"kind": {"answer"}, "id": {filed}, "text": {"1"}}, 200, ""},
 		{"approve as the gm", url.Values{"kind": {"approve"}, "id": {theirs}, "agent": {"gm"}}, 403, "it sends nothing as gm"},
 		{"approve as aria, of the gm's", url.Values{"kind": {"approve"}, "id": {theirs}, "agent": {"aria"}}, 403, "not in the inbox of aria"},
 		{"retry", url.Values{"kind": {"retry"}, "n": {"0"}}, 403, "the host's"},
@@ -82,7 +88,7 @@ func TestPlayerSeat(t *testing.T) {
 			t.Errorf("%s: POST /act = %d %q, want %d saying %q", tt.name, code, said, tt.want, tt.says)
 		}
 	}
-	want := []string{"reply " + mine + " aria  Thanks.\n", "done " + mine + " aria", "seat /roll 1d20"}
+	want := []string{"answer " + filed + " 1", "reply " + mine + " aria  Thanks.\n", "done " + mine + " aria", "seat /roll 1d20"}
 	if strings.Join(act.asked, "|") != strings.Join(want, "|") {
 		t.Errorf("the actions were asked\n%q\nwant\n%q", act.asked, want)
 	}

@@ -38,7 +38,9 @@ import (
 type Actions interface {
 	// Answer answers a question ([ASK_PLAYER]) or a relay
 	// ([RELAY_TO_HUMAN]) waiting in the person's inbox, as parley answer
-	// does: a number picks an option.
+	// does: a number picks an option. One that waits no more is told
+	// as parley answer tells it (answered elsewhere, handled), with an
+	// error.
 	Answer(ctx context.Context, id, text string) (string, error)
 	// Seat carries out one line typed at parley play (/roll 1d20, /say
 	// ..., /save), as the seat does, and reports whether the line only
@@ -93,10 +95,12 @@ type Options struct {
 	// (the story as the players know it, no timeline, lanes, agents or
 	// plan), and the seat of Person (its Seat page, and what that page
 	// sends). Whatever is sent as an agent (a reply, a message marked
-	// handled, a request decided, a question answered) is refused
-	// (403, saying why) unless it is in the inbox of Person or Prompted
-	// and sent as one of them; retrying is the host's. Without a Person,
-	// it serves what Spectator serves.
+	// handled, a request decided) is refused (403, saying why) unless
+	// it is in the inbox of Person or Prompted and sent as one of them;
+	// a question answered, unless it came to one of them: one that waits
+	// no more (answered or handled elsewhere) is Actions.Answer's to
+	// tell, as at the host's seat. Retrying is the host's. Without a
+	// Person, it serves what Spectator serves.
 	Player bool
 	// Person is the agent that is the person at the seat (the Seat page
 	// lists what waits in its inbox); empty: every human agent's inbox.
