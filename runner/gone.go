@@ -50,6 +50,12 @@ func (r *Runner) noteGone() {
 			continue // forwarded to another workspace, or no agent now
 		}
 		held, err := ws.Mailbox(a.agent).Holds(a.id)
+		if err == nil && !held {
+			// Looked for again: Holds looks in inbox/, cur/, done/
+			// and dead/ in turn, and a retry moving it from dead/ to
+			// inbox/ between two looks hides it from both.
+			held, err = ws.Mailbox(a.agent).Holds(a.id)
+		}
 		if err != nil || held || slices.Contains(found.Agents[a.agent], a.id) {
 			continue
 		}
