@@ -592,9 +592,23 @@ func (t *TeamLead) closing(agent string) string {
 		if id != "" {
 			break
 		}
-		if sender != agent {
-			t.scanBox(sender, []string{mailbox.Outbox}, found)
+		if sender == agent {
+			continue
 		}
+		t.scanBox(sender, []string{mailbox.Outbox}, func(state string, m *mailbox.Message) bool {
+			if typeOf(m) != SessionEndType {
+				return true
+			}
+			// One the team lead holds already (a runner killed after it
+			// was delivered, before it moved to sent/) is routed again
+			// to nobody: handled, or being handled.
+			endID, _ := m.Header().Get("id")
+			if held, err := t.ws().Mailbox(agent).Holds(endID); err == nil && held {
+				return true
+			}
+			id = endID
+			return false
+		})
 	}
 	return id
 }

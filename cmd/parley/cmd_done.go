@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -64,7 +65,7 @@ func runDone(e *env, ws *workspace.Workspace, agent string, args []string) error
 // person has seen them all. An empty inbox is no error.
 func runDoneAll(e *env, ws *workspace.Workspace, agent string) error {
 	ids, err := ws.Mailbox(agent).IDs(mailbox.Inbox)
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // none: it never received anything
 		return fmt.Errorf("%s: %w", agent, err)
 	}
 	if len(ids) == 0 {
@@ -75,17 +76,36 @@ func runDoneAll(e *env, ws *workspace.Workspace, agent string) error {
 }
 
 // markDone moves each message an agent received to its done/, and says so
-// in the journal with note. The moves are flushed together, after the
-// last, and the journal's lines written in one write: a move flushed
-// each, and a line written and flushed each, made 50,000 messages take
-// two minutes. A crash before the flush may leave some in inbox/, as
-// if not marked: marked again, they are done once.
+// in the journal with note. The moves are flushed together, a thousand
+// at a time, and their journal lines written in one write then: a move
+// flushed each, and a line written and flushed each, made 50,000
+// messages take two minutes. A crash before a flush may leave some of
+// those thousand in inbox/, as if not marked (marked again, they are done
+// once), or in done/ with no journal line: at most a thousand.
 func markDone(e *env, ws *workspace.Workspace, agent string, args []string, note string) error {
 	var errs []error
 	var recs []workspace.Entry
 	var said bytes.Buffer
 	touched := map[string]mailbox.Dir{} // the mailboxes whose directories to flush
-	for _, arg := range args {
+	flush := func() {
+		// done/ first: the messages are there for good; then the
+		// names they leave.
+		for _, state := range []string{mailbox.Done, mailbox.Cur, mailbox.Inbox} {
+			for _, box := range touched {
+				if err := mailbox.SyncDir(box.Path(state, "")); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		journalLines(e, ws, recs...)
+		recs = recs[:0]
+		e.stdout.Write(said.Bytes())
+		said.Reset()
+	}
+	for i, arg := range args {
+		if i > 0 && i%doneBatch == 0 {
+			flush()
+		}
 		id, err := ws.ResolveID(arg)
 		if err != nil {
 			errs = append(errs, err)
@@ -131,19 +151,13 @@ func markDone(e *env, ws *workspace.Workspace, agent string, args []string, note
 		recs = append(recs, rec)
 		fmt.Fprintf(&said, "%s: done (%s)\n", id, ws.Short(box.Path(mailbox.Done, "")))
 	}
-	// done/ first: the messages are there for good; then the names they
-	// leave.
-	for _, state := range []string{mailbox.Done, mailbox.Cur, mailbox.Inbox} {
-		for _, box := range touched {
-			if err := mailbox.SyncDir(box.Path(state, "")); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	journalLines(e, ws, recs...)
-	e.stdout.Write(said.Bytes())
+	flush()
 	return errors.Join(errs...)
 }
+
+// doneBatch is how many messages parley done moves before it flushes
+// their directories and writes their journal lines.
+const doneBatch = 1000
 
 // doneAlready says so when a message agent did not find is in its done/
 // already, rather than that it is not found.

@@ -184,6 +184,9 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		if err := repeated(ws, opts, m); err != nil {
 			return err
 		}
+		if routed := taggedAnswer(e, ws, box, opts, m); routed != nil {
+			m = routed
+		}
 	}
 	if !opts.NoCheck {
 		v, err := check(ws, box, m)
