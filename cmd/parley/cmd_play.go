@@ -1344,6 +1344,11 @@ func (s *seat) noLongerWaiting(id string) error {
 			if ans := s.answeredAlready(id, answerer, m.Header().Text("from")); ans != "" {
 				return fmt.Errorf("%s, %s, was answered elsewhere%s: nothing was sent", id, q.name(), s.answerSaid(ans, q))
 			}
+			if state == mailbox.Cur {
+				// Taken by another seat, its answer not sent yet: it may
+				// come back to the inbox if that answer fails.
+				return fmt.Errorf("%s, %s, is being answered elsewhere (%s): nothing was sent", id, q.name(), s.ws.Short(c.Path))
+			}
 			return fmt.Errorf("%s, %s, was handled elsewhere, with no answer found (%s): nothing was sent", id, q.name(), s.ws.Short(c.Path))
 		}
 	}
