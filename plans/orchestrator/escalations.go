@@ -64,8 +64,8 @@ func Escalations(ws *workspace.Workspace, fates *Fates) []Escalation {
 		fates = NewFates(ws)
 	}
 	limit := ws.Config.Router.MaxMessageSize
-	out := escalations(ws, fates, func(box mailbox.Dir, state, _ string) []found {
-		return readAll(box, state, limit)
+	out := escalations(ws, fates, func(box mailbox.Dir, state, wanted string) []found {
+		return readAll(box, state, wanted, limit)
 	})
 	histories := map[string]*history{} // by orchestrator agent
 	for i := range out {
@@ -90,21 +90,26 @@ type found struct {
 	m    *mailbox.Message
 }
 
-// lookIn returns the messages of box's state that may be what a caller
-// looks for: each whose header has the field wanted (not empty), and
-// perhaps others (a reader that has not read the headers yet returns
-// every file). A file that does not read or parse is left out.
+// has reports whether m's header has the field key, not empty.
+func has(m *mailbox.Message, key string) bool {
+	v, _ := m.Header().Get(key)
+	return v != ""
+}
+
+// lookIn returns the messages of box's state whose header has the field
+// wanted (not empty). A file that does not read or parse is left out.
 type lookIn func(box mailbox.Dir, state, wanted string) []found
 
-// readAll is the messages of box's state, each file read.
-func readAll(box mailbox.Dir, state string, limit int64) []found {
+// readAll is the messages of box's state whose header has the field
+// wanted, each file read.
+func readAll(box mailbox.Dir, state, wanted string, limit int64) []found {
 	entries, err := box.List(state)
 	if err != nil {
 		return nil // a mailbox not made yet: nothing in it
 	}
 	var out []found
 	for _, en := range entries {
-		if m, ok := readMessage(en.Path, limit); ok {
+		if m, ok := readMessage(en.Path, limit); ok && has(m, wanted) {
 			out = append(out, found{en.Name, m})
 		}
 	}
@@ -140,27 +145,21 @@ func escalations(ws *workspace.Workspace, fates *Fates, look lookIn) []Escalatio
 }
 
 // escalations is Escalations as the orchestrator o sees them, at each
-// Tick: its persons' mailboxes are read through its index, so that a
-// look costs what changed in them since the last, not a read of every
-// message waiting there (a person's inbox of thousands of notes unread);
-// a file is read whole only when its header says it may be an
-// escalation or an answer. Pending is not told.
+// Tick: of the persons' mailboxes it reads whole only the files whose
+// header names an escalation (or, in sent/, answers a message), and a
+// file's header once (o.persons), so that a look costs what changed in
+// them since the last, not a read of every message waiting there (a
+// person's inbox of thousands of notes unread). Pending is not told.
 func (o *Orchestrator) escalations() []Escalation {
 	limit := o.ws().Config.Router.MaxMessageSize
 	x := o.index()
+	read := func(path string) (*mailbox.Message, error) { return x.readMessage(path, limit) }
 	fates := NewFates(o.ws())
 	fates.o = o
 	return escalations(o.ws(), fates, func(box mailbox.Dir, state, wanted string) []found {
-		l := x.list(box.Path(state, ""), limit)
-		if l == nil {
-			return nil
-		}
 		var out []found
-		for i, name := range l.names {
-			if l.ents[i].field(wanted) == "" {
-				continue
-			}
-			if m, err := x.readMessage(l.ents[i].path, limit); err == nil {
+		for _, name := range o.persons.with(box.Path(state, ""), wanted, read) {
+			if m, err := read(box.Path(state, name)); err == nil {
 				out = append(out, found{name, m})
 			}
 		}
