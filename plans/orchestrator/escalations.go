@@ -64,36 +64,12 @@ func Escalations(ws *workspace.Workspace, fates *Fates) []Escalation {
 		fates = NewFates(ws)
 	}
 	limit := ws.Config.Router.MaxMessageSize
-	var out []Escalation
-	for _, a := range ws.Config.Agents {
-		if !a.Person() {
-			continue
-		}
-		box := ws.Mailbox(a.Name)
-		for _, state := range []string{mailbox.Cur, mailbox.Inbox} {
-			entries, err := box.List(state)
-			if err != nil {
-				continue // a mailbox not made yet: nothing in it
-			}
-			for _, en := range entries {
-				m, ok := readMessage(en.Path, limit)
-				if !ok {
-					continue
-				}
-				id, _ := m.Header().Get("id")
-				x, ok := escalationOf(a.Name, cmp.Or(id, strings.TrimSuffix(en.Name, ".md")), state, m)
-				if !ok || box.HandledIn(x.ID) != "" {
-					continue
-				}
-				out = append(out, x)
-			}
-		}
-		out = append(out, misanswered(box, a.Name, limit)...)
-	}
+	out := escalations(ws, fates, func(box mailbox.Dir, state, wanted string) []found {
+		return readAll(box, state, wanted, limit)
+	})
 	histories := map[string]*history{} // by orchestrator agent
 	for i := range out {
 		x := &out[i]
-		x.Settled = fates.Settled(x.Message)
 		if x.Settled != "ticked" {
 			continue
 		}
@@ -106,6 +82,89 @@ func Escalations(ws *workspace.Workspace, fates *Fates) []Escalation {
 		_, x.Pending = (&Orchestrator{Workspace: ws}).tickPending(h, x.Message)
 	}
 	return out
+}
+
+// found is a message file of a mailbox state, read.
+type found struct {
+	name string // its file name
+	m    *mailbox.Message
+}
+
+// has reports whether m's header has the field key, not empty.
+func has(m *mailbox.Message, key string) bool {
+	v, _ := m.Header().Get(key)
+	return v != ""
+}
+
+// lookIn returns the messages of box's state whose header has the field
+// wanted (not empty). A file that does not read or parse is left out.
+type lookIn func(box mailbox.Dir, state, wanted string) []found
+
+// readAll is the messages of box's state whose header has the field
+// wanted, each file read.
+func readAll(box mailbox.Dir, state, wanted string, limit int64) []found {
+	entries, err := box.List(state)
+	if err != nil {
+		return nil // a mailbox not made yet: nothing in it
+	}
+	var out []found
+	for _, en := range entries {
+		if m, ok := readMessage(en.Path, limit); ok && has(m, wanted) {
+			out = append(out, found{en.Name, m})
+		}
+	}
+	return out
+}
+
+// escalations is Escalations without Pending, its persons' mailboxes
+// read through look.
+func escalations(ws *workspace.Workspace, fates *Fates, look lookIn) []Escalation {
+	limit := ws.Config.Router.MaxMessageSize
+	var out []Escalation
+	for _, a := range ws.Config.Agents {
+		if !a.Person() {
+			continue
+		}
+		box := ws.Mailbox(a.Name)
+		for _, state := range []string{mailbox.Cur, mailbox.Inbox} {
+			for _, f := range look(box, state, "escalation") {
+				id, _ := f.m.Header().Get("id")
+				x, ok := escalationOf(a.Name, cmp.Or(id, strings.TrimSuffix(f.name, ".md")), state, f.m)
+				if !ok || box.HandledIn(x.ID) != "" {
+					continue
+				}
+				out = append(out, x)
+			}
+		}
+		out = append(out, misanswered(box, a.Name, limit, look)...)
+	}
+	for i := range out {
+		out[i].Settled = fates.Settled(out[i].Message)
+	}
+	return out
+}
+
+// escalations is Escalations as the orchestrator o sees them, at each
+// Tick: of the persons' mailboxes it reads whole only the files whose
+// header names an escalation (or, in sent/, answers a message), and a
+// file's header once (o.persons), so that a look costs what changed in
+// them since the last, not a read of every message waiting there (a
+// person's inbox of thousands of notes unread). Pending is not told.
+func (o *Orchestrator) escalations() []Escalation {
+	limit := o.ws().Config.Router.MaxMessageSize
+	x := o.index()
+	read := func(path string) (*mailbox.Message, error) { return x.readMessage(path, limit) }
+	fates := NewFates(o.ws())
+	fates.o = o
+	return escalations(o.ws(), fates, func(box mailbox.Dir, state, wanted string) []found {
+		var out []found
+		for _, name := range o.persons.with(box.Path(state, ""), wanted, read) {
+			if m, err := read(box.Path(state, name)); err == nil {
+				out = append(out, found{name, m})
+			}
+		}
+		return out
+	})
 }
 
 // escalationOf reads the escalation id in agent's state/, if m is one.
@@ -121,21 +180,13 @@ func escalationOf(agent, id, state string, m *mailbox.Message) (Escalation, bool
 // them to done/) with decisions the orchestrator does not know
 // (decision=aprove) and with none it knows: nothing was done, and each
 // still waits for a decision.
-func misanswered(box mailbox.Dir, agent string, limit int64) []Escalation {
-	sent, err := box.List(mailbox.Sent)
-	if err != nil {
-		return nil
-	}
+func misanswered(box mailbox.Dir, agent string, limit int64, look lookIn) []Escalation {
 	answered := map[string]bool{}   // escalation id -> a known decision answered it
 	misspelt := map[string]string{} // escalation id -> the newest decision not known
 	var order []string
 	var decided []string // what known decisions answered: an escalation, or a note of ours naming one
-	for _, en := range sent {
-		m, ok := readMessage(en.Path, limit)
-		if !ok {
-			continue
-		}
-		h := m.Header()
+	for _, f := range look(box, mailbox.Sent, "reply_to") {
+		h := f.m.Header()
 		to, _ := h.Get("reply_to")
 		if to == "" {
 			continue
@@ -143,7 +194,7 @@ func misanswered(box mailbox.Dir, agent string, limit int64) []Escalation {
 		if t, _ := h.Get("type"); t != "" {
 			continue // a protocol message, no answer to an escalation
 		}
-		d, ok := DecisionOf(m)
+		d, ok := DecisionOf(f.m)
 		if ok {
 			answered[to] = true
 			decided = append(decided, to)

@@ -169,6 +169,9 @@ func (o *Orchestrator) wentOn(h *history, id, agent string) (f Fate, how string)
 type Fates struct {
 	ws       *workspace.Workspace
 	bySender map[string]*GivenUps
+	// o, when set, is the orchestrator whose index reads the senders'
+	// mailboxes (its own Tick's questions); else one made for them.
+	o *Orchestrator
 }
 
 // NewFates returns a Fates of ws, which has read nothing yet.
@@ -186,7 +189,11 @@ func (f *Fates) WentOn(sender, id, agent string) string {
 	}
 	g, ok := f.bySender[sender]
 	if !ok {
-		g = (&Orchestrator{Workspace: f.ws}).GivenUps(sender)
+		o := f.o
+		if o == nil {
+			o = &Orchestrator{Workspace: f.ws}
+		}
+		g = o.GivenUps(sender)
 		f.bySender[sender] = g
 	}
 	if fate, how := g.How(id, agent); fate == WentOn {

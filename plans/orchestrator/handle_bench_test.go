@@ -375,3 +375,60 @@ func TestHistorySeesEditInPlace(t *testing.T) {
 		t.Errorf("after an edit in place: thread %q, want t-2", got)
 	}
 }
+
+// TestTickLooksAtWhatChanged: a Tick of a runner's orchestrator (once a
+// plan file changed: at each step a pipeline ticks) looks for the
+// escalations waiting in a person's inbox. It read every message there:
+// with 20,000 notes left unread in a person's inbox, a night's pipeline
+// run read each of them nine times, twice the CPU of the same run with
+// the inbox emptied. Its cost should not grow with the notes waiting.
+func TestTickLooksAtWhatChanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 2,500 files")
+	}
+	ctx := context.Background()
+	allocs := map[int]float64{}
+	for _, n := range []int{500, 2000} {
+		h := newHandling(t, 50)
+		you := h.ws.Mailbox("you")
+		for i := range n {
+			m := mailbox.New([]byte(fmt.Sprintf("Status note %d: lorem ipsum dolor sit amet.\n", i)))
+			m.Set("id", h.ids.New("worker-1"))
+			m.Set("from", "worker-1")
+			m.SetNames("to", []string{"you"})
+			m.Set("summary", fmt.Sprintf("nightly note %d", i))
+			if err := os.WriteFile(you.Path(mailbox.Inbox, mailbox.FileName(get(m, "id"))), m.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		esc := mailbox.New([]byte("Step 1 failed its review three times.\n"))
+		esc.Set("id", h.ids.New("orch"))
+		esc.Set("from", "orch")
+		esc.SetNames("to", []string{"you"})
+		esc.Set("escalation", EscalateLimit)
+		esc.Set("plan_file", "plans/retry.md")
+		esc.Set("step", "1")
+		if err := os.WriteFile(you.Path(mailbox.Inbox, mailbox.FileName(get(esc, "id"))), esc.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(Escalations(h.ws, nil)); got != 1 {
+			t.Fatalf("%d notes: Escalations = %d, want 1", n, got)
+		}
+		h.handle(t, h.next()) // a runner's orchestrator: its index is kept
+		tick := func() {
+			if err := h.o.Tick(ctx, "orch", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A directory changed within a tick of the clock before a look
+		// is listed again at the next: the first look after that window
+		// reads every file, the next ones what changed.
+		time.Sleep(2 * racyWindow)
+		tick()
+		allocs[n] = testing.AllocsPerRun(5, tick)
+	}
+	t.Logf("allocations a Tick: %.0f with 500 notes unread in a person's inbox, %.0f with 2,000", allocs[500], allocs[2000])
+	if allocs[2000] > allocs[500]*1.2+20 {
+		t.Errorf("allocations a Tick: %.0f with 500 notes unread in a person's inbox, %.0f with 2,000; want about the same", allocs[500], allocs[2000])
+	}
+}

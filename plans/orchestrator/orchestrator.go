@@ -160,6 +160,9 @@ type Orchestrator struct {
 	// Made at its first use (index).
 	files     *index
 	filesOnce sync.Once
+	// persons marks the files of persons' mailboxes that a Tick reads
+	// (escalations).
+	persons marks
 
 	liveMu sync.Mutex       // held while a message is handled
 	lives  map[string]*live // each agent's history, kept from one message to the next

@@ -164,7 +164,7 @@ func (o *Orchestrator) plansChanged(l *looks, now time.Time) bool {
 func (o *Orchestrator) goOnFromTicks(agent string) error {
 	var errs []error
 	seen := map[string]bool{} // one escalation to several people: one copy each
-	for _, x := range Escalations(o.ws(), nil) {
+	for _, x := range o.escalations() {
 		if x.Settled != "ticked" || from(x.Message) != agent || seen[x.ID] {
 			continue
 		}
