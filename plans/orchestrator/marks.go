@@ -61,7 +61,7 @@ func (k *marks) with(dir, field string, read func(path string) (*mailbox.Message
 		return nil
 	}
 	nd := &marked{id: id, mtime: mtime, ctime: ctime, has: make(map[string]bool, len(all)),
-		racy: listed.Sub(mtime) < racyWindow || listed.Sub(ctime) < racyWindow}
+		racy: listed.Sub(mtime) < racyWithin(mtime) || listed.Sub(ctime) < racyWithin(ctime)}
 	for _, name := range all {
 		if _, ok := mailbox.IDFromName(name); !ok {
 			continue
@@ -89,4 +89,16 @@ func (k *marks) with(dir, field string, read func(path string) (*mailbox.Message
 	}
 	k.dirs[key] = nd
 	return nd.names
+}
+
+// racyWithin is how close to a listing a directory's time t may be and
+// still hide a change made after it: racyWindow, or two seconds where t
+// has no part of a second (a filesystem whose clock ticks in seconds or
+// two: HFS+, FAT, some network filesystems), where a file added in the
+// same tick leaves the time as it was.
+func racyWithin(t time.Time) time.Duration {
+	if t.Nanosecond() == 0 {
+		return 2 * time.Second
+	}
+	return racyWindow
 }
