@@ -46,16 +46,52 @@ type index struct {
 	look func(path string)
 }
 
-// dirIndex is one state directory as last listed.
-type dirIndex struct {
+// dirStamp is what a listing notes of its directory, to tell at a later
+// look whether the directory may have changed since: its identity, its
+// modification and change times, and whether it was listed so soon after
+// them that a change in the same tick of the filesystem's clock could
+// hide (racy: list it again). The one place the orchestrator's listings
+// (index, marks) decide it.
+type dirStamp struct {
 	id           mailbox.FileID
 	mtime, ctime time.Time
-	racy         bool // changed within a tick of the clock before it was listed: list it again
-	files        map[string]*entry
-	snap         *listing // of files, sorted by name, made when asked (nil: not yet); replaced, never changed
-	lists        int      // times listed
-	watched      bool     // the watcher tells its changes
-	changed      map[string]bool
+	racy         bool
+}
+
+// stampDir returns the stamp of a directory that Lstat gave info, listed
+// at listed (after the Lstat).
+func stampDir(info os.FileInfo, listed time.Time) dirStamp {
+	mtime, ctime := info.ModTime(), mailbox.ChangeTime(info)
+	return dirStamp{id: mailbox.FileIDOf(info), mtime: mtime, ctime: ctime,
+		racy: listed.Sub(mtime) < racyWithin(mtime) || listed.Sub(ctime) < racyWithin(ctime)}
+}
+
+// same reports whether the directory, that Lstat gives info now, is as
+// it was when stamped s.
+func (s dirStamp) same(info os.FileInfo) bool {
+	return !s.racy && s.id == mailbox.FileIDOf(info) && s.mtime.Equal(info.ModTime()) && s.ctime.Equal(mailbox.ChangeTime(info))
+}
+
+// racyWithin is how close to a listing a directory's time t may be and
+// still hide a change made after it: racyWindow, or two seconds where t
+// has no part of a second (a filesystem whose clock ticks in seconds or
+// two: HFS+, FAT, some network filesystems), where a file added in the
+// same tick leaves the time as it was.
+func racyWithin(t time.Time) time.Duration {
+	if t.Nanosecond() == 0 {
+		return 2 * time.Second
+	}
+	return racyWindow
+}
+
+// dirIndex is one state directory as last listed.
+type dirIndex struct {
+	dirStamp
+	files   map[string]*entry
+	snap    *listing // of files, sorted by name, made when asked (nil: not yet); replaced, never changed
+	lists   int      // times listed
+	watched bool     // the watcher tells its changes
+	changed map[string]bool
 	// The names that changed, as listings came (see since): epoch is
 	// this directory's series of listings, gen the last listing's,
 	// log the names each changed since floor.
@@ -190,7 +226,7 @@ func (x *index) refresh(dir string, max int64) *dirIndex {
 		delete(x.dirs, dir)
 		return nil
 	}
-	id, mtime, ctime := mailbox.FileIDOf(info), info.ModTime(), mailbox.ChangeTime(info)
+	id := mailbox.FileIDOf(info)
 	d := x.dirs[dir]
 	if d != nil && d.id == id && d.watched && x.w.drain(x) && d.watched {
 		x.update(dir, d, max)
@@ -209,7 +245,7 @@ func (x *index) refresh(dir string, max int64) *dirIndex {
 			x.w.drain(x)
 		}
 	}
-	if !watched && !x.kept && d != nil && !d.racy && d.id == id && d.mtime.Equal(mtime) && d.ctime.Equal(ctime) {
+	if !watched && !x.kept && d != nil && d.same(info) {
 		return d
 	}
 	listed := time.Now()
@@ -222,8 +258,7 @@ func (x *index) refresh(dir string, max int64) *dirIndex {
 	if err != nil {
 		return nil
 	}
-	nd := &dirIndex{id: id, mtime: mtime, ctime: ctime, files: make(map[string]*entry, len(all)),
-		racy:    listed.Sub(mtime) < racyWindow || listed.Sub(ctime) < racyWindow,
+	nd := &dirIndex{dirStamp: stampDir(info, listed), files: make(map[string]*entry, len(all)),
 		watched: watched, changed: map[string]bool{}}
 	if d != nil {
 		nd.lists = d.lists

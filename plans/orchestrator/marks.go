@@ -26,11 +26,9 @@ type marks struct {
 
 // marked is one directory as last listed, for one field.
 type marked struct {
-	id           mailbox.FileID
-	mtime, ctime time.Time
-	racy         bool
-	has          map[string]bool // file name -> the field is set (a name not read as a message is absent)
-	names        []string        // those with the field set, sorted
+	dirStamp
+	has   map[string]bool // file name -> the field is set (a name not read as a message is absent)
+	names []string        // those with the field set, sorted
 }
 
 // with returns the names of the message files in dir whose header sets
@@ -45,9 +43,8 @@ func (k *marks) with(dir, field string, read func(path string) (*mailbox.Message
 		delete(k.dirs, key)
 		return nil
 	}
-	id, mtime, ctime := mailbox.FileIDOf(info), info.ModTime(), mailbox.ChangeTime(info)
 	d := k.dirs[key]
-	if d != nil && !d.racy && d.id == id && d.mtime.Equal(mtime) && d.ctime.Equal(ctime) {
+	if d != nil && d.same(info) {
 		return d.names
 	}
 	listed := time.Now()
@@ -60,8 +57,7 @@ func (k *marks) with(dir, field string, read func(path string) (*mailbox.Message
 	if err != nil {
 		return nil
 	}
-	nd := &marked{id: id, mtime: mtime, ctime: ctime, has: make(map[string]bool, len(all)),
-		racy: listed.Sub(mtime) < racyWithin(mtime) || listed.Sub(ctime) < racyWithin(ctime)}
+	nd := &marked{dirStamp: stampDir(info, listed), has: make(map[string]bool, len(all))}
 	for _, name := range all {
 		if _, ok := mailbox.IDFromName(name); !ok {
 			continue
@@ -89,16 +85,4 @@ func (k *marks) with(dir, field string, read func(path string) (*mailbox.Message
 	}
 	k.dirs[key] = nd
 	return nd.names
-}
-
-// racyWithin is how close to a listing a directory's time t may be and
-// still hide a change made after it: racyWindow, or two seconds where t
-// has no part of a second (a filesystem whose clock ticks in seconds or
-// two: HFS+, FAT, some network filesystems), where a file added in the
-// same tick leaves the time as it was.
-func racyWithin(t time.Time) time.Duration {
-	if t.Nanosecond() == 0 {
-		return 2 * time.Second
-	}
-	return racyWindow
 }
