@@ -66,6 +66,19 @@ func stampDir(info os.FileInfo, listed time.Time) dirStamp {
 		racy: listed.Sub(mtime) < racyWithin(mtime) || listed.Sub(ctime) < racyWithin(ctime)}
 }
 
+// listDir lists the names in dir, that Lstat gave info just before, and
+// stamps it as listed now.
+func listDir(dir string, info os.FileInfo) ([]string, dirStamp, error) {
+	listed := time.Now()
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, dirStamp{}, err
+	}
+	defer f.Close()
+	all, err := f.Readdirnames(-1)
+	return all, stampDir(info, listed), err
+}
+
 // same reports whether the directory, that Lstat gives info now, is as
 // it was when stamped s.
 func (s dirStamp) same(info os.FileInfo) bool {
@@ -248,17 +261,11 @@ func (x *index) refresh(dir string, max int64) *dirIndex {
 	if !watched && !x.kept && d != nil && d.same(info) {
 		return d
 	}
-	listed := time.Now()
-	f, err := os.Open(dir)
+	all, stamp, err := listDir(dir, info)
 	if err != nil {
 		return nil
 	}
-	all, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil {
-		return nil
-	}
-	nd := &dirIndex{dirStamp: stampDir(info, listed), files: make(map[string]*entry, len(all)),
+	nd := &dirIndex{dirStamp: stamp, files: make(map[string]*entry, len(all)),
 		watched: watched, changed: map[string]bool{}}
 	if d != nil {
 		nd.lists = d.lists

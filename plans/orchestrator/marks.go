@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/parley-dev/parley/mailbox"
 )
@@ -47,17 +46,11 @@ func (k *marks) with(dir, field string, read func(path string) (*mailbox.Message
 	if d != nil && d.same(info) {
 		return d.names
 	}
-	listed := time.Now()
-	f, err := os.Open(dir)
+	all, stamp, err := listDir(dir, info)
 	if err != nil {
 		return nil
 	}
-	all, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil {
-		return nil
-	}
-	nd := &marked{dirStamp: stampDir(info, listed), has: make(map[string]bool, len(all))}
+	nd := &marked{dirStamp: stamp, has: make(map[string]bool, len(all))}
 	for _, name := range all {
 		if _, ok := mailbox.IDFromName(name); !ok {
 			continue
