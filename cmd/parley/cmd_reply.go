@@ -24,7 +24,7 @@ func replyCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			agentFlag("whose copy it is, and who answers (default: the one agent that received it)"),
 			&cli.StringSliceFlag{Name: "cc", Usage: "copy the answer to `AGENT` too"},
-			&cli.StringFlag{Name: "type", Usage: "the answer's `TYPE` (default: none, an informal message); a type the protocol sends to everyone or to agents of its own (NARRATIVE) goes there, and to the sender answered"},
+			&cli.StringFlag{Name: "type", Usage: "the answer's `TYPE` (default: none, an informal message); a type the protocol sends to everyone or to agents of its own (NARRATIVE) goes there, and to the sender answered (so does a body whose first line is the type's tag, [NARRATIVE])"},
 			&cli.StringFlag{Name: "signal", Usage: "the answer's `SIGNAL`"},
 			&cli.StringSliceFlag{Name: "field", Aliases: []string{"f"}, Usage: "a protocol field `KEY=VALUE`, as for send (repeat)"},
 			&cli.StringFlag{Name: "body", Usage: "the answer's `TEXT` (default: stdin, or $VISUAL/$EDITOR at a terminal)"},
@@ -130,7 +130,7 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 	}
 	opts.From, opts.Answers = c.Agent, in
 	opts.Quote = quote(in)
-	opts, routed, err := answerRecipients(ws, opts)
+	opts, routed, err := answerRecipients(ws, opts, nil)
 	if err != nil {
 		return "", err
 	}
@@ -179,15 +179,25 @@ func runReply(e *env, ws *workspace.Workspace, arg, agent string, keep bool, opt
 // refuses (it says why when sent), goes to the sender answered, as
 // opts.Answers says. It returns the options to send the answer with, and
 // a note saying where it goes when that is not the sender alone.
-func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, string, error) {
-	if opts.Type == "" || len(opts.To) > 0 || opts.Answers == nil {
+//
+// body is the answer's body when known (nil: opts.Body's, if any): a body
+// whose first line is a tag ([NARRATIVE], a whole message piped in) makes
+// the answer of that type, as the router reads it.
+func answerRecipients(ws *workspace.Workspace, opts sendOptions, body []byte) (sendOptions, string, error) {
+	if len(opts.To) > 0 || opts.Answers == nil || opts.NoCheck {
 		return opts, "", nil
+	}
+	if body == nil && opts.Body != nil {
+		body = []byte(*opts.Body)
 	}
 	probe := opts
 	probe.Routed, probe.CC = true, nil
-	m, err := buildMessage(ws, probe)
+	m, err := answerMessage(ws, probe, body)
 	if err != nil {
 		return opts, "", nil // said when sent
+	}
+	if workspace.TypeOf(m) == "" {
+		return opts, "", nil // no type: to the sender answered, as a reply goes
 	}
 	v, err := ws.Check(workspace.Input{Sender: opts.From, Message: m})
 	if err != nil {
@@ -236,7 +246,7 @@ func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, s
 		note += fmt.Sprintf(" (%s included)", answered)
 	default:
 		with := named(sent, byProtocol, v.Broadcast, answered)
-		m, err := buildMessage(ws, with)
+		m, err := answerMessage(ws, with, body)
 		if err != nil {
 			return opts, "", nil // said when sent
 		}
@@ -249,6 +259,21 @@ func answerRecipients(ws *workspace.Workspace, opts sendOptions) (sendOptions, s
 		return with, note + fmt.Sprintf(", and to %s, whose message it answers", answered), nil
 	}
 	return named(sent, byProtocol, v.Broadcast, ""), note, nil
+}
+
+// answerMessage builds the answer opts says, with body (when not nil),
+// as the router will read it: a body that begins with a [TAG] line makes
+// it of that type.
+func answerMessage(ws *workspace.Workspace, opts sendOptions, body []byte) (*mailbox.Message, error) {
+	m, err := buildMessage(ws, opts)
+	if err != nil || body == nil {
+		return m, err
+	}
+	m.SetBody(body)
+	if read, err := mailbox.Parse(m.Bytes()); err == nil {
+		return read, nil
+	}
+	return m, nil
 }
 
 // named returns the options of an answer that goes to the agents the

@@ -184,9 +184,6 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		if err := repeated(ws, opts, m); err != nil {
 			return err
 		}
-		if routed := taggedAnswer(e, ws, box, opts, m); routed != nil {
-			m = routed
-		}
 	}
 	if !opts.NoCheck {
 		v, err := check(ws, box, m)
@@ -213,8 +210,24 @@ func runSend(e *env, ws *workspace.Workspace, opts sendOptions) error {
 		if err := repeated(ws, opts, m); err != nil {
 			return err
 		}
-		if routed := taggedAnswer(e, ws, box, opts, m); routed != nil {
-			m = routed
+		if opts.Answers != nil && !opts.Routed && opts.Type == "" {
+			// An answer whose type is in its body's first line ([TAG])
+			// goes where that type goes, as one given --type
+			// (answerRecipients decides both; parley reply asked it
+			// before the body was read).
+			routed, note, err := answerRecipients(ws, opts, body)
+			if err != nil {
+				return err
+			}
+			if routed.Routed {
+				if m, err = buildMessage(ws, routed); err != nil {
+					return err
+				}
+				m.SetBody(body)
+				if note != "" {
+					fmt.Fprintf(e.stderr, "parley: note: %s\n", note)
+				}
+			}
 		}
 		if opts.DryRun {
 			v, err := check(ws, box, m)
@@ -307,36 +320,6 @@ func check(ws *workspace.Workspace, box mailbox.Dir, m *mailbox.Message) (*works
 		relined(v.Refusal, headerLines)
 	}
 	return v, err
-}
-
-// taggedAnswer returns, for an answer (parley reply) whose body read from
-// stdin or --body begins with a [TAG] line and that names no recipient,
-// m without the to: of the sender answered: it goes where its protocol
-// sends its type, as an answer given --type does (answerRecipients), and
-// says so. Nil when m is no such answer, or its protocol sends the type
-// nowhere of itself (it goes to the sender answered, as a reply goes).
-func taggedAnswer(e *env, ws *workspace.Workspace, box mailbox.Dir, opts sendOptions, m *mailbox.Message) *mailbox.Message {
-	if opts.Answers == nil || len(opts.To) > 0 || opts.Routed || opts.NoCheck {
-		return nil
-	}
-	read, _, f := asWritten(box, m)
-	if f != nil || sameKind(read, m) {
-		return nil
-	}
-	routed := m.Clone()
-	routed.Delete("to")
-	v, err := check(ws, box, routed)
-	if err != nil || !v.Accepted() && slices.ContainsFunc(v.Refusal.Problems(), func(f *workspace.Refusal) bool { return f.Field == "to" }) {
-		return nil
-	}
-	if v.Accepted() {
-		where := "to " + strings.Join(v.Agents(), ", ")
-		if v.Broadcast {
-			where = "to everyone"
-		}
-		fmt.Fprintf(e.stderr, "parley: note: [%s] goes where the protocol sends it: %s\n", v.Type, where)
-	}
-	return routed
 }
 
 // sameKind says whether two messages are of one type and signal.
